@@ -1,0 +1,36 @@
+# cordon: top-level entry points (see README.md). The build itself is meson.
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+MESON ?= meson
+
+.PHONY: all deps demo test test-sanitize bench fuzz clean
+
+all: $(BUILD)/build.ninja
+	@ninja -C $(BUILD) --quiet
+
+$(BUILD)/build.ninja:
+	@$(MESON) setup $(BUILD) >/dev/null
+
+deps:
+	@sh scripts/deps.sh
+
+demo: deps all
+	@sh examples/demo.sh
+
+test: deps all
+	@bash tests/run.sh $(BUILD)
+
+# The whole suite again, built with AddressSanitizer + UndefinedBehaviorSanitizer.
+test-sanitize: deps
+	@[ -f $(ASAN_BUILD)/build.ninja ] || CC=clang $(MESON) setup $(ASAN_BUILD) -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug >/dev/null
+	@ninja -C $(ASAN_BUILD) --quiet
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 bash tests/run.sh $(ASAN_BUILD)
+
+bench: deps all
+	@bash bench/bench.sh $(BUILD)
+
+fuzz: deps
+	@bash tests/fuzz/run.sh
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz

@@ -1,0 +1,2 @@
+#pragma once
+int cmd_explain(int argc, char **argv);

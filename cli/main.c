@@ -1,0 +1,172 @@
+/* cordon: command-line front end. Parses, calls libcordon, prints errors and
+ * sets the exit status; nothing else lives here. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include "cleanup.h"
+#include "error.h"
+#include "cli-explain.h"
+#include "ledger.h"
+#include "opts.h"
+#include "report.h"
+#include "run.h"
+
+static const char usage[] =
+	"usage: cordon run [OPTIONS] [--] COMMAND [ARG...]\n"
+	"       cordon explain [OPTIONS] [--json] [-- COMMAND]\n"
+	"       cordon ledger FILE [--json]\n"
+	"       cordon validate POLICY\n"
+	"options: --policy FILE --report FILE --ro PATH --rw PATH --tmpfs PATH[:SIZE]\n"
+	"         --cwd PATH --env NAME=VALUE --net HOST:PORT --secret NAME[=file:PATH]\n"
+	"         --time-limit DUR --cpu-limit DUR --memory-limit SIZE --pids-limit N\n"
+	"         --output-limit SIZE --file-size-limit SIZE --ceiling FILE --check CMD\n"
+	"see README.md for the boundary, the statuses and the exit codes\n";
+
+static int emit_report(const struct run_report *r, const char *path)
+{
+	cordon_error err;
+	_cleanup_free_ char *text = report_to_json(r, NULL, NULL);
+	if (!text) {
+		fprintf(stderr, "cordon: out of memory writing the report\n");
+		return -1;
+	}
+	if (path && report_write_file(path, text, &err) < 0) {
+		fprintf(stderr, "cordon: %s\n", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct cli_run o;
+	cordon_error err = {0};
+	struct run_report rep;
+	report_init(&rep);
+	int rc;
+	/* The supervisor holds what the run must not see (later: secrets). */
+	prctl(PR_SET_DUMPABLE, 0);
+	if (cli_parse_run(argc, argv, &o, false, &err) < 0) {
+		fprintf(stderr, "cordon: %s\n", err.msg);
+		rep.status = ST_SETUP_ERROR;
+		snprintf(rep.reason, sizeof(rep.reason), "%s", err.msg);
+		for (int i = 0; i < 2; i++)
+			strcpy(rep.out[i].sha256, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+		emit_report(&rep, o.report_path);
+		rc = 125;
+		goto out;
+	}
+	if (cordon_run(o.pol, o.argv, &rep, &err) < 0) {
+		fprintf(stderr, "cordon: %s\n", err.msg);
+		rc = 125;
+		goto out;
+	}
+	if (rep.status != ST_OK && rep.status != ST_EXIT_NONZERO && rep.status != ST_SIGNALED)
+		fprintf(stderr, "cordon: %s%s%s\n", status_name(rep.status), rep.reason[0] ? ": " : "",
+			rep.reason);
+	rc = status_exit_code(rep.status, rep.exit_code, rep.signal);
+	if (emit_report(&rep, o.report_path) < 0 && rc == 0)
+		rc = 125;
+out:
+	report_free(&rep);
+	policy_free(o.pol);
+	return rc;
+}
+
+static int cmd_ledger(int argc, char **argv)
+{
+	const char *file = NULL;
+	bool json = false;
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0)
+			json = true;
+		else if (!file && argv[i][0] != '-')
+			file = argv[i];
+		else {
+			fprintf(stderr, "cordon ledger: unexpected argument \"%s\"\n", argv[i]);
+			return 2;
+		}
+	}
+	if (!file) {
+		fprintf(stderr, "usage: cordon ledger FILE [--json]\n");
+		return 2;
+	}
+	struct ledger l = {0};
+	uint64_t limit = 0;
+	cordon_error err;
+	struct ledger_result r;
+	if (ledger_load_file(file, &l, &limit, &err) < 0 || ledger_compute(&l, file, &r, &err) < 0) {
+		fprintf(stderr, "cordon ledger: %s\n", err.msg);
+		ledger_free(&l);
+		return 2;
+	}
+	bool fits = r.peak_bytes <= limit;
+	if (json) {
+		printf("{\"peak_bytes\": %llu, \"limit_bytes\": %llu, \"fits\": %s, \"live_at_peak\": [",
+		       (unsigned long long)r.peak_bytes, (unsigned long long)limit, fits ? "true" : "false");
+		for (size_t i = 0; i < r.live_at_peak.n; i++) {
+			jwriter w = {0};
+			jw_str(&w, r.live_at_peak.v[i]);
+			printf("%s%s", i ? ", " : "", w.out.p ? w.out.p : "\"\"");
+			buf_free(&w.out);
+		}
+		printf("]}\n");
+	} else {
+		printf("peak live payload: %llu bytes\n", (unsigned long long)r.peak_bytes);
+		printf("limit: %llu bytes\n", (unsigned long long)limit);
+		printf("live at peak:");
+		for (size_t i = 0; i < r.live_at_peak.n; i++)
+			printf(" %s", r.live_at_peak.v[i]);
+		printf("\n%s\n", fits ? "fits" : "does not fit");
+	}
+	ledger_result_free(&r);
+	ledger_free(&l);
+	return fits ? 0 : 1;
+}
+
+static int cmd_validate(int argc, char **argv)
+{
+	if (argc != 1) {
+		fprintf(stderr, "usage: cordon validate POLICY\n");
+		return 2;
+	}
+	cordon_policy *p = policy_new();
+	cordon_error err;
+	int rc = 0;
+	if (!p || policy_load_file(p, argv[0], &err) < 0) {
+		fprintf(stderr, "cordon: %s\n", p ? err.msg : "out of memory");
+		rc = 2;
+	} else {
+		printf("%s: valid\n", argv[0]);
+	}
+	policy_free(p);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fputs(usage, stderr);
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "run") == 0)
+		return cmd_run(argc - 2, argv + 2);
+	if (strcmp(cmd, "explain") == 0)
+		return cmd_explain(argc - 2, argv + 2);
+	if (strcmp(cmd, "ledger") == 0)
+		return cmd_ledger(argc - 2, argv + 2);
+	if (strcmp(cmd, "validate") == 0)
+		return cmd_validate(argc - 2, argv + 2);
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "--version") == 0) {
+		puts("cordon 0.1.0");
+		return 0;
+	}
+	fprintf(stderr, "cordon: unknown command \"%s\"\n%s", cmd, usage);
+	return 2;
+}

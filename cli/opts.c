@@ -1,0 +1,145 @@
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "error.h"
+#include "opts.h"
+
+enum opt_id {
+	O_POLICY, O_REPORT, O_RO, O_RW, O_TMPFS, O_CWD, O_ENV, O_NET, O_SECRET, O_TIME, O_CPU,
+	O_MEM, O_PIDS, O_OUTPUT, O_FSIZE, O_CEILING, O_CHECK, O_JSON,
+};
+static const struct {
+	const char *name;
+	enum opt_id id;
+	bool arg;
+} opts[] = {
+	{"--policy", O_POLICY, true}, {"--report", O_REPORT, true}, {"--ro", O_RO, true},
+	{"--rw", O_RW, true}, {"--tmpfs", O_TMPFS, true}, {"--cwd", O_CWD, true},
+	{"--env", O_ENV, true}, {"--net", O_NET, true}, {"--secret", O_SECRET, true},
+	{"--time-limit", O_TIME, true}, {"--cpu-limit", O_CPU, true},
+	{"--memory-limit", O_MEM, true}, {"--pids-limit", O_PIDS, true},
+	{"--output-limit", O_OUTPUT, true}, {"--file-size-limit", O_FSIZE, true},
+	{"--ceiling", O_CEILING, true}, {"--check", O_CHECK, true}, {"--json", O_JSON, false},
+};
+
+static int find_opt(const char *a, const char **val)
+{
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		size_t n = strlen(opts[i].name);
+		if (strncmp(a, opts[i].name, n) != 0)
+			continue;
+		if (a[n] == '\0') {
+			*val = NULL;
+			return (int)i;
+		}
+		if (a[n] == '=' && opts[i].arg) {
+			*val = a + n + 1;
+			return (int)i;
+		}
+	}
+	return -1;
+}
+
+static int apply(struct cli_run *o, enum opt_id id, const char *v, cordon_error *err)
+{
+	char cwd[PATH_MAX];
+	cordon_policy *p = o->pol;
+	switch (id) {
+	case O_POLICY:
+	case O_REPORT:
+	case O_CEILING:
+	case O_JSON:
+		return 0; /* handled in the first pass */
+	case O_RO:
+	case O_RW:
+	case O_TMPFS:
+		if (!getcwd(cwd, sizeof(cwd)))
+			return cordon_err_errno(err, "getcwd");
+		if (policy_add_mount(p, id == O_RO ? MOUNT_RO : id == O_RW ? MOUNT_RW : MOUNT_TMPFS, v,
+				     SRC_FLAG, cwd, err) < 0)
+			return cordon_err_wrap(err, "%s", id == O_RO ? "--ro" : id == O_RW ? "--rw" : "--tmpfs");
+		return 0;
+	case O_CWD:
+		return policy_set_cwd(p, v, err);
+	case O_ENV:
+		return policy_add_env(p, v, err);
+	case O_NET:
+		return policy_add_net(p, v, err) < 0 ? cordon_err_wrap(err, "--net") : 0;
+	case O_SECRET:
+		return policy_add_secret_spec(p, v, err);
+	case O_CHECK:
+		return policy_set_check(p, v, err);
+	default: {
+		enum limit_id l = id == O_TIME ? LIM_WALL : id == O_CPU ? LIM_CPU : id == O_MEM ? LIM_MEMORY
+				: id == O_PIDS ? LIM_PIDS : id == O_OUTPUT ? LIM_OUTPUT : LIM_FILE_SIZE;
+		if (policy_set_limit(p, l, v, SRC_FLAG, err) < 0)
+			return cordon_err_wrap(err, "%s", limit_flag(l));
+		return 0;
+	}
+	}
+}
+
+int cli_parse_run(int argc, char **argv, struct cli_run *out, bool explain, cordon_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	out->pol = policy_new();
+	if (!out->pol)
+		return cordon_err(err, 12, "out of memory");
+	int cmd_start = argc;
+	const char *policy_file = NULL;
+	/* Pass 1: where the command starts, and the options that decide how the
+	 * rest is read (policy first, so that flags add to it). */
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *v;
+		if (strcmp(a, "--") == 0) {
+			cmd_start = i + 1;
+			break;
+		}
+		if (a[0] != '-' || a[1] != '-') {
+			if (a[0] == '-' && a[1])
+				return cordon_err(err, 0, "unknown option \"%s\" (see cordon --help)", a);
+			cmd_start = i;
+			break;
+		}
+		int k = find_opt(a, &v);
+		if (k < 0)
+			return cordon_err(err, 0, "unknown option \"%s\" (see cordon --help)", a);
+		if (opts[k].id == O_JSON && !explain)
+			return cordon_err(err, 0, "--json is an option of cordon explain");
+		if (opts[k].arg && !v) {
+			if (i + 1 >= argc)
+				return cordon_err(err, 0, "%s needs a value", opts[k].name);
+			v = argv[++i];
+		}
+		if (opts[k].id == O_POLICY) {
+			if (policy_file)
+				return cordon_err(err, 0, "--policy given twice");
+			policy_file = v;
+		} else if (opts[k].id == O_REPORT) {
+			out->report_path = v;
+		} else if (opts[k].id == O_CEILING) {
+			out->ceiling_path = v;
+		} else if (opts[k].id == O_JSON) {
+			out->json = true;
+		}
+	}
+	if (policy_file && policy_load_file(out->pol, policy_file, err) < 0)
+		return -1;
+	/* Pass 2: the flags, in order. */
+	for (int i = 0; i < cmd_start; i++) {
+		const char *v;
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		int k = find_opt(argv[i], &v);
+		if (opts[k].arg && !v)
+			v = argv[++i];
+		if (apply(out, opts[k].id, v, err) < 0)
+			return -1;
+	}
+	out->argv = argv + cmd_start;
+	if (!explain && !out->argv[0])
+		return cordon_err(err, 0, "no command given (usage: cordon run [OPTIONS] [--] COMMAND [ARG...])");
+	return 0;
+}

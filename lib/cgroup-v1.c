@@ -1,0 +1,86 @@
+/* cgroup v1: one directory in each of the memory, pids and cpuacct
+ * hierarchies, under our own cgroup there. The memory attach waits for an RCU
+ * grace period, which is why run.c attaches while the child builds its mount
+ * tree rather than before cloning it. */
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "error.h"
+#include "cgroup.h"
+
+enum { V1_MEMORY, V1_PIDS, V1_CPUACCT };
+static const char *const ctrl[] = {"memory", "pids", "cpuacct"};
+
+static int v1_create(struct cgroup *cg, const struct cg_limits *lim, cordon_error *err)
+{
+	for (int i = 0; i < 3; i++) {
+		char mp[2048], self[2048];
+		if (cg_mount_point(ctrl[i], false, mp, sizeof(mp)) < 0)
+			return cordon_err(err, 0, "the %s controller is not mounted", ctrl[i]);
+		if (cg_self_path(ctrl[i], self, sizeof(self)) < 0)
+			return cordon_err(err, 0, "cannot find our own %s cgroup", ctrl[i]);
+		snprintf(cg->dirs[i], sizeof(cg->dirs[i]), "%s%s/%s", mp, self, cg->name);
+		if (mkdir(cg->dirs[i], 0755) < 0) {
+			cg->dirs[i][0] = '\0';
+			return cordon_err_errno(err, "mkdir %s%s/%s", mp, self, cg->name);
+		}
+		cg->ndirs = i + 1;
+	}
+	cg->created = true;
+	cg->has_memory = cg->has_pids = true;
+	const char *mem = cg->dirs[V1_MEMORY];
+	if (lim->memory) {
+		char v[32];
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)lim->memory);
+		if (cg_write(mem, "memory.limit_in_bytes", v, err) < 0)
+			return -1;
+		/* No swap: memory+swap gets the same limit where swap accounting exists. */
+		char memsw[4300];
+		snprintf(memsw, sizeof(memsw), "%s/memory.memsw.limit_in_bytes", mem);
+		if (access(memsw, F_OK) == 0 &&
+		    cg_write(mem, "memory.memsw.limit_in_bytes", v, err) < 0)
+			return -1;
+		cg_write(mem, "memory.swappiness", "0", NULL);
+	}
+	if (lim->pids) {
+		char v[32];
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)lim->pids);
+		if (cg_write(cg->dirs[V1_PIDS], "pids.max", v, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int v1_attach(struct cgroup *cg, pid_t pid, cordon_error *err)
+{
+	char v[32];
+	snprintf(v, sizeof(v), "%d", (int)pid);
+	for (int i = 0; i < cg->ndirs; i++)
+		if (cg_write(cg->dirs[i], "cgroup.procs", v, err) < 0)
+			return -1;
+	return 0;
+}
+
+static int v1_usage(struct cgroup *cg, struct cg_usage *u)
+{
+	memset(u, 0, sizeof(*u));
+	if (cg_read_u64(cg->dirs[V1_CPUACCT], "cpuacct.usage_user", &u->cpu_user_ns) == 0 &&
+	    cg_read_u64(cg->dirs[V1_CPUACCT], "cpuacct.usage_sys", &u->cpu_sys_ns) == 0)
+		u->have_cpu = true;
+	if (cg_read_u64(cg->dirs[V1_MEMORY], "memory.max_usage_in_bytes", &u->peak_memory) == 0)
+		u->have_memory = true;
+	cg_read_key(cg->dirs[V1_MEMORY], "memory.oom_control", "oom_kill", &u->oom_kills);
+	cg_read_key(cg->dirs[V1_PIDS], "pids.events", "max", &u->pids_max_hits);
+	return 0;
+}
+
+static void v1_destroy(struct cgroup *cg)
+{
+	for (int i = 0; i < cg->ndirs; i++)
+		if (cg->dirs[i][0])
+			rmdir(cg->dirs[i]);
+	cg->ndirs = 0;
+}
+
+const struct cgroup_ops cgroup_v1_ops = {"v1", v1_create, v1_attach, v1_usage, v1_destroy};

@@ -1,0 +1,117 @@
+/* cgroup v2: one directory under our own cgroup; the child is cloned straight
+ * into it (clone3 CLONE_INTO_CGROUP), so there is no separate attach. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cleanup.h"
+#include "error.h"
+#include "cgroup.h"
+
+static bool has_ctrl(const char *dir, const char *name)
+{
+	char path[4300], line[512];
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", dir);
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	if (!f || !fgets(line, sizeof(line), f))
+		return false;
+	for (char *s = strtok(line, " \n"); s; s = strtok(NULL, " \n"))
+		if (strcmp(s, name) == 0)
+			return true;
+	return false;
+}
+
+static int v2_create(struct cgroup *cg, const struct cg_limits *lim, cordon_error *err)
+{
+	char mp[2048], self[2048], parent[4200];
+	if (cg_mount_point(NULL, true, mp, sizeof(mp)) < 0)
+		return cordon_err(err, 0, "no cgroup2 hierarchy is mounted");
+	if (cg_self_path("", self, sizeof(self)) < 0)
+		return cordon_err(err, 0, "cannot find our own cgroup2 path");
+	snprintf(parent, sizeof(parent), "%s%s", mp, self);
+	/* Make memory and pids available to our children where the parent has them. */
+	if (has_ctrl(parent, "memory") || has_ctrl(parent, "pids")) {
+		char want[64] = "";
+		if (has_ctrl(parent, "memory"))
+			strcat(want, "+memory ");
+		if (has_ctrl(parent, "pids"))
+			strcat(want, "+pids ");
+		if (has_ctrl(parent, "cpu"))
+			strcat(want, "+cpu");
+		cg_write(parent, "cgroup.subtree_control", want, NULL);
+	}
+	snprintf(cg->dirs[0], sizeof(cg->dirs[0]), "%s/%s", parent, cg->name);
+	if (mkdir(cg->dirs[0], 0755) < 0) {
+		cg->dirs[0][0] = '\0';
+		return cordon_err_errno(err, "mkdir %s/%s", parent, cg->name);
+	}
+	cg->ndirs = 1;
+	cg->created = true;
+	char path[4300];
+	snprintf(path, sizeof(path), "%s/memory.max", cg->dirs[0]);
+	cg->has_memory = access(path, F_OK) == 0;
+	snprintf(path, sizeof(path), "%s/pids.max", cg->dirs[0]);
+	cg->has_pids = access(path, F_OK) == 0;
+	if (lim->memory) {
+		if (!cg->has_memory)
+			return cordon_err(err, 0, "the memory controller is not available in %s", parent);
+		char v[32];
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)lim->memory);
+		if (cg_write(cg->dirs[0], "memory.max", v, err) < 0)
+			return -1;
+		cg_write(cg->dirs[0], "memory.swap.max", "0", NULL);
+		cg_write(cg->dirs[0], "memory.oom.group", "1", NULL);
+	}
+	if (lim->pids) {
+		if (!cg->has_pids)
+			return cordon_err(err, 0, "the pids controller is not available in %s", parent);
+		char v[32];
+		snprintf(v, sizeof(v), "%llu", (unsigned long long)lim->pids);
+		if (cg_write(cg->dirs[0], "pids.max", v, err) < 0)
+			return -1;
+	}
+	cg->dirfd = open(cg->dirs[0], O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (cg->dirfd < 0)
+		return cordon_err_errno(err, "open %s", cg->dirs[0]);
+	return 0;
+}
+
+static int v2_attach(struct cgroup *cg, pid_t pid, cordon_error *err)
+{
+	char v[32];
+	snprintf(v, sizeof(v), "%d", (int)pid);
+	return cg_write(cg->dirs[0], "cgroup.procs", v, err);
+}
+
+static int v2_usage(struct cgroup *cg, struct cg_usage *u)
+{
+	memset(u, 0, sizeof(*u));
+	uint64_t us;
+	if (cg_read_key(cg->dirs[0], "cpu.stat", "user_usec", &us) == 0) {
+		u->cpu_user_ns = us * 1000;
+		if (cg_read_key(cg->dirs[0], "cpu.stat", "system_usec", &us) == 0)
+			u->cpu_sys_ns = us * 1000;
+		u->have_cpu = true;
+	}
+	if (cg_read_u64(cg->dirs[0], "memory.peak", &u->peak_memory) == 0)
+		u->have_memory = true;
+	cg_read_key(cg->dirs[0], "memory.events", "oom_kill", &u->oom_kills);
+	cg_read_key(cg->dirs[0], "pids.events", "max", &u->pids_max_hits);
+	return 0;
+}
+
+static void v2_destroy(struct cgroup *cg)
+{
+	if (cg->dirfd >= 0) {
+		close(cg->dirfd);
+		cg->dirfd = -1;
+	}
+	if (cg->ndirs && cg->dirs[0][0]) {
+		cg_write(cg->dirs[0], "cgroup.kill", "1", NULL);
+		rmdir(cg->dirs[0]);
+	}
+	cg->ndirs = 0;
+}
+
+const struct cgroup_ops cgroup_v2_ops = {"v2", v2_create, v2_attach, v2_usage, v2_destroy};

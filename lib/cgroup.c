@@ -1,0 +1,229 @@
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cleanup.h"
+#include "error.h"
+#include "cgroup.h"
+
+int cg_write(const char *dir, const char *file, const char *val, cordon_error *err)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	_cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return cordon_err_errno(err, "open %s", path);
+	size_t len = strlen(val);
+	if (write(fd, val, len) != (ssize_t)len)
+		return cordon_err_errno(err, "write \"%s\" to %s", val, path);
+	return 0;
+}
+
+static ssize_t cg_read(const char *dir, const char *file, char *out, size_t outsz)
+{
+	char path[4200];
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, out, outsz - 1);
+	if (n < 0)
+		return -1;
+	out[n] = '\0';
+	return n;
+}
+
+int cg_read_u64(const char *dir, const char *file, uint64_t *out)
+{
+	char tmp[64];
+	if (cg_read(dir, file, tmp, sizeof(tmp)) < 0)
+		return -1;
+	*out = strtoull(tmp, NULL, 10);
+	return 0;
+}
+
+int cg_read_key(const char *dir, const char *file, const char *key, uint64_t *out)
+{
+	char tmp[4096];
+	if (cg_read(dir, file, tmp, sizeof(tmp)) < 0)
+		return -1;
+	size_t kl = strlen(key);
+	for (char *line = tmp; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		if (strncmp(line, key, kl) == 0 && line[kl] == ' ') {
+			*out = strtoull(line + kl + 1, NULL, 10);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int cg_self_path(const char *controller, char *out, size_t outsz)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
+	char line[4096];
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		char *c1 = strchr(line, ':');
+		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+		if (!c2)
+			continue;
+		*c2 = '\0';
+		const char *ctrls = c1 + 1, *path = c2 + 1;
+		bool match;
+		if (!controller[0]) {
+			match = strcmp(line, "0") == 0 && !ctrls[0];
+		} else {
+			match = false;
+			char tmp[512];
+			snprintf(tmp, sizeof(tmp), "%s", ctrls);
+			for (char *s = strtok(tmp, ","); s; s = strtok(NULL, ","))
+				if (strcmp(s, controller) == 0)
+					match = true;
+		}
+		if (match) {
+			snprintf(out, outsz, "%s", strcmp(path, "/") == 0 ? "" : path);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int cg_mount_point(const char *controller, bool v2, char *out, size_t outsz)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[4096];
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		/* ... mountpoint ... - fstype source superopts */
+		char *sep = strstr(line, " - ");
+		if (!sep)
+			continue;
+		char fstype[32], source[256], opts[1024] = "";
+		if (sscanf(sep + 3, "%31s %255s %1023s", fstype, source, opts) < 2)
+			continue;
+		char root[1024], mp[2048];
+		if (sscanf(line, "%*d %*d %*s %1023s %2047s", root, mp) != 2)
+			continue;
+		if (strcmp(root, "/") != 0)
+			continue;
+		if (v2 && strcmp(fstype, "cgroup2") == 0) {
+			snprintf(out, outsz, "%s", mp);
+			return 0;
+		}
+		if (!v2 && strcmp(fstype, "cgroup") == 0) {
+			for (char *s = strtok(opts, ","); s; s = strtok(NULL, ","))
+				if (strcmp(s, controller) == 0) {
+					snprintf(out, outsz, "%s", mp);
+					return 0;
+				}
+		}
+	}
+	return -1;
+}
+
+static bool v2_has_controllers(void)
+{
+	char mp[2048], self[2048], dir[4200], ctrl[512];
+	if (cg_mount_point(NULL, true, mp, sizeof(mp)) < 0 || cg_self_path("", self, sizeof(self)) < 0)
+		return false;
+	snprintf(dir, sizeof(dir), "%s%s", mp, self);
+	char path[4300];
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", dir);
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	if (!f || !fgets(ctrl, sizeof(ctrl), f))
+		return false;
+	return strstr(ctrl, "memory") && strstr(ctrl, "pids");
+}
+
+const struct cgroup_ops *cgroup_detect(cordon_error *err)
+{
+	const char *force = getenv("CORDON_CGROUP");
+	char mp[2048];
+	if (force && *force) {
+		if (strcmp(force, "v2") == 0) {
+			if (cg_mount_point(NULL, true, mp, sizeof(mp)) < 0) {
+				cordon_err(err, 0, "CORDON_CGROUP=v2 but no cgroup2 hierarchy is mounted");
+				return NULL;
+			}
+			return &cgroup_v2_ops;
+		}
+		if (strcmp(force, "v1") == 0)
+			return &cgroup_v1_ops;
+		if (strcmp(force, "none") == 0)
+			return NULL;
+		cordon_err(err, 0, "CORDON_CGROUP=%s: expected v1, v2 or none", force);
+		return NULL;
+	}
+	if (v2_has_controllers())
+		return &cgroup_v2_ops;
+	if (cg_mount_point("memory", false, mp, sizeof(mp)) == 0 &&
+	    cg_mount_point("pids", false, mp, sizeof(mp)) == 0 &&
+	    cg_mount_point("cpuacct", false, mp, sizeof(mp)) == 0)
+		return &cgroup_v1_ops;
+	if (cg_mount_point(NULL, true, mp, sizeof(mp)) == 0)
+		return &cgroup_v2_ops; /* accounting only; limits will be refused */
+	return NULL;
+}
+
+int cgroup_create(struct cgroup *cg, const struct cgroup_ops *ops, const struct cg_limits *lim,
+		  cordon_error *err)
+{
+	static unsigned counter;
+	memset(cg, 0, sizeof(*cg));
+	cg->ops = ops;
+	cg->dirfd = -1;
+	snprintf(cg->name, sizeof(cg->name), "cordon-%d-%u", (int)getpid(), counter++);
+	if (ops->create(cg, lim, err) < 0) {
+		ops->destroy(cg);
+		return cordon_err_wrap(err, "cgroup %s", ops->name);
+	}
+	return 0;
+}
+
+/* A cgroup named cordon-PID-N whose PID is not alive is a leftover. */
+static void reap_dir(const char *parent)
+{
+	_cleanup_closedir_ DIR *d = opendir(parent);
+	struct dirent *e;
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		int pid;
+		unsigned n;
+		if (sscanf(e->d_name, "cordon-%d-%u", &pid, &n) != 2)
+			continue;
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		char path[4400];
+		snprintf(path, sizeof(path), "%s/%s", parent, e->d_name);
+		cg_write(path, "cgroup.kill", "1", NULL);
+		rmdir(path);
+	}
+}
+
+void cgroup_reap_stale(const struct cgroup_ops *ops)
+{
+	static const char *const v1[] = {"memory", "pids", "cpuacct"};
+	char mp[2048], self[2048], dir[4200];
+	if (ops == &cgroup_v2_ops) {
+		if (cg_mount_point(NULL, true, mp, sizeof(mp)) == 0 && cg_self_path("", self, sizeof(self)) == 0) {
+			snprintf(dir, sizeof(dir), "%s%s", mp, self);
+			reap_dir(dir);
+		}
+		return;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(v1); i++) {
+		if (cg_mount_point(v1[i], false, mp, sizeof(mp)) == 0 &&
+		    cg_self_path(v1[i], self, sizeof(self)) == 0) {
+			snprintf(dir, sizeof(dir), "%s%s", mp, self);
+			reap_dir(dir);
+		}
+	}
+}

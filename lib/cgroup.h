@@ -1,0 +1,63 @@
+/* Per-run cgroups: one backend table for v1 and v2, chosen at run time. */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cordon.h"
+
+struct cg_usage {
+	uint64_t cpu_user_ns, cpu_sys_ns;
+	uint64_t peak_memory;  /* bytes, 0 if unknown */
+	uint64_t oom_kills;
+	uint64_t pids_max_hits;
+	bool have_cpu, have_memory;
+};
+
+struct cg_limits {
+	uint64_t memory; /* bytes, 0 = none */
+	uint64_t pids;   /* 0 = none */
+};
+
+struct cgroup;
+struct cgroup_ops {
+	const char *name; /* "v1" or "v2" */
+	int (*create)(struct cgroup *cg, const struct cg_limits *lim, cordon_error *err);
+	int (*attach)(struct cgroup *cg, pid_t pid, cordon_error *err);
+	int (*usage)(struct cgroup *cg, struct cg_usage *u);
+	void (*destroy)(struct cgroup *cg);
+};
+
+#define CG_MAX_CTRL 4
+struct cgroup {
+	const struct cgroup_ops *ops;
+	char name[64];                 /* cordon-PID-N */
+	char dirs[CG_MAX_CTRL][4096];  /* v1: memory, pids, cpuacct; v2: dirs[0] */
+	int ndirs;
+	int dirfd;                     /* v2: for CLONE_INTO_CGROUP, else -1 */
+	bool created;
+	bool has_memory, has_pids;     /* controllers available */
+};
+
+/* Pick the backend for this host: "v2" when a cgroup2 hierarchy offers the
+ * memory and pids controllers to our cgroup, else "v1" when the memory, pids
+ * and cpuacct hierarchies are mounted, else NULL. CORDON_CGROUP=v1|v2|none
+ * forces a choice (tests use it to run the v2 backend on the unified
+ * hierarchy of a hybrid host). */
+const struct cgroup_ops *cgroup_detect(cordon_error *err);
+/* Create the run's cgroup (named after the supervisor pid) with limits. */
+int cgroup_create(struct cgroup *cg, const struct cgroup_ops *ops, const struct cg_limits *lim,
+		  cordon_error *err);
+/* Remove cgroups left by supervisors that died (SIGKILL) before cleaning up. */
+void cgroup_reap_stale(const struct cgroup_ops *ops);
+
+/* shared helpers (cgroup.c) */
+int cg_write(const char *dir, const char *file, const char *val, cordon_error *err);
+int cg_read_u64(const char *dir, const char *file, uint64_t *out);
+int cg_read_key(const char *dir, const char *file, const char *key, uint64_t *out);
+/* Find our own cgroup path for a controller ("" for v2) from /proc/self/cgroup. */
+int cg_self_path(const char *controller, char *out, size_t outsz);
+/* Mount point of the hierarchy carrying controller (v1) or the cgroup2 one. */
+int cg_mount_point(const char *controller, bool v2, char *out, size_t outsz);
+
+extern const struct cgroup_ops cgroup_v1_ops;
+extern const struct cgroup_ops cgroup_v2_ops;

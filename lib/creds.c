@@ -1,0 +1,78 @@
+#include <linux/capability.h>
+#include <linux/securebits.h>
+#include <grp.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "error.h"
+#include "creds.h"
+#include "ns.h"
+
+static int capset_all(bool full)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+	uint32_t v = full ? 0xffffffffu : 0;
+	for (int i = 0; i < 2; i++)
+		d[i] = (struct __user_cap_data_struct){v, v, 0};
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+int creds_become_sandbox_user(cordon_error *err)
+{
+	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+		return cordon_err_errno(err, "PR_SET_KEEPCAPS");
+	/* Drop supplementary groups inherited from the host (only possible
+	 * when setgroups is allowed, i.e. cordon runs as root). */
+	if (setgroups(0, NULL) < 0 && errno != EPERM)
+		return cordon_err_errno(err, "setgroups");
+	if (setresgid(SANDBOX_GID, SANDBOX_GID, SANDBOX_GID) < 0)
+		return cordon_err_errno(err, "setresgid");
+	if (setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) < 0)
+		return cordon_err_errno(err, "setresuid");
+	if (capset_all(true) < 0)
+		return cordon_err_errno(err, "capset");
+	return 0;
+}
+
+int creds_drop_all(cordon_error *err)
+{
+	for (int c = 0; c <= 63; c++)
+		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+			return cordon_err_errno(err, "PR_CAPBSET_DROP %d", c);
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return cordon_err_errno(err, "PR_CAP_AMBIENT_CLEAR_ALL");
+	if (prctl(PR_SET_SECUREBITS, SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_SETUID_FIXUP |
+		  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_NOROOT | SECBIT_NOROOT_LOCKED, 0, 0, 0) < 0)
+		return cordon_err_errno(err, "PR_SET_SECUREBITS");
+	if (capset_all(false) < 0)
+		return cordon_err_errno(err, "capset (drop)");
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return cordon_err_errno(err, "PR_SET_NO_NEW_PRIVS");
+	return 0;
+}
+
+static int set_rl(int res, rlim_t soft, rlim_t hard, const char *name, cordon_error *err)
+{
+	struct rlimit rl = {soft, hard};
+	if (setrlimit(res, &rl) < 0)
+		return cordon_err_errno(err, "setrlimit(%s)", name);
+	return 0;
+}
+
+int creds_apply_rlimits(const struct rlimit_plan *p, cordon_error *err)
+{
+	if (set_rl(RLIMIT_CORE, 0, 0, "RLIMIT_CORE", err) < 0)
+		return -1;
+	if (p->fsize && set_rl(RLIMIT_FSIZE, p->fsize, p->fsize, "RLIMIT_FSIZE", err) < 0)
+		return -1;
+	/* Per-process backstop: SIGXCPU at the limit, SIGKILL one second later. */
+	if (p->cpu_sec && set_rl(RLIMIT_CPU, p->cpu_sec, p->cpu_sec + 1, "RLIMIT_CPU", err) < 0)
+		return -1;
+	if (p->as && set_rl(RLIMIT_AS, p->as, p->as, "RLIMIT_AS", err) < 0)
+		return -1;
+	if (p->nproc && set_rl(RLIMIT_NPROC, p->nproc, p->nproc, "RLIMIT_NPROC", err) < 0)
+		return -1;
+	return 0;
+}

@@ -1,0 +1,229 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cleanup.h"
+#include "explain.h"
+#include "json.h"
+#include "probe.h"
+#include "run.h"
+#include "units.h"
+
+struct view_entry {
+	const char *path;
+	const char *mode;
+	const char *source;
+};
+
+static const struct view_entry system_view[] = {
+	{"/usr", "ro", "default"}, {"/etc", "ro", "default"},
+	{"/bin /sbin /lib /lib64", "symlink or ro", "default"},
+	{"/tmp", "tmpfs", "default"}, {"/proc", "proc (own PID namespace)", "default"},
+	{"/dev", "minimal (null zero full random urandom tty pts shm)", "default"},
+};
+
+/* The verdict a run would reach, from the same preflight a run uses plus the
+ * host checks that `cordon run` makes when it creates the boundary. */
+static void verdict(const cordon_policy *p, const struct host_features *f, struct run_plan *plan,
+		    bool *plan_ok, char *out, size_t outsz)
+{
+	cordon_error e = {0};
+	enum run_status st;
+	uint64_t peak;
+	*plan_ok = false;
+	if (run_preflight(p, plan, &st, &peak, &e) < 0) {
+		snprintf(out, outsz, "%s: %s", st == ST_INFEASIBLE ? "infeasible" : "setup-error", e.msg);
+		return;
+	}
+	*plan_ok = true;
+	if (!f->userns) {
+		snprintf(out, outsz, "setup-error: user namespaces are not available to this user");
+		return;
+	}
+	bool need_mem = p->limits[LIM_MEMORY].set, need_pids = p->limits[LIM_PIDS].set,
+	     need_cpu = p->limits[LIM_CPU].set;
+	bool weak_ok = p->allow_weaker & WEAK_CGROUP;
+	if (!weak_ok && (need_mem || need_pids || need_cpu) && strcmp(f->cgroup, "none") == 0) {
+		snprintf(out, outsz, "setup-error: no usable cgroup hierarchy on this host");
+		return;
+	}
+	if (!weak_ok && ((need_mem && !f->cgroup_memory) || (need_pids && !f->cgroup_pids))) {
+		snprintf(out, outsz, "setup-error: the %s controller is not available", need_mem && !f->cgroup_memory ? "memory" : "pids");
+		return;
+	}
+	snprintf(out, outsz, "would run");
+}
+
+static void limit_text(enum limit_id id, uint64_t v, char *out, size_t outsz)
+{
+	if (id == LIM_WALL || id == LIM_CPU)
+		snprintf(out, outsz, "%.3fs", (double)v / 1e9);
+	else if (id == LIM_PIDS)
+		snprintf(out, outsz, "%llu", (unsigned long long)v);
+	else
+		format_size(v, out, outsz);
+}
+
+static char *render_json(const cordon_policy *p, char *const argv[], const struct host_features *f,
+			 const struct run_plan *plan, bool plan_ok, const char *v)
+{
+	jwriter w = {0};
+	jw_obj_begin(&w);
+	jw_key(&w, "schema");
+	jw_str(&w, "cordon.explain/1");
+	jw_key(&w, "verdict");
+	jw_str(&w, v);
+	jw_key(&w, "command");
+	jw_arr_begin(&w);
+	for (size_t i = 0; argv && argv[i]; i++)
+		jw_str(&w, argv[i]);
+	jw_arr_end(&w);
+	jw_key(&w, "paths");
+	jw_arr_begin(&w);
+	for (size_t i = 0; i < ARRAY_SIZE(system_view); i++) {
+		jw_obj_begin(&w);
+		jw_key(&w, "path");
+		jw_str(&w, system_view[i].path);
+		jw_key(&w, "mode");
+		jw_str(&w, system_view[i].mode);
+		jw_key(&w, "source");
+		jw_str(&w, system_view[i].source);
+		jw_obj_end(&w);
+	}
+	for (size_t i = 0; plan_ok && i < plan->nmounts; i++) {
+		jw_obj_begin(&w);
+		jw_key(&w, "path");
+		jw_str(&w, plan->mounts[i].path);
+		jw_key(&w, "mode");
+		jw_str(&w, mount_mode_name(plan->mounts[i].mode));
+		jw_key(&w, "source");
+		jw_str(&w, source_name(plan->mounts[i].src));
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
+	jw_key(&w, "cwd");
+	jw_str(&w, plan_ok ? plan->cwd_in : NULL);
+	jw_key(&w, "env");
+	jw_arr_begin(&w);
+	static const char *const defaults[] = {"PATH", "HOME", "LANG", "TERM"};
+	for (size_t i = 0; i < ARRAY_SIZE(defaults); i++)
+		jw_str(&w, defaults[i]);
+	for (size_t i = 0; i < p->env.n; i++)
+		jw_strn(&w, p->env.v[i], strcspn(p->env.v[i], "="));
+	jw_arr_end(&w);
+	jw_key(&w, "secrets");
+	jw_arr_begin(&w);
+	for (size_t i = 0; i < p->nsecrets; i++)
+		jw_str(&w, p->secrets[i].name);
+	jw_arr_end(&w);
+	jw_key(&w, "network");
+	jw_arr_begin(&w);
+	for (size_t i = 0; i < p->net_allow.n; i++)
+		jw_str(&w, p->net_allow.v[i]);
+	jw_arr_end(&w);
+	jw_key(&w, "limits");
+	jw_obj_begin(&w);
+	for (int i = 0; i < LIM_COUNT; i++) {
+		if (!p->limits[i].set)
+			continue;
+		jw_key(&w, limit_name(i));
+		jw_obj_begin(&w);
+		jw_key(&w, "value");
+		if (i == LIM_WALL || i == LIM_CPU)
+			jw_double(&w, (double)p->limits[i].value / 1e9);
+		else
+			jw_uint(&w, p->limits[i].value);
+		jw_key(&w, "source");
+		jw_str(&w, source_name(p->limits[i].src));
+		jw_obj_end(&w);
+	}
+	jw_obj_end(&w);
+	jw_key(&w, "host");
+	jw_obj_begin(&w);
+	jw_key(&w, "privileged");
+	jw_bool(&w, f->privileged);
+	jw_key(&w, "user_ns");
+	jw_bool(&w, f->userns);
+	jw_key(&w, "landlock_abi");
+	jw_int(&w, f->landlock_abi);
+	jw_key(&w, "seccomp");
+	jw_bool(&w, f->seccomp);
+	jw_key(&w, "seccomp_notify");
+	jw_bool(&w, f->seccomp_notify);
+	jw_key(&w, "cgroup");
+	jw_str(&w, f->cgroup);
+	jw_key(&w, "cgroup_memory");
+	jw_bool(&w, f->cgroup_memory);
+	jw_key(&w, "cgroup_pids");
+	jw_bool(&w, f->cgroup_pids);
+	jw_obj_end(&w);
+	jw_obj_end(&w);
+	if (jw_finish(&w) < 0) {
+		buf_free(&w.out);
+		return NULL;
+	}
+	return w.out.p;
+}
+
+static char *render_text(const cordon_policy *p, char *const argv[], const struct host_features *f,
+			 const struct run_plan *plan, bool plan_ok, const char *v)
+{
+	buf b = {0};
+	buf_printf(&b, "verdict: %s\n", v);
+	if (argv && argv[0]) {
+		buf_printf(&b, "command:");
+		for (size_t i = 0; argv[i]; i++)
+			buf_printf(&b, " %s", argv[i]);
+		buf_printf(&b, "\n");
+	}
+	buf_printf(&b, "paths:\n");
+	for (size_t i = 0; i < ARRAY_SIZE(system_view); i++)
+		buf_printf(&b, "  %-6s %s (%s)\n", system_view[i].mode, system_view[i].path, system_view[i].source);
+	for (size_t i = 0; plan_ok && i < plan->nmounts; i++)
+		buf_printf(&b, "  %-6s %s (%s)\n", mount_mode_name(plan->mounts[i].mode), plan->mounts[i].path,
+			   source_name(plan->mounts[i].src));
+	if (plan_ok)
+		buf_printf(&b, "cwd: %s\n", plan->cwd_in);
+	buf_printf(&b, "env: PATH HOME LANG TERM");
+	for (size_t i = 0; i < p->env.n; i++)
+		buf_printf(&b, " %.*s", (int)strcspn(p->env.v[i], "="), p->env.v[i]);
+	buf_printf(&b, "\nsecrets:");
+	for (size_t i = 0; i < p->nsecrets; i++)
+		buf_printf(&b, " %s", p->secrets[i].name);
+	buf_printf(&b, "%s\nnetwork:", p->nsecrets ? "" : " none");
+	for (size_t i = 0; i < p->net_allow.n; i++)
+		buf_printf(&b, " %s", p->net_allow.v[i]);
+	buf_printf(&b, "%s\nlimits:\n", p->net_allow.n ? "" : " none (own loopback only)");
+	bool any = false;
+	for (int i = 0; i < LIM_COUNT; i++) {
+		if (!p->limits[i].set)
+			continue;
+		char t[64];
+		limit_text(i, p->limits[i].value, t, sizeof(t));
+		buf_printf(&b, "  %-10s %s (%s)\n", limit_name(i), t, source_name(p->limits[i].src));
+		any = true;
+	}
+	if (!any)
+		buf_printf(&b, "  none\n");
+	buf_printf(&b, "syscalls: default policy\n");
+	buf_printf(&b, "host: %s, user namespaces %s, landlock ABI %d, seccomp %s (notify %s), cgroup %s (memory %s, pids %s)\n",
+		   f->privileged ? "root" : "unprivileged", f->userns ? "yes" : "no", f->landlock_abi,
+		   f->seccomp ? "yes" : "no", f->seccomp_notify ? "yes" : "no", f->cgroup,
+		   f->cgroup_memory ? "yes" : "no", f->cgroup_pids ? "yes" : "no");
+	if (b.p == NULL)
+		buf_append(&b, "", 0);
+	return b.p;
+}
+
+char *explain_render(const cordon_policy *p, char *const argv[], bool json)
+{
+	struct host_features f;
+	struct run_plan plan;
+	bool plan_ok;
+	char v[1200];
+	probe_host(&f);
+	memset(&plan, 0, sizeof(plan));
+	verdict(p, &f, &plan, &plan_ok, v, sizeof(v));
+	char *out = json ? render_json(p, argv, &f, &plan, plan_ok, v) : render_text(p, argv, &f, &plan, plan_ok, v);
+	run_plan_free(&plan);
+	return out;
+}

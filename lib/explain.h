@@ -1,0 +1,7 @@
+/* `cordon explain`: the effective boundary, without running anything. */
+#pragma once
+#include <stdbool.h>
+#include "policy.h"
+
+/* Render as text or JSON (caller frees). NULL on out-of-memory. */
+char *explain_render(const cordon_policy *p, char *const argv[], bool json);

@@ -1,0 +1,324 @@
+/* Building the view, in this order (each step's reason alongside):
+ *  1. "/" becomes a recursive slave: nothing we mount propagates to the host.
+ *  2. tmpfs on /tmp, pivot_root into it: the host root is now /oldroot, so
+ *     binds from any host path (even under /tmp) resolve through /oldroot.
+ *  3. tmpfs /newroot: the sandbox root, read-only once populated.
+ *  4. system dirs (ro binds or the same symlinks the host has), /tmp, /proc,
+ *     /dev, then the task's own binds and tmpfs, parents first.
+ *  5. detach /oldroot and pivot into /newroot.
+ * Sources and targets are opened with openat2(RESOLVE_NO_SYMLINKS) below
+ * their root: a symlink planted in a workspace by an earlier run cannot
+ * redirect a bind. Mounts are moved by fd (open_tree/move_mount). */
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "cleanup.h"
+#include "compat.h"
+#include "error.h"
+#include "mounts.h"
+
+static int openat2_nofollow(int dirfd, const char *path, int flags)
+{
+	struct open_how how = {
+		.flags = (uint64_t)(flags | O_CLOEXEC),
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH,
+	};
+	while (*path == '/')
+		path++;
+	if (!*path)
+		path = ".";
+	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
+int mounts_prepare_idmapped(const struct cordon_mount *m, size_t n, int userns_fd, int *fds,
+			    cordon_error *err)
+{
+	for (size_t i = 0; i < n; i++)
+		fds[i] = -1;
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return cordon_err_errno(err, "open /");
+	for (size_t i = 0; i < n; i++) {
+		if (m[i].mode != MOUNT_RW)
+			continue;
+		_cleanup_close_ int src = openat2_nofollow(root, m[i].path, O_PATH);
+		if (src < 0)
+			return cordon_err_errno(err, "open %s", m[i].path);
+		int t = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		if (t < 0)
+			return cordon_err_errno(err, "open_tree %s", m[i].path);
+		struct mount_attr attr = {
+			.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+			.userns_fd = (uint64_t)userns_fd,
+		};
+		if (mount_setattr(t, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0) {
+			int e = errno;
+			close(t);
+			return cordon_err(err, e, "idmapped mount of %s (so that files the run creates belong to you)",
+					  m[i].path);
+		}
+		fds[i] = t;
+	}
+	return 0;
+}
+
+/* Create every missing component of path below rootfd (directories; the last
+ * one a file if !dir) without following symlinks; return an O_PATH fd. */
+static int ensure_path(int rootfd, const char *path, bool dir, cordon_error *err)
+{
+	char tmp[4096];
+	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
+		return cordon_err(err, ENAMETOOLONG, "%s", path);
+	for (char *p = tmp + 1;; p++) {
+		bool last = *p == '\0';
+		if (*p != '/' && !last)
+			continue;
+		*p = '\0';
+		_cleanup_close_ int fd = openat2_nofollow(rootfd, tmp, O_PATH);
+		if (fd < 0 && errno == ENOENT) {
+			int r;
+			if (!last || dir)
+				r = mkdirat(rootfd, tmp + 1, 0755);
+			else
+				r = mknodat(rootfd, tmp + 1, S_IFREG | 0644, 0);
+			if (r < 0 && errno != EEXIST)
+				return cordon_err_errno(err, "create mount point %s", tmp);
+		} else if (fd < 0) {
+			return cordon_err_errno(err, "mount point %s", tmp);
+		}
+		if (last)
+			break;
+		*p = '/';
+	}
+	int fd = openat2_nofollow(rootfd, path, O_PATH);
+	if (fd < 0)
+		return cordon_err_errno(err, "mount point %s", path);
+	return fd;
+}
+
+static int attach_tree(int tree, int rootfd, const char *path, bool dir, cordon_error *err)
+{
+	_cleanup_close_ int target = ensure_path(rootfd, path, dir, err);
+	if (target < 0)
+		return -1;
+	if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return cordon_err_errno(err, "move_mount onto %s", path);
+	return 0;
+}
+
+/* Bind host path (seen at /oldroot) at the same path under the new root. */
+static int bind_host(int oldroot, int newroot, const char *path, bool ro, cordon_error *err)
+{
+	_cleanup_close_ int src = openat2_nofollow(oldroot, path, O_PATH);
+	if (src < 0)
+		return cordon_err_errno(err, "%s", path);
+	struct stat st;
+	if (fstat(src, &st) < 0)
+		return cordon_err_errno(err, "stat %s", path);
+	_cleanup_close_ int tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+					     AT_RECURSIVE | AT_EMPTY_PATH);
+	if (tree < 0)
+		return cordon_err_errno(err, "open_tree %s", path);
+	struct mount_attr attr = {
+		.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (ro ? MOUNT_ATTR_RDONLY : 0),
+	};
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+		return cordon_err_errno(err, "make %s %s", path, ro ? "read-only" : "nosuid");
+	return attach_tree(tree, newroot, path, S_ISDIR(st.st_mode), err);
+}
+
+/* A fresh tmpfs at path under the new root. */
+static int mount_tmpfs(int newroot, const char *path, const char *mode, uint64_t size,
+		       unsigned extra_attr, cordon_error *err)
+{
+	_cleanup_close_ int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return cordon_err_errno(err, "fsopen tmpfs");
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "mode", mode, 0) < 0)
+		return cordon_err_errno(err, "tmpfs %s mode", path);
+	if (size) {
+		char sz[32];
+		snprintf(sz, sizeof(sz), "%llu", (unsigned long long)size);
+		if (fsconfig(fs, FSCONFIG_SET_STRING, "size", sz, 0) < 0)
+			return cordon_err_errno(err, "tmpfs %s size", path);
+	}
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return cordon_err_errno(err, "create tmpfs %s", path);
+	_cleanup_close_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC,
+					  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | extra_attr);
+	if (mnt < 0)
+		return cordon_err_errno(err, "fsmount tmpfs %s", path);
+	return attach_tree(mnt, newroot, path, true, err);
+}
+
+static int setup_system(int oldroot, int newroot, cordon_error *err)
+{
+	static const char *const dirs[] = {"/usr", "/etc"};
+	static const char *const links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		if (bind_host(oldroot, newroot, dirs[i], true, err) < 0)
+			return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(links); i++) {
+		struct stat st;
+		if (fstatat(oldroot, links[i] + 1, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue; /* absent on this host */
+		if (S_ISLNK(st.st_mode)) {
+			char target[4096];
+			ssize_t n = readlinkat(oldroot, links[i] + 1, target, sizeof(target) - 1);
+			if (n < 0)
+				return cordon_err_errno(err, "readlink %s", links[i]);
+			target[n] = '\0';
+			if (symlinkat(target, newroot, links[i] + 1) < 0)
+				return cordon_err_errno(err, "symlink %s", links[i]);
+		} else if (S_ISDIR(st.st_mode)) {
+			if (bind_host(oldroot, newroot, links[i], true, err) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+static int setup_proc(int newroot, cordon_error *err)
+{
+	_cleanup_close_ int fs = fsopen("proc", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return cordon_err_errno(err, "fsopen proc");
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return cordon_err_errno(err, "create proc");
+	_cleanup_close_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC,
+					  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	if (mnt < 0)
+		return cordon_err_errno(err, "fsmount proc");
+	if (attach_tree(mnt, newroot, "/proc", true, err) < 0)
+		return -1;
+	/* As bubblewrap does: the kernel-tuning parts of /proc read-only. */
+	static const char *const ro[] = {"sys", "sysrq-trigger", "irq", "bus"};
+	_cleanup_close_ int proc = openat2_nofollow(newroot, "proc", O_PATH | O_DIRECTORY);
+	if (proc < 0)
+		return cordon_err_errno(err, "open /proc");
+	for (size_t i = 0; i < ARRAY_SIZE(ro); i++) {
+		_cleanup_close_ int t = open_tree(proc, ro[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
+		if (t < 0)
+			continue; /* absent on this kernel */
+		struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+		if (mount_setattr(t, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0 ||
+		    move_mount(t, "", proc, ro[i], MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			return cordon_err_errno(err, "make /proc/%s read-only", ro[i]);
+	}
+	return 0;
+}
+
+static int setup_dev(int oldroot, int newroot, cordon_error *err)
+{
+	if (mount_tmpfs(newroot, "/dev", "0755", 1 << 20, MOUNT_ATTR_NOEXEC, err) < 0)
+		return -1;
+	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
+	for (size_t i = 0; i < ARRAY_SIZE(nodes); i++) {
+		char path[32];
+		snprintf(path, sizeof(path), "/dev/%s", nodes[i]);
+		_cleanup_close_ int src = openat2_nofollow(oldroot, path, O_PATH);
+		if (src < 0)
+			return cordon_err_errno(err, "host %s", path);
+		_cleanup_close_ int t = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		if (t < 0)
+			return cordon_err_errno(err, "open_tree %s", path);
+		struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
+		if (mount_setattr(t, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+			return cordon_err_errno(err, "mount_setattr %s", path);
+		if (attach_tree(t, newroot, path, false, err) < 0)
+			return -1;
+	}
+	/* A private devpts instance: the run's ptys are its own. */
+	{
+		_cleanup_close_ int fs = fsopen("devpts", FSOPEN_CLOEXEC);
+		if (fs < 0)
+			return cordon_err_errno(err, "fsopen devpts");
+		if (fsconfig(fs, FSCONFIG_SET_FLAG, "newinstance", NULL, 0) < 0 ||
+		    fsconfig(fs, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) < 0 ||
+		    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0620", 0) < 0 ||
+		    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+			return cordon_err_errno(err, "create devpts");
+		_cleanup_close_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+		if (mnt < 0)
+			return cordon_err_errno(err, "fsmount devpts");
+		if (attach_tree(mnt, newroot, "/dev/pts", true, err) < 0)
+			return -1;
+	}
+	if (mount_tmpfs(newroot, "/dev/shm", "1777", 0, 0, err) < 0)
+		return -1;
+	static const char *const links[][2] = {
+		{"pts/ptmx", "dev/ptmx"}, {"/proc/self/fd", "dev/fd"}, {"/proc/self/fd/0", "dev/stdin"},
+		{"/proc/self/fd/1", "dev/stdout"}, {"/proc/self/fd/2", "dev/stderr"},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
+		if (symlinkat(links[i][0], newroot, links[i][1]) < 0)
+			return cordon_err_errno(err, "symlink /%s", links[i][1]);
+	return 0;
+}
+
+static int setup_task_mounts(const struct mount_plan *plan, int oldroot, int newroot,
+			     cordon_error *err)
+{
+	for (size_t i = 0; i < plan->n; i++) {
+		const struct cordon_mount *m = &plan->mounts[i];
+		int r;
+		if (m->mode == MOUNT_TMPFS)
+			r = mount_tmpfs(newroot, m->path, "1777", m->size, 0, err);
+		else if (plan->tree_fds && plan->tree_fds[i] >= 0)
+			r = attach_tree(plan->tree_fds[i], newroot, m->path, true, err);
+		else
+			r = bind_host(oldroot, newroot, m->path, m->mode == MOUNT_RO, err);
+		if (r < 0)
+			return cordon_err_wrap(err, "%s %s", mount_mode_name(m->mode), m->path);
+	}
+	return 0;
+}
+
+int mounts_apply(const struct mount_plan *plan, cordon_error *err)
+{
+	/* 1 */
+	if (mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) < 0)
+		return cordon_err_errno(err, "make / a slave mount");
+	/* 2 */
+	if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k") < 0)
+		return cordon_err_errno(err, "mount base tmpfs");
+	if (chdir("/tmp") < 0 || mkdir("newroot", 0755) < 0 || mkdir("oldroot", 0755) < 0)
+		return cordon_err_errno(err, "prepare base tmpfs");
+	if (syscall(SYS_pivot_root, "/tmp", "/tmp/oldroot") < 0)
+		return cordon_err_errno(err, "pivot_root into the base tmpfs");
+	if (chdir("/") < 0)
+		return cordon_err_errno(err, "chdir /");
+	/* 3 */
+	if (mount("tmpfs", "/newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
+		return cordon_err_errno(err, "mount root tmpfs");
+	_cleanup_close_ int oldroot = open("/oldroot", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int newroot = open("/newroot", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (oldroot < 0 || newroot < 0)
+		return cordon_err_errno(err, "open roots");
+	/* 4 */
+	if (setup_system(oldroot, newroot, err) < 0 ||
+	    mount_tmpfs(newroot, "/tmp", "1777", 0, 0, err) < 0 ||
+	    setup_proc(newroot, err) < 0 || setup_dev(oldroot, newroot, err) < 0 ||
+	    setup_task_mounts(plan, oldroot, newroot, err) < 0)
+		return -1;
+	/* The root itself: read-only, nothing can be created beside the binds. */
+	if (mount(NULL, "/newroot", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
+		return cordon_err_errno(err, "make the root read-only");
+	/* 5 */
+	if (umount2("/oldroot", MNT_DETACH) < 0)
+		return cordon_err_errno(err, "detach the host root");
+	if (chdir("/newroot") < 0)
+		return cordon_err_errno(err, "chdir /newroot");
+	if (syscall(SYS_pivot_root, ".", ".") < 0)
+		return cordon_err_errno(err, "pivot_root into the new root");
+	if (umount2(".", MNT_DETACH) < 0)
+		return cordon_err_errno(err, "detach the base tmpfs");
+	if (chdir("/") < 0)
+		return cordon_err_errno(err, "chdir /");
+	return 0;
+}

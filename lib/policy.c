@@ -1,0 +1,899 @@
+#include <ctype.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cleanup.h"
+#include "error.h"
+#include "json.h"
+#include "ledger.h"
+#include "policy.h"
+#include "units.h"
+
+#define POLICY_MAX_BYTES (4 << 20)
+
+static const char *const limit_names[LIM_COUNT] = {
+	"wall_time", "cpu_time", "memory", "pids", "output", "file_size",
+};
+static const char *const limit_flags[LIM_COUNT] = {
+	"--time-limit", "--cpu-limit", "--memory-limit", "--pids-limit",
+	"--output-limit", "--file-size-limit",
+};
+
+const char *limit_name(enum limit_id id) { return limit_names[id]; }
+const char *limit_flag(enum limit_id id) { return limit_flags[id]; }
+
+const char *source_name(enum source s)
+{
+	static const char *n[] = {"default", "policy", "flag", "ceiling"};
+	return n[s];
+}
+
+const char *mount_mode_name(enum mount_mode m)
+{
+	static const char *n[] = {"ro", "rw", "tmpfs"};
+	return n[m];
+}
+
+cordon_policy *policy_new(void)
+{
+	return calloc(1, sizeof(cordon_policy));
+}
+
+void mounts_free(struct cordon_mount *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(m[i].path);
+	free(m);
+}
+
+static void secret_clear(struct cordon_secret *s)
+{
+	free(s->name);
+	free(s->from_env);
+	free(s->from_file);
+	free(s->mount);
+}
+
+void policy_free(cordon_policy *p)
+{
+	if (!p)
+		return;
+	mounts_free(p->mounts, p->nmounts);
+	strv_free(&p->env);
+	strv_free(&p->net_allow);
+	for (size_t i = 0; i < p->nsecrets; i++)
+		secret_clear(&p->secrets[i]);
+	free(p->secrets);
+	strv_free(&p->sys_allow);
+	strv_free(&p->sys_deny);
+	strv_free(&p->inputs);
+	free(p->check);
+	for (size_t i = 0; i < p->ledger.n; i++)
+		free(p->ledger.ev[i].name);
+	free(p->ledger.ev);
+	free(p->cwd);
+	free(p->file);
+	free(p);
+}
+
+bool env_name_valid(const char *name)
+{
+	if (!name[0] || !(isalpha((unsigned char)name[0]) || name[0] == '_'))
+		return false;
+	for (const char *c = name; *c; c++)
+		if (!(isalnum((unsigned char)*c) || *c == '_'))
+			return false;
+	return true;
+}
+
+int resolve_user_path(const char *path, const char *base_dir, char *out, size_t outsz,
+		      cordon_error *err)
+{
+	char joined[PATH_MAX * 2];
+	if (!path[0])
+		return cordon_err(err, 0, "empty path");
+	if (path[0] == '/') {
+		if (path_normalize(path, out, outsz) < 0)
+			return cordon_err(err, 0, "path \"%s\" is too long", path);
+		return 0;
+	}
+	if (snprintf(joined, sizeof(joined), "%s/%s", base_dir, path) >= (int)sizeof(joined))
+		return cordon_err(err, 0, "path \"%s\" is too long", path);
+	if (path_normalize(joined, out, outsz) < 0)
+		return cordon_err(err, 0, "path \"%s\" is too long", path);
+	char base[PATH_MAX];
+	if (path_normalize(base_dir, base, sizeof(base)) < 0)
+		return cordon_err(err, 0, "path \"%s\" is too long", base_dir);
+	if (!path_has_prefix(out, base))
+		return cordon_err(err, 0, "relative path \"%s\" escapes its base directory %s", path, base);
+	return 0;
+}
+
+int policy_add_mount(cordon_policy *p, enum mount_mode mode, const char *spec,
+		     enum source src, const char *base_dir, cordon_error *err)
+{
+	char pathbuf[PATH_MAX];
+	char norm[PATH_MAX];
+	uint64_t size = 0;
+	if (strlen(spec) >= sizeof(pathbuf))
+		return cordon_err(err, 0, "path \"%s\" is too long", spec);
+	strcpy(pathbuf, spec);
+	if (mode == MOUNT_TMPFS) {
+		char *colon = strrchr(pathbuf, ':');
+		if (colon) {
+			*colon = '\0';
+			if (parse_size(colon + 1, &size, err) < 0)
+				return cordon_err_wrap(err, "tmpfs %s", pathbuf);
+		}
+	}
+	if (resolve_user_path(pathbuf, base_dir, norm, sizeof(norm), err) < 0)
+		return -1;
+	if (strcmp(norm, "/") == 0)
+		return cordon_err(err, 0, "%s /: the root itself cannot be mounted; name the directories the task needs",
+				  mount_mode_name(mode));
+	struct cordon_mount *m = realloc(p->mounts, (p->nmounts + 1) * sizeof(*m));
+	if (!m)
+		return cordon_err(err, 12, "out of memory");
+	p->mounts = m;
+	char *dup = strdup(norm);
+	if (!dup)
+		return cordon_err(err, 12, "out of memory");
+	p->mounts[p->nmounts++] = (struct cordon_mount){mode, dup, size, src};
+	return 0;
+}
+
+int policy_add_env(cordon_policy *p, const char *assign, cordon_error *err)
+{
+	const char *eq = strchr(assign, '=');
+	if (!eq)
+		return cordon_err(err, 0, "--env \"%s\": expected NAME=VALUE", assign);
+	char name[256];
+	size_t n = (size_t)(eq - assign);
+	if (n == 0 || n >= sizeof(name))
+		return cordon_err(err, 0, "--env \"%.*s\": bad variable name", (int)n, assign);
+	memcpy(name, assign, n);
+	name[n] = '\0';
+	if (!env_name_valid(name))
+		return cordon_err(err, 0, "--env: \"%s\" is not a valid variable name", name);
+	return strv_push(&p->env, assign) < 0 ? cordon_err(err, 12, "out of memory") : 0;
+}
+
+static int validate_endpoint(const char *ep, cordon_error *err)
+{
+	const char *colon = strrchr(ep, ':');
+	if (!colon || colon == ep)
+		return cordon_err(err, 0, "endpoint \"%s\": expected HOST:PORT", ep);
+	const char *port = colon + 1;
+	if (strcmp(port, "*") != 0) {
+		char *end;
+		long v = strtol(port, &end, 10);
+		if (!*port || *end || v < 1 || v > 65535)
+			return cordon_err(err, 0, "endpoint \"%s\": port must be 1-65535 or *", ep);
+	}
+	size_t hl = (size_t)(colon - ep);
+	if (ep[0] == '[') { /* [v6]:port */
+		if (ep[hl - 1] != ']')
+			return cordon_err(err, 0, "endpoint \"%s\": unterminated IPv6 literal", ep);
+		return 0;
+	}
+	for (size_t i = 0; i < hl; i++) {
+		char c = ep[i];
+		if (!(isalnum((unsigned char)c) || c == '-' || c == '.' || c == '*' || c == '_'))
+			return cordon_err(err, 0, "endpoint \"%s\": bad character in host", ep);
+		if (c == '*' && !(i == 0 && hl > 2 && ep[1] == '.'))
+			return cordon_err(err, 0, "endpoint \"%s\": '*' is allowed only as a leading \"*.\"", ep);
+	}
+	return 0;
+}
+
+int policy_add_net(cordon_policy *p, const char *endpoint, cordon_error *err)
+{
+	if (validate_endpoint(endpoint, err) < 0)
+		return -1;
+	if (strv_contains(&p->net_allow, endpoint))
+		return 0;
+	return strv_push(&p->net_allow, endpoint) < 0 ? cordon_err(err, 12, "out of memory") : 0;
+}
+
+static struct cordon_secret *secret_slot(cordon_policy *p, const char *name, cordon_error *err)
+{
+	if (!env_name_valid(name)) {
+		cordon_err(err, 0, "secret \"%s\": not a valid variable name", name);
+		return NULL;
+	}
+	for (size_t i = 0; i < p->nsecrets; i++) {
+		if (strcmp(p->secrets[i].name, name) == 0) {
+			secret_clear(&p->secrets[i]);
+			memset(&p->secrets[i], 0, sizeof(p->secrets[i]));
+			p->secrets[i].name = strdup(name);
+			return p->secrets[i].name ? &p->secrets[i] : NULL;
+		}
+	}
+	struct cordon_secret *s = realloc(p->secrets, (p->nsecrets + 1) * sizeof(*s));
+	if (!s) {
+		cordon_err(err, 12, "out of memory");
+		return NULL;
+	}
+	p->secrets = s;
+	s = &p->secrets[p->nsecrets];
+	memset(s, 0, sizeof(*s));
+	s->name = strdup(name);
+	if (!s->name) {
+		cordon_err(err, 12, "out of memory");
+		return NULL;
+	}
+	p->nsecrets++;
+	return s;
+}
+
+int policy_add_secret_spec(cordon_policy *p, const char *spec, cordon_error *err)
+{
+	char name[256];
+	const char *eq = strchr(spec, '=');
+	size_t n = eq ? (size_t)(eq - spec) : strlen(spec);
+	if (n == 0 || n >= sizeof(name))
+		return cordon_err(err, 0, "--secret \"%s\": expected NAME or NAME=file:PATH", spec);
+	memcpy(name, spec, n);
+	name[n] = '\0';
+	if (eq && strncmp(eq + 1, "file:", 5) != 0)
+		return cordon_err(err, 0, "--secret %s: expected NAME=file:PATH (values are never given on the command line)", name);
+	struct cordon_secret *s = secret_slot(p, name, err);
+	if (!s)
+		return -1;
+	if (eq) {
+		char abs[PATH_MAX], cwd[PATH_MAX];
+		if (!getcwd(cwd, sizeof(cwd)))
+			return cordon_err_errno(err, "getcwd");
+		if (resolve_user_path(eq + 6, cwd, abs, sizeof(abs), err) < 0)
+			return cordon_err_wrap(err, "--secret %s", name);
+		s->from_file = strdup(abs);
+	} else {
+		s->from_env = strdup(name);
+	}
+	if (!s->from_file && !s->from_env)
+		return cordon_err(err, 12, "out of memory");
+	return 0;
+}
+
+static int parse_limit_value(enum limit_id id, const char *v, uint64_t *out, cordon_error *err)
+{
+	switch (id) {
+	case LIM_WALL:
+	case LIM_CPU:
+		return parse_duration(v, out, err);
+	case LIM_PIDS: {
+		char *end;
+		errno = 0;
+		unsigned long long n = strtoull(v, &end, 10);
+		if (!isdigit((unsigned char)v[0]) || *end || errno || n == 0 || n > 4194304)
+			return cordon_err(err, 0, "malformed process count \"%s\" (1-4194304)", v);
+		*out = n;
+		return 0;
+	}
+	default:
+		if (parse_size(v, out, err) < 0)
+			return -1;
+		if (*out == 0)
+			return cordon_err(err, 0, "size \"%s\" must be positive", v);
+		return 0;
+	}
+}
+
+int policy_set_limit(cordon_policy *p, enum limit_id id, const char *value,
+		     enum source src, cordon_error *err)
+{
+	uint64_t v;
+	if (parse_limit_value(id, value, &v, err) < 0)
+		return -1;
+	if (id == LIM_MEMORY && v < (1 << 20))
+		return cordon_err(err, 0, "memory limit %s is below the 1 MiB minimum", value);
+	p->limits[id] = (struct cordon_limit){true, v, src};
+	return 0;
+}
+
+int policy_set_cwd(cordon_policy *p, const char *path, cordon_error *err)
+{
+	char abs[PATH_MAX], cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd)))
+		return cordon_err_errno(err, "getcwd");
+	if (resolve_user_path(path, cwd, abs, sizeof(abs), err) < 0)
+		return cordon_err_wrap(err, "--cwd");
+	free(p->cwd);
+	p->cwd = strdup(abs);
+	return p->cwd ? 0 : cordon_err(err, 12, "out of memory");
+}
+
+int policy_set_check(cordon_policy *p, const char *cmd, cordon_error *err)
+{
+	free(p->check);
+	p->check = strdup(cmd);
+	return p->check ? 0 : cordon_err(err, 12, "out of memory");
+}
+
+/* ---- JSON policy ---- */
+
+typedef struct {
+	cordon_policy *p;
+	const char *name;     /* file name for messages */
+	const char *base_dir; /* for relative paths */
+	cordon_error *err;
+} pctx;
+
+static int at(pctx *c, int line, int col, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static int at(pctx *c, int line, int col, const char *fmt, ...)
+{
+	char msg[768];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return cordon_err(c->err, 0, "%s:%d:%d: %s", c->name, line, col, msg);
+}
+
+/* Re-anchor a value error (from units/validators) at a node's position. */
+static int at_node(pctx *c, const jnode *n, const char *key)
+{
+	char msg[sizeof(c->err->msg)];
+	snprintf(msg, sizeof(msg), "%s", c->err->msg);
+	return at(c, n->line, n->col, "\"%s\": %s", key, msg);
+}
+
+static int want(pctx *c, const jnode *n, jtype t, const char *key)
+{
+	if (n->type == t)
+		return 0;
+	return at(c, n->line, n->col, "\"%s\" must be %s %s, not %s %s", key,
+		  t == J_ARR || t == J_OBJ ? "an" : "a", json_type_name(t),
+		  n->type == J_ARR || n->type == J_OBJ ? "an" : "a", json_type_name(n->type));
+}
+
+static int check_keys(pctx *c, const jnode *obj, const char *where, const char *const *allowed)
+{
+	for (size_t i = 0; i < obj->n; i++) {
+		bool ok = false;
+		for (const char *const *a = allowed; *a; a++)
+			if (strcmp(obj->keys[i], *a) == 0)
+				ok = true;
+		if (ok)
+			continue;
+		char list[512] = "";
+		for (const char *const *a = allowed; *a; a++) {
+			strncat(list, *a, sizeof(list) - strlen(list) - 1);
+			if (a[1])
+				strncat(list, ", ", sizeof(list) - strlen(list) - 1);
+		}
+		return at(c, obj->kline[i], obj->kcol[i], "unknown key \"%s\"%s%s (expected one of: %s)",
+			  obj->keys[i], where[0] ? " in " : "", where, list);
+	}
+	return 0;
+}
+
+/* Each string of an array, with its node. */
+#define FOREACH_STR(c, arr, key, s, node)                                      \
+	for (size_t _i = 0; _i < (arr)->n; _i++)                               \
+		if (((node) = (arr)->items[_i]), want((c), (node), J_STR, (key)) < 0) \
+			return -1;                                             \
+		else if (((s) = (node)->str), 0) {                             \
+		} else
+
+static int load_filesystem(pctx *c, const jnode *fs)
+{
+	static const char *const keys[] = {"read", "write", "tmpfs", NULL};
+	static const enum mount_mode modes[] = {MOUNT_RO, MOUNT_RW, MOUNT_TMPFS};
+	if (want(c, fs, J_OBJ, "filesystem") < 0 || check_keys(c, fs, "\"filesystem\"", keys) < 0)
+		return -1;
+	for (int k = 0; k < 3; k++) {
+		char key[32];
+		snprintf(key, sizeof(key), "filesystem.%s", keys[k]);
+		jnode *arr = json_get(fs, keys[k]);
+		if (!arr)
+			continue;
+		if (want(c, arr, J_ARR, key) < 0)
+			return -1;
+		const char *s;
+		jnode *n;
+		FOREACH_STR(c, arr, key, s, n) {
+			if (policy_add_mount(c->p, modes[k], s, SRC_POLICY, c->base_dir, c->err) < 0)
+				return at_node(c, n, key);
+		}
+	}
+	return 0;
+}
+
+static int load_network(pctx *c, const jnode *net)
+{
+	static const char *const keys[] = {"allow", NULL};
+	if (want(c, net, J_OBJ, "network") < 0 || check_keys(c, net, "\"network\"", keys) < 0)
+		return -1;
+	jnode *arr = json_get(net, "allow");
+	if (!arr)
+		return 0;
+	if (want(c, arr, J_ARR, "network.allow") < 0)
+		return -1;
+	const char *s;
+	jnode *n;
+	FOREACH_STR(c, arr, "network.allow", s, n) {
+		if (policy_add_net(c->p, s, c->err) < 0)
+			return at_node(c, n, "network.allow");
+	}
+	return 0;
+}
+
+static int load_env(pctx *c, const jnode *env)
+{
+	if (want(c, env, J_OBJ, "env") < 0)
+		return -1;
+	for (size_t i = 0; i < env->n; i++) {
+		if (!env_name_valid(env->keys[i]))
+			return at(c, env->kline[i], env->kcol[i], "\"env\": \"%s\" is not a valid variable name",
+				  env->keys[i]);
+		if (want(c, env->items[i], J_STR, env->keys[i]) < 0)
+			return -1;
+		buf b = {0};
+		if (buf_printf(&b, "%s=%s", env->keys[i], env->items[i]->str) < 0 ||
+		    strv_push_take(&c->p->env, b.p) < 0)
+			return cordon_err(c->err, 12, "out of memory");
+	}
+	return 0;
+}
+
+static int load_secrets(pctx *c, const jnode *sec)
+{
+	static const char *const keys[] = {"env", "file", "mount", "allow_short", NULL};
+	if (want(c, sec, J_OBJ, "secrets") < 0)
+		return -1;
+	for (size_t i = 0; i < sec->n; i++) {
+		const jnode *o = sec->items[i];
+		const char *name = sec->keys[i];
+		if (!env_name_valid(name))
+			return at(c, sec->kline[i], sec->kcol[i], "secret \"%s\": not a valid variable name", name);
+		if (want(c, o, J_OBJ, name) < 0 || check_keys(c, o, name, keys) < 0)
+			return -1;
+		jnode *e = json_get(o, "env"), *f = json_get(o, "file"), *m = json_get(o, "mount"),
+		      *as = json_get(o, "allow_short");
+		if ((e && f) || (!e && !f))
+			return at(c, o->line, o->col, "secret \"%s\": give exactly one of \"env\" or \"file\"", name);
+		if ((e && want(c, e, J_STR, "env") < 0) || (f && want(c, f, J_STR, "file") < 0) ||
+		    (m && want(c, m, J_STR, "mount") < 0) || (as && want(c, as, J_BOOL, "allow_short") < 0))
+			return -1;
+		if (e && !env_name_valid(e->str))
+			return at(c, e->line, e->col, "secret \"%s\": \"%s\" is not a valid variable name", name, e->str);
+		struct cordon_secret *s = secret_slot(c->p, name, c->err);
+		if (!s)
+			return at_node(c, o, name);
+		if (e)
+			s->from_env = strdup(e->str);
+		if (f) {
+			char abs[PATH_MAX];
+			if (resolve_user_path(f->str, c->base_dir, abs, sizeof(abs), c->err) < 0)
+				return at_node(c, f, "file");
+			s->from_file = strdup(abs);
+		}
+		if (m) {
+			char abs[PATH_MAX];
+			if (m->str[0] != '/' || path_normalize(m->str, abs, sizeof(abs)) < 0)
+				return at(c, m->line, m->col, "secret \"%s\": \"mount\" must be an absolute path", name);
+			s->mount = strdup(abs);
+			if (!s->mount)
+				return cordon_err(c->err, 12, "out of memory");
+		}
+		s->allow_short = as && as->b;
+		if (!s->from_env && !s->from_file)
+			return cordon_err(c->err, 12, "out of memory");
+	}
+	return 0;
+}
+
+static int load_limits(pctx *c, const jnode *lim)
+{
+	static const char *const keys[] = {"wall_time", "cpu_time", "memory", "pids", "output", "file_size", NULL};
+	if (want(c, lim, J_OBJ, "limits") < 0 || check_keys(c, lim, "\"limits\"", keys) < 0)
+		return -1;
+	for (size_t i = 0; i < lim->n; i++) {
+		enum limit_id id = 0;
+		while (strcmp(limit_names[id], lim->keys[i]) != 0)
+			id++;
+		const jnode *v = lim->items[i];
+		char tmp[64];
+		const char *s;
+		if (v->type == J_STR) {
+			s = v->str;
+		} else if (v->type == J_NUM) {
+			bool time = id == LIM_WALL || id == LIM_CPU;
+			if (v->num <= 0 || (!time && !v->num_is_int) || v->num > 1e15)
+				return at(c, v->line, v->col, "\"limits.%s\": %s", lim->keys[i],
+					  time ? "must be a positive number of seconds"
+					       : "must be a positive whole number");
+			if (time)
+				snprintf(tmp, sizeof(tmp), "%.9f", v->num);
+			else
+				snprintf(tmp, sizeof(tmp), "%.0f", v->num);
+			s = tmp;
+		} else {
+			return at(c, v->line, v->col, "\"limits.%s\" must be a string or a number, not %s",
+				  lim->keys[i], json_type_name(v->type));
+		}
+		char key[32];
+		snprintf(key, sizeof(key), "limits.%s", lim->keys[i]);
+		if (policy_set_limit(c->p, id, s, SRC_POLICY, c->err) < 0)
+			return at_node(c, v, key);
+	}
+	return 0;
+}
+
+static int load_syscalls(pctx *c, const jnode *sc)
+{
+	static const char *const keys[] = {"allow", "deny", NULL};
+	if (want(c, sc, J_OBJ, "syscalls") < 0 || check_keys(c, sc, "\"syscalls\"", keys) < 0)
+		return -1;
+	for (int k = 0; k < 2; k++) {
+		jnode *arr = json_get(sc, keys[k]);
+		char key[32];
+		snprintf(key, sizeof(key), "syscalls.%s", keys[k]);
+		if (!arr)
+			continue;
+		if (want(c, arr, J_ARR, key) < 0)
+			return -1;
+		const char *s;
+		jnode *n;
+		FOREACH_STR(c, arr, key, s, n) {
+			if (seccomp_syscall_resolve_name(s) == __NR_SCMP_ERROR)
+				return at(c, n->line, n->col, "\"%s\": unknown system call \"%s\"", key, s);
+			if (strv_push(k ? &c->p->sys_deny : &c->p->sys_allow, s) < 0)
+				return cordon_err(c->err, 12, "out of memory");
+		}
+	}
+	return 0;
+}
+
+static int load_ledger(pctx *c, const jnode *arr, struct ledger *out)
+{
+	if (want(c, arr, J_ARR, "ledger") < 0)
+		return -1;
+	struct ledger_event *ev = calloc(arr->n ? arr->n : 1, sizeof(*ev));
+	if (!ev)
+		return cordon_err(c->err, 12, "out of memory");
+	for (size_t i = 0; i < out->n; i++)
+		free(out->ev[i].name);
+	free(out->ev);
+	out->ev = ev;
+	out->n = 0;
+	for (size_t i = 0; i < arr->n; i++) {
+		static const char *const akeys[] = {"alloc", "bytes", NULL};
+		static const char *const fkeys[] = {"free", NULL};
+		const jnode *e = arr->items[i];
+		if (want(c, e, J_OBJ, "ledger event") < 0)
+			return -1;
+		jnode *a = json_get(e, "alloc"), *f = json_get(e, "free");
+		if ((a && f) || (!a && !f))
+			return at(c, e->line, e->col, "ledger event must have exactly one of \"alloc\" or \"free\"");
+		if (check_keys(c, e, "a ledger event", a ? akeys : fkeys) < 0)
+			return -1;
+		jnode *name = a ? a : f;
+		if (want(c, name, J_STR, a ? "alloc" : "free") < 0)
+			return -1;
+		struct ledger_event *le = &out->ev[out->n];
+		le->alloc = a != NULL;
+		le->line = e->line;
+		le->col = e->col;
+		if (a) {
+			jnode *b = json_get(e, "bytes");
+			if (!b)
+				return at(c, e->line, e->col, "ledger alloc \"%s\" needs \"bytes\"", a->str);
+			if (b->type == J_NUM) {
+				if (!b->num_is_int || b->num < 0 || b->num > 9e15)
+					return at(c, b->line, b->col, "\"bytes\" must be a whole number of bytes");
+				le->bytes = (uint64_t)b->num;
+			} else if (b->type == J_STR) {
+				if (parse_size(b->str, &le->bytes, c->err) < 0)
+					return at_node(c, b, "bytes");
+			} else {
+				return want(c, b, J_STR, "bytes");
+			}
+		}
+		le->name = strdup(name->str);
+		if (!le->name)
+			return cordon_err(c->err, 12, "out of memory");
+		out->n++;
+	}
+	return 0;
+}
+
+static int load_enforcement(pctx *c, const jnode *en)
+{
+	static const char *const keys[] = {"allow_weaker", NULL};
+	if (want(c, en, J_OBJ, "enforcement") < 0 || check_keys(c, en, "\"enforcement\"", keys) < 0)
+		return -1;
+	jnode *arr = json_get(en, "allow_weaker");
+	if (!arr)
+		return 0;
+	if (want(c, arr, J_ARR, "enforcement.allow_weaker") < 0)
+		return -1;
+	const char *s;
+	jnode *n;
+	FOREACH_STR(c, arr, "enforcement.allow_weaker", s, n) {
+		if (strcmp(s, "cgroup") == 0)
+			c->p->allow_weaker |= WEAK_CGROUP;
+		else if (strcmp(s, "landlock") == 0)
+			c->p->allow_weaker |= WEAK_LANDLOCK;
+		else if (strcmp(s, "seccomp") == 0)
+			c->p->allow_weaker |= WEAK_SECCOMP;
+		else
+			return at(c, n->line, n->col, "\"enforcement.allow_weaker\": unknown layer \"%s\" (cgroup, landlock, seccomp)", s);
+	}
+	return 0;
+}
+
+static int load_root(pctx *c, const jnode *root)
+{
+	static const char *const keys[] = {
+		"filesystem", "network", "env", "secrets", "limits", "syscalls", "inputs",
+		"check", "ledger", "on_violation", "enforcement", "cwd", NULL,
+	};
+	if (root->type != J_OBJ)
+		return at(c, root->line, root->col, "a policy must be a JSON object, not %s",
+			  json_type_name(root->type));
+	if (check_keys(c, root, "", keys) < 0)
+		return -1;
+	jnode *n;
+	if ((n = json_get(root, "filesystem")) && load_filesystem(c, n) < 0)
+		return -1;
+	if ((n = json_get(root, "network")) && load_network(c, n) < 0)
+		return -1;
+	if ((n = json_get(root, "env")) && load_env(c, n) < 0)
+		return -1;
+	if ((n = json_get(root, "secrets")) && load_secrets(c, n) < 0)
+		return -1;
+	if ((n = json_get(root, "limits")) && load_limits(c, n) < 0)
+		return -1;
+	if ((n = json_get(root, "syscalls")) && load_syscalls(c, n) < 0)
+		return -1;
+	if ((n = json_get(root, "inputs"))) {
+		if (want(c, n, J_ARR, "inputs") < 0)
+			return -1;
+		const char *s;
+		jnode *item;
+		FOREACH_STR(c, n, "inputs", s, item) {
+			char abs[PATH_MAX];
+			if (resolve_user_path(s, c->base_dir, abs, sizeof(abs), c->err) < 0)
+				return at_node(c, item, "inputs");
+			if (strv_push(&c->p->inputs, abs) < 0)
+				return cordon_err(c->err, 12, "out of memory");
+		}
+	}
+	if ((n = json_get(root, "check"))) {
+		if (want(c, n, J_STR, "check") < 0 || policy_set_check(c->p, n->str, c->err) < 0)
+			return -1;
+	}
+	if ((n = json_get(root, "cwd"))) {
+		char abs[PATH_MAX];
+		if (want(c, n, J_STR, "cwd") < 0)
+			return -1;
+		if (resolve_user_path(n->str, c->base_dir, abs, sizeof(abs), c->err) < 0)
+			return at_node(c, n, "cwd");
+		free(c->p->cwd);
+		if (!(c->p->cwd = strdup(abs)))
+			return cordon_err(c->err, 12, "out of memory");
+	}
+	if ((n = json_get(root, "ledger"))) {
+		if (load_ledger(c, n, &c->p->ledger) < 0)
+			return -1;
+		c->p->has_ledger = true;
+	}
+	if ((n = json_get(root, "on_violation"))) {
+		if (want(c, n, J_STR, "on_violation") < 0)
+			return -1;
+		if (strcmp(n->str, "kill") == 0)
+			c->p->kill_on_violation = true;
+		else if (strcmp(n->str, "report") == 0)
+			c->p->kill_on_violation = false;
+		else
+			return at(c, n->line, n->col, "\"on_violation\" must be \"report\" or \"kill\"");
+	}
+	if ((n = json_get(root, "enforcement")) && load_enforcement(c, n) < 0)
+		return -1;
+	return 0;
+}
+
+int policy_load_json(cordon_policy *p, const char *text, size_t len, const char *name,
+		     const char *base_dir, cordon_error *err)
+{
+	jnode *root = json_parse(text, len, err);
+	if (!root)
+		return cordon_err_wrap(err, "%s", name);
+	pctx c = {p, name, base_dir, err};
+	int r = load_root(&c, root);
+	json_free(root);
+	return r;
+}
+
+/* Read a whole (small) regular file. */
+static char *read_small_file(const char *path, size_t max, size_t *len, cordon_error *err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		cordon_err_errno(err, "%s", path);
+		return NULL;
+	}
+	struct stat st;
+	if (fstat(fd, &st) < 0) {
+		cordon_err_errno(err, "%s", path);
+		return NULL;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		cordon_err(err, 0, "%s: not a regular file", path);
+		return NULL;
+	}
+	if ((size_t)st.st_size > max) {
+		cordon_err(err, 0, "%s: larger than %zu bytes", path, max);
+		return NULL;
+	}
+	buf b = {0};
+	char tmp[65536];
+	for (;;) {
+		ssize_t n = read(fd, tmp, sizeof(tmp));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			cordon_err_errno(err, "%s", path);
+			buf_free(&b);
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		if (b.len + (size_t)n > max || buf_append(&b, tmp, (size_t)n) < 0) {
+			cordon_err(err, 0, "%s: too large", path);
+			buf_free(&b);
+			return NULL;
+		}
+	}
+	if (!b.p && buf_append(&b, "", 0) < 0) {
+		cordon_err(err, 12, "out of memory");
+		return NULL;
+	}
+	*len = b.len;
+	return b.p;
+}
+
+int policy_load_file(cordon_policy *p, const char *path, cordon_error *err)
+{
+	size_t len;
+	_cleanup_free_ char *text = read_small_file(path, POLICY_MAX_BYTES, &len, err);
+	if (!text)
+		return -1;
+	char cwd[PATH_MAX], abs[PATH_MAX], dir[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd)))
+		return cordon_err_errno(err, "getcwd");
+	/* The policy's own directory: the base of its relative paths. (The
+	 * policy file itself may live anywhere, so no escape check here.) */
+	char joined[PATH_MAX * 2];
+	snprintf(joined, sizeof(joined), "%s/%s", path[0] == '/' ? "" : cwd, path);
+	if (path_normalize(joined, abs, sizeof(abs)) < 0)
+		return cordon_err(err, ENAMETOOLONG, "%s", path);
+	snprintf(dir, sizeof(dir), "%s", abs);
+	char *slash = strrchr(dir, '/');
+	if (slash == dir)
+		dir[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	free(p->file);
+	p->file = strdup(path);
+	return policy_load_json(p, text, len, path, dir, err);
+}
+
+/* `cordon ledger FILE`: {"limit": SIZE, "events": [...]}, validated with the
+ * same rules (and messages) as the policy's "ledger" key. */
+int ledger_load_file(const char *path, struct ledger *l, uint64_t *limit, cordon_error *err)
+{
+	size_t len;
+	_cleanup_free_ char *text = read_small_file(path, POLICY_MAX_BYTES, &len, err);
+	if (!text)
+		return -1;
+	jnode *root = json_parse(text, len, err);
+	if (!root)
+		return cordon_err_wrap(err, "%s", path);
+	pctx c = {NULL, path, "/", err};
+	static const char *const keys[] = {"limit", "events", NULL};
+	int r = -1;
+	jnode *lim, *ev;
+	if (want(&c, root, J_OBJ, "ledger file") < 0 || check_keys(&c, root, "", keys) < 0)
+		goto out;
+	lim = json_get(root, "limit");
+	ev = json_get(root, "events");
+	if (!lim || !ev) {
+		at(&c, root->line, root->col, "a ledger file needs \"limit\" and \"events\"");
+		goto out;
+	}
+	if (lim->type == J_NUM && lim->num_is_int && lim->num >= 0 && lim->num < 9e15) {
+		*limit = (uint64_t)lim->num;
+	} else if (lim->type == J_STR) {
+		if (parse_size(lim->str, limit, err) < 0) {
+			at_node(&c, lim, "limit");
+			goto out;
+		}
+	} else {
+		at(&c, lim->line, lim->col, "\"limit\" must be a size such as \"64M\" or a whole number of bytes");
+		goto out;
+	}
+	r = load_ledger(&c, ev, l);
+out:
+	json_free(root);
+	return r;
+}
+
+/* ---- effective mounts ---- */
+
+static int mount_cmp(const void *a, const void *b)
+{
+	const struct cordon_mount *x = a, *y = b;
+	/* Compare component-wise so "/a" < "/a/b" < "/a-b": '/' sorts first. */
+	const unsigned char *p = (const unsigned char *)x->path, *q = (const unsigned char *)y->path;
+	while (*p && *p == *q) {
+		p++;
+		q++;
+	}
+	int cp = *p == '/' ? 1 : *p ? *p + 1 : 0;
+	int cq = *q == '/' ? 1 : *q ? *q + 1 : 0;
+	return cp - cq;
+}
+
+void mounts_sort(struct cordon_mount *m, size_t n)
+{
+	qsort(m, n, sizeof(*m), mount_cmp);
+}
+
+int policy_effective_mounts(const cordon_policy *p, const char *workspace,
+			    struct cordon_mount **out, size_t *nout, cordon_error *err)
+{
+	size_t cap = p->nmounts + 1;
+	struct cordon_mount *m = calloc(cap, sizeof(*m));
+	size_t n = 0;
+	if (!m)
+		return cordon_err(err, 12, "out of memory");
+	bool ws_explicit = false;
+	for (size_t i = 0; i < p->nmounts; i++) {
+		const struct cordon_mount *src = &p->mounts[i];
+		bool dup = false;
+		for (size_t j = 0; j < n; j++) {
+			if (strcmp(m[j].path, src->path) != 0)
+				continue;
+			if (m[j].mode != src->mode || m[j].size != src->size) {
+				cordon_err(err, 0, "%s is requested both %s and %s", src->path,
+					   mount_mode_name(m[j].mode), mount_mode_name(src->mode));
+				mounts_free(m, n);
+				return -1;
+			}
+			dup = true;
+		}
+		if (dup)
+			continue;
+		if (workspace && strcmp(src->path, workspace) == 0)
+			ws_explicit = true;
+		m[n] = *src;
+		m[n].path = strdup(src->path);
+		if (!m[n].path) {
+			mounts_free(m, n);
+			return cordon_err(err, 12, "out of memory");
+		}
+		n++;
+	}
+	if (workspace && !ws_explicit) {
+		m[n] = (struct cordon_mount){MOUNT_RW, strdup(workspace), 0, SRC_DEFAULT};
+		if (!m[n].path) {
+			mounts_free(m, n);
+			return cordon_err(err, 12, "out of memory");
+		}
+		n++;
+	}
+	mounts_sort(m, n);
+	*out = m;
+	*nout = n;
+	return 0;
+}

@@ -1,0 +1,114 @@
+/* The policy model: what a task asks for. Parsed strictly from JSON and from
+ * command-line flags; immutable once a run starts. No syscalls here but reading
+ * the policy file. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "cordon.h"
+#include "strv.h"
+
+enum mount_mode { MOUNT_RO, MOUNT_RW, MOUNT_TMPFS };
+/* Where a setting came from (reported by explain and the report). */
+enum source { SRC_DEFAULT, SRC_POLICY, SRC_FLAG, SRC_CEILING };
+const char *source_name(enum source s);
+const char *mount_mode_name(enum mount_mode m);
+
+struct cordon_mount {
+	enum mount_mode mode;
+	char *path;     /* absolute, lexically normalised; also the in-sandbox path */
+	uint64_t size;  /* tmpfs size in bytes, 0 = kernel default */
+	enum source src;
+};
+
+enum limit_id { LIM_WALL, LIM_CPU, LIM_MEMORY, LIM_PIDS, LIM_OUTPUT, LIM_FILE_SIZE, LIM_COUNT };
+/* JSON key in policy.limits, and the name used in report.limits_hit. */
+const char *limit_name(enum limit_id id);
+/* Name of the matching command-line flag, e.g. "--time-limit". */
+const char *limit_flag(enum limit_id id);
+struct cordon_limit {
+	bool set;
+	uint64_t value; /* ns for time limits, bytes for sizes, count for pids */
+	enum source src;
+};
+
+struct cordon_secret {
+	char *name;
+	char *from_env;   /* host variable name, or NULL */
+	char *from_file;  /* host file path, or NULL */
+	char *mount;      /* deliver as a file at this path instead of env */
+	bool allow_short;
+};
+
+struct ledger_event {
+	bool alloc;
+	char *name;
+	uint64_t bytes;
+	int line, col;
+};
+struct ledger {
+	struct ledger_event *ev;
+	size_t n;
+};
+
+enum weaker { WEAK_CGROUP = 1, WEAK_LANDLOCK = 2, WEAK_SECCOMP = 4 };
+
+struct cordon_policy {
+	struct cordon_mount *mounts;
+	size_t nmounts;
+	strv env;          /* NAME=VALUE, later entries win */
+	strv net_allow;    /* host:port patterns */
+	struct cordon_secret *secrets;
+	size_t nsecrets;
+	struct cordon_limit limits[LIM_COUNT];
+	strv sys_allow, sys_deny;
+	strv inputs;       /* absolute paths */
+	char *check;
+	bool has_ledger;
+	struct ledger ledger;
+	char *cwd;         /* in-sandbox working directory, NULL = host cwd */
+	bool kill_on_violation;
+	unsigned allow_weaker; /* enum weaker bits */
+	char *file;        /* policy file path, for messages */
+};
+
+cordon_policy *policy_new(void);
+void policy_free(cordon_policy *p);
+
+/* Load a JSON policy file into p (merging). Errors read
+ * "FILE:LINE:COL: what". Relative paths resolve against the file's directory. */
+int policy_load_file(cordon_policy *p, const char *path, cordon_error *err);
+/* Same from memory; base_dir resolves relative paths; name is used in errors. */
+int policy_load_json(cordon_policy *p, const char *text, size_t len, const char *name,
+		     const char *base_dir, cordon_error *err);
+
+/* Flag-level setters (source = SRC_FLAG). Relative paths resolve against the
+ * current directory. Each validates its argument. */
+int policy_add_mount(cordon_policy *p, enum mount_mode mode, const char *spec,
+		     enum source src, const char *base_dir, cordon_error *err);
+int policy_add_env(cordon_policy *p, const char *assign, cordon_error *err);
+int policy_add_net(cordon_policy *p, const char *endpoint, cordon_error *err);
+int policy_add_secret_spec(cordon_policy *p, const char *spec, cordon_error *err);
+int policy_set_limit(cordon_policy *p, enum limit_id id, const char *value,
+		     enum source src, cordon_error *err);
+int policy_set_cwd(cordon_policy *p, const char *path, cordon_error *err);
+int policy_set_check(cordon_policy *p, const char *cmd, cordon_error *err);
+
+/* Resolve a user-supplied path (absolute, or relative to base_dir) into an
+ * absolute normalised path; refuses relative paths that climb out of base_dir. */
+int resolve_user_path(const char *path, const char *base_dir, char *out, size_t outsz,
+		      cordon_error *err);
+
+/* The effective mount list for a run: the default boundary (system
+ * directories ro, workspace rw, /tmp, /proc, /dev are handled by mounts.c)
+ * plus explicit mounts, sorted so parents precede children. An explicit mount
+ * of the same path replaces a default one; two explicit mounts of one path
+ * with different modes are refused. The caller frees with mounts_free(). */
+int policy_effective_mounts(const cordon_policy *p, const char *workspace,
+			    struct cordon_mount **out, size_t *nout, cordon_error *err);
+void mounts_free(struct cordon_mount *m, size_t n);
+/* Sort component-wise so that a parent always precedes its children. */
+void mounts_sort(struct cordon_mount *m, size_t n);
+
+/* A valid environment variable name? */
+bool env_name_valid(const char *name);

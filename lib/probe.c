@@ -1,0 +1,57 @@
+#include <errno.h>
+#include <linux/landlock.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "cgroup.h"
+#include "compat.h"
+#include "probe.h"
+
+static bool can_userns(void)
+{
+	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
+	if (pid < 0)
+		return false;
+	if (pid == 0)
+		_exit(0);
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return true;
+}
+
+void probe_host(struct host_features *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->privileged = geteuid() == 0;
+	f->userns = can_userns();
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	f->landlock_abi = abi > 0 ? (int)abi : 0;
+	f->seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
+	unsigned int act = SECCOMP_RET_USER_NOTIF;
+	f->seccomp_notify = syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act) == 0;
+	const struct cgroup_ops *ops = cgroup_detect(NULL);
+	f->cgroup = ops ? ops->name : "none";
+	if (ops == &cgroup_v1_ops) {
+		f->cgroup_memory = f->cgroup_pids = true;
+	} else if (ops == &cgroup_v2_ops) {
+		char mp[2048], self[2048], path[4400], line[512] = "";
+		if (cg_mount_point(NULL, true, mp, sizeof(mp)) == 0 && cg_self_path("", self, sizeof(self)) == 0) {
+			snprintf(path, sizeof(path), "%s%s/cgroup.controllers", mp, self);
+			FILE *fp = fopen(path, "re");
+			if (fp) {
+				if (!fgets(line, sizeof(line), fp))
+					line[0] = '\0';
+				fclose(fp);
+			}
+		}
+		f->cgroup_memory = strstr(line, "memory") != NULL;
+		f->cgroup_pids = strstr(line, "pids") != NULL;
+	}
+}

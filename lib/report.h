@@ -1,0 +1,75 @@
+/* The run report: the authoritative result of a run. */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+#include "json.h"
+#include "policy.h"
+#include "snapshot.h"
+#include "strv.h"
+
+enum run_status {
+	ST_OK, ST_EXIT_NONZERO, ST_SIGNALED, ST_TIMEOUT, ST_CPU_LIMIT, ST_MEMORY_LIMIT,
+	ST_OUTPUT_LIMIT, ST_FILE_SIZE_LIMIT, ST_DENIED, ST_UNAUTHORIZED, ST_INFEASIBLE,
+	ST_SETUP_ERROR, ST_INTERRUPTED, ST_COUNT
+};
+const char *status_name(enum run_status s);
+/* The exit status of `cordon run` for a report (see README, "Exit status"). */
+int status_exit_code(enum run_status s, int exit_code, int sig);
+
+enum task_verdict { TASK_NOT_RUN, TASK_PASS, TASK_FAIL };
+
+struct denial {
+	char kind[16];
+	char target[256];
+	uint64_t count;
+};
+
+struct stream_stats {
+	uint64_t bytes;
+	char sha256[65];
+};
+
+struct enforcement {
+	bool user_ns, pid_ns, net_ns, mount_ns;
+	int landlock_abi;   /* ABI applied, 0 = not applied */
+	bool seccomp;       /* filter applied */
+	const char *cgroup; /* "v1", "v2", "none" */
+	bool idmapped_workspace;
+	bool no_new_privs;
+	uint32_t sandbox_host_uid;
+};
+
+struct run_report {
+	enum run_status status;
+	int exit_code; /* the command's exit code, -1 if it did not exit */
+	int signal;    /* signal that ended the command, 0 if none */
+	char reason[1024];
+	bool limits_hit[LIM_COUNT];
+	double wall_seconds, setup_seconds;
+	bool have_cpu, have_memory;
+	uint64_t cpu_user_ns, cpu_sys_ns, peak_memory;
+	struct denial *denials;
+	size_t ndenials;
+	strv command;
+	char policy_sha256[65];
+	struct file_list inputs, outputs;
+	struct stream_stats out[2];
+	strv secrets;
+	struct enforcement enf;
+	enum task_verdict task;
+	bool have_ledger;
+	uint64_t ledger_peak;
+	struct cordon_limit limits[LIM_COUNT]; /* effective, with sources */
+};
+
+void report_init(struct run_report *r);
+void report_free(struct run_report *r);
+/* Record one more denial of (kind, target). */
+int report_add_denial(struct run_report *r, const char *kind, const char *target);
+/* Serialise to JSON text (caller frees). filter rewrites every string. */
+char *report_to_json(const struct run_report *r, json_filter_fn filter, void *ctx);
+/* Write text to path atomically (temp file in the same directory, fsync,
+ * rename); "-" writes to standard error. */
+int report_write_file(const char *path, const char *text, cordon_error *err);
+/* The canonical JSON form of the effective policy (for policy_sha256). */
+char *policy_canonical_json(const cordon_policy *p);

@@ -1,0 +1,28 @@
+/* cordon_run: one run of a command inside the boundary. */
+#pragma once
+#include "policy.h"
+#include "report.h"
+
+/* Run argv under policy p. Always fills rep (every outcome, including
+ * setup-error, is a status); returns 0, or -1 only if even the report could
+ * not be built (out of memory), with err set. */
+int cordon_run(const cordon_policy *p, char *const argv[], struct run_report *rep,
+	       cordon_error *err);
+
+/* The checks made before anything starts (the same ones `cordon explain`
+ * shows): resolves the workspace and the effective, canonical mount list.
+ * On failure fills err with the one-line reason. */
+struct run_plan {
+	char workspace[4096];
+	char cwd_in[4096];
+	struct cordon_mount *mounts;
+	size_t nmounts;
+};
+int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err);
+void run_plan_free(struct run_plan *plan);
+/* Everything decided before any process exists: the ledger (infeasible),
+ * features this build cannot enforce, and the plan. The same function serves
+ * `cordon run` and `cordon explain`, so both reach the same verdict. *st is
+ * ST_INFEASIBLE or ST_SETUP_ERROR on failure. */
+int run_preflight(const cordon_policy *p, struct run_plan *plan, enum run_status *st,
+		  uint64_t *ledger_peak, cordon_error *err);

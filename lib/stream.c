@@ -1,0 +1,105 @@
+#include <fcntl.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+#include "cleanup.h"
+#include "stream.h"
+
+#define CHUNK 65536
+
+int stream_init(struct out_stream *s, int in_fd, int dest_fd)
+{
+	memset(s, 0, sizeof(*s));
+	s->in_fd = in_fd;
+	s->out_fd = fcntl(dest_fd, F_DUPFD_CLOEXEC, 3);
+	s->hash = sha256_new();
+	if (!s->hash)
+		return -1;
+	if (s->out_fd >= 0) {
+		/* epoll refuses regular files: those never block, write directly. */
+		int ep = epoll_create1(EPOLL_CLOEXEC);
+		struct epoll_event ev = {.events = EPOLLOUT};
+		s->out_pollable = ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, s->out_fd, &ev) == 0;
+		if (ep >= 0)
+			close(ep);
+	} else {
+		s->out_broken = true;
+	}
+	return 0;
+}
+
+ssize_t stream_read(struct out_stream *s, uint64_t budget, bool *over)
+{
+	char tmp[CHUNK];
+	*over = false;
+	if (s->in_fd < 0)
+		return 0;
+	ssize_t n = read(s->in_fd, tmp, sizeof(tmp));
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 1 : -1;
+	if (n == 0) {
+		close(s->in_fd);
+		s->in_fd = -1;
+		return 0;
+	}
+	size_t take = (size_t)n;
+	if ((uint64_t)take > budget) {
+		take = (size_t)budget;
+		*over = true;
+	}
+	sha256_update(s->hash, tmp, take);
+	s->bytes += take;
+	if (!s->out_broken && take && buf_append(&s->pending, tmp, take) < 0)
+		return -1;
+	return n;
+}
+
+bool stream_has_pending(const struct out_stream *s)
+{
+	return s->pending.len > s->pending_off;
+}
+
+int stream_flush(struct out_stream *s)
+{
+	while (stream_has_pending(s)) {
+		size_t len = s->pending.len - s->pending_off;
+		if (s->out_pollable) {
+			/* Only write what cannot block: poll first, and at most a page
+			 * per write once the destination reports room. */
+			struct pollfd p = {s->out_fd, POLLOUT, 0};
+			if (poll(&p, 1, 0) <= 0 || !(p.revents & (POLLOUT | POLLERR | POLLHUP)))
+				return 0;
+			if (len > 4096)
+				len = 4096;
+		}
+		ssize_t n = write(s->out_fd, s->pending.p + s->pending_off, len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return 0;
+			/* EPIPE and the like: the reader went away; output is still
+			 * counted and hashed, just no longer forwarded. */
+			s->out_broken = true;
+			break;
+		}
+		s->pending_off += (size_t)n;
+	}
+	s->pending.len = 0;
+	s->pending_off = 0;
+	return 1;
+}
+
+void stream_finish(struct out_stream *s, char sha[65])
+{
+	stream_flush(s);
+	sha256_final_hex(s->hash, sha);
+	s->hash = NULL;
+	if (s->in_fd >= 0)
+		close(s->in_fd);
+	if (s->out_fd >= 0)
+		close(s->out_fd);
+	s->in_fd = s->out_fd = -1;
+	buf_free(&s->pending);
+}

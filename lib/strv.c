@@ -1,0 +1,146 @@
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "strv.h"
+
+int strv_push_take(strv *s, char *str)
+{
+	if (!str)
+		return -1;
+	if (s->n + 2 > s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 8;
+		char **v = realloc(s->v, cap * sizeof(char *));
+		if (!v) {
+			free(str);
+			return -1;
+		}
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = str;
+	s->v[s->n] = NULL;
+	return 0;
+}
+
+int strv_push(strv *s, const char *str)
+{
+	return strv_push_take(s, strdup(str));
+}
+
+bool strv_contains(const strv *s, const char *str)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (strcmp(s->v[i], str) == 0)
+			return true;
+	return false;
+}
+
+void strv_free(strv *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	s->v = NULL;
+	s->n = s->cap = 0;
+}
+
+int buf_append(buf *b, const void *data, size_t len)
+{
+	if (b->len + len + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 256;
+		while (cap < b->len + len + 1)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (!p)
+			return -1;
+		b->p = p;
+		b->cap = cap;
+	}
+	if (len)
+		memcpy(b->p + b->len, data, len);
+	b->len += len;
+	b->p[b->len] = '\0';
+	return 0;
+}
+
+int buf_printf(buf *b, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return -1;
+	if ((size_t)n < sizeof(tmp))
+		return buf_append(b, tmp, (size_t)n);
+	char *big = malloc((size_t)n + 1);
+	if (!big)
+		return -1;
+	va_start(ap, fmt);
+	vsnprintf(big, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	int r = buf_append(b, big, (size_t)n);
+	free(big);
+	return r;
+}
+
+void buf_free(buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+void buf_wipe(buf *b)
+{
+	if (b->p)
+		explicit_bzero(b->p, b->cap);
+	buf_free(b);
+}
+
+int path_normalize(const char *in, char *out, size_t outsz)
+{
+	size_t o = 0;
+	if (outsz < 2 || in[0] != '/')
+		return -1;
+	out[o++] = '/';
+	const char *p = in;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		const char *e = strchr(p, '/');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		if (len == 1 && p[0] == '.') {
+			/* skip */
+		} else if (len == 2 && p[0] == '.' && p[1] == '.') {
+			if (o > 1) {
+				o--; /* drop trailing '/' */
+				while (o > 1 && out[o - 1] != '/')
+					o--;
+			}
+		} else {
+			if (o + len + 2 > outsz)
+				return -1;
+			memcpy(out + o, p, len);
+			o += len;
+			out[o++] = '/';
+		}
+		p += len;
+	}
+	if (o > 1)
+		o--; /* no trailing slash */
+	out[o] = '\0';
+	return 0;
+}
+
+bool path_has_prefix(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	if (strcmp(prefix, "/") == 0)
+		return path[0] == '/';
+	return strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}

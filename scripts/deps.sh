@@ -1,0 +1,18 @@
+#!/bin/sh
+# Install the Debian packages cordon needs to build and test, if any is missing.
+# Idempotent and quiet when everything is present.
+set -eu
+PKGS="gcc make meson ninja-build pkg-config libseccomp-dev libssl-dev libcmocka-dev jq iproute2 util-linux bubblewrap clang"
+missing=""
+for p in $PKGS; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+  echo "cordon: missing packages:$missing (run as root, or install them with apt-get)" >&2
+  exit 1
+fi
+echo "cordon: installing$missing" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq >/dev/null
+apt-get install -y -qq --no-install-recommends $missing >/dev/null
