@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include "cleanup.h"
 #include "error.h"
 #include "cli-explain.h"
@@ -45,8 +44,6 @@ static int cmd_run(int argc, char **argv)
 	struct run_report rep;
 	report_init(&rep);
 	int rc;
-	/* The supervisor holds what the run must not see (later: secrets). */
-	prctl(PR_SET_DUMPABLE, 0);
 	if (cli_parse_run(argc, argv, &o, false, &err) < 0) {
 		fprintf(stderr, "cordon: %s\n", err.msg);
 		rep.status = ST_SETUP_ERROR;

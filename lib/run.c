@@ -294,14 +294,26 @@ fail:
 	_exit(127);
 }
 
+/* The kernel clears the parent-death signal whenever credentials change, so
+ * it is armed again after every such change; then, in case the supervisor
+ * died before that, its end of the socket is checked for a hang-up. */
+static void arm_pdeathsig(int sock)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	struct pollfd p = {sock, POLLRDHUP, 0};
+	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP)))
+		_exit(1);
+}
+
 static __attribute__((noreturn)) void init_main(struct sup *s, int sock, int outw, int errw)
 {
 	cordon_error e = {0};
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	arm_pdeathsig(sock);
 	/* sync 1: the uid/gid maps are written. */
 	wait_go(sock, MSG_GO1);
 	if (creds_become_sandbox_user(&e) < 0)
 		child_fail(sock, &e);
+	arm_pdeathsig(sock);
 	struct mount_plan mp = {s->plan.mounts, s->plan.nmounts, s->tree_fds};
 	if (mounts_apply(&mp, &e) < 0)
 		child_fail(sock, &e);
@@ -336,6 +348,7 @@ static __attribute__((noreturn)) void init_main(struct sup *s, int sock, int out
 	}
 	if (creds_drop_all(&e) < 0)
 		child_fail(sock, &e);
+	arm_pdeathsig(sock);
 	/* Not ptrace-able by the command it is about to start. */
 	prctl(PR_SET_DUMPABLE, 0);
 	int st[2];
@@ -619,6 +632,8 @@ static void classify(struct sup *s, const struct cg_usage *u)
 	}
 	if (s->forced != ST_COUNT) {
 		r->status = s->forced;
+		if (!s->got_exit)
+			r->signal = SIGKILL;
 		if (s->forced == ST_INTERRUPTED)
 			snprintf(r->reason, sizeof(r->reason), "cordon received %s; the run was stopped",
 				 strsignal(s->forced_signal));
@@ -852,6 +867,10 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 			setup_error(s, &e);
 			kill_run(s, ST_SETUP_ERROR);
 		} else {
+			/* Not ptrace-able by other processes of the invoking user from
+			 * here on. (Not earlier when unprivileged: init inherits the flag,
+			 * and a non-dumpable init's uid_map is not ours to write.) */
+			prctl(PR_SET_DUMPABLE, 0);
 			/* While init builds its mount tree: attach the cgroup (v1 waits
 			 * for an RCU grace period here) and snapshot the writable paths. */
 			if (s->have_cg && s->cg.dirfd < 0 && s->cg.ops->attach(&s->cg, pid, &e) < 0) {
@@ -890,6 +909,8 @@ int cordon_run(const cordon_policy *p, char *const argv[], struct run_report *re
 {
 	struct sup s;
 	memset(&s, 0, sizeof(s));
+	if (geteuid() == 0)
+		prctl(PR_SET_DUMPABLE, 0);
 	s.pol = p;
 	s.rep = rep;
 	s.argv = argv;
