@@ -126,6 +126,71 @@ static int recv_msg(int sock, struct msg *m)
 /* ------------------------------------------------------------------ */
 /* plan                                                                */
 
+/* Resolve path like realpath(3), but refuse to follow a symlink that sits in
+ * a directory at or below any of the writable paths. */
+static int resolve_untrusted_links(const char *path, const strv *writable, char *out, size_t outsz,
+				   cordon_error *err)
+{
+	char rest[PATH_MAX * 2], cur[PATH_MAX] = "";
+	int links = 0;
+	if (snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
+		return cordon_err(err, ENAMETOOLONG, "%s", path);
+	char *p = rest;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		char *end = strchr(p, '/');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char comp[NAME_MAX + 1];
+		if (len > NAME_MAX)
+			return cordon_err(err, ENAMETOOLONG, "%.*s", (int)len, p);
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		p += len;
+		if (strcmp(comp, ".") == 0)
+			continue;
+		if (strcmp(comp, "..") == 0) {
+			char *slash = strrchr(cur, '/');
+			if (slash)
+				*slash = '\0';
+			continue;
+		}
+		char next[PATH_MAX];
+		if (snprintf(next, sizeof(next), "%s/%s", cur, comp) >= (int)sizeof(next))
+			return cordon_err(err, ENAMETOOLONG, "%s", path);
+		struct stat st;
+		if (lstat(next, &st) < 0)
+			return cordon_err_errno(err, "%s", next);
+		if (!S_ISLNK(st.st_mode)) {
+			snprintf(cur, sizeof(cur), "%s", next);
+			continue;
+		}
+		const char *dir = cur[0] ? cur : "/";
+		for (size_t i = 0; i < writable->n; i++)
+			if (path_has_prefix(dir, writable->v[i]))
+				return cordon_err(err, 0, "%s is a symbolic link inside the writable path %s (a run could have planted it); name its target instead",
+						  next, writable->v[i]);
+		if (++links > 40)
+			return cordon_err(err, ELOOP, "%s", path);
+		char target[PATH_MAX];
+		ssize_t n = readlink(next, target, sizeof(target) - 1);
+		if (n < 0)
+			return cordon_err_errno(err, "readlink %s", next);
+		target[n] = '\0';
+		char joined[PATH_MAX * 2];
+		if (snprintf(joined, sizeof(joined), "%s/%s", target, p) >= (int)sizeof(joined))
+			return cordon_err(err, ENAMETOOLONG, "%s", path);
+		if (target[0] == '/')
+			cur[0] = '\0';
+		snprintf(rest, sizeof(rest), "%s", joined);
+		p = rest;
+	}
+	snprintf(out, outsz, "%s", cur[0] ? cur : "/");
+	return 0;
+}
+
 int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err)
 {
 	memset(plan, 0, sizeof(*plan));
@@ -135,27 +200,47 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 		return cordon_err(err, 0, "the current directory is /, which cannot be the writable workspace; cd into the task's directory");
 	if (policy_effective_mounts(p, plan->workspace, &plan->mounts, &plan->nmounts, err) < 0)
 		return -1;
-	/* Binds are made at the canonical host path: symlinks and ".." are
-	 * resolved here, on the host, so no spelling of a path changes what is
-	 * bound, and the child opens each one without following any link. */
+	/* Binds are made at the canonical host path, resolved here on the host,
+	 * so no spelling of a path changes what is bound, and the child opens
+	 * each one without following any link. A symlink inside a writable path
+	 * is refused rather than followed: an earlier run could have planted it
+	 * there to redirect this bind out of the view. */
+	strv writable = {0};
+	if (strv_push(&writable, plan->workspace) < 0)
+		return cordon_err(err, 12, "out of memory");
+	for (size_t i = 0; i < plan->nmounts; i++) {
+		char real[PATH_MAX];
+		if (plan->mounts[i].mode == MOUNT_RW && realpath(plan->mounts[i].path, real) &&
+		    strv_push(&writable, real) < 0) {
+			strv_free(&writable);
+			return cordon_err(err, 12, "out of memory");
+		}
+	}
 	for (size_t i = 0; i < plan->nmounts; i++) {
 		struct cordon_mount *m = &plan->mounts[i];
 		if (m->mode == MOUNT_TMPFS)
 			continue;
 		char real[PATH_MAX];
-		if (!realpath(m->path, real))
-			return cordon_err_errno(err, "%s %s", mount_mode_name(m->mode), m->path);
-		if (strcmp(real, "/") == 0)
+		if (resolve_untrusted_links(m->path, &writable, real, sizeof(real), err) < 0) {
+			strv_free(&writable);
+			return cordon_err_wrap(err, "%s %s", mount_mode_name(m->mode), m->path);
+		}
+		if (strcmp(real, "/") == 0) {
+			strv_free(&writable);
 			return cordon_err(err, 0, "%s %s resolves to /, which cannot be mounted",
 					  mount_mode_name(m->mode), m->path);
+		}
 		if (strcmp(real, m->path) != 0) {
 			char *dup = strdup(real);
-			if (!dup)
+			if (!dup) {
+				strv_free(&writable);
 				return cordon_err(err, 12, "out of memory");
+			}
 			free(m->path);
 			m->path = dup;
 		}
 	}
+	strv_free(&writable);
 	mounts_sort(plan->mounts, plan->nmounts);
 	for (size_t i = 1; i < plan->nmounts; i++)
 		if (strcmp(plan->mounts[i].path, plan->mounts[i - 1].path) == 0 &&
