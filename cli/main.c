@@ -5,6 +5,7 @@
 #include <string.h>
 #include "cleanup.h"
 #include "error.h"
+#include "hash.h"
 #include "cli-explain.h"
 #include "ledger.h"
 #include "opts.h"
@@ -48,8 +49,12 @@ static int cmd_run(int argc, char **argv)
 		fprintf(stderr, "cordon: %s\n", err.msg);
 		rep.status = ST_SETUP_ERROR;
 		snprintf(rep.reason, sizeof(rep.reason), "%s", err.msg);
-		for (int i = 0; i < 2; i++)
-			strcpy(rep.out[i].sha256, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+		/* What was parsed so far: the policy hash and the command, if any. */
+		char *canon = o.pol ? policy_canonical_json(o.pol) : NULL;
+		sha256_hex(canon ? canon : "", canon ? strlen(canon) : 0, rep.policy_sha256);
+		free(canon);
+		for (size_t i = 0; o.argv && o.argv[i]; i++)
+			strv_push(&rep.command, o.argv[i]);
 		emit_report(&rep, o.report_path);
 		rc = 125;
 		goto out;

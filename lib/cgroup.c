@@ -73,6 +73,7 @@ int cg_self_path(const char *controller, char *out, size_t outsz)
 		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		if (!c2)
 			continue;
+		*c1 = '\0';
 		*c2 = '\0';
 		const char *ctrls = c1 + 1, *path = c2 + 1;
 		bool match;

@@ -702,12 +702,20 @@ static int load_root(pctx *c, const jnode *root)
 	return 0;
 }
 
+/* "LINE:COL: what" from the JSON reader becomes "FILE:LINE:COL: what". */
+static int prefix_position_error(cordon_error *err, const char *file)
+{
+	char msg[sizeof(err->msg)];
+	snprintf(msg, sizeof(msg), "%s", err->msg);
+	return cordon_err(err, 0, "%s:%s", file, msg);
+}
+
 int policy_load_json(cordon_policy *p, const char *text, size_t len, const char *name,
 		     const char *base_dir, cordon_error *err)
 {
 	jnode *root = json_parse(text, len, err);
 	if (!root)
-		return cordon_err_wrap(err, "%s", name);
+		return prefix_position_error(err, name);
 	pctx c = {p, name, base_dir, err};
 	int r = load_root(&c, root);
 	json_free(root);
@@ -798,7 +806,7 @@ int ledger_load_file(const char *path, struct ledger *l, uint64_t *limit, cordon
 		return -1;
 	jnode *root = json_parse(text, len, err);
 	if (!root)
-		return cordon_err_wrap(err, "%s", path);
+		return prefix_position_error(err, path);
 	pctx c = {NULL, path, "/", err};
 	static const char *const keys[] = {"limit", "events", NULL};
 	int r = -1;

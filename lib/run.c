@@ -1072,9 +1072,6 @@ int cordon_run(const cordon_policy *p, char *const argv[], struct run_report *re
 		/* Outputs: also on failure, the workspace keeps what was written. */
 		if (s.exec_ok)
 			collect_outputs(&s);
-	} else {
-		for (int i = 0; i < 2; i++)
-			sha256_hex("", 0, rep->out[i].sha256);
 	}
 	if (s.have_cg)
 		s.cg.ops->destroy(&s.cg);

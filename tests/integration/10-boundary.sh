@@ -1,0 +1,217 @@
+# The default boundary: identity, view of the filesystem, processes, env.
+. "$(dirname "$0")/../lib.sh"
+
+test_identity() {
+	cordon_run -- "$WHOAMI"
+	expect_eq "$RC" 0 "exit"
+	expect_match "$OUT" "^uid 1000$" "uid"
+	expect_match "$OUT" "euid 1000" "euid"
+	expect_match "$OUT" "CapEff 0000000000000000" "no effective caps"
+	expect_match "$OUT" "CapPrm 0000000000000000" "no permitted caps"
+	expect_match "$OUT" "CapBnd 0000000000000000" "empty bounding set"
+	expect_match "$OUT" "CapAmb 0000000000000000" "no ambient caps"
+	expect_match "$OUT" "no_new_privs 1" "no_new_privs"
+	expect_match "$OUT" "hostname cordon" "own UTS namespace"
+	expect_match "$OUT" "pid 2" "own PID namespace"
+	expect_nomatch "$OUT" "Groups:.*\b0\b" "no host supplementary groups"
+	expect_eq "$(field .status)" ok "status"
+	expect_eq "$(field .enforcement.user_ns)" true "user_ns in report"
+	check_report_shape
+	t_assert
+}
+
+test_host_uid_is_never_root() {
+	cordon_run -- "$HOSTILE" sleep 2 &
+	local pid=$!
+	sleep 0.5
+	local cmd uid
+	cmd=$(pgrep -f "probe-hostile sleep 2" | while read -r p; do
+		[ "$(readlink /proc/$p/exe 2>/dev/null)" = "$HOSTILE" ] && echo "$p"; done | head -1)
+	[ -n "$cmd" ] || fail "command process not found"
+	uid=$(awk '/^Uid:/{print $2}' /proc/$cmd/status)
+	[ "$uid" != 0 ] || fail "the command runs as host uid 0"
+	wait $pid
+	t_assert
+}
+
+test_host_processes_invisible() {
+	sleep 30 &
+	local host_pid=$!
+	cordon_run -- /bin/sh -c "ls /proc | grep -c '^[0-9]'; $HOSTILE kill $host_pid; $HOSTILE ptrace $host_pid"
+	kill $host_pid
+	expect_match "$OUT" "^[1-5]$" "few processes visible"
+	expect_match "$OUT" "denied ESRCH kill" "cannot signal a host process"
+	expect_match "$OUT" "denied ESRCH ptrace" "cannot ptrace a host process"
+	t_assert
+}
+
+test_files_outside_view_invisible() {
+	echo secret >/tmp/cordon-host-secret.$$
+	cordon_run -- /bin/sh -c "ls /root /home /var /opt /srv /boot /sys /tmp/cordon-host-secret.$$ 2>&1; $HOSTILE read /etc/shadow"
+	rm -f /tmp/cordon-host-secret.$$
+	expect_match "$OUT" "/root.*No such file" "/root hidden"
+	expect_match "$OUT" "/home.*No such file" "/home hidden"
+	expect_match "$OUT" "/var.*No such file" "/var hidden"
+	expect_match "$OUT" "/sys.*No such file" "/sys hidden"
+	expect_match "$OUT" "cordon-host-secret.*No such file" "host /tmp hidden"
+	expect_match "$OUT" "denied EACCES /etc/shadow" "/etc/shadow unreadable"
+	t_assert
+}
+
+test_readonly_binds_refuse_writes() {
+	mkdir data && echo x >data/f
+	cordon_run --ro ./data -- /bin/sh -c "$HOSTILE write /usr/evil; $HOSTILE write /etc/evil; $HOSTILE write $WS/data/f; $HOSTILE write /evil; touch $WS/data/new 2>&1; chmod 777 $WS/data 2>&1"
+	expect_match "$OUT" "denied EROFS /usr/evil" "/usr read-only"
+	expect_match "$OUT" "denied EROFS /etc/evil" "/etc read-only"
+	expect_match "$OUT" "denied EROFS $WS/data/f" "--ro bind read-only"
+	expect_match "$OUT" "denied EROFS /evil" "root read-only"
+	expect_match "$OUT" "Read-only file system" "no new files in --ro"
+	expect_eq "$(cat data/f)" x "file unchanged"
+	[ ! -e data/new ] || fail "file created in a read-only bind"
+	t_assert
+}
+
+test_readonly_is_recursive() {
+	# A submount below a --ro path must be read-only too.
+	mkdir -p outer/inner
+	mount -t tmpfs none outer/inner || { echo "cannot mount"; return 1; }
+	cordon_run --ro ./outer -- "$HOSTILE" write "$WS/outer/inner/x"
+	umount outer/inner
+	expect_match "$OUT" "denied EROFS" "submount read-only"
+	t_assert
+}
+
+test_workspace_writable_owned_by_invoker() {
+	cordon_run -- /bin/sh -c 'echo hi > made.txt; mkdir d; echo x > d/y'
+	expect_eq "$RC" 0 "exit"
+	expect_eq "$(cat made.txt)" hi "content"
+	expect_eq "$(stat -c %u made.txt)" "$(id -u)" "owner is the invoking user"
+	expect_eq "$(stat -c %u d/y)" "$(id -u)" "owner of nested file"
+	t_assert
+}
+
+test_tmpfs_and_private_tmp() {
+	cordon_run --tmpfs /scratch:1M -- /bin/sh -c 'echo a > /scratch/f && cat /scratch/f && df -k /scratch | tail -1; echo b > /tmp/t && cat /tmp/t; head -c 2000000 /dev/zero > /scratch/big 2>&1; echo rc=$?'
+	expect_match "$OUT" "^a$" "tmpfs writable"
+	expect_match "$OUT" " 1024 " "tmpfs size applied"
+	expect_match "$OUT" "^b$" "/tmp writable"
+	expect_match "$OUT" "rc=1" "tmpfs size enforced"
+	[ ! -e /scratch ] || fail "/scratch appeared on the host"
+	t_assert
+}
+
+test_environment_is_clean() {
+	FOO=leak cordon_run --env A=1 --env B=two=2 -- /usr/bin/env
+	expect_nomatch "$OUT" "FOO" "host variable passed through"
+	expect_match "$OUT" "^PATH=" "PATH"
+	expect_match "$OUT" "^HOME=" "HOME"
+	expect_match "$OUT" "^LANG=" "LANG"
+	expect_match "$OUT" "^TERM=" "TERM"
+	expect_match "$OUT" "^A=1$" "--env"
+	expect_match "$OUT" "^B=two=2$" "--env with ="
+	expect_eq "$(printf '%s\n' "$OUT" | wc -l)" 6 "nothing else"
+	t_assert
+}
+
+test_only_std_fds() {
+	exec 7>/tmp/cordon-fd-test.$$
+	cordon_run -- "$HOSTILE" fds
+	exec 7>&-
+	rm -f /tmp/cordon-fd-test.$$
+	expect_eq "$(printf '%s\n' "$OUT" | tr '\n' ' ')" "fd 0 fd 1 fd 2 " "open descriptors"
+	t_assert
+}
+
+test_stdin_passed() {
+	OUT=$(printf 'line1\nline2\n' | "$CORDON" run -- /bin/cat)
+	expect_eq "$OUT" $'line1\nline2' "stdin reaches the command"
+	t_assert
+}
+
+test_output_streams_as_it_arrives() {
+	# The first line must arrive while the command is still running.
+	local first
+	first=$( ("$CORDON" run -- /bin/sh -c 'echo first; sleep 3; echo second' &) | (read -r -t 2 l; echo "$l"))
+	expect_eq "$first" first "streamed before exit"
+	t_assert
+}
+
+test_stdout_stderr_counted_and_hashed() {
+	cordon_run -- /bin/sh -c 'printf hello; printf oops >&2'
+	expect_eq "$OUT" hello "stdout forwarded"
+	expect_eq "$ERR" oops "stderr forwarded"
+	expect_eq "$(field .stdout.bytes)" 5 "stdout bytes"
+	expect_eq "$(field .stderr.bytes)" 4 "stderr bytes"
+	expect_eq "$(field .stdout.sha256)" "$(printf hello | sha256sum | cut -d' ' -f1)" "stdout sha256"
+	expect_eq "$(field .stderr.sha256)" "$(printf oops | sha256sum | cut -d' ' -f1)" "stderr sha256"
+	t_assert
+}
+
+test_no_controlling_terminal() {
+	cordon_run -- /bin/sh -c 'cat /dev/tty 2>&1; ps -o tty= -p $$'
+	expect_match "$OUT" "No such device or address" "/dev/tty not openable"
+	expect_match "$OUT" "^\?" "no tty"
+	t_assert
+}
+
+test_host_sees_no_mounts() {
+	local before after
+	before=$(wc -l </proc/self/mountinfo)
+	cordon_run --tmpfs /x -- /bin/sh -c "sleep 0.3"
+	after=$(wc -l </proc/self/mountinfo)
+	expect_eq "$after" "$before" "host mount table unchanged"
+	t_assert
+}
+
+test_symlink_planted_in_workspace_refused() {
+	ln -s /etc planted
+	cordon_run --rw ./planted -- /bin/true
+	expect_eq "$RC" 125 "setup-error exit"
+	expect_eq "$(field .status)" setup-error "status"
+	expect_match "$(field .reason)" "symbolic link inside the writable path" "reason"
+	t_assert
+}
+
+test_outputs_listed() {
+	echo old >keep.txt
+	echo old >change.txt
+	echo old >gone.txt
+	cordon_run -- /bin/sh -c 'echo new > change.txt; rm gone.txt; mkdir -p out; echo r > out/result.txt'
+	expect_eq "$(field '[.outputs[].path] | join(",")')" "change.txt,gone.txt,out/result.txt" "changed files only"
+	expect_eq "$(field '.outputs[] | select(.path=="gone.txt") | .change')" deleted "deletion"
+	expect_eq "$(field '.outputs[] | select(.path=="out/result.txt") | .sha256')" "$(sha256sum out/result.txt | cut -d' ' -f1)" "sha256"
+	expect_eq "$(field '.outputs[] | select(.path=="out/result.txt") | .bytes')" 2 "bytes"
+	t_assert
+}
+
+test_cwd_option() {
+	mkdir sub
+	cordon_run --cwd ./sub -- /bin/pwd
+	expect_eq "$OUT" "$WS/sub" "working directory"
+	t_assert
+}
+
+test_unprivileged_user() {
+	if ! setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null; then
+		echo "SKIP-REFUSED: unprivileged user namespaces are disabled on this host"; return 1
+	fi
+	chmod 777 "$WS"
+	local out
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --ro "$BUILD" -- /bin/sh -c "$WHOAMI; touch made; $HOSTILE write /usr/x; ls /root 2>&1" 2>&1)
+	expect_match "$out" "uid 1000" "uid inside"
+	expect_match "$out" "CapEff 0000000000000000" "no caps"
+	expect_match "$out" "denied EROFS /usr/x" "ro system"
+	expect_match "$out" "No such file" "/root hidden"
+	expect_eq "$(stat -c %u made)" 65534 "file belongs to the invoking user"
+	t_assert
+}
+
+for t in test_identity test_host_uid_is_never_root test_host_processes_invisible \
+	test_files_outside_view_invisible test_readonly_binds_refuse_writes test_readonly_is_recursive \
+	test_workspace_writable_owned_by_invoker test_tmpfs_and_private_tmp test_environment_is_clean \
+	test_only_std_fds test_stdin_passed test_output_streams_as_it_arrives \
+	test_stdout_stderr_counted_and_hashed test_no_controlling_terminal test_host_sees_no_mounts \
+	test_symlink_planted_in_workspace_refused test_outputs_listed test_cwd_option \
+	test_unprivileged_user; do
+	t_run $t
+done

@@ -1,0 +1,124 @@
+# Setup failures never start the command; nothing outlives a run.
+. "$(dirname "$0")/../lib.sh"
+
+never_started() { # the marker the command would have written
+	[ ! -e started ] || fail "the command was started"
+	expect_eq "$(field .status)" setup-error "status"
+	expect_eq "$RC" 125 "exit code"
+	check_report_shape
+}
+
+test_missing_bind_path() {
+	cordon_run --ro /no/such/path -- /bin/sh -c 'touch started'
+	never_started
+	expect_match "$(field .reason)" "^ro /no/such/path: .*No such file" "reason names the path"
+	expect_match "$ERR" "^cordon: setup-error: ro /no/such/path" "one-line error"
+	t_assert
+}
+
+test_bad_policy_refused_with_position() {
+	printf '{\n  "limits": {\n    "memroy": "1M"\n  }\n}\n' >p.json
+	cordon_run --policy p.json -- /bin/sh -c 'touch started'
+	never_started
+	expect_match "$ERR" 'p.json:3:5: unknown key "memroy" in "limits"' "line:column"
+	expect_eq "$(printf '%s\n' "$ERR" | wc -l)" 1 "one line"
+	t_assert
+}
+
+test_malformed_size_refused() {
+	cordon_run --memory-limit 12Q -- /bin/sh -c 'touch started'
+	never_started
+	expect_match "$ERR" 'malformed size "12Q"' "message"
+	echo '{"limits": {"output": "1.5M"}}' >p.json
+	cordon_run --policy p.json -- /bin/sh -c 'touch started'
+	never_started
+	expect_match "$ERR" 'p.json:1:23: "limits.output": malformed size' "policy position"
+	t_assert
+}
+
+test_duplicate_key_refused() {
+	echo '{"check": "a", "check": "b"}' >p.json
+	cordon_run --policy p.json -- /bin/sh -c 'touch started'
+	never_started
+	expect_match "$ERR" 'p.json:1:16: duplicate key "check"' "message"
+	t_assert
+}
+
+test_exec_failure_is_setup_error() {
+	cordon_run -- ./does-not-exist
+	expect_eq "$(field .status)" setup-error "status"
+	expect_match "$(field .reason)" "exec ./does-not-exist: No such file" "reason"
+	t_assert
+}
+
+test_unknown_option() {
+	cordon_run --bogus -- /bin/sh -c 'touch started'
+	never_started
+	expect_match "$ERR" 'unknown option "--bogus"' "message"
+	t_assert
+}
+
+test_daemon_killed_at_end() {
+	cordon_run -- "$HOSTILE" daemon "$WS/beat"
+	expect_eq "$(field .status)" ok "status"
+	local a b
+	sleep 0.3
+	a=$(stat -c %s beat 2>/dev/null || echo 0)
+	sleep 0.4
+	b=$(stat -c %s beat 2>/dev/null || echo 0)
+	expect_eq "$b" "$a" "the daemon kept writing after the run ended"
+	t_assert
+}
+
+test_zombies_reaped() {
+	cordon_run -- /bin/sh -c "$HOSTILE zombies; sleep 0.2; ps -eo stat= | grep -c Z"
+	expect_match "$OUT" "^0$" "zombies were reaped by the run's init"
+	t_assert
+}
+
+test_supervisor_sigkill_leaves_no_survivor() {
+	"$CORDON" run --ro "$BUILD" -- /bin/sh -c "$HOSTILE sleep 60 & $HOSTILE sleep 61" &
+	local sup=$!
+	sleep 0.5
+	pgrep -f "probe-hostile sleep 6[01]" >/dev/null || fail "the run did not start"
+	kill -9 $sup
+	sleep 0.3
+	local alive
+	alive=$(pgrep -f "probe-hostile sleep 6[01]" | while read -r p; do
+		grep -q '^State:.*Z' /proc/$p/status 2>/dev/null || echo "$p"; done)
+	[ -z "$alive" ] || fail "survivors: $alive"
+	t_assert
+}
+
+test_report_written_atomically() {
+	cordon_run -- /bin/true
+	ls "$(dirname "$R")" | grep -q "$(basename "$R").tmp" && fail "temporary report left behind"
+	# an unwritable report location is an error, not a silent success
+	"$CORDON" run --report /proc/nope/report.json -- /bin/true 2>err.txt
+	local rc=$?
+	[ $rc != 0 ] || fail "exit 0 although the report could not be written"
+	expect_match "$(cat err.txt)" "report" "message"
+	t_assert
+}
+
+test_no_leaks_after_200_runs() {
+	local mounts_before cg_before
+	mounts_before=$(wc -l </proc/self/mountinfo)
+	cg_before=$(find /sys/fs/cgroup -maxdepth 4 -name 'cordon-*' 2>/dev/null | wc -l)
+	for i in $(seq 200); do
+		"$CORDON" run -- /bin/true || { fail "run $i failed"; break; }
+	done
+	expect_eq "$(wc -l </proc/self/mountinfo)" "$mounts_before" "mounts"
+	expect_eq "$(find /sys/fs/cgroup -maxdepth 4 -name 'cordon-*' 2>/dev/null | wc -l)" "$cg_before" "cgroups"
+	local left
+	left=$(ps -eo uid=,stat= | awk '$1 >= 805306368 && $2 !~ /Z/' | wc -l)
+	expect_eq "$left" 0 "processes of sandbox uids"
+	t_assert
+}
+
+for t in test_missing_bind_path test_bad_policy_refused_with_position test_malformed_size_refused \
+	test_duplicate_key_refused test_exec_failure_is_setup_error test_unknown_option \
+	test_daemon_killed_at_end test_zombies_reaped test_supervisor_sigkill_leaves_no_survivor \
+	test_report_written_atomically test_no_leaks_after_200_runs; do
+	t_run $t
+done

@@ -1,0 +1,85 @@
+# Shared helpers for the integration tests (sourced). Each test is a shell
+# function; t_run runs it in a fresh workspace and records pass/fail.
+set -u
+: "${BUILD:?BUILD must name the build directory}"
+CORDON="$BUILD/cordon"
+HOSTILE="$BUILD/probe-hostile"
+WHOAMI="$BUILD/probe-whoami"
+RESULTS=${RESULTS:-/dev/null}
+T_PASS=0
+T_FAIL=0
+T_CUR=""
+T_ERR=""
+
+fail() { T_ERR="${T_ERR}    $*"$'\n'; return 1; }
+
+# expect_eq ACTUAL EXPECTED WHAT
+expect_eq() {
+	[ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"
+}
+# expect_match TEXT REGEX WHAT
+expect_match() {
+	printf '%s' "$1" | grep -Eq -- "$2" || fail "$3: '$(printf '%s' "$1" | head -c 300)' does not match /$2/"
+}
+expect_nomatch() {
+	! printf '%s' "$1" | grep -Eq -- "$2" || fail "$3: '$(printf '%s' "$1" | head -c 300)' matches /$2/"
+}
+
+# cordon_run [cordon run options...] -- CMD...: runs in the current workspace
+# with the build directory visible read-only, report in $R; sets RC, OUT, ERR.
+cordon_run() {
+	R=$(mktemp /tmp/cordon-report.XXXXXX)
+	OUT=$("$CORDON" run --report "$R" --ro "$BUILD" "$@" 2>"$R.err")
+	RC=$?
+	ERR=$(cat "$R.err")
+	rm -f "$R.err"
+}
+# field JQ-EXPR: from the last report
+field() { jq -r "$1" "$R"; }
+
+# Every report must be valid JSON with the contract's fields.
+check_report_shape() {
+	jq -e '.schema == "cordon.report/1" and (.status|type) == "string" and has("exit_code") and has("signal")
+	       and (.verdicts|has("containment") and has("resources") and has("task"))
+	       and (.limits_hit|type) == "array" and (.usage|has("wall_seconds") and has("cpu_user_seconds")
+	       and has("cpu_system_seconds") and has("peak_memory_bytes")) and (.denials|type) == "array"
+	       and (.command|type) == "array" and (.policy_sha256|length) == 64 and (.inputs|type) == "array"
+	       and (.outputs|type) == "array" and (.stdout.sha256|length) == 64 and (.stderr.sha256|length) == 64
+	       and (.secrets|type) == "array" and (.enforcement|has("user_ns") and has("landlock_abi")
+	       and has("seccomp") and has("cgroup"))' "$R" >/dev/null || fail "report shape: $(head -c 400 "$R")"
+}
+
+t_run() {
+	local name=$1
+	T_CUR=$name
+	T_ERR=""
+	local ws
+	ws=$(mktemp -d /tmp/cordon-test.XXXXXX)
+	chmod 755 "$ws"
+	local ok=0
+	( cd "$ws" && WS="$ws" "$name" ) 2>/tmp/cordon-test-stderr.$$ >/tmp/cordon-test-out.$$ || ok=1
+	if [ $ok = 0 ]; then
+		T_PASS=$((T_PASS + 1))
+		echo "ok - $name"
+		echo pass >>"$RESULTS"
+	else
+		T_FAIL=$((T_FAIL + 1))
+		echo "not ok - $name"
+		sed 's/^/    /' /tmp/cordon-test-out.$$ | tail -20
+		sed 's/^/    # /' /tmp/cordon-test-stderr.$$ | tail -20
+		echo fail >>"$RESULTS"
+	fi
+	rm -f /tmp/cordon-test-stderr.$$ /tmp/cordon-test-out.$$
+	chmod -R u+w "$ws" 2>/dev/null
+	rm -rf "$ws"
+}
+
+# A test function reports failure by returning non-zero; collect messages:
+# use `check || return 1` patterns, and print T_ERR on failure.
+t_assert() {
+	if [ -n "$T_ERR" ]; then
+		printf '%s' "$T_ERR"
+		return 1
+	fi
+	return 0
+}
