@@ -854,7 +854,8 @@ static int mount_cmp(const void *a, const void *b)
 
 void mounts_sort(struct cordon_mount *m, size_t n)
 {
-	qsort(m, n, sizeof(*m), mount_cmp);
+	if (n)
+		qsort(m, n, sizeof(*m), mount_cmp);
 }
 
 int policy_effective_mounts(const cordon_policy *p, const char *workspace,

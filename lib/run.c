@@ -1028,8 +1028,10 @@ int cordon_run(const cordon_policy *p, char *const argv[], struct run_report *re
 		return 0;
 	}
 	rep->have_ledger = p->has_ledger;
+	/* Inputs are hashed before the run starts: the evidence names what the
+	 * command was given, not what it left behind. */
 	if (p->inputs.n &&
-	    files_hash_tree((const char *const *)p->inputs.v, p->inputs.n, NULL, &rep->inputs, &e) < 0) {
+	    files_hash_tree((const char *const *)p->inputs.v, p->inputs.n, s.plan.workspace, &rep->inputs, &e) < 0) {
 		setup_error(&s, &e);
 		return 0;
 	}

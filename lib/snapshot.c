@@ -99,7 +99,8 @@ int snapshot_take(struct snapshot *s, const char *const *roots, size_t nroots, c
 		if (walk(s, fd, roots[i], st.st_dev, 0, err) < 0)
 			return -1;
 	}
-	qsort(s->e, s->n, sizeof(*s->e), entry_cmp);
+	if (s->n)
+		qsort(s->e, s->n, sizeof(*s->e), entry_cmp);
 	return 0;
 }
 

@@ -86,7 +86,7 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(a, "membomb")) {
 		size_t chunk = 16 << 20;
-		for (size_t total = 0;; total += chunk) {
+		for (;;) {
 			char *p = mmap(NULL, chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 			if (p == MAP_FAILED)
 				return result(-1, "mmap");
