@@ -279,8 +279,9 @@ static int setup_task_mounts(const struct mount_plan *plan, int oldroot, int new
 	return 0;
 }
 
-int mounts_apply(const struct mount_plan *plan, cordon_error *err)
+int mounts_begin(struct mount_ctx *mc, cordon_error *err)
 {
+	mc->oldroot = mc->newroot = -1;
 	/* 1 */
 	if (mount(NULL, "/", NULL, MS_SLAVE | MS_REC, NULL) < 0)
 		return cordon_err_errno(err, "make / a slave mount");
@@ -296,16 +297,26 @@ int mounts_apply(const struct mount_plan *plan, cordon_error *err)
 	/* 3 */
 	if (mount("tmpfs", "/newroot", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") < 0)
 		return cordon_err_errno(err, "mount root tmpfs");
-	_cleanup_close_ int oldroot = open("/oldroot", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_close_ int newroot = open("/newroot", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (oldroot < 0 || newroot < 0)
+	mc->oldroot = open("/oldroot", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	mc->newroot = open("/newroot", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (mc->oldroot < 0 || mc->newroot < 0)
 		return cordon_err_errno(err, "open roots");
-	/* 4 */
-	if (setup_system(oldroot, newroot, err) < 0 ||
-	    mount_tmpfs(newroot, "/tmp", "1777", 0, 0, err) < 0 ||
-	    setup_proc(newroot, err) < 0 || setup_dev(oldroot, newroot, err) < 0 ||
-	    setup_task_mounts(plan, oldroot, newroot, err) < 0)
+	/* 4, the part that needs nothing from the supervisor */
+	if (setup_system(mc->oldroot, mc->newroot, err) < 0 ||
+	    mount_tmpfs(mc->newroot, "/tmp", "1777", 0, 0, err) < 0 ||
+	    setup_proc(mc->newroot, err) < 0 || setup_dev(mc->oldroot, mc->newroot, err) < 0)
 		return -1;
+	return 0;
+}
+
+int mounts_finish(struct mount_ctx *mc, const struct mount_plan *plan, cordon_error *err)
+{
+	/* 4, the task's own mounts (idmapped trees come from the supervisor) */
+	if (setup_task_mounts(plan, mc->oldroot, mc->newroot, err) < 0)
+		return -1;
+	close(mc->oldroot);
+	close(mc->newroot);
+	mc->oldroot = mc->newroot = -1;
 	/* The root itself: read-only, nothing can be created beside the binds. */
 	if (mount(NULL, "/newroot", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
 		return cordon_err_errno(err, "make the root read-only");

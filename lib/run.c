@@ -1,22 +1,26 @@
 /* Theory of operation
  * ===================
  * Processes:
- *   supervisor  cordon itself, on the host. Single-threaded; owns every
- *               resource of the run and one epoll loop.
- *   init        PID 1 of the run's new user, mount, PID, IPC, UTS, network
- *               (and cgroup) namespaces, created by clone3. Builds the view,
- *               drops everything, forks the command, reaps orphans, reports
- *               the command's status, then exits: the kernel then kills every
- *               process left in the PID namespace (daemons included).
+ *   supervisor  cordon itself, on the host (this file). Single-threaded; owns
+ *               every resource of the run and one epoll loop.
+ *   init        PID 1 of the run's new user, mount, PID, IPC, UTS, network and
+ *               cgroup namespaces, created by clone3 (sandbox.c). Builds the
+ *               view, drops everything, forks the command, reaps orphans,
+ *               reports the command's status and exits: the kernel then kills
+ *               every process left in the PID namespace (daemons included).
  *   command     PID 2: execs the task's argv.
- * Channels:
- *   sock        SOCK_SEQPACKET pair, fixed-size struct msg frames:
- *               sync 1 (parent->init): uid/gid maps are written.
- *               sync 2 (parent->init): cgroup attached, snapshot taken; init
- *                                      may start the command.
- *               init->parent: MSG_ERROR (setup failed; the command never
- *               started), MSG_EXEC_OK, MSG_EXIT (wait status of the command).
- *   out/err     pipes from the command to the supervisor, streamed through.
+ * Channels (sync.h):
+ *   sock        SOCK_SEQPACKET pair, fixed-size frames, optional fd:
+ *               sync 1 (P->C MSG_GO1): uid/gid maps are written; init starts
+ *                   building the system part of the view.
+ *               meanwhile P attaches the v1 cgroup (an RCU grace period),
+ *                   prepares idmapped trees (sent as MSG_TREE + fd) and
+ *                   snapshots the writable paths.
+ *               sync 2 (P->C MSG_GO2): init finishes the view and starts the
+ *                   command.
+ *               C->P: MSG_ERROR (setup failed; the command never started),
+ *                   MSG_EXEC_OK, MSG_EXIT (the command's wait status).
+ *   out/err     pipes from the command, streamed through by the loop.
  *   pidfd       of init: its exit ends the run.
  * If the supervisor dies (even SIGKILL), init gets SIGKILL (PDEATHSIG), and
  * with PID 1 gone the kernel kills the whole run.
@@ -46,37 +50,27 @@
 #include "creds.h"
 #include "error.h"
 #include "hash.h"
-#include "ledger.h"
 #include "mounts.h"
 #include "ns.h"
 #include "run.h"
+#include "sandbox.h"
 #include "stream.h"
+#include "sync.h"
 
 #define SETUP_TIMEOUT_NS (30ULL * 1000000000ULL)
-
-enum msg_type { MSG_GO1 = 1, MSG_GO2, MSG_ERROR, MSG_EXEC_OK, MSG_EXIT };
-struct msg {
-	uint32_t type;
-	int32_t value;
-	cordon_error err;
-};
 
 struct sup {
 	const cordon_policy *pol;
 	struct run_report *rep;
 	struct run_plan plan;
-	int *tree_fds;
+	struct sandbox_spec spec;
 	strv env;
-	struct rlimit_plan rl;
 	const struct cgroup_ops *cgops;
 	struct cgroup cg;
 	bool have_cg;
 	bool privileged;
-	uid_t host_uid;
-	gid_t host_gid;
-	uid_t sb_uid;
-	gid_t sb_gid;
-	char *const *argv;
+	uid_t host_uid, sb_uid;
+	gid_t host_gid, sb_gid;
 	/* runtime */
 	int sock, pidfd, epfd, timer, cpu_timer, sigfd;
 	pid_t pid;
@@ -87,7 +81,10 @@ struct sup {
 	int forced_signal;
 	uint64_t t_start, t_exec, t_end;
 	struct snapshot before;
-	cordon_error child_err;
+	/* CORDON_TRACE_TIMING=1: phase timestamps on stderr (a diagnostic). */
+	bool trace;
+	uint64_t t0;
+	buf trace_buf;
 };
 
 static uint64_t now_ns(void)
@@ -97,166 +94,10 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-static int send_msg(int sock, uint32_t type, int32_t value, const cordon_error *e)
+static void trace(struct sup *s, const char *phase)
 {
-	struct msg m;
-	memset(&m, 0, sizeof(m));
-	m.type = type;
-	m.value = value;
-	if (e)
-		m.err = *e;
-	ssize_t n;
-	do
-		n = send(sock, &m, sizeof(m), MSG_NOSIGNAL);
-	while (n < 0 && errno == EINTR);
-	return n == (ssize_t)sizeof(m) ? 0 : -1;
-}
-
-static int recv_msg(int sock, struct msg *m)
-{
-	ssize_t n;
-	do
-		n = recv(sock, m, sizeof(*m), 0);
-	while (n < 0 && errno == EINTR);
-	if (n == 0)
-		return 0;
-	return n == (ssize_t)sizeof(*m) ? 1 : -1;
-}
-
-/* ------------------------------------------------------------------ */
-/* plan                                                                */
-
-/* Resolve path like realpath(3), but refuse to follow a symlink that sits in
- * a directory at or below any of the writable paths. */
-static int resolve_untrusted_links(const char *path, const strv *writable, char *out, size_t outsz,
-				   cordon_error *err)
-{
-	char rest[PATH_MAX * 2], cur[PATH_MAX] = "";
-	int links = 0;
-	if (snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
-		return cordon_err(err, ENAMETOOLONG, "%s", path);
-	char *p = rest;
-	while (*p) {
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		char *end = strchr(p, '/');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		char comp[NAME_MAX + 1];
-		if (len > NAME_MAX)
-			return cordon_err(err, ENAMETOOLONG, "%.*s", (int)len, p);
-		memcpy(comp, p, len);
-		comp[len] = '\0';
-		p += len;
-		if (strcmp(comp, ".") == 0)
-			continue;
-		if (strcmp(comp, "..") == 0) {
-			char *slash = strrchr(cur, '/');
-			if (slash)
-				*slash = '\0';
-			continue;
-		}
-		char next[PATH_MAX];
-		if (snprintf(next, sizeof(next), "%s/%s", cur, comp) >= (int)sizeof(next))
-			return cordon_err(err, ENAMETOOLONG, "%s", path);
-		struct stat st;
-		if (lstat(next, &st) < 0)
-			return cordon_err_errno(err, "%s", next);
-		if (!S_ISLNK(st.st_mode)) {
-			snprintf(cur, sizeof(cur), "%s", next);
-			continue;
-		}
-		const char *dir = cur[0] ? cur : "/";
-		for (size_t i = 0; i < writable->n; i++)
-			if (path_has_prefix(dir, writable->v[i]))
-				return cordon_err(err, 0, "%s is a symbolic link inside the writable path %s (a run could have planted it); name its target instead",
-						  next, writable->v[i]);
-		if (++links > 40)
-			return cordon_err(err, ELOOP, "%s", path);
-		char target[PATH_MAX];
-		ssize_t n = readlink(next, target, sizeof(target) - 1);
-		if (n < 0)
-			return cordon_err_errno(err, "readlink %s", next);
-		target[n] = '\0';
-		char joined[PATH_MAX * 2];
-		if (snprintf(joined, sizeof(joined), "%s/%s", target, p) >= (int)sizeof(joined))
-			return cordon_err(err, ENAMETOOLONG, "%s", path);
-		if (target[0] == '/')
-			cur[0] = '\0';
-		snprintf(rest, sizeof(rest), "%s", joined);
-		p = rest;
-	}
-	snprintf(out, outsz, "%s", cur[0] ? cur : "/");
-	return 0;
-}
-
-int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err)
-{
-	memset(plan, 0, sizeof(*plan));
-	if (!getcwd(plan->workspace, sizeof(plan->workspace)))
-		return cordon_err_errno(err, "the current directory");
-	if (strcmp(plan->workspace, "/") == 0)
-		return cordon_err(err, 0, "the current directory is /, which cannot be the writable workspace; cd into the task's directory");
-	if (policy_effective_mounts(p, plan->workspace, &plan->mounts, &plan->nmounts, err) < 0)
-		return -1;
-	/* Binds are made at the canonical host path, resolved here on the host,
-	 * so no spelling of a path changes what is bound, and the child opens
-	 * each one without following any link. A symlink inside a writable path
-	 * is refused rather than followed: an earlier run could have planted it
-	 * there to redirect this bind out of the view. */
-	strv writable = {0};
-	if (strv_push(&writable, plan->workspace) < 0)
-		return cordon_err(err, 12, "out of memory");
-	for (size_t i = 0; i < plan->nmounts; i++) {
-		char real[PATH_MAX];
-		if (plan->mounts[i].mode == MOUNT_RW && realpath(plan->mounts[i].path, real) &&
-		    strv_push(&writable, real) < 0) {
-			strv_free(&writable);
-			return cordon_err(err, 12, "out of memory");
-		}
-	}
-	for (size_t i = 0; i < plan->nmounts; i++) {
-		struct cordon_mount *m = &plan->mounts[i];
-		if (m->mode == MOUNT_TMPFS)
-			continue;
-		char real[PATH_MAX];
-		if (resolve_untrusted_links(m->path, &writable, real, sizeof(real), err) < 0) {
-			strv_free(&writable);
-			return cordon_err_wrap(err, "%s %s", mount_mode_name(m->mode), m->path);
-		}
-		if (strcmp(real, "/") == 0) {
-			strv_free(&writable);
-			return cordon_err(err, 0, "%s %s resolves to /, which cannot be mounted",
-					  mount_mode_name(m->mode), m->path);
-		}
-		if (strcmp(real, m->path) != 0) {
-			char *dup = strdup(real);
-			if (!dup) {
-				strv_free(&writable);
-				return cordon_err(err, 12, "out of memory");
-			}
-			free(m->path);
-			m->path = dup;
-		}
-	}
-	strv_free(&writable);
-	mounts_sort(plan->mounts, plan->nmounts);
-	for (size_t i = 1; i < plan->nmounts; i++)
-		if (strcmp(plan->mounts[i].path, plan->mounts[i - 1].path) == 0 &&
-		    plan->mounts[i].mode != plan->mounts[i - 1].mode)
-			return cordon_err(err, 0, "%s is requested both %s and %s (after resolving symlinks)",
-					  plan->mounts[i].path, mount_mode_name(plan->mounts[i - 1].mode),
-					  mount_mode_name(plan->mounts[i].mode));
-	snprintf(plan->cwd_in, sizeof(plan->cwd_in), "%s", p->cwd ? p->cwd : plan->workspace);
-	return 0;
-}
-
-void run_plan_free(struct run_plan *plan)
-{
-	mounts_free(plan->mounts, plan->nmounts);
-	plan->mounts = NULL;
-	plan->nmounts = 0;
+	if (s->trace)
+		buf_printf(&s->trace_buf, "  %8.3f ms  %s\n", (double)(now_ns() - s->t0) / 1e6, phase);
 }
 
 static int build_env(struct sup *s, cordon_error *err)
@@ -293,195 +134,6 @@ static int build_env(struct sup *s, cordon_error *err)
 	}
 	return 0;
 }
-
-/* Refuse what this build cannot enforce yet: never run with less than asked. */
-static int check_supported(const cordon_policy *p, cordon_error *err)
-{
-	if (p->net_allow.n)
-		return cordon_err(err, 0, "network.allow %s: egress through the proxy is not available in this build; refusing to run without the requested boundary",
-				  p->net_allow.v[0]);
-	if (p->nsecrets)
-		return cordon_err(err, 0, "secret %s: secret injection with redaction is not available in this build",
-				  p->secrets[0].name);
-	if (p->sys_allow.n || p->sys_deny.n)
-		return cordon_err(err, 0, "syscalls: per-task syscall adjustments are not available in this build");
-	if (p->check)
-		return cordon_err(err, 0, "check: task checks are not available in this build");
-	return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* child: init and command                                             */
-
-static __attribute__((noreturn)) void child_fail(int sock, cordon_error *e)
-{
-	send_msg(sock, MSG_ERROR, 0, e);
-	_exit(1);
-}
-
-static void wait_go(int sock, uint32_t type)
-{
-	struct msg m;
-	if (recv_msg(sock, &m) <= 0 || m.type != type)
-		_exit(1); /* the supervisor is gone */
-}
-
-static __attribute__((noreturn)) void exec_command(struct sup *s, int outw, int errw, int status_fd)
-{
-	sigset_t none;
-	sigemptyset(&none);
-	for (int sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	if (dup2(outw, 1) < 0 || dup2(errw, 2) < 0)
-		goto fail;
-	if (dup3(status_fd, 3, O_CLOEXEC) < 0)
-		goto fail;
-	syscall(SYS_close_range, 4, ~0U, 0);
-	const char *cmd = s->argv[0];
-	int e = ENOENT;
-	if (strchr(cmd, '/')) {
-		execve(cmd, s->argv, s->env.v);
-		e = errno;
-	} else {
-		const char *path = "/usr/local/bin:/usr/bin:/bin";
-		for (size_t i = 0; i < s->env.n; i++)
-			if (strncmp(s->env.v[i], "PATH=", 5) == 0)
-				path = s->env.v[i] + 5;
-		bool eacces = false;
-		for (const char *p = path; *p;) {
-			const char *c = strchr(p, ':');
-			size_t l = c ? (size_t)(c - p) : strlen(p);
-			char full[PATH_MAX];
-			if (l && l + strlen(cmd) + 2 < sizeof(full)) {
-				memcpy(full, p, l);
-				full[l] = '/';
-				strcpy(full + l + 1, cmd);
-				execve(full, s->argv, s->env.v);
-				if (errno == EACCES)
-					eacces = true;
-				else if (errno != ENOENT && errno != ENOTDIR)
-					e = errno;
-			}
-			p += l;
-			if (*p == ':')
-				p++;
-		}
-		if (eacces && e == ENOENT)
-			e = EACCES;
-	}
-	errno = e;
-fail:
-	e = errno;
-	if (write(3, &e, sizeof(e)) < 0) {
-		/* nothing more to do */
-	}
-	_exit(127);
-}
-
-/* The kernel clears the parent-death signal whenever credentials change, so
- * it is armed again after every such change; then, in case the supervisor
- * died before that, its end of the socket is checked for a hang-up. */
-static void arm_pdeathsig(int sock)
-{
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	struct pollfd p = {sock, POLLRDHUP, 0};
-	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP)))
-		_exit(1);
-}
-
-static __attribute__((noreturn)) void init_main(struct sup *s, int sock, int outw, int errw)
-{
-	cordon_error e = {0};
-	arm_pdeathsig(sock);
-	/* sync 1: the uid/gid maps are written. */
-	wait_go(sock, MSG_GO1);
-	if (creds_become_sandbox_user(&e) < 0)
-		child_fail(sock, &e);
-	arm_pdeathsig(sock);
-	struct mount_plan mp = {s->plan.mounts, s->plan.nmounts, s->tree_fds};
-	if (mounts_apply(&mp, &e) < 0)
-		child_fail(sock, &e);
-	if (s->tree_fds)
-		for (size_t i = 0; i < s->plan.nmounts; i++)
-			if (s->tree_fds[i] >= 0)
-				close(s->tree_fds[i]);
-	if (sethostname("cordon", 6) < 0) {
-		cordon_err_errno(&e, "sethostname");
-		child_fail(sock, &e);
-	}
-	if (ns_loopback_up(&e) < 0)
-		child_fail(sock, &e);
-	/* sync 2: cgroup attached and workspace snapshot taken. */
-	wait_go(sock, MSG_GO2);
-	/* On v1 we were attached after clone: a cgroup namespace made now is
-	 * rooted at the run's own cgroup. */
-	if (s->have_cg && s->cgops == &cgroup_v1_ops && unshare(CLONE_NEWCGROUP) < 0) {
-		cordon_err_errno(&e, "unshare(CLONE_NEWCGROUP)");
-		child_fail(sock, &e);
-	}
-	if (chdir(s->plan.cwd_in) < 0) {
-		cordon_err_errno(&e, "working directory %s", s->plan.cwd_in);
-		child_fail(sock, &e);
-	}
-	if (creds_apply_rlimits(&s->rl, &e) < 0)
-		child_fail(sock, &e);
-	/* A new session: the command has no controlling terminal to inject into. */
-	if (setsid() < 0) {
-		cordon_err_errno(&e, "setsid");
-		child_fail(sock, &e);
-	}
-	if (creds_drop_all(&e) < 0)
-		child_fail(sock, &e);
-	arm_pdeathsig(sock);
-	/* Not ptrace-able by the command it is about to start. */
-	prctl(PR_SET_DUMPABLE, 0);
-	int st[2];
-	if (pipe2(st, O_CLOEXEC) < 0) {
-		cordon_err_errno(&e, "pipe");
-		child_fail(sock, &e);
-	}
-	pid_t cmd = fork();
-	if (cmd < 0) {
-		cordon_err_errno(&e, "fork the command");
-		child_fail(sock, &e);
-	}
-	if (cmd == 0) {
-		close(sock);
-		close(st[0]);
-		exec_command(s, outw, errw, st[1]);
-	}
-	close(st[1]);
-	close(outw);
-	close(errw);
-	int exec_errno = 0;
-	ssize_t n;
-	do
-		n = read(st[0], &exec_errno, sizeof(exec_errno));
-	while (n < 0 && errno == EINTR);
-	close(st[0]);
-	if (n > 0) {
-		cordon_err(&e, exec_errno, "exec %s", s->argv[0]);
-		child_fail(sock, &e);
-	}
-	send_msg(sock, MSG_EXEC_OK, cmd, NULL);
-	for (;;) {
-		int ws;
-		pid_t w = waitpid(-1, &ws, __WALL);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			_exit(0);
-		}
-		if (w == cmd) {
-			send_msg(sock, MSG_EXIT, ws, NULL);
-			_exit(0);
-		}
-	}
-}
-
-/* ------------------------------------------------------------------ */
-/* supervisor                                                          */
 
 static void setup_error(struct sup *s, const cordon_error *e)
 {
@@ -591,7 +243,7 @@ static void on_stream_writable(struct sup *s, int i)
 static void on_sock(struct sup *s)
 {
 	struct msg m;
-	int r = recv_msg(s->sock, &m);
+	int r = sync_recv(s->sock, &m, NULL);
 	if (r <= 0) {
 		epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->sock, NULL);
 		return;
@@ -601,6 +253,7 @@ static void on_sock(struct sup *s)
 		setup_error(s, &m.err);
 		break;
 	case MSG_EXEC_OK:
+		trace(s, "command exec'd");
 		s->exec_ok = true;
 		/* init sends this only after creds_drop_all() succeeded. */
 		s->rep->enf.no_new_privs = true;
@@ -613,6 +266,7 @@ static void on_sock(struct sup *s)
 			cpu_check(s);
 		break;
 	case MSG_EXIT:
+		trace(s, "command exited");
 		s->got_exit = true;
 		s->wstatus = m.value;
 		break;
@@ -627,12 +281,13 @@ static void on_init_exit(struct sup *s)
 		return;
 	s->init_dead = true;
 	s->t_end = now_ns();
+	trace(s, "init reaped (run over)");
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->pidfd, NULL);
 	/* Drain the last messages (exit status) that init sent before dying. */
 	struct pollfd p = {s->sock, POLLIN, 0};
 	while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) {
 		struct msg m;
-		if (recv_msg(s->sock, &m) <= 0)
+		if (sync_recv(s->sock, &m, NULL) <= 0)
 			break;
 		if (m.type == MSG_ERROR)
 			setup_error(s, &m.err);
@@ -755,6 +410,43 @@ static void classify(struct sup *s, const struct cg_usage *u)
 	}
 }
 
+
+/* Limits that need a cgroup: create it (and on v1 attach pid). Where none
+ * can be had, fall back to rlimits only if the policy accepts it. */
+static int cgroup_setup(struct sup *s, pid_t pid, cordon_error *err)
+{
+	const cordon_policy *p = s->pol;
+	bool want = p->limits[LIM_MEMORY].set || p->limits[LIM_PIDS].set || p->limits[LIM_CPU].set;
+	bool weak_ok = p->allow_weaker & WEAK_CGROUP;
+	cordon_error cgerr = {0};
+	if (s->cgops) {
+		struct cg_limits cl = {
+			p->limits[LIM_MEMORY].set ? p->limits[LIM_MEMORY].value : 0,
+			p->limits[LIM_PIDS].set ? p->limits[LIM_PIDS].value : 0,
+		};
+		if (cgroup_create(&s->cg, s->cgops, &cl, &cgerr) == 0) {
+			s->have_cg = true;
+			trace(s, "cgroup created");
+			if (pid > 0 && s->cg.ops->attach(&s->cg, pid, err) < 0)
+				return -1;
+			return 0;
+		}
+		if (want && !weak_ok)
+			return cordon_err(err, 0, "%s (the memory, pids and cpu limits need a cgroup; set enforcement.allow_weaker [\"cgroup\"] to accept per-process rlimits instead)",
+					  cgerr.msg);
+	} else if (want && !weak_ok) {
+		return cordon_err(err, 0, "no usable cgroup hierarchy on this host (the memory, pids and cpu limits need one; set enforcement.allow_weaker [\"cgroup\"] to accept per-process rlimits instead)");
+	}
+	/* No cgroup: the per-process rlimits are all there is. */
+	if (p->limits[LIM_MEMORY].set)
+		s->spec.rl.as = p->limits[LIM_MEMORY].value;
+	if (p->limits[LIM_PIDS].set)
+		s->spec.rl.nproc = p->limits[LIM_PIDS].value;
+	return 0;
+}
+
+/* Before clone: identities, environment, rlimits, and on cgroup v2 the
+ * cgroup itself (the child is cloned straight into it). */
 static int prepare(struct sup *s, cordon_error *err)
 {
 	const cordon_policy *p = s->pol;
@@ -770,84 +462,71 @@ static int prepare(struct sup *s, cordon_error *err)
 		s->sb_uid = s->host_uid;
 		s->sb_gid = s->host_gid;
 	}
-	/* Limits: cgroup when the host has one we can use; the per-process
-	 * rlimits are backstops. */
-	bool want_cg_limit = p->limits[LIM_MEMORY].set || p->limits[LIM_PIDS].set ||
-			     p->limits[LIM_CPU].set;
 	cordon_error cgerr = {0};
 	s->cgops = cgroup_detect(&cgerr);
 	if (!s->cgops && cgerr.msg[0])
 		return cordon_err(err, 0, "%s", cgerr.msg);
-	if (s->cgops) {
-		cgroup_reap_stale(s->cgops);
-		struct cg_limits cl = {
-			p->limits[LIM_MEMORY].set ? p->limits[LIM_MEMORY].value : 0,
-			p->limits[LIM_PIDS].set ? p->limits[LIM_PIDS].value : 0,
-		};
-		if (cgroup_create(&s->cg, s->cgops, &cl, &cgerr) == 0) {
-			s->have_cg = true;
-		} else if (want_cg_limit && !(p->allow_weaker & WEAK_CGROUP)) {
-			return cordon_err(err, 0, "%s (the memory, pids and cpu limits need a cgroup; set enforcement.allow_weaker [\"cgroup\"] to accept per-process rlimits instead)",
-					  cgerr.msg);
-		}
-	} else if (want_cg_limit && !(p->allow_weaker & WEAK_CGROUP)) {
-		return cordon_err(err, 0, "no usable cgroup hierarchy on this host (the memory, pids and cpu limits need one; set enforcement.allow_weaker [\"cgroup\"] to accept per-process rlimits instead)");
-	}
+	s->spec.plan = &s->plan;
+	s->spec.envp = s->env.v;
+	s->spec.tree_fds = calloc(s->plan.nmounts ? s->plan.nmounts : 1, sizeof(int));
+	if (!s->spec.tree_fds)
+		return cordon_err(err, 12, "out of memory");
+	for (size_t i = 0; i < s->plan.nmounts; i++)
+		s->spec.tree_fds[i] = -1;
 	if (p->limits[LIM_FILE_SIZE].set)
-		s->rl.fsize = p->limits[LIM_FILE_SIZE].value;
+		s->spec.rl.fsize = p->limits[LIM_FILE_SIZE].value;
 	if (p->limits[LIM_CPU].set)
-		s->rl.cpu_sec = (p->limits[LIM_CPU].value + 999999999ULL) / 1000000000ULL;
-	if (!s->have_cg) {
-		if (p->limits[LIM_MEMORY].set)
-			s->rl.as = p->limits[LIM_MEMORY].value;
-		if (p->limits[LIM_PIDS].set)
-			s->rl.nproc = p->limits[LIM_PIDS].value;
-	}
-	/* As root: rw binds are idmapped so that files created inside belong
-	 * to the invoking user although the run's own identity is sb_uid. */
-	if (s->privileged) {
-		s->tree_fds = calloc(s->plan.nmounts ? s->plan.nmounts : 1, sizeof(int));
-		if (!s->tree_fds)
-			return cordon_err(err, 12, "out of memory");
-		for (size_t i = 0; i < s->plan.nmounts; i++)
-			s->tree_fds[i] = -1;
-		bool any_rw = false;
-		for (size_t i = 0; i < s->plan.nmounts; i++)
-			any_rw |= s->plan.mounts[i].mode == MOUNT_RW;
-		if (any_rw) {
-			_cleanup_close_ int userns = ns_idmap_userns(s->host_uid, s->sb_uid, s->host_gid,
-								     s->sb_gid, err);
-			if (userns < 0)
-				return -1;
-			if (mounts_prepare_idmapped(s->plan.mounts, s->plan.nmounts, userns, s->tree_fds, err) < 0)
-				return -1;
-			s->rep->enf.idmapped_workspace = true;
+		s->spec.rl.cpu_sec = (p->limits[LIM_CPU].value + 999999999ULL) / 1000000000ULL;
+	if (s->cgops == &cgroup_v2_ops && cgroup_setup(s, 0, err) < 0)
+		return -1;
+	/* v1: created and attached after clone, while init builds its view. The
+	 * rlimit fallback must be known before clone, so decide it now. */
+	if (s->cgops != &cgroup_v2_ops) {
+		bool want = p->limits[LIM_MEMORY].set || p->limits[LIM_PIDS].set || p->limits[LIM_CPU].set;
+		if (!s->cgops && want && !(p->allow_weaker & WEAK_CGROUP))
+			return cgroup_setup(s, 0, err);
+		if (!s->cgops) {
+			if (p->limits[LIM_MEMORY].set)
+				s->spec.rl.as = p->limits[LIM_MEMORY].value;
+			if (p->limits[LIM_PIDS].set)
+				s->spec.rl.nproc = p->limits[LIM_PIDS].value;
 		}
+		s->spec.unshare_cgroupns = s->cgops != NULL;
 	}
 	return 0;
 }
 
-int run_preflight(const cordon_policy *p, struct run_plan *plan, enum run_status *st,
-		  uint64_t *ledger_peak, cordon_error *err)
+/* As root: rw binds become idmapped trees, so that files created inside
+ * belong to the invoking user although the run's host identity is sb_uid.
+ * Each tree goes to init over the socket. */
+static int send_idmapped_trees(struct sup *s, cordon_error *err)
 {
-	*st = ST_SETUP_ERROR;
-	*ledger_peak = 0;
-	if (p->has_ledger) {
-		struct ledger_result lr;
-		if (ledger_compute(&p->ledger, p->file ? p->file : "policy", &lr, err) < 0)
-			return -1;
-		*ledger_peak = lr.peak_bytes;
-		ledger_result_free(&lr);
-		if (p->limits[LIM_MEMORY].set && *ledger_peak > p->limits[LIM_MEMORY].value) {
-			*st = ST_INFEASIBLE;
-			return cordon_err(err, 0, "the ledger's peak live payload (%llu bytes) exceeds the memory limit (%llu bytes)",
-					  (unsigned long long)*ledger_peak,
-					  (unsigned long long)p->limits[LIM_MEMORY].value);
-		}
-	}
-	if (check_supported(p, err) < 0)
+	bool any_rw = false;
+	for (size_t i = 0; i < s->plan.nmounts; i++)
+		any_rw |= s->plan.mounts[i].mode == MOUNT_RW;
+	if (!s->privileged || !any_rw)
+		return 0;
+	_cleanup_close_ int userns = ns_idmap_userns(s->host_uid, s->sb_uid, s->host_gid, s->sb_gid, err);
+	if (userns < 0)
 		return -1;
-	return run_plan_build(p, plan, err);
+	trace(s, "idmap user namespace created");
+	int *fds = calloc(s->plan.nmounts, sizeof(int));
+	if (!fds)
+		return cordon_err(err, 12, "out of memory");
+	int r = mounts_prepare_idmapped(s->plan.mounts, s->plan.nmounts, userns, fds, err);
+	for (size_t i = 0; i < s->plan.nmounts; i++) {
+		if (fds[i] < 0)
+			continue;
+		if (r == 0 && sync_send(s->sock, MSG_TREE, (int32_t)i, NULL, fds[i]) < 0)
+			r = cordon_err_errno(err, "send the idmapped tree of %s", s->plan.mounts[i].path);
+		close(fds[i]);
+	}
+	free(fds);
+	if (r == 0) {
+		s->rep->enf.idmapped_workspace = true;
+		trace(s, "idmapped trees sent");
+	}
+	return r;
 }
 
 static void close_fd(int *fd)
@@ -858,19 +537,53 @@ static void close_fd(int *fd)
 	}
 }
 
+static size_t writable_roots(const struct sup *s, const char **roots, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->plan.nmounts && n < max; i++)
+		if (s->plan.mounts[i].mode == MOUNT_RW)
+			roots[n++] = s->plan.mounts[i].path;
+	return n;
+}
+
 static void collect_outputs(struct sup *s)
 {
 	const char *roots[256];
-	size_t n = 0;
-	for (size_t i = 0; i < s->plan.nmounts && n < ARRAY_SIZE(roots); i++)
-		if (s->plan.mounts[i].mode == MOUNT_RW)
-			roots[n++] = s->plan.mounts[i].path;
+	size_t n = writable_roots(s, roots, ARRAY_SIZE(roots));
 	struct snapshot after;
 	cordon_error e;
 	if (snapshot_take(&after, roots, n, &e) == 0) {
 		snapshot_diff(&s->before, &after, s->plan.workspace, &s->rep->outputs, &e);
 		snapshot_free(&after);
 	}
+}
+
+/* Between sync 1 and sync 2, in parallel with init building its view. */
+static int parent_setup(struct sup *s, cordon_error *err)
+{
+	if (ns_write_maps(s->pid, s->sb_uid, s->sb_gid, s->privileged, err) < 0 ||
+	    sync_send(s->sock, MSG_GO1, 0, NULL, -1) < 0) /* sync 1 */
+		return -1;
+	trace(s, "maps written, sync 1 sent");
+	/* Not ptrace-able by other processes of the invoking user from here on.
+	 * (Not earlier when unprivileged: init inherits the flag, and a
+	 * non-dumpable init's uid_map is not ours to write.) */
+	prctl(PR_SET_DUMPABLE, 0);
+	if (s->cgops && s->cgops != &cgroup_v2_ops) {
+		if (cgroup_setup(s, s->pid, err) < 0)
+			return -1;
+		trace(s, "cgroup attached");
+	}
+	if (send_idmapped_trees(s, err) < 0)
+		return -1;
+	const char *roots[256];
+	size_t n = writable_roots(s, roots, ARRAY_SIZE(roots));
+	if (snapshot_take(&s->before, roots, n, err) < 0)
+		return -1;
+	trace(s, "snapshot taken, sync 2 sent");
+	if (sync_send(s->sock, MSG_GO2, 0, NULL, -1) < 0) /* sync 2 */
+		return cordon_err_errno(err, "sync 2");
+	return 0;
 }
 
 static int spawn_and_supervise(struct sup *s, cordon_error *err)
@@ -906,12 +619,13 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 		ca.cgroup = (uint64_t)s->cg.dirfd;
 	}
 	s->t_start = now_ns();
+	trace(s, "clone3");
 	pid_t pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
 	if (pid == 0) {
 		close(sv[0]);
 		close(po[0]);
 		close(pe[0]);
-		init_main(s, sv[1], po[1], pe[1]);
+		sandbox_init_main(&s->spec, sv[1], po[1], pe[1]);
 	}
 	int clone_errno = errno;
 	close(sv[1]);
@@ -928,56 +642,29 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	s->pidfd = pidfd;
 	s->rep->enf.user_ns = s->rep->enf.pid_ns = s->rep->enf.net_ns = s->rep->enf.mount_ns = true;
 	s->rep->enf.sandbox_host_uid = s->sb_uid;
-	s->rep->enf.cgroup = s->have_cg ? s->cgops->name : "none";
 	stream_init(&s->out[0], po[0], STDOUT_FILENO);
 	stream_init(&s->out[1], pe[0], STDERR_FILENO);
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	s->cpu_timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	cordon_error e = {0};
 	if (s->epfd < 0 || s->timer < 0 || s->cpu_timer < 0 || s->sigfd < 0 ||
 	    ep_add(s->epfd, s->sock, EPOLLIN) < 0 || ep_add(s->epfd, s->pidfd, EPOLLIN) < 0 ||
 	    ep_add(s->epfd, s->out[0].in_fd, EPOLLIN) < 0 || ep_add(s->epfd, s->out[1].in_fd, EPOLLIN) < 0 ||
 	    ep_add(s->epfd, s->timer, EPOLLIN) < 0 || ep_add(s->epfd, s->cpu_timer, EPOLLIN) < 0 ||
 	    ep_add(s->epfd, s->sigfd, EPOLLIN) < 0) {
-		cordon_error e;
 		cordon_err_errno(&e, "supervisor event loop");
 		setup_error(s, &e);
 		kill_run(s, ST_SETUP_ERROR);
 	} else {
 		arm_timer(s->timer, SETUP_TIMEOUT_NS);
-		cordon_error e = {0};
-		/* sync 1 */
-		if (ns_write_maps(pid, s->sb_uid, s->sb_gid, s->privileged, &e) < 0 ||
-		    send_msg(s->sock, MSG_GO1, 0, NULL) < 0) {
+		if (parent_setup(s, &e) < 0) {
 			setup_error(s, &e);
 			kill_run(s, ST_SETUP_ERROR);
-		} else {
-			/* Not ptrace-able by other processes of the invoking user from
-			 * here on. (Not earlier when unprivileged: init inherits the flag,
-			 * and a non-dumpable init's uid_map is not ours to write.) */
-			prctl(PR_SET_DUMPABLE, 0);
-			/* While init builds its mount tree: attach the cgroup (v1 waits
-			 * for an RCU grace period here) and snapshot the writable paths. */
-			if (s->have_cg && s->cg.dirfd < 0 && s->cg.ops->attach(&s->cg, pid, &e) < 0) {
-				setup_error(s, &e);
-				kill_run(s, ST_SETUP_ERROR);
-			} else {
-				const char *roots[256];
-				size_t n = 0;
-				for (size_t i = 0; i < s->plan.nmounts && n < ARRAY_SIZE(roots); i++)
-					if (s->plan.mounts[i].mode == MOUNT_RW)
-						roots[n++] = s->plan.mounts[i].path;
-				if (snapshot_take(&s->before, roots, n, &e) < 0) {
-					setup_error(s, &e);
-					kill_run(s, ST_SETUP_ERROR);
-				} else {
-					/* sync 2 */
-					send_msg(s->sock, MSG_GO2, 0, NULL);
-				}
-			}
 		}
-		event_loop(s);
 	}
+	s->rep->enf.cgroup = s->have_cg ? s->cgops->name : "none";
+	event_loop(s);
 	/* Make sure init is gone and reaped. */
 	if (!s->init_dead) {
 		syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
@@ -989,6 +676,75 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	return 0;
 }
 
+static void finish_usage(struct sup *s)
+{
+	struct run_report *rep = s->rep;
+	struct cg_usage u;
+	memset(&u, 0, sizeof(u));
+	if (s->have_cg)
+		s->cg.ops->usage(&s->cg, &u);
+	if (!u.have_cpu || !u.have_memory) {
+		struct rusage ru;
+		if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
+			if (!u.have_cpu) {
+				u.cpu_user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ULL + (uint64_t)ru.ru_utime.tv_usec * 1000ULL;
+				u.cpu_sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ULL + (uint64_t)ru.ru_stime.tv_usec * 1000ULL;
+			}
+			if (!u.have_memory) {
+				u.peak_memory = (uint64_t)ru.ru_maxrss * 1024ULL;
+				u.have_memory = true;
+			}
+		}
+	}
+	classify(s, &u);
+	rep->wall_seconds = (double)(s->t_end - s->t_start) / 1e9;
+	if (s->exec_ok)
+		rep->setup_seconds = (double)(s->t_exec - s->t_start) / 1e9;
+	rep->have_cpu = true;
+	rep->cpu_user_ns = u.cpu_user_ns;
+	rep->cpu_sys_ns = u.cpu_sys_ns;
+	rep->have_memory = u.have_memory;
+	rep->peak_memory = u.peak_memory;
+	for (int i = 0; i < 2; i++) {
+		rep->out[i].bytes = s->out[i].bytes;
+		stream_finish(&s->out[i], rep->out[i].sha256);
+	}
+	/* Outputs: on every outcome, the workspace keeps what was written. */
+	if (s->exec_ok)
+		collect_outputs(s);
+	trace(s, "outputs collected");
+}
+
+static void cleanup(struct sup *s)
+{
+	if (s->have_cg)
+		s->cg.ops->destroy(&s->cg);
+	/* Off the critical path: cgroups of supervisors that were SIGKILLed. */
+	if (s->cgops)
+		cgroup_reap_stale(s->cgops);
+	trace(s, "cgroups removed");
+	if (s->spec.tree_fds) {
+		for (size_t i = 0; i < s->plan.nmounts; i++)
+			if (s->spec.tree_fds[i] >= 0)
+				close(s->spec.tree_fds[i]);
+		free(s->spec.tree_fds);
+	}
+	snapshot_free(&s->before);
+	close_fd(&s->sock);
+	close_fd(&s->pidfd);
+	close_fd(&s->epfd);
+	close_fd(&s->timer);
+	close_fd(&s->cpu_timer);
+	close_fd(&s->sigfd);
+	strv_free(&s->env);
+	run_plan_free(&s->plan);
+	if (s->trace && s->trace_buf.p) {
+		/* A diagnostic on request only. */
+		if (write(STDERR_FILENO, s->trace_buf.p, s->trace_buf.len) < 0) { /* ignore */ }
+	}
+	buf_free(&s->trace_buf);
+}
+
 int cordon_run(const cordon_policy *p, char *const argv[], struct run_report *rep,
 	       cordon_error *err)
 {
@@ -998,8 +754,10 @@ int cordon_run(const cordon_policy *p, char *const argv[], struct run_report *re
 		prctl(PR_SET_DUMPABLE, 0);
 	s.pol = p;
 	s.rep = rep;
-	s.argv = argv;
 	s.forced = ST_COUNT;
+	s.t0 = now_ns();
+	const char *tt = getenv("CORDON_TRACE_TIMING");
+	s.trace = tt && *tt == '1';
 	s.sock = s.pidfd = s.epfd = s.timer = s.cpu_timer = s.sigfd = -1;
 	s.out[0].in_fd = s.out[1].in_fd = s.out[0].out_fd = s.out[1].out_fd = -1;
 	for (int i = 0; i < LIM_COUNT; i++)
@@ -1016,8 +774,8 @@ int cordon_run(const cordon_policy *p, char *const argv[], struct run_report *re
 
 	cordon_error e = {0};
 	enum run_status pst;
+	rep->have_ledger = p->has_ledger;
 	if (run_preflight(p, &s.plan, &pst, &rep->ledger_peak, &e) < 0) {
-		rep->have_ledger = p->has_ledger;
 		if (pst == ST_INFEASIBLE) {
 			rep->status = ST_INFEASIBLE;
 			snprintf(rep->reason, sizeof(rep->reason), "%s", e.msg);
@@ -1027,72 +785,25 @@ int cordon_run(const cordon_policy *p, char *const argv[], struct run_report *re
 		run_plan_free(&s.plan);
 		return 0;
 	}
-	rep->have_ledger = p->has_ledger;
 	/* Inputs are hashed before the run starts: the evidence names what the
 	 * command was given, not what it left behind. */
 	if (p->inputs.n &&
 	    files_hash_tree((const char *const *)p->inputs.v, p->inputs.n, s.plan.workspace, &rep->inputs, &e) < 0) {
 		setup_error(&s, &e);
+		run_plan_free(&s.plan);
 		return 0;
 	}
+	trace(&s, "preflight done");
+	s.spec.argv = argv;
 	if (prepare(&s, &e) < 0) {
 		setup_error(&s, &e);
-	} else if (spawn_and_supervise(&s, &e) < 0) {
-		setup_error(&s, &e);
+	} else {
+		s.spec.argv = argv;
+		if (spawn_and_supervise(&s, &e) < 0)
+			setup_error(&s, &e);
 	}
-	struct cg_usage u;
-	memset(&u, 0, sizeof(u));
-	if (s.have_cg)
-		s.cg.ops->usage(&s.cg, &u);
-	if (!u.have_cpu || !u.have_memory) {
-		struct rusage ru;
-		if (getrusage(RUSAGE_CHILDREN, &ru) == 0) {
-			if (!u.have_cpu) {
-				u.cpu_user_ns = (uint64_t)ru.ru_utime.tv_sec * 1000000000ULL + (uint64_t)ru.ru_utime.tv_usec * 1000ULL;
-				u.cpu_sys_ns = (uint64_t)ru.ru_stime.tv_sec * 1000000000ULL + (uint64_t)ru.ru_stime.tv_usec * 1000ULL;
-			}
-			if (!u.have_memory && s.pid > 0) {
-				u.peak_memory = (uint64_t)ru.ru_maxrss * 1024ULL;
-				u.have_memory = true;
-			}
-		}
-	}
-	if (s.pid > 0) {
-		classify(&s, &u);
-		rep->wall_seconds = (double)(s.t_end - s.t_start) / 1e9;
-		if (s.exec_ok)
-			rep->setup_seconds = (double)(s.t_exec - s.t_start) / 1e9;
-		rep->have_cpu = true;
-		rep->cpu_user_ns = u.cpu_user_ns;
-		rep->cpu_sys_ns = u.cpu_sys_ns;
-		rep->have_memory = u.have_memory;
-		rep->peak_memory = u.peak_memory;
-		for (int i = 0; i < 2; i++) {
-			rep->out[i].bytes = s.out[i].bytes;
-			stream_finish(&s.out[i], rep->out[i].sha256);
-		}
-		/* Outputs: also on failure, the workspace keeps what was written. */
-		if (s.exec_ok)
-			collect_outputs(&s);
-	}
-	if (s.have_cg)
-		s.cg.ops->destroy(&s.cg);
-	if (s.tree_fds) {
-		for (size_t i = 0; i < s.plan.nmounts; i++)
-			if (s.tree_fds[i] >= 0)
-				close(s.tree_fds[i]);
-		free(s.tree_fds);
-	}
-	snapshot_free(&s.before);
-	close_fd(&s.sock);
-	close_fd(&s.pidfd);
-	close_fd(&s.epfd);
-	close_fd(&s.timer);
-	close_fd(&s.cpu_timer);
-	close_fd(&s.sigfd);
-	strv_free(&s.env);
-	run_plan_free(&s.plan);
-	if (rep->status == ST_SETUP_ERROR)
-		rep->exit_code = rep->exit_code >= 0 && !s.exec_ok ? -1 : rep->exit_code;
+	if (s.pid > 0)
+		finish_usage(&s);
+	cleanup(&s);
 	return 0;
 }

@@ -1,0 +1,184 @@
+/* The run plan: everything decided before any process exists. Shared by
+ * `cordon run` and `cordon explain`, so both reach the same verdict. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "error.h"
+#include "ledger.h"
+#include "run.h"
+
+/* Resolve path like realpath(3), but refuse to follow a symlink that sits in
+ * a directory at or below any of the writable paths. */
+static int resolve_untrusted_links(const char *path, const strv *writable, char *out, size_t outsz,
+				   cordon_error *err)
+{
+	char rest[PATH_MAX * 2], cur[PATH_MAX] = "";
+	int links = 0;
+	if (snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
+		return cordon_err(err, ENAMETOOLONG, "%s", path);
+	char *p = rest;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		char *end = strchr(p, '/');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char comp[NAME_MAX + 1];
+		if (len > NAME_MAX)
+			return cordon_err(err, ENAMETOOLONG, "%.*s", (int)len, p);
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		p += len;
+		if (strcmp(comp, ".") == 0)
+			continue;
+		if (strcmp(comp, "..") == 0) {
+			char *slash = strrchr(cur, '/');
+			if (slash)
+				*slash = '\0';
+			continue;
+		}
+		char next[PATH_MAX];
+		if (snprintf(next, sizeof(next), "%s/%s", cur, comp) >= (int)sizeof(next))
+			return cordon_err(err, ENAMETOOLONG, "%s", path);
+		struct stat st;
+		if (lstat(next, &st) < 0)
+			return cordon_err_errno(err, "%s", next);
+		if (!S_ISLNK(st.st_mode)) {
+			snprintf(cur, sizeof(cur), "%s", next);
+			continue;
+		}
+		const char *dir = cur[0] ? cur : "/";
+		for (size_t i = 0; i < writable->n; i++)
+			if (path_has_prefix(dir, writable->v[i]))
+				return cordon_err(err, 0, "%s is a symbolic link inside the writable path %s (a run could have planted it); name its target instead",
+						  next, writable->v[i]);
+		if (++links > 40)
+			return cordon_err(err, ELOOP, "%s", path);
+		char target[PATH_MAX];
+		ssize_t n = readlink(next, target, sizeof(target) - 1);
+		if (n < 0)
+			return cordon_err_errno(err, "readlink %s", next);
+		target[n] = '\0';
+		char joined[PATH_MAX * 2];
+		if (snprintf(joined, sizeof(joined), "%s/%s", target, p) >= (int)sizeof(joined))
+			return cordon_err(err, ENAMETOOLONG, "%s", path);
+		if (target[0] == '/')
+			cur[0] = '\0';
+		snprintf(rest, sizeof(rest), "%s", joined);
+		p = rest;
+	}
+	snprintf(out, outsz, "%s", cur[0] ? cur : "/");
+	return 0;
+}
+
+int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err)
+{
+	memset(plan, 0, sizeof(*plan));
+	if (!getcwd(plan->workspace, sizeof(plan->workspace)))
+		return cordon_err_errno(err, "the current directory");
+	if (strcmp(plan->workspace, "/") == 0)
+		return cordon_err(err, 0, "the current directory is /, which cannot be the writable workspace; cd into the task's directory");
+	if (policy_effective_mounts(p, plan->workspace, &plan->mounts, &plan->nmounts, err) < 0)
+		return -1;
+	/* Binds are made at the canonical host path, resolved here on the host,
+	 * so no spelling of a path changes what is bound, and the child opens
+	 * each one without following any link. A symlink inside a writable path
+	 * is refused rather than followed: an earlier run could have planted it
+	 * there to redirect this bind out of the view. */
+	strv writable = {0};
+	if (strv_push(&writable, plan->workspace) < 0)
+		return cordon_err(err, 12, "out of memory");
+	for (size_t i = 0; i < plan->nmounts; i++) {
+		char real[PATH_MAX];
+		if (plan->mounts[i].mode == MOUNT_RW && realpath(plan->mounts[i].path, real) &&
+		    strv_push(&writable, real) < 0) {
+			strv_free(&writable);
+			return cordon_err(err, 12, "out of memory");
+		}
+	}
+	for (size_t i = 0; i < plan->nmounts; i++) {
+		struct cordon_mount *m = &plan->mounts[i];
+		if (m->mode == MOUNT_TMPFS)
+			continue;
+		char real[PATH_MAX];
+		if (resolve_untrusted_links(m->path, &writable, real, sizeof(real), err) < 0) {
+			strv_free(&writable);
+			return cordon_err_wrap(err, "%s %s", mount_mode_name(m->mode), m->path);
+		}
+		if (strcmp(real, "/") == 0) {
+			strv_free(&writable);
+			return cordon_err(err, 0, "%s %s resolves to /, which cannot be mounted",
+					  mount_mode_name(m->mode), m->path);
+		}
+		if (strcmp(real, m->path) != 0) {
+			char *dup = strdup(real);
+			if (!dup) {
+				strv_free(&writable);
+				return cordon_err(err, 12, "out of memory");
+			}
+			free(m->path);
+			m->path = dup;
+		}
+	}
+	strv_free(&writable);
+	mounts_sort(plan->mounts, plan->nmounts);
+	for (size_t i = 1; i < plan->nmounts; i++)
+		if (strcmp(plan->mounts[i].path, plan->mounts[i - 1].path) == 0 &&
+		    plan->mounts[i].mode != plan->mounts[i - 1].mode)
+			return cordon_err(err, 0, "%s is requested both %s and %s (after resolving symlinks)",
+					  plan->mounts[i].path, mount_mode_name(plan->mounts[i - 1].mode),
+					  mount_mode_name(plan->mounts[i].mode));
+	snprintf(plan->cwd_in, sizeof(plan->cwd_in), "%s", p->cwd ? p->cwd : plan->workspace);
+	return 0;
+}
+
+void run_plan_free(struct run_plan *plan)
+{
+	mounts_free(plan->mounts, plan->nmounts);
+	plan->mounts = NULL;
+	plan->nmounts = 0;
+}
+
+/* Refuse what this build cannot enforce yet: never run with less than asked. */
+static int check_supported(const cordon_policy *p, cordon_error *err)
+{
+	if (p->net_allow.n)
+		return cordon_err(err, 0, "network.allow %s: egress through the proxy is not available in this build; refusing to run without the requested boundary",
+				  p->net_allow.v[0]);
+	if (p->nsecrets)
+		return cordon_err(err, 0, "secret %s: secret injection with redaction is not available in this build",
+				  p->secrets[0].name);
+	if (p->sys_allow.n || p->sys_deny.n)
+		return cordon_err(err, 0, "syscalls: per-task syscall adjustments are not available in this build");
+	if (p->check)
+		return cordon_err(err, 0, "check: task checks are not available in this build");
+	return 0;
+}
+
+int run_preflight(const cordon_policy *p, struct run_plan *plan, enum run_status *st,
+		  uint64_t *ledger_peak, cordon_error *err)
+{
+	*st = ST_SETUP_ERROR;
+	*ledger_peak = 0;
+	if (p->has_ledger) {
+		struct ledger_result lr;
+		if (ledger_compute(&p->ledger, p->file ? p->file : "policy", &lr, err) < 0)
+			return -1;
+		*ledger_peak = lr.peak_bytes;
+		ledger_result_free(&lr);
+		if (p->limits[LIM_MEMORY].set && *ledger_peak > p->limits[LIM_MEMORY].value) {
+			*st = ST_INFEASIBLE;
+			return cordon_err(err, 0, "the ledger's peak live payload (%llu bytes) exceeds the memory limit (%llu bytes)",
+					  (unsigned long long)*ledger_peak,
+					  (unsigned long long)p->limits[LIM_MEMORY].value);
+		}
+	}
+	if (check_supported(p, err) < 0)
+		return -1;
+	return run_plan_build(p, plan, err);
+}
+

@@ -1,0 +1,203 @@
+/* Sandbox init: the order of enforcement, each step with its reason.
+ *   sync 1 wait   the supervisor has written our uid/gid maps
+ *   identity      uid/gid 1000 with the namespace's full capability set, so
+ *                 the files of the new root belong to a mapped user
+ *   mounts_begin  the view's system part (meanwhile the supervisor attaches
+ *                 the cgroup and prepares idmapped trees)
+ *   sync 2 wait   trees received, cgroup attached, snapshot taken
+ *   mounts_finish task mounts, pivot_root into the view
+ *   hostname, lo, cgroup namespace (v1), cwd, rlimits, setsid
+ *   drop          capabilities (all sets), securebits, no_new_privs
+ *   fork+exec     the command; init reaps until it exits, reports its status
+ *                 and exits, and the kernel kills what is left of the run.
+ * Errors are sent to the supervisor as MSG_ERROR, never printed. */
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "compat.h"
+#include "error.h"
+#include "mounts.h"
+#include "ns.h"
+#include "sandbox.h"
+#include "sync.h"
+
+static __attribute__((noreturn)) void child_fail(int sock, cordon_error *e)
+{
+	sync_send(sock, MSG_ERROR, 0, e, -1);
+	_exit(1);
+}
+
+/* The kernel clears the parent-death signal whenever credentials change, so
+ * it is armed again after every such change; then, in case the supervisor
+ * died before that, its end of the socket is checked for a hang-up. */
+static void arm_pdeathsig(int sock)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	struct pollfd p = {sock, POLLRDHUP, 0};
+	if (poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLRDHUP)))
+		_exit(1);
+}
+
+static void wait_go1(int sock)
+{
+	struct msg m;
+	if (sync_recv(sock, &m, NULL) <= 0 || m.type != MSG_GO1)
+		_exit(1); /* the supervisor is gone */
+}
+
+/* Collect idmapped trees until sync 2. */
+static void wait_go2(const struct sandbox_spec *sp, int sock)
+{
+	for (;;) {
+		struct msg m;
+		int fd;
+		if (sync_recv(sock, &m, &fd) <= 0)
+			_exit(1);
+		if (m.type == MSG_GO2)
+			return;
+		if (m.type != MSG_TREE || m.value < 0 || (size_t)m.value >= sp->plan->nmounts || fd < 0)
+			_exit(1);
+		sp->tree_fds[m.value] = fd;
+	}
+}
+
+static __attribute__((noreturn)) void exec_command(const struct sandbox_spec *sp, int outw, int errw,
+						    int status_fd)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	/* Ignored signals survive execve: give the command default handling. */
+	for (int sig = 1; sig < NSIG; sig++)
+		signal(sig, SIG_DFL);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	int e;
+	if (dup2(outw, 1) < 0 || dup2(errw, 2) < 0 || dup3(status_fd, 3, O_CLOEXEC) < 0)
+		goto fail;
+	syscall(SYS_close_range, 4, ~0U, 0);
+	const char *cmd = sp->argv[0];
+	e = ENOENT;
+	if (strchr(cmd, '/')) {
+		execve(cmd, sp->argv, sp->envp);
+		e = errno;
+	} else {
+		/* PATH search with the run's PATH, not cordon's. */
+		const char *path = "/usr/local/bin:/usr/bin:/bin";
+		for (size_t i = 0; sp->envp[i]; i++)
+			if (strncmp(sp->envp[i], "PATH=", 5) == 0)
+				path = sp->envp[i] + 5;
+		bool eacces = false;
+		for (const char *p = path; *p;) {
+			const char *c = strchr(p, ':');
+			size_t l = c ? (size_t)(c - p) : strlen(p);
+			char full[PATH_MAX];
+			if (l && l + strlen(cmd) + 2 < sizeof(full)) {
+				memcpy(full, p, l);
+				full[l] = '/';
+				strcpy(full + l + 1, cmd);
+				execve(full, sp->argv, sp->envp);
+				if (errno == EACCES)
+					eacces = true;
+				else if (errno != ENOENT && errno != ENOTDIR)
+					e = errno;
+			}
+			p += l;
+			if (*p == ':')
+				p++;
+		}
+		if (eacces && e == ENOENT)
+			e = EACCES;
+	}
+	errno = e;
+fail:
+	e = errno;
+	if (write(3, &e, sizeof(e)) < 0) {
+		/* the supervisor learns of the failure from the closed pipe */
+	}
+	_exit(127);
+}
+
+static void setup_or_fail(int sock, int r, cordon_error *e)
+{
+	if (r < 0)
+		child_fail(sock, e);
+}
+
+void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int errw)
+{
+	cordon_error e = {0};
+	arm_pdeathsig(sock);
+	wait_go1(sock); /* sync 1 */
+	setup_or_fail(sock, creds_become_sandbox_user(&e), &e);
+	arm_pdeathsig(sock);
+	struct mount_ctx mc;
+	setup_or_fail(sock, mounts_begin(&mc, &e), &e);
+	wait_go2(sp, sock); /* sync 2 */
+	struct mount_plan mp = {sp->plan->mounts, sp->plan->nmounts, sp->tree_fds};
+	setup_or_fail(sock, mounts_finish(&mc, &mp, &e), &e);
+	for (size_t i = 0; i < sp->plan->nmounts; i++)
+		if (sp->tree_fds[i] >= 0)
+			close(sp->tree_fds[i]);
+	if (sethostname("cordon", 6) < 0)
+		setup_or_fail(sock, cordon_err_errno(&e, "sethostname"), &e);
+	setup_or_fail(sock, ns_loopback_up(&e), &e);
+	/* On v1 we were attached after clone: a cgroup namespace made now is
+	 * rooted at the run's own cgroup. */
+	if (sp->unshare_cgroupns && unshare(CLONE_NEWCGROUP) < 0)
+		setup_or_fail(sock, cordon_err_errno(&e, "unshare(CLONE_NEWCGROUP)"), &e);
+	if (chdir(sp->plan->cwd_in) < 0)
+		setup_or_fail(sock, cordon_err_errno(&e, "working directory %s", sp->plan->cwd_in), &e);
+	setup_or_fail(sock, creds_apply_rlimits(&sp->rl, &e), &e);
+	/* A new session: the command has no controlling terminal to inject into. */
+	if (setsid() < 0)
+		setup_or_fail(sock, cordon_err_errno(&e, "setsid"), &e);
+	setup_or_fail(sock, creds_drop_all(&e), &e);
+	arm_pdeathsig(sock);
+	/* Not ptrace-able by the command it is about to start. */
+	prctl(PR_SET_DUMPABLE, 0);
+	int st[2];
+	if (pipe2(st, O_CLOEXEC) < 0)
+		setup_or_fail(sock, cordon_err_errno(&e, "pipe"), &e);
+	pid_t cmd = fork();
+	if (cmd < 0)
+		setup_or_fail(sock, cordon_err_errno(&e, "fork the command"), &e);
+	if (cmd == 0) {
+		close(sock);
+		close(st[0]);
+		exec_command(sp, outw, errw, st[1]);
+	}
+	close(st[1]);
+	close(outw);
+	close(errw);
+	int exec_errno = 0;
+	ssize_t n;
+	do
+		n = read(st[0], &exec_errno, sizeof(exec_errno));
+	while (n < 0 && errno == EINTR);
+	close(st[0]);
+	if (n > 0) {
+		cordon_err(&e, exec_errno, "exec %s", sp->argv[0]);
+		child_fail(sock, &e);
+	}
+	sync_send(sock, MSG_EXEC_OK, cmd, NULL, -1);
+	for (;;) {
+		int ws;
+		pid_t w = waitpid(-1, &ws, __WALL);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(0);
+		}
+		if (w == cmd) {
+			sync_send(sock, MSG_EXIT, ws, NULL, -1);
+			_exit(0);
+		}
+	}
+}

@@ -1,0 +1,18 @@
+/* The sandbox side of a run: PID 1 of the new namespaces ("init"), and the
+ * command it starts. Runs after clone3 in the child; never returns. */
+#pragma once
+#include <stdbool.h>
+#include "creds.h"
+#include "run.h"
+
+struct sandbox_spec {
+	const struct run_plan *plan;
+	int *tree_fds;        /* per plan mount, filled from MSG_TREE frames */
+	char *const *argv;
+	char *const *envp;
+	struct rlimit_plan rl;
+	bool unshare_cgroupns; /* v1: the cgroup was attached after clone */
+};
+
+__attribute__((noreturn)) void sandbox_init_main(const struct sandbox_spec *spec, int sock,
+						  int outw, int errw);

@@ -1,0 +1,27 @@
+/* The supervisor <-> sandbox-init protocol: fixed-size frames over one
+ * SOCK_SEQPACKET pair, optionally carrying one descriptor (SCM_RIGHTS).
+ * The numbered sync points are described in run.c's header. */
+#pragma once
+#include <stdint.h>
+#include "cordon.h"
+
+enum msg_type {
+	MSG_GO1 = 1,   /* P->C sync 1: uid/gid maps written */
+	MSG_TREE,      /* P->C: an idmapped tree for mount index .value (fd) */
+	MSG_GO2,       /* P->C sync 2: cgroup attached, snapshot taken, trees sent */
+	MSG_ERROR,     /* C->P: setup failed (.err); the command never started */
+	MSG_EXEC_OK,   /* C->P: the command was exec'd (.value = its pid inside) */
+	MSG_EXIT,      /* C->P: the command's wait status (.value) */
+};
+
+struct msg {
+	uint32_t type;
+	int32_t value;
+	cordon_error err;
+};
+
+/* Send a frame; fd >= 0 is passed along. Returns 0 or -1 (errno set). */
+int sync_send(int sock, uint32_t type, int32_t value, const cordon_error *e, int fd);
+/* Receive a frame: 1 = frame, 0 = peer closed, -1 = error. A passed
+ * descriptor is stored in *fd (if fd is non-NULL; else it is closed). */
+int sync_recv(int sock, struct msg *m, int *fd);
