@@ -19,17 +19,18 @@ static int capset_all(bool full)
 	return (int)syscall(SYS_capset, &h, d);
 }
 
-int creds_become_sandbox_user(cordon_error *err)
+int creds_become_ns_user(uid_t uid, gid_t gid, cordon_error *err)
 {
-	if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
-		return cordon_err_errno(err, "PR_SET_KEEPCAPS");
 	/* Drop supplementary groups inherited from the host (only possible
 	 * when setgroups is allowed, i.e. cordon runs as root). */
 	if (setgroups(0, NULL) < 0 && errno != EPERM)
 		return cordon_err_errno(err, "setgroups");
-	if (setresgid(SANDBOX_GID, SANDBOX_GID, SANDBOX_GID) < 0)
+	if (setresgid(gid, gid, gid) < 0)
 		return cordon_err_errno(err, "setresgid");
-	if (setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) < 0)
+	/* From an unmapped identity to the namespace's own user: the capability
+	 * set of the new namespace is kept (permitted -> effective for uid 0;
+	 * unchanged for the unprivileged caller, whose uid does not change). */
+	if (setresuid(uid, uid, uid) < 0)
 		return cordon_err_errno(err, "setresuid");
 	if (capset_all(true) < 0)
 		return cordon_err_errno(err, "capset");
@@ -38,6 +39,8 @@ int creds_become_sandbox_user(cordon_error *err)
 
 int creds_drop_all(cordon_error *err)
 {
+	if (setresgid(SANDBOX_GID, SANDBOX_GID, SANDBOX_GID) < 0)
+		return cordon_err_errno(err, "setresgid(%d)", SANDBOX_GID);
 	for (int c = 0; c <= 63; c++)
 		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
 			return cordon_err_errno(err, "PR_CAPBSET_DROP %d", c);
@@ -46,6 +49,8 @@ int creds_drop_all(cordon_error *err)
 	if (prctl(PR_SET_SECUREBITS, SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_SETUID_FIXUP |
 		  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_NOROOT | SECBIT_NOROOT_LOCKED, 0, 0, 0) < 0)
 		return cordon_err_errno(err, "PR_SET_SECUREBITS");
+	if (setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) < 0)
+		return cordon_err_errno(err, "setresuid(%d)", SANDBOX_UID);
 	if (capset_all(false) < 0)
 		return cordon_err_errno(err, "capset (drop)");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

@@ -3,11 +3,14 @@
 #include <stdint.h>
 #include "cordon.h"
 
-/* Become SANDBOX_UID/GID while keeping the full capability set of the new user
- * namespace, so the mount tree can be built by an identity that is mapped. */
-int creds_become_sandbox_user(cordon_error *err);
-/* Drop every capability (effective, permitted, inheritable, ambient,
- * bounding), lock securebits, and set no_new_privs. Irreversible. */
+#include <sys/types.h>
+/* Become uid/gid of the current user namespace (the mapped identity) while
+ * keeping its full capability set, so the new root's files belong to a
+ * mapped user. */
+int creds_become_ns_user(uid_t uid, gid_t gid, cordon_error *err);
+/* Become SANDBOX_UID/GID and drop every capability (effective, permitted,
+ * inheritable, ambient, bounding), lock securebits, set no_new_privs.
+ * Irreversible. */
 int creds_drop_all(cordon_error *err);
 
 struct rlimit_plan {

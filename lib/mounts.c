@@ -258,6 +258,12 @@ static int setup_dev(int oldroot, int newroot, cordon_error *err)
 	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
 		if (symlinkat(links[i][0], newroot, links[i][1]) < 0)
 			return cordon_err_errno(err, "symlink /%s", links[i][1]);
+	/* Populated: nothing more may be created in /dev (shm and pts are
+	 * mounts of their own and stay writable). */
+	_cleanup_close_ int dev = openat2_nofollow(newroot, "dev", O_PATH | O_DIRECTORY);
+	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
+	if (dev < 0 || mount_setattr(dev, "", AT_EMPTY_PATH, &ro, sizeof(ro)) < 0)
+		return cordon_err_errno(err, "make /dev read-only");
 	return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -40,49 +41,34 @@ static int write_maps(pid_t pid, const char *uidmap, const char *gidmap, bool de
 	return write_file(path, gidmap, err);
 }
 
-int ns_write_maps(pid_t pid, uid_t host_uid, gid_t host_gid, bool privileged, cordon_error *err)
+int ns_write_maps(pid_t pid, uid_t inside_uid, uid_t outside_uid, gid_t inside_gid,
+		  gid_t outside_gid, bool deny_setgroups, cordon_error *err)
 {
 	char um[64], gm[64];
-	snprintf(um, sizeof(um), "%u %u 1\n", SANDBOX_UID, (unsigned)host_uid);
-	snprintf(gm, sizeof(gm), "%u %u 1\n", SANDBOX_GID, (unsigned)host_gid);
-	return write_maps(pid, um, gm, !privileged, err);
-}
-
-int ns_idmap_userns(uid_t inside_uid, uid_t outside_uid, gid_t inside_gid, gid_t outside_gid,
-		    cordon_error *err)
-{
-	int pipefd[2];
-	if (pipe2(pipefd, O_CLOEXEC) < 0)
-		return cordon_err_errno(err, "pipe");
-	/* A child that only holds the namespace until we have an fd to it. */
-	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, 0);
-	if (pid < 0) {
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return cordon_err_errno(err, "clone(CLONE_NEWUSER) for the idmapped mount");
-	}
-	if (pid == 0) {
-		char c;
-		close(pipefd[1]);
-		while (read(pipefd[0], &c, 1) < 0 && errno == EINTR)
-			;
-		_exit(0);
-	}
-	close(pipefd[0]);
-	char um[64], gm[64], path[64];
 	snprintf(um, sizeof(um), "%u %u 1\n", (unsigned)inside_uid, (unsigned)outside_uid);
 	snprintf(gm, sizeof(gm), "%u %u 1\n", (unsigned)inside_gid, (unsigned)outside_gid);
-	int fd = -1;
-	if (write_maps(pid, um, gm, false, err) == 0) {
-		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			cordon_err_errno(err, "open %s", path);
-	}
-	close(pipefd[1]); /* releases the child */
-	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-		;
-	return fd;
+	return write_maps(pid, um, gm, deny_setgroups, err);
+}
+
+int ns_enter_nested(cordon_error *err)
+{
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+	/* Our own /proc/self files must belong to us to write the maps; the
+	 * flag is reset to the system default by the next credential change. */
+	prctl(PR_SET_DUMPABLE, 1);
+	if (unshare(CLONE_NEWUSER) < 0)
+		return cordon_err_errno(err, "unshare(CLONE_NEWUSER) for the command");
+	char um[64], gm[64];
+	snprintf(um, sizeof(um), "%u %u 1\n", SANDBOX_UID, (unsigned)uid);
+	snprintf(gm, sizeof(gm), "%u %u 1\n", SANDBOX_GID, (unsigned)gid);
+	/* Without CAP_SETGID in U1 (we are in U2 now), a gid map needs
+	 * setgroups denied first; the command cannot call setgroups either. */
+	if (write_file("/proc/self/uid_map", um, err) < 0 ||
+	    write_file("/proc/self/setgroups", "deny", err) < 0 ||
+	    write_file("/proc/self/gid_map", gm, err) < 0)
+		return -1;
+	return 0;
 }
 
 int ns_loopback_up(cordon_error *err)

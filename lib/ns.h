@@ -13,14 +13,22 @@
  * /etc/subuid range, so concurrent runs never share a host identity. */
 #define SANDBOX_HOST_BASE 0x30000000u
 
-/* Write /proc/PID/{uid_map,setgroups,gid_map}: SANDBOX_UID -> host_uid. If
- * !privileged, setgroups is denied first (the kernel requires it). */
-int ns_write_maps(pid_t pid, uid_t host_uid, gid_t host_gid, bool privileged, cordon_error *err);
+/* Two user namespaces, nested:
+ *   U1 (init's, made by clone3): the invoking uid/gid -> the run's host uid/gid.
+ *      Its mount, network, UTS and IPC namespaces are owned by U1. Because it
+ *      maps the invoking user to the run's identity, U1 is also exactly the
+ *      user namespace an idmapped workspace mount needs: no helper process.
+ *   U2 (made by init once the view is built): SANDBOX_UID -> init's uid in
+ *      U1. The command lives here: uid 1000, no capabilities anywhere, and
+ *      none at all in U1, which owns its mounts. */
 
-/* Create a user namespace mapping inside_uid -> outside_uid (and gids
- * likewise) and return an fd to it, for MOUNT_ATTR_IDMAP. */
-int ns_idmap_userns(uid_t inside_uid, uid_t outside_uid, gid_t inside_gid, gid_t outside_gid,
-		    cordon_error *err);
+/* Supervisor: write /proc/PID/{uid_map,setgroups,gid_map} of U1 as
+ * "inside outside 1". deny_setgroups is required when unprivileged. */
+int ns_write_maps(pid_t pid, uid_t inside_uid, uid_t outside_uid, gid_t inside_gid,
+		  gid_t outside_gid, bool deny_setgroups, cordon_error *err);
+
+/* init: create U2 and map SANDBOX_UID/GID to our current uid/gid. */
+int ns_enter_nested(cordon_error *err);
 
 /* Bring up "lo" in the current network namespace. */
 int ns_loopback_up(cordon_error *err);

@@ -467,6 +467,8 @@ static int prepare(struct sup *s, cordon_error *err)
 	if (!s->cgops && cgerr.msg[0])
 		return cordon_err(err, 0, "%s", cgerr.msg);
 	s->spec.plan = &s->plan;
+	s->spec.ns_uid = s->host_uid;
+	s->spec.ns_gid = s->host_gid;
 	s->spec.envp = s->env.v;
 	s->spec.tree_fds = calloc(s->plan.nmounts ? s->plan.nmounts : 1, sizeof(int));
 	if (!s->spec.tree_fds)
@@ -496,9 +498,10 @@ static int prepare(struct sup *s, cordon_error *err)
 	return 0;
 }
 
-/* As root: rw binds become idmapped trees, so that files created inside
- * belong to the invoking user although the run's host identity is sb_uid.
- * Each tree goes to init over the socket. */
+/* As root: rw binds become idmapped trees through U1 (init's user
+ * namespace, which maps the invoking user to the run's host identity), so
+ * files created inside belong to the invoking user. Each tree goes to init
+ * over the socket. */
 static int send_idmapped_trees(struct sup *s, cordon_error *err)
 {
 	bool any_rw = false;
@@ -506,10 +509,11 @@ static int send_idmapped_trees(struct sup *s, cordon_error *err)
 		any_rw |= s->plan.mounts[i].mode == MOUNT_RW;
 	if (!s->privileged || !any_rw)
 		return 0;
-	_cleanup_close_ int userns = ns_idmap_userns(s->host_uid, s->sb_uid, s->host_gid, s->sb_gid, err);
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)s->pid);
+	_cleanup_close_ int userns = open(path, O_RDONLY | O_CLOEXEC);
 	if (userns < 0)
-		return -1;
-	trace(s, "idmap user namespace created");
+		return cordon_err_errno(err, "open %s", path);
 	int *fds = calloc(s->plan.nmounts, sizeof(int));
 	if (!fds)
 		return cordon_err(err, 12, "out of memory");
@@ -561,7 +565,7 @@ static void collect_outputs(struct sup *s)
 /* Between sync 1 and sync 2, in parallel with init building its view. */
 static int parent_setup(struct sup *s, cordon_error *err)
 {
-	if (ns_write_maps(s->pid, s->sb_uid, s->sb_gid, s->privileged, err) < 0 ||
+	if (ns_write_maps(s->pid, s->host_uid, s->sb_uid, s->host_gid, s->sb_gid, !s->privileged, err) < 0 ||
 	    sync_send(s->sock, MSG_GO1, 0, NULL, -1) < 0) /* sync 1 */
 		return -1;
 	trace(s, "maps written, sync 1 sent");

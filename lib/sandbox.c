@@ -1,13 +1,15 @@
 /* Sandbox init: the order of enforcement, each step with its reason.
  *   sync 1 wait   the supervisor has written our uid/gid maps
- *   identity      uid/gid 1000 with the namespace's full capability set, so
- *                 the files of the new root belong to a mapped user
+ *   identity      the invoking uid/gid as mapped in U1, with U1's full
+ *                 capability set, so the new root's files belong to a mapped user
  *   mounts_begin  the view's system part (meanwhile the supervisor attaches
  *                 the cgroup and prepares idmapped trees)
  *   sync 2 wait   trees received, cgroup attached, snapshot taken
  *   mounts_finish task mounts, pivot_root into the view
- *   hostname, lo, cgroup namespace (v1), cwd, rlimits, setsid
- *   drop          capabilities (all sets), securebits, no_new_privs
+ *   hostname, lo, cgroup namespace (v1)
+ *   nested userns U2 (ns.h): uid 1000 there, no capability over U1
+ *   cwd, rlimits, setsid
+ *   drop          uid/gid 1000, capabilities (all sets), securebits, no_new_privs
  *   fork+exec     the command; init reaps until it exits, reports its status
  *                 and exits, and the kernel kills what is left of the run.
  * Errors are sent to the supervisor as MSG_ERROR, never printed. */
@@ -135,7 +137,7 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	cordon_error e = {0};
 	arm_pdeathsig(sock);
 	wait_go1(sock); /* sync 1 */
-	setup_or_fail(sock, creds_become_sandbox_user(&e), &e);
+	setup_or_fail(sock, creds_become_ns_user(sp->ns_uid, sp->ns_gid, &e), &e);
 	arm_pdeathsig(sock);
 	struct mount_ctx mc;
 	setup_or_fail(sock, mounts_begin(&mc, &e), &e);
@@ -152,6 +154,9 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	 * rooted at the run's own cgroup. */
 	if (sp->unshare_cgroupns && unshare(CLONE_NEWCGROUP) < 0)
 		setup_or_fail(sock, cordon_err_errno(&e, "unshare(CLONE_NEWCGROUP)"), &e);
+	/* Into U2: from here on nothing the command can do has any capability
+	 * over the mounts, network or hostname of the run. */
+	setup_or_fail(sock, ns_enter_nested(&e), &e);
 	if (chdir(sp->plan->cwd_in) < 0)
 		setup_or_fail(sock, cordon_err_errno(&e, "working directory %s", sp->plan->cwd_in), &e);
 	setup_or_fail(sock, creds_apply_rlimits(&sp->rl, &e), &e);

@@ -12,6 +12,8 @@ struct sandbox_spec {
 	char *const *envp;
 	struct rlimit_plan rl;
 	bool unshare_cgroupns; /* v1: the cgroup was attached after clone */
+	uid_t ns_uid;          /* init's identity in U1: the invoking uid/gid */
+	gid_t ns_gid;
 };
 
 __attribute__((noreturn)) void sandbox_init_main(const struct sandbox_spec *spec, int sock,

@@ -12,7 +12,7 @@ test_identity() {
 	expect_match "$OUT" "CapAmb 0000000000000000" "no ambient caps"
 	expect_match "$OUT" "no_new_privs 1" "no_new_privs"
 	expect_match "$OUT" "hostname cordon" "own UTS namespace"
-	expect_match "$OUT" "pid 2" "own PID namespace"
+	expect_match "$OUT" "pid [23]" "own PID namespace"
 	expect_nomatch "$OUT" "Groups:.*\b0\b" "no host supplementary groups"
 	expect_eq "$(field .status)" ok "status"
 	expect_eq "$(field .enforcement.user_ns)" true "user_ns in report"
@@ -78,6 +78,26 @@ test_readonly_is_recursive() {
 	cordon_run --ro ./outer -- "$HOSTILE" write "$WS/outer/inner/x"
 	umount outer/inner
 	expect_match "$OUT" "denied EROFS" "submount read-only"
+	t_assert
+}
+
+test_dev_is_minimal_and_readonly() {
+	cordon_run -- /bin/sh -c "ls /dev | tr '\n' ' '; $HOSTILE write /dev/evil; echo x > /dev/null && echo null-ok; echo y > /dev/shm/s && echo shm-ok; ls -l /dev/sda 2>&1"
+	expect_match "$OUT" "^fd full null ptmx pts random shm stderr stdin stdout tty urandom zero" "device list"
+	expect_match "$OUT" "denied EROFS /dev/evil" "/dev read-only"
+	expect_match "$OUT" "null-ok" "/dev/null writable"
+	expect_match "$OUT" "shm-ok" "/dev/shm writable"
+	expect_match "$OUT" "No such file" "no host devices"
+	t_assert
+}
+
+test_command_has_no_capability_over_the_run() {
+	# The command is in a nested user namespace: even its own hostname,
+	# loopback and mounts are out of reach.
+	cordon_run -- /bin/sh -c "hostname evil 2>&1; $HOSTILE mount; cat /proc/self/uid_map"
+	expect_match "$OUT" "Operation not permitted|must be root" "sethostname refused"
+	expect_match "$OUT" "denied EPERM mount" "mount refused"
+	expect_match "$OUT" "^ +1000 +[0-9]+ +1$" "nested map of uid 1000"
 	t_assert
 }
 
@@ -208,6 +228,7 @@ test_unprivileged_user() {
 
 for t in test_identity test_host_uid_is_never_root test_host_processes_invisible \
 	test_files_outside_view_invisible test_readonly_binds_refuse_writes test_readonly_is_recursive \
+	test_dev_is_minimal_and_readonly test_command_has_no_capability_over_the_run \
 	test_workspace_writable_owned_by_invoker test_tmpfs_and_private_tmp test_environment_is_clean \
 	test_only_std_fds test_stdin_passed test_output_streams_as_it_arrives \
 	test_stdout_stderr_counted_and_hashed test_no_controlling_terminal test_host_sees_no_mounts \
