@@ -30,7 +30,10 @@
 #define SYS_landlock_restrict_self 446
 #endif
 
-/* Landlock ABI 4-7 (kernel 6.7-6.15). */
+/* Landlock ABI 3-7 (kernel 6.2-6.15). */
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
 #ifndef LANDLOCK_ACCESS_NET_BIND_TCP
 #define LANDLOCK_ACCESS_NET_BIND_TCP (1ULL << 0)
 #define LANDLOCK_ACCESS_NET_CONNECT_TCP (1ULL << 1)
@@ -62,4 +65,17 @@ struct cordon_clone_args {
 	__aligned_u64 set_tid;
 	__aligned_u64 set_tid_size;
 	__aligned_u64 cgroup;
+};
+
+/* struct landlock_ruleset_attr grew handled_access_net (ABI 4) and scoped
+ * (ABI 6) after the 6.1 headers; this is the full layout. The size passed to
+ * the kernel is chosen per ABI. */
+struct cordon_landlock_ruleset_attr {
+	__u64 handled_access_fs;
+	__u64 handled_access_net;
+	__u64 scoped;
+};
+struct cordon_landlock_net_port_attr {
+	__u64 allowed_access;
+	__u64 port;
 };

@@ -152,8 +152,6 @@ static int check_supported(const cordon_policy *p, cordon_error *err)
 	if (p->nsecrets)
 		return cordon_err(err, 0, "secret %s: secret injection with redaction is not available in this build",
 				  p->secrets[0].name);
-	if (p->sys_allow.n || p->sys_deny.n)
-		return cordon_err(err, 0, "syscalls: per-task syscall adjustments are not available in this build");
 	if (p->check)
 		return cordon_err(err, 0, "check: task checks are not available in this build");
 	return 0;

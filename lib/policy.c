@@ -409,9 +409,22 @@ static int load_filesystem(pctx *c, const jnode *fs)
 
 static int load_network(pctx *c, const jnode *net)
 {
-	static const char *const keys[] = {"allow", NULL};
+	static const char *const keys[] = {"allow", "loopback_ports", NULL};
 	if (want(c, net, J_OBJ, "network") < 0 || check_keys(c, net, "\"network\"", keys) < 0)
 		return -1;
+	jnode *ports = json_get(net, "loopback_ports");
+	if (ports) {
+		if (want(c, ports, J_ARR, "network.loopback_ports") < 0)
+			return -1;
+		for (size_t i = 0; i < ports->n; i++) {
+			jnode *pn = ports->items[i];
+			if (pn->type != J_NUM || !pn->num_is_int || pn->num < 1 || pn->num > 65535)
+				return at(c, pn->line, pn->col, "\"network.loopback_ports\": a port is a whole number 1-65535");
+			if (c->p->nloopback_ports >= ARRAY_SIZE(c->p->loopback_ports))
+				return at(c, pn->line, pn->col, "\"network.loopback_ports\": at most 64 ports");
+			c->p->loopback_ports[c->p->nloopback_ports++] = (uint16_t)pn->num;
+		}
+	}
 	jnode *arr = json_get(net, "allow");
 	if (!arr)
 		return 0;
@@ -635,7 +648,7 @@ static int load_root(pctx *c, const jnode *root)
 {
 	static const char *const keys[] = {
 		"filesystem", "network", "env", "secrets", "limits", "syscalls", "inputs",
-		"check", "ledger", "on_violation", "enforcement", "cwd", NULL,
+		"check", "ledger", "on_violation", "enforcement", "cwd", "report_file_denials", NULL,
 	};
 	if (root->type != J_OBJ)
 		return at(c, root->line, root->col, "a policy must be a JSON object, not %s",
@@ -699,6 +712,11 @@ static int load_root(pctx *c, const jnode *root)
 	}
 	if ((n = json_get(root, "enforcement")) && load_enforcement(c, n) < 0)
 		return -1;
+	if ((n = json_get(root, "report_file_denials"))) {
+		if (want(c, n, J_BOOL, "report_file_denials") < 0)
+			return -1;
+		c->p->no_file_reports = !n->b;
+	}
 	return 0;
 }
 

@@ -58,6 +58,8 @@ struct cordon_policy {
 	size_t nmounts;
 	strv env;          /* NAME=VALUE, later entries win */
 	strv net_allow;    /* host:port patterns */
+	uint16_t loopback_ports[64]; /* network.loopback_ports: TCP inside the run */
+	size_t nloopback_ports;
 	struct cordon_secret *secrets;
 	size_t nsecrets;
 	struct cordon_limit limits[LIM_COUNT];
@@ -68,6 +70,7 @@ struct cordon_policy {
 	struct ledger ledger;
 	char *cwd;         /* in-sandbox working directory, NULL = host cwd */
 	bool kill_on_violation;
+	bool no_file_reports; /* "report_file_denials": false */
 	unsigned allow_weaker; /* enum weaker bits */
 	char *file;        /* policy file path, for messages */
 };

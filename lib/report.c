@@ -254,6 +254,10 @@ char *report_to_json(const struct run_report *r, json_filter_fn filter, void *ct
 	jw_int(&w, r->enf.landlock_abi);
 	jw_key(&w, "seccomp");
 	jw_bool(&w, r->enf.seccomp);
+	jw_key(&w, "seccomp_notify");
+	jw_bool(&w, r->enf.seccomp_notify);
+	jw_key(&w, "file_observer");
+	jw_bool(&w, r->enf.file_observer);
 	jw_key(&w, "cgroup");
 	jw_str(&w, r->enf.cgroup);
 	jw_key(&w, "no_new_privs");
@@ -366,12 +370,19 @@ char *policy_canonical_json(const cordon_policy *p)
 		jw_uint(&w, p->limits[i].value);
 	}
 	jw_obj_end(&w);
+	jw_key(&w, "loopback_ports");
+	jw_arr_begin(&w);
+	for (size_t i = 0; i < p->nloopback_ports; i++)
+		jw_uint(&w, p->loopback_ports[i]);
+	jw_arr_end(&w);
 	jw_key(&w, "check");
 	jw_str(&w, p->check);
 	jw_key(&w, "cwd");
 	jw_str(&w, p->cwd);
 	jw_key(&w, "on_violation");
 	jw_str(&w, p->kill_on_violation ? "kill" : "report");
+	jw_key(&w, "report_file_denials");
+	jw_bool(&w, !p->no_file_reports);
 	jw_key(&w, "allow_weaker");
 	jw_uint(&w, p->allow_weaker);
 	jw_key(&w, "ledger");

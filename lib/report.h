@@ -33,6 +33,8 @@ struct enforcement {
 	bool user_ns, pid_ns, net_ns, mount_ns;
 	int landlock_abi;   /* ABI applied, 0 = not applied */
 	bool seccomp;       /* filter applied */
+	bool seccomp_notify; /* denials reported through user notification */
+	bool file_observer; /* path calls observed for file denials */
 	const char *cgroup; /* "v1", "v2", "none" */
 	bool idmapped_workspace;
 	bool no_new_privs;

@@ -51,7 +51,9 @@
 #include "error.h"
 #include "hash.h"
 #include "mounts.h"
+#include "landlock.h"
 #include "ns.h"
+#include "observe.h"
 #include "run.h"
 #include "sandbox.h"
 #include "stream.h"
@@ -81,6 +83,10 @@ struct sup {
 	int forced_signal;
 	uint64_t t_start, t_exec, t_end;
 	struct snapshot before;
+	struct landlock_plan landlock;
+	struct seccomp_plan seccomp;
+	struct observer obs;
+	bool have_obs;
 	/* CORDON_TRACE_TIMING=1: phase timestamps on stderr (a diagnostic). */
 	bool trace;
 	uint64_t t0;
@@ -243,7 +249,8 @@ static void on_stream_writable(struct sup *s, int i)
 static void on_sock(struct sup *s)
 {
 	struct msg m;
-	int r = sync_recv(s->sock, &m, NULL);
+	int fd = -1;
+	int r = sync_recv(s->sock, &m, &fd);
 	if (r <= 0) {
 		epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->sock, NULL);
 		return;
@@ -255,8 +262,12 @@ static void on_sock(struct sup *s)
 	case MSG_EXEC_OK:
 		trace(s, "command exec'd");
 		s->exec_ok = true;
-		/* init sends this only after creds_drop_all() succeeded. */
+		/* init sends this only after every layer was applied. */
 		s->rep->enf.no_new_privs = true;
+		s->rep->enf.landlock_abi = s->landlock.abi;
+		s->rep->enf.seccomp = s->spec.seccomp != NULL;
+		s->rep->enf.seccomp_notify = s->spec.seccomp && s->seccomp.notify;
+		s->rep->enf.file_observer = s->spec.seccomp && s->seccomp.observe;
 		s->t_exec = now_ns();
 		if (s->pol->limits[LIM_WALL].set)
 			arm_timer(s->timer, s->pol->limits[LIM_WALL].value);
@@ -265,12 +276,30 @@ static void on_sock(struct sup *s)
 		if (s->pol->limits[LIM_CPU].set && s->have_cg)
 			cpu_check(s);
 		break;
+	case MSG_LISTENER:
+		if (fd >= 0 && s->have_obs) {
+			observer_attach(&s->obs, fd);
+			ep_add(s->epfd, fd, EPOLLIN);
+			fd = -1;
+		}
+		break;
 	case MSG_EXIT:
 		trace(s, "command exited");
 		s->got_exit = true;
 		s->wstatus = m.value;
 		break;
 	}
+	if (fd >= 0)
+		close(fd);
+}
+
+static void on_listener(struct sup *s, uint32_t events)
+{
+	int n = observer_handle(&s->obs, s->rep);
+	if (n > 0 && s->pol->kill_on_violation)
+		kill_run(s, ST_DENIED);
+	if (n < 0 || (n == 0 && (events & (EPOLLHUP | EPOLLERR))))
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->obs.listener, NULL);
 }
 
 static void on_init_exit(struct sup *s)
@@ -339,6 +368,8 @@ static int event_loop(struct sup *s)
 					s->forced_signal = (int)si.ssi_signo;
 					kill_run(s, ST_INTERRUPTED);
 				}
+			} else if (s->have_obs && fd == s->obs.listener) {
+				on_listener(s, evs[i].events);
 			} else {
 				for (int k = 0; k < 2; k++) {
 					if (fd == s->out[k].in_fd)
@@ -396,6 +427,12 @@ static void classify(struct sup *s, const struct cg_usage *u)
 		return;
 	}
 	int sig = r->signal;
+	if (sig == SIGSYS && s->spec.seccomp) {
+		/* The filter's only kill: a system call of another ABI. */
+		r->status = ST_DENIED;
+		report_add_denial(r, "syscall", "foreign-abi (killed)");
+		return;
+	}
 	bool cpu_over = s->pol->limits[LIM_CPU].set &&
 			(sig == SIGXCPU ||
 			 (sig == SIGKILL && (u->cpu_user_ns + u->cpu_sys_ns) >= s->pol->limits[LIM_CPU].value));
@@ -445,6 +482,37 @@ static int cgroup_setup(struct sup *s, pid_t pid, cordon_error *err)
 	return 0;
 }
 
+/* Landlock and seccomp: probed, then prepared here (the filter compiled by
+ * libseccomp), applied by init. A layer the host lacks is a setup error
+ * unless the policy accepts the weaker boundary. */
+static int prepare_filters(struct sup *s, cordon_error *err)
+{
+	const cordon_policy *p = s->pol;
+	int abi = landlock_abi();
+	if (!abi && !(p->allow_weaker & WEAK_LANDLOCK))
+		return cordon_err(err, 0, "Landlock is not available on this kernel (the second filesystem layer); set enforcement.allow_weaker [\"landlock\"] to run without it");
+	if (landlock_prepare(&s->plan, abi, p->loopback_ports, p->nloopback_ports, &s->landlock, err) < 0)
+		return -1;
+	s->spec.landlock = &s->landlock;
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0) {
+		if (!(p->allow_weaker & WEAK_SECCOMP))
+			return cordon_err(err, 0, "seccomp is not available on this kernel; set enforcement.allow_weaker [\"seccomp\"] to run without a syscall filter");
+		return 0;
+	}
+	unsigned int act = SECCOMP_RET_USER_NOTIF;
+	bool notify = syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act) == 0;
+	if (seccomp_build(p, notify, !p->no_file_reports, &s->seccomp, err) < 0)
+		return -1;
+	s->spec.seccomp = &s->seccomp;
+	if (notify) {
+		if (observer_init(&s->obs, &s->plan, err) < 0)
+			return -1;
+		s->have_obs = true;
+	}
+	trace(s, "landlock and seccomp prepared");
+	return 0;
+}
+
 /* Before clone: identities, environment, rlimits, and on cgroup v2 the
  * cgroup itself (the child is cloned straight into it). */
 static int prepare(struct sup *s, cordon_error *err)
@@ -479,6 +547,8 @@ static int prepare(struct sup *s, cordon_error *err)
 		s->spec.rl.fsize = p->limits[LIM_FILE_SIZE].value;
 	if (p->limits[LIM_CPU].set)
 		s->spec.rl.cpu_sec = (p->limits[LIM_CPU].value + 999999999ULL) / 1000000000ULL;
+	if (prepare_filters(s, err) < 0)
+		return -1;
 	if (s->cgops == &cgroup_v2_ops && cgroup_setup(s, 0, err) < 0)
 		return -1;
 	/* v1: created and attached after clone, while init builds its view. The
@@ -734,6 +804,10 @@ static void cleanup(struct sup *s)
 		free(s->spec.tree_fds);
 	}
 	snapshot_free(&s->before);
+	landlock_plan_free(&s->landlock);
+	seccomp_plan_free(&s->seccomp);
+	if (s->have_obs)
+		observer_free(&s->obs);
 	close_fd(&s->sock);
 	close_fd(&s->pidfd);
 	close_fd(&s->epfd);

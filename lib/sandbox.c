@@ -10,6 +10,9 @@
  *   nested userns U2 (ns.h): uid 1000 there, no capability over U1
  *   cwd, rlimits, setsid
  *   drop          uid/gid 1000, capabilities (all sets), securebits, no_new_privs
+ *   Landlock      the view again, as a second layer (needs no_new_privs)
+ *   seccomp       last, so that nothing above is filtered; the listener fd
+ *                 goes to the supervisor before anything can be denied
  *   fork+exec     the command; init reaps until it exits, reports its status
  *                 and exits, and the kernel kills what is left of the run.
  * Errors are sent to the supervisor as MSG_ERROR, never printed. */
@@ -165,6 +168,16 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 		setup_or_fail(sock, cordon_err_errno(&e, "setsid"), &e);
 	setup_or_fail(sock, creds_drop_all(&e), &e);
 	arm_pdeathsig(sock);
+	setup_or_fail(sock, landlock_apply(sp->landlock, &e), &e);
+	if (sp->seccomp) {
+		int listener = -1;
+		setup_or_fail(sock, seccomp_apply(sp->seccomp, &listener, &e), &e);
+		if (listener >= 0) {
+			if (sync_send(sock, MSG_LISTENER, 0, NULL, listener) < 0)
+				setup_or_fail(sock, cordon_err_errno(&e, "send the seccomp listener"), &e);
+			close(listener);
+		}
+	}
 	/* Not ptrace-able by the command it is about to start. */
 	prctl(PR_SET_DUMPABLE, 0);
 	int st[2];

@@ -3,7 +3,9 @@
 #pragma once
 #include <stdbool.h>
 #include "creds.h"
+#include "landlock.h"
 #include "run.h"
+#include "seccomp-policy.h"
 
 struct sandbox_spec {
 	const struct run_plan *plan;
@@ -12,6 +14,8 @@ struct sandbox_spec {
 	char *const *envp;
 	struct rlimit_plan rl;
 	bool unshare_cgroupns; /* v1: the cgroup was attached after clone */
+	const struct landlock_plan *landlock;
+	const struct seccomp_plan *seccomp; /* NULL: no filter (accepted weaker) */
 	uid_t ns_uid;          /* init's identity in U1: the invoking uid/gid */
 	gid_t ns_gid;
 };

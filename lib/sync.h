@@ -12,6 +12,7 @@ enum msg_type {
 	MSG_ERROR,     /* C->P: setup failed (.err); the command never started */
 	MSG_EXEC_OK,   /* C->P: the command was exec'd (.value = its pid inside) */
 	MSG_EXIT,      /* C->P: the command's wait status (.value) */
+	MSG_LISTENER,  /* C->P: the seccomp notification fd (fd) */
 };
 
 struct msg {

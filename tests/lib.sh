@@ -35,7 +35,7 @@ cordon_run() {
 	rm -f "$R.err"
 }
 # field JQ-EXPR: from the last report
-field() { jq -r "$1" "$R"; }
+field() { jq -r "$@" "$R"; }
 
 # Every report must be valid JSON with the contract's fields.
 check_report_shape() {

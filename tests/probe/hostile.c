@@ -16,7 +16,15 @@
 #include <sys/wait.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <stddef.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/ioctl.h>
+#include <sys/un.h>
+#include <linux/bpf.h>
+#include <linux/io_uring.h>
+#include <linux/perf_event.h>
+#include <linux/keyctl.h>
 
 static int result(int r, const char *what)
 {
@@ -61,6 +69,104 @@ int main(int argc, char **argv)
 		return result(mount("none", "/tmp", "tmpfs", 0, NULL), "mount");
 	if (!strcmp(a, "unshare-user"))
 		return result(unshare(CLONE_NEWUSER), "unshare(CLONE_NEWUSER)");
+	if (!strcmp(a, "clone-ns")) { /* raw clone asking for a new user namespace */
+		long r = syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0);
+		if (r == 0)
+			_exit(0);
+		if (r > 0)
+			waitpid((pid_t)r, NULL, 0);
+		return result(r < 0 ? -1 : 0, "clone(CLONE_NEWUSER)");
+	}
+	if (!strcmp(a, "clone3-ns")) {
+		struct { uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls; } ca = {0};
+		ca.flags = CLONE_NEWUSER;
+		ca.exit_signal = SIGCHLD;
+		long r = syscall(SYS_clone3, &ca, sizeof(ca));
+		if (r == 0)
+			_exit(0);
+		if (r > 0)
+			waitpid((pid_t)r, NULL, 0);
+		return result(r < 0 ? -1 : 0, "clone3(CLONE_NEWUSER)");
+	}
+	if (!strcmp(a, "setns"))
+		return result((int)syscall(SYS_setns, 0, 0), "setns");
+	if (!strcmp(a, "bpf")) {
+		union bpf_attr at;
+		memset(&at, 0, sizeof(at));
+		at.map_type = BPF_MAP_TYPE_ARRAY;
+		at.key_size = 4;
+		at.value_size = 4;
+		at.max_entries = 1;
+		return result((int)syscall(SYS_bpf, BPF_MAP_CREATE, &at, sizeof(at)), "bpf");
+	}
+	if (!strcmp(a, "keyctl"))
+		return result((int)syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, 0), "keyctl");
+	if (!strcmp(a, "add_key"))
+		return result((int)syscall(SYS_add_key, "user", "k", "v", 1, KEY_SPEC_PROCESS_KEYRING), "add_key");
+	if (!strcmp(a, "io_uring")) {
+		struct io_uring_params p;
+		memset(&p, 0, sizeof(p));
+		return result((int)syscall(SYS_io_uring_setup, 4, &p), "io_uring_setup");
+	}
+	if (!strcmp(a, "userfaultfd"))
+		return result((int)syscall(SYS_userfaultfd, 0), "userfaultfd");
+	if (!strcmp(a, "perf")) {
+		struct perf_event_attr pe;
+		memset(&pe, 0, sizeof(pe));
+		pe.type = PERF_TYPE_SOFTWARE;
+		pe.size = sizeof(pe);
+		pe.config = PERF_COUNT_SW_CPU_CLOCK;
+		return result((int)syscall(SYS_perf_event_open, &pe, 0, -1, -1, 0), "perf_event_open");
+	}
+	if (!strcmp(a, "tiocsti")) {
+		char c = 'x';
+		return result(ioctl(0, TIOCSTI, &c), "ioctl(TIOCSTI)");
+	}
+	if (!strcmp(a, "open_by_handle_at")) {
+		struct { unsigned int bytes; int type; unsigned char h[16]; } fh = {16, 1, {0}};
+		return result((int)syscall(SYS_open_by_handle_at, AT_FDCWD, &fh, O_RDONLY), "open_by_handle_at");
+	}
+	if (!strcmp(a, "personality"))
+		return result((int)syscall(SYS_personality, 0x0040000 /* ADDR_NO_RANDOMIZE */), "personality");
+	if (!strcmp(a, "packet"))
+		return result(socket(17 /* AF_PACKET */, SOCK_RAW, 0), "socket(AF_PACKET)");
+	if (!strcmp(a, "i386")) { /* the i386 ABI through int 0x80: getpid */
+		long r;
+		__asm__ volatile("int $0x80" : "=a"(r) : "a"(20) : "memory");
+		printf("i386 getpid returned %ld\n", r);
+		return 0;
+	}
+	if (!strcmp(a, "x32")) { /* the x32 ABI: getpid with __X32_SYSCALL_BIT */
+		long r = syscall(0x40000000 | 39);
+		printf("x32 getpid returned %ld\n", r);
+		return 0;
+	}
+	if (!strcmp(a, "rename")) /* rename ARG to ARG.moved */ {
+		char to[4096];
+		snprintf(to, sizeof(to), "%s.moved", arg);
+		return result(rename(arg, to), "rename");
+	}
+	if (!strcmp(a, "exec")) {
+		char *av[] = {(char *)arg, NULL};
+		execv(arg, av);
+		return result(-1, arg);
+	}
+	if (!strcmp(a, "abstract")) { /* connect to the abstract unix socket @ARG */
+		int s = socket(AF_UNIX, SOCK_STREAM, 0);
+		struct sockaddr_un su = {.sun_family = AF_UNIX};
+		size_t l = strlen(arg);
+		memcpy(su.sun_path + 1, arg, l);
+		return result(connect(s, (struct sockaddr *)&su, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + l)),
+			      "connect(abstract)");
+	}
+	if (!strcmp(a, "threads")) { /* a threaded program: clone without namespaces */
+		pid_t p = fork();
+		if (p == 0)
+			_exit(7);
+		int st;
+		waitpid(p, &st, 0);
+		return result(WEXITSTATUS(st) == 7 ? 0 : -1, "fork");
+	}
 	if (!strcmp(a, "kill"))
 		return result(kill(atoi(arg), SIGKILL), "kill");
 	if (!strcmp(a, "ptrace"))

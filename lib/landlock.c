@@ -1,0 +1,140 @@
+#include <fcntl.h>
+#include <linux/landlock.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "cleanup.h"
+#include "compat.h"
+#include "error.h"
+#include "landlock.h"
+
+#define FS(x) LANDLOCK_ACCESS_FS_##x
+#define RO_ACCESS (FS(EXECUTE) | FS(READ_FILE) | FS(READ_DIR))
+
+int landlock_abi(void)
+{
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+	return abi > 0 ? (int)abi : 0;
+}
+
+/* Every filesystem right the kernel's ABI knows. */
+static uint64_t fs_mask(int abi)
+{
+	uint64_t m = FS(EXECUTE) | FS(WRITE_FILE) | FS(READ_FILE) | FS(READ_DIR) | FS(REMOVE_DIR) |
+		     FS(REMOVE_FILE) | FS(MAKE_CHAR) | FS(MAKE_DIR) | FS(MAKE_REG) | FS(MAKE_SOCK) |
+		     FS(MAKE_FIFO) | FS(MAKE_BLOCK) | FS(MAKE_SYM);
+	if (abi >= 2)
+		m |= FS(REFER);
+	if (abi >= 3)
+		m |= FS(TRUNCATE);
+	if (abi >= 5)
+		m |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	return m;
+}
+
+static int add(struct landlock_plan *lp, const char *path, uint64_t access, cordon_error *err)
+{
+	struct landlock_rule *r = realloc(lp->rules, (lp->n + 1) * sizeof(*r));
+	if (!r)
+		return cordon_err(err, 12, "out of memory");
+	lp->rules = r;
+	lp->rules[lp->n].path = strdup(path);
+	if (!lp->rules[lp->n].path)
+		return cordon_err(err, 12, "out of memory");
+	lp->rules[lp->n].access = access & lp->fs;
+	lp->n++;
+	return 0;
+}
+
+int landlock_prepare(const struct run_plan *plan, int abi, const uint16_t *ports, size_t nports,
+		     struct landlock_plan *out, cordon_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	out->abi = abi;
+	if (!abi)
+		return 0;
+	out->fs = fs_mask(abi);
+	if (abi >= 4) {
+		out->net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+		if (nports) {
+			out->tcp_ports = calloc(nports, sizeof(uint16_t));
+			if (!out->tcp_ports)
+				return cordon_err(err, 12, "out of memory");
+			memcpy(out->tcp_ports, ports, nports * sizeof(uint16_t));
+			out->nports = nports;
+		}
+	}
+	if (abi >= 6)
+		out->scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
+	uint64_t all = out->fs;
+	uint64_t dev = FS(READ_FILE) | FS(WRITE_FILE) | FS(READ_DIR) | LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	/* The root directory itself: listing only (rules inherit downwards,
+	 * and listing is all the read-only root offers). */
+	if (add(out, "/", FS(READ_DIR), err) < 0)
+		return -1;
+	static const char *const sys_ro[] = {"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32",
+					     "/lib64", "/libx32"};
+	for (size_t i = 0; i < ARRAY_SIZE(sys_ro); i++) {
+		struct stat st;
+		/* Only the ones that are directories (binds); symlinks resolve
+		 * into /usr, which has its own rule. */
+		if (lstat(sys_ro[i], &st) == 0 && S_ISDIR(st.st_mode) && add(out, sys_ro[i], RO_ACCESS, err) < 0)
+			return -1;
+	}
+	if (add(out, "/proc", FS(READ_FILE) | FS(READ_DIR) | FS(WRITE_FILE), err) < 0 ||
+	    add(out, "/dev", dev, err) < 0 || add(out, "/dev/shm", all, err) < 0 ||
+	    add(out, "/tmp", all, err) < 0)
+		return -1;
+	for (size_t i = 0; i < plan->nmounts; i++) {
+		const struct cordon_mount *m = &plan->mounts[i];
+		if (add(out, m->path, m->mode == MOUNT_RO ? RO_ACCESS : all, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+void landlock_plan_free(struct landlock_plan *lp)
+{
+	for (size_t i = 0; i < lp->n; i++)
+		free(lp->rules[i].path);
+	free(lp->rules);
+	free(lp->tcp_ports);
+	memset(lp, 0, sizeof(*lp));
+}
+
+int landlock_apply(const struct landlock_plan *lp, cordon_error *err)
+{
+	if (!lp->abi)
+		return 0;
+	struct cordon_landlock_ruleset_attr attr = {lp->fs, lp->net, lp->scoped};
+	size_t size = lp->abi >= 6 ? sizeof(attr) : lp->abi >= 4 ? 2 * sizeof(__u64) : sizeof(__u64);
+	_cleanup_close_ int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+	if (rs < 0)
+		return cordon_err_errno(err, "landlock_create_ruleset (ABI %d)", lp->abi);
+	for (size_t i = 0; i < lp->n; i++) {
+		_cleanup_close_ int fd = open(lp->rules[i].path, O_PATH | O_CLOEXEC);
+		if (fd < 0)
+			return cordon_err_errno(err, "landlock: open %s", lp->rules[i].path);
+		struct stat st;
+		uint64_t access = lp->rules[i].access;
+		/* Directory-only rights cannot be granted on a file. */
+		if (fstat(fd, &st) == 0 && !S_ISDIR(st.st_mode))
+			access &= FS(EXECUTE) | FS(WRITE_FILE) | FS(READ_FILE) | FS(TRUNCATE) |
+				  LANDLOCK_ACCESS_FS_IOCTL_DEV;
+		struct landlock_path_beneath_attr pb = {.allowed_access = access, .parent_fd = fd};
+		if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+			return cordon_err_errno(err, "landlock: rule for %s", lp->rules[i].path);
+	}
+	for (size_t i = 0; i < lp->nports; i++) {
+		struct cordon_landlock_net_port_attr np = {lp->net, lp->tcp_ports[i]};
+		if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_NET_PORT, &np, 0) < 0)
+			return cordon_err_errno(err, "landlock: rule for TCP port %u", lp->tcp_ports[i]);
+	}
+	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0)
+		return cordon_err_errno(err, "landlock_restrict_self");
+	return 0;
+}

@@ -1,0 +1,31 @@
+/* Landlock: a second, independent filesystem (and TCP, and scoping) layer
+ * that mirrors the mount view, so that a bypass of the mount namespace alone
+ * still leaves the run confined. Access masks come from the ABI the kernel
+ * reports (never from its version string). */
+#pragma once
+#include <stdint.h>
+#include "run.h"
+
+struct landlock_rule {
+	char *path;       /* inside the view */
+	uint64_t access;  /* LANDLOCK_ACCESS_FS_* */
+};
+
+struct landlock_plan {
+	int abi;          /* 0 = not available: nothing is applied */
+	uint64_t fs, net, scoped;
+	struct landlock_rule *rules;
+	size_t n;
+	uint16_t *tcp_ports; /* TCP ports the run may bind and connect to */
+	size_t nports;
+};
+
+/* The kernel's Landlock ABI version, 0 if none. */
+int landlock_abi(void);
+/* Supervisor: rules for the view of plan, masked to abi. */
+int landlock_prepare(const struct run_plan *plan, int abi, const uint16_t *ports, size_t nports,
+		     struct landlock_plan *out, cordon_error *err);
+void landlock_plan_free(struct landlock_plan *lp);
+/* init, after pivot_root and no_new_privs: create and enforce the ruleset.
+ * A path that cannot be opened is an error (never silently dropped). */
+int landlock_apply(const struct landlock_plan *lp, cordon_error *err);

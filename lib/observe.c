@@ -1,0 +1,235 @@
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+#include "cleanup.h"
+#include "error.h"
+#include "observe.h"
+#include "seccomp-policy.h"
+
+/* How each observed call names its paths. */
+enum wmode { W_NO, W_YES, W_OPENFLAGS, W_OPENHOW };
+struct path_call {
+	const char *name;
+	int dirfd;      /* argument holding the dirfd, or -1 for the cwd */
+	int path;       /* argument holding the path */
+	int flags;      /* open flags argument (W_OPENFLAGS / W_OPENHOW) */
+	enum wmode w;
+	int dirfd2, path2; /* a second, written path (rename, link), or -1 */
+	int nr;
+};
+
+static struct path_call calls[] = {
+	{"open", -1, 0, 1, W_OPENFLAGS, -1, -1, 0},
+	{"openat", 0, 1, 2, W_OPENFLAGS, -1, -1, 0},
+	{"openat2", 0, 1, 2, W_OPENHOW, -1, -1, 0},
+	{"creat", -1, 0, -1, W_YES, -1, -1, 0},
+	{"execve", -1, 0, -1, W_NO, -1, -1, 0},
+	{"execveat", 0, 1, -1, W_NO, -1, -1, 0},
+	{"unlink", -1, 0, -1, W_YES, -1, -1, 0},
+	{"unlinkat", 0, 1, -1, W_YES, -1, -1, 0},
+	{"rename", -1, 0, -1, W_YES, -1, 1, 0},
+	{"renameat", 0, 1, -1, W_YES, 2, 3, 0},
+	{"renameat2", 0, 1, -1, W_YES, 2, 3, 0},
+	{"mkdir", -1, 0, -1, W_YES, -1, -1, 0},
+	{"mkdirat", 0, 1, -1, W_YES, -1, -1, 0},
+	{"rmdir", -1, 0, -1, W_YES, -1, -1, 0},
+	{"link", -1, 1, -1, W_YES, -1, -1, 0},
+	{"linkat", 2, 3, -1, W_YES, -1, -1, 0},
+	{"symlink", -1, 1, -1, W_YES, -1, -1, 0},
+	{"symlinkat", 1, 2, -1, W_YES, -1, -1, 0},
+	{"truncate", -1, 0, -1, W_YES, -1, -1, 0},
+	{"mknod", -1, 0, -1, W_YES, -1, -1, 0},
+	{"mknodat", 0, 1, -1, W_YES, -1, -1, 0},
+};
+
+int observer_init(struct observer *o, const struct run_plan *plan, cordon_error *err)
+{
+	memset(o, 0, sizeof(*o));
+	o->listener = -1;
+	struct seccomp_notif_sizes sz;
+	if (syscall(SYS_seccomp, SECCOMP_GET_NOTIF_SIZES, 0, &sz) < 0)
+		return cordon_err_errno(err, "SECCOMP_GET_NOTIF_SIZES");
+	o->req_size = sz.seccomp_notif > sizeof(*o->req) ? sz.seccomp_notif : sizeof(*o->req);
+	o->resp_size = sz.seccomp_notif_resp > sizeof(*o->resp) ? sz.seccomp_notif_resp : sizeof(*o->resp);
+	o->req = calloc(1, o->req_size);
+	o->resp = calloc(1, o->resp_size);
+	if (!o->req || !o->resp)
+		return cordon_err(err, 12, "out of memory");
+	for (size_t i = 0; i < ARRAY_SIZE(calls); i++)
+		calls[i].nr = seccomp_syscall_resolve_name(calls[i].name);
+	o->clone3_nr = seccomp_syscall_resolve_name("clone3");
+	return view_build(plan, &o->view, err);
+}
+
+void observer_attach(struct observer *o, int listener)
+{
+	o->listener = listener;
+}
+
+void observer_free(struct observer *o)
+{
+	if (o->listener >= 0)
+		close(o->listener);
+	free(o->req);
+	free(o->resp);
+	view_free(&o->view);
+	memset(o, 0, sizeof(*o));
+	o->listener = -1;
+}
+
+/* Read a NUL-terminated string from the target, page by page. */
+static int read_string(pid_t pid, uint64_t addr, char *out, size_t outsz)
+{
+	size_t got = 0;
+	while (got + 1 < outsz) {
+		size_t page_left = 4096 - ((addr + got) & 4095);
+		size_t want = outsz - 1 - got < page_left ? outsz - 1 - got : page_left;
+		struct iovec local = {out + got, want};
+		struct iovec remote = {(void *)(uintptr_t)(addr + got), want};
+		ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+		if (n <= 0)
+			return -1;
+		void *nul = memchr(out + got, '\0', (size_t)n);
+		got += (size_t)n;
+		if (nul)
+			return 0;
+	}
+	out[outsz - 1] = '\0';
+	return 0;
+}
+
+/* The absolute path as the target sees it. */
+static int target_path(pid_t pid, int dirfd, uint64_t addr, char *out, size_t outsz)
+{
+	char rel[PATH_MAX];
+	if (read_string(pid, addr, rel, sizeof(rel)) < 0)
+		return -1;
+	if (rel[0] == '/') {
+		snprintf(out, outsz, "%s", rel);
+		return 0;
+	}
+	if (rel[0] == '\0')
+		return -1; /* AT_EMPTY_PATH: an fd, not a path */
+	char link[64], base[PATH_MAX];
+	if (dirfd == AT_FDCWD)
+		snprintf(link, sizeof(link), "/proc/%d/cwd", (int)pid);
+	else
+		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)pid, dirfd);
+	ssize_t n = readlink(link, base, sizeof(base) - 1);
+	if (n <= 0)
+		return -1;
+	base[n] = '\0';
+	if (base[0] != '/')
+		return -1;
+	snprintf(out, outsz, "%s/%s", strcmp(base, "/") == 0 ? "" : base, rel);
+	return 0;
+}
+
+static bool open_writes(uint64_t flags, const char *resolved)
+{
+	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
+		return true;
+	struct stat st;
+	/* O_CREAT of an existing file creates nothing (the view's binds are at
+	 * the host's own paths, so the host answers for the view). */
+	return (flags & O_CREAT) && lstat(resolved, &st) < 0;
+}
+
+static int observe_path(struct observer *o, struct run_report *rep, pid_t pid, int dirfd, uint64_t addr,
+			int write_mode, uint64_t flags)
+{
+	char path[PATH_MAX], resolved[PATH_MAX];
+	if (target_path(pid, dirfd, addr, path, sizeof(path)) < 0)
+		return 0;
+	enum view_class cls = view_classify(&o->view, path, resolved, sizeof(resolved));
+	bool write = write_mode == W_YES || (write_mode != W_NO && open_writes(flags, resolved));
+	struct stat st;
+	bool exists = cls == VIEW_OUTSIDE && lstat(resolved, &st) == 0;
+	if (!view_denies(cls, resolved, write, exists))
+		return 0;
+	report_add_denial(rep, "file", resolved);
+	return 1;
+}
+
+static int respond(struct observer *o, bool cont)
+{
+	memset(o->resp, 0, o->resp_size);
+	o->resp->id = o->req->id;
+	if (cont)
+		o->resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+	else
+		o->resp->error = -EPERM;
+	if (ioctl(o->listener, SECCOMP_IOCTL_NOTIF_SEND, o->resp) < 0 && errno != ENOENT)
+		return -1;
+	return 0;
+}
+
+int observer_handle(struct observer *o, struct run_report *rep)
+{
+	memset(o->req, 0, o->req_size);
+	if (ioctl(o->listener, SECCOMP_IOCTL_NOTIF_RECV, o->req) < 0)
+		return errno == EINTR || errno == ENOENT ? 0 : -1;
+	o->notifications++;
+	const struct seccomp_data *d = &o->req->data;
+	uint64_t a[6];
+	for (int i = 0; i < 6; i++)
+		a[i] = d->args[i];
+	for (size_t i = 0; i < ARRAY_SIZE(calls); i++) {
+		const struct path_call *c = &calls[i];
+		if (c->nr != d->nr)
+			continue;
+		/* Observed: the kernel decides (CONTINUE); we only record. The path
+		 * is read before answering, while the caller is still blocked. */
+		pid_t pid = (pid_t)o->req->pid;
+		int dfd = c->dirfd >= 0 ? (int)a[c->dirfd] : AT_FDCWD;
+		uint64_t flags = 0;
+		if (c->w == W_OPENFLAGS)
+			flags = a[c->flags];
+		else if (c->w == W_OPENHOW) {
+			struct open_how how = {0};
+			struct iovec l = {&how, sizeof(how.flags)}, r = {(void *)(uintptr_t)a[c->flags], sizeof(how.flags)};
+			if (process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof(how.flags))
+				flags = how.flags;
+		}
+		int n = observe_path(o, rep, pid, dfd, a[c->path], c->w, flags);
+		if (c->path2 >= 0)
+			n += observe_path(o, rep, pid, c->dirfd2 >= 0 ? (int)a[c->dirfd2] : AT_FDCWD,
+					  a[c->path2], W_YES, 0);
+		return respond(o, true) < 0 ? -1 : n;
+	}
+	if (d->nr == o->clone3_nr) {
+		/* Every clone3 fails with ENOSYS (the filter's decision, so that
+		 * libc uses clone); only namespace requests are denials. */
+		uint64_t flags = 0;
+		struct iovec l = {&flags, sizeof(flags)}, r = {(void *)(uintptr_t)a[0], sizeof(flags)};
+		int n = 0;
+		if (process_vm_readv((pid_t)o->req->pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof(flags) &&
+		    (flags & seccomp_namespace_flags())) {
+			char target[256];
+			uint64_t fa[6] = {flags, 0, 0, 0, 0, 0};
+			seccomp_denial_target(d->nr, fa, target, sizeof(target));
+			report_add_denial(rep, "syscall", target);
+			n = 1;
+		}
+		memset(o->resp, 0, o->resp_size);
+		o->resp->id = o->req->id;
+		o->resp->error = -ENOSYS;
+		if (ioctl(o->listener, SECCOMP_IOCTL_NOTIF_SEND, o->resp) < 0 && errno != ENOENT)
+			return -1;
+		return n;
+	}
+	/* Anything else reached us because the filter denied it. */
+	char target[256];
+	seccomp_denial_target(d->nr, a, target, sizeof(target));
+	report_add_denial(rep, "syscall", target);
+	return respond(o, false) < 0 ? -1 : 1;
+}

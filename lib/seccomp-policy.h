@@ -1,0 +1,44 @@
+/* The syscall layer: a libseccomp filter compiled in the supervisor, loaded
+ * by init with one raw seccomp(2) call.
+ *
+ * Actions:
+ *  - the default deny list (seccomp.c, docs/seccomp.md) and syscalls.deny:
+ *    SECCOMP_RET_USER_NOTIF; the supervisor names the call, counts it, and
+ *    always answers EPERM. The decision is the filter's: a notification only
+ *    records it (and if the supervisor is gone the call fails with ENOSYS).
+ *    Without user notification on the host: SECCOMP_RET_ERRNO(EPERM), unreported.
+ *  - path syscalls (open, exec, unlink, rename, ...): USER_NOTIF answered with
+ *    CONTINUE, so the supervisor can record file denials; the kernel (mount
+ *    view, read-only binds, Landlock) decides. Off when not reporting.
+ *  - clone3: ENOSYS, so libc falls back to clone, whose flags are inspectable.
+ *  - any other ABI (i386 via int 0x80, x32): the process is killed. */
+#pragma once
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stdbool.h>
+#include "policy.h"
+
+struct seccomp_plan {
+	struct sock_filter *insns;
+	unsigned short len;
+	bool notify;   /* deny rules report through user notification */
+	bool observe;  /* path syscalls are observed */
+};
+
+/* Supervisor: compile the filter for policy p. */
+int seccomp_build(const cordon_policy *p, bool notify, bool observe, struct seccomp_plan *out,
+		  cordon_error *err);
+void seccomp_plan_free(struct seccomp_plan *sp);
+/* init: load it (no_new_privs must be set). *listener gets the notification
+ * fd, or -1. */
+int seccomp_apply(const struct seccomp_plan *sp, int *listener, cordon_error *err);
+
+/* Supervisor: is nr one of the observed path syscalls (answered CONTINUE)? */
+bool seccomp_is_observed(int nr);
+/* Supervisor: a report target for a denied call, e.g. "unshare(CLONE_NEWUSER)",
+ * "ioctl(TIOCSTI)", "socket(AF_PACKET)". */
+void seccomp_denial_target(int nr, const uint64_t args[6], char *out, size_t outsz);
+/* All CLONE_NEW* flags. */
+unsigned long seccomp_namespace_flags(void);
+/* The default deny list, for explain and docs. NULL-terminated. */
+extern const char *const seccomp_default_deny[];

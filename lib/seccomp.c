@@ -1,0 +1,282 @@
+#include <errno.h>
+#include <linux/personality.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "cleanup.h"
+#include "error.h"
+#include "seccomp-policy.h"
+
+/* Denied outright (with the reasons in docs/seccomp.md). */
+const char *const seccomp_default_deny[] = {
+	/* namespaces and the mount table */
+	"setns", "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
+	"fsconfig", "fsmount", "fspick", "mount_setattr",
+	/* kernel attack surface untrusted code does not need */
+	"bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
+	"io_uring_register", "keyctl", "add_key", "request_key", "kexec_load", "kexec_file_load",
+	"init_module", "finit_module", "delete_module", "open_by_handle_at", "fanotify_init",
+	"lookup_dcookie", "modify_ldt", "iopl", "ioperm", "uselib", "ustat", "sysfs",
+	/* host-wide state */
+	"acct", "swapon", "swapoff", "reboot", "settimeofday", "clock_settime", "clock_adjtime",
+	"quotactl", "quotactl_fd", "syslog", "vhangup", "sethostname", "setdomainname",
+	NULL,
+};
+
+/* Observed (answered CONTINUE): the calls that open, create, remove, rename
+ * or execute a path. */
+static const char *const observed[] = {
+	"open", "openat", "openat2", "creat", "execve", "execveat", "unlink", "unlinkat",
+	"rename", "renameat", "renameat2", "mkdir", "mkdirat", "rmdir", "link", "linkat",
+	"symlink", "symlinkat", "truncate", "mknod", "mknodat", NULL,
+};
+
+static const struct { unsigned long flag; const char *name; } ns_flags[] = {
+	{CLONE_NEWNS, "CLONE_NEWNS"}, {CLONE_NEWUSER, "CLONE_NEWUSER"}, {CLONE_NEWPID, "CLONE_NEWPID"},
+	{CLONE_NEWNET, "CLONE_NEWNET"}, {CLONE_NEWIPC, "CLONE_NEWIPC"}, {CLONE_NEWUTS, "CLONE_NEWUTS"},
+	{CLONE_NEWCGROUP, "CLONE_NEWCGROUP"}, {0x00000080 /* CLONE_NEWTIME */, "CLONE_NEWTIME"},
+};
+
+/* personality(2) bits that weaken the process's own exploit mitigations.
+ * The query value 0xffffffff has bit 31 set, which no real persona uses, so
+ * "bit set and bit 31 clear" is one masked comparison. */
+static const unsigned long bad_persona[] = {
+	ADDR_NO_RANDOMIZE, MMAP_PAGE_ZERO, READ_IMPLIES_EXEC, ADDR_COMPAT_LAYOUT,
+	ADDR_LIMIT_32BIT, ADDR_LIMIT_3GB,
+};
+
+static bool in_list(const strv *l, const char *name)
+{
+	return strv_contains(l, name);
+}
+
+static int rule(scmp_filter_ctx c, uint32_t act, const char *name, unsigned n,
+		const struct scmp_arg_cmp *cmp, cordon_error *err)
+{
+	int nr = seccomp_syscall_resolve_name(name);
+	if (nr == __NR_SCMP_ERROR)
+		return cordon_err(err, 0, "seccomp: unknown system call %s", name);
+	int r = seccomp_rule_add_array(c, act, nr, n, cmp);
+	if (r < 0)
+		return cordon_err(err, -r, "seccomp: rule for %s", name);
+	return 0;
+}
+
+static int add_conditional(scmp_filter_ctx c, uint32_t deny, const cordon_policy *p, cordon_error *err)
+{
+	struct scmp_arg_cmp a;
+	/* New namespaces through clone/unshare, one rule per flag (rules OR). */
+	for (size_t i = 0; i < ARRAY_SIZE(ns_flags); i++) {
+		a = SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i].flag, ns_flags[i].flag);
+		if ((!in_list(&p->sys_allow, "clone") && rule(c, deny, "clone", 1, &a, err) < 0) ||
+		    (!in_list(&p->sys_allow, "unshare") && rule(c, deny, "unshare", 1, &a, err) < 0))
+			return -1;
+	}
+	/* Terminal injection. */
+	if (!in_list(&p->sys_allow, "ioctl")) {
+		const unsigned long req[] = {TIOCSTI, TIOCLINUX};
+		for (size_t i = 0; i < ARRAY_SIZE(req); i++) {
+			a = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, req[i]);
+			if (rule(c, deny, "ioctl", 1, &a, err) < 0)
+				return -1;
+		}
+	}
+	if (!in_list(&p->sys_allow, "personality")) {
+		for (size_t i = 0; i < ARRAY_SIZE(bad_persona); i++) {
+			a = SCMP_A0(SCMP_CMP_MASKED_EQ, bad_persona[i] | 0x80000000UL, bad_persona[i]);
+			if (rule(c, deny, "personality", 1, &a, err) < 0)
+				return -1;
+		}
+	}
+	if (!in_list(&p->sys_allow, "socket")) {
+		/* Families other than unix, inet, inet6 and (route-only) netlink. */
+		for (int fam = 0; fam < 46; fam++) {
+			if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6 || fam == AF_NETLINK)
+				continue;
+			a = SCMP_A0(SCMP_CMP_EQ, (uint64_t)fam);
+			if (rule(c, deny, "socket", 1, &a, err) < 0)
+				return -1;
+		}
+		a = SCMP_A0(SCMP_CMP_GE, 46);
+		if (rule(c, deny, "socket", 1, &a, err) < 0)
+			return -1;
+		struct scmp_arg_cmp nl[2] = {SCMP_A0(SCMP_CMP_EQ, AF_NETLINK), SCMP_A2(SCMP_CMP_NE, 0)};
+		if (rule(c, deny, "socket", 2, nl, err) < 0)
+			return -1;
+		/* Raw and packet sockets on inet: a boundary matter, not only a
+		 * capability one, so they are refused and reported. */
+		const int fams[] = {AF_INET, AF_INET6};
+		const int types[] = {SOCK_RAW, SOCK_PACKET};
+		for (size_t f = 0; f < 2; f++)
+			for (size_t t = 0; t < 2; t++) {
+				struct scmp_arg_cmp rw[2] = {SCMP_A0(SCMP_CMP_EQ, (uint64_t)fams[f]),
+							     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (uint64_t)types[t])};
+				if (rule(c, deny, "socket", 2, rw, err) < 0)
+					return -1;
+			}
+	}
+	return 0;
+}
+
+int seccomp_build(const cordon_policy *p, bool notify, bool observe, struct seccomp_plan *out,
+		  cordon_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	memset(out, 0, sizeof(*out));
+	out->notify = notify;
+	out->observe = observe && notify;
+	scmp_filter_ctx c = seccomp_init(SCMP_ACT_ALLOW);
+	if (!c)
+		return cordon_err(err, 12, "seccomp_init");
+	int r = -1;
+	uint32_t deny = notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM);
+	/* Another ABI on this kernel (i386 through int 0x80, x32) is killed,
+	 * not merely unlisted: the list below only names native calls. */
+	if (seccomp_attr_set(c, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS) < 0) {
+		cordon_err(err, 0, "seccomp: bad-arch action");
+		goto out;
+	}
+	for (const char *const *n = seccomp_default_deny; *n; n++)
+		if (!in_list(&p->sys_allow, *n) && rule(c, deny, *n, 0, NULL, err) < 0)
+			goto out;
+	for (size_t i = 0; i < p->sys_deny.n; i++) {
+		bool dup = false;
+		for (const char *const *n = seccomp_default_deny; *n; n++)
+			dup |= strcmp(*n, p->sys_deny.v[i]) == 0;
+		if (!dup && rule(c, deny, p->sys_deny.v[i], 0, NULL, err) < 0)
+			goto out;
+	}
+	/* clone3 keeps its flags in memory, out of the filter's reach: every
+	 * call fails with ENOSYS (libc falls back to clone, which the rules
+	 * above inspect). With notification the supervisor answers that ENOSYS
+	 * itself, after reading the flags only to report namespace requests. */
+	if (!in_list(&p->sys_allow, "clone3") && !in_list(&p->sys_deny, "clone3") &&
+	    rule(c, notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, err) < 0)
+		goto out;
+	if (add_conditional(c, deny, p, err) < 0)
+		goto out;
+	if (out->observe) {
+		for (const char *const *n = observed; *n; n++)
+			if (!in_list(&p->sys_deny, *n) && rule(c, SCMP_ACT_NOTIFY, *n, 0, NULL, err) < 0)
+				goto out;
+	}
+	/* Export the BPF through a memfd (libseccomp 2.5 has no memory export). */
+	fd = memfd_create("cordon-seccomp", MFD_CLOEXEC);
+	if (fd < 0 || (r = seccomp_export_bpf(c, fd)) < 0) {
+		cordon_err(err, r < 0 ? -r : errno, "seccomp: export the filter");
+		r = -1;
+		goto out;
+	}
+	off_t size = lseek(fd, 0, SEEK_CUR);
+	if (size <= 0 || size % (off_t)sizeof(struct sock_filter) || size / 8 > 65535) {
+		r = cordon_err(err, 0, "seccomp: bad filter size %lld", (long long)size);
+		goto out;
+	}
+	out->insns = malloc((size_t)size);
+	if (!out->insns || pread(fd, out->insns, (size_t)size, 0) != size) {
+		r = cordon_err(err, errno ? errno : 12, "seccomp: read the filter");
+		goto out;
+	}
+	out->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+	r = 0;
+out:
+	seccomp_release(c);
+	if (r < 0)
+		seccomp_plan_free(out);
+	return r;
+}
+
+void seccomp_plan_free(struct seccomp_plan *sp)
+{
+	free(sp->insns);
+	sp->insns = NULL;
+	sp->len = 0;
+}
+
+int seccomp_apply(const struct seccomp_plan *sp, int *listener, cordon_error *err)
+{
+	struct sock_fprog prog = {sp->len, sp->insns};
+	unsigned flags = sp->notify ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+	long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+	if (r < 0)
+		return cordon_err_errno(err, "seccomp(SECCOMP_SET_MODE_FILTER)");
+	*listener = sp->notify ? (int)r : -1;
+	return 0;
+}
+
+unsigned long seccomp_namespace_flags(void)
+{
+	unsigned long all = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(ns_flags); i++)
+		all |= ns_flags[i].flag;
+	return all;
+}
+
+bool seccomp_is_observed(int nr)
+{
+	for (const char *const *n = observed; *n; n++)
+		if (seccomp_syscall_resolve_name(*n) == nr)
+			return true;
+	return false;
+}
+
+static const char *family_name(uint64_t f)
+{
+	static const char *const names[46] = {
+		[0] = "AF_UNSPEC", [3] = "AF_AX25", [4] = "AF_IPX", [5] = "AF_APPLETALK",
+		[6] = "AF_NETROM", [7] = "AF_BRIDGE", [8] = "AF_ATMPVC", [9] = "AF_X25",
+		[11] = "AF_ROSE", [12] = "AF_DECnet", [13] = "AF_NETBEUI", [14] = "AF_SECURITY",
+		[15] = "AF_KEY", [16] = "AF_NETLINK", [17] = "AF_PACKET", [18] = "AF_ASH",
+		[19] = "AF_ECONET", [20] = "AF_ATMSVC", [21] = "AF_RDS", [22] = "AF_SNA",
+		[23] = "AF_IRDA", [24] = "AF_PPPOX", [25] = "AF_WANPIPE", [26] = "AF_LLC",
+		[27] = "AF_IB", [28] = "AF_MPLS", [29] = "AF_CAN", [30] = "AF_TIPC",
+		[31] = "AF_BLUETOOTH", [32] = "AF_IUCV", [33] = "AF_RXRPC", [34] = "AF_ISDN",
+		[35] = "AF_PHONET", [36] = "AF_IEEE802154", [37] = "AF_CAIF", [38] = "AF_ALG",
+		[39] = "AF_NFC", [40] = "AF_VSOCK", [41] = "AF_KCM", [42] = "AF_QIPCRTR",
+		[43] = "AF_SMC", [44] = "AF_XDP", [45] = "AF_MCTP",
+	};
+	return f < 46 && names[f] ? names[f] : NULL;
+}
+
+void seccomp_denial_target(int nr, const uint64_t args[6], char *out, size_t outsz)
+{
+	char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+	const char *n = name ? name : "unknown";
+	if (strcmp(n, "clone") == 0 || strcmp(n, "unshare") == 0 || strcmp(n, "clone3") == 0) {
+		char flags[256] = "";
+		for (size_t i = 0; i < ARRAY_SIZE(ns_flags); i++)
+			if (args[0] & ns_flags[i].flag) {
+				if (flags[0])
+					strncat(flags, "|", sizeof(flags) - strlen(flags) - 1);
+				strncat(flags, ns_flags[i].name, sizeof(flags) - strlen(flags) - 1);
+			}
+		snprintf(out, outsz, "%s(%s)", n, flags);
+	} else if (strcmp(n, "ioctl") == 0) {
+		uint32_t req = (uint32_t)args[1];
+		snprintf(out, outsz, "ioctl(%s)", req == TIOCSTI ? "TIOCSTI" : req == TIOCLINUX ? "TIOCLINUX" : "?");
+	} else if (strcmp(n, "socket") == 0) {
+		const char *fam = family_name(args[0]);
+		int type = (int)(args[1] & 0xf);
+		if ((args[0] == AF_INET || args[0] == AF_INET6) && (type == SOCK_RAW || type == SOCK_PACKET))
+			snprintf(out, outsz, "socket(%s, %s)", args[0] == AF_INET ? "AF_INET" : "AF_INET6",
+				 type == SOCK_RAW ? "SOCK_RAW" : "SOCK_PACKET");
+		else if (args[0] == AF_NETLINK)
+			snprintf(out, outsz, "socket(AF_NETLINK, protocol %llu)", (unsigned long long)args[2]);
+		else if (fam)
+			snprintf(out, outsz, "socket(%s)", fam);
+		else
+			snprintf(out, outsz, "socket(%llu)", (unsigned long long)args[0]);
+	} else if (strcmp(n, "personality") == 0) {
+		snprintf(out, outsz, "personality(0x%llx)", (unsigned long long)(uint32_t)args[0]);
+	} else {
+		snprintf(out, outsz, "%s", n);
+	}
+	free(name);
+}
