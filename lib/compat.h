@@ -52,6 +52,14 @@
 #define LANDLOCK_RESTRICT_SELF_LOG_SUBDOMAINS_OFF (1U << 2)
 #endif
 
+/* seccomp user notification: synchronous wake-up (6.6). */
+#ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
+#define SECCOMP_IOCTL_NOTIF_SET_FLAGS _IOW('!', 4, __u64)
+#endif
+#ifndef SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP
+#define SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP (1UL << 0)
+#endif
+
 /* struct clone_args as of 5.7 (with cgroup). */
 struct cordon_clone_args {
 	__aligned_u64 flags;

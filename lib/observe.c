@@ -1,4 +1,6 @@
 #include <fcntl.h>
+#include <signal.h>
+#include <time.h>
 #include <limits.h>
 #include <linux/openat2.h>
 #include <seccomp.h>
@@ -11,6 +13,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "compat.h"
 #include "error.h"
 #include "observe.h"
 #include "seccomp-policy.h"
@@ -70,13 +73,83 @@ int observer_init(struct observer *o, const struct run_plan *plan, cordon_error 
 	return view_build(plan, &o->view, err);
 }
 
-void observer_attach(struct observer *o, int listener)
+static void wake(int sig)
+{
+	(void)sig; /* only interrupts NOTIF_RECV */
+}
+
+static void *observer_main(void *arg)
+{
+	struct observer *o = arg;
+	while (!atomic_load(&o->stop)) {
+		int n = observer_handle(o, o->rep);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0) {
+			atomic_store(&o->violated, true);
+			if (o->pidfd >= 0)
+				syscall(SYS_pidfd_send_signal, o->pidfd, SIGKILL, NULL, 0);
+		}
+	}
+	return NULL;
+}
+
+int observer_start(struct observer *o, int listener, struct run_report *rep, int pidfd,
+		   cordon_error *err)
 {
 	o->listener = listener;
+	o->rep = rep;
+	o->pidfd = pidfd;
+	/* The caller sleeps until we answer: hand the CPU over directly instead
+	 * of through a scheduler wake-up (6.6+; older kernels: plain wake-ups). */
+	o->sync_wakeup = ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+			       SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, 0) == 0;
+	struct sigaction sa = {.sa_handler = wake}; /* no SA_RESTART: RECV returns EINTR */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR1, &sa, NULL) < 0)
+		return cordon_err_errno(err, "sigaction(SIGUSR1)");
+	pthread_attr_t at;
+	pthread_attr_init(&at);
+	pthread_attr_setstacksize(&at, 256 * 1024);
+	/* Only this thread takes SIGUSR1. */
+	sigset_t usr1, old;
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_UNBLOCK, &usr1, &old);
+	int r = pthread_create(&o->thread, &at, observer_main, o);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&at);
+	if (r != 0)
+		return cordon_err(err, r, "start the seccomp observer");
+	o->started = true;
+	return 0;
+}
+
+void observer_stop(struct observer *o)
+{
+	if (!o->started)
+		return;
+	atomic_store(&o->stop, true);
+	/* A signal interrupts a RECV in progress; one sent just before the
+	 * thread enters RECV would be lost, hence the retry. */
+	for (;;) {
+		pthread_kill(o->thread, SIGUSR1);
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 5000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		if (pthread_timedjoin_np(o->thread, NULL, &ts) == 0)
+			break;
+	}
+	o->started = false;
 }
 
 void observer_free(struct observer *o)
 {
+	observer_stop(o);
 	if (o->listener >= 0)
 		close(o->listener);
 	free(o->req);
@@ -178,6 +251,7 @@ int observer_handle(struct observer *o, struct run_report *rep)
 	memset(o->req, 0, o->req_size);
 	if (ioctl(o->listener, SECCOMP_IOCTL_NOTIF_RECV, o->req) < 0)
 		return errno == EINTR || errno == ENOENT ? 0 : -1;
+
 	o->notifications++;
 	const struct seccomp_data *d = &o->req->data;
 	uint64_t a[6];

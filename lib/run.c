@@ -278,8 +278,11 @@ static void on_sock(struct sup *s)
 		break;
 	case MSG_LISTENER:
 		if (fd >= 0 && s->have_obs) {
-			observer_attach(&s->obs, fd);
-			ep_add(s->epfd, fd, EPOLLIN);
+			cordon_error e;
+			if (observer_start(&s->obs, fd, s->rep, s->pol->kill_on_violation ? s->pidfd : -1, &e) < 0) {
+				setup_error(s, &e);
+				kill_run(s, ST_SETUP_ERROR);
+			}
 			fd = -1;
 		}
 		break;
@@ -291,15 +294,6 @@ static void on_sock(struct sup *s)
 	}
 	if (fd >= 0)
 		close(fd);
-}
-
-static void on_listener(struct sup *s, uint32_t events)
-{
-	int n = observer_handle(&s->obs, s->rep);
-	if (n > 0 && s->pol->kill_on_violation)
-		kill_run(s, ST_DENIED);
-	if (n < 0 || (n == 0 && (events & (EPOLLHUP | EPOLLERR))))
-		epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->obs.listener, NULL);
 }
 
 static void on_init_exit(struct sup *s)
@@ -368,8 +362,6 @@ static int event_loop(struct sup *s)
 					s->forced_signal = (int)si.ssi_signo;
 					kill_run(s, ST_INTERRUPTED);
 				}
-			} else if (s->have_obs && fd == s->obs.listener) {
-				on_listener(s, evs[i].events);
 			} else {
 				for (int k = 0; k < 2; k++) {
 					if (fd == s->out[k].in_fd)
@@ -787,6 +779,9 @@ static void finish_usage(struct sup *s)
 	if (s->exec_ok)
 		collect_outputs(s);
 	trace(s, "outputs collected");
+	if (s->trace && s->have_obs)
+		buf_printf(&s->trace_buf, "  seccomp notifications: %llu (synchronous wake-up: %s)\n",
+			   (unsigned long long)s->obs.notifications, s->obs.sync_wakeup ? "yes" : "no");
 }
 
 static void cleanup(struct sup *s)
@@ -879,6 +874,13 @@ int cordon_run(const cordon_policy *p, char *const argv[], struct run_report *re
 		s.spec.argv = argv;
 		if (spawn_and_supervise(&s, &e) < 0)
 			setup_error(&s, &e);
+	}
+	/* The observer's denials are the report's from here on. */
+	if (s.have_obs) {
+		observer_stop(&s.obs);
+		if (atomic_load(&s.obs.violated) && s.pol->kill_on_violation && s.forced == ST_COUNT &&
+		    !s.setup_failed)
+			s.forced = ST_DENIED;
 	}
 	if (s.pid > 0)
 		finish_usage(&s);
