@@ -87,6 +87,7 @@ struct sup {
 	struct seccomp_plan seccomp;
 	struct observer obs;
 	bool have_obs;
+	bool notify;
 	/* CORDON_TRACE_TIMING=1: phase timestamps on stderr (a diagnostic). */
 	bool trace;
 	uint64_t t0;
@@ -265,7 +266,7 @@ static void on_sock(struct sup *s)
 		/* init sends this only after every layer was applied. */
 		s->rep->enf.no_new_privs = true;
 		s->rep->enf.landlock_abi = s->landlock.abi;
-		s->rep->enf.seccomp = s->spec.seccomp != NULL;
+		s->rep->enf.seccomp = s->spec.seccomp;
 		s->rep->enf.seccomp_notify = s->spec.seccomp && s->seccomp.notify;
 		s->rep->enf.file_observer = s->spec.seccomp && s->seccomp.observe;
 		s->t_exec = now_ns();
@@ -492,11 +493,9 @@ static int prepare_filters(struct sup *s, cordon_error *err)
 		return 0;
 	}
 	unsigned int act = SECCOMP_RET_USER_NOTIF;
-	bool notify = syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act) == 0;
-	if (seccomp_build(p, notify, !p->no_file_reports, &s->seccomp, err) < 0)
-		return -1;
-	s->spec.seccomp = &s->seccomp;
-	if (notify) {
+	s->notify = syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act) == 0;
+	s->spec.seccomp = true; /* compiled after clone, sent at sync 2 */
+	if (s->notify) {
 		if (observer_init(&s->obs, &s->plan, err) < 0)
 			return -1;
 		s->have_obs = true;
@@ -642,6 +641,14 @@ static int parent_setup(struct sup *s, cordon_error *err)
 	}
 	if (send_idmapped_trees(s, err) < 0)
 		return -1;
+	if (s->spec.seccomp) {
+		/* Compiled here, while init builds its view, not before clone. */
+		if (seccomp_build(s->pol, s->notify, !s->pol->no_file_reports, &s->seccomp, err) < 0)
+			return -1;
+		if (sync_send(s->sock, MSG_FILTER, s->notify, NULL, s->seccomp.memfd) < 0)
+			return cordon_err_errno(err, "send the seccomp filter");
+		trace(s, "seccomp filter compiled and sent");
+	}
 	const char *roots[256];
 	size_t n = writable_roots(s, roots, ARRAY_SIZE(roots));
 	if (snapshot_take(&s->before, roots, n, err) < 0)
@@ -823,6 +830,7 @@ int cordon_run(const cordon_policy *p, char *const argv[], struct run_report *re
 {
 	struct sup s;
 	memset(&s, 0, sizeof(s));
+	s.seccomp.memfd = -1;
 	if (geteuid() == 0)
 		prctl(PR_SET_DUMPABLE, 0);
 	s.pol = p;

@@ -58,8 +58,8 @@ static void wait_go1(int sock)
 		_exit(1); /* the supervisor is gone */
 }
 
-/* Collect idmapped trees until sync 2. */
-static void wait_go2(const struct sandbox_spec *sp, int sock)
+/* Collect idmapped trees and the seccomp program until sync 2. */
+static void wait_go2(const struct sandbox_spec *sp, int sock, int *filter, bool *notify)
 {
 	for (;;) {
 		struct msg m;
@@ -68,6 +68,11 @@ static void wait_go2(const struct sandbox_spec *sp, int sock)
 			_exit(1);
 		if (m.type == MSG_GO2)
 			return;
+		if (m.type == MSG_FILTER && fd >= 0 && *filter < 0) {
+			*filter = fd;
+			*notify = m.value != 0;
+			continue;
+		}
 		if (m.type != MSG_TREE || m.value < 0 || (size_t)m.value >= sp->plan->nmounts || fd < 0)
 			_exit(1);
 		sp->tree_fds[m.value] = fd;
@@ -144,7 +149,11 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	arm_pdeathsig(sock);
 	struct mount_ctx mc;
 	setup_or_fail(sock, mounts_begin(&mc, &e), &e);
-	wait_go2(sp, sock); /* sync 2 */
+	int filter = -1;
+	bool notify = false;
+	wait_go2(sp, sock, &filter, &notify); /* sync 2 */
+	if (sp->seccomp && filter < 0)
+		setup_or_fail(sock, cordon_err(&e, 0, "no seccomp filter arrived at sync 2"), &e);
 	struct mount_plan mp = {sp->plan->mounts, sp->plan->nmounts, sp->tree_fds};
 	setup_or_fail(sock, mounts_finish(&mc, &mp, &e), &e);
 	for (size_t i = 0; i < sp->plan->nmounts; i++)
@@ -171,7 +180,8 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	setup_or_fail(sock, landlock_apply(sp->landlock, &e), &e);
 	if (sp->seccomp) {
 		int listener = -1;
-		setup_or_fail(sock, seccomp_apply(sp->seccomp, &listener, &e), &e);
+		setup_or_fail(sock, seccomp_apply_fd(filter, notify, &listener, &e), &e);
+		close(filter);
 		if (listener >= 0) {
 			if (sync_send(sock, MSG_LISTENER, 0, NULL, listener) < 0)
 				setup_or_fail(sock, cordon_err_errno(&e, "send the seccomp listener"), &e);

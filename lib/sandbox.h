@@ -15,7 +15,7 @@ struct sandbox_spec {
 	struct rlimit_plan rl;
 	bool unshare_cgroupns; /* v1: the cgroup was attached after clone */
 	const struct landlock_plan *landlock;
-	const struct seccomp_plan *seccomp; /* NULL: no filter (accepted weaker) */
+	bool seccomp;          /* a filter comes at sync 2 (false: accepted weaker) */
 	uid_t ns_uid;          /* init's identity in U1: the invoking uid/gid */
 	gid_t ns_gid;
 };

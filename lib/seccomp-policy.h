@@ -21,6 +21,7 @@
 struct seccomp_plan {
 	struct sock_filter *insns;
 	unsigned short len;
+	int memfd;     /* the same program, sealed read-only, for init */
 	bool notify;   /* deny rules report through user notification */
 	bool observe;  /* path syscalls are observed */
 };
@@ -32,6 +33,9 @@ void seccomp_plan_free(struct seccomp_plan *sp);
 /* init: load it (no_new_privs must be set). *listener gets the notification
  * fd, or -1. */
 int seccomp_apply(const struct seccomp_plan *sp, int *listener, cordon_error *err);
+/* init: load the program from the sealed memfd the supervisor sent (mapped,
+ * not copied: nothing is allocated in the child). */
+int seccomp_apply_fd(int memfd, bool notify, int *listener, cordon_error *err);
 
 /* Supervisor: is nr one of the observed path syscalls (answered CONTINUE)? */
 bool seccomp_is_observed(int nr);

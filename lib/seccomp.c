@@ -6,7 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -130,6 +132,7 @@ int seccomp_build(const cordon_policy *p, bool notify, bool observe, struct secc
 {
 	_cleanup_close_ int fd = -1;
 	memset(out, 0, sizeof(*out));
+	out->memfd = -1;
 	out->notify = notify;
 	out->observe = observe && notify;
 	scmp_filter_ctx c = seccomp_init(SCMP_ACT_ALLOW);
@@ -168,7 +171,7 @@ int seccomp_build(const cordon_policy *p, bool notify, bool observe, struct secc
 				goto out;
 	}
 	/* Export the BPF through a memfd (libseccomp 2.5 has no memory export). */
-	fd = memfd_create("cordon-seccomp", MFD_CLOEXEC);
+	fd = memfd_create("cordon-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0 || (r = seccomp_export_bpf(c, fd)) < 0) {
 		cordon_err(err, r < 0 ? -r : errno, "seccomp: export the filter");
 		r = -1;
@@ -185,6 +188,12 @@ int seccomp_build(const cordon_policy *p, bool notify, bool observe, struct secc
 		goto out;
 	}
 	out->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+	/* Sealed: neither side can change the program once it is built. */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+		r = cordon_err_errno(err, "seccomp: seal the filter");
+		goto out;
+	}
+	out->memfd = TAKE_FD(fd);
 	r = 0;
 out:
 	seccomp_release(c);
@@ -195,6 +204,9 @@ out:
 
 void seccomp_plan_free(struct seccomp_plan *sp)
 {
+	if (sp->memfd >= 0)
+		close(sp->memfd);
+	sp->memfd = -1;
 	free(sp->insns);
 	sp->insns = NULL;
 	sp->len = 0;
@@ -217,6 +229,22 @@ unsigned long seccomp_namespace_flags(void)
 	for (size_t i = 0; i < ARRAY_SIZE(ns_flags); i++)
 		all |= ns_flags[i].flag;
 	return all;
+}
+
+int seccomp_apply_fd(int memfd, bool notify, int *listener, cordon_error *err)
+{
+	struct stat st;
+	if (fstat(memfd, &st) < 0 || st.st_size <= 0 || st.st_size % (off_t)sizeof(struct sock_filter) ||
+	    st.st_size / (off_t)sizeof(struct sock_filter) > 65535)
+		return cordon_err(err, EINVAL, "seccomp: the filter received is malformed");
+	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, memfd, 0);
+	if (m == MAP_FAILED)
+		return cordon_err_errno(err, "seccomp: map the filter");
+	struct seccomp_plan sp = {m, (unsigned short)(st.st_size / (off_t)sizeof(struct sock_filter)), -1,
+				  notify, false};
+	int r = seccomp_apply(&sp, listener, err);
+	munmap(m, (size_t)st.st_size);
+	return r;
 }
 
 bool seccomp_is_observed(int nr)

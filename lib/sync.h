@@ -8,6 +8,7 @@
 enum msg_type {
 	MSG_GO1 = 1,   /* P->C sync 1: uid/gid maps written */
 	MSG_TREE,      /* P->C: an idmapped tree for mount index .value (fd) */
+	MSG_FILTER,    /* P->C: the seccomp program, sealed memfd; .value = notify */
 	MSG_GO2,       /* P->C sync 2: cgroup attached, snapshot taken, trees sent */
 	MSG_ERROR,     /* C->P: setup failed (.err); the command never started */
 	MSG_EXEC_OK,   /* C->P: the command was exec'd (.value = its pid inside) */
