@@ -26,7 +26,7 @@ static const char usage[] =
 static int emit_report(const struct run_report *r, const char *path)
 {
 	cordon_error err;
-	_cleanup_free_ char *text = report_to_json(r, NULL, NULL);
+	_cleanup_free_ char *text = report_to_json(r);
 	if (!text) {
 		fprintf(stderr, "cordon: out of memory writing the report\n");
 		return -1;
@@ -64,9 +64,13 @@ static int cmd_run(int argc, char **argv)
 		rc = 125;
 		goto out;
 	}
-	if (rep.status != ST_OK && rep.status != ST_EXIT_NONZERO && rep.status != ST_SIGNALED)
+	if (rep.status != ST_OK && rep.status != ST_EXIT_NONZERO && rep.status != ST_SIGNALED) {
+		/* cordon's own messages never carry a secret either */
+		char *reason = report_redact(&rep, rep.reason);
 		fprintf(stderr, "cordon: %s%s%s\n", status_name(rep.status), rep.reason[0] ? ": " : "",
-			rep.reason);
+			reason ? reason : "");
+		free(reason);
+	}
 	rc = status_exit_code(rep.status, rep.exit_code, rep.signal);
 	if (emit_report(&rep, o.report_path) < 0 && rc == 0)
 		rc = 125;

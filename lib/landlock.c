@@ -36,7 +36,7 @@ static uint64_t fs_mask(int abi)
 	return m;
 }
 
-static int add(struct landlock_plan *lp, const char *path, uint64_t access, cordon_error *err)
+int landlock_add_path(struct landlock_plan *lp, const char *path, uint64_t access, cordon_error *err)
 {
 	struct landlock_rule *r = realloc(lp->rules, (lp->n + 1) * sizeof(*r));
 	if (!r)
@@ -74,7 +74,7 @@ int landlock_prepare(const struct run_plan *plan, int abi, const uint16_t *ports
 	uint64_t dev = FS(READ_FILE) | FS(WRITE_FILE) | FS(READ_DIR) | LANDLOCK_ACCESS_FS_IOCTL_DEV;
 	/* The root directory itself: listing only (rules inherit downwards,
 	 * and listing is all the read-only root offers). */
-	if (add(out, "/", FS(READ_DIR), err) < 0)
+	if (landlock_add_path(out, "/", FS(READ_DIR), err) < 0)
 		return -1;
 	static const char *const sys_ro[] = {"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32",
 					     "/lib64", "/libx32"};
@@ -82,16 +82,16 @@ int landlock_prepare(const struct run_plan *plan, int abi, const uint16_t *ports
 		struct stat st;
 		/* Only the ones that are directories (binds); symlinks resolve
 		 * into /usr, which has its own rule. */
-		if (lstat(sys_ro[i], &st) == 0 && S_ISDIR(st.st_mode) && add(out, sys_ro[i], RO_ACCESS, err) < 0)
+		if (lstat(sys_ro[i], &st) == 0 && S_ISDIR(st.st_mode) && landlock_add_path(out, sys_ro[i], RO_ACCESS, err) < 0)
 			return -1;
 	}
-	if (add(out, "/proc", FS(READ_FILE) | FS(READ_DIR) | FS(WRITE_FILE), err) < 0 ||
-	    add(out, "/dev", dev, err) < 0 || add(out, "/dev/shm", all, err) < 0 ||
-	    add(out, "/tmp", all, err) < 0)
+	if (landlock_add_path(out, "/proc", FS(READ_FILE) | FS(READ_DIR) | FS(WRITE_FILE), err) < 0 ||
+	    landlock_add_path(out, "/dev", dev, err) < 0 || landlock_add_path(out, "/dev/shm", all, err) < 0 ||
+	    landlock_add_path(out, "/tmp", all, err) < 0)
 		return -1;
 	for (size_t i = 0; i < plan->nmounts; i++) {
 		const struct cordon_mount *m = &plan->mounts[i];
-		if (add(out, m->path, m->mode == MOUNT_RO ? RO_ACCESS : all, err) < 0)
+		if (landlock_add_path(out, m->path, m->mode == MOUNT_RO ? RO_ACCESS : all, err) < 0)
 			return -1;
 	}
 	return 0;

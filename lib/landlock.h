@@ -26,6 +26,9 @@ int landlock_abi(void);
 int landlock_prepare(const struct run_plan *plan, int abi, const uint16_t *ports, size_t nports,
 		     struct landlock_plan *out, cordon_error *err);
 void landlock_plan_free(struct landlock_plan *lp);
+/* One more path rule (masked to the plan's ABI). */
+int landlock_add_path(struct landlock_plan *lp, const char *path, uint64_t access, cordon_error *err);
+#define LANDLOCK_READ_ONLY ((1ULL << 2) | (1ULL << 3)) /* READ_FILE | READ_DIR */
 /* init, after pivot_root and no_new_privs: create and enforce the ruleset.
  * A path that cannot be opened is an error (never silently dropped). */
 int landlock_apply(const struct landlock_plan *lp, cordon_error *err);

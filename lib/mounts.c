@@ -315,10 +315,48 @@ int mounts_begin(struct mount_ctx *mc, cordon_error *err)
 	return 0;
 }
 
+static int write_secret_files(const struct mount_plan *plan, int newroot, cordon_error *err)
+{
+	for (size_t i = 0; i < plan->nsecrets; i++) {
+		const struct secret_value *s = &plan->secrets[i];
+		if (!s->mount)
+			continue;
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%s", s->mount);
+		char *slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			return cordon_err(err, 0, "secret %s: bad mount path %s", s->name, s->mount);
+		*slash = '\0';
+		bool mounted = false;
+		for (size_t j = 0; j < i; j++) {
+			const char *m = plan->secrets[j].mount;
+			if (m && strncmp(m, dir, strlen(dir)) == 0 && m[strlen(dir)] == '/' && !strchr(m + strlen(dir) + 1, '/'))
+				mounted = true;
+		}
+		if (!mounted && mount_tmpfs(newroot, dir, "0500", 1 << 20, MOUNT_ATTR_NOEXEC, err) < 0)
+			return cordon_err_wrap(err, "secret %s", s->name);
+		_cleanup_close_ int d = openat2_nofollow(newroot, dir, O_PATH | O_DIRECTORY);
+		if (d < 0)
+			return cordon_err_errno(err, "secret %s: %s", s->name, dir);
+		_cleanup_close_ int f = openat(d, slash + 1, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+		if (f < 0)
+			return cordon_err_errno(err, "secret %s: create %s", s->name, s->mount);
+		size_t off = 0;
+		while (off < s->len) {
+			ssize_t n = write(f, s->value + off, s->len - off);
+			if (n < 0)
+				return cordon_err_errno(err, "secret %s: write %s", s->name, s->mount);
+			off += (size_t)n;
+		}
+	}
+	return 0;
+}
+
 int mounts_finish(struct mount_ctx *mc, const struct mount_plan *plan, cordon_error *err)
 {
 	/* 4, the task's own mounts (idmapped trees come from the supervisor) */
-	if (setup_task_mounts(plan, mc->oldroot, mc->newroot, err) < 0)
+	if (setup_task_mounts(plan, mc->oldroot, mc->newroot, err) < 0 ||
+	    write_secret_files(plan, mc->newroot, err) < 0)
 		return -1;
 	close(mc->oldroot);
 	close(mc->newroot);

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include "cordon.h"
 #include "policy.h"
+#include "secrets.h"
 
 struct mount_plan {
 	const struct cordon_mount *mounts; /* effective list, parents first */
@@ -11,6 +12,10 @@ struct mount_plan {
 	/* Per mount: a detached, already-configured tree prepared by the parent
 	 * (idmapped rw binds when cordon runs as root), or -1. */
 	const int *tree_fds;
+	/* Secrets delivered as files: a private tmpfs per directory, the file
+	 * 0400, owned by the command's user. */
+	const struct secret_value *secrets;
+	size_t nsecrets;
 };
 
 /* Parent side: for each rw bind, clone the host tree and idmap it so that

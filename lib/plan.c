@@ -149,11 +149,32 @@ static int check_supported(const cordon_policy *p, cordon_error *err)
 	if (p->net_allow.n)
 		return cordon_err(err, 0, "network.allow %s: egress through the proxy is not available in this build; refusing to run without the requested boundary",
 				  p->net_allow.v[0]);
-	if (p->nsecrets)
-		return cordon_err(err, 0, "secret %s: secret injection with redaction is not available in this build",
-				  p->secrets[0].name);
-	if (p->check)
-		return cordon_err(err, 0, "check: task checks are not available in this build");
+	return 0;
+}
+
+/* A secret file lives on a tmpfs of its own inside the view: its directory
+ * must not be a host path the view shows (the tmpfs would be created inside a
+ * bind, i.e. on the host) nor a system directory. */
+static int check_secret_mounts(const cordon_policy *p, const struct run_plan *plan, cordon_error *err)
+{
+	static const char *const sys[] = {"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64", "/proc",
+					  "/dev", "/tmp"};
+	for (size_t i = 0; i < p->nsecrets; i++) {
+		const char *m = p->secrets[i].mount;
+		if (!m)
+			continue;
+		for (size_t k = 0; k < sizeof(sys) / sizeof(sys[0]); k++)
+			if (path_has_prefix(m, sys[k]))
+				return cordon_err(err, 0, "secret %s: mount %s is inside %s; use a directory of its own such as /run/secrets",
+						  p->secrets[i].name, m, sys[k]);
+		for (size_t k = 0; k < plan->nmounts; k++)
+			if (path_has_prefix(m, plan->mounts[k].path))
+				return cordon_err(err, 0, "secret %s: mount %s is inside %s, a path of the task; use a directory of its own such as /run/secrets",
+						  p->secrets[i].name, m, plan->mounts[k].path);
+		if (strrchr(m, '/') == m)
+			return cordon_err(err, 0, "secret %s: mount %s must be in a directory (e.g. /run/secrets/NAME)",
+					  p->secrets[i].name, m);
+	}
 	return 0;
 }
 
@@ -177,6 +198,8 @@ int run_preflight(const cordon_policy *p, struct run_plan *plan, enum run_status
 	}
 	if (check_supported(p, err) < 0)
 		return -1;
-	return run_plan_build(p, plan, err);
+	if (run_plan_build(p, plan, err) < 0)
+		return -1;
+	return check_secret_mounts(p, plan, err);
 }
 

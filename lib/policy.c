@@ -870,6 +870,63 @@ static int mount_cmp(const void *a, const void *b)
 	return cp - cq;
 }
 
+static int strv_copy(strv *dst, const strv *src)
+{
+	for (size_t i = 0; i < src->n; i++)
+		if (strv_push(dst, src->v[i]) < 0)
+			return -1;
+	return 0;
+}
+
+cordon_policy *policy_for_check(const cordon_policy *p, const char *workspace)
+{
+	cordon_policy *c = policy_new();
+	cordon_error e;
+	if (!c)
+		return NULL;
+	/* Everything the task could write becomes read-only; tmpfs stay fresh. */
+	if (policy_add_mount(c, MOUNT_RO, workspace, SRC_DEFAULT, "/", &e) < 0)
+		goto fail;
+	for (size_t i = 0; i < p->nmounts; i++) {
+		const struct cordon_mount *m = &p->mounts[i];
+		if (strcmp(m->path, workspace) == 0)
+			continue;
+		enum mount_mode mode = m->mode == MOUNT_TMPFS ? MOUNT_TMPFS : MOUNT_RO;
+		char spec[4200];
+		if (mode == MOUNT_TMPFS && m->size)
+			snprintf(spec, sizeof(spec), "%s:%llu", m->path, (unsigned long long)m->size);
+		else
+			snprintf(spec, sizeof(spec), "%s", m->path);
+		if (policy_add_mount(c, mode, spec, m->src, "/", &e) < 0)
+			goto fail;
+	}
+	if (strv_copy(&c->env, &p->env) < 0 || strv_copy(&c->net_allow, &p->net_allow) < 0 ||
+	    strv_copy(&c->sys_allow, &p->sys_allow) < 0 || strv_copy(&c->sys_deny, &p->sys_deny) < 0)
+		goto fail;
+	for (size_t i = 0; i < p->nsecrets; i++) {
+		struct cordon_secret *s = secret_slot(c, p->secrets[i].name, &e);
+		if (!s)
+			goto fail;
+		if ((p->secrets[i].from_env && !(s->from_env = strdup(p->secrets[i].from_env))) ||
+		    (p->secrets[i].from_file && !(s->from_file = strdup(p->secrets[i].from_file))) ||
+		    (p->secrets[i].mount && !(s->mount = strdup(p->secrets[i].mount))))
+			goto fail;
+		s->allow_short = p->secrets[i].allow_short;
+	}
+	memcpy(c->limits, p->limits, sizeof(c->limits));
+	memcpy(c->loopback_ports, p->loopback_ports, sizeof(c->loopback_ports));
+	c->nloopback_ports = p->nloopback_ports;
+	c->kill_on_violation = p->kill_on_violation;
+	c->allow_weaker = p->allow_weaker;
+	c->no_file_reports = p->no_file_reports;
+	if (p->cwd && !(c->cwd = strdup(p->cwd)))
+		goto fail;
+	return c;
+fail:
+	policy_free(c);
+	return NULL;
+}
+
 void mounts_sort(struct cordon_mount *m, size_t n)
 {
 	if (n)

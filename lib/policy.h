@@ -113,5 +113,10 @@ void mounts_free(struct cordon_mount *m, size_t n);
 /* Sort component-wise so that a parent always precedes its children. */
 void mounts_sort(struct cordon_mount *m, size_t n);
 
+/* The policy of a task check: the same boundary, with every path the task
+ * could write (the workspace included) read-only; no check, ledger or inputs.
+ * NULL if memory ran out. */
+cordon_policy *policy_for_check(const cordon_policy *p, const char *workspace);
+
 /* A valid environment variable name? */
 bool env_name_valid(const char *name);

@@ -49,6 +49,7 @@ void report_init(struct run_report *r)
 
 void report_free(struct run_report *r)
 {
+	redactor_free(r->redact);
 	free(r->denials);
 	strv_free(&r->command);
 	strv_free(&r->secrets);
@@ -121,9 +122,19 @@ static void write_limit_value(jwriter *w, enum limit_id id, uint64_t v)
 		jw_uint(w, v);
 }
 
-char *report_to_json(const struct run_report *r, json_filter_fn filter, void *ctx)
+static char *redact_filter(void *ctx, const char *s)
 {
-	jwriter w = {.filter = filter, .filter_ctx = ctx};
+	return ctx ? redact_string(ctx, s) : strdup(s);
+}
+
+char *report_redact(const struct run_report *r, const char *msg)
+{
+	return redact_filter(r->redact, msg);
+}
+
+char *report_to_json(const struct run_report *r)
+{
+	jwriter w = {.filter = redact_filter, .filter_ctx = r->redact};
 	bool any_limit = false;
 	for (int i = 0; i < LIM_COUNT; i++)
 		any_limit |= r->limits_hit[i];
@@ -159,6 +170,20 @@ char *report_to_json(const struct run_report *r, json_filter_fn filter, void *ct
 	jw_key(&w, "task");
 	jw_str(&w, task_name(r->task));
 	jw_obj_end(&w);
+	if (r->check_ran) {
+		jw_key(&w, "check");
+		jw_obj_begin(&w);
+		jw_key(&w, "status");
+		jw_str(&w, status_name(r->check_status));
+		jw_key(&w, "exit_code");
+		if (r->check_exit_code >= 0)
+			jw_int(&w, r->check_exit_code);
+		else
+			jw_null(&w);
+		jw_key(&w, "wall_seconds");
+		jw_double(&w, r->check_wall_seconds);
+		jw_obj_end(&w);
+	}
 	jw_key(&w, "limits_hit");
 	jw_arr_begin(&w);
 	for (int i = 0; i < LIM_COUNT; i++)

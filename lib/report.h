@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include "json.h"
 #include "policy.h"
+#include "redact.h"
 #include "snapshot.h"
 #include "strv.h"
 
@@ -59,17 +60,24 @@ struct run_report {
 	strv secrets;
 	struct enforcement enf;
 	enum task_verdict task;
+	bool check_ran;
+	enum run_status check_status;
+	int check_exit_code;
+	double check_wall_seconds;
 	bool have_ledger;
 	uint64_t ledger_peak;
 	struct cordon_limit limits[LIM_COUNT]; /* effective, with sources */
+	redactor *redact;      /* owned: every string of the report goes through it */
 };
 
 void report_init(struct run_report *r);
 void report_free(struct run_report *r);
 /* Record one more denial of (kind, target). */
 int report_add_denial(struct run_report *r, const char *kind, const char *target);
-/* Serialise to JSON text (caller frees). filter rewrites every string. */
-char *report_to_json(const struct run_report *r, json_filter_fn filter, void *ctx);
+/* Serialise to JSON text (caller frees), every string redacted. */
+char *report_to_json(const struct run_report *r);
+/* A message with the run's secrets redacted (caller frees). */
+char *report_redact(const struct run_report *r, const char *msg);
 /* Write text to path atomically (temp file in the same directory, fsync,
  * rename); "-" writes to standard error. */
 int report_write_file(const char *path, const char *text, cordon_error *err);

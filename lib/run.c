@@ -56,17 +56,28 @@
 #include "observe.h"
 #include "run.h"
 #include "sandbox.h"
+#include "secrets.h"
 #include "stream.h"
 #include "sync.h"
 
 #define SETUP_TIMEOUT_NS (30ULL * 1000000000ULL)
 
+/* How a run's output is handled: the task's goes to stdout/stderr; a
+ * check's goes to stderr, every line prefixed. */
+struct run_opts {
+	bool to_stderr;
+	const char *prefix;
+};
+
 struct sup {
 	const cordon_policy *pol;
+	const struct run_opts *opts;
 	struct run_report *rep;
 	struct run_plan plan;
 	struct sandbox_spec spec;
 	strv env;
+	size_t env_secret_start; /* env[k >= this] carry secret values */
+	struct secrets sec;
 	const struct cgroup_ops *cgops;
 	struct cgroup cg;
 	bool have_cg;
@@ -139,7 +150,30 @@ static int build_env(struct sup *s, cordon_error *err)
 		if (!later && strv_push(&s->env, e) < 0)
 			return cordon_err(err, 12, "out of memory");
 	}
+	/* Secrets delivered as variables come last (and win). */
+	s->env_secret_start = s->env.n;
+	for (size_t i = 0; i < s->sec.n; i++) {
+		const struct secret_value *v = &s->sec.v[i];
+		if (v->mount)
+			continue;
+		buf b = {0};
+		if (buf_printf(&b, "%s=", v->name) < 0 || buf_append(&b, v->value, v->len) < 0 ||
+		    strv_push_take(&s->env, b.p) < 0) {
+			buf_wipe(&b);
+			return cordon_err(err, 12, "out of memory");
+		}
+	}
 	return 0;
+}
+
+/* The supervisor keeps no secret value once init has its copy. */
+static void wipe_secret_copies(struct sup *s)
+{
+	for (size_t i = s->env_secret_start; i < s->env.n; i++)
+		explicit_bzero(s->env.v[i], strlen(s->env.v[i]));
+	secrets_free(&s->sec);
+	s->spec.secrets = NULL;
+	s->spec.nsecrets = 0;
 }
 
 static void setup_error(struct sup *s, const cordon_error *e)
@@ -213,7 +247,7 @@ static uint64_t output_budget(struct sup *s)
 	const struct cordon_limit *l = &s->pol->limits[LIM_OUTPUT];
 	if (!l->set)
 		return UINT64_MAX;
-	uint64_t used = s->out[0].bytes + s->out[1].bytes;
+	uint64_t used = s->out[0].raw_bytes + s->out[1].raw_bytes;
 	return used >= l->value ? 0 : l->value - used;
 }
 
@@ -486,6 +520,15 @@ static int prepare_filters(struct sup *s, cordon_error *err)
 		return cordon_err(err, 0, "Landlock is not available on this kernel (the second filesystem layer); set enforcement.allow_weaker [\"landlock\"] to run without it");
 	if (landlock_prepare(&s->plan, abi, p->loopback_ports, p->nloopback_ports, &s->landlock, err) < 0)
 		return -1;
+	for (size_t i = 0; i < p->nsecrets; i++) {
+		if (!p->secrets[i].mount)
+			continue;
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%s", p->secrets[i].mount);
+		*strrchr(dir, '/') = '\0';
+		if (abi && landlock_add_path(&s->landlock, dir, LANDLOCK_READ_ONLY, err) < 0)
+			return -1;
+	}
 	s->spec.landlock = &s->landlock;
 	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0) {
 		if (!(p->allow_weaker & WEAK_SECCOMP))
@@ -499,6 +542,15 @@ static int prepare_filters(struct sup *s, cordon_error *err)
 		if (observer_init(&s->obs, &s->plan, err) < 0)
 			return -1;
 		s->have_obs = true;
+		for (size_t i = 0; i < p->nsecrets; i++) {
+			if (!p->secrets[i].mount)
+				continue;
+			char dir[4096];
+			snprintf(dir, sizeof(dir), "%s", p->secrets[i].mount);
+			*strrchr(dir, '/') = '\0';
+			if (view_add(&s->obs.view, dir, VIEW_RO, err) < 0)
+				return -1;
+		}
 	}
 	trace(s, "landlock and seccomp prepared");
 	return 0;
@@ -509,6 +561,13 @@ static int prepare_filters(struct sup *s, cordon_error *err)
 static int prepare(struct sup *s, cordon_error *err)
 {
 	const cordon_policy *p = s->pol;
+	if (secrets_load(p, &s->sec, err) < 0)
+		return -1;
+	/* The report redacts with it from now on (and owns it). */
+	s->rep->redact = s->sec.redact;
+	s->sec.redact = NULL;
+	s->spec.secrets = s->sec.v;
+	s->spec.nsecrets = s->sec.n;
 	if (build_env(s, err) < 0)
 		return -1;
 	s->privileged = geteuid() == 0;
@@ -701,6 +760,7 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 		sandbox_init_main(&s->spec, sv[1], po[1], pe[1]);
 	}
 	int clone_errno = errno;
+	wipe_secret_copies(s);
 	close(sv[1]);
 	close(po[1]);
 	close(pe[1]);
@@ -715,8 +775,9 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	s->pidfd = pidfd;
 	s->rep->enf.user_ns = s->rep->enf.pid_ns = s->rep->enf.net_ns = s->rep->enf.mount_ns = true;
 	s->rep->enf.sandbox_host_uid = s->sb_uid;
-	stream_init(&s->out[0], po[0], STDOUT_FILENO);
-	stream_init(&s->out[1], pe[0], STDERR_FILENO);
+	stream_init(&s->out[0], po[0], s->opts->to_stderr ? STDERR_FILENO : STDOUT_FILENO, s->rep->redact,
+		    s->opts->prefix);
+	stream_init(&s->out[1], pe[0], STDERR_FILENO, s->rep->redact, s->opts->prefix);
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	s->cpu_timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -816,6 +877,9 @@ static void cleanup(struct sup *s)
 	close_fd(&s->timer);
 	close_fd(&s->cpu_timer);
 	close_fd(&s->sigfd);
+	wipe_secret_copies(s);
+	for (size_t i = 0; i < s->env.n; i++)
+		explicit_bzero(s->env.v[i], strlen(s->env.v[i]));
 	strv_free(&s->env);
 	run_plan_free(&s->plan);
 	if (s->trace && s->trace_buf.p) {
@@ -825,8 +889,8 @@ static void cleanup(struct sup *s)
 	buf_free(&s->trace_buf);
 }
 
-int cordon_run(const cordon_policy *p, char *const argv[], struct run_report *rep,
-	       cordon_error *err)
+static int run_once(const cordon_policy *p, char *const argv[], struct run_report *rep,
+		    const struct run_opts *opts, cordon_error *err)
 {
 	struct sup s;
 	memset(&s, 0, sizeof(s));
@@ -834,6 +898,7 @@ int cordon_run(const cordon_policy *p, char *const argv[], struct run_report *re
 	if (geteuid() == 0)
 		prctl(PR_SET_DUMPABLE, 0);
 	s.pol = p;
+	s.opts = opts;
 	s.rep = rep;
 	s.forced = ST_COUNT;
 	s.t0 = now_ns();
@@ -893,5 +958,45 @@ int cordon_run(const cordon_policy *p, char *const argv[], struct run_report *re
 	if (s.pid > 0)
 		finish_usage(&s);
 	cleanup(&s);
+	return 0;
+}
+
+/* The task check: after the command completed (ok or exit-nonzero; a run
+ * stopped by a limit or a policy kill leaves the task "not-run"), the check
+ * command runs in a fresh boundary with the same policy and the outputs
+ * visible read-only; its exit status alone decides the task verdict. */
+static int run_check(const cordon_policy *p, struct run_report *rep, cordon_error *err)
+{
+	char ws[4096];
+	if (!getcwd(ws, sizeof(ws)))
+		return cordon_err_errno(err, "getcwd");
+	cordon_policy *cp = policy_for_check(p, ws);
+	if (!cp)
+		return cordon_err(err, 12, "out of memory");
+	char *argv[] = {"/bin/sh", "-c", p->check, NULL};
+	struct run_report crep;
+	report_init(&crep);
+	struct run_opts o = {true, "check: "};
+	int r = run_once(cp, argv, &crep, &o, err);
+	if (r == 0) {
+		rep->check_ran = true;
+		rep->check_status = crep.status;
+		rep->check_exit_code = crep.exit_code;
+		rep->check_wall_seconds = crep.wall_seconds;
+		rep->task = crep.status == ST_OK ? TASK_PASS : TASK_FAIL;
+	}
+	report_free(&crep);
+	policy_free(cp);
+	return r;
+}
+
+int cordon_run(const cordon_policy *p, char *const argv[], struct run_report *rep,
+	       cordon_error *err)
+{
+	struct run_opts o = {false, NULL};
+	if (run_once(p, argv, rep, &o, err) < 0)
+		return -1;
+	if (p->check && (rep->status == ST_OK || rep->status == ST_EXIT_NONZERO))
+		return run_check(p, rep, err);
 	return 0;
 }

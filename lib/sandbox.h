@@ -16,6 +16,8 @@ struct sandbox_spec {
 	bool unshare_cgroupns; /* v1: the cgroup was attached after clone */
 	const struct landlock_plan *landlock;
 	bool seccomp;          /* a filter comes at sync 2 (false: accepted weaker) */
+	const struct secret_value *secrets; /* file deliveries */
+	size_t nsecrets;
 	uid_t ns_uid;          /* init's identity in U1: the invoking uid/gid */
 	gid_t ns_gid;
 };

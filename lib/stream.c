@@ -8,11 +8,14 @@
 
 #define CHUNK 65536
 
-int stream_init(struct out_stream *s, int in_fd, int dest_fd)
+int stream_init(struct out_stream *s, int in_fd, int dest_fd, const redactor *r, const char *prefix)
 {
 	memset(s, 0, sizeof(*s));
 	s->in_fd = in_fd;
 	s->out_fd = fcntl(dest_fd, F_DUPFD_CLOEXEC, 3);
+	s->prefix = prefix;
+	s->at_line_start = true;
+	redact_stream_init(&s->rs, r);
 	s->hash = sha256_new();
 	if (!s->hash)
 		return -1;
@@ -29,6 +32,25 @@ int stream_init(struct out_stream *s, int in_fd, int dest_fd)
 	return 0;
 }
 
+/* Redacted bytes: into the evidence (count, hash), then out with the prefix. */
+static int take_redacted(struct out_stream *s, const char *p, size_t n)
+{
+	sha256_update(s->hash, p, n);
+	s->bytes += n;
+	if (s->out_broken || !n)
+		return 0;
+	if (!s->prefix)
+		return buf_append(&s->pending, p, n);
+	for (size_t i = 0; i < n; i++) {
+		if (s->at_line_start && buf_append(&s->pending, s->prefix, strlen(s->prefix)) < 0)
+			return -1;
+		if (buf_append(&s->pending, &p[i], 1) < 0)
+			return -1;
+		s->at_line_start = p[i] == '\n';
+	}
+	return 0;
+}
+
 ssize_t stream_read(struct out_stream *s, uint64_t budget, bool *over)
 {
 	char tmp[CHUNK];
@@ -38,21 +60,26 @@ ssize_t stream_read(struct out_stream *s, uint64_t budget, bool *over)
 	ssize_t n = read(s->in_fd, tmp, sizeof(tmp));
 	if (n < 0)
 		return errno == EINTR || errno == EAGAIN ? 1 : -1;
+	buf red = {0};
 	if (n == 0) {
 		close(s->in_fd);
 		s->in_fd = -1;
-		return 0;
+		int r = redact_flush(&s->rs, &red) < 0 || take_redacted(s, red.p, red.len) < 0 ? -1 : 0;
+		buf_wipe(&red);
+		return r;
 	}
 	size_t take = (size_t)n;
 	if ((uint64_t)take > budget) {
 		take = (size_t)budget;
 		*over = true;
 	}
-	sha256_update(s->hash, tmp, take);
-	s->bytes += take;
-	if (!s->out_broken && take && buf_append(&s->pending, tmp, take) < 0)
-		return -1;
-	return n;
+	s->raw_bytes += take;
+	int r = redact_feed(&s->rs, (const uint8_t *)tmp, take, &red);
+	explicit_bzero(tmp, (size_t)n);
+	if (r == 0)
+		r = take_redacted(s, red.p, red.len);
+	buf_wipe(&red);
+	return r < 0 ? -1 : n;
 }
 
 bool stream_has_pending(const struct out_stream *s)
@@ -93,6 +120,14 @@ int stream_flush(struct out_stream *s)
 
 void stream_finish(struct out_stream *s, char sha[65])
 {
+	/* What the redactor still held (the run was stopped mid-stream). */
+	buf red = {0};
+	if (redact_flush(&s->rs, &red) == 0)
+		take_redacted(s, red.p, red.len);
+	buf_wipe(&red);
+	redact_stream_free(&s->rs);
+	/* Blocking writes for what is left: the run is over. */
+	s->out_pollable = false;
 	stream_flush(s);
 	sha256_final_hex(s->hash, sha);
 	s->hash = NULL;
@@ -101,5 +136,5 @@ void stream_finish(struct out_stream *s, char sha[65])
 	if (s->out_fd >= 0)
 		close(s->out_fd);
 	s->in_fd = s->out_fd = -1;
-	buf_free(&s->pending);
+	buf_wipe(&s->pending);
 }

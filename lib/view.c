@@ -9,7 +9,7 @@
 #include "strv.h"
 #include "view.h"
 
-static int add(struct view *v, const char *path, enum view_class cls, cordon_error *err)
+int view_add(struct view *v, const char *path, enum view_class cls, cordon_error *err)
 {
 	struct view_entry *e = realloc(v->e, (v->n + 1) * sizeof(*e));
 	if (!e)
@@ -31,7 +31,7 @@ int view_build(const struct run_plan *plan, struct view *v, cordon_error *err)
 		{"/dev", VIEW_DEV}, {"/dev/shm", VIEW_RW}, {"/dev/pts", VIEW_DEV},
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(sys); i++)
-		if (add(v, sys[i].p, sys[i].c, err) < 0)
+		if (view_add(v, sys[i].p, sys[i].c, err) < 0)
 			return -1;
 	static const char *const links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
 	for (size_t i = 0; i < ARRAY_SIZE(links); i++) {
@@ -39,7 +39,7 @@ int view_build(const struct run_plan *plan, struct view *v, cordon_error *err)
 		if (lstat(links[i], &st) < 0)
 			continue;
 		if (S_ISDIR(st.st_mode)) {
-			if (add(v, links[i], VIEW_RO, err) < 0)
+			if (view_add(v, links[i], VIEW_RO, err) < 0)
 				return -1;
 		} else if (S_ISLNK(st.st_mode) && v->nlinks < ARRAY_SIZE(v->links)) {
 			char t[PATH_MAX], joined[PATH_MAX * 2], norm[PATH_MAX];
@@ -59,7 +59,7 @@ int view_build(const struct run_plan *plan, struct view *v, cordon_error *err)
 	}
 	for (size_t i = 0; i < plan->nmounts; i++) {
 		const struct cordon_mount *m = &plan->mounts[i];
-		if (add(v, m->path, m->mode == MOUNT_RO ? VIEW_RO : VIEW_RW, err) < 0)
+		if (view_add(v, m->path, m->mode == MOUNT_RO ? VIEW_RO : VIEW_RW, err) < 0)
 			return -1;
 	}
 	return 0;

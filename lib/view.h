@@ -29,6 +29,7 @@ struct view {
 /* Build from the plan (and the host's top-level symlinks). */
 int view_build(const struct run_plan *plan, struct view *v, cordon_error *err);
 void view_free(struct view *v);
+int view_add(struct view *v, const char *path, enum view_class cls, cordon_error *err);
 /* Classify an absolute path (normalised here; top-level links resolved). The
  * resolved path is written to out. */
 enum view_class view_classify(const struct view *v, const char *path, char *out, size_t outsz);

@@ -1,0 +1,98 @@
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cleanup.h"
+#include "error.h"
+#include "secrets.h"
+
+static int read_secret_file(const char *path, uint8_t **out, size_t *len, cordon_error *err)
+{
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return cordon_err_errno(err, "%s", path);
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return cordon_err_errno(err, "%s", path);
+	if (!S_ISREG(st.st_mode))
+		return cordon_err(err, 0, "%s: not a regular file", path);
+	if (st.st_size > SECRET_MAX_LEN)
+		return cordon_err(err, 0, "%s: larger than %d bytes", path, SECRET_MAX_LEN);
+	uint8_t *b = malloc((size_t)st.st_size + 1);
+	if (!b)
+		return cordon_err(err, 12, "out of memory");
+	ssize_t n = read(fd, b, (size_t)st.st_size);
+	if (n < 0) {
+		free(b);
+		return cordon_err_errno(err, "%s", path);
+	}
+	/* One trailing newline is how files end, not part of the value. */
+	if (n > 0 && b[n - 1] == '\n')
+		n--;
+	if (n > 0 && b[n - 1] == '\r')
+		n--;
+	*out = b;
+	*len = (size_t)n;
+	return 0;
+}
+
+int secrets_load(const cordon_policy *p, struct secrets *out, cordon_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (!p->nsecrets)
+		return 0;
+	out->v = calloc(p->nsecrets, sizeof(*out->v));
+	out->redact = redactor_new();
+	if (!out->v || !out->redact)
+		return cordon_err(err, 12, "out of memory");
+	for (size_t i = 0; i < p->nsecrets; i++) {
+		const struct cordon_secret *s = &p->secrets[i];
+		struct secret_value *v = &out->v[out->n];
+		v->name = s->name;
+		v->mount = s->mount;
+		if (s->from_env) {
+			const char *val = getenv(s->from_env);
+			if (!val)
+				return cordon_err(err, 0, "secret %s: the host variable %s is not set", s->name, s->from_env);
+			v->len = strlen(val);
+			v->value = malloc(v->len + 1);
+			if (!v->value)
+				return cordon_err(err, 12, "out of memory");
+			memcpy(v->value, val, v->len);
+		} else if (read_secret_file(s->from_file, &v->value, &v->len, err) < 0) {
+			return cordon_err_wrap(err, "secret %s", s->name);
+		}
+		out->n++;
+		if (v->len == 0)
+			return cordon_err(err, 0, "secret %s: the value is empty", s->name);
+		if (v->len < SECRET_MIN_LEN && !s->allow_short)
+			return cordon_err(err, 0, "secret %s: shorter than %d bytes (redacting it would shred ordinary output; mark it \"allow_short\" to accept)",
+					  s->name, SECRET_MIN_LEN);
+		if (!s->mount && memchr(v->value, '\0', v->len))
+			return cordon_err(err, 0, "secret %s: contains a NUL byte and cannot be an environment variable (use \"mount\")",
+					  s->name);
+		/* Not swapped out, not in a core dump. */
+		mlock(v->value, v->len);
+		madvise(v->value, v->len, MADV_DONTDUMP);
+		if (redactor_add_secret(out->redact, s->name, v->value, v->len, err) < 0)
+			return -1;
+	}
+	return redactor_compile(out->redact, err);
+}
+
+void secrets_free(struct secrets *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->v[i].value) {
+			explicit_bzero(s->v[i].value, s->v[i].len);
+			munlock(s->v[i].value, s->v[i].len);
+			free(s->v[i].value);
+		}
+	}
+	free(s->v);
+	redactor_free(s->redact);
+	memset(s, 0, sizeof(*s));
+}
