@@ -561,11 +561,13 @@ static int prepare_filters(struct sup *s, cordon_error *err)
 static int prepare(struct sup *s, cordon_error *err)
 {
 	const cordon_policy *p = s->pol;
-	if (secrets_load(p, &s->sec, err) < 0)
-		return -1;
-	/* The report redacts with it from now on (and owns it). */
+	int loaded = secrets_load(p, &s->sec, err);
+	/* The report redacts with it from now on (and owns it), also when a
+	 * later secret failed to load. */
 	s->rep->redact = s->sec.redact;
 	s->sec.redact = NULL;
+	if (loaded < 0)
+		return -1;
 	s->spec.secrets = s->sec.v;
 	s->spec.nsecrets = s->sec.n;
 	if (build_env(s, err) < 0)

@@ -39,11 +39,8 @@ static int read_secret_file(const char *path, uint8_t **out, size_t *len, cordon
 	return 0;
 }
 
-int secrets_load(const cordon_policy *p, struct secrets *out, cordon_error *err)
+static int load_all(const cordon_policy *p, struct secrets *out, cordon_error *err)
 {
-	memset(out, 0, sizeof(*out));
-	if (!p->nsecrets)
-		return 0;
 	out->v = calloc(p->nsecrets, sizeof(*out->v));
 	out->redact = redactor_new();
 	if (!out->v || !out->redact)
@@ -80,7 +77,21 @@ int secrets_load(const cordon_policy *p, struct secrets *out, cordon_error *err)
 		if (redactor_add_secret(out->redact, s->name, v->value, v->len, err) < 0)
 			return -1;
 	}
-	return redactor_compile(out->redact, err);
+	return 0;
+}
+
+int secrets_load(const cordon_policy *p, struct secrets *out, cordon_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	if (!p->nsecrets)
+		return 0;
+	int r = load_all(p, out, err);
+	/* Even when a later secret fails, the ones already read must be
+	 * redacted from the report of that failure. */
+	cordon_error e2;
+	if (out->redact && redactor_compile(out->redact, r < 0 ? &e2 : err) < 0)
+		return -1;
+	return r;
 }
 
 void secrets_free(struct secrets *s)

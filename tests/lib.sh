@@ -28,11 +28,17 @@ expect_nomatch() {
 # cordon_run [cordon run options...] -- CMD...: runs in the current workspace
 # with the build directory visible read-only, report in $R; sets RC, OUT, ERR.
 cordon_run() {
-	R=$(mktemp /tmp/cordon-report.XXXXXX)
+	R=$(mktemp "$T_TMP/report.XXXXXX")
 	OUT=$("$CORDON" run --report "$R" --ro "$BUILD" "$@" 2>"$R.err")
 	RC=$?
 	ERR=$(cat "$R.err")
 	rm -f "$R.err"
+	keep_report "$R"
+}
+# Every report the suite produces is validated against the schema at the end.
+keep_report() {
+	[ -n "${REPORTS_DIR:-}" ] && [ -s "$1" ] && cp "$1" "$REPORTS_DIR/$(basename "$1").json"
+	return 0
 }
 # field JQ-EXPR: from the last report
 field() { jq -r "$@" "$R"; }
@@ -56,6 +62,8 @@ t_run() {
 	local ws
 	ws=$(mktemp -d /tmp/cordon-test.XXXXXX)
 	chmod 755 "$ws"
+	T_TMP=$(mktemp -d /tmp/cordon-test-tmp.XXXXXX)
+	export T_TMP
 	local ok=0
 	( cd "$ws" && WS="$ws" "$name" ) 2>/tmp/cordon-test-stderr.$$ >/tmp/cordon-test-out.$$ || ok=1
 	if [ $ok = 0 ]; then
@@ -71,7 +79,7 @@ t_run() {
 	fi
 	rm -f /tmp/cordon-test-stderr.$$ /tmp/cordon-test-out.$$
 	chmod -R u+w "$ws" 2>/dev/null
-	rm -rf "$ws"
+	rm -rf "$ws" "$T_TMP"
 }
 
 # A test function reports failure by returning non-zero; collect messages:

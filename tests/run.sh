@@ -5,7 +5,8 @@ set -u
 BUILD=$(cd "${1:-build}" && pwd)
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 RESULTS=$(mktemp /tmp/cordon-results.XXXXXX)
-export BUILD RESULTS
+REPORTS_DIR=$(mktemp -d /tmp/cordon-reports.XXXXXX)
+export BUILD RESULTS REPORTS_DIR
 
 unit_pass=0
 unit_fail=0
@@ -30,6 +31,32 @@ for s in "$TOP"/tests/integration/*.sh; do
 	echo "# $(basename "$s")"
 	bash "$s"
 done
+
+# Every report the suite produced must validate, and every status must have
+# been produced by a real run at least once.
+n=$(ls "$REPORTS_DIR" | wc -l)
+if out=$(/usr/bin/python3 "$TOP/tests/validate.py" "$TOP/schemas/report.schema.json" "$REPORTS_DIR"/*.json 2>&1); then
+	echo "ok - all $n reports of the suite validate against schemas/report.schema.json"
+	echo pass >>"$RESULTS"
+else
+	echo "not ok - reports that do not validate:"
+	printf '%s\n' "$out" | head -20 | sed 's/^/    /'
+	echo fail >>"$RESULTS"
+fi
+seen=$(cat "$REPORTS_DIR"/*.json | jq -r .status | sort -u | tr '\n' ' ')
+missing=""
+for st in ok exit-nonzero signaled timeout cpu-limit memory-limit output-limit file-size-limit \
+	denied unauthorized infeasible setup-error interrupted; do
+	case " $seen " in *" $st "*) ;; *) missing="$missing $st" ;; esac
+done
+if [ -z "$missing" ]; then
+	echo "ok - every status was produced and validated"
+	echo pass >>"$RESULTS"
+else
+	echo "not ok - statuses never produced by the suite:$missing"
+	echo fail >>"$RESULTS"
+fi
+rm -rf "$REPORTS_DIR"
 
 pass=$(grep -c '^pass$' "$RESULTS")
 fail=$(grep -c '^fail$' "$RESULTS")

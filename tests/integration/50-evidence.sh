@@ -1,0 +1,247 @@
+# Issue 5: secrets never leak; evidence (inputs, outputs, hashes); the three
+# separate verdicts; the ledger; task checks.
+. "$(dirname "$0")/../lib.sh"
+
+SECRET='Zq9-s3cr3t/v4lue+with=stuff'
+export CORDON_TEST_SECRET="$SECRET"
+
+# Every form of $SECRET, for scanning.
+forms() {
+	/usr/bin/python3 - "$SECRET" <<'PY'
+import base64, binascii, sys, urllib.parse
+v = sys.argv[1].encode()
+print(v.decode())
+print(base64.b64encode(v).decode().rstrip("="))
+print(base64.urlsafe_b64encode(v).decode().rstrip("="))
+print(binascii.hexlify(v).decode())
+print(binascii.hexlify(v).decode().upper())
+print(urllib.parse.quote(v, safe=""))
+print(urllib.parse.quote_plus(v))
+for pre in (b"a", b"ab"):   # inside a longer base64 text: the stable middle
+    e = base64.b64encode(pre + v + b"xyz").decode()
+    print(e[len(pre) + 1: len(pre) + 1 + 16])
+PY
+}
+
+scan() { # FILE...: no form of the secret anywhere
+	local f
+	while read -r f; do
+		[ -n "$f" ] || continue
+		if grep -aqF -- "$f" "$@" 2>/dev/null; then
+			fail "a form of the secret ($f) leaked into $*"
+		fi
+	done < <(forms)
+}
+
+test_secret_redacted_everywhere() {
+	# Printed in every form, on both streams, in tiny writes, across the
+	# 64 KiB pipe buffer, and in the command line itself.
+	cat >leak.py <<'PY'
+import base64, binascii, os, sys, urllib.parse
+v = os.environ["TOKEN"].encode()
+forms = [v, base64.b64encode(v), base64.urlsafe_b64encode(v), binascii.hexlify(v),
+         binascii.hexlify(v).upper(), urllib.parse.quote(v, safe="").encode(),
+         base64.b64encode(b"a" + v + b"xyz"), base64.b64encode(b"ab" + v + b"xyz")]
+for out in (sys.stdout.buffer, sys.stderr.buffer):
+    for f in forms:
+        for b in f:                      # one byte per write
+            out.write(bytes([b])); out.flush()
+        out.write(b"\n"); out.flush()
+    out.write(b"p" * (65536 - 9) + v + b"\n"); out.flush()   # straddles 64 KiB
+PY
+	(umask 077; printf '%s\n' "$SECRET" >"$T_TMP/token")
+	cordon_run --secret TOKEN=file:"$T_TMP/token" --env "ARGV_HAS=$SECRET" -- /usr/bin/python3 leak.py "$SECRET"
+	expect_eq "$(field .status)" ok "status: $ERR"
+	printf '%s\n' "$OUT" >out.txt   # $(...) dropped the final newline
+	printf '%s' "$ERR" >err.txt
+	scan out.txt err.txt "$R"
+	expect_match "$OUT" "REDACTED:TOKEN" "marker in stdout"
+	expect_match "$ERR" "REDACTED:TOKEN" "marker in stderr"
+	expect_eq "$(field '.secrets | join(",")')" TOKEN "secret named in the report"
+	expect_match "$(field '.command | join(" ")')" "REDACTED:TOKEN" "command redacted"
+	# The hash is of the redacted stream that was forwarded.
+	expect_eq "$(field .stdout.sha256)" "$(sha256sum <out.txt | cut -d' ' -f1)" "stdout hash"
+	# No file cordon left behind holds it either (reports are written via a
+	# temporary file in the same directory).
+	scan $(ls "$T_TMP"/report.* | grep -v "^$R$") "$R"
+	t_assert
+}
+
+test_secret_from_host_variable() {
+	cordon_run --secret CORDON_TEST_SECRET -- /bin/sh -c 'test "$CORDON_TEST_SECRET" = "'"$SECRET"'" && echo same; echo "$CORDON_TEST_SECRET"'
+	expect_match "$OUT" "^same$" "delivered intact"
+	expect_match "$OUT" "REDACTED:CORDON_TEST_SECRET" "redacted"
+	scan <(printf '%s' "$OUT") "$R"
+	t_assert
+}
+
+test_secret_file_delivery() {
+	printf '%s\n' "$SECRET" >s.txt
+	cat >p.json <<J
+{"secrets": {"DBPASS": {"file": "$WS/s.txt", "mount": "/run/secrets/db"}}}
+J
+	cordon_run --policy p.json -- /bin/sh -c 'stat -c "%a %U" /run/secrets/db; test "$(cat /run/secrets/db)" = "'"$SECRET"'" && echo same; env | grep -c DBPASS; echo x > /run/secrets/db2'
+	expect_match "$OUT" "^400 " "mode 0400"
+	expect_match "$OUT" "^same$" "content"
+	expect_match "$OUT" "^0$" "not in the environment"
+	expect_match "$ERR" "Permission denied|Read-only" "the secret directory is read-only"
+	t_assert
+}
+
+test_secret_refusals() {
+	cordon_run --secret NO_SUCH_VAR_X -- /bin/sh -c 'touch started'
+	expect_eq "$(field .status)" setup-error "missing source"
+	expect_match "$ERR" "secret NO_SUCH_VAR_X: the host variable NO_SUCH_VAR_X is not set" "message"
+	[ ! -e started ] || fail "started"
+	SHORTV=abc cordon_run --secret SHORTV -- /bin/true
+	expect_match "$ERR" "shorter than 8 bytes" "short refused"
+	echo '{"secrets": {"SHORTV": {"env": "SHORTV", "allow_short": true}}}' >p.json
+	SHORTV=abc cordon_run --policy p.json -- /bin/sh -c 'echo "[$SHORTV]"'
+	expect_eq "$OUT" "[[REDACTED:SHORTV]]" "allow_short accepted and redacted"
+	cordon_run --secret 'X=value' -- /bin/true
+	expect_match "$ERR" "never given on the command line" "value in argv refused"
+	t_assert
+}
+
+test_partial_secret_failure_still_redacted() {
+	# The first secret loads, the second is missing: the report of that
+	# setup error must not carry the first one (here, in the command).
+	cordon_run --secret CORDON_TEST_SECRET --secret NOT_SET_EITHER -- /bin/echo "$SECRET"
+	expect_eq "$(field .status)" setup-error "status"
+	scan "$R" <(printf '%s' "$ERR")
+	t_assert
+}
+
+test_inputs_hashed() {
+	mkdir -p task/sub && echo one >task/a.txt && echo two >task/sub/b.txt
+	echo '{"inputs": ["./task"]}' >p.json
+	cordon_run --policy p.json -- /bin/true
+	expect_eq "$(field '[.inputs[].path] | join(",")')" "task/a.txt,task/sub/b.txt" "stable order, relative"
+	expect_eq "$(field '.inputs[0].sha256')" "$(sha256sum task/a.txt | cut -d' ' -f1)" "sha256 a"
+	expect_eq "$(field '.inputs[1].sha256')" "$(sha256sum task/sub/b.txt | cut -d' ' -f1)" "sha256 b"
+	expect_eq "$(field '.inputs[1].bytes')" 4 "size"
+	t_assert
+}
+
+test_policy_hash_is_canonical() {
+	printf '{"limits": {"memory": "64M", "pids": 10}}' >a.json
+	printf '{\n  "limits": {"pids": 10,\n "memory": 67108864}\n}\n' >b.json
+	printf '{"limits": {"memory": "64M", "pids": 11}}' >c.json
+	cordon_run --policy a.json -- /bin/true
+	local ha hb hc
+	ha=$(field .policy_sha256)
+	cordon_run --policy b.json -- /bin/true
+	hb=$(field .policy_sha256)
+	cordon_run --policy c.json -- /bin/true
+	hc=$(field .policy_sha256)
+	expect_eq "$hb" "$ha" "same policy, other spelling"
+	[ "$hc" != "$ha" ] || fail "different policy, same hash"
+	t_assert
+}
+
+test_ledger_cli_lesson_example() {
+	cat >l1.json <<'J'
+{"limit": "64M", "events": [{"alloc": "input", "bytes": "40M"}, {"alloc": "output", "bytes": "32M"},
+                            {"free": "input"}, {"free": "output"}]}
+J
+	cat >l2.json <<'J'
+{"limit": "64M", "events": [{"alloc": "input", "bytes": "40M"}, {"free": "input"},
+                            {"alloc": "output", "bytes": "32M"}, {"free": "output"}]}
+J
+	local out rc
+	out=$("$CORDON" ledger l1.json --json); rc=$?
+	expect_eq "$rc" 1 "does not fit: exit 1"
+	expect_eq "$out" '{"peak_bytes": 75497472, "limit_bytes": 67108864, "fits": false, "live_at_peak": ["input", "output"]}' "json"
+	out=$("$CORDON" ledger l2.json); rc=$?
+	expect_eq "$rc" 0 "fits: exit 0"
+	expect_match "$out" "peak live payload: 41943040 bytes" "peak 40 MiB"
+	expect_match "$out" "live at peak: input$" "live"
+	printf '{"limit": "64M", "events": [{"free": "x"}]}' >bad.json
+	out=$("$CORDON" ledger bad.json 2>&1); rc=$?
+	expect_eq "$rc" 2 "bad input: exit 2"
+	expect_match "$out" 'bad.json:1:29: "x" is freed but not live' "position"
+	printf '{"limit": "64Q", "events": []}' >bad2.json
+	out=$("$CORDON" ledger bad2.json 2>&1); rc=$?
+	expect_eq "$rc" 2 "bad size: exit 2"
+	expect_match "$out" 'bad2.json:1:11: "limit": malformed size' "size position"
+	t_assert
+}
+
+test_infeasible_not_started() {
+	cat >p.json <<'J'
+{"limits": {"memory": "64M"},
+ "ledger": [{"alloc": "input", "bytes": "40M"}, {"alloc": "output", "bytes": "32M"}]}
+J
+	cordon_run --policy p.json -- /bin/sh -c 'touch started'
+	expect_eq "$(field .status)" infeasible "status"
+	expect_eq "$RC" 117 "exit code"
+	expect_eq "$(field .verdicts.resources)" infeasible "resources verdict"
+	expect_eq "$(field .usage.ledger_peak_bytes)" 75497472 "declared peak"
+	[ ! -e started ] || fail "the command was started"
+	cat >p.json <<'J'
+{"limits": {"memory": "64M"}, "ledger": [{"alloc": "input", "bytes": "40M"}, {"free": "input"}]}
+J
+	cordon_run --policy p.json -- /bin/true
+	expect_eq "$(field .status)" ok "feasible runs"
+	expect_eq "$(field .usage.ledger_peak_bytes)" 41943040 "declared peak beside the measured one"
+	[ "$(field .usage.peak_memory_bytes)" -gt 0 ] || fail "measured peak"
+	t_assert
+}
+
+test_three_verdicts_independent() {
+	# denied but correct: containment violations, task pass
+	cordon_run --check 'test -f out.txt' -- /bin/sh -c "$HOSTILE mount; echo r > out.txt"
+	expect_eq "$(field .verdicts.containment)" violations "containment"
+	expect_eq "$(field .verdicts.task)" pass "task passes despite a denial"
+	expect_eq "$(field .check.status)" ok "check status"
+	# clean but wrong: task fail
+	cordon_run --check 'test -f nothing.txt' -- /bin/true
+	expect_eq "$(field .verdicts.containment)" clean "clean"
+	expect_eq "$(field .verdicts.task)" fail "a clean run does not pass a wrong task"
+	expect_eq "$(field .status)" ok "status stays ok"
+	# a resource kill: task not-run, the check never runs
+	cordon_run --time-limit 200ms --check 'touch ran-check' -- sleep 5
+	expect_eq "$(field .verdicts.task)" not-run "not-run after a kill"
+	[ ! -e ran-check ] || fail "the check ran"
+	t_assert
+}
+
+test_check_sees_outputs_read_only() {
+	cordon_run --check 'cat out.txt; echo x > out.txt; echo y > new.txt' -- /bin/sh -c 'echo result > out.txt'
+	expect_match "$ERR" "^check: result$" "check output prefixed on stderr"
+	expect_match "$ERR" "check: .*Read-only file system" "outputs read-only"
+	expect_eq "$(cat out.txt)" result "output untouched"
+	[ ! -e new.txt ] || fail "the check wrote"
+	t_assert
+}
+
+test_interrupted() {
+	"$CORDON" run --report r.json -- sleep 30 &
+	local pid=$!
+	sleep 0.4
+	kill -TERM $pid
+	wait $pid
+	local rc=$?
+	expect_eq "$rc" 130 "exit code"
+	expect_eq "$(jq -r .status r.json)" interrupted "status"
+	keep_report r.json
+	t_assert
+}
+
+test_validate_command() {
+	echo '{"limits": {"memory": "1G"}}' >good.json
+	echo '{"limits": {"memory": "1X"}}' >bad.json
+	expect_eq "$("$CORDON" validate good.json)" "good.json: valid" "valid"
+	"$CORDON" validate bad.json 2>err.txt && fail "invalid accepted"
+	expect_match "$(cat err.txt)" 'bad.json:1:23' "position"
+	/usr/bin/python3 "$(dirname "$BUILD")/tests/validate.py" "$(dirname "$BUILD")/schemas/policy.schema.json" good.json \
+		|| fail "policy schema rejects a valid policy"
+	t_assert
+}
+
+for t in test_secret_redacted_everywhere test_secret_from_host_variable test_secret_file_delivery \
+	test_secret_refusals test_partial_secret_failure_still_redacted test_inputs_hashed test_policy_hash_is_canonical test_ledger_cli_lesson_example \
+	test_infeasible_not_started test_three_verdicts_independent test_check_sees_outputs_read_only \
+	test_interrupted test_validate_command; do
+	t_run $t
+done
