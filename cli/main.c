@@ -64,7 +64,14 @@ static int cmd_run(int argc, char **argv)
 		rc = 125;
 		goto out;
 	}
-	if (rep.status != ST_OK && rep.status != ST_EXIT_NONZERO && rep.status != ST_SIGNALED) {
+	if (rep.status == ST_UNAUTHORIZED) {
+		/* One line per request beyond the ceiling. */
+		for (size_t i = 0; i < rep.unauthorized.n; i++) {
+			char *l = report_redact(&rep, rep.unauthorized.v[i]);
+			fprintf(stderr, "cordon: unauthorized: %s\n", l ? l : "");
+			free(l);
+		}
+	} else if (rep.status != ST_OK && rep.status != ST_EXIT_NONZERO && rep.status != ST_SIGNALED) {
 		/* cordon's own messages never carry a secret either */
 		char *reason = report_redact(&rep, rep.reason);
 		fprintf(stderr, "cordon: %s%s%s\n", status_name(rep.status), rep.reason[0] ? ": " : "",

@@ -127,6 +127,8 @@ int cli_parse_run(int argc, char **argv, struct cli_run *out, bool explain, cord
 	}
 	if (policy_file && policy_load_file(out->pol, policy_file, err) < 0)
 		return -1;
+	if (out->ceiling_path && !(out->pol->ceiling_file = strdup(out->ceiling_path)))
+		return cordon_err(err, 12, "out of memory");
 	/* Pass 2: the flags, in order. */
 	for (int i = 0; i < cmd_start; i++) {
 		const char *v;

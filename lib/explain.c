@@ -5,6 +5,7 @@
 #include "explain.h"
 #include "json.h"
 #include "probe.h"
+#include "seccomp-policy.h"
 #include "run.h"
 #include "units.h"
 
@@ -23,15 +24,14 @@ static const struct view_entry system_view[] = {
 
 /* The verdict a run would reach, from the same preflight a run uses plus the
  * host checks that `cordon run` makes when it creates the boundary. */
-static void verdict(const cordon_policy *p, const struct host_features *f, struct run_plan *plan,
-		    bool *plan_ok, char *out, size_t outsz)
+static void verdict(cordon_policy *p, const struct host_features *f, struct run_plan *plan,
+		    struct run_report *rep, bool *plan_ok, char *out, size_t outsz)
 {
 	cordon_error e = {0};
-	enum run_status st;
-	uint64_t peak;
 	*plan_ok = false;
-	if (run_preflight(p, plan, &st, &peak, &e) < 0) {
-		snprintf(out, outsz, "%s: %s", st == ST_INFEASIBLE ? "infeasible" : "setup-error", e.msg);
+	if (run_preflight(p, plan, rep, &e) < 0) {
+		snprintf(out, outsz, "%s: %s", status_name(rep->status), e.msg);
+		*plan_ok = plan->mounts != NULL || plan->workspace[0];
 		return;
 	}
 	*plan_ok = true;
@@ -64,7 +64,7 @@ static void limit_text(enum limit_id id, uint64_t v, char *out, size_t outsz)
 }
 
 static char *render_json(const cordon_policy *p, char *const argv[], const struct host_features *f,
-			 const struct run_plan *plan, bool plan_ok, const char *v)
+			 const struct run_plan *plan, const struct run_report *rep, bool plan_ok, const char *v)
 {
 	jwriter w = {0};
 	jw_obj_begin(&w);
@@ -137,6 +137,67 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 		jw_obj_end(&w);
 	}
 	jw_obj_end(&w);
+	jw_key(&w, "syscalls");
+	jw_obj_begin(&w);
+	jw_key(&w, "default_deny");
+	jw_arr_begin(&w);
+	for (const char *const *n = seccomp_default_deny; *n; n++)
+		jw_str(&w, *n);
+	jw_arr_end(&w);
+	jw_key(&w, "conditional");
+	jw_arr_begin(&w);
+	static const char *const cond[] = {"clone/unshare with CLONE_NEW*", "clone3 (ENOSYS)",
+					   "ioctl TIOCSTI/TIOCLINUX", "personality weakening bits",
+					   "socket families other than unix/inet/inet6/route-netlink, raw sockets"};
+	for (size_t i = 0; i < ARRAY_SIZE(cond); i++)
+		jw_str(&w, cond[i]);
+	jw_arr_end(&w);
+	jw_key(&w, "allow");
+	jw_arr_begin(&w);
+	for (size_t i = 0; i < p->sys_allow.n; i++)
+		jw_str(&w, p->sys_allow.v[i]);
+	jw_arr_end(&w);
+	jw_key(&w, "deny");
+	jw_arr_begin(&w);
+	for (size_t i = 0; i < p->sys_deny.n; i++)
+		jw_str(&w, p->sys_deny.v[i]);
+	jw_arr_end(&w);
+	jw_key(&w, "on_violation");
+	jw_str(&w, p->kill_on_violation ? "kill" : "report");
+	jw_key(&w, "report_file_denials");
+	jw_bool(&w, !p->no_file_reports);
+	jw_obj_end(&w);
+	jw_key(&w, "loopback_ports");
+	jw_arr_begin(&w);
+	for (size_t i = 0; i < p->nloopback_ports; i++)
+		jw_uint(&w, p->loopback_ports[i]);
+	jw_arr_end(&w);
+	jw_key(&w, "ceiling");
+	if (rep->ceiling_sha256[0]) {
+		jw_obj_begin(&w);
+		jw_key(&w, "path");
+		jw_str(&w, rep->ceiling_path);
+		jw_key(&w, "sha256");
+		jw_str(&w, rep->ceiling_sha256);
+		jw_key(&w, "grants");
+		jw_arr_begin(&w);
+		for (size_t i = 0; i < rep->ngrants; i++) {
+			jw_obj_begin(&w);
+			jw_key(&w, "kind");
+			jw_str(&w, rep->grants[i].kind);
+			jw_key(&w, "target");
+			jw_str(&w, rep->grants[i].target);
+			jw_key(&w, "allowed");
+			jw_bool(&w, rep->grants[i].allowed);
+			jw_key(&w, "rule");
+			jw_str(&w, rep->grants[i].rule);
+			jw_obj_end(&w);
+		}
+		jw_arr_end(&w);
+		jw_obj_end(&w);
+	} else {
+		jw_null(&w);
+	}
 	jw_key(&w, "host");
 	jw_obj_begin(&w);
 	jw_key(&w, "privileged");
@@ -165,7 +226,7 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 }
 
 static char *render_text(const cordon_policy *p, char *const argv[], const struct host_features *f,
-			 const struct run_plan *plan, bool plan_ok, const char *v)
+			 const struct run_plan *plan, const struct run_report *rep, bool plan_ok, const char *v)
 {
 	buf b = {0};
 	buf_printf(&b, "verdict: %s\n", v);
@@ -204,7 +265,23 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 	}
 	if (!any)
 		buf_printf(&b, "  none\n");
-	buf_printf(&b, "syscalls: default policy\n");
+	size_t ndeny = 0;
+	for (const char *const *c = seccomp_default_deny; *c; c++)
+		ndeny++;
+	buf_printf(&b, "syscalls: default deny list (%zu calls, see docs/seccomp.md)", ndeny);
+	for (size_t i = 0; i < p->sys_allow.n; i++)
+		buf_printf(&b, "%s%s", i ? " " : "; re-allowed: ", p->sys_allow.v[i]);
+	for (size_t i = 0; i < p->sys_deny.n; i++)
+		buf_printf(&b, "%s%s", i ? " " : "; also denied: ", p->sys_deny.v[i]);
+	buf_printf(&b, "; on violation: %s\n", p->kill_on_violation ? "kill" : "report");
+	if (rep->ceiling_sha256[0]) {
+		buf_printf(&b, "ceiling: %s (sha256 %.12s…)\n", rep->ceiling_path, rep->ceiling_sha256);
+		for (size_t i = 0; i < rep->ngrants; i++)
+			buf_printf(&b, "  %-7s %-8s %s: %s\n", rep->grants[i].allowed ? "allowed" : "REFUSED",
+				   rep->grants[i].kind, rep->grants[i].target, rep->grants[i].rule);
+	} else {
+		buf_printf(&b, "ceiling: none\n");
+	}
 	buf_printf(&b, "host: %s, user namespaces %s, landlock ABI %d, seccomp %s (notify %s), cgroup %s (memory %s, pids %s)\n",
 		   f->privileged ? "root" : "unprivileged", f->userns ? "yes" : "no", f->landlock_abi,
 		   f->seccomp ? "yes" : "no", f->seccomp_notify ? "yes" : "no", f->cgroup,
@@ -214,16 +291,20 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 	return b.p;
 }
 
-char *explain_render(const cordon_policy *p, char *const argv[], bool json)
+char *explain_render(cordon_policy *p, char *const argv[], bool json)
 {
 	struct host_features f;
 	struct run_plan plan;
+	struct run_report rep;
 	bool plan_ok;
 	char v[1200];
 	probe_host(&f);
 	memset(&plan, 0, sizeof(plan));
-	verdict(p, &f, &plan, &plan_ok, v, sizeof(v));
-	char *out = json ? render_json(p, argv, &f, &plan, plan_ok, v) : render_text(p, argv, &f, &plan, plan_ok, v);
+	report_init(&rep);
+	verdict(p, &f, &plan, &rep, &plan_ok, v, sizeof(v));
+	char *out = json ? render_json(p, argv, &f, &plan, &rep, plan_ok, v)
+			 : render_text(p, argv, &f, &plan, &rep, plan_ok, v);
 	run_plan_free(&plan);
+	report_free(&rep);
 	return out;
 }

@@ -4,4 +4,4 @@
 #include "policy.h"
 
 /* Render as text or JSON (caller frees). NULL on out-of-memory. */
-char *explain_render(const cordon_policy *p, char *const argv[], bool json);
+char *explain_render(cordon_policy *p, char *const argv[], bool json);

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "error.h"
+#include "ceiling.h"
 #include "ledger.h"
 #include "run.h"
 
@@ -178,28 +179,71 @@ static int check_secret_mounts(const cordon_policy *p, const struct run_plan *pl
 	return 0;
 }
 
-int run_preflight(const cordon_policy *p, struct run_plan *plan, enum run_status *st,
-		  uint64_t *ledger_peak, cordon_error *err)
+static int apply_ceiling(cordon_policy *p, const struct run_plan *plan, struct run_report *rep,
+			 cordon_error *err)
 {
-	*st = ST_SETUP_ERROR;
-	*ledger_peak = 0;
+	char path[4096];
+	bool have;
+	if (ceiling_resolve(p->ceiling_file, path, sizeof(path), &have, err) < 0)
+		return -1;
+	if (!have)
+		return 0;
+	struct ceiling c;
+	if (ceiling_load(path, &c, err) < 0) {
+		ceiling_free(&c);
+		return -1;
+	}
+	snprintf(rep->ceiling_sha256, sizeof(rep->ceiling_sha256), "%s", c.sha256);
+	snprintf(rep->ceiling_path, sizeof(rep->ceiling_path), "%s", path);
+	struct ceiling_result res;
+	int n = ceiling_apply(&c, p, plan, &res, err);
+	ceiling_free(&c);
+	if (n < 0)
+		return -1;
+	free(rep->grants);
+	rep->grants = res.g;
+	rep->ngrants = res.n;
+	strv_free(&rep->unauthorized);
+	rep->unauthorized = res.excess;
+	for (int i = 0; i < LIM_COUNT; i++)
+		rep->limits[i] = p->limits[i];
+	if (n > 0) {
+		rep->status = ST_UNAUTHORIZED;
+		if (n == 1)
+			cordon_err(err, 0, "%s", rep->unauthorized.v[0]);
+		else
+			cordon_err(err, 0, "%s (and %d more beyond the ceiling %s)", rep->unauthorized.v[0], n - 1, path);
+		return -1;
+	}
+	return 0;
+}
+
+int run_preflight(cordon_policy *p, struct run_plan *plan, struct run_report *rep,
+		  cordon_error *err)
+{
+	rep->status = ST_SETUP_ERROR;
+	if (run_plan_build(p, plan, err) < 0 || check_secret_mounts(p, plan, err) < 0)
+		return -1;
+	/* Authorization first: nothing beyond the ceiling is even looked at. */
+	if (apply_ceiling(p, plan, rep, err) < 0)
+		return -1;
+	rep->status = ST_SETUP_ERROR;
 	if (p->has_ledger) {
 		struct ledger_result lr;
 		if (ledger_compute(&p->ledger, p->file ? p->file : "policy", &lr, err) < 0)
 			return -1;
-		*ledger_peak = lr.peak_bytes;
+		rep->have_ledger = true;
+		rep->ledger_peak = lr.peak_bytes;
 		ledger_result_free(&lr);
-		if (p->limits[LIM_MEMORY].set && *ledger_peak > p->limits[LIM_MEMORY].value) {
-			*st = ST_INFEASIBLE;
+		if (p->limits[LIM_MEMORY].set && rep->ledger_peak > p->limits[LIM_MEMORY].value) {
+			rep->status = ST_INFEASIBLE;
 			return cordon_err(err, 0, "the ledger's peak live payload (%llu bytes) exceeds the memory limit (%llu bytes)",
-					  (unsigned long long)*ledger_peak,
+					  (unsigned long long)rep->ledger_peak,
 					  (unsigned long long)p->limits[LIM_MEMORY].value);
 		}
 	}
 	if (check_supported(p, err) < 0)
 		return -1;
-	if (run_plan_build(p, plan, err) < 0)
-		return -1;
-	return check_secret_mounts(p, plan, err);
+	rep->status = ST_OK;
+	return 0;
 }
-

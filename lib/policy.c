@@ -79,6 +79,7 @@ void policy_free(cordon_policy *p)
 	free(p->ledger.ev);
 	free(p->cwd);
 	free(p->file);
+	free(p->ceiling_file);
 	free(p);
 }
 
@@ -92,8 +93,8 @@ bool env_name_valid(const char *name)
 	return true;
 }
 
-int resolve_user_path(const char *path, const char *base_dir, char *out, size_t outsz,
-		      cordon_error *err)
+static int resolve_path(const char *path, const char *base_dir, char *out, size_t outsz, bool confine,
+			cordon_error *err)
 {
 	char joined[PATH_MAX * 2];
 	if (!path[0])
@@ -110,9 +111,15 @@ int resolve_user_path(const char *path, const char *base_dir, char *out, size_t 
 	char base[PATH_MAX];
 	if (path_normalize(base_dir, base, sizeof(base)) < 0)
 		return cordon_err(err, 0, "path \"%s\" is too long", base_dir);
-	if (!path_has_prefix(out, base))
+	if (confine && !path_has_prefix(out, base))
 		return cordon_err(err, 0, "relative path \"%s\" escapes its base directory %s", path, base);
 	return 0;
+}
+
+int resolve_user_path(const char *path, const char *base_dir, char *out, size_t outsz,
+		      cordon_error *err)
+{
+	return resolve_path(path, base_dir, out, outsz, true, err);
 }
 
 int policy_add_mount(cordon_policy *p, enum mount_mode mode, const char *spec,
@@ -132,7 +139,9 @@ int policy_add_mount(cordon_policy *p, enum mount_mode mode, const char *spec,
 				return cordon_err_wrap(err, "tmpfs %s", pathbuf);
 		}
 	}
-	if (resolve_user_path(pathbuf, base_dir, norm, sizeof(norm), err) < 0)
+	/* A policy file's relative paths stay below its directory; a flag's are
+	 * the user's own spelling relative to the current directory. */
+	if (resolve_path(pathbuf, base_dir, norm, sizeof(norm), src != SRC_FLAG, err) < 0)
 		return -1;
 	if (strcmp(norm, "/") == 0)
 		return cordon_err(err, 0, "%s /: the root itself cannot be mounted; name the directories the task needs",
@@ -250,7 +259,7 @@ int policy_add_secret_spec(cordon_policy *p, const char *spec, cordon_error *err
 		char abs[PATH_MAX], cwd[PATH_MAX];
 		if (!getcwd(cwd, sizeof(cwd)))
 			return cordon_err_errno(err, "getcwd");
-		if (resolve_user_path(eq + 6, cwd, abs, sizeof(abs), err) < 0)
+		if (resolve_path(eq + 6, cwd, abs, sizeof(abs), false, err) < 0)
 			return cordon_err_wrap(err, "--secret %s", name);
 		s->from_file = strdup(abs);
 	} else {
@@ -302,7 +311,7 @@ int policy_set_cwd(cordon_policy *p, const char *path, cordon_error *err)
 	char abs[PATH_MAX], cwd[PATH_MAX];
 	if (!getcwd(cwd, sizeof(cwd)))
 		return cordon_err_errno(err, "getcwd");
-	if (resolve_user_path(path, cwd, abs, sizeof(abs), err) < 0)
+	if (resolve_path(path, cwd, abs, sizeof(abs), false, err) < 0)
 		return cordon_err_wrap(err, "--cwd");
 	free(p->cwd);
 	p->cwd = strdup(abs);
@@ -395,6 +404,7 @@ static int load_filesystem(pctx *c, const jnode *fs)
 		jnode *arr = json_get(fs, keys[k]);
 		if (!arr)
 			continue;
+		c->p->sections |= k == 0 ? SEC_FS_READ : k == 1 ? SEC_FS_WRITE : SEC_FS_TMPFS;
 		if (want(c, arr, J_ARR, key) < 0)
 			return -1;
 		const char *s;
@@ -414,6 +424,7 @@ static int load_network(pctx *c, const jnode *net)
 		return -1;
 	jnode *ports = json_get(net, "loopback_ports");
 	if (ports) {
+		c->p->sections |= SEC_NET_PORTS;
 		if (want(c, ports, J_ARR, "network.loopback_ports") < 0)
 			return -1;
 		for (size_t i = 0; i < ports->n; i++) {
@@ -428,6 +439,7 @@ static int load_network(pctx *c, const jnode *net)
 	jnode *arr = json_get(net, "allow");
 	if (!arr)
 		return 0;
+	c->p->sections |= SEC_NET_ALLOW;
 	if (want(c, arr, J_ARR, "network.allow") < 0)
 		return -1;
 	const char *s;
@@ -552,6 +564,8 @@ static int load_syscalls(pctx *c, const jnode *sc)
 		snprintf(key, sizeof(key), "syscalls.%s", keys[k]);
 		if (!arr)
 			continue;
+		if (k == 0)
+			c->p->sections |= SEC_SYS_ALLOW;
 		if (want(c, arr, J_ARR, key) < 0)
 			return -1;
 		const char *s;
@@ -655,6 +669,13 @@ static int load_root(pctx *c, const jnode *root)
 			  json_type_name(root->type));
 	if (check_keys(c, root, "", keys) < 0)
 		return -1;
+	static const struct { const char *k; unsigned bit; } secs[] = {
+		{"filesystem", SEC_FILESYSTEM}, {"network", SEC_NETWORK}, {"secrets", SEC_SECRETS},
+		{"limits", SEC_LIMITS}, {"syscalls", SEC_SYSCALLS}, {"enforcement", SEC_ENFORCEMENT},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(secs); i++)
+		if (json_get(root, secs[i].k))
+			c->p->sections |= secs[i].bit;
 	jnode *n;
 	if ((n = json_get(root, "filesystem")) && load_filesystem(c, n) < 0)
 		return -1;

@@ -73,6 +73,14 @@ struct cordon_policy {
 	bool no_file_reports; /* "report_file_denials": false */
 	unsigned allow_weaker; /* enum weaker bits */
 	char *file;        /* policy file path, for messages */
+	unsigned sections; /* SEC_* bits: which top-level keys the JSON had */
+	char *ceiling_file; /* --ceiling (not a policy key) */
+};
+
+enum {
+	SEC_FILESYSTEM = 1, SEC_NETWORK = 2, SEC_SECRETS = 4, SEC_LIMITS = 8, SEC_SYSCALLS = 16,
+	SEC_ENFORCEMENT = 32, SEC_FS_READ = 64, SEC_FS_WRITE = 128, SEC_FS_TMPFS = 256,
+	SEC_NET_ALLOW = 512, SEC_NET_PORTS = 1024, SEC_SYS_ALLOW = 2048,
 };
 
 cordon_policy *policy_new(void);

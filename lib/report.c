@@ -50,6 +50,8 @@ void report_init(struct run_report *r)
 void report_free(struct run_report *r)
 {
 	redactor_free(r->redact);
+	free(r->grants);
+	strv_free(&r->unauthorized);
 	free(r->denials);
 	strv_free(&r->command);
 	strv_free(&r->secrets);
@@ -267,6 +269,35 @@ char *report_to_json(const struct run_report *r)
 	for (size_t i = 0; i < r->secrets.n; i++)
 		jw_str(&w, r->secrets.v[i]);
 	jw_arr_end(&w);
+	jw_key(&w, "ceiling_sha256");
+	if (r->ceiling_sha256[0])
+		jw_str(&w, r->ceiling_sha256);
+	else
+		jw_null(&w);
+	if (r->ceiling_sha256[0]) {
+		jw_key(&w, "grants");
+		jw_arr_begin(&w);
+		for (size_t i = 0; i < r->ngrants; i++) {
+			jw_obj_begin(&w);
+			jw_key(&w, "kind");
+			jw_str(&w, r->grants[i].kind);
+			jw_key(&w, "target");
+			jw_str(&w, r->grants[i].target);
+			jw_key(&w, "allowed");
+			jw_bool(&w, r->grants[i].allowed);
+			jw_key(&w, "rule");
+			jw_str(&w, r->grants[i].rule);
+			jw_obj_end(&w);
+		}
+		jw_arr_end(&w);
+	}
+	if (r->unauthorized.n) {
+		jw_key(&w, "unauthorized");
+		jw_arr_begin(&w);
+		for (size_t i = 0; i < r->unauthorized.n; i++)
+			jw_str(&w, r->unauthorized.v[i]);
+		jw_arr_end(&w);
+	}
 	jw_key(&w, "enforcement");
 	jw_obj_begin(&w);
 	jw_key(&w, "user_ns");

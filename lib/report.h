@@ -25,6 +25,14 @@ struct denial {
 	uint64_t count;
 };
 
+/* One requested grant, checked against the operator's ceiling. */
+struct grant {
+	char kind[16];    /* read, write, tmpfs, input, network, port, secret, limit, syscall, weaker */
+	char target[512];
+	bool allowed;
+	char rule[512];   /* the ceiling entry that allowed it, or why not */
+};
+
 struct stream_stats {
 	uint64_t bytes;
 	char sha256[65];
@@ -68,6 +76,11 @@ struct run_report {
 	uint64_t ledger_peak;
 	struct cordon_limit limits[LIM_COUNT]; /* effective, with sources */
 	redactor *redact;      /* owned: every string of the report goes through it */
+	char ceiling_sha256[65]; /* empty: no ceiling */
+	char ceiling_path[4096];
+	struct grant *grants;  /* owned */
+	size_t ngrants;
+	strv unauthorized;     /* one line per excess */
 };
 
 void report_init(struct run_report *r);

@@ -178,10 +178,10 @@ static void wipe_secret_copies(struct sup *s)
 
 static void setup_error(struct sup *s, const cordon_error *e)
 {
-	if (s->rep->status != ST_SETUP_ERROR) {
-		s->rep->status = ST_SETUP_ERROR;
+	/* The first failure is the reason; later ones are consequences. */
+	if (!s->setup_failed)
 		snprintf(s->rep->reason, sizeof(s->rep->reason), "%s", e->msg);
-	}
+	s->rep->status = ST_SETUP_ERROR;
 	s->setup_failed = true;
 }
 
@@ -921,18 +921,17 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 		strv_push(&rep->secrets, p->secrets[i].name);
 
 	cordon_error e = {0};
-	enum run_status pst;
-	rep->have_ledger = p->has_ledger;
-	if (run_preflight(p, &s.plan, &pst, &rep->ledger_peak, &e) < 0) {
-		if (pst == ST_INFEASIBLE) {
-			rep->status = ST_INFEASIBLE;
+	if (run_preflight((cordon_policy *)p, &s.plan, rep, &e) < 0) {
+		if (rep->status == ST_INFEASIBLE || rep->status == ST_UNAUTHORIZED)
 			snprintf(rep->reason, sizeof(rep->reason), "%s", e.msg);
-		} else {
+		else
 			setup_error(&s, &e);
-		}
 		run_plan_free(&s.plan);
 		return 0;
 	}
+	/* The ceiling may have supplied limits: the report shows them. */
+	for (int i = 0; i < LIM_COUNT; i++)
+		rep->limits[i] = p->limits[i];
 	/* Inputs are hashed before the run starts: the evidence names what the
 	 * command was given, not what it left behind. */
 	if (p->inputs.n &&
@@ -992,7 +991,7 @@ static int run_check(const cordon_policy *p, struct run_report *rep, cordon_erro
 	return r;
 }
 
-int cordon_run(const cordon_policy *p, char *const argv[], struct run_report *rep,
+int cordon_run(cordon_policy *p, char *const argv[], struct run_report *rep,
 	       cordon_error *err)
 {
 	struct run_opts o = {false, NULL};

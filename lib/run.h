@@ -6,7 +6,7 @@
 /* Run argv under policy p. Always fills rep (every outcome, including
  * setup-error, is a status); returns 0, or -1 only if even the report could
  * not be built (out of memory), with err set. */
-int cordon_run(const cordon_policy *p, char *const argv[], struct run_report *rep,
+int cordon_run(cordon_policy *p, char *const argv[], struct run_report *rep,
 	       cordon_error *err);
 
 /* The checks made before anything starts (the same ones `cordon explain`
@@ -20,9 +20,11 @@ struct run_plan {
 };
 int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err);
 void run_plan_free(struct run_plan *plan);
-/* Everything decided before any process exists: the ledger (infeasible),
- * features this build cannot enforce, and the plan. The same function serves
- * `cordon run` and `cordon explain`, so both reach the same verdict. *st is
- * ST_INFEASIBLE or ST_SETUP_ERROR on failure. */
-int run_preflight(const cordon_policy *p, struct run_plan *plan, enum run_status *st,
-		  uint64_t *ledger_peak, cordon_error *err);
+/* Everything decided before any process exists: the plan, the operator's
+ * ceiling (unauthorized; its limits are applied to p), the ledger
+ * (infeasible), features this build cannot enforce. The same function serves
+ * `cordon run` and `cordon explain`, so both reach the same verdict. On
+ * failure rep->status is ST_UNAUTHORIZED, ST_INFEASIBLE or ST_SETUP_ERROR and
+ * err says why; the ceiling's findings are in rep either way. */
+int run_preflight(cordon_policy *p, struct run_plan *plan, struct run_report *rep,
+		  cordon_error *err);

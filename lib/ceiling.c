@@ -1,0 +1,315 @@
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cleanup.h"
+#include "ceiling.h"
+#include "error.h"
+#include "hash.h"
+
+#define DEFAULT_CEILING "/etc/cordon/ceiling.json"
+
+int ceiling_resolve(const char *flag, char *out, size_t outsz, bool *have, cordon_error *err)
+{
+	const char *env = getenv("CORDON_CEILING");
+	*have = true;
+	if (flag && *flag)
+		snprintf(out, outsz, "%s", flag);
+	else if (env && *env)
+		snprintf(out, outsz, "%s", env);
+	else if (access(DEFAULT_CEILING, F_OK) == 0)
+		snprintf(out, outsz, "%s", DEFAULT_CEILING);
+	else
+		*have = false;
+	(void)err;
+	return 0;
+}
+
+int ceiling_load(const char *path, struct ceiling *c, cordon_error *err)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->path, sizeof(c->path), "%s", path);
+	c->p = policy_new();
+	if (!c->p)
+		return cordon_err(err, 12, "out of memory");
+	if (policy_load_file(c->p, path, err) < 0)
+		return cordon_err_wrap(err, "ceiling");
+	/* The hash is of the file as written: the operator's exact text. */
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return cordon_err_errno(err, "ceiling %s", path);
+	sha256_ctx *h = sha256_new();
+	char b[8192];
+	size_t n;
+	while ((n = fread(b, 1, sizeof(b), f)) > 0)
+		sha256_update(h, b, n);
+	fclose(f);
+	sha256_final_hex(h, c->sha256);
+	return 0;
+}
+
+void ceiling_free(struct ceiling *c)
+{
+	policy_free(c->p);
+	c->p = NULL;
+}
+
+void ceiling_result_free(struct ceiling_result *r)
+{
+	free(r->g);
+	strv_free(&r->excess);
+	memset(r, 0, sizeof(*r));
+}
+
+static int grant(struct ceiling_result *r, const char *kind, const char *target, bool allowed,
+		 const char *rule)
+{
+	struct grant *g = realloc(r->g, (r->n + 1) * sizeof(*g));
+	if (!g)
+		return -1;
+	r->g = g;
+	g = &r->g[r->n++];
+	snprintf(g->kind, sizeof(g->kind), "%s", kind);
+	snprintf(g->target, sizeof(g->target), "%s", target);
+	g->allowed = allowed;
+	snprintf(g->rule, sizeof(g->rule), "%s", rule);
+	if (!allowed) {
+		buf b = {0};
+		if (buf_printf(&b, "%s %s: %s", kind, target, rule) < 0 || strv_push_take(&r->excess, b.p) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A ceiling prefix in canonical form: resolved if it exists, else lexical. */
+static void canon(const char *p, char *out, size_t outsz)
+{
+	char real[PATH_MAX];
+	if (realpath(p, real))
+		snprintf(out, outsz, "%s", real);
+	else if (path_normalize(p, out, outsz) < 0)
+		snprintf(out, outsz, "%s", p);
+}
+
+/* Is path under one of the ceiling's mounts of the given modes? Fills the
+ * matching prefix, or the list of prefixes for the message. */
+static bool under(const cordon_policy *c, const char *path, unsigned modes, char *rule, size_t rulesz)
+{
+	buf list = {0};
+	bool ok = false;
+	for (size_t i = 0; i < c->nmounts && !ok; i++) {
+		if (!(modes & (1u << c->mounts[i].mode)))
+			continue;
+		char pre[PATH_MAX];
+		canon(c->mounts[i].path, pre, sizeof(pre));
+		if (path_has_prefix(path, pre)) {
+			snprintf(rule, rulesz, "under %s prefix %s", mount_mode_name(c->mounts[i].mode), pre);
+			ok = true;
+		}
+		buf_printf(&list, "%s%s", list.len ? ", " : "", pre);
+	}
+	if (!ok)
+		snprintf(rule, rulesz, "(%s)", list.p ? list.p : "none");
+	buf_free(&list);
+	return ok;
+}
+
+static int check_paths(const cordon_policy *c, const cordon_policy *task, const struct run_plan *plan,
+		       struct ceiling_result *r)
+{
+	if (!(c->sections & SEC_FILESYSTEM))
+		return 0;
+	const unsigned RO = 1u << MOUNT_RO, RW = 1u << MOUNT_RW, TMP = 1u << MOUNT_TMPFS;
+	char rule[600], msg[700];
+	for (size_t i = 0; i < plan->nmounts; i++) {
+		const struct cordon_mount *m = &plan->mounts[i];
+		bool ok;
+		if (m->mode == MOUNT_TMPFS) {
+			if (!(c->sections & SEC_FS_TMPFS))
+				ok = true, snprintf(rule, sizeof(rule), "tmpfs is not limited by the ceiling");
+			else
+				ok = under(c, m->path, TMP, rule, sizeof(rule));
+			if (!ok)
+				snprintf(msg, sizeof(msg), "not under any tmpfs prefix of the ceiling %s", rule);
+		} else if (m->mode == MOUNT_RO) {
+			ok = under(c, m->path, RO | RW, rule, sizeof(rule));
+			if (!ok)
+				snprintf(msg, sizeof(msg), "not under any read or write prefix of the ceiling %s", rule);
+		} else {
+			ok = under(c, m->path, RW, rule, sizeof(rule));
+			if (!ok)
+				snprintf(msg, sizeof(msg), "not under any write prefix of the ceiling %s", rule);
+		}
+		const char *kind = m->mode == MOUNT_TMPFS ? "tmpfs" : m->mode == MOUNT_RO ? "read" : "write";
+		if (grant(r, kind, m->path, ok, ok ? rule : msg) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < task->inputs.n; i++) {
+		char path[PATH_MAX];
+		canon(task->inputs.v[i], path, sizeof(path));
+		bool ok = under(c, path, RO | RW, rule, sizeof(rule));
+		if (!ok)
+			snprintf(msg, sizeof(msg), "not under any read or write prefix of the ceiling %s", rule);
+		if (grant(r, "input", path, ok, ok ? rule : msg) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Does ceiling pattern c cover requested pattern q? */
+static bool covers(const char *c, const char *q)
+{
+	const char *cc = strrchr(c, ':'), *qc = strrchr(q, ':');
+	if (!cc || !qc)
+		return false;
+	if (strcmp(cc + 1, "*") != 0 && strcmp(cc + 1, qc + 1) != 0)
+		return false;
+	size_t ch = (size_t)(cc - c), qh = (size_t)(qc - q);
+	if (ch == qh && strncasecmp(c, q, ch) == 0)
+		return true;
+	if (ch > 2 && c[0] == '*' && c[1] == '.') {
+		/* "*.d" covers "x.d", "a.x.d" and "*.x.d", not "d" itself */
+		size_t sl = ch - 1; /* ".d" */
+		return qh > sl && strncasecmp(q + qh - sl, c + 1, sl) == 0;
+	}
+	return false;
+}
+
+static int check_network(const cordon_policy *c, const cordon_policy *task, struct ceiling_result *r)
+{
+	if (!(c->sections & SEC_NETWORK))
+		return 0;
+	char rule[600];
+	for (size_t i = 0; i < task->net_allow.n; i++) {
+		const char *q = task->net_allow.v[i];
+		bool ok = false;
+		for (size_t k = 0; k < c->net_allow.n && !ok; k++)
+			if (covers(c->net_allow.v[k], q)) {
+				snprintf(rule, sizeof(rule), "covered by %s", c->net_allow.v[k]);
+				ok = true;
+			}
+		if (!ok) {
+			buf l = {0};
+			for (size_t k = 0; k < c->net_allow.n; k++)
+				buf_printf(&l, "%s%s", k ? ", " : "", c->net_allow.v[k]);
+			snprintf(rule, sizeof(rule), "not covered by any endpoint of the ceiling (%s)", l.p ? l.p : "none");
+			buf_free(&l);
+		}
+		if (grant(r, "network", q, ok, rule) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < task->nloopback_ports; i++) {
+		bool ok = false;
+		for (size_t k = 0; k < c->nloopback_ports; k++)
+			ok |= c->loopback_ports[k] == task->loopback_ports[i];
+		char t[16];
+		snprintf(t, sizeof(t), "%u", task->loopback_ports[i]);
+		if (grant(r, "port", t, ok, ok ? "in network.loopback_ports of the ceiling"
+					   : "not in network.loopback_ports of the ceiling") < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int check_secrets(const cordon_policy *c, const cordon_policy *task, struct ceiling_result *r)
+{
+	if (!(c->sections & SEC_SECRETS))
+		return 0;
+	char rule[600];
+	for (size_t i = 0; i < task->nsecrets; i++) {
+		const struct cordon_secret *s = &task->secrets[i];
+		const struct cordon_secret *cs = NULL;
+		for (size_t k = 0; k < c->nsecrets; k++)
+			if (strcmp(c->secrets[k].name, s->name) == 0)
+				cs = &c->secrets[k];
+		bool ok = cs != NULL;
+		if (!cs) {
+			snprintf(rule, sizeof(rule), "not a secret name of the ceiling");
+		} else if (cs->from_env && (!s->from_env || strcmp(cs->from_env, s->from_env) != 0)) {
+			ok = false;
+			snprintf(rule, sizeof(rule), "the ceiling pins it to the host variable %s", cs->from_env);
+		} else if (cs->from_file) {
+			char a[PATH_MAX], b[PATH_MAX];
+			canon(cs->from_file, a, sizeof(a));
+			if (s->from_file)
+				canon(s->from_file, b, sizeof(b));
+			ok = s->from_file && strcmp(a, b) == 0;
+			snprintf(rule, sizeof(rule), ok ? "file %s, as the ceiling pins it" : "the ceiling pins it to the file %s", a);
+		} else {
+			snprintf(rule, sizeof(rule), "host variable %s, as the ceiling pins it", cs->from_env);
+		}
+		if (grant(r, "secret", s->name, ok, rule) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static void limit_text(enum limit_id id, uint64_t v, char *out, size_t outsz)
+{
+	if (id == LIM_WALL || id == LIM_CPU)
+		snprintf(out, outsz, "%gs", (double)v / 1e9);
+	else
+		snprintf(out, outsz, "%llu", (unsigned long long)v);
+}
+
+static int check_limits(const cordon_policy *c, cordon_policy *task, struct ceiling_result *r)
+{
+	for (int i = 0; i < LIM_COUNT; i++) {
+		if (!c->limits[i].set)
+			continue;
+		char have[64], max[64], rule[600], target[128];
+		limit_text(i, c->limits[i].value, max, sizeof(max));
+		if (!task->limits[i].set) {
+			/* Required: the task gets the ceiling's maximum. */
+			task->limits[i] = (struct cordon_limit){true, c->limits[i].value, SRC_CEILING};
+			snprintf(target, sizeof(target), "%s=%s", limit_name(i), max);
+			if (grant(r, "limit", target, true, "the ceiling's maximum, applied (the task set none)") < 0)
+				return -1;
+			continue;
+		}
+		limit_text(i, task->limits[i].value, have, sizeof(have));
+		bool ok = task->limits[i].value <= c->limits[i].value;
+		snprintf(target, sizeof(target), "%s=%s", limit_name(i), have);
+		snprintf(rule, sizeof(rule), ok ? "at most the ceiling's %s" : "above the ceiling's maximum %s", max);
+		if (grant(r, "limit", target, ok, rule) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int check_syscalls_weaker(const cordon_policy *c, const cordon_policy *task, struct ceiling_result *r)
+{
+	if (c->sections & SEC_SYSCALLS) {
+		for (size_t i = 0; i < task->sys_allow.n; i++) {
+			bool ok = strv_contains(&c->sys_allow, task->sys_allow.v[i]);
+			if (grant(r, "syscall", task->sys_allow.v[i], ok,
+				  ok ? "in syscalls.allow of the ceiling" : "not in syscalls.allow of the ceiling (it may not be re-allowed)") < 0)
+				return -1;
+		}
+	}
+	if (c->sections & SEC_ENFORCEMENT) {
+		static const char *const names[] = {"cgroup", "landlock", "seccomp"};
+		for (int b = 0; b < 3; b++) {
+			if (!(task->allow_weaker & (1u << b)))
+				continue;
+			bool ok = c->allow_weaker & (1u << b);
+			if (grant(r, "weaker", names[b], ok,
+				  ok ? "in enforcement.allow_weaker of the ceiling" : "not in enforcement.allow_weaker of the ceiling") < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+int ceiling_apply(const struct ceiling *c, cordon_policy *task, const struct run_plan *plan,
+		  struct ceiling_result *res, cordon_error *err)
+{
+	memset(res, 0, sizeof(*res));
+	if (check_paths(c->p, task, plan, res) < 0 || check_network(c->p, task, res) < 0 ||
+	    check_secrets(c->p, task, res) < 0 || check_limits(c->p, task, res) < 0 ||
+	    check_syscalls_weaker(c->p, task, res) < 0)
+		return cordon_err(err, 12, "out of memory");
+	return (int)res->excess.n;
+}
