@@ -134,6 +134,11 @@ int landlock_apply(const struct landlock_plan *lp, cordon_error *err)
 		if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_NET_PORT, &np, 0) < 0)
 			return cordon_err_errno(err, "landlock: rule for TCP port %u", lp->tcp_ports[i]);
 	}
+	if (lp->connect_port && lp->net) {
+		struct cordon_landlock_net_port_attr np = {LANDLOCK_ACCESS_NET_CONNECT_TCP, lp->connect_port};
+		if (syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_NET_PORT, &np, 0) < 0)
+			return cordon_err_errno(err, "landlock: rule for the proxy port %u", lp->connect_port);
+	}
 	if (syscall(SYS_landlock_restrict_self, rs, 0) < 0)
 		return cordon_err_errno(err, "landlock_restrict_self");
 	return 0;

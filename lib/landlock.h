@@ -18,6 +18,7 @@ struct landlock_plan {
 	size_t n;
 	uint16_t *tcp_ports; /* TCP ports the run may bind and connect to */
 	size_t nports;
+	uint16_t connect_port; /* a port the run may only connect to (the proxy), or 0 */
 };
 
 /* The kernel's Landlock ABI version, 0 if none. */

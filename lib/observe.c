@@ -15,6 +15,9 @@
 #include "cleanup.h"
 #include "compat.h"
 #include "error.h"
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include "proxy.h"
 #include "observe.h"
 #include "seccomp-policy.h"
 
@@ -54,7 +57,8 @@ static struct path_call calls[] = {
 	{"mknodat", 0, 1, -1, W_YES, -1, -1, 0},
 };
 
-int observer_init(struct observer *o, const struct run_plan *plan, cordon_error *err)
+int observer_init(struct observer *o, const struct run_plan *plan, const cordon_policy *p, bool proxy,
+		  cordon_error *err)
 {
 	memset(o, 0, sizeof(*o));
 	o->listener = -1;
@@ -70,6 +74,10 @@ int observer_init(struct observer *o, const struct run_plan *plan, cordon_error 
 	for (size_t i = 0; i < ARRAY_SIZE(calls); i++)
 		calls[i].nr = seccomp_syscall_resolve_name(calls[i].name);
 	o->clone3_nr = seccomp_syscall_resolve_name("clone3");
+	o->connect_nr = seccomp_syscall_resolve_name("connect");
+	o->proxy = proxy;
+	memcpy(o->loopback_ports, p->loopback_ports, sizeof(o->loopback_ports));
+	o->nloopback_ports = p->nloopback_ports;
 	return view_build(plan, &o->view, err);
 }
 
@@ -278,6 +286,42 @@ int observer_handle(struct observer *o, struct run_report *rep)
 		if (c->path2 >= 0)
 			n += observe_path(o, rep, pid, c->dirfd2 >= 0 ? (int)a[c->dirfd2] : AT_FDCWD,
 					  a[c->path2], W_YES, 0);
+		return respond(o, true) < 0 ? -1 : n;
+	}
+	if (d->nr == o->connect_nr) {
+		/* A direct connection: record it unless it is the proxy or a port
+		 * the run opened on its own loopback; the kernel decides. */
+		struct sockaddr_storage ss;
+		memset(&ss, 0, sizeof(ss));
+		size_t len = a[2] < sizeof(ss) ? (size_t)a[2] : sizeof(ss);
+		struct iovec l = {&ss, len}, r = {(void *)(uintptr_t)a[1], len};
+		int n = 0;
+		if (len >= sizeof(sa_family_t) && process_vm_readv((pid_t)o->req->pid, &l, 1, &r, 1, 0) == (ssize_t)len &&
+		    (ss.ss_family == AF_INET || ss.ss_family == AF_INET6)) {
+			char host[INET6_ADDRSTRLEN], target[INET6_ADDRSTRLEN + 16];
+			uint16_t port;
+			bool loop;
+			if (ss.ss_family == AF_INET) {
+				struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+				inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+				port = ntohs(s4->sin_port);
+				loop = (ntohl(s4->sin_addr.s_addr) >> 24) == 127;
+				snprintf(target, sizeof(target), "%s:%u", host, port);
+			} else {
+				struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+				inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+				port = ntohs(s6->sin6_port);
+				loop = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
+				snprintf(target, sizeof(target), "[%s]:%u", host, port);
+			}
+			bool ok = loop && o->proxy && port == PROXY_PORT;
+			for (size_t i = 0; i < o->nloopback_ports && loop && !ok; i++)
+				ok = o->loopback_ports[i] == port;
+			if (!ok && port != 0) {
+				report_add_denial(rep, "network", target);
+				n = 1;
+			}
+		}
 		return respond(o, true) < 0 ? -1 : n;
 	}
 	if (d->nr == o->clone3_nr) {

@@ -24,7 +24,10 @@ struct observer {
 	size_t req_size, resp_size;
 	struct view view;
 	uint64_t notifications;
-	int clone3_nr;
+	int clone3_nr, connect_nr;
+	bool proxy;               /* connections to 127.0.0.1:PROXY_PORT are the proxy's */
+	uint16_t loopback_ports[64];
+	size_t nloopback_ports;
 	bool sync_wakeup;
 	uint64_t handle_ns; /* time spent handling (diagnostics) */
 	/* thread */
@@ -36,7 +39,8 @@ struct observer {
 	int pidfd;             /* to end the run on a violation, or -1 */
 };
 
-int observer_init(struct observer *o, const struct run_plan *plan, cordon_error *err);
+int observer_init(struct observer *o, const struct run_plan *plan, const cordon_policy *p, bool proxy,
+		  cordon_error *err);
 /* Take the listener fd (from init) and start the thread. If pidfd >= 0 the
  * run is killed at the first denial (on_violation: kill). */
 int observer_start(struct observer *o, int listener, struct run_report *rep, int pidfd,

@@ -8,6 +8,7 @@
 #include <unistd.h>
 #include "error.h"
 #include "ceiling.h"
+#include "proxy.h"
 #include "ledger.h"
 #include "run.h"
 
@@ -147,9 +148,9 @@ void run_plan_free(struct run_plan *plan)
 /* Refuse what this build cannot enforce yet: never run with less than asked. */
 static int check_supported(const cordon_policy *p, cordon_error *err)
 {
-	if (p->net_allow.n)
-		return cordon_err(err, 0, "network.allow %s: egress through the proxy is not available in this build; refusing to run without the requested boundary",
-				  p->net_allow.v[0]);
+	for (size_t i = 0; p->net_allow.n && i < p->nloopback_ports; i++)
+		if (p->loopback_ports[i] == PROXY_PORT)
+			return cordon_err(err, 0, "network.loopback_ports: %d is the egress proxy's port inside the run", PROXY_PORT);
 	return 0;
 }
 

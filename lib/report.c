@@ -43,6 +43,7 @@ void report_init(struct run_report *r)
 	memset(r, 0, sizeof(*r));
 	r->exit_code = -1;
 	r->enf.cgroup = "none";
+	pthread_mutex_init(&r->denial_lock, NULL);
 	for (int i = 0; i < 2; i++) /* SHA-256 of nothing, until output arrives */
 		strcpy(r->out[i].sha256, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
 }
@@ -52,6 +53,8 @@ void report_free(struct run_report *r)
 	redactor_free(r->redact);
 	free(r->grants);
 	strv_free(&r->unauthorized);
+	free(r->net.ep);
+	pthread_mutex_destroy(&r->denial_lock);
 	free(r->denials);
 	strv_free(&r->command);
 	strv_free(&r->secrets);
@@ -62,21 +65,26 @@ void report_free(struct run_report *r)
 
 int report_add_denial(struct run_report *r, const char *kind, const char *target)
 {
+	pthread_mutex_lock(&r->denial_lock);
 	for (size_t i = 0; i < r->ndenials; i++) {
 		if (strcmp(r->denials[i].kind, kind) == 0 && strcmp(r->denials[i].target, target) == 0) {
 			r->denials[i].count++;
+			pthread_mutex_unlock(&r->denial_lock);
 			return 0;
 		}
 	}
 	struct denial *d = realloc(r->denials, (r->ndenials + 1) * sizeof(*d));
-	if (!d)
+	if (!d) {
+		pthread_mutex_unlock(&r->denial_lock);
 		return -1;
+	}
 	r->denials = d;
 	d = &r->denials[r->ndenials++];
 	memset(d, 0, sizeof(*d));
 	snprintf(d->kind, sizeof(d->kind), "%s", kind);
 	snprintf(d->target, sizeof(d->target), "%s", target);
 	d->count = 1;
+	pthread_mutex_unlock(&r->denial_lock);
 	return 0;
 }
 
@@ -239,6 +247,36 @@ char *report_to_json(const struct run_report *r)
 		jw_obj_end(&w);
 	}
 	jw_arr_end(&w);
+	if (r->net.enabled) {
+		jw_key(&w, "network");
+		jw_obj_begin(&w);
+		jw_key(&w, "proxy");
+		jw_str(&w, "127.0.0.1:3128");
+		jw_key(&w, "connections");
+		jw_uint(&w, r->net.conns);
+		jw_key(&w, "denied");
+		jw_uint(&w, r->net.denied);
+		jw_key(&w, "bytes_up");
+		jw_uint(&w, r->net.up);
+		jw_key(&w, "bytes_down");
+		jw_uint(&w, r->net.down);
+		jw_key(&w, "endpoints");
+		jw_arr_begin(&w);
+		for (size_t i = 0; i < r->net.nep; i++) {
+			jw_obj_begin(&w);
+			jw_key(&w, "target");
+			jw_str(&w, r->net.ep[i].target);
+			jw_key(&w, "connections");
+			jw_uint(&w, r->net.ep[i].conns);
+			jw_key(&w, "bytes_up");
+			jw_uint(&w, r->net.ep[i].up);
+			jw_key(&w, "bytes_down");
+			jw_uint(&w, r->net.ep[i].down);
+			jw_obj_end(&w);
+		}
+		jw_arr_end(&w);
+		jw_obj_end(&w);
+	}
 	jw_key(&w, "command");
 	jw_arr_begin(&w);
 	for (size_t i = 0; i < r->command.n; i++)

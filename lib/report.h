@@ -25,6 +25,13 @@ struct denial {
 	uint64_t count;
 };
 
+#include <pthread.h>
+
+struct net_endpoint {
+	char target[300];
+	uint64_t conns, up, down;
+};
+
 /* One requested grant, checked against the operator's ceiling. */
 struct grant {
 	char kind[16];    /* read, write, tmpfs, input, network, port, secret, limit, syscall, weaker */
@@ -81,6 +88,14 @@ struct run_report {
 	struct grant *grants;  /* owned */
 	size_t ngrants;
 	strv unauthorized;     /* one line per excess */
+	struct {
+		bool enabled;      /* egress declared: the proxy ran */
+		uint64_t conns, denied, up, down;
+		struct net_endpoint *ep;
+		size_t nep;
+	} net;
+	/* Denials come from the supervisor loop and the observer thread. */
+	pthread_mutex_t denial_lock;
 };
 
 void report_init(struct run_report *r);

@@ -54,6 +54,7 @@
 #include "landlock.h"
 #include "ns.h"
 #include "observe.h"
+#include "proxy.h"
 #include "run.h"
 #include "sandbox.h"
 #include "secrets.h"
@@ -98,6 +99,7 @@ struct sup {
 	struct seccomp_plan seccomp;
 	struct observer obs;
 	bool have_obs;
+	struct proxy *proxy;
 	bool notify;
 	/* CORDON_TRACE_TIMING=1: phase timestamps on stderr (a diagnostic). */
 	bool trace;
@@ -148,6 +150,34 @@ static int build_env(struct sup *s, cordon_error *err)
 			if (strncmp(s->pol->env.v[k], e, nl) == 0)
 				later = true;
 		if (!later && strv_push(&s->env, e) < 0)
+			return cordon_err(err, 12, "out of memory");
+	}
+	/* Egress: every common client finds the proxy. A declared endpoint on
+	 * the host's loopback needs loopback names to go through the proxy too,
+	 * so they are then left out of NO_PROXY. */
+	if (s->pol->net_allow.n) {
+		char v[128];
+		bool host_loopback = false;
+		for (size_t i = 0; i < s->pol->net_allow.n; i++) {
+			const char *r = s->pol->net_allow.v[i];
+			host_loopback |= strncmp(r, "127.", 4) == 0 || strncmp(r, "[::1]", 5) == 0 ||
+					 strncasecmp(r, "localhost:", 10) == 0;
+		}
+		static const char *const http[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"};
+		for (size_t i = 0; i < ARRAY_SIZE(http); i++) {
+			snprintf(v, sizeof(v), "%s=http://127.0.0.1:%d", http[i], PROXY_PORT);
+			if (strv_push(&s->env, v) < 0)
+				return cordon_err(err, 12, "out of memory");
+		}
+		static const char *const all[] = {"ALL_PROXY", "all_proxy"};
+		for (size_t i = 0; i < ARRAY_SIZE(all); i++) {
+			snprintf(v, sizeof(v), "%s=socks5h://127.0.0.1:%d", all[i], PROXY_PORT);
+			if (strv_push(&s->env, v) < 0)
+				return cordon_err(err, 12, "out of memory");
+		}
+		if (!host_loopback &&
+		    (strv_push(&s->env, "NO_PROXY=localhost,127.0.0.1,::1") < 0 ||
+		     strv_push(&s->env, "no_proxy=localhost,127.0.0.1,::1") < 0))
 			return cordon_err(err, 12, "out of memory");
 	}
 	/* Secrets delivered as variables come last (and win). */
@@ -230,15 +260,16 @@ static void cpu_check(struct sup *s)
 	arm_timer(s->cpu_timer, next);
 }
 
+/* The loop's own fds carry their number; the proxy's carry PROXY_TAG. */
 static int ep_add(int ep, int fd, uint32_t events)
 {
-	struct epoll_event ev = {.events = events, .data.fd = fd};
+	struct epoll_event ev = {.events = events, .data.u64 = (uint64_t)(uint32_t)fd};
 	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
 }
 
 static void ep_mod(int ep, int fd, uint32_t events)
 {
-	struct epoll_event ev = {.events = events, .data.fd = fd};
+	struct epoll_event ev = {.events = events, .data.u64 = (uint64_t)(uint32_t)fd};
 	epoll_ctl(ep, EPOLL_CTL_MOD, fd, &ev);
 }
 
@@ -321,6 +352,16 @@ static void on_sock(struct sup *s)
 			fd = -1;
 		}
 		break;
+	case MSG_PROXY_FD:
+		if (fd >= 0 && s->proxy) {
+			cordon_error e;
+			if (proxy_listen(s->proxy, fd, &e) < 0) {
+				setup_error(s, &e);
+				kill_run(s, ST_SETUP_ERROR);
+			}
+			fd = -1;
+		}
+		break;
 	case MSG_EXIT:
 		trace(s, "command exited");
 		s->got_exit = true;
@@ -369,7 +410,12 @@ static int event_loop(struct sup *s)
 			return -1;
 		}
 		for (int i = 0; i < n; i++) {
-			int fd = evs[i].data.fd;
+			if (evs[i].data.u64 & PROXY_TAG) {
+				if (s->proxy)
+					proxy_event(s->proxy, evs[i].data.u64, evs[i].events);
+				continue;
+			}
+			int fd = (int)(uint32_t)evs[i].data.u64;
 			if (fd == s->sock) {
 				on_sock(s);
 			} else if (fd == s->pidfd) {
@@ -394,8 +440,13 @@ static int event_loop(struct sup *s)
 			} else if (fd == s->sigfd) {
 				struct signalfd_siginfo si;
 				if (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
-					s->forced_signal = (int)si.ssi_signo;
-					kill_run(s, ST_INTERRUPTED);
+					if ((int)si.ssi_signo == PROXY_DNS_SIGNAL) {
+						if (s->proxy)
+							proxy_dns_ready(s->proxy);
+					} else {
+						s->forced_signal = (int)si.ssi_signo;
+						kill_run(s, ST_INTERRUPTED);
+					}
 				}
 			} else {
 				for (int k = 0; k < 2; k++) {
@@ -520,6 +571,8 @@ static int prepare_filters(struct sup *s, cordon_error *err)
 		return cordon_err(err, 0, "Landlock is not available on this kernel (the second filesystem layer); set enforcement.allow_weaker [\"landlock\"] to run without it");
 	if (landlock_prepare(&s->plan, abi, p->loopback_ports, p->nloopback_ports, &s->landlock, err) < 0)
 		return -1;
+	if (p->net_allow.n)
+		s->landlock.connect_port = PROXY_PORT;
 	for (size_t i = 0; i < p->nsecrets; i++) {
 		if (!p->secrets[i].mount)
 			continue;
@@ -539,7 +592,7 @@ static int prepare_filters(struct sup *s, cordon_error *err)
 	s->notify = syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act) == 0;
 	s->spec.seccomp = true; /* compiled after clone, sent at sync 2 */
 	if (s->notify) {
-		if (observer_init(&s->obs, &s->plan, err) < 0)
+		if (observer_init(&s->obs, &s->plan, p, p->net_allow.n > 0, err) < 0)
 			return -1;
 		s->have_obs = true;
 		for (size_t i = 0; i < p->nsecrets; i++) {
@@ -587,6 +640,7 @@ static int prepare(struct sup *s, cordon_error *err)
 	if (!s->cgops && cgerr.msg[0])
 		return cordon_err(err, 0, "%s", cgerr.msg);
 	s->spec.plan = &s->plan;
+	s->spec.proxy = p->net_allow.n > 0;
 	s->spec.ns_uid = s->host_uid;
 	s->spec.ns_gid = s->host_gid;
 	s->spec.envp = s->env.v;
@@ -737,6 +791,7 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, PROXY_DNS_SIGNAL); /* name lookups of the proxy are done */
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	s->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
@@ -784,6 +839,10 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	s->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	s->cpu_timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	cordon_error e = {0};
+	if (s->spec.proxy && s->epfd >= 0 && proxy_new(&s->proxy, &s->pol->net_allow, s->rep, s->epfd, &e) < 0) {
+		setup_error(s, &e);
+		kill_run(s, ST_SETUP_ERROR);
+	}
 	if (s->epfd < 0 || s->timer < 0 || s->cpu_timer < 0 || s->sigfd < 0 ||
 	    ep_add(s->epfd, s->sock, EPOLLIN) < 0 || ep_add(s->epfd, s->pidfd, EPOLLIN) < 0 ||
 	    ep_add(s->epfd, s->out[0].in_fd, EPOLLIN) < 0 || ep_add(s->epfd, s->out[1].in_fd, EPOLLIN) < 0 ||
@@ -869,6 +928,8 @@ static void cleanup(struct sup *s)
 		free(s->spec.tree_fds);
 	}
 	snapshot_free(&s->before);
+	proxy_free(s->proxy);
+	s->proxy = NULL;
 	landlock_plan_free(&s->landlock);
 	seccomp_plan_free(&s->seccomp);
 	if (s->have_obs)

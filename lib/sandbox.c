@@ -30,7 +30,10 @@
 #include "compat.h"
 #include "error.h"
 #include "mounts.h"
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include "ns.h"
+#include "proxy.h"
 #include "sandbox.h"
 #include "sync.h"
 
@@ -162,6 +165,17 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	if (sethostname("cordon", 6) < 0)
 		setup_or_fail(sock, cordon_err_errno(&e, "sethostname"), &e);
 	setup_or_fail(sock, ns_loopback_up(&e), &e);
+	if (sp->proxy) {
+		/* The proxy listens inside the run's own network namespace; the
+		 * supervisor serves it from outside. */
+		int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(PROXY_PORT),
+					.sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+		if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l, 1024) < 0 ||
+		    sync_send(sock, MSG_PROXY_FD, 0, NULL, l) < 0)
+			setup_or_fail(sock, cordon_err_errno(&e, "the egress proxy's socket"), &e);
+		close(l);
+	}
 	/* On v1 we were attached after clone: a cgroup namespace made now is
 	 * rooted at the run's own cgroup. */
 	if (sp->unshare_cgroupns && unshare(CLONE_NEWCGROUP) < 0)

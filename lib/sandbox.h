@@ -18,6 +18,7 @@ struct sandbox_spec {
 	bool seccomp;          /* a filter comes at sync 2 (false: accepted weaker) */
 	const struct secret_value *secrets; /* file deliveries */
 	size_t nsecrets;
+	bool proxy;            /* egress declared: listen on 127.0.0.1:PROXY_PORT */
 	uid_t ns_uid;          /* init's identity in U1: the invoking uid/gid */
 	gid_t ns_gid;
 };

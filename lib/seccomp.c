@@ -165,6 +165,10 @@ int seccomp_build(const cordon_policy *p, bool notify, bool observe, struct secc
 		goto out;
 	if (add_conditional(c, deny, p, err) < 0)
 		goto out;
+	/* connect: recorded when it bypasses the proxy (never decided here: the
+	 * run has no route, and Landlock refuses other TCP ports). */
+	if (notify && !in_list(&p->sys_deny, "connect") && rule(c, SCMP_ACT_NOTIFY, "connect", 0, NULL, err) < 0)
+		goto out;
 	if (out->observe) {
 		for (const char *const *n = observed; *n; n++)
 			if (!in_list(&p->sys_deny, *n) && rule(c, SCMP_ACT_NOTIFY, *n, 0, NULL, err) < 0)

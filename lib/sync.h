@@ -14,6 +14,7 @@ enum msg_type {
 	MSG_EXEC_OK,   /* C->P: the command was exec'd (.value = its pid inside) */
 	MSG_EXIT,      /* C->P: the command's wait status (.value) */
 	MSG_LISTENER,  /* C->P: the seccomp notification fd (fd) */
+	MSG_PROXY_FD,  /* C->P: the proxy's listening socket, in the run's netns (fd) */
 };
 
 struct msg {

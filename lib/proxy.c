@@ -1,0 +1,703 @@
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "cleanup.h"
+#include "error.h"
+#include "proxy.h"
+
+#define HDR_MAX 16384
+#define PIPE_SIZE (1 << 20)
+
+enum cstate { C_REQUEST, C_RESOLVING, C_CONNECTING, C_RELAY, C_DEAD };
+enum proto { P_UNKNOWN, P_CONNECT, P_FORWARD, P_SOCKS };
+
+struct conn {
+	int cfd, ufd;
+	int cu[2], uc[2]; /* client->upstream and upstream->client pipes */
+	size_t cu_len, uc_len, pipe_cap;
+	enum cstate st;
+	enum proto proto;
+	int socks_stage;  /* 0: greeting, 1: request */
+	char hdr[HDR_MAX];
+	size_t hlen;
+	char host[256];
+	uint16_t port;
+	char target[300];
+	bool literal;     /* the matching rule names this address literally */
+	buf to_up, to_down; /* bytes to send before the spliced stream */
+	size_t up_off, down_off;
+	bool c_eof, u_eof, u_shut, c_shut;
+	uint64_t up, down;
+	struct gaicb gai;
+	struct addrinfo hints;
+	struct sigevent sev;
+	size_t ep; /* endpoint stats index */
+	uint32_t c_ev, u_ev; /* registered interest */
+};
+
+struct proxy {
+	int epfd, lfd;
+	strv allow;
+	struct run_report *rep;
+	struct conn *c[PROXY_MAX_CONNS];
+	size_t nlive;
+};
+
+/* ---- rules and addresses (pure) ---- */
+
+static void strip_brackets(const char *in, char *out, size_t outsz)
+{
+	size_t n = strlen(in);
+	if (n >= 2 && in[0] == '[' && in[n - 1] == ']')
+		snprintf(out, outsz, "%.*s", (int)(n - 2), in + 1);
+	else
+		snprintf(out, outsz, "%s", in);
+}
+
+static bool is_ip_literal(const char *h)
+{
+	unsigned char b[16];
+	return inet_pton(AF_INET, h, b) == 1 || inet_pton(AF_INET6, h, b) == 1;
+}
+
+bool proxy_rule_matches(const char *rule, const char *host, uint16_t port, bool *literal)
+{
+	const char *colon = strrchr(rule, ':');
+	if (!colon)
+		return false;
+	const char *rport = colon + 1;
+	if (strcmp(rport, "*") != 0) {
+		char *end;
+		long p = strtol(rport, &end, 10);
+		if (*end || p != port)
+			return false;
+	}
+	char raw[300], rhost[300], h[300];
+	snprintf(raw, sizeof(raw), "%.*s", (int)(colon - rule), rule);
+	strip_brackets(raw, rhost, sizeof(rhost));
+	strip_brackets(host, h, sizeof(h));
+	if (literal)
+		*literal = false;
+	if (rhost[0] == '*' && rhost[1] == '.') {
+		size_t sl = strlen(rhost + 1), hl = strlen(h);
+		return hl > sl && strcasecmp(h + hl - sl, rhost + 1) == 0;
+	}
+	if (is_ip_literal(rhost) && is_ip_literal(h)) {
+		unsigned char a[16] = {0}, b[16] = {0};
+		int fa = strchr(rhost, ':') ? AF_INET6 : AF_INET, fb = strchr(h, ':') ? AF_INET6 : AF_INET;
+		if (fa != fb || inet_pton(fa, rhost, a) != 1 || inet_pton(fb, h, b) != 1 || memcmp(a, b, 16) != 0)
+			return false;
+		if (literal)
+			*literal = true;
+		return true;
+	}
+	return strcasecmp(rhost, h) == 0;
+}
+
+static bool v4_forbidden(uint32_t a)
+{
+	uint8_t o1 = (uint8_t)(a >> 24), o2 = (uint8_t)(a >> 16);
+	return o1 == 0 || o1 == 10 || o1 == 127 || (o1 == 100 && (o2 & 0xc0) == 64) ||
+	       (o1 == 169 && o2 == 254) || (o1 == 172 && (o2 & 0xf0) == 16) || (o1 == 192 && o2 == 168) ||
+	       (o1 == 192 && o2 == 0 && (uint8_t)(a >> 8) == 0) || (o1 == 198 && (o2 & 0xfe) == 18) ||
+	       o1 >= 224;
+}
+
+bool proxy_addr_forbidden(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return v4_forbidden(ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr));
+	if (sa->sa_family != AF_INET6)
+		return true;
+	const uint8_t *b = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
+	static const uint8_t zero[16], mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+	if (memcmp(b, zero, 15) == 0 && (b[15] == 0 || b[15] == 1)) /* :: and ::1 */
+		return true;
+	if (memcmp(b, mapped, 12) == 0) /* ::ffff:a.b.c.d */
+		return v4_forbidden((uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15]);
+	return (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) || (b[0] & 0xfe) == 0xfc || b[0] == 0xff;
+}
+
+/* ---- stats ---- */
+
+static size_t endpoint(struct proxy *px, const char *target)
+{
+	struct run_report *r = px->rep;
+	for (size_t i = 0; i < r->net.nep; i++)
+		if (strcmp(r->net.ep[i].target, target) == 0)
+			return i;
+	struct net_endpoint *e = realloc(r->net.ep, (r->net.nep + 1) * sizeof(*e));
+	if (!e)
+		return SIZE_MAX;
+	r->net.ep = e;
+	memset(&e[r->net.nep], 0, sizeof(*e));
+	snprintf(e[r->net.nep].target, sizeof(e[r->net.nep].target), "%s", target);
+	return r->net.nep++;
+}
+
+/* ---- connections ---- */
+
+static uint64_t tag(size_t slot, int kind)
+{
+	return PROXY_TAG | (uint64_t)slot << 8 | (uint64_t)kind;
+}
+
+static void set_interest(struct proxy *px, size_t slot, int fd, uint32_t *cur, uint32_t want, int kind)
+{
+	if (fd < 0 || *cur == want)
+		return;
+	struct epoll_event ev = {.events = want, .data.u64 = tag(slot, kind)};
+	epoll_ctl(px->epfd, EPOLL_CTL_MOD, fd, &ev);
+	*cur = want;
+}
+
+static void conn_close(struct proxy *px, size_t slot)
+{
+	struct conn *c = px->c[slot];
+	if (!c)
+		return;
+	/* A lookup that cannot be cancelled still writes into c->gai: the
+	 * connection stays allocated (C_DEAD, fds closed) until it is done. */
+	bool pending = c->st == C_RESOLVING && gai_cancel(&c->gai) == EAI_NOTCANCELED;
+	if (c->st == C_DEAD)
+		pending = gai_error(&c->gai) == EAI_INPROGRESS;
+	if (c->gai.ar_result && !pending) {
+		freeaddrinfo(c->gai.ar_result);
+		c->gai.ar_result = NULL;
+	}
+	if (c->ep != SIZE_MAX && c->ep < px->rep->net.nep) {
+		px->rep->net.ep[c->ep].up += c->up;
+		px->rep->net.ep[c->ep].down += c->down;
+	}
+	px->rep->net.up += c->up;
+	px->rep->net.down += c->down;
+	int *fds[] = {&c->cfd, &c->ufd, &c->cu[0], &c->cu[1], &c->uc[0], &c->uc[1]};
+	for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+		if (*fds[i] >= 0) {
+			close(*fds[i]); /* closing removes it from epoll */
+			*fds[i] = -1;
+		}
+	c->up = c->down = 0;
+	buf_free(&c->to_up);
+	buf_free(&c->to_down);
+	if (pending) {
+		c->st = C_DEAD;
+		return;
+	}
+	free(c);
+	px->c[slot] = NULL;
+	px->nlive--;
+}
+
+/* Best effort: a reply of a few bytes to a socket we are about to close. */
+static void say(int fd, const char *s, size_t n)
+{
+	if (send(fd, s, n, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+		/* the client left; nothing to tell */
+	}
+}
+
+static void refuse(struct proxy *px, size_t slot, const char *why, int socks_code, int http_code)
+{
+	struct conn *c = px->c[slot];
+	if (c->proto == P_SOCKS) {
+		char r[10] = {5, (char)socks_code, 0, 1, 0, 0, 0, 0, 0, 0};
+		say(c->cfd, r, sizeof(r));
+	} else {
+		char msg[600];
+		int n = snprintf(msg, sizeof(msg),
+				 "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s\n",
+				 http_code, http_code == 403 ? "Forbidden" : http_code == 502 ? "Bad Gateway" : "Bad Request",
+				 strlen(why) + 1, why);
+		say(c->cfd, msg, (size_t)n);
+	}
+	conn_close(px, slot);
+}
+
+static void deny(struct proxy *px, size_t slot, const char *why)
+{
+	struct conn *c = px->c[slot];
+	report_add_denial(px->rep, "network", c->target);
+	px->rep->net.denied++;
+	char msg[512];
+	snprintf(msg, sizeof(msg), "cordon: %s: %s", c->target, why);
+	refuse(px, slot, msg, 2 /* not allowed by ruleset */, 403);
+}
+
+static void start_connect(struct proxy *px, size_t slot, const struct sockaddr *sa, socklen_t len);
+
+static void resolved(struct proxy *px, size_t slot)
+{
+	struct conn *c = px->c[slot];
+	int e = gai_error(&c->gai);
+	if (e == EAI_INPROGRESS)
+		return;
+	if (e != 0 || !c->gai.ar_result) {
+		refuse(px, slot, "cordon: the name does not resolve", 4 /* host unreachable */, 502);
+		return;
+	}
+	/* The first address that may be used; the connection goes to exactly it. */
+	for (struct addrinfo *ai = c->gai.ar_result; ai; ai = ai->ai_next) {
+		if (!proxy_addr_forbidden(ai->ai_addr)) {
+			start_connect(px, slot, ai->ai_addr, ai->ai_addrlen);
+			return;
+		}
+	}
+	deny(px, slot, "it resolves to a loopback, link-local or private address, which a name may not lead to");
+}
+
+static void decided(struct proxy *px, size_t slot)
+{
+	struct conn *c = px->c[slot];
+	snprintf(c->target, sizeof(c->target), strchr(c->host, ':') ? "[%s]:%u" : "%s:%u", c->host, c->port);
+	bool allowed = false, lit = false;
+	for (size_t i = 0; i < px->allow.n && !allowed; i++)
+		allowed = proxy_rule_matches(px->allow.v[i], c->host, c->port, &lit);
+	c->literal = lit;
+	if (!allowed) {
+		deny(px, slot, "not a declared endpoint");
+		return;
+	}
+	c->ep = endpoint(px, c->target);
+	px->rep->net.conns++;
+	if (c->ep != SIZE_MAX)
+		px->rep->net.ep[c->ep].conns++;
+	/* Literal addresses: no lookup. A literal that the rule names as such
+	 * may be anything (127.0.0.1:8080 means the host's loopback). */
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof(ss));
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	if (inet_pton(AF_INET, c->host, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(c->port);
+	} else if (inet_pton(AF_INET6, c->host, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(c->port);
+	}
+	if (ss.ss_family) {
+		if (!c->literal && proxy_addr_forbidden((struct sockaddr *)&ss)) {
+			deny(px, slot, "a loopback, link-local or private address must be named literally by the rule");
+			return;
+		}
+		start_connect(px, slot, (struct sockaddr *)&ss, ss.ss_family == AF_INET ? sizeof(*s4) : sizeof(*s6));
+		return;
+	}
+	c->st = C_RESOLVING;
+	c->hints.ai_socktype = SOCK_STREAM;
+	c->hints.ai_family = AF_UNSPEC;
+	char portstr[8];
+	snprintf(portstr, sizeof(portstr), "%u", c->port);
+	c->gai.ar_name = c->host;
+	c->gai.ar_service = NULL;
+	c->gai.ar_request = &c->hints;
+	c->sev.sigev_notify = SIGEV_SIGNAL;
+	c->sev.sigev_signo = PROXY_DNS_SIGNAL;
+	struct gaicb *list[] = {&c->gai};
+	set_interest(px, slot, c->cfd, &c->c_ev, 0, 1);
+	if (getaddrinfo_a(GAI_NOWAIT, list, 1, &c->sev) != 0)
+		refuse(px, slot, "cordon: name resolution failed", 4, 502);
+	(void)portstr;
+}
+
+static void start_connect(struct proxy *px, size_t slot, const struct sockaddr *sa, socklen_t len)
+{
+	struct conn *c = px->c[slot];
+	struct sockaddr_storage ss;
+	memcpy(&ss, sa, len);
+	if (ss.ss_family == AF_INET)
+		((struct sockaddr_in *)&ss)->sin_port = htons(c->port);
+	else
+		((struct sockaddr_in6 *)&ss)->sin6_port = htons(c->port);
+	c->ufd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->ufd < 0) {
+		refuse(px, slot, "cordon: socket", 1, 502);
+		return;
+	}
+	int one = 1;
+	setsockopt(c->ufd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(c->ufd, (struct sockaddr *)&ss, len) < 0 && errno != EINPROGRESS) {
+		refuse(px, slot, "cordon: connection failed", errno == ECONNREFUSED ? 5 : 4, 502);
+		return;
+	}
+	c->st = C_CONNECTING;
+	struct epoll_event ev = {.events = EPOLLOUT, .data.u64 = tag(slot, 2)};
+	epoll_ctl(px->epfd, EPOLL_CTL_ADD, c->ufd, &ev);
+	c->u_ev = EPOLLOUT;
+	set_interest(px, slot, c->cfd, &c->c_ev, 0, 1);
+}
+
+/* The header is complete: what does the client want? Returns 1 when the
+ * target is known, 0 to read more, -1 after refusing. */
+static int parse_http(struct proxy *px, size_t slot)
+{
+	struct conn *c = px->c[slot];
+	char *end = memmem(c->hdr, c->hlen, "\r\n\r\n", 4);
+	if (!end)
+		return c->hlen >= HDR_MAX ? (refuse(px, slot, "cordon: request header too large", 1, 400), -1) : 0;
+	size_t hdr_len = (size_t)(end - c->hdr) + 4;
+	char *eol = memchr(c->hdr, '\r', hdr_len);
+	char line[HDR_MAX];
+	snprintf(line, sizeof(line), "%.*s", (int)(eol - c->hdr), c->hdr);
+	char method[32], tgt[8192], ver[32];
+	if (sscanf(line, "%31s %8191s %31s", method, tgt, ver) != 3) {
+		refuse(px, slot, "cordon: malformed request line", 1, 400);
+		return -1;
+	}
+	char hostport[600];
+	char path[8192] = "/";
+	if (strcmp(method, "CONNECT") == 0) {
+		c->proto = P_CONNECT;
+		snprintf(hostport, sizeof(hostport), "%s", tgt);
+	} else if (strncasecmp(tgt, "http://", 7) == 0) {
+		c->proto = P_FORWARD;
+		const char *h = tgt + 7, *slash = strchr(h, '/');
+		snprintf(hostport, sizeof(hostport), "%.*s", slash ? (int)(slash - h) : (int)strlen(h), h);
+		if (slash)
+			snprintf(path, sizeof(path), "%s", slash);
+	} else {
+		refuse(px, slot, "cordon: this proxy takes CONNECT, absolute http:// requests and SOCKS5", 1, 400);
+		return -1;
+	}
+	/* host[:port], [v6]:port */
+	char *pc = hostport[0] == '[' ? strchr(hostport, ']') : hostport;
+	char *colon = pc ? strrchr(pc, ':') : NULL;
+	long port = c->proto == P_FORWARD ? 80 : -1;
+	if (colon) {
+		*colon = '\0';
+		port = strtol(colon + 1, NULL, 10);
+	}
+	if (port < 1 || port > 65535) {
+		refuse(px, slot, "cordon: a port is required", 1, 400);
+		return -1;
+	}
+	strip_brackets(hostport, c->host, sizeof(c->host)); /* distinct buffers */
+	c->port = (uint16_t)port;
+	if (c->proto == P_FORWARD) {
+		/* origin-form upstream; one request per connection */
+		buf_printf(&c->to_up, "%s %s %s\r\n", method, path, ver);
+		const char *p = eol + 2;
+		while (p < end) {
+			const char *e = memmem(p, (size_t)(end - p) + 2, "\r\n", 2);
+			size_t l = (size_t)(e - p);
+			if (!(l >= 11 && strncasecmp(p, "Connection:", 11) == 0) &&
+			    !(l >= 17 && strncasecmp(p, "Proxy-Connection:", 17) == 0) &&
+			    !(l >= 20 && strncasecmp(p, "Proxy-Authorization:", 20) == 0) &&
+			    !(l >= 11 && strncasecmp(p, "Keep-Alive:", 11) == 0))
+				buf_printf(&c->to_up, "%.*s\r\n", (int)l, p);
+			p = e + 2;
+		}
+		buf_printf(&c->to_up, "Connection: close\r\n\r\n");
+	}
+	/* Whatever followed the header (a body, a pipelined TLS hello) goes on. */
+	buf_append(&c->to_up, c->hdr + hdr_len, c->hlen - hdr_len);
+	return 1;
+}
+
+static int parse_socks(struct proxy *px, size_t slot)
+{
+	struct conn *c = px->c[slot];
+	const uint8_t *b = (const uint8_t *)c->hdr;
+	if (c->socks_stage == 0) {
+		if (c->hlen < 2 || c->hlen < 2u + b[1])
+			return 0;
+		size_t used = 2u + b[1];
+		bool noauth = false;
+		for (size_t i = 2; i < used; i++)
+			noauth |= b[i] == 0;
+		if (!noauth) {
+			say(c->cfd, "\x05\xff", 2);
+			conn_close(px, slot);
+			return -1;
+		}
+		say(c->cfd, "\x05\x00", 2);
+		memmove(c->hdr, c->hdr + used, c->hlen - used);
+		c->hlen -= used;
+		c->socks_stage = 1;
+	}
+	if (c->hlen < 5)
+		return 0;
+	size_t need;
+	if (b[3] == 1)
+		need = 10;
+	else if (b[3] == 4)
+		need = 22;
+	else if (b[3] == 3)
+		need = 7u + b[4];
+	else {
+		refuse(px, slot, "", 8 /* address type not supported */, 400);
+		return -1;
+	}
+	if (c->hlen < need)
+		return 0;
+	if (b[0] != 5 || b[1] != 1) {
+		refuse(px, slot, "", 7 /* command not supported */, 400);
+		return -1;
+	}
+	if (b[3] == 1)
+		inet_ntop(AF_INET, b + 4, c->host, sizeof(c->host));
+	else if (b[3] == 4)
+		inet_ntop(AF_INET6, b + 4, c->host, sizeof(c->host));
+	else
+		snprintf(c->host, sizeof(c->host), "%.*s", (int)b[4], (const char *)b + 5);
+	c->port = (uint16_t)(b[need - 2] << 8 | b[need - 1]);
+	buf_append(&c->to_up, c->hdr + need, c->hlen - need);
+	return 1;
+}
+
+static void on_request(struct proxy *px, size_t slot)
+{
+	struct conn *c = px->c[slot];
+	ssize_t n = recv(c->cfd, c->hdr + c->hlen, HDR_MAX - c->hlen, MSG_DONTWAIT);
+	if (n <= 0) {
+		if (n < 0 && errno == EAGAIN)
+			return;
+		conn_close(px, slot);
+		return;
+	}
+	c->hlen += (size_t)n;
+	if (c->proto == P_UNKNOWN)
+		c->proto = (uint8_t)c->hdr[0] == 5 ? P_SOCKS : P_CONNECT;
+	int r = c->proto == P_SOCKS ? parse_socks(px, slot) : parse_http(px, slot);
+	if (r == 1)
+		decided(px, slot);
+}
+
+static void relay_interest(struct proxy *px, size_t slot)
+{
+	struct conn *c = px->c[slot];
+	bool up_pending = c->to_up.len > c->up_off, down_pending = c->to_down.len > c->down_off;
+	uint32_t cev = 0, uev = 0;
+	if (!c->c_eof && c->cu_len < c->pipe_cap)
+		cev |= EPOLLIN;
+	if (down_pending || c->uc_len)
+		cev |= EPOLLOUT;
+	if (!c->u_eof && c->uc_len < c->pipe_cap && !down_pending)
+		uev |= EPOLLIN;
+	if (up_pending || c->cu_len)
+		uev |= EPOLLOUT;
+	set_interest(px, slot, c->cfd, &c->c_ev, cev, 1);
+	set_interest(px, slot, c->ufd, &c->u_ev, uev, 2);
+}
+
+static void connected(struct proxy *px, size_t slot)
+{
+	struct conn *c = px->c[slot];
+	int err = 0;
+	socklen_t l = sizeof(err);
+	if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &l) < 0 || err) {
+		refuse(px, slot, "cordon: the endpoint refused or is unreachable", err == ECONNREFUSED ? 5 : 4, 502);
+		return;
+	}
+	if (pipe2(c->cu, O_NONBLOCK | O_CLOEXEC) < 0 || pipe2(c->uc, O_NONBLOCK | O_CLOEXEC) < 0) {
+		refuse(px, slot, "cordon: out of pipes", 1, 502);
+		return;
+	}
+	fcntl(c->cu[1], F_SETPIPE_SZ, PIPE_SIZE);
+	fcntl(c->uc[1], F_SETPIPE_SZ, PIPE_SIZE);
+	int cap = fcntl(c->cu[1], F_GETPIPE_SZ);
+	c->pipe_cap = cap > 0 ? (size_t)cap : 65536;
+	if (c->proto == P_CONNECT)
+		buf_printf(&c->to_down, "HTTP/1.1 200 Connection established\r\n\r\n");
+	else if (c->proto == P_SOCKS)
+		buf_append(&c->to_down, "\x05\x00\x00\x01\x00\x00\x00\x00\x00\x00", 10);
+	c->st = C_RELAY;
+	relay_interest(px, slot);
+}
+
+/* Move bytes one way: pending buffer first, then the pipe. */
+static int pump(int from, int pipe_w, int pipe_r, int to, size_t *len, size_t cap, buf *pend, size_t *off,
+		bool can_read, bool can_write, bool *eof, uint64_t *count)
+{
+	if (can_read && !*eof && *len < cap) {
+		ssize_t n = splice(from, NULL, pipe_w, NULL, cap - *len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n > 0)
+			*len += (size_t)n;
+		else if (n == 0)
+			*eof = true;
+		else if (errno != EAGAIN)
+			return -1;
+	}
+	if (can_write) {
+		while (pend->len > *off) {
+			ssize_t n = send(to, pend->p + *off, pend->len - *off, MSG_NOSIGNAL | MSG_DONTWAIT);
+			if (n < 0)
+				return errno == EAGAIN ? 0 : -1;
+			*off += (size_t)n;
+		}
+		if (*len) {
+			ssize_t n = splice(pipe_r, NULL, to, NULL, *len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (n > 0) {
+				*len -= (size_t)n;
+				*count += (uint64_t)n;
+			} else if (n < 0 && errno != EAGAIN) {
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static void on_relay(struct proxy *px, size_t slot, int kind, uint32_t ev)
+{
+	struct conn *c = px->c[slot];
+	bool err = ev & EPOLLERR;
+	bool cin = kind == 1 && (ev & (EPOLLIN | EPOLLHUP)), uout = kind == 2 && (ev & EPOLLOUT);
+	bool uin = kind == 2 && (ev & (EPOLLIN | EPOLLHUP)), cout = kind == 1 && (ev & EPOLLOUT);
+	if (err ||
+	    pump(c->cfd, c->cu[1], c->cu[0], c->ufd, &c->cu_len, c->pipe_cap, &c->to_up, &c->up_off, cin, uout,
+		 &c->c_eof, &c->up) < 0 ||
+	    pump(c->ufd, c->uc[1], c->uc[0], c->cfd, &c->uc_len, c->pipe_cap, &c->to_down, &c->down_off, uin,
+		 cout, &c->u_eof, &c->down) < 0) {
+		conn_close(px, slot);
+		return;
+	}
+	/* Half-close: pass an EOF on once everything before it is through. */
+	if (c->c_eof && !c->cu_len && c->to_up.len == c->up_off && !c->u_shut) {
+		shutdown(c->ufd, SHUT_WR);
+		c->u_shut = true;
+	}
+	if (c->u_eof && !c->uc_len && c->to_down.len == c->down_off && !c->c_shut) {
+		shutdown(c->cfd, SHUT_WR);
+		c->c_shut = true;
+	}
+	if (c->u_shut && c->c_shut) {
+		conn_close(px, slot);
+		return;
+	}
+	relay_interest(px, slot);
+}
+
+static void on_accept(struct proxy *px)
+{
+	for (;;) {
+		int fd = accept4(px->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;
+		size_t slot = 0;
+		while (slot < PROXY_MAX_CONNS && px->c[slot])
+			slot++;
+		struct conn *c = slot < PROXY_MAX_CONNS ? calloc(1, sizeof(*c)) : NULL;
+		if (!c) {
+			/* Bounded: over the limit, the client is told and let go. */
+			say(fd, "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n", 55);
+			close(fd);
+			continue;
+		}
+		c->cfd = fd;
+		c->ufd = c->cu[0] = c->cu[1] = c->uc[0] = c->uc[1] = -1;
+		c->ep = SIZE_MAX;
+		px->c[slot] = c;
+		px->nlive++;
+		int one = 1;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(slot, 1)};
+		epoll_ctl(px->epfd, EPOLL_CTL_ADD, fd, &ev);
+		c->c_ev = EPOLLIN;
+	}
+}
+
+void proxy_event(struct proxy *px, uint64_t data, uint32_t events)
+{
+	int kind = (int)(data & 0xff);
+	size_t slot = (size_t)((data & ~PROXY_TAG) >> 8);
+	if (kind == 0) {
+		on_accept(px);
+		return;
+	}
+	if (slot >= PROXY_MAX_CONNS || !px->c[slot])
+		return;
+	struct conn *c = px->c[slot];
+	switch (c->st) {
+	case C_REQUEST:
+		if (kind == 1)
+			on_request(px, slot);
+		break;
+	case C_CONNECTING:
+		if (kind == 2)
+			connected(px, slot);
+		break;
+	case C_RELAY:
+		on_relay(px, slot, kind, events);
+		break;
+	default:
+		break;
+	}
+}
+
+void proxy_dns_ready(struct proxy *px)
+{
+	for (size_t i = 0; i < PROXY_MAX_CONNS; i++) {
+		struct conn *c = px->c[i];
+		if (!c || gai_error(&c->gai) == EAI_INPROGRESS)
+			continue;
+		if (c->st == C_RESOLVING)
+			resolved(px, i);
+		else if (c->st == C_DEAD)
+			conn_close(px, i);
+	}
+}
+
+int proxy_new(struct proxy **out, const strv *allow, struct run_report *rep, int epfd, cordon_error *err)
+{
+	struct proxy *px = calloc(1, sizeof(*px));
+	if (!px)
+		return cordon_err(err, 12, "out of memory");
+	px->epfd = epfd;
+	px->lfd = -1;
+	px->rep = rep;
+	for (size_t i = 0; i < allow->n; i++)
+		if (strv_push(&px->allow, allow->v[i]) < 0) {
+			proxy_free(px);
+			return cordon_err(err, 12, "out of memory");
+		}
+	rep->net.enabled = true;
+	*out = px;
+	return 0;
+}
+
+int proxy_listen(struct proxy *px, int lfd, cordon_error *err)
+{
+	px->lfd = lfd;
+	fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK);
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(0, 0)};
+	if (epoll_ctl(px->epfd, EPOLL_CTL_ADD, lfd, &ev) < 0)
+		return cordon_err_errno(err, "proxy: watch the listening socket");
+	return 0;
+}
+
+void proxy_free(struct proxy *px)
+{
+	if (!px)
+		return;
+	for (size_t i = 0; i < PROXY_MAX_CONNS; i++)
+		conn_close(px, i);
+	/* Lookups still running own their connection's memory: wait for them. */
+	for (size_t i = 0; i < PROXY_MAX_CONNS; i++) {
+		struct conn *c = px->c[i];
+		if (!c)
+			continue;
+		const struct gaicb *l[] = {&c->gai};
+		struct timespec ts = {5, 0};
+		while (gai_error(&c->gai) == EAI_INPROGRESS && gai_suspend(l, 1, &ts) == EAI_INTR)
+			;
+		conn_close(px, i);
+		if (px->c[i]) { /* the lookup outlived the wait: leave it, never free under it */
+			px->c[i] = NULL;
+		}
+	}
+	if (px->lfd >= 0)
+		close(px->lfd);
+	strv_free(&px->allow);
+	free(px);
+}
