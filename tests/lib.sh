@@ -37,7 +37,7 @@ cordon_run() {
 }
 # Every report the suite produces is validated against the schema at the end.
 keep_report() {
-	[ -n "${REPORTS_DIR:-}" ] && [ -s "$1" ] && cp "$1" "$REPORTS_DIR/$(basename "$1").json"
+	[ -n "${REPORTS_DIR:-}" ] && [ -s "$1" ] && cp "$1" "$(mktemp "$REPORTS_DIR/report.XXXXXXXX")"
 	return 0
 }
 # field JQ-EXPR: from the last report

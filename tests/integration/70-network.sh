@@ -1,0 +1,195 @@
+# Issue 4: egress only to declared endpoints, through the supervisor's
+# proxy; every attempt on record. Servers run on the host's 127.0.0.1 only.
+. "$(dirname "$0")/../lib.sh"
+NETSERVER="$(dirname "$BUILD")/tests/netserver.py"
+
+serve() { # KIND ARGS... -> sets PORT, SRV
+	local pf="$T_TMP/port.$RANDOM"
+	/usr/bin/python3 "$NETSERVER" "$1" "$pf" "${@:2}" &
+	SRV=$!
+	for _ in $(seq 100); do [ -s "$pf" ] && break; sleep 0.05; done
+	PORT=$(cat "$pf")
+}
+stop() { kill "$@" 2>/dev/null; wait "$@" 2>/dev/null; }
+
+test_http_clients_through_proxy() {
+	mkdir www && echo hello >www/f.txt
+	serve http "$WS/www"
+	cordon_run --net 127.0.0.1:$PORT -- /bin/sh -c "
+		curl -sf http://127.0.0.1:$PORT/f.txt
+		/usr/bin/python3 -c 'import urllib.request; print(urllib.request.urlopen(\"http://127.0.0.1:$PORT/f.txt\").read().decode(), end=\"\")'
+		curl -sf -p http://127.0.0.1:$PORT/f.txt"
+	stop $SRV
+	expect_eq "$OUT" $'hello\nhello\nhello' "curl (forward), urllib, curl (CONNECT)"
+	expect_eq "$(field .network.connections)" 3 "connections counted"
+	expect_eq "$(field '.network.endpoints[0].target')" "127.0.0.1:$PORT" "endpoint"
+	[ "$(field .network.bytes_down)" -gt 0 ] || fail "bytes down"
+	[ "$(field .network.bytes_up)" -gt 0 ] || fail "bytes up"
+	expect_eq "$(field .verdicts.containment)" clean "no denials"
+	t_assert
+}
+
+test_git_over_http() {
+	git init -q --bare srv.git && git init -q src && (cd src && git -c user.email=a@b -c user.name=n commit -q --allow-empty -m first && git push -q ../srv.git HEAD:master) && (cd srv.git && git update-server-info)
+	serve http "$WS"
+	cordon_run --net 127.0.0.1:$PORT -- /bin/sh -c "git clone -q http://127.0.0.1:$PORT/srv.git cl && git -C cl log --format=%s"
+	stop $SRV
+	expect_eq "$OUT" first "cloned through the proxy: $ERR"
+	t_assert
+}
+
+test_raw_socks5_client() {
+	serve echo
+	cordon_run --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+import socket, struct
+s = socket.create_connection(('127.0.0.1', 3128))
+s.sendall(b'\x05\x01\x00'); assert s.recv(2) == b'\x05\x00'
+s.sendall(b'\x05\x01\x00\x01' + socket.inet_aton('127.0.0.1') + struct.pack('>H', $PORT))
+r = s.recv(10); assert r[1] == 0, r
+s.sendall(b'ping'); print(s.recv(4).decode())
+s2 = socket.create_connection(('127.0.0.1', 3128))
+s2.sendall(b'\x05\x01\x00'); s2.recv(2)
+s2.sendall(b'\x05\x01\x00\x03\x0bexample.org\x00\x50')
+print('refused', s2.recv(10)[1])"
+	stop $SRV
+	expect_eq "$OUT" $'ping\nrefused 2' "socks5 connect and refusal"
+	expect_match "$(field '[.denials[].target] | join(",")')" "example.org:80" "refusal recorded"
+	t_assert
+}
+
+test_other_port_denied_at_once() {
+	serve echo
+	cordon_run --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+import socket, time
+t = time.time()
+s = socket.create_connection(('127.0.0.1', 3128))
+s.sendall(b'CONNECT 127.0.0.1:$((PORT + 1)) HTTP/1.1\r\nHost: x\r\n\r\n')
+r = s.recv(200).decode()
+print(r.split()[1], round(time.time() - t, 3) < 1.0)"
+	stop $SRV
+	expect_eq "$OUT" "403 True" "403 answered immediately"
+	expect_eq "$(field '.denials[] | select(.kind=="network") | .target')" "127.0.0.1:$((PORT + 1))" "denial"
+	t_assert
+}
+
+test_direct_connect_fails_and_is_reported() {
+	serve echo
+	cordon_run --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+import socket
+for a in (('127.0.0.1', $PORT), ('10.1.2.3', 443)):
+    try:
+        socket.create_connection(a, timeout=2); print('reached', a)
+    except OSError as e:
+        print('failed', e.errno)"
+	stop $SRV
+	expect_nomatch "$OUT" "reached" "a direct connection got through"
+	expect_match "$(field '[.denials[] | select(.kind=="network") | .target] | sort | join(",")')" "10.1.2.3:443,127.0.0.1:$PORT" "both recorded"
+	t_assert
+}
+
+test_no_net_means_nothing() {
+	serve echo
+	cordon_run -- /bin/sh -c "env | grep -ci proxy; curl -s -m 2 http://127.0.0.1:$PORT/ || echo unreachable; curl -s -m 2 http://93.184.216.34/ || echo unreachable"
+	stop $SRV
+	expect_eq "$OUT" $'0\nunreachable\nunreachable' "no proxy, no route"
+	expect_eq "$(field .network)" null "no proxy ran"
+	expect_match "$(field '[.denials[] | select(.kind=="network") | .target] | join(",")')" "127.0.0.1:$PORT" "attempt recorded"
+	t_assert
+}
+
+# Name resolution under test control: cordon runs in a private mount
+# namespace whose /etc/hosts maps test names to the host's loopback.
+with_hosts() {
+	printf '127.0.0.1 evil.test a.wild.test b.wild.test\n127.0.0.1 localhost\n' >"$T_TMP/hosts"
+	unshare -m /bin/sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$T_TMP/hosts" "$@"
+}
+
+test_name_to_loopback_refused_wildcards_match() {
+	serve echo
+	R="$T_TMP/r.json"
+	OUT=$(with_hosts "$CORDON" run --report "$R" --net evil.test:$PORT --net "*.wild.test:$PORT" --net localhost:$PORT -- /usr/bin/python3 -c "
+import socket
+for h in ('evil.test', 'a.wild.test', 'localhost', 'other.test'):
+    s = socket.create_connection(('127.0.0.1', 3128))
+    s.sendall(b'CONNECT %s:$PORT HTTP/1.1\r\n\r\n' % h.encode())
+    print(s.recv(1000).decode().split('\r\n\r\n', 1)[1].strip())" 2>&1)
+	keep_report "$R"
+	stop $SRV
+	expect_eq "$(printf '%s\n' "$OUT" | grep -c 'resolves to a loopback')" 3 "evil.test, a.wild.test (wildcard matched) and localhost refused after resolution"
+	expect_match "$OUT" "other.test:$PORT: not a declared endpoint" "an undeclared name"
+	expect_eq "$(field '[.denials[] | select(.kind=="network") | .target] | sort | join(",")')" \
+		"a.wild.test:$PORT,evil.test:$PORT,localhost:$PORT,other.test:$PORT" "denials"
+	t_assert
+}
+
+test_literal_loopback_rule_reaches_host() {
+	serve echo
+	cordon_run --net "127.0.0.1:$PORT" -- /bin/sh -c 'env | grep -c NO_PROXY'
+	stop $SRV
+	expect_eq "$OUT" 0 "loopback names left out of NO_PROXY for a host-loopback endpoint"
+	t_assert
+}
+
+test_slow_and_stuck_clients_do_not_stall_others() {
+	serve big 64
+	local big=$PORT bsrv=$SRV
+	mkdir www && echo small >www/s.txt
+	serve http "$WS/www"
+	cordon_run --net 127.0.0.1:$big --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+import socket, time, urllib.request
+stuck = socket.create_connection(('127.0.0.1', 3128))
+stuck.sendall(b'CONNECT 127.0.0.1:$big HTTP/1.1\r\n\r\n')
+stuck.recv(100)            # and never read again: 64 MiB waiting
+slow = socket.create_connection(('127.0.0.1', 3128))
+slow.sendall(b'CONNECT 127.0.0.1:$PORT HTTP/1.1\r\n')   # a slow client, header unfinished
+t = time.time()
+for i in range(5):
+    assert urllib.request.urlopen('http://127.0.0.1:$PORT/s.txt').read() == b'small\n'
+print('ok', round(time.time() - t, 2) < 3)"
+	stop $SRV $bsrv
+	expect_eq "$OUT" "ok True" "other connections went on: $ERR"
+	t_assert
+}
+
+test_200_concurrent_connections() {
+	serve echo
+	cordon_run --net 127.0.0.1:$PORT --pids-limit 512 -- /usr/bin/python3 -c "
+import socket, threading
+ok = []
+def one(i):
+    s = socket.create_connection(('127.0.0.1', 3128), timeout=20)
+    s.sendall(b'CONNECT 127.0.0.1:$PORT HTTP/1.1\r\n\r\n')
+    assert s.recv(100).startswith(b'HTTP/1.1 200')
+    msg = b'conn %d ' % i * 100
+    s.sendall(msg)
+    got = b''
+    while len(got) < len(msg):
+        got += s.recv(65536)
+    assert got == msg
+    ok.append(i)
+ts = [threading.Thread(target=one, args=(i,)) for i in range(200)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(len(ok))"
+	stop $SRV
+	expect_eq "$OUT" 200 "all 200 echoed: $ERR"
+	expect_eq "$(field .network.connections)" 200 "counted"
+	t_assert
+}
+
+test_explain_and_ceiling_for_endpoints() {
+	echo '{"network": {"allow": ["*.pypi.org:443"]}}' >"$T_TMP/c.json"
+	cordon_run --ceiling "$T_TMP/c.json" --net files.pythonhosted.org:443 -- /bin/true
+	expect_eq "$(field .status)" unauthorized "endpoint beyond the ceiling"
+	local e
+	e=$("$CORDON" explain --json --net "x.example:443")
+	expect_eq "$(printf '%s' "$e" | jq -r '.network[0]')" "x.example:443" "explain lists endpoints"
+	t_assert
+}
+
+for t in test_http_clients_through_proxy test_git_over_http test_raw_socks5_client \
+	test_other_port_denied_at_once test_direct_connect_fails_and_is_reported test_no_net_means_nothing \
+	test_name_to_loopback_refused_wildcards_match test_literal_loopback_rule_reaches_host \
+	test_slow_and_stuck_clients_do_not_stall_others test_200_concurrent_connections \
+	test_explain_and_ceiling_for_endpoints; do
+	t_run $t
+done

@@ -1,0 +1,46 @@
+#!/usr/bin/python3
+"""Test servers on the host's loopback, for the egress tests.
+  netserver.py http PORTFILE DIR   serve DIR over HTTP/1.0 (keeps running)
+  netserver.py echo PORTFILE       echo every byte back (threaded)
+  netserver.py big  PORTFILE N     send N MiB to every client, then close
+The chosen port is written to PORTFILE. Each stops by itself after 120 s."""
+import functools, http.server, os, socket, socketserver, sys, threading, time
+
+kind, portfile = sys.argv[1], sys.argv[2]
+threading.Timer(120, lambda: os._exit(0)).start()
+
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *a):
+        pass
+
+class TS(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    request_queue_size = 512
+
+if kind == "http":
+    srv = TS(("127.0.0.1", 0), functools.partial(Quiet, directory=sys.argv[3]))
+elif kind == "echo":
+    class Echo(socketserver.BaseRequestHandler):
+        def handle(self):
+            while True:
+                d = self.request.recv(65536)
+                if not d:
+                    return
+                self.request.sendall(d)
+    srv = TS(("127.0.0.1", 0), Echo)
+elif kind == "big":
+    n = int(sys.argv[3])
+    class Big(socketserver.BaseRequestHandler):
+        def handle(self):
+            chunk = b"z" * (1 << 20)
+            try:
+                for _ in range(n):
+                    self.request.sendall(chunk)
+            except OSError:
+                pass
+    srv = TS(("127.0.0.1", 0), Big)
+with open(portfile + ".tmp", "w") as f:
+    f.write(str(srv.server_address[1]))
+os.rename(portfile + ".tmp", portfile)
+srv.serve_forever()
