@@ -48,6 +48,31 @@ row "cordon run python3" "$C" run -- /usr/bin/python3 -c pass
 row "cordon run python3, file observer off" "$C" run --policy "$ws/nofile.json" -- /usr/bin/python3 -c pass
 echo
 "$BUILD/bench-layers" 200
+
+# Egress (issue 4): 1 GiB through the proxy vs the same transfer direct on
+# loopback, and the added latency of a new connection (connect + 1-byte echo).
+NB="$BUILD/bench-net"
+"$NB" serve-bulk "$ws/bulk.port" 1073741824 &
+bulk=$!
+"$NB" serve-echo "$ws/echo.port" &
+echo_srv=$!
+for _ in $(seq 50); do [ -s "$ws/bulk.port" ] && [ -s "$ws/echo.port" ] && break; sleep 0.1; done
+BP=$(cat "$ws/bulk.port"); EP=$(cat "$ws/echo.port")
+echo
+echo "egress through the proxy (1 GiB, MB/s; latency of a new connection, us median/p90)"
+direct=$("$NB" fetch "$BP"); direct2=$("$NB" fetch "$BP")
+proxied=$("$C" run --ro "$BUILD" --net "127.0.0.1:$BP" -- "$NB" fetch "$BP" 3128)
+proxied2=$("$C" run --ro "$BUILD" --net "127.0.0.1:$BP" -- "$NB" fetch "$BP" 3128)
+printf '%-46s %9s %9s\n' "direct on loopback" "$direct" "$direct2"
+printf '%-46s %9s %9s\n' "through cordon's proxy (splice)" "$proxied" "$proxied2"
+awk -v a="$proxied2" -v b="$direct2" 'BEGIN{printf "throughput ratio proxy/direct:                   %.2f (goal >= 0.80)\n", a/b}'
+ld=$("$NB" latency "$EP" 300)
+lp=$("$C" run --ro "$BUILD" --net "127.0.0.1:$EP" -- "$NB" latency "$EP" 300 3128)
+printf '%-46s %s\n' "latency direct (median p90)" "$ld"
+printf '%-46s %s\n' "latency through the proxy (median p90)" "$lp"
+awk -v a="${lp%% *}" -v b="${ld%% *}" 'BEGIN{printf "added latency per connection (median):           %d us (goal < 200 us)\n", a-b}'
+kill $bulk $echo_srv 2>/dev/null
+wait $bulk $echo_srv 2>/dev/null || true
 bw=$(med_of "bwrap (all namespaces, minimal root)")
 cd_=$(med_of "cordon run (no limits; accounting cgroup)")
 cn=$(med_of "cordon run (no cgroup: CORDON_CGROUP=none)")
