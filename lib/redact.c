@@ -138,15 +138,38 @@ static int b64_core(const uint8_t *v, size_t len, int k, const char *alpha, buf 
 	return r;
 }
 
-int redact_forms(const uint8_t *v, size_t len, strv *out)
+static int push_form(struct redact_forms *out, buf *b)
+{
+	if (!b->len) {
+		buf_wipe(b);
+		return 0;
+	}
+	buf *f = realloc(out->f, (out->n + 1) * sizeof(*f));
+	if (!f)
+		return -1;
+	out->f = f;
+	out->f[out->n++] = *b; /* ownership moves */
+	memset(b, 0, sizeof(*b));
+	return 0;
+}
+
+void redact_forms_free(struct redact_forms *f)
+{
+	for (size_t i = 0; i < f->n; i++)
+		buf_wipe(&f->f[i]);
+	free(f->f);
+	memset(f, 0, sizeof(*f));
+}
+
+int redact_forms(const uint8_t *v, size_t len, struct redact_forms *out)
 {
 	buf b = {0};
 	int r = -1;
-#define PUSH()                                                     \
-	do {                                                           \
-		if (b.len && (!b.p || strv_push(out, b.p) < 0))            \
-			goto fail;                                             \
-		buf_wipe(&b);                                              \
+	memset(out, 0, sizeof(*out));
+#define PUSH()                               \
+	do {                                     \
+		if (push_form(out, &b) < 0)          \
+			goto fail;                       \
 	} while (0)
 	if (buf_append(&b, v, len) < 0)
 		goto fail;
@@ -201,16 +224,16 @@ fail:
 int redactor_add_secret(redactor *r, const char *name, const uint8_t *value, size_t len,
 			cordon_error *err)
 {
-	strv forms = {0};
-	if (redact_forms(value, len, &forms) < 0)
+	struct redact_forms forms;
+	if (redact_forms(value, len, &forms) < 0) {
+		redact_forms_free(&forms);
 		return cordon_err(err, 12, "out of memory");
+	}
 	int rc = 0;
 	for (size_t i = 0; i < forms.n && rc == 0; i++)
-		if (add_pattern(r, name, (const uint8_t *)forms.v[i], strlen(forms.v[i])) < 0)
+		if (add_pattern(r, name, (const uint8_t *)forms.f[i].p, forms.f[i].len) < 0)
 			rc = cordon_err(err, 12, "out of memory");
-	for (size_t i = 0; i < forms.n; i++)
-		explicit_bzero(forms.v[i], strlen(forms.v[i]));
-	strv_free(&forms);
+	redact_forms_free(&forms);
 	return rc;
 }
 

@@ -43,5 +43,11 @@ int redact_flush(struct redact_stream *st, buf *out);
 void redact_stream_free(struct redact_stream *st);
 
 /* The forms of a value (exposed for tests): raw, base64/base64url stable
- * cores for the three alignments, hex (both cases), URL-encoded. */
-int redact_forms(const uint8_t *v, size_t len, strv *out);
+ * cores for the three alignments, hex (both cases), URL-encoded. Byte
+ * strings with their lengths: a value may contain NUL bytes. */
+struct redact_forms {
+	buf *f;
+	size_t n;
+};
+int redact_forms(const uint8_t *v, size_t len, struct redact_forms *out);
+void redact_forms_free(struct redact_forms *f);
