@@ -121,22 +121,7 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 		jw_str(&w, p->net_allow.v[i]);
 	jw_arr_end(&w);
 	jw_key(&w, "limits");
-	jw_obj_begin(&w);
-	for (int i = 0; i < LIM_COUNT; i++) {
-		if (!p->limits[i].set)
-			continue;
-		jw_key(&w, limit_name(i));
-		jw_obj_begin(&w);
-		jw_key(&w, "value");
-		if (i == LIM_WALL || i == LIM_CPU)
-			jw_double(&w, (double)p->limits[i].value / 1e9);
-		else
-			jw_uint(&w, p->limits[i].value);
-		jw_key(&w, "source");
-		jw_str(&w, source_name(p->limits[i].src));
-		jw_obj_end(&w);
-	}
-	jw_obj_end(&w);
+	report_write_limits(&w, p->limits);
 	jw_key(&w, "syscalls");
 	jw_obj_begin(&w);
 	jw_key(&w, "default_deny");
@@ -180,20 +165,7 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 		jw_key(&w, "sha256");
 		jw_str(&w, rep->ceiling_sha256);
 		jw_key(&w, "grants");
-		jw_arr_begin(&w);
-		for (size_t i = 0; i < rep->ngrants; i++) {
-			jw_obj_begin(&w);
-			jw_key(&w, "kind");
-			jw_str(&w, rep->grants[i].kind);
-			jw_key(&w, "target");
-			jw_str(&w, rep->grants[i].target);
-			jw_key(&w, "allowed");
-			jw_bool(&w, rep->grants[i].allowed);
-			jw_key(&w, "rule");
-			jw_str(&w, rep->grants[i].rule);
-			jw_obj_end(&w);
-		}
-		jw_arr_end(&w);
+		report_write_grants(&w, rep->grants, rep->ngrants);
 		jw_obj_end(&w);
 	} else {
 		jw_null(&w);

@@ -118,19 +118,50 @@ static void write_files(jwriter *w, const struct file_list *l, bool with_change)
 	jw_arr_end(w);
 }
 
+void report_write_limits(jwriter *w, const struct cordon_limit lim[LIM_COUNT])
+{
+	jw_obj_begin(w);
+	for (int i = 0; i < LIM_COUNT; i++) {
+		if (!lim[i].set)
+			continue;
+		jw_key(w, limit_name(i));
+		jw_obj_begin(w);
+		jw_key(w, "value");
+		if (i == LIM_WALL || i == LIM_CPU)
+			jw_double(w, (double)lim[i].value / 1e9);
+		else
+			jw_uint(w, lim[i].value);
+		jw_key(w, "source");
+		jw_str(w, source_name(lim[i].src));
+		jw_obj_end(w);
+	}
+	jw_obj_end(w);
+}
+
+void report_write_grants(jwriter *w, const struct grant *g, size_t n)
+{
+	jw_arr_begin(w);
+	for (size_t i = 0; i < n; i++) {
+		jw_obj_begin(w);
+		jw_key(w, "kind");
+		jw_str(w, g[i].kind);
+		jw_key(w, "target");
+		jw_str(w, g[i].target);
+		jw_key(w, "allowed");
+		jw_bool(w, g[i].allowed);
+		jw_key(w, "rule");
+		jw_str(w, g[i].rule);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
 static const char *task_name(enum task_verdict t)
 {
 	static const char *n[] = {"not-run", "pass", "fail"};
 	return n[t];
 }
 
-static void write_limit_value(jwriter *w, enum limit_id id, uint64_t v)
-{
-	if (id == LIM_WALL || id == LIM_CPU)
-		jw_double(w, (double)v / 1e9);
-	else
-		jw_uint(w, v);
-}
 
 static char *redact_filter(void *ctx, const char *s)
 {
@@ -201,19 +232,7 @@ char *report_to_json(const struct run_report *r)
 			jw_str(&w, limit_name(i));
 	jw_arr_end(&w);
 	jw_key(&w, "limits");
-	jw_obj_begin(&w);
-	for (int i = 0; i < LIM_COUNT; i++) {
-		if (!r->limits[i].set)
-			continue;
-		jw_key(&w, limit_name(i));
-		jw_obj_begin(&w);
-		jw_key(&w, "value");
-		write_limit_value(&w, i, r->limits[i].value);
-		jw_key(&w, "source");
-		jw_str(&w, source_name(r->limits[i].src));
-		jw_obj_end(&w);
-	}
-	jw_obj_end(&w);
+	report_write_limits(&w, r->limits);
 	jw_key(&w, "usage");
 	jw_obj_begin(&w);
 	jw_key(&w, "wall_seconds");
@@ -314,20 +333,7 @@ char *report_to_json(const struct run_report *r)
 		jw_null(&w);
 	if (r->ceiling_sha256[0]) {
 		jw_key(&w, "grants");
-		jw_arr_begin(&w);
-		for (size_t i = 0; i < r->ngrants; i++) {
-			jw_obj_begin(&w);
-			jw_key(&w, "kind");
-			jw_str(&w, r->grants[i].kind);
-			jw_key(&w, "target");
-			jw_str(&w, r->grants[i].target);
-			jw_key(&w, "allowed");
-			jw_bool(&w, r->grants[i].allowed);
-			jw_key(&w, "rule");
-			jw_str(&w, r->grants[i].rule);
-			jw_obj_end(&w);
-		}
-		jw_arr_end(&w);
+		report_write_grants(&w, r->grants, r->ngrants);
 	}
 	if (r->unauthorized.n) {
 		jw_key(&w, "unauthorized");

@@ -102,6 +102,9 @@ void report_init(struct run_report *r);
 void report_free(struct run_report *r);
 /* Record one more denial of (kind, target). */
 int report_add_denial(struct run_report *r, const char *kind, const char *target);
+/* Shared JSON pieces (the report and explain). */
+void report_write_limits(jwriter *w, const struct cordon_limit lim[LIM_COUNT]);
+void report_write_grants(jwriter *w, const struct grant *g, size_t n);
 /* Serialise to JSON text (caller frees), every string redacted. */
 char *report_to_json(const struct run_report *r);
 /* A message with the run's secrets redacted (caller frees). */
