@@ -235,6 +235,7 @@ static void deny(struct proxy *px, size_t slot, const char *why)
 }
 
 static void start_connect(struct proxy *px, size_t slot, const struct sockaddr *sa, socklen_t len);
+static void connected(struct proxy *px, size_t slot);
 
 static void resolved(struct proxy *px, size_t slot)
 {
@@ -326,7 +327,8 @@ static void start_connect(struct proxy *px, size_t slot, const struct sockaddr *
 	}
 	int one = 1;
 	setsockopt(c->ufd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (connect(c->ufd, (struct sockaddr *)&ss, len) < 0 && errno != EINPROGRESS) {
+	int r = connect(c->ufd, (struct sockaddr *)&ss, len);
+	if (r < 0 && errno != EINPROGRESS) {
 		refuse(px, slot, "cordon: connection failed", errno == ECONNREFUSED ? 5 : 4, 502);
 		return;
 	}
@@ -335,6 +337,8 @@ static void start_connect(struct proxy *px, size_t slot, const struct sockaddr *
 	epoll_ctl(px->epfd, EPOLL_CTL_ADD, c->ufd, &ev);
 	c->u_ev = EPOLLOUT;
 	set_interest(px, slot, c->cfd, &c->c_ev, 0, 1);
+	if (r == 0) /* loopback connects often complete at once: no wake-up to wait for */
+		connected(px, slot);
 }
 
 /* The header is complete: what does the client want? Returns 1 when the
@@ -490,6 +494,8 @@ static void relay_interest(struct proxy *px, size_t slot)
 	set_interest(px, slot, c->ufd, &c->u_ev, uev, 2);
 }
 
+static void on_relay(struct proxy *px, size_t slot, int kind, uint32_t ev);
+
 static void connected(struct proxy *px, size_t slot)
 {
 	struct conn *c = px->c[slot];
@@ -512,7 +518,8 @@ static void connected(struct proxy *px, size_t slot)
 	else if (c->proto == P_SOCKS)
 		buf_append(&c->to_down, "\x05\x00\x00\x01\x00\x00\x00\x00\x00\x00", 10);
 	c->st = C_RELAY;
-	relay_interest(px, slot);
+	/* Say so (and pass on what followed the request) now, not a wake-up later. */
+	on_relay(px, slot, 0, EPOLLOUT);
 }
 
 /* Move bytes one way: pending buffer first, then the pipe. */
@@ -604,6 +611,8 @@ static void on_accept(struct proxy *px)
 		struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(slot, 1)};
 		epoll_ctl(px->epfd, EPOLL_CTL_ADD, fd, &ev);
 		c->c_ev = EPOLLIN;
+		/* The request is often there already: no wake-up to wait for. */
+		on_request(px, slot);
 	}
 }
 
