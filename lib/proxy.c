@@ -15,7 +15,7 @@
 #include "error.h"
 #include "proxy.h"
 
-#define HDR_MAX 16384
+#define HDR_MAX PROXY_HDR_MAX
 #define PIPE_SIZE (1 << 20)
 
 enum cstate { C_REQUEST, C_RESOLVING, C_CONNECTING, C_RELAY, C_DEAD };
@@ -341,55 +341,104 @@ static void start_connect(struct proxy *px, size_t slot, const struct sockaddr *
 		connected(px, slot);
 }
 
-/* The header is complete: what does the client want? Returns 1 when the
- * target is known, 0 to read more, -1 after refusing. */
-static int parse_http(struct proxy *px, size_t slot)
+/* ---- the request parser (pure; fuzzed) ---- */
+
+static bool parse_port(const char *s, uint16_t *out)
 {
-	struct conn *c = px->c[slot];
-	char *end = memmem(c->hdr, c->hlen, "\r\n\r\n", 4);
-	if (!end)
-		return c->hlen >= HDR_MAX ? (refuse(px, slot, "cordon: request header too large", 1, 400), -1) : 0;
-	size_t hdr_len = (size_t)(end - c->hdr) + 4;
-	char *eol = memchr(c->hdr, '\r', hdr_len);
-	char line[HDR_MAX];
-	snprintf(line, sizeof(line), "%.*s", (int)(eol - c->hdr), c->hdr);
-	char method[32], tgt[8192], ver[32];
-	if (sscanf(line, "%31s %8191s %31s", method, tgt, ver) != 3) {
-		refuse(px, slot, "cordon: malformed request line", 1, 400);
-		return -1;
+	if (!*s || strlen(s) > 5)
+		return false;
+	unsigned long v = 0;
+	for (const char *p = s; *p; p++) {
+		if (!isdigit((unsigned char)*p))
+			return false;
+		v = v * 10 + (unsigned long)(*p - '0');
 	}
-	char hostport[600];
-	char path[8192] = "/";
-	if (strcmp(method, "CONNECT") == 0) {
-		c->proto = P_CONNECT;
-		snprintf(hostport, sizeof(hostport), "%s", tgt);
-	} else if (strncasecmp(tgt, "http://", 7) == 0) {
-		c->proto = P_FORWARD;
-		const char *h = tgt + 7, *slash = strchr(h, '/');
-		snprintf(hostport, sizeof(hostport), "%.*s", slash ? (int)(slash - h) : (int)strlen(h), h);
-		if (slash)
-			snprintf(path, sizeof(path), "%s", slash);
+	if (v < 1 || v > 65535)
+		return false;
+	*out = (uint16_t)v;
+	return true;
+}
+
+/* "host:port" or "[v6]:port" (port optional when defport != 0). */
+static bool split_hostport(const char *in, uint16_t defport, char *host, size_t hostsz, uint16_t *port)
+{
+	char tmp[600];
+	if (snprintf(tmp, sizeof(tmp), "%s", in) >= (int)sizeof(tmp) || !tmp[0])
+		return false;
+	char *h = tmp, *colon;
+	if (tmp[0] == '[') {
+		char *rb = strchr(tmp, ']');
+		if (!rb)
+			return false;
+		*rb = '\0';
+		h = tmp + 1;
+		colon = rb[1] == ':' ? rb + 1 : NULL;
+		if (rb[1] && !colon)
+			return false;
 	} else {
-		refuse(px, slot, "cordon: this proxy takes CONNECT, absolute http:// requests and SOCKS5", 1, 400);
-		return -1;
+		colon = strrchr(tmp, ':');
+		if (colon && strchr(tmp, ':') != colon)
+			return false; /* a bare IPv6 address needs brackets */
 	}
-	/* host[:port], [v6]:port */
-	char *pc = hostport[0] == '[' ? strchr(hostport, ']') : hostport;
-	char *colon = pc ? strrchr(pc, ':') : NULL;
-	long port = c->proto == P_FORWARD ? 80 : -1;
 	if (colon) {
 		*colon = '\0';
-		port = strtol(colon + 1, NULL, 10);
+		if (!parse_port(colon + 1, port))
+			return false;
+	} else if (defport) {
+		*port = defport;
+	} else {
+		return false;
 	}
-	if (port < 1 || port > 65535) {
-		refuse(px, slot, "cordon: a port is required", 1, 400);
-		return -1;
+	if (!*h || strlen(h) >= hostsz)
+		return false;
+	for (const char *p = h; *p; p++) /* a name or an address, nothing else */
+		if (!(isalnum((unsigned char)*p) || *p == '.' || *p == '-' || *p == '_' || *p == ':'))
+			return false;
+	snprintf(host, hostsz, "%s", h);
+	return true;
+}
+
+int proxy_parse_request(const char *data, size_t len, struct proxy_request *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (len == 0)
+		return PR_MORE;
+	if ((uint8_t)data[0] == 5)
+		return proxy_parse_socks(data, len, r);
+	const char *end = memmem(data, len, "\r\n\r\n", 4);
+	if (!end)
+		return len >= PROXY_HDR_MAX ? PR_BAD : PR_MORE;
+	size_t hdr_len = (size_t)(end - data) + 4;
+	const char *eol = memmem(data, hdr_len, "\r\n", 2);
+	char line[PROXY_HDR_MAX];
+	snprintf(line, sizeof(line), "%.*s", (int)(eol - data), data);
+	char method[32], tgt[8192], ver[32], extra;
+	if (sscanf(line, "%31s %8191s %31s %c", method, tgt, ver, &extra) != 3 || strncmp(ver, "HTTP/1.", 7) != 0)
+		return PR_BAD;
+	char path[8192] = "/";
+	char hostport[600];
+	if (strcmp(method, "CONNECT") == 0) {
+		r->proto = PROTO_CONNECT;
+		snprintf(hostport, sizeof(hostport), "%s", tgt);
+		if (!split_hostport(hostport, 0, r->host, sizeof(r->host), &r->port))
+			return PR_BAD;
+	} else if (strncasecmp(tgt, "http://", 7) == 0) {
+		r->proto = PROTO_FORWARD;
+		const char *h = tgt + 7, *slash = strchr(h, '/');
+		size_t hl = slash ? (size_t)(slash - h) : strlen(h);
+		if (hl >= sizeof(hostport) || memchr(h, '@', hl))
+			return PR_BAD; /* no userinfo: one host, the one checked */
+		snprintf(hostport, sizeof(hostport), "%.*s", (int)hl, h);
+		if (slash)
+			snprintf(path, sizeof(path), "%s", slash);
+		if (!split_hostport(hostport, 80, r->host, sizeof(r->host), &r->port))
+			return PR_BAD;
+	} else {
+		return PR_BAD;
 	}
-	strip_brackets(hostport, c->host, sizeof(c->host)); /* distinct buffers */
-	c->port = (uint16_t)port;
-	if (c->proto == P_FORWARD) {
+	if (r->proto == PROTO_FORWARD) {
 		/* origin-form upstream; one request per connection */
-		buf_printf(&c->to_up, "%s %s %s\r\n", method, path, ver);
+		buf_printf(&r->upstream, "%s %s %s\r\n", method, path, ver);
 		const char *p = eol + 2;
 		while (p < end) {
 			const char *e = memmem(p, (size_t)(end - p) + 2, "\r\n", 2);
@@ -398,65 +447,71 @@ static int parse_http(struct proxy *px, size_t slot)
 			    !(l >= 17 && strncasecmp(p, "Proxy-Connection:", 17) == 0) &&
 			    !(l >= 20 && strncasecmp(p, "Proxy-Authorization:", 20) == 0) &&
 			    !(l >= 11 && strncasecmp(p, "Keep-Alive:", 11) == 0))
-				buf_printf(&c->to_up, "%.*s\r\n", (int)l, p);
+				buf_printf(&r->upstream, "%.*s\r\n", (int)l, p);
 			p = e + 2;
 		}
-		buf_printf(&c->to_up, "Connection: close\r\n\r\n");
+		buf_printf(&r->upstream, "Connection: close\r\n\r\n");
 	}
 	/* Whatever followed the header (a body, a pipelined TLS hello) goes on. */
-	buf_append(&c->to_up, c->hdr + hdr_len, c->hlen - hdr_len);
-	return 1;
+	if (buf_append(&r->upstream, data + hdr_len, len - hdr_len) < 0)
+		return PR_BAD;
+	r->consumed = len;
+	return PR_OK;
 }
 
-static int parse_socks(struct proxy *px, size_t slot)
+int proxy_parse_socks(const char *data, size_t len, struct proxy_request *r)
 {
-	struct conn *c = px->c[slot];
-	const uint8_t *b = (const uint8_t *)c->hdr;
-	if (c->socks_stage == 0) {
-		if (c->hlen < 2 || c->hlen < 2u + b[1])
-			return 0;
-		size_t used = 2u + b[1];
-		bool noauth = false;
-		for (size_t i = 2; i < used; i++)
-			noauth |= b[i] == 0;
-		if (!noauth) {
-			say(c->cfd, "\x05\xff", 2);
-			conn_close(px, slot);
-			return -1;
-		}
-		say(c->cfd, "\x05\x00", 2);
-		memmove(c->hdr, c->hdr + used, c->hlen - used);
-		c->hlen -= used;
-		c->socks_stage = 1;
-	}
-	if (c->hlen < 5)
-		return 0;
+	const uint8_t *b = (const uint8_t *)data;
+	r->proto = PROTO_SOCKS;
+	/* greeting: 05 n methods... */
+	if (len < 2 || len < 2u + b[1])
+		return PR_MORE;
+	size_t g = 2u + b[1];
+	bool noauth = false;
+	for (size_t i = 2; i < g; i++)
+		noauth |= b[i] == 0;
+	if (!noauth)
+		return PR_NOAUTH;
+	r->greeting = g;
+	/* request: 05 01 00 atyp addr port */
+	const uint8_t *q = b + g;
+	size_t ql = len - g;
+	if (ql < 5)
+		return PR_MORE;
 	size_t need;
-	if (b[3] == 1)
+	if (q[3] == 1)
 		need = 10;
-	else if (b[3] == 4)
+	else if (q[3] == 4)
 		need = 22;
-	else if (b[3] == 3)
-		need = 7u + b[4];
-	else {
-		refuse(px, slot, "", 8 /* address type not supported */, 400);
-		return -1;
-	}
-	if (c->hlen < need)
-		return 0;
-	if (b[0] != 5 || b[1] != 1) {
-		refuse(px, slot, "", 7 /* command not supported */, 400);
-		return -1;
-	}
-	if (b[3] == 1)
-		inet_ntop(AF_INET, b + 4, c->host, sizeof(c->host));
-	else if (b[3] == 4)
-		inet_ntop(AF_INET6, b + 4, c->host, sizeof(c->host));
+	else if (q[3] == 3)
+		need = 7u + q[4];
 	else
-		snprintf(c->host, sizeof(c->host), "%.*s", (int)b[4], (const char *)b + 5);
-	c->port = (uint16_t)(b[need - 2] << 8 | b[need - 1]);
-	buf_append(&c->to_up, c->hdr + need, c->hlen - need);
-	return 1;
+		return PR_BADADDR;
+	if (ql < need)
+		return PR_MORE;
+	if (q[0] != 5 || q[2] != 0)
+		return PR_BAD;
+	if (q[1] != 1)
+		return PR_BADCMD;
+	if (q[3] == 1) {
+		inet_ntop(AF_INET, q + 4, r->host, sizeof(r->host));
+	} else if (q[3] == 4) {
+		inet_ntop(AF_INET6, q + 4, r->host, sizeof(r->host));
+	} else {
+		if (q[4] == 0 || memchr(q + 5, '\0', q[4]))
+			return PR_BADADDR;
+		snprintf(r->host, sizeof(r->host), "%.*s", (int)q[4], (const char *)q + 5);
+		for (const char *p = r->host; *p; p++)
+			if (!(isalnum((unsigned char)*p) || *p == '.' || *p == '-' || *p == '_'))
+				return PR_BADADDR;
+	}
+	r->port = (uint16_t)(q[need - 2] << 8 | q[need - 1]);
+	if (r->port == 0)
+		return PR_BAD;
+	if (buf_append(&r->upstream, data + g + need, len - g - need) < 0)
+		return PR_BAD;
+	r->consumed = len;
+	return PR_OK;
 }
 
 static void on_request(struct proxy *px, size_t slot)
@@ -470,11 +525,35 @@ static void on_request(struct proxy *px, size_t slot)
 		return;
 	}
 	c->hlen += (size_t)n;
-	if (c->proto == P_UNKNOWN)
-		c->proto = (uint8_t)c->hdr[0] == 5 ? P_SOCKS : P_CONNECT;
-	int r = c->proto == P_SOCKS ? parse_socks(px, slot) : parse_http(px, slot);
-	if (r == 1)
+	struct proxy_request r;
+	int st = proxy_parse_request(c->hdr, c->hlen, &r);
+	c->proto = r.proto == PROTO_SOCKS ? P_SOCKS : r.proto == PROTO_FORWARD ? P_FORWARD : P_CONNECT;
+	if (r.proto == PROTO_SOCKS && r.greeting && !c->socks_stage) {
+		say(c->cfd, "\x05\x00", 2); /* no authentication */
+		c->socks_stage = 1;
+	}
+	switch (st) {
+	case PR_MORE:
+		buf_free(&r.upstream);
+		return;
+	case PR_OK:
+		snprintf(c->host, sizeof(c->host), "%s", r.host);
+		c->port = r.port;
+		buf_free(&c->to_up);
+		c->to_up = r.upstream;
 		decided(px, slot);
+		return;
+	case PR_NOAUTH:
+		buf_free(&r.upstream);
+		say(c->cfd, "\x05\xff", 2);
+		conn_close(px, slot);
+		return;
+	default:
+		buf_free(&r.upstream);
+		refuse(px, slot, "cordon: this proxy takes CONNECT host:port, absolute http:// requests and SOCKS5 CONNECT",
+		       st == PR_BADADDR ? 8 : st == PR_BADCMD ? 7 : 1, 400);
+		return;
+	}
 }
 
 static void relay_interest(struct proxy *px, size_t slot)

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "report.h"
+#include "strv.h"
 
 #define PROXY_PORT 3128
 #define PROXY_TAG (1ULL << 63) /* epoll data of proxy fds */
@@ -34,6 +35,25 @@ void proxy_event(struct proxy *px, uint64_t data, uint32_t events);
 void proxy_dns_ready(struct proxy *px);
 /* Close everything; record totals in the report. */
 void proxy_free(struct proxy *px);
+
+/* The request parser (pure; fuzzed). */
+#define PROXY_HDR_MAX 16384
+enum { PR_OK, PR_MORE, PR_BAD, PR_NOAUTH, PR_BADADDR, PR_BADCMD };
+enum { PROTO_CONNECT = 1, PROTO_FORWARD, PROTO_SOCKS };
+struct proxy_request {
+	int proto;
+	char host[256];
+	uint16_t port;
+	size_t greeting;  /* SOCKS5: length of the greeting seen (answer it) */
+	size_t consumed;
+	buf upstream;     /* bytes to send upstream first (rewritten request, early data) */
+};
+/* Parse what a client sent so far: PR_MORE (incomplete), PR_OK (target
+ * known), or an error. Hosts are names or addresses only; ports 1-65535,
+ * digits only; an http:// URL carries no userinfo. The caller frees
+ * r->upstream. */
+int proxy_parse_request(const char *data, size_t len, struct proxy_request *r);
+int proxy_parse_socks(const char *data, size_t len, struct proxy_request *r);
 
 /* Pure helpers (tested directly). */
 bool proxy_rule_matches(const char *rule, const char *host, uint16_t port, bool *literal);

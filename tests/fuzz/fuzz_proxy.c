@@ -1,0 +1,23 @@
+/* libFuzzer target: the proxy's request parser, which reads what the code
+ * inside the boundary sends. Whatever it accepts must name a sane target. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "proxy.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct proxy_request r;
+	int rc = proxy_parse_request((const char *)data, size, &r);
+	if (rc == PR_OK && (r.port == 0 || !r.host[0] || strchr(r.host, '@') || strchr(r.host, '/')))
+		abort();
+	buf_free(&r.upstream);
+	bool lit;
+	char rule[64];
+	size_t n = size < 40 ? size : 40;
+	memcpy(rule, data, n);
+	rule[n] = '\0';
+	proxy_rule_matches(rule, "a.example.com", 443, &lit);
+	return 0;
+}

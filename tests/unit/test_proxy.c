@@ -1,0 +1,138 @@
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include "unit.h"
+#include "proxy.h"
+
+static int parse(const char *s, struct proxy_request *r)
+{
+	return proxy_parse_request(s, strlen(s), r);
+}
+
+static void test_http(void **st)
+{
+	struct proxy_request r;
+	assert_int_equal(parse("CONNECT api.example.com:443 HTTP/1.1\r\nHost: x\r\n\r\nEARLY", &r), PR_OK);
+	assert_int_equal(r.proto, PROTO_CONNECT);
+	assert_string_equal(r.host, "api.example.com");
+	assert_int_equal(r.port, 443);
+	assert_int_equal(r.upstream.len, 5); /* early data passed on */
+	buf_free(&r.upstream);
+	assert_int_equal(parse("CONNECT [2001:db8::1]:8443 HTTP/1.1\r\n\r\n", &r), PR_OK);
+	assert_string_equal(r.host, "2001:db8::1");
+	buf_free(&r.upstream);
+	assert_int_equal(parse("GET http://h.test/a/b?c HTTP/1.1\r\nHost: h.test\r\nProxy-Authorization: x\r\nConnection: keep-alive\r\n\r\n", &r), PR_OK);
+	assert_int_equal(r.proto, PROTO_FORWARD);
+	assert_int_equal(r.port, 80);
+	buf_append(&r.upstream, "", 0);
+	assert_string_equal(r.upstream.p, "GET /a/b?c HTTP/1.1\r\nHost: h.test\r\nConnection: close\r\n\r\n");
+	buf_free(&r.upstream);
+	const char *bad[] = {
+		"CONNECT h.test HTTP/1.1\r\n\r\n",             /* no port */
+		"CONNECT h.test:443x HTTP/1.1\r\n\r\n",        /* trailing garbage in the port */
+		"CONNECT evil.test:443@ok.test HTTP/1.1\r\n\r\n",
+		"CONNECT h.test:0 HTTP/1.1\r\n\r\n",
+		"CONNECT h.test:70000 HTTP/1.1\r\n\r\n",
+		"CONNECT 2001:db8::1:443 HTTP/1.1\r\n\r\n",    /* IPv6 without brackets */
+		"GET http://user@evil.test/ HTTP/1.1\r\n\r\n", /* userinfo */
+		"GET https://h.test/ HTTP/1.1\r\n\r\n",
+		"GET /relative HTTP/1.1\r\n\r\n",
+		"CONNECT h.test:443 HTTP/1.1 extra\r\n\r\n",
+		"CONNECT h%2e:443 HTTP/1.1\r\n\r\n",
+		"CONNECT h.test:443 SPDY/3\r\n\r\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = parse(bad[i], &r);
+		buf_free(&r.upstream);
+		if (rc != PR_BAD)
+			fail_msg("accepted: %s", bad[i]);
+	}
+	assert_int_equal(parse("CONNECT h.test:443 HTTP/1.1\r\n", &r), PR_MORE);
+	buf_free(&r.upstream);
+	char big[PROXY_HDR_MAX + 10];
+	memset(big, 'a', sizeof(big));
+	assert_int_equal(proxy_parse_request(big, sizeof(big), &r), PR_BAD);
+	buf_free(&r.upstream);
+}
+
+static void test_socks(void **st)
+{
+	struct proxy_request r;
+	const char ok4[] = "\x05\x01\x00" "\x05\x01\x00\x01\x7f\x00\x00\x01\x1f\x90";
+	assert_int_equal(proxy_parse_request(ok4, sizeof(ok4) - 1, &r), PR_OK);
+	assert_string_equal(r.host, "127.0.0.1");
+	assert_int_equal(r.port, 8080);
+	buf_free(&r.upstream);
+	const char dom[] = "\x05\x01\x00" "\x05\x01\x00\x03\x06" "h.test" "\x01\xbb";
+	assert_int_equal(proxy_parse_request(dom, sizeof(dom) - 1, &r), PR_OK);
+	assert_string_equal(r.host, "h.test");
+	assert_int_equal(r.port, 443);
+	buf_free(&r.upstream);
+	const char nul[] = "\x05\x01\x00" "\x05\x01\x00\x03\x06" "h\0test" "\x01\xbb";
+	assert_int_equal(proxy_parse_request(nul, sizeof(nul) - 1, &r), PR_BADADDR);
+	buf_free(&r.upstream);
+	const char bind_[] = "\x05\x01\x00" "\x05\x02\x00\x01\x7f\x00\x00\x01\x1f\x90";
+	assert_int_equal(proxy_parse_request(bind_, sizeof(bind_) - 1, &r), PR_BADCMD);
+	buf_free(&r.upstream);
+	const char auth[] = "\x05\x01\x02";
+	assert_int_equal(proxy_parse_request(auth, sizeof(auth) - 1, &r), PR_NOAUTH);
+	buf_free(&r.upstream);
+	assert_int_equal(proxy_parse_request(ok4, 6, &r), PR_MORE);
+	buf_free(&r.upstream);
+}
+
+static void test_rules(void **st)
+{
+	bool lit;
+	assert_true(proxy_rule_matches("api.example.com:443", "API.example.com", 443, &lit));
+	assert_false(lit);
+	assert_false(proxy_rule_matches("api.example.com:443", "api.example.com", 80, NULL));
+	assert_true(proxy_rule_matches("*.example.com:443", "a.b.example.com", 443, NULL));
+	assert_false(proxy_rule_matches("*.example.com:443", "example.com", 443, NULL));
+	assert_false(proxy_rule_matches("*.example.com:443", "evilexample.com", 443, NULL));
+	assert_false(proxy_rule_matches("*.example.com:443", "example.com.evil.test", 443, NULL));
+	assert_true(proxy_rule_matches("h.test:*", "h.test", 1, NULL));
+	assert_true(proxy_rule_matches("127.0.0.1:8080", "127.0.0.1", 8080, &lit));
+	assert_true(lit);
+	assert_true(proxy_rule_matches("[::1]:80", "::1", 80, &lit));
+	assert_true(lit);
+	assert_false(proxy_rule_matches("127.0.0.1:8080", "localhost", 8080, NULL));
+}
+
+static bool forbidden(const char *a)
+{
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof(ss));
+	if (strchr(a, ':')) {
+		((struct sockaddr_in6 *)&ss)->sin6_family = AF_INET6;
+		inet_pton(AF_INET6, a, &((struct sockaddr_in6 *)&ss)->sin6_addr);
+	} else {
+		((struct sockaddr_in *)&ss)->sin_family = AF_INET;
+		inet_pton(AF_INET, a, &((struct sockaddr_in *)&ss)->sin_addr);
+	}
+	return proxy_addr_forbidden((struct sockaddr *)&ss);
+}
+
+static void test_addresses(void **st)
+{
+	const char *no[] = {"127.0.0.1", "127.8.9.10", "10.1.2.3", "172.16.0.1", "172.31.255.255",
+			    "192.168.1.1", "169.254.169.254", "100.64.0.1", "0.0.0.0", "224.0.0.1",
+			    "255.255.255.255", "::1", "::", "fe80::1", "fc00::1", "fd12::3",
+			    "ff02::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1"};
+	const char *yes[] = {"8.8.8.8", "93.184.216.34", "172.32.0.1", "100.128.0.1", "2606:4700::1111",
+			     "::ffff:8.8.8.8"};
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		if (!forbidden(no[i]))
+			fail_msg("%s allowed", no[i]);
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		if (forbidden(yes[i]))
+			fail_msg("%s refused", yes[i]);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_http), cmocka_unit_test(test_socks), cmocka_unit_test(test_rules),
+		cmocka_unit_test(test_addresses),
+	};
+	return cmocka_run_group_tests_name("proxy", tests, NULL, NULL);
+}
