@@ -186,7 +186,30 @@ test_explain_and_ceiling_for_endpoints() {
 	t_assert
 }
 
-for t in test_http_clients_through_proxy test_git_over_http test_raw_socks5_client \
+test_unprivileged_user_all_layers() {
+	if ! setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null; then
+		echo "unprivileged user namespaces are disabled on this host"; return 1
+	fi
+	serve echo
+	chmod 777 "$WS"
+	echo '{"enforcement": {"allow_weaker": ["cgroup"]}}' >w.json
+	local r=$WS/r.json
+	OUT=$(U_TOKEN=unprivileged-secret-1 setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$CORDON" run --policy w.json --report "$r" --ro "$BUILD" --secret U_TOKEN --net 127.0.0.1:$PORT --memory-limit 64M -- \
+		/bin/sh -c 'echo "$U_TOKEN"; unshare -U true 2>/dev/null; '"$BUILD/bench-net latency $PORT 3 3128 >/dev/null && echo proxied" 2>&1)
+	stop $SRV
+	R=$r
+	keep_report "$R"
+	expect_eq "$OUT" $'[REDACTED:U_TOKEN]\nproxied' "secret redacted, proxy reached"
+	expect_eq "$(field .status)" ok "status"
+	expect_eq "$(field '.denials[0].target')" "unshare(CLONE_NEWUSER)" "seccomp denial reported"
+	[ "$(field .enforcement.landlock_abi)" -gt 0 ] || fail "landlock not applied"
+	expect_eq "$(field .enforcement.cgroup)" none "no cgroup for an ordinary user on v1"
+	expect_eq "$(field .enforcement.sandbox_host_uid)" 65534 "runs as the invoking user"
+	t_assert
+}
+
+for t in test_unprivileged_user_all_layers test_http_clients_through_proxy test_git_over_http test_raw_socks5_client \
 	test_other_port_denied_at_once test_direct_connect_fails_and_is_reported test_no_net_means_nothing \
 	test_name_to_loopback_refused_wildcards_match test_literal_loopback_rule_reaches_host \
 	test_slow_and_stuck_clients_do_not_stall_others test_200_concurrent_connections \
