@@ -25,6 +25,7 @@ static bool has_ctrl(const char *dir, const char *name)
 static int v2_create(struct cgroup *cg, const struct cg_limits *lim, cordon_error *err)
 {
 	char mp[2048], self[2048], parent[4200];
+	bool busy = false;
 	if (cg_mount_point(NULL, true, mp, sizeof(mp)) < 0)
 		return cordon_err(err, 0, "no cgroup2 hierarchy is mounted");
 	if (cg_self_path("", self, sizeof(self)) < 0)
@@ -39,7 +40,9 @@ static int v2_create(struct cgroup *cg, const struct cg_limits *lim, cordon_erro
 			strcat(want, "+pids ");
 		if (has_ctrl(parent, "cpu"))
 			strcat(want, "+cpu");
-		cg_write(parent, "cgroup.subtree_control", want, NULL);
+		cordon_error e2;
+		if (cg_write(parent, "cgroup.subtree_control", want, &e2) < 0 && e2.code == EBUSY)
+			busy = true; /* "no internal processes": our cgroup has members */
 	}
 	snprintf(cg->dirs[0], sizeof(cg->dirs[0]), "%s/%s", parent, cg->name);
 	if (mkdir(cg->dirs[0], 0755) < 0) {
@@ -53,9 +56,12 @@ static int v2_create(struct cgroup *cg, const struct cg_limits *lim, cordon_erro
 	cg->has_memory = access(path, F_OK) == 0;
 	snprintf(path, sizeof(path), "%s/pids.max", cg->dirs[0]);
 	cg->has_pids = access(path, F_OK) == 0;
+	/* Without delegation the controllers cannot be enabled below a cgroup
+	 * that has processes of its own (a login session's scope, say). */
+	const char *hint = busy ? " (cordon's cgroup has other processes; run it in a delegated cgroup, e.g. systemd-run --scope -p Delegate=yes cordon run ...)" : "";
 	if (lim->memory) {
 		if (!cg->has_memory)
-			return cordon_err(err, 0, "the memory controller is not available in %s", parent);
+			return cordon_err(err, 0, "the memory controller is not available in %s%s", parent, hint);
 		char v[32];
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)lim->memory);
 		if (cg_write(cg->dirs[0], "memory.max", v, err) < 0)
@@ -65,7 +71,7 @@ static int v2_create(struct cgroup *cg, const struct cg_limits *lim, cordon_erro
 	}
 	if (lim->pids) {
 		if (!cg->has_pids)
-			return cordon_err(err, 0, "the pids controller is not available in %s", parent);
+			return cordon_err(err, 0, "the pids controller is not available in %s%s", parent, hint);
 		char v[32];
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)lim->pids);
 		if (cg_write(cg->dirs[0], "pids.max", v, err) < 0)

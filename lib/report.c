@@ -173,203 +173,244 @@ char *report_redact(const struct run_report *r, const char *msg)
 	return redact_filter(r->redact, msg);
 }
 
-char *report_to_json(const struct run_report *r)
+static void write_status(jwriter *w, const struct run_report *r)
 {
-	jwriter w = {.filter = redact_filter, .filter_ctx = r->redact};
-	bool any_limit = false;
-	for (int i = 0; i < LIM_COUNT; i++)
-		any_limit |= r->limits_hit[i];
-	jw_obj_begin(&w);
-	jw_key(&w, "schema");
-	jw_str(&w, "cordon.report/1");
-	jw_key(&w, "status");
-	jw_str(&w, status_name(r->status));
+	jw_key(w, "schema");
+	jw_str(w, "cordon.report/1");
+	jw_key(w, "status");
+	jw_str(w, status_name(r->status));
 	if (r->reason[0]) {
-		jw_key(&w, "reason");
-		jw_str(&w, r->reason);
+		jw_key(w, "reason");
+		jw_str(w, r->reason);
 	}
-	jw_key(&w, "exit_code");
+	jw_key(w, "exit_code");
 	if (r->exit_code >= 0)
-		jw_int(&w, r->exit_code);
+		jw_int(w, r->exit_code);
 	else
-		jw_null(&w);
-	jw_key(&w, "signal");
+		jw_null(w);
+	jw_key(w, "signal");
 	if (r->signal) {
 		char name[32];
 		const char *abbrev = sigabbrev_np(r->signal);
 		snprintf(name, sizeof(name), "SIG%s", abbrev ? abbrev : "UNKNOWN");
-		jw_str(&w, name);
+		jw_str(w, name);
 	} else {
-		jw_null(&w);
+		jw_null(w);
 	}
-	jw_key(&w, "verdicts");
-	jw_obj_begin(&w);
-	jw_key(&w, "containment");
-	jw_str(&w, r->ndenials ? "violations" : "clean");
-	jw_key(&w, "resources");
-	jw_str(&w, r->status == ST_INFEASIBLE ? "infeasible" : any_limit ? "exceeded" : "within");
-	jw_key(&w, "task");
-	jw_str(&w, task_name(r->task));
-	jw_obj_end(&w);
+}
+
+static void write_verdicts(jwriter *w, const struct run_report *r)
+{
+	bool any_limit = false;
+	for (int i = 0; i < LIM_COUNT; i++)
+		any_limit |= r->limits_hit[i];
+	jw_key(w, "verdicts");
+	jw_obj_begin(w);
+	jw_key(w, "containment");
+	jw_str(w, r->ndenials ? "violations" : "clean");
+	jw_key(w, "resources");
+	jw_str(w, r->status == ST_INFEASIBLE ? "infeasible" : any_limit ? "exceeded" : "within");
+	jw_key(w, "task");
+	jw_str(w, task_name(r->task));
+	jw_obj_end(w);
 	if (r->check_ran) {
-		jw_key(&w, "check");
-		jw_obj_begin(&w);
-		jw_key(&w, "status");
-		jw_str(&w, status_name(r->check_status));
-		jw_key(&w, "exit_code");
+		jw_key(w, "check");
+		jw_obj_begin(w);
+		jw_key(w, "status");
+		jw_str(w, status_name(r->check_status));
+		jw_key(w, "exit_code");
 		if (r->check_exit_code >= 0)
-			jw_int(&w, r->check_exit_code);
+			jw_int(w, r->check_exit_code);
 		else
-			jw_null(&w);
-		jw_key(&w, "wall_seconds");
-		jw_double(&w, r->check_wall_seconds);
-		jw_obj_end(&w);
+			jw_null(w);
+		jw_key(w, "wall_seconds");
+		jw_double(w, r->check_wall_seconds);
+		jw_obj_end(w);
 	}
-	jw_key(&w, "limits_hit");
-	jw_arr_begin(&w);
+	jw_key(w, "limits_hit");
+	jw_arr_begin(w);
 	for (int i = 0; i < LIM_COUNT; i++)
 		if (r->limits_hit[i])
-			jw_str(&w, limit_name(i));
-	jw_arr_end(&w);
-	jw_key(&w, "limits");
-	report_write_limits(&w, r->limits);
-	jw_key(&w, "usage");
-	jw_obj_begin(&w);
-	jw_key(&w, "wall_seconds");
-	jw_double(&w, r->wall_seconds);
-	jw_key(&w, "setup_seconds");
-	jw_double(&w, r->setup_seconds);
-	jw_key(&w, "cpu_user_seconds");
-	jw_double(&w, (double)r->cpu_user_ns / 1e9);
-	jw_key(&w, "cpu_system_seconds");
-	jw_double(&w, (double)r->cpu_sys_ns / 1e9);
-	jw_key(&w, "peak_memory_bytes");
+			jw_str(w, limit_name(i));
+	jw_arr_end(w);
+	jw_key(w, "limits");
+	report_write_limits(w, r->limits);
+}
+
+static void write_usage(jwriter *w, const struct run_report *r)
+{
+	jw_key(w, "usage");
+	jw_obj_begin(w);
+	jw_key(w, "wall_seconds");
+	jw_double(w, r->wall_seconds);
+	jw_key(w, "setup_seconds");
+	jw_double(w, r->setup_seconds);
+	jw_key(w, "cpu_user_seconds");
+	jw_double(w, (double)r->cpu_user_ns / 1e9);
+	jw_key(w, "cpu_system_seconds");
+	jw_double(w, (double)r->cpu_sys_ns / 1e9);
+	jw_key(w, "peak_memory_bytes");
 	if (r->have_memory)
-		jw_uint(&w, r->peak_memory);
+		jw_uint(w, r->peak_memory);
 	else
-		jw_null(&w);
+		jw_null(w);
 	if (r->have_ledger) {
-		jw_key(&w, "ledger_peak_bytes");
-		jw_uint(&w, r->ledger_peak);
+		jw_key(w, "ledger_peak_bytes");
+		jw_uint(w, r->ledger_peak);
 	}
-	jw_obj_end(&w);
-	jw_key(&w, "denials");
-	jw_arr_begin(&w);
+	jw_obj_end(w);
+}
+
+static void write_denials(jwriter *w, const struct run_report *r)
+{
+	jw_key(w, "denials");
+	jw_arr_begin(w);
 	for (size_t i = 0; i < r->ndenials; i++) {
-		jw_obj_begin(&w);
-		jw_key(&w, "kind");
-		jw_str(&w, r->denials[i].kind);
-		jw_key(&w, "target");
-		jw_str(&w, r->denials[i].target);
-		jw_key(&w, "count");
-		jw_uint(&w, r->denials[i].count);
-		jw_obj_end(&w);
+		jw_obj_begin(w);
+		jw_key(w, "kind");
+		jw_str(w, r->denials[i].kind);
+		jw_key(w, "target");
+		jw_str(w, r->denials[i].target);
+		jw_key(w, "count");
+		jw_uint(w, r->denials[i].count);
+		jw_obj_end(w);
 	}
-	jw_arr_end(&w);
-	if (r->net.enabled) {
-		jw_key(&w, "network");
-		jw_obj_begin(&w);
-		jw_key(&w, "proxy");
-		jw_str(&w, "127.0.0.1:3128");
-		jw_key(&w, "connections");
-		jw_uint(&w, r->net.conns);
-		jw_key(&w, "denied");
-		jw_uint(&w, r->net.denied);
-		jw_key(&w, "bytes_up");
-		jw_uint(&w, r->net.up);
-		jw_key(&w, "bytes_down");
-		jw_uint(&w, r->net.down);
-		jw_key(&w, "endpoints");
-		jw_arr_begin(&w);
-		for (size_t i = 0; i < r->net.nep; i++) {
-			jw_obj_begin(&w);
-			jw_key(&w, "target");
-			jw_str(&w, r->net.ep[i].target);
-			jw_key(&w, "connections");
-			jw_uint(&w, r->net.ep[i].conns);
-			jw_key(&w, "bytes_up");
-			jw_uint(&w, r->net.ep[i].up);
-			jw_key(&w, "bytes_down");
-			jw_uint(&w, r->net.ep[i].down);
-			jw_obj_end(&w);
-		}
-		jw_arr_end(&w);
-		jw_obj_end(&w);
+	jw_arr_end(w);
+}
+
+static void write_network(jwriter *w, const struct run_report *r)
+{
+	if (!r->net.enabled)
+		return;
+	jw_key(w, "network");
+	jw_obj_begin(w);
+	jw_key(w, "proxy");
+	jw_str(w, "127.0.0.1:3128");
+	jw_key(w, "connections");
+	jw_uint(w, r->net.conns);
+	jw_key(w, "denied");
+	jw_uint(w, r->net.denied);
+	jw_key(w, "bytes_up");
+	jw_uint(w, r->net.up);
+	jw_key(w, "bytes_down");
+	jw_uint(w, r->net.down);
+	jw_key(w, "endpoints");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < r->net.nep; i++) {
+		jw_obj_begin(w);
+		jw_key(w, "target");
+		jw_str(w, r->net.ep[i].target);
+		jw_key(w, "connections");
+		jw_uint(w, r->net.ep[i].conns);
+		jw_key(w, "bytes_up");
+		jw_uint(w, r->net.ep[i].up);
+		jw_key(w, "bytes_down");
+		jw_uint(w, r->net.ep[i].down);
+		jw_obj_end(w);
 	}
-	jw_key(&w, "command");
-	jw_arr_begin(&w);
+	jw_arr_end(w);
+	jw_obj_end(w);
+}
+
+static void write_evidence(jwriter *w, const struct run_report *r)
+{
+	jw_key(w, "command");
+	jw_arr_begin(w);
 	for (size_t i = 0; i < r->command.n; i++)
-		jw_str(&w, r->command.v[i]);
-	jw_arr_end(&w);
-	jw_key(&w, "policy_sha256");
-	jw_str(&w, r->policy_sha256);
-	jw_key(&w, "inputs");
-	write_files(&w, &r->inputs, false);
-	jw_key(&w, "outputs");
-	write_files(&w, &r->outputs, true);
+		jw_str(w, r->command.v[i]);
+	jw_arr_end(w);
+	jw_key(w, "policy_sha256");
+	jw_str(w, r->policy_sha256);
+	jw_key(w, "inputs");
+	write_files(w, &r->inputs, false);
+	jw_key(w, "outputs");
+	write_files(w, &r->outputs, true);
 	if (r->outputs.truncated) {
-		jw_key(&w, "outputs_truncated");
-		jw_bool(&w, true);
+		jw_key(w, "outputs_truncated");
+		jw_bool(w, true);
 	}
 	static const char *const sn[] = {"stdout", "stderr"};
 	for (int i = 0; i < 2; i++) {
-		jw_key(&w, sn[i]);
-		jw_obj_begin(&w);
-		jw_key(&w, "bytes");
-		jw_uint(&w, r->out[i].bytes);
-		jw_key(&w, "sha256");
-		jw_str(&w, r->out[i].sha256);
-		jw_obj_end(&w);
+		jw_key(w, sn[i]);
+		jw_obj_begin(w);
+		jw_key(w, "bytes");
+		jw_uint(w, r->out[i].bytes);
+		jw_key(w, "sha256");
+		jw_str(w, r->out[i].sha256);
+		jw_obj_end(w);
 	}
-	jw_key(&w, "secrets");
-	jw_arr_begin(&w);
+	jw_key(w, "secrets");
+	jw_arr_begin(w);
 	for (size_t i = 0; i < r->secrets.n; i++)
-		jw_str(&w, r->secrets.v[i]);
-	jw_arr_end(&w);
-	jw_key(&w, "ceiling_sha256");
+		jw_str(w, r->secrets.v[i]);
+	jw_arr_end(w);
+}
+
+static void write_ceiling(jwriter *w, const struct run_report *r)
+{
+	jw_key(w, "ceiling_sha256");
 	if (r->ceiling_sha256[0])
-		jw_str(&w, r->ceiling_sha256);
+		jw_str(w, r->ceiling_sha256);
 	else
-		jw_null(&w);
+		jw_null(w);
 	if (r->ceiling_sha256[0]) {
-		jw_key(&w, "grants");
-		report_write_grants(&w, r->grants, r->ngrants);
+		jw_key(w, "grants");
+		report_write_grants(w, r->grants, r->ngrants);
 	}
 	if (r->unauthorized.n) {
-		jw_key(&w, "unauthorized");
-		jw_arr_begin(&w);
+		jw_key(w, "unauthorized");
+		jw_arr_begin(w);
 		for (size_t i = 0; i < r->unauthorized.n; i++)
-			jw_str(&w, r->unauthorized.v[i]);
-		jw_arr_end(&w);
+			jw_str(w, r->unauthorized.v[i]);
+		jw_arr_end(w);
 	}
-	jw_key(&w, "enforcement");
-	jw_obj_begin(&w);
-	jw_key(&w, "user_ns");
-	jw_bool(&w, r->enf.user_ns);
-	jw_key(&w, "pid_ns");
-	jw_bool(&w, r->enf.pid_ns);
-	jw_key(&w, "net_ns");
-	jw_bool(&w, r->enf.net_ns);
-	jw_key(&w, "landlock_abi");
-	jw_int(&w, r->enf.landlock_abi);
-	jw_key(&w, "seccomp");
-	jw_bool(&w, r->enf.seccomp);
-	jw_key(&w, "seccomp_notify");
-	jw_bool(&w, r->enf.seccomp_notify);
-	jw_key(&w, "file_observer");
-	jw_bool(&w, r->enf.file_observer);
-	jw_key(&w, "cgroup");
-	jw_str(&w, r->enf.cgroup);
-	jw_key(&w, "no_new_privs");
-	jw_bool(&w, r->enf.no_new_privs);
-	jw_key(&w, "idmapped_workspace");
-	jw_bool(&w, r->enf.idmapped_workspace);
-	jw_key(&w, "sandbox_host_uid");
+}
+
+static void write_enforcement(jwriter *w, const struct run_report *r)
+{
+	const struct { const char *k; bool v; } flags[] = {
+		{"user_ns", r->enf.user_ns}, {"pid_ns", r->enf.pid_ns}, {"net_ns", r->enf.net_ns},
+	};
+	jw_key(w, "enforcement");
+	jw_obj_begin(w);
+	for (size_t i = 0; i < ARRAY_SIZE(flags); i++) {
+		jw_key(w, flags[i].k);
+		jw_bool(w, flags[i].v);
+	}
+	jw_key(w, "landlock_abi");
+	jw_int(w, r->enf.landlock_abi);
+	jw_key(w, "seccomp");
+	jw_bool(w, r->enf.seccomp);
+	jw_key(w, "seccomp_notify");
+	jw_bool(w, r->enf.seccomp_notify);
+	jw_key(w, "file_observer");
+	jw_bool(w, r->enf.file_observer);
+	jw_key(w, "cgroup");
+	jw_str(w, r->enf.cgroup);
+	jw_key(w, "no_new_privs");
+	jw_bool(w, r->enf.no_new_privs);
+	jw_key(w, "idmapped_workspace");
+	jw_bool(w, r->enf.idmapped_workspace);
+	jw_key(w, "sandbox_host_uid");
 	if (r->enf.user_ns)
-		jw_uint(&w, r->enf.sandbox_host_uid);
+		jw_uint(w, r->enf.sandbox_host_uid);
 	else
-		jw_null(&w);
-	jw_obj_end(&w);
+		jw_null(w);
+	jw_obj_end(w);
+}
+
+char *report_to_json(const struct run_report *r)
+{
+	jwriter w = {.filter = redact_filter, .filter_ctx = r->redact};
+	jw_obj_begin(&w);
+	write_status(&w, r);
+	write_verdicts(&w, r);
+	write_usage(&w, r);
+	write_denials(&w, r);
+	write_network(&w, r);
+	write_evidence(&w, r);
+	write_ceiling(&w, r);
+	write_enforcement(&w, r);
 	jw_obj_end(&w);
 	if (jw_finish(&w) < 0) {
 		buf_free(&w.out);
