@@ -231,7 +231,7 @@ static int check_secrets(const cordon_policy *c, const cordon_policy *task, stru
 			ok = false;
 			snprintf(rule, sizeof(rule), "the ceiling pins it to the host variable %s", cs->from_env);
 		} else if (cs->from_file) {
-			char a[PATH_MAX], b[PATH_MAX];
+			char a[PATH_MAX], b[PATH_MAX] = "";
 			canon(cs->from_file, a, sizeof(a));
 			if (s->from_file)
 				canon(s->from_file, b, sizeof(b));

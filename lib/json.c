@@ -166,11 +166,11 @@ static char *parse_string_raw(jparser *p)
 			case 't': ch = '\t'; break;
 			case 'u': {
 				adv(p);
-				uint32_t cp;
+				uint32_t cp = 0;
 				if (hex4(p, &cp) < 0)
 					goto fail;
 				if (cp >= 0xD800 && cp <= 0xDBFF) {
-					uint32_t lo;
+					uint32_t lo = 0;
 					if (peek(p) != '\\') {
 						perr(p, "unpaired surrogate in \\u escape");
 						goto fail;

@@ -60,8 +60,8 @@ int ns_enter_nested(cordon_error *err)
 	if (unshare(CLONE_NEWUSER) < 0)
 		return cordon_err_errno(err, "unshare(CLONE_NEWUSER) for the command");
 	char um[64], gm[64];
-	snprintf(um, sizeof(um), "%u %u 1\n", SANDBOX_UID, (unsigned)uid);
-	snprintf(gm, sizeof(gm), "%u %u 1\n", SANDBOX_GID, (unsigned)gid);
+	snprintf(um, sizeof(um), "%u %u 1\n", (unsigned)SANDBOX_UID, (unsigned)uid);
+	snprintf(gm, sizeof(gm), "%u %u 1\n", (unsigned)SANDBOX_GID, (unsigned)gid);
 	/* Without CAP_SETGID in U1 (we are in U2 now), a gid map needs
 	 * setgroups denied first; the command cannot call setgroups either. */
 	if (write_file("/proc/self/uid_map", um, err) < 0 ||

@@ -96,8 +96,10 @@ int snapshot_take(struct snapshot *s, const char *const *roots, size_t nroots, c
 		struct stat st;
 		if (fd < 0 || fstat(fd, &st) < 0)
 			continue;
-		if (walk(s, fd, roots[i], st.st_dev, 0, err) < 0)
+		if (walk(s, fd, roots[i], st.st_dev, 0, err) < 0) {
+			snapshot_free(s);
 			return -1;
+		}
 	}
 	if (s->n)
 		qsort(s->e, s->n, sizeof(*s->e), entry_cmp);
