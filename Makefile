@@ -3,7 +3,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 MESON ?= meson
 
-.PHONY: all deps demo test test-sanitize bench fuzz clean
+.PHONY: all deps demo test test-sanitize analyze bench fuzz clean
 
 all: $(BUILD)/build.ninja
 	@ninja -C $(BUILD) --quiet
@@ -26,6 +26,13 @@ test-sanitize: deps
 	@ninja -C $(ASAN_BUILD) --quiet
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 bash tests/run.sh $(ASAN_BUILD)
 
+# Clang's static analyzer over everything; any finding fails.
+analyze: deps
+	@rm -rf build-analyze
+	@scan-build-14 meson setup build-analyze >/dev/null
+	@scan-build-14 --status-bugs -o build-analyze/report ninja -C build-analyze >build-analyze/log 2>&1; \
+	 rc=$$?; grep -E "warning: [A-Z]|bugs found|No bugs" build-analyze/log | grep -v "unused during"; exit $$rc
+
 bench: deps all
 	@bash bench/bench.sh $(BUILD)
 
@@ -33,4 +40,4 @@ fuzz: deps
 	@bash tests/fuzz/run.sh
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz
+	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz build-analyze

@@ -133,13 +133,16 @@ int main(int argc, char **argv)
 			double t0 = now();
 			int s = dial(port, proxy);
 			char c = 'x';
-			if (write(s, &c, 1) != 1 || read(s, &c, 1) != 1)
+			if (write(s, &c, 1) != 1 || read(s, &c, 1) != 1) {
+				free(t);
 				return 1;
+			}
 			t[i] = (now() - t0) * 1e6;
 			close(s);
 		}
 		qsort(t, (size_t)n, sizeof(double), cmp);
 		printf("%.0f %.0f\n", t[n / 2], t[n * 9 / 10]);
+		free(t);
 		return 0;
 	}
 	return 2;

@@ -35,12 +35,14 @@ int main(int argc, char **argv)
 		clock_gettime(CLOCK_MONOTONIC, &a);
 		if (posix_spawn(&pid, argv[2], &fa, NULL, argv + 2, environ) != 0) {
 			perror("posix_spawn");
+			free(t);
 			return 1;
 		}
 		waitpid(pid, &st, 0);
 		clock_gettime(CLOCK_MONOTONIC, &b);
 		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 			fprintf(stderr, "run %d of %s failed (status %d)\n", i, argv[2], st);
+			free(t);
 			return 1;
 		}
 		t[i] = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
@@ -48,5 +50,6 @@ int main(int argc, char **argv)
 	}
 	qsort(t, (size_t)n, sizeof(double), cmp);
 	printf("%.3f %.3f %.3f\n", t[n / 2], t[(n * 9) / 10], sum / n);
+	free(t);
 	return 0;
 }

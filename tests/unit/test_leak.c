@@ -14,8 +14,7 @@ static int count_fds(void)
 {
 	int n = 0;
 	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	while ((e = readdir(d)))
+	while (readdir(d))
 		n++;
 	closedir(d);
 	return n;

@@ -40,8 +40,10 @@ static void test_full_example(void **st)
 		"}\n";
 	cordon_error e = {0};
 	cordon_policy *p = load(j, &e);
-	if (!p)
+	if (!p) {
 		fail_msg("%s", e.msg);
+		return;
+	}
 	assert_int_equal(p->nmounts, 3);
 	assert_string_equal(p->mounts[1].path, "/base/dir/out");
 	assert_int_equal(p->mounts[1].mode, MOUNT_RW);
