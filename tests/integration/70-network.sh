@@ -209,7 +209,27 @@ test_unprivileged_user_all_layers() {
 	t_assert
 }
 
-for t in test_unprivileged_user_all_layers test_http_clients_through_proxy test_git_over_http test_raw_socks5_client \
+test_explain_endpoints_agree_with_run() {
+	# explain lists the endpoints; the run reaches exactly those.
+	serve echo
+	local a=$PORT asrv=$SRV
+	serve echo
+	local b=$PORT bsrv=$SRV
+	local listed
+	listed=$("$CORDON" explain --json --net "127.0.0.1:$a" | jq -r '.network | join(" ")')
+	expect_eq "$listed" "127.0.0.1:$a" "explain's endpoints"
+	cordon_run --net "127.0.0.1:$a" -- /usr/bin/python3 -c "
+import socket
+for port in ($a, $b):
+    s = socket.create_connection(('127.0.0.1', 3128))
+    s.sendall(b'CONNECT 127.0.0.1:%d HTTP/1.1\r\n\r\n' % port)
+    print(port, s.recv(12).decode().split()[1])"
+	stop $asrv $bsrv
+	expect_eq "$OUT" "$a 200"$'\n'"$b 403" "reachable exactly as explained"
+	t_assert
+}
+
+for t in test_explain_endpoints_agree_with_run test_unprivileged_user_all_layers test_http_clients_through_proxy test_git_over_http test_raw_socks5_client \
 	test_other_port_denied_at_once test_direct_connect_fails_and_is_reported test_no_net_means_nothing \
 	test_name_to_loopback_refused_wildcards_match test_literal_loopback_rule_reaches_host \
 	test_slow_and_stuck_clients_do_not_stall_others test_200_concurrent_connections \
