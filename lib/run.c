@@ -295,6 +295,14 @@ static void on_stream(struct sup *s, int i)
 		s->rep->limits_hit[LIM_OUTPUT] = true;
 		kill_run(s, ST_OUTPUT_LIMIT);
 	}
+	if (st->dest_gone && st->in_fd >= 0) {
+		/* As in a shell pipeline: the reader is gone, so the command's next
+		 * write to this stream fails (SIGPIPE), instead of running on. */
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, st->in_fd, NULL);
+		close(st->in_fd);
+		st->in_fd = -1;
+		return;
+	}
 	if (stream_flush(st) == 0 && st->in_fd >= 0) {
 		/* Destination full: stop reading until it drains. */
 		ep_mod(s->epfd, st->in_fd, 0);
@@ -1055,10 +1063,16 @@ static int run_check(const cordon_policy *p, struct run_report *rep, cordon_erro
 int cordon_run(cordon_policy *p, char *const argv[], struct run_report *rep,
 	       cordon_error *err)
 {
+	/* A reader of our output that goes away must not kill the supervisor
+	 * (the run would lose its report): EPIPE instead, for this run only.
+	 * The command gets default signal handling back before exec. */
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, &old);
 	struct run_opts o = {false, NULL};
-	if (run_once(p, argv, rep, &o, err) < 0)
-		return -1;
-	if (p->check && (rep->status == ST_OK || rep->status == ST_EXIT_NONZERO))
-		return run_check(p, rep, err);
-	return 0;
+	int r = run_once(p, argv, rep, &o, err);
+	if (r == 0 && p->check && (rep->status == ST_OK || rep->status == ST_EXIT_NONZERO))
+		r = run_check(p, rep, err);
+	sigaction(SIGPIPE, &old, NULL);
+	return r;
 }

@@ -106,9 +106,10 @@ int stream_flush(struct out_stream *s)
 				continue;
 			if (errno == EAGAIN)
 				return 0;
-			/* EPIPE and the like: the reader went away; output is still
-			 * counted and hashed, just no longer forwarded. */
+			/* EPIPE and the like: the reader went away; what was read is
+			 * still counted and hashed, just no longer forwarded. */
 			s->out_broken = true;
+			s->dest_gone = errno == EPIPE;
 			break;
 		}
 		s->pending_off += (size_t)n;

@@ -14,7 +14,8 @@ struct out_stream {
 	int in_fd;        /* read end of the command's pipe, or -1 at EOF */
 	int out_fd;       /* our own dup of stdout/stderr */
 	bool out_pollable;
-	bool out_broken;  /* destination gone (EPIPE): keep counting, stop writing */
+	bool out_broken;  /* nothing to forward to: keep counting, stop writing */
+	bool dest_gone;   /* the reader went away (EPIPE): the command should learn it too */
 	uint64_t raw_bytes; /* captured from the command (the output limit) */
 	uint64_t bytes;   /* of the redacted stream (the evidence) */
 	sha256_ctx *hash;

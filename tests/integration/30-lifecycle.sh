@@ -101,6 +101,18 @@ test_report_written_atomically() {
 	t_assert
 }
 
+test_reader_going_away() {
+	# `cordon run -- yes | head -1` behaves like `yes | head -1`: the command
+	# gets SIGPIPE, and cordon survives to write its report.
+	"$CORDON" run --report r.json --time-limit 10 -- yes | head -1 >/dev/null
+	local rc=${PIPESTATUS[0]}
+	expect_eq "$rc" 141 "exit status as in a shell pipeline"
+	expect_eq "$(jq -r .status r.json)" signaled "status"
+	expect_eq "$(jq -r .signal r.json)" SIGPIPE "signal"
+	keep_report r.json
+	t_assert
+}
+
 test_no_leaks_after_200_runs() {
 	local mounts_before cg_before
 	mounts_before=$(wc -l </proc/self/mountinfo)
@@ -119,6 +131,6 @@ test_no_leaks_after_200_runs() {
 for t in test_missing_bind_path test_bad_policy_refused_with_position test_malformed_size_refused \
 	test_duplicate_key_refused test_exec_failure_is_setup_error test_unknown_option \
 	test_daemon_killed_at_end test_zombies_reaped test_supervisor_sigkill_leaves_no_survivor \
-	test_report_written_atomically test_no_leaks_after_200_runs; do
+	test_report_written_atomically test_reader_going_away test_no_leaks_after_200_runs; do
 	t_run $t
 done
