@@ -1,5 +1,7 @@
 /* cordon: command-line front end. Parses, calls libcordon, prints errors and
  * sets the exit status; nothing else lives here. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -159,6 +161,11 @@ static int cmd_validate(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	/* Closed standard descriptors would be reused by the next open, and a
+	 * pipe of the run could end up as "stdout": park them on /dev/null. */
+	for (int fd = 0; fd < 3; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDWR) != fd)
+			return 125;
 	if (argc < 2) {
 		fputs(usage, stderr);
 		return 2;

@@ -113,6 +113,14 @@ test_reader_going_away() {
 	t_assert
 }
 
+test_closed_standard_descriptors() {
+	"$CORDON" run --report r.json -- /bin/sh -c 'test -e /proc/self/fd/0 && echo x >&2' 0<&- 1>&- 2>err.txt
+	expect_eq "$(jq -r .status r.json)" ok "runs with 0 and 1 closed"
+	expect_eq "$(jq -r .stderr.bytes r.json)" 2 "the command's stdin is /dev/null, not one of cordon's descriptors"
+	keep_report r.json
+	t_assert
+}
+
 test_no_leaks_after_200_runs() {
 	local mounts_before cg_before
 	mounts_before=$(wc -l </proc/self/mountinfo)
@@ -131,6 +139,6 @@ test_no_leaks_after_200_runs() {
 for t in test_missing_bind_path test_bad_policy_refused_with_position test_malformed_size_refused \
 	test_duplicate_key_refused test_exec_failure_is_setup_error test_unknown_option \
 	test_daemon_killed_at_end test_zombies_reaped test_supervisor_sigkill_leaves_no_survivor \
-	test_report_written_atomically test_reader_going_away test_no_leaks_after_200_runs; do
+	test_report_written_atomically test_reader_going_away test_closed_standard_descriptors test_no_leaks_after_200_runs; do
 	t_run $t
 done
