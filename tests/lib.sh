@@ -2,6 +2,7 @@
 # function; t_run runs it in a fresh workspace and records pass/fail.
 set -u
 : "${BUILD:?BUILD must name the build directory}"
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd) # the source tree
 CORDON="$BUILD/cordon"
 HOSTILE="$BUILD/probe-hostile"
 WHOAMI="$BUILD/probe-whoami"

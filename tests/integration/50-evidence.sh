@@ -234,7 +234,7 @@ test_validate_command() {
 	expect_eq "$("$CORDON" validate good.json)" "good.json: valid" "valid"
 	"$CORDON" validate bad.json 2>err.txt && fail "invalid accepted"
 	expect_match "$(cat err.txt)" 'bad.json:1:23' "position"
-	/usr/bin/python3 "$(dirname "$BUILD")/tests/validate.py" "$(dirname "$BUILD")/schemas/policy.schema.json" good.json \
+	/usr/bin/python3 "$TOP/tests/validate.py" "$TOP/schemas/policy.schema.json" good.json \
 		|| fail "policy schema rejects a valid policy"
 	t_assert
 }

@@ -136,7 +136,7 @@ agree() { # OPTIONS... -- : compares explain with a run of a probe script
 	local e="$T_TMP/e.json"
 	# the same request as cordon_run makes (it adds the build directory)
 	"$CORDON" explain --json --ro "$BUILD" "$@" >"$e" || { fail "explain failed"; return; }
-	/usr/bin/python3 "$(dirname "$BUILD")/tests/validate.py" "$(dirname "$BUILD")/schemas/explain.schema.json" "$e" \
+	/usr/bin/python3 "$TOP/tests/validate.py" "$TOP/schemas/explain.schema.json" "$e" \
 		|| fail "explain output does not validate"
 	local verdict
 	verdict=$(jq -r .verdict "$e")

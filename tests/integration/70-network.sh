@@ -1,7 +1,7 @@
 # Issue 4: egress only to declared endpoints, through the supervisor's
 # proxy; every attempt on record. Servers run on the host's 127.0.0.1 only.
 . "$(dirname "$0")/../lib.sh"
-NETSERVER="$(dirname "$BUILD")/tests/netserver.py"
+NETSERVER="$TOP/tests/netserver.py"
 
 serve() { # KIND ARGS... -> sets PORT, SRV
 	local pf="$T_TMP/port.$RANDOM"
