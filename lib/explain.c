@@ -73,10 +73,10 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 	jw_key(&w, "verdict");
 	jw_str(&w, v);
 	jw_key(&w, "command");
-	jw_arr_begin(&w);
-	for (size_t i = 0; argv && argv[i]; i++)
-		jw_str(&w, argv[i]);
-	jw_arr_end(&w);
+	size_t argc = 0;
+	while (argv && argv[argc])
+		argc++;
+	jw_str_array(&w, (const char *const *)argv, argc);
 	jw_key(&w, "paths");
 	jw_arr_begin(&w);
 	for (size_t i = 0; i < ARRAY_SIZE(system_view); i++) {
@@ -116,19 +116,16 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 		jw_str(&w, p->secrets[i].name);
 	jw_arr_end(&w);
 	jw_key(&w, "network");
-	jw_arr_begin(&w);
-	for (size_t i = 0; i < p->net_allow.n; i++)
-		jw_str(&w, p->net_allow.v[i]);
-	jw_arr_end(&w);
+	jw_str_array(&w, (const char *const *)p->net_allow.v, p->net_allow.n);
 	jw_key(&w, "limits");
 	report_write_limits(&w, p->limits);
 	jw_key(&w, "syscalls");
 	jw_obj_begin(&w);
 	jw_key(&w, "default_deny");
-	jw_arr_begin(&w);
-	for (const char *const *n = seccomp_default_deny; *n; n++)
-		jw_str(&w, *n);
-	jw_arr_end(&w);
+	size_t ndeny = 0;
+	while (seccomp_default_deny[ndeny])
+		ndeny++;
+	jw_str_array(&w, seccomp_default_deny, ndeny);
 	jw_key(&w, "conditional");
 	jw_arr_begin(&w);
 	static const char *const cond[] = {"clone/unshare with CLONE_NEW*", "clone3 (ENOSYS)",
@@ -138,15 +135,9 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 		jw_str(&w, cond[i]);
 	jw_arr_end(&w);
 	jw_key(&w, "allow");
-	jw_arr_begin(&w);
-	for (size_t i = 0; i < p->sys_allow.n; i++)
-		jw_str(&w, p->sys_allow.v[i]);
-	jw_arr_end(&w);
+	jw_str_array(&w, (const char *const *)p->sys_allow.v, p->sys_allow.n);
 	jw_key(&w, "deny");
-	jw_arr_begin(&w);
-	for (size_t i = 0; i < p->sys_deny.n; i++)
-		jw_str(&w, p->sys_deny.v[i]);
-	jw_arr_end(&w);
+	jw_str_array(&w, (const char *const *)p->sys_deny.v, p->sys_deny.n);
 	jw_key(&w, "on_violation");
 	jw_str(&w, p->kill_on_violation ? "kill" : "report");
 	jw_key(&w, "report_file_denials");

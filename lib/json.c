@@ -666,6 +666,14 @@ void jw_null(jwriter *w)
 	w_raw(w, "null", 4);
 }
 
+void jw_str_array(jwriter *w, const char *const *v, size_t n)
+{
+	jw_arr_begin(w);
+	for (size_t i = 0; i < n; i++)
+		jw_str(w, v[i]);
+	jw_arr_end(w);
+}
+
 int jw_finish(jwriter *w)
 {
 	w_raw(w, "\n", 1);

@@ -64,5 +64,7 @@ void jw_uint(jwriter *w, uint64_t v);
 void jw_double(jwriter *w, double v);
 void jw_bool(jwriter *w, bool v);
 void jw_null(jwriter *w);
+/* An array of n strings. */
+void jw_str_array(jwriter *w, const char *const *v, size_t n);
 /* Finish: returns 0 and the text in w->out, or -1 if memory ran out. */
 int jw_finish(jwriter *w);

@@ -315,10 +315,7 @@ static void write_network(jwriter *w, const struct run_report *r)
 static void write_evidence(jwriter *w, const struct run_report *r)
 {
 	jw_key(w, "command");
-	jw_arr_begin(w);
-	for (size_t i = 0; i < r->command.n; i++)
-		jw_str(w, r->command.v[i]);
-	jw_arr_end(w);
+	jw_str_array(w, (const char *const *)r->command.v, r->command.n);
 	jw_key(w, "policy_sha256");
 	jw_str(w, r->policy_sha256);
 	jw_key(w, "inputs");
@@ -340,10 +337,7 @@ static void write_evidence(jwriter *w, const struct run_report *r)
 		jw_obj_end(w);
 	}
 	jw_key(w, "secrets");
-	jw_arr_begin(w);
-	for (size_t i = 0; i < r->secrets.n; i++)
-		jw_str(w, r->secrets.v[i]);
-	jw_arr_end(w);
+	jw_str_array(w, (const char *const *)r->secrets.v, r->secrets.n);
 }
 
 static void write_ceiling(jwriter *w, const struct run_report *r)
@@ -359,10 +353,7 @@ static void write_ceiling(jwriter *w, const struct run_report *r)
 	}
 	if (r->unauthorized.n) {
 		jw_key(w, "unauthorized");
-		jw_arr_begin(w);
-		for (size_t i = 0; i < r->unauthorized.n; i++)
-			jw_str(w, r->unauthorized.v[i]);
-		jw_arr_end(w);
+		jw_str_array(w, (const char *const *)r->unauthorized.v, r->unauthorized.n);
 	}
 }
 
@@ -482,10 +473,7 @@ char *policy_canonical_json(const cordon_policy *p)
 	};
 	for (size_t l = 0; l < ARRAY_SIZE(lists); l++) {
 		jw_key(&w, lists[l].k);
-		jw_arr_begin(&w);
-		for (size_t i = 0; i < lists[l].v->n; i++)
-			jw_str(&w, lists[l].v->v[i]);
-		jw_arr_end(&w);
+		jw_str_array(&w, (const char *const *)lists[l].v->v, lists[l].v->n);
 	}
 	jw_key(&w, "secrets");
 	jw_arr_begin(&w);
