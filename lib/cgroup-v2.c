@@ -9,36 +9,20 @@
 #include "error.h"
 #include "cgroup.h"
 
-static bool has_ctrl(const char *dir, const char *name)
-{
-	char path[4300], line[512];
-	snprintf(path, sizeof(path), "%s/cgroup.controllers", dir);
-	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	if (!f || !fgets(line, sizeof(line), f))
-		return false;
-	for (char *s = strtok(line, " \n"); s; s = strtok(NULL, " \n"))
-		if (strcmp(s, name) == 0)
-			return true;
-	return false;
-}
-
 static int v2_create(struct cgroup *cg, const struct cg_limits *lim, cordon_error *err)
 {
-	char mp[2048], self[2048], parent[4200];
+	char parent[4200];
 	bool busy = false;
-	if (cg_mount_point(NULL, true, mp, sizeof(mp)) < 0)
-		return cordon_err(err, 0, "no cgroup2 hierarchy is mounted");
-	if (cg_self_path("", self, sizeof(self)) < 0)
-		return cordon_err(err, 0, "cannot find our own cgroup2 path");
-	snprintf(parent, sizeof(parent), "%s%s", mp, self);
+	if (cg_v2_self_dir(parent, sizeof(parent)) < 0)
+		return cordon_err(err, 0, "no cgroup2 hierarchy, or our own cgroup2 path, was found");
 	/* Make memory and pids available to our children where the parent has them. */
-	if (has_ctrl(parent, "memory") || has_ctrl(parent, "pids")) {
+	if (cg_v2_has(parent, "memory") || cg_v2_has(parent, "pids")) {
 		char want[64] = "";
-		if (has_ctrl(parent, "memory"))
+		if (cg_v2_has(parent, "memory"))
 			strcat(want, "+memory ");
-		if (has_ctrl(parent, "pids"))
+		if (cg_v2_has(parent, "pids"))
 			strcat(want, "+pids ");
-		if (has_ctrl(parent, "cpu"))
+		if (cg_v2_has(parent, "cpu"))
 			strcat(want, "+cpu");
 		cordon_error e2;
 		if (cg_write(parent, "cgroup.subtree_control", want, &e2) < 0 && e2.code == EBUSY)

@@ -129,18 +129,32 @@ int cg_mount_point(const char *controller, bool v2, char *out, size_t outsz)
 	return -1;
 }
 
-static bool v2_has_controllers(void)
+bool cg_v2_has(const char *dir, const char *name)
 {
-	char mp[2048], self[2048], dir[4200], ctrl[512];
-	if (cg_mount_point(NULL, true, mp, sizeof(mp)) < 0 || cg_self_path("", self, sizeof(self)) < 0)
-		return false;
-	snprintf(dir, sizeof(dir), "%s%s", mp, self);
-	char path[4300];
+	char path[4300], line[512];
 	snprintf(path, sizeof(path), "%s/cgroup.controllers", dir);
 	_cleanup_fclose_ FILE *f = fopen(path, "re");
-	if (!f || !fgets(ctrl, sizeof(ctrl), f))
+	if (!f || !fgets(line, sizeof(line), f))
 		return false;
-	return strstr(ctrl, "memory") && strstr(ctrl, "pids");
+	for (char *s = strtok(line, " \n"); s; s = strtok(NULL, " \n"))
+		if (strcmp(s, name) == 0)
+			return true;
+	return false;
+}
+
+int cg_v2_self_dir(char *out, size_t outsz)
+{
+	char mp[2048], self[2048];
+	if (cg_mount_point(NULL, true, mp, sizeof(mp)) < 0 || cg_self_path("", self, sizeof(self)) < 0)
+		return -1;
+	snprintf(out, outsz, "%s%s", mp, self);
+	return 0;
+}
+
+static bool v2_has_controllers(void)
+{
+	char dir[4200];
+	return cg_v2_self_dir(dir, sizeof(dir)) == 0 && cg_v2_has(dir, "memory") && cg_v2_has(dir, "pids");
 }
 
 const struct cgroup_ops *cgroup_detect(cordon_error *err)
@@ -214,10 +228,8 @@ void cgroup_reap_stale(const struct cgroup_ops *ops)
 	static const char *const v1[] = {"memory", "pids", "cpuacct"};
 	char mp[2048], self[2048], dir[4200];
 	if (ops == &cgroup_v2_ops) {
-		if (cg_mount_point(NULL, true, mp, sizeof(mp)) == 0 && cg_self_path("", self, sizeof(self)) == 0) {
-			snprintf(dir, sizeof(dir), "%s%s", mp, self);
+		if (cg_v2_self_dir(dir, sizeof(dir)) == 0)
 			reap_dir(dir);
-		}
 		return;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(v1); i++) {

@@ -56,6 +56,10 @@ int cg_read_u64(const char *dir, const char *file, uint64_t *out);
 int cg_read_key(const char *dir, const char *file, const char *key, uint64_t *out);
 /* Find our own cgroup path for a controller ("" for v2) from /proc/self/cgroup. */
 int cg_self_path(const char *controller, char *out, size_t outsz);
+/* v2: does dir's cgroup.controllers list this controller (exact name)? */
+bool cg_v2_has(const char *dir, const char *name);
+/* v2: our own cgroup's directory ("<mount><self>"). */
+int cg_v2_self_dir(char *out, size_t outsz);
 /* Mount point of the hierarchy carrying controller (v1) or the cgroup2 one. */
 int cg_mount_point(const char *controller, bool v2, char *out, size_t outsz);
 

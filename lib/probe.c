@@ -41,17 +41,10 @@ void probe_host(struct host_features *f)
 	if (ops == &cgroup_v1_ops) {
 		f->cgroup_memory = f->cgroup_pids = true;
 	} else if (ops == &cgroup_v2_ops) {
-		char mp[2048], self[2048], path[4400], line[512] = "";
-		if (cg_mount_point(NULL, true, mp, sizeof(mp)) == 0 && cg_self_path("", self, sizeof(self)) == 0) {
-			snprintf(path, sizeof(path), "%s%s/cgroup.controllers", mp, self);
-			FILE *fp = fopen(path, "re");
-			if (fp) {
-				if (!fgets(line, sizeof(line), fp))
-					line[0] = '\0';
-				fclose(fp);
-			}
+		char dir[4200];
+		if (cg_v2_self_dir(dir, sizeof(dir)) == 0) {
+			f->cgroup_memory = cg_v2_has(dir, "memory");
+			f->cgroup_pids = cg_v2_has(dir, "pids");
 		}
-		f->cgroup_memory = strstr(line, "memory") != NULL;
-		f->cgroup_pids = strstr(line, "pids") != NULL;
 	}
 }
