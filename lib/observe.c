@@ -241,14 +241,16 @@ static int observe_path(struct observer *o, struct run_report *rep, pid_t pid, i
 	return 1;
 }
 
-static int respond(struct observer *o, bool cont)
+/* Answer the pending call: error 0 = let the kernel decide (CONTINUE),
+ * else fail it with that errno. */
+static int respond(struct observer *o, int error)
 {
 	memset(o->resp, 0, o->resp_size);
 	o->resp->id = o->req->id;
-	if (cont)
+	if (!error)
 		o->resp->flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
 	else
-		o->resp->error = -EPERM;
+		o->resp->error = -error;
 	if (ioctl(o->listener, SECCOMP_IOCTL_NOTIF_SEND, o->resp) < 0 && errno != ENOENT)
 		return -1;
 	return 0;
@@ -286,7 +288,7 @@ int observer_handle(struct observer *o, struct run_report *rep)
 		if (c->path2 >= 0)
 			n += observe_path(o, rep, pid, c->dirfd2 >= 0 ? (int)a[c->dirfd2] : AT_FDCWD,
 					  a[c->path2], W_YES, 0);
-		return respond(o, true) < 0 ? -1 : n;
+		return respond(o, 0) < 0 ? -1 : n;
 	}
 	if (d->nr == o->connect_nr) {
 		/* A direct connection: record it unless it is the proxy or a port
@@ -322,7 +324,7 @@ int observer_handle(struct observer *o, struct run_report *rep)
 				n = 1;
 			}
 		}
-		return respond(o, true) < 0 ? -1 : n;
+		return respond(o, 0) < 0 ? -1 : n;
 	}
 	if (d->nr == o->clone3_nr) {
 		/* Every clone3 fails with ENOSYS (the filter's decision, so that
@@ -338,16 +340,11 @@ int observer_handle(struct observer *o, struct run_report *rep)
 			report_add_denial(rep, "syscall", target);
 			n = 1;
 		}
-		memset(o->resp, 0, o->resp_size);
-		o->resp->id = o->req->id;
-		o->resp->error = -ENOSYS;
-		if (ioctl(o->listener, SECCOMP_IOCTL_NOTIF_SEND, o->resp) < 0 && errno != ENOENT)
-			return -1;
-		return n;
+		return respond(o, ENOSYS) < 0 ? -1 : n;
 	}
 	/* Anything else reached us because the filter denied it. */
 	char target[256];
 	seccomp_denial_target(d->nr, a, target, sizeof(target));
 	report_add_denial(rep, "syscall", target);
-	return respond(o, false) < 0 ? -1 : 1;
+	return respond(o, EPERM) < 0 ? -1 : 1;
 }
