@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "landlock.h"
+#include "observe.h"
 #include "policy.h"
 #include "seccomp-policy.h"
 
@@ -39,7 +40,7 @@ int main(int argc, char **argv)
 		struct seccomp_plan sp;
 		struct landlock_plan lp;
 		double a = now();
-		if (seccomp_build(p, true, true, &sp, &e) < 0)
+		if (seccomp_build(p, true, observer_calls, &sp, &e) < 0)
 			return fprintf(stderr, "%s\n", e.msg), 1;
 		double b = now();
 		if (landlock_prepare(&plan, landlock_abi(), NULL, 0, &lp, &e) < 0)

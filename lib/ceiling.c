@@ -56,13 +56,6 @@ void ceiling_free(struct ceiling *c)
 	c->p = NULL;
 }
 
-void ceiling_result_free(struct ceiling_result *r)
-{
-	free(r->g);
-	strv_free(&r->excess);
-	memset(r, 0, sizeof(*r));
-}
-
 static int grant(struct ceiling_result *r, const char *kind, const char *target, bool allowed,
 		 const char *rule)
 {

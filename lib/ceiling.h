@@ -46,4 +46,3 @@ void ceiling_free(struct ceiling *c);
  * (res->excess), or -1 on error. */
 int ceiling_apply(const struct ceiling *c, cordon_policy *task, const struct run_plan *plan,
 		  struct ceiling_result *res, cordon_error *err);
-void ceiling_result_free(struct ceiling_result *r);

@@ -21,10 +21,17 @@
 #include "observe.h"
 #include "seccomp-policy.h"
 
-/* How each observed call names its paths. */
+/* The path calls the filter traps for the observer (answered CONTINUE):
+ * the one list, handed to seccomp_build(). */
+const char *const observer_calls[] = {
+	"open", "openat", "openat2", "creat", "execve", "execveat", "unlink", "unlinkat",
+	"rename", "renameat", "renameat2", "mkdir", "mkdirat", "rmdir", "link", "linkat",
+	"symlink", "symlinkat", "truncate", "mknod", "mknodat", NULL,
+};
+
+/* How each observed call names its paths, in the order of observer_calls. */
 enum wmode { W_NO, W_YES, W_OPENFLAGS, W_OPENHOW };
 struct path_call {
-	const char *name;
 	int dirfd;      /* argument holding the dirfd, or -1 for the cwd */
 	int path;       /* argument holding the path */
 	int flags;      /* open flags argument (W_OPENFLAGS / W_OPENHOW) */
@@ -34,28 +41,29 @@ struct path_call {
 };
 
 static struct path_call calls[] = {
-	{"open", -1, 0, 1, W_OPENFLAGS, -1, -1, 0},
-	{"openat", 0, 1, 2, W_OPENFLAGS, -1, -1, 0},
-	{"openat2", 0, 1, 2, W_OPENHOW, -1, -1, 0},
-	{"creat", -1, 0, -1, W_YES, -1, -1, 0},
-	{"execve", -1, 0, -1, W_NO, -1, -1, 0},
-	{"execveat", 0, 1, -1, W_NO, -1, -1, 0},
-	{"unlink", -1, 0, -1, W_YES, -1, -1, 0},
-	{"unlinkat", 0, 1, -1, W_YES, -1, -1, 0},
-	{"rename", -1, 0, -1, W_YES, -1, 1, 0},
-	{"renameat", 0, 1, -1, W_YES, 2, 3, 0},
-	{"renameat2", 0, 1, -1, W_YES, 2, 3, 0},
-	{"mkdir", -1, 0, -1, W_YES, -1, -1, 0},
-	{"mkdirat", 0, 1, -1, W_YES, -1, -1, 0},
-	{"rmdir", -1, 0, -1, W_YES, -1, -1, 0},
-	{"link", -1, 1, -1, W_YES, -1, -1, 0},
-	{"linkat", 2, 3, -1, W_YES, -1, -1, 0},
-	{"symlink", -1, 1, -1, W_YES, -1, -1, 0},
-	{"symlinkat", 1, 2, -1, W_YES, -1, -1, 0},
-	{"truncate", -1, 0, -1, W_YES, -1, -1, 0},
-	{"mknod", -1, 0, -1, W_YES, -1, -1, 0},
-	{"mknodat", 0, 1, -1, W_YES, -1, -1, 0},
+	{-1, 0, 1, W_OPENFLAGS, -1, -1, 0}, /* open */
+	{0, 1, 2, W_OPENFLAGS, -1, -1, 0}, /* openat */
+	{0, 1, 2, W_OPENHOW, -1, -1, 0}, /* openat2 */
+	{-1, 0, -1, W_YES, -1, -1, 0}, /* creat */
+	{-1, 0, -1, W_NO, -1, -1, 0}, /* execve */
+	{0, 1, -1, W_NO, -1, -1, 0}, /* execveat */
+	{-1, 0, -1, W_YES, -1, -1, 0}, /* unlink */
+	{0, 1, -1, W_YES, -1, -1, 0}, /* unlinkat */
+	{-1, 0, -1, W_YES, -1, 1, 0}, /* rename */
+	{0, 1, -1, W_YES, 2, 3, 0}, /* renameat */
+	{0, 1, -1, W_YES, 2, 3, 0}, /* renameat2 */
+	{-1, 0, -1, W_YES, -1, -1, 0}, /* mkdir */
+	{0, 1, -1, W_YES, -1, -1, 0}, /* mkdirat */
+	{-1, 0, -1, W_YES, -1, -1, 0}, /* rmdir */
+	{-1, 1, -1, W_YES, -1, -1, 0}, /* link */
+	{2, 3, -1, W_YES, -1, -1, 0}, /* linkat */
+	{-1, 1, -1, W_YES, -1, -1, 0}, /* symlink */
+	{1, 2, -1, W_YES, -1, -1, 0}, /* symlinkat */
+	{-1, 0, -1, W_YES, -1, -1, 0}, /* truncate */
+	{-1, 0, -1, W_YES, -1, -1, 0}, /* mknod */
+	{0, 1, -1, W_YES, -1, -1, 0}, /* mknodat */
 };
+_Static_assert(ARRAY_SIZE(calls) + 1 == ARRAY_SIZE(observer_calls), "one layout per observed call");
 
 int observer_init(struct observer *o, const struct run_plan *plan, const cordon_policy *p, bool proxy,
 		  cordon_error *err)
@@ -72,7 +80,7 @@ int observer_init(struct observer *o, const struct run_plan *plan, const cordon_
 	if (!o->req || !o->resp)
 		return cordon_err(err, 12, "out of memory");
 	for (size_t i = 0; i < ARRAY_SIZE(calls); i++)
-		calls[i].nr = seccomp_syscall_resolve_name(calls[i].name);
+		calls[i].nr = seccomp_syscall_resolve_name(observer_calls[i]);
 	o->clone3_nr = seccomp_syscall_resolve_name("clone3");
 	o->connect_nr = seccomp_syscall_resolve_name("connect");
 	o->proxy = proxy;

@@ -39,6 +39,8 @@ struct observer {
 	int pidfd;             /* to end the run on a violation, or -1 */
 };
 
+/* The path calls to observe, NULL-terminated (for seccomp_build). */
+extern const char *const observer_calls[];
 int observer_init(struct observer *o, const struct run_plan *plan, const cordon_policy *p, bool proxy,
 		  cordon_error *err);
 /* Take the listener fd (from init) and start the thread. If pidfd >= 0 the

@@ -19,14 +19,13 @@
 #define PIPE_SIZE (1 << 20)
 
 enum cstate { C_REQUEST, C_RESOLVING, C_CONNECTING, C_RELAY, C_DEAD };
-enum proto { P_UNKNOWN, P_CONNECT, P_FORWARD, P_SOCKS };
 
 struct conn {
 	int cfd, ufd;
 	int cu[2], uc[2]; /* client->upstream and upstream->client pipes */
 	size_t cu_len, uc_len, pipe_cap;
 	enum cstate st;
-	enum proto proto;
+	int proto;        /* PROTO_*, as the parser found it */
 	int socks_stage;  /* 0: greeting, 1: request */
 	char hdr[HDR_MAX];
 	size_t hlen;
@@ -210,7 +209,7 @@ static void say(int fd, const char *s, size_t n)
 static void refuse(struct proxy *px, size_t slot, const char *why, int socks_code, int http_code)
 {
 	struct conn *c = px->c[slot];
-	if (c->proto == P_SOCKS) {
+	if (c->proto == PROTO_SOCKS) {
 		char r[10] = {5, (char)socks_code, 0, 1, 0, 0, 0, 0, 0, 0};
 		say(c->cfd, r, sizeof(r));
 	} else {
@@ -297,8 +296,6 @@ static void decided(struct proxy *px, size_t slot)
 	c->st = C_RESOLVING;
 	c->hints.ai_socktype = SOCK_STREAM;
 	c->hints.ai_family = AF_UNSPEC;
-	char portstr[8];
-	snprintf(portstr, sizeof(portstr), "%u", c->port);
 	c->gai.ar_name = c->host;
 	c->gai.ar_service = NULL;
 	c->gai.ar_request = &c->hints;
@@ -308,7 +305,6 @@ static void decided(struct proxy *px, size_t slot)
 	set_interest(px, slot, c->cfd, &c->c_ev, 0, 1);
 	if (getaddrinfo_a(GAI_NOWAIT, list, 1, &c->sev) != 0)
 		refuse(px, slot, "cordon: name resolution failed", 4, 502);
-	(void)portstr;
 }
 
 static void start_connect(struct proxy *px, size_t slot, const struct sockaddr *sa, socklen_t len)
@@ -527,7 +523,7 @@ static void on_request(struct proxy *px, size_t slot)
 	c->hlen += (size_t)n;
 	struct proxy_request r;
 	int st = proxy_parse_request(c->hdr, c->hlen, &r);
-	c->proto = r.proto == PROTO_SOCKS ? P_SOCKS : r.proto == PROTO_FORWARD ? P_FORWARD : P_CONNECT;
+	c->proto = r.proto;
 	if (r.proto == PROTO_SOCKS && r.greeting && !c->socks_stage) {
 		say(c->cfd, "\x05\x00", 2); /* no authentication */
 		c->socks_stage = 1;
@@ -592,9 +588,9 @@ static void connected(struct proxy *px, size_t slot)
 	fcntl(c->uc[1], F_SETPIPE_SZ, PIPE_SIZE);
 	int cap = fcntl(c->cu[1], F_GETPIPE_SZ);
 	c->pipe_cap = cap > 0 ? (size_t)cap : 65536;
-	if (c->proto == P_CONNECT)
+	if (c->proto == PROTO_CONNECT)
 		buf_printf(&c->to_down, "HTTP/1.1 200 Connection established\r\n\r\n");
-	else if (c->proto == P_SOCKS)
+	else if (c->proto == PROTO_SOCKS)
 		buf_append(&c->to_down, "\x05\x00\x00\x01\x00\x00\x00\x00\x00\x00", 10);
 	c->st = C_RELAY;
 	/* Say so (and pass on what followed the request) now, not a wake-up later. */

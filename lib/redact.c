@@ -52,11 +52,6 @@ redactor *redactor_new(void)
 	return r;
 }
 
-size_t redactor_patterns(const redactor *r)
-{
-	return r->np;
-}
-
 static uint32_t child(const redactor *r, uint32_t node, uint8_t b)
 {
 	for (uint32_t c = r->n[node].first_child; c; c = r->n[c].next_sibling)

@@ -24,7 +24,6 @@ int redactor_add_secret(redactor *r, const char *name, const uint8_t *value, siz
 int redactor_compile(redactor *r, cordon_error *err);
 /* Wipe every pattern (explicit_bzero) and free. */
 void redactor_free(redactor *r);
-size_t redactor_patterns(const redactor *r);
 
 /* A whole string at once (report fields, messages). Caller frees. */
 char *redact_string(const redactor *r, const char *s);

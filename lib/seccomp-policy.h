@@ -26,9 +26,10 @@ struct seccomp_plan {
 	bool observe;  /* path syscalls are observed */
 };
 
-/* Supervisor: compile the filter for policy p. */
-int seccomp_build(const cordon_policy *p, bool notify, bool observe, struct seccomp_plan *out,
-		  cordon_error *err);
+/* Supervisor: compile the filter for policy p. observe: the path calls to
+ * trap for the observer (NULL-terminated; observe.c owns the list), or NULL. */
+int seccomp_build(const cordon_policy *p, bool notify, const char *const *observe,
+		  struct seccomp_plan *out, cordon_error *err);
 void seccomp_plan_free(struct seccomp_plan *sp);
 /* init: load it (no_new_privs must be set). *listener gets the notification
  * fd, or -1. */
@@ -37,8 +38,6 @@ int seccomp_apply(const struct seccomp_plan *sp, int *listener, cordon_error *er
  * not copied: nothing is allocated in the child). */
 int seccomp_apply_fd(int memfd, bool notify, int *listener, cordon_error *err);
 
-/* Supervisor: is nr one of the observed path syscalls (answered CONTINUE)? */
-bool seccomp_is_observed(int nr);
 /* Supervisor: a report target for a denied call, e.g. "unshare(CLONE_NEWUSER)",
  * "ioctl(TIOCSTI)", "socket(AF_PACKET)". */
 void seccomp_denial_target(int nr, const uint64_t args[6], char *out, size_t outsz);

@@ -32,14 +32,6 @@ const char *const seccomp_default_deny[] = {
 	NULL,
 };
 
-/* Observed (answered CONTINUE): the calls that open, create, remove, rename
- * or execute a path. */
-static const char *const observed[] = {
-	"open", "openat", "openat2", "creat", "execve", "execveat", "unlink", "unlinkat",
-	"rename", "renameat", "renameat2", "mkdir", "mkdirat", "rmdir", "link", "linkat",
-	"symlink", "symlinkat", "truncate", "mknod", "mknodat", NULL,
-};
-
 static const struct { unsigned long flag; const char *name; } ns_flags[] = {
 	{CLONE_NEWNS, "CLONE_NEWNS"}, {CLONE_NEWUSER, "CLONE_NEWUSER"}, {CLONE_NEWPID, "CLONE_NEWPID"},
 	{CLONE_NEWNET, "CLONE_NEWNET"}, {CLONE_NEWIPC, "CLONE_NEWIPC"}, {CLONE_NEWUTS, "CLONE_NEWUTS"},
@@ -127,8 +119,8 @@ static int add_conditional(scmp_filter_ctx c, uint32_t deny, const cordon_policy
 	return 0;
 }
 
-int seccomp_build(const cordon_policy *p, bool notify, bool observe, struct seccomp_plan *out,
-		  cordon_error *err)
+int seccomp_build(const cordon_policy *p, bool notify, const char *const *observe,
+		  struct seccomp_plan *out, cordon_error *err)
 {
 	_cleanup_close_ int fd = -1;
 	memset(out, 0, sizeof(*out));
@@ -170,7 +162,7 @@ int seccomp_build(const cordon_policy *p, bool notify, bool observe, struct secc
 	if (notify && !in_list(&p->sys_deny, "connect") && rule(c, SCMP_ACT_NOTIFY, "connect", 0, NULL, err) < 0)
 		goto out;
 	if (out->observe) {
-		for (const char *const *n = observed; *n; n++)
+		for (const char *const *n = observe; *n; n++)
 			if (!in_list(&p->sys_deny, *n) && rule(c, SCMP_ACT_NOTIFY, *n, 0, NULL, err) < 0)
 				goto out;
 	}
@@ -249,14 +241,6 @@ int seccomp_apply_fd(int memfd, bool notify, int *listener, cordon_error *err)
 	int r = seccomp_apply(&sp, listener, err);
 	munmap(m, (size_t)st.st_size);
 	return r;
-}
-
-bool seccomp_is_observed(int nr)
-{
-	for (const char *const *n = observed; *n; n++)
-		if (seccomp_syscall_resolve_name(*n) == nr)
-			return true;
-	return false;
 }
 
 static const char *family_name(uint64_t f)

@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include "unit.h"
 #include "policy.h"
+#include "observe.h"
 #include "seccomp-policy.h"
 
 static uint32_t run_bpf(const struct sock_filter *f, unsigned len, const struct seccomp_data *d)
@@ -117,7 +118,7 @@ static void test_default_policy_table(void **st)
 	cordon_policy *p = policy_new();
 	struct seccomp_plan sp;
 	cordon_error e;
-	assert_int_equal(seccomp_build(p, true, true, &sp, &e), 0);
+	assert_int_equal(seccomp_build(p, true, observer_calls, &sp, &e), 0);
 	const struct call table[] = {
 		{"plain read", N("read"), {0}, SECCOMP_RET_ALLOW, 0},
 		{"mount", N("mount"), {0}, SECCOMP_RET_USER_NOTIF, 0},
@@ -173,7 +174,7 @@ static void test_without_notify(void **st)
 	cordon_policy *p = policy_new();
 	struct seccomp_plan sp;
 	cordon_error e;
-	assert_int_equal(seccomp_build(p, false, true, &sp, &e), 0);
+	assert_int_equal(seccomp_build(p, false, observer_calls, &sp, &e), 0);
 	assert_false(sp.observe);
 	struct call c1 = {"mount", N("mount"), {0}, 0, 0};
 	assert_int_equal(decide(&sp, &c1), SECCOMP_RET_ERRNO | EPERM);
@@ -192,7 +193,7 @@ static void test_policy_adjustments(void **st)
 	cordon_error e;
 	assert_int_equal(policy_load_json(p, j, strlen(j), "p", "/", &e), 0);
 	struct seccomp_plan sp;
-	assert_int_equal(seccomp_build(p, true, false, &sp, &e), 0);
+	assert_int_equal(seccomp_build(p, true, NULL, &sp, &e), 0);
 	struct call allowed = {"mount re-allowed", N("mount"), {0}, 0, 0};
 	assert_int_equal(decide(&sp, &allowed), SECCOMP_RET_ALLOW);
 	struct call pers = {"personality re-allowed", N("personality"), {0x0040000}, 0, 0};
