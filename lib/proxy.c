@@ -16,14 +16,20 @@
 #include "proxy.h"
 
 #define HDR_MAX PROXY_HDR_MAX
-#define PIPE_SIZE (1 << 20)
+/* Pipes start at the kernel's default (64 KiB) and grow, four-fold at a
+ * time up to PIPE_MAX, while a transfer keeps them full. Together they may
+ * pin at most PIPE_BUDGET of kernel memory, whatever the run does with its
+ * PROXY_MAX_CONNS connections: a run that opens many streams and reads none
+ * cannot make the supervisor hold more than that. */
+#define PIPE_MAX (1u << 20)
+#define PIPE_BUDGET (64u << 20)
 
 enum cstate { C_REQUEST, C_RESOLVING, C_CONNECTING, C_RELAY, C_DEAD };
 
 struct conn {
 	int cfd, ufd;
 	int cu[2], uc[2]; /* client->upstream and upstream->client pipes */
-	size_t cu_len, uc_len, pipe_cap;
+	size_t cu_len, uc_len, cu_cap, uc_cap; /* bytes in each pipe, and its size */
 	enum cstate st;
 	int proto;        /* PROTO_*, as the parser found it */
 	int socks_stage;  /* 0: greeting, 1: request */
@@ -50,6 +56,7 @@ struct proxy {
 	struct run_report *rep;
 	struct conn *c[PROXY_MAX_CONNS];
 	size_t nlive;
+	size_t pipe_bytes; /* the size of all pipes, against PIPE_BUDGET */
 };
 
 /* ---- rules and addresses (pure) ---- */
@@ -178,6 +185,8 @@ static void conn_close(struct proxy *px, size_t slot)
 		px->rep->net.ep[c->ep].up += c->up;
 		px->rep->net.ep[c->ep].down += c->down;
 	}
+	px->pipe_bytes -= c->cu_cap + c->uc_cap;
+	c->cu_cap = c->uc_cap = 0;
 	px->rep->net.up += c->up;
 	px->rep->net.down += c->down;
 	int *fds[] = {&c->cfd, &c->ufd, &c->cu[0], &c->cu[1], &c->uc[0], &c->uc[1]};
@@ -552,24 +561,10 @@ static void on_request(struct proxy *px, size_t slot)
 	}
 }
 
-static void relay_interest(struct proxy *px, size_t slot)
-{
-	struct conn *c = px->c[slot];
-	bool up_pending = c->to_up.len > c->up_off, down_pending = c->to_down.len > c->down_off;
-	uint32_t cev = 0, uev = 0;
-	if (!c->c_eof && c->cu_len < c->pipe_cap)
-		cev |= EPOLLIN;
-	if (down_pending || c->uc_len)
-		cev |= EPOLLOUT;
-	if (!c->u_eof && c->uc_len < c->pipe_cap && !down_pending)
-		uev |= EPOLLIN;
-	if (up_pending || c->cu_len)
-		uev |= EPOLLOUT;
-	set_interest(px, slot, c->cfd, &c->c_ev, cev, 1);
-	set_interest(px, slot, c->ufd, &c->u_ev, uev, 2);
-}
+static void on_relay(struct proxy *px, size_t slot);
 
-static void on_relay(struct proxy *px, size_t slot, int kind, uint32_t ev);
+/* Rounds of pumping per wake-up before other connections get their turn. */
+#define RELAY_ROUNDS 16
 
 static void connected(struct proxy *px, size_t slot)
 {
@@ -584,66 +579,103 @@ static void connected(struct proxy *px, size_t slot)
 		refuse(px, slot, "cordon: out of pipes", 1, 502);
 		return;
 	}
-	fcntl(c->cu[1], F_SETPIPE_SZ, PIPE_SIZE);
-	fcntl(c->uc[1], F_SETPIPE_SZ, PIPE_SIZE);
 	int cap = fcntl(c->cu[1], F_GETPIPE_SZ);
-	c->pipe_cap = cap > 0 ? (size_t)cap : 65536;
+	c->cu_cap = c->uc_cap = cap > 0 ? (size_t)cap : 65536;
+	px->pipe_bytes += c->cu_cap + c->uc_cap;
 	if (c->proto == PROTO_CONNECT)
 		buf_printf(&c->to_down, "HTTP/1.1 200 Connection established\r\n\r\n");
 	else if (c->proto == PROTO_SOCKS)
 		buf_append(&c->to_down, "\x05\x00\x00\x01\x00\x00\x00\x00\x00\x00", 10);
 	c->st = C_RELAY;
+	/* From here on both sockets are watched edge-triggered for both
+	 * directions, registered once: the relay pumps until the kernel says
+	 * EAGAIN, so no wake-up is lost and no epoll_ctl is needed per chunk. */
+	set_interest(px, slot, c->cfd, &c->c_ev, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, 1);
+	set_interest(px, slot, c->ufd, &c->u_ev, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, 2);
 	/* Say so (and pass on what followed the request) now, not a wake-up later. */
-	on_relay(px, slot, 0, EPOLLOUT);
+	on_relay(px, slot);
 }
 
-/* Move bytes one way: pending buffer first, then the pipe. */
-static int pump(int from, int pipe_w, int pipe_r, int to, size_t *len, size_t cap, buf *pend, size_t *off,
-		bool can_read, bool can_write, bool *eof, uint64_t *count)
+/* One direction of a relay: a pending prefix, then the pipe between the two
+ * sockets. `from` is drained into the pipe, the pipe into `to`. */
+struct way {
+	struct proxy *px;
+	int from, pipe_w, pipe_r, to;
+	size_t *len, *cap;
+	buf *pend;
+	size_t *off;
+	bool *eof;
+	uint64_t *count;
+};
+
+/* A transfer that fills its pipe gets a bigger one, within the budget. */
+static void grow_pipe(const struct way *w)
 {
-	if (can_read && !*eof && *len < cap) {
-		ssize_t n = splice(from, NULL, pipe_w, NULL, cap - *len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-		if (n > 0)
-			*len += (size_t)n;
-		else if (n == 0)
-			*eof = true;
-		else if (errno != EAGAIN)
-			return -1;
-	}
-	if (can_write) {
-		while (pend->len > *off) {
-			ssize_t n = send(to, pend->p + *off, pend->len - *off, MSG_NOSIGNAL | MSG_DONTWAIT);
-			if (n < 0)
-				return errno == EAGAIN ? 0 : -1;
-			*off += (size_t)n;
-		}
-		if (*len) {
-			ssize_t n = splice(pipe_r, NULL, to, NULL, *len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-			if (n > 0) {
-				*len -= (size_t)n;
-				*count += (uint64_t)n;
-			} else if (n < 0 && errno != EAGAIN) {
-				return -1;
-			}
-		}
-	}
-	return 0;
+	size_t want = *w->cap * 4 > PIPE_MAX ? PIPE_MAX : *w->cap * 4;
+	if (want <= *w->cap || w->px->pipe_bytes - *w->cap + want > PIPE_BUDGET)
+		return;
+	int got = fcntl(w->pipe_w, F_SETPIPE_SZ, (int)want);
+	if (got <= 0) /* the pipe stays as it is (e.g. pipe-user-pages-soft) */
+		return;
+	w->px->pipe_bytes = w->px->pipe_bytes - *w->cap + (size_t)got;
+	*w->cap = (size_t)got;
 }
 
-static void on_relay(struct proxy *px, size_t slot, int kind, uint32_t ev)
+/* Move what can move without blocking. Returns 1 if any byte moved, 0 if
+ * not, -1 on a connection error. */
+static int pump(const struct way *w)
+{
+	int moved = 0;
+	while (w->pend->len > *w->off) {
+		ssize_t n = send(w->to, w->pend->p + *w->off, w->pend->len - *w->off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0)
+			return errno == EAGAIN ? moved : -1; /* the rest must go first */
+		*w->off += (size_t)n;
+		moved = 1;
+	}
+	if (*w->len) {
+		ssize_t n = splice(w->pipe_r, NULL, w->to, NULL, *w->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n > 0) {
+			*w->len -= (size_t)n;
+			*w->count += (uint64_t)n;
+			moved = 1;
+		} else if (n < 0 && errno != EAGAIN) {
+			return -1;
+		}
+	}
+	if (!*w->eof && *w->len < *w->cap) {
+		ssize_t n = splice(w->from, NULL, w->pipe_w, NULL, *w->cap - *w->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n > 0) {
+			*w->len += (size_t)n;
+			moved = 1;
+			if (*w->len >= *w->cap / 4 * 3)
+				grow_pipe(w);
+		} else if (n == 0) {
+			*w->eof = true;
+			moved = 1;
+		} else if (errno != EAGAIN) {
+			return -1;
+		}
+	}
+	return moved;
+}
+
+static void on_relay(struct proxy *px, size_t slot)
 {
 	struct conn *c = px->c[slot];
-	bool err = ev & EPOLLERR;
-	bool cin = kind == 1 && (ev & (EPOLLIN | EPOLLHUP)), uout = kind == 2 && (ev & EPOLLOUT);
-	bool uin = kind == 2 && (ev & (EPOLLIN | EPOLLHUP)), cout = kind == 1 && (ev & EPOLLOUT);
-	if (err ||
-	    pump(c->cfd, c->cu[1], c->cu[0], c->ufd, &c->cu_len, c->pipe_cap, &c->to_up, &c->up_off, cin, uout,
-		 &c->c_eof, &c->up) < 0 ||
-	    pump(c->ufd, c->uc[1], c->uc[0], c->cfd, &c->uc_len, c->pipe_cap, &c->to_down, &c->down_off, uin,
-		 cout, &c->u_eof, &c->down) < 0) {
-		conn_close(px, slot);
-		return;
-	}
+	const struct way up = {px, c->cfd, c->cu[1], c->cu[0], c->ufd, &c->cu_len, &c->cu_cap, &c->to_up, &c->up_off,
+			       &c->c_eof, &c->up};
+	const struct way down = {px, c->ufd, c->uc[1], c->uc[0], c->cfd, &c->uc_len, &c->uc_cap, &c->to_down,
+				 &c->down_off, &c->u_eof, &c->down};
+	int rounds = 0, a, b;
+	do {
+		a = pump(&up);
+		b = pump(&down);
+		if (a < 0 || b < 0) {
+			conn_close(px, slot);
+			return;
+		}
+	} while ((a || b) && ++rounds < RELAY_ROUNDS);
 	/* Half-close: pass an EOF on once everything before it is through. */
 	if (c->c_eof && !c->cu_len && c->to_up.len == c->up_off && !c->u_shut) {
 		shutdown(c->ufd, SHUT_WR);
@@ -657,7 +689,14 @@ static void on_relay(struct proxy *px, size_t slot, int kind, uint32_t ev)
 		conn_close(px, slot);
 		return;
 	}
-	relay_interest(px, slot);
+	if (rounds == RELAY_ROUNDS) {
+		/* Still moving: yield to the other connections. Re-registering an
+		 * edge-triggered socket queues a new event if it is ready. */
+		struct epoll_event ev = {.events = c->c_ev, .data.u64 = tag(slot, 1)};
+		epoll_ctl(px->epfd, EPOLL_CTL_MOD, c->cfd, &ev);
+		ev = (struct epoll_event){.events = c->u_ev, .data.u64 = tag(slot, 2)};
+		epoll_ctl(px->epfd, EPOLL_CTL_MOD, c->ufd, &ev);
+	}
 }
 
 static void on_accept(struct proxy *px)
@@ -712,7 +751,10 @@ void proxy_event(struct proxy *px, uint64_t data, uint32_t events)
 			connected(px, slot);
 		break;
 	case C_RELAY:
-		on_relay(px, slot, kind, events);
+		if (events & EPOLLERR)
+			conn_close(px, slot);
+		else
+			on_relay(px, slot);
 		break;
 	default:
 		break;

@@ -151,6 +151,52 @@ print('ok', round(time.time() - t, 2) < 3)"
 	t_assert
 }
 
+test_proxy_buffers_are_bounded() {
+	# 100 streams that the run never reads: each would grow its pipe to
+	# 1 MiB (100 MiB pinned in the supervisor); the budget holds them to 64 MiB.
+	serve big 32
+	"$BUILD/cordon" run --report "$T_TMP/r.json" --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+import socket, time
+conns = []
+for i in range(100):
+    s = socket.create_connection(('127.0.0.1', 3128))
+    s.sendall(b'CONNECT 127.0.0.1:$PORT HTTP/1.1\r\n\r\n')
+    s.recv(39)
+    conns.append(s)
+open('ready', 'w').close()
+time.sleep(4)" >/dev/null 2>&1 &
+	local sup=$!
+	for _ in $(seq 100); do [ -e ready ] && break; sleep 0.1; done
+	sleep 1.5
+	local sizes
+	sizes=$(/usr/bin/python3 -c "
+import fcntl, os, sys
+d = '/proc/%s/fd' % sys.argv[1]
+total = big = 0
+seen = set()  # both ends of a pipe are one pipe
+for n in os.listdir(d):
+    try:
+        link = os.readlink(os.path.join(d, n))
+        if not link.startswith('pipe:') or link in seen:
+            continue
+        seen.add(link)
+        fd = os.open(os.path.join(d, n), os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        continue
+    sz = fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
+    os.close(fd)
+    total += sz
+    big = max(big, sz)
+print(total >> 20, big >> 10)" "$sup")
+	wait $sup
+	stop $SRV
+	local total=${sizes% *} big=${sizes#* }
+	expect_eq "$([ -e ready ] && echo yes)" yes "the run opened its 100 connections"
+	expect_eq "$big" 1024 "a stream that fills its pipe gets a 1 MiB pipe (largest: $big KiB)"
+	expect_eq "$([ "$total" -le 65 ] && echo within)" within "all pipes of the supervisor: $total MiB (budget 64 MiB)"
+	t_assert
+}
+
 test_200_concurrent_connections() {
 	serve echo
 	cordon_run --net 127.0.0.1:$PORT --pids-limit 512 -- /usr/bin/python3 -c "
@@ -232,7 +278,7 @@ for port in ($a, $b):
 for t in test_explain_endpoints_agree_with_run test_unprivileged_user_all_layers test_http_clients_through_proxy test_git_over_http test_raw_socks5_client \
 	test_other_port_denied_at_once test_direct_connect_fails_and_is_reported test_no_net_means_nothing \
 	test_name_to_loopback_refused_wildcards_match test_literal_loopback_rule_reaches_host \
-	test_slow_and_stuck_clients_do_not_stall_others test_200_concurrent_connections \
+	test_slow_and_stuck_clients_do_not_stall_others test_proxy_buffers_are_bounded test_200_concurrent_connections \
 	test_explain_and_ceiling_for_endpoints; do
 	t_run $t
 done
