@@ -50,29 +50,53 @@ echo
 "$BUILD/bench-layers" 200
 
 # Egress (issue 4): 1 GiB through the proxy vs the same transfer direct on
-# loopback, and the added latency of a new connection (connect + 1-byte echo).
+# loopback, and the added latency of a new connection (connect + CONNECT +
+# 1-byte echo). Beside them, a minimal relay with no sandbox at all (one
+# thread per direction, plain read/write or splice): what any user-space
+# relay costs on this machine. Rounds alternate, so that drift in the VM's
+# speed falls on every row alike; the figure is the median of the rounds.
 NB="$BUILD/bench-net"
+ROUNDS=${BENCH_NET_ROUNDS:-3}
 "$NB" serve-bulk "$ws/bulk.port" 1073741824 &
-bulk=$!
+srv=($!)
 "$NB" serve-echo "$ws/echo.port" &
-echo_srv=$!
-for _ in $(seq 50); do [ -s "$ws/bulk.port" ] && [ -s "$ws/echo.port" ] && break; sleep 0.1; done
-BP=$(cat "$ws/bulk.port"); EP=$(cat "$ws/echo.port")
+srv+=($!)
+"$NB" serve-relay "$ws/rcopy.port" copy &
+srv+=($!)
+"$NB" serve-relay "$ws/rsplice.port" splice &
+srv+=($!)
+for _ in $(seq 50); do
+	[ -s "$ws/bulk.port" ] && [ -s "$ws/echo.port" ] && [ -s "$ws/rcopy.port" ] && [ -s "$ws/rsplice.port" ] && break
+	sleep 0.1
+done
+BP=$(cat "$ws/bulk.port"); EP=$(cat "$ws/echo.port"); RC=$(cat "$ws/rcopy.port"); RS=$(cat "$ws/rsplice.port")
+median() { sort -n | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}'; }
+for r in $(seq "$ROUNDS"); do
+	"$NB" fetch "$BP" >>"$ws/t.direct"
+	"$NB" fetch "$BP" "$RC" >>"$ws/t.rcopy"
+	"$NB" fetch "$BP" "$RS" >>"$ws/t.rsplice"
+	"$C" run --ro "$BUILD" --net "127.0.0.1:$BP" -- "$NB" fetch "$BP" 3128 >>"$ws/t.cordon"
+	"$NB" latency "$EP" 300 >>"$ws/l.direct"
+	"$NB" latency "$EP" 300 "$RC" >>"$ws/l.rcopy"
+	"$NB" latency "$EP" 300 "$RS" >>"$ws/l.rsplice"
+	"$C" run --ro "$BUILD" --net "127.0.0.1:$EP" -- "$NB" latency "$EP" 300 3128 >>"$ws/l.cordon"
+done
+kill "${srv[@]}" 2>/dev/null
+wait "${srv[@]}" 2>/dev/null || true
 echo
-echo "egress through the proxy (1 GiB, MB/s; latency of a new connection, us median/p90)"
-direct=$("$NB" fetch "$BP"); direct2=$("$NB" fetch "$BP")
-proxied=$("$C" run --ro "$BUILD" --net "127.0.0.1:$BP" -- "$NB" fetch "$BP" 3128)
-proxied2=$("$C" run --ro "$BUILD" --net "127.0.0.1:$BP" -- "$NB" fetch "$BP" 3128)
-printf '%-46s %9s %9s\n' "direct on loopback" "$direct" "$direct2"
-printf '%-46s %9s %9s\n' "through cordon's proxy (splice)" "$proxied" "$proxied2"
-awk -v a="$proxied2" -v b="$direct2" 'BEGIN{printf "throughput ratio proxy/direct:                   %.2f (goal >= 0.80)\n", a/b}'
-ld=$("$NB" latency "$EP" 300)
-lp=$("$C" run --ro "$BUILD" --net "127.0.0.1:$EP" -- "$NB" latency "$EP" 300 3128)
-printf '%-46s %s\n' "latency direct (median p90)" "$ld"
-printf '%-46s %s\n' "latency through the proxy (median p90)" "$lp"
-awk -v a="${lp%% *}" -v b="${ld%% *}" 'BEGIN{printf "added latency per connection (median):           %d us (goal < 200 us)\n", a-b}'
-kill $bulk $echo_srv 2>/dev/null
-wait $bulk $echo_srv 2>/dev/null || true
+echo "egress, $ROUNDS alternating rounds (1 GiB: MB/s; a new connection: us, median of round medians)"
+printf '%-46s %9s %9s\n' "" "MB/s" "latency"
+for k in direct:"direct on loopback" rcopy:"minimal relay, no sandbox (read/write)" \
+	rsplice:"minimal relay, no sandbox (splice)" cordon:"cordon run --net (proxy, splice)"; do
+	printf '%-46s %9s %9s\n' "${k#*:}" "$(median <"$ws/t.${k%%:*}")" "$(cut -d' ' -f1 "$ws/l.${k%%:*}" | median)"
+done
+td=$(median <"$ws/t.direct"); tc=$(median <"$ws/t.cordon"); trc=$(median <"$ws/t.rcopy"); trs=$(median <"$ws/t.rsplice")
+ld=$(cut -d' ' -f1 "$ws/l.direct" | median); lc=$(cut -d' ' -f1 "$ws/l.cordon" | median)
+lrc=$(cut -d' ' -f1 "$ws/l.rcopy" | median)
+awk -v a="$tc" -v b="$td" 'BEGIN{printf "throughput ratio proxy/direct:                   %.2f (goal >= 0.80)\n", a/b}'
+awk -v a="$trc" -v s="$trs" -v b="$td" 'BEGIN{printf "  the minimal relays on this machine:             %.2f (read/write), %.2f (splice)\n", a/b, s/b}'
+awk -v a="$lc" -v b="$ld" 'BEGIN{printf "added latency per connection (median):           %d us (goal < 200 us)\n", a-b}'
+awk -v a="$lrc" -v b="$ld" 'BEGIN{printf "  the minimal relay (read/write) adds:            %d us\n", a-b}'
 bw=$(med_of "bwrap (all namespaces, minimal root)")
 cd_=$(med_of "cordon run (no limits; accounting cgroup)")
 cn=$(med_of "cordon run (no cgroup: CORDON_CGROUP=none)")
