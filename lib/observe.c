@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <time.h>
 #include <limits.h>
@@ -101,6 +102,15 @@ static void *observer_main(void *arg)
 		int n = observer_handle(o, o->rep);
 		if (n < 0 && errno != EINTR)
 			break;
+		if (o->maybe_gone) {
+			/* Without a task left the listener hangs up and no notification
+			 * can come again (the filter is only inherited): stop here
+			 * instead of spinning on ENOENT until observer_stop. */
+			struct pollfd pf = {.fd = o->listener, .events = POLLIN};
+			o->maybe_gone = false;
+			if (poll(&pf, 1, 0) == 1 && (pf.revents & POLLHUP) && !(pf.revents & POLLIN))
+				break;
+		}
 		if (n > 0) {
 			atomic_store(&o->violated, true);
 			if (o->pidfd >= 0)
@@ -267,8 +277,12 @@ static int respond(struct observer *o, int error)
 int observer_handle(struct observer *o, struct run_report *rep)
 {
 	memset(o->req, 0, o->req_size);
-	if (ioctl(o->listener, SECCOMP_IOCTL_NOTIF_RECV, o->req) < 0)
+	if (ioctl(o->listener, SECCOMP_IOCTL_NOTIF_RECV, o->req) < 0) {
+		/* ENOENT: the caller died before we got to it, or no task uses
+		 * the filter any more (RECV then returns at once, every time). */
+		o->maybe_gone = errno == ENOENT;
 		return errno == EINTR || errno == ENOENT ? 0 : -1;
+	}
 
 	o->notifications++;
 	const struct seccomp_data *d = &o->req->data;

@@ -29,6 +29,7 @@ struct observer {
 	uint16_t loopback_ports[64];
 	size_t nloopback_ports;
 	bool sync_wakeup;
+	bool maybe_gone; /* RECV said ENOENT: perhaps no task is left */
 	uint64_t handle_ns; /* time spent handling (diagnostics) */
 	/* thread */
 	pthread_t thread;
