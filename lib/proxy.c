@@ -4,6 +4,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -338,11 +339,14 @@ static void start_connect(struct proxy *px, size_t slot, const struct sockaddr *
 		return;
 	}
 	c->st = C_CONNECTING;
-	struct epoll_event ev = {.events = EPOLLOUT, .data.u64 = tag(slot, 2)};
+	/* A loopback handshake is often over by now: then no wake-up to wait for. */
+	struct pollfd pf = {.fd = c->ufd, .events = POLLOUT};
+	bool done = r == 0 || poll(&pf, 1, 0) == 1;
+	struct epoll_event ev = {.events = done ? 0 : EPOLLOUT, .data.u64 = tag(slot, 2)};
 	epoll_ctl(px->epfd, EPOLL_CTL_ADD, c->ufd, &ev);
-	c->u_ev = EPOLLOUT;
+	c->u_ev = ev.events;
 	set_interest(px, slot, c->cfd, &c->c_ev, 0, 1);
-	if (r == 0) /* loopback connects often complete at once: no wake-up to wait for */
+	if (done)
 		connected(px, slot);
 }
 
@@ -579,13 +583,19 @@ static void connected(struct proxy *px, size_t slot)
 		refuse(px, slot, "cordon: out of pipes", 1, 502);
 		return;
 	}
-	int cap = fcntl(c->cu[1], F_GETPIPE_SZ);
-	c->cu_cap = c->uc_cap = cap > 0 ? (size_t)cap : 65536;
-	px->pipe_bytes += c->cu_cap + c->uc_cap;
+	/* The client waits for this answer before it sends anything: first. */
 	if (c->proto == PROTO_CONNECT)
 		buf_printf(&c->to_down, "HTTP/1.1 200 Connection established\r\n\r\n");
 	else if (c->proto == PROTO_SOCKS)
 		buf_append(&c->to_down, "\x05\x00\x00\x01\x00\x00\x00\x00\x00\x00", 10);
+	if (c->to_down.len) {
+		ssize_t n = send(c->cfd, c->to_down.p, c->to_down.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0)
+			c->down_off = (size_t)n; /* the rest, if any, goes before the relayed bytes */
+	}
+	int cap = fcntl(c->cu[1], F_GETPIPE_SZ);
+	c->cu_cap = c->uc_cap = cap > 0 ? (size_t)cap : 65536;
+	px->pipe_bytes += c->cu_cap + c->uc_cap;
 	c->st = C_RELAY;
 	/* From here on both sockets are watched edge-triggered for both
 	 * directions, registered once: the relay pumps until the kernel says
@@ -796,6 +806,10 @@ int proxy_listen(struct proxy *px, int lfd, cordon_error *err)
 {
 	px->lfd = lfd;
 	fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK);
+	/* Every protocol here starts with the client speaking: wake up once, when
+	 * the request is there, not also for the handshake before it. */
+	int secs = 5;
+	setsockopt(lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &secs, sizeof(secs));
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(0, 0)};
 	if (epoll_ctl(px->epfd, EPOLL_CTL_ADD, lfd, &ev) < 0)
 		return cordon_err_errno(err, "proxy: watch the listening socket");
