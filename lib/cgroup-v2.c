@@ -25,8 +25,8 @@ static int v2_create(struct cgroup *cg, const struct cg_limits *lim, cordon_erro
 		if (cg_v2_has(parent, "cpu"))
 			strcat(want, "+cpu");
 		cordon_error e2;
-		if (cg_write(parent, "cgroup.subtree_control", want, &e2) < 0 && e2.code == EBUSY)
-			busy = true; /* "no internal processes": our cgroup has members */
+		if (cg_v2_enable(parent, want, &e2) < 0 && e2.code == EBUSY)
+			busy = true; /* other processes share our cgroup */
 	}
 	snprintf(cg->dirs[0], sizeof(cg->dirs[0]), "%s/%s", parent, cg->name);
 	if (mkdir(cg->dirs[0], 0755) < 0) {
@@ -42,7 +42,7 @@ static int v2_create(struct cgroup *cg, const struct cg_limits *lim, cordon_erro
 	cg->has_pids = access(path, F_OK) == 0;
 	/* Without delegation the controllers cannot be enabled below a cgroup
 	 * that has processes of its own (a login session's scope, say). */
-	const char *hint = busy ? " (cordon's cgroup has other processes; run it in a delegated cgroup, e.g. systemd-run --scope -p Delegate=yes cordon run ...)" : "";
+	const char *hint = busy ? " (cordon's cgroup has other processes; run it alone in a delegated cgroup, e.g. systemd-run --scope -p Delegate=yes cordon run ...)" : "";
 	if (lim->memory) {
 		if (!cg->has_memory)
 			return cordon_err(err, 0, "the memory controller is not available in %s%s", parent, hint);

@@ -144,11 +144,59 @@ bool cg_v2_has(const char *dir, const char *name)
 
 int cg_v2_self_dir(char *out, size_t outsz)
 {
-	char mp[2048], self[2048];
+	char mp[2048], self[2048], leaf[64];
 	if (cg_mount_point(NULL, true, mp, sizeof(mp)) < 0 || cg_self_path("", self, sizeof(self)) < 0)
 		return -1;
+	/* Moved into our own leaf by cg_v2_enable: the runs go beside it. */
+	snprintf(leaf, sizeof(leaf), "/" CG_V2_LEAF_FMT, (int)getpid());
+	size_t sl = strlen(self), ll = strlen(leaf);
+	if (sl > ll && strcmp(self + sl - ll, leaf) == 0)
+		self[sl - ll] = '\0';
 	snprintf(out, outsz, "%s%s", mp, self);
 	return 0;
+}
+
+/* Is this process the only member of the cgroup at dir? */
+static bool only_member(const char *dir)
+{
+	char procs[4096];
+	if (cg_read(dir, "cgroup.procs", procs, sizeof(procs)) < 0)
+		return false;
+	int n = 0;
+	for (char *p = procs, *end; *p; p = end) {
+		long pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (pid != getpid())
+			return false;
+		n++;
+		while (*end == '\n')
+			end++;
+	}
+	return n == 1;
+}
+
+int cg_v2_enable(const char *dir, const char *want, cordon_error *err)
+{
+	cordon_error e2;
+	if (cg_write(dir, "cgroup.subtree_control", want, &e2) == 0)
+		return 0;
+	if (e2.code != EBUSY || !only_member(dir))
+		return cordon_err(err, e2.code, "%s", e2.msg);
+	/* "No internal processes": a cgroup with members cannot hand
+	 * controllers to children. In a delegated cgroup where the supervisor
+	 * is alone (systemd-run --scope -p Delegate=yes, a container's own
+	 * cgroup) it moves into a leaf of its own, and the runs go beside it. */
+	char leaf[4300], pid[32];
+	snprintf(leaf, sizeof(leaf), "%s/" CG_V2_LEAF_FMT, dir, (int)getpid());
+	if (mkdir(leaf, 0755) < 0 && errno != EEXIST)
+		return cordon_err_errno(err, "mkdir %s", leaf);
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	if (cg_write(leaf, "cgroup.procs", pid, err) < 0) {
+		rmdir(leaf);
+		return -1;
+	}
+	return cg_write(dir, "cgroup.subtree_control", want, err);
 }
 
 static bool v2_has_controllers(void)
@@ -212,7 +260,8 @@ static void reap_dir(const char *parent)
 	while ((e = readdir(d))) {
 		int pid;
 		unsigned n;
-		if (sscanf(e->d_name, "cordon-%d-%u", &pid, &n) != 2)
+		if (sscanf(e->d_name, "cordon-%d-%u", &pid, &n) != 2 &&
+		    sscanf(e->d_name, CG_V2_LEAF_FMT, &pid) != 1)
 			continue;
 		if (kill(pid, 0) == 0 || errno != ESRCH)
 			continue;

@@ -58,8 +58,15 @@ int cg_read_key(const char *dir, const char *file, const char *key, uint64_t *ou
 int cg_self_path(const char *controller, char *out, size_t outsz);
 /* v2: does dir's cgroup.controllers list this controller (exact name)? */
 bool cg_v2_has(const char *dir, const char *name);
-/* v2: our own cgroup's directory ("<mount><self>"). */
+/* v2: the directory the runs' cgroups go in: our own cgroup ("<mount><self>"),
+ * or the one above it when cg_v2_enable moved us into our leaf. */
 int cg_v2_self_dir(char *out, size_t outsz);
+/* v2: the supervisor's own leaf, cordon-PID-supervisor. */
+#define CG_V2_LEAF_FMT "cordon-%d-supervisor"
+/* v2: enable controllers ("+memory +pids") for dir's children. When dir has
+ * members and this process is the only one, move into our leaf first
+ * ("no internal processes"); with other members the error is EBUSY. */
+int cg_v2_enable(const char *dir, const char *want, cordon_error *err);
 /* Mount point of the hierarchy carrying controller (v1) or the cgroup2 one. */
 int cg_mount_point(const char *controller, bool v2, char *out, size_t outsz);
 

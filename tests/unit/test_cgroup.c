@@ -1,0 +1,181 @@
+/* cgroup v2 delegation, for real on this host's cgroup2 hierarchy. A
+ * supervisor alone in its cgroup (systemd-run --scope -p Delegate=yes, a
+ * container's cgroup) cannot hand controllers to the runs' cgroups while it
+ * is a member itself ("no internal processes"): cg_v2_enable moves it into a
+ * leaf of its own first. With another member there, it must not move, and
+ * the error is EBUSY. The test uses the first controller the cgroup2 root
+ * offers (hugetlb on this hybrid host; memory on a pure-v2 one). */
+#include "unit.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "cgroup.h"
+
+static char root[2048], ctrl[64], plus[80];
+static bool enabled_at_root;
+
+static int slurp(const char *path, char *out, size_t sz)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, out, sz - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	out[n] = '\0';
+	return 0;
+}
+
+static int setup(void **st)
+{
+	(void)st;
+	char path[2200], buf[512];
+	if (cg_mount_point(NULL, true, root, sizeof(root)) < 0)
+		fail_msg("no cgroup2 hierarchy is mounted");
+	snprintf(path, sizeof(path), "%s/cgroup.controllers", root);
+	if (slurp(path, buf, sizeof(buf)) < 0 || sscanf(buf, "%63s", ctrl) != 1)
+		fail_msg("the cgroup2 root offers no controller to test with");
+	snprintf(plus, sizeof(plus), "+%s", ctrl);
+	/* The root is exempt from "no internal processes": make the controller
+	 * available to its children for the test, and undo that afterwards. */
+	snprintf(path, sizeof(path), "%s/cgroup.subtree_control", root);
+	if (slurp(path, buf, sizeof(buf)) < 0)
+		fail_msg("read %s", path);
+	if (!strstr(buf, ctrl)) {
+		cordon_error e;
+		if (cg_write(root, "cgroup.subtree_control", plus, &e) < 0)
+			fail_msg("%s", e.msg);
+		enabled_at_root = true;
+	}
+	return 0;
+}
+
+static int teardown(void **st)
+{
+	(void)st;
+	if (enabled_at_root) {
+		char minus[80];
+		snprintf(minus, sizeof(minus), "-%s", ctrl);
+		cg_write(root, "cgroup.subtree_control", minus, NULL);
+	}
+	return 0;
+}
+
+static void join(const char *dir, pid_t pid)
+{
+	char v[32];
+	snprintf(v, sizeof(v), "%d", (int)pid);
+	cordon_error e;
+	if (cg_write(dir, "cgroup.procs", v, &e) < 0)
+		fail_msg("%s", e.msg);
+}
+
+/* Alone in its cgroup: moves into cordon-PID-supervisor, the controller is
+ * enabled, and the runs' directory is still the delegated cgroup. */
+static void test_alone_moves_into_leaf(void **st)
+{
+	(void)st;
+	char dir[2300];
+	snprintf(dir, sizeof(dir), "%s/cordon-test-alone-%d", root, (int)getpid());
+	assert_int_equal(mkdir(dir, 0755), 0);
+	pid_t c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		join(dir, getpid());
+		cordon_error e;
+		if (cg_v2_enable(dir, plus, &e) < 0) {
+			fprintf(stderr, "cg_v2_enable: %s\n", e.msg);
+			_exit(1);
+		}
+		char path[2400], buf[512], want[2400], self[2400];
+		snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
+		if (slurp(path, buf, sizeof(buf)) < 0 || !strstr(buf, ctrl))
+			_exit(2);
+		/* Our own cgroup is now the leaf... */
+		if (slurp("/proc/self/cgroup", buf, sizeof(buf)) < 0)
+			_exit(3);
+		snprintf(want, sizeof(want), "%s/" CG_V2_LEAF_FMT "\n", strrchr(dir, '/'), (int)getpid());
+		size_t bl = strlen(buf), wl = strlen(want);
+		if (bl < wl || strcmp(buf + bl - wl, want) != 0) {
+			fprintf(stderr, "in %s, want ...%s", buf, want);
+			_exit(4);
+		}
+		/* ...and the runs still go in the delegated cgroup, beside it. */
+		if (cg_v2_self_dir(self, sizeof(self)) < 0 || strcmp(self, dir) != 0) {
+			fprintf(stderr, "runs go in %s, want %s\n", self, dir);
+			_exit(5);
+		}
+		/* A run's cgroup there gets the controller. */
+		snprintf(path, sizeof(path), "%s/run", dir);
+		if (mkdir(path, 0755) < 0)
+			_exit(6);
+		snprintf(path, sizeof(path), "%s/run/cgroup.controllers", dir);
+		int ok = slurp(path, buf, sizeof(buf)) == 0 && strstr(buf, ctrl);
+		snprintf(path, sizeof(path), "%s/run", dir);
+		rmdir(path);
+		_exit(ok ? 0 : 7);
+	}
+	int status;
+	assert_int_equal(waitpid(c, &status, 0), c);
+	char leaf[2400];
+	snprintf(leaf, sizeof(leaf), "%s/" CG_V2_LEAF_FMT, dir, (int)c);
+	rmdir(leaf);
+	rmdir(dir);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* Another process shares the cgroup: no move, EBUSY. */
+static void test_shared_cgroup_is_ebusy(void **st)
+{
+	(void)st;
+	char dir[2300];
+	snprintf(dir, sizeof(dir), "%s/cordon-test-shared-%d", root, (int)getpid());
+	assert_int_equal(mkdir(dir, 0755), 0);
+	pid_t other = fork();
+	assert_true(other >= 0);
+	if (other == 0) {
+		pause();
+		_exit(0);
+	}
+	join(dir, other);
+	pid_t c = fork();
+	assert_true(c >= 0);
+	if (c == 0) {
+		join(dir, getpid());
+		cordon_error e;
+		if (cg_v2_enable(dir, plus, &e) == 0)
+			_exit(1);
+		if (e.code != EBUSY) {
+			fprintf(stderr, "error %d: %s\n", e.code, e.msg);
+			_exit(2);
+		}
+		char leaf[2400];
+		snprintf(leaf, sizeof(leaf), "%s/" CG_V2_LEAF_FMT, dir, (int)getpid());
+		_exit(access(leaf, F_OK) == 0 ? 3 : 0); /* it did not move */
+	}
+	int status;
+	assert_int_equal(waitpid(c, &status, 0), c);
+	kill(other, SIGKILL);
+	waitpid(other, NULL, 0);
+	char leaf[2400];
+	snprintf(leaf, sizeof(leaf), "%s/" CG_V2_LEAF_FMT, dir, (int)c);
+	rmdir(leaf); /* only there if it moved, which is the failure */
+	rmdir(dir);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_alone_moves_into_leaf),
+		cmocka_unit_test(test_shared_cgroup_is_ebusy),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
