@@ -84,6 +84,7 @@ int observer_init(struct observer *o, const struct run_plan *plan, const cordon_
 		calls[i].nr = seccomp_syscall_resolve_name(observer_calls[i]);
 	o->clone3_nr = seccomp_syscall_resolve_name("clone3");
 	o->connect_nr = seccomp_syscall_resolve_name("connect");
+	o->sendto_nr = seccomp_syscall_resolve_name("sendto");
 	o->proxy = proxy;
 	memcpy(o->loopback_ports, p->loopback_ports, sizeof(o->loopback_ports));
 	o->nloopback_ports = p->nloopback_ports;
@@ -274,6 +275,44 @@ static int respond(struct observer *o, int error)
 	return 0;
 }
 
+/* Record a direct connect (stream) or sendto (datagram) unless it is to the
+ * proxy or a port the run opened on its own loopback (TCP), or a datagram to
+ * its own loopback. Returns 1 if a denial was recorded. */
+static int record_direct(struct observer *o, struct run_report *rep, uint64_t addr, uint64_t addrlen, bool stream)
+{
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof(ss));
+	size_t len = addrlen < sizeof(ss) ? (size_t)addrlen : sizeof(ss);
+	struct iovec l = {&ss, len}, r = {(void *)(uintptr_t)addr, len};
+	if (len < sizeof(sa_family_t) || process_vm_readv((pid_t)o->req->pid, &l, 1, &r, 1, 0) != (ssize_t)len ||
+	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
+		return 0;
+	char host[INET6_ADDRSTRLEN], target[INET6_ADDRSTRLEN + 16];
+	uint16_t port;
+	bool loop;
+	if (ss.ss_family == AF_INET) {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+		port = ntohs(s4->sin_port);
+		loop = (ntohl(s4->sin_addr.s_addr) >> 24) == 127;
+		snprintf(target, sizeof(target), "%s:%u", host, port);
+	} else {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+		port = ntohs(s6->sin6_port);
+		loop = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
+		snprintf(target, sizeof(target), "[%s]:%u", host, port);
+	}
+	/* Datagrams on the run's own loopback stay inside it: not a way out. */
+	bool ok = loop && (!stream || (o->proxy && port == PROXY_PORT));
+	for (size_t i = 0; i < o->nloopback_ports && loop && !ok; i++)
+		ok = o->loopback_ports[i] == port;
+	if (ok || port == 0)
+		return 0;
+	report_add_denial(rep, "network", target);
+	return 1;
+}
+
 int observer_handle(struct observer *o, struct run_report *rep)
 {
 	memset(o->req, 0, o->req_size);
@@ -312,40 +351,11 @@ int observer_handle(struct observer *o, struct run_report *rep)
 					  a[c->path2], W_YES, 0);
 		return respond(o, 0) < 0 ? -1 : n;
 	}
-	if (d->nr == o->connect_nr) {
-		/* A direct connection: record it unless it is the proxy or a port
-		 * the run opened on its own loopback; the kernel decides. */
-		struct sockaddr_storage ss;
-		memset(&ss, 0, sizeof(ss));
-		size_t len = a[2] < sizeof(ss) ? (size_t)a[2] : sizeof(ss);
-		struct iovec l = {&ss, len}, r = {(void *)(uintptr_t)a[1], len};
-		int n = 0;
-		if (len >= sizeof(sa_family_t) && process_vm_readv((pid_t)o->req->pid, &l, 1, &r, 1, 0) == (ssize_t)len &&
-		    (ss.ss_family == AF_INET || ss.ss_family == AF_INET6)) {
-			char host[INET6_ADDRSTRLEN], target[INET6_ADDRSTRLEN + 16];
-			uint16_t port;
-			bool loop;
-			if (ss.ss_family == AF_INET) {
-				struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-				inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
-				port = ntohs(s4->sin_port);
-				loop = (ntohl(s4->sin_addr.s_addr) >> 24) == 127;
-				snprintf(target, sizeof(target), "%s:%u", host, port);
-			} else {
-				struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-				inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
-				port = ntohs(s6->sin6_port);
-				loop = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
-				snprintf(target, sizeof(target), "[%s]:%u", host, port);
-			}
-			bool ok = loop && o->proxy && port == PROXY_PORT;
-			for (size_t i = 0; i < o->nloopback_ports && loop && !ok; i++)
-				ok = o->loopback_ports[i] == port;
-			if (!ok && port != 0) {
-				report_add_denial(rep, "network", target);
-				n = 1;
-			}
-		}
+	if (d->nr == o->connect_nr || d->nr == o->sendto_nr) {
+		/* A direct connection, or a datagram to an address of the caller's
+		 * choosing: recorded, the kernel decides. */
+		int n = d->nr == o->connect_nr ? record_direct(o, rep, a[1], a[2], true)
+					       : record_direct(o, rep, a[4], a[5], false);
 		return respond(o, 0) < 0 ? -1 : n;
 	}
 	if (d->nr == o->clone3_nr) {

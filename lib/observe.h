@@ -24,7 +24,7 @@ struct observer {
 	size_t req_size, resp_size;
 	struct view view;
 	uint64_t notifications;
-	int clone3_nr, connect_nr;
+	int clone3_nr, connect_nr, sendto_nr;
 	bool proxy;               /* connections to 127.0.0.1:PROXY_PORT are the proxy's */
 	uint16_t loopback_ports[64];
 	size_t nloopback_ports;

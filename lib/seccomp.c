@@ -161,6 +161,11 @@ int seccomp_build(const cordon_policy *p, bool notify, const char *const *observ
 	 * run has no route, and Landlock refuses other TCP ports). */
 	if (notify && !in_list(&p->sys_deny, "connect") && rule(c, SCMP_ACT_NOTIFY, "connect", 0, NULL, err) < 0)
 		goto out;
+	/* sendto with a destination (a datagram to an address of its choosing):
+	 * recorded the same way. send() passes none and is never stopped. */
+	struct scmp_arg_cmp to = SCMP_A4(SCMP_CMP_NE, 0);
+	if (notify && !in_list(&p->sys_deny, "sendto") && rule(c, SCMP_ACT_NOTIFY, "sendto", 1, &to, err) < 0)
+		goto out;
 	if (out->observe) {
 		for (const char *const *n = observe; *n; n++)
 			if (!in_list(&p->sys_deny, *n) && rule(c, SCMP_ACT_NOTIFY, *n, 0, NULL, err) < 0)

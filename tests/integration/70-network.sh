@@ -80,10 +80,23 @@ for a in (('127.0.0.1', $PORT), ('10.1.2.3', 443)):
     try:
         socket.create_connection(a, timeout=2); print('reached', a)
     except OSError as e:
-        print('failed', e.errno)"
+        print('failed', e.errno)
+# A datagram to an address of its own choosing (DNS, say): no route, on record.
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try:
+    u.sendto(b'q', ('10.1.2.4', 53)); print('sent')
+except OSError as e:
+    print('udp failed', e.errno)
+# On the run's own loopback a datagram stays inside: not a denial.
+r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+r.bind(('127.0.0.1', 0))
+u.sendto(b'local', r.getsockname())
+print('local', r.recv(10))"
 	stop $SRV
-	expect_nomatch "$OUT" "reached" "a direct connection got through"
-	expect_match "$(field '[.denials[] | select(.kind=="network") | .target] | sort | join(",")')" "10.1.2.3:443,127.0.0.1:$PORT" "both recorded"
+	expect_nomatch "$OUT" "reached|sent" "a direct connection or datagram got through"
+	expect_match "$OUT" "udp failed 101" "the datagram found no route (ENETUNREACH)"
+	expect_match "$OUT" "local b'local'" "datagrams on the run's own loopback work"
+	expect_eq "$(field '[.denials[] | select(.kind=="network") | .target] | sort | join(",")')" "10.1.2.3:443,10.1.2.4:53,127.0.0.1:$PORT" "all three recorded, the local datagram not"
 	t_assert
 }
 
