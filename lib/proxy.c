@@ -636,6 +636,21 @@ static void grow_pipe(const struct way *w)
 static int pump(const struct way *w)
 {
 	int moved = 0;
+	/* Read first, so that what just arrived goes out in this same call. */
+	if (!*w->eof && *w->len < *w->cap) {
+		ssize_t n = splice(w->from, NULL, w->pipe_w, NULL, *w->cap - *w->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n > 0) {
+			*w->len += (size_t)n;
+			moved = 1;
+			if (*w->len >= *w->cap / 4 * 3)
+				grow_pipe(w);
+		} else if (n == 0) {
+			*w->eof = true;
+			moved = 1;
+		} else if (errno != EAGAIN) {
+			return -1;
+		}
+	}
 	while (w->pend->len > *w->off) {
 		ssize_t n = send(w->to, w->pend->p + *w->off, w->pend->len - *w->off, MSG_NOSIGNAL | MSG_DONTWAIT);
 		if (n < 0)
@@ -650,20 +665,6 @@ static int pump(const struct way *w)
 			*w->count += (uint64_t)n;
 			moved = 1;
 		} else if (n < 0 && errno != EAGAIN) {
-			return -1;
-		}
-	}
-	if (!*w->eof && *w->len < *w->cap) {
-		ssize_t n = splice(w->from, NULL, w->pipe_w, NULL, *w->cap - *w->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-		if (n > 0) {
-			*w->len += (size_t)n;
-			moved = 1;
-			if (*w->len >= *w->cap / 4 * 3)
-				grow_pipe(w);
-		} else if (n == 0) {
-			*w->eof = true;
-			moved = 1;
-		} else if (errno != EAGAIN) {
 			return -1;
 		}
 	}
