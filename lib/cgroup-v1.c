@@ -10,7 +10,8 @@
 #include "cgroup.h"
 
 enum { V1_MEMORY, V1_PIDS, V1_CPUACCT };
-static const char *const ctrl[] = {"memory", "pids", "cpuacct"};
+const char *const cg_v1_controllers[3] = {"memory", "pids", "cpuacct"};
+#define ctrl cg_v1_controllers
 
 static int v1_create(struct cgroup *cg, const struct cg_limits *lim, cordon_error *err)
 {

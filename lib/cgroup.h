@@ -70,5 +70,8 @@ int cg_v2_enable(const char *dir, const char *want, cordon_error *err);
 /* Mount point of the hierarchy carrying controller (v1) or the cgroup2 one. */
 int cg_mount_point(const char *controller, bool v2, char *out, size_t outsz);
 
+/* v1: the controllers of a run's cgroup, in the order of cgroup.dirs. */
+extern const char *const cg_v1_controllers[3];
+
 extern const struct cgroup_ops cgroup_v1_ops;
 extern const struct cgroup_ops cgroup_v2_ops;

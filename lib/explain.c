@@ -22,6 +22,9 @@ static const struct view_entry system_view[] = {
 	{"/dev", "minimal (null zero full random urandom tty pts shm)", "default"},
 };
 
+/* The run's own cgroup, where the run gets one (run.c: send_cgroup_view). */
+static const struct view_entry cgroup_view = {"/sys/fs/cgroup", "ro (the run's own cgroup)", "default"};
+
 /* The verdict a run would reach, from the same preflight a run uses plus the
  * host checks that `cordon run` makes when it creates the boundary. */
 static void verdict(cordon_policy *p, const struct host_features *f, struct run_plan *plan,
@@ -87,6 +90,16 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 		jw_str(&w, system_view[i].mode);
 		jw_key(&w, "source");
 		jw_str(&w, system_view[i].source);
+		jw_obj_end(&w);
+	}
+	if (strcmp(f->cgroup, "none") != 0) {
+		jw_obj_begin(&w);
+		jw_key(&w, "path");
+		jw_str(&w, cgroup_view.path);
+		jw_key(&w, "mode");
+		jw_str(&w, cgroup_view.mode);
+		jw_key(&w, "source");
+		jw_str(&w, cgroup_view.source);
 		jw_obj_end(&w);
 	}
 	for (size_t i = 0; plan_ok && i < plan->nmounts; i++) {
@@ -202,6 +215,8 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 	buf_printf(&b, "paths:\n");
 	for (size_t i = 0; i < ARRAY_SIZE(system_view); i++)
 		buf_printf(&b, "  %-6s %s (%s)\n", system_view[i].mode, system_view[i].path, system_view[i].source);
+	if (strcmp(f->cgroup, "none") != 0)
+		buf_printf(&b, "  %-6s %s (%s)\n", cgroup_view.mode, cgroup_view.path, cgroup_view.source);
 	for (size_t i = 0; plan_ok && i < plan->nmounts; i++)
 		buf_printf(&b, "  %-6s %s (%s)\n", mount_mode_name(plan->mounts[i].mode), plan->mounts[i].path,
 			   source_name(plan->mounts[i].src));

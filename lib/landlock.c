@@ -46,7 +46,16 @@ int landlock_add_path(struct landlock_plan *lp, const char *path, uint64_t acces
 	if (!lp->rules[lp->n].path)
 		return cordon_err(err, 12, "out of memory");
 	lp->rules[lp->n].access = access & lp->fs;
+	lp->rules[lp->n].optional = false;
 	lp->n++;
+	return 0;
+}
+
+int landlock_add_optional(struct landlock_plan *lp, const char *path, uint64_t access, cordon_error *err)
+{
+	if (landlock_add_path(lp, path, access, err) < 0)
+		return -1;
+	lp->rules[lp->n - 1].optional = true;
 	return 0;
 }
 
@@ -117,6 +126,8 @@ int landlock_apply(const struct landlock_plan *lp, cordon_error *err)
 		return cordon_err_errno(err, "landlock_create_ruleset (ABI %d)", lp->abi);
 	for (size_t i = 0; i < lp->n; i++) {
 		_cleanup_close_ int fd = open(lp->rules[i].path, O_PATH | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT && lp->rules[i].optional)
+			continue;
 		if (fd < 0)
 			return cordon_err_errno(err, "landlock: open %s", lp->rules[i].path);
 		struct stat st;

@@ -111,25 +111,30 @@ static int attach_tree(int tree, int rootfd, const char *path, bool dir, cordon_
 	return 0;
 }
 
+/* Bind host path src (seen at /oldroot) at dst under the new root. */
+static int bind_at(int oldroot, int newroot, const char *src, const char *dst, unsigned attrs,
+		   cordon_error *err)
+{
+	_cleanup_close_ int fd = openat2_nofollow(oldroot, src, O_PATH);
+	if (fd < 0)
+		return cordon_err_errno(err, "%s", src);
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return cordon_err_errno(err, "stat %s", src);
+	_cleanup_close_ int tree = open_tree(fd, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
+					     AT_RECURSIVE | AT_EMPTY_PATH);
+	if (tree < 0)
+		return cordon_err_errno(err, "open_tree %s", src);
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | attrs};
+	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+		return cordon_err_errno(err, "make %s %s", src, attrs & MOUNT_ATTR_RDONLY ? "read-only" : "nosuid");
+	return attach_tree(tree, newroot, dst, S_ISDIR(st.st_mode), err);
+}
+
 /* Bind host path (seen at /oldroot) at the same path under the new root. */
 static int bind_host(int oldroot, int newroot, const char *path, bool ro, cordon_error *err)
 {
-	_cleanup_close_ int src = openat2_nofollow(oldroot, path, O_PATH);
-	if (src < 0)
-		return cordon_err_errno(err, "%s", path);
-	struct stat st;
-	if (fstat(src, &st) < 0)
-		return cordon_err_errno(err, "stat %s", path);
-	_cleanup_close_ int tree = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-					     AT_RECURSIVE | AT_EMPTY_PATH);
-	if (tree < 0)
-		return cordon_err_errno(err, "open_tree %s", path);
-	struct mount_attr attr = {
-		.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (ro ? MOUNT_ATTR_RDONLY : 0),
-	};
-	if (mount_setattr(tree, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
-		return cordon_err_errno(err, "make %s %s", path, ro ? "read-only" : "nosuid");
-	return attach_tree(tree, newroot, path, S_ISDIR(st.st_mode), err);
+	return bind_at(oldroot, newroot, path, path, ro ? MOUNT_ATTR_RDONLY : 0, err);
 }
 
 /* A fresh tmpfs at path under the new root. */
@@ -154,6 +159,29 @@ static int mount_tmpfs(int newroot, const char *path, const char *mode, uint64_t
 	if (mnt < 0)
 		return cordon_err_errno(err, "fsmount tmpfs %s", path);
 	return attach_tree(mnt, newroot, path, true, err);
+}
+
+/* The run's own cgroup at /sys/fs/cgroup, read-only (see struct cgroup_view). */
+static int setup_cgroup_view(const struct cgroup_view *cv, int oldroot, int newroot, cordon_error *err)
+{
+	const unsigned ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC;
+	if (!cv || !cv->n)
+		return 0;
+	if (cv->v2)
+		return bind_at(oldroot, newroot, cv->path[0], "/sys/fs/cgroup", ro, err);
+	if (mount_tmpfs(newroot, "/sys/fs/cgroup", "0755", 1 << 16, MOUNT_ATTR_NOEXEC, err) < 0)
+		return -1;
+	for (size_t i = 0; i < cv->n; i++) {
+		char dst[64];
+		snprintf(dst, sizeof(dst), "/sys/fs/cgroup/%s", cv->name[i]);
+		if (bind_at(oldroot, newroot, cv->path[i], dst, ro, err) < 0)
+			return -1;
+	}
+	_cleanup_close_ int top = openat2_nofollow(newroot, "/sys/fs/cgroup", O_PATH | O_DIRECTORY);
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+	if (top < 0 || mount_setattr(top, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+		return cordon_err_errno(err, "make /sys/fs/cgroup read-only");
+	return 0;
 }
 
 static int setup_system(int oldroot, int newroot, cordon_error *err)
@@ -358,6 +386,8 @@ int mounts_finish(struct mount_ctx *mc, const struct mount_plan *plan, cordon_er
 	if (setup_task_mounts(plan, mc->oldroot, mc->newroot, err) < 0 ||
 	    write_secret_files(plan, mc->newroot, err) < 0)
 		return -1;
+	if (setup_cgroup_view(plan->cgview, mc->oldroot, mc->newroot, err) < 0)
+		return cordon_err_wrap(err, "the run's cgroup at /sys/fs/cgroup");
 	close(mc->oldroot);
 	close(mc->newroot);
 	mc->oldroot = mc->newroot = -1;

@@ -6,6 +6,18 @@
 #include "policy.h"
 #include "secrets.h"
 
+/* The run's own cgroup, shown read-only at /sys/fs/cgroup: on v2 its
+ * directory is that path, on v1 each controller's directory is a directory
+ * below it (on a small read-only tmpfs). Host paths, opened through the old
+ * root. Nothing above the run's cgroup is visible: no siblings, no parents. */
+#define CGVIEW_MAX 4
+struct cgroup_view {
+	char path[CGVIEW_MAX][1024];
+	char name[CGVIEW_MAX][16]; /* v1 controller; "" on v2 */
+	size_t n;
+	bool v2;
+};
+
 struct mount_plan {
 	const struct cordon_mount *mounts; /* effective list, parents first */
 	size_t n;
@@ -16,6 +28,7 @@ struct mount_plan {
 	 * 0400, owned by the command's user. */
 	const struct secret_value *secrets;
 	size_t nsecrets;
+	const struct cgroup_view *cgview; /* or NULL */
 };
 
 /* Parent side: for each rw bind, clone the host tree and idmap it so that

@@ -82,6 +82,7 @@ struct sup {
 	const struct cgroup_ops *cgops;
 	struct cgroup cg;
 	bool have_cg;
+	struct cgroup_view cgview; /* init's copy is filled from MSG_CGROUP */
 	bool privileged;
 	uid_t host_uid, sb_uid;
 	gid_t host_gid, sb_gid;
@@ -590,6 +591,9 @@ static int prepare_filters(struct sup *s, cordon_error *err)
 		if (abi && landlock_add_path(&s->landlock, dir, LANDLOCK_READ_ONLY, err) < 0)
 			return -1;
 	}
+	/* The run's own cgroup, if it gets one (send_cgroup_view). */
+	if (abi && s->cgops && landlock_add_optional(&s->landlock, "/sys/fs/cgroup", LANDLOCK_READ_ONLY, err) < 0)
+		return -1;
 	s->spec.landlock = &s->landlock;
 	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0) {
 		if (!(p->allow_weaker & WEAK_SECCOMP))
@@ -648,6 +652,7 @@ static int prepare(struct sup *s, cordon_error *err)
 	if (!s->cgops && cgerr.msg[0])
 		return cordon_err(err, 0, "%s", cgerr.msg);
 	s->spec.plan = &s->plan;
+	s->spec.cgview = &s->cgview;
 	s->spec.proxy = p->net_allow.n > 0;
 	s->spec.ns_uid = s->host_uid;
 	s->spec.ns_gid = s->host_gid;
@@ -717,6 +722,27 @@ static int send_idmapped_trees(struct sup *s, cordon_error *err)
 	return r;
 }
 
+/* The run sees its own cgroup, read-only, at /sys/fs/cgroup, as in a
+ * container: node, the JVM and Go size their heaps and threads from the
+ * limits there. Init binds it from the host path it is told. */
+static int send_cgroup_view(struct sup *s, cordon_error *err)
+{
+	if (!s->have_cg)
+		return 0;
+	bool v2 = s->cgops == &cgroup_v2_ops;
+	cordon_error path[CG_MAX_CTRL];
+	for (int i = 0; i < s->cg.ndirs; i++)
+		if (snprintf(path[i].msg, sizeof(path[i].msg), "%s", s->cg.dirs[i]) >= (int)sizeof(path[i].msg))
+			return 0; /* too long for a frame: no view; it is not a boundary */
+	for (int i = 0; i < s->cg.ndirs; i++)
+		if (sync_send(s->sock, MSG_CGROUP, v2 ? -1 : i, &path[i], -1) < 0)
+			return cordon_err_errno(err, "send the cgroup view");
+	if (s->have_obs && view_add(&s->obs.view, "/sys/fs/cgroup", VIEW_RO, err) < 0)
+		return -1;
+	trace(s, "cgroup view sent");
+	return 0;
+}
+
 static void close_fd(int *fd)
 {
 	if (*fd >= 0) {
@@ -762,7 +788,7 @@ static int parent_setup(struct sup *s, cordon_error *err)
 			return -1;
 		trace(s, "cgroup attached");
 	}
-	if (send_idmapped_trees(s, err) < 0)
+	if (send_idmapped_trees(s, err) < 0 || send_cgroup_view(s, err) < 0)
 		return -1;
 	if (s->spec.seccomp) {
 		/* Compiled here, while init builds its view, not before clone. */

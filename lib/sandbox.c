@@ -27,6 +27,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "cgroup.h"
+#include "cleanup.h"
 #include "compat.h"
 #include "error.h"
 #include "mounts.h"
@@ -74,6 +76,16 @@ static void wait_go2(const struct sandbox_spec *sp, int sock, int *filter, bool 
 		if (m.type == MSG_FILTER && fd >= 0 && *filter < 0) {
 			*filter = fd;
 			*notify = m.value != 0;
+			continue;
+		}
+		if (m.type == MSG_CGROUP && sp->cgview && sp->cgview->n < CGVIEW_MAX) {
+			struct cgroup_view *cv = sp->cgview;
+			if (m.value >= (int)ARRAY_SIZE(cg_v1_controllers))
+				_exit(1);
+			snprintf(cv->path[cv->n], sizeof(cv->path[0]), "%s", m.err.msg);
+			snprintf(cv->name[cv->n], sizeof(cv->name[0]), "%s", m.value < 0 ? "" : cg_v1_controllers[m.value]);
+			cv->v2 = m.value < 0;
+			cv->n++;
 			continue;
 		}
 		if (m.type != MSG_TREE || m.value < 0 || (size_t)m.value >= sp->plan->nmounts || fd < 0)
@@ -157,7 +169,8 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	wait_go2(sp, sock, &filter, &notify); /* sync 2 */
 	if (sp->seccomp && filter < 0)
 		setup_or_fail(sock, cordon_err(&e, 0, "no seccomp filter arrived at sync 2"), &e);
-	struct mount_plan mp = {sp->plan->mounts, sp->plan->nmounts, sp->tree_fds, sp->secrets, sp->nsecrets};
+	struct mount_plan mp = {sp->plan->mounts, sp->plan->nmounts, sp->tree_fds, sp->secrets, sp->nsecrets,
+				sp->cgview};
 	setup_or_fail(sock, mounts_finish(&mc, &mp, &e), &e);
 	for (size_t i = 0; i < sp->plan->nmounts; i++)
 		if (sp->tree_fds[i] >= 0)

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include "creds.h"
 #include "landlock.h"
+#include "mounts.h"
 #include "run.h"
 #include "seccomp-policy.h"
 
@@ -19,6 +20,7 @@ struct sandbox_spec {
 	const struct secret_value *secrets; /* file deliveries */
 	size_t nsecrets;
 	bool proxy;            /* egress declared: listen on 127.0.0.1:PROXY_PORT */
+	struct cgroup_view *cgview; /* filled from MSG_CGROUP frames */
 	uid_t ns_uid;          /* init's identity in U1: the invoking uid/gid */
 	gid_t ns_gid;
 };

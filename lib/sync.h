@@ -15,12 +15,14 @@ enum msg_type {
 	MSG_EXIT,      /* C->P: the command's wait status (.value) */
 	MSG_LISTENER,  /* C->P: the seccomp notification fd (fd) */
 	MSG_PROXY_FD,  /* C->P: the proxy's listening socket, in the run's netns (fd) */
+	MSG_CGROUP,    /* P->C: the run's own cgroup directory, host path in .err.msg;
+			* .value = v1 controller index (cg_v1_controllers), -1 on v2 */
 };
 
 struct msg {
 	uint32_t type;
 	int32_t value;
-	cordon_error err;
+	cordon_error err; /* MSG_ERROR's error; MSG_CGROUP's path in .msg */
 };
 
 /* Send a frame; fd >= 0 is passed along. Returns 0 or -1 (errno set). */

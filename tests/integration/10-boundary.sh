@@ -47,12 +47,15 @@ test_host_processes_invisible() {
 
 test_files_outside_view_invisible() {
 	echo secret >/tmp/cordon-host-secret.$$
-	cordon_run -- /bin/sh -c "ls /root /home /var /opt /srv /boot /sys /tmp/cordon-host-secret.$$ 2>&1; $HOSTILE read /etc/shadow"
+	cordon_run -- /bin/sh -c "ls /root /home /var /opt /srv /boot /sys/kernel /sys/class /sys/devices /tmp/cordon-host-secret.$$ 2>&1; echo sys: \$(ls /sys) \$(ls /sys/fs); $HOSTILE read /etc/shadow"
 	rm -f /tmp/cordon-host-secret.$$
 	expect_match "$OUT" "/root.*No such file" "/root hidden"
 	expect_match "$OUT" "/home.*No such file" "/home hidden"
 	expect_match "$OUT" "/var.*No such file" "/var hidden"
-	expect_match "$OUT" "/sys.*No such file" "/sys hidden"
+	expect_match "$OUT" "/sys/kernel.*No such file" "/sys/kernel hidden"
+	expect_match "$OUT" "/sys/class.*No such file" "/sys/class hidden"
+	expect_match "$OUT" "/sys/devices.*No such file" "/sys/devices hidden"
+	expect_match "$OUT" "sys: fs cgroup" "of /sys, only the run's own cgroup"
 	expect_match "$OUT" "cordon-host-secret.*No such file" "host /tmp hidden"
 	expect_match "$OUT" "denied EACCES /etc/shadow" "/etc/shadow unreadable"
 	t_assert
@@ -226,6 +229,30 @@ test_unprivileged_user() {
 	t_assert
 }
 
+test_own_cgroup_visible_read_only() {
+	# v1 (this host): each controller of the run's own cgroup below
+	# /sys/fs/cgroup, read-only; nothing above it, no sibling runs.
+	cordon_run --memory-limit 64M --pids-limit 50 -- /bin/sh -c '
+		cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/pids/pids.max
+		echo top: $(ls /sys/fs/cgroup)
+		echo dirs: $(find /sys/fs/cgroup -mindepth 2 -type d | wc -l)
+		echo procs: $(cat /sys/fs/cgroup/pids/cgroup.procs | sort -n | head -1)
+		echo 1 >/sys/fs/cgroup/memory/memory.limit_in_bytes 2>/dev/null || echo write refused
+		mkdir /sys/fs/cgroup/memory/sub 2>/dev/null || echo mkdir refused'
+	expect_eq "$OUT" $'67108864\n50\ntop: cpuacct memory pids\ndirs: 0\nprocs: 1\nwrite refused\nmkdir refused' "v1 view: $ERR"
+	expect_match "$(field '[.denials[] | .target] | join(",")')" "/sys/fs/cgroup/memory/memory.limit_in_bytes" "the write is on record"
+	# v2: the run's cgroup directory is /sys/fs/cgroup itself.
+	CORDON_CGROUP=v2 cordon_run -- /bin/sh -c '
+		test -e /sys/fs/cgroup/cgroup.procs && echo v2 view
+		echo dirs: $(find /sys/fs/cgroup -mindepth 1 -type d | wc -l)
+		echo 1 >/sys/fs/cgroup/cgroup.kill 2>/dev/null || echo kill refused'
+	expect_eq "$OUT" $'v2 view\ndirs: 0\nkill refused' "v2 view: $ERR"
+	# No cgroup, no view; the run still starts.
+	CORDON_CGROUP=none cordon_run -- /bin/sh -c 'ls /sys/fs/cgroup 2>/dev/null || echo none'
+	expect_eq "$OUT:$RC" "none:0" "without a cgroup: $ERR"
+	t_assert
+}
+
 for t in test_identity test_host_uid_is_never_root test_host_processes_invisible \
 	test_files_outside_view_invisible test_readonly_binds_refuse_writes test_readonly_is_recursive \
 	test_dev_is_minimal_and_readonly test_command_has_no_capability_over_the_run \
@@ -233,6 +260,6 @@ for t in test_identity test_host_uid_is_never_root test_host_processes_invisible
 	test_only_std_fds test_stdin_passed test_output_streams_as_it_arrives \
 	test_stdout_stderr_counted_and_hashed test_no_controlling_terminal test_host_sees_no_mounts \
 	test_symlink_planted_in_workspace_refused test_outputs_listed test_cwd_option \
-	test_unprivileged_user; do
+	test_unprivileged_user test_own_cgroup_visible_read_only; do
 	t_run $t
 done

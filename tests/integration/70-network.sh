@@ -29,6 +29,40 @@ test_http_clients_through_proxy() {
 	t_assert
 }
 
+test_package_managers_through_proxy() {
+	# requests, pip and npm, unchanged: they find the proxy in the environment.
+	mkdir -p www/simple/demo && echo hello >www/f.txt
+	/usr/bin/python3 - <<'PY'
+import base64, hashlib, zipfile
+name = 'demo-1.0-py3-none-any.whl'
+files = {'demo/__init__.py': b'',
+         'demo-1.0.dist-info/METADATA': b'Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n',
+         'demo-1.0.dist-info/WHEEL': b'Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n'}
+def h(v):
+    return base64.urlsafe_b64encode(hashlib.sha256(v).digest()).rstrip(b'=').decode()
+record = ''.join('%s,sha256=%s,%d\n' % (k, h(v), len(v)) for k, v in files.items()) + 'demo-1.0.dist-info/RECORD,,\n'
+with zipfile.ZipFile('www/simple/demo/' + name, 'w') as z:
+    for k, v in files.items():
+        z.writestr(k, v)
+    z.writestr('demo-1.0.dist-info/RECORD', record)
+open('www/simple/demo/index.html', 'w').write('<a href="%s">%s</a>\n' % (name, name))
+PY
+	serve http "$WS/www"
+	printf '{"name":"demo-npm","dist-tags":{"latest":"1.4.2"},"versions":{"1.4.2":{"name":"demo-npm","version":"1.4.2","dist":{"tarball":"http://127.0.0.1:%s/demo-npm-1.4.2.tgz"}}}}' \
+		"$PORT" >www/demo-npm
+	cordon_run --net 127.0.0.1:$PORT -- /bin/sh -c "
+		/usr/bin/python3 -c 'import requests; print(requests.get(\"http://127.0.0.1:$PORT/f.txt\").text, end=\"\")'
+		/usr/bin/python3 -m pip download -q --no-deps --no-cache-dir --disable-pip-version-check \
+			--index-url http://127.0.0.1:$PORT/simple/ -d dl demo && ls dl
+		npm_config_cache=\$PWD/.npm npm_config_update_notifier=false \
+			npm view demo-npm version --registry http://127.0.0.1:$PORT/"
+	stop $SRV
+	expect_eq "$OUT" $'hello\ndemo-1.0-py3-none-any.whl\n1.4.2' "requests, pip download, npm view: $ERR"
+	[ "$(field .network.connections)" -ge 4 ] || fail "connections through the proxy: $(field .network.connections)"
+	expect_eq "$(field .verdicts.containment)" clean "no denials: $(field -c .denials)"
+	t_assert
+}
+
 test_git_over_http() {
 	git init -q --bare srv.git && git init -q src && (cd src && git -c user.email=a@b -c user.name=n commit -q --allow-empty -m first && git push -q ../srv.git HEAD:master) && (cd srv.git && git update-server-info)
 	serve http "$WS"
@@ -289,7 +323,7 @@ for port in ($a, $b):
 }
 
 for t in test_explain_endpoints_agree_with_run test_unprivileged_user_all_layers test_http_clients_through_proxy test_git_over_http test_raw_socks5_client \
-	test_other_port_denied_at_once test_direct_connect_fails_and_is_reported test_no_net_means_nothing \
+	test_package_managers_through_proxy test_other_port_denied_at_once test_direct_connect_fails_and_is_reported test_no_net_means_nothing \
 	test_name_to_loopback_refused_wildcards_match test_literal_loopback_rule_reaches_host \
 	test_slow_and_stuck_clients_do_not_stall_others test_proxy_buffers_are_bounded test_200_concurrent_connections \
 	test_explain_and_ceiling_for_endpoints; do
