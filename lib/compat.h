@@ -12,6 +12,9 @@
 #ifndef CLOSE_RANGE_CLOEXEC
 #define CLOSE_RANGE_CLOEXEC (1U << 2)
 #endif
+#ifndef PIDFD_THREAD /* 6.9: a pidfd for one thread */
+#define PIDFD_THREAD 0200 /* O_EXCL */
+#endif
 #ifndef SYS_pidfd_send_signal
 #define SYS_pidfd_send_signal 424
 #endif

@@ -275,10 +275,32 @@ static int respond(struct observer *o, int error)
 	return 0;
 }
 
-/* Record a direct connect (stream) or sendto (datagram) unless it is to the
- * proxy or a port the run opened on its own loopback (TCP), or a datagram to
- * its own loopback. Returns 1 if a denial was recorded. */
-static int record_direct(struct observer *o, struct run_report *rep, uint64_t addr, uint64_t addrlen, bool stream)
+/* The type of socket fd of thread tid (SOCK_STREAM, SOCK_DGRAM, ...), or -1
+ * when it cannot be told. */
+static int socket_type(pid_t tid, int fd)
+{
+	int pfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+	if (pfd < 0) /* before 6.9: thread-group leaders only */
+		pfd = (int)syscall(SYS_pidfd_open, tid, 0);
+	if (pfd < 0)
+		return -1;
+	int s = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
+	close(pfd);
+	if (s < 0)
+		return -1;
+	int type = -1;
+	socklen_t l = sizeof(type);
+	if (getsockopt(s, SOL_SOCKET, SO_TYPE, &type, &l) < 0)
+		type = -1;
+	close(s);
+	return type;
+}
+
+/* Record a direct connect or sendto unless it stays inside the run: the
+ * proxy, a port the run opened on its own loopback (TCP), or a datagram on
+ * its own loopback. fd is connect's socket (-1 for sendto, always a
+ * datagram here). Returns 1 if a denial was recorded. */
+static int record_direct(struct observer *o, struct run_report *rep, int fd, uint64_t addr, uint64_t addrlen)
 {
 	struct sockaddr_storage ss;
 	memset(&ss, 0, sizeof(ss));
@@ -303,10 +325,13 @@ static int record_direct(struct observer *o, struct run_report *rep, uint64_t ad
 		loop = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
 		snprintf(target, sizeof(target), "[%s]:%u", host, port);
 	}
-	/* Datagrams on the run's own loopback stay inside it: not a way out. */
-	bool ok = loop && (!stream || (o->proxy && port == PROXY_PORT));
+	bool ok = loop && (fd < 0 || (o->proxy && port == PROXY_PORT));
 	for (size_t i = 0; i < o->nloopback_ports && loop && !ok; i++)
 		ok = o->loopback_ports[i] == port;
+	/* Datagrams on the run's own loopback stay inside it: not a way out,
+	 * also when the socket is connect()ed (Landlock's ports are TCP's). */
+	if (loop && !ok)
+		ok = socket_type((pid_t)o->req->pid, fd) == SOCK_DGRAM;
 	if (ok || port == 0)
 		return 0;
 	report_add_denial(rep, "network", target);
@@ -354,8 +379,8 @@ int observer_handle(struct observer *o, struct run_report *rep)
 	if (d->nr == o->connect_nr || d->nr == o->sendto_nr) {
 		/* A direct connection, or a datagram to an address of the caller's
 		 * choosing: recorded, the kernel decides. */
-		int n = d->nr == o->connect_nr ? record_direct(o, rep, a[1], a[2], true)
-					       : record_direct(o, rep, a[4], a[5], false);
+		int n = d->nr == o->connect_nr ? record_direct(o, rep, (int)a[0], a[1], a[2])
+					       : record_direct(o, rep, -1, a[4], a[5]);
 		return respond(o, 0) < 0 ? -1 : n;
 	}
 	if (d->nr == o->clone3_nr) {

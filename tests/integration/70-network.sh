@@ -125,11 +125,21 @@ except OSError as e:
 r = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 r.bind(('127.0.0.1', 0))
 u.sendto(b'local', r.getsockname())
-print('local', r.recv(10))"
+print('local', r.recv(10))
+# Nor a connect()ed datagram socket there, from the main thread or another.
+import threading
+def udp_connect():
+    c = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    c.connect(r.getsockname())
+    c.send(b'c')
+udp_connect()
+t = threading.Thread(target=udp_connect); t.start(); t.join()
+print('connected', r.recv(10), r.recv(10))"
 	stop $SRV
 	expect_nomatch "$OUT" "reached|sent" "a direct connection or datagram got through"
 	expect_match "$OUT" "udp failed 101" "the datagram found no route (ENETUNREACH)"
 	expect_match "$OUT" "local b'local'" "datagrams on the run's own loopback work"
+	expect_match "$OUT" "connected b'c' b'c'" "connected datagram sockets on the run's own loopback work"
 	expect_eq "$(field '[.denials[] | select(.kind=="network") | .target] | sort | join(",")')" "10.1.2.3:443,10.1.2.4:53,127.0.0.1:$PORT" "all three recorded, the local datagram not"
 	t_assert
 }
