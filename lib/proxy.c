@@ -345,9 +345,11 @@ static void start_connect(struct proxy *px, size_t slot, const struct sockaddr *
 	struct epoll_event ev = {.events = done ? 0 : EPOLLOUT, .data.u64 = tag(slot, 2)};
 	epoll_ctl(px->epfd, EPOLL_CTL_ADD, c->ufd, &ev);
 	c->u_ev = ev.events;
+	if (done) {
+		connected(px, slot); /* sets both sockets' interest */
+		return;
+	}
 	set_interest(px, slot, c->cfd, &c->c_ev, 0, 1);
-	if (done)
-		connected(px, slot);
 }
 
 /* ---- the request parser (pure; fuzzed) ---- */
@@ -731,8 +733,7 @@ static void on_accept(struct proxy *px)
 		c->ep = SIZE_MAX;
 		px->c[slot] = c;
 		px->nlive++;
-		int one = 1;
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		/* TCP_NODELAY comes from the listening socket (proxy_listen). */
 		struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(slot, 1)};
 		epoll_ctl(px->epfd, EPOLL_CTL_ADD, fd, &ev);
 		c->c_ev = EPOLLIN;
@@ -809,8 +810,10 @@ int proxy_listen(struct proxy *px, int lfd, cordon_error *err)
 	fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK);
 	/* Every protocol here starts with the client speaking: wake up once, when
 	 * the request is there, not also for the handshake before it. */
-	int secs = 5;
+	int secs = 5, one = 1;
 	setsockopt(lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &secs, sizeof(secs));
+	/* Accepted sockets inherit it: small relayed writes go out at once. */
+	setsockopt(lfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(0, 0)};
 	if (epoll_ctl(px->epfd, EPOLL_CTL_ADD, lfd, &ev) < 0)
 		return cordon_err_errno(err, "proxy: watch the listening socket");
