@@ -66,6 +66,77 @@ static void limit_text(enum limit_id id, uint64_t v, char *out, size_t outsz)
 		format_size(v, out, outsz);
 }
 
+static void json_path(jwriter *w, const char *path, const char *mode, const char *source)
+{
+	jw_obj_begin(w);
+	jw_key(w, "path");
+	jw_str(w, path);
+	jw_key(w, "mode");
+	jw_str(w, mode);
+	jw_key(w, "source");
+	jw_str(w, source);
+	jw_obj_end(w);
+}
+
+static void json_paths(jwriter *w, const struct host_features *f, const struct run_plan *plan, bool plan_ok)
+{
+	jw_arr_begin(w);
+	for (size_t i = 0; i < ARRAY_SIZE(system_view); i++)
+		json_path(w, system_view[i].path, system_view[i].mode, system_view[i].source);
+	if (strcmp(f->cgroup, "none") != 0)
+		json_path(w, cgroup_view.path, cgroup_view.mode, cgroup_view.source);
+	for (size_t i = 0; plan_ok && i < plan->nmounts; i++)
+		json_path(w, plan->mounts[i].path, mount_mode_name(plan->mounts[i].mode),
+			  source_name(plan->mounts[i].src));
+	jw_arr_end(w);
+}
+
+static void json_syscalls(jwriter *w, const cordon_policy *p)
+{
+	jw_obj_begin(w);
+	jw_key(w, "default_deny");
+	size_t ndeny = 0;
+	while (seccomp_default_deny[ndeny])
+		ndeny++;
+	jw_str_array(w, seccomp_default_deny, ndeny);
+	jw_key(w, "conditional");
+	static const char *const cond[] = {"clone/unshare with CLONE_NEW*", "clone3 (ENOSYS)",
+					   "ioctl TIOCSTI/TIOCLINUX", "personality weakening bits",
+					   "socket families other than unix/inet/inet6/route-netlink, raw sockets"};
+	jw_str_array(w, cond, ARRAY_SIZE(cond));
+	jw_key(w, "allow");
+	jw_str_array(w, (const char *const *)p->sys_allow.v, p->sys_allow.n);
+	jw_key(w, "deny");
+	jw_str_array(w, (const char *const *)p->sys_deny.v, p->sys_deny.n);
+	jw_key(w, "on_violation");
+	jw_str(w, p->kill_on_violation ? "kill" : "report");
+	jw_key(w, "report_file_denials");
+	jw_bool(w, !p->no_file_reports);
+	jw_obj_end(w);
+}
+
+static void json_host(jwriter *w, const struct host_features *f)
+{
+	jw_obj_begin(w);
+	jw_key(w, "privileged");
+	jw_bool(w, f->privileged);
+	jw_key(w, "user_ns");
+	jw_bool(w, f->userns);
+	jw_key(w, "landlock_abi");
+	jw_int(w, f->landlock_abi);
+	jw_key(w, "seccomp");
+	jw_bool(w, f->seccomp);
+	jw_key(w, "seccomp_notify");
+	jw_bool(w, f->seccomp_notify);
+	jw_key(w, "cgroup");
+	jw_str(w, f->cgroup);
+	jw_key(w, "cgroup_memory");
+	jw_bool(w, f->cgroup_memory);
+	jw_key(w, "cgroup_pids");
+	jw_bool(w, f->cgroup_pids);
+	jw_obj_end(w);
+}
+
 static char *render_json(const cordon_policy *p, char *const argv[], const struct host_features *f,
 			 const struct run_plan *plan, const struct run_report *rep, bool plan_ok, const char *v)
 {
@@ -81,38 +152,7 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 		argc++;
 	jw_str_array(&w, (const char *const *)argv, argc);
 	jw_key(&w, "paths");
-	jw_arr_begin(&w);
-	for (size_t i = 0; i < ARRAY_SIZE(system_view); i++) {
-		jw_obj_begin(&w);
-		jw_key(&w, "path");
-		jw_str(&w, system_view[i].path);
-		jw_key(&w, "mode");
-		jw_str(&w, system_view[i].mode);
-		jw_key(&w, "source");
-		jw_str(&w, system_view[i].source);
-		jw_obj_end(&w);
-	}
-	if (strcmp(f->cgroup, "none") != 0) {
-		jw_obj_begin(&w);
-		jw_key(&w, "path");
-		jw_str(&w, cgroup_view.path);
-		jw_key(&w, "mode");
-		jw_str(&w, cgroup_view.mode);
-		jw_key(&w, "source");
-		jw_str(&w, cgroup_view.source);
-		jw_obj_end(&w);
-	}
-	for (size_t i = 0; plan_ok && i < plan->nmounts; i++) {
-		jw_obj_begin(&w);
-		jw_key(&w, "path");
-		jw_str(&w, plan->mounts[i].path);
-		jw_key(&w, "mode");
-		jw_str(&w, mount_mode_name(plan->mounts[i].mode));
-		jw_key(&w, "source");
-		jw_str(&w, source_name(plan->mounts[i].src));
-		jw_obj_end(&w);
-	}
-	jw_arr_end(&w);
+	json_paths(&w, f, plan, plan_ok);
 	jw_key(&w, "cwd");
 	jw_str(&w, plan_ok ? plan->cwd_in : NULL);
 	jw_key(&w, "env");
@@ -133,29 +173,7 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 	jw_key(&w, "limits");
 	report_write_limits(&w, p->limits);
 	jw_key(&w, "syscalls");
-	jw_obj_begin(&w);
-	jw_key(&w, "default_deny");
-	size_t ndeny = 0;
-	while (seccomp_default_deny[ndeny])
-		ndeny++;
-	jw_str_array(&w, seccomp_default_deny, ndeny);
-	jw_key(&w, "conditional");
-	jw_arr_begin(&w);
-	static const char *const cond[] = {"clone/unshare with CLONE_NEW*", "clone3 (ENOSYS)",
-					   "ioctl TIOCSTI/TIOCLINUX", "personality weakening bits",
-					   "socket families other than unix/inet/inet6/route-netlink, raw sockets"};
-	for (size_t i = 0; i < ARRAY_SIZE(cond); i++)
-		jw_str(&w, cond[i]);
-	jw_arr_end(&w);
-	jw_key(&w, "allow");
-	jw_str_array(&w, (const char *const *)p->sys_allow.v, p->sys_allow.n);
-	jw_key(&w, "deny");
-	jw_str_array(&w, (const char *const *)p->sys_deny.v, p->sys_deny.n);
-	jw_key(&w, "on_violation");
-	jw_str(&w, p->kill_on_violation ? "kill" : "report");
-	jw_key(&w, "report_file_denials");
-	jw_bool(&w, !p->no_file_reports);
-	jw_obj_end(&w);
+	json_syscalls(&w, p);
 	jw_key(&w, "loopback_ports");
 	jw_arr_begin(&w);
 	for (size_t i = 0; i < p->nloopback_ports; i++)
@@ -175,24 +193,7 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 		jw_null(&w);
 	}
 	jw_key(&w, "host");
-	jw_obj_begin(&w);
-	jw_key(&w, "privileged");
-	jw_bool(&w, f->privileged);
-	jw_key(&w, "user_ns");
-	jw_bool(&w, f->userns);
-	jw_key(&w, "landlock_abi");
-	jw_int(&w, f->landlock_abi);
-	jw_key(&w, "seccomp");
-	jw_bool(&w, f->seccomp);
-	jw_key(&w, "seccomp_notify");
-	jw_bool(&w, f->seccomp_notify);
-	jw_key(&w, "cgroup");
-	jw_str(&w, f->cgroup);
-	jw_key(&w, "cgroup_memory");
-	jw_bool(&w, f->cgroup_memory);
-	jw_key(&w, "cgroup_pids");
-	jw_bool(&w, f->cgroup_pids);
-	jw_obj_end(&w);
+	json_host(&w, f);
 	jw_obj_end(&w);
 	if (jw_finish(&w) < 0) {
 		buf_free(&w.out);
