@@ -56,7 +56,7 @@ echo
 # relay costs on this machine. Rounds alternate, so that drift in the VM's
 # speed falls on every row alike; the figure is the median of the rounds.
 NB="$BUILD/bench-net"
-ROUNDS=${BENCH_NET_ROUNDS:-3}
+ROUNDS=${BENCH_NET_ROUNDS:-5}
 "$NB" serve-bulk "$ws/bulk.port" 1073741824 &
 srv=($!)
 "$NB" serve-echo "$ws/echo.port" &
