@@ -247,6 +247,9 @@ test_own_cgroup_visible_read_only() {
 		echo dirs: $(find /sys/fs/cgroup -mindepth 1 -type d | wc -l)
 		echo 1 >/sys/fs/cgroup/cgroup.kill 2>/dev/null || echo kill refused'
 	expect_eq "$OUT" $'v2 view\ndirs: 0\nkill refused' "v2 view: $ERR"
+	# A path the task asks for there wins over the view.
+	cordon_run --ro /sys/fs/cgroup -- ls /sys/fs/cgroup
+	expect_eq "$OUT" "$(ls /sys/fs/cgroup)" "--ro /sys/fs/cgroup shows the host's hierarchy, as asked: $ERR"
 	# No cgroup, no view; the run still starts.
 	CORDON_CGROUP=none cordon_run -- /bin/sh -c 'ls /sys/fs/cgroup 2>/dev/null || echo none'
 	expect_eq "$OUT:$RC" "none:0" "without a cgroup: $ERR"
