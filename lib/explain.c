@@ -20,6 +20,7 @@ static const struct view_entry system_view[] = {
 	{"/bin /sbin /lib /lib64", "symlink or ro", "default"},
 	{"/tmp", "tmpfs", "default"}, {"/proc", "proc (own PID namespace)", "default"},
 	{"/dev", "minimal (null zero full random urandom tty pts shm)", "default"},
+	{"/sys/devices/system/cpu/{online,possible,present}", "ro (CPU counts)", "default"},
 };
 
 /* The run's own cgroup, where the run gets one (run.c: send_cgroup_view). */

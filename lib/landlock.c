@@ -11,6 +11,7 @@
 #include "compat.h"
 #include "error.h"
 #include "landlock.h"
+#include "mounts.h"
 
 #define FS(x) LANDLOCK_ACCESS_FS_##x
 #define RO_ACCESS (FS(EXECUTE) | FS(READ_FILE) | FS(READ_DIR))
@@ -94,6 +95,9 @@ int landlock_prepare(const struct run_plan *plan, int abi, const uint16_t *ports
 		if (lstat(sys_ro[i], &st) == 0 && S_ISDIR(st.st_mode) && landlock_add_path(out, sys_ro[i], RO_ACCESS, err) < 0)
 			return -1;
 	}
+	for (const char *const *f = mounts_host_files; *f; f++)
+		if (landlock_add_optional(out, *f, FS(READ_FILE), err) < 0)
+			return -1;
 	if (landlock_add_path(out, "/proc", FS(READ_FILE) | FS(READ_DIR) | FS(WRITE_FILE), err) < 0 ||
 	    landlock_add_path(out, "/dev", dev, err) < 0 || landlock_add_path(out, "/dev/shm", all, err) < 0 ||
 	    landlock_add_path(out, "/tmp", all, err) < 0)

@@ -184,6 +184,9 @@ static int setup_cgroup_view(const struct cgroup_view *cv, int oldroot, int newr
 	return 0;
 }
 
+const char *const mounts_host_files[] = {"/sys/devices/system/cpu/online", "/sys/devices/system/cpu/possible",
+					 "/sys/devices/system/cpu/present", NULL};
+
 static int setup_system(int oldroot, int newroot, cordon_error *err)
 {
 	static const char *const dirs[] = {"/usr", "/etc"};
@@ -207,6 +210,13 @@ static int setup_system(int oldroot, int newroot, cordon_error *err)
 			if (bind_host(oldroot, newroot, links[i], true, err) < 0)
 				return -1;
 		}
+	}
+	for (const char *const *f = mounts_host_files; *f; f++) {
+		struct stat st;
+		if (fstatat(oldroot, *f + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			continue; /* absent on this host */
+		if (bind_at(oldroot, newroot, *f, *f, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, err) < 0)
+			return -1;
 	}
 	return 0;
 }

@@ -18,6 +18,11 @@ struct cgroup_view {
 	bool v2;
 };
 
+/* Host files the run sees read-only besides the system directories: the CPU
+ * counts that libc and runtimes read (os.cpu_count, thread pools, malloc
+ * arenas). The same numbers are in the run's /proc. NULL-terminated. */
+extern const char *const mounts_host_files[];
+
 struct mount_plan {
 	const struct cordon_mount *mounts; /* effective list, parents first */
 	size_t n;

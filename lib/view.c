@@ -7,6 +7,7 @@
 #include "cleanup.h"
 #include "error.h"
 #include "strv.h"
+#include "mounts.h"
 #include "view.h"
 
 int view_add(struct view *v, const char *path, enum view_class cls, cordon_error *err)
@@ -32,6 +33,9 @@ int view_build(const struct run_plan *plan, struct view *v, cordon_error *err)
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(sys); i++)
 		if (view_add(v, sys[i].p, sys[i].c, err) < 0)
+			return -1;
+	for (const char *const *f = mounts_host_files; *f; f++)
+		if (access(*f, F_OK) == 0 && view_add(v, *f, VIEW_RO, err) < 0)
 			return -1;
 	static const char *const links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
 	for (size_t i = 0; i < ARRAY_SIZE(links); i++) {

@@ -47,15 +47,15 @@ test_host_processes_invisible() {
 
 test_files_outside_view_invisible() {
 	echo secret >/tmp/cordon-host-secret.$$
-	cordon_run -- /bin/sh -c "ls /root /home /var /opt /srv /boot /sys/kernel /sys/class /sys/devices /tmp/cordon-host-secret.$$ 2>&1; echo sys: \$(ls /sys) \$(ls /sys/fs); $HOSTILE read /etc/shadow"
+	cordon_run -- /bin/sh -c "ls /root /home /var /opt /srv /boot /sys/kernel /sys/class /sys/devices/virtual /tmp/cordon-host-secret.$$ 2>&1; echo sys: \$(ls /sys) \$(ls /sys/fs); $HOSTILE read /etc/shadow"
 	rm -f /tmp/cordon-host-secret.$$
 	expect_match "$OUT" "/root.*No such file" "/root hidden"
 	expect_match "$OUT" "/home.*No such file" "/home hidden"
 	expect_match "$OUT" "/var.*No such file" "/var hidden"
 	expect_match "$OUT" "/sys/kernel.*No such file" "/sys/kernel hidden"
 	expect_match "$OUT" "/sys/class.*No such file" "/sys/class hidden"
-	expect_match "$OUT" "/sys/devices.*No such file" "/sys/devices hidden"
-	expect_match "$OUT" "sys: fs cgroup" "of /sys, only the run's own cgroup"
+	expect_match "$OUT" "/sys/devices/virtual.*No such file" "/sys/devices hidden"
+	expect_match "$OUT" "sys: devices fs cgroup" "of /sys, only the CPU counts and the run's own cgroup"
 	expect_match "$OUT" "cordon-host-secret.*No such file" "host /tmp hidden"
 	expect_match "$OUT" "denied EACCES /etc/shadow" "/etc/shadow unreadable"
 	t_assert
@@ -256,6 +256,18 @@ test_own_cgroup_visible_read_only() {
 	t_assert
 }
 
+test_cpu_counts_visible_read_only() {
+	# os.cpu_count() and thread pools read /sys/devices/system/cpu/online:
+	# the three count files are there, read-only, and nothing else of it.
+	cordon_run -- /bin/sh -c '
+		/usr/bin/python3 -c "import concurrent.futures as f, os; print(os.cpu_count() > 0, list(f.ThreadPoolExecutor().map(abs, [-1])))"
+		echo $(ls /sys/devices/system/cpu)
+		echo 0 >/sys/devices/system/cpu/online 2>/dev/null || echo write refused'
+	expect_eq "$OUT" $'True [1]\nonline possible present\nwrite refused' "cpu counts: $ERR"
+	expect_eq "$(field '[.denials[] | .target] | join(",")')" "/sys/devices/system/cpu/online" "only the write is a denial"
+	t_assert
+}
+
 for t in test_identity test_host_uid_is_never_root test_host_processes_invisible \
 	test_files_outside_view_invisible test_readonly_binds_refuse_writes test_readonly_is_recursive \
 	test_dev_is_minimal_and_readonly test_command_has_no_capability_over_the_run \
@@ -263,6 +275,6 @@ for t in test_identity test_host_uid_is_never_root test_host_processes_invisible
 	test_only_std_fds test_stdin_passed test_output_streams_as_it_arrives \
 	test_stdout_stderr_counted_and_hashed test_no_controlling_terminal test_host_sees_no_mounts \
 	test_symlink_planted_in_workspace_refused test_outputs_listed test_cwd_option \
-	test_unprivileged_user test_own_cgroup_visible_read_only; do
+	test_unprivileged_user test_own_cgroup_visible_read_only test_cpu_counts_visible_read_only; do
 	t_run $t
 done
