@@ -323,6 +323,40 @@ static int setup_task_mounts(const struct mount_plan *plan, int oldroot, int new
 	return 0;
 }
 
+/* The run's hostname resolves on its own loopback. /etc/hosts is the host's
+ * with one line added, so that a program looking up its own name (Kerberos,
+ * Java's getLocalHost, socket.getfqdn) asks no DNS server it cannot reach. The
+ * file is written in the base tmpfs (left behind at pivot) and bound
+ * read-only. A host without a plain /etc/hosts, or with a very long one,
+ * keeps its own file. */
+static int setup_hosts(int oldroot, int newroot, cordon_error *err)
+{
+	char text[32768];
+	const char line[] = "127.0.1.1\t" CORDON_HOSTNAME "\n";
+	size_t n = 0, room = sizeof(text) - sizeof(line) - 1;
+	_cleanup_close_ int in = openat2_nofollow(oldroot, "/etc/hosts", O_RDONLY);
+	if (in < 0)
+		return 0;
+	for (ssize_t r; n < room && (r = read(in, text + n, room - n)) > 0;)
+		n += (size_t)r;
+	char more;
+	if (n == room && read(in, &more, 1) > 0)
+		return 0;
+	if (n && text[n - 1] != '\n')
+		text[n++] = '\n';
+	memcpy(text + n, line, sizeof(line) - 1);
+	n += sizeof(line) - 1;
+	_cleanup_close_ int out = open("/hosts", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (out < 0 || write(out, text, n) != (ssize_t)n)
+		return cordon_err_errno(err, "write /etc/hosts for the run");
+	_cleanup_close_ int tree = open_tree(AT_FDCWD, "/hosts", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					      MOUNT_ATTR_NOEXEC};
+	if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+		return cordon_err_errno(err, "bind /etc/hosts for the run");
+	return attach_tree(tree, newroot, "/etc/hosts", false, err);
+}
+
 int mounts_begin(struct mount_ctx *mc, cordon_error *err)
 {
 	mc->oldroot = mc->newroot = -1;
@@ -346,7 +380,7 @@ int mounts_begin(struct mount_ctx *mc, cordon_error *err)
 	if (mc->oldroot < 0 || mc->newroot < 0)
 		return cordon_err_errno(err, "open roots");
 	/* 4, the part that needs nothing from the supervisor */
-	if (setup_system(mc->oldroot, mc->newroot, err) < 0 ||
+	if (setup_system(mc->oldroot, mc->newroot, err) < 0 || setup_hosts(mc->oldroot, mc->newroot, err) < 0 ||
 	    mount_tmpfs(mc->newroot, "/tmp", "1777", 0, 0, err) < 0 ||
 	    setup_proc(mc->newroot, err) < 0 || setup_dev(mc->oldroot, mc->newroot, err) < 0)
 		return -1;

@@ -23,6 +23,9 @@ struct cgroup_view {
  * arenas). The same numbers are in the run's /proc. NULL-terminated. */
 extern const char *const mounts_host_files[];
 
+/* The run's hostname (its own UTS namespace). */
+#define CORDON_HOSTNAME "cordon"
+
 struct mount_plan {
 	const struct cordon_mount *mounts; /* effective list, parents first */
 	size_t n;

@@ -175,7 +175,7 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	for (size_t i = 0; i < sp->plan->nmounts; i++)
 		if (sp->tree_fds[i] >= 0)
 			close(sp->tree_fds[i]);
-	if (sethostname("cordon", 6) < 0)
+	if (sethostname(CORDON_HOSTNAME, strlen(CORDON_HOSTNAME)) < 0)
 		setup_or_fail(sock, cordon_err_errno(&e, "sethostname"), &e);
 	setup_or_fail(sock, ns_loopback_up(&e), &e);
 	if (sp->proxy) {

@@ -268,6 +268,21 @@ test_cpu_counts_visible_read_only() {
 	t_assert
 }
 
+test_own_hostname_resolves() {
+	# Kerberos, LDAP and Java look up their own hostname: it resolves on the
+	# run's loopback from /etc/hosts, with no DNS query (a network denial).
+	cordon_run -- /bin/sh -c '
+		getent ahosts "$(hostname)" | head -1
+		/usr/bin/python3 -c "import socket; print(socket.getfqdn())"
+		grep -c . /etc/hosts
+		echo x >>/etc/hosts 2>/dev/null || echo write refused'
+	local n
+	n=$(grep -c . /etc/hosts)
+	expect_eq "$OUT" "127.0.1.1       STREAM cordon"$'\ncordon\n'"$((n + 1))"$'\nwrite refused' "own name: $ERR"
+	expect_eq "$(field '[.denials[] | select(.kind=="network")] | length')" 0 "no DNS query"
+	t_assert
+}
+
 for t in test_identity test_host_uid_is_never_root test_host_processes_invisible \
 	test_files_outside_view_invisible test_readonly_binds_refuse_writes test_readonly_is_recursive \
 	test_dev_is_minimal_and_readonly test_command_has_no_capability_over_the_run \
@@ -275,6 +290,7 @@ for t in test_identity test_host_uid_is_never_root test_host_processes_invisible
 	test_only_std_fds test_stdin_passed test_output_streams_as_it_arrives \
 	test_stdout_stderr_counted_and_hashed test_no_controlling_terminal test_host_sees_no_mounts \
 	test_symlink_planted_in_workspace_refused test_outputs_listed test_cwd_option \
-	test_unprivileged_user test_own_cgroup_visible_read_only test_cpu_counts_visible_read_only; do
+	test_unprivileged_user test_own_cgroup_visible_read_only test_cpu_counts_visible_read_only \
+	test_own_hostname_resolves; do
 	t_run $t
 done
