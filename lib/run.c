@@ -14,8 +14,10 @@
  *               sync 1 (P->C MSG_GO1): uid/gid maps are written; init starts
  *                   building the system part of the view.
  *               meanwhile P attaches the v1 cgroup (an RCU grace period),
- *                   prepares idmapped trees (sent as MSG_TREE + fd) and
- *                   snapshots the writable paths.
+ *                   prepares idmapped trees (sent as MSG_TREE + fd), names
+ *                   the run's cgroup directories for its view (MSG_CGROUP),
+ *                   sends the seccomp program (MSG_FILTER) and snapshots
+ *                   the writable paths.
  *               sync 2 (P->C MSG_GO2): init finishes the view and starts the
  *                   command.
  *               C->P: MSG_ERROR (setup failed; the command never started),
