@@ -86,13 +86,14 @@ int landlock_prepare(const struct run_plan *plan, int abi, const uint16_t *ports
 	 * and listing is all the read-only root offers). */
 	if (landlock_add_path(out, "/", FS(READ_DIR), err) < 0)
 		return -1;
-	static const char *const sys_ro[] = {"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib32",
-					     "/lib64", "/libx32"};
-	for (size_t i = 0; i < ARRAY_SIZE(sys_ro); i++) {
+	for (const char *const *d = mounts_system_dirs; *d; d++)
+		if (landlock_add_path(out, *d, RO_ACCESS, err) < 0)
+			return -1;
+	for (const char *const *l = mounts_system_links; *l; l++) {
 		struct stat st;
 		/* Only the ones that are directories (binds); symlinks resolve
 		 * into /usr, which has its own rule. */
-		if (lstat(sys_ro[i], &st) == 0 && S_ISDIR(st.st_mode) && landlock_add_path(out, sys_ro[i], RO_ACCESS, err) < 0)
+		if (lstat(*l, &st) == 0 && S_ISDIR(st.st_mode) && landlock_add_path(out, *l, RO_ACCESS, err) < 0)
 			return -1;
 	}
 	for (const char *const *f = mounts_host_files; *f; f++)

@@ -187,14 +187,16 @@ static int setup_cgroup_view(const struct cgroup_view *cv, int oldroot, int newr
 const char *const mounts_host_files[] = {"/sys/devices/system/cpu/online", "/sys/devices/system/cpu/possible",
 					 "/sys/devices/system/cpu/present", NULL};
 
+const char *const mounts_system_dirs[] = {"/usr", "/etc", NULL};
+const char *const mounts_system_links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", NULL};
+
 static int setup_system(int oldroot, int newroot, cordon_error *err)
 {
-	static const char *const dirs[] = {"/usr", "/etc"};
-	static const char *const links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
-	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
-		if (bind_host(oldroot, newroot, dirs[i], true, err) < 0)
+	const char *const *links = mounts_system_links;
+	for (const char *const *d = mounts_system_dirs; *d; d++)
+		if (bind_host(oldroot, newroot, *d, true, err) < 0)
 			return -1;
-	for (size_t i = 0; i < ARRAY_SIZE(links); i++) {
+	for (size_t i = 0; links[i]; i++) {
 		struct stat st;
 		if (fstatat(oldroot, links[i] + 1, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue; /* absent on this host */

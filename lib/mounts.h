@@ -18,6 +18,13 @@ struct cgroup_view {
 	bool v2;
 };
 
+/* The host's system directories in the view, bound read-only, and the names
+ * that are symlinks into /usr on merged-/usr hosts (bound read-only where
+ * they are directories, absent ones skipped). One list for the mounts, the
+ * observer's view, Landlock and the plan's checks. NULL-terminated. */
+extern const char *const mounts_system_dirs[];
+extern const char *const mounts_system_links[];
+
 /* Host files the run sees read-only besides the system directories: the CPU
  * counts that libc and runtimes read (os.cpu_count, thread pools, malloc
  * arenas). The same numbers are in the run's /proc. NULL-terminated. */

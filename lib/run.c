@@ -732,12 +732,9 @@ static int send_cgroup_view(struct sup *s, cordon_error *err)
 	if (!s->have_cg)
 		return 0;
 	/* A path the task asked for there (the host's /sys, say) wins. */
-	static const char view[] = "/sys/fs/cgroup";
 	for (size_t i = 0; i < s->plan.nmounts; i++) {
 		const char *m = s->plan.mounts[i].path;
-		size_t ml = strlen(m), vl = sizeof(view) - 1;
-		if ((ml <= vl && strncmp(view, m, ml) == 0 && (ml == vl || view[ml] == '/' || ml == 1)) ||
-		    (ml > vl && strncmp(m, view, vl) == 0 && m[vl] == '/'))
+		if (path_has_prefix("/sys/fs/cgroup", m) || path_has_prefix(m, "/sys/fs/cgroup"))
 			return 0;
 	}
 	bool v2 = s->cgops == &cgroup_v2_ops;

@@ -28,17 +28,20 @@ int view_build(const struct run_plan *plan, struct view *v, cordon_error *err)
 {
 	memset(v, 0, sizeof(*v));
 	static const struct { const char *p; enum view_class c; } sys[] = {
-		{"/usr", VIEW_RO}, {"/etc", VIEW_RO}, {"/tmp", VIEW_RW}, {"/proc", VIEW_PROC},
+		{"/tmp", VIEW_RW}, {"/proc", VIEW_PROC},
 		{"/dev", VIEW_DEV}, {"/dev/shm", VIEW_RW}, {"/dev/pts", VIEW_DEV},
 	};
+	for (const char *const *d = mounts_system_dirs; *d; d++)
+		if (view_add(v, *d, VIEW_RO, err) < 0)
+			return -1;
 	for (size_t i = 0; i < ARRAY_SIZE(sys); i++)
 		if (view_add(v, sys[i].p, sys[i].c, err) < 0)
 			return -1;
 	for (const char *const *f = mounts_host_files; *f; f++)
 		if (access(*f, F_OK) == 0 && view_add(v, *f, VIEW_RO, err) < 0)
 			return -1;
-	static const char *const links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"};
-	for (size_t i = 0; i < ARRAY_SIZE(links); i++) {
+	const char *const *links = mounts_system_links;
+	for (size_t i = 0; links[i]; i++) {
 		struct stat st;
 		if (lstat(links[i], &st) < 0)
 			continue;
