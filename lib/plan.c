@@ -6,10 +6,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cleanup.h"
 #include "error.h"
 #include "ceiling.h"
 #include "proxy.h"
 #include "ledger.h"
+#include "mounts.h"
 #include "run.h"
 
 /* Resolve path like realpath(3), but refuse to follow a symlink that sits in
@@ -154,21 +156,32 @@ static int check_supported(const cordon_policy *p, cordon_error *err)
 	return 0;
 }
 
+/* Where cordon itself mounts something: a secret's tmpfs there would be
+ * hidden by it, or be created inside a bind, i.e. on the host. */
+static const char *inside_system(const char *m)
+{
+	static const char *const own[] = {"/proc", "/dev", "/tmp", "/sys", NULL};
+	const char *const *lists[] = {mounts_system_dirs, mounts_system_links, own};
+	for (size_t l = 0; l < ARRAY_SIZE(lists); l++)
+		for (const char *const *d = lists[l]; *d; d++)
+			if (path_has_prefix(m, *d))
+				return *d;
+	return NULL;
+}
+
 /* A secret file lives on a tmpfs of its own inside the view: its directory
  * must not be a host path the view shows (the tmpfs would be created inside a
- * bind, i.e. on the host) nor a system directory. */
+ * bind, i.e. on the host) nor a directory of the system view. */
 static int check_secret_mounts(const cordon_policy *p, const struct run_plan *plan, cordon_error *err)
 {
-	static const char *const sys[] = {"/usr", "/etc", "/bin", "/sbin", "/lib", "/lib64", "/proc",
-					  "/dev", "/tmp"};
 	for (size_t i = 0; i < p->nsecrets; i++) {
 		const char *m = p->secrets[i].mount;
 		if (!m)
 			continue;
-		for (size_t k = 0; k < sizeof(sys) / sizeof(sys[0]); k++)
-			if (path_has_prefix(m, sys[k]))
-				return cordon_err(err, 0, "secret %s: mount %s is inside %s; use a directory of its own such as /run/secrets",
-						  p->secrets[i].name, m, sys[k]);
+		const char *sys = inside_system(m);
+		if (sys)
+			return cordon_err(err, 0, "secret %s: mount %s is inside %s; use a directory of its own such as /run/secrets",
+					  p->secrets[i].name, m, sys);
 		for (size_t k = 0; k < plan->nmounts; k++)
 			if (path_has_prefix(m, plan->mounts[k].path))
 				return cordon_err(err, 0, "secret %s: mount %s is inside %s, a path of the task; use a directory of its own such as /run/secrets",

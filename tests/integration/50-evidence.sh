@@ -100,6 +100,14 @@ test_secret_refusals() {
 	expect_eq "$OUT" "[[REDACTED:SHORTV]]" "allow_short accepted and redacted"
 	cordon_run --secret 'X=value' -- /bin/true
 	expect_match "$ERR" "never given on the command line" "value in argv refused"
+	# A secret file where cordon mounts the view itself would be hidden by
+	# it (or land inside a host bind): refused before anything starts.
+	for m in /etc/s /lib32/s /sys/fs/cgroup/s /proc/s; do
+		echo '{"secrets": {"LONGV": {"env": "LONGV", "mount": "'"$m"'"}}}' >p.json
+		LONGV=long-enough-value cordon_run --policy p.json -- /bin/sh -c 'touch started'
+		expect_match "$ERR" "secret LONGV: mount $m is inside /${m:1:3}" "secret mount $m refused"
+		[ ! -e started ] || fail "started with a secret at $m"
+	done
 	t_assert
 }
 
