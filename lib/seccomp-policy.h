@@ -11,11 +11,18 @@
  *    CONTINUE, so the supervisor can record file denials; the kernel (mount
  *    view, read-only binds, Landlock) decides. Off when not reporting.
  *  - clone3: ENOSYS, so libc falls back to clone, whose flags are inspectable.
+ *  - privilege bits: chmod, fchmod, fchmodat, fchmodat2 with S_ISUID or
+ *    S_ISGID in the mode; open/openat (O_CREAT or O_TMPFILE), creat, mknod,
+ *    mknodat creating with them: denied like the deny list, never allowed
+ *    back by syscalls.allow. With notification the supervisor lets a
+ *    S_ISGID-only chmod of a directory through (a setgid directory only
+ *    passes its group on). openat2: ENOSYS (its mode is in memory), unreported.
  *  - any other ABI (i386 via int 0x80, x32): the process is killed. */
 #pragma once
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stdbool.h>
+#include <sys/types.h>
 #include "policy.h"
 
 struct seccomp_plan {
@@ -41,6 +48,19 @@ int seccomp_apply_fd(int memfd, bool notify, int *listener, cordon_error *err);
 /* Supervisor: a report target for a denied call, e.g. "unshare(CLONE_NEWUSER)",
  * "ioctl(TIOCSTI)", "socket(AF_PACKET)". */
 void seccomp_denial_target(int nr, const uint64_t args[6], char *out, size_t outsz);
+/* A call that can set a privilege bit on a file: the argument index of its
+ * mode, of open's flags, dirfd, path, fd-or-dirfd for AT_EMPTY_PATH and *at
+ * flags (-1: none). */
+struct priv_call {
+	const char *name;
+	int mode, flags, dirfd, path, atflags;
+	bool chmod; /* changes an existing file's mode (else: creates one) */
+};
+/* The privilege-bit call with number nr, or NULL. */
+const struct priv_call *seccomp_priv_call(int nr);
+/* The privilege bits (S_ISUID|S_ISGID) call nr with args asks for; 0 if none,
+ * or if it is not such a call, or an open that creates nothing. */
+mode_t seccomp_priv_bits(int nr, const uint64_t args[6]);
 /* All CLONE_NEW* flags. */
 unsigned long seccomp_namespace_flags(void);
 /* The default deny list, for explain and docs. NULL-terminated. */

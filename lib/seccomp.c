@@ -1,5 +1,6 @@
 #include <errno.h>
 #include <linux/personality.h>
+#include <pthread.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -63,9 +64,82 @@ static int rule(scmp_filter_ctx c, uint32_t act, const char *name, unsigned n,
 	return 0;
 }
 
+/* The calls that can put a privilege bit (S_ISUID, S_ISGID) on a file, with
+ * where their mode is. The mode is a plain integer, so the filter sees it.
+ * No syscalls.allow entry lifts these rules: a file the run leaves with such
+ * a bit belongs to the host (the idmapped workspace) and is a way to its root. */
+static const struct priv_call priv_calls[] = {
+	{"chmod", 1, -1, -1, 0, -1, true},
+	{"fchmod", 1, -1, 0, -1, -1, true},
+	{"fchmodat", 2, -1, 0, 1, -1, true},
+	{"fchmodat2", 2, -1, 0, 1, 3, true},
+	{"open", 2, 1, -1, 0, -1, false},
+	{"openat", 3, 2, 0, 1, -1, false},
+	{"creat", 1, -1, -1, 0, -1, false},
+	{"mknod", 1, -1, -1, 0, -1, false},
+	{"mknodat", 2, -1, 0, 1, -1, false},
+};
+static int priv_nr[ARRAY_SIZE(priv_calls)];
+static pthread_once_t priv_once = PTHREAD_ONCE_INIT;
+
+static void priv_resolve(void)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(priv_calls); i++)
+		priv_nr[i] = seccomp_syscall_resolve_name(priv_calls[i].name);
+}
+
+const struct priv_call *seccomp_priv_call(int nr)
+{
+	pthread_once(&priv_once, priv_resolve);
+	for (size_t i = 0; i < ARRAY_SIZE(priv_calls); i++)
+		if (priv_nr[i] == nr && nr != __NR_SCMP_ERROR)
+			return &priv_calls[i];
+	return NULL;
+}
+
+/* open's mode counts only when it creates: O_CREAT, or O_TMPFILE's own bit. */
+#define PRIV_CREATE_FLAGS {O_CREAT, 020000000 /* __O_TMPFILE */}
+
+mode_t seccomp_priv_bits(int nr, const uint64_t args[6])
+{
+	const struct priv_call *pc = seccomp_priv_call(nr);
+	if (!pc)
+		return 0;
+	if (pc->flags >= 0) {
+		const uint64_t create[] = PRIV_CREATE_FLAGS;
+		if (!(args[pc->flags] & (create[0] | create[1])))
+			return 0;
+	}
+	return (mode_t)(args[pc->mode] & (S_ISUID | S_ISGID));
+}
+
+static int add_priv_rules(scmp_filter_ctx c, uint32_t deny, cordon_error *err)
+{
+	const uint64_t bits[] = {S_ISUID, S_ISGID}, create[] = PRIV_CREATE_FLAGS;
+	for (size_t i = 0; i < ARRAY_SIZE(priv_calls); i++) {
+		const struct priv_call *pc = &priv_calls[i];
+		for (size_t b = 0; b < ARRAY_SIZE(bits); b++) {
+			struct scmp_arg_cmp m[2] = {{(unsigned)pc->mode, SCMP_CMP_MASKED_EQ, bits[b], bits[b]}};
+			if (pc->flags < 0) {
+				if (rule(c, deny, pc->name, 1, m, err) < 0)
+					return -1;
+				continue;
+			}
+			for (size_t f = 0; f < ARRAY_SIZE(create); f++) {
+				m[1] = (struct scmp_arg_cmp){(unsigned)pc->flags, SCMP_CMP_MASKED_EQ, create[f], create[f]};
+				if (rule(c, deny, pc->name, 2, m, err) < 0)
+					return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 static int add_conditional(scmp_filter_ctx c, uint32_t deny, const cordon_policy *p, cordon_error *err)
 {
 	struct scmp_arg_cmp a;
+	if (add_priv_rules(c, deny, err) < 0)
+		return -1;
 	/* New namespaces through clone/unshare, one rule per flag (rules OR). */
 	for (size_t i = 0; i < ARRAY_SIZE(ns_flags); i++) {
 		a = SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i].flag, ns_flags[i].flag);
@@ -156,6 +230,11 @@ int seccomp_build(const cordon_policy *p, bool notify, const char *const *observ
 	    rule(c, notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, err) < 0)
 		goto out;
 	if (add_conditional(c, deny, p, err) < 0)
+		goto out;
+	/* openat2 keeps its mode in memory too: ENOSYS, and libc falls back to
+	 * openat, whose mode the rules above inspect. Not reported: it is not
+	 * a denial, only a way round a check. */
+	if (!in_list(&p->sys_deny, "openat2") && rule(c, SCMP_ACT_ERRNO(ENOSYS), "openat2", 0, NULL, err) < 0)
 		goto out;
 	/* connect: recorded when it bypasses the proxy (never decided here: the
 	 * run has no route, and Landlock refuses other TCP ports). */
@@ -270,6 +349,7 @@ void seccomp_denial_target(int nr, const uint64_t args[6], char *out, size_t out
 {
 	char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
 	const char *n = name ? name : "unknown";
+	const struct priv_call *pc;
 	if (strcmp(n, "clone") == 0 || strcmp(n, "unshare") == 0 || strcmp(n, "clone3") == 0) {
 		char flags[256] = "";
 		for (size_t i = 0; i < ARRAY_SIZE(ns_flags); i++)
@@ -294,6 +374,8 @@ void seccomp_denial_target(int nr, const uint64_t args[6], char *out, size_t out
 			snprintf(out, outsz, "socket(%s)", fam);
 		else
 			snprintf(out, outsz, "socket(%llu)", (unsigned long long)args[0]);
+	} else if ((pc = seccomp_priv_call(nr))) {
+		snprintf(out, outsz, "%s(mode 0%o)", n, (unsigned)(args[pc->mode] & 07777));
 	} else if (strcmp(n, "personality") == 0) {
 		snprintf(out, outsz, "personality(0x%llx)", (unsigned long long)(uint32_t)args[0]);
 	} else {

@@ -2,6 +2,8 @@
  * (arch, syscall, arguments) -> action: the decision the kernel will make,
  * checked without loading anything (cf. libseccomp's bpf-sim tests). */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -155,6 +157,20 @@ static void test_default_policy_table(void **st)
 		{"sendto to an address (observed)", N("sendto"), {3, 0x1000, 1, 0, 0x2000, 16}, SECCOMP_RET_USER_NOTIF, 0},
 		{"send (sendto without address)", N("sendto"), {3, 0x1000, 1, 0, 0, 0}, SECCOMP_RET_ALLOW, 0},
 		{"ptrace (inside the run)", N("ptrace"), {0}, SECCOMP_RET_ALLOW, 0},
+		/* Privilege bits: the mode is an integer the filter sees. */
+		{"chmod 0755", N("chmod"), {0x1000, 0755}, SECCOMP_RET_ALLOW, 0},
+		{"chmod 04755", N("chmod"), {0x1000, 04755}, SECCOMP_RET_USER_NOTIF, 0},
+		{"chmod 02755", N("chmod"), {0x1000, 02755}, SECCOMP_RET_USER_NOTIF, 0},
+		{"chmod 01777 (sticky)", N("chmod"), {0x1000, 01777}, SECCOMP_RET_ALLOW, 0},
+		{"fchmod 06755", N("fchmod"), {3, 06755}, SECCOMP_RET_USER_NOTIF, 0},
+		{"fchmod 0644", N("fchmod"), {3, 0644}, SECCOMP_RET_ALLOW, 0},
+		{"fchmodat 04755", N("fchmodat"), {(uint64_t)-100, 0x1000, 04755}, SECCOMP_RET_USER_NOTIF, 0},
+		{"fchmodat 0700", N("fchmodat"), {(uint64_t)-100, 0x1000, 0700}, SECCOMP_RET_ALLOW, 0},
+		{"fchmodat2 04755", N("fchmodat2"), {(uint64_t)-100, 0x1000, 04755, 0}, SECCOMP_RET_USER_NOTIF, 0},
+		{"mknod S_IFREG|04755", N("mknod"), {0x1000, 0104755}, SECCOMP_RET_USER_NOTIF, 0},
+		{"mknodat S_IFREG|02755", N("mknodat"), {3, 0x1000, 0102755}, SECCOMP_RET_USER_NOTIF, 0},
+		{"creat 04755", N("creat"), {0x1000, 04755}, SECCOMP_RET_USER_NOTIF, 0},
+		{"openat2 (ENOSYS)", N("openat2"), {0}, SECCOMP_RET_ERRNO, 0},
 		{"x32 getpid", X86_64, 0x40000000 | 39, NULL, {0}, SECCOMP_RET_KILL_PROCESS, 0},
 		{"i386 getpid", I386, 20, NULL, {0}, SECCOMP_RET_KILL_PROCESS, 0},
 		{"i386 mount", I386, 21, NULL, {0}, SECCOMP_RET_KILL_PROCESS, 0},
@@ -185,6 +201,21 @@ static void test_without_notify(void **st)
 	assert_int_equal(decide(&sp, &c2), SECCOMP_RET_ERRNO | ENOSYS);
 	struct call c3 = {"openat", N("openat"), {0}, 0, 0};
 	assert_int_equal(decide(&sp, &c3), SECCOMP_RET_ALLOW);
+	/* Privilege bits: refused without a report. */
+	const struct call priv[] = {
+		{"chmod 04755", N("chmod"), {0x1000, 04755}, SECCOMP_RET_ERRNO | EPERM, 0},
+		{"fchmodat 02755", N("fchmodat"), {3, 0x1000, 02755}, SECCOMP_RET_ERRNO | EPERM, 0},
+		{"openat O_CREAT 04755", N("openat"), {3, 0x1000, O_CREAT | O_WRONLY, 04755}, SECCOMP_RET_ERRNO | EPERM, 0},
+		{"openat O_TMPFILE 02755", N("openat"), {3, 0x1000, 020200000 | O_RDWR, 02755}, SECCOMP_RET_ERRNO | EPERM, 0},
+		{"openat no O_CREAT, junk mode", N("openat"), {3, 0x1000, O_RDONLY, 04755}, SECCOMP_RET_ALLOW, 0},
+		{"open O_CREAT 0644", N("open"), {0x1000, O_CREAT | O_WRONLY, 0644}, SECCOMP_RET_ALLOW, 0},
+		{"open O_CREAT 06755", N("open"), {0x1000, O_CREAT | O_WRONLY, 06755}, SECCOMP_RET_ERRNO | EPERM, 0},
+		{"mknod S_IFREG|04755", N("mknod"), {0x1000, 0104755}, SECCOMP_RET_ERRNO | EPERM, 0},
+		{"openat2", N("openat2"), {3, 0x1000, 0x2000, 24}, SECCOMP_RET_ERRNO | ENOSYS, 0},
+	};
+	for (size_t i = 0; i < sizeof(priv) / sizeof(priv[0]); i++)
+		if (decide(&sp, &priv[i]) != priv[i].action)
+			fail_msg("%s: %#x, expected %#x", priv[i].what, decide(&sp, &priv[i]), priv[i].action);
 	seccomp_plan_free(&sp);
 	policy_free(p);
 }
@@ -207,6 +238,9 @@ static void test_policy_adjustments(void **st)
 	assert_int_equal(decide(&sp, &pt) & SECCOMP_RET_ACTION_FULL, SECCOMP_RET_USER_NOTIF);
 	struct call open = {"openat not observed", N("openat"), {0}, 0, 0};
 	assert_int_equal(decide(&sp, &open), SECCOMP_RET_ALLOW);
+	/* Not observed, yet creating a setuid file is still refused. */
+	struct call suid = {"openat O_CREAT 04755", N("openat"), {3, 0x1000, O_CREAT | O_WRONLY, 04755}, 0, 0};
+	assert_int_equal(decide(&sp, &suid) & SECCOMP_RET_ACTION_FULL, SECCOMP_RET_USER_NOTIF);
 	seccomp_plan_free(&sp);
 	policy_free(p);
 }
@@ -223,6 +257,14 @@ static void test_denial_targets(void **st)
 	uint64_t c[6] = {17, SOCK_RAW, 0, 0, 0, 0};
 	seccomp_denial_target(seccomp_syscall_resolve_name("socket"), c, t, sizeof(t));
 	assert_string_equal(t, "socket(AF_PACKET)");
+	uint64_t m[6] = {(uint64_t)-100, 0x1000, 06755, 0, 0, 0};
+	seccomp_denial_target(seccomp_syscall_resolve_name("fchmodat"), m, t, sizeof(t));
+	assert_string_equal(t, "fchmodat(mode 06755)");
+	assert_int_equal(seccomp_priv_bits(seccomp_syscall_resolve_name("fchmodat"), m), 06000);
+	uint64_t o[6] = {(uint64_t)-100, 0x1000, O_RDONLY, 04755, 0, 0};
+	assert_int_equal(seccomp_priv_bits(seccomp_syscall_resolve_name("openat"), o), 0);
+	o[2] = O_CREAT | O_RDWR;
+	assert_int_equal(seccomp_priv_bits(seccomp_syscall_resolve_name("openat"), o), 04000);
 	uint64_t z[6] = {0};
 	seccomp_denial_target(seccomp_syscall_resolve_name("bpf"), z, t, sizeof(t));
 	assert_string_equal(t, "bpf");
