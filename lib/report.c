@@ -60,6 +60,8 @@ void report_free(struct run_report *r)
 	strv_free(&r->secrets);
 	file_list_free(&r->inputs);
 	file_list_free(&r->outputs);
+	fix_list_free(&r->privilege_cleared);
+	fix_list_free(&r->root_restored);
 	memset(r, 0, sizeof(*r));
 }
 
@@ -86,6 +88,21 @@ int report_add_denial(struct run_report *r, const char *kind, const char *target
 	d->count = 1;
 	pthread_mutex_unlock(&r->denial_lock);
 	return 0;
+}
+
+static void write_fixes(jwriter *w, const char *key, const struct fix_list *l)
+{
+	jw_key(w, key);
+	jw_arr_begin(w);
+	for (size_t i = 0; i < l->n; i++) {
+		jw_obj_begin(w);
+		jw_key(w, "path");
+		jw_str(w, l->f[i].path);
+		jw_key(w, "what");
+		jw_str(w, l->f[i].what);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
 }
 
 static void write_files(jwriter *w, const struct file_list *l, bool with_change)
@@ -207,7 +224,7 @@ static void write_verdicts(jwriter *w, const struct run_report *r)
 	jw_key(w, "verdicts");
 	jw_obj_begin(w);
 	jw_key(w, "containment");
-	jw_str(w, r->ndenials ? "violations" : "clean");
+	jw_str(w, r->ndenials || r->privilege_cleared.n || r->root_restored.n ? "violations" : "clean");
 	jw_key(w, "resources");
 	jw_str(w, r->status == ST_INFEASIBLE ? "infeasible" : any_limit ? "exceeded" : "within");
 	jw_key(w, "task");
@@ -322,6 +339,8 @@ static void write_evidence(jwriter *w, const struct run_report *r)
 	write_files(w, &r->inputs, false);
 	jw_key(w, "outputs");
 	write_files(w, &r->outputs, true);
+	write_fixes(w, "privilege_cleared", &r->privilege_cleared);
+	write_fixes(w, "root_restored", &r->root_restored);
 	if (r->outputs.truncated) {
 		jw_key(w, "outputs_truncated");
 		jw_bool(w, true);

@@ -6,6 +6,7 @@
 #include "policy.h"
 #include "redact.h"
 #include "snapshot.h"
+#include "sweep.h"
 #include "strv.h"
 
 enum run_status {
@@ -71,6 +72,9 @@ struct run_report {
 	strv command;
 	char policy_sha256[65];
 	struct file_list inputs, outputs;
+	/* The sweep after the run (sweep.h): privilege bits and file
+	 * capabilities cleared, writable roots' mode/owner put back. */
+	struct fix_list privilege_cleared, root_restored;
 	struct stream_stats out[2];
 	strv secrets;
 	struct enforcement enf;

@@ -62,6 +62,7 @@
 #include "secrets.h"
 #include "stream.h"
 #include "sync.h"
+#include "sweep.h"
 
 #define SETUP_TIMEOUT_NS (30ULL * 1000000000ULL)
 
@@ -98,6 +99,7 @@ struct sup {
 	int forced_signal;
 	uint64_t t_start, t_exec, t_end;
 	struct snapshot before;
+	struct sweep sweep; /* writable roots pinned before the run */
 	struct landlock_plan landlock;
 	struct seccomp_plan seccomp;
 	struct observer obs;
@@ -808,7 +810,7 @@ static int parent_setup(struct sup *s, cordon_error *err)
 	}
 	const char *roots[256];
 	size_t n = writable_roots(s, roots, ARRAY_SIZE(roots));
-	if (snapshot_take(&s->before, roots, n, err) < 0)
+	if (snapshot_take(&s->before, roots, n, err) < 0 || sweep_pin(&s->sweep, roots, n, err) < 0)
 		return -1;
 	trace(s, "snapshot taken, sync 2 sent");
 	if (sync_send(s->sock, MSG_GO2, 0, NULL, -1) < 0) /* sync 2 */
@@ -950,6 +952,11 @@ static void finish_usage(struct sup *s)
 	if (s->exec_ok)
 		collect_outputs(s);
 	trace(s, "outputs collected");
+	/* No process of the run is left (init's exit waited for them): what
+	 * the run left in the writable paths is swept, the roots put back. */
+	sweep_run(&s->sweep, &s->rep->outputs, s->rep->outputs.truncated, s->plan.workspace,
+		  &s->rep->privilege_cleared, &s->rep->root_restored);
+	trace(s, "privilege sweep done");
 	if (s->trace && s->have_obs)
 		buf_printf(&s->trace_buf, "  seccomp notifications: %llu (synchronous wake-up: %s)\n",
 			   (unsigned long long)s->obs.notifications, s->obs.sync_wakeup ? "yes" : "no");
@@ -970,6 +977,7 @@ static void cleanup(struct sup *s)
 		free(s->spec.tree_fds);
 	}
 	snapshot_free(&s->before);
+	sweep_free(&s->sweep);
 	proxy_free(s->proxy);
 	s->proxy = NULL;
 	landlock_plan_free(&s->landlock);
