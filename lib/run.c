@@ -377,7 +377,8 @@ static void on_sock(struct sup *s)
 		break;
 	case MSG_EXIT:
 		trace(s, "command exited");
-		s->got_exit = true;
+		/* Only an exit or a death: "signaled" never comes without a signal. */
+		s->got_exit = WIFEXITED(m.value) || WIFSIGNALED(m.value);
 		s->wstatus = m.value;
 		break;
 	}
@@ -404,7 +405,7 @@ static void on_init_exit(struct sup *s)
 		if (m.type == MSG_ERROR)
 			setup_error(s, &m.err);
 		else if (m.type == MSG_EXIT) {
-			s->got_exit = true;
+			s->got_exit = WIFEXITED(m.value) || WIFSIGNALED(m.value);
 			s->wstatus = m.value;
 		} else if (m.type == MSG_EXEC_OK) {
 			s->exec_ok = true;
@@ -821,11 +822,17 @@ static int parent_setup(struct sup *s, cordon_error *err)
 static int spawn_and_supervise(struct sup *s, cordon_error *err)
 {
 	int sv[2] = {-1, -1}, po[2] = {-1, -1}, pe[2] = {-1, -1};
+	/* A terminal on cordon's stdin is never the command's: it gets
+	 * /dev/null instead (README, "Standard input"). Pipes and files are
+	 * passed as they are. */
+	s->spec.stdin_fd = -1;
+	if (isatty(STDIN_FILENO) && (s->spec.stdin_fd = open("/dev/null", O_RDONLY | O_NOCTTY | O_CLOEXEC)) < 0)
+		return cordon_err_errno(err, "open /dev/null for the command's stdin");
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
 	    pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
 		int e = errno;
 		close_fd(&sv[0]); close_fd(&sv[1]); close_fd(&po[0]); close_fd(&po[1]);
-		close_fd(&pe[0]); close_fd(&pe[1]);
+		close_fd(&pe[0]); close_fd(&pe[1]); close_fd(&s->spec.stdin_fd);
 		return cordon_err(err, e, "socketpair/pipe");
 	}
 	/* Signals that stop the run are read from a signalfd by the loop. */
@@ -862,6 +869,7 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	}
 	int clone_errno = errno;
 	wipe_secret_copies(s);
+	close_fd(&s->spec.stdin_fd);
 	close(sv[1]);
 	close(po[1]);
 	close(pe[1]);

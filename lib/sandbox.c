@@ -15,6 +15,8 @@
  *                 goes to the supervisor before anything can be denied
  *   fork+exec     the command; init reaps until it exits, reports its status
  *                 and exits, and the kernel kills what is left of the run.
+ *                 A process that makes init its tracer (PTRACE_TRACEME) is
+ *                 let go at its first stop; only an exit or death counts.
  * Errors are sent to the supervisor as MSG_ERROR, never printed. */
 #include <fcntl.h>
 #include <limits.h>
@@ -24,6 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -149,6 +152,16 @@ fail:
 	_exit(127);
 }
 
+static void release_tracee(pid_t pid, int sig)
+{
+	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	if (sig == SIGTRAP && ptrace(PTRACE_GETSIGINFO, pid, 0, &si) == 0 && si.si_code == SI_USER &&
+	    si.si_pid == pid)
+		sig = 0; /* exec's SIGTRAP (a SIGTRAP from kill(self) looks the same) */
+	ptrace(PTRACE_DETACH, pid, 0, (void *)(uintptr_t)sig);
+}
+
 static void setup_or_fail(int sock, int r, cordon_error *e)
 {
 	if (r < 0)
@@ -159,6 +172,10 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 {
 	cordon_error e = {0};
 	arm_pdeathsig(sock);
+	/* Never cordon's terminal: written, it would bypass capture, redaction
+	 * and limits; read, it would hand over keystrokes. */
+	if (sp->stdin_fd >= 0 && (dup2(sp->stdin_fd, STDIN_FILENO) < 0 || close(sp->stdin_fd) < 0))
+		setup_or_fail(sock, cordon_err_errno(&e, "stdin from /dev/null"), &e);
 	wait_go1(sock); /* sync 1 */
 	setup_or_fail(sock, creds_become_ns_user(sp->ns_uid, sp->ns_gid, &e), &e);
 	arm_pdeathsig(sock);
@@ -250,6 +267,16 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 				continue;
 			_exit(0);
 		}
+		if (WIFSTOPPED(ws)) {
+			/* A process that called ptrace(PTRACE_TRACEME) made us its
+			 * tracer: its stops come here. We never asked for it; let
+			 * go, passing the signal on, except the SIGTRAP the kernel
+			 * sends a tracee on exec (no tracer would deliver it). */
+			release_tracee(w, WSTOPSIG(ws));
+			continue;
+		}
+		if (!WIFEXITED(ws) && !WIFSIGNALED(ws))
+			continue; /* only a real exit or death ends the command */
 		if (w == cmd) {
 			sync_send(sock, MSG_EXIT, ws, NULL, -1);
 			_exit(0);

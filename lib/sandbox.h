@@ -21,6 +21,8 @@ struct sandbox_spec {
 	size_t nsecrets;
 	bool proxy;            /* egress declared: listen on 127.0.0.1:PROXY_PORT */
 	struct cgroup_view *cgview; /* filled from MSG_CGROUP frames */
+	int stdin_fd;          /* /dev/null for the command's fd 0 when cordon's is
+				* a terminal, else -1 (fd 0 is passed as it is) */
 	uid_t ns_uid;          /* init's identity in U1: the invoking uid/gid */
 	gid_t ns_gid;
 };

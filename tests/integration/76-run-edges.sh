@@ -1,0 +1,88 @@
+# Edges of a run: a command that makes init its tracer, a terminal on
+# cordon's stdin, the default sizes of /tmp and /dev/shm.
+. "$(dirname "$0")/../lib.sh"
+
+TRACEME='
+import ctypes, os, signal, sys
+libc = ctypes.CDLL(None)
+print("traceme", libc.ptrace(0, 0, 0, 0), flush=True)  # PTRACE_TRACEME: init is the tracer
+signal.signal(signal.SIGUSR1, lambda *a: print("got usr1", flush=True))
+os.kill(os.getpid(), signal.SIGUSR1)  # a signal-delivery stop
+print("still running", flush=True)
+if sys.argv[1] == "exec":
+    libc.ptrace(0, 0, 0, 0)
+    os.execv("/bin/sh", ["sh", "-c", "echo after exec; kill -TERM $$"])  # exec SIGTRAP, then a real death
+'
+
+test_traceme_does_not_end_the_run() {
+	# amicontained does this while probing: the stop reached init as if it
+	# were the command's end (signaled, no signal, exit 128).
+	cordon_run -- /usr/bin/python3 -c "$TRACEME" -
+	expect_eq "$OUT" $'traceme 0\ngot usr1\nstill running' "the command went on: $ERR"
+	expect_eq "$(field .status) $(field .exit_code) $(field .signal)" "ok 0 null" "status"
+	expect_eq "$RC" 0 "exit"
+	cordon_run -- /usr/bin/python3 -c "$TRACEME" exec
+	expect_eq "$OUT" $'traceme 0\ngot usr1\nstill running\nafter exec' "exec under init as tracer: $ERR"
+	expect_eq "$(field .status) $(field .signal)" "signaled SIGTERM" "a real death, with its signal"
+	expect_eq "$RC" 143 "exit"
+	t_assert
+}
+
+test_signaled_always_has_a_signal() {
+	cordon_run -- /bin/sh -c 'kill -KILL $$'
+	expect_eq "$(field .status) $(field .signal) $RC" "signaled SIGKILL 137" "SIGKILL"
+	t_assert
+}
+
+# Runs cordon under a pseudo-terminal: types a line, prints what the
+# terminal showed.
+PTY_RUN='
+import os, pty, sys
+pid, fd = pty.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+os.write(fd, b"keystroke\n")
+out = b""
+while True:
+    try:
+        d = os.read(fd, 65536)
+    except OSError:
+        break
+    if not d:
+        break
+    out += d
+_, st = os.waitpid(pid, 0)
+sys.stdout.write(out.decode(errors="replace").replace("\r", ""))
+print("exit", os.waitstatus_to_exitcode(st))
+'
+
+test_terminal_is_never_the_runs() {
+	# Started from a terminal, fd 0 was that terminal, read-write: the raw
+	# secret went to it past redaction, limits and the report.
+	R=$T_TMP/pty.json
+	OUT=$(TOK=pty-secret-4242 python3 -c "$PTY_RUN" "$CORDON" run --report "$R" --secret TOK -- /bin/sh -c \
+		'echo "$TOK" >&0 2>/dev/null; read x; echo "read:$x"; test -t 0 && echo tty || echo notty; head -c 5000 /dev/zero | tr "\0" a >&0 2>/dev/null; echo "$TOK"')
+	keep_report "$R"
+	expect_nomatch "$OUT" "pty-secret-4242" "the secret never reaches the terminal raw"
+	expect_match "$OUT" "^read:$" "no keystroke read"
+	expect_match "$OUT" "^notty$" "stdin is not a terminal"
+	expect_match "$OUT" '^\[REDACTED:TOK\]$' "stdout still reaches the terminal, redacted"
+	expect_nomatch "$OUT" "aaaa" "nothing written to fd 0 reaches the terminal"
+	expect_match "$OUT" "^exit 0$" "exit"
+	expect_eq "$(field .stdout.bytes)" 27 "everything the run wrote went through capture"
+	t_assert
+}
+
+test_stdin_from_file_and_pipe_still_reach_the_command() {
+	printf 'from a file\n' >in.txt
+	OUT=$("$CORDON" run -- /bin/cat <in.txt)
+	expect_eq "$OUT" "from a file" "file"
+	OUT=$(printf 'from a pipe\n' | "$CORDON" run -- /bin/sh -c 'cat; echo eof')
+	expect_eq "$OUT" $'from a pipe\neof' "pipe, EOF passed on"
+	t_assert
+}
+
+for t in test_traceme_does_not_end_the_run test_signaled_always_has_a_signal test_terminal_is_never_the_runs \
+	test_stdin_from_file_and_pipe_still_reach_the_command; do
+	t_run $t
+done
