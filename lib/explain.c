@@ -18,8 +18,8 @@ struct view_entry {
 static const struct view_entry system_view[] = {
 	{"/usr", "ro", "default"}, {"/etc", "ro", "default"},
 	{"/bin /sbin /lib /lib64", "symlink or ro", "default"},
-	{"/tmp", "tmpfs", "default"}, {"/proc", "proc (own PID namespace)", "default"},
-	{"/dev", "minimal (null zero full random urandom tty pts shm)", "default"},
+	{"/tmp", "tmpfs (1 GiB)", "default"}, {"/proc", "proc (own PID namespace)", "default"},
+	{"/dev", "minimal (null zero full random urandom tty pts; shm: tmpfs 64 MiB)", "default"},
 	{"/sys/devices/system/cpu/{online,possible,present}", "ro (CPU counts)", "default"},
 };
 

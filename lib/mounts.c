@@ -289,7 +289,7 @@ static int setup_dev(int oldroot, int newroot, cordon_error *err)
 		if (attach_tree(mnt, newroot, "/dev/pts", true, err) < 0)
 			return -1;
 	}
-	if (mount_tmpfs(newroot, "/dev/shm", "1777", 0, 0, err) < 0)
+	if (mount_tmpfs(newroot, "/dev/shm", "1777", CORDON_SHM_DEFAULT_SIZE, 0, err) < 0)
 		return -1;
 	static const char *const links[][2] = {
 		{"pts/ptmx", "dev/ptmx"}, {"/proc/self/fd", "dev/fd"}, {"/proc/self/fd/0", "dev/stdin"},
@@ -314,7 +314,7 @@ static int setup_task_mounts(const struct mount_plan *plan, int oldroot, int new
 		const struct cordon_mount *m = &plan->mounts[i];
 		int r;
 		if (m->mode == MOUNT_TMPFS)
-			r = mount_tmpfs(newroot, m->path, "1777", m->size, 0, err);
+			r = mount_tmpfs(newroot, m->path, "1777", m->size ? m->size : CORDON_TMPFS_DEFAULT_SIZE, 0, err);
 		else if (plan->tree_fds && plan->tree_fds[i] >= 0)
 			r = attach_tree(plan->tree_fds[i], newroot, m->path, true, err);
 		else
@@ -383,7 +383,7 @@ int mounts_begin(struct mount_ctx *mc, cordon_error *err)
 		return cordon_err_errno(err, "open roots");
 	/* 4, the part that needs nothing from the supervisor */
 	if (setup_system(mc->oldroot, mc->newroot, err) < 0 || setup_hosts(mc->oldroot, mc->newroot, err) < 0 ||
-	    mount_tmpfs(mc->newroot, "/tmp", "1777", 0, 0, err) < 0 ||
+	    mount_tmpfs(mc->newroot, "/tmp", "1777", CORDON_TMPFS_DEFAULT_SIZE, 0, err) < 0 ||
 	    setup_proc(mc->newroot, err) < 0 || setup_dev(mc->oldroot, mc->newroot, err) < 0)
 		return -1;
 	return 0;

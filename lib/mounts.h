@@ -32,6 +32,13 @@ extern const char *const mounts_host_files[];
 
 /* The run's hostname (its own UTS namespace). */
 #define CORDON_HOSTNAME "cordon"
+/* Default tmpfs sizes (README, "Default sizes"): without them a tmpfs may
+ * grow to half of the host's RAM. /tmp and any --tmpfs given without a
+ * size: 1 GiB; /dev/shm: 64 MiB, as Docker's. --tmpfs /tmp:SIZE,
+ * --tmpfs /dev/shm:SIZE (or the policy's filesystem.tmpfs) mount a tmpfs
+ * of that size in their place. */
+#define CORDON_TMPFS_DEFAULT_SIZE (1ULL << 30)
+#define CORDON_SHM_DEFAULT_SIZE (64ULL << 20)
 
 struct mount_plan {
 	const struct cordon_mount *mounts; /* effective list, parents first */

@@ -82,7 +82,19 @@ test_stdin_from_file_and_pipe_still_reach_the_command() {
 	t_assert
 }
 
-for t in test_traceme_does_not_end_the_run test_signaled_always_has_a_signal test_terminal_is_never_the_runs \
+test_default_tmpfs_sizes_bounded() {
+	# Without a memory limit /tmp and /dev/shm were half of host RAM each.
+	cordon_run --tmpfs /scratch -- /bin/sh -c 'df -k /tmp /dev/shm /scratch | tail -n +2 | while read -r fs k rest; do echo $k; done'
+	expect_eq "$OUT" $'1048576\n65536\n1048576' "/tmp 1 GiB, /dev/shm 64 MiB, an unsized --tmpfs 1 GiB: $ERR"
+	cordon_run --tmpfs /tmp:100M --tmpfs /dev/shm:8M -- /bin/sh -c 'df -k /tmp /dev/shm | tail -n +2 | while read -r fs k rest; do echo $k; done'
+	expect_eq "$OUT" $'102400\n8192' "--tmpfs changes them: $ERR"
+	echo '{"filesystem": {"tmpfs": ["/dev/shm:1M"]}}' >p.json
+	cordon_run --policy p.json -- /bin/sh -c 'df -k /dev/shm | tail -n +2 | while read -r fs k rest; do echo $k; done; head -c 2000000 /dev/zero >/dev/shm/big 2>/dev/null || echo full'
+	expect_eq "$OUT" $'1024\nfull' "so does the policy, and the size holds: $ERR"
+	t_assert
+}
+
+for t in test_default_tmpfs_sizes_bounded test_traceme_does_not_end_the_run test_signaled_always_has_a_signal test_terminal_is_never_the_runs \
 	test_stdin_from_file_and_pipe_still_reach_the_command; do
 	t_run $t
 done
