@@ -80,10 +80,13 @@ int observer_init(struct observer *o, const struct run_plan *plan, const cordon_
 	if (!o->req || !o->resp)
 		return cordon_err(err, 12, "out of memory");
 	for (size_t i = 0; i < ARRAY_SIZE(calls); i++)
-		calls[i].nr = seccomp_syscall_resolve_name(observer_calls[i]);
+		/* A call in syscalls.deny reaches us as a denial, not to be
+		 * observed and let through: no number, so it is not matched. */
+		calls[i].nr = strv_contains(&p->sys_deny, observer_calls[i]) ? -1
+			      : seccomp_syscall_resolve_name(observer_calls[i]);
 	o->clone3_nr = seccomp_syscall_resolve_name("clone3");
-	o->connect_nr = seccomp_syscall_resolve_name("connect");
-	o->sendto_nr = seccomp_syscall_resolve_name("sendto");
+	o->connect_nr = strv_contains(&p->sys_deny, "connect") ? -1 : seccomp_syscall_resolve_name("connect");
+	o->sendto_nr = strv_contains(&p->sys_deny, "sendto") ? -1 : seccomp_syscall_resolve_name("sendto");
 	o->proxy = proxy;
 	memcpy(o->loopback_ports, p->loopback_ports, sizeof(o->loopback_ports));
 	o->nloopback_ports = p->nloopback_ports;

@@ -94,7 +94,27 @@ test_default_tmpfs_sizes_bounded() {
 	t_assert
 }
 
-for t in test_default_tmpfs_sizes_bounded test_traceme_does_not_end_the_run test_signaled_always_has_a_signal test_terminal_is_never_the_runs \
+test_syscalls_deny_of_an_observed_call_is_enforced() {
+	# unlink, mkdir and connect are also observed (recorded, then let
+	# through); in syscalls.deny they were let through all the same.
+	echo '{"syscalls": {"deny": ["unlink", "mkdir", "connect"]}}' >p.json
+	touch keep
+	cordon_run --policy p.json -- /usr/bin/python3 -c '
+import ctypes, socket
+l = ctypes.CDLL(None, use_errno=True)
+print(l.syscall(87, b"keep"), ctypes.get_errno())   # unlink
+print(l.syscall(83, b"made", 0o755), ctypes.get_errno())  # mkdir
+s = socket.socket()
+print(s.connect_ex(("127.0.0.1", 9)))'
+	expect_eq "$OUT" $'-1 1
+-1 1
+1' "each refused with EPERM: $ERR"
+	[ -e keep ] && [ ! -e made ] || fail "the calls took effect"
+	expect_eq "$(field '[.denials[] | .target] | sort | join(",")')" "connect,mkdir,unlink" "reported"
+	t_assert
+}
+
+for t in test_syscalls_deny_of_an_observed_call_is_enforced test_default_tmpfs_sizes_bounded test_traceme_does_not_end_the_run test_signaled_always_has_a_signal test_terminal_is_never_the_runs \
 	test_stdin_from_file_and_pipe_still_reach_the_command; do
 	t_run $t
 done
