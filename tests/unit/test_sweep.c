@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include "unit.h"
 #include "sweep.h"
@@ -106,6 +107,24 @@ static void test_changed_files_and_root(void **st)
 	assert_int_equal(restored.n, 1);
 	assert_string_equal(restored.f[0].path, ".");
 	assert_string_equal(restored.f[0].what, "mode 0777 -> 0750");
+
+	/* A file capability (root only may set one here). */
+	fix_list_free(&cleared);
+	fix_list_free(&restored);
+	make(root, "capped", 0755);
+	snprintf(p, sizeof(p), "%s/capped", root);
+	/* VFS_CAP_REVISION_2, CAP_SETUID permitted+effective */
+	const unsigned char cap[20] = {0x01, 0x00, 0x00, 0x02, 0x80, 0, 0, 0, 0x80, 0, 0, 0};
+	if (geteuid() == 0) {
+		assert_int_equal(setxattr(p, "security.capability", cap, sizeof(cap), 0), 0);
+		struct file_list l2 = {0};
+		add(&l2, "capped", CHANGE_CREATED);
+		sweep_run(&sw, &l2, false, root, &cleared, &restored);
+		assert_true(getxattr(p, "security.capability", NULL, 0) < 0);
+		assert_int_equal(cleared.n, 1);
+		assert_string_equal(cleared.f[0].what, "security.capability removed");
+		file_list_free(&l2);
+	}
 
 	/* A truncated change list: every file below the roots. */
 	fix_list_free(&cleared);
