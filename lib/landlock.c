@@ -68,9 +68,15 @@ int landlock_prepare(const struct run_plan *plan, int abi, const uint16_t *ports
 	if (!abi)
 		return 0;
 	out->fs = fs_mask(abi);
-	if (abi >= 4) {
+	/* TCP (ABI 4+) only when the policy names its loopback ports: a port rule
+	 * cannot tell the run's own loopback from the host's, and the network
+	 * namespace already keeps the host out of reach (only lo, no route), so
+	 * by default the run may bind and connect to any port of its own
+	 * loopback (test servers on port 0). Declared ports make Landlock hold
+	 * the run to exactly those, whatever namespace a socket belongs to. */
+	if (abi >= 4 && nports) {
 		out->net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
-		if (nports) {
+		{
 			out->tcp_ports = calloc(nports, sizeof(uint16_t));
 			if (!out->tcp_ports)
 				return cordon_err(err, 12, "out of memory");

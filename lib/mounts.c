@@ -241,6 +241,18 @@ static int setup_proc(int newroot, cordon_error *err)
 	_cleanup_close_ int proc = openat2_nofollow(newroot, "proc", O_PATH | O_DIRECTORY);
 	if (proc < 0)
 		return cordon_err_errno(err, "open /proc");
+	/* Before that: any port of the run's own loopback may be bound (a test
+	 * server on port 80 too); the network namespace is the run's alone.
+	 * The setting is per namespace (ours, as the opener's), absent on old
+	 * kernels. */
+	{
+		_cleanup_close_ int dir = openat2_nofollow(proc, "sys/net/ipv4", O_PATH | O_DIRECTORY);
+		_cleanup_close_ int f = dir < 0 ? -1 : openat(dir, "ip_unprivileged_port_start", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (f < 0 && errno != ENOENT)
+			return cordon_err_errno(err, "open /proc/sys/net/ipv4/ip_unprivileged_port_start");
+		if (f >= 0 && write(f, "0", 1) != 1)
+			return cordon_err_errno(err, "write /proc/sys/net/ipv4/ip_unprivileged_port_start");
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(ro); i++) {
 		_cleanup_close_ int t = open_tree(proc, ro[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 		if (t < 0)

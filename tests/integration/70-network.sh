@@ -332,7 +332,33 @@ for port in ($a, $b):
 	t_assert
 }
 
-for t in test_explain_endpoints_agree_with_run test_unprivileged_user_all_layers test_http_clients_through_proxy test_git_over_http test_raw_socks5_client \
+# Issue 12.4: test suites start servers on the run's own loopback. Binding any
+# port there and connecting to its own listeners stays inside the run; a
+# connect to a loopback port nobody in the run listens on (the host's
+# service) fails and is recorded.
+test_loopback_servers_inside_the_run() {
+	serve echo
+	cordon_run -- /usr/bin/python3 -c "
+import http.server, threading, urllib.request, socket
+srv = http.server.HTTPServer(('127.0.0.1', 0), http.server.SimpleHTTPRequestHandler)
+threading.Thread(target=srv.handle_request).start()
+print(urllib.request.urlopen('http://127.0.0.1:%d/' % srv.server_address[1]).status)
+six = socket.socket(socket.AF_INET6); six.bind(('::1', 0)); six.listen()
+socket.create_connection(('::1', six.getsockname()[1])); print('v6')
+socket.socket().bind(('127.0.0.1', 80)); print('port 80')
+try:
+    socket.create_connection(('127.0.0.1', $PORT), timeout=2); print('reached the host')
+except OSError as e:
+    print('host', e.errno)"
+	stop $SRV
+	expect_eq "$OUT" $'200\nv6\nport 80\nhost 111' "own servers work, the host's stays out of reach"
+	expect_eq "$(field '[.denials[] | select(.kind=="network") | .target] | join(",")')" "127.0.0.1:$PORT" \
+		"only the host's port is a denial"
+	expect_eq "$(field .status)" ok "status"
+	t_assert
+}
+
+for t in test_loopback_servers_inside_the_run test_explain_endpoints_agree_with_run test_unprivileged_user_all_layers test_http_clients_through_proxy test_git_over_http test_raw_socks5_client \
 	test_package_managers_through_proxy test_other_port_denied_at_once test_direct_connect_fails_and_is_reported test_no_net_means_nothing \
 	test_name_to_loopback_refused_wildcards_match test_literal_loopback_rule_reaches_host \
 	test_slow_and_stuck_clients_do_not_stall_others test_proxy_buffers_are_bounded test_200_concurrent_connections \
