@@ -8,7 +8,7 @@
 
 enum opt_id {
 	O_POLICY, O_REPORT, O_RO, O_RW, O_TMPFS, O_CWD, O_ENV, O_NET, O_SECRET, O_TIME, O_CPU,
-	O_MEM, O_PIDS, O_OUTPUT, O_FSIZE, O_CEILING, O_CHECK, O_JSON,
+	O_MEM, O_PIDS, O_OUTPUT, O_FSIZE, O_CEILING, O_CHECK, O_JSON, O_DEV,
 };
 static const struct {
 	const char *name;
@@ -22,6 +22,7 @@ static const struct {
 	{"--memory-limit", O_MEM, true}, {"--pids-limit", O_PIDS, true},
 	{"--output-limit", O_OUTPUT, true}, {"--file-size-limit", O_FSIZE, true},
 	{"--ceiling", O_CEILING, true}, {"--check", O_CHECK, true}, {"--json", O_JSON, false},
+	{"--dev", O_DEV, true},
 };
 
 static int find_opt(const char *a, const char **val)
@@ -71,6 +72,8 @@ static int apply(struct cli_run *o, enum opt_id id, const char *v, cordon_error 
 		return policy_add_secret_spec(p, v, err);
 	case O_CHECK:
 		return policy_set_check(p, v, err);
+	case O_DEV:
+		return policy_add_device(p, v, err) < 0 ? cordon_err_wrap(err, "--dev") : 0;
 	default: {
 		enum limit_id l = id == O_TIME ? LIM_WALL : id == O_CPU ? LIM_CPU : id == O_MEM ? LIM_MEMORY
 				: id == O_PIDS ? LIM_PIDS : id == O_OUTPUT ? LIM_OUTPUT : LIM_FILE_SIZE;

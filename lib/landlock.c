@@ -114,6 +114,11 @@ int landlock_prepare(const struct run_plan *plan, int abi, const uint16_t *ports
 		if (landlock_add_path(out, m->path, m->mode == MOUNT_RO ? RO_ACCESS : all, err) < 0)
 			return -1;
 	}
+	/* Exposed devices: read, write and ioctl, each by its own rule (so the
+	 * grant stays if /dev's own rule ever narrows). */
+	for (size_t i = 0; i < plan->devices.n; i++)
+		if (landlock_add_path(out, plan->devices.v[i], dev & ~FS(READ_DIR), err) < 0)
+			return -1;
 	return 0;
 }
 

@@ -265,7 +265,28 @@ static int setup_proc(int newroot, cordon_error *err)
 	return 0;
 }
 
-static int setup_dev(int oldroot, int newroot, cordon_error *err)
+/* A host character device at its own path in the run's /dev (before /dev
+ * turns read-only). Checked again here, where it is opened: a character
+ * device, reached without any symlink. No nodev (a device is the point),
+ * nosuid and noexec as the standard nodes. */
+static int bind_device(int oldroot, int newroot, const char *path, cordon_error *err)
+{
+	_cleanup_close_ int src = openat2_nofollow(oldroot, path, O_PATH);
+	struct stat st;
+	if (src < 0 || fstat(src, &st) < 0)
+		return cordon_err_errno(err, "device %s", path);
+	if (!S_ISCHR(st.st_mode))
+		return cordon_err(err, 0, "device %s: not a character device", path);
+	_cleanup_close_ int t = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (t < 0)
+		return cordon_err_errno(err, "open_tree %s", path);
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
+	if (mount_setattr(t, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+		return cordon_err_errno(err, "mount_setattr %s", path);
+	return attach_tree(t, newroot, path, false, err);
+}
+
+static int setup_dev(int oldroot, int newroot, const strv *devices, cordon_error *err)
 {
 	if (mount_tmpfs(newroot, "/dev", "0755", 1 << 20, MOUNT_ATTR_NOEXEC, err) < 0)
 		return -1;
@@ -310,6 +331,9 @@ static int setup_dev(int oldroot, int newroot, cordon_error *err)
 	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
 		if (symlinkat(links[i][0], newroot, links[i][1]) < 0)
 			return cordon_err_errno(err, "symlink /%s", links[i][1]);
+	for (size_t i = 0; devices && i < devices->n; i++)
+		if (bind_device(oldroot, newroot, devices->v[i], err) < 0)
+			return -1;
 	/* Populated: nothing more may be created in /dev (shm and pts are
 	 * mounts of their own and stay writable). */
 	_cleanup_close_ int dev = openat2_nofollow(newroot, "dev", O_PATH | O_DIRECTORY);
@@ -396,7 +420,7 @@ int mounts_begin(struct mount_ctx *mc, cordon_error *err)
 	/* 4, the part that needs nothing from the supervisor */
 	if (setup_system(mc->oldroot, mc->newroot, err) < 0 || setup_hosts(mc->oldroot, mc->newroot, err) < 0 ||
 	    mount_tmpfs(mc->newroot, "/tmp", "1777", 0, 0, err) < 0 ||
-	    setup_proc(mc->newroot, err) < 0 || setup_dev(mc->oldroot, mc->newroot, err) < 0)
+	    setup_proc(mc->newroot, err) < 0 || setup_dev(mc->oldroot, mc->newroot, mc->devices, err) < 0)
 		return -1;
 	return 0;
 }
