@@ -96,6 +96,53 @@ J
 	t_assert
 }
 
-for t in test_dev_fuse_exposed test_dev_usable_and_not_a_denial test_dev_refusals test_dev_ceiling; do
+# Issue 12.8: each verb's --help prints that verb's usage on stdout, exit 0,
+# and runs nothing.
+test_verb_help() {
+	local v out rc
+	for v in run explain ledger validate; do
+		for h in --help -h; do
+			out=$("$CORDON" $v $h 2>"$T_TMP/e"); rc=$?
+			expect_eq "$rc" 0 "cordon $v $h: exit code"
+			expect_match "$(printf '%s' "$out" | head -1)" "^usage: cordon $v " "cordon $v $h: usage"
+			expect_eq "$(cat "$T_TMP/e")" "" "cordon $v $h: stderr"
+		done
+	done
+	out=$("$CORDON" run --net x.test:443 --help -- /bin/sh -c 'echo started')
+	expect_match "$out" "--dev PATH" "run --help after options lists --dev"
+	expect_nomatch "$out" started "nothing ran"
+	out=$("$CORDON" help explain)
+	expect_match "$out" "^usage: cordon explain" "cordon help VERB"
+	cordon_run -- /bin/sh -c 'echo "$@"' sh --help
+	expect_eq "$OUT" "--help" "the command's own --help is the command's"
+	t_assert
+}
+
+# The man page: installed by meson, renders without a warning, and names
+# every option `cordon run --help` lists.
+test_man_page() {
+	local page="$TOP/man/cordon.1"
+	if ! command -v groff >/dev/null || ! command -v man >/dev/null; then
+		echo "skip: groff or man missing"
+		return 0
+	fi
+	groff -ww -man -z "$page" 2>"$T_TMP/e"
+	expect_eq "$(cat "$T_TMP/e")" "" "groff -ww warnings"
+	MANWIDTH=80 man --warnings -l "$page" >"$T_TMP/out" 2>"$T_TMP/e"
+	expect_eq "$(cat "$T_TMP/e")" "" "man --warnings"
+	expect_match "$(head -1 "$T_TMP/out")" "^CORDON\(1\)" "rendered"
+	local o
+	for o in $("$CORDON" run --help | grep -oE -- '--[a-z-]+' | sort -u); do
+		grep -qF -- "$(printf '%s' "$o" | sed 's/-/\\-/g')" "$page" || fail "man page lacks $o"
+		grep -qF -- "\`$o" "$TOP/README.md" || fail "README lacks $o"
+	done
+	if [ -f "$BUILD/build.ninja" ] && command -v meson >/dev/null; then
+		meson install -C "$BUILD" --destdir "$T_TMP/inst" --quiet >/dev/null 2>&1 || fail "meson install"
+		cmp -s "$page" "$(find "$T_TMP/inst" -path '*/man1/cordon.1' | head -1)" || fail "cordon.1 not installed in man1"
+	fi
+	t_assert
+}
+
+for t in test_verb_help test_man_page test_dev_fuse_exposed test_dev_usable_and_not_a_denial test_dev_refusals test_dev_ceiling; do
 	t_run $t
 done
