@@ -374,6 +374,15 @@ except OSError as e:
 	expect_eq "$(field '[.denials[] | select(.kind=="network") | .target] | join(",")')" "127.0.0.1:$PORT" \
 		"only the host's port is a denial"
 	expect_eq "$(field .status)" ok "status"
+	if command -v node >/dev/null; then
+		# node's listen(0): dual-stack [::], reached at 127.0.0.1.
+		cordon_run -- node -e '
+const http = require("http");
+const s = http.createServer((q, r) => r.end("hi")).listen(0, () =>
+  http.get("http://127.0.0.1:" + s.address().port, (r) => r.on("data", (d) => { console.log(String(d)); s.close(); })));'
+		expect_eq "$OUT" hi "node listen(0)"
+		expect_eq "$(field '.denials | length')" 0 "node: no denials"
+	fi
 	t_assert
 }
 
