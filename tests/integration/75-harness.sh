@@ -23,7 +23,15 @@ test_dev_fuse_exposed() {
 	expect_eq "$(field .status)" setup-error "--rw of a device"
 	expect_match "$ERR" "rw /dev/fuse is a device: expose it with --dev /dev/fuse" "reason"
 	expect_match "$("$CORDON" explain --dev /dev/fuse)" "dev +/dev/fuse" "explain lists it"
-	expect_eq "$("$CORDON" explain --json --dev /dev/fuse | jq -c .devices)" '["/dev/fuse"]' "explain --json"
+	"$CORDON" explain --json --dev /dev/fuse >"$T_TMP/e.json"
+	expect_eq "$(jq -c .devices "$T_TMP/e.json")" '["/dev/fuse"]' "explain --json"
+	/usr/bin/python3 "$TOP/tests/validate.py" "$TOP/schemas/explain.schema.json" "$T_TMP/e.json" >/dev/null ||
+		fail "explain --json with a device does not validate"
+	echo '{"filesystem": {"devices": ["/dev/fuse"]}}' >"$T_TMP/pd.json"
+	/usr/bin/python3 -c '
+import json, sys, jsonschema
+jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))' \
+		"$TOP/schemas/policy.schema.json" "$T_TMP/pd.json" || fail "policy schema refuses filesystem.devices"
 	t_assert
 }
 
