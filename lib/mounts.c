@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "cleanup.h"
@@ -277,6 +278,9 @@ static int bind_device(int oldroot, int newroot, const char *path, cordon_error 
 		return cordon_err_errno(err, "device %s", path);
 	if (!S_ISCHR(st.st_mode))
 		return cordon_err(err, 0, "device %s: not a character device", path);
+	const char *why = policy_device_refused_number(major(st.st_rdev), minor(st.st_rdev));
+	if (why)
+		return cordon_err(err, 0, "device %s: refused: %s", path, why);
 	_cleanup_close_ int t = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
 	if (t < 0)
 		return cordon_err_errno(err, "open_tree %s", path);

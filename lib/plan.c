@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "cleanup.h"
 #include "error.h"
@@ -93,6 +94,8 @@ static int plan_devices(const cordon_policy *p, struct run_plan *plan, cordon_er
 		if (!path_has_prefix(real, "/dev") || strcmp(real, "/dev") == 0)
 			return cordon_err(err, 0, "device %s resolves to %s, outside /dev", d, real);
 		const char *why = policy_device_refused(real);
+		if (!why && S_ISCHR(st.st_mode))
+			why = policy_device_refused_number(major(st.st_rdev), minor(st.st_rdev));
 		if (why)
 			return cordon_err(err, 0, "device %s (%s): refused: %s", d, real, why);
 		if (S_ISBLK(st.st_mode))

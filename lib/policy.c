@@ -169,6 +169,15 @@ const char *policy_device_refused(const char *path)
 	return NULL;
 }
 
+const char *policy_device_refused_number(unsigned major, unsigned minor)
+{
+	if (major == 1 && (minor == 1 || minor == 2 || minor == 4))
+		return "raw access to the host's memory or I/O ports is never exposed";
+	if (major == 10 && minor == 236)
+		return "device-mapper volumes and their control node are never exposed";
+	return NULL;
+}
+
 int policy_add_device(cordon_policy *p, const char *path, cordon_error *err)
 {
 	char norm[PATH_MAX];

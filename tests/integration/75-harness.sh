@@ -63,6 +63,15 @@ test_dev_refusals() {
 	echo '{"filesystem": {"devices": ["/dev/mem"]}}' >p.json
 	"$CORDON" validate p.json 2>"$T_TMP/e" && fail "validate accepted /dev/mem"
 	expect_match "$(cat "$T_TMP/e")" 'p.json:1:[0-9]+: "filesystem.devices": device /dev/mem: refused' "validate: file:line:col"
+	# ... and by number: another name for /dev/mem (1:1) is refused too.
+	if [ "$(id -u)" = 0 ] && mknod -m 0600 /dev/cordon-test-mem-$$ c 1 1 2>/dev/null; then
+		cordon_run --dev /dev/cordon-test-mem-$$ -- /bin/sh -c 'echo started'
+		rm -f /dev/cordon-test-mem-$$
+		expect_eq "$OUT" "" "alias of /dev/mem: not started"
+		expect_match "$ERR" "refused: raw access" "alias of /dev/mem: reason"
+	else
+		echo "skip: cannot make a test node for 1:1"
+	fi
 	cordon_run --dev dev/fuse -- true
 	expect_match "$ERR" "absolute path under /dev" "relative"
 	cordon_run --dev /dev/shm -- true
