@@ -10,7 +10,10 @@ int cmd_explain(int argc, char **argv)
 	struct cli_run o;
 	cordon_error err = {0};
 	int rc = 0;
-	if (cli_parse_run(argc, argv, &o, true, &err) < 0) {
+	int parsed = cli_parse_run(argc, argv, &o, true, &err);
+	if (parsed == 0 && o.help) {
+		fputs(cli_usage("explain"), stdout);
+	} else if (parsed < 0) {
 		fprintf(stderr, "cordon: %s\n", err.msg);
 		rc = 2;
 	} else {

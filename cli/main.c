@@ -14,17 +14,6 @@
 #include "report.h"
 #include "run.h"
 
-static const char usage[] =
-	"usage: cordon run [OPTIONS] [--] COMMAND [ARG...]\n"
-	"       cordon explain [OPTIONS] [--json] [-- COMMAND]\n"
-	"       cordon ledger FILE [--json]\n"
-	"       cordon validate POLICY\n"
-	"options: --policy FILE --report FILE --ro PATH --rw PATH --tmpfs PATH[:SIZE]\n"
-	"         --cwd PATH --env NAME=VALUE --net HOST:PORT --secret NAME[=file:PATH]\n"
-	"         --time-limit DUR --cpu-limit DUR --memory-limit SIZE --pids-limit N\n"
-	"         --output-limit SIZE --file-size-limit SIZE --ceiling FILE --check CMD\n"
-	"see README.md for the boundary, the statuses and the exit codes\n";
-
 static int emit_report(const struct run_report *r, const char *path)
 {
 	cordon_error err;
@@ -47,7 +36,13 @@ static int cmd_run(int argc, char **argv)
 	struct run_report rep;
 	report_init(&rep);
 	int rc;
-	if (cli_parse_run(argc, argv, &o, false, &err) < 0) {
+	int parsed = cli_parse_run(argc, argv, &o, false, &err);
+	if (parsed == 0 && o.help) {
+		fputs(cli_usage("run"), stdout);
+		policy_free(o.pol);
+		return 0;
+	}
+	if (parsed < 0) {
 		fprintf(stderr, "cordon: %s\n", err.msg);
 		rep.status = ST_SETUP_ERROR;
 		snprintf(rep.reason, sizeof(rep.reason), "%s", err.msg);
@@ -93,6 +88,10 @@ static int cmd_ledger(int argc, char **argv)
 {
 	const char *file = NULL;
 	bool json = false;
+	if (cli_wants_help(argc, argv)) {
+		fputs(cli_usage("ledger"), stdout);
+		return 0;
+	}
 	for (int i = 0; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0)
 			json = true;
@@ -142,6 +141,10 @@ static int cmd_ledger(int argc, char **argv)
 
 static int cmd_validate(int argc, char **argv)
 {
+	if (cli_wants_help(argc, argv)) {
+		fputs(cli_usage("validate"), stdout);
+		return 0;
+	}
 	if (argc != 1) {
 		fprintf(stderr, "usage: cordon validate POLICY\n");
 		return 2;
@@ -167,7 +170,7 @@ int main(int argc, char **argv)
 		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDWR) != fd)
 			return 125;
 	if (argc < 2) {
-		fputs(usage, stderr);
+		fputs(cli_usage(NULL), stderr);
 		return 2;
 	}
 	const char *cmd = argv[1];
@@ -180,13 +183,14 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "validate") == 0)
 		return cmd_validate(argc - 2, argv + 2);
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
-		fputs(usage, stdout);
+		/* cordon help VERB: that verb's usage */
+		fputs(cli_usage(strcmp(cmd, "help") == 0 && argc > 2 ? argv[2] : NULL), stdout);
 		return 0;
 	}
 	if (strcmp(cmd, "--version") == 0) {
 		puts("cordon 0.1.0");
 		return 0;
 	}
-	fprintf(stderr, "cordon: unknown command \"%s\"\n%s", cmd, usage);
+	fprintf(stderr, "cordon: unknown command \"%s\"\n%s", cmd, cli_usage(NULL));
 	return 2;
 }

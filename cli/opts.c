@@ -8,7 +8,7 @@
 
 enum opt_id {
 	O_POLICY, O_REPORT, O_RO, O_RW, O_TMPFS, O_CWD, O_ENV, O_NET, O_SECRET, O_TIME, O_CPU,
-	O_MEM, O_PIDS, O_OUTPUT, O_FSIZE, O_CEILING, O_CHECK, O_JSON,
+	O_MEM, O_PIDS, O_OUTPUT, O_FSIZE, O_CEILING, O_CHECK, O_JSON, O_DEV,
 };
 static const struct {
 	const char *name;
@@ -22,7 +22,81 @@ static const struct {
 	{"--memory-limit", O_MEM, true}, {"--pids-limit", O_PIDS, true},
 	{"--output-limit", O_OUTPUT, true}, {"--file-size-limit", O_FSIZE, true},
 	{"--ceiling", O_CEILING, true}, {"--check", O_CHECK, true}, {"--json", O_JSON, false},
+	{"--dev", O_DEV, true},
 };
+
+static const char run_usage[] =
+	"usage: cordon run [OPTIONS] [--] COMMAND [ARG...]\n"
+	"Run COMMAND inside the boundary; exit status as the report's status says.\n"
+	"  --policy FILE           task policy (JSON); flags add to it\n"
+	"  --report FILE           write the JSON run report there (- = stderr)\n"
+	"  --ro PATH, --rw PATH    make host PATH visible read-only / read-write\n"
+	"  --tmpfs PATH[:SIZE]     a fresh private tmpfs at PATH\n"
+	"  --dev PATH              expose a host character device in /dev (e.g. /dev/fuse)\n"
+	"  --cwd PATH              working directory inside\n"
+	"  --env NAME=VALUE        set a variable inside\n"
+	"  --net HOST:PORT         allow egress to this endpoint through the proxy\n"
+	"                          (*.domain:PORT, HOST:*, literals; localhost = host loopback)\n"
+	"  --secret NAME[=file:PATH]  inject a credential as variable NAME\n"
+	"  --time-limit DUR        wall-clock limit\n"
+	"  --cpu-limit DUR         CPU time of all processes\n"
+	"  --memory-limit SIZE     memory of all processes\n"
+	"  --pids-limit N          processes/threads alive at once\n"
+	"  --output-limit SIZE     bytes of stdout+stderr captured\n"
+	"  --file-size-limit SIZE  largest file the run may write\n"
+	"  --check CMD             a task check run after COMMAND, workspace read-only\n"
+	"  --ceiling FILE          the operator's ceiling\n"
+	"  -h, --help              this text\n"
+	"see cordon(1) and README.md\n";
+static const char explain_usage[] =
+	"usage: cordon explain [RUN OPTIONS] [--json] [-- COMMAND]\n"
+	"Print the effective boundary and the verdict a run would reach; run nothing.\n"
+	"  RUN OPTIONS             as for cordon run (see cordon run --help)\n"
+	"  --json                  output per schemas/explain.schema.json\n"
+	"  -h, --help              this text\n";
+static const char ledger_usage[] =
+	"usage: cordon ledger FILE [--json]\n"
+	"Peak live payload of an allocation ledger against its limit (exit 0 fits, 1 not, 2 bad input).\n"
+	"  --json                  machine-readable output\n"
+	"  -h, --help              this text\n";
+static const char validate_usage[] =
+	"usage: cordon validate POLICY\n"
+	"Check a policy file without running anything (exit 0 valid, 2 not).\n"
+	"  -h, --help              this text\n";
+static const char all_usage[] =
+	"usage: cordon run [OPTIONS] [--] COMMAND [ARG...]\n"
+	"       cordon explain [OPTIONS] [--json] [-- COMMAND]\n"
+	"       cordon ledger FILE [--json]\n"
+	"       cordon validate POLICY\n"
+	"       cordon VERB --help, cordon help VERB, cordon --version\n"
+	"options: --policy FILE --report FILE --ro PATH --rw PATH --tmpfs PATH[:SIZE]\n"
+	"         --dev PATH --cwd PATH --env NAME=VALUE --net HOST:PORT --secret NAME[=file:PATH]\n"
+	"         --time-limit DUR --cpu-limit DUR --memory-limit SIZE --pids-limit N\n"
+	"         --output-limit SIZE --file-size-limit SIZE --ceiling FILE --check CMD\n"
+	"see cordon(1) and README.md for the boundary, the statuses and the exit codes\n";
+
+const char *cli_usage(const char *verb)
+{
+	if (!verb)
+		return all_usage;
+	if (strcmp(verb, "run") == 0)
+		return run_usage;
+	if (strcmp(verb, "explain") == 0)
+		return explain_usage;
+	if (strcmp(verb, "ledger") == 0)
+		return ledger_usage;
+	if (strcmp(verb, "validate") == 0)
+		return validate_usage;
+	return all_usage;
+}
+
+bool cli_wants_help(int argc, char **argv)
+{
+	for (int i = 0; i < argc && strcmp(argv[i], "--") != 0; i++)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
+			return true;
+	return false;
+}
 
 static int find_opt(const char *a, const char **val)
 {
@@ -71,6 +145,8 @@ static int apply(struct cli_run *o, enum opt_id id, const char *v, cordon_error 
 		return policy_add_secret_spec(p, v, err);
 	case O_CHECK:
 		return policy_set_check(p, v, err);
+	case O_DEV:
+		return policy_add_device(p, v, err) < 0 ? cordon_err_wrap(err, "--dev") : 0;
 	default: {
 		enum limit_id l = id == O_TIME ? LIM_WALL : id == O_CPU ? LIM_CPU : id == O_MEM ? LIM_MEMORY
 				: id == O_PIDS ? LIM_PIDS : id == O_OUTPUT ? LIM_OUTPUT : LIM_FILE_SIZE;
@@ -97,15 +173,19 @@ int cli_parse_run(int argc, char **argv, struct cli_run *out, bool explain, cord
 			cmd_start = i + 1;
 			break;
 		}
+		if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+			out->help = true;
+			return 0;
+		}
 		if (a[0] != '-' || a[1] != '-') {
 			if (a[0] == '-' && a[1])
-				return cordon_err(err, 0, "unknown option \"%s\" (see cordon --help)", a);
+				return cordon_err(err, 0, "unknown option \"%s\" (see cordon %s --help)", a, explain ? "explain" : "run");
 			cmd_start = i;
 			break;
 		}
 		int k = find_opt(a, &v);
 		if (k < 0)
-			return cordon_err(err, 0, "unknown option \"%s\" (see cordon --help)", a);
+			return cordon_err(err, 0, "unknown option \"%s\" (see cordon %s --help)", a, explain ? "explain" : "run");
 		if (opts[k].id == O_JSON && !explain)
 			return cordon_err(err, 0, "--json is an option of cordon explain");
 		if (opts[k].arg && !v) {

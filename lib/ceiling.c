@@ -139,6 +139,26 @@ static int check_paths(const cordon_policy *c, const cordon_policy *task, const 
 		if (grant(r, kind, m->path, ok, ok ? rule : msg) < 0)
 			return -1;
 	}
+	/* Devices: under a device prefix of the ceiling; a ceiling that limits
+	 * the filesystem without listing devices allows none. */
+	for (size_t i = 0; i < plan->devices.n; i++) {
+		const char *d = plan->devices.v[i];
+		bool ok = false;
+		buf list = {0};
+		for (size_t k = 0; k < c->devices.n && !ok; k++) {
+			char pre[PATH_MAX];
+			canon(c->devices.v[k], pre, sizeof(pre));
+			if ((ok = path_has_prefix(d, pre)))
+				snprintf(rule, sizeof(rule), "under device prefix %s", pre);
+			buf_printf(&list, "%s%s", list.len ? ", " : "", pre);
+		}
+		if (!ok)
+			snprintf(msg, sizeof(msg), "not under any filesystem.devices prefix of the ceiling (%s)",
+				 list.p ? list.p : "none");
+		buf_free(&list);
+		if (grant(r, "device", d, ok, ok ? rule : msg) < 0)
+			return -1;
+	}
 	for (size_t i = 0; i < task->inputs.n; i++) {
 		char path[PATH_MAX];
 		canon(task->inputs.v[i], path, sizeof(path));

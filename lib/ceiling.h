@@ -9,6 +9,8 @@
  *      prefixes, write grants (the default workspace included) under write
  *      prefixes; policy inputs count as reads. Without a tmpfs list, tmpfs
  *      mounts are not limited (they expose nothing of the host).
+ *  filesystem.devices: prefixes host character devices (--dev) must lie
+ *      under; a ceiling with a filesystem section but no devices allows none.
  *  network.allow: endpoint patterns that may be allowed (a request must be
  *      covered: "*.example.com:443" covers "api.example.com:443", "host:*"
  *      any port); network.loopback_ports: ports that may be opened.

@@ -180,6 +180,10 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 	for (size_t i = 0; i < p->nloopback_ports; i++)
 		jw_uint(&w, p->loopback_ports[i]);
 	jw_arr_end(&w);
+	/* Host character devices in the run's /dev: canonical when planned. */
+	const strv *devs = plan_ok ? &plan->devices : &p->devices;
+	jw_key(&w, "devices");
+	jw_str_array(&w, (const char *const *)devs->v, devs->n);
 	jw_key(&w, "ceiling");
 	if (rep->ceiling_sha256[0]) {
 		jw_obj_begin(&w);
@@ -222,6 +226,9 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 	for (size_t i = 0; plan_ok && i < plan->nmounts; i++)
 		buf_printf(&b, "  %-6s %s (%s)\n", mount_mode_name(plan->mounts[i].mode), plan->mounts[i].path,
 			   source_name(plan->mounts[i].src));
+	const strv *devs = plan_ok ? &plan->devices : &p->devices;
+	for (size_t i = 0; i < devs->n; i++)
+		buf_printf(&b, "  %-6s %s (host character device)\n", "dev", devs->v[i]);
 	if (plan_ok)
 		buf_printf(&b, "cwd: %s\n", plan->cwd_in);
 	buf_printf(&b, "env: PATH HOME LANG TERM");

@@ -68,9 +68,15 @@ int landlock_prepare(const struct run_plan *plan, int abi, const uint16_t *ports
 	if (!abi)
 		return 0;
 	out->fs = fs_mask(abi);
-	if (abi >= 4) {
+	/* TCP (ABI 4+) only when the policy names its loopback ports: a port rule
+	 * cannot tell the run's own loopback from the host's, and the network
+	 * namespace already keeps the host out of reach (only lo, no route), so
+	 * by default the run may bind and connect to any port of its own
+	 * loopback (test servers on port 0). Declared ports make Landlock hold
+	 * the run to exactly those, whatever namespace a socket belongs to. */
+	if (abi >= 4 && nports) {
 		out->net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
-		if (nports) {
+		{
 			out->tcp_ports = calloc(nports, sizeof(uint16_t));
 			if (!out->tcp_ports)
 				return cordon_err(err, 12, "out of memory");
@@ -108,6 +114,11 @@ int landlock_prepare(const struct run_plan *plan, int abi, const uint16_t *ports
 		if (landlock_add_path(out, m->path, m->mode == MOUNT_RO ? RO_ACCESS : all, err) < 0)
 			return -1;
 	}
+	/* Exposed devices: read, write and ioctl, each by its own rule (so the
+	 * grant stays if /dev's own rule ever narrows). */
+	for (size_t i = 0; i < plan->devices.n; i++)
+		if (landlock_add_path(out, plan->devices.v[i], dev & ~FS(READ_DIR), err) < 0)
+			return -1;
 	return 0;
 }
 

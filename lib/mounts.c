@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "cleanup.h"
@@ -241,6 +242,18 @@ static int setup_proc(int newroot, cordon_error *err)
 	_cleanup_close_ int proc = openat2_nofollow(newroot, "proc", O_PATH | O_DIRECTORY);
 	if (proc < 0)
 		return cordon_err_errno(err, "open /proc");
+	/* Before that: any port of the run's own loopback may be bound (a test
+	 * server on port 80 too); the network namespace is the run's alone.
+	 * The setting is per namespace (ours, as the opener's), absent on old
+	 * kernels. */
+	{
+		_cleanup_close_ int dir = openat2_nofollow(proc, "sys/net/ipv4", O_PATH | O_DIRECTORY);
+		_cleanup_close_ int f = dir < 0 ? -1 : openat(dir, "ip_unprivileged_port_start", O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (f < 0 && errno != ENOENT)
+			return cordon_err_errno(err, "open /proc/sys/net/ipv4/ip_unprivileged_port_start");
+		if (f >= 0 && write(f, "0", 1) != 1)
+			return cordon_err_errno(err, "write /proc/sys/net/ipv4/ip_unprivileged_port_start");
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(ro); i++) {
 		_cleanup_close_ int t = open_tree(proc, ro[i], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
 		if (t < 0)
@@ -253,7 +266,31 @@ static int setup_proc(int newroot, cordon_error *err)
 	return 0;
 }
 
-static int setup_dev(int oldroot, int newroot, cordon_error *err)
+/* A host character device at its own path in the run's /dev (before /dev
+ * turns read-only). Checked again here, where it is opened: a character
+ * device, reached without any symlink. No nodev (a device is the point),
+ * nosuid and noexec as the standard nodes. */
+static int bind_device(int oldroot, int newroot, const char *path, cordon_error *err)
+{
+	_cleanup_close_ int src = openat2_nofollow(oldroot, path, O_PATH);
+	struct stat st;
+	if (src < 0 || fstat(src, &st) < 0)
+		return cordon_err_errno(err, "device %s", path);
+	if (!S_ISCHR(st.st_mode))
+		return cordon_err(err, 0, "device %s: not a character device", path);
+	const char *why = policy_device_refused_number(major(st.st_rdev), minor(st.st_rdev));
+	if (why)
+		return cordon_err(err, 0, "device %s: refused: %s", path, why);
+	_cleanup_close_ int t = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (t < 0)
+		return cordon_err_errno(err, "open_tree %s", path);
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
+	if (mount_setattr(t, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+		return cordon_err_errno(err, "mount_setattr %s", path);
+	return attach_tree(t, newroot, path, false, err);
+}
+
+static int setup_dev(int oldroot, int newroot, const strv *devices, cordon_error *err)
 {
 	if (mount_tmpfs(newroot, "/dev", "0755", 1 << 20, MOUNT_ATTR_NOEXEC, err) < 0)
 		return -1;
@@ -298,6 +335,9 @@ static int setup_dev(int oldroot, int newroot, cordon_error *err)
 	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
 		if (symlinkat(links[i][0], newroot, links[i][1]) < 0)
 			return cordon_err_errno(err, "symlink /%s", links[i][1]);
+	for (size_t i = 0; devices && i < devices->n; i++)
+		if (bind_device(oldroot, newroot, devices->v[i], err) < 0)
+			return -1;
 	/* Populated: nothing more may be created in /dev (shm and pts are
 	 * mounts of their own and stay writable). */
 	_cleanup_close_ int dev = openat2_nofollow(newroot, "dev", O_PATH | O_DIRECTORY);
@@ -384,7 +424,7 @@ int mounts_begin(struct mount_ctx *mc, cordon_error *err)
 	/* 4, the part that needs nothing from the supervisor */
 	if (setup_system(mc->oldroot, mc->newroot, err) < 0 || setup_hosts(mc->oldroot, mc->newroot, err) < 0 ||
 	    mount_tmpfs(mc->newroot, "/tmp", "1777", CORDON_TMPFS_DEFAULT_SIZE, 0, err) < 0 ||
-	    setup_proc(mc->newroot, err) < 0 || setup_dev(mc->oldroot, mc->newroot, err) < 0)
+	    setup_proc(mc->newroot, err) < 0 || setup_dev(mc->oldroot, mc->newroot, mc->devices, err) < 0)
 		return -1;
 	return 0;
 }

@@ -63,11 +63,13 @@ int mounts_prepare_idmapped(const struct cordon_mount *m, size_t n, int userns_f
 /* Child side (in the new user + mount namespaces, with capabilities), in two
  * steps so that the supervisor can prepare the task's idmapped trees while the
  * child builds the rest:
- *  mounts_begin:  base tmpfs, pivot, new root, system dirs, /tmp, /proc, /dev.
+ *  mounts_begin:  base tmpfs, pivot, new root, system dirs, /tmp, /proc, /dev
+ *                 (with mc->devices bound in it).
  *  mounts_finish: the task's binds and tmpfs, then pivot_root into the view;
  *                 on return "/" is the sandbox root. */
 struct mount_ctx {
 	int oldroot, newroot;
+	const strv *devices; /* host character devices for /dev (canonical), or NULL */
 };
 int mounts_begin(struct mount_ctx *mc, cordon_error *err);
 int mounts_finish(struct mount_ctx *mc, const struct mount_plan *plan, cordon_error *err);

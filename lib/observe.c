@@ -20,6 +20,7 @@
 #include <netinet/in.h>
 #include "proxy.h"
 #include "observe.h"
+#include "landlock.h"
 #include "seccomp-policy.h"
 
 /* The path calls the filter traps for the observer (answered CONTINUE):
@@ -87,9 +88,11 @@ int observer_init(struct observer *o, const struct run_plan *plan, const cordon_
 	o->clone3_nr = seccomp_syscall_resolve_name("clone3");
 	o->connect_nr = strv_contains(&p->sys_deny, "connect") ? -1 : seccomp_syscall_resolve_name("connect");
 	o->sendto_nr = strv_contains(&p->sys_deny, "sendto") ? -1 : seccomp_syscall_resolve_name("sendto");
+	o->bind_nr = strv_contains(&p->sys_deny, "bind") ? -1 : seccomp_syscall_resolve_name("bind");
 	o->proxy = proxy;
 	memcpy(o->loopback_ports, p->loopback_ports, sizeof(o->loopback_ports));
 	o->nloopback_ports = p->nloopback_ports;
+	o->strict_ports = p->nloopback_ports && landlock_abi() >= 4;
 	return view_build(plan, &o->view, err);
 }
 
@@ -298,11 +301,44 @@ static int socket_type(pid_t tid, int fd)
 	return type;
 }
 
-/* Record a direct connect or sendto unless it stays inside the run: the
- * proxy, a port the run opened on its own loopback (TCP), or a datagram on
- * its own loopback. fd is connect's socket (-1 for sendto, always a
- * datagram here). Returns 1 if a denial was recorded. */
-static int record_direct(struct observer *o, struct run_report *rep, int fd, uint64_t addr, uint64_t addrlen)
+/* Does a TCP socket of the caller's network namespace (the run's own) listen
+ * on port? Read from /proc/PID/net/tcp and tcp6, where the kernel lists
+ * listening sockets first: the scan stops at the first other state, and
+ * reads at most 64 KiB per file whatever the run opened. */
+static bool run_listens(pid_t pid, uint16_t port)
+{
+	static const char *const files[] = {"tcp", "tcp6"};
+	for (size_t f = 0; f < ARRAY_SIZE(files); f++) {
+		char path[64], text[65536];
+		snprintf(path, sizeof(path), "/proc/%d/net/%s", (int)pid, files[f]);
+		_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+		if (fd < 0)
+			continue;
+		size_t n = 0;
+		for (ssize_t r; n < sizeof(text) - 1 && (r = read(fd, text + n, sizeof(text) - 1 - n)) > 0;)
+			n += (size_t)r;
+		text[n] = '\0';
+		char *line = strchr(text, '\n'); /* past the header */
+		while (line && *++line) {
+			/* "  N: LOCALHEX:PORT REMOTEHEX:PORT ST ..." */
+			char *sp = strchr(line, ':'), *next = strchr(line, '\n');
+			unsigned lport = 0, st = 0;
+			char *colon = sp ? strchr(sp + 1, ':') : NULL;
+			if (!colon || (next && colon > next) ||
+			    sscanf(colon + 1, "%4x %*s %2x", &lport, &st) != 2 || st != 0x0A)
+				break;
+			if (lport == port)
+				return true;
+			line = next;
+		}
+	}
+	return false;
+}
+
+/* Read the socket address of a connect, sendto or bind; false for anything
+ * but IPv4/IPv6. */
+static bool read_inet(struct observer *o, uint64_t addr, uint64_t addrlen, char *target, size_t tsz,
+		      uint16_t *port, bool *loop)
 {
 	struct sockaddr_storage ss;
 	memset(&ss, 0, sizeof(ss));
@@ -310,26 +346,49 @@ static int record_direct(struct observer *o, struct run_report *rep, int fd, uin
 	struct iovec l = {&ss, len}, r = {(void *)(uintptr_t)addr, len};
 	if (len < sizeof(sa_family_t) || process_vm_readv((pid_t)o->req->pid, &l, 1, &r, 1, 0) != (ssize_t)len ||
 	    (ss.ss_family != AF_INET && ss.ss_family != AF_INET6))
-		return 0;
-	char host[INET6_ADDRSTRLEN], target[INET6_ADDRSTRLEN + 16];
-	uint16_t port;
-	bool loop;
+		return false;
+	char host[INET6_ADDRSTRLEN];
 	if (ss.ss_family == AF_INET) {
 		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
 		inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
-		port = ntohs(s4->sin_port);
-		loop = (ntohl(s4->sin_addr.s_addr) >> 24) == 127;
-		snprintf(target, sizeof(target), "%s:%u", host, port);
+		*port = ntohs(s4->sin_port);
+		*loop = (ntohl(s4->sin_addr.s_addr) >> 24) == 127;
+		snprintf(target, tsz, "%s:%u", host, *port);
 	} else {
 		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
-		port = ntohs(s6->sin6_port);
-		loop = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
-		snprintf(target, sizeof(target), "[%s]:%u", host, port);
+		*port = ntohs(s6->sin6_port);
+		*loop = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
+		snprintf(target, tsz, "[%s]:%u", host, *port);
 	}
+	return true;
+}
+
+static bool port_declared(const struct observer *o, uint16_t port)
+{
+	for (size_t i = 0; i < o->nloopback_ports; i++)
+		if (o->loopback_ports[i] == port)
+			return true;
+	return false;
+}
+
+/* Record a direct connect or sendto unless it stays inside the run: the
+ * proxy, a listener of the run on its own loopback (TCP; with declared
+ * loopback_ports, only those, as Landlock refuses the others), or a
+ * datagram on its own loopback. A connect to a loopback port nobody in the
+ * run listens on was meant for the host's service there: a denial. fd is
+ * connect's socket (-1 for sendto, always a datagram here). Returns 1 if a
+ * denial was recorded. */
+static int record_direct(struct observer *o, struct run_report *rep, int fd, uint64_t addr, uint64_t addrlen)
+{
+	char target[INET6_ADDRSTRLEN + 16];
+	uint16_t port;
+	bool loop;
+	if (!read_inet(o, addr, addrlen, target, sizeof(target), &port, &loop))
+		return 0;
 	bool ok = loop && (fd < 0 || (o->proxy && port == PROXY_PORT));
-	for (size_t i = 0; i < o->nloopback_ports && loop && !ok; i++)
-		ok = o->loopback_ports[i] == port;
+	if (loop && !ok)
+		ok = o->strict_ports ? port_declared(o, port) : run_listens((pid_t)o->req->pid, port);
 	/* Datagrams on the run's own loopback stay inside it: not a way out,
 	 * also when the socket is connect()ed (Landlock's ports are TCP's). */
 	if (loop && !ok)
@@ -432,6 +491,21 @@ int observer_handle(struct observer *o, struct run_report *rep)
 		 * choosing: recorded, the kernel decides. */
 		int n = d->nr == o->connect_nr ? record_direct(o, rep, (int)a[0], a[1], a[2])
 					       : record_direct(o, rep, -1, a[4], a[5]);
+		return respond(o, 0) < 0 ? -1 : n;
+	}
+	if (d->nr == o->bind_nr) {
+		/* Trapped only when Landlock holds TCP to the declared ports: a
+		 * TCP bind elsewhere is refused (EACCES), and recorded here. */
+		char target[INET6_ADDRSTRLEN + 24];
+		uint16_t port;
+		bool loop;
+		int n = 0;
+		if (o->strict_ports && read_inet(o, a[1], a[2], target + 5, sizeof(target) - 5, &port, &loop) &&
+		    !port_declared(o, port) && socket_type((pid_t)o->req->pid, (int)a[0]) == SOCK_STREAM) {
+			memcpy(target, "bind ", 5);
+			report_add_denial(rep, "network", target);
+			n = 1;
+		}
 		return respond(o, 0) < 0 ? -1 : n;
 	}
 	if (d->nr == o->clone3_nr) {

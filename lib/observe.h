@@ -24,7 +24,8 @@ struct observer {
 	size_t req_size, resp_size;
 	struct view view;
 	uint64_t notifications;
-	int clone3_nr, connect_nr, sendto_nr;
+	int clone3_nr, connect_nr, sendto_nr, bind_nr;
+	bool strict_ports;        /* Landlock holds TCP to loopback_ports */
 	bool proxy;               /* connections to 127.0.0.1:PROXY_PORT are the proxy's */
 	uint16_t loopback_ports[64];
 	size_t nloopback_ports;

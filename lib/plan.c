@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "cleanup.h"
 #include "error.h"
@@ -79,6 +80,34 @@ static int resolve_untrusted_links(const char *path, const strv *writable, char 
 	return 0;
 }
 
+/* Host character devices for the run's /dev, at their canonical path
+ * (symlinks resolved here, on the host): what they resolve to is checked
+ * again, so no link leads to a refused node. */
+static int plan_devices(const cordon_policy *p, struct run_plan *plan, cordon_error *err)
+{
+	for (size_t i = 0; i < p->devices.n; i++) {
+		const char *d = p->devices.v[i];
+		char real[PATH_MAX];
+		struct stat st;
+		if (!realpath(d, real) || stat(real, &st) < 0)
+			return cordon_err_errno(err, "device %s", d);
+		if (!path_has_prefix(real, "/dev") || strcmp(real, "/dev") == 0)
+			return cordon_err(err, 0, "device %s resolves to %s, outside /dev", d, real);
+		const char *why = policy_device_refused(real);
+		if (!why && S_ISCHR(st.st_mode))
+			why = policy_device_refused_number(major(st.st_rdev), minor(st.st_rdev));
+		if (why)
+			return cordon_err(err, 0, "device %s (%s): refused: %s", d, real, why);
+		if (S_ISBLK(st.st_mode))
+			return cordon_err(err, 0, "device %s: refused: a block device (the host's disks and partitions are never exposed)", d);
+		if (!S_ISCHR(st.st_mode))
+			return cordon_err(err, 0, "device %s: not a character device", d);
+		if (!strv_contains(&plan->devices, real) && strv_push(&plan->devices, real) < 0)
+			return cordon_err(err, 12, "out of memory");
+	}
+	return 0;
+}
+
 int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err)
 {
 	memset(plan, 0, sizeof(*plan));
@@ -118,6 +147,15 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 			return cordon_err(err, 0, "%s %s resolves to /, which cannot be mounted",
 					  mount_mode_name(m->mode), m->path);
 		}
+		struct stat st;
+		if (stat(real, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
+			strv_free(&writable);
+			if (S_ISBLK(st.st_mode))
+				return cordon_err(err, 0, "%s %s is a block device, which is never exposed",
+						  mount_mode_name(m->mode), m->path);
+			return cordon_err(err, 0, "%s %s is a device: expose it with --dev %s (policy filesystem.devices)",
+					  mount_mode_name(m->mode), m->path, real);
+		}
 		if (strcmp(real, m->path) != 0) {
 			char *dup = strdup(real);
 			if (!dup) {
@@ -136,6 +174,8 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 			return cordon_err(err, 0, "%s is requested both %s and %s (after resolving symlinks)",
 					  plan->mounts[i].path, mount_mode_name(plan->mounts[i - 1].mode),
 					  mount_mode_name(plan->mounts[i].mode));
+	if (plan_devices(p, plan, err) < 0)
+		return -1;
 	snprintf(plan->cwd_in, sizeof(plan->cwd_in), "%s", p->cwd ? p->cwd : plan->workspace);
 	return 0;
 }
@@ -145,6 +185,7 @@ void run_plan_free(struct run_plan *plan)
 	mounts_free(plan->mounts, plan->nmounts);
 	plan->mounts = NULL;
 	plan->nmounts = 0;
+	strv_free(&plan->devices);
 }
 
 /* Refuse what this build cannot enforce yet: never run with less than asked. */

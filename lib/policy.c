@@ -73,6 +73,7 @@ void policy_free(cordon_policy *p)
 	strv_free(&p->sys_allow);
 	strv_free(&p->sys_deny);
 	strv_free(&p->inputs);
+	strv_free(&p->devices);
 	free(p->check);
 	for (size_t i = 0; i < p->ledger.n; i++)
 		free(p->ledger.ev[i].name);
@@ -155,6 +156,40 @@ int policy_add_mount(cordon_policy *p, enum mount_mode mode, const char *spec,
 		return cordon_err(err, 12, "out of memory");
 	p->mounts[p->nmounts++] = (struct cordon_mount){mode, dup, size, src};
 	return 0;
+}
+
+const char *policy_device_refused(const char *path)
+{
+	static const char *const raw[] = {"/dev/mem", "/dev/kmem", "/dev/port"};
+	for (size_t i = 0; i < ARRAY_SIZE(raw); i++)
+		if (strcmp(path, raw[i]) == 0)
+			return "raw access to the host's memory or I/O ports is never exposed";
+	if (path_has_prefix(path, "/dev/mapper"))
+		return "device-mapper volumes and their control node are never exposed";
+	return NULL;
+}
+
+const char *policy_device_refused_number(unsigned major, unsigned minor)
+{
+	if (major == 1 && (minor == 1 || minor == 2 || minor == 4))
+		return "raw access to the host's memory or I/O ports is never exposed";
+	if (major == 10 && minor == 236)
+		return "device-mapper volumes and their control node are never exposed";
+	return NULL;
+}
+
+int policy_add_device(cordon_policy *p, const char *path, cordon_error *err)
+{
+	char norm[PATH_MAX];
+	if (path[0] != '/' || path_normalize(path, norm, sizeof(norm)) < 0 || !path_has_prefix(norm, "/dev") ||
+	    strcmp(norm, "/dev") == 0)
+		return cordon_err(err, 0, "device \"%s\": expected an absolute path under /dev (e.g. /dev/fuse)", path);
+	const char *why = policy_device_refused(norm);
+	if (why)
+		return cordon_err(err, 0, "device %s: refused: %s", norm, why);
+	if (strv_contains(&p->devices, norm))
+		return 0;
+	return strv_push(&p->devices, norm) < 0 ? cordon_err(err, 12, "out of memory") : 0;
 }
 
 int policy_add_env(cordon_policy *p, const char *assign, cordon_error *err)
@@ -394,10 +429,21 @@ static int check_keys(pctx *c, const jnode *obj, const char *where, const char *
 
 static int load_filesystem(pctx *c, const jnode *fs)
 {
-	static const char *const keys[] = {"read", "write", "tmpfs", NULL};
+	static const char *const keys[] = {"read", "write", "tmpfs", "devices", NULL};
 	static const enum mount_mode modes[] = {MOUNT_RO, MOUNT_RW, MOUNT_TMPFS};
 	if (want(c, fs, J_OBJ, "filesystem") < 0 || check_keys(c, fs, "\"filesystem\"", keys) < 0)
 		return -1;
+	jnode *devs = json_get(fs, "devices");
+	if (devs) {
+		if (want(c, devs, J_ARR, "filesystem.devices") < 0)
+			return -1;
+		const char *s;
+		jnode *n;
+		FOREACH_STR(c, devs, "filesystem.devices", s, n) {
+			if (policy_add_device(c->p, s, c->err) < 0)
+				return at_node(c, n, "filesystem.devices");
+		}
+	}
 	for (int k = 0; k < 3; k++) {
 		char key[32];
 		snprintf(key, sizeof(key), "filesystem.%s", keys[k]);
@@ -922,6 +968,7 @@ cordon_policy *policy_for_check(const cordon_policy *p, const char *workspace)
 			goto fail;
 	}
 	if (strv_copy(&c->env, &p->env) < 0 || strv_copy(&c->net_allow, &p->net_allow) < 0 ||
+	    strv_copy(&c->devices, &p->devices) < 0 ||
 	    strv_copy(&c->sys_allow, &p->sys_allow) < 0 || strv_copy(&c->sys_deny, &p->sys_deny) < 0)
 		goto fail;
 	for (size_t i = 0; i < p->nsecrets; i++) {

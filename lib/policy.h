@@ -75,6 +75,7 @@ struct cordon_policy {
 	char *file;        /* policy file path, for messages */
 	unsigned sections; /* SEC_* bits: which top-level keys the JSON had */
 	char *ceiling_file; /* --ceiling (not a policy key) */
+	strv devices;      /* filesystem.devices / --dev: host character devices, absolute under /dev */
 };
 
 enum {
@@ -98,6 +99,16 @@ int policy_load_json(cordon_policy *p, const char *text, size_t len, const char 
 int policy_add_mount(cordon_policy *p, enum mount_mode mode, const char *spec,
 		     enum source src, const char *base_dir, cordon_error *err);
 int policy_add_env(cordon_policy *p, const char *assign, cordon_error *err);
+/* A host character device shown in the run's /dev (--dev, filesystem.devices):
+ * an absolute path under /dev, none of the refused ones. */
+int policy_add_device(cordon_policy *p, const char *path, cordon_error *err);
+/* Why a device path may never be exposed (/dev/mem, /dev/kmem, /dev/port,
+ * anything under /dev/mapper), or NULL. */
+const char *policy_device_refused(const char *path);
+/* The same by device number, so that no other name for one of them (a node
+ * made elsewhere in /dev) gets through: mem 1:1, kmem 1:2, port 1:4 and the
+ * device-mapper control node 10:236. */
+const char *policy_device_refused_number(unsigned major, unsigned minor);
 int policy_add_net(cordon_policy *p, const char *endpoint, cordon_error *err);
 int policy_add_secret_spec(cordon_policy *p, const char *spec, cordon_error *err);
 int policy_set_limit(cordon_policy *p, enum limit_id id, const char *value,

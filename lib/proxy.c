@@ -95,6 +95,15 @@ bool proxy_rule_matches(const char *rule, const char *host, uint16_t port, bool 
 	strip_brackets(host, h, sizeof(h));
 	if (literal)
 		*literal = false;
+	/* The literal name localhost in a rule is the host's loopback, as
+	 * 127.0.0.1 and [::1] are: it matches those and the name itself, and
+	 * is never looked up (any other name leading to loopback stays refused). */
+	if (strcasecmp(rhost, "localhost") == 0) {
+		bool m = strcasecmp(h, "localhost") == 0 || strcmp(h, "127.0.0.1") == 0 || strcmp(h, "::1") == 0;
+		if (literal)
+			*literal = m;
+		return m;
+	}
 	if (rhost[0] == '*' && rhost[1] == '.') {
 		size_t sl = strlen(rhost + 1), hl = strlen(h);
 		return hl > sl && strcasecmp(h + hl - sl, rhost + 1) == 0;
@@ -288,10 +297,12 @@ static void decided(struct proxy *px, size_t slot)
 	memset(&ss, 0, sizeof(ss));
 	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
 	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-	if (inet_pton(AF_INET, c->host, &s4->sin_addr) == 1) {
+	/* localhost, allowed by a localhost rule: the host's 127.0.0.1. */
+	const char *h = c->literal && strcasecmp(c->host, "localhost") == 0 ? "127.0.0.1" : c->host;
+	if (inet_pton(AF_INET, h, &s4->sin_addr) == 1) {
 		s4->sin_family = AF_INET;
 		s4->sin_port = htons(c->port);
-	} else if (inet_pton(AF_INET6, c->host, &s6->sin6_addr) == 1) {
+	} else if (inet_pton(AF_INET6, h, &s6->sin6_addr) == 1) {
 		s6->sin6_family = AF_INET6;
 		s6->sin6_port = htons(c->port);
 	}

@@ -523,6 +523,14 @@ char *policy_canonical_json(const cordon_policy *p)
 	for (size_t i = 0; i < p->nloopback_ports; i++)
 		jw_uint(&w, p->loopback_ports[i]);
 	jw_arr_end(&w);
+	/* Only when there are any: a policy without devices keeps its hash. */
+	if (p->devices.n) {
+		jw_key(&w, "devices");
+		jw_arr_begin(&w);
+		for (size_t i = 0; i < p->devices.n; i++)
+			jw_str(&w, p->devices.v[i]);
+		jw_arr_end(&w);
+	}
 	jw_key(&w, "check");
 	jw_str(&w, p->check);
 	jw_key(&w, "cwd");

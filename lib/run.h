@@ -17,6 +17,7 @@ struct run_plan {
 	char cwd_in[4096];
 	struct cordon_mount *mounts;
 	size_t nmounts;
+	strv devices;      /* host character devices in /dev, canonical */
 };
 int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err);
 void run_plan_free(struct run_plan *plan);

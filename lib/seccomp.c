@@ -245,6 +245,11 @@ int seccomp_build(const cordon_policy *p, bool notify, const char *const *observ
 	struct scmp_arg_cmp to = SCMP_A4(SCMP_CMP_NE, 0);
 	if (notify && !in_list(&p->sys_deny, "sendto") && rule(c, SCMP_ACT_NOTIFY, "sendto", 1, &to, err) < 0)
 		goto out;
+	/* bind: only when Landlock holds TCP to the declared loopback ports,
+	 * so that a bind it refuses is on record (never decided here). */
+	if (notify && p->nloopback_ports && !in_list(&p->sys_deny, "bind") &&
+	    rule(c, SCMP_ACT_NOTIFY, "bind", 0, NULL, err) < 0)
+		goto out;
 	if (out->observe) {
 		for (const char *const *n = observe; *n; n++)
 			if (!in_list(&p->sys_deny, *n) && rule(c, SCMP_ACT_NOTIFY, *n, 0, NULL, err) < 0)

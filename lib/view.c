@@ -69,6 +69,10 @@ int view_build(const struct run_plan *plan, struct view *v, cordon_error *err)
 		if (view_add(v, m->path, m->mode == MOUNT_RO ? VIEW_RO : VIEW_RW, err) < 0)
 			return -1;
 	}
+	/* Exposed devices may be opened for writing like the standard nodes. */
+	for (size_t i = 0; i < plan->devices.n; i++)
+		if (view_add(v, plan->devices.v[i], VIEW_RW, err) < 0)
+			return -1;
 	return 0;
 }
 

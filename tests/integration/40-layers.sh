@@ -98,14 +98,28 @@ test_file_reports_can_be_turned_off() {
 }
 
 test_landlock_tcp_layer() {
-	# The run's own loopback is reachable by the namespace, but Landlock
-	# (ABI 4+) refuses every TCP bind/connect not declared.
-	cordon_run -- python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 8123))'
-	expect_match "$ERR" "PermissionError" "bind refused"
+	# Without declared ports any port of the run's own loopback may be
+	# bound (issue 12). Declared network.loopback_ports make Landlock
+	# (ABI 4+) refuse every other TCP bind/connect, and a refused bind is a
+	# denial on record.
+	cordon_run -- python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 8123)); print("bound")'
+	expect_eq "$OUT" bound "bind allowed by default"
 	expect_eq "$(field .enforcement.landlock_abi)" "$(python3 -c 'import ctypes; print(ctypes.CDLL(None).syscall(444, None, 0, 1))')" "ABI in use"
 	echo '{"network": {"loopback_ports": [8123]}}' >p.json
-	cordon_run --policy p.json -- python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 8123)); s.listen(); socket.create_connection(("127.0.0.1", 8123)); print("ok")'
-	expect_eq "$OUT" ok "declared port usable"
+	cordon_run --policy p.json -- python3 -c '
+import socket
+s=socket.socket(); s.bind(("127.0.0.1", 8123)); s.listen(); socket.create_connection(("127.0.0.1", 8123)); print("ok")
+try:
+    socket.socket().bind(("127.0.0.1", 8124)); print("bound 8124")
+except PermissionError:
+    print("refused 8124")'
+	if [ "$(field .enforcement.landlock_abi)" -lt 4 ]; then
+		echo "skip: Landlock ABI < 4 has no TCP rules"
+		t_assert
+		return
+	fi
+	expect_eq "$OUT" $'ok\nrefused 8124' "declared port usable, another refused"
+	expect_eq "$(field '[.denials[] | select(.kind=="network") | .target] | join(",")')" "bind 127.0.0.1:8124" "the refused bind is a denial"
 	t_assert
 }
 

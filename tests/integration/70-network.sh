@@ -172,10 +172,10 @@ for h in ('evil.test', 'a.wild.test', 'localhost', 'other.test'):
     print(s.recv(1000).decode().split('\r\n\r\n', 1)[1].strip())" 2>&1)
 	keep_report "$R"
 	stop $SRV
-	expect_eq "$(printf '%s\n' "$OUT" | grep -c 'resolves to a loopback')" 3 "evil.test, a.wild.test (wildcard matched) and localhost refused after resolution"
+	expect_eq "$(printf '%s\n' "$OUT" | grep -c 'resolves to a loopback')" 2 "evil.test and a.wild.test (wildcard matched) refused after resolution"
 	expect_match "$OUT" "other.test:$PORT: not a declared endpoint" "an undeclared name"
 	expect_eq "$(field '[.denials[] | select(.kind=="network") | .target] | sort | join(",")')" \
-		"a.wild.test:$PORT,evil.test:$PORT,localhost:$PORT,other.test:$PORT" "denials"
+		"a.wild.test:$PORT,evil.test:$PORT,other.test:$PORT" "denials (the literal rule localhost is the host's loopback)"
 	t_assert
 }
 
@@ -184,6 +184,25 @@ test_literal_loopback_rule_reaches_host() {
 	cordon_run --net "127.0.0.1:$PORT" -- /bin/sh -c 'env | grep -c NO_PROXY'
 	stop $SRV
 	expect_eq "$OUT" 0 "loopback names left out of NO_PROXY for a host-loopback endpoint"
+	t_assert
+}
+
+# Issue 12.5: the literal name localhost in a rule is the host's loopback,
+# like 127.0.0.1: it passes validate and explain, and connections reach it.
+test_localhost_rule_reaches_host() {
+	mkdir www && echo hello >www/f.txt
+	serve http "$WS/www"
+	echo "{\"network\": {\"allow\": [\"localhost:$PORT\"]}}" >p.json
+	"$CORDON" validate p.json >/dev/null || fail "validate"
+	expect_match "$("$CORDON" explain --policy p.json)" "localhost:$PORT" "explain lists it"
+	cordon_run --policy p.json -- /bin/sh -c "
+		curl -sf http://localhost:$PORT/f.txt
+		curl -sf -p http://localhost:$PORT/f.txt
+		curl -sf http://127.0.0.1:$PORT/f.txt
+		curl -sf -m 5 http://localhost:$((PORT + 1))/f.txt || echo refused"
+	stop $SRV
+	expect_eq "$OUT" $'hello\nhello\nhello\nrefused' "forward and CONNECT to localhost, and 127.0.0.1, reach the host; another port does not"
+	expect_eq "$(field '[.denials[] | .target] | join(",")')" "localhost:$((PORT + 1))" "only the other port refused"
 	t_assert
 }
 
@@ -332,7 +351,42 @@ for port in ($a, $b):
 	t_assert
 }
 
-for t in test_explain_endpoints_agree_with_run test_unprivileged_user_all_layers test_http_clients_through_proxy test_git_over_http test_raw_socks5_client \
+# Issue 12.4: test suites start servers on the run's own loopback. Binding any
+# port there and connecting to its own listeners stays inside the run; a
+# connect to a loopback port nobody in the run listens on (the host's
+# service) fails and is recorded.
+test_loopback_servers_inside_the_run() {
+	serve echo
+	cordon_run -- /usr/bin/python3 -c "
+import http.server, threading, urllib.request, socket
+srv = http.server.HTTPServer(('127.0.0.1', 0), http.server.SimpleHTTPRequestHandler)
+threading.Thread(target=srv.handle_request).start()
+print(urllib.request.urlopen('http://127.0.0.1:%d/' % srv.server_address[1]).status)
+six = socket.socket(socket.AF_INET6); six.bind(('::1', 0)); six.listen()
+socket.create_connection(('::1', six.getsockname()[1])); print('v6')
+socket.socket().bind(('127.0.0.1', 80)); print('port 80')
+try:
+    socket.create_connection(('127.0.0.1', $PORT), timeout=2); print('reached the host')
+except OSError as e:
+    print('host', e.errno)"
+	stop $SRV
+	expect_eq "$OUT" $'200\nv6\nport 80\nhost 111' "own servers work, the host's stays out of reach"
+	expect_eq "$(field '[.denials[] | select(.kind=="network") | .target] | join(",")')" "127.0.0.1:$PORT" \
+		"only the host's port is a denial"
+	expect_eq "$(field .status)" ok "status"
+	if command -v node >/dev/null; then
+		# node's listen(0): dual-stack [::], reached at 127.0.0.1.
+		cordon_run -- node -e '
+const http = require("http");
+const s = http.createServer((q, r) => r.end("hi")).listen(0, () =>
+  http.get("http://127.0.0.1:" + s.address().port, (r) => r.on("data", (d) => { console.log(String(d)); s.close(); })));'
+		expect_eq "$OUT" hi "node listen(0)"
+		expect_eq "$(field '.denials | length')" 0 "node: no denials"
+	fi
+	t_assert
+}
+
+for t in test_loopback_servers_inside_the_run test_localhost_rule_reaches_host test_explain_endpoints_agree_with_run test_unprivileged_user_all_layers test_http_clients_through_proxy test_git_over_http test_raw_socks5_client \
 	test_package_managers_through_proxy test_other_port_denied_at_once test_direct_connect_fails_and_is_reported test_no_net_means_nothing \
 	test_name_to_loopback_refused_wildcards_match test_literal_loopback_rule_reaches_host \
 	test_slow_and_stuck_clients_do_not_stall_others test_proxy_buffers_are_bounded test_200_concurrent_connections \

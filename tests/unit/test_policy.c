@@ -137,12 +137,35 @@ static void test_effective_mounts(void **st)
 	assert_non_null(strstr(e.msg, "both ro and rw"));
 	policy_free(p);
 }
+static void test_devices(void **st)
+{
+	(void)st;
+	cordon_error e = {0};
+	cordon_policy *p = load("{\"filesystem\": {\"devices\": [\"/dev/fuse\", \"/dev/dri/../fuse\", \"/dev//kvm\"]}}", &e);
+	assert_non_null(p);
+	assert_int_equal(p->devices.n, 2); /* normalised, duplicates dropped */
+	assert_string_equal(p->devices.v[0], "/dev/fuse");
+	assert_string_equal(p->devices.v[1], "/dev/kvm");
+	policy_free(p);
+	expect_err("{\"filesystem\": {\"devices\": [\"/dev/mem\"]}}", "p.json:1:29: \"filesystem.devices\": device /dev/mem: refused");
+	expect_err("{\"filesystem\": {\"devices\": [\"/dev/port\"]}}", "refused: raw access");
+	expect_err("{\"filesystem\": {\"devices\": [\"/dev/kmem\"]}}", "refused: raw access");
+	expect_err("{\"filesystem\": {\"devices\": [\"/dev/mapper/control\"]}}", "refused: device-mapper");
+	expect_err("{\"filesystem\": {\"devices\": [\"/dev/../dev/mapper/x\"]}}", "refused: device-mapper");
+	expect_err("{\"filesystem\": {\"devices\": [\"fuse\"]}}", "absolute path under /dev");
+	expect_err("{\"filesystem\": {\"devices\": [\"/etc/passwd\"]}}", "absolute path under /dev");
+	expect_err("{\"filesystem\": {\"devices\": [\"/dev/../etc/x\"]}}", "absolute path under /dev");
+	expect_err("{\"filesystem\": {\"devices\": [\"/dev\"]}}", "absolute path under /dev");
+	expect_err("{\"filesystem\": {\"devices\": \"/dev/fuse\"}}", "must be an array");
+	expect_err("{\"filesystem\": {\"devices\": [1]}}", "filesystem.devices");
+}
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_full_example), cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_flags), cmocka_unit_test(test_effective_mounts),
+		cmocka_unit_test(test_devices),
 	};
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
 }

@@ -96,6 +96,16 @@ static void test_rules(void **st)
 	assert_true(proxy_rule_matches("[::1]:80", "::1", 80, &lit));
 	assert_true(lit);
 	assert_false(proxy_rule_matches("127.0.0.1:8080", "localhost", 8080, NULL));
+	/* The name localhost in a rule is the host's loopback, never a lookup. */
+	assert_true(proxy_rule_matches("localhost:8080", "LOCALHOST", 8080, &lit));
+	assert_true(lit);
+	assert_true(proxy_rule_matches("localhost:8080", "127.0.0.1", 8080, &lit));
+	assert_true(lit);
+	assert_true(proxy_rule_matches("localhost:8080", "[::1]", 8080, &lit));
+	assert_true(lit);
+	assert_false(proxy_rule_matches("localhost:8080", "localhost", 8081, NULL));
+	assert_false(proxy_rule_matches("localhost:8080", "evil.test", 8080, &lit));
+	assert_false(lit);
 }
 
 static bool forbidden(const char *a)
