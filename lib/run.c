@@ -1065,11 +1065,17 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 		rep->limits[i] = p->limits[i];
 	/* Inputs are hashed before the run starts: the evidence names what the
 	 * command was given, not what it left behind. */
-	if (p->inputs.n &&
-	    files_hash_tree((const char *const *)p->inputs.v, p->inputs.n, s.plan.workspace, &rep->inputs, &e) < 0) {
-		setup_error(&s, &e);
-		run_plan_free(&s.plan);
-		return 0;
+	if (p->inputs.n) {
+		strv in = {0};
+		int rc = run_plan_inputs(&s.plan, &p->inputs, &in, &e);
+		if (rc == 0)
+			rc = files_hash_tree((const char *const *)in.v, in.n, s.plan.workspace, &rep->inputs, &e);
+		strv_free(&in);
+		if (rc < 0) {
+			setup_error(&s, &e);
+			run_plan_free(&s.plan);
+			return 0;
+		}
 	}
 	trace(&s, "preflight done");
 	s.spec.argv = argv;
