@@ -172,17 +172,23 @@ static int build_env(struct sup *s, cordon_error *err)
 	defaults[2] = tmp;
 	defaults[3] = tmp2;
 	const strv *penv = &s->pol->env;
-	_cleanup_free_ bool *keep = calloc(penv->n + 1, sizeof(bool));
+	bool *keep = calloc(penv->n + 1, sizeof(bool));
 	bool overridden[ARRAY_SIZE(defaults)];
-	if (!keep || env_last_of_name(penv, keep, defaults, ARRAY_SIZE(defaults), overridden) < 0)
+	if (!keep || env_last_of_name(penv, keep, defaults, ARRAY_SIZE(defaults), overridden) < 0) {
+		free(keep);
 		return cordon_err(err, 12, "out of memory");
-	for (size_t i = 0; i < ARRAY_SIZE(defaults); i++)
+	}
+	int rc = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(defaults) && rc == 0; i++)
 		if (!overridden[i] && strv_push(&s->env, defaults[i]) < 0)
-			return cordon_err(err, 12, "out of memory");
+			rc = -1;
 	/* Policy entries, later ones winning. */
-	for (size_t j = 0; j < penv->n; j++)
+	for (size_t j = 0; j < penv->n && rc == 0; j++)
 		if (keep[j] && strv_push(&s->env, penv->v[j]) < 0)
-			return cordon_err(err, 12, "out of memory");
+			rc = -1;
+	free(keep);
+	if (rc < 0)
+		return cordon_err(err, 12, "out of memory");
 	/* Egress: every common client finds the proxy. A declared endpoint on
 	 * the host's loopback needs loopback names to go through the proxy too,
 	 * so they are then left out of NO_PROXY. */
