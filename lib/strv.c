@@ -2,7 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
+#include <sys/random.h>
+#include <unistd.h>
 #include "strv.h"
 
 int strv_push_take(strv *s, char *str)
@@ -152,10 +153,11 @@ static uint64_t hash_seed(void)
 	static uint64_t seed;
 	uint64_t v = __atomic_load_n(&seed, __ATOMIC_RELAXED);
 	if (!v) {
-		const unsigned char *r = (const unsigned char *)getauxval(AT_RANDOM);
+		/* One syscall, at the first index built; not the AT_RANDOM
+		 * bytes, which glibc uses for the stack and pointer guards. */
 		uint64_t s = 0;
-		if (r)
-			memcpy(&s, r + 8, sizeof(s)); /* the first 8 are the stack canary */
+		if (getrandom(&s, sizeof(s), GRND_NONBLOCK) != sizeof(s))
+			s = (uint64_t)(uintptr_t)&s ^ (uint64_t)getpid() << 32;
 		v = (0xcbf29ce484222325ULL ^ s) | 1;
 		__atomic_store_n(&seed, v, __ATOMIC_RELAXED);
 	}

@@ -41,7 +41,7 @@ typedef struct {
 	size_t cap, n;
 	uint64_t probes;
 } hindex;
-/* A seeded FNV-1a over n bytes; seeds differ per process (AT_RANDOM), so
+/* A seeded FNV-1a over n bytes; seeds differ per process (getrandom), so
  * a run cannot precompute colliding keys. */
 uint64_t hash_bytes(const void *p, size_t n);
 uint64_t hash_str(const char *s);

@@ -95,12 +95,32 @@ static void test_sparse_hash_matches_dense(void **st)
 	close(fd);
 }
 
+/* A spent time budget stops hashing (the deadline set in the past, not a
+ * clock measured by the test). */
+static void test_time_budget(void **st)
+{
+	char path[64];
+	int fd = temp_file(path);
+	assert_int_equal(pwrite(fd, "abc", 3, 0), 3);
+	struct stat sb;
+	assert_int_equal(fstat(fd, &sb), 0);
+	struct hash_budget b;
+	hash_budget_init(&b);
+	b.deadline_ns = 1;
+	char out[65];
+	assert_int_equal(sha256_fd_budget(fd, &sb, &b, out), HASH_OVER_TIME);
+	assert_int_equal(b.skipped, 1);
+	assert_string_equal(out, "");
+	close(fd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_denials_bounded_and_constant_time),
 		cmocka_unit_test(test_hash_budget_refuses_without_reading),
 		cmocka_unit_test(test_sparse_hash_matches_dense),
+		cmocka_unit_test(test_time_budget),
 	};
 	return cmocka_run_group_tests_name("evidence", tests, NULL, NULL);
 }
