@@ -6,6 +6,7 @@
 #define OPENSSL_SUPPRESS_DEPRECATED
 #include <openssl/sha.h>
 #include <stdio.h>
+#include <time.h>
 #include <unistd.h>
 #include "cleanup.h"
 #include "error.h"
@@ -63,30 +64,108 @@ void sha256_hex(const void *data, size_t len, char out[65])
 	sha256_final_hex(c, out);
 }
 
-int sha256_file_at(int dirfd, const char *path, char out[65], uint64_t *bytes, cordon_error *err)
+static uint64_t mono_ns(void)
 {
-	_cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return cordon_err_errno(err, "open %s", path);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void hash_budget_init(struct hash_budget *b)
+{
+	*b = (struct hash_budget){.bytes_left = HASH_BUDGET_BYTES};
+}
+
+/* Account for n more bytes; false once the budget is spent. The clock is
+ * read once per MiB, not per chunk. */
+static bool spend(struct hash_budget *b, uint64_t n, uint64_t *since_clock, enum hash_result *why)
+{
+	if (n > b->bytes_left) {
+		*why = HASH_OVER_BYTES;
+		return false;
+	}
+	b->bytes_left -= n;
+	*since_clock += n;
+	if (*since_clock >= (1u << 20)) {
+		*since_clock = 0;
+		if (mono_ns() > b->deadline_ns) {
+			*why = HASH_OVER_TIME;
+			return false;
+		}
+	}
+	return true;
+}
+
+enum hash_result sha256_fd_budget(int fd, const struct stat *st, struct hash_budget *b, char out[65])
+{
+	static const char zeros[65536];
+	char tmp[65536];
+	out[0] = '\0';
+	if (!b->deadline_ns)
+		b->deadline_ns = mono_ns() + HASH_BUDGET_NS;
+	if (st->st_size < 0 || (uint64_t)st->st_size > b->bytes_left) {
+		b->skipped++;
+		return HASH_OVER_BYTES;
+	}
+	if (mono_ns() > b->deadline_ns) {
+		b->skipped++;
+		return HASH_OVER_TIME;
+	}
 	sha256_ctx *c = sha256_new();
 	if (!c)
-		return cordon_err(err, 12, "out of memory");
-	char tmp[65536];
-	uint64_t total = 0;
+		return HASH_UNREADABLE;
+	/* Fewer blocks than the size needs: look for holes. */
+	bool sparse = (uint64_t)st->st_blocks * 512 < (uint64_t)st->st_size;
+	off_t off = 0, data_end = sparse ? 0 : INT64_MAX;
+	uint64_t since_clock = 0, spent = 0;
+	enum hash_result why = HASH_OK;
 	for (;;) {
-		ssize_t n = read(fd, tmp, sizeof(tmp));
+		if (off >= data_end) {
+			/* At a hole (or the first extent): zeros up to the next data. */
+			off_t data = lseek(fd, off, SEEK_DATA);
+			if (data < 0)
+				data = errno == ENXIO ? st->st_size : off; /* ENXIO: a hole to the end */
+			if (data < off)
+				data = off;
+			while (off < data) {
+				size_t n = (size_t)(data - off < (off_t)sizeof(zeros) ? data - off : (off_t)sizeof(zeros));
+				if (!spend(b, n, &since_clock, &why))
+					goto over;
+				sha256_update(c, zeros, n);
+				spent += n;
+				off += (off_t)n;
+			}
+			off_t hole = lseek(fd, off, SEEK_HOLE);
+			data_end = hole > off ? hole : INT64_MAX;
+			if (off >= st->st_size && hole <= off)
+				break;
+		}
+		size_t want = sizeof(tmp);
+		if (data_end != INT64_MAX && data_end - off < (off_t)want)
+			want = (size_t)(data_end - off);
+		ssize_t n = pread(fd, tmp, want, off);
+		if (n < 0 && errno == EINTR)
+			continue;
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
 			sha256_free(c);
-			return cordon_err_errno(err, "read %s", path);
+			b->bytes_left += spent; /* nothing of it was useful */
+			return HASH_UNREADABLE;
 		}
 		if (n == 0)
 			break;
+		if (!spend(b, (uint64_t)n, &since_clock, &why))
+			goto over;
 		sha256_update(c, tmp, (size_t)n);
-		total += (uint64_t)n;
+		spent += (uint64_t)n;
+		off += n;
 	}
 	sha256_final_hex(c, out);
-	*bytes = total;
-	return 0;
+	b->hashed += spent;
+	return HASH_OK;
+over:
+	/* The budget stays spent: the time was. */
+	sha256_free(c);
+	b->hashed += spent;
+	b->skipped++;
+	return why;
 }

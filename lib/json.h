@@ -33,6 +33,9 @@ struct jnode {
  * characters in strings, invalid UTF-8, NUL in strings and nesting deeper than
  * JSON_MAX_DEPTH. Error message: "LINE:COL: what". */
 jnode *json_parse(const char *text, size_t len, cordon_error *err);
+/* The same, and the number of key comparisons the duplicate check made
+ * (for tests that the parse stays linear). */
+jnode *json_parse_counted(const char *text, size_t len, uint64_t *key_compares, cordon_error *err);
 void json_free(jnode *n);
 const char *json_type_name(jtype t);
 /* Object member lookup (NULL if absent). */

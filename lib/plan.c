@@ -108,6 +108,26 @@ static int plan_devices(const cordon_policy *p, struct run_plan *plan, cordon_er
 	return 0;
 }
 
+int run_plan_inputs(const struct run_plan *plan, const strv *inputs, strv *out, cordon_error *err)
+{
+	strv writable = {0};
+	int rc = strv_push(&writable, plan->workspace) < 0 ? cordon_err(err, 12, "out of memory") : 0;
+	for (size_t i = 0; rc == 0 && i < plan->nmounts; i++)
+		if (plan->mounts[i].mode == MOUNT_RW && strv_push(&writable, plan->mounts[i].path) < 0)
+			rc = cordon_err(err, 12, "out of memory");
+	for (size_t i = 0; rc == 0 && i < inputs->n; i++) {
+		char real[PATH_MAX];
+		if (resolve_untrusted_links(inputs->v[i], &writable, real, sizeof(real), err) < 0)
+			rc = cordon_err_wrap(err, "input %s", inputs->v[i]);
+		else if (strv_push(out, real) < 0)
+			rc = cordon_err(err, 12, "out of memory");
+	}
+	strv_free(&writable);
+	if (rc < 0)
+		strv_free(out);
+	return rc;
+}
+
 int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err)
 {
 	memset(plan, 0, sizeof(*plan));

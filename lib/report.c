@@ -56,6 +56,7 @@ void report_free(struct run_report *r)
 	free(r->net.ep);
 	pthread_mutex_destroy(&r->denial_lock);
 	free(r->denials);
+	hindex_free(&r->denial_idx);
 	strv_free(&r->command);
 	strv_free(&r->secrets);
 	file_list_free(&r->inputs);
@@ -65,29 +66,64 @@ void report_free(struct run_report *r)
 	memset(r, 0, sizeof(*r));
 }
 
+struct denial_probe {
+	const struct run_report *r;
+	const char *kind, *target;
+};
+
+static bool denial_eq(const void *ctx, uint32_t item)
+{
+	const struct denial_probe *k = ctx;
+	const struct denial *d = &k->r->denials[item];
+	return strcmp(d->kind, k->kind) == 0 && strcmp(d->target, k->target) == 0;
+}
+
+static uint64_t denial_hash(const char *kind, const char *target)
+{
+	return hash_str(kind) * 31 ^ hash_str(target);
+}
+
+static int add_denial_locked(struct run_report *r, const char *kind, const char *target)
+{
+	/* The key as stored: the kind and target, cut to the record's size. */
+	char k[sizeof(r->denials->kind)], t[sizeof(r->denials->target)];
+	snprintf(k, sizeof(k), "%s", kind);
+	snprintf(t, sizeof(t), "%s", target);
+	struct denial_probe probe = {r, k, t};
+	uint64_t h = denial_hash(k, t);
+	long i = hindex_find(&r->denial_idx, h, denial_eq, &probe);
+	if (i >= 0) {
+		r->denials[i].count++;
+		return 0;
+	}
+	if (r->ndenials >= DENIALS_MAX_TARGETS) {
+		r->denials_omitted++;
+		return 0;
+	}
+	if (r->ndenials == r->denial_cap) {
+		size_t cap = r->denial_cap ? 2 * r->denial_cap : 16;
+		struct denial *d = realloc(r->denials, cap * sizeof(*d));
+		if (!d)
+			return -1;
+		r->denials = d;
+		r->denial_cap = cap;
+	}
+	if (hindex_add(&r->denial_idx, h, (uint32_t)r->ndenials) < 0)
+		return -1;
+	struct denial *d = &r->denials[r->ndenials++];
+	memset(d, 0, sizeof(*d));
+	memcpy(d->kind, k, sizeof(k));
+	memcpy(d->target, t, sizeof(t));
+	d->count = 1;
+	return 0;
+}
+
 int report_add_denial(struct run_report *r, const char *kind, const char *target)
 {
 	pthread_mutex_lock(&r->denial_lock);
-	for (size_t i = 0; i < r->ndenials; i++) {
-		if (strcmp(r->denials[i].kind, kind) == 0 && strcmp(r->denials[i].target, target) == 0) {
-			r->denials[i].count++;
-			pthread_mutex_unlock(&r->denial_lock);
-			return 0;
-		}
-	}
-	struct denial *d = realloc(r->denials, (r->ndenials + 1) * sizeof(*d));
-	if (!d) {
-		pthread_mutex_unlock(&r->denial_lock);
-		return -1;
-	}
-	r->denials = d;
-	d = &r->denials[r->ndenials++];
-	memset(d, 0, sizeof(*d));
-	snprintf(d->kind, sizeof(d->kind), "%s", kind);
-	snprintf(d->target, sizeof(d->target), "%s", target);
-	d->count = 1;
+	int rc = add_denial_locked(r, kind, target);
 	pthread_mutex_unlock(&r->denial_lock);
-	return 0;
+	return rc;
 }
 
 static void write_fixes(jwriter *w, const char *key, const struct fix_list *l)
@@ -125,6 +161,10 @@ static void write_files(jwriter *w, const struct file_list *l, bool with_change)
 				jw_null(w);
 			jw_key(w, "bytes");
 			jw_uint(w, f->bytes);
+			if (f->regular && f->skip != SKIP_NONE) {
+				jw_key(w, "hash_skipped");
+				jw_str(w, hash_skip_name(f->skip));
+			}
 		}
 		if (!f->regular) {
 			jw_key(w, "type");
@@ -329,6 +369,54 @@ static void write_network(jwriter *w, const struct run_report *r)
 	jw_obj_end(w);
 }
 
+/* What a list left out: why it was cut, how many files were not listed,
+ * and what hashing cost against its budget. */
+static void write_list_cut(jwriter *w, const char *key, const struct file_list *l)
+{
+	if (!l->truncated && !l->hash.skipped)
+		return;
+	jw_key(w, key);
+	jw_obj_begin(w);
+	jw_key(w, "reason");
+	if (l->truncated)
+		jw_str(w, cut_name(l->cut));
+	else
+		jw_null(w);
+	jw_key(w, "files_omitted");
+	jw_uint(w, l->omitted);
+	jw_key(w, "files_unhashed");
+	jw_uint(w, l->hash.skipped);
+	jw_key(w, "hashed_bytes");
+	jw_uint(w, l->hash.hashed);
+	jw_key(w, "hash_budget_bytes");
+	jw_uint(w, HASH_BUDGET_BYTES);
+	jw_key(w, "hash_budget_seconds");
+	jw_double(w, (double)HASH_BUDGET_NS / 1e9);
+	jw_obj_end(w);
+}
+
+/* Present only when the report leaves something out (see README). */
+static void write_truncated(jwriter *w, const struct run_report *r)
+{
+	if (!r->inputs.truncated && !r->inputs.hash.skipped && !r->outputs.truncated &&
+	    !r->outputs.hash.skipped && !r->denials_omitted)
+		return;
+	jw_key(w, "truncated");
+	jw_obj_begin(w);
+	write_list_cut(w, "inputs", &r->inputs);
+	write_list_cut(w, "outputs", &r->outputs);
+	if (r->denials_omitted) {
+		jw_key(w, "denials");
+		jw_obj_begin(w);
+		jw_key(w, "targets_kept");
+		jw_uint(w, DENIALS_MAX_TARGETS);
+		jw_key(w, "count_omitted");
+		jw_uint(w, r->denials_omitted);
+		jw_obj_end(w);
+	}
+	jw_obj_end(w);
+}
+
 static void write_evidence(jwriter *w, const struct run_report *r)
 {
 	jw_key(w, "command");
@@ -345,6 +433,7 @@ static void write_evidence(jwriter *w, const struct run_report *r)
 		jw_key(w, "outputs_truncated");
 		jw_bool(w, true);
 	}
+	write_truncated(w, r);
 	static const char *const sn[] = {"stdout", "stderr"};
 	for (int i = 0; i < 2; i++) {
 		jw_key(w, sn[i]);

@@ -100,11 +100,18 @@ struct run_report {
 	} net;
 	/* Denials come from the supervisor loop and the observer thread. */
 	pthread_mutex_t denial_lock;
+	hindex denial_idx;        /* (kind, target) -> position in denials */
+	size_t denial_cap;
+	uint64_t denials_omitted; /* refused operations of targets past the cap */
 };
+
+/* Distinct (kind, target) pairs kept; further targets are only counted. */
+#define DENIALS_MAX_TARGETS 1024
 
 void report_init(struct run_report *r);
 void report_free(struct run_report *r);
-/* Record one more denial of (kind, target). */
+/* Record one more denial of (kind, target): O(1) (a hash index), at most
+ * DENIALS_MAX_TARGETS distinct pairs, the rest counted in denials_omitted. */
 int report_add_denial(struct run_report *r, const char *kind, const char *target);
 /* Shared JSON pieces (the report and explain). */
 void report_write_limits(jwriter *w, const struct cordon_limit lim[LIM_COUNT]);

@@ -125,6 +125,42 @@ static void trace(struct sup *s, const char *phase)
 		buf_printf(&s->trace_buf, "  %8.3f ms  %s\n", (double)(now_ns() - s->t0) / 1e6, phase);
 }
 
+struct env_probe {
+	const strv *env;
+	const char *name;
+	size_t len; /* of the name, '=' included */
+};
+
+static bool env_name_eq(const void *ctx, uint32_t item)
+{
+	const struct env_probe *k = ctx;
+	return strncmp(k->env->v[item], k->name, k->len) == 0;
+}
+
+/* Which policy entries are the last of their name (those are kept), and
+ * which of the defaults they override: one pass with a hash index, so 40,000
+ * variables cost 40,000 lookups, not 800 million comparisons. */
+static int env_last_of_name(const strv *env, bool *keep, const char *const *defaults, size_t ndef,
+			    bool *overridden)
+{
+	hindex idx = {0};
+	for (size_t j = env->n; j-- > 0;) {
+		struct env_probe k = {env, env->v[j], strcspn(env->v[j], "=") + 1};
+		uint64_t h = hash_bytes(k.name, k.len);
+		keep[j] = hindex_find(&idx, h, env_name_eq, &k) < 0;
+		if (keep[j] && hindex_add(&idx, h, (uint32_t)j) < 0) {
+			hindex_free(&idx);
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < ndef; i++) {
+		struct env_probe k = {env, defaults[i], strcspn(defaults[i], "=") + 1};
+		overridden[i] = hindex_find(&idx, hash_bytes(k.name, k.len), env_name_eq, &k) >= 0;
+	}
+	hindex_free(&idx);
+	return 0;
+}
+
 static int build_env(struct sup *s, cordon_error *err)
 {
 	const char *lang = getenv("LANG"), *term = getenv("TERM");
@@ -137,26 +173,24 @@ static int build_env(struct sup *s, cordon_error *err)
 	snprintf(tmp2, sizeof(tmp2), "TERM=%s", term && *term ? term : "dumb");
 	defaults[2] = tmp;
 	defaults[3] = tmp2;
-	for (int i = 0; i < 4; i++) {
-		size_t nl = strcspn(defaults[i], "=") + 1;
-		bool overridden = false;
-		for (size_t j = 0; j < s->pol->env.n; j++)
-			if (strncmp(s->pol->env.v[j], defaults[i], nl) == 0)
-				overridden = true;
-		if (!overridden && strv_push(&s->env, defaults[i]) < 0)
-			return cordon_err(err, 12, "out of memory");
+	const strv *penv = &s->pol->env;
+	bool *keep = calloc(penv->n + 1, sizeof(bool));
+	bool overridden[ARRAY_SIZE(defaults)];
+	if (!keep || env_last_of_name(penv, keep, defaults, ARRAY_SIZE(defaults), overridden) < 0) {
+		free(keep);
+		return cordon_err(err, 12, "out of memory");
 	}
+	int rc = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(defaults) && rc == 0; i++)
+		if (!overridden[i] && strv_push(&s->env, defaults[i]) < 0)
+			rc = -1;
 	/* Policy entries, later ones winning. */
-	for (size_t j = 0; j < s->pol->env.n; j++) {
-		const char *e = s->pol->env.v[j];
-		size_t nl = strcspn(e, "=") + 1;
-		bool later = false;
-		for (size_t k = j + 1; k < s->pol->env.n; k++)
-			if (strncmp(s->pol->env.v[k], e, nl) == 0)
-				later = true;
-		if (!later && strv_push(&s->env, e) < 0)
-			return cordon_err(err, 12, "out of memory");
-	}
+	for (size_t j = 0; j < penv->n && rc == 0; j++)
+		if (keep[j] && strv_push(&s->env, penv->v[j]) < 0)
+			rc = -1;
+	free(keep);
+	if (rc < 0)
+		return cordon_err(err, 12, "out of memory");
 	/* Egress: every common client finds the proxy. A declared endpoint on
 	 * the host's loopback needs loopback names to go through the proxy too,
 	 * so they are then left out of NO_PROXY. */
@@ -1053,11 +1087,17 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 		rep->limits[i] = p->limits[i];
 	/* Inputs are hashed before the run starts: the evidence names what the
 	 * command was given, not what it left behind. */
-	if (p->inputs.n &&
-	    files_hash_tree((const char *const *)p->inputs.v, p->inputs.n, s.plan.workspace, &rep->inputs, &e) < 0) {
-		setup_error(&s, &e);
-		run_plan_free(&s.plan);
-		return 0;
+	if (p->inputs.n) {
+		strv in = {0};
+		int rc = run_plan_inputs(&s.plan, &p->inputs, &in, &e);
+		if (rc == 0)
+			rc = files_hash_tree((const char *const *)in.v, in.n, s.plan.workspace, &rep->inputs, &e);
+		strv_free(&in);
+		if (rc < 0) {
+			setup_error(&s, &e);
+			run_plan_free(&s.plan);
+			return 0;
+		}
 	}
 	trace(&s, "preflight done");
 	s.spec.argv = argv;

@@ -21,6 +21,10 @@ struct run_plan {
 };
 int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err);
 void run_plan_free(struct run_plan *plan);
+/* Resolve the policy's inputs like the binds: canonical, and a symlink in
+ * the workspace or a writable bind (a run could have planted it) refused
+ * with a message naming the input. Fills out (caller frees). */
+int run_plan_inputs(const struct run_plan *plan, const strv *inputs, strv *out, cordon_error *err);
 /* Everything decided before any process exists: the plan, the operator's
  * ceiling (unauthorized; its limits are applied to p), the ledger
  * (infeasible), features this build cannot enforce. The same function serves

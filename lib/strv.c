@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 #include "strv.h"
 
 int strv_push_take(strv *s, char *str)
@@ -143,4 +145,97 @@ bool path_has_prefix(const char *path, const char *prefix)
 	if (strcmp(prefix, "/") == 0)
 		return path[0] == '/';
 	return strncmp(path, prefix, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+static uint64_t hash_seed(void)
+{
+	/* Computed the same by any thread: a relaxed atomic is enough. */
+	static uint64_t seed;
+	uint64_t v = __atomic_load_n(&seed, __ATOMIC_RELAXED);
+	if (!v) {
+		/* One syscall, at the first index built; not the AT_RANDOM
+		 * bytes, which glibc uses for the stack and pointer guards. */
+		uint64_t s = 0;
+		if (getrandom(&s, sizeof(s), GRND_NONBLOCK) != sizeof(s))
+			s = (uint64_t)(uintptr_t)&s ^ (uint64_t)getpid() << 32;
+		v = (0xcbf29ce484222325ULL ^ s) | 1;
+		__atomic_store_n(&seed, v, __ATOMIC_RELAXED);
+	}
+	return v;
+}
+
+uint64_t hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *c = p;
+	uint64_t h = hash_seed();
+	for (size_t i = 0; i < n; i++) {
+		h ^= c[i];
+		h *= 0x100000001b3ULL;
+	}
+	/* A final mix, so that the low bits (the slot) depend on every byte. */
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return h;
+}
+
+uint64_t hash_str(const char *s)
+{
+	return hash_bytes(s, strlen(s));
+}
+
+long hindex_find(hindex *x, uint64_t hash, hindex_eq eq, const void *ctx)
+{
+	if (!x->cap)
+		return -1;
+	for (size_t i = hash & (x->cap - 1);; i = (i + 1) & (x->cap - 1)) {
+		if (!x->item[i])
+			return -1;
+		if (x->hash[i] == hash) {
+			x->probes++;
+			if (eq(ctx, x->item[i] - 1))
+				return (long)(x->item[i] - 1);
+		}
+	}
+}
+
+static void hindex_put(uint64_t *hs, uint32_t *it, size_t cap, uint64_t hash, uint32_t item)
+{
+	size_t i = hash & (cap - 1);
+	while (it[i])
+		i = (i + 1) & (cap - 1);
+	hs[i] = hash;
+	it[i] = item + 1;
+}
+
+int hindex_add(hindex *x, uint64_t hash, uint32_t item)
+{
+	if (2 * (x->n + 1) > x->cap) {
+		size_t cap = x->cap ? 2 * x->cap : 16;
+		uint64_t *hs = calloc(cap, sizeof(*hs));
+		uint32_t *it = calloc(cap, sizeof(*it));
+		if (!hs || !it) {
+			free(hs);
+			free(it);
+			return -1;
+		}
+		for (size_t i = 0; i < x->cap; i++)
+			if (x->item[i])
+				hindex_put(hs, it, cap, x->hash[i], x->item[i] - 1);
+		free(x->hash);
+		free(x->item);
+		x->hash = hs;
+		x->item = it;
+		x->cap = cap;
+	}
+	hindex_put(x->hash, x->item, x->cap, hash, item);
+	x->n++;
+	return 0;
+}
+
+void hindex_free(hindex *x)
+{
+	free(x->hash);
+	free(x->item);
+	memset(x, 0, sizeof(*x));
 }

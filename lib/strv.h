@@ -29,3 +29,25 @@ void buf_wipe(buf *b);
 int path_normalize(const char *in, char *out, size_t outsz);
 /* Does path lie at or below prefix (both normalised, absolute)? */
 bool path_has_prefix(const char *path, const char *prefix);
+
+/* An open-addressing index from a 64-bit hash to positions in the caller's
+ * own array (the caller compares candidates, so it keeps one copy of each
+ * key). Average O(1) lookup and insert; the table doubles at half load.
+ * `probes` counts candidate comparisons, for tests of complexity. */
+#include <stdint.h>
+typedef struct {
+	uint64_t *hash;
+	uint32_t *item; /* position + 1; 0 = empty slot */
+	size_t cap, n;
+	uint64_t probes;
+} hindex;
+/* A seeded FNV-1a over n bytes; seeds differ per process (getrandom), so
+ * a run cannot precompute colliding keys. */
+uint64_t hash_bytes(const void *p, size_t n);
+uint64_t hash_str(const char *s);
+typedef bool (*hindex_eq)(const void *ctx, uint32_t item);
+/* The position of the item with this hash that eq accepts, or -1. */
+long hindex_find(hindex *x, uint64_t hash, hindex_eq eq, const void *ctx);
+/* Add position `item` under `hash`; -1 on ENOMEM (the index is unchanged). */
+int hindex_add(hindex *x, uint64_t hash, uint32_t item);
+void hindex_free(hindex *x);

@@ -120,14 +120,6 @@ static void clear_one(int fd, const struct stat *st, const char *path, const cha
 		add_fix(cleared, path, base, "security.capability removed");
 }
 
-static int open_beneath(int root, const char *rel)
-{
-	struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
-					  RESOLVE_NO_XDEV};
-	return (int)syscall(SYS_openat2, root, rel, &how, sizeof(how));
-}
-
 /* The root holding path (the longest that is a prefix), or NULL. */
 static const struct sweep_root *root_of(const struct sweep *sw, const char *path)
 {
@@ -150,7 +142,7 @@ static void sweep_path(const struct sweep *sw, const char *path, const char *bas
 		rel++;
 	if (!*rel)
 		return; /* the root itself: restore_root's */
-	_cleanup_close_ int fd = open_beneath(r->fd, rel);
+	_cleanup_close_ int fd = open_beneath(r->fd, rel, O_PATH);
 	struct stat st;
 	if (fd >= 0 && fstat(fd, &st) == 0)
 		clear_one(fd, &st, path, base, cleared);
