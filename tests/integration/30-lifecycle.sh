@@ -122,20 +122,27 @@ test_closed_standard_descriptors() {
 }
 
 test_no_leaks_after_200_runs() {
-	local mounts_before cg_before
-	# One run first: it reaps cgroups that SIGKILLed supervisors of earlier
-	# tests left, so that only this test's own runs are counted.
-	"$CORDON" run -- /bin/true
+	# Only what this test's own runs made is counted, by name: the cgroups
+	# cordon-PID-* and the sandbox uid SANDBOX_HOST_BASE + PID of each of
+	# its supervisors (other suites may run beside it on the same host).
+	local mounts_before pids="" pid
 	mounts_before=$(wc -l </proc/self/mountinfo)
-	cg_before=$(find /sys/fs/cgroup -maxdepth 4 -name 'cordon-*' 2>/dev/null | wc -l)
 	for i in $(seq 200); do
-		"$CORDON" run -- /bin/true || { fail "run $i failed"; break; }
+		"$CORDON" run -- /bin/true &
+		pid=$!
+		wait $pid || { fail "run $i failed"; break; }
+		pids="$pids $pid"
 	done
 	expect_eq "$(wc -l </proc/self/mountinfo)" "$mounts_before" "mounts"
-	expect_eq "$(find /sys/fs/cgroup -maxdepth 4 -name 'cordon-*' 2>/dev/null | wc -l)" "$cg_before" "cgroups"
-	local left
-	left=$(ps -eo uid=,stat= | awk '$1 >= 805306368 && $2 !~ /Z/' | wc -l)
-	expect_eq "$left" 0 "processes of sandbox uids"
+	local cgs left
+	cgs=$(find /sys/fs/cgroup -maxdepth 4 -name 'cordon-*' 2>/dev/null |
+		awk -v p="$pids" 'BEGIN { n = split(p, a, " "); for (i = 1; i <= n; i++) mine[a[i]] = 1 }
+			{ split($0, c, "/"); split(c[length(c)], f, "-"); if (f[2] in mine) k++ } END { print k + 0 }')
+	left=$(ps -eo uid=,stat= |
+		awk -v p="$pids" 'BEGIN { n = split(p, a, " "); for (i = 1; i <= n; i++) mine[805306368 + a[i]] = 1 }
+			$2 !~ /Z/ && ($1 in mine) { k++ } END { print k + 0 }')
+	expect_eq "$cgs" 0 "cgroups of this test's runs"
+	expect_eq "$left" 0 "processes of this test's sandbox uids"
 	t_assert
 }
 
