@@ -170,9 +170,9 @@ bool proxy_addr_forbidden(const struct sockaddr *sa)
 				       nat64[12] = {0, 0x64, 0xff, 0x9b}, nat64l[6] = {0, 0x64, 0xff, 0x9b, 0, 1};
 	if (memcmp(b, zero, 12) == 0 || memcmp(b, mapped, 12) == 0 || memcmp(b, nat64, 12) == 0)
 		return v4_at(b, 12, 13, 14, 15);
-	if (memcmp(b, nat64l, 6) == 0) /* /48, /56, /64, /96 layouts (byte 8 is reserved) */
-		return v4_at(b, 6, 7, 9, 10) || v4_at(b, 7, 9, 10, 11) || v4_at(b, 9, 10, 11, 12) ||
-		       v4_at(b, 12, 13, 14, 15);
+	if (memcmp(b, nat64l, 6) == 0) /* /96, and /48, /56, /64 (byte 8 is reserved): zeros there are padding */
+		return v4_at(b, 12, 13, 14, 15) || (b[6] && v4_at(b, 6, 7, 9, 10)) || (b[7] && v4_at(b, 7, 9, 10, 11)) ||
+		       (b[9] && v4_at(b, 9, 10, 11, 12));
 	if (b[0] == 0x20 && b[1] == 0x02)
 		return v4_at(b, 2, 3, 4, 5);
 	return (b[0] == 0xfe && (b[1] & 0x80) == 0x80) /* fe80::/10 and fec0::/10 */ || (b[0] & 0xfe) == 0xfc ||
@@ -627,7 +627,6 @@ int proxy_parse_socks(const char *data, size_t len, struct proxy_request *r)
 void proxy_partial_target(const char *data, size_t len, char *out, size_t outsz)
 {
 	const uint8_t *b = (const uint8_t *)data;
-	struct proxy_request r;
 	snprintf(out, outsz, "(empty request)");
 	if (len == 0 || outsz < 2)
 		return;
@@ -638,12 +637,22 @@ void proxy_partial_target(const char *data, size_t len, char *out, size_t outsz)
 			snprintf(out, outsz, "(incomplete socks4 request)");
 		return;
 	}
-	if (b[0] == 5) {
-		memset(&r, 0, sizeof(r));
-		proxy_parse_socks(data, len, &r);
-		buf_free(&r.upstream);
-		if (r.host[0] && r.port)
-			snprintf(out, outsz, strchr(r.host, ':') ? "[%s]:%u" : "%s:%u", r.host, r.port);
+	if (b[0] == 5) { /* 05 n methods... | 05 cmd 00 atyp addr port(2), whatever cmd */
+		size_t g = len >= 2 ? 2u + b[1] : len + 1;
+		const uint8_t *q = b + g;
+		size_t ql = len > g ? len - g : 0, need = 0;
+		char host[256] = "";
+		if (ql >= 5 && q[3] == 1 && ql >= (need = 10))
+			inet_ntop(AF_INET, q + 4, host, sizeof(host));
+		else if (ql >= 5 && q[3] == 4 && ql >= (need = 22))
+			inet_ntop(AF_INET6, q + 4, host, sizeof(host));
+		else if (ql >= 5 && q[3] == 3 && ql >= (need = 7u + q[4])) {
+			for (size_t i = 0; i < q[4]; i++)
+				host[i] = (q[5 + i] > ' ' && q[5 + i] < 0x7f) ? (char)q[5 + i] : '?';
+			host[q[4]] = '\0';
+		}
+		if (host[0])
+			snprintf(out, outsz, q[3] == 4 ? "[%s]:%u" : "%s:%u", host, (unsigned)(q[need - 2] << 8 | q[need - 1]));
 		else
 			snprintf(out, outsz, "(incomplete socks5 request)");
 		return;
