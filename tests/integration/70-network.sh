@@ -176,6 +176,8 @@ for h in ('evil.test', 'a.wild.test', 'localhost', 'other.test'):
 	expect_match "$OUT" "other.test:$PORT: not a declared endpoint" "an undeclared name"
 	expect_eq "$(field '[.denials[] | select(.kind=="network") | .target] | sort | join(",")')" \
 		"a.wild.test:$PORT,evil.test:$PORT,localhost:$PORT,other.test:$PORT" "denials"
+	expect_eq "$(field '.network.endpoints | length')" 0 "names refused after resolution are no endpoints"
+	expect_eq "$(field .network.connections)" 0 "nor connections"
 	t_assert
 }
 
@@ -332,10 +334,225 @@ for port in ($a, $b):
 	t_assert
 }
 
+# Issue 10 §4: a lookup still in flight when the run ends. Its completion was
+# a signal (SIGRTMIN+1) that arrived after cordon had unblocked it: cordon
+# died (exit 163, no report). The name goes to a resolver of the test's own
+# on 127.0.0.77:53 that receives and never answers; the supervisor gives up
+# on it 2 s later, after the run is over.
+test_dns_lookup_in_flight_when_run_ends() {
+	printf 'nameserver 127.0.0.77\noptions timeout:2 attempts:1\n' >"$T_TMP/resolv.conf"
+	printf '127.0.0.1 localhost\n' >"$T_TMP/hosts"
+	/usr/bin/python3 -c "
+import socket, sys, time
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.bind(('127.0.0.77', 53))
+open(sys.argv[1] + '.tmp', 'w').close()
+import os; os.rename(sys.argv[1] + '.tmp', sys.argv[1])
+u.settimeout(60)
+try:
+    while True:
+        u.recvfrom(2048)
+        open(sys.argv[2], 'a').write('q\n')
+except OSError:
+    pass" "$T_TMP/dns.up" "$T_TMP/dns.queries" &
+	local dns=$!
+	for _ in $(seq 100); do [ -e "$T_TMP/dns.up" ] && break; sleep 0.05; done
+	R="$T_TMP/r.json"
+	unshare -m /bin/sh -c 'mount --bind "$0" /etc/resolv.conf && mount --bind "$1" /etc/hosts && shift && exec "$@"' \
+		"$T_TMP/resolv.conf" "$T_TMP/hosts" \
+		"$CORDON" run --report "$R" --net slow.cordon.test:80 -- /usr/bin/python3 -c "
+import socket, time
+s = socket.create_connection(('127.0.0.1', 3128))
+s.sendall(b'CONNECT slow.cordon.test:80 HTTP/1.1\r\n\r\n')
+time.sleep(0.5)
+print('left')" >"$T_TMP/out" 2>&1
+	local rc=$?
+	# Outlive the lookup: a late signal would have come by now.
+	stop $dns
+	keep_report "$R"
+	expect_eq "$rc" 0 "cordon's exit status ($(cat "$T_TMP/out"))"
+	expect_eq "$([ -s "$T_TMP/dns.queries" ] && echo asked)" asked "the lookup reached the test's resolver"
+	expect_eq "$(field .status)" ok "report written"
+	expect_eq "$(cat "$T_TMP/out")" left "the run's output"
+	t_assert
+}
+
+# Issue 10 §4: under a 1024-fd limit, a run with many proxy connections.
+# The supervisor raises its soft limit to the hard one, caps connections so
+# that its own fds fit, pauses accept() on EMFILE instead of spinning, and
+# collects outputs below the top level after the proxy is closed.
+test_many_connections_under_fd_limit() {
+	serve echo
+	timeout 120 prlimit --nofile=1024:1024 "$CORDON" run --report "$T_TMP/r.json" --net 127.0.0.1:$PORT --pids-limit 512 -- \
+		/usr/bin/python3 -c "
+import os, socket
+conns, ok, busy = [], 0, 0
+for i in range(400):
+    s = socket.create_connection(('127.0.0.1', 3128))
+    s.settimeout(3)
+    s.sendall(b'CONNECT 127.0.0.1:$PORT HTTP/1.1\r\n\r\n')
+    try:
+        r = s.recv(100)
+    except OSError:
+        r = b''
+    if r.startswith(b'HTTP/1.1 200'):
+        ok += 1
+        conns.append(s)
+    else:
+        busy += 1
+        s.close()
+os.makedirs('deep/er', exist_ok=True)
+for i in range(50):
+    open('deep/er/f%d.txt' % i, 'w').write('x')
+print(ok > 0, busy > 0)" >"$T_TMP/out" 2>"$T_TMP/err"
+	local rc=$?
+	stop $SRV
+	R="$T_TMP/r.json"
+	keep_report "$R"
+	expect_eq "$rc" 0 "the run ended and cordon exited 0: $(tail -3 "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" "True True" "some connections relayed, the rest refused at the cap"
+	expect_eq "$(field '[.outputs[].path | select(startswith("deep/er/"))] | length')" 50 "outputs below the top level"
+	local cap
+	cap=$(field .network.max_connections)
+	[ "$cap" -gt 0 ] && [ $((cap * 6 + 256)) -le 1024 ] || fail "cap $cap leaves the supervisor's fds"
+	[ "$(field .network.over_limit)" -gt 0 ] || fail "refusals at the cap counted"
+	t_assert
+}
+
+# Issue 10 §4: 300 downloads that the run never reads. The proxy's upstream
+# sockets keep small fixed buffers (no autotuning to megabytes), and its
+# sockets and pipes together stay within the 256 MiB budget. Measured on the
+# supervisor's own sockets (ss -m, by inode) and pipes.
+test_proxy_socket_memory_is_bounded() {
+	command -v ss >/dev/null || { echo "no ss"; return 0; }
+	serve big 16
+	"$CORDON" run --report "$T_TMP/r.json" --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+import socket, time
+conns = []
+for i in range(300):
+    s = socket.create_connection(('127.0.0.1', 3128))
+    s.sendall(b'CONNECT 127.0.0.1:$PORT HTTP/1.1\r\n\r\n')
+    conns.append(s)
+for s in conns:
+    s.recv(39)
+open('ready', 'w').close()
+time.sleep(5)" >/dev/null 2>&1 &
+	local sup=$!
+	for _ in $(seq 200); do [ -e ready ] && break; sleep 0.1; done
+	sleep 2
+	local m
+	m=$(/usr/bin/python3 -c "
+import fcntl, os, re, subprocess, sys
+d = '/proc/%s/fd' % sys.argv[1]
+inodes, pipes, seen = set(), 0, set()
+for n in os.listdir(d):
+    try:
+        link = os.readlink(os.path.join(d, n))
+    except OSError:
+        continue
+    if link.startswith('socket:['):
+        inodes.add(link[8:-1])
+    elif link.startswith('pipe:') and link not in seen:
+        seen.add(link)
+        try:
+            fd = os.open(os.path.join(d, n), os.O_RDONLY | os.O_NONBLOCK)
+            pipes += fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
+            os.close(fd)
+        except OSError:
+            pass
+out = subprocess.run(['ss', '-tanmeH'], capture_output=True, text=True).stdout
+n = rb_max = held = 0
+for block in re.split(r'\n(?=\S)', out):
+    ino = re.search(r' ino:(\d+)', block)
+    mem = re.search(r'skmem:\(r(\d+),rb(\d+),t(\d+),tb(\d+),f\d+,w(\d+)', block)
+    if not ino or not mem or ino.group(1) not in inodes:
+        continue
+    r, rb, t, tb, w = map(int, mem.groups())
+    n += 1
+    rb_max = max(rb_max, rb)
+    held += r + t + w
+print(n, rb_max, (held + pipes) >> 20)" "$sup")
+	wait $sup
+	stop $SRV
+	read -r n rbmax total <<<"$m"
+	expect_eq "$([ -e ready ] && echo yes)" yes "the run opened its 300 downloads"
+	[ "$n" -ge 250 ] || fail "upstream sockets of the supervisor found: $n"
+	[ "$rbmax" -le 131072 ] || fail "largest upstream receive buffer $rbmax (fixed at 2 x 64 KiB)"
+	[ "$total" -le 256 ] || fail "sockets and pipes hold $total MiB (budget 256 MiB)"
+	t_assert
+}
+
+# Issue 10 §4: an unfinished request times out (408) and is on record; a
+# SOCKS4 request and a malformed one are refused at once, on record too.
+test_incomplete_and_malformed_requests_recorded() {
+	serve echo
+	cordon_run --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+import socket
+def ask(data, wait=20):
+    s = socket.create_connection(('127.0.0.1', 3128))
+    s.settimeout(wait)
+    s.sendall(data)
+    try:
+        return s.recv(100)
+    except OSError as e:
+        return b'no answer'
+print(ask(b'\x04\x01' + ($PORT).to_bytes(2, 'big') + bytes([127, 0, 0, 1]) + b'u\x00')[:12])
+print(ask(b'GET /relative HTTP/1.1\r\n\r\n').split(b'\r\n')[0])
+print(ask(b'CONNECT 127.0.0.1:$PORT HTTP/1.1\r\nHost: x\r\n').split(b'\r\n')[0])"
+	stop $SRV
+	expect_eq "$OUT" "b'HTTP/1.1 400'"$'\n'"b'HTTP/1.1 400 Bad Request'"$'\n'"b'HTTP/1.1 408 Request Timeout'" "answers: $ERR"
+	expect_eq "$(field '[.denials[] | select(.kind=="network") | .target] | sort | join(",")')" \
+		"/relative,127.0.0.1:$PORT" "denials (SOCKS4 and the timed-out CONNECT share a target)"
+	expect_eq "$(field '[.denials[] | select(.target=="127.0.0.1:'$PORT'") | .count] | add')" 2 "both counted"
+	expect_eq "$(field .network.denied)" 3 "denied count"
+	t_assert
+}
+
+# Issue 11: bytes up are counted for every form, the request and body of an
+# absolute-form request included.
+test_bytes_up_counted_for_absolute_form() {
+	serve echo
+	cordon_run --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+import socket
+body = b'u' * 30000
+s = socket.create_connection(('127.0.0.1', 3128))
+s.sendall(b'POST http://127.0.0.1:$PORT/up HTTP/1.1\r\nContent-Length: 30000\r\n\r\n' + body)
+got = b''
+while len(got) < 30000:
+    d = s.recv(65536)
+    if not d:
+        break
+    got += d
+print(got.count(b'u') >= 30000)"
+	stop $SRV
+	expect_eq "$OUT" True "the body came back: $ERR"
+	[ "$(field .network.bytes_up)" -ge 30000 ] || fail "bytes_up $(field .network.bytes_up) for a 30000-byte body"
+	[ "$(field '.network.endpoints[0].bytes_up')" -ge 30000 ] || fail "endpoint bytes_up"
+	t_assert
+}
+
+# Issue 11: the request-target wins over the client's Host header.
+test_forward_host_header_rewritten() {
+	serve echo
+	cordon_run --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+import socket
+s = socket.create_connection(('127.0.0.1', 3128))
+s.sendall(b'GET http://127.0.0.1:$PORT/ HTTP/1.1\r\nHost: undeclared.example\r\n\r\n')
+got = b''
+while b'\r\n\r\n' not in got:
+    got += s.recv(4096)
+print([l for l in got.decode().split('\r\n') if l.lower().startswith('host')])"
+	stop $SRV
+	expect_eq "$OUT" "['Host: 127.0.0.1:$PORT']" "the upstream saw the authorized Host only: $ERR"
+	t_assert
+}
+
 for t in test_explain_endpoints_agree_with_run test_unprivileged_user_all_layers test_http_clients_through_proxy test_git_over_http test_raw_socks5_client \
 	test_package_managers_through_proxy test_other_port_denied_at_once test_direct_connect_fails_and_is_reported test_no_net_means_nothing \
 	test_name_to_loopback_refused_wildcards_match test_literal_loopback_rule_reaches_host \
 	test_slow_and_stuck_clients_do_not_stall_others test_proxy_buffers_are_bounded test_200_concurrent_connections \
-	test_explain_and_ceiling_for_endpoints; do
+	test_explain_and_ceiling_for_endpoints test_dns_lookup_in_flight_when_run_ends test_many_connections_under_fd_limit \
+	test_proxy_socket_memory_is_bounded test_incomplete_and_malformed_requests_recorded test_bytes_up_counted_for_absolute_form \
+	test_forward_host_header_rewritten; do
 	t_run $t
 done
