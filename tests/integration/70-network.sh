@@ -385,7 +385,7 @@ test_many_connections_under_fd_limit() {
 	serve echo
 	timeout 120 prlimit --nofile=1024:1024 "$CORDON" run --report "$T_TMP/r.json" --net 127.0.0.1:$PORT --pids-limit 512 -- \
 		/usr/bin/python3 -c "
-import os, socket
+import os, socket, time
 conns, ok, busy = [], 0, 0
 for i in range(400):
     s = socket.create_connection(('127.0.0.1', 3128))
@@ -404,13 +404,48 @@ for i in range(400):
 os.makedirs('deep/er', exist_ok=True)
 for i in range(50):
     open('deep/er/f%d.txt' % i, 'w').write('x')
-print(ok > 0, busy > 0)" >"$T_TMP/out" 2>"$T_TMP/err"
-	local rc=$?
+print(ok > 0, busy > 0)
+# Then 1000 requests that never finish, from two processes (each has 1024
+# fds): each holds one fd of the supervisor until it times out.
+pids = []
+for k in range(2):
+    pid = os.fork()
+    if pid == 0:
+        held = []
+        for i in range(500):
+            s = socket.create_connection(('127.0.0.1', 3128))
+            s.sendall(b'CONN')
+            held.append(s)
+        time.sleep(5)
+        os._exit(0)
+    pids.append(pid)
+time.sleep(1)
+open('held', 'w').close()
+for p in pids:
+    os.waitpid(p, 0)   # every connection still open: the supervisor must idle" >"$T_TMP/out" 2>"$T_TMP/err" &
+	local sup=$! rc ticks=""
+	for _ in $(seq 600); do [ -e held ] && break; sleep 0.1; done
+	# The supervisor's CPU time (utime + stime, in ticks) over 2 s of a run
+	# that holds its connections and does nothing: an accept loop spinning on
+	# EMFILE would burn about all of it.
+	local pid
+	pid=$(pgrep -P "$sup" -x cordon || echo "$sup")
+	if [ -e held ]; then
+		local a b
+		a=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+		sleep 2
+		b=$(awk '{print $14 + $15}' "/proc/$pid/stat")
+		ticks=$((b - a))
+		echo "supervisor $pid: $ticks ticks, $(ls /proc/$pid/fd | wc -l) fds" >&2
+	fi
+	wait $sup
+	rc=$?
 	stop $SRV
 	R="$T_TMP/r.json"
 	keep_report "$R"
 	expect_eq "$rc" 0 "the run ended and cordon exited 0: $(tail -3 "$T_TMP/err")"
 	expect_eq "$(cat "$T_TMP/out")" "True True" "some connections relayed, the rest refused at the cap"
+	[ -n "$ticks" ] && [ "$ticks" -lt $(($(getconf CLK_TCK) / 5)) ] || fail "the supervisor used $ticks ticks of CPU in 2 s of an idle run (spinning on EMFILE?)"
 	expect_eq "$(field '[.outputs[].path | select(startswith("deep/er/"))] | length')" 50 "outputs below the top level"
 	local cap
 	cap=$(field .network.max_connections)
