@@ -37,6 +37,9 @@
  * is refused (503), a pipe that would not fit does not grow. */
 #define SOCK_BUF (64u << 10)
 #define MEM_BUDGET (256u << 20)
+/* What one relay takes of it at least: both buffers of both sockets, as the
+ * kernel sizes them (twice SOCK_BUF each), and the two pipes at their start. */
+#define CONN_BASE_MEM (8u * SOCK_BUF + 2u * 65536u)
 /* fds the supervisor keeps for itself (outputs, report, cgroup files) out
  * of RLIMIT_NOFILE: the proxy takes at most FDS_PER_CONN per connection
  * from the rest. */
@@ -770,6 +773,8 @@ static void connected(struct proxy *px, size_t slot)
 	c->cu_cap = c->uc_cap = cap > 0 ? (size_t)cap : 65536;
 	px->pipe_bytes += c->cu_cap + c->uc_cap;
 	px->mem += c->cu_cap + c->uc_cap;
+	px->mem -= CONN_BASE_MEM - 8u * SOCK_BUF; /* the pipes' reservation */
+	c->sock_mem = 8u * SOCK_BUF;
 	c->st = C_RELAY;
 	/* From here on both sockets are watched edge-triggered for both
 	 * directions, registered once: the relay pumps until the kernel says
@@ -896,10 +901,6 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* What one relay's sockets may hold: both buffers of both sockets, as the
- * kernel sizes them (twice SOCK_BUF each), and the two pipes at their start. */
-#define CONN_BASE_MEM (8u * SOCK_BUF + 2u * 65536u)
-
 static void on_accept(struct proxy *px)
 {
 	for (;;) {
@@ -925,7 +926,9 @@ static void on_accept(struct proxy *px)
 		c->ufd = c->cu[0] = c->cu[1] = c->uc[0] = c->uc[1] = -1;
 		c->ep = SIZE_MAX;
 		c->t_accept = mono_ns();
-		c->sock_mem = 8u * SOCK_BUF; /* SO_RCVBUF/SO_SNDBUF come from the listening socket */
+		/* Reserved now (SO_RCVBUF/SO_SNDBUF come from the listening
+		 * socket); the pipes' share turns into their real size once made. */
+		c->sock_mem = CONN_BASE_MEM;
 		px->mem += c->sock_mem;
 		px->c[slot] = c;
 		px->nlive++;
