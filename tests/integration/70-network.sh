@@ -589,12 +589,25 @@ print([l for l in got.decode().split('\r\n') if l.lower().startswith('host')])"
 	t_assert
 }
 
+# Issue 10 §4: the supervisor raises its soft RLIMIT_NOFILE to the hard limit
+# (and sizes the proxy's cap from it); the run keeps the limit it was given.
+test_fd_soft_limit_raised_for_supervisor_only() {
+	serve echo
+	R="$T_TMP/r.json"
+	OUT=$(prlimit --nofile=1024:4096 "$CORDON" run --report "$R" --net 127.0.0.1:$PORT -- /bin/sh -c 'ulimit -Sn; ulimit -Hn')
+	stop $SRV
+	keep_report "$R"
+	expect_eq "$OUT" $'1024\n4096' "the run's own limits"
+	expect_eq "$(field .network.max_connections)" $(((4096 - 256) / 6)) "the proxy's cap, from the raised limit"
+	t_assert
+}
+
 for t in test_explain_endpoints_agree_with_run test_unprivileged_user_all_layers test_http_clients_through_proxy test_git_over_http test_raw_socks5_client \
 	test_package_managers_through_proxy test_other_port_denied_at_once test_direct_connect_fails_and_is_reported test_no_net_means_nothing \
 	test_name_to_loopback_refused_wildcards_match test_literal_loopback_rule_reaches_host \
 	test_slow_and_stuck_clients_do_not_stall_others test_proxy_buffers_are_bounded test_200_concurrent_connections \
 	test_explain_and_ceiling_for_endpoints test_dns_lookup_in_flight_when_run_ends test_many_connections_under_fd_limit \
 	test_proxy_socket_memory_is_bounded test_incomplete_and_malformed_requests_recorded test_bytes_up_counted_for_absolute_form \
-	test_forward_host_header_rewritten; do
+	test_forward_host_header_rewritten test_fd_soft_limit_raised_for_supervisor_only; do
 	t_run $t
 done
