@@ -602,12 +602,43 @@ test_fd_soft_limit_raised_for_supervisor_only() {
 	t_assert
 }
 
+# Issue 10 §4: connections the proxy still holds when the run ends (their
+# upstream never closes) must not starve the collection of outputs of fds:
+# the proxy is closed first, and its cap leaves the supervisor its own fds.
+test_outputs_collected_while_proxy_holds_connections() {
+	serve hold
+	R="$T_TMP/r.json"
+	OUT=$(timeout 120 prlimit --nofile=1024:1024 "$CORDON" run --report "$R" --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+import os, socket
+conns = []
+for i in range(200):
+    s = socket.create_connection(('127.0.0.1', 3128))
+    s.settimeout(5)
+    s.sendall(b'CONNECT 127.0.0.1:$PORT HTTP/1.1\r\n\r\n')
+    try:
+        s.recv(100)
+    except OSError:
+        pass
+    conns.append(s)
+for d in range(20):   # deep: collecting them takes several fds at once
+    os.makedirs('a/b%d/c/d/e/f/g/h' % d)
+    open('a/b%d/c/d/e/f/g/h/f.txt' % d, 'w').write('x')
+print('done')" 2>&1)
+	local rc=$?
+	stop $SRV
+	keep_report "$R"
+	expect_eq "$rc/$OUT" 0/done "the run ended"
+	expect_eq "$(field '[.outputs[].path | select(startswith("a/"))] | length')" 20 "outputs below the top level"
+	t_assert
+}
+
 for t in test_explain_endpoints_agree_with_run test_unprivileged_user_all_layers test_http_clients_through_proxy test_git_over_http test_raw_socks5_client \
 	test_package_managers_through_proxy test_other_port_denied_at_once test_direct_connect_fails_and_is_reported test_no_net_means_nothing \
 	test_name_to_loopback_refused_wildcards_match test_literal_loopback_rule_reaches_host \
 	test_slow_and_stuck_clients_do_not_stall_others test_proxy_buffers_are_bounded test_200_concurrent_connections \
 	test_explain_and_ceiling_for_endpoints test_dns_lookup_in_flight_when_run_ends test_many_connections_under_fd_limit \
 	test_proxy_socket_memory_is_bounded test_incomplete_and_malformed_requests_recorded test_bytes_up_counted_for_absolute_form \
-	test_forward_host_header_rewritten test_fd_soft_limit_raised_for_supervisor_only; do
+	test_forward_host_header_rewritten test_fd_soft_limit_raised_for_supervisor_only \
+	test_outputs_collected_while_proxy_holds_connections; do
 	t_run $t
 done
