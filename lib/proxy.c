@@ -551,7 +551,10 @@ int proxy_parse_request(const char *data, size_t len, struct proxy_request *r)
 		while (p < end) {
 			const char *e = memmem(p, (size_t)(end - p) + 2, "\r\n", 2);
 			size_t l = (size_t)(e - p);
-			if (l && (*p == ' ' || *p == '\t')) { /* obs-fold could carry a Host past the filter */
+			/* obs-fold, or space before the colon ("Host :"), could carry
+			 * a Host past the filter to a lenient server: refused. */
+			const char *colon = memchr(p, ':', l);
+			if (!colon || colon == p || memchr(p, ' ', (size_t)(colon - p)) || memchr(p, '\t', (size_t)(colon - p))) {
 				buf_free(&r->upstream);
 				return PR_BAD;
 			}
@@ -771,6 +774,15 @@ static void connected(struct proxy *px, size_t slot)
 	}
 	int cap = fcntl(c->cu[1], F_GETPIPE_SZ);
 	c->cu_cap = c->uc_cap = cap > 0 ? (size_t)cap : 65536;
+	if (px->pipe_bytes + c->cu_cap + c->uc_cap > PIPE_BUDGET) {
+		/* Pipes that grew earlier took the budget: this connection's start
+		 * at one page each (they grow once there is room again). */
+		int a = fcntl(c->cu[1], F_SETPIPE_SZ, 4096), b = fcntl(c->uc[1], F_SETPIPE_SZ, 4096);
+		if (a > 0 && b > 0) {
+			c->cu_cap = (size_t)a;
+			c->uc_cap = (size_t)b;
+		}
+	}
 	px->pipe_bytes += c->cu_cap + c->uc_cap;
 	px->mem += c->cu_cap + c->uc_cap;
 	px->mem -= CONN_BASE_MEM - 8u * SOCK_BUF; /* the pipes' reservation */

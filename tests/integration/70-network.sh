@@ -215,7 +215,7 @@ test_proxy_buffers_are_bounded() {
 	# 1 MiB (100 MiB pinned in the supervisor); the budget holds them to 64 MiB.
 	serve big 32
 	"$BUILD/cordon" run --report "$T_TMP/r.json" --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
-import socket, time
+import os, socket, time
 conns = []
 for i in range(100):
     s = socket.create_connection(('127.0.0.1', 3128))
@@ -223,7 +223,12 @@ for i in range(100):
     s.recv(39)
     conns.append(s)
 open('ready', 'w').close()
-time.sleep(4)" >/dev/null 2>&1 &
+# Held until the test has measured (a run that ended mid-measurement let
+# other pipes grow into the budget its closed ones freed: counted twice).
+for i in range(300):
+    if os.path.exists('measured'):
+        break
+    time.sleep(0.1)" >/dev/null 2>&1 &
 	local sup=$!
 	for _ in $(seq 100); do [ -e ready ] && break; sleep 0.1; done
 	sleep 1.5
@@ -247,6 +252,7 @@ for n in os.listdir(d):
     total += sz
     big = max(big, sz)
 print(total >> 20, big >> 10)" "$sup")
+	touch measured
 	wait $sup
 	stop $SRV
 	local total=${sizes% *} big=${sizes#* }
@@ -463,7 +469,7 @@ test_proxy_socket_memory_is_bounded() {
 	command -v ss >/dev/null || { echo "no ss"; return 0; }
 	serve big 16
 	"$CORDON" run --report "$T_TMP/r.json" --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
-import socket, time
+import os, socket, time
 conns = []
 for i in range(450):
     s = socket.create_connection(('127.0.0.1', 3128))
@@ -472,7 +478,10 @@ for i in range(450):
 for s in conns:
     s.recv(39)
 open('ready', 'w').close()
-time.sleep(5)" >/dev/null 2>&1 &
+for i in range(300):   # held until the test has measured
+    if os.path.exists('measured'):
+        break
+    time.sleep(0.1)" >/dev/null 2>&1 &
 	local sup=$!
 	for _ in $(seq 200); do [ -e ready ] && break; sleep 0.1; done
 	sleep 2
@@ -508,6 +517,7 @@ for block in re.split(r'\n(?=\S)', out):
     rb_max = max(rb_max, rb)
     held += r + t + w
 print(n, rb_max, (held + pipes) >> 20)" "$sup")
+	touch measured
 	wait $sup
 	stop $SRV
 	read -r n rbmax total <<<"$m"

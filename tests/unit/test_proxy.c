@@ -183,6 +183,12 @@ static void test_host_rewritten(void **st)
 	/* a folded line could smuggle a header past the filter */
 	assert_int_equal(parse("GET http://ok.test/ HTTP/1.1\r\nX-A: 1\r\n Host: evil.test\r\n\r\n", &r), PR_BAD);
 	buf_free(&r.upstream);
+	assert_int_equal(parse("GET http://ok.test/ HTTP/1.1\r\nHost : evil.test\r\n\r\n", &r), PR_BAD);
+	buf_free(&r.upstream);
+	assert_int_equal(parse("GET http://ok.test/ HTTP/1.1\r\nHost\t: evil.test\r\n\r\n", &r), PR_BAD);
+	buf_free(&r.upstream);
+	assert_int_equal(parse("GET http://ok.test/ HTTP/1.1\r\nno colon here\r\n\r\n", &r), PR_BAD);
+	buf_free(&r.upstream);
 }
 
 /* Issue 10/11: SOCKS4 is refused at once, and refused or unfinished
