@@ -380,6 +380,42 @@ print('left')" >"$T_TMP/out" 2>&1
 	expect_eq "$([ -s "$T_TMP/dns.queries" ] && echo asked)" asked "the lookup reached the test's resolver"
 	expect_eq "$(field .status)" ok "report written"
 	expect_eq "$(cat "$T_TMP/out")" left "the run's output"
+	# The same as an ordinary user (it reproduced unprivileged too).
+	if setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null; then
+		: >"$T_TMP/dns.queries"
+		/usr/bin/python3 -c "
+import socket, sys
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+u.bind(('127.0.0.77', 53))
+open(sys.argv[1], 'w').close()
+u.settimeout(60)
+try:
+    while True:
+        u.recvfrom(2048)
+        open(sys.argv[2], 'a').write('q\n')
+except OSError:
+    pass" "$T_TMP/dns.up2" "$T_TMP/dns.queries" &
+		dns=$!
+		for _ in $(seq 100); do [ -e "$T_TMP/dns.up2" ] && break; sleep 0.05; done
+		chmod 777 "$WS" "$T_TMP"
+		echo '{"enforcement": {"allow_weaker": ["cgroup"]}}' >"$T_TMP/w.json"
+		chmod 644 "$T_TMP/w.json"
+		unshare -m /bin/sh -c 'mount --bind "$0" /etc/resolv.conf && mount --bind "$1" /etc/hosts && shift && exec "$@"' \
+			"$T_TMP/resolv.conf" "$T_TMP/hosts" setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$CORDON" run --policy "$T_TMP/w.json" --report "$T_TMP/r2.json" --net slow.cordon.test:80 -- /usr/bin/python3 -c "
+import socket, time
+s = socket.create_connection(('127.0.0.1', 3128))
+s.sendall(b'CONNECT slow.cordon.test:80 HTTP/1.1\r\n\r\n')
+time.sleep(0.5)
+print('left')" >"$T_TMP/out2" 2>&1
+		rc=$?
+		stop $dns
+		R="$T_TMP/r2.json"
+		keep_report "$R"
+		expect_eq "$rc" 0 "unprivileged: cordon's exit status ($(cat "$T_TMP/out2"))"
+		expect_eq "$([ -s "$T_TMP/dns.queries" ] && echo asked)" asked "unprivileged: the lookup reached the test's resolver"
+		expect_eq "$(field .status)" ok "unprivileged: report written"
+	fi
 	t_assert
 }
 
