@@ -29,17 +29,22 @@
  * cannot make the supervisor hold more than that. */
 #define PIPE_MAX (1u << 20)
 #define PIPE_BUDGET (64u << 20)
-/* Every socket buffer of a relay is fixed at SOCK_BUF as asked for (the
- * kernel doubles it and stops autotuning it): an upstream that sends while
- * the run reads nothing fills 2 x SOCK_BUF of receive buffer, not the
- * megabytes tcp_rmem would allow. The sockets' buffers and the pipes
- * together stay within MEM_BUDGET per run: a connection that would not fit
- * is refused (503), a pipe that would not fit does not grow. */
+/* Every socket buffer of a relay is fixed as asked for (the kernel doubles
+ * it and stops autotuning it): an upstream that sends while the run reads
+ * nothing fills 2 x UP_RCVBUF of receive buffer, not the megabytes tcp_rmem
+ * would allow. The upstream's receive buffer is the larger one: it is the
+ * TCP window of downloads over real round trips (about 300 KiB of window:
+ * some 6 MB/s at 50 ms). The client's side is the run's own loopback, and
+ * uploads get SOCK_BUF. The sockets' buffers and the pipes together stay
+ * within MEM_BUDGET per run: a connection that would not fit is refused
+ * (503), a pipe that would not fit does not grow. */
+#define UP_RCVBUF (256u << 10)
 #define SOCK_BUF (64u << 10)
 #define MEM_BUDGET (256u << 20)
-/* What one relay takes of it at least: both buffers of both sockets, as the
- * kernel sizes them (twice SOCK_BUF each), and the two pipes at their start. */
-#define CONN_BASE_MEM (8u * SOCK_BUF + 2u * 65536u)
+/* What one relay's sockets take of it, as the kernel sizes them (twice what
+ * was asked), and what it takes at least: that and its two pipes' start. */
+#define CONN_SOCK_MEM (2u * (UP_RCVBUF + 3u * SOCK_BUF))
+#define CONN_BASE_MEM (CONN_SOCK_MEM + 2u * 65536u)
 /* fds the supervisor keeps for itself (outputs, report, cgroup files) out
  * of RLIMIT_NOFILE: the proxy takes at most FDS_PER_CONN per connection
  * from the rest. */
@@ -421,10 +426,10 @@ static void start_connect(struct proxy *px, size_t slot, const struct sockaddr *
 		refuse(px, slot, "cordon: socket", 1, 502);
 		return;
 	}
-	int one = 1, sb = SOCK_BUF;
+	int one = 1, rb = UP_RCVBUF, sb = SOCK_BUF;
 	setsockopt(c->ufd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	/* Before connect(): the window it announces fits the buffer. */
-	setsockopt(c->ufd, SOL_SOCKET, SO_RCVBUF, &sb, sizeof(sb));
+	/* Before connect(): the window scale it announces fits the buffer. */
+	setsockopt(c->ufd, SOL_SOCKET, SO_RCVBUF, &rb, sizeof(rb));
 	setsockopt(c->ufd, SOL_SOCKET, SO_SNDBUF, &sb, sizeof(sb));
 	int r = connect(c->ufd, (struct sockaddr *)&ss, len);
 	if (r < 0 && errno != EINPROGRESS) {
@@ -785,8 +790,8 @@ static void connected(struct proxy *px, size_t slot)
 	}
 	px->pipe_bytes += c->cu_cap + c->uc_cap;
 	px->mem += c->cu_cap + c->uc_cap;
-	px->mem -= CONN_BASE_MEM - 8u * SOCK_BUF; /* the pipes' reservation */
-	c->sock_mem = 8u * SOCK_BUF;
+	px->mem -= CONN_BASE_MEM - CONN_SOCK_MEM; /* the pipes' reservation */
+	c->sock_mem = CONN_SOCK_MEM;
 	c->st = C_RELAY;
 	/* From here on both sockets are watched edge-triggered for both
 	 * directions, registered once: the relay pumps until the kernel says
