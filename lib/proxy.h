@@ -8,8 +8,10 @@
  * Names are resolved here (getaddrinfo_a, never blocking the loop) and the
  * connection goes to the very address that was checked. Loopback,
  * link-local, cloud metadata, private, multicast and unspecified addresses
- * are refused unless the rule names that address literally, so DNS cannot
- * turn an allowed name into 127.0.0.1. Data moves with splice(2) through one
+ * (and the other classes proxy_addr_forbidden lists) are refused unless the
+ * rule names that address literally, so DNS cannot turn an allowed name into
+ * 127.0.0.1. Lookups complete through an eventfd (never a signal); requests
+ * time out; connections are capped by the fd limit and a memory budget. Data moves with splice(2) through one
  * pipe per direction; connections and buffers are bounded. */
 #pragma once
 #include <signal.h>
