@@ -91,6 +91,7 @@ struct proxy {
 	size_t mem;        /* pipes and socket buffers, against MEM_BUDGET */
 	int tfd;           /* a 1 s tick: request timeouts, paused accept */
 	bool paused;       /* out of fds: the listening socket is not watched */
+	bool ticking;      /* the tick is armed (only while it has work) */
 };
 
 /* ---- rules and addresses (pure) ---- */
@@ -220,6 +221,17 @@ static void set_interest(struct proxy *px, size_t slot, int fd, uint32_t *cur, u
 	*cur = want;
 }
 
+/* The 1 s tick runs only while a request is unfinished or accept is paused:
+ * an idle proxy does not wake the supervisor. */
+static void tick_arm(struct proxy *px, bool on)
+{
+	if (px->ticking == on || px->tfd < 0)
+		return;
+	struct itimerspec its = {.it_interval = {on, 0}, .it_value = {on, 0}};
+	if (timerfd_settime(px->tfd, 0, &its, NULL) == 0)
+		px->ticking = on;
+}
+
 /* Out of fds, the listening socket stays readable and accept keeps failing:
  * it is not watched until a connection closes or the next tick. */
 static void pause_accept(struct proxy *px)
@@ -227,6 +239,7 @@ static void pause_accept(struct proxy *px)
 	struct epoll_event ev = {.events = 0, .data.u64 = tag(0, 0)};
 	if (!px->paused && epoll_ctl(px->epfd, EPOLL_CTL_MOD, px->lfd, &ev) == 0)
 		px->paused = true;
+	tick_arm(px, true);
 }
 
 static void resume_accept(struct proxy *px)
@@ -953,6 +966,7 @@ static void on_accept(struct proxy *px)
 		struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(slot, 1)};
 		epoll_ctl(px->epfd, EPOLL_CTL_ADD, fd, &ev);
 		c->c_ev = EPOLLIN;
+		tick_arm(px, true);
 		/* The request is often there already: no wake-up to wait for. */
 		on_request(px, slot);
 	}
@@ -964,12 +978,17 @@ static void on_tick(struct proxy *px)
 	uint64_t x;
 	if (read(px->tfd, &x, sizeof(x)) < 0) { /* spurious */ }
 	uint64_t now = mono_ns();
+	size_t waiting = 0;
 	for (size_t i = 0; i < px->max_conns; i++) {
 		struct conn *c = px->c[i];
 		if (c && c->st == C_REQUEST && now - c->t_accept >= REQUEST_TIMEOUT_NS)
 			deny_malformed(px, i, "cordon: the request was not complete in time", 1, 408);
+		else if (c && c->st == C_REQUEST)
+			waiting++;
 	}
 	resume_accept(px);
+	if (!waiting && !px->paused)
+		tick_arm(px, false);
 }
 
 void proxy_event(struct proxy *px, uint64_t data, uint32_t events)
@@ -1081,9 +1100,6 @@ int proxy_listen(struct proxy *px, int lfd, cordon_error *err)
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(0, 0)};
 	if (epoll_ctl(px->epfd, EPOLL_CTL_ADD, lfd, &ev) < 0)
 		return cordon_err_errno(err, "proxy: watch the listening socket");
-	struct itimerspec its = {.it_interval = {1, 0}, .it_value = {1, 0}};
-	if (timerfd_settime(px->tfd, 0, &its, NULL) < 0)
-		return cordon_err_errno(err, "proxy: arm the timer");
 	return 0;
 }
 
