@@ -868,11 +868,14 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	s->pidfd = pidfd;
 	/* The supervisor's own fds: the soft RLIMIT_NOFILE up to the hard one,
 	 * here, after the clone, so that the run keeps the limit it was given.
-	 * The proxy sizes its connection cap from it. */
-	struct rlimit nofile;
+	 * The proxy sizes its connection cap from it. Put back once the proxy
+	 * is closed: whatever the caller starts next gets its own limit. */
+	struct rlimit nofile, nofile_was;
+	bool nofile_raised = false;
 	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile_was = nofile;
 		nofile.rlim_cur = nofile.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &nofile);
+		nofile_raised = setrlimit(RLIMIT_NOFILE, &nofile) == 0;
 	}
 	s->rep->enf.user_ns = s->rep->enf.pid_ns = s->rep->enf.net_ns = s->rep->enf.mount_ns = true;
 	s->rep->enf.sandbox_host_uid = s->sb_uid;
@@ -908,6 +911,8 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	 * fds too); its totals are in the report from here on. */
 	proxy_free(s->proxy);
 	s->proxy = NULL;
+	if (nofile_raised)
+		setrlimit(RLIMIT_NOFILE, &nofile_was);
 	/* Make sure init is gone and reaped. */
 	if (!s->init_dead) {
 		syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
