@@ -5,12 +5,17 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 #include "cleanup.h"
 #include "error.h"
@@ -24,6 +29,29 @@
  * cannot make the supervisor hold more than that. */
 #define PIPE_MAX (1u << 20)
 #define PIPE_BUDGET (64u << 20)
+/* Every socket buffer of a relay is fixed as asked for (the kernel doubles
+ * it and stops autotuning it): an upstream that sends while the run reads
+ * nothing fills 2 x UP_RCVBUF of receive buffer, not the megabytes tcp_rmem
+ * would allow. The upstream's receive buffer is the larger one: it is the
+ * TCP window of downloads over real round trips (about 300 KiB of window:
+ * some 6 MB/s at 50 ms). The client's side is the run's own loopback, and
+ * uploads get SOCK_BUF. The sockets' buffers and the pipes together stay
+ * within MEM_BUDGET per run: a connection that would not fit is refused
+ * (503), a pipe that would not fit does not grow. */
+#define UP_RCVBUF (256u << 10)
+#define SOCK_BUF (64u << 10)
+#define MEM_BUDGET (256u << 20)
+/* What one relay's sockets take of it, as the kernel sizes them (twice what
+ * was asked), and what it takes at least: that and its two pipes' start. */
+#define CONN_SOCK_MEM (2u * (UP_RCVBUF + 3u * SOCK_BUF))
+#define CONN_BASE_MEM (CONN_SOCK_MEM + 2u * 65536u)
+/* fds the supervisor keeps for itself (outputs, report, cgroup files) out
+ * of RLIMIT_NOFILE: the proxy takes at most FDS_PER_CONN per connection
+ * from the rest. */
+#define FD_RESERVE 256
+#define FDS_PER_CONN 6
+/* A request that is not complete after this long is refused and recorded. */
+#define REQUEST_TIMEOUT_NS (10ULL * 1000000000ULL)
 
 enum cstate { C_REQUEST, C_RESOLVING, C_CONNECTING, C_RELAY, C_DEAD };
 
@@ -44,6 +72,8 @@ struct conn {
 	size_t up_off, down_off;
 	bool c_eof, u_eof, u_shut, c_shut;
 	uint64_t up, down;
+	uint64_t t_accept; /* CLOCK_MONOTONIC ns */
+	size_t sock_mem;   /* the socket buffers this relay may fill, in the budget */
 	struct gaicb gai;
 	struct addrinfo hints;
 	struct sigevent sev;
@@ -56,8 +86,12 @@ struct proxy {
 	strv allow;
 	struct run_report *rep;
 	struct conn *c[PROXY_MAX_CONNS];
-	size_t nlive;
+	size_t nlive, max_conns;
 	size_t pipe_bytes; /* the size of all pipes, against PIPE_BUDGET */
+	size_t mem;        /* pipes and socket buffers, against MEM_BUDGET */
+	int tfd;           /* a 1 s tick: request timeouts, paused accept */
+	bool paused;       /* out of fds: the listening socket is not watched */
+	bool ticking;      /* the tick is armed (only while it has work) */
 };
 
 /* ---- rules and addresses (pure) ---- */
@@ -120,6 +154,9 @@ bool proxy_rule_matches(const char *rule, const char *host, uint16_t port, bool 
 	return strcasecmp(rhost, h) == 0;
 }
 
+/* 0/8 (this network), 10/8, 100.64/10 (CGNAT), 127/8, 169.254/16
+ * (link-local, cloud metadata), 172.16/12, 192.0.0/24, 192.168/16, 198.18/15
+ * (benchmarking), 224/4 (multicast), 240/4 (reserved, and 255.255.255.255). */
 static bool v4_forbidden(uint32_t a)
 {
 	uint8_t o1 = (uint8_t)(a >> 24), o2 = (uint8_t)(a >> 16);
@@ -129,6 +166,17 @@ static bool v4_forbidden(uint32_t a)
 	       o1 >= 224;
 }
 
+static bool v4_at(const uint8_t *b, int i0, int i1, int i2, int i3)
+{
+	return v4_forbidden((uint32_t)b[i0] << 24 | (uint32_t)b[i1] << 16 | (uint32_t)b[i2] << 8 | b[i3]);
+}
+
+/* IPv6: ::/96 (unspecified, loopback, IPv4-compatible) and ::ffff:0:0/96
+ * (IPv4-mapped) carry a v4 address; so do NAT64 64:ff9b::/96 and the local
+ * 64:ff9b:1::/48 (at any of the RFC 6052 positions a /48../96 prefix puts
+ * it), and 6to4 2002::/16. Those are refused when the v4 address is.
+ * fc00::/7 (ULA, where cloud metadata lives too), fe80::/10 (link-local),
+ * fec0::/10 (site-local) and ff00::/8 (multicast) are refused outright. */
 bool proxy_addr_forbidden(const struct sockaddr *sa)
 {
 	if (sa->sa_family == AF_INET)
@@ -136,12 +184,17 @@ bool proxy_addr_forbidden(const struct sockaddr *sa)
 	if (sa->sa_family != AF_INET6)
 		return true;
 	const uint8_t *b = ((const struct sockaddr_in6 *)sa)->sin6_addr.s6_addr;
-	static const uint8_t zero[16], mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
-	if (memcmp(b, zero, 15) == 0 && (b[15] == 0 || b[15] == 1)) /* :: and ::1 */
-		return true;
-	if (memcmp(b, mapped, 12) == 0) /* ::ffff:a.b.c.d */
-		return v4_forbidden((uint32_t)b[12] << 24 | (uint32_t)b[13] << 16 | (uint32_t)b[14] << 8 | b[15]);
-	return (b[0] == 0xfe && (b[1] & 0xc0) == 0x80) || (b[0] & 0xfe) == 0xfc || b[0] == 0xff;
+	static const uint8_t zero[12], mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff},
+				       nat64[12] = {0, 0x64, 0xff, 0x9b}, nat64l[6] = {0, 0x64, 0xff, 0x9b, 0, 1};
+	if (memcmp(b, zero, 12) == 0 || memcmp(b, mapped, 12) == 0 || memcmp(b, nat64, 12) == 0)
+		return v4_at(b, 12, 13, 14, 15);
+	if (memcmp(b, nat64l, 6) == 0) /* /96, and /48, /56, /64 (byte 8 is reserved): zeros there are padding */
+		return v4_at(b, 12, 13, 14, 15) || (b[6] && v4_at(b, 6, 7, 9, 10)) || (b[7] && v4_at(b, 7, 9, 10, 11)) ||
+		       (b[9] && v4_at(b, 9, 10, 11, 12));
+	if (b[0] == 0x20 && b[1] == 0x02)
+		return v4_at(b, 2, 3, 4, 5);
+	return (b[0] == 0xfe && (b[1] & 0x80) == 0x80) /* fe80::/10 and fec0::/10 */ || (b[0] & 0xfe) == 0xfc ||
+	       b[0] == 0xff;
 }
 
 /* ---- stats ---- */
@@ -177,6 +230,34 @@ static void set_interest(struct proxy *px, size_t slot, int fd, uint32_t *cur, u
 	*cur = want;
 }
 
+/* The 1 s tick runs only while a request is unfinished or accept is paused:
+ * an idle proxy does not wake the supervisor. */
+static void tick_arm(struct proxy *px, bool on)
+{
+	if (px->ticking == on || px->tfd < 0)
+		return;
+	struct itimerspec its = {.it_interval = {on, 0}, .it_value = {on, 0}};
+	if (timerfd_settime(px->tfd, 0, &its, NULL) == 0)
+		px->ticking = on;
+}
+
+/* Out of fds, the listening socket stays readable and accept keeps failing:
+ * it is not watched until a connection closes or the next tick. */
+static void pause_accept(struct proxy *px)
+{
+	struct epoll_event ev = {.events = 0, .data.u64 = tag(0, 0)};
+	if (!px->paused && epoll_ctl(px->epfd, EPOLL_CTL_MOD, px->lfd, &ev) == 0)
+		px->paused = true;
+	tick_arm(px, true);
+}
+
+static void resume_accept(struct proxy *px)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(0, 0)};
+	if (px->paused && epoll_ctl(px->epfd, EPOLL_CTL_MOD, px->lfd, &ev) == 0)
+		px->paused = false;
+}
+
 static void conn_close(struct proxy *px, size_t slot)
 {
 	struct conn *c = px->c[slot];
@@ -196,7 +277,9 @@ static void conn_close(struct proxy *px, size_t slot)
 		px->rep->net.ep[c->ep].down += c->down;
 	}
 	px->pipe_bytes -= c->cu_cap + c->uc_cap;
+	px->mem -= c->cu_cap + c->uc_cap + c->sock_mem;
 	c->cu_cap = c->uc_cap = 0;
+	c->sock_mem = 0;
 	px->rep->net.up += c->up;
 	px->rep->net.down += c->down;
 	int *fds[] = {&c->cfd, &c->ufd, &c->cu[0], &c->cu[1], &c->uc[0], &c->uc[1]};
@@ -215,6 +298,7 @@ static void conn_close(struct proxy *px, size_t slot)
 	free(c);
 	px->c[slot] = NULL;
 	px->nlive--;
+	resume_accept(px);
 }
 
 /* Best effort: a reply of a few bytes to a socket we are about to close. */
@@ -235,7 +319,8 @@ static void refuse(struct proxy *px, size_t slot, const char *why, int socks_cod
 		char msg[600];
 		int n = snprintf(msg, sizeof(msg),
 				 "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s\n",
-				 http_code, http_code == 403 ? "Forbidden" : http_code == 502 ? "Bad Gateway" : "Bad Request",
+				 http_code, http_code == 403 ? "Forbidden" : http_code == 502 ? "Bad Gateway" :
+				 http_code == 408 ? "Request Timeout" : "Bad Request",
 				 strlen(why) + 1, why);
 		say(c->cfd, msg, (size_t)n);
 	}
@@ -250,6 +335,23 @@ static void deny(struct proxy *px, size_t slot, const char *why)
 	char msg[512];
 	snprintf(msg, sizeof(msg), "cordon: %s: %s", c->target, why);
 	refuse(px, slot, msg, 2 /* not allowed by ruleset */, 403);
+}
+
+/* One eventfd for the whole process, never closed: a lookup's notification
+ * may run after the proxy that started it is gone, and must not write into
+ * an fd number that has been reused since. */
+static int dns_efd = -1;
+static pthread_once_t dns_once = PTHREAD_ONCE_INIT;
+
+static void dns_efd_open(void)
+{
+	dns_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+}
+
+static void dns_notify(union sigval v)
+{
+	uint64_t one = 1;
+	if (write(v.sival_int, &one, sizeof(one)) < 0) { /* the counter is full: a wake-up is due anyway */ }
 }
 
 static void start_connect(struct proxy *px, size_t slot, const struct sockaddr *sa, socklen_t len);
@@ -287,10 +389,6 @@ static void decided(struct proxy *px, size_t slot)
 		deny(px, slot, "not a declared endpoint");
 		return;
 	}
-	c->ep = endpoint(px, c->target);
-	px->rep->net.conns++;
-	if (c->ep != SIZE_MAX)
-		px->rep->net.ep[c->ep].conns++;
 	/* Literal addresses: no lookup. A literal that the rule names as such
 	 * may be anything (127.0.0.1:8080 means the host's loopback). */
 	struct sockaddr_storage ss;
@@ -320,8 +418,12 @@ static void decided(struct proxy *px, size_t slot)
 	c->gai.ar_name = c->host;
 	c->gai.ar_service = NULL;
 	c->gai.ar_request = &c->hints;
-	c->sev.sigev_notify = SIGEV_SIGNAL;
-	c->sev.sigev_signo = PROXY_DNS_SIGNAL;
+	/* Done lookups are told by a thread writing to an eventfd, never by a
+	 * signal: one that arrives after the run (and cordon_run) is over would
+	 * kill the process that called it. */
+	c->sev.sigev_notify = SIGEV_THREAD;
+	c->sev.sigev_notify_function = dns_notify;
+	c->sev.sigev_value.sival_int = dns_efd;
 	struct gaicb *list[] = {&c->gai};
 	set_interest(px, slot, c->cfd, &c->c_ev, 0, 1);
 	if (getaddrinfo_a(GAI_NOWAIT, list, 1, &c->sev) != 0)
@@ -331,6 +433,12 @@ static void decided(struct proxy *px, size_t slot)
 static void start_connect(struct proxy *px, size_t slot, const struct sockaddr *sa, socklen_t len)
 {
 	struct conn *c = px->c[slot];
+	/* Only now is it a connection to a declared endpoint (a name refused
+	 * after its lookup is a denial, not an endpoint). */
+	c->ep = endpoint(px, c->target);
+	px->rep->net.conns++;
+	if (c->ep != SIZE_MAX)
+		px->rep->net.ep[c->ep].conns++;
 	struct sockaddr_storage ss;
 	memcpy(&ss, sa, len);
 	if (ss.ss_family == AF_INET)
@@ -342,8 +450,11 @@ static void start_connect(struct proxy *px, size_t slot, const struct sockaddr *
 		refuse(px, slot, "cordon: socket", 1, 502);
 		return;
 	}
-	int one = 1;
+	int one = 1, rb = UP_RCVBUF, sb = SOCK_BUF;
 	setsockopt(c->ufd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* Before connect(): the window scale it announces fits the buffer. */
+	setsockopt(c->ufd, SOL_SOCKET, SO_RCVBUF, &rb, sizeof(rb));
+	setsockopt(c->ufd, SOL_SOCKET, SO_SNDBUF, &sb, sizeof(sb));
 	int r = connect(c->ufd, (struct sockaddr *)&ss, len);
 	if (r < 0 && errno != EINPROGRESS) {
 		refuse(px, slot, "cordon: connection failed", errno == ECONNREFUSED ? 5 : 4, 502);
@@ -427,6 +538,8 @@ int proxy_parse_request(const char *data, size_t len, struct proxy_request *r)
 		return PR_MORE;
 	if ((uint8_t)data[0] == 5)
 		return proxy_parse_socks(data, len, r);
+	if ((uint8_t)data[0] == 4)
+		return PR_BAD; /* SOCKS4(a): not spoken here; refused at once, not waited on */
 	const char *end = memmem(data, len, "\r\n\r\n", 4);
 	if (!end)
 		return len >= PROXY_HDR_MAX ? PR_BAD : PR_MORE;
@@ -459,13 +572,23 @@ int proxy_parse_request(const char *data, size_t len, struct proxy_request *r)
 		return PR_BAD;
 	}
 	if (r->proto == PROTO_FORWARD) {
-		/* origin-form upstream; one request per connection */
-		buf_printf(&r->upstream, "%s %s %s\r\n", method, path, ver);
+		/* origin-form upstream; one request per connection. The
+		 * request-target wins over any Host the client sent (RFC 9112
+		 * 3.2.2): the name that was checked is the name the server sees. */
+		buf_printf(&r->upstream, "%s %s %s\r\nHost: %s\r\n", method, path, ver, hostport);
 		const char *p = eol + 2;
 		while (p < end) {
 			const char *e = memmem(p, (size_t)(end - p) + 2, "\r\n", 2);
 			size_t l = (size_t)(e - p);
-			if (!(l >= 11 && strncasecmp(p, "Connection:", 11) == 0) &&
+			/* obs-fold, or space before the colon ("Host :"), could carry
+			 * a Host past the filter to a lenient server: refused. */
+			const char *colon = memchr(p, ':', l);
+			if (!colon || colon == p || memchr(p, ' ', (size_t)(colon - p)) || memchr(p, '\t', (size_t)(colon - p))) {
+				buf_free(&r->upstream);
+				return PR_BAD;
+			}
+			if (!(l >= 5 && strncasecmp(p, "Host:", 5) == 0) &&
+			    !(l >= 11 && strncasecmp(p, "Connection:", 11) == 0) &&
 			    !(l >= 17 && strncasecmp(p, "Proxy-Connection:", 17) == 0) &&
 			    !(l >= 20 && strncasecmp(p, "Proxy-Authorization:", 20) == 0) &&
 			    !(l >= 11 && strncasecmp(p, "Keep-Alive:", 11) == 0))
@@ -536,6 +659,72 @@ int proxy_parse_socks(const char *data, size_t len, struct proxy_request *r)
 	return PR_OK;
 }
 
+void proxy_partial_target(const char *data, size_t len, char *out, size_t outsz)
+{
+	const uint8_t *b = (const uint8_t *)data;
+	snprintf(out, outsz, "(empty request)");
+	if (len == 0 || outsz < 2)
+		return;
+	if (b[0] == 4) { /* SOCKS4: 04 cmd port(2) ipv4(4) */
+		if (len >= 8)
+			snprintf(out, outsz, "%u.%u.%u.%u:%u", b[4], b[5], b[6], b[7], (unsigned)(b[2] << 8 | b[3]));
+		else
+			snprintf(out, outsz, "(incomplete socks4 request)");
+		return;
+	}
+	if (b[0] == 5) { /* 05 n methods... | 05 cmd 00 atyp addr port(2), whatever cmd */
+		size_t g = len >= 2 ? 2u + b[1] : len + 1;
+		const uint8_t *q = b + g;
+		size_t ql = len > g ? len - g : 0, need = 0;
+		char host[256] = "";
+		if (ql >= 5 && q[3] == 1 && ql >= (need = 10))
+			inet_ntop(AF_INET, q + 4, host, sizeof(host));
+		else if (ql >= 5 && q[3] == 4 && ql >= (need = 22))
+			inet_ntop(AF_INET6, q + 4, host, sizeof(host));
+		else if (ql >= 5 && q[3] == 3 && ql >= (need = 7u + q[4])) {
+			for (size_t i = 0; i < q[4]; i++)
+				host[i] = (q[5 + i] > ' ' && q[5 + i] < 0x7f) ? (char)q[5 + i] : '?';
+			host[q[4]] = '\0';
+		}
+		if (host[0])
+			snprintf(out, outsz, q[3] == 4 ? "[%s]:%u" : "%s:%u", host, (unsigned)(q[need - 2] << 8 | q[need - 1]));
+		else
+			snprintf(out, outsz, "(incomplete socks5 request)");
+		return;
+	}
+	/* HTTP: the request-target if there is one, else the start of the line;
+	 * only printable bytes, the rest as '?'. */
+	size_t n = 0;
+	while (n < len && data[n] != '\r' && data[n] != '\n')
+		n++;
+	const char *t = data, *sp = memchr(data, ' ', n);
+	size_t tl = n;
+	if (sp) {
+		const char *sp2 = memchr(sp + 1, ' ', n - (size_t)(sp + 1 - data));
+		t = sp + 1;
+		tl = sp2 ? (size_t)(sp2 - t) : n - (size_t)(t - data);
+	}
+	if (tl == 0) {
+		snprintf(out, outsz, "(malformed request)");
+		return;
+	}
+	size_t o = 0;
+	for (size_t i = 0; i < tl && o + 1 < outsz && i < 200; i++)
+		out[o++] = (t[i] > ' ' && t[i] < 0x7f) ? t[i] : '?';
+	out[o] = '\0';
+}
+
+/* A request that was not understood, or not finished in time: refused, and
+ * on record with as much of its target as could be read. */
+static void deny_malformed(struct proxy *px, size_t slot, const char *why, int socks_code, int http_code)
+{
+	struct conn *c = px->c[slot];
+	proxy_partial_target(c->hdr, c->hlen, c->target, sizeof(c->target));
+	report_add_denial(px->rep, "network", c->target);
+	px->rep->net.denied++;
+	refuse(px, slot, why, socks_code, http_code);
+}
+
 static void on_request(struct proxy *px, size_t slot)
 {
 	struct conn *c = px->c[slot];
@@ -543,7 +732,10 @@ static void on_request(struct proxy *px, size_t slot)
 	if (n <= 0) {
 		if (n < 0 && errno == EAGAIN)
 			return;
-		conn_close(px, slot);
+		if (n == 0 && c->hlen) /* left half way through a request */
+			deny_malformed(px, slot, "cordon: incomplete request", 1, 400);
+		else
+			conn_close(px, slot);
 		return;
 	}
 	c->hlen += (size_t)n;
@@ -568,12 +760,15 @@ static void on_request(struct proxy *px, size_t slot)
 	case PR_NOAUTH:
 		buf_free(&r.upstream);
 		say(c->cfd, "\x05\xff", 2);
+		proxy_partial_target(c->hdr, c->hlen, c->target, sizeof(c->target));
+		report_add_denial(px->rep, "network", c->target);
+		px->rep->net.denied++;
 		conn_close(px, slot);
 		return;
 	default:
 		buf_free(&r.upstream);
-		refuse(px, slot, "cordon: this proxy takes CONNECT host:port, absolute http:// requests and SOCKS5 CONNECT",
-		       st == PR_BADADDR ? 8 : st == PR_BADCMD ? 7 : 1, 400);
+		deny_malformed(px, slot, "cordon: this proxy takes CONNECT host:port, absolute http:// requests and SOCKS5 CONNECT",
+			       st == PR_BADADDR ? 8 : st == PR_BADCMD ? 7 : 1, 400);
 		return;
 	}
 }
@@ -608,7 +803,19 @@ static void connected(struct proxy *px, size_t slot)
 	}
 	int cap = fcntl(c->cu[1], F_GETPIPE_SZ);
 	c->cu_cap = c->uc_cap = cap > 0 ? (size_t)cap : 65536;
+	if (px->pipe_bytes + c->cu_cap + c->uc_cap > PIPE_BUDGET) {
+		/* Pipes that grew earlier took the budget: this connection's start
+		 * at one page each (they grow once there is room again). */
+		int a = fcntl(c->cu[1], F_SETPIPE_SZ, 4096), b = fcntl(c->uc[1], F_SETPIPE_SZ, 4096);
+		if (a > 0 && b > 0) {
+			c->cu_cap = (size_t)a;
+			c->uc_cap = (size_t)b;
+		}
+	}
 	px->pipe_bytes += c->cu_cap + c->uc_cap;
+	px->mem += c->cu_cap + c->uc_cap;
+	px->mem -= CONN_BASE_MEM - CONN_SOCK_MEM; /* the pipes' reservation */
+	c->sock_mem = CONN_SOCK_MEM;
 	c->st = C_RELAY;
 	/* From here on both sockets are watched edge-triggered for both
 	 * directions, registered once: the relay pumps until the kernel says
@@ -629,18 +836,21 @@ struct way {
 	size_t *off;
 	bool *eof;
 	uint64_t *count;
+	bool count_pend; /* the prefix is the client's (request, early data), not ours */
 };
 
 /* A transfer that fills its pipe gets a bigger one, within the budget. */
 static void grow_pipe(const struct way *w)
 {
 	size_t want = *w->cap * 4 > PIPE_MAX ? PIPE_MAX : *w->cap * 4;
-	if (want <= *w->cap || w->px->pipe_bytes - *w->cap + want > PIPE_BUDGET)
+	if (want <= *w->cap || w->px->pipe_bytes - *w->cap + want > PIPE_BUDGET ||
+	    w->px->mem - *w->cap + want > MEM_BUDGET)
 		return;
 	int got = fcntl(w->pipe_w, F_SETPIPE_SZ, (int)want);
 	if (got <= 0) /* the pipe stays as it is (e.g. pipe-user-pages-soft) */
 		return;
 	w->px->pipe_bytes = w->px->pipe_bytes - *w->cap + (size_t)got;
+	w->px->mem = w->px->mem - *w->cap + (size_t)got;
 	*w->cap = (size_t)got;
 }
 
@@ -669,6 +879,8 @@ static int pump(const struct way *w)
 		if (n < 0)
 			return errno == EAGAIN ? moved : -1; /* the rest must go first */
 		*w->off += (size_t)n;
+		if (w->count_pend)
+			*w->count += (uint64_t)n;
 		moved = 1;
 	}
 	if (*w->len) {
@@ -688,9 +900,9 @@ static void on_relay(struct proxy *px, size_t slot)
 {
 	struct conn *c = px->c[slot];
 	const struct way up = {px, c->cfd, c->cu[1], c->cu[0], c->ufd, &c->cu_len, &c->cu_cap, &c->to_up, &c->up_off,
-			       &c->c_eof, &c->up};
+			       &c->c_eof, &c->up, true};
 	const struct way down = {px, c->ufd, c->uc[1], c->uc[0], c->cfd, &c->uc_len, &c->uc_cap, &c->to_down,
-				 &c->down_off, &c->u_eof, &c->down};
+				 &c->down_off, &c->u_eof, &c->down, false};
 	int rounds = 0, a, b;
 	do {
 		a = pump(&up);
@@ -723,18 +935,30 @@ static void on_relay(struct proxy *px, size_t slot)
 	}
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 static void on_accept(struct proxy *px)
 {
 	for (;;) {
 		int fd = accept4(px->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-		if (fd < 0)
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				pause_accept(px); /* never spin on a socket that stays readable */
 			return;
+		}
 		size_t slot = 0;
-		while (slot < PROXY_MAX_CONNS && px->c[slot])
+		while (slot < px->max_conns && px->c[slot])
 			slot++;
-		struct conn *c = slot < PROXY_MAX_CONNS ? calloc(1, sizeof(*c)) : NULL;
+		bool fits = slot < px->max_conns && px->mem + CONN_BASE_MEM <= MEM_BUDGET;
+		struct conn *c = fits ? calloc(1, sizeof(*c)) : NULL;
 		if (!c) {
 			/* Bounded: over the limit, the client is told and let go. */
+			px->rep->net.over_limit++;
 			say(fd, "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n", 55);
 			close(fd);
 			continue;
@@ -742,15 +966,40 @@ static void on_accept(struct proxy *px)
 		c->cfd = fd;
 		c->ufd = c->cu[0] = c->cu[1] = c->uc[0] = c->uc[1] = -1;
 		c->ep = SIZE_MAX;
+		c->t_accept = mono_ns();
+		/* Reserved now (SO_RCVBUF/SO_SNDBUF come from the listening
+		 * socket); the pipes' share turns into their real size once made. */
+		c->sock_mem = CONN_BASE_MEM;
+		px->mem += c->sock_mem;
 		px->c[slot] = c;
 		px->nlive++;
 		/* TCP_NODELAY comes from the listening socket (proxy_listen). */
 		struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(slot, 1)};
 		epoll_ctl(px->epfd, EPOLL_CTL_ADD, fd, &ev);
 		c->c_ev = EPOLLIN;
+		tick_arm(px, true);
 		/* The request is often there already: no wake-up to wait for. */
 		on_request(px, slot);
 	}
+}
+
+/* Once a second: requests that are not complete in time are refused. */
+static void on_tick(struct proxy *px)
+{
+	uint64_t x;
+	if (read(px->tfd, &x, sizeof(x)) < 0) { /* spurious */ }
+	uint64_t now = mono_ns();
+	size_t waiting = 0;
+	for (size_t i = 0; i < px->max_conns; i++) {
+		struct conn *c = px->c[i];
+		if (c && c->st == C_REQUEST && now - c->t_accept >= REQUEST_TIMEOUT_NS)
+			deny_malformed(px, i, "cordon: the request was not complete in time", 1, 408);
+		else if (c && c->st == C_REQUEST)
+			waiting++;
+	}
+	resume_accept(px);
+	if (!waiting && !px->paused)
+		tick_arm(px, false);
 }
 
 void proxy_event(struct proxy *px, uint64_t data, uint32_t events)
@@ -759,6 +1008,16 @@ void proxy_event(struct proxy *px, uint64_t data, uint32_t events)
 	size_t slot = (size_t)((data & ~PROXY_TAG) >> 8);
 	if (kind == 0) {
 		on_accept(px);
+		return;
+	}
+	if (kind == 3) {
+		uint64_t x;
+		if (read(dns_efd, &x, sizeof(x)) < 0) { /* another proxy's wake-up took it */ }
+		proxy_dns_ready(px);
+		return;
+	}
+	if (kind == 4) {
+		on_tick(px);
 		return;
 	}
 	if (slot >= PROXY_MAX_CONNS || !px->c[slot])
@@ -786,7 +1045,7 @@ void proxy_event(struct proxy *px, uint64_t data, uint32_t events)
 
 void proxy_dns_ready(struct proxy *px)
 {
-	for (size_t i = 0; i < PROXY_MAX_CONNS; i++) {
+	for (size_t i = 0; i < px->max_conns; i++) {
 		struct conn *c = px->c[i];
 		if (!c || gai_error(&c->gai) == EAI_INPROGRESS)
 			continue;
@@ -803,14 +1062,35 @@ int proxy_new(struct proxy **out, const strv *allow, struct run_report *rep, int
 	if (!px)
 		return cordon_err(err, 12, "out of memory");
 	px->epfd = epfd;
-	px->lfd = -1;
+	px->lfd = px->tfd = -1;
 	px->rep = rep;
+	/* As many connections as the supervisor's fds allow after its own. */
+	struct rlimit rl;
+	size_t fds = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (size_t)rl.rlim_cur : 1024;
+	px->max_conns = fds > FD_RESERVE + FDS_PER_CONN ? (fds - FD_RESERVE) / FDS_PER_CONN : 1;
+	if (px->max_conns > PROXY_MAX_CONNS)
+		px->max_conns = PROXY_MAX_CONNS;
+	rep->net.enabled = true;
+	rep->net.max_conns = px->max_conns;
 	for (size_t i = 0; i < allow->n; i++)
 		if (strv_push(&px->allow, allow->v[i]) < 0) {
 			proxy_free(px);
 			return cordon_err(err, 12, "out of memory");
 		}
-	rep->net.enabled = true;
+	pthread_once(&dns_once, dns_efd_open);
+	px->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(0, 3)};
+	if (dns_efd < 0 || px->tfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, dns_efd, &ev) < 0) {
+		cordon_err_errno(err, "proxy: eventfd/timerfd");
+		proxy_free(px);
+		return -1;
+	}
+	ev.data.u64 = tag(0, 4);
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, px->tfd, &ev) < 0) {
+		cordon_err_errno(err, "proxy: watch the timer");
+		proxy_free(px);
+		return -1;
+	}
 	*out = px;
 	return 0;
 }
@@ -821,15 +1101,24 @@ int proxy_listen(struct proxy *px, int lfd, cordon_error *err)
 	fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK);
 	/* Every protocol here starts with the client speaking: wake up once, when
 	 * the request is there, not also for the handshake before it. */
-	int secs = 5, one = 1;
+	int secs = 5, one = 1, sb = SOCK_BUF;
 	setsockopt(lfd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &secs, sizeof(secs));
-	/* Accepted sockets inherit it: small relayed writes go out at once. */
+	/* Accepted sockets inherit these: small relayed writes go out at once,
+	 * and their buffers are fixed (they are in the budget). */
 	setsockopt(lfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(lfd, SOL_SOCKET, SO_RCVBUF, &sb, sizeof(sb));
+	setsockopt(lfd, SOL_SOCKET, SO_SNDBUF, &sb, sizeof(sb));
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(0, 0)};
 	if (epoll_ctl(px->epfd, EPOLL_CTL_ADD, lfd, &ev) < 0)
 		return cordon_err_errno(err, "proxy: watch the listening socket");
 	return 0;
 }
+
+/* Connections whose lookup could be neither cancelled nor waited for: the
+ * lookup still writes into them, so they are never freed (and stay
+ * reachable from here). */
+static struct conn *orphans[PROXY_MAX_CONNS];
+static size_t norphans;
 
 void proxy_free(struct proxy *px)
 {
@@ -837,22 +1126,40 @@ void proxy_free(struct proxy *px)
 		return;
 	for (size_t i = 0; i < PROXY_MAX_CONNS; i++)
 		conn_close(px, i);
-	/* Lookups still running own their connection's memory: wait for them. */
+	/* Lookups still running own their connection's memory: wait for them,
+	 * all together, a little; then leave them be. */
+	const struct gaicb *l[PROXY_MAX_CONNS];
+	int n = 0;
+	for (size_t i = 0; i < PROXY_MAX_CONNS; i++)
+		if (px->c[i])
+			l[n++] = &px->c[i]->gai;
+	uint64_t end = mono_ns() + 1000000000ULL;
+	while (n > 0) {
+		int left = 0;
+		for (int i = 0; i < n; i++)
+			left += gai_error((struct gaicb *)l[i]) == EAI_INPROGRESS;
+		uint64_t now = mono_ns();
+		if (!left || now >= end)
+			break;
+		struct timespec ts = {0, (long)(end - now)};
+		if (end - now >= 1000000000ULL)
+			ts = (struct timespec){1, 0};
+		gai_suspend(l, n, &ts);
+	}
 	for (size_t i = 0; i < PROXY_MAX_CONNS; i++) {
-		struct conn *c = px->c[i];
-		if (!c)
-			continue;
-		const struct gaicb *l[] = {&c->gai};
-		struct timespec ts = {5, 0};
-		while (gai_error(&c->gai) == EAI_INPROGRESS && gai_suspend(l, 1, &ts) == EAI_INTR)
-			;
 		conn_close(px, i);
-		if (px->c[i]) { /* the lookup outlived the wait: leave it, never free under it */
+		if (px->c[i]) { /* the lookup outlived the wait: never free under it */
+			if (norphans < ARRAY_SIZE(orphans))
+				orphans[norphans++] = px->c[i];
 			px->c[i] = NULL;
 		}
 	}
 	if (px->lfd >= 0)
 		close(px->lfd);
+	if (px->tfd >= 0)
+		close(px->tfd); /* dns_efd stays open: see there */
+	if (dns_efd >= 0)
+		epoll_ctl(px->epfd, EPOLL_CTL_DEL, dns_efd, NULL);
 	strv_free(&px->allow);
 	free(px);
 }

@@ -8,8 +8,10 @@
  * Names are resolved here (getaddrinfo_a, never blocking the loop) and the
  * connection goes to the very address that was checked. Loopback,
  * link-local, cloud metadata, private, multicast and unspecified addresses
- * are refused unless the rule names that address literally, so DNS cannot
- * turn an allowed name into 127.0.0.1. Data moves with splice(2) through one
+ * (and the other classes proxy_addr_forbidden lists) are refused unless the
+ * rule names that address literally, so DNS cannot turn an allowed name into
+ * 127.0.0.1. Lookups complete through an eventfd (never a signal); requests
+ * time out; connections are capped by the fd limit and a memory budget. Data moves with splice(2) through one
  * pipe per direction; connections and buffers are bounded. */
 #pragma once
 #include <signal.h>
@@ -21,7 +23,6 @@
 
 #define PROXY_PORT 3128
 #define PROXY_TAG (1ULL << 63) /* epoll data of proxy fds */
-#define PROXY_DNS_SIGNAL (SIGRTMIN + 1)
 #define PROXY_MAX_CONNS 1024
 
 struct proxy;
@@ -31,7 +32,7 @@ int proxy_new(struct proxy **out, const strv *allow, struct run_report *rep, int
 int proxy_listen(struct proxy *px, int lfd, cordon_error *err);
 /* An epoll event whose data has PROXY_TAG. */
 void proxy_event(struct proxy *px, uint64_t data, uint32_t events);
-/* PROXY_DNS_SIGNAL arrived: finish the lookups that are done. */
+/* Finish the lookups that are done (their eventfd woke the loop). */
 void proxy_dns_ready(struct proxy *px);
 /* Close everything; record totals in the report. */
 void proxy_free(struct proxy *px);
@@ -54,6 +55,9 @@ struct proxy_request {
  * r->upstream. */
 int proxy_parse_request(const char *data, size_t len, struct proxy_request *r);
 int proxy_parse_socks(const char *data, size_t len, struct proxy_request *r);
+/* For the record of a refused or unfinished request: its target as far as
+ * it was sent (printable bytes only), or a description. */
+void proxy_partial_target(const char *data, size_t len, char *out, size_t outsz);
 
 /* Pure helpers (tested directly). */
 bool proxy_rule_matches(const char *rule, const char *host, uint16_t port, bool *literal);

@@ -351,6 +351,10 @@ static void write_network(jwriter *w, const struct run_report *r)
 	jw_uint(w, r->net.up);
 	jw_key(w, "bytes_down");
 	jw_uint(w, r->net.down);
+	jw_key(w, "max_connections");
+	jw_uint(w, r->net.max_conns);
+	jw_key(w, "over_limit");
+	jw_uint(w, r->net.over_limit);
 	jw_key(w, "endpoints");
 	jw_arr_begin(w);
 	for (size_t i = 0; i < r->net.nep; i++) {

@@ -95,6 +95,8 @@ struct run_report {
 	struct {
 		bool enabled;      /* egress declared: the proxy ran */
 		uint64_t conns, denied, up, down;
+		uint64_t max_conns;  /* the proxy's cap on connections at once */
+		uint64_t over_limit; /* connections refused (503) at the cap or the memory budget */
 		struct net_endpoint *ep;
 		size_t nep;
 	} net;

@@ -488,13 +488,8 @@ static int event_loop(struct sup *s)
 			} else if (fd == s->sigfd) {
 				struct signalfd_siginfo si;
 				if (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
-					if ((int)si.ssi_signo == PROXY_DNS_SIGNAL) {
-						if (s->proxy)
-							proxy_dns_ready(s->proxy);
-					} else {
-						s->forced_signal = (int)si.ssi_signo;
-						kill_run(s, ST_INTERRUPTED);
-					}
+					s->forced_signal = (int)si.ssi_signo;
+					kill_run(s, ST_INTERRUPTED);
 				}
 			} else {
 				for (int k = 0; k < 2; k++) {
@@ -876,7 +871,6 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
-	sigaddset(&mask, PROXY_DNS_SIGNAL); /* name lookups of the proxy are done */
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	s->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
@@ -916,6 +910,17 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	}
 	s->pid = pid;
 	s->pidfd = pidfd;
+	/* The supervisor's own fds: the soft RLIMIT_NOFILE up to the hard one,
+	 * here, after the clone, so that the run keeps the limit it was given.
+	 * The proxy sizes its connection cap from it. Put back once the proxy
+	 * is closed: whatever the caller starts next gets its own limit. */
+	struct rlimit nofile, nofile_was;
+	bool nofile_raised = false;
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile_was = nofile;
+		nofile.rlim_cur = nofile.rlim_max;
+		nofile_raised = setrlimit(RLIMIT_NOFILE, &nofile) == 0;
+	}
 	s->rep->enf.user_ns = s->rep->enf.pid_ns = s->rep->enf.net_ns = s->rep->enf.mount_ns = true;
 	s->rep->enf.sandbox_host_uid = s->sb_uid;
 	stream_init(&s->out[0], po[0], s->opts->to_stderr ? STDERR_FILENO : STDOUT_FILENO, s->rep->redact,
@@ -946,6 +951,12 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	}
 	s->rep->enf.cgroup = s->have_cg ? s->cgops->name : "none";
 	event_loop(s);
+	/* The proxy's connections go before anything else is read (outputs need
+	 * fds too); its totals are in the report from here on. */
+	proxy_free(s->proxy);
+	s->proxy = NULL;
+	if (nofile_raised)
+		setrlimit(RLIMIT_NOFILE, &nofile_was);
 	/* Make sure init is gone and reaped. */
 	if (!s->init_dead) {
 		syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);

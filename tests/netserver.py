@@ -3,6 +3,7 @@
   netserver.py http PORTFILE DIR   serve DIR over HTTP/1.0 (keeps running)
   netserver.py echo PORTFILE       echo every byte back (threaded)
   netserver.py big  PORTFILE N     send N MiB to every client, then close
+  netserver.py hold PORTFILE       accept, read nothing, close nothing
 The chosen port is written to PORTFILE. Each stops by itself after 120 s."""
 import functools, http.server, os, socket, socketserver, sys, threading, time
 
@@ -40,6 +41,11 @@ elif kind == "big":
             except OSError:
                 pass
     srv = TS(("127.0.0.1", 0), Big)
+elif kind == "hold":
+    class Hold(socketserver.BaseRequestHandler):
+        def handle(self):
+            time.sleep(120)  # returning would shut the socket down
+    srv = TS(("127.0.0.1", 0), Hold)
 with open(portfile + ".tmp", "w") as f:
     f.write(str(srv.server_address[1]))
 os.rename(portfile + ".tmp", portfile)

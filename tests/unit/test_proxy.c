@@ -138,11 +138,107 @@ static void test_addresses(void **st)
 			fail_msg("%s refused", yes[i]);
 }
 
+/* Issue 11: every class a name may not lead to, one row each, with the
+ * neighbours just outside it that must stay reachable. */
+static void test_address_classes(void **st)
+{
+	static const struct {
+		const char *addr;
+		bool refused;
+	} t[] = {
+		{"100.64.0.0", true},          {"100.127.255.255", true},   {"100.63.255.255", false},
+		{"198.18.0.1", true},          {"198.19.255.255", true},    {"198.20.0.1", false},
+		{"0.1.2.3", true},             {"240.0.0.1", true},         {"255.255.255.255", true},
+		{"239.255.255.250", true},     {"192.0.0.170", true},       {"1.1.1.1", false},
+		/* NAT64, well-known prefix: the embedded v4 decides */
+		{"64:ff9b::127.0.0.1", true},  {"64:ff9b::169.254.169.254", true}, {"64:ff9b::10.0.0.1", true},
+		{"64:ff9b::8.8.8.8", false},
+		/* NAT64, local-use /48: at the /48 and the /96 positions */
+		{"64:ff9b:1:7f00:1::", true},  {"64:ff9b:1::127.0.0.1", true}, {"64:ff9b:1::8.8.8.8", false},
+		{"64:ff9b:1:a9fe:00:a9fe::", true},
+		/* 6to4 */
+		{"2002:7f00:1::1", true},      {"2002:a9fe:a9fe::", true},  {"2002:0808:0808::1", false},
+		/* IPv4-compatible and IPv4-mapped */
+		{"::127.0.0.1", true},         {"::10.1.2.3", true},        {"::8.8.8.8", false},
+		{"::ffff:100.64.1.1", true},   {"::ffff:198.18.0.1", true}, {"::ffff:0.0.0.0", true},
+		{"::ffff:1.1.1.1", false},
+		/* site-local, ULA, link-local, multicast */
+		{"fec0::1", true},             {"feff::1", true},           {"fc00::1", true},
+		{"fdff:ffff::1", true},        {"fd00:ec2::254", true},     {"febf::1", true},
+		{"ff05::2", true},             {"fe00::1", false},          {"2001:db9::1", false},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (forbidden(t[i].addr) != t[i].refused)
+			fail_msg("%s: %s", t[i].addr, t[i].refused ? "allowed" : "refused");
+	/* A rule naming such an address literally still matches it literally. */
+	bool lit = false;
+	assert_true(proxy_rule_matches("[64:ff9b::7f00:1]:80", "64:ff9b::127.0.0.1", 80, &lit));
+	assert_true(lit);
+	assert_true(proxy_rule_matches("100.64.0.1:80", "100.64.0.1", 80, &lit));
+	assert_true(lit);
+}
+
+/* Issue 11: the request-target wins over the client's Host. */
+static void test_host_rewritten(void **st)
+{
+	struct proxy_request r;
+	assert_int_equal(parse("GET http://ok.test:8080/x HTTP/1.1\r\nAccept: */*\r\nHost: evil.test\r\nhost:evil2.test\r\n\r\n", &r), PR_OK);
+	buf_append(&r.upstream, "", 0);
+	assert_string_equal(r.upstream.p, "GET /x HTTP/1.1\r\nHost: ok.test:8080\r\nAccept: */*\r\nConnection: close\r\n\r\n");
+	buf_free(&r.upstream);
+	assert_int_equal(parse("GET http://ok.test/ HTTP/1.1\r\n\r\n", &r), PR_OK);
+	buf_append(&r.upstream, "", 0);
+	assert_string_equal(r.upstream.p, "GET / HTTP/1.1\r\nHost: ok.test\r\nConnection: close\r\n\r\n");
+	buf_free(&r.upstream);
+	/* a folded line could smuggle a header past the filter */
+	assert_int_equal(parse("GET http://ok.test/ HTTP/1.1\r\nX-A: 1\r\n Host: evil.test\r\n\r\n", &r), PR_BAD);
+	buf_free(&r.upstream);
+	assert_int_equal(parse("GET http://ok.test/ HTTP/1.1\r\nHost : evil.test\r\n\r\n", &r), PR_BAD);
+	buf_free(&r.upstream);
+	assert_int_equal(parse("GET http://ok.test/ HTTP/1.1\r\nHost\t: evil.test\r\n\r\n", &r), PR_BAD);
+	buf_free(&r.upstream);
+	assert_int_equal(parse("GET http://ok.test/ HTTP/1.1\r\nno colon here\r\n\r\n", &r), PR_BAD);
+	buf_free(&r.upstream);
+}
+
+/* Issue 10/11: SOCKS4 is refused at once, and refused or unfinished
+ * requests name their target as far as it was sent. */
+static void test_partial_target(void **st)
+{
+	struct proxy_request r;
+	const char s4[] = "\x04\x01\x00\x50\x0a\x01\x02\x03user";
+	assert_int_equal(proxy_parse_request(s4, sizeof(s4) - 1, &r), PR_BAD);
+	buf_free(&r.upstream);
+	static const struct {
+		const char *in;
+		size_t len;
+		const char *out;
+	} t[] = {
+		{"\x04\x01\x00\x50\x0a\x01\x02\x03user", 12, "10.1.2.3:80"},
+		{"\x04\x01", 2, "(incomplete socks4 request)"},
+		{"\x05\x01\x00\x05\x01\x00\x03\x06h.test\x01", 15, "(incomplete socks5 request)"},
+		{"\x05\x01\x00\x05\x02\x00\x03\x06h.test\x01\xbb", 16, "h.test:443"},
+		{"CONNECT h.test:443 HTTP/1.1\r\nHo", 31, "h.test:443"},
+		{"CONNECT evil.test:443@ok.test HTTP/1.1\r\n\r\n", 42, "evil.test:443@ok.test"},
+		{"GET http://a.test/\x01x", 20, "http://a.test/?x"},
+		{"garbage", 7, "garbage"},
+		{"", 0, "(empty request)"},
+		{"\r\n", 2, "(malformed request)"},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		char out[300];
+		proxy_partial_target(t[i].in, t[i].len, out, sizeof(out));
+		if (strcmp(out, t[i].out) != 0)
+			fail_msg("row %zu: got %s, want %s", i, out, t[i].out);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_http), cmocka_unit_test(test_socks), cmocka_unit_test(test_rules),
-		cmocka_unit_test(test_addresses),
+		cmocka_unit_test(test_addresses), cmocka_unit_test(test_address_classes),
+		cmocka_unit_test(test_host_rewritten), cmocka_unit_test(test_partial_target),
 	};
 	return cmocka_run_group_tests_name("proxy", tests, NULL, NULL);
 }
