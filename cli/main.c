@@ -80,6 +80,11 @@ static int cmd_run(int argc, char **argv)
 			reason ? reason : "");
 		free(reason);
 	}
+	if (rep.task == TASK_ERROR) {
+		char *reason = report_redact(&rep, rep.check_reason);
+		fprintf(stderr, "cordon: check: %s: %s\n", status_name(rep.check_status), reason ? reason : "");
+		free(reason);
+	}
 	rc = status_exit_code(rep.status, rep.exit_code, rep.signal);
 	if (emit_report(&rep, o.report_path) < 0 && rc == 0)
 		rc = 125;

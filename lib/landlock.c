@@ -108,6 +108,8 @@ int landlock_prepare(const struct run_plan *plan, int abi, const uint16_t *ports
 		if (landlock_add_path(out, m->path, m->mode == MOUNT_RO ? RO_ACCESS : all, err) < 0)
 			return -1;
 	}
+	if (plan->check_files[0] && landlock_add_path(out, CHECK_FILES_DIR, RO_ACCESS, err) < 0)
+		return -1;
 	return 0;
 }
 

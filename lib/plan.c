@@ -79,6 +79,34 @@ static int resolve_untrusted_links(const char *path, const strv *writable, char 
 	return 0;
 }
 
+/* check.files: a host directory the task can neither write nor shadow. It
+ * must lie outside every writable path (else the task could edit its own
+ * check), and nothing of the view may sit at or around CHECK_FILES_DIR. */
+static int resolve_check_files(const cordon_policy *p, struct run_plan *plan, const strv *writable,
+			       cordon_error *err)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	if (resolve_untrusted_links(p->check_files, writable, real, sizeof(real), err) < 0)
+		return cordon_err_wrap(err, "check.files %s", p->check_files);
+	if (stat(real, &st) < 0)
+		return cordon_err_errno(err, "check.files %s", p->check_files);
+	if (!S_ISDIR(st.st_mode))
+		return cordon_err(err, 0, "check.files %s is not a directory", p->check_files);
+	for (size_t i = 0; i < writable->n; i++)
+		if (path_has_prefix(real, writable->v[i]) || path_has_prefix(writable->v[i], real))
+			return cordon_err(err, 0, "check.files %s overlaps the writable path %s: the task could change its own check; keep the check's files outside every writable path",
+					  real, writable->v[i]);
+	for (size_t i = 0; i < plan->nmounts; i++)
+		if (path_has_prefix(plan->mounts[i].path, CHECK_FILES_DIR) ||
+		    path_has_prefix(CHECK_FILES_DIR, plan->mounts[i].path))
+			return cordon_err(err, 0, "check.files: the check's view shows them at %s, and %s %s overlaps it",
+					  CHECK_FILES_DIR, mount_mode_name(plan->mounts[i].mode), plan->mounts[i].path);
+	if (p->is_check)
+		snprintf(plan->check_files, sizeof(plan->check_files), "%s", real);
+	return 0;
+}
+
 int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err)
 {
 	memset(plan, 0, sizeof(*plan));
@@ -127,6 +155,10 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 			free(m->path);
 			m->path = dup;
 		}
+	}
+	if (p->check_files && resolve_check_files(p, plan, &writable, err) < 0) {
+		strv_free(&writable);
+		return -1;
 	}
 	strv_free(&writable);
 	mounts_sort(plan->mounts, plan->nmounts);

@@ -88,6 +88,25 @@ int report_add_denial(struct run_report *r, const char *kind, const char *target
 	return 0;
 }
 
+int report_add_check_denials(struct run_report *r, const struct run_report *check)
+{
+	if (!check->ndenials)
+		return 0;
+	pthread_mutex_lock(&r->denial_lock);
+	struct denial *d = realloc(r->denials, (r->ndenials + check->ndenials) * sizeof(*d));
+	if (!d) {
+		pthread_mutex_unlock(&r->denial_lock);
+		return -1;
+	}
+	r->denials = d;
+	for (size_t i = 0; i < check->ndenials; i++) {
+		d[r->ndenials] = check->denials[i];
+		d[r->ndenials++].check = true;
+	}
+	pthread_mutex_unlock(&r->denial_lock);
+	return 0;
+}
+
 static void write_files(jwriter *w, const struct file_list *l, bool with_change)
 {
 	jw_arr_begin(w);
@@ -158,7 +177,7 @@ void report_write_grants(jwriter *w, const struct grant *g, size_t n)
 
 static const char *task_name(enum task_verdict t)
 {
-	static const char *n[] = {"not-run", "pass", "fail"};
+	static const char *n[] = {"not-run", "pass", "fail", "error"};
 	return n[t];
 }
 
@@ -225,6 +244,10 @@ static void write_verdicts(jwriter *w, const struct run_report *r)
 			jw_null(w);
 		jw_key(w, "wall_seconds");
 		jw_double(w, r->check_wall_seconds);
+		if (r->check_reason[0]) {
+			jw_key(w, "reason");
+			jw_str(w, r->check_reason);
+		}
 		jw_obj_end(w);
 	}
 	jw_key(w, "limits_hit");
@@ -273,6 +296,8 @@ static void write_denials(jwriter *w, const struct run_report *r)
 		jw_str(w, r->denials[i].target);
 		jw_key(w, "count");
 		jw_uint(w, r->denials[i].count);
+		jw_key(w, "phase");
+		jw_str(w, r->denials[i].check ? "check" : "run");
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -506,6 +531,19 @@ char *policy_canonical_json(const cordon_policy *p)
 	jw_arr_end(&w);
 	jw_key(&w, "check");
 	jw_str(&w, p->check);
+	/* Only when given: the hash of a policy without them is unchanged. */
+	if (p->check_files) {
+		jw_key(&w, "check_files");
+		jw_str(&w, p->check_files);
+	}
+	if (p->check_cwd) {
+		jw_key(&w, "check_cwd");
+		jw_str(&w, p->check_cwd);
+	}
+	if (p->check_env.n) {
+		jw_key(&w, "check_env");
+		jw_str_array(&w, (const char *const *)p->check_env.v, p->check_env.n);
+	}
 	jw_key(&w, "cwd");
 	jw_str(&w, p->cwd);
 	jw_key(&w, "on_violation");

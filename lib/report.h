@@ -17,12 +17,13 @@ const char *status_name(enum run_status s);
 /* The exit status of `cordon run` for a report (see README, "Exit status"). */
 int status_exit_code(enum run_status s, int exit_code, int sig);
 
-enum task_verdict { TASK_NOT_RUN, TASK_PASS, TASK_FAIL };
+enum task_verdict { TASK_NOT_RUN, TASK_PASS, TASK_FAIL, TASK_ERROR };
 
 struct denial {
 	char kind[16];
 	char target[256];
 	uint64_t count;
+	bool check; /* made by the task's check (phase "check"), not the command */
 };
 
 #include <pthread.h>
@@ -79,6 +80,7 @@ struct run_report {
 	enum run_status check_status;
 	int check_exit_code;
 	double check_wall_seconds;
+	char check_reason[1024]; /* why the check could not run (task "error") */
 	bool have_ledger;
 	uint64_t ledger_peak;
 	struct cordon_limit limits[LIM_COUNT]; /* effective, with sources */
@@ -102,6 +104,8 @@ void report_init(struct run_report *r);
 void report_free(struct run_report *r);
 /* Record one more denial of (kind, target). */
 int report_add_denial(struct run_report *r, const char *kind, const char *target);
+/* Add the check's denials (from its own report) as phase "check". */
+int report_add_check_denials(struct run_report *r, const struct run_report *check);
 /* Shared JSON pieces (the report and explain). */
 void report_write_limits(jwriter *w, const struct cordon_limit lim[LIM_COUNT]);
 void report_write_grants(jwriter *w, const struct grant *g, size_t n);

@@ -659,10 +659,11 @@ static int prepare(struct sup *s, cordon_error *err)
 	s->spec.ns_uid = s->host_uid;
 	s->spec.ns_gid = s->host_gid;
 	s->spec.envp = s->env.v;
-	s->spec.tree_fds = calloc(s->plan.nmounts ? s->plan.nmounts : 1, sizeof(int));
+	/* One per mount, and one more for a check's files. */
+	s->spec.tree_fds = calloc(s->plan.nmounts + 1, sizeof(int));
 	if (!s->spec.tree_fds)
 		return cordon_err(err, 12, "out of memory");
-	for (size_t i = 0; i < s->plan.nmounts; i++)
+	for (size_t i = 0; i <= s->plan.nmounts; i++)
 		s->spec.tree_fds[i] = -1;
 	if (p->limits[LIM_FILE_SIZE].set)
 		s->spec.rl.fsize = p->limits[LIM_FILE_SIZE].value;
@@ -689,16 +690,33 @@ static int prepare(struct sup *s, cordon_error *err)
 	return 0;
 }
 
+/* As root: a check's files are opened with the supervisor's credentials,
+ * made read-only and sent as the tree after the mounts'. */
+static int send_check_files(struct sup *s, cordon_error *err)
+{
+	struct cordon_mount m = {MOUNT_RO, s->plan.check_files, 0, SRC_POLICY, false};
+	int fd = -1;
+	if (mounts_prepare_idmapped(&m, 1, -1, &fd, err) < 0)
+		return cordon_err_wrap(err, "check.files");
+	int r = 0;
+	if (sync_send(s->sock, MSG_TREE, (int32_t)s->plan.nmounts, NULL, fd) < 0)
+		r = cordon_err_errno(err, "send the check's files");
+	close(fd);
+	return r;
+}
+
 /* As root: rw binds become idmapped trees through U1 (init's user
  * namespace, which maps the invoking user to the run's host identity), so
  * files created inside belong to the invoking user. Each tree goes to init
  * over the socket. */
 static int send_idmapped_trees(struct sup *s, cordon_error *err)
 {
-	bool any_rw = false;
-	for (size_t i = 0; i < s->plan.nmounts; i++)
-		any_rw |= s->plan.mounts[i].mode == MOUNT_RW;
-	if (!s->privileged || !any_rw)
+	bool any_rw = false, any_bind = false;
+	for (size_t i = 0; i < s->plan.nmounts; i++) {
+		any_rw |= s->plan.mounts[i].mode == MOUNT_RW || s->plan.mounts[i].owned;
+		any_bind |= s->plan.mounts[i].mode != MOUNT_TMPFS;
+	}
+	if (!s->privileged || (!any_bind && !s->plan.check_files[0]))
 		return 0;
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)s->pid);
@@ -717,7 +735,9 @@ static int send_idmapped_trees(struct sup *s, cordon_error *err)
 		close(fds[i]);
 	}
 	free(fds);
-	if (r == 0) {
+	if (r == 0 && s->plan.check_files[0])
+		r = send_check_files(s, err);
+	if (r == 0 && any_rw) {
 		s->rep->enf.idmapped_workspace = true;
 		trace(s, "idmapped trees sent");
 	}
@@ -964,7 +984,7 @@ static void cleanup(struct sup *s)
 		cgroup_reap_stale(s->cgops);
 	trace(s, "cgroups removed");
 	if (s->spec.tree_fds) {
-		for (size_t i = 0; i < s->plan.nmounts; i++)
+		for (size_t i = 0; i <= s->plan.nmounts; i++)
 			if (s->spec.tree_fds[i] >= 0)
 				close(s->spec.tree_fds[i]);
 		free(s->spec.tree_fds);
@@ -1087,7 +1107,17 @@ static int run_check(const cordon_policy *p, struct run_report *rep, cordon_erro
 		rep->check_status = crep.status;
 		rep->check_exit_code = crep.exit_code;
 		rep->check_wall_seconds = crep.wall_seconds;
-		rep->task = crep.status == ST_OK ? TASK_PASS : TASK_FAIL;
+		/* A check that could not be set up says nothing about the task:
+		 * a verdict of its own, with the reason. */
+		bool not_run = crep.status == ST_SETUP_ERROR || crep.status == ST_UNAUTHORIZED ||
+			       crep.status == ST_INFEASIBLE;
+		rep->task = not_run ? TASK_ERROR : crep.status == ST_OK ? TASK_PASS : TASK_FAIL;
+		if (not_run)
+			snprintf(rep->check_reason, sizeof(rep->check_reason), "%s",
+				 crep.reason[0] ? crep.reason : status_name(crep.status));
+		/* The check is untrusted code too: its denials count. */
+		if (report_add_check_denials(rep, &crep) < 0)
+			r = cordon_err(err, 12, "out of memory");
 	}
 	report_free(&crep);
 	policy_free(cp);

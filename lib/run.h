@@ -17,6 +17,9 @@ struct run_plan {
 	char cwd_in[4096];
 	struct cordon_mount *mounts;
 	size_t nmounts;
+	/* A check's own files (policy check.files), resolved on the host: bound
+	 * read-only at CHECK_FILES_DIR in the check's view; "" = none. */
+	char check_files[4096];
 };
 int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err);
 void run_plan_free(struct run_plan *plan);

@@ -69,6 +69,8 @@ int view_build(const struct run_plan *plan, struct view *v, cordon_error *err)
 		if (view_add(v, m->path, m->mode == MOUNT_RO ? VIEW_RO : VIEW_RW, err) < 0)
 			return -1;
 	}
+	if (plan->check_files[0] && view_add(v, CHECK_FILES_DIR, VIEW_RO, err) < 0)
+		return -1;
 	return 0;
 }
 
