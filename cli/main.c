@@ -33,7 +33,7 @@ static int emit_report(const struct run_report *r, const char *path)
 		fprintf(stderr, "cordon: out of memory writing the report\n");
 		return -1;
 	}
-	if (path && report_write_file(path, text, &err) < 0) {
+	if (path && report_write_target(path, text, &r->writable, &err) < 0) {
 		fprintf(stderr, "cordon: %s\n", err.msg);
 		return -1;
 	}

@@ -76,6 +76,17 @@ int mounts_prepare_idmapped(const struct cordon_mount *m, size_t n, int userns_f
 			attr.attr_set |= MOUNT_ATTR_IDMAP;
 			attr.userns_fd = (uint64_t)userns_fd;
 		}
+		/* A plain ro bind is the invoking user's view too where the
+		 * filesystems allow it (a 0700 directory of theirs stays
+		 * readable); else it keeps the files' own identities. */
+		struct mount_attr mapped = attr;
+		mapped.attr_set |= MOUNT_ATTR_IDMAP;
+		mapped.userns_fd = (uint64_t)userns_fd;
+		if (!idmap && userns_fd >= 0 &&
+		    mount_setattr(t, "", AT_EMPTY_PATH | AT_RECURSIVE, &mapped, sizeof(mapped)) == 0) {
+			fds[i] = t;
+			continue;
+		}
 		if (mount_setattr(t, "", AT_EMPTY_PATH | (idmap ? 0 : AT_RECURSIVE), &attr, sizeof(attr)) < 0) {
 			int e = errno;
 			close(t);

@@ -16,8 +16,8 @@
 
 /* Resolve path like realpath(3), but refuse to follow a symlink that sits in
  * a directory at or below any of the writable paths. */
-static int resolve_untrusted_links(const char *path, const strv *writable, char *out, size_t outsz,
-				   cordon_error *err)
+int resolve_untrusted_links(const char *path, const strv *writable, char *out, size_t outsz,
+			    cordon_error *err)
 {
 	char rest[PATH_MAX * 2], cur[PATH_MAX] = "";
 	int links = 0;
@@ -268,7 +268,14 @@ int run_preflight(cordon_policy *p, struct run_plan *plan, struct run_report *re
 		  cordon_error *err)
 {
 	rep->status = ST_SETUP_ERROR;
-	if (run_plan_build(p, plan, err) < 0 || check_secret_mounts(p, plan, err) < 0)
+	if (run_plan_build(p, plan, err) < 0)
+		return -1;
+	/* What the run could write: the report's own target is written with care there. */
+	strv_free(&rep->writable);
+	for (size_t i = 0; i < plan->nmounts; i++)
+		if (plan->mounts[i].mode == MOUNT_RW && strv_push(&rep->writable, plan->mounts[i].path) < 0)
+			return cordon_err(err, 12, "out of memory");
+	if (check_secret_mounts(p, plan, err) < 0)
 		return -1;
 	/* Authorization first: nothing beyond the ceiling is even looked at. */
 	if (apply_ceiling(p, plan, rep, err) < 0)

@@ -90,6 +90,7 @@ struct run_report {
 	struct grant *grants;  /* owned */
 	size_t ngrants;
 	strv unauthorized;     /* one line per excess */
+	strv writable;         /* host paths the run could write (for the report's own target) */
 	struct {
 		bool enabled;      /* egress declared: the proxy ran */
 		uint64_t conns, denied, up, down;
@@ -116,5 +117,13 @@ char *report_redact(const struct run_report *r, const char *msg);
 /* Write text to path atomically (temp file in the same directory, fsync,
  * rename); "-" writes to standard error. */
 int report_write_file(const char *path, const char *text, cordon_error *err);
+/* The same for the report of a run that could write the paths in writable:
+ * the target's directory is resolved without following a symlink inside
+ * them. An existing target that is not a regular file (a character device
+ * such as /dev/null, a FIFO, /dev/stdout) outside them is written directly,
+ * never replaced; a regular file or a new path is written beside and renamed
+ * into place (inside a writable path, whatever the run left there is
+ * replaced, not followed). */
+int report_write_target(const char *path, const char *text, const strv *writable, cordon_error *err);
 /* The canonical JSON form of the effective policy (for policy_sha256). */
 char *policy_canonical_json(const cordon_policy *p);

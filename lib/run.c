@@ -692,11 +692,11 @@ static int prepare(struct sup *s, cordon_error *err)
 
 /* As root: a check's files are opened with the supervisor's credentials,
  * made read-only and sent as the tree after the mounts'. */
-static int send_check_files(struct sup *s, cordon_error *err)
+static int send_check_files(struct sup *s, int userns, cordon_error *err)
 {
 	struct cordon_mount m = {MOUNT_RO, s->plan.check_files, 0, SRC_POLICY, false};
 	int fd = -1;
-	if (mounts_prepare_idmapped(&m, 1, -1, &fd, err) < 0)
+	if (mounts_prepare_idmapped(&m, 1, userns, &fd, err) < 0)
 		return cordon_err_wrap(err, "check.files");
 	int r = 0;
 	if (sync_send(s->sock, MSG_TREE, (int32_t)s->plan.nmounts, NULL, fd) < 0)
@@ -736,7 +736,7 @@ static int send_idmapped_trees(struct sup *s, cordon_error *err)
 	}
 	free(fds);
 	if (r == 0 && s->plan.check_files[0])
-		r = send_check_files(s, err);
+		r = send_check_files(s, userns, err);
 	if (r == 0 && any_rw) {
 		s->rep->enf.idmapped_workspace = true;
 		trace(s, "idmapped trees sent");

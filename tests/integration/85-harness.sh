@@ -1,0 +1,177 @@
+# Issues 11 and 12: what an agent harness needs. The task check is untrusted
+# code with a place of its own; the workspace, the report target and explain
+# behave the way a harness that makes a workspace per task expects.
+. "$(dirname "$0")/../lib.sh"
+
+skip() { echo "skip: $*"; return 0; }
+is_root() { [ "$(id -u)" = 0 ]; }
+
+# --- the task check ---------------------------------------------------------
+
+test_check_denials_are_reported_and_count() {
+	# The check is untrusted code too: its denials are in the report, marked
+	# as the check's, and they decide containment like any other.
+	cordon_run --check 'unshare -U true 2>/dev/null; exit 0' -- /bin/true
+	expect_eq "$(field .status)" ok "status"
+	expect_eq "$(field .verdicts.task)" pass "task verdict"
+	expect_eq "$(field .verdicts.containment)" violations "containment counts the check's denial"
+	expect_eq "$(field -c '[.denials[] | select(.phase == "check") | .target]')" '["unshare(CLONE_NEWUSER)"]' "the check's denial"
+	expect_eq "$(field -c '[.denials[] | select(.phase == "run")]')" '[]' "none of the command's"
+	t_assert
+}
+
+test_check_runs_in_a_0700_workspace() {
+	# The way every harness makes a workspace: mktemp -d, mode 0700.
+	local ws
+	ws=$(mktemp -d "$T_TMP/ws.XXXXXX")
+	chmod 700 "$ws"
+	cd "$ws" || return 1
+	cordon_run --check 'test "$(cat answer.txt)" = 42' -- /bin/sh -c 'echo 42 >answer.txt'
+	expect_eq "$(field .status)" ok "status"
+	expect_eq "$(field .check.status)" ok "the check ran"
+	expect_eq "$(field .verdicts.task)" pass "task verdict"
+	t_assert
+}
+
+test_check_setup_failure_is_error_with_reason() {
+	# A check that cannot be set up says nothing about the task: verdict
+	# "error", the reason in the report and on stderr.
+	echo '{"check": {"command": "true", "cwd": "/no/such/dir"}}' >p.json
+	cordon_run --policy p.json -- /bin/true
+	expect_eq "$(field .status)" ok "the command's status"
+	expect_eq "$RC" 0 "exit status follows the command"
+	expect_eq "$(field .verdicts.task)" error "task verdict"
+	expect_eq "$(field .check.status)" setup-error "check status"
+	expect_match "$(field .check.reason)" "/no/such/dir" "the check's reason"
+	expect_match "$ERR" "check: setup-error: .*/no/such/dir" "stderr says it"
+	t_assert
+}
+
+test_check_object_parse_errors_have_locations() {
+	local f
+	for f in '{"check": {"command": "true", "fils": "x"}}|1:31|unknown key "fils"' \
+		 '{"check": {"files": "x"}}|1:11|"command" is required' \
+		 '{"check": {"command": 1}}|1:23|"check.command" must be a string' \
+		 '{"check": {"command": "t", "cwd": "rel"}}|1:35|"check.cwd" must be an absolute path' \
+		 '{"check": {"command": "t", "env": {"1X": "v"}}}|1:36|"1X" is not a valid variable name' \
+		 '{"check": ["true"]}|1:11|"check" must be a string or an object'; do
+		printf '%s\n' "${f%%|*}" >p.json
+		local rest=${f#*|}
+		"$CORDON" validate p.json >/dev/null 2>err.txt && fail "accepted: ${f%%|*}"
+		expect_match "$(cat err.txt)" "^cordon: p.json:${rest%%|*}: .*${rest#*|}" "error for ${f%%|*}"
+	done
+	t_assert
+}
+
+# A wrong answer, a test that catches it, and a planted unittest.py that
+# "passes" whatever it is asked.
+plant_wrong_answer() {
+	mkdir -p "$T_TMP/checks"
+	cat >"$T_TMP/checks/test_answer.py" <<'PY'
+import os, unittest
+class T(unittest.TestCase):
+    def test_answer(self):
+        with open(os.environ["ANSWER"]) as f:
+            self.assertEqual(f.read().strip(), "42")
+PY
+	printf '%s\n' 'import sys' 'print("planted unittest: all good")' 'sys.exit(0)' >"$T_TMP/plant.py"
+}
+
+test_planted_module_cannot_decide_the_check() {
+	[ -x /usr/bin/python3 ] || { skip "no /usr/bin/python3"; return 0; }
+	plant_wrong_answer
+	local task="echo 41 >answer.txt; cp $T_TMP/plant.py unittest.py"
+	# The residual risk, shown: the check imports from the workspace.
+	cordon_run --ro "$T_TMP" --env ANSWER="$WS/answer.txt" \
+		--check "/usr/bin/python3 -m unittest discover -s $T_TMP/checks" -- /bin/sh -c "$task"
+	expect_eq "$(field .verdicts.task)" pass "unsafe pattern: the planted module decides ($ERR $(field -c .check))"
+	# The documented patterns: -P (no working directory on sys.path), the
+	# check's files in a place the task cannot touch, run from there.
+	cat >p.json <<J
+{"check": {"command": "/usr/bin/python3 -P -m unittest discover -s /check",
+	   "files": "$T_TMP/checks", "env": {"ANSWER": "$WS/answer.txt"}}}
+J
+	cordon_run --policy p.json --ro "$T_TMP/plant.py" -- /bin/sh -c "$task"
+	expect_eq "$(field .verdicts.task)" fail "-P: the planted module is not imported"
+	expect_match "$ERR" "check: .*AssertionError: '41' != '42'" "the real test ran"
+	cat >p.json <<J
+{"check": {"command": "/usr/bin/python3 -I -m unittest discover -s .", "cwd": "/check",
+	   "files": "$T_TMP/checks", "env": {"ANSWER": "$WS/answer.txt"}}}
+J
+	cordon_run --policy p.json --ro "$T_TMP/plant.py" -- /bin/sh -c "$task"
+	expect_eq "$(field .verdicts.task)" fail "-I with cwd /check"
+	# And the right answer passes the same check.
+	cordon_run --policy p.json --ro "$T_TMP/plant.py" -- /bin/sh -c "echo 42 >answer.txt; cp $T_TMP/plant.py unittest.py"
+	expect_eq "$(field .verdicts.task)" pass "right answer"
+	t_assert
+}
+
+test_check_files_must_be_outside_writable_paths() {
+	mkdir -p checks
+	echo '{"check": {"command": "true", "files": "./checks"}}' >p.json
+	cordon_run --policy p.json -- /bin/true
+	expect_eq "$(field .status)" setup-error "status"
+	expect_match "$(field .reason)" "check.files .*overlaps the writable path" "reason"
+	mkdir -p "$T_TMP/c"
+	echo "{\"check\": {\"command\": \"true\", \"files\": \"$T_TMP/c\"}}" >p.json
+	cordon_run --policy p.json --rw "$T_TMP/c" -- /bin/true
+	expect_eq "$(field .status)" setup-error "status with --rw of the files"
+	t_assert
+}
+
+# --- --ro below a 0700 directory (issue 12, item 3) --------------------------
+
+test_ro_below_a_0700_directory() {
+	is_root || { skip "needs root"; return 0; }
+	local home=$T_TMP/home
+	mkdir -p "$home/.pyenv/bin"
+	chmod 700 "$home"
+	echo 'tool 1.0' >"$home/.pyenv/bin/version"
+	cordon_run --ro "$home/.pyenv" -- /bin/cat "$home/.pyenv/bin/version"
+	expect_eq "$(field .status)" ok "status ($(field .reason))"
+	expect_eq "$OUT" "tool 1.0" "read below a 0700 directory"
+	cordon_run --ro "$home/.pyenv/missing" -- /bin/true
+	expect_eq "$(field .status)" setup-error "a missing source"
+	expect_match "$(field .reason)" "ro $home/.pyenv/missing.*No such file" "names the path and why"
+	t_assert
+}
+
+# --- the report's target (issue 12, item 9) ----------------------------------
+
+test_report_into_a_device_or_fifo_is_written_in_place() {
+	is_root || { skip "needs root (mknod)"; return 0; }
+	mknod "$T_TMP/null" c 1 3
+	"$CORDON" run --report "$T_TMP/null" -- /bin/true || fail "run with --report to a device"
+	[ -c "$T_TMP/null" ] || fail "the device was replaced: $(ls -l "$T_TMP/null")"
+	mkfifo "$T_TMP/fifo"
+	cat "$T_TMP/fifo" >"$T_TMP/from-fifo" &
+	local reader=$!
+	"$CORDON" run --report "$T_TMP/fifo" -- /bin/true || fail "run with --report to a FIFO"
+	wait $reader
+	[ -p "$T_TMP/fifo" ] || fail "the FIFO was replaced"
+	expect_eq "$(jq -r .status "$T_TMP/from-fifo")" ok "the reader got the report"
+	# A regular file is still replaced atomically.
+	echo old >"$T_TMP/r.json"
+	"$CORDON" run --report "$T_TMP/r.json" -- /bin/true
+	expect_eq "$(jq -r .status "$T_TMP/r.json")" ok "regular file"
+	t_assert
+}
+
+test_report_through_a_planted_symlink_is_refused() {
+	mkdir -p "$T_TMP/elsewhere"
+	"$CORDON" run -- /bin/ln -s "$T_TMP/elsewhere" out >/dev/null 2>&1
+	[ -L out ] || { fail "setup: no link"; t_assert; return; }
+	"$CORDON" run --report out/r.json -- /bin/true 2>err.txt
+	expect_eq "$?" 125 "exit status"
+	[ -e "$T_TMP/elsewhere/r.json" ] && fail "the report followed the run's symlink"
+	expect_match "$(cat err.txt)" "symbolic link inside the writable path" "message"
+	t_assert
+}
+
+for t in test_check_denials_are_reported_and_count test_check_runs_in_a_0700_workspace \
+	test_check_setup_failure_is_error_with_reason test_check_object_parse_errors_have_locations \
+	test_planted_module_cannot_decide_the_check test_check_files_must_be_outside_writable_paths \
+	test_ro_below_a_0700_directory test_report_into_a_device_or_fifo_is_written_in_place \
+	test_report_through_a_planted_symlink_is_refused; do
+	t_run $t
+done
