@@ -1,6 +1,7 @@
 /* The run plan: everything decided before any process exists. Shared by
  * `cordon run` and `cordon explain`, so both reach the same verdict. */
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,14 +108,83 @@ static int resolve_check_files(const cordon_policy *p, struct run_plan *plan, co
 	return 0;
 }
 
+/* Where an implicit workspace may not be: the root, the system directories,
+ * and the homes (/root, /home, a user's home directory itself). */
+static const char *forbidden_workspace(const char *ws)
+{
+	static const char *const dirs[] = {"/", "/boot", "/dev", "/proc", "/sys", "/run", "/var", NULL};
+	const char *const *lists[] = {dirs, mounts_system_dirs, mounts_system_links};
+	if (strcmp(ws, "/root") == 0 || strcmp(ws, "/home") == 0)
+		return "a home directory";
+	for (size_t l = 0; l < ARRAY_SIZE(lists); l++)
+		for (const char *const *d = lists[l]; *d; d++)
+			if (strcmp(ws, *d) == 0)
+				return "a system directory";
+	const char *home = getenv("HOME");
+	if (home && strcmp(ws, home) == 0)
+		return "a home directory";
+	/* Any user's: the home of the directory's owner, or of the invoker. */
+	struct stat st;
+	uid_t uids[2] = {getuid(), stat(ws, &st) == 0 ? st.st_uid : getuid()};
+	for (int i = 0; i < 2; i++) {
+		struct passwd pw, *res = NULL;
+		char pwbuf[4096];
+		if (getpwuid_r(uids[i], &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res && res->pw_dir &&
+		    strcmp(res->pw_dir, "/") != 0 && strcmp(res->pw_dir, ws) == 0)
+			return "a home directory";
+	}
+	return NULL;
+}
+
+/* The workspace: the declared working directory when a declared writable
+ * path contains it (then the current directory gets no implicit grant);
+ * else the current directory, read-write, unless something of the
+ * policy already names it or it is a place no run should write by default.
+ * A check's policy never gets an implicit grant. */
+static int choose_workspace(const cordon_policy *p, struct run_plan *plan, bool *implicit,
+			    cordon_error *err)
+{
+	*implicit = false;
+	if (!getcwd(plan->workspace, sizeof(plan->workspace)))
+		return cordon_err_errno(err, "the current directory");
+	if (p->is_check)
+		return 0;
+	for (size_t i = 0; p->cwd && i < p->nmounts; i++)
+		if (p->mounts[i].mode == MOUNT_RW && path_has_prefix(p->cwd, p->mounts[i].path)) {
+			snprintf(plan->workspace, sizeof(plan->workspace), "%s", p->cwd);
+			return 0;
+		}
+	if (strcmp(plan->workspace, "/") == 0)
+		return cordon_err(err, 0, "the current directory is /, which cannot be the writable workspace; cd into the task's directory");
+	for (size_t i = 0; i < p->nmounts; i++)
+		if (strcmp(p->mounts[i].path, plan->workspace) == 0)
+			return 0;
+	const char *why = forbidden_workspace(plan->workspace);
+	if (why)
+		return cordon_err(err, 0, "the current directory %s is %s, which cannot be the implicit writable workspace; cd into a project directory, or grant it explicitly with --rw %s",
+				  plan->workspace, why, plan->workspace);
+	*implicit = true;
+	return 0;
+}
+
+int run_workspace(const cordon_policy *p, char *out, size_t outsz, cordon_error *err)
+{
+	struct run_plan plan;
+	bool implicit;
+	memset(&plan, 0, sizeof(plan));
+	if (choose_workspace(p, &plan, &implicit, err) < 0)
+		return -1;
+	snprintf(out, outsz, "%s", plan.workspace);
+	return 0;
+}
+
 int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err)
 {
 	memset(plan, 0, sizeof(*plan));
-	if (!getcwd(plan->workspace, sizeof(plan->workspace)))
-		return cordon_err_errno(err, "the current directory");
-	if (strcmp(plan->workspace, "/") == 0)
-		return cordon_err(err, 0, "the current directory is /, which cannot be the writable workspace; cd into the task's directory");
-	if (policy_effective_mounts(p, plan->workspace, &plan->mounts, &plan->nmounts, err) < 0)
+	bool implicit;
+	if (choose_workspace(p, plan, &implicit, err) < 0)
+		return -1;
+	if (policy_effective_mounts(p, implicit ? plan->workspace : NULL, &plan->mounts, &plan->nmounts, err) < 0)
 		return -1;
 	/* Binds are made at the canonical host path, resolved here on the host,
 	 * so no spelling of a path changes what is bound, and the child opens

@@ -1092,8 +1092,8 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 static int run_check(const cordon_policy *p, struct run_report *rep, cordon_error *err)
 {
 	char ws[4096];
-	if (!getcwd(ws, sizeof(ws)))
-		return cordon_err_errno(err, "getcwd");
+	if (run_workspace(p, ws, sizeof(ws), err) < 0)
+		return -1;
 	cordon_policy *cp = policy_for_check(p, ws);
 	if (!cp)
 		return cordon_err(err, 12, "out of memory");

@@ -28,6 +28,9 @@ struct run_plan {
 	char check_files[4096];
 };
 int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err);
+/* The run's workspace (run_plan.workspace): the declared working directory
+ * when a declared writable path contains it, else the current directory. */
+int run_workspace(const cordon_policy *p, char *out, size_t outsz, cordon_error *err);
 void run_plan_free(struct run_plan *plan);
 /* Everything decided before any process exists: the plan, the operator's
  * ceiling (unauthorized; its limits are applied to p), the ledger
