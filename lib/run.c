@@ -571,6 +571,32 @@ static int cgroup_setup(struct sup *s, pid_t pid, cordon_error *err)
 	return 0;
 }
 
+int run_cgroup_preflight(const cordon_policy *p, cordon_error *err)
+{
+	bool want = p->limits[LIM_MEMORY].set || p->limits[LIM_PIDS].set || p->limits[LIM_CPU].set;
+	if (!want || (p->allow_weaker & WEAK_CGROUP))
+		return 0;
+	cordon_error cgerr = {0};
+	const struct cgroup_ops *ops = cgroup_detect(&cgerr);
+	if (!ops && cgerr.msg[0])
+		return cordon_err(err, 0, "%s", cgerr.msg);
+	if (!ops)
+		return cordon_err(err, 0, "no usable cgroup hierarchy on this host (the memory, pids and cpu limits need one; set enforcement.allow_weaker [\"cgroup\"] to accept per-process rlimits instead)");
+	/* The very step a run takes: create the cgroup with its limits, then
+	 * remove it again. */
+	struct cgroup cg;
+	struct cg_limits cl = {
+		p->limits[LIM_MEMORY].set ? p->limits[LIM_MEMORY].value : 0,
+		p->limits[LIM_PIDS].set ? p->limits[LIM_PIDS].value : 0,
+	};
+	memset(&cg, 0, sizeof(cg));
+	if (cgroup_create(&cg, ops, &cl, &cgerr) < 0)
+		return cordon_err(err, 0, "%s (the memory, pids and cpu limits need a cgroup; set enforcement.allow_weaker [\"cgroup\"] to accept per-process rlimits instead)",
+				  cgerr.msg);
+	ops->destroy(&cg);
+	return 0;
+}
+
 /* Landlock and seccomp: probed, then prepared here (the filter compiled by
  * libseccomp), applied by init. A layer the host lacks is a setup error
  * unless the policy accepts the weaker boundary. */

@@ -38,5 +38,8 @@ void run_plan_free(struct run_plan *plan);
  * `cordon run` and `cordon explain`, so both reach the same verdict. On
  * failure rep->status is ST_UNAUTHORIZED, ST_INFEASIBLE or ST_SETUP_ERROR and
  * err says why; the ceiling's findings are in rep either way. */
+/* The cgroup step of a run, tried and undone: a policy whose limits need a
+ * cgroup this user cannot create fails here as the run would. */
+int run_cgroup_preflight(const cordon_policy *p, cordon_error *err);
 int run_preflight(cordon_policy *p, struct run_plan *plan, struct run_report *rep,
 		  cordon_error *err);

@@ -119,6 +119,77 @@ test_check_files_must_be_outside_writable_paths() {
 	t_assert
 }
 
+# --- the workspace (issue 12, items 1 and 2) ---------------------------------
+
+test_workspace_follows_the_declared_one() {
+	mkdir ws
+	echo '{"cwd": "./ws", "filesystem": {"write": ["./ws"]}}' >p.json
+	local before
+	before=$(cat p.json)
+	cordon_run --policy p.json -- /bin/sh -c 'pwd; echo x >out.txt; echo overwritten >../p.json 2>/dev/null; true'
+	expect_eq "$(field .status)" ok "status"
+	expect_eq "$OUT" "$WS/ws" "working directory"
+	expect_eq "$(cat p.json)" "$before" "the policy file beside the workspace is untouched"
+	expect_eq "$(field -c '[.outputs[].path]')" '["out.txt"]' "outputs, relative to the workspace"
+	local rw
+	rw=$("$CORDON" explain --json --policy p.json | jq -c '[.paths[] | select(.mode == "rw") | .path]')
+	expect_eq "$rw" "[\"$WS/ws\"]" "explain: only the declared workspace is writable"
+	# Flags declare it the same way.
+	"$CORDON" run --cwd "$WS/ws" --rw "$WS/ws" -- /bin/sh -c 'echo x >../flag.txt' 2>/dev/null
+	[ -e flag.txt ] && fail "the current directory stayed writable with --cwd/--rw"
+	t_assert
+}
+
+test_no_implicit_workspace_in_system_or_home_roots() {
+	local d
+	for d in /etc /usr /root /home /var; do
+		[ -d "$d" ] || continue
+		(cd "$d" && "$CORDON" run --report "$T_TMP/r.json" -- /bin/true) 2>err.txt
+		expect_eq "$?" 125 "exit status in $d"
+		expect_match "$(cat err.txt)" "current directory $d is .*cd into a project directory, or grant it explicitly with --rw $d" "message in $d"
+		expect_eq "$(jq -r .status "$T_TMP/r.json")" setup-error "status in $d"
+	done
+	# A home directory itself; below it is fine, and so is an explicit grant.
+	mkdir -p home/proj
+	(cd home && HOME=$WS/home "$CORDON" run -- /bin/true) 2>err.txt && fail "ran in \$HOME"
+	expect_match "$(cat err.txt)" "is a home directory" "home message"
+	(cd home/proj && HOME=$WS/home "$CORDON" run -- /bin/true) || fail "below the home directory"
+	(cd home && HOME=$WS/home "$CORDON" run --rw "$WS/home" -- /bin/true) || fail "explicit --rw of the home directory"
+	t_assert
+}
+
+# --- explain agrees with run (issue 12, item 6) --------------------------------
+
+test_explain_agrees_with_run_for_an_ordinary_user() {
+	is_root || { skip "needs root to become an ordinary user"; return 0; }
+	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
+		{ skip "unprivileged user namespaces are disabled"; return 0; }
+	chmod 777 "$WS"
+	local as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	local erc=0 rrc=0
+	$as_user "$CORDON" explain --json --memory-limit 64M -- /bin/true >e.json || erc=$?
+	$as_user "$CORDON" run --report "$WS/r.json" --memory-limit 64M -- /bin/true 2>err.txt || rrc=$?
+	local verdict status
+	verdict=$(jq -r .verdict e.json)
+	status=$(jq -r .status r.json)
+	if [ "$status" = ok ]; then
+		expect_eq "$verdict" "would run" "the run ran"
+		expect_eq "$erc" 0 "explain's exit status"
+	else
+		expect_eq "$status" setup-error "run status"
+		expect_match "$verdict" "^setup-error: .*cgroup" "explain's verdict ($(cat err.txt))"
+		expect_eq "$erc" 1 "explain's exit status when it would not run"
+		expect_eq "$rrc" 125 "run's exit status"
+	fi
+	# Accepting per-process rlimits: both run.
+	erc=0
+	echo '{"enforcement": {"allow_weaker": ["cgroup"]}}' >w.json
+	$as_user "$CORDON" explain --policy w.json --memory-limit 64M -- /bin/true >/dev/null || erc=$?
+	expect_eq "$erc" 0 "explain with allow_weaker cgroup"
+	$as_user "$CORDON" run --policy w.json --memory-limit 64M -- /bin/true || fail "run with allow_weaker cgroup"
+	t_assert
+}
+
 # --- --ro below a 0700 directory (issue 12, item 3) --------------------------
 
 test_ro_below_a_0700_directory() {
@@ -172,6 +243,7 @@ for t in test_check_denials_are_reported_and_count test_check_runs_in_a_0700_wor
 	test_check_setup_failure_is_error_with_reason test_check_object_parse_errors_have_locations \
 	test_planted_module_cannot_decide_the_check test_check_files_must_be_outside_writable_paths \
 	test_ro_below_a_0700_directory test_report_into_a_device_or_fifo_is_written_in_place \
-	test_report_through_a_planted_symlink_is_refused; do
+	test_report_through_a_planted_symlink_is_refused test_workspace_follows_the_declared_one \
+	test_no_implicit_workspace_in_system_or_home_roots test_explain_agrees_with_run_for_an_ordinary_user; do
 	t_run $t
 done
