@@ -119,6 +119,19 @@ test_check_files_must_be_outside_writable_paths() {
 	t_assert
 }
 
+test_check_files_are_checked_against_the_ceiling() {
+	mkdir -p "$T_TMP/c" "$T_TMP/ok"
+	echo "{\"filesystem\": {\"read\": [\"$BUILD\", \"$T_TMP/ok\"], \"write\": [\"$WS\"]}}" >"$T_TMP/ceiling.json"
+	echo "{\"check\": {\"command\": \"true\", \"files\": \"$T_TMP/c\"}}" >p.json
+	cordon_run --ceiling "$T_TMP/ceiling.json" --policy p.json -- /bin/true
+	expect_eq "$(field .status)" unauthorized "check.files beyond the ceiling"
+	expect_match "$(field -c .grants)" "\"kind\":\"read\",\"target\":\"$T_TMP/c\",\"allowed\":false" "the grant"
+	echo "{\"check\": {\"command\": \"test -d /check\", \"files\": \"$T_TMP/ok\"}}" >p.json
+	cordon_run --ceiling "$T_TMP/ceiling.json" --policy p.json -- /bin/true
+	expect_eq "$(field .status)/$(field .verdicts.task)" ok/pass "check.files inside the ceiling"
+	t_assert
+}
+
 # --- the workspace (issue 12, items 1 and 2) ---------------------------------
 
 test_workspace_follows_the_declared_one() {
@@ -248,6 +261,7 @@ for t in test_check_denials_are_reported_and_count test_check_runs_in_a_0700_wor
 	test_planted_module_cannot_decide_the_check test_check_files_must_be_outside_writable_paths \
 	test_ro_below_a_0700_directory test_report_into_a_device_or_fifo_is_written_in_place \
 	test_report_through_a_planted_symlink_is_refused test_workspace_follows_the_declared_one \
-	test_no_implicit_workspace_in_system_or_home_roots test_explain_agrees_with_run_for_an_ordinary_user; do
+	test_no_implicit_workspace_in_system_or_home_roots test_explain_agrees_with_run_for_an_ordinary_user \
+	test_check_files_are_checked_against_the_ceiling; do
 	t_run $t
 done
