@@ -1048,6 +1048,9 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 	s.seccomp.memfd = -1;
 	if (geteuid() == 0)
 		prctl(PR_SET_DUMPABLE, 0);
+	else /* the command's run cleared it; its check's init must be
+	      * dumpable for its uid_map to be ours to write */
+		prctl(PR_SET_DUMPABLE, 1);
 	s.pol = p;
 	s.opts = opts;
 	s.rep = rep;

@@ -203,6 +203,27 @@ test_explain_agrees_with_run_for_an_ordinary_user() {
 	t_assert
 }
 
+test_check_runs_for_an_ordinary_user() {
+	is_root || { skip "needs root to become an ordinary user"; return 0; }
+	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
+		{ skip "unprivileged user namespaces are disabled"; return 0; }
+	chmod 777 "$WS"
+	mkdir -p "$T_TMP/c"
+	echo 'test "$(cat "$1")" = 42' >"$T_TMP/c/t.sh"
+	chmod 755 "$T_TMP" "$T_TMP/c"
+	chmod 644 "$T_TMP/c/t.sh"
+	echo "{\"enforcement\": {\"allow_weaker\": [\"cgroup\"]},
+	       \"check\": {\"command\": \"sh /check/t.sh $WS/answer\", \"files\": \"$T_TMP/c\"}}" >p.json
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --policy p.json --report "$WS/r.json" \
+		-- /bin/sh -c 'echo 42 >answer' 2>err.txt
+	R=$WS/r.json
+	keep_report "$R"
+	expect_eq "$(field .status)" ok "status"
+	expect_eq "$(field .check.status)" ok "the check ran ($(cat err.txt))"
+	expect_eq "$(field .verdicts.task)" pass "task verdict"
+	t_assert
+}
+
 # --- --ro below a 0700 directory (issue 12, item 3) --------------------------
 
 test_ro_below_a_0700_directory() {
@@ -262,6 +283,6 @@ for t in test_check_denials_are_reported_and_count test_check_runs_in_a_0700_wor
 	test_ro_below_a_0700_directory test_report_into_a_device_or_fifo_is_written_in_place \
 	test_report_through_a_planted_symlink_is_refused test_workspace_follows_the_declared_one \
 	test_no_implicit_workspace_in_system_or_home_roots test_explain_agrees_with_run_for_an_ordinary_user \
-	test_check_files_are_checked_against_the_ceiling; do
+	test_check_files_are_checked_against_the_ceiling test_check_runs_for_an_ordinary_user; do
 	t_run $t
 done
