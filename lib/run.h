@@ -12,12 +12,6 @@ int cordon_run(cordon_policy *p, char *const argv[], struct run_report *rep,
 /* The checks made before anything starts (the same ones `cordon explain`
  * shows): resolves the workspace and the effective, canonical mount list.
  * On failure fills err with the one-line reason. */
-/* Resolve path like realpath(3), but refuse to follow a symlink that sits in
- * a directory at or below any of the writable paths (a run could have
- * planted it). */
-int resolve_untrusted_links(const char *path, const strv *writable, char *out, size_t outsz,
-			    cordon_error *err);
-
 struct run_plan {
 	char workspace[4096];
 	char cwd_in[4096];

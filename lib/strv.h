@@ -29,3 +29,10 @@ void buf_wipe(buf *b);
 int path_normalize(const char *in, char *out, size_t outsz);
 /* Does path lie at or below prefix (both normalised, absolute)? */
 bool path_has_prefix(const char *path, const char *prefix);
+
+/* Resolve path like realpath(3), but refuse to follow a symlink that sits in
+ * a directory at or below any of the writable paths (a run could have
+ * planted it). */
+struct cordon_error;
+int resolve_untrusted_links(const char *path, const strv *writable, char *out, size_t outsz,
+			    struct cordon_error *err);
