@@ -61,7 +61,7 @@ static const char *forbidden_workspace(const char *ws)
 	/* Any user's: the home of the directory's owner, or of the invoker. */
 	struct stat st;
 	uid_t uids[2] = {getuid(), stat(ws, &st) == 0 ? st.st_uid : getuid()};
-	for (int i = 0; i < 2; i++) {
+	for (int i = 0; i < (uids[1] == uids[0] ? 1 : 2); i++) {
 		struct passwd pw, *res = NULL;
 		char pwbuf[4096];
 		if (getpwuid_r(uids[i], &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res && res->pw_dir &&
