@@ -731,10 +731,12 @@ static int send_check_files(struct sup *s, int userns, cordon_error *err)
 	return r;
 }
 
-/* As root: rw binds become idmapped trees through U1 (init's user
+/* As root: every bind is cloned here, with the supervisor's credentials (a
+ * source below a 0700 directory works). rw binds, and the check's view of
+ * what the task could write, become idmapped trees through U1 (init's user
  * namespace, which maps the invoking user to the run's host identity), so
- * files created inside belong to the invoking user. Each tree goes to init
- * over the socket. */
+ * files created inside belong to the invoking user; ro binds are idmapped
+ * where the filesystem allows it. Each tree goes to init over the socket. */
 static int send_idmapped_trees(struct sup *s, cordon_error *err)
 {
 	bool any_rw = false, any_bind = false;
@@ -1121,8 +1123,16 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 static int run_check(const cordon_policy *p, struct run_report *rep, cordon_error *err)
 {
 	char ws[4096];
-	if (run_workspace(p, ws, sizeof(ws), err) < 0)
-		return -1;
+	cordon_error e = {0};
+	if (run_workspace(p, ws, sizeof(ws), &e) < 0) {
+		/* the check cannot be set up: a verdict of its own */
+		rep->check_ran = true;
+		rep->check_status = ST_SETUP_ERROR;
+		rep->check_exit_code = -1;
+		rep->task = TASK_ERROR;
+		snprintf(rep->check_reason, sizeof(rep->check_reason), "%s", e.msg);
+		return 0;
+	}
 	cordon_policy *cp = policy_for_check(p, ws);
 	if (!cp)
 		return cordon_err(err, 12, "out of memory");
