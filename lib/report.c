@@ -11,7 +11,6 @@
 #include "error.h"
 #include "json.h"
 #include "report.h"
-#include "run.h"
 
 static const char *const status_names[ST_COUNT] = {
 	"ok", "exit-nonzero", "signaled", "timeout", "cpu-limit", "memory-limit",
@@ -514,18 +513,26 @@ int report_write_target(const char *path, const char *text, const strv *writable
 	if (dfd < 0)
 		return cordon_err_errno(err, "report %s: directory %s", path, dir);
 	struct stat st;
-	bool exists = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
-	if (exists && !inside && S_ISLNK(st.st_mode) && fstatat(dfd, name, &st, 0) < 0)
-		exists = false; /* a dangling link: replaced, as before */
-	if (!exists || S_ISREG(st.st_mode) || inside)
+	if (inside || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISREG(st.st_mode))
 		return write_beside(dir, name, text, err);
+	if (S_ISLNK(st.st_mode)) {
+		/* A link to a regular file is replaced, as before; one into /proc
+		 * (/dev/stdout -> /proc/self/fd/1) or to a device is written
+		 * through. A dangling one is replaced. */
+		char lt[PATH_MAX];
+		ssize_t n = readlinkat(dfd, name, lt, sizeof(lt) - 1);
+		lt[n > 0 ? n : 0] = '\0';
+		if (fstatat(dfd, name, &st, 0) < 0 || (S_ISREG(st.st_mode) && strncmp(lt, "/proc/", 6) != 0))
+			return write_beside(dir, name, text, err);
+	}
 	if (S_ISDIR(st.st_mode))
 		return cordon_err(err, EISDIR, "report %s is a directory", path);
 	/* A device, FIFO or socket (/dev/null, /dev/stdout): written to, never
-	 * replaced by a file. No reader on a FIFO is an error, not a hang. */
+	 * replaced by a file; appended to where it is a file (cordon's stdout
+	 * redirected). No reader on a FIFO is an error, not a hang. */
 	char full[PATH_MAX + NAME_MAX + 2];
 	snprintf(full, sizeof(full), "%s/%s", strcmp(dir, "/") ? dir : "", name);
-	_cleanup_close_ int fd = open(full, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	_cleanup_close_ int fd = open(full, O_WRONLY | O_APPEND | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return cordon_err_errno(err, "open report %s (%s, written in place)", path,
 					S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a character device" : "not a regular file");

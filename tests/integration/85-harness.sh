@@ -259,6 +259,13 @@ test_report_into_a_device_or_fifo_is_written_in_place() {
 		fail "the FIFO was replaced"
 	fi
 	expect_eq "$(jq -r .status "$T_TMP/from-fifo")" ok "the reader got the report"
+	# /dev/stdout is a link into /proc: written through (appended after the
+	# command's own output), the link stays. Tested on a link of our own.
+	ln -s /proc/self/fd/1 "$T_TMP/stdout"
+	"$CORDON" run --report "$T_TMP/stdout" -- /bin/echo hello >"$T_TMP/out.txt"
+	[ -L "$T_TMP/stdout" ] || fail "the link to /proc/self/fd/1 was replaced"
+	expect_eq "$(head -1 "$T_TMP/out.txt")" hello "the command's output comes first"
+	expect_eq "$(tail -n +2 "$T_TMP/out.txt" | jq -r .status)" ok "then the report"
 	# A regular file is still replaced atomically.
 	echo old >"$T_TMP/r.json"
 	"$CORDON" run --report "$T_TMP/r.json" -- /bin/true
