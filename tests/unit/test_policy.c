@@ -29,14 +29,19 @@ static void test_check_object(void **st)
 	cordon_error e = {0};
 	cordon_policy *p = load("{\"env\": {\"A\": \"1\"}, \"cwd\": \"./w\", \"check\": {\"command\": \"true\", "
 				"\"files\": \"./t\", \"cwd\": \"/check/./x\", \"env\": {\"B\": \"2\"}}}", &e);
-	if (!p)
+	if (!p) {
 		fail_msg("%s", e.msg);
+		return;
+	}
 	assert_string_equal(p->check, "true");
 	assert_string_equal(p->check_files, "/base/dir/t");
 	assert_string_equal(p->check_cwd, "/check/x");
 	assert_int_equal(p->check_env.n, 1);
 	cordon_policy *c = policy_for_check(p, "/base/dir/w");
-	assert_non_null(c);
+	if (!c) {
+		fail_msg("policy_for_check");
+		return;
+	}
 	assert_true(c->is_check);
 	assert_null(c->check);
 	assert_string_equal(c->check_files, "/base/dir/t");
