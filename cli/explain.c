@@ -17,13 +17,16 @@ int cmd_explain(int argc, char **argv)
 		fprintf(stderr, "cordon: %s\n", err.msg);
 		rc = 2;
 	} else {
-		char *text = explain_render(o.pol, o.argv, o.json);
+		bool would_run = false;
+		char *text = explain_render_verdict(o.pol, o.argv, o.json, &would_run);
 		if (!text) {
 			fprintf(stderr, "cordon: out of memory\n");
 			rc = 2;
 		} else {
 			fputs(text, stdout);
 			free(text);
+			/* 0 would run, 1 would not (the verdict says why), 2 bad input */
+			rc = would_run ? 0 : 1;
 		}
 	}
 	policy_free(o.pol);

@@ -22,7 +22,7 @@ static int emit_report(const struct run_report *r, const char *path)
 		fprintf(stderr, "cordon: out of memory writing the report\n");
 		return -1;
 	}
-	if (path && report_write_file(path, text, &err) < 0) {
+	if (path && report_write_target(path, text, &r->writable, &err) < 0) {
 		fprintf(stderr, "cordon: %s\n", err.msg);
 		return -1;
 	}
@@ -73,6 +73,11 @@ static int cmd_run(int argc, char **argv)
 		char *reason = report_redact(&rep, rep.reason);
 		fprintf(stderr, "cordon: %s%s%s\n", status_name(rep.status), rep.reason[0] ? ": " : "",
 			reason ? reason : "");
+		free(reason);
+	}
+	if (rep.task == TASK_ERROR) {
+		char *reason = report_redact(&rep, rep.check_reason);
+		fprintf(stderr, "cordon: check: %s: %s\n", status_name(rep.check_status), reason ? reason : "");
 		free(reason);
 	}
 	rc = status_exit_code(rep.status, rep.exit_code, rep.signal);

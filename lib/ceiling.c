@@ -168,6 +168,16 @@ static int check_paths(const cordon_policy *c, const cordon_policy *task, const 
 		if (grant(r, "input", path, ok, ok ? rule : msg) < 0)
 			return -1;
 	}
+	/* The check's files are a read grant like any other. */
+	if (task->check_files) {
+		char path[PATH_MAX];
+		canon(task->check_files, path, sizeof(path));
+		bool ok = under(c, path, RO | RW, rule, sizeof(rule));
+		if (!ok)
+			snprintf(msg, sizeof(msg), "not under any read or write prefix of the ceiling %s", rule);
+		if (grant(r, "read", path, ok, ok ? rule : msg) < 0)
+			return -1;
+	}
 	return 0;
 }
 

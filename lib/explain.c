@@ -54,6 +54,10 @@ static void verdict(cordon_policy *p, const struct host_features *f, struct run_
 		snprintf(out, outsz, "setup-error: the %s controller is not available", need_mem && !f->cgroup_memory ? "memory" : "pids");
 		return;
 	}
+	if (run_cgroup_preflight(p, &e) < 0) {
+		snprintf(out, outsz, "setup-error: %s", e.msg);
+		return;
+	}
 	snprintf(out, outsz, "would run");
 }
 
@@ -280,6 +284,12 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 
 char *explain_render(cordon_policy *p, char *const argv[], bool json)
 {
+	bool would_run;
+	return explain_render_verdict(p, argv, json, &would_run);
+}
+
+char *explain_render_verdict(cordon_policy *p, char *const argv[], bool json, bool *would_run)
+{
 	struct host_features f;
 	struct run_plan plan;
 	struct run_report rep;
@@ -289,6 +299,7 @@ char *explain_render(cordon_policy *p, char *const argv[], bool json)
 	memset(&plan, 0, sizeof(plan));
 	report_init(&rep);
 	verdict(p, &f, &plan, &rep, &plan_ok, v, sizeof(v));
+	*would_run = strcmp(v, "would run") == 0;
 	char *out = json ? render_json(p, argv, &f, &plan, &rep, plan_ok, v)
 			 : render_text(p, argv, &f, &plan, &rep, plan_ok, v);
 	run_plan_free(&plan);

@@ -36,6 +36,21 @@ static int openat2_nofollow(int dirfd, const char *path, int flags)
 	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 }
 
+/* Clone the host tree at path, as the supervisor (root): a source below a
+ * directory the run's identity could not enter (0700 /root) is still
+ * reachable, and a failure names the path and the reason. */
+static int clone_tree(int root, const char *path, bool recursive, const char *what, cordon_error *err)
+{
+	_cleanup_close_ int src = openat2_nofollow(root, path, O_PATH);
+	if (src < 0)
+		return cordon_err_errno(err, "%s %s: open the source as the supervisor", what, path);
+	int t = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH |
+			  (recursive ? AT_RECURSIVE : 0));
+	if (t < 0)
+		return cordon_err_errno(err, "%s %s: open_tree", what, path);
+	return t;
+}
+
 int mounts_prepare_idmapped(const struct cordon_mount *m, size_t n, int userns_fd, int *fds,
 			    cordon_error *err)
 {
@@ -45,23 +60,34 @@ int mounts_prepare_idmapped(const struct cordon_mount *m, size_t n, int userns_f
 	if (root < 0)
 		return cordon_err_errno(err, "open /");
 	for (size_t i = 0; i < n; i++) {
-		if (m[i].mode != MOUNT_RW)
+		if (m[i].mode == MOUNT_TMPFS)
 			continue;
-		_cleanup_close_ int src = openat2_nofollow(root, m[i].path, O_PATH);
-		if (src < 0)
-			return cordon_err_errno(err, "open %s", m[i].path);
-		int t = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		bool idmap = m[i].mode == MOUNT_RW || m[i].owned;
+		const char *what = mount_mode_name(m[i].mode);
+		/* An idmapped tree is one mount (submounts may not support it);
+		 * a plain ro bind keeps its submounts, as the child's own did. */
+		int t = clone_tree(root, m[i].path, !idmap, what, err);
 		if (t < 0)
-			return cordon_err_errno(err, "open_tree %s", m[i].path);
-		struct mount_attr attr = {
-			.attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
-			.userns_fd = (uint64_t)userns_fd,
-		};
-		if (mount_setattr(t, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0) {
+			return -1;
+		unsigned set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+		if (m[i].mode == MOUNT_RO)
+			set |= MOUNT_ATTR_RDONLY;
+		struct mount_attr attr = {.attr_set = set};
+		if (idmap) {
+			attr.attr_set |= MOUNT_ATTR_IDMAP;
+			attr.userns_fd = (uint64_t)userns_fd;
+		}
+		/* A plain ro bind keeps the files' own owners and modes: mapping
+		 * them to the invoking user (root) would let the run read what
+		 * only root may (a granted /etc holds shadow). The supervisor
+		 * opened the source, so a 0700 directory above it is no bar. */
+		if (mount_setattr(t, "", AT_EMPTY_PATH | (idmap ? 0 : AT_RECURSIVE), &attr, sizeof(attr)) < 0) {
 			int e = errno;
 			close(t);
-			return cordon_err(err, e, "idmapped mount of %s (so that files the run creates belong to you)",
-					  m[i].path);
+			if (idmap)
+				return cordon_err(err, e, "idmapped mount of %s (so that files the run creates belong to you)",
+						  m[i].path);
+			return cordon_err(err, e, "%s %s: make it read-only", what, m[i].path);
 		}
 		fds[i] = t;
 	}
@@ -355,8 +381,14 @@ static int setup_task_mounts(const struct mount_plan *plan, int oldroot, int new
 		int r;
 		if (m->mode == MOUNT_TMPFS)
 			r = mount_tmpfs(newroot, m->path, "1777", m->size ? m->size : CORDON_TMPFS_DEFAULT_SIZE, 0, err);
-		else if (plan->tree_fds && plan->tree_fds[i] >= 0)
-			r = attach_tree(plan->tree_fds[i], newroot, m->path, true, err);
+		else if (plan->tree_fds && plan->tree_fds[i] >= 0) {
+			struct stat st;
+			r = fstat(plan->tree_fds[i], &st);
+			if (r < 0)
+				cordon_err_errno(err, "stat the tree");
+			else
+				r = attach_tree(plan->tree_fds[i], newroot, m->path, S_ISDIR(st.st_mode), err);
+		}
 		else
 			r = bind_host(oldroot, newroot, m->path, m->mode == MOUNT_RO, err);
 		if (r < 0)
@@ -472,6 +504,16 @@ int mounts_finish(struct mount_ctx *mc, const struct mount_plan *plan, cordon_er
 	if (setup_task_mounts(plan, mc->oldroot, mc->newroot, err) < 0 ||
 	    write_secret_files(plan, mc->newroot, err) < 0)
 		return -1;
+	if (plan->check_files) {
+		int r;
+		if (plan->tree_fds && plan->tree_fds[plan->n] >= 0)
+			r = attach_tree(plan->tree_fds[plan->n], mc->newroot, CHECK_FILES_DIR, true, err);
+		else
+			r = bind_at(mc->oldroot, mc->newroot, plan->check_files, CHECK_FILES_DIR,
+				    MOUNT_ATTR_RDONLY, err);
+		if (r < 0)
+			return cordon_err_wrap(err, "check.files %s", plan->check_files);
+	}
 	if (setup_cgroup_view(plan->cgview, mc->oldroot, mc->newroot, err) < 0)
 		return cordon_err_wrap(err, "the run's cgroup at /sys/fs/cgroup");
 	close(mc->oldroot);

@@ -51,12 +51,17 @@ struct mount_plan {
 	const struct secret_value *secrets;
 	size_t nsecrets;
 	const struct cgroup_view *cgview; /* or NULL */
+	/* A check's own files: host path bound read-only at CHECK_FILES_DIR
+	 * (tree_fds[n] when the supervisor prepared it), or NULL. */
+	const char *check_files;
 };
 
-/* Parent side: for each rw bind, clone the host tree and idmap it so that
- * files the run creates belong to host_uid/gid while the run's own host
- * identity is sandbox_uid. fds[i] = -1 for the others. Needs host
- * CAP_SYS_ADMIN; call only when cordon runs as root. */
+/* Parent side: for each bind, clone the host tree as the supervisor (so a
+ * source below a 0700 directory works) and configure it: rw and owned binds
+ * are idmapped so that files the run creates belong to host_uid/gid while
+ * the run's own host identity is sandbox_uid; ro binds are made read-only.
+ * fds[i] = -1 for tmpfs. Needs host CAP_SYS_ADMIN; call only when cordon
+ * runs as root. */
 int mounts_prepare_idmapped(const struct cordon_mount *m, size_t n, int userns_fd, int *fds,
 			    cordon_error *err);
 

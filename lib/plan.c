@@ -1,6 +1,7 @@
 /* The run plan: everything decided before any process exists. Shared by
  * `cordon run` and `cordon explain`, so both reach the same verdict. */
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,68 +16,101 @@
 #include "mounts.h"
 #include "run.h"
 
-/* Resolve path like realpath(3), but refuse to follow a symlink that sits in
- * a directory at or below any of the writable paths. */
-static int resolve_untrusted_links(const char *path, const strv *writable, char *out, size_t outsz,
-				   cordon_error *err)
+/* check.files: a host directory the task can neither write nor shadow. It
+ * must lie outside every writable path (else the task could edit its own
+ * check), and nothing of the view may sit at or around CHECK_FILES_DIR. */
+static int resolve_check_files(const cordon_policy *p, struct run_plan *plan, const strv *writable,
+			       cordon_error *err)
 {
-	char rest[PATH_MAX * 2], cur[PATH_MAX] = "";
-	int links = 0;
-	if (snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
-		return cordon_err(err, ENAMETOOLONG, "%s", path);
-	char *p = rest;
-	while (*p) {
-		while (*p == '/')
-			p++;
-		if (!*p)
-			break;
-		char *end = strchr(p, '/');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		char comp[NAME_MAX + 1];
-		if (len > NAME_MAX)
-			return cordon_err(err, ENAMETOOLONG, "%.*s", (int)len, p);
-		memcpy(comp, p, len);
-		comp[len] = '\0';
-		p += len;
-		if (strcmp(comp, ".") == 0)
-			continue;
-		if (strcmp(comp, "..") == 0) {
-			char *slash = strrchr(cur, '/');
-			if (slash)
-				*slash = '\0';
-			continue;
-		}
-		char next[PATH_MAX];
-		if (snprintf(next, sizeof(next), "%s/%s", cur, comp) >= (int)sizeof(next))
-			return cordon_err(err, ENAMETOOLONG, "%s", path);
-		struct stat st;
-		if (lstat(next, &st) < 0)
-			return cordon_err_errno(err, "%s", next);
-		if (!S_ISLNK(st.st_mode)) {
-			snprintf(cur, sizeof(cur), "%s", next);
-			continue;
-		}
-		const char *dir = cur[0] ? cur : "/";
-		for (size_t i = 0; i < writable->n; i++)
-			if (path_has_prefix(dir, writable->v[i]))
-				return cordon_err(err, 0, "%s is a symbolic link inside the writable path %s (a run could have planted it); name its target instead",
-						  next, writable->v[i]);
-		if (++links > 40)
-			return cordon_err(err, ELOOP, "%s", path);
-		char target[PATH_MAX];
-		ssize_t n = readlink(next, target, sizeof(target) - 1);
-		if (n < 0)
-			return cordon_err_errno(err, "readlink %s", next);
-		target[n] = '\0';
-		char joined[PATH_MAX * 2];
-		if (snprintf(joined, sizeof(joined), "%s/%s", target, p) >= (int)sizeof(joined))
-			return cordon_err(err, ENAMETOOLONG, "%s", path);
-		if (target[0] == '/')
-			cur[0] = '\0';
-		snprintf(rest, sizeof(rest), "%s", joined);
-		p = rest;
+	char real[PATH_MAX];
+	struct stat st;
+	if (resolve_untrusted_links(p->check_files, writable, real, sizeof(real), err) < 0)
+		return cordon_err_wrap(err, "check.files %s", p->check_files);
+	if (stat(real, &st) < 0)
+		return cordon_err_errno(err, "check.files %s", p->check_files);
+	if (!S_ISDIR(st.st_mode))
+		return cordon_err(err, 0, "check.files %s is not a directory", p->check_files);
+	for (size_t i = 0; i < writable->n; i++)
+		if (path_has_prefix(real, writable->v[i]) || path_has_prefix(writable->v[i], real))
+			return cordon_err(err, 0, "check.files %s overlaps the writable path %s: the task could change its own check; keep the check's files outside every writable path",
+					  real, writable->v[i]);
+	for (size_t i = 0; i < plan->nmounts; i++)
+		if (path_has_prefix(plan->mounts[i].path, CHECK_FILES_DIR) ||
+		    path_has_prefix(CHECK_FILES_DIR, plan->mounts[i].path))
+			return cordon_err(err, 0, "check.files: the check's view shows them at %s, and %s %s overlaps it",
+					  CHECK_FILES_DIR, mount_mode_name(plan->mounts[i].mode), plan->mounts[i].path);
+	if (p->is_check)
+		snprintf(plan->check_files, sizeof(plan->check_files), "%s", real);
+	return 0;
+}
+
+/* Where an implicit workspace may not be: the root, the system directories,
+ * and the homes (/root, /home, a user's home directory itself). */
+static const char *forbidden_workspace(const char *ws)
+{
+	static const char *const dirs[] = {"/", "/boot", "/dev", "/proc", "/sys", "/run", "/var", NULL};
+	const char *const *lists[] = {dirs, mounts_system_dirs, mounts_system_links};
+	if (strcmp(ws, "/root") == 0 || strcmp(ws, "/home") == 0)
+		return "a home directory";
+	for (size_t l = 0; l < ARRAY_SIZE(lists); l++)
+		for (const char *const *d = lists[l]; *d; d++)
+			if (strcmp(ws, *d) == 0)
+				return "a system directory";
+	const char *home = getenv("HOME");
+	if (home && strcmp(ws, home) == 0)
+		return "a home directory";
+	/* Any user's: the home of the directory's owner, or of the invoker. */
+	struct stat st;
+	uid_t uids[2] = {getuid(), stat(ws, &st) == 0 ? st.st_uid : getuid()};
+	for (int i = 0; i < (uids[1] == uids[0] ? 1 : 2); i++) {
+		struct passwd pw, *res = NULL;
+		char pwbuf[4096];
+		if (getpwuid_r(uids[i], &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res && res->pw_dir &&
+		    strcmp(res->pw_dir, "/") != 0 && strcmp(res->pw_dir, ws) == 0)
+			return "a home directory";
 	}
-	snprintf(out, outsz, "%s", cur[0] ? cur : "/");
+	return NULL;
+}
+
+/* The workspace: the declared working directory when a declared writable
+ * path contains it (then the current directory gets no implicit grant);
+ * else the current directory, read-write, unless something of the
+ * policy already names it or it is a place no run should write by default.
+ * A check's policy never gets an implicit grant. */
+static int choose_workspace(const cordon_policy *p, struct run_plan *plan, bool *implicit,
+			    cordon_error *err)
+{
+	*implicit = false;
+	if (!getcwd(plan->workspace, sizeof(plan->workspace)))
+		return cordon_err_errno(err, "the current directory");
+	if (p->is_check)
+		return 0;
+	for (size_t i = 0; p->cwd && i < p->nmounts; i++)
+		if (p->mounts[i].mode == MOUNT_RW && path_has_prefix(p->cwd, p->mounts[i].path)) {
+			snprintf(plan->workspace, sizeof(plan->workspace), "%s", p->cwd);
+			return 0;
+		}
+	if (strcmp(plan->workspace, "/") == 0)
+		return cordon_err(err, 0, "the current directory is /, which cannot be the writable workspace; cd into the task's directory");
+	for (size_t i = 0; i < p->nmounts; i++)
+		if (strcmp(p->mounts[i].path, plan->workspace) == 0)
+			return 0;
+	const char *why = forbidden_workspace(plan->workspace);
+	if (why)
+		return cordon_err(err, 0, "the current directory %s is %s, which cannot be the implicit writable workspace; cd into a project directory, or grant it explicitly with --rw %s",
+				  plan->workspace, why, plan->workspace);
+	*implicit = true;
+	return 0;
+}
+
+int run_workspace(const cordon_policy *p, char *out, size_t outsz, cordon_error *err)
+{
+	struct run_plan plan;
+	bool implicit;
+	memset(&plan, 0, sizeof(plan));
+	if (choose_workspace(p, &plan, &implicit, err) < 0)
+		return -1;
+	snprintf(out, outsz, "%s", plan.workspace);
 	return 0;
 }
 
@@ -131,11 +165,10 @@ int run_plan_inputs(const struct run_plan *plan, const strv *inputs, strv *out, 
 int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err)
 {
 	memset(plan, 0, sizeof(*plan));
-	if (!getcwd(plan->workspace, sizeof(plan->workspace)))
-		return cordon_err_errno(err, "the current directory");
-	if (strcmp(plan->workspace, "/") == 0)
-		return cordon_err(err, 0, "the current directory is /, which cannot be the writable workspace; cd into the task's directory");
-	if (policy_effective_mounts(p, plan->workspace, &plan->mounts, &plan->nmounts, err) < 0)
+	bool implicit;
+	if (choose_workspace(p, plan, &implicit, err) < 0)
+		return -1;
+	if (policy_effective_mounts(p, implicit ? plan->workspace : NULL, &plan->mounts, &plan->nmounts, err) < 0)
 		return -1;
 	/* Binds are made at the canonical host path, resolved here on the host,
 	 * so no spelling of a path changes what is bound, and the child opens
@@ -185,6 +218,10 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 			free(m->path);
 			m->path = dup;
 		}
+	}
+	if (p->check_files && resolve_check_files(p, plan, &writable, err) < 0) {
+		strv_free(&writable);
+		return -1;
 	}
 	strv_free(&writable);
 	mounts_sort(plan->mounts, plan->nmounts);
@@ -297,7 +334,14 @@ int run_preflight(cordon_policy *p, struct run_plan *plan, struct run_report *re
 		  cordon_error *err)
 {
 	rep->status = ST_SETUP_ERROR;
-	if (run_plan_build(p, plan, err) < 0 || check_secret_mounts(p, plan, err) < 0)
+	if (run_plan_build(p, plan, err) < 0)
+		return -1;
+	/* What the run could write: the report's own target is written with care there. */
+	strv_free(&rep->writable);
+	for (size_t i = 0; i < plan->nmounts; i++)
+		if (plan->mounts[i].mode == MOUNT_RW && strv_push(&rep->writable, plan->mounts[i].path) < 0)
+			return cordon_err(err, 12, "out of memory");
+	if (check_secret_mounts(p, plan, err) < 0)
 		return -1;
 	/* Authorization first: nothing beyond the ceiling is even looked at. */
 	if (apply_ceiling(p, plan, rep, err) < 0)

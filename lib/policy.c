@@ -75,6 +75,11 @@ void policy_free(cordon_policy *p)
 	strv_free(&p->inputs);
 	strv_free(&p->devices);
 	free(p->check);
+	free(p->check_files);
+	free(p->check_cwd);
+	for (size_t i = 0; i < p->check_env.n; i++)
+		explicit_bzero(p->check_env.v[i], strlen(p->check_env.v[i]));
+	strv_free(&p->check_env);
 	for (size_t i = 0; i < p->ledger.n; i++)
 		free(p->ledger.ev[i].name);
 	free(p->ledger.ev);
@@ -704,6 +709,59 @@ static int load_enforcement(pctx *c, const jnode *en)
 	return 0;
 }
 
+/* "check": a command string, or {"command", "files", "cwd", "env"}. */
+static int load_check(pctx *c, const jnode *n)
+{
+	static const char *const keys[] = {"command", "files", "cwd", "env", NULL};
+	if (n->type == J_STR)
+		return policy_set_check(c->p, n->str, c->err);
+	if (n->type != J_OBJ)
+		return at(c, n->line, n->col, "\"check\" must be a string or an object, not %s %s",
+			  n->type == J_ARR ? "an" : "a", json_type_name(n->type));
+	if (check_keys(c, n, "\"check\"", keys) < 0)
+		return -1;
+	jnode *cmd = json_get(n, "command"), *files = json_get(n, "files"), *cwd = json_get(n, "cwd"),
+	      *env = json_get(n, "env");
+	if (!cmd)
+		return at(c, n->line, n->col, "\"check\": \"command\" is required");
+	if (want(c, cmd, J_STR, "check.command") < 0 || (files && want(c, files, J_STR, "check.files") < 0) ||
+	    (cwd && want(c, cwd, J_STR, "check.cwd") < 0) || (env && want(c, env, J_OBJ, "check.env") < 0))
+		return -1;
+	if (!cmd->str[0])
+		return at(c, cmd->line, cmd->col, "\"check.command\" is empty");
+	if (policy_set_check(c->p, cmd->str, c->err) < 0)
+		return -1;
+	char abs[PATH_MAX];
+	if (files) {
+		if (resolve_user_path(files->str, c->base_dir, abs, sizeof(abs), c->err) < 0)
+			return at_node(c, files, "check.files");
+		free(c->p->check_files);
+		if (!(c->p->check_files = strdup(abs)))
+			return cordon_err(c->err, 12, "out of memory");
+	}
+	if (cwd) {
+		/* A path of the check's view (CHECK_FILES_DIR, say), not the host's. */
+		if (cwd->str[0] != '/' || path_normalize(cwd->str, abs, sizeof(abs)) < 0)
+			return at(c, cwd->line, cwd->col, "\"check.cwd\" must be an absolute path in the check's view (e.g. %s)",
+				  CHECK_FILES_DIR);
+		free(c->p->check_cwd);
+		if (!(c->p->check_cwd = strdup(abs)))
+			return cordon_err(c->err, 12, "out of memory");
+	}
+	for (size_t i = 0; env && i < env->n; i++) {
+		if (!env_name_valid(env->keys[i]))
+			return at(c, env->kline[i], env->kcol[i], "\"check.env\": \"%s\" is not a valid variable name",
+				  env->keys[i]);
+		if (want(c, env->items[i], J_STR, env->keys[i]) < 0)
+			return -1;
+		buf b = {0};
+		if (buf_printf(&b, "%s=%s", env->keys[i], env->items[i]->str) < 0 ||
+		    strv_push_take(&c->p->check_env, b.p) < 0)
+			return cordon_err(c->err, 12, "out of memory");
+	}
+	return 0;
+}
+
 static int load_root(pctx *c, const jnode *root)
 {
 	static const char *const keys[] = {
@@ -748,10 +806,8 @@ static int load_root(pctx *c, const jnode *root)
 				return cordon_err(c->err, 12, "out of memory");
 		}
 	}
-	if ((n = json_get(root, "check"))) {
-		if (want(c, n, J_STR, "check") < 0 || policy_set_check(c->p, n->str, c->err) < 0)
-			return -1;
-	}
+	if ((n = json_get(root, "check")) && load_check(c, n) < 0)
+		return -1;
 	if ((n = json_get(root, "cwd"))) {
 		char abs[PATH_MAX];
 		if (want(c, n, J_STR, "cwd") < 0)
@@ -967,6 +1023,15 @@ cordon_policy *policy_for_check(const cordon_policy *p, const char *workspace)
 		if (policy_add_mount(c, mode, spec, m->src, "/", &e) < 0)
 			goto fail;
 	}
+	/* What the task could write stays its owner's, read-only now. */
+	for (size_t i = 0; i < c->nmounts; i++) {
+		struct cordon_mount *m = &c->mounts[i];
+		if (strcmp(m->path, workspace) == 0)
+			m->owned = true;
+		for (size_t j = 0; j < p->nmounts; j++)
+			if (p->mounts[j].mode == MOUNT_RW && strcmp(p->mounts[j].path, m->path) == 0)
+				m->owned = true;
+	}
 	if (strv_copy(&c->env, &p->env) < 0 || strv_copy(&c->net_allow, &p->net_allow) < 0 ||
 	    strv_copy(&c->devices, &p->devices) < 0 ||
 	    strv_copy(&c->sys_allow, &p->sys_allow) < 0 || strv_copy(&c->sys_deny, &p->sys_deny) < 0)
@@ -987,7 +1052,14 @@ cordon_policy *policy_for_check(const cordon_policy *p, const char *workspace)
 	c->kill_on_violation = p->kill_on_violation;
 	c->allow_weaker = p->allow_weaker;
 	c->no_file_reports = p->no_file_reports;
-	if (p->cwd && !(c->cwd = strdup(p->cwd)))
+	/* The check object: its own directory, working directory, variables. */
+	c->is_check = true;
+	if (strv_copy(&c->env, &p->check_env) < 0)
+		goto fail;
+	if (p->check_files && !(c->check_files = strdup(p->check_files)))
+		goto fail;
+	const char *cwd = p->check_cwd ? p->check_cwd : p->cwd;
+	if (cwd && !(c->cwd = strdup(cwd)))
 		goto fail;
 	return c;
 fail:

@@ -19,6 +19,10 @@ struct cordon_mount {
 	char *path;     /* absolute, lexically normalised; also the in-sandbox path */
 	uint64_t size;  /* tmpfs size in bytes, 0 = kernel default */
 	enum source src;
+	/* The invoking user's own tree (rw, or a path the task could write, seen
+	 * read-only by its check): idmapped when cordon runs as root, so that the
+	 * run reaches it as its owner would (a 0700 workspace included). */
+	bool owned;
 };
 
 enum limit_id { LIM_WALL, LIM_CPU, LIM_MEMORY, LIM_PIDS, LIM_OUTPUT, LIM_FILE_SIZE, LIM_COUNT };
@@ -66,6 +70,13 @@ struct cordon_policy {
 	strv sys_allow, sys_deny;
 	strv inputs;       /* absolute paths */
 	char *check;
+	/* The check object: files (absolute host directory, bound read-only at
+	 * CHECK_FILES_DIR in the check's view), cwd (in the check's view), env
+	 * (NAME=VALUE, after the policy's own). */
+	char *check_files;
+	char *check_cwd;
+	strv check_env;
+	bool is_check; /* this is a check's policy: check_files is mounted */
 	bool has_ledger;
 	struct ledger ledger;
 	char *cwd;         /* in-sandbox working directory, NULL = host cwd */
@@ -115,6 +126,10 @@ int policy_set_limit(cordon_policy *p, enum limit_id id, const char *value,
 		     enum source src, cordon_error *err);
 int policy_set_cwd(cordon_policy *p, const char *path, cordon_error *err);
 int policy_set_check(cordon_policy *p, const char *cmd, cordon_error *err);
+
+/* Where a check's "files" are, read-only, in the check's view: outside
+ * every path the task could write, so the task cannot plant anything there. */
+#define CHECK_FILES_DIR "/check"
 
 /* Resolve a user-supplied path (absolute, or relative to base_dir) into an
  * absolute normalised path; refuses relative paths that climb out of base_dir. */

@@ -1,4 +1,6 @@
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +55,7 @@ void report_free(struct run_report *r)
 	redactor_free(r->redact);
 	free(r->grants);
 	strv_free(&r->unauthorized);
+	strv_free(&r->writable);
 	free(r->net.ep);
 	pthread_mutex_destroy(&r->denial_lock);
 	free(r->denials);
@@ -141,6 +144,25 @@ static void write_fixes(jwriter *w, const char *key, const struct fix_list *l)
 	jw_arr_end(w);
 }
 
+int report_add_check_denials(struct run_report *r, const struct run_report *check)
+{
+	if (!check->ndenials)
+		return 0;
+	pthread_mutex_lock(&r->denial_lock);
+	struct denial *d = realloc(r->denials, (r->ndenials + check->ndenials) * sizeof(*d));
+	if (!d) {
+		pthread_mutex_unlock(&r->denial_lock);
+		return -1;
+	}
+	r->denials = d;
+	for (size_t i = 0; i < check->ndenials; i++) {
+		d[r->ndenials] = check->denials[i];
+		d[r->ndenials++].check = true;
+	}
+	pthread_mutex_unlock(&r->denial_lock);
+	return 0;
+}
+
 static void write_files(jwriter *w, const struct file_list *l, bool with_change)
 {
 	jw_arr_begin(w);
@@ -215,7 +237,7 @@ void report_write_grants(jwriter *w, const struct grant *g, size_t n)
 
 static const char *task_name(enum task_verdict t)
 {
-	static const char *n[] = {"not-run", "pass", "fail"};
+	static const char *n[] = {"not-run", "pass", "fail", "error"};
 	return n[t];
 }
 
@@ -282,6 +304,10 @@ static void write_verdicts(jwriter *w, const struct run_report *r)
 			jw_null(w);
 		jw_key(w, "wall_seconds");
 		jw_double(w, r->check_wall_seconds);
+		if (r->check_reason[0]) {
+			jw_key(w, "reason");
+			jw_str(w, r->check_reason);
+		}
 		jw_obj_end(w);
 	}
 	jw_key(w, "limits_hit");
@@ -330,6 +356,8 @@ static void write_denials(jwriter *w, const struct run_report *r)
 		jw_str(w, r->denials[i].target);
 		jw_key(w, "count");
 		jw_uint(w, r->denials[i].count);
+		jw_key(w, "phase");
+		jw_str(w, r->denials[i].check ? "check" : "run");
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -522,44 +550,115 @@ char *report_to_json(const struct run_report *r)
 	return w.out.p;
 }
 
-int report_write_file(const char *path, const char *text, cordon_error *err)
+static int write_all(int fd, const char *text, size_t len)
 {
-	size_t len = strlen(text);
-	if (strcmp(path, "-") == 0) {
-		if (write(STDERR_FILENO, text, len) != (ssize_t)len)
-			return cordon_err_errno(err, "write report to stderr");
-		return 0;
-	}
-	char tmp[4200];
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", path) >= (int)sizeof(tmp))
-		return cordon_err(err, ENAMETOOLONG, "report path %s", path);
-	int fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0)
-		return cordon_err_errno(err, "create report %s", tmp);
 	size_t off = 0;
 	while (off < len) {
 		ssize_t n = write(fd, text + off, len - off);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			int e = errno;
-			close(fd);
-			unlink(tmp);
-			return cordon_err(err, e, "write report %s", tmp);
-		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
 		off += (size_t)n;
 	}
-	if (fchmod(fd, 0644) < 0 || fsync(fd) < 0 || close(fd) < 0) {
+	return 0;
+}
+
+/* Write beside dir/name and rename into place. */
+static int write_beside(const char *dir, const char *name, const char *text, cordon_error *err)
+{
+	char final[PATH_MAX + NAME_MAX + 2], tmp[PATH_MAX + NAME_MAX + 16];
+	if (snprintf(final, sizeof(final), "%s/%s", strcmp(dir, "/") ? dir : "", name) >= (int)sizeof(final) ||
+	    snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", final) >= (int)sizeof(tmp))
+		return cordon_err(err, ENAMETOOLONG, "report path %s", final);
+	int fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0)
+		return cordon_err_errno(err, "create report %s", tmp);
+	if (write_all(fd, text, strlen(text)) < 0 || fchmod(fd, 0644) < 0 || fsync(fd) < 0) {
+		int e = errno;
+		close(fd);
+		unlink(tmp);
+		return cordon_err(err, e, "write report %s", tmp);
+	}
+	if (close(fd) < 0) {
 		int e = errno;
 		unlink(tmp);
 		return cordon_err(err, e, "write report %s", tmp);
 	}
-	if (rename(tmp, path) < 0) {
+	if (rename(tmp, final) < 0) {
 		int e = errno;
 		unlink(tmp);
-		return cordon_err(err, e, "rename report into place at %s", path);
+		return cordon_err(err, e, "rename report into place at %s", final);
 	}
 	return 0;
+}
+
+int report_write_target(const char *path, const char *text, const strv *writable, cordon_error *err)
+{
+	static const strv none = {0};
+	if (strcmp(path, "-") == 0) {
+		if (write_all(STDERR_FILENO, text, strlen(text)) < 0)
+			return cordon_err_errno(err, "write report to stderr");
+		return 0;
+	}
+	if (!writable)
+		writable = &none;
+	char abs[PATH_MAX], cwd[PATH_MAX];
+	if (path[0] != '/' && !getcwd(cwd, sizeof(cwd)))
+		return cordon_err_errno(err, "report %s: the current directory", path);
+	char joined[PATH_MAX * 2];
+	if (snprintf(joined, sizeof(joined), "%s/%s", path[0] == '/' ? "" : cwd, path) >= (int)sizeof(joined) ||
+	    path_normalize(joined, abs, sizeof(abs)) < 0)
+		return cordon_err(err, ENAMETOOLONG, "report path %s", path);
+	char *slash = strrchr(abs, '/');
+	const char *name = slash + 1;
+	if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return cordon_err(err, EISDIR, "report %s: not a file name", path);
+	*slash = '\0';
+	char dir[PATH_MAX];
+	if (resolve_untrusted_links(abs[0] ? abs : "/", writable, dir, sizeof(dir), err) < 0)
+		return cordon_err_wrap(err, "report %s", path);
+	bool inside = false;
+	for (size_t i = 0; i < writable->n; i++)
+		inside |= path_has_prefix(dir, writable->v[i]);
+	_cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return cordon_err_errno(err, "report %s: directory %s", path, dir);
+	struct stat st;
+	if (inside || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISREG(st.st_mode))
+		return write_beside(dir, name, text, err);
+	if (S_ISLNK(st.st_mode)) {
+		/* A link to a regular file is replaced, as before; one into /proc
+		 * (/dev/stdout -> /proc/self/fd/1) or to a device is written
+		 * through. A dangling one is replaced. */
+		char lt[PATH_MAX];
+		ssize_t n = readlinkat(dfd, name, lt, sizeof(lt) - 1);
+		lt[n > 0 ? n : 0] = '\0';
+		if (fstatat(dfd, name, &st, 0) < 0 || (S_ISREG(st.st_mode) && strncmp(lt, "/proc/", 6) != 0))
+			return write_beside(dir, name, text, err);
+	}
+	if (S_ISDIR(st.st_mode))
+		return cordon_err(err, EISDIR, "report %s is a directory", path);
+	/* A device, FIFO or socket (/dev/null, /dev/stdout): written to, never
+	 * replaced by a file; appended to where it is a file (cordon's stdout
+	 * redirected). No reader on a FIFO is an error, not a hang. */
+	char full[PATH_MAX + NAME_MAX + 2];
+	snprintf(full, sizeof(full), "%s/%s", strcmp(dir, "/") ? dir : "", name);
+	_cleanup_close_ int fd = open(full, O_WRONLY | O_APPEND | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return cordon_err_errno(err, "open report %s (%s, written in place)", path,
+					S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a character device" : "not a regular file");
+	int fl = fcntl(fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+	if (write_all(fd, text, strlen(text)) < 0)
+		return cordon_err_errno(err, "write report %s", path);
+	return 0;
+}
+
+int report_write_file(const char *path, const char *text, cordon_error *err)
+{
+	return report_write_target(path, text, NULL, err);
 }
 
 char *policy_canonical_json(const cordon_policy *p)
@@ -626,6 +725,19 @@ char *policy_canonical_json(const cordon_policy *p)
 	}
 	jw_key(&w, "check");
 	jw_str(&w, p->check);
+	/* Only when given: the hash of a policy without them is unchanged. */
+	if (p->check_files) {
+		jw_key(&w, "check_files");
+		jw_str(&w, p->check_files);
+	}
+	if (p->check_cwd) {
+		jw_key(&w, "check_cwd");
+		jw_str(&w, p->check_cwd);
+	}
+	if (p->check_env.n) {
+		jw_key(&w, "check_env");
+		jw_str_array(&w, (const char *const *)p->check_env.v, p->check_env.n);
+	}
 	jw_key(&w, "cwd");
 	jw_str(&w, p->cwd);
 	jw_key(&w, "on_violation");

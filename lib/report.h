@@ -18,12 +18,13 @@ const char *status_name(enum run_status s);
 /* The exit status of `cordon run` for a report (see README, "Exit status"). */
 int status_exit_code(enum run_status s, int exit_code, int sig);
 
-enum task_verdict { TASK_NOT_RUN, TASK_PASS, TASK_FAIL };
+enum task_verdict { TASK_NOT_RUN, TASK_PASS, TASK_FAIL, TASK_ERROR };
 
 struct denial {
 	char kind[16];
 	char target[256];
 	uint64_t count;
+	bool check; /* made by the task's check (phase "check"), not the command */
 };
 
 #include <pthread.h>
@@ -83,6 +84,7 @@ struct run_report {
 	enum run_status check_status;
 	int check_exit_code;
 	double check_wall_seconds;
+	char check_reason[1024]; /* why the check could not run (task "error") */
 	bool have_ledger;
 	uint64_t ledger_peak;
 	struct cordon_limit limits[LIM_COUNT]; /* effective, with sources */
@@ -92,6 +94,7 @@ struct run_report {
 	struct grant *grants;  /* owned */
 	size_t ngrants;
 	strv unauthorized;     /* one line per excess */
+	strv writable;         /* host paths the run could write (for the report's own target) */
 	struct {
 		bool enabled;      /* egress declared: the proxy ran */
 		uint64_t conns, denied, up, down;
@@ -115,6 +118,8 @@ void report_free(struct run_report *r);
 /* Record one more denial of (kind, target): O(1) (a hash index), at most
  * DENIALS_MAX_TARGETS distinct pairs, the rest counted in denials_omitted. */
 int report_add_denial(struct run_report *r, const char *kind, const char *target);
+/* Add the check's denials (from its own report) as phase "check". */
+int report_add_check_denials(struct run_report *r, const struct run_report *check);
 /* Shared JSON pieces (the report and explain). */
 void report_write_limits(jwriter *w, const struct cordon_limit lim[LIM_COUNT]);
 void report_write_grants(jwriter *w, const struct grant *g, size_t n);
@@ -125,5 +130,13 @@ char *report_redact(const struct run_report *r, const char *msg);
 /* Write text to path atomically (temp file in the same directory, fsync,
  * rename); "-" writes to standard error. */
 int report_write_file(const char *path, const char *text, cordon_error *err);
+/* The same for the report of a run that could write the paths in writable:
+ * the target's directory is resolved without following a symlink inside
+ * them. An existing target that is not a regular file (a character device
+ * such as /dev/null, a FIFO, /dev/stdout) outside them is written directly,
+ * never replaced; a regular file or a new path is written beside and renamed
+ * into place (inside a writable path, whatever the run left there is
+ * replaced, not followed). */
+int report_write_target(const char *path, const char *text, const strv *writable, cordon_error *err);
 /* The canonical JSON form of the effective policy (for policy_sha256). */
 char *policy_canonical_json(const cordon_policy *p);

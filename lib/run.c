@@ -603,6 +603,32 @@ static int cgroup_setup(struct sup *s, pid_t pid, cordon_error *err)
 	return 0;
 }
 
+int run_cgroup_preflight(const cordon_policy *p, cordon_error *err)
+{
+	bool want = p->limits[LIM_MEMORY].set || p->limits[LIM_PIDS].set || p->limits[LIM_CPU].set;
+	if (!want || (p->allow_weaker & WEAK_CGROUP))
+		return 0;
+	cordon_error cgerr = {0};
+	const struct cgroup_ops *ops = cgroup_detect(&cgerr);
+	if (!ops && cgerr.msg[0])
+		return cordon_err(err, 0, "%s", cgerr.msg);
+	if (!ops)
+		return cordon_err(err, 0, "no usable cgroup hierarchy on this host (the memory, pids and cpu limits need one; set enforcement.allow_weaker [\"cgroup\"] to accept per-process rlimits instead)");
+	/* The very step a run takes: create the cgroup with its limits, then
+	 * remove it again. */
+	struct cgroup cg;
+	struct cg_limits cl = {
+		p->limits[LIM_MEMORY].set ? p->limits[LIM_MEMORY].value : 0,
+		p->limits[LIM_PIDS].set ? p->limits[LIM_PIDS].value : 0,
+	};
+	memset(&cg, 0, sizeof(cg));
+	if (cgroup_create(&cg, ops, &cl, &cgerr) < 0)
+		return cordon_err(err, 0, "%s (the memory, pids and cpu limits need a cgroup; set enforcement.allow_weaker [\"cgroup\"] to accept per-process rlimits instead)",
+				  cgerr.msg);
+	ops->destroy(&cg);
+	return 0;
+}
+
 /* Landlock and seccomp: probed, then prepared here (the filter compiled by
  * libseccomp), applied by init. A layer the host lacks is a setup error
  * unless the policy accepts the weaker boundary. */
@@ -691,10 +717,11 @@ static int prepare(struct sup *s, cordon_error *err)
 	s->spec.ns_uid = s->host_uid;
 	s->spec.ns_gid = s->host_gid;
 	s->spec.envp = s->env.v;
-	s->spec.tree_fds = calloc(s->plan.nmounts ? s->plan.nmounts : 1, sizeof(int));
+	/* One per mount, and one more for a check's files. */
+	s->spec.tree_fds = calloc(s->plan.nmounts + 1, sizeof(int));
 	if (!s->spec.tree_fds)
 		return cordon_err(err, 12, "out of memory");
-	for (size_t i = 0; i < s->plan.nmounts; i++)
+	for (size_t i = 0; i <= s->plan.nmounts; i++)
 		s->spec.tree_fds[i] = -1;
 	if (p->limits[LIM_FILE_SIZE].set)
 		s->spec.rl.fsize = p->limits[LIM_FILE_SIZE].value;
@@ -721,16 +748,35 @@ static int prepare(struct sup *s, cordon_error *err)
 	return 0;
 }
 
-/* As root: rw binds become idmapped trees through U1 (init's user
+/* As root: a check's files are opened with the supervisor's credentials,
+ * made read-only and sent as the tree after the mounts'. */
+static int send_check_files(struct sup *s, int userns, cordon_error *err)
+{
+	struct cordon_mount m = {MOUNT_RO, s->plan.check_files, 0, SRC_POLICY, false};
+	int fd = -1;
+	if (mounts_prepare_idmapped(&m, 1, userns, &fd, err) < 0)
+		return cordon_err_wrap(err, "check.files");
+	int r = 0;
+	if (sync_send(s->sock, MSG_TREE, (int32_t)s->plan.nmounts, NULL, fd) < 0)
+		r = cordon_err_errno(err, "send the check's files");
+	close(fd);
+	return r;
+}
+
+/* As root: every bind is cloned here, with the supervisor's credentials (a
+ * source below a 0700 directory works). rw binds, and the check's view of
+ * what the task could write, become idmapped trees through U1 (init's user
  * namespace, which maps the invoking user to the run's host identity), so
- * files created inside belong to the invoking user. Each tree goes to init
- * over the socket. */
+ * files created inside belong to the invoking user; ro binds are idmapped
+ * where the filesystem allows it. Each tree goes to init over the socket. */
 static int send_idmapped_trees(struct sup *s, cordon_error *err)
 {
-	bool any_rw = false;
-	for (size_t i = 0; i < s->plan.nmounts; i++)
-		any_rw |= s->plan.mounts[i].mode == MOUNT_RW;
-	if (!s->privileged || !any_rw)
+	bool any_rw = false, any_bind = false;
+	for (size_t i = 0; i < s->plan.nmounts; i++) {
+		any_rw |= s->plan.mounts[i].mode == MOUNT_RW || s->plan.mounts[i].owned;
+		any_bind |= s->plan.mounts[i].mode != MOUNT_TMPFS;
+	}
+	if (!s->privileged || (!any_bind && !s->plan.check_files[0]))
 		return 0;
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)s->pid);
@@ -749,7 +795,9 @@ static int send_idmapped_trees(struct sup *s, cordon_error *err)
 		close(fds[i]);
 	}
 	free(fds);
-	if (r == 0) {
+	if (r == 0 && s->plan.check_files[0])
+		r = send_check_files(s, userns, err);
+	if (r == 0 && any_rw) {
 		s->rep->enf.idmapped_workspace = true;
 		trace(s, "idmapped trees sent");
 	}
@@ -1024,7 +1072,7 @@ static void cleanup(struct sup *s)
 		cgroup_reap_stale(s->cgops);
 	trace(s, "cgroups removed");
 	if (s->spec.tree_fds) {
-		for (size_t i = 0; i < s->plan.nmounts; i++)
+		for (size_t i = 0; i <= s->plan.nmounts; i++)
 			if (s->spec.tree_fds[i] >= 0)
 				close(s->spec.tree_fds[i]);
 		free(s->spec.tree_fds);
@@ -1063,6 +1111,9 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 	s.seccomp.memfd = -1;
 	if (geteuid() == 0)
 		prctl(PR_SET_DUMPABLE, 0);
+	else /* the command's run cleared it; its check's init must be
+	      * dumpable for its uid_map to be ours to write */
+		prctl(PR_SET_DUMPABLE, 1);
 	s.pol = p;
 	s.opts = opts;
 	s.rep = rep;
@@ -1139,8 +1190,16 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 static int run_check(const cordon_policy *p, struct run_report *rep, cordon_error *err)
 {
 	char ws[4096];
-	if (!getcwd(ws, sizeof(ws)))
-		return cordon_err_errno(err, "getcwd");
+	cordon_error e = {0};
+	if (run_workspace(p, ws, sizeof(ws), &e) < 0) {
+		/* the check cannot be set up: a verdict of its own */
+		rep->check_ran = true;
+		rep->check_status = ST_SETUP_ERROR;
+		rep->check_exit_code = -1;
+		rep->task = TASK_ERROR;
+		snprintf(rep->check_reason, sizeof(rep->check_reason), "%s", e.msg);
+		return 0;
+	}
 	cordon_policy *cp = policy_for_check(p, ws);
 	if (!cp)
 		return cordon_err(err, 12, "out of memory");
@@ -1154,7 +1213,17 @@ static int run_check(const cordon_policy *p, struct run_report *rep, cordon_erro
 		rep->check_status = crep.status;
 		rep->check_exit_code = crep.exit_code;
 		rep->check_wall_seconds = crep.wall_seconds;
-		rep->task = crep.status == ST_OK ? TASK_PASS : TASK_FAIL;
+		/* A check that could not be set up says nothing about the task:
+		 * a verdict of its own, with the reason. */
+		bool not_run = crep.status == ST_SETUP_ERROR || crep.status == ST_UNAUTHORIZED ||
+			       crep.status == ST_INFEASIBLE;
+		rep->task = not_run ? TASK_ERROR : crep.status == ST_OK ? TASK_PASS : TASK_FAIL;
+		if (not_run)
+			snprintf(rep->check_reason, sizeof(rep->check_reason), "%s",
+				 crep.reason[0] ? crep.reason : status_name(crep.status));
+		/* The check is untrusted code too: its denials count. */
+		if (report_add_check_denials(rep, &crep) < 0)
+			r = cordon_err(err, 12, "out of memory");
 	}
 	report_free(&crep);
 	policy_free(cp);

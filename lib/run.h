@@ -18,8 +18,14 @@ struct run_plan {
 	struct cordon_mount *mounts;
 	size_t nmounts;
 	strv devices;      /* host character devices in /dev, canonical */
+	/* A check's own files (policy check.files), resolved on the host: bound
+	 * read-only at CHECK_FILES_DIR in the check's view; "" = none. */
+	char check_files[4096];
 };
 int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err);
+/* The run's workspace (run_plan.workspace): the declared working directory
+ * when a declared writable path contains it, else the current directory. */
+int run_workspace(const cordon_policy *p, char *out, size_t outsz, cordon_error *err);
 void run_plan_free(struct run_plan *plan);
 /* Resolve the policy's inputs like the binds: canonical, and a symlink in
  * the workspace or a writable bind (a run could have planted it) refused
@@ -31,5 +37,8 @@ int run_plan_inputs(const struct run_plan *plan, const strv *inputs, strv *out, 
  * `cordon run` and `cordon explain`, so both reach the same verdict. On
  * failure rep->status is ST_UNAUTHORIZED, ST_INFEASIBLE or ST_SETUP_ERROR and
  * err says why; the ceiling's findings are in rep either way. */
+/* The cgroup step of a run, tried and undone: a policy whose limits need a
+ * cgroup this user cannot create fails here as the run would. */
+int run_cgroup_preflight(const cordon_policy *p, cordon_error *err);
 int run_preflight(cordon_policy *p, struct run_plan *plan, struct run_report *rep,
 		  cordon_error *err);

@@ -91,7 +91,9 @@ static void wait_go2(const struct sandbox_spec *sp, int sock, int *filter, bool 
 			cv->n++;
 			continue;
 		}
-		if (m.type != MSG_TREE || m.value < 0 || (size_t)m.value >= sp->plan->nmounts || fd < 0)
+		/* index nmounts: the check's files (run_plan.check_files) */
+		if (m.type != MSG_TREE || m.value < 0 || (size_t)m.value > sp->plan->nmounts || fd < 0 ||
+		    sp->tree_fds[m.value] >= 0)
 			_exit(1);
 		sp->tree_fds[m.value] = fd;
 	}
@@ -187,9 +189,9 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	if (sp->seccomp && filter < 0)
 		setup_or_fail(sock, cordon_err(&e, 0, "no seccomp filter arrived at sync 2"), &e);
 	struct mount_plan mp = {sp->plan->mounts, sp->plan->nmounts, sp->tree_fds, sp->secrets, sp->nsecrets,
-				sp->cgview};
+				sp->cgview, sp->plan->check_files[0] ? sp->plan->check_files : NULL};
 	setup_or_fail(sock, mounts_finish(&mc, &mp, &e), &e);
-	for (size_t i = 0; i < sp->plan->nmounts; i++)
+	for (size_t i = 0; i <= sp->plan->nmounts; i++)
 		if (sp->tree_fds[i] >= 0)
 			close(sp->tree_fds[i]);
 	if (sethostname(CORDON_HOSTNAME, strlen(CORDON_HOSTNAME)) < 0)

@@ -1,9 +1,14 @@
 #include <stdarg.h>
+#include <errno.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <unistd.h>
+#include "error.h"
 #include "strv.h"
 
 int strv_push_take(strv *s, char *str)
@@ -238,4 +243,68 @@ void hindex_free(hindex *x)
 	free(x->hash);
 	free(x->item);
 	memset(x, 0, sizeof(*x));
+}
+/* Resolve path like realpath(3), but refuse to follow a symlink that sits in
+ * a directory at or below any of the writable paths. */
+int resolve_untrusted_links(const char *path, const strv *writable, char *out, size_t outsz,
+			    cordon_error *err)
+{
+	char rest[PATH_MAX * 2], cur[PATH_MAX] = "";
+	int links = 0;
+	if (snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
+		return cordon_err(err, ENAMETOOLONG, "%s", path);
+	char *p = rest;
+	while (*p) {
+		while (*p == '/')
+			p++;
+		if (!*p)
+			break;
+		char *end = strchr(p, '/');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+		char comp[NAME_MAX + 1];
+		if (len > NAME_MAX)
+			return cordon_err(err, ENAMETOOLONG, "%.*s", (int)len, p);
+		memcpy(comp, p, len);
+		comp[len] = '\0';
+		p += len;
+		if (strcmp(comp, ".") == 0)
+			continue;
+		if (strcmp(comp, "..") == 0) {
+			char *slash = strrchr(cur, '/');
+			if (slash)
+				*slash = '\0';
+			continue;
+		}
+		char next[PATH_MAX];
+		if (snprintf(next, sizeof(next), "%s/%s", cur, comp) >= (int)sizeof(next))
+			return cordon_err(err, ENAMETOOLONG, "%s", path);
+		struct stat st;
+		if (lstat(next, &st) < 0)
+			return cordon_err_errno(err, "%s", next);
+		if (!S_ISLNK(st.st_mode)) {
+			snprintf(cur, sizeof(cur), "%s", next);
+			continue;
+		}
+		const char *dir = cur[0] ? cur : "/";
+		for (size_t i = 0; i < writable->n; i++)
+			if (path_has_prefix(dir, writable->v[i]))
+				return cordon_err(err, 0, "%s is a symbolic link inside the writable path %s (a run could have planted it); name its target instead",
+						  next, writable->v[i]);
+		if (++links > 40)
+			return cordon_err(err, ELOOP, "%s", path);
+		char target[PATH_MAX];
+		ssize_t n = readlink(next, target, sizeof(target) - 1);
+		if (n < 0)
+			return cordon_err_errno(err, "readlink %s", next);
+		target[n] = '\0';
+		char joined[PATH_MAX * 2];
+		if (snprintf(joined, sizeof(joined), "%s/%s", target, p) >= (int)sizeof(joined))
+			return cordon_err(err, ENAMETOOLONG, "%s", path);
+		if (target[0] == '/')
+			cur[0] = '\0';
+		snprintf(rest, sizeof(rest), "%s", joined);
+		p = rest;
+	}
+	snprintf(out, outsz, "%s", cur[0] ? cur : "/");
+	return 0;
 }

@@ -51,3 +51,9 @@ long hindex_find(hindex *x, uint64_t hash, hindex_eq eq, const void *ctx);
 /* Add position `item` under `hash`; -1 on ENOMEM (the index is unchanged). */
 int hindex_add(hindex *x, uint64_t hash, uint32_t item);
 void hindex_free(hindex *x);
+/* Resolve path like realpath(3), but refuse to follow a symlink that sits in
+ * a directory at or below any of the writable paths (a run could have
+ * planted it). */
+struct cordon_error;
+int resolve_untrusted_links(const char *path, const strv *writable, char *out, size_t outsz,
+			    struct cordon_error *err);

@@ -135,7 +135,13 @@ test_malformed_ceilings() {
 agree() { # OPTIONS... -- : compares explain with a run of a probe script
 	local e="$T_TMP/e.json"
 	# the same request as cordon_run makes (it adds the build directory)
-	"$CORDON" explain --json --ro "$BUILD" "$@" >"$e" || { fail "explain failed"; return; }
+	# exit status: 0 would run, 1 would not (the verdict says why)
+	local erc=0
+	"$CORDON" explain --json --ro "$BUILD" "$@" >"$e" || erc=$?
+	[ $erc = 0 ] || [ $erc = 1 ] || { fail "explain failed ($erc)"; return; }
+	local wr=1
+	[ "$(jq -r .verdict "$e")" = "would run" ] && wr=0
+	[ $erc = $wr ] || fail "explain's exit status $erc for verdict $(jq -r .verdict "$e")"
 	/usr/bin/python3 "$TOP/tests/validate.py" "$TOP/schemas/explain.schema.json" "$e" \
 		|| fail "explain output does not validate"
 	local verdict

@@ -23,6 +23,39 @@ static void expect_err(const char *json, const char *msg)
 		fail_msg("error \"%s\" lacks \"%s\"", e.msg, msg);
 }
 
+static void test_check_object(void **st)
+{
+	(void)st;
+	cordon_error e = {0};
+	cordon_policy *p = load("{\"env\": {\"A\": \"1\"}, \"cwd\": \"./w\", \"check\": {\"command\": \"true\", "
+				"\"files\": \"./t\", \"cwd\": \"/check/./x\", \"env\": {\"B\": \"2\"}}}", &e);
+	if (!p) {
+		fail_msg("%s", e.msg);
+		return;
+	}
+	assert_string_equal(p->check, "true");
+	assert_string_equal(p->check_files, "/base/dir/t");
+	assert_string_equal(p->check_cwd, "/check/x");
+	assert_int_equal(p->check_env.n, 1);
+	cordon_policy *c = policy_for_check(p, "/base/dir/w");
+	if (!c) {
+		fail_msg("policy_for_check");
+		return;
+	}
+	assert_true(c->is_check);
+	assert_null(c->check);
+	assert_string_equal(c->check_files, "/base/dir/t");
+	assert_string_equal(c->cwd, "/check/x");
+	assert_int_equal(c->env.n, 2);
+	assert_string_equal(c->env.v[1], "B=2");
+	assert_true(c->nmounts == 1 && c->mounts[0].mode == MOUNT_RO && c->mounts[0].owned);
+	policy_free(c);
+	policy_free(p);
+	expect_err("{\"check\": {\"command\": \"\"}}", "p.json:1:23: \"check.command\" is empty");
+	expect_err("{\"check\": 3}", "p.json:1:11: \"check\" must be a string or an object, not a number");
+	expect_err("{\"check\": {\"command\": \"t\", \"env\": {\"X\": 1}}}", "p.json:1:41: \"X\" must be a string");
+}
+
 static void test_full_example(void **st)
 {
 	const char *j =
@@ -166,6 +199,7 @@ int main(void)
 		cmocka_unit_test(test_full_example), cmocka_unit_test(test_refusals),
 		cmocka_unit_test(test_flags), cmocka_unit_test(test_effective_mounts),
 		cmocka_unit_test(test_devices),
+		cmocka_unit_test(test_check_object),
 	};
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
 }

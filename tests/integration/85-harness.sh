@@ -1,0 +1,302 @@
+# Issues 11 and 12: what an agent harness needs. The task check is untrusted
+# code with a place of its own; the workspace, the report target and explain
+# behave the way a harness that makes a workspace per task expects.
+. "$(dirname "$0")/../lib.sh"
+
+skip() { echo "skip: $*"; return 0; }
+is_root() { [ "$(id -u)" = 0 ]; }
+
+# --- the task check ---------------------------------------------------------
+
+test_check_denials_are_reported_and_count() {
+	# The check is untrusted code too: its denials are in the report, marked
+	# as the check's, and they decide containment like any other.
+	cordon_run --check 'unshare -U true 2>/dev/null; exit 0' -- /bin/true
+	expect_eq "$(field .status)" ok "status"
+	expect_eq "$(field .verdicts.task)" pass "task verdict"
+	expect_eq "$(field .verdicts.containment)" violations "containment counts the check's denial"
+	expect_eq "$(field -c '[.denials[] | select(.phase == "check") | .target]')" '["unshare(CLONE_NEWUSER)"]' "the check's denial"
+	expect_eq "$(field -c '[.denials[] | select(.phase == "run")]')" '[]' "none of the command's"
+	t_assert
+}
+
+test_check_runs_in_a_0700_workspace() {
+	# The way every harness makes a workspace: mktemp -d, mode 0700.
+	local ws
+	ws=$(mktemp -d "$T_TMP/ws.XXXXXX")
+	chmod 700 "$ws"
+	cd "$ws" || return 1
+	cordon_run --check 'test "$(cat answer.txt)" = 42' -- /bin/sh -c 'echo 42 >answer.txt'
+	expect_eq "$(field .status)" ok "status"
+	expect_eq "$(field .check.status)" ok "the check ran"
+	expect_eq "$(field .verdicts.task)" pass "task verdict"
+	t_assert
+}
+
+test_check_setup_failure_is_error_with_reason() {
+	# A check that cannot be set up says nothing about the task: verdict
+	# "error", the reason in the report and on stderr.
+	echo '{"check": {"command": "true", "cwd": "/no/such/dir"}}' >p.json
+	cordon_run --policy p.json -- /bin/true
+	expect_eq "$(field .status)" ok "the command's status"
+	expect_eq "$RC" 0 "exit status follows the command"
+	expect_eq "$(field .verdicts.task)" error "task verdict"
+	expect_eq "$(field .check.status)" setup-error "check status"
+	expect_match "$(field .check.reason)" "/no/such/dir" "the check's reason"
+	expect_match "$ERR" "check: setup-error: .*/no/such/dir" "stderr says it"
+	t_assert
+}
+
+test_check_object_parse_errors_have_locations() {
+	local f
+	for f in '{"check": {"command": "true", "fils": "x"}}|1:31|unknown key "fils"' \
+		 '{"check": {"files": "x"}}|1:11|"command" is required' \
+		 '{"check": {"command": 1}}|1:23|"check.command" must be a string' \
+		 '{"check": {"command": "t", "cwd": "rel"}}|1:35|"check.cwd" must be an absolute path' \
+		 '{"check": {"command": "t", "env": {"1X": "v"}}}|1:36|"1X" is not a valid variable name' \
+		 '{"check": ["true"]}|1:11|"check" must be a string or an object'; do
+		printf '%s\n' "${f%%|*}" >p.json
+		local rest=${f#*|}
+		"$CORDON" validate p.json >/dev/null 2>err.txt && fail "accepted: ${f%%|*}"
+		expect_match "$(cat err.txt)" "^cordon: p.json:${rest%%|*}: .*${rest#*|}" "error for ${f%%|*}"
+	done
+	t_assert
+}
+
+# A wrong answer, a test that catches it, and a planted unittest.py that
+# "passes" whatever it is asked.
+plant_wrong_answer() {
+	mkdir -p "$T_TMP/checks"
+	cat >"$T_TMP/checks/test_answer.py" <<'PY'
+import os, unittest
+class T(unittest.TestCase):
+    def test_answer(self):
+        with open(os.environ["ANSWER"]) as f:
+            self.assertEqual(f.read().strip(), "42")
+PY
+	printf '%s\n' 'import sys' 'print("planted unittest: all good")' 'sys.exit(0)' >"$T_TMP/plant.py"
+}
+
+test_planted_module_cannot_decide_the_check() {
+	[ -x /usr/bin/python3 ] || { skip "no /usr/bin/python3"; return 0; }
+	plant_wrong_answer
+	local task="echo 41 >answer.txt; cp $T_TMP/plant.py unittest.py"
+	# The residual risk, shown: the check imports from the workspace.
+	cordon_run --ro "$T_TMP" --env ANSWER="$WS/answer.txt" \
+		--check "/usr/bin/python3 -m unittest discover -s $T_TMP/checks" -- /bin/sh -c "$task"
+	expect_eq "$(field .verdicts.task)" pass "unsafe pattern: the planted module decides ($ERR $(field -c .check))"
+	# The documented patterns: -P (no working directory on sys.path), the
+	# check's files in a place the task cannot touch, run from there.
+	cat >p.json <<J
+{"check": {"command": "/usr/bin/python3 -P -m unittest discover -s /check",
+	   "files": "$T_TMP/checks", "env": {"ANSWER": "$WS/answer.txt"}}}
+J
+	cordon_run --policy p.json --ro "$T_TMP/plant.py" -- /bin/sh -c "$task"
+	expect_eq "$(field .verdicts.task)" fail "-P: the planted module is not imported"
+	expect_match "$ERR" "check: .*AssertionError: '41' != '42'" "the real test ran"
+	cat >p.json <<J
+{"check": {"command": "/usr/bin/python3 -I -m unittest discover -s .", "cwd": "/check",
+	   "files": "$T_TMP/checks", "env": {"ANSWER": "$WS/answer.txt"}}}
+J
+	cordon_run --policy p.json --ro "$T_TMP/plant.py" -- /bin/sh -c "$task"
+	expect_eq "$(field .verdicts.task)" fail "-I with cwd /check"
+	# And the right answer passes the same check.
+	cordon_run --policy p.json --ro "$T_TMP/plant.py" -- /bin/sh -c "echo 42 >answer.txt; cp $T_TMP/plant.py unittest.py"
+	expect_eq "$(field .verdicts.task)" pass "right answer"
+	t_assert
+}
+
+test_check_files_must_be_outside_writable_paths() {
+	mkdir -p checks
+	echo '{"check": {"command": "true", "files": "./checks"}}' >p.json
+	cordon_run --policy p.json -- /bin/true
+	expect_eq "$(field .status)" setup-error "status"
+	expect_match "$(field .reason)" "check.files .*overlaps the writable path" "reason"
+	mkdir -p "$T_TMP/c"
+	echo "{\"check\": {\"command\": \"true\", \"files\": \"$T_TMP/c\"}}" >p.json
+	cordon_run --policy p.json --rw "$T_TMP/c" -- /bin/true
+	expect_eq "$(field .status)" setup-error "status with --rw of the files"
+	t_assert
+}
+
+test_check_files_are_checked_against_the_ceiling() {
+	mkdir -p "$T_TMP/c" "$T_TMP/ok"
+	echo "{\"filesystem\": {\"read\": [\"$BUILD\", \"$T_TMP/ok\"], \"write\": [\"$WS\"]}}" >"$T_TMP/ceiling.json"
+	echo "{\"check\": {\"command\": \"true\", \"files\": \"$T_TMP/c\"}}" >p.json
+	cordon_run --ceiling "$T_TMP/ceiling.json" --policy p.json -- /bin/true
+	expect_eq "$(field .status)" unauthorized "check.files beyond the ceiling"
+	expect_match "$(field -c .grants)" "\"kind\":\"read\",\"target\":\"$T_TMP/c\",\"allowed\":false" "the grant"
+	echo "{\"check\": {\"command\": \"test -d /check\", \"files\": \"$T_TMP/ok\"}}" >p.json
+	cordon_run --ceiling "$T_TMP/ceiling.json" --policy p.json -- /bin/true
+	expect_eq "$(field .status)/$(field .verdicts.task)" ok/pass "check.files inside the ceiling"
+	t_assert
+}
+
+# --- the workspace (issue 12, items 1 and 2) ---------------------------------
+
+test_workspace_follows_the_declared_one() {
+	mkdir ws
+	echo '{"cwd": "./ws", "filesystem": {"write": ["./ws"]}}' >p.json
+	local before
+	before=$(cat p.json)
+	cordon_run --policy p.json -- /bin/sh -c 'pwd; echo x >out.txt; echo overwritten >../p.json 2>/dev/null; true'
+	expect_eq "$(field .status)" ok "status"
+	expect_eq "$OUT" "$WS/ws" "working directory"
+	expect_eq "$(cat p.json)" "$before" "the policy file beside the workspace is untouched"
+	expect_eq "$(field -c '[.outputs[].path]')" '["out.txt"]' "outputs, relative to the workspace"
+	local rw
+	rw=$("$CORDON" explain --json --policy p.json | jq -c '[.paths[] | select(.mode == "rw") | .path]')
+	expect_eq "$rw" "[\"$WS/ws\"]" "explain: only the declared workspace is writable"
+	# Flags declare it the same way.
+	"$CORDON" run --cwd "$WS/ws" --rw "$WS/ws" -- /bin/sh -c 'echo x >../flag.txt' 2>/dev/null
+	[ -e flag.txt ] && fail "the current directory stayed writable with --cwd/--rw"
+	t_assert
+}
+
+test_no_implicit_workspace_in_system_or_home_roots() {
+	local d
+	for d in /etc /usr /root /home /var; do
+		[ -d "$d" ] || continue
+		(cd "$d" && "$CORDON" run --report "$T_TMP/r.json" -- /bin/true) 2>err.txt
+		expect_eq "$?" 125 "exit status in $d"
+		expect_match "$(cat err.txt)" "current directory $d is .*cd into a project directory, or grant it explicitly with --rw $d" "message in $d"
+		expect_eq "$(jq -r .status "$T_TMP/r.json")" setup-error "status in $d"
+	done
+	# A home directory itself; below it is fine, and so is an explicit grant.
+	mkdir -p home/proj
+	(cd home && HOME=$WS/home "$CORDON" run -- /bin/true) 2>err.txt && fail "ran in \$HOME"
+	expect_match "$(cat err.txt)" "is a home directory" "home message"
+	(cd home/proj && HOME=$WS/home "$CORDON" run -- /bin/true) || fail "below the home directory"
+	(cd home && HOME=$WS/home "$CORDON" run --rw "$WS/home" -- /bin/true) || fail "explicit --rw of the home directory"
+	t_assert
+}
+
+# --- explain agrees with run (issue 12, item 6) --------------------------------
+
+test_explain_agrees_with_run_for_an_ordinary_user() {
+	is_root || { skip "needs root to become an ordinary user"; return 0; }
+	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
+		{ skip "unprivileged user namespaces are disabled"; return 0; }
+	chmod 777 "$WS"
+	local as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	local erc=0 rrc=0
+	$as_user "$CORDON" explain --json --memory-limit 64M -- /bin/true >e.json || erc=$?
+	$as_user "$CORDON" run --report "$WS/r.json" --memory-limit 64M -- /bin/true 2>err.txt || rrc=$?
+	local verdict status
+	verdict=$(jq -r .verdict e.json)
+	status=$(jq -r .status r.json)
+	if [ "$status" = ok ]; then
+		expect_eq "$verdict" "would run" "the run ran"
+		expect_eq "$erc" 0 "explain's exit status"
+	else
+		expect_eq "$status" setup-error "run status"
+		expect_match "$verdict" "^setup-error: .*cgroup" "explain's verdict ($(cat err.txt))"
+		expect_eq "$erc" 1 "explain's exit status when it would not run"
+		expect_eq "$rrc" 125 "run's exit status"
+	fi
+	# Accepting per-process rlimits: both run.
+	erc=0
+	echo '{"enforcement": {"allow_weaker": ["cgroup"]}}' >w.json
+	$as_user "$CORDON" explain --policy w.json --memory-limit 64M -- /bin/true >/dev/null || erc=$?
+	expect_eq "$erc" 0 "explain with allow_weaker cgroup"
+	$as_user "$CORDON" run --policy w.json --memory-limit 64M -- /bin/true || fail "run with allow_weaker cgroup"
+	t_assert
+}
+
+test_check_runs_for_an_ordinary_user() {
+	is_root || { skip "needs root to become an ordinary user"; return 0; }
+	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
+		{ skip "unprivileged user namespaces are disabled"; return 0; }
+	chmod 777 "$WS"
+	mkdir -p "$T_TMP/c"
+	echo 'test "$(cat "$1")" = 42' >"$T_TMP/c/t.sh"
+	chmod 755 "$T_TMP" "$T_TMP/c"
+	chmod 644 "$T_TMP/c/t.sh"
+	echo "{\"enforcement\": {\"allow_weaker\": [\"cgroup\"]},
+	       \"check\": {\"command\": \"sh /check/t.sh $WS/answer\", \"files\": \"$T_TMP/c\"}}" >p.json
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --policy p.json --report "$WS/r.json" \
+		-- /bin/sh -c 'echo 42 >answer' 2>err.txt
+	R=$WS/r.json
+	keep_report "$R"
+	expect_eq "$(field .status)" ok "status"
+	expect_eq "$(field .check.status)" ok "the check ran ($(cat err.txt))"
+	expect_eq "$(field .verdicts.task)" pass "task verdict"
+	t_assert
+}
+
+# --- --ro below a 0700 directory (issue 12, item 3) --------------------------
+
+test_ro_below_a_0700_directory() {
+	is_root || { skip "needs root"; return 0; }
+	local home=$T_TMP/home
+	mkdir -p "$home/.pyenv/bin"
+	chmod 700 "$home"
+	echo 'tool 1.0' >"$home/.pyenv/bin/version"
+	cordon_run --ro "$home/.pyenv" -- /bin/cat "$home/.pyenv/bin/version"
+	expect_eq "$(field .status)" ok "status ($(field .reason))"
+	expect_eq "$OUT" "tool 1.0" "read below a 0700 directory"
+	cordon_run --ro "$home/.pyenv/missing" -- /bin/true
+	expect_eq "$(field .status)" setup-error "a missing source"
+	expect_match "$(field .reason)" "ro $home/.pyenv/missing.*No such file" "names the path and why"
+	# A granted read-only path keeps its owners: root's 0600 file there
+	# is not the run's to read (the run is never host root).
+	echo 'root only' >"$home/.pyenv/secret"
+	chmod 600 "$home/.pyenv/secret"
+	cordon_run --ro "$home/.pyenv" -- /bin/cat "$home/.pyenv/secret"
+	expect_eq "$(field .status)" exit-nonzero "root's 0600 file unreadable ($OUT)"
+	expect_nomatch "$OUT" "root only" "its content"
+	t_assert
+}
+
+# --- the report's target (issue 12, item 9) ----------------------------------
+
+test_report_into_a_device_or_fifo_is_written_in_place() {
+	is_root || { skip "needs root (mknod)"; return 0; }
+	mknod "$T_TMP/null" c 1 3
+	"$CORDON" run --report "$T_TMP/null" -- /bin/true || fail "run with --report to a device"
+	[ -c "$T_TMP/null" ] || fail "the device was replaced: $(ls -l "$T_TMP/null")"
+	mkfifo "$T_TMP/fifo"
+	cat "$T_TMP/fifo" >"$T_TMP/from-fifo" &
+	local reader=$!
+	"$CORDON" run --report "$T_TMP/fifo" -- /bin/true || fail "run with --report to a FIFO"
+	if [ -p "$T_TMP/fifo" ]; then
+		wait $reader
+	else
+		kill $reader # it waits on the FIFO that is no longer there
+		fail "the FIFO was replaced"
+	fi
+	expect_eq "$(jq -r .status "$T_TMP/from-fifo")" ok "the reader got the report"
+	# /dev/stdout is a link into /proc: written through (appended after the
+	# command's own output), the link stays. Tested on a link of our own.
+	ln -s /proc/self/fd/1 "$T_TMP/stdout"
+	"$CORDON" run --report "$T_TMP/stdout" -- /bin/echo hello >"$T_TMP/out.txt"
+	[ -L "$T_TMP/stdout" ] || fail "the link to /proc/self/fd/1 was replaced"
+	expect_eq "$(head -1 "$T_TMP/out.txt")" hello "the command's output comes first"
+	expect_eq "$(tail -n +2 "$T_TMP/out.txt" | jq -r .status)" ok "then the report"
+	# A regular file is still replaced atomically.
+	echo old >"$T_TMP/r.json"
+	"$CORDON" run --report "$T_TMP/r.json" -- /bin/true
+	expect_eq "$(jq -r .status "$T_TMP/r.json")" ok "regular file"
+	t_assert
+}
+
+test_report_through_a_planted_symlink_is_refused() {
+	mkdir -p "$T_TMP/elsewhere"
+	"$CORDON" run -- /bin/ln -s "$T_TMP/elsewhere" out >/dev/null 2>&1
+	[ -L out ] || { fail "setup: no link"; t_assert; return; }
+	"$CORDON" run --report out/r.json -- /bin/true 2>err.txt
+	expect_eq "$?" 125 "exit status"
+	[ -e "$T_TMP/elsewhere/r.json" ] && fail "the report followed the run's symlink"
+	expect_match "$(cat err.txt)" "symbolic link inside the writable path" "message"
+	t_assert
+}
+
+for t in test_check_denials_are_reported_and_count test_check_runs_in_a_0700_workspace \
+	test_check_setup_failure_is_error_with_reason test_check_object_parse_errors_have_locations \
+	test_planted_module_cannot_decide_the_check test_check_files_must_be_outside_writable_paths \
+	test_ro_below_a_0700_directory test_report_into_a_device_or_fifo_is_written_in_place \
+	test_report_through_a_planted_symlink_is_refused test_workspace_follows_the_declared_one \
+	test_no_implicit_workspace_in_system_or_home_roots test_explain_agrees_with_run_for_an_ordinary_user \
+	test_check_files_are_checked_against_the_ceiling test_check_runs_for_an_ordinary_user; do
+	t_run $t
+done
