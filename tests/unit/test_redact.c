@@ -348,16 +348,22 @@ static bool in_dumpable_memory(const uint8_t *needle, size_t nlen)
 	cordon_error e;
 	uint8_t *chunk = secmem_alloc(1 << 20, &e); /* itself not dumpable: skipped */
 	assert_non_null(chunk);
-	char line[512], name[256];
+	char line[512], name[256] = "";
 	unsigned long lo = 0, hi = 0;
 	char perms[8] = "";
 	bool found = false;
 	while (!found && fgets(line, sizeof(line), maps)) {
-		name[0] = 0;
-		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %255s", &lo, &hi, perms, name) >= 3 &&
-		    strchr(line, '-') < strchr(line, ' '))
+		unsigned long l2, h2;
+		char p2[8], n2[256] = "";
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %255s", &l2, &h2, p2, n2) >= 3 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			lo = l2, hi = h2;
+			memcpy(perms, p2, sizeof(perms));
+			memcpy(name, n2, sizeof(name));
 			continue;
-		if (strncmp(line, "VmFlags:", 8) != 0 || perms[0] != 'r' || strstr(line, " dd") ||
+		}
+		/* (sanitizer shadow reservations: huge, and no data of ours) */
+		if (strncmp(line, "VmFlags:", 8) != 0 || perms[0] != 'r' || strstr(line, " dd") || hi - lo > (1ul << 30) ||
 		    strcmp(name, "[vvar]") == 0 || strcmp(name, "[vsyscall]") == 0 || strcmp(name, "[vvar_vclock]") == 0)
 			continue;
 		for (unsigned long p = lo; p < hi && !found; p += (1 << 20) - nlen) {
