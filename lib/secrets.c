@@ -33,7 +33,7 @@ int secrets_read_file(const char *path, uint8_t **out, size_t *len, cordon_error
 	_cleanup_close_ int fd = open_secret_file(path);
 	if (fd < 0) {
 		if (errno == ELOOP)
-			return cordon_err(err, ELOOP, "%s: a symbolic link is on the path (secret files are read without following links)", path);
+			return cordon_err(err, 0, "%s: a symbolic link is on the path (secret files are read without following links)", path);
 		return cordon_err_errno(err, "%s", path);
 	}
 	struct stat st;
