@@ -26,6 +26,7 @@ struct redactor {
 	uint32_t nstates, ncls, ndense, maxlen;
 	uint8_t *cls;    /* [256] byte -> class (0: in no pattern) */
 	uint8_t *first;  /* [256] 1 if the byte leaves the root */
+	uint8_t *big;    /* [8192] bit (a << 8 | b): some pattern starts "ab" */
 	uint32_t *dense; /* [ndense * ncls] next state */
 	uint32_t *fail, *depth;
 	uint32_t *mlen;  /* longest pattern ending at the state (0: none) */
@@ -257,15 +258,49 @@ static struct tnode *build_trie(const redactor *r, uint32_t *nn, cordon_error *e
 	return t;
 }
 
-static uint32_t step(const redactor *r, uint32_t s, uint8_t b)
+/* A dense entry: the next state, with MFLAG when a pattern ends there and
+ * SFLAG when it is the root or one byte deep (the prefilter may take over). */
+#define MFLAG 0x80000000u
+#define SFLAG 0x40000000u
+#define SMASK 0x3fffffffu
+
+static uint32_t flags(const redactor *r, uint32_t t)
+{
+	return t | (r->mlen[t] ? MFLAG : 0) | (r->depth[t] <= 1 ? SFLAG : 0);
+}
+
+/* From a state beyond the dense rows: its trie edges, else its failure. */
+static uint32_t step_sparse(const redactor *r, uint32_t s, uint8_t b)
 {
 	for (;;) {
 		if (s < r->ndense)
 			return r->dense[(size_t)s * r->ncls + r->cls[b]];
 		for (uint32_t e = r->eoff[s]; e < r->eoff[s + 1]; e++)
 			if (r->ebyte[e] == b)
-				return r->etgt[e];
+				return flags(r, r->etgt[e]);
 		s = r->fail[s];
+	}
+}
+
+static inline uint32_t step(const redactor *r, uint32_t s, uint8_t b)
+{
+	if (s < r->ndense)
+		return r->dense[(size_t)s * r->ncls + r->cls[b]];
+	return step_sparse(r, s, b);
+}
+
+/* The goto/failure walk on the trie itself (while the rows are not built):
+ * s in breadth-first numbers. */
+static uint32_t trie_step(const struct tnode *t, const uint32_t *order, const uint32_t *newid, const uint32_t *fail,
+			  uint32_t s, uint8_t b)
+{
+	for (;;) {
+		uint32_t c = tchild(t, order[s], b);
+		if (c)
+			return newid[c];
+		if (!s)
+			return 0;
+		s = fail[s];
 	}
 }
 
@@ -288,8 +323,19 @@ static int build_tables(redactor *r, const struct tnode *t, uint32_t nn, cordon_
 	if (!(r->fail = salloc(nn, 4, err)) || !(r->depth = salloc(nn, 4, err)) || !(r->mlen = salloc(nn, 4, err)) ||
 	    !(r->mname = salloc(nn, 4, err)) || !(r->eoff = salloc(nn + 1, 4, err)) ||
 	    !(r->ebyte = salloc(nn, 1, err)) || !(r->etgt = salloc(nn, 4, err)) || !(r->cls = salloc(256, 1, err)) ||
-	    !(r->first = salloc(256, 1, err)))
+	    !(r->first = salloc(256, 1, err)) || !(r->big = salloc(8192, 1, err)))
 		goto out;
+	if (nn >= SMASK) {
+		cordon_err(err, 12, "redactor: secrets too large");
+		goto out;
+	}
+	for (size_t i = 0; i < r->npr; i++) {
+		const uint8_t *p = r->pats.p + r->pr[i].off;
+		if (r->pr[i].len == 1) /* a one-byte pattern: any next byte */
+			memset(r->big + ((size_t)p[0] << 5), 0xff, 32);
+		else if (r->pr[i].len > 1)
+			r->big[(size_t)p[0] << 5 | p[1] >> 3] |= (uint8_t)(1u << (p[1] & 7));
+	}
 	/* Byte classes: each byte that occurs in a pattern is its own class. */
 	uint32_t ncls = 1;
 	for (size_t i = 0; i < r->pats.len; i++)
@@ -316,7 +362,7 @@ static int build_tables(redactor *r, const struct tnode *t, uint32_t nn, cordon_
 				r->first[t[c].byte] = 1;
 			} else {
 				/* fail(c) = step(fail(u), byte): shallower, so final */
-				r->fail[newid[c]] = step(r, r->fail[i], t[c].byte);
+				r->fail[newid[c]] = trie_step(t, order, newid, r->fail, r->fail[i], t[c].byte);
 			}
 		}
 		uint32_t f = r->fail[i];
@@ -329,18 +375,23 @@ static int build_tables(redactor *r, const struct tnode *t, uint32_t nn, cordon_
 		}
 		if (t[u].depth > r->maxlen)
 			r->maxlen = t[u].depth;
-		if (i < r->ndense) {
-			uint32_t *row = &r->dense[(size_t)i * ncls];
-			for (int b = 0; b < 256; b++) {
-				uint8_t k = r->cls[b];
-				if (!k)
-					continue;
-				uint32_t c = tchild(t, u, (uint8_t)b);
-				row[k] = c ? newid[c] : i ? r->dense[(size_t)f * ncls + k] : 0;
-			}
-		}
 	}
 	r->eoff[nn] = ne;
+	/* The dense rows, once every state's match is known. */
+	for (uint32_t i = 0; i < r->ndense; i++) {
+		uint32_t u = order[i], f = r->fail[i];
+		uint32_t *row = &r->dense[(size_t)i * ncls];
+		for (int b = 0; b < 256; b++) {
+			uint8_t k = r->cls[b];
+			if (!k)
+				continue;
+			uint32_t c = tchild(t, u, (uint8_t)b);
+			if (c)
+				row[k] = flags(r, newid[c]);
+			else
+				row[k] = i ? r->dense[(size_t)f * ncls + k] : 0;
+		}
+	}
 	rc = 0;
 out:
 	secmem_free(order);
@@ -374,7 +425,7 @@ void redactor_free(redactor *r)
 	for (size_t i = 0; i < r->nnames; i++)
 		free(r->names[i]);
 	free(r->names);
-	void *tables[] = {r->cls, r->first, r->dense, r->fail, r->depth, r->mlen, r->mname, r->eoff, r->ebyte, r->etgt};
+	void *tables[] = {r->cls, r->first, r->big, r->dense, r->fail, r->depth, r->mlen, r->mname, r->eoff, r->ebyte, r->etgt};
 	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
 		secmem_free(tables[i]);
 	free(r);
@@ -385,21 +436,93 @@ static bool active(const redactor *r)
 	return r && r->compiled && r->npr > 0;
 }
 
-/* Skip bytes that cannot start a pattern: 16 table lookups per branch. */
-static size_t skip_root(const uint8_t *first, const uint8_t *in, size_t i, size_t n)
+static inline unsigned bigram(const uint8_t *big, uint8_t a, uint8_t b)
 {
-	while (i + 16 <= n) {
-		const uint8_t *p = in + i;
-		unsigned acc = first[p[0]] | first[p[1]] | first[p[2]] | first[p[3]] | first[p[4]] | first[p[5]] |
-			       first[p[6]] | first[p[7]] | first[p[8]] | first[p[9]] | first[p[10]] | first[p[11]] |
-			       first[p[12]] | first[p[13]] | first[p[14]] | first[p[15]];
-		if (acc)
-			break;
-		i += 16;
+	return (big[(size_t)a << 5 | b >> 3] >> (b & 7)) & 1;
+}
+
+/* The first position at or after p where a pattern may start: its byte and
+ * the next begin some pattern (or it is the last byte of the input). 16
+ * bytes at a time without a branch per byte: random text, where most bytes
+ * begin some form, would otherwise mispredict on every other byte. */
+static size_t skip_root(const redactor *r, const uint8_t *in, size_t p, size_t n)
+{
+	const uint8_t *first = r->first, *big = r->big;
+	while (p + 17 <= n) {
+		const uint8_t *q = in + p;
+		unsigned acc = first[q[0]] | first[q[1]] | first[q[2]] | first[q[3]] | first[q[4]] | first[q[5]] |
+			       first[q[6]] | first[q[7]] | first[q[8]] | first[q[9]] | first[q[10]] | first[q[11]] |
+			       first[q[12]] | first[q[13]] | first[q[14]] | first[q[15]];
+		if (acc) {
+			uint32_t m = 0;
+#pragma GCC unroll 16
+			for (int k = 0; k < 16; k++)
+				m |= bigram(big, q[k], q[k + 1]) << k;
+			if (m)
+				return p + (size_t)__builtin_ctz(m);
+		}
+		p += 16;
 	}
-	while (i < n && !first[in[i]])
-		i++;
-	return i;
+	for (; p < n; p++)
+		if (first[in[p]] && (p + 1 == n || bigram(big, in[p], in[p + 1])))
+			return p;
+	return n;
+}
+
+/* Run the automaton from (*ps, *pi) to the next end of a pattern (true:
+ * *pi just after it, *ps its state) or to the end of the input (false).
+ *
+ * Prefilter: at the root, bytes that start no pattern are skipped 16 at a
+ * time, and a candidate byte is entered only if it and the next byte begin
+ * some pattern (the bigram table). That is exact: a state one byte deep
+ * remembers only "this byte may start a pattern", so when the automaton
+ * falls back to such a state (SFLAG) the scan resumes at the root one byte
+ * back. A pattern that may start at the last byte of the input is always
+ * entered (its next byte is not known yet). */
+static inline bool next_match(const redactor *r, uint32_t *ps, const uint8_t *in, size_t *pi, size_t len)
+{
+	const uint32_t *dense = r->dense, nd = r->ndense, ncls = r->ncls;
+	const uint8_t *cls = r->cls;
+	uint32_t s = *ps;
+	size_t i = *pi, p = i;
+	bool root = s == 0;
+	for (;;) {
+		if (root) {
+			p = skip_root(r, in, p, len);
+			if (p >= len) {
+				*ps = 0;
+				*pi = len;
+				return false;
+			}
+			uint32_t x = dense[cls[in[p]]];
+			s = x & SMASK;
+			i = p + 1;
+			if (x & MFLAG)
+				goto found;
+		}
+		/* At least one step here before the prefilter again: progress. */
+		for (;;) {
+			if (i == len) {
+				*ps = s;
+				*pi = i;
+				return false;
+			}
+			uint8_t b = in[i++];
+			uint32_t x = s < nd ? dense[(size_t)s * ncls + cls[b]] : step_sparse(r, s, b);
+			s = x & SMASK;
+			if (x & MFLAG)
+				goto found;
+			if (x & SFLAG)
+				break;
+		}
+		p = i - r->depth[s];
+		s = 0;
+		root = true;
+	}
+found:
+	*ps = s;
+	*pi = i;
+	return true;
 }
 
 bool redact_scan(const redactor *r, uint32_t *state, const uint8_t *in, size_t len, bool *seen)
@@ -407,20 +530,11 @@ bool redact_scan(const redactor *r, uint32_t *state, const uint8_t *in, size_t l
 	if (!active(r))
 		return false;
 	bool any = false;
-	uint32_t s = *state;
-	for (size_t i = 0; i < len;) {
-		if (s == 0) {
-			i = skip_root(r->first, in, i, len);
-			if (i == len)
-				break;
-		}
-		s = step(r, s, in[i++]);
-		if (r->mlen[s]) {
-			seen[r->mname[s]] = true;
-			any = true;
-		}
+	size_t i = 0;
+	while (next_match(r, state, in, &i, len)) {
+		seen[r->mname[*state]] = true;
+		any = true;
 	}
-	*state = s;
 	return any;
 }
 
@@ -554,20 +668,13 @@ int redact_feed(struct redact_stream *st, const uint8_t *in, size_t len, buf *ou
 		return buf_append(out, in, len);
 	struct feed f = {st, in, st->pos, st->hold_start, out};
 	uint32_t s = st->state;
-	for (size_t i = 0; i < len;) {
-		if (s == 0 && st->ivh == st->niv) {
-			i = skip_root(r->first, in, i, len);
-			if (i == len)
-				break;
-		}
-		s = step(r, s, in[i++]);
+	size_t i = 0;
+	while (next_match(r, &s, in, &i, len)) {
 		uint32_t m = r->mlen[s];
-		if (m) {
-			uint64_t e = f.base + i;
-			st->pos = e;
-			if (add_occurrence(&f, e - m, e, r->mname[s], m) < 0 || release(&f, e - r->depth[s], false) < 0)
-				return -1;
-		}
+		uint64_t e = f.base + i;
+		st->pos = e;
+		if (add_occurrence(&f, e - m, e, r->mname[s], m) < 0 || release(&f, e - r->depth[s], false) < 0)
+			return -1;
 	}
 	st->state = s;
 	st->pos = f.base + len;

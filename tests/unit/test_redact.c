@@ -282,6 +282,14 @@ static void test_nested_overlapping_prefix_sharing(void **st)
 	expect_all_splits(r, "abcdefgh123abcdefgh5678", "ab[REDACTED:C]3[REDACTED:B]");
 	expect_all_splits(r, "abcdefgh567abcdefgh1234", "abcdefgh567[REDACTED:A]");
 	redactor_free(r);
+	/* One-byte patterns (allow_short): the prefilter's pairs of bytes must
+	 * not skip them, also as the last byte of a feed. */
+	r = redactor_new();
+	assert_int_equal(redactor_add_secret(r, "Q", (const uint8_t *)"Q", 1, &e), 0);
+	assert_int_equal(redactor_compile(r, &e), 0);
+	expect_all_splits(r, "aQb-c1 zzQ", "a[REDACTED:Q]b-c1 zz[REDACTED:Q]");
+	expect_all_splits(r, "QQ", "[REDACTED:Q][REDACTED:Q]");
+	redactor_free(r);
 }
 
 /* A secret repeated back to back overlaps itself without end: the range is
