@@ -10,7 +10,8 @@
  * with O_NONBLOCK (never set on the caller's shared description), so whole
  * chunks are written without a poll before each page; a socket is written
  * with MSG_DONTWAIT; anything else that can block (a terminal) gets a poll
- * and at most a page per write, as before. */
+ * and at most a page per write, as before. Once a read brings 32 KiB or
+ * more, hashing moves to a thread of its own (stream.c, struct hashq). */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
@@ -35,6 +36,7 @@ struct out_stream {
 	uint64_t raw_bytes; /* captured from the command (the output limit) */
 	uint64_t bytes;   /* of the redacted stream (the evidence) */
 	sha256_ctx *hash;
+	struct hashq *hq; /* the hash thread of a bulk stream, or NULL */
 	struct redact_stream rs;
 	bool redacting;
 	uint8_t *rbuf;    /* read buffer when redacting (secret memory: raw output) */

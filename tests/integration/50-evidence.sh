@@ -247,6 +247,26 @@ test_validate_command() {
 	t_assert
 }
 
+test_bulk_output_hash() {
+	# Large reads move hashing to a thread of its own (stream.c): the
+	# evidence must still be the SHA-256 of exactly what was forwarded, with
+	# and without a secret in the stream.
+	head -c 3000000 /dev/urandom | base64 >big.txt
+	cordon_run -- /bin/sh -c 'cat big.txt; cat big.txt >&2'
+	printf '%s\n' "$OUT" >out.txt
+	expect_eq "$(field .stdout.sha256)" "$(sha256sum <big.txt | cut -d' ' -f1)" "stdout hash"
+	expect_eq "$(field .stdout.bytes)" "$(stat -c %s big.txt)" "stdout bytes"
+	expect_eq "$(field .stderr.sha256)" "$(sha256sum <big.txt | cut -d' ' -f1)" "stderr hash"
+	printf '%s\n' "$SECRET" >token
+	{ head -c 1000000 big.txt; printf '%s\n' "$SECRET"; tail -c +1000001 big.txt; } >big2.txt
+	cordon_run --secret TOKEN=file:./token -- /bin/cat big2.txt
+	printf '%s\n' "$OUT" >out2.txt
+	expect_eq "$(field .stdout.sha256)" "$(sha256sum <out2.txt | cut -d' ' -f1)" "redacted stdout hash"
+	expect_match "$OUT" "REDACTED:TOKEN" "redacted"
+	scan out2.txt
+	t_assert
+}
+
 test_secret_file_read_once_no_symlink() {
 	# Issue 10: the run replaces its secret file (in the writable
 	# workspace) with a symlink to a file it should never see. The check
@@ -295,6 +315,7 @@ test_secret_exposures() {
 for t in test_secret_redacted_everywhere test_secret_from_host_variable test_secret_file_delivery \
 	test_secret_refusals test_partial_secret_failure_still_redacted test_inputs_hashed test_policy_hash_is_canonical test_ledger_cli_lesson_example \
 	test_infeasible_not_started test_three_verdicts_independent test_check_sees_outputs_read_only \
-	test_interrupted test_validate_command test_secret_file_read_once_no_symlink test_secret_exposures; do
+	test_interrupted test_validate_command test_secret_file_read_once_no_symlink test_secret_exposures \
+	test_bulk_output_hash; do
 	t_run $t
 done
