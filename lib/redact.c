@@ -24,6 +24,7 @@ struct redactor {
 	 * patterns. States are numbered breadth-first (depth never decreases). */
 	bool compiled;
 	uint32_t nstates, ncls, ndense, maxlen;
+	uint8_t *tblock; /* the one mapping of the arrays below but dense */
 	uint8_t *cls;    /* [256] byte -> class (0: in no pattern) */
 	uint8_t *first;  /* [256] 1 if the byte leaves the root */
 	uint8_t *big;    /* [8192] bit (a << 8 | b): some pattern starts "ab" */
@@ -65,33 +66,28 @@ static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 static int b64_core(const uint8_t *v, size_t len, int k, const char *alpha, sbuf *out, cordon_error *err)
 {
 	size_t total = (size_t)k + len;
-	sbuf tmp = {0}, enc = {0};
-	static const uint8_t zero[2] = {0, 0};
-	int r = -1;
-	if (sbuf_append(&tmp, zero, (size_t)k, err) < 0 || sbuf_append(&tmp, v, len, err) < 0)
-		goto out;
-	for (size_t i = 0; i < total; i += 3) {
-		uint32_t x = (uint32_t)tmp.p[i] << 16;
-		size_t rem = total - i;
-		if (rem > 1)
-			x |= (uint32_t)tmp.p[i + 1] << 8;
-		if (rem > 2)
-			x |= tmp.p[i + 2];
-		char c[4] = {alpha[(x >> 18) & 63], alpha[(x >> 12) & 63], alpha[(x >> 6) & 63], alpha[x & 63]};
-		if (sbuf_append(&enc, c, rem >= 3 ? 4 : rem + 1, err) < 0)
-			goto out;
-	}
+	size_t enclen = total / 3 * 4 + (total % 3 ? total % 3 + 1 : 0);
 	/* Leading characters that mix in the k unknown bytes: k=1 -> 2, k=2 -> 3. */
 	size_t skip = k == 0 ? 0 : (size_t)k + 1;
 	/* A trailing partial group mixes in whatever byte follows. */
-	size_t end = enc.len;
-	if (total % 3)
-		end--;
-	r = end > skip ? sbuf_append(out, enc.p + skip, end - skip, err) : 0;
-out:
-	sbuf_wipe(&tmp);
-	sbuf_wipe(&enc);
-	return r;
+	size_t end = enclen - (total % 3 ? 1 : 0);
+	for (size_t i = 0, o = 0; i < total; i += 3, o += 4) {
+		/* the bytes of (k zeros + v), without a copy of them */
+		uint32_t x = 0;
+		for (size_t j = 0; j < 3; j++) {
+			size_t at = i + j;
+			uint8_t byte = at < (size_t)k || at >= total ? 0 : v[at - (size_t)k];
+			x = x << 8 | byte;
+		}
+		char c[4] = {alpha[(x >> 18) & 63], alpha[(x >> 12) & 63], alpha[(x >> 6) & 63], alpha[x & 63]};
+		for (size_t j = 0; j < 4; j++)
+			if (o + j >= skip && o + j < end && sbuf_append(out, &c[j], 1, err) < 0) {
+				explicit_bzero(c, sizeof(c));
+				return -1;
+			}
+		explicit_bzero(c, sizeof(c));
+	}
+	return 0;
 }
 
 static int push_form(struct redact_forms *out, sbuf *b, cordon_error *err)
@@ -320,11 +316,16 @@ static int build_tables(redactor *r, const struct tnode *t, uint32_t nn, cordon_
 			order[tail++] = c;
 	}
 	r->nstates = nn;
-	if (!(r->fail = salloc(nn, 4, err)) || !(r->depth = salloc(nn, 4, err)) || !(r->mlen = salloc(nn, 4, err)) ||
-	    !(r->mname = salloc(nn, 4, err)) || !(r->eoff = salloc(nn + 1, 4, err)) ||
-	    !(r->ebyte = salloc(nn, 1, err)) || !(r->etgt = salloc(nn, 4, err)) || !(r->cls = salloc(256, 1, err)) ||
-	    !(r->first = salloc(256, 1, err)) || !(r->big = salloc(8192, 1, err)))
+	/* One mapping for the per-state arrays and the byte tables (each
+	 * mapping costs mmap, madvise and mlock at start-up). */
+	size_t words = (size_t)nn * 6 + 1;
+	if (!(r->tblock = salloc(words * 4 + nn + 256 + 256 + 8192, 1, err)))
 		goto out;
+	uint32_t *w = (uint32_t *)r->tblock;
+	r->fail = w, r->depth = w + nn, r->mlen = w + 2 * (size_t)nn, r->mname = w + 3 * (size_t)nn;
+	r->etgt = w + 4 * (size_t)nn, r->eoff = w + 5 * (size_t)nn;
+	uint8_t *b8 = r->tblock + words * 4;
+	r->cls = b8, r->first = b8 + 256, r->big = b8 + 512, r->ebyte = b8 + 512 + 8192;
 	if (nn >= SMASK) {
 		cordon_err(err, 12, "redactor: secrets too large");
 		goto out;
@@ -425,9 +426,8 @@ void redactor_free(redactor *r)
 	for (size_t i = 0; i < r->nnames; i++)
 		free(r->names[i]);
 	free(r->names);
-	void *tables[] = {r->cls, r->first, r->big, r->dense, r->fail, r->depth, r->mlen, r->mname, r->eoff, r->ebyte, r->etgt};
-	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++)
-		secmem_free(tables[i]);
+	secmem_free(r->tblock);
+	secmem_free(r->dense);
 	free(r);
 }
 

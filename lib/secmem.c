@@ -60,8 +60,7 @@ void secmem_free(void *p)
 	size_t total;
 	memcpy(&total, m, sizeof(total));
 	explicit_bzero(m, total);
-	munlock(m, total);
-	munmap(m, total);
+	munmap(m, total); /* (unlocks too) */
 }
 
 void *secmem_realloc(void *p, size_t size, cordon_error *err)
