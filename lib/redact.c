@@ -278,12 +278,6 @@ static uint32_t step_sparse(const redactor *r, uint32_t s, uint8_t b)
 	}
 }
 
-static inline uint32_t step(const redactor *r, uint32_t s, uint8_t b)
-{
-	if (s < r->ndense)
-		return r->dense[(size_t)s * r->ncls + r->cls[b]];
-	return step_sparse(r, s, b);
-}
 
 /* The goto/failure walk on the trie itself (while the rows are not built):
  * s in breadth-first numbers. */

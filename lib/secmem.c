@@ -78,8 +78,10 @@ void *secmem_realloc(void *p, size_t size, cordon_error *err)
 
 int sbuf_append(sbuf *b, const void *data, size_t len, cordon_error *err)
 {
+	if (!len)
+		return 0;
 	size_t cap = b->p ? secmem_size(b->p) : 0;
-	if (b->len + len > cap) {
+	if (!b->p || b->len + len > cap) {
 		size_t want = cap ? cap * 2 : 4096 - HDR;
 		while (want < b->len + len)
 			want *= 2;
@@ -88,8 +90,7 @@ int sbuf_append(sbuf *b, const void *data, size_t len, cordon_error *err)
 			return -1;
 		b->p = n;
 	}
-	if (len)
-		memcpy(b->p + b->len, data, len);
+	memcpy(b->p + b->len, data, len);
 	b->len += len;
 	return 0;
 }
