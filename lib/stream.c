@@ -126,6 +126,8 @@ static void hashq_finish(struct hashq *q)
 
 static void hash_bytes(struct out_stream *s, const void *p, size_t n)
 {
+	if (!n)
+		return;
 	if (s->hq)
 		hashq_add(s->hq, p, n);
 	else
@@ -214,6 +216,8 @@ static int take_prefixed(struct out_stream *s, const char *p, size_t n)
 static void take_in_place(struct out_stream *s, size_t mark)
 {
 	size_t n = s->pending.len - mark;
+	if (!n)
+		return;
 	hash_bytes(s, s->pending.p + mark, n);
 	s->bytes += n;
 	if (s->out_broken)
