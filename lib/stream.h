@@ -10,7 +10,9 @@
  * with O_NONBLOCK (never set on the caller's shared description), so whole
  * chunks are written without a poll before each page; a socket is written
  * with MSG_DONTWAIT; anything else that can block (a terminal) gets a poll
- * and at most a page per write, as before. Once a read brings 32 KiB or
+ * and at most a page per write, as before. Pipe to pipe without secrets or
+ * prefix, tee(2) forwards without a copy and a read takes the same bytes for
+ * the hash. Once a read brings 32 KiB or
  * more, hashing moves to a thread of its own (stream.c, struct hashq). */
 #pragma once
 #include <stdbool.h>
@@ -40,6 +42,9 @@ struct out_stream {
 	struct redact_stream rs;
 	bool redacting;
 	uint8_t *rbuf;    /* read buffer when redacting (secret memory: raw output) */
+	uint8_t *tbuf;    /* what tee(2) forwarded, read back for the hash */
+	bool tee_blocked; /* tee found the destination full */
+	bool no_tee;      /* tee refused (not two pipes): plain reads */
 	const char *prefix; /* put at the start of every forwarded line, or NULL */
 	bool at_line_start;
 	buf pending;      /* redacted, not yet forwarded */
