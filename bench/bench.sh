@@ -114,3 +114,4 @@ echo "supervisor peak RSS (VmHWM, during a run):       ${hwm} KiB"
 # Per-run report timings (from the report itself).
 "$C" run --report "$ws/r.json" -- /bin/true
 echo "setup_seconds of one run (clone to exec):        $(jq .usage.setup_seconds "$ws/r.json")"
+bash "$(dirname "$0")/relay.sh" "$BUILD"

@@ -4,89 +4,57 @@
 #include "error.h"
 #include "redact.h"
 
-/* Trie node: children in a singly linked list (patterns use few distinct
- * bytes per position), failure link, and the pattern ending here (longest). */
-struct node {
-	uint32_t first_child, next_sibling, fail;
-	uint8_t byte;
-	uint16_t depth_hi; /* unused padding kept zero */
-	uint32_t depth;
-	int32_t out;       /* pattern index ending here, or -1 */
-	int32_t dict;      /* nearest node by failure links with out >= 0, or 0 */
-};
+/* The dense part of the table: at most this many bytes (rows for the states
+ * nearest the root, in breadth-first order; the rest use trie edges). */
+#define DENSE_MAX (8u << 20)
 
-struct pattern {
-	char *name;
-	size_t len;
+struct patref {
+	size_t off, len; /* into redactor.pats */
+	uint32_t name;
 };
 
 struct redactor {
-	struct node *n;
-	size_t nn, cap;
-	struct pattern *p;
-	size_t np;
+	/* Collected by redactor_add_secret. */
+	sbuf pats; /* every form of every secret, concatenated */
+	struct patref *pr;
+	size_t npr;
+	char **names;
+	size_t nnames;
+	/* Built by redactor_compile, all in secret memory: the table spells the
+	 * patterns. States are numbered breadth-first (depth never decreases). */
 	bool compiled;
+	uint32_t nstates, ncls, ndense, maxlen;
+	uint8_t *tblock; /* the one mapping of the arrays below but dense */
+	uint8_t *cls;    /* [256] byte -> class (0: in no pattern) */
+	uint8_t *first;  /* [256] 1 if the byte leaves the root */
+	uint8_t *big;    /* [8192] bit (a << 8 | b): some pattern starts "ab" */
+	uint32_t *dense; /* [ndense * ncls] next state */
+	uint32_t *fail, *depth;
+	uint32_t *mlen;  /* longest pattern ending at the state (0: none) */
+	uint32_t *mname; /* its secret */
+	uint32_t *eoff;  /* [nstates + 1] trie edges of the sparse states */
+	uint8_t *ebyte;
+	uint32_t *etgt;
 };
 
-static int new_node(redactor *r, uint8_t byte, uint32_t depth)
-{
-	if (r->nn == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 256;
-		struct node *n = realloc(r->n, cap * sizeof(*n));
-		if (!n)
-			return -1;
-		r->n = n;
-		r->cap = cap;
-	}
-	r->n[r->nn] = (struct node){0, 0, 0, byte, 0, depth, -1, 0};
-	return (int)r->nn++;
-}
+struct redact_iv {
+	uint64_t start, end;
+	uint32_t name, len; /* the longest occurrence in the range */
+};
 
 redactor *redactor_new(void)
 {
-	redactor *r = calloc(1, sizeof(*r));
-	if (!r || new_node(r, 0, 0) < 0) {
-		free(r);
-		return NULL;
-	}
-	return r;
+	return calloc(1, sizeof(struct redactor));
 }
 
-static uint32_t child(const redactor *r, uint32_t node, uint8_t b)
+size_t redactor_nnames(const redactor *r)
 {
-	for (uint32_t c = r->n[node].first_child; c; c = r->n[c].next_sibling)
-		if (r->n[c].byte == b)
-			return c;
-	return 0;
+	return r ? r->nnames : 0;
 }
 
-static int add_pattern(redactor *r, const char *name, const uint8_t *s, size_t len)
+const char *redactor_name(const redactor *r, size_t i)
 {
-	uint32_t cur = 0;
-	for (size_t i = 0; i < len; i++) {
-		uint32_t c = child(r, cur, s[i]);
-		if (!c) {
-			int k = new_node(r, s[i], (uint32_t)(i + 1));
-			if (k < 0)
-				return -1;
-			c = (uint32_t)k;
-			r->n[c].next_sibling = r->n[cur].first_child;
-			r->n[cur].first_child = c;
-		}
-		cur = c;
-	}
-	if (r->n[cur].out >= 0)
-		return 0; /* the same form twice (e.g. raw == URL-encoded) */
-	struct pattern *p = realloc(r->p, (r->np + 1) * sizeof(*p));
-	if (!p)
-		return -1;
-	r->p = p;
-	r->p[r->np].name = strdup(name);
-	if (!r->p[r->np].name)
-		return -1;
-	r->p[r->np].len = len;
-	r->n[cur].out = (int32_t)r->np++;
-	return 0;
+	return r->names[i];
 }
 
 static const char b64std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -95,53 +63,42 @@ static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 /* base64 of (k zero bytes + v), then keep only the characters that depend on
  * v alone: what a secret looks like inside any longer base64 text, whatever
  * its alignment and whatever follows it. */
-static int b64_core(const uint8_t *v, size_t len, int k, const char *alpha, buf *out)
+static int b64_core(const uint8_t *v, size_t len, int k, const char *alpha, sbuf *out, cordon_error *err)
 {
 	size_t total = (size_t)k + len;
-	uint8_t *tmp = calloc(total ? total : 1, 1);
-	if (!tmp)
-		return -1;
-	memcpy(tmp + k, v, len);
-	buf enc = {0};
-	for (size_t i = 0; i < total; i += 3) {
-		uint32_t x = (uint32_t)tmp[i] << 16;
-		size_t rem = total - i;
-		if (rem > 1)
-			x |= (uint32_t)tmp[i + 1] << 8;
-		if (rem > 2)
-			x |= tmp[i + 2];
-		char c[4] = {alpha[(x >> 18) & 63], alpha[(x >> 12) & 63], alpha[(x >> 6) & 63], alpha[x & 63]};
-		if (buf_append(&enc, c, rem >= 3 ? 4 : rem + 1) < 0) {
-			explicit_bzero(tmp, total);
-			free(tmp);
-			buf_wipe(&enc);
-			return -1;
-		}
-	}
-	explicit_bzero(tmp, total);
-	free(tmp);
+	size_t enclen = total / 3 * 4 + (total % 3 ? total % 3 + 1 : 0);
 	/* Leading characters that mix in the k unknown bytes: k=1 -> 2, k=2 -> 3. */
 	size_t skip = k == 0 ? 0 : (size_t)k + 1;
 	/* A trailing partial group mixes in whatever byte follows. */
-	size_t end = enc.len;
-	if (total % 3)
-		end--;
-	int r = 0;
-	if (end > skip)
-		r = buf_append(out, enc.p + skip, end - skip);
-	buf_wipe(&enc);
-	return r;
+	size_t end = enclen - (total % 3 ? 1 : 0);
+	for (size_t i = 0, o = 0; i < total; i += 3, o += 4) {
+		/* the bytes of (k zeros + v), without a copy of them */
+		uint32_t x = 0;
+		for (size_t j = 0; j < 3; j++) {
+			size_t at = i + j;
+			uint8_t byte = at < (size_t)k || at >= total ? 0 : v[at - (size_t)k];
+			x = x << 8 | byte;
+		}
+		char c[4] = {alpha[(x >> 18) & 63], alpha[(x >> 12) & 63], alpha[(x >> 6) & 63], alpha[x & 63]};
+		for (size_t j = 0; j < 4; j++)
+			if (o + j >= skip && o + j < end && sbuf_append(out, &c[j], 1, err) < 0) {
+				explicit_bzero(c, sizeof(c));
+				return -1;
+			}
+		explicit_bzero(c, sizeof(c));
+	}
+	return 0;
 }
 
-static int push_form(struct redact_forms *out, buf *b)
+static int push_form(struct redact_forms *out, sbuf *b, cordon_error *err)
 {
 	if (!b->len) {
-		buf_wipe(b);
+		sbuf_wipe(b);
 		return 0;
 	}
-	buf *f = realloc(out->f, (out->n + 1) * sizeof(*f));
+	sbuf *f = realloc(out->f, (out->n + 1) * sizeof(*f));
 	if (!f)
-		return -1;
+		return cordon_err(err, 12, "out of memory");
 	out->f = f;
 	out->f[out->n++] = *b; /* ownership moves */
 	memset(b, 0, sizeof(*b));
@@ -151,144 +108,428 @@ static int push_form(struct redact_forms *out, buf *b)
 void redact_forms_free(struct redact_forms *f)
 {
 	for (size_t i = 0; i < f->n; i++)
-		buf_wipe(&f->f[i]);
+		sbuf_wipe(&f->f[i]);
 	free(f->f);
 	memset(f, 0, sizeof(*f));
 }
 
-int redact_forms(const uint8_t *v, size_t len, struct redact_forms *out)
+static int hex_form(const uint8_t *v, size_t len, const char *h, sbuf *b, cordon_error *err)
 {
-	buf b = {0};
-	int r = -1;
-	memset(out, 0, sizeof(*out));
-#define PUSH()                               \
-	do {                                     \
-		if (push_form(out, &b) < 0)          \
-			goto fail;                       \
-	} while (0)
-	if (buf_append(&b, v, len) < 0)
-		goto fail;
-	PUSH();
-	for (int k = 0; k < 3; k++) {
-		if (b64_core(v, len, k, b64std, &b) < 0)
-			goto fail;
-		PUSH();
-		if (b64_core(v, len, k, b64url, &b) < 0)
-			goto fail;
-		PUSH();
+	for (size_t i = 0; i < len; i++) {
+		char x[2] = {h[v[i] >> 4], h[v[i] & 15]};
+		if (sbuf_append(b, x, 2, err) < 0)
+			return -1;
 	}
+	return 0;
+}
+
+/* URL-encoded (RFC 3986 unreserved kept), upper or lower hex, or the form
+ * encoding with '+' for space. */
+static int url_form(const uint8_t *v, size_t len, int variant, sbuf *b, cordon_error *err)
+{
 	static const char lo[] = "0123456789abcdef", up[] = "0123456789ABCDEF";
-	for (int c = 0; c < 2; c++) {
-		const char *h = c ? up : lo;
-		for (size_t i = 0; i < len; i++) {
-			char x[2] = {h[v[i] >> 4], h[v[i] & 15]};
-			if (buf_append(&b, x, 2) < 0)
-				goto fail;
-		}
-		PUSH();
+	const char *h = variant == 1 ? lo : up;
+	for (size_t i = 0; i < len; i++) {
+		uint8_t ch = v[i];
+		bool unres = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+			     ch == '-' || ch == '_' || ch == '.' || ch == '~';
+		char x[3] = {'%', h[ch >> 4], h[ch & 15]};
+		int r;
+		if (unres)
+			r = sbuf_append(b, &ch, 1, err);
+		else if (variant == 2 && ch == ' ')
+			r = sbuf_append(b, "+", 1, err);
+		else
+			r = sbuf_append(b, x, 3, err);
+		if (r < 0)
+			return -1;
 	}
-	/* URL-encoded (RFC 3986 unreserved kept), upper and lower hex, and the
-	 * form encoding with '+' for space. */
-	for (int variant = 0; variant < 3; variant++) {
-		const char *h = variant == 1 ? lo : up;
-		for (size_t i = 0; i < len; i++) {
-			uint8_t ch = v[i];
-			bool unres = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-				     (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' || ch == '.' || ch == '~';
-			if (unres) {
-				if (buf_append(&b, &ch, 1) < 0)
-					goto fail;
-			} else if (variant == 2 && ch == ' ') {
-				if (buf_append(&b, "+", 1) < 0)
-					goto fail;
-			} else {
-				char x[3] = {'%', h[ch >> 4], h[ch & 15]};
-				if (buf_append(&b, x, 3) < 0)
-					goto fail;
-			}
-		}
-		PUSH();
+	return 0;
+}
+
+int redact_forms(const uint8_t *v, size_t len, struct redact_forms *out, cordon_error *err)
+{
+	sbuf b = {0};
+	memset(out, 0, sizeof(*out));
+	if (sbuf_append(&b, v, len, err) < 0 || push_form(out, &b, err) < 0)
+		goto fail;
+	for (int k = 0; k < 3; k++) {
+		if (b64_core(v, len, k, b64std, &b, err) < 0 || push_form(out, &b, err) < 0 ||
+		    b64_core(v, len, k, b64url, &b, err) < 0 || push_form(out, &b, err) < 0)
+			goto fail;
 	}
-	r = 0;
+	if (hex_form(v, len, "0123456789abcdef", &b, err) < 0 || push_form(out, &b, err) < 0 ||
+	    hex_form(v, len, "0123456789ABCDEF", &b, err) < 0 || push_form(out, &b, err) < 0)
+		goto fail;
+	for (int variant = 0; variant < 3; variant++)
+		if (url_form(v, len, variant, &b, err) < 0 || push_form(out, &b, err) < 0)
+			goto fail;
+	return 0;
 fail:
-	buf_wipe(&b);
-	return r;
-#undef PUSH
+	sbuf_wipe(&b);
+	return -1;
 }
 
 int redactor_add_secret(redactor *r, const char *name, const uint8_t *value, size_t len,
 			cordon_error *err)
 {
-	struct redact_forms forms;
-	if (redact_forms(value, len, &forms) < 0) {
-		redact_forms_free(&forms);
+	if (r->compiled)
+		return cordon_err(err, EINVAL, "redactor: secret added after compile");
+	char **nn = realloc(r->names, (r->nnames + 1) * sizeof(*nn));
+	if (!nn)
 		return cordon_err(err, 12, "out of memory");
+	r->names = nn;
+	if (!(r->names[r->nnames] = strdup(name)))
+		return cordon_err(err, 12, "out of memory");
+	uint32_t id = (uint32_t)r->nnames++;
+	struct redact_forms forms;
+	if (redact_forms(value, len, &forms, err) < 0) {
+		redact_forms_free(&forms);
+		return -1;
 	}
 	int rc = 0;
-	for (size_t i = 0; i < forms.n && rc == 0; i++)
-		if (add_pattern(r, name, (const uint8_t *)forms.f[i].p, forms.f[i].len) < 0)
+	for (size_t i = 0; i < forms.n && rc == 0; i++) {
+		struct patref *p = realloc(r->pr, (r->npr + 1) * sizeof(*p));
+		if (!p) {
 			rc = cordon_err(err, 12, "out of memory");
+			break;
+		}
+		r->pr = p;
+		r->pr[r->npr++] = (struct patref){r->pats.len, forms.f[i].len, id};
+		rc = sbuf_append(&r->pats, forms.f[i].p, forms.f[i].len, err);
+	}
 	redact_forms_free(&forms);
+	return rc;
+}
+
+/* The trie while it is built (secret memory too). */
+struct tnode {
+	uint32_t first_child, next_sibling;
+	uint32_t depth, plen, pname; /* plen: a pattern ends here */
+	uint8_t byte;
+};
+
+static uint32_t tchild(const struct tnode *t, uint32_t u, uint8_t b)
+{
+	for (uint32_t c = t[u].first_child; c; c = t[c].next_sibling)
+		if (t[c].byte == b)
+			return c;
+	return 0;
+}
+
+static void *salloc(size_t n, size_t size, cordon_error *err)
+{
+	if (size && n > SIZE_MAX / size / 2) {
+		cordon_err(err, 12, "out of memory");
+		return NULL;
+	}
+	return secmem_alloc(n * size, err);
+}
+
+/* The trie of every pattern; *nn nodes (root 0). */
+static struct tnode *build_trie(const redactor *r, uint32_t *nn, cordon_error *err)
+{
+	struct tnode *t = salloc(r->pats.len + 1, sizeof(*t), err);
+	if (!t)
+		return NULL;
+	uint32_t n = 1;
+	for (size_t i = 0; i < r->npr; i++) {
+		const uint8_t *s = r->pats.p + r->pr[i].off;
+		uint32_t cur = 0;
+		for (size_t k = 0; k < r->pr[i].len; k++) {
+			uint32_t c = tchild(t, cur, s[k]);
+			if (!c) {
+				c = n++;
+				t[c] = (struct tnode){0, t[cur].first_child, (uint32_t)k + 1, 0, 0, s[k]};
+				t[cur].first_child = c;
+			}
+			cur = c;
+		}
+		if (!t[cur].plen) { /* the same form twice (raw == URL-encoded): the first name */
+			t[cur].plen = (uint32_t)r->pr[i].len;
+			t[cur].pname = r->pr[i].name;
+		}
+	}
+	*nn = n;
+	return t;
+}
+
+/* A dense entry: the next state, with MFLAG when a pattern ends there and
+ * SFLAG when it is the root or one byte deep (the prefilter may take over). */
+#define MFLAG 0x80000000u
+#define SFLAG 0x40000000u
+#define SMASK 0x3fffffffu
+
+static uint32_t flags(const redactor *r, uint32_t t)
+{
+	return t | (r->mlen[t] ? MFLAG : 0) | (r->depth[t] <= 1 ? SFLAG : 0);
+}
+
+/* From a state beyond the dense rows: its trie edges, else its failure. */
+static uint32_t step_sparse(const redactor *r, uint32_t s, uint8_t b)
+{
+	for (;;) {
+		if (s < r->ndense)
+			return r->dense[(size_t)s * r->ncls + r->cls[b]];
+		for (uint32_t e = r->eoff[s]; e < r->eoff[s + 1]; e++)
+			if (r->ebyte[e] == b)
+				return flags(r, r->etgt[e]);
+		s = r->fail[s];
+	}
+}
+
+
+/* The goto/failure walk on the trie itself (while the rows are not built):
+ * s in breadth-first numbers. */
+static uint32_t trie_step(const struct tnode *t, const uint32_t *order, const uint32_t *newid, const uint32_t *fail,
+			  uint32_t s, uint8_t b)
+{
+	for (;;) {
+		uint32_t c = tchild(t, order[s], b);
+		if (c)
+			return newid[c];
+		if (!s)
+			return 0;
+		s = fail[s];
+	}
+}
+
+/* Renumber breadth-first; fill depth, match, fail, edges, dense rows. */
+static int build_tables(redactor *r, const struct tnode *t, uint32_t nn, cordon_error *err)
+{
+	uint32_t *order = salloc(nn, sizeof(uint32_t), err), *newid = salloc(nn, sizeof(uint32_t), err);
+	int rc = -1;
+	if (!order || !newid)
+		goto out;
+	uint32_t head = 0, tail = 0;
+	order[tail++] = 0;
+	while (head < tail) {
+		uint32_t u = order[head++];
+		newid[u] = head - 1;
+		for (uint32_t c = t[u].first_child; c; c = t[c].next_sibling)
+			order[tail++] = c;
+	}
+	r->nstates = nn;
+	/* One mapping for the per-state arrays and the byte tables (each
+	 * mapping costs mmap, madvise and mlock at start-up). */
+	size_t words = (size_t)nn * 6 + 1;
+	if (!(r->tblock = salloc(words * 4 + nn + 256 + 256 + 8192, 1, err)))
+		goto out;
+	uint32_t *w = (uint32_t *)r->tblock;
+	r->fail = w, r->depth = w + nn, r->mlen = w + 2 * (size_t)nn, r->mname = w + 3 * (size_t)nn;
+	r->etgt = w + 4 * (size_t)nn, r->eoff = w + 5 * (size_t)nn;
+	uint8_t *b8 = r->tblock + words * 4;
+	r->cls = b8, r->first = b8 + 256, r->big = b8 + 512, r->ebyte = b8 + 512 + 8192;
+	if (nn >= SMASK) {
+		cordon_err(err, 12, "redactor: secrets too large");
+		goto out;
+	}
+	for (size_t i = 0; i < r->npr; i++) {
+		const uint8_t *p = r->pats.p + r->pr[i].off;
+		if (r->pr[i].len == 1) /* a one-byte pattern: any next byte */
+			memset(r->big + ((size_t)p[0] << 5), 0xff, 32);
+		else if (r->pr[i].len > 1)
+			r->big[(size_t)p[0] << 5 | p[1] >> 3] |= (uint8_t)(1u << (p[1] & 7));
+	}
+	/* Byte classes: each byte that occurs in a pattern is its own class. */
+	uint32_t ncls = 1;
+	for (size_t i = 0; i < r->pats.len; i++)
+		if (!r->cls[r->pats.p[i]])
+			r->cls[r->pats.p[i]] = (uint8_t)ncls++;
+	r->ncls = ncls;
+	size_t rowb = (size_t)ncls * 4;
+	r->ndense = (uint32_t)(DENSE_MAX / rowb < nn ? DENSE_MAX / rowb : nn);
+	if (!r->ndense)
+		r->ndense = 1;
+	if (!(r->dense = salloc((size_t)r->ndense * ncls, 4, err)))
+		goto out;
+	/* In breadth-first order the failure state of a state is already done. */
+	uint32_t ne = 0;
+	for (uint32_t i = 0; i < nn; i++) {
+		uint32_t u = order[i];
+		r->depth[i] = t[u].depth;
+		r->eoff[i] = ne;
+		for (uint32_t c = t[u].first_child; c; c = t[c].next_sibling) {
+			r->ebyte[ne] = t[c].byte;
+			r->etgt[ne++] = newid[c];
+			if (i == 0) {
+				r->fail[newid[c]] = 0;
+				r->first[t[c].byte] = 1;
+			} else {
+				/* fail(c) = step(fail(u), byte): shallower, so final */
+				r->fail[newid[c]] = trie_step(t, order, newid, r->fail, r->fail[i], t[c].byte);
+			}
+		}
+		uint32_t f = r->fail[i];
+		if (t[u].plen) {
+			r->mlen[i] = t[u].plen;
+			r->mname[i] = t[u].pname;
+		} else if (i) {
+			r->mlen[i] = r->mlen[f];
+			r->mname[i] = r->mname[f];
+		}
+		if (t[u].depth > r->maxlen)
+			r->maxlen = t[u].depth;
+	}
+	r->eoff[nn] = ne;
+	/* The dense rows, once every state's match is known. */
+	for (uint32_t i = 0; i < r->ndense; i++) {
+		uint32_t u = order[i], f = r->fail[i];
+		uint32_t *row = &r->dense[(size_t)i * ncls];
+		for (int b = 0; b < 256; b++) {
+			uint8_t k = r->cls[b];
+			if (!k)
+				continue;
+			uint32_t c = tchild(t, u, (uint8_t)b);
+			if (c)
+				row[k] = flags(r, newid[c]);
+			else
+				row[k] = i ? r->dense[(size_t)f * ncls + k] : 0;
+		}
+	}
+	rc = 0;
+out:
+	secmem_free(order);
+	secmem_free(newid);
 	return rc;
 }
 
 int redactor_compile(redactor *r, cordon_error *err)
 {
-	/* Breadth-first: failure link = longest proper suffix that is in the trie. */
-	uint32_t *queue = malloc(r->nn * sizeof(uint32_t));
-	if (!queue)
-		return cordon_err(err, 12, "out of memory");
-	size_t head = 0, tail = 0;
-	for (uint32_t c = r->n[0].first_child; c; c = r->n[c].next_sibling) {
-		r->n[c].fail = 0;
-		queue[tail++] = c;
-	}
-	while (head < tail) {
-		uint32_t u = queue[head++];
-		for (uint32_t c = r->n[u].first_child; c; c = r->n[c].next_sibling) {
-			uint32_t f = r->n[u].fail;
-			uint32_t g;
-			while (!(g = child(r, f, r->n[c].byte)) && f)
-				f = r->n[f].fail;
-			r->n[c].fail = g == c ? 0 : g;
-			uint32_t fl = r->n[c].fail;
-			r->n[c].dict = r->n[fl].out >= 0 ? (int32_t)fl : r->n[fl].dict;
-			queue[tail++] = c;
-		}
-	}
-	free(queue);
-	r->compiled = true;
-	return 0;
+	if (r->compiled)
+		return 0;
+	if (r->pats.len > UINT32_MAX / 2)
+		return cordon_err(err, 12, "redactor: secrets too large");
+	uint32_t nn = 0;
+	struct tnode *t = build_trie(r, &nn, err);
+	if (!t)
+		return -1;
+	int rc = build_tables(r, t, nn, err);
+	secmem_free(t);
+	if (rc == 0)
+		r->compiled = true;
+	return rc;
 }
 
 void redactor_free(redactor *r)
 {
 	if (!r)
 		return;
-	if (r->n)
-		explicit_bzero(r->n, r->cap * sizeof(*r->n));
-	free(r->n);
-	for (size_t i = 0; i < r->np; i++)
-		free(r->p[i].name);
-	free(r->p);
+	sbuf_wipe(&r->pats);
+	free(r->pr);
+	for (size_t i = 0; i < r->nnames; i++)
+		free(r->names[i]);
+	free(r->names);
+	secmem_free(r->tblock);
+	secmem_free(r->dense);
 	free(r);
 }
 
-static uint32_t step(const redactor *r, uint32_t s, uint8_t b)
+static bool active(const redactor *r)
 {
-	uint32_t c;
-	while (!(c = child(r, s, b)) && s)
-		s = r->n[s].fail;
-	return c;
+	return r && r->compiled && r->npr > 0;
 }
 
-/* The pattern (if any) that ends at state s: the node's own, or the nearest
- * by failure links. */
-static int32_t match_at(const redactor *r, uint32_t s)
+static inline unsigned bigram(const uint8_t *big, uint8_t a, uint8_t b)
 {
-	if (r->n[s].out >= 0)
-		return r->n[s].out;
-	return r->n[s].dict ? r->n[r->n[s].dict].out : -1;
+	return (big[(size_t)a << 5 | b >> 3] >> (b & 7)) & 1;
+}
+
+/* The first position at or after p where a pattern may start: its byte and
+ * the next begin some pattern (or it is the last byte of the input). 16
+ * bytes at a time without a branch per byte: random text, where most bytes
+ * begin some form, would otherwise mispredict on every other byte. */
+static size_t skip_root(const redactor *r, const uint8_t *in, size_t p, size_t n)
+{
+	const uint8_t *first = r->first, *big = r->big;
+	while (p + 17 <= n) {
+		const uint8_t *q = in + p;
+		unsigned acc = first[q[0]] | first[q[1]] | first[q[2]] | first[q[3]] | first[q[4]] | first[q[5]] |
+			       first[q[6]] | first[q[7]] | first[q[8]] | first[q[9]] | first[q[10]] | first[q[11]] |
+			       first[q[12]] | first[q[13]] | first[q[14]] | first[q[15]];
+		if (acc) {
+			uint32_t m = 0;
+#pragma GCC unroll 16
+			for (int k = 0; k < 16; k++)
+				m |= bigram(big, q[k], q[k + 1]) << k;
+			if (m)
+				return p + (size_t)__builtin_ctz(m);
+		}
+		p += 16;
+	}
+	for (; p < n; p++)
+		if (first[in[p]] && (p + 1 == n || bigram(big, in[p], in[p + 1])))
+			return p;
+	return n;
+}
+
+/* Run the automaton from (*ps, *pi) to the next end of a pattern (true:
+ * *pi just after it, *ps its state) or to the end of the input (false).
+ *
+ * Prefilter: at the root, bytes that start no pattern are skipped 16 at a
+ * time, and a candidate byte is entered only if it and the next byte begin
+ * some pattern (the bigram table). That is exact: a state one byte deep
+ * remembers only "this byte may start a pattern", so when the automaton
+ * falls back to such a state (SFLAG) the scan resumes at the root one byte
+ * back. A pattern that may start at the last byte of the input is always
+ * entered (its next byte is not known yet). */
+static inline bool next_match(const redactor *r, uint32_t *ps, const uint8_t *in, size_t *pi, size_t len)
+{
+	const uint32_t *dense = r->dense, nd = r->ndense, ncls = r->ncls;
+	const uint8_t *cls = r->cls;
+	uint32_t s = *ps;
+	size_t i = *pi, p = i;
+	bool root = s == 0;
+	for (;;) {
+		if (root) {
+			p = skip_root(r, in, p, len);
+			if (p >= len) {
+				*ps = 0;
+				*pi = len;
+				return false;
+			}
+			uint32_t x = dense[cls[in[p]]];
+			s = x & SMASK;
+			i = p + 1;
+			if (x & MFLAG)
+				goto found;
+		}
+		/* At least one step here before the prefilter again: progress. */
+		for (;;) {
+			if (i == len) {
+				*ps = s;
+				*pi = i;
+				return false;
+			}
+			uint8_t b = in[i++];
+			uint32_t x = s < nd ? dense[(size_t)s * ncls + cls[b]] : step_sparse(r, s, b);
+			s = x & SMASK;
+			if (x & MFLAG)
+				goto found;
+			if (x & SFLAG)
+				break;
+		}
+		p = i - r->depth[s];
+		s = 0;
+		root = true;
+	}
+found:
+	*ps = s;
+	*pi = i;
+	return true;
+}
+
+bool redact_scan(const redactor *r, uint32_t *state, const uint8_t *in, size_t len, bool *seen)
+{
+	if (!active(r))
+		return false;
+	bool any = false;
+	size_t i = 0;
+	while (next_match(r, state, in, &i, len)) {
+		seen[r->mname[*state]] = true;
+		any = true;
+	}
+	return any;
 }
 
 void redact_stream_init(struct redact_stream *st, const redactor *r)
@@ -297,57 +538,166 @@ void redact_stream_init(struct redact_stream *st, const redactor *r)
 	st->r = r;
 }
 
-static int emit_marker(buf *out, const char *name)
+/* The feed in progress: held bytes cover [hold_start, base), the input
+ * [base, base + len). */
+struct feed {
+	struct redact_stream *st;
+	const uint8_t *in;
+	uint64_t base;
+	uint64_t held_from; /* stream position of st->held[0] */
+	buf *out;
+};
+
+static int emit_plain(struct feed *f, uint64_t a, uint64_t b)
 {
-	return buf_printf(out, "[REDACTED:%s]", name);
+	if (a >= b)
+		return 0;
+	if (a < f->base) {
+		uint64_t e = b < f->base ? b : f->base;
+		if (buf_append(f->out, f->st->held + (a - f->held_from), (size_t)(e - a)) < 0)
+			return -1;
+		a = e;
+	}
+	return a < b ? buf_append(f->out, f->in + (a - f->base), (size_t)(b - a)) : 0;
+}
+
+static int emit_marker(struct feed *f, uint32_t name)
+{
+	return buf_printf(f->out, "[REDACTED:%s]", f->st->r->names[name]);
+}
+
+/* Release everything before safe that is final: plain bytes, and ranges
+ * that no later occurrence can overlap (they end at or before safe). With
+ * force, a range still open is cut at safe when the stream holds more than
+ * REDACT_HOLD_MAX. */
+static int release(struct feed *f, uint64_t safe, bool force)
+{
+	struct redact_stream *st = f->st;
+	for (;;) {
+		while (st->ivh < st->niv && st->iv[st->ivh].end <= safe) {
+			struct redact_iv *v = &st->iv[st->ivh++];
+			if (emit_plain(f, st->hold_start, v->start) < 0 || emit_marker(f, v->name) < 0)
+				return -1;
+			st->hold_start = v->end;
+		}
+		if (st->ivh == st->niv)
+			st->ivh = st->niv = 0;
+		uint64_t limit = st->ivh < st->niv && st->iv[st->ivh].start < safe ? st->iv[st->ivh].start : safe;
+		if (limit > st->hold_start) {
+			if (emit_plain(f, st->hold_start, limit) < 0)
+				return -1;
+			st->hold_start = limit;
+		}
+		if (!force || st->pos - st->hold_start <= REDACT_HOLD_MAX || st->ivh == st->niv ||
+		    st->iv[st->ivh].start >= safe)
+			return 0;
+		/* Cut the open range at safe: no later occurrence starts before it. */
+		struct redact_iv *v = &st->iv[st->ivh];
+		if (emit_marker(f, v->name) < 0)
+			return -1;
+		st->hold_start = v->start = safe;
+	}
+}
+
+/* An occurrence [a, e): merge with the pending ranges it overlaps. */
+static int add_occurrence(struct feed *f, uint64_t a, uint64_t e, uint32_t name, uint32_t len)
+{
+	struct redact_stream *st = f->st;
+	while (st->niv > st->ivh && st->iv[st->niv - 1].end > a) {
+		struct redact_iv *v = &st->iv[--st->niv];
+		if (v->start < a)
+			a = v->start;
+		if (v->len > len) {
+			len = v->len;
+			name = v->name;
+		}
+	}
+	if (st->niv == st->ivcap) {
+		if (st->ivh) {
+			memmove(st->iv, st->iv + st->ivh, (st->niv - st->ivh) * sizeof(*st->iv));
+			st->niv -= st->ivh;
+			st->ivh = 0;
+		}
+		if (st->niv == st->ivcap) {
+			size_t cap = st->ivcap ? st->ivcap * 2 : 16;
+			struct redact_iv *n = realloc(st->iv, cap * sizeof(*n));
+			if (!n)
+				return -1;
+			st->iv = n;
+			st->ivcap = cap;
+		}
+	}
+	st->iv[st->niv++] = (struct redact_iv){a, e, name, len};
+	return 0;
+}
+
+/* Keep [hold_start, pos) for the next feed. */
+static int keep_tail(struct feed *f)
+{
+	struct redact_stream *st = f->st;
+	uint64_t n = st->pos - st->hold_start;
+	if (!n)
+		return 0;
+	if (!st->held) {
+		st->held = secmem_alloc(REDACT_HOLD_MAX + (size_t)st->r->maxlen + 16, NULL);
+		if (!st->held)
+			return -1;
+	}
+	if (n > secmem_size(st->held))
+		return -1; /* cannot happen: release(force) bounds it */
+	if (st->hold_start < f->base) {
+		size_t old = (size_t)(f->base - st->hold_start);
+		memmove(st->held, st->held + (st->hold_start - f->held_from), old);
+		memcpy(st->held + old, f->in, (size_t)(n - old));
+	} else {
+		memcpy(st->held, f->in + (st->hold_start - f->base), (size_t)n);
+	}
+	return 0;
 }
 
 int redact_feed(struct redact_stream *st, const uint8_t *in, size_t len, buf *out)
 {
 	const redactor *r = st->r;
-	if (!r || r->np == 0)
+	if (!active(r))
 		return buf_append(out, in, len);
-	for (size_t i = 0; i < len; i++) {
-		if (buf_append(&st->held, &in[i], 1) < 0)
+	struct feed f = {st, in, st->pos, st->hold_start, out};
+	uint32_t s = st->state;
+	size_t i = 0;
+	while (next_match(r, &s, in, &i, len)) {
+		uint32_t m = r->mlen[s];
+		uint64_t e = f.base + i;
+		st->pos = e;
+		if (add_occurrence(&f, e - m, e, r->mname[s], m) < 0 || release(&f, e - r->depth[s], false) < 0)
 			return -1;
-		st->state = step(r, st->state, in[i]);
-		int32_t m = match_at(r, st->state);
-		if (m >= 0) {
-			/* The whole match is held (its length <= the automaton depth). */
-			size_t mlen = r->p[m].len;
-			if (buf_append(out, st->held.p, st->held.len - mlen) < 0 || emit_marker(out, r->p[m].name) < 0)
-				return -1;
-			explicit_bzero(st->held.p, st->held.len);
-			st->held.len = 0;
-			st->state = 0;
-			continue;
-		}
-		/* Release what can no longer be part of a match. */
-		size_t keep = r->n[st->state].depth;
-		if (st->held.len > keep) {
-			size_t rel = st->held.len - keep;
-			if (buf_append(out, st->held.p, rel) < 0)
-				return -1;
-			memmove(st->held.p, st->held.p + rel, keep);
-			st->held.len = keep;
-		}
 	}
+	st->state = s;
+	st->pos = f.base + len;
+	if (release(&f, st->pos - r->depth[s], true) < 0 || keep_tail(&f) < 0)
+		return -1;
 	return 0;
 }
 
 int redact_flush(struct redact_stream *st, buf *out)
 {
-	int r = st->held.len ? buf_append(out, st->held.p, st->held.len) : 0;
-	if (st->held.p)
-		explicit_bzero(st->held.p, st->held.cap);
-	st->held.len = 0;
+	if (!active(st->r))
+		return 0;
+	struct feed f = {st, NULL, st->pos, st->hold_start, out};
+	int rc = release(&f, st->pos, false);
+	if (st->held)
+		explicit_bzero(st->held, secmem_size(st->held));
+	st->hold_start = st->pos;
+	st->ivh = st->niv = 0;
 	st->state = 0;
-	return r;
+	return rc;
 }
 
 void redact_stream_free(struct redact_stream *st)
 {
-	buf_wipe(&st->held);
+	secmem_free(st->held);
+	free(st->iv);
+	st->held = NULL;
+	st->iv = NULL;
+	st->ivh = st->niv = st->ivcap = 0;
 }
 
 char *redact_string(const redactor *r, const char *s)

@@ -2,17 +2,36 @@
  * by "[REDACTED:NAME]" in streamed output, in cordon's messages and in the
  * report.
  *
- * One Aho-Corasick automaton over all forms of all secrets; linear time. In a
- * stream only the bytes that could still be the start of a secret are held
- * back (the automaton's current depth), so ordinary output is not delayed,
- * and a value split across writes (or across the 64 KiB pipe buffer) is still
- * found. */
+ * One Aho-Corasick automaton over all forms of all secrets, compiled to a
+ * table (byte classes; a dense row per state near the root, the trie's own
+ * edges plus failure links deeper down, so a 64 KiB secret does not make a
+ * table of gigabytes). While the automaton is at its root, a table-driven
+ * prefilter skips bytes that cannot start any form, 16 at a time.
+ *
+ * Overlaps: every occurrence of every form is found (overlapping ones too),
+ * and the union of the occurrences is redacted; a run of overlapping
+ * occurrences becomes one marker named after the longest of them. So a
+ * password inside a DATABASE_URL that is also a secret comes out as
+ * "[REDACTED:DATABASE_URL]", not as "postgres://u:[REDACTED:PW]@host".
+ *
+ * In a stream only the bytes that could still be part of a secret are held
+ * back (the automaton's current depth, and an occurrence that may still be
+ * extended by an overlapping longer one), so ordinary output is not
+ * delayed, and a value split across writes (or across the 64 KiB pipe
+ * buffer) is still found. A run of overlapping occurrences longer than
+ * REDACT_HOLD_MAX is cut into several markers rather than held without bound.
+ *
+ * The patterns and the automaton (which spells them) live in secret memory
+ * (secmem.h): never in a core dump, wiped on free. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "cordon.h"
+#include "secmem.h"
 #include "strv.h"
+
+#define REDACT_HOLD_MAX (64 * 1024)
 
 typedef struct redactor redactor;
 
@@ -20,19 +39,27 @@ redactor *redactor_new(void);
 /* Add a secret: its raw bytes and the forms derived from it. */
 int redactor_add_secret(redactor *r, const char *name, const uint8_t *value, size_t len,
 			cordon_error *err);
-/* Build the failure links; call once, after the last add. */
+/* Build the automaton; call once, after the last add. */
 int redactor_compile(redactor *r, cordon_error *err);
-/* Wipe every pattern (explicit_bzero) and free. */
+/* Wipe every pattern and the automaton, and free. */
 void redactor_free(redactor *r);
+/* The secrets' names, in the order they were added. */
+size_t redactor_nnames(const redactor *r);
+const char *redactor_name(const redactor *r, size_t i);
 
 /* A whole string at once (report fields, messages). Caller frees. */
 char *redact_string(const redactor *r, const char *s);
 
 /* Streaming. */
+struct redact_iv; /* a pending redacted range */
 struct redact_stream {
 	const redactor *r;
 	uint32_t state;
-	buf held; /* bytes not yet released: a possible start of a secret */
+	uint64_t pos;        /* bytes fed so far */
+	uint64_t hold_start; /* stream position of held[0]: nothing before it is held */
+	uint8_t *held;       /* secret memory: bytes [hold_start, pos) not yet released */
+	struct redact_iv *iv;
+	size_t ivh, niv, ivcap;
 };
 void redact_stream_init(struct redact_stream *st, const redactor *r);
 /* Feed input; append what can be released to out. */
@@ -41,12 +68,18 @@ int redact_feed(struct redact_stream *st, const uint8_t *in, size_t len, buf *ou
 int redact_flush(struct redact_stream *st, buf *out);
 void redact_stream_free(struct redact_stream *st);
 
+/* Matching only (the scan of written files): feed bytes, keep *state between
+ * calls (start at 0), set seen[i] for every secret i found (seen has
+ * redactor_nnames entries). Returns true if anything was found. */
+bool redact_scan(const redactor *r, uint32_t *state, const uint8_t *in, size_t len, bool *seen);
+
 /* The forms of a value (exposed for tests): raw, base64/base64url stable
  * cores for the three alignments, hex (both cases), URL-encoded. Byte
- * strings with their lengths: a value may contain NUL bytes. */
+ * strings with their lengths (a value may contain NUL bytes), in secret
+ * memory. */
 struct redact_forms {
-	buf *f;
+	sbuf *f;
 	size_t n;
 };
-int redact_forms(const uint8_t *v, size_t len, struct redact_forms *out);
+int redact_forms(const uint8_t *v, size_t len, struct redact_forms *out, cordon_error *err);
 void redact_forms_free(struct redact_forms *f);

@@ -62,6 +62,7 @@ void report_free(struct run_report *r)
 	hindex_free(&r->denial_idx);
 	strv_free(&r->command);
 	strv_free(&r->secrets);
+	exposure_list_free(&r->exposures);
 	file_list_free(&r->inputs);
 	file_list_free(&r->outputs);
 	fix_list_free(&r->privilege_cleared);
@@ -286,7 +287,11 @@ static void write_verdicts(jwriter *w, const struct run_report *r)
 	jw_key(w, "verdicts");
 	jw_obj_begin(w);
 	jw_key(w, "containment");
-	jw_str(w, r->ndenials || r->privilege_cleared.n || r->root_restored.n ? "violations" : "clean");
+	/* A secret written into a file left the boundary as surely as a denied
+	 * syscall tried to; a privilege bit swept or a root put back was an
+	 * attempt on the host. */
+	jw_str(w, r->ndenials || r->exposures.n || r->privilege_cleared.n || r->root_restored.n ? "violations"
+											      : "clean");
 	jw_key(w, "resources");
 	jw_str(w, r->status == ST_INFEASIBLE ? "infeasible" : any_limit ? "exceeded" : "within");
 	jw_key(w, "task");
@@ -478,6 +483,29 @@ static void write_evidence(jwriter *w, const struct run_report *r)
 	}
 	jw_key(w, "secrets");
 	jw_str_array(w, (const char *const *)r->secrets.v, r->secrets.n);
+	/* Names only, never values (and the paths pass the redactor too). */
+	jw_key(w, "secret_exposures");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < r->exposures.n; i++) {
+		jw_obj_begin(w);
+		jw_key(w, "name");
+		jw_str(w, r->exposures.e[i].name);
+		jw_key(w, "path");
+		jw_str(w, r->exposures.e[i].path);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	if (r->exposures.scanned) {
+		jw_key(w, "secret_scan");
+		jw_obj_begin(w);
+		jw_key(w, "files");
+		jw_uint(w, r->exposures.files);
+		jw_key(w, "bytes");
+		jw_uint(w, r->exposures.bytes);
+		jw_key(w, "complete");
+		jw_bool(w, r->exposures.complete);
+		jw_obj_end(w);
+	}
 }
 
 static void write_ceiling(jwriter *w, const struct run_report *r)

@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include "json.h"
 #include "policy.h"
+#include "exposure.h"
 #include "redact.h"
 #include "snapshot.h"
 #include "sweep.h"
@@ -78,6 +79,7 @@ struct run_report {
 	struct fix_list privilege_cleared, root_restored;
 	struct stream_stats out[2];
 	strv secrets;
+	struct exposure_list exposures; /* secrets found in the files written */
 	struct enforcement enf;
 	enum task_verdict task;
 	bool check_ran;

@@ -68,9 +68,20 @@
 
 /* How a run's output is handled: the task's goes to stdout/stderr; a
  * check's goes to stderr, every line prefixed. */
+/* Secrets are read once per cordon_run, before the first boundary: the
+ * task check reuses the same bytes (a secret file in a writable path that the
+ * run replaced, with a symlink to /etc/shadow say, is never read again). */
+struct secret_cache {
+	bool loaded;
+	int rc;
+	cordon_error err;
+	struct secrets sec; /* sec.redact moves to the first report */
+};
+
 struct run_opts {
 	bool to_stderr;
 	const char *prefix;
+	struct secret_cache *sc;
 };
 
 struct sup {
@@ -81,7 +92,7 @@ struct sup {
 	struct sandbox_spec spec;
 	strv env;
 	size_t env_secret_start; /* env[k >= this] carry secret values */
-	struct secrets sec;
+	const struct secrets *sec; /* the run's cache (struct secret_cache) */
 	const struct cgroup_ops *cgops;
 	struct cgroup cg;
 	bool have_cg;
@@ -221,8 +232,8 @@ static int build_env(struct sup *s, cordon_error *err)
 	}
 	/* Secrets delivered as variables come last (and win). */
 	s->env_secret_start = s->env.n;
-	for (size_t i = 0; i < s->sec.n; i++) {
-		const struct secret_value *v = &s->sec.v[i];
+	for (size_t i = 0; s->sec && i < s->sec->n; i++) {
+		const struct secret_value *v = &s->sec->v[i];
 		if (v->mount)
 			continue;
 		buf b = {0};
@@ -235,12 +246,13 @@ static int build_env(struct sup *s, cordon_error *err)
 	return 0;
 }
 
-/* The supervisor keeps no secret value once init has its copy. */
+/* The supervisor keeps no copy of a secret value once init has its own; the
+ * values themselves (secret memory) stay in the cache for the task check and
+ * are wiped when cordon_run returns. */
 static void wipe_secret_copies(struct sup *s)
 {
 	for (size_t i = s->env_secret_start; i < s->env.n; i++)
 		explicit_bzero(s->env.v[i], strlen(s->env.v[i]));
-	secrets_free(&s->sec);
 	s->spec.secrets = NULL;
 	s->spec.nsecrets = 0;
 }
@@ -686,15 +698,22 @@ static int prepare_filters(struct sup *s, cordon_error *err)
 static int prepare(struct sup *s, cordon_error *err)
 {
 	const cordon_policy *p = s->pol;
-	int loaded = secrets_load(p, &s->sec, err);
-	/* The report redacts with it from now on (and owns it), also when a
-	 * later secret failed to load. */
-	s->rep->redact = s->sec.redact;
-	s->sec.redact = NULL;
-	if (loaded < 0)
+	struct secret_cache *sc = s->opts->sc;
+	if (!sc->loaded) {
+		sc->loaded = true;
+		sc->rc = secrets_load(p, &sc->sec, &sc->err);
+		/* The report redacts with it from now on (and owns it), also when
+		 * a later secret failed to load. */
+		s->rep->redact = sc->sec.redact;
+		sc->sec.redact = NULL;
+	}
+	if (sc->rc < 0) {
+		*err = sc->err;
 		return -1;
-	s->spec.secrets = s->sec.v;
-	s->spec.nsecrets = s->sec.n;
+	}
+	s->sec = &sc->sec;
+	s->spec.secrets = sc->sec.v;
+	s->spec.nsecrets = sc->sec.n;
 	if (build_env(s, err) < 0)
 		return -1;
 	s->privileged = geteuid() == 0;
@@ -858,6 +877,8 @@ static void collect_outputs(struct sup *s)
 		snapshot_diff(&s->before, &after, s->plan.workspace, &s->rep->outputs, &e);
 		snapshot_free(&after);
 	}
+	/* Secrets written into the files it changed (names, never values). */
+	exposure_scan(s->rep->redact, roots, n, &s->rep->outputs, s->plan.workspace, &s->rep->exposures, &e);
 }
 
 /* Between sync 1 and sync 2, in parallel with init building its view. */
@@ -1187,7 +1208,7 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
  * stopped by a limit or a policy kill leaves the task "not-run"), the check
  * command runs in a fresh boundary with the same policy and the outputs
  * visible read-only; its exit status alone decides the task verdict. */
-static int run_check(const cordon_policy *p, struct run_report *rep, cordon_error *err)
+static int run_check(const cordon_policy *p, struct run_report *rep, struct secret_cache *sc, cordon_error *err)
 {
 	char ws[4096];
 	cordon_error e = {0};
@@ -1206,8 +1227,11 @@ static int run_check(const cordon_policy *p, struct run_report *rep, cordon_erro
 	char *argv[] = {"/bin/sh", "-c", p->check, NULL};
 	struct run_report crep;
 	report_init(&crep);
-	struct run_opts o = {true, "check: "};
+	/* Same secrets, same bytes, same redactor (lent, not owned). */
+	crep.redact = rep->redact;
+	struct run_opts o = {true, "check: ", sc};
 	int r = run_once(cp, argv, &crep, &o, err);
+	crep.redact = NULL;
 	if (r == 0) {
 		rep->check_ran = true;
 		rep->check_status = crep.status;
@@ -1239,10 +1263,13 @@ int cordon_run(cordon_policy *p, char *const argv[], struct run_report *rep,
 	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
 	sigemptyset(&ign.sa_mask);
 	sigaction(SIGPIPE, &ign, &old);
-	struct run_opts o = {false, NULL};
+	struct secret_cache sc;
+	memset(&sc, 0, sizeof(sc));
+	struct run_opts o = {false, NULL, &sc};
 	int r = run_once(p, argv, rep, &o, err);
 	if (r == 0 && p->check && (rep->status == ST_OK || rep->status == ST_EXIT_NONZERO))
-		r = run_check(p, rep, err);
+		r = run_check(p, rep, &sc, err);
+	secrets_free(&sc.sec);
 	sigaction(SIGPIPE, &old, NULL);
 	return r;
 }

@@ -1,19 +1,41 @@
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "compat.h"
 #include "error.h"
+#include "secmem.h"
 #include "secrets.h"
 
-static int read_secret_file(const char *path, uint8_t **out, size_t *len, cordon_error *err)
+/* No symbolic link anywhere on the path: a link swapped in by an earlier run
+ * (the file may sit in a writable path) cannot redirect the read to
+ * /etc/shadow. O_NONBLOCK: a FIFO in its place cannot block. */
+static int open_secret_file(const char *path)
 {
-	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
+	const int flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW;
+	struct open_how how = {
+		.flags = flags,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
+		fd = open(path, flags); /* no openat2: at least not the last component */
+	return fd;
+}
+
+int secrets_read_file(const char *path, uint8_t **out, size_t *len, cordon_error *err)
+{
+	_cleanup_close_ int fd = open_secret_file(path);
+	if (fd < 0) {
+		if (errno == ELOOP)
+			return cordon_err(err, 0, "%s: a symbolic link is on the path (secret files are read without following links)", path);
 		return cordon_err_errno(err, "%s", path);
+	}
 	struct stat st;
 	if (fstat(fd, &st) < 0)
 		return cordon_err_errno(err, "%s", path);
@@ -21,13 +43,26 @@ static int read_secret_file(const char *path, uint8_t **out, size_t *len, cordon
 		return cordon_err(err, 0, "%s: not a regular file", path);
 	if (st.st_size > SECRET_MAX_LEN)
 		return cordon_err(err, 0, "%s: larger than %d bytes", path, SECRET_MAX_LEN);
-	uint8_t *b = malloc((size_t)st.st_size + 1);
+	/* One byte more than allowed: a file that grows after fstat is caught. */
+	uint8_t *b = secmem_alloc(SECRET_MAX_LEN + 1, err);
 	if (!b)
-		return cordon_err(err, 12, "out of memory");
-	ssize_t n = read(fd, b, (size_t)st.st_size);
-	if (n < 0) {
-		free(b);
-		return cordon_err_errno(err, "%s", path);
+		return cordon_err_wrap(err, "%s", path);
+	size_t n = 0;
+	while (n < SECRET_MAX_LEN + 1) {
+		ssize_t k = read(fd, b + n, SECRET_MAX_LEN + 1 - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			secmem_free(b);
+			return cordon_err_errno(err, "%s", path);
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	if (n > SECRET_MAX_LEN) {
+		secmem_free(b);
+		return cordon_err(err, 0, "%s: larger than %d bytes", path, SECRET_MAX_LEN);
 	}
 	/* One trailing newline is how files end, not part of the value. */
 	if (n > 0 && b[n - 1] == '\n')
@@ -35,7 +70,7 @@ static int read_secret_file(const char *path, uint8_t **out, size_t *len, cordon
 	if (n > 0 && b[n - 1] == '\r')
 		n--;
 	*out = b;
-	*len = (size_t)n;
+	*len = n;
 	return 0;
 }
 
@@ -55,11 +90,11 @@ static int load_all(const cordon_policy *p, struct secrets *out, cordon_error *e
 			if (!val)
 				return cordon_err(err, 0, "secret %s: the host variable %s is not set", s->name, s->from_env);
 			v->len = strlen(val);
-			v->value = malloc(v->len + 1);
+			v->value = secmem_alloc(v->len + 1, err);
 			if (!v->value)
-				return cordon_err(err, 12, "out of memory");
+				return cordon_err_wrap(err, "secret %s", s->name);
 			memcpy(v->value, val, v->len);
-		} else if (read_secret_file(s->from_file, &v->value, &v->len, err) < 0) {
+		} else if (secrets_read_file(s->from_file, &v->value, &v->len, err) < 0) {
 			return cordon_err_wrap(err, "secret %s", s->name);
 		}
 		out->n++;
@@ -71,9 +106,6 @@ static int load_all(const cordon_policy *p, struct secrets *out, cordon_error *e
 		if (!s->mount && memchr(v->value, '\0', v->len))
 			return cordon_err(err, 0, "secret %s: contains a NUL byte and cannot be an environment variable (use \"mount\")",
 					  s->name);
-		/* Not swapped out, not in a core dump. */
-		mlock(v->value, v->len);
-		madvise(v->value, v->len, MADV_DONTDUMP);
 		if (redactor_add_secret(out->redact, s->name, v->value, v->len, err) < 0)
 			return -1;
 	}
@@ -96,13 +128,8 @@ int secrets_load(const cordon_policy *p, struct secrets *out, cordon_error *err)
 
 void secrets_free(struct secrets *s)
 {
-	for (size_t i = 0; i < s->n; i++) {
-		if (s->v[i].value) {
-			explicit_bzero(s->v[i].value, s->v[i].len);
-			munlock(s->v[i].value, s->v[i].len);
-			free(s->v[i].value);
-		}
-	}
+	for (size_t i = 0; i < s->n; i++)
+		secmem_free(s->v[i].value);
 	free(s->v);
 	redactor_free(s->redact);
 	memset(s, 0, sizeof(*s));

@@ -1,6 +1,8 @@
-/* Secrets: loaded in the supervisor just before the run, delivered to the
- * command only (environment, or a 0400 file on a private tmpfs inside the
- * view), redacted everywhere cordon writes, wiped afterwards. */
+/* Secrets: loaded in the supervisor once, before the first boundary (the
+ * task check reuses the same bytes), delivered to the command only
+ * (environment, or a 0400 file on a private tmpfs inside the view), redacted
+ * everywhere cordon writes, wiped afterwards. Values live in secret memory
+ * (secmem.h: never in a core dump, locked where allowed). */
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -13,7 +15,7 @@
 struct secret_value {
 	const char *name;  /* points into the policy */
 	const char *mount; /* file delivery path inside, or NULL */
-	uint8_t *value;    /* wiped by secrets_free */
+	uint8_t *value;    /* secret memory; wiped by secrets_free */
 	size_t len;
 };
 
@@ -23,10 +25,18 @@ struct secrets {
 	redactor *redact; /* owned; NULL when there are no secrets */
 };
 
-/* Read every secret of the policy. A missing variable or file, an empty or
- * too short value (unless allow_short), or a NUL byte in an environment
- * delivery is an error naming the secret (never an empty value). */
+/**
+ * secrets_load() - read every secret of the policy.
+ * A missing variable or file, an empty or too short value (unless
+ * allow_short), or a NUL byte in an environment delivery is an error naming
+ * the secret (never an empty value). A file is opened without following any
+ * symbolic link on its path (openat2 RESOLVE_NO_SYMLINKS; O_NOFOLLOW where
+ * openat2 is missing), non-blocking (a FIFO cannot stall the supervisor), and
+ * must be a regular file of at most SECRET_MAX_LEN bytes.
+ */
 int secrets_load(const cordon_policy *p, struct secrets *out, cordon_error *err);
+/* Read one secret file as above (exposed for tests); *out is secret memory. */
+int secrets_read_file(const char *path, uint8_t **out, size_t *len, cordon_error *err);
 /* explicit_bzero everything; the redactor is handed over (s->redact = NULL)
  * if the caller took it. */
 void secrets_free(struct secrets *s);

@@ -1,46 +1,206 @@
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "cleanup.h"
 #include "stream.h"
 
-#define CHUNK 65536
+/* Bytes per read (the command's pipe holds 64 KiB; more after a writer grew it). */
+#define CHUNK (256 * 1024)
+
+/* Hashing on a thread of its own once a stream turns out to be bulk: SHA-256
+ * costs more than the rest of the relay together (about half the
+ * supervisor's time at 1 GB/s), so the relay thread only copies into a ring
+ * of slots and the hash thread digests them in order. A stream that never
+ * delivers a large read is hashed inline and starts no thread. */
+#define HQ_SLOTS 4
+#define HQ_SLOT (256 * 1024)
+#define HQ_START (32 * 1024) /* a read this large: bulk */
+
+struct hashq {
+	pthread_t th;
+	pthread_mutex_t mu;
+	pthread_cond_t work, space;
+	uint8_t *slot[HQ_SLOTS];
+	size_t len[HQ_SLOTS];
+	unsigned head, tail; /* slots [head, tail) wait for the hash thread */
+	size_t fill;         /* bytes in slot tail, not yet handed over */
+	bool stop;
+	sha256_ctx *ctx;
+};
+
+static void *hashq_main(void *arg)
+{
+	struct hashq *q = arg;
+	pthread_mutex_lock(&q->mu);
+	for (;;) {
+		while (q->head == q->tail && !q->stop)
+			pthread_cond_wait(&q->work, &q->mu);
+		if (q->head == q->tail)
+			break;
+		unsigned i = q->head % HQ_SLOTS;
+		pthread_mutex_unlock(&q->mu);
+		sha256_update(q->ctx, q->slot[i], q->len[i]);
+		pthread_mutex_lock(&q->mu);
+		q->head++;
+		pthread_cond_signal(&q->space);
+	}
+	pthread_mutex_unlock(&q->mu);
+	return NULL;
+}
+
+static struct hashq *hashq_start(sha256_ctx *ctx)
+{
+	struct hashq *q = calloc(1, sizeof(*q));
+	if (!q)
+		return NULL;
+	q->ctx = ctx;
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->work, NULL);
+	pthread_cond_init(&q->space, NULL);
+	for (int i = 0; i < HQ_SLOTS; i++)
+		if (!(q->slot[i] = malloc(HQ_SLOT)))
+			goto fail;
+	/* The supervisor blocks every signal it handles (signalfd): so does
+	 * the new thread, which inherits the mask. */
+	if (pthread_create(&q->th, NULL, hashq_main, q) != 0)
+		goto fail;
+	return q;
+fail:
+	for (int i = 0; i < HQ_SLOTS; i++)
+		free(q->slot[i]);
+	free(q);
+	return NULL;
+}
+
+/* Hand the slot being filled to the hash thread; wait for a free one. */
+static void hashq_publish(struct hashq *q)
+{
+	pthread_mutex_lock(&q->mu);
+	q->len[q->tail % HQ_SLOTS] = q->fill;
+	q->tail++;
+	q->fill = 0;
+	pthread_cond_signal(&q->work);
+	while (q->tail - q->head == HQ_SLOTS)
+		pthread_cond_wait(&q->space, &q->mu);
+	pthread_mutex_unlock(&q->mu);
+}
+
+static void hashq_add(struct hashq *q, const uint8_t *p, size_t n)
+{
+	while (n) {
+		size_t k = HQ_SLOT - q->fill < n ? HQ_SLOT - q->fill : n;
+		memcpy(q->slot[q->tail % HQ_SLOTS] + q->fill, p, k);
+		q->fill += k;
+		p += k;
+		n -= k;
+		if (q->fill == HQ_SLOT)
+			hashq_publish(q);
+	}
+}
+
+/* Everything handed over and digested; the thread is gone. */
+static void hashq_finish(struct hashq *q)
+{
+	if (q->fill)
+		hashq_publish(q);
+	pthread_mutex_lock(&q->mu);
+	q->stop = true;
+	pthread_cond_signal(&q->work);
+	pthread_mutex_unlock(&q->mu);
+	pthread_join(q->th, NULL);
+	for (int i = 0; i < HQ_SLOTS; i++)
+		free(q->slot[i]);
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->work);
+	pthread_cond_destroy(&q->space);
+	free(q);
+}
+
+static void hash_bytes(struct out_stream *s, const void *p, size_t n)
+{
+	if (!n)
+		return;
+	if (s->hq)
+		hashq_add(s->hq, p, n);
+	else
+		sha256_update(s->hash, p, n);
+}
+
+/* A pipe destination as a description of our own, with O_NONBLOCK: the
+ * caller's (shared with whoever else holds that stdout) is left alone. */
+static int reopen_pipe_nonblock(int fd)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	return open(p, O_WRONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+}
+
+static void choose_mode(struct out_stream *s, int dest_fd)
+{
+	struct stat st;
+	if (fstat(dest_fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
+		int fd = reopen_pipe_nonblock(dest_fd);
+		if (fd >= 0) {
+			s->out_fd = fd;
+			s->mode = OUT_NONBLOCK;
+			s->out_pollable = true;
+			return;
+		}
+	}
+	s->out_fd = fcntl(dest_fd, F_DUPFD_CLOEXEC, 3);
+	if (s->out_fd < 0)
+		return;
+	if (S_ISSOCK(st.st_mode)) {
+		s->mode = OUT_SOCKET;
+		s->out_pollable = true;
+		return;
+	}
+	/* epoll refuses regular files (and /dev/null): those never block,
+	 * write directly. */
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = {.events = EPOLLOUT};
+	s->out_pollable = ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, s->out_fd, &ev) == 0;
+	if (ep >= 0)
+		close(ep);
+	s->mode = s->out_pollable ? OUT_POLL : OUT_BLOCKING;
+}
 
 int stream_init(struct out_stream *s, int in_fd, int dest_fd, const redactor *r, const char *prefix)
 {
 	memset(s, 0, sizeof(*s));
 	s->in_fd = in_fd;
-	s->out_fd = fcntl(dest_fd, F_DUPFD_CLOEXEC, 3);
+	s->out_fd = -1;
 	s->prefix = prefix;
 	s->at_line_start = true;
 	redact_stream_init(&s->rs, r);
+	s->redacting = redactor_nnames(r) > 0;
 	s->hash = sha256_new();
 	if (!s->hash)
 		return -1;
-	if (s->out_fd >= 0) {
-		/* epoll refuses regular files: those never block, write directly. */
-		int ep = epoll_create1(EPOLL_CLOEXEC);
-		struct epoll_event ev = {.events = EPOLLOUT};
-		s->out_pollable = ep >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, s->out_fd, &ev) == 0;
-		if (ep >= 0)
-			close(ep);
-	} else {
+	if (s->redacting && !(s->rbuf = secmem_alloc(CHUNK, NULL)))
+		return -1;
+	choose_mode(s, dest_fd);
+	if (s->out_fd < 0)
 		s->out_broken = true;
-	}
 	return 0;
 }
 
-/* Redacted bytes: into the evidence (count, hash), then out with the prefix. */
-static int take_redacted(struct out_stream *s, const char *p, size_t n)
+/* Redacted bytes with a prefix per line: into the evidence (count, hash),
+ * then out with the prefix. */
+static int take_prefixed(struct out_stream *s, const char *p, size_t n)
 {
-	sha256_update(s->hash, p, n);
+	hash_bytes(s, p, n);
 	s->bytes += n;
 	if (s->out_broken || !n)
 		return 0;
-	if (!s->prefix)
-		return buf_append(&s->pending, p, n);
 	for (size_t i = 0; i < n; i++) {
 		if (s->at_line_start && buf_append(&s->pending, s->prefix, strlen(s->prefix)) < 0)
 			return -1;
@@ -51,56 +211,171 @@ static int take_redacted(struct out_stream *s, const char *p, size_t n)
 	return 0;
 }
 
-ssize_t stream_read(struct out_stream *s, uint64_t budget, bool *over)
+/* Bytes appended to pending since mark: count and hash them where they lie;
+ * drop them again if there is nowhere to forward them. */
+static void take_in_place(struct out_stream *s, size_t mark)
 {
-	char tmp[CHUNK];
-	*over = false;
-	if (s->in_fd < 0)
+	size_t n = s->pending.len - mark;
+	if (!n)
+		return;
+	hash_bytes(s, s->pending.p + mark, n);
+	s->bytes += n;
+	if (s->out_broken)
+		s->pending.len = mark;
+}
+
+static int reserve(buf *b, size_t n)
+{
+	if (b->cap - b->len >= n)
 		return 0;
-	ssize_t n = read(s->in_fd, tmp, sizeof(tmp));
-	if (n < 0)
-		return errno == EINTR || errno == EAGAIN ? 1 : -1;
-	buf red = {0};
-	if (n == 0) {
-		close(s->in_fd);
-		s->in_fd = -1;
-		int r = redact_flush(&s->rs, &red) < 0 || take_redacted(s, red.p, red.len) < 0 ? -1 : 0;
+	char *p = realloc(b->p, b->len + n);
+	if (!p)
+		return -1;
+	b->p = p;
+	b->cap = b->len + n;
+	return 0;
+}
+
+/* What was read, through the redactor: straight into pending, or via a
+ * temporary buffer when lines get a prefix. */
+static int take_raw(struct out_stream *s, const uint8_t *in, size_t n, bool eof)
+{
+	if (s->prefix) {
+		buf red = {0};
+		int r = (n ? redact_feed(&s->rs, in, n, &red) : 0) < 0 || (eof && redact_flush(&s->rs, &red) < 0) ||
+				take_prefixed(s, red.p, red.len) < 0 ? -1 : 0;
 		buf_wipe(&red);
 		return r;
 	}
+	size_t mark = s->pending.len;
+	if ((n && redact_feed(&s->rs, in, n, &s->pending) < 0) || (eof && redact_flush(&s->rs, &s->pending) < 0))
+		return -1;
+	take_in_place(s, mark);
+	return 0;
+}
+
+/* Pipe to pipe without redaction: tee(2) duplicates the command's bytes into
+ * the destination without a copy, then a read consumes the same bytes for
+ * the hash. One copy instead of two, and no page allocated for the
+ * destination. Returns bytes moved, 0 to use the ordinary path instead, or
+ * 1 with tee_blocked set when the destination is full. */
+static ssize_t tee_read(struct out_stream *s, uint64_t budget)
+{
+	if (s->no_tee || s->mode != OUT_NONBLOCK || s->out_broken || budget < CHUNK || stream_has_pending(s))
+		return 0;
+	ssize_t t = tee(s->in_fd, s->out_fd, CHUNK, SPLICE_F_NONBLOCK);
+	if (t < 0 && errno == EAGAIN) {
+		/* The command's pipe is readable (level-triggered): so the
+		 * destination is full. Wait for it as for pending bytes. */
+		s->tee_blocked = true;
+		return 1;
+	}
+	if (t <= 0) {
+		/* 0: end of input; EPIPE and the rest: the ordinary path says. */
+		if (t < 0 && errno != EINTR && errno != EPIPE)
+			s->no_tee = true;
+		return 0;
+	}
+	if (!s->tbuf && !(s->tbuf = malloc(CHUNK)))
+		return -1;
+	size_t got = 0;
+	while (got < (size_t)t) {
+		ssize_t n = read(s->in_fd, s->tbuf + got, (size_t)t - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1; /* cannot be: the bytes were there */
+		got += (size_t)n;
+	}
+	if (!s->hq && got >= HQ_START)
+		s->hq = hashq_start(s->hash);
+	s->raw_bytes += got;
+	s->bytes += got;
+	hash_bytes(s, s->tbuf, got);
+	return (ssize_t)got;
+}
+
+ssize_t stream_read(struct out_stream *s, uint64_t budget, bool *over)
+{
+	*over = false;
+	if (s->in_fd < 0)
+		return 0;
+	if (!s->redacting && !s->prefix) {
+		ssize_t t = tee_read(s, budget);
+		if (t != 0)
+			return t;
+	}
+	/* Without redaction or prefix, read where the bytes will be written from. */
+	bool direct = !s->redacting && !s->prefix;
+	uint8_t *dst = s->rbuf;
+	if (direct) {
+		if (reserve(&s->pending, CHUNK) < 0)
+			return -1;
+		dst = (uint8_t *)s->pending.p + s->pending.len;
+	} else if (!dst) {
+		static uint8_t plain[CHUNK]; /* prefix without secrets: not secret */
+		dst = plain;
+	}
+	ssize_t n = read(s->in_fd, dst, CHUNK);
+	if (n < 0)
+		return errno == EINTR || errno == EAGAIN ? 1 : -1;
+	if (n == 0) {
+		close(s->in_fd);
+		s->in_fd = -1;
+		return direct ? 0 : take_raw(s, NULL, 0, true);
+	}
+	if (!s->hq && n >= HQ_START)
+		s->hq = hashq_start(s->hash); /* NULL: inline, as before */
 	size_t take = (size_t)n;
 	if ((uint64_t)take > budget) {
 		take = (size_t)budget;
 		*over = true;
 	}
 	s->raw_bytes += take;
-	int r = redact_feed(&s->rs, (const uint8_t *)tmp, take, &red);
-	explicit_bzero(tmp, (size_t)n);
-	if (r == 0)
-		r = take_redacted(s, red.p, red.len);
-	buf_wipe(&red);
-	return r < 0 ? -1 : n;
+	if (direct) {
+		size_t mark = s->pending.len;
+		s->pending.len += take;
+		take_in_place(s, mark);
+		return n;
+	}
+	return take_raw(s, dst, take, false) < 0 ? -1 : n;
 }
 
 bool stream_has_pending(const struct out_stream *s)
 {
-	return s->pending.len > s->pending_off;
+	return s->pending.len > s->pending_off || s->tee_blocked;
+}
+
+static ssize_t write_some(struct out_stream *s, const char *p, size_t len)
+{
+	switch (s->mode) {
+	case OUT_POLL: {
+		/* Only write what cannot block: poll first, and at most PIPE_BUF
+		 * per write once the destination reports room. */
+		struct pollfd pf = {s->out_fd, POLLOUT, 0};
+		if (poll(&pf, 1, 0) <= 0 || !(pf.revents & (POLLOUT | POLLERR | POLLHUP))) {
+			errno = EAGAIN;
+			return -1;
+		}
+		return write(s->out_fd, p, len > PIPE_BUF ? PIPE_BUF : len);
+	}
+	case OUT_SOCKET:
+		return send(s->out_fd, p, len, MSG_DONTWAIT | MSG_NOSIGNAL);
+	default:
+		return write(s->out_fd, p, len);
+	}
 }
 
 int stream_flush(struct out_stream *s)
 {
-	while (stream_has_pending(s)) {
-		size_t len = s->pending.len - s->pending_off;
-		if (s->out_pollable) {
-			/* Only write what cannot block: poll first, and at most a page
-			 * per write once the destination reports room. */
-			struct pollfd p = {s->out_fd, POLLOUT, 0};
-			if (poll(&p, 1, 0) <= 0 || !(p.revents & (POLLOUT | POLLERR | POLLHUP)))
-				return 0;
-			if (len > 4096)
-				len = 4096;
-		}
-		ssize_t n = write(s->out_fd, s->pending.p + s->pending_off, len);
+	if (s->tee_blocked) {
+		struct pollfd pf = {s->out_fd, POLLOUT, 0};
+		if (poll(&pf, 1, 0) <= 0 || !(pf.revents & (POLLOUT | POLLERR | POLLHUP)))
+			return 0;
+		s->tee_blocked = false;
+	}
+	while (stream_has_pending(s) && !s->out_broken) {
+		ssize_t n = write_some(s, s->pending.p + s->pending_off, s->pending.len - s->pending_off);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -122,14 +397,17 @@ int stream_flush(struct out_stream *s)
 void stream_finish(struct out_stream *s, char sha[65])
 {
 	/* What the redactor still held (the run was stopped mid-stream). */
-	buf red = {0};
-	if (redact_flush(&s->rs, &red) == 0)
-		take_redacted(s, red.p, red.len);
-	buf_wipe(&red);
+	take_raw(s, NULL, 0, true);
 	redact_stream_free(&s->rs);
-	/* Blocking writes for what is left: the run is over. */
-	s->out_pollable = false;
-	stream_flush(s);
+	/* Waiting writes for what is left: the run is over. */
+	while (stream_flush(s) == 0) {
+		struct pollfd pf = {s->out_fd, POLLOUT, 0};
+		if (poll(&pf, 1, -1) < 0 && errno != EINTR)
+			break;
+	}
+	if (s->hq)
+		hashq_finish(s->hq);
+	s->hq = NULL;
 	sha256_final_hex(s->hash, sha);
 	s->hash = NULL;
 	if (s->in_fd >= 0)
@@ -138,4 +416,8 @@ void stream_finish(struct out_stream *s, char sha[65])
 		close(s->out_fd);
 	s->in_fd = s->out_fd = -1;
 	buf_wipe(&s->pending);
+	secmem_free(s->rbuf);
+	s->rbuf = NULL;
+	free(s->tbuf);
+	s->tbuf = NULL;
 }

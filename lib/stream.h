@@ -2,7 +2,18 @@
  * count, hash, forward to cordon's own stdout/stderr as it arrives, with
  * backpressure: while a chunk is waiting for the destination, the pipe is not
  * read (the command blocks on a full pipe rather than cordon buffering without
- * bound). */
+ * bound).
+ *
+ * Speed: without secrets and without a prefix the bytes are read straight
+ * into the pending buffer (no copy before the write). A destination that is
+ * a pipe is reopened through /proc/self/fd as a new open file description
+ * with O_NONBLOCK (never set on the caller's shared description), so whole
+ * chunks are written without a poll before each page; a socket is written
+ * with MSG_DONTWAIT; anything else that can block (a terminal) gets a poll
+ * and at most a page per write, as before. Pipe to pipe without secrets or
+ * prefix, tee(2) forwards without a copy and a read takes the same bytes for
+ * the hash. Once a read brings 32 KiB or
+ * more, hashing moves to a thread of its own (stream.c, struct hashq). */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
@@ -10,16 +21,30 @@
 #include "redact.h"
 #include "strv.h"
 
+enum out_mode {
+	OUT_BLOCKING, /* regular file or unknown: plain writes */
+	OUT_POLL,     /* may block: poll, then at most PIPE_BUF per write */
+	OUT_NONBLOCK, /* our own O_NONBLOCK description of a pipe */
+	OUT_SOCKET,   /* send(MSG_DONTWAIT) */
+};
+
 struct out_stream {
 	int in_fd;        /* read end of the command's pipe, or -1 at EOF */
-	int out_fd;       /* our own dup of stdout/stderr */
-	bool out_pollable;
+	int out_fd;       /* our own dup (or reopened pipe) of stdout/stderr */
+	bool out_pollable; /* epoll can wait for EPOLLOUT on out_fd */
+	enum out_mode mode;
 	bool out_broken;  /* nothing to forward to: keep counting, stop writing */
 	bool dest_gone;   /* the reader went away (EPIPE): the command should learn it too */
 	uint64_t raw_bytes; /* captured from the command (the output limit) */
 	uint64_t bytes;   /* of the redacted stream (the evidence) */
 	sha256_ctx *hash;
+	struct hashq *hq; /* the hash thread of a bulk stream, or NULL */
 	struct redact_stream rs;
+	bool redacting;
+	uint8_t *rbuf;    /* read buffer when redacting (secret memory: raw output) */
+	uint8_t *tbuf;    /* what tee(2) forwarded, read back for the hash */
+	bool tee_blocked; /* tee found the destination full */
+	bool no_tee;      /* tee refused (not two pipes): plain reads */
 	const char *prefix; /* put at the start of every forwarded line, or NULL */
 	bool at_line_start;
 	buf pending;      /* redacted, not yet forwarded */

@@ -247,9 +247,75 @@ test_validate_command() {
 	t_assert
 }
 
+test_bulk_output_hash() {
+	# Large reads move hashing to a thread of its own (stream.c): the
+	# evidence must still be the SHA-256 of exactly what was forwarded, with
+	# and without a secret in the stream.
+	head -c 3000000 /dev/urandom | base64 >big.txt
+	cordon_run -- /bin/sh -c 'cat big.txt; cat big.txt >&2'
+	printf '%s\n' "$OUT" >out.txt
+	expect_eq "$(field .stdout.sha256)" "$(sha256sum <big.txt | cut -d' ' -f1)" "stdout hash"
+	expect_eq "$(field .stdout.bytes)" "$(stat -c %s big.txt)" "stdout bytes"
+	expect_eq "$(field .stderr.sha256)" "$(sha256sum <big.txt | cut -d' ' -f1)" "stderr hash"
+	printf '%s\n' "$SECRET" >token
+	{ head -c 1000000 big.txt; printf '%s\n' "$SECRET"; tail -c +1000001 big.txt; } >big2.txt
+	cordon_run --secret TOKEN=file:./token -- /bin/cat big2.txt
+	printf '%s\n' "$OUT" >out2.txt
+	expect_eq "$(field .stdout.sha256)" "$(sha256sum <out2.txt | cut -d' ' -f1)" "redacted stdout hash"
+	expect_match "$OUT" "REDACTED:TOKEN" "redacted"
+	scan out2.txt
+	t_assert
+}
+
+test_secret_file_read_once_no_symlink() {
+	# Issue 10: the run replaces its secret file (in the writable
+	# workspace) with a symlink to a file it should never see. The check
+	# must get the bytes read before the run, and the next run must refuse
+	# the link instead of delivering the target.
+	printf 'SHADOW-only-root-may-read-this\n' >"$T_TMP/shadow"
+	printf '%s\n' "$SECRET" >token
+	cordon_run --secret TOKEN=file:./token --check 'test "$TOKEN" = '"'$SECRET'"' && echo same-bytes' \
+		-- /bin/sh -c "rm token && ln -s '$T_TMP/shadow' token"
+	expect_eq "$(field .status)" ok "status: $ERR"
+	[ -L token ] || fail "the run did not swap the file"
+	expect_eq "$(field .check.status)" ok "the check got the original bytes: $ERR"
+	expect_match "$ERR" "check: same-bytes" "check output"
+	cordon_run --secret TOKEN=file:./token -- /bin/sh -c 'echo "$TOKEN"; touch started'
+	expect_eq "$(field .status)" setup-error "a symlinked secret file is refused"
+	expect_match "$ERR" "secret TOKEN: .*/token: a symbolic link is on the path \(secret files are read without following links\)$" "message"
+	[ ! -e started ] || fail "started"
+	! grep -q SHADOW "$R" <(printf '%s%s' "$OUT" "$ERR") || fail "the link's target was read"
+	# a link on a directory of the path is refused the same way
+	mkdir real && printf '%s\n' "$SECRET" >real/token && ln -s real linked
+	cordon_run --secret TOKEN=file:./linked/token -- /bin/true
+	expect_eq "$(field .status)" setup-error "a symlinked directory on the path"
+	t_assert
+}
+
+test_secret_exposures() {
+	# Issue 11: the run writes the secret (raw, and base64 in a
+	# subdirectory) into workspace files: named, never shown, and the
+	# containment verdict says so.
+	printf '%s\n' "$SECRET" >token
+	cordon_run --secret TOKEN=file:./token -- /bin/sh -c \
+		'mkdir -p sub; printf "x=%s\n" "$TOKEN" > out.txt; printf %s "$TOKEN" | base64 > sub/enc.txt; echo fine > clean.txt'
+	expect_eq "$(field .status)" ok "status: $ERR"
+	expect_eq "$(field -c '[.secret_exposures[]] | sort_by(.path)')" \
+		'[{"name":"TOKEN","path":"out.txt"},{"name":"TOKEN","path":"sub/enc.txt"}]' "exposures"
+	expect_eq "$(field .verdicts.containment)" violations "containment"
+	expect_eq "$(field .secret_scan.complete)" true "scan complete"
+	scan "$R"
+	# nothing written: clean, and the field is there, empty
+	cordon_run --secret TOKEN=file:./token -- /bin/sh -c 'echo fine > clean2.txt'
+	expect_eq "$(field -c .secret_exposures)" '[]' "no exposure"
+	expect_eq "$(field .verdicts.containment)" clean "containment clean"
+	t_assert
+}
+
 for t in test_secret_redacted_everywhere test_secret_from_host_variable test_secret_file_delivery \
 	test_secret_refusals test_partial_secret_failure_still_redacted test_inputs_hashed test_policy_hash_is_canonical test_ledger_cli_lesson_example \
 	test_infeasible_not_started test_three_verdicts_independent test_check_sees_outputs_read_only \
-	test_interrupted test_validate_command; do
+	test_interrupted test_validate_command test_secret_file_read_once_no_symlink test_secret_exposures \
+	test_bulk_output_hash; do
 	t_run $t
 done

@@ -80,6 +80,9 @@ PY
 test_planted_module_cannot_decide_the_check() {
 	[ -x /usr/bin/python3 ] || { skip "no /usr/bin/python3"; return 0; }
 	plant_wrong_answer
+	# The run reads the planted module from a granted read-only path, which
+	# keeps its owner and mode (mktemp -d made it 0700, root's).
+	chmod 755 "$T_TMP"
 	local task="echo 41 >answer.txt; cp $T_TMP/plant.py unittest.py"
 	# The residual risk, shown: the check imports from the workspace.
 	cordon_run --ro "$T_TMP" --env ANSWER="$WS/answer.txt" \

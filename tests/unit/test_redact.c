@@ -1,6 +1,12 @@
+#include <fcntl.h>
 #include <stdio.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "unit.h"
 #include "redact.h"
+#include "secmem.h"
+#include "secrets.h"
 
 static const char *SECRET = "s3cr3t-T0ken/with+chars=";
 
@@ -177,11 +183,332 @@ static void test_string_and_many_secrets(void **st)
 	redactor_free(r);
 }
 
+
+/* Feed text in two parts at every split, and once byte by byte. */
+static char *redact_split(const redactor *r, const char *text, size_t split)
+{
+	struct redact_stream s;
+	buf out = {0};
+	size_t n = strlen(text);
+	redact_stream_init(&s, r);
+	if (split == (size_t)-1) {
+		for (size_t i = 0; i < n; i++)
+			assert_int_equal(redact_feed(&s, (const uint8_t *)text + i, 1, &out), 0);
+	} else {
+		assert_int_equal(redact_feed(&s, (const uint8_t *)text, split, &out), 0);
+		assert_int_equal(redact_feed(&s, (const uint8_t *)text + split, n - split, &out), 0);
+	}
+	assert_int_equal(redact_flush(&s, &out), 0);
+	buf_append(&out, "", 0);
+	redact_stream_free(&s);
+	return out.p;
+}
+
+static void expect_all_splits(const redactor *r, const char *text, const char *want)
+{
+	size_t n = strlen(text);
+	for (size_t split = 0; split <= n + 1; split++) {
+		char *o = redact_split(r, text, split == n + 1 ? (size_t)-1 : split);
+		if (strcmp(o, want) != 0)
+			fail_msg("split %zu of \"%s\": got \"%s\", want \"%s\"", split, text, o, want);
+		free(o);
+	}
+}
+
+static void hexs(const char *v, char *out, bool upper)
+{
+	for (size_t i = 0; v[i]; i++)
+		sprintf(out + 2 * i, upper ? "%02X" : "%02x", (unsigned char)v[i]);
+}
+
+/* Issue 11: a password inside a DATABASE_URL came out as
+ * "postgres://app:[REDACTED:PW]@db...". The longest occurrence is redacted
+ * whole, in every encoded form too. */
+static void test_overlap_longest_whole(void **st)
+{
+	(void)st;
+	static const char pw[] = "p4ssw0rd-xyz", url[] = "postgres://app:p4ssw0rd-xyz@db.internal:5432/prod";
+	redactor *r = redactor_new();
+	cordon_error e;
+	assert_int_equal(redactor_add_secret(r, "PW", (const uint8_t *)pw, strlen(pw), &e), 0);
+	assert_int_equal(redactor_add_secret(r, "DATABASE_URL", (const uint8_t *)url, strlen(url), &e), 0);
+	assert_int_equal(redactor_compile(r, &e), 0);
+	char text[512];
+	snprintf(text, sizeof(text), "a %s b", url);
+	expect_all_splits(r, text, "a [REDACTED:DATABASE_URL] b");
+	snprintf(text, sizeof(text), "a %s b", pw);
+	expect_all_splits(r, text, "a [REDACTED:PW] b");
+	/* hex, both cases: the hex of the password is inside the hex of the URL */
+	char hx[256];
+	hexs(url, hx, false);
+	snprintf(text, sizeof(text), "a %s b", hx);
+	expect_all_splits(r, text, "a [REDACTED:DATABASE_URL] b");
+	hexs(url, hx, true);
+	snprintf(text, sizeof(text), "a %s b", hx);
+	expect_all_splits(r, text, "a [REDACTED:DATABASE_URL] b");
+	/* URL-encoded: the password is unreserved, so it appears raw inside */
+	expect_all_splits(r, "a postgres%3A%2F%2Fapp%3Ap4ssw0rd-xyz%40db.internal%3A5432%2Fprod b",
+			  "a [REDACTED:DATABASE_URL] b");
+	/* The URL next to the password, and twice over */
+	snprintf(text, sizeof(text), "%s%s %s", pw, url, url);
+	expect_all_splits(r, text, "[REDACTED:PW][REDACTED:DATABASE_URL] [REDACTED:DATABASE_URL]");
+	redactor_free(r);
+}
+
+/* Several secrets that nest, overlap and share prefixes. */
+static void test_nested_overlapping_prefix_sharing(void **st)
+{
+	(void)st;
+	redactor *r = redactor_new();
+	cordon_error e;
+	static const char *const v[][2] = {
+		{"A", "abcdefgh1234"}, /* shares its first 8 bytes with B */
+		{"B", "abcdefgh5678"},
+		{"C", "cdefgh12"},     /* nested in A */
+		{"D", "h1234-tail-xx"}, /* overlaps A's end */
+		{"E", "XYZ-SHORTSEC-SECRETTAIL"},
+		{"F", "SHORTSEC"},
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		assert_int_equal(redactor_add_secret(r, v[i][0], (const uint8_t *)v[i][1], strlen(v[i][1]), &e), 0);
+	assert_int_equal(redactor_compile(r, &e), 0);
+	expect_all_splits(r, "1 abcdefgh1234 2", "1 [REDACTED:A] 2");
+	expect_all_splits(r, "1 abcdefgh5678 2", "1 [REDACTED:B] 2");
+	expect_all_splits(r, "1 abcdefgh12 2", "1 ab[REDACTED:C] 2");
+	/* A and D overlap: one range, named after the longer (D) */
+	expect_all_splits(r, "1 abcdefgh1234-tail-xx 2", "1 [REDACTED:D] 2");
+	expect_all_splits(r, "XYZ-SHORTSEC-SECRETTAIL", "[REDACTED:E]");
+	expect_all_splits(r, "XYZ-SHORTSEC-SECRETTAI!", "XYZ-[REDACTED:F]-SECRETTAI!");
+	expect_all_splits(r, "abcdefgh123abcdefgh5678", "ab[REDACTED:C]3[REDACTED:B]");
+	expect_all_splits(r, "abcdefgh567abcdefgh1234", "abcdefgh567[REDACTED:A]");
+	redactor_free(r);
+	/* One-byte patterns (allow_short): the prefilter's pairs of bytes must
+	 * not skip them, also as the last byte of a feed. */
+	r = redactor_new();
+	assert_int_equal(redactor_add_secret(r, "Q", (const uint8_t *)"Q", 1, &e), 0);
+	assert_int_equal(redactor_compile(r, &e), 0);
+	expect_all_splits(r, "aQb-c1 zzQ", "a[REDACTED:Q]b-c1 zz[REDACTED:Q]");
+	expect_all_splits(r, "QQ", "[REDACTED:Q][REDACTED:Q]");
+	redactor_free(r);
+}
+
+/* A secret repeated back to back overlaps itself without end: the range is
+ * cut rather than held without bound, and nothing of it survives. */
+static void test_self_overlap_bounded(void **st)
+{
+	(void)st;
+	redactor *r = redactor_new();
+	cordon_error e;
+	assert_int_equal(redactor_add_secret(r, "Z", (const uint8_t *)"zzzzzzzz", 8, &e), 0);
+	assert_int_equal(redactor_compile(r, &e), 0);
+	size_t n = 3 * REDACT_HOLD_MAX;
+	uint8_t *in = malloc(n);
+	memset(in, 'z', n);
+	struct redact_stream s;
+	buf out = {0};
+	redact_stream_init(&s, r);
+	for (size_t i = 0; i < n; i += 4096) {
+		assert_int_equal(redact_feed(&s, in + i, 4096, &out), 0);
+		/* held back: at most the bound plus one secret */
+		assert_true(s.pos - s.hold_start <= REDACT_HOLD_MAX + 8);
+	}
+	assert_int_equal(redact_flush(&s, &out), 0);
+	for (size_t i = 0; i < out.len; i++)
+		assert_int_not_equal(out.p[i], 'z');
+	redact_stream_free(&s);
+	buf_free(&out);
+	free(in);
+	redactor_free(r);
+}
+
+/* The VmFlags of the mapping that holds addr, from our own smaps. */
+static bool mapping_flag(const void *addr, const char *flag)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	assert_non_null(f);
+	char line[512];
+	bool in = false, found = false;
+	uintptr_t a = (uintptr_t)addr;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' ')) {
+			in = a >= lo && a < hi;
+			continue;
+		}
+		if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			for (char *t = strtok(line + 8, " \n"); t; t = strtok(NULL, " \n"))
+				if (strcmp(t, flag) == 0)
+					found = true;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* Every readable mapping that is not MADV_DONTDUMP, searched for needle. */
+static bool in_dumpable_memory(const uint8_t *needle, size_t nlen)
+{
+	FILE *maps = fopen("/proc/self/smaps", "r");
+	int mem = open("/proc/self/mem", O_RDONLY);
+	assert_non_null(maps);
+	assert_true(mem >= 0);
+	cordon_error e;
+	uint8_t *chunk = secmem_alloc(1 << 20, &e); /* itself not dumpable: skipped */
+	assert_non_null(chunk);
+	char line[512], name[256] = "";
+	unsigned long lo = 0, hi = 0;
+	char perms[8] = "";
+	bool found = false;
+	while (!found && fgets(line, sizeof(line), maps)) {
+		unsigned long l2, h2;
+		char p2[8], n2[256] = "";
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %255s", &l2, &h2, p2, n2) >= 3 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			lo = l2, hi = h2;
+			memcpy(perms, p2, sizeof(perms));
+			memcpy(name, n2, sizeof(name));
+			continue;
+		}
+		/* (sanitizer shadow reservations: huge, and no data of ours) */
+		if (strncmp(line, "VmFlags:", 8) != 0 || perms[0] != 'r' || strstr(line, " dd") || hi - lo > (1ul << 30) ||
+		    strcmp(name, "[vvar]") == 0 || strcmp(name, "[vsyscall]") == 0 || strcmp(name, "[vvar_vclock]") == 0)
+			continue;
+		for (unsigned long p = lo; p < hi && !found; p += (1 << 20) - nlen) {
+			size_t want = hi - p < (1 << 20) ? hi - p : (1 << 20);
+			ssize_t n = pread(mem, chunk, want, (off_t)p);
+			if (n <= 0)
+				break;
+			if (memmem(chunk, (size_t)n, needle, nlen))
+				found = true;
+			if ((size_t)n < (1 << 20))
+				break;
+		}
+	}
+	secmem_free(chunk);
+	close(mem);
+	fclose(maps);
+	return found;
+}
+
+/* Issue 11: madvise(MADV_DONTDUMP) on heap memory failed every time,
+ * unchecked. A loaded secret (file and redactor) sits in pages marked "dd",
+ * and none of its bytes or forms are anywhere a core dump would include. */
+static void test_secret_pages_not_dumped(void **st)
+{
+	(void)st;
+	cordon_error e;
+	/* A value made at run time, never in the binary, on the heap or stack. */
+	uint8_t *rnd = secmem_alloc(64, &e), *hex = secmem_alloc(128, &e);
+	assert_non_null(rnd);
+	int fd = open("/dev/urandom", O_RDONLY);
+	assert_int_equal(read(fd, rnd, 16), 16);
+	close(fd);
+	for (int i = 0; i < 16; i++) {
+		hex[2 * i] = "0123456789abcdef"[rnd[i] >> 4];
+		hex[2 * i + 1] = "0123456789abcdef"[rnd[i] & 15];
+	}
+	char path[] = "/tmp/cordon-test-secret.XXXXXX";
+	int tf = mkstemp(path);
+	assert_true(tf >= 0);
+	assert_int_equal(write(tf, hex, 32), 32);
+	close(tf);
+	uint8_t *v = NULL;
+	size_t len = 0;
+	assert_int_equal(secrets_read_file(path, &v, &len, &e), 0);
+	unlink(path);
+	assert_int_equal(len, 32);
+	assert_true(mapping_flag(v, "dd"));
+	redactor *r = redactor_new();
+	assert_int_equal(redactor_add_secret(r, "RND", v, len, &e), 0);
+	assert_int_equal(redactor_compile(r, &e), 0);
+	/* the value (hex text) and its hex form (hex of the hex) */
+	uint8_t *hexhex = secmem_alloc(256, &e);
+	for (int i = 0; i < 32; i++) {
+		hexhex[2 * i] = "0123456789abcdef"[hex[i] >> 4];
+		hexhex[2 * i + 1] = "0123456789abcdef"[hex[i] & 15];
+	}
+	assert_false(in_dumpable_memory(hex + 4, 24));
+	assert_false(in_dumpable_memory(hexhex + 8, 48));
+	/* A stream that held part of it keeps that in secret memory too. */
+	struct redact_stream s;
+	buf out = {0};
+	redact_stream_init(&s, r);
+	assert_int_equal(redact_feed(&s, v, 30, &out), 0);
+	assert_int_equal(out.len, 0);
+	assert_false(in_dumpable_memory(hex + 4, 24));
+	redact_flush(&s, &out);
+	buf_free(&out);
+	redact_stream_free(&s);
+	redactor_free(r);
+	secmem_free(v);
+	secmem_free(hexhex);
+	secmem_free(hex);
+	secmem_free(rnd);
+}
+
+/* A failed madvise is an error, not ignored: heap memory is refused. */
+static void test_madvise_failure_is_error(void **st)
+{
+	(void)st;
+	cordon_error e = {0};
+	char *heap = malloc(100);
+	assert_int_equal(secmem_protect(heap + 1, 50, &e), -1);
+	assert_non_null(strstr(e.msg, "MADV_DONTDUMP"));
+	free(heap);
+	void *p = secmem_alloc(10, &e);
+	assert_non_null(p);
+	assert_true(mapping_flag(p, "dd"));
+	secmem_free(p);
+}
+
+/* Issue 10: a secret file replaced by a symlink (to /etc/shadow) was
+ * followed. No link anywhere on the path; a FIFO does not block. */
+static void test_secret_file_opened_safely(void **st)
+{
+	(void)st;
+	char dir[] = "/tmp/cordon-test-sf.XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char p[256], q[256];
+	cordon_error e;
+	uint8_t *v = NULL;
+	size_t len;
+	snprintf(p, sizeof(p), "%s/real", dir);
+	FILE *f = fopen(p, "w");
+	fputs("a-real-secret-value\n", f);
+	fclose(f);
+	assert_int_equal(secrets_read_file(p, &v, &len, &e), 0);
+	assert_int_equal(len, 19);
+	assert_memory_equal(v, "a-real-secret-value", 19);
+	secmem_free(v);
+	/* a symlink in the last component */
+	snprintf(q, sizeof(q), "%s/link", dir);
+	assert_int_equal(symlink(p, q), 0);
+	assert_int_equal(secrets_read_file(q, &v, &len, &e), -1);
+	assert_non_null(strstr(e.msg, "symbolic link"));
+	/* a symlink in a directory component */
+	snprintf(q, sizeof(q), "%s/dirlink", dir);
+	assert_int_equal(symlink(dir, q), 0);
+	snprintf(q, sizeof(q), "%s/dirlink/real", dir);
+	assert_int_equal(secrets_read_file(q, &v, &len, &e), -1);
+	/* a FIFO: refused at once, not waited on */
+	snprintf(q, sizeof(q), "%s/fifo", dir);
+	assert_int_equal(mkfifo(q, 0600), 0);
+	assert_int_equal(secrets_read_file(q, &v, &len, &e), -1);
+	assert_non_null(strstr(e.msg, "not a regular file"));
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_form_every_split), cmocka_unit_test(test_byte_by_byte_and_minimal_delay),
 		cmocka_unit_test(test_across_pipe_buffer), cmocka_unit_test(test_string_and_many_secrets),
+		cmocka_unit_test(test_overlap_longest_whole), cmocka_unit_test(test_nested_overlapping_prefix_sharing),
+		cmocka_unit_test(test_self_overlap_bounded), cmocka_unit_test(test_secret_pages_not_dumped),
+		cmocka_unit_test(test_madvise_failure_is_error), cmocka_unit_test(test_secret_file_opened_safely),
 	};
 	return cmocka_run_group_tests_name("redact", tests, NULL, NULL);
 }

@@ -1,0 +1,68 @@
+#!/bin/bash
+# The output relay (issue 11): bytes the command writes are read by the
+# supervisor, redacted, counted, hashed and forwarded. Beside `cat` through a
+# bare pipe, in alternating rounds (drift of the VM falls on every row
+# alike); figures are medians of the rounds, GB/s = 1e9 bytes/s.
+#   bash bench/relay.sh [BUILD]   (also the last part of `make bench`)
+set -euo pipefail
+BUILD=$(cd "${1:-build}" && pwd)
+C="$BUILD/cordon"
+ROUNDS=${BENCH_RELAY_ROUNDS:-5}
+SIZE=${BENCH_RELAY_BYTES:-1073741824}
+TEXT=${BENCH_RELAY_TEXT_BYTES:-268435456}
+ws=$(mktemp -d /tmp/cordon-relay.XXXXXX)
+trap 'rm -rf "$ws"' EXIT
+cd "$ws"
+sec10=()
+for i in $(seq 10); do
+	head -c 24 /dev/urandom | base64 >"tok$i"
+	sec10+=(--secret "TOK$i=file:./tok$i")
+done
+# Printable text, every byte a possible start of some secret's form: the
+# prefilter skips nothing (worst case for the automaton, not for a pipe).
+head -c $((TEXT * 3 / 4)) /dev/urandom | base64 -w 76 >text.txt
+ns() { date +%s%N; }
+timed() { # FILE CMD...: append seconds
+	local f=$1 t0 t1
+	shift
+	t0=$(ns)
+	"$@"
+	t1=$(ns)
+	echo "$(((t1 - t0) / 1000))" >>"$ws/$f"
+}
+bare_zero() { head -c "$SIZE" /dev/zero | cat >/dev/null; }
+cordon_zero() { "$C" run -- head -c "$SIZE" /dev/zero | cat >/dev/null; }
+cordon_zero1() { "$C" run --secret "TOK1=file:./tok1" -- head -c "$SIZE" /dev/zero | cat >/dev/null; }
+cordon_zero10() { "$C" run "${sec10[@]}" -- head -c "$SIZE" /dev/zero | cat >/dev/null; }
+bare_text() { cat text.txt | cat >/dev/null; }
+cordon_text() { "$C" run -- cat text.txt | cat >/dev/null; }
+cordon_text10() { "$C" run "${sec10[@]}" -- cat text.txt | cat >/dev/null; }
+rows=(bare_zero cordon_zero cordon_zero1 cordon_zero10 bare_text cordon_text cordon_text10)
+for _ in $(seq "$ROUNDS"); do
+	for r in "${rows[@]}"; do
+		timed "$r" "$r"
+	done
+done
+median() { sort -n | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}'; }
+gbs() { # ROW BYTES
+	awk -v us="$(median <"$ws/$1")" -v b="$2" 'BEGIN{printf "%.2f", b / (us / 1e6) / 1e9}'
+}
+text_bytes=$(stat -c %s text.txt)
+echo
+echo "output relay, $ROUNDS alternating rounds (GB/s, median; ratio to the bare pipe of the same data)"
+printf '%-58s %7s %7s\n' "" "GB/s" "ratio"
+line() { # LABEL ROW BYTES BARE_ROW
+	local g b
+	g=$(gbs "$2" "$3")
+	b=$(gbs "$4" "$3")
+	printf '%-58s %7s %7s\n' "$1" "$g" "$(awk -v g="$g" -v b="$b" 'BEGIN{printf "%.2f", g / b}')"
+}
+z=$((SIZE >> 20))
+t=$((text_bytes >> 20))
+line "head -c ${z}M /dev/zero | cat (bare pipe)" bare_zero "$SIZE" bare_zero
+line "cordon run -- head ... | cat (no secrets; goal >= 0.80)" cordon_zero "$SIZE" bare_zero
+line "cordon run, 1 secret" cordon_zero1 "$SIZE" bare_zero
+line "cordon run, 10 secrets, all forms (goal >= 1 GB/s)" cordon_zero10 "$SIZE" bare_zero
+line "cat ${t}M base64 text | cat (bare pipe)" bare_text "$text_bytes" bare_text
+line "cordon run -- cat text (no secrets)" cordon_text "$text_bytes" bare_text
+line "cordon run -- cat text, 10 secrets (every byte a candidate)" cordon_text10 "$text_bytes" bare_text
