@@ -124,7 +124,7 @@ static void hashq_finish(struct hashq *q)
 	free(q);
 }
 
-static void hash_bytes(struct out_stream *s, const void *p, size_t n)
+static void stream_hash(struct out_stream *s, const void *p, size_t n)
 {
 	if (!n)
 		return;
@@ -197,7 +197,7 @@ int stream_init(struct out_stream *s, int in_fd, int dest_fd, const redactor *r,
  * then out with the prefix. */
 static int take_prefixed(struct out_stream *s, const char *p, size_t n)
 {
-	hash_bytes(s, p, n);
+	stream_hash(s, p, n);
 	s->bytes += n;
 	if (s->out_broken || !n)
 		return 0;
@@ -218,7 +218,7 @@ static void take_in_place(struct out_stream *s, size_t mark)
 	size_t n = s->pending.len - mark;
 	if (!n)
 		return;
-	hash_bytes(s, s->pending.p + mark, n);
+	stream_hash(s, s->pending.p + mark, n);
 	s->bytes += n;
 	if (s->out_broken)
 		s->pending.len = mark;
@@ -291,7 +291,7 @@ static ssize_t tee_read(struct out_stream *s, uint64_t budget)
 		s->hq = hashq_start(s->hash);
 	s->raw_bytes += got;
 	s->bytes += got;
-	hash_bytes(s, s->tbuf, got);
+	stream_hash(s, s->tbuf, got);
 	return (ssize_t)got;
 }
 
