@@ -15,15 +15,6 @@
 
 #define READ_CHUNK (256 * 1024)
 
-static int open_beneath(int dirfd, const char *rel)
-{
-	struct open_how how = {
-		.flags = O_RDONLY | O_NONBLOCK | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
-	};
-	return (int)syscall(SYS_openat2, dirfd, rel, &how, sizeof(how));
-}
-
 static int add(struct exposure_list *out, const char *name, const char *path)
 {
 	if (out->n >= EXPOSURE_MAX_ENTRIES) {
@@ -71,7 +62,7 @@ static int root_of(const char *const *roots, size_t nroots, const char *abs, con
 static int scan_one(const redactor *r, int rootfd, const char *rel, uint8_t *bufp, uint64_t *budget,
 		    bool *seen, uint64_t *bytes)
 {
-	_cleanup_close_ int fd = open_beneath(rootfd, rel);
+	_cleanup_close_ int fd = open_beneath(rootfd, rel, O_RDONLY);
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
 		return -1;
