@@ -216,7 +216,7 @@ test_cwd_option() {
 
 test_unprivileged_user() {
 	if ! setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null; then
-		echo "SKIP-REFUSED: unprivileged user namespaces are disabled on this host"; return 1
+		t_skip "unprivileged user namespaces are disabled on this host"; return
 	fi
 	chmod 777 "$WS"
 	local out
