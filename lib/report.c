@@ -382,6 +382,16 @@ static void write_enforcement(jwriter *w, const struct run_report *r)
 	jw_bool(w, r->enf.no_new_privs);
 	jw_key(w, "idmapped_workspace");
 	jw_bool(w, r->enf.idmapped_workspace);
+	jw_key(w, "workspace_ownership");
+	if (r->enf.workspace_ownership)
+		jw_str(w, r->enf.workspace_ownership);
+	else
+		jw_null(w);
+	jw_key(w, "workspace_ownership_reason");
+	if (r->enf.workspace_ownership_reason[0])
+		jw_str(w, r->enf.workspace_ownership_reason);
+	else
+		jw_null(w);
 	jw_key(w, "sandbox_host_uid");
 	if (r->enf.user_ns)
 		jw_uint(w, r->enf.sandbox_host_uid);

@@ -89,6 +89,8 @@ t_run() {
 		echo fail >>"$RESULTS"
 	fi
 	rm -f /tmp/cordon-test-stderr.$$ /tmp/cordon-test-out.$$
+	# What a test mounted in its workspace (a ramfs, say), innermost first.
+	awk -v w="$ws/" 'index($5, w) == 1 {print $5}' /proc/self/mountinfo | sort -r | while read -r m; do umount "$m"; done
 	chmod -R u+w "$ws" 2>/dev/null
 	rm -rf "$ws" "$T_TMP"
 }

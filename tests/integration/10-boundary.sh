@@ -113,6 +113,41 @@ test_workspace_writable_owned_by_invoker() {
 	t_assert
 }
 
+test_workspace_without_idmapped_mounts() {
+	# A workspace on a filesystem without idmapped mounts (ramfs here; tmpfs
+	# before Linux 6.3, some FUSE and network filesystems): as root, a plain
+	# bind, the invoking user's files handed to the run's uid (never host
+	# uid 0) for the run and back after it, new files included.
+	[ "$(id -u)" = 0 ] || { t_skip "needs root (to mount a ramfs)"; return; }
+	mkdir r && mount -t ramfs -o mode=755 ramfs r || { t_skip "cannot mount a ramfs"; return; }
+	cd r || return 1
+	echo old >existing.txt
+	echo same >keep.txt
+	mkdir sub && echo deep >sub/deep.txt
+	ln -s /etc/hostname link
+	cordon_run -- /bin/sh -c 'id -u; stat -c %u . existing.txt sub/deep.txt; echo more >>existing.txt; echo hi >made.txt
+		mkdir -p d/e && echo x >d/e/y; echo z >>sub/deep.txt; touch s && chmod 4755 s; ln -s made.txt l2'
+	local sb
+	sb=$(field .enforcement.sandbox_host_uid)
+	if [ "$(field .enforcement.workspace_ownership)" = idmapped ]; then
+		cd .. && umount r
+		t_skip "ramfs has idmapped mounts on this kernel"
+		return
+	fi
+	expect_eq "$RC:$(field .status)" "0:ok" "run: $ERR"
+	expect_eq "$OUT" $'1000\n1000\n1000\n1000' "the run owns its workspace"
+	expect_eq "$(field .enforcement.workspace_ownership):$(field .enforcement.idmapped_workspace)" "chown:false" "method"
+	expect_match "$(field .enforcement.workspace_ownership_reason)" "no idmapped mounts.*uid $sb for the run and back" "reason"
+	expect_eq "$(cat existing.txt made.txt d/e/y sub/deep.txt | tr '\n' ' ')" "old more hi x deep z " "contents"
+	expect_eq "$(stat -c %u:%g . existing.txt keep.txt made.txt d d/e d/e/y sub sub/deep.txt s l2 link | sort -u)" "$(id -u):$(id -g)" "everything is the invoking user's again"
+	expect_eq "$(find . -uid "$sb" -o -gid "$sb" | wc -l)" 0 "nothing left with the run's uid"
+	expect_eq "$(stat -c %a s)" 755 "set-user-ID cleared by the hand-back"
+	expect_eq "$(stat -c %u /etc/hostname)" 0 "a symlink is not followed"
+	expect_eq "$(field '[.outputs[].path] | join(",")')" "d/e/y,existing.txt,l2,made.txt,s,sub/deep.txt" "only what the run changed is an output"
+	cd .. && umount r
+	t_assert
+}
+
 test_tmpfs_and_private_tmp() {
 	cordon_run --tmpfs /scratch:1M -- /bin/sh -c 'echo a > /scratch/f && cat /scratch/f && df -k /scratch | tail -1; echo b > /tmp/t && cat /tmp/t; head -c 2000000 /dev/zero > /scratch/big 2>&1; echo rc=$?'
 	expect_match "$OUT" "^a$" "tmpfs writable"
@@ -286,7 +321,7 @@ test_own_hostname_resolves() {
 for t in test_identity test_host_uid_is_never_root test_host_processes_invisible \
 	test_files_outside_view_invisible test_readonly_binds_refuse_writes test_readonly_is_recursive \
 	test_dev_is_minimal_and_readonly test_command_has_no_capability_over_the_run \
-	test_workspace_writable_owned_by_invoker test_tmpfs_and_private_tmp test_environment_is_clean \
+	test_workspace_writable_owned_by_invoker test_workspace_without_idmapped_mounts test_tmpfs_and_private_tmp test_environment_is_clean \
 	test_only_std_fds test_stdin_passed test_output_streams_as_it_arrives \
 	test_stdout_stderr_counted_and_hashed test_no_controlling_terminal test_host_sees_no_mounts \
 	test_symlink_planted_in_workspace_refused test_outputs_listed test_cwd_option \
