@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "landlock.h"
 #include "error.h"
 #include "json.h"
 #include "report.h"
@@ -380,6 +381,16 @@ static void write_enforcement(jwriter *w, const struct run_report *r)
 	jw_str(w, r->enf.cgroup);
 	jw_key(w, "no_new_privs");
 	jw_bool(w, r->enf.no_new_privs);
+	/* Only once the layers were applied (the command started). */
+	jw_key(w, "landlock_missing");
+	if (r->enf.no_new_privs) {
+		jw_arr_begin(w);
+		for (const char *const *m = landlock_missing(r->enf.landlock_abi); *m; m++)
+			jw_str(w, *m);
+		jw_arr_end(w);
+	} else {
+		jw_null(w);
+	}
 	jw_key(w, "idmapped_workspace");
 	jw_bool(w, r->enf.idmapped_workspace);
 	jw_key(w, "workspace_ownership");

@@ -29,7 +29,9 @@ done
 
 for s in "$TOP"/tests/integration/*.sh; do
 	echo "# $(basename "$s")"
+	t0=$SECONDS
 	bash "$s"
+	echo "# $(basename "$s"): $((SECONDS - t0)) s"
 done
 
 # Every report the suite produced must validate, and every status must have

@@ -37,6 +37,7 @@ mmdebstrap --quiet --variant=minbase --include="$PKGS" \
 	--customize-hook='echo cordon-vm >"$1/etc/hostname"' \
 	--customize-hook='chroot "$1" useradd -m -u 1000 -s /bin/bash tester' \
 	--customize-hook='printf "/dev/vda / ext4 rw 0 1\n" >"$1/etc/fstab"' \
+	--customize-hook='printf "127.0.0.1\tlocalhost\n127.0.1.1\tcordon-vm\n::1\tlocalhost ip6-localhost ip6-loopback\n" >"$1/etc/hosts"' \
 	--customize-hook='printf "#!/bin/sh\n# cordon-vm: mount the tree disk and hand over to its guest init.\nmount -t proc proc /proc\nmkdir -p /mnt/cordon\nmount -t ext4 /dev/vdb /mnt/cordon && exec /bin/bash /mnt/cordon/scripts/vm/guest-init.sh\necho cordon-vm: no tree disk; exit 1 >/dev/console\necho o >/proc/sysrq-trigger\n" >"$1/sbin/cordon-vm-init"; chmod 755 "$1/sbin/cordon-vm-init"' \
 	--customize-hook='rm -rf "$1"/usr/share/doc/* "$1"/usr/share/man/* "$1"/var/cache/apt/*.bin "$1"/var/lib/apt/lists/*' \
 	bookworm "$TMP/root" >&2
@@ -48,4 +49,8 @@ rm -rf "$OUT"
 mv "$TMP" "$OUT"
 trap - EXIT
 touch "$OUT/ready"
+# Images of older recipes are of no more use.
+for d in "$CACHE"/*/; do
+	[ "${d%/}" = "$OUT" ] || [ ! -f "$d/ready" ] || rm -rf "$d"
+done
 echo "$OUT"

@@ -32,8 +32,8 @@ timeout --foreground -k 10 "$TIMEOUT" qemu-system-x86_64 $accel -smp 2 -m 2048 -
 	-kernel "$IMG/vmlinuz" -initrd "$IMG/initrd.img" \
 	-drive file="$IMG/root.ext4",format=raw,if=virtio,snapshot=on \
 	-drive file="$WORK/tree.ext4",format=raw,if=virtio \
-	-append "root=/dev/vda rw console=ttyS0 cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1 panic=-1 init=/sbin/cordon-vm-init cordon.tests=${TESTS// /@}" \
-	</dev/null | tr -d '\r' | tee "$WORK/console.log"
+	-append "root=/dev/vda rw console=ttyS0 quiet cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1 panic=-1 init=/sbin/cordon-vm-init cordon.tests=${TESTS// /@}" \
+	</dev/null | sed -u 's/\r$//' | tee "$WORK/console.log"
 qrc=${PIPESTATUS[0]}
 set -e
 echo "cordon-vm: qemu exited $qrc after $(($(date +%s) - start)) s" >&2

@@ -97,7 +97,38 @@ test_file_reports_can_be_turned_off() {
 	t_assert
 }
 
+test_landlock_missing_reported() {
+	# An older kernel's Landlock (Debian 12: ABI 2) lacks TCP rules and
+	# scoping: the run still starts (its namespaces confine it), and the
+	# report and explain name what is missing; none of it on ABI 6+.
+	local abi
+	abi=$(landlock_abi)
+	[ "$abi" -gt 0 ] || { t_skip "no Landlock on this kernel"; return; }
+	cordon_run -- /bin/true
+	expect_eq "$RC:$(field .enforcement.landlock_abi)" "0:$abi" "ran with ABI $abi: $ERR"
+	local missing
+	missing=$(field '.enforcement.landlock_missing | map(split(" ")[0]) | join(",")')
+	local want=""
+	[ "$abi" -lt 3 ] && want="$want,truncate"
+	[ "$abi" -lt 4 ] && want="$want,tcp"
+	[ "$abi" -lt 5 ] && want="$want,ioctl"
+	[ "$abi" -lt 6 ] && want="$want,scope"
+	expect_eq "$missing" "${want#,}" "missing on ABI $abi"
+	local e
+	e=$("$CORDON" explain --json -- /bin/true)
+	expect_eq "$(printf '%s' "$e" | jq -r '.host.landlock_missing | map(split(" ")[0]) | join(",")')" "${want#,}" "explain --json"
+	if [ "$abi" -lt 4 ]; then
+		expect_match "$("$CORDON" explain -- /bin/true)" "landlock ABI $abi lacks tcp" "explain"
+		# No TCP rules: an undeclared loopback port can be bound, inside the
+		# run's own network namespace only.
+		cordon_run -- python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 8123)); print("bound")'
+		expect_eq "$OUT" bound "no TCP layer on ABI $abi"
+	fi
+	t_assert
+}
+
 test_landlock_tcp_layer() {
+	[ "$(landlock_abi)" -ge 4 ] || { t_skip "Landlock ABI $(landlock_abi) has no TCP rules (ABI 4)"; return; }
 	# The run's own loopback is reachable by the namespace, but Landlock
 	# (ABI 4+) refuses every TCP bind/connect not declared.
 	cordon_run -- python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 8123))'
@@ -161,7 +192,7 @@ for t in test_unshare_user test_clone_ns test_clone3_ns test_setns test_mount te
 	test_add_key test_io_uring test_userfaultfd test_perf_event_open test_tiocsti \
 	test_open_by_handle_at test_personality test_packet_socket test_x32_abi_killed \
 	test_i386_abi_killed test_threads_and_fork_allowed test_file_denials_outside_view \
-	test_file_denials_inside_view_quiet test_file_reports_can_be_turned_off test_landlock_tcp_layer \
+	test_file_denials_inside_view_quiet test_file_reports_can_be_turned_off test_landlock_missing_reported test_landlock_tcp_layer \
 	test_abstract_socket_outside_unreachable test_on_violation_kill test_policy_syscall_adjustments \
 	test_ordinary_tools_work; do
 	t_run $t
