@@ -17,8 +17,7 @@ trap 'rm -rf "$WORK"' EXIT
 # The tree disk: tests, schemas and scripts, and the host's build.
 mkdir -p "$WORK/tree/build"
 cp -r "$TOP/tests" "$TOP/schemas" "$TOP/scripts" "$WORK/tree/"
-find "$BUILD" -maxdepth 1 -type f -perm -u+x \( -name cordon -o -name 'probe-*' -o -name 'test-*' \) \
-	-exec cp -t "$WORK/tree/build" {} +
+find "$BUILD" -maxdepth 1 -type f -perm -u+x -exec cp -t "$WORK/tree/build" {} +
 mkfs.ext4 -q -F -L cordon-tree -d "$WORK/tree" "$WORK/tree.ext4" 256M
 # KVM where it works, else software emulation (TCG) on two threads: qemu
 # takes the first accelerator that starts.

@@ -30,6 +30,8 @@ test_http_clients_through_proxy() {
 }
 
 test_package_managers_through_proxy() {
+	python3 -c 'import pip' 2>/dev/null && command -v npm >/dev/null ||
+		{ t_skip "needs pip and npm (python3-pip, npm)"; return; }
 	# requests, pip and npm, unchanged: they find the proxy in the environment.
 	mkdir -p www/simple/demo && echo hello >www/f.txt
 	/usr/bin/python3 - <<'PY'
