@@ -43,7 +43,7 @@ mmdebstrap --quiet --variant=minbase --include="$PKGS" \
 	bookworm "$TMP/root" >&2
 cp "$TMP"/root/boot/vmlinuz-* "$TMP/vmlinuz"
 cp "$TMP"/root/boot/initrd.img-* "$TMP/initrd.img"
-mkfs.ext4 -q -F -L cordon-root -d "$TMP/root" "$TMP/root.ext4" 1536M
+mkfs.ext4 -q -F -L cordon-root -d "$TMP/root" "$TMP/root.ext4" 1536M >&2
 rm -rf "$TMP/root"
 rm -rf "$OUT"
 mv "$TMP" "$OUT"
