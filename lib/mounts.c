@@ -416,9 +416,33 @@ static int setup_task_mounts(const struct mount_plan *plan, int oldroot, int new
 	return 0;
 }
 
+/* The host's "127.0.1.1 HOSTNAME" lines (every Debian install has one)
+ * go: they would name the host inside the run, and a reverse lookup of
+ * 127.0.1.1 (socket.getfqdn) would answer with it. In place, len bytes. */
+static size_t drop_host_name_lines(char *text, size_t len)
+{
+	size_t out = 0;
+	for (size_t i = 0; i < len;) {
+		size_t end = i;
+		while (end < len && text[end] != '\n')
+			end++;
+		if (end < len)
+			end++;
+		bool ours = end - i > 9 && memcmp(text + i, "127.0.1.1", 9) == 0 &&
+			    (text[i + 9] == ' ' || text[i + 9] == '\t');
+		if (!ours) {
+			memmove(text + out, text + i, end - i);
+			out += end - i;
+		}
+		i = end;
+	}
+	return out;
+}
+
 /* The run's hostname resolves on its own loopback. /etc/hosts is the host's
- * with one line added, so that a program looking up its own name (Kerberos,
- * Java's getLocalHost, socket.getfqdn) asks no DNS server it cannot reach. The
+ * with one line added (and the host's own name taken out), so that a program
+ * looking up its own name (Kerberos, Java's getLocalHost, socket.getfqdn)
+ * asks no DNS server it cannot reach. The
  * file is written in the base tmpfs (left behind at pivot) and bound
  * read-only. A host without a plain /etc/hosts, or with a very long one,
  * keeps its own file. */
@@ -435,6 +459,7 @@ static int setup_hosts(int oldroot, int newroot, cordon_error *err)
 	char more;
 	if (n == room && read(in, &more, 1) > 0)
 		return 0;
+	n = drop_host_name_lines(text, n);
 	if (n && text[n - 1] != '\n')
 		text[n++] = '\n';
 	memcpy(text + n, line, sizeof(line) - 1);

@@ -184,28 +184,37 @@ test_cgroup_v2_delegated_unprivileged() {
 	self=$(cg2_self)
 	echo "+memory +pids" >"$self/cgroup.subtree_control" 2>/dev/null ||
 		{ t_skip "cannot enable memory and pids below our own cgroup (it has other processes and is not the root)"; return; }
-	d=$self/cordon-test-delegated-$$
-	mkdir "$d" && chown 65534:65534 "$d" "$d/cgroup.procs" "$d/cgroup.subtree_control" "$d/cgroup.threads" || return 1
 	chmod 777 "$WS"
 	R=$WS/r.json
-	as_delegated() { # cordon run args..., as uid 65534 alone in $d
+	# Each run in a delegated cgroup of its own, as systemd-run --scope -p
+	# Delegate=yes makes (a cgroup whose children have controllers takes
+	# no process).
+	as_delegated() { # cordon run args..., as uid 65534 alone in a fresh $d
+		d=$self/cordon-test-delegated-$$-$((++n))
+		mkdir "$d" && chown 65534:65534 "$d" "$d/cgroup.procs" "$d/cgroup.subtree_control" "$d/cgroup.threads" || return 1
 		sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec setpriv --reuid=65534 --regid=65534 --clear-groups "$@"' \
 			sh "$d" "$CORDON" run --report "$R" --ro "$BUILD" "$@" 2>&1
 	}
-	OUT=$(as_delegated --memory-limit 32M -- "$HOSTILE" membomb)
+	local n=0
+	as_delegated --memory-limit 32M -- "$HOSTILE" membomb >"$T_TMP/out"
 	RC=$?
+	OUT=$(cat "$T_TMP/out")
 	keep_report "$R"
 	status_is memory-limit 118 memory
 	expect_eq "$(field .enforcement.cgroup):$(field .enforcement.user_ns)" v2:true "backend: $OUT"
 	expect_eq "$(field .enforcement.workspace_ownership)" invoking-uid "an ordinary user's run is that user"
-	OUT=$(as_delegated --pids-limit 16 --time-limit 1 -- "$HOSTILE" forkbomb)
+	as_delegated --pids-limit 16 --time-limit 1 -- "$HOSTILE" forkbomb >"$T_TMP/out"
 	RC=$?
+	OUT=$(cat "$T_TMP/out")
 	keep_report "$R"
 	status_is timeout 124 pids
 	expect_eq "$(find "$d" -mindepth 1 -maxdepth 1 -type d -name 'cordon-[0-9]*-[0-9]*' | wc -l)" 0 "the runs' cgroups are gone"
 	expect_match "$(ls "$d")" "cordon-[0-9]+-supervisor" "cordon moved into a leaf of its own"
-	find "$d" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
-	rmdir "$d"
+	local i
+	for i in $(seq "$n"); do
+		find "$self/cordon-test-delegated-$$-$i" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
+		rmdir "$self/cordon-test-delegated-$$-$i"
+	done
 	t_assert
 }
 
