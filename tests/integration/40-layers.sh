@@ -106,6 +106,7 @@ test_landlock_missing_reported() {
 	[ "$abi" -gt 0 ] || { t_skip "no Landlock on this kernel"; return; }
 	cordon_run -- /bin/true
 	expect_eq "$RC:$(field .enforcement.landlock_abi)" "0:$abi" "ran with ABI $abi: $ERR"
+	expect_eq "$(field '.enforcement.landlock_missing | type')" array "listed"
 	local missing
 	missing=$(field '.enforcement.landlock_missing | map(split(" ")[0]) | join(",")')
 	local want=""
@@ -116,7 +117,7 @@ test_landlock_missing_reported() {
 	expect_eq "$missing" "${want#,}" "missing on ABI $abi"
 	local e
 	e=$("$CORDON" explain --json -- /bin/true)
-	expect_eq "$(printf '%s' "$e" | jq -r '.host.landlock_missing | map(split(" ")[0]) | join(",")')" "${want#,}" "explain --json"
+	expect_eq "$(printf '%s' "$e" | jq -r '.host.landlock_missing | type, (map(split(" ")[0]) | join(","))' | tr '\n' ' ')" "array ${want#,} " "explain --json"
 	if [ "$abi" -lt 4 ]; then
 		expect_match "$("$CORDON" explain -- /bin/true)" "landlock ABI $abi lacks tcp" "explain"
 		# No TCP rules: an undeclared loopback port can be bound, inside the
