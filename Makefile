@@ -3,7 +3,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 MESON ?= meson
 
-.PHONY: all deps demo test test-sanitize analyze bench fuzz clean
+.PHONY: all deps demo test test-vm test-sanitize analyze bench fuzz clean
 
 all: $(BUILD)/build.ninja
 	@ninja -C $(BUILD) --quiet
@@ -41,3 +41,8 @@ fuzz: deps
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) build-fuzz build-analyze
+
+# The integration suite on Debian 12's own kernel (6.1, pure cgroup v2,
+# Landlock ABI 2) under qemu; see scripts/vm/run.sh. VM_TESTS=REGEX narrows it.
+test-vm: deps all
+	@bash scripts/vm/run.sh $(BUILD) "$(VM_TESTS)"

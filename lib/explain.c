@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "cleanup.h"
+#include "landlock.h"
 #include "explain.h"
 #include "json.h"
 #include "probe.h"
@@ -129,6 +130,11 @@ static void json_host(jwriter *w, const struct host_features *f)
 	jw_bool(w, f->userns);
 	jw_key(w, "landlock_abi");
 	jw_int(w, f->landlock_abi);
+	jw_key(w, "landlock_missing");
+	jw_arr_begin(w);
+	for (const char *const *m = landlock_missing(f->landlock_abi); *m; m++)
+		jw_str(w, *m);
+	jw_arr_end(w);
 	jw_key(w, "seccomp");
 	jw_bool(w, f->seccomp);
 	jw_key(w, "seccomp_notify");
@@ -277,6 +283,8 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 		   f->privileged ? "root" : "unprivileged", f->userns ? "yes" : "no", f->landlock_abi,
 		   f->seccomp ? "yes" : "no", f->seccomp_notify ? "yes" : "no", f->cgroup,
 		   f->cgroup_memory ? "yes" : "no", f->cgroup_pids ? "yes" : "no");
+	for (const char *const *m = landlock_missing(f->landlock_abi); *m; m++)
+		buf_printf(&b, "  landlock ABI %d lacks %s\n", f->landlock_abi, *m);
 	if (b.p == NULL)
 		buf_append(&b, "", 0);
 	return b.p;

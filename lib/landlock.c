@@ -22,6 +22,25 @@ int landlock_abi(void)
 	return abi > 0 ? (int)abi : 0;
 }
 
+const char *const *landlock_missing(int abi)
+{
+	static const struct { int abi; const char *what; } all[] = {
+		{1, "filesystem rules (ABI 1): only the mount view confines files"},
+		{2, "refer (ABI 2): renames and links across directories"},
+		{3, "truncate (ABI 3)"},
+		{4, "tcp (ABI 4): no port rules; the run's own network namespace (loopback and the proxy only) still confines it"},
+		{5, "ioctl on devices (ABI 5)"},
+		{6, "scope (ABI 6): abstract unix sockets and signals; the run's own IPC and PID namespaces still confine them"},
+	};
+	static const char *out[ARRAY_SIZE(all) + 1];
+	size_t n = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
+		if (abi < all[i].abi)
+			out[n++] = all[i].what;
+	out[n] = NULL;
+	return out;
+}
+
 /* Every filesystem right the kernel's ABI knows. */
 static uint64_t fs_mask(int abi)
 {

@@ -24,6 +24,10 @@ struct landlock_plan {
 
 /* The kernel's Landlock ABI version, 0 if none. */
 int landlock_abi(void);
+/* What cordon would use from Landlock that a kernel with this ABI lacks, one
+ * line each, NULL-terminated (static strings; empty on ABI 6 and later). The
+ * run is still confined by its namespaces; the report and explain name them. */
+const char *const *landlock_missing(int abi);
 /* Supervisor: rules for the view of plan, masked to abi. */
 int landlock_prepare(const struct run_plan *plan, int abi, const uint16_t *ports, size_t nports,
 		     struct landlock_plan *out, cordon_error *err);

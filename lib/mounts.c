@@ -9,6 +9,8 @@
  * Sources and targets are opened with openat2(RESOLVE_NO_SYMLINKS) below
  * their root: a symlink planted in a workspace by an earlier run cannot
  * redirect a bind. Mounts are moved by fd (open_tree/move_mount). */
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdio.h>
@@ -52,10 +54,12 @@ static int clone_tree(int root, const char *path, bool recursive, const char *wh
 }
 
 int mounts_prepare_idmapped(const struct cordon_mount *m, size_t n, int userns_fd, int *fds,
-			    cordon_error *err)
+			    bool *no_idmap, cordon_error *err)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		fds[i] = -1;
+		no_idmap[i] = false;
+	}
 	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return cordon_err_errno(err, "open /");
@@ -84,6 +88,23 @@ int mounts_prepare_idmapped(const struct cordon_mount *m, size_t n, int userns_f
 		if (mount_setattr(t, "", AT_EMPTY_PATH | (idmap ? 0 : AT_RECURSIVE), &attr, sizeof(attr)) < 0) {
 			int e = errno;
 			close(t);
+			if (idmap && e == EINVAL) {
+				/* This filesystem has no idmapped mounts: the same
+				 * tree, plain (the caller hands the files over). */
+				attr.attr_set &= ~(uint64_t)MOUNT_ATTR_IDMAP;
+				attr.userns_fd = 0;
+				t = clone_tree(root, m[i].path, false, what, err);
+				if (t < 0)
+					return -1;
+				if (mount_setattr(t, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0) {
+					e = errno;
+					close(t);
+					return cordon_err(err, e, "%s %s: nosuid, nodev", what, m[i].path);
+				}
+				no_idmap[i] = true;
+				fds[i] = t;
+				continue;
+			}
 			if (idmap)
 				return cordon_err(err, e, "idmapped mount of %s (so that files the run creates belong to you)",
 						  m[i].path);
@@ -91,6 +112,89 @@ int mounts_prepare_idmapped(const struct cordon_mount *m, size_t n, int userns_f
 		}
 		fds[i] = t;
 	}
+	return 0;
+}
+
+struct chown_walk {
+	uid_t from_uid, to_uid;
+	gid_t from_gid, to_gid;
+	dev_t dev;
+	size_t entries;
+};
+
+static int chown_one(struct chown_walk *w, int dfd, const char *name, const struct stat *st,
+		     cordon_error *err)
+{
+	uid_t u = st->st_uid == w->from_uid ? w->to_uid : (uid_t)-1;
+	gid_t g = st->st_gid == w->from_gid ? w->to_gid : (gid_t)-1;
+	if (u == (uid_t)-1 && g == (gid_t)-1)
+		return 0;
+	/* A chown clears set-user-ID and set-group-ID on files. */
+	if (fchownat(dfd, name, u, g, AT_SYMLINK_NOFOLLOW | (*name ? 0 : AT_EMPTY_PATH)) < 0 && errno != ENOENT)
+		return cordon_err_errno(err, "chown %s", *name ? name : ".");
+	return 0;
+}
+
+static int chown_dir(struct chown_walk *w, int dfd, int depth, cordon_error *err)
+{
+	if (depth > MOUNTS_CHOWN_DEPTH)
+		return cordon_err(err, ELOOP, "deeper than %d levels", MOUNTS_CHOWN_DEPTH);
+	int rfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0)
+		return cordon_err_errno(err, "open directory");
+	_cleanup_closedir_ DIR *d = fdopendir(rfd);
+	if (!d) {
+		close(rfd);
+		return cordon_err_errno(err, "read directory");
+	}
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		if (++w->entries > MOUNTS_CHOWN_MAX)
+			return cordon_err(err, EFBIG, "more than %d files", MOUNTS_CHOWN_MAX);
+		struct stat st;
+		if (fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue;
+			return cordon_err_errno(err, "stat %s", e->d_name);
+		}
+		if (st.st_dev != w->dev)
+			continue; /* a mount point: not ours to change */
+		if (S_ISDIR(st.st_mode)) {
+			struct open_how how = {
+				.flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+			};
+			_cleanup_close_ int sub = (int)syscall(SYS_openat2, dfd, e->d_name, &how, sizeof(how));
+			if (sub < 0) {
+				if (errno == ENOENT)
+					continue;
+				return cordon_err_errno(err, "open %s", e->d_name);
+			}
+			if (chown_dir(w, sub, depth + 1, err) < 0)
+				return cordon_err_wrap(err, "%s", e->d_name);
+		}
+		if (chown_one(w, dfd, e->d_name, &st, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int mounts_chown_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t to_uid, gid_t to_gid,
+		      cordon_error *err)
+{
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return cordon_err_errno(err, "open /");
+	_cleanup_close_ int top = openat2_nofollow(root, path, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+	struct stat st;
+	if (top < 0 || fstat(top, &st) < 0)
+		return cordon_err_errno(err, "open %s", path);
+	struct chown_walk w = {from_uid, to_uid, from_gid, to_gid, st.st_dev, 0};
+	if (chown_dir(&w, top, 0, err) < 0 || chown_one(&w, top, "", &st, err) < 0)
+		return cordon_err_wrap(err, "hand the files of %s from uid %u to uid %u", path,
+				       (unsigned)from_uid, (unsigned)to_uid);
 	return 0;
 }
 
@@ -397,9 +501,33 @@ static int setup_task_mounts(const struct mount_plan *plan, int oldroot, int new
 	return 0;
 }
 
+/* The host's "127.0.1.1 HOSTNAME" lines (every Debian install has one)
+ * go: they would name the host inside the run, and a reverse lookup of
+ * 127.0.1.1 (socket.getfqdn) would answer with it. In place, len bytes. */
+static size_t drop_host_name_lines(char *text, size_t len)
+{
+	size_t out = 0;
+	for (size_t i = 0; i < len;) {
+		size_t end = i;
+		while (end < len && text[end] != '\n')
+			end++;
+		if (end < len)
+			end++;
+		bool ours = end - i > 9 && memcmp(text + i, "127.0.1.1", 9) == 0 &&
+			    (text[i + 9] == ' ' || text[i + 9] == '\t');
+		if (!ours) {
+			memmove(text + out, text + i, end - i);
+			out += end - i;
+		}
+		i = end;
+	}
+	return out;
+}
+
 /* The run's hostname resolves on its own loopback. /etc/hosts is the host's
- * with one line added, so that a program looking up its own name (Kerberos,
- * Java's getLocalHost, socket.getfqdn) asks no DNS server it cannot reach. The
+ * with one line added (and the host's own name taken out), so that a program
+ * looking up its own name (Kerberos, Java's getLocalHost, socket.getfqdn)
+ * asks no DNS server it cannot reach. The
  * file is written in the base tmpfs (left behind at pivot) and bound
  * read-only. A host without a plain /etc/hosts, or with a very long one,
  * keeps its own file. */
@@ -416,6 +544,7 @@ static int setup_hosts(int oldroot, int newroot, cordon_error *err)
 	char more;
 	if (n == room && read(in, &more, 1) > 0)
 		return 0;
+	n = drop_host_name_lines(text, n);
 	if (n && text[n - 1] != '\n')
 		text[n++] = '\n';
 	memcpy(text + n, line, sizeof(line) - 1);

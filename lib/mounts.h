@@ -63,7 +63,19 @@ struct mount_plan {
  * fds[i] = -1 for tmpfs. Needs host CAP_SYS_ADMIN; call only when cordon
  * runs as root. */
 int mounts_prepare_idmapped(const struct cordon_mount *m, size_t n, int userns_fd, int *fds,
-			    cordon_error *err);
+			    bool *no_idmap, cordon_error *err);
+/* Where a filesystem has no idmapped mounts (tmpfs before Linux 6.3, some
+ * FUSE and network filesystems: EINVAL), mounts_prepare_idmapped sets
+ * no_idmap[i] and fds[i] = -1 instead of failing, and the mount is a plain
+ * bind. The supervisor then hands the files of the invoking user to the
+ * run's host uid for the run and back afterwards:
+ * every entry below path (on path's filesystem, symlinks not followed, not
+ * crossing mounts) owned by from_uid/from_gid is chowned to to_uid/to_gid.
+ * Bounded to MOUNTS_CHOWN_MAX entries and MOUNTS_CHOWN_DEPTH levels. */
+#define MOUNTS_CHOWN_MAX 1000000
+#define MOUNTS_CHOWN_DEPTH 256
+int mounts_chown_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t to_uid, gid_t to_gid,
+		      cordon_error *err);
 
 /* Child side (in the new user + mount namespaces, with capabilities), in two
  * steps so that the supervisor can prepare the task's idmapped trees while the

@@ -280,6 +280,22 @@ static int respond(struct observer *o, int error)
 	return 0;
 }
 
+/* The thread group of thread tid, from /proc/TID/status; -1 if unknown. */
+static pid_t tgid_of(pid_t tid)
+{
+	char path[64], st[1024];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, st, sizeof(st) - 1);
+	if (n <= 0)
+		return -1;
+	st[n] = '\0';
+	const char *t = strstr(st, "\nTgid:");
+	return t ? (pid_t)strtol(t + 7, NULL, 10) : -1;
+}
+
 /* The type of socket fd of thread tid (SOCK_STREAM, SOCK_DGRAM, ...), or -1
  * when it cannot be told. */
 static int socket_type(pid_t tid, int fd)
@@ -287,6 +303,15 @@ static int socket_type(pid_t tid, int fd)
 	int pfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
 	if (pfd < 0) /* before 6.9: thread-group leaders only */
 		pfd = (int)syscall(SYS_pidfd_open, tid, 0);
+	if (pfd < 0 && errno == EINVAL) {
+		/* A thread other than the leader, before 6.9: its leader's
+		 * descriptors, which threads share (for a thread made without
+		 * CLONE_FILES this may be another socket: only whether a connect
+		 * on the run's own loopback is reported can then be wrong). */
+		pid_t tg = tgid_of(tid);
+		if (tg > 0 && tg != tid)
+			pfd = (int)syscall(SYS_pidfd_open, tg, 0);
+	}
 	if (pfd < 0)
 		return -1;
 	int s = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "landlock.h"
 #include "error.h"
 #include "json.h"
 #include "report.h"
@@ -548,8 +549,28 @@ static void write_enforcement(jwriter *w, const struct run_report *r)
 	jw_str(w, r->enf.cgroup);
 	jw_key(w, "no_new_privs");
 	jw_bool(w, r->enf.no_new_privs);
+	/* Only once the layers were applied (the command started). */
+	jw_key(w, "landlock_missing");
+	if (r->enf.no_new_privs) {
+		jw_arr_begin(w);
+		for (const char *const *m = landlock_missing(r->enf.landlock_abi); *m; m++)
+			jw_str(w, *m);
+		jw_arr_end(w);
+	} else {
+		jw_null(w);
+	}
 	jw_key(w, "idmapped_workspace");
 	jw_bool(w, r->enf.idmapped_workspace);
+	jw_key(w, "workspace_ownership");
+	if (r->enf.workspace_ownership)
+		jw_str(w, r->enf.workspace_ownership);
+	else
+		jw_null(w);
+	jw_key(w, "workspace_ownership_reason");
+	if (r->enf.workspace_ownership_reason[0])
+		jw_str(w, r->enf.workspace_ownership_reason);
+	else
+		jw_null(w);
 	jw_key(w, "sandbox_host_uid");
 	if (r->enf.user_ns)
 		jw_uint(w, r->enf.sandbox_host_uid);

@@ -56,6 +56,11 @@ struct enforcement {
 	bool file_observer; /* path calls observed for file denials */
 	const char *cgroup; /* "v1", "v2", "none" */
 	bool idmapped_workspace;
+	/* how files the run writes come to belong to the invoking user:
+	 * "idmapped", "chown" (no idmapped mounts there), "invoking-uid" (an
+	 * ordinary user's run is that user), NULL when nothing is writable */
+	const char *workspace_ownership;
+	char workspace_ownership_reason[512];
 	bool no_new_privs;
 	uint32_t sandbox_host_uid;
 };

@@ -100,6 +100,9 @@ struct sup {
 	bool privileged;
 	uid_t host_uid, sb_uid;
 	gid_t host_gid, sb_gid;
+	/* per plan mount: rw bind without idmapped mounts, whose files were
+	 * handed to sb_uid for the run (give_back_workspace undoes it) */
+	bool *handed;
 	/* runtime */
 	int sock, pidfd, epfd, timer, cpu_timer, sigfd;
 	pid_t pid;
@@ -773,7 +776,8 @@ static int send_check_files(struct sup *s, int userns, cordon_error *err)
 {
 	struct cordon_mount m = {MOUNT_RO, s->plan.check_files, 0, SRC_POLICY, false};
 	int fd = -1;
-	if (mounts_prepare_idmapped(&m, 1, userns, &fd, err) < 0)
+	bool plain = false;
+	if (mounts_prepare_idmapped(&m, 1, userns, &fd, &plain, err) < 0)
 		return cordon_err_wrap(err, "check.files");
 	int r = 0;
 	if (sync_send(s->sock, MSG_TREE, (int32_t)s->plan.nmounts, NULL, fd) < 0)
@@ -795,17 +799,26 @@ static int send_idmapped_trees(struct sup *s, cordon_error *err)
 		any_rw |= s->plan.mounts[i].mode == MOUNT_RW || s->plan.mounts[i].owned;
 		any_bind |= s->plan.mounts[i].mode != MOUNT_TMPFS;
 	}
-	if (!s->privileged || (!any_bind && !s->plan.check_files[0]))
+	if (!any_bind && !s->plan.check_files[0])
 		return 0;
+	if (!s->privileged) {
+		if (any_rw)
+			s->rep->enf.workspace_ownership = "invoking-uid";
+		return 0;
+	}
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)s->pid);
 	_cleanup_close_ int userns = open(path, O_RDONLY | O_CLOEXEC);
 	if (userns < 0)
 		return cordon_err_errno(err, "open %s", path);
 	int *fds = calloc(s->plan.nmounts, sizeof(int));
-	if (!fds)
+	bool *no_idmap = calloc(s->plan.nmounts, sizeof(bool));
+	if (!fds || !no_idmap) {
+		free(fds);
+		free(no_idmap);
 		return cordon_err(err, 12, "out of memory");
-	int r = mounts_prepare_idmapped(s->plan.mounts, s->plan.nmounts, userns, fds, err);
+	}
+	int r = mounts_prepare_idmapped(s->plan.mounts, s->plan.nmounts, userns, fds, no_idmap, err);
 	for (size_t i = 0; i < s->plan.nmounts; i++) {
 		if (fds[i] < 0)
 			continue;
@@ -816,11 +829,48 @@ static int send_idmapped_trees(struct sup *s, cordon_error *err)
 	free(fds);
 	if (r == 0 && s->plan.check_files[0])
 		r = send_check_files(s, userns, err);
-	if (r == 0 && any_rw) {
+	/* No idmapped mounts on this filesystem: a plain bind, and the invoking
+	 * user's files belong to the run's host uid for the run (never host uid
+	 * 0); give_back_workspace returns them, and the run's new files. */
+	s->handed = no_idmap;
+	const char *plain = NULL;
+	for (size_t i = 0; r == 0 && i < s->plan.nmounts; i++) {
+		if (!no_idmap[i])
+			continue;
+		plain = s->plan.mounts[i].path;
+		r = mounts_chown_tree(plain, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, err);
+	}
+	if (r == 0 && plain) {
+		s->rep->enf.workspace_ownership = "chown";
+		snprintf(s->rep->enf.workspace_ownership_reason, sizeof(s->rep->enf.workspace_ownership_reason),
+			 "the filesystem of %s has no idmapped mounts (EINVAL; tmpfs before Linux 6.3, some FUSE and network filesystems): a plain bind, with your files handed to the run's uid %u for the run and back to you after it",
+			 plain, (unsigned)s->sb_uid);
+		trace(s, "workspace handed to the run's uid");
+	} else if (r == 0 && any_rw) {
 		s->rep->enf.idmapped_workspace = true;
+		s->rep->enf.workspace_ownership = "idmapped";
 		trace(s, "idmapped trees sent");
 	}
 	return r;
+}
+
+/* After the run (every process of it is gone with its pid namespace): what
+ * belongs to the run's host uid below a handed-over bind goes back to the
+ * invoking user, new files included. Idempotent. */
+static void give_back_workspace(struct sup *s)
+{
+	if (!s->handed)
+		return;
+	for (size_t i = 0; i < s->plan.nmounts; i++) {
+		if (!s->handed[i])
+			continue;
+		cordon_error e;
+		if (mounts_chown_tree(s->plan.mounts[i].path, s->sb_uid, s->sb_gid, s->host_uid, s->host_gid, &e) < 0)
+			snprintf(s->rep->enf.workspace_ownership_reason, sizeof(s->rep->enf.workspace_ownership_reason),
+				 "NOT given back, some files still belong to uid %u: %s", (unsigned)s->sb_uid, e.msg);
+	}
+	free(s->handed);
+	s->handed = NULL;
 }
 
 /* The run sees its own cgroup, read-only, at /sys/fs/cgroup, as in a
@@ -1073,6 +1123,8 @@ static void finish_usage(struct sup *s)
 	/* Outputs: on every outcome, the workspace keeps what was written. */
 	if (s->exec_ok)
 		collect_outputs(s);
+	/* After the outputs' snapshot: the chown changes every ctime. */
+	give_back_workspace(s);
 	trace(s, "outputs collected");
 	/* No process of the run is left (init's exit waited for them): what
 	 * the run left in the writable paths is swept, the roots put back. */
@@ -1086,6 +1138,7 @@ static void finish_usage(struct sup *s)
 
 static void cleanup(struct sup *s)
 {
+	give_back_workspace(s);
 	if (s->have_cg)
 		s->cg.ops->destroy(&s->cg);
 	/* Off the critical path: cgroups of supervisors that were SIGKILLed. */

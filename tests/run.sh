@@ -1,6 +1,6 @@
 #!/bin/bash
 # Runs every test: the cmocka unit tests, then the integration tests, and
-# ends with one line "N passed, N failed".
+# ends with one line "N passed, N failed, N skipped".
 set -u
 BUILD=$(cd "${1:-build}" && pwd)
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,7 +29,9 @@ done
 
 for s in "$TOP"/tests/integration/*.sh; do
 	echo "# $(basename "$s")"
+	t0=$SECONDS
 	bash "$s"
+	echo "# $(basename "$s"): $((SECONDS - t0)) s"
 done
 
 # Every report the suite produced must validate, and every status must have
@@ -43,13 +45,16 @@ else
 	printf '%s\n' "$out" | head -20 | sed 's/^/    /'
 	echo fail >>"$RESULTS"
 fi
-seen=$(cat "$REPORTS_DIR"/report.* | jq -r .status | sort -u | tr '\n' ' ')
+seen=$(cat "$REPORTS_DIR"/report.* 2>/dev/null | jq -r .status | sort -u | tr '\n' ' ')
 missing=""
 for st in ok exit-nonzero signaled timeout cpu-limit memory-limit output-limit file-size-limit \
 	denied unauthorized infeasible setup-error interrupted; do
 	case " $seen " in *" $st "*) ;; *) missing="$missing $st" ;; esac
 done
-if [ -z "$missing" ]; then
+if [ -n "${CORDON_TESTS:-}" ]; then
+	echo "ok - every status was produced # SKIP a subset of the tests ran (CORDON_TESTS)"
+	echo skip >>"$RESULTS"
+elif [ -z "$missing" ]; then
 	echo "ok - every status was produced and validated"
 	echo pass >>"$RESULTS"
 else
@@ -60,8 +65,9 @@ rm -rf "$REPORTS_DIR"
 
 pass=$(grep -c '^pass$' "$RESULTS")
 fail=$(grep -c '^fail$' "$RESULTS")
+skip=$(grep -c '^skip$' "$RESULTS")
 rm -f "$RESULTS"
 pass=$((pass + unit_pass))
 fail=$((fail + unit_fail))
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ]

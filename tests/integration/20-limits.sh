@@ -123,14 +123,15 @@ test_flag_overrides_policy() {
 }
 
 test_cgroup_v2_backend() {
-	# This host's cgroup2 hierarchy has no memory/pids controllers: the v2
-	# backend still runs, accounts CPU from cpu.stat, and refuses limits it
-	# cannot enforce instead of running without them.
-	if ! grep -q cgroup2 /proc/self/mountinfo; then echo "no cgroup2 mounted"; return 1; fi
+	# The v2 backend runs and accounts CPU from cpu.stat everywhere cgroup2
+	# is mounted; where our cgroup there offers no memory controller (a
+	# hybrid host like this one), it refuses a memory limit instead of
+	# running without it.
+	grep -q cgroup2 /proc/self/mountinfo || { t_skip "no cgroup2 hierarchy is mounted"; return; }
 	CORDON_CGROUP=v2 cordon_run -- "$HOSTILE" exit 0
 	status_is ok 0
 	expect_eq "$(field .enforcement.cgroup)" v2 "backend"
-	if ! grep -qw memory "$(awk '$9=="cgroup2"{print $5}' /proc/self/mountinfo | head -1)/cgroup.controllers" 2>/dev/null; then
+	if ! cg2_has memory; then
 		CORDON_CGROUP=v2 cordon_run --memory-limit 64M -- /bin/true
 		status_is setup-error 125
 		expect_match "$(field .reason)" "memory controller is not available" "reason"
@@ -138,9 +139,89 @@ test_cgroup_v2_backend() {
 	t_assert
 }
 
+# Our cgroup2 cgroup's children named cordon-PID-N (runs), sorted.
+v2_run_cgroups() { find "$(cg2_self)" -mindepth 1 -maxdepth 1 -type d -name 'cordon-[0-9]*-[0-9]*' | sort; }
+
+test_cgroup_v2_limits() {
+	# Pure cgroup v2 (every current distribution): memory.max with
+	# memory.swap.max 0, pids.max, cpu.stat, memory.events and pids.events,
+	# the child cloned straight into its cgroup (CLONE_INTO_CGROUP).
+	cg2_has memory pids || { t_skip "our cgroup2 cgroup offers no memory and pids controllers (they are on cgroup v1 here)"; return; }
+	local before
+	before=$(v2_run_cgroups)
+	CORDON_CGROUP=v2 cordon_run --memory-limit 48M --pids-limit 20 -- /bin/sh -c '
+		cat /sys/fs/cgroup/memory.max /sys/fs/cgroup/pids.max
+		cat /sys/fs/cgroup/memory.swap.max 2>/dev/null || echo no swap accounting
+		cat /proc/self/cgroup; sort -n /sys/fs/cgroup/cgroup.procs | head -1'
+	status_is ok 0
+	expect_eq "$OUT" $'50331648\n20\n0\n0::/\n1' "the run's cgroup from its first instruction: $ERR"
+	expect_eq "$(field .enforcement.cgroup)" v2 "backend"
+	CORDON_CGROUP=v2 cordon_run --memory-limit 32M -- "$HOSTILE" membomb
+	status_is memory-limit 118 memory
+	local peak
+	peak=$(field .usage.peak_memory_bytes)
+	[ "$peak" -le $((34 * 1024 * 1024)) ] && [ "$peak" -ge $((16 * 1024 * 1024)) ] || fail "peak $peak"
+	CORDON_CGROUP=v2 cordon_run --pids-limit 16 --time-limit 1 -- "$HOSTILE" forkbomb
+	status_is timeout 124 pids
+	CORDON_CGROUP=v2 cordon_run --cpu-limit 0.3 -- "$HOSTILE" spin
+	status_is cpu-limit 119 cpu_time
+	awk -v c="$(field '.usage.cpu_user_seconds + .usage.cpu_system_seconds')" 'BEGIN{exit !(c >= 0.25)}' ||
+		fail "cpu.stat usage $(field .usage)"
+	expect_eq "$(v2_run_cgroups)" "$before" "no run's cgroup is left behind"
+	t_assert
+}
+
+test_cgroup_v2_delegated_unprivileged() {
+	# An ordinary user in a cgroup delegated the way systemd's Delegate=yes
+	# makes one (the directory, cgroup.procs, cgroup.subtree_control and
+	# cgroup.threads chowned; memory and pids enabled above it) runs with
+	# memory and pids limits: cordon, alone there, moves into a leaf of its
+	# own and gives the runs' cgroups the controllers.
+	[ "$(id -u)" = 0 ] || { t_skip "needs root to delegate a cgroup"; return; }
+	cg2_has memory pids || { t_skip "our cgroup2 cgroup offers no memory and pids controllers (they are on cgroup v1 here)"; return; }
+	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
+		{ t_skip "unprivileged user namespaces are disabled on this host"; return; }
+	local self d
+	self=$(cg2_self)
+	echo "+memory +pids" >"$self/cgroup.subtree_control" 2>/dev/null ||
+		{ t_skip "cannot enable memory and pids below our own cgroup (it has other processes and is not the root)"; return; }
+	chmod 777 "$WS"
+	R=$WS/r.json
+	# Each run in a delegated cgroup of its own, as systemd-run --scope -p
+	# Delegate=yes makes (a cgroup whose children have controllers takes
+	# no process).
+	as_delegated() { # cordon run args..., as uid 65534 alone in a fresh $d
+		d=$self/cordon-test-delegated-$$-$((++n))
+		mkdir "$d" && chown 65534:65534 "$d" "$d/cgroup.procs" "$d/cgroup.subtree_control" "$d/cgroup.threads" || return 1
+		sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec setpriv --reuid=65534 --regid=65534 --clear-groups "$@"' \
+			sh "$d" "$CORDON" run --report "$R" --ro "$BUILD" "$@" 2>&1
+	}
+	local n=0
+	as_delegated --memory-limit 32M -- "$HOSTILE" membomb >"$T_TMP/out"
+	RC=$?
+	OUT=$(cat "$T_TMP/out")
+	keep_report "$R"
+	status_is memory-limit 118 memory
+	expect_eq "$(field .enforcement.cgroup):$(field .enforcement.user_ns)" v2:true "backend: $OUT"
+	expect_eq "$(field .enforcement.workspace_ownership)" invoking-uid "an ordinary user's run is that user"
+	as_delegated --pids-limit 16 --time-limit 1 -- "$HOSTILE" forkbomb >"$T_TMP/out"
+	RC=$?
+	OUT=$(cat "$T_TMP/out")
+	keep_report "$R"
+	status_is timeout 124 pids
+	expect_eq "$(find "$d" -mindepth 1 -maxdepth 1 -type d -name 'cordon-[0-9]*-[0-9]*' | wc -l)" 0 "the runs' cgroups are gone"
+	expect_match "$(ls "$d")" "cordon-[0-9]+-supervisor" "cordon moved into a leaf of its own"
+	local i
+	for i in $(seq "$n"); do
+		find "$self/cordon-test-delegated-$$-$i" -mindepth 1 -depth -type d -exec rmdir {} + 2>/dev/null
+		rmdir "$self/cordon-test-delegated-$$-$i"
+	done
+	t_assert
+}
+
 for t in test_ok test_exit_nonzero test_signaled test_timeout test_timeout_kills_background_children \
 	test_cpu_limit test_cpu_limit_counts_all_processes test_memory_limit test_fork_bomb_stopped \
 	test_output_limit test_file_size_limit test_policy_limits test_flag_overrides_policy \
-	test_cgroup_v2_backend; do
+	test_cgroup_v2_backend test_cgroup_v2_limits test_cgroup_v2_delegated_unprivileged; do
 	t_run $t
 done

@@ -6,8 +6,8 @@
 # permissions still apply: opening it is the kernel's and the mode's call).
 test_dev_fuse_exposed() {
 	if [ ! -c /dev/fuse ]; then
-		echo "skip: no /dev/fuse on this host"
-		return 0
+		t_skip "no /dev/fuse on this host"
+		return
 	fi
 	cordon_run --dev /dev/fuse -- /bin/sh -c 'stat -c "%F %t:%T" /dev/fuse'
 	expect_eq "$OUT" "$(stat -c '%F %t:%T' /dev/fuse)" "the host's /dev/fuse in the run"
@@ -40,11 +40,11 @@ jsonschema.validate(json.load(open(sys.argv[2])), json.load(open(sys.argv[1])))'
 # by the observer and nothing refused by Landlock.
 test_dev_usable_and_not_a_denial() {
 	if [ "$(id -u)" != 0 ]; then
-		echo "skip: making a test device node needs root"
-		return 0
+		t_skip "making a test device node needs root"
+		return
 	fi
 	local node=/dev/cordon-test-null-$$
-	mknod -m 0666 "$node" c 1 3 || { echo "skip: mknod refused"; return 0; }
+	mknod -m 0666 "$node" c 1 3 || { t_skip "mknod refused"; return; }
 	cordon_run --dev "$node" -- /bin/sh -c "echo x >$node && cat $node && echo used"
 	rm -f "$node"
 	expect_eq "$OUT" used "written and read in the run"
@@ -140,8 +140,8 @@ test_verb_help() {
 test_man_page() {
 	local page="$TOP/man/cordon.1"
 	if ! command -v groff >/dev/null || ! command -v man >/dev/null; then
-		echo "skip: groff or man missing"
-		return 0
+		t_skip "groff or man missing"
+		return
 	fi
 	groff -ww -man -z "$page" 2>"$T_TMP/e"
 	expect_eq "$(cat "$T_TMP/e")" "" "groff -ww warnings"

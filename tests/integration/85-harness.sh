@@ -3,7 +3,7 @@
 # behave the way a harness that makes a workspace per task expects.
 . "$(dirname "$0")/../lib.sh"
 
-skip() { echo "skip: $*"; return 0; }
+skip() { t_skip "$*"; }
 is_root() { [ "$(id -u)" = 0 ]; }
 
 # --- the task check ---------------------------------------------------------
@@ -78,7 +78,7 @@ PY
 }
 
 test_planted_module_cannot_decide_the_check() {
-	[ -x /usr/bin/python3 ] || { skip "no /usr/bin/python3"; return 0; }
+	[ -x /usr/bin/python3 ] || { skip "no /usr/bin/python3"; return; }
 	plant_wrong_answer
 	# The run reads the planted module from a granted read-only path, which
 	# keeps its owner and mode (mktemp -d made it 0700, root's).
@@ -177,9 +177,9 @@ test_no_implicit_workspace_in_system_or_home_roots() {
 # --- explain agrees with run (issue 12, item 6) --------------------------------
 
 test_explain_agrees_with_run_for_an_ordinary_user() {
-	is_root || { skip "needs root to become an ordinary user"; return 0; }
+	is_root || { skip "needs root to become an ordinary user"; return; }
 	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
-		{ skip "unprivileged user namespaces are disabled"; return 0; }
+		{ skip "unprivileged user namespaces are disabled"; return; }
 	chmod 777 "$WS"
 	local as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
 	local erc=0 rrc=0
@@ -207,9 +207,9 @@ test_explain_agrees_with_run_for_an_ordinary_user() {
 }
 
 test_check_runs_for_an_ordinary_user() {
-	is_root || { skip "needs root to become an ordinary user"; return 0; }
+	is_root || { skip "needs root to become an ordinary user"; return; }
 	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
-		{ skip "unprivileged user namespaces are disabled"; return 0; }
+		{ skip "unprivileged user namespaces are disabled"; return; }
 	chmod 777 "$WS"
 	mkdir -p "$T_TMP/c"
 	echo 'test "$(cat "$1")" = 42' >"$T_TMP/c/t.sh"
@@ -230,7 +230,7 @@ test_check_runs_for_an_ordinary_user() {
 # --- --ro below a 0700 directory (issue 12, item 3) --------------------------
 
 test_ro_below_a_0700_directory() {
-	is_root || { skip "needs root"; return 0; }
+	is_root || { skip "needs root"; return; }
 	local home=$T_TMP/home
 	mkdir -p "$home/.pyenv/bin"
 	chmod 700 "$home"
@@ -254,7 +254,7 @@ test_ro_below_a_0700_directory() {
 # --- the report's target (issue 12, item 9) ----------------------------------
 
 test_report_into_a_device_or_fifo_is_written_in_place() {
-	is_root || { skip "needs root (mknod)"; return 0; }
+	is_root || { skip "needs root (mknod)"; return; }
 	mknod "$T_TMP/null" c 1 3
 	"$CORDON" run --report "$T_TMP/null" -- /bin/true || fail "run with --report to a device"
 	[ -c "$T_TMP/null" ] || fail "the device was replaced: $(ls -l "$T_TMP/null")"

@@ -3,8 +3,8 @@
  * container's cgroup) cannot hand controllers to the runs' cgroups while it
  * is a member itself ("no internal processes"): cg_v2_enable moves it into a
  * leaf of its own first. With another member there, it must not move, and
- * the error is EBUSY. The test uses the first controller the cgroup2 root
- * offers (hugetlb on this hybrid host; memory on a pure-v2 one). */
+ * the error is EBUSY. The test uses a domain controller the cgroup2 root
+ * offers (hugetlb on a hybrid host; memory on a pure-v2 one). */
 #include "unit.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +40,21 @@ static int setup(void **st)
 	snprintf(path, sizeof(path), "%s/cgroup.controllers", root);
 	if (slurp(path, buf, sizeof(buf)) < 0 || sscanf(buf, "%63s", ctrl) != 1)
 		fail_msg("the cgroup2 root offers no controller to test with");
+	/* A domain controller: threaded ones (cpuset, cpu, pids, perf_event)
+	 * may be enabled beside processes, so they would never be EBUSY. On a
+	 * pure-v2 host the first one offered is cpuset. */
+	static const char *const domain[] = {"memory", "io", "hugetlb", "rdma", "misc"};
+	for (size_t i = 0; i < sizeof(domain) / sizeof(domain[0]); i++) {
+		char w[80];
+		snprintf(w, sizeof(w), " %s ", domain[i]);
+		char padded[600];
+		snprintf(padded, sizeof(padded), " %s", buf);
+		padded[strcspn(padded, "\n")] = ' ';
+		if (strstr(padded, w)) {
+			snprintf(ctrl, sizeof(ctrl), "%s", domain[i]);
+			break;
+		}
+	}
 	snprintf(plus, sizeof(plus), "+%s", ctrl);
 	/* The root is exempt from "no internal processes": make the controller
 	 * available to its children for the test, and undo that afterwards. */
