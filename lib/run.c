@@ -1123,14 +1123,16 @@ static void finish_usage(struct sup *s)
 	/* Outputs: on every outcome, the workspace keeps what was written. */
 	if (s->exec_ok)
 		collect_outputs(s);
-	/* After the outputs' snapshot: the chown changes every ctime. */
-	give_back_workspace(s);
 	trace(s, "outputs collected");
 	/* No process of the run is left (init's exit waited for them): what
-	 * the run left in the writable paths is swept, the roots put back. */
+	 * the run left in the writable paths is swept, the roots put back as
+	 * they were at sync 2 (after a hand-over to the run's uid, if any). */
 	sweep_run(&s->sweep, &s->rep->outputs, s->rep->outputs.truncated, s->plan.workspace,
 		  &s->rep->privilege_cleared, &s->rep->root_restored);
 	trace(s, "privilege sweep done");
+	/* After the outputs' snapshot (the chown changes every ctime) and the
+	 * sweep (which restores the roots to their owner at sync 2). */
+	give_back_workspace(s);
 	if (s->trace && s->have_obs)
 		buf_printf(&s->trace_buf, "  seccomp notifications: %llu (synchronous wake-up: %s)\n",
 			   (unsigned long long)s->obs.notifications, s->obs.sync_wakeup ? "yes" : "no");
