@@ -32,7 +32,7 @@ echo "cordon-vm: building the Debian 12 guest image in $OUT (once per recipe)" >
 # the host (the same Debian 12 userland) and comes in on a second disk.
 PKGS=linux-image-cloud-amd64,initramfs-tools,kmod,udev,procps,util-linux,iproute2,e2fsprogs
 PKGS=$PKGS,jq,python3,python3-jsonschema,python3-requests,curl,git,ca-certificates,make,gcc,libc6-dev
-PKGS=$PKGS,libseccomp2,libssl3,libcmocka0
+PKGS=$PKGS,libseccomp2,libssl3,libcmocka0,time,strace
 mmdebstrap --quiet --variant=minbase --include="$PKGS" \
 	--customize-hook='echo cordon-vm >"$1/etc/hostname"' \
 	--customize-hook='chroot "$1" useradd -m -u 1000 -s /bin/bash tester' \
