@@ -187,12 +187,13 @@ int mounts_chown_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t to
 	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
 		return cordon_err_errno(err, "open /");
-	_cleanup_close_ int top = openat2_nofollow(root, path, O_PATH | O_DIRECTORY | O_NOFOLLOW);
+	_cleanup_close_ int top = openat2_nofollow(root, path, O_PATH | O_NOFOLLOW);
 	struct stat st;
 	if (top < 0 || fstat(top, &st) < 0)
 		return cordon_err_errno(err, "open %s", path);
 	struct chown_walk w = {from_uid, to_uid, from_gid, to_gid, st.st_dev, 0};
-	if (chown_dir(&w, top, 0, err) < 0 || chown_one(&w, top, "", &st, err) < 0)
+	/* A file bound --rw is its own tree. */
+	if ((S_ISDIR(st.st_mode) && chown_dir(&w, top, 0, err) < 0) || chown_one(&w, top, "", &st, err) < 0)
 		return cordon_err_wrap(err, "hand the files of %s from uid %u to uid %u", path,
 				       (unsigned)from_uid, (unsigned)to_uid);
 	return 0;

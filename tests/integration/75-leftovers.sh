@@ -110,6 +110,26 @@ test_workspace_root_mode_restored() {
 	t_assert
 }
 
+# The same on a filesystem without idmapped mounts (ramfs; tmpfs before
+# 6.3), where the workspace is handed to the run's uid: a file bound --rw is
+# a tree of its own there too.
+test_workspace_root_mode_restored_without_idmap() {
+	[ "$(id -u)" = 0 ] || { t_skip "needs root (to mount a ramfs)"; return; }
+	mkdir r && mount -t ramfs -o mode=755 ramfs r || { t_skip "cannot mount a ramfs"; return; }
+	cd r || return 1
+	local ws=$PWD
+	chmod 750 .
+	echo data >bound
+	chmod 640 bound
+	cordon_run --rw "$ws/bound" -- /bin/sh -c "chmod 0777 . && chmod 0666 $ws/bound && stat -c %a . $ws/bound"
+	expect_eq "$OUT" $'777\n666' "the run changed the modes: $ERR"
+	expect_eq "$(stat -c '%a %u' . bound | tr '\n' ' ')" "750 $(id -u) 640 $(id -u) " "modes and owners put back"
+	expect_eq "$(field '[.root_restored[] | "\(.path) \(.what)"] | sort | join(",")')" \
+		". mode 0777 -> 0750,bound mode 0666 -> 0640" "listed in the report"
+	cd .. && umount r
+	t_assert
+}
+
 test_clean_run_lists_nothing() {
 	cordon_run -- /bin/sh -c 'echo x >f; chmod 755 f; mkdir d'
 	expect_eq "$(field '.privilege_cleared | length') $(field '.root_restored | length')" "0 0" "nothing swept"
@@ -136,7 +156,7 @@ test_unprivileged_run_same_rules() {
 	t_assert
 }
 
-for t in test_setuid_file_refused_and_reported test_setgid_race_is_swept test_workspace_root_mode_restored \
+for t in test_setuid_file_refused_and_reported test_setgid_race_is_swept test_workspace_root_mode_restored test_workspace_root_mode_restored_without_idmap \
 	test_clean_run_lists_nothing test_unprivileged_run_same_rules; do
 	t_run $t
 done
