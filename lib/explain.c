@@ -8,6 +8,7 @@
 #include "probe.h"
 #include "seccomp-policy.h"
 #include "run.h"
+#include "secrets.h"
 #include "units.h"
 
 struct view_entry {
@@ -40,6 +41,17 @@ static void verdict(cordon_policy *p, const struct host_features *f, struct run_
 		return;
 	}
 	*plan_ok = true;
+	/* The secrets as the run reads them (same checks: set, a regular file
+	 * reached without links, long enough); the values are wiped at once and
+	 * never shown. */
+	struct secrets sec;
+	memset(&sec, 0, sizeof(sec));
+	int src = secrets_load(p, &sec, &e);
+	secrets_free(&sec);
+	if (src < 0) {
+		snprintf(out, outsz, "setup-error: %s", e.msg);
+		return;
+	}
 	if (!f->userns) {
 		snprintf(out, outsz, "setup-error: user namespaces are not available to this user");
 		return;

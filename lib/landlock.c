@@ -138,7 +138,7 @@ int landlock_prepare(const struct run_plan *plan, int abi, const uint16_t *ports
 	for (size_t i = 0; i < plan->devices.n; i++)
 		if (landlock_add_path(out, plan->devices.v[i], dev & ~FS(READ_DIR), err) < 0)
 			return -1;
-	if (plan->check_files[0] && landlock_add_path(out, CHECK_FILES_DIR, RO_ACCESS, err) < 0)
+	if (plan->check_files[0] && landlock_add_path(out, plan->check_dir, RO_ACCESS, err) < 0)
 		return -1;
 	return 0;
 }

@@ -637,9 +637,9 @@ int mounts_finish(struct mount_ctx *mc, const struct mount_plan *plan, cordon_er
 	if (plan->check_files) {
 		int r;
 		if (plan->tree_fds && plan->tree_fds[plan->n] >= 0)
-			r = attach_tree(plan->tree_fds[plan->n], mc->newroot, CHECK_FILES_DIR, true, err);
+			r = attach_tree(plan->tree_fds[plan->n], mc->newroot, plan->check_dir, true, err);
 		else
-			r = bind_at(mc->oldroot, mc->newroot, plan->check_files, CHECK_FILES_DIR,
+			r = bind_at(mc->oldroot, mc->newroot, plan->check_files, plan->check_dir,
 				    MOUNT_ATTR_RDONLY, err);
 		if (r < 0)
 			return cordon_err_wrap(err, "check.files %s", plan->check_files);

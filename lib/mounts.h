@@ -51,9 +51,10 @@ struct mount_plan {
 	const struct secret_value *secrets;
 	size_t nsecrets;
 	const struct cgroup_view *cgview; /* or NULL */
-	/* A check's own files: host path bound read-only at CHECK_FILES_DIR
+	/* A check's own files: host path bound read-only at check_dir
 	 * (tree_fds[n] when the supervisor prepared it), or NULL. */
 	const char *check_files;
+	const char *check_dir;
 };
 
 /* Parent side: for each bind, clone the host tree as the supervisor (so a

@@ -1,10 +1,12 @@
 /* The run plan: everything decided before any process exists. Shared by
  * `cordon run` and `cordon explain`, so both reach the same verdict. */
+#include <errno.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -17,28 +19,50 @@
 #include "run.h"
 
 /* check.files: a host directory the task can neither write nor shadow. It
- * must lie outside every writable path (else the task could edit its own
- * check), and nothing of the view may sit at or around CHECK_FILES_DIR. */
-static int resolve_check_files(const cordon_policy *p, struct run_plan *plan, const strv *writable,
-			       cordon_error *err)
+ * must lie outside every path the run can actually write (the workspace when
+ * the run gets it, the rw binds; for a check's policy, those of its task),
+ * else the task could edit its own check. The check's view shows it at a
+ * fresh random directory (check_dir) that nothing of the view may overlap. */
+static int resolve_check_files(const cordon_policy *p, struct run_plan *plan, cordon_error *err)
 {
+	strv own = {0};
+	const strv *writable = &p->check_writable;
+	if (!p->is_check) {
+		writable = &own;
+		for (size_t i = 0; i < plan->nmounts; i++)
+			if (plan->mounts[i].mode == MOUNT_RW && strv_push(&own, plan->mounts[i].path) < 0) {
+				strv_free(&own);
+				return cordon_err(err, 12, "out of memory");
+			}
+	}
 	char real[PATH_MAX];
 	struct stat st;
+	int rc = 0;
 	if (resolve_untrusted_links(p->check_files, writable, real, sizeof(real), err) < 0)
-		return cordon_err_wrap(err, "check.files %s", p->check_files);
-	if (stat(real, &st) < 0)
-		return cordon_err_errno(err, "check.files %s", p->check_files);
-	if (!S_ISDIR(st.st_mode))
-		return cordon_err(err, 0, "check.files %s is not a directory", p->check_files);
-	for (size_t i = 0; i < writable->n; i++)
+		rc = cordon_err_wrap(err, "check.files %s", p->check_files);
+	else if (stat(real, &st) < 0)
+		rc = cordon_err_errno(err, "check.files %s", p->check_files);
+	else if (!S_ISDIR(st.st_mode))
+		rc = cordon_err(err, 0, "check.files %s is not a directory", p->check_files);
+	for (size_t i = 0; rc == 0 && i < writable->n; i++)
 		if (path_has_prefix(real, writable->v[i]) || path_has_prefix(writable->v[i], real))
-			return cordon_err(err, 0, "check.files %s overlaps the writable path %s: the task could change its own check; keep the check's files outside every writable path",
-					  real, writable->v[i]);
+			rc = cordon_err(err, 0, "check.files %s overlaps the writable path %s: the task could change its own check; keep the check's files outside every writable path",
+					real, writable->v[i]);
+	strv_free(&own);
+	if (rc < 0)
+		return -1;
+	uint8_t rnd[16];
+	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+		return cordon_err_errno(err, "check.files: random directory name");
+	int n = snprintf(plan->check_dir, sizeof(plan->check_dir), "%s-", CHECK_FILES_DIR);
+	for (size_t i = 0; i < sizeof(rnd); i++)
+		n += snprintf(plan->check_dir + n, sizeof(plan->check_dir) - (size_t)n, "%02x", rnd[i]);
+	explicit_bzero(rnd, sizeof(rnd));
 	for (size_t i = 0; i < plan->nmounts; i++)
-		if (path_has_prefix(plan->mounts[i].path, CHECK_FILES_DIR) ||
-		    path_has_prefix(CHECK_FILES_DIR, plan->mounts[i].path))
+		if (path_has_prefix(plan->mounts[i].path, plan->check_dir) ||
+		    path_has_prefix(plan->check_dir, plan->mounts[i].path))
 			return cordon_err(err, 0, "check.files: the check's view shows them at %s, and %s %s overlaps it",
-					  CHECK_FILES_DIR, mount_mode_name(plan->mounts[i].mode), plan->mounts[i].path);
+					  plan->check_dir, mount_mode_name(plan->mounts[i].mode), plan->mounts[i].path);
 	if (p->is_check)
 		snprintf(plan->check_files, sizeof(plan->check_files), "%s", real);
 	return 0;
@@ -162,6 +186,42 @@ int run_plan_inputs(const struct run_plan *plan, const strv *inputs, strv *out, 
 	return rc;
 }
 
+/* The working directory in the view, and what the view cannot have: a
+ * working directory that is not there (the run would fail at chdir), a tmpfs
+ * over /proc (cordon mounts the run's own proc there and needs it). A
+ * check's cwd of CHECK_FILES_DIR (or below) is its files' directory. */
+static int plan_cwd_and_tmpfs(const cordon_policy *p, struct run_plan *plan, cordon_error *err)
+{
+	for (size_t i = 0; i < plan->nmounts; i++)
+		if (plan->mounts[i].mode == MOUNT_TMPFS && path_has_prefix(plan->mounts[i].path, "/proc"))
+			return cordon_err(err, 0, "tmpfs %s: the run's own /proc is mounted there; choose another path",
+					  plan->mounts[i].path);
+	const char *cwd = p->cwd ? p->cwd : plan->workspace;
+	if (p->is_check && plan->check_dir[0] && p->cwd && path_has_prefix(p->cwd, CHECK_FILES_DIR)) {
+		snprintf(plan->cwd_in, sizeof(plan->cwd_in), "%s%s", plan->check_dir,
+			 p->cwd + strlen(CHECK_FILES_DIR));
+		return 0;
+	}
+	snprintf(plan->cwd_in, sizeof(plan->cwd_in), "%s", cwd);
+	/* The view shows host paths at their own path, or fresh tmpfs and
+	 * secret directories (empty but for their own mount points). */
+	struct stat st;
+	int serr = stat(cwd, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+	if (serr == 0)
+		return 0;
+	for (size_t i = 0; i < plan->nmounts; i++)
+		if (plan->mounts[i].mode == MOUNT_TMPFS && strcmp(plan->mounts[i].path, cwd) == 0)
+			return 0;
+	for (size_t i = 0; i < p->nsecrets; i++) {
+		const char *m = p->secrets[i].mount;
+		const char *slash = m ? strrchr(m, '/') : NULL;
+		if (slash && strlen(cwd) == (size_t)(slash - m) && strncmp(m, cwd, strlen(cwd)) == 0)
+			return 0;
+	}
+	errno = serr;
+	return cordon_err_errno(err, "working directory %s", cwd);
+}
+
 int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err)
 {
 	memset(plan, 0, sizeof(*plan));
@@ -219,7 +279,7 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 			m->path = dup;
 		}
 	}
-	if (p->check_files && resolve_check_files(p, plan, &writable, err) < 0) {
+	if (p->check_files && resolve_check_files(p, plan, err) < 0) {
 		strv_free(&writable);
 		return -1;
 	}
@@ -233,8 +293,7 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 					  mount_mode_name(plan->mounts[i].mode));
 	if (plan_devices(p, plan, err) < 0)
 		return -1;
-	snprintf(plan->cwd_in, sizeof(plan->cwd_in), "%s", p->cwd ? p->cwd : plan->workspace);
-	return 0;
+	return plan_cwd_and_tmpfs(p, plan, err);
 }
 
 void run_plan_free(struct run_plan *plan)

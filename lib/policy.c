@@ -80,6 +80,7 @@ void policy_free(cordon_policy *p)
 	for (size_t i = 0; i < p->check_env.n; i++)
 		explicit_bzero(p->check_env.v[i], strlen(p->check_env.v[i]));
 	strv_free(&p->check_env);
+	strv_free(&p->check_writable);
 	for (size_t i = 0; i < p->ledger.n; i++)
 		free(p->ledger.ev[i].name);
 	free(p->ledger.ev);
@@ -1058,7 +1059,8 @@ cordon_policy *policy_for_check(const cordon_policy *p, const char *workspace)
 		goto fail;
 	if (p->check_files && !(c->check_files = strdup(p->check_files)))
 		goto fail;
-	const char *cwd = p->check_cwd ? p->check_cwd : p->cwd;
+	/* With files, the check starts in their directory by default. */
+	const char *cwd = p->check_cwd ? p->check_cwd : p->check_files ? CHECK_FILES_DIR : p->cwd;
 	if (cwd && !(c->cwd = strdup(cwd)))
 		goto fail;
 	return c;

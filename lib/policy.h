@@ -77,6 +77,9 @@ struct cordon_policy {
 	char *check_cwd;
 	strv check_env;
 	bool is_check; /* this is a check's policy: check_files is mounted */
+	/* A check's policy: the task's writable paths (canonical, as its plan
+	 * decided them), which check_files must not overlap. */
+	strv check_writable;
 	bool has_ledger;
 	struct ledger ledger;
 	char *cwd;         /* in-sandbox working directory, NULL = host cwd */
@@ -128,7 +131,10 @@ int policy_set_cwd(cordon_policy *p, const char *path, cordon_error *err);
 int policy_set_check(cordon_policy *p, const char *cmd, cordon_error *err);
 
 /* Where a check's "files" are, read-only, in the check's view: outside
- * every path the task could write, so the task cannot plant anything there. */
+ * every path the task could write, so the task cannot plant anything there.
+ * The view shows them at CHECK_FILES_DIR-<128 random bits in hex>, new per
+ * check (run_plan.check_dir, the check's CORDON_CHECK_DIR); a check.cwd of
+ * CHECK_FILES_DIR (or below) names that directory. */
 #define CHECK_FILES_DIR "/check"
 
 /* Resolve a user-supplied path (absolute, or relative to base_dir) into an

@@ -21,6 +21,9 @@ struct run_plan {
 	/* A check's own files (policy check.files), resolved on the host: bound
 	 * read-only at CHECK_FILES_DIR in the check's view; "" = none. */
 	char check_files[4096];
+	/* Where the check's view shows them: CHECK_FILES_DIR "-" and 128 random
+	 * bits in hex, new for every check (a task cannot name it in advance). */
+	char check_dir[64];
 };
 int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err);
 /* The run's workspace (run_plan.workspace): the declared working directory

@@ -189,7 +189,8 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	if (sp->seccomp && filter < 0)
 		setup_or_fail(sock, cordon_err(&e, 0, "no seccomp filter arrived at sync 2"), &e);
 	struct mount_plan mp = {sp->plan->mounts, sp->plan->nmounts, sp->tree_fds, sp->secrets, sp->nsecrets,
-				sp->cgview, sp->plan->check_files[0] ? sp->plan->check_files : NULL};
+				sp->cgview, sp->plan->check_files[0] ? sp->plan->check_files : NULL,
+				sp->plan->check_dir};
 	setup_or_fail(sock, mounts_finish(&mc, &mp, &e), &e);
 	for (size_t i = 0; i <= sp->plan->nmounts; i++)
 		if (sp->tree_fds[i] >= 0)

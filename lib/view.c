@@ -73,7 +73,7 @@ int view_build(const struct run_plan *plan, struct view *v, cordon_error *err)
 	for (size_t i = 0; i < plan->devices.n; i++)
 		if (view_add(v, plan->devices.v[i], VIEW_RW, err) < 0)
 			return -1;
-	if (plan->check_files[0] && view_add(v, CHECK_FILES_DIR, VIEW_RO, err) < 0)
+	if (plan->check_files[0] && view_add(v, plan->check_dir, VIEW_RO, err) < 0)
 		return -1;
 	return 0;
 }

@@ -193,9 +193,41 @@ test_explain_agrees_with_runs() {
 	t_assert
 }
 
+test_explain_refuses_what_run_refuses() {
+	# Every pre-flight refusal of a run is explain's too (exit 1, the same
+	# reason), and no secret value is in explain's output.
+	mkdir -p "$T_TMP/s"
+	printf 'a-long-secret-value' >"$T_TMP/s/real"
+	ln -s "$T_TMP/s/real" "$T_TMP/s/link"
+	mkfifo "$T_TMP/s/fifo"
+	printf 'abc' >"$T_TMP/s/short"
+	local a erc rc
+	for a in "--secret CORDON_T_NOPE" "--secret X=file:$T_TMP/s/none" "--secret X=file:$T_TMP/s/link" \
+		"--secret CORDON_T_SHORT" "--secret X=file:$T_TMP/s/short" "--secret X=file:$T_TMP/s/fifo" \
+		"--cwd $T_TMP/none" "--cwd $T_TMP/s/real" "--tmpfs /proc" "--tmpfs /proc/sys"; do
+		erc=0
+		env CORDON_T_SHORT=abc "$CORDON" explain $a -- /bin/true >e.out 2>&1 || erc=$?
+		rc=0
+		env CORDON_T_SHORT=abc timeout 20 "$CORDON" run $a -- /bin/true >r.out 2>&1 || rc=$?
+		expect_eq "$erc/$rc" 1/125 "explain and run for $a ($(cat e.out | grep verdict) / $(cat r.out))"
+		expect_eq "$(grep verdict e.out | sed 's/^verdict: //')" "$(head -1 r.out | sed 's/^cordon: //')" "the same reason for $a"
+	done
+	# What both accept.
+	erc=0
+	env CORDON_T_LONG=a-long-secret-value "$CORDON" explain --secret CORDON_T_LONG --secret Y=file:"$T_TMP/s/real" --cwd /tmp \
+		--tmpfs /srv/x --json -- /bin/true >e.out 2>&1 || erc=$?
+	expect_eq "$erc/$(jq -r .verdict e.out)" "0/would run" "explain accepts ($(cat e.out))"
+	grep -q a-long-secret-value e.out && fail "a secret value in explain's output"
+	rc=0
+	env CORDON_T_LONG=a-long-secret-value "$CORDON" run --secret CORDON_T_LONG --secret Y=file:"$T_TMP/s/real" --cwd /tmp \
+		--tmpfs /srv/x -- /bin/true >r.out 2>&1 || rc=$?
+	expect_eq "$rc" 0 "run accepts ($(cat r.out))"
+	t_assert
+}
+
 for t in test_inside_the_ceiling_runs test_path_beyond_ceiling test_symlink_and_dotdot_spellings \
 	test_workspace_itself_checked test_endpoint_secret_syscall_weaker_port_beyond \
 	test_secret_file_cannot_be_swapped test_limits_above_and_applied test_ceiling_from_environment \
-	test_malformed_ceilings test_explain_agrees_with_runs; do
+	test_malformed_ceilings test_explain_agrees_with_runs test_explain_refuses_what_run_refuses; do
 	t_run $t
 done

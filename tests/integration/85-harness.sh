@@ -91,7 +91,7 @@ test_planted_module_cannot_decide_the_check() {
 	# The documented patterns: -P (no working directory on sys.path), the
 	# check's files in a place the task cannot touch, run from there.
 	cat >p.json <<J
-{"check": {"command": "/usr/bin/python3 -P -m unittest discover -s /check",
+{"check": {"command": "/usr/bin/python3 -P -m unittest discover -s \\"\$CORDON_CHECK_DIR\\"",
 	   "files": "$T_TMP/checks", "env": {"ANSWER": "$WS/answer.txt"}}}
 J
 	cordon_run --policy p.json --ro "$T_TMP/plant.py" -- /bin/sh -c "$task"
@@ -122,6 +122,66 @@ test_check_files_must_be_outside_writable_paths() {
 	t_assert
 }
 
+test_check_cannot_be_fooled_by_links_into_its_view() {
+	# The check's files sit at a fresh random directory of its view, named by
+	# CORDON_CHECK_DIR (its default cwd); a link the task left that leads
+	# there, into /proc (/proc/self/cwd is the check's cwd) or to the
+	# standard streams makes the task verdict "error": the check does not run.
+	mkdir -p "$T_TMP/c" ws
+	echo 42 >"$T_TMP/c/expected.txt"
+	cat >"$T_TMP/c/t.sh" <<'SH'
+case $CORDON_CHECK_DIR in /check-[0-9a-f]*) ;; *) echo "bad dir $CORDON_CHECK_DIR"; exit 3 ;; esac
+[ ${#CORDON_CHECK_DIR} = 39 ] && [ "$(pwd)" = "$CORDON_CHECK_DIR" ] || { echo "bad cwd $(pwd)"; exit 3; }
+test "$(cat "$ANSWER")" = "$(cat expected.txt)"
+SH
+	cat >p.json <<J
+{"cwd": "./ws", "filesystem": {"write": ["./ws"]},
+ "check": {"command": "sh \$CORDON_CHECK_DIR/t.sh", "files": "$T_TMP/c", "env": {"ANSWER": "$WS/ws/answer.txt"}}}
+J
+	cordon_run --policy p.json -- /bin/sh -c 'echo 41 >answer.txt'
+	expect_eq "$(field .verdicts.task)/$(field .check.exit_code)" fail/1 "an honest wrong answer ($ERR)"
+	cordon_run --policy p.json -- /bin/sh -c 'echo 42 >answer.txt'
+	expect_eq "$(field .verdicts.task)" pass "the right answer ($ERR)"
+	local l
+	for l in /check/expected.txt /proc/self/cwd/expected.txt ../../../../../proc/self/cwd/expected.txt \
+		/dev/stdin /dev/../proc/1/cwd/expected.txt /check-0123456789abcdef0123456789abcdef/x; do
+		rm -rf ws && mkdir ws
+		cordon_run --policy p.json -- /bin/sh -c "ln -s $l answer.txt"
+		expect_eq "$(field .verdicts.task)/$(field .check.status)" error/setup-error "link to $l ($ERR)"
+		expect_match "$(field .check.reason)" "symbolic link $WS/ws/answer.txt -> $l, which leads into" "the reason names the link"
+	done
+	# A link further down, made through a directory link, is found as well.
+	rm -rf ws && mkdir ws
+	cordon_run --policy p.json -- /bin/sh -c 'mkdir -p d/e && ln -s /proc/self d/e/p && ln -s d/e/p/cwd/expected.txt answer.txt'
+	expect_eq "$(field .verdicts.task)" error "a link through a directory link ($ERR)"
+	expect_match "$(field .check.reason)" "ws/d/e/p -> /proc/self" "the reason names the directory link"
+	# A link inside the workspace is fine.
+	rm -rf ws && mkdir ws
+	cordon_run --policy p.json -- /bin/sh -c 'echo 42 >real && ln -s real answer.txt'
+	expect_eq "$(field .verdicts.task)" pass "a link to a file of the task ($ERR)"
+	t_assert
+}
+
+test_check_files_beside_the_policy_with_cwd_in_a_declared_path() {
+	# The README's set-up: the run writes only ./ws (its cwd), the check's
+	# files beside the policy are outside it. explain and run agree.
+	mkdir -p tests ws
+	echo 'exit 0' >tests/t.sh
+	echo '{"cwd": "./ws", "filesystem": {"write": ["./ws"]}, "check": {"command": "sh $CORDON_CHECK_DIR/t.sh", "files": "./tests"}}' >p.json
+	local v
+	v=$("$CORDON" explain --policy p.json -- /bin/true | grep '^verdict')
+	expect_eq "$v" "verdict: would run" "explain"
+	cordon_run --policy p.json -- /bin/true
+	expect_eq "$(field .status)/$(field .verdicts.task)" ok/pass "run ($(field .check.reason))"
+	# With the start directory writable (no declared cwd) the same files are refused, by both.
+	echo '{"check": {"command": "true", "files": "./tests"}}' >p.json
+	v=$("$CORDON" explain --policy p.json -- /bin/true | grep '^verdict')
+	expect_match "$v" "check.files .*overlaps the writable path $WS" "explain refuses"
+	cordon_run --policy p.json -- /bin/true
+	expect_match "$(field .reason)" "check.files .*overlaps the writable path $WS" "run refuses"
+	t_assert
+}
+
 test_check_files_are_checked_against_the_ceiling() {
 	mkdir -p "$T_TMP/c" "$T_TMP/ok"
 	echo "{\"filesystem\": {\"read\": [\"$BUILD\", \"$T_TMP/ok\"], \"write\": [\"$WS\"]}}" >"$T_TMP/ceiling.json"
@@ -129,7 +189,7 @@ test_check_files_are_checked_against_the_ceiling() {
 	cordon_run --ceiling "$T_TMP/ceiling.json" --policy p.json -- /bin/true
 	expect_eq "$(field .status)" unauthorized "check.files beyond the ceiling"
 	expect_match "$(field -c .grants)" "\"kind\":\"read\",\"target\":\"$T_TMP/c\",\"allowed\":false" "the grant"
-	echo "{\"check\": {\"command\": \"test -d /check\", \"files\": \"$T_TMP/ok\"}}" >p.json
+	echo "{\"check\": {\"command\": \"test -d \$CORDON_CHECK_DIR\", \"files\": \"$T_TMP/ok\"}}" >p.json
 	cordon_run --ceiling "$T_TMP/ceiling.json" --policy p.json -- /bin/true
 	expect_eq "$(field .status)/$(field .verdicts.task)" ok/pass "check.files inside the ceiling"
 	t_assert
@@ -216,7 +276,7 @@ test_check_runs_for_an_ordinary_user() {
 	chmod 755 "$T_TMP" "$T_TMP/c"
 	chmod 644 "$T_TMP/c/t.sh"
 	echo "{\"enforcement\": {\"allow_weaker\": [\"cgroup\"]},
-	       \"check\": {\"command\": \"sh /check/t.sh $WS/answer\", \"files\": \"$T_TMP/c\"}}" >p.json
+	       \"check\": {\"command\": \"sh \$CORDON_CHECK_DIR/t.sh $WS/answer\", \"files\": \"$T_TMP/c\"}}" >p.json
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --policy p.json --report "$WS/r.json" \
 		-- /bin/sh -c 'echo 42 >answer' 2>err.txt
 	R=$WS/r.json
@@ -303,6 +363,8 @@ for t in test_check_denials_are_reported_and_count test_check_runs_in_a_0700_wor
 	test_ro_below_a_0700_directory test_report_into_a_device_or_fifo_is_written_in_place \
 	test_report_through_a_planted_symlink_is_refused test_workspace_follows_the_declared_one \
 	test_no_implicit_workspace_in_system_or_home_roots test_explain_agrees_with_run_for_an_ordinary_user \
-	test_check_files_are_checked_against_the_ceiling test_check_runs_for_an_ordinary_user; do
+	test_check_files_are_checked_against_the_ceiling test_check_runs_for_an_ordinary_user \
+	test_check_cannot_be_fooled_by_links_into_its_view \
+	test_check_files_beside_the_policy_with_cwd_in_a_declared_path; do
 	t_run $t
 done
