@@ -114,7 +114,32 @@ print(s.connect_ex(("127.0.0.1", 9)))'
 	t_assert
 }
 
-for t in test_syscalls_deny_of_an_observed_call_is_enforced test_default_tmpfs_sizes_bounded test_traceme_does_not_end_the_run test_signaled_always_has_a_signal test_terminal_is_never_the_runs \
+# Init killed at a chosen system call (strace's fault injection, so the
+# moment is exact, not a race): before exec (sethostname, a step of the
+# boundary's set-up) the command never started, and that is a setup-error,
+# not a command "killed from outside"; after exec (init's wait4 for the
+# command) it is signaled, with the signal.
+test_init_dying_before_exec_is_a_setup_error() {
+	command -v strace >/dev/null || { t_skip "strace is not installed"; return; }
+	R=$T_TMP/r.json
+	strace -f -qq -o /dev/null -e trace=sethostname -e inject=sethostname:signal=KILL \
+		"$CORDON" run --report "$R" --ro "$BUILD" -- "$HOSTILE" write started 2>"$T_TMP/err"
+	RC=$?
+	keep_report "$R"
+	expect_eq "$(field .status) $RC $(field .signal) $(field .exit_code)" "setup-error 125 null null" "status: $(cat "$T_TMP/err")"
+	expect_match "$(field .reason)" "init ended before the command started.*killed by SIGKILL" "reason"
+	expect_eq "$(field .verdicts.task)" not-run "task"
+	[ ! -e started ] || fail "the command ran"
+	strace -f -qq -o /dev/null -e trace=wait4 -e inject=wait4:signal=KILL \
+		"$CORDON" run --report "$R" -- /bin/true 2>"$T_TMP/err"
+	RC=$?
+	keep_report "$R"
+	expect_eq "$(field .status) $RC $(field .signal)" "signaled 137 SIGKILL" "after exec: $(cat "$T_TMP/err")"
+	expect_match "$(field .reason)" "killed from outside" "reason after exec"
+	t_assert
+}
+
+for t in test_syscalls_deny_of_an_observed_call_is_enforced test_default_tmpfs_sizes_bounded test_traceme_does_not_end_the_run test_signaled_always_has_a_signal test_init_dying_before_exec_is_a_setup_error test_terminal_is_never_the_runs \
 	test_stdin_from_file_and_pipe_still_reach_the_command; do
 	t_run $t
 done
