@@ -13,18 +13,43 @@ enum { V1_MEMORY, V1_PIDS, V1_CPUACCT };
 const char *const cg_v1_controllers[3] = {"memory", "pids", "cpuacct"};
 #define ctrl cg_v1_controllers
 
-static int v1_create(struct cgroup *cg, const struct cg_limits *lim, cordon_error *err)
+static int v1_dirs(struct cgroup *cg, cordon_error *err)
 {
+	struct cg_host h;
+	if (cg_host_read(&h) < 0)
+		return cordon_err_errno(err, "read /proc/self/mountinfo and /proc/self/cgroup");
 	for (int i = 0; i < 3; i++) {
 		char mp[2048], self[2048];
-		if (cg_mount_point(ctrl[i], false, mp, sizeof(mp)) < 0)
-			return cordon_err(err, 0, "the %s controller is not mounted", ctrl[i]);
-		if (cg_self_path(ctrl[i], self, sizeof(self)) < 0)
-			return cordon_err(err, 0, "cannot find our own %s cgroup", ctrl[i]);
-		snprintf(cg->dirs[i], sizeof(cg->dirs[i]), "%s%s/%s", mp, self, cg->name);
-		if (mkdir(cg->dirs[i], 0755) < 0) {
+		int r = 0;
+		if (cg_mount_point_in(&h, ctrl[i], false, mp, sizeof(mp)) < 0)
+			r = cordon_err(err, 0, "the %s controller is not mounted", ctrl[i]);
+		else if (cg_self_path_in(&h, ctrl[i], self, sizeof(self)) < 0)
+			r = cordon_err(err, 0, "cannot find our own %s cgroup", ctrl[i]);
+		else
+			snprintf(cg->dirs[i], sizeof(cg->dirs[i]), "%s%s/%s", mp, self, cg->name);
+		if (r < 0) {
+			cg_host_free(&h);
+			return r;
+		}
+	}
+	cg_host_free(&h);
+	return 0;
+}
+
+static int v1_create(struct cgroup *cg, const struct cg_limits *lim, cordon_error *err)
+{
+	if (v1_dirs(cg, err) < 0) {
+		for (int i = 0; i < 3; i++)
 			cg->dirs[i][0] = '\0';
-			return cordon_err_errno(err, "mkdir %s%s/%s", mp, self, cg->name);
+		return -1;
+	}
+	for (int i = 0; i < 3; i++) {
+		if (mkdir(cg->dirs[i], 0755) < 0) {
+			int e = errno;
+			for (int j = i; j < 3; j++)
+				cg->dirs[j][0] = '\0';
+			errno = e;
+			return cordon_err_errno(err, "mkdir %s", cg->dirs[i]);
 		}
 		cg->ndirs = i + 1;
 	}

@@ -61,14 +61,71 @@ int cg_read_key(const char *dir, const char *file, const char *key, uint64_t *ou
 	return -1;
 }
 
-int cg_self_path(const char *controller, char *out, size_t outsz)
+/* A whole /proc file at once (they are generated per read, and a host's
+ * mountinfo can be long): one open, a few reads, one close. */
+static char *read_text(const char *path)
 {
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
-	char line[4096];
-	if (!f)
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 8192, len = 0;
+	char *b = malloc(cap);
+	while (b) {
+		ssize_t n = read(fd, b + len, cap - len - 1);
+		if (n < 0) {
+			free(b);
+			return NULL;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (cap - len - 1 == 0) {
+			char *nb = cap < (64u << 20) ? realloc(b, cap * 2) : NULL;
+			if (!nb) {
+				free(b);
+				return NULL;
+			}
+			b = nb;
+			cap *= 2;
+		}
+	}
+	if (b)
+		b[len] = '\0';
+	return b;
+}
+
+int cg_host_read(struct cg_host *h)
+{
+	h->mountinfo = read_text("/proc/self/mountinfo");
+	h->cgroup = read_text("/proc/self/cgroup");
+	if (!h->mountinfo || !h->cgroup) {
+		cg_host_free(h);
 		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		line[strcspn(line, "\n")] = '\0';
+	}
+	return 0;
+}
+
+void cg_host_free(struct cg_host *h)
+{
+	free(h->mountinfo);
+	free(h->cgroup);
+	h->mountinfo = h->cgroup = NULL;
+}
+
+/* The next line of text (NUL-terminated copy into line), or NULL. */
+static const char *next_line(const char *p, char *line, size_t n)
+{
+	if (!p || !*p)
+		return NULL;
+	size_t l = strcspn(p, "\n");
+	snprintf(line, n, "%.*s", (int)(l < n ? l : n - 1), p);
+	return p[l] ? p + l + 1 : p + l;
+}
+
+int cg_self_path_in(const struct cg_host *h, const char *controller, char *out, size_t outsz)
+{
+	char line[4096];
+	for (const char *p = h->cgroup; (p = next_line(p, line, sizeof(line)));) {
 		char *c1 = strchr(line, ':');
 		char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
 		if (!c2)
@@ -81,9 +138,9 @@ int cg_self_path(const char *controller, char *out, size_t outsz)
 			match = strcmp(line, "0") == 0 && !ctrls[0];
 		} else {
 			match = false;
-			char tmp[512];
+			char tmp[512], *save = NULL;
 			snprintf(tmp, sizeof(tmp), "%s", ctrls);
-			for (char *s = strtok(tmp, ","); s; s = strtok(NULL, ","))
+			for (char *s = strtok_r(tmp, ",", &save); s; s = strtok_r(NULL, ",", &save))
 				if (strcmp(s, controller) == 0)
 					match = true;
 		}
@@ -95,13 +152,10 @@ int cg_self_path(const char *controller, char *out, size_t outsz)
 	return -1;
 }
 
-int cg_mount_point(const char *controller, bool v2, char *out, size_t outsz)
+int cg_mount_point_in(const struct cg_host *h, const char *controller, bool v2, char *out, size_t outsz)
 {
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
 	char line[4096];
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
+	for (const char *p = h->mountinfo; (p = next_line(p, line, sizeof(line)));) {
 		/* ... mountpoint ... - fstype source superopts */
 		char *sep = strstr(line, " - ");
 		if (!sep)
@@ -119,7 +173,8 @@ int cg_mount_point(const char *controller, bool v2, char *out, size_t outsz)
 			return 0;
 		}
 		if (!v2 && strcmp(fstype, "cgroup") == 0) {
-			for (char *s = strtok(opts, ","); s; s = strtok(NULL, ","))
+			char *save = NULL;
+			for (char *s = strtok_r(opts, ",", &save); s; s = strtok_r(NULL, ",", &save))
 				if (strcmp(s, controller) == 0) {
 					snprintf(out, outsz, "%s", mp);
 					return 0;
@@ -127,6 +182,24 @@ int cg_mount_point(const char *controller, bool v2, char *out, size_t outsz)
 		}
 	}
 	return -1;
+}
+
+int cg_self_path(const char *controller, char *out, size_t outsz)
+{
+	struct cg_host h = {0};
+	h.cgroup = read_text("/proc/self/cgroup");
+	int r = h.cgroup ? cg_self_path_in(&h, controller, out, outsz) : -1;
+	cg_host_free(&h);
+	return r;
+}
+
+int cg_mount_point(const char *controller, bool v2, char *out, size_t outsz)
+{
+	struct cg_host h = {0};
+	h.mountinfo = read_text("/proc/self/mountinfo");
+	int r = h.mountinfo ? cg_mount_point_in(&h, controller, v2, out, outsz) : -1;
+	cg_host_free(&h);
+	return r;
 }
 
 bool cg_v2_has(const char *dir, const char *name)
@@ -144,8 +217,18 @@ bool cg_v2_has(const char *dir, const char *name)
 
 int cg_v2_self_dir(char *out, size_t outsz)
 {
+	struct cg_host h;
+	if (cg_host_read(&h) < 0)
+		return -1;
+	int r = cg_v2_self_dir_in(&h, out, outsz);
+	cg_host_free(&h);
+	return r;
+}
+
+int cg_v2_self_dir_in(const struct cg_host *h, char *out, size_t outsz)
+{
 	char mp[2048], self[2048], leaf[64];
-	if (cg_mount_point(NULL, true, mp, sizeof(mp)) < 0 || cg_self_path("", self, sizeof(self)) < 0)
+	if (cg_mount_point_in(h, NULL, true, mp, sizeof(mp)) < 0 || cg_self_path_in(h, "", self, sizeof(self)) < 0)
 		return -1;
 	/* Moved into our own leaf by cg_v2_enable: the runs go beside it. */
 	snprintf(leaf, sizeof(leaf), "/" CG_V2_LEAF_FMT, (int)getpid());
@@ -199,12 +282,14 @@ int cg_v2_enable(const char *dir, const char *want, cordon_error *err)
 	return cg_write(dir, "cgroup.subtree_control", want, err);
 }
 
-static bool v2_has_controllers(void)
+static bool v2_has_controllers(const struct cg_host *h)
 {
 	char dir[4200];
-	return cg_v2_self_dir(dir, sizeof(dir)) == 0 && cg_v2_has(dir, "memory") && cg_v2_has(dir, "pids");
+	return cg_v2_self_dir_in(h, dir, sizeof(dir)) == 0 && cg_v2_has(dir, "memory") && cg_v2_has(dir, "pids");
 }
 
+/* Every question about the host's hierarchies is answered from one read of
+ * /proc/self/mountinfo and one of /proc/self/cgroup. */
 const struct cgroup_ops *cgroup_detect(cordon_error *err)
 {
 	const char *force = getenv("CORDON_CGROUP");
@@ -224,15 +309,20 @@ const struct cgroup_ops *cgroup_detect(cordon_error *err)
 		cordon_err(err, 0, "CORDON_CGROUP=%s: expected v1, v2 or none", force);
 		return NULL;
 	}
-	if (v2_has_controllers())
-		return &cgroup_v2_ops;
-	if (cg_mount_point("memory", false, mp, sizeof(mp)) == 0 &&
-	    cg_mount_point("pids", false, mp, sizeof(mp)) == 0 &&
-	    cg_mount_point("cpuacct", false, mp, sizeof(mp)) == 0)
-		return &cgroup_v1_ops;
-	if (cg_mount_point(NULL, true, mp, sizeof(mp)) == 0)
-		return &cgroup_v2_ops; /* accounting only; limits will be refused */
-	return NULL;
+	struct cg_host h;
+	if (cg_host_read(&h) < 0)
+		return NULL;
+	const struct cgroup_ops *ops = NULL;
+	if (v2_has_controllers(&h))
+		ops = &cgroup_v2_ops;
+	else if (cg_mount_point_in(&h, "memory", false, mp, sizeof(mp)) == 0 &&
+		 cg_mount_point_in(&h, "pids", false, mp, sizeof(mp)) == 0 &&
+		 cg_mount_point_in(&h, "cpuacct", false, mp, sizeof(mp)) == 0)
+		ops = &cgroup_v1_ops;
+	else if (cg_mount_point_in(&h, NULL, true, mp, sizeof(mp)) == 0)
+		ops = &cgroup_v2_ops; /* accounting only; limits will be refused */
+	cg_host_free(&h);
+	return ops;
 }
 
 int cgroup_create(struct cgroup *cg, const struct cgroup_ops *ops, const struct cg_limits *lim,
@@ -276,16 +366,21 @@ void cgroup_reap_stale(const struct cgroup_ops *ops)
 {
 	static const char *const v1[] = {"memory", "pids", "cpuacct"};
 	char mp[2048], self[2048], dir[4200];
+	struct cg_host h;
+	if (cg_host_read(&h) < 0)
+		return;
 	if (ops == &cgroup_v2_ops) {
-		if (cg_v2_self_dir(dir, sizeof(dir)) == 0)
+		if (cg_v2_self_dir_in(&h, dir, sizeof(dir)) == 0)
 			reap_dir(dir);
+		cg_host_free(&h);
 		return;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(v1); i++) {
-		if (cg_mount_point(v1[i], false, mp, sizeof(mp)) == 0 &&
-		    cg_self_path(v1[i], self, sizeof(self)) == 0) {
+		if (cg_mount_point_in(&h, v1[i], false, mp, sizeof(mp)) == 0 &&
+		    cg_self_path_in(&h, v1[i], self, sizeof(self)) == 0) {
 			snprintf(dir, sizeof(dir), "%s%s", mp, self);
 			reap_dir(dir);
 		}
 	}
+	cg_host_free(&h);
 }

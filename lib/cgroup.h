@@ -54,13 +54,22 @@ void cgroup_reap_stale(const struct cgroup_ops *ops);
 int cg_write(const char *dir, const char *file, const char *val, cordon_error *err);
 int cg_read_u64(const char *dir, const char *file, uint64_t *out);
 int cg_read_key(const char *dir, const char *file, const char *key, uint64_t *out);
+/* The host's hierarchies and our place in them, read once for several
+ * questions: /proc/self/mountinfo and /proc/self/cgroup, whole. */
+struct cg_host {
+	char *mountinfo, *cgroup;
+};
+int cg_host_read(struct cg_host *h);
+void cg_host_free(struct cg_host *h);
 /* Find our own cgroup path for a controller ("" for v2) from /proc/self/cgroup. */
 int cg_self_path(const char *controller, char *out, size_t outsz);
+int cg_self_path_in(const struct cg_host *h, const char *controller, char *out, size_t outsz);
 /* v2: does dir's cgroup.controllers list this controller (exact name)? */
 bool cg_v2_has(const char *dir, const char *name);
 /* v2: the directory the runs' cgroups go in: our own cgroup ("<mount><self>"),
  * or the one above it when cg_v2_enable moved us into our leaf. */
 int cg_v2_self_dir(char *out, size_t outsz);
+int cg_v2_self_dir_in(const struct cg_host *h, char *out, size_t outsz);
 /* v2: the supervisor's own leaf, cordon-PID-supervisor. */
 #define CG_V2_LEAF_FMT "cordon-%d-supervisor"
 /* v2: enable controllers ("+memory +pids") for dir's children. When dir has
@@ -69,6 +78,7 @@ int cg_v2_self_dir(char *out, size_t outsz);
 int cg_v2_enable(const char *dir, const char *want, cordon_error *err);
 /* Mount point of the hierarchy carrying controller (v1) or the cgroup2 one. */
 int cg_mount_point(const char *controller, bool v2, char *out, size_t outsz);
+int cg_mount_point_in(const struct cg_host *h, const char *controller, bool v2, char *out, size_t outsz);
 
 /* v1: the controllers of a run's cgroup, in the order of cgroup.dirs. */
 extern const char *const cg_v1_controllers[3];

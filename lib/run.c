@@ -63,6 +63,7 @@
 #include "stream.h"
 #include "sync.h"
 #include "sweep.h"
+#include "sup-outcome.h"
 
 #define SETUP_TIMEOUT_NS (30ULL * 1000000000ULL)
 
@@ -109,6 +110,7 @@ struct sup {
 	struct out_stream out[2];
 	bool exec_ok, got_exit, init_dead, setup_failed;
 	int wstatus;
+	int init_code, init_status; /* how init ended (waitid), 0 = not yet */
 	enum run_status forced; /* ST_COUNT = none */
 	int forced_signal;
 	uint64_t t_start, t_exec, t_end;
@@ -448,6 +450,8 @@ static void on_init_exit(struct sup *s)
 	if (waitid(P_PIDFD, (id_t)s->pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
 		return;
 	s->init_dead = true;
+	s->init_code = si.si_code;
+	s->init_status = si.si_status;
 	s->t_end = now_ns();
 	trace(s, "init reaped (run over)");
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->pidfd, NULL);
@@ -526,67 +530,37 @@ static int event_loop(struct sup *s)
 	return 0;
 }
 
+/* The facts the outcome is decided from (sup-outcome.c). */
 static void classify(struct sup *s, const struct cg_usage *u)
 {
 	struct run_report *r = s->rep;
-	if (u->oom_kills)
-		r->limits_hit[LIM_MEMORY] = true;
-	if (u->pids_max_hits)
-		r->limits_hit[LIM_PIDS] = true;
-	if (s->got_exit) {
-		if (WIFEXITED(s->wstatus))
-			r->exit_code = WEXITSTATUS(s->wstatus);
-		else if (WIFSIGNALED(s->wstatus))
-			r->signal = WTERMSIG(s->wstatus);
-	}
-	if (s->setup_failed) {
-		r->status = ST_SETUP_ERROR;
-		return;
-	}
-	if (s->forced != ST_COUNT) {
-		r->status = s->forced;
-		if (!s->got_exit)
-			r->signal = SIGKILL;
-		if (s->forced == ST_INTERRUPTED)
-			snprintf(r->reason, sizeof(r->reason), "cordon received %s; the run was stopped",
-				 strsignal(s->forced_signal));
-		return;
-	}
-	if (u->oom_kills) {
-		r->status = ST_MEMORY_LIMIT;
-		return;
-	}
-	if (!s->got_exit) {
-		/* init vanished without a status: the run was killed from outside
-		 * or by the kernel; never report that as success. */
-		r->status = ST_SIGNALED;
-		r->signal = SIGKILL;
-		snprintf(r->reason, sizeof(r->reason), "the run ended without an exit status (killed from outside)");
-		return;
-	}
-	if (WIFEXITED(s->wstatus)) {
-		r->status = r->exit_code == 0 ? ST_OK : ST_EXIT_NONZERO;
-		return;
-	}
-	int sig = r->signal;
-	if (sig == SIGSYS && s->spec.seccomp) {
-		/* The filter's only kill: a system call of another ABI. */
-		r->status = ST_DENIED;
+	struct run_facts f;
+	run_facts_init(&f);
+	f.setup_failed = s->setup_failed;
+	f.reason = r->reason;
+	f.exec_ok = s->exec_ok;
+	f.got_exit = s->got_exit;
+	f.wstatus = s->wstatus;
+	f.init_code = s->init_code;
+	f.init_status = s->init_status;
+	f.forced = s->forced;
+	f.forced_signal = s->forced_signal;
+	f.oom_kills = u->oom_kills;
+	f.pids_max_hits = u->pids_max_hits;
+	f.cpu_limit_set = s->pol->limits[LIM_CPU].set;
+	f.cpu_limit_ns = s->pol->limits[LIM_CPU].value;
+	f.cpu_used_ns = u->cpu_user_ns + u->cpu_sys_ns;
+	f.seccomp = s->spec.seccomp;
+	memcpy(f.limits_hit, r->limits_hit, sizeof(f.limits_hit));
+	struct run_outcome o;
+	run_outcome_decide(&f, &o);
+	r->status = o.status;
+	r->exit_code = o.exit_code;
+	r->signal = o.signal;
+	memcpy(r->limits_hit, o.limits_hit, sizeof(r->limits_hit));
+	snprintf(r->reason, sizeof(r->reason), "%s", o.reason);
+	if (o.foreign_abi_kill)
 		report_add_denial(r, "syscall", "foreign-abi (killed)");
-		return;
-	}
-	bool cpu_over = s->pol->limits[LIM_CPU].set &&
-			(sig == SIGXCPU ||
-			 (sig == SIGKILL && (u->cpu_user_ns + u->cpu_sys_ns) >= s->pol->limits[LIM_CPU].value));
-	if (sig == SIGXFSZ) {
-		r->status = ST_FILE_SIZE_LIMIT;
-		r->limits_hit[LIM_FILE_SIZE] = true;
-	} else if (cpu_over) {
-		r->status = ST_CPU_LIMIT;
-		r->limits_hit[LIM_CPU] = true;
-	} else {
-		r->status = ST_SIGNALED;
-	}
 }
 
 
@@ -1086,7 +1060,11 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	if (!s->init_dead) {
 		syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
 		siginfo_t si;
-		waitid(P_PIDFD, (id_t)s->pidfd, &si, WEXITED);
+		memset(&si, 0, sizeof(si));
+		if (waitid(P_PIDFD, (id_t)s->pidfd, &si, WEXITED) == 0) {
+			s->init_code = si.si_code;
+			s->init_status = si.si_status;
+		}
 		s->t_end = now_ns();
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
@@ -1219,10 +1197,18 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 
 	cordon_error e = {0};
 	if (run_preflight((cordon_policy *)p, &s.plan, rep, &e) < 0) {
-		if (rep->status == ST_INFEASIBLE || rep->status == ST_UNAUTHORIZED)
-			snprintf(rep->reason, sizeof(rep->reason), "%s", e.msg);
-		else
+		if (rep->status == ST_INFEASIBLE || rep->status == ST_UNAUTHORIZED) {
+			struct run_facts f;
+			struct run_outcome o;
+			run_facts_init(&f);
+			f.refused = rep->status;
+			f.reason = e.msg;
+			run_outcome_decide(&f, &o);
+			rep->status = o.status;
+			snprintf(rep->reason, sizeof(rep->reason), "%s", o.reason);
+		} else {
 			setup_error(&s, &e);
+		}
 		run_plan_free(&s.plan);
 		return 0;
 	}

@@ -99,14 +99,48 @@ static void wait_go2(const struct sandbox_spec *sp, int sock, int *filter, bool 
 	}
 }
 
+/* The signals this process ignores, bit sig-1 for signal sig, from the
+ * kernel's own account (SigIgn in /proc/self/status): one open and read
+ * instead of a sigaction per signal. Every signal when it cannot be read. */
+static uint64_t ignored_signals(void)
+{
+	char b[2048];
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return ~0ULL;
+	ssize_t n = read(fd, b, sizeof(b) - 1);
+	close(fd);
+	if (n <= 0)
+		return ~0ULL;
+	b[n] = '\0';
+	const char *p = strstr(b, "\nSigIgn:\t");
+	if (!p)
+		return ~0ULL;
+	p += strlen("\nSigIgn:\t");
+	uint64_t v = 0;
+	int digits = 0;
+	for (; digits < 16; p++, digits++) {
+		int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+		if (d < 0)
+			break;
+		v = v << 4 | (uint64_t)d;
+	}
+	return digits == 16 && *p == '\n' ? v : ~0ULL;
+}
+
 static __attribute__((noreturn)) void exec_command(const struct sandbox_spec *sp, int outw, int errw,
-						    int status_fd)
+						    int status_fd, uint64_t ignored)
 {
 	sigset_t none;
 	sigemptyset(&none);
-	/* Ignored signals survive execve: give the command default handling. */
-	for (int sig = 1; sig < NSIG; sig++)
-		signal(sig, SIG_DFL);
+	/* Ignored signals survive execve (handlers do not): give the command
+	 * default handling of those. The raw call, so that libc's own signals
+	 * (32 and 33, which its sigaction refuses) are put back too; an
+	 * all-zero kernel sigaction is SIG_DFL on every architecture. */
+	static const unsigned long dfl[8];
+	for (int sig = 1; sig <= 64; sig++)
+		if (ignored & (1ULL << (sig - 1)))
+			syscall(SYS_rt_sigaction, sig, dfl, NULL, (size_t)8);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	int e;
 	if (dup2(outw, 1) < 0 || dup2(errw, 2) < 0 || dup3(status_fd, 3, O_CLOEXEC) < 0)
@@ -174,6 +208,9 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 {
 	cordon_error e = {0};
 	arm_pdeathsig(sock);
+	/* Read while the host's /proc is still the view; nothing below
+	 * changes a disposition. */
+	uint64_t ignored = ignored_signals();
 	/* Never cordon's terminal: written, it would bypass capture, redaction
 	 * and limits; read, it would hand over keystrokes. */
 	if (sp->stdin_fd >= 0 && (dup2(sp->stdin_fd, STDIN_FILENO) < 0 || close(sp->stdin_fd) < 0))
@@ -246,7 +283,7 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	if (cmd == 0) {
 		close(sock);
 		close(st[0]);
-		exec_command(sp, outw, errw, st[1]);
+		exec_command(sp, outw, errw, st[1], ignored);
 	}
 	close(st[1]);
 	close(outw);

@@ -104,6 +104,22 @@ t_skip() {
 	return "$T_SKIP_RC"
 }
 
+# The file's own exit status, for runners that look only at it (meson test;
+# tests/run.sh counts from $RESULTS): 1 if a test failed, 77 (skip) if every
+# test that ran was skipped, else what the file ended with.
+t_exit_status() {
+	local rc=$?
+	if [ "$T_FAIL" != 0 ]; then
+		exit 1
+	elif [ "$rc" != 0 ]; then
+		exit "$rc"
+	elif [ "$T_PASS" = 0 ] && [ "$T_SKIP" != 0 ]; then
+		exit "$T_SKIP_RC"
+	fi
+	exit 0
+}
+trap t_exit_status EXIT
+
 # Host features, for t_skip. Where is cgroup2 mounted, and which controllers
 # does our own cgroup there offer its children?
 cg2_root() { awk '$9=="cgroup2"{print $5; exit}' /proc/self/mountinfo; }

@@ -114,7 +114,54 @@ print(s.connect_ex(("127.0.0.1", 9)))'
 	t_assert
 }
 
-for t in test_syscalls_deny_of_an_observed_call_is_enforced test_default_tmpfs_sizes_bounded test_traceme_does_not_end_the_run test_signaled_always_has_a_signal test_terminal_is_never_the_runs \
+# Signals ignored by whoever started cordon (nohup, a shell's background
+# job, cordon's own SIGPIPE, even libc's own 32 and 33) are never ignored by
+# the command: ignored dispositions survive execve, so init puts back those
+# it finds ignored.
+IGNORE_AND_EXEC='
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+ign = (ctypes.c_ulong * 4)(1, 0, 0, 0)  # a kernel sigaction: SIG_IGN
+for sig in (1, 2, 3, 10, 12, 13, 14, 15, 32, 33, 40):
+    assert libc.syscall(13, sig, ign, None, 8) == 0, sig  # rt_sigaction, past libc
+os.execv(sys.argv[1], sys.argv[1:])'
+test_command_starts_with_no_signal_ignored() {
+	OUT=$(/usr/bin/python3 -c "$IGNORE_AND_EXEC" /bin/grep SigIgn /proc/self/status)
+	expect_match "$OUT" $'SigIgn:\t000000[89a-f]18' "the test's own ignored signals (40, 33 and 32 among them)"
+	OUT=$(/usr/bin/python3 -c "$IGNORE_AND_EXEC" "$CORDON" run --ro "$BUILD" -- /bin/sh -c 'grep SigIgn /proc/self/status' 2>&1)
+	expect_eq "$OUT" $'SigIgn:\t0000000000000000' "the command's ignored signals"
+	t_assert
+}
+
+# Init killed at a chosen system call (strace's fault injection, so the
+# moment is exact, not a race): before exec (sethostname, a step of the
+# boundary's set-up) the command never started, and that is a setup-error,
+# not a command "killed from outside"; after exec (init's wait4 for the
+# command) it is signaled, with the signal.
+test_init_dying_before_exec_is_a_setup_error() {
+	command -v strace >/dev/null || { t_skip "strace is not installed"; return; }
+	# LeakSanitizer cannot work under a tracer (make test-sanitize).
+	local ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+	export ASAN_OPTIONS
+	R=$T_TMP/r.json
+	strace -f -qq -o /dev/null -e trace=sethostname -e inject=sethostname:signal=KILL \
+		"$CORDON" run --report "$R" --ro "$BUILD" -- "$HOSTILE" write started 2>"$T_TMP/err"
+	RC=$?
+	keep_report "$R"
+	expect_eq "$(field .status) $RC $(field .signal) $(field .exit_code)" "setup-error 125 null null" "status: $(cat "$T_TMP/err")"
+	expect_match "$(field .reason)" "init ended before the command started.*killed by SIGKILL" "reason"
+	expect_eq "$(field .verdicts.task)" not-run "task"
+	[ ! -e started ] || fail "the command ran"
+	strace -f -qq -o /dev/null -e trace=wait4 -e inject=wait4:signal=KILL \
+		"$CORDON" run --report "$R" -- /bin/true 2>"$T_TMP/err"
+	RC=$?
+	keep_report "$R"
+	expect_eq "$(field .status) $RC $(field .signal)" "signaled 137 SIGKILL" "after exec: $(cat "$T_TMP/err")"
+	expect_match "$(field .reason)" "killed from outside" "reason after exec"
+	t_assert
+}
+
+for t in test_syscalls_deny_of_an_observed_call_is_enforced test_default_tmpfs_sizes_bounded test_traceme_does_not_end_the_run test_signaled_always_has_a_signal test_init_dying_before_exec_is_a_setup_error test_command_starts_with_no_signal_ignored test_terminal_is_never_the_runs \
 	test_stdin_from_file_and_pipe_still_reach_the_command; do
 	t_run $t
 done
