@@ -2,6 +2,7 @@
 #pragma once
 #include "policy.h"
 #include "report.h"
+#include "model.h"
 
 /* Run argv under policy p. Always fills rep (every outcome, including
  * setup-error, is a status); returns 0, or -1 only if even the report could
@@ -21,6 +22,8 @@ struct run_plan {
 	/* A check's own files (policy check.files), resolved on the host: bound
 	 * read-only at CHECK_FILES_DIR in the check's view; "" = none. */
 	char check_files[4096];
+	/* Everything the run sees, built last from the above (model.h). */
+	struct boundary_model model;
 };
 int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err);
 /* The run's workspace (run_plan.workspace): the declared working directory
