@@ -25,36 +25,48 @@
 
 #define SYS(path_, kind_, ll_, view_, flags_, reason_) \
 	{.path = path_, .kind = kind_, .source = SRC_DEFAULT, .landlock = ll_, .view = view_, \
-	 .flags = MODEL_SYSTEM | (flags_), .reason = reason_, .host = path_, .mount = -1}
+	 .flags = MODEL_SYSTEM | (flags_), .reason = reason_, .host = path_, .mount = -1, .tree = -1}
+/* A symlink cordon makes in /dev. */
+#define DEVLINK(path_, target_) \
+	{.path = path_, .kind = MK_SYMLINK, .source = SRC_DEFAULT, .view = VIEW_OUTSIDE, \
+	 .flags = MODEL_SYSTEM, .reason = "as every /dev has it", .target = target_, .mount = -1, .tree = -1}
+/* The host's CPU counts (the same numbers are in the run's /proc). */
+#define CPU(path_, explain_path_, explain_mode_) \
+	{.path = path_, .kind = MK_RO_BIND, .source = SRC_DEFAULT, .landlock = FS(READ_FILE), \
+	 .view = VIEW_RO, .flags = MODEL_SYSTEM | MODEL_OPTIONAL, \
+	 .reason = "the CPU count that libc and runtimes read", .host = path_, .noexec = true, \
+	 .mount = -1, .tree = -1, .explain_path = explain_path_, .explain_mode = explain_mode_}
 
 /* cordon's own view, in the order explain lists it. */
 static const struct model_entry system_view[] = {
 	SYS("/", MK_ROOT, FS(READ_DIR), VIEW_OUTSIDE, 0,
 	    "the read-only root: only the directories that lead to mounts"),
 	{.path = "/usr", .kind = MK_RO_BIND, .landlock = LL_RO, .view = VIEW_RO, .flags = MODEL_SYSTEM,
-	 .reason = "the host's programs and libraries", .host = "/usr", .mount = -1,
+	 .reason = "the host's programs and libraries", .host = "/usr", .mount = -1, .tree = -1,
 	 .explain_path = "/usr", .explain_mode = "ro"},
 	{.path = "/etc", .kind = MK_RO_BIND, .landlock = LL_RO, .view = VIEW_RO, .flags = MODEL_SYSTEM,
-	 .reason = "the host's configuration", .host = "/etc", .mount = -1,
+	 .reason = "the host's configuration", .host = "/etc", .mount = -1, .tree = -1,
 	 .explain_path = "/etc", .explain_mode = "ro"},
 	SYS("/etc/hosts", MK_FILE, 0, VIEW_RO, MODEL_OPTIONAL,
 	    "the host's, with the run's own hostname and without the host's"),
-	{.path = "/bin", .kind = HOST_LINK, .landlock = LL_RO, .view = VIEW_RO, .flags = MODEL_SYSTEM,
-	 .reason = "as the host has it (a symlink into /usr, or a directory)", .host = "/bin", .mount = -1,
+	{.path = "/bin", .kind = HOST_LINK, .landlock = LL_RO, .view = VIEW_RO,
+	 .flags = MODEL_SYSTEM | MODEL_FROM_HOST,
+	 .reason = "as the host has it (a symlink into /usr, or a directory)", .host = "/bin", .mount = -1, .tree = -1,
 	 .explain_path = "/bin /sbin /lib /lib64", .explain_mode = "symlink or ro"},
-	SYS("/sbin", HOST_LINK, LL_RO, VIEW_RO, 0, "as the host has it"),
-	SYS("/lib", HOST_LINK, LL_RO, VIEW_RO, 0, "as the host has it"),
-	SYS("/lib32", HOST_LINK, LL_RO, VIEW_RO, 0, "as the host has it"),
-	SYS("/lib64", HOST_LINK, LL_RO, VIEW_RO, 0, "as the host has it"),
-	SYS("/libx32", HOST_LINK, LL_RO, VIEW_RO, 0, "as the host has it"),
+	SYS("/sbin", HOST_LINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
+	SYS("/lib", HOST_LINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
+	SYS("/lib32", HOST_LINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
+	SYS("/lib64", HOST_LINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
+	SYS("/libx32", HOST_LINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
 	{.path = "/tmp", .kind = MK_TMPFS, .landlock = MODEL_LL_ALL, .view = VIEW_RW, .flags = MODEL_SYSTEM,
 	 .reason = "the run's own scratch space", .mode = "1777", .size = CORDON_TMPFS_DEFAULT_SIZE,
-	 .mount = -1, .explain_path = "/tmp", .explain_mode = "tmpfs (1 GiB)"},
+	 .mount = -1, .tree = -1, .explain_path = "/tmp", .explain_mode = "tmpfs (1 GiB)"},
 	{.path = "/proc", .kind = MK_PROC, .landlock = FS(READ_FILE) | FS(READ_DIR) | FS(WRITE_FILE),
-	 .view = VIEW_PROC, .flags = MODEL_SYSTEM, .reason = "the run's own PID namespace", .mount = -1,
+	 .view = VIEW_PROC, .flags = MODEL_SYSTEM, .reason = "the run's own PID namespace", .mount = -1, .tree = -1,
 	 .explain_path = "/proc", .explain_mode = "proc (own PID namespace)"},
 	{.path = "/dev", .kind = MK_DEV, .landlock = LL_DEV, .view = VIEW_DEV, .flags = MODEL_SYSTEM,
-	 .reason = "the standard nodes only", .mode = "0755", .size = 1 << 20, .mount = -1,
+	 .reason = "the standard nodes only", .mode = "0755", .size = 1 << 20, .noexec = true, .mount = -1,
+	 .tree = -1,
 	 .explain_path = "/dev",
 	 .explain_mode = "minimal (null zero full random urandom tty pts; shm: tmpfs 64 MiB)"},
 	SYS("/dev/null", MK_DEVICE, 0, VIEW_DEV, 0, "a standard node"),
@@ -65,19 +77,19 @@ static const struct model_entry system_view[] = {
 	SYS("/dev/tty", MK_DEVICE, 0, VIEW_DEV, 0, "a standard node"),
 	SYS("/dev/pts", MK_DEVPTS, 0, VIEW_DEV, 0, "the run's own ptys"),
 	{.path = "/dev/shm", .kind = MK_TMPFS, .landlock = MODEL_LL_ALL, .view = VIEW_RW, .flags = MODEL_SYSTEM,
-	 .reason = "POSIX shared memory", .mode = "1777", .size = CORDON_SHM_DEFAULT_SIZE, .mount = -1},
-	{.path = "/sys/devices/system/cpu/online", .kind = MK_RO_BIND, .landlock = FS(READ_FILE),
-	 .view = VIEW_RO, .flags = MODEL_SYSTEM | MODEL_OPTIONAL,
-	 .reason = "the CPU count that libc and runtimes read", .host = "/sys/devices/system/cpu/online",
-	 .mount = -1, .explain_path = "/sys/devices/system/cpu/{online,possible,present}",
-	 .explain_mode = "ro (CPU counts)"},
-	SYS("/sys/devices/system/cpu/possible", MK_RO_BIND, FS(READ_FILE), VIEW_RO, MODEL_OPTIONAL,
-	    "the CPU count that libc and runtimes read"),
-	SYS("/sys/devices/system/cpu/present", MK_RO_BIND, FS(READ_FILE), VIEW_RO, MODEL_OPTIONAL,
-	    "the CPU count that libc and runtimes read"),
+	 .reason = "POSIX shared memory", .mode = "1777", .size = CORDON_SHM_DEFAULT_SIZE, .mount = -1,
+	 .tree = -1},
+	DEVLINK("/dev/ptmx", "pts/ptmx"), DEVLINK("/dev/fd", "/proc/self/fd"),
+	DEVLINK("/dev/stdin", "/proc/self/fd/0"), DEVLINK("/dev/stdout", "/proc/self/fd/1"),
+	DEVLINK("/dev/stderr", "/proc/self/fd/2"),
+	CPU("/sys/devices/system/cpu/online", "/sys/devices/system/cpu/{online,possible,present}",
+	    "ro (CPU counts)"),
+	CPU("/sys/devices/system/cpu/possible", NULL, NULL),
+	CPU("/sys/devices/system/cpu/present", NULL, NULL),
 	{.path = "/sys/fs/cgroup", .kind = MK_CGROUP, .landlock = LL_READ, .view = VIEW_RO,
 	 .flags = MODEL_SYSTEM | MODEL_OPTIONAL | MODEL_IF_CGROUP,
-	 .reason = "the run's own cgroup (runtimes size heaps and threads from its limits)", .mount = -1,
+	 .reason = "the run's own cgroup (runtimes size heaps and threads from its limits)",
+	 .mode = "0755", .size = 1 << 16, .noexec = true, .mount = -1, .tree = -1,
 	 .explain_path = "/sys/fs/cgroup", .explain_mode = "ro (the run's own cgroup)"},
 };
 
@@ -118,7 +130,7 @@ const char *model_system_top(const char *path)
 bool model_is_system_dir(const char *path)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(system_view); i++)
-		if ((system_view[i].kind == MK_RO_BIND || system_view[i].kind == HOST_LINK) &&
+		if ((system_view[i].kind == MK_RO_BIND || (system_view[i].flags & MODEL_FROM_HOST)) &&
 		    strchr(system_view[i].path + 1, '/') == NULL && strcmp(path, system_view[i].path) == 0)
 			return true;
 	return false;
@@ -162,7 +174,7 @@ static int add_system(struct boundary_model *m, model_probe_fn probe, cordon_err
 {
 	for (size_t i = 0; i < ARRAY_SIZE(system_view); i++) {
 		struct model_entry e = system_view[i];
-		if (e.kind == HOST_LINK) {
+		if (e.flags & MODEL_FROM_HOST) {
 			char t[4096];
 			int k = probe(e.path, false, t, sizeof(t));
 			if (k == 'd') {
@@ -192,6 +204,7 @@ static int add_task(struct boundary_model *m, const struct run_plan *plan, const
 	for (size_t i = 0; i < plan->nmounts; i++) {
 		const struct cordon_mount *cm = &plan->mounts[i];
 		struct model_entry e = {.path = cm->path, .source = cm->src, .host = cm->path, .mount = (long)i,
+					.tree = (long)i,
 					.explain_path = cm->path, .explain_mode = mount_mode_name(cm->mode)};
 		if (cm->mode == MOUNT_RO) {
 			e.kind = MK_RO_BIND, e.landlock = LL_RO, e.view = VIEW_RO, e.reason = "granted read-only";
@@ -201,7 +214,7 @@ static int add_task(struct boundary_model *m, const struct run_plan *plan, const
 		} else {
 			e.kind = MK_TMPFS, e.landlock = MODEL_LL_ALL, e.view = VIEW_RW, e.reason = "a tmpfs of the task's";
 			e.mode = "1777", e.size = cm->size ? cm->size : CORDON_TMPFS_DEFAULT_SIZE;
-			e.host = NULL;
+			e.host = NULL, e.tree = -1;
 		}
 		if (push(m, &e, err) < 0)
 			return -1;
@@ -212,14 +225,7 @@ static int add_task(struct boundary_model *m, const struct run_plan *plan, const
 		struct model_entry e = {.path = plan->devices.v[i], .kind = MK_DEVICE, .source = SRC_POLICY,
 					.landlock = LL_DEV & ~FS(READ_DIR), .view = VIEW_RW,
 					.reason = "a host character device granted", .host = plan->devices.v[i],
-					.mount = -1};
-		if (push(m, &e, err) < 0)
-			return -1;
-	}
-	if (plan->check_files[0]) {
-		struct model_entry e = {.path = CHECK_FILES_DIR, .kind = MK_RO_BIND, .source = SRC_POLICY,
-					.landlock = LL_RO, .view = VIEW_RO, .reason = "the check's own files",
-					.host = plan->check_files, .mount = -1};
+					.mount = -1, .tree = -1};
 		if (push(m, &e, err) < 0)
 			return -1;
 	}
@@ -237,10 +243,17 @@ static int add_task(struct boundary_model *m, const struct run_plan *plan, const
 			continue;
 		struct model_entry e = {.kind = MK_SECRET, .source = SRC_POLICY, .landlock = LL_READ,
 					.view = VIEW_RO, .reason = "secrets delivered as files (0400)",
-					.mode = "0500", .size = 1 << 20, .mount = -1};
+					.mode = "0500", .size = 1 << 20, .noexec = true, .mount = -1, .tree = -1};
 		e.path = own(m, dir);
 		if (!e.path || push(m, &e, err) < 0)
 			return cordon_err(err, 12, "out of memory");
+	}
+	if (plan->check_files[0]) {
+		struct model_entry e = {.path = CHECK_FILES_DIR, .kind = MK_RO_BIND, .source = SRC_POLICY,
+					.landlock = LL_RO, .view = VIEW_RO, .reason = "the check's own files",
+					.host = plan->check_files, .mount = -1, .tree = (long)plan->nmounts};
+		if (push(m, &e, err) < 0)
+			return -1;
 	}
 	return 0;
 }

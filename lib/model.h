@@ -44,6 +44,7 @@ enum model_kind {
 #define MODEL_OPTIONAL (1u << 1)  /* may be absent in the view: no Landlock error */
 #define MODEL_ABSENT (1u << 2)    /* not on this host: nothing of it exists */
 #define MODEL_IF_CGROUP (1u << 3) /* only where the run gets its own cgroup */
+#define MODEL_FROM_HOST (1u << 4) /* shaped by the host: a top-level link, or a directory */
 
 /* Landlock access meaning "every right the kernel's ABI has". */
 #define MODEL_LL_ALL UINT64_MAX
@@ -59,9 +60,12 @@ struct model_entry {
 	/* kind-specific */
 	const char *host;       /* binds: the host path (usually = path) */
 	const char *target;     /* MK_SYMLINK: the link's target (as the host has it) */
-	const char *mode;       /* MK_TMPFS: the root directory's mode */
-	uint64_t size;          /* MK_TMPFS: bytes (0 = the kernel's default) */
+	const char *mode;       /* tmpfs (MK_TMPFS, MK_DEV, MK_SECRET, MK_CGROUP): its root's mode */
+	uint64_t size;          /* the same: bytes (0 = the kernel's default) */
+	bool noexec;            /* mounted noexec */
 	long mount;             /* index in run_plan.mounts, or -1 */
+	long tree;              /* index of the tree the supervisor may prepare for it
+				 * (sandbox_spec.tree_fds), or -1 */
 	/* The line `cordon explain` prints for it (and the entries after it
 	 * that have none): path and mode; NULL = covered by an earlier line. */
 	const char *explain_path, *explain_mode;

@@ -27,7 +27,8 @@ int view_add(struct view *v, const char *path, enum view_class cls, cordon_error
 static int add_entry(struct view *v, const struct model_entry *e, cordon_error *err)
 {
 	if (e->kind == MK_SYMLINK) {
-		if (v->nlinks >= ARRAY_SIZE(v->links))
+		/* The root's own links (/bin -> usr/bin); /dev's stay /dev. */
+		if (!(e->flags & MODEL_FROM_HOST) || v->nlinks >= ARRAY_SIZE(v->links))
 			return 0;
 		char joined[PATH_MAX * 2], norm[PATH_MAX];
 		snprintf(joined, sizeof(joined), "%s%s", e->target[0] == '/' ? "" : "/", e->target);

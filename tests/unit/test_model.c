@@ -106,6 +106,7 @@ static void check_model(const struct boundary_model *m, const struct want_entry 
 #define S MODEL_SYSTEM
 #define OPT MODEL_OPTIONAL
 #define ABS MODEL_ABSENT
+#define FH MODEL_FROM_HOST
 /* cordon's own view on a host, then the task's paths (the same on both). */
 #define SYSTEM_HEAD \
 	{"/", MK_ROOT, SRC_DEFAULT, FS(READ_DIR), VIEW_OUTSIDE, S}, \
@@ -123,7 +124,12 @@ static void check_model(const struct boundary_model *m, const struct want_entry 
 	{"/dev/urandom", MK_DEVICE, SRC_DEFAULT, 0, VIEW_DEV, S}, \
 	{"/dev/tty", MK_DEVICE, SRC_DEFAULT, 0, VIEW_DEV, S}, \
 	{"/dev/pts", MK_DEVPTS, SRC_DEFAULT, 0, VIEW_DEV, S}, \
-	{"/dev/shm", MK_TMPFS, SRC_DEFAULT, ALL, VIEW_RW, S}
+	{"/dev/shm", MK_TMPFS, SRC_DEFAULT, ALL, VIEW_RW, S}, \
+	{"/dev/ptmx", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S}, \
+	{"/dev/fd", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S}, \
+	{"/dev/stdin", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S}, \
+	{"/dev/stdout", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S}, \
+	{"/dev/stderr", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S}
 #define CGROUP {"/sys/fs/cgroup", MK_CGROUP, SRC_DEFAULT, RD, VIEW_RO, S | OPT | MODEL_IF_CGROUP}
 #define TASK \
 	{"/work/ws", MK_RW_BIND, SRC_DEFAULT, ALL, VIEW_RW, 0}, \
@@ -131,8 +137,8 @@ static void check_model(const struct boundary_model *m, const struct want_entry 
 	{"/opt/data", MK_RO_BIND, SRC_POLICY, RO, VIEW_RO, 0}, \
 	{"/scratch", MK_TMPFS, SRC_FLAG, ALL, VIEW_RW, 0}, \
 	{"/dev/fuse", MK_DEVICE, SRC_POLICY, DEVA & ~FS(READ_DIR), VIEW_RW, 0}, \
-	{"/check", MK_RO_BIND, SRC_POLICY, RO, VIEW_RO, 0}, \
-	{"/run/secrets", MK_SECRET, SRC_POLICY, RD, VIEW_RO, 0}
+	{"/run/secrets", MK_SECRET, SRC_POLICY, RD, VIEW_RO, 0}, \
+	{"/check", MK_RO_BIND, SRC_POLICY, RO, VIEW_RO, 0}
 
 static void test_model_merged_host(void **st)
 {
@@ -140,12 +146,12 @@ static void test_model_merged_host(void **st)
 	setup(&f, merged_host);
 	const struct want_entry w[] = {
 		SYSTEM_HEAD,
-		{"/bin", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S},
-		{"/sbin", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S},
-		{"/lib", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S},
-		{"/lib32", MK_SYMLINK, SRC_DEFAULT, RO, VIEW_RO, S | ABS},
-		{"/lib64", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S},
-		{"/libx32", MK_SYMLINK, SRC_DEFAULT, RO, VIEW_RO, S | ABS},
+		{"/bin", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S | FH},
+		{"/sbin", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S | FH},
+		{"/lib", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S | FH},
+		{"/lib32", MK_SYMLINK, SRC_DEFAULT, RO, VIEW_RO, S | FH | ABS},
+		{"/lib64", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S | FH},
+		{"/libx32", MK_SYMLINK, SRC_DEFAULT, RO, VIEW_RO, S | FH | ABS},
 		SYSTEM_MID,
 		{"/sys/devices/system/cpu/online", MK_RO_BIND, SRC_DEFAULT, FS(READ_FILE), VIEW_RO, S | OPT},
 		{"/sys/devices/system/cpu/possible", MK_RO_BIND, SRC_DEFAULT, FS(READ_FILE), VIEW_RO, S | OPT},
@@ -164,12 +170,12 @@ static void test_model_split_host(void **st)
 	setup(&f, split_host);
 	const struct want_entry w[] = {
 		SYSTEM_HEAD,
-		{"/bin", MK_RO_BIND, SRC_DEFAULT, RO, VIEW_RO, S},
-		{"/sbin", MK_SYMLINK, SRC_DEFAULT, RO, VIEW_RO, S | ABS},
-		{"/lib", MK_RO_BIND, SRC_DEFAULT, RO, VIEW_RO, S},
-		{"/lib32", MK_SYMLINK, SRC_DEFAULT, RO, VIEW_RO, S | ABS},
-		{"/lib64", MK_RO_BIND, SRC_DEFAULT, RO, VIEW_RO, S},
-		{"/libx32", MK_SYMLINK, SRC_DEFAULT, RO, VIEW_RO, S | ABS},
+		{"/bin", MK_RO_BIND, SRC_DEFAULT, RO, VIEW_RO, S | FH},
+		{"/sbin", MK_SYMLINK, SRC_DEFAULT, RO, VIEW_RO, S | FH | ABS},
+		{"/lib", MK_RO_BIND, SRC_DEFAULT, RO, VIEW_RO, S | FH},
+		{"/lib32", MK_SYMLINK, SRC_DEFAULT, RO, VIEW_RO, S | FH | ABS},
+		{"/lib64", MK_RO_BIND, SRC_DEFAULT, RO, VIEW_RO, S | FH},
+		{"/libx32", MK_SYMLINK, SRC_DEFAULT, RO, VIEW_RO, S | FH | ABS},
 		SYSTEM_MID,
 		{"/sys/devices/system/cpu/online", MK_RO_BIND, SRC_DEFAULT, FS(READ_FILE), VIEW_RO, S | OPT | ABS},
 		{"/sys/devices/system/cpu/possible", MK_RO_BIND, SRC_DEFAULT, FS(READ_FILE), VIEW_RO, S | OPT | ABS},
@@ -218,7 +224,7 @@ static void test_landlock_derived(void **st)
 		{"/proc", FS(READ_FILE) | FS(READ_DIR) | FS(WRITE_FILE), false}, {"/dev", DEVA, false},
 		{"/dev/shm", all7, false}, {"/sys/fs/cgroup", RD, true}, {"/work/ws", all7, false},
 		{"/work/ws/ro", RO, false}, {"/opt/data", RO, false}, {"/scratch", all7, false},
-		{"/dev/fuse", DEVA & ~FS(READ_DIR), false}, {"/check", RO, false}, {"/run/secrets", RD, false},
+		{"/dev/fuse", DEVA & ~FS(READ_DIR), false}, {"/run/secrets", RD, false}, {"/check", RO, false},
 	};
 	check_rules(&lp, w, ARRAY_SIZE(w));
 	landlock_plan_free(&lp);
@@ -252,6 +258,7 @@ static void test_view_derived(void **st)
 		{merged_host, "/check/test.py", VIEW_RO, NULL},
 		{merged_host, "/dev/fuse", VIEW_RW, NULL},
 		{merged_host, "/dev/null", VIEW_DEV, NULL},
+		{merged_host, "/dev/stdout", VIEW_DEV, NULL},
 		{merged_host, "/dev/pts/0", VIEW_DEV, NULL},
 		{merged_host, "/dev/shm/x", VIEW_RW, NULL},
 		{merged_host, "/etc/hosts", VIEW_RO, NULL},
