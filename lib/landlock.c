@@ -69,14 +69,6 @@ int landlock_add_path(struct landlock_plan *lp, const char *path, uint64_t acces
 	return 0;
 }
 
-int landlock_add_optional(struct landlock_plan *lp, const char *path, uint64_t access, cordon_error *err)
-{
-	if (landlock_add_path(lp, path, access, err) < 0)
-		return -1;
-	lp->rules[lp->n - 1].optional = true;
-	return 0;
-}
-
 int landlock_prepare(const struct boundary_model *m, unsigned conds, int abi, const uint16_t *ports, size_t nports,
 		     struct landlock_plan *out, cordon_error *err)
 {

@@ -35,9 +35,6 @@ int landlock_prepare(const struct boundary_model *m, unsigned conds, int abi, co
 void landlock_plan_free(struct landlock_plan *lp);
 /* One more path rule (masked to the plan's ABI). */
 int landlock_add_path(struct landlock_plan *lp, const char *path, uint64_t access, cordon_error *err);
-/* The same for a path that may turn out not to be in the view. */
-int landlock_add_optional(struct landlock_plan *lp, const char *path, uint64_t access, cordon_error *err);
-#define LANDLOCK_READ_ONLY ((1ULL << 2) | (1ULL << 3)) /* READ_FILE | READ_DIR */
 /* init, after pivot_root and no_new_privs: create and enforce the ruleset.
  * A path that cannot be opened is an error (never silently dropped). */
 int landlock_apply(const struct landlock_plan *lp, cordon_error *err);

@@ -19,9 +19,10 @@
 #define LL_READ (FS(READ_FILE) | FS(READ_DIR))
 #define LL_DEV (FS(READ_FILE) | FS(WRITE_FILE) | FS(READ_DIR) | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 
-/* Kinds whose shape depends on the host: a system link is a symlink on a
- * merged-/usr host, a directory (ro bind) elsewhere, or absent. */
-#define HOST_LINK MK_SYMLINK
+/* A top-level link (MODEL_FROM_HOST) is written as MK_SYMLINK with the
+ * access and class of a directory: on a merged-/usr host it is a symlink
+ * into /usr (no rule, no class: /usr has them), elsewhere an ro bind, or
+ * absent (add_system). */
 
 #define SYS(path_, kind_, ll_, view_, flags_, reason_) \
 	{.path = path_, .kind = kind_, .source = SRC_DEFAULT, .landlock = ll_, .view = view_, \
@@ -49,15 +50,15 @@ static const struct model_entry system_view[] = {
 	 .explain_path = "/etc", .explain_mode = "ro"},
 	SYS("/etc/hosts", MK_FILE, 0, VIEW_RO, MODEL_OPTIONAL,
 	    "the host's, with the run's own hostname and without the host's"),
-	{.path = "/bin", .kind = HOST_LINK, .landlock = LL_RO, .view = VIEW_RO,
+	{.path = "/bin", .kind = MK_SYMLINK, .landlock = LL_RO, .view = VIEW_RO,
 	 .flags = MODEL_SYSTEM | MODEL_FROM_HOST,
 	 .reason = "as the host has it (a symlink into /usr, or a directory)", .host = "/bin", .mount = -1, .tree = -1,
 	 .explain_path = "/bin /sbin /lib /lib64", .explain_mode = "symlink or ro"},
-	SYS("/sbin", HOST_LINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
-	SYS("/lib", HOST_LINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
-	SYS("/lib32", HOST_LINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
-	SYS("/lib64", HOST_LINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
-	SYS("/libx32", HOST_LINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
+	SYS("/sbin", MK_SYMLINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
+	SYS("/lib", MK_SYMLINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
+	SYS("/lib32", MK_SYMLINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
+	SYS("/lib64", MK_SYMLINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
+	SYS("/libx32", MK_SYMLINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
 	{.path = "/tmp", .kind = MK_TMPFS, .landlock = MODEL_LL_ALL, .view = VIEW_RW, .flags = MODEL_SYSTEM,
 	 .reason = "the run's own scratch space", .mode = "1777", .size = CORDON_TMPFS_DEFAULT_SIZE,
 	 .mount = -1, .tree = -1, .explain_path = "/tmp", .explain_mode = "tmpfs (1 GiB)"},

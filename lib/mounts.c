@@ -3,8 +3,10 @@
  *  2. tmpfs on /tmp, pivot_root into it: the host root is now /oldroot, so
  *     binds from any host path (even under /tmp) resolve through /oldroot.
  *  3. tmpfs /newroot: the sandbox root, read-only once populated.
- *  4. system dirs (ro binds or the same symlinks the host has), /tmp, /proc,
- *     /dev, then the task's own binds and tmpfs, parents first.
+ *  4. the boundary model's entries (model.h), in its order: cordon's own
+ *     (system dirs as ro binds or the same symlinks the host has, /tmp,
+ *     /proc, /dev), then the task's own binds and tmpfs, parents first,
+ *     secrets, a check's files, the run's cgroup.
  *  5. detach /oldroot and pivot into /newroot.
  * Sources and targets are opened with openat2(RESOLVE_NO_SYMLINKS) below
  * their root: a symlink planted in a workspace by an earlier run cannot
