@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "landlock.h"
+#include "run.h"
 #include "observe.h"
 #include "policy.h"
 #include "seccomp-policy.h"
@@ -43,8 +44,10 @@ int main(int argc, char **argv)
 		if (seccomp_build(p, true, observer_calls, &sp, &e) < 0)
 			return fprintf(stderr, "%s\n", e.msg), 1;
 		double b = now();
-		if (landlock_prepare(&plan, landlock_abi(), NULL, 0, &lp, &e) < 0)
+		if (model_build(&plan.model, &plan, p, &e) < 0 ||
+		    landlock_prepare(&plan.model, 0, landlock_abi(), NULL, 0, &lp, &e) < 0)
 			return fprintf(stderr, "%s\n", e.msg), 1;
+		model_free(&plan.model);
 		double c = now();
 		int pfd[2];
 		if (pipe(pfd) < 0)

@@ -11,22 +11,20 @@
 #include "secrets.h"
 #include "units.h"
 
-struct view_entry {
-	const char *path;
-	const char *mode;
-	const char *source;
-};
+/* The lines of `paths`: the model's entries that head one (cordon's own view
+ * as groups, the task's paths one each); the cgroup only where the host has
+ * cgroups. Devices are listed apart. */
+static bool explain_line(const struct model_entry *e, unsigned conds)
+{
+	if (!e->explain_path || e->kind == MK_DEVICE)
+		return false;
+	return !(e->flags & MODEL_IF_CGROUP) || (conds & MODEL_IF_CGROUP);
+}
 
-static const struct view_entry system_view[] = {
-	{"/usr", "ro", "default"}, {"/etc", "ro", "default"},
-	{"/bin /sbin /lib /lib64", "symlink or ro", "default"},
-	{"/tmp", "tmpfs (1 GiB)", "default"}, {"/proc", "proc (own PID namespace)", "default"},
-	{"/dev", "minimal (null zero full random urandom tty pts; shm: tmpfs 64 MiB)", "default"},
-	{"/sys/devices/system/cpu/{online,possible,present}", "ro (CPU counts)", "default"},
-};
-
-/* The run's own cgroup, where the run gets one (run.c: send_cgroup_view). */
-static const struct view_entry cgroup_view = {"/sys/fs/cgroup", "ro (the run's own cgroup)", "default"};
+static unsigned explain_conds(const struct host_features *f)
+{
+	return strcmp(f->cgroup, "none") != 0 ? MODEL_IF_CGROUP : 0;
+}
 
 /* The verdict a run would reach, from the same preflight a run uses plus the
  * host checks that `cordon run` makes when it creates the boundary. */
@@ -96,17 +94,23 @@ static void json_path(jwriter *w, const char *path, const char *mode, const char
 	jw_obj_end(w);
 }
 
-static void json_paths(jwriter *w, const struct host_features *f, const struct run_plan *plan, bool plan_ok)
+static void json_paths(jwriter *w, const struct host_features *f, const struct boundary_model *m)
 {
 	jw_arr_begin(w);
-	for (size_t i = 0; i < ARRAY_SIZE(system_view); i++)
-		json_path(w, system_view[i].path, system_view[i].mode, system_view[i].source);
-	if (strcmp(f->cgroup, "none") != 0)
-		json_path(w, cgroup_view.path, cgroup_view.mode, cgroup_view.source);
-	for (size_t i = 0; plan_ok && i < plan->nmounts; i++)
-		json_path(w, plan->mounts[i].path, mount_mode_name(plan->mounts[i].mode),
-			  source_name(plan->mounts[i].src));
+	for (size_t i = 0; i < m->n; i++)
+		if (explain_line(&m->e[i], explain_conds(f)))
+			json_path(w, m->e[i].explain_path, m->e[i].explain_mode, source_name(m->e[i].source));
 	jw_arr_end(w);
+}
+
+/* Host character devices in the run's /dev: canonical when planned. */
+static void devices_of(const cordon_policy *p, const struct boundary_model *m, bool plan_ok, strv *out)
+{
+	for (size_t i = 0; plan_ok && i < m->n; i++)
+		if (m->e[i].kind == MK_DEVICE && !(m->e[i].flags & MODEL_SYSTEM))
+			strv_push(out, m->e[i].path);
+	for (size_t i = 0; !plan_ok && i < p->devices.n; i++)
+		strv_push(out, p->devices.v[i]);
 }
 
 static void json_syscalls(jwriter *w, const cordon_policy *p)
@@ -161,7 +165,8 @@ static void json_host(jwriter *w, const struct host_features *f)
 }
 
 static char *render_json(const cordon_policy *p, char *const argv[], const struct host_features *f,
-			 const struct run_plan *plan, const struct run_report *rep, bool plan_ok, const char *v)
+			 const struct run_plan *plan, const struct boundary_model *m, const strv *devs,
+			 const struct run_report *rep, bool plan_ok, const char *v)
 {
 	jwriter w = {0};
 	jw_obj_begin(&w);
@@ -175,7 +180,7 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 		argc++;
 	jw_str_array(&w, (const char *const *)argv, argc);
 	jw_key(&w, "paths");
-	json_paths(&w, f, plan, plan_ok);
+	json_paths(&w, f, m);
 	jw_key(&w, "cwd");
 	jw_str(&w, plan_ok ? plan->cwd_in : NULL);
 	jw_key(&w, "env");
@@ -202,8 +207,6 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 	for (size_t i = 0; i < p->nloopback_ports; i++)
 		jw_uint(&w, p->loopback_ports[i]);
 	jw_arr_end(&w);
-	/* Host character devices in the run's /dev: canonical when planned. */
-	const strv *devs = plan_ok ? &plan->devices : &p->devices;
 	jw_key(&w, "devices");
 	jw_str_array(&w, (const char *const *)devs->v, devs->n);
 	jw_key(&w, "ceiling");
@@ -230,7 +233,8 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 }
 
 static char *render_text(const cordon_policy *p, char *const argv[], const struct host_features *f,
-			 const struct run_plan *plan, const struct run_report *rep, bool plan_ok, const char *v)
+			 const struct run_plan *plan, const struct boundary_model *m, const strv *devs,
+			 const struct run_report *rep, bool plan_ok, const char *v)
 {
 	buf b = {0};
 	buf_printf(&b, "verdict: %s\n", v);
@@ -241,14 +245,10 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 		buf_printf(&b, "\n");
 	}
 	buf_printf(&b, "paths:\n");
-	for (size_t i = 0; i < ARRAY_SIZE(system_view); i++)
-		buf_printf(&b, "  %-6s %s (%s)\n", system_view[i].mode, system_view[i].path, system_view[i].source);
-	if (strcmp(f->cgroup, "none") != 0)
-		buf_printf(&b, "  %-6s %s (%s)\n", cgroup_view.mode, cgroup_view.path, cgroup_view.source);
-	for (size_t i = 0; plan_ok && i < plan->nmounts; i++)
-		buf_printf(&b, "  %-6s %s (%s)\n", mount_mode_name(plan->mounts[i].mode), plan->mounts[i].path,
-			   source_name(plan->mounts[i].src));
-	const strv *devs = plan_ok ? &plan->devices : &p->devices;
+	for (size_t i = 0; i < m->n; i++)
+		if (explain_line(&m->e[i], explain_conds(f)))
+			buf_printf(&b, "  %-6s %s (%s)\n", m->e[i].explain_mode, m->e[i].explain_path,
+				   source_name(m->e[i].source));
 	for (size_t i = 0; i < devs->n; i++)
 		buf_printf(&b, "  %-6s %s (host character device)\n", "dev", devs->v[i]);
 	if (plan_ok)
@@ -295,8 +295,8 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 		   f->privileged ? "root" : "unprivileged", f->userns ? "yes" : "no", f->landlock_abi,
 		   f->seccomp ? "yes" : "no", f->seccomp_notify ? "yes" : "no", f->cgroup,
 		   f->cgroup_memory ? "yes" : "no", f->cgroup_pids ? "yes" : "no");
-	for (const char *const *m = landlock_missing(f->landlock_abi); *m; m++)
-		buf_printf(&b, "  landlock ABI %d lacks %s\n", f->landlock_abi, *m);
+	for (const char *const *lm = landlock_missing(f->landlock_abi); *lm; lm++)
+		buf_printf(&b, "  landlock ABI %d lacks %s\n", f->landlock_abi, *lm);
 	if (b.p == NULL)
 		buf_append(&b, "", 0);
 	return b.p;
@@ -320,8 +320,25 @@ char *explain_render_verdict(cordon_policy *p, char *const argv[], bool json, bo
 	report_init(&rep);
 	verdict(p, &f, &plan, &rep, &plan_ok, v, sizeof(v));
 	*would_run = strcmp(v, "would run") == 0;
-	char *out = json ? render_json(p, argv, &f, &plan, &rep, plan_ok, v)
-			 : render_text(p, argv, &f, &plan, &rep, plan_ok, v);
+	/* The plan's model; where the plan stopped short of it, the model of
+	 * what it got to (cordon's own view alone if not even that). */
+	struct boundary_model own = {0};
+	const struct boundary_model *m = &plan.model;
+	cordon_error e;
+	if (!plan.model.n) {
+		if (model_build(&own, plan_ok ? &plan : NULL, plan_ok ? p : NULL, &e) < 0) {
+			run_plan_free(&plan);
+			report_free(&rep);
+			return NULL;
+		}
+		m = &own;
+	}
+	strv devs = {0};
+	devices_of(p, m, plan_ok, &devs);
+	char *out = json ? render_json(p, argv, &f, &plan, m, &devs, &rep, plan_ok, v)
+			 : render_text(p, argv, &f, &plan, m, &devs, &rep, plan_ok, v);
+	strv_free(&devs);
+	model_free(&own);
 	run_plan_free(&plan);
 	report_free(&rep);
 	return out;

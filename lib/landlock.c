@@ -11,10 +11,8 @@
 #include "compat.h"
 #include "error.h"
 #include "landlock.h"
-#include "mounts.h"
 
 #define FS(x) LANDLOCK_ACCESS_FS_##x
-#define RO_ACCESS (FS(EXECUTE) | FS(READ_FILE) | FS(READ_DIR))
 
 int landlock_abi(void)
 {
@@ -71,15 +69,7 @@ int landlock_add_path(struct landlock_plan *lp, const char *path, uint64_t acces
 	return 0;
 }
 
-int landlock_add_optional(struct landlock_plan *lp, const char *path, uint64_t access, cordon_error *err)
-{
-	if (landlock_add_path(lp, path, access, err) < 0)
-		return -1;
-	lp->rules[lp->n - 1].optional = true;
-	return 0;
-}
-
-int landlock_prepare(const struct run_plan *plan, int abi, const uint16_t *ports, size_t nports,
+int landlock_prepare(const struct boundary_model *m, unsigned conds, int abi, const uint16_t *ports, size_t nports,
 		     struct landlock_plan *out, cordon_error *err)
 {
 	memset(out, 0, sizeof(*out));
@@ -105,41 +95,15 @@ int landlock_prepare(const struct run_plan *plan, int abi, const uint16_t *ports
 	}
 	if (abi >= 6)
 		out->scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
-	uint64_t all = out->fs;
-	uint64_t dev = FS(READ_FILE) | FS(WRITE_FILE) | FS(READ_DIR) | LANDLOCK_ACCESS_FS_IOCTL_DEV;
-	/* The root directory itself: listing only (rules inherit downwards,
-	 * and listing is all the read-only root offers). */
-	if (landlock_add_path(out, "/", FS(READ_DIR), err) < 0)
-		return -1;
-	for (const char *const *d = mounts_system_dirs; *d; d++)
-		if (landlock_add_path(out, *d, RO_ACCESS, err) < 0)
+	/* Every path of the model in effect, with the access it names. */
+	for (size_t i = 0; i < m->n; i++) {
+		const struct model_entry *e = &m->e[i];
+		if (!model_entry_active(e, conds) || !e->landlock)
+			continue;
+		if (landlock_add_path(out, e->path, e->landlock, err) < 0)
 			return -1;
-	for (const char *const *l = mounts_system_links; *l; l++) {
-		struct stat st;
-		/* Only the ones that are directories (binds); symlinks resolve
-		 * into /usr, which has its own rule. */
-		if (lstat(*l, &st) == 0 && S_ISDIR(st.st_mode) && landlock_add_path(out, *l, RO_ACCESS, err) < 0)
-			return -1;
+		out->rules[out->n - 1].optional = (e->flags & MODEL_OPTIONAL) != 0;
 	}
-	for (const char *const *f = mounts_host_files; *f; f++)
-		if (landlock_add_optional(out, *f, FS(READ_FILE), err) < 0)
-			return -1;
-	if (landlock_add_path(out, "/proc", FS(READ_FILE) | FS(READ_DIR) | FS(WRITE_FILE), err) < 0 ||
-	    landlock_add_path(out, "/dev", dev, err) < 0 || landlock_add_path(out, "/dev/shm", all, err) < 0 ||
-	    landlock_add_path(out, "/tmp", all, err) < 0)
-		return -1;
-	for (size_t i = 0; i < plan->nmounts; i++) {
-		const struct cordon_mount *m = &plan->mounts[i];
-		if (landlock_add_path(out, m->path, m->mode == MOUNT_RO ? RO_ACCESS : all, err) < 0)
-			return -1;
-	}
-	/* Exposed devices: read, write and ioctl, each by its own rule (so the
-	 * grant stays if /dev's own rule ever narrows). */
-	for (size_t i = 0; i < plan->devices.n; i++)
-		if (landlock_add_path(out, plan->devices.v[i], dev & ~FS(READ_DIR), err) < 0)
-			return -1;
-	if (plan->check_files[0] && landlock_add_path(out, plan->check_dir, RO_ACCESS, err) < 0)
-		return -1;
 	return 0;
 }
 

@@ -4,7 +4,7 @@
  * reports (never from its version string). */
 #pragma once
 #include <stdint.h>
-#include "run.h"
+#include "model.h"
 
 struct landlock_rule {
 	char *path;       /* inside the view */
@@ -28,15 +28,13 @@ int landlock_abi(void);
  * line each, NULL-terminated (static strings; empty on ABI 6 and later). The
  * run is still confined by its namespaces; the report and explain name them. */
 const char *const *landlock_missing(int abi);
-/* Supervisor: rules for the view of plan, masked to abi. */
-int landlock_prepare(const struct run_plan *plan, int abi, const uint16_t *ports, size_t nports,
+/* Supervisor: rules for the boundary model's paths in effect under conds
+ * (MODEL_IF_*), masked to abi. */
+int landlock_prepare(const struct boundary_model *m, unsigned conds, int abi, const uint16_t *ports, size_t nports,
 		     struct landlock_plan *out, cordon_error *err);
 void landlock_plan_free(struct landlock_plan *lp);
 /* One more path rule (masked to the plan's ABI). */
 int landlock_add_path(struct landlock_plan *lp, const char *path, uint64_t access, cordon_error *err);
-/* The same for a path that may turn out not to be in the view. */
-int landlock_add_optional(struct landlock_plan *lp, const char *path, uint64_t access, cordon_error *err);
-#define LANDLOCK_READ_ONLY ((1ULL << 2) | (1ULL << 3)) /* READ_FILE | READ_DIR */
 /* init, after pivot_root and no_new_privs: create and enforce the ruleset.
  * A path that cannot be opened is an error (never silently dropped). */
 int landlock_apply(const struct landlock_plan *lp, cordon_error *err);

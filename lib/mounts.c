@@ -3,8 +3,10 @@
  *  2. tmpfs on /tmp, pivot_root into it: the host root is now /oldroot, so
  *     binds from any host path (even under /tmp) resolve through /oldroot.
  *  3. tmpfs /newroot: the sandbox root, read-only once populated.
- *  4. system dirs (ro binds or the same symlinks the host has), /tmp, /proc,
- *     /dev, then the task's own binds and tmpfs, parents first.
+ *  4. the boundary model's entries (model.h), in its order: cordon's own
+ *     (system dirs as ro binds or the same symlinks the host has, /tmp,
+ *     /proc, /dev), then the task's own binds and tmpfs, parents first,
+ *     secrets, a check's files, the run's cgroup.
  *  5. detach /oldroot and pivot into /newroot.
  * Sources and targets are opened with openat2(RESOLVE_NO_SYMLINKS) below
  * their root: a symlink planted in a workspace by an earlier run cannot
@@ -263,12 +265,6 @@ static int bind_at(int oldroot, int newroot, const char *src, const char *dst, u
 	return attach_tree(tree, newroot, dst, S_ISDIR(st.st_mode), err);
 }
 
-/* Bind host path (seen at /oldroot) at the same path under the new root. */
-static int bind_host(int oldroot, int newroot, const char *path, bool ro, cordon_error *err)
-{
-	return bind_at(oldroot, newroot, path, path, ro ? MOUNT_ATTR_RDONLY : 0, err);
-}
-
 /* A fresh tmpfs at path under the new root. */
 static int mount_tmpfs(int newroot, const char *path, const char *mode, uint64_t size,
 		       unsigned extra_attr, cordon_error *err)
@@ -293,69 +289,48 @@ static int mount_tmpfs(int newroot, const char *path, const char *mode, uint64_t
 	return attach_tree(mnt, newroot, path, true, err);
 }
 
-/* The run's own cgroup at /sys/fs/cgroup, read-only (see struct cgroup_view). */
-static int setup_cgroup_view(const struct cgroup_view *cv, int oldroot, int newroot, cordon_error *err)
+/* The run's own cgroup at e->path, read-only (see struct cgroup_view). */
+static int setup_cgroup_view(const struct model_entry *e, const struct cgroup_view *cv, int oldroot,
+			     int newroot, cordon_error *err)
 {
 	const unsigned ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC;
 	if (!cv || !cv->n)
 		return 0;
 	if (cv->v2)
-		return bind_at(oldroot, newroot, cv->path[0], "/sys/fs/cgroup", ro, err);
-	if (mount_tmpfs(newroot, "/sys/fs/cgroup", "0755", 1 << 16, MOUNT_ATTR_NOEXEC, err) < 0)
+		return bind_at(oldroot, newroot, cv->path[0], e->path, ro, err);
+	if (mount_tmpfs(newroot, e->path, e->mode, e->size, e->noexec ? MOUNT_ATTR_NOEXEC : 0, err) < 0)
 		return -1;
 	for (size_t i = 0; i < cv->n; i++) {
-		char dst[64];
-		snprintf(dst, sizeof(dst), "/sys/fs/cgroup/%s", cv->name[i]);
+		char dst[4096];
+		snprintf(dst, sizeof(dst), "%s/%s", e->path, cv->name[i]);
 		if (bind_at(oldroot, newroot, cv->path[i], dst, ro, err) < 0)
 			return -1;
 	}
-	_cleanup_close_ int top = openat2_nofollow(newroot, "/sys/fs/cgroup", O_PATH | O_DIRECTORY);
+	_cleanup_close_ int top = openat2_nofollow(newroot, e->path, O_PATH | O_DIRECTORY);
 	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
 	if (top < 0 || mount_setattr(top, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
-		return cordon_err_errno(err, "make /sys/fs/cgroup read-only");
+		return cordon_err_errno(err, "make %s read-only", e->path);
 	return 0;
 }
 
-const char *const mounts_host_files[] = {"/sys/devices/system/cpu/online", "/sys/devices/system/cpu/possible",
-					 "/sys/devices/system/cpu/present", NULL};
-
-const char *const mounts_system_dirs[] = {"/usr", "/etc", NULL};
-const char *const mounts_system_links[] = {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", NULL};
-
-static int setup_system(int oldroot, int newroot, cordon_error *err)
+static unsigned noexec(const struct model_entry *e)
 {
-	const char *const *links = mounts_system_links;
-	for (const char *const *d = mounts_system_dirs; *d; d++)
-		if (bind_host(oldroot, newroot, *d, true, err) < 0)
-			return -1;
-	for (size_t i = 0; links[i]; i++) {
-		struct stat st;
-		if (fstatat(oldroot, links[i] + 1, &st, AT_SYMLINK_NOFOLLOW) < 0)
-			continue; /* absent on this host */
-		if (S_ISLNK(st.st_mode)) {
-			char target[4096];
-			ssize_t n = readlinkat(oldroot, links[i] + 1, target, sizeof(target) - 1);
-			if (n < 0)
-				return cordon_err_errno(err, "readlink %s", links[i]);
-			target[n] = '\0';
-			if (symlinkat(target, newroot, links[i] + 1) < 0)
-				return cordon_err_errno(err, "symlink %s", links[i]);
-		} else if (S_ISDIR(st.st_mode)) {
-			if (bind_host(oldroot, newroot, links[i], true, err) < 0)
-				return -1;
-		}
-	}
-	for (const char *const *f = mounts_host_files; *f; f++) {
-		struct stat st;
-		if (fstatat(oldroot, *f + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
-			continue; /* absent on this host */
-		if (bind_at(oldroot, newroot, *f, *f, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, err) < 0)
-			return -1;
-	}
-	return 0;
+	return e->noexec ? MOUNT_ATTR_NOEXEC : 0;
 }
 
-static int setup_proc(int newroot, cordon_error *err)
+/* A read-only bind of cordon's own view (a system directory, or a host file
+ * that may be absent). */
+static int setup_system_bind(const struct model_entry *e, int oldroot, int newroot, cordon_error *err)
+{
+	if (e->flags & MODEL_OPTIONAL) {
+		struct stat st;
+		if (fstatat(oldroot, e->host + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+			return 0; /* absent on this host */
+	}
+	return bind_at(oldroot, newroot, e->host, e->path, MOUNT_ATTR_RDONLY | noexec(e), err);
+}
+
+static int setup_proc(int newroot, const char *path, cordon_error *err)
 {
 	_cleanup_close_ int fs = fsopen("proc", FSOPEN_CLOEXEC);
 	if (fs < 0)
@@ -366,11 +341,11 @@ static int setup_proc(int newroot, cordon_error *err)
 					  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
 	if (mnt < 0)
 		return cordon_err_errno(err, "fsmount proc");
-	if (attach_tree(mnt, newroot, "/proc", true, err) < 0)
+	if (attach_tree(mnt, newroot, path, true, err) < 0)
 		return -1;
 	/* As bubblewrap does: the kernel-tuning parts of /proc read-only. */
 	static const char *const ro[] = {"sys", "sysrq-trigger", "irq", "bus"};
-	_cleanup_close_ int proc = openat2_nofollow(newroot, "proc", O_PATH | O_DIRECTORY);
+	_cleanup_close_ int proc = openat2_nofollow(newroot, path, O_PATH | O_DIRECTORY);
 	if (proc < 0)
 		return cordon_err_errno(err, "open /proc");
 	/* Before that: any port of the run's own loopback may be bound (a test
@@ -421,84 +396,100 @@ static int bind_device(int oldroot, int newroot, const char *path, cordon_error 
 	return attach_tree(t, newroot, path, false, err);
 }
 
-static int setup_dev(int oldroot, int newroot, const strv *devices, cordon_error *err)
+/* A standard node: the host's, bound at the same path. */
+static int bind_node(int oldroot, int newroot, const char *path, cordon_error *err)
 {
-	if (mount_tmpfs(newroot, "/dev", "0755", 1 << 20, MOUNT_ATTR_NOEXEC, err) < 0)
+	_cleanup_close_ int src = openat2_nofollow(oldroot, path, O_PATH);
+	if (src < 0)
+		return cordon_err_errno(err, "host %s", path);
+	_cleanup_close_ int t = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (t < 0)
+		return cordon_err_errno(err, "open_tree %s", path);
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
+	if (mount_setattr(t, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+		return cordon_err_errno(err, "mount_setattr %s", path);
+	return attach_tree(t, newroot, path, false, err);
+}
+
+/* A private devpts instance: the run's ptys are its own. */
+static int mount_devpts(int newroot, const char *path, cordon_error *err)
+{
+	_cleanup_close_ int fs = fsopen("devpts", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return cordon_err_errno(err, "fsopen devpts");
+	if (fsconfig(fs, FSCONFIG_SET_FLAG, "newinstance", NULL, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0620", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return cordon_err_errno(err, "create devpts");
+	_cleanup_close_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
+	if (mnt < 0)
+		return cordon_err_errno(err, "fsmount devpts");
+	return attach_tree(mnt, newroot, path, true, err);
+}
+
+/* Inside the /dev tmpfs, in the model's order: the standard nodes, devpts,
+ * shm, the links, then the task's devices. A task's own mounts below /dev
+ * come later, with the others. */
+static bool in_dev(const struct model_entry *d, const struct model_entry *e)
+{
+	return e != d && path_has_prefix(e->path, d->path) &&
+	       ((e->flags & MODEL_SYSTEM) || e->kind == MK_DEVICE);
+}
+
+static int setup_dev(const struct boundary_model *m, const struct model_entry *d, int oldroot, int newroot,
+		     cordon_error *err)
+{
+	if (mount_tmpfs(newroot, d->path, d->mode, d->size, noexec(d), err) < 0)
 		return -1;
-	static const char *const nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
-	for (size_t i = 0; i < ARRAY_SIZE(nodes); i++) {
-		char path[32];
-		snprintf(path, sizeof(path), "/dev/%s", nodes[i]);
-		_cleanup_close_ int src = openat2_nofollow(oldroot, path, O_PATH);
-		if (src < 0)
-			return cordon_err_errno(err, "host %s", path);
-		_cleanup_close_ int t = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-		if (t < 0)
-			return cordon_err_errno(err, "open_tree %s", path);
-		struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
-		if (mount_setattr(t, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
-			return cordon_err_errno(err, "mount_setattr %s", path);
-		if (attach_tree(t, newroot, path, false, err) < 0)
+	for (size_t i = 0; i < m->n; i++) {
+		const struct model_entry *e = &m->e[i];
+		if (!in_dev(d, e) || (e->flags & MODEL_ABSENT))
+			continue;
+		int r = 0;
+		if (e->kind == MK_DEVICE && (e->flags & MODEL_SYSTEM))
+			r = bind_node(oldroot, newroot, e->path, err);
+		else if (e->kind == MK_DEVICE)
+			r = bind_device(oldroot, newroot, e->path, err);
+		else if (e->kind == MK_DEVPTS)
+			r = mount_devpts(newroot, e->path, err);
+		else if (e->kind == MK_TMPFS)
+			r = mount_tmpfs(newroot, e->path, e->mode, e->size, noexec(e), err);
+		else if (e->kind == MK_SYMLINK && symlinkat(e->target, newroot, e->path + 1) < 0)
+			r = cordon_err_errno(err, "symlink %s", e->path);
+		if (r < 0)
 			return -1;
 	}
-	/* A private devpts instance: the run's ptys are its own. */
-	{
-		_cleanup_close_ int fs = fsopen("devpts", FSOPEN_CLOEXEC);
-		if (fs < 0)
-			return cordon_err_errno(err, "fsopen devpts");
-		if (fsconfig(fs, FSCONFIG_SET_FLAG, "newinstance", NULL, 0) < 0 ||
-		    fsconfig(fs, FSCONFIG_SET_STRING, "ptmxmode", "0666", 0) < 0 ||
-		    fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0620", 0) < 0 ||
-		    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-			return cordon_err_errno(err, "create devpts");
-		_cleanup_close_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC);
-		if (mnt < 0)
-			return cordon_err_errno(err, "fsmount devpts");
-		if (attach_tree(mnt, newroot, "/dev/pts", true, err) < 0)
-			return -1;
-	}
-	if (mount_tmpfs(newroot, "/dev/shm", "1777", CORDON_SHM_DEFAULT_SIZE, 0, err) < 0)
-		return -1;
-	static const char *const links[][2] = {
-		{"pts/ptmx", "dev/ptmx"}, {"/proc/self/fd", "dev/fd"}, {"/proc/self/fd/0", "dev/stdin"},
-		{"/proc/self/fd/1", "dev/stdout"}, {"/proc/self/fd/2", "dev/stderr"},
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(links); i++)
-		if (symlinkat(links[i][0], newroot, links[i][1]) < 0)
-			return cordon_err_errno(err, "symlink /%s", links[i][1]);
-	for (size_t i = 0; devices && i < devices->n; i++)
-		if (bind_device(oldroot, newroot, devices->v[i], err) < 0)
-			return -1;
 	/* Populated: nothing more may be created in /dev (shm and pts are
 	 * mounts of their own and stay writable). */
-	_cleanup_close_ int dev = openat2_nofollow(newroot, "dev", O_PATH | O_DIRECTORY);
+	_cleanup_close_ int dev = openat2_nofollow(newroot, d->path, O_PATH | O_DIRECTORY);
 	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
 	if (dev < 0 || mount_setattr(dev, "", AT_EMPTY_PATH, &ro, sizeof(ro)) < 0)
-		return cordon_err_errno(err, "make /dev read-only");
+		return cordon_err_errno(err, "make %s read-only", d->path);
 	return 0;
 }
 
-static int setup_task_mounts(const struct mount_plan *plan, int oldroot, int newroot,
-			     cordon_error *err)
+/* A bind or tmpfs of the task's (or the check's files): the tree the
+ * supervisor prepared for it, else a plain bind of the host path. */
+static int setup_task_mount(const struct model_entry *e, const struct mount_plan *plan, int oldroot,
+			    int newroot, cordon_error *err)
 {
-	for (size_t i = 0; i < plan->n; i++) {
-		const struct cordon_mount *m = &plan->mounts[i];
-		int r;
-		if (m->mode == MOUNT_TMPFS)
-			r = mount_tmpfs(newroot, m->path, "1777", m->size ? m->size : CORDON_TMPFS_DEFAULT_SIZE, 0, err);
-		else if (plan->tree_fds && plan->tree_fds[i] >= 0) {
-			struct stat st;
-			r = fstat(plan->tree_fds[i], &st);
-			if (r < 0)
-				cordon_err_errno(err, "stat the tree");
-			else
-				r = attach_tree(plan->tree_fds[i], newroot, m->path, S_ISDIR(st.st_mode), err);
-		}
-		else
-			r = bind_host(oldroot, newroot, m->path, m->mode == MOUNT_RO, err);
+	int r;
+	if (e->kind == MK_TMPFS)
+		r = mount_tmpfs(newroot, e->path, e->mode, e->size, noexec(e), err);
+	else if (plan->tree_fds && e->tree >= 0 && plan->tree_fds[e->tree] >= 0) {
+		struct stat st;
+		r = fstat(plan->tree_fds[e->tree], &st);
 		if (r < 0)
-			return cordon_err_wrap(err, "%s %s", mount_mode_name(m->mode), m->path);
-	}
+			cordon_err_errno(err, "stat the tree");
+		else
+			r = attach_tree(plan->tree_fds[e->tree], newroot, e->path, S_ISDIR(st.st_mode), err);
+	} else
+		r = bind_at(oldroot, newroot, e->host, e->path, e->kind == MK_RO_BIND ? MOUNT_ATTR_RDONLY : 0, err);
+	if (r < 0 && e->mount < 0)
+		return cordon_err_wrap(err, "check.files %s", e->host);
+	if (r < 0)
+		return cordon_err_wrap(err, "%s %s", model_kind_name(e->kind), e->path);
 	return 0;
 }
 
@@ -532,12 +523,12 @@ static size_t drop_host_name_lines(char *text, size_t len)
  * file is written in the base tmpfs (left behind at pivot) and bound
  * read-only. A host without a plain /etc/hosts, or with a very long one,
  * keeps its own file. */
-static int setup_hosts(int oldroot, int newroot, cordon_error *err)
+static int setup_hosts(int oldroot, int newroot, const char *path, cordon_error *err)
 {
 	char text[32768];
 	const char line[] = "127.0.1.1\t" CORDON_HOSTNAME "\n";
 	size_t n = 0, room = sizeof(text) - sizeof(line) - 1;
-	_cleanup_close_ int in = openat2_nofollow(oldroot, "/etc/hosts", O_RDONLY);
+	_cleanup_close_ int in = openat2_nofollow(oldroot, path, O_RDONLY);
 	if (in < 0)
 		return 0;
 	for (ssize_t r; n < room && (r = read(in, text + n, room - n)) > 0;)
@@ -558,7 +549,7 @@ static int setup_hosts(int oldroot, int newroot, cordon_error *err)
 					      MOUNT_ATTR_NOEXEC};
 	if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
 		return cordon_err_errno(err, "bind /etc/hosts for the run");
-	return attach_tree(tree, newroot, "/etc/hosts", false, err);
+	return attach_tree(tree, newroot, path, false, err);
 }
 
 int mounts_begin(struct mount_ctx *mc, cordon_error *err)
@@ -583,38 +574,63 @@ int mounts_begin(struct mount_ctx *mc, cordon_error *err)
 	mc->newroot = open("/newroot", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (mc->oldroot < 0 || mc->newroot < 0)
 		return cordon_err_errno(err, "open roots");
-	/* 4, the part that needs nothing from the supervisor */
-	if (setup_system(mc->oldroot, mc->newroot, err) < 0 || setup_hosts(mc->oldroot, mc->newroot, err) < 0 ||
-	    mount_tmpfs(mc->newroot, "/tmp", "1777", CORDON_TMPFS_DEFAULT_SIZE, 0, err) < 0 ||
-	    setup_proc(mc->newroot, err) < 0 || setup_dev(mc->oldroot, mc->newroot, mc->devices, err) < 0)
-		return -1;
+	/* 4, the part that needs nothing from the supervisor: cordon's own
+	 * view, in the model's order (/dev's inside come with /dev; the run's
+	 * cgroup comes from the supervisor). */
+	const struct boundary_model *m = mc->model;
+	const struct model_entry *dev = NULL;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct model_entry *e = &m->e[i];
+		if (!(e->flags & MODEL_SYSTEM) || (e->flags & MODEL_ABSENT) || (dev && in_dev(dev, e)))
+			continue;
+		int r = 0;
+		switch (e->kind) {
+		case MK_RO_BIND:
+			r = setup_system_bind(e, mc->oldroot, mc->newroot, err);
+			break;
+		case MK_SYMLINK:
+			if (symlinkat(e->target, mc->newroot, e->path + 1) < 0)
+				r = cordon_err_errno(err, "symlink %s", e->path);
+			break;
+		case MK_FILE:
+			r = setup_hosts(mc->oldroot, mc->newroot, e->path, err);
+			break;
+		case MK_TMPFS:
+			r = mount_tmpfs(mc->newroot, e->path, e->mode, e->size, noexec(e), err);
+			break;
+		case MK_PROC:
+			r = setup_proc(mc->newroot, e->path, err);
+			break;
+		case MK_DEV:
+			dev = e;
+			r = setup_dev(m, e, mc->oldroot, mc->newroot, err);
+			break;
+		default: /* the root itself; the cgroup (mounts_finish) */
+			break;
+		}
+		if (r < 0)
+			return -1;
+	}
 	return 0;
 }
 
-static int write_secret_files(const struct mount_plan *plan, int newroot, cordon_error *err)
+/* A secret's directory: a private tmpfs, with the secrets delivered there
+ * written 0400 (owned by the command's user). */
+static int setup_secret_dir(const struct model_entry *d, const struct mount_plan *plan, int newroot,
+			    cordon_error *err)
 {
+	if (mount_tmpfs(newroot, d->path, d->mode, d->size, noexec(d), err) < 0)
+		return cordon_err_wrap(err, "secrets in %s", d->path);
+	_cleanup_close_ int dfd = openat2_nofollow(newroot, d->path, O_PATH | O_DIRECTORY);
+	if (dfd < 0)
+		return cordon_err_errno(err, "secrets in %s", d->path);
+	size_t dl = strlen(d->path);
 	for (size_t i = 0; i < plan->nsecrets; i++) {
 		const struct secret_value *s = &plan->secrets[i];
-		if (!s->mount)
+		if (!s->mount || strncmp(s->mount, d->path, dl) != 0 || s->mount[dl] != '/' ||
+		    strchr(s->mount + dl + 1, '/'))
 			continue;
-		char dir[4096];
-		snprintf(dir, sizeof(dir), "%s", s->mount);
-		char *slash = strrchr(dir, '/');
-		if (!slash || slash == dir)
-			return cordon_err(err, 0, "secret %s: bad mount path %s", s->name, s->mount);
-		*slash = '\0';
-		bool mounted = false;
-		for (size_t j = 0; j < i; j++) {
-			const char *m = plan->secrets[j].mount;
-			if (m && strncmp(m, dir, strlen(dir)) == 0 && m[strlen(dir)] == '/' && !strchr(m + strlen(dir) + 1, '/'))
-				mounted = true;
-		}
-		if (!mounted && mount_tmpfs(newroot, dir, "0500", 1 << 20, MOUNT_ATTR_NOEXEC, err) < 0)
-			return cordon_err_wrap(err, "secret %s", s->name);
-		_cleanup_close_ int d = openat2_nofollow(newroot, dir, O_PATH | O_DIRECTORY);
-		if (d < 0)
-			return cordon_err_errno(err, "secret %s: %s", s->name, dir);
-		_cleanup_close_ int f = openat(d, slash + 1, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+		_cleanup_close_ int f = openat(dfd, s->mount + dl + 1, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
 		if (f < 0)
 			return cordon_err_errno(err, "secret %s: create %s", s->name, s->mount);
 		size_t off = 0;
@@ -630,22 +646,26 @@ static int write_secret_files(const struct mount_plan *plan, int newroot, cordon
 
 int mounts_finish(struct mount_ctx *mc, const struct mount_plan *plan, cordon_error *err)
 {
-	/* 4, the task's own mounts (idmapped trees come from the supervisor) */
-	if (setup_task_mounts(plan, mc->oldroot, mc->newroot, err) < 0 ||
-	    write_secret_files(plan, mc->newroot, err) < 0)
-		return -1;
-	if (plan->check_files) {
-		int r;
-		if (plan->tree_fds && plan->tree_fds[plan->n] >= 0)
-			r = attach_tree(plan->tree_fds[plan->n], mc->newroot, plan->check_dir, true, err);
+	/* 4, the task's own mounts (idmapped trees come from the supervisor),
+	 * secrets, a check's files, in the model's order; then the run's
+	 * cgroup. */
+	const struct boundary_model *m = mc->model;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct model_entry *e = &m->e[i];
+		int r = 0;
+		if ((e->flags & MODEL_SYSTEM) || e->kind == MK_DEVICE)
+			continue;
+		if (e->kind == MK_SECRET)
+			r = setup_secret_dir(e, plan, mc->newroot, err);
 		else
-			r = bind_at(mc->oldroot, mc->newroot, plan->check_files, plan->check_dir,
-				    MOUNT_ATTR_RDONLY, err);
+			r = setup_task_mount(e, plan, mc->oldroot, mc->newroot, err);
 		if (r < 0)
-			return cordon_err_wrap(err, "check.files %s", plan->check_files);
+			return -1;
 	}
-	if (setup_cgroup_view(plan->cgview, mc->oldroot, mc->newroot, err) < 0)
-		return cordon_err_wrap(err, "the run's cgroup at /sys/fs/cgroup");
+	for (size_t i = 0; i < m->n; i++)
+		if (m->e[i].kind == MK_CGROUP &&
+		    setup_cgroup_view(&m->e[i], plan->cgview, mc->oldroot, mc->newroot, err) < 0)
+			return cordon_err_wrap(err, "the run's cgroup at %s", m->e[i].path);
 	close(mc->oldroot);
 	close(mc->newroot);
 	mc->oldroot = mc->newroot = -1;

@@ -5,6 +5,7 @@
 #include "cordon.h"
 #include "policy.h"
 #include "secrets.h"
+#include "model.h"
 
 /* The run's own cgroup, shown read-only at /sys/fs/cgroup: on v2 its
  * directory is that path, on v1 each controller's directory is a directory
@@ -18,18 +19,6 @@ struct cgroup_view {
 	bool v2;
 };
 
-/* The host's system directories in the view, bound read-only, and the names
- * that are symlinks into /usr on merged-/usr hosts (bound read-only where
- * they are directories, absent ones skipped). One list for the mounts, the
- * observer's view, Landlock and the plan's checks. NULL-terminated. */
-extern const char *const mounts_system_dirs[];
-extern const char *const mounts_system_links[];
-
-/* Host files the run sees read-only besides the system directories: the CPU
- * counts that libc and runtimes read (os.cpu_count, thread pools, malloc
- * arenas). The same numbers are in the run's /proc. NULL-terminated. */
-extern const char *const mounts_host_files[];
-
 /* The run's hostname (its own UTS namespace). */
 #define CORDON_HOSTNAME "cordon"
 /* Default tmpfs sizes (README, "Default sizes"): without them a tmpfs may
@@ -40,21 +29,19 @@ extern const char *const mounts_host_files[];
 #define CORDON_TMPFS_DEFAULT_SIZE (1ULL << 30)
 #define CORDON_SHM_DEFAULT_SIZE (64ULL << 20)
 
+/* What the child mounts is the boundary model (model.h), walked in order:
+ * plain data built by the supervisor before clone, so nothing is allocated
+ * here. The rest is what only exists at run time. */
 struct mount_plan {
-	const struct cordon_mount *mounts; /* effective list, parents first */
-	size_t n;
-	/* Per mount: a detached, already-configured tree prepared by the parent
-	 * (idmapped rw binds when cordon runs as root), or -1. */
+	/* Per model entry's tree (model_entry.tree): a detached,
+	 * already-configured tree prepared by the parent (idmapped rw binds
+	 * when cordon runs as root), or -1. */
 	const int *tree_fds;
 	/* Secrets delivered as files: a private tmpfs per directory, the file
 	 * 0400, owned by the command's user. */
 	const struct secret_value *secrets;
 	size_t nsecrets;
 	const struct cgroup_view *cgview; /* or NULL */
-	/* A check's own files: host path bound read-only at check_dir
-	 * (tree_fds[n] when the supervisor prepared it), or NULL. */
-	const char *check_files;
-	const char *check_dir;
 };
 
 /* Parent side: for each bind, clone the host tree as the supervisor (so a
@@ -81,13 +68,14 @@ int mounts_chown_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t to
 /* Child side (in the new user + mount namespaces, with capabilities), in two
  * steps so that the supervisor can prepare the task's idmapped trees while the
  * child builds the rest:
- *  mounts_begin:  base tmpfs, pivot, new root, system dirs, /tmp, /proc, /dev
- *                 (with mc->devices bound in it).
- *  mounts_finish: the task's binds and tmpfs, then pivot_root into the view;
- *                 on return "/" is the sandbox root. */
+ *  mounts_begin:  base tmpfs, pivot, new root, the model's system entries
+ *                 (system dirs, /tmp, /proc, /dev with the task's devices).
+ *  mounts_finish: the task's binds and tmpfs, secrets, a check's files, the
+ *                 run's cgroup, then pivot_root into the view; on return "/"
+ *                 is the sandbox root. */
 struct mount_ctx {
 	int oldroot, newroot;
-	const strv *devices; /* host character devices for /dev (canonical), or NULL */
+	const struct boundary_model *model;
 };
 int mounts_begin(struct mount_ctx *mc, cordon_error *err);
 int mounts_finish(struct mount_ctx *mc, const struct mount_plan *plan, cordon_error *err);

@@ -20,6 +20,7 @@
 #include <netinet/in.h>
 #include "proxy.h"
 #include "observe.h"
+#include "run.h"
 #include "landlock.h"
 #include "seccomp-policy.h"
 
@@ -93,7 +94,7 @@ int observer_init(struct observer *o, const struct run_plan *plan, const cordon_
 	memcpy(o->loopback_ports, p->loopback_ports, sizeof(o->loopback_ports));
 	o->nloopback_ports = p->nloopback_ports;
 	o->strict_ports = p->nloopback_ports && landlock_abi() >= 4;
-	return view_build(plan, &o->view, err);
+	return view_build(&plan->model, 0, &o->view, err);
 }
 
 static void wake(int sig)

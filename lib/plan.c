@@ -73,13 +73,13 @@ static int resolve_check_files(const cordon_policy *p, struct run_plan *plan, co
 static const char *forbidden_workspace(const char *ws)
 {
 	static const char *const dirs[] = {"/", "/boot", "/dev", "/proc", "/sys", "/run", "/var", NULL};
-	const char *const *lists[] = {dirs, mounts_system_dirs, mounts_system_links};
 	if (strcmp(ws, "/root") == 0 || strcmp(ws, "/home") == 0)
 		return "a home directory";
-	for (size_t l = 0; l < ARRAY_SIZE(lists); l++)
-		for (const char *const *d = lists[l]; *d; d++)
-			if (strcmp(ws, *d) == 0)
-				return "a system directory";
+	if (model_is_system_dir(ws))
+		return "a system directory";
+	for (const char *const *d = dirs; *d; d++)
+		if (strcmp(ws, *d) == 0)
+			return "a system directory";
 	const char *home = getenv("HOME");
 	if (home && strcmp(ws, home) == 0)
 		return "a home directory";
@@ -293,7 +293,9 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 					  mount_mode_name(plan->mounts[i].mode));
 	if (plan_devices(p, plan, err) < 0)
 		return -1;
-	return plan_cwd_and_tmpfs(p, plan, err);
+	if (plan_cwd_and_tmpfs(p, plan, err) < 0)
+		return -1;
+	return model_build(&plan->model, plan, p, err);
 }
 
 void run_plan_free(struct run_plan *plan)
@@ -302,6 +304,7 @@ void run_plan_free(struct run_plan *plan)
 	plan->mounts = NULL;
 	plan->nmounts = 0;
 	strv_free(&plan->devices);
+	model_free(&plan->model);
 }
 
 /* Refuse what this build cannot enforce yet: never run with less than asked. */
@@ -313,19 +316,6 @@ static int check_supported(const cordon_policy *p, cordon_error *err)
 	return 0;
 }
 
-/* Where cordon itself mounts something: a secret's tmpfs there would be
- * hidden by it, or be created inside a bind, i.e. on the host. */
-static const char *inside_system(const char *m)
-{
-	static const char *const own[] = {"/proc", "/dev", "/tmp", "/sys", NULL};
-	const char *const *lists[] = {mounts_system_dirs, mounts_system_links, own};
-	for (size_t l = 0; l < ARRAY_SIZE(lists); l++)
-		for (const char *const *d = lists[l]; *d; d++)
-			if (path_has_prefix(m, *d))
-				return *d;
-	return NULL;
-}
-
 /* A secret file lives on a tmpfs of its own inside the view: its directory
  * must not be a host path the view shows (the tmpfs would be created inside a
  * bind, i.e. on the host) nor a directory of the system view. */
@@ -335,7 +325,10 @@ static int check_secret_mounts(const cordon_policy *p, const struct run_plan *pl
 		const char *m = p->secrets[i].mount;
 		if (!m)
 			continue;
-		const char *sys = inside_system(m);
+		/* Where cordon itself mounts something: a secret's tmpfs there
+		 * would be hidden by it, or be created inside a bind, i.e. on
+		 * the host. */
+		const char *sys = model_system_top(m);
 		if (sys)
 			return cordon_err(err, 0, "secret %s: mount %s is inside %s; use a directory of its own such as /run/secrets",
 					  p->secrets[i].name, m, sys);

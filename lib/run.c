@@ -633,22 +633,13 @@ static int prepare_filters(struct sup *s, cordon_error *err)
 	int abi = landlock_abi();
 	if (!abi && !(p->allow_weaker & WEAK_LANDLOCK))
 		return cordon_err(err, 0, "Landlock is not available on this kernel (the second filesystem layer); set enforcement.allow_weaker [\"landlock\"] to run without it");
-	if (landlock_prepare(&s->plan, abi, p->loopback_ports, p->nloopback_ports, &s->landlock, err) < 0)
+	/* The run's own cgroup is in the model, in effect if it gets one
+	 * (send_cgroup_view). */
+	if (landlock_prepare(&s->plan.model, s->cgops ? MODEL_IF_CGROUP : 0, abi, p->loopback_ports,
+			     p->nloopback_ports, &s->landlock, err) < 0)
 		return -1;
 	if (p->net_allow.n)
 		s->landlock.connect_port = PROXY_PORT;
-	for (size_t i = 0; i < p->nsecrets; i++) {
-		if (!p->secrets[i].mount)
-			continue;
-		char dir[4096];
-		snprintf(dir, sizeof(dir), "%s", p->secrets[i].mount);
-		*strrchr(dir, '/') = '\0';
-		if (abi && landlock_add_path(&s->landlock, dir, LANDLOCK_READ_ONLY, err) < 0)
-			return -1;
-	}
-	/* The run's own cgroup, if it gets one (send_cgroup_view). */
-	if (abi && s->cgops && landlock_add_optional(&s->landlock, "/sys/fs/cgroup", LANDLOCK_READ_ONLY, err) < 0)
-		return -1;
 	s->spec.landlock = &s->landlock;
 	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0) {
 		if (!(p->allow_weaker & WEAK_SECCOMP))
@@ -662,15 +653,6 @@ static int prepare_filters(struct sup *s, cordon_error *err)
 		if (observer_init(&s->obs, &s->plan, p, p->net_allow.n > 0, err) < 0)
 			return -1;
 		s->have_obs = true;
-		for (size_t i = 0; i < p->nsecrets; i++) {
-			if (!p->secrets[i].mount)
-				continue;
-			char dir[4096];
-			snprintf(dir, sizeof(dir), "%s", p->secrets[i].mount);
-			*strrchr(dir, '/') = '\0';
-			if (view_add(&s->obs.view, dir, VIEW_RO, err) < 0)
-				return -1;
-		}
 	}
 	trace(s, "landlock and seccomp prepared");
 	return 0;
@@ -874,7 +856,7 @@ static int send_cgroup_view(struct sup *s, cordon_error *err)
 	for (int i = 0; i < s->cg.ndirs; i++)
 		if (sync_send(s->sock, MSG_CGROUP, v2 ? -1 : i, &path[i], -1) < 0)
 			return cordon_err_errno(err, "send the cgroup view");
-	if (s->have_obs && view_add(&s->obs.view, "/sys/fs/cgroup", VIEW_RO, err) < 0)
+	if (s->have_obs && view_add_cond(&s->obs.view, &s->plan.model, MODEL_IF_CGROUP, err) < 0)
 		return -1;
 	trace(s, "cgroup view sent");
 	return 0;

@@ -2,6 +2,7 @@
 #pragma once
 #include "policy.h"
 #include "report.h"
+#include "model.h"
 
 /* Run argv under policy p. Always fills rep (every outcome, including
  * setup-error, is a status); returns 0, or -1 only if even the report could
@@ -24,6 +25,8 @@ struct run_plan {
 	/* Where the check's view shows them: CHECK_FILES_DIR "-" and 128 random
 	 * bits in hex, new for every check (a task cannot name it in advance). */
 	char check_dir[64];
+	/* Everything the run sees, built last from the above (model.h). */
+	struct boundary_model model;
 };
 int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err);
 /* The run's workspace (run_plan.workspace): the declared working directory

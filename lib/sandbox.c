@@ -218,16 +218,14 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	wait_go1(sock); /* sync 1 */
 	setup_or_fail(sock, creds_become_ns_user(sp->ns_uid, sp->ns_gid, &e), &e);
 	arm_pdeathsig(sock);
-	struct mount_ctx mc = {.devices = &sp->plan->devices};
+	struct mount_ctx mc = {.model = &sp->plan->model};
 	setup_or_fail(sock, mounts_begin(&mc, &e), &e);
 	int filter = -1;
 	bool notify = false;
 	wait_go2(sp, sock, &filter, &notify); /* sync 2 */
 	if (sp->seccomp && filter < 0)
 		setup_or_fail(sock, cordon_err(&e, 0, "no seccomp filter arrived at sync 2"), &e);
-	struct mount_plan mp = {sp->plan->mounts, sp->plan->nmounts, sp->tree_fds, sp->secrets, sp->nsecrets,
-				sp->cgview, sp->plan->check_files[0] ? sp->plan->check_files : NULL,
-				sp->plan->check_dir};
+	struct mount_plan mp = {sp->tree_fds, sp->secrets, sp->nsecrets, sp->cgview};
 	setup_or_fail(sock, mounts_finish(&mc, &mp, &e), &e);
 	for (size_t i = 0; i <= sp->plan->nmounts; i++)
 		if (sp->tree_fds[i] >= 0)

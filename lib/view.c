@@ -7,7 +7,6 @@
 #include "cleanup.h"
 #include "error.h"
 #include "strv.h"
-#include "mounts.h"
 #include "view.h"
 
 int view_add(struct view *v, const char *path, enum view_class cls, cordon_error *err)
@@ -24,57 +23,43 @@ int view_add(struct view *v, const char *path, enum view_class cls, cordon_error
 	return 0;
 }
 
-int view_build(const struct run_plan *plan, struct view *v, cordon_error *err)
+/* An entry of the model in the view: its class, or a top-level link. */
+static int add_entry(struct view *v, const struct model_entry *e, cordon_error *err)
+{
+	if (e->kind == MK_SYMLINK) {
+		/* The root's own links (/bin -> usr/bin); /dev's stay /dev. */
+		if (!(e->flags & MODEL_FROM_HOST) || v->nlinks >= ARRAY_SIZE(v->links))
+			return 0;
+		char joined[PATH_MAX * 2], norm[PATH_MAX];
+		snprintf(joined, sizeof(joined), "%s%s", e->target[0] == '/' ? "" : "/", e->target);
+		if (path_normalize(joined, norm, sizeof(norm)) < 0)
+			return 0;
+		v->links[v->nlinks][0] = strdup(e->path);
+		v->links[v->nlinks][1] = strdup(norm);
+		if (!v->links[v->nlinks][0] || !v->links[v->nlinks][1])
+			return cordon_err(err, 12, "out of memory");
+		v->nlinks++;
+		return 0;
+	}
+	if (e->view == VIEW_OUTSIDE)
+		return 0;
+	return view_add(v, e->path, e->view, err);
+}
+
+int view_build(const struct boundary_model *m, unsigned conds, struct view *v, cordon_error *err)
 {
 	memset(v, 0, sizeof(*v));
-	static const struct { const char *p; enum view_class c; } sys[] = {
-		{"/tmp", VIEW_RW}, {"/proc", VIEW_PROC},
-		{"/dev", VIEW_DEV}, {"/dev/shm", VIEW_RW}, {"/dev/pts", VIEW_DEV},
-	};
-	for (const char *const *d = mounts_system_dirs; *d; d++)
-		if (view_add(v, *d, VIEW_RO, err) < 0)
+	for (size_t i = 0; i < m->n; i++)
+		if (model_entry_active(&m->e[i], conds) && add_entry(v, &m->e[i], err) < 0)
 			return -1;
-	for (size_t i = 0; i < ARRAY_SIZE(sys); i++)
-		if (view_add(v, sys[i].p, sys[i].c, err) < 0)
+	return 0;
+}
+
+int view_add_cond(struct view *v, const struct boundary_model *m, unsigned cond, cordon_error *err)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if ((m->e[i].flags & cond) && model_entry_active(&m->e[i], cond) && add_entry(v, &m->e[i], err) < 0)
 			return -1;
-	for (const char *const *f = mounts_host_files; *f; f++)
-		if (access(*f, F_OK) == 0 && view_add(v, *f, VIEW_RO, err) < 0)
-			return -1;
-	const char *const *links = mounts_system_links;
-	for (size_t i = 0; links[i]; i++) {
-		struct stat st;
-		if (lstat(links[i], &st) < 0)
-			continue;
-		if (S_ISDIR(st.st_mode)) {
-			if (view_add(v, links[i], VIEW_RO, err) < 0)
-				return -1;
-		} else if (S_ISLNK(st.st_mode) && v->nlinks < ARRAY_SIZE(v->links)) {
-			char t[PATH_MAX], joined[PATH_MAX * 2], norm[PATH_MAX];
-			ssize_t n = readlink(links[i], t, sizeof(t) - 1);
-			if (n < 0)
-				continue;
-			t[n] = '\0';
-			snprintf(joined, sizeof(joined), "%s%s", t[0] == '/' ? "" : "/", t);
-			if (path_normalize(joined, norm, sizeof(norm)) < 0)
-				continue;
-			v->links[v->nlinks][0] = strdup(links[i]);
-			v->links[v->nlinks][1] = strdup(norm);
-			if (!v->links[v->nlinks][0] || !v->links[v->nlinks][1])
-				return cordon_err(err, 12, "out of memory");
-			v->nlinks++;
-		}
-	}
-	for (size_t i = 0; i < plan->nmounts; i++) {
-		const struct cordon_mount *m = &plan->mounts[i];
-		if (view_add(v, m->path, m->mode == MOUNT_RO ? VIEW_RO : VIEW_RW, err) < 0)
-			return -1;
-	}
-	/* Exposed devices may be opened for writing like the standard nodes. */
-	for (size_t i = 0; i < plan->devices.n; i++)
-		if (view_add(v, plan->devices.v[i], VIEW_RW, err) < 0)
-			return -1;
-	if (plan->check_files[0] && view_add(v, plan->check_dir, VIEW_RO, err) < 0)
-		return -1;
 	return 0;
 }
 

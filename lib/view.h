@@ -3,16 +3,8 @@
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
-#include "run.h"
+#include "model.h"
 
-enum view_class {
-	VIEW_OUTSIDE, /* not in the view: the host's file is hidden */
-	VIEW_ROOT,    /* a directory of the read-only root (ancestor of a mount) */
-	VIEW_RO,      /* inside a read-only bind */
-	VIEW_RW,      /* inside a writable bind or tmpfs */
-	VIEW_PROC,    /* /proc: the kernel decides */
-	VIEW_DEV,     /* /dev (read-only tmpfs of device nodes) */
-};
 
 struct view_entry {
 	char *path;
@@ -26,8 +18,11 @@ struct view {
 	size_t nlinks;
 };
 
-/* Build from the plan (and the host's top-level symlinks). */
-int view_build(const struct run_plan *plan, struct view *v, cordon_error *err);
+/* Derive from the boundary model: every entry in effect under conds
+ * (MODEL_IF_*) with a class of its own, and its top-level symlinks. */
+int view_build(const struct boundary_model *m, unsigned conds, struct view *v, cordon_error *err);
+/* Add the model's entries that need cond (MODEL_IF_CGROUP) once it holds. */
+int view_add_cond(struct view *v, const struct boundary_model *m, unsigned cond, cordon_error *err);
 void view_free(struct view *v);
 int view_add(struct view *v, const char *path, enum view_class cls, cordon_error *err);
 /* Classify an absolute path (normalised here; top-level links resolved). The

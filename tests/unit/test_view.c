@@ -1,4 +1,5 @@
 #include "unit.h"
+#include "run.h"
 #include "view.h"
 
 static struct view mk(void)
@@ -10,7 +11,9 @@ static struct view mk(void)
 	struct run_plan plan = {.mounts = m, .nmounts = 4};
 	struct view v;
 	cordon_error e;
-	assert_int_equal(view_build(&plan, &v, &e), 0);
+	assert_int_equal(model_build(&plan.model, &plan, NULL, &e), 0);
+	assert_int_equal(view_build(&plan.model, 0, &v, &e), 0);
+	model_free(&plan.model);
 	return v;
 }
 

@@ -1,0 +1,284 @@
+/* The boundary model (model.h): cordon's own view in one table, the task's
+ * paths appended from the plan. To make a path visible to every run, add one
+ * entry to system_view below; the mounts, Landlock, the observer and explain
+ * follow from it. */
+#include <linux/landlock.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cleanup.h"
+#include "compat.h"
+#include "model.h"
+#include "mounts.h"
+#include "run.h"
+
+#define FS(x) LANDLOCK_ACCESS_FS_##x
+#define LL_RO (FS(EXECUTE) | FS(READ_FILE) | FS(READ_DIR))
+#define LL_READ (FS(READ_FILE) | FS(READ_DIR))
+#define LL_DEV (FS(READ_FILE) | FS(WRITE_FILE) | FS(READ_DIR) | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+
+/* A top-level link (MODEL_FROM_HOST) is written as MK_SYMLINK with the
+ * access and class of a directory: on a merged-/usr host it is a symlink
+ * into /usr (no rule, no class: /usr has them), elsewhere an ro bind, or
+ * absent (add_system). */
+
+#define SYS(path_, kind_, ll_, view_, flags_, reason_) \
+	{.path = path_, .kind = kind_, .source = SRC_DEFAULT, .landlock = ll_, .view = view_, \
+	 .flags = MODEL_SYSTEM | (flags_), .reason = reason_, .host = path_, .mount = -1, .tree = -1}
+/* A symlink cordon makes in /dev. */
+#define DEVLINK(path_, target_) \
+	{.path = path_, .kind = MK_SYMLINK, .source = SRC_DEFAULT, .view = VIEW_OUTSIDE, \
+	 .flags = MODEL_SYSTEM, .reason = "as every /dev has it", .target = target_, .mount = -1, .tree = -1}
+/* The host's CPU counts (the same numbers are in the run's /proc). */
+#define CPU(path_, explain_path_, explain_mode_) \
+	{.path = path_, .kind = MK_RO_BIND, .source = SRC_DEFAULT, .landlock = FS(READ_FILE), \
+	 .view = VIEW_RO, .flags = MODEL_SYSTEM | MODEL_OPTIONAL, \
+	 .reason = "the CPU count that libc and runtimes read", .host = path_, .noexec = true, \
+	 .mount = -1, .tree = -1, .explain_path = explain_path_, .explain_mode = explain_mode_}
+
+/* cordon's own view, in the order explain lists it. */
+static const struct model_entry system_view[] = {
+	SYS("/", MK_ROOT, FS(READ_DIR), VIEW_OUTSIDE, 0,
+	    "the read-only root: only the directories that lead to mounts"),
+	{.path = "/usr", .kind = MK_RO_BIND, .landlock = LL_RO, .view = VIEW_RO, .flags = MODEL_SYSTEM,
+	 .reason = "the host's programs and libraries", .host = "/usr", .mount = -1, .tree = -1,
+	 .explain_path = "/usr", .explain_mode = "ro"},
+	{.path = "/etc", .kind = MK_RO_BIND, .landlock = LL_RO, .view = VIEW_RO, .flags = MODEL_SYSTEM,
+	 .reason = "the host's configuration", .host = "/etc", .mount = -1, .tree = -1,
+	 .explain_path = "/etc", .explain_mode = "ro"},
+	SYS("/etc/hosts", MK_FILE, 0, VIEW_RO, MODEL_OPTIONAL,
+	    "the host's, with the run's own hostname and without the host's"),
+	{.path = "/bin", .kind = MK_SYMLINK, .landlock = LL_RO, .view = VIEW_RO,
+	 .flags = MODEL_SYSTEM | MODEL_FROM_HOST,
+	 .reason = "as the host has it (a symlink into /usr, or a directory)", .host = "/bin", .mount = -1, .tree = -1,
+	 .explain_path = "/bin /sbin /lib /lib64", .explain_mode = "symlink or ro"},
+	SYS("/sbin", MK_SYMLINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
+	SYS("/lib", MK_SYMLINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
+	SYS("/lib32", MK_SYMLINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
+	SYS("/lib64", MK_SYMLINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
+	SYS("/libx32", MK_SYMLINK, LL_RO, VIEW_RO, MODEL_FROM_HOST, "as the host has it"),
+	{.path = "/tmp", .kind = MK_TMPFS, .landlock = MODEL_LL_ALL, .view = VIEW_RW, .flags = MODEL_SYSTEM,
+	 .reason = "the run's own scratch space", .mode = "1777", .size = CORDON_TMPFS_DEFAULT_SIZE,
+	 .mount = -1, .tree = -1, .explain_path = "/tmp", .explain_mode = "tmpfs (1 GiB)"},
+	{.path = "/proc", .kind = MK_PROC, .landlock = FS(READ_FILE) | FS(READ_DIR) | FS(WRITE_FILE),
+	 .view = VIEW_PROC, .flags = MODEL_SYSTEM, .reason = "the run's own PID namespace", .mount = -1, .tree = -1,
+	 .explain_path = "/proc", .explain_mode = "proc (own PID namespace)"},
+	{.path = "/dev", .kind = MK_DEV, .landlock = LL_DEV, .view = VIEW_DEV, .flags = MODEL_SYSTEM,
+	 .reason = "the standard nodes only", .mode = "0755", .size = 1 << 20, .noexec = true, .mount = -1,
+	 .tree = -1,
+	 .explain_path = "/dev",
+	 .explain_mode = "minimal (null zero full random urandom tty pts; shm: tmpfs 64 MiB)"},
+	SYS("/dev/null", MK_DEVICE, 0, VIEW_DEV, 0, "a standard node"),
+	SYS("/dev/zero", MK_DEVICE, 0, VIEW_DEV, 0, "a standard node"),
+	SYS("/dev/full", MK_DEVICE, 0, VIEW_DEV, 0, "a standard node"),
+	SYS("/dev/random", MK_DEVICE, 0, VIEW_DEV, 0, "a standard node"),
+	SYS("/dev/urandom", MK_DEVICE, 0, VIEW_DEV, 0, "a standard node"),
+	SYS("/dev/tty", MK_DEVICE, 0, VIEW_DEV, 0, "a standard node"),
+	SYS("/dev/pts", MK_DEVPTS, 0, VIEW_DEV, 0, "the run's own ptys"),
+	{.path = "/dev/shm", .kind = MK_TMPFS, .landlock = MODEL_LL_ALL, .view = VIEW_RW, .flags = MODEL_SYSTEM,
+	 .reason = "POSIX shared memory", .mode = "1777", .size = CORDON_SHM_DEFAULT_SIZE, .mount = -1,
+	 .tree = -1},
+	DEVLINK("/dev/ptmx", "pts/ptmx"), DEVLINK("/dev/fd", "/proc/self/fd"),
+	DEVLINK("/dev/stdin", "/proc/self/fd/0"), DEVLINK("/dev/stdout", "/proc/self/fd/1"),
+	DEVLINK("/dev/stderr", "/proc/self/fd/2"),
+	CPU("/sys/devices/system/cpu/online", "/sys/devices/system/cpu/{online,possible,present}",
+	    "ro (CPU counts)"),
+	CPU("/sys/devices/system/cpu/possible", NULL, NULL),
+	CPU("/sys/devices/system/cpu/present", NULL, NULL),
+	{.path = "/sys/fs/cgroup", .kind = MK_CGROUP, .landlock = LL_READ, .view = VIEW_RO,
+	 .flags = MODEL_SYSTEM | MODEL_OPTIONAL | MODEL_IF_CGROUP,
+	 .reason = "the run's own cgroup (runtimes size heaps and threads from its limits)",
+	 .mode = "0755", .size = 1 << 16, .noexec = true, .mount = -1, .tree = -1,
+	 .explain_path = "/sys/fs/cgroup", .explain_mode = "ro (the run's own cgroup)"},
+};
+
+const char *model_kind_name(enum model_kind k)
+{
+	static const char *const n[] = {"root", "ro", "rw", "tmpfs", "proc", "dev", "devpts", "symlink",
+					"file", "device", "secret", "cgroup"};
+	return (size_t)k < ARRAY_SIZE(n) ? n[k] : "?";
+}
+
+bool model_entry_active(const struct model_entry *e, unsigned conds)
+{
+	if (e->flags & MODEL_ABSENT)
+		return false;
+	return !(e->flags & MODEL_IF_CGROUP) || (conds & MODEL_IF_CGROUP);
+}
+
+/* The first component of an absolute path, into out ("/sys/fs" -> "/sys"). */
+static void top_of(const char *path, char *out, size_t outsz)
+{
+	size_t l = strcspn(path + 1, "/") + 1;
+	snprintf(out, outsz, "%.*s", (int)l, path);
+}
+
+const char *model_system_top(const char *path)
+{
+	static char tops[ARRAY_SIZE(system_view)][64];
+	for (size_t i = 0; i < ARRAY_SIZE(system_view); i++) {
+		if (system_view[i].kind == MK_ROOT)
+			continue;
+		top_of(system_view[i].path, tops[i], sizeof(tops[i]));
+		if (path_has_prefix(path, tops[i]))
+			return tops[i];
+	}
+	return NULL;
+}
+
+bool model_is_system_dir(const char *path)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(system_view); i++)
+		if ((system_view[i].kind == MK_RO_BIND || (system_view[i].flags & MODEL_FROM_HOST)) &&
+		    strchr(system_view[i].path + 1, '/') == NULL && strcmp(path, system_view[i].path) == 0)
+			return true;
+	return false;
+}
+
+static int push(struct boundary_model *m, const struct model_entry *e, cordon_error *err)
+{
+	struct model_entry *n = realloc(m->e, (m->n + 1) * sizeof(*n));
+	if (!n)
+		return cordon_err(err, 12, "out of memory");
+	m->e = n;
+	m->e[m->n++] = *e;
+	return 0;
+}
+
+static const char *own(struct boundary_model *m, const char *s)
+{
+	return strv_push(&m->owned, s) < 0 ? NULL : m->owned.v[m->owned.n - 1];
+}
+
+int model_probe_host(const char *path, bool follow, char *target, size_t tsz)
+{
+	struct stat st;
+	if (follow)
+		return access(path, F_OK) == 0 ? 'f' : 0;
+	if (lstat(path, &st) < 0)
+		return 0;
+	if (S_ISDIR(st.st_mode))
+		return 'd';
+	if (!S_ISLNK(st.st_mode))
+		return 0;
+	ssize_t n = readlink(path, target, tsz - 1);
+	if (n < 0)
+		return 0;
+	target[n] = '\0';
+	return 'l';
+}
+
+/* cordon's own entries, shaped by the host. */
+static int add_system(struct boundary_model *m, model_probe_fn probe, cordon_error *err)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(system_view); i++) {
+		struct model_entry e = system_view[i];
+		if (e.flags & MODEL_FROM_HOST) {
+			char t[4096];
+			int k = probe(e.path, false, t, sizeof(t));
+			if (k == 'd') {
+				e.kind = MK_RO_BIND;
+			} else if (k == 'l') {
+				e.target = own(m, t);
+				if (!e.target)
+					return cordon_err(err, 12, "out of memory");
+				e.landlock = 0; /* resolves into /usr, which has its own rule */
+				e.view = VIEW_OUTSIDE;
+			} else {
+				e.flags |= MODEL_ABSENT;
+			}
+		} else if (e.kind == MK_RO_BIND && (e.flags & MODEL_OPTIONAL) && !probe(e.path, true, NULL, 0)) {
+			e.flags |= MODEL_ABSENT;
+		}
+		if (push(m, &e, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The task's: its mounts, devices, a check's files, secrets as files. */
+static int add_task(struct boundary_model *m, const struct run_plan *plan, const cordon_policy *p,
+		    cordon_error *err)
+{
+	for (size_t i = 0; i < plan->nmounts; i++) {
+		const struct cordon_mount *cm = &plan->mounts[i];
+		struct model_entry e = {.path = cm->path, .source = cm->src, .host = cm->path, .mount = (long)i,
+					.tree = (long)i,
+					.explain_path = cm->path, .explain_mode = mount_mode_name(cm->mode)};
+		if (cm->mode == MOUNT_RO) {
+			e.kind = MK_RO_BIND, e.landlock = LL_RO, e.view = VIEW_RO, e.reason = "granted read-only";
+		} else if (cm->mode == MOUNT_RW) {
+			e.kind = MK_RW_BIND, e.landlock = MODEL_LL_ALL, e.view = VIEW_RW;
+			e.reason = cm->src == SRC_DEFAULT ? "the workspace" : "granted writable";
+		} else {
+			e.kind = MK_TMPFS, e.landlock = MODEL_LL_ALL, e.view = VIEW_RW, e.reason = "a tmpfs of the task's";
+			e.mode = "1777", e.size = cm->size ? cm->size : CORDON_TMPFS_DEFAULT_SIZE;
+			e.host = NULL, e.tree = -1;
+		}
+		if (push(m, &e, err) < 0)
+			return -1;
+	}
+	/* Exposed devices: read, write and ioctl, each by its own rule (so the
+	 * grant stays if /dev's own rule ever narrows). */
+	for (size_t i = 0; i < plan->devices.n; i++) {
+		struct model_entry e = {.path = plan->devices.v[i], .kind = MK_DEVICE, .source = SRC_POLICY,
+					.landlock = LL_DEV & ~FS(READ_DIR), .view = VIEW_RW,
+					.reason = "a host character device granted", .host = plan->devices.v[i],
+					.mount = -1, .tree = -1};
+		if (push(m, &e, err) < 0)
+			return -1;
+	}
+	for (size_t i = 0; p && i < p->nsecrets; i++) {
+		const char *sm = p->secrets[i].mount;
+		const char *slash = sm ? strrchr(sm, '/') : NULL;
+		if (!slash || slash == sm)
+			continue; /* refused by the plan's checks */
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - sm), sm);
+		bool seen = false;
+		for (size_t k = 0; k < m->n && !seen; k++)
+			seen = m->e[k].kind == MK_SECRET && strcmp(m->e[k].path, dir) == 0;
+		if (seen)
+			continue;
+		struct model_entry e = {.kind = MK_SECRET, .source = SRC_POLICY, .landlock = LL_READ,
+					.view = VIEW_RO, .reason = "secrets delivered as files (0400)",
+					.mode = "0500", .size = 1 << 20, .noexec = true, .mount = -1, .tree = -1};
+		e.path = own(m, dir);
+		if (!e.path || push(m, &e, err) < 0)
+			return cordon_err(err, 12, "out of memory");
+	}
+	if (plan->check_files[0]) {
+		struct model_entry e = {.path = plan->check_dir, .kind = MK_RO_BIND, .source = SRC_POLICY,
+					.landlock = LL_RO, .view = VIEW_RO, .reason = "the check's own files",
+					.host = plan->check_files, .mount = -1, .tree = (long)plan->nmounts};
+		if (push(m, &e, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+int model_build_on(struct boundary_model *m, const struct run_plan *plan, const cordon_policy *p,
+		   model_probe_fn probe, cordon_error *err)
+{
+	memset(m, 0, sizeof(*m));
+	if (add_system(m, probe, err) < 0 || (plan && add_task(m, plan, p, err) < 0)) {
+		model_free(m);
+		return -1;
+	}
+	return 0;
+}
+
+int model_build(struct boundary_model *m, const struct run_plan *plan, const cordon_policy *p,
+		cordon_error *err)
+{
+	return model_build_on(m, plan, p, model_probe_host, err);
+}
+
+void model_free(struct boundary_model *m)
+{
+	free(m->e);
+	strv_free(&m->owned);
+	memset(m, 0, sizeof(*m));
+}

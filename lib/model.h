@@ -1,0 +1,104 @@
+/* The boundary model: the run's world, described once. Every path the run
+ * can see is one entry here, with what it is (kind), where it comes from
+ * (source, for explain), its Landlock access, the observer's class, whether
+ * it may be absent on this host, and a one-line reason. It is built in the
+ * pre-flight (run_plan_build), as plain data (no fds), and the layers derive
+ * from it: Landlock's rules (landlock_prepare), the observer's view
+ * (view_build), `cordon explain`'s paths, and the plan's checks on secret
+ * mounts and the workspace. Adding a visible path is one entry in model.c. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "error.h"
+#include "policy.h"
+#include "strv.h"
+
+/* The observer's classes (view.c). */
+enum view_class {
+	VIEW_OUTSIDE, /* not in the view: the host's file is hidden */
+	VIEW_ROOT,    /* a directory of the read-only root (ancestor of a mount) */
+	VIEW_RO,      /* inside a read-only bind */
+	VIEW_RW,      /* inside a writable bind or tmpfs */
+	VIEW_PROC,    /* /proc: the kernel decides */
+	VIEW_DEV,     /* /dev (read-only tmpfs of device nodes) */
+};
+
+enum model_kind {
+	MK_ROOT,    /* "/": the read-only tmpfs root itself */
+	MK_RO_BIND, /* a host path, read-only */
+	MK_RW_BIND, /* a host path, writable */
+	MK_TMPFS,   /* a fresh tmpfs (size, mode) */
+	MK_PROC,    /* the run's own /proc */
+	MK_DEV,     /* the minimal /dev (a tmpfs of device nodes, read-only) */
+	MK_DEVPTS,  /* a private devpts instance */
+	MK_SYMLINK, /* the same symlink the host has (target) */
+	MK_FILE,    /* a file cordon writes for the run (/etc/hosts) */
+	MK_DEVICE,  /* a host character device bound in /dev */
+	MK_SECRET,  /* a secret's directory: a private tmpfs of 0400 files */
+	MK_CGROUP,  /* the run's own cgroup, read-only */
+};
+
+/* entry flags */
+#define MODEL_SYSTEM (1u << 0)    /* cordon's fixed view, the same for every run */
+#define MODEL_OPTIONAL (1u << 1)  /* may be absent in the view: no Landlock error */
+#define MODEL_ABSENT (1u << 2)    /* not on this host: nothing of it exists */
+#define MODEL_IF_CGROUP (1u << 3) /* only where the run gets its own cgroup */
+#define MODEL_FROM_HOST (1u << 4) /* shaped by the host: a top-level link, or a directory */
+
+/* Landlock access meaning "every right the kernel's ABI has". */
+#define MODEL_LL_ALL UINT64_MAX
+
+struct model_entry {
+	const char *path;       /* in the view (static, or owned by the model or the plan) */
+	enum model_kind kind;
+	enum source source;
+	uint64_t landlock;      /* LANDLOCK_ACCESS_FS_*, before the ABI mask; 0 = no rule of its own */
+	enum view_class view;   /* the observer's class; VIEW_OUTSIDE = no entry of its own */
+	unsigned flags;         /* MODEL_* */
+	const char *reason;     /* one line: why the run sees it */
+	/* kind-specific */
+	const char *host;       /* binds: the host path (usually = path) */
+	const char *target;     /* MK_SYMLINK: the link's target (as the host has it) */
+	const char *mode;       /* tmpfs (MK_TMPFS, MK_DEV, MK_SECRET, MK_CGROUP): its root's mode */
+	uint64_t size;          /* the same: bytes (0 = the kernel's default) */
+	bool noexec;            /* mounted noexec */
+	long mount;             /* index in run_plan.mounts, or -1 */
+	long tree;              /* index of the tree the supervisor may prepare for it
+				 * (sandbox_spec.tree_fds), or -1 */
+	/* The line `cordon explain` prints for it (and the entries after it
+	 * that have none): path and mode; NULL = covered by an earlier line. */
+	const char *explain_path, *explain_mode;
+};
+
+struct boundary_model {
+	struct model_entry *e;
+	size_t n;
+	strv owned; /* strings the entries point to */
+};
+
+struct run_plan;
+/* Build the model of plan (its mounts, devices, check files) and of p's
+ * secrets delivered as files. plan may be NULL: cordon's own view only (what
+ * explain shows when the plan fails). Looks at the host's system links and
+ * optional files once (lstat, readlink, access). */
+int model_build(struct boundary_model *m, const struct run_plan *plan, const cordon_policy *p,
+		cordon_error *err);
+void model_free(struct boundary_model *m);
+/* How the model sees the host: for a path, 'd' (a directory), 'l' (a
+ * symlink; its target in target), 'f' (follow: it exists) or 0 (absent or
+ * anything else). model_probe_host asks the kernel; tests pass their own. */
+typedef int (*model_probe_fn)(const char *path, bool follow, char *target, size_t tsz);
+int model_probe_host(const char *path, bool follow, char *target, size_t tsz);
+int model_build_on(struct boundary_model *m, const struct run_plan *plan, const cordon_policy *p,
+		   model_probe_fn probe, cordon_error *err);
+/* Is the entry in effect, given the conditions that hold (MODEL_IF_*)? */
+bool model_entry_active(const struct model_entry *e, unsigned conds);
+const char *model_kind_name(enum model_kind k);
+/* The top-level directory of cordon's own view that path lies in ("/usr",
+ * "/dev", "/sys", ...), or NULL: a secret's tmpfs there would be hidden by
+ * a mount of cordon's or created inside a bind. Static; needs no model. */
+const char *model_system_top(const char *path);
+/* Is path exactly one of the host's system directories that the view shows
+ * (/usr, /etc, and /bin, /lib... as binds or symlinks)? */
+bool model_is_system_dir(const char *path);

@@ -1,0 +1,348 @@
+/* The boundary model: for a given policy and host, the model itself and what
+ * each layer derives from it (Landlock's rules, the observer's classes,
+ * explain's lines, the plan's checks). */
+#include <linux/landlock.h>
+#include <stdio.h>
+#include "unit.h"
+#include "cleanup.h"
+#include "compat.h"
+#include "landlock.h"
+#include "run.h"
+#include "view.h"
+
+#define FS(x) LANDLOCK_ACCESS_FS_##x
+#define RO (FS(EXECUTE) | FS(READ_FILE) | FS(READ_DIR))
+#define RD (FS(READ_FILE) | FS(READ_DIR))
+#define DEVA (FS(READ_FILE) | FS(WRITE_FILE) | FS(READ_DIR) | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+#define ALL MODEL_LL_ALL
+
+/* Two hosts: Debian's merged /usr (the links are symlinks, the CPU files
+ * exist), and an old split layout (/bin, /lib and /lib64 are directories,
+ * no CPU files in /sys). */
+static int merged_host(const char *path, bool follow, char *target, size_t tsz)
+{
+	static const char *const links[][2] = {{"/bin", "usr/bin"}, {"/sbin", "usr/sbin"},
+					       {"/lib", "usr/lib"}, {"/lib64", "usr/lib64"}};
+	if (follow)
+		return strncmp(path, "/sys/devices/system/cpu/", 24) == 0 ? 'f' : 0;
+	for (size_t i = 0; i < 4; i++)
+		if (strcmp(path, links[i][0]) == 0) {
+			snprintf(target, tsz, "%s", links[i][1]);
+			return 'l';
+		}
+	return 0;
+}
+
+static int split_host(const char *path, bool follow, char *target, size_t tsz)
+{
+	if (follow)
+		return 0;
+	return strcmp(path, "/bin") == 0 || strcmp(path, "/lib") == 0 || strcmp(path, "/lib64") == 0 ? 'd' : 0;
+}
+
+static struct cordon_mount mounts[] = {
+	{MOUNT_RW, "/work/ws", 0, SRC_DEFAULT}, {MOUNT_RO, "/work/ws/ro", 0, SRC_FLAG},
+	{MOUNT_RO, "/opt/data", 0, SRC_POLICY}, {MOUNT_TMPFS, "/scratch", 16 << 20, SRC_FLAG},
+};
+
+struct fixture {
+	cordon_policy *p;
+	struct run_plan plan;
+	struct cordon_secret sec[3];
+	char *devs[2];
+};
+
+static void setup(struct fixture *f, model_probe_fn host)
+{
+	cordon_error e;
+	memset(f, 0, sizeof(*f));
+	f->p = policy_new();
+	f->sec[0] = (struct cordon_secret){.name = "A", .mount = "/run/secrets/A"};
+	f->sec[1] = (struct cordon_secret){.name = "B", .mount = "/run/secrets/B"};
+	f->sec[2] = (struct cordon_secret){.name = "C"}; /* in the environment */
+	f->p->secrets = f->sec;
+	f->p->nsecrets = 3;
+	f->devs[0] = "/dev/fuse";
+	f->plan.mounts = mounts;
+	f->plan.nmounts = 4;
+	f->plan.devices = (strv){f->devs, 1, 2};
+	snprintf(f->plan.check_files, sizeof(f->plan.check_files), "/srv/checks");
+	snprintf(f->plan.check_dir, sizeof(f->plan.check_dir), "/check-00112233445566778899aabbccddeeff");
+	assert_int_equal(model_build_on(&f->plan.model, &f->plan, f->p, host, &e), 0);
+}
+
+static void teardown(struct fixture *f)
+{
+	model_free(&f->plan.model);
+	f->p->secrets = NULL;
+	f->p->nsecrets = 0;
+	policy_free(f->p);
+}
+
+struct want_entry {
+	const char *path;
+	enum model_kind kind;
+	enum source src;
+	uint64_t ll;
+	enum view_class view;
+	unsigned flags;
+};
+
+static void check_model(const struct boundary_model *m, const struct want_entry *w, size_t nw)
+{
+	if (m->n != nw)
+		fail_msg("%zu entries, expected %zu", m->n, nw);
+	for (size_t i = 0; i < nw; i++) {
+		const struct model_entry *e = &m->e[i];
+		if (strcmp(e->path, w[i].path) != 0 || e->kind != w[i].kind || e->source != w[i].src ||
+		    e->landlock != w[i].ll || e->view != w[i].view || e->flags != w[i].flags)
+			fail_msg("entry %zu: %s %s src %d ll %#llx view %d flags %#x; expected %s %s src %d ll %#llx view %d flags %#x",
+				 i, e->path, model_kind_name(e->kind), e->source, (unsigned long long)e->landlock,
+				 e->view, e->flags, w[i].path, model_kind_name(w[i].kind), w[i].src,
+				 (unsigned long long)w[i].ll, w[i].view, w[i].flags);
+		assert_non_null(e->reason);
+	}
+}
+
+#define S MODEL_SYSTEM
+#define OPT MODEL_OPTIONAL
+#define ABS MODEL_ABSENT
+#define FH MODEL_FROM_HOST
+/* cordon's own view on a host, then the task's paths (the same on both). */
+#define SYSTEM_HEAD \
+	{"/", MK_ROOT, SRC_DEFAULT, FS(READ_DIR), VIEW_OUTSIDE, S}, \
+	{"/usr", MK_RO_BIND, SRC_DEFAULT, RO, VIEW_RO, S}, \
+	{"/etc", MK_RO_BIND, SRC_DEFAULT, RO, VIEW_RO, S}, \
+	{"/etc/hosts", MK_FILE, SRC_DEFAULT, 0, VIEW_RO, S | OPT}
+#define SYSTEM_MID \
+	{"/tmp", MK_TMPFS, SRC_DEFAULT, ALL, VIEW_RW, S}, \
+	{"/proc", MK_PROC, SRC_DEFAULT, FS(READ_FILE) | FS(READ_DIR) | FS(WRITE_FILE), VIEW_PROC, S}, \
+	{"/dev", MK_DEV, SRC_DEFAULT, DEVA, VIEW_DEV, S}, \
+	{"/dev/null", MK_DEVICE, SRC_DEFAULT, 0, VIEW_DEV, S}, \
+	{"/dev/zero", MK_DEVICE, SRC_DEFAULT, 0, VIEW_DEV, S}, \
+	{"/dev/full", MK_DEVICE, SRC_DEFAULT, 0, VIEW_DEV, S}, \
+	{"/dev/random", MK_DEVICE, SRC_DEFAULT, 0, VIEW_DEV, S}, \
+	{"/dev/urandom", MK_DEVICE, SRC_DEFAULT, 0, VIEW_DEV, S}, \
+	{"/dev/tty", MK_DEVICE, SRC_DEFAULT, 0, VIEW_DEV, S}, \
+	{"/dev/pts", MK_DEVPTS, SRC_DEFAULT, 0, VIEW_DEV, S}, \
+	{"/dev/shm", MK_TMPFS, SRC_DEFAULT, ALL, VIEW_RW, S}, \
+	{"/dev/ptmx", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S}, \
+	{"/dev/fd", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S}, \
+	{"/dev/stdin", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S}, \
+	{"/dev/stdout", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S}, \
+	{"/dev/stderr", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S}
+#define CGROUP {"/sys/fs/cgroup", MK_CGROUP, SRC_DEFAULT, RD, VIEW_RO, S | OPT | MODEL_IF_CGROUP}
+#define TASK \
+	{"/work/ws", MK_RW_BIND, SRC_DEFAULT, ALL, VIEW_RW, 0}, \
+	{"/work/ws/ro", MK_RO_BIND, SRC_FLAG, RO, VIEW_RO, 0}, \
+	{"/opt/data", MK_RO_BIND, SRC_POLICY, RO, VIEW_RO, 0}, \
+	{"/scratch", MK_TMPFS, SRC_FLAG, ALL, VIEW_RW, 0}, \
+	{"/dev/fuse", MK_DEVICE, SRC_POLICY, DEVA & ~FS(READ_DIR), VIEW_RW, 0}, \
+	{"/run/secrets", MK_SECRET, SRC_POLICY, RD, VIEW_RO, 0}, \
+	{"/check-00112233445566778899aabbccddeeff", MK_RO_BIND, SRC_POLICY, RO, VIEW_RO, 0}
+
+static void test_model_merged_host(void **st)
+{
+	struct fixture f;
+	setup(&f, merged_host);
+	const struct want_entry w[] = {
+		SYSTEM_HEAD,
+		{"/bin", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S | FH},
+		{"/sbin", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S | FH},
+		{"/lib", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S | FH},
+		{"/lib32", MK_SYMLINK, SRC_DEFAULT, RO, VIEW_RO, S | FH | ABS},
+		{"/lib64", MK_SYMLINK, SRC_DEFAULT, 0, VIEW_OUTSIDE, S | FH},
+		{"/libx32", MK_SYMLINK, SRC_DEFAULT, RO, VIEW_RO, S | FH | ABS},
+		SYSTEM_MID,
+		{"/sys/devices/system/cpu/online", MK_RO_BIND, SRC_DEFAULT, FS(READ_FILE), VIEW_RO, S | OPT},
+		{"/sys/devices/system/cpu/possible", MK_RO_BIND, SRC_DEFAULT, FS(READ_FILE), VIEW_RO, S | OPT},
+		{"/sys/devices/system/cpu/present", MK_RO_BIND, SRC_DEFAULT, FS(READ_FILE), VIEW_RO, S | OPT},
+		CGROUP,
+		TASK,
+	};
+	check_model(&f.plan.model, w, ARRAY_SIZE(w));
+	assert_string_equal(f.plan.model.e[4].target, "usr/bin");
+	teardown(&f);
+}
+
+static void test_model_split_host(void **st)
+{
+	struct fixture f;
+	setup(&f, split_host);
+	const struct want_entry w[] = {
+		SYSTEM_HEAD,
+		{"/bin", MK_RO_BIND, SRC_DEFAULT, RO, VIEW_RO, S | FH},
+		{"/sbin", MK_SYMLINK, SRC_DEFAULT, RO, VIEW_RO, S | FH | ABS},
+		{"/lib", MK_RO_BIND, SRC_DEFAULT, RO, VIEW_RO, S | FH},
+		{"/lib32", MK_SYMLINK, SRC_DEFAULT, RO, VIEW_RO, S | FH | ABS},
+		{"/lib64", MK_RO_BIND, SRC_DEFAULT, RO, VIEW_RO, S | FH},
+		{"/libx32", MK_SYMLINK, SRC_DEFAULT, RO, VIEW_RO, S | FH | ABS},
+		SYSTEM_MID,
+		{"/sys/devices/system/cpu/online", MK_RO_BIND, SRC_DEFAULT, FS(READ_FILE), VIEW_RO, S | OPT | ABS},
+		{"/sys/devices/system/cpu/possible", MK_RO_BIND, SRC_DEFAULT, FS(READ_FILE), VIEW_RO, S | OPT | ABS},
+		{"/sys/devices/system/cpu/present", MK_RO_BIND, SRC_DEFAULT, FS(READ_FILE), VIEW_RO, S | OPT | ABS},
+		CGROUP,
+		TASK,
+	};
+	check_model(&f.plan.model, w, ARRAY_SIZE(w));
+	teardown(&f);
+}
+
+struct want_rule {
+	const char *path;
+	uint64_t access;
+	bool optional;
+};
+
+static void check_rules(const struct landlock_plan *lp, const struct want_rule *w, size_t nw)
+{
+	if (lp->n != nw)
+		fail_msg("%zu rules, expected %zu", lp->n, nw);
+	for (size_t i = 0; i < nw; i++)
+		if (strcmp(lp->rules[i].path, w[i].path) != 0 || lp->rules[i].access != w[i].access ||
+		    lp->rules[i].optional != w[i].optional)
+			fail_msg("rule %zu: %s %#llx %d; expected %s %#llx %d", i, lp->rules[i].path,
+				 (unsigned long long)lp->rules[i].access, lp->rules[i].optional, w[i].path,
+				 (unsigned long long)w[i].access, w[i].optional);
+}
+
+/* Landlock: one rule per entry that names an access, masked to the ABI; the
+ * cgroup only where the run gets one; nothing absent on the host. */
+static void test_landlock_derived(void **st)
+{
+	struct fixture f;
+	setup(&f, split_host);
+	struct landlock_plan lp;
+	cordon_error e;
+	const uint64_t all7 = FS(EXECUTE) | FS(WRITE_FILE) | FS(READ_FILE) | FS(READ_DIR) | FS(REMOVE_DIR) |
+			      FS(REMOVE_FILE) | FS(MAKE_CHAR) | FS(MAKE_DIR) | FS(MAKE_REG) | FS(MAKE_SOCK) |
+			      FS(MAKE_FIFO) | FS(MAKE_BLOCK) | FS(MAKE_SYM) | FS(REFER) | FS(TRUNCATE) |
+			      LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	assert_int_equal(landlock_prepare(&f.plan.model, MODEL_IF_CGROUP, 7, NULL, 0, &lp, &e), 0);
+	const struct want_rule w[] = {
+		{"/", FS(READ_DIR), false}, {"/usr", RO, false}, {"/etc", RO, false}, {"/bin", RO, false},
+		{"/lib", RO, false}, {"/lib64", RO, false}, {"/tmp", all7, false},
+		{"/proc", FS(READ_FILE) | FS(READ_DIR) | FS(WRITE_FILE), false}, {"/dev", DEVA, false},
+		{"/dev/shm", all7, false}, {"/sys/fs/cgroup", RD, true}, {"/work/ws", all7, false},
+		{"/work/ws/ro", RO, false}, {"/opt/data", RO, false}, {"/scratch", all7, false},
+		{"/dev/fuse", DEVA & ~FS(READ_DIR), false}, {"/run/secrets", RD, false}, {"/check-00112233445566778899aabbccddeeff", RO, false},
+	};
+	check_rules(&lp, w, ARRAY_SIZE(w));
+	landlock_plan_free(&lp);
+	/* ABI 1, no cgroup: the masks shrink, the cgroup's rule goes. */
+	assert_int_equal(landlock_prepare(&f.plan.model, 0, 1, NULL, 0, &lp, &e), 0);
+	assert_int_equal(lp.n, ARRAY_SIZE(w) - 1);
+	for (size_t i = 0; i < lp.n; i++) {
+		assert_string_not_equal(lp.rules[i].path, "/sys/fs/cgroup");
+		assert_int_equal(lp.rules[i].access & (FS(REFER) | FS(TRUNCATE) | LANDLOCK_ACCESS_FS_IOCTL_DEV), 0);
+	}
+	landlock_plan_free(&lp);
+	teardown(&f);
+}
+
+/* The observer: each path's class, from the same model (links resolved as
+ * the host has them). */
+static void test_view_derived(void **st)
+{
+	struct { model_probe_fn host; const char *p; enum view_class c; const char *resolved; } t[] = {
+		{merged_host, "/bin/sh", VIEW_RO, "/usr/bin/sh"},
+		{merged_host, "/lib64/ld.so", VIEW_RO, "/usr/lib64/ld.so"},
+		{merged_host, "/bin", VIEW_RO, "/usr/bin"},
+		{merged_host, "/sys/devices/system/cpu/online", VIEW_RO, NULL},
+		{merged_host, "/sys/devices/system/cpu/kernel_max", VIEW_OUTSIDE, NULL},
+		{split_host, "/bin/sh", VIEW_RO, "/bin/sh"},
+		{split_host, "/sys/devices/system/cpu/online", VIEW_OUTSIDE, NULL},
+		{split_host, "/sbin/init", VIEW_OUTSIDE, NULL},
+		{merged_host, "/run/secrets/A", VIEW_RO, NULL},
+		{merged_host, "/run/other", VIEW_OUTSIDE, NULL},
+		{merged_host, "/run", VIEW_ROOT, NULL},
+		{merged_host, "/check-00112233445566778899aabbccddeeff/test.py", VIEW_RO, NULL},
+		{merged_host, "/dev/fuse", VIEW_RW, NULL},
+		{merged_host, "/dev/null", VIEW_DEV, NULL},
+		{merged_host, "/dev/stdout", VIEW_DEV, NULL},
+		{merged_host, "/dev/pts/0", VIEW_DEV, NULL},
+		{merged_host, "/dev/shm/x", VIEW_RW, NULL},
+		{merged_host, "/etc/hosts", VIEW_RO, NULL},
+		{merged_host, "/work/ws/ro/x", VIEW_RO, NULL},
+		{merged_host, "/scratch/x", VIEW_RW, NULL},
+		{merged_host, "/sys/fs/cgroup/memory.max", VIEW_OUTSIDE, NULL},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		struct fixture f;
+		struct view v;
+		cordon_error e;
+		char r[4096];
+		setup(&f, t[i].host);
+		assert_int_equal(view_build(&f.plan.model, 0, &v, &e), 0);
+		enum view_class c = view_classify(&v, t[i].p, r, sizeof(r));
+		if (c != t[i].c || (t[i].resolved && strcmp(r, t[i].resolved) != 0))
+			fail_msg("%s: class %d (%s), expected %d (%s)", t[i].p, c, r, t[i].c,
+				 t[i].resolved ? t[i].resolved : t[i].p);
+		/* The cgroup appears once the run gets it. */
+		assert_int_equal(view_add_cond(&v, &f.plan.model, MODEL_IF_CGROUP, &e), 0);
+		assert_int_equal(view_classify(&v, "/sys/fs/cgroup/memory.max", r, sizeof(r)), VIEW_RO);
+		view_free(&v);
+		teardown(&f);
+	}
+}
+
+/* explain: the lines it prints, in order, from the entries that head one. */
+static void test_explain_lines(void **st)
+{
+	struct fixture f;
+	setup(&f, merged_host);
+	const char *want[][2] = {
+		{"/usr", "ro"}, {"/etc", "ro"}, {"/bin /sbin /lib /lib64", "symlink or ro"},
+		{"/tmp", "tmpfs (1 GiB)"}, {"/proc", "proc (own PID namespace)"},
+		{"/dev", "minimal (null zero full random urandom tty pts; shm: tmpfs 64 MiB)"},
+		{"/sys/devices/system/cpu/{online,possible,present}", "ro (CPU counts)"},
+		{"/sys/fs/cgroup", "ro (the run's own cgroup)"},
+		{"/work/ws", "rw"}, {"/work/ws/ro", "ro"}, {"/opt/data", "ro"}, {"/scratch", "tmpfs"},
+	};
+	size_t k = 0;
+	for (size_t i = 0; i < f.plan.model.n; i++) {
+		const struct model_entry *e = &f.plan.model.e[i];
+		if (!e->explain_path)
+			continue;
+		assert_true(k < ARRAY_SIZE(want));
+		assert_string_equal(e->explain_path, want[k][0]);
+		assert_string_equal(e->explain_mode, want[k][1]);
+		k++;
+	}
+	assert_int_equal(k, ARRAY_SIZE(want));
+	teardown(&f);
+}
+
+/* The plan's checks: a secret's directory may not be in a top-level
+ * directory of cordon's own view; an implicit workspace may not be a
+ * system directory the view shows. */
+static void test_system_checks(void **st)
+{
+	struct { const char *p; const char *top; } t[] = {
+		{"/sys/fs/cgroup/s", "/sys"}, {"/sys/x/s", "/sys"}, {"/usr/local/s", "/usr"},
+		{"/etc/s", "/etc"}, {"/lib32/s", "/lib32"}, {"/libx32/s", "/libx32"}, {"/tmp/s", "/tmp"},
+		{"/proc/s", "/proc"}, {"/dev/shm/s", "/dev"}, {"/run/secrets/s", NULL},
+		{"/libfoo/s", NULL}, {"/usrx/s", NULL},
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(t); i++) {
+		const char *top = model_system_top(t[i].p);
+		if (t[i].top ? !top || strcmp(top, t[i].top) != 0 : top != NULL)
+			fail_msg("%s: %s, expected %s", t[i].p, top ? top : "none", t[i].top ? t[i].top : "none");
+	}
+	assert_true(model_is_system_dir("/usr"));
+	assert_true(model_is_system_dir("/lib32"));
+	assert_true(model_is_system_dir("/sbin"));
+	assert_false(model_is_system_dir("/tmp"));
+	assert_false(model_is_system_dir("/sys"));
+	assert_false(model_is_system_dir("/usr/bin"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_model_merged_host), cmocka_unit_test(test_model_split_host),
+		cmocka_unit_test(test_landlock_derived), cmocka_unit_test(test_view_derived),
+		cmocka_unit_test(test_explain_lines), cmocka_unit_test(test_system_checks),
+	};
+	return cmocka_run_group_tests_name("model", tests, NULL, NULL);
+}
