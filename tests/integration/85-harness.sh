@@ -294,12 +294,52 @@ test_report_through_a_planted_symlink_is_refused() {
 	t_assert
 }
 
+# --- the report's directory swapped by a concurrent run (review F2) -----------
+
+# A run sharing the workspace keeps exchanging sub with a link to a 0700
+# directory elsewhere: the report lands in sub or nowhere, never through the
+# link (the temp file and the rename are relative to the opened directory).
+test_report_dir_swapped_for_a_link_stays_put() {
+	mkdir -p sub "$T_TMP/victim"
+	chmod 700 "$T_TMP/victim"
+	python3 -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+os.symlink(sys.argv[1], "sub.l")
+while True:
+    libc.renameat2(-100, b"sub", -100, b"sub.l", 2)  # RENAME_EXCHANGE
+' "$T_TMP/victim" &
+	local swapper=$! i wrote=0
+	for i in $(seq 1 300); do
+		"$CORDON" run --report "$WS/sub/rep.json" -- /bin/true 2>/dev/null && wrote=$((wrote + 1))
+	done
+	kill $swapper
+	wait $swapper 2>/dev/null
+	expect_eq "$(ls -A "$T_TMP/victim")" "" "nothing written through the link ($wrote reports written)"
+	t_assert
+}
+
+# A run plants a directory at its own report's name: the directory is moved
+# aside (and named on stderr), the report is written, the exit status is the
+# command's.
+test_a_planted_directory_does_not_suppress_the_report() {
+	"$CORDON" run --report "$WS/rep.json" -- /bin/sh -c 'mkdir rep.json; echo x >rep.json/f; exit 3' 2>err.txt
+	expect_eq "$?" 3 "exit status is the command's ($(cat err.txt))"
+	expect_eq "$(jq -r .status rep.json)" exit-nonzero "the report was written"
+	local aside
+	aside=$(ls -d rep.json.planted.* 2>/dev/null)
+	expect_eq "$(cat "$aside/f" 2>/dev/null)" x "the planted directory was moved aside"
+	expect_match "$(cat err.txt)" "report: $WS/rep.json was not a file .*moved aside to $WS/rep.json.planted." "stderr says so"
+	t_assert
+}
+
 for t in test_check_denials_are_reported_and_count test_check_runs_in_a_0700_workspace \
 	test_check_setup_failure_is_error_with_reason test_check_object_parse_errors_have_locations \
 	test_planted_module_cannot_decide_the_check test_check_files_must_be_outside_writable_paths \
 	test_ro_below_a_0700_directory test_report_into_a_device_or_fifo_is_written_in_place \
 	test_report_through_a_planted_symlink_is_refused test_workspace_follows_the_declared_one \
 	test_no_implicit_workspace_in_system_or_home_roots test_explain_agrees_with_run_for_an_ordinary_user \
-	test_check_files_are_checked_against_the_ceiling test_check_runs_for_an_ordinary_user; do
+	test_check_files_are_checked_against_the_ceiling test_check_runs_for_an_ordinary_user \
+	test_report_dir_swapped_for_a_link_stays_put test_a_planted_directory_does_not_suppress_the_report; do
 	t_run $t
 done
