@@ -44,20 +44,36 @@ static int resolve_check_files(const cordon_policy *p, struct run_plan *plan, co
 	return 0;
 }
 
-/* Where an implicit workspace may not be: the root, the system directories,
- * and the homes (/root, /home, a user's home directory itself). */
+/* ws, or the canonical form of home, names ws (home may reach it by a link). */
+static bool is_home(const char *ws, const char *home)
+{
+	char real[PATH_MAX];
+	if (!home || !*home || strcmp(home, "/") == 0)
+		return false;
+	return strcmp(ws, home) == 0 || (realpath(home, real) && strcmp(real, "/") != 0 && strcmp(ws, real) == 0);
+}
+
+/* Where an implicit workspace may not be (ws is canonical, from getcwd):
+ * at or below the system trees and /root, whose files the host runs or
+ * trusts (a root run writes root-owned files there: /usr/local/bin,
+ * /etc/cron.d, /root/.ssh); and the shared roots and homes themselves. */
 static const char *forbidden_workspace(const char *ws)
 {
-	static const char *const dirs[] = {"/", "/boot", "/dev", "/proc", "/sys", "/run", "/var", NULL};
-	const char *const *lists[] = {dirs, mounts_system_dirs, mounts_system_links};
-	if (strcmp(ws, "/root") == 0 || strcmp(ws, "/home") == 0)
+	static const char *const trees[] = {"/usr", "/etc", "/bin", "/sbin", "/boot", "/dev", "/proc",
+					    "/sys", "/run", NULL};
+	static const char *const roots[] = {"/", "/var", "/tmp", "/var/tmp", "/opt", "/srv", "/mnt",
+					    "/media", NULL};
+	if (path_has_prefix(ws, "/root") || strcmp(ws, "/home") == 0)
 		return "a home directory";
-	for (size_t l = 0; l < ARRAY_SIZE(lists); l++)
-		for (const char *const *d = lists[l]; *d; d++)
-			if (strcmp(ws, *d) == 0)
-				return "a system directory";
-	const char *home = getenv("HOME");
-	if (home && strcmp(ws, home) == 0)
+	for (const char *const *d = trees; *d; d++)
+		if (path_has_prefix(ws, *d))
+			return "a system directory";
+	if (strncmp(ws, "/lib", 4) == 0) /* /lib, /lib32, /lib64, /libx32 and below */
+		return "a system directory";
+	for (const char *const *d = roots; *d; d++)
+		if (strcmp(ws, *d) == 0)
+			return "a system directory";
+	if (is_home(ws, getenv("HOME")))
 		return "a home directory";
 	/* Any user's: the home of the directory's owner, or of the invoker. */
 	struct stat st;
@@ -65,8 +81,7 @@ static const char *forbidden_workspace(const char *ws)
 	for (int i = 0; i < (uids[1] == uids[0] ? 1 : 2); i++) {
 		struct passwd pw, *res = NULL;
 		char pwbuf[4096];
-		if (getpwuid_r(uids[i], &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res && res->pw_dir &&
-		    strcmp(res->pw_dir, "/") != 0 && strcmp(res->pw_dir, ws) == 0)
+		if (getpwuid_r(uids[i], &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res && is_home(ws, res->pw_dir))
 			return "a home directory";
 	}
 	return NULL;

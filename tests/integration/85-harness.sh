@@ -174,6 +174,26 @@ test_no_implicit_workspace_in_system_or_home_roots() {
 	t_assert
 }
 
+# Below the system trees too (review atk2 #8): a root run in /usr/local/bin
+# would leave a root-owned executable on the host. A home directory named
+# through a link is still the home directory.
+test_no_implicit_workspace_below_system_directories() {
+	local d
+	for d in /usr/local/bin /etc/default /root/.cache /run/lock /tmp /var/tmp /opt; do
+		[ -d "$d" ] || continue
+		(cd "$d" && "$CORDON" run -- /bin/sh -c 'echo planted >cordon-planted-probe') 2>err.txt
+		expect_eq "$?" 125 "exit status in $d"
+		[ -e "$d/cordon-planted-probe" ] && { rm -f "$d/cordon-planted-probe"; fail "wrote into $d"; }
+		expect_match "$(cat err.txt)" "current directory $d is a (system|home) directory" "message in $d"
+		(cd "$d" && "$CORDON" explain -- /bin/true) | grep -q "would run" && fail "explain in $d: would run"
+	done
+	mkdir realhome
+	ln -s "$WS/realhome" homelink
+	(cd realhome && HOME=$WS/homelink "$CORDON" run -- /bin/true) 2>err.txt && fail "ran in \$HOME named by a link"
+	expect_match "$(cat err.txt)" "is a home directory" "home through a link"
+	t_assert
+}
+
 # --- explain agrees with run (issue 12, item 6) --------------------------------
 
 test_explain_agrees_with_run_for_an_ordinary_user() {
@@ -340,6 +360,7 @@ for t in test_check_denials_are_reported_and_count test_check_runs_in_a_0700_wor
 	test_report_through_a_planted_symlink_is_refused test_workspace_follows_the_declared_one \
 	test_no_implicit_workspace_in_system_or_home_roots test_explain_agrees_with_run_for_an_ordinary_user \
 	test_check_files_are_checked_against_the_ceiling test_check_runs_for_an_ordinary_user \
-	test_report_dir_swapped_for_a_link_stays_put test_a_planted_directory_does_not_suppress_the_report; do
+	test_report_dir_swapped_for_a_link_stays_put test_a_planted_directory_does_not_suppress_the_report \
+	test_no_implicit_workspace_below_system_directories; do
 	t_run $t
 done
