@@ -132,13 +132,16 @@ int run_workspace(const cordon_policy *p, char *out, size_t outsz, cordon_error 
 /* Host character devices for the run's /dev, at their canonical path
  * (symlinks resolved here, on the host): what they resolve to is checked
  * again, so no link leads to a refused node. */
-static int plan_devices(const cordon_policy *p, struct run_plan *plan, cordon_error *err)
+static int plan_devices(const cordon_policy *p, struct run_plan *plan, const strv *writable,
+			cordon_error *err)
 {
 	for (size_t i = 0; i < p->devices.n; i++) {
 		const char *d = p->devices.v[i];
 		char real[PATH_MAX];
 		struct stat st;
-		if (!realpath(d, real) || stat(real, &st) < 0)
+		if (resolve_untrusted_links(d, writable, real, sizeof(real), err) < 0)
+			return cordon_err_wrap(err, "device %s", d);
+		if (stat(real, &st) < 0)
 			return cordon_err_errno(err, "device %s", d);
 		if (!path_has_prefix(real, "/dev") || strcmp(real, "/dev") == 0)
 			return cordon_err(err, 0, "device %s resolves to %s, outside /dev", d, real);
@@ -189,7 +192,10 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 	 * so no spelling of a path changes what is bound, and the child opens
 	 * each one without following any link. A symlink inside a writable path
 	 * is refused rather than followed: an earlier run could have planted it
-	 * there to redirect this bind out of the view. */
+	 * there to redirect this bind out of the view. So is one anywhere but
+	 * the system trees (resolve_untrusted_links): an earlier run with
+	 * another workspace (/tmp/b) could have planted it where this run
+	 * cannot tell. */
 	strv writable = {0};
 	if (strv_push(&writable, plan->workspace) < 0)
 		return cordon_err(err, 12, "out of memory");
@@ -234,7 +240,8 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 			m->path = dup;
 		}
 	}
-	if (p->check_files && resolve_check_files(p, plan, &writable, err) < 0) {
+	if ((p->check_files && resolve_check_files(p, plan, &writable, err) < 0) ||
+	    plan_devices(p, plan, &writable, err) < 0) {
 		strv_free(&writable);
 		return -1;
 	}
@@ -246,8 +253,6 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 			return cordon_err(err, 0, "%s is requested both %s and %s (after resolving symlinks)",
 					  plan->mounts[i].path, mount_mode_name(plan->mounts[i - 1].mode),
 					  mount_mode_name(plan->mounts[i].mode));
-	if (plan_devices(p, plan, err) < 0)
-		return -1;
 	snprintf(plan->cwd_in, sizeof(plan->cwd_in), "%s", p->cwd ? p->cwd : plan->workspace);
 	return 0;
 }

@@ -353,6 +353,40 @@ test_a_planted_directory_does_not_suppress_the_report() {
 	t_assert
 }
 
+# --- links on granted paths (review F3) ---------------------------------------
+
+# An earlier run, in a workspace of its own, replaced sub with a link to a
+# 0700 root directory; a later run granted a path below sub must not get that
+# directory: the link is not in a system directory, so it is refused.
+test_a_link_planted_by_an_earlier_run_is_not_followed() {
+	local ws5=$T_TMP/ws5 victim=$T_TMP/rootonly
+	mkdir -p "$ws5/sub/cache" "$victim/v2/cache"
+	chmod 700 "$victim"
+	echo 'root-only data' >"$victim/v2/cache/secret.txt"
+	(cd "$ws5" && "$CORDON" run -- /bin/sh -c "rm -rf sub && ln -s $victim/v2 sub") >/dev/null 2>&1
+	[ -L "$ws5/sub" ] || { fail "setup: the earlier run left no link"; t_assert; return; }
+	local mode
+	for mode in --rw --ro; do
+		cordon_run $mode "$ws5/sub/cache" -- /bin/sh -c "cat $ws5/sub/cache/secret.txt; echo pwned >$ws5/sub/cache/planted"
+		expect_eq "$(field .status)" setup-error "$mode through the planted link"
+		expect_match "$(field .reason)" "$ws5/sub is a symbolic link in $ws5, which a run could have planted; name its target instead" "$mode: message"
+		expect_nomatch "$OUT" "root-only" "$mode: the run read the root-only file"
+	done
+	[ -e "$victim/v2/cache/planted" ] && fail "the run wrote into the root-only directory"
+	echo in >"$victim/v2/cache/in.txt"
+	echo "{\"inputs\": [\"$ws5/sub/cache/in.txt\"]}" >"$T_TMP/in.json"
+	cordon_run --policy "$T_TMP/in.json" -- /bin/true
+	expect_eq "$(field .status)" setup-error "an input through the planted link"
+	expect_match "$(field .reason)" "input $ws5/sub/cache/in.txt: $ws5/sub is a symbolic link in $ws5" "input: message"
+	# A link in a system directory is still followed (/lib -> usr/lib on
+	# merged-/usr hosts).
+	if [ -L /lib ]; then
+		cordon_run --ro /lib -- /bin/true
+		expect_eq "$(field .status)" ok "--ro /lib ($(field .reason))"
+	fi
+	t_assert
+}
+
 for t in test_check_denials_are_reported_and_count test_check_runs_in_a_0700_workspace \
 	test_check_setup_failure_is_error_with_reason test_check_object_parse_errors_have_locations \
 	test_planted_module_cannot_decide_the_check test_check_files_must_be_outside_writable_paths \
@@ -361,6 +395,6 @@ for t in test_check_denials_are_reported_and_count test_check_runs_in_a_0700_wor
 	test_no_implicit_workspace_in_system_or_home_roots test_explain_agrees_with_run_for_an_ordinary_user \
 	test_check_files_are_checked_against_the_ceiling test_check_runs_for_an_ordinary_user \
 	test_report_dir_swapped_for_a_link_stays_put test_a_planted_directory_does_not_suppress_the_report \
-	test_no_implicit_workspace_below_system_directories; do
+	test_no_implicit_workspace_below_system_directories test_a_link_planted_by_an_earlier_run_is_not_followed; do
 	t_run $t
 done
