@@ -1,14 +1,18 @@
 /* The run plan: everything decided before any process exists. Shared by
  * `cordon run` and `cordon explain`, so both reach the same verdict. */
+#include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "compat.h"
 #include "error.h"
 #include "ceiling.h"
 #include "proxy.h"
@@ -87,6 +91,34 @@ static const char *forbidden_workspace(const char *ws)
 	return NULL;
 }
 
+/* The current directory, by its name, checked to be the directory cordon was
+ * started in: the name (getcwd) is opened again from / without following any
+ * link and must be the same inode as ".". A concurrent run that swapped a
+ * component of it for a link (or something mounted over it) would otherwise
+ * make another directory the workspace: mounted, snapshotted and swept by
+ * name. Every later open of the name refuses links too. */
+static int cwd_pinned(char *out, size_t outsz, dev_t *dev, ino_t *ino, cordon_error *err)
+{
+	_cleanup_close_ int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat here, named;
+	if (cwd < 0 || fstat(cwd, &here) < 0)
+		return cordon_err_errno(err, "the current directory");
+	if (!getcwd(out, outsz))
+		return cordon_err_errno(err, "the current directory");
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int fd = root < 0 ? -1 : (int)syscall(SYS_openat2, root, out[1] ? out + 1 : ".", &how, sizeof(how));
+	if (fd < 0 || fstat(fd, &named) < 0 || named.st_dev != here.st_dev || named.st_ino != here.st_ino)
+		return cordon_err(err, fd < 0 ? errno : 0, "the current directory %s is no longer reached by that name without links (a component was replaced by a link or moved, or something is mounted over it): refusing it as the workspace; cd into it again",
+				  out);
+	*dev = here.st_dev;
+	*ino = here.st_ino;
+	return 0;
+}
+
 /* The workspace: the declared working directory when a declared writable
  * path contains it (then the current directory gets no implicit grant);
  * else the current directory, read-write, unless something of the
@@ -96,13 +128,14 @@ static int choose_workspace(const cordon_policy *p, struct run_plan *plan, bool 
 			    cordon_error *err)
 {
 	*implicit = false;
-	if (!getcwd(plan->workspace, sizeof(plan->workspace)))
-		return cordon_err_errno(err, "the current directory");
+	if (cwd_pinned(plan->workspace, sizeof(plan->workspace), &plan->ws_dev, &plan->ws_ino, err) < 0)
+		return -1;
 	if (p->is_check)
 		return 0;
 	for (size_t i = 0; p->cwd && i < p->nmounts; i++)
 		if (p->mounts[i].mode == MOUNT_RW && path_has_prefix(p->cwd, p->mounts[i].path)) {
 			snprintf(plan->workspace, sizeof(plan->workspace), "%s", p->cwd);
+			plan->ws_ino = 0; /* not the current directory: its bind is resolved as any other */
 			return 0;
 		}
 	if (strcmp(plan->workspace, "/") == 0)

@@ -387,6 +387,24 @@ test_a_link_planted_by_an_earlier_run_is_not_followed() {
 	t_assert
 }
 
+# The workspace is the directory cordon was started in, not what its name
+# leads to later (review F3, concurrent): here its name leads elsewhere from
+# the start (a tmpfs mounted over it after the cd, in a mount namespace of
+# the test's own), as a concurrent run swapping a component would make it.
+test_workspace_is_the_directory_started_in() {
+	is_root || { skip "needs root (mount)"; return; }
+	unshare -m true 2>/dev/null || { skip "no mount namespaces"; return; }
+	mkdir inner
+	echo mine >inner/own.txt
+	unshare -m --propagation private sh -c 'cd inner && mount -t tmpfs cordon-test "$PWD" &&
+		exec "$1" run --report "$2" -- /bin/sh -c "echo x >out.txt; ls"' sh "$CORDON" "$T_TMP/r.json" >out.txt 2>err.txt
+	expect_eq "$?" 125 "exit status ($(cat out.txt))"
+	expect_eq "$(jq -r .status "$T_TMP/r.json")" setup-error "status"
+	expect_match "$(cat err.txt)" "current directory $WS/inner is no longer reached by that name without links" "message"
+	[ -e inner/out.txt ] && fail "wrote into the directory started in, refused or not"
+	t_assert
+}
+
 for t in test_check_denials_are_reported_and_count test_check_runs_in_a_0700_workspace \
 	test_check_setup_failure_is_error_with_reason test_check_object_parse_errors_have_locations \
 	test_planted_module_cannot_decide_the_check test_check_files_must_be_outside_writable_paths \
@@ -395,6 +413,7 @@ for t in test_check_denials_are_reported_and_count test_check_runs_in_a_0700_wor
 	test_no_implicit_workspace_in_system_or_home_roots test_explain_agrees_with_run_for_an_ordinary_user \
 	test_check_files_are_checked_against_the_ceiling test_check_runs_for_an_ordinary_user \
 	test_report_dir_swapped_for_a_link_stays_put test_a_planted_directory_does_not_suppress_the_report \
-	test_no_implicit_workspace_below_system_directories test_a_link_planted_by_an_earlier_run_is_not_followed; do
+	test_no_implicit_workspace_below_system_directories test_a_link_planted_by_an_earlier_run_is_not_followed \
+	test_workspace_is_the_directory_started_in; do
 	t_run $t
 done
