@@ -2,6 +2,7 @@
  * sets the exit status; nothing else lives here. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +23,13 @@ static int emit_report(const struct run_report *r, const char *path)
 		fprintf(stderr, "cordon: out of memory writing the report\n");
 		return -1;
 	}
-	if (path && report_write_target(path, text, &r->writable, &err) < 0) {
+	char note[2 * PATH_MAX + 128];
+	if (path && report_write_target_noted(path, text, &r->writable, note, sizeof(note), &err) < 0) {
 		fprintf(stderr, "cordon: %s\n", err.msg);
 		return -1;
 	}
+	if (path && note[0])
+		fprintf(stderr, "cordon: report: %s\n", note);
 	return 0;
 }
 

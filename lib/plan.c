@@ -1,16 +1,20 @@
 /* The run plan: everything decided before any process exists. Shared by
  * `cordon run` and `cordon explain`, so both reach the same verdict. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "compat.h"
 #include "error.h"
 #include "ceiling.h"
 #include "proxy.h"
@@ -68,20 +72,36 @@ static int resolve_check_files(const cordon_policy *p, struct run_plan *plan, co
 	return 0;
 }
 
-/* Where an implicit workspace may not be: the root, the system directories,
- * and the homes (/root, /home, a user's home directory itself). */
+/* ws, or the canonical form of home, names ws (home may reach it by a link). */
+static bool is_home(const char *ws, const char *home)
+{
+	char real[PATH_MAX];
+	if (!home || !*home || strcmp(home, "/") == 0)
+		return false;
+	return strcmp(ws, home) == 0 || (realpath(home, real) && strcmp(real, "/") != 0 && strcmp(ws, real) == 0);
+}
+
+/* Where an implicit workspace may not be (ws is canonical, from getcwd):
+ * at or below the system trees and /root, whose files the host runs or
+ * trusts (a root run writes root-owned files there: /usr/local/bin,
+ * /etc/cron.d, /root/.ssh); and the shared roots and homes themselves. */
 static const char *forbidden_workspace(const char *ws)
 {
-	static const char *const dirs[] = {"/", "/boot", "/dev", "/proc", "/sys", "/run", "/var", NULL};
-	if (strcmp(ws, "/root") == 0 || strcmp(ws, "/home") == 0)
+	static const char *const trees[] = {"/usr", "/etc", "/bin", "/sbin", "/boot", "/dev", "/proc",
+					    "/sys", "/run", NULL};
+	static const char *const roots[] = {"/", "/var", "/tmp", "/var/tmp", "/opt", "/srv", "/mnt",
+					    "/media", NULL};
+	if (path_has_prefix(ws, "/root") || strcmp(ws, "/home") == 0)
 		return "a home directory";
-	if (model_is_system_dir(ws))
+	for (const char *const *d = trees; *d; d++)
+		if (path_has_prefix(ws, *d))
+			return "a system directory";
+	if (strncmp(ws, "/lib", 4) == 0) /* /lib, /lib32, /lib64, /libx32 and below */
 		return "a system directory";
-	for (const char *const *d = dirs; *d; d++)
+	for (const char *const *d = roots; *d; d++)
 		if (strcmp(ws, *d) == 0)
 			return "a system directory";
-	const char *home = getenv("HOME");
-	if (home && strcmp(ws, home) == 0)
+	if (is_home(ws, getenv("HOME")))
 		return "a home directory";
 	/* Any user's: the home of the directory's owner, or of the invoker. */
 	struct stat st;
@@ -89,11 +109,38 @@ static const char *forbidden_workspace(const char *ws)
 	for (int i = 0; i < (uids[1] == uids[0] ? 1 : 2); i++) {
 		struct passwd pw, *res = NULL;
 		char pwbuf[4096];
-		if (getpwuid_r(uids[i], &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res && res->pw_dir &&
-		    strcmp(res->pw_dir, "/") != 0 && strcmp(res->pw_dir, ws) == 0)
+		if (getpwuid_r(uids[i], &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res && is_home(ws, res->pw_dir))
 			return "a home directory";
 	}
 	return NULL;
+}
+
+/* The current directory, by its name, checked to be the directory cordon was
+ * started in: the name (getcwd) is opened again from / without following any
+ * link and must be the same inode as ".". A concurrent run that swapped a
+ * component of it for a link (or something mounted over it) would otherwise
+ * make another directory the workspace: mounted, snapshotted and swept by
+ * name. Every later open of the name refuses links too. */
+static int cwd_pinned(char *out, size_t outsz, dev_t *dev, ino_t *ino, cordon_error *err)
+{
+	_cleanup_close_ int cwd = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	struct stat here, named;
+	if (cwd < 0 || fstat(cwd, &here) < 0)
+		return cordon_err_errno(err, "the current directory");
+	if (!getcwd(out, outsz))
+		return cordon_err_errno(err, "the current directory");
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int fd = root < 0 ? -1 : (int)syscall(SYS_openat2, root, out[1] ? out + 1 : ".", &how, sizeof(how));
+	if (fd < 0 || fstat(fd, &named) < 0 || named.st_dev != here.st_dev || named.st_ino != here.st_ino)
+		return cordon_err(err, fd < 0 ? errno : 0, "the current directory %s is no longer reached by that name without links (a component was replaced by a link or moved, or something is mounted over it): refusing it as the workspace; cd into it again",
+				  out);
+	*dev = here.st_dev;
+	*ino = here.st_ino;
+	return 0;
 }
 
 /* The workspace: the declared working directory when a declared writable
@@ -105,13 +152,14 @@ static int choose_workspace(const cordon_policy *p, struct run_plan *plan, bool 
 			    cordon_error *err)
 {
 	*implicit = false;
-	if (!getcwd(plan->workspace, sizeof(plan->workspace)))
-		return cordon_err_errno(err, "the current directory");
+	if (cwd_pinned(plan->workspace, sizeof(plan->workspace), &plan->ws_dev, &plan->ws_ino, err) < 0)
+		return -1;
 	if (p->is_check)
 		return 0;
 	for (size_t i = 0; p->cwd && i < p->nmounts; i++)
 		if (p->mounts[i].mode == MOUNT_RW && path_has_prefix(p->cwd, p->mounts[i].path)) {
 			snprintf(plan->workspace, sizeof(plan->workspace), "%s", p->cwd);
+			plan->ws_ino = 0; /* not the current directory: its bind is resolved as any other */
 			return 0;
 		}
 	if (strcmp(plan->workspace, "/") == 0)
@@ -141,13 +189,16 @@ int run_workspace(const cordon_policy *p, char *out, size_t outsz, cordon_error 
 /* Host character devices for the run's /dev, at their canonical path
  * (symlinks resolved here, on the host): what they resolve to is checked
  * again, so no link leads to a refused node. */
-static int plan_devices(const cordon_policy *p, struct run_plan *plan, cordon_error *err)
+static int plan_devices(const cordon_policy *p, struct run_plan *plan, const strv *writable,
+			cordon_error *err)
 {
 	for (size_t i = 0; i < p->devices.n; i++) {
 		const char *d = p->devices.v[i];
 		char real[PATH_MAX];
 		struct stat st;
-		if (!realpath(d, real) || stat(real, &st) < 0)
+		if (resolve_untrusted_links(d, writable, real, sizeof(real), err) < 0)
+			return cordon_err_wrap(err, "device %s", d);
+		if (stat(real, &st) < 0)
 			return cordon_err_errno(err, "device %s", d);
 		if (!path_has_prefix(real, "/dev") || strcmp(real, "/dev") == 0)
 			return cordon_err(err, 0, "device %s resolves to %s, outside /dev", d, real);
@@ -234,7 +285,10 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 	 * so no spelling of a path changes what is bound, and the child opens
 	 * each one without following any link. A symlink inside a writable path
 	 * is refused rather than followed: an earlier run could have planted it
-	 * there to redirect this bind out of the view. */
+	 * there to redirect this bind out of the view. So is one anywhere but
+	 * the system trees (resolve_untrusted_links): an earlier run with
+	 * another workspace (/tmp/b) could have planted it where this run
+	 * cannot tell. */
 	strv writable = {0};
 	if (strv_push(&writable, plan->workspace) < 0)
 		return cordon_err(err, 12, "out of memory");
@@ -279,7 +333,8 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 			m->path = dup;
 		}
 	}
-	if (p->check_files && resolve_check_files(p, plan, err) < 0) {
+	if ((p->check_files && resolve_check_files(p, plan, err) < 0) ||
+	    plan_devices(p, plan, &writable, err) < 0) {
 		strv_free(&writable);
 		return -1;
 	}
@@ -291,8 +346,6 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 			return cordon_err(err, 0, "%s is requested both %s and %s (after resolving symlinks)",
 					  plan->mounts[i].path, mount_mode_name(plan->mounts[i - 1].mode),
 					  mount_mode_name(plan->mounts[i].mode));
-	if (plan_devices(p, plan, err) < 0)
-		return -1;
 	if (plan_cwd_and_tmpfs(p, plan, err) < 0)
 		return -1;
 	return model_build(&plan->model, plan, p, err);

@@ -5,9 +5,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "compat.h"
 #include "landlock.h"
 #include "error.h"
 #include "json.h"
@@ -613,38 +617,113 @@ static int write_all(int fd, const char *text, size_t len)
 	return 0;
 }
 
-/* Write beside dir/name and rename into place. */
-static int write_beside(const char *dir, const char *name, const char *text, cordon_error *err)
+/* A fresh random suffix for a sibling name (temp file, planted entry). */
+static void random_suffix(char *out, size_t n)
 {
-	char final[PATH_MAX + NAME_MAX + 2], tmp[PATH_MAX + NAME_MAX + 16];
-	if (snprintf(final, sizeof(final), "%s/%s", strcmp(dir, "/") ? dir : "", name) >= (int)sizeof(final) ||
-	    snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", final) >= (int)sizeof(tmp))
-		return cordon_err(err, ENAMETOOLONG, "report path %s", final);
-	int fd = mkostemp(tmp, O_CLOEXEC);
+	static const char set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+	unsigned char r[16] = {0};
+	if (n > sizeof(r) + 1)
+		n = sizeof(r) + 1;
+	if (getrandom(r, n - 1, 0) < 0) { /* never blocks after boot; a weak fallback still differs per call */
+		static unsigned k;
+		for (size_t i = 0; i + 1 < n; i++)
+			r[i] = (unsigned char)(getpid() + (int)i * 31 + (int)k++);
+	}
+	for (size_t i = 0; i + 1 < n; i++)
+		out[i] = set[r[i] % (sizeof(set) - 1)];
+	out[n - 1] = '\0';
+}
+
+/* Create a new sibling NAME.tmp.XXXXXX in dfd: never follows a link, never
+ * opens anything that existed. */
+static int create_tmp(int dfd, const char *name, char *tmp, size_t tmpsz)
+{
+	for (int tries = 0; tries < 16; tries++) {
+		char sfx[7];
+		random_suffix(sfx, sizeof(sfx));
+		if (snprintf(tmp, tmpsz, "%s.tmp.%s", name, sfx) >= (int)tmpsz) {
+			errno = ENAMETOOLONG;
+			return -1;
+		}
+		int fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			return fd;
+	}
+	errno = EEXIST;
+	return -1;
+}
+
+/* Write beside dfd/name and rename into place, all relative to dfd (the
+ * directory opened without following any link: a concurrent run that swaps
+ * a path component for a link cannot move the write elsewhere). Inside a
+ * writable path, an entry at name that cannot be replaced (a directory the
+ * run planted) is moved aside to NAME.planted.XXXXXX, named in note. */
+static int write_beside(int dfd, const char *shown, const char *name, const char *text, bool inside,
+			char *note, size_t notesz, cordon_error *err)
+{
+	char tmp[NAME_MAX + 16];
+	int fd = create_tmp(dfd, name, tmp, sizeof(tmp));
 	if (fd < 0)
-		return cordon_err_errno(err, "create report %s", tmp);
+		return cordon_err_errno(err, "create report beside %s", shown);
 	if (write_all(fd, text, strlen(text)) < 0 || fchmod(fd, 0644) < 0 || fsync(fd) < 0) {
 		int e = errno;
 		close(fd);
-		unlink(tmp);
-		return cordon_err(err, e, "write report %s", tmp);
+		unlinkat(dfd, tmp, 0);
+		return cordon_err(err, e, "write report beside %s", shown);
 	}
 	if (close(fd) < 0) {
 		int e = errno;
-		unlink(tmp);
-		return cordon_err(err, e, "write report %s", tmp);
+		unlinkat(dfd, tmp, 0);
+		return cordon_err(err, e, "write report beside %s", shown);
 	}
-	if (rename(tmp, final) < 0) {
+	for (int tries = 0;; tries++) {
+		if (renameat(dfd, tmp, dfd, name) == 0)
+			return 0;
 		int e = errno;
-		unlink(tmp);
-		return cordon_err(err, e, "rename report into place at %s", final);
+		if (inside && tries < 4 && (e == EISDIR || e == ENOTEMPTY || e == EEXIST || e == ENOTDIR)) {
+			char aside[NAME_MAX + 32], sfx[7];
+			random_suffix(sfx, sizeof(sfx));
+			if (snprintf(aside, sizeof(aside), "%s.planted.%s", name, sfx) < (int)sizeof(aside) &&
+			    renameat2(dfd, name, dfd, aside, RENAME_NOREPLACE) == 0 && note)
+				snprintf(note, notesz, "%s was not a file (a run could have planted it): moved aside to %s.planted.%s",
+					 shown, shown, sfx);
+			continue;
+		}
+		/* Never lose the report: inside a writable path it stays under its
+		 * temporary name, and the note says where. */
+		if (inside && note) {
+			snprintf(note, notesz, "%s could not be replaced (%s): the report is at %s.tmp.%s",
+				 shown, strerror(e), shown, tmp + strlen(name) + 5);
+			return 0;
+		}
+		unlinkat(dfd, tmp, 0);
+		return cordon_err(err, e, "rename report into place at %s", shown);
 	}
-	return 0;
 }
 
-int report_write_target(const char *path, const char *text, const strv *writable, cordon_error *err)
+/* The report's directory, opened from / without following any link (it was
+ * resolved with resolve_untrusted_links; a link put there since is refused). */
+static int open_dir_nofollow(const char *dir)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	const char *rel = dir;
+	while (*rel == '/')
+		rel++;
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return -1;
+	return (int)syscall(SYS_openat2, root, *rel ? rel : ".", &how, sizeof(how));
+}
+
+int report_write_target_noted(const char *path, const char *text, const strv *writable, char *note,
+			      size_t notesz, cordon_error *err)
 {
 	static const strv none = {0};
+	if (note && notesz)
+		note[0] = '\0';
 	if (strcmp(path, "-") == 0) {
 		if (write_all(STDERR_FILENO, text, strlen(text)) < 0)
 			return cordon_err_errno(err, "write report to stderr");
@@ -670,12 +749,14 @@ int report_write_target(const char *path, const char *text, const strv *writable
 	bool inside = false;
 	for (size_t i = 0; i < writable->n; i++)
 		inside |= path_has_prefix(dir, writable->v[i]);
-	_cleanup_close_ int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_close_ int dfd = open_dir_nofollow(dir);
 	if (dfd < 0)
-		return cordon_err_errno(err, "report %s: directory %s", path, dir);
+		return cordon_err_errno(err, "report %s: directory %s (opened without following links)", path, dir);
+	char shown[PATH_MAX + NAME_MAX + 2];
+	snprintf(shown, sizeof(shown), "%s/%s", strcmp(dir, "/") ? dir : "", name);
 	struct stat st;
 	if (inside || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISREG(st.st_mode))
-		return write_beside(dir, name, text, err);
+		return write_beside(dfd, shown, name, text, inside, note, notesz, err);
 	if (S_ISLNK(st.st_mode)) {
 		/* A link to a regular file is replaced, as before; one into /proc
 		 * (/dev/stdout -> /proc/self/fd/1) or to a device is written
@@ -684,16 +765,15 @@ int report_write_target(const char *path, const char *text, const strv *writable
 		ssize_t n = readlinkat(dfd, name, lt, sizeof(lt) - 1);
 		lt[n > 0 ? n : 0] = '\0';
 		if (fstatat(dfd, name, &st, 0) < 0 || (S_ISREG(st.st_mode) && strncmp(lt, "/proc/", 6) != 0))
-			return write_beside(dir, name, text, err);
+			return write_beside(dfd, shown, name, text, false, NULL, 0, err);
 	}
 	if (S_ISDIR(st.st_mode))
 		return cordon_err(err, EISDIR, "report %s is a directory", path);
 	/* A device, FIFO or socket (/dev/null, /dev/stdout): written to, never
 	 * replaced by a file; appended to where it is a file (cordon's stdout
-	 * redirected). No reader on a FIFO is an error, not a hang. */
-	char full[PATH_MAX + NAME_MAX + 2];
-	snprintf(full, sizeof(full), "%s/%s", strcmp(dir, "/") ? dir : "", name);
-	_cleanup_close_ int fd = open(full, O_WRONLY | O_APPEND | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	 * redirected). No reader on a FIFO is an error, not a hang. This is
+	 * outside every writable path: the link, if any, is the operator's. */
+	_cleanup_close_ int fd = openat(dfd, name, O_WRONLY | O_APPEND | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return cordon_err_errno(err, "open report %s (%s, written in place)", path,
 					S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISCHR(st.st_mode) ? "a character device" : "not a regular file");
@@ -703,6 +783,11 @@ int report_write_target(const char *path, const char *text, const strv *writable
 	if (write_all(fd, text, strlen(text)) < 0)
 		return cordon_err_errno(err, "write report %s", path);
 	return 0;
+}
+
+int report_write_target(const char *path, const char *text, const strv *writable, cordon_error *err)
+{
+	return report_write_target_noted(path, text, writable, NULL, 0, err);
 }
 
 int report_write_file(const char *path, const char *text, cordon_error *err)

@@ -145,5 +145,12 @@ int report_write_file(const char *path, const char *text, cordon_error *err);
  * into place (inside a writable path, whatever the run left there is
  * replaced, not followed). */
 int report_write_target(const char *path, const char *text, const strv *writable, cordon_error *err);
+/* The same; everything past the directory is done relative to its fd, opened
+ * without following links. Inside a writable path the report is never lost:
+ * an entry at its name that cannot be replaced (a planted directory) is moved
+ * aside, or the report kept under its temporary name; note (if not NULL)
+ * then says so, for the operator ("" otherwise). */
+int report_write_target_noted(const char *path, const char *text, const strv *writable, char *note,
+			      size_t notesz, cordon_error *err);
 /* The canonical JSON form of the effective policy (for policy_sha256). */
 char *policy_canonical_json(const cordon_policy *p);

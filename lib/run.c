@@ -781,6 +781,15 @@ static int send_idmapped_trees(struct sup *s, cordon_error *err)
 		return cordon_err(err, 12, "out of memory");
 	}
 	int r = mounts_prepare_idmapped(s->plan.mounts, s->plan.nmounts, userns, fds, no_idmap, err);
+	/* The workspace's tree is the directory cordon was started in, not what
+	 * its name leads to now (a concurrent run may have rearranged it). */
+	for (size_t i = 0; r == 0 && s->plan.ws_ino && i < s->plan.nmounts; i++) {
+		struct stat st;
+		if (fds[i] >= 0 && strcmp(s->plan.mounts[i].path, s->plan.workspace) == 0 &&
+		    (fstat(fds[i], &st) < 0 || st.st_dev != s->plan.ws_dev || st.st_ino != s->plan.ws_ino))
+			r = cordon_err(err, 0, "the workspace %s is no longer the current directory cordon was started in (a component was moved or replaced): refusing it",
+				       s->plan.workspace);
+	}
 	for (size_t i = 0; i < s->plan.nmounts; i++) {
 		if (fds[i] < 0)
 			continue;

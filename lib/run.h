@@ -15,6 +15,10 @@ int cordon_run(cordon_policy *p, char *const argv[], struct run_report *rep,
  * On failure fills err with the one-line reason. */
 struct run_plan {
 	char workspace[4096];
+	/* The current directory cordon started in, as opened then; the
+	 * workspace's name was checked to lead to it (when it is the cwd). */
+	dev_t ws_dev;
+	ino_t ws_ino;
 	char cwd_in[4096];
 	struct cordon_mount *mounts;
 	size_t nmounts;

@@ -3,6 +3,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -244,8 +245,41 @@ void hindex_free(hindex *x)
 	free(x->item);
 	memset(x, 0, sizeof(*x));
 }
+/* Where a symlink on a granted path is followed: in a system tree (/ itself,
+ * or at or below /usr, /etc, /bin, /sbin, /lib*, /boot, /dev), in a
+ * directory that it and each of its ancestors are root's and writable by root
+ * alone. No run can have planted a link there: no run writes the system trees
+ * (an implicit workspace is refused there), and everywhere else (/tmp,
+ * /var/tmp, /dev/shm, /home, /root, /run/user, /mnt, /opt, a workspace) a run
+ * of root or of a user may have left one for a later run to follow. */
+static bool trusted_link_dir(const char *dir)
+{
+	static const char *const trees[] = {"/usr", "/etc", "/bin", "/sbin", "/boot", "/dev", NULL};
+	bool sys = strcmp(dir, "/") == 0 || strncmp(dir, "/lib", 4) == 0;
+	for (const char *const *t = trees; !sys && *t; t++)
+		sys = path_has_prefix(dir, *t);
+	if (!sys)
+		return false;
+	char pre[PATH_MAX];
+	size_t n = strlen(dir);
+	if (n >= sizeof(pre))
+		return false;
+	for (size_t i = 0; i <= n; i++) { /* "/", then each prefix ending before a '/', then dir */
+		if (i != 0 && i != n && dir[i] != '/')
+			continue;
+		size_t len = i ? i : 1;
+		memcpy(pre, dir, len);
+		pre[len] = '\0';
+		struct stat st;
+		if (lstat(pre, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))
+			return false;
+	}
+	return true;
+}
+
 /* Resolve path like realpath(3), but refuse to follow a symlink that sits in
- * a directory at or below any of the writable paths. */
+ * a directory at or below any of the writable paths, or anywhere but a
+ * trusted system directory (trusted_link_dir). */
 int resolve_untrusted_links(const char *path, const strv *writable, char *out, size_t outsz,
 			    cordon_error *err)
 {
@@ -290,6 +324,9 @@ int resolve_untrusted_links(const char *path, const strv *writable, char *out, s
 			if (path_has_prefix(dir, writable->v[i]))
 				return cordon_err(err, 0, "%s is a symbolic link inside the writable path %s (a run could have planted it); name its target instead",
 						  next, writable->v[i]);
+		if (!trusted_link_dir(dir))
+			return cordon_err(err, 0, "%s is a symbolic link in %s, which a run could have planted; name its target instead",
+					  next, dir);
 		if (++links > 40)
 			return cordon_err(err, ELOOP, "%s", path);
 		char target[PATH_MAX];

@@ -53,7 +53,9 @@ int hindex_add(hindex *x, uint64_t hash, uint32_t item);
 void hindex_free(hindex *x);
 /* Resolve path like realpath(3), but refuse to follow a symlink that sits in
  * a directory at or below any of the writable paths (a run could have
- * planted it). */
+ * planted it), and any symlink outside the system trees (/, /usr, /etc, /bin,
+ * /sbin, /lib*, /boot, /dev: directories root's alone, up to /): below /tmp,
+ * /home, a workspace, an earlier run could have planted it too. */
 struct cordon_error;
 int resolve_untrusted_links(const char *path, const strv *writable, char *out, size_t outsz,
 			    struct cordon_error *err);

@@ -234,6 +234,26 @@ test_no_implicit_workspace_in_system_or_home_roots() {
 	t_assert
 }
 
+# Below the system trees too (review atk2 #8): a root run in /usr/local/bin
+# would leave a root-owned executable on the host. A home directory named
+# through a link is still the home directory.
+test_no_implicit_workspace_below_system_directories() {
+	local d
+	for d in /usr/local/bin /etc/default /root/.cache /run/lock /tmp /var/tmp /opt; do
+		[ -d "$d" ] || continue
+		(cd "$d" && "$CORDON" run -- /bin/sh -c 'echo planted >cordon-planted-probe') 2>err.txt
+		expect_eq "$?" 125 "exit status in $d"
+		[ -e "$d/cordon-planted-probe" ] && { rm -f "$d/cordon-planted-probe"; fail "wrote into $d"; }
+		expect_match "$(cat err.txt)" "current directory $d is a (system|home) directory" "message in $d"
+		(cd "$d" && "$CORDON" explain -- /bin/true) | grep -q "would run" && fail "explain in $d: would run"
+	done
+	mkdir realhome
+	ln -s "$WS/realhome" homelink
+	(cd realhome && HOME=$WS/homelink "$CORDON" run -- /bin/true) 2>err.txt && fail "ran in \$HOME named by a link"
+	expect_match "$(cat err.txt)" "is a home directory" "home through a link"
+	t_assert
+}
+
 # --- explain agrees with run (issue 12, item 6) --------------------------------
 
 test_explain_agrees_with_run_for_an_ordinary_user() {
@@ -357,6 +377,97 @@ test_report_through_a_planted_symlink_is_refused() {
 	t_assert
 }
 
+# --- the report's directory swapped by a concurrent run (review F2) -----------
+
+# A run sharing the workspace keeps exchanging sub with a link to a 0700
+# directory elsewhere: the report lands in sub or nowhere, never through the
+# link (the temp file and the rename are relative to the opened directory).
+test_report_dir_swapped_for_a_link_stays_put() {
+	mkdir -p sub "$T_TMP/victim"
+	chmod 700 "$T_TMP/victim"
+	python3 -c '
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+os.symlink(sys.argv[1], "sub.l")
+while True:
+    libc.renameat2(-100, b"sub", -100, b"sub.l", 2)  # RENAME_EXCHANGE
+' "$T_TMP/victim" &
+	local swapper=$! i wrote=0
+	for i in $(seq 1 300); do
+		"$CORDON" run --report "$WS/sub/rep.json" -- /bin/true 2>/dev/null && wrote=$((wrote + 1))
+	done
+	kill $swapper
+	wait $swapper 2>/dev/null
+	expect_eq "$(ls -A "$T_TMP/victim")" "" "nothing written through the link ($wrote reports written)"
+	t_assert
+}
+
+# A run plants a directory at its own report's name: the directory is moved
+# aside (and named on stderr), the report is written, the exit status is the
+# command's.
+test_a_planted_directory_does_not_suppress_the_report() {
+	"$CORDON" run --report "$WS/rep.json" -- /bin/sh -c 'mkdir rep.json; echo x >rep.json/f; exit 0' 2>err.txt
+	expect_eq "$?" 0 "exit status is the command's, not 125 ($(cat err.txt))"
+	expect_eq "$(jq -r .status rep.json)" ok "the report was written"
+	local aside
+	aside=$(ls -d rep.json.planted.* 2>/dev/null)
+	expect_eq "$(cat "$aside/f" 2>/dev/null)" x "the planted directory was moved aside"
+	expect_match "$(cat err.txt)" "report: $WS/rep.json was not a file .*moved aside to $WS/rep.json.planted." "stderr says so"
+	t_assert
+}
+
+# --- links on granted paths (review F3) ---------------------------------------
+
+# An earlier run, in a workspace of its own, replaced sub with a link to a
+# 0700 root directory; a later run granted a path below sub must not get that
+# directory: the link is not in a system directory, so it is refused.
+test_a_link_planted_by_an_earlier_run_is_not_followed() {
+	local ws5=$T_TMP/ws5 victim=$T_TMP/rootonly
+	mkdir -p "$ws5/sub/cache" "$victim/v2/cache"
+	chmod 700 "$victim"
+	echo 'root-only data' >"$victim/v2/cache/secret.txt"
+	(cd "$ws5" && "$CORDON" run -- /bin/sh -c "rm -rf sub && ln -s $victim/v2 sub") >/dev/null 2>&1
+	[ -L "$ws5/sub" ] || { fail "setup: the earlier run left no link"; t_assert; return; }
+	local mode
+	for mode in --rw --ro; do
+		cordon_run $mode "$ws5/sub/cache" -- /bin/sh -c "cat $ws5/sub/cache/secret.txt; echo pwned >$ws5/sub/cache/planted"
+		expect_eq "$(field .status)" setup-error "$mode through the planted link"
+		expect_match "$(field .reason)" "$ws5/sub is a symbolic link in $ws5, which a run could have planted; name its target instead" "$mode: message"
+		expect_nomatch "$OUT" "root-only" "$mode: the run read the root-only file"
+	done
+	[ -e "$victim/v2/cache/planted" ] && fail "the run wrote into the root-only directory"
+	echo in >"$victim/v2/cache/in.txt"
+	echo "{\"inputs\": [\"$ws5/sub/cache/in.txt\"]}" >"$T_TMP/in.json"
+	cordon_run --policy "$T_TMP/in.json" -- /bin/true
+	expect_eq "$(field .status)" setup-error "an input through the planted link"
+	expect_match "$(field .reason)" "input $ws5/sub/cache/in.txt: $ws5/sub is a symbolic link in $ws5" "input: message"
+	# A link in a system directory is still followed (/lib -> usr/lib on
+	# merged-/usr hosts).
+	if [ -L /lib ]; then
+		cordon_run --ro /lib -- /bin/true
+		expect_eq "$(field .status)" ok "--ro /lib ($(field .reason))"
+	fi
+	t_assert
+}
+
+# The workspace is the directory cordon was started in, not what its name
+# leads to later (review F3, concurrent): here its name leads elsewhere from
+# the start (a tmpfs mounted over it after the cd, in a mount namespace of
+# the test's own), as a concurrent run swapping a component would make it.
+test_workspace_is_the_directory_started_in() {
+	is_root || { skip "needs root (mount)"; return; }
+	unshare -m true 2>/dev/null || { skip "no mount namespaces"; return; }
+	mkdir inner
+	echo mine >inner/own.txt
+	unshare -m --propagation private sh -c 'cd inner && mount -t tmpfs cordon-test "$PWD" &&
+		exec "$1" run --report "$2" -- /bin/sh -c "echo x >out.txt; ls"' sh "$CORDON" "$T_TMP/r.json" >out.txt 2>err.txt
+	expect_eq "$?" 125 "exit status ($(cat out.txt))"
+	expect_eq "$(jq -r .status "$T_TMP/r.json")" setup-error "status"
+	expect_match "$(cat err.txt)" "current directory $WS/inner is no longer reached by that name without links" "message"
+	[ -e inner/out.txt ] && fail "wrote into the directory started in, refused or not"
+	t_assert
+}
+
 for t in test_check_denials_are_reported_and_count test_check_runs_in_a_0700_workspace \
 	test_check_setup_failure_is_error_with_reason test_check_object_parse_errors_have_locations \
 	test_planted_module_cannot_decide_the_check test_check_files_must_be_outside_writable_paths \
@@ -365,6 +476,9 @@ for t in test_check_denials_are_reported_and_count test_check_runs_in_a_0700_wor
 	test_no_implicit_workspace_in_system_or_home_roots test_explain_agrees_with_run_for_an_ordinary_user \
 	test_check_files_are_checked_against_the_ceiling test_check_runs_for_an_ordinary_user \
 	test_check_cannot_be_fooled_by_links_into_its_view \
-	test_check_files_beside_the_policy_with_cwd_in_a_declared_path; do
+	test_check_files_beside_the_policy_with_cwd_in_a_declared_path \
+	test_report_dir_swapped_for_a_link_stays_put test_a_planted_directory_does_not_suppress_the_report \
+	test_no_implicit_workspace_below_system_directories test_a_link_planted_by_an_earlier_run_is_not_followed \
+	test_workspace_is_the_directory_started_in; do
 	t_run $t
 done
