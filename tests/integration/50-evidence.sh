@@ -312,10 +312,25 @@ test_secret_exposures() {
 	t_assert
 }
 
+# A setup step that fails before the secrets were needed (a missing bind)
+# still redacts them: in the report's command and reason, and on stderr.
+test_secret_redacted_in_early_setup_errors() {
+	cordon_run --secret CORDON_TEST_SECRET --ro "$WS/nonexist" -- /bin/echo "$SECRET"
+	expect_eq "$(field .status)" setup-error "status: $ERR"
+	expect_eq "$(field -c .command)" '["/bin/echo","[REDACTED:CORDON_TEST_SECRET]"]' "command redacted"
+	scan "$R" "$R.err"
+	cordon_run --secret CORDON_TEST_SECRET --ro "$WS/nonexist-$SECRET" -- /bin/true
+	expect_eq "$(field .status)" setup-error "status: $ERR"
+	expect_match "$(field .reason)" 'nonexist-\[REDACTED:CORDON_TEST_SECRET\]' "reason redacted"
+	expect_match "$ERR" 'nonexist-\[REDACTED:CORDON_TEST_SECRET\]' "stderr redacted"
+	scan "$R" "$R.err"
+	t_assert
+}
+
 for t in test_secret_redacted_everywhere test_secret_from_host_variable test_secret_file_delivery \
 	test_secret_refusals test_partial_secret_failure_still_redacted test_inputs_hashed test_policy_hash_is_canonical test_ledger_cli_lesson_example \
 	test_infeasible_not_started test_three_verdicts_independent test_check_sees_outputs_read_only \
 	test_interrupted test_validate_command test_secret_file_read_once_no_symlink test_secret_exposures \
-	test_bulk_output_hash; do
+	test_bulk_output_hash test_secret_redacted_in_early_setup_errors; do
 	t_run $t
 done
