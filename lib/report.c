@@ -503,6 +503,8 @@ static void write_evidence(jwriter *w, const struct run_report *r)
 		jw_str(w, r->exposures.e[i].name);
 		jw_key(w, "path");
 		jw_str(w, r->exposures.e[i].path);
+		jw_key(w, "where");
+		jw_str(w, r->exposures.e[i].where);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);

@@ -937,7 +937,8 @@ static void collect_outputs(struct sup *s)
 		snapshot_free(&after);
 	}
 	/* Secrets written into the files it changed (names, never values). */
-	exposure_scan(s->rep->redact, roots, n, &s->rep->outputs, s->plan.workspace, &s->rep->exposures, &e);
+	exposure_scan(s->rep->redact, roots, n, &s->rep->outputs, s->plan.workspace, s->before.taken_ns,
+		      &s->rep->exposures, &e);
 }
 
 /* Between sync 1 and sync 2, in parallel with init building its view. */
