@@ -390,11 +390,28 @@ os.setxattr("xname.txt", "user." + s, b"1")'
 	t_assert
 }
 
+# base64 as coreutils prints it (76 columns) of a secret over 57 bytes, on
+# stdout and in a file; JSON-escaped ("\/") and lower-case percent-encoded
+# on stdout too.
+test_wrapped_base64_redacted_and_found() {
+	local ls='k3y-Th1s/Is+A=Long&Secret?Value_0123456789_abcdefghijklmnopqrstuvwxyz_ABCDEFGHIJ'
+	LS=$ls cordon_run --secret LS -- /bin/sh -c 'printf %s "$LS" | base64; printf "x%s" "$LS" > raw; base64 raw > out.b64
+		printf %s "$LS" | /usr/bin/python3 -c "import sys, json, urllib.parse; v = sys.stdin.read(); print(json.dumps(v).replace(\"/\", \"\\\\/\")); import re; print(re.sub(\"%[0-9A-F]{2}\", lambda m: m.group(0).lower(), urllib.parse.quote(v, safe=\"\")))"
+		rm raw'
+	expect_eq "$(field .status)" ok "status: $ERR"
+	expect_eq "$(printf '%s\n' "$OUT" | grep -c 'REDACTED:LS')" 3 "base64 (its lines one range), JSON, lower-case URL: $OUT"
+	local enc
+	enc=$(printf %s "$ls" | base64 -w0)
+	expect_nomatch "$(printf '%s' "$OUT" | tr -d '\n')" "${enc:0:40}" "no base64 of it"
+	expect_eq "$(field -c '[.secret_exposures[] | .path]')" '["out.b64"]' "found in the wrapped file"
+	t_assert
+}
+
 for t in test_secret_redacted_everywhere test_secret_from_host_variable test_secret_file_delivery \
 	test_secret_refusals test_partial_secret_failure_still_redacted test_inputs_hashed test_policy_hash_is_canonical test_ledger_cli_lesson_example \
 	test_infeasible_not_started test_three_verdicts_independent test_check_sees_outputs_read_only \
 	test_interrupted test_validate_command test_secret_file_read_once_no_symlink test_secret_exposures \
 	test_bulk_output_hash test_secret_redacted_in_early_setup_errors test_secret_in_rw_file \
-	test_secret_behind_truncated_outputs test_secret_in_names_links_xattrs; do
+	test_secret_behind_truncated_outputs test_secret_in_names_links_xattrs test_wrapped_base64_redacted_and_found; do
 	t_run $t
 done
