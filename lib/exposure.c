@@ -194,8 +194,15 @@ static int scan_entry(struct scan *sc, int dirfd, const char *leaf, const char *
 /* A root that is a file granted on its own. */
 static int scan_file_root(struct scan *sc, const char *root, const char *path)
 {
-	/* its name is the host's, not the run's */
-	_cleanup_close_ int fd = open_root_file(root, -1);
+	/* its name is the host's, not the run's; a device granted on its own
+	 * holds nothing of the run's */
+	_cleanup_close_ int pfd = open_root(root, O_PATH);
+	struct stat st;
+	if (pfd < 0 || fstat(pfd, &st) < 0)
+		return -1;
+	if (!S_ISREG(st.st_mode))
+		return 0;
+	_cleanup_close_ int fd = open_root_file(root, pfd);
 	if (fd < 0)
 		return -1;
 	int rc = scan_xattrs(sc, fd, path);

@@ -207,9 +207,10 @@ int snapshot_take(struct snapshot *s, const char *const *roots, size_t nroots, c
 		struct stat st;
 		if (rfd < 0 || fstat(rfd, &st) < 0)
 			continue;
-		if (!S_ISDIR(st.st_mode)) {
+		if (S_ISREG(st.st_mode)) {
 			/* A file granted on its own (--rw FILE): an entry of its own,
-			 * so that a change to it is an output and is scanned. */
+			 * so that a change to it is an output and is scanned. (A
+			 * device granted on its own holds no data of the run's.) */
 			int r = add_entry(s, roots[i], strlen(roots[i]), (uint16_t)i, &st);
 			if (r < 0) {
 				snapshot_free(s);
