@@ -61,7 +61,9 @@ static int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	if (cordon_run(o.pol, o.argv, &rep, &err) < 0) {
-		fprintf(stderr, "cordon: %s\n", err.msg);
+		char *m = report_redact(&rep, err.msg);
+		fprintf(stderr, "cordon: %s\n", m ? m : "(message withheld: out of memory)");
+		free(m);
 		rc = 125;
 		goto out;
 	}

@@ -21,17 +21,20 @@
 #define EXPOSURE_FILE_MAX (16ull << 20)
 #define EXPOSURE_TOTAL_MAX (64ull << 20)
 #define EXPOSURE_MAX_ENTRIES 1000
+/* Entries the full walk looks at (when the outputs list was cut). */
+#define EXPOSURE_WALK_MAX 1000000
 
 struct secret_exposure {
 	char *name; /* the secret's name */
 	char *path; /* as in the report's outputs */
+	const char *where; /* "content", "name", "link" or "xattr" (static) */
 };
 
 struct exposure_list {
 	struct secret_exposure *e;
 	size_t n;
 	bool scanned;  /* there were secrets, and the scan ran */
-	bool complete; /* every changed regular file read in full */
+	bool complete; /* every changed entry read in full */
 	uint64_t files, bytes;
 };
 
@@ -42,10 +45,13 @@ struct exposure_list {
  * @changed: the run's outputs (created or modified); paths relative to base
  *           or absolute.
  * @base:    the workspace, for relative paths.
+ * @since_ns: when the run started (CLOCK_REALTIME): when the outputs list
+ *           was cut, the roots are walked again and every entry changed
+ *           since then (ctime or mtime) is scanned instead.
  * @out:     filled (appended to); free with exposure_list_free.
  * Returns 0, or -1 on an error of cordon's own (out of memory); a file that
  * cannot be opened safely is skipped and makes the scan incomplete.
  */
 int exposure_scan(const redactor *r, const char *const *roots, size_t nroots, const struct file_list *changed,
-		  const char *base, struct exposure_list *out, cordon_error *err);
+		  const char *base, int64_t since_ns, struct exposure_list *out, cordon_error *err);
 void exposure_list_free(struct exposure_list *l);

@@ -544,6 +544,13 @@ int proxy_parse_request(const char *data, size_t len, struct proxy_request *r)
 	if (!end)
 		return len >= PROXY_HDR_MAX ? PR_BAD : PR_MORE;
 	size_t hdr_len = (size_t)(end - data) + 4;
+	/* A bare CR or LF inside the header (a line break a lenient server
+	 * would honour, "X-A: a\nHost: evil", or an obs-fold after one):
+	 * refused, never forwarded. */
+	for (size_t i = 0; i < hdr_len; i++)
+		if ((data[i] == '\r' && (i + 1 == hdr_len || data[i + 1] != '\n')) ||
+		    (data[i] == '\n' && (i == 0 || data[i - 1] != '\r')))
+			return PR_BAD;
 	const char *eol = memmem(data, hdr_len, "\r\n", 2);
 	char line[PROXY_HDR_MAX];
 	snprintf(line, sizeof(line), "%.*s", (int)(eol - data), data);
@@ -659,7 +666,41 @@ int proxy_parse_socks(const char *data, size_t len, struct proxy_request *r)
 	return PR_OK;
 }
 
-void proxy_partial_target(const char *data, size_t len, char *out, size_t outsz)
+/* The raw bytes t[0..tl) (NUL as '?'), redacted in full, then printable
+ * bytes only (the rest as '?') and cut to at most cap bytes: a secret is
+ * replaced before any cut can leave a prefix of it. */
+static void put_target(const redactor *rd, const uint8_t *t, size_t tl, size_t cap, bool with_port,
+		       unsigned port, char *out, size_t outsz)
+{
+	char *raw = malloc(tl + 1);
+	if (!raw) {
+		snprintf(out, outsz, "(malformed request)");
+		return;
+	}
+	for (size_t i = 0; i < tl; i++)
+		raw[i] = t[i] ? (char)t[i] : '?';
+	raw[tl] = '\0';
+	char *red = rd ? redact_string(rd, raw) : NULL;
+	const char *src = red ? red : raw;
+	if (rd && !red)
+		src = "(unredactable)"; /* out of memory: nothing of it on record */
+	char clean[256];
+	size_t o = 0;
+	for (size_t i = 0; src[i] && o + 1 < sizeof(clean) && o < cap; i++) {
+		uint8_t ch = (uint8_t)src[i];
+		clean[o++] = (ch > ' ' && ch < 0x7f) ? (char)ch : '?';
+	}
+	clean[o] = '\0';
+	if (with_port)
+		snprintf(out, outsz, "%s:%u", clean, port);
+	else
+		snprintf(out, outsz, "%s", clean);
+	explicit_bzero(raw, tl);
+	free(raw);
+	free(red);
+}
+
+void proxy_partial_target(const redactor *rd, const char *data, size_t len, char *out, size_t outsz)
 {
 	const uint8_t *b = (const uint8_t *)data;
 	snprintf(out, outsz, "(empty request)");
@@ -682,9 +723,11 @@ void proxy_partial_target(const char *data, size_t len, char *out, size_t outsz)
 		else if (ql >= 5 && q[3] == 4 && ql >= (need = 22))
 			inet_ntop(AF_INET6, q + 4, host, sizeof(host));
 		else if (ql >= 5 && q[3] == 3 && ql >= (need = 7u + q[4])) {
-			for (size_t i = 0; i < q[4]; i++)
-				host[i] = (q[5 + i] > ' ' && q[5 + i] < 0x7f) ? (char)q[5 + i] : '?';
-			host[q[4]] = '\0';
+			if (q[4]) {
+				put_target(rd, q + 5, q[4], 255, true, (unsigned)(q[need - 2] << 8 | q[need - 1]),
+					   out, outsz);
+				return;
+			}
 		}
 		if (host[0])
 			snprintf(out, outsz, q[3] == 4 ? "[%s]:%u" : "%s:%u", host, (unsigned)(q[need - 2] << 8 | q[need - 1]));
@@ -692,8 +735,7 @@ void proxy_partial_target(const char *data, size_t len, char *out, size_t outsz)
 			snprintf(out, outsz, "(incomplete socks5 request)");
 		return;
 	}
-	/* HTTP: the request-target if there is one, else the start of the line;
-	 * only printable bytes, the rest as '?'. */
+	/* HTTP: the request-target if there is one, else the start of the line. */
 	size_t n = 0;
 	while (n < len && data[n] != '\r' && data[n] != '\n')
 		n++;
@@ -708,10 +750,7 @@ void proxy_partial_target(const char *data, size_t len, char *out, size_t outsz)
 		snprintf(out, outsz, "(malformed request)");
 		return;
 	}
-	size_t o = 0;
-	for (size_t i = 0; i < tl && o + 1 < outsz && i < 200; i++)
-		out[o++] = (t[i] > ' ' && t[i] < 0x7f) ? t[i] : '?';
-	out[o] = '\0';
+	put_target(rd, (const uint8_t *)t, tl, 200, false, 0, out, outsz);
 }
 
 /* A request that was not understood, or not finished in time: refused, and
@@ -719,7 +758,7 @@ void proxy_partial_target(const char *data, size_t len, char *out, size_t outsz)
 static void deny_malformed(struct proxy *px, size_t slot, const char *why, int socks_code, int http_code)
 {
 	struct conn *c = px->c[slot];
-	proxy_partial_target(c->hdr, c->hlen, c->target, sizeof(c->target));
+	proxy_partial_target(px->rep->redact, c->hdr, c->hlen, c->target, sizeof(c->target));
 	report_add_denial(px->rep, "network", c->target);
 	px->rep->net.denied++;
 	refuse(px, slot, why, socks_code, http_code);
@@ -760,7 +799,7 @@ static void on_request(struct proxy *px, size_t slot)
 	case PR_NOAUTH:
 		buf_free(&r.upstream);
 		say(c->cfd, "\x05\xff", 2);
-		proxy_partial_target(c->hdr, c->hlen, c->target, sizeof(c->target));
+		proxy_partial_target(px->rep->redact, c->hdr, c->hlen, c->target, sizeof(c->target));
 		report_add_denial(px->rep, "network", c->target);
 		px->rep->net.denied++;
 		conn_close(px, slot);

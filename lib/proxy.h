@@ -56,8 +56,9 @@ struct proxy_request {
 int proxy_parse_request(const char *data, size_t len, struct proxy_request *r);
 int proxy_parse_socks(const char *data, size_t len, struct proxy_request *r);
 /* For the record of a refused or unfinished request: its target as far as
- * it was sent (printable bytes only), or a description. */
-void proxy_partial_target(const char *data, size_t len, char *out, size_t outsz);
+ * it was sent, or a description. With rd, the target is redacted in full
+ * first, then cut and made printable (the rest as '?'). */
+void proxy_partial_target(const redactor *rd, const char *data, size_t len, char *out, size_t outsz);
 
 /* Pure helpers (tested directly). */
 bool proxy_rule_matches(const char *rule, const char *host, uint16_t port, bool *literal);

@@ -24,6 +24,7 @@ struct redactor {
 	 * patterns. States are numbered breadth-first (depth never decreases). */
 	bool compiled;
 	uint32_t nstates, ncls, ndense, maxlen;
+	uint32_t nlmax; /* CR/LF bytes skipped in a row inside a match */
 	uint8_t *tblock; /* the one mapping of the arrays below but dense */
 	uint8_t *cls;    /* [256] byte -> class (0: in no pattern) */
 	uint8_t *first;  /* [256] 1 if the byte leaves the root */
@@ -90,8 +91,18 @@ static int b64_core(const uint8_t *v, size_t len, int k, const char *alpha, sbuf
 	return 0;
 }
 
+/* Every form is kept without its CR and LF bytes: the matcher skips up to
+ * nlmax of them in a row inside a match (wrapped base64, a multi-line value
+ * printed with other line ends). */
 static int push_form(struct redact_forms *out, sbuf *b, cordon_error *err)
 {
+	size_t o = 0;
+	for (size_t i = 0; i < b->len; i++)
+		if (b->p[i] != '\r' && b->p[i] != '\n')
+			b->p[o++] = b->p[i];
+	if (o < b->len)
+		explicit_bzero(b->p + o, b->len - o);
+	b->len = o;
 	if (!b->len) {
 		sbuf_wipe(b);
 		return 0;
@@ -123,12 +134,12 @@ static int hex_form(const uint8_t *v, size_t len, const char *h, sbuf *b, cordon
 	return 0;
 }
 
-/* URL-encoded (RFC 3986 unreserved kept), upper or lower hex, or the form
- * encoding with '+' for space. */
+/* URL-encoded (RFC 3986 unreserved kept): 0 upper hex, 1 lower hex, the form
+ * encoding with '+' for space in 2 upper, 3 lower hex. */
 static int url_form(const uint8_t *v, size_t len, int variant, sbuf *b, cordon_error *err)
 {
 	static const char lo[] = "0123456789abcdef", up[] = "0123456789ABCDEF";
-	const char *h = variant == 1 ? lo : up;
+	const char *h = variant == 1 || variant == 3 ? lo : up;
 	for (size_t i = 0; i < len; i++) {
 		uint8_t ch = v[i];
 		bool unres = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
@@ -137,11 +148,48 @@ static int url_form(const uint8_t *v, size_t len, int variant, sbuf *b, cordon_e
 		int r;
 		if (unres)
 			r = sbuf_append(b, &ch, 1, err);
-		else if (variant == 2 && ch == ' ')
+		else if (variant >= 2 && ch == ' ')
 			r = sbuf_append(b, "+", 1, err);
 		else
 			r = sbuf_append(b, x, 3, err);
 		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Every byte percent-encoded, upper or lower hex. */
+static int pct_all_form(const uint8_t *v, size_t len, const char *h, sbuf *b, cordon_error *err)
+{
+	for (size_t i = 0; i < len; i++) {
+		char x[3] = {'%', h[v[i] >> 4], h[v[i] & 15]};
+		if (sbuf_append(b, x, 3, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* A JSON string's contents: '"', '\\' and control bytes escaped; variant 1
+ * also '/' as "\/" (PHP), variant 2 also '<', '>', '&' as \u00XX (Go). */
+static int json_form(const uint8_t *v, size_t len, int variant, sbuf *b, cordon_error *err)
+{
+	static const char h[] = "0123456789abcdef";
+	for (size_t i = 0; i < len; i++) {
+		uint8_t ch = v[i];
+		char x[6];
+		size_t n = 0;
+		if (ch == '"' || ch == '\\' || (variant == 1 && ch == '/')) {
+			x[0] = '\\', x[1] = (char)ch, n = 2;
+		} else if (ch == '\n' || ch == '\r' || ch == '\t' || ch == '\b' || ch == '\f') {
+			x[0] = '\\';
+			x[1] = ch == '\n' ? 'n' : ch == '\r' ? 'r' : ch == '\t' ? 't' : ch == '\b' ? 'b' : 'f';
+			n = 2;
+		} else if (ch < 0x20 || (variant == 2 && (ch == '<' || ch == '>' || ch == '&'))) {
+			x[0] = '\\', x[1] = 'u', x[2] = '0', x[3] = '0', x[4] = h[ch >> 4], x[5] = h[ch & 15], n = 6;
+		} else {
+			x[0] = (char)ch, n = 1;
+		}
+		if (sbuf_append(b, x, n, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -161,8 +209,14 @@ int redact_forms(const uint8_t *v, size_t len, struct redact_forms *out, cordon_
 	if (hex_form(v, len, "0123456789abcdef", &b, err) < 0 || push_form(out, &b, err) < 0 ||
 	    hex_form(v, len, "0123456789ABCDEF", &b, err) < 0 || push_form(out, &b, err) < 0)
 		goto fail;
-	for (int variant = 0; variant < 3; variant++)
+	for (int variant = 0; variant < 4; variant++)
 		if (url_form(v, len, variant, &b, err) < 0 || push_form(out, &b, err) < 0)
+			goto fail;
+	if (pct_all_form(v, len, "0123456789ABCDEF", &b, err) < 0 || push_form(out, &b, err) < 0 ||
+	    pct_all_form(v, len, "0123456789abcdef", &b, err) < 0 || push_form(out, &b, err) < 0)
+		goto fail;
+	for (int variant = 0; variant < 3; variant++)
+		if (json_form(v, len, variant, &b, err) < 0 || push_form(out, &b, err) < 0)
 			goto fail;
 	return 0;
 fail:
@@ -182,6 +236,11 @@ int redactor_add_secret(redactor *r, const char *name, const uint8_t *value, siz
 	if (!(r->names[r->nnames] = strdup(name)))
 		return cordon_err(err, 12, "out of memory");
 	uint32_t id = (uint32_t)r->nnames++;
+	for (size_t i = 0, run = 0; i < len; i++) {
+		run = value[i] == '\r' || value[i] == '\n' ? run + 1 : 0;
+		if (run > r->nlmax)
+			r->nlmax = run > REDACT_NL_MAX ? REDACT_NL_MAX : (uint32_t)run;
+	}
 	struct redact_forms forms;
 	if (redact_forms(value, len, &forms, err) < 0) {
 		redact_forms_free(&forms);
@@ -331,6 +390,14 @@ static int build_tables(redactor *r, const struct tnode *t, uint32_t nn, cordon_
 		else if (r->pr[i].len > 1)
 			r->big[(size_t)p[0] << 5 | p[1] >> 3] |= (uint8_t)(1u << (p[1] & 7));
 	}
+	/* A pattern's byte may be followed by CR/LF (skipped inside a match). */
+	for (size_t i = 0; i < r->npr; i++) {
+		const uint8_t *p = r->pats.p + r->pr[i].off;
+		if (r->pr[i].len > 1) {
+			r->big[(size_t)p[0] << 5 | '\r' >> 3] |= (uint8_t)(1u << ('\r' & 7));
+			r->big[(size_t)p[0] << 5 | '\n' >> 3] |= (uint8_t)(1u << ('\n' & 7));
+		}
+	}
 	/* Byte classes: each byte that occurs in a pattern is its own class. */
 	uint32_t ncls = 1;
 	for (size_t i = 0; i < r->pats.len; i++)
@@ -404,6 +471,8 @@ int redactor_compile(redactor *r, cordon_error *err)
 	struct tnode *t = build_trie(r, &nn, err);
 	if (!t)
 		return -1;
+	if (r->nlmax < 2)
+		r->nlmax = 2; /* "\r\n" */
 	int rc = build_tables(r, t, nn, err);
 	secmem_free(t);
 	if (rc == 0)
@@ -465,6 +534,7 @@ static size_t skip_root(const redactor *r, const uint8_t *in, size_t p, size_t n
 
 /* Run the automaton from (*ps, *pi) to the next end of a pattern (true:
  * *pi just after it, *ps its state) or to the end of the input (false).
+ * *pnl: the CR/LF bytes skipped in a row just before *pi.
  *
  * Prefilter: at the root, bytes that start no pattern are skipped 16 at a
  * time, and a candidate byte is entered only if it and the next byte begin
@@ -472,12 +542,19 @@ static size_t skip_root(const redactor *r, const uint8_t *in, size_t p, size_t n
  * remembers only "this byte may start a pattern", so when the automaton
  * falls back to such a state (SFLAG) the scan resumes at the root one byte
  * back. A pattern that may start at the last byte of the input is always
- * entered (its next byte is not known yet). */
-static inline bool next_match(const redactor *r, uint32_t *ps, const uint8_t *in, size_t *pi, size_t len)
+ * entered (its next byte is not known yet).
+ *
+ * Inside a match (not at the root), up to nlmax CR or LF bytes in a row are
+ * skipped: the patterns hold none, so base64 wrapped at any width (76:
+ * coreutils, MIME; 64: PEM), with LF or CRLF, and a multi-line value printed
+ * with other line ends are found. A longer run is an ordinary byte (no
+ * pattern has it: back to the root). */
+static inline bool next_match(const redactor *r, uint32_t *ps, const uint8_t *in, size_t *pi, size_t len,
+			      uint32_t *pnl)
 {
-	const uint32_t *dense = r->dense, nd = r->ndense, ncls = r->ncls;
+	const uint32_t *dense = r->dense, nd = r->ndense, ncls = r->ncls, nlmax = r->nlmax;
 	const uint8_t *cls = r->cls;
-	uint32_t s = *ps;
+	uint32_t s = *ps, nl = *pnl;
 	size_t i = *pi, p = i;
 	bool root = s == 0;
 	for (;;) {
@@ -485,11 +562,13 @@ static inline bool next_match(const redactor *r, uint32_t *ps, const uint8_t *in
 			p = skip_root(r, in, p, len);
 			if (p >= len) {
 				*ps = 0;
+				*pnl = 0;
 				*pi = len;
 				return false;
 			}
 			uint32_t x = dense[cls[in[p]]];
 			s = x & SMASK;
+			nl = 0;
 			i = p + 1;
 			if (x & MFLAG)
 				goto found;
@@ -498,10 +577,19 @@ static inline bool next_match(const redactor *r, uint32_t *ps, const uint8_t *in
 		for (;;) {
 			if (i == len) {
 				*ps = s;
+				*pnl = nl;
 				*pi = i;
 				return false;
 			}
 			uint8_t b = in[i++];
+			if (__builtin_expect(b == '\n' || b == '\r', 0)) {
+				if (s && nl < nlmax) {
+					nl++;
+					continue;
+				}
+			} else {
+				nl = 0;
+			}
 			uint32_t x = s < nd ? dense[(size_t)s * ncls + cls[b]] : step_sparse(r, s, b);
 			s = x & SMASK;
 			if (x & MFLAG)
@@ -515,6 +603,7 @@ static inline bool next_match(const redactor *r, uint32_t *ps, const uint8_t *in
 	}
 found:
 	*ps = s;
+	*pnl = 0;
 	*pi = i;
 	return true;
 }
@@ -525,10 +614,14 @@ bool redact_scan(const redactor *r, uint32_t *state, const uint8_t *in, size_t l
 		return false;
 	bool any = false;
 	size_t i = 0;
-	while (next_match(r, state, in, &i, len)) {
-		seen[r->mname[*state]] = true;
+	/* *state packs the CR/LF run (bits 30-31, saturated at 3: a longer run
+	 * carried over a call may be skipped a little further, never less). */
+	uint32_t s = *state & SMASK, nl = *state >> 30;
+	while (next_match(r, &s, in, &i, len, &nl)) {
+		seen[r->mname[s]] = true;
 		any = true;
 	}
+	*state = s | (nl < 3 ? nl : 3) << 30;
 	return any;
 }
 
@@ -639,7 +732,9 @@ static int keep_tail(struct feed *f)
 	if (!n)
 		return 0;
 	if (!st->held) {
-		st->held = secmem_alloc(REDACT_HOLD_MAX + (size_t)st->r->maxlen + 16, NULL);
+		/* a window spans maxlen pattern bytes and up to nlmax skipped
+		 * CR/LF bytes after each */
+		st->held = secmem_alloc(REDACT_HOLD_MAX + (size_t)st->r->maxlen * (st->r->nlmax + 1) + 16, NULL);
 		if (!st->held)
 			return -1;
 	}
@@ -655,24 +750,42 @@ static int keep_tail(struct feed *f)
 	return 0;
 }
 
+/* The stream position where the last d pattern bytes before e begin: d
+ * bytes back, and the CR/LF bytes the matcher skipped among them. Never
+ * before what is held (the window of a state always is). */
+static uint64_t back(const struct feed *f, uint64_t e, uint32_t d)
+{
+	const struct redact_stream *st = f->st;
+	uint64_t a = e;
+	while (d && a > st->hold_start) {
+		a--;
+		uint8_t b = a >= f->base ? f->in[a - f->base] : st->held[a - f->held_from];
+		if (b != '\r' && b != '\n')
+			d--;
+	}
+	return a;
+}
+
 int redact_feed(struct redact_stream *st, const uint8_t *in, size_t len, buf *out)
 {
 	const redactor *r = st->r;
 	if (!active(r))
 		return buf_append(out, in, len);
 	struct feed f = {st, in, st->pos, st->hold_start, out};
-	uint32_t s = st->state;
+	uint32_t s = st->state, nl = st->nl;
 	size_t i = 0;
-	while (next_match(r, &s, in, &i, len)) {
+	while (next_match(r, &s, in, &i, len, &nl)) {
 		uint32_t m = r->mlen[s];
 		uint64_t e = f.base + i;
 		st->pos = e;
-		if (add_occurrence(&f, e - m, e, r->mname[s], m) < 0 || release(&f, e - r->depth[s], false) < 0)
+		if (add_occurrence(&f, back(&f, e, m), e, r->mname[s], m) < 0 ||
+		    release(&f, back(&f, e, r->depth[s]), false) < 0)
 			return -1;
 	}
 	st->state = s;
+	st->nl = nl;
 	st->pos = f.base + len;
-	if (release(&f, st->pos - r->depth[s], true) < 0 || keep_tail(&f) < 0)
+	if (release(&f, back(&f, st->pos, r->depth[s]), true) < 0 || keep_tail(&f) < 0)
 		return -1;
 	return 0;
 }
@@ -688,6 +801,7 @@ int redact_flush(struct redact_stream *st, buf *out)
 	st->hold_start = st->pos;
 	st->ivh = st->niv = 0;
 	st->state = 0;
+	st->nl = 0;
 	return rc;
 }
 

@@ -32,6 +32,9 @@
 #include "strv.h"
 
 #define REDACT_HOLD_MAX (64 * 1024)
+/* CR/LF bytes skipped in a row inside a match: 2 ("\r\n" of wrapped base64),
+ * or the longest run in a secret's value, up to this. */
+#define REDACT_NL_MAX 16
 
 typedef struct redactor redactor;
 
@@ -55,6 +58,7 @@ struct redact_iv; /* a pending redacted range */
 struct redact_stream {
 	const redactor *r;
 	uint32_t state;
+	uint32_t nl;         /* CR/LF bytes skipped in a row just before pos */
 	uint64_t pos;        /* bytes fed so far */
 	uint64_t hold_start; /* stream position of held[0]: nothing before it is held */
 	uint8_t *held;       /* secret memory: bytes [hold_start, pos) not yet released */

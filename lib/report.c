@@ -94,10 +94,16 @@ static uint64_t denial_hash(const char *kind, const char *target)
 
 static int add_denial_locked(struct run_report *r, const char *kind, const char *target)
 {
-	/* The key as stored: the kind and target, cut to the record's size. */
+	/* The key as stored: the kind and target, redacted in full and only
+	 * then cut to the record's size (a cut first would leave a prefix of
+	 * a secret that the redactor no longer recognises). */
 	char k[sizeof(r->denials->kind)], t[sizeof(r->denials->target)];
+	char *red = r->redact ? redact_string(r->redact, target) : NULL;
+	if (r->redact && !red)
+		return -1;
 	snprintf(k, sizeof(k), "%s", kind);
-	snprintf(t, sizeof(t), "%s", target);
+	snprintf(t, sizeof(t), "%s", red ? red : target);
+	free(red);
 	struct denial_probe probe = {r, k, t};
 	uint64_t h = denial_hash(k, t);
 	long i = hindex_find(&r->denial_idx, h, denial_eq, &probe);
@@ -295,8 +301,12 @@ static void write_verdicts(jwriter *w, const struct run_report *r)
 	/* A secret written into a file left the boundary as surely as a denied
 	 * syscall tried to; a privilege bit swept or a root put back was an
 	 * attempt on the host. */
-	jw_str(w, r->ndenials || r->exposures.n || r->privilege_cleared.n || r->root_restored.n ? "violations"
-											      : "clean");
+	/* An incomplete secret scan counts against containment: what it did
+	 * not read may hold a secret. */
+	bool scan_cut = r->exposures.scanned && !r->exposures.complete;
+	jw_str(w, r->ndenials || r->exposures.n || scan_cut || r->privilege_cleared.n || r->root_restored.n
+			  ? "violations"
+			  : "clean");
 	jw_key(w, "resources");
 	jw_str(w, r->status == ST_INFEASIBLE ? "infeasible" : any_limit ? "exceeded" : "within");
 	jw_key(w, "task");
@@ -497,6 +507,8 @@ static void write_evidence(jwriter *w, const struct run_report *r)
 		jw_str(w, r->exposures.e[i].name);
 		jw_key(w, "path");
 		jw_str(w, r->exposures.e[i].path);
+		jw_key(w, "where");
+		jw_str(w, r->exposures.e[i].where);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);

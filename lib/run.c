@@ -660,18 +660,27 @@ static int prepare_filters(struct sup *s, cordon_error *err)
 
 /* Before clone: identities, environment, rlimits, and on cgroup v2 the
  * cgroup itself (the child is cloned straight into it). */
+/* The secrets, read once per invocation, before any step that can fail
+ * (run_once): a report or message about a failure (a missing bind whose path
+ * or command line carries a value) is redacted from the first one on. */
+static void load_secrets(struct sup *s)
+{
+	struct secret_cache *sc = s->opts->sc;
+	if (sc->loaded)
+		return;
+	sc->loaded = true;
+	sc->rc = secrets_load(s->pol, &sc->sec, &sc->err);
+	/* The report redacts with it from now on (and owns it), also when
+	 * a later secret failed to load. */
+	s->rep->redact = sc->sec.redact;
+	sc->sec.redact = NULL;
+}
+
 static int prepare(struct sup *s, cordon_error *err)
 {
 	const cordon_policy *p = s->pol;
 	struct secret_cache *sc = s->opts->sc;
-	if (!sc->loaded) {
-		sc->loaded = true;
-		sc->rc = secrets_load(p, &sc->sec, &sc->err);
-		/* The report redacts with it from now on (and owns it), also when
-		 * a later secret failed to load. */
-		s->rep->redact = sc->sec.redact;
-		sc->sec.redact = NULL;
-	}
+	load_secrets(s);
 	if (sc->rc < 0) {
 		*err = sc->err;
 		return -1;
@@ -899,7 +908,8 @@ static void collect_outputs(struct sup *s)
 		snapshot_free(&after);
 	}
 	/* Secrets written into the files it changed (names, never values). */
-	exposure_scan(s->rep->redact, roots, n, &s->rep->outputs, s->plan.workspace, &s->rep->exposures, &e);
+	exposure_scan(s->rep->redact, roots, n, &s->rep->outputs, s->plan.workspace, s->before.taken_ns,
+		      &s->rep->exposures, &e);
 }
 
 /* Between sync 1 and sync 2, in parallel with init building its view. */
@@ -1186,6 +1196,7 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 	for (size_t i = 0; i < p->nsecrets; i++)
 		strv_push(&rep->secrets, p->secrets[i].name);
 
+	load_secrets(&s);
 	cordon_error e = {0};
 	if (run_preflight((cordon_policy *)p, &s.plan, rep, &e) < 0) {
 		if (rep->status == ST_INFEASIBLE || rep->status == ST_UNAUTHORIZED) {

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include "cleanup.h"
 #include "compat.h"
@@ -53,7 +54,7 @@ int open_beneath(int dirfd, const char *path, int flags)
 /* A canonical absolute host path, opened from / without following any
  * symlink (a root is where a run's tree starts: it may sit inside another
  * writable path, and be swapped for a link after it was resolved). */
-static int open_root(const char *path, int flags)
+int open_root(const char *path, int flags)
 {
 	struct open_how how = {
 		.flags = open_flags(flags),
@@ -66,6 +67,21 @@ static int open_root(const char *path, int flags)
 	while (*rel == '/')
 		rel++;
 	return (int)syscall(SYS_openat2, top, *rel ? rel : ".", &how, sizeof(how));
+}
+
+int open_root_file(const char *path, int pinned)
+{
+	struct stat a, b;
+	int fd = open_root(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &b) < 0 || !S_ISREG(b.st_mode) ||
+	    (pinned >= 0 && (fstat(pinned, &a) < 0 || a.st_ino != b.st_ino || a.st_dev != b.st_dev))) {
+		close(fd);
+		errno = ESTALE;
+		return -1;
+	}
+	return fd;
 }
 
 static void cut(struct snapshot *s, enum cut_reason why)
@@ -178,16 +194,32 @@ static int entry_cmp(const void *a, const void *b, void *arena)
 int snapshot_take(struct snapshot *s, const char *const *roots, size_t nroots, cordon_error *err)
 {
 	memset(s, 0, sizeof(*s));
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	s->taken_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 	if (nroots > SNAPSHOT_MAX_ROOTS)
 		nroots = SNAPSHOT_MAX_ROOTS;
 	for (size_t i = 0; i < nroots; i++) {
-		int rfd = open_root(roots[i], O_PATH | O_DIRECTORY);
+		int rfd = open_root(roots[i], O_PATH);
 		s->rootfd[s->nroots] = rfd;
 		s->rootlen[s->nroots] = strlen(roots[i]);
 		s->nroots++;
 		struct stat st;
 		if (rfd < 0 || fstat(rfd, &st) < 0)
 			continue;
+		if (S_ISREG(st.st_mode)) {
+			/* A file granted on its own (--rw FILE): an entry of its own,
+			 * so that a change to it is an output and is scanned. (A
+			 * device granted on its own holds no data of the run's.) */
+			int r = add_entry(s, roots[i], strlen(roots[i]), (uint16_t)i, &st);
+			if (r < 0) {
+				snapshot_free(s);
+				return cordon_err(err, 12, "out of memory");
+			}
+			if (r > 0)
+				break;
+			continue;
+		}
 		int fd = open_beneath(rfd, ".", O_RDONLY | O_DIRECTORY);
 		if (fd < 0)
 			continue;
@@ -326,6 +358,10 @@ static int record_entry(struct file_list *l, const struct snapshot *s, const str
 	const char *rel = path + s->rootlen[e->root];
 	while (*rel == '/')
 		rel++;
+	if (!*rel) { /* the root itself, a file granted on its own */
+		hash_into(l, r, rfd >= 0 ? open_root_file(path, rfd) : -1);
+		return 0;
+	}
 	hash_into(l, r, rfd >= 0 ? open_beneath(rfd, rel, O_RDONLY) : -1);
 	return 0;
 }

@@ -52,6 +52,7 @@ struct snapshot {
 	size_t nroots;
 	bool truncated;
 	enum cut_reason cut;
+	int64_t taken_ns; /* CLOCK_REALTIME when the walk started */
 };
 
 static inline const char *snap_path(const struct snapshot *s, const struct snap_entry *e)
@@ -100,3 +101,10 @@ const char *change_name(enum change c);
  * RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV and O_NONBLOCK | O_NOCTTY |
  * O_NOFOLLOW | O_CLOEXEC added to flags. -1 and errno on failure. */
 int open_beneath(int dirfd, const char *path, int flags);
+/* A canonical absolute host path, opened from / with no symbolic link
+ * followed anywhere (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS). */
+int open_root(const char *path, int flags);
+/* A root that is a file (granted on its own), opened O_RDONLY as above:
+ * a regular file only, and with pinned >= 0 only the same inode as pinned.
+ * -1 and errno on failure. */
+int open_root_file(const char *path, int pinned);

@@ -24,7 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	buf_free(&r.upstream);
 	/* The record of a refused request: bounded, printable. */
 	char t[300];
-	proxy_partial_target((const char *)data, size, t, sizeof(t));
+	proxy_partial_target(NULL, (const char *)data, size, t, sizeof(t));
 	for (const char *p = t; *p; p++)
 		if (*p < ' ' || *p > '~')
 			abort();

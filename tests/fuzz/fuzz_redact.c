@@ -9,6 +9,11 @@
  * is the "program output": it, then every secret, then every adjacent pair
  * of secrets glued so that they overlap, then it again.
  *
+ * Each secret is also appended as base64 wrapped the way coreutils and MIME
+ * (76 columns, LF) and PEM (64 columns, CRLF) print it, at two alignments.
+ * The matcher skips up to nlmax CR/LF bytes in a row inside a match (2, or
+ * the longest run in a secret); the reference matches the same way.
+ *
  * Invariants, whatever the splits:
  * - the output is exactly that of a naive reference: every occurrence of
  *   every form found by memmem, overlapping occurrences merged into one
@@ -67,9 +72,68 @@ static int occ_cmp(const void *a, const void *b)
 	return x->end < y->end ? -1 : x->end > y->end;
 }
 
+static bool crlf(uint8_t c)
+{
+	return c == '\r' || c == '\n';
+}
+
+/* The end of pat at txt[i..n), up to nlmax CR/LF bytes in a row skipped
+ * between its bytes, or 0. */
+static size_t match_at(const uint8_t *txt, size_t n, size_t i, const sbuf *pat, size_t nlmax)
+{
+	size_t j = i;
+	for (size_t k = 0; k < pat->len; k++) {
+		if (k) {
+			for (size_t c = 0; c < nlmax && j < n && crlf(txt[j]); c++)
+				j++;
+		}
+		if (j >= n || txt[j] != pat->p[k])
+			return 0;
+		j++;
+	}
+	return j;
+}
+
+static size_t longest_crlf_run(const uint8_t *v, size_t n)
+{
+	size_t best = 0;
+	for (size_t i = 0, run = 0; i < n; i++) {
+		run = crlf(v[i]) ? run + 1 : 0;
+		if (run > best)
+			best = run;
+	}
+	return best;
+}
+
+/* base64 of pre + v, wrapped at width with eol. */
+static void b64_wrapped(buf *out, const char *pre, const uint8_t *v, size_t n, size_t width, const char *eol)
+{
+	static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	uint8_t in[128];
+	size_t pl = strlen(pre), m = pl + n, col = 0;
+	memcpy(in, pre, pl);
+	memcpy(in + pl, v, n);
+	for (size_t i = 0; i < m; i += 3) {
+		uint32_t x = (uint32_t)in[i] << 16 | (i + 1 < m ? (uint32_t)in[i + 1] << 8 : 0) | (i + 2 < m ? in[i + 2] : 0);
+		char c[4] = {a[x >> 18 & 63], a[x >> 12 & 63], i + 1 < m ? a[x >> 6 & 63] : '=', i + 2 < m ? a[x & 63] : '='};
+		for (int k = 0; k < 4; k++) {
+			buf_append(out, &c[k], 1);
+			if (++col == width) {
+				buf_append(out, eol, strlen(eol));
+				col = 0;
+			}
+		}
+	}
+	buf_append(out, "\n", 1);
+}
+
 /* The reference: naive search of every form, then merge. */
 static void reference(const uint8_t *txt, size_t n, uint8_t sec[][96], const size_t *slen, size_t nsec, buf *out)
 {
+	size_t nlmax = 2;
+	for (size_t k = 0; k < nsec; k++)
+		if (longest_crlf_run(sec[k], slen[k]) > nlmax)
+			nlmax = longest_crlf_run(sec[k], slen[k]);
 	struct occ *o = NULL;
 	size_t no = 0;
 	/* every distinct form, with the first secret that has it */
@@ -95,12 +159,14 @@ static void reference(const uint8_t *txt, size_t n, uint8_t sec[][96], const siz
 		redact_forms_free(&f);
 	}
 	for (size_t j = 0; j < np; j++)
-		for (size_t i = 0; i + pat[j].len <= n; i++)
-			if (memcmp(txt + i, pat[j].p, pat[j].len) == 0) {
+		for (size_t i = 0; i + pat[j].len <= n; i++) {
+			size_t end = match_at(txt, n, i, &pat[j], nlmax);
+			if (end) {
 				o = realloc(o, (no + 1) * sizeof(*o));
-				o[no] = (struct occ){i, i + pat[j].len, pat[j].len, pname[j], no};
+				o[no] = (struct occ){i, end, pat[j].len, pname[j], no};
 				no++;
 			}
+		}
 	if (no)
 		qsort(o, no, sizeof(*o), occ_cmp);
 	size_t at = 0;
@@ -165,10 +231,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		slen[k] = want;
 	}
+	for (size_t k = 0; k < nsec; k++)
+		if (longest_crlf_run(sec[k], slen[k]) > REDACT_NL_MAX || longest_crlf_run(sec[k], slen[k]) == slen[k])
+			return 0; /* beyond what the matcher skips, or line ends only (documented) */
 	buf s = {0};
 	buf_append(&s, in.p, in.n);
 	for (size_t k = 0; k < nsec; k++)
 		buf_append(&s, sec[k], slen[k]);
+	for (size_t k = 0; k < nsec; k++) {
+		b64_wrapped(&s, "", sec[k], slen[k], 76, "\n");
+		b64_wrapped(&s, "a", sec[k], slen[k], 64, "\r\n");
+	}
 	for (size_t k = 0; k + 1 < nsec; k++) {
 		/* sec[k] then sec[k+1] sharing as many bytes as they can */
 		size_t ov = 0;

@@ -301,7 +301,7 @@ test_secret_exposures() {
 		'mkdir -p sub; printf "x=%s\n" "$TOKEN" > out.txt; printf %s "$TOKEN" | base64 > sub/enc.txt; echo fine > clean.txt'
 	expect_eq "$(field .status)" ok "status: $ERR"
 	expect_eq "$(field -c '[.secret_exposures[]] | sort_by(.path)')" \
-		'[{"name":"TOKEN","path":"out.txt"},{"name":"TOKEN","path":"sub/enc.txt"}]' "exposures"
+		'[{"name":"TOKEN","path":"out.txt","where":"content"},{"name":"TOKEN","path":"sub/enc.txt","where":"content"}]' "exposures"
 	expect_eq "$(field .verdicts.containment)" violations "containment"
 	expect_eq "$(field .secret_scan.complete)" true "scan complete"
 	scan "$R"
@@ -312,10 +312,106 @@ test_secret_exposures() {
 	t_assert
 }
 
+# A setup step that fails before the secrets were needed (a missing bind)
+# still redacts them: in the report's command and reason, and on stderr.
+test_secret_redacted_in_early_setup_errors() {
+	cordon_run --secret CORDON_TEST_SECRET --ro "$WS/nonexist" -- /bin/echo "$SECRET"
+	expect_eq "$(field .status)" setup-error "status: $ERR"
+	expect_eq "$(field -c .command)" '["/bin/echo","[REDACTED:CORDON_TEST_SECRET]"]' "command redacted"
+	scan "$R" "$R.err"
+	cordon_run --secret CORDON_TEST_SECRET --ro "$WS/nonexist-$SECRET" -- /bin/true
+	expect_eq "$(field .status)" setup-error "status: $ERR"
+	expect_match "$(field .reason)" 'nonexist-\[REDACTED:CORDON_TEST_SECRET\]' "reason redacted"
+	expect_match "$ERR" 'nonexist-\[REDACTED:CORDON_TEST_SECRET\]' "stderr redacted"
+	scan "$R" "$R.err"
+	t_assert
+}
+
+# A file granted on its own with --rw FILE: a secret written to it is an
+# output and an exposure, not a clean run.
+test_secret_in_rw_file() {
+	local f="$T_TMP/rwfile.$RANDOM"
+	echo original >"$f"
+	cordon_run --secret CORDON_TEST_SECRET --rw "$f" -- /bin/sh -c "echo \"\$CORDON_TEST_SECRET\" >> '$f'"
+	expect_eq "$(field .status)" ok "status: $ERR"
+	expect_eq "$(field -c '[.outputs[] | {path, change}]')" "[{\"path\":\"$f\",\"change\":\"modified\"}]" "the file is an output"
+	expect_eq "$(field -c .secret_exposures)" "[{\"name\":\"CORDON_TEST_SECRET\",\"path\":\"$f\",\"where\":\"content\"}]" "exposure"
+	expect_eq "$(field .secret_scan.complete)" true "scan complete"
+	expect_eq "$(field .verdicts.containment)" violations "containment"
+	scan "$R"
+	rm -f "$f"
+	t_assert
+}
+
+# Padding the workspace past the outputs list (20,000 files) does not hide a
+# secret: the roots are walked again; a secret the budgets cut off (past 16
+# MiB of one file) makes the scan incomplete, and that is not clean.
+test_secret_behind_truncated_outputs() {
+	cordon_run --secret CORDON_TEST_SECRET -- /bin/sh -c 'mkdir a; cd a; seq 1 20100 | xargs touch; cd ..; echo "$CORDON_TEST_SECRET" > zz_secret.txt'
+	expect_eq "$(field .status)" ok "status: $ERR"
+	expect_eq "$(field .truncated.outputs.reason)" list-files "outputs cut"
+	expect_eq "$(field -c .secret_exposures)" '[{"name":"CORDON_TEST_SECRET","path":"zz_secret.txt","where":"content"}]' "found by the walk"
+	expect_eq "$(field .secret_scan.complete)" true "scan complete"
+	expect_eq "$(field .verdicts.containment)" violations "containment"
+	rm -rf a zz_secret.txt
+	cordon_run --secret CORDON_TEST_SECRET -- /bin/sh -c 'head -c 17000000 /dev/zero > big; echo "$CORDON_TEST_SECRET" >> big'
+	expect_eq "$(field .status)" ok "status: $ERR"
+	expect_eq "$(field -c .secret_exposures)" '[]' "past the per-file budget"
+	expect_eq "$(field .secret_scan.complete)" false "scan incomplete"
+	expect_eq "$(field .verdicts.containment)" violations "an incomplete scan is not clean"
+	rm -f big
+	t_assert
+}
+
+# Secrets kept on disk outside file contents: a link target, a file name,
+# a user.* xattr; reported with where, the path redacted.
+test_secret_in_names_links_xattrs() {
+	/usr/bin/python3 -c 'import os; open("xa.probe", "w").close(); os.setxattr("xa.probe", "user.probe", b"1")' 2>/dev/null ||
+		{ rm -f xa.probe; t_skip "no user xattrs on the workspace's filesystem"; return; }
+	rm -f xa.probe
+	# The secret has a '/': as a name it spans a directory and a file.
+	cordon_run --secret CORDON_TEST_SECRET -- /usr/bin/python3 -c '
+import os
+s = os.environ["CORDON_TEST_SECRET"]
+os.symlink(s, "link")
+d, f = s.split("/", 1)
+os.makedirs("name_" + d, exist_ok=True)
+open("name_" + d + "/" + f, "w").close()
+open("xattr.txt", "w").write("x\n")
+os.setxattr("xattr.txt", "user.k", s.encode())
+open("xname.txt", "w").write("x\n")
+os.setxattr("xname.txt", "user." + s, b"1")'
+	expect_eq "$(field .status)" ok "status: $ERR"
+	expect_eq "$(field -c '[.secret_exposures[] | [.path, .where]] | sort')" \
+		'[["link","link"],["name_[REDACTED:CORDON_TEST_SECRET]","name"],["xattr.txt","xattr"],["xname.txt","xattr"]]' \
+		"exposures"
+	expect_eq "$(field .verdicts.containment)" violations "containment"
+	scan "$R"
+	t_assert
+}
+
+# base64 as coreutils prints it (76 columns) of a secret over 57 bytes, on
+# stdout and in a file; JSON-escaped ("\/") and lower-case percent-encoded
+# on stdout too.
+test_wrapped_base64_redacted_and_found() {
+	local ls='k3y-Th1s/Is+A=Long&Secret?Value_0123456789_abcdefghijklmnopqrstuvwxyz_ABCDEFGHIJ'
+	LS=$ls cordon_run --secret LS -- /bin/sh -c 'printf %s "$LS" | base64; printf "x%s" "$LS" > raw; base64 raw > out.b64
+		printf %s "$LS" | /usr/bin/python3 -c "import sys, json, urllib.parse; v = sys.stdin.read(); print(json.dumps(v).replace(\"/\", \"\\\\/\")); import re; print(re.sub(\"%[0-9A-F]{2}\", lambda m: m.group(0).lower(), urllib.parse.quote(v, safe=\"\")))"
+		rm raw'
+	expect_eq "$(field .status)" ok "status: $ERR"
+	expect_eq "$(printf '%s\n' "$OUT" | grep -c 'REDACTED:LS')" 3 "base64 (its lines one range), JSON, lower-case URL: $OUT"
+	local enc
+	enc=$(printf %s "$ls" | base64 -w0)
+	expect_nomatch "$(printf '%s' "$OUT" | tr -d '\n')" "${enc:0:40}" "no base64 of it"
+	expect_eq "$(field -c '[.secret_exposures[] | .path]')" '["out.b64"]' "found in the wrapped file"
+	t_assert
+}
+
 for t in test_secret_redacted_everywhere test_secret_from_host_variable test_secret_file_delivery \
 	test_secret_refusals test_partial_secret_failure_still_redacted test_inputs_hashed test_policy_hash_is_canonical test_ledger_cli_lesson_example \
 	test_infeasible_not_started test_three_verdicts_independent test_check_sees_outputs_read_only \
 	test_interrupted test_validate_command test_secret_file_read_once_no_symlink test_secret_exposures \
-	test_bulk_output_hash; do
+	test_bulk_output_hash test_secret_redacted_in_early_setup_errors test_secret_in_rw_file \
+	test_secret_behind_truncated_outputs test_secret_in_names_links_xattrs test_wrapped_base64_redacted_and_found; do
 	t_run $t
 done

@@ -747,6 +747,40 @@ print('done')" 2>&1)
 	t_assert
 }
 
+# A long target with a secret at its end is redacted before it is cut (no
+# raw prefix of the value on record), in the proxy's malformed-request record
+# and in a file denial; a SOCKS domain with spaces in the secret is redacted
+# before the spaces become '?'. A bare LF inside a header is refused (400).
+test_denial_targets_redacted_before_cut() {
+	serve echo
+	local s1=SuperSecretValue123 s2='Secret With Spaces 42'
+	S1=$s1 S2=$s2 cordon_run --secret S1 --secret S2 --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+import socket, os
+def ask(data):
+    c = socket.create_connection(('127.0.0.1', 3128)); c.settimeout(20)
+    c.sendall(data)
+    try:
+        return c.recv(100)
+    except OSError:
+        return b'no answer'
+s1, s2 = os.environ['S1'].encode(), os.environ['S2'].encode()
+ask(b'GET /' + b'A' * 187 + s1 + b' HTTP/1.1\r\n\r\n')
+ask(b'\x05\x01\x00' + b'\x05\x01\x00\x03' + bytes([len(s2)]) + s2 + b'\\x01\\xbb')
+print(ask(b'GET http://127.0.0.1:$PORT/ HTTP/1.1\r\nX-A: a\nHost: evil.test\r\n\r\n').split(b'\r\n')[0])
+try:
+    open('/root/' + 'B' * 235 + '/' + s1.decode())
+except OSError:
+    pass"
+	stop $SRV
+	expect_eq "$OUT" "b'HTTP/1.1 400 Bad Request'" "bare LF in a header refused: $ERR"
+	local all
+	all=$(jq -c . "$R")
+	expect_nomatch "$all" 'SuperSec|Super"|Secret.With|Secret\?With' "no part of a secret in the report"
+	expect_match "$(field '[.denials[].target] | join(" ")')" '/A{187}\[REDACTED:S1' "proxy target redacted"
+	expect_match "$(field '[.denials[].target] | join(" ")')" 'REDACTED:S2' "socks domain redacted"
+	t_assert
+}
+
 for t in test_loopback_servers_inside_the_run test_localhost_rule_reaches_host test_explain_endpoints_agree_with_run test_unprivileged_user_all_layers test_http_clients_through_proxy test_git_over_http test_raw_socks5_client \
 	test_package_managers_through_proxy test_other_port_denied_at_once test_direct_connect_fails_and_is_reported test_no_net_means_nothing \
 	test_name_to_loopback_refused_wildcards_match test_literal_loopback_rule_reaches_host \
@@ -754,6 +788,6 @@ for t in test_loopback_servers_inside_the_run test_localhost_rule_reaches_host t
 	test_explain_and_ceiling_for_endpoints test_dns_lookup_in_flight_when_run_ends test_many_connections_under_fd_limit \
 	test_proxy_socket_memory_is_bounded test_incomplete_and_malformed_requests_recorded test_bytes_up_counted_for_absolute_form \
 	test_forward_host_header_rewritten test_fd_soft_limit_raised_for_supervisor_only \
-	test_outputs_collected_while_proxy_holds_connections; do
+	test_outputs_collected_while_proxy_holds_connections test_denial_targets_redacted_before_cut; do
 	t_run $t
 done

@@ -1,5 +1,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include "unit.h"
 #include "proxy.h"
 
@@ -39,6 +40,12 @@ static void test_http(void **st)
 		"CONNECT h.test:443 HTTP/1.1 extra\r\n\r\n",
 		"CONNECT h%2e:443 HTTP/1.1\r\n\r\n",
 		"CONNECT h.test:443 SPDY/3\r\n\r\n",
+		/* a bare LF or CR inside the header: a second Host for a
+		 * lenient server, or an obs-fold after a bare LF */
+		"GET http://h.test/ HTTP/1.1\r\nX-A: a\nHost: evil.test\r\n\r\n",
+		"GET http://h.test/ HTTP/1.1\r\nX-A: a\n Host: evil.test\r\n\r\n",
+		"GET http://h.test/ HTTP/1.1\r\nX-A: a\rHost: evil.test\r\n\r\n",
+		"CONNECT h.test:443 HTTP/1.1\r\nX-A: a\nHost: evil.test\r\n\r\n",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int rc = parse(bad[i], &r);
@@ -227,10 +234,38 @@ static void test_partial_target(void **st)
 	};
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
 		char out[300];
-		proxy_partial_target(t[i].in, t[i].len, out, sizeof(out));
+		proxy_partial_target(NULL, t[i].in, t[i].len, out, sizeof(out));
 		if (strcmp(out, t[i].out) != 0)
 			fail_msg("row %zu: got %s, want %s", i, out, t[i].out);
 	}
+}
+
+/* A long target with a secret at its end: redacted in full before the
+ * cut, so no prefix of the value is left; a SOCKS domain with spaces in
+ * its secret is redacted before the spaces become '?'. */
+static void test_partial_target_redacted(void **st)
+{
+	redactor *rd = redactor_new();
+	cordon_error err = {0};
+	static const char sec[] = "SuperSecretValue123", sp[] = "Secret With Spaces 42";
+	assert_int_equal(redactor_add_secret(rd, "S1", (const uint8_t *)sec, strlen(sec), &err), 0);
+	assert_int_equal(redactor_add_secret(rd, "S2", (const uint8_t *)sp, strlen(sp), &err), 0);
+	assert_int_equal(redactor_compile(rd, &err), 0);
+	char req[600], out[300];
+	snprintf(req, sizeof(req), "GET /%0187d%s HTTP/1.1\r\n\r\n", 0, sec);
+	proxy_partial_target(rd, req, strlen(req), out, sizeof(out));
+	assert_null(strstr(out, "SuperSecret"));
+	assert_null(strstr(out, "Super"));
+	char so[64] = "\x05\x01\x00\x05\x01\x00\x03";
+	size_t n = 7;
+	so[n++] = (char)strlen(sp);
+	memcpy(so + n, sp, strlen(sp));
+	n += strlen(sp);
+	so[n++] = 1;
+	so[n++] = (char)0xbb;
+	proxy_partial_target(rd, so, n, out, sizeof(out));
+	assert_string_equal(out, "[REDACTED:S2]:443");
+	redactor_free(rd);
 }
 
 int main(void)
@@ -239,6 +274,7 @@ int main(void)
 		cmocka_unit_test(test_http), cmocka_unit_test(test_socks), cmocka_unit_test(test_rules),
 		cmocka_unit_test(test_addresses), cmocka_unit_test(test_address_classes),
 		cmocka_unit_test(test_host_rewritten), cmocka_unit_test(test_partial_target),
+		cmocka_unit_test(test_partial_target_redacted),
 	};
 	return cmocka_run_group_tests_name("proxy", tests, NULL, NULL);
 }

@@ -501,6 +501,123 @@ static void test_secret_file_opened_safely(void **st)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* No form of the secret in out once its CR/LF bytes are removed. */
+static void assert_no_form(const char *out, const char *secret)
+{
+	size_t n = strlen(out), o = 0;
+	char *flat = malloc(n + 1);
+	assert_non_null(flat);
+	for (size_t i = 0; i < n; i++)
+		if (out[i] != '\r' && out[i] != '\n')
+			flat[o++] = out[i];
+	flat[o] = 0;
+	struct redact_forms f;
+	cordon_error e;
+	assert_int_equal(redact_forms((const uint8_t *)secret, strlen(secret), &f, &e), 0);
+	for (size_t i = 0; i < f.n; i++)
+		if (memmem(flat, o, f.f[i].p, f.f[i].len))
+			fail_msg("form %zu of the secret left in: %s", i, out);
+	redact_forms_free(&f);
+	free(flat);
+}
+
+/* base64 as coreutils, MIME and PEM print it (wrapped at 76 or 64 columns,
+ * LF or CRLF), of a secret over 57 bytes, at every alignment and every
+ * position of the line breaks, in one feed and byte by byte. */
+static void test_wrapped_base64(void **st)
+{
+	static const char std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	static const char *ls = "k3y-Th1s/Is+A=Long&Secret?Value_0123456789_abcdefghijklmnopqrstuvwxyz_ABCDEFGHIJ";
+	redactor *r = redactor_new();
+	cordon_error e;
+	assert_int_equal(redactor_add_secret(r, "LS", (const uint8_t *)ls, strlen(ls), &e), 0);
+	assert_int_equal(redactor_compile(r, &e), 0);
+	static const int width[] = {76, 64};
+	static const char *eol[] = {"\n", "\r\n"};
+	for (int k = 0; k < 3; k++)
+		for (int w = 0; w < 2; w++)
+			for (int le = 0; le < 2; le++)
+				for (int lead = 0; lead < width[w]; lead += 5) {
+					uint8_t in[300];
+					char enc[500], wrapped[700];
+					memcpy(in, "xyz", (size_t)k);
+					memcpy(in + k, ls, strlen(ls));
+					b64(std, in, (size_t)k + strlen(ls), enc, true);
+					/* lead: characters of other text on the first line */
+					size_t o = 0, col = (size_t)lead;
+					for (int i = 0; i < lead; i++)
+						wrapped[o++] = 'Q';
+					for (size_t i = 0; enc[i]; i++) {
+						wrapped[o++] = enc[i];
+						if (++col == (size_t)width[w]) {
+							o += (size_t)sprintf(wrapped + o, "%s", eol[le]);
+							col = 0;
+						}
+					}
+					wrapped[o] = 0;
+					char *out = redact_string(r, wrapped);
+					assert_non_null(out);
+					assert_non_null(strstr(out, "[REDACTED:LS]"));
+					assert_no_form(out, ls);
+					free(out);
+					/* byte by byte */
+					struct redact_stream rs;
+					buf b = {0};
+					redact_stream_init(&rs, r);
+					for (size_t i = 0; i < o; i++)
+						assert_int_equal(redact_feed(&rs, (const uint8_t *)wrapped + i, 1, &b), 0);
+					assert_int_equal(redact_flush(&rs, &b), 0);
+					assert_int_equal(buf_append(&b, "", 0), 0);
+					char *whole = redact_string(r, wrapped);
+					assert_non_null(whole);
+					if (strcmp(b.p, whole) != 0)
+						fail_msg("byte by byte differs: %s", b.p);
+					free(whole);
+					redact_stream_free(&rs);
+					buf_free(&b);
+					/* the scan finds it too */
+					bool seen[1] = {false};
+					uint32_t state = 0;
+					for (size_t i = 0; i < o; i += 7)
+						redact_scan(r, &state, (const uint8_t *)wrapped + i, o - i < 7 ? o - i : 7, seen);
+					assert_true(seen[0]);
+				}
+	/* three line ends in a row are not a wrap */
+	char *out = redact_string(r, "k3y-Th1s/Is+A=Long&Secret?Val\n\n\nue_0123456789_abcdefghijklmnopqrstuvwxyz_ABCDEFGHIJ");
+	assert_null(strstr(out, "REDACTED"));
+	free(out);
+	redactor_free(r);
+}
+
+/* Lower-case and every-byte percent-encoding, the form encoding in lower
+ * hex, JSON escapes (PHP's "\/", Go's "\u0026"). */
+static void test_percent_and_json_forms(void **st)
+{
+	static const char *v = "p/w&rd <x> \"q\" tail";
+	redactor *r = redactor_new();
+	cordon_error e;
+	assert_int_equal(redactor_add_secret(r, "V", (const uint8_t *)v, strlen(v), &e), 0);
+	assert_int_equal(redactor_compile(r, &e), 0);
+	static const char *in[] = {
+		"p%2fw%26rd%20%3cx%3e%20%22q%22%20tail",
+		"p%2fw%26rd+%3cx%3e+%22q%22+tail",
+		"%70%2F%77%26%72%64%20%3C%78%3E%20%22%71%22%20%74%61%69%6C",
+		"%70%2f%77%26%72%64%20%3c%78%3e%20%22%71%22%20%74%61%69%6c",
+		"p\\/w&rd <x> \\\"q\\\" tail",
+		"p/w\\u0026rd \\u003cx\\u003e \\\"q\\\" tail",
+		"p/w&rd <x> \\\"q\\\" tail",
+	};
+	for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+		char text[200];
+		snprintf(text, sizeof(text), "{\"k\": \"%s\"}", in[i]);
+		char *out = redact_string(r, text);
+		if (!strstr(out, "[REDACTED:V]"))
+			fail_msg("not redacted: %s", text);
+		free(out);
+	}
+	redactor_free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -509,6 +626,7 @@ int main(void)
 		cmocka_unit_test(test_overlap_longest_whole), cmocka_unit_test(test_nested_overlapping_prefix_sharing),
 		cmocka_unit_test(test_self_overlap_bounded), cmocka_unit_test(test_secret_pages_not_dumped),
 		cmocka_unit_test(test_madvise_failure_is_error), cmocka_unit_test(test_secret_file_opened_safely),
+		cmocka_unit_test(test_wrapped_base64), cmocka_unit_test(test_percent_and_json_forms),
 	};
 	return cmocka_run_group_tests_name("redact", tests, NULL, NULL);
 }
