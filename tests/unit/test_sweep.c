@@ -7,6 +7,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 #include "unit.h"
+#include "report.h"
 #include "sweep.h"
 
 static char root[64], outside[64];
@@ -289,12 +290,40 @@ static void test_pin_refuses_symlink_on_path(void **st)
 	sweep_free(&sw);
 }
 
+/* An incomplete sweep is in the report, and the containment verdict is
+ * never "clean" with it. */
+static void test_incomplete_sweep_never_clean(void **st)
+{
+	struct run_report r;
+	report_init(&r);
+	char *j = report_to_json(&r);
+	assert_non_null(j);
+	assert_non_null(strstr(j, "\"containment\": \"clean\""));
+	assert_null(strstr(j, "privilege_sweep"));
+	free(j);
+	r.privilege_sweep.walked = true;
+	r.privilege_sweep.incomplete = true;
+	r.privilege_sweep.entries = 1000001;
+	snprintf(r.privilege_sweep.reason, sizeof(r.privilege_sweep.reason), "the entry bound was reached at /w/x");
+	j = report_to_json(&r);
+	assert_non_null(j);
+	assert_non_null(strstr(j, "\"containment\": \"violations\""));
+	const char *ps = strstr(j, "\"privilege_sweep\": {");
+	assert_non_null(ps);
+	assert_non_null(strstr(ps, "\"complete\": false"));
+	assert_non_null(strstr(ps, "\"reason\": \"the entry bound was reached at /w/x\""));
+	assert_non_null(strstr(ps, "\"entries_checked\": 1000001"));
+	free(j);
+	report_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_changed_files_and_root, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_deep_and_long_paths, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pin_refuses_symlink_on_path, setup, teardown),
+		cmocka_unit_test(test_incomplete_sweep_never_clean),
 	};
 	return cmocka_run_group_tests_name("sweep", tests, NULL, NULL);
 }
