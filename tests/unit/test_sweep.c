@@ -134,14 +134,27 @@ static void test_changed_files_and_root(void **st)
 	fix_list_free(&cleared);
 	fix_list_free(&restored);
 	make(root, "sub/c", 06755);
+	make(root, "sub/capped", 0755);
+	snprintf(p, sizeof(p), "%s/sub/capped", root);
+	bool capped = geteuid() == 0;
+	if (capped)
+		assert_int_equal(setxattr(p, "security.capability", cap, sizeof(cap), 0), 0);
 	assert_int_equal(chmod(root, 0750), 0);
 	sweep_run(&sw, NULL, true, root, &cleared, &restored, &ss);
 	assert_true(ss.walked);
 	assert_false(ss.incomplete);
 	assert_int_equal(mode_of(root, "sub/c"), 0755);
 	assert_int_equal(mode_of(outside, "target"), 04755);
-	assert_int_equal(cleared.n, 1);
-	assert_string_equal(cleared.f[0].path, "sub/c");
+	assert_int_equal(cleared.n, capped ? 2 : 1);
+	for (size_t i = 0; i < cleared.n; i++) {
+		if (strcmp(cleared.f[i].path, "sub/c") == 0)
+			assert_string_equal(cleared.f[i].what, "mode 06755 -> 0755");
+		else {
+			assert_string_equal(cleared.f[i].path, "sub/capped");
+			assert_string_equal(cleared.f[i].what, "security.capability removed");
+		}
+	}
+	assert_true(getxattr(p, "security.capability", NULL, 0) < 0);
 	assert_int_equal(restored.n, 0);
 
 	fix_list_free(&cleared);
