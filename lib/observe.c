@@ -425,44 +425,16 @@ static int record_direct(struct observer *o, struct run_report *rep, int fd, uin
 	return 1;
 }
 
-/* Whether the file a chmod-like call names is a directory, as the caller
- * sees it: paths resolved in the caller's root, never through a magic link. */
-static bool priv_target_is_dir(pid_t pid, const struct priv_call *pc, const uint64_t a[6])
-{
-	char link[64];
-	_cleanup_close_ int fd = -1;
-	bool nofollow = pc->atflags >= 0 && (a[pc->atflags] & AT_SYMLINK_NOFOLLOW);
-	char path[PATH_MAX] = "";
-	if (pc->path >= 0 && read_string(pid, a[pc->path], path, sizeof(path)) < 0)
-		return false;
-	if (pc->path < 0 || (path[0] == '\0' && pc->atflags >= 0 && (a[pc->atflags] & AT_EMPTY_PATH))) {
-		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)pid, (int)a[pc->dirfd]);
-		fd = open(link, O_PATH | O_CLOEXEC);
-	} else {
-		char abs[PATH_MAX];
-		if (target_path(pid, pc->dirfd >= 0 ? (int)a[pc->dirfd] : AT_FDCWD, a[pc->path], abs, sizeof(abs)) < 0)
-			return false;
-		snprintf(link, sizeof(link), "/proc/%d/root", (int)pid);
-		_cleanup_close_ int root = open(link, O_PATH | O_DIRECTORY | O_CLOEXEC);
-		struct open_how how = {.flags = O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0),
-				       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-		if (root >= 0)
-			fd = (int)syscall(SYS_openat2, root, abs, &how, sizeof(how));
-	}
-	struct stat st;
-	return fd >= 0 && fstat(fd, &st) == 0 && S_ISDIR(st.st_mode);
-}
-
-/* A call that sets S_ISUID, or S_ISGID on anything but a directory: refused
- * and reported. Returns 1 (a denial), 0 (let through), -1 (error). A
- * S_ISGID-only chmod of a directory is let through; if a concurrent rename
- * swaps a file in after this check, the sweep after the run clears it. */
+/* A call that sets S_ISUID or S_ISGID: refused and reported, whatever the
+ * file. Returns 1 (a denial) or -1 (error). A S_ISGID chmod of a directory
+ * is refused too: the supervisor cannot tell what the kernel will resolve
+ * the path (or the fd number) to once the call goes on (CONTINUE re-reads
+ * it), and a rename that swaps a file in after any check set the bit on the
+ * file (a setgid-root binary). */
 static int handle_priv(struct observer *o, struct run_report *rep, mode_t bits, const uint64_t a[6])
 {
 	const struct seccomp_data *d = &o->req->data;
-	const struct priv_call *pc = seccomp_priv_call(d->nr);
-	if (bits == S_ISGID && pc->chmod && priv_target_is_dir((pid_t)o->req->pid, pc, a))
-		return respond(o, 0) < 0 ? -1 : 0;
+	(void)bits;
 	char target[256];
 	seccomp_denial_target(d->nr, a, target, sizeof(target));
 	report_add_denial(rep, "syscall", target);

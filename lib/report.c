@@ -300,13 +300,14 @@ static void write_verdicts(jwriter *w, const struct run_report *r)
 	jw_key(w, "containment");
 	/* A secret written into a file left the boundary as surely as a denied
 	 * syscall tried to; a privilege bit swept or a root put back was an
-	 * attempt on the host. */
-	/* An incomplete secret scan counts against containment: what it did
-	 * not read may hold a secret. */
+	 * attempt on the host. A sweep that could not look at everything
+	 * cannot say that nothing was left (report "privilege_sweep"), and an
+	 * incomplete secret scan may have missed a secret. */
 	bool scan_cut = r->exposures.scanned && !r->exposures.complete;
-	jw_str(w, r->ndenials || r->exposures.n || scan_cut || r->privilege_cleared.n || r->root_restored.n
-			  ? "violations"
-			  : "clean");
+	jw_str(w, r->ndenials || r->exposures.n || scan_cut || r->privilege_cleared.n || r->root_restored.n ||
+			  r->privilege_sweep.incomplete
+		      ? "violations"
+		      : "clean");
 	jw_key(w, "resources");
 	jw_str(w, r->status == ST_INFEASIBLE ? "infeasible" : any_limit ? "exceeded" : "within");
 	jw_key(w, "task");
@@ -481,6 +482,18 @@ static void write_evidence(jwriter *w, const struct run_report *r)
 	write_files(w, &r->outputs, true);
 	write_fixes(w, "privilege_cleared", &r->privilege_cleared);
 	write_fixes(w, "root_restored", &r->root_restored);
+	if (r->privilege_sweep.incomplete) {
+		/* Present only when the sweep may have missed a file (SECURITY.md). */
+		jw_key(w, "privilege_sweep");
+		jw_obj_begin(w);
+		jw_key(w, "complete");
+		jw_bool(w, false);
+		jw_key(w, "reason");
+		jw_str(w, r->privilege_sweep.reason);
+		jw_key(w, "entries_checked");
+		jw_uint(w, r->privilege_sweep.entries);
+		jw_obj_end(w);
+	}
 	if (r->outputs.truncated) {
 		jw_key(w, "outputs_truncated");
 		jw_bool(w, true);

@@ -82,6 +82,7 @@ struct run_report {
 	/* The sweep after the run (sweep.h): privilege bits and file
 	 * capabilities cleared, writable roots' mode/owner put back. */
 	struct fix_list privilege_cleared, root_restored;
+	struct sweep_status privilege_sweep; /* incomplete: containment is never clean */
 	struct stream_stats out[2];
 	strv secrets;
 	struct exposure_list exposures; /* secrets found in the files written */

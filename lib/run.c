@@ -1113,7 +1113,7 @@ static void finish_usage(struct sup *s)
 	 * the run left in the writable paths is swept, the roots put back as
 	 * they were at sync 2 (after a hand-over to the run's uid, if any). */
 	sweep_run(&s->sweep, &s->rep->outputs, s->rep->outputs.truncated, s->plan.workspace,
-		  &s->rep->privilege_cleared, &s->rep->root_restored);
+		  &s->rep->privilege_cleared, &s->rep->root_restored, &s->rep->privilege_sweep);
 	trace(s, "privilege sweep done");
 	/* After the outputs' snapshot (the chown changes every ctime) and the
 	 * sweep (which restores the roots to their owner at sync 2). */

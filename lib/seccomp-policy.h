@@ -14,9 +14,9 @@
  *  - privilege bits: chmod, fchmod, fchmodat, fchmodat2 with S_ISUID or
  *    S_ISGID in the mode; open/openat (O_CREAT or O_TMPFILE), creat, mknod,
  *    mknodat creating with them: denied like the deny list, never allowed
- *    back by syscalls.allow. With notification the supervisor lets a
- *    S_ISGID-only chmod of a directory through (a setgid directory only
- *    passes its group on). openat2: ENOSYS (its mode is in memory), unreported.
+ *    back by syscalls.allow. A S_ISGID chmod of a directory is refused
+ *    too (letting it through raced with a rename that swapped a file in).
+ *    openat2: ENOSYS (its mode is in memory), unreported.
  *  - any other ABI (i386 via int 0x80, x32): the process is killed. */
 #pragma once
 #include <linux/filter.h>

@@ -42,23 +42,54 @@ static void add_fix(struct fix_list *l, const char *path, const char *base, cons
 	l->n++;
 }
 
+/* A canonical absolute host path, opened from / with no symlink and no magic
+ * link anywhere on it (a root may sit inside another writable path, where a
+ * concurrent run can swap a directory for a link). */
+static int open_pinned(const char *path)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	_cleanup_close_ int top = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (top < 0)
+		return -1;
+	const char *rel = path;
+	while (*rel == '/')
+		rel++;
+	return (int)syscall(SYS_openat2, top, *rel ? rel : ".", &how, sizeof(how));
+}
+
 int sweep_pin(struct sweep *sw, const char *const *roots, size_t n, cordon_error *err)
 {
 	memset(sw, 0, sizeof(*sw));
+	clock_gettime(CLOCK_REALTIME, &sw->start);
+	sw->max_entries = SWEEP_MAX_ENTRIES;
+	sw->budget_ns = SWEEP_BUDGET_NS;
+	sw->max_name_bytes = SWEEP_MAX_NAME_BYTES;
 	sw->r = calloc(n ? n : 1, sizeof(*sw->r));
 	if (!sw->r)
 		return cordon_err(err, 12, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		struct sweep_root *r = &sw->r[sw->n];
-		r->fd = open(roots[i], O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		if (r->fd < 0)
-			continue;
+		r->fd = open_pinned(roots[i]);
+		if (r->fd < 0) {
+			if (errno == ENOENT)
+				continue;
+			int e = errno;
+			sweep_free(sw);
+			if (e == ELOOP)
+				return cordon_err(err, e, "pin writable root %s: a symbolic link is on its path now "
+						  "(cordon never follows one there)", roots[i]);
+			return cordon_err(err, e, "pin writable root %s", roots[i]);
+		}
 		r->path = strdup(roots[i]);
 		if (!r->path || fstat(r->fd, &r->st) < 0) {
 			int e = r->path ? errno : 12;
 			close(r->fd);
 			free(r->path);
 			r->path = NULL;
+			sweep_free(sw);
 			return cordon_err(err, e, "pin writable root %s", roots[i]);
 		}
 		sw->n++;
@@ -131,82 +162,320 @@ static const struct sweep_root *root_of(const struct sweep *sw, const char *path
 	return best;
 }
 
-static void sweep_path(const struct sweep *sw, const char *path, const char *base, struct fix_list *cleared)
+/* One listed file, opened beneath its root. -1 when it cannot be (gone,
+ * renamed, a path too long to resolve at once, a symlink on its way): the
+ * caller then walks everything. */
+static int sweep_path(const struct sweep *sw, const char *path, const char *base, struct fix_list *cleared)
 {
 	const struct sweep_root *r = root_of(sw, path);
 	if (!r)
-		return;
+		return 0; /* not below a writable root: nothing the run could leave */
 	size_t rl = strlen(r->path);
 	const char *rel = path + rl;
 	while (*rel == '/')
 		rel++;
 	if (!*rel)
-		return; /* the root itself: restore_root's */
+		return 0; /* the root itself: restore_root's */
 	_cleanup_close_ int fd = open_beneath(r->fd, rel, O_PATH);
 	struct stat st;
-	if (fd >= 0 && fstat(fd, &st) == 0)
-		clear_one(fd, &st, path, base, cleared);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return -1;
+	clear_one(fd, &st, path, base, cleared);
+	return 0;
 }
 
-/* Every file below dirfd (an O_PATH directory), one filesystem, no symlink
- * followed: for a change list that was cut short. */
-static void sweep_tree(int dirfd, const char *path, dev_t dev, int depth, const char *base,
-		       struct fix_list *cleared)
+static uint64_t now_ns(void)
 {
-	if (depth > 256)
-		return;
-	int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	_cleanup_closedir_ DIR *d = fdopendir(fd);
-	if (!d) {
-		close(fd);
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* The sweep may have missed a file: why (the first reason only), where (the
+ * last 80 bytes of a possibly long path name it well enough), and errno. */
+static void incomplete(struct sweep_status *st, const char *what, const char *path, int e)
+{
+	if (!st->incomplete) {
+		size_t l = path ? strlen(path) : 0;
+		snprintf(st->reason, sizeof(st->reason), "%s at %s%s%s%s", what, l > 80 ? "..." : "",
+			 path ? path + (l > 80 ? l - 80 : 0) : "", e ? ": " : "", e ? strerror(e) : "");
+	}
+	st->incomplete = true;
+}
+
+/* One directory of the walk: its identity, and the names in it still to
+ * look at (read in full when entered, so only the current directory's fd is
+ * held, whatever the depth). */
+struct level {
+	dev_t dev;
+	ino_t ino;
+	char *names; /* NUL-separated */
+	size_t len, pos;
+	size_t pathlen; /* of the walk's path string at this level */
+};
+
+struct walk {
+	const struct sweep *sw;
+	const char *base;
+	struct fix_list *cleared;
+	struct sweep_status *st;
+	uint64_t deadline;
+	size_t name_bytes; /* held in every level's names */
+	buf path;          /* for the report only: never resolved */
+	bool stop;         /* a bound was reached: the sweep ends */
+	bool stop_root;    /* the tree moved under the walk: this root's walk ends */
+};
+
+/* Every name in directory fd, into lv. -1 (status set) on failure. */
+static int read_names(struct walk *w, int fd, struct level *lv)
+{
+	char dbuf[16384];
+	buf names = {0};
+	for (;;) {
+		ssize_t n = getdents64(fd, dbuf, sizeof(dbuf));
+		if (n < 0) {
+			buf_free(&names);
+			incomplete(w->st, "directory unreadable", w->path.p, errno);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		for (ssize_t off = 0; off < n;) {
+			struct dirent64 *d = (struct dirent64 *)(dbuf + off);
+			off += d->d_reclen;
+			if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+				continue;
+			size_t l = strlen(d->d_name) + 1;
+			if (w->name_bytes + names.len + l > w->sw->max_name_bytes) {
+				buf_free(&names);
+				incomplete(w->st, "the name-bytes bound was reached", w->path.p, 0);
+				w->stop = true;
+				return -1;
+			}
+			if (buf_append(&names, d->d_name, l) < 0) {
+				buf_free(&names);
+				incomplete(w->st, "out of memory", w->path.p, 0);
+				w->stop = true;
+				return -1;
+			}
+		}
+	}
+	lv->names = names.p;
+	lv->len = names.len;
+	lv->pos = 0;
+	w->name_bytes += names.len;
+	return 0;
+}
+
+/* Does a file with stat st need a closer look: a privilege bit, or a
+ * regular file the run may have given a capability (changed since the pin:
+ * setxattr updates the ctime, which no call can set back). */
+static bool suspect(const struct sweep *sw, const struct stat *st)
+{
+	if (S_ISLNK(st->st_mode) || S_ISDIR(st->st_mode))
+		return false;
+	if (st->st_mode & PRIV_BITS)
+		return true;
+	return S_ISREG(st->st_mode) && st->st_ctim.tv_sec >= sw->start.tv_sec - SWEEP_CTIME_SLACK_S;
+}
+
+/* Whether the entry name of directory dirfd (one component, the link
+ * itself if it is one) has a security.capability: 1, 0, or -1 when it
+ * cannot be told (no getxattrat before Linux 6.13): then the file is opened
+ * and looked at. One call instead of open, fstat, getxattr and close. */
+#ifndef SWEEP_NR_GETXATTRAT
+#define SWEEP_NR_GETXATTRAT 464 /* the same on every architecture */
+#endif
+static int has_cap_at(int dirfd, const char *name)
+{
+	static bool missing;
+	if (missing)
+		return -1;
+	struct {
+		uint64_t value;
+		uint32_t size, flags;
+	} args = {0, 0, 0};
+	long r = syscall(SWEEP_NR_GETXATTRAT, dirfd, name, AT_SYMLINK_NOFOLLOW, "security.capability", &args,
+			 sizeof(args));
+	if (r >= 0)
+		return 1;
+	if (errno == ENODATA || errno == EOPNOTSUPP)
+		return 0;
+	if (errno == ENOSYS)
+		missing = true;
+	return -1;
+}
+
+/* Every file below root r, one filesystem, no symlink followed, no depth
+ * limit: depth-first, holding one directory fd. A child directory is opened
+ * beneath its parent's fd (openat2, RESOLVE_BENEATH|NO_SYMLINKS|NO_XDEV) and
+ * must be the inode just fstatat'ed; going back up opens ".." and checks it
+ * is the parent recorded on the way down. */
+static void walk_root(struct walk *w, const struct sweep_root *r)
+{
+	struct level *stack = NULL;
+	size_t depth = 0, cap = 0;
+	w->path.len = 0;
+	if (buf_append(&w->path, r->path, strlen(r->path)) < 0) {
+		incomplete(w->st, "out of memory", r->path, 0);
+		w->stop = true;
 		return;
 	}
-	struct dirent *e;
-	while ((e = readdir(d))) {
-		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-			continue;
-		_cleanup_close_ int sub = openat(dirfd, e->d_name, O_PATH | O_NOFOLLOW | O_CLOEXEC);
-		struct stat st;
-		if (sub < 0 || fstat(sub, &st) < 0 || st.st_dev != dev)
-			continue;
-		buf p = {0};
-		if (buf_printf(&p, "%s/%s", path, e->d_name) < 0)
-			return;
-		if (S_ISDIR(st.st_mode))
-			sweep_tree(sub, p.p, dev, depth + 1, base, cleared);
-		else
-			clear_one(sub, &st, p.p, base, cleared);
-		buf_free(&p);
+	int cur = open_beneath(r->fd, ".", O_RDONLY | O_DIRECTORY);
+	struct stat st;
+	if (cur < 0 || fstat(cur, &st) < 0) {
+		incomplete(w->st, "root cannot be opened", r->path, errno);
+		if (cur >= 0)
+			close(cur);
+		return;
 	}
+	for (;;) {
+		if (depth == cap) {
+			size_t nc = cap ? cap * 2 : 64;
+			struct level *ns = realloc(stack, nc * sizeof(*ns));
+			if (!ns) {
+				incomplete(w->st, "out of memory", w->path.p, 0);
+				w->stop = true;
+				break;
+			}
+			stack = ns;
+			cap = nc;
+		}
+		struct level *lv = &stack[depth];
+		memset(lv, 0, sizeof(*lv));
+		lv->dev = st.st_dev;
+		lv->ino = st.st_ino;
+		lv->pathlen = w->path.len;
+		if (read_names(w, cur, lv) < 0 && w->stop)
+			break;
+		depth++;
+		/* Look at the names of the current directory until one is a
+		 * directory to enter; go back up when they are done. */
+		bool entered = false;
+		while (!entered && depth && !w->stop && !w->stop_root) {
+			lv = &stack[depth - 1];
+			if (lv->pos >= lv->len) {
+				free(lv->names);
+				w->name_bytes -= lv->len;
+				lv->names = NULL;
+				depth--;
+				if (!depth)
+					break;
+				struct level *up = &stack[depth - 1];
+				int ufd = openat(cur, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+				struct stat ust;
+				if (ufd < 0 || fstat(ufd, &ust) < 0 || ust.st_dev != up->dev || ust.st_ino != up->ino) {
+					/* Moved while we walked (a concurrent run): what is left
+					 * of this root is not looked at. */
+					incomplete(w->st, "directory moved during the sweep", w->path.p, 0);
+					if (ufd >= 0)
+						close(ufd);
+					w->stop_root = true;
+					break;
+				}
+				close(cur);
+				cur = ufd;
+				w->path.len = up->pathlen;
+				w->path.p[w->path.len] = '\0';
+				continue;
+			}
+			const char *name = lv->names + lv->pos;
+			lv->pos += strlen(name) + 1;
+			w->st->entries++;
+			if (w->st->entries > w->sw->max_entries) {
+				incomplete(w->st, "the entry bound was reached", w->path.p, 0);
+				w->stop = true;
+				break;
+			}
+			if ((w->st->entries & 255) == 0 && now_ns() > w->deadline) {
+				incomplete(w->st, "the time bound was reached", w->path.p, 0);
+				w->stop = true;
+				break;
+			}
+			w->path.len = lv->pathlen;
+			if (buf_printf(&w->path, "/%s", name) < 0) {
+				incomplete(w->st, "out of memory", w->path.p, 0);
+				w->stop = true;
+				break;
+			}
+			struct stat es;
+			if (fstatat(cur, name, &es, AT_SYMLINK_NOFOLLOW) < 0) {
+				incomplete(w->st, "file changed during the sweep", w->path.p, errno);
+				continue;
+			}
+			if (es.st_dev != lv->dev)
+				continue; /* another filesystem mounted here: not the run's */
+			if (S_ISDIR(es.st_mode)) {
+				int sub = open_beneath(cur, name, O_RDONLY | O_DIRECTORY);
+				if (sub < 0 && errno == EXDEV)
+					continue; /* a mount point */
+				if (sub < 0 || fstat(sub, &st) < 0 || st.st_ino != es.st_ino || st.st_dev != es.st_dev) {
+					incomplete(w->st, "directory cannot be opened", w->path.p, sub < 0 ? errno : 0);
+					if (sub >= 0)
+						close(sub);
+					continue;
+				}
+				close(cur);
+				cur = sub;
+				entered = true;
+				continue;
+			}
+			if (!suspect(w->sw, &es))
+				continue;
+			if (!(es.st_mode & PRIV_BITS) && has_cap_at(cur, name) == 0)
+				continue; /* a recent regular file without a capability */
+			_cleanup_close_ int fd = open_beneath(cur, name, O_PATH);
+			struct stat fs;
+			if (fd < 0 || fstat(fd, &fs) < 0 || fs.st_ino != es.st_ino || fs.st_dev != es.st_dev) {
+				incomplete(w->st, "file changed during the sweep", w->path.p, fd < 0 ? errno : 0);
+				continue;
+			}
+			clear_one(fd, &fs, w->path.p, w->base, w->cleared);
+		}
+		if (!entered)
+			break;
+	}
+	for (size_t i = 0; i < depth; i++)
+		free(stack[i].names);
+	w->name_bytes = 0;
+	free(stack);
+	close(cur);
+}
+
+static void walk_all(struct sweep *sw, const char *base, struct fix_list *cleared, struct sweep_status *status)
+{
+	struct walk w = {sw, base, cleared, status, now_ns() + sw->budget_ns, 0, {0}, false, false};
+	status->walked = true;
+	for (size_t i = 0; i < sw->n; i++) {
+		const struct sweep_root *r = &sw->r[i];
+		if (!S_ISDIR(r->st.st_mode))
+			continue; /* a file bound writable: its mode is the root's, restored */
+		walk_root(&w, r);
+		if (w.stop)
+			break;
+		w.stop_root = false;
+	}
+	buf_free(&w.path);
 }
 
 void sweep_run(struct sweep *sw, const struct file_list *changed, bool truncated, const char *base,
-	       struct fix_list *cleared, struct fix_list *restored)
+	       struct fix_list *cleared, struct fix_list *restored, struct sweep_status *status)
 {
+	memset(status, 0, sizeof(*status));
 	for (size_t i = 0; i < sw->n; i++)
 		restore_root(&sw->r[i], base, restored);
-	if (truncated) {
-		for (size_t i = 0; i < sw->n; i++) {
-			const struct sweep_root *r = &sw->r[i];
-			if (!S_ISDIR(r->st.st_mode)) {
-				/* A file bound writable: its mode is the root's, restored above. */
-				continue;
-			}
-			sweep_tree(r->fd, r->path, r->st.st_dev, 0, base, cleared);
-		}
-		return;
-	}
-	for (size_t i = 0; changed && i < changed->n; i++) {
+	bool walk = truncated;
+	for (size_t i = 0; !walk && changed && i < changed->n; i++) {
 		const struct file_record *f = &changed->r[i];
 		if (f->change == CHANGE_DELETED)
 			continue;
 		buf p = {0};
 		int r = f->path[0] == '/' ? buf_printf(&p, "%s", f->path)
 					  : buf_printf(&p, "%s/%s", base ? base : "", f->path);
-		if (r == 0)
-			sweep_path(sw, p.p, base, cleared);
+		if (r < 0 || sweep_path(sw, p.p, base, cleared) < 0)
+			walk = true; /* a listed file out of reach: look at everything */
 		buf_free(&p);
 	}
+	if (walk)
+		walk_all(sw, base, cleared, status);
 }

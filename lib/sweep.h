@@ -10,7 +10,9 @@
  * report ("privilege_cleared", "root_restored"). */
 #pragma once
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 #include "snapshot.h"
 
 /* One thing the sweep changed back. */
@@ -29,19 +31,47 @@ struct sweep_root {
 	int fd; /* O_PATH, opened before the run */
 	struct stat st;
 };
+
+/* The full walk's bounds (SECURITY.md, "What a run leaves behind"): entries
+ * looked at, supervisor time, bytes of names held. Reaching one stops the
+ * walk and marks the sweep incomplete (never silently). */
+#define SWEEP_MAX_ENTRIES 1000000
+#define SWEEP_BUDGET_NS (5ull * 1000000000ull)
+#define SWEEP_MAX_NAME_BYTES (64u << 20)
+/* A regular file whose ctime is older than the pin by more than this was
+ * not touched by the run: its security.capability is not looked up. */
+#define SWEEP_CTIME_SLACK_S 60
+
 struct sweep {
 	struct sweep_root *r;
 	size_t n;
+	struct timespec start; /* CLOCK_REALTIME at pin time */
+	/* The bounds, SWEEP_* by default (tests lower them). */
+	uint64_t max_entries, budget_ns;
+	size_t max_name_bytes;
 };
 
-/* Before the run: pin each writable root and record its mode and owner. A
- * root that cannot be opened is left out (the run cannot bind it either). */
+/* How the sweep went (report "privilege_sweep", present when incomplete). */
+struct sweep_status {
+	bool walked;     /* every file below the roots was looked at (a full walk ran) */
+	bool incomplete; /* some file below a root may not have been looked at */
+	char reason[160];
+	uint64_t entries; /* entries the full walk looked at */
+};
+
+/* Before the run: pin each writable root and record its mode and owner. Each
+ * is opened from / with no symlink and no magic link on its path; one that
+ * has a symlink on its path now is an error, one that does not exist is left
+ * out (the run cannot bind it either). */
 int sweep_pin(struct sweep *sw, const char *const *roots, size_t n, cordon_error *err);
 /* After the run, when no process of it is left: put each root's mode and
  * owner back (into *restored), then clear privilege bits and file
  * capabilities on the changed files (into *cleared). With truncated set (the
- * change list is incomplete) every file below the roots is checked. base:
- * the workspace, for relative names. */
+ * change list is incomplete), or when a listed file cannot be opened
+ * beneath its root, every file below the roots is checked, walking from
+ * directory fd to directory fd (no path string is resolved, no depth
+ * limit), within the bounds above. *status says whether it was complete.
+ * base: the workspace, for relative names. */
 void sweep_run(struct sweep *sw, const struct file_list *changed, bool truncated, const char *base,
-	       struct fix_list *cleared, struct fix_list *restored);
+	       struct fix_list *cleared, struct fix_list *restored, struct sweep_status *status);
 void sweep_free(struct sweep *sw);

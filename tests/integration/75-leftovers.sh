@@ -49,13 +49,13 @@ open O_TMPFILE 2755 EPERM
 mknod S_IFREG 6755 EPERM
 openat2 ENOSYS
 setxattr security.capability EPERM
-chmod g+s directory ok" "each way to a privilege bit: $ERR"
+chmod g+s directory EPERM" "each way to a privilege bit: $ERR"
 	expect_eq "$(field '[.denials[] | select(.kind=="syscall") | .target] | sort | join(",")')" \
 		"chmod(mode 02755),chmod(mode 06755),fchmod(mode 04755),fchmodat2(mode 04755),mknodat(mode 06755),openat(mode 02755),openat(mode 04755)" \
 		"each refusal is a denial"
 	expect_eq "$(field .verdicts.containment)" violations "containment"
 	expect_eq "$(priv_files)" "" "no setuid/setgid file on the host"
-	expect_eq "$(stat -c %a d)" 2755 "a setgid directory is allowed"
+	expect_eq "$(stat -c %a d)" 755 "a setgid directory is refused too (F1: the check raced)"
 	expect_eq "$(python3 -c 'import os; print("security.capability" in os.listxattr("x"))')" False "no file capability"
 	# The copy does not give an ordinary user root.
 	expect_eq "$(setpriv --reuid=65534 --regid=65534 --clear-groups ./x -p -c 'id -u' 2>&1)" 65534 "no euid 0"
@@ -63,9 +63,10 @@ chmod g+s directory ok" "each way to a privilege bit: $ERR"
 }
 
 test_setgid_race_is_swept() {
-	# A S_ISGID chmod of a directory is let through; swapping a file in
-	# after the check gets the bit onto the file. The sweep after the run
-	# clears it and lists it.
+	# A S_ISGID chmod of a directory used to be let through after the
+	# supervisor saw a directory; swapping a file in after the check
+	# (RENAME_EXCHANGE) got the bit onto the file: a setgid-root binary. Every
+	# S_ISGID chmod is refused now, so there is no race to win.
 	cat >race.py <<'PY'
 import ctypes, os, stat, threading
 os.mkdir("d"); open("f", "w").write("x"); os.chmod("f", 0o755)
@@ -76,7 +77,7 @@ def swap():
         libc.renameat2(-100, b"d", -100, b"f", 2)  # RENAME_EXCHANGE
 t = threading.Thread(target=swap); t.start()
 raced = False
-for i in range(50000):
+for i in range(20000):
     try: os.chmod("f", 0o2755)
     except OSError: pass
     if any(stat.S_ISREG(os.lstat(n).st_mode) and os.lstat(n).st_mode & stat.S_ISGID for n in ("d", "f")):
@@ -85,12 +86,72 @@ stop = True; t.join()
 print("raced" if raced else "not raced")
 PY
 	cordon_run -- /usr/bin/python3 race.py
-	expect_eq "$OUT" raced "the first layer was raced: $ERR"
-	local f
-	f=$(cd "$WS" && for n in d f; do [ -f $n ] && echo $n; done)
-	expect_eq "$(priv_files)" "" "the bit is cleared on the host"
-	expect_eq "$(field '[.privilege_cleared[] | .path] | join(",")')" "$f" "listed in the report"
-	expect_match "$(field '.privilege_cleared[0].what')" '^mode 02[0-7]{3} -> 0[0-7]{3}$' "what was cleared"
+	expect_eq "$OUT" "not raced" "no S_ISGID chmod goes through: $ERR"
+	expect_eq "$(priv_files)" "" "no setgid file on the host"
+	expect_eq "$(field '[.denials[] | select(.kind=="syscall") | .target] | unique | join(",")')" \
+		"chmod(mode 02755)" "the chmods are denials"
+	expect_eq "$(field .verdicts.containment)" violations "containment"
+	t_assert
+}
+
+# A privilege bit that got onto a file by a way the first layer missed is
+# simulated from the host while the run waits: the run builds the tree,
+# writes "ready", waits for "go"; the host sets the bit in between.
+WAIT_GO='
+import os, time
+open("ready", "w").close()
+for i in range(1200):
+    if os.path.exists("go"): break
+    time.sleep(0.05)
+'
+# host_set_bit CHMOD-PYTHON: in the background, once the run is ready.
+host_set_bit() {
+	(
+		for _ in $(seq 1 1200); do [ -e "$WS/ready" ] && break; sleep 0.05; done
+		cd "$WS" && python3 -c "$1"
+		touch "$WS/go"
+	) &
+}
+
+test_deep_file_swept() {
+	# F1(a): below 300 directories the snapshot is cut (walk depth), so the
+	# full sweep runs; it stopped at depth 256 and left the file setgid.
+	host_set_bit 'import os; os.chmod("/".join(["a"] * 300) + "/py", 0o2755)'
+	cordon_run -- /usr/bin/python3 -c '
+import os, shutil
+os.makedirs("/".join(["a"] * 300))
+shutil.copy("/bin/true", "/".join(["a"] * 300) + "/py")
+'"$WAIT_GO"
+	wait
+	expect_eq "$(field '.truncated.outputs.reason')" walk-depth "the snapshot was cut: $ERR"
+	expect_eq "$(priv_files)" "" "the bit is cleared below depth 256"
+	expect_eq "$(field '[.privilege_cleared[] | .path | length > 600] | join(",")')" true "listed"
+	expect_match "$(field '.privilege_cleared[0].what')" '^mode 02755 -> 0755$' "what was cleared"
+	expect_eq "$(field .privilege_sweep)" null "the sweep was complete"
+	expect_eq "$(field .verdicts.containment)" violations "containment"
+	t_assert
+}
+
+test_long_path_file_swept() {
+	# F1(b): 20 levels of 250-byte names (~5,000 bytes, > PATH_MAX): the walk
+	# is not cut, the change list names the file, and opening it by its path
+	# failed, silently. Now that failure makes the sweep walk every file.
+	host_set_bit 'import os
+fd = os.open(".", os.O_RDONLY)
+for i in range(20): fd = os.open("L" * 250, os.O_RDONLY, dir_fd=fd)
+os.chmod("py", 0o2755, dir_fd=fd)'
+	cordon_run -- /usr/bin/python3 -c '
+import os, shutil
+fd = os.open(".", os.O_RDONLY)
+for i in range(20):
+    os.mkdir("L" * 250, dir_fd=fd); fd = os.open("L" * 250, os.O_RDONLY, dir_fd=fd)
+src = os.open("/bin/true", os.O_RDONLY); dst = os.open("py", os.O_WRONLY | os.O_CREAT, 0o755, dir_fd=fd)
+os.write(dst, os.read(src, 1 << 20))
+'"$WAIT_GO"
+	wait
+	expect_eq "$(field '.truncated.outputs.reason // "none"')" none "the snapshot was not cut: $ERR"
+	expect_eq "$(priv_files)" "" "the bit is cleared at a path longer than PATH_MAX"
+	expect_eq "$(field '[.privilege_cleared[] | .path | length > 5000] | join(",")')" true "listed"
 	expect_eq "$(field .verdicts.containment)" violations "containment"
 	t_assert
 }
@@ -156,7 +217,8 @@ test_unprivileged_run_same_rules() {
 	t_assert
 }
 
-for t in test_setuid_file_refused_and_reported test_setgid_race_is_swept test_workspace_root_mode_restored test_workspace_root_mode_restored_without_idmap \
+for t in test_setuid_file_refused_and_reported test_setgid_race_is_swept test_deep_file_swept \
+	test_long_path_file_swept test_workspace_root_mode_restored test_workspace_root_mode_restored_without_idmap \
 	test_clean_run_lists_nothing test_unprivileged_run_same_rules; do
 	t_run $t
 done
