@@ -42,24 +42,6 @@ static void add_fix(struct fix_list *l, const char *path, const char *base, cons
 	l->n++;
 }
 
-/* A canonical absolute host path, opened from / with no symlink and no magic
- * link anywhere on it (a root may sit inside another writable path, where a
- * concurrent run can swap a directory for a link). */
-static int open_pinned(const char *path)
-{
-	struct open_how how = {
-		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	_cleanup_close_ int top = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (top < 0)
-		return -1;
-	const char *rel = path;
-	while (*rel == '/')
-		rel++;
-	return (int)syscall(SYS_openat2, top, *rel ? rel : ".", &how, sizeof(how));
-}
-
 int sweep_pin(struct sweep *sw, const char *const *roots, size_t n, cordon_error *err)
 {
 	memset(sw, 0, sizeof(*sw));
@@ -72,7 +54,7 @@ int sweep_pin(struct sweep *sw, const char *const *roots, size_t n, cordon_error
 		return cordon_err(err, 12, "out of memory");
 	for (size_t i = 0; i < n; i++) {
 		struct sweep_root *r = &sw->r[sw->n];
-		r->fd = open_pinned(roots[i]);
+		r->fd = open_root(roots[i], O_PATH);
 		if (r->fd < 0) {
 			if (errno == ENOENT)
 				continue;
