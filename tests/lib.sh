@@ -57,11 +57,13 @@ check_report_shape() {
 	       and has("seccomp") and has("cgroup"))' "$R" >/dev/null || fail "report shape: $(head -c 400 "$R")"
 }
 
-# CORDON_TESTS=REGEX runs only the tests whose names match (make test-vm
-# picks by what differs between hosts); the others are not counted.
+# CORDON_TESTS=REGEX runs only the tests whose FILE:NAME matches, FILE being
+# the integration file without .sh (e.g. '^(20-limits|70-network):' or
+# 'test_timeout'; make test-vm picks by what differs between hosts); the
+# others are not counted.
 t_run() {
 	local name=$1
-	if [ -n "${CORDON_TESTS:-}" ] && ! [[ $name =~ $CORDON_TESTS ]]; then
+	if [ -n "${CORDON_TESTS:-}" ] && ! [[ "$(basename "$0" .sh):$name" =~ $CORDON_TESTS ]]; then
 		return 0
 	fi
 	T_CUR=$name
