@@ -4,6 +4,7 @@
 # run (median / p90 / mean over N runs) on this machine.
 set -euo pipefail
 BUILD=$(cd "${1:-build}" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
 N=${BENCH_RUNS:-300}
 C="$BUILD/cordon"
 S="$BUILD/bench-spawn"
@@ -114,4 +115,4 @@ echo "supervisor peak RSS (VmHWM, during a run):       ${hwm} KiB"
 # Per-run report timings (from the report itself).
 "$C" run --report "$ws/r.json" -- /bin/true
 echo "setup_seconds of one run (clone to exec):        $(jq .usage.setup_seconds "$ws/r.json")"
-bash "$(dirname "$0")/relay.sh" "$BUILD"
+bash "$HERE/relay.sh" "$BUILD"
