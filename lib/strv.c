@@ -313,8 +313,8 @@ int resolve_untrusted_links(const char *path, const strv *writable, char *out, s
 		if (snprintf(next, sizeof(next), "%s/%s", cur, comp) >= (int)sizeof(next))
 			return cordon_err(err, ENAMETOOLONG, "%s", path);
 		struct stat st;
-		if (lstat(next, &st) < 0)
-			return cordon_err_errno(err, "%s", next);
+		if (lstat(next, &st) < 0) /* with the rest: no name is cut short */
+			return cordon_err_errno(err, "%s%s", next, p);
 		if (!S_ISLNK(st.st_mode)) {
 			snprintf(cur, sizeof(cur), "%s", next);
 			continue;
