@@ -26,6 +26,7 @@
 #include "compat.h"
 #include "error.h"
 #include "mounts.h"
+#include "snapshot.h"
 
 static int openat2_nofollow(int dirfd, const char *path, int flags)
 {
@@ -164,11 +165,7 @@ static int chown_dir(struct chown_walk *w, int dfd, int depth, cordon_error *err
 		if (st.st_dev != w->dev)
 			continue; /* a mount point: not ours to change */
 		if (S_ISDIR(st.st_mode)) {
-			struct open_how how = {
-				.flags = O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
-				.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
-			};
-			_cleanup_close_ int sub = (int)syscall(SYS_openat2, dfd, e->d_name, &how, sizeof(how));
+			_cleanup_close_ int sub = open_beneath(dfd, e->d_name, O_PATH | O_DIRECTORY);
 			if (sub < 0) {
 				if (errno == ENOENT)
 					continue;
@@ -372,6 +369,19 @@ static int setup_proc(int newroot, const char *path, cordon_error *err)
 	return 0;
 }
 
+/* A node opened on the host (src), cloned nosuid and noexec and attached
+ * at the same path in the view. */
+static int attach_node(int src, int newroot, const char *path, cordon_error *err)
+{
+	_cleanup_close_ int t = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (t < 0)
+		return cordon_err_errno(err, "open_tree %s", path);
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
+	if (mount_setattr(t, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+		return cordon_err_errno(err, "mount_setattr %s", path);
+	return attach_tree(t, newroot, path, false, err);
+}
+
 /* A host character device at its own path in the run's /dev (before /dev
  * turns read-only). Checked again here, where it is opened: a character
  * device, reached without any symlink. No nodev (a device is the point),
@@ -387,13 +397,7 @@ static int bind_device(int oldroot, int newroot, const char *path, cordon_error 
 	const char *why = policy_device_refused_number(major(st.st_rdev), minor(st.st_rdev));
 	if (why)
 		return cordon_err(err, 0, "device %s: refused: %s", path, why);
-	_cleanup_close_ int t = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-	if (t < 0)
-		return cordon_err_errno(err, "open_tree %s", path);
-	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
-	if (mount_setattr(t, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
-		return cordon_err_errno(err, "mount_setattr %s", path);
-	return attach_tree(t, newroot, path, false, err);
+	return attach_node(src, newroot, path, err);
 }
 
 /* A standard node: the host's, bound at the same path. */
@@ -402,13 +406,7 @@ static int bind_node(int oldroot, int newroot, const char *path, cordon_error *e
 	_cleanup_close_ int src = openat2_nofollow(oldroot, path, O_PATH);
 	if (src < 0)
 		return cordon_err_errno(err, "host %s", path);
-	_cleanup_close_ int t = open_tree(src, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
-	if (t < 0)
-		return cordon_err_errno(err, "open_tree %s", path);
-	struct mount_attr attr = {.attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
-	if (mount_setattr(t, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
-		return cordon_err_errno(err, "mount_setattr %s", path);
-	return attach_tree(t, newroot, path, false, err);
+	return attach_node(src, newroot, path, err);
 }
 
 /* A private devpts instance: the run's ptys are its own. */

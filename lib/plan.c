@@ -3,14 +3,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <linux/openat2.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include "cleanup.h"
@@ -129,12 +127,7 @@ static int cwd_pinned(char *out, size_t outsz, dev_t *dev, ino_t *ino, cordon_er
 		return cordon_err_errno(err, "the current directory");
 	if (!getcwd(out, outsz))
 		return cordon_err_errno(err, "the current directory");
-	struct open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	_cleanup_close_ int fd = root < 0 ? -1 : (int)syscall(SYS_openat2, root, out[1] ? out + 1 : ".", &how, sizeof(how));
+	_cleanup_close_ int fd = open_root(out, O_PATH | O_DIRECTORY);
 	if (fd < 0 || fstat(fd, &named) < 0 || named.st_dev != here.st_dev || named.st_ino != here.st_ino)
 		return cordon_err(err, fd < 0 ? errno : 0, "the current directory %s is no longer reached by that name without links (a component was replaced by a link or moved, or something is mounted over it): refusing it as the workspace; cd into it again",
 				  out);

@@ -5,10 +5,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/openat2.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include "cleanup.h"
 #include "compat.h"
@@ -726,23 +724,6 @@ static int write_beside(int dfd, const char *shown, const char *name, const char
 	}
 }
 
-/* The report's directory, opened from / without following any link (it was
- * resolved with resolve_untrusted_links; a link put there since is refused). */
-static int open_dir_nofollow(const char *dir)
-{
-	struct open_how how = {
-		.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-	};
-	const char *rel = dir;
-	while (*rel == '/')
-		rel++;
-	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (root < 0)
-		return -1;
-	return (int)syscall(SYS_openat2, root, *rel ? rel : ".", &how, sizeof(how));
-}
-
 int report_write_target_noted(const char *path, const char *text, const strv *writable, char *note,
 			      size_t notesz, cordon_error *err)
 {
@@ -774,7 +755,7 @@ int report_write_target_noted(const char *path, const char *text, const strv *wr
 	bool inside = false;
 	for (size_t i = 0; i < writable->n; i++)
 		inside |= path_has_prefix(dir, writable->v[i]);
-	_cleanup_close_ int dfd = open_dir_nofollow(dir);
+	_cleanup_close_ int dfd = open_root(dir, O_PATH | O_DIRECTORY);
 	if (dfd < 0)
 		return cordon_err_errno(err, "report %s: directory %s (opened without following links)", path, dir);
 	char shown[PATH_MAX + NAME_MAX + 2];
