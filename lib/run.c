@@ -179,7 +179,7 @@ static int env_last_of_name(const strv *env, bool *keep, const char *const *defa
 
 static int build_env(struct sup *s, cordon_error *err)
 {
-	const char *lang = getenv("LANG"), *term = getenv("TERM");
+	const char *lang = policy_opts(s->pol)->lang, *term = policy_opts(s->pol)->term;
 	char tmp[1024];
 	const char *defaults[4];
 	defaults[0] = "PATH=/usr/local/bin:/usr/bin:/bin";
@@ -604,7 +604,7 @@ int run_cgroup_preflight(const cordon_policy *p, cordon_error *err)
 	if (!want || (p->allow_weaker & WEAK_CGROUP))
 		return 0;
 	cordon_error cgerr = {0};
-	const struct cgroup_ops *ops = cgroup_detect(&cgerr);
+	const struct cgroup_ops *ops = cgroup_detect(policy_opts(p)->cgroup, &cgerr);
 	if (!ops && cgerr.msg[0])
 		return cordon_err(err, 0, "%s", cgerr.msg);
 	if (!ops)
@@ -701,7 +701,7 @@ static int prepare(struct sup *s, cordon_error *err)
 		s->sb_gid = s->host_gid;
 	}
 	cordon_error cgerr = {0};
-	s->cgops = cgroup_detect(&cgerr);
+	s->cgops = cgroup_detect(policy_opts(s->pol)->cgroup, &cgerr);
 	if (!s->cgops && cgerr.msg[0])
 		return cordon_err(err, 0, "%s", cgerr.msg);
 	s->spec.plan = &s->plan;
@@ -1023,9 +1023,10 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	}
 	s->rep->enf.user_ns = s->rep->enf.pid_ns = s->rep->enf.net_ns = s->rep->enf.mount_ns = true;
 	s->rep->enf.sandbox_host_uid = s->sb_uid;
-	stream_init(&s->out[0], po[0], s->opts->to_stderr ? STDERR_FILENO : STDOUT_FILENO, s->rep->redact,
+	const struct cordon_run_options *ro = policy_opts(s->pol);
+	stream_init(&s->out[0], po[0], s->opts->to_stderr ? ro->stderr_fd : ro->stdout_fd, s->rep->redact,
 		    s->opts->prefix);
-	stream_init(&s->out[1], pe[0], STDERR_FILENO, s->rep->redact, s->opts->prefix);
+	stream_init(&s->out[1], pe[0], ro->stderr_fd, s->rep->redact, s->opts->prefix);
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	s->cpu_timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -1180,8 +1181,7 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 	s.rep = rep;
 	s.forced = ST_COUNT;
 	s.t0 = now_ns();
-	const char *tt = getenv("CORDON_TRACE_TIMING");
-	s.trace = tt && *tt == '1';
+	s.trace = policy_opts(p)->trace_timing;
 	s.sock = s.pidfd = s.epfd = s.timer = s.cpu_timer = s.sigfd = -1;
 	s.out[0].in_fd = s.out[1].in_fd = s.out[0].out_fd = s.out[1].out_fd = -1;
 	for (int i = 0; i < LIM_COUNT; i++)
@@ -1426,7 +1426,7 @@ static int run_check(const cordon_policy *p, struct run_report *rep, struct secr
 	return r;
 }
 
-int cordon_run(cordon_policy *p, char *const argv[], struct run_report *rep,
+int run_command(cordon_policy *p, char *const argv[], struct run_report *rep,
 	       cordon_error *err)
 {
 	/* A reader of our output that goes away must not kill the supervisor
@@ -1435,6 +1435,9 @@ int cordon_run(cordon_policy *p, char *const argv[], struct run_report *rep,
 	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
 	sigemptyset(&ign.sa_mask);
 	sigaction(SIGPIPE, &ign, &old);
+	/* The run sets the dumpable flag as its steps need (run_once,
+	 * parent_setup); the caller gets its own back (include/cordon.h). */
+	int dumpable = prctl(PR_GET_DUMPABLE);
 	struct secret_cache sc;
 	memset(&sc, 0, sizeof(sc));
 	struct run_opts o = {false, NULL, &sc};
@@ -1442,6 +1445,8 @@ int cordon_run(cordon_policy *p, char *const argv[], struct run_report *rep,
 	if (r == 0 && p->check && (rep->status == ST_OK || rep->status == ST_EXIT_NONZERO))
 		r = run_check(p, rep, &sc, err);
 	secrets_free(&sc.sec);
+	if (dumpable >= 0)
+		prctl(PR_SET_DUMPABLE, dumpable);
 	sigaction(SIGPIPE, &old, NULL);
 	return r;
 }
