@@ -1,8 +1,14 @@
 /* Theory of operation
  * ===================
- * Processes:
- *   supervisor  cordon itself, on the host (this file). Single-threaded; owns
- *               every resource of the run and one epoll loop.
+ * Processes and threads:
+ *   supervisor  cordon itself, on the host (this file). Owns every resource
+ *               of the run; its main thread runs one epoll loop (a table of
+ *               sources, event_loop). Two kinds of helper thread, each
+ *               joined before the run returns: the seccomp observer
+ *               (observe.c, sleeps in SECCOMP_IOCTL_NOTIF_RECV; it alone
+ *               writes the report's denials while it runs), and per output
+ *               stream a hashing thread once the stream turns out to be bulk
+ *               (stream.c).
  *   init        PID 1 of the run's new user, mount, PID, IPC, UTS, network and
  *               cgroup namespaces, created by clone3 (sandbox.c). Builds the
  *               view, drops everything, forks the command, reaps orphans,
@@ -10,7 +16,9 @@
  *               every process left in the PID namespace (daemons included).
  *   command     PID 2: execs the task's argv.
  * Channels (sync.h):
- *   sock        SOCK_SEQPACKET pair, fixed-size frames, optional fd:
+ *   sock        SOCK_SEQPACKET pair; frames sized to their content (a header,
+ *               then an error or a path if the type carries one), optionally
+ *               with one fd:
  *               sync 1 (P->C MSG_GO1): uid/gid maps are written; init starts
  *                   building the system part of the view.
  *               meanwhile P attaches the v1 cgroup (an RCU grace period),
@@ -21,16 +29,42 @@
  *               sync 2 (P->C MSG_GO2): init finishes the view and starts the
  *                   command.
  *               C->P: MSG_ERROR (setup failed; the command never started),
- *                   MSG_EXEC_OK, MSG_EXIT (the command's wait status).
+ *                   MSG_LISTENER + fd, MSG_PROXY_FD + fd, MSG_EXEC_OK,
+ *                   MSG_EXIT (the command's wait status). One handler
+ *                   (on_msg) serves the loop and the drain after init's exit.
  *   out/err     pipes from the command, streamed through by the loop.
  *   pidfd       of init: its exit ends the run.
  * If the supervisor dies (even SIGKILL), init gets SIGKILL (PDEATHSIG), and
  * with PID 1 gone the kernel kills the whole run.
+ *
+ * The supervisor's order (sandbox.c lists the child's), each step with why:
+ *   1. secrets read          once, before any step that can fail, so every
+ *                            message after is redacted
+ *   2. pre-flight (plan.c)   plan, model, ceiling, ledger: refused before any
+ *                            process exists, as `cordon explain` says
+ *   3. inputs hashed         the evidence names what the command was given
+ *   4. environment, layers   the command's environment (sup-env.c), ids,
+ *                            Landlock rules, seccomp's observer, rlimits; the
+ *                            weaker-enforcement fallbacks decided here
+ *   5. cgroup v2             created before clone: init is born in it
+ *   6. clone3                init in its namespaces (and v2 cgroup)
+ *   7. uid/gid maps, sync 1  init may start its view
+ *   8. non-dumpable          not before: init inherits the flag, and its
+ *                            uid_map must stay ours to write
+ *   9. cgroup v1, trees      while init mounts: attach, idmapped trees, the
+ *                            cgroup's paths for its view
+ *  10. seccomp compiled      after clone, overlapping init's mounts
+ *  11. snapshot, sync 2      the writable paths as they were before the run
+ *  12. event loop            output, limits, signals, messages, until init
+ *                            has exited and the pipes are drained
+ *  13. usage, outcome        sup-outcome.c decides status from the facts
+ *  14. outputs, sweep, give-back, cleanup
  */
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -272,18 +306,15 @@ static void on_stream_writable(struct sup *s, int i)
 	}
 }
 
-static void on_sock(struct sup *s)
+/* One message from init, read by the loop or by the drain after init's
+ * exit (on_init_exit): the same handling either way. A descriptor it
+ * carries (fd) is taken or closed here. */
+static void on_msg(struct sup *s, const struct msg *m, int fd)
 {
-	struct msg m;
-	int fd = -1;
-	int r = sync_recv(s->sock, &m, &fd);
-	if (r <= 0) {
-		epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->sock, NULL);
-		return;
-	}
-	switch (m.type) {
+	bool live = !s->init_dead; /* else: the run is over, nothing to start or arm */
+	switch (m->type) {
 	case MSG_ERROR:
-		setup_error(s, &m.err);
+		setup_error(s, &m->err);
 		break;
 	case MSG_EXEC_OK:
 		trace(s, "command exec'd");
@@ -295,6 +326,8 @@ static void on_sock(struct sup *s)
 		s->rep->enf.seccomp_notify = s->spec.seccomp && s->seccomp.notify;
 		s->rep->enf.file_observer = s->spec.seccomp && s->seccomp.observe;
 		s->t_exec = now_ns();
+		if (!live)
+			break;
 		if (s->pol->limits[LIM_WALL].set)
 			arm_timer(s->timer, s->pol->limits[LIM_WALL].value);
 		else
@@ -303,7 +336,7 @@ static void on_sock(struct sup *s)
 			cpu_check(s);
 		break;
 	case MSG_LISTENER:
-		if (fd >= 0 && s->have_obs) {
+		if (fd >= 0 && s->have_obs && live) {
 			cordon_error e;
 			if (observer_start(&s->obs, fd, s->rep, s->pol->kill_on_violation ? s->pidfd : -1, &e) < 0) {
 				setup_error(s, &e);
@@ -313,7 +346,7 @@ static void on_sock(struct sup *s)
 		}
 		break;
 	case MSG_PROXY_FD:
-		if (fd >= 0 && s->proxy) {
+		if (fd >= 0 && s->proxy && live) {
 			cordon_error e;
 			if (proxy_listen(s->proxy, fd, &e) < 0) {
 				setup_error(s, &e);
@@ -325,15 +358,26 @@ static void on_sock(struct sup *s)
 	case MSG_EXIT:
 		trace(s, "command exited");
 		/* Only an exit or a death: "signaled" never comes without a signal. */
-		s->got_exit = WIFEXITED(m.value) || WIFSIGNALED(m.value);
-		s->wstatus = m.value;
+		s->got_exit = WIFEXITED(m->value) || WIFSIGNALED(m->value);
+		s->wstatus = m->value;
 		break;
 	}
 	if (fd >= 0)
 		close(fd);
 }
 
-static void on_init_exit(struct sup *s)
+static void on_sock(struct sup *s, int unused)
+{
+	struct msg m;
+	int fd = -1;
+	if (sync_recv(s->sock, &m, &fd) <= 0) {
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->sock, NULL);
+		return;
+	}
+	on_msg(s, &m, fd);
+}
+
+static void on_init_exit(struct sup *s, int unused)
 {
 	siginfo_t si;
 	memset(&si, 0, sizeof(si));
@@ -349,17 +393,70 @@ static void on_init_exit(struct sup *s)
 	struct pollfd p = {s->sock, POLLIN, 0};
 	while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) {
 		struct msg m;
-		if (sync_recv(s->sock, &m, NULL) <= 0)
+		int fd = -1;
+		if (sync_recv(s->sock, &m, &fd) <= 0)
 			break;
-		if (m.type == MSG_ERROR)
-			setup_error(s, &m.err);
-		else if (m.type == MSG_EXIT) {
-			s->got_exit = WIFEXITED(m.value) || WIFSIGNALED(m.value);
-			s->wstatus = m.value;
-		} else if (m.type == MSG_EXEC_OK) {
-			s->exec_ok = true;
-		}
+		on_msg(s, &m, fd);
 	}
+}
+
+static void on_timer(struct sup *s, int unused)
+{
+	uint64_t x;
+	if (read(s->timer, &x, sizeof(x)) < 0) { /* spurious */ }
+	if (!s->exec_ok) {
+		cordon_error e;
+		cordon_err(&e, 0, "setting up the boundary took longer than %llu s",
+			   (unsigned long long)(SETUP_TIMEOUT_NS / 1000000000ULL));
+		setup_error(s, &e);
+		kill_run(s, ST_SETUP_ERROR);
+	} else {
+		s->rep->limits_hit[LIM_WALL] = true;
+		kill_run(s, ST_TIMEOUT);
+	}
+}
+
+static void on_cpu_timer(struct sup *s, int unused)
+{
+	uint64_t x;
+	if (read(s->cpu_timer, &x, sizeof(x)) < 0) { /* spurious */ }
+	cpu_check(s);
+}
+
+static void on_signal(struct sup *s, int unused)
+{
+	struct signalfd_siginfo si;
+	if (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		s->forced_signal = (int)si.ssi_signo;
+		kill_run(s, ST_INTERRUPTED);
+	}
+}
+
+/* The loop's sources: where the descriptor lives in struct sup (read when
+ * the event comes: a stream's fd is -1 once closed) and its handler. Every
+ * entry whose descriptor matches is called (both streams may write to the
+ * same fd). The proxy's sockets carry PROXY_TAG instead and are its own. */
+static const struct {
+	size_t fd_at;
+	void (*fn)(struct sup *s, int arg);
+	int arg;
+} sources[] = {
+	{offsetof(struct sup, sock), on_sock, 0},
+	{offsetof(struct sup, pidfd), on_init_exit, 0},
+	{offsetof(struct sup, timer), on_timer, 0},
+	{offsetof(struct sup, cpu_timer), on_cpu_timer, 0},
+	{offsetof(struct sup, sigfd), on_signal, 0},
+	{offsetof(struct sup, out[0].in_fd), on_stream, 0},
+	{offsetof(struct sup, out[0].out_fd), on_stream_writable, 0},
+	{offsetof(struct sup, out[1].in_fd), on_stream, 1},
+	{offsetof(struct sup, out[1].out_fd), on_stream_writable, 1},
+};
+
+static void dispatch(struct sup *s, int fd)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(sources); k++)
+		if (*(const int *)((const char *)s + sources[k].fd_at) == fd)
+			sources[k].fn(s, sources[k].arg);
 }
 
 static int event_loop(struct sup *s)
@@ -378,42 +475,7 @@ static int event_loop(struct sup *s)
 					proxy_event(s->proxy, evs[i].data.u64, evs[i].events);
 				continue;
 			}
-			int fd = (int)(uint32_t)evs[i].data.u64;
-			if (fd == s->sock) {
-				on_sock(s);
-			} else if (fd == s->pidfd) {
-				on_init_exit(s);
-			} else if (fd == s->timer) {
-				uint64_t x;
-				if (read(s->timer, &x, sizeof(x)) < 0) { /* spurious */ }
-				if (!s->exec_ok) {
-					cordon_error e;
-					cordon_err(&e, 0, "setting up the boundary took longer than %llu s",
-						   (unsigned long long)(SETUP_TIMEOUT_NS / 1000000000ULL));
-					setup_error(s, &e);
-					kill_run(s, ST_SETUP_ERROR);
-				} else {
-					s->rep->limits_hit[LIM_WALL] = true;
-					kill_run(s, ST_TIMEOUT);
-				}
-			} else if (fd == s->cpu_timer) {
-				uint64_t x;
-				if (read(s->cpu_timer, &x, sizeof(x)) < 0) { /* spurious */ }
-				cpu_check(s);
-			} else if (fd == s->sigfd) {
-				struct signalfd_siginfo si;
-				if (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
-					s->forced_signal = (int)si.ssi_signo;
-					kill_run(s, ST_INTERRUPTED);
-				}
-			} else {
-				for (int k = 0; k < 2; k++) {
-					if (fd == s->out[k].in_fd)
-						on_stream(s, k);
-					else if (fd == s->out[k].out_fd)
-						on_stream_writable(s, k);
-				}
-			}
+			dispatch(s, (int)(uint32_t)evs[i].data.u64);
 		}
 		/* The command exited: init exits right after; nothing else to do. */
 	}
