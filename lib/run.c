@@ -819,12 +819,11 @@ static int send_cgroup_view(struct sup *s, cordon_error *err)
 			return 0;
 	}
 	bool v2 = s->cgops == &cgroup_v2_ops;
-	cordon_error path[CG_MAX_CTRL];
 	for (int i = 0; i < s->cg.ndirs; i++)
-		if (snprintf(path[i].msg, sizeof(path[i].msg), "%s", s->cg.dirs[i]) >= (int)sizeof(path[i].msg))
+		if (strlen(s->cg.dirs[i]) >= sizeof(((struct msg *)0)->path))
 			return 0; /* too long for a frame: no view; it is not a boundary */
 	for (int i = 0; i < s->cg.ndirs; i++)
-		if (sync_send(s->sock, MSG_CGROUP, v2 ? -1 : i, &path[i], -1) < 0)
+		if (sync_send_path(s->sock, MSG_CGROUP, v2 ? -1 : i, s->cg.dirs[i]) < 0)
 			return cordon_err_errno(err, "send the cgroup view");
 	if (s->have_obs && view_add_cond(&s->obs.view, &s->plan.model, MODEL_IF_CGROUP, err) < 0)
 		return -1;
