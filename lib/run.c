@@ -582,24 +582,16 @@ int run_cgroup_preflight(const cordon_policy *p, cordon_error *err)
 static int prepare_filters(struct sup *s, cordon_error *err)
 {
 	const cordon_policy *p = s->pol;
-	int abi = landlock_abi();
-	if (!abi && !(p->allow_weaker & WEAK_LANDLOCK))
-		return cordon_err(err, 0, "Landlock is not available on this kernel (the second filesystem layer); set enforcement.allow_weaker [\"landlock\"] to run without it");
-	/* The run's own cgroup is in the model, in effect if it gets one
-	 * (send_cgroup_view). */
-	if (landlock_prepare(&s->plan.model, s->cgops ? MODEL_IF_CGROUP : 0, abi, p->loopback_ports,
-			     p->nloopback_ports, &s->landlock, err) < 0)
+	/* Each layer decides its own fallback (allow_weaker). The run's own
+	 * cgroup is in the model, in effect if it gets one (send_cgroup_view). */
+	if (landlock_prepare_run(p, &s->plan.model, s->cgops ? MODEL_IF_CGROUP : 0, PROXY_PORT, &s->landlock, err) < 0)
 		return -1;
-	if (p->net_allow.n)
-		s->landlock.connect_port = PROXY_PORT;
 	s->spec.landlock = &s->landlock;
-	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0) {
-		if (!(p->allow_weaker & WEAK_SECCOMP))
-			return cordon_err(err, 0, "seccomp is not available on this kernel; set enforcement.allow_weaker [\"seccomp\"] to run without a syscall filter");
+	bool filter;
+	if (seccomp_prepare_run(p, &filter, &s->notify, err) < 0)
+		return -1;
+	if (!filter)
 		return 0;
-	}
-	unsigned int act = SECCOMP_RET_USER_NOTIF;
-	s->notify = syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act) == 0;
 	s->spec.seccomp = true; /* compiled after clone, sent at sync 2 */
 	if (s->notify) {
 		if (observer_init(&s->obs, &s->plan, p, p->net_allow.n > 0, err) < 0)
