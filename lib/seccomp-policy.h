@@ -34,7 +34,7 @@ struct seccomp_plan {
 };
 
 /* Supervisor: compile the filter for policy p. observe: the path calls to
- * trap for the observer (NULL-terminated; observe.c owns the list), or NULL. */
+ * trap for the observer (NULL-terminated; sup-observe.c owns the list), or NULL. */
 int seccomp_build(const cordon_policy *p, bool notify, const char *const *observe,
 		  struct seccomp_plan *out, cordon_error *err);
 void seccomp_plan_free(struct seccomp_plan *sp);

@@ -5,12 +5,12 @@
  *               of the run; its main thread runs one epoll loop (a table of
  *               sources, event_loop). Two kinds of helper thread, each
  *               joined before the run returns: the seccomp observer
- *               (observe.c, sleeps in SECCOMP_IOCTL_NOTIF_RECV; it alone
+ *               (sup-observe.c, sleeps in SECCOMP_IOCTL_NOTIF_RECV; it alone
  *               writes the report's denials while it runs), and per output
  *               stream a hashing thread once the stream turns out to be bulk
- *               (stream.c).
+ *               (sup-stream.c).
  *   init        PID 1 of the run's new user, mount, PID, IPC, UTS, network and
- *               cgroup namespaces, created by clone3 (sandbox.c). Builds the
+ *               cgroup namespaces, created by clone3 (child-init.c). Builds the
  *               view, drops everything, forks the command, reaps orphans,
  *               reports the command's status and exits: the kernel then kills
  *               every process left in the PID namespace (daemons included).
@@ -37,11 +37,11 @@
  * If the supervisor dies (even SIGKILL), init gets SIGKILL (PDEATHSIG), and
  * with PID 1 gone the kernel kills the whole run.
  *
- * The supervisor's order (sandbox.c lists the child's), each step with why:
+ * The supervisor's order (child-init.c lists the child's), each step with why:
  *   1. secrets read          once, before any step that can fail, so every
  *                            message after is redacted
- *   2. pre-flight (plan.c)   plan, model, ceiling, ledger: refused before any
- *                            process exists, as `cordon explain` says
+ *   2. pre-flight            pol-plan.c: plan, model, ceiling, ledger; refused
+ *                            before any process exists, as `cordon explain` says
  *   3. inputs hashed         the evidence names what the command was given
  *   4. environment, layers   the command's environment (sup-env.c), ids,
  *                            Landlock rules, seccomp's observer, rlimits; the

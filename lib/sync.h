@@ -1,6 +1,6 @@
 /* The supervisor <-> sandbox-init protocol: typed frames over one
  * SOCK_SEQPACKET pair, each sized to its content, optionally carrying one
- * descriptor (SCM_RIGHTS). The numbered sync points are described in run.c's
+ * descriptor (SCM_RIGHTS). The numbered sync points are described in sup-run.c's
  * header.
  *
  * On the wire a frame is a header (type, value, an errno, the length of the
