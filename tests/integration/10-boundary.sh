@@ -23,10 +23,15 @@ test_identity() {
 test_host_uid_is_never_root() {
 	cordon_run -- "$HOSTILE" sleep 2 &
 	local pid=$!
-	sleep 0.5
-	local cmd uid
-	cmd=$(pgrep -f "probe-hostile sleep 2" | while read -r p; do
-		[ "$(readlink /proc/$p/exe 2>/dev/null)" = "$HOSTILE" ] && echo "$p"; done | head -1)
+	local cmd="" uid i
+	# Waits for the command to appear (set-up takes longer under load or
+	# sanitizers), not for a fixed time.
+	for i in $(seq 100); do
+		cmd=$(pgrep -f "probe-hostile sleep 2" | while read -r p; do
+			[ "$(readlink /proc/$p/exe 2>/dev/null)" = "$HOSTILE" ] && echo "$p"; done | head -1)
+		[ -n "$cmd" ] && break
+		sleep 0.05
+	done
 	[ -n "$cmd" ] || fail "command process not found"
 	uid=$(awk '/^Uid:/{print $2}' /proc/$cmd/status)
 	[ "$uid" != 0 ] || fail "the command runs as host uid 0"
