@@ -17,7 +17,7 @@
  * copy and a read takes the same bytes for the hash, repeated while both
  * pipes have room (up to 4 MiB per event). On a machine with more than two
  * CPUs, once a read brings 32 KiB or more, hashing moves to a thread of its
- * own (stream.c, struct hashq); on two, the writer and the reader keep both
+ * own (sup-stream.c, struct hashq); on two, the writer and the reader keep both
  * busy and the hash is cheaper inline. */
 #pragma once
 #include <stdbool.h>

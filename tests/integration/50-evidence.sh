@@ -248,7 +248,7 @@ test_validate_command() {
 }
 
 test_bulk_output_hash() {
-	# Large reads move hashing to a thread of its own (stream.c): the
+	# Large reads move hashing to a thread of its own (sup-stream.c): the
 	# evidence must still be the SHA-256 of exactly what was forwarded, with
 	# and without a secret in the stream.
 	head -c 3000000 /dev/urandom | base64 >big.txt
@@ -268,7 +268,7 @@ test_bulk_output_hash() {
 }
 
 test_relay_pipes_grown_limit_exact() {
-	# The relay (stream.c) grows the command's pipe and a pipe it forwards
+	# The relay (sup-stream.c) grows the command's pipe and a pipe it forwards
 	# to to 1 MiB, and moves up to 4 MiB per event with tee(2): an output
 	# limit between two of its 1 MiB steps is still exact, and the evidence
 	# the SHA-256 of exactly what was forwarded.
