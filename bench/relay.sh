@@ -2,11 +2,16 @@
 # The output relay (issue 11): bytes the command writes are read by the
 # supervisor, redacted, counted, hashed and forwarded. Beside `cat` through a
 # bare pipe, in alternating rounds (drift of the VM falls on every row
-# alike); figures are medians of the rounds, GB/s = 1e9 bytes/s.
+# alike); figures are medians of the rounds, GB/s = 1e9 bytes/s. Beside
+# them, the floor: minimal relays without a sandbox (bench-relay-floor: one
+# that only splices, one that tees and hashes as cordon does), SHA-256 alone,
+# and the CPU seconds each row costs per GB (all its processes, user + sys):
+# on a busy machine the wall figures drift, the CPU ones much less.
 #   bash bench/relay.sh [BUILD]   (also the last part of `make bench`)
 set -euo pipefail
 BUILD=$(cd "${1:-build}" && pwd)
 C="$BUILD/cordon"
+F="$BUILD/bench-relay-floor"
 ROUNDS=${BENCH_RELAY_ROUNDS:-5}
 SIZE=${BENCH_RELAY_BYTES:-1073741824}
 TEXT=${BENCH_RELAY_TEXT_BYTES:-268435456}
@@ -21,23 +26,25 @@ done
 # Printable text, every byte a possible start of some secret's form: the
 # prefilter skips nothing (worst case for the automaton, not for a pipe).
 head -c $((TEXT * 3 / 4)) /dev/urandom | base64 -w 76 >text.txt
-ns() { date +%s%N; }
-timed() { # FILE CMD...: append seconds
-	local f=$1 t0 t1
-	shift
-	t0=$(ns)
-	"$@"
-	t1=$(ns)
-	echo "$(((t1 - t0) / 1000))" >>"$ws/$f"
+timed() { # ROW: append wall microseconds to ROW, CPU ones to ROW.cpu
+	local f=$1
+	export -f "$f"
+	export C F SIZE ws
+	/usr/bin/time -f "%e %U %S" -o "$ws/.t" bash -c "$f" 2>/dev/null
+	awk '{printf "%d\n", $1 * 1e6}' "$ws/.t" >>"$ws/$f"
+	awk '{printf "%d\n", ($2 + $3) * 1e6}' "$ws/.t" >>"$ws/$f.cpu"
 }
 bare_zero() { head -c "$SIZE" /dev/zero | cat >/dev/null; }
+floor_splice() { head -c "$SIZE" /dev/zero | "$F" splice | cat >/dev/null; }
+floor_teesha() { head -c "$SIZE" /dev/zero | "$F" tee-sha 2>/dev/null | cat >/dev/null; }
+sha_only() { head -c "$SIZE" /dev/zero | "$F" sha 2>/dev/null >>"$ws/sha.self"; }
 cordon_zero() { "$C" run -- head -c "$SIZE" /dev/zero | cat >/dev/null; }
 cordon_zero1() { "$C" run --secret "TOK1=file:./tok1" -- head -c "$SIZE" /dev/zero | cat >/dev/null; }
 cordon_zero10() { "$C" run "${sec10[@]}" -- head -c "$SIZE" /dev/zero | cat >/dev/null; }
 bare_text() { cat text.txt | cat >/dev/null; }
 cordon_text() { "$C" run -- cat text.txt | cat >/dev/null; }
 cordon_text10() { "$C" run "${sec10[@]}" -- cat text.txt | cat >/dev/null; }
-rows=(bare_zero cordon_zero cordon_zero1 cordon_zero10 bare_text cordon_text cordon_text10)
+rows=(bare_zero floor_splice floor_teesha sha_only cordon_zero cordon_zero1 cordon_zero10 bare_text cordon_text cordon_text10)
 for _ in $(seq "$ROUNDS"); do
 	for r in "${rows[@]}"; do
 		timed "$r" "$r"
@@ -47,22 +54,37 @@ median() { sort -n | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}'; }
 gbs() { # ROW BYTES
 	awk -v us="$(median <"$ws/$1")" -v b="$2" 'BEGIN{printf "%.2f", b / (us / 1e6) / 1e9}'
 }
+cpu() { # ROW BYTES: CPU seconds per GB
+	awk -v us="$(median <"$ws/$1.cpu")" -v b="$2" 'BEGIN{printf "%.2f", us / 1e6 / (b / 1e9)}'
+}
 text_bytes=$(stat -c %s text.txt)
 echo
 echo "output relay, $ROUNDS alternating rounds (GB/s, median; ratio to the bare pipe of the same data)"
-printf '%-58s %7s %7s\n' "" "GB/s" "ratio"
+printf '%-62s %7s %7s %9s\n' "" "GB/s" "ratio" "CPU s/GB"
 line() { # LABEL ROW BYTES BARE_ROW
 	local g b
 	g=$(gbs "$2" "$3")
 	b=$(gbs "$4" "$3")
-	printf '%-58s %7s %7s\n' "$1" "$g" "$(awk -v g="$g" -v b="$b" 'BEGIN{printf "%.2f", g / b}')"
+	printf '%-62s %7s %7s %9s\n' "$1" "$g" "$(awk -v g="$g" -v b="$b" 'BEGIN{printf "%.2f", g / b}')" "$(cpu "$2" "$3")"
 }
 z=$((SIZE >> 20))
 t=$((text_bytes >> 20))
 line "head -c ${z}M /dev/zero | cat (bare pipe)" bare_zero "$SIZE" bare_zero
+line "  floor: a relay that only splices (no hash, no sandbox)" floor_splice "$SIZE" bare_zero
+line "  floor: tee + read + SHA-256 relay (no sandbox)" floor_teesha "$SIZE" bare_zero
+sha_s=$(median <"$ws/sha.self")
+printf '%-62s %7s %7s %9s\n' "  SHA-256 alone (OpenSSL, one core; its CPU time only)" \
+	"$(awk -v s="$sha_s" -v b="$SIZE" 'BEGIN{printf "%.2f", b / s / 1e9}')" "" \
+	"$(awk -v s="$sha_s" -v b="$SIZE" 'BEGIN{printf "%.2f", s / (b / 1e9)}')"
 line "cordon run -- head ... | cat (no secrets; goal >= 0.80)" cordon_zero "$SIZE" bare_zero
 line "cordon run, 1 secret" cordon_zero1 "$SIZE" bare_zero
 line "cordon run, 10 secrets, all forms (goal >= 1 GB/s)" cordon_zero10 "$SIZE" bare_zero
 line "cat ${t}M base64 text | cat (bare pipe)" bare_text "$text_bytes" bare_text
 line "cordon run -- cat text (no secrets)" cordon_text "$text_bytes" bare_text
 line "cordon run -- cat text, 10 secrets (every byte a candidate)" cordon_text10 "$text_bytes" bare_text
+# The bound: every byte is hashed, on top of what the bare pipe's two
+# processes spend. With both cores busy, no relay can beat
+# 2 / (CPU s/GB of the bare pipe + CPU s/GB of SHA-256) GB/s. An estimate:
+# a busy machine inflates the bare pipe's CPU (its 64 KiB ping-pong).
+awk -v bc="$(cpu bare_zero "$SIZE")" -v s="$sha_s" -v z="$SIZE" -v bg="$(gbs bare_zero "$SIZE")" -v n="$(nproc)" \
+	'BEGIN{sc = s / (z / 1e9); b = n / (bc + sc); printf "estimated bound, SHA-256 of every byte on top of the bare pipe'"'"'s CPU, %d cores: %.2f GB/s = %.2f of the bare pipe\n", n, b, b / bg}'

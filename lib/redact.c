@@ -1,6 +1,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 #include "error.h"
 #include "redact.h"
 
@@ -29,6 +32,8 @@ struct redactor {
 	uint8_t *cls;    /* [256] byte -> class (0: in no pattern) */
 	uint8_t *first;  /* [256] 1 if the byte leaves the root */
 	uint8_t *big;    /* [8192] bit (a << 8 | b): some pattern starts "ab" */
+	uint8_t *nib;    /* [32] the first bytes by nibble, for the SIMD skip */
+	int simd, simd_cpu; /* SIMD_* in use, and the best the CPU has */
 	uint32_t *dense; /* [ndense * ncls] next state */
 	uint32_t *fail, *depth;
 	uint32_t *mlen;  /* longest pattern ending at the state (0: none) */
@@ -353,6 +358,53 @@ static uint32_t trie_step(const struct tnode *t, const uint32_t *order, const ui
 	}
 }
 
+enum { SIMD_NONE, SIMD_SSSE3, SIMD_AVX2 };
+
+/* The SIMD skip's tables (shufti): a byte x may start a pattern only if
+ * lo[x & 15] & hi[x >> 4] is not 0. Each high nibble that some first byte
+ * has gets a bit of its own (wrapping after eight: a wider set, never a
+ * narrower one), and lo[l] has that bit for each low nibble l of a first
+ * byte with that high nibble. With eight or fewer high nibbles (printable
+ * ASCII has six) the set is exact; a wider one is checked by the bigram
+ * table after it anyway. */
+static void nibble_tables(redactor *r)
+{
+	uint8_t *lo = r->nib, *hi = r->nib + 16;
+	unsigned nb = 0;
+	for (int h = 0; h < 16; h++) {
+		uint8_t bit = 0;
+		for (int l = 0; l < 16; l++)
+			if (r->first[h << 4 | l]) {
+				bit = (uint8_t)(1u << (nb % 8));
+				break;
+			}
+		if (!bit)
+			continue;
+		nb++;
+		hi[h] = bit;
+		for (int l = 0; l < 16; l++)
+			if (r->first[h << 4 | l])
+				lo[l] |= bit;
+	}
+	r->simd_cpu = SIMD_NONE;
+#if defined(__x86_64__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx2"))
+		r->simd_cpu = SIMD_AVX2;
+	else if (__builtin_cpu_supports("ssse3"))
+		r->simd_cpu = SIMD_SSSE3;
+#endif
+	r->simd = r->simd_cpu;
+}
+
+int redactor_simd(redactor *r, int max)
+{
+	if (!r || !r->compiled)
+		return SIMD_NONE;
+	r->simd = max < r->simd_cpu ? (max < 0 ? SIMD_NONE : max) : r->simd_cpu;
+	return r->simd;
+}
+
 /* Renumber breadth-first; fill depth, match, fail, edges, dense rows. */
 static int build_tables(redactor *r, const struct tnode *t, uint32_t nn, cordon_error *err)
 {
@@ -372,13 +424,13 @@ static int build_tables(redactor *r, const struct tnode *t, uint32_t nn, cordon_
 	/* One mapping for the per-state arrays and the byte tables (each
 	 * mapping costs mmap, madvise and mlock at start-up). */
 	size_t words = (size_t)nn * 6 + 1;
-	if (!(r->tblock = salloc(words * 4 + nn + 256 + 256 + 8192, 1, err)))
+	if (!(r->tblock = salloc(words * 4 + nn + 256 + 256 + 8192 + 32, 1, err)))
 		goto out;
 	uint32_t *w = (uint32_t *)r->tblock;
 	r->fail = w, r->depth = w + nn, r->mlen = w + 2 * (size_t)nn, r->mname = w + 3 * (size_t)nn;
 	r->etgt = w + 4 * (size_t)nn, r->eoff = w + 5 * (size_t)nn;
 	uint8_t *b8 = r->tblock + words * 4;
-	r->cls = b8, r->first = b8 + 256, r->big = b8 + 512, r->ebyte = b8 + 512 + 8192;
+	r->cls = b8, r->first = b8 + 256, r->big = b8 + 512, r->nib = b8 + 512 + 8192, r->ebyte = b8 + 512 + 8192 + 32;
 	if (nn >= SMASK) {
 		cordon_err(err, 12, "redactor: secrets too large");
 		goto out;
@@ -439,6 +491,7 @@ static int build_tables(redactor *r, const struct tnode *t, uint32_t nn, cordon_
 			r->maxlen = t[u].depth;
 	}
 	r->eoff[nn] = ne;
+	nibble_tables(r);
 	/* The dense rows, once every state's match is known. */
 	for (uint32_t i = 0; i < r->ndense; i++) {
 		uint32_t u = order[i], f = r->fail[i];
@@ -504,23 +557,94 @@ static inline unsigned bigram(const uint8_t *big, uint8_t a, uint8_t b)
 	return (big[(size_t)a << 5 | b >> 3] >> (b & 7)) & 1;
 }
 
+/* The bigram bits of the 16 positions q[0..15] (q[16] is read). */
+static inline uint32_t bigram16(const uint8_t *big, const uint8_t *q)
+{
+	uint32_t m = 0;
+#pragma GCC unroll 16
+	for (int k = 0; k < 16; k++)
+		m |= bigram(big, q[k], q[k + 1]) << k;
+	return m;
+}
+
+#if defined(__x86_64__)
+/* Bytes at [p, n - 1) that may start a pattern, 32 (AVX2) or 16 (SSSE3) at
+ * a time by the nibble tables; a window with a candidate is then checked
+ * with the bigram table, branch-free. Stops where fewer than a window and
+ * one byte are left, for the scalar loop to finish. */
+__attribute__((target("avx2"))) static size_t skip_avx2(const redactor *r, const uint8_t *in, size_t p, size_t n,
+							 bool *found)
+{
+	const __m256i lo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)r->nib));
+	const __m256i hi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(r->nib + 16)));
+	const __m256i low4 = _mm256_set1_epi8(0x0f), zero = _mm256_setzero_si256();
+	while (p + 33 <= n) {
+		__m256i v = _mm256_loadu_si256((const __m256i *)(in + p));
+		__m256i a = _mm256_shuffle_epi8(lo, _mm256_and_si256(v, low4));
+		__m256i b = _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), low4));
+		uint32_t m = ~(uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(a, b), zero));
+		if (m) {
+			m &= bigram16(r->big, in + p) | bigram16(r->big, in + p + 16) << 16;
+			if (m) {
+				*found = true;
+				return p + (size_t)__builtin_ctz(m);
+			}
+		}
+		p += 32;
+	}
+	return p;
+}
+
+__attribute__((target("ssse3"))) static size_t skip_ssse3(const redactor *r, const uint8_t *in, size_t p, size_t n,
+							   bool *found)
+{
+	const __m128i lo = _mm_loadu_si128((const __m128i *)r->nib);
+	const __m128i hi = _mm_loadu_si128((const __m128i *)(r->nib + 16));
+	const __m128i low4 = _mm_set1_epi8(0x0f), zero = _mm_setzero_si128();
+	while (p + 17 <= n) {
+		__m128i v = _mm_loadu_si128((const __m128i *)(in + p));
+		__m128i a = _mm_shuffle_epi8(lo, _mm_and_si128(v, low4));
+		__m128i b = _mm_shuffle_epi8(hi, _mm_and_si128(_mm_srli_epi16(v, 4), low4));
+		uint32_t m = 0xffffu & ~(uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(a, b), zero));
+		if (m) {
+			m &= bigram16(r->big, in + p);
+			if (m) {
+				*found = true;
+				return p + (size_t)__builtin_ctz(m);
+			}
+		}
+		p += 16;
+	}
+	return p;
+}
+#endif
+
 /* The first position at or after p where a pattern may start: its byte and
- * the next begin some pattern (or it is the last byte of the input). 16
- * bytes at a time without a branch per byte: random text, where most bytes
- * begin some form, would otherwise mispredict on every other byte. */
+ * the next begin some pattern (or it is the last byte of the input). With
+ * SIMD, bytes that begin no pattern are passed over a vector at a time (a
+ * long run of such bytes, zeros or binary data, costs a few instructions
+ * per 32 bytes). Without, 16 bytes at a time without a branch per byte:
+ * random text, where most bytes begin some form, would otherwise
+ * mispredict on every other byte. */
 static size_t skip_root(const redactor *r, const uint8_t *in, size_t p, size_t n)
 {
 	const uint8_t *first = r->first, *big = r->big;
+#if defined(__x86_64__)
+	bool found = false;
+	if (r->simd == SIMD_AVX2)
+		p = skip_avx2(r, in, p, n, &found);
+	else if (r->simd == SIMD_SSSE3)
+		p = skip_ssse3(r, in, p, n, &found);
+	if (found)
+		return p;
+#endif
 	while (p + 17 <= n) {
 		const uint8_t *q = in + p;
 		unsigned acc = first[q[0]] | first[q[1]] | first[q[2]] | first[q[3]] | first[q[4]] | first[q[5]] |
 			       first[q[6]] | first[q[7]] | first[q[8]] | first[q[9]] | first[q[10]] | first[q[11]] |
 			       first[q[12]] | first[q[13]] | first[q[14]] | first[q[15]];
 		if (acc) {
-			uint32_t m = 0;
-#pragma GCC unroll 16
-			for (int k = 0; k < 16; k++)
-				m |= bigram(big, q[k], q[k + 1]) << k;
+			uint32_t m = bigram16(big, q);
 			if (m)
 				return p + (size_t)__builtin_ctz(m);
 		}

@@ -44,6 +44,10 @@ int redactor_add_secret(redactor *r, const char *name, const uint8_t *value, siz
 			cordon_error *err);
 /* Build the automaton; call once, after the last add. */
 int redactor_compile(redactor *r, cordon_error *err);
+/* The vector skip over bytes that begin no form (0: none, 1: SSSE3, 2: AVX2,
+ * as far as the CPU has it): lowered to max (tests and benches compare the
+ * levels). Returns the level in use. Call after redactor_compile. */
+int redactor_simd(redactor *r, int max);
 /* Wipe every pattern and the automaton, and free. */
 void redactor_free(redactor *r);
 /* The secrets' names, in the order they were added. */

@@ -4,16 +4,21 @@
  * read (the command blocks on a full pipe rather than cordon buffering without
  * bound).
  *
- * Speed: without secrets and without a prefix the bytes are read straight
- * into the pending buffer (no copy before the write). A destination that is
- * a pipe is reopened through /proc/self/fd as a new open file description
- * with O_NONBLOCK (never set on the caller's shared description), so whole
- * chunks are written without a poll before each page; a socket is written
- * with MSG_DONTWAIT; anything else that can block (a terminal) gets a poll
- * and at most a page per write, as before. Pipe to pipe without secrets or
- * prefix, tee(2) forwards without a copy and a read takes the same bytes for
- * the hash. Once a read brings 32 KiB or
- * more, hashing moves to a thread of its own (sup-stream.c, struct hashq). */
+ * Speed: reads of up to 1 MiB, and the command's pipe grown to 1 MiB
+ * (F_SETPIPE_SZ, best effort), so a bulk writer wakes cordon once per MiB.
+ * Without secrets and without a prefix the bytes are read straight into
+ * the pending buffer (no copy before the write). A destination that is a
+ * pipe is reopened through /proc/self/fd as a new open file description
+ * with O_NONBLOCK (never set on the caller's shared description), and grown
+ * to 1 MiB (never shrunk), so whole chunks are written without a poll
+ * before each page; a socket is written with MSG_DONTWAIT; anything else
+ * that can block (a terminal) gets a poll and at most a page per write, as
+ * before. Pipe to pipe without secrets or prefix, tee(2) forwards without a
+ * copy and a read takes the same bytes for the hash, repeated while both
+ * pipes have room (up to 4 MiB per event). On a machine with more than two
+ * CPUs, once a read brings 32 KiB or more, hashing moves to a thread of its
+ * own (sup-stream.c, struct hashq); on two, the writer and the reader keep both
+ * busy and the hash is cheaper inline. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
@@ -39,6 +44,7 @@ struct out_stream {
 	uint64_t bytes;   /* of the redacted stream (the evidence) */
 	sha256_ctx *hash;
 	struct hashq *hq; /* the hash thread of a bulk stream, or NULL */
+	bool hq_tried;    /* hashq_start was asked (once per stream) */
 	struct redact_stream rs;
 	bool redacting;
 	uint8_t *rbuf;    /* read buffer when redacting (secret memory: raw output) */

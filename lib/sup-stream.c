@@ -2,6 +2,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -12,16 +13,26 @@
 #include "cleanup.h"
 #include "stream.h"
 
-/* Bytes per read (the command's pipe holds 64 KiB; more after a writer grew it). */
-#define CHUNK (256 * 1024)
+/* Bytes per read: the command's pipe is grown to this (F_SETPIPE_SZ, where
+ * the host allows it), so a bulk writer blocks, and wakes cordon, once per
+ * MiB rather than once per 64 KiB. */
+#define CHUNK (1024 * 1024)
+/* One call of stream_read moves at most this much before the event loop
+ * looks at the other fds again. */
+#define LOOP_MAX (4 * CHUNK)
 
 /* Hashing on a thread of its own once a stream turns out to be bulk: SHA-256
  * costs more than the rest of the relay together (about half the
- * supervisor's time at 1 GB/s), so the relay thread only copies into a ring
+ * supervisor's time at 1 GB/s), so the relay thread only reads into a ring
  * of slots and the hash thread digests them in order. A stream that never
- * delivers a large read is hashed inline and starts no thread. */
+ * delivers a large read is hashed inline and starts no thread.
+ *
+ * Only where a core is left for it: a bulk writer and the reader of
+ * cordon's output keep two cores busy between them (a bare pipe does), so
+ * on a machine with two the thread only adds its hand-overs, and the hash
+ * inline costs less CPU for the same throughput (bench/relay.sh, CPU s/GB). */
 #define HQ_SLOTS 4
-#define HQ_SLOT (256 * 1024)
+#define HQ_SLOT (1024 * 1024)
 #define HQ_START (32 * 1024) /* a read this large: bulk */
 
 struct hashq {
@@ -56,8 +67,21 @@ static void *hashq_main(void *arg)
 	return NULL;
 }
 
+/* A core for the hash thread: more than two CPUs this process may run on. */
+static bool hash_thread_pays(void)
+{
+	static int pays = -1;
+	if (pays < 0) {
+		cpu_set_t set;
+		pays = sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 2;
+	}
+	return pays;
+}
+
 static struct hashq *hashq_start(sha256_ctx *ctx)
 {
+	if (!hash_thread_pays())
+		return NULL;
 	struct hashq *q = calloc(1, sizeof(*q));
 	if (!q)
 		return NULL;
@@ -91,6 +115,21 @@ static void hashq_publish(struct hashq *q)
 	while (q->tail - q->head == HQ_SLOTS)
 		pthread_cond_wait(&q->space, &q->mu);
 	pthread_mutex_unlock(&q->mu);
+}
+
+/* Where the next bytes for the hash thread go (read straight into it), and
+ * how many fit. */
+static uint8_t *hashq_room(struct hashq *q, size_t *room)
+{
+	*room = HQ_SLOT - q->fill;
+	return q->slot[q->tail % HQ_SLOTS] + q->fill;
+}
+
+static void hashq_commit(struct hashq *q, size_t n)
+{
+	q->fill += n;
+	if (q->fill == HQ_SLOT)
+		hashq_publish(q);
 }
 
 static void hashq_add(struct hashq *q, const uint8_t *p, size_t n)
@@ -149,6 +188,10 @@ static void choose_mode(struct out_stream *s, int dest_fd)
 	if (fstat(dest_fd, &st) == 0 && S_ISFIFO(st.st_mode)) {
 		int fd = reopen_pipe_nonblock(dest_fd);
 		if (fd >= 0) {
+			/* Grown, never shrunk: 1 MiB per write (or tee) instead of
+			 * 64 KiB, and the reader wakes a sixteenth as often. */
+			int sz = fcntl(fd, F_GETPIPE_SZ);
+			if (sz >= 0 && sz < CHUNK && fcntl(fd, F_SETPIPE_SZ, CHUNK) < 0) { /* stays as it was */ }
 			s->out_fd = fd;
 			s->mode = OUT_NONBLOCK;
 			s->out_pollable = true;
@@ -187,6 +230,9 @@ int stream_init(struct out_stream *s, int in_fd, int dest_fd, const redactor *r,
 		return -1;
 	if (s->redacting && !(s->rbuf = secmem_alloc(CHUNK, NULL)))
 		return -1;
+	/* Best effort: the host's pipe-max-size or the user's pipe quota may
+	 * refuse, and the pipe keeps its 64 KiB. */
+	if (fcntl(in_fd, F_SETPIPE_SZ, CHUNK) < 0) { /* 64 KiB reads then */ }
 	choose_mode(s, dest_fd);
 	if (s->out_fd < 0)
 		s->out_broken = true;
@@ -254,45 +300,70 @@ static int take_raw(struct out_stream *s, const uint8_t *in, size_t n, bool eof)
 	return 0;
 }
 
-/* Pipe to pipe without redaction: tee(2) duplicates the command's bytes into
- * the destination without a copy, then a read consumes the same bytes for
- * the hash. One copy instead of two, and no page allocated for the
- * destination. Returns bytes moved, 0 to use the ordinary path instead, or
- * 1 with tee_blocked set when the destination is full. */
-static ssize_t tee_read(struct out_stream *s, uint64_t budget)
+/* Take the t bytes that tee(2) just forwarded off the command's pipe, for
+ * the hash: read straight into the hash thread's slot once there is one,
+ * else into tbuf and hashed here. */
+static int take_teed(struct out_stream *s, size_t t)
 {
-	if (s->no_tee || s->mode != OUT_NONBLOCK || s->out_broken || budget < CHUNK || stream_has_pending(s))
-		return 0;
-	ssize_t t = tee(s->in_fd, s->out_fd, CHUNK, SPLICE_F_NONBLOCK);
-	if (t < 0 && errno == EAGAIN) {
-		/* The command's pipe is readable (level-triggered): so the
-		 * destination is full. Wait for it as for pending bytes. */
-		s->tee_blocked = true;
-		return 1;
+	if (!s->hq && t >= HQ_START && !s->hq_tried) {
+		s->hq_tried = true;
+		s->hq = hashq_start(s->hash); /* NULL: inline */
 	}
-	if (t <= 0) {
-		/* 0: end of input; EPIPE and the rest: the ordinary path says. */
-		if (t < 0 && errno != EINTR && errno != EPIPE)
-			s->no_tee = true;
-		return 0;
-	}
-	if (!s->tbuf && !(s->tbuf = malloc(CHUNK)))
+	if (!s->hq && !s->tbuf && !(s->tbuf = malloc(CHUNK)))
 		return -1;
 	size_t got = 0;
-	while (got < (size_t)t) {
-		ssize_t n = read(s->in_fd, s->tbuf + got, (size_t)t - got);
+	while (got < t) {
+		size_t room = t - got;
+		uint8_t *dst = s->hq ? hashq_room(s->hq, &room) : s->tbuf + got;
+		ssize_t n = read(s->in_fd, dst, room < t - got ? room : t - got);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
 			return -1; /* cannot be: the bytes were there */
+		if (s->hq)
+			hashq_commit(s->hq, (size_t)n);
 		got += (size_t)n;
 	}
-	if (!s->hq && got >= HQ_START)
-		s->hq = hashq_start(s->hash);
-	s->raw_bytes += got;
-	s->bytes += got;
-	stream_hash(s, s->tbuf, got);
-	return (ssize_t)got;
+	if (!s->hq)
+		sha256_update(s->hash, s->tbuf, t);
+	s->raw_bytes += t;
+	s->bytes += t;
+	return 0;
+}
+
+/* Pipe to pipe without redaction: tee(2) duplicates the command's bytes into
+ * the destination without a copy, then a read consumes the same bytes for
+ * the hash. One copy instead of two, and no page allocated for the
+ * destination. Repeats while both sides have room, up to LOOP_MAX. Returns
+ * bytes moved, 0 to use the ordinary path instead, or 1 with tee_blocked set
+ * when the destination is full. Never more than budget: each tee asks for
+ * CHUNK bytes at most, and only while budget has CHUNK left. */
+static ssize_t tee_read(struct out_stream *s, uint64_t budget)
+{
+	if (s->no_tee || s->mode != OUT_NONBLOCK || s->out_broken || stream_has_pending(s))
+		return 0;
+	size_t moved = 0;
+	while (moved < LOOP_MAX && budget - moved >= CHUNK) {
+		ssize_t t = tee(s->in_fd, s->out_fd, CHUNK, SPLICE_F_NONBLOCK);
+		if (t < 0 && errno == EAGAIN) {
+			if (moved)
+				break; /* the command's pipe is empty, or the destination full: epoll says which */
+			/* The command's pipe is readable (level-triggered): so the
+			 * destination is full. Wait for it as for pending bytes. */
+			s->tee_blocked = true;
+			return 1;
+		}
+		if (t <= 0) {
+			/* 0: end of input; EPIPE and the rest: the ordinary path says. */
+			if (t < 0 && errno != EINTR && errno != EPIPE)
+				s->no_tee = true;
+			break;
+		}
+		if (take_teed(s, (size_t)t) < 0)
+			return -1;
+		moved += (size_t)t;
+	}
+	return (ssize_t)moved;
 }
 
 ssize_t stream_read(struct out_stream *s, uint64_t budget, bool *over)
@@ -324,8 +395,10 @@ ssize_t stream_read(struct out_stream *s, uint64_t budget, bool *over)
 		s->in_fd = -1;
 		return direct ? 0 : take_raw(s, NULL, 0, true);
 	}
-	if (!s->hq && n >= HQ_START)
+	if (!s->hq && n >= HQ_START && !s->hq_tried) {
+		s->hq_tried = true;
 		s->hq = hashq_start(s->hash); /* NULL: inline, as before */
+	}
 	size_t take = (size_t)n;
 	if ((uint64_t)take > budget) {
 		take = (size_t)budget;

@@ -267,6 +267,24 @@ test_bulk_output_hash() {
 	t_assert
 }
 
+test_relay_pipes_grown_limit_exact() {
+	# The relay (sup-stream.c) grows the command's pipe and a pipe it forwards
+	# to to 1 MiB, and moves up to 4 MiB per event with tee(2): an output
+	# limit between two of its 1 MiB steps is still exact, and the evidence
+	# the SHA-256 of exactly what was forwarded.
+	cordon_run -- /usr/bin/python3 -c 'import fcntl; print(fcntl.fcntl(1, 1032))'
+	expect_eq "$OUT" 1048576 "the command's pipe (F_GETPIPE_SZ)"
+	got=$("$CORDON" run --ro "$BUILD" -- /bin/true | /usr/bin/python3 -c 'import fcntl, sys; sys.stdin.read(); print(fcntl.fcntl(0, 1032))')
+	expect_eq "$got" 1048576 "the pipe cordon writes to (F_GETPIPE_SZ)"
+	head -c 4000000 /dev/urandom | base64 -w 0 >big.txt
+	cordon_run --output-limit 2097153 -- /bin/cat big.txt
+	expect_eq "$(field .status)" output-limit "status"
+	expect_eq "$(field .stdout.bytes)" 2097153 "counted"
+	expect_eq "$(field .stdout.sha256)" "$(head -c 2097153 big.txt | sha256sum | cut -d' ' -f1)" "hash of what was forwarded"
+	expect_eq "$(printf '%s' "$OUT" | wc -c)" 2097153 "forwarded"
+	t_assert
+}
+
 test_secret_file_read_once_no_symlink() {
 	# Issue 10: the run replaces its secret file (in the writable
 	# workspace) with a symlink to a file it should never see. The check
@@ -414,7 +432,7 @@ for t in test_secret_redacted_everywhere test_secret_from_host_variable test_sec
 	test_secret_refusals test_partial_secret_failure_still_redacted test_inputs_hashed test_policy_hash_is_canonical test_ledger_cli_lesson_example \
 	test_infeasible_not_started test_three_verdicts_independent test_check_sees_outputs_read_only \
 	test_interrupted test_validate_command test_secret_file_read_once_no_symlink test_secret_exposures \
-	test_bulk_output_hash test_secret_redacted_in_early_setup_errors test_secret_in_rw_file \
+	test_bulk_output_hash test_relay_pipes_grown_limit_exact test_secret_redacted_in_early_setup_errors test_secret_in_rw_file \
 	test_secret_behind_truncated_outputs test_secret_in_names_links_xattrs test_wrapped_base64_redacted_and_found; do
 	t_run $t
 done

@@ -166,6 +166,108 @@ static void test_across_pipe_buffer(void **st)
 	redactor_free(r);
 }
 
+/* Redact text fed in two parts (cut at split), at one SIMD level. */
+static char *feed2(redactor *r, const uint8_t *text, size_t n, size_t split, size_t *outlen)
+{
+	struct redact_stream s;
+	buf out = {0};
+	redact_stream_init(&s, r);
+	assert_int_equal(redact_feed(&s, text, split, &out), 0);
+	assert_int_equal(redact_feed(&s, text + split, n - split, &out), 0);
+	assert_int_equal(redact_flush(&s, &out), 0);
+	redact_stream_free(&s);
+	*outlen = out.len;
+	buf_append(&out, "", 0);
+	return out.p;
+}
+
+/* The vector skip (AVX2, SSSE3) and the scalar one agree, wherever the
+ * secret lies relative to a vector and to the end of a feed: in filler that
+ * the prefilter skips (NUL, 0xff), and in filler that begins some form
+ * ('7': the hex form "73..."; 'c': base64 "czNj..."), with the feed cut at
+ * every byte, so that a secret's first byte is the last byte of a feed. */
+static void test_prefilter_every_offset_and_split(void **st)
+{
+	redactor *r = mk();
+	const char fillers[] = {0, (char)0xff, '7', 'c'};
+	size_t sl = strlen(SECRET), n = 130;
+	uint8_t text[130];
+	for (int level = 0; level <= 2; level++) {
+		int got = redactor_simd(r, level);
+		for (size_t f = 0; f < sizeof(fillers); f++)
+			for (size_t off = 0; off + sl <= n; off += 3) {
+				memset(text, fillers[f], n);
+				memcpy(text + off, SECRET, sl);
+				/* cuts around the secret's ends and the vectors' */
+				size_t cuts[] = {0, 15, 16, 17, 31, 32, 33, 64, 65, n, off, off + 1, off + 2,
+						 off + sl - 1, off + sl, off + sl + 1, off ? off - 1 : 0};
+				for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
+					size_t len, split = cuts[c];
+					char *out = feed2(r, text, n, split, &len);
+					size_t ml = strlen("[REDACTED:TOKEN]");
+					assert_int_equal(len, n - sl + ml);
+					assert_memory_equal(out, text, off);
+					assert_memory_equal(out + off, "[REDACTED:TOKEN]", ml);
+					assert_memory_equal(out + off + ml, text + off + sl, n - off - sl);
+					free(out);
+				}
+			}
+		if (got < level)
+			break; /* the CPU has no higher level */
+	}
+	redactor_free(r);
+}
+
+/* A long run of skipped bytes ending in the secret's first byte, the rest
+ * in the next feed: found whatever the level (the vector loop stops short of
+ * the end; the last byte is always entered). */
+static void test_secret_starts_at_last_byte(void **st)
+{
+	redactor *r = mk();
+	size_t n = 200003, sl = strlen(SECRET);
+	uint8_t *text = calloc(1, n + sl);
+	memcpy(text + n - 1, SECRET, sl);
+	for (int level = 2; level >= 0; level--) {
+		redactor_simd(r, level);
+		size_t len;
+		char *out = feed2(r, text, n + sl - 1, n, &len);
+		assert_int_equal(len, n - 1 + strlen("[REDACTED:TOKEN]"));
+		assert_memory_equal(out + n - 1, "[REDACTED:TOKEN]", strlen("[REDACTED:TOKEN]"));
+		free(out);
+	}
+	free(text);
+	redactor_free(r);
+}
+
+/* Every encoded form across a 1 MiB feed boundary (the relay's read size),
+ * amid skipped bytes: the vector loop runs right up to the cut. */
+static void test_forms_straddle_feed(void **st)
+{
+	redactor *r = mk();
+	char forms[16][256];
+	int k = encodings(forms);
+	size_t n = 1 << 20;
+	uint8_t *text = calloc(1, n + 64);
+	for (int level = 2; level >= 0; level--) {
+		redactor_simd(r, level);
+		for (int i = 0; i < k; i++) {
+			size_t fl = strlen(forms[i]);
+			for (size_t cut = 1; cut < fl; cut += 7) {
+				memset(text + n - 300, 0, 364);
+				memcpy(text + n - cut, forms[i], fl);
+				size_t len;
+				char *out = feed2(r, text, n + 64, n, &len);
+				assert_true(len < n + 64);
+				assert_false(leaks(out + n - 300, forms[i]));
+				assert_non_null(memmem(out, len, "[REDACTED:TOKEN]", 16));
+				free(out);
+			}
+		}
+	}
+	free(text);
+	redactor_free(r);
+}
+
 static void test_string_and_many_secrets(void **st)
 {
 	redactor *r = redactor_new();
@@ -627,6 +729,8 @@ int main(void)
 		cmocka_unit_test(test_self_overlap_bounded), cmocka_unit_test(test_secret_pages_not_dumped),
 		cmocka_unit_test(test_madvise_failure_is_error), cmocka_unit_test(test_secret_file_opened_safely),
 		cmocka_unit_test(test_wrapped_base64), cmocka_unit_test(test_percent_and_json_forms),
+		cmocka_unit_test(test_prefilter_every_offset_and_split), cmocka_unit_test(test_secret_starts_at_last_byte),
+		cmocka_unit_test(test_forms_straddle_feed),
 	};
 	return cmocka_run_group_tests_name("redact", tests, NULL, NULL);
 }
