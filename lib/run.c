@@ -404,7 +404,7 @@ static void on_sock(struct sup *s)
 		s->rep->enf.landlock_abi = s->landlock.abi;
 		s->rep->enf.seccomp = s->spec.seccomp;
 		s->rep->enf.seccomp_notify = s->spec.seccomp && s->seccomp.notify;
-		s->rep->enf.file_observer = s->spec.seccomp && s->seccomp.observe;
+		s->rep->enf.file_observer = s->spec.seccomp && s->seccomp.observe && !s->pol->no_file_reports;
 		s->t_exec = now_ns();
 		if (s->pol->limits[LIM_WALL].set)
 			arm_timer(s->timer, s->pol->limits[LIM_WALL].value);
