@@ -298,6 +298,45 @@ static int real_target(pid_t pid, const char *path, bool follow_last, char *out,
 	return -1;
 }
 
+/* A path through one of /proc's magic links of the run's processes
+ * (/proc/self/cwd/.envrc, /proc/1/root/..., /proc/self/fd/3/...): the link
+ * read from the supervisor's side (the caller's own entries by its host
+ * pid, another process's through the run's /proc), the rest appended.
+ * Returns 0 with the path in the run's view in out, -1 if path is not one. */
+static int proc_magic(pid_t pid, const char *path, char *out, size_t outsz)
+{
+	char who[32], link[PATH_MAX], real[PATH_MAX];
+	const char *p = path + 6; /* after "/proc/" */
+	size_t wl = strcspn(p, "/");
+	if (strncmp(path, "/proc/", 6) != 0 || wl == 0 || wl >= sizeof(who) || !p[wl])
+		return -1;
+	snprintf(who, sizeof(who), "%.*s", (int)wl, p);
+	p += wl + 1;
+	if (strncmp(p, "task/", 5) == 0) { /* /proc/X/task/T/...: thread T's */
+		p += 5;
+		p += strcspn(p, "/");
+		if (*p++ != '/')
+			return -1;
+	}
+	size_t ml = strncmp(p, "fd/", 3) == 0 ? 3 + strcspn(p + 3, "/") : strcspn(p, "/");
+	if (!((ml == 3 && strncmp(p, "cwd", 3) == 0) || (ml == 4 && strncmp(p, "root", 4) == 0) ||
+	      (ml > 3 && strncmp(p, "fd/", 3) == 0)))
+		return -1;
+	if (strcmp(who, "self") == 0 || strcmp(who, "thread-self") == 0)
+		snprintf(link, sizeof(link), "/proc/%d/%.*s", (int)pid, (int)ml, p);
+	else
+		snprintf(link, sizeof(link), "/proc/%d/root/proc/%s/%.*s", (int)pid, who, (int)ml, p);
+	ssize_t n = readlink(link, real, sizeof(real) - 1);
+	if (n <= 0)
+		return -1;
+	real[n] = '\0';
+	if (real[0] != '/')
+		return -1; /* a pipe, a socket: nothing of the view */
+	char joined[PATH_MAX * 2 + 2];
+	snprintf(joined, sizeof(joined), "%s%s", strcmp(real, "/") == 0 ? "" : real, p + ml);
+	return path_normalize(joined[0] ? joined : "/", out, outsz);
+}
+
 /* Record what the boundary denies; *refuse is set for a write to a
  * protected path (protect.h), and for a name that a rename, link or
  * symlink would make an ancestor of one (moves_in: it could bring a
@@ -314,7 +353,11 @@ static int observe_path(struct observer *o, struct run_report *rep, pid_t pid, i
 	/* A writable place by name may reach a protected one through a link
 	 * (`ln -s .envrc x; echo > x`): where the model protects anything,
 	 * a write is classified again at what the kernel will reach. */
-	char real[PATH_MAX];
+	char real[PATH_MAX], via[PATH_MAX];
+	if (write && cls == VIEW_PROC && o->protects && proc_magic(pid, resolved, via, sizeof(via)) == 0) {
+		snprintf(resolved, sizeof(resolved), "%s", via);
+		cls = view_classify(&o->view, via, resolved, sizeof(resolved));
+	}
 	if (write && cls == VIEW_RW && o->protects &&
 	    real_target(pid, resolved, follow_last, real, sizeof(real)) == 0 && strcmp(real, resolved) != 0)
 		cls = view_classify(&o->view, real, resolved, sizeof(resolved));

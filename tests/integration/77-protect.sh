@@ -59,11 +59,14 @@ test_rename_unlink_and_links_refused() {
 		ln -s .envrc l2; echo "touch /tmp/owned" >l2 && echo created-through-link
 		ln -s . x; mkdir x/.vscode && echo via-dir-link
 		mkdir -p prep/hooks; echo x >prep/hooks/pre-push; mv prep .claude && echo moved-into-place
+		echo x >/proc/self/cwd/.npmrc && echo via-proc-cwd
+		exec 3<.; echo x >/proc/self/fd/3/.pypirc && echo via-proc-fd
+		echo x >/proc/1/root$PWD/.mcp.json && echo via-proc-root
 		chmod 0777 .git/hooks 2>/dev/null && echo chmod-hooks
 		touch -d 2001-01-01 .git/config 2>/dev/null && echo utime-config
 		true'
 	expect_eq "$OUT" "" "every trick failed: $OUT"
-	denied "$WS/.git" "$WS/.envrc" "$WS/.claude" "$WS/.vscode"
+	denied "$WS/.git" "$WS/.envrc" "$WS/.claude" "$WS/.vscode" "$WS/.npmrc" "$WS/.pypirc" "$WS/.mcp.json"
 	# What the observer does not see (chmod, utimensat) meets the mounts:
 	# the protected paths read-only, the directory above them a mount point
 	# of its own (no rename: EBUSY, whatever the observer saw).
@@ -73,7 +76,8 @@ test_rename_unlink_and_links_refused() {
 	expect_match "$OUT" "$WS/.git/hooks ro" ".git/hooks read-only"
 	expect_eq "$(stat -c %a .git/hooks)" 755 "hooks' mode"
 	expect_eq "$(cat .git/config .git/hooks/* 2>/dev/null | sha256sum)" "$sha_before" "git config and hooks unchanged"
-	[ ! -e .envrc ] && [ ! -e .claude ] && [ ! -e .git-old ] || fail "on the host: $(ls -A)"
+	[ ! -e .envrc ] && [ ! -e .claude ] && [ ! -e .git-old ] && [ ! -e .npmrc ] && [ ! -e .pypirc ] &&
+		[ ! -e .mcp.json ] || fail "on the host: $(ls -A)"
 	t_assert
 }
 

@@ -434,6 +434,44 @@ static void test_protected_entries(void **st)
 	with_protect = false;
 }
 
+/* After the run: a protected path absent at the start that exists now (or
+ * is a link now) is a file denial; one still absent is not; a present one
+ * is not looked at. */
+static void test_protect_check_after(void **st)
+{
+	char dir[] = "/tmp/cordon-unit-protect.XXXXXX", a[128], b[128], c[128], d[128];
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/.envrc", dir);   /* created by "the run" */
+	snprintf(b, sizeof(b), "%s/.vscode", dir);  /* still absent */
+	snprintf(c, sizeof(c), "%s/.npmrc", dir);   /* a link now */
+	snprintf(d, sizeof(d), "%s/.bashrc", dir);  /* present at the start */
+	struct model_entry e[] = {
+		{.path = a, .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = b, .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = c, .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = d, .kind = MK_PROTECT},
+	};
+	struct run_plan plan;
+	memset(&plan, 0, sizeof(plan));
+	plan.model.e = e;
+	plan.model.n = ARRAY_SIZE(e);
+	FILE *f = fopen(a, "w");
+	assert_non_null(f);
+	fclose(f);
+	f = fopen(d, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(symlink("/etc/passwd", c), 0);
+	struct run_report rep;
+	report_init(&rep);
+	assert_int_equal(protect_check_after(&plan, &rep), 2);
+	assert_int_equal(rep.ndenials, 2);
+	assert_string_equal(rep.denials[0].target, a);
+	assert_string_equal(rep.denials[1].target, c);
+	report_free(&rep);
+	unlink(a), unlink(c), unlink(d), rmdir(dir);
+}
+
 /* The names a policy may give. */
 static void test_protect_names(void **st)
 {
@@ -494,6 +532,7 @@ int main(void)
 		cmocka_unit_test(test_landlock_derived), cmocka_unit_test(test_view_derived),
 		cmocka_unit_test(test_explain_lines), cmocka_unit_test(test_system_checks),
 		cmocka_unit_test(test_protected_entries), cmocka_unit_test(test_protect_names),
+		cmocka_unit_test(test_protect_check_after),
 	};
 	return cmocka_run_group_tests_name("model", tests, NULL, NULL);
 }
