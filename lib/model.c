@@ -177,7 +177,7 @@ int model_probe_host(const char *path, bool follow, char *target, size_t tsz)
 	if (S_ISDIR(st.st_mode))
 		return 'd';
 	if (!S_ISLNK(st.st_mode))
-		return 'r';
+		return S_ISREG(st.st_mode) && st.st_nlink > 1 ? 'h' : 'r';
 	ssize_t n = readlinkat(fd, "", target, tsz - 1);
 	if (n < 0)
 		return 0;
@@ -315,6 +315,9 @@ static int add_protected_one(struct boundary_model *m, const char *w, const char
 		if (k == 'l' || k == 'L')
 			return cordon_err(err, 0, "protected path %s is a symbolic link%s (an earlier run could have planted it): cordon follows none there; remove it, or grant writes with --unprotect %s",
 					  path, k == 'L' ? " or lies below one" : "", name);
+		if (k == 'h')
+			return cordon_err(err, 0, "protected path %s has another hard link (an earlier run could have made it): the run could change it by that name; replace it with a copy, or grant writes with --unprotect %s",
+					  path, name);
 		if (!last && k == 'd' && !model_has(m, path, MK_PIN)) {
 			struct model_entry e = {.kind = MK_PIN, .source = src, .view = VIEW_OUTSIDE,
 						.reason = "above a protected path: bound onto itself, so it cannot be renamed away",
@@ -360,8 +363,9 @@ static int add_protected(struct boundary_model *m, const struct run_plan *plan, 
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < plan->nmounts; i++) {
 		const char *w = plan->mounts[i].path;
-		if (plan->mounts[i].mode != MOUNT_RW)
-			continue;
+		char t[4096];
+		if (plan->mounts[i].mode != MOUNT_RW || probe(w, false, t, sizeof(t)) != 'd')
+			continue; /* a file granted writable holds no names */
 		for (size_t k = 0; rc == 0 && k < names.n; k++) {
 			char path[4096];
 			snprintf(path, sizeof(path), "%s/%s", w, names.v[k]);

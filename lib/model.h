@@ -92,7 +92,8 @@ int model_build(struct boundary_model *m, const struct run_plan *plan, const cor
 		cordon_error *err);
 void model_free(struct boundary_model *m);
 /* How the model sees the host: for a path, 'd' (a directory), 'l' (a
- * symlink; its target in target), 'r' (anything else that exists), 'L' (a
+ * symlink; its target in target), 'h' (a regular file with more than one
+ * link), 'r' (anything else that exists), 'L' (a
  * component above it is a symlink: not followed), 'f' (follow: it exists)
  * or 0 (absent). Without follow no link is followed anywhere (openat2 from
  * /). model_probe_host asks the kernel; tests pass their own. */

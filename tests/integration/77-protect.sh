@@ -171,6 +171,12 @@ test_planted_symlink_refused() {
 	expect_match "$ERR" "protected path $WS/.git is a symbolic link" "named"
 	expect_eq "$(echo $(ls -A "$T_TMP/outside")) $(cat "$T_TMP/outside/keep")" ".git keep secret" "outside untouched"
 	expect_eq "$(awk -v p="$T_TMP" 'index($5, p) == 1' /proc/self/mountinfo)" "" "nothing mounted"
+	# A second name for a protected file (a hard link an earlier run made
+	# before it was protected) would let the run change it: refused too.
+	rm .git && mv "$T_TMP/realgit" .git && ln .git/config cfg
+	cordon_run -- /bin/sh -c 'touch started'
+	expect_eq "$(field .status)" setup-error "a hard link"
+	expect_match "$ERR" "protected path $WS/.git/config has another hard link" "named"
 	t_assert
 }
 

@@ -334,7 +334,7 @@ static int protect_host(const char *path, bool follow, char *target, size_t tsz)
 		return 0;
 	if (planted && strcmp(path, planted) == 0) {
 		snprintf(target, tsz, "/etc");
-		return 'l';
+		return strcmp(path, "/work/ws/.git/config") == 0 ? 'h' : 'l';
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
 		if (strcmp(path, dirs[i]) == 0)
@@ -418,7 +418,8 @@ static void test_protected_entries(void **st)
 	view_free(&v);
 	teardown(&f);
 	/* A link at a protected path, or on the way to one: refused. */
-	const char *links[] = {"/work/ws/.vscode", "/work/ws/.git"};
+	const char *links[] = {"/work/ws/.vscode", "/work/ws/.git", "/work/ws/.git/config"};
+	const char *why[] = {"is a symbolic link", "is a symbolic link", "has another hard link"};
 	for (size_t i = 0; i < ARRAY_SIZE(links); i++) {
 		planted = links[i];
 		memset(&f, 0, sizeof(f));
@@ -426,7 +427,7 @@ static void test_protected_entries(void **st)
 		f.plan.mounts = mounts;
 		f.plan.nmounts = 4;
 		assert_int_equal(model_build_on(&f.plan.model, &f.plan, f.p, protect_host, &e), -1);
-		assert_non_null(strstr(e.msg, "is a symbolic link"));
+		assert_non_null(strstr(e.msg, why[i]));
 		assert_non_null(strstr(e.msg, links[i]));
 		policy_free(f.p);
 	}
