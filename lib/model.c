@@ -318,6 +318,19 @@ static int add_protected_one(struct boundary_model *m, const char *w, const char
 		if (k == 'h')
 			return cordon_err(err, 0, "protected path %s has another hard link (an earlier run could have made it): the run could change it by that name; replace it with a copy, or grant writes with --unprotect %s",
 					  path, name);
+		if (!last && (k == 'r' || k == 'h') && !model_has(m, path, MK_PROTECT)) {
+			/* A file where a directory of the name would be: a gitfile
+			 * (.git: "gitdir: ..."), read-only like the name itself. */
+			struct model_entry e = {.kind = MK_PROTECT, .source = src, .view = VIEW_PROTECTED,
+						.reason = "a file above a protected path (a .git file points git elsewhere): read-only",
+						.mount = -1, .tree = -1, .explain_mode = "protected"};
+			if (k == 'h')
+				return cordon_err(err, 0, "protected path %s has another hard link (an earlier run could have made it): the run could change it by that name; replace it with a copy",
+						  path);
+			if (!(e.path = e.host = e.explain_path = own(m, path)) || !(e.target = own(m, path + wl + 1)) ||
+			    push(m, &e, err) < 0)
+				return cordon_err(err, 12, "out of memory");
+		}
 		if (!last && k == 'd' && !model_has(m, path, MK_PIN)) {
 			struct model_entry e = {.kind = MK_PIN, .source = src, .view = VIEW_OUTSIDE,
 						.reason = "above a protected path: bound onto itself, so it cannot be renamed away",

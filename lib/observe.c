@@ -338,10 +338,11 @@ static int proc_magic(pid_t pid, const char *path, char *out, size_t outsz)
 }
 
 /* Record what the boundary denies; *refuse is set for a write to a
- * protected path (protect.h), and for a name that a rename, link or
- * symlink would make an ancestor of one (moves_in: it could bring a
- * protected file along): the observer fails those itself (EACCES), as a
- * protected path absent at the start has no mount to stop it. */
+ * protected path (protect.h), and for a name above one made anything but
+ * a directory (above: a rename, link or symlink could bring a protected
+ * file along, and a file .git is git's pointer to a directory of the run's
+ * choosing, config included): the observer fails those itself (EACCES), as
+ * a protected path absent at the start has no mount to stop it. */
 static int observe_path(struct observer *o, struct run_report *rep, pid_t pid, int dirfd, uint64_t addr,
 			int write_mode, uint64_t flags, bool follow_last, bool moves_in, bool *refuse)
 {
@@ -589,11 +590,11 @@ int observer_handle(struct observer *o, struct run_report *rep)
 			if (process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof(how.flags))
 				flags = how.flags;
 		}
-		/* rename (either side), link and symlink make a name that may
-		 * bring a directory along; mkdir, mknod, open make an empty one. */
+		/* Above a protected path only a directory may be made (mkdir),
+		 * or an empty one removed (unlink, rmdir). */
 		const char *name = observer_calls[i];
-		bool moves = strncmp(name, "rename", 6) == 0 || strncmp(name, "link", 4) == 0 ||
-			     strncmp(name, "symlink", 7) == 0;
+		bool moves = strncmp(name, "mkdir", 5) != 0 && strncmp(name, "unlink", 6) != 0 &&
+			     strcmp(name, "rmdir") != 0;
 		bool refuse = false;
 		bool follow = (c->w == W_OPENFLAGS && !(flags & (O_NOFOLLOW | O_EXCL))) ||
 			      strcmp(name, "creat") == 0 || strcmp(name, "truncate") == 0;

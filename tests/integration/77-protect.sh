@@ -81,6 +81,29 @@ test_rename_unlink_and_links_refused() {
 	t_assert
 }
 
+# A file .git is git's pointer to the repository ("gitdir: DIR"): one the
+# run writes where there is no repository, or rewrites where the workspace is
+# a worktree, would point the host's next git status at a config of the
+# run's choosing. Above a protected path only directories may be made.
+test_gitfile_refused() {
+	command -v git >/dev/null || { t_skip "git is not installed"; return; }
+	cordon_run -- /bin/sh -c '
+		mkdir -p evil && printf "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = touch owned\n" >evil/config
+		mkdir -p evil/objects evil/refs && echo "ref: refs/heads/m" >evil/HEAD
+		echo "gitdir: evil" >.git && echo gitfile-written
+		ln -s evil .git && echo gitlink-made
+		true'
+	expect_eq "$OUT" "" "no .git made: $OUT"
+	[ ! -e .git ] && [ ! -L .git ] || fail ".git on the host"
+	denied "$WS/.git"
+	# A worktree's .git file stays as it is.
+	echo "gitdir: /nonexistent" >.git
+	cordon_run -- /bin/sh -c 'echo "gitdir: evil" >.git && echo rewritten; rm -f .git && echo removed; true'
+	expect_eq "$OUT" "" "the gitfile unchanged: $OUT"
+	expect_eq "$(cat .git)" "gitdir: /nonexistent" "gitfile"
+	t_assert
+}
+
 # The day-to-day git work writes objects, refs, the index and logs: it works.
 test_git_workflow_works() {
 	mk_repo || return
@@ -191,7 +214,7 @@ test_protect_without_file_reports() {
 	t_assert
 }
 
-for t in test_control_files_refused_and_reported test_rename_unlink_and_links_refused test_git_workflow_works \
+for t in test_control_files_refused_and_reported test_rename_unlink_and_links_refused test_gitfile_refused test_git_workflow_works \
 	test_unprotect_and_protect test_ceiling_forbids_unprotect test_planted_symlink_refused \
 	test_protect_without_file_reports; do
 	t_run $t

@@ -390,7 +390,8 @@ static void test_protected_entries(void **st)
 	find(m, "/work/ws/.git/config", &cfg);
 	assert_true(pin < cfg);
 	assert_null(find(m, "/work/ws/.idea", NULL));     /* unprotected */
-	assert_null(find(m, "/work/ws/.config", NULL));   /* a file: no pin */
+	const struct model_entry *cf = find(m, "/work/ws/.config", NULL); /* a file: itself read-only */
+	assert_true(cf && cf->kind == MK_PROTECT && cf->flags == 0 && strcmp(cf->target, ".config") == 0);
 	assert_null(find(m, "/work/ws/ro/.envrc", NULL)); /* read-only: nothing to protect */
 	assert_null(find(m, "/scratch/.envrc", NULL));    /* a tmpfs: nothing of the host */
 	assert_true(model_protects(m));
