@@ -8,7 +8,7 @@
 
 enum opt_id {
 	O_POLICY, O_REPORT, O_RO, O_RW, O_TMPFS, O_CWD, O_ENV, O_NET, O_SECRET, O_TIME, O_CPU,
-	O_MEM, O_PIDS, O_OUTPUT, O_FSIZE, O_CEILING, O_CHECK, O_JSON, O_DEV,
+	O_MEM, O_PIDS, O_OUTPUT, O_FSIZE, O_CEILING, O_CHECK, O_JSON, O_DEV, O_PROTECT, O_UNPROTECT,
 };
 static const struct {
 	const char *name;
@@ -22,7 +22,7 @@ static const struct {
 	{"--memory-limit", O_MEM, true}, {"--pids-limit", O_PIDS, true},
 	{"--output-limit", O_OUTPUT, true}, {"--file-size-limit", O_FSIZE, true},
 	{"--ceiling", O_CEILING, true}, {"--check", O_CHECK, true}, {"--json", O_JSON, false},
-	{"--dev", O_DEV, true},
+	{"--dev", O_DEV, true}, {"--protect", O_PROTECT, true}, {"--unprotect", O_UNPROTECT, true},
 };
 
 static const char run_usage[] =
@@ -33,6 +33,8 @@ static const char run_usage[] =
 	"  --ro PATH, --rw PATH    make host PATH visible read-only / read-write\n"
 	"  --tmpfs PATH[:SIZE]     a fresh private tmpfs at PATH\n"
 	"  --dev PATH              expose a host character device in /dev (e.g. /dev/fuse)\n"
+	"  --protect NAME          keep NAME read-only in every writable path (e.g. Makefile)\n"
+	"  --unprotect NAME        let the run write a protected path (e.g. .git/hooks)\n"
 	"  --cwd PATH              working directory inside\n"
 	"  --env NAME=VALUE        set a variable inside\n"
 	"  --net HOST:PORT         allow egress to this endpoint through the proxy\n"
@@ -70,7 +72,7 @@ static const char all_usage[] =
 	"       cordon validate POLICY\n"
 	"       cordon VERB --help, cordon help VERB, cordon --version\n"
 	"options: --policy FILE --report FILE --ro PATH --rw PATH --tmpfs PATH[:SIZE]\n"
-	"         --dev PATH --cwd PATH --env NAME=VALUE --net HOST:PORT --secret NAME[=file:PATH]\n"
+	"         --dev PATH --protect NAME --unprotect NAME --cwd PATH --env NAME=VALUE --net HOST:PORT --secret NAME[=file:PATH]\n"
 	"         --time-limit DUR --cpu-limit DUR --memory-limit SIZE --pids-limit N\n"
 	"         --output-limit SIZE --file-size-limit SIZE --ceiling FILE --check CMD\n"
 	"see cordon(1) and README.md for the boundary, the statuses and the exit codes\n";
@@ -147,6 +149,11 @@ static int apply(struct cli_run *o, enum opt_id id, const char *v, cordon_error 
 		return policy_set_check(p, v, err);
 	case O_DEV:
 		return policy_add_device(p, v, err) < 0 ? cordon_err_wrap(err, "--dev") : 0;
+	case O_PROTECT:
+	case O_UNPROTECT:
+		return policy_add_protect(p, id == O_UNPROTECT, v, err) < 0
+			       ? cordon_err_wrap(err, "%s", id == O_PROTECT ? "--protect" : "--unprotect")
+			       : 0;
 	default: {
 		enum limit_id l = id == O_TIME ? LIM_WALL : id == O_CPU ? LIM_CPU : id == O_MEM ? LIM_MEMORY
 				: id == O_PIDS ? LIM_PIDS : id == O_OUTPUT ? LIM_OUTPUT : LIM_FILE_SIZE;

@@ -11,6 +11,9 @@
  *      mounts are not limited (they expose nothing of the host).
  *  filesystem.devices: prefixes host character devices (--dev) must lie
  *      under; a ceiling with a filesystem section but no devices allows none.
+ *  filesystem.unprotect: the protected names (protect.h) a task may grant
+ *      writes to (--unprotect), each with everything below it; a ceiling
+ *      with a filesystem section but no unprotect list allows none.
  *  network.allow: endpoint patterns that may be allowed (a request must be
  *      covered: "*.example.com:443" covers "api.example.com:443", "host:*"
  *      any port); network.loopback_ports: ports that may be opened.

@@ -94,6 +94,31 @@ static void json_path(jwriter *w, const char *path, const char *mode, const char
 	jw_obj_end(w);
 }
 
+/* The length of the writable path a protected entry lies in (its path
+ * without "/" and its name). */
+static size_t protect_root_len(const struct model_entry *e)
+{
+	return strlen(e->path) - strlen(e->target) - 1;
+}
+
+/* The protected paths absent at the start, one line per writable path
+ * (at its first such entry): the names only. */
+static void text_absent_protected(buf *b, const struct boundary_model *m, size_t first)
+{
+	const struct model_entry *e = &m->e[first];
+	size_t wl = protect_root_len(e);
+	for (size_t j = 0; j < first; j++)
+		if (m->e[j].kind == MK_PROTECT && (m->e[j].flags & MODEL_NOT_YET) && protect_root_len(&m->e[j]) == wl &&
+		    strncmp(m->e[j].path, e->path, wl) == 0)
+			return;
+	buf_printf(b, "  protected (absent: creation refused) %.*s:", (int)wl, e->path);
+	for (size_t j = first; j < m->n; j++)
+		if (m->e[j].kind == MK_PROTECT && (m->e[j].flags & MODEL_NOT_YET) && protect_root_len(&m->e[j]) == wl &&
+		    strncmp(m->e[j].path, e->path, wl) == 0)
+			buf_printf(b, " %s", m->e[j].target);
+	buf_printf(b, "\n");
+}
+
 static void json_paths(jwriter *w, const struct host_features *f, const struct boundary_model *m)
 {
 	jw_arr_begin(w);
@@ -246,7 +271,9 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 	}
 	buf_printf(&b, "paths:\n");
 	for (size_t i = 0; i < m->n; i++)
-		if (explain_line(&m->e[i], explain_conds(f)))
+		if (m->e[i].kind == MK_PROTECT && (m->e[i].flags & MODEL_NOT_YET))
+			text_absent_protected(&b, m, i);
+		else if (explain_line(&m->e[i], explain_conds(f)))
 			buf_printf(&b, "  %-6s %s (%s)\n", m->e[i].explain_mode, m->e[i].explain_path,
 				   source_name(m->e[i].source));
 	for (size_t i = 0; i < devs->n; i++)

@@ -2,6 +2,8 @@
  * paths appended from the plan. To make a path visible to every run, add one
  * entry to system_view below; the mounts, Landlock, the observer and explain
  * follow from it. */
+#include <errno.h>
+#include <fcntl.h>
 #include <linux/landlock.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,7 +14,9 @@
 #include "compat.h"
 #include "model.h"
 #include "mounts.h"
+#include "protect.h"
 #include "run.h"
+#include "snapshot.h"
 
 #define FS(x) LANDLOCK_ACCESS_FS_##x
 #define LL_RO (FS(EXECUTE) | FS(READ_FILE) | FS(READ_DIR))
@@ -97,8 +101,16 @@ static const struct model_entry system_view[] = {
 const char *model_kind_name(enum model_kind k)
 {
 	static const char *const n[] = {"root", "ro", "rw", "tmpfs", "proc", "dev", "devpts", "symlink",
-					"file", "device", "secret", "cgroup"};
+					"file", "device", "secret", "cgroup", "protected", "pin"};
 	return (size_t)k < ARRAY_SIZE(n) ? n[k] : "?";
+}
+
+bool model_protects(const struct boundary_model *m)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->e[i].kind == MK_PROTECT)
+			return true;
+	return false;
 }
 
 bool model_entry_active(const struct model_entry *e, unsigned conds)
@@ -157,13 +169,16 @@ int model_probe_host(const char *path, bool follow, char *target, size_t tsz)
 	struct stat st;
 	if (follow)
 		return access(path, F_OK) == 0 ? 'f' : 0;
-	if (lstat(path, &st) < 0)
+	_cleanup_close_ int fd = open_root(path, O_PATH);
+	if (fd < 0)
+		return errno == ELOOP ? 'L' : 0;
+	if (fstat(fd, &st) < 0)
 		return 0;
 	if (S_ISDIR(st.st_mode))
 		return 'd';
 	if (!S_ISLNK(st.st_mode))
-		return 0;
-	ssize_t n = readlink(path, target, tsz - 1);
+		return S_ISREG(st.st_mode) && st.st_nlink > 1 ? 'h' : 'r';
+	ssize_t n = readlinkat(fd, "", target, tsz - 1);
 	if (n < 0)
 		return 0;
 	target[n] = '\0';
@@ -259,11 +274,131 @@ static int add_task(struct boundary_model *m, const struct run_plan *plan, const
 	return 0;
 }
 
+/* The innermost of the plan's mounts that path lies in, or -1. */
+static long innermost_mount(const struct run_plan *plan, const char *path)
+{
+	long best = -1;
+	for (size_t i = 0; i < plan->nmounts; i++)
+		if (path_has_prefix(path, plan->mounts[i].path) &&
+		    (best < 0 || strlen(plan->mounts[i].path) > strlen(plan->mounts[best].path)))
+			best = (long)i;
+	return best;
+}
+
+static bool model_has(const struct boundary_model *m, const char *path, enum model_kind k)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (m->e[i].kind == k && strcmp(m->e[i].path, path) == 0)
+			return true;
+	return false;
+}
+
+/* One protected name in writable path w: a pin for each directory on the
+ * way that exists, then the entry itself. A symlink anywhere on the way or
+ * at the name refuses the run: an earlier run could have planted it so that
+ * this one binds (or reports) something else, outside the workspace too. */
+static int add_protected_one(struct boundary_model *m, const char *w, const char *name, enum source src,
+			     model_probe_fn probe, cordon_error *err)
+{
+	char path[4096], t[4096];
+	if (snprintf(path, sizeof(path), "%s/%s", strcmp(w, "/") == 0 ? "" : w, name) >= (int)sizeof(path))
+		return cordon_err(err, ENAMETOOLONG, "protected path %s/%s", w, name);
+	size_t wl = strlen(w);
+	int k = 'd';
+	bool here = false;
+	for (char *c = path + wl + 1; k == 'd'; c++) {
+		bool last = *c == '\0';
+		if (*c != '/' && !last)
+			continue;
+		*c = '\0';
+		k = probe(path, false, t, sizeof(t));
+		if (k == 'l' || k == 'L')
+			return cordon_err(err, 0, "protected path %s is a symbolic link%s (an earlier run could have planted it): cordon follows none there; remove it, or grant writes with --unprotect %s",
+					  path, k == 'L' ? " or lies below one" : "", name);
+		if (k == 'h')
+			return cordon_err(err, 0, "protected path %s has another hard link (an earlier run could have made it): the run could change it by that name; replace it with a copy, or grant writes with --unprotect %s",
+					  path, name);
+		if (!last && (k == 'r' || k == 'h') && !model_has(m, path, MK_PROTECT)) {
+			/* A file where a directory of the name would be: a gitfile
+			 * (.git: "gitdir: ..."), read-only like the name itself. */
+			struct model_entry e = {.kind = MK_PROTECT, .source = src, .view = VIEW_PROTECTED,
+						.reason = "a file above a protected path (a .git file points git elsewhere): read-only",
+						.mount = -1, .tree = -1, .explain_mode = "protected"};
+			if (k == 'h')
+				return cordon_err(err, 0, "protected path %s has another hard link (an earlier run could have made it): the run could change it by that name; replace it with a copy",
+						  path);
+			if (!(e.path = e.host = e.explain_path = own(m, path)) || !(e.target = own(m, path + wl + 1)) ||
+			    push(m, &e, err) < 0)
+				return cordon_err(err, 12, "out of memory");
+		}
+		if (!last && k == 'd' && !model_has(m, path, MK_PIN)) {
+			struct model_entry e = {.kind = MK_PIN, .source = src, .view = VIEW_OUTSIDE,
+						.reason = "above a protected path: bound onto itself, so it cannot be renamed away",
+						.mount = -1, .tree = -1};
+			if (!(e.path = e.host = own(m, path)) || push(m, &e, err) < 0)
+				return cordon_err(err, 12, "out of memory");
+		}
+		if (last) {
+			here = k != 0;
+			break;
+		}
+		*c = '/';
+	}
+	/* Present only if every component was found (a directory on the way,
+	 * then the name itself); else absent: a file on the way can be
+	 * replaced by a directory, so the name stays protected. */
+	snprintf(path, sizeof(path), "%s/%s", strcmp(w, "/") == 0 ? "" : w, name);
+	struct model_entry e = {.kind = MK_PROTECT, .source = src, .view = VIEW_PROTECTED,
+				.flags = here ? 0 : MODEL_NOT_YET,
+				.reason = here ? "a control file the host runs or trusts: read-only"
+					       : "a control file the host runs or trusts, absent: its creation is refused",
+				.mount = -1, .tree = -1, .explain_mode = here ? "protected" : "protected (absent)"};
+	if (!(e.path = e.host = e.explain_path = own(m, path)) || !(e.target = own(m, name)) || push(m, &e, err) < 0)
+		return cordon_err(err, 12, "out of memory");
+	return 0;
+}
+
+static int cmp_entry_path(const void *a, const void *b)
+{
+	return strcmp(((const struct model_entry *)a)->path, ((const struct model_entry *)b)->path);
+}
+
+/* Protected paths (protect.h) in every writable path of the task, where it
+ * is the innermost mount; pins before what they hold (sorted by path). */
+static int add_protected(struct boundary_model *m, const struct run_plan *plan, const cordon_policy *p,
+			 model_probe_fn probe, cordon_error *err)
+{
+	strv names;
+	enum source *src = NULL;
+	if (!p || protect_effective(p, &names, &src, err) < 0)
+		return p ? -1 : 0;
+	size_t first = m->n;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < plan->nmounts; i++) {
+		const char *w = plan->mounts[i].path;
+		char t[4096];
+		if (plan->mounts[i].mode != MOUNT_RW || probe(w, false, t, sizeof(t)) != 'd')
+			continue; /* a file granted writable holds no names */
+		for (size_t k = 0; rc == 0 && k < names.n; k++) {
+			char path[4096];
+			snprintf(path, sizeof(path), "%s/%s", w, names.v[k]);
+			if (innermost_mount(plan, path) == (long)i)
+				rc = add_protected_one(m, w, names.v[k], src[k], probe, err);
+		}
+	}
+	strv_free(&names);
+	free(src);
+	if (rc == 0)
+		qsort(m->e + first, m->n - first, sizeof(*m->e), cmp_entry_path);
+	return rc;
+}
+
 int model_build_on(struct boundary_model *m, const struct run_plan *plan, const cordon_policy *p,
 		   model_probe_fn probe, cordon_error *err)
 {
 	memset(m, 0, sizeof(*m));
-	if (add_system(m, probe, err) < 0 || (plan && add_task(m, plan, p, err) < 0)) {
+	if (add_system(m, probe, err) < 0 ||
+	    (plan && (add_task(m, plan, p, err) < 0 || add_protected(m, plan, p, probe, err) < 0))) {
 		model_free(m);
 		return -1;
 	}

@@ -22,6 +22,7 @@ enum view_class {
 	VIEW_RW,      /* inside a writable bind or tmpfs */
 	VIEW_PROC,    /* /proc: the kernel decides */
 	VIEW_DEV,     /* /dev (read-only tmpfs of device nodes) */
+	VIEW_PROTECTED, /* a protected path (protect.h): the observer refuses writes */
 };
 
 enum model_kind {
@@ -37,6 +38,8 @@ enum model_kind {
 	MK_DEVICE,  /* a host character device bound in /dev */
 	MK_SECRET,  /* a secret's directory: a private tmpfs of 0400 files */
 	MK_CGROUP,  /* the run's own cgroup, read-only */
+	MK_PROTECT, /* a protected path in a writable one: the view's own tree, read-only */
+	MK_PIN,     /* a directory above a protected path: bound onto itself (no rename) */
 };
 
 /* entry flags */
@@ -45,6 +48,8 @@ enum model_kind {
 #define MODEL_ABSENT (1u << 2)    /* not on this host: nothing of it exists */
 #define MODEL_IF_CGROUP (1u << 3) /* only where the run gets its own cgroup */
 #define MODEL_FROM_HOST (1u << 4) /* shaped by the host: a top-level link, or a directory */
+#define MODEL_NOT_YET (1u << 5)   /* MK_PROTECT absent at the start: nothing mounted, the
+				   * observer refuses its creation */
 
 /* Landlock access meaning "every right the kernel's ABI has". */
 #define MODEL_LL_ALL UINT64_MAX
@@ -59,7 +64,8 @@ struct model_entry {
 	const char *reason;     /* one line: why the run sees it */
 	/* kind-specific */
 	const char *host;       /* binds: the host path (usually = path) */
-	const char *target;     /* MK_SYMLINK: the link's target (as the host has it) */
+	const char *target;     /* MK_SYMLINK: the link's target (as the host has it);
+				 * MK_PROTECT: its name in the writable path */
 	const char *mode;       /* tmpfs (MK_TMPFS, MK_DEV, MK_SECRET, MK_CGROUP): its root's mode */
 	uint64_t size;          /* the same: bytes (0 = the kernel's default) */
 	bool noexec;            /* mounted noexec */
@@ -86,12 +92,18 @@ int model_build(struct boundary_model *m, const struct run_plan *plan, const cor
 		cordon_error *err);
 void model_free(struct boundary_model *m);
 /* How the model sees the host: for a path, 'd' (a directory), 'l' (a
- * symlink; its target in target), 'f' (follow: it exists) or 0 (absent or
- * anything else). model_probe_host asks the kernel; tests pass their own. */
+ * symlink; its target in target), 'h' (a regular file with more than one
+ * link), 'r' (anything else that exists), 'L' (a
+ * component above it is a symlink: not followed), 'f' (follow: it exists)
+ * or 0 (absent). Without follow no link is followed anywhere (openat2 from
+ * /). model_probe_host asks the kernel; tests pass their own. */
 typedef int (*model_probe_fn)(const char *path, bool follow, char *target, size_t tsz);
 int model_probe_host(const char *path, bool follow, char *target, size_t tsz);
 int model_build_on(struct boundary_model *m, const struct run_plan *plan, const cordon_policy *p,
 		   model_probe_fn probe, cordon_error *err);
+/* Has the model a protected path (MK_PROTECT)? The observer then traps the
+ * path calls even without file reports: it refuses writes to them. */
+bool model_protects(const struct boundary_model *m);
 /* Is the entry in effect, given the conditions that hold (MODEL_IF_*)? */
 bool model_entry_active(const struct model_entry *e, unsigned conds);
 const char *model_kind_name(enum model_kind k);

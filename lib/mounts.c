@@ -642,6 +642,34 @@ static int setup_secret_dir(const struct model_entry *d, const struct mount_plan
 	return 0;
 }
 
+/* A protected path (MK_PROTECT): the view's own tree there (the workspace's
+ * bind, idmapped or not) bound onto itself read-only, with everything below
+ * it; a pin (MK_PIN): the same, writable, so that the directory is a mount
+ * point (no rename, no rmdir: EBUSY). Opened below the new root without
+ * following any link; nothing is created: a path gone since the plan
+ * (absent now) is left to the observer, as an absent one. */
+static int setup_protect(const struct model_entry *e, int newroot, cordon_error *err)
+{
+	if (e->flags & MODEL_NOT_YET)
+		return 0;
+	_cleanup_close_ int at = openat2_nofollow(newroot, e->path, O_PATH | O_NOFOLLOW);
+	if (at < 0 && errno == ENOENT)
+		return 0;
+	if (at < 0)
+		return cordon_err_errno(err, "%s %s", e->kind == MK_PIN ? "pin" : "protected path", e->path);
+	_cleanup_close_ int t = open_tree(at, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
+	if (t < 0)
+		return cordon_err_errno(err, "open_tree %s", e->path);
+	if (e->kind == MK_PROTECT) {
+		struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+		if (mount_setattr(t, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro, sizeof(ro)) < 0)
+			return cordon_err_errno(err, "make protected path %s read-only", e->path);
+	}
+	if (move_mount(t, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return cordon_err_errno(err, "move_mount onto %s", e->path);
+	return 0;
+}
+
 int mounts_finish(struct mount_ctx *mc, const struct mount_plan *plan, cordon_error *err)
 {
 	/* 4, the task's own mounts (idmapped trees come from the supervisor),
@@ -655,6 +683,8 @@ int mounts_finish(struct mount_ctx *mc, const struct mount_plan *plan, cordon_er
 			continue;
 		if (e->kind == MK_SECRET)
 			r = setup_secret_dir(e, plan, mc->newroot, err);
+		else if (e->kind == MK_PROTECT || e->kind == MK_PIN)
+			r = setup_protect(e, mc->newroot, err);
 		else
 			r = setup_task_mount(e, plan, mc->oldroot, mc->newroot, err);
 		if (r < 0)

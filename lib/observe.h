@@ -31,6 +31,8 @@ struct observer {
 	uint16_t loopback_ports[64];
 	size_t nloopback_ports;
 	bool sync_wakeup;
+	bool protects;     /* the model has protected paths: writes are resolved through links */
+	bool file_reports; /* report_file_denials (protected paths are refused and reported either way) */
 	bool maybe_gone; /* RECV said ENOENT: perhaps no task is left */
 	uint64_t handle_ns; /* time spent handling (diagnostics) */
 	/* thread */

@@ -36,6 +36,9 @@ int ceiling_load(const char *path, struct ceiling *c, cordon_error *err)
 		return cordon_err(err, 12, "out of memory");
 	if (policy_load_file(c->p, path, err) < 0)
 		return cordon_err_wrap(err, "ceiling");
+	if (c->p->protect.n)
+		return cordon_err(err, 0, "ceiling %s: filesystem.protect has no meaning in a ceiling (it limits what a task may unprotect: filesystem.unprotect)",
+				  path);
 	/* The hash is of the file as written: the operator's exact text. */
 	FILE *f = fopen(path, "re");
 	if (!f)
@@ -157,6 +160,25 @@ static int check_paths(const cordon_policy *c, const cordon_policy *task, const 
 				 list.p ? list.p : "none");
 		buf_free(&list);
 		if (grant(r, "device", d, ok, ok ? rule : msg) < 0)
+			return -1;
+	}
+	/* Unprotecting a path (protect.h): only names at or below one the
+	 * ceiling's filesystem.unprotect lists; none without that list. */
+	for (size_t i = 0; i < task->unprotect.n; i++) {
+		const char *u = task->unprotect.v[i];
+		bool ok = false;
+		buf list = {0};
+		for (size_t k = 0; k < c->unprotect.n && !ok; k++) {
+			size_t l = strlen(c->unprotect.v[k]);
+			if ((ok = strncmp(u, c->unprotect.v[k], l) == 0 && (u[l] == '\0' || u[l] == '/')))
+				snprintf(rule, sizeof(rule), "under filesystem.unprotect %s of the ceiling", c->unprotect.v[k]);
+			buf_printf(&list, "%s%s", list.len ? ", " : "", c->unprotect.v[k]);
+		}
+		if (!ok)
+			snprintf(msg, sizeof(msg), "not under any filesystem.unprotect of the ceiling (%s): the ceiling keeps it protected",
+				 list.p ? list.p : "none");
+		buf_free(&list);
+		if (grant(r, "unprotect", u, ok, ok ? rule : msg) < 0)
 			return -1;
 	}
 	for (size_t i = 0; i < task->inputs.n; i++) {

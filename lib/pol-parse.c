@@ -13,6 +13,7 @@
 #include "json.h"
 #include "ledger.h"
 #include "policy.h"
+#include "protect.h"
 #include "units.h"
 
 #define POLICY_MAX_BYTES (4 << 20)
@@ -74,6 +75,8 @@ void policy_free(cordon_policy *p)
 	strv_free(&p->sys_deny);
 	strv_free(&p->inputs);
 	strv_free(&p->devices);
+	strv_free(&p->protect);
+	strv_free(&p->unprotect);
 	free(p->check);
 	free(p->check_files);
 	free(p->check_cwd);
@@ -173,6 +176,17 @@ const char *policy_device_refused(const char *path)
 	if (path_has_prefix(path, "/dev/mapper"))
 		return "device-mapper volumes and their control node are never exposed";
 	return NULL;
+}
+
+int policy_add_protect(cordon_policy *p, bool unprotect, const char *name, cordon_error *err)
+{
+	char norm[PATH_MAX];
+	if (protect_check_name(name, norm, sizeof(norm), err) < 0)
+		return -1;
+	strv *l = unprotect ? &p->unprotect : &p->protect;
+	if (strv_contains(l, norm))
+		return 0;
+	return strv_push(l, norm) < 0 ? cordon_err(err, 12, "out of memory") : 0;
 }
 
 const char *policy_device_refused_number(unsigned major, unsigned minor)
@@ -435,7 +449,7 @@ static int check_keys(pctx *c, const jnode *obj, const char *where, const char *
 
 static int load_filesystem(pctx *c, const jnode *fs)
 {
-	static const char *const keys[] = {"read", "write", "tmpfs", "devices", NULL};
+	static const char *const keys[] = {"read", "write", "tmpfs", "devices", "protect", "unprotect", NULL};
 	static const enum mount_mode modes[] = {MOUNT_RO, MOUNT_RW, MOUNT_TMPFS};
 	if (want(c, fs, J_OBJ, "filesystem") < 0 || check_keys(c, fs, "\"filesystem\"", keys) < 0)
 		return -1;
@@ -448,6 +462,21 @@ static int load_filesystem(pctx *c, const jnode *fs)
 		FOREACH_STR(c, devs, "filesystem.devices", s, n) {
 			if (policy_add_device(c->p, s, c->err) < 0)
 				return at_node(c, n, "filesystem.devices");
+		}
+	}
+	for (int k = 4; k < 6; k++) {
+		char key[32];
+		snprintf(key, sizeof(key), "filesystem.%s", keys[k]);
+		jnode *arr = json_get(fs, keys[k]);
+		if (!arr)
+			continue;
+		if (want(c, arr, J_ARR, key) < 0)
+			return -1;
+		const char *s;
+		jnode *n;
+		FOREACH_STR(c, arr, key, s, n) {
+			if (policy_add_protect(c->p, k == 5, s, c->err) < 0)
+				return at_node(c, n, key);
 		}
 	}
 	for (int k = 0; k < 3; k++) {

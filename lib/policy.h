@@ -90,6 +90,9 @@ struct cordon_policy {
 	unsigned sections; /* SEC_* bits: which top-level keys the JSON had */
 	char *ceiling_file; /* --ceiling (not a policy key) */
 	strv devices;      /* filesystem.devices / --dev: host character devices, absolute under /dev */
+	/* filesystem.protect / --protect and filesystem.unprotect / --unprotect:
+	 * names relative to every writable path, normalised (protect.h). */
+	strv protect, unprotect;
 	/* The caller's options (include/cordon.h), borrowed for the length of
 	 * a run or an explain; NULL: the defaults. Read through policy_opts. */
 	const struct cordon_run_options *opts;
@@ -124,6 +127,10 @@ int policy_add_env(cordon_policy *p, const char *assign, cordon_error *err);
 /* A host character device shown in the run's /dev (--dev, filesystem.devices):
  * an absolute path under /dev, none of the refused ones. */
 int policy_add_device(cordon_policy *p, const char *path, cordon_error *err);
+/* A protected path to add (--protect, filesystem.protect) or to grant
+ * writes to (--unprotect, filesystem.unprotect): a name relative to every
+ * writable path (protect.h). */
+int policy_add_protect(cordon_policy *p, bool unprotect, const char *name, cordon_error *err);
 /* Why a device path may never be exposed (/dev/mem, /dev/kmem, /dev/port,
  * anything under /dev/mapper), or NULL. */
 const char *policy_device_refused(const char *path);

@@ -94,6 +94,8 @@ int observer_init(struct observer *o, const struct run_plan *plan, const cordon_
 	memcpy(o->loopback_ports, p->loopback_ports, sizeof(o->loopback_ports));
 	o->nloopback_ports = p->nloopback_ports;
 	o->strict_ports = p->nloopback_ports && landlock_abi() >= 4;
+	o->file_reports = !p->no_file_reports;
+	o->protects = model_protects(&plan->model);
 	return view_build(&plan->model, 0, &o->view, err);
 }
 
@@ -255,14 +257,124 @@ static bool open_writes(uint64_t flags, const char *resolved)
 	return (flags & O_CREAT) && lstat(resolved, &st) < 0;
 }
 
+/* The path a call on `path` (absolute, in the run's view) will reach, as
+ * the kernel resolves it in the run's root: the directories on the way
+ * with every link followed (openat2 RESOLVE_IN_ROOT from /proc/PID/root,
+ * named back by /proc/self/fd), and the last component's own link too when
+ * the call follows it (follow_last: open without O_NOFOLLOW or O_EXCL,
+ * creat, truncate). At most 8 links. -1 when it cannot be told (a
+ * directory on the way is missing: the call fails there too). */
+static int real_target(pid_t pid, const char *path, bool follow_last, char *out, size_t outsz)
+{
+	char root[64], cur[PATH_MAX], dir[PATH_MAX], t[PATH_MAX];
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	_cleanup_close_ int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0 || path_normalize(path, cur, sizeof(cur)) < 0)
+		return -1;
+	for (int hops = 0; hops <= 8; hops++) {
+		char *slash = strrchr(cur, '/');
+		const char *base = slash + 1;
+		snprintf(dir, sizeof(dir), "%.*s", slash == cur ? 1 : (int)(slash - cur), cur);
+		struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+				       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+		_cleanup_close_ int dfd = (int)syscall(SYS_openat2, rfd, dir, &how, sizeof(how));
+		if (dfd < 0)
+			return -1;
+		char link[64], real[PATH_MAX];
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", dfd);
+		ssize_t n = readlink(link, real, sizeof(real) - 1);
+		if (n <= 0 || real[0] != '/')
+			return -1;
+		real[n] = '\0';
+		struct stat st;
+		if (!*base || !follow_last || fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode)) {
+			snprintf(t, sizeof(t), "%s/%s", strcmp(real, "/") == 0 ? "" : real, base);
+			return path_normalize(t, out, outsz);
+		}
+		n = readlinkat(dfd, base, t, sizeof(t) - 1);
+		if (n <= 0)
+			return -1;
+		t[n] = '\0';
+		char joined[PATH_MAX * 2 + 2];
+		snprintf(joined, sizeof(joined), "%s/%s", t[0] == '/' ? "" : real, t);
+		if (path_normalize(joined, cur, sizeof(cur)) < 0)
+			return -1;
+	}
+	return -1;
+}
+
+/* A path through one of /proc's magic links of the run's processes
+ * (/proc/self/cwd/.envrc, /proc/1/root/..., /proc/self/fd/3/...): the link
+ * read from the supervisor's side (the caller's own entries by its host
+ * pid, another process's through the run's /proc), the rest appended.
+ * Returns 0 with the path in the run's view in out, -1 if path is not one. */
+static int proc_magic(pid_t pid, const char *path, char *out, size_t outsz)
+{
+	char who[32], link[PATH_MAX], real[PATH_MAX];
+	const char *p = path + 6; /* after "/proc/" */
+	size_t wl = strcspn(p, "/");
+	if (strncmp(path, "/proc/", 6) != 0 || wl == 0 || wl >= sizeof(who) || !p[wl])
+		return -1;
+	snprintf(who, sizeof(who), "%.*s", (int)wl, p);
+	p += wl + 1;
+	if (strncmp(p, "task/", 5) == 0) { /* /proc/X/task/T/...: thread T's */
+		p += 5;
+		p += strcspn(p, "/");
+		if (*p++ != '/')
+			return -1;
+	}
+	size_t ml = strncmp(p, "fd/", 3) == 0 ? 3 + strcspn(p + 3, "/") : strcspn(p, "/");
+	if (!((ml == 3 && strncmp(p, "cwd", 3) == 0) || (ml == 4 && strncmp(p, "root", 4) == 0) ||
+	      (ml > 3 && strncmp(p, "fd/", 3) == 0)))
+		return -1;
+	if (strcmp(who, "self") == 0 || strcmp(who, "thread-self") == 0)
+		snprintf(link, sizeof(link), "/proc/%d/%.*s", (int)pid, (int)ml, p);
+	else
+		snprintf(link, sizeof(link), "/proc/%d/root/proc/%s/%.*s", (int)pid, who, (int)ml, p);
+	ssize_t n = readlink(link, real, sizeof(real) - 1);
+	if (n <= 0)
+		return -1;
+	real[n] = '\0';
+	if (real[0] != '/')
+		return -1; /* a pipe, a socket: nothing of the view */
+	char joined[PATH_MAX * 2 + 2];
+	snprintf(joined, sizeof(joined), "%s%s", strcmp(real, "/") == 0 ? "" : real, p + ml);
+	return path_normalize(joined[0] ? joined : "/", out, outsz);
+}
+
+/* Record what the boundary denies; *refuse is set for a write to a
+ * protected path (protect.h), and for a name above one made anything but
+ * a directory (above: a rename, link or symlink could bring a protected
+ * file along, and a file .git is git's pointer to a directory of the run's
+ * choosing, config included): the observer fails those itself (EACCES), as
+ * a protected path absent at the start has no mount to stop it. */
 static int observe_path(struct observer *o, struct run_report *rep, pid_t pid, int dirfd, uint64_t addr,
-			int write_mode, uint64_t flags)
+			int write_mode, uint64_t flags, bool follow_last, bool moves_in, bool *refuse)
 {
 	char path[PATH_MAX], resolved[PATH_MAX];
 	if (target_path(pid, dirfd, addr, path, sizeof(path)) < 0)
 		return 0;
 	enum view_class cls = view_classify(&o->view, path, resolved, sizeof(resolved));
 	bool write = write_mode == W_YES || (write_mode != W_NO && open_writes(flags, resolved));
+	/* A writable place by name may reach a protected one through a link
+	 * (`ln -s .envrc x; echo > x`): where the model protects anything,
+	 * a write is classified again at what the kernel will reach. */
+	char real[PATH_MAX], via[PATH_MAX];
+	if (write && cls == VIEW_PROC && o->protects && proc_magic(pid, resolved, via, sizeof(via)) == 0) {
+		snprintf(resolved, sizeof(resolved), "%s", via);
+		cls = view_classify(&o->view, via, resolved, sizeof(resolved));
+	}
+	if (write && cls == VIEW_RW && o->protects &&
+	    real_target(pid, resolved, follow_last, real, sizeof(real)) == 0 && strcmp(real, resolved) != 0)
+		cls = view_classify(&o->view, real, resolved, sizeof(resolved));
+	if (write && ((cls == VIEW_PROTECTED) ||
+		      (moves_in && cls == VIEW_RW && view_protects_below(&o->view, resolved)))) {
+		*refuse = true;
+		report_add_denial(rep, "file", resolved);
+		return 1;
+	}
+	if (!o->file_reports)
+		return 0;
 	struct stat st;
 	bool exists = cls == VIEW_OUTSIDE && lstat(resolved, &st) == 0;
 	if (!view_denies(cls, resolved, write, exists))
@@ -483,11 +595,19 @@ int observer_handle(struct observer *o, struct run_report *rep)
 			if (process_vm_readv(pid, &l, 1, &r, 1, 0) == (ssize_t)sizeof(how.flags))
 				flags = how.flags;
 		}
-		int n = observe_path(o, rep, pid, dfd, a[c->path], c->w, flags);
+		/* Above a protected path only a directory may be made (mkdir),
+		 * or an empty one removed (unlink, rmdir). */
+		const char *name = observer_calls[i];
+		bool moves = strncmp(name, "mkdir", 5) != 0 && strncmp(name, "unlink", 6) != 0 &&
+			     strcmp(name, "rmdir") != 0;
+		bool refuse = false;
+		bool follow = (c->w == W_OPENFLAGS && !(flags & (O_NOFOLLOW | O_EXCL))) ||
+			      strcmp(name, "creat") == 0 || strcmp(name, "truncate") == 0;
+		int n = observe_path(o, rep, pid, dfd, a[c->path], c->w, flags, follow, moves, &refuse);
 		if (c->path2 >= 0)
 			n += observe_path(o, rep, pid, c->dirfd2 >= 0 ? (int)a[c->dirfd2] : AT_FDCWD,
-					  a[c->path2], W_YES, 0);
-		return respond(o, 0) < 0 ? -1 : n;
+					  a[c->path2], W_YES, 0, false, moves, &refuse);
+		return respond(o, refuse ? EACCES : 0) < 0 ? -1 : n;
 	}
 	if (d->nr == o->connect_nr || d->nr == o->sendto_nr) {
 		/* A direct connection, or a datagram to an address of the caller's

@@ -98,6 +98,7 @@
 #include "sync.h"
 #include "sweep.h"
 #include "sup-env.h"
+#include "protect.h"
 #include "sup-outcome.h"
 
 #define SETUP_TIMEOUT_NS (30ULL * 1000000000ULL)
@@ -324,7 +325,7 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 		s->rep->enf.landlock_abi = s->landlock.abi;
 		s->rep->enf.seccomp = s->spec.seccomp;
 		s->rep->enf.seccomp_notify = s->spec.seccomp && s->seccomp.notify;
-		s->rep->enf.file_observer = s->spec.seccomp && s->seccomp.observe;
+		s->rep->enf.file_observer = s->spec.seccomp && s->seccomp.observe && !s->pol->no_file_reports;
 		s->t_exec = now_ns();
 		if (!live)
 			break;
@@ -875,7 +876,7 @@ static int parent_setup(struct sup *s, cordon_error *err)
 		return -1;
 	if (s->spec.seccomp) {
 		/* Compiled here, while init builds its view, not before clone. */
-		if (seccomp_build(s->pol, s->notify, s->pol->no_file_reports ? NULL : observer_calls, &s->seccomp, err) < 0)
+		if (seccomp_build(s->pol, s->notify, s->pol->no_file_reports && !model_protects(&s->plan.model) ? NULL : observer_calls, &s->seccomp, err) < 0)
 			return -1;
 		if (sync_send(s->sock, MSG_FILTER, s->notify, NULL, s->seccomp.memfd) < 0)
 			return cordon_err_errno(err, "send the seccomp filter");
@@ -1059,6 +1060,8 @@ static void finish_usage(struct sup *s)
 	sweep_run(&s->sweep, &s->rep->outputs, s->rep->outputs.truncated, s->plan.workspace,
 		  &s->rep->privilege_cleared, &s->rep->root_restored, &s->rep->privilege_sweep);
 	trace(s, "privilege sweep done");
+	/* A protected path absent at the start that exists now: reported. */
+	protect_check_after(&s->plan, s->rep);
 	/* After the outputs' snapshot (the chown changes every ctime) and the
 	 * sweep (which restores the roots to their owner at sync 2). */
 	give_back_workspace(s);

@@ -117,6 +117,15 @@ enum view_class view_classify(const struct view *v, const char *path, char *out,
 	return VIEW_OUTSIDE;
 }
 
+bool view_protects_below(const struct view *v, const char *resolved)
+{
+	for (size_t i = 0; i < v->n; i++)
+		if (v->e[i].cls == VIEW_PROTECTED && strcmp(v->e[i].path, resolved) != 0 &&
+		    path_has_prefix(v->e[i].path, resolved))
+			return true;
+	return false;
+}
+
 bool view_denies(enum view_class cls, const char *resolved, bool write, bool host_exists)
 {
 	switch (cls) {
@@ -125,6 +134,7 @@ bool view_denies(enum view_class cls, const char *resolved, bool write, bool hos
 		return false;
 	case VIEW_RO:
 	case VIEW_ROOT:
+	case VIEW_PROTECTED:
 		return write;
 	case VIEW_DEV: {
 		/* The nodes that exist may be written; nothing can be created. */

@@ -29,6 +29,10 @@ int view_add(struct view *v, const char *path, enum view_class cls, cordon_error
  * resolved path is written to out. */
 enum view_class view_classify(const struct view *v, const char *path, char *out, size_t outsz);
 
+/* Does a protected path (VIEW_PROTECTED) lie strictly below resolved? A
+ * directory renamed or linked there could bring one along. */
+bool view_protects_below(const struct view *v, const char *resolved);
+
 /* The observer's prediction: would the boundary deny this operation?
  *  write: the operation creates, writes, truncates, removes or renames.
  *  host_exists: whether the path exists on the host (for hidden files). */

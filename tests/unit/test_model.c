@@ -7,6 +7,7 @@
 #include "cleanup.h"
 #include "compat.h"
 #include "landlock.h"
+#include "protect.h"
 #include "run.h"
 #include "view.h"
 
@@ -52,11 +53,21 @@ struct fixture {
 	char *devs[2];
 };
 
+/* The tests of cordon's own view leave the protected paths out (all
+ * unprotected); test_protected_entries has them. */
+static bool with_protect;
+
 static void setup(struct fixture *f, model_probe_fn host)
 {
 	cordon_error e;
 	memset(f, 0, sizeof(*f));
 	f->p = policy_new();
+	for (size_t i = 0; !with_protect && protect_defaults[i]; i++)
+		assert_int_equal(policy_add_protect(f->p, true, protect_defaults[i], &e), 0);
+	if (with_protect) {
+		assert_int_equal(policy_add_protect(f->p, false, "Makefile", &e), 0);
+		assert_int_equal(policy_add_protect(f->p, true, ".idea/", &e), 0);
+	}
 	f->sec[0] = (struct cordon_secret){.name = "A", .mount = "/run/secrets/A"};
 	f->sec[1] = (struct cordon_secret){.name = "B", .mount = "/run/secrets/B"};
 	f->sec[2] = (struct cordon_secret){.name = "C"}; /* in the environment */
@@ -313,6 +324,185 @@ static void test_explain_lines(void **st)
 	teardown(&f);
 }
 
+/* A workspace with a git repository (.git/config, .git/hooks), a .vscode
+ * directory, and .config as a file; links where the test says. */
+static const char *planted;
+static int protect_host(const char *path, bool follow, char *target, size_t tsz)
+{
+	static const char *const dirs[] = {"/work/ws", "/work/ws/.git", "/work/ws/.git/hooks", "/work/ws/.vscode"};
+	if (follow)
+		return 0;
+	if (planted && strcmp(path, planted) == 0) {
+		snprintf(target, tsz, "/etc");
+		return strcmp(path, "/work/ws/.git/config") == 0 ? 'h' : 'l';
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+		if (strcmp(path, dirs[i]) == 0)
+			return 'd';
+	return strcmp(path, "/work/ws/.git/config") == 0 || strcmp(path, "/work/ws/.config") == 0 ? 'r' : 0;
+}
+
+static const struct model_entry *find(const struct boundary_model *m, const char *path, size_t *at)
+{
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->e[i].path, path) == 0) {
+			if (at)
+				*at = i;
+			return &m->e[i];
+		}
+	return NULL;
+}
+
+/* Protected paths: one entry per name in the writable path (present: to
+ * be bound read-only; absent: refused by the observer), a pin for each
+ * directory on the way, pins first; the policy's own names added, the
+ * unprotected ones gone; none in read-only paths or tmpfs; no Landlock
+ * rule of their own; the observer's class; a planted link refuses. */
+static void test_protected_entries(void **st)
+{
+	struct fixture f;
+	with_protect = true;
+	setup(&f, protect_host);
+	const struct boundary_model *m = &f.plan.model;
+	struct { const char *p; enum model_kind k; enum source src; unsigned flags; } w[] = {
+		{"/work/ws/.git", MK_PIN, SRC_DEFAULT, 0},
+		{"/work/ws/.git/config", MK_PROTECT, SRC_DEFAULT, 0},
+		{"/work/ws/.git/hooks", MK_PROTECT, SRC_DEFAULT, 0},
+		{"/work/ws/.git/info", MK_PROTECT, SRC_DEFAULT, MODEL_NOT_YET},
+		{"/work/ws/.vscode", MK_PROTECT, SRC_DEFAULT, 0},
+		{"/work/ws/.envrc", MK_PROTECT, SRC_DEFAULT, MODEL_NOT_YET},
+		{"/work/ws/.bashrc", MK_PROTECT, SRC_DEFAULT, MODEL_NOT_YET},
+		{"/work/ws/.config/fish", MK_PROTECT, SRC_DEFAULT, MODEL_NOT_YET},
+		{"/work/ws/.cargo/config.toml", MK_PROTECT, SRC_DEFAULT, MODEL_NOT_YET},
+		{"/work/ws/Makefile", MK_PROTECT, SRC_POLICY, MODEL_NOT_YET},
+	};
+	size_t pin = 0, cfg = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(w); i++) {
+		const struct model_entry *e = find(m, w[i].p, NULL);
+		if (!e || e->kind != w[i].k || e->source != w[i].src || e->flags != w[i].flags || e->landlock != 0)
+			fail_msg("%s: %s", w[i].p, e ? model_kind_name(e->kind) : "missing");
+		assert_int_equal(e->view, w[i].k == MK_PIN ? VIEW_OUTSIDE : VIEW_PROTECTED);
+		assert_non_null(e->reason);
+		if (w[i].k == MK_PROTECT)
+			assert_non_null(e->explain_path);
+	}
+	find(m, "/work/ws/.git", &pin);
+	find(m, "/work/ws/.git/config", &cfg);
+	assert_true(pin < cfg);
+	assert_null(find(m, "/work/ws/.idea", NULL));     /* unprotected */
+	const struct model_entry *cf = find(m, "/work/ws/.config", NULL); /* a file: itself read-only */
+	assert_true(cf && cf->kind == MK_PROTECT && cf->flags == 0 && strcmp(cf->target, ".config") == 0);
+	assert_null(find(m, "/work/ws/ro/.envrc", NULL)); /* read-only: nothing to protect */
+	assert_null(find(m, "/scratch/.envrc", NULL));    /* a tmpfs: nothing of the host */
+	assert_true(model_protects(m));
+	/* Landlock: no rule of their own (it cannot narrow a writable tree). */
+	struct landlock_plan lp;
+	cordon_error e;
+	assert_int_equal(landlock_prepare(m, MODEL_IF_CGROUP, 7, NULL, 0, &lp, &e), 0);
+	for (size_t i = 0; i < lp.n; i++)
+		assert_false(path_has_prefix(lp.rules[i].path, "/work/ws/.git"));
+	landlock_plan_free(&lp);
+	/* The observer's classes. */
+	struct view v;
+	char r[4096];
+	assert_int_equal(view_build(m, 0, &v, &e), 0);
+	assert_int_equal(view_classify(&v, "/work/ws/.git/hooks/pre-commit", r, sizeof(r)), VIEW_PROTECTED);
+	assert_int_equal(view_classify(&v, "/work/ws/.git/objects/ab/cd", r, sizeof(r)), VIEW_RW);
+	assert_int_equal(view_classify(&v, "/work/ws/.envrc", r, sizeof(r)), VIEW_PROTECTED);
+	assert_int_equal(view_classify(&v, "/work/ws/.envrc2", r, sizeof(r)), VIEW_RW);
+	assert_true(view_protects_below(&v, "/work/ws/.git"));
+	assert_true(view_protects_below(&v, "/work/ws/.config"));
+	assert_false(view_protects_below(&v, "/work/ws/.git/config"));
+	assert_false(view_protects_below(&v, "/work/ws/src"));
+	assert_true(view_denies(VIEW_PROTECTED, "/work/ws/.envrc", true, false));
+	assert_false(view_denies(VIEW_PROTECTED, "/work/ws/.envrc", false, false));
+	view_free(&v);
+	teardown(&f);
+	/* A link at a protected path, or on the way to one: refused. */
+	const char *links[] = {"/work/ws/.vscode", "/work/ws/.git", "/work/ws/.git/config"};
+	const char *why[] = {"is a symbolic link", "is a symbolic link", "has another hard link"};
+	for (size_t i = 0; i < ARRAY_SIZE(links); i++) {
+		planted = links[i];
+		memset(&f, 0, sizeof(f));
+		f.p = policy_new();
+		f.plan.mounts = mounts;
+		f.plan.nmounts = 4;
+		assert_int_equal(model_build_on(&f.plan.model, &f.plan, f.p, protect_host, &e), -1);
+		assert_non_null(strstr(e.msg, why[i]));
+		assert_non_null(strstr(e.msg, links[i]));
+		policy_free(f.p);
+	}
+	planted = NULL;
+	with_protect = false;
+}
+
+/* After the run: a protected path absent at the start that exists now (or
+ * is a link now) is a file denial; one still absent is not; a present one
+ * is not looked at. */
+static void test_protect_check_after(void **st)
+{
+	char dir[] = "/tmp/cordon-unit-protect.XXXXXX", a[128], b[128], c[128], d[128];
+	assert_non_null(mkdtemp(dir));
+	snprintf(a, sizeof(a), "%s/.envrc", dir);   /* created by "the run" */
+	snprintf(b, sizeof(b), "%s/.vscode", dir);  /* still absent */
+	snprintf(c, sizeof(c), "%s/.npmrc", dir);   /* a link now */
+	snprintf(d, sizeof(d), "%s/.bashrc", dir);  /* present at the start */
+	struct model_entry e[] = {
+		{.path = a, .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = b, .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = c, .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = d, .kind = MK_PROTECT},
+	};
+	struct run_plan plan;
+	memset(&plan, 0, sizeof(plan));
+	plan.model.e = e;
+	plan.model.n = ARRAY_SIZE(e);
+	FILE *f = fopen(a, "w");
+	assert_non_null(f);
+	fclose(f);
+	f = fopen(d, "w");
+	assert_non_null(f);
+	fclose(f);
+	assert_int_equal(symlink("/etc/passwd", c), 0);
+	struct run_report rep;
+	report_init(&rep);
+	assert_int_equal(protect_check_after(&plan, &rep), 2);
+	assert_int_equal(rep.ndenials, 2);
+	assert_string_equal(rep.denials[0].target, a);
+	assert_string_equal(rep.denials[1].target, c);
+	report_free(&rep);
+	unlink(a), unlink(c), unlink(d), rmdir(dir);
+}
+
+/* The names a policy may give. */
+static void test_protect_names(void **st)
+{
+	struct { const char *in, *out; } ok[] = {
+		{".git/hooks/", ".git/hooks"}, {"a//b", "a/b"}, {"Makefile", "Makefile"}, {".x", ".x"},
+	};
+	const char *bad[] = {"", "/etc/passwd", "../x", "a/../b", ".", "./a"};
+	char out[4096];
+	cordon_error e;
+	for (size_t i = 0; i < ARRAY_SIZE(ok); i++) {
+		assert_int_equal(protect_check_name(ok[i].in, out, sizeof(out), &e), 0);
+		assert_string_equal(out, ok[i].out);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		if (protect_check_name(bad[i], out, sizeof(out), &e) == 0)
+			fail_msg("\"%s\" accepted", bad[i]);
+	/* Unprotecting a directory takes everything below it. */
+	cordon_policy *p = policy_new();
+	strv l;
+	assert_int_equal(policy_add_protect(p, true, ".git", &e), 0);
+	assert_int_equal(protect_effective(p, &l, NULL, &e), 0);
+	for (size_t i = 0; i < l.n; i++)
+		assert_false(path_has_prefix(l.v[i], ".git") || strncmp(l.v[i], ".git/", 5) == 0);
+	assert_true(strv_contains(&l, ".gitmodules"));
+	assert_true(strv_contains(&l, ".envrc"));
+	strv_free(&l);
+	policy_free(p);
+}
+
 /* The plan's checks: a secret's directory may not be in a top-level
  * directory of cordon's own view; an implicit workspace may not be a
  * system directory the view shows. */
@@ -343,6 +533,8 @@ int main(void)
 		cmocka_unit_test(test_model_merged_host), cmocka_unit_test(test_model_split_host),
 		cmocka_unit_test(test_landlock_derived), cmocka_unit_test(test_view_derived),
 		cmocka_unit_test(test_explain_lines), cmocka_unit_test(test_system_checks),
+		cmocka_unit_test(test_protected_entries), cmocka_unit_test(test_protect_names),
+		cmocka_unit_test(test_protect_check_after),
 	};
 	return cmocka_run_group_tests_name("model", tests, NULL, NULL);
 }

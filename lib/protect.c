@@ -1,0 +1,125 @@
+/* Protected paths (protect.h): the default list, the names of the policy,
+ * and the look after the run. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "cleanup.h"
+#include "protect.h"
+#include "run.h"
+#include "snapshot.h"
+
+/* What the host runs or trusts later, by name inside a writable path
+ * (README, "Protected paths"; a directory protects everything below it). */
+const char *const protect_defaults[] = {
+	/* git: hooks run at the next commit, checkout, merge; config can name
+	 * core.hooksPath, core.fsmonitor, core.sshCommand, aliases, filters;
+	 * attributes select filters and diff drivers; info/ holds attributes. */
+	".git/hooks", ".git/config", ".git/info", ".gitmodules", ".gitattributes",
+	".gitconfig", ".config/git",
+	/* editors and environment loaders: tasks, launch configurations,
+	 * direnv's .envrc (run at the next cd). */
+	".vscode", ".idea", ".envrc", ".direnv",
+	/* shells: rc, profile, login and logout files (a home as workspace). */
+	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
+	".cshrc", ".tcshrc", ".login", ".logout", ".kshrc", ".mkshrc",
+	".config/fish", ".xprofile", ".xsessionrc", ".xinitrc",
+	/* what runs at login or on connection */
+	".ssh", ".config/autostart", ".config/systemd",
+	/* package managers: registries, tokens, scripts, build commands */
+	".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc", ".cargo/config", ".cargo/config.toml",
+	/* coding agents' own configuration (commands, hooks, MCP servers) */
+	".claude", ".codex", ".cursor", ".mcp.json",
+	NULL,
+};
+
+int protect_check_name(const char *name, char *out, size_t outsz, cordon_error *err)
+{
+	char tmp[PATH_MAX + 2], norm[PATH_MAX];
+	const char *why = NULL;
+	if (!*name)
+		why = "empty";
+	else if (name[0] == '/')
+		why = "absolute";
+	for (const char *c = name; !why && *c;) {
+		size_t l = strcspn(c, "/");
+		if ((l == 1 && c[0] == '.') || (l == 2 && c[0] == '.' && c[1] == '.'))
+			why = "a \".\" or \"..\" component";
+		c += l;
+		while (*c == '/')
+			c++;
+	}
+	if (!why && snprintf(tmp, sizeof(tmp), "/%s", name) >= (int)sizeof(tmp))
+		why = "too long";
+	if (!why && (path_normalize(tmp, norm, sizeof(norm)) < 0 || strcmp(norm, "/") == 0))
+		why = "not a path";
+	if (why)
+		return cordon_err(err, 0, "protected path \"%s\": %s; expected a path relative to each writable path, such as .git/hooks or .envrc",
+				  name, why);
+	snprintf(out, outsz, "%s", norm + 1);
+	return 0;
+}
+
+/* a == b, or a lies below b (relative names). */
+static bool name_under(const char *a, const char *b)
+{
+	size_t l = strlen(b);
+	return strncmp(a, b, l) == 0 && (a[l] == '\0' || a[l] == '/');
+}
+
+static bool unprotected(const cordon_policy *p, const char *name)
+{
+	for (size_t i = 0; i < p->unprotect.n; i++)
+		if (name_under(name, p->unprotect.v[i]))
+			return true;
+	return false;
+}
+
+int protect_effective(const cordon_policy *p, strv *out, enum source **src, cordon_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	const size_t ndef = ARRAY_SIZE(protect_defaults) - 1, cap = ndef + p->protect.n;
+	enum source *s = src ? calloc(cap + 1, sizeof(*s)) : NULL;
+	if (src && !s)
+		return cordon_err(err, 12, "out of memory");
+	for (size_t i = 0; i < cap; i++) {
+		bool dflt = i < ndef;
+		const char *n = dflt ? protect_defaults[i] : p->protect.v[i - ndef];
+		if (unprotected(p, n) || strv_contains(out, n))
+			continue;
+		if (strv_push(out, n) < 0) {
+			free(s);
+			strv_free(out);
+			return cordon_err(err, 12, "out of memory");
+		}
+		if (s)
+			s[out->n - 1] = dflt ? SRC_DEFAULT : SRC_POLICY;
+	}
+	if (src)
+		*src = s;
+	return 0;
+}
+
+int protect_check_after(const struct run_plan *plan, struct run_report *rep)
+{
+	int found = 0;
+	const struct boundary_model *m = &plan->model;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct model_entry *e = &m->e[i];
+		if (e->kind != MK_PROTECT || !(e->flags & MODEL_NOT_YET))
+			continue;
+		/* No link is followed anywhere: ELOOP means a link is on the way
+		 * now, which the run may have made (it was not there before). */
+		_cleanup_close_ int fd = open_root(e->path, O_PATH);
+		if (fd < 0 && errno != ELOOP)
+			continue;
+		report_add_denial(rep, "file", e->path);
+		found++;
+	}
+	return found;
+}

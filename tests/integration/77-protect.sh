@@ -1,0 +1,221 @@
+# Issue 15: control files in a writable workspace (git hooks and config,
+# editor tasks, shell rc files...) stay untouchable unless granted, and every
+# attempt is reported.
+. "$(dirname "$0")/../lib.sh"
+
+# git on the host and in the run, without the invoker's configuration.
+GITENV=(--env HOME=/nonexistent --env GIT_CONFIG_NOSYSTEM=1 --env GIT_CONFIG_GLOBAL=/dev/null
+	--env GIT_AUTHOR_NAME=t --env GIT_AUTHOR_EMAIL=t@t --env GIT_COMMITTER_NAME=t --env GIT_COMMITTER_EMAIL=t@t)
+hgit() { HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t \
+	GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t git "$@"; }
+
+mk_repo() {
+	command -v git >/dev/null || { t_skip "git is not installed"; return 1; }
+	hgit init -q . && echo one >f && hgit add f && hgit commit -qm one || { fail "git init on the host"; return 1; }
+	mkdir -p .git/hooks
+	sha_before=$(cat .git/config .git/hooks/* 2>/dev/null | sha256sum)
+}
+
+denied() { # PATH...: each is a file denial of the last report
+	for p in "$@"; do
+		expect_eq "$(field --arg p "$p" '[.denials[] | select(.kind=="file" and .target==$p)] | length')" 1 "denial of $p"
+	done
+}
+
+# A workspace that is a home directory and a git repository: a hook, the
+# hooks path, fsmonitor, editor tasks, .envrc, .bashrc: each refused, each
+# reported, nothing of it on the host.
+test_control_files_refused_and_reported() {
+	mk_repo || return
+	echo '# the user' >.bashrc
+	cordon_run --rw "$WS" --env HOME="$WS" "${GITENV[@]}" -- /bin/sh -c '
+		echo "echo owned" >.git/hooks/pre-commit && echo hook-written
+		git config core.hooksPath /tmp && echo hookspath-set
+		git config core.fsmonitor "touch /tmp/owned" && echo fsmonitor-set
+		mkdir -p .vscode && echo "{}" >.vscode/tasks.json && echo tasks-written
+		echo "touch /tmp/owned" >.envrc && echo envrc-written
+		echo "touch /tmp/owned" >>.bashrc && echo bashrc-appended
+		true'
+	expect_eq "$OUT" "" "every write failed: $OUT"
+	denied "$WS/.git/hooks/pre-commit" "$WS/.git/config" "$WS/.vscode" "$WS/.envrc" "$WS/.bashrc"
+	expect_eq "$(field .verdicts.containment)" violations "containment"
+	expect_eq "$(cat .git/config .git/hooks/* 2>/dev/null | sha256sum)" "$sha_before" "git config and hooks unchanged"
+	expect_eq "$(cat .bashrc)" "# the user" ".bashrc unchanged"
+	[ ! -e .vscode ] && [ ! -e .envrc ] || fail "created on the host: $(ls -A)"
+	hgit config core.fsmonitor >/dev/null && fail "fsmonitor set on the host"
+	t_assert
+}
+
+# Around the names: rename the directory away and make a new one, rename
+# over, unlink, write through a link, create through a link, move a
+# prepared directory into place. Refused (EBUSY, EROFS or EACCES), reported.
+test_rename_unlink_and_links_refused() {
+	mk_repo || return
+	cordon_run "${GITENV[@]}" -- /bin/sh -c '
+		mv .git .git-old && mkdir -p .git && echo "[core] fsmonitor = x" >.git/config && echo renamed-away
+		rm -f .git/config; [ -e .git/config ] || echo unlinked
+		echo "[core]" >new; mv new .git/config && echo renamed-over
+		ln -s .git/config lnk; echo "[core] fsmonitor = x" >>lnk && echo written-through-link
+		ln -s .envrc l2; echo "touch /tmp/owned" >l2 && echo created-through-link
+		ln -s . x; mkdir x/.vscode && echo via-dir-link
+		mkdir -p prep/hooks; echo x >prep/hooks/pre-push; mv prep .claude && echo moved-into-place
+		echo x >/proc/self/cwd/.npmrc && echo via-proc-cwd
+		exec 3<.; echo x >/proc/self/fd/3/.pypirc && echo via-proc-fd
+		echo x >/proc/1/root$PWD/.mcp.json && echo via-proc-root
+		chmod 0777 .git/hooks 2>/dev/null && echo chmod-hooks
+		touch -d 2001-01-01 .git/config 2>/dev/null && echo utime-config
+		true'
+	expect_eq "$OUT" "" "every trick failed: $OUT"
+	denied "$WS/.git" "$WS/.envrc" "$WS/.claude" "$WS/.vscode" "$WS/.npmrc" "$WS/.pypirc" "$WS/.mcp.json"
+	# What the observer does not see (chmod, utimensat) meets the mounts:
+	# the protected paths read-only, the directory above them a mount point
+	# of its own (no rename: EBUSY, whatever the observer saw).
+	cordon_run -- /bin/sh -c 'awk '"'"'{print $5, $6}'"'"' /proc/self/mountinfo'
+	expect_match "$OUT" "$WS/.git rw" "the pin of .git"
+	expect_match "$OUT" "$WS/.git/config ro" ".git/config read-only"
+	expect_match "$OUT" "$WS/.git/hooks ro" ".git/hooks read-only"
+	expect_eq "$(stat -c %a .git/hooks)" 755 "hooks' mode"
+	expect_eq "$(cat .git/config .git/hooks/* 2>/dev/null | sha256sum)" "$sha_before" "git config and hooks unchanged"
+	[ ! -e .envrc ] && [ ! -e .claude ] && [ ! -e .git-old ] && [ ! -e .npmrc ] && [ ! -e .pypirc ] &&
+		[ ! -e .mcp.json ] || fail "on the host: $(ls -A)"
+	t_assert
+}
+
+# A file .git is git's pointer to the repository ("gitdir: DIR"): one the
+# run writes where there is no repository, or rewrites where the workspace is
+# a worktree, would point the host's next git status at a config of the
+# run's choosing. Above a protected path only directories may be made.
+test_gitfile_refused() {
+	command -v git >/dev/null || { t_skip "git is not installed"; return; }
+	cordon_run -- /bin/sh -c '
+		mkdir -p evil && printf "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = touch owned\n" >evil/config
+		mkdir -p evil/objects evil/refs && echo "ref: refs/heads/m" >evil/HEAD
+		echo "gitdir: evil" >.git && echo gitfile-written
+		ln -s evil .git && echo gitlink-made
+		true'
+	expect_eq "$OUT" "" "no .git made: $OUT"
+	[ ! -e .git ] && [ ! -L .git ] || fail ".git on the host"
+	denied "$WS/.git"
+	# A worktree's .git file stays as it is.
+	echo "gitdir: /nonexistent" >.git
+	cordon_run -- /bin/sh -c 'echo "gitdir: evil" >.git && echo rewritten; rm -f .git && echo removed; true'
+	expect_eq "$OUT" "" "the gitfile unchanged: $OUT"
+	expect_eq "$(cat .git)" "gitdir: /nonexistent" "gitfile"
+	t_assert
+}
+
+# The day-to-day git work writes objects, refs, the index and logs: it works.
+test_git_workflow_works() {
+	mk_repo || return
+	cordon_run "${GITENV[@]}" -- /bin/sh -c '
+		set -e
+		echo two >>f; git add f; git commit -qm two
+		git checkout -qb topic; echo three >g; git add g; git commit -qm three; git checkout -q -
+		echo wip >>f; git stash -q; git stash pop -q; git checkout -q f
+		git log --oneline --all | wc -l'
+	expect_eq "$(field .status) $RC" "ok 0" "status: $ERR"
+	expect_eq "$OUT" 3 "commits seen in the run"
+	expect_eq "$(hgit log --oneline --all | wc -l)" 3 "commits on the host"
+	expect_eq "$(field '[.denials[]] | length')" 0 "no denial: $(field -c .denials)"
+	expect_eq "$(cat .git/config .git/hooks/* 2>/dev/null | sha256sum)" "$sha_before" "git config and hooks unchanged"
+	# git init where there is no repository yet would write a config and
+	# hooks the host runs: refused like any other (unprotect .git to allow).
+	mkdir sub && cd sub || return
+	cordon_run "${GITENV[@]}" -- /bin/sh -c 'git init -q . && echo initialised; true'
+	expect_eq "$OUT" "" "git init refused"
+	[ ! -e .git/config ] || fail "a .git/config on the host"
+	cordon_run "${GITENV[@]}" --unprotect .git -- /bin/sh -c 'git init -q . && echo initialised'
+	expect_eq "$OUT" initialised "git init with .git unprotected: $ERR"
+	t_assert
+}
+
+# --unprotect and filesystem.unprotect grant writes; --protect adds a name.
+test_unprotect_and_protect() {
+	mk_repo || return
+	cat >"$T_TMP/p.json" <<J
+{"filesystem": {"unprotect": [".envrc"], "protect": ["Makefile"]}}
+J
+	echo 'all:' >Makefile
+	cordon_run --policy "$T_TMP/p.json" --unprotect .git/hooks/ -- /bin/sh -c '
+		echo "use nix" >.envrc && echo envrc
+		echo "exit 0" >.git/hooks/pre-commit && echo hook
+		echo "x:" >>Makefile && echo makefile
+		echo "[x]" >>.git/config && echo config
+		true'
+	expect_eq "$(echo $OUT)" "envrc hook" "granted writes only: $ERR"
+	expect_eq "$(cat .envrc)" "use nix" ".envrc written"
+	expect_eq "$(cat Makefile)" "all:" "Makefile protected"
+	denied "$WS/Makefile" "$WS/.git/config"
+	"$CORDON" explain --unprotect .envrc --protect Makefile >"$T_TMP/e" 2>&1
+	expect_match "$(cat "$T_TMP/e")" "protected +$WS/Makefile \\(policy\\)" "explain lists the added name"
+	expect_match "$(cat "$T_TMP/e")" "protected +$WS/.git/config \\(default\\)" "explain lists a default"
+	expect_nomatch "$(cat "$T_TMP/e")" "\\.envrc" "explain: .envrc unprotected"
+	"$CORDON" run --protect ../x -- true 2>"$T_TMP/e"
+	expect_eq "$?" 125 "a bad name is refused as any bad flag"
+	expect_match "$(cat "$T_TMP/e")" 'protected path "../x"' "named"
+	t_assert
+}
+
+# A ceiling that does not list a name in filesystem.unprotect keeps it
+# protected: the run is unauthorized, and explain says so with the same code.
+test_ceiling_forbids_unprotect() {
+	mk_repo || return
+	cat >"$T_TMP/c.json" <<J
+{"filesystem": {"read": ["$BUILD"], "write": ["$WS"], "unprotect": [".envrc"]}}
+J
+	cordon_run --ceiling "$T_TMP/c.json" --unprotect .git/hooks -- /bin/sh -c 'touch started'
+	expect_eq "$(field .status) $RC" "unauthorized 123" "status: $ERR"
+	expect_match "$ERR" "unprotect .git/hooks: not under any filesystem.unprotect of the ceiling \\(.envrc\\)" "reason"
+	[ ! -e started ] || fail "started"
+	"$CORDON" explain --ceiling "$T_TMP/c.json" --unprotect .git/hooks >"$T_TMP/e" 2>&1
+	expect_eq "$?" 1 "explain's exit code (1: would not run, README)"
+	expect_match "$(cat "$T_TMP/e")" "verdict: unauthorized: unprotect .git/hooks" "explain's verdict"
+	cordon_run --ceiling "$T_TMP/c.json" --unprotect .envrc -- /bin/sh -c 'echo x >.envrc'
+	expect_eq "$(field .status) $(cat .envrc)" "ok x" "a name the ceiling allows: $ERR"
+	t_assert
+}
+
+# A protected path that is a symlink (planted by an earlier run): cordon
+# binds nothing through it and touches nothing outside; the run is refused
+# with the reason, before anything starts.
+test_planted_symlink_refused() {
+	mk_repo || return
+	mkdir -p "$T_TMP/outside/.git"
+	echo secret >"$T_TMP/outside/keep"
+	ln -s "$T_TMP/outside" .vscode
+	cordon_run -- /bin/sh -c 'touch started'
+	expect_eq "$(field .status) $RC" "setup-error 125" "status"
+	expect_match "$ERR" "protected path $WS/.vscode is a symbolic link" "named"
+	[ ! -e started ] || fail "started"
+	rm .vscode
+	mv .git "$T_TMP/realgit" && ln -s "$T_TMP/realgit" .git
+	cordon_run -- /bin/sh -c 'touch started'
+	expect_eq "$(field .status)" setup-error "a link on the way"
+	expect_match "$ERR" "protected path $WS/.git is a symbolic link" "named"
+	expect_eq "$(echo $(ls -A "$T_TMP/outside")) $(cat "$T_TMP/outside/keep")" ".git keep secret" "outside untouched"
+	expect_eq "$(awk -v p="$T_TMP" 'index($5, p) == 1' /proc/self/mountinfo)" "" "nothing mounted"
+	# A second name for a protected file (a hard link an earlier run made
+	# before it was protected) would let the run change it: refused too.
+	rm .git && mv "$T_TMP/realgit" .git && ln .git/config cfg
+	cordon_run -- /bin/sh -c 'touch started'
+	expect_eq "$(field .status)" setup-error "a hard link"
+	expect_match "$ERR" "protected path $WS/.git/config has another hard link" "named"
+	t_assert
+}
+
+# report_file_denials: false does not switch the refusal off.
+test_protect_without_file_reports() {
+	mk_repo || return
+	echo '{"report_file_denials": false}' >"$T_TMP/p.json"
+	cordon_run --policy "$T_TMP/p.json" -- /bin/sh -c 'echo x >.envrc && echo written; cat /etc/shadow >/dev/null 2>&1; true'
+	expect_eq "$OUT" "" ".envrc refused"
+	[ ! -e .envrc ] || fail ".envrc on the host"
+	denied "$WS/.envrc"
+	t_assert
+}
+
+for t in test_control_files_refused_and_reported test_rename_unlink_and_links_refused test_gitfile_refused test_git_workflow_works \
+	test_unprotect_and_protect test_ceiling_forbids_unprotect test_planted_symlink_refused \
+	test_protect_without_file_reports; do
+	t_run $t
+done
