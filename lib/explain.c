@@ -223,6 +223,22 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 	jw_arr_end(&w);
 	jw_key(&w, "network");
 	jw_str_array(&w, (const char *const *)p->net_allow.v, p->net_allow.n);
+	jw_key(&w, "network_rules");
+	jw_arr_begin(&w);
+	for (size_t i = 0; i < p->net_rules.n; i++) {
+		const struct net_rule *r = &p->net_rules.v[i];
+		jw_obj_begin(&w);
+		jw_key(&w, "host");
+		jw_str(&w, r->host);
+		jw_key(&w, "methods");
+		jw_str_array(&w, (const char *const *)r->methods.v, r->methods.n);
+		jw_key(&w, "paths");
+		jw_str_array(&w, (const char *const *)r->paths.v, r->paths.n);
+		jw_key(&w, "upgrade");
+		jw_bool(&w, r->upgrade);
+		jw_obj_end(&w);
+	}
+	jw_arr_end(&w);
 	jw_key(&w, "limits");
 	report_write_limits(&w, p->limits);
 	jw_key(&w, "syscalls");
@@ -289,7 +305,15 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 	buf_printf(&b, "%s\nnetwork:", p->nsecrets ? "" : " none");
 	for (size_t i = 0; i < p->net_allow.n; i++)
 		buf_printf(&b, " %s", p->net_allow.v[i]);
-	buf_printf(&b, "%s\nlimits:\n", p->net_allow.n ? "" : " none (own loopback only)");
+	buf_printf(&b, "%s\n", p->net_allow.n ? "" : " none (own loopback only)");
+	for (size_t i = 0; i < p->net_rules.n; i++) {
+		char d[400];
+		if (!pxrule_restricted(&p->net_rules.v[i]))
+			continue;
+		pxrule_describe(&p->net_rules.v[i], d, sizeof(d));
+		buf_printf(&b, "  only: %s\n", d);
+	}
+	buf_printf(&b, "limits:\n");
 	bool any = false;
 	for (int i = 0; i < LIM_COUNT; i++) {
 		if (!p->limits[i].set)

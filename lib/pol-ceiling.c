@@ -227,22 +227,33 @@ static int check_network(const cordon_policy *c, const cordon_policy *task, stru
 	if (!(c->sections & SEC_NETWORK))
 		return 0;
 	char rule[600];
-	for (size_t i = 0; i < task->net_allow.n; i++) {
-		const char *q = task->net_allow.v[i];
+	/* Each task rule must lie within one ceiling rule: its host covered, and
+	 * its methods and paths no wider (pxrule_within). */
+	for (size_t i = 0; i < task->net_rules.n; i++) {
+		const struct net_rule *q = &task->net_rules.v[i];
+		char qd[400];
+		pxrule_describe(q, qd, sizeof(qd));
 		bool ok = false;
-		for (size_t k = 0; k < c->net_allow.n && !ok; k++)
-			if (covers(c->net_allow.v[k], q)) {
-				snprintf(rule, sizeof(rule), "covered by %s", c->net_allow.v[k]);
+		for (size_t k = 0; k < c->net_rules.n && !ok; k++) {
+			const struct net_rule *cr = &c->net_rules.v[k];
+			if (covers(cr->host, q->host) && pxrule_within(q, cr)) {
+				char cd[400];
+				pxrule_describe(cr, cd, sizeof(cd));
+				snprintf(rule, sizeof(rule), "covered by %s", cd);
 				ok = true;
 			}
+		}
 		if (!ok) {
 			buf l = {0};
-			for (size_t k = 0; k < c->net_allow.n; k++)
-				buf_printf(&l, "%s%s", k ? ", " : "", c->net_allow.v[k]);
+			for (size_t k = 0; k < c->net_rules.n; k++) {
+				char cd[400];
+				pxrule_describe(&c->net_rules.v[k], cd, sizeof(cd));
+				buf_printf(&l, "%s%s", k ? "; " : "", cd);
+			}
 			snprintf(rule, sizeof(rule), "not covered by any endpoint of the ceiling (%s)", l.p ? l.p : "none");
 			buf_free(&l);
 		}
-		if (grant(r, "network", q, ok, rule) < 0)
+		if (grant(r, "network", qd, ok, rule) < 0)
 			return -1;
 	}
 	for (size_t i = 0; i < task->nloopback_ports; i++) {

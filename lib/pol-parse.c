@@ -68,6 +68,7 @@ void policy_free(cordon_policy *p)
 	mounts_free(p->mounts, p->nmounts);
 	strv_free(&p->env);
 	strv_free(&p->net_allow);
+	pxrule_free(&p->net_rules);
 	for (size_t i = 0; i < p->nsecrets; i++)
 		secret_clear(&p->secrets[i]);
 	free(p->secrets);
@@ -258,7 +259,13 @@ static int validate_endpoint(const char *ep, cordon_error *err)
 
 int policy_add_net(cordon_policy *p, const char *endpoint, cordon_error *err)
 {
-	if (validate_endpoint(endpoint, err) < 0)
+	return policy_add_net_rule(p, endpoint, NULL, NULL, true, err);
+}
+
+int policy_add_net_rule(cordon_policy *p, const char *endpoint, const strv *methods, const strv *paths,
+			bool upgrade, cordon_error *err)
+{
+	if (validate_endpoint(endpoint, err) < 0 || pxrule_add(&p->net_rules, endpoint, methods, paths, upgrade, err) < 0)
 		return -1;
 	if (strv_contains(&p->net_allow, endpoint))
 		return 0;
@@ -498,6 +505,50 @@ static int load_filesystem(pctx *c, const jnode *fs)
 	return 0;
 }
 
+/* {"host": "h:port", "methods": [...], "paths": [...], "upgrade": bool} */
+static int load_net_rule(pctx *c, const jnode *o)
+{
+	static const char *const keys[] = {"host", "methods", "paths", "upgrade", NULL};
+	if (check_keys(c, o, "a \"network.allow\" rule", keys) < 0)
+		return -1;
+	jnode *host = json_get(o, "host"), *up = json_get(o, "upgrade");
+	if (!host)
+		return at(c, o->line, o->col, "\"network.allow\": a rule object needs \"host\"");
+	if (want(c, host, J_STR, "network.allow.host") < 0 || (up && want(c, up, J_BOOL, "network.allow.upgrade") < 0))
+		return -1;
+	strv lists[2] = {{0}};
+	static const char *const names[] = {"methods", "paths"};
+	int rc = 0;
+	for (int k = 0; k < 2 && rc == 0; k++) {
+		jnode *a = json_get(o, names[k]);
+		char key[40];
+		snprintf(key, sizeof(key), "network.allow.%s", names[k]);
+		if (!a)
+			continue;
+		if (want(c, a, J_ARR, key) < 0) {
+			rc = -1;
+			break;
+		}
+		if (a->n == 0) {
+			rc = at(c, a->line, a->col, "\"%s\": an empty list admits nothing; leave it out to admit any", key);
+			break;
+		}
+		for (size_t i = 0; i < a->n && rc == 0; i++) {
+			if (want(c, a->items[i], J_STR, key) < 0)
+				rc = -1;
+			else if (strv_push(&lists[k], a->items[i]->str) < 0)
+				rc = cordon_err(c->err, 12, "out of memory");
+		}
+	}
+	/* Without methods or paths the rule is the plain string: upgrades too. */
+	bool upgrade = up ? up->b : !(lists[0].n || lists[1].n);
+	if (rc == 0 && policy_add_net_rule(c->p, host->str, &lists[0], &lists[1], upgrade, c->err) < 0)
+		rc = at_node(c, host, "network.allow");
+	strv_free(&lists[0]);
+	strv_free(&lists[1]);
+	return rc;
+}
+
 static int load_network(pctx *c, const jnode *net)
 {
 	static const char *const keys[] = {"allow", "loopback_ports", NULL};
@@ -523,10 +574,16 @@ static int load_network(pctx *c, const jnode *net)
 	c->p->sections |= SEC_NET_ALLOW;
 	if (want(c, arr, J_ARR, "network.allow") < 0)
 		return -1;
-	const char *s;
-	jnode *n;
-	FOREACH_STR(c, arr, "network.allow", s, n) {
-		if (policy_add_net(c->p, s, c->err) < 0)
+	for (size_t i = 0; i < arr->n; i++) {
+		jnode *n = arr->items[i];
+		if (n->type == J_OBJ) {
+			if (load_net_rule(c, n) < 0)
+				return -1;
+			continue;
+		}
+		if (want(c, n, J_STR, "network.allow") < 0)
+			return -1;
+		if (policy_add_net(c->p, n->str, c->err) < 0)
 			return at_node(c, n, "network.allow");
 	}
 	return 0;
@@ -1064,6 +1121,7 @@ cordon_policy *policy_for_check(const cordon_policy *p, const char *workspace)
 				m->owned = true;
 	}
 	if (strv_copy(&c->env, &p->env) < 0 || strv_copy(&c->net_allow, &p->net_allow) < 0 ||
+	    pxrule_copy(&c->net_rules, &p->net_rules) < 0 ||
 	    strv_copy(&c->devices, &p->devices) < 0 ||
 	    strv_copy(&c->sys_allow, &p->sys_allow) < 0 || strv_copy(&c->sys_deny, &p->sys_deny) < 0)
 		goto fail;

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include "cordon.h"
 #include "strv.h"
+#include "pxrule.h"
 
 enum mount_mode { MOUNT_RO, MOUNT_RW, MOUNT_TMPFS };
 /* Where a setting came from (reported by explain and the report). */
@@ -62,6 +63,7 @@ struct cordon_policy {
 	size_t nmounts;
 	strv env;          /* NAME=VALUE, later entries win */
 	strv net_allow;    /* host:port patterns */
+	struct net_rules net_rules; /* every network.allow entry, with its methods and paths (pxrule.h) */
 	uint16_t loopback_ports[64]; /* network.loopback_ports: TCP inside the run */
 	size_t nloopback_ports;
 	struct cordon_secret *secrets;
@@ -139,6 +141,10 @@ const char *policy_device_refused(const char *path);
  * device-mapper control node 10:236. */
 const char *policy_device_refused_number(unsigned major, unsigned minor);
 int policy_add_net(cordon_policy *p, const char *endpoint, cordon_error *err);
+/* The object form of a network.allow entry (methods, paths: NULL or empty
+ * for any; see pxrule.h). */
+int policy_add_net_rule(cordon_policy *p, const char *endpoint, const strv *methods, const strv *paths,
+			bool upgrade, cordon_error *err);
 int policy_add_secret_spec(cordon_policy *p, const char *spec, cordon_error *err);
 int policy_set_limit(cordon_policy *p, enum limit_id id, const char *value,
 		     enum source src, cordon_error *err);

@@ -27,7 +27,11 @@
 
 struct proxy;
 
-int proxy_new(struct proxy **out, const strv *allow, struct run_report *rep, int epfd, cordon_error *err);
+/* allow: the host patterns; rules: the same entries with their methods and
+ * paths (pxrule.h; the caller keeps them alive). */
+struct net_rules;
+int proxy_new(struct proxy **out, const strv *allow, const struct net_rules *rules, struct run_report *rep,
+	      int epfd, cordon_error *err);
 /* Take the listening socket init made (in the run's network namespace). */
 int proxy_listen(struct proxy *px, int lfd, cordon_error *err);
 /* An epoll event whose data has PROXY_TAG. */

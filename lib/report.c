@@ -60,6 +60,7 @@ void report_free(struct run_report *r)
 	strv_free(&r->unauthorized);
 	strv_free(&r->writable);
 	free(r->net.ep);
+	free(r->net.req);
 	pthread_mutex_destroy(&r->denial_lock);
 	free(r->denials);
 	hindex_free(&r->denial_idx);
@@ -417,6 +418,31 @@ static void write_network(jwriter *w, const struct run_report *r)
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
+	jw_key(w, "requests");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < r->net.nreq; i++) {
+		const struct net_request *q = &r->net.req[i];
+		jw_obj_begin(w);
+		jw_key(w, "method");
+		jw_str(w, q->method);
+		jw_key(w, "host");
+		jw_str(w, q->target);
+		jw_key(w, "path");
+		jw_str(w, q->path);
+		jw_key(w, "status");
+		jw_uint(w, (uint64_t)q->status);
+		jw_key(w, "bytes_up");
+		jw_uint(w, q->up);
+		jw_key(w, "bytes_down");
+		jw_uint(w, q->down);
+		jw_key(w, "injected");
+		jw_arr_begin(w);
+		jw_arr_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_key(w, "requests_omitted");
+	jw_uint(w, r->net.req_omitted);
 	jw_obj_end(w);
 }
 

@@ -35,6 +35,17 @@ struct net_endpoint {
 	uint64_t conns, up, down;
 };
 
+/* One request read by the proxy (plain HTTP, opened TLS): its path
+ * without the query, redacted. */
+struct net_request {
+	char method[32];
+	char target[300]; /* host:port */
+	char path[256];
+	int status;       /* 0: no response */
+	uint64_t up, down;
+};
+#define NET_REQUESTS_MAX 1000
+
 /* One requested grant, checked against the operator's ceiling. */
 struct grant {
 	char kind[16];    /* read, write, tmpfs, input, network, port, secret, limit, syscall, weaker */
@@ -110,6 +121,9 @@ struct run_report {
 		uint64_t over_limit; /* connections refused (503) at the cap or the memory budget */
 		struct net_endpoint *ep;
 		size_t nep;
+		struct net_request *req;  /* at most NET_REQUESTS_MAX */
+		size_t nreq;
+		uint64_t req_omitted;     /* requests past the cap */
 	} net;
 	/* Denials come from the supervisor loop and the observer thread. */
 	pthread_mutex_t denial_lock;

@@ -20,6 +20,7 @@
 #include "cleanup.h"
 #include "error.h"
 #include "proxy.h"
+#include "pxhttp.h"
 
 #define HDR_MAX PROXY_HDR_MAX
 /* Pipes start at the kernel's default (64 KiB) and grow, four-fold at a
@@ -79,11 +80,13 @@ struct conn {
 	struct sigevent sev;
 	size_t ep; /* endpoint stats index */
 	uint32_t c_ev, u_ev; /* registered interest */
+	struct pxhttp *http; /* requests read (plain HTTP): no splice, see on_http */
 };
 
 struct proxy {
 	int epfd, lfd;
 	strv allow;
+	const struct net_rules *rules;
 	struct run_report *rep;
 	struct conn *c[PROXY_MAX_CONNS];
 	size_t nlive, max_conns;
@@ -289,6 +292,11 @@ static void conn_close(struct proxy *px, size_t slot)
 			*fds[i] = -1;
 		}
 	c->up = c->down = 0;
+	if (c->http) {
+		pxhttp_free(c->http);
+		free(c->http);
+		c->http = NULL;
+	}
 	buf_free(&c->to_up);
 	buf_free(&c->to_down);
 	if (pending) {
@@ -388,6 +396,21 @@ static void decided(struct proxy *px, size_t slot)
 	if (!allowed) {
 		deny(px, slot, "not a declared endpoint");
 		return;
+	}
+	/* Plain HTTP is read request by request (rules, the request log); a
+	 * tunnel to a host that only method/path rules admit would pass
+	 * unread: refused. */
+	if (c->proto != PROTO_FORWARD && pxhttp_scoped(px->rules, c->host, c->port)) {
+		deny(px, slot, "only method/path rules admit this host, and a tunnel's requests cannot be read");
+		return;
+	}
+	if (c->proto == PROTO_FORWARD) {
+		c->http = malloc(sizeof(*c->http));
+		if (!c->http) {
+			refuse(px, slot, "cordon: out of memory", 1, 502);
+			return;
+		}
+		pxhttp_init(c->http, px->rules, px->rep, c->host, c->port, c->target, true);
 	}
 	/* Literal addresses: no lookup. A literal that the rule names as such
 	 * may be anything (127.0.0.1:8080 means the host's loopback). */
@@ -816,6 +839,99 @@ static void on_relay(struct proxy *px, size_t slot);
 
 /* Rounds of pumping per wake-up before other connections get their turn. */
 #define RELAY_ROUNDS 16
+/* A read connection holds at most this much on its way, each direction. */
+#define HTTP_IO_CAP (64u << 10)
+
+/* Send what is pending; -1 on a connection error. */
+static int flush_out(int fd, buf *b, size_t *off, uint64_t *count, bool *moved)
+{
+	while (*off < b->len) {
+		ssize_t n = send(fd, b->p + *off, b->len - *off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0)
+			return errno == EAGAIN ? 0 : -1;
+		*off += (size_t)n;
+		*count += (uint64_t)n;
+		*moved = true;
+	}
+	b->len = *off = 0;
+	return 0;
+}
+
+/* A connection whose requests are read (pxhttp.h): bytes go through user
+ * space, each way bounded by HTTP_IO_CAP. */
+static void on_http(struct proxy *px, size_t slot)
+{
+	struct conn *c = px->c[slot];
+	struct pxhttp *h = c->http;
+	char tmp[16384];
+	int rounds = 0;
+	bool moved;
+	do {
+		moved = false;
+		if (!c->c_eof && !h->done && c->to_up.len - c->up_off < HTTP_IO_CAP && pxhttp_want_client(h)) {
+			ssize_t n = recv(c->cfd, tmp, sizeof(tmp), MSG_DONTWAIT);
+			if (n > 0 && pxhttp_client(h, tmp, (size_t)n, &c->to_up, &c->to_down) < 0)
+				h->done = true;
+			if (n == 0)
+				c->c_eof = true;
+			if (n < 0 && errno != EAGAIN)
+				goto gone;
+			moved |= n >= 0;
+		}
+		if (flush_out(c->ufd, &c->to_up, &c->up_off, &c->up, &moved) < 0)
+			goto gone;
+		if (!c->u_eof && c->to_down.len - c->down_off < HTTP_IO_CAP) {
+			ssize_t n = recv(c->ufd, tmp, sizeof(tmp), MSG_DONTWAIT);
+			if (n > 0 && pxhttp_upstream(h, tmp, (size_t)n, &c->to_down) < 0)
+				goto gone;
+			if (n == 0) {
+				c->u_eof = true;
+				pxhttp_upstream_eof(h, &c->to_down);
+			}
+			if (n < 0 && errno != EAGAIN)
+				goto gone;
+			moved |= n >= 0;
+			/* A response done may let requests that waited go on. */
+			if (n > 0 && h->cin.len && pxhttp_client(h, NULL, 0, &c->to_up, &c->to_down) < 0)
+				h->done = true;
+		}
+		if (flush_out(c->cfd, &c->to_down, &c->down_off, &c->down, &moved) < 0)
+			goto gone;
+	} while (moved && ++rounds < RELAY_ROUNDS);
+	bool down_clear = c->to_down.len == c->down_off;
+	if ((h->done || c->u_eof) && down_clear)
+		goto gone; /* all is said (or the upstream is finished) */
+	if (c->c_eof && c->to_up.len == c->up_off && !c->u_shut) {
+		shutdown(c->ufd, SHUT_WR);
+		c->u_shut = true;
+	}
+	if (rounds == RELAY_ROUNDS) {
+		struct epoll_event ev = {.events = c->c_ev, .data.u64 = tag(slot, 1)};
+		epoll_ctl(px->epfd, EPOLL_CTL_MOD, c->cfd, &ev);
+		ev = (struct epoll_event){.events = c->u_ev, .data.u64 = tag(slot, 2)};
+		epoll_ctl(px->epfd, EPOLL_CTL_MOD, c->ufd, &ev);
+	}
+	return;
+gone:
+	conn_close(px, slot);
+}
+
+/* The upstream is connected: the request bytes seen so far are read again,
+ * this time as HTTP. */
+static void http_start(struct proxy *px, size_t slot)
+{
+	struct conn *c = px->c[slot];
+	buf_free(&c->to_up);
+	c->up_off = c->down_off = 0;
+	c->st = C_RELAY;
+	/* c->sock_mem stays CONN_BASE_MEM: the parse buffers take the share
+	 * two pipes would have. */
+	if (pxhttp_client(c->http, c->hdr, c->hlen, &c->to_up, &c->to_down) < 0)
+		c->http->done = true;
+	set_interest(px, slot, c->cfd, &c->c_ev, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, 1);
+	set_interest(px, slot, c->ufd, &c->u_ev, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, 2);
+	on_http(px, slot);
+}
 
 static void connected(struct proxy *px, size_t slot)
 {
@@ -824,6 +940,10 @@ static void connected(struct proxy *px, size_t slot)
 	socklen_t l = sizeof(err);
 	if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &l) < 0 || err) {
 		refuse(px, slot, "cordon: the endpoint refused or is unreachable", err == ECONNREFUSED ? 5 : 4, 502);
+		return;
+	}
+	if (c->http) {
+		http_start(px, slot);
 		return;
 	}
 	if (pipe2(c->cu, O_NONBLOCK | O_CLOEXEC) < 0 || pipe2(c->uc, O_NONBLOCK | O_CLOEXEC) < 0) {
@@ -938,6 +1058,10 @@ static int pump(const struct way *w)
 static void on_relay(struct proxy *px, size_t slot)
 {
 	struct conn *c = px->c[slot];
+	if (c->http) {
+		on_http(px, slot);
+		return;
+	}
 	const struct way up = {px, c->cfd, c->cu[1], c->cu[0], c->ufd, &c->cu_len, &c->cu_cap, &c->to_up, &c->up_off,
 			       &c->c_eof, &c->up, true};
 	const struct way down = {px, c->ufd, c->uc[1], c->uc[0], c->cfd, &c->uc_len, &c->uc_cap, &c->to_down,
@@ -1095,7 +1219,8 @@ void proxy_dns_ready(struct proxy *px)
 	}
 }
 
-int proxy_new(struct proxy **out, const strv *allow, struct run_report *rep, int epfd, cordon_error *err)
+int proxy_new(struct proxy **out, const strv *allow, const struct net_rules *rules, struct run_report *rep,
+	      int epfd, cordon_error *err)
 {
 	struct proxy *px = calloc(1, sizeof(*px));
 	if (!px)
@@ -1103,6 +1228,7 @@ int proxy_new(struct proxy **out, const strv *allow, struct run_report *rep, int
 	px->epfd = epfd;
 	px->lfd = px->tfd = -1;
 	px->rep = rep;
+	px->rules = rules;
 	/* As many connections as the supervisor's fds allow after its own. */
 	struct rlimit rl;
 	size_t fds = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (size_t)rl.rlim_cur : 1024;

@@ -975,7 +975,7 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	s->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	s->cpu_timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	cordon_error e = {0};
-	if (s->spec.proxy && s->epfd >= 0 && proxy_new(&s->proxy, &s->pol->net_allow, s->rep, s->epfd, &e) < 0) {
+	if (s->spec.proxy && s->epfd >= 0 && proxy_new(&s->proxy, &s->pol->net_allow, &s->pol->net_rules, s->rep, s->epfd, &e) < 0) {
 		setup_error(s, &e);
 		kill_run(s, ST_SETUP_ERROR);
 	}

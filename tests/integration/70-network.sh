@@ -781,6 +781,92 @@ except OSError:
 	t_assert
 }
 
+# Issue 16: network.allow rules on method and path, plain HTTP read request
+# by request; refusals are 403s naming the rule, denials "METHOD host:port/path"
+# (never the query), every request in network.requests.
+test_method_path_rules_plain_http() {
+	mkdir -p www/pub www/priv && echo pub >www/pub/a.txt && echo priv >www/priv/b.txt
+	serve http "$WS/www"
+	cat >p.json <<JSON
+{"network": {"allow": [{"host": "127.0.0.1:$PORT", "methods": ["get", "HEAD"], "paths": ["/pub/**"]}]}}
+JSON
+	"$CORDON" validate p.json >/dev/null || fail "validate"
+	expect_match "$("$CORDON" explain --policy p.json)" "only: 127.0.0.1:$PORT methods GET,HEAD paths /pub/\*\*" "explain shows the rule"
+	expect_eq "$("$CORDON" explain --json --policy p.json | jq -c '.network_rules[0].methods')" '["GET","HEAD"]' "explain --json"
+	cordon_run --policy p.json -- /bin/sh -c "
+		curl -s http://127.0.0.1:$PORT/pub/a.txt?tok=QUERYSECRET
+		curl -s http://127.0.0.1:$PORT/priv/b.txt
+		curl -s -X POST -d x http://127.0.0.1:$PORT/pub/a.txt
+		curl -s --path-as-is http://127.0.0.1:$PORT/pub/../priv/b.txt
+		curl -s http://127.0.0.1:$PORT/pub/%2e%2e/priv/b.txt
+		curl -s -p http://127.0.0.1:$PORT/pub/a.txt || echo tunnel refused"
+	stop $SRV
+	expect_eq "$(printf '%s\n' "$OUT" | head -1)" pub "an admitted GET (query ignored): $ERR"
+	expect_match "$OUT" "cordon: GET 127.0.0.1:$PORT/priv/b.txt: no rule of network.allow admits it \(127.0.0.1:$PORT methods GET,HEAD paths /pub/\*\*\)" "403 body names the rule"
+	expect_eq "$(printf '%s\n' "$OUT" | grep -c '^priv')" 0 "nothing of /priv came through"
+	expect_eq "$(field '[.denials[] | select(.kind=="network") | .target] | sort | join(",")')" \
+		"127.0.0.1:$PORT,GET 127.0.0.1:$PORT/priv/b.txt,GET 127.0.0.1:$PORT/pub/%2e%2e/priv/b.txt,GET 127.0.0.1:$PORT/pub/../priv/b.txt,POST 127.0.0.1:$PORT/pub/a.txt" \
+		"denials: method, host:port and path; the tunnel to a scoped host"
+	expect_eq "$(field -c '[.network.requests[] | [.method, .path, .status]]')" \
+		"[[\"GET\",\"/pub/a.txt\",200],[\"GET\",\"/priv/b.txt\",403],[\"POST\",\"/pub/a.txt\",403],[\"GET\",\"/pub/../priv/b.txt\",403],[\"GET\",\"/pub/%2e%2e/priv/b.txt\",403]]" \
+		"the request log"
+	[ "$(field '.network.requests[0].bytes_down')" -gt 0 ] || fail "bytes down of the admitted request"
+	expect_eq "$(jq -c '.network, .denials' "$R" | grep -c QUERYSECRET)" 0 "the query is never on record (the command line aside)"
+	expect_eq "$(field .verdicts.containment)" violations "refusals are violations"
+	t_assert
+}
+
+# Each request on a connection is checked on its own: an allowed first and a
+# refused second, pipelined on one connection.
+test_second_request_on_a_connection_checked() {
+	mkdir -p www/pub www/priv && echo pub >www/pub/a.txt && echo priv >www/priv/b.txt
+	serve http "$WS/www"
+	echo "{\"network\": {\"allow\": [{\"host\": \"127.0.0.1:$PORT\", \"paths\": [\"/pub/*\"]}]}}" >p.json
+	cordon_run --policy p.json -- /usr/bin/python3 -c "
+import socket
+s = socket.create_connection(('127.0.0.1', 3128))
+s.sendall(b'GET http://127.0.0.1:$PORT/pub/a.txt HTTP/1.1\r\nHost: x\r\n\r\nGET http://127.0.0.1:$PORT/priv/b.txt HTTP/1.1\r\nHost: x\r\n\r\n')
+got = b''
+while True:
+    d = s.recv(65536)
+    if not d:
+        break
+    got += d
+print(got.count(b'HTTP/1.'), b'pub\n' in got, b'priv\n' in got, b'403 Forbidden' in got)"
+	stop $SRV
+	expect_eq "$OUT" "2 True False True" "the first answered, the second refused: $ERR"
+	expect_eq "$(field -c '[.network.requests[] | [.path, .status]]')" '[["/pub/a.txt",200],["/priv/b.txt",403]]' "both on record"
+	t_assert
+}
+
+test_ceiling_bounds_method_path_rules() {
+	echo '{"network": {"allow": [{"host": "*.example.org:443", "methods": ["GET", "HEAD"], "paths": ["/repos/acme/**"]}]}}' >"$T_TMP/c.json"
+	ok() { echo "{\"network\": {\"allow\": [$1]}}" >p.json; "$CORDON" explain --ceiling "$T_TMP/c.json" --policy p.json >/dev/null 2>&1 && echo in || echo out; }
+	expect_eq "$(ok '{"host": "api.example.org:443", "methods": ["GET"], "paths": ["/repos/acme/x/**", "/repos/acme/*"]}')" in "a narrower rule"
+	expect_eq "$(ok '{"host": "api.example.org:443", "methods": ["POST"], "paths": ["/repos/acme/**"]}')" out "another method"
+	expect_eq "$(ok '{"host": "api.example.org:443", "methods": ["GET"], "paths": ["/repos/**"]}')" out "a wider path"
+	expect_eq "$(ok '{"host": "api.example.org:443", "methods": ["GET"], "paths": ["/repos/*/x"]}')" out "a wildcard where the ceiling has a literal"
+	expect_eq "$(ok '"api.example.org:443"')" out "a plain host the ceiling restricts"
+	t_assert
+}
+
+test_bad_rule_objects_refused_with_location() {
+	local e
+	echo '{"network": {"allow": [{"host": "a.example:443", "paths": ["/a/**x"]}]}}' >p.json
+	e=$("$CORDON" validate p.json 2>&1)
+	expect_match "$e" "p.json:1:[0-9]+: .*path \"/a/\*\*x\": '\*' and '\*\*' stand for whole segments only" "pattern"
+	expect_eq "$(printf '%s\n' "$e" | wc -l)" 1 "one line"
+	echo '{"network": {"allow": [{"host": "a.example:443", "methods": ["G ET"]}]}}' >p.json
+	expect_match "$("$CORDON" validate p.json 2>&1)" "p.json:1:[0-9]+: .*\"G ET\" is not an HTTP method" "method"
+	echo '{"network": {"allow": [{"methods": ["GET"]}]}}' >p.json
+	expect_match "$("$CORDON" validate p.json 2>&1)" "p.json:1:[0-9]+: \"network.allow\": a rule object needs \"host\"" "host"
+	echo '{"network": {"allow": [{"host": "a.example:443", "paths": []}]}}' >p.json
+	expect_match "$("$CORDON" validate p.json 2>&1)" "an empty list admits nothing" "empty list"
+	echo '{"network": {"allow": [{"host": "a.example:443", "verbs": ["GET"]}]}}' >p.json
+	expect_match "$("$CORDON" validate p.json 2>&1)" "p.json:1:[0-9]+: .*verbs" "unknown key"
+	t_assert
+}
+
 for t in test_loopback_servers_inside_the_run test_localhost_rule_reaches_host test_explain_endpoints_agree_with_run test_unprivileged_user_all_layers test_http_clients_through_proxy test_git_over_http test_raw_socks5_client \
 	test_package_managers_through_proxy test_other_port_denied_at_once test_direct_connect_fails_and_is_reported test_no_net_means_nothing \
 	test_name_to_loopback_refused_wildcards_match test_literal_loopback_rule_reaches_host \
@@ -788,6 +874,8 @@ for t in test_loopback_servers_inside_the_run test_localhost_rule_reaches_host t
 	test_explain_and_ceiling_for_endpoints test_dns_lookup_in_flight_when_run_ends test_many_connections_under_fd_limit \
 	test_proxy_socket_memory_is_bounded test_incomplete_and_malformed_requests_recorded test_bytes_up_counted_for_absolute_form \
 	test_forward_host_header_rewritten test_fd_soft_limit_raised_for_supervisor_only \
-	test_outputs_collected_while_proxy_holds_connections test_denial_targets_redacted_before_cut; do
+	test_outputs_collected_while_proxy_holds_connections test_denial_targets_redacted_before_cut \
+	test_method_path_rules_plain_http test_second_request_on_a_connection_checked \
+	test_ceiling_bounds_method_path_rules test_bad_rule_objects_refused_with_location; do
 	t_run $t
 done

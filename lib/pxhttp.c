@@ -1,0 +1,349 @@
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "proxy.h"
+#include "pxhttp.h"
+
+bool pxhttp_scoped(const struct net_rules *rules, const char *host, uint16_t port)
+{
+	bool any = false;
+	for (size_t i = 0; i < rules->n; i++) {
+		if (!proxy_rule_matches(rules->v[i].host, host, port, NULL))
+			continue;
+		if (!pxrule_restricted(&rules->v[i]))
+			return false;
+		any = true;
+	}
+	return any;
+}
+
+void pxhttp_init(struct pxhttp *h, const struct net_rules *rules, struct run_report *rep, const char *host,
+		 uint16_t port, const char *target, bool forward)
+{
+	memset(h, 0, sizeof(*h));
+	h->rules = rules;
+	h->rep = rep;
+	snprintf(h->host, sizeof(h->host), "%s", host);
+	h->port = port;
+	snprintf(h->target, sizeof(h->target), "%s", target);
+	h->forward = forward;
+	h->resp.response = true;
+}
+
+void pxhttp_free(struct pxhttp *h)
+{
+	buf_free(&h->cin);
+	buf_free(&h->refusal);
+}
+
+/* The path of a target, query left out, redacted in full before it is cut
+ * (a secret in a path leaves no prefix behind). */
+static void clean_path(const struct pxhttp *h, const char *path, char *out, size_t outsz)
+{
+	size_t n = strcspn(path, "?#");
+	char *raw = strndup(path, n);
+	char *red = raw && h->rep->redact ? redact_string(h->rep->redact, raw) : NULL;
+	const char *src = red ? red : raw && !h->rep->redact ? raw : "(unredactable)";
+	pxrule_target_path(src, out, outsz);
+	if (raw)
+		explicit_bzero(raw, n);
+	free(raw);
+	free(red);
+}
+
+static size_t log_request(struct pxhttp *h, const char *method, const char *path)
+{
+	struct run_report *r = h->rep;
+	if (r->net.nreq >= NET_REQUESTS_MAX) {
+		r->net.req_omitted++;
+		return SIZE_MAX;
+	}
+	struct net_request *v = realloc(r->net.req, (r->net.nreq + 1) * sizeof(*v));
+	if (!v) {
+		r->net.req_omitted++;
+		return SIZE_MAX;
+	}
+	r->net.req = v;
+	struct net_request *q = &v[r->net.nreq];
+	memset(q, 0, sizeof(*q));
+	snprintf(q->method, sizeof(q->method), "%s", method);
+	snprintf(q->target, sizeof(q->target), "%s", h->target);
+	clean_path(h, path, q->path, sizeof(q->path));
+	return r->net.nreq++;
+}
+
+static struct net_request *entry(struct pxhttp *h, size_t log)
+{
+	return log < h->rep->net.nreq ? &h->rep->net.req[log] : NULL;
+}
+
+/* The origin-form of an absolute http:// target on a forward connection, if
+ * it names this connection's host and port; else NULL. */
+static const char *origin_form(const struct pxhttp *h, const char *t)
+{
+	if (!h->forward)
+		return t[0] == '/' || strcmp(t, "*") == 0 ? t : NULL;
+	if (strncasecmp(t, "http://", 7) != 0)
+		return NULL;
+	const char *a = t + 7, *slash = strchr(a, '/');
+	size_t al = slash ? (size_t)(slash - a) : strlen(a);
+	char auth[300], want[300];
+	if (al >= sizeof(auth))
+		return NULL;
+	snprintf(auth, sizeof(auth), "%.*s", (int)al, a);
+	snprintf(want, sizeof(want), strchr(h->host, ':') ? "[%s]:%u" : "%s:%u", h->host, h->port);
+	size_t wl = strlen(want) - strlen(strrchr(want, ':'));
+	bool same = strcasecmp(auth, want) == 0 ||
+		    (h->port == 80 && strlen(auth) == wl && strncasecmp(auth, want, wl) == 0);
+	if (!same)
+		return NULL;
+	return slash ? slash : "/";
+}
+
+static void answer(buf *out, int code, const char *why)
+{
+	buf_printf(out,
+		   "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s\n",
+		   code, code == 403 ? "Forbidden" : "Bad Request", strlen(why) + 1, why);
+}
+
+/* Which rule admits the request; if none, the refusal's text. */
+static bool admitted(const struct pxhttp *h, const char *method, const char *path, bool upgrade, buf *why)
+{
+	bool any = false;
+	for (size_t i = 0; i < h->rules->n; i++) {
+		const struct net_rule *r = &h->rules->v[i];
+		if (!proxy_rule_matches(r->host, h->host, h->port, NULL))
+			continue;
+		if (pxrule_admits(r, method, path, upgrade))
+			return true;
+		char d[400];
+		pxrule_describe(r, d, sizeof(d));
+		buf_printf(why, "%s%s", any ? "; " : "", d);
+		any = true;
+	}
+	return false;
+}
+
+/* Copy the head for the upstream: origin-form target; on a forward
+ * connection the checked host as Host and one request per connection; the
+ * proxy's own headers never go on. */
+static void rewrite_head(const struct pxhttp *h, const struct h1_msg *m, const char *path, bool upgrade, buf *out)
+{
+	buf_printf(out, "%s %s HTTP/1.%d\r\n", m->method, path, m->minor);
+	for (size_t i = 0; i < m->nh; i++) {
+		const char *n = m->head + m->h[i].name;
+		size_t nl = m->h[i].name_len;
+		static const char *const drop[] = {"host", "connection", "proxy-connection", "proxy-authorization",
+						   "keep-alive"};
+		bool skip = false;
+		for (size_t k = 0; k < sizeof(drop) / sizeof(drop[0]) && !skip; k++)
+			skip = strlen(drop[k]) == nl && strncasecmp(n, drop[k], nl) == 0;
+		if (!h->forward && nl == 4 && strncasecmp(n, "host", 4) == 0)
+			skip = false;
+		if (!h->forward && nl == 10 && strncasecmp(n, "connection", 10) == 0)
+			skip = false;
+		if (!skip)
+			buf_printf(out, "%.*s\r\n", (int)(m->h[i].value + m->h[i].value_len - m->h[i].name),
+				   m->head + m->h[i].name);
+	}
+	if (h->forward) {
+		char hp[300];
+		snprintf(hp, sizeof(hp), strchr(h->host, ':') ? "[%s]" : "%s", h->host);
+		if (h->port != 80)
+			snprintf(hp + strlen(hp), sizeof(hp) - strlen(hp), ":%u", h->port);
+		buf_printf(out, "Host: %s\r\nConnection: %s\r\n", hp, upgrade ? "Upgrade" : "close");
+	}
+	buf_printf(out, "\r\n");
+}
+
+static void refuse(struct pxhttp *h, const char *method, const char *path, const char *rules)
+{
+	char p[256], target[600], msg[1200];
+	clean_path(h, path, p, sizeof(p));
+	snprintf(target, sizeof(target), "%s %s%s", method, h->target, p[0] == '/' ? p : "");
+	report_add_denial(h->rep, "network", target);
+	h->rep->net.denied++;
+	snprintf(msg, sizeof(msg), "cordon: %s: no rule of network.allow admits it (%s)", target, rules);
+	answer(&h->refusal, 403, msg);
+	h->refused = true;
+}
+
+/* A request head: checked, then rewritten for the upstream or refused. */
+static int on_head(struct pxhttp *h, buf *to_up)
+{
+	struct h1_msg *m = &h->req.msg;
+	h->nreq++;
+	const char *path = origin_form(h, m->target);
+	bool upgrade = m->upgrade && m->conn_upgrade;
+	if (!path || strcmp(m->method, "CONNECT") == 0) {
+		char d[400];
+		snprintf(d, sizeof(d), "%s", h->forward ? "another origin than this connection's, or not an absolute http:// target"
+						       : "not an origin-form target");
+		size_t log = log_request(h, m->method, "");
+		if (entry(h, log))
+			entry(h, log)->status = 403;
+		refuse(h, m->method, "", d);
+		return 0;
+	}
+	buf why = {0};
+	bool ok = admitted(h, m->method, path, upgrade, &why);
+	size_t log = log_request(h, m->method, path);
+	if (!ok) {
+		if (entry(h, log))
+			entry(h, log)->status = 403;
+		refuse(h, m->method, path, why.p ? why.p : "");
+		buf_free(&why);
+		return 0;
+	}
+	buf_free(&why);
+	size_t before = to_up->len;
+	rewrite_head(h, m, path, upgrade, to_up);
+	struct pxhttp_pending *q = &h->q[h->nq++];
+	snprintf(q->method, sizeof(q->method), "%s", m->method);
+	q->log = log;
+	q->upgrade = upgrade;
+	if (entry(h, log))
+		entry(h, log)->up += to_up->len - before;
+	h1_body_for(&h->req, NULL);
+	return 0;
+}
+
+static void flush_refusal(struct pxhttp *h, buf *to_down)
+{
+	if (h->refused && !h->done && (h->nq == 0 || h->resp_opaque)) {
+		if (!h->resp_opaque)
+			buf_append(to_down, h->refusal.p, h->refusal.len);
+		h->done = true;
+	}
+}
+
+int pxhttp_client(struct pxhttp *h, const char *d, size_t n, buf *to_up, buf *to_down)
+{
+	if (h->req_opaque)
+		return buf_append(to_up, d, n);
+	if (buf_append(&h->cin, d, n) < 0)
+		return -1;
+	size_t off = 0;
+	int rc = 0;
+	while (!h->refused && h->nq < PXHTTP_PIPELINE && !h->req_opaque) {
+		size_t used;
+		int r = h1_feed(&h->req, h->cin.p + off, h->cin.len - off, &used);
+		if (r == H1_NEED) {
+			off += used;
+			break;
+		}
+		if (r == H1_ERR) {
+			char why[200];
+			snprintf(why, sizeof(why), "cordon: %s: a malformed request (%s)", h->target, h->req.err);
+			report_add_denial(h->rep, "network", h->target);
+			h->rep->net.denied++;
+			answer(to_down, 400, why);
+			rc = -1;
+			break;
+		}
+		if (r == H1_HEAD) {
+			off += used;
+			on_head(h, to_up);
+			continue;
+		}
+		/* DATA, END: the body (and its framing) goes on as it is */
+		if (used && h->nq) {
+			struct net_request *e = entry(h, h->q[h->nq - 1].log);
+			if (e)
+				e->up += used;
+		}
+		buf_append(to_up, h->cin.p + off, used);
+		off += used;
+	}
+	if (h->req_opaque && off < h->cin.len) /* upgraded while bytes waited */
+		buf_append(to_up, h->cin.p + off, h->cin.len - off), off = h->cin.len;
+	memmove(h->cin.p, h->cin.p + off, h->cin.len - off);
+	h->cin.len -= off;
+	flush_refusal(h, to_down);
+	return rc;
+}
+
+static void resp_done(struct pxhttp *h)
+{
+	if (!h->nq)
+		return;
+	memmove(h->q, h->q + 1, (h->nq - 1) * sizeof(h->q[0]));
+	h->nq--;
+}
+
+int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
+{
+	size_t off = 0;
+	while (off < n || !h->resp_opaque) {
+		if (h->resp_opaque) {
+			if (h->nq && entry(h, h->q[0].log))
+				entry(h, h->q[0].log)->down += n - off;
+			buf_append(to_down, d + off, n - off);
+			off = n;
+			break;
+		}
+		size_t used, pre = h->resp.st == S_HEAD ? h->resp.hlen : 0;
+		int r = h1_feed(&h->resp, d + off, n - off, &used);
+		if (r == H1_NEED) {
+			off += used;
+			if (off >= n)
+				break;
+			continue;
+		}
+		if (r == H1_ERR || (r == H1_HEAD && !h->nq)) {
+			/* Not HTTP, or an answer to nothing: relayed as is from here
+			 * (the requests were checked on the other side). */
+			h->resp_opaque = true;
+			buf_append(to_down, h->resp.head, pre); /* what the parser held back */
+			buf_append(to_down, d + off, used);
+			off += used;
+			continue;
+		}
+		struct pxhttp_pending *q = h->nq ? &h->q[0] : NULL;
+		struct net_request *e = q ? entry(h, q->log) : NULL;
+		if (r == H1_HEAD) {
+			const struct h1_msg *m = &h->resp.msg;
+			h1_body_for(&h->resp, q->method);
+			buf_append(to_down, m->head, m->head_len);
+			if (e) {
+				e->status = m->status;
+				e->down += m->head_len;
+			}
+			if (m->status == 101) {
+				if (!q->upgrade) { /* switching without being asked: not relayed */
+					h->done = true;
+					return -1;
+				}
+				h->resp_opaque = h->req_opaque = true;
+			}
+			off += used;
+			continue;
+		}
+		buf_append(to_down, d + off, used);
+		if (e)
+			e->down += used;
+		off += used;
+		if (r == H1_END && h->resp.msg.status >= 200)
+			resp_done(h);
+	}
+	flush_refusal(h, to_down);
+	return 0;
+}
+
+void pxhttp_upstream_eof(struct pxhttp *h, buf *to_down)
+{
+	if (!h->resp_opaque && h1_eof(&h->resp) == H1_END)
+		resp_done(h);
+	h->resp_opaque = true; /* nothing more comes: a refusal goes out now if due */
+	if (h->refused && !h->done) {
+		buf_append(to_down, h->refusal.p, h->refusal.len);
+		h->done = true;
+	}
+}
+
+bool pxhttp_want_client(const struct pxhttp *h)
+{
+	return !h->refused && (h->req_opaque || h->nq < PXHTTP_PIPELINE);
+}

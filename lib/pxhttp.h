@@ -1,0 +1,60 @@
+/* The proxy's reading of HTTP/1.1 on a connection it does not just relay:
+ * plain-HTTP requests through the forward proxy (and, later, opened TLS).
+ * Each request is checked on its own against the host's rules (pxrule.h),
+ * rewritten for the upstream, and logged in the report's network.requests
+ * with its response's status and the bytes each way. A refused request gets
+ * a 403 naming the rules, after the responses before it, and the
+ * connection ends. No syscalls: the caller moves the bytes. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "http1.h"
+#include "pxrule.h"
+#include "report.h"
+#include "strv.h"
+
+#define PXHTTP_PIPELINE 16
+
+struct pxhttp_pending {
+	char method[32];
+	size_t log;      /* index in rep->net.requests, or SIZE_MAX (over the cap) */
+	bool upgrade;    /* an admitted Upgrade request */
+};
+
+struct pxhttp {
+	/* set by the caller */
+	const struct net_rules *rules;
+	struct run_report *rep;
+	char host[256];
+	uint16_t port;
+	char target[300];   /* host:port, as the report shows it */
+	bool forward;       /* absolute-form requests, one upstream request per connection */
+	/* state */
+	struct h1 req, resp;
+	buf cin;            /* client bytes not yet read (a refusal stops reading) */
+	struct pxhttp_pending q[PXHTTP_PIPELINE];
+	size_t nq;
+	bool resp_opaque;   /* the response side is not HTTP (or upgraded): relayed as is */
+	bool req_opaque;    /* upgraded: client bytes relayed as is */
+	buf refusal;        /* a 403 waiting for the responses before it */
+	bool refused, done; /* refusing; everything is said: close once flushed */
+	size_t nreq;        /* requests seen */
+};
+
+void pxhttp_init(struct pxhttp *h, const struct net_rules *rules, struct run_report *rep, const char *host,
+		 uint16_t port, const char *target, bool forward);
+void pxhttp_free(struct pxhttp *h);
+/* Bytes from the client; what goes upstream is appended to to_up, what goes
+ * back to the client (a refusal) to to_down. Returns -1 if the connection
+ * should end at once (a malformed request, answered with 400 in to_down). */
+int pxhttp_client(struct pxhttp *h, const char *d, size_t n, buf *to_up, buf *to_down);
+/* Bytes from the upstream, for the client (to_down). */
+int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down);
+/* The upstream closed. */
+void pxhttp_upstream_eof(struct pxhttp *h, buf *to_down);
+/* May more client bytes be read (the pipeline is not full, nothing is
+ * being refused)? */
+bool pxhttp_want_client(const struct pxhttp *h);
+/* Does the host need its requests read (only restricted rules match it)? */
+bool pxhttp_scoped(const struct net_rules *rules, const char *host, uint16_t port);

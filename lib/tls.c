@@ -1,0 +1,234 @@
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/rand.h>
+#include <openssl/x509v3.h>
+#include "tls.h"
+
+struct leaf {
+	char host[256];
+	SSL_CTX *ctx;
+	unsigned long used;
+};
+
+struct tls_ca {
+	EVP_PKEY *key, *leaf_key;
+	X509 *cert;
+	char *pem;
+	size_t pem_len;
+	unsigned valid_secs;
+	struct leaf leaves[TLS_LEAF_CACHE];
+	unsigned long clock;
+};
+
+static int ssl_err(cordon_error *err, const char *what)
+{
+	char b[256];
+	unsigned long e = ERR_get_error();
+	ERR_error_string_n(e, b, sizeof(b));
+	ERR_clear_error();
+	return cordon_err(err, 0, "tls: %s: %s", what, e ? b : "failed");
+}
+
+static bool add_ext(X509 *cert, X509 *issuer, int nid, const char *value)
+{
+	X509V3_CTX c;
+	X509V3_set_ctx_nodb(&c);
+	X509V3_set_ctx(&c, issuer, cert, NULL, NULL, 0);
+	X509_EXTENSION *ex = X509V3_EXT_conf_nid(NULL, &c, nid, value);
+	bool ok = ex && X509_add_ext(cert, ex, -1) == 1;
+	X509_EXTENSION_free(ex);
+	return ok;
+}
+
+/* A certificate with a random serial, valid from an hour ago for secs. */
+static X509 *cert_new(EVP_PKEY *pub, const char *cn, unsigned secs)
+{
+	X509 *x = X509_new();
+	unsigned char serial[16];
+	BIGNUM *bn = NULL;
+	if (!x || RAND_bytes(serial, sizeof(serial)) != 1)
+		goto fail;
+	serial[0] &= 0x7f; /* positive */
+	bn = BN_bin2bn(serial, sizeof(serial), NULL);
+	X509_NAME *name = X509_get_subject_name(x);
+	if (!bn || !BN_to_ASN1_INTEGER(bn, X509_get_serialNumber(x)) || X509_set_version(x, 2) != 1 ||
+	    !X509_gmtime_adj(X509_getm_notBefore(x), -3600) ||
+	    !X509_gmtime_adj(X509_getm_notAfter(x), (long)secs) || X509_set_pubkey(x, pub) != 1 ||
+	    X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_UTF8, (const unsigned char *)cn, -1, -1, 0) != 1)
+		goto fail;
+	BN_free(bn);
+	return x;
+fail:
+	BN_free(bn);
+	X509_free(x);
+	return NULL;
+}
+
+int tls_ca_new(struct tls_ca **out, unsigned valid_secs, cordon_error *err)
+{
+	struct tls_ca *ca = calloc(1, sizeof(*ca));
+	if (!ca)
+		return cordon_err(err, 12, "out of memory");
+	ca->valid_secs = valid_secs;
+	unsigned char id[8];
+	char cn[64];
+	BIO *mem = NULL;
+	ca->key = EVP_EC_gen("P-256");
+	ca->leaf_key = EVP_EC_gen("P-256");
+	if (!ca->key || !ca->leaf_key || RAND_bytes(id, sizeof(id)) != 1) {
+		ssl_err(err, "make the run's CA key");
+		goto fail;
+	}
+	snprintf(cn, sizeof(cn), "cordon run CA %02x%02x%02x%02x%02x%02x%02x%02x", id[0], id[1], id[2], id[3], id[4],
+		 id[5], id[6], id[7]);
+	ca->cert = cert_new(ca->key, cn, valid_secs);
+	if (!ca->cert || X509_set_issuer_name(ca->cert, X509_get_subject_name(ca->cert)) != 1 ||
+	    !add_ext(ca->cert, ca->cert, NID_basic_constraints, "critical,CA:TRUE,pathlen:0") ||
+	    !add_ext(ca->cert, ca->cert, NID_key_usage, "critical,keyCertSign,cRLSign") ||
+	    !add_ext(ca->cert, ca->cert, NID_subject_key_identifier, "hash") ||
+	    X509_sign(ca->cert, ca->key, EVP_sha256()) <= 0) {
+		ssl_err(err, "make the run's CA certificate");
+		goto fail;
+	}
+	mem = BIO_new(BIO_s_mem());
+	char *p;
+	long n;
+	if (!mem || PEM_write_bio_X509(mem, ca->cert) != 1 || (n = BIO_get_mem_data(mem, &p)) <= 0 ||
+	    !(ca->pem = strndup(p, (size_t)n))) {
+		ssl_err(err, "write the run's CA certificate");
+		goto fail;
+	}
+	ca->pem_len = (size_t)n;
+	BIO_free(mem);
+	*out = ca;
+	return 0;
+fail:
+	BIO_free(mem);
+	tls_ca_free(ca);
+	return -1;
+}
+
+void tls_ca_free(struct tls_ca *ca)
+{
+	if (!ca)
+		return;
+	for (size_t i = 0; i < TLS_LEAF_CACHE; i++)
+		SSL_CTX_free(ca->leaves[i].ctx);
+	EVP_PKEY_free(ca->key);
+	EVP_PKEY_free(ca->leaf_key);
+	X509_free(ca->cert);
+	free(ca->pem);
+	free(ca);
+}
+
+const char *tls_ca_pem(const struct tls_ca *ca, size_t *len)
+{
+	if (len)
+		*len = ca->pem_len;
+	return ca->pem;
+}
+
+static const unsigned char alpn_h1[] = "\x08http/1.1";
+
+/* http/1.1 if the client offers it; no ALPN otherwise (it then speaks
+ * HTTP/1.1 or fails), never h2. */
+static int alpn_select(SSL *s, const unsigned char **out, unsigned char *outlen, const unsigned char *in,
+		       unsigned int inlen, void *arg)
+{
+	unsigned char *o;
+	if (SSL_select_next_proto(&o, outlen, alpn_h1, sizeof(alpn_h1) - 1, in, inlen) != OPENSSL_NPN_NEGOTIATED)
+		return SSL_TLSEXT_ERR_NOACK;
+	*out = o;
+	return SSL_TLSEXT_ERR_OK;
+}
+
+static X509 *leaf_cert(struct tls_ca *ca, const char *host)
+{
+	X509 *x = cert_new(ca->leaf_key, host, ca->valid_secs);
+	unsigned char a[16];
+	bool ip = inet_pton(AF_INET, host, a) == 1 || inet_pton(AF_INET6, host, a) == 1;
+	char san[300];
+	snprintf(san, sizeof(san), "%s:%s", ip ? "IP" : "DNS", host);
+	if (!x || X509_set_issuer_name(x, X509_get_subject_name(ca->cert)) != 1 ||
+	    !add_ext(x, ca->cert, NID_basic_constraints, "critical,CA:FALSE") ||
+	    !add_ext(x, ca->cert, NID_key_usage, "critical,digitalSignature") ||
+	    !add_ext(x, ca->cert, NID_ext_key_usage, "serverAuth") ||
+	    !add_ext(x, ca->cert, NID_subject_alt_name, san) ||
+	    !add_ext(x, ca->cert, NID_authority_key_identifier, "keyid:always") ||
+	    X509_sign(x, ca->key, EVP_sha256()) <= 0) {
+		X509_free(x);
+		return NULL;
+	}
+	return x;
+}
+
+SSL_CTX *tls_leaf_ctx(struct tls_ca *ca, const char *host, cordon_error *err)
+{
+	struct leaf *oldest = &ca->leaves[0];
+	for (size_t i = 0; i < TLS_LEAF_CACHE; i++) {
+		struct leaf *l = &ca->leaves[i];
+		if (l->ctx && strcasecmp(l->host, host) == 0) {
+			l->used = ++ca->clock;
+			return l->ctx;
+		}
+		if (!l->ctx || (oldest->ctx && l->used < oldest->used))
+			oldest = l;
+	}
+	if (strlen(host) >= sizeof(oldest->host)) {
+		cordon_err(err, 0, "tls: a host name longer than 255 bytes");
+		return NULL;
+	}
+	X509 *x = leaf_cert(ca, host);
+	SSL_CTX *ctx = x ? SSL_CTX_new(TLS_server_method()) : NULL;
+	if (!ctx || SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 || SSL_CTX_use_certificate(ctx, x) != 1 ||
+	    SSL_CTX_use_PrivateKey(ctx, ca->leaf_key) != 1 || SSL_CTX_add1_chain_cert(ctx, ca->cert) != 1) {
+		ssl_err(err, "mint a certificate");
+		X509_free(x);
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	X509_free(x);
+	SSL_CTX_set_alpn_select_cb(ctx, alpn_select, NULL);
+	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	SSL_CTX_free(oldest->ctx);
+	oldest->ctx = ctx;
+	snprintf(oldest->host, sizeof(oldest->host), "%s", host);
+	oldest->used = ++ca->clock;
+	return ctx;
+}
+
+SSL_CTX *tls_upstream_ctx(const char *ca_file, cordon_error *err)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	if (!ctx || SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
+	    (ca_file ? SSL_CTX_load_verify_locations(ctx, ca_file, NULL) : SSL_CTX_set_default_verify_paths(ctx)) != 1 ||
+	    SSL_CTX_set_alpn_protos(ctx, alpn_h1, sizeof(alpn_h1) - 1) != 0) {
+		ssl_err(err, ca_file ? "load network.upstream_ca" : "load the host's trust store");
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+	SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	return ctx;
+}
+
+SSL *tls_upstream_ssl(SSL_CTX *ctx, const char *host)
+{
+	SSL *s = SSL_new(ctx);
+	unsigned char a[16];
+	bool ip = inet_pton(AF_INET, host, a) == 1 || inet_pton(AF_INET6, host, a) == 1;
+	if (!s)
+		return NULL;
+	if (ip ? X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(s), host) != 1
+	       : (SSL_set_tlsext_host_name(s, host) != 1 || SSL_set1_host(s, host) != 1)) {
+		SSL_free(s);
+		return NULL;
+	}
+	return s;
+}

@@ -1,0 +1,68 @@
+/* libFuzzer target (issue 16): the HTTP/1.1 framing and the request reading
+ * the proxy does on plain-HTTP connections, both sides hostile. The first
+ * byte splits the input into client bytes and upstream bytes; both are fed in
+ * small pieces. Whatever goes upstream must start with a request line the
+ * rules admitted; path matching and pattern containment must not crash. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pxhttp.h"
+#include "pxrule.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 2)
+		return 0;
+	size_t split = (size_t)data[0] * (size - 1) / 255, step = (size_t)(data[1] % 7) + 1;
+	const char *d = (const char *)data + 1;
+	size_t n = size - 1;
+	static struct run_report rep;
+	static struct net_rules rs;
+	static bool init;
+	if (!init) {
+		cordon_error e = {0};
+		strv m = {0}, p = {0};
+		strv_push(&m, "GET");
+		strv_push(&p, "/pub/**");
+		pxrule_add(&rs, "127.0.0.1:80", &m, &p, false, &e);
+		strv_free(&m);
+		strv_free(&p);
+		init = true;
+	}
+	report_init(&rep);
+	struct pxhttp *h = malloc(sizeof(*h));
+	pxhttp_init(h, &rs, &rep, "127.0.0.1", 80, "127.0.0.1:80", data[1] & 0x80);
+	buf up = {0}, down = {0};
+	for (size_t i = 0; i < split; i += step)
+		if (pxhttp_client(h, d + i, i + step > split ? split - i : step, &up, &down) < 0)
+			break;
+	for (size_t i = split; i < n; i += step)
+		pxhttp_upstream(h, d + i, i + step > n ? n - i : step, &down);
+	pxhttp_upstream_eof(h, &down);
+	/* What went upstream: only GETs (the one rule's method). */
+	if (up.len && !h->req_opaque && memcmp(up.p, "GET ", 4) != 0)
+		abort();
+	for (size_t i = 0; i < rep.net.nreq; i++)
+		if (rep.net.req[i].status != 403 && strcmp(rep.net.req[i].method, "GET") != 0)
+			abort();
+	pxhttp_free(h);
+	free(h);
+	buf_free(&up);
+	buf_free(&down);
+	report_free(&rep);
+	/* Patterns from the input: no crash, and a pattern lies within itself. */
+	char pat[200];
+	size_t pl = n < sizeof(pat) - 1 ? n : sizeof(pat) - 1;
+	memcpy(pat, d, pl);
+	pat[pl] = '\0';
+	pxrule_path_matches("/a/**/b/*", pat);
+	if (!memchr(pat, '\0', pl) && !pxrule_pattern_error(pat)) {
+		struct net_rule r = {.host = (char *)"h:1"};
+		strv_push(&r.paths, pat);
+		if (!pxrule_within(&r, &r))
+			abort();
+		strv_free(&r.paths);
+	}
+	return 0;
+}

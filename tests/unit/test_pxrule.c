@@ -1,0 +1,227 @@
+/* Issue 16: method/path rules, HTTP/1.1 framing, and the proxy's reading of
+ * requests on a connection (pure code: no sockets). */
+#include <stdio.h>
+#include "unit.h"
+#include "http1.h"
+#include "pxhttp.h"
+#include "pxrule.h"
+
+static void test_path_patterns(void **st)
+{
+	assert_true(pxrule_path_matches("/repos/acme/**", "/repos/acme"));
+	assert_true(pxrule_path_matches("/repos/acme/**", "/repos/acme/x/y?q=1"));
+	assert_true(pxrule_path_matches("/repos/*/issues", "/repos/acme/issues"));
+	assert_false(pxrule_path_matches("/repos/*/issues", "/repos/a/b/issues"));
+	assert_false(pxrule_path_matches("/repos/acme/**", "/repos/acmex"));
+	assert_true(pxrule_path_matches("/**/x", "/a/b/c/x"));
+	assert_true(pxrule_path_matches("/", "/?a=b"));
+	assert_false(pxrule_path_matches("/", "/a"));
+	/* what a server would resolve elsewhere matches nothing */
+	assert_false(pxrule_path_matches("/pub/**", "/pub/../priv"));
+	assert_false(pxrule_path_matches("/pub/**", "/pub/%2e%2E/priv"));
+	assert_false(pxrule_path_matches("/pub/**", "/pub/a%2fb"));
+	assert_false(pxrule_path_matches("/pub/**", "/pub\\..\\priv"));
+	assert_false(pxrule_path_matches("/pub/**", "/pub/%zz"));
+	assert_false(pxrule_path_matches("/pub/**", "*"));
+	assert_true(pxrule_path_matches("/pub/a", "/pub/%61"));
+	assert_non_null(pxrule_pattern_error("/a/**x"));
+	assert_non_null(pxrule_pattern_error("a"));
+	assert_non_null(pxrule_pattern_error("/a//b"));
+	assert_non_null(pxrule_pattern_error("/a/../b"));
+	assert_non_null(pxrule_pattern_error("/a?b"));
+	assert_null(pxrule_pattern_error("/a/*/**"));
+}
+
+static struct net_rule mk(const char *methods, const char *paths, bool upgrade)
+{
+	struct net_rule r = {.host = (char *)"h:443", .upgrade = upgrade};
+	char tmp[200];
+	for (int k = 0; k < 2; k++) {
+		const char *src = k ? paths : methods;
+		if (!src)
+			continue;
+		snprintf(tmp, sizeof(tmp), "%s", src);
+		for (char *s = strtok(tmp, " "); s; s = strtok(NULL, " "))
+			strv_push(k ? &r.paths : &r.methods, s);
+	}
+	return r;
+}
+
+static void test_within(void **st)
+{
+	struct net_rule c = mk("GET HEAD", "/repos/acme/**", false);
+	struct net_rule t1 = mk("GET", "/repos/acme/x/** /repos/acme/* /repos/acme", false);
+	struct net_rule t2 = mk("GET POST", "/repos/acme/**", false);
+	struct net_rule t3 = mk("GET", "/repos/**", false);
+	struct net_rule t4 = mk(NULL, "/repos/acme/x", false);
+	struct net_rule t5 = mk("GET", "/repos/acme/x", true);
+	struct net_rule t6 = mk("GET", "/**/acme/x", false);
+	assert_true(pxrule_within(&t1, &c));
+	assert_false(pxrule_within(&t2, &c));
+	assert_false(pxrule_within(&t3, &c));
+	assert_false(pxrule_within(&t4, &c)); /* any method */
+	assert_false(pxrule_within(&t5, &c)); /* upgrade */
+	assert_false(pxrule_within(&t6, &c));
+	struct net_rule any = mk(NULL, NULL, true);
+	assert_true(pxrule_within(&t2, &any));
+	assert_false(pxrule_within(&any, &c));
+	assert_true(pxrule_admits(&c, "GET", "/repos/acme/a?x", false));
+	assert_false(pxrule_admits(&c, "GET", "/repos/acme/a", true));
+	assert_false(pxrule_admits(&c, "POST", "/repos/acme/a", false));
+	char d[200];
+	pxrule_describe(&c, d, sizeof(d));
+	assert_string_equal(d, "h:443 methods GET,HEAD paths /repos/acme/**");
+	struct net_rule *all[] = {&c, &t1, &t2, &t3, &t4, &t5, &t6, &any};
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		strv_free(&all[i]->methods);
+		strv_free(&all[i]->paths);
+	}
+}
+
+static void test_add_validates(void **st)
+{
+	struct net_rules rs = {0};
+	cordon_error err = {0};
+	strv m = {0}, p = {0};
+	strv_push(&m, "get");
+	strv_push(&p, "/x/**");
+	assert_int_equal(pxrule_add(&rs, "h:80", &m, &p, false, &err), 0);
+	assert_string_equal(rs.v[0].methods.v[0], "GET");
+	assert_int_equal(pxrule_add(&rs, "h:80", NULL, NULL, true, &err), 0);
+	assert_int_equal(pxrule_add(&rs, "h:80", NULL, NULL, true, &err), 0);
+	assert_int_equal(rs.n, 2); /* the unrestricted twin once */
+	strv_push(&m, "G\x01T");
+	assert_int_equal(pxrule_add(&rs, "h:80", &m, NULL, false, &err), -1);
+	assert_non_null(strstr(err.msg, "not an HTTP method"));
+	strv_free(&m);
+	strv_free(&p);
+	pxrule_free(&rs);
+}
+
+/* Feed a whole stream, collecting what each event passes on. */
+static int run(struct h1 *p, const char *s, int *heads, int *ends, size_t *body)
+{
+	size_t off = 0, n = strlen(s);
+	*heads = *ends = 0;
+	*body = 0;
+	for (;;) {
+		size_t used;
+		int r = h1_feed(p, s + off, n - off, &used);
+		off += used;
+		if (r == H1_ERR)
+			return -1;
+		if (r == H1_HEAD) {
+			(*heads)++;
+			h1_body_for(p, p->response ? "GET" : NULL);
+		} else if (r == H1_END) {
+			(*ends)++;
+			*body += used;
+		} else if (r == H1_DATA) {
+			*body += used;
+		} else if (off >= n) {
+			return 0;
+		}
+	}
+}
+
+static void test_http1_framing(void **st)
+{
+	struct h1 *p = calloc(1, sizeof(*p));
+	int h, e;
+	size_t b;
+	assert_int_equal(run(p, "GET / HTTP/1.1\r\nHost: a\r\n\r\nPOST /x HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"
+				"PUT /y HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3;x=1\r\nabc\r\n0\r\nT: v\r\n\r\n"
+				"GET /z HTTP/1.1\r\n\r\n", &h, &e, &b), 0);
+	assert_int_equal(h, 4);
+	assert_int_equal(e, 4); /* a body-less message ends on the feed after its head */
+	assert_int_equal(b, 3 + strlen("3;x=1\r\nabc\r\n0\r\nT: v\r\n\r\n"));
+	static const char *const bad[] = {
+		"GET / HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n",
+		"GET / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n",
+		"GET / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+		"GET / HTTP/1.1\r\nX: a\nHost: b\r\n\r\n",
+		"GET / HTTP/1.1\r\nHost : b\r\n\r\n",
+		"GET / HTTP/1.1\r\n folded\r\n\r\n",
+		"GET  / HTTP/1.1\r\n\r\n",
+		"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+		"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\naXY",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		memset(p, 0, sizeof(*p));
+		assert_int_equal(run(p, bad[i], &h, &e, &b), -1);
+	}
+	/* responses: 100 then 200 with a length; HEAD-like and 204 have none */
+	memset(p, 0, sizeof(*p));
+	p->response = true;
+	assert_int_equal(run(p, "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+				"HTTP/1.1 204 No Content\r\n\r\n", &h, &e, &b), 0);
+	assert_int_equal(h, 3);
+	assert_int_equal(b, 2);
+	/* to EOF */
+	memset(p, 0, sizeof(*p));
+	p->response = true;
+	assert_int_equal(run(p, "HTTP/1.0 200 OK\r\n\r\nall of it", &h, &e, &b), 0);
+	assert_int_equal(h1_eof(p), H1_END);
+	free(p);
+}
+
+static void test_pxhttp_each_request_checked(void **st)
+{
+	struct run_report rep;
+	report_init(&rep);
+	struct net_rules rs = {0};
+	cordon_error err = {0};
+	strv m = {0}, p = {0};
+	strv_push(&m, "GET");
+	strv_push(&p, "/pub/**");
+	assert_int_equal(pxrule_add(&rs, "127.0.0.1:8080", &m, &p, false, &err), 0);
+	struct pxhttp *h = malloc(sizeof(*h));
+	pxhttp_init(h, &rs, &rep, "127.0.0.1", 8080, "127.0.0.1:8080", true);
+	buf up = {0}, down = {0};
+	const char *req = "GET http://127.0.0.1:8080/pub/a?k=v HTTP/1.1\r\nHost: evil\r\nProxy-Authorization: x\r\n\r\n"
+			  "GET http://127.0.0.1:8080/priv HTTP/1.1\r\n\r\n";
+	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
+	assert_int_equal(buf_append(&up, "", 1), 0);
+	assert_string_equal(up.p, "GET /pub/a?k=v HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nConnection: close\r\n\r\n");
+	assert_int_equal(down.len, 0); /* the refusal waits for the first response */
+	const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
+	assert_int_equal(pxhttp_upstream(h, resp, strlen(resp), &down), 0);
+	assert_int_equal(buf_append(&down, "", 1), 0);
+	assert_non_null(strstr(down.p, "ok"));
+	assert_non_null(strstr(down.p, "HTTP/1.1 403 Forbidden"));
+	assert_non_null(strstr(down.p, "cordon: GET 127.0.0.1:8080/priv: no rule of network.allow admits it "
+				       "(127.0.0.1:8080 methods GET paths /pub/**)"));
+	assert_true(h->done);
+	assert_int_equal(rep.net.nreq, 2);
+	assert_string_equal(rep.net.req[0].path, "/pub/a");
+	assert_int_equal(rep.net.req[0].status, 200);
+	assert_int_equal(rep.net.req[1].status, 403);
+	assert_int_equal(rep.ndenials, 1);
+	assert_string_equal(rep.denials[0].target, "GET 127.0.0.1:8080/priv");
+	/* another origin on the connection is refused too */
+	pxhttp_free(h);
+	pxhttp_init(h, &rs, &rep, "127.0.0.1", 8080, "127.0.0.1:8080", true);
+	const char *other = "GET http://127.0.0.2:8080/pub/a HTTP/1.1\r\n\r\n";
+	up.len = down.len = 0;
+	assert_int_equal(pxhttp_client(h, other, strlen(other), &up, &down), 0);
+	assert_int_equal(up.len, 0);
+	assert_true(h->done);
+	pxhttp_free(h);
+	free(h);
+	buf_free(&up);
+	buf_free(&down);
+	strv_free(&m);
+	strv_free(&p);
+	pxrule_free(&rs);
+	report_free(&rep);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_path_patterns), cmocka_unit_test(test_within),
+		cmocka_unit_test(test_add_validates), cmocka_unit_test(test_http1_framing),
+		cmocka_unit_test(test_pxhttp_each_request_checked),
+	};
+	return cmocka_run_group_tests_name("pxrule", tests, NULL, NULL);
+}
