@@ -42,6 +42,10 @@ struct mount_plan {
 	const struct secret_value *secrets;
 	size_t nsecrets;
 	const struct cgroup_view *cgview; /* or NULL */
+	/* Per plan mount (model_entry.mount): the host directory of its change
+	 * set's layer (overlay.h: upper/ and work/ in it), or NULL: a rw bind
+	 * with one becomes an overlay. NULL: none at all. */
+	char *const *overlay_dirs;
 };
 
 /* Parent side: for each bind, clone the host tree as the supervisor (so a

@@ -55,7 +55,15 @@ struct ledger {
 	size_t n;
 };
 
-enum weaker { WEAK_CGROUP = 1, WEAK_LANDLOCK = 2, WEAK_SECCOMP = 4 };
+enum weaker { WEAK_CGROUP = 1, WEAK_LANDLOCK = 2, WEAK_SECCOMP = 4, WEAK_WORKSPACE = 8 };
+/* filesystem.workspace_mode / --workspace-mode (README, "Workspace modes"). */
+enum workspace_mode { WS_DIRECT, WS_OVERLAY, WS_REVIEW };
+/* filesystem.on_failure / --on-failure: an overlay run that did not end ok. */
+enum on_failure { ONF_APPLY, ONF_DISCARD, ONF_KEEP };
+const char *workspace_mode_name(enum workspace_mode m);
+int workspace_mode_parse(const char *s, enum workspace_mode *out);
+const char *on_failure_name(enum on_failure f);
+int on_failure_parse(const char *s, enum on_failure *out);
 
 struct cordon_policy {
 	struct cordon_mount *mounts;
@@ -90,6 +98,9 @@ struct cordon_policy {
 	unsigned sections; /* SEC_* bits: which top-level keys the JSON had */
 	char *ceiling_file; /* --ceiling (not a policy key) */
 	strv devices;      /* filesystem.devices / --dev: host character devices, absolute under /dev */
+	enum workspace_mode workspace_mode; /* filesystem.workspace_mode */
+	enum on_failure on_failure;         /* filesystem.on_failure */
+	long test_apply_crash_after; /* tests only (hidden CLI flag): the apply SIGKILLs itself after N entries */
 };
 
 enum {

@@ -65,6 +65,7 @@ void report_free(struct run_report *r)
 	hindex_free(&r->denial_idx);
 	strv_free(&r->command);
 	strv_free(&r->secrets);
+	strv_free(&r->changes.refused);
 	exposure_list_free(&r->exposures);
 	file_list_free(&r->inputs);
 	file_list_free(&r->outputs);
@@ -468,6 +469,33 @@ static void write_truncated(jwriter *w, const struct run_report *r)
 	jw_obj_end(w);
 }
 
+/* The change set of an overlay or review run: what became of it. */
+static void write_changes(jwriter *w, const struct run_report *r)
+{
+	const struct changes_report *c = &r->changes;
+	jw_key(w, "changes");
+	if (!c->present) {
+		jw_null(w);
+		return;
+	}
+	jw_obj_begin(w);
+	jw_key(w, "state");
+	jw_str(w, c->state);
+	jw_key(w, "dir");
+	if (c->dir[0])
+		jw_str(w, c->dir);
+	else
+		jw_null(w);
+	jw_key(w, "reason");
+	if (c->reason[0])
+		jw_str(w, c->reason);
+	else
+		jw_null(w);
+	jw_key(w, "refused");
+	jw_str_array(w, (const char *const *)c->refused.v, c->refused.n);
+	jw_obj_end(w);
+}
+
 static void write_evidence(jwriter *w, const struct run_report *r)
 {
 	jw_key(w, "command");
@@ -478,6 +506,7 @@ static void write_evidence(jwriter *w, const struct run_report *r)
 	write_files(w, &r->inputs, false);
 	jw_key(w, "outputs");
 	write_files(w, &r->outputs, true);
+	write_changes(w, r);
 	write_fixes(w, "privilege_cleared", &r->privilege_cleared);
 	write_fixes(w, "root_restored", &r->root_restored);
 	if (r->privilege_sweep.incomplete) {
@@ -596,6 +625,16 @@ static void write_enforcement(jwriter *w, const struct run_report *r)
 	jw_key(w, "workspace_ownership_reason");
 	if (r->enf.workspace_ownership_reason[0])
 		jw_str(w, r->enf.workspace_ownership_reason);
+	else
+		jw_null(w);
+	jw_key(w, "workspace_mode");
+	if (r->enf.workspace_mode)
+		jw_str(w, r->enf.workspace_mode);
+	else
+		jw_null(w);
+	jw_key(w, "workspace_mode_reason");
+	if (r->enf.workspace_mode_reason[0])
+		jw_str(w, r->enf.workspace_mode_reason);
 	else
 		jw_null(w);
 	jw_key(w, "sandbox_host_uid");

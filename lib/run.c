@@ -56,6 +56,7 @@
 #include "landlock.h"
 #include "ns.h"
 #include "observe.h"
+#include "overlay.h"
 #include "proxy.h"
 #include "run.h"
 #include "sandbox.h"
@@ -115,6 +116,7 @@ struct sup {
 	int forced_signal;
 	uint64_t t_start, t_exec, t_end;
 	struct snapshot before;
+	struct overlay_run ovl; /* workspace mode; the change set (overlay.h) */
 	struct sweep sweep; /* writable roots pinned before the run */
 	struct landlock_plan landlock;
 	struct seccomp_plan seccomp;
@@ -710,6 +712,9 @@ static int prepare(struct sup *s, cordon_error *err)
 	s->spec.ns_uid = s->host_uid;
 	s->spec.ns_gid = s->host_gid;
 	s->spec.envp = s->env.v;
+	if (overlay_prepare(&s->ovl, p, &s->plan, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, s->rep, err) < 0)
+		return -1;
+	s->spec.overlay_dirs = s->ovl.dirs;
 	/* One per mount, and one more for a check's files. */
 	s->spec.tree_fds = calloc(s->plan.nmounts + 1, sizeof(int));
 	if (!s->spec.tree_fds)
@@ -818,7 +823,11 @@ static int send_idmapped_trees(struct sup *s, cordon_error *err)
 		if (!no_idmap[i])
 			continue;
 		plain = s->plan.mounts[i].path;
-		r = mounts_chown_tree(plain, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, err);
+		if (s->ovl.active) /* the host's files stay the host's */
+			r = cordon_err(err, EOPNOTSUPP, "workspace mode %s: the filesystem of %s has no idmapped mounts, which an overlay of it needs as root (--workspace-mode direct)",
+				       workspace_mode_name(s->ovl.mode), plain);
+		else
+			r = mounts_chown_tree(plain, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, err);
 	}
 	if (r == 0 && plain) {
 		s->rep->enf.workspace_ownership = "chown";
@@ -903,12 +912,17 @@ static void collect_outputs(struct sup *s)
 	size_t n = writable_roots(s, roots, ARRAY_SIZE(roots));
 	struct snapshot after;
 	cordon_error e;
-	if (snapshot_take(&after, roots, n, &e) == 0) {
+	int64_t since = s->before.taken_ns;
+	if (s->ovl.active) {
+		/* From the change set (O(changes)), applied, kept or discarded. */
+		overlay_finish(&s->ovl, s->pol, s->rep->status == ST_OK, s->plan.workspace, s->rep);
+		since = s->ovl.cs.started_ns;
+	} else if (snapshot_take(&after, roots, n, &e) == 0) {
 		snapshot_diff(&s->before, &after, s->plan.workspace, &s->rep->outputs, &e);
 		snapshot_free(&after);
 	}
 	/* Secrets written into the files it changed (names, never values). */
-	exposure_scan(s->rep->redact, roots, n, &s->rep->outputs, s->plan.workspace, s->before.taken_ns,
+	exposure_scan(s->rep->redact, roots, n, &s->rep->outputs, s->plan.workspace, since,
 		      &s->rep->exposures, &e);
 }
 
@@ -940,7 +954,10 @@ static int parent_setup(struct sup *s, cordon_error *err)
 	}
 	const char *roots[256];
 	size_t n = writable_roots(s, roots, ARRAY_SIZE(roots));
-	if (snapshot_take(&s->before, roots, n, err) < 0 || sweep_pin(&s->sweep, roots, n, err) < 0)
+	/* The whole-tree snapshot only in direct mode: an overlay's changes are
+	 * its upper layer. */
+	if ((!s->ovl.active && snapshot_take(&s->before, roots, n, err) < 0) ||
+	    sweep_pin(&s->sweep, roots, n, err) < 0)
 		return -1;
 	trace(s, "snapshot taken, sync 2 sent");
 	if (sync_send(s->sock, MSG_GO2, 0, NULL, -1) < 0) /* sync 2 */
@@ -1106,7 +1123,7 @@ static void finish_usage(struct sup *s)
 		stream_finish(&s->out[i], rep->out[i].sha256);
 	}
 	/* Outputs: on every outcome, the workspace keeps what was written. */
-	if (s->exec_ok)
+	if (s->exec_ok || s->ovl.active)
 		collect_outputs(s);
 	trace(s, "outputs collected");
 	/* No process of the run is left (init's exit waited for them): what
@@ -1139,6 +1156,7 @@ static void cleanup(struct sup *s)
 		free(s->spec.tree_fds);
 	}
 	snapshot_free(&s->before);
+	overlay_free(&s->ovl);
 	sweep_free(&s->sweep);
 	proxy_free(s->proxy);
 	s->proxy = NULL;

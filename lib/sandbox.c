@@ -225,7 +225,7 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	wait_go2(sp, sock, &filter, &notify); /* sync 2 */
 	if (sp->seccomp && filter < 0)
 		setup_or_fail(sock, cordon_err(&e, 0, "no seccomp filter arrived at sync 2"), &e);
-	struct mount_plan mp = {sp->tree_fds, sp->secrets, sp->nsecrets, sp->cgview};
+	struct mount_plan mp = {sp->tree_fds, sp->secrets, sp->nsecrets, sp->cgview, sp->overlay_dirs};
 	setup_or_fail(sock, mounts_finish(&mc, &mp, &e), &e);
 	for (size_t i = 0; i <= sp->plan->nmounts; i++)
 		if (sp->tree_fds[i] >= 0)
