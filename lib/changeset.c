@@ -125,6 +125,8 @@ static int create_layer(struct changeset *cs, size_t i, uid_t run_uid, gid_t run
 	return 0;
 }
 
+static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err);
+
 int changeset_create(struct changeset *cs, const char *base, const char *const *hosts, size_t n, uid_t uid,
 		     gid_t gid, uid_t run_uid, gid_t run_gid, cordon_error *err)
 {
@@ -135,6 +137,30 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 	_cleanup_close_ int b = open_root(base, O_PATH | O_DIRECTORY);
 	if (b < 0)
 		return cordon_err_errno(err, "open %s", base);
+	/* Another run may remove an empty .cordon-changes at any moment:
+	 * made again, a few times. */
+	for (int tries = 0;; tries++) {
+		if (make_dir(cs, b, base, run_uid, uid, err) == 0)
+			break;
+		if (err->code != ENOENT || tries == 3)
+			return -1;
+	}
+	cs->started_ns = realtime_ns();
+	cs->uid = uid;
+	cs->gid = gid;
+	for (size_t i = 0; i < n; i++, cs->nlayers++)
+		if (!(cs->host[i] = strdup(hosts[i])))
+			return cordon_err(err, ENOMEM, "out of memory");
+	if (write_meta(cs, err) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (create_layer(cs, i, run_uid, run_gid, err) < 0)
+			return -1;
+	return 0;
+}
+
+static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err)
+{
 	if (mkdirat(b, CHANGESET_DIRNAME, 0711) < 0 && errno != EEXIST)
 		return cordon_err_errno(err, "create %s/%s", base, CHANGESET_DIRNAME);
 	_cleanup_close_ int top = open_beneath(b, CHANGESET_DIRNAME, O_PATH | O_DIRECTORY);
@@ -164,17 +190,6 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 	cs->dirfd = open_beneath(top, id, O_RDONLY | O_DIRECTORY);
 	if (cs->dirfd < 0)
 		return cordon_err_errno(err, "open %s", cs->dir);
-	cs->started_ns = realtime_ns();
-	cs->uid = uid;
-	cs->gid = gid;
-	for (size_t i = 0; i < n; i++, cs->nlayers++)
-		if (!(cs->host[i] = strdup(hosts[i])))
-			return cordon_err(err, ENOMEM, "out of memory");
-	if (write_meta(cs, err) < 0)
-		return -1;
-	for (size_t i = 0; i < n; i++)
-		if (create_layer(cs, i, run_uid, run_gid, err) < 0)
-			return -1;
 	return 0;
 }
 
@@ -712,6 +727,8 @@ static int apply_dir_entry(struct apply *a, int U, int H, const char *name, cons
 			   const struct stat *hs, cordon_error *err)
 {
 	_cleanup_close_ int ud = open_beneath(U, name, O_RDONLY | O_DIRECTORY);
+	if (ud < 0 && errno == EACCES && fchmodat(U, name, 0700, 0) == 0) /* the run's chmod 000: ours now */
+		ud = open_beneath(U, name, O_RDONLY | O_DIRECTORY);
 	if (ud < 0)
 		return cordon_err_errno(err, "open %s in the change set", a->w->rel);
 	bool opaque = is_opaque(ud);

@@ -16,8 +16,26 @@
 #include "error.h"
 #include "overlay.h"
 #include "run.h"
+#include "sync.h"
 
 /* Is overlayfs there (built in, or a module already loaded)? */
+int overlay_send_layers(const struct overlay_run *o, int sock, cordon_error *err)
+{
+	for (size_t i = 0; o->active && i < o->nmounts; i++) {
+		if (!o->dirs[i])
+			continue;
+		_cleanup_close_ int d = open_root(o->dirs[i], O_PATH | O_DIRECTORY);
+		if (d < 0)
+			return cordon_err_errno(err, "open the change set %s", o->dirs[i]);
+		_cleanup_close_ int t = open_tree(d, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		if (t < 0)
+			return cordon_err_errno(err, "clone the change set %s", o->dirs[i]);
+		if (sync_send(sock, MSG_OVERLAY, (int32_t)i, NULL, t) < 0)
+			return cordon_err_errno(err, "send the change set %s", o->dirs[i]);
+	}
+	return 0;
+}
+
 static bool have_overlayfs(void)
 {
 	_cleanup_fclose_ FILE *f = fopen("/proc/filesystems", "re");
@@ -158,12 +176,26 @@ static int open_dir_below(int root, const char *path)
 	return (int)syscall(SYS_openat2, root, *path ? path : ".", &how, sizeof(how));
 }
 
-int overlay_mount(int oldroot, int newroot, const char *path, const char *layer, cordon_error *err)
+/* The layer's directory, as a tree of init's own mount namespace (layers
+ * must be: overlayfs clones them privately). */
+static int attach_layer(int tree, size_t idx)
+{
+	char at[48];
+	snprintf(at, sizeof(at), "/.cordon-layer-%zu", idx);
+	if (mkdir(at, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if (move_mount(tree, "", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return -1;
+	return open(at, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int overlay_mount(int oldroot, int newroot, const char *path, const char *layer, int tree, size_t idx,
+		  cordon_error *err)
 {
 	_cleanup_close_ int lower = open_dir_below(newroot, path);
 	if (lower < 0)
 		return cordon_err_errno(err, "overlay %s: open the lower layer", path);
-	_cleanup_close_ int ld = open_dir_below(oldroot, layer);
+	_cleanup_close_ int ld = tree >= 0 ? attach_layer(tree, idx) : open_dir_below(oldroot, layer);
 	if (ld < 0)
 		return cordon_err_errno(err, "overlay %s: open the change set %s", path, layer);
 	_cleanup_close_ int upper = open_dir_below(ld, "upper");
@@ -226,6 +258,9 @@ void overlay_finish(struct overlay_run *o, const cordon_policy *p, bool ok, cons
 	file_list_start(&rep->outputs);
 	if (changeset_list(&o->cs, base, &rep->outputs, &c->refused, &e) < 0)
 		snprintf(c->reason, sizeof(c->reason), "the change set could not be listed: %s", e.msg);
+	else if (rep->outputs.truncated && (rep->outputs.cut == CUT_WALK_ENTRIES || rep->outputs.cut == CUT_WALK_DEPTH))
+		snprintf(c->reason, sizeof(c->reason), "the change set is beyond cordon's bounds (%s): kept, not applied",
+			 cut_name(rep->outputs.cut));
 	enum on_failure act = ok ? ONF_APPLY : p->on_failure;
 	if (o->mode == WS_REVIEW)
 		act = ONF_KEEP;

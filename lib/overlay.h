@@ -46,9 +46,15 @@ int overlay_prepare(struct overlay_run *o, const cordon_policy *p, const struct 
 		    gid_t gid, uid_t run_uid, gid_t run_gid, struct run_report *rep, cordon_error *err);
 /* Init, in its user and mount namespaces: an overlay at path below newroot,
  * whose lower layer is what is mounted there now (made read-only), upper
- * and work in layer (a host path, opened below oldroot with no symlink
- * followed). No allocation. */
-int overlay_mount(int oldroot, int newroot, const char *path, const char *layer, cordon_error *err);
+ * and work in layer: tree (>= 0, from overlay_send_layers; attached at
+ * /.cordon-layer-IDX of init's base tmpfs), else the host path layer
+ * opened below oldroot with no symlink followed. No allocation. */
+int overlay_mount(int oldroot, int newroot, const char *path, const char *layer, int tree, size_t idx,
+		  cordon_error *err);
+/* As root, after clone: each layer's directory cloned (open_tree) and sent
+ * to init as MSG_OVERLAY: init attaches it in its base tmpfs (the run never
+ * sees that) and takes the layers from there. */
+int overlay_send_layers(const struct overlay_run *o, int sock, cordon_error *err);
 /* After the run, when no process of it is left: the changes become the
  * report's outputs (hashed from the upper layer), then the change set is
  * applied (overlay mode; a run not ok: as on_failure says), kept (review)

@@ -857,6 +857,14 @@ char *policy_canonical_json(const cordon_policy *p)
 		jw_obj_end(&w);
 	}
 	jw_arr_end(&w);
+	/* Only when not the default: the hash of every direct-mode policy
+	 * stays what it was. */
+	if (p->workspace_mode != WS_DIRECT || p->on_failure != ONF_APPLY) {
+		jw_key(&w, "workspace_mode");
+		jw_str(&w, workspace_mode_name(p->workspace_mode));
+		jw_key(&w, "on_failure");
+		jw_str(&w, on_failure_name(p->on_failure));
+	}
 	const struct { const char *k; const strv *v; } lists[] = {
 		{"env", &p->env}, {"network", &p->net_allow}, {"syscalls_allow", &p->sys_allow},
 		{"syscalls_deny", &p->sys_deny}, {"inputs", &p->inputs},

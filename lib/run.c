@@ -715,6 +715,13 @@ static int prepare(struct sup *s, cordon_error *err)
 	if (overlay_prepare(&s->ovl, p, &s->plan, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, s->rep, err) < 0)
 		return -1;
 	s->spec.overlay_dirs = s->ovl.dirs;
+	if (s->ovl.active) {
+		s->spec.overlay_trees = malloc(s->plan.nmounts * sizeof(int));
+		if (!s->spec.overlay_trees)
+			return cordon_err(err, 12, "out of memory");
+		for (size_t i = 0; i < s->plan.nmounts; i++)
+			s->spec.overlay_trees[i] = -1;
+	}
 	/* One per mount, and one more for a check's files. */
 	s->spec.tree_fds = calloc(s->plan.nmounts + 1, sizeof(int));
 	if (!s->spec.tree_fds)
@@ -942,7 +949,8 @@ static int parent_setup(struct sup *s, cordon_error *err)
 			return -1;
 		trace(s, "cgroup attached");
 	}
-	if (send_idmapped_trees(s, err) < 0 || send_cgroup_view(s, err) < 0)
+	if (send_idmapped_trees(s, err) < 0 || send_cgroup_view(s, err) < 0 ||
+	    (s->privileged && overlay_send_layers(&s->ovl, s->sock, err) < 0))
 		return -1;
 	if (s->spec.seccomp) {
 		/* Compiled here, while init builds its view, not before clone. */
@@ -1156,6 +1164,7 @@ static void cleanup(struct sup *s)
 		free(s->spec.tree_fds);
 	}
 	snapshot_free(&s->before);
+	free(s->spec.overlay_trees);
 	overlay_free(&s->ovl);
 	sweep_free(&s->sweep);
 	proxy_free(s->proxy);

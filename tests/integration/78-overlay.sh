@@ -198,6 +198,19 @@ test_fallback_needs_allow_weaker() {
 	t_assert
 }
 
+test_workspace_below_a_private_directory() {
+	[ "$(id -u)" = 0 ] || { t_skip "needs root (the run's uid is then another)"; return; }
+	ws_init || return
+	# The run's own uid may not pass a 0700 directory of root's above its
+	# change set: the supervisor hands the layer over.
+	chmod 700 "$WS"
+	cordon_run --workspace-mode overlay -- /bin/sh -c 'echo more >>k; cat k'
+	expect_eq "$RC $OUT" "0 keep
+more" "the run writes: $ERR"
+	expect_eq "$(cat k | tr '\n' ' ')" "keep more " "applied"
+	t_assert
+}
+
 test_explain_shows_the_mode() {
 	ws_init || return
 	expect_match "$("$CORDON" explain --workspace-mode review -- true)" "workspace mode: review" "explain"
@@ -232,6 +245,6 @@ mod" "the run sees its writes"
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
-	test_fallback_needs_allow_weaker test_explain_shows_the_mode test_non_root_overlay; do
+	test_fallback_needs_allow_weaker test_workspace_below_a_private_directory test_explain_shows_the_mode test_non_root_overlay; do
 	t_run $t
 done
