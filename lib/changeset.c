@@ -558,10 +558,10 @@ struct apply {
 
 static int journal(struct apply *a, char kind, long long arg, const char *rel, cordon_error *err)
 {
-	char head[96];
-	int n = snprintf(head, sizeof(head), "%c %zu %lld %zu\n", kind, a->layer, arg, strlen(rel));
-	if (write_all(a->journal, head, (size_t)n) < 0 || write_all(a->journal, rel, strlen(rel)) < 0 ||
-	    write_all(a->journal, "\n", 1) < 0)
+	/* One write per record (O_APPEND): a crash cuts at most the last. */
+	char rec[REL_MAX + 96];
+	int n = snprintf(rec, sizeof(rec), "%c %zu %lld %zu\n%s\n", kind, a->layer, arg, strlen(rel), rel);
+	if (n < 0 || (size_t)n >= sizeof(rec) || write_all(a->journal, rec, (size_t)n) < 0)
 		return cordon_err_errno(err, "write %s/journal", a->cs->dir);
 	return 0;
 }
