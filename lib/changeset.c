@@ -69,7 +69,7 @@ static ssize_t read_file_at(int dfd, const char *name, char *out, size_t max)
 {
 	_cleanup_close_ int fd = open_beneath(dfd, name, O_RDONLY);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
 		return -1;
 	size_t n = 0;
 	for (ssize_t r; n < max - 1 && (r = read(fd, out + n, max - 1 - n)) != 0;) {
@@ -105,7 +105,9 @@ static int create_layer(struct changeset *cs, size_t i, uid_t run_uid, gid_t run
 {
 	char name[32];
 	snprintf(name, sizeof(name), "%zu", i);
-	if (mkdirat(cs->dirfd, name, 0700) < 0)
+	/* 0711 as root: the run's init (another uid) passes it to upper/ and
+	 * work/, its own; host and backup/ stay root's. */
+	if (mkdirat(cs->dirfd, name, geteuid() == 0 && run_uid != cs->uid ? 0711 : 0700) < 0)
 		return cordon_err_errno(err, "create %s/%s", cs->dir, name);
 	_cleanup_close_ int l = open_beneath(cs->dirfd, name, O_PATH | O_DIRECTORY);
 	if (l < 0 || write_file_at(l, "host", cs->host[i], strlen(cs->host[i]), err) < 0)
@@ -118,10 +120,6 @@ static int create_layer(struct changeset *cs, size_t i, uid_t run_uid, gid_t run
 		if (geteuid() == 0 && fchownat(l, sub[k], run_uid, run_gid, AT_SYMLINK_NOFOLLOW) < 0)
 			return cordon_err_errno(err, "hand %s/%s/%s to the run's uid", cs->dir, name, sub[k]);
 	}
-	/* Traversable (only) for the run's identity: its init opens the
-	 * directories through fds, but overlayfs checks the path as well. */
-	if (geteuid() == 0 && fchownat(l, "", run_uid, run_gid, AT_EMPTY_PATH) < 0)
-		return cordon_err_errno(err, "hand %s/%s to the run's uid", cs->dir, name);
 	return 0;
 }
 
@@ -202,7 +200,10 @@ int changeset_open(struct changeset *cs, const char *dir, cordon_error *err)
 	struct stat st;
 	if (cs->dirfd < 0 || fstat(cs->dirfd, &st) < 0)
 		return cordon_err_errno(err, "%s", dir);
-	if ((geteuid() != 0 && st.st_uid != geteuid()) || (st.st_mode & 022))
+	/* Its meta and host files say where the apply writes and whose the
+	 * files become: only the caller's own change set is trusted (root
+	 * included: a user's could name /etc). */
+	if (st.st_uid != geteuid() || (st.st_mode & 022))
 		return cordon_err(err, EPERM, "%s: not a change set of yours (owner uid %u, mode %03o)", dir,
 				  (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
 	char meta[512];

@@ -57,7 +57,8 @@ struct changeset_apply_opts {
 int changeset_create(struct changeset *cs, const char *base, const char *const *hosts, size_t n, uid_t uid,
 		     gid_t gid, uid_t run_uid, gid_t run_gid, cordon_error *err);
 /* Open an existing change set (its meta and layers): DIR must be a
- * directory of the caller's (root may open any), not writable by others. */
+ * directory of the caller's own (root too: its meta and host files say where
+ * the apply writes), not writable by others. */
 int changeset_open(struct changeset *cs, const char *dir, cordon_error *err);
 void changeset_close(struct changeset *cs);
 /* Layer i's "upper" or "work" directory, O_PATH; -1 and err on failure. */

@@ -50,17 +50,9 @@ static bool have_overlayfs(void)
 /* Where the change set goes: next to the workspace (the first writable
  * bind when the workspace is not one), on its filesystem, so that applying
  * it is a rename. reason says why not, when it cannot be. */
-static int changes_base(const struct run_plan *plan, char *base, size_t sz, char *reason, size_t rsz)
+static int changes_base_of(const struct run_plan *plan, const char *top, char *base, size_t sz, char *reason,
+			   size_t rsz)
 {
-	const char *top = NULL;
-	for (size_t i = 0; i < plan->nmounts; i++) {
-		if (plan->mounts[i].mode != MOUNT_RW)
-			continue;
-		if (!top || strcmp(plan->mounts[i].path, plan->workspace) == 0)
-			top = plan->mounts[i].path;
-	}
-	if (!top)
-		return -1;
 	snprintf(base, sz, "%s", top);
 	char *slash = strrchr(base, '/');
 	if (!slash || slash == base) {
@@ -81,6 +73,26 @@ static int changes_base(const struct run_plan *plan, char *base, size_t sz, char
 		}
 	}
 	return 0;
+}
+
+/* Next to the workspace if it is writable, else next to another writable
+ * path: the first whose place the run cannot see. */
+static int changes_base(const struct run_plan *plan, char *base, size_t sz, char *reason, size_t rsz)
+{
+	bool any = false;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < plan->nmounts; i++) {
+			const char *m = plan->mounts[i].path;
+			if (plan->mounts[i].mode != MOUNT_RW || (strcmp(m, plan->workspace) == 0) != (pass == 0))
+				continue;
+			char why[512];
+			if (changes_base_of(plan, m, base, sz, why, sizeof(why)) == 0)
+				return 0;
+			if (!any)
+				snprintf(reason, rsz, "%s", why);
+			any = true;
+		}
+	return -1;
 }
 
 /* Why this plan cannot have overlays ("" if it can). */
@@ -297,6 +309,19 @@ void overlay_finish(struct overlay_run *o, const cordon_policy *p, bool ok, cons
 	if (!c->reason[0])
 		snprintf(c->reason, sizeof(c->reason), "%s", o->mode == WS_REVIEW ? "review mode: cordon changes, cordon apply or cordon discard" :
 			 "the run did not end ok (on_failure: keep)");
+}
+
+bool overlay_on_host(const struct overlay_run *o, const struct run_report *rep)
+{
+	return !o->active || (rep->changes.state && strcmp(rep->changes.state, "applied") == 0);
+}
+
+void overlay_scan_root(const struct overlay_run *o, const char *workspace, char *out, size_t sz)
+{
+	out[0] = '\0';
+	for (size_t i = 0; o->active && i < o->cs.nlayers; i++)
+		if (strcmp(o->cs.host[i], workspace) == 0)
+			snprintf(out, sz, "%s/%zu/upper", o->cs.dir, i);
 }
 
 void overlay_free(struct overlay_run *o)

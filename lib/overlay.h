@@ -61,4 +61,13 @@ int overlay_send_layers(const struct overlay_run *o, int sock, cordon_error *err
  * or discarded. rep->changes says which. */
 void overlay_finish(struct overlay_run *o, const cordon_policy *p, bool ok, const char *base,
 		    struct run_report *rep);
+/* Did what outputs lists reach the host (direct mode, or a change set
+ * applied)? Else the sweep has nothing of the run's on the host to look at,
+ * and the exposure scan reads the change set's first layer instead
+ * (overlay_scan_root). */
+bool overlay_on_host(const struct overlay_run *o, const struct run_report *rep);
+/* The workspace's upper directory (host path), for the exposure scan of a
+ * change set that was not applied (outputs are relative to the workspace);
+ * "" if the workspace has no layer. */
+void overlay_scan_root(const struct overlay_run *o, const char *workspace, char *out, size_t sz);
 void overlay_free(struct overlay_run *o);

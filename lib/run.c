@@ -928,8 +928,16 @@ static void collect_outputs(struct sup *s)
 		snapshot_diff(&s->before, &after, s->plan.workspace, &s->rep->outputs, &e);
 		snapshot_free(&after);
 	}
-	/* Secrets written into the files it changed (names, never values). */
-	exposure_scan(s->rep->redact, roots, n, &s->rep->outputs, s->plan.workspace, since,
+	/* Secrets written into the files it changed (names, never values):
+	 * where they are, on the host or still in the change set. */
+	const char *base = s->plan.workspace;
+	char upper[4200];
+	if (!overlay_on_host(&s->ovl, s->rep)) {
+		overlay_scan_root(&s->ovl, s->plan.workspace, upper, sizeof(upper));
+		roots[0] = base = upper;
+		n = upper[0] ? 1 : 0;
+	}
+	exposure_scan(s->rep->redact, roots, n, &s->rep->outputs, base, since,
 		      &s->rep->exposures, &e);
 }
 
@@ -1137,7 +1145,8 @@ static void finish_usage(struct sup *s)
 	/* No process of the run is left (init's exit waited for them): what
 	 * the run left in the writable paths is swept, the roots put back as
 	 * they were at sync 2 (after a hand-over to the run's uid, if any). */
-	sweep_run(&s->sweep, &s->rep->outputs, s->rep->outputs.truncated, s->plan.workspace,
+	bool on_host = overlay_on_host(&s->ovl, s->rep); /* else nothing of the run's reached it */
+	sweep_run(&s->sweep, on_host ? &s->rep->outputs : NULL, on_host && s->rep->outputs.truncated, s->plan.workspace,
 		  &s->rep->privilege_cleared, &s->rep->root_restored, &s->rep->privilege_sweep);
 	trace(s, "privilege sweep done");
 	/* After the outputs' snapshot (the chown changes every ctime) and the

@@ -211,6 +211,16 @@ more" "the run writes: $ERR"
 	t_assert
 }
 
+test_evidence_in_review_mode() {
+	ws_init || return
+	printf '%s\n' 'sEcReT-value-0123456789' >"$T_TMP/token"
+	cordon_run --workspace-mode review --secret TOKEN=file:"$T_TMP/token" -- /bin/sh -c 'printf "x=%s\n" "$TOKEN" >out.txt'
+	expect_eq "$(field -c '.secret_exposures')" '[{"name":"TOKEN","path":"out.txt","where":"content"}]' \
+		"a secret in the kept change set is found there: $ERR"
+	expect_eq "$(field '.privilege_sweep.complete // "none"')" none "no sweep of a host the run did not touch"
+	t_assert
+}
+
 test_explain_shows_the_mode() {
 	ws_init || return
 	expect_match "$("$CORDON" explain --workspace-mode review -- true)" "workspace mode: review" "explain"
@@ -245,6 +255,6 @@ mod" "the run sees its writes"
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
-	test_fallback_needs_allow_weaker test_workspace_below_a_private_directory test_explain_shows_the_mode test_non_root_overlay; do
+	test_fallback_needs_allow_weaker test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay; do
 	t_run $t
 done
