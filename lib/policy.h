@@ -101,7 +101,15 @@ struct cordon_policy {
 	enum workspace_mode workspace_mode; /* filesystem.workspace_mode */
 	enum on_failure on_failure;         /* filesystem.on_failure */
 	long test_apply_crash_after; /* tests only (hidden CLI flag): the apply SIGKILLs itself after N entries */
+	/* The caller's options (include/cordon.h), borrowed for the length of
+	 * a run or an explain; NULL: the defaults. Read through policy_opts. */
+	const struct cordon_run_options *opts;
 };
+
+/* p's run options, or the defaults of cordon_run_options_init (lib/api.c). */
+const struct cordon_run_options *policy_opts(const cordon_policy *p);
+/* NAME's value in a NULL-terminated NAME=VALUE list (NULL: none). */
+const char *opts_getenv(char *const *envp, const char *name);
 
 enum {
 	SEC_FILESYSTEM = 1, SEC_NETWORK = 2, SEC_SECRETS = 4, SEC_LIMITS = 8, SEC_SYSCALLS = 16,
