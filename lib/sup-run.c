@@ -24,8 +24,9 @@
  *               meanwhile P attaches the v1 cgroup (an RCU grace period),
  *                   prepares idmapped trees (sent as MSG_TREE + fd), names
  *                   the run's cgroup directories for its view (MSG_CGROUP),
- *                   sends the seccomp program (MSG_FILTER) and snapshots
- *                   the writable paths.
+ *                   sends the change set's layers in overlay mode as root
+ *                   (MSG_OVERLAY + fd), the seccomp program (MSG_FILTER)
+ *                   and snapshots the writable paths (direct mode).
  *               sync 2 (P->C MSG_GO2): init finishes the view and starts the
  *                   command.
  *               C->P: MSG_ERROR (setup failed; the command never started),
