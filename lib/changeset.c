@@ -926,7 +926,6 @@ static int undo(struct changeset *cs, const struct jrec *j, cordon_error *err)
 		struct stat st;
 		if (fstatat(cs->dirfd, bname, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			return 0; /* never taken */
-		_cleanup_close_ int b = open_beneath(cs->dirfd, bname, O_PATH);
 		struct stat hs;
 		if (S_ISDIR(st.st_mode) && fstatat(p, name, &hs, AT_SYMLINK_NOFOLLOW) == 0 && rm_at(p, name, 0) < 0)
 			return cordon_err_errno(err, "roll back %s: remove the new one", j->rel);
