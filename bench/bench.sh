@@ -116,3 +116,4 @@ echo "supervisor peak RSS (VmHWM, during a run):       ${hwm} KiB"
 "$C" run --report "$ws/r.json" -- /bin/true
 echo "setup_seconds of one run (clone to exec):        $(jq .usage.setup_seconds "$ws/r.json")"
 bash "$HERE/relay.sh" "$BUILD"
+bash "$HERE/workspace.sh" "$BUILD"

@@ -10,6 +10,7 @@
 #include "cleanup.h"
 #include "error.h"
 #include "hash.h"
+#include "cli-changes.h"
 #include "cli-explain.h"
 #include "ledger.h"
 #include "opts.h"
@@ -212,6 +213,8 @@ int main(int argc, char **argv)
 		return cmd_ledger(argc - 2, argv + 2);
 	if (strcmp(cmd, "validate") == 0)
 		return cmd_validate(argc - 2, argv + 2);
+	if (strcmp(cmd, "changes") == 0 || strcmp(cmd, "apply") == 0 || strcmp(cmd, "discard") == 0)
+		return cmd_changes(cmd, argc - 2, argv + 2);
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
 		/* cordon help VERB: that verb's usage */
 		fputs(cli_usage(strcmp(cmd, "help") == 0 && argc > 2 ? argv[2] : NULL), stdout);

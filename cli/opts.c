@@ -9,6 +9,7 @@
 enum opt_id {
 	O_POLICY, O_REPORT, O_RO, O_RW, O_TMPFS, O_CWD, O_ENV, O_NET, O_SECRET, O_TIME, O_CPU,
 	O_MEM, O_PIDS, O_OUTPUT, O_FSIZE, O_CEILING, O_CHECK, O_JSON, O_DEV, O_PROTECT, O_UNPROTECT,
+	O_WSMODE, O_ONFAIL, O_TEST_CRASH,
 };
 static const struct {
 	const char *name;
@@ -23,6 +24,9 @@ static const struct {
 	{"--output-limit", O_OUTPUT, true}, {"--file-size-limit", O_FSIZE, true},
 	{"--ceiling", O_CEILING, true}, {"--check", O_CHECK, true}, {"--json", O_JSON, false},
 	{"--dev", O_DEV, true}, {"--protect", O_PROTECT, true}, {"--unprotect", O_UNPROTECT, true},
+	{"--workspace-mode", O_WSMODE, true}, {"--on-failure", O_ONFAIL, true},
+	/* Tests only, not in --help: the apply kills itself after N entries. */
+	{"--test-apply-crash-after", O_TEST_CRASH, true},
 };
 
 static const char run_usage[] =
@@ -48,6 +52,10 @@ static const char run_usage[] =
 	"  --file-size-limit SIZE  largest file the run may write\n"
 	"  --check CMD             a task check run after COMMAND, workspace read-only\n"
 	"  --ceiling FILE          the operator's ceiling\n"
+	"  --workspace-mode MODE   direct (default): writes reach the host at once;\n"
+	"                          overlay: into a change set, applied when the run ends;\n"
+	"                          review: into a change set that is kept (cordon changes)\n"
+	"  --on-failure WHAT       overlay mode, a run not ok: apply (default), discard, keep\n"
 	"  -h, --help              this text\n"
 	"see cordon(1) and README.md\n";
 static const char explain_usage[] =
@@ -65,16 +73,31 @@ static const char validate_usage[] =
 	"usage: cordon validate POLICY\n"
 	"Check a policy file without running anything (exit 0 valid, 2 not).\n"
 	"  -h, --help              this text\n";
+static const char changes_usage[] =
+	"usage: cordon changes DIR [--json] [--diff]\n"
+	"       cordon apply DIR [--force]\n"
+	"       cordon discard DIR\n"
+	"A change set kept by a review-mode run (the report's changes.dir):\n"
+	"  changes                 list what it creates, modifies and deletes, with sizes and hashes\n"
+	"  --json                  as JSON\n"
+	"  --diff                  a unified diff of the text files\n"
+	"  apply                   apply it to the host (completes an interrupted apply); refused\n"
+	"                          when a host file changed since the run started\n"
+	"  --force                 apply anyway\n"
+	"  discard                 remove it (rolls back an interrupted apply first)\n"
+	"  -h, --help              this text\n";
 static const char all_usage[] =
 	"usage: cordon run [OPTIONS] [--] COMMAND [ARG...]\n"
 	"       cordon explain [OPTIONS] [--json] [-- COMMAND]\n"
 	"       cordon ledger FILE [--json]\n"
 	"       cordon validate POLICY\n"
+	"       cordon changes DIR [--json] [--diff] | apply DIR [--force] | discard DIR\n"
 	"       cordon VERB --help, cordon help VERB, cordon --version\n"
 	"options: --policy FILE --report FILE --ro PATH --rw PATH --tmpfs PATH[:SIZE]\n"
 	"         --dev PATH --protect NAME --unprotect NAME --cwd PATH --env NAME=VALUE --net HOST:PORT --secret NAME[=file:PATH]\n"
 	"         --time-limit DUR --cpu-limit DUR --memory-limit SIZE --pids-limit N\n"
 	"         --output-limit SIZE --file-size-limit SIZE --ceiling FILE --check CMD\n"
+	"         --workspace-mode overlay|review|direct --on-failure apply|discard|keep\n"
 	"see cordon(1) and README.md for the boundary, the statuses and the exit codes\n";
 
 const char *cli_usage(const char *verb)
@@ -89,6 +112,8 @@ const char *cli_usage(const char *verb)
 		return ledger_usage;
 	if (strcmp(verb, "validate") == 0)
 		return validate_usage;
+	if (strcmp(verb, "changes") == 0 || strcmp(verb, "apply") == 0 || strcmp(verb, "discard") == 0)
+		return changes_usage;
 	return all_usage;
 }
 
@@ -139,6 +164,17 @@ static int apply(struct cli_run *o, enum opt_id id, const char *v, cordon_error 
 		return 0;
 	case O_CWD:
 		return policy_set_cwd(p, v, err);
+	case O_WSMODE:
+		if (workspace_mode_parse(v, &p->workspace_mode) < 0)
+			return cordon_err(err, 0, "--workspace-mode %s: not overlay, review or direct", v);
+		return 0;
+	case O_ONFAIL:
+		if (on_failure_parse(v, &p->on_failure) < 0)
+			return cordon_err(err, 0, "--on-failure %s: not apply, discard or keep", v);
+		return 0;
+	case O_TEST_CRASH:
+		p->test_apply_crash_after = strtol(v, NULL, 10);
+		return 0;
 	case O_ENV:
 		return policy_add_env(p, v, err);
 	case O_NET:

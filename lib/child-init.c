@@ -91,6 +91,11 @@ static void wait_go2(const struct sandbox_spec *sp, int sock, int *filter, bool 
 			cv->n++;
 			continue;
 		}
+		if (m.type == MSG_OVERLAY && sp->overlay_trees && m.value >= 0 && (size_t)m.value < sp->plan->nmounts &&
+		    fd >= 0 && sp->overlay_trees[m.value] < 0) {
+			sp->overlay_trees[m.value] = fd;
+			continue;
+		}
 		/* index nmounts: the check's files (run_plan.check_files) */
 		if (m.type != MSG_TREE || m.value < 0 || (size_t)m.value > sp->plan->nmounts || fd < 0 ||
 		    sp->tree_fds[m.value] >= 0)
@@ -225,11 +230,14 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	wait_go2(sp, sock, &filter, &notify); /* sync 2 */
 	if (sp->seccomp && filter < 0)
 		setup_or_fail(sock, cordon_err(&e, 0, "no seccomp filter arrived at sync 2"), &e);
-	struct mount_plan mp = {sp->tree_fds, sp->secrets, sp->nsecrets, sp->cgview};
+	struct mount_plan mp = {sp->tree_fds, sp->secrets, sp->nsecrets, sp->cgview, sp->overlay_dirs, sp->overlay_trees};
 	setup_or_fail(sock, mounts_finish(&mc, &mp, &e), &e);
 	for (size_t i = 0; i <= sp->plan->nmounts; i++)
 		if (sp->tree_fds[i] >= 0)
 			close(sp->tree_fds[i]);
+	for (size_t i = 0; sp->overlay_trees && i < sp->plan->nmounts; i++)
+		if (sp->overlay_trees[i] >= 0)
+			close(sp->overlay_trees[i]);
 	if (sethostname(CORDON_HOSTNAME, strlen(CORDON_HOSTNAME)) < 0)
 		setup_or_fail(sock, cordon_err_errno(&e, "sethostname"), &e);
 	setup_or_fail(sock, ns_loopback_up(&e), &e);

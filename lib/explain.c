@@ -208,6 +208,8 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 	json_paths(&w, f, m);
 	jw_key(&w, "cwd");
 	jw_str(&w, plan_ok ? plan->cwd_in : NULL);
+	jw_key(&w, "workspace_mode");
+	jw_str(&w, workspace_mode_name(p->workspace_mode));
 	jw_key(&w, "env");
 	jw_arr_begin(&w);
 	static const char *const defaults[] = {"PATH", "HOME", "LANG", "TERM"};
@@ -296,6 +298,10 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 		buf_printf(&b, "  %-6s %s (host character device)\n", "dev", devs->v[i]);
 	if (plan_ok)
 		buf_printf(&b, "cwd: %s\n", plan->cwd_in);
+	buf_printf(&b, "workspace mode: %s%s\n", workspace_mode_name(p->workspace_mode),
+		   p->workspace_mode == WS_DIRECT ? " (writes reach the host at once)" :
+		   p->workspace_mode == WS_OVERLAY ? " (writes go to a change set, applied when the run ends)" :
+		   " (writes go to a change set, kept for review)");
 	buf_printf(&b, "env: PATH HOME LANG TERM");
 	for (size_t i = 0; i < p->env.n; i++)
 		buf_printf(&b, " %.*s", (int)strcspn(p->env.v[i], "="), p->env.v[i]);

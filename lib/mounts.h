@@ -42,6 +42,14 @@ struct mount_plan {
 	const struct secret_value *secrets;
 	size_t nsecrets;
 	const struct cgroup_view *cgview; /* or NULL */
+	/* Per plan mount (model_entry.mount): the host directory of its change
+	 * set's layer (overlay.h: upper/ and work/ in it), or NULL: a rw bind
+	 * with one becomes an overlay. NULL: none at all. */
+	char *const *overlay_dirs;
+	/* Per plan mount: the layer directory as a detached tree the
+	 * supervisor cloned (as root: the run's uid may not pass the
+	 * directories above it), or -1: init opens overlay_dirs itself. */
+	const int *overlay_trees;
 };
 
 /* Parent side: for each bind, clone the host tree as the supervisor (so a

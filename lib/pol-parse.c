@@ -456,10 +456,22 @@ static int check_keys(pctx *c, const jnode *obj, const char *where, const char *
 
 static int load_filesystem(pctx *c, const jnode *fs)
 {
-	static const char *const keys[] = {"read", "write", "tmpfs", "devices", "protect", "unprotect", NULL};
+	static const char *const keys[] = {"read", "write", "tmpfs", "devices", "protect", "unprotect", "workspace_mode", "on_failure", NULL};
 	static const enum mount_mode modes[] = {MOUNT_RO, MOUNT_RW, MOUNT_TMPFS};
 	if (want(c, fs, J_OBJ, "filesystem") < 0 || check_keys(c, fs, "\"filesystem\"", keys) < 0)
 		return -1;
+	jnode *wm = json_get(fs, "workspace_mode");
+	if (wm && want(c, wm, J_STR, "filesystem.workspace_mode") < 0)
+		return -1;
+	if (wm && workspace_mode_parse(wm->str, &c->p->workspace_mode) < 0)
+		return at(c, wm->line, wm->col, "\"filesystem.workspace_mode\": \"%s\" is not overlay, review or direct",
+			  wm->str);
+	jnode *of = json_get(fs, "on_failure");
+	if (of && want(c, of, J_STR, "filesystem.on_failure") < 0)
+		return -1;
+	if (of && on_failure_parse(of->str, &c->p->on_failure) < 0)
+		return at(c, of->line, of->col, "\"filesystem.on_failure\": \"%s\" is not apply, discard or keep",
+			  of->str);
 	jnode *devs = json_get(fs, "devices");
 	if (devs) {
 		if (want(c, devs, J_ARR, "filesystem.devices") < 0)
@@ -790,8 +802,10 @@ static int load_enforcement(pctx *c, const jnode *en)
 			c->p->allow_weaker |= WEAK_LANDLOCK;
 		else if (strcmp(s, "seccomp") == 0)
 			c->p->allow_weaker |= WEAK_SECCOMP;
+		else if (strcmp(s, "workspace") == 0)
+			c->p->allow_weaker |= WEAK_WORKSPACE;
 		else
-			return at(c, n->line, n->col, "\"enforcement.allow_weaker\": unknown layer \"%s\" (cgroup, landlock, seccomp)", s);
+			return at(c, n->line, n->col, "\"enforcement.allow_weaker\": unknown layer \"%s\" (cgroup, landlock, seccomp, workspace)", s);
 	}
 	return 0;
 }
@@ -1210,4 +1224,32 @@ int policy_effective_mounts(const cordon_policy *p, const char *workspace,
 	*out = m;
 	*nout = n;
 	return 0;
+}
+
+const char *workspace_mode_name(enum workspace_mode m)
+{
+	return m == WS_OVERLAY ? "overlay" : m == WS_REVIEW ? "review" : "direct";
+}
+
+int workspace_mode_parse(const char *s, enum workspace_mode *out)
+{
+	static const enum workspace_mode all[] = {WS_DIRECT, WS_OVERLAY, WS_REVIEW};
+	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
+		if (strcmp(s, workspace_mode_name(all[i])) == 0)
+			return (*out = all[i]), 0;
+	return -1;
+}
+
+const char *on_failure_name(enum on_failure f)
+{
+	return f == ONF_DISCARD ? "discard" : f == ONF_KEEP ? "keep" : "apply";
+}
+
+int on_failure_parse(const char *s, enum on_failure *out)
+{
+	static const enum on_failure all[] = {ONF_APPLY, ONF_DISCARD, ONF_KEEP};
+	for (size_t i = 0; i < ARRAY_SIZE(all); i++)
+		if (strcmp(s, on_failure_name(all[i])) == 0)
+			return (*out = all[i]), 0;
+	return -1;
 }

@@ -56,7 +56,15 @@ struct ledger {
 	size_t n;
 };
 
-enum weaker { WEAK_CGROUP = 1, WEAK_LANDLOCK = 2, WEAK_SECCOMP = 4 };
+enum weaker { WEAK_CGROUP = 1, WEAK_LANDLOCK = 2, WEAK_SECCOMP = 4, WEAK_WORKSPACE = 8 };
+/* filesystem.workspace_mode / --workspace-mode (README, "Workspace modes"). */
+enum workspace_mode { WS_DIRECT, WS_OVERLAY, WS_REVIEW };
+/* filesystem.on_failure / --on-failure: an overlay run that did not end ok. */
+enum on_failure { ONF_APPLY, ONF_DISCARD, ONF_KEEP };
+const char *workspace_mode_name(enum workspace_mode m);
+int workspace_mode_parse(const char *s, enum workspace_mode *out);
+const char *on_failure_name(enum on_failure f);
+int on_failure_parse(const char *s, enum on_failure *out);
 
 struct cordon_policy {
 	struct cordon_mount *mounts;
@@ -95,6 +103,9 @@ struct cordon_policy {
 	/* filesystem.protect / --protect and filesystem.unprotect / --unprotect:
 	 * names relative to every writable path, normalised (protect.h). */
 	strv protect, unprotect;
+	enum workspace_mode workspace_mode; /* filesystem.workspace_mode */
+	enum on_failure on_failure;         /* filesystem.on_failure */
+	long test_apply_crash_after; /* tests only (hidden CLI flag): the apply SIGKILLs itself after N entries */
 	/* The caller's options (include/cordon.h), borrowed for the length of
 	 * a run or an explain; NULL: the defaults. Read through policy_opts. */
 	const struct cordon_run_options *opts;

@@ -66,6 +66,7 @@ void report_free(struct run_report *r)
 	hindex_free(&r->denial_idx);
 	strv_free(&r->command);
 	strv_free(&r->secrets);
+	strv_free(&r->changes.refused);
 	exposure_list_free(&r->exposures);
 	file_list_free(&r->inputs);
 	file_list_free(&r->outputs);
@@ -494,6 +495,33 @@ static void write_truncated(jwriter *w, const struct run_report *r)
 	jw_obj_end(w);
 }
 
+/* The change set of an overlay or review run: what became of it. */
+static void write_changes(jwriter *w, const struct run_report *r)
+{
+	const struct changes_report *c = &r->changes;
+	jw_key(w, "changes");
+	if (!c->present) {
+		jw_null(w);
+		return;
+	}
+	jw_obj_begin(w);
+	jw_key(w, "state");
+	jw_str(w, c->state);
+	jw_key(w, "dir");
+	if (c->dir[0])
+		jw_str(w, c->dir);
+	else
+		jw_null(w);
+	jw_key(w, "reason");
+	if (c->reason[0])
+		jw_str(w, c->reason);
+	else
+		jw_null(w);
+	jw_key(w, "refused");
+	jw_str_array(w, (const char *const *)c->refused.v, c->refused.n);
+	jw_obj_end(w);
+}
+
 static void write_evidence(jwriter *w, const struct run_report *r)
 {
 	jw_key(w, "command");
@@ -504,6 +532,7 @@ static void write_evidence(jwriter *w, const struct run_report *r)
 	write_files(w, &r->inputs, false);
 	jw_key(w, "outputs");
 	write_files(w, &r->outputs, true);
+	write_changes(w, r);
 	write_fixes(w, "privilege_cleared", &r->privilege_cleared);
 	write_fixes(w, "root_restored", &r->root_restored);
 	if (r->privilege_sweep.incomplete) {
@@ -622,6 +651,16 @@ static void write_enforcement(jwriter *w, const struct run_report *r)
 	jw_key(w, "workspace_ownership_reason");
 	if (r->enf.workspace_ownership_reason[0])
 		jw_str(w, r->enf.workspace_ownership_reason);
+	else
+		jw_null(w);
+	jw_key(w, "workspace_mode");
+	if (r->enf.workspace_mode)
+		jw_str(w, r->enf.workspace_mode);
+	else
+		jw_null(w);
+	jw_key(w, "workspace_mode_reason");
+	if (r->enf.workspace_mode_reason[0])
+		jw_str(w, r->enf.workspace_mode_reason);
 	else
 		jw_null(w);
 	jw_key(w, "sandbox_host_uid");
@@ -844,6 +883,14 @@ char *policy_canonical_json(const cordon_policy *p)
 		jw_obj_end(&w);
 	}
 	jw_arr_end(&w);
+	/* Only when not the default: the hash of every direct-mode policy
+	 * stays what it was. */
+	if (p->workspace_mode != WS_DIRECT || p->on_failure != ONF_APPLY) {
+		jw_key(&w, "workspace_mode");
+		jw_str(&w, workspace_mode_name(p->workspace_mode));
+		jw_key(&w, "on_failure");
+		jw_str(&w, on_failure_name(p->on_failure));
+	}
 	const struct { const char *k; const strv *v; } lists[] = {
 		{"env", &p->env}, {"network", &p->net_allow}, {"syscalls_allow", &p->sys_allow},
 		{"syscalls_deny", &p->sys_deny}, {"inputs", &p->inputs},

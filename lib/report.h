@@ -74,6 +74,19 @@ struct enforcement {
 	char workspace_ownership_reason[512];
 	bool no_new_privs;
 	uint32_t sandbox_host_uid;
+	/* "overlay", "review", "direct" (NULL: the run never got that far) and
+	 * why it is not the mode asked for ("" when it is) */
+	const char *workspace_mode;
+	char workspace_mode_reason[512];
+};
+
+/* The run's change set (overlay and review modes; README, "Workspace modes"). */
+struct changes_report {
+	bool present;       /* the run had one */
+	const char *state;  /* "applied", "kept", "discarded" */
+	char dir[4096];     /* where it is, while it is kept */
+	char reason[1024];  /* why it was kept or discarded ("" when applied as asked) */
+	strv refused;       /* entries not applied: special files, held back ("path: why") */
 };
 
 struct run_report {
@@ -98,6 +111,7 @@ struct run_report {
 	strv secrets;
 	struct exposure_list exposures; /* secrets found in the files written */
 	struct enforcement enf;
+	struct changes_report changes;
 	enum task_verdict task;
 	bool check_ran;
 	enum run_status check_status;

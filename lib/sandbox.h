@@ -11,6 +11,8 @@
 struct sandbox_spec {
 	const struct run_plan *plan;
 	int *tree_fds;        /* per plan mount, filled from MSG_TREE frames */
+	char *const *overlay_dirs; /* per plan mount (mount_plan.overlay_dirs), or NULL */
+	int *overlay_trees;   /* per plan mount, filled from MSG_OVERLAY frames (as root) */
 	char *const *argv;
 	char *const *envp;
 	struct rlimit_plan rl;

@@ -463,3 +463,25 @@ int files_hash_tree(const char *const *roots, size_t nroots, const char *base,
 			return -1;
 	return 0;
 }
+
+void file_list_start(struct file_list *l)
+{
+	list_start(l, NULL);
+}
+
+int file_list_add(struct file_list *l, const char *path, const char *base, enum change c, bool regular, int fd,
+		  cordon_error *err)
+{
+	bool oom = false;
+	struct file_record *r = add_record(l, path, base, c, regular, &oom);
+	if (oom) {
+		if (fd >= 0)
+			close(fd);
+		return cordon_err(err, 12, "out of memory");
+	}
+	if (r && regular && c != CHANGE_DELETED)
+		hash_into(l, r, fd);
+	else if (fd >= 0)
+		close(fd);
+	return 0;
+}

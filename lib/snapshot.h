@@ -95,6 +95,13 @@ int snapshot_diff(const struct snapshot *before, const struct snapshot *after, c
 int files_hash_tree(const char *const *roots, size_t nroots, const char *base,
 		    struct file_list *out, cordon_error *err);
 void file_list_free(struct file_list *l);
+/* An empty list with its hash budget (for lists built entry by entry). */
+void file_list_start(struct file_list *l);
+/* Append a record for path (absolute; named relative to base when below
+ * it); a created or modified regular file is hashed from fd (owned, closed
+ * here; -1 = could not be opened). A full list counts it as omitted. */
+int file_list_add(struct file_list *l, const char *path, const char *base, enum change c, bool regular, int fd,
+		  cordon_error *err);
 const char *change_name(enum change c);
 
 /* openat2 beneath dirfd with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |

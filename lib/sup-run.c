@@ -24,8 +24,9 @@
  *               meanwhile P attaches the v1 cgroup (an RCU grace period),
  *                   prepares idmapped trees (sent as MSG_TREE + fd), names
  *                   the run's cgroup directories for its view (MSG_CGROUP),
- *                   sends the seccomp program (MSG_FILTER) and snapshots
- *                   the writable paths.
+ *                   sends the change set's layers in overlay mode as root
+ *                   (MSG_OVERLAY + fd), the seccomp program (MSG_FILTER)
+ *                   and snapshots the writable paths (direct mode).
  *               sync 2 (P->C MSG_GO2): init finishes the view and starts the
  *                   command.
  *               C->P: MSG_ERROR (setup failed; the command never started),
@@ -90,6 +91,7 @@
 #include "landlock.h"
 #include "ns.h"
 #include "observe.h"
+#include "overlay.h"
 #include "proxy.h"
 #include "run.h"
 #include "sandbox.h"
@@ -151,6 +153,7 @@ struct sup {
 	int forced_signal;
 	uint64_t t_start, t_exec, t_end;
 	struct snapshot before;
+	struct overlay_run ovl; /* workspace mode; the change set (overlay.h) */
 	struct sweep sweep; /* writable roots pinned before the run */
 	struct landlock_plan landlock;
 	struct seccomp_plan seccomp;
@@ -655,6 +658,16 @@ static int prepare(struct sup *s, cordon_error *err)
 	s->spec.ns_uid = s->host_uid;
 	s->spec.ns_gid = s->host_gid;
 	s->spec.envp = s->env.v;
+	if (overlay_prepare(&s->ovl, p, &s->plan, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, s->rep, err) < 0)
+		return -1;
+	s->spec.overlay_dirs = s->ovl.dirs;
+	if (s->ovl.active) {
+		s->spec.overlay_trees = malloc(s->plan.nmounts * sizeof(int));
+		if (!s->spec.overlay_trees)
+			return cordon_err(err, 12, "out of memory");
+		for (size_t i = 0; i < s->plan.nmounts; i++)
+			s->spec.overlay_trees[i] = -1;
+	}
 	/* One per mount, and one more for a check's files. */
 	s->spec.tree_fds = calloc(s->plan.nmounts + 1, sizeof(int));
 	if (!s->spec.tree_fds)
@@ -763,7 +776,11 @@ static int send_idmapped_trees(struct sup *s, cordon_error *err)
 		if (!no_idmap[i])
 			continue;
 		plain = s->plan.mounts[i].path;
-		r = mounts_chown_tree(plain, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, err);
+		if (s->ovl.active) /* the host's files stay the host's */
+			r = cordon_err(err, EOPNOTSUPP, "workspace mode %s: the filesystem of %s has no idmapped mounts, which an overlay of it needs as root (--workspace-mode direct)",
+				       workspace_mode_name(s->ovl.mode), plain);
+		else
+			r = mounts_chown_tree(plain, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, err);
 	}
 	if (r == 0 && plain) {
 		s->rep->enf.workspace_ownership = "chown";
@@ -847,12 +864,25 @@ static void collect_outputs(struct sup *s)
 	size_t n = writable_roots(s, roots, ARRAY_SIZE(roots));
 	struct snapshot after;
 	cordon_error e;
-	if (snapshot_take(&after, roots, n, &e) == 0) {
+	int64_t since = s->before.taken_ns;
+	if (s->ovl.active) {
+		/* From the change set (O(changes)), applied, kept or discarded. */
+		overlay_finish(&s->ovl, s->pol, s->rep->status == ST_OK, s->plan.workspace, s->rep);
+		since = s->ovl.cs.started_ns;
+	} else if (snapshot_take(&after, roots, n, &e) == 0) {
 		snapshot_diff(&s->before, &after, s->plan.workspace, &s->rep->outputs, &e);
 		snapshot_free(&after);
 	}
-	/* Secrets written into the files it changed (names, never values). */
-	exposure_scan(s->rep->redact, roots, n, &s->rep->outputs, s->plan.workspace, s->before.taken_ns,
+	/* Secrets written into the files it changed (names, never values):
+	 * where they are, on the host or still in the change set. */
+	const char *base = s->plan.workspace;
+	char upper[4200];
+	if (!overlay_on_host(&s->ovl, s->rep)) {
+		overlay_scan_root(&s->ovl, s->plan.workspace, upper, sizeof(upper));
+		roots[0] = base = upper;
+		n = upper[0] ? 1 : 0;
+	}
+	exposure_scan(s->rep->redact, roots, n, &s->rep->outputs, base, since,
 		      &s->rep->exposures, &e);
 }
 
@@ -872,7 +902,8 @@ static int parent_setup(struct sup *s, cordon_error *err)
 			return -1;
 		trace(s, "cgroup attached");
 	}
-	if (send_idmapped_trees(s, err) < 0 || send_cgroup_view(s, err) < 0)
+	if (send_idmapped_trees(s, err) < 0 || send_cgroup_view(s, err) < 0 ||
+	    (s->privileged && overlay_send_layers(&s->ovl, s->sock, err) < 0))
 		return -1;
 	if (s->spec.seccomp) {
 		/* Compiled here, while init builds its view, not before clone. */
@@ -884,7 +915,10 @@ static int parent_setup(struct sup *s, cordon_error *err)
 	}
 	const char *roots[256];
 	size_t n = writable_roots(s, roots, ARRAY_SIZE(roots));
-	if (snapshot_take(&s->before, roots, n, err) < 0 || sweep_pin(&s->sweep, roots, n, err) < 0)
+	/* The whole-tree snapshot only in direct mode: an overlay's changes are
+	 * its upper layer. */
+	if ((!s->ovl.active && snapshot_take(&s->before, roots, n, err) < 0) ||
+	    sweep_pin(&s->sweep, roots, n, err) < 0)
 		return -1;
 	trace(s, "snapshot taken, sync 2 sent");
 	if (sync_send(s->sock, MSG_GO2, 0, NULL, -1) < 0) /* sync 2 */
@@ -1051,13 +1085,14 @@ static void finish_usage(struct sup *s)
 		stream_finish(&s->out[i], rep->out[i].sha256);
 	}
 	/* Outputs: on every outcome, the workspace keeps what was written. */
-	if (s->exec_ok)
+	if (s->exec_ok || s->ovl.active)
 		collect_outputs(s);
 	trace(s, "outputs collected");
 	/* No process of the run is left (init's exit waited for them): what
 	 * the run left in the writable paths is swept, the roots put back as
 	 * they were at sync 2 (after a hand-over to the run's uid, if any). */
-	sweep_run(&s->sweep, &s->rep->outputs, s->rep->outputs.truncated, s->plan.workspace,
+	bool on_host = overlay_on_host(&s->ovl, s->rep); /* else nothing of the run's reached it */
+	sweep_run(&s->sweep, on_host ? &s->rep->outputs : NULL, on_host && s->rep->outputs.truncated, s->plan.workspace,
 		  &s->rep->privilege_cleared, &s->rep->root_restored, &s->rep->privilege_sweep);
 	trace(s, "privilege sweep done");
 	/* A protected path absent at the start that exists now: reported. */
@@ -1086,6 +1121,8 @@ static void cleanup(struct sup *s)
 		free(s->spec.tree_fds);
 	}
 	snapshot_free(&s->before);
+	free(s->spec.overlay_trees);
+	overlay_free(&s->ovl);
 	sweep_free(&s->sweep);
 	proxy_free(s->proxy);
 	s->proxy = NULL;

@@ -24,6 +24,8 @@ enum msg_type {
 	MSG_PROXY_FD,  /* C->P: the proxy's listening socket, in the run's netns (fd) */
 	MSG_CGROUP,    /* P->C: the run's own cgroup directory, host path in .path;
 			* .value = v1 controller index (cg_v1_controllers), -1 on v2 */
+	MSG_OVERLAY,   /* P->C, as root: the change set's layer directory of mount
+			* index .value (a detached clone, fd; overlay.h) */
 };
 
 /* A received frame. */

@@ -1,0 +1,957 @@
+/* A run's change set on disk: create, open, list, apply (journalled),
+ * discard (rolled back first when an apply was interrupted). See
+ * changeset.h for the layout.
+ *
+ * The apply walks each layer's upper directory once, parents first:
+ *   whiteout (char 0/0)  the host entry is renamed into <i>/backup
+ *   directory            created on the host if absent; an opaque one (or
+ *                        one replacing a file) replaces the host entry,
+ *                        which goes to backup; then its entries
+ *   file, symlink        owner and mode set on the upper inode, the host
+ *                        entry hard-linked into backup, then the upper entry
+ *                        renamed over it (atomic); copied beside and renamed
+ *                        when the host is another filesystem
+ *   anything else        refused (FIFO, socket, device node)
+ * Each step is written to the journal before it is taken, and every step
+ * is idempotent, so an interrupted apply completes by walking again; the
+ * journal, read backwards, undoes it (changeset_discard). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <time.h>
+#include <unistd.h>
+#include "changeset.h"
+#include "cleanup.h"
+#include "error.h"
+
+#define META_MAGIC "cordon-changes 1"
+#define REL_MAX 16384
+
+static int64_t realtime_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n) {
+		ssize_t w = write(fd, c, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int write_file_at(int dfd, const char *name, const void *data, size_t n, cordon_error *err)
+{
+	_cleanup_close_ int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0 || write_all(fd, data, n) < 0)
+		return cordon_err_errno(err, "write %s", name);
+	return 0;
+}
+
+/* At most max-1 bytes of dfd/name (a file of cordon's), NUL-terminated. */
+static ssize_t read_file_at(int dfd, const char *name, char *out, size_t max)
+{
+	_cleanup_close_ int fd = open_beneath(dfd, name, O_RDONLY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+		return -1;
+	size_t n = 0;
+	for (ssize_t r; n < max - 1 && (r = read(fd, out + n, max - 1 - n)) != 0;) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		n += (size_t)r;
+	}
+	out[n] = '\0';
+	return (ssize_t)n;
+}
+
+void changeset_close(struct changeset *cs)
+{
+	if (cs->dirfd >= 0)
+		close(cs->dirfd);
+	cs->dirfd = -1;
+	for (size_t i = 0; i < cs->nlayers; i++)
+		free(cs->host[i]);
+	cs->nlayers = 0;
+}
+
+static int write_meta(const struct changeset *cs, cordon_error *err)
+{
+	char meta[256];
+	int n = snprintf(meta, sizeof(meta), META_MAGIC "\nstarted %" PRId64 "\nowner %u %u\nlayers %zu\n",
+			 cs->started_ns, (unsigned)cs->uid, (unsigned)cs->gid, cs->nlayers);
+	return write_file_at(cs->dirfd, "meta", meta, (size_t)n, err);
+}
+
+static int create_layer(struct changeset *cs, size_t i, uid_t run_uid, gid_t run_gid, cordon_error *err)
+{
+	char name[32];
+	snprintf(name, sizeof(name), "%zu", i);
+	/* 0711 as root: the run's init (another uid) passes it to upper/ and
+	 * work/, its own; host and backup/ stay root's. */
+	if (mkdirat(cs->dirfd, name, geteuid() == 0 && run_uid != cs->uid ? 0711 : 0700) < 0)
+		return cordon_err_errno(err, "create %s/%s", cs->dir, name);
+	_cleanup_close_ int l = open_beneath(cs->dirfd, name, O_PATH | O_DIRECTORY);
+	if (l < 0 || write_file_at(l, "host", cs->host[i], strlen(cs->host[i]), err) < 0)
+		return l < 0 ? cordon_err_errno(err, "open %s/%s", cs->dir, name) : -1;
+	static const char *const sub[] = {"upper", "work"};
+	for (size_t k = 0; k < 2; k++) {
+		if (mkdirat(l, sub[k], 0755) < 0)
+			return cordon_err_errno(err, "create %s/%s/%s", cs->dir, name, sub[k]);
+		/* The run's host identity writes them (through its overlay). */
+		if (geteuid() == 0 && fchownat(l, sub[k], run_uid, run_gid, AT_SYMLINK_NOFOLLOW) < 0)
+			return cordon_err_errno(err, "hand %s/%s/%s to the run's uid", cs->dir, name, sub[k]);
+	}
+	return 0;
+}
+
+static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err);
+
+int changeset_create(struct changeset *cs, const char *base, const char *const *hosts, size_t n, uid_t uid,
+		     gid_t gid, uid_t run_uid, gid_t run_gid, cordon_error *err)
+{
+	memset(cs, 0, sizeof(*cs));
+	cs->dirfd = -1;
+	if (n > CHANGESET_MAX_LAYERS)
+		return cordon_err(err, E2BIG, "more than %d writable paths", CHANGESET_MAX_LAYERS);
+	_cleanup_close_ int b = open_root(base, O_PATH | O_DIRECTORY);
+	if (b < 0)
+		return cordon_err_errno(err, "open %s", base);
+	/* Another run may remove an empty .cordon-changes at any moment:
+	 * made again, a few times. */
+	for (int tries = 0;; tries++) {
+		if (make_dir(cs, b, base, run_uid, uid, err) == 0)
+			break;
+		if (err->code != ENOENT || tries == 3)
+			return -1;
+	}
+	cs->started_ns = realtime_ns();
+	cs->uid = uid;
+	cs->gid = gid;
+	for (size_t i = 0; i < n; i++, cs->nlayers++)
+		if (!(cs->host[i] = strdup(hosts[i])))
+			return cordon_err(err, ENOMEM, "out of memory");
+	if (write_meta(cs, err) < 0)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		if (create_layer(cs, i, run_uid, run_gid, err) < 0)
+			return -1;
+	return 0;
+}
+
+static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err)
+{
+	if (mkdirat(b, CHANGESET_DIRNAME, 0711) < 0 && errno != EEXIST)
+		return cordon_err_errno(err, "create %s/%s", base, CHANGESET_DIRNAME);
+	_cleanup_close_ int top = open_beneath(b, CHANGESET_DIRNAME, O_PATH | O_DIRECTORY);
+	struct stat st;
+	if (top < 0 || fstat(top, &st) < 0)
+		return cordon_err_errno(err, "open %s/%s", base, CHANGESET_DIRNAME);
+	if (st.st_uid != geteuid() || (st.st_mode & 022))
+		return cordon_err(err, EPERM, "%s/%s belongs to uid %u or is writable by others: not using it", base,
+				  CHANGESET_DIRNAME, (unsigned)st.st_uid);
+	unsigned char rnd[8];
+	if (getentropy(rnd, sizeof(rnd)) < 0)
+		return cordon_err_errno(err, "getentropy");
+	char id[40];
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	int k = (int)strftime(id, sizeof(id), "%Y%m%dT%H%M%S-", &tm);
+	for (size_t i = 0; i < 4; i++)
+		k += snprintf(id + k, sizeof(id) - (size_t)k, "%02x", rnd[i]);
+	/* 0711 as root: the run's init (another uid) reaches its layer's
+	 * directory (its own, 0700) by path; nothing here can be listed. */
+	if (mkdirat(top, id, geteuid() == 0 && run_uid != uid ? 0711 : 0700) < 0)
+		return cordon_err_errno(err, "create %s/%s/%s", base, CHANGESET_DIRNAME, id);
+	if (snprintf(cs->dir, sizeof(cs->dir), "%s%s%s/%s", base, strcmp(base, "/") ? "/" : "", CHANGESET_DIRNAME,
+		     id) >= (int)sizeof(cs->dir))
+		return cordon_err(err, ENAMETOOLONG, "%s: too long", base);
+	cs->dirfd = open_beneath(top, id, O_RDONLY | O_DIRECTORY);
+	if (cs->dirfd < 0)
+		return cordon_err_errno(err, "open %s", cs->dir);
+	return 0;
+}
+
+int changeset_open(struct changeset *cs, const char *dir, cordon_error *err)
+{
+	memset(cs, 0, sizeof(*cs));
+	if (snprintf(cs->dir, sizeof(cs->dir), "%s", dir) >= (int)sizeof(cs->dir))
+		return cordon_err(err, ENAMETOOLONG, "%s: too long", dir);
+	cs->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (cs->dirfd < 0 || fstat(cs->dirfd, &st) < 0)
+		return cordon_err_errno(err, "%s", dir);
+	/* Its meta and host files say where the apply writes and whose the
+	 * files become: only the caller's own change set is trusted (root
+	 * included: a user's could name /etc). */
+	if (st.st_uid != geteuid() || (st.st_mode & 022))
+		return cordon_err(err, EPERM, "%s: not a change set of yours (owner uid %u, mode %03o)", dir,
+				  (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+	char meta[512];
+	long long started;
+	unsigned u, g;
+	size_t n;
+	if (read_file_at(cs->dirfd, "meta", meta, sizeof(meta)) < 0)
+		return cordon_err(err, EINVAL, "%s: not a change set (no meta file)", dir);
+	if (sscanf(meta, META_MAGIC "\nstarted %lld\nowner %u %u\nlayers %zu\n", &started, &u, &g, &n) != 4 ||
+	    n == 0 || n > CHANGESET_MAX_LAYERS)
+		return cordon_err(err, EINVAL, "%s/meta: not a change set's (version 1)", dir);
+	cs->started_ns = started;
+	cs->uid = u;
+	cs->gid = g;
+	for (size_t i = 0; i < n; i++, cs->nlayers++) {
+		char name[48], host[4096];
+		snprintf(name, sizeof(name), "%zu/host", i);
+		ssize_t len = read_file_at(cs->dirfd, name, host, sizeof(host));
+		if (len <= 0 || host[0] != '/' || strlen(host) != (size_t)len)
+			return cordon_err(err, EINVAL, "%s/%s: not a host path", dir, name);
+		if (!(cs->host[i] = strdup(host)))
+			return cordon_err(err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
+int changeset_layer_fd(const struct changeset *cs, size_t i, const char *which, cordon_error *err)
+{
+	char name[48];
+	snprintf(name, sizeof(name), "%zu/%s", i, which);
+	int fd = open_beneath(cs->dirfd, name, O_PATH | O_DIRECTORY);
+	if (fd < 0)
+		return cordon_err_errno(err, "open %s/%s", cs->dir, name);
+	return fd;
+}
+
+bool changeset_interrupted(const struct changeset *cs)
+{
+	return faccessat(cs->dirfd, "journal", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+bool changeset_held_back(const struct changeset *cs, size_t layer, const char *rel, char *why, size_t whysz)
+{
+	/* Issue 15 (protected control files: .git/config, hooks...) decides
+	 * here, per entry; a held-back entry stays in the change set and is
+	 * named in the apply's refused list. */
+	(void)cs, (void)layer, (void)rel, (void)why, (void)whysz;
+	return false;
+}
+
+/* ---- walking an upper directory ---- */
+
+static bool is_whiteout(const struct stat *st)
+{
+	return S_ISCHR(st->st_mode) && st->st_rdev == 0;
+}
+
+static bool is_opaque(int dfd)
+{
+	char v[4];
+	static const char *const names[] = {"user.overlay.opaque", "trusted.overlay.opaque"};
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+		ssize_t n = fgetxattr(dfd, names[i], v, sizeof(v));
+		if (n == 1 && v[0] == 'y')
+			return true;
+	}
+	return false;
+}
+
+static const char *special_name(mode_t m)
+{
+	return S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" : S_ISBLK(m) ? "a block device" :
+	       S_ISCHR(m) ? "a character device" : "a special file";
+}
+
+struct walk {
+	const struct changeset *cs;
+	size_t layer;
+	char rel[REL_MAX]; /* the current entry, relative to the layer */
+	size_t entries;
+	/* list */
+	const char *base;
+	struct file_list *out;
+	strv *refused;
+	/* conflicts */
+	strv *conflicts;
+	bool rmdir_after; /* apply: an upper directory goes once emptied */
+};
+
+/* w->rel + "/" + name while fn runs; restored afterwards. */
+static int push_name(struct walk *w, const char *name, size_t *saved, cordon_error *err)
+{
+	*saved = strlen(w->rel);
+	int n = snprintf(w->rel + *saved, sizeof(w->rel) - *saved, "%s%s", *saved ? "/" : "", name);
+	if (n < 0 || (size_t)n >= sizeof(w->rel) - *saved)
+		return cordon_err(err, ENAMETOOLONG, "%s: a path longer than %d bytes", w->cs->host[w->layer], REL_MAX);
+	if (++w->entries > CHANGESET_MAX_ENTRIES)
+		return cordon_err(err, EFBIG, "more than %d entries", CHANGESET_MAX_ENTRIES);
+	return 0;
+}
+
+static int host_path(const struct walk *w, char *out, size_t sz)
+{
+	const char *h = w->cs->host[w->layer];
+	return snprintf(out, sz, "%s%s%s", h, strcmp(h, "/") ? "/" : "", w->rel) >= (int)sz ? -1 : 0;
+}
+
+static int add_refused(strv *s, const char *path, const char *why, cordon_error *err)
+{
+	if (!s)
+		return 0;
+	char line[REL_MAX + 128];
+	snprintf(line, sizeof(line), "%s: %s", path, why);
+	if (strv_push(s, line) < 0)
+		return cordon_err(err, ENOMEM, "out of memory");
+	return 0;
+}
+
+typedef int (*visit_fn)(struct walk *w, int U, int H, const char *name, const struct stat *st, cordon_error *err);
+
+/* Each entry of upper directory U (host directory H, -1 if none). */
+static int walk_dir(struct walk *w, int U, int H, int depth, visit_fn fn, cordon_error *err)
+{
+	if (depth > CHANGESET_MAX_DEPTH)
+		return cordon_err(err, ELOOP, "deeper than %d levels", CHANGESET_MAX_DEPTH);
+	int rfd = openat(U, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0)
+		return cordon_err_errno(err, "open %s", w->rel);
+	_cleanup_closedir_ DIR *d = fdopendir(rfd);
+	if (!d) {
+		close(rfd);
+		return cordon_err_errno(err, "read %s", w->rel);
+	}
+	struct dirent *e;
+	while ((errno = 0, e = readdir(d))) {
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+			continue;
+		struct stat st;
+		if (fstatat(U, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (errno == ENOENT)
+				continue;
+			return cordon_err_errno(err, "stat %s", e->d_name);
+		}
+		size_t saved;
+		if (push_name(w, e->d_name, &saved, err) < 0)
+			return -1;
+		int r = fn(w, U, H, e->d_name, &st, err);
+		if (r == 1 && S_ISDIR(st.st_mode)) { /* descend */
+			_cleanup_close_ int sub = open_beneath(U, e->d_name, O_RDONLY | O_DIRECTORY);
+			_cleanup_close_ int hsub = H < 0 ? -1 : open_beneath(H, e->d_name, O_PATH | O_DIRECTORY);
+			if (sub < 0)
+				return cordon_err_errno(err, "open %s", w->rel);
+			r = walk_dir(w, sub, hsub, depth + 1, fn, err);
+			if (r == 0 && w->rmdir_after)
+				unlinkat(U, e->d_name, AT_REMOVEDIR); /* ENOTEMPTY: refused entries stay */
+		}
+		w->rel[saved] = '\0';
+		if (r < 0)
+			return -1;
+	}
+	if (errno)
+		return cordon_err_errno(err, "read %s", w->rel);
+	return 0;
+}
+
+static int for_each_layer(struct walk *w, visit_fn fn, cordon_error *err)
+{
+	for (w->layer = 0; w->layer < w->cs->nlayers; w->layer++) {
+		w->rel[0] = '\0';
+		_cleanup_close_ int up = changeset_layer_fd(w->cs, w->layer, "upper", err);
+		if (up < 0)
+			return -1;
+		_cleanup_close_ int u = open_beneath(up, ".", O_RDONLY | O_DIRECTORY);
+		_cleanup_close_ int h = open_root(w->cs->host[w->layer], O_PATH | O_DIRECTORY);
+		if (u < 0)
+			return cordon_err_errno(err, "open %s/%zu/upper", w->cs->dir, w->layer);
+		if (walk_dir(w, u, h, 0, fn, err) < 0)
+			return cordon_err_wrap(err, "%s", w->cs->host[w->layer]);
+	}
+	return 0;
+}
+
+/* ---- listing ---- */
+
+static int list_opaque(struct walk *w, int U, int H, const char *name, cordon_error *err)
+{
+	/* The host entries below a directory the run replaced are deleted. */
+	_cleanup_close_ int hd = H < 0 ? -1 : open_beneath(H, name, O_RDONLY | O_DIRECTORY);
+	if (hd < 0)
+		return 0;
+	_cleanup_close_ int ud = open_beneath(U, name, O_PATH | O_DIRECTORY);
+	_cleanup_closedir_ DIR *d = fdopendir(TAKE_FD(hd));
+	if (!d)
+		return 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		struct stat st;
+		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
+		    (ud >= 0 && fstatat(ud, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0))
+			continue;
+		size_t saved;
+		char path[REL_MAX + 4096];
+		if (push_name(w, e->d_name, &saved, err) < 0)
+			return -1;
+		int r = host_path(w, path, sizeof(path)) < 0 ? 0 :
+			file_list_add(w->out, path, w->base, CHANGE_DELETED, false, -1, err);
+		w->rel[saved] = '\0';
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int list_visit(struct walk *w, int U, int H, const char *name, const struct stat *st, cordon_error *err)
+{
+	char path[REL_MAX + 4096];
+	if (host_path(w, path, sizeof(path)) < 0)
+		return cordon_err(err, ENAMETOOLONG, "%s: too long", w->rel);
+	struct stat hs;
+	bool host = H >= 0 && fstatat(H, name, &hs, AT_SYMLINK_NOFOLLOW) == 0;
+	if (is_whiteout(st))
+		return file_list_add(w->out, path, w->base, CHANGE_DELETED, false, -1, err);
+	if (S_ISDIR(st->st_mode)) {
+		_cleanup_close_ int ud = open_beneath(U, name, O_RDONLY | O_DIRECTORY);
+		bool opaque = ud >= 0 && is_opaque(ud);
+		if (host && S_ISDIR(hs.st_mode) && opaque && list_opaque(w, U, H, name, err) < 0)
+			return -1;
+		if (!host || !S_ISDIR(hs.st_mode))
+			if (file_list_add(w->out, path, w->base, host ? CHANGE_MODIFIED : CHANGE_CREATED, false, -1, err) < 0)
+				return -1;
+		return 1;
+	}
+	if (S_ISREG(st->st_mode) || S_ISLNK(st->st_mode)) {
+		int fd = S_ISREG(st->st_mode) ? open_beneath(U, name, O_RDONLY) : -1;
+		return file_list_add(w->out, path, w->base, host ? CHANGE_MODIFIED : CHANGE_CREATED,
+				     S_ISREG(st->st_mode), fd, err);
+	}
+	return add_refused(w->refused, path, special_name(st->st_mode), err) < 0 ? -1 : 0;
+}
+
+int changeset_list(const struct changeset *cs, const char *base, struct file_list *out, strv *refused,
+		   cordon_error *err)
+{
+	_cleanup_free_ struct walk *w = calloc(1, sizeof(*w));
+	if (!w)
+		return cordon_err(err, ENOMEM, "out of memory");
+	w->cs = cs;
+	w->base = base;
+	w->out = out;
+	w->refused = refused;
+	int r = for_each_layer(w, list_visit, err);
+	if (r < 0 && (err->code == EFBIG || err->code == ELOOP)) {
+		out->truncated = true;
+		out->cut = err->code == EFBIG ? CUT_WALK_ENTRIES : CUT_WALK_DEPTH;
+		return 0;
+	}
+	return r;
+}
+
+/* ---- conflicts ---- */
+
+static int conflict_visit(struct walk *w, int U, int H, const char *name, const struct stat *st, cordon_error *err)
+{
+	(void)U;
+	struct stat hs;
+	if (H < 0 || fstatat(H, name, &hs, AT_SYMLINK_NOFOLLOW) < 0)
+		return S_ISDIR(st->st_mode) ? 1 : 0;
+	if (S_ISDIR(st->st_mode) && S_ISDIR(hs.st_mode))
+		return 1; /* merged: its own entries say */
+	int64_t ct = (int64_t)hs.st_ctim.tv_sec * 1000000000LL + hs.st_ctim.tv_nsec;
+	if (ct <= w->cs->started_ns)
+		return S_ISDIR(st->st_mode) ? 1 : 0;
+	char path[REL_MAX + 4096];
+	host_path(w, path, sizeof(path));
+	if (strv_push(w->conflicts, path) < 0)
+		return cordon_err(err, ENOMEM, "out of memory");
+	return S_ISDIR(st->st_mode) ? 1 : 0;
+}
+
+int changeset_conflicts(const struct changeset *cs, strv *out, cordon_error *err)
+{
+	_cleanup_free_ struct walk *w = calloc(1, sizeof(*w));
+	if (!w)
+		return cordon_err(err, ENOMEM, "out of memory");
+	w->cs = cs;
+	w->conflicts = out;
+	return for_each_layer(w, conflict_visit, err);
+}
+
+/* ---- removing a tree (cordon's own directories, or host entries being
+ * rolled back): never follows a link, bounded depth ---- */
+
+static int rm_at(int dfd, const char *name, int depth)
+{
+	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -1;
+	if (depth > CHANGESET_MAX_DEPTH) {
+		errno = ELOOP;
+		return -1;
+	}
+	int sub = open_beneath(dfd, name, O_RDONLY | O_DIRECTORY);
+	if (sub < 0 && errno == EACCES && fchmodat(dfd, name, 0700, 0) == 0)
+		sub = open_beneath(dfd, name, O_RDONLY | O_DIRECTORY);
+	if (sub < 0)
+		return -1;
+	_cleanup_closedir_ DIR *d = fdopendir(sub);
+	if (!d) {
+		close(sub);
+		return -1;
+	}
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && rm_at(dirfd(d), e->d_name, depth + 1) < 0)
+			return -1;
+	return unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -1 : 0;
+}
+
+/* Remove DIR itself, and .cordon-changes above it when that is empty. */
+static int remove_dir(struct changeset *cs, cordon_error *err)
+{
+	char parent[4096], *slash;
+	snprintf(parent, sizeof(parent), "%s", cs->dir);
+	if (!(slash = strrchr(parent, '/')) || slash == parent)
+		return cordon_err(err, EINVAL, "%s: not a change set's path", cs->dir);
+	*slash = '\0';
+	_cleanup_close_ int p = open(parent, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat a, b;
+	if (p < 0 || fstatat(p, slash + 1, &a, AT_SYMLINK_NOFOLLOW) < 0 || fstat(cs->dirfd, &b) < 0 ||
+	    a.st_ino != b.st_ino || a.st_dev != b.st_dev)
+		return cordon_err_errno(err, "%s: moved while in use", cs->dir);
+	if (rm_at(p, slash + 1, 0) < 0)
+		return cordon_err_errno(err, "remove %s", cs->dir);
+	char *up = strrchr(parent, '/');
+	if (up && strcmp(up + 1, CHANGESET_DIRNAME) == 0)
+		rmdir(parent); /* ENOTEMPTY: another run's change set is there */
+	return 0;
+}
+
+/* ---- the journal ---- */
+
+struct apply {
+	struct changeset *cs;
+	const struct changeset_apply_opts *o;
+	strv *refused;
+	int journal;
+	int backup; /* <layer>/backup, created on first use */
+	size_t layer;
+	long done;
+	struct walk *w;
+};
+
+static int journal(struct apply *a, char kind, long long arg, const char *rel, cordon_error *err)
+{
+	/* One write per record (O_APPEND): a crash cuts at most the last. */
+	char rec[REL_MAX + 96];
+	int n = snprintf(rec, sizeof(rec), "%c %zu %lld %zu\n%s\n", kind, a->layer, arg, strlen(rel), rel);
+	if (n < 0 || (size_t)n >= sizeof(rec) || write_all(a->journal, rec, (size_t)n) < 0)
+		return cordon_err_errno(err, "write %s/journal", a->cs->dir);
+	return 0;
+}
+
+static int backup_dir(struct apply *a, cordon_error *err)
+{
+	if (a->backup >= 0)
+		return a->backup;
+	char name[48];
+	snprintf(name, sizeof(name), "%zu/backup", a->layer);
+	if (mkdirat(a->cs->dirfd, name, 0700) < 0 && errno != EEXIST)
+		return cordon_err_errno(err, "create %s/%s", a->cs->dir, name);
+	a->backup = open_beneath(a->cs->dirfd, name, O_PATH | O_DIRECTORY);
+	if (a->backup < 0)
+		return cordon_err_errno(err, "open %s/%s", a->cs->dir, name);
+	return a->backup;
+}
+
+/* Keep the host entry H/name in backup (journalled first): moved there
+ * (it goes: a deletion or a replaced directory) or hard-linked (a file
+ * about to be replaced by a rename). Another filesystem: deleted. */
+static int backup(struct apply *a, int H, const char *name, bool move, cordon_error *err)
+{
+	int b = backup_dir(a, err);
+	if (b < 0)
+		return -1;
+	off_t seq = lseek(a->journal, 0, SEEK_END);
+	char sname[32];
+	snprintf(sname, sizeof(sname), "%lld", (long long)seq);
+	if (journal(a, 'B', (long long)seq, a->w->rel, err) < 0)
+		return -1;
+	int r = move ? renameat(H, name, b, sname) : linkat(H, name, b, sname, 0);
+	if (r == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EXDEV)
+		return cordon_err_errno(err, "keep %s in the change set's backup", a->w->rel);
+	/* Nowhere to keep it: the apply is not undoable past this entry. */
+	if (move && rm_at(H, name, 0) < 0)
+		return cordon_err_errno(err, "delete %s", a->w->rel);
+	return 0;
+}
+
+/* ---- applying one entry ---- */
+
+static void strip_xattrs(int fd)
+{
+	char names[4096];
+	ssize_t n = flistxattr(fd, names, sizeof(names));
+	for (ssize_t i = 0; i < n;) {
+		const char *x = names + i;
+		if (strncmp(x, "user.overlay.", 13) == 0 || strncmp(x, "trusted.overlay.", 16) == 0 ||
+		    strcmp(x, "security.capability") == 0)
+			fremovexattr(fd, x);
+		i += (ssize_t)strlen(x) + 1;
+	}
+}
+
+/* The upper inode made the invoking user's, with no set-id bit (a chown
+ * clears them too), before it is renamed into the host. */
+static int own(struct apply *a, int fd, const struct stat *st, cordon_error *err)
+{
+	if (geteuid() == 0 && fchown(fd, a->cs->uid, a->cs->gid) < 0)
+		return cordon_err_errno(err, "chown %s", a->w->rel);
+	mode_t keep = S_ISDIR(st->st_mode) ? 01777 : 0777;
+	if (fchmod(fd, st->st_mode & keep) < 0)
+		return cordon_err_errno(err, "chmod %s", a->w->rel);
+	strip_xattrs(fd);
+	return 0;
+}
+
+/* Upper file or symlink U/name into H/name on another filesystem: copied
+ * beside the target, then renamed over it. */
+static int copy_into(struct apply *a, int U, int H, const char *name, const struct stat *st, cordon_error *err)
+{
+	char tmp[64];
+	unsigned char rnd[6];
+	if (getentropy(rnd, sizeof(rnd)) < 0)
+		return cordon_err_errno(err, "getentropy");
+	snprintf(tmp, sizeof(tmp), ".cordon-apply-%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3], rnd[4],
+		 rnd[5]);
+	if (S_ISLNK(st->st_mode)) {
+		char target[4096];
+		ssize_t n = readlinkat(U, name, target, sizeof(target) - 1);
+		if (n < 0)
+			return cordon_err_errno(err, "read the link %s", a->w->rel);
+		target[n] = '\0';
+		if (symlinkat(target, H, tmp) < 0)
+			return cordon_err_errno(err, "create the link %s", a->w->rel);
+		if (geteuid() == 0 && fchownat(H, tmp, a->cs->uid, a->cs->gid, AT_SYMLINK_NOFOLLOW) < 0) {
+			int e = errno;
+			unlinkat(H, tmp, 0);
+			return cordon_err(err, e, "chown the link %s", a->w->rel);
+		}
+	} else {
+		_cleanup_close_ int in = open_beneath(U, name, O_RDONLY);
+		struct stat is;
+		if (in < 0 || fstat(in, &is) < 0 || !S_ISREG(is.st_mode))
+			return cordon_err_errno(err, "open %s", a->w->rel);
+		_cleanup_close_ int out = openat(H, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (out < 0)
+			return cordon_err_errno(err, "create beside %s", a->w->rel);
+		for (off_t left = is.st_size; left > 0;) {
+			ssize_t c = copy_file_range(in, NULL, out, NULL, (size_t)left, 0);
+			if (c <= 0) {
+				int e = c < 0 ? errno : EIO;
+				unlinkat(H, tmp, 0);
+				return cordon_err(err, e, "copy %s", a->w->rel);
+			}
+			left -= c;
+		}
+		if ((geteuid() == 0 && fchown(out, a->cs->uid, a->cs->gid) < 0) || fchmod(out, is.st_mode & 0777) < 0) {
+			unlinkat(H, tmp, 0);
+			return cordon_err_errno(err, "chown/chmod %s", a->w->rel);
+		}
+	}
+	if (renameat(H, tmp, H, name) < 0) {
+		int e = errno;
+		unlinkat(H, tmp, 0);
+		return cordon_err(err, e, "rename into %s", a->w->rel);
+	}
+	if (unlinkat(U, name, 0) < 0 && errno != ENOENT)
+		return cordon_err_errno(err, "remove %s from the change set", a->w->rel);
+	return 0;
+}
+
+static void crash_hook(struct apply *a)
+{
+	if (a->o && a->o->crash_after > 0 && ++a->done >= a->o->crash_after)
+		raise(SIGKILL); /* the test of an interrupted apply */
+}
+
+static int apply_file(struct apply *a, int U, int H, const char *name, const struct stat *st, bool host,
+		      const struct stat *hs, cordon_error *err)
+{
+	if (S_ISREG(st->st_mode)) {
+		_cleanup_close_ int fd = open_beneath(U, name, O_RDONLY);
+		struct stat fs;
+		if (fd < 0 || fstat(fd, &fs) < 0 || fs.st_ino != st->st_ino || !S_ISREG(fs.st_mode))
+			return cordon_err_errno(err, "open %s in the change set", a->w->rel);
+		if (own(a, fd, &fs, err) < 0)
+			return -1;
+	} else if (geteuid() == 0 && fchownat(U, name, a->cs->uid, a->cs->gid, AT_SYMLINK_NOFOLLOW) < 0) {
+		return cordon_err_errno(err, "chown the link %s", a->w->rel);
+	}
+	if (host && S_ISDIR(hs->st_mode)) {
+		if (backup(a, H, name, true, err) < 0)
+			return -1;
+		host = false;
+	}
+	if (host ? backup(a, H, name, false, err) < 0 : journal(a, 'C', 0, a->w->rel, err) < 0)
+		return -1;
+	if (renameat(U, name, H, name) < 0) {
+		if (errno != EXDEV)
+			return cordon_err_errno(err, "rename %s into place", a->w->rel);
+		if (copy_into(a, U, H, name, st, err) < 0)
+			return -1;
+	}
+	crash_hook(a);
+	return 0;
+}
+
+static int apply_dir_entry(struct apply *a, int U, int H, const char *name, const struct stat *st, bool host,
+			   const struct stat *hs, cordon_error *err)
+{
+	_cleanup_close_ int ud = open_beneath(U, name, O_RDONLY | O_DIRECTORY);
+	if (ud < 0 && errno == EACCES && fchmodat(U, name, 0700, 0) == 0) /* the run's chmod 000: ours now */
+		ud = open_beneath(U, name, O_RDONLY | O_DIRECTORY);
+	if (ud < 0)
+		return cordon_err_errno(err, "open %s in the change set", a->w->rel);
+	bool opaque = is_opaque(ud);
+	/* Replaced (opaque, or where the host had a file): the old entry goes
+	 * to backup, then the mark goes, then the new directory is made; an
+	 * apply interrupted anywhere in between completes the same way. */
+	if (host && (!S_ISDIR(hs->st_mode) || opaque)) {
+		if (backup(a, H, name, true, err) < 0)
+			return -1;
+		host = false;
+	}
+	if (opaque) {
+		fremovexattr(ud, "user.overlay.opaque");
+		fremovexattr(ud, "trusted.overlay.opaque");
+	}
+	if (!host) {
+		if (journal(a, 'C', 0, a->w->rel, err) < 0)
+			return -1;
+		if (mkdirat(H, name, 0700) < 0 && errno != EEXIST)
+			return cordon_err_errno(err, "create %s", a->w->rel);
+	} else if ((hs->st_mode & 07777) != (st->st_mode & 01777) &&
+		   journal(a, 'M', (long long)(hs->st_mode & 07777), a->w->rel, err) < 0) {
+		return -1;
+	}
+	_cleanup_close_ int hd = open_beneath(H, name, O_RDONLY | O_DIRECTORY);
+	struct stat hds;
+	if (hd < 0 || fstat(hd, &hds) < 0)
+		return cordon_err_errno(err, "open %s on the host", a->w->rel);
+	if ((!host && geteuid() == 0 && fchown(hd, a->cs->uid, a->cs->gid) < 0) ||
+	    ((hds.st_mode & 07777) != (st->st_mode & 01777) && fchmod(hd, st->st_mode & 01777) < 0))
+		return cordon_err_errno(err, "chown/chmod %s", a->w->rel);
+	return 1;
+}
+
+static int apply_visit(struct walk *w, int U, int H, const char *name, const struct stat *st, cordon_error *err);
+
+static struct apply *the_apply; /* the walk's context (one apply at a time) */
+
+static int apply_visit(struct walk *w, int U, int H, const char *name, const struct stat *st, cordon_error *err)
+{
+	struct apply *a = the_apply;
+	char path[REL_MAX + 4096], why[256] = "";
+	host_path(w, path, sizeof(path));
+	if (H < 0)
+		return cordon_err(err, ENOENT, "%s: its directory is not on the host", path);
+	if (changeset_held_back(a->cs, w->layer, w->rel, why, sizeof(why)))
+		return add_refused(a->refused, path, why, err) < 0 ? -1 : 0;
+	struct stat hs;
+	bool host = fstatat(H, name, &hs, AT_SYMLINK_NOFOLLOW) == 0;
+	if (is_whiteout(st)) {
+		if (host && backup(a, H, name, true, err) < 0)
+			return -1;
+		if (unlinkat(U, name, 0) < 0 && errno != ENOENT)
+			return cordon_err_errno(err, "remove %s from the change set", w->rel);
+		crash_hook(a);
+		return 0;
+	}
+	if (S_ISDIR(st->st_mode))
+		return apply_dir_entry(a, U, H, name, st, host, &hs, err);
+	if (S_ISREG(st->st_mode) || S_ISLNK(st->st_mode))
+		return apply_file(a, U, H, name, st, host, &hs, err);
+	return add_refused(a->refused, path, special_name(st->st_mode), err) < 0 ? -1 : 0;
+}
+
+int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, strv *refused, cordon_error *err)
+{
+	_cleanup_free_ struct walk *w = calloc(1, sizeof(*w));
+	if (!w)
+		return cordon_err(err, ENOMEM, "out of memory");
+	w->cs = cs;
+	bool resume = changeset_interrupted(cs);
+	if (!resume && !(o && o->force)) {
+		strv c = {0};
+		w->conflicts = &c;
+		int r = for_each_layer(w, conflict_visit, err);
+		if (r == 0 && c.n)
+			r = cordon_err(err, 0, "%s changed since the run started%s (--force applies anyway)", c.v[0],
+				       c.n > 1 ? ", and more" : "");
+		strv_free(&c);
+		if (r < 0)
+			return -1;
+		w->conflicts = NULL;
+		w->entries = 0;
+	}
+	struct apply a = {cs, o, refused, -1, -1, 0, 0, w};
+	a.journal = openat(cs->dirfd, "journal", O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (a.journal < 0)
+		return cordon_err_errno(err, "open %s/journal", cs->dir);
+	the_apply = &a;
+	w->rmdir_after = true;
+	int r = 0;
+	for (w->layer = 0; r == 0 && w->layer < cs->nlayers; w->layer++) {
+		a.layer = w->layer;
+		w->rel[0] = '\0';
+		_cleanup_close_ int up = changeset_layer_fd(cs, w->layer, "upper", err);
+		_cleanup_close_ int u = up < 0 ? -1 : open_beneath(up, ".", O_RDONLY | O_DIRECTORY);
+		_cleanup_close_ int h = open_root(cs->host[w->layer], O_PATH | O_DIRECTORY);
+		if (u < 0 || h < 0)
+			r = cordon_err_errno(err, "open %s", u < 0 ? "the change set's upper directory" : cs->host[w->layer]);
+		else if (walk_dir(w, u, h, 0, apply_visit, err) < 0)
+			r = cordon_err_wrap(err, "apply to %s", cs->host[w->layer]);
+		if (a.backup >= 0)
+			close(a.backup);
+		a.backup = -1;
+	}
+	the_apply = NULL;
+	close(a.journal);
+	if (r < 0)
+		return -1;
+	/* Done: nothing to roll back, nothing left but what was refused. */
+	if (refused && refused->n)
+		return unlinkat(cs->dirfd, "journal", 0) < 0 ? cordon_err_errno(err, "remove %s/journal", cs->dir) : 0;
+	return remove_dir(cs, err);
+}
+
+/* ---- rolling back ---- */
+
+struct jrec {
+	char kind;
+	size_t layer;
+	long long arg;
+	char *rel;
+};
+
+static int read_journal(struct changeset *cs, struct jrec **out, size_t *n, cordon_error *err)
+{
+	_cleanup_close_ int fd = open_beneath(cs->dirfd, "journal", O_RDONLY);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return cordon_err_errno(err, "open %s/journal", cs->dir);
+	if (st.st_size > (256LL << 20))
+		return cordon_err(err, EFBIG, "%s/journal: larger than 256 MiB", cs->dir);
+	_cleanup_free_ char *text = malloc((size_t)st.st_size + 1);
+	if (!text)
+		return cordon_err(err, ENOMEM, "out of memory");
+	size_t len = 0;
+	for (ssize_t r; len < (size_t)st.st_size && (r = read(fd, text + len, (size_t)st.st_size - len)) > 0;)
+		len += (size_t)r;
+	text[len] = '\0';
+	*out = NULL;
+	*n = 0;
+	size_t cap = 0;
+	for (size_t i = 0; i < len;) {
+		char kind;
+		size_t layer, rl;
+		long long arg;
+		int used = 0;
+		if (sscanf(text + i, "%c %zu %lld %zu\n%n", &kind, &layer, &arg, &rl, &used) != 4 || !used ||
+		    i + (size_t)used + rl + 1 > len || layer >= cs->nlayers)
+			break; /* a record cut by the crash: it was never acted on */
+		i += (size_t)used;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			struct jrec *g = realloc(*out, cap * sizeof(**out));
+			if (!g)
+				return cordon_err(err, ENOMEM, "out of memory");
+			*out = g;
+		}
+		struct jrec *j = &(*out)[(*n)++];
+		*j = (struct jrec){kind, layer, arg, strndup(text + i, rl)};
+		if (!j->rel)
+			return cordon_err(err, ENOMEM, "out of memory");
+		i += rl + 1;
+	}
+	return 0;
+}
+
+/* The host directory holding rel (below layer's root), and rel's name. */
+static int open_parent(const struct changeset *cs, size_t layer, const char *rel, const char **name)
+{
+	_cleanup_close_ int h = open_root(cs->host[layer], O_PATH | O_DIRECTORY);
+	const char *slash = strrchr(rel, '/');
+	*name = slash ? slash + 1 : rel;
+	if (h < 0 || !slash)
+		return h < 0 ? -1 : TAKE_FD(h);
+	char dir[REL_MAX];
+	snprintf(dir, sizeof(dir), "%.*s", (int)(slash - rel), rel);
+	return open_beneath(h, dir, O_PATH | O_DIRECTORY);
+}
+
+static int undo(struct changeset *cs, const struct jrec *j, cordon_error *err)
+{
+	const char *name;
+	_cleanup_close_ int p = open_parent(cs, j->layer, j->rel, &name);
+	if (p < 0)
+		return errno == ENOENT ? 0 : cordon_err_errno(err, "roll back %s: open its directory", j->rel);
+	if (j->kind == 'C' && rm_at(p, name, 0) < 0)
+		return cordon_err_errno(err, "roll back %s: remove it", j->rel);
+	if (j->kind == 'M' && fchmodat(p, name, (mode_t)j->arg, 0) < 0 && errno != ENOENT)
+		return cordon_err_errno(err, "roll back %s: its mode", j->rel);
+	if (j->kind == 'B') {
+		char bname[64];
+		snprintf(bname, sizeof(bname), "%zu/backup/%lld", j->layer, j->arg);
+		struct stat st;
+		if (fstatat(cs->dirfd, bname, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			return 0; /* never taken */
+		struct stat hs;
+		if (S_ISDIR(st.st_mode) && fstatat(p, name, &hs, AT_SYMLINK_NOFOLLOW) == 0 && rm_at(p, name, 0) < 0)
+			return cordon_err_errno(err, "roll back %s: remove the new one", j->rel);
+		snprintf(bname, sizeof(bname), "%zu/backup", j->layer);
+		_cleanup_close_ int bd = open_beneath(cs->dirfd, bname, O_PATH | O_DIRECTORY);
+		char seq[32];
+		snprintf(seq, sizeof(seq), "%lld", j->arg);
+		if (bd < 0 || renameat(bd, seq, p, name) < 0)
+			return cordon_err_errno(err, "roll back %s: put the original back", j->rel);
+	}
+	return 0;
+}
+
+int changeset_discard(struct changeset *cs, cordon_error *err)
+{
+	if (changeset_interrupted(cs)) {
+		struct jrec *j = NULL;
+		size_t n = 0;
+		int r = read_journal(cs, &j, &n, err);
+		for (size_t i = n; r == 0 && i-- > 0;)
+			r = undo(cs, &j[i], err);
+		for (size_t i = 0; i < n; i++)
+			free(j[i].rel);
+		free(j);
+		if (r < 0)
+			return cordon_err_wrap(err, "%s: the interrupted apply could not be rolled back", cs->dir);
+	}
+	return remove_dir(cs, err);
+}

@@ -1,0 +1,91 @@
+/* A run's change set: what an overlay-mode run wrote, kept apart from the
+ * host until it is applied (README, "Workspace modes").
+ *
+ * On disk, DIR = <parent of the workspace>/.cordon-changes/<id>, mode 0700,
+ * owned by the invoking user:
+ *   meta              "cordon-changes 1", started (CLOCK_REALTIME ns), owner
+ *                     uid and gid, number of layers: written by cordon
+ *   <i>/host          layer i's host directory (raw bytes, no newline)
+ *   <i>/upper <i>/work   overlayfs upper and work directories of layer i
+ *   <i>/backup/<n>    host entries an apply replaced or deleted (rollback)
+ *   journal           an apply in progress: what it did so far
+ * Everything in an upper directory was written by the run and is hostile:
+ * it is opened beneath its directory's fd with openat2 (RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV), fstat'd,
+ * never followed, and the walks are bounded (entries, depth). */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cordon.h"
+#include "snapshot.h"
+#include "strv.h"
+
+#define CHANGESET_DIRNAME ".cordon-changes"
+#define CHANGESET_MAX_LAYERS 64
+#define CHANGESET_MAX_ENTRIES 200000
+#define CHANGESET_MAX_DEPTH 256
+
+struct changeset {
+	char dir[4096];
+	int dirfd; /* DIR, O_DIRECTORY */
+	size_t nlayers;
+	char *host[CHANGESET_MAX_LAYERS]; /* each layer's host directory */
+	int64_t started_ns;               /* CLOCK_REALTIME, when the run started */
+	uid_t uid;                        /* the owner applied files get */
+	gid_t gid;
+};
+
+/* What an apply (or a listing) found that it will not apply: device nodes,
+ * FIFOs, sockets; and, for `cordon apply`, host files changed since the run
+ * started. One line each, naming the path. */
+struct changeset_apply_opts {
+	bool force;        /* apply over host files changed since the run started */
+	long crash_after;  /* test hook: SIGKILL itself after this many entries (0 = never) */
+};
+
+/**
+ * changeset_create() - a new, empty change set for a run.
+ * @cs:    filled; release with changeset_close.
+ * @base:  directory that receives CHANGESET_DIRNAME (the workspace's parent).
+ * @hosts: the host directory of each layer (canonical), @n of them.
+ * @uid, @gid:         owner of the change set and of the files it applies.
+ * @run_uid, @run_gid: who writes the upper and work directories (the
+ *                     run's host identity): they are handed to it.
+ * Returns 0 or -1 with err set.
+ */
+int changeset_create(struct changeset *cs, const char *base, const char *const *hosts, size_t n, uid_t uid,
+		     gid_t gid, uid_t run_uid, gid_t run_gid, cordon_error *err);
+/* Open an existing change set (its meta and layers): DIR must be a
+ * directory of the caller's own (root too: its meta and host files say where
+ * the apply writes), not writable by others. */
+int changeset_open(struct changeset *cs, const char *dir, cordon_error *err);
+void changeset_close(struct changeset *cs);
+/* Layer i's "upper" or "work" directory, O_PATH; -1 and err on failure. */
+int changeset_layer_fd(const struct changeset *cs, size_t i, const char *which, cordon_error *err);
+
+/* Every change, as the report's outputs: created and modified files and
+ * links (regular files hashed), deleted entries, paths relative to base (or
+ * absolute). Special files (refused by an apply) go to refused. Walks only
+ * the upper directories: O(changes). */
+int changeset_list(const struct changeset *cs, const char *base, struct file_list *out, strv *refused,
+		   cordon_error *err);
+/* The host paths changed since the run started that the change set would
+ * replace or delete (one line each): an apply without force refuses them. */
+int changeset_conflicts(const struct changeset *cs, strv *out, cordon_error *err);
+/* Apply it to the host: per entry atomic (renamed into place), journalled,
+ * then removed. An interrupted apply is completed by calling this again
+ * (without the conflict check) or rolled back by changeset_discard. Special
+ * files are not applied (refused gets a line each); setuid and setgid bits
+ * are dropped. Returns 0 or -1 with err set (the change set is kept). */
+int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, strv *refused,
+		    cordon_error *err);
+/* Remove it; an interrupted apply is first rolled back from the journal. */
+int changeset_discard(struct changeset *cs, cordon_error *err);
+/* Was an apply of it interrupted (a journal is there)? */
+bool changeset_interrupted(const struct changeset *cs);
+
+/* The hook point for protected control files (issue 15): whether the entry
+ * at rel (relative to layer's host directory) is held back from an apply,
+ * with the reason in why. Today nothing is. */
+bool changeset_held_back(const struct changeset *cs, size_t layer, const char *rel, char *why, size_t whysz);

@@ -1,0 +1,340 @@
+/* Workspace modes: the overlay of each writable bind and its change set
+ * (overlay.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "cleanup.h"
+#include "compat.h"
+#include "error.h"
+#include "overlay.h"
+#include "run.h"
+#include "sync.h"
+
+/* Is overlayfs there (built in, or a module already loaded)? */
+int overlay_send_layers(const struct overlay_run *o, int sock, cordon_error *err)
+{
+	for (size_t i = 0; o->active && i < o->nmounts; i++) {
+		if (!o->dirs[i])
+			continue;
+		_cleanup_close_ int d = open_root(o->dirs[i], O_PATH | O_DIRECTORY);
+		if (d < 0)
+			return cordon_err_errno(err, "open the change set %s", o->dirs[i]);
+		_cleanup_close_ int t = open_tree(d, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		if (t < 0)
+			return cordon_err_errno(err, "clone the change set %s", o->dirs[i]);
+		if (sync_send(sock, MSG_OVERLAY, (int32_t)i, NULL, t) < 0)
+			return cordon_err_errno(err, "send the change set %s", o->dirs[i]);
+	}
+	return 0;
+}
+
+static bool have_overlayfs(void)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/filesystems", "re");
+	char line[128];
+	while (f && fgets(line, sizeof(line), f))
+		if (strcmp(line, "nodev\toverlay\n") == 0 || strcmp(line, "\toverlay\n") == 0)
+			return true;
+	/* A module not loaded yet: the kernel loads it on the first mount. */
+	return access("/sys/module/overlay", F_OK) == 0 || !f;
+}
+
+/* Where the change set goes: next to the workspace (the first writable
+ * bind when the workspace is not one), on its filesystem, so that applying
+ * it is a rename. reason says why not, when it cannot be. */
+static int changes_base_of(const struct run_plan *plan, const char *top, char *base, size_t sz, char *reason,
+			   size_t rsz)
+{
+	snprintf(base, sz, "%s", top);
+	char *slash = strrchr(base, '/');
+	if (!slash || slash == base) {
+		snprintf(reason, rsz, "%s has no parent directory for the change set", top);
+		return -1;
+	}
+	*slash = '\0';
+	/* Nothing the run sees may hold it: it would see (or write) its own
+	 * change set, or another run's. */
+	char dir[4096 + 32];
+	snprintf(dir, sizeof(dir), "%s/%s", base, CHANGESET_DIRNAME);
+	for (size_t i = 0; i < plan->model.n; i++) {
+		const struct model_entry *e = &plan->model.e[i];
+		if ((e->kind == MK_RO_BIND || e->kind == MK_RW_BIND) && e->host && path_has_prefix(dir, e->host)) {
+			snprintf(reason, rsz, "the change set's place %s is visible to the run (%s is bound)", dir,
+				 e->host);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Next to the workspace if it is writable, else next to another writable
+ * path: the first whose place the run cannot see. */
+static int changes_base(const struct run_plan *plan, char *base, size_t sz, char *reason, size_t rsz)
+{
+	bool any = false;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < plan->nmounts; i++) {
+			const char *m = plan->mounts[i].path;
+			if (plan->mounts[i].mode != MOUNT_RW || (strcmp(m, plan->workspace) == 0) != (pass == 0))
+				continue;
+			char why[512];
+			if (changes_base_of(plan, m, base, sz, why, sizeof(why)) == 0)
+				return 0;
+			if (!any)
+				snprintf(reason, rsz, "%s", why);
+			any = true;
+		}
+	return -1;
+}
+
+/* Why this plan cannot have overlays ("" if it can). */
+static void overlay_obstacle(const struct run_plan *plan, char *base, size_t bsz, char *why, size_t wsz)
+{
+	why[0] = '\0';
+	if (!have_overlayfs()) {
+		snprintf(why, wsz, "this kernel has no overlayfs");
+		return;
+	}
+	for (size_t i = 0; i < plan->nmounts; i++) {
+		struct stat st;
+		if (plan->mounts[i].mode == MOUNT_RW &&
+		    (stat(plan->mounts[i].path, &st) < 0 || !S_ISDIR(st.st_mode))) {
+			snprintf(why, wsz, "the writable path %s is not a directory (an overlay needs one)",
+				 plan->mounts[i].path);
+			return;
+		}
+	}
+	if (changes_base(plan, base, bsz, why, wsz) < 0 && !why[0])
+		snprintf(why, wsz, "nothing is writable");
+}
+
+static int fall_back(struct overlay_run *o, const cordon_policy *p, struct run_report *rep, const char *why,
+		     cordon_error *err)
+{
+	if (!(p->allow_weaker & WEAK_WORKSPACE))
+		return cordon_err(err, EOPNOTSUPP,
+				  "workspace mode %s: %s (enforcement.allow_weaker \"workspace\" falls back to direct)",
+				  workspace_mode_name(p->workspace_mode), why);
+	o->mode = WS_DIRECT;
+	rep->enf.workspace_mode = "direct";
+	snprintf(rep->enf.workspace_mode_reason, sizeof(rep->enf.workspace_mode_reason),
+		 "%s asked, direct instead: %s", workspace_mode_name(p->workspace_mode), why);
+	return 0;
+}
+
+int overlay_prepare(struct overlay_run *o, const cordon_policy *p, const struct run_plan *plan, uid_t uid,
+		    gid_t gid, uid_t run_uid, gid_t run_gid, struct run_report *rep, cordon_error *err)
+{
+	memset(o, 0, sizeof(*o));
+	o->cs.dirfd = -1;
+	o->mode = p->workspace_mode;
+	rep->enf.workspace_mode = workspace_mode_name(o->mode);
+	if (o->mode == WS_DIRECT)
+		return 0;
+	char base[4096], why[512];
+	overlay_obstacle(plan, base, sizeof(base), why, sizeof(why));
+	if (strcmp(why, "nothing is writable") == 0)
+		return 0; /* the mode holds, with nothing to overlay */
+	if (why[0])
+		return fall_back(o, p, rep, why, err);
+	const char *hosts[CHANGESET_MAX_LAYERS];
+	size_t n = 0;
+	o->nmounts = plan->nmounts;
+	o->dirs = calloc(plan->nmounts, sizeof(char *));
+	if (!o->dirs)
+		return cordon_err(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < plan->nmounts; i++) {
+		if (plan->mounts[i].mode != MOUNT_RW)
+			continue;
+		if (n == CHANGESET_MAX_LAYERS)
+			return fall_back(o, p, rep, "more writable paths than a change set holds", err);
+		hosts[n++] = plan->mounts[i].path;
+	}
+	cordon_error e = {0};
+	if (changeset_create(&o->cs, base, hosts, n, uid, gid, run_uid, run_gid, &e) < 0) {
+		/* A half-made change set goes (nothing in it yet). */
+		if (o->cs.dirfd >= 0)
+			changeset_discard(&o->cs, &(cordon_error){0});
+		changeset_close(&o->cs);
+		snprintf(why, sizeof(why), "no change set next to the workspace: %s", e.msg);
+		return fall_back(o, p, rep, why, err);
+	}
+	o->active = true;
+	for (size_t i = 0, layer = 0; i < plan->nmounts; i++) {
+		if (plan->mounts[i].mode != MOUNT_RW)
+			continue;
+		if (asprintf(&o->dirs[i], "%s/%zu", o->cs.dir, layer++) < 0) {
+			o->dirs[i] = NULL;
+			return cordon_err(err, ENOMEM, "out of memory");
+		}
+	}
+	return 0;
+}
+
+static int open_dir_below(int root, const char *path)
+{
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH};
+	while (*path == '/')
+		path++;
+	return (int)syscall(SYS_openat2, root, *path ? path : ".", &how, sizeof(how));
+}
+
+/* The layer's directory, as a tree of init's own mount namespace (layers
+ * must be: overlayfs clones them privately). */
+static int attach_layer(int tree, size_t idx)
+{
+	char at[48];
+	snprintf(at, sizeof(at), "/.cordon-layer-%zu", idx);
+	if (mkdir(at, 0700) < 0 && errno != EEXIST)
+		return -1;
+	if (move_mount(tree, "", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return -1;
+	return open(at, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+int overlay_mount(int oldroot, int newroot, const char *path, const char *layer, int tree, size_t idx,
+		  cordon_error *err)
+{
+	_cleanup_close_ int lower = open_dir_below(newroot, path);
+	if (lower < 0)
+		return cordon_err_errno(err, "overlay %s: open the lower layer", path);
+	_cleanup_close_ int ld = tree >= 0 ? attach_layer(tree, idx) : open_dir_below(oldroot, layer);
+	if (ld < 0)
+		return cordon_err_errno(err, "overlay %s: open the change set %s", path, layer);
+	_cleanup_close_ int upper = open_dir_below(ld, "upper");
+	_cleanup_close_ int work = open_dir_below(ld, "work");
+	if (upper < 0 || work < 0)
+		return cordon_err_errno(err, "overlay %s: open the change set's upper and work directories", path);
+	/* The host directory is only ever read through the overlay. */
+	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
+	if (mount_setattr(lower, "", AT_EMPTY_PATH, &ro, sizeof(ro)) < 0)
+		return cordon_err_errno(err, "overlay %s: make the lower layer read-only", path);
+	/* The layers by fd, through the run's own /proc (mounted already):
+	 * no path of the host's is parsed, whatever characters it has. */
+	char l[64], u[64], w[64];
+	snprintf(l, sizeof(l), "/newroot/proc/self/fd/%d", lower);
+	snprintf(u, sizeof(u), "/newroot/proc/self/fd/%d", upper);
+	snprintf(w, sizeof(w), "/newroot/proc/self/fd/%d", work);
+	_cleanup_close_ int fs = fsopen("overlay", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return cordon_err_errno(err, "overlay %s: fsopen", path);
+	/* userxattr: its marks (opaque directories) are user.overlay.*, as a
+	 * user namespace requires; no redirects (nofollow: a merged directory
+	 * renamed is copied by the renamer, EXDEV), no metacopy: every change
+	 * is whole in the upper layer. */
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", l, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", u, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "workdir", w, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "redirect_dir", "nofollow", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "metacopy", "off", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "index", "off", 0) < 0)
+		return cordon_err_errno(err, "overlay %s: its options", path);
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return cordon_err_errno(err, "overlay %s: create (overlayfs in a user namespace needs Linux 5.11 and an upper filesystem with user xattrs)",
+					path);
+	_cleanup_close_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (mnt < 0)
+		return cordon_err_errno(err, "overlay %s: fsmount", path);
+	/* overlayfs mounts read-only, silently, when it cannot use its work
+	 * directory: that would be no workspace at all. */
+	struct statvfs sv;
+	if (fstatvfs(mnt, &sv) < 0 || (sv.f_flag & ST_RDONLY))
+		return cordon_err(err, EROFS, "overlay %s: the change set is not writable by the run", path);
+	if (move_mount(mnt, "", lower, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return cordon_err_errno(err, "overlay %s: move_mount", path);
+	return 0;
+}
+
+
+void overlay_finish(struct overlay_run *o, const cordon_policy *p, bool ok, const char *base,
+		    struct run_report *rep)
+{
+	if (!o->active)
+		return;
+	o->finished = true;
+	struct changes_report *c = &rep->changes;
+	c->present = true;
+	cordon_error e = {0};
+	/* What the run changed, hashed from the upper layer: what is applied. */
+	file_list_free(&rep->outputs);
+	file_list_start(&rep->outputs);
+	if (changeset_list(&o->cs, base, &rep->outputs, &c->refused, &e) < 0)
+		snprintf(c->reason, sizeof(c->reason), "the change set could not be listed: %s", e.msg);
+	else if (rep->outputs.truncated && (rep->outputs.cut == CUT_WALK_ENTRIES || rep->outputs.cut == CUT_WALK_DEPTH))
+		snprintf(c->reason, sizeof(c->reason), "the change set is beyond cordon's bounds (%s): kept, not applied",
+			 cut_name(rep->outputs.cut));
+	enum on_failure act = ok ? ONF_APPLY : p->on_failure;
+	if (o->mode == WS_REVIEW)
+		act = ONF_KEEP;
+	if (c->reason[0])
+		act = ONF_KEEP;
+	if (act == ONF_APPLY) {
+		strv_free(&c->refused); /* the apply names them again */
+		struct changeset_apply_opts ao = {.force = true, .crash_after = p->test_apply_crash_after};
+		if (changeset_apply(&o->cs, &ao, &c->refused, &e) < 0) {
+			act = ONF_KEEP;
+			snprintf(c->reason, sizeof(c->reason), "the apply failed, the change set is kept (cordon apply completes it, cordon discard rolls it back): %s",
+				 e.msg);
+		} else if (c->refused.n) {
+			c->state = "applied";
+			snprintf(c->dir, sizeof(c->dir), "%s", o->cs.dir);
+			snprintf(c->reason, sizeof(c->reason), "%zu entries were not applied (refused); they stay in the change set",
+				 c->refused.n);
+			return;
+		} else {
+			c->state = "applied";
+			return;
+		}
+	}
+	if (act == ONF_DISCARD) {
+		if (changeset_discard(&o->cs, &e) == 0) {
+			c->state = "discarded";
+			snprintf(c->reason, sizeof(c->reason), "the run did not end ok (on_failure: discard)");
+			return;
+		}
+		snprintf(c->reason, sizeof(c->reason), "could not be discarded: %s", e.msg);
+	}
+	c->state = "kept";
+	snprintf(c->dir, sizeof(c->dir), "%s", o->cs.dir);
+	if (!c->reason[0])
+		snprintf(c->reason, sizeof(c->reason), "%s", o->mode == WS_REVIEW ? "review mode: cordon changes, cordon apply or cordon discard" :
+			 "the run did not end ok (on_failure: keep)");
+}
+
+bool overlay_on_host(const struct overlay_run *o, const struct run_report *rep)
+{
+	return !o->active || (rep->changes.state && strcmp(rep->changes.state, "applied") == 0);
+}
+
+void overlay_scan_root(const struct overlay_run *o, const char *workspace, char *out, size_t sz)
+{
+	out[0] = '\0';
+	for (size_t i = 0; o->active && i < o->cs.nlayers; i++)
+		if (strcmp(o->cs.host[i], workspace) == 0)
+			snprintf(out, sz, "%s/%zu/upper", o->cs.dir, i);
+}
+
+void overlay_free(struct overlay_run *o)
+{
+	for (size_t i = 0; o->dirs && i < o->nmounts; i++)
+		free(o->dirs[i]);
+	free(o->dirs);
+	o->dirs = NULL;
+	/* A run that never got to its end (setup failed before the clone):
+	 * its change set is empty, and goes. */
+	if (o->active && !o->finished)
+		changeset_discard(&o->cs, &(cordon_error){0});
+	if (o->active)
+		changeset_close(&o->cs);
+	o->active = false;
+}

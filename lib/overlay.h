@@ -1,0 +1,73 @@
+/* Workspace modes (README, "Workspace modes"): in overlay and review mode
+ * each writable bind of the run is an overlayfs whose lower layer is the
+ * host directory and whose upper layer is a change set cordon owns
+ * (changeset.h). The run sees its own writes at once, the host none of them
+ * until the change set is applied, after the run (overlay), or by
+ * `cordon apply` (review).
+ *
+ * Supervisor side: overlay_prepare before clone (decide the mode, create the
+ * change set, open its layers: init inherits the fds), overlay_finish after
+ * the run (list the changes as outputs, then apply, keep or discard).
+ * Init side: overlay_mount, over the bind mounts.c has just attached. */
+#pragma once
+#include <stdbool.h>
+#include "changeset.h"
+#include "policy.h"
+#include "report.h"
+
+struct run_plan;
+
+struct overlay_run {
+	enum workspace_mode mode; /* in effect */
+	bool active;              /* a change set exists for this run */
+	bool finished;            /* overlay_finish ran */
+	struct changeset cs;
+	/* Per plan mount: its layer's directory in the change set (host
+	 * path), NULL for a mount with no overlay. Init opens it through its
+	 * /oldroot: overlayfs takes layers of the mounter's own namespace. */
+	char **dirs;
+	size_t nmounts;
+};
+
+/**
+ * overlay_prepare() - decide the run's workspace mode and make its change set.
+ * @o:    filled; release with overlay_free.
+ * @p:    the policy (workspace_mode, allow_weaker).
+ * @plan: the run's plan (its writable binds, what the run sees).
+ * @uid, @gid:         the invoking user (owner of the change set).
+ * @run_uid, @run_gid: the run's host identity (writes the upper layers).
+ * @rep:  enforcement.workspace_mode and its reason are set here.
+ * Where overlay cannot be had (no overlayfs, a writable path that is a
+ * file, no place for the change set that the run cannot see) the run falls
+ * back to direct mode with the reason, if allow_weaker has "workspace";
+ * else -1 with err naming the reason.
+ */
+int overlay_prepare(struct overlay_run *o, const cordon_policy *p, const struct run_plan *plan, uid_t uid,
+		    gid_t gid, uid_t run_uid, gid_t run_gid, struct run_report *rep, cordon_error *err);
+/* Init, in its user and mount namespaces: an overlay at path below newroot,
+ * whose lower layer is what is mounted there now (made read-only), upper
+ * and work in layer: tree (>= 0, from overlay_send_layers; attached at
+ * /.cordon-layer-IDX of init's base tmpfs), else the host path layer
+ * opened below oldroot with no symlink followed. No allocation. */
+int overlay_mount(int oldroot, int newroot, const char *path, const char *layer, int tree, size_t idx,
+		  cordon_error *err);
+/* As root, after clone: each layer's directory cloned (open_tree) and sent
+ * to init as MSG_OVERLAY: init attaches it in its base tmpfs (the run never
+ * sees that) and takes the layers from there. */
+int overlay_send_layers(const struct overlay_run *o, int sock, cordon_error *err);
+/* After the run, when no process of it is left: the changes become the
+ * report's outputs (hashed from the upper layer), then the change set is
+ * applied (overlay mode; a run not ok: as on_failure says), kept (review)
+ * or discarded. rep->changes says which. */
+void overlay_finish(struct overlay_run *o, const cordon_policy *p, bool ok, const char *base,
+		    struct run_report *rep);
+/* Did what outputs lists reach the host (direct mode, or a change set
+ * applied)? Else the sweep has nothing of the run's on the host to look at,
+ * and the exposure scan reads the change set's first layer instead
+ * (overlay_scan_root). */
+bool overlay_on_host(const struct overlay_run *o, const struct run_report *rep);
+/* The workspace's upper directory (host path), for the exposure scan of a
+ * change set that was not applied (outputs are relative to the workspace);
+ * "" if the workspace has no layer. */
+void overlay_scan_root(const struct overlay_run *o, const char *workspace, char *out, size_t sz);
+void overlay_free(struct overlay_run *o);

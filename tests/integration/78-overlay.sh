@@ -1,0 +1,260 @@
+# Workspace modes (README, "Workspace modes"): in overlay and review mode the
+# run writes into a change set, the host sees nothing until it is applied.
+. "$(dirname "$0")/../lib.sh"
+
+# Each test works in $WS/w, so that the change set (next to the workspace, in
+# $WS/.cordon-changes) goes with the test's own directory.
+ws_init() {
+	mkdir -p "$WS/w/d" && cd "$WS/w" || return 1
+	echo hi >a
+	echo keep >k
+	echo x >d/f
+	echo moved >r
+	chmod 644 a k d/f r
+}
+changes_dir() { field -r '.changes.dir'; }
+# The host's view of the workspace: every entry with its type, mode and content.
+host_state() {
+	(cd "$WS/w" && find . -mindepth 1 | sort | while read -r p; do
+		if [ -L "$p" ]; then echo "$p L $(readlink "$p")"
+		elif [ -f "$p" ]; then echo "$p $(stat -c %a "$p") $(cat "$p")"
+		else echo "$p $(stat -c '%F %a' "$p")"; fi
+	done)
+}
+EDITS='echo new >b; echo mod >>k; rm a; mv r r2; chmod 600 k; rm -r d; mkdir d; echo y >d/g; ln -s /etc/passwd L'
+AFTER="./L L /etc/passwd
+./b 644 new
+./d directory 755
+./d/g 644 y
+./k 600 keep
+mod
+./r2 644 moved"
+
+test_overlay_host_sees_nothing_until_the_end() {
+	ws_init || return
+	local before
+	before=$(host_state)
+	mkfifo "$T_TMP/in"
+	# The run makes every kind of change, says so, and waits on its stdin.
+	"$CORDON" run --report "$T_TMP/r.json" --ro "$BUILD" --workspace-mode overlay -- \
+		/bin/sh -c "$EDITS; cat k; echo ready; read x" <"$T_TMP/in" >"$T_TMP/out" 2>"$T_TMP/err" &
+	local pid=$!
+	exec 3>"$T_TMP/in"
+	local i=0
+	while ! grep -q ready "$T_TMP/out" 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+	expect_eq "$(cat "$T_TMP/out")" "keep
+mod
+ready" "the run sees its own writes at once: $(cat "$T_TMP/err")"
+	expect_eq "$(host_state)" "$before" "the host sees none of them while the run is alive"
+	echo go >&3
+	exec 3>&-
+	wait $pid
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	R=$T_TMP/r.json
+	keep_report "$R"
+	expect_eq "$(host_state)" "$AFTER" "everything after: created, modified, deleted, renamed, chmod, symlink"
+	expect_eq "$(field .enforcement.workspace_mode) $(field .changes.state)" "overlay applied" "mode and state"
+	expect_eq "$(field '[.outputs[] | "\(.change) \(.path)"] | sort | join(",")')" \
+		"created L,created b,created d/g,created r2,deleted a,deleted d/f,deleted r,modified k" "outputs from the change set"
+	expect_eq "$(field '.outputs[] | select(.path=="b") | .sha256')" "$(sha256sum <b | cut -d' ' -f1)" "hash of what was applied"
+	expect_eq "$(stat -c %u b)" "$(id -u)" "applied files belong to the invoking user"
+	expect_eq "$(ls -A "$WS/.cordon-changes" 2>/dev/null)" "" "an applied change set is gone"
+	t_assert
+}
+
+test_review_changes_apply_discard() {
+	ws_init || return
+	local before d
+	before=$(host_state)
+	cordon_run --workspace-mode review -- /bin/sh -c "$EDITS"
+	expect_eq "$RC" 0 "run: $ERR"
+	expect_eq "$(field .changes.state)" kept "review keeps the change set"
+	d=$(changes_dir)
+	expect_match "$d" "^$WS/.cordon-changes/" "the report names it, next to the workspace"
+	expect_eq "$(host_state)" "$before" "nothing applied"
+	expect_eq "$("$CORDON" changes "$d" | awk '{print $1, $NF}' | sort | tr '\n' ,)" \
+		"created L,created b,created d/g,created r2,deleted a,deleted d/f,deleted r,modified k," "cordon changes"
+	expect_eq "$("$CORDON" changes "$d" --json | jq -r '.changes[] | select(.path=="b") | "\(.bytes) \(.sha256)"')" \
+		"4 $(echo new | sha256sum | cut -d' ' -f1)" "sizes and hashes"
+	expect_match "$("$CORDON" changes "$d" --diff)" "^--- a/k" "a unified diff"
+	expect_match "$("$CORDON" changes "$d" --diff)" $'\n''\+mod' "the diff shows the line added"
+	"$CORDON" apply "$d" || fail "apply"
+	expect_eq "$(host_state)" "$AFTER" "applied"
+	[ -e "$d" ] && fail "the applied change set is removed"
+	# And one thrown away.
+	ws_init2=$(host_state)
+	cordon_run --workspace-mode review -- /bin/sh -c 'echo z >z; rm b'
+	d=$(changes_dir)
+	"$CORDON" discard "$d" || fail "discard"
+	expect_eq "$(host_state)" "$ws_init2" "discarded: the host as it was"
+	[ -e "$d" ] && fail "the discarded change set is removed"
+	t_assert
+}
+
+test_apply_refused_when_the_host_changed() {
+	ws_init || return
+	cordon_run --workspace-mode review -- /bin/sh -c 'echo run >k; echo run >n'
+	local d out
+	d=$(changes_dir)
+	echo host >k
+	out=$("$CORDON" apply "$d" 2>&1)
+	expect_eq "$?" 1 "apply refused: $out"
+	expect_match "$out" "$WS/w/k changed since the run started" "names the file"
+	expect_eq "$(cat k) $([ -e n ] && echo n)" "host " "nothing applied"
+	"$CORDON" apply --force "$d" || fail "--force"
+	expect_eq "$(cat k) $(cat n)" "run run" "forced"
+	t_assert
+}
+
+test_interrupted_apply_completed_or_rolled_back() {
+	ws_init || return
+	cordon_run --workspace-mode review -- /bin/sh -c 'for i in 1 2 3 4 5 6; do echo $i >n$i; done; echo mod >k; rm a'
+	local d
+	d=$(changes_dir)
+	"$CORDON" apply --test-apply-crash-after 3 "$d" 2>/dev/null
+	expect_eq "$?" 137 "the apply was killed"
+	expect_eq "$(ls -A "$d/0/upper" | wc -l)" 5 "it stopped between entries (3 of 8 done)"
+	expect_match "$("$CORDON" changes "$d")" "interrupted" "changes says so"
+	"$CORDON" apply "$d" || fail "completed"
+	expect_eq "$(cat n1 n2 n3 n4 n5 n6 k | tr '\n' ' ')$([ -e a ] && echo a)" "1 2 3 4 5 6 mod " "all applied"
+	[ -e "$d" ] && fail "completed: removed"
+	# Interrupted again, then rolled back to what the host had.
+	local before
+	before=$(host_state)
+	cordon_run --workspace-mode review -- /bin/sh -c 'echo again >k; echo z >z; rm n1; rm -r d'
+	d=$(changes_dir)
+	"$CORDON" apply --test-apply-crash-after 3 "$d" 2>/dev/null
+	expect_eq "$?" 137 "killed again"
+	[ "$(host_state)" = "$before" ] && fail "the crash left part of it applied"
+	"$CORDON" discard "$d" || fail "rolled back"
+	expect_eq "$(host_state)" "$before" "the host as it was before the apply"
+	t_assert
+}
+
+test_concurrent_runs_have_their_own_change_sets() {
+	ws_init || return
+	"$CORDON" run --report "$T_TMP/r1" --ro "$BUILD" --workspace-mode review -- /bin/sh -c 'echo 1 >one; sleep 0.3' &
+	"$CORDON" run --report "$T_TMP/r2" --ro "$BUILD" --workspace-mode review -- /bin/sh -c 'echo 2 >two; sleep 0.3' &
+	wait
+	local d1 d2
+	d1=$(jq -r .changes.dir "$T_TMP/r1")
+	d2=$(jq -r .changes.dir "$T_TMP/r2")
+	[ "$d1" != "$d2" ] || fail "two change sets: $d1"
+	expect_eq "$("$CORDON" changes "$d1" | awk '{print $NF}')" one "the first has its own file only"
+	expect_eq "$("$CORDON" changes "$d2" | awk '{print $NF}')" two "the second too"
+	"$CORDON" apply "$d1" && "$CORDON" apply "$d2" || fail "both apply"
+	expect_eq "$(cat one two | tr '\n' ' ')" "1 2 " "both applied"
+	t_assert
+}
+
+test_special_files_and_setid_refused() {
+	ws_init || return
+	cordon_run --workspace-mode overlay -- /usr/bin/python3 -c '
+import os, socket
+os.mkfifo("fifo")
+s = socket.socket(socket.AF_UNIX); s.bind("sock")
+open("plain", "w").write("p")
+'
+	expect_eq "$RC" 0 "run: $ERR"
+	expect_eq "$(field '.changes.refused | sort | join(",")')" "$WS/w/fifo: a FIFO,$WS/w/sock: a socket" "refused and reported"
+	expect_eq "$(ls -A | grep -c -e fifo -e sock)" 0 "neither reaches the host"
+	expect_eq "$(cat plain)" p "the rest is applied"
+	# A set-id bit in a change set (the run's own chmod is refused by the
+	# filter; an upper layer is hostile all the same) is dropped by the apply.
+	cordon_run --workspace-mode review -- /bin/sh -c 'cp /bin/true t; chmod 755 t; mkdir sd'
+	local d
+	d=$(changes_dir)
+	chmod 6755 "$d/0/upper/t"
+	chmod 2755 "$d/0/upper/sd"
+	"$CORDON" apply "$d" || fail "apply"
+	expect_eq "$(stat -c %a t) $(stat -c %a sd)" "755 755" "no setuid/setgid bit survives the apply"
+	t_assert
+}
+
+test_on_failure() {
+	ws_init || return
+	cordon_run --workspace-mode overlay -- /bin/sh -c 'echo 1 >f1; exit 3'
+	expect_eq "$(field .changes.state) $(cat f1)" "applied 1" "apply by default (today's behaviour)"
+	cordon_run --workspace-mode overlay --on-failure discard -- /bin/sh -c 'echo 2 >f2; exit 3'
+	expect_eq "$(field .changes.state) $([ -e f2 ] && echo f2)" "discarded " "discard"
+	cordon_run --workspace-mode overlay --on-failure keep -- /bin/sh -c 'echo 3 >f3; exit 3'
+	expect_eq "$(field .changes.state) $([ -e f3 ] && echo f3)" "kept " "keep"
+	"$CORDON" apply "$(changes_dir)" && expect_eq "$(cat f3)" 3 "a kept one applies later"
+	cordon_run --workspace-mode overlay --on-failure discard -- /bin/sh -c 'echo 4 >f4'
+	expect_eq "$(field .changes.state) $(cat f4)" "applied 4" "a run that ends ok is applied"
+	t_assert
+}
+
+test_fallback_needs_allow_weaker() {
+	ws_init || return
+	# The change set's place is visible to the run: no overlay.
+	cordon_run --workspace-mode overlay --ro "$WS" -- /bin/sh -c 'echo 1 >f'
+	expect_eq "$(field .status)" setup-error "refused without allow_weaker: $ERR"
+	expect_match "$(field .reason)" "visible to the run" "the reason"
+	echo '{"enforcement": {"allow_weaker": ["workspace"]}, "filesystem": {"workspace_mode": "overlay"}}' >"$T_TMP/p.json"
+	cordon_run --policy "$T_TMP/p.json" --ro "$WS" -- /bin/sh -c 'echo 1 >f'
+	expect_eq "$(field .status) $(field .enforcement.workspace_mode) $(cat f)" "ok direct 1" "fell back: $ERR"
+	expect_match "$(field .enforcement.workspace_mode_reason)" "overlay asked, direct instead: .*visible to the run" "the reason"
+	t_assert
+}
+
+test_workspace_below_a_private_directory() {
+	[ "$(id -u)" = 0 ] || { t_skip "needs root (the run's uid is then another)"; return; }
+	ws_init || return
+	# The run's own uid may not pass a 0700 directory of root's above its
+	# change set: the supervisor hands the layer over.
+	chmod 700 "$WS"
+	cordon_run --workspace-mode overlay -- /bin/sh -c 'echo more >>k; cat k'
+	expect_eq "$RC $OUT" "0 keep
+more" "the run writes: $ERR"
+	expect_eq "$(cat k | tr '\n' ' ')" "keep more " "applied"
+	t_assert
+}
+
+test_evidence_in_review_mode() {
+	ws_init || return
+	printf '%s\n' 'sEcReT-value-0123456789' >"$T_TMP/token"
+	cordon_run --workspace-mode review --secret TOKEN=file:"$T_TMP/token" -- /bin/sh -c 'printf "x=%s\n" "$TOKEN" >out.txt'
+	expect_eq "$(field -c '.secret_exposures')" '[{"name":"TOKEN","path":"out.txt","where":"content"}]' \
+		"a secret in the kept change set is found there: $ERR"
+	expect_eq "$(field '.privilege_sweep.complete // "none"')" none "no sweep of a host the run did not touch"
+	t_assert
+}
+
+test_explain_shows_the_mode() {
+	ws_init || return
+	expect_match "$("$CORDON" explain --workspace-mode review -- true)" "workspace mode: review" "explain"
+	expect_eq "$("$CORDON" explain --json --workspace-mode overlay -- true | jq -r .workspace_mode)" overlay "explain --json"
+	expect_eq "$("$CORDON" explain --json -- true | jq -r .workspace_mode)" direct "the default"
+	t_assert
+}
+
+test_non_root_overlay() {
+	if ! setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null; then
+		t_skip "unprivileged user namespaces are disabled on this host"; return
+	fi
+	[ "$(id -u)" = 0 ] || { t_skip "needs root to set up a workspace of uid 65534"; return; }
+	ws_init || return
+	chown -R 65534:65534 "$WS"
+	R=$T_TMP/r.json
+	chmod 777 "$T_TMP"
+	local out
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --report "$R" --ro "$BUILD" \
+		--workspace-mode review -- /bin/sh -c 'echo u >u; echo mod >>k; rm a; cat k' 2>&1)
+	keep_report "$R"
+	expect_eq "$out" "keep
+mod" "the run sees its writes"
+	expect_eq "$(field .enforcement.workspace_mode) $(field .changes.state)" "review kept" "an ordinary user's overlay: $out"
+	expect_eq "$(cat k)$([ -e u ] && echo u)" "keep" "nothing applied yet"
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" apply "$(changes_dir)" || fail "apply as the user"
+	expect_eq "$(cat u k | tr '\n' ' ')$([ -e a ] && echo a)" "u keep mod " "applied"
+	expect_eq "$(stat -c %u u)" 65534 "owned by the user"
+	t_assert
+}
+
+for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
+	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
+	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
+	test_fallback_needs_allow_weaker test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay; do
+	t_run $t
+done
