@@ -8,7 +8,7 @@
 
 enum opt_id {
 	O_POLICY, O_REPORT, O_RO, O_RW, O_TMPFS, O_CWD, O_ENV, O_NET, O_SECRET, O_TIME, O_CPU,
-	O_MEM, O_PIDS, O_OUTPUT, O_FSIZE, O_CEILING, O_CHECK, O_JSON, O_DEV,
+	O_MEM, O_PIDS, O_OUTPUT, O_FSIZE, O_CEILING, O_CHECK, O_JSON, O_DEV, O_PTY,
 };
 static const struct {
 	const char *name;
@@ -22,7 +22,7 @@ static const struct {
 	{"--memory-limit", O_MEM, true}, {"--pids-limit", O_PIDS, true},
 	{"--output-limit", O_OUTPUT, true}, {"--file-size-limit", O_FSIZE, true},
 	{"--ceiling", O_CEILING, true}, {"--check", O_CHECK, true}, {"--json", O_JSON, false},
-	{"--dev", O_DEV, true},
+	{"--dev", O_DEV, true}, {"--pty", O_PTY, false},
 };
 
 static const char run_usage[] =
@@ -45,6 +45,8 @@ static const char run_usage[] =
 	"  --output-limit SIZE     bytes of stdout+stderr captured\n"
 	"  --file-size-limit SIZE  largest file the run may write\n"
 	"  --check CMD             a task check run after COMMAND, workspace read-only\n"
+	"  --pty                   interactive: the command gets a pty of the run's own,\n"
+	"                          relayed to cordon's terminal (raw mode, window size)\n"
 	"  --ceiling FILE          the operator's ceiling\n"
 	"  -h, --help              this text\n"
 	"see cordon(1) and README.md\n";
@@ -72,7 +74,7 @@ static const char all_usage[] =
 	"options: --policy FILE --report FILE --ro PATH --rw PATH --tmpfs PATH[:SIZE]\n"
 	"         --dev PATH --cwd PATH --env NAME=VALUE --net HOST:PORT --secret NAME[=file:PATH]\n"
 	"         --time-limit DUR --cpu-limit DUR --memory-limit SIZE --pids-limit N\n"
-	"         --output-limit SIZE --file-size-limit SIZE --ceiling FILE --check CMD\n"
+	"         --output-limit SIZE --file-size-limit SIZE --ceiling FILE --check CMD --pty\n"
 	"see cordon(1) and README.md for the boundary, the statuses and the exit codes\n";
 
 const char *cli_usage(const char *verb)
@@ -145,6 +147,9 @@ static int apply(struct cli_run *o, enum opt_id id, const char *v, cordon_error 
 		return policy_add_secret_spec(p, v, err);
 	case O_CHECK:
 		return policy_set_check(p, v, err);
+	case O_PTY:
+		p->pty = true; /* explain: the same boundary, nothing to show */
+		return 0;
 	case O_DEV:
 		return policy_add_device(p, v, err) < 0 ? cordon_err_wrap(err, "--dev") : 0;
 	default: {

@@ -89,6 +89,7 @@ struct cordon_policy {
 	char *file;        /* policy file path, for messages */
 	unsigned sections; /* SEC_* bits: which top-level keys the JSON had */
 	char *ceiling_file; /* --ceiling (not a policy key) */
+	bool pty;           /* --pty (not a policy key): the run gets a pty of its own */
 	strv devices;      /* filesystem.devices / --dev: host character devices, absolute under /dev */
 };
 

@@ -57,6 +57,7 @@
 #include "ns.h"
 #include "observe.h"
 #include "proxy.h"
+#include "pty.h"
 #include "run.h"
 #include "sandbox.h"
 #include "secrets.h"
@@ -122,6 +123,9 @@ struct sup {
 	bool have_obs;
 	struct proxy *proxy;
 	bool notify;
+	/* --pty: the run's own pty, relayed to cordon's terminal (pty.h) */
+	bool pty_mode;
+	struct pty_relay pty;
 	/* CORDON_TRACE_TIMING=1: phase timestamps on stderr (a diagnostic). */
 	bool trace;
 	uint64_t t0;
@@ -382,6 +386,25 @@ static void on_stream_writable(struct sup *s, int i)
 	}
 }
 
+/* --pty: the command's output is the pty's, read from its master by the
+ * stdout stream (counted, hashed, redacted, limited like a pipe); the stdout
+ * pipe carries nothing then. Input goes to a dup of the master. */
+static void on_pty_master(struct sup *s, int master)
+{
+	struct out_stream *st = &s->out[0];
+	if (st->in_fd >= 0) {
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, st->in_fd, NULL);
+		close(st->in_fd);
+	}
+	st->in_fd = master;
+	if (ep_add(s->epfd, master, EPOLLIN) < 0 || pty_relay_attach(&s->pty, s->epfd, master) < 0) {
+		cordon_error e;
+		cordon_err_errno(&e, "relay the run's pty");
+		setup_error(s, &e);
+		kill_run(s, ST_SETUP_ERROR);
+	}
+}
+
 static void on_sock(struct sup *s)
 {
 	struct msg m;
@@ -431,6 +454,11 @@ static void on_sock(struct sup *s)
 			}
 			fd = -1;
 		}
+		break;
+	case MSG_PTY:
+		if (fd >= 0 && s->pty_mode && s->pty.master < 0)
+			on_pty_master(s, fd);
+		fd = -1;
 		break;
 	case MSG_EXIT:
 		trace(s, "command exited");
@@ -512,10 +540,16 @@ static int event_loop(struct sup *s)
 				cpu_check(s);
 			} else if (fd == s->sigfd) {
 				struct signalfd_siginfo si;
-				if (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
+				if (read(s->sigfd, &si, sizeof(si)) != sizeof(si)) {
+					/* spurious */
+				} else if (si.ssi_signo == SIGWINCH) {
+					pty_relay_winch(&s->pty); /* --pty only */
+				} else {
 					s->forced_signal = (int)si.ssi_signo;
 					kill_run(s, ST_INTERRUPTED);
 				}
+			} else if (s->pty_mode && pty_relay_event(&s->pty, fd, evs[i].events)) {
+				/* input relayed to the run's pty */
 			} else {
 				for (int k = 0; k < 2; k++) {
 					if (fd == s->out[k].in_fd)
@@ -955,7 +989,8 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	 * /dev/null instead (README, "Standard input"). Pipes and files are
 	 * passed as they are. */
 	s->spec.stdin_fd = -1;
-	if (isatty(STDIN_FILENO) && (s->spec.stdin_fd = open("/dev/null", O_RDONLY | O_NOCTTY | O_CLOEXEC)) < 0)
+	/* --pty: init's own stdin is /dev/null too; the command's is the pty. */
+	if ((s->pty_mode || isatty(STDIN_FILENO)) && (s->spec.stdin_fd = open("/dev/null", O_RDONLY | O_NOCTTY | O_CLOEXEC)) < 0)
 		return cordon_err_errno(err, "open /dev/null for the command's stdin");
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
 	    pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
@@ -971,6 +1006,8 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
+	if (s->pty_mode)
+		sigaddset(&mask, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	s->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
@@ -985,6 +1022,13 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 		/* v2: born in the run's cgroup and its own cgroup namespace. */
 		ca.flags |= CLONE_INTO_CGROUP | CLONE_NEWCGROUP;
 		ca.cgroup = (uint64_t)s->cg.dirfd;
+	}
+	if (s->pty_mode) {
+		/* cordon's terminal goes raw here; pty_relay_end puts it back on
+		 * every way out below (a signal ends the run through the loop). */
+		pty_relay_begin(&s->pty, STDIN_FILENO, s->opts->to_stderr ? STDERR_FILENO : STDOUT_FILENO);
+		s->spec.pty = true;
+		s->spec.pty_size = s->pty.ws;
 	}
 	s->t_start = now_ns();
 	trace(s, "clone3");
@@ -1005,6 +1049,8 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	if (pid < 0) {
 		close(po[0]);
 		close(pe[0]);
+		if (s->pty_mode)
+			pty_relay_end(&s->pty);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return cordon_err(err, clone_errno, "clone3 into new user, mount, pid, ipc, uts and network namespaces");
 	}
@@ -1051,6 +1097,8 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	}
 	s->rep->enf.cgroup = s->have_cg ? s->cgops->name : "none";
 	event_loop(s);
+	if (s->pty_mode)
+		pty_relay_end(&s->pty);
 	/* The proxy's connections go before anything else is read (outputs need
 	 * fds too); its totals are in the report from here on. */
 	proxy_free(s->proxy);
@@ -1180,6 +1228,9 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 	s.rep = rep;
 	s.forced = ST_COUNT;
 	s.t0 = now_ns();
+	s.pty_mode = p->pty && !p->is_check;
+	s.pty.master = -1;
+	s.pty.host.fd = -1;
 	const char *tt = getenv("CORDON_TRACE_TIMING");
 	s.trace = tt && *tt == '1';
 	s.sock = s.pidfd = s.epfd = s.timer = s.cpu_timer = s.sigfd = -1;

@@ -17,6 +17,7 @@ enum msg_type {
 	MSG_PROXY_FD,  /* C->P: the proxy's listening socket, in the run's netns (fd) */
 	MSG_CGROUP,    /* P->C: the run's own cgroup directory, host path in .err.msg;
 			* .value = v1 controller index (cg_v1_controllers), -1 on v2 */
+	MSG_PTY,       /* C->P: the master of the run's own pty (--pty), fd */
 };
 
 struct msg {
