@@ -1,12 +1,12 @@
 /* The run's own pty: allocation inside, input relay, cordon's terminal
- * (pty.h). */
+ * (cordon-pty.h). */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
-#include "pty.h"
+#include "cordon-pty.h"
 
 int pty_open(int *master, int *slave, const struct pty_winsize *ws, cordon_error *err)
 {

@@ -57,7 +57,7 @@
 #include "ns.h"
 #include "observe.h"
 #include "proxy.h"
-#include "pty.h"
+#include "cordon-pty.h"
 #include "run.h"
 #include "sandbox.h"
 #include "secrets.h"
@@ -123,7 +123,7 @@ struct sup {
 	bool have_obs;
 	struct proxy *proxy;
 	bool notify;
-	/* --pty: the run's own pty, relayed to cordon's terminal (pty.h) */
+	/* --pty: the run's own pty, relayed to cordon's terminal (cordon-pty.h) */
 	bool pty_mode;
 	struct pty_relay pty;
 	/* CORDON_TRACE_TIMING=1: phase timestamps on stderr (a diagnostic). */

@@ -5,7 +5,7 @@
 #include "creds.h"
 #include "landlock.h"
 #include "mounts.h"
-#include "pty.h"
+#include "cordon-pty.h"
 #include "run.h"
 #include "seccomp-policy.h"
 

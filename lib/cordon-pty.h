@@ -1,4 +1,6 @@
 /* A pty of the run's own (cordon run --pty; cordon serve's pty execs).
+ * (Named cordon-pty.h: lib/ is on the include path, and a pty.h there would
+ * shadow the system's <pty.h>.)
  *
  * The pty is allocated inside the sandbox, in the run's private devpts
  * instance (mounts.c), so the run never holds a terminal of the host. Three
@@ -64,7 +66,9 @@ int pty_input_push(struct pty_input *in, const void *p, size_t n);
  * partial line in canonical mode, the first ends the line). */
 int pty_input_eof(struct pty_input *in);
 /* Write what is queued: 1 = all written, 0 = the master is full (wait for
- * EPOLLOUT), -1 = the master is gone (the rest is dropped). */
+ * EPOLLOUT), -1 = the master refused it (the rest is dropped). A master
+ * whose slaves are all closed still takes input: its end shows on the
+ * read side (pty_read returns 0). */
 int pty_input_flush(struct pty_input *in);
 /* More input may be queued (below PTY_INPUT_MAX). */
 bool pty_input_room(const struct pty_input *in);
