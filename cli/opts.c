@@ -148,7 +148,7 @@ static int apply(struct cli_run *o, enum opt_id id, const char *v, cordon_error 
 	case O_CHECK:
 		return policy_set_check(p, v, err);
 	case O_PTY:
-		p->pty = true; /* explain: the same boundary, nothing to show */
+		o->pty = true; /* explain: the same boundary, nothing to show */
 		return 0;
 	case O_DEV:
 		return policy_add_device(p, v, err) < 0 ? cordon_err_wrap(err, "--dev") : 0;

@@ -1,4 +1,5 @@
-/* cordon_run: one run of a command inside the boundary. */
+/* run_command: one run of a command inside the boundary; cordon_run
+ * (lib/api.c) is its public face. */
 #pragma once
 #include "policy.h"
 #include "report.h"
@@ -7,7 +8,7 @@
 /* Run argv under policy p. Always fills rep (every outcome, including
  * setup-error, is a status); returns 0, or -1 only if even the report could
  * not be built (out of memory), with err set. */
-int cordon_run(cordon_policy *p, char *const argv[], struct run_report *rep,
+int run_command(cordon_policy *p, char *const argv[], struct run_report *rep,
 	       cordon_error *err);
 
 /* The checks made before anything starts (the same ones `cordon explain`
