@@ -382,7 +382,10 @@ class Client:
             pol["limits"] = limits
             body["policy"] = pol
         if isinstance(stdin, (bytes, bytearray)):
-            body["stdin_b64"] = base64.b64encode(bytes(stdin)).decode()
+            try:
+                body["stdin"] = bytes(stdin).decode()  # the API's field
+            except UnicodeDecodeError:
+                body["stdin_b64"] = base64.b64encode(bytes(stdin)).decode()
         elif stdin is not None:
             body["stdin"] = stdin
         return Report.from_dict(self._json("POST", "/v1/runs", body))

@@ -121,11 +121,16 @@ def test_pty_upgrade(server):
 
 
 def test_one_shot_run_through_a_server(server):
-    path, _ = server
+    path, state = server
     r = cordon.run(["echo", "one", "shot"], server=path)
     assert isinstance(r, cordon.Report) and r.ok and r.command == ["echo", "one", "shot"]
     again = cordon.Client(path).get_run(r.extra["id"])
     assert again.to_dict() == r.to_dict()
+    cordon.Client(path).run(["cat"], stdin=b"text", policy={"env": {"A": "1"}}, timeout=5)
+    cordon.Client(path).run(["cat"], stdin=b"\xff")
+    bodies = [json.loads(b) for m, p, b, h in state.requests if p == "/v1/runs"]
+    assert bodies[1] == {"argv": ["cat"], "policy": {"env": {"A": "1"}, "limits": {"wall_time": "5s"}}, "stdin": "text"}
+    assert bodies[2] == {"argv": ["cat"], "stdin_b64": "/w=="}
 
 
 def test_no_server():
