@@ -79,6 +79,7 @@ static int cmd_run(int argc, char **argv)
 	 * README documents. */
 	struct cordon_run_options ro;
 	cordon_run_options_from_env(&ro, environ);
+	ro.pty = o.pty;
 	if (cordon_run(o.pol, o.argv, &ro, &r, &err) < 0) {
 		/* no report: nothing to redact with, and the message is cordon's
 		 * own (out of memory) */

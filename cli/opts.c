@@ -9,7 +9,7 @@
 enum opt_id {
 	O_POLICY, O_REPORT, O_RO, O_RW, O_TMPFS, O_CWD, O_ENV, O_NET, O_SECRET, O_TIME, O_CPU,
 	O_MEM, O_PIDS, O_OUTPUT, O_FSIZE, O_CEILING, O_CHECK, O_JSON, O_DEV, O_PROTECT, O_UNPROTECT,
-	O_WSMODE, O_ONFAIL, O_TEST_CRASH,
+	O_WSMODE, O_ONFAIL, O_TEST_CRASH, O_PTY,
 };
 static const struct {
 	const char *name;
@@ -24,7 +24,7 @@ static const struct {
 	{"--output-limit", O_OUTPUT, true}, {"--file-size-limit", O_FSIZE, true},
 	{"--ceiling", O_CEILING, true}, {"--check", O_CHECK, true}, {"--json", O_JSON, false},
 	{"--dev", O_DEV, true}, {"--protect", O_PROTECT, true}, {"--unprotect", O_UNPROTECT, true},
-	{"--workspace-mode", O_WSMODE, true}, {"--on-failure", O_ONFAIL, true},
+	{"--workspace-mode", O_WSMODE, true}, {"--on-failure", O_ONFAIL, true}, {"--pty", O_PTY, false},
 	/* Tests only, not in --help: the apply kills itself after N entries. */
 	{"--test-apply-crash-after", O_TEST_CRASH, true},
 };
@@ -51,6 +51,8 @@ static const char run_usage[] =
 	"  --output-limit SIZE     bytes of stdout+stderr captured\n"
 	"  --file-size-limit SIZE  largest file the run may write\n"
 	"  --check CMD             a task check run after COMMAND, workspace read-only\n"
+	"  --pty                   interactive: the command gets a pty of the run's own,\n"
+	"                          relayed to cordon's terminal (raw mode, window size)\n"
 	"  --ceiling FILE          the operator's ceiling\n"
 	"  --workspace-mode MODE   direct (default): writes reach the host at once;\n"
 	"                          overlay: into a change set, applied when the run ends;\n"
@@ -96,7 +98,7 @@ static const char all_usage[] =
 	"options: --policy FILE --report FILE --ro PATH --rw PATH --tmpfs PATH[:SIZE]\n"
 	"         --dev PATH --protect NAME --unprotect NAME --cwd PATH --env NAME=VALUE --net HOST:PORT --secret NAME[=file:PATH]\n"
 	"         --time-limit DUR --cpu-limit DUR --memory-limit SIZE --pids-limit N\n"
-	"         --output-limit SIZE --file-size-limit SIZE --ceiling FILE --check CMD\n"
+	"         --output-limit SIZE --file-size-limit SIZE --ceiling FILE --check CMD --pty\n"
 	"         --workspace-mode overlay|review|direct --on-failure apply|discard|keep\n"
 	"see cordon(1) and README.md for the boundary, the statuses and the exit codes\n";
 
@@ -183,6 +185,9 @@ static int apply(struct cli_run *o, enum opt_id id, const char *v, cordon_error 
 		return policy_add_secret_spec(p, v, err);
 	case O_CHECK:
 		return policy_set_check(p, v, err);
+	case O_PTY:
+		o->pty = true; /* explain: the same boundary, nothing to show */
+		return 0;
 	case O_DEV:
 		return policy_add_device(p, v, err) < 0 ? cordon_err_wrap(err, "--dev") : 0;
 	case O_PROTECT:

@@ -8,6 +8,7 @@ struct cli_run {
 	const char *ceiling_path;
 	bool json;         /* explain --json */
 	char **argv;       /* the command, NULL-terminated, may be empty */
+	bool pty;          /* --pty (cordon_run_options.pty) */
 	bool help;         /* --help or -h among the options: print the usage, nothing else */
 };
 

@@ -31,6 +31,9 @@
  *     caller's handler. The caller's signal mask is restored on return. In a
  *     multi-threaded caller, block these signals in every other thread if
  *     they should stop the run rather than reach the caller.
+ *   - With pty set: SIGWINCH is blocked and read from the signalfd as well
+ *     (it resizes the run's pty), and a terminal on fd 0 is in raw mode;
+ *     both are put back before cordon_run returns.
  *   - SIGUSR1's disposition is replaced while the seccomp observer thread
  *     runs (it interrupts that thread at the end of the run), and restored
  *     when the thread has been joined.
@@ -121,6 +124,13 @@ struct cordon_run_options {
 	 * redaction). Defaults: 1 and 2. */
 	int stdout_fd;
 	int stderr_fd;
+	/* The command gets a pty of its own (cordon run --pty), in the run's
+	 * private devpts, as its controlling terminal and stdin/stdout/stderr.
+	 * What it shows is relayed to stdout_fd (and is the report's stdout);
+	 * fd 0 is typed into it (a terminal there is put in raw mode for the
+	 * run and restored before cordon_run returns; SIGWINCH is then read
+	 * from the signalfd too and resizes the run's pty). */
+	bool pty;
 };
 
 /* Defaults: everything NULL/false, stdout_fd 1, stderr_fd 2. */

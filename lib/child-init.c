@@ -134,7 +134,7 @@ static uint64_t ignored_signals(void)
 }
 
 static __attribute__((noreturn)) void exec_command(const struct sandbox_spec *sp, int outw, int errw,
-						    int status_fd, uint64_t ignored)
+						    int status_fd, uint64_t ignored, int slave)
 {
 	sigset_t none;
 	sigemptyset(&none);
@@ -148,7 +148,11 @@ static __attribute__((noreturn)) void exec_command(const struct sandbox_spec *sp
 			syscall(SYS_rt_sigaction, sig, dfl, NULL, (size_t)8);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	int e;
-	if (dup2(outw, 1) < 0 || dup2(errw, 2) < 0 || dup3(status_fd, 3, O_CLOEXEC) < 0)
+	/* --pty: its own session, the run's pty its controlling terminal and
+	 * its 0, 1, 2 (the pipes close unused at exec). */
+	if (slave >= 0 ? pty_attach_slave(slave) < 0 : dup2(outw, 1) < 0 || dup2(errw, 2) < 0)
+		goto fail;
+	if (dup3(status_fd, 3, O_CLOEXEC) < 0)
 		goto fail;
 	syscall(SYS_close_range, 4, ~0U, 0);
 	const char *cmd = sp->argv[0];
@@ -267,6 +271,17 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 		setup_or_fail(sock, cordon_err_errno(&e, "setsid"), &e);
 	setup_or_fail(sock, creds_drop_all(&e), &e);
 	arm_pdeathsig(sock);
+	/* --pty: allocated as the command's uid (its slave is the command's),
+	 * in the run's own devpts, before Landlock and seccomp; the master
+	 * goes to the supervisor, which relays it. */
+	int slave = -1;
+	if (sp->pty) {
+		int master = -1;
+		setup_or_fail(sock, pty_open(&master, &slave, &sp->pty_size, &e), &e);
+		if (sync_send(sock, MSG_PTY, 0, NULL, master) < 0)
+			setup_or_fail(sock, cordon_err_errno(&e, "send the pty's master"), &e);
+		close(master);
+	}
 	setup_or_fail(sock, landlock_apply(sp->landlock, &e), &e);
 	if (sp->seccomp) {
 		int listener = -1;
@@ -289,8 +304,11 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	if (cmd == 0) {
 		close(sock);
 		close(st[0]);
-		exec_command(sp, outw, errw, st[1], ignored);
+		exec_command(sp, outw, errw, st[1], ignored, slave);
 	}
+	/* Only the command holds the slave: its end is the master's EOF. */
+	if (slave >= 0)
+		close(slave);
 	close(st[1]);
 	close(outw);
 	close(errw);

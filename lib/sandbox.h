@@ -5,6 +5,7 @@
 #include "creds.h"
 #include "landlock.h"
 #include "mounts.h"
+#include "cordon-pty.h"
 #include "run.h"
 #include "seccomp-policy.h"
 
@@ -25,6 +26,10 @@ struct sandbox_spec {
 	struct cgroup_view *cgview; /* filled from MSG_CGROUP frames */
 	int stdin_fd;          /* /dev/null for the command's fd 0 when cordon's is
 				* a terminal, else -1 (fd 0 is passed as it is) */
+	bool pty;              /* --pty: the command's 0, 1, 2 are a pty of the
+				* run's own devpts; its master goes to the
+				* supervisor (MSG_PTY) */
+	struct pty_winsize pty_size; /* its size at start */
 	uid_t ns_uid;          /* init's identity in U1: the invoking uid/gid */
 	gid_t ns_gid;
 };

@@ -30,7 +30,8 @@
  *               sync 2 (P->C MSG_GO2): init finishes the view and starts the
  *                   command.
  *               C->P: MSG_ERROR (setup failed; the command never started),
- *                   MSG_LISTENER + fd, MSG_PROXY_FD + fd, MSG_EXEC_OK,
+ *                   MSG_LISTENER + fd, MSG_PROXY_FD + fd, MSG_PTY + fd (--pty:
+ *                   the master of the run's own pty), MSG_EXEC_OK,
  *                   MSG_EXIT (the command's wait status). One handler
  *                   (on_msg) serves the loop and the drain after init's exit.
  *   out/err     pipes from the command, streamed through by the loop.
@@ -93,6 +94,7 @@
 #include "observe.h"
 #include "overlay.h"
 #include "proxy.h"
+#include "cordon-pty.h"
 #include "run.h"
 #include "sandbox.h"
 #include "secrets.h"
@@ -161,6 +163,9 @@ struct sup {
 	bool have_obs;
 	struct proxy *proxy;
 	bool notify;
+	/* --pty: the run's own pty, relayed to cordon's terminal (cordon-pty.h) */
+	bool pty_mode;
+	struct pty_relay pty;
 	/* CORDON_TRACE_TIMING=1: phase timestamps on stderr (a diagnostic). */
 	bool trace;
 	uint64_t t0;
@@ -310,6 +315,25 @@ static void on_stream_writable(struct sup *s, int i)
 	}
 }
 
+/* --pty: the command's output is the pty's, read from its master by the
+ * stdout stream (counted, hashed, redacted, limited like a pipe); the stdout
+ * pipe carries nothing then. Input goes to a dup of the master. */
+static void on_pty_master(struct sup *s, int master)
+{
+	struct out_stream *st = &s->out[0];
+	if (st->in_fd >= 0) {
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, st->in_fd, NULL);
+		close(st->in_fd);
+	}
+	st->in_fd = master;
+	if (ep_add(s->epfd, master, EPOLLIN) < 0 || pty_relay_attach(&s->pty, s->epfd, master) < 0) {
+		cordon_error e;
+		cordon_err_errno(&e, "relay the run's pty");
+		setup_error(s, &e);
+		kill_run(s, ST_SETUP_ERROR);
+	}
+}
+
 /* One message from init, read by the loop or by the drain after init's
  * exit (on_init_exit): the same handling either way. A descriptor it
  * carries (fd) is taken or closed here. */
@@ -356,6 +380,14 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 				setup_error(s, &e);
 				kill_run(s, ST_SETUP_ERROR);
 			}
+			fd = -1;
+		}
+		break;
+	case MSG_PTY:
+		/* Also in the drain after init's exit: what the command wrote
+		 * is still in the pty, and the loop reads it to its end. */
+		if (fd >= 0 && s->pty_mode && s->pty.master < 0) {
+			on_pty_master(s, fd);
 			fd = -1;
 		}
 		break;
@@ -430,10 +462,22 @@ static void on_cpu_timer(struct sup *s, int unused)
 static void on_signal(struct sup *s, int unused)
 {
 	struct signalfd_siginfo si;
-	if (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
-		s->forced_signal = (int)si.ssi_signo;
-		kill_run(s, ST_INTERRUPTED);
+	if (read(s->sigfd, &si, sizeof(si)) != sizeof(si))
+		return;
+	if (si.ssi_signo == SIGWINCH) { /* --pty only */
+		pty_relay_winch(&s->pty);
+		return;
 	}
+	s->forced_signal = (int)si.ssi_signo;
+	kill_run(s, ST_INTERRUPTED);
+}
+
+/* --pty: cordon's stdin readable (which 0), or room for input in the run's
+ * pty (1). */
+static void on_pty_input(struct sup *s, int which)
+{
+	if (s->pty_mode)
+		pty_relay_event(&s->pty, which ? s->pty.master : s->pty.in_fd, 0);
 }
 
 /* The loop's sources: where the descriptor lives in struct sup (read when
@@ -454,6 +498,8 @@ static const struct {
 	{offsetof(struct sup, out[0].out_fd), on_stream_writable, 0},
 	{offsetof(struct sup, out[1].in_fd), on_stream, 1},
 	{offsetof(struct sup, out[1].out_fd), on_stream_writable, 1},
+	{offsetof(struct sup, pty.in_fd), on_pty_input, 0},
+	{offsetof(struct sup, pty.master), on_pty_input, 1},
 };
 
 static void dispatch(struct sup *s, int fd)
@@ -933,7 +979,8 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	 * /dev/null instead (README, "Standard input"). Pipes and files are
 	 * passed as they are. */
 	s->spec.stdin_fd = -1;
-	if (isatty(STDIN_FILENO) && (s->spec.stdin_fd = open("/dev/null", O_RDONLY | O_NOCTTY | O_CLOEXEC)) < 0)
+	/* --pty: init's own stdin is /dev/null too; the command's is the pty. */
+	if ((s->pty_mode || isatty(STDIN_FILENO)) && (s->spec.stdin_fd = open("/dev/null", O_RDONLY | O_NOCTTY | O_CLOEXEC)) < 0)
 		return cordon_err_errno(err, "open /dev/null for the command's stdin");
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0 ||
 	    pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
@@ -949,6 +996,8 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGQUIT);
+	if (s->pty_mode)
+		sigaddset(&mask, SIGWINCH);
 	sigprocmask(SIG_BLOCK, &mask, &old);
 	s->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 
@@ -963,6 +1012,13 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 		/* v2: born in the run's cgroup and its own cgroup namespace. */
 		ca.flags |= CLONE_INTO_CGROUP | CLONE_NEWCGROUP;
 		ca.cgroup = (uint64_t)s->cg.dirfd;
+	}
+	if (s->pty_mode) {
+		/* cordon's terminal goes raw here; pty_relay_end puts it back on
+		 * every way out below (a signal ends the run through the loop). */
+		pty_relay_begin(&s->pty, STDIN_FILENO, policy_opts(s->pol)->stdout_fd);
+		s->spec.pty = true;
+		s->spec.pty_size = s->pty.ws;
 	}
 	s->t_start = now_ns();
 	trace(s, "clone3");
@@ -983,6 +1039,8 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	if (pid < 0) {
 		close(po[0]);
 		close(pe[0]);
+		if (s->pty_mode)
+			pty_relay_end(&s->pty);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		return cordon_err(err, clone_errno, "clone3 into new user, mount, pid, ipc, uts and network namespaces");
 	}
@@ -1030,6 +1088,8 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	}
 	s->rep->enf.cgroup = s->have_cg ? s->cgops->name : "none";
 	event_loop(s);
+	if (s->pty_mode)
+		pty_relay_end(&s->pty);
 	/* The proxy's connections go before anything else is read (outputs need
 	 * fds too); its totals are in the report from here on. */
 	proxy_free(s->proxy);
@@ -1164,6 +1224,11 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 	s.rep = rep;
 	s.forced = ST_COUNT;
 	s.t0 = now_ns();
+	/* Not a check's run: its output goes to stderr, prefixed. */
+	s.pty_mode = policy_opts(p)->pty && !opts->to_stderr;
+	s.pty.master = -1;
+	s.pty.in_fd = -1;
+	s.pty.host.fd = -1;
 	s.trace = policy_opts(p)->trace_timing;
 	s.sock = s.pidfd = s.epfd = s.timer = s.cpu_timer = s.sigfd = -1;
 	s.out[0].in_fd = s.out[1].in_fd = s.out[0].out_fd = s.out[1].out_fd = -1;

@@ -388,6 +388,9 @@ ssize_t stream_read(struct out_stream *s, uint64_t budget, bool *over)
 		dst = plain;
 	}
 	ssize_t n = read(s->in_fd, dst, CHUNK);
+	/* A pty master (--pty) reads EIO once every slave is closed: its end. */
+	if (n < 0 && errno == EIO)
+		n = 0;
 	if (n < 0)
 		return errno == EINTR || errno == EAGAIN ? 1 : -1;
 	if (n == 0) {

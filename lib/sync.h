@@ -26,6 +26,7 @@ enum msg_type {
 			* .value = v1 controller index (cg_v1_controllers), -1 on v2 */
 	MSG_OVERLAY,   /* P->C, as root: the change set's layer directory of mount
 			* index .value (a detached clone, fd; overlay.h) */
+	MSG_PTY,       /* C->P: the master of the run's own pty (--pty), fd */
 };
 
 /* A received frame. */

@@ -1,0 +1,197 @@
+"""Typed cordon.report/1 objects, generated from schemas/report.schema.json
+by python/tools/gen_report.py: do not edit by hand."""
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+from ._base import ReportObject
+
+
+@dataclass
+class Verdicts(ReportObject):
+    containment: Optional[str] = None
+    resources: Optional[str] = None
+    task: Optional[str] = None
+
+
+@dataclass
+class Check(ReportObject):
+    status: Optional[str] = None
+    exit_code: Optional[int] = None
+    wall_seconds: Optional[float] = None
+    reason: Optional[str] = None  # optional
+
+
+@dataclass
+class Limit(ReportObject):
+    value: Optional[float] = None
+    source: Optional[str] = None
+
+
+@dataclass
+class Usage(ReportObject):
+    wall_seconds: Optional[float] = None
+    setup_seconds: Optional[float] = None  # optional
+    cpu_user_seconds: Optional[float] = None
+    cpu_system_seconds: Optional[float] = None
+    peak_memory_bytes: Optional[int] = None
+    ledger_peak_bytes: Optional[int] = None  # optional
+
+
+@dataclass
+class Denial(ReportObject):
+    kind: Optional[str] = None
+    target: Optional[str] = None
+    count: Optional[int] = None
+    phase: Optional[str] = None  # optional
+
+
+@dataclass
+class File(ReportObject):
+    path: Optional[str] = None
+    change: Optional[str] = None  # optional
+    sha256: Optional[str] = None  # optional
+    bytes: Optional[int] = None  # optional
+    type: Optional[str] = None  # optional
+    hash_skipped: Optional[str] = None  # optional
+
+
+@dataclass
+class Fix(ReportObject):
+    path: Optional[str] = None
+    what: Optional[str] = None
+
+
+@dataclass
+class PrivilegeSweep(ReportObject):
+    """present only when the sweep after the run may have missed a file (a bound of its full walk reached, a directory that could not be opened, a tree that changed under it); verdicts.containment is then "violations" (SECURITY.md, What a run leaves behind)"""
+    complete: Optional[str] = None
+    reason: Optional[str] = None
+    entries_checked: Optional[int] = None
+
+
+@dataclass
+class ListCut(ReportObject):
+    reason: Optional[str] = None
+    files_omitted: Optional[int] = None
+    files_unhashed: Optional[int] = None
+    hashed_bytes: Optional[int] = None
+    hash_budget_bytes: Optional[int] = None
+    hash_budget_seconds: Optional[float] = None
+
+
+@dataclass
+class TruncatedDenials(ReportObject):
+    targets_kept: Optional[int] = None
+    count_omitted: Optional[int] = None
+
+
+@dataclass
+class Truncated(ReportObject):
+    """present only when the report leaves something out: what, why, and how much"""
+    inputs: Optional[ListCut] = None  # optional
+    outputs: Optional[ListCut] = None  # optional
+    denials: Optional[TruncatedDenials] = None  # optional
+
+
+@dataclass
+class Stream(ReportObject):
+    bytes: Optional[int] = None
+    sha256: Optional[str] = None
+
+
+@dataclass
+class SecretExposure(ReportObject):
+    name: Optional[str] = None
+    path: Optional[str] = None
+    where: Optional[str] = None  # optional
+
+
+@dataclass
+class SecretScan(ReportObject):
+    """Present when the run had secrets: what the scan for secret_exposures read. complete is false when a budget (16 MiB per file, 64 MiB in all, 1000 entries) or a file that could not be opened safely cut it short."""
+    files: Optional[int] = None
+    bytes: Optional[int] = None
+    complete: Optional[bool] = None
+
+
+@dataclass
+class Enforcement(ReportObject):
+    user_ns: Optional[bool] = None
+    pid_ns: Optional[bool] = None  # optional
+    net_ns: Optional[bool] = None  # optional
+    landlock_abi: Optional[int] = None
+    seccomp: Optional[bool] = None
+    seccomp_notify: Optional[bool] = None  # optional
+    file_observer: Optional[bool] = None  # optional
+    cgroup: Optional[str] = None
+    no_new_privs: Optional[bool] = None  # optional
+    idmapped_workspace: Optional[bool] = None  # optional
+    landlock_missing: Optional[List[str]] = None  # optional
+    workspace_ownership: Optional[str] = None  # optional
+    workspace_ownership_reason: Optional[str] = None  # optional
+    sandbox_host_uid: Optional[int] = None  # optional
+
+
+@dataclass
+class Grant(ReportObject):
+    kind: Optional[str] = None
+    target: Optional[str] = None
+    allowed: Optional[bool] = None
+    rule: Optional[str] = None
+
+
+@dataclass
+class NetworkEndpoint(ReportObject):
+    target: Optional[str] = None
+    connections: Optional[int] = None
+    bytes_up: Optional[int] = None
+    bytes_down: Optional[int] = None
+
+
+@dataclass
+class Network(ReportObject):
+    proxy: Optional[str] = None
+    connections: Optional[int] = None
+    denied: Optional[int] = None
+    bytes_up: Optional[int] = None
+    bytes_down: Optional[int] = None
+    max_connections: Optional[int] = None  # optional
+    over_limit: Optional[int] = None  # optional
+    endpoints: List[NetworkEndpoint] = field(default_factory=list)
+
+
+@dataclass
+class Report(ReportObject):
+    schema: Optional[str] = None
+    status: Optional[str] = None
+    reason: Optional[str] = None  # optional
+    exit_code: Optional[int] = None
+    signal: Optional[str] = None
+    verdicts: Optional[Verdicts] = None
+    check: Optional[Check] = None  # optional
+    limits_hit: List[str] = field(default_factory=list)
+    limits: Optional[Dict[str, Limit]] = None
+    usage: Optional[Usage] = None
+    denials: List[Denial] = field(default_factory=list)
+    command: List[str] = field(default_factory=list)
+    policy_sha256: Optional[str] = None
+    inputs: List[File] = field(default_factory=list)
+    outputs: List[File] = field(default_factory=list)
+    outputs_truncated: Optional[bool] = None  # optional
+    privilege_cleared: List[Fix] = field(default_factory=list)  # optional
+    privilege_sweep: Optional[PrivilegeSweep] = None  # optional
+    root_restored: List[Fix] = field(default_factory=list)  # optional
+    truncated: Optional[Truncated] = None  # optional
+    stdout: Optional[Stream] = None
+    stderr: Optional[Stream] = None
+    secrets: List[str] = field(default_factory=list)
+    secret_exposures: List[SecretExposure] = field(default_factory=list)  # optional
+    secret_scan: Optional[SecretScan] = None  # optional
+    enforcement: Optional[Enforcement] = None
+    ceiling_sha256: Optional[str] = None
+    grants: List[Grant] = field(default_factory=list)  # optional
+    unauthorized: List[str] = field(default_factory=list)  # optional
+    network: Optional[Network] = None  # optional
+
+
+__all__ = ["Verdicts", "Check", "Limit", "Usage", "Denial", "File", "Fix", "PrivilegeSweep", "ListCut", "TruncatedDenials", "Truncated", "Stream", "SecretExposure", "SecretScan", "Enforcement", "Grant", "NetworkEndpoint", "Network", "Report"]

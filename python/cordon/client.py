@@ -1,0 +1,394 @@
+"""A client of `cordon serve`: HTTP/1.1 + JSON over its Unix socket, with the
+standard library only (http.client on an AF_UNIX socket).
+
+    with cordon.Client("/run/cordon.sock").session(policy={...}) as s:
+        r = s.exec(["python3", "-c", "print(1)"])
+        s.files.write("task.py", b"...")
+The session is always ended (DELETE) when the with block ends; its report
+is then in s.report."""
+import base64
+import http.client
+import json
+import socket
+import urllib.parse
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional, Sequence
+
+from .errors import CordonError
+from .report import Report
+
+
+def _dur(timeout) -> Optional[str]:
+    if timeout is None:
+        return None
+    if isinstance(timeout, (int, float)):
+        return f"{timeout:g}s"
+    return str(timeout)
+
+
+class _UnixHTTPConnection(http.client.HTTPConnection):
+    def __init__(self, path: str, timeout: Optional[float] = None):
+        super().__init__("localhost", timeout=timeout)
+        self._path = path
+
+    def connect(self):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        if self.timeout is not None:
+            s.settimeout(self.timeout)
+        try:
+            s.connect(self._path)
+        except OSError:
+            s.close()
+            raise
+        self.sock = s
+
+
+def _error(status: int, body: bytes) -> CordonError:
+    msg = body.decode(errors="replace").strip()
+    try:
+        j = json.loads(body)
+        if isinstance(j, dict) and isinstance(j.get("error"), str):
+            msg = j["error"]
+    except ValueError:
+        pass
+    return CordonError(f"HTTP {status}: {msg}", status)
+
+
+@dataclass
+class Event:
+    """One line of an exec's stream: type is "started", "stdout", "stderr" or
+    "result" (or one this version does not know); data holds the decoded
+    bytes of an output event."""
+    type: str
+    data: bytes = b""
+    raw: Dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class ExecResult:
+    """The end of one exec in a session."""
+    exec_id: Optional[str]
+    status: Optional[str]
+    exit_code: Optional[int]
+    signal: Optional[str]
+    denials: List[Dict[str, Any]]
+    usage: Dict[str, Any]
+    stdout: bytes = b""
+    stderr: bytes = b""
+    raw: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def text(self) -> str:
+        """stdout as text (UTF-8, undecodable bytes replaced)."""
+        return self.stdout.decode(errors="replace")
+
+
+@dataclass
+class FileEntry:
+    name: str
+    type: str
+    size: Optional[int] = None
+    mode: Optional[int] = None
+
+
+class PtyConnection:
+    """A pty exec's connection after the upgrade: raw bytes both ways, like
+    a socket (send, sendall, recv, fileno, shutdown, close), plus resize."""
+
+    def __init__(self, session: "Session", sock: socket.socket, exec_id: Optional[str], buffered: bytes):
+        self._session = session
+        self._sock = sock
+        self.exec_id = exec_id
+        self._buf = buffered
+
+    def recv(self, n: int = 65536) -> bytes:
+        if self._buf:
+            out, self._buf = self._buf[:n], self._buf[n:]
+            return out
+        return self._sock.recv(n)
+
+    def send(self, data: bytes) -> int:
+        return self._sock.send(data)
+
+    def sendall(self, data: bytes) -> None:
+        self._sock.sendall(data)
+
+    def fileno(self) -> int:
+        return self._sock.fileno()
+
+    def settimeout(self, t: Optional[float]) -> None:
+        self._sock.settimeout(t)
+
+    def shutdown(self, how: int = socket.SHUT_WR) -> None:
+        self._sock.shutdown(how)
+
+    def resize(self, rows: int, cols: int) -> None:
+        if not self.exec_id:
+            raise CordonError("the server named no exec id for this pty (no resize)")
+        self._session._client._json("POST", f"{self._session._path}/exec/{self.exec_id}/resize",
+                                    {"rows": rows, "cols": cols})
+
+    def result(self) -> Dict[str, Any]:
+        """GET the exec's state (its result once it ended)."""
+        if not self.exec_id:
+            raise CordonError("the server named no exec id for this pty")
+        return self._session.exec_info(self.exec_id)
+
+    def close(self) -> None:
+        self._sock.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Files:
+    """A session's files, through the boundary's rules."""
+
+    def __init__(self, session: "Session"):
+        self._s = session
+
+    def _q(self, path: str) -> str:
+        return "?" + urllib.parse.urlencode({"path": path})
+
+    def read(self, path: str) -> bytes:
+        return self._s._client._call("GET", f"{self._s._path}/files{self._q(path)}")
+
+    def write(self, path: str, data) -> None:
+        if isinstance(data, str):
+            data = data.encode()
+        self._s._client._call("PUT", f"{self._s._path}/files{self._q(path)}", data,
+                              {"Content-Type": "application/octet-stream"})
+
+    def delete(self, path: str) -> None:
+        self._s._client._call("DELETE", f"{self._s._path}/files{self._q(path)}")
+
+    def list(self, path: str = ".") -> List[FileEntry]:
+        j = self._s._client._json("GET", f"{self._s._path}/files/list{self._q(path)}")
+        return [FileEntry(e.get("name"), e.get("type"), e.get("size"), e.get("mode"))
+                for e in j.get("entries", [])]
+
+
+def _exec_body(argv, env, cwd, stdin, timeout, pty=False) -> Dict[str, Any]:
+    body: Dict[str, Any] = {"argv": [str(a) for a in argv]}
+    if env is not None:
+        body["env"] = dict(env)
+    if cwd is not None:
+        body["cwd"] = cwd
+    if isinstance(stdin, str):
+        body["stdin"] = stdin
+    elif stdin is not None:
+        body["stdin_b64"] = base64.b64encode(bytes(stdin)).decode()
+    if timeout is not None:
+        body["timeout"] = _dur(timeout)
+    body["pty"] = pty
+    return body
+
+
+class Session:
+    """One long-lived boundary of a server. A context manager: it is always
+    ended (DELETE) on the way out, and its report kept in .report."""
+
+    def __init__(self, client: "Client", session_id: str):
+        self._client = client
+        self.id = session_id
+        self._path = f"/v1/sessions/{urllib.parse.quote(session_id, safe='')}"
+        self.files = Files(self)
+        self.report: Optional[Report] = None
+        self._closed = False
+
+    def info(self) -> Dict[str, Any]:
+        return self._client._json("GET", self._path)
+
+    def exec_stream(self, argv: Sequence[str], env=None, cwd=None, stdin=None, timeout=None) -> Iterator[Event]:
+        """The exec's events as they arrive (the output is not buffered)."""
+        conn = self._client._conn()
+        try:
+            body = json.dumps(_exec_body(argv, env, cwd, stdin, timeout)).encode()
+            conn.request("POST", f"{self._path}/exec", body, {"Content-Type": "application/json"})
+            resp = conn.getresponse()
+            if resp.status >= 400:
+                raise _error(resp.status, resp.read())
+            while True:
+                line = resp.readline()
+                if not line:
+                    break
+                line = line.strip()
+                if not line:
+                    continue
+                ev = json.loads(line)
+                t = ev.get("type", "")
+                data = base64.b64decode(ev["data_b64"]) if "data_b64" in ev else b""
+                yield Event(t, data, ev)
+                if t == "result":
+                    break
+        finally:
+            conn.close()
+
+    def exec(self, argv: Sequence[str], env=None, cwd=None, stdin=None, timeout=None) -> ExecResult:
+        """Run argv in the session and wait for its result (output collected)."""
+        out, err = [], []
+        exec_id = None
+        result: Optional[Dict[str, Any]] = None
+        for ev in self.exec_stream(argv, env=env, cwd=cwd, stdin=stdin, timeout=timeout):
+            if ev.type == "started":
+                exec_id = ev.raw.get("exec")
+            elif ev.type == "stdout":
+                out.append(ev.data)
+            elif ev.type == "stderr":
+                err.append(ev.data)
+            elif ev.type == "result":
+                result = ev.raw
+        if result is None:
+            raise CordonError("the exec's stream ended without a result")
+        return ExecResult(result.get("exec", exec_id), result.get("status"), result.get("exit_code"),
+                          result.get("signal"), result.get("denials", []), result.get("usage", {}),
+                          b"".join(out), b"".join(err), result)
+
+    def signal(self, exec_id: str, sig: str = "TERM") -> None:
+        self._client._json("POST", f"{self._path}/exec/{exec_id}/signal", {"signal": sig})
+
+    def exec_info(self, exec_id: str) -> Dict[str, Any]:
+        return self._client._json("GET", f"{self._path}/exec/{exec_id}")
+
+    def pty(self, argv: Sequence[str], env=None, cwd=None, timeout=None,
+            rows: Optional[int] = None, cols: Optional[int] = None) -> PtyConnection:
+        """Run argv on a pty of the session's own: the connection is upgraded
+        (HTTP 101) and carries the terminal's bytes both ways."""
+        body = _exec_body(argv, env, cwd, None, timeout, pty=True)
+        if rows and cols:
+            body["rows"], body["cols"] = rows, cols
+        data = json.dumps(body).encode()
+        sock = self._client._socket()
+        try:
+            head = (f"POST {self._path}/exec HTTP/1.1\r\nHost: localhost\r\n"
+                    f"Connection: Upgrade\r\nUpgrade: tcp\r\nContent-Type: application/json\r\n"
+                    f"Content-Length: {len(data)}\r\n\r\n").encode()
+            sock.sendall(head + data)
+            buf = b""
+            while b"\r\n\r\n" not in buf:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    raise CordonError("the server closed the connection before its answer")
+                buf += chunk
+                if len(buf) > 65536:
+                    raise CordonError("the server's answer has no end of headers")
+            head_b, rest = buf.split(b"\r\n\r\n", 1)
+            lines = head_b.decode("iso-8859-1").split("\r\n")
+            parts = lines[0].split(" ", 2)
+            status = int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
+            headers = {}
+            for l in lines[1:]:
+                k, _, v = l.partition(":")
+                headers[k.strip().lower()] = v.strip()
+            if status != 101:
+                n = int(headers.get("content-length", "0") or 0)
+                while len(rest) < n:
+                    chunk = sock.recv(n - len(rest))
+                    if not chunk:
+                        break
+                    rest += chunk
+                raise _error(status, rest)
+            exec_id = headers.get("cordon-exec") or headers.get("x-cordon-exec")
+            return PtyConnection(self, sock, exec_id, rest)
+        except BaseException:
+            sock.close()
+            raise
+
+    def close(self) -> Optional[Report]:
+        """End the session (DELETE); its report, with every exec. Idempotent."""
+        if not self._closed:
+            self._closed = True
+            self.report = Report.from_dict(self._client._json("DELETE", self._path))
+        return self.report
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Client:
+    """A `cordon serve` on a Unix socket."""
+
+    def __init__(self, socket_path: str, timeout: Optional[float] = None):
+        self.socket_path = str(socket_path)
+        self.timeout = timeout
+
+    def _conn(self) -> _UnixHTTPConnection:
+        return _UnixHTTPConnection(self.socket_path, self.timeout)
+
+    def _socket(self) -> socket.socket:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(self.timeout)
+        try:
+            s.connect(self.socket_path)
+        except OSError:
+            s.close()
+            raise
+        return s
+
+    def _call(self, method: str, path: str, body: Optional[bytes] = None,
+              headers: Optional[Dict[str, str]] = None) -> bytes:
+        conn = self._conn()
+        try:
+            conn.request(method, path, body, headers or {})
+            resp = conn.getresponse()
+            data = resp.read()
+            if resp.status >= 400:
+                raise _error(resp.status, data)
+            return data
+        finally:
+            conn.close()
+
+    def _json(self, method: str, path: str, obj: Any = None) -> Any:
+        body = json.dumps(obj).encode() if obj is not None else None
+        data = self._call(method, path, body, {"Content-Type": "application/json"} if body else None)
+        return json.loads(data) if data.strip() else {}
+
+    def session(self, policy: Optional[Dict[str, Any]] = None, idle_timeout=None, timeout=None) -> Session:
+        """A new session (POST /v1/sessions); use it in a with block."""
+        body: Dict[str, Any] = {}
+        if policy is not None:
+            body["policy"] = policy
+        if idle_timeout is not None:
+            body["idle_timeout"] = _dur(idle_timeout)
+        if timeout is not None:
+            body["timeout"] = _dur(timeout)
+        j = self._json("POST", "/v1/sessions", body)
+        if not isinstance(j.get("id"), str):
+            raise CordonError(f"the server returned no session id: {j!r}")
+        return Session(self, j["id"])
+
+    def run(self, argv: Sequence[str], policy=None, stdin=None, timeout=None) -> Report:
+        """A one-shot run (POST /v1/runs): its report."""
+        body: Dict[str, Any] = {"argv": [str(a) for a in argv]}
+        if policy is not None:
+            if not isinstance(policy, dict):
+                with open(policy) as f:
+                    policy = json.load(f)
+            body["policy"] = policy
+        if timeout is not None:
+            pol = dict(body.get("policy") or {})
+            limits = dict(pol.get("limits") or {})
+            limits["wall_time"] = _dur(timeout)
+            pol["limits"] = limits
+            body["policy"] = pol
+        if isinstance(stdin, (bytes, bytearray)):
+            try:
+                body["stdin"] = bytes(stdin).decode()  # the API's field
+            except UnicodeDecodeError:
+                body["stdin_b64"] = base64.b64encode(bytes(stdin)).decode()
+        elif stdin is not None:
+            body["stdin"] = stdin
+        return Report.from_dict(self._json("POST", "/v1/runs", body))
+
+    def get_run(self, run_id: str) -> Report:
+        return Report.from_dict(self._json("GET", f"/v1/runs/{urllib.parse.quote(run_id, safe='')}"))

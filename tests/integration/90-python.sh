@@ -1,0 +1,75 @@
+# The Python package (python/): installs with pip offline, pure Python; its
+# pytest suite (python/tests) runs here, one result per pytest case.
+. "$(dirname "$0")/../lib.sh"
+
+# The interpreter with pytest: Debian's (python3-pytest, scripts/deps.sh),
+# else the first python3 on PATH.
+PY=
+for p in /usr/bin/python3 python3; do
+	if "$p" -c 'import pytest, setuptools' 2>/dev/null; then PY=$p; break; fi
+done
+
+test_pip_install_offline_pure_python() {
+	[ -n "$PY" ] || { t_skip "no python3 with pytest and setuptools (python3-pytest, python3-setuptools)"; return; }
+	# No network: no build isolation (it would download setuptools), no deps.
+	"$PY" -m pip install -q --no-build-isolation --no-deps --target "$T_TMP/site" "$TOP/python" >"$T_TMP/pip" 2>&1 ||
+		fail "pip install ./python: $(tail -5 "$T_TMP/pip")"
+	OUT=$(cd / && PYTHONPATH="$T_TMP/site" "$PY" -c 'import cordon, os; print(cordon.__file__.startswith(os.environ["PYTHONPATH"]), cordon.run.__name__, cordon.Client.__name__)')
+	expect_eq "$OUT" "True run Client" "installed and importable"
+	expect_eq "$(find "$T_TMP/site" -name '*.so' | wc -l)" 0 "no compiled extension"
+	t_assert
+}
+
+# Every pytest case is a result of its own: py:FILE::NAME.
+run_pytest() {
+	local name="pytest"
+	if [ -n "${CORDON_TESTS:-}" ] && ! [[ "$(basename "$0" .sh):$name" =~ $CORDON_TESTS ]]; then
+		return 0
+	fi
+	if [ -z "$PY" ]; then
+		echo "ok - pytest # SKIP no python3 with pytest and setuptools (python3-pytest, python3-setuptools)"
+		echo skip >>"$RESULTS"
+		T_SKIP=$((T_SKIP + 1))
+		return 0
+	fi
+	local tmp site xml
+	tmp=$(mktemp -d /tmp/cordon-test-tmp.XXXXXX)
+	site=$tmp/site xml=$tmp/junit.xml
+	"$PY" -m pip install -q --no-build-isolation --no-deps --target "$site" "$TOP/python" >/dev/null 2>&1
+	(cd "$TOP/python/tests" && CORDON="$CORDON" PYTHONPATH="$site" "$PY" -m pytest -q -p no:cacheprovider \
+		--basetemp="$tmp/pt" --junitxml="$xml" . >"$tmp/log" 2>&1)
+	if [ ! -s "$xml" ]; then
+		echo "not ok - pytest"
+		sed 's/^/    /' "$tmp/log" | tail -30
+		echo fail >>"$RESULTS"
+		T_FAIL=$((T_FAIL + 1))
+	else
+		local line
+		while IFS= read -r line; do
+			echo "$line" | cut -f2-
+			case $line in
+			pass*) echo pass >>"$RESULTS"; T_PASS=$((T_PASS + 1)) ;;
+			skip*) echo skip >>"$RESULTS"; T_SKIP=$((T_SKIP + 1)) ;;
+			*) echo fail >>"$RESULTS"; T_FAIL=$((T_FAIL + 1)) ;;
+			esac
+		done < <("$PY" - "$xml" <<'PYEOF'
+import sys, xml.etree.ElementTree as ET
+for c in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    name = f"py:{c.get('classname')}::{c.get('name')}"
+    bad = c.find("failure") if c.find("failure") is not None else c.find("error")
+    skip = c.find("skipped")
+    if bad is not None:
+        msg = (bad.get("message") or "").replace("\n", " ")[:300]
+        print(f"fail\tnot ok - {name}\n    {msg}")
+    elif skip is not None:
+        print(f"skip\tok - {name} # SKIP {skip.get('message')}")
+    else:
+        print(f"pass\tok - {name}")
+PYEOF
+)
+	fi
+	rm -rf "$tmp"
+}
+
+t_run test_pip_install_offline_pure_python
+run_pytest
