@@ -17,6 +17,17 @@ enum msg_type {
 	MSG_PROXY_FD,  /* C->P: the proxy's listening socket, in the run's netns (fd) */
 	MSG_CGROUP,    /* P->C: the run's own cgroup directory, host path in .err.msg;
 			* .value = v1 controller index (cg_v1_controllers), -1 on v2 */
+	/* A session (session.h): init stays up as an agent. .value = the slot
+	 * (an exec) or request (a file operation) the frame is about. */
+	MSG_SX_FD,      /* P->C: stdio fd .err.code (0, 1, 2) of exec .value (fd) */
+	MSG_SX_EXEC,    /* P->C: start exec .value; fd = sealed memfd (session-agent.c) */
+	MSG_SX_STARTED, /* C->P: exec .value started (.err.code = pid) or not (.err) */
+	MSG_SX_EXIT,    /* C->P: exec .value ended: .err.code = wait status,
+			 * .err.msg = struct sx_usage */
+	MSG_SX_SIGNAL,  /* P->C: signal .err.code to exec .value's process group */
+	MSG_SX_FILE,    /* P->C: file operation .err.code (enum sx_file_op) on .err.msg */
+	MSG_SX_FILE_R,  /* C->P: its result: .err.code = errno or 0 (fd) */
+	MSG_SX_END,     /* P->C: end the session: init exits */
 };
 
 struct msg {
