@@ -46,6 +46,7 @@ struct session_ent {
 	pid_t pid;
 	int ctl;
 	uid_t owner;
+	bool ending; /* DELETE sent: no longer counted, reaped when its worker exits */
 	pthread_mutex_t lock; /* sends on ctl */
 };
 
@@ -100,8 +101,21 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned code, const
 	jw_str(&w, msg);
 	jw_obj_end(&w);
 	enum MHD_Result r = MHD_NO;
-	if (jw_finish(&w) == 0)
+	if (jw_finish(&w) == 0) {
+		/* One line: {"error": "..."} */
+		size_t o = 0;
+		for (size_t i = 0; i < w.out.len; i++) {
+			if (w.out.p[i] == '\n') {
+				while (i + 1 < w.out.len && w.out.p[i + 1] == ' ')
+					i++;
+				continue;
+			}
+			w.out.p[o++] = w.out.p[i];
+		}
+		w.out.len = o;
+		buf_append(&w.out, "\n", 1);
 		r = send_text(c, code, "application/json", w.out.p, w.out.len);
+	}
 	buf_free(&w.out);
 	return r;
 }
@@ -153,22 +167,25 @@ static enum MHD_Result relay_reply(struct MHD_Connection *c, int reply, unsigned
 
 static struct session_ent *find_session(const char *id, uid_t uid)
 {
-	for (int i = 0; i < S.max_sessions; i++)
-		if (S.ss[i].used && strcmp(S.ss[i].id, id) == 0 && (uid == 0 || S.ss[i].owner == uid || uid == (uid_t)-1))
+	for (int i = 0; i < 2 * S.max_sessions; i++)
+		if (S.ss[i].used && !S.ss[i].ending && strcmp(S.ss[i].id, id) == 0 && (uid == 0 || S.ss[i].owner == uid || uid == (uid_t)-1))
 			return &S.ss[i];
 	return NULL;
 }
 
 /* Send req to the session's worker with a fresh reply socket; returns our
  * end of it, or -1. */
-static int to_worker(struct session_ent *se, const char *json, int extra_fd)
+static int to_worker(struct session_ent *se, const char *id, const char *json, int extra_fd)
 {
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return -1;
 	int fds[2] = {sv[1], extra_fd};
+	int r = -1;
+	/* Still the session it was found as (a reaped slot can be reused). */
 	pthread_mutex_lock(&se->lock);
-	int r = ipc_send(se->ctl, json, strlen(json), fds, extra_fd >= 0 ? 2 : 1, 0);
+	if (se->used && se->ctl >= 0 && strcmp(se->id, id) == 0)
+		r = ipc_send(se->ctl, json, strlen(json), fds, extra_fd >= 0 ? 2 : 1, 0);
 	pthread_mutex_unlock(&se->lock);
 	close(sv[1]);
 	if (r < 0) {
@@ -275,8 +292,8 @@ static int count_sessions(uid_t owner, int *mine)
 {
 	int n = 0;
 	*mine = 0;
-	for (int i = 0; i < S.max_sessions; i++)
-		if (S.ss[i].used) {
+	for (int i = 0; i < 2 * S.max_sessions; i++)
+		if (S.ss[i].used && !S.ss[i].ending) {
 			n++;
 			*mine += S.ss[i].owner == owner;
 		}
@@ -311,10 +328,17 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 							     : "this client (uid) has its maximum of %d sessions",
 				  all >= S.max_sessions ? S.max_sessions : S.max_per_client);
 	}
-	for (int i = 0; i < S.max_sessions && slot < 0; i++)
+	/* Twice as many slots as sessions: ending ones keep theirs until
+	 * their worker is reaped. */
+	for (int i = 0; i < 2 * S.max_sessions && slot < 0; i++)
 		if (!S.ss[i].used)
 			slot = i;
+	if (slot < 0) {
+		pthread_mutex_unlock(&S.lock);
+		return send_error(c, 503, "too many sessions are still ending; try again");
+	}
 	struct session_ent *se = &S.ss[slot];
+	se->ending = false;
 	se->used = true;
 	snprintf(se->id, sizeof(se->id), "%s", id);
 	se->owner = uid;
@@ -365,7 +389,7 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 	}
 	jw_obj_end(&w);
 	jw_finish(&w);
-	int reply = w.out.p ? to_worker(se, w.out.p, polfd) : -1;
+	int reply = w.out.p ? to_worker(se, id, w.out.p, polfd) : -1;
 	buf_free(&w.out);
 	if (reply < 0) {
 		r = send_error(c, 500, "the session's worker did not take its request");
@@ -426,7 +450,8 @@ static void stream_free(void *cls)
 	free(sc);
 }
 
-static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *se, const jnode *body)
+static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *se, const char *sid,
+				  const jnode *body)
 {
 	if (!body || body->type != J_OBJ)
 		return send_error(c, 400, "request body: a JSON object is expected");
@@ -500,7 +525,7 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 			close(infd);
 		return send_error(c, 413, "the exec request is larger than %d bytes (send big inputs as stdin)", IPC_MAX_PACKET);
 	}
-	int reply = to_worker(se, w.out.p, infd);
+	int reply = to_worker(se, sid, w.out.p, infd);
 	buf_free(&w.out);
 	if (infd >= 0)
 		close(infd);
@@ -537,10 +562,10 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 	return ret;
 }
 
-static enum MHD_Result simple_op(struct MHD_Connection *c, struct session_ent *se, const char *json, int extra,
-				 unsigned ok, const char *type)
+static enum MHD_Result simple_op(struct MHD_Connection *c, struct session_ent *se, const char *sid,
+				 const char *json, int extra, unsigned ok, const char *type)
 {
-	int reply = to_worker(se, json, extra);
+	int reply = to_worker(se, sid, json, extra);
 	if (reply < 0)
 		return send_error(c, 410, "the session has ended");
 	enum MHD_Result r = relay_reply(c, reply, ok, type);
@@ -565,13 +590,16 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 	const char *path = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "path");
 	switch (rt->kind) {
 	case R_SESSION_GET:
-		r = simple_op(c, se, "{\"op\":\"get\"}", -1, 200, "application/json");
+		r = simple_op(c, se, rt->sid, "{\"op\":\"get\"}", -1, 200, "application/json");
 		break;
 	case R_SESSION_DELETE:
-		r = simple_op(c, se, "{\"op\":\"end\"}", -1, 200, "application/json");
+		pthread_mutex_lock(&S.lock);
+		se->ending = true;
+		pthread_mutex_unlock(&S.lock);
+		r = simple_op(c, se, rt->sid, "{\"op\":\"end\"}", -1, 200, "application/json");
 		break;
 	case R_EXEC:
-		r = start_exec(c, se, body);
+		r = start_exec(c, se, rt->sid, body);
 		break;
 	case R_EXEC_GET:
 	case R_EXEC_SIGNAL: {
@@ -591,7 +619,7 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 		}
 		jw_obj_end(&w);
 		jw_finish(&w);
-		r = simple_op(c, se, w.out.p, -1, 200, "application/json");
+		r = simple_op(c, se, rt->sid, w.out.p, -1, 200, "application/json");
 		break;
 	}
 	case R_EXEC_RESIZE:
@@ -617,7 +645,7 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 		jw_obj_end(&w);
 		jw_finish(&w);
 		int bfd = rt->kind == R_FILE_PUT ? ipc_memfd("cordon-put", rq->body.p ? rq->body.p : "", rq->body.len) : -1;
-		r = simple_op(c, se, w.out.p, bfd, 200,
+		r = simple_op(c, se, rt->sid, w.out.p, bfd, 200,
 			      rt->kind == R_FILE_GET ? "application/octet-stream" : "application/json");
 		if (bfd >= 0)
 			close(bfd);
@@ -901,13 +929,17 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
 static void reap_workers(bool wait_all)
 {
 	pthread_mutex_lock(&S.lock);
-	for (int i = 0; i < S.max_sessions; i++) {
+	for (int i = 0; i < 2 * S.max_sessions; i++) {
 		struct session_ent *se = &S.ss[i];
 		if (!se->used || se->pid <= 0)
 			continue;
 		if (waitpid(se->pid, NULL, wait_all ? 0 : WNOHANG) == se->pid) {
+			pthread_mutex_lock(&se->lock);
 			close(se->ctl);
+			se->ctl = -1;
+			se->id[0] = '\0';
 			se->used = false;
+			pthread_mutex_unlock(&se->lock);
 		}
 	}
 	pthread_mutex_unlock(&S.lock);
@@ -1055,8 +1087,8 @@ int cmd_serve(int argc, char **argv)
 	static char ceil_abs[PATH_MAX];
 	if (S.ceiling && realpath(S.ceiling, ceil_abs))
 		S.ceiling = ceil_abs;
-	S.ss = calloc((size_t)S.max_sessions + 1, sizeof(*S.ss));
-	for (int i = 0; S.ss && i < S.max_sessions; i++)
+	S.ss = calloc(2 * (size_t)S.max_sessions + 1, sizeof(*S.ss));
+	for (int i = 0; S.ss && i < 2 * S.max_sessions; i++)
 		pthread_mutex_init(&S.ss[i].lock, NULL);
 	int lfd = S.listen ? listen_tcp(S.listen) : listen_unix(S.socket_path);
 	if (lfd < 0 || !S.ss)
@@ -1090,7 +1122,7 @@ int cmd_serve(int argc, char **argv)
 	 * to the state directory (its worker's own SIGTERM handling). */
 	pthread_mutex_lock(&S.lock);
 	S.stopping = true;
-	for (int i = 0; i < S.max_sessions; i++)
+	for (int i = 0; i < 2 * S.max_sessions; i++)
 		if (S.ss[i].used && S.ss[i].pid > 0)
 			kill(S.ss[i].pid, SIGTERM);
 	pthread_mutex_unlock(&S.lock);

@@ -179,7 +179,11 @@ static void start_exec(const struct sandbox_spec *sp, int sock, int sigfd, struc
 	while (n < 0 && errno == EINTR);
 	close(stp[0]);
 	if (n > 0) {
+		/* Never started: reaped here, no MSG_SX_EXIT for it. */
+		waitpid(pid, NULL, __WALL);
+		sl->pid = 0;
 		cordon_err(&e, exec_errno, "exec %s", argv[0]);
+		e.code = -(exec_errno > 0 ? exec_errno : EINVAL);
 		sync_send(sock, MSG_SX_STARTED, slot, &e, -1);
 	} else {
 		e.code = pid;
