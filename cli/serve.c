@@ -1043,8 +1043,10 @@ int cmd_serve(int argc, char **argv)
 				return usage_err("a count expected", o);
 			if (o[2] == 'k')
 				S.keep_runs = (int)n;
-			else if (o[2] == 'w')
-				; /* the warm pool: not implemented yet (accepted, no effect; docs/api.md) */
+			else if (o[2] == 'w') {
+				if (n > 0)
+					return usage_err("--warm: the warm pool is not implemented yet (docs/api.md)", v);
+			}
 			else if (strlen(o) > 15)
 				S.max_per_client = (int)n;
 			else

@@ -56,6 +56,27 @@ test_socket_mode_and_peer_uid() {
 	t_assert
 }
 
+test_tcp_bearer_token() {
+	local port
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	printf 'tok-0123456789abcdef-serve\n' >"$T_TMP/token"
+	"$CORDON" serve --listen "127.0.0.1:$port" --token-file "$T_TMP/token" --state-dir "$WS/state" 2>"$T_TMP/serve.log" &
+	SRV=$!
+	local i out
+	for i in $(seq 1 200); do
+		curl -s "http://127.0.0.1:$port/" >/dev/null && break
+		sleep 0.05
+	done
+	out=$(curl -sS -w ' %{http_code}' -X POST "http://127.0.0.1:$port/v1/runs" -d '{"argv":["/bin/true"]}' | tr -d '\n')
+	expect_match "$out" '"error": "not authorized"} 401$' "no token"
+	out=$(curl -sS -w ' %{http_code}' -H 'Authorization: Bearer tok-0123456789abcdef-serveX' -X POST "http://127.0.0.1:$port/v1/runs" -d '{"argv":["/bin/true"]}' | tr -d '\n')
+	expect_match "$out" '401$' "a wrong token"
+	out=$(curl -sS -H 'Authorization: Bearer tok-0123456789abcdef-serve' -X POST "http://127.0.0.1:$port/v1/runs" -d '{"argv":["/bin/true"]}' | jq -r .status)
+	expect_eq "$out" ok "the token"
+	stop_server
+	t_assert
+}
+
 test_oneshot_run_and_retention() {
 	start_server --keep-runs 2 || return 1
 	api -X POST http://cordon/v1/runs -d '{"argv":["sh","-c","echo hi; echo oops >&2; exit 3"]}' >"$T_TMP/r1.json"
@@ -266,7 +287,7 @@ test_output_redacted() {
 	t_assert
 }
 
-for t in test_socket_mode_and_peer_uid test_oneshot_run_and_retention test_session_state_across_execs \
+for t in test_socket_mode_and_peer_uid test_tcp_bearer_token test_oneshot_run_and_retention test_session_state_across_execs \
 	test_cancel_hung_exec test_files_in_and_out test_ceiling_refuses_session test_fifty_concurrent_sessions \
 	test_limits_of_the_server test_client_disconnects_mid_stream test_sigterm_ends_sessions_with_reports \
 	test_output_redacted; do
