@@ -384,7 +384,7 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 	} else if (S.timeout_ns) {
 		char t[32];
 		snprintf(t, sizeof(t), "%llums", (unsigned long long)(S.timeout_ns / 1000000ULL));
-		jw_key(&w, "timeout");
+		jw_key(&w, "default_timeout");
 		jw_str(&w, t);
 	}
 	jw_obj_end(&w);

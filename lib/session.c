@@ -1067,8 +1067,14 @@ static int setup_policy(struct sx *s, const jnode *cfg, int polfd, cordon_error 
 		return -1;
 	if (ceil && ceil->str && !(s->pol->ceiling_file = strdup(ceil->str)))
 		return cordon_err(err, ENOMEM, "out of memory");
+	const jnode *dflt = json_get(cfg, "default_timeout");
 	if (tmo && tmo->str && policy_set_limit(s->pol, LIM_WALL, tmo->str, SRC_FLAG, err) < 0)
 		return cordon_err_wrap(err, "timeout");
+	/* The server's default only where neither the request nor the policy
+	 * has one. */
+	if (!tmo && dflt && dflt->str && !s->pol->limits[LIM_WALL].set &&
+	    policy_set_limit(s->pol, LIM_WALL, dflt->str, SRC_FLAG, err) < 0)
+		return cordon_err_wrap(err, "--session-timeout");
 	if (idle && idle->type == J_NUM && idle->num > 0)
 		s->idle_ns = (uint64_t)idle->num;
 	return 0;
