@@ -421,6 +421,9 @@ struct stream_ctx {
 	int reply;
 	char *pkt;
 	size_t len, off;
+	/* a pty exec: */
+	struct session_ent *se;
+	char sid[ROUTE_ID_LEN + 1], eid[ROUTE_ID_LEN + 1];
 };
 
 static ssize_t stream_reader(void *cls, uint64_t pos, char *out, size_t max)
@@ -450,6 +453,51 @@ static void stream_free(void *cls)
 	free(sc);
 }
 
+static bool upgrade_requested(struct MHD_Connection *c)
+{
+	const char *conn = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Connection");
+	const char *up = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Upgrade");
+	return conn && up && strcasestr(conn, "upgrade") && strcasecmp(up, "tcp") == 0;
+}
+
+static int to_worker(struct session_ent *se, const char *id, const char *json, int extra_fd);
+
+/* The connection is raw bytes from here: the session's worker relays it to
+ * and from the pty (a dup of the socket); this thread waits for the exec's
+ * result, then closes the connection. */
+static void pty_upgraded(void *cls, struct MHD_Connection *c, void *con_cls, const char *extra_in,
+			 size_t extra_in_size, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+	(void)c;
+	(void)con_cls;
+	struct stream_ctx *sc = cls;
+	jwriter w = {0};
+	jw_obj_begin(&w);
+	jw_key(&w, "op");
+	jw_str(&w, "attach");
+	jw_key(&w, "exec");
+	jw_str(&w, sc->eid);
+	buf pre = {0};
+	if (extra_in_size && extra_in_size < 16384 && b64_encode(&pre, extra_in, extra_in_size) == 0 && pre.p) {
+		jw_key(&w, "input_b64");
+		jw_str(&w, pre.p);
+	}
+	buf_free(&pre);
+	jw_obj_end(&w);
+	int d = jw_finish(&w) == 0 ? fcntl(sock, F_DUPFD_CLOEXEC, 3) : -1;
+	int r = d >= 0 ? to_worker(sc->se, sc->sid, w.out.p, d) : -1;
+	buf_free(&w.out);
+	if (d >= 0)
+		close(d);
+	if (r >= 0)
+		close(r);
+	/* Until the worker closes the exec's event stream (after its result). */
+	while (r >= 0 && ipc_recv(sc->reply, sc->pkt, IPC_MAX_PACKET + 1, NULL, NULL) > 0) {
+	}
+	MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+	stream_free(sc);
+}
+
 static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *se, const char *sid,
 				  const jnode *body)
 {
@@ -470,8 +518,14 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 			return send_error(c, 400, "env.%s: a valid name with a string value is expected", env->keys[i]);
 	if (cwd && (cwd->type != J_STR || cwd->str[0] != '/'))
 		return send_error(c, 400, "cwd: an absolute path is expected");
-	if (pty && (pty->type != J_BOOL || pty->b))
-		return send_error(c, 501, "pty: not implemented by this server yet");
+	if (pty && pty->type != J_BOOL)
+		return send_error(c, 400, "pty: true or false is expected");
+	bool want_pty = pty && pty->b;
+	if (want_pty && !upgrade_requested(c))
+		return send_error(c, 400, "pty: the request must ask for the upgrade (Connection: Upgrade, Upgrade: tcp)");
+	if (want_pty && (in || in64))
+		return send_error(c, 400, "pty: the pty is its standard input; stdin and stdin_b64 are not taken");
+	const jnode *rows = json_get(body, "rows"), *cols = json_get(body, "cols");
 	if (in && in64)
 		return send_error(c, 400, "stdin and stdin_b64: give one of them");
 	if ((in && in->type != J_STR) || (in64 && in64->type != J_STR))
@@ -518,6 +572,18 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 	}
 	jw_key(&w, "timeout_ns");
 	jw_uint(&w, tmo_ns);
+	if (want_pty) {
+		jw_key(&w, "pty");
+		jw_bool(&w, true);
+		if (rows && rows->type == J_NUM) {
+			jw_key(&w, "rows");
+			jw_uint(&w, (uint64_t)rows->num);
+		}
+		if (cols && cols->type == J_NUM) {
+			jw_key(&w, "cols");
+			jw_uint(&w, (uint64_t)cols->num);
+		}
+	}
 	jw_obj_end(&w);
 	if (jw_finish(&w) < 0 || w.out.len >= IPC_MAX_PACKET) {
 		buf_free(&w.out);
@@ -550,6 +616,24 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 	sc->reply = reply;
 	sc->pkt = pkt;
 	sc->len = (size_t)n;
+	if (want_pty) {
+		jnode *j = json_parse(pkt, (size_t)n, &e);
+		const jnode *eid = j ? json_get(j, "exec") : NULL;
+		snprintf(sc->eid, sizeof(sc->eid), "%s", eid && eid->str ? eid->str : "");
+		json_free(j);
+		snprintf(sc->sid, sizeof(sc->sid), "%s", sid);
+		sc->se = se;
+		struct MHD_Response *u = MHD_create_response_for_upgrade(pty_upgraded, sc);
+		if (!u) {
+			stream_free(sc);
+			return MHD_NO;
+		}
+		MHD_add_response_header(u, "Upgrade", "tcp");
+		MHD_add_response_header(u, "X-Cordon-Exec", sc->eid);
+		enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_SWITCHING_PROTOCOLS, u);
+		MHD_destroy_response(u);
+		return ret;
+	}
 	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, sc,
 								   stream_free);
 	if (!r) {
@@ -582,7 +666,7 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 		return send_error(c, 404, "no such session: %s", rt->sid);
 	cordon_error e = {0};
 	jnode *body = NULL;
-	if ((rt->kind == R_EXEC || rt->kind == R_EXEC_SIGNAL) && rq->body.len &&
+	if ((rt->kind == R_EXEC || rt->kind == R_EXEC_SIGNAL || rt->kind == R_EXEC_RESIZE) && rq->body.len &&
 	    !(body = json_parse(rq->body.p, rq->body.len, &e)))
 		return send_error(c, 400, "request body: %s", e.msg);
 	enum MHD_Result r;
@@ -622,9 +706,26 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 		r = simple_op(c, se, rt->sid, w.out.p, -1, 200, "application/json");
 		break;
 	}
-	case R_EXEC_RESIZE:
-		r = send_error(c, 501, "resize: pty execs are not implemented by this server yet");
+	case R_EXEC_RESIZE: {
+		const jnode *rows = body ? json_get(body, "rows") : NULL, *cols = body ? json_get(body, "cols") : NULL;
+		if (!rows || rows->type != J_NUM || !cols || cols->type != J_NUM) {
+			r = send_error(c, 400, "rows and cols: numbers are required");
+			break;
+		}
+		jw_obj_begin(&w);
+		jw_key(&w, "op");
+		jw_str(&w, "resize");
+		jw_key(&w, "exec");
+		jw_str(&w, rt->eid);
+		jw_key(&w, "rows");
+		jw_int(&w, (int64_t)rows->num);
+		jw_key(&w, "cols");
+		jw_int(&w, (int64_t)cols->num);
+		jw_obj_end(&w);
+		jw_finish(&w);
+		r = simple_op(c, se, rt->sid, w.out.p, -1, 200, "application/json");
 		break;
+	}
 	case R_FILE_GET:
 	case R_FILE_PUT:
 	case R_FILE_DELETE:
@@ -1102,7 +1203,7 @@ int cmd_serve(int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGCHLD);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
-	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION,
+	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_ALLOW_UPGRADE,
 						0, NULL, NULL, handler, NULL, MHD_OPTION_LISTEN_SOCKET, lfd,
 						MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
 						MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)0, MHD_OPTION_END);

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -115,9 +116,31 @@ static char **merge_env(char *const *base, char **req)
 	return out;
 }
 
-static void start_exec(const struct sandbox_spec *sp, int sock, int sigfd, struct agent_slot *sl,
-		       int slot, int reqfd, uint64_t ignored)
+/* A pty in the run's own devpts (its /dev/pts, mounted by the view): the
+ * master, and the peer opened from it without a path lookup. */
+static int open_pty(int *master, int *peer, const struct winsize *ws)
 {
+	*master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*master < 0)
+		*master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	int unlock = 0;
+	if (*master < 0 || ioctl(*master, TIOCSPTLCK, &unlock) < 0 ||
+	    (*peer = ioctl(*master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
+		int e = errno;
+		if (*master >= 0)
+			close(*master);
+		errno = e;
+		return -1;
+	}
+	if (ws->ws_row && ws->ws_col)
+		ioctl(*master, TIOCSWINSZ, ws);
+	return 0;
+}
+
+static void start_exec(const struct sandbox_spec *sp, int sock, int sigfd, struct agent_slot *sl,
+		       int slot, int reqfd, uint64_t ignored, bool pty, const struct winsize *wsz)
+{
+	int master = -1, peer = -1;
 	cordon_error e = {0};
 	struct stat st;
 	char *text = NULL;
@@ -135,6 +158,17 @@ static void start_exec(const struct sandbox_spec *sp, int sock, int sigfd, struc
 		cordon_err(&e, EINVAL, "malformed exec request");
 		goto fail;
 	}
+	if (pty) {
+		if (open_pty(&master, &peer, wsz) < 0) {
+			cordon_err_errno(&e, "a pty in the session's /dev/pts");
+			goto fail;
+		}
+		/* The pty is the exec's stdin, stdout and stderr. */
+		slot_close(sl);
+		sl->fd[0] = peer;
+		sl->fd[1] = dup(peer);
+		sl->fd[2] = dup(peer);
+	}
 	int stp[2];
 	if (pipe2(stp, O_CLOEXEC) < 0) {
 		cordon_err_errno(&e, "pipe");
@@ -145,10 +179,13 @@ static void start_exec(const struct sandbox_spec *sp, int sock, int sigfd, struc
 	close(stp[1]);
 	pid_t pid = stw < 0 ? -1 : fork();
 	if (pid == 0) {
-		setpgid(0, 0);
-		int in = sl->fd[0] >= 0 ? sl->fd[0] : open("/dev/null", O_RDONLY | O_CLOEXEC);
 		int err = 0;
-		if (in < 0 || dup2(in, 0) < 0 || (cwd[0] && chdir(cwd) < 0))
+		/* A pty's exec leads a session of its own with the pty as its
+		 * controlling terminal; otherwise a process group of its own. */
+		if (pty ? setsid() < 0 || ioctl(sl->fd[0], TIOCSCTTY, 0) < 0 : setpgid(0, 0) < 0)
+			err = errno;
+		int in = sl->fd[0] >= 0 ? sl->fd[0] : open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (!err && (in < 0 || dup2(in, 0) < 0 || (cwd[0] && chdir(cwd) < 0)))
 			err = errno;
 		if (err) {
 			if (write(stw, &err, sizeof(err)) < 0) { /* seen as a closed pipe */ }
@@ -168,7 +205,8 @@ static void start_exec(const struct sandbox_spec *sp, int sock, int sigfd, struc
 		goto fail;
 	}
 	/* Also set here: a signal may come before the child ran setpgid. */
-	setpgid(pid, pid);
+	if (!pty)
+		setpgid(pid, pid);
 	sl->pid = pid;
 	sl->t0 = mono_ns();
 	slot_close(sl);
@@ -187,8 +225,10 @@ static void start_exec(const struct sandbox_spec *sp, int sock, int sigfd, struc
 		sync_send(sock, MSG_SX_STARTED, slot, &e, -1);
 	} else {
 		e.code = pid;
-		sync_send(sock, MSG_SX_STARTED, slot, &e, -1);
+		sync_send(sock, MSG_SX_STARTED, slot, &e, master);
 	}
+	if (master >= 0)
+		close(master);
 	free(text);
 	free(argv);
 	free(renv);
@@ -196,6 +236,8 @@ static void start_exec(const struct sandbox_spec *sp, int sock, int sigfd, struc
 	return;
 fail:
 	slot_close(sl);
+	if (master >= 0)
+		close(master);
 	if (!e.code)
 		e.code = EINVAL;
 	e.code = -abs(e.code);
@@ -389,8 +431,12 @@ void session_agent_main(const struct sandbox_spec *sp, int sock, int outw, int e
 			}
 			break;
 		case MSG_SX_EXEC:
-			if (ok_slot && fd >= 0 && slots[slot].pid == 0)
-				start_exec(sp, sock, sigfd, &slots[slot], slot, fd, ignored);
+			if (ok_slot && fd >= 0 && slots[slot].pid == 0) {
+				/* .err.code 1: a pty, .err.msg its rows and columns */
+				struct winsize ws = {0};
+				memcpy(&ws, msg.err.msg, sizeof(ws));
+				start_exec(sp, sock, sigfd, &slots[slot], slot, fd, ignored, msg.err.code == 1, &ws);
+			}
 			break;
 		case MSG_SX_SIGNAL:
 			if (ok_slot && slots[slot].pid > 0)

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -44,7 +45,7 @@
 #define FILE_MAX (64u << 20)
 #define LIST_MAX 100000
 
-enum { K_CTL = 1, K_OUT, K_TIMER, K_IDLE, K_REPLY };
+enum { K_CTL = 1, K_OUT, K_TIMER, K_IDLE, K_REPLY, K_CLIENT };
 
 static uint64_t tag(int kind, uint32_t idx)
 {
@@ -76,6 +77,14 @@ struct sx_exec {
 	const char *forced;  /* killed, timeout, output-limit: why we ended it */
 	char error[512];
 	char *result;        /* the result event's JSON, once done */
+	/* A pty exec: the master (init's, passed at start), and the client's
+	 * upgraded connection relayed to it both ways. */
+	bool pty;
+	int ptm;
+	int client;
+	buf cq;              /* output not yet written to the client */
+	size_t cqoff;
+	uint64_t input_dropped;
 };
 
 struct sx_file {
@@ -226,6 +235,61 @@ static void emit_data(struct sx *s, struct sx_exec *x, int i, const uint8_t *p, 
 	}
 }
 
+static void client_flush(struct sx *s, struct sx_exec *x)
+{
+	while (x->client >= 0 && x->cqoff < x->cq.len) {
+		ssize_t w = send(x->client, x->cq.p + x->cqoff, x->cq.len - x->cqoff, MSG_DONTWAIT | MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (w <= 0) { /* gone: the exec runs on (docs/api.md) */
+			epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->client, NULL);
+			close_fd(&x->client);
+			break;
+		}
+		x->cqoff += (size_t)w;
+	}
+	if (x->cqoff >= x->cq.len)
+		x->cq.len = x->cqoff = 0;
+	if (x->client >= 0) {
+		struct epoll_event ev = {.events = EPOLLIN | (x->cq.len ? EPOLLOUT : 0),
+					 .data.u64 = tag(K_CLIENT, (uint32_t)(x - s->ex))};
+		epoll_ctl(s->epfd, EPOLL_CTL_MOD, x->client, &ev);
+	}
+}
+
+static void client_out(struct sx *s, struct sx_exec *x, const uint8_t *p, size_t n)
+{
+	if (x->cq.len - x->cqoff + n > EXEC_QUEUE_MAX || buf_append(&x->cq, p, n) < 0) {
+		x->dropped += n;
+		return;
+	}
+	client_flush(s, x);
+}
+
+static void client_in(struct sx *s, struct sx_exec *x)
+{
+	uint8_t b[16384];
+	ssize_t n = recv(x->client, b, sizeof(b), MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		/* The client closed (or shut down its side): no more input. */
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->client, NULL);
+		if (n < 0 || !x->cq.len)
+			close_fd(&x->client);
+		return;
+	}
+	if (x->ptm < 0)
+		return;
+	/* The pty's input queue is small and never waited for: what does not
+	 * fit now is dropped and counted (input_dropped). */
+	ssize_t w = write(x->ptm, b, (size_t)n);
+	if (w < n)
+		x->input_dropped += (uint64_t)(n - (w > 0 ? w : 0));
+}
+
 static void out_bytes(struct sx *s, struct sx_exec *x, int i, const uint8_t *p, size_t n, bool eof)
 {
 	buf r = {0};
@@ -235,7 +299,10 @@ static void out_bytes(struct sx *s, struct sx_exec *x, int i, const uint8_t *p, 
 	if (r.len) {
 		sha256_update(x->h[i], r.p, r.len);
 		x->bytes[i] += r.len;
-		emit_data(s, x, i, (const uint8_t *)r.p, r.len);
+		if (x->pty)
+			client_out(s, x, (const uint8_t *)r.p, r.len);
+		else
+			emit_data(s, x, i, (const uint8_t *)r.p, r.len);
 	}
 	buf_wipe(&r);
 }
@@ -261,7 +328,7 @@ static void read_out(struct sx *s, struct sx_exec *x, int i)
 			continue;
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
-		if (n <= 0) {
+		if (n <= 0) { /* EOF; a pty master's EIO once its last holder is gone */
 			out_bytes(s, x, i, NULL, 0, true);
 			epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->out[i], NULL);
 			close_fd(&x->out[i]);
@@ -315,6 +382,15 @@ static void finalize(struct sx *s, struct sx_exec *x)
 		redact_stream_free(&x->rs[i]);
 	}
 	close_fd(&x->timer);
+	close_fd(&x->ptm);
+	if (x->client >= 0) {
+		client_flush(s, x);
+		if (x->client >= 0) {
+			epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->client, NULL);
+			shutdown(x->client, SHUT_WR);
+			close_fd(&x->client);
+		}
+	}
 	int code = -1, sig = 0;
 	if (x->exited && WIFEXITED(x->wstatus))
 		code = WEXITSTATUS(x->wstatus);
@@ -390,6 +466,12 @@ static void finalize(struct sx *s, struct sx_exec *x)
 	}
 	jw_key(&w, "dropped_bytes");
 	jw_uint(&w, x->dropped);
+	if (x->pty) {
+		jw_key(&w, "pty");
+		jw_bool(&w, true);
+		jw_key(&w, "input_dropped_bytes");
+		jw_uint(&w, x->input_dropped);
+	}
 	jw_obj_end(&w);
 	jw_finish(&w);
 	/* One line: the writer's newlines are formatting (a string's are
@@ -453,7 +535,9 @@ static int parse_signal(const char *name)
 static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 {
 	const jnode *argv = json_get(req, "argv"), *env = json_get(req, "env"), *cwd = json_get(req, "cwd");
-	const jnode *tmo = json_get(req, "timeout_ns");
+	const jnode *tmo = json_get(req, "timeout_ns"), *pty = json_get(req, "pty");
+	const jnode *rows = json_get(req, "rows"), *cols = json_get(req, "cols");
+	bool want_pty = pty && pty->type == J_BOOL && pty->b;
 	if (!argv || argv->type != J_ARR || argv->n == 0) {
 		reply_error(reply, 400, "argv: a non-empty array of strings is required");
 		goto out;
@@ -483,8 +567,9 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 	s->ex = nex;
 	struct sx_exec *x = &s->ex[s->nex];
 	memset(x, 0, sizeof(*x));
-	x->out[0] = x->out[1] = x->reply = x->timer = -1;
+	x->out[0] = x->out[1] = x->reply = x->timer = x->ptm = x->client = -1;
 	x->slot = slot;
+	x->pty = want_pty;
 	new_id(x->id, sizeof(x->id), "e-");
 	for (size_t i = 0; i < argv->n; i++)
 		strv_push(&x->argv, argv->items[i]->str);
@@ -520,24 +605,37 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 		x->nden0 = 0;
 	pthread_mutex_unlock(&s->rep->denial_lock);
 	cordon_error e = {0};
-	if (stdin_fd >= 0) {
-		e.code = 0;
-		sync_send(s->sock, MSG_SX_FD, slot, &e, stdin_fd);
-	}
-	e.code = 1;
-	sync_send(s->sock, MSG_SX_FD, slot, &e, po[1]);
-	e.code = 2;
-	sync_send(s->sock, MSG_SX_FD, slot, &e, pe[1]);
-	sync_send(s->sock, MSG_SX_EXEC, slot, NULL, memfd);
-	close(po[1]);
-	close(pe[1]);
-	close(memfd);
-	x->out[0] = po[0];
-	x->out[1] = pe[0];
 	uint32_t idx = (uint32_t)(x - s->ex);
-	for (int i = 0; i < 2; i++) {
-		struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(K_OUT, idx * 2 + (uint32_t)i)};
-		epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->out[i], &ev);
+	if (want_pty) {
+		/* The pty is made by init, in the session's devpts; its master
+		 * comes back with MSG_SX_STARTED. */
+		close_fd(&po[0]); close_fd(&po[1]); close_fd(&pe[0]); close_fd(&pe[1]);
+		struct winsize ws = {0};
+		ws.ws_row = rows && rows->type == J_NUM && rows->num > 0 && rows->num < 10000 ? (unsigned short)rows->num : 24;
+		ws.ws_col = cols && cols->type == J_NUM && cols->num > 0 && cols->num < 10000 ? (unsigned short)cols->num : 80;
+		e.code = 1;
+		memcpy(e.msg, &ws, sizeof(ws));
+		sync_send(s->sock, MSG_SX_EXEC, slot, &e, memfd);
+		close(memfd);
+	} else {
+		if (stdin_fd >= 0) {
+			e.code = 0;
+			sync_send(s->sock, MSG_SX_FD, slot, &e, stdin_fd);
+		}
+		e.code = 1;
+		sync_send(s->sock, MSG_SX_FD, slot, &e, po[1]);
+		e.code = 2;
+		sync_send(s->sock, MSG_SX_FD, slot, &e, pe[1]);
+		sync_send(s->sock, MSG_SX_EXEC, slot, NULL, memfd);
+		close(po[1]);
+		close(pe[1]);
+		close(memfd);
+		x->out[0] = po[0];
+		x->out[1] = pe[0];
+		for (int i = 0; i < 2; i++) {
+			struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(K_OUT, idx * 2 + (uint32_t)i)};
+			epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->out[i], &ev);
+		}
 	}
 	if (tmo && tmo->type == J_NUM && tmo->num > 0) {
 		x->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -863,6 +961,49 @@ static void on_ctl(struct sx *s)
 				reply_json(reply, "{}");
 			}
 		}
+	} else if (strcmp(op, "attach") == 0 || strcmp(op, "resize") == 0) {
+		const jnode *id = json_get(req, "exec");
+		struct sx_exec *x = find_exec(s, id ? id->str : NULL);
+		if (!x || !x->pty) {
+			reply_error(reply, 404, "no such pty exec in this session");
+		} else if (op[0] == 'a') {
+			if (x->client < 0 && extra >= 0 && !x->running) {
+				/* It ended before the client came: what it wrote, then EOF. */
+				if (x->cq.len > x->cqoff &&
+				    send(extra, x->cq.p + x->cqoff, x->cq.len - x->cqoff, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+					/* the client is gone already */
+				}
+				shutdown(extra, SHUT_WR);
+				x->cq.len = x->cqoff = 0;
+			} else if (x->client < 0 && extra >= 0) {
+				x->client = extra;
+				extra = -1;
+				struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(K_CLIENT, (uint32_t)(x - s->ex))};
+				epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->client, &ev);
+				const jnode *pre = json_get(req, "input_b64");
+				if (pre && pre->str && x->ptm >= 0) {
+					size_t l = strlen(pre->str);
+					uint8_t *d = malloc(l / 4 * 3 + 4);
+					ssize_t dl = d ? b64_decode(pre->str, l, d) : -1;
+					if (dl > 0 && write(x->ptm, d, (size_t)dl) < dl)
+						x->input_dropped += (uint64_t)dl;
+					free(d);
+				}
+				client_flush(s, x);
+			}
+			reply_json(reply, "{}");
+		} else {
+			const jnode *r = json_get(req, "rows"), *c = json_get(req, "cols");
+			struct winsize ws = {0};
+			ws.ws_row = r && r->type == J_NUM && r->num >= 1 && r->num < 10000 ? (unsigned short)r->num : 0;
+			ws.ws_col = c && c->type == J_NUM && c->num >= 1 && c->num < 10000 ? (unsigned short)c->num : 0;
+			if (!ws.ws_row || !ws.ws_col)
+				reply_error(reply, 400, "rows and cols: integers from 1 to 9999 are required");
+			else if (x->ptm < 0 || ioctl(x->ptm, TIOCSWINSZ, &ws) < 0)
+				reply_error(reply, 409, "exec %s has no pty any more", x->id);
+			else
+				reply_json(reply, "{}");
+		}
 	} else if (strcmp(op, "file") == 0) {
 		do_file(s, req, reply, extra);
 		reply = extra = -1;
@@ -913,6 +1054,19 @@ static bool h_msg(void *ctx, const struct msg *m, int fd)
 			snprintf(x->error, sizeof(x->error), "%s", m->err.msg);
 			x->status = "start-error";
 			finalize(s, x);
+		} else if (x && x->pty && fd >= 0) {
+			/* The master: its output is the exec's stdout (a pty
+			 * merges both streams), read like a pipe. */
+			fcntl(fd, F_SETFL, O_NONBLOCK);
+			x->ptm = fd;
+			x->out[0] = dup(fd);
+			close_fd(&x->out[1]);
+			if (x->out[0] >= 0) {
+				fcntl(x->out[0], F_SETFD, FD_CLOEXEC);
+				struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(K_OUT, (uint32_t)(x - s->ex) * 2)};
+				epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->out[0], &ev);
+			}
+			return true;
 		}
 		return false;
 	case MSG_SX_EXIT:
@@ -965,6 +1119,14 @@ static void h_event(void *ctx, uint64_t data, uint32_t events)
 	case K_REPLY:
 		if (idx < s->nex)
 			queue_flush(s, &s->ex[idx]);
+		break;
+	case K_CLIENT:
+		if (idx < s->nex && s->ex[idx].client >= 0) {
+			if (events & EPOLLOUT)
+				client_flush(s, &s->ex[idx]);
+			if (s->ex[idx].client >= 0 && (events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+				client_in(s, &s->ex[idx]);
+		}
 		break;
 	}
 	(void)events;
@@ -1028,6 +1190,9 @@ static void sx_free(struct sx *s)
 		free(x->result);
 		free(x->den0);
 		buf_free(&x->queue);
+		buf_free(&x->cq);
+		close_fd(&x->ptm);
+		close_fd(&x->client);
 		close_fd(&x->reply);
 		close_fd(&x->timer);
 		for (int k = 0; k < 2; k++) {

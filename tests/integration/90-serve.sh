@@ -287,9 +287,68 @@ test_output_redacted() {
 	t_assert
 }
 
+# A pty exec over HTTP Upgrade: the client is tests' python, raw bytes both
+# ways. pty_client SID ARGV-JSON INPUT [RESIZE-ROWS RESIZE-COLS]
+pty_client() {
+	python3 - "$SOCK" "$@" <<'PY'
+import json, socket, subprocess, sys, time
+sock, sid, argv, data = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4].encode()
+resize = sys.argv[5:7]
+s = socket.socket(socket.AF_UNIX)
+s.connect(sock)
+body = json.dumps({"argv": argv, "pty": True, "rows": 30, "cols": 100}).encode()
+s.sendall(b"POST /v1/sessions/%s/exec HTTP/1.1\r\nHost: c\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n"
+          b"Content-Length: %d\r\n\r\n" % (sid.encode(), len(body)) + body)
+hdr = b""
+while b"\r\n\r\n" not in hdr:
+    d = s.recv(1)
+    if not d:
+        break
+    hdr += d
+lines = hdr.decode().split("\r\n")
+print(lines[0])
+eid = [l.split(": ", 1)[1] for l in lines if l.lower().startswith("x-cordon-exec:")][0]
+s.settimeout(30)
+time.sleep(0.3)
+if resize:
+    subprocess.run(["curl", "-sS", "--unix-socket", sock, "-X", "POST", "-d",
+                    json.dumps({"rows": int(resize[0]), "cols": int(resize[1])}),
+                    "http://c/v1/sessions/%s/exec/%s/resize" % (sid, eid)], check=True, stdout=subprocess.DEVNULL)
+s.sendall(data)
+out = b""
+while True:
+    d = s.recv(4096)
+    if not d:
+        break
+    out += d
+print(eid)
+print(out.decode(errors="replace").replace("\r", ""))
+PY
+}
+
+test_pty_exec() {
+	start_server || return 1
+	new_session || return 1
+	local out
+	out=$(pty_client "$SID" '["sh","-c","tty; stty size; read x; echo got:$x"]' $'hello\n')
+	expect_eq "$(printf '%s\n' "$out" | head -1)" "HTTP/1.1 101 Switching Protocols" "upgraded"
+	expect_match "$(printf '%s\n' "$out" | sed -n 3p)" '^/dev/pts/[0-9]+$' "a pty of the session's own devpts"
+	# (the pty echoes the input when it comes, maybe before stty ran)
+	expect_eq "$(printf '%s\n' "$out" | sed -n 4,6p | LC_ALL=C sort | tr '\n' '|')" "30 100|got:hello|hello|" "size, echo and input"
+	out=$(pty_client "$SID" '["sh","-c","read x; stty size"]' $'\n' 40 120)
+	expect_eq "$(printf '%s\n' "$out" | tail -1)" "40 120" "resized"
+	local eid
+	eid=$(printf '%s\n' "$out" | sed -n 2p)
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r '.status + " " + (.pty|tostring)')" "ok true" "the result"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["true"],"pty":true}')" '400$' "no upgrade asked"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
 for t in test_socket_mode_and_peer_uid test_tcp_bearer_token test_oneshot_run_and_retention test_session_state_across_execs \
 	test_cancel_hung_exec test_files_in_and_out test_ceiling_refuses_session test_fifty_concurrent_sessions \
 	test_limits_of_the_server test_client_disconnects_mid_stream test_sigterm_ends_sessions_with_reports \
-	test_output_redacted; do
+	test_output_redacted test_pty_exec; do
 	t_run $t
 done
