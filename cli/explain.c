@@ -1,5 +1,6 @@
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include "error.h"
 #include "cli-explain.h"
 #include "explain.h"
@@ -18,6 +19,10 @@ int cmd_explain(int argc, char **argv)
 		rc = 2;
 	} else {
 		bool would_run = false;
+		/* the same options a run would get (cordon_run_options_from_env) */
+		struct cordon_run_options ro;
+		cordon_run_options_from_env(&ro, environ);
+		o.pol->opts = &ro;
 		char *text = explain_render_verdict(o.pol, o.argv, o.json, &would_run);
 		if (!text) {
 			fprintf(stderr, "cordon: out of memory\n");

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include "cleanup.h"
 #include "error.h"
 #include "hash.h"
@@ -15,6 +16,7 @@
 #include "opts.h"
 #include "report.h"
 #include "run.h"
+#include "api.h"
 
 static int emit_report(const struct run_report *r, const char *path)
 {
@@ -34,12 +36,32 @@ static int emit_report(const struct run_report *r, const char *path)
 	return 0;
 }
 
+/* A run that never started (bad flags): a setup-error report of what was
+ * parsed so far, the policy hash and the command, if any. */
+static void emit_parse_error(const struct cli_run *o, const cordon_error *err)
+{
+	cordon_report *r = api_report_new();
+	if (!r) {
+		fprintf(stderr, "cordon: out of memory writing the report\n");
+		return;
+	}
+	struct run_report *rep = api_report_raw(r);
+	rep->status = ST_SETUP_ERROR;
+	snprintf(rep->reason, sizeof(rep->reason), "%s", err->msg);
+	char *canon = o->pol ? policy_canonical_json(o->pol) : NULL;
+	sha256_hex(canon ? canon : "", canon ? strlen(canon) : 0, rep->policy_sha256);
+	free(canon);
+	for (size_t i = 0; o->argv && o->argv[i]; i++)
+		strv_push(&rep->command, o->argv[i]);
+	emit_report(rep, o->report_path);
+	cordon_report_free(r);
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct cli_run o;
 	cordon_error err = {0};
-	struct run_report rep;
-	report_init(&rep);
+	cordon_report *r = NULL;
 	int rc;
 	int parsed = cli_parse_run(argc, argv, &o, false, &err);
 	if (parsed == 0 && o.help) {
@@ -49,49 +71,46 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (parsed < 0) {
 		fprintf(stderr, "cordon: %s\n", err.msg);
-		rep.status = ST_SETUP_ERROR;
-		snprintf(rep.reason, sizeof(rep.reason), "%s", err.msg);
-		/* What was parsed so far: the policy hash and the command, if any. */
-		char *canon = o.pol ? policy_canonical_json(o.pol) : NULL;
-		sha256_hex(canon ? canon : "", canon ? strlen(canon) : 0, rep.policy_sha256);
-		free(canon);
-		for (size_t i = 0; o.argv && o.argv[i]; i++)
-			strv_push(&rep.command, o.argv[i]);
-		emit_report(&rep, o.report_path);
+		emit_parse_error(&o, &err);
 		rc = 125;
 		goto out;
 	}
-	if (cordon_run(o.pol, o.argv, &rep, &err) < 0) {
-		char *m = report_redact(&rep, err.msg);
-		fprintf(stderr, "cordon: %s\n", m ? m : "(message withheld: out of memory)");
-		free(m);
+	/* The library reads no environment: the CLI hands it the variables
+	 * README documents. */
+	struct cordon_run_options ro;
+	cordon_run_options_from_env(&ro, environ);
+	if (cordon_run(o.pol, o.argv, &ro, &r, &err) < 0) {
+		/* no report: nothing to redact with, and the message is cordon's
+		 * own (out of memory) */
+		fprintf(stderr, "cordon: %s\n", err.msg);
 		rc = 125;
 		goto out;
 	}
-	if (rep.status == ST_UNAUTHORIZED) {
+	const struct run_report *rep = api_report_raw(r);
+	if (rep->status == ST_UNAUTHORIZED) {
 		/* One line per request beyond the ceiling. */
-		for (size_t i = 0; i < rep.unauthorized.n; i++) {
-			char *l = report_redact(&rep, rep.unauthorized.v[i]);
+		for (size_t i = 0; i < rep->unauthorized.n; i++) {
+			char *l = report_redact(rep, rep->unauthorized.v[i]);
 			fprintf(stderr, "cordon: unauthorized: %s\n", l ? l : "");
 			free(l);
 		}
-	} else if (rep.status != ST_OK && rep.status != ST_EXIT_NONZERO && rep.status != ST_SIGNALED) {
+	} else if (rep->status != ST_OK && rep->status != ST_EXIT_NONZERO && rep->status != ST_SIGNALED) {
 		/* cordon's own messages never carry a secret either */
-		char *reason = report_redact(&rep, rep.reason);
-		fprintf(stderr, "cordon: %s%s%s\n", status_name(rep.status), rep.reason[0] ? ": " : "",
+		char *reason = report_redact(rep, rep->reason);
+		fprintf(stderr, "cordon: %s%s%s\n", status_name(rep->status), rep->reason[0] ? ": " : "",
 			reason ? reason : "");
 		free(reason);
 	}
-	if (rep.task == TASK_ERROR) {
-		char *reason = report_redact(&rep, rep.check_reason);
-		fprintf(stderr, "cordon: check: %s: %s\n", status_name(rep.check_status), reason ? reason : "");
+	if (rep->task == TASK_ERROR) {
+		char *reason = report_redact(rep, rep->check_reason);
+		fprintf(stderr, "cordon: check: %s: %s\n", status_name(rep->check_status), reason ? reason : "");
 		free(reason);
 	}
-	rc = status_exit_code(rep.status, rep.exit_code, rep.signal);
-	if (emit_report(&rep, o.report_path) < 0 && rc == 0)
+	rc = cordon_report_exit_status(r);
+	if (emit_report(rep, o.report_path) < 0 && rc == 0)
 		rc = 125;
 out:
-	report_free(&rep);
+	cordon_report_free(r);
 	policy_free(o.pol);
 	return rc;
 }

@@ -1,10 +1,58 @@
 /* cordon: a Linux execution boundary for untrusted code.
  *
- * libcordon's public surface. Every fallible function returns a negative value
- * and fills a caller-provided cordon_error; the library never prints or exits. */
+ * libcordon's public surface: the only header an embedder includes
+ * (pkg-config --cflags --libs cordon). Every other symbol of the library is
+ * hidden. Every fallible function returns a negative value and fills a
+ * caller-provided cordon_error; the library never prints (except the
+ * command's own output, relayed to the fds of cordon_run_options, and the
+ * timing trace on request) and never exits.
+ *
+ * A minimal embedder (examples/embed/embed.c):
+ *
+ *	cordon_policy *p;
+ *	cordon_report *r;
+ *	cordon_error err;
+ *	struct cordon_run_options o;
+ *	cordon_run_options_init(&o);
+ *	if (cordon_policy_load("policy.json", &p, &err) < 0 ||
+ *	    cordon_run(p, argv, &o, &r, &err) < 0)
+ *		... err.msg says why ...
+ *	printf("%s\n", cordon_report_status(r));
+ *	cordon_report_free(r);
+ *	cordon_policy_free(p);
+ *
+ * What a run changes in the calling process (and puts back):
+ *   - SIGPIPE is ignored for the duration of cordon_run (a reader of the
+ *     relayed output that goes away must not kill the supervisor), then
+ *     restored to the caller's disposition.
+ *   - SIGINT, SIGTERM, SIGHUP and SIGQUIT are blocked in the calling thread
+ *     and read from a signalfd while the command runs: one that arrives then
+ *     stops the run (status "interrupted") and is consumed, not delivered to the
+ *     caller's handler. The caller's signal mask is restored on return. In a
+ *     multi-threaded caller, block these signals in every other thread if
+ *     they should stop the run rather than reach the caller.
+ *   - SIGUSR1's disposition is replaced while the seccomp observer thread
+ *     runs (it interrupts that thread at the end of the run), and restored
+ *     when the thread has been joined.
+ *   - The soft RLIMIT_NOFILE is raised to the hard limit while the run is
+ *     supervised (the network proxy's connection cap), and restored.
+ *   - PR_SET_DUMPABLE: the process is made non-dumpable (not ptrace-able by
+ *     other processes of the same user) while the run is set up and
+ *     supervised: the supervisor holds the secrets' values. Restored to the
+ *     caller's value when cordon_run returns.
+ *   - It creates, waits for and reaps its own children only (by pidfd): a
+ *     caller's SIGCHLD handler sees them exit; it does not reap the caller's
+ *     children. Resource usage of children that cgroups cannot account
+ *     (getrusage(RUSAGE_CHILDREN)) includes children the caller reaped before.
+ *   - The working directory, umask, environment and other rlimits of the
+ *     calling process are not changed. cordon_run is not thread-safe against
+ *     another cordon_run in the same process (the signal steps above are
+ *     process-wide): serialise runs, or run them in child processes.
+ */
 #pragma once
-#include <stdint.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -17,7 +65,108 @@ typedef struct cordon_error {
 	char msg[1024]; /* one line, no trailing newline */
 } cordon_error;
 
+/* A policy (README, "Policy file"). Opaque. */
 typedef struct cordon_policy cordon_policy;
+/* What one run did: status, exit code, usage, outputs, evidence. Opaque; its
+ * JSON form is the report of schemas/report.schema.json. */
+typedef struct cordon_report cordon_report;
+
+/**
+ * cordon_policy_load() - read a policy file.
+ * @path: the JSON policy file; relative paths in it resolve against its
+ *        directory, as for `cordon run --policy`.
+ * @out: on success, the new policy (free with cordon_policy_free).
+ * Returns 0, or -1 with err naming the file, line and column.
+ */
+CORDON_PUBLIC int cordon_policy_load(const char *path, cordon_policy **out, cordon_error *err)
+	__attribute__((nonnull(1, 2)));
+
+/**
+ * cordon_policy_parse() - a policy from JSON text.
+ * @json, @len: the text; @name names it in messages (NULL: "policy").
+ * Relative paths in it resolve against the current directory.
+ * Returns 0, or -1 with err set.
+ */
+CORDON_PUBLIC int cordon_policy_parse(const char *json, size_t len, const char *name, cordon_policy **out,
+				      cordon_error *err) __attribute__((nonnull(1, 4)));
+
+/* Frees a policy (NULL is fine). */
+CORDON_PUBLIC void cordon_policy_free(cordon_policy *p);
+
+/* What the library would otherwise read from the environment, given by the
+ * caller. Fill with cordon_run_options_init (or cordon_run_options_from_env, what
+ * the CLI does), then set fields. Strings are borrowed for the call. */
+struct cordon_run_options {
+	/* The operator's ceiling file (the CLI's $CORDON_CEILING). NULL: the
+	 * system ceiling /etc/cordon/ceiling.json if it exists. A policy's
+	 * own ceiling (the CLI's --ceiling) comes first. */
+	const char *ceiling;
+	/* The invoking user's home ($HOME): an implicit workspace may not be
+	 * it. NULL: only the homes of the password database are refused. */
+	const char *home;
+	/* LANG and TERM given to the command unless its policy sets them
+	 * (NULL or empty: C.UTF-8 and dumb). */
+	const char *lang;
+	const char *term;
+	/* Where a secret's "env" source is looked up: NAME=VALUE strings,
+	 * NULL-terminated (the CLI passes environ). NULL: no variables (a
+	 * secret read from the environment is a setup-error). */
+	char *const *envp;
+	/* Force a cgroup backend: "v1", "v2" or "none" ($CORDON_CGROUP).
+	 * NULL: detected. */
+	const char *cgroup;
+	/* Timing of the set-up steps on stderr ($CORDON_TRACE_TIMING=1). */
+	bool trace_timing;
+	/* Where the command's standard output and error are relayed (after
+	 * redaction). Defaults: 1 and 2. */
+	int stdout_fd;
+	int stderr_fd;
+};
+
+/* Defaults: everything NULL/false, stdout_fd 1, stderr_fd 2. */
+CORDON_PUBLIC void cordon_run_options_init(struct cordon_run_options *o) __attribute__((nonnull));
+
+/**
+ * cordon_run_options_from_env() - the defaults, then the variables the CLI
+ * documents (CORDON_CEILING, HOME, LANG, TERM, CORDON_CGROUP,
+ * CORDON_TRACE_TIMING) from @envp, which also becomes o->envp. The
+ * strings point into @envp.
+ */
+CORDON_PUBLIC void cordon_run_options_from_env(struct cordon_run_options *o, char *const envp[])
+	__attribute__((nonnull(1)));
+
+/**
+ * cordon_run() - run argv inside the boundary @p describes.
+ * @p: the policy. The pre-flight completes it: limits the operator's ceiling
+ *     supplies are applied to it (running it again gives the same run).
+ * @argv: the command, NULL-terminated, argv[0] a path or a name on PATH.
+ * @opts: NULL for the defaults of cordon_run_options_init.
+ * @out: on return 0, the report (free with cordon_report_free). Every
+ *       outcome is a status in it, setup errors included.
+ * Returns 0, or -1 only if not even a report could be made (out of memory).
+ */
+CORDON_PUBLIC int cordon_run(cordon_policy *p, char *const argv[], const struct cordon_run_options *opts,
+			     cordon_report **out, cordon_error *err) __attribute__((nonnull(1, 2, 4)));
+
+/* The status: "ok", "exit-nonzero", "signaled", "timeout", "cpu-limit",
+ * "memory-limit", "output-limit", "file-size-limit", "denied",
+ * "unauthorized", "infeasible", "setup-error" or "interrupted"
+ * (schemas/report.schema.json). */
+CORDON_PUBLIC const char *cordon_report_status(const cordon_report *r) __attribute__((nonnull));
+/* The command's exit code (-1 if it did not exit), the signal that ended it
+ * (0 if none). */
+CORDON_PUBLIC int cordon_report_exit_code(const cordon_report *r) __attribute__((nonnull));
+CORDON_PUBLIC int cordon_report_signal(const cordon_report *r) __attribute__((nonnull));
+/* The exit status `cordon run` would end with (README, "Exit status"). */
+CORDON_PUBLIC int cordon_report_exit_status(const cordon_report *r) __attribute__((nonnull));
+/* Why the status is what it is, one line, secrets redacted; "" for ok.
+ * Caller frees; NULL if out of memory. */
+CORDON_PUBLIC char *cordon_report_reason(const cordon_report *r) __attribute__((nonnull));
+/* The report as JSON (schemas/report.schema.json), secrets redacted.
+ * Caller frees; NULL if out of memory. */
+CORDON_PUBLIC char *cordon_report_json(const cordon_report *r) __attribute__((nonnull));
+/* Frees a report, wiping the secrets it held for redaction (NULL is fine). */
+CORDON_PUBLIC void cordon_report_free(cordon_report *r);
 
 #ifdef __cplusplus
 }

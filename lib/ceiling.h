@@ -37,9 +37,11 @@ struct ceiling_result {
 	strv excess; /* one line per refused request */
 };
 
-/* Which ceiling applies: the flag, else $CORDON_CEILING, else
- * /etc/cordon/ceiling.json when it exists. *have = false: none. */
-int ceiling_resolve(const char *flag, char *out, size_t outsz, bool *have, cordon_error *err);
+/* Which ceiling applies: the flag, else the caller's option (the CLI's
+ * $CORDON_CEILING), else /etc/cordon/ceiling.json when it exists.
+ * *have = false: none. */
+int ceiling_resolve(const char *flag, const char *opt, char *out, size_t outsz, bool *have,
+		    cordon_error *err);
 /* Parse (with the policy parser: line:column errors) and hash it. */
 int ceiling_load(const char *path, struct ceiling *c, cordon_error *err);
 void ceiling_free(struct ceiling *c);

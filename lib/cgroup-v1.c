@@ -1,6 +1,6 @@
 /* cgroup v1: one directory in each of the memory, pids and cpuacct
  * hierarchies, under our own cgroup there. The memory attach waits for an RCU
- * grace period, which is why run.c attaches while the child builds its mount
+ * grace period, which is why sup-run.c attaches while the child builds its mount
  * tree rather than before cloning it. */
 #include <stdio.h>
 #include <string.h>

@@ -290,9 +290,8 @@ static bool v2_has_controllers(const struct cg_host *h)
 
 /* Every question about the host's hierarchies is answered from one read of
  * /proc/self/mountinfo and one of /proc/self/cgroup. */
-const struct cgroup_ops *cgroup_detect(cordon_error *err)
+const struct cgroup_ops *cgroup_detect(const char *force, cordon_error *err)
 {
-	const char *force = getenv("CORDON_CGROUP");
 	char mp[2048];
 	if (force && *force) {
 		if (strcmp(force, "v2") == 0) {

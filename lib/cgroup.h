@@ -43,7 +43,7 @@ struct cgroup {
  * and cpuacct hierarchies are mounted, else NULL. CORDON_CGROUP=v1|v2|none
  * forces a choice (tests use it to run the v2 backend on the unified
  * hierarchy of a hybrid host). */
-const struct cgroup_ops *cgroup_detect(cordon_error *err);
+const struct cgroup_ops *cgroup_detect(const char *force, cordon_error *err);
 /* Create the run's cgroup (named after the supervisor pid) with limits. */
 int cgroup_create(struct cgroup *cg, const struct cgroup_ops *ops, const struct cg_limits *lim,
 		  cordon_error *err);

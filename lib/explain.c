@@ -315,7 +315,7 @@ char *explain_render_verdict(cordon_policy *p, char *const argv[], bool json, bo
 	struct run_report rep;
 	bool plan_ok;
 	char v[1200];
-	probe_host(&f);
+	probe_host(&f, policy_opts(p)->cgroup);
 	memset(&plan, 0, sizeof(plan));
 	report_init(&rep);
 	verdict(p, &f, &plan, &rep, &plan_ok, v, sizeof(v));

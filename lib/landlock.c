@@ -11,6 +11,7 @@
 #include "compat.h"
 #include "error.h"
 #include "landlock.h"
+#include "policy.h"
 
 #define FS(x) LANDLOCK_ACCESS_FS_##x
 
@@ -66,6 +67,21 @@ int landlock_add_path(struct landlock_plan *lp, const char *path, uint64_t acces
 	lp->rules[lp->n].access = access & lp->fs;
 	lp->rules[lp->n].optional = false;
 	lp->n++;
+	return 0;
+}
+
+int landlock_prepare_run(const cordon_policy *p, const struct boundary_model *m, unsigned conds, int proxy_port,
+			 struct landlock_plan *out, cordon_error *err)
+{
+	int abi = landlock_abi();
+	if (!abi && !(p->allow_weaker & WEAK_LANDLOCK)) {
+		memset(out, 0, sizeof(*out));
+		return cordon_err(err, 0, "Landlock is not available on this kernel (the second filesystem layer); set enforcement.allow_weaker [\"landlock\"] to run without it");
+	}
+	if (landlock_prepare(m, conds, abi, p->loopback_ports, p->nloopback_ports, out, err) < 0)
+		return -1;
+	if (p->net_allow.n)
+		out->connect_port = (uint16_t)proxy_port;
 	return 0;
 }
 

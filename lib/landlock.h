@@ -30,6 +30,14 @@ int landlock_abi(void);
 const char *const *landlock_missing(int abi);
 /* Supervisor: rules for the boundary model's paths in effect under conds
  * (MODEL_IF_*), masked to abi. */
+/* Supervisor, for a run of policy p: the kernel's ABI, the fallback (no
+ * Landlock: an error unless p accepts weaker enforcement, WEAK_LANDLOCK;
+ * then out->abi is 0 and nothing is applied), the rules (as
+ * landlock_prepare, with p's loopback ports), and the proxy's port when p
+ * allows egress (proxy_port). */
+struct cordon_policy;
+int landlock_prepare_run(const struct cordon_policy *p, const struct boundary_model *m, unsigned conds,
+			 int proxy_port, struct landlock_plan *out, cordon_error *err);
 int landlock_prepare(const struct boundary_model *m, unsigned conds, int abi, const uint16_t *ports, size_t nports,
 		     struct landlock_plan *out, cordon_error *err);
 void landlock_plan_free(struct landlock_plan *lp);

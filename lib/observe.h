@@ -12,6 +12,7 @@
 #pragma once
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include "report.h"
@@ -39,6 +40,7 @@ struct observer {
 	atomic_bool violated;  /* a denial was recorded */
 	struct run_report *rep;
 	int pidfd;             /* to end the run on a violation, or -1 */
+	struct sigaction usr1_was; /* the caller's SIGUSR1, put back by observer_stop */
 };
 
 /* The path calls to observe, NULL-terminated (for seccomp_build). */

@@ -26,7 +26,7 @@ static bool can_userns(void)
 	return true;
 }
 
-void probe_host(struct host_features *f)
+void probe_host(struct host_features *f, const char *cgroup_force)
 {
 	memset(f, 0, sizeof(*f));
 	f->privileged = geteuid() == 0;
@@ -36,7 +36,7 @@ void probe_host(struct host_features *f)
 	f->seccomp = prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0;
 	unsigned int act = SECCOMP_RET_USER_NOTIF;
 	f->seccomp_notify = syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act) == 0;
-	const struct cgroup_ops *ops = cgroup_detect(NULL);
+	const struct cgroup_ops *ops = cgroup_detect(cgroup_force, NULL);
 	f->cgroup = ops ? ops->name : "none";
 	if (ops == &cgroup_v1_ops) {
 		f->cgroup_memory = f->cgroup_pids = true;

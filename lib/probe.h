@@ -14,4 +14,4 @@ struct host_features {
 	bool privileged;      /* cordon runs as root (uid 0) */
 };
 
-void probe_host(struct host_features *f);
+void probe_host(struct host_features *f, const char *cgroup_force);

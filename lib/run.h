@@ -1,4 +1,5 @@
-/* cordon_run: one run of a command inside the boundary. */
+/* run_command: one run of a command inside the boundary; cordon_run
+ * (lib/api.c) is its public face. */
 #pragma once
 #include "policy.h"
 #include "report.h"
@@ -7,7 +8,7 @@
 /* Run argv under policy p. Always fills rep (every outcome, including
  * setup-error, is a status); returns 0, or -1 only if even the report could
  * not be built (out of memory), with err set. */
-int cordon_run(cordon_policy *p, char *const argv[], struct run_report *rep,
+int run_command(cordon_policy *p, char *const argv[], struct run_report *rep,
 	       cordon_error *err);
 
 struct msg;
@@ -15,7 +16,7 @@ struct msg;
 #define RUN_HOOK_TAG (1ULL << 62)
 /* A session (session.h): the boundary stays up and init, with every layer
  * applied, starts commands on request. These calls let the session's code
- * share the supervisor's loop; run.c stays the owner of the boundary. */
+ * share the supervisor's loop; sup-run.c stays the owner of the boundary. */
 struct run_hooks {
 	void *ctx;
 	/* init is ready: sock is the sync socket; register fds in epfd with

@@ -34,10 +34,15 @@ struct seccomp_plan {
 };
 
 /* Supervisor: compile the filter for policy p. observe: the path calls to
- * trap for the observer (NULL-terminated; observe.c owns the list), or NULL. */
+ * trap for the observer (NULL-terminated; sup-observe.c owns the list), or NULL. */
 int seccomp_build(const cordon_policy *p, bool notify, const char *const *observe,
 		  struct seccomp_plan *out, cordon_error *err);
 void seccomp_plan_free(struct seccomp_plan *sp);
+/* Supervisor, before clone, for a run of policy p: is there a filter at all
+ * (*enabled; no seccomp on this kernel is an error unless p accepts weaker
+ * enforcement, WEAK_SECCOMP), and can denials be reported through user
+ * notification (*notify). The filter itself is compiled after clone. */
+int seccomp_prepare_run(const cordon_policy *p, bool *enabled, bool *notify, cordon_error *err);
 /* init: load it (no_new_privs must be set). *listener gets the notification
  * fd, or -1. */
 int seccomp_apply(const struct seccomp_plan *sp, int *listener, cordon_error *err);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -285,6 +286,20 @@ out:
 	if (r < 0)
 		seccomp_plan_free(out);
 	return r;
+}
+
+int seccomp_prepare_run(const cordon_policy *p, bool *enabled, bool *notify, cordon_error *err)
+{
+	*enabled = *notify = false;
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0) {
+		if (!(p->allow_weaker & WEAK_SECCOMP))
+			return cordon_err(err, 0, "seccomp is not available on this kernel; set enforcement.allow_weaker [\"seccomp\"] to run without a syscall filter");
+		return 0;
+	}
+	unsigned int act = SECCOMP_RET_USER_NOTIF;
+	*notify = syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act) == 0;
+	*enabled = true;
+	return 0;
 }
 
 void seccomp_plan_free(struct seccomp_plan *sp)

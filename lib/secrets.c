@@ -86,7 +86,7 @@ static int load_all(const cordon_policy *p, struct secrets *out, cordon_error *e
 		v->name = s->name;
 		v->mount = s->mount;
 		if (s->from_env) {
-			const char *val = getenv(s->from_env);
+			const char *val = opts_getenv(policy_opts(p)->envp, s->from_env);
 			if (!val)
 				return cordon_err(err, 0, "secret %s: the host variable %s is not set", s->name, s->from_env);
 			v->len = strlen(val);

@@ -1,6 +1,6 @@
 /* Init of a session: the agent inside the boundary.
  *
- * Every layer was applied to init itself (sandbox.c) before it came here, so
+ * Every layer was applied to init itself (child-init.c) before it came here, so
  * each exec it forks inherits them: the view, Landlock, seccomp, dropped
  * credentials, rlimits. The agent only parses the supervisor's requests
  * (the supervisor is trusted: it made this boundary), forks, reaps, and
@@ -370,7 +370,7 @@ static void reap(int sock, struct agent_slot *slots)
 			cordon_error e = {0};
 			e.code = ws;
 			memcpy(e.msg, &u, sizeof(u));
-			sync_send(sock, MSG_SX_EXIT, i, &e, -1);
+			sync_send_bytes(sock, MSG_SX_EXIT, i, ws, &u, sizeof(u), -1);
 			/* What the exec left running in its group ends with it. */
 			kill(-w, SIGKILL);
 			slots[i].pid = 0;

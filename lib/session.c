@@ -41,6 +41,8 @@
 #include "sync.h"
 #include "units.h"
 
+extern char **environ;
+
 #define EXEC_QUEUE_MAX (8u << 20)
 #define FILE_MAX (64u << 20)
 #define LIST_MAX 100000
@@ -615,7 +617,7 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 		ws.ws_col = cols && cols->type == J_NUM && cols->num > 0 && cols->num < 10000 ? (unsigned short)cols->num : 80;
 		e.code = 1;
 		memcpy(e.msg, &ws, sizeof(ws));
-		sync_send(s->sock, MSG_SX_EXEC, slot, &e, memfd);
+		sync_send_bytes(s->sock, MSG_SX_EXEC, slot, 1, &ws, sizeof(ws), memfd);
 		close(memfd);
 	} else {
 		if (stdin_fd >= 0) {
@@ -1282,6 +1284,11 @@ int session_worker_main(int ctl)
 	}
 	close_fd(&polfd);
 	json_free(cfg);
+	/* The server's environment: the host variables secrets come from,
+	 * CORDON_CGROUP, LANG, TERM... as for cordon run. */
+	struct cordon_run_options ro;
+	cordon_run_options_from_env(&ro, environ);
+	s.pol->opts = &ro;
 	struct run_report rep;
 	report_init(&rep);
 	struct run_hooks h = {&s, h_ready, h_msg, h_event, h_end};

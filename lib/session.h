@@ -3,7 +3,7 @@
  *
  * Processes: the server (cli/serve.c) starts one worker per session (this
  * file's session_worker_main, a `cordon` process of its own); the worker is
- * the run's supervisor (run.c, with struct run_hooks) and init, every layer
+ * the run's supervisor (sup-run.c, with struct run_hooks) and init, every layer
  * applied, stays up as the agent (session-agent.c) that forks each exec.
  * Channels: server <-> worker, one SOCK_SEQPACKET "control" socket carrying
  * JSON requests, each with its own reply socket (SCM_RIGHTS); worker <->

@@ -13,7 +13,7 @@
  * and at most a page per write, as before. Pipe to pipe without secrets or
  * prefix, tee(2) forwards without a copy and a read takes the same bytes for
  * the hash. Once a read brings 32 KiB or
- * more, hashing moves to a thread of its own (stream.c, struct hashq). */
+ * more, hashing moves to a thread of its own (sup-stream.c, struct hashq). */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>

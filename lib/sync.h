@@ -1,6 +1,13 @@
-/* The supervisor <-> sandbox-init protocol: fixed-size frames over one
- * SOCK_SEQPACKET pair, optionally carrying one descriptor (SCM_RIGHTS).
- * The numbered sync points are described in run.c's header. */
+/* The supervisor <-> sandbox-init protocol: typed frames over one
+ * SOCK_SEQPACKET pair, each sized to its content, optionally carrying one
+ * descriptor (SCM_RIGHTS). The numbered sync points are described in sup-run.c's
+ * header.
+ *
+ * On the wire a frame is a header (type, value, an errno, the length of the
+ * text) and then the text, without a NUL: MSG_ERROR's message, MSG_CGROUP's
+ * path; every other type has none. A frame that does not add up (short,
+ * truncated, a text where its type has none, a NUL inside the text) is an
+ * error for the receiver. */
 #pragma once
 #include <stdint.h>
 #include "cordon.h"
@@ -15,7 +22,7 @@ enum msg_type {
 	MSG_EXIT,      /* C->P: the command's wait status (.value) */
 	MSG_LISTENER,  /* C->P: the seccomp notification fd (fd) */
 	MSG_PROXY_FD,  /* C->P: the proxy's listening socket, in the run's netns (fd) */
-	MSG_CGROUP,    /* P->C: the run's own cgroup directory, host path in .err.msg;
+	MSG_CGROUP,    /* P->C: the run's own cgroup directory, host path in .path;
 			* .value = v1 controller index (cg_v1_controllers), -1 on v2 */
 	/* A session (session.h): init stays up as an agent. .value = the slot
 	 * (an exec) or request (a file operation) the frame is about. */
@@ -30,14 +37,26 @@ enum msg_type {
 	MSG_SX_END,     /* P->C: end the session: init exits */
 };
 
+/* A received frame. */
 struct msg {
 	uint32_t type;
 	int32_t value;
-	cordon_error err; /* MSG_ERROR's error; MSG_CGROUP's path in .msg */
+	union {
+		cordon_error err;                       /* MSG_ERROR */
+		char path[sizeof(((cordon_error *)0)->msg)]; /* MSG_CGROUP */
+	};
 };
 
-/* Send a frame; fd >= 0 is passed along. Returns 0 or -1 (errno set). */
+/* Send a frame; e (MSG_ERROR only) is its error, fd >= 0 is passed along.
+ * Returns 0 or -1 (errno set). */
 int sync_send(int sock, uint32_t type, int32_t value, const cordon_error *e, int fd);
-/* Receive a frame: 1 = frame, 0 = peer closed, -1 = error. A passed
- * descriptor is stored in *fd (if fd is non-NULL; else it is closed). */
+/* Send a frame with a path (MSG_CGROUP): -1 with ENAMETOOLONG if it does not
+ * fit struct msg's path. */
+int sync_send_path(int sock, uint32_t type, int32_t value, const char *path);
+/* Send a session frame (MSG_SX_*): code, and len raw bytes (NULs allowed)
+ * that arrive in .err.code and .err.msg. */
+int sync_send_bytes(int sock, uint32_t type, int32_t value, int32_t code, const void *data, size_t len, int fd);
+/* Receive a frame: 1 = frame, 0 = peer closed, -1 = error (a malformed
+ * frame included). A passed descriptor is stored in *fd (if fd is non-NULL;
+ * else it is closed). */
 int sync_recv(int sock, struct msg *m, int *fd);

@@ -7,7 +7,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 out=$top/build-fuzz
 secs=${FUZZ_SECONDS:-20}
 mkdir -p "$out"
-lib_src=(error json units strv policy ledger report snapshot hash redact secmem exposure proxy landlock mounts model sweep serve-route serve-ipc)
+lib_src=(error json units strv pol-parse ledger report snapshot hash redact secmem exposure sup-proxy landlock mounts model sweep serve-route serve-ipc)
 srcs=()
 for f in "${lib_src[@]}"; do srcs+=("$top/lib/$f.c"); done
 for t in ${FUZZ_TARGETS:-policy ledger redact proxy route}; do

@@ -248,7 +248,7 @@ test_validate_command() {
 }
 
 test_bulk_output_hash() {
-	# Large reads move hashing to a thread of its own (stream.c): the
+	# Large reads move hashing to a thread of its own (sup-stream.c): the
 	# evidence must still be the SHA-256 of exactly what was forwarded, with
 	# and without a secret in the stream.
 	head -c 3000000 /dev/urandom | base64 >big.txt

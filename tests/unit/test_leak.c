@@ -33,12 +33,12 @@ static void test_fds_after_runs(void **st)
 	int devnull = open("/dev/null", O_WRONLY);
 	int saved = dup(1);
 	dup2(devnull, 1);
-	assert_int_equal(cordon_run(p, argv, &r, &e), 0);
+	assert_int_equal(run_command(p, argv, &r, &e), 0);
 	report_free(&r);
 	int before = count_fds();
 	for (int i = 0; i < 30; i++) {
 		report_init(&r);
-		assert_int_equal(cordon_run(p, argv, &r, &e), 0);
+		assert_int_equal(run_command(p, argv, &r, &e), 0);
 		assert_int_equal(r.status, ST_OK);
 		report_free(&r);
 	}

@@ -83,7 +83,7 @@ static bool is_home(const char *ws, const char *home)
  * at or below the system trees and /root, whose files the host runs or
  * trusts (a root run writes root-owned files there: /usr/local/bin,
  * /etc/cron.d, /root/.ssh); and the shared roots and homes themselves. */
-static const char *forbidden_workspace(const char *ws)
+static const char *forbidden_workspace(const char *ws, const char *home)
 {
 	static const char *const trees[] = {"/usr", "/etc", "/bin", "/sbin", "/boot", "/dev", "/proc",
 					    "/sys", "/run", NULL};
@@ -99,7 +99,7 @@ static const char *forbidden_workspace(const char *ws)
 	for (const char *const *d = roots; *d; d++)
 		if (strcmp(ws, *d) == 0)
 			return "a system directory";
-	if (is_home(ws, getenv("HOME")))
+	if (is_home(ws, home))
 		return "a home directory";
 	/* Any user's: the home of the directory's owner, or of the invoker. */
 	struct stat st;
@@ -160,7 +160,7 @@ static int choose_workspace(const cordon_policy *p, struct run_plan *plan, bool 
 	for (size_t i = 0; i < p->nmounts; i++)
 		if (strcmp(p->mounts[i].path, plan->workspace) == 0)
 			return 0;
-	const char *why = forbidden_workspace(plan->workspace);
+	const char *why = forbidden_workspace(plan->workspace, policy_opts(p)->home);
 	if (why)
 		return cordon_err(err, 0, "the current directory %s is %s, which cannot be the implicit writable workspace; cd into a project directory, or grant it explicitly with --rw %s",
 				  plan->workspace, why, plan->workspace);
@@ -394,7 +394,7 @@ static int apply_ceiling(cordon_policy *p, const struct run_plan *plan, struct r
 {
 	char path[4096];
 	bool have;
-	if (ceiling_resolve(p->ceiling_file, path, sizeof(path), &have, err) < 0)
+	if (ceiling_resolve(p->ceiling_file, policy_opts(p)->ceiling, path, sizeof(path), &have, err) < 0)
 		return -1;
 	if (!have)
 		return 0;

@@ -85,7 +85,7 @@ static void wait_go2(const struct sandbox_spec *sp, int sock, int *filter, bool 
 			struct cgroup_view *cv = sp->cgview;
 			if (m.value >= (int)ARRAY_SIZE(cg_v1_controllers))
 				_exit(1);
-			snprintf(cv->path[cv->n], sizeof(cv->path[0]), "%s", m.err.msg);
+			snprintf(cv->path[cv->n], sizeof(cv->path[0]), "%s", m.path);
 			snprintf(cv->name[cv->n], sizeof(cv->name[0]), "%s", m.value < 0 ? "" : cg_v1_controllers[m.value]);
 			cv->v2 = m.value < 0;
 			cv->n++;

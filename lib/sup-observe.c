@@ -139,7 +139,7 @@ int observer_start(struct observer *o, int listener, struct run_report *rep, int
 			       SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, 0) == 0;
 	struct sigaction sa = {.sa_handler = wake}; /* no SA_RESTART: RECV returns EINTR */
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGUSR1, &sa, NULL) < 0)
+	if (sigaction(SIGUSR1, &sa, &o->usr1_was) < 0)
 		return cordon_err_errno(err, "sigaction(SIGUSR1)");
 	pthread_attr_t at;
 	pthread_attr_init(&at);
@@ -152,8 +152,10 @@ int observer_start(struct observer *o, int listener, struct run_report *rep, int
 	int r = pthread_create(&o->thread, &at, observer_main, o);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	pthread_attr_destroy(&at);
-	if (r != 0)
+	if (r != 0) {
+		sigaction(SIGUSR1, &o->usr1_was, NULL);
 		return cordon_err(err, r, "start the seccomp observer");
+	}
 	o->started = true;
 	return 0;
 }
@@ -177,6 +179,9 @@ void observer_stop(struct observer *o)
 		if (pthread_timedjoin_np(o->thread, NULL, &ts) == 0)
 			break;
 	}
+	/* The thread is gone, and a SIGUSR1 still pending for it with it: the
+	 * caller's disposition comes back (include/cordon.h). */
+	sigaction(SIGUSR1, &o->usr1_was, NULL);
 	o->started = false;
 }
 

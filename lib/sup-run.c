@@ -1,16 +1,24 @@
 /* Theory of operation
  * ===================
- * Processes:
- *   supervisor  cordon itself, on the host (this file). Single-threaded; owns
- *               every resource of the run and one epoll loop.
+ * Processes and threads:
+ *   supervisor  cordon itself, on the host (this file). Owns every resource
+ *               of the run; its main thread runs one epoll loop (a table of
+ *               sources, event_loop). Two kinds of helper thread, each
+ *               joined before the run returns: the seccomp observer
+ *               (sup-observe.c, sleeps in SECCOMP_IOCTL_NOTIF_RECV; it alone
+ *               writes the report's denials while it runs), and per output
+ *               stream a hashing thread once the stream turns out to be bulk
+ *               (sup-stream.c).
  *   init        PID 1 of the run's new user, mount, PID, IPC, UTS, network and
- *               cgroup namespaces, created by clone3 (sandbox.c). Builds the
+ *               cgroup namespaces, created by clone3 (child-init.c). Builds the
  *               view, drops everything, forks the command, reaps orphans,
  *               reports the command's status and exits: the kernel then kills
  *               every process left in the PID namespace (daemons included).
  *   command     PID 2: execs the task's argv.
  * Channels (sync.h):
- *   sock        SOCK_SEQPACKET pair, fixed-size frames, optional fd:
+ *   sock        SOCK_SEQPACKET pair; frames sized to their content (a header,
+ *               then an error or a path if the type carries one), optionally
+ *               with one fd:
  *               sync 1 (P->C MSG_GO1): uid/gid maps are written; init starts
  *                   building the system part of the view.
  *               meanwhile P attaches the v1 cgroup (an RCU grace period),
@@ -21,16 +29,42 @@
  *               sync 2 (P->C MSG_GO2): init finishes the view and starts the
  *                   command.
  *               C->P: MSG_ERROR (setup failed; the command never started),
- *                   MSG_EXEC_OK, MSG_EXIT (the command's wait status).
+ *                   MSG_LISTENER + fd, MSG_PROXY_FD + fd, MSG_EXEC_OK,
+ *                   MSG_EXIT (the command's wait status). One handler
+ *                   (on_msg) serves the loop and the drain after init's exit.
  *   out/err     pipes from the command, streamed through by the loop.
  *   pidfd       of init: its exit ends the run.
  * If the supervisor dies (even SIGKILL), init gets SIGKILL (PDEATHSIG), and
  * with PID 1 gone the kernel kills the whole run.
+ *
+ * The supervisor's order (child-init.c lists the child's), each step with why:
+ *   1. secrets read          once, before any step that can fail, so every
+ *                            message after is redacted
+ *   2. pre-flight            pol-plan.c: plan, model, ceiling, ledger; refused
+ *                            before any process exists, as `cordon explain` says
+ *   3. inputs hashed         the evidence names what the command was given
+ *   4. environment, layers   the command's environment (sup-env.c), ids,
+ *                            Landlock rules, seccomp's observer, rlimits; the
+ *                            weaker-enforcement fallbacks decided here
+ *   5. cgroup v2             created before clone: init is born in it
+ *   6. clone3                init in its namespaces (and v2 cgroup)
+ *   7. uid/gid maps, sync 1  init may start its view
+ *   8. non-dumpable          not before: init inherits the flag, and its
+ *                            uid_map must stay ours to write
+ *   9. cgroup v1, trees      while init mounts: attach, idmapped trees, the
+ *                            cgroup's paths for its view
+ *  10. seccomp compiled      after clone, overlapping init's mounts
+ *  11. snapshot, sync 2      the writable paths as they were before the run
+ *  12. event loop            output, limits, signals, messages, until init
+ *                            has exited and the pipes are drained
+ *  13. usage, outcome        sup-outcome.c decides status from the facts
+ *  14. outputs, sweep, give-back, cleanup
  */
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <sched.h>
+#include <stddef.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +97,7 @@
 #include "stream.h"
 #include "sync.h"
 #include "sweep.h"
+#include "sup-env.h"
 #include "sup-outcome.h"
 
 #define SETUP_TIMEOUT_NS (30ULL * 1000000000ULL)
@@ -142,120 +177,9 @@ static void trace(struct sup *s, const char *phase)
 		buf_printf(&s->trace_buf, "  %8.3f ms  %s\n", (double)(now_ns() - s->t0) / 1e6, phase);
 }
 
-struct env_probe {
-	const strv *env;
-	const char *name;
-	size_t len; /* of the name, '=' included */
-};
-
-static bool env_name_eq(const void *ctx, uint32_t item)
-{
-	const struct env_probe *k = ctx;
-	return strncmp(k->env->v[item], k->name, k->len) == 0;
-}
-
-/* Which policy entries are the last of their name (those are kept), and
- * which of the defaults they override: one pass with a hash index, so 40,000
- * variables cost 40,000 lookups, not 800 million comparisons. */
-static int env_last_of_name(const strv *env, bool *keep, const char *const *defaults, size_t ndef,
-			    bool *overridden)
-{
-	hindex idx = {0};
-	for (size_t j = env->n; j-- > 0;) {
-		struct env_probe k = {env, env->v[j], strcspn(env->v[j], "=") + 1};
-		uint64_t h = hash_bytes(k.name, k.len);
-		keep[j] = hindex_find(&idx, h, env_name_eq, &k) < 0;
-		if (keep[j] && hindex_add(&idx, h, (uint32_t)j) < 0) {
-			hindex_free(&idx);
-			return -1;
-		}
-	}
-	for (size_t i = 0; i < ndef; i++) {
-		struct env_probe k = {env, defaults[i], strcspn(defaults[i], "=") + 1};
-		overridden[i] = hindex_find(&idx, hash_bytes(k.name, k.len), env_name_eq, &k) >= 0;
-	}
-	hindex_free(&idx);
-	return 0;
-}
-
 static int build_env(struct sup *s, cordon_error *err)
 {
-	const char *lang = getenv("LANG"), *term = getenv("TERM");
-	char tmp[1024];
-	const char *defaults[4];
-	defaults[0] = "PATH=/usr/local/bin:/usr/bin:/bin";
-	defaults[1] = "HOME=/tmp";
-	snprintf(tmp, sizeof(tmp), "LANG=%s", lang && *lang ? lang : "C.UTF-8");
-	char tmp2[1024];
-	snprintf(tmp2, sizeof(tmp2), "TERM=%s", term && *term ? term : "dumb");
-	defaults[2] = tmp;
-	defaults[3] = tmp2;
-	const strv *penv = &s->pol->env;
-	bool *keep = calloc(penv->n + 1, sizeof(bool));
-	bool overridden[ARRAY_SIZE(defaults)];
-	if (!keep || env_last_of_name(penv, keep, defaults, ARRAY_SIZE(defaults), overridden) < 0) {
-		free(keep);
-		return cordon_err(err, 12, "out of memory");
-	}
-	int rc = 0;
-	for (size_t i = 0; i < ARRAY_SIZE(defaults) && rc == 0; i++)
-		if (!overridden[i] && strv_push(&s->env, defaults[i]) < 0)
-			rc = -1;
-	/* Policy entries, later ones winning. */
-	for (size_t j = 0; j < penv->n && rc == 0; j++)
-		if (keep[j] && strv_push(&s->env, penv->v[j]) < 0)
-			rc = -1;
-	free(keep);
-	/* A check's files: where its view shows them (a new name per check). */
-	if (rc == 0 && s->plan.check_dir[0]) {
-		char v[sizeof(s->plan.check_dir) + 32];
-		snprintf(v, sizeof(v), "CORDON_CHECK_DIR=%s", s->plan.check_dir);
-		rc = strv_push(&s->env, v);
-	}
-	if (rc < 0)
-		return cordon_err(err, 12, "out of memory");
-	/* Egress: every common client finds the proxy. A declared endpoint on
-	 * the host's loopback needs loopback names to go through the proxy too,
-	 * so they are then left out of NO_PROXY. */
-	if (s->pol->net_allow.n) {
-		char v[128];
-		bool host_loopback = false;
-		for (size_t i = 0; i < s->pol->net_allow.n; i++) {
-			const char *r = s->pol->net_allow.v[i];
-			host_loopback |= strncmp(r, "127.", 4) == 0 || strncmp(r, "[::1]", 5) == 0 ||
-					 strncasecmp(r, "localhost:", 10) == 0;
-		}
-		static const char *const http[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"};
-		for (size_t i = 0; i < ARRAY_SIZE(http); i++) {
-			snprintf(v, sizeof(v), "%s=http://127.0.0.1:%d", http[i], PROXY_PORT);
-			if (strv_push(&s->env, v) < 0)
-				return cordon_err(err, 12, "out of memory");
-		}
-		static const char *const all[] = {"ALL_PROXY", "all_proxy"};
-		for (size_t i = 0; i < ARRAY_SIZE(all); i++) {
-			snprintf(v, sizeof(v), "%s=socks5h://127.0.0.1:%d", all[i], PROXY_PORT);
-			if (strv_push(&s->env, v) < 0)
-				return cordon_err(err, 12, "out of memory");
-		}
-		if (!host_loopback &&
-		    (strv_push(&s->env, "NO_PROXY=localhost,127.0.0.1,::1") < 0 ||
-		     strv_push(&s->env, "no_proxy=localhost,127.0.0.1,::1") < 0))
-			return cordon_err(err, 12, "out of memory");
-	}
-	/* Secrets delivered as variables come last (and win). */
-	s->env_secret_start = s->env.n;
-	for (size_t i = 0; s->sec && i < s->sec->n; i++) {
-		const struct secret_value *v = &s->sec->v[i];
-		if (v->mount)
-			continue;
-		buf b = {0};
-		if (buf_printf(&b, "%s=", v->name) < 0 || buf_append(&b, v->value, v->len) < 0 ||
-		    strv_push_take(&s->env, b.p) < 0) {
-			buf_wipe(&b);
-			return cordon_err(err, 12, "out of memory");
-		}
-	}
-	return 0;
+	return sup_env_build(s->pol, s->plan.check_dir, s->sec, &s->env, &s->env_secret_start, err);
 }
 
 /* The supervisor keeps no copy of a secret value once init has its own; the
@@ -383,18 +307,15 @@ static void on_stream_writable(struct sup *s, int i)
 	}
 }
 
-static void on_sock(struct sup *s)
+/* One message from init, read by the loop or by the drain after init's
+ * exit (on_init_exit): the same handling either way. A descriptor it
+ * carries (fd) is taken or closed here. */
+static void on_msg(struct sup *s, const struct msg *m, int fd)
 {
-	struct msg m;
-	int fd = -1;
-	int r = sync_recv(s->sock, &m, &fd);
-	if (r <= 0) {
-		epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->sock, NULL);
-		return;
-	}
-	switch (m.type) {
+	bool live = !s->init_dead; /* else: the run is over, nothing to start or arm */
+	switch (m->type) {
 	case MSG_ERROR:
-		setup_error(s, &m.err);
+		setup_error(s, &m->err);
 		break;
 	case MSG_EXEC_OK:
 		trace(s, "command exec'd");
@@ -406,6 +327,8 @@ static void on_sock(struct sup *s)
 		s->rep->enf.seccomp_notify = s->spec.seccomp && s->seccomp.notify;
 		s->rep->enf.file_observer = s->spec.seccomp && s->seccomp.observe;
 		s->t_exec = now_ns();
+		if (!live)
+			break;
 		if (s->pol->limits[LIM_WALL].set)
 			arm_timer(s->timer, s->pol->limits[LIM_WALL].value);
 		else
@@ -416,7 +339,7 @@ static void on_sock(struct sup *s)
 			s->opts->hooks->ready(s->opts->hooks->ctx, s->sock, s->epfd, s->rep);
 		break;
 	case MSG_LISTENER:
-		if (fd >= 0 && s->have_obs) {
+		if (fd >= 0 && s->have_obs && live) {
 			cordon_error e;
 			if (observer_start(&s->obs, fd, s->rep, s->pol->kill_on_violation ? s->pidfd : -1, &e) < 0) {
 				setup_error(s, &e);
@@ -426,7 +349,7 @@ static void on_sock(struct sup *s)
 		}
 		break;
 	case MSG_PROXY_FD:
-		if (fd >= 0 && s->proxy) {
+		if (fd >= 0 && s->proxy && live) {
 			cordon_error e;
 			if (proxy_listen(s->proxy, fd, &e) < 0) {
 				setup_error(s, &e);
@@ -438,18 +361,29 @@ static void on_sock(struct sup *s)
 	case MSG_EXIT:
 		trace(s, "command exited");
 		/* Only an exit or a death: "signaled" never comes without a signal. */
-		s->got_exit = WIFEXITED(m.value) || WIFSIGNALED(m.value);
-		s->wstatus = m.value;
+		s->got_exit = WIFEXITED(m->value) || WIFSIGNALED(m->value);
+		s->wstatus = m->value;
 		break;
 	default:
-		if (s->opts->hooks && s->opts->hooks->on_msg(s->opts->hooks->ctx, &m, fd))
+		if (s->opts->hooks && s->opts->hooks->on_msg(s->opts->hooks->ctx, m, fd))
 			fd = -1;
 	}
 	if (fd >= 0)
 		close(fd);
 }
 
-static void on_init_exit(struct sup *s)
+static void on_sock(struct sup *s, int unused)
+{
+	struct msg m;
+	int fd = -1;
+	if (sync_recv(s->sock, &m, &fd) <= 0) {
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, s->sock, NULL);
+		return;
+	}
+	on_msg(s, &m, fd);
+}
+
+static void on_init_exit(struct sup *s, int unused)
 {
 	siginfo_t si;
 	memset(&si, 0, sizeof(si));
@@ -465,17 +399,70 @@ static void on_init_exit(struct sup *s)
 	struct pollfd p = {s->sock, POLLIN, 0};
 	while (poll(&p, 1, 0) > 0 && (p.revents & POLLIN)) {
 		struct msg m;
-		if (sync_recv(s->sock, &m, NULL) <= 0)
+		int fd = -1;
+		if (sync_recv(s->sock, &m, &fd) <= 0)
 			break;
-		if (m.type == MSG_ERROR)
-			setup_error(s, &m.err);
-		else if (m.type == MSG_EXIT) {
-			s->got_exit = WIFEXITED(m.value) || WIFSIGNALED(m.value);
-			s->wstatus = m.value;
-		} else if (m.type == MSG_EXEC_OK) {
-			s->exec_ok = true;
-		}
+		on_msg(s, &m, fd);
 	}
+}
+
+static void on_timer(struct sup *s, int unused)
+{
+	uint64_t x;
+	if (read(s->timer, &x, sizeof(x)) < 0) { /* spurious */ }
+	if (!s->exec_ok) {
+		cordon_error e;
+		cordon_err(&e, 0, "setting up the boundary took longer than %llu s",
+			   (unsigned long long)(SETUP_TIMEOUT_NS / 1000000000ULL));
+		setup_error(s, &e);
+		kill_run(s, ST_SETUP_ERROR);
+	} else {
+		s->rep->limits_hit[LIM_WALL] = true;
+		kill_run(s, ST_TIMEOUT);
+	}
+}
+
+static void on_cpu_timer(struct sup *s, int unused)
+{
+	uint64_t x;
+	if (read(s->cpu_timer, &x, sizeof(x)) < 0) { /* spurious */ }
+	cpu_check(s);
+}
+
+static void on_signal(struct sup *s, int unused)
+{
+	struct signalfd_siginfo si;
+	if (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		s->forced_signal = (int)si.ssi_signo;
+		kill_run(s, ST_INTERRUPTED);
+	}
+}
+
+/* The loop's sources: where the descriptor lives in struct sup (read when
+ * the event comes: a stream's fd is -1 once closed) and its handler. Every
+ * entry whose descriptor matches is called (both streams may write to the
+ * same fd). The proxy's sockets carry PROXY_TAG instead and are its own. */
+static const struct {
+	size_t fd_at;
+	void (*fn)(struct sup *s, int arg);
+	int arg;
+} sources[] = {
+	{offsetof(struct sup, sock), on_sock, 0},
+	{offsetof(struct sup, pidfd), on_init_exit, 0},
+	{offsetof(struct sup, timer), on_timer, 0},
+	{offsetof(struct sup, cpu_timer), on_cpu_timer, 0},
+	{offsetof(struct sup, sigfd), on_signal, 0},
+	{offsetof(struct sup, out[0].in_fd), on_stream, 0},
+	{offsetof(struct sup, out[0].out_fd), on_stream_writable, 0},
+	{offsetof(struct sup, out[1].in_fd), on_stream, 1},
+	{offsetof(struct sup, out[1].out_fd), on_stream_writable, 1},
+};
+
+static void dispatch(struct sup *s, int fd)
+{
+	for (size_t k = 0; k < ARRAY_SIZE(sources); k++)
+		if (*(const int *)((const char *)s + sources[k].fd_at) == fd)
+			sources[k].fn(s, sources[k].arg);
 }
 
 static int event_loop(struct sup *s)
@@ -498,42 +485,7 @@ static int event_loop(struct sup *s)
 				s->opts->hooks->on_event(s->opts->hooks->ctx, evs[i].data.u64, evs[i].events);
 				continue;
 			}
-			int fd = (int)(uint32_t)evs[i].data.u64;
-			if (fd == s->sock) {
-				on_sock(s);
-			} else if (fd == s->pidfd) {
-				on_init_exit(s);
-			} else if (fd == s->timer) {
-				uint64_t x;
-				if (read(s->timer, &x, sizeof(x)) < 0) { /* spurious */ }
-				if (!s->exec_ok) {
-					cordon_error e;
-					cordon_err(&e, 0, "setting up the boundary took longer than %llu s",
-						   (unsigned long long)(SETUP_TIMEOUT_NS / 1000000000ULL));
-					setup_error(s, &e);
-					kill_run(s, ST_SETUP_ERROR);
-				} else {
-					s->rep->limits_hit[LIM_WALL] = true;
-					kill_run(s, ST_TIMEOUT);
-				}
-			} else if (fd == s->cpu_timer) {
-				uint64_t x;
-				if (read(s->cpu_timer, &x, sizeof(x)) < 0) { /* spurious */ }
-				cpu_check(s);
-			} else if (fd == s->sigfd) {
-				struct signalfd_siginfo si;
-				if (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
-					s->forced_signal = (int)si.ssi_signo;
-					kill_run(s, ST_INTERRUPTED);
-				}
-			} else {
-				for (int k = 0; k < 2; k++) {
-					if (fd == s->out[k].in_fd)
-						on_stream(s, k);
-					else if (fd == s->out[k].out_fd)
-						on_stream_writable(s, k);
-				}
-			}
+			dispatch(s, (int)(uint32_t)evs[i].data.u64);
 		}
 		/* The command exited: init exits right after; nothing else to do. */
 	}
@@ -614,7 +566,7 @@ int run_cgroup_preflight(const cordon_policy *p, cordon_error *err)
 	if (!want || (p->allow_weaker & WEAK_CGROUP))
 		return 0;
 	cordon_error cgerr = {0};
-	const struct cgroup_ops *ops = cgroup_detect(&cgerr);
+	const struct cgroup_ops *ops = cgroup_detect(policy_opts(p)->cgroup, &cgerr);
 	if (!ops && cgerr.msg[0])
 		return cordon_err(err, 0, "%s", cgerr.msg);
 	if (!ops)
@@ -640,24 +592,16 @@ int run_cgroup_preflight(const cordon_policy *p, cordon_error *err)
 static int prepare_filters(struct sup *s, cordon_error *err)
 {
 	const cordon_policy *p = s->pol;
-	int abi = landlock_abi();
-	if (!abi && !(p->allow_weaker & WEAK_LANDLOCK))
-		return cordon_err(err, 0, "Landlock is not available on this kernel (the second filesystem layer); set enforcement.allow_weaker [\"landlock\"] to run without it");
-	/* The run's own cgroup is in the model, in effect if it gets one
-	 * (send_cgroup_view). */
-	if (landlock_prepare(&s->plan.model, s->cgops ? MODEL_IF_CGROUP : 0, abi, p->loopback_ports,
-			     p->nloopback_ports, &s->landlock, err) < 0)
+	/* Each layer decides its own fallback (allow_weaker). The run's own
+	 * cgroup is in the model, in effect if it gets one (send_cgroup_view). */
+	if (landlock_prepare_run(p, &s->plan.model, s->cgops ? MODEL_IF_CGROUP : 0, PROXY_PORT, &s->landlock, err) < 0)
 		return -1;
-	if (p->net_allow.n)
-		s->landlock.connect_port = PROXY_PORT;
 	s->spec.landlock = &s->landlock;
-	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0) {
-		if (!(p->allow_weaker & WEAK_SECCOMP))
-			return cordon_err(err, 0, "seccomp is not available on this kernel; set enforcement.allow_weaker [\"seccomp\"] to run without a syscall filter");
+	bool filter;
+	if (seccomp_prepare_run(p, &filter, &s->notify, err) < 0)
+		return -1;
+	if (!filter)
 		return 0;
-	}
-	unsigned int act = SECCOMP_RET_USER_NOTIF;
-	s->notify = syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act) == 0;
 	s->spec.seccomp = true; /* compiled after clone, sent at sync 2 */
 	if (s->notify) {
 		if (observer_init(&s->obs, &s->plan, p, p->net_allow.n > 0, err) < 0)
@@ -711,7 +655,7 @@ static int prepare(struct sup *s, cordon_error *err)
 		s->sb_gid = s->host_gid;
 	}
 	cordon_error cgerr = {0};
-	s->cgops = cgroup_detect(&cgerr);
+	s->cgops = cgroup_detect(policy_opts(s->pol)->cgroup, &cgerr);
 	if (!s->cgops && cgerr.msg[0])
 		return cordon_err(err, 0, "%s", cgerr.msg);
 	s->spec.plan = &s->plan;
@@ -877,12 +821,11 @@ static int send_cgroup_view(struct sup *s, cordon_error *err)
 			return 0;
 	}
 	bool v2 = s->cgops == &cgroup_v2_ops;
-	cordon_error path[CG_MAX_CTRL];
 	for (int i = 0; i < s->cg.ndirs; i++)
-		if (snprintf(path[i].msg, sizeof(path[i].msg), "%s", s->cg.dirs[i]) >= (int)sizeof(path[i].msg))
+		if (strlen(s->cg.dirs[i]) >= sizeof(((struct msg *)0)->path))
 			return 0; /* too long for a frame: no view; it is not a boundary */
 	for (int i = 0; i < s->cg.ndirs; i++)
-		if (sync_send(s->sock, MSG_CGROUP, v2 ? -1 : i, &path[i], -1) < 0)
+		if (sync_send_path(s->sock, MSG_CGROUP, v2 ? -1 : i, s->cg.dirs[i]) < 0)
 			return cordon_err_errno(err, "send the cgroup view");
 	if (s->have_obs && view_add_cond(&s->obs.view, &s->plan.model, MODEL_IF_CGROUP, err) < 0)
 		return -1;
@@ -1033,9 +976,10 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	}
 	s->rep->enf.user_ns = s->rep->enf.pid_ns = s->rep->enf.net_ns = s->rep->enf.mount_ns = true;
 	s->rep->enf.sandbox_host_uid = s->sb_uid;
-	stream_init(&s->out[0], po[0], s->opts->to_stderr ? STDERR_FILENO : STDOUT_FILENO, s->rep->redact,
+	const struct cordon_run_options *ro = policy_opts(s->pol);
+	stream_init(&s->out[0], po[0], s->opts->to_stderr ? ro->stderr_fd : ro->stdout_fd, s->rep->redact,
 		    s->opts->prefix);
-	stream_init(&s->out[1], pe[0], STDERR_FILENO, s->rep->redact, s->opts->prefix);
+	stream_init(&s->out[1], pe[0], ro->stderr_fd, s->rep->redact, s->opts->prefix);
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	s->cpu_timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -1190,8 +1134,7 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 	s.rep = rep;
 	s.forced = ST_COUNT;
 	s.t0 = now_ns();
-	const char *tt = getenv("CORDON_TRACE_TIMING");
-	s.trace = tt && *tt == '1';
+	s.trace = policy_opts(p)->trace_timing;
 	s.sock = s.pidfd = s.epfd = s.timer = s.cpu_timer = s.sigfd = -1;
 	s.out[0].in_fd = s.out[1].in_fd = s.out[0].out_fd = s.out[1].out_fd = -1;
 	for (int i = 0; i < LIM_COUNT; i++)
@@ -1439,7 +1382,7 @@ static int run_check(const cordon_policy *p, struct run_report *rep, struct secr
 	return r;
 }
 
-int cordon_run(cordon_policy *p, char *const argv[], struct run_report *rep,
+int run_command(cordon_policy *p, char *const argv[], struct run_report *rep,
 	       cordon_error *err)
 {
 	/* A reader of our output that goes away must not kill the supervisor
@@ -1448,6 +1391,9 @@ int cordon_run(cordon_policy *p, char *const argv[], struct run_report *rep,
 	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
 	sigemptyset(&ign.sa_mask);
 	sigaction(SIGPIPE, &ign, &old);
+	/* The run sets the dumpable flag as its steps need (run_once,
+	 * parent_setup); the caller gets its own back (include/cordon.h). */
+	int dumpable = prctl(PR_GET_DUMPABLE);
 	struct secret_cache sc;
 	memset(&sc, 0, sizeof(sc));
 	struct run_opts o = {false, NULL, &sc, NULL};
@@ -1455,6 +1401,8 @@ int cordon_run(cordon_policy *p, char *const argv[], struct run_report *rep,
 	if (r == 0 && p->check && (rep->status == ST_OK || rep->status == ST_EXIT_NONZERO))
 		r = run_check(p, rep, &sc, err);
 	secrets_free(&sc.sec);
+	if (dumpable >= 0)
+		prctl(PR_SET_DUMPABLE, dumpable);
 	sigaction(SIGPIPE, &old, NULL);
 	return r;
 }

@@ -11,14 +11,14 @@
 
 #define DEFAULT_CEILING "/etc/cordon/ceiling.json"
 
-int ceiling_resolve(const char *flag, char *out, size_t outsz, bool *have, cordon_error *err)
+int ceiling_resolve(const char *flag, const char *opt, char *out, size_t outsz, bool *have,
+		    cordon_error *err)
 {
-	const char *env = getenv("CORDON_CEILING");
 	*have = true;
 	if (flag && *flag)
 		snprintf(out, outsz, "%s", flag);
-	else if (env && *env)
-		snprintf(out, outsz, "%s", env);
+	else if (opt && *opt)
+		snprintf(out, outsz, "%s", opt);
 	else if (access(DEFAULT_CEILING, F_OK) == 0)
 		snprintf(out, outsz, "%s", DEFAULT_CEILING);
 	else

@@ -1008,6 +1008,7 @@ cordon_policy *policy_for_check(const cordon_policy *p, const char *workspace)
 	cordon_error e;
 	if (!c)
 		return NULL;
+	c->opts = p->opts;
 	/* Everything the task could write becomes read-only; tmpfs stay fresh. */
 	if (policy_add_mount(c, MOUNT_RO, workspace, SRC_DEFAULT, "/", &e) < 0)
 		goto fail;

@@ -1,0 +1,14 @@
+/* The command's environment (sup-env.c). */
+#pragma once
+#include "policy.h"
+#include "secrets.h"
+#include "strv.h"
+
+/* Appends to env, in order: the defaults PATH, HOME=/tmp, LANG and TERM
+ * (the caller's options, else C.UTF-8 and dumb) unless the policy sets them;
+ * the policy's variables, the last of each name; CORDON_CHECK_DIR for a
+ * check (check_dir non-empty); the proxy variables when the policy allows
+ * egress; the secrets delivered as variables, from index *secret_start on
+ * (last: they win). */
+int sup_env_build(const cordon_policy *p, const char *check_dir, const struct secrets *sec, strv *env,
+		  size_t *secret_start, cordon_error *err);
