@@ -50,6 +50,31 @@ row "cordon run python3, file observer off" "$C" run --policy "$ws/nofile.json" 
 echo
 "$BUILD/bench-layers" 200
 
+# cordon serve (issue 18): an exec in a live session, a one-shot run and a
+# session's whole life (create + delete), each a request from a minimal C
+# client over the Unix socket, beside the cold rows above.
+echo
+echo "cordon serve, /bin/true, $N requests each (ms; beside: cold cordon run and bwrap above)"
+"$C" serve --socket "$ws/serve.sock" --state-dir "$ws/state" --max-sessions 8 --keep-runs 10 2>/dev/null &
+srv=$!
+for _ in $(seq 1 100); do [ -S "$ws/serve.sock" ] && break; sleep 0.05; done
+sid=$(curl -s --unix-socket "$ws/serve.sock" -X POST http://b/v1/sessions -d '{}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
+srow() { # NAME ARGS...
+	local name=$1 med p90 mean
+	shift
+	read -r med p90 mean < <("$BUILD/bench-serve" "$ws/serve.sock" "$N" "$@")
+	printf '%-46s %9s %9s %9s\n' "$name" "$med" "$p90" "$mean"
+	echo "$med" >"$ws/.m.$(echo "$name" | tr -c 'a-z0-9' _)"
+}
+srow "serve: exec in a live session" exec "$sid"
+srow "serve: one-shot POST /v1/runs" run
+srow "serve: session create + delete" session
+kill -TERM "$srv"
+wait "$srv" || true
+awk -v s="$(med_of "serve: session create + delete")" 'BEGIN{printf "sessions per second, one client (median):        %.0f\n", 1000 / s}'
+awk -v a="$(med_of "serve: exec in a live session")" -v b="$(med_of "bwrap (all namespaces, minimal root)")" -v c="$(med_of "cordon run (no limits; accounting cgroup)")" \
+	'BEGIN{printf "exec in a session vs cold cordon run / bwrap:    %.2f / %.2f\n", a/c, a/b}'
+
 # Egress (issue 4): 1 GiB through the proxy vs the same transfer direct on
 # loopback, and the added latency of a new connection (connect + CONNECT +
 # 1-byte echo). Beside them, a minimal relay with no sandbox at all (one

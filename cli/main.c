@@ -12,6 +12,7 @@
 #include "hash.h"
 #include "cli-changes.h"
 #include "cli-explain.h"
+#include "cli-serve.h"
 #include "ledger.h"
 #include "opts.h"
 #include "report.h"
@@ -212,6 +213,10 @@ int main(int argc, char **argv)
 		return cmd_explain(argc - 2, argv + 2);
 	if (strcmp(cmd, "ledger") == 0)
 		return cmd_ledger(argc - 2, argv + 2);
+	if (strcmp(cmd, "serve") == 0)
+		return cmd_serve(argc - 2, argv + 2);
+	if (strcmp(cmd, "__session-worker") == 0) /* cordon serve's own (session.h) */
+		return cmd_session_worker();
 	if (strcmp(cmd, "validate") == 0)
 		return cmd_validate(argc - 2, argv + 2);
 	if (strcmp(cmd, "changes") == 0 || strcmp(cmd, "apply") == 0 || strcmp(cmd, "discard") == 0)

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include "error.h"
 #include "opts.h"
+#include "cli-serve.h"
 
 enum opt_id {
 	O_POLICY, O_REPORT, O_RO, O_RW, O_TMPFS, O_CWD, O_ENV, O_NET, O_SECRET, O_TIME, O_CPU,
@@ -94,6 +95,7 @@ static const char all_usage[] =
 	"       cordon ledger FILE [--json]\n"
 	"       cordon validate POLICY\n"
 	"       cordon changes DIR [--json] [--diff] | apply DIR [--force] | discard DIR\n"
+	"       cordon serve (--socket PATH | --listen 127.0.0.1:PORT --token-file F) --state-dir DIR [...]\n"
 	"       cordon VERB --help, cordon help VERB, cordon --version\n"
 	"options: --policy FILE --report FILE --ro PATH --rw PATH --tmpfs PATH[:SIZE]\n"
 	"         --dev PATH --protect NAME --unprotect NAME --cwd PATH --env NAME=VALUE --net HOST:PORT --secret NAME[=file:PATH]\n"
@@ -116,6 +118,8 @@ const char *cli_usage(const char *verb)
 		return validate_usage;
 	if (strcmp(verb, "changes") == 0 || strcmp(verb, "apply") == 0 || strcmp(verb, "discard") == 0)
 		return changes_usage;
+	if (strcmp(verb, "serve") == 0)
+		return SERVE_USAGE;
 	return all_usage;
 }
 

@@ -133,8 +133,8 @@ static uint64_t ignored_signals(void)
 	return digits == 16 && *p == '\n' ? v : ~0ULL;
 }
 
-static __attribute__((noreturn)) void exec_command(const struct sandbox_spec *sp, int outw, int errw,
-						    int status_fd, uint64_t ignored, int slave)
+__attribute__((noreturn)) void exec_command(const struct sandbox_spec *sp, int outw, int errw,
+					    int status_fd, uint64_t ignored, int slave)
 {
 	sigset_t none;
 	sigemptyset(&none);
@@ -197,7 +197,7 @@ fail:
 	_exit(127);
 }
 
-static void release_tracee(pid_t pid, int sig)
+void release_tracee(pid_t pid, int sig)
 {
 	siginfo_t si;
 	memset(&si, 0, sizeof(si));
@@ -295,6 +295,8 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	}
 	/* Not ptrace-able by the command it is about to start. */
 	prctl(PR_SET_DUMPABLE, 0);
+	if (sp->session)
+		session_agent_main(sp, sock, outw, errw, ignored);
 	int st[2];
 	if (pipe2(st, O_CLOEXEC) < 0)
 		setup_or_fail(sock, cordon_err_errno(&e, "pipe"), &e);

@@ -11,6 +11,28 @@
 int run_command(cordon_policy *p, char *const argv[], struct run_report *rep,
 	       cordon_error *err);
 
+struct msg;
+/* epoll data of a session's own fds in the supervisor's loop. */
+#define RUN_HOOK_TAG (1ULL << 62)
+/* A session (session.h): the boundary stays up and init, with every layer
+ * applied, starts commands on request. These calls let the session's code
+ * share the supervisor's loop; sup-run.c stays the owner of the boundary. */
+struct run_hooks {
+	void *ctx;
+	/* init is ready: sock is the sync socket; register fds in epfd with
+	 * RUN_HOOK_TAG in the event data. */
+	void (*ready)(void *ctx, int sock, int epfd, struct run_report *rep);
+	/* A frame run.c does not know (MSG_SX_*): returns true if it kept fd. */
+	bool (*on_msg)(void *ctx, const struct msg *m, int fd);
+	void (*on_event)(void *ctx, uint64_t data, uint32_t events);
+	/* init is gone (the whole run with it): before the report is finished. */
+	void (*on_end)(void *ctx);
+};
+/* A session's boundary: like cordon_run, with init as the agent
+ * (session-agent.c) instead of a command; returns when init is gone. */
+int cordon_session_run(cordon_policy *p, struct run_report *rep, const struct run_hooks *h,
+		       cordon_error *err);
+
 /* The checks made before anything starts (the same ones `cordon explain`
  * shows): resolves the workspace and the effective, canonical mount list.
  * On failure fills err with the one-line reason. */

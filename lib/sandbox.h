@@ -32,7 +32,18 @@ struct sandbox_spec {
 	struct pty_winsize pty_size; /* its size at start */
 	uid_t ns_uid;          /* init's identity in U1: the invoking uid/gid */
 	gid_t ns_gid;
+	bool session;          /* init stays up as an exec agent (session-agent.c) */
 };
 
 __attribute__((noreturn)) void sandbox_init_main(const struct sandbox_spec *spec, int sock,
 						  int outw, int errw);
+
+/* The command's half of init's fork: stdio, signals, exec (sandbox.c). */
+__attribute__((noreturn)) void exec_command(const struct sandbox_spec *sp, int outw, int errw,
+					    int status_fd, uint64_t ignored, int slave);
+/* A ptrace stop init never asked for: let the tracee go (sandbox.c). */
+void release_tracee(pid_t pid, int sig);
+/* Init of a session: every layer applied, it starts commands on request
+ * from the supervisor until told to end (session-agent.c). */
+__attribute__((noreturn)) void session_agent_main(const struct sandbox_spec *sp, int sock, int outw,
+						   int errw, uint64_t ignored);

@@ -123,6 +123,7 @@ struct run_opts {
 	bool to_stderr;
 	const char *prefix;
 	struct secret_cache *sc;
+	const struct run_hooks *hooks; /* a session (session.h), or NULL */
 };
 
 struct sup {
@@ -362,6 +363,8 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 			timerfd_settime(s->timer, 0, &(struct itimerspec){0}, NULL);
 		if (s->pol->limits[LIM_CPU].set && s->have_cg)
 			cpu_check(s);
+		if (s->opts->hooks)
+			s->opts->hooks->ready(s->opts->hooks->ctx, s->sock, s->epfd, s->rep);
 		break;
 	case MSG_LISTENER:
 		if (fd >= 0 && s->have_obs && live) {
@@ -397,6 +400,9 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 		s->got_exit = WIFEXITED(m->value) || WIFSIGNALED(m->value);
 		s->wstatus = m->value;
 		break;
+	default:
+		if (s->opts->hooks && s->opts->hooks->on_msg(s->opts->hooks->ctx, m, fd))
+			fd = -1;
 	}
 	if (fd >= 0)
 		close(fd);
@@ -523,6 +529,10 @@ static int event_loop(struct sup *s)
 			if (evs[i].data.u64 & PROXY_TAG) {
 				if (s->proxy)
 					proxy_event(s->proxy, evs[i].data.u64, evs[i].events);
+				continue;
+			}
+			if ((evs[i].data.u64 & RUN_HOOK_TAG) && s->opts->hooks) {
+				s->opts->hooks->on_event(s->opts->hooks->ctx, evs[i].data.u64, evs[i].events);
 				continue;
 			}
 			dispatch(s, (int)(uint32_t)evs[i].data.u64);
@@ -1281,6 +1291,7 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 	}
 	trace(&s, "preflight done");
 	s.spec.argv = argv;
+	s.spec.session = opts->hooks != NULL;
 	if (prepare(&s, &e) < 0) {
 		setup_error(&s, &e);
 	} else {
@@ -1288,6 +1299,8 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 		if (spawn_and_supervise(&s, &e) < 0)
 			setup_error(&s, &e);
 	}
+	if (opts->hooks)
+		opts->hooks->on_end(opts->hooks->ctx);
 	/* The observer's denials are the report's from here on. */
 	if (s.have_obs) {
 		observer_stop(&s.obs);
@@ -1449,7 +1462,7 @@ static int run_check(const cordon_policy *p, struct run_report *rep, struct secr
 	report_init(&crep);
 	/* Same secrets, same bytes, same redactor (lent, not owned). */
 	crep.redact = rep->redact;
-	struct run_opts o = {true, "check: ", sc};
+	struct run_opts o = {true, "check: ", sc, NULL};
 	int r = run_once(cp, argv, &crep, &o, err);
 	crep.redact = NULL;
 	if (r == 0) {
@@ -1488,13 +1501,29 @@ int run_command(cordon_policy *p, char *const argv[], struct run_report *rep,
 	int dumpable = prctl(PR_GET_DUMPABLE);
 	struct secret_cache sc;
 	memset(&sc, 0, sizeof(sc));
-	struct run_opts o = {false, NULL, &sc};
+	struct run_opts o = {false, NULL, &sc, NULL};
 	int r = run_once(p, argv, rep, &o, err);
 	if (r == 0 && p->check && (rep->status == ST_OK || rep->status == ST_EXIT_NONZERO))
 		r = run_check(p, rep, &sc, err);
 	secrets_free(&sc.sec);
 	if (dumpable >= 0)
 		prctl(PR_SET_DUMPABLE, dumpable);
+	sigaction(SIGPIPE, &old, NULL);
+	return r;
+}
+
+int cordon_session_run(cordon_policy *p, struct run_report *rep, const struct run_hooks *h,
+		       cordon_error *err)
+{
+	struct sigaction ign = {.sa_handler = SIG_IGN}, old;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGPIPE, &ign, &old);
+	struct secret_cache sc;
+	memset(&sc, 0, sizeof(sc));
+	struct run_opts o = {false, NULL, &sc, h};
+	char *argv[] = {"cordon-session", NULL};
+	int r = run_once(p, argv, rep, &o, err);
+	secrets_free(&sc.sec);
 	sigaction(SIGPIPE, &old, NULL);
 	return r;
 }

@@ -19,9 +19,29 @@ static bool has_text(uint32_t type)
 	return type == MSG_ERROR || type == MSG_CGROUP;
 }
 
+/* A session's frames (session.h) carry a code and raw bytes (a path, an
+ * error message, a struct sx_usage, a struct winsize), NULs allowed. */
+static bool has_bytes(uint32_t type)
+{
+	return type >= MSG_SX_FD && type <= MSG_SX_END;
+}
+
+static int send_frame_n(int sock, uint32_t type, int32_t value, int32_t code, const char *text, size_t len,
+			int fd);
+
 static int send_frame(int sock, uint32_t type, int32_t value, int32_t code, const char *text, int fd)
 {
-	size_t len = text ? strnlen(text, TEXT_MAX + 1) : 0;
+	return send_frame_n(sock, type, value, code, text, text ? strnlen(text, TEXT_MAX + 1) : 0, fd);
+}
+
+int sync_send_bytes(int sock, uint32_t type, int32_t value, int32_t code, const void *data, size_t len, int fd)
+{
+	return send_frame_n(sock, type, value, code, data, len, fd);
+}
+
+static int send_frame_n(int sock, uint32_t type, int32_t value, int32_t code, const char *text, size_t len,
+			int fd)
+{
 	if (len > TEXT_MAX) {
 		errno = ENAMETOOLONG;
 		return -1;
@@ -92,7 +112,8 @@ int sync_recv(int sock, struct msg *m, int *fd)
 		}
 	}
 	if (n < (ssize_t)sizeof(in.h) || (mh.msg_flags & MSG_TRUNC) || in.h.len != (size_t)n - sizeof(in.h) ||
-	    (in.h.len && !has_text(in.h.type)) || memchr(in.text, '\0', in.h.len)) {
+	    (in.h.len && !has_text(in.h.type) && !has_bytes(in.h.type)) ||
+	    (!has_bytes(in.h.type) && memchr(in.text, '\0', in.h.len))) {
 		if (fd && *fd >= 0) {
 			close(*fd);
 			*fd = -1;
@@ -103,7 +124,7 @@ int sync_recv(int sock, struct msg *m, int *fd)
 	memset(m, 0, sizeof(*m));
 	m->type = in.h.type;
 	m->value = in.h.value;
-	if (in.h.type == MSG_ERROR) {
+	if (in.h.type == MSG_ERROR || has_bytes(in.h.type)) {
 		m->err.code = in.h.code;
 		memcpy(m->err.msg, in.text, in.h.len);
 	} else if (in.h.type == MSG_CGROUP) {

@@ -27,6 +27,17 @@ enum msg_type {
 	MSG_OVERLAY,   /* P->C, as root: the change set's layer directory of mount
 			* index .value (a detached clone, fd; overlay.h) */
 	MSG_PTY,       /* C->P: the master of the run's own pty (--pty), fd */
+	/* A session (session.h): init stays up as an agent. .value = the slot
+	 * (an exec) or request (a file operation) the frame is about. */
+	MSG_SX_FD,      /* P->C: stdio fd .err.code (0, 1, 2) of exec .value (fd) */
+	MSG_SX_EXEC,    /* P->C: start exec .value; fd = sealed memfd (session-agent.c) */
+	MSG_SX_STARTED, /* C->P: exec .value started (.err.code = pid) or not (.err) */
+	MSG_SX_EXIT,    /* C->P: exec .value ended: .err.code = wait status,
+			 * .err.msg = struct sx_usage */
+	MSG_SX_SIGNAL,  /* P->C: signal .err.code to exec .value's process group */
+	MSG_SX_FILE,    /* P->C: file operation .err.code (enum sx_file_op) on .err.msg */
+	MSG_SX_FILE_R,  /* C->P: its result: .err.code = errno or 0 (fd) */
+	MSG_SX_END,     /* P->C: end the session: init exits */
 };
 
 /* A received frame. */
@@ -45,6 +56,9 @@ int sync_send(int sock, uint32_t type, int32_t value, const cordon_error *e, int
 /* Send a frame with a path (MSG_CGROUP): -1 with ENAMETOOLONG if it does not
  * fit struct msg's path. */
 int sync_send_path(int sock, uint32_t type, int32_t value, const char *path);
+/* Send a session frame (MSG_SX_*): code, and len raw bytes (NULs allowed)
+ * that arrive in .err.code and .err.msg. */
+int sync_send_bytes(int sock, uint32_t type, int32_t value, int32_t code, const void *data, size_t len, int fd);
 /* Receive a frame: 1 = frame, 0 = peer closed, -1 = error (a malformed
  * frame included). A passed descriptor is stored in *fd (if fd is non-NULL;
  * else it is closed). */

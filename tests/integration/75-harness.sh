@@ -117,7 +117,7 @@ J
 # and runs nothing.
 test_verb_help() {
 	local v out rc
-	for v in run explain ledger validate; do
+	for v in run explain ledger validate serve; do
 		for h in --help -h; do
 			out=$("$CORDON" $v $h 2>"$T_TMP/e"); rc=$?
 			expect_eq "$rc" 0 "cordon $v $h: exit code"

@@ -1,0 +1,1243 @@
+/* cordon serve: the HTTP/1.1 + JSON API on a Unix socket (or loopback TCP
+ * with a bearer token), docs/api.md. libmicrohttpd parses HTTP, one thread
+ * per connection; this file authenticates, routes (lib/serve-route.c),
+ * checks bodies (lib/json.c) and hands each request to the session's worker
+ * process (lib/session.c) or, for one-shot runs, to `cordon run`. Sessions
+ * are separate processes: one that fails takes no other down. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <microhttpd.h>
+#include "error.h"
+#include "json.h"
+#include "policy.h"
+#include "serve-ipc.h"
+#include "serve-route.h"
+#include "session.h"
+#include "strv.h"
+#include "units.h"
+#include "cli-serve.h"
+
+extern char **environ;
+
+#define BODY_MAX (64u << 20)
+#define MAX_ALLOW 32
+
+struct session_ent {
+	bool used;
+	char id[ROUTE_ID_LEN + 1];
+	pid_t pid;
+	int ctl;
+	uid_t owner;
+	bool ending; /* DELETE sent: no longer counted, reaped when its worker exits */
+	pthread_mutex_t lock; /* sends on ctl */
+};
+
+static struct {
+	const char *socket_path, *listen, *state_dir, *ceiling;
+	char token[256];
+	uid_t allow[MAX_ALLOW];
+	int nallow;
+	int max_sessions, max_per_client, keep_runs;
+	uint64_t idle_ns, timeout_ns;
+	struct session_ent *ss;
+	pthread_mutex_t lock;
+	strv runs; /* ids kept, oldest first */
+	bool stopping;
+} S = {.max_sessions = 64, .keep_runs = 100, .lock = PTHREAD_MUTEX_INITIALIZER};
+
+struct req {
+	buf body;
+	bool too_big;
+	uid_t uid;
+};
+
+/* ---- responses ---- */
+
+static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code, const char *type, const char *text,
+				 size_t len)
+{
+	struct MHD_Response *r = MHD_create_response_from_buffer(len, (void *)text, MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return MHD_NO;
+	MHD_add_response_header(r, "Content-Type", type);
+	enum MHD_Result ret = MHD_queue_response(c, code, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result send_error(struct MHD_Connection *c, unsigned code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static enum MHD_Result send_error(struct MHD_Connection *c, unsigned code, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	for (char *p = msg; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	jwriter w = {0};
+	jw_obj_begin(&w);
+	jw_key(&w, "error");
+	jw_str(&w, msg);
+	jw_obj_end(&w);
+	enum MHD_Result r = MHD_NO;
+	if (jw_finish(&w) == 0) {
+		/* One line: {"error": "..."} */
+		size_t o = 0;
+		for (size_t i = 0; i < w.out.len; i++) {
+			if (w.out.p[i] == '\n') {
+				while (i + 1 < w.out.len && w.out.p[i + 1] == ' ')
+					i++;
+				continue;
+			}
+			w.out.p[o++] = w.out.p[i];
+		}
+		w.out.len = o;
+		buf_append(&w.out, "\n", 1);
+		r = send_text(c, code, "application/json", w.out.p, w.out.len);
+	}
+	buf_free(&w.out);
+	return r;
+}
+
+static void new_id(char *out, const char *prefix)
+{
+	uint8_t r[8] = {0};
+	if (getrandom(r, sizeof(r), 0) != sizeof(r))
+		memset(r, 0, sizeof(r));
+	snprintf(out, ROUTE_ID_LEN + 1, "%s%02x%02x%02x%02x%02x%02x%02x%02x", prefix, r[0], r[1], r[2], r[3], r[4],
+		 r[5], r[6], r[7]);
+}
+
+/* A reply from a worker: a JSON packet, maybe with its body in an fd. */
+static enum MHD_Result relay_reply(struct MHD_Connection *c, int reply, unsigned ok_code, const char *type)
+{
+	char *b = malloc(IPC_MAX_PACKET);
+	int fds[IPC_MAX_FDS], nfds = 0;
+	ssize_t n = b ? ipc_recv(reply, b, IPC_MAX_PACKET, fds, &nfds) : -1;
+	if (n <= 0) {
+		free(b);
+		return send_error(c, 500, "the session ended before it replied");
+	}
+	enum MHD_Result r;
+	cordon_error e;
+	jnode *j = json_parse(b, (size_t)n, &e);
+	const jnode *code = j ? json_get(j, "code") : NULL, *err = j ? json_get(j, "error") : NULL;
+	const jnode *body = j ? json_get(j, "body") : NULL;
+	if (err && err->str) {
+		r = send_error(c, code && code->type == J_NUM ? (unsigned)code->num : 500, "%s", err->str);
+	} else if (body && nfds > 0) {
+		buf out = {0};
+		if (ipc_read_fd(fds[0], 1u << 30, &out) < 0)
+			r = send_error(c, 500, "reading the session's reply: %s", strerror(errno));
+		else
+			r = send_text(c, ok_code, type, out.p ? out.p : "", out.len);
+		buf_free(&out);
+	} else {
+		r = send_text(c, ok_code, "application/json", b, (size_t)n);
+	}
+	for (int i = 0; i < nfds; i++)
+		close(fds[i]);
+	json_free(j);
+	free(b);
+	return r;
+}
+
+/* ---- sessions ---- */
+
+static struct session_ent *find_session(const char *id, uid_t uid)
+{
+	for (int i = 0; i < 2 * S.max_sessions; i++)
+		if (S.ss[i].used && !S.ss[i].ending && strcmp(S.ss[i].id, id) == 0 && (uid == 0 || S.ss[i].owner == uid || uid == (uid_t)-1))
+			return &S.ss[i];
+	return NULL;
+}
+
+/* Send req to the session's worker with a fresh reply socket; returns our
+ * end of it, or -1. */
+static int to_worker(struct session_ent *se, const char *id, const char *json, int extra_fd)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return -1;
+	int fds[2] = {sv[1], extra_fd};
+	int r = -1;
+	/* Still the session it was found as (a reaped slot can be reused). */
+	pthread_mutex_lock(&se->lock);
+	if (se->used && se->ctl >= 0 && strcmp(se->id, id) == 0)
+		r = ipc_send(se->ctl, json, strlen(json), fds, extra_fd >= 0 ? 2 : 1, 0);
+	pthread_mutex_unlock(&se->lock);
+	close(sv[1]);
+	if (r < 0) {
+		close(sv[0]);
+		return -1;
+	}
+	return sv[0];
+}
+
+static pid_t spawn_self(const char *const *argv, int fd3, const char *cwd, int in, int out, int errfd)
+{
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&at);
+	sigset_t none, def;
+	sigemptyset(&none);
+	sigemptyset(&def);
+	sigaddset(&def, SIGPIPE);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &def);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	if (fd3 >= 0)
+		posix_spawn_file_actions_adddup2(&fa, fd3, 3);
+	if (in >= 0)
+		posix_spawn_file_actions_adddup2(&fa, in, 0);
+	if (out >= 0)
+		posix_spawn_file_actions_adddup2(&fa, out, 1);
+	if (errfd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, errfd, 2);
+	if (cwd)
+		posix_spawn_file_actions_addchdir_np(&fa, cwd);
+	pid_t pid = -1;
+	if (posix_spawn(&pid, "/proc/self/exe", &fa, &at, (char *const *)argv, environ) != 0)
+		pid = -1;
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	return pid;
+}
+
+static int mkdir_p(const char *path, mode_t mode)
+{
+	char tmp[PATH_MAX];
+	snprintf(tmp, sizeof(tmp), "%s", path);
+	for (char *p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(tmp, mode) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+static void write_node(jwriter *w, const jnode *x)
+{
+	switch (x->type) {
+	case J_NULL:
+		jw_null(w);
+		break;
+	case J_BOOL:
+		jw_bool(w, x->b);
+		break;
+	case J_NUM:
+		if (x->num_is_int)
+			jw_int(w, (int64_t)x->num);
+		else
+			jw_double(w, x->num);
+		break;
+	case J_STR:
+		jw_str(w, x->str);
+		break;
+	case J_ARR:
+		jw_arr_begin(w);
+		for (size_t i = 0; i < x->n; i++)
+			write_node(w, x->items[i]);
+		jw_arr_end(w);
+		break;
+	case J_OBJ:
+		jw_obj_begin(w);
+		for (size_t i = 0; i < x->n; i++) {
+			jw_key(w, x->keys[i]);
+			write_node(w, x->items[i]);
+		}
+		jw_obj_end(w);
+		break;
+	}
+}
+
+/* A policy object back to JSON text for the policy parser. */
+static char *node_text(const jnode *n)
+{
+	jwriter w = {0};
+	write_node(&w, n);
+	if (jw_finish(&w) < 0) {
+		buf_free(&w.out);
+		return NULL;
+	}
+	return w.out.p;
+}
+
+static int count_sessions(uid_t owner, int *mine)
+{
+	int n = 0;
+	*mine = 0;
+	for (int i = 0; i < 2 * S.max_sessions; i++)
+		if (S.ss[i].used && !S.ss[i].ending) {
+			n++;
+			*mine += S.ss[i].owner == owner;
+		}
+	return n;
+}
+
+static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_t uid)
+{
+	const jnode *pol = body ? json_get(body, "policy") : NULL, *idle = body ? json_get(body, "idle_timeout") : NULL,
+		    *tmo = body ? json_get(body, "timeout") : NULL;
+	if (body && body->type != J_OBJ)
+		return send_error(c, 400, "request body: a JSON object is expected");
+	if (pol && pol->type != J_OBJ)
+		return send_error(c, 400, "policy: an object (the same JSON as --policy) is expected");
+	cordon_error e;
+	uint64_t idle_ns = S.idle_ns, tmo_ns = 0;
+	if (idle && (idle->type != J_STR || parse_duration(idle->str, &idle_ns, &e) < 0))
+		return send_error(c, 400, "idle_timeout: a duration such as \"10m\" is expected");
+	if (tmo && (tmo->type != J_STR || parse_duration(tmo->str, &tmo_ns, &e) < 0))
+		return send_error(c, 400, "timeout: a duration such as \"1h\" is expected");
+	char id[ROUTE_ID_LEN + 1];
+	new_id(id, "s-");
+	pthread_mutex_lock(&S.lock);
+	int mine, all = count_sessions(uid, &mine), slot = -1;
+	if (S.stopping) {
+		pthread_mutex_unlock(&S.lock);
+		return send_error(c, 503, "the server is shutting down");
+	}
+	if (all >= S.max_sessions || mine >= S.max_per_client) {
+		pthread_mutex_unlock(&S.lock);
+		return send_error(c, 429, all >= S.max_sessions ? "the server runs its maximum of %d sessions"
+							     : "this client (uid) has its maximum of %d sessions",
+				  all >= S.max_sessions ? S.max_sessions : S.max_per_client);
+	}
+	/* Twice as many slots as sessions: ending ones keep theirs until
+	 * their worker is reaped. */
+	for (int i = 0; i < 2 * S.max_sessions && slot < 0; i++)
+		if (!S.ss[i].used)
+			slot = i;
+	if (slot < 0) {
+		pthread_mutex_unlock(&S.lock);
+		return send_error(c, 503, "too many sessions are still ending; try again");
+	}
+	struct session_ent *se = &S.ss[slot];
+	se->ending = false;
+	se->used = true;
+	snprintf(se->id, sizeof(se->id), "%s", id);
+	se->owner = uid;
+	se->pid = -1;
+	se->ctl = -1;
+	pthread_mutex_unlock(&S.lock);
+	char dir[PATH_MAX], ws[PATH_MAX], rep[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s/sessions/%s", S.state_dir, id);
+	snprintf(ws, sizeof(ws), "%s/work", dir);
+	snprintf(rep, sizeof(rep), "%s/report.json", dir);
+	int sv[2] = {-1, -1};
+	char *ptext = pol ? node_text(pol) : NULL;
+	int polfd = ptext ? ipc_memfd("cordon-policy", ptext, strlen(ptext)) : -1;
+	free(ptext);
+	enum MHD_Result r;
+	if (mkdir_p(ws, 0700) < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		r = send_error(c, 500, "session %s: %s", dir, strerror(errno));
+		goto fail;
+	}
+	const char *argv[] = {"cordon", "__session-worker", NULL};
+	se->pid = spawn_self(argv, sv[1], NULL, -1, -1, -1);
+	close(sv[1]);
+	se->ctl = sv[0];
+	if (se->pid < 0) {
+		r = send_error(c, 500, "could not start the session's worker");
+		goto fail;
+	}
+	jwriter w = {0};
+	jw_obj_begin(&w);
+	jw_key(&w, "id");
+	jw_str(&w, id);
+	jw_key(&w, "workspace");
+	jw_str(&w, ws);
+	jw_key(&w, "report");
+	jw_str(&w, rep);
+	jw_key(&w, "ceiling");
+	jw_str(&w, S.ceiling);
+	jw_key(&w, "idle_timeout_ns");
+	jw_uint(&w, idle_ns);
+	if (tmo) {
+		jw_key(&w, "timeout");
+		jw_str(&w, tmo->str);
+	} else if (S.timeout_ns) {
+		char t[32];
+		snprintf(t, sizeof(t), "%llums", (unsigned long long)(S.timeout_ns / 1000000ULL));
+		jw_key(&w, "default_timeout");
+		jw_str(&w, t);
+	}
+	jw_obj_end(&w);
+	jw_finish(&w);
+	int reply = w.out.p ? to_worker(se, id, w.out.p, polfd) : -1;
+	buf_free(&w.out);
+	if (reply < 0) {
+		r = send_error(c, 500, "the session's worker did not take its request");
+		goto fail;
+	}
+	r = relay_reply(c, reply, 201, "application/json");
+	/* Started or not: a worker that did not start exits by itself (and
+	 * is reaped on SIGCHLD). */
+	close(reply);
+	close(polfd);
+	return r;
+fail:
+	if (polfd >= 0)
+		close(polfd);
+	pthread_mutex_lock(&S.lock);
+	if (se->ctl >= 0)
+		close(se->ctl);
+	if (se->pid > 0) {
+		kill(se->pid, SIGKILL);
+		waitpid(se->pid, NULL, 0);
+	}
+	se->used = false;
+	pthread_mutex_unlock(&S.lock);
+	return r;
+}
+
+/* The exec's NDJSON stream: packets from the worker, as they come. */
+struct stream_ctx {
+	int reply;
+	char *pkt;
+	size_t len, off;
+	/* a pty exec: */
+	struct session_ent *se;
+	char sid[ROUTE_ID_LEN + 1], eid[ROUTE_ID_LEN + 1];
+};
+
+static ssize_t stream_reader(void *cls, uint64_t pos, char *out, size_t max)
+{
+	struct stream_ctx *sc = cls;
+	(void)pos;
+	if (sc->off >= sc->len) {
+		ssize_t n = ipc_recv(sc->reply, sc->pkt, IPC_MAX_PACKET + 1, NULL, NULL);
+		if (n <= 0)
+			return MHD_CONTENT_READER_END_OF_STREAM;
+		sc->len = (size_t)n;
+		sc->off = 0;
+	}
+	size_t k = sc->len - sc->off < max ? sc->len - sc->off : max;
+	memcpy(out, sc->pkt + sc->off, k);
+	sc->off += k;
+	return (ssize_t)k;
+}
+
+static void stream_free(void *cls)
+{
+	struct stream_ctx *sc = cls;
+	/* A client gone mid-stream: closing this tells the worker, and the
+	 * exec runs on (docs/api.md). */
+	close(sc->reply);
+	free(sc->pkt);
+	free(sc);
+}
+
+static bool upgrade_requested(struct MHD_Connection *c)
+{
+	const char *conn = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Connection");
+	const char *up = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Upgrade");
+	return conn && up && strcasestr(conn, "upgrade") && strcasecmp(up, "tcp") == 0;
+}
+
+static int to_worker(struct session_ent *se, const char *id, const char *json, int extra_fd);
+
+/* The connection is raw bytes from here: the session's worker relays it to
+ * and from the pty (a dup of the socket); this thread waits for the exec's
+ * result, then closes the connection. */
+static void pty_upgraded(void *cls, struct MHD_Connection *c, void *con_cls, const char *extra_in,
+			 size_t extra_in_size, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+	(void)c;
+	(void)con_cls;
+	struct stream_ctx *sc = cls;
+	jwriter w = {0};
+	jw_obj_begin(&w);
+	jw_key(&w, "op");
+	jw_str(&w, "attach");
+	jw_key(&w, "exec");
+	jw_str(&w, sc->eid);
+	buf pre = {0};
+	if (extra_in_size && extra_in_size < 16384 && b64_encode(&pre, extra_in, extra_in_size) == 0 && pre.p) {
+		jw_key(&w, "input_b64");
+		jw_str(&w, pre.p);
+	}
+	buf_free(&pre);
+	jw_obj_end(&w);
+	int d = jw_finish(&w) == 0 ? fcntl(sock, F_DUPFD_CLOEXEC, 3) : -1;
+	int r = d >= 0 ? to_worker(sc->se, sc->sid, w.out.p, d) : -1;
+	buf_free(&w.out);
+	if (d >= 0)
+		close(d);
+	if (r >= 0)
+		close(r);
+	/* Until the worker closes the exec's event stream (after its result). */
+	while (r >= 0 && ipc_recv(sc->reply, sc->pkt, IPC_MAX_PACKET + 1, NULL, NULL) > 0) {
+	}
+	MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+	stream_free(sc);
+}
+
+static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *se, const char *sid,
+				  const jnode *body)
+{
+	if (!body || body->type != J_OBJ)
+		return send_error(c, 400, "request body: a JSON object is expected");
+	const jnode *argv = json_get(body, "argv"), *env = json_get(body, "env"), *cwd = json_get(body, "cwd"),
+		    *in = json_get(body, "stdin"), *in64 = json_get(body, "stdin_b64"),
+		    *tmo = json_get(body, "timeout"), *pty = json_get(body, "pty");
+	if (!argv || argv->type != J_ARR || argv->n == 0)
+		return send_error(c, 400, "argv: a non-empty array of strings is required");
+	for (size_t i = 0; i < argv->n; i++)
+		if (argv->items[i]->type != J_STR)
+			return send_error(c, 400, "argv[%zu]: a string is expected", i);
+	if (env && env->type != J_OBJ)
+		return send_error(c, 400, "env: an object of strings is expected");
+	for (size_t i = 0; env && i < env->n; i++)
+		if (env->items[i]->type != J_STR || !env_name_valid(env->keys[i]))
+			return send_error(c, 400, "env.%s: a valid name with a string value is expected", env->keys[i]);
+	if (cwd && (cwd->type != J_STR || cwd->str[0] != '/'))
+		return send_error(c, 400, "cwd: an absolute path is expected");
+	if (pty && pty->type != J_BOOL)
+		return send_error(c, 400, "pty: true or false is expected");
+	bool want_pty = pty && pty->b;
+	if (want_pty && !upgrade_requested(c))
+		return send_error(c, 400, "pty: the request must ask for the upgrade (Connection: Upgrade, Upgrade: tcp)");
+	if (want_pty && (in || in64))
+		return send_error(c, 400, "pty: the pty is its standard input; stdin and stdin_b64 are not taken");
+	const jnode *rows = json_get(body, "rows"), *cols = json_get(body, "cols");
+	if (in && in64)
+		return send_error(c, 400, "stdin and stdin_b64: give one of them");
+	if ((in && in->type != J_STR) || (in64 && in64->type != J_STR))
+		return send_error(c, 400, "stdin: a string is expected");
+	uint64_t tmo_ns = 0;
+	cordon_error e;
+	if (tmo && (tmo->type != J_STR || parse_duration(tmo->str, &tmo_ns, &e) < 0))
+		return send_error(c, 400, "timeout: a duration such as \"30s\" is expected");
+	int infd = -1;
+	if (in)
+		infd = ipc_memfd("cordon-stdin", in->str, strlen(in->str));
+	else if (in64) {
+		size_t l = strlen(in64->str);
+		uint8_t *d = malloc(l / 4 * 3 + 4);
+		ssize_t dl = d ? b64_decode(in64->str, l, d) : -1;
+		if (dl < 0) {
+			free(d);
+			return send_error(c, 400, "stdin_b64: not base64");
+		}
+		infd = ipc_memfd("cordon-stdin", d, (size_t)dl);
+		free(d);
+	}
+	jwriter w = {0};
+	jw_obj_begin(&w);
+	jw_key(&w, "op");
+	jw_str(&w, "exec");
+	jw_key(&w, "argv");
+	jw_arr_begin(&w);
+	for (size_t i = 0; i < argv->n; i++)
+		jw_str(&w, argv->items[i]->str);
+	jw_arr_end(&w);
+	if (env) {
+		jw_key(&w, "env");
+		jw_obj_begin(&w);
+		for (size_t i = 0; i < env->n; i++) {
+			jw_key(&w, env->keys[i]);
+			jw_str(&w, env->items[i]->str);
+		}
+		jw_obj_end(&w);
+	}
+	if (cwd) {
+		jw_key(&w, "cwd");
+		jw_str(&w, cwd->str);
+	}
+	jw_key(&w, "timeout_ns");
+	jw_uint(&w, tmo_ns);
+	if (want_pty) {
+		jw_key(&w, "pty");
+		jw_bool(&w, true);
+		if (rows && rows->type == J_NUM) {
+			jw_key(&w, "rows");
+			jw_uint(&w, (uint64_t)rows->num);
+		}
+		if (cols && cols->type == J_NUM) {
+			jw_key(&w, "cols");
+			jw_uint(&w, (uint64_t)cols->num);
+		}
+	}
+	jw_obj_end(&w);
+	if (jw_finish(&w) < 0 || w.out.len >= IPC_MAX_PACKET) {
+		buf_free(&w.out);
+		if (infd >= 0)
+			close(infd);
+		return send_error(c, 413, "the exec request is larger than %d bytes (send big inputs as stdin)", IPC_MAX_PACKET);
+	}
+	int reply = to_worker(se, sid, w.out.p, infd);
+	buf_free(&w.out);
+	if (infd >= 0)
+		close(infd);
+	if (reply < 0)
+		return send_error(c, 410, "the session has ended");
+	/* The first packet decides: an error, or the stream. */
+	struct stream_ctx *sc = calloc(1, sizeof(*sc));
+	char *pkt = malloc(IPC_MAX_PACKET + 1);
+	ssize_t n = sc && pkt ? ipc_recv(reply, pkt, IPC_MAX_PACKET + 1, NULL, NULL) : -1;
+	if (n <= 0 || pkt[0] != '{' || strncmp(pkt, "{\"type\"", 7) != 0) {
+		enum MHD_Result r;
+		jnode *j = n > 0 ? json_parse(pkt, (size_t)n, &e) : NULL;
+		const jnode *code = j ? json_get(j, "code") : NULL, *err = j ? json_get(j, "error") : NULL;
+		r = send_error(c, code && code->type == J_NUM ? (unsigned)code->num : 500, "%s",
+			       err && err->str ? err->str : "the session ended before the exec started");
+		json_free(j);
+		free(pkt);
+		free(sc);
+		close(reply);
+		return r;
+	}
+	sc->reply = reply;
+	sc->pkt = pkt;
+	sc->len = (size_t)n;
+	if (want_pty) {
+		jnode *j = json_parse(pkt, (size_t)n, &e);
+		const jnode *eid = j ? json_get(j, "exec") : NULL;
+		snprintf(sc->eid, sizeof(sc->eid), "%s", eid && eid->str ? eid->str : "");
+		json_free(j);
+		snprintf(sc->sid, sizeof(sc->sid), "%s", sid);
+		sc->se = se;
+		struct MHD_Response *u = MHD_create_response_for_upgrade(pty_upgraded, sc);
+		if (!u) {
+			stream_free(sc);
+			return MHD_NO;
+		}
+		MHD_add_response_header(u, "Upgrade", "tcp");
+		MHD_add_response_header(u, "X-Cordon-Exec", sc->eid);
+		enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_SWITCHING_PROTOCOLS, u);
+		MHD_destroy_response(u);
+		return ret;
+	}
+	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, sc,
+								   stream_free);
+	if (!r) {
+		stream_free(sc);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", "application/x-ndjson");
+	enum MHD_Result ret = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+static enum MHD_Result simple_op(struct MHD_Connection *c, struct session_ent *se, const char *sid,
+				 const char *json, int extra, unsigned ok, const char *type)
+{
+	int reply = to_worker(se, sid, json, extra);
+	if (reply < 0)
+		return send_error(c, 410, "the session has ended");
+	enum MHD_Result r = relay_reply(c, reply, ok, type);
+	close(reply);
+	return r;
+}
+
+static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *rt, struct req *rq)
+{
+	pthread_mutex_lock(&S.lock);
+	struct session_ent *se = find_session(rt->sid, rq->uid);
+	pthread_mutex_unlock(&S.lock);
+	if (!se)
+		return send_error(c, 404, "no such session: %s", rt->sid);
+	cordon_error e = {0};
+	jnode *body = NULL;
+	if ((rt->kind == R_EXEC || rt->kind == R_EXEC_SIGNAL || rt->kind == R_EXEC_RESIZE) && rq->body.len &&
+	    !(body = json_parse(rq->body.p, rq->body.len, &e)))
+		return send_error(c, 400, "request body: %s", e.msg);
+	enum MHD_Result r;
+	jwriter w = {0};
+	const char *path = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "path");
+	switch (rt->kind) {
+	case R_SESSION_GET:
+		r = simple_op(c, se, rt->sid, "{\"op\":\"get\"}", -1, 200, "application/json");
+		break;
+	case R_SESSION_DELETE:
+		pthread_mutex_lock(&S.lock);
+		se->ending = true;
+		pthread_mutex_unlock(&S.lock);
+		r = simple_op(c, se, rt->sid, "{\"op\":\"end\"}", -1, 200, "application/json");
+		break;
+	case R_EXEC:
+		r = start_exec(c, se, rt->sid, body);
+		break;
+	case R_EXEC_GET:
+	case R_EXEC_SIGNAL: {
+		const jnode *sig = body ? json_get(body, "signal") : NULL;
+		if (rt->kind == R_EXEC_SIGNAL && (!sig || sig->type != J_STR)) {
+			r = send_error(c, 400, "signal: a string such as \"TERM\" is required");
+			break;
+		}
+		jw_obj_begin(&w);
+		jw_key(&w, "op");
+		jw_str(&w, rt->kind == R_EXEC_GET ? "exec_get" : "signal");
+		jw_key(&w, "exec");
+		jw_str(&w, rt->eid);
+		if (sig) {
+			jw_key(&w, "signal");
+			jw_str(&w, sig->str);
+		}
+		jw_obj_end(&w);
+		jw_finish(&w);
+		r = simple_op(c, se, rt->sid, w.out.p, -1, 200, "application/json");
+		break;
+	}
+	case R_EXEC_RESIZE: {
+		const jnode *rows = body ? json_get(body, "rows") : NULL, *cols = body ? json_get(body, "cols") : NULL;
+		if (!rows || rows->type != J_NUM || !cols || cols->type != J_NUM) {
+			r = send_error(c, 400, "rows and cols: numbers are required");
+			break;
+		}
+		jw_obj_begin(&w);
+		jw_key(&w, "op");
+		jw_str(&w, "resize");
+		jw_key(&w, "exec");
+		jw_str(&w, rt->eid);
+		jw_key(&w, "rows");
+		jw_int(&w, (int64_t)rows->num);
+		jw_key(&w, "cols");
+		jw_int(&w, (int64_t)cols->num);
+		jw_obj_end(&w);
+		jw_finish(&w);
+		r = simple_op(c, se, rt->sid, w.out.p, -1, 200, "application/json");
+		break;
+	}
+	case R_FILE_GET:
+	case R_FILE_PUT:
+	case R_FILE_DELETE:
+	case R_FILE_LIST: {
+		if (!path || path[0] != '/') {
+			r = send_error(c, 400, "path: the query parameter ?path=/absolute/path is required");
+			break;
+		}
+		const char *act = rt->kind == R_FILE_GET ? "read" : rt->kind == R_FILE_PUT ? "write" :
+				  rt->kind == R_FILE_DELETE ? "delete" : "list";
+		jw_obj_begin(&w);
+		jw_key(&w, "op");
+		jw_str(&w, "file");
+		jw_key(&w, "action");
+		jw_str(&w, act);
+		jw_key(&w, "path");
+		jw_str(&w, path);
+		jw_obj_end(&w);
+		jw_finish(&w);
+		int bfd = rt->kind == R_FILE_PUT ? ipc_memfd("cordon-put", rq->body.p ? rq->body.p : "", rq->body.len) : -1;
+		r = simple_op(c, se, rt->sid, w.out.p, bfd, 200,
+			      rt->kind == R_FILE_GET ? "application/octet-stream" : "application/json");
+		if (bfd >= 0)
+			close(bfd);
+		break;
+	}
+	default:
+		r = send_error(c, 404, "not found");
+	}
+	buf_free(&w.out);
+	json_free(body);
+	return r;
+}
+
+/* ---- one-shot runs ---- */
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
+{
+	(void)st;
+	(void)flag;
+	(void)f;
+	remove(p);
+	return 0;
+}
+
+static void retain_runs(const char *id)
+{
+	pthread_mutex_lock(&S.lock);
+	strv_push(&S.runs, id);
+	while ((int)S.runs.n > S.keep_runs) {
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%s/runs/%s", S.state_dir, S.runs.v[0]);
+		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		free(S.runs.v[0]);
+		memmove(S.runs.v, S.runs.v + 1, (S.runs.n - 1) * sizeof(char *));
+		S.runs.n--;
+		S.runs.v[S.runs.n] = NULL;
+	}
+	pthread_mutex_unlock(&S.lock);
+}
+
+static enum MHD_Result do_run(struct MHD_Connection *c, struct req *rq)
+{
+	cordon_error e = {0};
+	jnode *body = rq->body.len ? json_parse(rq->body.p, rq->body.len, &e) : NULL;
+	if (!body || body->type != J_OBJ) {
+		json_free(body);
+		return send_error(c, 400, "request body: %s", e.msg[0] ? e.msg : "a JSON object is expected");
+	}
+	const jnode *pol = json_get(body, "policy"), *argv = json_get(body, "argv"), *in = json_get(body, "stdin");
+	enum MHD_Result r;
+	char id[ROUTE_ID_LEN + 1], dir[PATH_MAX], p[PATH_MAX];
+	new_id(id, "r-");
+	snprintf(dir, sizeof(dir), "%s/runs/%s", S.state_dir, id);
+	if (!argv || argv->type != J_ARR || argv->n == 0 || argv->n > 4096) {
+		r = send_error(c, 400, "argv: a non-empty array of strings is required");
+		goto out;
+	}
+	for (size_t i = 0; i < argv->n; i++)
+		if (argv->items[i]->type != J_STR) {
+			r = send_error(c, 400, "argv[%zu]: a string is expected", i);
+			goto out;
+		}
+	if ((pol && pol->type != J_OBJ) || (in && in->type != J_STR)) {
+		r = send_error(c, 400, pol && pol->type != J_OBJ ? "policy: an object is expected" : "stdin: a string is expected");
+		goto out;
+	}
+	snprintf(p, sizeof(p), "%s/work", dir);
+	if (mkdir_p(p, 0700) < 0) {
+		r = send_error(c, 500, "%s: %s", p, strerror(errno));
+		goto out;
+	}
+	const char **av = calloc(argv->n + 12, sizeof(char *));
+	char polpath[PATH_MAX], reppath[PATH_MAX], op[PATH_MAX], ep[PATH_MAX];
+	snprintf(polpath, sizeof(polpath), "%s/policy.json", dir);
+	snprintf(reppath, sizeof(reppath), "%s/report.json", dir);
+	snprintf(op, sizeof(op), "%s/stdout", dir);
+	snprintf(ep, sizeof(ep), "%s/stderr", dir);
+	size_t k = 0;
+	av[k++] = "cordon";
+	av[k++] = "run";
+	char *ptext = pol ? node_text(pol) : NULL;
+	if (ptext) {
+		FILE *f = fopen(polpath, "we");
+		if (f) {
+			fputs(ptext, f);
+			fclose(f);
+		}
+		av[k++] = "--policy";
+		av[k++] = polpath;
+	}
+	free(ptext);
+	if (S.ceiling) {
+		av[k++] = "--ceiling";
+		av[k++] = S.ceiling;
+	}
+	av[k++] = "--report";
+	av[k++] = reppath;
+	av[k++] = "--";
+	for (size_t i = 0; i < argv->n; i++)
+		av[k++] = argv->items[i]->str;
+	int infd = ipc_memfd("cordon-stdin", in ? in->str : "", in ? strlen(in->str) : 0);
+	int ofd = open(op, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	int efd = open(ep, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	pid_t pid = infd >= 0 && ofd >= 0 && efd >= 0 ? spawn_self(av, -1, p, infd, ofd, efd) : -1;
+	free(av);
+	if (infd >= 0)
+		close(infd);
+	if (ofd >= 0)
+		close(ofd);
+	if (efd >= 0)
+		close(efd);
+	int ws = 0;
+	if (pid < 0 || waitpid(pid, &ws, 0) < 0) {
+		r = send_error(c, 500, "could not run cordon run");
+		goto out;
+	}
+	buf rep = {0};
+	int fd = open(reppath, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || ipc_read_fd(fd, 64u << 20, &rep) < 0 || !rep.len) {
+		if (fd >= 0)
+			close(fd);
+		buf_free(&rep);
+		r = send_error(c, 500, "the run left no report");
+		goto out;
+	}
+	close(fd);
+	/* The run's id and its output (redacted by cordon run) with it. */
+	char *end = strrchr(rep.p, '}');
+	buf outb = {0};
+	if (end) {
+		buf_append(&outb, rep.p, (size_t)(end - rep.p));
+		while (outb.len && (outb.p[outb.len - 1] == '\n' || outb.p[outb.len - 1] == ' '))
+			outb.len--;
+		buf_printf(&outb, ",\n  \"run\": {\"id\": \"%s\"", id);
+		const char *names[2] = {"stdout_b64", "stderr_b64"};
+		const char *paths[2] = {op, ep};
+		for (int i = 0; i < 2; i++) {
+			buf o = {0};
+			int f = open(paths[i], O_RDONLY | O_CLOEXEC);
+			if (f >= 0 && ipc_read_fd(f, 16u << 20, &o) == 0) {
+				buf_printf(&outb, ", \"%s\": \"", names[i]);
+				b64_encode(&outb, o.p ? o.p : "", o.len);
+				buf_append(&outb, "\"", 1);
+			}
+			if (f >= 0)
+				close(f);
+			buf_free(&o);
+		}
+		buf_printf(&outb, "}\n}\n");
+		snprintf(p, sizeof(p), "%s/response.json", dir);
+		FILE *f = fopen(p, "we");
+		if (f) {
+			fwrite(outb.p, 1, outb.len, f);
+			fclose(f);
+		}
+	}
+	r = send_text(c, 200, "application/json", outb.p ? outb.p : rep.p, outb.p ? outb.len : rep.len);
+	buf_free(&outb);
+	buf_free(&rep);
+	retain_runs(id);
+out:
+	json_free(body);
+	return r;
+}
+
+static enum MHD_Result get_run(struct MHD_Connection *c, const char *id)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/runs/%s/response.json", S.state_dir, id);
+	buf b = {0};
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || ipc_read_fd(fd, 1u << 30, &b) < 0) {
+		if (fd >= 0)
+			close(fd);
+		buf_free(&b);
+		return send_error(c, 404, "no such run: %s (or no longer kept)", id);
+	}
+	close(fd);
+	enum MHD_Result r = send_text(c, 200, "application/json", b.p ? b.p : "", b.len);
+	buf_free(&b);
+	return r;
+}
+
+/* ---- the handler ---- */
+
+static bool authorized(struct MHD_Connection *c, uid_t *uid)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	*uid = (uid_t)-1;
+	if (S.listen) {
+		const char *a = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+		if (!a || strncmp(a, "Bearer ", 7) != 0)
+			return false;
+		a += 7;
+		size_t la = strlen(a), lt = strlen(S.token);
+		unsigned char d = la != lt;
+		for (size_t i = 0; i < lt; i++)
+			d |= (unsigned char)(S.token[i] ^ (i < la ? a[i] : 0));
+		*uid = 65534; /* every token holder is one client */
+		return d == 0;
+	}
+	struct ucred cr;
+	socklen_t l = sizeof(cr);
+	if (!ci || getsockopt(ci->connect_fd, SOL_SOCKET, SO_PEERCRED, &cr, &l) < 0)
+		return false;
+	for (int i = 0; i < S.nallow; i++)
+		if (S.allow[i] == cr.uid) {
+			*uid = cr.uid;
+			return true;
+		}
+	return false;
+}
+
+static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+			       const char *version, const char *upload, size_t *upload_size, void **con_cls)
+{
+	(void)cls;
+	(void)version;
+	struct req *rq = *con_cls;
+	if (!rq) {
+		rq = calloc(1, sizeof(*rq));
+		if (!rq)
+			return MHD_NO;
+		*con_cls = rq;
+		if (!authorized(c, &rq->uid)) {
+			rq->uid = (uid_t)-2;
+		}
+		return MHD_YES;
+	}
+	if (*upload_size) {
+		if (rq->body.len + *upload_size > BODY_MAX)
+			rq->too_big = true;
+		else if (buf_append(&rq->body, upload, *upload_size) < 0)
+			rq->too_big = true;
+		*upload_size = 0;
+		return MHD_YES;
+	}
+	if (rq->uid == (uid_t)-2)
+		return send_error(c, S.listen ? 401 : 403, "not authorized");
+	if (rq->too_big)
+		return send_error(c, 413, "request body larger than %u bytes", BODY_MAX);
+	struct route rt;
+	switch (route_parse(method, url, &rt)) {
+	case R_NONE:
+		return send_error(c, 404, "no such path: %s", url);
+	case R_BAD_METHOD:
+		return send_error(c, 405, "%s is not allowed on %s", method, url);
+	case R_RUNS_CREATE:
+		return do_run(c, rq);
+	case R_RUN_GET:
+		return get_run(c, rt.sid);
+	case R_SESSIONS_CREATE: {
+		cordon_error e = {0};
+		jnode *body = rq->body.len ? json_parse(rq->body.p, rq->body.len, &e) : NULL;
+		if (rq->body.len && !body)
+			return send_error(c, 400, "request body: %s", e.msg);
+		enum MHD_Result r = create_session(c, body, rq->uid);
+		json_free(body);
+		return r;
+	}
+	default:
+		return session_op(c, &rt, rq);
+	}
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t)
+{
+	(void)cls;
+	(void)c;
+	(void)t;
+	struct req *rq = *con_cls;
+	if (rq) {
+		buf_free(&rq->body);
+		free(rq);
+	}
+	*con_cls = NULL;
+}
+
+/* ---- the main loop ---- */
+
+static void reap_workers(bool wait_all)
+{
+	pthread_mutex_lock(&S.lock);
+	for (int i = 0; i < 2 * S.max_sessions; i++) {
+		struct session_ent *se = &S.ss[i];
+		if (!se->used || se->pid <= 0)
+			continue;
+		if (waitpid(se->pid, NULL, wait_all ? 0 : WNOHANG) == se->pid) {
+			pthread_mutex_lock(&se->lock);
+			close(se->ctl);
+			se->ctl = -1;
+			se->id[0] = '\0';
+			se->used = false;
+			pthread_mutex_unlock(&se->lock);
+		}
+	}
+	pthread_mutex_unlock(&S.lock);
+}
+
+static int listen_unix(const char *path)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		fprintf(stderr, "cordon serve: --socket %s: longer than %zu bytes\n", path, sizeof(a.sun_path) - 1);
+		return -1;
+	}
+	strcpy(a.sun_path, path);
+	struct stat st;
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode)) {
+			fprintf(stderr, "cordon serve: --socket %s: exists and is not a socket\n", path);
+			return -1;
+		}
+		unlink(path);
+	}
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	mode_t old = umask(0177); /* the socket file is 0600 from the start */
+	int r = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&a, sizeof(a));
+	umask(old);
+	if (r < 0 || chmod(path, 0600) < 0 || listen(fd, 128) < 0) {
+		fprintf(stderr, "cordon serve: --socket %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static int listen_tcp(const char *spec)
+{
+	char host[64];
+	const char *colon = strrchr(spec, ':');
+	if (!colon || colon - spec >= (long)sizeof(host)) {
+		fprintf(stderr, "cordon serve: --listen %s: HOST:PORT expected\n", spec);
+		return -1;
+	}
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
+	if (inet_pton(AF_INET, host, &a.sin_addr) != 1 || !a.sin_port) {
+		fprintf(stderr, "cordon serve: --listen %s: an IPv4 address and a port expected\n", spec);
+		return -1;
+	}
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 128) < 0) {
+		fprintf(stderr, "cordon serve: --listen %s: %s\n", spec, strerror(errno));
+		return -1;
+	}
+	return fd;
+}
+
+static int usage_err(const char *msg, const char *arg)
+{
+	fprintf(stderr, "cordon serve: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
+	return 2;
+}
+
+int cmd_serve(int argc, char **argv)
+{
+	const char *token_file = NULL;
+	S.allow[S.nallow++] = getuid();
+	if (getuid() != 0)
+		S.allow[S.nallow++] = 0;
+	cordon_error e;
+	for (int i = 0; i < argc; i++) {
+		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(o, "--help") == 0 || strcmp(o, "-h") == 0) {
+			fputs(SERVE_USAGE, stdout);
+			return 0;
+		}
+		if (!v)
+			return usage_err("option needs a value", o);
+		i++;
+		if (strcmp(o, "--socket") == 0)
+			S.socket_path = v;
+		else if (strcmp(o, "--listen") == 0)
+			S.listen = v;
+		else if (strcmp(o, "--token-file") == 0)
+			token_file = v;
+		else if (strcmp(o, "--state-dir") == 0)
+			S.state_dir = v;
+		else if (strcmp(o, "--ceiling") == 0)
+			S.ceiling = v;
+		else if (strcmp(o, "--allow-uid") == 0) {
+			char *end;
+			long u = strtol(v, &end, 10);
+			if (*end || u < 0 || S.nallow >= MAX_ALLOW)
+				return usage_err("--allow-uid: a uid expected", v);
+			S.allow[S.nallow++] = (uid_t)u;
+		} else if (strcmp(o, "--max-sessions") == 0 || strcmp(o, "--max-sessions-per-client") == 0 ||
+			   strcmp(o, "--keep-runs") == 0 || strcmp(o, "--warm") == 0) {
+			char *end;
+			long n = strtol(v, &end, 10);
+			if (*end || n < 0 || n > 100000)
+				return usage_err("a count expected", o);
+			if (o[2] == 'k')
+				S.keep_runs = (int)n;
+			else if (o[2] == 'w') {
+				if (n > 0)
+					return usage_err("--warm: the warm pool is not implemented yet (docs/api.md)", v);
+			}
+			else if (strlen(o) > 15)
+				S.max_per_client = (int)n;
+			else
+				S.max_sessions = (int)n;
+		} else if (strcmp(o, "--idle-timeout") == 0 || strcmp(o, "--session-timeout") == 0) {
+			uint64_t ns;
+			if (parse_duration(v, &ns, &e) < 0)
+				return usage_err(e.msg, o);
+			if (o[2] == 'i')
+				S.idle_ns = ns;
+			else
+				S.timeout_ns = ns;
+		} else
+			return usage_err("unknown option", o);
+	}
+	if (!!S.socket_path == !!S.listen)
+		return usage_err("give one of --socket PATH or --listen 127.0.0.1:PORT --token-file F", NULL);
+	if (S.listen) {
+		FILE *f = token_file ? fopen(token_file, "re") : NULL;
+		if (!f || !fgets(S.token, sizeof(S.token), f))
+			return usage_err("--listen needs --token-file F with the bearer token", token_file);
+		fclose(f);
+		S.token[strcspn(S.token, "\r\n")] = '\0';
+		if (strlen(S.token) < 16)
+			return usage_err("--token-file: the token must have at least 16 characters", token_file);
+	}
+	if (!S.state_dir)
+		return usage_err("--state-dir DIR is required (reports and workspaces are kept there)", NULL);
+	if (!S.max_per_client || S.max_per_client > S.max_sessions)
+		S.max_per_client = S.max_sessions;
+	static char state_abs[PATH_MAX];
+	char sub[PATH_MAX];
+	if (mkdir_p(S.state_dir, 0700) < 0 || !realpath(S.state_dir, state_abs))
+		return usage_err(strerror(errno), S.state_dir);
+	S.state_dir = state_abs;
+	snprintf(sub, sizeof(sub), "%s/runs", S.state_dir);
+	mkdir_p(sub, 0700);
+	snprintf(sub, sizeof(sub), "%s/sessions", S.state_dir);
+	mkdir_p(sub, 0700);
+	static char ceil_abs[PATH_MAX];
+	if (S.ceiling && realpath(S.ceiling, ceil_abs))
+		S.ceiling = ceil_abs;
+	S.ss = calloc(2 * (size_t)S.max_sessions + 1, sizeof(*S.ss));
+	for (int i = 0; S.ss && i < 2 * S.max_sessions; i++)
+		pthread_mutex_init(&S.ss[i].lock, NULL);
+	int lfd = S.listen ? listen_tcp(S.listen) : listen_unix(S.socket_path);
+	if (lfd < 0 || !S.ss)
+		return 1;
+	signal(SIGPIPE, SIG_IGN);
+	sigset_t mask;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGCHLD);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_ALLOW_UPGRADE,
+						0, NULL, NULL, handler, NULL, MHD_OPTION_LISTEN_SOCKET, lfd,
+						MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+						MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)0, MHD_OPTION_END);
+	if (!d) {
+		fprintf(stderr, "cordon serve: the HTTP server did not start\n");
+		return 1;
+	}
+	fprintf(stderr, "cordon serve: listening on %s\n", S.listen ? S.listen : S.socket_path);
+	for (;;) {
+		int sig = 0;
+		sigwait(&mask, &sig);
+		if (sig == SIGCHLD) {
+			reap_workers(false);
+			continue;
+		}
+		break;
+	}
+	/* SIGTERM: no new sessions; every session ended, its report written
+	 * to the state directory (its worker's own SIGTERM handling). */
+	pthread_mutex_lock(&S.lock);
+	S.stopping = true;
+	for (int i = 0; i < 2 * S.max_sessions; i++)
+		if (S.ss[i].used && S.ss[i].pid > 0)
+			kill(S.ss[i].pid, SIGTERM);
+	pthread_mutex_unlock(&S.lock);
+	reap_workers(true);
+	MHD_stop_daemon(d);
+	if (S.socket_path)
+		unlink(S.socket_path);
+	fprintf(stderr, "cordon serve: stopped\n");
+	return 0;
+}
+
+int cmd_session_worker(void)
+{
+	return session_worker_main(3);
+}

@@ -1,0 +1,458 @@
+/* Init of a session: the agent inside the boundary.
+ *
+ * Every layer was applied to init itself (child-init.c) before it came here, so
+ * each exec it forks inherits them: the view, Landlock, seccomp, dropped
+ * credentials, rlimits. The agent only parses the supervisor's requests
+ * (the supervisor is trusted: it made this boundary), forks, reaps, and
+ * opens files with the run's own rights for the files API. It never execs
+ * anything itself. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "compat.h"
+#include "error.h"
+#include "sandbox.h"
+#include "session.h"
+#include "sync.h"
+
+struct agent_slot {
+	int fd[3];
+	pid_t pid;
+	uint64_t t0;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void slot_close(struct agent_slot *s)
+{
+	for (int i = 0; i < 3; i++)
+		if (s->fd[i] >= 0) {
+			close(s->fd[i]);
+			s->fd[i] = -1;
+		}
+}
+
+/* The request: "ARGC\0ENVC\0CWD\0" then ARGC args then ENVC "K=V" entries,
+ * each NUL-terminated. Fills argv and env (pointers into text). */
+static int parse_request(char *text, size_t len, char ***argv, char ***env, const char **cwd)
+{
+	char *p = text, *end = text + len;
+	char *f[3];
+	for (int i = 0; i < 3; i++) {
+		char *z = memchr(p, '\0', (size_t)(end - p));
+		if (!z)
+			return -1;
+		f[i] = p;
+		p = z + 1;
+	}
+	unsigned long argc = strtoul(f[0], NULL, 10), envc = strtoul(f[1], NULL, 10);
+	if (argc < 1 || argc > 65536 || envc > 65536)
+		return -1;
+	*cwd = f[2];
+	char **a = calloc(argc + 1, sizeof(char *)), **e = calloc(envc + 1, sizeof(char *));
+	if (!a || !e) {
+		free(a);
+		free(e);
+		return -1;
+	}
+	for (unsigned long i = 0; i < argc + envc; i++) {
+		char *z = p < end ? memchr(p, '\0', (size_t)(end - p)) : NULL;
+		if (!z) {
+			free(a);
+			free(e);
+			return -1;
+		}
+		if (i < argc)
+			a[i] = p;
+		else
+			e[i - argc] = p;
+		p = z + 1;
+	}
+	*argv = a;
+	*env = e;
+	return 0;
+}
+
+/* The session's environment, with the request's variables winning. */
+static char **merge_env(char *const *base, char **req)
+{
+	size_t nb = 0, nr = 0;
+	while (base[nb])
+		nb++;
+	while (req[nr])
+		nr++;
+	char **out = calloc(nb + nr + 1, sizeof(char *));
+	if (!out)
+		return NULL;
+	size_t n = 0;
+	for (size_t i = 0; i < nb; i++) {
+		size_t kl = strcspn(base[i], "=") + 1;
+		bool over = false;
+		for (size_t j = 0; j < nr && !over; j++)
+			over = strncmp(req[j], base[i], kl) == 0;
+		if (!over)
+			out[n++] = base[i];
+	}
+	for (size_t j = 0; j < nr; j++)
+		out[n++] = req[j];
+	return out;
+}
+
+/* A pty in the run's own devpts (its /dev/pts, mounted by the view): the
+ * master, and the peer opened from it without a path lookup. */
+static int open_pty(int *master, int *peer, const struct winsize *ws)
+{
+	*master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (*master < 0)
+		*master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	int unlock = 0;
+	if (*master < 0 || ioctl(*master, TIOCSPTLCK, &unlock) < 0 ||
+	    (*peer = ioctl(*master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
+		int e = errno;
+		if (*master >= 0)
+			close(*master);
+		errno = e;
+		return -1;
+	}
+	if (ws->ws_row && ws->ws_col)
+		ioctl(*master, TIOCSWINSZ, ws);
+	return 0;
+}
+
+static void start_exec(const struct sandbox_spec *sp, int sock, int sigfd, struct agent_slot *sl,
+		       int slot, int reqfd, uint64_t ignored, bool pty, const struct winsize *wsz)
+{
+	int master = -1, peer = -1;
+	cordon_error e = {0};
+	struct stat st;
+	char *text = NULL;
+	char **argv = NULL, **renv = NULL, **env = NULL;
+	const char *cwd = "";
+	if (fstat(reqfd, &st) < 0 || st.st_size <= 0 || (uint64_t)st.st_size > SX_REQ_MAX ||
+	    !(text = malloc((size_t)st.st_size + 1)) ||
+	    pread(reqfd, text, (size_t)st.st_size, 0) != st.st_size) {
+		cordon_err(&e, EINVAL, "unreadable exec request");
+		goto fail;
+	}
+	text[st.st_size] = '\0';
+	if (parse_request(text, (size_t)st.st_size, &argv, &renv, &cwd) < 0 ||
+	    !(env = merge_env(sp->envp, renv))) {
+		cordon_err(&e, EINVAL, "malformed exec request");
+		goto fail;
+	}
+	if (pty) {
+		if (open_pty(&master, &peer, wsz) < 0) {
+			cordon_err_errno(&e, "a pty in the session's /dev/pts");
+			goto fail;
+		}
+		/* The pty is the exec's stdin, stdout and stderr. */
+		slot_close(sl);
+		sl->fd[0] = peer;
+		sl->fd[1] = dup(peer);
+		sl->fd[2] = dup(peer);
+	}
+	int stp[2];
+	if (pipe2(stp, O_CLOEXEC) < 0) {
+		cordon_err_errno(&e, "pipe");
+		goto fail;
+	}
+	/* Above the stdio numbers exec_command dup2s onto (0-3). */
+	int stw = fcntl(stp[1], F_DUPFD_CLOEXEC, 10);
+	close(stp[1]);
+	pid_t pid = stw < 0 ? -1 : fork();
+	if (pid == 0) {
+		int err = 0;
+		/* A pty's exec leads a session of its own with the pty as its
+		 * controlling terminal; otherwise a process group of its own. */
+		if (pty ? setsid() < 0 || ioctl(sl->fd[0], TIOCSCTTY, 0) < 0 : setpgid(0, 0) < 0)
+			err = errno;
+		int in = sl->fd[0] >= 0 ? sl->fd[0] : open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (!err && (in < 0 || dup2(in, 0) < 0 || (cwd[0] && chdir(cwd) < 0)))
+			err = errno;
+		if (err) {
+			if (write(stw, &err, sizeof(err)) < 0) { /* seen as a closed pipe */ }
+			_exit(127);
+		}
+		struct sandbox_spec s2 = *sp;
+		s2.argv = argv;
+		s2.envp = env;
+		exec_command(&s2, sl->fd[1], sl->fd[2], stw, ignored, -1);
+	}
+	(void)sigfd;
+	if (stw >= 0)
+		close(stw);
+	if (pid < 0) {
+		close(stp[0]);
+		cordon_err_errno(&e, "fork");
+		goto fail;
+	}
+	/* Also set here: a signal may come before the child ran setpgid. */
+	if (!pty)
+		setpgid(pid, pid);
+	sl->pid = pid;
+	sl->t0 = mono_ns();
+	slot_close(sl);
+	int exec_errno = 0;
+	ssize_t n;
+	do
+		n = read(stp[0], &exec_errno, sizeof(exec_errno));
+	while (n < 0 && errno == EINTR);
+	close(stp[0]);
+	if (n > 0) {
+		/* Never started: reaped here, no MSG_SX_EXIT for it. */
+		waitpid(pid, NULL, __WALL);
+		sl->pid = 0;
+		cordon_err(&e, exec_errno, "exec %s", argv[0]);
+		e.code = -(exec_errno > 0 ? exec_errno : EINVAL);
+		sync_send(sock, MSG_SX_STARTED, slot, &e, -1);
+	} else {
+		e.code = pid;
+		sync_send(sock, MSG_SX_STARTED, slot, &e, master);
+	}
+	if (master >= 0)
+		close(master);
+	free(text);
+	free(argv);
+	free(renv);
+	free(env);
+	return;
+fail:
+	slot_close(sl);
+	if (master >= 0)
+		close(master);
+	if (!e.code)
+		e.code = EINVAL;
+	e.code = -abs(e.code);
+	sync_send(sock, MSG_SX_STARTED, slot, &e, -1);
+	free(text);
+	free(argv);
+	free(renv);
+	free(env);
+}
+
+/* path (absolute) opened one component at a time with O_NOFOLLOW: a
+ * symbolic link anywhere on it is refused (ELOOP or ENOTDIR), magic links
+ * included. (openat2 is ENOSYS under the run's filter.) "." and ".." are
+ * refused. */
+static int open_run_path(const char *path, int flags, mode_t mode)
+{
+	char tmp[sizeof(((cordon_error *)0)->msg)];
+	if (path[0] != '/' || snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp)) {
+		errno = EINVAL;
+		return -1;
+	}
+	int dfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char *save = NULL;
+	char *c = strtok_r(tmp, "/", &save);
+	if (!c) /* "/" itself */
+		return dfd < 0 ? -1 : (flags & O_PATH) ? dfd : (close(dfd), open("/", flags | O_CLOEXEC));
+	while (dfd >= 0 && c) {
+		char *next = strtok_r(NULL, "/", &save);
+		if (strcmp(c, ".") == 0 || strcmp(c, "..") == 0) {
+			close(dfd);
+			errno = EINVAL;
+			return -1;
+		}
+		int nfd = next ? openat(dfd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+			       : openat(dfd, c, flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode);
+		int sv = errno;
+		close(dfd);
+		errno = sv;
+		dfd = nfd;
+		c = next;
+	}
+	return dfd;
+}
+
+/* A file operation with the run's own rights (its view, Landlock, its
+ * uid): what the run could not do, the API cannot either. */
+static void file_op(int sock, int req, int op, const char *path)
+{
+	cordon_error e = {0};
+	int fd = -1;
+	struct stat st;
+	switch (op) {
+	case SX_FILE_READ:
+		fd = open_run_path(path, O_RDONLY | O_NONBLOCK, 0);
+		if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
+			close(fd);
+			fd = -1;
+			errno = EISDIR;
+		}
+		break;
+	case SX_FILE_WRITE:
+		fd = open_run_path(path, O_WRONLY | O_CREAT | O_NONBLOCK, 0644);
+		if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || ftruncate(fd, 0) < 0)) {
+			close(fd);
+			fd = -1;
+			errno = EISDIR;
+		}
+		break;
+	case SX_FILE_LIST:
+		fd = open_run_path(path, O_RDONLY | O_DIRECTORY, 0);
+		break;
+	case SX_FILE_DELETE: {
+		char dir[sizeof(e.msg)];
+		snprintf(dir, sizeof(dir), "%s", path);
+		char *slash = strrchr(dir, '/');
+		const char *base = slash ? slash + 1 : "";
+		if (slash == dir)
+			dir[1] = '\0';
+		else if (slash)
+			*slash = '\0';
+		if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0) {
+			errno = EINVAL;
+			break;
+		}
+		int dfd = open_run_path(dir, O_PATH | O_DIRECTORY, 0);
+		if (dfd >= 0) {
+			int r = unlinkat(dfd, path + (base - dir), 0);
+			if (r < 0 && errno == EISDIR)
+				r = unlinkat(dfd, path + (base - dir), AT_REMOVEDIR);
+			int sv = errno;
+			close(dfd);
+			errno = sv;
+			if (r == 0) {
+				sync_send(sock, MSG_SX_FILE_R, req, &e, -1);
+				return;
+			}
+		}
+		break;
+	}
+	default:
+		errno = EINVAL;
+	}
+	e.code = fd >= 0 ? 0 : errno;
+	sync_send(sock, MSG_SX_FILE_R, req, &e, fd);
+	if (fd >= 0)
+		close(fd);
+}
+
+static void reap(int sock, struct agent_slot *slots)
+{
+	for (;;) {
+		int ws;
+		struct rusage ru;
+		pid_t w = wait4(-1, &ws, WNOHANG | __WALL, &ru);
+		if (w <= 0)
+			return;
+		if (WIFSTOPPED(ws)) {
+			release_tracee(w, WSTOPSIG(ws));
+			continue;
+		}
+		if (!WIFEXITED(ws) && !WIFSIGNALED(ws))
+			continue;
+		for (int i = 0; i < SX_SLOTS; i++) {
+			if (slots[i].pid != w)
+				continue;
+			struct sx_usage u = {
+				(uint64_t)ru.ru_utime.tv_sec * 1000000000ULL + (uint64_t)ru.ru_utime.tv_usec * 1000ULL,
+				(uint64_t)ru.ru_stime.tv_sec * 1000000000ULL + (uint64_t)ru.ru_stime.tv_usec * 1000ULL,
+				(uint64_t)ru.ru_maxrss * 1024ULL, mono_ns() - slots[i].t0};
+			cordon_error e = {0};
+			e.code = ws;
+			memcpy(e.msg, &u, sizeof(u));
+			sync_send_bytes(sock, MSG_SX_EXIT, i, ws, &u, sizeof(u), -1);
+			/* What the exec left running in its group ends with it. */
+			kill(-w, SIGKILL);
+			slots[i].pid = 0;
+		}
+	}
+}
+
+void session_agent_main(const struct sandbox_spec *sp, int sock, int outw, int errw, uint64_t ignored)
+{
+	close(outw);
+	close(errw);
+	struct agent_slot slots[SX_SLOTS];
+	for (int i = 0; i < SX_SLOTS; i++)
+		slots[i] = (struct agent_slot){{-1, -1, -1}, 0, 0};
+	sigset_t m;
+	sigemptyset(&m);
+	sigaddset(&m, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &m, NULL);
+	int sigfd = signalfd(-1, &m, SFD_CLOEXEC | SFD_NONBLOCK);
+	cordon_error e = {0};
+	if (sigfd < 0) {
+		cordon_err_errno(&e, "signalfd");
+		sync_send(sock, MSG_ERROR, 0, &e, -1);
+		_exit(1);
+	}
+	/* Ready: run.c takes this as "the command started". */
+	sync_send(sock, MSG_EXEC_OK, 0, NULL, -1);
+	for (;;) {
+		struct pollfd p[2] = {{sock, POLLIN, 0}, {sigfd, POLLIN, 0}};
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			_exit(1);
+		}
+		if (p[1].revents & POLLIN) {
+			struct signalfd_siginfo si;
+			while (read(sigfd, &si, sizeof(si)) == sizeof(si)) {
+			}
+			reap(sock, slots);
+		}
+		if (!(p[0].revents & (POLLIN | POLLHUP)))
+			continue;
+		struct msg msg;
+		int fd = -1;
+		int r = sync_recv(sock, &msg, &fd);
+		if (r == 0)
+			_exit(0); /* the supervisor is gone: so is the run */
+		if (r < 0)
+			continue;
+		int slot = msg.value;
+		bool ok_slot = slot >= 0 && slot < SX_SLOTS;
+		switch (msg.type) {
+		case MSG_SX_FD:
+			if (ok_slot && fd >= 0 && msg.err.code >= 0 && msg.err.code < 3 &&
+			    slots[slot].fd[msg.err.code] < 0) {
+				slots[slot].fd[msg.err.code] = fd;
+				fd = -1;
+			}
+			break;
+		case MSG_SX_EXEC:
+			if (ok_slot && fd >= 0 && slots[slot].pid == 0) {
+				/* .err.code 1: a pty, .err.msg its rows and columns */
+				struct winsize ws = {0};
+				memcpy(&ws, msg.err.msg, sizeof(ws));
+				start_exec(sp, sock, sigfd, &slots[slot], slot, fd, ignored, msg.err.code == 1, &ws);
+			}
+			break;
+		case MSG_SX_SIGNAL:
+			if (ok_slot && slots[slot].pid > 0)
+				kill(-slots[slot].pid, msg.err.code);
+			break;
+		case MSG_SX_FILE:
+			msg.err.msg[sizeof(msg.err.msg) - 1] = '\0';
+			file_op(sock, slot, msg.err.code, msg.err.msg);
+			break;
+		case MSG_SX_END:
+			/* The session's "command" exits 0; init's exit ends every
+			 * process left in the PID namespace. */
+			sync_send(sock, MSG_EXIT, 0, NULL, -1);
+			_exit(0);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+}

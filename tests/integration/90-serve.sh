@@ -1,0 +1,354 @@
+# Issue 18: cordon serve, driven with curl over its Unix socket (docs/api.md).
+. "$(dirname "$0")/../lib.sh"
+
+# start_server [cordon serve options...]: socket $SOCK, state $STATE; the
+# server's pid in $SRV. stop_server sends SIGTERM and waits for it.
+start_server() {
+	SOCK=$T_TMP/s.sock
+	STATE=$WS/state
+	"$CORDON" serve --socket "$SOCK" --state-dir "$STATE" "$@" 2>"$T_TMP/serve.log" &
+	SRV=$!
+	local i
+	for i in $(seq 1 200); do
+		[ -S "$SOCK" ] && return 0
+		kill -0 "$SRV" 2>/dev/null || break
+		sleep 0.05
+	done
+	fail "the server did not start: $(cat "$T_TMP/serve.log")"
+}
+stop_server() {
+	kill -TERM "$SRV" 2>/dev/null
+	wait "$SRV" 2>/dev/null
+}
+api() { curl -sS --unix-socket "$SOCK" --max-time 60 "$@"; }
+api_code() { api -w ' %{http_code}' "$@" | tr -d '\n'; } # the body and the HTTP status, on one line
+# new_session [BODY]: the new session's id in $SID
+new_session() {
+	local body=${1:-'{}'}
+	SID=$(api -X POST http://cordon/v1/sessions -d "$body" | jq -r .id)
+	[[ "$SID" =~ ^s-[0-9a-f]{16}$ ]] || fail "no session: $SID"
+}
+# run_exec BODY: the NDJSON stream in $EV, the result event in $RES
+run_exec() {
+	EV=$(api -X POST "http://cordon/v1/sessions/$SID/exec" -d "$1")
+	RES=$(printf '%s\n' "$EV" | jq -c 'select(.type == "result")')
+}
+stdout_of() { printf '%s\n' "$EV" | jq -r 'select(.type == "stdout") | .data_b64' | base64 -d; }
+# The session's report, kept for the schema check of the suite.
+end_session() {
+	api -X DELETE "http://cordon/v1/sessions/$1" >"$T_TMP/end.json"
+	keep_report "$T_TMP/end.json"
+}
+
+test_socket_mode_and_peer_uid() {
+	chmod 755 "$T_TMP"
+	start_server || return 1
+	expect_eq "$(stat -c %a "$SOCK")" 600 "socket file mode"
+	# Opened to everyone, the peer's uid still decides.
+	chmod 666 "$SOCK"
+	local out
+	out=$(setpriv --reuid 65534 --regid 65534 --clear-groups curl -sS --unix-socket "$SOCK" -w ' %{http_code}' \
+		-X POST http://cordon/v1/runs -d '{"argv":["/bin/true"]}' | tr -d '\n')
+	expect_match "$out" '"error": "not authorized".* 403$' "another uid refused"
+	out=$(api_code http://cordon/v1/nowhere)
+	expect_match "$out" '"error": "no such path.* 404$' "an unknown path"
+	stop_server
+	t_assert
+}
+
+test_tcp_bearer_token() {
+	local port
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	printf 'tok-0123456789abcdef-serve\n' >"$T_TMP/token"
+	"$CORDON" serve --listen "127.0.0.1:$port" --token-file "$T_TMP/token" --state-dir "$WS/state" 2>"$T_TMP/serve.log" &
+	SRV=$!
+	local i out
+	for i in $(seq 1 200); do
+		curl -s "http://127.0.0.1:$port/" >/dev/null && break
+		sleep 0.05
+	done
+	out=$(curl -sS -w ' %{http_code}' -X POST "http://127.0.0.1:$port/v1/runs" -d '{"argv":["/bin/true"]}' | tr -d '\n')
+	expect_match "$out" '"error": "not authorized"} 401$' "no token"
+	out=$(curl -sS -w ' %{http_code}' -H 'Authorization: Bearer tok-0123456789abcdef-serveX' -X POST "http://127.0.0.1:$port/v1/runs" -d '{"argv":["/bin/true"]}' | tr -d '\n')
+	expect_match "$out" '401$' "a wrong token"
+	out=$(curl -sS -H 'Authorization: Bearer tok-0123456789abcdef-serve' -X POST "http://127.0.0.1:$port/v1/runs" -d '{"argv":["/bin/true"]}' | jq -r .status)
+	expect_eq "$out" ok "the token"
+	stop_server
+	t_assert
+}
+
+test_oneshot_run_and_retention() {
+	start_server --keep-runs 2 || return 1
+	api -X POST http://cordon/v1/runs -d '{"argv":["sh","-c","echo hi; echo oops >&2; exit 3"]}' >"$T_TMP/r1.json"
+	keep_report "$T_TMP/r1.json"
+	R=$T_TMP/r1.json
+	expect_eq "$(field .status)/$(field .exit_code)" "exit-nonzero/3" "status"
+	expect_eq "$(field .run.stdout_b64 | base64 -d)/$(field .run.stderr_b64 | base64 -d)" "hi/oops" "output"
+	local id
+	id=$(field .run.id)
+	expect_eq "$(api "http://cordon/v1/runs/$id" | jq -r .run.id)" "$id" "GET the run"
+	api -X POST http://cordon/v1/runs -d '{"argv":["/bin/true"]}' >/dev/null
+	api -X POST http://cordon/v1/runs -d '{"argv":["/bin/true"],"policy":{"limits":{"wall_time":"5s"}}}' >"$T_TMP/r3.json"
+	expect_eq "$(jq -r .limits.wall_time.source "$T_TMP/r3.json")" policy "the run's policy applied"
+	expect_match "$(api_code "http://cordon/v1/runs/$id")" '404$' "the oldest run is no longer kept"
+	stop_server
+	t_assert
+}
+
+test_session_state_across_execs() {
+	start_server || return 1
+	new_session || return 1
+	run_exec '{"argv":["sh","-c","echo kept > /tmp/state; echo $FOO; pwd"],"env":{"FOO":"bar"},"cwd":"/tmp"}'
+	expect_eq "$(stdout_of)" "$(printf 'bar\n/tmp')" "env and cwd"
+	expect_eq "$(printf '%s' "$RES" | jq -r .status)" ok "first exec"
+	run_exec '{"argv":["cat","/tmp/state"]}'
+	expect_eq "$(stdout_of)" kept "a file from the previous exec"
+	run_exec '{"argv":["cat"],"stdin":"from stdin"}'
+	expect_eq "$(stdout_of)" "from stdin" "stdin"
+	run_exec '{"argv":["sh","-c","exit 7"]}'
+	expect_eq "$(printf '%s' "$RES" | jq -r '.status + "/" + (.exit_code|tostring)')" exit/7 "exit code"
+	run_exec '{"argv":["/nonexistent"]}'
+	expect_eq "$(printf '%s' "$RES" | jq -r .status)" start-error "a command that cannot start"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID" | jq -r '[.execs[].state] | join(",")')" done,done,done,done,done "GET session"
+	end_session "$SID"
+	expect_eq "$(jq -r '.session.id + " " + ([.execs[].status] | join(","))' "$T_TMP/end.json")" \
+		"$SID ok,ok,ok,exit,start-error" "the session's report"
+	[ -s "$STATE/sessions/$SID/report.json" ] || fail "no report in the state directory"
+	stop_server
+	t_assert
+}
+
+test_cancel_hung_exec() {
+	start_server || return 1
+	new_session || return 1
+	api -N -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["sh","-c","echo up; exec sleep 600"]}' >"$T_TMP/hung" &
+	local cpid=$! eid="" i
+	for i in $(seq 1 200); do
+		eid=$(head -1 "$T_TMP/hung" 2>/dev/null | jq -r .exec 2>/dev/null)
+		[ -n "$eid" ] && grep -q stdout "$T_TMP/hung" && break
+		sleep 0.05
+	done
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r .state)" running "still running"
+	api -X POST "http://cordon/v1/sessions/$SID/exec/$eid/signal" -d '{"signal":"KILL"}' >/dev/null
+	wait "$cpid"
+	expect_eq "$(jq -r 'select(.type=="result") | .status + " " + .signal' "$T_TMP/hung")" "killed SIGKILL" "the result"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r .status)" killed "GET the result"
+	# The session lives on.
+	run_exec '{"argv":["echo","after"]}'
+	expect_eq "$(stdout_of)" after "an exec after the cancel"
+	run_exec '{"argv":["sleep","600"],"timeout":"200ms"}'
+	expect_eq "$(printf '%s' "$RES" | jq -r .status)" timeout "the exec's own timeout"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
+test_files_in_and_out() {
+	start_server || return 1
+	new_session || return 1
+	printf 'line1\nline2\n' >"$T_TMP/in"
+	api -X PUT --data-binary @"$T_TMP/in" "http://cordon/v1/sessions/$SID/files?path=/tmp/in.txt" >/dev/null
+	run_exec '{"argv":["sh","-c","wc -l < /tmp/in.txt; echo made > /tmp/out.txt; ln -s /etc/passwd /tmp/link; mkdir /tmp/d; ln -s /etc /tmp/dlink"]}'
+	expect_eq "$(stdout_of)" 2 "the run reads what was put"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/files?path=/tmp/out.txt")" made "a file the run wrote"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/files/list?path=/tmp" | jq -r '[.entries[] | select(.name | startswith("cordon-test") | not) | .name + ":" + .type] | sort | join(",")')" \
+		"d:dir,dlink:symlink,in.txt:file,link:symlink,out.txt:file" "list"
+	# The run's links are never followed, not at the end nor on the way.
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID/files?path=/tmp/link")" '40[03]$' "a link"
+	expect_match "$(api_code -X PUT -d x "http://cordon/v1/sessions/$SID/files?path=/tmp/dlink/x")" '40[03]$' "through a link"
+	# Only what the session may write.
+	expect_match "$(api_code -X PUT -d x "http://cordon/v1/sessions/$SID/files?path=/etc/evil")" '403$' "outside what it may write"
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID/files?path=/tmp/none")" '404$' "missing"
+	api -X DELETE "http://cordon/v1/sessions/$SID/files?path=/tmp/out.txt" >/dev/null
+	run_exec '{"argv":["ls","/tmp"]}'
+	expect_nomatch "$(stdout_of)" out.txt "deleted"
+	end_session "$SID"
+	expect_eq "$(jq -r '[.session.files[] | .op + ":" + (.error // "ok")] | join(",")' "$T_TMP/end.json")" \
+		"write:ok,read:ok,list:ok,read:Too many levels of symbolic links,write:Not a directory,write:Read-only file system,read:No such file or directory,delete:ok" \
+		"the files API in the evidence"
+	expect_eq "$(jq -r '.session.files[0].sha256' "$T_TMP/end.json")" "$(sha256sum "$T_TMP/in" | cut -d' ' -f1)" "hash of what was put"
+	stop_server
+	t_assert
+}
+
+test_ceiling_refuses_session() {
+	printf '{"limits": {"memory": "256M", "wall_time": "1h"}}\n' >"$T_TMP/ceiling.json"
+	start_server --ceiling "$T_TMP/ceiling.json" || return 1
+	local out
+	out=$(api_code -X POST http://cordon/v1/sessions -d '{"policy":{"limits":{"memory":"1G"}}}')
+	expect_match "$out" '"error": "unauthorized: .*memory.* 403$' "beyond the ceiling"
+	out=$(api_code -X POST http://cordon/v1/sessions -d '{"policy":{"limits":{"memory":"128M"}}}')
+	expect_match "$out" '"id":"s-[0-9a-f]{16}"} 201$' "within the ceiling"
+	out=$(api_code -X POST http://cordon/v1/sessions -d '{"policy":{"limitz":{}}}')
+	expect_match "$out" 'unknown key .* 400$' "a bad policy"
+	stop_server
+	t_assert
+}
+
+test_fifty_concurrent_sessions() {
+	start_server --max-sessions 60 || return 1
+	export SOCK
+	seq 1 50 | xargs -P 50 -I{} sh -c '
+		id=$(curl -sS --unix-socket "$SOCK" -X POST http://cordon/v1/sessions -d "" | jq -r .id)
+		out=$(curl -sS --unix-socket "$SOCK" -X POST "http://cordon/v1/sessions/$id/exec" -d "{\"argv\":[\"echo\",\"n{}\"]}" |
+			jq -r "select(.type==\"stdout\") | .data_b64" | base64 -d)
+		st=$(curl -sS --unix-socket "$SOCK" -X DELETE "http://cordon/v1/sessions/$id" | jq -r .execs[0].status)
+		echo "$out $st"' >"$T_TMP/all"
+	expect_eq "$(grep -c ' ok$' "$T_TMP/all")" 50 "50 sessions, each with its exec: $(sort "$T_TMP/all" | uniq -c | head -5)"
+	expect_eq "$(sort -u "$T_TMP/all" | wc -l)" 50 "each its own output"
+	stop_server
+	t_assert
+}
+
+test_limits_of_the_server() {
+	start_server --max-sessions 2 || return 1
+	new_session || return 1
+	local first=$SID i
+	new_session || return 1
+	expect_match "$(api_code -X POST http://cordon/v1/sessions -d '{}')" 'maximum of 2 sessions.* 429$' "max sessions"
+	end_session "$SID"
+	new_session || return 1
+	end_session "$SID"
+	end_session "$first"
+	# An idle session ends by itself, its report written.
+	new_session '{"idle_timeout":"300ms"}' || return 1
+	for i in $(seq 1 200); do
+		[ -s "$STATE/sessions/$SID/report.json" ] && break
+		sleep 0.05
+	done
+	expect_eq "$(jq -r .session.end "$STATE/sessions/$SID/report.json" 2>/dev/null)" idle-timeout "the idle session ended"
+	for i in $(seq 1 100); do
+		api_code "http://cordon/v1/sessions/$SID" | grep -q '404$' && break
+		sleep 0.05
+	done
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID")" '404$' "gone"
+	stop_server
+	t_assert
+}
+
+test_client_disconnects_mid_stream() {
+	start_server || return 1
+	new_session || return 1
+	# The client reads the start of the stream and goes away; the exec runs on.
+	api -N --max-time 1 -X POST "http://cordon/v1/sessions/$SID/exec" \
+		-d '{"argv":["sh","-c","i=0; while [ $i -lt 40 ]; do echo line $i; i=$((i+1)); sleep 0.05; done; echo done > /tmp/fin"]}' >"$T_TMP/part" 2>/dev/null
+	local eid i st=""
+	eid=$(head -1 "$T_TMP/part" | jq -r .exec)
+	for i in $(seq 1 300); do
+		st=$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r '.status // .state')
+		[ "$st" != running ] && break
+		sleep 0.05
+	done
+	expect_eq "$st" ok "the exec ran to its end"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/files?path=/tmp/fin")" done "what it did last"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r .stdout.bytes)" \
+		"$(for i in $(seq 0 39); do echo "line $i"; done | wc -c)" "all its output counted"
+	run_exec '{"argv":["echo","still"]}'
+	expect_eq "$(stdout_of)" still "the server serves on"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
+test_sigterm_ends_sessions_with_reports() {
+	start_server || return 1
+	local ids="" i
+	for i in 1 2 3; do
+		new_session || return 1
+		ids="$ids $SID"
+	done
+	run_exec '{"argv":["sh","-c","echo x > /tmp/x"]}'
+	api -N -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["sleep","600"]}' >"$T_TMP/hung" &
+	local cpid=$!
+	for i in $(seq 1 200); do
+		grep -q started "$T_TMP/hung" 2>/dev/null && break
+		sleep 0.05
+	done
+	stop_server
+	wait "$cpid"
+	for i in $ids; do
+		[ -s "$STATE/sessions/$i/report.json" ] || fail "no report for $i"
+		keep_report "$STATE/sessions/$i/report.json"
+	done
+	expect_eq "$(jq -r '.status + " " + ([.execs[].status] | join(","))' "$STATE/sessions/$SID/report.json")" \
+		"interrupted ok,session-ended" "the last session's report"
+	expect_eq "$(jq -r 'select(.type=="result") | .status' "$T_TMP/hung")" session-ended "the stream's end"
+	t_assert
+}
+
+test_output_redacted() {
+	export CORDON_T_SERVE_SECRET=s3cr3t-value-for-serve
+	start_server || return 1
+	new_session '{"policy":{"secrets":{"TOK":{"env":"CORDON_T_SERVE_SECRET"}}}}' || return 1
+	run_exec '{"argv":["sh","-c","echo tok=$TOK"]}'
+	expect_eq "$(stdout_of)" "tok=[REDACTED:TOK]" "redacted in the stream"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
+# A pty exec over HTTP Upgrade: the client is tests' python, raw bytes both
+# ways. pty_client SID ARGV-JSON INPUT [RESIZE-ROWS RESIZE-COLS]
+pty_client() {
+	python3 - "$SOCK" "$@" <<'PY'
+import json, socket, subprocess, sys, time
+sock, sid, argv, data = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4].encode()
+resize = sys.argv[5:7]
+s = socket.socket(socket.AF_UNIX)
+s.connect(sock)
+body = json.dumps({"argv": argv, "pty": True, "rows": 30, "cols": 100}).encode()
+s.sendall(b"POST /v1/sessions/%s/exec HTTP/1.1\r\nHost: c\r\nConnection: Upgrade\r\nUpgrade: tcp\r\n"
+          b"Content-Length: %d\r\n\r\n" % (sid.encode(), len(body)) + body)
+hdr = b""
+while b"\r\n\r\n" not in hdr:
+    d = s.recv(1)
+    if not d:
+        break
+    hdr += d
+lines = hdr.decode().split("\r\n")
+print(lines[0])
+eid = [l.split(": ", 1)[1] for l in lines if l.lower().startswith("x-cordon-exec:")][0]
+s.settimeout(30)
+time.sleep(0.3)
+if resize:
+    subprocess.run(["curl", "-sS", "--unix-socket", sock, "-X", "POST", "-d",
+                    json.dumps({"rows": int(resize[0]), "cols": int(resize[1])}),
+                    "http://c/v1/sessions/%s/exec/%s/resize" % (sid, eid)], check=True, stdout=subprocess.DEVNULL)
+s.sendall(data)
+out = b""
+while True:
+    d = s.recv(4096)
+    if not d:
+        break
+    out += d
+print(eid)
+print(out.decode(errors="replace").replace("\r", ""))
+PY
+}
+
+test_pty_exec() {
+	start_server || return 1
+	new_session || return 1
+	local out
+	out=$(pty_client "$SID" '["sh","-c","tty; stty size; read x; echo got:$x"]' $'hello\n')
+	expect_eq "$(printf '%s\n' "$out" | head -1)" "HTTP/1.1 101 Switching Protocols" "upgraded"
+	expect_match "$(printf '%s\n' "$out" | sed -n 3p)" '^/dev/pts/[0-9]+$' "a pty of the session's own devpts"
+	# (the pty echoes the input when it comes, maybe before stty ran)
+	expect_eq "$(printf '%s\n' "$out" | sed -n 4,6p | LC_ALL=C sort | tr '\n' '|')" "30 100|got:hello|hello|" "size, echo and input"
+	out=$(pty_client "$SID" '["sh","-c","read x; stty size"]' $'\n' 40 120)
+	expect_eq "$(printf '%s\n' "$out" | tail -1)" "40 120" "resized"
+	local eid
+	eid=$(printf '%s\n' "$out" | sed -n 2p)
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r '.status + " " + (.pty|tostring)')" "ok true" "the result"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["true"],"pty":true}')" '400$' "no upgrade asked"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
+for t in test_socket_mode_and_peer_uid test_tcp_bearer_token test_oneshot_run_and_retention test_session_state_across_execs \
+	test_cancel_hung_exec test_files_in_and_out test_ceiling_refuses_session test_fifty_concurrent_sessions \
+	test_limits_of_the_server test_client_disconnects_mid_stream test_sigterm_ends_sessions_with_reports \
+	test_output_redacted test_pty_exec; do
+	t_run $t
+done
