@@ -730,9 +730,20 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 	case R_FILE_PUT:
 	case R_FILE_DELETE:
 	case R_FILE_LIST: {
-		if (!path || path[0] != '/') {
-			r = send_error(c, 400, "path: the query parameter ?path=/absolute/path is required");
+		if (!path || !path[0]) {
+			r = send_error(c, 400, "path: the query parameter ?path=P is required");
 			break;
+		}
+		/* A relative P is the session's workspace's (where execs start). */
+		char abs[PATH_MAX];
+		if (path[0] != '/') {
+			if (snprintf(abs, sizeof(abs), "%s/sessions/%s/work%s%s", S.state_dir, rt->sid,
+				     strcmp(path, ".") ? "/" : "", strcmp(path, ".") ? path : "") >=
+			    (int)sizeof(abs)) {
+				r = send_error(c, 400, "path: too long");
+				break;
+			}
+			path = abs;
 		}
 		const char *act = rt->kind == R_FILE_GET ? "read" : rt->kind == R_FILE_PUT ? "write" :
 				  rt->kind == R_FILE_DELETE ? "delete" : "list";

@@ -86,6 +86,7 @@ struct sx_exec {
 	int client;
 	buf cq;              /* output not yet written to the client */
 	size_t cqoff;
+	buf pin;             /* input that came before the master did */
 	uint64_t input_dropped;
 };
 
@@ -270,6 +271,24 @@ static void client_out(struct sx *s, struct sx_exec *x, const uint8_t *p, size_t
 	client_flush(s, x);
 }
 
+#define PTY_EARLY_INPUT_MAX 65536
+
+/* Input for a pty exec. A client may type before the exec's master has
+ * come from the agent: that much is kept (bounded) and written when it
+ * comes. The pty's input queue is small and never waited for: what does
+ * not fit is dropped and counted (input_dropped). */
+static void pty_input(struct sx_exec *x, const uint8_t *p, size_t n)
+{
+	if (x->ptm < 0) {
+		if (x->pin.len + n > PTY_EARLY_INPUT_MAX || buf_append(&x->pin, p, n) < 0)
+			x->input_dropped += n;
+		return;
+	}
+	ssize_t w = write(x->ptm, p, n);
+	if (w < (ssize_t)n)
+		x->input_dropped += (uint64_t)(n - (size_t)(w > 0 ? w : 0));
+}
+
 static void client_in(struct sx *s, struct sx_exec *x)
 {
 	uint8_t b[16384];
@@ -283,13 +302,7 @@ static void client_in(struct sx *s, struct sx_exec *x)
 			close_fd(&x->client);
 		return;
 	}
-	if (x->ptm < 0)
-		return;
-	/* The pty's input queue is small and never waited for: what does not
-	 * fit now is dropped and counted (input_dropped). */
-	ssize_t w = write(x->ptm, b, (size_t)n);
-	if (w < n)
-		x->input_dropped += (uint64_t)(n - (w > 0 ? w : 0));
+	pty_input(x, b, (size_t)n);
 }
 
 static void out_bytes(struct sx *s, struct sx_exec *x, int i, const uint8_t *p, size_t n, bool eof)
@@ -983,12 +996,12 @@ static void on_ctl(struct sx *s)
 				struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(K_CLIENT, (uint32_t)(x - s->ex))};
 				epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->client, &ev);
 				const jnode *pre = json_get(req, "input_b64");
-				if (pre && pre->str && x->ptm >= 0) {
+				if (pre && pre->str) {
 					size_t l = strlen(pre->str);
 					uint8_t *d = malloc(l / 4 * 3 + 4);
 					ssize_t dl = d ? b64_decode(pre->str, l, d) : -1;
-					if (dl > 0 && write(x->ptm, d, (size_t)dl) < dl)
-						x->input_dropped += (uint64_t)dl;
+					if (dl > 0)
+						pty_input(x, d, (size_t)dl);
 					free(d);
 				}
 				client_flush(s, x);
@@ -1061,6 +1074,10 @@ static bool h_msg(void *ctx, const struct msg *m, int fd)
 			 * merges both streams), read like a pipe. */
 			fcntl(fd, F_SETFL, O_NONBLOCK);
 			x->ptm = fd;
+			if (x->pin.len) {
+				pty_input(x, (const uint8_t *)x->pin.p, x->pin.len);
+				buf_free(&x->pin);
+			}
 			x->out[0] = dup(fd);
 			close_fd(&x->out[1]);
 			if (x->out[0] >= 0) {
@@ -1193,6 +1210,7 @@ static void sx_free(struct sx *s)
 		free(x->den0);
 		buf_free(&x->queue);
 		buf_free(&x->cq);
+		buf_free(&x->pin);
 		close_fd(&x->ptm);
 		close_fd(&x->client);
 		close_fd(&x->reply);

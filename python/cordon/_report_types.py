@@ -56,6 +56,15 @@ class File(ReportObject):
 
 
 @dataclass
+class Changes(ReportObject):
+    """The run's change set in overlay and review workspace modes (README, Workspace modes); null in direct mode. outputs then lists the change set's entries, hashed from it (what was applied)."""
+    state: Optional[str] = None
+    dir: Optional[str] = None
+    reason: Optional[str] = None
+    refused: List[str] = field(default_factory=list)
+
+
+@dataclass
 class Fix(ReportObject):
     path: Optional[str] = None
     what: Optional[str] = None
@@ -129,6 +138,8 @@ class Enforcement(ReportObject):
     landlock_missing: Optional[List[str]] = None  # optional
     workspace_ownership: Optional[str] = None  # optional
     workspace_ownership_reason: Optional[str] = None  # optional
+    workspace_mode: Optional[str] = None  # optional
+    workspace_mode_reason: Optional[str] = None  # optional
     sandbox_host_uid: Optional[int] = None  # optional
 
 
@@ -149,6 +160,17 @@ class NetworkEndpoint(ReportObject):
 
 
 @dataclass
+class NetworkRequest(ReportObject):
+    method: Optional[str] = None
+    host: Optional[str] = None
+    path: Optional[str] = None
+    status: Optional[int] = None
+    bytes_up: Optional[int] = None
+    bytes_down: Optional[int] = None
+    injected: List[str] = field(default_factory=list)
+
+
+@dataclass
 class Network(ReportObject):
     proxy: Optional[str] = None
     connections: Optional[int] = None
@@ -158,6 +180,67 @@ class Network(ReportObject):
     max_connections: Optional[int] = None  # optional
     over_limit: Optional[int] = None  # optional
     endpoints: List[NetworkEndpoint] = field(default_factory=list)
+    requests: List[NetworkRequest] = field(default_factory=list)
+    requests_omitted: Optional[int] = None
+
+
+@dataclass
+class SessionFile(ReportObject):
+    op: Optional[str] = None
+    path: Optional[str] = None
+    bytes: Optional[int] = None  # optional
+    sha256: Optional[str] = None  # optional
+    error: Optional[str] = None
+
+
+@dataclass
+class Session(ReportObject):
+    """cordon serve: the session this report ends (docs/api.md)"""
+    id: Optional[str] = None
+    end: Optional[str] = None
+    files: List[SessionFile] = field(default_factory=list)
+
+
+@dataclass
+class ExecResultDenial(ReportObject):
+    kind: Optional[str] = None
+    target: Optional[str] = None
+    count: Optional[int] = None
+
+
+@dataclass
+class ExecResultUsage(ReportObject):
+    cpu_user_seconds: Optional[float] = None
+    cpu_sys_seconds: Optional[float] = None
+    peak_memory_bytes: Optional[int] = None
+    wall_seconds: Optional[float] = None
+
+
+@dataclass
+class ExecResult(ReportObject):
+    """cordon serve: one exec of a session, as its result event (docs/api.md)"""
+    type: Optional[str] = None
+    exec: Optional[str] = None
+    argv: List[str] = field(default_factory=list)
+    status: Optional[str] = None
+    exit_code: Optional[int] = None
+    signal: Optional[str] = None
+    error: Optional[str] = None  # optional
+    denials: List[ExecResultDenial] = field(default_factory=list)
+    usage: Optional[ExecResultUsage] = None
+    stdout: Optional[Stream] = None
+    stderr: Optional[Stream] = None
+    dropped_bytes: Optional[int] = None  # optional
+    pty: Optional[str] = None  # optional
+    input_dropped_bytes: Optional[int] = None  # optional
+
+
+@dataclass
+class Run(ReportObject):
+    """cordon serve POST /v1/runs: the run's id and its output (redacted, as cordon run forwards it)"""
+    id: Optional[str] = None
+    stdout_b64: Optional[str] = None  # optional
+    stderr_b64: Optional[str] = None  # optional
 
 
 @dataclass
@@ -178,6 +261,7 @@ class Report(ReportObject):
     inputs: List[File] = field(default_factory=list)
     outputs: List[File] = field(default_factory=list)
     outputs_truncated: Optional[bool] = None  # optional
+    changes: Optional[Changes] = None  # optional
     privilege_cleared: List[Fix] = field(default_factory=list)  # optional
     privilege_sweep: Optional[PrivilegeSweep] = None  # optional
     root_restored: List[Fix] = field(default_factory=list)  # optional
@@ -192,6 +276,9 @@ class Report(ReportObject):
     grants: List[Grant] = field(default_factory=list)  # optional
     unauthorized: List[str] = field(default_factory=list)  # optional
     network: Optional[Network] = None  # optional
+    session: Optional[Session] = None  # optional
+    execs: List[ExecResult] = field(default_factory=list)  # optional
+    run: Optional[Run] = None  # optional
 
 
-__all__ = ["Verdicts", "Check", "Limit", "Usage", "Denial", "File", "Fix", "PrivilegeSweep", "ListCut", "TruncatedDenials", "Truncated", "Stream", "SecretExposure", "SecretScan", "Enforcement", "Grant", "NetworkEndpoint", "Network", "Report"]
+__all__ = ["Verdicts", "Check", "Limit", "Usage", "Denial", "File", "Changes", "Fix", "PrivilegeSweep", "ListCut", "TruncatedDenials", "Truncated", "Stream", "SecretExposure", "SecretScan", "Enforcement", "Grant", "NetworkEndpoint", "NetworkRequest", "Network", "SessionFile", "Session", "ExecResultDenial", "ExecResultUsage", "ExecResult", "Run", "Report"]

@@ -31,7 +31,7 @@ def test_session_exec_and_delete(server):
         assert r.status == "exit-nonzero" and r.exit_code == 3
         assert r.stdout == b"partial" and r.stderr == b"it failed\n"
     # The with block ended the session and kept its report.
-    assert s.report.status == "ok" and s.report.session == {"id": s.id}
+    assert s.report.status == "ok" and s.report.session.id == s.id
     assert [e.exit_code for e in s.report.execs] == [0, 3]
     post = [json.loads(b) for m, p, b, h in state.requests if m == "POST" and p == "/v1/sessions"]
     assert post == [{"policy": {"limits": {"wall_time": "5s"}}, "idle_timeout": "600s", "timeout": "1h"}]

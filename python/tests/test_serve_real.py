@@ -16,7 +16,8 @@ pytestmark = pytest.mark.skipif(not has_serve(cordon_bin()),
 @pytest.fixture
 def serve(tmp_path, workspace):
     sock = str(tmp_path / "serve.sock")
-    p = subprocess.Popen([cordon_bin(), "serve", "--socket", sock], stdout=subprocess.PIPE,
+    p = subprocess.Popen([cordon_bin(), "serve", "--socket", sock,
+                          "--state-dir", str(tmp_path / "state")], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE)
     for _ in range(600):  # a hang guard, not a measurement
         if os.path.exists(sock) or p.poll() is not None:
@@ -50,6 +51,7 @@ def test_files_in_and_out(serve):
 def test_pty_echo(serve):
     with cordon.Client(serve).session() as s:
         with s.pty(["/bin/cat"]) as t:
+            t.settimeout(60)  # a hang guard: input typed at once is not lost
             t.sendall(b"ping\n")
             got = b""
             while got.count(b"ping") < 2:
