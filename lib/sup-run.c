@@ -354,7 +354,9 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 		s->rep->enf.seccomp = s->spec.seccomp;
 		s->rep->enf.seccomp_notify = s->spec.seccomp && s->seccomp.notify;
 		s->rep->enf.file_observer = s->spec.seccomp && s->seccomp.observe && !s->pol->no_file_reports;
-		s->t_exec = now_ns();
+		/* Read in the drain, the command started before init's end
+		 * (t_end): the setup took no longer than that. */
+		s->t_exec = live ? now_ns() : s->t_end;
 		if (!live)
 			break;
 		if (s->pol->limits[LIM_WALL].set)
