@@ -227,7 +227,7 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	wait_go1(sock); /* sync 1 */
 	setup_or_fail(sock, creds_become_ns_user(sp->ns_uid, sp->ns_gid, &e), &e);
 	arm_pdeathsig(sock);
-	struct mount_ctx mc = {.model = &sp->plan->model};
+	struct mount_ctx mc = {.steps = sp->mounts};
 	setup_or_fail(sock, mounts_begin(&mc, &e), &e);
 	int filter = -1;
 	bool notify = false;

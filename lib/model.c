@@ -16,7 +16,9 @@
 #include "mounts.h"
 #include "protect.h"
 #include "run.h"
+#include "seccomp-policy.h"
 #include "snapshot.h"
+#include "sup-env.h"
 
 #define FS(x) LANDLOCK_ACCESS_FS_##x
 #define LL_RO (FS(EXECUTE) | FS(READ_FILE) | FS(READ_DIR))
@@ -411,8 +413,39 @@ int model_build(struct boundary_model *m, const struct run_plan *plan, const cor
 	return model_build_on(m, plan, p, model_probe_host, err);
 }
 
+int model_build_run(struct boundary_model *m, const cordon_policy *p, const char *check_dir,
+		    cordon_error *err)
+{
+	struct model_run *r = &m->run;
+	strv_free(&r->env);
+	strv_free(&r->sys_deny);
+	memset(r, 0, sizeof(*r));
+	size_t no_secrets;
+	if (sup_env_build(p, check_dir, NULL, &r->env, &no_secrets, err) < 0)
+		return -1;
+	const struct cordon_limit *l = p->limits;
+	r->needs_cgroup = l[LIM_MEMORY].set || l[LIM_PIDS].set || l[LIM_CPU].set;
+	r->cg.memory = l[LIM_MEMORY].set ? l[LIM_MEMORY].value : 0;
+	r->cg.pids = l[LIM_PIDS].set ? l[LIM_PIDS].value : 0;
+	r->cpu_ns = l[LIM_CPU].set ? l[LIM_CPU].value : 0;
+	r->wall_ns = l[LIM_WALL].set ? l[LIM_WALL].value : 0;
+	r->rl.fsize = l[LIM_FILE_SIZE].set ? l[LIM_FILE_SIZE].value : 0;
+	/* A soft RLIMIT_CPU per process, rounded up: the cgroup's account
+	 * (cpu_ns) is the real limit where there is one. */
+	r->rl.cpu_sec = l[LIM_CPU].set ? (l[LIM_CPU].value + 999999999ULL) / 1000000000ULL : 0;
+	r->rl_nocg = r->rl;
+	r->rl_nocg.as = r->cg.memory;
+	r->rl_nocg.nproc = r->cg.pids;
+	if (seccomp_deny_list(p, &r->sys_deny) < 0)
+		return cordon_err(err, 12, "out of memory");
+	r->built = true;
+	return 0;
+}
+
 void model_free(struct boundary_model *m)
 {
+	strv_free(&m->run.env);
+	strv_free(&m->run.sys_deny);
 	free(m->e);
 	strv_free(&m->owned);
 	memset(m, 0, sizeof(*m));

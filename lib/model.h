@@ -13,6 +13,8 @@
 #include "error.h"
 #include "policy.h"
 #include "strv.h"
+#include "cgroup.h"
+#include "creds.h"
 
 /* The observer's classes (view.c). */
 enum view_class {
@@ -77,10 +79,33 @@ struct model_entry {
 	const char *explain_path, *explain_mode;
 };
 
+/* The run's world beside its paths: what the command's environment is, which
+ * limits hold it and by what means, which calls its filter refuses. Built
+ * by model_build_run once the operator's ceiling has had its say (the
+ * ceiling may lower limits); the supervisor, init and the filter take these
+ * and keep no rule of their own. */
+struct model_run {
+	bool built;
+	/* The command's environment (sup-env.c) without the secrets delivered
+	 * as variables: their values are read at run time and appended
+	 * (sup_env_add_secrets), last, so they win. */
+	strv env;
+	bool needs_cgroup;     /* a memory, pids or CPU limit: without a cgroup
+				* the run fails unless allow_weaker "cgroup" */
+	struct cg_limits cg;   /* the cgroup's memory and pids limits (0 = none) */
+	uint64_t cpu_ns;       /* CPU time of the whole run (the supervisor's check; 0 = none) */
+	uint64_t wall_ns;      /* wall time from exec (the supervisor's timer; 0 = none) */
+	struct rlimit_plan rl; /* the per-process limits init sets in every run */
+	struct rlimit_plan rl_nocg; /* the same where the run gets no cgroup: rl,
+				     * plus RLIMIT_AS and RLIMIT_NPROC for memory and pids */
+	strv sys_deny;         /* the calls the filter refuses outright (seccomp_deny_list) */
+};
+
 struct boundary_model {
 	struct model_entry *e;
 	size_t n;
 	strv owned; /* strings the entries point to */
+	struct model_run run;
 };
 
 struct run_plan;
@@ -91,6 +116,10 @@ struct run_plan;
 int model_build(struct boundary_model *m, const struct run_plan *plan, const cordon_policy *p,
 		cordon_error *err);
 void model_free(struct boundary_model *m);
+/* The run's part (struct model_run) of policy p, whose limits are final (the
+ * ceiling applied): check_dir is a check's directory in its view, or "". */
+int model_build_run(struct boundary_model *m, const cordon_policy *p, const char *check_dir,
+		    cordon_error *err);
 /* How the model sees the host: for a path, 'd' (a directory), 'l' (a
  * symlink; its target in target), 'h' (a regular file with more than one
  * link), 'r' (anything else that exists), 'L' (a

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -436,31 +437,10 @@ static bool in_dev(const struct model_entry *d, const struct model_entry *e)
 	       ((e->flags & MODEL_SYSTEM) || e->kind == MK_DEVICE);
 }
 
-static int setup_dev(const struct boundary_model *m, const struct model_entry *d, int oldroot, int newroot,
-		     cordon_error *err)
+/* Populated: nothing more may be created in /dev (shm and pts are mounts
+ * of their own and stay writable). */
+static int seal_dev(const struct model_entry *d, int newroot, cordon_error *err)
 {
-	if (mount_tmpfs(newroot, d->path, d->mode, d->size, noexec(d), err) < 0)
-		return -1;
-	for (size_t i = 0; i < m->n; i++) {
-		const struct model_entry *e = &m->e[i];
-		if (!in_dev(d, e) || (e->flags & MODEL_ABSENT))
-			continue;
-		int r = 0;
-		if (e->kind == MK_DEVICE && (e->flags & MODEL_SYSTEM))
-			r = bind_node(oldroot, newroot, e->path, err);
-		else if (e->kind == MK_DEVICE)
-			r = bind_device(oldroot, newroot, e->path, err);
-		else if (e->kind == MK_DEVPTS)
-			r = mount_devpts(newroot, e->path, err);
-		else if (e->kind == MK_TMPFS)
-			r = mount_tmpfs(newroot, e->path, e->mode, e->size, noexec(e), err);
-		else if (e->kind == MK_SYMLINK && symlinkat(e->target, newroot, e->path + 1) < 0)
-			r = cordon_err_errno(err, "symlink %s", e->path);
-		if (r < 0)
-			return -1;
-	}
-	/* Populated: nothing more may be created in /dev (shm and pts are
-	 * mounts of their own and stay writable). */
 	_cleanup_close_ int dev = openat2_nofollow(newroot, d->path, O_PATH | O_DIRECTORY);
 	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
 	if (dev < 0 || mount_setattr(dev, "", AT_EMPTY_PATH, &ro, sizeof(ro)) < 0)
@@ -554,6 +534,9 @@ static int setup_hosts(int oldroot, int newroot, const char *path, cordon_error 
 	return attach_tree(tree, newroot, path, false, err);
 }
 
+static int apply_step(const struct mount_step *st, const struct mount_plan *plan, int oldroot, int newroot,
+		      cordon_error *err);
+
 int mounts_begin(struct mount_ctx *mc, cordon_error *err)
 {
 	mc->oldroot = mc->newroot = -1;
@@ -577,42 +560,10 @@ int mounts_begin(struct mount_ctx *mc, cordon_error *err)
 	if (mc->oldroot < 0 || mc->newroot < 0)
 		return cordon_err_errno(err, "open roots");
 	/* 4, the part that needs nothing from the supervisor: cordon's own
-	 * view, in the model's order (/dev's inside come with /dev; the run's
-	 * cgroup comes from the supervisor). */
-	const struct boundary_model *m = mc->model;
-	const struct model_entry *dev = NULL;
-	for (size_t i = 0; i < m->n; i++) {
-		const struct model_entry *e = &m->e[i];
-		if (!(e->flags & MODEL_SYSTEM) || (e->flags & MODEL_ABSENT) || (dev && in_dev(dev, e)))
-			continue;
-		int r = 0;
-		switch (e->kind) {
-		case MK_RO_BIND:
-			r = setup_system_bind(e, mc->oldroot, mc->newroot, err);
-			break;
-		case MK_SYMLINK:
-			if (symlinkat(e->target, mc->newroot, e->path + 1) < 0)
-				r = cordon_err_errno(err, "symlink %s", e->path);
-			break;
-		case MK_FILE:
-			r = setup_hosts(mc->oldroot, mc->newroot, e->path, err);
-			break;
-		case MK_TMPFS:
-			r = mount_tmpfs(mc->newroot, e->path, e->mode, e->size, noexec(e), err);
-			break;
-		case MK_PROC:
-			r = setup_proc(mc->newroot, e->path, err);
-			break;
-		case MK_DEV:
-			dev = e;
-			r = setup_dev(m, e, mc->oldroot, mc->newroot, err);
-			break;
-		default: /* the root itself; the cgroup (mounts_finish) */
-			break;
-		}
-		if (r < 0)
+	 * view (mounts_prepare's first steps). */
+	for (size_t i = 0; i < mc->steps->nbegin; i++)
+		if (apply_step(&mc->steps->v[i], NULL, mc->oldroot, mc->newroot, err) < 0)
 			return -1;
-	}
 	return 0;
 }
 
@@ -674,30 +625,149 @@ static int setup_protect(const struct model_entry *e, int newroot, cordon_error 
 	return 0;
 }
 
-int mounts_finish(struct mount_ctx *mc, const struct mount_plan *plan, cordon_error *err)
+const char *mount_op_name(enum mount_op op)
 {
-	/* 4, the task's own mounts (idmapped trees come from the supervisor),
-	 * secrets, a check's files, in the model's order; then the run's
-	 * cgroup. */
-	const struct boundary_model *m = mc->model;
+	static const char *const n[] = {"system-bind", "symlink", "hosts", "tmpfs", "proc", "dev", "dev-node",
+					"dev-device", "devpts", "dev-seal", "task", "secret-dir", "protect", "cgroup"};
+	return (size_t)op < ARRAY_SIZE(n) ? n[op] : "?";
+}
+
+static int push_step(struct mount_steps *s, const struct model_entry *e, enum mount_op op, cordon_error *err)
+{
+	struct mount_step *v = realloc(s->v, (s->n + 1) * sizeof(*v));
+	if (!v)
+		return cordon_err(err, 12, "out of memory");
+	s->v = v;
+	s->v[s->n++] = (struct mount_step){e, op};
+	return 0;
+}
+
+/* /dev and what the model has below it: the nodes, the task's devices,
+ * pts, shm, the links; then sealed. */
+static int prepare_dev(const struct boundary_model *m, const struct model_entry *d, struct mount_steps *s,
+		       cordon_error *err)
+{
+	if (push_step(s, d, MO_DEV, err) < 0)
+		return -1;
 	for (size_t i = 0; i < m->n; i++) {
 		const struct model_entry *e = &m->e[i];
-		int r = 0;
-		if ((e->flags & MODEL_SYSTEM) || e->kind == MK_DEVICE)
+		if (!in_dev(d, e) || (e->flags & MODEL_ABSENT))
 			continue;
-		if (e->kind == MK_SECRET)
-			r = setup_secret_dir(e, plan, mc->newroot, err);
-		else if (e->kind == MK_PROTECT || e->kind == MK_PIN)
-			r = setup_protect(e, mc->newroot, err);
-		else
-			r = setup_task_mount(e, plan, mc->oldroot, mc->newroot, err);
+		int r = 0;
+		if (e->kind == MK_DEVICE)
+			r = push_step(s, e, (e->flags & MODEL_SYSTEM) ? MO_DEV_NODE : MO_DEV_DEVICE, err);
+		else if (e->kind == MK_DEVPTS)
+			r = push_step(s, e, MO_DEVPTS, err);
+		else if (e->kind == MK_TMPFS)
+			r = push_step(s, e, MO_TMPFS, err);
+		else if (e->kind == MK_SYMLINK)
+			r = push_step(s, e, MO_SYMLINK, err);
 		if (r < 0)
 			return -1;
 	}
-	for (size_t i = 0; i < m->n; i++)
-		if (m->e[i].kind == MK_CGROUP &&
-		    setup_cgroup_view(&m->e[i], plan->cgview, mc->oldroot, mc->newroot, err) < 0)
-			return cordon_err_wrap(err, "the run's cgroup at %s", m->e[i].path);
+	return push_step(s, d, MO_DEV_SEAL, err);
+}
+
+int mounts_prepare(const struct boundary_model *m, struct mount_steps *out, cordon_error *err)
+{
+	memset(out, 0, sizeof(*out));
+	/* Before sync 2: cordon's own view, in the model's order (/dev's
+	 * inside comes with /dev; the run's cgroup after the task's). */
+	static const enum mount_op sys_op[] = {
+		[MK_RO_BIND] = MO_SYSTEM_BIND, [MK_SYMLINK] = MO_SYMLINK, [MK_FILE] = MO_HOSTS,
+		[MK_TMPFS] = MO_TMPFS, [MK_PROC] = MO_PROC,
+	};
+	const struct model_entry *dev = NULL;
+	int r = 0;
+	for (size_t i = 0; i < m->n && r == 0; i++) {
+		const struct model_entry *e = &m->e[i];
+		if (!(e->flags & MODEL_SYSTEM) || (e->flags & MODEL_ABSENT) || (dev && in_dev(dev, e)))
+			continue;
+		if (e->kind == MK_DEV) {
+			dev = e;
+			r = prepare_dev(m, e, out, err);
+		} else if (e->kind == MK_RO_BIND || e->kind == MK_SYMLINK || e->kind == MK_FILE ||
+			   e->kind == MK_TMPFS || e->kind == MK_PROC) {
+			r = push_step(out, e, sys_op[e->kind], err);
+		} /* else the root itself, the cgroup (below) */
+	}
+	out->nbegin = out->n;
+	/* After sync 2: the task's binds and tmpfs, secret directories, a
+	 * check's files, protected paths (one not there yet gets nothing). */
+	for (size_t i = 0; i < m->n && r == 0; i++) {
+		const struct model_entry *e = &m->e[i];
+		if ((e->flags & MODEL_SYSTEM) || e->kind == MK_DEVICE)
+			continue;
+		if (e->kind == MK_SECRET)
+			r = push_step(out, e, MO_SECRET_DIR, err);
+		else if (e->kind == MK_PROTECT || e->kind == MK_PIN)
+			r = (e->flags & MODEL_NOT_YET) ? 0 : push_step(out, e, MO_PROTECT, err);
+		else
+			r = push_step(out, e, MO_TASK, err);
+	}
+	for (size_t i = 0; i < m->n && r == 0; i++)
+		if (m->e[i].kind == MK_CGROUP)
+			r = push_step(out, &m->e[i], MO_CGROUP, err);
+	if (r < 0)
+		mount_steps_free(out);
+	return r;
+}
+
+void mount_steps_free(struct mount_steps *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* One step, in init. plan: NULL before sync 2 (no step then needs it). */
+static int apply_step(const struct mount_step *st, const struct mount_plan *plan, int oldroot, int newroot,
+		      cordon_error *err)
+{
+	const struct model_entry *e = st->e;
+	switch (st->op) {
+	case MO_SYSTEM_BIND:
+		return setup_system_bind(e, oldroot, newroot, err);
+	case MO_SYMLINK:
+		if (symlinkat(e->target, newroot, e->path + 1) < 0)
+			return cordon_err_errno(err, "symlink %s", e->path);
+		return 0;
+	case MO_HOSTS:
+		return setup_hosts(oldroot, newroot, e->path, err);
+	case MO_TMPFS:
+	case MO_DEV:
+		return mount_tmpfs(newroot, e->path, e->mode, e->size, noexec(e), err);
+	case MO_PROC:
+		return setup_proc(newroot, e->path, err);
+	case MO_DEV_NODE:
+		return bind_node(oldroot, newroot, e->path, err);
+	case MO_DEV_DEVICE:
+		return bind_device(oldroot, newroot, e->path, err);
+	case MO_DEVPTS:
+		return mount_devpts(newroot, e->path, err);
+	case MO_DEV_SEAL:
+		return seal_dev(e, newroot, err);
+	case MO_TASK:
+		return setup_task_mount(e, plan, oldroot, newroot, err);
+	case MO_SECRET_DIR:
+		return setup_secret_dir(e, plan, newroot, err);
+	case MO_PROTECT:
+		return setup_protect(e, newroot, err);
+	case MO_CGROUP:
+		if (setup_cgroup_view(e, plan->cgview, oldroot, newroot, err) < 0)
+			return cordon_err_wrap(err, "the run's cgroup at %s", e->path);
+		return 0;
+	}
+	return cordon_err(err, EINVAL, "mount step %d", (int)st->op);
+}
+
+int mounts_finish(struct mount_ctx *mc, const struct mount_plan *plan, cordon_error *err)
+{
+	/* 4, the task's own mounts (idmapped trees come from the supervisor),
+	 * secrets, a check's files, protected paths, in the model's order;
+	 * then the run's cgroup (mounts_prepare's other steps). */
+	for (size_t i = mc->steps->nbegin; i < mc->steps->n; i++)
+		if (apply_step(&mc->steps->v[i], plan, mc->oldroot, mc->newroot, err) < 0)
+			return -1;
 	close(mc->oldroot);
 	close(mc->newroot);
 	mc->oldroot = mc->newroot = -1;

@@ -81,9 +81,44 @@ int mounts_chown_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t to
  *  mounts_finish: the task's binds and tmpfs, secrets, a check's files, the
  *                 run's cgroup, then pivot_root into the view; on return "/"
  *                 is the sandbox root. */
+/* What init does for each model entry, decided by the supervisor before
+ * clone (mounts_prepare, which may allocate) and done by init in order
+ * (mounts_begin, mounts_finish: no allocation, no decision but "is the host
+ * file there" for an optional one and "did the supervisor send a tree"). */
+enum mount_op {
+	MO_SYSTEM_BIND, /* a read-only bind of cordon's view (optional: skipped if absent) */
+	MO_SYMLINK,     /* the link, as the model says */
+	MO_HOSTS,       /* /etc/hosts, written */
+	MO_TMPFS,       /* a fresh tmpfs (mode, size, noexec) */
+	MO_PROC,        /* the run's /proc */
+	MO_DEV,         /* /dev's tmpfs; its nodes follow, then MO_DEV_SEAL */
+	MO_DEV_NODE,    /* a standard node, bound from the host */
+	MO_DEV_DEVICE,  /* a host device the task was granted */
+	MO_DEVPTS,      /* a private devpts */
+	MO_DEV_SEAL,    /* /dev made read-only (its own mounts stay writable) */
+	MO_TASK,        /* the task's bind (or the tree sent for it) or tmpfs */
+	MO_SECRET_DIR,  /* a secret directory's tmpfs and files */
+	MO_PROTECT,     /* a protected path or a pin, bound onto itself */
+	MO_CGROUP,      /* the run's cgroup, as the supervisor names it */
+};
+struct mount_step {
+	const struct model_entry *e;
+	enum mount_op op;
+};
+struct mount_steps {
+	struct mount_step *v;
+	size_t n;
+	size_t nbegin; /* v[0..nbegin) in mounts_begin, the rest in mounts_finish */
+};
+/* Supervisor: the steps of model m, in order. An entry in no step is not
+ * mounted: absent on the host, a protected path not there yet, the root. */
+int mounts_prepare(const struct boundary_model *m, struct mount_steps *out, cordon_error *err);
+void mount_steps_free(struct mount_steps *s);
+const char *mount_op_name(enum mount_op op);
+
 struct mount_ctx {
 	int oldroot, newroot;
-	const struct boundary_model *model;
+	const struct mount_steps *steps;
 };
 int mounts_begin(struct mount_ctx *mc, cordon_error *err);
 int mounts_finish(struct mount_ctx *mc, const struct mount_plan *plan, cordon_error *err);

@@ -461,6 +461,9 @@ int run_preflight(cordon_policy *p, struct run_plan *plan, struct run_report *re
 	}
 	if (check_supported(p, err) < 0)
 		return -1;
+	/* Last: the limits are final now (the ceiling's applied). */
+	if (model_build_run(&plan->model, p, plan->check_dir, err) < 0)
+		return -1;
 	rep->status = ST_OK;
 	return 0;
 }

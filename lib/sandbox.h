@@ -11,6 +11,7 @@
 
 struct sandbox_spec {
 	const struct run_plan *plan;
+	const struct mount_steps *mounts; /* mounts_prepare of plan->model */
 	int *tree_fds;        /* per plan mount, filled from MSG_TREE frames */
 	char *const *overlay_dirs; /* per plan mount (mount_plan.overlay_dirs), or NULL */
 	int *overlay_trees;   /* per plan mount, filled from MSG_OVERLAY frames (as root) */

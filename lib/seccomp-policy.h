@@ -37,6 +37,13 @@ struct seccomp_plan {
  * trap for the observer (NULL-terminated; sup-observe.c owns the list), or NULL. */
 int seccomp_build(const cordon_policy *p, bool notify, const char *const *observe,
 		  struct seccomp_plan *out, cordon_error *err);
+/* The calls the filter refuses outright, in the order it adds them: the
+ * default list (seccomp_default_deny) minus syscalls.allow, then
+ * syscalls.deny's others. Appended to out (the boundary model's). */
+int seccomp_deny_list(const cordon_policy *p, strv *out);
+/* seccomp_build with that list given (the model's: model_run.sys_deny). */
+int seccomp_build_from(const cordon_policy *p, const strv *deny_list, bool notify, const char *const *observe,
+		       struct seccomp_plan *out, cordon_error *err);
 void seccomp_plan_free(struct seccomp_plan *sp);
 /* Supervisor, before clone, for a run of policy p: is there a filter at all
  * (*enabled; no seccomp on this kernel is an error unless p accepts weaker

@@ -194,8 +194,38 @@ static int add_conditional(scmp_filter_ctx c, uint32_t deny, const cordon_policy
 	return 0;
 }
 
+int seccomp_deny_list(const cordon_policy *p, strv *out)
+{
+	for (const char *const *n = seccomp_default_deny; *n; n++)
+		if (!in_list(&p->sys_allow, *n) && strv_push(out, *n) < 0)
+			return -1;
+	for (size_t i = 0; i < p->sys_deny.n; i++) {
+		bool dup = false;
+		for (const char *const *n = seccomp_default_deny; *n; n++)
+			dup |= strcmp(*n, p->sys_deny.v[i]) == 0;
+		if (!dup && strv_push(out, p->sys_deny.v[i]) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int seccomp_build(const cordon_policy *p, bool notify, const char *const *observe,
 		  struct seccomp_plan *out, cordon_error *err)
+{
+	strv deny = {0};
+	if (seccomp_deny_list(p, &deny) < 0) {
+		strv_free(&deny);
+		memset(out, 0, sizeof(*out));
+		out->memfd = -1;
+		return cordon_err(err, 12, "out of memory");
+	}
+	int r = seccomp_build_from(p, &deny, notify, observe, out, err);
+	strv_free(&deny);
+	return r;
+}
+
+int seccomp_build_from(const cordon_policy *p, const strv *deny_list, bool notify, const char *const *observe,
+		       struct seccomp_plan *out, cordon_error *err)
 {
 	_cleanup_close_ int fd = -1;
 	memset(out, 0, sizeof(*out));
@@ -213,16 +243,9 @@ int seccomp_build(const cordon_policy *p, bool notify, const char *const *observ
 		cordon_err(err, 0, "seccomp: bad-arch action");
 		goto out;
 	}
-	for (const char *const *n = seccomp_default_deny; *n; n++)
-		if (!in_list(&p->sys_allow, *n) && rule(c, deny, *n, 0, NULL, err) < 0)
+	for (size_t i = 0; i < deny_list->n; i++)
+		if (rule(c, deny, deny_list->v[i], 0, NULL, err) < 0)
 			goto out;
-	for (size_t i = 0; i < p->sys_deny.n; i++) {
-		bool dup = false;
-		for (const char *const *n = seccomp_default_deny; *n; n++)
-			dup |= strcmp(*n, p->sys_deny.v[i]) == 0;
-		if (!dup && rule(c, deny, p->sys_deny.v[i], 0, NULL, err) < 0)
-			goto out;
-	}
 	/* clone3 keeps its flags in memory, out of the filter's reach: every
 	 * call fails with ENOSYS (libc falls back to clone, which the rules
 	 * above inspect). With notification the supervisor answers that ENOSYS

@@ -111,6 +111,11 @@ int sup_env_build(const cordon_policy *p, const char *check_dir, const struct se
 		     strv_push(env, "no_proxy=localhost,127.0.0.1,::1") < 0))
 			return cordon_err(err, 12, "out of memory");
 	}
+	return sup_env_add_secrets(sec, env, secret_start, err);
+}
+
+int sup_env_add_secrets(const struct secrets *sec, strv *env, size_t *secret_start, cordon_error *err)
+{
 	/* Secrets delivered as variables come last (and win). */
 	*secret_start = env->n;
 	for (size_t i = 0; sec && i < sec->n; i++) {

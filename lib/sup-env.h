@@ -12,3 +12,7 @@
  * (last: they win). */
 int sup_env_build(const cordon_policy *p, const char *check_dir, const struct secrets *sec, strv *env,
 		  size_t *secret_start, cordon_error *err);
+/* The last step of sup_env_build alone: the secrets delivered as variables,
+ * appended to env from index *secret_start on (the boundary model's
+ * environment has none: their values exist only at run time). */
+int sup_env_add_secrets(const struct secrets *sec, strv *env, size_t *secret_start, cordon_error *err);

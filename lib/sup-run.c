@@ -159,6 +159,7 @@ struct sup {
 	struct overlay_run ovl; /* workspace mode; the change set (overlay.h) */
 	struct sweep sweep; /* writable roots pinned before the run */
 	struct landlock_plan landlock;
+	struct mount_steps mounts; /* what init mounts, decided here */
 	struct seccomp_plan seccomp;
 	struct observer obs;
 	bool have_obs;
@@ -186,9 +187,14 @@ static void trace(struct sup *s, const char *phase)
 		buf_printf(&s->trace_buf, "  %8.3f ms  %s\n", (double)(now_ns() - s->t0) / 1e6, phase);
 }
 
+/* The model's environment, then the secrets' values (only known now). */
 static int build_env(struct sup *s, cordon_error *err)
 {
-	return sup_env_build(s->pol, s->plan.check_dir, s->sec, &s->env, &s->env_secret_start, err);
+	const strv *menv = &s->plan.model.run.env;
+	for (size_t i = 0; i < menv->n; i++)
+		if (strv_push(&s->env, menv->v[i]) < 0)
+			return cordon_err(err, 12, "out of memory");
+	return sup_env_add_secrets(s->sec, &s->env, &s->env_secret_start, err);
 }
 
 /* The supervisor keeps no copy of a secret value once init has its own; the
@@ -242,15 +248,15 @@ static uint64_t cpu_used_ns(struct sup *s)
  * while the run is far from its limit. */
 static void cpu_check(struct sup *s)
 {
-	const struct cordon_limit *l = &s->pol->limits[LIM_CPU];
+	const uint64_t limit = s->plan.model.run.cpu_ns;
 	uint64_t used = cpu_used_ns(s);
-	if (used >= l->value) {
+	if (used >= limit) {
 		s->rep->limits_hit[LIM_CPU] = true;
 		kill_run(s, ST_CPU_LIMIT);
 		return;
 	}
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	uint64_t next = (l->value - used) / (uint64_t)(ncpu > 0 ? ncpu : 1);
+	uint64_t next = (limit - used) / (uint64_t)(ncpu > 0 ? ncpu : 1);
 	if (next < 5000000)
 		next = 5000000;
 	arm_timer(s->cpu_timer, next);
@@ -359,11 +365,11 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 		s->t_exec = live ? now_ns() : s->t_end;
 		if (!live)
 			break;
-		if (s->pol->limits[LIM_WALL].set)
-			arm_timer(s->timer, s->pol->limits[LIM_WALL].value);
+		if (s->plan.model.run.wall_ns)
+			arm_timer(s->timer, s->plan.model.run.wall_ns);
 		else
 			timerfd_settime(s->timer, 0, &(struct itimerspec){0}, NULL);
-		if (s->pol->limits[LIM_CPU].set && s->have_cg)
+		if (s->plan.model.run.cpu_ns && s->have_cg)
 			cpu_check(s);
 		if (s->opts->hooks)
 			s->opts->hooks->ready(s->opts->hooks->ctx, s->sock, s->epfd, s->rep);
@@ -582,16 +588,12 @@ static void classify(struct sup *s, const struct cg_usage *u)
  * can be had, fall back to rlimits only if the policy accepts it. */
 static int cgroup_setup(struct sup *s, pid_t pid, cordon_error *err)
 {
-	const cordon_policy *p = s->pol;
-	bool want = p->limits[LIM_MEMORY].set || p->limits[LIM_PIDS].set || p->limits[LIM_CPU].set;
-	bool weak_ok = p->allow_weaker & WEAK_CGROUP;
+	const struct model_run *mr = &s->plan.model.run;
+	bool want = mr->needs_cgroup;
+	bool weak_ok = s->pol->allow_weaker & WEAK_CGROUP;
 	cordon_error cgerr = {0};
 	if (s->cgops) {
-		struct cg_limits cl = {
-			p->limits[LIM_MEMORY].set ? p->limits[LIM_MEMORY].value : 0,
-			p->limits[LIM_PIDS].set ? p->limits[LIM_PIDS].value : 0,
-		};
-		if (cgroup_create(&s->cg, s->cgops, &cl, &cgerr) == 0) {
+		if (cgroup_create(&s->cg, s->cgops, &mr->cg, &cgerr) == 0) {
 			s->have_cg = true;
 			trace(s, "cgroup created");
 			if (pid > 0 && s->cg.ops->attach(&s->cg, pid, err) < 0)
@@ -605,10 +607,7 @@ static int cgroup_setup(struct sup *s, pid_t pid, cordon_error *err)
 		return cordon_err(err, 0, "no usable cgroup hierarchy on this host (the memory, pids and cpu limits need one; set enforcement.allow_weaker [\"cgroup\"] to accept per-process rlimits instead)");
 	}
 	/* No cgroup: the per-process rlimits are all there is. */
-	if (p->limits[LIM_MEMORY].set)
-		s->spec.rl.as = p->limits[LIM_MEMORY].value;
-	if (p->limits[LIM_PIDS].set)
-		s->spec.rl.nproc = p->limits[LIM_PIDS].value;
+	s->spec.rl = mr->rl_nocg;
 	return 0;
 }
 
@@ -711,6 +710,9 @@ static int prepare(struct sup *s, cordon_error *err)
 	if (!s->cgops && cgerr.msg[0])
 		return cordon_err(err, 0, "%s", cgerr.msg);
 	s->spec.plan = &s->plan;
+	if (mounts_prepare(&s->plan.model, &s->mounts, err) < 0)
+		return -1;
+	s->spec.mounts = &s->mounts;
 	s->spec.cgview = &s->cgview;
 	s->spec.proxy = p->net_allow.n > 0;
 	s->spec.ns_uid = s->host_uid;
@@ -732,10 +734,7 @@ static int prepare(struct sup *s, cordon_error *err)
 		return cordon_err(err, 12, "out of memory");
 	for (size_t i = 0; i <= s->plan.nmounts; i++)
 		s->spec.tree_fds[i] = -1;
-	if (p->limits[LIM_FILE_SIZE].set)
-		s->spec.rl.fsize = p->limits[LIM_FILE_SIZE].value;
-	if (p->limits[LIM_CPU].set)
-		s->spec.rl.cpu_sec = (p->limits[LIM_CPU].value + 999999999ULL) / 1000000000ULL;
+	s->spec.rl = s->plan.model.run.rl;
 	if (prepare_filters(s, err) < 0)
 		return -1;
 	if (s->cgops == &cgroup_v2_ops && cgroup_setup(s, 0, err) < 0)
@@ -743,15 +742,10 @@ static int prepare(struct sup *s, cordon_error *err)
 	/* v1: created and attached after clone, while init builds its view. The
 	 * rlimit fallback must be known before clone, so decide it now. */
 	if (s->cgops != &cgroup_v2_ops) {
-		bool want = p->limits[LIM_MEMORY].set || p->limits[LIM_PIDS].set || p->limits[LIM_CPU].set;
-		if (!s->cgops && want && !(p->allow_weaker & WEAK_CGROUP))
+		if (!s->cgops && s->plan.model.run.needs_cgroup && !(p->allow_weaker & WEAK_CGROUP))
 			return cgroup_setup(s, 0, err);
-		if (!s->cgops) {
-			if (p->limits[LIM_MEMORY].set)
-				s->spec.rl.as = p->limits[LIM_MEMORY].value;
-			if (p->limits[LIM_PIDS].set)
-				s->spec.rl.nproc = p->limits[LIM_PIDS].value;
-		}
+		if (!s->cgops)
+			s->spec.rl = s->plan.model.run.rl_nocg;
 		s->spec.unshare_cgroupns = s->cgops != NULL;
 	}
 	return 0;
@@ -965,7 +959,7 @@ static int parent_setup(struct sup *s, cordon_error *err)
 		return -1;
 	if (s->spec.seccomp) {
 		/* Compiled here, while init builds its view, not before clone. */
-		if (seccomp_build(s->pol, s->notify, s->pol->no_file_reports && !model_protects(&s->plan.model) ? NULL : observer_calls, &s->seccomp, err) < 0)
+		if (seccomp_build_from(s->pol, &s->plan.model.run.sys_deny, s->notify, s->pol->no_file_reports && !model_protects(&s->plan.model) ? NULL : observer_calls, &s->seccomp, err) < 0)
 			return -1;
 		if (sync_send(s->sock, MSG_FILTER, s->notify, NULL, s->seccomp.memfd) < 0)
 			return cordon_err_errno(err, "send the seccomp filter");
@@ -1199,6 +1193,7 @@ static void cleanup(struct sup *s)
 	proxy_free(s->proxy);
 	s->proxy = NULL;
 	landlock_plan_free(&s->landlock);
+	mount_steps_free(&s->mounts);
 	seccomp_plan_free(&s->seccomp);
 	if (s->have_obs)
 		observer_free(&s->obs);

@@ -7,6 +7,9 @@
 #include "cleanup.h"
 #include "compat.h"
 #include "landlock.h"
+#include "mounts.h"
+#include "seccomp-policy.h"
+#include "sup-env.h"
 #include "protect.h"
 #include "run.h"
 #include "view.h"
@@ -527,6 +530,198 @@ static void test_system_checks(void **st)
 	assert_false(model_is_system_dir("/usr/bin"));
 }
 
+
+/* The mount steps an entry gets (mounts_prepare), by its kind; 0 = none. */
+static int want_ops(const struct model_entry *e, enum mount_op ops[2])
+{
+	bool sys = e->flags & MODEL_SYSTEM;
+	if ((e->flags & MODEL_ABSENT) || e->kind == MK_ROOT ||
+	    ((e->kind == MK_PROTECT || e->kind == MK_PIN) && (e->flags & MODEL_NOT_YET)))
+		return 0;
+	switch (e->kind) {
+	case MK_RO_BIND: ops[0] = sys ? MO_SYSTEM_BIND : MO_TASK; return 1;
+	case MK_RW_BIND: ops[0] = MO_TASK; return 1;
+	case MK_TMPFS: ops[0] = sys ? MO_TMPFS : MO_TASK; return 1;
+	case MK_PROC: ops[0] = MO_PROC; return 1;
+	case MK_DEV: ops[0] = MO_DEV; ops[1] = MO_DEV_SEAL; return 2;
+	case MK_DEVPTS: ops[0] = MO_DEVPTS; return 1;
+	case MK_SYMLINK: ops[0] = MO_SYMLINK; return 1;
+	case MK_FILE: ops[0] = MO_HOSTS; return 1;
+	case MK_DEVICE: ops[0] = sys ? MO_DEV_NODE : MO_DEV_DEVICE; return 1;
+	case MK_SECRET: ops[0] = MO_SECRET_DIR; return 1;
+	case MK_CGROUP: ops[0] = MO_CGROUP; return 1;
+	case MK_PROTECT: case MK_PIN: ops[0] = MO_PROTECT; return 1;
+	default: return 0;
+	}
+}
+
+/* Does an explain line's path ("/bin /sbin ...", ".../cpu/{online,...}")
+ * name path, or a directory above it? */
+static bool explains(const char *line, const char *path)
+{
+	char first[4096];
+	size_t l = strcspn(line, " {");
+	snprintf(first, sizeof(first), "%.*s", (int)(l > 1 && line[l - 1] == '/' ? l - 1 : l), line);
+	return path_has_prefix(path, first);
+}
+
+/* Every entry of the model, on both hosts, with and without protected
+ * paths: the mounts init makes for it, its Landlock rule, its class for the
+ * observer and its explain line all follow from the entry alone, and no
+ * layer has a path the model lacks. Making a path visible is one entry. */
+static void test_every_entry_agrees(void **st)
+{
+	model_probe_fn hosts[] = {merged_host, split_host, protect_host};
+	for (size_t h = 0; h < ARRAY_SIZE(hosts); h++) {
+		struct fixture f;
+		cordon_error e;
+		with_protect = hosts[h] == protect_host;
+		planted = NULL;
+		setup(&f, hosts[h]);
+		const struct boundary_model *m = &f.plan.model;
+		struct mount_steps ms;
+		struct landlock_plan lp;
+		struct view v;
+		assert_int_equal(mounts_prepare(m, &ms, &e), 0);
+		assert_int_equal(landlock_prepare(m, MODEL_IF_CGROUP, 7, NULL, 0, &lp, &e), 0);
+		assert_int_equal(view_build(m, 0, &v, &e), 0);
+		assert_int_equal(view_add_cond(&v, m, MODEL_IF_CGROUP, &e), 0);
+		size_t nsteps = 0, nrules = 0;
+		for (size_t i = 0; i < m->n; i++) {
+			const struct model_entry *x = &m->e[i];
+			/* mounts: exactly the steps its kind says, in place */
+			enum mount_op ops[2];
+			int nw = want_ops(x, ops), got = 0;
+			for (size_t k = 0; k < ms.n; k++) {
+				if (ms.v[k].e != x)
+					continue;
+				if (got >= nw || ms.v[k].op != ops[got])
+					fail_msg("%s (%s): mount step %s unexpected", x->path, model_kind_name(x->kind),
+						 mount_op_name(ms.v[k].op));
+				/* cordon's own view (and the task's devices, in
+				 * /dev before it is sealed) before sync 2, the
+				 * task's after, the cgroup last */
+				bool early = k < ms.nbegin;
+				if (early != (((x->flags & MODEL_SYSTEM) && x->kind != MK_CGROUP) || x->kind == MK_DEVICE))
+					fail_msg("%s: mounted %s sync 2", x->path, early ? "before" : "after");
+				got++;
+			}
+			if (got != nw)
+				fail_msg("%s (%s): %d mount steps, expected %d", x->path, model_kind_name(x->kind), got, nw);
+			nsteps += (size_t)got;
+			/* Landlock: a rule of its own iff it names an access */
+			const struct landlock_rule *r = NULL;
+			for (size_t k = 0; k < lp.n; k++)
+				if (strcmp(lp.rules[k].path, x->path) == 0)
+					r = &lp.rules[k];
+			bool rule = x->landlock && model_entry_active(x, MODEL_IF_CGROUP);
+			if (rule != (r != NULL))
+				fail_msg("%s: Landlock rule %s", x->path, r ? "without an access in the model" : "missing");
+			if (r && (!r->access || (r->access & ~(x->landlock & lp.fs)) ||
+				  r->optional != !!(x->flags & MODEL_OPTIONAL)))
+				fail_msg("%s: Landlock %#llx optional %d, model %#llx flags %#x", x->path,
+					 (unsigned long long)r->access, r->optional, (unsigned long long)x->landlock, x->flags);
+			nrules += rule;
+			/* the observer: its class */
+			char res[4096];
+			if (x->view != VIEW_OUTSIDE && !(x->flags & MODEL_ABSENT) &&
+			    view_classify(&v, x->path, res, sizeof(res)) != x->view)
+				fail_msg("%s: class %d, model %d", x->path, view_classify(&v, x->path, res, sizeof(res)),
+					 x->view);
+			/* explain: a line names a path of its own, with a mode */
+			if (x->explain_path && (!x->explain_mode || !explains(x->explain_path, x->path)))
+				fail_msg("%s: explain line '%s'", x->path, x->explain_path);
+		}
+		/* nothing in any layer that is not an entry */
+		assert_int_equal(ms.n, nsteps);
+		assert_int_equal(lp.n, nrules);
+		view_free(&v);
+		landlock_plan_free(&lp);
+		mount_steps_free(&ms);
+		teardown(&f);
+	}
+	with_protect = false;
+}
+
+/* The rest of the run's world: its environment, limits and syscall plan,
+ * as the supervisor, init and the filter take them from the model. */
+static void test_run_part(void **st)
+{
+	struct fixture f;
+	cordon_error e;
+	setup(&f, merged_host);
+	cordon_policy *p = f.p;
+	assert_int_equal(strv_push(&p->env, "A=1"), 0);
+	assert_int_equal(strv_push(&p->env, "PATH=/opt/bin"), 0);
+	assert_int_equal(strv_push(&p->env, "A=2"), 0);
+	p->limits[LIM_MEMORY] = (struct cordon_limit){.set = true, .value = 64 << 20};
+	p->limits[LIM_PIDS] = (struct cordon_limit){.set = true, .value = 32};
+	p->limits[LIM_CPU] = (struct cordon_limit){.set = true, .value = 1500000000ULL};
+	p->limits[LIM_WALL] = (struct cordon_limit){.set = true, .value = 9000000000ULL};
+	p->limits[LIM_FILE_SIZE] = (struct cordon_limit){.set = true, .value = 1 << 20};
+	assert_int_equal(strv_push(&p->sys_allow, "bpf"), 0);
+	assert_int_equal(strv_push(&p->sys_deny, "mount"), 0);   /* already in the defaults */
+	assert_int_equal(strv_push(&p->sys_deny, "sched_setaffinity"), 0);
+	assert_int_equal(model_build_run(&f.plan.model, p, f.plan.check_dir, &e), 0);
+	const struct model_run *r = &f.plan.model.run;
+	assert_true(r->built);
+	/* the environment: defaults not overridden, the last of each name, the
+	 * check's directory; no secret (C is delivered as a variable) */
+	const char *want_env[] = {"HOME=/tmp", "LANG=C.UTF-8", "TERM=dumb", "PATH=/opt/bin", "A=2",
+				  "CORDON_CHECK_DIR=/check-00112233445566778899aabbccddeeff"};
+	assert_int_equal(r->env.n, ARRAY_SIZE(want_env));
+	for (size_t i = 0; i < ARRAY_SIZE(want_env); i++)
+		assert_string_equal(r->env.v[i], want_env[i]);
+	/* the same as the supervisor's builder, secrets aside */
+	strv env = {0};
+	size_t start;
+	assert_int_equal(sup_env_build(p, f.plan.check_dir, NULL, &env, &start, &e), 0);
+	assert_int_equal(env.n, r->env.n);
+	assert_int_equal(start, env.n);
+	strv_free(&env);
+	/* limits: the cgroup's, the timers', init's rlimits, the fallback */
+	assert_true(r->needs_cgroup);
+	assert_int_equal(r->cg.memory, 64 << 20);
+	assert_int_equal(r->cg.pids, 32);
+	assert_int_equal(r->cpu_ns, 1500000000ULL);
+	assert_int_equal(r->wall_ns, 9000000000ULL);
+	assert_int_equal(r->rl.fsize, 1 << 20);
+	assert_int_equal(r->rl.cpu_sec, 2);
+	assert_int_equal(r->rl.as, 0);
+	assert_int_equal(r->rl.nproc, 0);
+	assert_int_equal(r->rl_nocg.fsize, 1 << 20);
+	assert_int_equal(r->rl_nocg.as, 64 << 20);
+	assert_int_equal(r->rl_nocg.nproc, 32);
+	/* syscalls: the defaults minus the allowed, plus the others denied,
+	 * once each; the filter compiled from it is the policy's */
+	size_t ndef = 0, nmount = 0;
+	while (seccomp_default_deny[ndef])
+		ndef++;
+	assert_int_equal(r->sys_deny.n, ndef - 1 + 1);
+	for (size_t i = 0; i < r->sys_deny.n; i++) {
+		assert_string_not_equal(r->sys_deny.v[i], "bpf");
+		nmount += strcmp(r->sys_deny.v[i], "mount") == 0;
+	}
+	assert_int_equal(nmount, 1);
+	assert_string_equal(r->sys_deny.v[r->sys_deny.n - 1], "sched_setaffinity");
+	struct seccomp_plan a, b;
+	assert_int_equal(seccomp_build(p, true, NULL, &a, &e), 0);
+	assert_int_equal(seccomp_build_from(p, &r->sys_deny, true, NULL, &b, &e), 0);
+	assert_int_equal(a.len, b.len);
+	assert_memory_equal(a.insns, b.insns, a.len * sizeof(*a.insns));
+	seccomp_plan_free(&a);
+	seccomp_plan_free(&b);
+	/* no limit: nothing to enforce, no cgroup needed */
+	cordon_policy *q = policy_new();
+	struct boundary_model m2 = {0};
+	assert_int_equal(model_build_run(&m2, q, "", &e), 0);
+	assert_false(m2.run.needs_cgroup);
+	assert_int_equal(m2.run.rl_nocg.as | m2.run.rl_nocg.nproc | m2.run.rl.fsize | m2.run.cpu_ns | m2.run.wall_ns, 0);
+	model_free(&m2);
+	policy_free(q);
+	teardown(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -534,7 +729,8 @@ int main(void)
 		cmocka_unit_test(test_landlock_derived), cmocka_unit_test(test_view_derived),
 		cmocka_unit_test(test_explain_lines), cmocka_unit_test(test_system_checks),
 		cmocka_unit_test(test_protected_entries), cmocka_unit_test(test_protect_names),
-		cmocka_unit_test(test_protect_check_after),
+		cmocka_unit_test(test_protect_check_after), cmocka_unit_test(test_every_entry_agrees),
+		cmocka_unit_test(test_run_part),
 	};
 	return cmocka_run_group_tests_name("model", tests, NULL, NULL);
 }
