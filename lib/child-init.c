@@ -225,7 +225,7 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	if (sp->stdin_fd >= 0 && (dup2(sp->stdin_fd, STDIN_FILENO) < 0 || close(sp->stdin_fd) < 0))
 		setup_or_fail(sock, cordon_err_errno(&e, "stdin from /dev/null"), &e);
 	wait_go1(sock); /* sync 1 */
-	setup_or_fail(sock, creds_become_ns_user(sp->ns_uid, sp->ns_gid, &e), &e);
+	setup_or_fail(sock, creds_apply_init(sp->creds, &e), &e);
 	arm_pdeathsig(sock);
 	struct mount_ctx mc = {.steps = sp->mounts};
 	setup_or_fail(sock, mounts_begin(&mc, &e), &e);
@@ -262,7 +262,7 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 		setup_or_fail(sock, cordon_err_errno(&e, "unshare(CLONE_NEWCGROUP)"), &e);
 	/* Into U2: from here on nothing the command can do has any capability
 	 * over the mounts, network or hostname of the run. */
-	setup_or_fail(sock, ns_enter_nested(&e), &e);
+	setup_or_fail(sock, creds_enter_nested(sp->creds, &e), &e);
 	if (chdir(sp->plan->cwd_in) < 0)
 		setup_or_fail(sock, cordon_err_errno(&e, "working directory %s", sp->plan->cwd_in), &e);
 	setup_or_fail(sock, creds_apply_rlimits(&sp->rl, &e), &e);

@@ -1,6 +1,8 @@
 #include <linux/capability.h>
 #include <linux/securebits.h>
 #include <grp.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -35,6 +37,34 @@ int creds_become_ns_user(uid_t uid, gid_t gid, cordon_error *err)
 	if (capset_all(true) < 0)
 		return cordon_err_errno(err, "capset");
 	return 0;
+}
+
+void creds_prepare(uid_t host_uid, gid_t host_gid, uid_t run_uid, gid_t run_gid, bool privileged,
+		   struct creds_plan *out)
+{
+	memset(out, 0, sizeof(*out));
+	snprintf(out->u1_uid_map, sizeof(out->u1_uid_map), "%u %u 1\n", (unsigned)host_uid, (unsigned)run_uid);
+	snprintf(out->u1_gid_map, sizeof(out->u1_gid_map), "%u %u 1\n", (unsigned)host_gid, (unsigned)run_gid);
+	out->u1_deny_setgroups = !privileged;
+	out->ns_uid = host_uid;
+	out->ns_gid = host_gid;
+	snprintf(out->u2_uid_map, sizeof(out->u2_uid_map), "%u %u 1\n", (unsigned)SANDBOX_UID, (unsigned)host_uid);
+	snprintf(out->u2_gid_map, sizeof(out->u2_gid_map), "%u %u 1\n", (unsigned)SANDBOX_GID, (unsigned)host_gid);
+}
+
+int creds_apply_maps(pid_t pid, const struct creds_plan *cp, cordon_error *err)
+{
+	return ns_write_maps(pid, cp->u1_uid_map, cp->u1_gid_map, cp->u1_deny_setgroups, err);
+}
+
+int creds_apply_init(const struct creds_plan *cp, cordon_error *err)
+{
+	return creds_become_ns_user(cp->ns_uid, cp->ns_gid, err);
+}
+
+int creds_enter_nested(const struct creds_plan *cp, cordon_error *err)
+{
+	return ns_enter_nested(cp->u2_uid_map, cp->u2_gid_map, err);
 }
 
 int creds_drop_all(cordon_error *err)

@@ -41,27 +41,19 @@ static int write_maps(pid_t pid, const char *uidmap, const char *gidmap, bool de
 	return write_file(path, gidmap, err);
 }
 
-int ns_write_maps(pid_t pid, uid_t inside_uid, uid_t outside_uid, gid_t inside_gid,
-		  gid_t outside_gid, bool deny_setgroups, cordon_error *err)
+int ns_write_maps(pid_t pid, const char *uid_map, const char *gid_map, bool deny_setgroups,
+		  cordon_error *err)
 {
-	char um[64], gm[64];
-	snprintf(um, sizeof(um), "%u %u 1\n", (unsigned)inside_uid, (unsigned)outside_uid);
-	snprintf(gm, sizeof(gm), "%u %u 1\n", (unsigned)inside_gid, (unsigned)outside_gid);
-	return write_maps(pid, um, gm, deny_setgroups, err);
+	return write_maps(pid, uid_map, gid_map, deny_setgroups, err);
 }
 
-int ns_enter_nested(cordon_error *err)
+int ns_enter_nested(const char *um, const char *gm, cordon_error *err)
 {
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
 	/* Our own /proc/self files must belong to us to write the maps; the
 	 * flag is reset to the system default by the next credential change. */
 	prctl(PR_SET_DUMPABLE, 1);
 	if (unshare(CLONE_NEWUSER) < 0)
 		return cordon_err_errno(err, "unshare(CLONE_NEWUSER) for the command");
-	char um[64], gm[64];
-	snprintf(um, sizeof(um), "%u %u 1\n", (unsigned)SANDBOX_UID, (unsigned)uid);
-	snprintf(gm, sizeof(gm), "%u %u 1\n", (unsigned)SANDBOX_GID, (unsigned)gid);
 	/* Without CAP_SETGID in U1 (we are in U2 now), a gid map needs
 	 * setgroups denied first; the command cannot call setgroups either. */
 	if (write_file("/proc/self/uid_map", um, err) < 0 ||

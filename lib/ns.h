@@ -22,13 +22,14 @@
  *      U1. The command lives here: uid 1000, no capabilities anywhere, and
  *      none at all in U1, which owns its mounts. */
 
-/* Supervisor: write /proc/PID/{uid_map,setgroups,gid_map} of U1 as
- * "inside outside 1". deny_setgroups is required when unprivileged. */
-int ns_write_maps(pid_t pid, uid_t inside_uid, uid_t outside_uid, gid_t inside_gid,
-		  gid_t outside_gid, bool deny_setgroups, cordon_error *err);
+/* Supervisor: write /proc/PID/{uid_map,setgroups,gid_map} of U1 (the
+ * maps' text: creds_prepare). deny_setgroups is required when unprivileged. */
+int ns_write_maps(pid_t pid, const char *uid_map, const char *gid_map, bool deny_setgroups,
+		  cordon_error *err);
 
-/* init: create U2 and map SANDBOX_UID/GID to our current uid/gid. */
-int ns_enter_nested(cordon_error *err);
+/* init: create U2 with these maps (SANDBOX_UID/GID to our current uid/gid,
+ * formatted by creds_prepare). */
+int ns_enter_nested(const char *uid_map, const char *gid_map, cordon_error *err);
 
 /* Bring up "lo" in the current network namespace. */
 int ns_loopback_up(cordon_error *err);

@@ -31,8 +31,7 @@ struct sandbox_spec {
 				* run's own devpts; its master goes to the
 				* supervisor (MSG_PTY) */
 	struct pty_winsize pty_size; /* its size at start */
-	uid_t ns_uid;          /* init's identity in U1: the invoking uid/gid */
-	gid_t ns_gid;
+	const struct creds_plan *creds; /* identities and maps (creds_prepare) */
 	bool session;          /* init stays up as an exec agent (session-agent.c) */
 };
 

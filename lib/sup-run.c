@@ -160,6 +160,7 @@ struct sup {
 	struct sweep sweep; /* writable roots pinned before the run */
 	struct landlock_plan landlock;
 	struct mount_steps mounts; /* what init mounts, decided here */
+	struct creds_plan creds;   /* the run's identities and maps */
 	struct seccomp_plan seccomp;
 	struct observer obs;
 	bool have_obs;
@@ -715,8 +716,8 @@ static int prepare(struct sup *s, cordon_error *err)
 	s->spec.mounts = &s->mounts;
 	s->spec.cgview = &s->cgview;
 	s->spec.proxy = p->net_allow.n > 0;
-	s->spec.ns_uid = s->host_uid;
-	s->spec.ns_gid = s->host_gid;
+	creds_prepare(s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, s->privileged, &s->creds);
+	s->spec.creds = &s->creds;
 	s->spec.envp = s->env.v;
 	if (overlay_prepare(&s->ovl, p, &s->plan, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, s->rep, err) < 0)
 		return -1;
@@ -941,7 +942,7 @@ static void collect_outputs(struct sup *s)
 /* Between sync 1 and sync 2, in parallel with init building its view. */
 static int parent_setup(struct sup *s, cordon_error *err)
 {
-	if (ns_write_maps(s->pid, s->host_uid, s->sb_uid, s->host_gid, s->sb_gid, !s->privileged, err) < 0 ||
+	if (creds_apply_maps(s->pid, &s->creds, err) < 0 ||
 	    sync_send(s->sock, MSG_GO1, 0, NULL, -1) < 0) /* sync 1 */
 		return -1;
 	trace(s, "maps written, sync 1 sent");

@@ -8,6 +8,7 @@
 #include "compat.h"
 #include "landlock.h"
 #include "mounts.h"
+#include "ns.h"
 #include "seccomp-policy.h"
 #include "sup-env.h"
 #include "protect.h"
@@ -722,6 +723,29 @@ static void test_run_part(void **st)
 	teardown(&f);
 }
 
+/* The identities are decided before clone, the maps' text included: init
+ * formats nothing. As root the run has a host uid of its own; unprivileged,
+ * the invoking user's, and setgroups is denied for the gid map. */
+static void test_creds_plan(void **st)
+{
+	struct creds_plan c;
+	creds_prepare(0, 0, SANDBOX_HOST_BASE + 42, SANDBOX_HOST_BASE + 42, true, &c);
+	assert_string_equal(c.u1_uid_map, "0 805306410 1\n");
+	assert_string_equal(c.u1_gid_map, "0 805306410 1\n");
+	assert_false(c.u1_deny_setgroups);
+	assert_int_equal(c.ns_uid, 0);
+	assert_string_equal(c.u2_uid_map, "1000 0 1\n");
+	assert_string_equal(c.u2_gid_map, "1000 0 1\n");
+	creds_prepare(1234, 100, 1234, 100, false, &c);
+	assert_string_equal(c.u1_uid_map, "1234 1234 1\n");
+	assert_string_equal(c.u1_gid_map, "100 100 1\n");
+	assert_true(c.u1_deny_setgroups);
+	assert_int_equal(c.ns_uid, 1234);
+	assert_int_equal(c.ns_gid, 100);
+	assert_string_equal(c.u2_uid_map, "1000 1234 1\n");
+	assert_string_equal(c.u2_gid_map, "1000 100 1\n");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -730,7 +754,7 @@ int main(void)
 		cmocka_unit_test(test_explain_lines), cmocka_unit_test(test_system_checks),
 		cmocka_unit_test(test_protected_entries), cmocka_unit_test(test_protect_names),
 		cmocka_unit_test(test_protect_check_after), cmocka_unit_test(test_every_entry_agrees),
-		cmocka_unit_test(test_run_part),
+		cmocka_unit_test(test_run_part), cmocka_unit_test(test_creds_plan),
 	};
 	return cmocka_run_group_tests_name("model", tests, NULL, NULL);
 }
