@@ -2,12 +2,15 @@
  *   sync 1 wait   the supervisor has written our uid/gid maps
  *   identity      the invoking uid/gid as mapped in U1, with U1's full
  *                 capability set, so the new root's files belong to a mapped user
- *   mounts_begin  the view's system part (meanwhile the supervisor attaches
- *                 the cgroup and prepares idmapped trees)
+ *                 (creds_apply_init: the supervisor's creds_plan)
+ *   mounts_begin  the view's system part, the first of the supervisor's mount
+ *                 steps (meanwhile it attaches the cgroup and prepares
+ *                 idmapped trees)
  *   sync 2 wait   trees received, cgroup attached, snapshot taken
  *   mounts_finish task mounts, pivot_root into the view
  *   hostname, lo, cgroup namespace (v1)
- *   nested userns U2 (ns.h): uid 1000 there, no capability over U1
+ *   nested userns U2 (ns.h): uid 1000 there, no capability over U1 (its
+ *                 maps formatted by the supervisor: creds_enter_nested)
  *   cwd, rlimits, setsid
  *   drop          uid/gid 1000, capabilities (all sets), securebits, no_new_privs
  *   Landlock      the view again, as a second layer (needs no_new_privs)

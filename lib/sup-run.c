@@ -42,12 +42,16 @@
  * The supervisor's order (child-init.c lists the child's), each step with why:
  *   1. secrets read          once, before any step that can fail, so every
  *                            message after is redacted
- *   2. pre-flight            pol-plan.c: plan, model, ceiling, ledger; refused
- *                            before any process exists, as `cordon explain` says
+ *   2. pre-flight            pol-plan.c: plan, model (paths, then env, limits,
+ *                            syscalls once the ceiling is applied), ceiling,
+ *                            ledger; refused before any process exists, as
+ *                            `cordon explain` says
  *   3. inputs hashed         the evidence names what the command was given
- *   4. environment, layers   the command's environment (sup-env.c), ids,
- *                            Landlock rules, seccomp's observer, rlimits; the
- *                            weaker-enforcement fallbacks decided here
+ *   4. layers prepared       from the model: the environment (+ the secrets'
+ *                            values), ids and maps (creds_prepare), mount steps
+ *                            (mounts_prepare), Landlock rules, seccomp's
+ *                            observer, rlimits; the weaker-enforcement
+ *                            fallbacks decided here
  *   5. cgroup v2             created before clone: init is born in it
  *   6. clone3                init in its namespaces (and v2 cgroup)
  *   7. uid/gid maps, sync 1  init may start its view
