@@ -724,6 +724,8 @@ static int apply_step(const struct mount_step *st, const struct mount_plan *plan
 		      cordon_error *err)
 {
 	const struct model_entry *e = st->e;
+	if (!plan && (st->op == MO_TASK || st->op == MO_SECRET_DIR || st->op == MO_CGROUP))
+		return cordon_err(err, EINVAL, "mount step %s of %s before sync 2", mount_op_name(st->op), e->path);
 	switch (st->op) {
 	case MO_SYSTEM_BIND:
 		return setup_system_bind(e, oldroot, newroot, err);
