@@ -21,13 +21,15 @@ test_identity() {
 }
 
 test_host_uid_is_never_root() {
-	cordon_run -- "$HOSTILE" sleep 2 &
+	# The command lives until the test has looked at it (then killed), so
+	# no load makes it end before it is seen.
+	cordon_run -- "$HOSTILE" sleep 300 &
 	local pid=$!
 	local cmd="" uid i
 	# Waits for the command to appear (set-up takes longer under load or
-	# sanitizers), not for a fixed time.
-	for i in $(seq 100); do
-		cmd=$(pgrep -f "probe-hostile sleep 2" | while read -r p; do
+	# sanitizers), not for a fixed time: a hang guard of 5 minutes.
+	for i in $(seq 6000); do
+		cmd=$(pgrep -f "probe-hostile sleep 300" | while read -r p; do
 			[ "$(readlink /proc/$p/exe 2>/dev/null)" = "$HOSTILE" ] && echo "$p"; done | head -1)
 		[ -n "$cmd" ] && break
 		sleep 0.05
@@ -35,6 +37,7 @@ test_host_uid_is_never_root() {
 	[ -n "$cmd" ] || fail "command process not found"
 	uid=$(awk '/^Uid:/{print $2}' /proc/$cmd/status)
 	[ "$uid" != 0 ] || fail "the command runs as host uid 0"
+	[ -z "$cmd" ] || kill -KILL "$cmd"
 	wait $pid
 	t_assert
 }
