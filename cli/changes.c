@@ -77,7 +77,8 @@ static void diff_one(const struct changeset *cs, const struct file_record *r)
 		waitpid(pid, &st, 0);
 }
 
-static void print_json(const struct changeset *cs, const struct file_list *l, const strv *refused)
+static void print_json(const struct changeset *cs, const struct file_list *l, const strv *refused,
+		       const strv *protected)
 {
 	jwriter jw;
 	memset(&jw, 0, sizeof(jw));
@@ -114,6 +115,8 @@ static void print_json(const struct changeset *cs, const struct file_list *l, co
 	jw_bool(w, l->truncated);
 	jw_key(w, "refused");
 	jw_str_array(w, (const char *const *)refused->v, refused->n);
+	jw_key(w, "protected");
+	jw_str_array(w, (const char *const *)protected->v, protected->n);
 	jw_obj_end(w);
 	if (jw_finish(w) == 0)
 		printf("%.*s\n", (int)w->out.len, w->out.p);
@@ -123,17 +126,19 @@ static void print_json(const struct changeset *cs, const struct file_list *l, co
 static int cmd_list(struct changeset *cs, bool json, bool diff)
 {
 	struct file_list l;
-	strv refused = {0};
+	strv refused = {0}, protected = {0};
 	cordon_error err = {0};
 	file_list_start(&l);
-	if (changeset_list(cs, cs->host[0], &l, &refused, &err) < 0) {
+	struct changeset_held held = {&refused, &protected, NULL};
+	if (changeset_list(cs, cs->host[0], &l, &held, &err) < 0) {
 		fprintf(stderr, "cordon: %s: %s\n", cs->dir, err.msg);
 		file_list_free(&l);
 		strv_free(&refused);
+		strv_free(&protected);
 		return 2;
 	}
 	if (json) {
-		print_json(cs, &l, &refused);
+		print_json(cs, &l, &refused, &protected);
 	} else if (diff) {
 		for (size_t i = 0; i < l.n; i++)
 			diff_one(cs, &l.r[i]);
@@ -145,6 +150,8 @@ static int cmd_list(struct changeset *cs, bool json, bool diff)
 		}
 		for (size_t i = 0; i < refused.n; i++)
 			printf("refused   %s\n", refused.v[i]);
+		for (size_t i = 0; i < protected.n; i++)
+			printf("protected %s (held back: cordon apply --include-protected applies it)\n", protected.v[i]);
 		if (l.truncated)
 			printf("(the list is cut: %s)\n", cut_name(l.cut));
 		if (changeset_interrupted(cs))
@@ -152,6 +159,7 @@ static int cmd_list(struct changeset *cs, bool json, bool diff)
 	}
 	file_list_free(&l);
 	strv_free(&refused);
+	strv_free(&protected);
 	return 0;
 }
 
@@ -162,7 +170,7 @@ int cmd_changes(const char *verb, int argc, char **argv)
 		return 0;
 	}
 	const char *dir = NULL;
-	bool json = false, diff = false, force = false;
+	bool json = false, diff = false, force = false, include_protected = false;
 	long crash_after = 0;
 	for (int i = 0; i < argc; i++) {
 		bool list = strcmp(verb, "changes") == 0, apply = strcmp(verb, "apply") == 0;
@@ -172,6 +180,8 @@ int cmd_changes(const char *verb, int argc, char **argv)
 			diff = true;
 		else if (apply && strcmp(argv[i], "--force") == 0)
 			force = true;
+		else if (apply && strcmp(argv[i], "--include-protected") == 0)
+			include_protected = true;
 		else if (apply && strcmp(argv[i], "--test-apply-crash-after") == 0 && i + 1 < argc)
 			crash_after = strtol(argv[++i], NULL, 10); /* tests only */
 		else if (argv[i][0] != '-' && !dir)
@@ -196,17 +206,23 @@ int cmd_changes(const char *verb, int argc, char **argv)
 	if (strcmp(verb, "changes") == 0) {
 		rc = cmd_list(&cs, json, diff);
 	} else if (strcmp(verb, "apply") == 0) {
-		strv refused = {0};
-		struct changeset_apply_opts o = {.force = force, .crash_after = crash_after};
-		if (changeset_apply(&cs, &o, &refused, &err) < 0) {
+		strv refused = {0}, protected = {0};
+		struct changeset_held held = {&refused, &protected, NULL};
+		struct changeset_apply_opts o = {.force = force, .include_protected = include_protected,
+						 .crash_after = crash_after};
+		if (changeset_apply(&cs, &o, &held, &err) < 0) {
 			fprintf(stderr, "cordon: apply %s: %s\n", dir, err.msg);
 			rc = 1;
 		}
 		for (size_t i = 0; i < refused.n; i++)
 			fprintf(stderr, "cordon: not applied: %s\n", refused.v[i]);
-		if (rc == 0 && refused.n)
+		for (size_t i = 0; i < protected.n; i++)
+			fprintf(stderr, "cordon: not applied: %s: a protected path (--include-protected applies it)\n",
+				protected.v[i]);
+		if (rc == 0 && (refused.n || protected.n))
 			fprintf(stderr, "cordon: %s keeps what was not applied\n", dir);
 		strv_free(&refused);
+		strv_free(&protected);
 	} else if (changeset_discard(&cs, &err) < 0) {
 		fprintf(stderr, "cordon: discard %s: %s\n", dir, err.msg);
 		rc = 1;

@@ -30,9 +30,11 @@
 #include "changeset.h"
 #include "cleanup.h"
 #include "error.h"
+#include "protect.h"
 
 #define META_MAGIC "cordon-changes 1"
 #define REL_MAX 16384
+#define PROTECT_MAX (64 * 1024) /* the protect file's bound */
 
 static int64_t realtime_ns(void)
 {
@@ -91,6 +93,25 @@ void changeset_close(struct changeset *cs)
 	for (size_t i = 0; i < cs->nlayers; i++)
 		free(cs->host[i]);
 	cs->nlayers = 0;
+	strv_free(&cs->protect);
+}
+
+/* The names, each ended by a NUL (a name may hold any other byte). */
+static int write_protect(const struct changeset *cs, cordon_error *err)
+{
+	buf b = {0};
+	for (size_t i = 0; i < cs->protect.n; i++)
+		if (buf_append(&b, cs->protect.v[i], strlen(cs->protect.v[i]) + 1) < 0) {
+			buf_free(&b);
+			return cordon_err(err, ENOMEM, "out of memory");
+		}
+	if (b.len > PROTECT_MAX) {
+		buf_free(&b);
+		return cordon_err(err, E2BIG, "the protected names take more than %d bytes", PROTECT_MAX);
+	}
+	int r = write_file_at(cs->dirfd, "protect", b.p ? b.p : "", b.len, err);
+	buf_free(&b);
+	return r;
 }
 
 static int write_meta(const struct changeset *cs, cordon_error *err)
@@ -126,7 +147,7 @@ static int create_layer(struct changeset *cs, size_t i, uid_t run_uid, gid_t run
 static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err);
 
 int changeset_create(struct changeset *cs, const char *base, const char *const *hosts, size_t n, uid_t uid,
-		     gid_t gid, uid_t run_uid, gid_t run_gid, cordon_error *err)
+		     gid_t gid, uid_t run_uid, gid_t run_gid, const strv *protect, cordon_error *err)
 {
 	memset(cs, 0, sizeof(*cs));
 	cs->dirfd = -1;
@@ -149,7 +170,10 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 	for (size_t i = 0; i < n; i++, cs->nlayers++)
 		if (!(cs->host[i] = strdup(hosts[i])))
 			return cordon_err(err, ENOMEM, "out of memory");
-	if (write_meta(cs, err) < 0)
+	for (size_t i = 0; protect && i < protect->n; i++)
+		if (strv_push(&cs->protect, protect->v[i]) < 0)
+			return cordon_err(err, ENOMEM, "out of memory");
+	if (write_meta(cs, err) < 0 || write_protect(cs, err) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		if (create_layer(cs, i, run_uid, run_gid, err) < 0)
@@ -191,6 +215,34 @@ static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid
 	return 0;
 }
 
+/* The protect file: names ended by NULs, each one a valid name
+ * (protect_check_name). Absent (an older cordon's change set): the
+ * defaults. Anything else wrong: the change set is not used. */
+static int read_protect(struct changeset *cs, cordon_error *err)
+{
+	_cleanup_free_ char *text = malloc(PROTECT_MAX + 1);
+	if (!text)
+		return cordon_err(err, ENOMEM, "out of memory");
+	ssize_t n = read_file_at(cs->dirfd, "protect", text, PROTECT_MAX + 1);
+	if (n < 0 && errno == ENOENT) {
+		for (size_t i = 0; protect_defaults[i]; i++)
+			if (strv_push(&cs->protect, protect_defaults[i]) < 0)
+				return cordon_err(err, ENOMEM, "out of memory");
+		return 0;
+	}
+	if (n < 0 || n == PROTECT_MAX || (n > 0 && text[n - 1] != '\0'))
+		return cordon_err(err, EINVAL, "%s/protect: not a list of protected names", cs->dir);
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(text + i) + 1) {
+		char norm[4096];
+		cordon_error e = {0};
+		if (protect_check_name(text + i, norm, sizeof(norm), &e) < 0 || strcmp(norm, text + i) != 0)
+			return cordon_err(err, EINVAL, "%s/protect: not a list of protected names", cs->dir);
+		if (strv_push(&cs->protect, norm) < 0)
+			return cordon_err(err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 int changeset_open(struct changeset *cs, const char *dir, cordon_error *err)
 {
 	memset(cs, 0, sizeof(*cs));
@@ -227,7 +279,7 @@ int changeset_open(struct changeset *cs, const char *dir, cordon_error *err)
 		if (!(cs->host[i] = strdup(host)))
 			return cordon_err(err, ENOMEM, "out of memory");
 	}
-	return 0;
+	return read_protect(cs, err);
 }
 
 int changeset_layer_fd(const struct changeset *cs, size_t i, const char *which, cordon_error *err)
@@ -245,12 +297,24 @@ bool changeset_interrupted(const struct changeset *cs)
 	return faccessat(cs->dirfd, "journal", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-bool changeset_held_back(const struct changeset *cs, size_t layer, const char *rel, char *why, size_t whysz)
+bool changeset_held_back(const struct changeset *cs, const char *rel, bool plain_dir, char *why, size_t whysz)
 {
-	/* Issue 15 (protected control files: .git/config, hooks...) decides
-	 * here, per entry; a held-back entry stays in the change set and is
-	 * named in the apply's refused list. */
-	(void)cs, (void)layer, (void)rel, (void)why, (void)whysz;
+	size_t lr = strlen(rel);
+	for (size_t i = 0; i < cs->protect.n; i++) {
+		const char *p = cs->protect.v[i];
+		size_t lp = strlen(p);
+		/* At or below the name: .envrc, .vscode/tasks.json. */
+		if (lr >= lp && strncmp(rel, p, lp) == 0 && (rel[lp] == '\0' || rel[lp] == '/')) {
+			snprintf(why, whysz, "protected path %s", p);
+			return true;
+		}
+		/* Above it, anything but a directory made or merged: a file or a
+		 * link .git, .git deleted or replaced, takes .git/config along. */
+		if (!plain_dir && lp > lr && strncmp(p, rel, lr) == 0 && p[lr] == '/') {
+			snprintf(why, whysz, "above protected path %s (only a directory may be made there)", p);
+			return true;
+		}
+	}
 	return false;
 }
 
@@ -287,7 +351,8 @@ struct walk {
 	/* list */
 	const char *base;
 	struct file_list *out;
-	strv *refused;
+	const struct changeset_held *held; /* what is not applied (each may be NULL) */
+	char held_rel[REL_MAX]; /* the last entry listed as protected: not its entries again */
 	/* conflicts */
 	strv *conflicts;
 	bool rmdir_after; /* apply: an upper directory goes once emptied */
@@ -311,15 +376,48 @@ static int host_path(const struct walk *w, char *out, size_t sz)
 	return snprintf(out, sz, "%s%s%s", h, strcmp(h, "/") ? "/" : "", w->rel) >= (int)sz ? -1 : 0;
 }
 
-static int add_refused(strv *s, const char *path, const char *why, cordon_error *err)
+/* A line of one of held's lists: "PATH: why", or PATH alone. */
+static int add_held(strv *s, const char *path, const char *why, cordon_error *err)
 {
 	if (!s)
 		return 0;
-	char line[REL_MAX + 128];
-	snprintf(line, sizeof(line), "%s: %s", path, why);
+	char line[REL_MAX + 4096 + 300];
+	snprintf(line, sizeof(line), "%s%s%s", path, why ? ": " : "", why ? why : "");
 	if (strv_push(s, line) < 0)
 		return cordon_err(err, ENOMEM, "out of memory");
 	return 0;
+}
+
+static strv *held_list(const struct walk *w, int which)
+{
+	if (!w->held)
+		return NULL;
+	return which == 0 ? w->held->refused : which == 1 ? w->held->protected : w->held->conflicts;
+}
+
+/* Does the entry U/name (st; the host's hs if host) replace nothing on the
+ * host: a directory made, or merged into a host directory (not opaque)?
+ * An upper directory that cannot be opened counts as replacing. */
+static bool plain_dir(int U, const char *name, const struct stat *st, bool host, const struct stat *hs)
+{
+	if (!S_ISDIR(st->st_mode))
+		return false;
+	if (!host)
+		return true;
+	if (!S_ISDIR(hs->st_mode))
+		return false;
+	_cleanup_close_ int ud = open_beneath(U, name, O_RDONLY | O_DIRECTORY);
+	return ud >= 0 && !is_opaque(ud);
+}
+
+/* Does the entry (a whiteout or anything not a plain directory) act on a
+ * host entry changed since the run started (ctime)? */
+static bool changed_since(const struct walk *w, const struct stat *st, bool host, const struct stat *hs)
+{
+	if (!host || (S_ISDIR(st->st_mode) && S_ISDIR(hs->st_mode)))
+		return false;
+	int64_t ct = (int64_t)hs->st_ctim.tv_sec * 1000000000LL + hs->st_ctim.tv_nsec;
+	return ct > w->cs->started_ns;
 }
 
 typedef int (*visit_fn)(struct walk *w, int U, int H, const char *name, const struct stat *st, cordon_error *err);
@@ -419,11 +517,21 @@ static int list_opaque(struct walk *w, int U, int H, const char *name, cordon_er
 
 static int list_visit(struct walk *w, int U, int H, const char *name, const struct stat *st, cordon_error *err)
 {
-	char path[REL_MAX + 4096];
+	char path[REL_MAX + 4096], why[256];
 	if (host_path(w, path, sizeof(path)) < 0)
 		return cordon_err(err, ENAMETOOLONG, "%s: too long", w->rel);
 	struct stat hs;
 	bool host = H >= 0 && fstatat(H, name, &hs, AT_SYMLINK_NOFOLLOW) == 0;
+	/* Held back (named once, at the top of what is held): still a change
+	 * the run made, listed below. */
+	size_t hl = strlen(w->held_rel);
+	bool below = hl && strncmp(w->rel, w->held_rel, hl) == 0 && w->rel[hl] == '/';
+	if (!below && changeset_held_back(w->cs, w->rel, (is_whiteout(st) && !host) || plain_dir(U, name, st, host, &hs),
+					  why, sizeof(why))) {
+		snprintf(w->held_rel, sizeof(w->held_rel), "%s", w->rel);
+		if (add_held(held_list(w, 1), path, NULL, err) < 0)
+			return -1;
+	}
 	if (is_whiteout(st))
 		return file_list_add(w->out, path, w->base, CHANGE_DELETED, false, -1, err);
 	if (S_ISDIR(st->st_mode)) {
@@ -441,11 +549,11 @@ static int list_visit(struct walk *w, int U, int H, const char *name, const stru
 		return file_list_add(w->out, path, w->base, host ? CHANGE_MODIFIED : CHANGE_CREATED,
 				     S_ISREG(st->st_mode), fd, err);
 	}
-	return add_refused(w->refused, path, special_name(st->st_mode), err) < 0 ? -1 : 0;
+	return add_held(held_list(w, 0), path, special_name(st->st_mode), err) < 0 ? -1 : 0;
 }
 
-int changeset_list(const struct changeset *cs, const char *base, struct file_list *out, strv *refused,
-		   cordon_error *err)
+int changeset_list(const struct changeset *cs, const char *base, struct file_list *out,
+		   const struct changeset_held *held, cordon_error *err)
 {
 	_cleanup_free_ struct walk *w = calloc(1, sizeof(*w));
 	if (!w)
@@ -453,7 +561,7 @@ int changeset_list(const struct changeset *cs, const char *base, struct file_lis
 	w->cs = cs;
 	w->base = base;
 	w->out = out;
-	w->refused = refused;
+	w->held = held;
 	int r = for_each_layer(w, list_visit, err);
 	if (r < 0 && (err->code == EFBIG || err->code == ELOOP)) {
 		out->truncated = true;
@@ -473,8 +581,7 @@ static int conflict_visit(struct walk *w, int U, int H, const char *name, const 
 		return S_ISDIR(st->st_mode) ? 1 : 0;
 	if (S_ISDIR(st->st_mode) && S_ISDIR(hs.st_mode))
 		return 1; /* merged: its own entries say */
-	int64_t ct = (int64_t)hs.st_ctim.tv_sec * 1000000000LL + hs.st_ctim.tv_nsec;
-	if (ct <= w->cs->started_ns)
+	if (!changed_since(w, st, true, &hs))
 		return S_ISDIR(st->st_mode) ? 1 : 0;
 	char path[REL_MAX + 4096];
 	host_path(w, path, sizeof(path));
@@ -549,7 +656,6 @@ static int remove_dir(struct changeset *cs, cordon_error *err)
 struct apply {
 	struct changeset *cs;
 	const struct changeset_apply_opts *o;
-	strv *refused;
 	int journal;
 	int backup; /* <layer>/backup, created on first use */
 	size_t layer;
@@ -559,11 +665,34 @@ struct apply {
 
 static int journal(struct apply *a, char kind, long long arg, const char *rel, cordon_error *err)
 {
-	/* One write per record (O_APPEND): a crash cuts at most the last. */
+	/* One write per record (O_APPEND): a crash cuts at most the last.
+	 * On disk before the step it records is taken: a machine that goes
+	 * down in between finds every step it must undo or complete. */
 	char rec[REL_MAX + 96];
 	int n = snprintf(rec, sizeof(rec), "%c %zu %lld %zu\n%s\n", kind, a->layer, arg, strlen(rel), rel);
-	if (n < 0 || (size_t)n >= sizeof(rec) || write_all(a->journal, rec, (size_t)n) < 0)
+	if (n < 0 || (size_t)n >= sizeof(rec) || write_all(a->journal, rec, (size_t)n) < 0 || fdatasync(a->journal) < 0)
 		return cordon_err_errno(err, "write %s/journal", a->cs->dir);
+	return 0;
+}
+
+/* fsync of the directory dfd/name ("." for dfd itself). */
+static int sync_dir(int dfd, const char *name)
+{
+	_cleanup_close_ int d = open_beneath(dfd, name, O_RDONLY | O_DIRECTORY);
+	return d < 0 || fsync(d) < 0 ? -1 : 0;
+}
+
+/* syncfs of the filesystem of the host directory of each layer, and of the
+ * change set's: what was renamed or written is on disk. */
+static int sync_all(const struct changeset *cs, cordon_error *err)
+{
+	if (syncfs(cs->dirfd) < 0)
+		return cordon_err_errno(err, "syncfs %s", cs->dir);
+	for (size_t i = 0; i < cs->nlayers; i++) {
+		_cleanup_close_ int h = open_root(cs->host[i], O_RDONLY | O_DIRECTORY);
+		if (h >= 0 && syncfs(h) < 0)
+			return cordon_err_errno(err, "syncfs %s", cs->host[i]);
+	}
 	return 0;
 }
 
@@ -578,6 +707,10 @@ static int backup_dir(struct apply *a, cordon_error *err)
 	a->backup = open_beneath(a->cs->dirfd, name, O_PATH | O_DIRECTORY);
 	if (a->backup < 0)
 		return cordon_err_errno(err, "open %s/%s", a->cs->dir, name);
+	/* Its entry on disk before anything is moved into it. */
+	snprintf(name, sizeof(name), "%zu", a->layer);
+	if (sync_dir(a->cs->dirfd, name) < 0)
+		return cordon_err_errno(err, "fsync %s/%s", a->cs->dir, name);
 	return a->backup;
 }
 
@@ -673,9 +806,11 @@ static int copy_into(struct apply *a, int U, int H, const char *name, const stru
 			}
 			left -= c;
 		}
-		if ((geteuid() == 0 && fchown(out, a->cs->uid, a->cs->gid) < 0) || fchmod(out, is.st_mode & 0777) < 0) {
+		/* On disk before it is renamed over the host's file. */
+		if ((geteuid() == 0 && fchown(out, a->cs->uid, a->cs->gid) < 0) || fchmod(out, is.st_mode & 0777) < 0 ||
+		    fsync(out) < 0) {
 			unlinkat(H, tmp, 0);
-			return cordon_err_errno(err, "chown/chmod %s", a->w->rel);
+			return cordon_err_errno(err, "chown/chmod/fsync %s", a->w->rel);
 		}
 	}
 	if (renameat(H, tmp, H, name) < 0) {
@@ -775,10 +910,14 @@ static int apply_visit(struct walk *w, int U, int H, const char *name, const str
 	host_path(w, path, sizeof(path));
 	if (H < 0)
 		return cordon_err(err, ENOENT, "%s: its directory is not on the host", path);
-	if (changeset_held_back(a->cs, w->layer, w->rel, why, sizeof(why)))
-		return add_refused(a->refused, path, why, err) < 0 ? -1 : 0;
 	struct stat hs;
 	bool host = fstatat(H, name, &hs, AT_SYMLINK_NOFOLLOW) == 0;
+	/* Held back: the entry and all below it stay in the change set. */
+	bool plain = (is_whiteout(st) && !host) || plain_dir(U, name, st, host, &hs);
+	if (!(a->o && a->o->include_protected) && changeset_held_back(a->cs, w->rel, plain, why, sizeof(why)))
+		return add_held(held_list(w, 1), path, NULL, err) < 0 ? -1 : 0;
+	if (a->o && a->o->hold_conflicts && !a->o->force && changed_since(w, st, host, &hs))
+		return add_held(held_list(w, 2), path, NULL, err) < 0 ? -1 : 0;
 	if (is_whiteout(st)) {
 		if (host && backup(a, H, name, true, err) < 0)
 			return -1;
@@ -791,17 +930,24 @@ static int apply_visit(struct walk *w, int U, int H, const char *name, const str
 		return apply_dir_entry(a, U, H, name, st, host, &hs, err);
 	if (S_ISREG(st->st_mode) || S_ISLNK(st->st_mode))
 		return apply_file(a, U, H, name, st, host, &hs, err);
-	return add_refused(a->refused, path, special_name(st->st_mode), err) < 0 ? -1 : 0;
+	return add_held(held_list(w, 0), path, special_name(st->st_mode), err) < 0 ? -1 : 0;
 }
 
-int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, strv *refused, cordon_error *err)
+static size_t held_count(const struct changeset_held *h)
+{
+	return !h ? 0 : (h->refused ? h->refused->n : 0) + (h->protected ? h->protected->n : 0) +
+				(h->conflicts ? h->conflicts->n : 0);
+}
+
+int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, const struct changeset_held *held,
+		    cordon_error *err)
 {
 	_cleanup_free_ struct walk *w = calloc(1, sizeof(*w));
 	if (!w)
 		return cordon_err(err, ENOMEM, "out of memory");
 	w->cs = cs;
 	bool resume = changeset_interrupted(cs);
-	if (!resume && !(o && o->force)) {
+	if (!resume && !(o && (o->force || o->hold_conflicts))) {
 		strv c = {0};
 		w->conflicts = &c;
 		int r = for_each_layer(w, conflict_visit, err);
@@ -814,10 +960,25 @@ int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, 
 		w->conflicts = NULL;
 		w->entries = 0;
 	}
-	struct apply a = {cs, o, refused, -1, -1, 0, 0, w};
+	struct apply a = {cs, o, -1, -1, 0, 0, w};
+	w->held = held;
+	size_t held_before = held_count(held);
+	/* What the run wrote is on disk before any of it is renamed into the
+	 * host (a rename that outlives a crash never names a file whose data
+	 * did not), and so is the journal's own entry. */
+	if (!resume && sync_all(cs, err) < 0)
+		return -1;
 	a.journal = openat(cs->dirfd, "journal", O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (a.journal < 0)
+	struct stat js;
+	if (a.journal < 0 || fstat(a.journal, &js) < 0 || !S_ISREG(js.st_mode) || js.st_nlink != 1) {
+		if (a.journal >= 0)
+			close(a.journal);
 		return cordon_err_errno(err, "open %s/journal", cs->dir);
+	}
+	if (fsync(cs->dirfd) < 0) {
+		close(a.journal);
+		return cordon_err_errno(err, "fsync %s", cs->dir);
+	}
 	the_apply = &a;
 	w->rmdir_after = true;
 	int r = 0;
@@ -837,10 +998,11 @@ int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, 
 	}
 	the_apply = NULL;
 	close(a.journal);
-	if (r < 0)
+	/* Every step on disk before the journal that could undo it goes. */
+	if (r < 0 || sync_all(cs, err) < 0)
 		return -1;
-	/* Done: nothing to roll back, nothing left but what was refused. */
-	if (refused && refused->n)
+	/* Done: nothing to roll back, nothing left but what was held back. */
+	if (held_count(held) > held_before)
 		return unlinkat(cs->dirfd, "journal", 0) < 0 ? cordon_err_errno(err, "remove %s/journal", cs->dir) : 0;
 	return remove_dir(cs, err);
 }
