@@ -614,7 +614,7 @@ static int rm_at(int dfd, const char *name, int depth)
 		return -1;
 	}
 	int sub = open_beneath(dfd, name, O_RDONLY | O_DIRECTORY);
-	if (sub < 0 && errno == EACCES && fchmodat(dfd, name, 0700, 0) == 0)
+	if (sub < 0 && errno == EACCES && fchmodat(dfd, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
 		sub = open_beneath(dfd, name, O_RDONLY | O_DIRECTORY);
 	if (sub < 0)
 		return -1;
@@ -863,7 +863,7 @@ static int apply_dir_entry(struct apply *a, int U, int H, const char *name, cons
 			   const struct stat *hs, cordon_error *err)
 {
 	_cleanup_close_ int ud = open_beneath(U, name, O_RDONLY | O_DIRECTORY);
-	if (ud < 0 && errno == EACCES && fchmodat(U, name, 0700, 0) == 0) /* the run's chmod 000: ours now */
+	if (ud < 0 && errno == EACCES && fchmodat(U, name, 0700, AT_SYMLINK_NOFOLLOW) == 0) /* the run's chmod 000: ours now */
 		ud = open_beneath(U, name, O_RDONLY | O_DIRECTORY);
 	if (ud < 0)
 		return cordon_err_errno(err, "open %s in the change set", a->w->rel);
@@ -1080,7 +1080,7 @@ static int undo(struct changeset *cs, const struct jrec *j, cordon_error *err)
 		return errno == ENOENT ? 0 : cordon_err_errno(err, "roll back %s: open its directory", j->rel);
 	if (j->kind == 'C' && rm_at(p, name, 0) < 0)
 		return cordon_err_errno(err, "roll back %s: remove it", j->rel);
-	if (j->kind == 'M' && fchmodat(p, name, (mode_t)j->arg, 0) < 0 && errno != ENOENT)
+	if (j->kind == 'M' && fchmodat(p, name, (mode_t)j->arg, AT_SYMLINK_NOFOLLOW) < 0 && errno != ENOENT)
 		return cordon_err_errno(err, "roll back %s: its mode", j->rel);
 	if (j->kind == 'B') {
 		char bname[64];
