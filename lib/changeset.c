@@ -12,9 +12,11 @@
  *                        renamed over it (atomic); copied beside and renamed
  *                        when the host is another filesystem
  *   anything else        refused (FIFO, socket, device node)
- * Each step is written to the journal before it is taken, and every step
- * is idempotent, so an interrupted apply completes by walking again; the
- * journal, read backwards, undoes it (changeset_discard). */
+ * Each step is written to the journal, and synced, before it is taken
+ * (files and links in groups: the records of a group, one fdatasync, then
+ * its steps), and every step is idempotent, so an interrupted apply
+ * completes by walking again; the journal, read backwards, undoes it
+ * (changeset_discard). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -356,6 +358,8 @@ struct walk {
 	/* conflicts */
 	strv *conflicts;
 	bool rmdir_after; /* apply: an upper directory goes once emptied */
+	/* apply: called with a directory's U and H when its entries are done */
+	int (*level_end)(struct walk *w, int U, int H, cordon_error *err);
 };
 
 /* w->rel + "/" + name while fn runs; restored afterwards. */
@@ -464,7 +468,7 @@ static int walk_dir(struct walk *w, int U, int H, int depth, visit_fn fn, cordon
 	}
 	if (errno)
 		return cordon_err_errno(err, "read %s", w->rel);
-	return 0;
+	return w->level_end ? w->level_end(w, U, H, err) : 0;
 }
 
 static int for_each_layer(struct walk *w, visit_fn fn, cordon_error *err)
@@ -653,6 +657,19 @@ static int remove_dir(struct changeset *cs, cordon_error *err)
 
 /* ---- the journal ---- */
 
+/* A file or link of the current directory whose records are written but
+ * not yet synced: its steps wait for the group's fdatasync. Only entries
+ * whose undo is harmless before their step is taken are grouped: no host
+ * entry (undo: remove what is not there), or a host file (undo: put back a
+ * backup link that was never made, skipped). */
+struct pending {
+	char name[256];
+	struct stat st;
+	bool host;
+	long long seq; /* the backup's name (host) */
+};
+#define PENDING_MAX 256
+
 struct apply {
 	struct changeset *cs;
 	const struct changeset_apply_opts *o;
@@ -661,18 +678,28 @@ struct apply {
 	size_t layer;
 	long done;
 	struct walk *w;
+	struct pending *q; /* PENDING_MAX */
+	size_t nq;
 };
+
+/* One write per record (O_APPEND): a crash cuts at most the last. On
+ * disk (fdatasync) before the step it records is taken: a machine that goes
+ * down in between finds every step it must undo. Files are applied in
+ * groups (struct pending): their records are written, synced once, then
+ * their steps taken. */
+static int journal_write(struct apply *a, char kind, long long arg, const char *rel, bool sync, cordon_error *err)
+{
+	char rec[REL_MAX + 96];
+	int n = snprintf(rec, sizeof(rec), "%c %zu %lld %zu\n%s\n", kind, a->layer, arg, strlen(rel), rel);
+	if (n < 0 || (size_t)n >= sizeof(rec) || write_all(a->journal, rec, (size_t)n) < 0 ||
+	    (sync && fdatasync(a->journal) < 0))
+		return cordon_err_errno(err, "write %s/journal", a->cs->dir);
+	return 0;
+}
 
 static int journal(struct apply *a, char kind, long long arg, const char *rel, cordon_error *err)
 {
-	/* One write per record (O_APPEND): a crash cuts at most the last.
-	 * On disk before the step it records is taken: a machine that goes
-	 * down in between finds every step it must undo or complete. */
-	char rec[REL_MAX + 96];
-	int n = snprintf(rec, sizeof(rec), "%c %zu %lld %zu\n%s\n", kind, a->layer, arg, strlen(rel), rel);
-	if (n < 0 || (size_t)n >= sizeof(rec) || write_all(a->journal, rec, (size_t)n) < 0 || fdatasync(a->journal) < 0)
-		return cordon_err_errno(err, "write %s/journal", a->cs->dir);
-	return 0;
+	return journal_write(a, kind, arg, rel, true, err);
 }
 
 /* fsync of the directory dfd/name ("." for dfd itself). */
@@ -829,8 +856,11 @@ static void crash_hook(struct apply *a)
 		raise(SIGKILL); /* the test of an interrupted apply */
 }
 
-static int apply_file(struct apply *a, int U, int H, const char *name, const struct stat *st, bool host,
-		      const struct stat *hs, cordon_error *err)
+/* The steps for a file or link whose record is on disk: owner and mode on
+ * the upper inode, the host's file linked into backup/seq (host), then the
+ * rename (or a copy beside and a rename). */
+static int apply_file_steps(struct apply *a, int U, int H, const char *name, const struct stat *st, bool host,
+			    long long seq, cordon_error *err)
 {
 	if (S_ISREG(st->st_mode)) {
 		_cleanup_close_ int fd = open_beneath(U, name, O_RDONLY);
@@ -842,13 +872,16 @@ static int apply_file(struct apply *a, int U, int H, const char *name, const str
 	} else if (geteuid() == 0 && fchownat(U, name, a->cs->uid, a->cs->gid, AT_SYMLINK_NOFOLLOW) < 0) {
 		return cordon_err_errno(err, "chown the link %s", a->w->rel);
 	}
-	if (host && S_ISDIR(hs->st_mode)) {
-		if (backup(a, H, name, true, err) < 0)
+	if (host) {
+		char sname[32];
+		snprintf(sname, sizeof(sname), "%lld", seq);
+		int b = backup_dir(a, err);
+		if (b < 0)
 			return -1;
-		host = false;
+		/* Another filesystem: nowhere to keep it (not undoable). */
+		if (linkat(H, name, b, sname, 0) < 0 && errno != ENOENT && errno != EXDEV)
+			return cordon_err_errno(err, "keep %s in the change set's backup", a->w->rel);
 	}
-	if (host ? backup(a, H, name, false, err) < 0 : journal(a, 'C', 0, a->w->rel, err) < 0)
-		return -1;
 	if (renameat(U, name, H, name) < 0) {
 		if (errno != EXDEV)
 			return cordon_err_errno(err, "rename %s into place", a->w->rel);
@@ -857,6 +890,21 @@ static int apply_file(struct apply *a, int U, int H, const char *name, const str
 	}
 	crash_hook(a);
 	return 0;
+}
+
+/* A file or link replacing a host directory: the directory moved to backup
+ * (journalled, synced), then as any file. */
+static int apply_file(struct apply *a, int U, int H, const char *name, const struct stat *st, bool host,
+		      const struct stat *hs, cordon_error *err)
+{
+	if (host && S_ISDIR(hs->st_mode)) {
+		if (backup(a, H, name, true, err) < 0)
+			return -1;
+		host = false;
+	}
+	if (journal(a, 'C', 0, a->w->rel, err) < 0)
+		return -1;
+	return apply_file_steps(a, U, H, name, st, host, 0, err);
 }
 
 static int apply_dir_entry(struct apply *a, int U, int H, const char *name, const struct stat *st, bool host,
@@ -899,11 +947,64 @@ static int apply_dir_entry(struct apply *a, int U, int H, const char *name, cons
 	return 1;
 }
 
-static int apply_visit(struct walk *w, int U, int H, const char *name, const struct stat *st, cordon_error *err);
-
 static struct apply *the_apply; /* the walk's context (one apply at a time) */
 
+/* The group's records on disk, then its steps, as apply_file takes them.
+ * cur: the entry being visited (w->rel ends with it), or NULL at the end of
+ * the directory (w->rel is the directory). */
+static int flush(struct walk *w, int U, int H, const char *cur, cordon_error *err)
+{
+	struct apply *a = the_apply;
+	if (!a->nq)
+		return 0;
+	if (fdatasync(a->journal) < 0)
+		return cordon_err_errno(err, "fsync %s/journal", a->cs->dir);
+	size_t n = a->nq, len = strlen(w->rel), dir = len;
+	if (cur)
+		dir = len > strlen(cur) ? len - strlen(cur) - 1 : 0;
+	char *tail = strdup(w->rel + dir);
+	if (!tail)
+		return cordon_err(err, ENOMEM, "out of memory");
+	a->nq = 0;
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		const struct pending *p = &a->q[i];
+		/* w->rel names the entry in messages. */
+		snprintf(w->rel + dir, sizeof(w->rel) - dir, "%s%s", dir ? "/" : "", p->name);
+		r = apply_file_steps(a, U, H, p->name, &p->st, p->host, p->seq, err);
+	}
+	snprintf(w->rel + dir, sizeof(w->rel) - dir, "%s", tail);
+	free(tail);
+	return r;
+}
+
+static int level_end(struct walk *w, int U, int H, cordon_error *err)
+{
+	return flush(w, U, H, NULL, err);
+}
+
+/* A file or link over no host entry or over a host file: its record
+ * written now, its steps taken with its group's. */
+static int queue_file(struct apply *a, int U, int H, const char *name, const struct stat *st, bool host,
+		      cordon_error *err)
+{
+	if (a->nq == PENDING_MAX && flush(a->w, U, H, name, err) < 0)
+		return -1;
+	struct pending *p = &a->q[a->nq];
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->st = *st;
+	p->host = host;
+	p->seq = host ? (long long)lseek(a->journal, 0, SEEK_END) : 0;
+	if (host && backup_dir(a, err) < 0)
+		return -1;
+	if (journal_write(a, host ? 'B' : 'C', p->seq, a->w->rel, false, err) < 0)
+		return -1;
+	a->nq++;
+	return 0;
+}
+
 static int apply_visit(struct walk *w, int U, int H, const char *name, const struct stat *st, cordon_error *err)
+
 {
 	struct apply *a = the_apply;
 	char path[REL_MAX + 4096], why[256] = "";
@@ -912,6 +1013,11 @@ static int apply_visit(struct walk *w, int U, int H, const char *name, const str
 		return cordon_err(err, ENOENT, "%s: its directory is not on the host", path);
 	struct stat hs;
 	bool host = fstatat(H, name, &hs, AT_SYMLINK_NOFOLLOW) == 0;
+	bool file = S_ISREG(st->st_mode) || S_ISLNK(st->st_mode);
+	/* Anything but a file or link over no host directory: the group
+	 * before it is applied first, and it is applied alone. */
+	if (!(file && !(host && S_ISDIR(hs.st_mode))) && flush(w, U, H, name, err) < 0)
+		return -1;
 	/* Held back: the entry and all below it stay in the change set. */
 	bool plain = (is_whiteout(st) && !host) || plain_dir(U, name, st, host, &hs);
 	if (!(a->o && a->o->include_protected) && changeset_held_back(a->cs, w->rel, plain, why, sizeof(why)))
@@ -928,7 +1034,9 @@ static int apply_visit(struct walk *w, int U, int H, const char *name, const str
 	}
 	if (S_ISDIR(st->st_mode))
 		return apply_dir_entry(a, U, H, name, st, host, &hs, err);
-	if (S_ISREG(st->st_mode) || S_ISLNK(st->st_mode))
+	if (file && !(host && S_ISDIR(hs.st_mode)))
+		return queue_file(a, U, H, name, st, host, err);
+	if (file)
 		return apply_file(a, U, H, name, st, host, &hs, err);
 	return add_held(held_list(w, 0), path, special_name(st->st_mode), err) < 0 ? -1 : 0;
 }
@@ -960,7 +1068,11 @@ int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, 
 		w->conflicts = NULL;
 		w->entries = 0;
 	}
-	struct apply a = {cs, o, -1, -1, 0, 0, w};
+	struct apply a = {cs, o, -1, -1, 0, 0, w, NULL, 0};
+	_cleanup_free_ struct pending *q = calloc(PENDING_MAX, sizeof(*q));
+	if (!q)
+		return cordon_err(err, ENOMEM, "out of memory");
+	a.q = q;
 	w->held = held;
 	size_t held_before = held_count(held);
 	/* What the run wrote is on disk before any of it is renamed into the
@@ -981,6 +1093,7 @@ int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, 
 	}
 	the_apply = &a;
 	w->rmdir_after = true;
+	w->level_end = level_end;
 	int r = 0;
 	for (w->layer = 0; r == 0 && w->layer < cs->nlayers; w->layer++) {
 		a.layer = w->layer;
