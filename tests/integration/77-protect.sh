@@ -256,6 +256,8 @@ test_overlay_holds_protected_back() {
 echo owned" "applied on request"
 	expect_eq "$(hgit config core.hooksPath)" /tmp "the config too"
 	[ -e "$d" ] && fail "the change set is gone"
+	expect_match "$("$CORDON" explain --workspace-mode review)" "protected \\(absent: held back from the apply\\) $WS/w:.* \\.npmrc" \
+		"explain says what becomes of absent names"
 	t_assert
 }
 
