@@ -34,8 +34,41 @@ static const char *record_layer(const struct changeset *cs, const char *path, si
 	return NULL;
 }
 
+/* A name the run chose, made safe for a terminal: control bytes (an escape
+ * sequence, a newline that fakes a line) as \xNN, into out. */
+static const char *safe(const char *s, char *out, size_t sz)
+{
+	size_t k = 0;
+	for (; *s && k + 5 < sz; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c < 0x20 || c == 0x7f || c == '\\')
+			k += (size_t)snprintf(out + k, sz - k, "\\x%02x", c);
+		else
+			out[k++] = (char)c;
+	}
+	out[k] = '\0';
+	return out;
+}
+
+/* fd (O_PATH, taken) reopened for reading if it is a regular file; else -1
+ * (a FIFO would block diff, a device node is never opened). */
+static int reopen_regular(int fd)
+{
+	struct stat st;
+	int r = -1;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		char p[64];
+		snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+		r = open(p, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+	}
+	if (fd >= 0)
+		close(fd);
+	return r;
+}
+
 /* diff -u of the host's file and the change set's, both opened here
- * without following any link and handed to diff as /dev/fd/3 and 4. */
+ * without following any link, regular files only, and handed to diff as
+ * /dev/fd/3 and 4. */
 static void diff_one(const struct changeset *cs, const struct file_record *r)
 {
 	size_t layer;
@@ -45,28 +78,25 @@ static void diff_one(const struct changeset *cs, const struct file_record *r)
 	char host[8192];
 	snprintf(host, sizeof(host), "%s/%s", cs->host[layer], rel);
 	_cleanup_close_ int up = changeset_layer_fd(cs, layer, "upper", &(cordon_error){0});
-	int a = r->change == CHANGE_CREATED ? open("/dev/null", O_RDONLY | O_CLOEXEC) : open_root(host, O_RDONLY);
+	int a = r->change == CHANGE_CREATED ? open("/dev/null", O_RDONLY | O_CLOEXEC) :
+		reopen_regular(open_root(host, O_PATH));
 	int b = r->change == CHANGE_DELETED || up < 0 ? open("/dev/null", O_RDONLY | O_CLOEXEC) :
-		open_beneath(up, rel, O_RDONLY);
-	struct stat sa, sb;
-	if (a < 0 || b < 0 || fstat(a, &sa) < 0 || fstat(b, &sb) < 0 || S_ISDIR(sa.st_mode) || S_ISDIR(sb.st_mode)) {
+		reopen_regular(open_beneath(up, rel, O_PATH));
+	if (a < 0 || b < 0) {
 		if (a >= 0)
 			close(a);
 		if (b >= 0)
 			close(b);
 		return;
 	}
-	char la[8300], lb[8300];
-	snprintf(la, sizeof(la), "a/%s", r->path);
-	snprintf(lb, sizeof(lb), "b/%s", r->path);
+	char la[8300], lb[8300], name[8192];
+	snprintf(la, sizeof(la), "a/%s", safe(r->path, name, sizeof(name)));
+	snprintf(lb, sizeof(lb), "b/%s", name);
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
 		if (dup2(a, 3) < 0 || dup2(b, 4) < 0)
 			_exit(127);
-		/* Non-blocking from open_beneath: diff reads them plainly. */
-		fcntl(3, F_SETFL, 0);
-		fcntl(4, F_SETFL, 0);
 		execlp("diff", "diff", "-u", "--label", la, "--label", lb, "/dev/fd/3", "/dev/fd/4", (char *)NULL);
 		_exit(127);
 	}
@@ -77,7 +107,8 @@ static void diff_one(const struct changeset *cs, const struct file_record *r)
 		waitpid(pid, &st, 0);
 }
 
-static void print_json(const struct changeset *cs, const struct file_list *l, const strv *refused)
+static void print_json(const struct changeset *cs, const struct file_list *l, const strv *refused,
+		       const strv *protected)
 {
 	jwriter jw;
 	memset(&jw, 0, sizeof(jw));
@@ -114,6 +145,8 @@ static void print_json(const struct changeset *cs, const struct file_list *l, co
 	jw_bool(w, l->truncated);
 	jw_key(w, "refused");
 	jw_str_array(w, (const char *const *)refused->v, refused->n);
+	jw_key(w, "protected");
+	jw_str_array(w, (const char *const *)protected->v, protected->n);
 	jw_obj_end(w);
 	if (jw_finish(w) == 0)
 		printf("%.*s\n", (int)w->out.len, w->out.p);
@@ -123,28 +156,35 @@ static void print_json(const struct changeset *cs, const struct file_list *l, co
 static int cmd_list(struct changeset *cs, bool json, bool diff)
 {
 	struct file_list l;
-	strv refused = {0};
+	strv refused = {0}, protected = {0};
 	cordon_error err = {0};
 	file_list_start(&l);
-	if (changeset_list(cs, cs->host[0], &l, &refused, &err) < 0) {
-		fprintf(stderr, "cordon: %s: %s\n", cs->dir, err.msg);
+	struct changeset_held held = {&refused, &protected, NULL};
+	if (changeset_list(cs, cs->host[0], &l, &held, &err) < 0) {
+		char m[sizeof(err.msg) * 4 + 8];
+		fprintf(stderr, "cordon: %s: %s\n", cs->dir, safe(err.msg, m, sizeof(m)));
 		file_list_free(&l);
 		strv_free(&refused);
+		strv_free(&protected);
 		return 2;
 	}
 	if (json) {
-		print_json(cs, &l, &refused);
+		print_json(cs, &l, &refused, &protected);
 	} else if (diff) {
 		for (size_t i = 0; i < l.n; i++)
 			diff_one(cs, &l.r[i]);
 	} else {
+		char name[16384];
 		for (size_t i = 0; i < l.n; i++) {
 			const struct file_record *r = &l.r[i];
 			printf("%-9s %10llu %s %s\n", change_name(r->change), (unsigned long long)r->bytes,
-			       r->sha256[0] ? r->sha256 : "-", r->path);
+			       r->sha256[0] ? r->sha256 : "-", safe(r->path, name, sizeof(name)));
 		}
 		for (size_t i = 0; i < refused.n; i++)
-			printf("refused   %s\n", refused.v[i]);
+			printf("refused   %s\n", safe(refused.v[i], name, sizeof(name)));
+		for (size_t i = 0; i < protected.n; i++)
+			printf("protected %s (held back: cordon apply --include-protected applies it)\n",
+			       safe(protected.v[i], name, sizeof(name)));
 		if (l.truncated)
 			printf("(the list is cut: %s)\n", cut_name(l.cut));
 		if (changeset_interrupted(cs))
@@ -152,6 +192,7 @@ static int cmd_list(struct changeset *cs, bool json, bool diff)
 	}
 	file_list_free(&l);
 	strv_free(&refused);
+	strv_free(&protected);
 	return 0;
 }
 
@@ -162,7 +203,7 @@ int cmd_changes(const char *verb, int argc, char **argv)
 		return 0;
 	}
 	const char *dir = NULL;
-	bool json = false, diff = false, force = false;
+	bool json = false, diff = false, force = false, include_protected = false;
 	long crash_after = 0;
 	for (int i = 0; i < argc; i++) {
 		bool list = strcmp(verb, "changes") == 0, apply = strcmp(verb, "apply") == 0;
@@ -172,6 +213,8 @@ int cmd_changes(const char *verb, int argc, char **argv)
 			diff = true;
 		else if (apply && strcmp(argv[i], "--force") == 0)
 			force = true;
+		else if (apply && strcmp(argv[i], "--include-protected") == 0)
+			include_protected = true;
 		else if (apply && strcmp(argv[i], "--test-apply-crash-after") == 0 && i + 1 < argc)
 			crash_after = strtol(argv[++i], NULL, 10); /* tests only */
 		else if (argv[i][0] != '-' && !dir)
@@ -196,19 +239,28 @@ int cmd_changes(const char *verb, int argc, char **argv)
 	if (strcmp(verb, "changes") == 0) {
 		rc = cmd_list(&cs, json, diff);
 	} else if (strcmp(verb, "apply") == 0) {
-		strv refused = {0};
-		struct changeset_apply_opts o = {.force = force, .crash_after = crash_after};
-		if (changeset_apply(&cs, &o, &refused, &err) < 0) {
-			fprintf(stderr, "cordon: apply %s: %s\n", dir, err.msg);
+		strv refused = {0}, protected = {0};
+		struct changeset_held held = {&refused, &protected, NULL};
+		struct changeset_apply_opts o = {.force = force, .include_protected = include_protected,
+						 .crash_after = crash_after};
+		if (changeset_apply(&cs, &o, &held, &err) < 0) {
+			char m[sizeof(err.msg) * 4 + 8];
+			fprintf(stderr, "cordon: apply %s: %s\n", dir, safe(err.msg, m, sizeof(m)));
 			rc = 1;
 		}
+		char name[16384];
 		for (size_t i = 0; i < refused.n; i++)
-			fprintf(stderr, "cordon: not applied: %s\n", refused.v[i]);
-		if (rc == 0 && refused.n)
+			fprintf(stderr, "cordon: not applied: %s\n", safe(refused.v[i], name, sizeof(name)));
+		for (size_t i = 0; i < protected.n; i++)
+			fprintf(stderr, "cordon: not applied: %s: a protected path (--include-protected applies it)\n",
+				safe(protected.v[i], name, sizeof(name)));
+		if (rc == 0 && (refused.n || protected.n))
 			fprintf(stderr, "cordon: %s keeps what was not applied\n", dir);
 		strv_free(&refused);
+		strv_free(&protected);
 	} else if (changeset_discard(&cs, &err) < 0) {
-		fprintf(stderr, "cordon: discard %s: %s\n", dir, err.msg);
+		char m[sizeof(err.msg) * 4 + 8];
+		fprintf(stderr, "cordon: discard %s: %s\n", dir, safe(err.msg, m, sizeof(m)));
 		rc = 1;
 	}
 	changeset_close(&cs);

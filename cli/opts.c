@@ -78,7 +78,7 @@ static const char validate_usage[] =
 	"  -h, --help              this text\n";
 static const char changes_usage[] =
 	"usage: cordon changes DIR [--json] [--diff]\n"
-	"       cordon apply DIR [--force]\n"
+	"       cordon apply DIR [--force] [--include-protected]\n"
 	"       cordon discard DIR\n"
 	"A change set kept by a review-mode run (the report's changes.dir):\n"
 	"  changes                 list what it creates, modifies and deletes, with sizes and hashes\n"
@@ -87,6 +87,8 @@ static const char changes_usage[] =
 	"  apply                   apply it to the host (completes an interrupted apply); refused\n"
 	"                          when a host file changed since the run started\n"
 	"  --force                 apply anyway\n"
+	"  --include-protected     apply entries at protected paths too (.git/config, .envrc...;\n"
+	"                          held back otherwise)\n"
 	"  discard                 remove it (rolls back an interrupted apply first)\n"
 	"  -h, --help              this text\n";
 static const char all_usage[] =
@@ -94,7 +96,7 @@ static const char all_usage[] =
 	"       cordon explain [OPTIONS] [--json] [-- COMMAND]\n"
 	"       cordon ledger FILE [--json]\n"
 	"       cordon validate POLICY\n"
-	"       cordon changes DIR [--json] [--diff] | apply DIR [--force] | discard DIR\n"
+	"       cordon changes DIR [--json] [--diff] | apply DIR [--force] [--include-protected] | discard DIR\n"
 	"       cordon serve (--socket PATH | --listen 127.0.0.1:PORT --token-file F) --state-dir DIR [...]\n"
 	"       cordon VERB --help, cordon help VERB, cordon --version\n"
 	"options: --policy FILE --report FILE --ro PATH --rw PATH --tmpfs PATH[:SIZE]\n"

@@ -12,9 +12,11 @@
  *                        renamed over it (atomic); copied beside and renamed
  *                        when the host is another filesystem
  *   anything else        refused (FIFO, socket, device node)
- * Each step is written to the journal before it is taken, and every step
- * is idempotent, so an interrupted apply completes by walking again; the
- * journal, read backwards, undoes it (changeset_discard). */
+ * Each step is written to the journal, and synced, before it is taken
+ * (files and links in groups: the records of a group, one fdatasync, then
+ * its steps), and every step is idempotent, so an interrupted apply
+ * completes by walking again; the journal, read backwards, undoes it
+ * (changeset_discard). */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -30,9 +32,11 @@
 #include "changeset.h"
 #include "cleanup.h"
 #include "error.h"
+#include "protect.h"
 
 #define META_MAGIC "cordon-changes 1"
 #define REL_MAX 16384
+#define PROTECT_MAX (64 * 1024) /* the protect file's bound */
 
 static int64_t realtime_ns(void)
 {
@@ -91,6 +95,25 @@ void changeset_close(struct changeset *cs)
 	for (size_t i = 0; i < cs->nlayers; i++)
 		free(cs->host[i]);
 	cs->nlayers = 0;
+	strv_free(&cs->protect);
+}
+
+/* The names, each ended by a NUL (a name may hold any other byte). */
+static int write_protect(const struct changeset *cs, cordon_error *err)
+{
+	buf b = {0};
+	for (size_t i = 0; i < cs->protect.n; i++)
+		if (buf_append(&b, cs->protect.v[i], strlen(cs->protect.v[i]) + 1) < 0) {
+			buf_free(&b);
+			return cordon_err(err, ENOMEM, "out of memory");
+		}
+	if (b.len > PROTECT_MAX) {
+		buf_free(&b);
+		return cordon_err(err, E2BIG, "the protected names take more than %d bytes", PROTECT_MAX);
+	}
+	int r = write_file_at(cs->dirfd, "protect", b.p ? b.p : "", b.len, err);
+	buf_free(&b);
+	return r;
 }
 
 static int write_meta(const struct changeset *cs, cordon_error *err)
@@ -126,7 +149,7 @@ static int create_layer(struct changeset *cs, size_t i, uid_t run_uid, gid_t run
 static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err);
 
 int changeset_create(struct changeset *cs, const char *base, const char *const *hosts, size_t n, uid_t uid,
-		     gid_t gid, uid_t run_uid, gid_t run_gid, cordon_error *err)
+		     gid_t gid, uid_t run_uid, gid_t run_gid, const strv *protect, cordon_error *err)
 {
 	memset(cs, 0, sizeof(*cs));
 	cs->dirfd = -1;
@@ -149,7 +172,10 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 	for (size_t i = 0; i < n; i++, cs->nlayers++)
 		if (!(cs->host[i] = strdup(hosts[i])))
 			return cordon_err(err, ENOMEM, "out of memory");
-	if (write_meta(cs, err) < 0)
+	for (size_t i = 0; protect && i < protect->n; i++)
+		if (strv_push(&cs->protect, protect->v[i]) < 0)
+			return cordon_err(err, ENOMEM, "out of memory");
+	if (write_meta(cs, err) < 0 || write_protect(cs, err) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		if (create_layer(cs, i, run_uid, run_gid, err) < 0)
@@ -191,6 +217,34 @@ static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid
 	return 0;
 }
 
+/* The protect file: names ended by NULs, each one a valid name
+ * (protect_check_name). Absent (an older cordon's change set): the
+ * defaults. Anything else wrong: the change set is not used. */
+static int read_protect(struct changeset *cs, cordon_error *err)
+{
+	_cleanup_free_ char *text = malloc(PROTECT_MAX + 1);
+	if (!text)
+		return cordon_err(err, ENOMEM, "out of memory");
+	ssize_t n = read_file_at(cs->dirfd, "protect", text, PROTECT_MAX + 1);
+	if (n < 0 && errno == ENOENT) {
+		for (size_t i = 0; protect_defaults[i]; i++)
+			if (strv_push(&cs->protect, protect_defaults[i]) < 0)
+				return cordon_err(err, ENOMEM, "out of memory");
+		return 0;
+	}
+	if (n < 0 || n == PROTECT_MAX || (n > 0 && text[n - 1] != '\0'))
+		return cordon_err(err, EINVAL, "%s/protect: not a list of protected names", cs->dir);
+	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(text + i) + 1) {
+		char norm[4096];
+		cordon_error e = {0};
+		if (protect_check_name(text + i, norm, sizeof(norm), &e) < 0 || strcmp(norm, text + i) != 0)
+			return cordon_err(err, EINVAL, "%s/protect: not a list of protected names", cs->dir);
+		if (strv_push(&cs->protect, norm) < 0)
+			return cordon_err(err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 int changeset_open(struct changeset *cs, const char *dir, cordon_error *err)
 {
 	memset(cs, 0, sizeof(*cs));
@@ -227,7 +281,7 @@ int changeset_open(struct changeset *cs, const char *dir, cordon_error *err)
 		if (!(cs->host[i] = strdup(host)))
 			return cordon_err(err, ENOMEM, "out of memory");
 	}
-	return 0;
+	return read_protect(cs, err);
 }
 
 int changeset_layer_fd(const struct changeset *cs, size_t i, const char *which, cordon_error *err)
@@ -245,12 +299,24 @@ bool changeset_interrupted(const struct changeset *cs)
 	return faccessat(cs->dirfd, "journal", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-bool changeset_held_back(const struct changeset *cs, size_t layer, const char *rel, char *why, size_t whysz)
+bool changeset_held_back(const struct changeset *cs, const char *rel, bool plain_dir, char *why, size_t whysz)
 {
-	/* Issue 15 (protected control files: .git/config, hooks...) decides
-	 * here, per entry; a held-back entry stays in the change set and is
-	 * named in the apply's refused list. */
-	(void)cs, (void)layer, (void)rel, (void)why, (void)whysz;
+	size_t lr = strlen(rel);
+	for (size_t i = 0; i < cs->protect.n; i++) {
+		const char *p = cs->protect.v[i];
+		size_t lp = strlen(p);
+		/* At or below the name: .envrc, .vscode/tasks.json. */
+		if (lr >= lp && strncmp(rel, p, lp) == 0 && (rel[lp] == '\0' || rel[lp] == '/')) {
+			snprintf(why, whysz, "protected path %s", p);
+			return true;
+		}
+		/* Above it, anything but a directory made or merged: a file or a
+		 * link .git, .git deleted or replaced, takes .git/config along. */
+		if (!plain_dir && lp > lr && strncmp(p, rel, lr) == 0 && p[lr] == '/') {
+			snprintf(why, whysz, "above protected path %s (only a directory may be made there)", p);
+			return true;
+		}
+	}
 	return false;
 }
 
@@ -287,10 +353,13 @@ struct walk {
 	/* list */
 	const char *base;
 	struct file_list *out;
-	strv *refused;
+	const struct changeset_held *held; /* what is not applied (each may be NULL) */
+	char held_rel[REL_MAX]; /* the last entry listed as protected: not its entries again */
 	/* conflicts */
 	strv *conflicts;
 	bool rmdir_after; /* apply: an upper directory goes once emptied */
+	/* apply: called with a directory's U and H when its entries are done */
+	int (*level_end)(struct walk *w, int U, int H, cordon_error *err);
 };
 
 /* w->rel + "/" + name while fn runs; restored afterwards. */
@@ -311,15 +380,48 @@ static int host_path(const struct walk *w, char *out, size_t sz)
 	return snprintf(out, sz, "%s%s%s", h, strcmp(h, "/") ? "/" : "", w->rel) >= (int)sz ? -1 : 0;
 }
 
-static int add_refused(strv *s, const char *path, const char *why, cordon_error *err)
+/* A line of one of held's lists: "PATH: why", or PATH alone. */
+static int add_held(strv *s, const char *path, const char *why, cordon_error *err)
 {
 	if (!s)
 		return 0;
-	char line[REL_MAX + 128];
-	snprintf(line, sizeof(line), "%s: %s", path, why);
+	char line[REL_MAX + 4096 + 300];
+	snprintf(line, sizeof(line), "%s%s%s", path, why ? ": " : "", why ? why : "");
 	if (strv_push(s, line) < 0)
 		return cordon_err(err, ENOMEM, "out of memory");
 	return 0;
+}
+
+static strv *held_list(const struct walk *w, int which)
+{
+	if (!w->held)
+		return NULL;
+	return which == 0 ? w->held->refused : which == 1 ? w->held->protected : w->held->conflicts;
+}
+
+/* Does the entry U/name (st; the host's hs if host) replace nothing on the
+ * host: a directory made, or merged into a host directory (not opaque)?
+ * An upper directory that cannot be opened counts as replacing. */
+static bool plain_dir(int U, const char *name, const struct stat *st, bool host, const struct stat *hs)
+{
+	if (!S_ISDIR(st->st_mode))
+		return false;
+	if (!host)
+		return true;
+	if (!S_ISDIR(hs->st_mode))
+		return false;
+	_cleanup_close_ int ud = open_beneath(U, name, O_RDONLY | O_DIRECTORY);
+	return ud >= 0 && !is_opaque(ud);
+}
+
+/* Does the entry (a whiteout or anything not a plain directory) act on a
+ * host entry changed since the run started (ctime)? */
+static bool changed_since(const struct walk *w, const struct stat *st, bool host, const struct stat *hs)
+{
+	if (!host || (S_ISDIR(st->st_mode) && S_ISDIR(hs->st_mode)))
+		return false;
+	int64_t ct = (int64_t)hs->st_ctim.tv_sec * 1000000000LL + hs->st_ctim.tv_nsec;
+	return ct > w->cs->started_ns;
 }
 
 typedef int (*visit_fn)(struct walk *w, int U, int H, const char *name, const struct stat *st, cordon_error *err);
@@ -366,7 +468,7 @@ static int walk_dir(struct walk *w, int U, int H, int depth, visit_fn fn, cordon
 	}
 	if (errno)
 		return cordon_err_errno(err, "read %s", w->rel);
-	return 0;
+	return w->level_end ? w->level_end(w, U, H, err) : 0;
 }
 
 static int for_each_layer(struct walk *w, visit_fn fn, cordon_error *err)
@@ -419,11 +521,21 @@ static int list_opaque(struct walk *w, int U, int H, const char *name, cordon_er
 
 static int list_visit(struct walk *w, int U, int H, const char *name, const struct stat *st, cordon_error *err)
 {
-	char path[REL_MAX + 4096];
+	char path[REL_MAX + 4096], why[256];
 	if (host_path(w, path, sizeof(path)) < 0)
 		return cordon_err(err, ENAMETOOLONG, "%s: too long", w->rel);
 	struct stat hs;
 	bool host = H >= 0 && fstatat(H, name, &hs, AT_SYMLINK_NOFOLLOW) == 0;
+	/* Held back (named once, at the top of what is held): still a change
+	 * the run made, listed below. */
+	size_t hl = strlen(w->held_rel);
+	bool below = hl && strncmp(w->rel, w->held_rel, hl) == 0 && w->rel[hl] == '/';
+	if (!below && changeset_held_back(w->cs, w->rel, (is_whiteout(st) && !host) || plain_dir(U, name, st, host, &hs),
+					  why, sizeof(why))) {
+		snprintf(w->held_rel, sizeof(w->held_rel), "%s", w->rel);
+		if (add_held(held_list(w, 1), path, NULL, err) < 0)
+			return -1;
+	}
 	if (is_whiteout(st))
 		return file_list_add(w->out, path, w->base, CHANGE_DELETED, false, -1, err);
 	if (S_ISDIR(st->st_mode)) {
@@ -441,11 +553,11 @@ static int list_visit(struct walk *w, int U, int H, const char *name, const stru
 		return file_list_add(w->out, path, w->base, host ? CHANGE_MODIFIED : CHANGE_CREATED,
 				     S_ISREG(st->st_mode), fd, err);
 	}
-	return add_refused(w->refused, path, special_name(st->st_mode), err) < 0 ? -1 : 0;
+	return add_held(held_list(w, 0), path, special_name(st->st_mode), err) < 0 ? -1 : 0;
 }
 
-int changeset_list(const struct changeset *cs, const char *base, struct file_list *out, strv *refused,
-		   cordon_error *err)
+int changeset_list(const struct changeset *cs, const char *base, struct file_list *out,
+		   const struct changeset_held *held, cordon_error *err)
 {
 	_cleanup_free_ struct walk *w = calloc(1, sizeof(*w));
 	if (!w)
@@ -453,7 +565,7 @@ int changeset_list(const struct changeset *cs, const char *base, struct file_lis
 	w->cs = cs;
 	w->base = base;
 	w->out = out;
-	w->refused = refused;
+	w->held = held;
 	int r = for_each_layer(w, list_visit, err);
 	if (r < 0 && (err->code == EFBIG || err->code == ELOOP)) {
 		out->truncated = true;
@@ -473,8 +585,7 @@ static int conflict_visit(struct walk *w, int U, int H, const char *name, const 
 		return S_ISDIR(st->st_mode) ? 1 : 0;
 	if (S_ISDIR(st->st_mode) && S_ISDIR(hs.st_mode))
 		return 1; /* merged: its own entries say */
-	int64_t ct = (int64_t)hs.st_ctim.tv_sec * 1000000000LL + hs.st_ctim.tv_nsec;
-	if (ct <= w->cs->started_ns)
+	if (!changed_since(w, st, true, &hs))
 		return S_ISDIR(st->st_mode) ? 1 : 0;
 	char path[REL_MAX + 4096];
 	host_path(w, path, sizeof(path));
@@ -507,7 +618,7 @@ static int rm_at(int dfd, const char *name, int depth)
 		return -1;
 	}
 	int sub = open_beneath(dfd, name, O_RDONLY | O_DIRECTORY);
-	if (sub < 0 && errno == EACCES && fchmodat(dfd, name, 0700, 0) == 0)
+	if (sub < 0 && errno == EACCES && fchmodat(dfd, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
 		sub = open_beneath(dfd, name, O_RDONLY | O_DIRECTORY);
 	if (sub < 0)
 		return -1;
@@ -546,24 +657,69 @@ static int remove_dir(struct changeset *cs, cordon_error *err)
 
 /* ---- the journal ---- */
 
+/* A file or link of the current directory whose records are written but
+ * not yet synced: its steps wait for the group's fdatasync. Only entries
+ * whose undo is harmless before their step is taken are grouped: no host
+ * entry (undo: remove what is not there), or a host file (undo: put back a
+ * backup link that was never made, skipped). */
+struct pending {
+	char name[256];
+	struct stat st;
+	bool host;
+	long long seq; /* the backup's name (host) */
+};
+#define PENDING_MAX 256
+
 struct apply {
 	struct changeset *cs;
 	const struct changeset_apply_opts *o;
-	strv *refused;
 	int journal;
 	int backup; /* <layer>/backup, created on first use */
 	size_t layer;
 	long done;
 	struct walk *w;
+	struct pending *q; /* PENDING_MAX */
+	size_t nq;
 };
+
+/* One write per record (O_APPEND): a crash cuts at most the last. On
+ * disk (fdatasync) before the step it records is taken: a machine that goes
+ * down in between finds every step it must undo. Files are applied in
+ * groups (struct pending): their records are written, synced once, then
+ * their steps taken. */
+static int journal_write(struct apply *a, char kind, long long arg, const char *rel, bool sync, cordon_error *err)
+{
+	char rec[REL_MAX + 96];
+	int n = snprintf(rec, sizeof(rec), "%c %zu %lld %zu\n%s\n", kind, a->layer, arg, strlen(rel), rel);
+	if (n < 0 || (size_t)n >= sizeof(rec) || write_all(a->journal, rec, (size_t)n) < 0 ||
+	    (sync && fdatasync(a->journal) < 0))
+		return cordon_err_errno(err, "write %s/journal", a->cs->dir);
+	return 0;
+}
 
 static int journal(struct apply *a, char kind, long long arg, const char *rel, cordon_error *err)
 {
-	/* One write per record (O_APPEND): a crash cuts at most the last. */
-	char rec[REL_MAX + 96];
-	int n = snprintf(rec, sizeof(rec), "%c %zu %lld %zu\n%s\n", kind, a->layer, arg, strlen(rel), rel);
-	if (n < 0 || (size_t)n >= sizeof(rec) || write_all(a->journal, rec, (size_t)n) < 0)
-		return cordon_err_errno(err, "write %s/journal", a->cs->dir);
+	return journal_write(a, kind, arg, rel, true, err);
+}
+
+/* fsync of the directory dfd/name ("." for dfd itself). */
+static int sync_dir(int dfd, const char *name)
+{
+	_cleanup_close_ int d = open_beneath(dfd, name, O_RDONLY | O_DIRECTORY);
+	return d < 0 || fsync(d) < 0 ? -1 : 0;
+}
+
+/* syncfs of the filesystem of the host directory of each layer, and of the
+ * change set's: what was renamed or written is on disk. */
+static int sync_all(const struct changeset *cs, cordon_error *err)
+{
+	if (syncfs(cs->dirfd) < 0)
+		return cordon_err_errno(err, "syncfs %s", cs->dir);
+	for (size_t i = 0; i < cs->nlayers; i++) {
+		_cleanup_close_ int h = open_root(cs->host[i], O_RDONLY | O_DIRECTORY);
+		if (h >= 0 && syncfs(h) < 0)
+			return cordon_err_errno(err, "syncfs %s", cs->host[i]);
+	}
 	return 0;
 }
 
@@ -578,6 +734,10 @@ static int backup_dir(struct apply *a, cordon_error *err)
 	a->backup = open_beneath(a->cs->dirfd, name, O_PATH | O_DIRECTORY);
 	if (a->backup < 0)
 		return cordon_err_errno(err, "open %s/%s", a->cs->dir, name);
+	/* Its entry on disk before anything is moved into it. */
+	snprintf(name, sizeof(name), "%zu", a->layer);
+	if (sync_dir(a->cs->dirfd, name) < 0)
+		return cordon_err_errno(err, "fsync %s/%s", a->cs->dir, name);
 	return a->backup;
 }
 
@@ -673,9 +833,11 @@ static int copy_into(struct apply *a, int U, int H, const char *name, const stru
 			}
 			left -= c;
 		}
-		if ((geteuid() == 0 && fchown(out, a->cs->uid, a->cs->gid) < 0) || fchmod(out, is.st_mode & 0777) < 0) {
+		/* On disk before it is renamed over the host's file. */
+		if ((geteuid() == 0 && fchown(out, a->cs->uid, a->cs->gid) < 0) || fchmod(out, is.st_mode & 0777) < 0 ||
+		    fsync(out) < 0) {
 			unlinkat(H, tmp, 0);
-			return cordon_err_errno(err, "chown/chmod %s", a->w->rel);
+			return cordon_err_errno(err, "chown/chmod/fsync %s", a->w->rel);
 		}
 	}
 	if (renameat(H, tmp, H, name) < 0) {
@@ -694,8 +856,11 @@ static void crash_hook(struct apply *a)
 		raise(SIGKILL); /* the test of an interrupted apply */
 }
 
-static int apply_file(struct apply *a, int U, int H, const char *name, const struct stat *st, bool host,
-		      const struct stat *hs, cordon_error *err)
+/* The steps for a file or link whose record is on disk: owner and mode on
+ * the upper inode, the host's file linked into backup/seq (host), then the
+ * rename (or a copy beside and a rename). */
+static int apply_file_steps(struct apply *a, int U, int H, const char *name, const struct stat *st, bool host,
+			    long long seq, cordon_error *err)
 {
 	if (S_ISREG(st->st_mode)) {
 		_cleanup_close_ int fd = open_beneath(U, name, O_RDONLY);
@@ -707,13 +872,16 @@ static int apply_file(struct apply *a, int U, int H, const char *name, const str
 	} else if (geteuid() == 0 && fchownat(U, name, a->cs->uid, a->cs->gid, AT_SYMLINK_NOFOLLOW) < 0) {
 		return cordon_err_errno(err, "chown the link %s", a->w->rel);
 	}
-	if (host && S_ISDIR(hs->st_mode)) {
-		if (backup(a, H, name, true, err) < 0)
+	if (host) {
+		char sname[32];
+		snprintf(sname, sizeof(sname), "%lld", seq);
+		int b = backup_dir(a, err);
+		if (b < 0)
 			return -1;
-		host = false;
+		/* Another filesystem: nowhere to keep it (not undoable). */
+		if (linkat(H, name, b, sname, 0) < 0 && errno != ENOENT && errno != EXDEV)
+			return cordon_err_errno(err, "keep %s in the change set's backup", a->w->rel);
 	}
-	if (host ? backup(a, H, name, false, err) < 0 : journal(a, 'C', 0, a->w->rel, err) < 0)
-		return -1;
 	if (renameat(U, name, H, name) < 0) {
 		if (errno != EXDEV)
 			return cordon_err_errno(err, "rename %s into place", a->w->rel);
@@ -724,11 +892,26 @@ static int apply_file(struct apply *a, int U, int H, const char *name, const str
 	return 0;
 }
 
+/* A file or link replacing a host directory: the directory moved to backup
+ * (journalled, synced), then as any file. */
+static int apply_file(struct apply *a, int U, int H, const char *name, const struct stat *st, bool host,
+		      const struct stat *hs, cordon_error *err)
+{
+	if (host && S_ISDIR(hs->st_mode)) {
+		if (backup(a, H, name, true, err) < 0)
+			return -1;
+		host = false;
+	}
+	if (journal(a, 'C', 0, a->w->rel, err) < 0)
+		return -1;
+	return apply_file_steps(a, U, H, name, st, host, 0, err);
+}
+
 static int apply_dir_entry(struct apply *a, int U, int H, const char *name, const struct stat *st, bool host,
 			   const struct stat *hs, cordon_error *err)
 {
 	_cleanup_close_ int ud = open_beneath(U, name, O_RDONLY | O_DIRECTORY);
-	if (ud < 0 && errno == EACCES && fchmodat(U, name, 0700, 0) == 0) /* the run's chmod 000: ours now */
+	if (ud < 0 && errno == EACCES && fchmodat(U, name, 0700, AT_SYMLINK_NOFOLLOW) == 0) /* the run's chmod 000: ours now */
 		ud = open_beneath(U, name, O_RDONLY | O_DIRECTORY);
 	if (ud < 0)
 		return cordon_err_errno(err, "open %s in the change set", a->w->rel);
@@ -764,21 +947,83 @@ static int apply_dir_entry(struct apply *a, int U, int H, const char *name, cons
 	return 1;
 }
 
-static int apply_visit(struct walk *w, int U, int H, const char *name, const struct stat *st, cordon_error *err);
-
 static struct apply *the_apply; /* the walk's context (one apply at a time) */
 
+/* The group's records on disk, then its steps, as apply_file takes them.
+ * cur: the entry being visited (w->rel ends with it), or NULL at the end of
+ * the directory (w->rel is the directory). */
+static int flush(struct walk *w, int U, int H, const char *cur, cordon_error *err)
+{
+	struct apply *a = the_apply;
+	if (!a->nq)
+		return 0;
+	if (fdatasync(a->journal) < 0)
+		return cordon_err_errno(err, "fsync %s/journal", a->cs->dir);
+	size_t n = a->nq, len = strlen(w->rel), dir = len;
+	if (cur)
+		dir = len > strlen(cur) ? len - strlen(cur) - 1 : 0;
+	char *tail = strdup(w->rel + dir);
+	if (!tail)
+		return cordon_err(err, ENOMEM, "out of memory");
+	a->nq = 0;
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		const struct pending *p = &a->q[i];
+		/* w->rel names the entry in messages. */
+		snprintf(w->rel + dir, sizeof(w->rel) - dir, "%s%s", dir ? "/" : "", p->name);
+		r = apply_file_steps(a, U, H, p->name, &p->st, p->host, p->seq, err);
+	}
+	snprintf(w->rel + dir, sizeof(w->rel) - dir, "%s", tail);
+	free(tail);
+	return r;
+}
+
+static int level_end(struct walk *w, int U, int H, cordon_error *err)
+{
+	return flush(w, U, H, NULL, err);
+}
+
+/* A file or link over no host entry or over a host file: its record
+ * written now, its steps taken with its group's. */
+static int queue_file(struct apply *a, int U, int H, const char *name, const struct stat *st, bool host,
+		      cordon_error *err)
+{
+	if (a->nq == PENDING_MAX && flush(a->w, U, H, name, err) < 0)
+		return -1;
+	struct pending *p = &a->q[a->nq];
+	snprintf(p->name, sizeof(p->name), "%s", name);
+	p->st = *st;
+	p->host = host;
+	p->seq = host ? (long long)lseek(a->journal, 0, SEEK_END) : 0;
+	if (host && backup_dir(a, err) < 0)
+		return -1;
+	if (journal_write(a, host ? 'B' : 'C', p->seq, a->w->rel, false, err) < 0)
+		return -1;
+	a->nq++;
+	return 0;
+}
+
 static int apply_visit(struct walk *w, int U, int H, const char *name, const struct stat *st, cordon_error *err)
+
 {
 	struct apply *a = the_apply;
 	char path[REL_MAX + 4096], why[256] = "";
 	host_path(w, path, sizeof(path));
 	if (H < 0)
 		return cordon_err(err, ENOENT, "%s: its directory is not on the host", path);
-	if (changeset_held_back(a->cs, w->layer, w->rel, why, sizeof(why)))
-		return add_refused(a->refused, path, why, err) < 0 ? -1 : 0;
 	struct stat hs;
 	bool host = fstatat(H, name, &hs, AT_SYMLINK_NOFOLLOW) == 0;
+	bool file = S_ISREG(st->st_mode) || S_ISLNK(st->st_mode);
+	/* Anything but a file or link over no host directory: the group
+	 * before it is applied first, and it is applied alone. */
+	if (!(file && !(host && S_ISDIR(hs.st_mode))) && flush(w, U, H, name, err) < 0)
+		return -1;
+	/* Held back: the entry and all below it stay in the change set. */
+	bool plain = (is_whiteout(st) && !host) || plain_dir(U, name, st, host, &hs);
+	if (!(a->o && a->o->include_protected) && changeset_held_back(a->cs, w->rel, plain, why, sizeof(why)))
+		return add_held(held_list(w, 1), path, NULL, err) < 0 ? -1 : 0;
+	if (a->o && a->o->hold_conflicts && !a->o->force && changed_since(w, st, host, &hs))
+		return add_held(held_list(w, 2), path, NULL, err) < 0 ? -1 : 0;
 	if (is_whiteout(st)) {
 		if (host && backup(a, H, name, true, err) < 0)
 			return -1;
@@ -789,19 +1034,28 @@ static int apply_visit(struct walk *w, int U, int H, const char *name, const str
 	}
 	if (S_ISDIR(st->st_mode))
 		return apply_dir_entry(a, U, H, name, st, host, &hs, err);
-	if (S_ISREG(st->st_mode) || S_ISLNK(st->st_mode))
+	if (file && !(host && S_ISDIR(hs.st_mode)))
+		return queue_file(a, U, H, name, st, host, err);
+	if (file)
 		return apply_file(a, U, H, name, st, host, &hs, err);
-	return add_refused(a->refused, path, special_name(st->st_mode), err) < 0 ? -1 : 0;
+	return add_held(held_list(w, 0), path, special_name(st->st_mode), err) < 0 ? -1 : 0;
 }
 
-int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, strv *refused, cordon_error *err)
+static size_t held_count(const struct changeset_held *h)
+{
+	return !h ? 0 : (h->refused ? h->refused->n : 0) + (h->protected ? h->protected->n : 0) +
+				(h->conflicts ? h->conflicts->n : 0);
+}
+
+int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, const struct changeset_held *held,
+		    cordon_error *err)
 {
 	_cleanup_free_ struct walk *w = calloc(1, sizeof(*w));
 	if (!w)
 		return cordon_err(err, ENOMEM, "out of memory");
 	w->cs = cs;
 	bool resume = changeset_interrupted(cs);
-	if (!resume && !(o && o->force)) {
+	if (!resume && !(o && (o->force || o->hold_conflicts))) {
 		strv c = {0};
 		w->conflicts = &c;
 		int r = for_each_layer(w, conflict_visit, err);
@@ -814,12 +1068,32 @@ int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, 
 		w->conflicts = NULL;
 		w->entries = 0;
 	}
-	struct apply a = {cs, o, refused, -1, -1, 0, 0, w};
+	struct apply a = {cs, o, -1, -1, 0, 0, w, NULL, 0};
+	_cleanup_free_ struct pending *q = calloc(PENDING_MAX, sizeof(*q));
+	if (!q)
+		return cordon_err(err, ENOMEM, "out of memory");
+	a.q = q;
+	w->held = held;
+	size_t held_before = held_count(held);
+	/* What the run wrote is on disk before any of it is renamed into the
+	 * host (a rename that outlives a crash never names a file whose data
+	 * did not), and so is the journal's own entry. */
+	if (!resume && sync_all(cs, err) < 0)
+		return -1;
 	a.journal = openat(cs->dirfd, "journal", O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (a.journal < 0)
+	struct stat js;
+	if (a.journal < 0 || fstat(a.journal, &js) < 0 || !S_ISREG(js.st_mode) || js.st_nlink != 1) {
+		if (a.journal >= 0)
+			close(a.journal);
 		return cordon_err_errno(err, "open %s/journal", cs->dir);
+	}
+	if (fsync(cs->dirfd) < 0) {
+		close(a.journal);
+		return cordon_err_errno(err, "fsync %s", cs->dir);
+	}
 	the_apply = &a;
 	w->rmdir_after = true;
+	w->level_end = level_end;
 	int r = 0;
 	for (w->layer = 0; r == 0 && w->layer < cs->nlayers; w->layer++) {
 		a.layer = w->layer;
@@ -837,10 +1111,11 @@ int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, 
 	}
 	the_apply = NULL;
 	close(a.journal);
-	if (r < 0)
+	/* Every step on disk before the journal that could undo it goes. */
+	if (r < 0 || sync_all(cs, err) < 0)
 		return -1;
-	/* Done: nothing to roll back, nothing left but what was refused. */
-	if (refused && refused->n)
+	/* Done: nothing to roll back, nothing left but what was held back. */
+	if (held_count(held) > held_before)
 		return unlinkat(cs->dirfd, "journal", 0) < 0 ? cordon_err_errno(err, "remove %s/journal", cs->dir) : 0;
 	return remove_dir(cs, err);
 }
@@ -918,7 +1193,7 @@ static int undo(struct changeset *cs, const struct jrec *j, cordon_error *err)
 		return errno == ENOENT ? 0 : cordon_err_errno(err, "roll back %s: open its directory", j->rel);
 	if (j->kind == 'C' && rm_at(p, name, 0) < 0)
 		return cordon_err_errno(err, "roll back %s: remove it", j->rel);
-	if (j->kind == 'M' && fchmodat(p, name, (mode_t)j->arg, 0) < 0 && errno != ENOENT)
+	if (j->kind == 'M' && fchmodat(p, name, (mode_t)j->arg, AT_SYMLINK_NOFOLLOW) < 0 && errno != ENOENT)
 		return cordon_err_errno(err, "roll back %s: its mode", j->rel);
 	if (j->kind == 'B') {
 		char bname[64];

@@ -5,6 +5,8 @@
  * owned by the invoking user:
  *   meta              "cordon-changes 1", started (CLOCK_REALTIME ns), owner
  *                     uid and gid, number of layers: written by cordon
+ *   protect           the run's protected names (protect.h), each ended by
+ *                     a NUL: what an apply holds back, later ones too
  *   <i>/host          layer i's host directory (raw bytes, no newline)
  *   <i>/upper <i>/work   overlayfs upper and work directories of layer i
  *   <i>/backup/<n>    host entries an apply replaced or deleted (rollback)
@@ -34,6 +36,21 @@ struct changeset {
 	int64_t started_ns;               /* CLOCK_REALTIME, when the run started */
 	uid_t uid;                        /* the owner applied files get */
 	gid_t gid;
+	strv protect;                     /* the run's protected names (protect.h) */
+};
+
+/* What a listing or an apply found that it does not apply; each may be NULL.
+ *  refused    "PATH: why", never applied: FIFOs, sockets, device nodes
+ *  protected  PATH: at or below a protected name, or above one and not a
+ *             plain directory (a file, link, deletion or replaced directory
+ *             .git would take .git/config along); applied only with
+ *             include_protected
+ *  conflicts  PATH: a host entry it would replace or delete changed since
+ *             the run started (hold_conflicts); applied with force */
+struct changeset_held {
+	strv *refused;
+	strv *protected;
+	strv *conflicts;
 };
 
 /* What an apply (or a listing) found that it will not apply: device nodes,
@@ -41,6 +58,9 @@ struct changeset {
  * started. One line each, naming the path. */
 struct changeset_apply_opts {
 	bool force;        /* apply over host files changed since the run started */
+	bool hold_conflicts; /* not force: hold each such entry back (conflicts)
+			      * instead of refusing the whole apply */
+	bool include_protected; /* apply entries at protected paths too */
 	long crash_after;  /* test hook: SIGKILL itself after this many entries (0 = never) */
 };
 
@@ -52,13 +72,15 @@ struct changeset_apply_opts {
  * @uid, @gid:         owner of the change set and of the files it applies.
  * @run_uid, @run_gid: who writes the upper and work directories (the
  *                     run's host identity): they are handed to it.
+ * @protect: the run's protected names (protect_effective), recorded in it.
  * Returns 0 or -1 with err set.
  */
 int changeset_create(struct changeset *cs, const char *base, const char *const *hosts, size_t n, uid_t uid,
-		     gid_t gid, uid_t run_uid, gid_t run_gid, cordon_error *err);
-/* Open an existing change set (its meta and layers): DIR must be a
- * directory of the caller's own (root too: its meta and host files say where
- * the apply writes), not writable by others. */
+		     gid_t gid, uid_t run_uid, gid_t run_gid, const strv *protect, cordon_error *err);
+/* Open an existing change set (its meta, layers and protected names): DIR
+ * must be a directory of the caller's own (root too: its meta and host files
+ * say where the apply writes), not writable by others. Without a protect
+ * file (an older cordon's), cordon's default list holds. */
 int changeset_open(struct changeset *cs, const char *dir, cordon_error *err);
 void changeset_close(struct changeset *cs);
 /* Layer i's "upper" or "work" directory, O_PATH; -1 and err on failure. */
@@ -66,26 +88,31 @@ int changeset_layer_fd(const struct changeset *cs, size_t i, const char *which, 
 
 /* Every change, as the report's outputs: created and modified files and
  * links (regular files hashed), deleted entries, paths relative to base (or
- * absolute). Special files (refused by an apply) go to refused. Walks only
- * the upper directories: O(changes). */
-int changeset_list(const struct changeset *cs, const char *base, struct file_list *out, strv *refused,
-		   cordon_error *err);
+ * absolute). What an apply would not apply goes to held (refused,
+ * protected; conflicts are not looked for). Walks only the upper
+ * directories: O(changes). */
+int changeset_list(const struct changeset *cs, const char *base, struct file_list *out,
+		   const struct changeset_held *held, cordon_error *err);
 /* The host paths changed since the run started that the change set would
  * replace or delete (one line each): an apply without force refuses them. */
 int changeset_conflicts(const struct changeset *cs, strv *out, cordon_error *err);
-/* Apply it to the host: per entry atomic (renamed into place), journalled,
- * then removed. An interrupted apply is completed by calling this again
- * (without the conflict check) or rolled back by changeset_discard. Special
- * files are not applied (refused gets a line each); setuid and setgid bits
+/* Apply it to the host: per entry atomic (renamed into place), journalled
+ * (each record on disk before its step), then removed. Without force or
+ * hold_conflicts, a host entry changed since the run started refuses the
+ * whole apply, naming it. An interrupted apply is completed by calling this
+ * again (without the conflict check) or rolled back by changeset_discard.
+ * What is held back (held) stays in the change set; setuid and setgid bits
  * are dropped. Returns 0 or -1 with err set (the change set is kept). */
-int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, strv *refused,
+int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, const struct changeset_held *held,
 		    cordon_error *err);
 /* Remove it; an interrupted apply is first rolled back from the journal. */
 int changeset_discard(struct changeset *cs, cordon_error *err);
 /* Was an apply of it interrupted (a journal is there)? */
 bool changeset_interrupted(const struct changeset *cs);
 
-/* The hook point for protected control files (issue 15): whether the entry
- * at rel (relative to layer's host directory) is held back from an apply,
- * with the reason in why. Today nothing is. */
-bool changeset_held_back(const struct changeset *cs, size_t layer, const char *rel, char *why, size_t whysz);
+/* Protected control files (issue 15): whether the entry at rel (relative to
+ * its layer's host directory) is held back from an apply. plain_dir: the
+ * entry is a directory that replaces nothing on the host (new, or merged
+ * into a host directory); only such an entry may be applied above a
+ * protected name. why gets the name. */
+bool changeset_held_back(const struct changeset *cs, const char *rel, bool plain_dir, char *why, size_t whysz);

@@ -103,7 +103,7 @@ static size_t protect_root_len(const struct model_entry *e)
 
 /* The protected paths absent at the start, one line per writable path
  * (at its first such entry): the names only. */
-static void text_absent_protected(buf *b, const struct boundary_model *m, size_t first)
+static void text_absent_protected(buf *b, const struct boundary_model *m, size_t first, enum workspace_mode mode)
 {
 	const struct model_entry *e = &m->e[first];
 	size_t wl = protect_root_len(e);
@@ -111,7 +111,8 @@ static void text_absent_protected(buf *b, const struct boundary_model *m, size_t
 		if (m->e[j].kind == MK_PROTECT && (m->e[j].flags & MODEL_NOT_YET) && protect_root_len(&m->e[j]) == wl &&
 		    strncmp(m->e[j].path, e->path, wl) == 0)
 			return;
-	buf_printf(b, "  protected (absent: creation refused) %.*s:", (int)wl, e->path);
+	buf_printf(b, "  protected (absent: %s) %.*s:",
+		   mode == WS_DIRECT ? "creation refused" : "held back from the apply", (int)wl, e->path);
 	for (size_t j = first; j < m->n; j++)
 		if (m->e[j].kind == MK_PROTECT && (m->e[j].flags & MODEL_NOT_YET) && protect_root_len(&m->e[j]) == wl &&
 		    strncmp(m->e[j].path, e->path, wl) == 0)
@@ -290,7 +291,7 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 	buf_printf(&b, "paths:\n");
 	for (size_t i = 0; i < m->n; i++)
 		if (m->e[i].kind == MK_PROTECT && (m->e[i].flags & MODEL_NOT_YET))
-			text_absent_protected(&b, m, i);
+			text_absent_protected(&b, m, i, p->workspace_mode);
 		else if (explain_line(&m->e[i], explain_conds(f)))
 			buf_printf(&b, "  %-6s %s (%s)\n", m->e[i].explain_mode, m->e[i].explain_path,
 				   source_name(m->e[i].source));

@@ -47,8 +47,11 @@ struct observer {
 
 /* The path calls to observe, NULL-terminated (for seccomp_build). */
 extern const char *const observer_calls[];
+/* overlay: the writable paths are overlays whose apply holds protected
+ * paths back (changeset.h): a protected path absent at the start may be
+ * made in the run's own view, so the observer does not refuse it. */
 int observer_init(struct observer *o, const struct run_plan *plan, const cordon_policy *p, bool proxy,
-		  cordon_error *err);
+		  bool overlay, cordon_error *err);
 /* Take the listener fd (from init) and start the thread. If pidfd >= 0 the
  * run is killed at the first denial (on_violation: kill). */
 int observer_start(struct observer *o, int listener, struct run_report *rep, int pidfd,

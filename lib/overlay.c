@@ -15,6 +15,7 @@
 #include "compat.h"
 #include "error.h"
 #include "overlay.h"
+#include "protect.h"
 #include "run.h"
 #include "sync.h"
 
@@ -158,8 +159,15 @@ int overlay_prepare(struct overlay_run *o, const cordon_policy *p, const struct 
 			return fall_back(o, p, rep, "more writable paths than a change set holds", err);
 		hosts[n++] = plan->mounts[i].path;
 	}
+	/* The run's protected names go with its change set: a later
+	 * `cordon apply` holds back what this run's apply would. */
+	strv names;
+	if (protect_effective(p, &names, NULL, err) < 0)
+		return -1;
 	cordon_error e = {0};
-	if (changeset_create(&o->cs, base, hosts, n, uid, gid, run_uid, run_gid, &e) < 0) {
+	int r = changeset_create(&o->cs, base, hosts, n, uid, gid, run_uid, run_gid, &names, &e);
+	strv_free(&names);
+	if (r < 0) {
 		/* A half-made change set goes (nothing in it yet). */
 		if (o->cs.dirfd >= 0)
 			changeset_discard(&o->cs, &(cordon_error){0});
@@ -268,7 +276,8 @@ void overlay_finish(struct overlay_run *o, const cordon_policy *p, bool ok, cons
 	/* What the run changed, hashed from the upper layer: what is applied. */
 	file_list_free(&rep->outputs);
 	file_list_start(&rep->outputs);
-	if (changeset_list(&o->cs, base, &rep->outputs, &c->refused, &e) < 0)
+	struct changeset_held held = {&c->refused, &c->protected, &c->conflicts};
+	if (changeset_list(&o->cs, base, &rep->outputs, &held, &e) < 0)
 		snprintf(c->reason, sizeof(c->reason), "the change set could not be listed: %s", e.msg);
 	else if (rep->outputs.truncated && (rep->outputs.cut == CUT_WALK_ENTRIES || rep->outputs.cut == CUT_WALK_DEPTH))
 		snprintf(c->reason, sizeof(c->reason), "the change set is beyond cordon's bounds (%s): kept, not applied",
@@ -279,17 +288,21 @@ void overlay_finish(struct overlay_run *o, const cordon_policy *p, bool ok, cons
 	if (c->reason[0])
 		act = ONF_KEEP;
 	if (act == ONF_APPLY) {
-		strv_free(&c->refused); /* the apply names them again */
-		struct changeset_apply_opts ao = {.force = true, .crash_after = p->test_apply_crash_after};
-		if (changeset_apply(&o->cs, &ao, &c->refused, &e) < 0) {
+		/* The apply names them again. A host entry changed since the run
+		 * started is not overwritten: held back (conflicts). */
+		strv_free(&c->refused);
+		strv_free(&c->protected);
+		struct changeset_apply_opts ao = {.hold_conflicts = true, .crash_after = p->test_apply_crash_after};
+		if (changeset_apply(&o->cs, &ao, &held, &e) < 0) {
 			act = ONF_KEEP;
 			snprintf(c->reason, sizeof(c->reason), "the apply failed, the change set is kept (cordon apply completes it, cordon discard rolls it back): %s",
 				 e.msg);
-		} else if (c->refused.n) {
+		} else if (c->refused.n || c->protected.n || c->conflicts.n) {
 			c->state = "applied";
 			snprintf(c->dir, sizeof(c->dir), "%s", o->cs.dir);
-			snprintf(c->reason, sizeof(c->reason), "%zu entries were not applied (refused); they stay in the change set",
-				 c->refused.n);
+			snprintf(c->reason, sizeof(c->reason),
+				 "not applied, kept in the change set: %zu refused, %zu protected (cordon apply --include-protected), %zu changed on the host since the run started (cordon apply --force)",
+				 c->refused.n, c->protected.n, c->conflicts.n);
 			return;
 		} else {
 			c->state = "applied";

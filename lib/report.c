@@ -67,6 +67,8 @@ void report_free(struct run_report *r)
 	strv_free(&r->command);
 	strv_free(&r->secrets);
 	strv_free(&r->changes.refused);
+	strv_free(&r->changes.protected);
+	strv_free(&r->changes.conflicts);
 	exposure_list_free(&r->exposures);
 	file_list_free(&r->inputs);
 	file_list_free(&r->outputs);
@@ -304,8 +306,10 @@ static void write_verdicts(jwriter *w, const struct run_report *r)
 	 * cannot say that nothing was left (report "privilege_sweep"), and an
 	 * incomplete secret scan may have missed a secret. */
 	bool scan_cut = r->exposures.scanned && !r->exposures.complete;
+	/* An entry at a protected path in the change set was a write to a
+	 * control file the host runs, held back or not. */
 	jw_str(w, r->ndenials || r->exposures.n || scan_cut || r->privilege_cleared.n || r->root_restored.n ||
-			  r->privilege_sweep.incomplete
+			  r->privilege_sweep.incomplete || r->changes.protected.n
 		      ? "violations"
 		      : "clean");
 	jw_key(w, "resources");
@@ -519,6 +523,10 @@ static void write_changes(jwriter *w, const struct run_report *r)
 		jw_null(w);
 	jw_key(w, "refused");
 	jw_str_array(w, (const char *const *)c->refused.v, c->refused.n);
+	jw_key(w, "protected");
+	jw_str_array(w, (const char *const *)c->protected.v, c->protected.n);
+	jw_key(w, "conflicts");
+	jw_str_array(w, (const char *const *)c->conflicts.v, c->conflicts.n);
 	jw_obj_end(w);
 }
 

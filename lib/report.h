@@ -86,7 +86,9 @@ struct changes_report {
 	const char *state;  /* "applied", "kept", "discarded" */
 	char dir[4096];     /* where it is, while it is kept */
 	char reason[1024];  /* why it was kept or discarded ("" when applied as asked) */
-	strv refused;       /* entries not applied: special files, held back ("path: why") */
+	strv refused;       /* entries not applied: special files ("path: why") */
+	strv protected;     /* entries held back: at protected paths (host paths) */
+	strv conflicts;     /* entries held back: the host's changed since the start */
 };
 
 struct run_report {

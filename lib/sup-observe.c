@@ -68,7 +68,7 @@ static struct path_call calls[] = {
 _Static_assert(ARRAY_SIZE(calls) + 1 == ARRAY_SIZE(observer_calls), "one layout per observed call");
 
 int observer_init(struct observer *o, const struct run_plan *plan, const cordon_policy *p, bool proxy,
-		  cordon_error *err)
+		  bool overlay, cordon_error *err)
 {
 	memset(o, 0, sizeof(*o));
 	o->listener = -1;
@@ -96,7 +96,17 @@ int observer_init(struct observer *o, const struct run_plan *plan, const cordon_
 	o->strict_ports = p->nloopback_ports && landlock_abi() >= 4;
 	o->file_reports = !p->no_file_reports;
 	o->protects = model_protects(&plan->model);
-	return view_build(&plan->model, 0, &o->view, err);
+	if (view_build(&plan->model, 0, &o->view, err) < 0)
+		return -1;
+	/* Overlay: a protected path absent at the start is only in the run's
+	 * own view if it makes it; the apply holds it back (and the report
+	 * names it, changes.protected). Present ones stay read-only mounts. */
+	for (size_t i = 0; overlay && i < plan->model.n; i++) {
+		const struct model_entry *e = &plan->model.e[i];
+		if (e->kind == MK_PROTECT && (e->flags & MODEL_NOT_YET))
+			view_drop(&o->view, e->path, VIEW_PROTECTED);
+	}
+	return 0;
 }
 
 static void wake(int sig)

@@ -660,7 +660,7 @@ static int prepare_filters(struct sup *s, cordon_error *err)
 		return 0;
 	s->spec.seccomp = true; /* compiled after clone, sent at sync 2 */
 	if (s->notify) {
-		if (observer_init(&s->obs, &s->plan, p, p->net_allow.n > 0, err) < 0)
+		if (observer_init(&s->obs, &s->plan, p, p->net_allow.n > 0, s->ovl.active, err) < 0)
 			return -1;
 		s->have_obs = true;
 	}

@@ -63,6 +63,18 @@ int view_add_cond(struct view *v, const struct boundary_model *m, unsigned cond,
 	return 0;
 }
 
+void view_drop(struct view *v, const char *path, enum view_class cls)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < v->n; i++) {
+		if (v->e[i].cls == cls && strcmp(v->e[i].path, path) == 0)
+			free(v->e[i].path);
+		else
+			v->e[k++] = v->e[i];
+	}
+	v->n = k;
+}
+
 void view_free(struct view *v)
 {
 	for (size_t i = 0; i < v->n; i++)

@@ -21,6 +21,8 @@ struct view {
 /* Derive from the boundary model: every entry in effect under conds
  * (MODEL_IF_*) with a class of its own, and its top-level symlinks. */
 int view_build(const struct boundary_model *m, unsigned conds, struct view *v, cordon_error *err);
+/* Remove the entries of class cls at path. */
+void view_drop(struct view *v, const char *path, enum view_class cls);
 /* Add the model's entries that need cond (MODEL_IF_CGROUP) once it holds. */
 int view_add_cond(struct view *v, const struct boundary_model *m, unsigned cond, cordon_error *err);
 void view_free(struct view *v);

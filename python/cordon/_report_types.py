@@ -62,6 +62,8 @@ class Changes(ReportObject):
     dir: Optional[str] = None
     reason: Optional[str] = None
     refused: List[str] = field(default_factory=list)
+    protected: List[str] = field(default_factory=list)
+    conflicts: List[str] = field(default_factory=list)
 
 
 @dataclass

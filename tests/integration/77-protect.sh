@@ -214,8 +214,107 @@ test_protect_without_file_reports() {
 	t_assert
 }
 
+# Overlay and review modes (README, "Workspace modes"): a protected path
+# absent at the start may be made in the run's own view, and the apply holds
+# it back: the report names it (changes.protected, containment
+# "violations"), `cordon changes` shows it, `cordon apply --include-protected`
+# applies it. Present ones stay read-only. Each test works in $WS/w: the
+# change set goes next to it.
+ws_overlay() { mkdir -p "$WS/w" && cd "$WS/w"; }
+protected_of() { field -r '[.changes.protected[] | ltrimstr("'"$WS/w/"'")] | sort | join(" ")'; }
+
+test_overlay_holds_protected_back() {
+	command -v git >/dev/null || { t_skip "git is not installed"; return; }
+	ws_overlay || return
+	echo '# the user' >.bashrc
+	cordon_run --workspace-mode overlay "${GITENV[@]}" -- /bin/sh -c '
+		git init -q . && echo init
+		echo "echo owned" >.git/hooks/pre-commit && echo hook
+		git config core.hooksPath /tmp && git config core.fsmonitor "touch /tmp/owned" && echo config
+		mkdir -p .vscode && echo "{}" >.vscode/tasks.json && echo tasks
+		echo "touch /tmp/owned" >.envrc && echo envrc
+		echo "touch /tmp/owned" >>.bashrc 2>/dev/null || echo bashrc-refused
+		echo plain >plain'
+	expect_eq "$(echo $OUT)" "init hook config tasks envrc bashrc-refused" "the run works in its own view: $ERR"
+	expect_eq "$(field .status) $(field .changes.state)" "ok applied" "status"
+	expect_eq "$(protected_of)" ".envrc .git/config .git/hooks .git/info .vscode" "held back and reported"
+	expect_eq "$(field .verdicts.containment)" violations "containment"
+	denied "$WS/w/.bashrc"
+	expect_eq "$(cat plain) $(cat .bashrc)" "plain # the user" "the rest applied, .bashrc unchanged"
+	[ -d .git/objects ] || fail "the repository's objects applied"
+	[ ! -e .git/config ] && [ ! -e .git/hooks ] && [ ! -e .vscode ] && [ ! -e .envrc ] || fail "on the host: $(ls -A . .git)"
+	local d
+	d=$(field -r .changes.dir)
+	expect_match "$("$CORDON" changes "$d")" "protected +$WS/w/.git/config" "cordon changes shows them"
+	expect_eq "$("$CORDON" changes --json "$d" | jq -r '.protected | length')" 5 "cordon changes --json"
+	"$CORDON" apply "$d" 2>"$T_TMP/e" || fail "apply: $(cat "$T_TMP/e")"
+	expect_match "$(cat "$T_TMP/e")" "not applied: $WS/w/.envrc: a protected path" "apply says what it holds back"
+	[ ! -e .envrc ] && [ -d "$d" ] || fail "applied without --include-protected"
+	"$CORDON" apply --include-protected "$d" || fail "apply --include-protected"
+	expect_eq "$(cat .envrc .vscode/tasks.json .git/hooks/pre-commit)" "touch /tmp/owned
+{}
+echo owned" "applied on request"
+	expect_eq "$(hgit config core.hooksPath)" /tmp "the config too"
+	[ -e "$d" ] && fail "the change set is gone"
+	expect_match "$("$CORDON" explain --workspace-mode review)" "protected \\(absent: held back from the apply\\) $WS/w:.* \\.npmrc" \
+		"explain says what becomes of absent names"
+	t_assert
+}
+
+# Above a protected path only a plain directory is applied: a file .git
+# ("gitdir: evil"), a link, or .git deleted or replaced would take
+# .git/config along. A whiteout planted in a kept change set is held back too.
+test_overlay_holds_back_above_protected() {
+	ws_overlay || return
+	cordon_run --workspace-mode overlay -- /bin/sh -c 'echo "gitdir: evil" >.git; ln -s /elsewhere .config; mkdir -p .cargo && echo x >.cargo/ok'
+	expect_eq "$RC $(protected_of)" "0 .config .git" "held back: $ERR"
+	[ ! -e .git ] && [ ! -L .config ] && [ "$(cat .cargo/ok)" = x ] || fail "on the host: $(ls -A)"
+	"$CORDON" discard "$(field -r .changes.dir)" || fail "discard"
+	[ "$(id -u)" = 0 ] || { t_assert; return; }
+	mkdir -p .git/hooks && echo '[core]' >.git/config
+	cordon_run --workspace-mode review -- /bin/sh -c 'echo x >x'
+	local d
+	d=$(field -r .changes.dir)
+	mknod "$d/0/upper/.git" c 0 0
+	expect_match "$("$CORDON" changes "$d")" "protected +$WS/w/.git" "a planted whiteout of .git"
+	"$CORDON" apply "$d" 2>/dev/null || fail "apply"
+	expect_eq "$(cat .git/config) $(cat x)" "[core] x" ".git kept, the rest applied"
+	t_assert
+}
+
+# The change set records the run's own list: a later `cordon apply` holds
+# back what the run's apply would, not cordon's defaults.
+test_review_apply_uses_the_runs_list() {
+	ws_overlay || return
+	cordon_run --workspace-mode review --unprotect .envrc --protect notes.txt -- /bin/sh -c 'echo e >.envrc; echo n >notes.txt'
+	expect_eq "$RC $(protected_of)" "0 notes.txt" "the run's list: $ERR"
+	"$CORDON" apply "$(field -r .changes.dir)" 2>/dev/null || fail "apply"
+	expect_eq "$(cat .envrc)$([ -e notes.txt ] && echo notes)" e "unprotected applied, protected held back"
+	t_assert
+}
+
+# The day-to-day git work in overlay mode: applied, nothing held back.
+test_git_workflow_works_in_overlay() {
+	ws_overlay || return
+	mk_repo || return
+	cordon_run --workspace-mode overlay "${GITENV[@]}" -- /bin/sh -c '
+		set -e
+		echo two >>f; git add f; git commit -qm two
+		git checkout -qb topic; echo three >g; git add g; git commit -qm three; git checkout -q -
+		echo wip >>f; git stash -q; git stash pop -q; git checkout -q f
+		git log --oneline --all | wc -l'
+	expect_eq "$(field .status) $RC $OUT" "ok 0 3" "status: $ERR"
+	expect_eq "$(field .changes.state) $(field '.changes.protected | length')" "applied 0" "nothing held back"
+	expect_eq "$(field '[.denials[]] | length') $(field .verdicts.containment)" "0 clean" "no denial: $(field -c .denials)"
+	expect_eq "$(hgit log --oneline --all | wc -l)" 3 "commits on the host"
+	expect_eq "$(hgit status --porcelain)" "" "a clean tree on the host"
+	expect_eq "$(cat .git/config .git/hooks/* 2>/dev/null | sha256sum)" "$sha_before" "git config and hooks unchanged"
+	t_assert
+}
+
 for t in test_control_files_refused_and_reported test_rename_unlink_and_links_refused test_gitfile_refused test_git_workflow_works \
 	test_unprotect_and_protect test_ceiling_forbids_unprotect test_planted_symlink_refused \
-	test_protect_without_file_reports; do
+	test_protect_without_file_reports test_overlay_holds_protected_back test_overlay_holds_back_above_protected \
+	test_review_apply_uses_the_runs_list test_git_workflow_works_in_overlay; do
 	t_run $t
 done

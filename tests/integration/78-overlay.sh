@@ -221,6 +221,57 @@ test_evidence_in_review_mode() {
 	t_assert
 }
 
+# The apply at the end of an overlay run does not overwrite a host file that
+# changed since the run started: that entry is held back (changes.conflicts),
+# the rest applied; `cordon apply` refuses it, `--force` applies it.
+test_end_of_run_apply_keeps_host_changes() {
+	ws_init || return
+	mkfifo "$T_TMP/in" "$T_TMP/out"
+	"$CORDON" run --report "$T_TMP/r.json" --ro "$BUILD" --workspace-mode overlay -- \
+		/bin/sh -c 'echo run >k; echo run >n; echo ready; read x' <"$T_TMP/in" >"$T_TMP/out" 2>"$T_TMP/err" &
+	local pid=$! line
+	exec 3>"$T_TMP/in" 4<"$T_TMP/out"
+	read -r line <&4
+	expect_eq "$line" ready "the run is under way: $(cat "$T_TMP/err")"
+	echo host >k
+	echo go >&3
+	exec 3>&- 4<&-
+	wait $pid
+	R=$T_TMP/r.json
+	keep_report "$R"
+	expect_eq "$(field .status) $(field .changes.state)" "ok applied" "status: $(cat "$T_TMP/err")"
+	expect_eq "$(field -c .changes.conflicts)" "[\"$WS/w/k\"]" "the host's change is named"
+	expect_eq "$(cat k) $(cat n)" "host run" "kept, the rest applied"
+	local d
+	d=$(changes_dir)
+	"$CORDON" apply "$d" 2>/dev/null && fail "cordon apply refuses it"
+	"$CORDON" apply --force "$d" || fail "--force"
+	expect_eq "$(cat k)" run "forced"
+	t_assert
+}
+
+# What `cordon changes` prints of a change set is the run's: names are shown
+# escaped (no escape sequence reaches the terminal), and --diff opens regular
+# files only (a host FIFO the run replaced would block diff forever).
+test_changes_output_is_safe() {
+	ws_init || return
+	mkfifo p
+	cordon_run --workspace-mode review -- /bin/sh -c 'rm p; echo x >p; printf y >"$(printf "evil\033]0;owned\007")"'
+	expect_eq "$RC" 0 "run: $ERR"
+	local d out
+	d=$(changes_dir)
+	out=$(timeout 60 "$CORDON" changes "$d" 2>&1)
+	expect_eq "$?" 0 "changes"
+	case "$out" in *$'\033'*|*$'\007'*) fail "control bytes reached the terminal: $out" ;; esac
+	expect_match "$out" 'evil\\x1b\]0;owned\\x07' "shown escaped"
+	out=$(timeout 60 "$CORDON" changes --diff "$d" 2>&1)
+	expect_eq "$?" 0 "changes --diff ends (the host's FIFO is not read)"
+	case "$out" in *$'\033'*) fail "control bytes in the diff: $out" ;; esac
+	expect_match "$out" '\+\+\+ b/evil\\x1b' "the diff's label escaped"
+	"$CORDON" discard "$d" || fail "discard"
+	t_assert
+}
+
 test_explain_shows_the_mode() {
 	ws_init || return
 	expect_match "$("$CORDON" explain --workspace-mode review -- true)" "workspace mode: review" "explain"
@@ -255,6 +306,7 @@ mod" "the run sees its writes"
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
-	test_fallback_needs_allow_weaker test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay; do
+	test_fallback_needs_allow_weaker test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
+	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe; do
 	t_run $t
 done

@@ -1,0 +1,324 @@
+/* Change sets (changeset.h): protected names held back by the list the run
+ * recorded, host changes held back, special files refused, set-id bits
+ * dropped, host links never followed, an interrupted apply rolled back. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "unit.h"
+#include "changeset.h"
+#include "protect.h"
+
+static char base[64], host[96];
+
+static int setup(void **st)
+{
+	(void)st;
+	strcpy(base, "/tmp/cordon-cs.XXXXXX");
+	if (!mkdtemp(base))
+		return -1;
+	snprintf(host, sizeof(host), "%s/w", base);
+	return mkdir(host, 0755);
+}
+
+static int teardown(void **st)
+{
+	(void)st;
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", base);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+static void put(const char *dir, const char *name, const char *text, mode_t mode)
+{
+	char p[8192];
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	assert_int_equal(chmod(p, mode), 0);
+}
+
+static bool exists(const char *dir, const char *name)
+{
+	char p[8192];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return lstat(p, &st) == 0;
+}
+
+/* A new change set over host, with these protected names. */
+static void make_cs(struct changeset *cs, const char *const *names, char *upper, size_t sz)
+{
+	strv prot = {0};
+	for (size_t i = 0; names && names[i]; i++)
+		assert_int_equal(strv_push(&prot, names[i]), 0);
+	const char *hosts[] = {host};
+	cordon_error err = {0};
+	assert_int_equal(changeset_create(cs, base, hosts, 1, getuid(), getgid(), getuid(), getgid(), &prot, &err), 0);
+	strv_free(&prot);
+	snprintf(upper, sz, "%s/0/upper", cs->dir);
+}
+
+static bool has(const strv *s, const char *rel)
+{
+	char p[8192];
+	snprintf(p, sizeof(p), "%s/%s", host, rel);
+	return strv_contains(s, p);
+}
+
+static void test_held_back_rule(void **st)
+{
+	(void)st;
+	struct changeset cs;
+	memset(&cs, 0, sizeof(cs));
+	strv_push(&cs.protect, ".envrc");
+	strv_push(&cs.protect, ".git/config");
+	strv_push(&cs.protect, ".config/git");
+	char why[256];
+	assert_true(changeset_held_back(&cs, ".envrc", false, why, sizeof(why)));
+	assert_string_equal(why, "protected path .envrc");
+	assert_true(changeset_held_back(&cs, ".git/config", false, why, sizeof(why)));
+	assert_true(changeset_held_back(&cs, ".git/config/x", true, why, sizeof(why)));
+	/* Above a name: a plain directory passes, nothing else does. */
+	assert_false(changeset_held_back(&cs, ".git", true, why, sizeof(why)));
+	assert_true(changeset_held_back(&cs, ".git", false, why, sizeof(why)));
+	assert_true(changeset_held_back(&cs, ".config", false, why, sizeof(why)));
+	/* Not the name: a longer one, a shorter one, one below a directory. */
+	assert_false(changeset_held_back(&cs, ".envrc2", false, why, sizeof(why)));
+	assert_false(changeset_held_back(&cs, ".gi", false, why, sizeof(why)));
+	assert_false(changeset_held_back(&cs, "sub/.envrc", false, why, sizeof(why)));
+	assert_false(changeset_held_back(&cs, ".git/HEAD", false, why, sizeof(why)));
+	strv_free(&cs.protect);
+}
+
+static void test_apply_holds_protected_by_the_recorded_list(void **st)
+{
+	(void)st;
+	struct changeset cs;
+	char upper[4200], dir[4096];
+	static const char *const names[] = {".envrc", ".git/config", NULL};
+	make_cs(&cs, names, upper, sizeof(upper));
+	snprintf(dir, sizeof(dir), "%s", cs.dir);
+	put(upper, "a", "a", 0644);
+	put(upper, ".envrc", "e", 0644);
+	put(upper, ".vscode", "v", 0644); /* a default, not in this run's list */
+	char g[4300];
+	snprintf(g, sizeof(g), "%s/.git", upper);
+	assert_int_equal(mkdir(g, 0755), 0);
+	put(g, "config", "[core]", 0644);
+	put(g, "HEAD", "ref", 0644);
+	changeset_close(&cs);
+
+	/* Opened again: the list is the run's, from the change set. */
+	cordon_error err = {0};
+	assert_int_equal(changeset_open(&cs, dir, &err), 0);
+	assert_int_equal(cs.protect.n, 2);
+	strv refused = {0}, prot = {0}, conflicts = {0};
+	struct changeset_held held = {&refused, &prot, &conflicts};
+	struct changeset_apply_opts o = {0};
+	assert_int_equal(changeset_apply(&cs, &o, &held, &err), 0);
+	assert_int_equal(prot.n, 2);
+	assert_true(has(&prot, ".envrc") && has(&prot, ".git/config"));
+	assert_true(exists(host, "a") && exists(host, ".vscode") && exists(host, ".git/HEAD"));
+	assert_false(exists(host, ".envrc") || exists(host, ".git/config"));
+	assert_false(changeset_interrupted(&cs));
+	changeset_close(&cs);
+	strv_free(&prot);
+
+	/* On request only. */
+	assert_int_equal(changeset_open(&cs, dir, &err), 0);
+	o.include_protected = true;
+	assert_int_equal(changeset_apply(&cs, &o, &held, &err), 0);
+	assert_int_equal(prot.n, 0);
+	assert_true(exists(host, ".envrc") && exists(host, ".git/config"));
+	assert_false(exists(dir, "."));
+	changeset_close(&cs);
+	strv_free(&refused);
+	strv_free(&conflicts);
+}
+
+static void test_protect_file_checked(void **st)
+{
+	(void)st;
+	struct changeset cs;
+	char upper[4200], dir[4096], p[4200];
+	make_cs(&cs, NULL, upper, sizeof(upper));
+	snprintf(dir, sizeof(dir), "%s", cs.dir);
+	changeset_close(&cs);
+	snprintf(p, sizeof(p), "%s/protect", dir);
+	cordon_error err = {0};
+	/* Not a name: refused, not guessed at. */
+	static const char bad[][16] = {"../x", "/etc/x", "a/./b", "x"};
+	static const size_t len[] = {5, 7, 6, 1};
+	for (size_t i = 0; i < 4; i++) {
+		unlink(p);
+		FILE *f = fopen(p, "w");
+		assert_non_null(f);
+		fwrite(bad[i], 1, len[i], f);
+		fclose(f);
+		memset(&err, 0, sizeof(err));
+		assert_int_equal(changeset_open(&cs, dir, &err), -1);
+		assert_int_equal(err.code, EINVAL);
+		changeset_close(&cs);
+	}
+	/* A link in its place: not followed. */
+	unlink(p);
+	assert_int_equal(symlink("/etc/hostname", p), 0);
+	assert_int_equal(changeset_open(&cs, dir, &err), -1);
+	changeset_close(&cs);
+	/* None (an older change set): cordon's defaults. */
+	unlink(p);
+	assert_int_equal(changeset_open(&cs, dir, &err), 0);
+	size_t n = 0;
+	while (protect_defaults[n])
+		n++;
+	assert_int_equal(cs.protect.n, n);
+	assert_int_equal(changeset_discard(&cs, &err), 0);
+	changeset_close(&cs);
+}
+
+static void test_host_changes_held(void **st)
+{
+	(void)st;
+	struct changeset cs;
+	char upper[4200];
+	put(host, "k", "host", 0644);
+	put(host, "old", "old", 0644);
+	make_cs(&cs, NULL, upper, sizeof(upper));
+	put(upper, "k", "run", 0644);
+	put(upper, "n", "new", 0644);
+	put(upper, "old", "run", 0644);
+	/* Every host file counts as changed since a start at the epoch. */
+	int64_t started = cs.started_ns;
+	cs.started_ns = 1;
+	strv refused = {0}, prot = {0}, conflicts = {0};
+	struct changeset_held held = {&refused, &prot, &conflicts};
+	struct changeset_apply_opts o = {.hold_conflicts = true};
+	cordon_error err = {0};
+	assert_int_equal(changeset_apply(&cs, &o, &held, &err), 0);
+	assert_int_equal(conflicts.n, 2);
+	assert_true(has(&conflicts, "k") && has(&conflicts, "old"));
+	assert_true(exists(host, "n"));
+	/* The whole apply refused without hold_conflicts, naming one. */
+	strv_free(&conflicts);
+	o.hold_conflicts = false;
+	assert_int_equal(changeset_apply(&cs, &o, &held, &err), -1);
+	assert_non_null(strstr(err.msg, "changed since the run started"));
+	cs.started_ns = started;
+	o.force = true;
+	assert_int_equal(changeset_apply(&cs, &o, &held, &err), 0);
+	FILE *f = fopen(strcat(strcpy((char[200]){0}, host), "/k"), "r");
+	char line[16] = "";
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	assert_string_equal(line, "run");
+	changeset_close(&cs);
+	strv_free(&refused);
+	strv_free(&prot);
+	strv_free(&conflicts);
+}
+
+static void test_hostile_entries(void **st)
+{
+	(void)st;
+	struct changeset cs;
+	char upper[4200], outside[128], p[4300];
+	snprintf(outside, sizeof(outside), "%s/outside", base);
+	assert_int_equal(mkdir(outside, 0755), 0);
+	/* The host's "sub" is a link out of the workspace. */
+	snprintf(p, sizeof(p), "%s/sub", host);
+	assert_int_equal(symlink(outside, p), 0);
+	make_cs(&cs, NULL, upper, sizeof(upper));
+	snprintf(p, sizeof(p), "%s/sub", upper);
+	assert_int_equal(mkdir(p, 0755), 0);
+	put(p, "x", "x", 0644);
+	put(upper, "suid", "s", 0644);
+	snprintf(p, sizeof(p), "%s/suid", upper);
+	assert_int_equal(chmod(p, 06755), 0);
+	snprintf(p, sizeof(p), "%s/fifo", upper);
+	assert_int_equal(mkfifo(p, 0644), 0);
+	snprintf(p, sizeof(p), "%s/l", upper);
+	assert_int_equal(symlink("/etc/passwd", p), 0);
+	strv refused = {0}, prot = {0}, conflicts = {0};
+	struct changeset_held held = {&refused, &prot, &conflicts};
+	struct changeset_apply_opts o = {.force = true};
+	cordon_error err = {0};
+	assert_int_equal(changeset_apply(&cs, &o, &held, &err), 0);
+	/* Refused, and kept. */
+	assert_int_equal(refused.n, 1);
+	assert_non_null(strstr(refused.v[0], "/fifo: a FIFO"));
+	assert_true(exists(cs.dir, "0/upper/fifo"));
+	assert_false(exists(host, "fifo"));
+	/* No set-id bit; a link applied as a link; nothing through the host's. */
+	struct stat s;
+	snprintf(p, sizeof(p), "%s/suid", host);
+	assert_int_equal(stat(p, &s), 0);
+	assert_int_equal(s.st_mode & 07777, 0755);
+	snprintf(p, sizeof(p), "%s/l", host);
+	assert_int_equal(lstat(p, &s), 0);
+	assert_true(S_ISLNK(s.st_mode));
+	snprintf(p, sizeof(p), "%s/sub", host);
+	assert_int_equal(lstat(p, &s), 0);
+	assert_true(S_ISDIR(s.st_mode));
+	assert_true(exists(host, "sub/x"));
+	assert_false(exists(outside, "x"));
+	assert_int_equal(changeset_discard(&cs, &err), 0);
+	changeset_close(&cs);
+	strv_free(&refused);
+	strv_free(&prot);
+	strv_free(&conflicts);
+}
+
+static void test_interrupted_apply_rolled_back(void **st)
+{
+	(void)st;
+	struct changeset cs;
+	char upper[4200];
+	put(host, "k", "host", 0644);
+	put(host, "gone", "host", 0644);
+	make_cs(&cs, NULL, upper, sizeof(upper));
+	put(upper, "k", "run", 0644);
+	put(upper, "n1", "1", 0644);
+	put(upper, "n2", "2", 0644);
+	put(upper, "n3", "3", 0644);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct changeset_apply_opts o = {.force = true, .crash_after = 2};
+		changeset_apply(&cs, &o, NULL, &(cordon_error){0});
+		_exit(0);
+	}
+	int ws;
+	assert_int_equal(waitpid(pid, &ws, 0), pid);
+	assert_true(WIFSIGNALED(ws) && WTERMSIG(ws) == SIGKILL);
+	assert_true(changeset_interrupted(&cs));
+	cordon_error err = {0};
+	assert_int_equal(changeset_discard(&cs, &err), 0);
+	assert_false(exists(host, "n1") || exists(host, "n2") || exists(host, "n3"));
+	FILE *f = fopen(strcat(strcpy((char[200]){0}, host), "/k"), "r");
+	char line[16] = "";
+	assert_non_null(f);
+	assert_non_null(fgets(line, sizeof(line), f));
+	fclose(f);
+	assert_string_equal(line, "host");
+	changeset_close(&cs);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_held_back_rule),
+		cmocka_unit_test_setup_teardown(test_apply_holds_protected_by_the_recorded_list, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_protect_file_checked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_changes_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_hostile_entries, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_interrupted_apply_rolled_back, setup, teardown),
+	};
+	return cmocka_run_group_tests_name("changeset", tests, NULL, NULL);
+}
