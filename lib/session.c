@@ -114,6 +114,12 @@ struct sx {
 	struct sx_file files[16];
 	buf evidence;        /* the files API's entries, JSON objects joined by "," */
 	size_t nevidence;
+	/* A warm session (cordon serve --warm): built before any client asked
+	 * for it, handed out by a "claim" request; until then its idle timer
+	 * is off and it takes no other request. */
+	bool warm, claimed;
+	int wall_timer;
+	uint64_t t_ready, pool_ns;
 };
 
 static void reply_json(int sock, const char *json)
@@ -922,6 +928,40 @@ static void end_session(struct sx *s, const char *why)
 	sync_send(s->sock, MSG_SX_END, 0, NULL, -1);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* A warm session handed to a client: from now on it is a session like any
+ * other. Its idle timer starts now, and so does its wall time (the policy's
+ * limit, re-armed: the time it waited in the pool is not the client's). */
+static void do_claim(struct sx *s, const jnode *req, int reply)
+{
+	if (!s->warm || s->claimed) {
+		reply_error(reply, 409, "the session is not in the warm pool");
+		return;
+	}
+	s->claimed = true;
+	s->pool_ns = mono_ns() - s->t_ready;
+	const jnode *idle = json_get(req, "idle_timeout_ns");
+	s->idle_ns = idle && idle->type == J_NUM && idle->num > 0 ? (uint64_t)idle->num : 0;
+	if (s->idle_ns && s->idle < 0 && (s->idle = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) >= 0) {
+		struct epoll_event ie = {.events = EPOLLIN, .data.u64 = tag(K_IDLE, 0)};
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->idle, &ie);
+	}
+	if (s->pol->limits[LIM_WALL].set && s->wall_timer >= 0) {
+		uint64_t ns = s->pol->limits[LIM_WALL].value;
+		struct itimerspec its = {{0, 0}, {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)}};
+		timerfd_settime(s->wall_timer, 0, &its, NULL);
+	}
+	char j[96];
+	snprintf(j, sizeof(j), "{\"id\":\"%s\",\"warm\":true}", s->id);
+	reply_json(reply, j);
+}
+
 static void on_ctl(struct sx *s)
 {
 	char *b = malloc(IPC_MAX_PACKET);
@@ -944,8 +984,12 @@ static void on_ctl(struct sx *s)
 	const jnode *opn = req ? json_get(req, "op") : NULL;
 	const char *op = opn && opn->str ? opn->str : "";
 	arm_idle(s);
-	if (s->ending && strcmp(op, "end") != 0) {
+	if (s->warm && !s->claimed && strcmp(op, "claim") != 0 && strcmp(op, "end") != 0) {
+		reply_error(reply, 409, "the session is in the warm pool");
+	} else if (s->ending && strcmp(op, "end") != 0) {
 		reply_error(reply, 409, "the session is ending");
+	} else if (strcmp(op, "claim") == 0) {
+		do_claim(s, req, reply);
 	} else if (strcmp(op, "exec") == 0) {
 		do_exec(s, req, reply, extra);
 		reply = extra = -1;
@@ -1038,16 +1082,18 @@ static void on_ctl(struct sx *s)
 
 /* ---- run.c hooks ---- */
 
-static void h_ready(void *ctx, int sock, int epfd, struct run_report *rep)
+static void h_ready(void *ctx, int sock, int epfd, int wall_timer, struct run_report *rep)
 {
 	struct sx *s = ctx;
 	s->sock = sock;
 	s->epfd = epfd;
+	s->wall_timer = wall_timer;
 	s->rep = rep;
 	s->ready = true;
+	s->t_ready = mono_ns();
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(K_CTL, 0)};
 	epoll_ctl(epfd, EPOLL_CTL_ADD, s->ctl, &ev);
-	if (s->idle_ns && (s->idle = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) >= 0) {
+	if (!s->warm && s->idle_ns && (s->idle = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) >= 0) {
 		struct epoll_event ie = {.events = EPOLLIN, .data.u64 = tag(K_IDLE, 0)};
 		epoll_ctl(epfd, EPOLL_CTL_ADD, s->idle, &ie);
 		arm_idle(s);
@@ -1181,8 +1227,11 @@ static char *session_report(struct sx *s, struct run_report *rep)
 	buf_append(&b, base, (size_t)(end - base));
 	while (b.len && (b.p[b.len - 1] == '\n' || b.p[b.len - 1] == ' '))
 		b.len--;
-	buf_printf(&b, ",\n  \"session\": {\"id\": \"%s\", \"end\": \"%s\", \"files\": [%s]},\n  \"execs\": [",
-		   s->id, s->end_reason ? s->end_reason : "ended", s->evidence.p ? s->evidence.p : "");
+	buf_printf(&b, ",\n  \"session\": {\"id\": \"%s\", \"end\": \"%s\", \"warm\": %s, ", s->id,
+		   s->end_reason ? s->end_reason : "ended", s->warm ? "true" : "false");
+	if (s->warm)
+		buf_printf(&b, "\"pool_seconds\": %.6f, ", (double)s->pool_ns / 1e9);
+	buf_printf(&b, "\"files\": [%s]},\n  \"execs\": [", s->evidence.p ? s->evidence.p : "");
 	size_t k = 0;
 	for (size_t i = 0; i < s->nex; i++) {
 		if (!s->ex[i].result)
@@ -1270,7 +1319,7 @@ int session_worker_main(int ctl)
 	struct sx s;
 	memset(&s, 0, sizeof(s));
 	s.ctl = ctl;
-	s.sock = s.epfd = s.idle = s.create_reply = s.end_reply = -1;
+	s.sock = s.epfd = s.idle = s.create_reply = s.end_reply = s.wall_timer = -1;
 	for (int i = 0; i < SX_SLOTS; i++)
 		s.slot_ex[i] = -1;
 	char *b = malloc(IPC_MAX_PACKET);
@@ -1289,6 +1338,8 @@ int session_worker_main(int ctl)
 	snprintf(s.id, sizeof(s.id), "%s", id && id->str ? id->str : "s-?");
 	char report_path[4096];
 	snprintf(report_path, sizeof(report_path), "%s", rp && rp->str ? rp->str : "");
+	const jnode *wm = cfg ? json_get(cfg, "warm") : NULL;
+	s.warm = wm && wm->type == J_BOOL && wm->b;
 	const jnode *ws = cfg ? json_get(cfg, "workspace") : NULL;
 	if (!cfg || setup_policy(&s, cfg, polfd, &err) < 0 || !ws || !ws->str || chdir(ws->str) < 0) {
 		if (!err.msg[0])
@@ -1320,7 +1371,9 @@ int session_worker_main(int ctl)
 		free(reason);
 	}
 	char *text = session_report(&s, &rep);
-	if (text && report_path[0] && s.ready)
+	/* A warm session no client took has no report: nothing ran in it
+	 * (the server removes its directory). */
+	if (text && report_path[0] && s.ready && (!s.warm || s.claimed))
 		report_write_file(report_path, text, &err);
 	if (s.end_reply >= 0) {
 		int fd = text ? ipc_memfd("cordon-report", text, strlen(text)) : -1;
