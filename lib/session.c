@@ -70,7 +70,8 @@ struct sx_exec {
 	size_t qoff;
 	bool reply_wait;     /* EPOLLOUT registered */
 	int timer;
-	uint64_t *den0;      /* denial counts at the start */
+	uint64_t *den0;      /* unattributed denial counts at the start */
+	int pid;             /* in the run's PID namespace: its process group */
 	size_t nden0;
 	int wstatus;
 	bool exited;
@@ -461,7 +462,12 @@ static void finalize(struct sx *s, struct sx_exec *x)
 	pthread_mutex_lock(&s->rep->denial_lock);
 	for (size_t i = 0; i < s->rep->ndenials; i++) {
 		const struct denial *d = &s->rep->denials[i];
-		uint64_t c = d->count - (i < x->nden0 ? x->den0[i] : 0);
+		/* Its own (made by a process of its group), and what no
+		 * process is known for that was made while it ran. */
+		uint64_t c = d->unattributed - (i < x->nden0 ? x->den0[i] : 0);
+		for (size_t j = 0; x->pid > 0 && j < s->rep->nby_group; j++)
+			if (s->rep->by_group[j].idx == i && s->rep->by_group[j].pgid == x->pid)
+				c += s->rep->by_group[j].count;
 		if (!c)
 			continue;
 		jw_obj_begin(&w);
@@ -473,6 +479,12 @@ static void finalize(struct sx *s, struct sx_exec *x)
 		jw_uint(&w, c);
 		jw_obj_end(&w);
 	}
+	/* Its group's entries go: a later exec may get the same pid. */
+	size_t k = 0;
+	for (size_t j = 0; j < s->rep->nby_group; j++)
+		if (x->pid <= 0 || s->rep->by_group[j].pgid != x->pid)
+			s->rep->by_group[k++] = s->rep->by_group[j];
+	s->rep->nby_group = k;
 	pthread_mutex_unlock(&s->rep->denial_lock);
 	jw_arr_end(&w);
 	usage_json(&w, &x->usage);
@@ -621,7 +633,7 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 	x->nden0 = s->rep->ndenials;
 	x->den0 = calloc(x->nden0 + 1, sizeof(uint64_t));
 	for (size_t i = 0; x->den0 && i < x->nden0; i++)
-		x->den0[i] = s->rep->denials[i].count;
+		x->den0[i] = s->rep->denials[i].unattributed;
 	if (!x->den0)
 		x->nden0 = 0;
 	pthread_mutex_unlock(&s->rep->denial_lock);
@@ -1111,6 +1123,8 @@ static bool h_msg(void *ctx, const struct msg *m, int fd)
 	struct sx_exec *x = slot >= 0 && slot < SX_SLOTS && s->slot_ex[slot] >= 0 ? &s->ex[s->slot_ex[slot]] : NULL;
 	switch (m->type) {
 	case MSG_SX_STARTED:
+		if (x && m->err.code > 0)
+			x->pid = m->err.code;
 		if (x && m->err.code < 0) {
 			snprintf(x->error, sizeof(x->error), "%s", m->err.msg);
 			x->status = "start-error";
@@ -1360,6 +1374,7 @@ int session_worker_main(int ctl)
 	s.pol->opts = &ro;
 	struct run_report rep;
 	report_init(&rep);
+	rep.attribute = true; /* each exec's denials are its own (finalize) */
 	struct run_hooks h = {&s, h_ready, h_msg, h_event, h_end};
 	s.rep = &rep;
 	int rc = cordon_session_run(s.pol, &rep, &h, &err);

@@ -276,6 +276,36 @@ test_sigterm_ends_sessions_with_reports() {
 	t_assert
 }
 
+# Two execs at once, each making a denial while the other runs: each
+# result lists its own only (attributed by process group), the session's
+# report both.
+test_denials_per_exec() {
+	start_server || return 1
+	new_session || return 1
+	# A host file outside the session's view (/tmp is the session's own).
+	local out
+	out=$(mktemp /var/tmp/cordon-test-outside.XXXXXX)
+	# A: waits for B to start, reads a host file outside the view, tells B.
+	api -N -X POST "http://cordon/v1/sessions/$SID/exec" -d "{\"argv\":[\"sh\",\"-c\",\"echo up; while [ ! -e b1 ]; do sleep 0.01; done; cat $out; touch a2; exec sleep 600\"]}" >"$T_TMP/a" &
+	local cpid=$! i ea
+	for i in $(seq 1 200); do
+		grep -q stdout "$T_TMP/a" 2>/dev/null && break
+		sleep 0.05
+	done
+	# B: a denied syscall, then runs until A's denial is made.
+	run_exec '{"argv":["sh","-c","unshare -U true; touch b1; while [ ! -e a2 ]; do sleep 0.01; done"]}'
+	expect_eq "$(printf '%s' "$RES" | jq -c '[.denials[] | [.kind, .target, .count]]')" '[["syscall","unshare(CLONE_NEWUSER)",1]]' "B's denials: its own"
+	ea=$(head -1 "$T_TMP/a" | jq -r .exec)
+	api -X POST "http://cordon/v1/sessions/$SID/exec/$ea/signal" -d '{"signal":"KILL"}' >/dev/null
+	wait "$cpid"
+	expect_eq "$(jq -c 'select(.type == "result") | [.denials[] | [.kind, .target, .count]]' "$T_TMP/a")" "[[\"file\",\"$out\",1]]" "A's denials: its own"
+	rm -f "$out"
+	end_session "$SID"
+	expect_eq "$(jq -r '[.denials[] | .kind] | sort | join(",")' "$T_TMP/end.json")" file,syscall "the session's report: both"
+	stop_server
+	t_assert
+}
+
 # wait_pool N: until the warm pool has N sessions ready.
 wait_pool() {
 	local i
@@ -441,6 +471,6 @@ test_pty_exec() {
 for t in test_socket_mode_and_peer_uid test_tcp_bearer_token test_oneshot_run_and_retention test_session_state_across_execs \
 	test_cancel_hung_exec test_files_in_and_out test_ceiling_refuses_session test_fifty_concurrent_sessions \
 	test_limits_of_the_server test_client_disconnects_mid_stream test_sigterm_ends_sessions_with_reports \
-	test_output_redacted test_pty_exec test_warm_pool test_warm_policy_declared; do
+	test_output_redacted test_pty_exec test_warm_pool test_warm_policy_declared test_denials_per_exec; do
 	t_run $t
 done
