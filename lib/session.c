@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "cordon-pty.h"
 #include "error.h"
 #include "hash.h"
 #include "json.h"
@@ -47,7 +48,7 @@ extern char **environ;
 #define FILE_MAX (64u << 20)
 #define LIST_MAX 100000
 
-enum { K_CTL = 1, K_OUT, K_TIMER, K_IDLE, K_REPLY, K_CLIENT };
+enum { K_CTL = 1, K_OUT, K_TIMER, K_IDLE, K_REPLY, K_CLIENT, K_PTYIN };
 
 static uint64_t tag(int kind, uint32_t idx)
 {
@@ -88,6 +89,11 @@ struct sx_exec {
 	buf cq;              /* output not yet written to the client */
 	size_t cqoff;
 	buf pin;             /* input that came before the master did */
+	struct pty_input in; /* input for the master (lib/pty.c), once it came */
+	bool in_ready;       /* in is set up */
+	bool ptm_wait;       /* the master is registered for EPOLLOUT */
+	bool client_eof;     /* the client shut its side: the pty's end of input */
+	bool client_reg;     /* client is in the epoll set */
 	uint64_t input_dropped;
 };
 
@@ -245,6 +251,18 @@ static void emit_data(struct sx *s, struct sx_exec *x, int i, const uint8_t *p, 
 	}
 }
 
+#define PTY_EARLY_INPUT_MAX 65536
+
+static void client_watch(struct sx *s, struct sx_exec *x);
+
+static void client_drop(struct sx *s, struct sx_exec *x)
+{
+	if (x->client_reg)
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->client, NULL);
+	x->client_reg = false;
+	close_fd(&x->client);
+}
+
 static void client_flush(struct sx *s, struct sx_exec *x)
 {
 	while (x->client >= 0 && x->cqoff < x->cq.len) {
@@ -254,19 +272,35 @@ static void client_flush(struct sx *s, struct sx_exec *x)
 		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
 		if (w <= 0) { /* gone: the exec runs on (docs/api.md) */
-			epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->client, NULL);
-			close_fd(&x->client);
+			client_drop(s, x);
 			break;
 		}
 		x->cqoff += (size_t)w;
 	}
 	if (x->cqoff >= x->cq.len)
 		x->cq.len = x->cqoff = 0;
-	if (x->client >= 0) {
-		struct epoll_event ev = {.events = EPOLLIN | (x->cq.len ? EPOLLOUT : 0),
-					 .data.u64 = tag(K_CLIENT, (uint32_t)(x - s->ex))};
-		epoll_ctl(s->epfd, EPOLL_CTL_MOD, x->client, &ev);
+	client_watch(s, x);
+}
+
+/* What the client's connection is watched for: its input while it is
+ * open and the pty's input queue has room (a client that types faster than
+ * the exec reads waits, nothing is dropped), output while some is queued. */
+static void client_watch(struct sx *s, struct sx_exec *x)
+{
+	if (x->client < 0)
+		return;
+	bool in = !x->client_eof && (x->in_ready ? pty_input_room(&x->in) : x->pin.len < PTY_EARLY_INPUT_MAX);
+	uint32_t evs = (in ? EPOLLIN : 0) | (x->cq.len ? EPOLLOUT : 0);
+	if (!evs) {
+		/* Out of the set: a hang-up (always reported) would spin. */
+		if (x->client_reg)
+			epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->client, NULL);
+		x->client_reg = false;
+		return;
 	}
+	struct epoll_event ev = {.events = evs, .data.u64 = tag(K_CLIENT, (uint32_t)(x - s->ex))};
+	if (epoll_ctl(s->epfd, x->client_reg ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, x->client, &ev) == 0)
+		x->client_reg = true;
 }
 
 static void client_out(struct sx *s, struct sx_exec *x, const uint8_t *p, size_t n)
@@ -278,38 +312,74 @@ static void client_out(struct sx *s, struct sx_exec *x, const uint8_t *p, size_t
 	client_flush(s, x);
 }
 
-#define PTY_EARLY_INPUT_MAX 65536
+/* Write the pty's queued input (lib/pty.c's struct pty_input, as cordon run
+ * --pty does): what the master does not take at once waits for EPOLLOUT;
+ * only what it refuses (its side is gone) is dropped, and counted. */
+static void pty_flush(struct sx *s, struct sx_exec *x)
+{
+	if (!x->in_ready)
+		return;
+	size_t before = x->in.pending.len - x->in.off;
+	int r = pty_input_flush(&x->in);
+	if (r < 0)
+		x->input_dropped += before;
+	bool wait = r == 0;
+	if (wait != x->ptm_wait && x->ptm >= 0) {
+		struct epoll_event ev = {.events = EPOLLOUT, .data.u64 = tag(K_PTYIN, (uint32_t)(x - s->ex))};
+		if (epoll_ctl(s->epfd, wait ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, x->ptm, &ev) == 0)
+			x->ptm_wait = wait;
+	}
+	client_watch(s, x);
+}
 
 /* Input for a pty exec. A client may type before the exec's master has
- * come from the agent: that much is kept (bounded) and written when it
- * comes. The pty's input queue is small and never waited for: what does
- * not fit is dropped and counted (input_dropped). */
-static void pty_input(struct sx_exec *x, const uint8_t *p, size_t n)
+ * come from the agent: that much is kept (bounded; beyond it dropped and
+ * counted in input_dropped) and queued when it comes. */
+static void pty_input(struct sx *s, struct sx_exec *x, const uint8_t *p, size_t n)
 {
-	if (x->ptm < 0) {
+	if (!x->in_ready) {
 		if (x->pin.len + n > PTY_EARLY_INPUT_MAX || buf_append(&x->pin, p, n) < 0)
 			x->input_dropped += n;
 		return;
 	}
-	ssize_t w = write(x->ptm, p, n);
-	if (w < (ssize_t)n)
-		x->input_dropped += (uint64_t)(n - (size_t)(w > 0 ? w : 0));
+	if (pty_input_push(&x->in, p, n) < 0)
+		x->input_dropped += n;
+	pty_flush(s, x);
 }
 
 static void client_in(struct sx *s, struct sx_exec *x)
 {
 	uint8_t b[16384];
-	ssize_t n = recv(x->client, b, sizeof(b), MSG_DONTWAIT);
+	/* No more than the queue takes: the rest waits in the socket. */
+	size_t q = x->in_ready ? x->in.pending.len - x->in.off : x->pin.len;
+	size_t cap = x->in_ready ? PTY_INPUT_MAX : PTY_EARLY_INPUT_MAX;
+	size_t room = q >= cap ? 0 : cap - q < sizeof(b) ? cap - q : sizeof(b);
+	if (!room) {
+		client_watch(s, x);
+		return;
+	}
+	ssize_t n = recv(x->client, b, room, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
-		/* The client closed (or shut down its side): no more input. */
-		epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->client, NULL);
-		if (n < 0 || !x->cq.len)
-			close_fd(&x->client);
+		/* The client closed, or shut down its side: the end of the
+		 * pty's input (VEOF, as at the end of cordon run --pty's stdin);
+		 * its output goes on until the exec ends. Seen again (a
+		 * hang-up) or an error: the client is gone. */
+		bool again = x->client_eof;
+		x->client_eof = true;
+		if (n < 0 || again) {
+			client_drop(s, x);
+			return;
+		}
+		if (x->in_ready) {
+			pty_input_eof(&x->in);
+			pty_flush(s, x);
+		}
+		client_watch(s, x);
 		return;
 	}
-	pty_input(x, b, (size_t)n);
+	pty_input(s, x, b, (size_t)n);
 }
 
 static void out_bytes(struct sx *s, struct sx_exec *x, int i, const uint8_t *p, size_t n, bool eof)
@@ -404,13 +474,21 @@ static void finalize(struct sx *s, struct sx_exec *x)
 		redact_stream_free(&x->rs[i]);
 	}
 	close_fd(&x->timer);
+	if (x->ptm_wait)
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->ptm, NULL);
+	x->ptm_wait = false;
 	close_fd(&x->ptm);
+	if (x->in_ready) {
+		/* What the exec never read. */
+		x->input_dropped += x->in.pending.len - x->in.off;
+		pty_input_free(&x->in);
+		x->in_ready = false;
+	}
 	if (x->client >= 0) {
 		client_flush(s, x);
 		if (x->client >= 0) {
-			epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->client, NULL);
 			shutdown(x->client, SHUT_WR);
-			close_fd(&x->client);
+			client_drop(s, x);
 		}
 	}
 	int code = -1, sig = 0;
@@ -1050,14 +1128,14 @@ static void on_ctl(struct sx *s)
 				x->client = extra;
 				extra = -1;
 				struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(K_CLIENT, (uint32_t)(x - s->ex))};
-				epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->client, &ev);
+				x->client_reg = epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->client, &ev) == 0;
 				const jnode *pre = json_get(req, "input_b64");
 				if (pre && pre->str) {
 					size_t l = strlen(pre->str);
 					uint8_t *d = malloc(l / 4 * 3 + 4);
 					ssize_t dl = d ? b64_decode(pre->str, l, d) : -1;
 					if (dl > 0)
-						pty_input(x, d, (size_t)dl);
+						pty_input(s, x, d, (size_t)dl);
 					free(d);
 				}
 				client_flush(s, x);
@@ -1065,12 +1143,12 @@ static void on_ctl(struct sx *s)
 			reply_json(reply, "{}");
 		} else {
 			const jnode *r = json_get(req, "rows"), *c = json_get(req, "cols");
-			struct winsize ws = {0};
-			ws.ws_row = r && r->type == J_NUM && r->num >= 1 && r->num < 10000 ? (unsigned short)r->num : 0;
-			ws.ws_col = c && c->type == J_NUM && c->num >= 1 && c->num < 10000 ? (unsigned short)c->num : 0;
-			if (!ws.ws_row || !ws.ws_col)
+			struct pty_winsize ws = {0};
+			ws.rows = r && r->type == J_NUM && r->num >= 1 && r->num < 10000 ? (unsigned short)r->num : 0;
+			ws.cols = c && c->type == J_NUM && c->num >= 1 && c->num < 10000 ? (unsigned short)c->num : 0;
+			if (!ws.rows || !ws.cols)
 				reply_error(reply, 400, "rows and cols: integers from 1 to 9999 are required");
-			else if (x->ptm < 0 || ioctl(x->ptm, TIOCSWINSZ, &ws) < 0)
+			else if (x->ptm < 0 || pty_set_winsize(x->ptm, &ws) < 0)
 				reply_error(reply, 409, "exec %s has no pty any more", x->id);
 			else
 				reply_json(reply, "{}");
@@ -1134,10 +1212,17 @@ static bool h_msg(void *ctx, const struct msg *m, int fd)
 			 * merges both streams), read like a pipe. */
 			fcntl(fd, F_SETFL, O_NONBLOCK);
 			x->ptm = fd;
+			pty_input_init(&x->in, fd);
+			x->in_ready = true;
 			if (x->pin.len) {
-				pty_input(x, (const uint8_t *)x->pin.p, x->pin.len);
+				pty_input(s, x, (const uint8_t *)x->pin.p, x->pin.len);
 				buf_free(&x->pin);
 			}
+			if (x->client_eof) {
+				pty_input_eof(&x->in);
+				pty_flush(s, x);
+			}
+			client_watch(s, x);
 			x->out[0] = dup(fd);
 			close_fd(&x->out[1]);
 			if (x->out[0] >= 0) {
@@ -1198,6 +1283,10 @@ static void h_event(void *ctx, uint64_t data, uint32_t events)
 	case K_REPLY:
 		if (idx < s->nex)
 			queue_flush(s, &s->ex[idx]);
+		break;
+	case K_PTYIN:
+		if (idx < s->nex)
+			pty_flush(s, &s->ex[idx]);
 		break;
 	case K_CLIENT:
 		if (idx < s->nex && s->ex[idx].client >= 0) {
@@ -1274,6 +1363,8 @@ static void sx_free(struct sx *s)
 		buf_free(&x->queue);
 		buf_free(&x->cq);
 		buf_free(&x->pin);
+		if (x->in_ready)
+			pty_input_free(&x->in);
 		close_fd(&x->ptm);
 		close_fd(&x->client);
 		close_fd(&x->reply);

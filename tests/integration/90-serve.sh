@@ -413,8 +413,10 @@ test_output_redacted() {
 # ways. pty_client SID ARGV-JSON INPUT [RESIZE-ROWS RESIZE-COLS]
 pty_client() {
 	python3 - "$SOCK" "$@" <<'PY'
-import json, socket, subprocess, sys, time
+import json, os, socket, subprocess, sys, time
 sock, sid, argv, data = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4].encode()
+if data.startswith(b"@/"):  # the input in a file
+    data = open(data[1:], "rb").read()
 resize = sys.argv[5:7]
 s = socket.socket(socket.AF_UNIX)
 s.connect(sock)
@@ -437,6 +439,8 @@ if resize:
                     json.dumps({"rows": int(resize[0]), "cols": int(resize[1])}),
                     "http://c/v1/sessions/%s/exec/%s/resize" % (sid, eid)], check=True, stdout=subprocess.DEVNULL)
 s.sendall(data)
+if os.environ.get("PTY_SHUT"):
+    s.shutdown(socket.SHUT_WR)
 out = b""
 while True:
     d = s.recv(4096)
@@ -468,9 +472,28 @@ test_pty_exec() {
 	t_assert
 }
 
+# The client's end of input is the pty's (VEOF, as cordon run --pty's), and
+# input faster than the exec reads waits instead of being dropped.
+test_pty_input_end_and_backpressure() {
+	start_server || return 1
+	new_session || return 1
+	local out eid
+	out=$(PTY_SHUT=1 pty_client "$SID" '["sh","-c","cat >/dev/null; echo end:$?"]' $'ping\n')
+	expect_eq "$(printf '%s\n' "$out" | tail -1)" "end:0" "the client's shutdown ends the pty's input"
+	python3 -c 'print(("x" * 99 + "\n") * 3000, end="")' >"$T_TMP/lines"
+	out=$(PTY_SHUT=1 pty_client "$SID" '["sh","-c","stty -echo; wc -c"]' "@$T_TMP/lines")
+	expect_eq "$(printf '%s\n' "$out" | tail -1 | tr -d ' ')" 300000 "300 KB typed at once, none dropped"
+	eid=$(printf '%s\n' "$out" | sed -n 2p)
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r '.status + " " + (.input_dropped_bytes|tostring)')" "ok 0" "the result"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
 for t in test_socket_mode_and_peer_uid test_tcp_bearer_token test_oneshot_run_and_retention test_session_state_across_execs \
 	test_cancel_hung_exec test_files_in_and_out test_ceiling_refuses_session test_fifty_concurrent_sessions \
 	test_limits_of_the_server test_client_disconnects_mid_stream test_sigterm_ends_sessions_with_reports \
-	test_output_redacted test_pty_exec test_warm_pool test_warm_policy_declared test_denials_per_exec; do
+	test_output_redacted test_pty_exec test_warm_pool test_warm_policy_declared test_denials_per_exec \
+	test_pty_input_end_and_backpressure; do
 	t_run $t
 done
