@@ -495,14 +495,13 @@ static void *pool_main(void *unused)
 			pthread_mutex_unlock(&S.lock);
 			continue;
 		}
-		/* The worker exits by itself when its session did not start; a
-		 * slot without a worker is freed here, one with a worker when it
-		 * is reaped. */
+		/* A worker that answered (an error) or died exits by itself and
+		 * is reaped; one that never got its request is ended here, as is
+		 * the slot without a worker. */
 		pthread_mutex_lock(&S.lock);
 		S.pool_failures++;
-		bool noworker = se->pid <= 0;
 		pthread_mutex_unlock(&S.lock);
-		if (noworker)
+		if (reply < 0)
 			slot_abandon(se);
 		struct timespec ts = {1, 0};
 		nanosleep(&ts, NULL);
