@@ -69,8 +69,31 @@ srow() { # NAME ARGS...
 srow "serve: exec in a live session" exec "$sid"
 srow "serve: one-shot POST /v1/runs" run
 srow "serve: session create + delete" session
-kill -TERM "$srv"
+# The warm pool (--warm 2) beside the cold server, both up at once: each
+# create waits (untimed) for the pool to be full again, so every warm row
+# is a session taken from the pool, every cold row one built on request.
+"$C" serve --socket "$ws/warm.sock" --state-dir "$ws/wstate" --max-sessions 8 --warm 2 2>/dev/null &
+wsrv=$!
+for _ in $(seq 1 100); do [ -S "$ws/warm.sock" ] && break; sleep 0.05; done
+wrow() { # NAME SOCK ARGS...
+	local name=$1 sock=$2 med p90 mean
+	shift 2
+	read -r med p90 mean < <("$BUILD/bench-serve" "$sock" "$N" "$@")
+	printf '%-46s %9s %9s %9s\n' "$name" "$med" "$p90" "$mean"
+	echo "$med" >"$ws/.m.$(echo "$name" | tr -c 'a-z0-9' _)"
+}
+wrow "serve: session create, cold" "$ws/serve.sock" create
+wrow "serve: session create, warm pool" "$ws/warm.sock" create
+wrow "serve: create + exec /bin/true, cold" "$ws/serve.sock" create-exec
+wrow "serve: create + exec /bin/true, warm pool" "$ws/warm.sock" create-exec
+kill -TERM "$srv" "$wsrv"
 wait "$srv" || true
+wait "$wsrv" || true
+awk -v c="$(med_of "serve: session create, cold")" -v w="$(med_of "serve: session create, warm pool")" \
+	'BEGIN{printf "session create, cold / warm (median):            %.2f\n", c/w}'
+awk -v c="$(med_of "serve: create + exec /bin/true, cold")" -v w="$(med_of "serve: create + exec /bin/true, warm pool")" \
+	-v b="$(med_of "bwrap (all namespaces, minimal root)")" -v r="$(med_of "cordon run (no limits; accounting cgroup)")" \
+	'BEGIN{printf "one-shot /bin/true, warm vs cold session / cold cordon run / bwrap: %.2f / %.2f / %.2f\n", w/c, w/r, w/b}'
 awk -v s="$(med_of "serve: session create + delete")" 'BEGIN{printf "sessions per second, one client (median):        %.0f\n", 1000 / s}'
 awk -v a="$(med_of "serve: exec in a live session")" -v b="$(med_of "bwrap (all namespaces, minimal root)")" -v c="$(med_of "cordon run (no limits; accounting cgroup)")" \
 	'BEGIN{printf "exec in a session vs cold cordon run / bwrap:    %.2f / %.2f\n", a/c, a/b}'

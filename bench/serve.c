@@ -3,7 +3,13 @@
  * prints "median_ms p90_ms mean_ms" as bench-spawn does.
  *   exec SID   POST /v1/sessions/SID/exec {"argv":["/bin/true"]}
  *   session    POST /v1/sessions {} then DELETE it (one session's life)
- *   run        POST /v1/runs {"argv":["/bin/true"]} */
+ *   create     POST /v1/sessions {} alone (the DELETE, and the wait for the
+ *              warm pool to be full again, are not timed)
+ *   create-exec   the same, and POST .../exec {"argv":["/bin/true"]} timed
+ *              with it: a one-shot /bin/true in a fresh session
+ *   run        POST /v1/runs {"argv":["/bin/true"]}
+ * With a warm pool, create and create-exec take every session from it;
+ * without, every one is cold: the same program measures both. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,10 +47,27 @@ static int request(const char *sock, const char *method, const char *path, const
 	return strncmp(out, "HTTP/1.1 20", 11) == 0 ? 0 : -1;
 }
 
+/* Until GET /v1/pool says the pool is full (at once without a pool). */
+static int pool_full(const char *sock, char *out, size_t cap)
+{
+	for (int i = 0; i < 20000; i++) {
+		if (request(sock, "GET", "/v1/pool", "", out, cap) < 0)
+			return -1;
+		const char *sz = strstr(out, "\"size\":"), *rd = strstr(out, "\"ready\":");
+		if (!sz || !rd)
+			return -1;
+		if (atoi(sz + 7) == atoi(rd + 8))
+			return 0;
+		struct timespec ts = {0, 2000000};
+		nanosleep(&ts, NULL);
+	}
+	return -1;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 4) {
-		fprintf(stderr, "usage: bench-serve SOCK N exec SID | session | run\n");
+		fprintf(stderr, "usage: bench-serve SOCK N exec SID | session | create | create-exec | run\n");
 		return 2;
 	}
 	int n = atoi(argv[2]);
@@ -61,6 +84,41 @@ int main(int argc, char **argv)
 			rc = request(argv[1], "POST", path, "{\"argv\":[\"/bin/true\"]}", out, sizeof(out));
 			if (rc == 0 && !strstr(out, "\"status\": \"ok\""))
 				rc = -1;
+		} else if (strcmp(mode, "create") == 0 || strcmp(mode, "create-exec") == 0) {
+			if (pool_full(argv[1], out, sizeof(out)) < 0) {
+				fprintf(stderr, "the warm pool did not fill: %.300s\n", out);
+				free(t);
+				return 1;
+			}
+			clock_gettime(CLOCK_MONOTONIC, &a);
+			rc = request(argv[1], "POST", "/v1/sessions", "{}", out, sizeof(out));
+			char *id = rc == 0 ? strstr(out, "\"id\":\"") : NULL;
+			char sid[19] = "";
+			if (id)
+				snprintf(sid, sizeof(sid), "%.18s", id + 6);
+			if (id && mode[6]) {
+				snprintf(path, sizeof(path), "/v1/sessions/%s/exec", sid);
+				rc = request(argv[1], "POST", path, "{\"argv\":[\"/bin/true\"]}", out, sizeof(out));
+				if (rc == 0 && !strstr(out, "\"status\": \"ok\""))
+					rc = -1;
+			}
+			clock_gettime(CLOCK_MONOTONIC, &b);
+			if (id) {
+				static char o2[1 << 20];
+				snprintf(path, sizeof(path), "/v1/sessions/%s", sid);
+				if (request(argv[1], "DELETE", path, "", o2, sizeof(o2)) < 0)
+					rc = -1;
+			} else {
+				rc = -1;
+			}
+			if (rc < 0) {
+				fprintf(stderr, "request %d (%s) failed: %.300s\n", i, mode, out);
+				free(t);
+				return 1;
+			}
+			t[i] = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+			sum += t[i];
+			continue;
 		} else if (strcmp(mode, "session") == 0) {
 			rc = request(argv[1], "POST", "/v1/sessions", "{}", out, sizeof(out));
 			char *id = rc == 0 ? strstr(out, "\"id\":\"") : NULL;

@@ -39,6 +39,8 @@ extern char **environ;
 
 #define BODY_MAX (64u << 20)
 #define MAX_ALLOW 32
+#define WARM_MAX 64
+#define WARM_MAX_S "64"
 
 struct session_ent {
 	bool used;
@@ -47,6 +49,9 @@ struct session_ent {
 	int ctl;
 	uid_t owner;
 	bool ending; /* DELETE sent: no longer counted, reaped when its worker exits */
+	/* In the warm pool: no client's, not found by id, not counted; ready
+	 * once its worker answered that the boundary is up. */
+	bool warm, warm_ready;
 	pthread_mutex_t lock; /* sends on ctl */
 };
 
@@ -62,7 +67,16 @@ static struct {
 	pthread_mutex_t lock;
 	strv runs; /* ids kept, oldest first */
 	bool stopping;
-} S = {.max_sessions = 64, .keep_runs = 100, .lock = PTHREAD_MUTEX_INITIALIZER};
+	int nslots;  /* 2 * max_sessions (ending ones keep theirs until reaped) + warm */
+	/* The warm pool (--warm N, --warm-policy F): N sessions started ahead
+	 * for one policy, F's (re-serialized) or, without F, a request without
+	 * a policy; refilled by one thread, woken on every change. */
+	int warm;
+	char *warm_policy;
+	pthread_cond_t pool_cond;
+	pthread_t pool_thread;
+	uint64_t pool_hits, pool_misses, pool_failures;
+} S = {.max_sessions = 64, .keep_runs = 100, .lock = PTHREAD_MUTEX_INITIALIZER, .pool_cond = PTHREAD_COND_INITIALIZER};
 
 struct req {
 	buf body;
@@ -168,8 +182,8 @@ static enum MHD_Result relay_reply(struct MHD_Connection *c, int reply, unsigned
 
 static struct session_ent *find_session(const char *id, uid_t uid)
 {
-	for (int i = 0; i < 2 * S.max_sessions; i++)
-		if (S.ss[i].used && !S.ss[i].ending && strcmp(S.ss[i].id, id) == 0 && (uid == 0 || S.ss[i].owner == uid || uid == (uid_t)-1))
+	for (int i = 0; i < S.nslots; i++)
+		if (S.ss[i].used && !S.ss[i].ending && !S.ss[i].warm && strcmp(S.ss[i].id, id) == 0 && (uid == 0 || S.ss[i].owner == uid || uid == (uid_t)-1))
 			return &S.ss[i];
 	return NULL;
 }
@@ -293,12 +307,205 @@ static int count_sessions(uid_t owner, int *mine)
 {
 	int n = 0;
 	*mine = 0;
-	for (int i = 0; i < 2 * S.max_sessions; i++)
-		if (S.ss[i].used && !S.ss[i].ending) {
+	for (int i = 0; i < S.nslots; i++)
+		if (S.ss[i].used && !S.ss[i].ending && !S.ss[i].warm) {
 			n++;
 			*mine += S.ss[i].owner == owner;
 		}
 	return n;
+}
+
+/* Start a session's worker in slot se (reserved by the caller) and send it
+ * its first request; returns our end of its reply socket (the worker
+ * answers once the boundary is up, or with why it is not), or -1 with msg
+ * set (the slot is then the caller's to free). */
+static int start_worker(struct session_ent *se, const char *id, uint64_t idle_ns, const char *tmo, int polfd,
+			bool warm, char *msg, size_t msz)
+{
+	char dir[PATH_MAX], ws[PATH_MAX], rep[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s/sessions/%s", S.state_dir, id);
+	snprintf(ws, sizeof(ws), "%s/work", dir);
+	snprintf(rep, sizeof(rep), "%s/report.json", dir);
+	int sv[2] = {-1, -1};
+	if (mkdir_p(ws, 0700) < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		snprintf(msg, msz, "session %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	const char *argv[] = {"cordon", "__session-worker", NULL};
+	pid_t pid = spawn_self(argv, sv[1], NULL, -1, -1, -1);
+	close(sv[1]);
+	pthread_mutex_lock(&S.lock);
+	se->pid = pid;
+	se->ctl = sv[0];
+	/* SIGTERM came while it was being started: it ends with the rest. */
+	if (pid > 0 && S.stopping)
+		kill(pid, SIGTERM);
+	pthread_mutex_unlock(&S.lock);
+	if (pid < 0) {
+		snprintf(msg, msz, "could not start the session's worker");
+		return -1;
+	}
+	jwriter w = {0};
+	jw_obj_begin(&w);
+	jw_key(&w, "id");
+	jw_str(&w, id);
+	jw_key(&w, "workspace");
+	jw_str(&w, ws);
+	jw_key(&w, "report");
+	jw_str(&w, rep);
+	jw_key(&w, "ceiling");
+	jw_str(&w, S.ceiling);
+	jw_key(&w, "idle_timeout_ns");
+	jw_uint(&w, idle_ns);
+	if (warm) {
+		jw_key(&w, "warm");
+		jw_bool(&w, true);
+	}
+	if (tmo) {
+		jw_key(&w, "timeout");
+		jw_str(&w, tmo);
+	} else if (S.timeout_ns) {
+		char t[32];
+		snprintf(t, sizeof(t), "%llums", (unsigned long long)(S.timeout_ns / 1000000ULL));
+		jw_key(&w, "default_timeout");
+		jw_str(&w, t);
+	}
+	jw_obj_end(&w);
+	jw_finish(&w);
+	int reply = w.out.p ? to_worker(se, id, w.out.p, polfd) : -1;
+	buf_free(&w.out);
+	if (reply < 0)
+		snprintf(msg, msz, "the session's worker did not take its request");
+	return reply;
+}
+
+/* A slot whose worker never ran (or was killed here): free it. */
+static void slot_abandon(struct session_ent *se)
+{
+	pthread_mutex_lock(&S.lock);
+	pthread_mutex_lock(&se->lock);
+	if (se->ctl >= 0)
+		close(se->ctl);
+	se->ctl = -1;
+	if (se->pid > 0) {
+		kill(se->pid, SIGKILL);
+		waitpid(se->pid, NULL, 0);
+	}
+	se->pid = -1;
+	se->used = se->warm = se->warm_ready = false;
+	pthread_mutex_unlock(&se->lock);
+	pthread_mutex_unlock(&S.lock);
+	pthread_cond_broadcast(&S.pool_cond);
+}
+
+static int free_slot(void)
+{
+	for (int i = 0; i < S.nslots; i++)
+		if (!S.ss[i].used)
+			return i;
+	return -1;
+}
+
+/* Is this request one the warm pool was made for? No timeout of its own
+ * (the pool's sessions have the server's), and the pool's policy: none
+ * without --warm-policy, else that policy's JSON, key for key. */
+static bool pool_matches(const jnode *pol, const jnode *tmo)
+{
+	if (!S.warm || tmo)
+		return false;
+	if (!S.warm_policy || !pol)
+		return !S.warm_policy && !pol;
+	char *t = node_text(pol);
+	bool m = t && strcmp(t, S.warm_policy) == 0;
+	free(t);
+	return m;
+}
+
+/* Hand a ready pool session to uid: from here on it is uid's like any
+ * other (its worker re-arms its timers). NULL if the pool is empty. */
+static struct session_ent *pool_take(uid_t uid)
+{
+	struct session_ent *se = NULL;
+	for (int i = 0; i < S.nslots && !se; i++)
+		if (S.ss[i].used && S.ss[i].warm && S.ss[i].warm_ready && !S.ss[i].ending)
+			se = &S.ss[i];
+	if (se) {
+		se->warm = se->warm_ready = false;
+		se->owner = uid;
+		S.pool_hits++;
+	} else {
+		S.pool_misses++;
+	}
+	pthread_cond_broadcast(&S.pool_cond);
+	return se;
+}
+
+static int pool_count(void)
+{
+	int n = 0;
+	for (int i = 0; i < S.nslots; i++)
+		n += S.ss[i].used && S.ss[i].warm;
+	return n;
+}
+
+/* The refill thread: keeps S.warm sessions in the pool, one started at a
+ * time (each takes a worker and a boundary: starting them all at once
+ * would take the machine from the clients). A worker that fails to start
+ * is retried after a second, so a broken policy cannot spin. */
+static void *pool_main(void *unused)
+{
+	(void)unused;
+	for (;;) {
+		pthread_mutex_lock(&S.lock);
+		int slot = -1;
+		while (!S.stopping && (pool_count() >= S.warm || (slot = free_slot()) < 0))
+			pthread_cond_wait(&S.pool_cond, &S.lock);
+		if (S.stopping) {
+			pthread_mutex_unlock(&S.lock);
+			return NULL;
+		}
+		struct session_ent *se = &S.ss[slot];
+		char id[ROUTE_ID_LEN + 1];
+		new_id(id, "s-");
+		se->used = se->warm = true;
+		se->warm_ready = se->ending = false;
+		snprintf(se->id, sizeof(se->id), "%s", id);
+		se->owner = (uid_t)-1;
+		se->pid = -1;
+		se->ctl = -1;
+		pthread_mutex_unlock(&S.lock);
+		int polfd = S.warm_policy ? ipc_memfd("cordon-policy", S.warm_policy, strlen(S.warm_policy)) : -1;
+		char msg[512];
+		int reply = start_worker(se, id, 0, NULL, polfd, true, msg, sizeof(msg));
+		if (polfd >= 0)
+			close(polfd);
+		bool ok = false;
+		if (reply >= 0) {
+			char b[512];
+			int fds[IPC_MAX_FDS], nfds = 0;
+			ssize_t n = ipc_recv(reply, b, sizeof(b) - 1, fds, &nfds);
+			for (int i = 0; i < nfds; i++)
+				close(fds[i]);
+			ok = n > 0 && !memmem(b, (size_t)n, "\"error\"", 7);
+			close(reply);
+		}
+		if (ok) {
+			pthread_mutex_lock(&S.lock);
+			se->warm_ready = true;
+			pthread_mutex_unlock(&S.lock);
+			continue;
+		}
+		/* A worker that answered (an error) or died exits by itself and
+		 * is reaped; one that never got its request is ended here, as is
+		 * the slot without a worker. */
+		pthread_mutex_lock(&S.lock);
+		S.pool_failures++;
+		pthread_mutex_unlock(&S.lock);
+		if (reply < 0)
+			slot_abandon(se);
+		struct timespec ts = {1, 0};
+		nanosleep(&ts, NULL);
+	}
 }
 
 static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_t uid)
@@ -315,6 +522,7 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 		return send_error(c, 400, "idle_timeout: a duration such as \"10m\" is expected");
 	if (tmo && (tmo->type != J_STR || parse_duration(tmo->str, &tmo_ns, &e) < 0))
 		return send_error(c, 400, "timeout: a duration such as \"1h\" is expected");
+	bool warm = pool_matches(pol, tmo);
 	char id[ROUTE_ID_LEN + 1];
 	new_id(id, "s-");
 	pthread_mutex_lock(&S.lock);
@@ -329,91 +537,50 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 							     : "this client (uid) has its maximum of %d sessions",
 				  all >= S.max_sessions ? S.max_sessions : S.max_per_client);
 	}
-	/* Twice as many slots as sessions: ending ones keep theirs until
-	 * their worker is reaped. */
-	for (int i = 0; i < 2 * S.max_sessions && slot < 0; i++)
-		if (!S.ss[i].used)
-			slot = i;
+	struct session_ent *se = warm ? pool_take(uid) : NULL;
+	if (se) {
+		char sid[ROUTE_ID_LEN + 1], j[64];
+		snprintf(sid, sizeof(sid), "%s", se->id);
+		pthread_mutex_unlock(&S.lock);
+		snprintf(j, sizeof(j), "{\"op\":\"claim\",\"idle_timeout_ns\":%llu}", (unsigned long long)idle_ns);
+		int reply = to_worker(se, sid, j, -1);
+		if (reply >= 0) {
+			enum MHD_Result r = relay_reply(c, reply, 201, "application/json");
+			close(reply);
+			return r;
+		}
+		/* Its worker died in the pool (it is reaped): a cold one. */
+		pthread_mutex_lock(&S.lock);
+		se->ending = true;
+	}
+	slot = free_slot();
 	if (slot < 0) {
 		pthread_mutex_unlock(&S.lock);
 		return send_error(c, 503, "too many sessions are still ending; try again");
 	}
-	struct session_ent *se = &S.ss[slot];
-	se->ending = false;
+	se = &S.ss[slot];
+	se->ending = se->warm = se->warm_ready = false;
 	se->used = true;
 	snprintf(se->id, sizeof(se->id), "%s", id);
 	se->owner = uid;
 	se->pid = -1;
 	se->ctl = -1;
 	pthread_mutex_unlock(&S.lock);
-	char dir[PATH_MAX], ws[PATH_MAX], rep[PATH_MAX];
-	snprintf(dir, sizeof(dir), "%s/sessions/%s", S.state_dir, id);
-	snprintf(ws, sizeof(ws), "%s/work", dir);
-	snprintf(rep, sizeof(rep), "%s/report.json", dir);
-	int sv[2] = {-1, -1};
 	char *ptext = pol ? node_text(pol) : NULL;
 	int polfd = ptext ? ipc_memfd("cordon-policy", ptext, strlen(ptext)) : -1;
 	free(ptext);
-	enum MHD_Result r;
-	if (mkdir_p(ws, 0700) < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
-		r = send_error(c, 500, "session %s: %s", dir, strerror(errno));
-		goto fail;
-	}
-	const char *argv[] = {"cordon", "__session-worker", NULL};
-	se->pid = spawn_self(argv, sv[1], NULL, -1, -1, -1);
-	close(sv[1]);
-	se->ctl = sv[0];
-	if (se->pid < 0) {
-		r = send_error(c, 500, "could not start the session's worker");
-		goto fail;
-	}
-	jwriter w = {0};
-	jw_obj_begin(&w);
-	jw_key(&w, "id");
-	jw_str(&w, id);
-	jw_key(&w, "workspace");
-	jw_str(&w, ws);
-	jw_key(&w, "report");
-	jw_str(&w, rep);
-	jw_key(&w, "ceiling");
-	jw_str(&w, S.ceiling);
-	jw_key(&w, "idle_timeout_ns");
-	jw_uint(&w, idle_ns);
-	if (tmo) {
-		jw_key(&w, "timeout");
-		jw_str(&w, tmo->str);
-	} else if (S.timeout_ns) {
-		char t[32];
-		snprintf(t, sizeof(t), "%llums", (unsigned long long)(S.timeout_ns / 1000000ULL));
-		jw_key(&w, "default_timeout");
-		jw_str(&w, t);
-	}
-	jw_obj_end(&w);
-	jw_finish(&w);
-	int reply = w.out.p ? to_worker(se, id, w.out.p, polfd) : -1;
-	buf_free(&w.out);
+	char msg[512];
+	int reply = start_worker(se, id, idle_ns, tmo ? tmo->str : NULL, polfd, false, msg, sizeof(msg));
+	if (polfd >= 0)
+		close(polfd);
 	if (reply < 0) {
-		r = send_error(c, 500, "the session's worker did not take its request");
-		goto fail;
+		slot_abandon(se);
+		return send_error(c, 500, "%s", msg);
 	}
-	r = relay_reply(c, reply, 201, "application/json");
+	enum MHD_Result r = relay_reply(c, reply, 201, "application/json");
 	/* Started or not: a worker that did not start exits by itself (and
 	 * is reaped on SIGCHLD). */
 	close(reply);
-	close(polfd);
-	return r;
-fail:
-	if (polfd >= 0)
-		close(polfd);
-	pthread_mutex_lock(&S.lock);
-	if (se->ctl >= 0)
-		close(se->ctl);
-	if (se->pid > 0) {
-		kill(se->pid, SIGKILL);
-		waitpid(se->pid, NULL, 0);
-	}
-	se->used = false;
-	pthread_mutex_unlock(&S.lock);
 	return r;
 }
 
@@ -1010,6 +1177,20 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		return do_run(c, rq);
 	case R_RUN_GET:
 		return get_run(c, rt.sid);
+	case R_POOL_GET: {
+		char j[256];
+		pthread_mutex_lock(&S.lock);
+		int ready = 0, n = pool_count();
+		for (int i = 0; i < S.nslots; i++)
+			ready += S.ss[i].used && S.ss[i].warm && S.ss[i].warm_ready;
+		snprintf(j, sizeof(j),
+			 "{\"size\":%d,\"ready\":%d,\"starting\":%d,\"policy\":\"%s\",\"hits\":%llu,\"misses\":%llu,"
+			 "\"failures\":%llu}\n",
+			 S.warm, ready, n - ready, S.warm_policy ? "declared" : "default", (unsigned long long)S.pool_hits,
+			 (unsigned long long)S.pool_misses, (unsigned long long)S.pool_failures);
+		pthread_mutex_unlock(&S.lock);
+		return send_text(c, 200, "application/json", j, strlen(j));
+	}
 	case R_SESSIONS_CREATE: {
 		cordon_error e = {0};
 		jnode *body = rq->body.len ? json_parse(rq->body.p, rq->body.len, &e) : NULL;
@@ -1042,7 +1223,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
 static void reap_workers(bool wait_all)
 {
 	pthread_mutex_lock(&S.lock);
-	for (int i = 0; i < 2 * S.max_sessions; i++) {
+	for (int i = 0; i < S.nslots; i++) {
 		struct session_ent *se = &S.ss[i];
 		if (!se->used || se->pid <= 0)
 			continue;
@@ -1050,12 +1231,22 @@ static void reap_workers(bool wait_all)
 			pthread_mutex_lock(&se->lock);
 			close(se->ctl);
 			se->ctl = -1;
+			if (se->warm) {
+				/* A pool session no client took: no report, an
+				 * empty workspace nothing ran in. */
+				char d[PATH_MAX];
+				snprintf(d, sizeof(d), "%s/sessions/%s/work", S.state_dir, se->id);
+				rmdir(d);
+				*strrchr(d, '/') = '\0';
+				rmdir(d);
+			}
 			se->id[0] = '\0';
-			se->used = false;
+			se->used = se->warm = se->warm_ready = false;
 			pthread_mutex_unlock(&se->lock);
 		}
 	}
 	pthread_mutex_unlock(&S.lock);
+	pthread_cond_broadcast(&S.pool_cond);
 }
 
 static int listen_unix(const char *path)
@@ -1118,7 +1309,7 @@ static int usage_err(const char *msg, const char *arg)
 
 int cmd_serve(int argc, char **argv)
 {
-	const char *token_file = NULL;
+	const char *token_file = NULL, *warm_policy = NULL;
 	ssize_t self_len = readlink("/proc/self/exe", S.cordon, sizeof(S.cordon) - 1);
 	char *slash = self_len > 0 ? memrchr(S.cordon, '/', (size_t)self_len) : NULL;
 	if (!slash || (size_t)(slash - S.cordon) + sizeof("/cordon") > sizeof(S.cordon)) {
@@ -1149,6 +1340,8 @@ int cmd_serve(int argc, char **argv)
 			S.state_dir = v;
 		else if (strcmp(o, "--ceiling") == 0)
 			S.ceiling = v;
+		else if (strcmp(o, "--warm-policy") == 0)
+			warm_policy = v;
 		else if (strcmp(o, "--allow-uid") == 0) {
 			char *end;
 			long u = strtol(v, &end, 10);
@@ -1164,8 +1357,9 @@ int cmd_serve(int argc, char **argv)
 			if (o[2] == 'k')
 				S.keep_runs = (int)n;
 			else if (o[2] == 'w') {
-				if (n > 0)
-					return usage_err("--warm: the warm pool is not implemented yet (docs/api.md)", v);
+				if (n > WARM_MAX)
+					return usage_err("--warm: at most " WARM_MAX_S " sessions in the pool", v);
+				S.warm = (int)n;
 			}
 			else if (strlen(o) > 15)
 				S.max_per_client = (int)n;
@@ -1206,11 +1400,36 @@ int cmd_serve(int argc, char **argv)
 	mkdir_p(sub, 0700);
 	snprintf(sub, sizeof(sub), "%s/sessions", S.state_dir);
 	mkdir_p(sub, 0700);
+	if (S.warm > S.max_sessions)
+		return usage_err("--warm: more than --max-sessions", NULL);
+	if (warm_policy) {
+		/* Parsed once (a policy that does not parse is refused now, not
+		 * at every refill) and kept re-serialized, the form requests'
+		 * policies are compared in. */
+		buf t = {0};
+		FILE *f = fopen(warm_policy, "re");
+		char chunk[4096];
+		for (size_t k; f && (k = fread(chunk, 1, sizeof(chunk), f)) > 0 && t.len < (1u << 20);)
+			buf_append(&t, chunk, k);
+		if (f)
+			fclose(f);
+		jnode *j = t.len ? json_parse(t.p, t.len, &e) : NULL;
+		buf_free(&t);
+		if (!j || j->type != J_OBJ) {
+			json_free(j);
+			return usage_err("--warm-policy: a JSON policy object expected", warm_policy);
+		}
+		S.warm_policy = node_text(j);
+		json_free(j);
+		if (!S.warm)
+			return usage_err("--warm-policy needs --warm N", NULL);
+	}
 	static char ceil_abs[PATH_MAX];
 	if (S.ceiling && realpath(S.ceiling, ceil_abs))
 		S.ceiling = ceil_abs;
-	S.ss = calloc(2 * (size_t)S.max_sessions + 1, sizeof(*S.ss));
-	for (int i = 0; S.ss && i < 2 * S.max_sessions; i++)
+	S.nslots = 2 * S.max_sessions + S.warm;
+	S.ss = calloc((size_t)S.nslots + 1, sizeof(*S.ss));
+	for (int i = 0; S.ss && i < S.nslots; i++)
 		pthread_mutex_init(&S.ss[i].lock, NULL);
 	int lfd = S.listen ? listen_tcp(S.listen) : listen_unix(S.socket_path);
 	if (lfd < 0 || !S.ss)
@@ -1230,6 +1449,9 @@ int cmd_serve(int argc, char **argv)
 		fprintf(stderr, "cordon serve: the HTTP server did not start\n");
 		return 1;
 	}
+	bool pool = S.warm > 0 && pthread_create(&S.pool_thread, NULL, pool_main, NULL) == 0;
+	if (S.warm > 0 && !pool)
+		fprintf(stderr, "cordon serve: the warm pool's thread did not start; sessions start cold\n");
 	fprintf(stderr, "cordon serve: listening on %s\n", S.listen ? S.listen : S.socket_path);
 	for (;;) {
 		int sig = 0;
@@ -1244,10 +1466,13 @@ int cmd_serve(int argc, char **argv)
 	 * to the state directory (its worker's own SIGTERM handling). */
 	pthread_mutex_lock(&S.lock);
 	S.stopping = true;
-	for (int i = 0; i < 2 * S.max_sessions; i++)
+	for (int i = 0; i < S.nslots; i++)
 		if (S.ss[i].used && S.ss[i].pid > 0)
 			kill(S.ss[i].pid, SIGTERM);
 	pthread_mutex_unlock(&S.lock);
+	pthread_cond_broadcast(&S.pool_cond);
+	if (pool)
+		pthread_join(S.pool_thread, NULL);
 	reap_workers(true);
 	MHD_stop_daemon(d);
 	if (S.socket_path)

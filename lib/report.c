@@ -63,6 +63,7 @@ void report_free(struct run_report *r)
 	free(r->net.req);
 	pthread_mutex_destroy(&r->denial_lock);
 	free(r->denials);
+	free(r->by_group);
 	hindex_free(&r->denial_idx);
 	strv_free(&r->command);
 	strv_free(&r->secrets);
@@ -94,7 +95,26 @@ static uint64_t denial_hash(const char *kind, const char *target)
 	return hash_str(kind) * 31 ^ hash_str(target);
 }
 
-static int add_denial_locked(struct run_report *r, const char *kind, const char *target)
+/* Denial idx was made by group pgid: counted for it, or as unattributed. */
+static void attribute_locked(struct run_report *r, size_t idx, int pgid)
+{
+	if (r->attribute && pgid > 0) {
+		for (size_t j = 0; j < r->nby_group; j++)
+			if (r->by_group[j].idx == idx && r->by_group[j].pgid == pgid) {
+				r->by_group[j].count++;
+				return;
+			}
+		if (!r->by_group)
+			r->by_group = calloc(DENIAL_GROUPS_MAX, sizeof(*r->by_group));
+		if (r->by_group && r->nby_group < DENIAL_GROUPS_MAX) {
+			r->by_group[r->nby_group++] = (struct denial_group){(uint32_t)idx, pgid, 1};
+			return;
+		}
+	}
+	r->denials[idx].unattributed++;
+}
+
+static int add_denial_locked(struct run_report *r, const char *kind, const char *target, int pgid)
 {
 	/* The key as stored: the kind and target, redacted in full and only
 	 * then cut to the record's size (a cut first would leave a prefix of
@@ -111,6 +131,7 @@ static int add_denial_locked(struct run_report *r, const char *kind, const char 
 	long i = hindex_find(&r->denial_idx, h, denial_eq, &probe);
 	if (i >= 0) {
 		r->denials[i].count++;
+		attribute_locked(r, (size_t)i, pgid);
 		return 0;
 	}
 	if (r->ndenials >= DENIALS_MAX_TARGETS) {
@@ -132,13 +153,19 @@ static int add_denial_locked(struct run_report *r, const char *kind, const char 
 	memcpy(d->kind, k, sizeof(k));
 	memcpy(d->target, t, sizeof(t));
 	d->count = 1;
+	attribute_locked(r, r->ndenials - 1, pgid);
 	return 0;
 }
 
 int report_add_denial(struct run_report *r, const char *kind, const char *target)
 {
+	return report_add_denial_by(r, kind, target, 0);
+}
+
+int report_add_denial_by(struct run_report *r, const char *kind, const char *target, int pgid)
+{
 	pthread_mutex_lock(&r->denial_lock);
-	int rc = add_denial_locked(r, kind, target);
+	int rc = add_denial_locked(r, kind, target, pgid);
 	pthread_mutex_unlock(&r->denial_lock);
 	return rc;
 }

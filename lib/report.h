@@ -25,6 +25,7 @@ struct denial {
 	char kind[16];
 	char target[256];
 	uint64_t count;
+	uint64_t unattributed; /* of count: made with no process known (the proxy...) */
 	bool check; /* made by the task's check (phase "check"), not the command */
 };
 
@@ -146,7 +147,21 @@ struct run_report {
 	hindex denial_idx;        /* (kind, target) -> position in denials */
 	size_t denial_cap;
 	uint64_t denials_omitted; /* refused operations of targets past the cap */
+	/* A session (cordon serve): each denial the seccomp observer made, by
+	 * the process group (in the run's PID namespace) of the process that
+	 * made it, so that an exec's result lists its own; off (NULL) for a
+	 * run. Bounded: past DENIAL_GROUPS_MAX entries, a denial counts as
+	 * unattributed. */
+	struct denial_group {
+		uint32_t idx;  /* in denials */
+		int32_t pgid;  /* in the run's PID namespace */
+		uint64_t count;
+	} *by_group;
+	size_t nby_group;
+	bool attribute;
 };
+
+#define DENIAL_GROUPS_MAX 8192
 
 /* Distinct (kind, target) pairs kept; further targets are only counted. */
 #define DENIALS_MAX_TARGETS 1024
@@ -156,6 +171,9 @@ void report_free(struct run_report *r);
 /* Record one more denial of (kind, target): O(1) (a hash index), at most
  * DENIALS_MAX_TARGETS distinct pairs, the rest counted in denials_omitted. */
 int report_add_denial(struct run_report *r, const char *kind, const char *target);
+/* The same, made by a process of group pgid (in the run's PID namespace;
+ * <= 0: not known, as report_add_denial). */
+int report_add_denial_by(struct run_report *r, const char *kind, const char *target, int pgid);
 /* Add the check's denials (from its own report) as phase "check". */
 int report_add_check_denials(struct run_report *r, const struct run_report *check);
 /* Shared JSON pieces (the report and explain). */

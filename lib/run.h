@@ -20,8 +20,9 @@ struct msg;
 struct run_hooks {
 	void *ctx;
 	/* init is ready: sock is the sync socket; register fds in epfd with
-	 * RUN_HOOK_TAG in the event data. */
-	void (*ready)(void *ctx, int sock, int epfd, struct run_report *rep);
+	 * RUN_HOOK_TAG in the event data. wall_timer is the run's wall-time
+	 * timerfd (a warm session re-arms it when it is handed out). */
+	void (*ready)(void *ctx, int sock, int epfd, int wall_timer, struct run_report *rep);
 	/* A frame run.c does not know (MSG_SX_*): returns true if it kept fd. */
 	bool (*on_msg)(void *ctx, const struct msg *m, int fd);
 	void (*on_event)(void *ctx, uint64_t data, uint32_t events);

@@ -19,6 +19,7 @@ enum route_kind {
 	R_FILE_LIST,       /* GET /v1/sessions/{id}/files/list */
 	R_RUNS_CREATE,     /* POST /v1/runs */
 	R_RUN_GET,         /* GET /v1/runs/{id} */
+	R_POOL_GET,        /* GET /v1/pool */
 };
 
 /* ids are "s-", "e-" or "r-" and 16 lower-case hex digits. */

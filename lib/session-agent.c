@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "compat.h"
+#include "cordon-pty.h"
 #include "error.h"
 #include "sandbox.h"
 #include "session.h"
@@ -116,27 +117,6 @@ static char **merge_env(char *const *base, char **req)
 	return out;
 }
 
-/* A pty in the run's own devpts (its /dev/pts, mounted by the view): the
- * master, and the peer opened from it without a path lookup. */
-static int open_pty(int *master, int *peer, const struct winsize *ws)
-{
-	*master = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-	if (*master < 0)
-		*master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
-	int unlock = 0;
-	if (*master < 0 || ioctl(*master, TIOCSPTLCK, &unlock) < 0 ||
-	    (*peer = ioctl(*master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0) {
-		int e = errno;
-		if (*master >= 0)
-			close(*master);
-		errno = e;
-		return -1;
-	}
-	if (ws->ws_row && ws->ws_col)
-		ioctl(*master, TIOCSWINSZ, ws);
-	return 0;
-}
-
 static void start_exec(const struct sandbox_spec *sp, int sock, int sigfd, struct agent_slot *sl,
 		       int slot, int reqfd, uint64_t ignored, bool pty, const struct winsize *wsz)
 {
@@ -159,10 +139,11 @@ static void start_exec(const struct sandbox_spec *sp, int sock, int sigfd, struc
 		goto fail;
 	}
 	if (pty) {
-		if (open_pty(&master, &peer, wsz) < 0) {
-			cordon_err_errno(&e, "a pty in the session's /dev/pts");
+		/* In the session's own devpts (its /dev/pts, mounted by the
+		 * view), as cordon run --pty's. */
+		struct pty_winsize pw = {wsz->ws_row, wsz->ws_col};
+		if (pty_open(&master, &peer, &pw, &e) < 0)
 			goto fail;
-		}
 		/* The pty is the exec's stdin, stdout and stderr. */
 		slot_close(sl);
 		sl->fd[0] = peer;

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "cordon-pty.h"
 #include "error.h"
 #include "hash.h"
 #include "json.h"
@@ -47,7 +48,7 @@ extern char **environ;
 #define FILE_MAX (64u << 20)
 #define LIST_MAX 100000
 
-enum { K_CTL = 1, K_OUT, K_TIMER, K_IDLE, K_REPLY, K_CLIENT };
+enum { K_CTL = 1, K_OUT, K_TIMER, K_IDLE, K_REPLY, K_CLIENT, K_PTYIN };
 
 static uint64_t tag(int kind, uint32_t idx)
 {
@@ -70,7 +71,8 @@ struct sx_exec {
 	size_t qoff;
 	bool reply_wait;     /* EPOLLOUT registered */
 	int timer;
-	uint64_t *den0;      /* denial counts at the start */
+	uint64_t *den0;      /* unattributed denial counts at the start */
+	int pid;             /* in the run's PID namespace: its process group */
 	size_t nden0;
 	int wstatus;
 	bool exited;
@@ -87,6 +89,11 @@ struct sx_exec {
 	buf cq;              /* output not yet written to the client */
 	size_t cqoff;
 	buf pin;             /* input that came before the master did */
+	struct pty_input in; /* input for the master (lib/pty.c), once it came */
+	bool in_ready;       /* in is set up */
+	bool ptm_wait;       /* the master is registered for EPOLLOUT */
+	bool client_eof;     /* the client shut its side: the pty's end of input */
+	bool client_reg;     /* client is in the epoll set */
 	uint64_t input_dropped;
 };
 
@@ -114,6 +121,12 @@ struct sx {
 	struct sx_file files[16];
 	buf evidence;        /* the files API's entries, JSON objects joined by "," */
 	size_t nevidence;
+	/* A warm session (cordon serve --warm): built before any client asked
+	 * for it, handed out by a "claim" request; until then its idle timer
+	 * is off and it takes no other request. */
+	bool warm, claimed;
+	int wall_timer;
+	uint64_t t_ready, pool_ns;
 };
 
 static void reply_json(int sock, const char *json)
@@ -238,6 +251,18 @@ static void emit_data(struct sx *s, struct sx_exec *x, int i, const uint8_t *p, 
 	}
 }
 
+#define PTY_EARLY_INPUT_MAX 65536
+
+static void client_watch(struct sx *s, struct sx_exec *x);
+
+static void client_drop(struct sx *s, struct sx_exec *x)
+{
+	if (x->client_reg)
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->client, NULL);
+	x->client_reg = false;
+	close_fd(&x->client);
+}
+
 static void client_flush(struct sx *s, struct sx_exec *x)
 {
 	while (x->client >= 0 && x->cqoff < x->cq.len) {
@@ -247,19 +272,35 @@ static void client_flush(struct sx *s, struct sx_exec *x)
 		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			break;
 		if (w <= 0) { /* gone: the exec runs on (docs/api.md) */
-			epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->client, NULL);
-			close_fd(&x->client);
+			client_drop(s, x);
 			break;
 		}
 		x->cqoff += (size_t)w;
 	}
 	if (x->cqoff >= x->cq.len)
 		x->cq.len = x->cqoff = 0;
-	if (x->client >= 0) {
-		struct epoll_event ev = {.events = EPOLLIN | (x->cq.len ? EPOLLOUT : 0),
-					 .data.u64 = tag(K_CLIENT, (uint32_t)(x - s->ex))};
-		epoll_ctl(s->epfd, EPOLL_CTL_MOD, x->client, &ev);
+	client_watch(s, x);
+}
+
+/* What the client's connection is watched for: its input while it is
+ * open and the pty's input queue has room (a client that types faster than
+ * the exec reads waits, nothing is dropped), output while some is queued. */
+static void client_watch(struct sx *s, struct sx_exec *x)
+{
+	if (x->client < 0)
+		return;
+	bool in = !x->client_eof && (x->in_ready ? pty_input_room(&x->in) : x->pin.len < PTY_EARLY_INPUT_MAX);
+	uint32_t evs = (in ? EPOLLIN : 0) | (x->cq.len ? EPOLLOUT : 0);
+	if (!evs) {
+		/* Out of the set: a hang-up (always reported) would spin. */
+		if (x->client_reg)
+			epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->client, NULL);
+		x->client_reg = false;
+		return;
 	}
+	struct epoll_event ev = {.events = evs, .data.u64 = tag(K_CLIENT, (uint32_t)(x - s->ex))};
+	if (epoll_ctl(s->epfd, x->client_reg ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, x->client, &ev) == 0)
+		x->client_reg = true;
 }
 
 static void client_out(struct sx *s, struct sx_exec *x, const uint8_t *p, size_t n)
@@ -271,46 +312,82 @@ static void client_out(struct sx *s, struct sx_exec *x, const uint8_t *p, size_t
 	client_flush(s, x);
 }
 
-#define PTY_EARLY_INPUT_MAX 65536
+/* Write the pty's queued input (lib/pty.c's struct pty_input, as cordon run
+ * --pty does): what the master does not take at once waits for EPOLLOUT;
+ * only what it refuses (its side is gone) is dropped, and counted. */
+static void pty_flush(struct sx *s, struct sx_exec *x)
+{
+	if (!x->in_ready)
+		return;
+	size_t before = x->in.pending.len - x->in.off;
+	int r = pty_input_flush(&x->in);
+	if (r < 0)
+		x->input_dropped += before;
+	bool wait = r == 0;
+	if (wait != x->ptm_wait && x->ptm >= 0) {
+		struct epoll_event ev = {.events = EPOLLOUT, .data.u64 = tag(K_PTYIN, (uint32_t)(x - s->ex))};
+		if (epoll_ctl(s->epfd, wait ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, x->ptm, &ev) == 0)
+			x->ptm_wait = wait;
+	}
+	client_watch(s, x);
+}
 
 /* Input for a pty exec. A client may type before the exec's master has
- * come from the agent: that much is kept (bounded) and written when it
- * comes. The pty's input queue is small and never waited for: what does
- * not fit is dropped and counted (input_dropped). */
-static void pty_input(struct sx_exec *x, const uint8_t *p, size_t n)
+ * come from the agent: that much is kept (bounded; beyond it dropped and
+ * counted in input_dropped) and queued when it comes. */
+static void pty_input(struct sx *s, struct sx_exec *x, const uint8_t *p, size_t n)
 {
-	if (x->ptm < 0) {
+	if (!x->in_ready) {
 		if (x->pin.len + n > PTY_EARLY_INPUT_MAX || buf_append(&x->pin, p, n) < 0)
 			x->input_dropped += n;
 		return;
 	}
-	ssize_t w = write(x->ptm, p, n);
-	if (w < (ssize_t)n)
-		x->input_dropped += (uint64_t)(n - (size_t)(w > 0 ? w : 0));
+	if (pty_input_push(&x->in, p, n) < 0)
+		x->input_dropped += n;
+	pty_flush(s, x);
 }
 
 static void client_in(struct sx *s, struct sx_exec *x)
 {
 	uint8_t b[16384];
-	ssize_t n = recv(x->client, b, sizeof(b), MSG_DONTWAIT);
+	/* No more than the queue takes: the rest waits in the socket. */
+	size_t q = x->in_ready ? x->in.pending.len - x->in.off : x->pin.len;
+	size_t cap = x->in_ready ? PTY_INPUT_MAX : PTY_EARLY_INPUT_MAX;
+	size_t room = q >= cap ? 0 : cap - q < sizeof(b) ? cap - q : sizeof(b);
+	if (!room) {
+		client_watch(s, x);
+		return;
+	}
+	ssize_t n = recv(x->client, b, room, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
-		/* The client closed (or shut down its side): no more input. */
-		epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->client, NULL);
-		if (n < 0 || !x->cq.len)
-			close_fd(&x->client);
+		/* The client closed, or shut down its side: the end of the
+		 * pty's input (VEOF, as at the end of cordon run --pty's stdin);
+		 * its output goes on until the exec ends. Seen again (a
+		 * hang-up) or an error: the client is gone. */
+		bool again = x->client_eof;
+		x->client_eof = true;
+		if (n < 0 || again) {
+			client_drop(s, x);
+			return;
+		}
+		if (x->in_ready) {
+			pty_input_eof(&x->in);
+			pty_flush(s, x);
+		}
+		client_watch(s, x);
 		return;
 	}
-	pty_input(x, b, (size_t)n);
+	pty_input(s, x, b, (size_t)n);
 }
 
 static void out_bytes(struct sx *s, struct sx_exec *x, int i, const uint8_t *p, size_t n, bool eof)
 {
 	buf r = {0};
 	int rc = n ? redact_feed(&x->rs[i], p, n, &r) : 0;
-	if (eof && rc == 0)
-		rc = redact_flush(&x->rs[i], &r);
+	if (eof && rc == 0) /* what it held back; an error leaves nothing more */
+		(void)redact_flush(&x->rs[i], &r);
 	if (r.len) {
 		sha256_update(x->h[i], r.p, r.len);
 		x->bytes[i] += r.len;
@@ -397,13 +474,21 @@ static void finalize(struct sx *s, struct sx_exec *x)
 		redact_stream_free(&x->rs[i]);
 	}
 	close_fd(&x->timer);
+	if (x->ptm_wait)
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->ptm, NULL);
+	x->ptm_wait = false;
 	close_fd(&x->ptm);
+	if (x->in_ready) {
+		/* What the exec never read. */
+		x->input_dropped += x->in.pending.len - x->in.off;
+		pty_input_free(&x->in);
+		x->in_ready = false;
+	}
 	if (x->client >= 0) {
 		client_flush(s, x);
 		if (x->client >= 0) {
-			epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->client, NULL);
 			shutdown(x->client, SHUT_WR);
-			close_fd(&x->client);
+			client_drop(s, x);
 		}
 	}
 	int code = -1, sig = 0;
@@ -455,7 +540,12 @@ static void finalize(struct sx *s, struct sx_exec *x)
 	pthread_mutex_lock(&s->rep->denial_lock);
 	for (size_t i = 0; i < s->rep->ndenials; i++) {
 		const struct denial *d = &s->rep->denials[i];
-		uint64_t c = d->count - (i < x->nden0 ? x->den0[i] : 0);
+		/* Its own (made by a process of its group), and what no
+		 * process is known for that was made while it ran. */
+		uint64_t c = d->unattributed - (i < x->nden0 ? x->den0[i] : 0);
+		for (size_t j = 0; x->pid > 0 && j < s->rep->nby_group; j++)
+			if (s->rep->by_group[j].idx == i && s->rep->by_group[j].pgid == x->pid)
+				c += s->rep->by_group[j].count;
 		if (!c)
 			continue;
 		jw_obj_begin(&w);
@@ -467,6 +557,12 @@ static void finalize(struct sx *s, struct sx_exec *x)
 		jw_uint(&w, c);
 		jw_obj_end(&w);
 	}
+	/* Its group's entries go: a later exec may get the same pid. */
+	size_t k = 0;
+	for (size_t j = 0; j < s->rep->nby_group; j++)
+		if (x->pid <= 0 || s->rep->by_group[j].pgid != x->pid)
+			s->rep->by_group[k++] = s->rep->by_group[j];
+	s->rep->nby_group = k;
 	pthread_mutex_unlock(&s->rep->denial_lock);
 	jw_arr_end(&w);
 	usage_json(&w, &x->usage);
@@ -615,7 +711,7 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 	x->nden0 = s->rep->ndenials;
 	x->den0 = calloc(x->nden0 + 1, sizeof(uint64_t));
 	for (size_t i = 0; x->den0 && i < x->nden0; i++)
-		x->den0[i] = s->rep->denials[i].count;
+		x->den0[i] = s->rep->denials[i].unattributed;
 	if (!x->den0)
 		x->nden0 = 0;
 	pthread_mutex_unlock(&s->rep->denial_lock);
@@ -922,6 +1018,40 @@ static void end_session(struct sx *s, const char *why)
 	sync_send(s->sock, MSG_SX_END, 0, NULL, -1);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* A warm session handed to a client: from now on it is a session like any
+ * other. Its idle timer starts now, and so does its wall time (the policy's
+ * limit, re-armed: the time it waited in the pool is not the client's). */
+static void do_claim(struct sx *s, const jnode *req, int reply)
+{
+	if (!s->warm || s->claimed) {
+		reply_error(reply, 409, "the session is not in the warm pool");
+		return;
+	}
+	s->claimed = true;
+	s->pool_ns = mono_ns() - s->t_ready;
+	const jnode *idle = json_get(req, "idle_timeout_ns");
+	s->idle_ns = idle && idle->type == J_NUM && idle->num > 0 ? (uint64_t)idle->num : 0;
+	if (s->idle_ns && s->idle < 0 && (s->idle = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) >= 0) {
+		struct epoll_event ie = {.events = EPOLLIN, .data.u64 = tag(K_IDLE, 0)};
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->idle, &ie);
+	}
+	if (s->pol->limits[LIM_WALL].set && s->wall_timer >= 0) {
+		uint64_t ns = s->pol->limits[LIM_WALL].value;
+		struct itimerspec its = {{0, 0}, {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)}};
+		timerfd_settime(s->wall_timer, 0, &its, NULL);
+	}
+	char j[96];
+	snprintf(j, sizeof(j), "{\"id\":\"%s\",\"warm\":true}", s->id);
+	reply_json(reply, j);
+}
+
 static void on_ctl(struct sx *s)
 {
 	char *b = malloc(IPC_MAX_PACKET);
@@ -944,8 +1074,12 @@ static void on_ctl(struct sx *s)
 	const jnode *opn = req ? json_get(req, "op") : NULL;
 	const char *op = opn && opn->str ? opn->str : "";
 	arm_idle(s);
-	if (s->ending && strcmp(op, "end") != 0) {
+	if (s->warm && !s->claimed && strcmp(op, "claim") != 0 && strcmp(op, "end") != 0) {
+		reply_error(reply, 409, "the session is in the warm pool");
+	} else if (s->ending && strcmp(op, "end") != 0) {
 		reply_error(reply, 409, "the session is ending");
+	} else if (strcmp(op, "claim") == 0) {
+		do_claim(s, req, reply);
 	} else if (strcmp(op, "exec") == 0) {
 		do_exec(s, req, reply, extra);
 		reply = extra = -1;
@@ -994,14 +1128,14 @@ static void on_ctl(struct sx *s)
 				x->client = extra;
 				extra = -1;
 				struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(K_CLIENT, (uint32_t)(x - s->ex))};
-				epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->client, &ev);
+				x->client_reg = epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->client, &ev) == 0;
 				const jnode *pre = json_get(req, "input_b64");
 				if (pre && pre->str) {
 					size_t l = strlen(pre->str);
 					uint8_t *d = malloc(l / 4 * 3 + 4);
 					ssize_t dl = d ? b64_decode(pre->str, l, d) : -1;
 					if (dl > 0)
-						pty_input(x, d, (size_t)dl);
+						pty_input(s, x, d, (size_t)dl);
 					free(d);
 				}
 				client_flush(s, x);
@@ -1009,12 +1143,12 @@ static void on_ctl(struct sx *s)
 			reply_json(reply, "{}");
 		} else {
 			const jnode *r = json_get(req, "rows"), *c = json_get(req, "cols");
-			struct winsize ws = {0};
-			ws.ws_row = r && r->type == J_NUM && r->num >= 1 && r->num < 10000 ? (unsigned short)r->num : 0;
-			ws.ws_col = c && c->type == J_NUM && c->num >= 1 && c->num < 10000 ? (unsigned short)c->num : 0;
-			if (!ws.ws_row || !ws.ws_col)
+			struct pty_winsize ws = {0};
+			ws.rows = r && r->type == J_NUM && r->num >= 1 && r->num < 10000 ? (unsigned short)r->num : 0;
+			ws.cols = c && c->type == J_NUM && c->num >= 1 && c->num < 10000 ? (unsigned short)c->num : 0;
+			if (!ws.rows || !ws.cols)
 				reply_error(reply, 400, "rows and cols: integers from 1 to 9999 are required");
-			else if (x->ptm < 0 || ioctl(x->ptm, TIOCSWINSZ, &ws) < 0)
+			else if (x->ptm < 0 || pty_set_winsize(x->ptm, &ws) < 0)
 				reply_error(reply, 409, "exec %s has no pty any more", x->id);
 			else
 				reply_json(reply, "{}");
@@ -1038,16 +1172,18 @@ static void on_ctl(struct sx *s)
 
 /* ---- run.c hooks ---- */
 
-static void h_ready(void *ctx, int sock, int epfd, struct run_report *rep)
+static void h_ready(void *ctx, int sock, int epfd, int wall_timer, struct run_report *rep)
 {
 	struct sx *s = ctx;
 	s->sock = sock;
 	s->epfd = epfd;
+	s->wall_timer = wall_timer;
 	s->rep = rep;
 	s->ready = true;
+	s->t_ready = mono_ns();
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(K_CTL, 0)};
 	epoll_ctl(epfd, EPOLL_CTL_ADD, s->ctl, &ev);
-	if (s->idle_ns && (s->idle = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) >= 0) {
+	if (!s->warm && s->idle_ns && (s->idle = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) >= 0) {
 		struct epoll_event ie = {.events = EPOLLIN, .data.u64 = tag(K_IDLE, 0)};
 		epoll_ctl(epfd, EPOLL_CTL_ADD, s->idle, &ie);
 		arm_idle(s);
@@ -1065,6 +1201,8 @@ static bool h_msg(void *ctx, const struct msg *m, int fd)
 	struct sx_exec *x = slot >= 0 && slot < SX_SLOTS && s->slot_ex[slot] >= 0 ? &s->ex[s->slot_ex[slot]] : NULL;
 	switch (m->type) {
 	case MSG_SX_STARTED:
+		if (x && m->err.code > 0)
+			x->pid = m->err.code;
 		if (x && m->err.code < 0) {
 			snprintf(x->error, sizeof(x->error), "%s", m->err.msg);
 			x->status = "start-error";
@@ -1074,10 +1212,17 @@ static bool h_msg(void *ctx, const struct msg *m, int fd)
 			 * merges both streams), read like a pipe. */
 			fcntl(fd, F_SETFL, O_NONBLOCK);
 			x->ptm = fd;
+			pty_input_init(&x->in, fd);
+			x->in_ready = true;
 			if (x->pin.len) {
-				pty_input(x, (const uint8_t *)x->pin.p, x->pin.len);
+				pty_input(s, x, (const uint8_t *)x->pin.p, x->pin.len);
 				buf_free(&x->pin);
 			}
+			if (x->client_eof) {
+				pty_input_eof(&x->in);
+				pty_flush(s, x);
+			}
+			client_watch(s, x);
 			x->out[0] = dup(fd);
 			close_fd(&x->out[1]);
 			if (x->out[0] >= 0) {
@@ -1139,6 +1284,10 @@ static void h_event(void *ctx, uint64_t data, uint32_t events)
 		if (idx < s->nex)
 			queue_flush(s, &s->ex[idx]);
 		break;
+	case K_PTYIN:
+		if (idx < s->nex)
+			pty_flush(s, &s->ex[idx]);
+		break;
 	case K_CLIENT:
 		if (idx < s->nex && s->ex[idx].client >= 0) {
 			if (events & EPOLLOUT)
@@ -1181,8 +1330,11 @@ static char *session_report(struct sx *s, struct run_report *rep)
 	buf_append(&b, base, (size_t)(end - base));
 	while (b.len && (b.p[b.len - 1] == '\n' || b.p[b.len - 1] == ' '))
 		b.len--;
-	buf_printf(&b, ",\n  \"session\": {\"id\": \"%s\", \"end\": \"%s\", \"files\": [%s]},\n  \"execs\": [",
-		   s->id, s->end_reason ? s->end_reason : "ended", s->evidence.p ? s->evidence.p : "");
+	buf_printf(&b, ",\n  \"session\": {\"id\": \"%s\", \"end\": \"%s\", \"warm\": %s, ", s->id,
+		   s->end_reason ? s->end_reason : "ended", s->warm ? "true" : "false");
+	if (s->warm)
+		buf_printf(&b, "\"pool_seconds\": %.6f, ", (double)s->pool_ns / 1e9);
+	buf_printf(&b, "\"files\": [%s]},\n  \"execs\": [", s->evidence.p ? s->evidence.p : "");
 	size_t k = 0;
 	for (size_t i = 0; i < s->nex; i++) {
 		if (!s->ex[i].result)
@@ -1211,6 +1363,8 @@ static void sx_free(struct sx *s)
 		buf_free(&x->queue);
 		buf_free(&x->cq);
 		buf_free(&x->pin);
+		if (x->in_ready)
+			pty_input_free(&x->in);
 		close_fd(&x->ptm);
 		close_fd(&x->client);
 		close_fd(&x->reply);
@@ -1270,7 +1424,7 @@ int session_worker_main(int ctl)
 	struct sx s;
 	memset(&s, 0, sizeof(s));
 	s.ctl = ctl;
-	s.sock = s.epfd = s.idle = s.create_reply = s.end_reply = -1;
+	s.sock = s.epfd = s.idle = s.create_reply = s.end_reply = s.wall_timer = -1;
 	for (int i = 0; i < SX_SLOTS; i++)
 		s.slot_ex[i] = -1;
 	char *b = malloc(IPC_MAX_PACKET);
@@ -1289,6 +1443,8 @@ int session_worker_main(int ctl)
 	snprintf(s.id, sizeof(s.id), "%s", id && id->str ? id->str : "s-?");
 	char report_path[4096];
 	snprintf(report_path, sizeof(report_path), "%s", rp && rp->str ? rp->str : "");
+	const jnode *wm = cfg ? json_get(cfg, "warm") : NULL;
+	s.warm = wm && wm->type == J_BOOL && wm->b;
 	const jnode *ws = cfg ? json_get(cfg, "workspace") : NULL;
 	if (!cfg || setup_policy(&s, cfg, polfd, &err) < 0 || !ws || !ws->str || chdir(ws->str) < 0) {
 		if (!err.msg[0])
@@ -1309,6 +1465,7 @@ int session_worker_main(int ctl)
 	s.pol->opts = &ro;
 	struct run_report rep;
 	report_init(&rep);
+	rep.attribute = true; /* each exec's denials are its own (finalize) */
 	struct run_hooks h = {&s, h_ready, h_msg, h_event, h_end};
 	s.rep = &rep;
 	int rc = cordon_session_run(s.pol, &rep, &h, &err);
@@ -1320,7 +1477,9 @@ int session_worker_main(int ctl)
 		free(reason);
 	}
 	char *text = session_report(&s, &rep);
-	if (text && report_path[0] && s.ready)
+	/* A warm session no client took has no report: nothing ran in it
+	 * (the server removes its directory). */
+	if (text && report_path[0] && s.ready && (!s.warm || s.claimed))
 		report_write_file(report_path, text, &err);
 	if (s.end_reply >= 0) {
 		int fd = text ? ipc_memfd("cordon-report", text, strlen(text)) : -1;

@@ -209,6 +209,52 @@ void observer_free(struct observer *o)
 	o->listener = -1;
 }
 
+/* The process group, in the run's PID namespace, of pid (ours): where a
+ * session's denial is attributed (each exec leads a group of its own).
+ * pid is stopped in the notified call, so it exists; 0 when its group's
+ * leader is gone or /proc does not tell. */
+static int run_pgid(pid_t pid)
+{
+	char p[64], b[1024];
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, b, sizeof(b) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	b[n] = '\0';
+	/* pid (comm) state ppid pgrp ...: comm may hold anything, so from
+	 * its last ')'. */
+	char *q = strrchr(b, ')');
+	int ppid, pgrp;
+	if (!q || sscanf(q + 1, " %*c %d %d", &ppid, &pgrp) != 2 || pgrp <= 0)
+		return 0;
+	snprintf(p, sizeof(p), "/proc/%d/status", pgrp);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	n = fd >= 0 ? read(fd, b, sizeof(b) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return 0;
+	b[n] = '\0';
+	/* NSpid: one pid per namespace, outermost first: the run's is last. */
+	char *ns = strstr(b, "\nNSpid:");
+	if (!ns)
+		return 0;
+	char *end = strchr(ns + 1, '\n');
+	if (end)
+		*end = '\0';
+	char *last = strrchr(ns, '\t');
+	int inner = last ? atoi(last + 1) : 0;
+	return inner > 0 ? inner : 0;
+}
+
+static int deny(struct observer *o, struct run_report *rep, const char *kind, const char *target)
+{
+	return report_add_denial_by(rep, kind, target, rep->attribute ? run_pgid((pid_t)o->req->pid) : 0);
+}
+
 /* Read a NUL-terminated string from the target, page by page. */
 static int read_string(pid_t pid, uint64_t addr, char *out, size_t outsz)
 {
@@ -380,7 +426,7 @@ static int observe_path(struct observer *o, struct run_report *rep, pid_t pid, i
 	if (write && ((cls == VIEW_PROTECTED) ||
 		      (moves_in && cls == VIEW_RW && view_protects_below(&o->view, resolved)))) {
 		*refuse = true;
-		report_add_denial(rep, "file", resolved);
+		deny(o, rep, "file", resolved);
 		return 1;
 	}
 	if (!o->file_reports)
@@ -389,7 +435,7 @@ static int observe_path(struct observer *o, struct run_report *rep, pid_t pid, i
 	bool exists = cls == VIEW_OUTSIDE && lstat(resolved, &st) == 0;
 	if (!view_denies(cls, resolved, write, exists))
 		return 0;
-	report_add_denial(rep, "file", resolved);
+	deny(o, rep, "file", resolved);
 	return 1;
 }
 
@@ -548,7 +594,7 @@ static int record_direct(struct observer *o, struct run_report *rep, int fd, uin
 		ok = socket_type((pid_t)o->req->pid, fd) == SOCK_DGRAM;
 	if (ok || port == 0)
 		return 0;
-	report_add_denial(rep, "network", target);
+	deny(o, rep, "network", target);
 	return 1;
 }
 
@@ -564,7 +610,7 @@ static int handle_priv(struct observer *o, struct run_report *rep, mode_t bits, 
 	(void)bits;
 	char target[256];
 	seccomp_denial_target(d->nr, a, target, sizeof(target));
-	report_add_denial(rep, "syscall", target);
+	deny(o, rep, "syscall", target);
 	return respond(o, EPERM) < 0 ? -1 : 1;
 }
 
@@ -636,7 +682,7 @@ int observer_handle(struct observer *o, struct run_report *rep)
 		if (o->strict_ports && read_inet(o, a[1], a[2], target + 5, sizeof(target) - 5, &port, &loop) &&
 		    !port_declared(o, port) && socket_type((pid_t)o->req->pid, (int)a[0]) == SOCK_STREAM) {
 			memcpy(target, "bind ", 5);
-			report_add_denial(rep, "network", target);
+			deny(o, rep, "network", target);
 			n = 1;
 		}
 		return respond(o, 0) < 0 ? -1 : n;
@@ -652,7 +698,7 @@ int observer_handle(struct observer *o, struct run_report *rep)
 			char target[256];
 			uint64_t fa[6] = {flags, 0, 0, 0, 0, 0};
 			seccomp_denial_target(d->nr, fa, target, sizeof(target));
-			report_add_denial(rep, "syscall", target);
+			deny(o, rep, "syscall", target);
 			n = 1;
 		}
 		return respond(o, ENOSYS) < 0 ? -1 : n;
@@ -660,6 +706,6 @@ int observer_handle(struct observer *o, struct run_report *rep)
 	/* Anything else reached us because the filter denied it. */
 	char target[256];
 	seccomp_denial_target(d->nr, a, target, sizeof(target));
-	report_add_denial(rep, "syscall", target);
+	deny(o, rep, "syscall", target);
 	return respond(o, EPERM) < 0 ? -1 : 1;
 }

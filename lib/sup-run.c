@@ -377,7 +377,7 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 		if (s->plan.model.run.cpu_ns && s->have_cg)
 			cpu_check(s);
 		if (s->opts->hooks)
-			s->opts->hooks->ready(s->opts->hooks->ctx, s->sock, s->epfd, s->rep);
+			s->opts->hooks->ready(s->opts->hooks->ctx, s->sock, s->epfd, s->timer, s->rep);
 		break;
 	case MSG_LISTENER:
 		if (fd >= 0 && s->have_obs && live) {

@@ -200,6 +200,8 @@ class Session(ReportObject):
     """cordon serve: the session this report ends (docs/api.md)"""
     id: Optional[str] = None
     end: Optional[str] = None
+    warm: Optional[bool] = None  # optional
+    pool_seconds: Optional[float] = None  # optional
     files: List[SessionFile] = field(default_factory=list)
 
 

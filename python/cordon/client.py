@@ -12,7 +12,7 @@ import json
 import socket
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from .errors import CordonError
 from .report import Report
@@ -195,9 +195,11 @@ class Session:
     """One long-lived boundary of a server. A context manager: it is always
     ended (DELETE) on the way out, and its report kept in .report."""
 
-    def __init__(self, client: "Client", session_id: str):
+    def __init__(self, client: "Client", session_id: str, warm: bool = False):
         self._client = client
         self.id = session_id
+        #: taken from the server's warm pool (`cordon serve --warm N`)
+        self.warm = warm
         self._path = f"/v1/sessions/{urllib.parse.quote(session_id, safe='')}"
         self.files = Files(self)
         self.report: Optional[Report] = None
@@ -211,7 +213,7 @@ class Session:
         conn = self._client._conn()
         try:
             body = json.dumps(_exec_body(argv, env, cwd, stdin, timeout)).encode()
-            conn.request("POST", f"{self._path}/exec", body, {"Content-Type": "application/json"})
+            conn.request("POST", f"{self._path}/exec", body, {"Content-Type": "application/json", **self._client._auth()})
             resp = conn.getresponse()
             if resp.status >= 400:
                 raise _error(resp.status, resp.read())
@@ -267,7 +269,8 @@ class Session:
         data = json.dumps(body).encode()
         sock = self._client._socket()
         try:
-            head = (f"POST {self._path}/exec HTTP/1.1\r\nHost: localhost\r\n"
+            auth = "".join(f"{k}: {v}\r\n" for k, v in self._client._auth().items())
+            head = (f"POST {self._path}/exec HTTP/1.1\r\nHost: localhost\r\n{auth}"
                     f"Connection: Upgrade\r\nUpgrade: tcp\r\nContent-Type: application/json\r\n"
                     f"Content-Length: {len(data)}\r\n\r\n").encode()
             sock.sendall(head + data)
@@ -316,16 +319,35 @@ class Session:
 
 
 class Client:
-    """A `cordon serve` on a Unix socket."""
+    """A `cordon serve`: on a Unix socket (`Client(path)`), or on TCP with a
+    bearer token (`Client(url="http://127.0.0.1:PORT", token=...)`, the
+    server's `--listen` and `--token-file`)."""
 
-    def __init__(self, socket_path: str, timeout: Optional[float] = None):
-        self.socket_path = str(socket_path)
+    def __init__(self, socket_path: Optional[str] = None, timeout: Optional[float] = None, *,
+                 url: Optional[str] = None, token: Optional[str] = None):
+        if (socket_path is None) == (url is None):
+            raise ValueError("give a socket path or a url, not both")
+        self.socket_path = str(socket_path) if socket_path is not None else None
         self.timeout = timeout
+        self.token = token
+        self._host: Optional[Tuple[str, int]] = None
+        if url is not None:
+            u = urllib.parse.urlsplit(url)
+            if u.scheme != "http" or not u.hostname or not u.port:
+                raise ValueError(f"url: http://HOST:PORT expected, not {url!r}")
+            self._host = (u.hostname, u.port)
 
-    def _conn(self) -> _UnixHTTPConnection:
+    def _conn(self) -> http.client.HTTPConnection:
+        if self._host:
+            return http.client.HTTPConnection(self._host[0], self._host[1], timeout=self.timeout)
         return _UnixHTTPConnection(self.socket_path, self.timeout)
 
+    def _auth(self) -> Dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
     def _socket(self) -> socket.socket:
+        if self._host:
+            return socket.create_connection(self._host, timeout=self.timeout)
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         s.settimeout(self.timeout)
         try:
@@ -339,7 +361,7 @@ class Client:
               headers: Optional[Dict[str, str]] = None) -> bytes:
         conn = self._conn()
         try:
-            conn.request(method, path, body, headers or {})
+            conn.request(method, path, body, {**(headers or {}), **self._auth()})
             resp = conn.getresponse()
             data = resp.read()
             if resp.status >= 400:
@@ -365,7 +387,12 @@ class Client:
         j = self._json("POST", "/v1/sessions", body)
         if not isinstance(j.get("id"), str):
             raise CordonError(f"the server returned no session id: {j!r}")
-        return Session(self, j["id"])
+        return Session(self, j["id"], warm=j.get("warm") is True)
+
+    def pool(self) -> Dict[str, Any]:
+        """The warm pool's state (GET /v1/pool): size, ready, starting,
+        policy, hits, misses, failures."""
+        return self._json("GET", "/v1/pool")
 
     def run(self, argv: Sequence[str], policy=None, stdin=None, timeout=None) -> Report:
         """A one-shot run (POST /v1/runs): its report."""

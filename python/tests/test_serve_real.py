@@ -65,3 +65,72 @@ def test_pty_echo(serve):
 def test_one_shot_run(serve):
     r = cordon.run(["/bin/echo", "hi"], server=serve)
     assert r.ok
+
+
+def _start(args, ready):
+    p = subprocess.Popen([cordon_bin(), "serve"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    for _ in range(600):  # a hang guard, not a measurement
+        if ready() or p.poll() is not None:
+            break
+        time.sleep(0.05)
+    if not ready():
+        p.kill()
+        pytest.fail(f"cordon serve did not start: {p.communicate()[1].decode(errors='replace')}")
+    return p
+
+
+def test_warm_session_and_pool(tmp_path, workspace):
+    sock = str(tmp_path / "w.sock")
+    p = _start(["--socket", sock, "--state-dir", str(tmp_path / "state"), "--warm", "1"],
+               lambda: os.path.exists(sock))
+    try:
+        c = cordon.Client(sock)
+        for _ in range(600):  # until the pool is full
+            if c.pool()["ready"] == 1:
+                break
+            time.sleep(0.05)
+        with c.session() as s:
+            assert s.warm
+            assert s.exec(["/bin/true"]).ok
+        assert s.report.session.warm is True and s.report.session.pool_seconds >= 0
+        with c.session(policy={"limits": {"pids": 100}}) as s2:
+            assert not s2.warm
+        assert c.pool()["hits"] == 1
+    finally:
+        p.terminate()
+        p.wait(timeout=60)
+
+
+def test_tcp_with_a_token(tmp_path, workspace):
+    import socket as so
+    with so.socket() as t:
+        t.bind(("127.0.0.1", 0))
+        port = t.getsockname()[1]
+    tok = tmp_path / "token"
+    tok.write_text("tok-0123456789abcdef-python\n")
+    def up():
+        try:
+            so.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            return False
+    p = _start(["--listen", f"127.0.0.1:{port}", "--token-file", str(tok), "--state-dir", str(tmp_path / "state")], up)
+    try:
+        with pytest.raises(cordon.CordonError):
+            cordon.Client(url=f"http://127.0.0.1:{port}", token="wrong-token-0123456789").session()
+        c = cordon.Client(url=f"http://127.0.0.1:{port}", token="tok-0123456789abcdef-python")
+        with c.session() as s:
+            r = s.exec(["/bin/sh", "-c", "echo hi"])
+            assert r.ok and r.stdout == b"hi\n"
+            with s.pty(["/bin/cat"]) as t:
+                t.sendall(b"ping\n")
+                got = b""
+                while got.count(b"ping") < 2:
+                    d = t.recv()
+                    if not d:
+                        break
+                    got += d
+                assert got.count(b"ping") == 2
+    finally:
+        p.terminate()
+        p.wait(timeout=60)

@@ -285,6 +285,128 @@ test_sigterm_ends_sessions_with_reports() {
 	t_assert
 }
 
+# Two execs at once, each making a denial while the other runs: each
+# result lists its own only (attributed by process group), the session's
+# report both.
+test_denials_per_exec() {
+	start_server || return 1
+	new_session || return 1
+	# A host file outside the session's view (/tmp is the session's own).
+	local out
+	out=$(mktemp /var/tmp/cordon-test-outside.XXXXXX)
+	# A: waits for B to start, reads a host file outside the view, tells B.
+	api -N -X POST "http://cordon/v1/sessions/$SID/exec" -d "{\"argv\":[\"sh\",\"-c\",\"echo up; while [ ! -e b1 ]; do sleep 0.01; done; cat $out; touch a2; exec sleep 600\"]}" >"$T_TMP/a" &
+	local cpid=$! i ea
+	for i in $(seq 1 200); do
+		grep -q stdout "$T_TMP/a" 2>/dev/null && break
+		sleep 0.05
+	done
+	# B: a denied syscall, then runs until A's denial is made.
+	run_exec '{"argv":["sh","-c","unshare -U true; touch b1; while [ ! -e a2 ]; do sleep 0.01; done"]}'
+	expect_eq "$(printf '%s' "$RES" | jq -c '[.denials[] | [.kind, .target, .count]]')" '[["syscall","unshare(CLONE_NEWUSER)",1]]' "B's denials: its own"
+	ea=$(head -1 "$T_TMP/a" | jq -r .exec)
+	api -X POST "http://cordon/v1/sessions/$SID/exec/$ea/signal" -d '{"signal":"KILL"}' >/dev/null
+	wait "$cpid"
+	expect_eq "$(jq -c 'select(.type == "result") | [.denials[] | [.kind, .target, .count]]' "$T_TMP/a")" "[[\"file\",\"$out\",1]]" "A's denials: its own"
+	rm -f "$out"
+	end_session "$SID"
+	expect_eq "$(jq -r '[.denials[] | .kind] | sort | join(",")' "$T_TMP/end.json")" file,syscall "the session's report: both"
+	stop_server
+	t_assert
+}
+
+# wait_pool N: until the warm pool has N sessions ready.
+wait_pool() {
+	local i
+	for i in $(seq 1 400); do
+		[ "$(api http://cordon/v1/pool | jq -r .ready)" = "$1" ] && return 0
+		sleep 0.05
+	done
+	fail "the warm pool did not fill: $(api http://cordon/v1/pool)"
+}
+# The boundary an exec runs in, as the exec sees it: its pid namespace,
+# the traces an earlier session left (a file in /tmp, one in the workspace,
+# a process), what its workspace holds.
+probe='{"argv":["sh","-c","readlink /proc/self/ns/pid; ls /tmp/trace wtrace 2>/dev/null | tr \"\\n\" \" \"; grep -l \"^sleep$\" /proc/[0-9]*/comm 2>/dev/null | wc -l; ls -A . | wc -l"]}'
+
+test_warm_pool() {
+	start_server --warm 2 --max-sessions 4 || return 1
+	wait_pool 2 || return 1
+	local out s1 s2 s3 ns1 ns2 ns3
+	out=$(api -X POST http://cordon/v1/sessions -d '{}')
+	expect_eq "$(printf '%s' "$out" | jq -r .warm)" true "a session from the pool"
+	SID=$(printf '%s' "$out" | jq -r .id)
+	s1=$SID
+	# Leave traces: a file in /tmp and the workspace, a process still up.
+	api -N -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["sh","-c","echo t > /tmp/trace; echo w > wtrace; echo up; exec sleep 600"]}' >"$T_TMP/bg" &
+	local cpid=$! i
+	for i in $(seq 1 200); do
+		grep -q stdout "$T_TMP/bg" 2>/dev/null && break
+		sleep 0.05
+	done
+	run_exec "$probe"
+	ns1=$(stdout_of | sed -n 1p)
+	expect_eq "$(stdout_of | sed -n 2p)" "/tmp/trace wtrace 1" "the first session's own traces"
+	# The second, from the pool too: a fresh boundary.
+	new_session '{}'
+	s2=$SID
+	run_exec "$probe"
+	ns2=$(stdout_of | sed -n 1p)
+	[ "$s2" != "$s1" ] || fail "the pool handed out one session twice"
+	[ "$ns2" != "$ns1" ] || fail "two sessions share a pid namespace: $ns1"
+	expect_eq "$(stdout_of | sed -n 2p)" "0" "nothing of the first session in the second (/tmp, workspace, processes)"
+	expect_eq "$(stdout_of | sed -n 3p)" "0" "an empty workspace"
+	# Refilled in the background; the first session, once ended, is
+	# never handed out again.
+	end_session "$s1"
+	wait "$cpid"
+	expect_eq "$(jq -r '[.session.warm, (.session.pool_seconds >= 0), .status, ([.execs[].status] | join(","))] | join(" ")' "$T_TMP/end.json")" \
+		"true true ok session-ended,ok" "a warm session's report"
+	wait_pool 2 || return 1
+	new_session '{}'
+	s3=$SID
+	run_exec "$probe"
+	ns3=$(stdout_of | sed -n 1p)
+	[ "$s3" != "$s1" ] && [ "$s3" != "$s2" ] || fail "a session id handed out again: $s3"
+	[ "$ns3" != "$ns1" ] && [ "$ns3" != "$ns2" ] || fail "a boundary reused: $ns3"
+	expect_eq "$(stdout_of | sed -n 2p)" "0" "nothing of the earlier sessions in the third"
+	# Other policies or a timeout of its own: never from the pool.
+	out=$(api -X POST http://cordon/v1/sessions -d '{"policy":{"limits":{"pids":128}}}')
+	expect_eq "$(printf '%s' "$out" | jq -r '.warm // "cold"')" cold "another policy"
+	local cold
+	cold=$(printf '%s' "$out" | jq -r .id)
+	out=$(api -X POST http://cordon/v1/sessions -d '{"timeout":"1h"}')
+	expect_eq "$(printf '%s' "$out" | jq -r '.warm // "cold"')" cold "a timeout of its own"
+	# SIGTERM: the pool's sessions end with the rest; no report, no
+	# directory for the ones no client took; every client's has its report.
+	local pooled
+	pooled=$(ls "$STATE/sessions" | grep -v -e "$s1" -e "$s2" -e "$s3" -e "$cold" -e "$(printf '%s' "$out" | jq -r .id)")
+	stop_server
+	[ -n "$pooled" ] || fail "no pool sessions at SIGTERM"
+	for i in $pooled; do
+		[ -e "$STATE/sessions/$i" ] && fail "a pool session no client took is left: $i"
+	done
+	for i in $s2 $s3; do
+		[ -s "$STATE/sessions/$i/report.json" ] || fail "no report for $i"
+		keep_report "$STATE/sessions/$i/report.json"
+	done
+	t_assert
+}
+
+test_warm_policy_declared() {
+	printf '{"limits":{"pids":64}}\n' >"$T_TMP/warm.json"
+	start_server --warm 1 --warm-policy "$T_TMP/warm.json" || return 1
+	wait_pool 1 || return 1
+	local out
+	out=$(api -X POST http://cordon/v1/sessions -d '{}')
+	expect_eq "$(printf '%s' "$out" | jq -r '.warm // "cold"')" cold "no policy: not the pool's"
+	out=$(api -X POST http://cordon/v1/sessions -d '{"policy":{"limits":{"pids":64}}}')
+	expect_eq "$(printf '%s' "$out" | jq -r '.warm // "cold"')" true "the declared policy"
+	expect_eq "$(api http://cordon/v1/pool | jq -r '[.hits, .misses] | join(" ")')" "1 0" "the pool's counters"
+	stop_server
+	t_assert
+}
+
 test_output_redacted() {
 	export CORDON_T_SERVE_SECRET=s3cr3t-value-for-serve
 	start_server || return 1
@@ -300,8 +422,10 @@ test_output_redacted() {
 # ways. pty_client SID ARGV-JSON INPUT [RESIZE-ROWS RESIZE-COLS]
 pty_client() {
 	python3 - "$SOCK" "$@" <<'PY'
-import json, socket, subprocess, sys, time
+import json, os, socket, subprocess, sys, time
 sock, sid, argv, data = sys.argv[1], sys.argv[2], json.loads(sys.argv[3]), sys.argv[4].encode()
+if data.startswith(b"@/"):  # the input in a file
+    data = open(data[1:], "rb").read()
 resize = sys.argv[5:7]
 s = socket.socket(socket.AF_UNIX)
 s.connect(sock)
@@ -324,6 +448,8 @@ if resize:
                     json.dumps({"rows": int(resize[0]), "cols": int(resize[1])}),
                     "http://c/v1/sessions/%s/exec/%s/resize" % (sid, eid)], check=True, stdout=subprocess.DEVNULL)
 s.sendall(data)
+if os.environ.get("PTY_SHUT"):
+    s.shutdown(socket.SHUT_WR)
 out = b""
 while True:
     d = s.recv(4096)
@@ -355,9 +481,28 @@ test_pty_exec() {
 	t_assert
 }
 
+# The client's end of input is the pty's (VEOF, as cordon run --pty's), and
+# input faster than the exec reads waits instead of being dropped.
+test_pty_input_end_and_backpressure() {
+	start_server || return 1
+	new_session || return 1
+	local out eid
+	out=$(PTY_SHUT=1 pty_client "$SID" '["sh","-c","cat >/dev/null; echo end:$?"]' $'ping\n')
+	expect_eq "$(printf '%s\n' "$out" | tail -1)" "end:0" "the client's shutdown ends the pty's input"
+	python3 -c 'print(("x" * 99 + "\n") * 3000, end="")' >"$T_TMP/lines"
+	out=$(PTY_SHUT=1 pty_client "$SID" '["sh","-c","stty -echo; wc -c"]' "@$T_TMP/lines")
+	expect_eq "$(printf '%s\n' "$out" | tail -1 | tr -d ' ')" 300000 "300 KB typed at once, none dropped"
+	eid=$(printf '%s\n' "$out" | sed -n 2p)
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r '.status + " " + (.input_dropped_bytes|tostring)')" "ok 0" "the result"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
 for t in test_cordon_links_no_http_server test_socket_mode_and_peer_uid test_tcp_bearer_token test_oneshot_run_and_retention test_session_state_across_execs \
 	test_cancel_hung_exec test_files_in_and_out test_ceiling_refuses_session test_fifty_concurrent_sessions \
 	test_limits_of_the_server test_client_disconnects_mid_stream test_sigterm_ends_sessions_with_reports \
-	test_output_redacted test_pty_exec; do
+	test_output_redacted test_pty_exec test_warm_pool test_warm_policy_declared test_denials_per_exec \
+	test_pty_input_end_and_backpressure; do
 	t_run $t
 done
