@@ -181,7 +181,7 @@ static int apply(struct cli_run *o, enum opt_id id, const char *v, cordon_error 
 			return cordon_err(err, 0, "--on-failure %s: not apply, discard or keep", v);
 		return 0;
 	case O_TEST_CRASH:
-		p->test_apply_crash_after = strtol(v, NULL, 10);
+		p->test_apply_crash_after = v ? strtol(v, NULL, 10) : 0;
 		return 0;
 	case O_ENV:
 		return policy_add_env(p, v, err);

@@ -281,7 +281,6 @@ int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
 			if (h->nq && entry(h, h->q[0].log))
 				entry(h, h->q[0].log)->down += n - off;
 			buf_append(to_down, d + off, n - off);
-			off = n;
 			break;
 		}
 		size_t used, pre = h->resp.st == S_HEAD ? h->resp.hlen : 0;

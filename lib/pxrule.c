@@ -196,11 +196,12 @@ static bool is1(const char *s)
 
 bool pxrule_path_matches(const char *pattern, const char *target)
 {
-	_cleanup_free_ struct segs *p = malloc(sizeof(*p)), *t = malloc(sizeof(*t));
+	_cleanup_free_ struct segs *p = malloc(sizeof(*p));
+	_cleanup_free_ struct segs *t = malloc(sizeof(*t));
 	if (!p || !t || !split(pattern, false, p) || !split(target, true, t))
 		return false;
 	/* m[i][j]: pattern segments i.. match path segments j.. */
-	bool m[PXRULE_MAX_SEGMENTS + 2][PXRULE_MAX_SEGMENTS + 2];
+	bool m[PXRULE_MAX_SEGMENTS + 2][PXRULE_MAX_SEGMENTS + 2] = {{false}};
 	for (size_t i = p->n + 1; i-- > 0;)
 		for (size_t j = t->n + 1; j-- > 0;) {
 			if (i == p->n)
@@ -217,10 +218,11 @@ bool pxrule_path_matches(const char *pattern, const char *target)
  * when unsure). */
 static bool pattern_within(const char *tp, const char *cp)
 {
-	_cleanup_free_ struct segs *p = malloc(sizeof(*p)), *q = malloc(sizeof(*q));
+	_cleanup_free_ struct segs *p = malloc(sizeof(*p));
+	_cleanup_free_ struct segs *q = malloc(sizeof(*q));
 	if (!p || !q || !split(tp, false, p) || !split(cp, false, q))
 		return false;
-	bool w[PXRULE_MAX_SEGMENTS + 2][PXRULE_MAX_SEGMENTS + 2];
+	bool w[PXRULE_MAX_SEGMENTS + 2][PXRULE_MAX_SEGMENTS + 2] = {{false}};
 	for (size_t i = p->n + 1; i-- > 0;)
 		for (size_t j = q->n + 1; j-- > 0;) {
 			if (j == q->n)

@@ -383,8 +383,10 @@ static void test_protected_entries(void **st)
 	size_t pin = 0, cfg = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(w); i++) {
 		const struct model_entry *e = find(m, w[i].p, NULL);
-		if (!e || e->kind != w[i].k || e->source != w[i].src || e->flags != w[i].flags || e->landlock != 0)
+		if (!e || e->kind != w[i].k || e->source != w[i].src || e->flags != w[i].flags || e->landlock != 0) {
 			fail_msg("%s: %s", w[i].p, e ? model_kind_name(e->kind) : "missing");
+			return;
+		}
 		assert_int_equal(e->view, w[i].k == MK_PIN ? VIEW_OUTSIDE : VIEW_PROTECTED);
 		assert_non_null(e->reason);
 		if (w[i].k == MK_PROTECT)
