@@ -212,6 +212,83 @@ static void put_subst(const struct pxhttp *h, uint32_t mask, const char *v, size
 	}
 }
 
+static void answer(buf *out, int code, const char *why);
+
+/* May secret k go on this connection? */
+static bool secret_here(const struct pxhttp *h, const struct pxhttp_secret *s)
+{
+	return pxhttp_secret_scoped(s, h->host, h->port) && (h->tls || s->allow_plaintext);
+}
+
+static void secret_refused(struct pxhttp *h, const struct pxhttp_secret *s, buf *out)
+{
+	char t[600], msg[800];
+	snprintf(t, sizeof(t), "%s -> %s", s->name, h->target);
+	report_add_denial(h->rep, "secret", t);
+	h->rep->net.denied++;
+	snprintf(msg, sizeof(msg), "cordon: %s: the placeholder of secret %s goes only to its hosts%s", h->target, s->name,
+		 pxhttp_secret_scoped(s, h->host, h->port) ? " over TLS" : "");
+	answer(out, 403, msg);
+}
+
+/* A request body on its way: a placeholder in it, to where its secret may
+ * not go, ends the connection (what came before it went on). */
+static bool body_leaks(struct pxhttp *h, const char *d, size_t n)
+{
+	const struct pxhttp_secret *hit = NULL;
+	for (size_t k = 0; k < h->nsec && !hit; k++) {
+		const struct pxhttp_secret *s = &h->sec[k];
+		size_t pl = strlen(s->placeholder);
+		if (!pl || pl > sizeof(h->carry) || secret_here(h, s))
+			continue;
+		if (memmem(d, n, s->placeholder, pl))
+			hit = s;
+		/* across the boundary: the carry, then the start of d */
+		char w[2 * sizeof(h->carry)];
+		size_t wn = h->carry_len, take = n < pl - 1 ? n : pl - 1;
+		memcpy(w, h->carry, wn);
+		memcpy(w + wn, d, take);
+		if (!hit && memmem(w, wn + take, s->placeholder, pl))
+			hit = s;
+	}
+	if (hit) {
+		char t[600];
+		snprintf(t, sizeof(t), "%s -> %s", hit->name, h->target);
+		report_add_denial(h->rep, "secret", t);
+		h->rep->net.denied++;
+		return true;
+	}
+	size_t keep = n >= sizeof(h->carry) ? sizeof(h->carry) : n;
+	if (h->carry_len + keep > sizeof(h->carry)) {
+		size_t drop = h->carry_len + keep - sizeof(h->carry);
+		memmove(h->carry, h->carry + drop, h->carry_len - drop);
+		h->carry_len -= drop;
+	}
+	memcpy(h->carry + h->carry_len, d + n - keep, keep);
+	h->carry_len += keep;
+	return false;
+}
+
+/* A response head for the client: a value the upstream echoed goes back
+ * as its placeholder. */
+static void put_unsubst(const struct pxhttp *h, const char *v, size_t n, buf *out)
+{
+	size_t i = 0;
+	while (i < n) {
+		bool hit = false;
+		for (size_t k = 0; k < h->nsec && !hit && h->injected; k++) {
+			const struct pxhttp_secret *s = &h->sec[k];
+			if ((h->injected >> k & 1) && s->len && n - i >= s->len && memcmp(v + i, s->value, s->len) == 0) {
+				buf_append(out, s->placeholder, strlen(s->placeholder));
+				i += s->len;
+				hit = true;
+			}
+		}
+		if (!hit)
+			buf_append(out, v + i++, 1);
+	}
+}
+
 /* One header value for the upstream: placeholders swapped (inside Basic
  * credentials too: decoded, swapped, encoded again). */
 static void put_value(const struct pxhttp *h, uint32_t mask, const char *n, size_t nl, const char *v, size_t vl,
@@ -363,16 +440,10 @@ static int on_head(struct pxhttp *h, buf *to_up)
 		const struct pxhttp_secret *s = &h->sec[k];
 		if (!pxhttp_head_has(m, s->placeholder))
 			continue;
-		if (!pxhttp_secret_scoped(s, h->host, h->port) || (!h->tls && !s->allow_plaintext)) {
-			char t[600], msg[800];
-			snprintf(t, sizeof(t), "%s -> %s", s->name, h->target);
-			report_add_denial(h->rep, "secret", t);
-			h->rep->net.denied++;
+		if (!secret_here(h, s)) {
 			if (entry(h, log))
 				entry(h, log)->status = 403;
-			snprintf(msg, sizeof(msg), "cordon: %s: the placeholder of secret %s goes only to its hosts%s", h->target,
-				 s->name, h->tls || !pxhttp_secret_scoped(s, h->host, h->port) ? "" : " over TLS");
-			answer(&h->refusal, 403, msg);
+			secret_refused(h, s, &h->refusal);
 			h->refused = true;
 			return 0;
 		}
@@ -387,6 +458,8 @@ static int on_head(struct pxhttp *h, buf *to_up)
 				entry(h, log)->injected |= 1u << h->sec[k].index;
 	if (hmask | qmask)
 		count_injections(h, hmask | qmask);
+	h->injected |= hmask | qmask;
+	h->carry_len = 0;
 	size_t before = to_up->len;
 	rewrite_head(h, m, path, upgrade, hmask, qmask, to_up);
 	struct pxhttp_pending *q = &h->q[h->nq++];
@@ -437,7 +510,13 @@ int pxhttp_client(struct pxhttp *h, const char *d, size_t n, buf *to_up, buf *to
 			on_head(h, to_up);
 			continue;
 		}
-		/* DATA, END: the body (and its framing) goes on as it is */
+		/* DATA, END: the body (and its framing) goes on as it is,
+		 * unless it carries a placeholder where it may not go */
+		if (used && h->nsec && body_leaks(h, h->cin.p + off, used)) {
+			answer(to_down, 403, "cordon: a secret's placeholder in a request body, to a host it does not go to");
+			rc = -1;
+			break;
+		}
 		if (used && h->nq) {
 			struct net_request *e = entry(h, h->q[h->nq - 1].log);
 			if (e)
@@ -495,7 +574,10 @@ int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
 		if (r == H1_HEAD) {
 			const struct h1_msg *m = &h->resp.msg;
 			h1_body_for(&h->resp, q->method);
-			buf_append(to_down, m->head, m->head_len);
+			if (h->injected)
+				put_unsubst(h, m->head, m->head_len, to_down);
+			else
+				buf_append(to_down, m->head, m->head_len);
 			if (e) {
 				e->status = m->status;
 				e->down += m->head_len;

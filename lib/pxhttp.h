@@ -56,6 +56,9 @@ struct pxhttp {
 	buf refusal;        /* a 403 waiting for the responses before it */
 	bool refused, done; /* refusing; everything is said: close once flushed */
 	size_t nreq;        /* requests seen */
+	uint32_t injected;  /* secrets (bit k: sec[k]) injected on this connection */
+	char carry[128];    /* the end of the body so far: a placeholder split across reads */
+	size_t carry_len;
 };
 
 void pxhttp_init(struct pxhttp *h, const struct net_rules *rules, struct run_report *rep, const char *host,

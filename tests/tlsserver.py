@@ -3,7 +3,7 @@
   tlsserver.py PORTFILE LOG CERT KEY DIR [USER:PASS]
 Serves DIR (GET, HEAD; HTTP/1.1 keep-alive), answers any other method with
 "ok METHOD PATH", and appends every request's method, path and headers to
-LOG as a JSON line. With USER:PASS, paths under /git/ need that Basic
+LOG as a JSON line; every response echoes the Authorization header as X-Echo. With USER:PASS, paths under /git/ need that Basic
 credential (401 with a challenge otherwise, as git expects). The chosen port
 is written to PORTFILE. Stops by itself after 120 s."""
 import base64, functools, http.server, json, os, socketserver, ssl, sys, threading
@@ -18,6 +18,11 @@ class H(http.server.SimpleHTTPRequestHandler):
 
     def log_message(self, *a):
         pass
+
+    def end_headers(self):
+        # Echo the credential back: the proxy must not hand the value to the run.
+        self.send_header("X-Echo", self.headers.get("Authorization", ""))
+        super().end_headers()
 
     def record(self):
         with lock, open(log, "a") as f:

@@ -40,7 +40,7 @@ test_injected_credential_reaches_upstream_only() {
  "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["localhost:$PORT"], "placeholder": "ghp_"}}}}
 JSON
 	HOST_TOKEN=$VALUE cordon_run --policy p.json -- /bin/sh -c "
-		curl -sS -H \"Authorization: Bearer \$TOKEN\" https://localhost:$PORT/pub/a.txt
+		curl -sS -D hdr.txt -H \"Authorization: Bearer \$TOKEN\" https://localhost:$PORT/pub/a.txt
 		curl -sS -X POST https://localhost:$PORT/pub/a.txt
 		python3 -c 'import os, requests; print(requests.get(\"https://localhost:$PORT/pub/a.txt\", headers={\"X-Api-Key\": os.environ[\"TOKEN\"]}).text.strip())'
 		python3 -c 'import urllib.request; print(urllib.request.urlopen(\"https://localhost:$PORT/pub/a.txt\").read().decode().strip())'
@@ -82,6 +82,7 @@ with open(\"/proc/self/maps\") as m, open(\"/proc/self/mem\", \"rb\", 0) as mem,
 		"git's Basic credentials carried the value (after the first 401)"
 	expect_eq "$(grep -c ghp_ "$T_TMP/log")" 0 "no placeholder reached the upstream"
 	expect_match "$(cat env.txt)" "^TOKEN=ghp_[0-9a-f]{32}$" "the run holds a placeholder"
+	expect_match "$(cat hdr.txt)" "X-Echo: Bearer ghp_[0-9a-f]{32}" "an echoed value comes back as the placeholder"
 	expect_match "$(cat env.txt)" "SSL_CERT_FILE=/run/cordon-ca/ca.pem" "the run's CA is announced"
 	[ -s mem.dump ] || fail "memory dumped"
 	expect_eq "$(grep -rlaF "$VALUE" . | wc -l)" 0 "the value is nowhere in the run's files or memory"
@@ -110,11 +111,13 @@ JSON
 	HOST_TOKEN=$VALUE cordon_run --policy p.json -- /bin/sh -c "
 		curl -sS http://127.0.0.1:$PORT/a.txt
 		curl -sS -H \"X-Leak: \$TOKEN\" http://127.0.0.1:$PORT/a.txt
-		curl -sS \"http://127.0.0.1:$PORT/a.txt?k=\$TOKEN\""
+		curl -sS \"http://127.0.0.1:$PORT/a.txt?k=\$TOKEN\"
+		curl -sS -d \"x=\$TOKEN\" http://127.0.0.1:$PORT/a.txt"
 	stop $SRV $TLSSRV
 	expect_eq "$(printf '%s\n' "$OUT" | head -1)" hi "no placeholder, no refusal: $ERR"
 	expect_eq "$(printf '%s\n' "$OUT" | grep -c 'the placeholder of secret TOKEN goes only to its hosts')" 2 "refused with 403 (header, query)"
-	expect_eq "$(field -c '[.denials[] | select(.kind == "secret") | [.target, .count]]')" "[[\"TOKEN -> 127.0.0.1:$PORT\",2]]" "denial of kind secret"
+	expect_match "$OUT" "placeholder in a request body" "refused in a body"
+	expect_eq "$(field -c '[.denials[] | select(.kind == "secret") | [.target, .count]]')" "[[\"TOKEN -> 127.0.0.1:$PORT\",3]]" "denial of kind secret"
 	expect_eq "$(field .verdicts.containment)" violations "a violation"
 	t_assert
 }
@@ -141,7 +144,21 @@ test_bad_upstream_refused_opaque_tunnel_untouched() {
 	t_assert
 }
 
+# The ceiling pins where a secret may be injected; explain shows the hosts.
+test_ceiling_pins_injection_hosts() {
+	echo '{"secrets": {"T": {"env": "X", "inject": {"hosts": ["*.example.org:443"]}}}, "network": {"allow": ["*.example.org:443", "b.example.com:443"]}}' >"$T_TMP/c.json"
+	ok() { echo "{\"secrets\": {\"T\": {\"env\": \"X\"$1}}, \"network\": {\"allow\": [\"api.example.org:443\"]}}" >p.json
+		"$CORDON" explain --ceiling "$T_TMP/c.json" --policy p.json 2>&1; }
+	expect_match "$(ok ', "inject": {"hosts": ["api.example.org:443"], "placeholder": "sk-"}')" \
+		"T: the run holds a placeholder starting sk-; the proxy injects the value \(headers\) to api.example.org:443 \(over TLS only\)" "within, and explained"
+	expect_match "$(ok ', "inject": {"hosts": ["b.example.com:443"]}')" "REFUSED secret +T: the ceiling does not inject it to b.example.com:443" "another host"
+	expect_match "$(ok ', "inject": {"hosts": ["api.example.org:443"], "allow_plaintext": true}')" "REFUSED secret +T: the ceiling injects it over TLS only" "plaintext"
+	echo '{"secrets": {"T": {"env": "X", "inject": {"hosts": ["a:443"], "in": ["body"]}}}}' >p.json
+	expect_match "$("$CORDON" validate p.json 2>&1)" "p.json:1:[0-9]+: secret \"T\": \"in\" takes \"header\" and \"query\"" "a bad inject"
+	t_assert
+}
+
 for t in test_injected_credential_reaches_upstream_only test_placeholder_elsewhere_refused \
-	test_bad_upstream_refused_opaque_tunnel_untouched; do
+	test_bad_upstream_refused_opaque_tunnel_untouched test_ceiling_pins_injection_hosts; do
 	t_run $t
 done
