@@ -1024,10 +1024,7 @@ static void http_start(struct proxy *px, size_t slot)
 static void tls_upstream_refused(struct proxy *px, size_t slot)
 {
 	struct conn *c = px->c[slot];
-	char t[600], msg[800];
-	snprintf(t, sizeof(t), "%s (upstream TLS: %s)", c->target, c->u_why);
-	report_add_denial(px->rep, "network", t);
-	px->rep->net.denied++;
+	char msg[800];
 	snprintf(msg, sizeof(msg), "cordon: %s: the upstream's TLS was not accepted: %s\n", c->target, c->u_why);
 	char r[1200];
 	int n = snprintf(r, sizeof(r),
@@ -1040,24 +1037,11 @@ static void tls_upstream_refused(struct proxy *px, size_t slot)
 	conn_close(px, slot);
 }
 
-/* Both handshakes, side by side, without blocking: the client's with our
- * leaf, the upstream's verified. Then the requests are read (on_http). */
+/* Both handshakes, without blocking: the upstream's, verified; then the
+ * client's with our leaf. Then the requests are read (on_http). */
 static void on_handshake(struct proxy *px, size_t slot)
 {
 	struct conn *c = px->c[slot];
-	if (!c->c_hs) {
-		int r = SSL_do_handshake(c->cssl);
-		int e = r == 1 ? 0 : SSL_get_error(c->cssl, r);
-		ERR_clear_error();
-		if (r == 1)
-			c->c_hs = true;
-		else if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
-			/* The client did not take our certificate (or does not speak
-			 * TLS): nothing was sent anywhere. */
-			conn_close(px, slot);
-			return;
-		}
-	}
 	if (!c->u_hs && !c->u_bad) {
 		int r = SSL_do_handshake(c->ussl);
 		int e = r == 1 ? 0 : SSL_get_error(c->ussl, r);
@@ -1073,8 +1057,33 @@ static void on_handshake(struct proxy *px, size_t slot)
 				ERR_error_string_n(le, eb, sizeof(eb));
 			snprintf(c->u_why, sizeof(c->u_why), "%s", eb);
 			c->u_bad = true;
+			/* On record at once, whether or not the client's handshake
+			 * ever completes to hear the 502. */
+			char t[600];
+			snprintf(t, sizeof(t), "%s (upstream TLS: %s)", c->target, c->u_why);
+			report_add_denial(px->rep, "network", t);
+			px->rep->net.denied++;
 		}
 		ERR_clear_error();
+	}
+	/* The client's handshake only once the upstream's is decided: what
+	 * it hears is then known (the service, or a 502), and the refusal is
+	 * on record before the client can leave. */
+	if (!c->c_hs && (c->u_hs || c->u_bad)) {
+		int r = SSL_do_handshake(c->cssl);
+		int e = r == 1 ? 0 : SSL_get_error(c->cssl, r);
+		ERR_clear_error();
+		if (r == 1)
+			c->c_hs = true;
+		else if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+			/* The client did not take our certificate, or does not
+			 * speak TLS (plain HTTP in a CONNECT tunnel): refused, on
+			 * record; no request went anywhere. */
+			report_add_denial(px->rep, "network", c->target);
+			px->rep->net.denied++;
+			conn_close(px, slot);
+			return;
+		}
 	}
 	if (c->u_bad && c->c_hs) {
 		tls_upstream_refused(px, slot);

@@ -133,12 +133,15 @@ test_bad_upstream_refused_opaque_tunnel_untouched() {
 	echo "{\"network\": {\"allow\": [{\"host\": \"localhost:$PORT\", \"paths\": [\"/pub/**\"]}, \"127.0.0.1:$PORT\"]}}" >p.json
 	cordon_run --policy p.json -- /bin/sh -c "
 		curl -sS https://localhost:$PORT/pub/a.txt; echo \"rc \$?\"
+		curl -s --cacert test-ca.pem https://localhost:$PORT/pub/a.txt; echo \"distrust \$?\"
 		curl -sS --cacert test-ca.pem https://127.0.0.1:$PORT/pub/a.txt"
 	stop $SRV
 	expect_match "$OUT" "cordon: localhost:$PORT: the upstream's TLS was not accepted: certificate not verified" "502 names why"
 	expect_match "$OUT" "rc 0" "the client got an answer (502), not a broken connection"
 	expect_eq "$(printf '%s\n' "$OUT" | grep -c '^pub$')" 1 "the opaque tunnel verified the server's own certificate: $OUT $ERR"
-	expect_match "$(field '.denials[].target')" "^localhost:$PORT \\(upstream TLS: certificate not verified" "on record"
+	expect_match "$OUT" "distrust 60" "a client that does not trust the run's CA fails its handshake"
+	expect_match "$(field -c '.denials[] | [.target, .count]')" "^\\[\"localhost:$PORT \\(upstream TLS: certificate not verified.*\",2\\]" \
+		"on record, also when the client's handshake never completed"
 	expect_eq "$(field '.network.requests | length')" 0 "no request read (none passed; the tunnel is not opened)"
 	expect_eq "$(field .verdicts.containment)" violations "a violation"
 	t_assert
