@@ -220,6 +220,11 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 {
 	cordon_error e = {0};
 	arm_pdeathsig(sock);
+	/* An injected secret's value is the proxy's alone: this copy of the
+	 * supervisor's memory drops it at once (the run gets its placeholder). */
+	for (size_t i = 0; i < sp->nsecrets; i++)
+		if (sp->secrets[i].placeholder)
+			explicit_bzero(sp->secrets[i].value, sp->secrets[i].len);
 	/* Read while the host's /proc is still the view; nothing below
 	 * changes a disposition. */
 	uint64_t ignored = ignored_signals();
@@ -237,7 +242,8 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	wait_go2(sp, sock, &filter, &notify); /* sync 2 */
 	if (sp->seccomp && filter < 0)
 		setup_or_fail(sock, cordon_err(&e, 0, "no seccomp filter arrived at sync 2"), &e);
-	struct mount_plan mp = {sp->tree_fds, sp->secrets, sp->nsecrets, sp->cgview, sp->overlay_dirs, sp->overlay_trees};
+	struct mount_plan mp = {sp->tree_fds, sp->secrets, sp->nsecrets, sp->cgview, sp->overlay_dirs, sp->overlay_trees,
+				sp->ca_pem, sp->ca_len};
 	setup_or_fail(sock, mounts_finish(&mc, &mp, &e), &e);
 	for (size_t i = 0; i <= sp->plan->nmounts; i++)
 		if (sp->tree_fds[i] >= 0)

@@ -309,7 +309,23 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 	buf_printf(&b, "\nsecrets:");
 	for (size_t i = 0; i < p->nsecrets; i++)
 		buf_printf(&b, " %s", p->secrets[i].name);
-	buf_printf(&b, "%s\nnetwork:", p->nsecrets ? "" : " none");
+	buf_printf(&b, "%s\n", p->nsecrets ? "" : " none");
+	for (size_t i = 0; i < p->nsecrets; i++) {
+		const struct cordon_secret *s = &p->secrets[i];
+		if (!s->inject)
+			continue;
+		buf_printf(&b, "  %s: the run holds a placeholder%s%s; the proxy injects the value (%s%s%s) to", s->name,
+			   s->placeholder ? " starting " : "", s->placeholder ? s->placeholder : "",
+			   s->in_header ? "headers" : "", s->in_header && s->in_query ? ", " : "", s->in_query ? "query" : "");
+		for (size_t k = 0; k < s->inject_hosts.n; k++)
+			buf_printf(&b, " %s", s->inject_hosts.v[k]);
+		buf_printf(&b, "%s\n", s->allow_plaintext ? " (plain HTTP too)" : " (over TLS only)");
+	}
+	if (policy_intercepts(p) && p->net_allow.n)
+		buf_printf(&b, "  TLS opened by the proxy for those hosts and the restricted ones below; the run trusts %s%s%s\n",
+			   CORDON_CA_FILE, p->upstream_ca ? "; upstreams verified against " : "",
+			   p->upstream_ca ? p->upstream_ca : "");
+	buf_printf(&b, "network:");
 	for (size_t i = 0; i < p->net_allow.n; i++)
 		buf_printf(&b, " %s", p->net_allow.v[i]);
 	buf_printf(&b, "%s\n", p->net_allow.n ? "" : " none (own loopback only)");

@@ -266,6 +266,16 @@ static int add_task(struct boundary_model *m, const struct run_plan *plan, const
 		if (!e.path || push(m, &e, err) < 0)
 			return cordon_err(err, 12, "out of memory");
 	}
+	/* The run's CA bundle (TLS interception): the host's CAs and the
+	 * run's, on a private tmpfs, read-only. */
+	if (p && policy_intercepts(p)) {
+		struct model_entry e = {.kind = MK_SECRET, .source = SRC_POLICY, .landlock = LL_READ,
+					.view = VIEW_RO, .reason = "the run's CA bundle (TLS interception)",
+					.mode = "0555", .size = 8 << 20, .noexec = true, .mount = -1, .tree = -1,
+					.path = CORDON_CA_DIR};
+		if (push(m, &e, err) < 0)
+			return -1;
+	}
 	if (plan->check_files[0]) {
 		struct model_entry e = {.path = plan->check_dir, .kind = MK_RO_BIND, .source = SRC_POLICY,
 					.landlock = LL_RO, .view = VIEW_RO, .reason = "the check's own files",

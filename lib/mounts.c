@@ -578,6 +578,17 @@ static int setup_secret_dir(const struct model_entry *d, const struct mount_plan
 	if (dfd < 0)
 		return cordon_err_errno(err, "secrets in %s", d->path);
 	size_t dl = strlen(d->path);
+	if (strcmp(d->path, CORDON_CA_DIR) == 0 && plan->ca_pem) {
+		_cleanup_close_ int f = openat(dfd, "ca.pem", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+		if (f < 0)
+			return cordon_err_errno(err, "create %s", CORDON_CA_FILE);
+		for (size_t off = 0; off < plan->ca_len;) {
+			ssize_t n = write(f, plan->ca_pem + off, plan->ca_len - off);
+			if (n < 0)
+				return cordon_err_errno(err, "write %s", CORDON_CA_FILE);
+			off += (size_t)n;
+		}
+	}
 	for (size_t i = 0; i < plan->nsecrets; i++) {
 		const struct secret_value *s = &plan->secrets[i];
 		if (!s->mount || strncmp(s->mount, d->path, dl) != 0 || s->mount[dl] != '/' ||
@@ -586,9 +597,10 @@ static int setup_secret_dir(const struct model_entry *d, const struct mount_plan
 		_cleanup_close_ int f = openat(dfd, s->mount + dl + 1, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
 		if (f < 0)
 			return cordon_err_errno(err, "secret %s: create %s", s->name, s->mount);
-		size_t off = 0;
-		while (off < s->len) {
-			ssize_t n = write(f, s->value + off, s->len - off);
+		size_t off = 0, len;
+		const uint8_t *val = secret_delivered(s, &len);
+		while (off < len) {
+			ssize_t n = write(f, val + off, len - off);
 			if (n < 0)
 				return cordon_err_errno(err, "secret %s: write %s", s->name, s->mount);
 			off += (size_t)n;

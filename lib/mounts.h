@@ -50,6 +50,9 @@ struct mount_plan {
 	 * supervisor cloned (as root: the run's uid may not pass the
 	 * directories above it), or -1: init opens overlay_dirs itself. */
 	const int *overlay_trees;
+	/* The run's CA bundle (PEM), written 0444 as CORDON_CA_FILE; or NULL. */
+	const char *ca_pem;
+	size_t ca_len;
 };
 
 /* Parent side: for each bind, clone the host tree as the supervisor (so a

@@ -8,6 +8,8 @@
 #include "ceiling.h"
 #include "error.h"
 #include "hash.h"
+#include "proxy.h"
+#include <strings.h>
 
 #define DEFAULT_CEILING "/etc/cordon/ceiling.json"
 
@@ -269,6 +271,29 @@ static int check_network(const cordon_policy *c, const cordon_policy *task, stru
 	return 0;
 }
 
+/* Is every host pattern of task one of ceiling's (the same text, or a
+ * name a ceiling pattern matches)? If not, why in why. */
+static bool hosts_within(const strv *task, const strv *ceiling, char *why, size_t whysz)
+{
+	for (size_t i = 0; i < task->n; i++) {
+		bool in = false;
+		for (size_t k = 0; k < ceiling->n && !in; k++) {
+			const char *t = task->v[i], *colon = strrchr(t, ':');
+			in = strcasecmp(t, ceiling->v[k]) == 0;
+			if (!in && colon && t[0] != '*' && strcmp(colon + 1, "*") != 0) {
+				char h[300];
+				snprintf(h, sizeof(h), "%.*s", (int)(colon - t), t);
+				in = proxy_rule_matches(ceiling->v[k], h, (uint16_t)atoi(colon + 1), NULL);
+			}
+		}
+		if (!in) {
+			snprintf(why, whysz, "the ceiling does not inject it to %s", task->v[i]);
+			return false;
+		}
+	}
+	return true;
+}
+
 static int check_secrets(const cordon_policy *c, const cordon_policy *task, struct ceiling_result *r)
 {
 	if (!(c->sections & SEC_SECRETS))
@@ -295,6 +320,17 @@ static int check_secrets(const cordon_policy *c, const cordon_policy *task, stru
 			snprintf(rule, sizeof(rule), ok ? "file %s, as the ceiling pins it" : "the ceiling pins it to the file %s", a);
 		} else {
 			snprintf(rule, sizeof(rule), "host variable %s, as the ceiling pins it", cs->from_env);
+		}
+		/* Injection: a ceiling that declares "inject" for the secret pins
+		 * its hosts (each of the task's must be one of them); one that
+		 * does not allows none. */
+		if (ok && s->inject && cs && (!cs->inject || !hosts_within(&s->inject_hosts, &cs->inject_hosts, rule, sizeof(rule))))
+			ok = false;
+		if (ok && s->inject && cs && !cs->inject)
+			snprintf(rule, sizeof(rule), "the ceiling does not inject this secret");
+		if (ok && s->inject && s->allow_plaintext && !cs->allow_plaintext) {
+			ok = false;
+			snprintf(rule, sizeof(rule), "the ceiling injects it over TLS only");
 		}
 		if (grant(r, "secret", s->name, ok, rule) < 0)
 			return -1;

@@ -59,6 +59,8 @@ static void secret_clear(struct cordon_secret *s)
 	free(s->from_env);
 	free(s->from_file);
 	free(s->mount);
+	strv_free(&s->inject_hosts);
+	free(s->placeholder);
 }
 
 void policy_free(cordon_policy *p)
@@ -68,6 +70,7 @@ void policy_free(cordon_policy *p)
 	mounts_free(p->mounts, p->nmounts);
 	strv_free(&p->env);
 	strv_free(&p->net_allow);
+	free(p->upstream_ca);
 	pxrule_free(&p->net_rules);
 	for (size_t i = 0; i < p->nsecrets; i++)
 		secret_clear(&p->secrets[i]);
@@ -92,6 +95,17 @@ void policy_free(cordon_policy *p)
 	free(p->file);
 	free(p->ceiling_file);
 	free(p);
+}
+
+bool policy_intercepts(const cordon_policy *p)
+{
+	for (size_t i = 0; i < p->nsecrets; i++)
+		if (p->secrets[i].inject)
+			return p->net_allow.n > 0;
+	for (size_t i = 0; i < p->net_rules.n; i++)
+		if (pxrule_restricted(&p->net_rules.v[i]))
+			return true;
+	return false;
 }
 
 bool env_name_valid(const char *name)
@@ -563,9 +577,20 @@ static int load_net_rule(pctx *c, const jnode *o)
 
 static int load_network(pctx *c, const jnode *net)
 {
-	static const char *const keys[] = {"allow", "loopback_ports", NULL};
+	static const char *const keys[] = {"allow", "loopback_ports", "upstream_ca", NULL};
 	if (want(c, net, J_OBJ, "network") < 0 || check_keys(c, net, "\"network\"", keys) < 0)
 		return -1;
+	jnode *uca = json_get(net, "upstream_ca");
+	if (uca) {
+		char abs[PATH_MAX];
+		if (want(c, uca, J_STR, "network.upstream_ca") < 0)
+			return -1;
+		if (resolve_user_path(uca->str, c->base_dir, abs, sizeof(abs), c->err) < 0)
+			return at_node(c, uca, "network.upstream_ca");
+		free(c->p->upstream_ca);
+		if (!(c->p->upstream_ca = strdup(abs)))
+			return cordon_err(c->err, 12, "out of memory");
+	}
 	jnode *ports = json_get(net, "loopback_ports");
 	if (ports) {
 		c->p->sections |= SEC_NET_PORTS;
@@ -619,9 +644,67 @@ static int load_env(pctx *c, const jnode *env)
 	return 0;
 }
 
+/* "inject": {"hosts": [...], "placeholder": "sk-", "in": ["header",
+ * "query"], "allow_plaintext": false} */
+static int load_inject(pctx *c, const char *name, const jnode *o, struct cordon_secret *s)
+{
+	static const char *const keys[] = {"hosts", "placeholder", "in", "allow_plaintext", NULL};
+	if (want(c, o, J_OBJ, "inject") < 0 || check_keys(c, o, "\"inject\"", keys) < 0)
+		return -1;
+	jnode *h = json_get(o, "hosts"), *ph = json_get(o, "placeholder"), *in = json_get(o, "in"),
+	      *ap = json_get(o, "allow_plaintext");
+	if (!h || want(c, h, J_ARR, "inject.hosts") < 0 || h->n == 0)
+		return at(c, o->line, o->col, "secret \"%s\": \"inject\" needs a non-empty \"hosts\" list", name);
+	strv_free(&s->inject_hosts);
+	for (size_t i = 0; i < h->n; i++) {
+		if (want(c, h->items[i], J_STR, "inject.hosts") < 0)
+			return -1;
+		if (validate_endpoint(h->items[i]->str, c->err) < 0)
+			return at_node(c, h->items[i], "inject.hosts");
+		if (strv_push(&s->inject_hosts, h->items[i]->str) < 0)
+			return cordon_err(c->err, 12, "out of memory");
+	}
+	if (ph) {
+		if (want(c, ph, J_STR, "inject.placeholder") < 0)
+			return -1;
+		size_t n = strlen(ph->str);
+		for (size_t i = 0; i < n; i++)
+			if (!(ph->str[i] >= '!' && ph->str[i] <= '~'))
+				return at(c, ph->line, ph->col, "secret \"%s\": a placeholder prefix is printable ASCII without spaces", name);
+		if (n > 64)
+			return at(c, ph->line, ph->col, "secret \"%s\": a placeholder prefix is at most 64 bytes", name);
+		free(s->placeholder);
+		if (!(s->placeholder = strdup(ph->str)))
+			return cordon_err(c->err, 12, "out of memory");
+	}
+	s->in_header = true;
+	s->in_query = false;
+	if (in) {
+		if (want(c, in, J_ARR, "inject.in") < 0)
+			return -1;
+		s->in_header = false;
+		for (size_t i = 0; i < in->n; i++) {
+			const jnode *x = in->items[i];
+			if (want(c, x, J_STR, "inject.in") < 0)
+				return -1;
+			if (strcmp(x->str, "header") == 0)
+				s->in_header = true;
+			else if (strcmp(x->str, "query") == 0)
+				s->in_query = true;
+			else
+				return at(c, x->line, x->col, "secret \"%s\": \"in\" takes \"header\" and \"query\"", name);
+		}
+	}
+	if (ap && want(c, ap, J_BOOL, "inject.allow_plaintext") < 0)
+		return -1;
+	s->allow_plaintext = ap && ap->b;
+	s->inject = true;
+	return 0;
+}
+
 static int load_secrets(pctx *c, const jnode *sec)
 {
-	static const char *const keys[] = {"env", "file", "mount", "allow_short", NULL};
+	static const char *const keys[] = {"env", "file", "mount", "allow_short", "inject", NULL};
 	if (want(c, sec, J_OBJ, "secrets") < 0)
 		return -1;
 	for (size_t i = 0; i < sec->n; i++) {
@@ -662,6 +745,9 @@ static int load_secrets(pctx *c, const jnode *sec)
 		s->allow_short = as && as->b;
 		if (!s->from_env && !s->from_file)
 			return cordon_err(c->err, 12, "out of memory");
+		jnode *inj = json_get(o, "inject");
+		if (inj && load_inject(c, name, inj, s) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -1148,7 +1234,16 @@ cordon_policy *policy_for_check(const cordon_policy *p, const char *workspace)
 		    (p->secrets[i].mount && !(s->mount = strdup(p->secrets[i].mount))))
 			goto fail;
 		s->allow_short = p->secrets[i].allow_short;
+		s->inject = p->secrets[i].inject;
+		s->in_header = p->secrets[i].in_header;
+		s->in_query = p->secrets[i].in_query;
+		s->allow_plaintext = p->secrets[i].allow_plaintext;
+		if (strv_copy(&s->inject_hosts, &p->secrets[i].inject_hosts) < 0 ||
+		    (p->secrets[i].placeholder && !(s->placeholder = strdup(p->secrets[i].placeholder))))
+			goto fail;
 	}
+	if (p->upstream_ca && !(c->upstream_ca = strdup(p->upstream_ca)))
+		goto fail;
 	memcpy(c->limits, p->limits, sizeof(c->limits));
 	memcpy(c->loopback_ports, p->loopback_ports, sizeof(c->loopback_ports));
 	c->nloopback_ports = p->nloopback_ports;

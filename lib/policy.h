@@ -43,6 +43,14 @@ struct cordon_secret {
 	char *from_file;  /* host file path, or NULL */
 	char *mount;      /* deliver as a file at this path instead of env */
 	bool allow_short;
+	/* "inject" (issue 16): the run gets a placeholder (placeholder prefix +
+	 * 128 random bits, new per run), and the proxy puts the value in its
+	 * place on requests to these hosts (host:port patterns). */
+	bool inject;
+	strv inject_hosts;
+	char *placeholder;      /* prefix, or NULL */
+	bool in_header, in_query;
+	bool allow_plaintext;   /* also on plain HTTP (else TLS only) */
 };
 
 struct ledger_event {
@@ -71,6 +79,7 @@ struct cordon_policy {
 	size_t nmounts;
 	strv env;          /* NAME=VALUE, later entries win */
 	strv net_allow;    /* host:port patterns */
+	char *upstream_ca; /* network.upstream_ca: PEM file trusted for the proxy's TLS upstreams, or NULL */
 	struct net_rules net_rules; /* every network.allow entry, with its methods and paths (pxrule.h) */
 	uint16_t loopback_ports[64]; /* network.loopback_ports: TCP inside the run */
 	size_t nloopback_ports;
@@ -189,6 +198,13 @@ void mounts_sort(struct cordon_mount *m, size_t n);
  * could write (the workspace included) read-only; no check, ledger or inputs.
  * NULL if memory ran out. */
 cordon_policy *policy_for_check(const cordon_policy *p, const char *workspace);
+
+/* Does the proxy open TLS for this run (restricted rules, or a secret to
+ * inject)? Then the run gets the run's CA (CORDON_CA_DIR). */
+bool policy_intercepts(const cordon_policy *p);
+/* Where the run's CA bundle is in the view (a private tmpfs, read-only). */
+#define CORDON_CA_DIR "/run/cordon-ca"
+#define CORDON_CA_FILE CORDON_CA_DIR "/ca.pem"
 
 /* A valid environment variable name? */
 bool env_name_valid(const char *name);

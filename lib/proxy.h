@@ -30,8 +30,21 @@ struct proxy;
 /* allow: the host patterns; rules: the same entries with their methods and
  * paths (pxrule.h; the caller keeps them alive). */
 struct net_rules;
-int proxy_new(struct proxy **out, const strv *allow, const struct net_rules *rules, struct run_report *rep,
-	      int epfd, cordon_error *err);
+struct tls_ca;
+struct pxhttp_secret;
+/* TLS interception (issue 16): CONNECTs to a host that restricted rules
+ * alone admit, or that a secret is injected to, are opened: the client's
+ * TLS ends here with a leaf from the run's CA, its requests are read as
+ * plain HTTP is, and go on over TLS verified against the host's store or
+ * upstream_ca. */
+struct proxy_tls {
+	struct tls_ca *ca;          /* NULL: nothing is opened (and such CONNECTs are refused) */
+	const char *upstream_ca;    /* PEM file, or NULL: the host's trust store */
+	const struct pxhttp_secret *sec; /* the caller keeps them alive */
+	size_t nsec;
+};
+int proxy_new(struct proxy **out, const strv *allow, const struct net_rules *rules, const struct proxy_tls *tls,
+	      struct run_report *rep, int epfd, cordon_error *err);
 /* Take the listening socket init made (in the run's network namespace). */
 int proxy_listen(struct proxy *px, int lfd, cordon_error *err);
 /* An epoll event whose data has PROXY_TAG. */

@@ -101,6 +101,213 @@ static const char *origin_form(const struct pxhttp *h, const char *t)
 	return slash ? slash : "/";
 }
 
+/* ---- secrets ---- */
+
+bool pxhttp_secret_scoped(const struct pxhttp_secret *s, const char *host, uint16_t port)
+{
+	for (size_t i = 0; i < s->hosts->n; i++)
+		if (proxy_rule_matches(s->hosts->v[i], host, port, NULL))
+			return true;
+	return false;
+}
+
+static const char b64a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+static int b64v(char c)
+{
+	const char *p = c ? strchr(b64a, c) : NULL;
+	return p ? (int)(p - b64a) : -1;
+}
+
+/* Standard base64 with padding; false if s is not exactly that. */
+static bool b64_decode(const char *s, size_t n, buf *out)
+{
+	if (n % 4)
+		return false;
+	for (size_t i = 0; i < n; i += 4) {
+		int v[4];
+		for (int k = 0; k < 4; k++) {
+			v[k] = s[i + k] == '=' && i + 4 == n && k >= 2 ? 0 : b64v(s[i + k]);
+			if (v[k] < 0)
+				return false;
+		}
+		if (s[i + 2] == '=' && s[i + 3] != '=')
+			return false;
+		unsigned x = (unsigned)v[0] << 18 | (unsigned)v[1] << 12 | (unsigned)v[2] << 6 | (unsigned)v[3];
+		char o[3] = {(char)(x >> 16), (char)(x >> 8), (char)x};
+		size_t ol = s[i + 2] == '=' ? 1 : s[i + 3] == '=' ? 2 : 3;
+		if (buf_append(out, o, ol) < 0)
+			return false;
+	}
+	return true;
+}
+
+static void b64_encode(const uint8_t *d, size_t n, buf *out)
+{
+	for (size_t i = 0; i < n; i += 3) {
+		unsigned x = (unsigned)d[i] << 16 | (i + 1 < n ? (unsigned)d[i + 1] << 8 : 0) | (i + 2 < n ? d[i + 2] : 0);
+		char o[4] = {b64a[x >> 18 & 63], b64a[x >> 12 & 63], i + 1 < n ? b64a[x >> 6 & 63] : '=',
+			     i + 2 < n ? b64a[x & 63] : '='};
+		buf_append(out, o, 4);
+	}
+}
+
+/* The credentials of an "Authorization: Basic" value, decoded (NULL if it
+ * is not one). */
+static bool basic_creds(const char *v, size_t vl, buf *out)
+{
+	if (vl < 6 || strncasecmp(v, "basic ", 6) != 0)
+		return false;
+	v += 6, vl -= 6;
+	while (vl && (*v == ' ' || *v == '\t'))
+		v++, vl--;
+	while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+		vl--;
+	return b64_decode(v, vl, out);
+}
+
+static bool is_auth(const char *n, size_t nl)
+{
+	return (nl == 13 && strncasecmp(n, "authorization", 13) == 0) ||
+	       (nl == 19 && strncasecmp(n, "proxy-authorization", 19) == 0);
+}
+
+bool pxhttp_head_has(const struct h1_msg *m, const char *ph)
+{
+	size_t pl = strlen(ph);
+	if (!pl)
+		return false;
+	if (memmem(m->head, m->head_len, ph, pl))
+		return true;
+	for (size_t i = 0; i < m->nh; i++) {
+		if (!is_auth(m->head + m->h[i].name, m->h[i].name_len))
+			continue;
+		buf d = {0};
+		bool hit = basic_creds(m->head + m->h[i].value, m->h[i].value_len, &d) && d.len && memmem(d.p, d.len, ph, pl);
+		buf_wipe(&d);
+		if (hit)
+			return true;
+	}
+	return false;
+}
+
+/* Append v[0..n) with every placeholder of the secrets in mask replaced by
+ * its value. */
+static void put_subst(const struct pxhttp *h, uint32_t mask, const char *v, size_t n, buf *out)
+{
+	size_t i = 0;
+	while (i < n) {
+		bool hit = false;
+		for (size_t k = 0; k < h->nsec && !hit; k++) {
+			const struct pxhttp_secret *s = &h->sec[k];
+			size_t pl = strlen(s->placeholder);
+			if ((mask >> k & 1) && pl && n - i >= pl && memcmp(v + i, s->placeholder, pl) == 0) {
+				buf_append(out, s->value, s->len);
+				i += pl;
+				hit = true;
+			}
+		}
+		if (!hit)
+			buf_append(out, v + i++, 1);
+	}
+}
+
+static void answer(buf *out, int code, const char *why);
+
+/* May secret k go on this connection? */
+static bool secret_here(const struct pxhttp *h, const struct pxhttp_secret *s)
+{
+	return pxhttp_secret_scoped(s, h->host, h->port) && (h->tls || s->allow_plaintext);
+}
+
+static void secret_refused(struct pxhttp *h, const struct pxhttp_secret *s, buf *out)
+{
+	char t[600], msg[800];
+	snprintf(t, sizeof(t), "%s -> %s", s->name, h->target);
+	report_add_denial(h->rep, "secret", t);
+	h->rep->net.denied++;
+	snprintf(msg, sizeof(msg), "cordon: %s: the placeholder of secret %s goes only to its hosts%s", h->target, s->name,
+		 pxhttp_secret_scoped(s, h->host, h->port) ? " over TLS" : "");
+	answer(out, 403, msg);
+}
+
+/* A request body on its way: a placeholder in it, to where its secret may
+ * not go, ends the connection (what came before it went on). */
+static bool body_leaks(struct pxhttp *h, const char *d, size_t n)
+{
+	const struct pxhttp_secret *hit = NULL;
+	for (size_t k = 0; k < h->nsec && !hit; k++) {
+		const struct pxhttp_secret *s = &h->sec[k];
+		size_t pl = strlen(s->placeholder);
+		if (!pl || pl > sizeof(h->carry) || secret_here(h, s))
+			continue;
+		if (memmem(d, n, s->placeholder, pl))
+			hit = s;
+		/* across the boundary: the carry, then the start of d */
+		char w[2 * sizeof(h->carry)];
+		size_t wn = h->carry_len, take = n < pl - 1 ? n : pl - 1;
+		memcpy(w, h->carry, wn);
+		memcpy(w + wn, d, take);
+		if (!hit && memmem(w, wn + take, s->placeholder, pl))
+			hit = s;
+	}
+	if (hit) {
+		char t[600];
+		snprintf(t, sizeof(t), "%s -> %s", hit->name, h->target);
+		report_add_denial(h->rep, "secret", t);
+		h->rep->net.denied++;
+		return true;
+	}
+	size_t keep = n >= sizeof(h->carry) ? sizeof(h->carry) : n;
+	if (h->carry_len + keep > sizeof(h->carry)) {
+		size_t drop = h->carry_len + keep - sizeof(h->carry);
+		memmove(h->carry, h->carry + drop, h->carry_len - drop);
+		h->carry_len -= drop;
+	}
+	memcpy(h->carry + h->carry_len, d + n - keep, keep);
+	h->carry_len += keep;
+	return false;
+}
+
+/* A response head for the client: a value the upstream echoed goes back
+ * as its placeholder. */
+static void put_unsubst(const struct pxhttp *h, const char *v, size_t n, buf *out)
+{
+	size_t i = 0;
+	while (i < n) {
+		bool hit = false;
+		for (size_t k = 0; k < h->nsec && !hit && h->injected; k++) {
+			const struct pxhttp_secret *s = &h->sec[k];
+			if ((h->injected >> k & 1) && s->len && n - i >= s->len && memcmp(v + i, s->value, s->len) == 0) {
+				buf_append(out, s->placeholder, strlen(s->placeholder));
+				i += s->len;
+				hit = true;
+			}
+		}
+		if (!hit)
+			buf_append(out, v + i++, 1);
+	}
+}
+
+/* One header value for the upstream: placeholders swapped (inside Basic
+ * credentials too: decoded, swapped, encoded again). */
+static void put_value(const struct pxhttp *h, uint32_t mask, const char *n, size_t nl, const char *v, size_t vl,
+		      buf *out)
+{
+	buf d = {0};
+	if (mask && is_auth(n, nl) && basic_creds(v, vl, &d)) {
+		buf s = {0};
+		put_subst(h, mask, d.p ? d.p : "", d.len, &s);
+		buf_printf(out, "%.*s", 6, v);
+		b64_encode((const uint8_t *)(s.p ? s.p : ""), s.len, out);
+		buf_wipe(&s);
+		buf_wipe(&d);
+		return;
+	}
+	buf_wipe(&d);
+	put_subst(h, mask, v, vl, out);
+}
+
 static void answer(buf *out, int code, const char *why)
 {
 	buf_printf(out,
@@ -129,9 +336,12 @@ static bool admitted(const struct pxhttp *h, const char *method, const char *pat
 /* Copy the head for the upstream: origin-form target; on a forward
  * connection the checked host as Host and one request per connection; the
  * proxy's own headers never go on. */
-static void rewrite_head(const struct pxhttp *h, const struct h1_msg *m, const char *path, bool upgrade, buf *out)
+static void rewrite_head(const struct pxhttp *h, const struct h1_msg *m, const char *path, bool upgrade,
+			 uint32_t hmask, uint32_t qmask, buf *out)
 {
-	buf_printf(out, "%s %s HTTP/1.%d\r\n", m->method, path, m->minor);
+	buf_printf(out, "%s ", m->method);
+	put_subst(h, qmask, path, strlen(path), out);
+	buf_printf(out, " HTTP/1.%d\r\n", m->minor);
 	for (size_t i = 0; i < m->nh; i++) {
 		const char *n = m->head + m->h[i].name;
 		size_t nl = m->h[i].name_len;
@@ -144,9 +354,11 @@ static void rewrite_head(const struct pxhttp *h, const struct h1_msg *m, const c
 			skip = false;
 		if (!h->forward && nl == 10 && strncasecmp(n, "connection", 10) == 0)
 			skip = false;
-		if (!skip)
-			buf_printf(out, "%.*s\r\n", (int)(m->h[i].value + m->h[i].value_len - m->h[i].name),
-				   m->head + m->h[i].name);
+		if (!skip) {
+			buf_printf(out, "%.*s", (int)(m->h[i].value - m->h[i].name), m->head + m->h[i].name);
+			put_value(h, hmask, n, nl, m->head + m->h[i].value, m->h[i].value_len, out);
+			buf_printf(out, "\r\n");
+		}
 	}
 	if (h->forward) {
 		char hp[300];
@@ -168,6 +380,29 @@ static void refuse(struct pxhttp *h, const char *method, const char *path, const
 	snprintf(msg, sizeof(msg), "cordon: %s: no rule of network.allow admits it (%s)", target, rules);
 	answer(&h->refusal, 403, msg);
 	h->refused = true;
+}
+
+static void count_injections(struct pxhttp *h, uint32_t mask)
+{
+	struct run_report *r = h->rep;
+	for (size_t k = 0; k < h->nsec && k < 32; k++) {
+		if (!(mask >> k & 1))
+			continue;
+		size_t i = 0;
+		while (i < r->net.ninj && !(r->net.inj[i].secret == h->sec[k].index && strcmp(r->net.inj[i].target, h->target) == 0))
+			i++;
+		if (i == r->net.ninj) {
+			struct net_injection *v = r->net.ninj < NET_INJECTIONS_MAX ? realloc(r->net.inj, (r->net.ninj + 1) * sizeof(*v)) : NULL;
+			if (!v)
+				continue;
+			r->net.inj = v;
+			memset(&v[i], 0, sizeof(v[i]));
+			v[i].secret = h->sec[k].index;
+			snprintf(v[i].target, sizeof(v[i].target), "%s", h->target);
+			r->net.ninj++;
+		}
+		r->net.inj[i].count++;
+	}
 }
 
 /* A request head: checked, then rewritten for the upstream or refused. */
@@ -198,8 +433,35 @@ static int on_head(struct pxhttp *h, buf *to_up)
 		return 0;
 	}
 	buf_free(&why);
+	/* Secrets: a placeholder goes only where its secret may (swapped for
+	 * the value); anywhere else the request is refused. */
+	uint32_t hmask = 0, qmask = 0;
+	for (size_t k = 0; k < h->nsec && k < 32; k++) {
+		const struct pxhttp_secret *s = &h->sec[k];
+		if (!pxhttp_head_has(m, s->placeholder))
+			continue;
+		if (!secret_here(h, s)) {
+			if (entry(h, log))
+				entry(h, log)->status = 403;
+			secret_refused(h, s, &h->refusal);
+			h->refused = true;
+			return 0;
+		}
+		if (s->in_header)
+			hmask |= 1u << k;
+		if (s->in_query)
+			qmask |= 1u << k;
+	}
+	if (entry(h, log))
+		for (size_t k = 0; k < h->nsec && k < 32; k++)
+			if ((hmask | qmask) >> k & 1)
+				entry(h, log)->injected |= 1u << h->sec[k].index;
+	if (hmask | qmask)
+		count_injections(h, hmask | qmask);
+	h->injected |= hmask | qmask;
+	h->carry_len = 0;
 	size_t before = to_up->len;
-	rewrite_head(h, m, path, upgrade, to_up);
+	rewrite_head(h, m, path, upgrade, hmask, qmask, to_up);
 	struct pxhttp_pending *q = &h->q[h->nq++];
 	snprintf(q->method, sizeof(q->method), "%s", m->method);
 	q->log = log;
@@ -248,7 +510,13 @@ int pxhttp_client(struct pxhttp *h, const char *d, size_t n, buf *to_up, buf *to
 			on_head(h, to_up);
 			continue;
 		}
-		/* DATA, END: the body (and its framing) goes on as it is */
+		/* DATA, END: the body (and its framing) goes on as it is,
+		 * unless it carries a placeholder where it may not go */
+		if (used && h->nsec && body_leaks(h, h->cin.p + off, used)) {
+			answer(to_down, 403, "cordon: a secret's placeholder in a request body, to a host it does not go to");
+			rc = -1;
+			break;
+		}
 		if (used && h->nq) {
 			struct net_request *e = entry(h, h->q[h->nq - 1].log);
 			if (e)
@@ -305,7 +573,10 @@ int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
 		if (r == H1_HEAD) {
 			const struct h1_msg *m = &h->resp.msg;
 			h1_body_for(&h->resp, q->method);
-			buf_append(to_down, m->head, m->head_len);
+			if (h->injected)
+				put_unsubst(h, m->head, m->head_len, to_down);
+			else
+				buf_append(to_down, m->head, m->head_len);
 			if (e) {
 				e->status = m->status;
 				e->down += m->head_len;

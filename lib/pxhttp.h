@@ -16,6 +16,19 @@
 
 #define PXHTTP_PIPELINE 16
 
+/* A secret the proxy injects (policy "inject"): where the run's requests
+ * carry the placeholder, the value goes on the wire instead, on requests to
+ * its hosts only; anywhere else the placeholder is refused. */
+struct pxhttp_secret {
+	const char *name;
+	const char *placeholder;   /* NUL-terminated, printable */
+	const uint8_t *value;
+	size_t len;
+	const strv *hosts;         /* host:port patterns */
+	bool in_header, in_query, allow_plaintext;
+	size_t index;              /* bit in net_request.injected */
+};
+
 struct pxhttp_pending {
 	char method[32];
 	size_t log;      /* index in rep->net.requests, or SIZE_MAX (over the cap) */
@@ -30,6 +43,9 @@ struct pxhttp {
 	uint16_t port;
 	char target[300];   /* host:port, as the report shows it */
 	bool forward;       /* absolute-form requests, one upstream request per connection */
+	bool tls;           /* an opened TLS connection (secrets need it unless allow_plaintext) */
+	const struct pxhttp_secret *sec;
+	size_t nsec;
 	/* state */
 	struct h1 req, resp;
 	buf cin;            /* client bytes not yet read (a refusal stops reading) */
@@ -40,11 +56,19 @@ struct pxhttp {
 	buf refusal;        /* a 403 waiting for the responses before it */
 	bool refused, done; /* refusing; everything is said: close once flushed */
 	size_t nreq;        /* requests seen */
+	uint32_t injected;  /* secrets (bit k: sec[k]) injected on this connection */
+	char carry[128];    /* the end of the body so far: a placeholder split across reads */
+	size_t carry_len;
 };
 
 void pxhttp_init(struct pxhttp *h, const struct net_rules *rules, struct run_report *rep, const char *host,
 		 uint16_t port, const char *target, bool forward);
 void pxhttp_free(struct pxhttp *h);
+/* Does the secret go to this host:port (its hosts match)? */
+bool pxhttp_secret_scoped(const struct pxhttp_secret *s, const char *host, uint16_t port);
+/* Is the placeholder in what a request head carries (raw, or inside
+ * Authorization: Basic)? Pure; exposed for tests. */
+bool pxhttp_head_has(const struct h1_msg *m, const char *placeholder);
 /* Bytes from the client; what goes upstream is appended to to_up, what goes
  * back to the client (a refusal) to to_down. Returns -1 if the connection
  * should end at once (a malformed request, answered with 400 in to_down). */

@@ -61,6 +61,7 @@ void report_free(struct run_report *r)
 	strv_free(&r->writable);
 	free(r->net.ep);
 	free(r->net.req);
+	free(r->net.inj);
 	pthread_mutex_destroy(&r->denial_lock);
 	free(r->denials);
 	free(r->by_group);
@@ -469,12 +470,29 @@ static void write_network(jwriter *w, const struct run_report *r)
 		jw_uint(w, q->down);
 		jw_key(w, "injected");
 		jw_arr_begin(w);
+		for (size_t k = 0; k < 32 && k < r->secrets.n; k++)
+			if (q->injected >> k & 1)
+				jw_str(w, r->secrets.v[k]);
 		jw_arr_end(w);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
 	jw_key(w, "requests_omitted");
 	jw_uint(w, r->net.req_omitted);
+	jw_key(w, "injected");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < r->net.ninj; i++) {
+		const struct net_injection *q = &r->net.inj[i];
+		jw_obj_begin(w);
+		jw_key(w, "secret");
+		jw_str(w, q->secret < r->secrets.n ? r->secrets.v[q->secret] : "?");
+		jw_key(w, "host");
+		jw_str(w, q->target);
+		jw_key(w, "count");
+		jw_uint(w, q->count);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
 	jw_obj_end(w);
 }
 

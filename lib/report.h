@@ -44,7 +44,15 @@ struct net_request {
 	char path[256];
 	int status;       /* 0: no response */
 	uint64_t up, down;
+	uint32_t injected; /* bit i: the policy's secret i was injected */
 };
+/* A secret injected to an endpoint, and how often. */
+struct net_injection {
+	size_t secret;    /* index in the policy's secrets (report.secrets) */
+	char target[300];
+	uint64_t count;
+};
+#define NET_INJECTIONS_MAX 256
 #define NET_REQUESTS_MAX 1000
 
 /* One requested grant, checked against the operator's ceiling. */
@@ -141,6 +149,8 @@ struct run_report {
 		struct net_request *req;  /* at most NET_REQUESTS_MAX */
 		size_t nreq;
 		uint64_t req_omitted;     /* requests past the cap */
+		struct net_injection *inj;
+		size_t ninj;
 	} net;
 	/* Denials come from the supervisor loop and the observer thread. */
 	pthread_mutex_t denial_lock;

@@ -23,6 +23,8 @@ struct sandbox_spec {
 	bool seccomp;          /* a filter comes at sync 2 (false: accepted weaker) */
 	const struct secret_value *secrets; /* file deliveries */
 	size_t nsecrets;
+	const char *ca_pem;    /* the run's CA bundle (CORDON_CA_FILE), or NULL */
+	size_t ca_len;
 	bool proxy;            /* egress declared: listen on 127.0.0.1:PROXY_PORT */
 	struct cgroup_view *cgview; /* filled from MSG_CGROUP frames */
 	int stdin_fd;          /* /dev/null for the command's fd 0 when cordon's is

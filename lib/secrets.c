@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -108,6 +109,20 @@ static int load_all(const cordon_policy *p, struct secrets *out, cordon_error *e
 					  s->name);
 		if (redactor_add_secret(out->redact, s->name, v->value, v->len, err) < 0)
 			return -1;
+		v->pol = s;
+		if (s->inject) {
+			uint8_t rnd[16];
+			const char *pre = s->placeholder ? s->placeholder : "";
+			size_t pl = strlen(pre);
+			if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+				return cordon_err_errno(err, "secret %s: getrandom", s->name);
+			v->placeholder = malloc(pl + 33);
+			if (!v->placeholder)
+				return cordon_err(err, 12, "out of memory");
+			memcpy(v->placeholder, pre, pl);
+			for (size_t k = 0; k < sizeof(rnd); k++)
+				snprintf(v->placeholder + pl + 2 * k, 3, "%02x", rnd[k]);
+		}
 	}
 	return 0;
 }
@@ -128,8 +143,10 @@ int secrets_load(const cordon_policy *p, struct secrets *out, cordon_error *err)
 
 void secrets_free(struct secrets *s)
 {
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < s->n; i++) {
 		secmem_free(s->v[i].value);
+		free(s->v[i].placeholder);
+	}
 	free(s->v);
 	redactor_free(s->redact);
 	memset(s, 0, sizeof(*s));

@@ -6,6 +6,7 @@
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include "policy.h"
 #include "redact.h"
 
@@ -17,7 +18,23 @@ struct secret_value {
 	const char *mount; /* file delivery path inside, or NULL */
 	uint8_t *value;    /* secret memory; wiped by secrets_free */
 	size_t len;
+	/* An injected secret (policy "inject"): what the run gets instead of
+	 * the value, the policy's prefix and 32 hex digits (128 random bits),
+	 * NUL-terminated; NULL otherwise. */
+	char *placeholder;
+	const struct cordon_secret *pol;
 };
+/* What the run is given for v: the placeholder if it has one, else the
+ * value. */
+static inline const uint8_t *secret_delivered(const struct secret_value *v, size_t *len)
+{
+	if (v->placeholder) {
+		*len = strlen(v->placeholder);
+		return (const uint8_t *)v->placeholder;
+	}
+	*len = v->len;
+	return v->value;
+}
 
 struct secrets {
 	struct secret_value *v;

@@ -111,6 +111,18 @@ int sup_env_build(const cordon_policy *p, const char *check_dir, const struct se
 		     strv_push(env, "no_proxy=localhost,127.0.0.1,::1") < 0))
 			return cordon_err(err, 12, "out of memory");
 	}
+	/* The run's CA (TLS interception): every common client's variable
+	 * names the bundle of the host's CAs and the run's. */
+	if (p->net_allow.n && policy_intercepts(p)) {
+		static const char *const ca[] = {"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
+						 "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO", "PIP_CERT", "AWS_CA_BUNDLE"};
+		for (size_t i = 0; i < ARRAY_SIZE(ca); i++) {
+			char v[128];
+			snprintf(v, sizeof(v), "%s=%s", ca[i], CORDON_CA_FILE);
+			if (strv_push(env, v) < 0)
+				return cordon_err(err, 12, "out of memory");
+		}
+	}
 	return sup_env_add_secrets(sec, env, secret_start, err);
 }
 
@@ -123,7 +135,9 @@ int sup_env_add_secrets(const struct secrets *sec, strv *env, size_t *secret_sta
 		if (v->mount)
 			continue;
 		buf b = {0};
-		if (buf_printf(&b, "%s=", v->name) < 0 || buf_append(&b, v->value, v->len) < 0 ||
+		size_t dl;
+		const uint8_t *d = secret_delivered(v, &dl);
+		if (buf_printf(&b, "%s=", v->name) < 0 || buf_append(&b, d, dl) < 0 ||
 		    strv_push_take(env, b.p) < 0) {
 			buf_wipe(&b);
 			return cordon_err(err, 12, "out of memory");

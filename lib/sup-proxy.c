@@ -17,10 +17,14 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include "cleanup.h"
 #include "error.h"
 #include "proxy.h"
 #include "pxhttp.h"
+#include "tls.h"
 
 #define HDR_MAX PROXY_HDR_MAX
 /* Pipes start at the kernel's default (64 KiB) and grow, four-fold at a
@@ -53,8 +57,12 @@
 #define FDS_PER_CONN 6
 /* A request that is not complete after this long is refused and recorded. */
 #define REQUEST_TIMEOUT_NS (10ULL * 1000000000ULL)
+/* An opened TLS connection: two handshakes, each within REQUEST_TIMEOUT_NS
+ * of the accept; what the two SSL objects hold (records in and out, both
+ * legs) counts against MEM_BUDGET as this much. */
+#define TLS_CONN_MEM (160u << 10)
 
-enum cstate { C_REQUEST, C_RESOLVING, C_CONNECTING, C_RELAY, C_DEAD };
+enum cstate { C_REQUEST, C_RESOLVING, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DEAD };
 
 struct conn {
 	int cfd, ufd;
@@ -81,6 +89,10 @@ struct conn {
 	size_t ep; /* endpoint stats index */
 	uint32_t c_ev, u_ev; /* registered interest */
 	struct pxhttp *http; /* requests read (plain HTTP): no splice, see on_http */
+	/* Opened TLS: the client's leg (our leaf) and the upstream's. */
+	bool tls, c_hs, u_hs, u_bad, tls_mem;
+	SSL *cssl, *ussl;
+	char u_why[160];     /* why the upstream's certificate was not accepted */
 };
 
 struct proxy {
@@ -95,6 +107,8 @@ struct proxy {
 	int tfd;           /* a 1 s tick: request timeouts, paused accept */
 	bool paused;       /* out of fds: the listening socket is not watched */
 	bool ticking;      /* the tick is armed (only while it has work) */
+	struct proxy_tls tls;
+	SSL_CTX *up_ctx;   /* upstream TLS, verified (only with tls.ca) */
 };
 
 /* ---- rules and addresses (pure) ---- */
@@ -292,6 +306,13 @@ static void conn_close(struct proxy *px, size_t slot)
 			*fds[i] = -1;
 		}
 	c->up = c->down = 0;
+	SSL_free(c->cssl);
+	SSL_free(c->ussl);
+	c->cssl = c->ussl = NULL;
+	if (c->tls_mem) {
+		px->mem -= TLS_CONN_MEM;
+		c->tls_mem = false;
+	}
 	if (c->http) {
 		pxhttp_free(c->http);
 		free(c->http);
@@ -328,7 +349,7 @@ static void refuse(struct proxy *px, size_t slot, const char *why, int socks_cod
 		int n = snprintf(msg, sizeof(msg),
 				 "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s\n",
 				 http_code, http_code == 403 ? "Forbidden" : http_code == 502 ? "Bad Gateway" :
-				 http_code == 408 ? "Request Timeout" : "Bad Request",
+				 http_code == 408 ? "Request Timeout" : http_code == 503 ? "Service Unavailable" : "Bad Request",
 				 strlen(why) + 1, why);
 		say(c->cfd, msg, (size_t)n);
 	}
@@ -364,6 +385,7 @@ static void dns_notify(union sigval v)
 
 static void start_connect(struct proxy *px, size_t slot, const struct sockaddr *sa, socklen_t len);
 static void connected(struct proxy *px, size_t slot);
+static void deny_malformed(struct proxy *px, size_t slot, const char *why, int socks_code, int http_code);
 
 static void resolved(struct proxy *px, size_t slot)
 {
@@ -398,19 +420,42 @@ static void decided(struct proxy *px, size_t slot)
 		return;
 	}
 	/* Plain HTTP is read request by request (rules, the request log); a
-	 * tunnel to a host that only method/path rules admit would pass
-	 * unread: refused. */
-	if (c->proto != PROTO_FORWARD && pxhttp_scoped(px->rules, c->host, c->port)) {
+	 * CONNECT to a host that only method/path rules admit, or that a
+	 * secret goes to, is opened (TLS ends here); any other tunnel to such a
+	 * host would pass unread: refused. */
+	bool scoped = pxhttp_scoped(px->rules, c->host, c->port), secret_host = false;
+	for (size_t i = 0; i < px->tls.nsec && !secret_host; i++)
+		secret_host = pxhttp_secret_scoped(&px->tls.sec[i], c->host, c->port);
+	c->tls = c->proto == PROTO_CONNECT && px->up_ctx && (scoped || secret_host);
+	if (c->proto != PROTO_FORWARD && scoped && !c->tls) {
 		deny(px, slot, "only method/path rules admit this host, and a tunnel's requests cannot be read");
 		return;
 	}
-	if (c->proto == PROTO_FORWARD) {
+	if (c->tls && c->to_up.len) {
+		/* The client's TLS must begin after the answer (it is read by a
+		 * TLS endpoint of ours, not relayed). */
+		deny_malformed(px, slot, "cordon: send the TLS handshake after the CONNECT answer", 1, 400);
+		return;
+	}
+	if (c->tls && px->mem + TLS_CONN_MEM > MEM_BUDGET) {
+		px->rep->net.over_limit++;
+		refuse(px, slot, "cordon: the proxy's memory budget is spent", 1, 503);
+		return;
+	}
+	if (c->tls) {
+		px->mem += TLS_CONN_MEM;
+		c->tls_mem = true;
+	}
+	if (c->proto == PROTO_FORWARD || c->tls) {
 		c->http = malloc(sizeof(*c->http));
 		if (!c->http) {
 			refuse(px, slot, "cordon: out of memory", 1, 502);
 			return;
 		}
-		pxhttp_init(c->http, px->rules, px->rep, c->host, c->port, c->target, true);
+		pxhttp_init(c->http, px->rules, px->rep, c->host, c->port, c->target, !c->tls);
+		c->http->tls = c->tls;
+		c->http->sec = px->tls.sec;
+		c->http->nsec = px->tls.nsec;
 	}
 	/* Literal addresses: no lookup. A literal that the rule names as such
 	 * may be anything (127.0.0.1:8080 means the host's loopback). */
@@ -842,11 +887,47 @@ static void on_relay(struct proxy *px, size_t slot);
 /* A read connection holds at most this much on its way, each direction. */
 #define HTTP_IO_CAP (64u << 10)
 
+/* One side of a read connection: its socket, or its TLS over it. Both as
+ * recv/send: >0 bytes, 0 end, -1 with errno (EAGAIN: not now). */
+static ssize_t io_ret(SSL *s, int ok, size_t n)
+{
+	if (ok == 1)
+		return (ssize_t)n;
+	int e = SSL_get_error(s, ok);
+	ERR_clear_error();
+	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
+		errno = EAGAIN;
+		return -1;
+	}
+	if (e == SSL_ERROR_ZERO_RETURN)
+		return 0;
+	errno = EPROTO;
+	return -1;
+}
+
+static ssize_t io_recv(int fd, SSL *s, char *b, size_t n)
+{
+	if (!s)
+		return recv(fd, b, n, MSG_DONTWAIT);
+	size_t got = 0;
+	int ok = SSL_read_ex(s, b, n, &got);
+	return io_ret(s, ok, got);
+}
+
+static ssize_t io_send(int fd, SSL *s, const char *b, size_t n)
+{
+	if (!s)
+		return send(fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+	size_t put = 0;
+	int ok = SSL_write_ex(s, b, n, &put);
+	return io_ret(s, ok, put);
+}
+
 /* Send what is pending; -1 on a connection error. */
-static int flush_out(int fd, buf *b, size_t *off, uint64_t *count, bool *moved)
+static int flush_out(int fd, SSL *s, buf *b, size_t *off, uint64_t *count, bool *moved)
 {
 	while (*off < b->len) {
-		ssize_t n = send(fd, b->p + *off, b->len - *off, MSG_NOSIGNAL | MSG_DONTWAIT);
+		ssize_t n = io_send(fd, s, b->p + *off, b->len - *off);
 		if (n < 0)
 			return errno == EAGAIN ? 0 : -1;
 		*off += (size_t)n;
@@ -869,7 +950,7 @@ static void on_http(struct proxy *px, size_t slot)
 	do {
 		moved = false;
 		if (!c->c_eof && !h->done && c->to_up.len - c->up_off < HTTP_IO_CAP && pxhttp_want_client(h)) {
-			ssize_t n = recv(c->cfd, tmp, sizeof(tmp), MSG_DONTWAIT);
+			ssize_t n = io_recv(c->cfd, c->cssl, tmp, sizeof(tmp));
 			if (n > 0 && pxhttp_client(h, tmp, (size_t)n, &c->to_up, &c->to_down) < 0)
 				h->done = true;
 			if (n == 0)
@@ -878,10 +959,10 @@ static void on_http(struct proxy *px, size_t slot)
 				goto gone;
 			moved |= n >= 0;
 		}
-		if (flush_out(c->ufd, &c->to_up, &c->up_off, &c->up, &moved) < 0)
+		if (flush_out(c->ufd, c->ussl, &c->to_up, &c->up_off, &c->up, &moved) < 0)
 			goto gone;
 		if (!c->u_eof && c->to_down.len - c->down_off < HTTP_IO_CAP) {
-			ssize_t n = recv(c->ufd, tmp, sizeof(tmp), MSG_DONTWAIT);
+			ssize_t n = io_recv(c->ufd, c->ussl, tmp, sizeof(tmp));
 			if (n > 0 && pxhttp_upstream(h, tmp, (size_t)n, &c->to_down) < 0)
 				goto gone;
 			if (n == 0) {
@@ -895,14 +976,19 @@ static void on_http(struct proxy *px, size_t slot)
 			if (n > 0 && h->cin.len && pxhttp_client(h, NULL, 0, &c->to_up, &c->to_down) < 0)
 				h->done = true;
 		}
-		if (flush_out(c->cfd, &c->to_down, &c->down_off, &c->down, &moved) < 0)
+		if (flush_out(c->cfd, c->cssl, &c->to_down, &c->down_off, &c->down, &moved) < 0)
 			goto gone;
 	} while (moved && ++rounds < RELAY_ROUNDS);
 	bool down_clear = c->to_down.len == c->down_off;
 	if ((h->done || c->u_eof) && down_clear)
 		goto gone; /* all is said (or the upstream is finished) */
 	if (c->c_eof && c->to_up.len == c->up_off && !c->u_shut) {
-		shutdown(c->ufd, SHUT_WR);
+		if (c->ussl) {
+			SSL_shutdown(c->ussl); /* close_notify; the response may still come */
+			ERR_clear_error();
+		} else {
+			shutdown(c->ufd, SHUT_WR);
+		}
 		c->u_shut = true;
 	}
 	if (rounds == RELAY_ROUNDS) {
@@ -933,6 +1019,114 @@ static void http_start(struct proxy *px, size_t slot)
 	on_http(px, slot);
 }
 
+/* An opened connection whose upstream is not verified: the client hears a
+ * 502 over its TLS, and the run's report has it. */
+static void tls_upstream_refused(struct proxy *px, size_t slot)
+{
+	struct conn *c = px->c[slot];
+	char msg[800];
+	snprintf(msg, sizeof(msg), "cordon: %s: the upstream's TLS was not accepted: %s\n", c->target, c->u_why);
+	char r[1200];
+	int n = snprintf(r, sizeof(r),
+			 "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s",
+			 strlen(msg), msg);
+	size_t put;
+	if (SSL_write_ex(c->cssl, r, (size_t)n, &put) == 1) /* best effort, as say() */
+		SSL_shutdown(c->cssl);
+	ERR_clear_error();
+	conn_close(px, slot);
+}
+
+/* Both handshakes, without blocking: the upstream's, verified; then the
+ * client's with our leaf. Then the requests are read (on_http). */
+static void on_handshake(struct proxy *px, size_t slot)
+{
+	struct conn *c = px->c[slot];
+	if (!c->u_hs && !c->u_bad) {
+		int r = SSL_do_handshake(c->ussl);
+		int e = r == 1 ? 0 : SSL_get_error(c->ussl, r);
+		if (r == 1) {
+			c->u_hs = true;
+		} else if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+			long v = SSL_get_verify_result(c->ussl);
+			unsigned long le = ERR_peek_error();
+			char eb[120] = "the handshake failed";
+			if (v != X509_V_OK)
+				snprintf(eb, sizeof(eb), "certificate not verified: %s", X509_verify_cert_error_string(v));
+			else if (le)
+				ERR_error_string_n(le, eb, sizeof(eb));
+			snprintf(c->u_why, sizeof(c->u_why), "%s", eb);
+			c->u_bad = true;
+			/* On record at once, whether or not the client's handshake
+			 * ever completes to hear the 502. */
+			char t[600];
+			snprintf(t, sizeof(t), "%s (upstream TLS: %s)", c->target, c->u_why);
+			report_add_denial(px->rep, "network", t);
+			px->rep->net.denied++;
+		}
+		ERR_clear_error();
+	}
+	/* The client's handshake only once the upstream's is decided: what
+	 * it hears is then known (the service, or a 502), and the refusal is
+	 * on record before the client can leave. */
+	if (!c->c_hs && (c->u_hs || c->u_bad)) {
+		int r = SSL_do_handshake(c->cssl);
+		int e = r == 1 ? 0 : SSL_get_error(c->cssl, r);
+		ERR_clear_error();
+		if (r == 1)
+			c->c_hs = true;
+		else if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+			/* The client did not take our certificate, or does not
+			 * speak TLS (plain HTTP in a CONNECT tunnel): refused, on
+			 * record; no request went anywhere. */
+			report_add_denial(px->rep, "network", c->target);
+			px->rep->net.denied++;
+			conn_close(px, slot);
+			return;
+		}
+	}
+	if (c->u_bad && c->c_hs) {
+		tls_upstream_refused(px, slot);
+		return;
+	}
+	if (!c->c_hs || !c->u_hs)
+		return;
+	c->st = C_RELAY;
+	c->up_off = c->down_off = 0;
+	buf_free(&c->to_up);
+	buf_free(&c->to_down);
+	on_http(px, slot);
+}
+
+/* The upstream's TCP is up: the client hears 200, and both TLS legs
+ * begin. */
+static void tls_start(struct proxy *px, size_t slot)
+{
+	struct conn *c = px->c[slot];
+	cordon_error e = {0};
+	SSL_CTX *leaf = tls_leaf_ctx(px->tls.ca, c->host, &e);
+	c->cssl = leaf ? SSL_new(leaf) : NULL;
+	c->ussl = tls_upstream_ssl(px->up_ctx, c->host);
+	if (!c->cssl || !c->ussl || SSL_set_fd(c->cssl, c->cfd) != 1 || SSL_set_fd(c->ussl, c->ufd) != 1) {
+		ERR_clear_error();
+		refuse(px, slot, "cordon: TLS setup failed", 1, 502);
+		return;
+	}
+	SSL_set_accept_state(c->cssl);
+	SSL_set_connect_state(c->ussl);
+	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
+	/* The client sent nothing after its CONNECT (decided): the socket's
+	 * buffer is empty and takes these few bytes whole. */
+	if (send(c->cfd, ok, sizeof(ok) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)(sizeof(ok) - 1)) {
+		conn_close(px, slot);
+		return;
+	}
+	c->st = C_HANDSHAKE;
+	set_interest(px, slot, c->cfd, &c->c_ev, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, 1);
+	set_interest(px, slot, c->ufd, &c->u_ev, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, 2);
+	on_handshake(px, slot);
+}
+
 static void connected(struct proxy *px, size_t slot)
 {
 	struct conn *c = px->c[slot];
@@ -940,6 +1134,10 @@ static void connected(struct proxy *px, size_t slot)
 	socklen_t l = sizeof(err);
 	if (getsockopt(c->ufd, SOL_SOCKET, SO_ERROR, &err, &l) < 0 || err) {
 		refuse(px, slot, "cordon: the endpoint refused or is unreachable", err == ECONNREFUSED ? 5 : 4, 502);
+		return;
+	}
+	if (c->tls) {
+		tls_start(px, slot);
 		return;
 	}
 	if (c->http) {
@@ -1157,7 +1355,9 @@ static void on_tick(struct proxy *px)
 		struct conn *c = px->c[i];
 		if (c && c->st == C_REQUEST && now - c->t_accept >= REQUEST_TIMEOUT_NS)
 			deny_malformed(px, i, "cordon: the request was not complete in time", 1, 408);
-		else if (c && c->st == C_REQUEST)
+		else if (c && c->st == C_HANDSHAKE && now - c->t_accept >= REQUEST_TIMEOUT_NS)
+			conn_close(px, i); /* a TLS handshake that does not finish */
+		else if (c && (c->st == C_REQUEST || c->st == C_HANDSHAKE))
 			waiting++;
 	}
 	resume_accept(px);
@@ -1195,6 +1395,9 @@ void proxy_event(struct proxy *px, uint64_t data, uint32_t events)
 		if (kind == 2)
 			connected(px, slot);
 		break;
+	case C_HANDSHAKE:
+		on_handshake(px, slot);
+		break;
 	case C_RELAY:
 		if (events & EPOLLERR)
 			conn_close(px, slot);
@@ -1219,8 +1422,8 @@ void proxy_dns_ready(struct proxy *px)
 	}
 }
 
-int proxy_new(struct proxy **out, const strv *allow, const struct net_rules *rules, struct run_report *rep,
-	      int epfd, cordon_error *err)
+int proxy_new(struct proxy **out, const strv *allow, const struct net_rules *rules, const struct proxy_tls *tls,
+	      struct run_report *rep, int epfd, cordon_error *err)
 {
 	struct proxy *px = calloc(1, sizeof(*px));
 	if (!px)
@@ -1229,6 +1432,12 @@ int proxy_new(struct proxy **out, const strv *allow, const struct net_rules *rul
 	px->lfd = px->tfd = -1;
 	px->rep = rep;
 	px->rules = rules;
+	if (tls)
+		px->tls = *tls;
+	if (px->tls.ca && !(px->up_ctx = tls_upstream_ctx(px->tls.upstream_ca, err))) {
+		free(px);
+		return cordon_err_wrap(err, "proxy");
+	}
 	/* As many connections as the supervisor's fds allow after its own. */
 	struct rlimit rl;
 	size_t fds = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (size_t)rl.rlim_cur : 1024;
@@ -1326,5 +1535,6 @@ void proxy_free(struct proxy *px)
 	if (dns_efd >= 0)
 		epoll_ctl(px->epfd, EPOLL_CTL_DEL, dns_efd, NULL);
 	strv_free(&px->allow);
+	SSL_CTX_free(px->up_ctx);
 	free(px);
 }

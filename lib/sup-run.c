@@ -98,6 +98,8 @@
 #include "observe.h"
 #include "overlay.h"
 #include "proxy.h"
+#include "pxhttp.h"
+#include "tls.h"
 #include "cordon-pty.h"
 #include "run.h"
 #include "sandbox.h"
@@ -169,6 +171,12 @@ struct sup {
 	struct observer obs;
 	bool have_obs;
 	struct proxy *proxy;
+	/* TLS interception: the run's CA (its key only here), the bundle the
+	 * run trusts (host CAs + the run's), the secrets to inject. */
+	struct tls_ca *ca;
+	buf ca_bundle;
+	struct pxhttp_secret *psec;
+	size_t npsec;
 	bool notify;
 	/* --pty: the run's own pty, relayed to cordon's terminal (cordon-pty.h) */
 	bool pty_mode;
@@ -686,6 +694,56 @@ static void load_secrets(struct sup *s)
 	sc->sec.redact = NULL;
 }
 
+/* The host's bundle of trusted CAs, added to the run's (Debian's path;
+ * bounded; none is fine). */
+#define HOST_CA_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
+#define HOST_CA_MAX (8u << 20)
+
+/* TLS interception (issue 16): a CA for this run, only when the proxy
+ * opens some connections; the run's view gets a bundle of the host's CAs
+ * and its certificate (never its key: that stays in this process). */
+static int prepare_tls(struct sup *s, cordon_error *err)
+{
+	const cordon_policy *p = s->pol;
+	if (!p->net_allow.n || !policy_intercepts(p))
+		return 0;
+	uint64_t wall = p->limits[LIM_WALL].set ? p->limits[LIM_WALL].value / 1000000000ULL : 0;
+	unsigned valid = wall && wall < 7 * 86400 ? (unsigned)wall + 3600 : 7 * 86400;
+	if (tls_ca_new(&s->ca, valid, err) < 0)
+		return -1;
+	_cleanup_close_ int fd = open(HOST_CA_BUNDLE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size <= HOST_CA_MAX) {
+		char *b = malloc((size_t)st.st_size);
+		ssize_t n = b ? read(fd, b, (size_t)st.st_size) : -1;
+		if (n > 0)
+			buf_append(&s->ca_bundle, b, (size_t)n);
+		free(b);
+		if (s->ca_bundle.len && s->ca_bundle.p[s->ca_bundle.len - 1] != '\n')
+			buf_append(&s->ca_bundle, "\n", 1);
+	}
+	size_t pl;
+	const char *pem = tls_ca_pem(s->ca, &pl);
+	if (buf_append(&s->ca_bundle, pem, pl) < 0)
+		return cordon_err(err, 12, "out of memory");
+	s->spec.ca_pem = s->ca_bundle.p;
+	s->spec.ca_len = s->ca_bundle.len;
+	/* The secrets the proxy injects, in the policy's order (the report's
+	 * names are indexed by it). */
+	for (size_t i = 0; s->sec && i < s->sec->n; i++)
+		s->npsec += s->sec->v[i].placeholder != NULL;
+	if (s->npsec && !(s->psec = calloc(s->npsec, sizeof(*s->psec))))
+		return cordon_err(err, 12, "out of memory");
+	for (size_t i = 0, k = 0; s->sec && i < s->sec->n; i++) {
+		const struct secret_value *v = &s->sec->v[i];
+		if (!v->placeholder)
+			continue;
+		s->psec[k++] = (struct pxhttp_secret){v->name, v->placeholder, v->value, v->len, &v->pol->inject_hosts,
+						      v->pol->in_header, v->pol->in_query, v->pol->allow_plaintext, i};
+	}
+	return 0;
+}
+
 static int prepare(struct sup *s, cordon_error *err)
 {
 	const cordon_policy *p = s->pol;
@@ -698,7 +756,7 @@ static int prepare(struct sup *s, cordon_error *err)
 	s->sec = &sc->sec;
 	s->spec.secrets = sc->sec.v;
 	s->spec.nsecrets = sc->sec.n;
-	if (build_env(s, err) < 0)
+	if (build_env(s, err) < 0 || prepare_tls(s, err) < 0)
 		return -1;
 	s->privileged = geteuid() == 0;
 	s->host_uid = getuid();
@@ -1078,7 +1136,9 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	s->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	s->cpu_timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	cordon_error e = {0};
-	if (s->spec.proxy && s->epfd >= 0 && proxy_new(&s->proxy, &s->pol->net_allow, &s->pol->net_rules, s->rep, s->epfd, &e) < 0) {
+	struct proxy_tls ptls = {s->ca, s->pol->upstream_ca, s->psec, s->npsec};
+	if (s->spec.proxy && s->epfd >= 0 &&
+	    proxy_new(&s->proxy, &s->pol->net_allow, &s->pol->net_rules, &ptls, s->rep, s->epfd, &e) < 0) {
 		setup_error(s, &e);
 		kill_run(s, ST_SETUP_ERROR);
 	}
@@ -1197,6 +1257,12 @@ static void cleanup(struct sup *s)
 	sweep_free(&s->sweep);
 	proxy_free(s->proxy);
 	s->proxy = NULL;
+	tls_ca_free(s->ca);
+	s->ca = NULL;
+	buf_free(&s->ca_bundle);
+	free(s->psec);
+	s->psec = NULL;
+	s->npsec = 0;
 	landlock_plan_free(&s->landlock);
 	mount_steps_free(&s->mounts);
 	seccomp_plan_free(&s->seccomp);

@@ -173,6 +173,13 @@ class NetworkRequest(ReportObject):
 
 
 @dataclass
+class NetworkInjected(ReportObject):
+    secret: Optional[str] = None
+    host: Optional[str] = None
+    count: Optional[int] = None
+
+
+@dataclass
 class Network(ReportObject):
     proxy: Optional[str] = None
     connections: Optional[int] = None
@@ -184,6 +191,7 @@ class Network(ReportObject):
     endpoints: List[NetworkEndpoint] = field(default_factory=list)
     requests: List[NetworkRequest] = field(default_factory=list)
     requests_omitted: Optional[int] = None
+    injected: List[NetworkInjected] = field(default_factory=list)
 
 
 @dataclass
@@ -285,4 +293,4 @@ class Report(ReportObject):
     run: Optional[Run] = None  # optional
 
 
-__all__ = ["Verdicts", "Check", "Limit", "Usage", "Denial", "File", "Changes", "Fix", "PrivilegeSweep", "ListCut", "TruncatedDenials", "Truncated", "Stream", "SecretExposure", "SecretScan", "Enforcement", "Grant", "NetworkEndpoint", "NetworkRequest", "Network", "SessionFile", "Session", "ExecResultDenial", "ExecResultUsage", "ExecResult", "Run", "Report"]
+__all__ = ["Verdicts", "Check", "Limit", "Usage", "Denial", "File", "Changes", "Fix", "PrivilegeSweep", "ListCut", "TruncatedDenials", "Truncated", "Stream", "SecretExposure", "SecretScan", "Enforcement", "Grant", "NetworkEndpoint", "NetworkRequest", "NetworkInjected", "Network", "SessionFile", "Session", "ExecResultDenial", "ExecResultUsage", "ExecResult", "Run", "Report"]

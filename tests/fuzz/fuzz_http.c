@@ -20,7 +20,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static struct run_report rep;
 	static struct net_rules rs;
 	static bool init;
+	static strv here, there;
+	static struct pxhttp_secret sec[2];
 	if (!init) {
+		strv_push(&here, "127.0.0.1:80");
+		strv_push(&there, "other.example:443");
+		sec[0] = (struct pxhttp_secret){"A", "PH1xyz", (const uint8_t *)"VALUE1", 6, &here, true, true, false, 0};
+		sec[1] = (struct pxhttp_secret){"B", "PH2abc", (const uint8_t *)"VALUE2", 6, &there, true, true, false, 1};
 		cordon_error e = {0};
 		strv m = {0}, p = {0};
 		strv_push(&m, "GET");
@@ -33,6 +39,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	report_init(&rep);
 	struct pxhttp *h = malloc(sizeof(*h));
 	pxhttp_init(h, &rs, &rep, "127.0.0.1", 80, "127.0.0.1:80", data[1] & 0x80);
+	h->tls = data[1] & 0x40;
+	h->sec = sec;
+	h->nsec = 2;
 	buf up = {0}, down = {0};
 	for (size_t i = 0; i < split; i += step)
 		if (pxhttp_client(h, d + i, i + step > split ? split - i : step, &up, &down) < 0)
@@ -40,6 +49,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = split; i < n; i += step)
 		pxhttp_upstream(h, d + i, i + step > n ? n - i : step, &down);
 	pxhttp_upstream_eof(h, &down);
+	/* Secrets: B's placeholder never goes upstream (it is not for this
+	 * host), nor B's value; A's value only over TLS. */
+	if (up.len && !h->req_opaque && (memmem(up.p, up.len, "PH2abc", 6) || memmem(up.p, up.len, "VALUE2", 6)))
+		abort();
+	if (up.len && !h->tls && memmem(up.p, up.len, "VALUE1", 6) && !memmem(d, split, "VALUE1", 6))
+		abort();
 	/* What went upstream: only GETs (the one rule's method). */
 	if (up.len && !h->req_opaque && memcmp(up.p, "GET ", 4) != 0)
 		abort();

@@ -222,12 +222,75 @@ static void test_pxhttp_each_request_checked(void **st)
 	report_free(&rep);
 }
 
+/* Injection: the value swapped in for the placeholder in a header, inside
+ * Basic credentials and (when asked) the query; the placeholder refused on
+ * a connection its secret does not go to; an echoed value handed back as
+ * the placeholder. */
+static void test_pxhttp_injects(void **st)
+{
+	struct run_report rep;
+	report_init(&rep);
+	struct net_rules rs = {0};
+	cordon_error err = {0};
+	assert_int_equal(pxrule_add(&rs, "api.example:443", NULL, NULL, false, &err), 0);
+	assert_int_equal(pxrule_add(&rs, "other.example:443", NULL, NULL, false, &err), 0);
+	strv hosts = {0};
+	strv_push(&hosts, "api.example:443");
+	struct pxhttp_secret sec = {"TOK", "ph_0123", (const uint8_t *)"s3cr3t-value", 12, &hosts, true, true, false, 0};
+	struct pxhttp *h = malloc(sizeof(*h));
+	pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
+	h->tls = true, h->sec = &sec, h->nsec = 1;
+	buf up = {0}, down = {0};
+	/* "u:ph_0123" in Basic is dTpwaF8wMTIz; "u:s3cr3t-value" is dTpzM2NyM3QtdmFsdWU= */
+	const char *req = "GET /x?k=ph_0123 HTTP/1.1\r\nHost: api.example\r\nX-Key: a ph_0123 b\r\n"
+			  "Authorization: Basic dTpwaF8wMTIz\r\n\r\n";
+	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
+	buf_append(&up, "", 1);
+	assert_string_equal(up.p, "GET /x?k=s3cr3t-value HTTP/1.1\r\nHost: api.example\r\nX-Key: a s3cr3t-value b\r\n"
+				  "Authorization: Basic dTpzM2NyM3QtdmFsdWU=\r\n\r\n");
+	const char *resp = "HTTP/1.1 200 OK\r\nX-Echo: s3cr3t-value\r\nContent-Length: 0\r\n\r\n";
+	assert_int_equal(pxhttp_upstream(h, resp, strlen(resp), &down), 0);
+	buf_append(&down, "", 1);
+	assert_null(strstr(down.p, "s3cr3t"));
+	assert_non_null(strstr(down.p, "X-Echo: ph_0123"));
+	assert_int_equal(rep.net.req[0].injected, 1);
+	assert_int_equal(rep.net.ninj, 1);
+	pxhttp_free(h);
+	/* elsewhere, in Basic credentials only: refused, a denial of kind secret */
+	pxhttp_init(h, &rs, &rep, "other.example", 443, "other.example:443", false);
+	h->tls = true, h->sec = &sec, h->nsec = 1;
+	up.len = down.len = 0;
+	const char *leak = "GET / HTTP/1.1\r\nAuthorization: Basic dTpwaF8wMTIz\r\n\r\n";
+	assert_int_equal(pxhttp_client(h, leak, strlen(leak), &up, &down), 0);
+	assert_int_equal(up.len, 0);
+	assert_true(h->done);
+	assert_string_equal(rep.denials[rep.ndenials - 1].kind, "secret");
+	assert_string_equal(rep.denials[rep.ndenials - 1].target, "TOK -> other.example:443");
+	pxhttp_free(h);
+	/* in a body, split across reads */
+	pxhttp_init(h, &rs, &rep, "other.example", 443, "other.example:443", false);
+	h->tls = true, h->sec = &sec, h->nsec = 1;
+	up.len = down.len = 0;
+	const char *b1 = "POST / HTTP/1.1\r\nContent-Length: 12\r\n\r\nxxph_0", *b2 = "123xx";
+	assert_int_equal(pxhttp_client(h, b1, strlen(b1), &up, &down), 0);
+	assert_int_equal(pxhttp_client(h, b2, strlen(b2), &up, &down), -1);
+	buf_append(&up, "", 1);
+	assert_null(strstr(up.p, "123"));
+	pxhttp_free(h);
+	free(h);
+	buf_free(&up);
+	buf_free(&down);
+	strv_free(&hosts);
+	pxrule_free(&rs);
+	report_free(&rep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_path_patterns), cmocka_unit_test(test_within),
 		cmocka_unit_test(test_add_validates), cmocka_unit_test(test_http1_framing),
-		cmocka_unit_test(test_pxhttp_each_request_checked),
+		cmocka_unit_test(test_pxhttp_each_request_checked), cmocka_unit_test(test_pxhttp_injects),
 	};
 	return cmocka_run_group_tests_name("pxrule", tests, NULL, NULL);
 }

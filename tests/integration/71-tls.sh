@@ -1,0 +1,167 @@
+# Issue 16: TLS opened by the proxy where rules restrict requests or a secret
+# is injected; credentials the run uses but never holds. Upstream servers on
+# the host's 127.0.0.1 only, with a test CA made here.
+. "$(dirname "$0")/../lib.sh"
+TLSSERVER="$TOP/tests/tlsserver.py"
+NETSERVER="$TOP/tests/netserver.py"
+VALUE=real-value-$RANDOM$RANDOM$RANDOM-x
+
+# A CA and a certificate for localhost and 127.0.0.1 signed by it, in $T_TMP.
+make_ca() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$T_TMP/ca.key" \
+		-out "$T_TMP/ca.pem" -days 1 -subj /CN=cordon-test-ca 2>/dev/null &&
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$T_TMP/srv.key" \
+		-out "$T_TMP/srv.csr" -subj /CN=localhost 2>/dev/null &&
+	printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >"$T_TMP/ext" &&
+	openssl x509 -req -in "$T_TMP/srv.csr" -CA "$T_TMP/ca.pem" -CAkey "$T_TMP/ca.key" -CAcreateserial \
+		-out "$T_TMP/srv.pem" -days 1 -extfile "$T_TMP/ext" 2>/dev/null || fail "make the test CA"
+}
+serve_tls() { # DIR [USER:PASS] -> PORT, SRV; requests logged in $T_TMP/log
+	local pf="$T_TMP/port.$RANDOM"
+	/usr/bin/python3 "$TLSSERVER" "$pf" "$T_TMP/log" "$T_TMP/srv.pem" "$T_TMP/srv.key" "$@" &
+	SRV=$!
+	for _ in $(seq 100); do [ -s "$pf" ] && break; sleep 0.05; done
+	PORT=$(cat "$pf")
+}
+stop() { kill "$@" 2>/dev/null; wait "$@" 2>/dev/null; }
+
+# curl, Python requests and urllib, node https and git clone (Basic auth)
+# with an injected credential; a second request on a keep-alive connection
+# that breaks the path rule; the value nowhere in the run.
+test_injected_credential_reaches_upstream_only() {
+	make_ca
+	mkdir -p www/pub www/git && echo pub >www/pub/a.txt
+	git init -q "$T_TMP/src" && git -C "$T_TMP/src" -c user.name=a -c user.email=a@b commit -q --allow-empty -m one &&
+		git clone -q --bare "$T_TMP/src" www/git/repo.git && git -C www/git/repo.git update-server-info || fail "test repository"
+	serve_tls "$WS/www" "x:$VALUE"
+	cat >p.json <<JSON
+{"network": {"allow": [{"host": "localhost:$PORT", "methods": ["GET", "HEAD"], "paths": ["/pub/**", "/git/**"]}],
+             "upstream_ca": "$T_TMP/ca.pem"},
+ "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["localhost:$PORT"], "placeholder": "ghp_"}}}}
+JSON
+	HOST_TOKEN=$VALUE cordon_run --policy p.json -- /bin/sh -c "
+		curl -sS -D hdr.txt -H \"Authorization: Bearer \$TOKEN\" https://localhost:$PORT/pub/a.txt
+		curl -sS -X POST https://localhost:$PORT/pub/a.txt
+		python3 -c 'import os, requests; print(requests.get(\"https://localhost:$PORT/pub/a.txt\", headers={\"X-Api-Key\": os.environ[\"TOKEN\"]}).text.strip())'
+		python3 -c 'import urllib.request; print(urllib.request.urlopen(\"https://localhost:$PORT/pub/a.txt\").read().decode().strip())'
+		node -e '
+const http = require(\"http\"), https = require(\"https\");
+http.request({host: \"127.0.0.1\", port: 3128, method: \"CONNECT\", path: \"localhost:$PORT\"}).on(\"connect\", (res, socket) => {
+  https.get({host: \"localhost\", path: \"/pub/a.txt\", socket, agent: false, headers: {authorization: \"token \" + process.env.TOKEN}}, r => {
+    let d = \"\"; r.on(\"data\", c => d += c); r.on(\"end\", () => { console.log(\"node \" + d.trim()); process.exit(0); });
+  });
+}).end();'
+		git clone -q https://x:\$TOKEN@localhost:$PORT/git/repo.git clone && git -C clone log --format=%s
+		python3 -c '
+import http.client, ssl
+c = http.client.HTTPSConnection(\"127.0.0.1\", 3128, context=ssl.create_default_context())
+c.set_tunnel(\"localhost\", $PORT)
+c.request(\"GET\", \"/pub/a.txt\"); r = c.getresponse(); print(\"first\", r.status, r.read().decode().strip())
+c.request(\"GET\", \"/priv/b.txt\"); r = c.getresponse(); print(\"second\", r.status)'
+		env >env.txt
+		python3 -c '
+import re
+with open(\"/proc/self/maps\") as m, open(\"/proc/self/mem\", \"rb\", 0) as mem, open(\"mem.dump\", \"wb\") as out:
+    for l in m:
+        a, perms = l.split()[:2]
+        if \"r\" not in perms or \"[vvar\" in l or \"[vsyscall\" in l: continue
+        lo, hi = (int(x, 16) for x in a.split(\"-\"))
+        try: mem.seek(lo); out.write(mem.read(hi - lo))
+        except OSError: pass'"
+	stop $SRV
+	expect_eq "$(printf '%s\n' "$OUT" | grep -c '^pub$')" 3 "curl, requests and urllib got the file: $OUT $ERR"
+	expect_match "$OUT" "node pub" "node https"
+	expect_match "$OUT" "^one$" "git clone over HTTPS with Basic auth"
+	expect_match "$OUT" "cordon: POST localhost:$PORT/pub/a.txt: no rule of network.allow admits it" "a refused method"
+	expect_match "$OUT" "first 200 pub" "http.client, first request"
+	expect_match "$OUT" "second 403" "the second request on a keep-alive connection is checked on its own"
+	expect_eq "$(grep -c "Bearer $VALUE" "$T_TMP/log")" 1 "the upstream saw the value (curl)"
+	expect_eq "$(grep -c "\"X-Api-Key\": \"$VALUE\"" "$T_TMP/log")" 1 "the upstream saw the value (requests)"
+	expect_eq "$(grep -c "token $VALUE" "$T_TMP/log")" 1 "the upstream saw the value (node)"
+	expect_eq "$(grep -c "Basic $(printf 'x:%s' "$VALUE" | base64 -w0)" "$T_TMP/log")" "$(grep -c '"/git/repo.git/' "$T_TMP/log" | xargs -I{} expr {} - 1)" \
+		"git's Basic credentials carried the value (after the first 401)"
+	expect_eq "$(grep -c ghp_ "$T_TMP/log")" 0 "no placeholder reached the upstream"
+	expect_match "$(cat env.txt)" "^TOKEN=ghp_[0-9a-f]{32}$" "the run holds a placeholder"
+	expect_match "$(cat hdr.txt)" "X-Echo: Bearer ghp_[0-9a-f]{32}" "an echoed value comes back as the placeholder"
+	expect_match "$(cat env.txt)" "SSL_CERT_FILE=/run/cordon-ca/ca.pem" "the run's CA is announced"
+	[ -s mem.dump ] || fail "memory dumped"
+	expect_eq "$(grep -rlaF "$VALUE" . | wc -l)" 0 "the value is nowhere in the run's files or memory"
+	expect_eq "$(grep -caF "$VALUE" "$R")" 0 "nor in the report"
+	expect_eq "$(field -c '.network.injected')" "[{\"secret\":\"TOKEN\",\"host\":\"localhost:$PORT\",\"count\":$(grep -c "$VALUE\|$(printf 'x:%s' "$VALUE" | base64 -w0)" "$T_TMP/log")}]" "injections counted"
+	expect_eq "$(field -c '[.network.requests[] | select(.method == "POST") | [.status, .injected]]')" '[[403,[]]]' "the refused request on record"
+	expect_eq "$(field -c '.network.requests[0].injected')" '["TOKEN"]' "the first request carried it"
+	t_assert
+}
+
+# A placeholder sent to a host the secret is not for: refused, a denial of
+# kind secret. Plain HTTP to the secret's own host: refused too (TLS only).
+test_placeholder_elsewhere_refused() {
+	make_ca
+	mkdir -p www && echo hi >www/a.txt
+	serve_tls "$WS/www"
+	local pf="$T_TMP/hp" TLSPORT=$PORT TLSSRV=$SRV
+	/usr/bin/python3 "$NETSERVER" http "$pf" "$WS/www" &
+	SRV=$!
+	for _ in $(seq 100); do [ -s "$pf" ] && break; sleep 0.05; done
+	PORT=$(cat "$pf")
+	cat >p.json <<JSON
+{"network": {"allow": ["localhost:$TLSPORT", "127.0.0.1:$PORT"], "upstream_ca": "$T_TMP/ca.pem"},
+ "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["localhost:$TLSPORT"]}}}}
+JSON
+	HOST_TOKEN=$VALUE cordon_run --policy p.json -- /bin/sh -c "
+		curl -sS http://127.0.0.1:$PORT/a.txt
+		curl -sS -H \"X-Leak: \$TOKEN\" http://127.0.0.1:$PORT/a.txt
+		curl -sS \"http://127.0.0.1:$PORT/a.txt?k=\$TOKEN\"
+		curl -sS -d \"x=\$TOKEN\" http://127.0.0.1:$PORT/a.txt"
+	stop $SRV $TLSSRV
+	expect_eq "$(printf '%s\n' "$OUT" | head -1)" hi "no placeholder, no refusal: $ERR"
+	expect_eq "$(printf '%s\n' "$OUT" | grep -c 'the placeholder of secret TOKEN goes only to its hosts')" 2 "refused with 403 (header, query)"
+	expect_match "$OUT" "placeholder in a request body" "refused in a body"
+	expect_eq "$(field -c '[.denials[] | select(.kind == "secret") | [.target, .count]]')" "[[\"TOKEN -> 127.0.0.1:$PORT\",3]]" "denial of kind secret"
+	expect_eq "$(field .verdicts.containment)" violations "a violation"
+	t_assert
+}
+
+# An upstream whose certificate is not trusted fails closed (502, on
+# record); a CONNECT to a host without rules or secrets stays an opaque
+# tunnel (the client sees the server's own certificate).
+test_bad_upstream_refused_opaque_tunnel_untouched() {
+	make_ca
+	mkdir -p www/pub && echo pub >www/pub/a.txt
+	serve_tls "$WS/www"
+	cp "$T_TMP/ca.pem" test-ca.pem
+	echo "{\"network\": {\"allow\": [{\"host\": \"localhost:$PORT\", \"paths\": [\"/pub/**\"]}, \"127.0.0.1:$PORT\"]}}" >p.json
+	cordon_run --policy p.json -- /bin/sh -c "
+		curl -sS https://localhost:$PORT/pub/a.txt; echo \"rc \$?\"
+		curl -s --cacert test-ca.pem https://localhost:$PORT/pub/a.txt; echo \"distrust \$?\"
+		curl -sS --cacert test-ca.pem https://127.0.0.1:$PORT/pub/a.txt"
+	stop $SRV
+	expect_match "$OUT" "cordon: localhost:$PORT: the upstream's TLS was not accepted: certificate not verified" "502 names why"
+	expect_match "$OUT" "rc 0" "the client got an answer (502), not a broken connection"
+	expect_eq "$(printf '%s\n' "$OUT" | grep -c '^pub$')" 1 "the opaque tunnel verified the server's own certificate: $OUT $ERR"
+	expect_match "$OUT" "distrust 60" "a client that does not trust the run's CA fails its handshake"
+	expect_match "$(field -c '.denials[] | [.target, .count]')" "^\\[\"localhost:$PORT \\(upstream TLS: certificate not verified.*\",2\\]" \
+		"on record, also when the client's handshake never completed"
+	expect_eq "$(field '.network.requests | length')" 0 "no request read (none passed; the tunnel is not opened)"
+	expect_eq "$(field .verdicts.containment)" violations "a violation"
+	t_assert
+}
+
+# The ceiling pins where a secret may be injected; explain shows the hosts.
+test_ceiling_pins_injection_hosts() {
+	echo '{"secrets": {"T": {"env": "X", "inject": {"hosts": ["*.example.org:443"]}}}, "network": {"allow": ["*.example.org:443", "b.example.com:443"]}}' >"$T_TMP/c.json"
+	ok() { echo "{\"secrets\": {\"T\": {\"env\": \"X\"$1}}, \"network\": {\"allow\": [\"api.example.org:443\"]}}" >p.json
+		"$CORDON" explain --ceiling "$T_TMP/c.json" --policy p.json 2>&1; }
+	expect_match "$(ok ', "inject": {"hosts": ["api.example.org:443"], "placeholder": "sk-"}')" \
+		"T: the run holds a placeholder starting sk-; the proxy injects the value \(headers\) to api.example.org:443 \(over TLS only\)" "within, and explained"
+	expect_match "$(ok ', "inject": {"hosts": ["b.example.com:443"]}')" "REFUSED secret +T: the ceiling does not inject it to b.example.com:443" "another host"
+	expect_match "$(ok ', "inject": {"hosts": ["api.example.org:443"], "allow_plaintext": true}')" "REFUSED secret +T: the ceiling injects it over TLS only" "plaintext"
+	echo '{"secrets": {"T": {"env": "X", "inject": {"hosts": ["a:443"], "in": ["body"]}}}}' >p.json
+	expect_match "$("$CORDON" validate p.json 2>&1)" "p.json:1:[0-9]+: secret \"T\": \"in\" takes \"header\" and \"query\"" "a bad inject"
+	t_assert
+}
+
+for t in test_injected_credential_reaches_upstream_only test_placeholder_elsewhere_refused \
+	test_bad_upstream_refused_opaque_tunnel_untouched test_ceiling_pins_injection_hosts; do
+	t_run $t
+done

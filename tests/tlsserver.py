@@ -1,0 +1,76 @@
+#!/usr/bin/python3
+"""An HTTPS test server on the host's 127.0.0.1, for the interception tests.
+  tlsserver.py PORTFILE LOG CERT KEY DIR [USER:PASS]
+Serves DIR (GET, HEAD; HTTP/1.1 keep-alive), answers any other method with
+"ok METHOD PATH", and appends every request's method, path and headers to
+LOG as a JSON line; every response echoes the Authorization header as X-Echo. With USER:PASS, paths under /git/ need that Basic
+credential (401 with a challenge otherwise, as git expects). The chosen port
+is written to PORTFILE. Stops by itself after 120 s."""
+import base64, functools, http.server, json, os, socketserver, ssl, sys, threading
+
+portfile, log, cert, key, root = sys.argv[1:6]
+need = sys.argv[6] if len(sys.argv) > 6 else None
+threading.Timer(120, lambda: os._exit(0)).start()
+lock = threading.Lock()
+
+class H(http.server.SimpleHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):
+        pass
+
+    def end_headers(self):
+        # Echo the credential back: the proxy must not hand the value to the run.
+        self.send_header("X-Echo", self.headers.get("Authorization", ""))
+        super().end_headers()
+
+    def record(self):
+        with lock, open(log, "a") as f:
+            f.write(json.dumps({"m": self.command, "p": self.path, "h": dict(self.headers)}) + "\n")
+
+    def authorized(self):
+        if not need or not self.path.startswith("/git/"):
+            return True
+        if self.headers.get("Authorization", "") == "Basic " + base64.b64encode(need.encode()).decode():
+            return True
+        self.send_response(401)
+        self.send_header("WWW-Authenticate", 'Basic realm="t"')
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+        return False
+
+    def do_GET(self):
+        self.record()
+        if self.authorized():
+            super().do_GET()
+
+    def do_HEAD(self):
+        self.record()
+        if self.authorized():
+            super().do_HEAD()
+
+    def other(self):
+        self.record()
+        n = int(self.headers.get("Content-Length") or 0)
+        if n:
+            self.rfile.read(n)
+        out = ("ok %s %s\n" % (self.command, self.path)).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+    do_POST = do_PUT = do_DELETE = other
+
+class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+srv = S(("127.0.0.1", 0), functools.partial(H, directory=root))
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+with open(portfile + ".tmp", "w") as f:
+    f.write(str(srv.server_address[1]))
+os.rename(portfile + ".tmp", portfile)
+srv.serve_forever()
