@@ -232,11 +232,11 @@ static int read_string(pid_t pid, uint64_t addr, char *out, size_t outsz)
 	return 0;
 }
 
-/* The absolute path as the target sees it. */
-static int target_path(pid_t pid, int dirfd, uint64_t addr, char *out, size_t outsz)
+/* The absolute path as the target sees it; rel gets the path as written
+ * (PATH_MAX). */
+static int target_path(pid_t pid, int dirfd, uint64_t addr, char *out, size_t outsz, char *rel)
 {
-	char rel[PATH_MAX];
-	if (read_string(pid, addr, rel, sizeof(rel)) < 0)
+	if (read_string(pid, addr, rel, PATH_MAX) < 0)
 		return -1;
 	if (rel[0] == '/') {
 		snprintf(out, outsz, "%s", rel);
@@ -335,7 +335,7 @@ static int prepend(char *rest, size_t sz, const char *text)
 	return 0;
 }
 
-/* The path a call on `path` (absolute, as the run wrote it; ".." taken as
+/* The path a call on `path` (as the run wrote it, relative to dirfd; ".." taken as
  * the kernel takes it, after the links before it) will reach, resolved the
  * way the kernel resolves it for pid, one component at a time from the
  * run's root (/proc/PID/root): each directory opened by the supervisor
@@ -347,15 +347,23 @@ static int prepend(char *rest, size_t sz, const char *text)
  * (the directory's path from /proc/self/fd, then the last name) to out and
  * whether it exists to *exists. -1 when it cannot be told (a directory on
  * the way is missing: the call fails there too). */
-static int real_target(pid_t pid, const char *path, bool follow_last, char *out, size_t outsz, bool *exists)
+static int real_target(pid_t pid, int dirfd, const char *path, bool follow_last, char *out, size_t outsz,
+		       bool *exists)
 {
-	char root[64], rest[PATH_MAX * 2], name[NAME_MAX + 1], t[PATH_MAX];
+	char root[64], start[64], rest[PATH_MAX * 2], name[NAME_MAX + 1], t[PATH_MAX];
 	struct stat rst, st;
 	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
 	_cleanup_close_ int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (rfd < 0 || fstat(rfd, &rst) < 0 || snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
 		return -1;
-	_cleanup_close_ int cur = fcntl(rfd, F_DUPFD_CLOEXEC, 0);
+	/* A relative path starts at the caller's very directory (its cwd or
+	 * dirfd, opened through the magic link), not at its name now. */
+	if (dirfd == AT_FDCWD)
+		snprintf(start, sizeof(start), "/proc/%d/cwd", (int)pid);
+	else
+		snprintf(start, sizeof(start), "/proc/%d/fd/%d", (int)pid, dirfd);
+	_cleanup_close_ int cur = path[0] == '/' ? fcntl(rfd, F_DUPFD_CLOEXEC, 0)
+						  : open(start, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	*exists = false;
 	for (int links = 0; cur >= 0;) {
 		char *c = rest;
@@ -470,8 +478,8 @@ static bool protected_name(const struct observer *o, const char *real, int dir)
 static int observe_path(struct observer *o, struct run_report *rep, pid_t pid, int dirfd, uint64_t addr,
 			int write_mode, uint64_t flags, bool follow_last, int dir, bool *refuse)
 {
-	char path[PATH_MAX], resolved[PATH_MAX];
-	if (target_path(pid, dirfd, addr, path, sizeof(path)) < 0)
+	char path[PATH_MAX], resolved[PATH_MAX], raw[PATH_MAX];
+	if (target_path(pid, dirfd, addr, path, sizeof(path), raw) < 0)
 		return 0;
 	enum view_class cls = view_classify(&o->view, path, resolved, sizeof(resolved));
 	bool write = write_mode == W_YES || (write_mode != W_NO && open_writes(flags, resolved));
@@ -483,11 +491,13 @@ static int observe_path(struct observer *o, struct run_report *rep, pid_t pid, i
 	char real[PATH_MAX];
 	bool there = false;
 	if (o->protects && write_mode != W_NO && (write || (flags & O_CREAT)) &&
-	    real_target(pid, path, follow_last, real, sizeof(real), &there) == 0) {
+	    real_target(pid, dirfd, raw, follow_last, real, sizeof(real), &there) == 0) {
 		if (write_mode != W_YES)
 			write = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC) || ((flags & O_CREAT) && !there);
 		if (write && strcmp(real, resolved) != 0)
 			cls = view_classify(&o->view, real, resolved, sizeof(resolved));
+		if (dir == PROTECT_DIR_NEW && there)
+			dir = PROTECT_DIR_KEPT; /* mkdir -p over a .git: EEXIST, nothing made */
 	}
 	if (write && ((cls == VIEW_PROTECTED) ||
 		      (!dir && cls == VIEW_RW && view_protects_below(&o->view, resolved)) ||

@@ -250,6 +250,7 @@ test_nested_git_refused() {
 	mkdir -p vendor/lib && (cd vendor/lib && hgit init -q . && hgit commit -q --allow-empty -m v) || return
 	local before; before=$(cat vendor/lib/.git/config | sha256sum)
 	cordon_run "${GITENV[@]}" -- /bin/sh -c '
+		mkdir -p vendor/lib/.git/refs/tmp || echo mkdir-p-failed
 		git -C vendor/lib config core.fsmonitor "touch fsmon; false" && echo nested-config
 		echo x >vendor/lib/.git/hooks/pre-commit && echo nested-hook
 		ln vendor/lib/.git/config cfg && echo nested-hardlink
@@ -260,6 +261,7 @@ test_nested_git_refused() {
 		true'
 	expect_eq "$OUT" "" "every nested write refused: $OUT"
 	denied "$WS/vendor/lib/.git/config" "$WS/vendor/lib/.git/hooks/pre-commit" "$WS/src/.git" "$WS/g/.git"
+	expect_eq "$(field --arg p "$WS/vendor/lib/.git" '[.denials[] | select(.target==$p)] | length')" 0 "mkdir -p over a .git"
 	expect_eq "$(cat vendor/lib/.git/config | sha256sum)" "$before" "the nested config unchanged"
 	[ ! -e cfg ] && [ ! -e src/.git ] && [ ! -e g/.git ] && [ ! -e sub/.git ] || fail "on the host: $(find . -name .git)"
 	hgit -C vendor/lib status >/dev/null 2>&1; hgit status >/dev/null 2>&1
