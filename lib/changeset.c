@@ -299,25 +299,13 @@ bool changeset_interrupted(const struct changeset *cs)
 	return faccessat(cs->dirfd, "journal", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 }
 
-bool changeset_held_back(const struct changeset *cs, const char *rel, bool plain_dir, char *why, size_t whysz)
+bool changeset_held_back(const struct changeset *cs, const char *rel, int dir, char *why, size_t whysz)
 {
-	size_t lr = strlen(rel);
-	for (size_t i = 0; i < cs->protect.n; i++) {
-		const char *p = cs->protect.v[i];
-		size_t lp = strlen(p);
-		/* At or below the name: .envrc, .vscode/tasks.json. */
-		if (lr >= lp && strncmp(rel, p, lp) == 0 && (rel[lp] == '\0' || rel[lp] == '/')) {
-			snprintf(why, whysz, "protected path %s", p);
-			return true;
-		}
-		/* Above it, anything but a directory made or merged: a file or a
-		 * link .git, .git deleted or replaced, takes .git/config along. */
-		if (!plain_dir && lp > lr && strncmp(p, rel, lr) == 0 && p[lr] == '/') {
-			snprintf(why, whysz, "above protected path %s (only a directory may be made there)", p);
-			return true;
-		}
-	}
-	return false;
+	/* The same matcher as the observer's (protect.h): at or below a name;
+	 * above one, anything but a directory merged (a file or a link .git,
+	 * .git deleted or replaced, takes .git/config along); git's names at
+	 * any depth, and a directory .git made where there was none. */
+	return protect_match(&cs->protect, rel, dir, why, whysz);
 }
 
 /* ---- walking an upper directory ---- */
@@ -412,6 +400,19 @@ static bool plain_dir(int U, const char *name, const struct stat *st, bool host,
 		return false;
 	_cleanup_close_ int ud = open_beneath(U, name, O_RDONLY | O_DIRECTORY);
 	return ud >= 0 && !is_opaque(ud);
+}
+
+/* What the protect matcher is told of an entry (protect.h): 0 for a file,
+ * link, replacement or a deletion of something there; PROTECT_DIR_KEPT for
+ * a directory merged into the host's (or a deletion of nothing);
+ * PROTECT_DIR_NEW for a directory made where nothing was. */
+static int held_dir(int U, const char *name, const struct stat *st, bool host, const struct stat *hs)
+{
+	if (is_whiteout(st))
+		return host ? 0 : PROTECT_DIR_KEPT;
+	if (!plain_dir(U, name, st, host, hs))
+		return 0;
+	return host ? PROTECT_DIR_KEPT : PROTECT_DIR_NEW;
 }
 
 /* Does the entry (a whiteout or anything not a plain directory) act on a
@@ -530,8 +531,7 @@ static int list_visit(struct walk *w, int U, int H, const char *name, const stru
 	 * the run made, listed below. */
 	size_t hl = strlen(w->held_rel);
 	bool below = hl && strncmp(w->rel, w->held_rel, hl) == 0 && w->rel[hl] == '/';
-	if (!below && changeset_held_back(w->cs, w->rel, (is_whiteout(st) && !host) || plain_dir(U, name, st, host, &hs),
-					  why, sizeof(why))) {
+	if (!below && changeset_held_back(w->cs, w->rel, held_dir(U, name, st, host, &hs), why, sizeof(why))) {
 		snprintf(w->held_rel, sizeof(w->held_rel), "%s", w->rel);
 		if (add_held(held_list(w, 1), path, NULL, err) < 0)
 			return -1;
@@ -1019,8 +1019,8 @@ static int apply_visit(struct walk *w, int U, int H, const char *name, const str
 	if (!(file && !(host && S_ISDIR(hs.st_mode))) && flush(w, U, H, name, err) < 0)
 		return -1;
 	/* Held back: the entry and all below it stay in the change set. */
-	bool plain = (is_whiteout(st) && !host) || plain_dir(U, name, st, host, &hs);
-	if (!(a->o && a->o->include_protected) && changeset_held_back(a->cs, w->rel, plain, why, sizeof(why)))
+	if (!(a->o && a->o->include_protected) &&
+	    changeset_held_back(a->cs, w->rel, held_dir(U, name, st, host, &hs), why, sizeof(why)))
 		return add_held(held_list(w, 1), path, NULL, err) < 0 ? -1 : 0;
 	if (a->o && a->o->hold_conflicts && !a->o->force && changed_since(w, st, host, &hs))
 		return add_held(held_list(w, 2), path, NULL, err) < 0 ? -1 : 0;

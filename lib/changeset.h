@@ -115,4 +115,4 @@ bool changeset_interrupted(const struct changeset *cs);
  * entry is a directory that replaces nothing on the host (new, or merged
  * into a host directory); only such an entry may be applied above a
  * protected name. why gets the name. */
-bool changeset_held_back(const struct changeset *cs, const char *rel, bool plain_dir, char *why, size_t whysz);
+bool changeset_held_back(const struct changeset *cs, const char *rel, int dir, char *why, size_t whysz);

@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include "report.h"
+#include "strv.h"
 #include "view.h"
 
 struct observer {
@@ -32,6 +33,8 @@ struct observer {
 	size_t nloopback_ports;
 	bool sync_wakeup;
 	bool protects;     /* the model has protected paths: writes are resolved through links */
+	strv protect_names; /* protect_effective(): matched by protect_match() */
+	strv rw_roots;      /* the writable paths the names are relative to */
 	bool file_reports; /* report_file_denials (protected paths are refused and reported either way) */
 	bool maybe_gone; /* RECV said ENOENT: perhaps no task is left */
 	uint64_t handle_ns; /* time spent handling (diagnostics) */

@@ -21,18 +21,32 @@ const char *const protect_defaults[] = {
 	 * attributes select filters and diff drivers; info/ holds attributes. */
 	".git/hooks", ".git/config", ".git/info", ".gitmodules", ".gitattributes",
 	".gitconfig", ".config/git",
+	/* git's redirections: commondir names the directory whose config and
+	 * hooks git uses; a worktree's config; linked worktrees' and
+	 * submodules' own git directories (config, hooks, commondir each);
+	 * object stores borrowed from elsewhere. */
+	".git/commondir", ".git/config.worktree", ".git/worktrees", ".git/modules",
+	".git/objects/info/alternates", ".git/objects/info/http-alternates",
+	/* hook managers: directories core.hooksPath points at, and the
+	 * configuration pre-commit and pnpm run */
+	".husky", ".githooks", ".pre-commit-config.yaml", ".pnpmfile.cjs",
 	/* editors and environment loaders: tasks, launch configurations,
 	 * direnv's .envrc (run at the next cd). */
-	".vscode", ".idea", ".envrc", ".direnv",
+	".vscode", ".idea", ".envrc", ".direnv", ".devcontainer",
+	".vimrc", ".config/nvim", ".emacs", ".emacs.d", ".tmux.conf", ".Rprofile",
 	/* shells: rc, profile, login and logout files (a home as workspace). */
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
 	".cshrc", ".tcshrc", ".login", ".logout", ".kshrc", ".mkshrc",
 	".config/fish", ".xprofile", ".xsessionrc", ".xinitrc",
 	/* what runs at login or on connection */
-	".ssh", ".config/autostart", ".config/systemd",
+	".ssh", ".config/autostart", ".config/systemd", ".config/environment.d",
+	".pam_environment", ".local/bin",
+	/* credentials helpers and the commands they name */
+	".aws/config", ".kube/config", ".docker/config.json",
 	/* package managers: registries, tokens, scripts, build commands */
 	".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc", ".cargo/config", ".cargo/config.toml",
+	".yarn/releases",
 	/* coding agents' own configuration (commands, hooks, MCP servers) */
 	".claude", ".codex", ".cursor", ".mcp.json",
 	NULL,
@@ -70,6 +84,51 @@ static bool name_under(const char *a, const char *b)
 {
 	size_t l = strlen(b);
 	return strncmp(a, b, l) == 0 && (a[l] == '\0' || a[l] == '/');
+}
+
+/* A name that applies in every directory: its first component is .git. */
+static bool name_deep(const char *name)
+{
+	return strncmp(name, ".git", 4) == 0 && (name[4] == '\0' || name[4] == '/');
+}
+
+/* rel (at off, the rest of it) is at or below name, or above it and not a
+ * plain directory (protect_match). */
+static bool match_at(const char *rel, size_t off, const char *name, int dir, char *why, size_t whysz)
+{
+	const char *r = rel + off;
+	size_t lr = strlen(r), ln = strlen(name);
+	if (name_under(r, name)) {
+		snprintf(why, whysz, "protected path %.*s%s", (int)off, rel, name);
+		return true;
+	}
+	bool new_git = dir == PROTECT_DIR_NEW && strcmp(r, ".git") == 0;
+	if ((!dir || new_git) && ln > lr && strncmp(name, r, lr) == 0 && name[lr] == '/') {
+		snprintf(why, whysz, "%s protected path %.*s%s (%s)", new_git ? "a new repository above" : "above",
+			 (int)off, rel, name, new_git ? "git would take it for one" : "only a directory may be made there");
+		return true;
+	}
+	return false;
+}
+
+bool protect_match(const strv *names, const char *rel, int dir, char *why, size_t whysz)
+{
+	char dummy[1];
+	if (!why || !whysz) {
+		why = dummy;
+		whysz = sizeof(dummy);
+	}
+	for (size_t i = 0; i < names->n; i++) {
+		const char *n = names->v[i];
+		if (match_at(rel, 0, n, dir, why, whysz))
+			return true;
+		if (!name_deep(n))
+			continue;
+		for (const char *c = strchr(rel, '/'); c; c = strchr(c + 1, '/'))
+			if (match_at(rel, (size_t)(c + 1 - rel), n, dir, why, whysz))
+				return true;
+	}
+	return false;
 }
 
 static bool unprotected(const cordon_policy *p, const char *name)

@@ -39,6 +39,25 @@ int protect_check_name(const char *name, char *out, size_t outsz, cordon_error *
  * (if not NULL, room for out->n) says where each came from. */
 int protect_effective(const cordon_policy *p, strv *out, enum source **src, cordon_error *err);
 
+/* THE matcher: is rel (relative to a writable path, normalised, no
+ * leading '/') protected by names (protect_effective's list)?
+ *  - rel is a name or lies below one (.envrc, .vscode/tasks.json);
+ *  - rel lies above a name and is not a plain directory (dir, below): a
+ *    file, a link or a directory renamed there would bring the name along
+ *    (a file .git is git's pointer to a directory of the run's choosing);
+ *  - a name whose first component is .git applies at any depth: it
+ *    matches below every directory too (sub/.git/config, a/b/.git/hooks/x,
+ *    a file sub/.git), as git finds a repository in every directory;
+ *  - a directory .git made where there was none (dir PROTECT_DIR_NEW), at
+ *    any depth, while a .git name is protected: git on the host would take
+ *    it for a repository (a nested one captures git in its directory).
+ * dir: 0 for a file, a link, a rename or anything that replaces what is
+ * there; PROTECT_DIR_KEPT for a directory merged into the one there or
+ * removed; PROTECT_DIR_NEW for a directory made where nothing was.
+ * why (may be NULL) says which name matched. */
+enum { PROTECT_DIR_KEPT = 1, PROTECT_DIR_NEW = 2 };
+bool protect_match(const strv *names, const char *rel, int dir, char *why, size_t whysz);
+
 struct run_plan;
 /* After the run: every protected path that was absent at the start and
  * exists now (or is a link now) is reported as a "file" denial. Opened from

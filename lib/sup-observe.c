@@ -22,6 +22,9 @@
 #include "observe.h"
 #include "run.h"
 #include "landlock.h"
+#include "protect.h"
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include "seccomp-policy.h"
 
 /* The path calls the filter traps for the observer (answered CONTINUE):
@@ -57,8 +60,8 @@ static struct path_call calls[] = {
 	{-1, 0, -1, W_YES, -1, -1, 0}, /* mkdir */
 	{0, 1, -1, W_YES, -1, -1, 0}, /* mkdirat */
 	{-1, 0, -1, W_YES, -1, -1, 0}, /* rmdir */
-	{-1, 1, -1, W_YES, -1, -1, 0}, /* link */
-	{2, 3, -1, W_YES, -1, -1, 0}, /* linkat */
+	{-1, 1, -1, W_YES, -1, 0, 0}, /* link (the old name too: a second name for a protected file) */
+	{2, 3, -1, W_YES, 0, 1, 0}, /* linkat */
 	{-1, 1, -1, W_YES, -1, -1, 0}, /* symlink */
 	{1, 2, -1, W_YES, -1, -1, 0}, /* symlinkat */
 	{-1, 0, -1, W_YES, -1, -1, 0}, /* truncate */
@@ -96,6 +99,15 @@ int observer_init(struct observer *o, const struct run_plan *plan, const cordon_
 	o->strict_ports = p->nloopback_ports && landlock_abi() >= 4;
 	o->file_reports = !p->no_file_reports;
 	o->protects = model_protects(&plan->model);
+	/* Direct mode: names protected at any depth (git's) are refused by
+	 * name too. Overlay: the apply holds them back instead. */
+	if (o->protects && !overlay) {
+		if (protect_effective(p, &o->protect_names, NULL, err) < 0)
+			return -1;
+		for (size_t i = 0; i < plan->nmounts; i++)
+			if (plan->mounts[i].mode == MOUNT_RW && strv_push(&o->rw_roots, plan->mounts[i].path) < 0)
+				return cordon_err(err, 12, "out of memory");
+	}
 	if (view_build(&plan->model, 0, &o->view, err) < 0)
 		return -1;
 	/* Overlay: a protected path absent at the start is only in the run's
@@ -205,6 +217,8 @@ void observer_free(struct observer *o)
 	free(o->req);
 	free(o->resp);
 	view_free(&o->view);
+	strv_free(&o->protect_names);
+	strv_free(&o->rw_roots);
 	memset(o, 0, sizeof(*o));
 	o->listener = -1;
 }
@@ -276,11 +290,11 @@ static int read_string(pid_t pid, uint64_t addr, char *out, size_t outsz)
 	return 0;
 }
 
-/* The absolute path as the target sees it. */
-static int target_path(pid_t pid, int dirfd, uint64_t addr, char *out, size_t outsz)
+/* The absolute path as the target sees it; rel gets the path as written
+ * (PATH_MAX). */
+static int target_path(pid_t pid, int dirfd, uint64_t addr, char *out, size_t outsz, char *rel)
 {
-	char rel[PATH_MAX];
-	if (read_string(pid, addr, rel, sizeof(rel)) < 0)
+	if (read_string(pid, addr, rel, PATH_MAX) < 0)
 		return -1;
 	if (rel[0] == '/') {
 		snprintf(out, outsz, "%s", rel);
@@ -313,89 +327,204 @@ static bool open_writes(uint64_t flags, const char *resolved)
 	return (flags & O_CREAT) && lstat(resolved, &st) < 0;
 }
 
-/* The path a call on `path` (absolute, in the run's view) will reach, as
- * the kernel resolves it in the run's root: the directories on the way
- * with every link followed (openat2 RESOLVE_IN_ROOT from /proc/PID/root,
- * named back by /proc/self/fd), and the last component's own link too when
- * the call follows it (follow_last: open without O_NOFOLLOW or O_EXCL,
- * creat, truncate). At most 8 links. -1 when it cannot be told (a
- * directory on the way is missing: the call fails there too). */
-static int real_target(pid_t pid, const char *path, bool follow_last, char *out, size_t outsz)
+/* The ids of thread tid in its own pid namespace (the run's /proc): its
+ * thread group's and its own, from /proc/TID/status (NStgid, NSpid: the
+ * last of each). */
+static int ns_ids(pid_t tid, long *tg, long *t)
 {
-	char root[64], cur[PATH_MAX], dir[PATH_MAX], t[PATH_MAX];
+	char path[64], st[2048];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+	_cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+	ssize_t n = fd < 0 ? -1 : read(fd, st, sizeof(st) - 1);
+	if (n <= 0)
+		return -1;
+	st[n] = '\0';
+	const char *keys[2] = {"\nNStgid:", "\nNSpid:"};
+	long *out[2] = {tg, t};
+	for (int k = 0; k < 2; k++) {
+		const char *l = strstr(st, keys[k]);
+		if (!l)
+			return -1;
+		l += strlen(keys[k]);
+		const char *e = strchr(l, '\n');
+		const char *last = NULL;
+		for (const char *c = l; *c && (!e || c < e); c++)
+			if ((*c >= '0' && *c <= '9') && (c == l || c[-1] == ' ' || c[-1] == '\t'))
+				last = c;
+		if (!last)
+			return -1;
+		*out[k] = strtol(last, NULL, 10);
+	}
+	return 0;
+}
+
+/* The path of a directory fd the supervisor opened in the run's tree, as
+ * the run sees it (/proc/self/fd names it from the run's root). */
+static int fd_path(int fd, char *out, size_t outsz)
+{
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(link, out, outsz - 1);
+	if (n <= 0 || out[0] != '/')
+		return -1;
+	out[n] = '\0';
+	return 0;
+}
+
+static int fd_path_join(int dfd, const char *name, char *out, size_t outsz)
+{
+	char d[PATH_MAX];
+	if (fd_path(dfd, d, sizeof(d)) < 0)
+		return -1;
+	if (snprintf(out, outsz, "%s/%s", strcmp(d, "/") == 0 ? "" : d, name) >= (int)outsz)
+		return -1;
+	return 0;
+}
+
+/* Put text (a link's target) before the rest still to resolve. */
+static int prepend(char *rest, size_t sz, const char *text)
+{
+	size_t lt = strlen(text), lr = strlen(rest);
+	if (lt + 1 + lr + 1 > sz)
+		return -1;
+	memmove(rest + lt + 1, rest, lr + 1);
+	memcpy(rest, text, lt);
+	rest[lt] = '/';
+	return 0;
+}
+
+/* The path a call on `path` (as the run wrote it, relative to dirfd; ".." taken as
+ * the kernel takes it, after the links before it) will reach, resolved the
+ * way the kernel resolves it for pid, one component at a time from the
+ * run's root (/proc/PID/root): each directory opened by the supervisor
+ * (O_PATH, no link followed), each link read and followed, at most 40; in
+ * the run's /proc, "self" and "thread-self" name pid's own entries, and
+ * the magic links (cwd, root, fd/N, ...) are opened, which makes the
+ * kernel follow them to the very objects it gives pid. The last
+ * component's own link is followed when follow_last. Writes the real path
+ * (the directory's path from /proc/self/fd, then the last name) to out and
+ * whether it exists to *exists. -1 when it cannot be told (a directory on
+ * the way is missing: the call fails there too). */
+static int real_target(pid_t pid, int dirfd, const char *path, bool follow_last, char *out, size_t outsz,
+		       bool *exists)
+{
+	char root[64], start[64], rest[PATH_MAX * 2], name[NAME_MAX + 1], t[PATH_MAX];
+	struct stat rst, st;
 	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
 	_cleanup_close_ int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (rfd < 0 || path_normalize(path, cur, sizeof(cur)) < 0)
+	if (rfd < 0 || fstat(rfd, &rst) < 0 || snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
 		return -1;
-	for (int hops = 0; hops <= 8; hops++) {
-		char *slash = strrchr(cur, '/');
-		const char *base = slash + 1;
-		snprintf(dir, sizeof(dir), "%.*s", slash == cur ? 1 : (int)(slash - cur), cur);
-		struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
-				       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-		_cleanup_close_ int dfd = (int)syscall(SYS_openat2, rfd, dir, &how, sizeof(how));
-		if (dfd < 0)
+	/* A relative path starts at the caller's very directory (its cwd or
+	 * dirfd, opened through the magic link), not at its name now. */
+	if (dirfd == AT_FDCWD)
+		snprintf(start, sizeof(start), "/proc/%d/cwd", (int)pid);
+	else
+		snprintf(start, sizeof(start), "/proc/%d/fd/%d", (int)pid, dirfd);
+	_cleanup_close_ int cur = path[0] == '/' ? fcntl(rfd, F_DUPFD_CLOEXEC, 0)
+						  : open(start, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	*exists = false;
+	for (int links = 0; cur >= 0;) {
+		char *c = rest;
+		while (*c == '/')
+			c++;
+		size_t l = strcspn(c, "/");
+		if (l == 0) /* the directory itself ("/", "dir/") */
+			return *exists = true, fd_path(cur, out, outsz);
+		if (l > NAME_MAX)
 			return -1;
-		char link[64], real[PATH_MAX];
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", dfd);
-		ssize_t n = readlink(link, real, sizeof(real) - 1);
-		if (n <= 0 || real[0] != '/')
-			return -1;
-		real[n] = '\0';
-		struct stat st;
-		if (!*base || !follow_last || fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISLNK(st.st_mode)) {
-			snprintf(t, sizeof(t), "%s/%s", strcmp(real, "/") == 0 ? "" : real, base);
-			return path_normalize(t, out, outsz);
+		memcpy(name, c, l);
+		name[l] = '\0';
+		c += l;
+		while (*c == '/')
+			c++;
+		bool last = *c == '\0';
+		memmove(rest, c, strlen(c) + 1);
+		if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+			struct stat cs;
+			if (name[1] && fstat(cur, &cs) == 0 && !(cs.st_dev == rst.st_dev && cs.st_ino == rst.st_ino)) {
+				int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+				close(cur);
+				cur = up;
+				if (cur < 0)
+					return -1;
+			}
+			if (last)
+				return *exists = true, fd_path(cur, out, outsz);
+			continue;
 		}
-		n = readlinkat(dfd, base, t, sizeof(t) - 1);
-		if (n <= 0)
+		if (fstatat(cur, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			if (last && errno == ENOENT)
+				return fd_path_join(cur, name, out, outsz);
 			return -1;
-		t[n] = '\0';
-		char joined[PATH_MAX * 2 + 2];
-		snprintf(joined, sizeof(joined), "%s/%s", t[0] == '/' ? "" : real, t);
-		if (path_normalize(joined, cur, sizeof(cur)) < 0)
+		}
+		if (S_ISLNK(st.st_mode) && (!last || follow_last)) {
+			if (++links > 40)
+				return -1;
+			struct statfs sf;
+			if (fstatfs(cur, &sf) == 0 && sf.f_type == PROC_SUPER_MAGIC) {
+				long tg, tid;
+				if (strcmp(name, "self") == 0 || strcmp(name, "thread-self") == 0) {
+					if (ns_ids(pid, &tg, &tid) < 0)
+						return -1;
+					if (name[0] == 's')
+						snprintf(t, sizeof(t), "%ld", tg);
+					else
+						snprintf(t, sizeof(t), "%ld/task/%ld", tg, tid);
+					if (prepend(rest, sizeof(rest), t) < 0)
+						return -1;
+					continue;
+				}
+				/* A magic link: the supervisor's open follows it to
+				 * the object itself (root may open another's). */
+				int to = openat(cur, name, O_PATH | O_CLOEXEC);
+				if (to < 0)
+					return -1;
+				close(cur);
+				cur = to;
+				if (last)
+					return *exists = true, fd_path(cur, out, outsz);
+				if (fstat(cur, &st) < 0 || !S_ISDIR(st.st_mode))
+					return -1;
+				continue;
+			}
+			ssize_t n = readlinkat(cur, name, t, sizeof(t) - 1);
+			if (n <= 0)
+				return -1;
+			t[n] = '\0';
+			if (t[0] == '/') {
+				close(cur);
+				if ((cur = fcntl(rfd, F_DUPFD_CLOEXEC, 0)) < 0)
+					return -1;
+			}
+			if (prepend(rest, sizeof(rest), t) < 0)
+				return -1;
+			continue;
+		}
+		if (last)
+			return *exists = true, fd_path_join(cur, name, out, outsz);
+		if (!S_ISDIR(st.st_mode))
 			return -1;
+		int next = openat(cur, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(cur);
+		cur = next;
 	}
 	return -1;
 }
 
-/* A path through one of /proc's magic links of the run's processes
- * (/proc/self/cwd/.envrc, /proc/1/root/..., /proc/self/fd/3/...): the link
- * read from the supervisor's side (the caller's own entries by its host
- * pid, another process's through the run's /proc), the rest appended.
- * Returns 0 with the path in the run's view in out, -1 if path is not one. */
-static int proc_magic(pid_t pid, const char *path, char *out, size_t outsz)
+/* Is the real path (in the run's view) protected by name inside one of the
+ * writable paths (protect_match: the .git names at any depth too)? dir as
+ * protect_match's. */
+static bool protected_name(const struct observer *o, const char *real, int dir)
 {
-	char who[32], link[PATH_MAX], real[PATH_MAX];
-	const char *p = path + 6; /* after "/proc/" */
-	size_t wl = strcspn(p, "/");
-	if (strncmp(path, "/proc/", 6) != 0 || wl == 0 || wl >= sizeof(who) || !p[wl])
-		return -1;
-	snprintf(who, sizeof(who), "%.*s", (int)wl, p);
-	p += wl + 1;
-	if (strncmp(p, "task/", 5) == 0) { /* /proc/X/task/T/...: thread T's */
-		p += 5;
-		p += strcspn(p, "/");
-		if (*p++ != '/')
-			return -1;
+	for (size_t i = 0; i < o->rw_roots.n; i++) {
+		const char *r = o->rw_roots.v[i];
+		size_t l = strcmp(r, "/") == 0 ? 0 : strlen(r);
+		if (strncmp(real, r, l) != 0 || real[l] != '/' || !real[l + 1])
+			continue;
+		if (protect_match(&o->protect_names, real + l + 1, dir, NULL, 0))
+			return true;
 	}
-	size_t ml = strncmp(p, "fd/", 3) == 0 ? 3 + strcspn(p + 3, "/") : strcspn(p, "/");
-	if (!((ml == 3 && strncmp(p, "cwd", 3) == 0) || (ml == 4 && strncmp(p, "root", 4) == 0) ||
-	      (ml > 3 && strncmp(p, "fd/", 3) == 0)))
-		return -1;
-	if (strcmp(who, "self") == 0 || strcmp(who, "thread-self") == 0)
-		snprintf(link, sizeof(link), "/proc/%d/%.*s", (int)pid, (int)ml, p);
-	else
-		snprintf(link, sizeof(link), "/proc/%d/root/proc/%s/%.*s", (int)pid, who, (int)ml, p);
-	ssize_t n = readlink(link, real, sizeof(real) - 1);
-	if (n <= 0)
-		return -1;
-	real[n] = '\0';
-	if (real[0] != '/')
-		return -1; /* a pipe, a socket: nothing of the view */
-	char joined[PATH_MAX * 2 + 2];
-	snprintf(joined, sizeof(joined), "%s%s", strcmp(real, "/") == 0 ? "" : real, p + ml);
-	return path_normalize(joined[0] ? joined : "/", out, outsz);
+	return false;
 }
 
 /* Record what the boundary denies; *refuse is set for a write to a
@@ -405,26 +534,32 @@ static int proc_magic(pid_t pid, const char *path, char *out, size_t outsz)
  * choosing, config included): the observer fails those itself (EACCES), as
  * a protected path absent at the start has no mount to stop it. */
 static int observe_path(struct observer *o, struct run_report *rep, pid_t pid, int dirfd, uint64_t addr,
-			int write_mode, uint64_t flags, bool follow_last, bool moves_in, bool *refuse)
+			int write_mode, uint64_t flags, bool follow_last, int dir, bool *refuse)
 {
-	char path[PATH_MAX], resolved[PATH_MAX];
-	if (target_path(pid, dirfd, addr, path, sizeof(path)) < 0)
+	char path[PATH_MAX], resolved[PATH_MAX], raw[PATH_MAX];
+	if (target_path(pid, dirfd, addr, path, sizeof(path), raw) < 0)
 		return 0;
 	enum view_class cls = view_classify(&o->view, path, resolved, sizeof(resolved));
 	bool write = write_mode == W_YES || (write_mode != W_NO && open_writes(flags, resolved));
-	/* A writable place by name may reach a protected one through a link
-	 * (`ln -s .envrc x; echo > x`): where the model protects anything,
-	 * a write is classified again at what the kernel will reach. */
-	char real[PATH_MAX], via[PATH_MAX];
-	if (write && cls == VIEW_PROC && o->protects && proc_magic(pid, resolved, via, sizeof(via)) == 0) {
-		snprintf(resolved, sizeof(resolved), "%s", via);
-		cls = view_classify(&o->view, via, resolved, sizeof(resolved));
+	/* Where the model protects anything, a call that may write is
+	 * classified again at what the kernel will reach: a writable place by
+	 * name may reach a protected one through a link (`ln -s .envrc x;
+	 * echo >x`), /proc's magic links included (`ln -s /proc/self/cwd/.envrc
+	 * x`, /dev/fd/N/..., /proc/N/root/...). */
+	char real[PATH_MAX];
+	bool there = false;
+	if (o->protects && write_mode != W_NO && (write || (flags & O_CREAT)) &&
+	    real_target(pid, dirfd, raw, follow_last, real, sizeof(real), &there) == 0) {
+		if (write_mode != W_YES)
+			write = (flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC) || ((flags & O_CREAT) && !there);
+		if (write && strcmp(real, resolved) != 0)
+			cls = view_classify(&o->view, real, resolved, sizeof(resolved));
+		if (dir == PROTECT_DIR_NEW && there)
+			dir = PROTECT_DIR_KEPT; /* mkdir -p over a .git: EEXIST, nothing made */
 	}
-	if (write && cls == VIEW_RW && o->protects &&
-	    real_target(pid, resolved, follow_last, real, sizeof(real)) == 0 && strcmp(real, resolved) != 0)
-		cls = view_classify(&o->view, real, resolved, sizeof(resolved));
 	if (write && ((cls == VIEW_PROTECTED) ||
-		      (moves_in && cls == VIEW_RW && view_protects_below(&o->view, resolved)))) {
+		      (!dir && cls == VIEW_RW && view_protects_below(&o->view, resolved)) ||
+		      (cls == VIEW_RW && protected_name(o, resolved, dir)))) {
 		*refuse = true;
 		deny(o, rep, "file", resolved);
 		return 1;
@@ -656,13 +791,14 @@ int observer_handle(struct observer *o, struct run_report *rep)
 		const char *name = observer_calls[i];
 		bool moves = strncmp(name, "mkdir", 5) != 0 && strncmp(name, "unlink", 6) != 0 &&
 			     strcmp(name, "rmdir") != 0;
+		int dir = moves ? 0 : strncmp(name, "mkdir", 5) == 0 ? PROTECT_DIR_NEW : PROTECT_DIR_KEPT;
 		bool refuse = false;
 		bool follow = (c->w == W_OPENFLAGS && !(flags & (O_NOFOLLOW | O_EXCL))) ||
 			      strcmp(name, "creat") == 0 || strcmp(name, "truncate") == 0;
-		int n = observe_path(o, rep, pid, dfd, a[c->path], c->w, flags, follow, moves, &refuse);
+		int n = observe_path(o, rep, pid, dfd, a[c->path], c->w, flags, follow, dir, &refuse);
 		if (c->path2 >= 0)
 			n += observe_path(o, rep, pid, c->dirfd2 >= 0 ? (int)a[c->dirfd2] : AT_FDCWD,
-					  a[c->path2], W_YES, 0, false, moves, &refuse);
+					  a[c->path2], W_YES, 0, strncmp(name, "link", 4) == 0, dir, &refuse);
 		return respond(o, refuse ? EACCES : 0) < 0 ? -1 : n;
 	}
 	if (d->nr == o->connect_nr || d->nr == o->sendto_nr) {

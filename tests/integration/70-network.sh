@@ -68,7 +68,8 @@ PY
 test_git_over_http() {
 	git init -q --bare srv.git && git init -q src && (cd src && git -c user.email=a@b -c user.name=n commit -q --allow-empty -m first && git push -q ../srv.git HEAD:master) && (cd srv.git && git update-server-info)
 	serve http "$WS"
-	cordon_run --net 127.0.0.1:$PORT -- /bin/sh -c "git clone -q http://127.0.0.1:$PORT/srv.git cl && git -C cl log --format=%s"
+	# A clone writes a config and hooks: .git unprotected (README, "Protected paths").
+	cordon_run --net 127.0.0.1:$PORT --unprotect .git -- /bin/sh -c "git clone -q http://127.0.0.1:$PORT/srv.git cl && git -C cl log --format=%s"
 	stop $SRV
 	expect_eq "$OUT" first "cloned through the proxy: $ERR"
 	t_assert

@@ -237,16 +237,17 @@ test_overlay_holds_protected_back() {
 		echo plain >plain'
 	expect_eq "$(echo $OUT)" "init hook config tasks envrc bashrc-refused" "the run works in its own view: $ERR"
 	expect_eq "$(field .status) $(field .changes.state)" "ok applied" "status"
-	expect_eq "$(protected_of)" ".envrc .git/config .git/hooks .git/info .vscode" "held back and reported"
+	# A .git made where there was none is held back whole (a repository
+	# git on the host would use, review F1c).
+	expect_eq "$(protected_of)" ".envrc .git .vscode" "held back and reported"
 	expect_eq "$(field .verdicts.containment)" violations "containment"
 	denied "$WS/w/.bashrc"
 	expect_eq "$(cat plain) $(cat .bashrc)" "plain # the user" "the rest applied, .bashrc unchanged"
-	[ -d .git/objects ] || fail "the repository's objects applied"
-	[ ! -e .git/config ] && [ ! -e .git/hooks ] && [ ! -e .vscode ] && [ ! -e .envrc ] || fail "on the host: $(ls -A . .git)"
+	[ ! -e .git ] && [ ! -e .vscode ] && [ ! -e .envrc ] || fail "on the host: $(ls -A .)"
 	local d
 	d=$(field -r .changes.dir)
-	expect_match "$("$CORDON" changes "$d")" "protected +$WS/w/.git/config" "cordon changes shows them"
-	expect_eq "$("$CORDON" changes --json "$d" | jq -r '.protected | length')" 5 "cordon changes --json"
+	expect_match "$("$CORDON" changes "$d")" "protected +$WS/w/\\.git \\(held back" "cordon changes shows them"
+	expect_eq "$("$CORDON" changes --json "$d" | jq -r '.protected | length')" 3 "cordon changes --json"
 	"$CORDON" apply "$d" 2>"$T_TMP/e" || fail "apply: $(cat "$T_TMP/e")"
 	expect_match "$(cat "$T_TMP/e")" "not applied: $WS/w/.envrc: a protected path" "apply says what it holds back"
 	[ ! -e .envrc ] && [ -d "$d" ] || fail "applied without --include-protected"
@@ -312,9 +313,112 @@ test_git_workflow_works_in_overlay() {
 	t_assert
 }
 
+# git's redirections (review F1a): commondir names the directory whose
+# config and hooks git uses, config.worktree is read as config, worktrees/*
+# and modules/* are git directories of their own, alternates borrow objects.
+# Each is refused; the host's git status and commit run nothing of the run's.
+test_git_redirections_refused() {
+	mk_repo || return
+	cordon_run "${GITENV[@]}" -- /bin/sh -c '
+		mkdir -p c/hooks && printf "[core]\n\tfsmonitor = \"touch fsmon; false\"\n" >c/config
+		printf "#!/bin/sh\ntouch hooked\n" >c/hooks/pre-commit; chmod 755 c/hooks/pre-commit
+		echo ../c >.git/commondir && echo commondir
+		echo "[core] fsmonitor = x" >.git/config.worktree && echo config.worktree
+		mkdir -p .git/worktrees/w && echo x >.git/worktrees/w/config.worktree && echo worktrees
+		mkdir -p .git/modules/m/hooks && echo x >.git/modules/m/hooks/post-checkout && echo modules
+		echo /tmp >.git/objects/info/alternates && echo alternates
+		true'
+	expect_eq "$OUT" "" "every redirection refused: $OUT"
+	denied "$WS/.git/commondir" "$WS/.git/config.worktree" "$WS/.git/worktrees" "$WS/.git/modules" \
+		"$WS/.git/objects/info/alternates"
+	[ ! -e .git/commondir ] && [ ! -e .git/config.worktree ] && [ ! -e .git/worktrees ] && [ ! -e .git/modules ] &&
+		[ ! -e .git/objects/info/alternates ] || fail "on the host: $(ls -A .git)"
+	hgit status >/dev/null 2>&1
+	hgit commit -q --allow-empty -m x >/dev/null 2>&1
+	[ ! -e fsmon ] && [ ! -e hooked ] || fail "the host's git ran the run's commands"
+	t_assert
+}
+
+# The .git names hold at any depth (review F1b, F1c): a nested repository's
+# config and hooks (present or made by the run), a gitfile or a new .git
+# directory anywhere (a repository git on the host would find and use, as
+# a gitlink in the top index makes git status enter it), a second name for a
+# nested config. Refused and reported; the host's git status runs nothing.
+test_nested_git_refused() {
+	mk_repo || return
+	mkdir -p vendor/lib && (cd vendor/lib && hgit init -q . && hgit commit -q --allow-empty -m v) || return
+	local before; before=$(cat vendor/lib/.git/config | sha256sum)
+	cordon_run "${GITENV[@]}" -- /bin/sh -c '
+		mkdir -p vendor/lib/.git/refs/tmp || echo mkdir-p-failed
+		git -C vendor/lib config core.fsmonitor "touch fsmon; false" && echo nested-config
+		echo x >vendor/lib/.git/hooks/pre-commit && echo nested-hook
+		ln vendor/lib/.git/config cfg && echo nested-hardlink
+		mkdir -p sub && git -C sub init -q . && echo git-init
+		mkdir -p src/.git && echo new-dotgit-dir
+		mkdir -p g && echo "gitdir: ../c" >g/.git && echo gitfile
+		mkdir -p d/e && ln -s ../../vendor/lib/.git/objects d/e/o && echo x >d/e/o/../config && echo via-dotdot
+		true'
+	expect_eq "$OUT" "" "every nested write refused: $OUT"
+	denied "$WS/vendor/lib/.git/config" "$WS/vendor/lib/.git/hooks/pre-commit" "$WS/src/.git" "$WS/g/.git"
+	expect_eq "$(field --arg p "$WS/vendor/lib/.git" '[.denials[] | select(.target==$p)] | length')" 0 "mkdir -p over a .git"
+	expect_eq "$(cat vendor/lib/.git/config | sha256sum)" "$before" "the nested config unchanged"
+	[ ! -e cfg ] && [ ! -e src/.git ] && [ ! -e g/.git ] && [ ! -e sub/.git ] || fail "on the host: $(find . -name .git)"
+	hgit -C vendor/lib status >/dev/null 2>&1; hgit status >/dev/null 2>&1
+	[ ! -e fsmon ] && [ ! -e vendor/lib/fsmon ] || fail "the host's git ran the run's fsmonitor"
+	t_assert
+}
+
+# A link whose target goes through /proc's magic links or /dev/fd (review
+# F2a): the observer follows them as the kernel does for the caller
+# (/proc/self, /proc/thread-self, /proc/N/root, /dev/fd/N), so creating an
+# absent protected name through one is refused like any other.
+test_proc_symlink_creation_refused() {
+	mk_repo || return
+	rm -rf .git/hooks
+	cordon_run "${GITENV[@]}" -- /bin/sh -c '
+		ln -s /proc/self/cwd/.envrc a; echo x >a && echo self-cwd
+		ln -s /proc/thread-self/cwd/.npmrc b; echo x >b && echo thread-self-cwd
+		exec 3<.; ln -s /dev/fd/3/.pypirc c; echo x >c && echo dev-fd
+		ln -s /proc/1/root$PWD/.mcp.json d; echo x >d && echo pid-root
+		ln -s /proc/self/root$PWD/.yarnrc e; echo x >e && echo self-root
+		ln -s /proc/self/cwd/.git g; mkdir g/hooks && echo hooks-dir
+		ln -s /proc/self/fd/3 v; mkdir v/.vscode && echo dir-through-fd
+		true'
+	expect_eq "$OUT" "" "every creation refused: $OUT"
+	denied "$WS/.envrc" "$WS/.npmrc" "$WS/.pypirc" "$WS/.mcp.json" "$WS/.yarnrc" "$WS/.git/hooks" "$WS/.vscode"
+	[ ! -e .envrc ] && [ ! -e .npmrc ] && [ ! -e .pypirc ] && [ ! -e .mcp.json ] && [ ! -e .yarnrc ] &&
+		[ ! -e .git/hooks ] && [ ! -e .vscode ] || fail "on the host: $(ls -A . .git)"
+	t_assert
+}
+
+# The names added after the review (F2c), a few of each kind: refused; and
+# README's table lists exactly the default names explain shows.
+test_more_defaults() {
+	mk_repo || return
+	cordon_run -- /bin/sh -c '
+		mkdir -p .local/bin && echo x >.local/bin/git && echo local-bin
+		mkdir -p .husky && echo x >.husky/pre-commit && echo husky
+		echo "repos: []" >.pre-commit-config.yaml && echo pre-commit
+		mkdir -p .devcontainer && echo "{}" >.devcontainer/devcontainer.json && echo devcontainer
+		mkdir -p .aws && echo "[default]" >.aws/config && echo aws
+		mkdir -p .config/environment.d && echo x >.config/environment.d/a.conf && echo environment.d
+		true'
+	expect_eq "$OUT" "" "every write refused: $OUT"
+	denied "$WS/.local/bin" "$WS/.husky" "$WS/.pre-commit-config.yaml" "$WS/.devcontainer" "$WS/.aws/config" \
+		"$WS/.config/environment.d"
+	"$CORDON" explain --rw "$T_TMP" 2>&1 | sed -n "s|^ *protected (absent: creation refused) $T_TMP: ||p" |
+		tr ' ' '\n' | sort >"$T_TMP/shown"
+	[ -s "$T_TMP/shown" ] || fail "explain lists no absent name"
+	sed -n '/^### Protected paths/,/^`--protect NAME`/p' "$TOP/README.md" | grep '^| [a-z]' | grep -v '^| what' |
+		cut -d'|' -f3 | grep -o '`[^`]*`' | tr -d '`' | sed 's|/$||' | sort >"$T_TMP/readme"
+	expect_eq "$(diff "$T_TMP/shown" "$T_TMP/readme")" "" "README's table and the defaults"
+	t_assert
+}
+
 for t in test_control_files_refused_and_reported test_rename_unlink_and_links_refused test_gitfile_refused test_git_workflow_works \
 	test_unprotect_and_protect test_ceiling_forbids_unprotect test_planted_symlink_refused \
 	test_protect_without_file_reports test_overlay_holds_protected_back test_overlay_holds_back_above_protected \
-	test_review_apply_uses_the_runs_list test_git_workflow_works_in_overlay; do
+	test_review_apply_uses_the_runs_list test_git_workflow_works_in_overlay \
+	test_git_redirections_refused test_nested_git_refused test_proc_symlink_creation_refused test_more_defaults; do
 	t_run $t
 done

@@ -81,19 +81,19 @@ static void test_held_back_rule(void **st)
 	strv_push(&cs.protect, ".git/config");
 	strv_push(&cs.protect, ".config/git");
 	char why[256];
-	assert_true(changeset_held_back(&cs, ".envrc", false, why, sizeof(why)));
+	assert_true(changeset_held_back(&cs, ".envrc", 0, why, sizeof(why)));
 	assert_string_equal(why, "protected path .envrc");
-	assert_true(changeset_held_back(&cs, ".git/config", false, why, sizeof(why)));
-	assert_true(changeset_held_back(&cs, ".git/config/x", true, why, sizeof(why)));
+	assert_true(changeset_held_back(&cs, ".git/config", 0, why, sizeof(why)));
+	assert_true(changeset_held_back(&cs, ".git/config/x", PROTECT_DIR_KEPT, why, sizeof(why)));
 	/* Above a name: a plain directory passes, nothing else does. */
-	assert_false(changeset_held_back(&cs, ".git", true, why, sizeof(why)));
-	assert_true(changeset_held_back(&cs, ".git", false, why, sizeof(why)));
-	assert_true(changeset_held_back(&cs, ".config", false, why, sizeof(why)));
+	assert_false(changeset_held_back(&cs, ".git", PROTECT_DIR_KEPT, why, sizeof(why)));
+	assert_true(changeset_held_back(&cs, ".git", 0, why, sizeof(why)));
+	assert_true(changeset_held_back(&cs, ".config", 0, why, sizeof(why)));
 	/* Not the name: a longer one, a shorter one, one below a directory. */
-	assert_false(changeset_held_back(&cs, ".envrc2", false, why, sizeof(why)));
-	assert_false(changeset_held_back(&cs, ".gi", false, why, sizeof(why)));
-	assert_false(changeset_held_back(&cs, "sub/.envrc", false, why, sizeof(why)));
-	assert_false(changeset_held_back(&cs, ".git/HEAD", false, why, sizeof(why)));
+	assert_false(changeset_held_back(&cs, ".envrc2", 0, why, sizeof(why)));
+	assert_false(changeset_held_back(&cs, ".gi", 0, why, sizeof(why)));
+	assert_false(changeset_held_back(&cs, "sub/.envrc", 0, why, sizeof(why)));
+	assert_false(changeset_held_back(&cs, ".git/HEAD", 0, why, sizeof(why)));
 	strv_free(&cs.protect);
 }
 
@@ -124,9 +124,11 @@ static void test_apply_holds_protected_by_the_recorded_list(void **st)
 	struct changeset_apply_opts o = {0};
 	assert_int_equal(changeset_apply(&cs, &o, &held, &err), 0);
 	assert_int_equal(prot.n, 2);
-	assert_true(has(&prot, ".envrc") && has(&prot, ".git/config"));
-	assert_true(exists(host, "a") && exists(host, ".vscode") && exists(host, ".git/HEAD"));
-	assert_false(exists(host, ".envrc") || exists(host, ".git/config"));
+	/* A .git directory made where there was none is held back whole (a
+	 * repository git on the host would use). */
+	assert_true(has(&prot, ".envrc") && has(&prot, ".git"));
+	assert_true(exists(host, "a") && exists(host, ".vscode"));
+	assert_false(exists(host, ".envrc") || exists(host, ".git"));
 	assert_false(changeset_interrupted(&cs));
 	changeset_close(&cs);
 	strv_free(&prot);
