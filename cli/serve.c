@@ -1141,6 +1141,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		}
 		return MHD_YES;
 	}
+	if (rq->uid == (uid_t)-2)
+		return MHD_NO; /* answered at the headers; nothing more is read */
 	if (*upload_size) {
 		if (rq->body.len + *upload_size > BODY_MAX)
 			rq->too_big = true;
@@ -1149,8 +1151,6 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	if (rq->uid == (uid_t)-2)
-		return MHD_NO;
 	if (rq->too_big)
 		return send_error(c, 413, "request body larger than %u bytes", BODY_MAX);
 	struct route rt;

@@ -362,7 +362,7 @@ test_pty_exec() {
 # owner's.
 test_root_server_client_rights() {
 	local out id
-	out=$(env -u CORDON_CEILING "$CORDON" serve --socket "$T_TMP/x.sock" --state-dir "$WS/st2" --allow-uid 65534 2>&1)
+	out=$(env -u CORDON_CEILING timeout 10 "$CORDON" serve --socket "$T_TMP/x.sock" --state-dir "$WS/st2" --allow-uid 65534 2>&1)
 	[ -e /etc/cordon/ceiling.json ] ||
 		expect_match "$out" 'admits other users .*needs a ceiling' "other users without a ceiling"
 	printf '{"limits": {"wall_time": "1h"}}\n' >"$T_TMP/ceiling.json"
