@@ -9,4 +9,3 @@
 	"Serve the HTTP/1.1 + JSON API (docs/api.md): sessions, exec, files, one-shot runs.\n"
 
 int cmd_serve(int argc, char **argv);
-int cmd_session_worker(void);

@@ -17,6 +17,7 @@
 #include "opts.h"
 #include "report.h"
 #include "run.h"
+#include "session.h"
 #include "api.h"
 
 static int emit_report(const struct run_report *r, const char *path)
@@ -195,6 +196,36 @@ static int cmd_validate(int argc, char **argv)
 	return rc;
 }
 
+/* cordon serve is its own executable, cordon-serve beside this one: only
+ * it links the HTTP server (libmicrohttpd and its TLS stack), so every other
+ * verb starts without loading ten shared libraries it never uses. */
+static int exec_serve(int argc, char **argv)
+{
+	char self[PATH_MAX], path[PATH_MAX + 16];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0) {
+		fprintf(stderr, "cordon serve: /proc/self/exe: %s\n", strerror(errno));
+		return 125;
+	}
+	self[n] = '\0';
+	char *slash = strrchr(self, '/');
+	if (slash)
+		*slash = '\0';
+	snprintf(path, sizeof(path), "%s/cordon-serve", self);
+	char **av = calloc((size_t)argc + 2, sizeof(*av));
+	if (!av) {
+		fputs("cordon serve: out of memory\n", stderr);
+		return 125;
+	}
+	av[0] = "cordon-serve";
+	for (int i = 0; i < argc; i++)
+		av[i + 1] = argv[i];
+	execv(path, av);
+	fprintf(stderr, "cordon serve: %s: %s (cordon serve is that program)\n", path, strerror(errno));
+	free(av);
+	return 125;
+}
+
 int main(int argc, char **argv)
 {
 	/* Closed standard descriptors would be reused by the next open, and a
@@ -214,9 +245,9 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "ledger") == 0)
 		return cmd_ledger(argc - 2, argv + 2);
 	if (strcmp(cmd, "serve") == 0)
-		return cmd_serve(argc - 2, argv + 2);
+		return exec_serve(argc - 2, argv + 2);
 	if (strcmp(cmd, "__session-worker") == 0) /* cordon serve's own (session.h) */
-		return cmd_session_worker();
+		return session_worker_main(3);
 	if (strcmp(cmd, "validate") == 0)
 		return cmd_validate(argc - 2, argv + 2);
 	if (strcmp(cmd, "changes") == 0 || strcmp(cmd, "apply") == 0 || strcmp(cmd, "discard") == 0)

@@ -54,6 +54,7 @@ struct session_ent {
 
 static struct {
 	const char *socket_path, *listen, *state_dir, *ceiling;
+	char cordon[PATH_MAX]; /* the cordon beside this program: runs and session workers */
 	char token[256];
 	uid_t allow[MAX_ALLOW];
 	int nallow;
@@ -234,7 +235,7 @@ static pid_t spawn_self(const char *const *argv, int fd3, const char *cwd, int i
 	if (cwd)
 		posix_spawn_file_actions_addchdir_np(&fa, cwd);
 	pid_t pid = -1;
-	if (posix_spawn(&pid, "/proc/self/exe", &fa, &at, (char *const *)argv, environ) != 0)
+	if (posix_spawn(&pid, S.cordon, &fa, &at, (char *const *)argv, environ) != 0)
 		pid = -1;
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
@@ -1342,6 +1343,13 @@ static int read_token(const char *path)
 int cmd_serve(int argc, char **argv)
 {
 	const char *token_file = NULL;
+	ssize_t self_len = readlink("/proc/self/exe", S.cordon, sizeof(S.cordon) - 1);
+	char *slash = self_len > 0 ? memrchr(S.cordon, '/', (size_t)self_len) : NULL;
+	if (!slash || (size_t)(slash - S.cordon) + sizeof("/cordon") > sizeof(S.cordon)) {
+		fprintf(stderr, "cordon serve: /proc/self/exe: cannot find the cordon beside this program\n");
+		return 125;
+	}
+	strcpy(slash, "/cordon");
 	S.allow[S.nallow++] = getuid();
 	if (getuid() != 0)
 		S.allow[S.nallow++] = 0;
@@ -1500,7 +1508,9 @@ int cmd_serve(int argc, char **argv)
 	return 0;
 }
 
-int cmd_session_worker(void)
+/* cordon-serve: `cordon serve` execs it (cli/main.c), argv[0] and the
+ * options. */
+int main(int argc, char **argv)
 {
-	return session_worker_main(3);
+	return cmd_serve(argc - 1, argv + 1);
 }

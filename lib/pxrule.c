@@ -138,7 +138,9 @@ static int hexval(int c)
 
 /* Split a pattern (decode = false) or a request path (decode = true: each
  * segment percent-decoded; refused: bad escapes, '\', encoded '/', '\' or
- * NUL, "." and ".." segments). The path ends at '?' or '#'. */
+ * NUL, "." and ".." segments, also with path parameters: "..;x"; a '#':
+ * a request never carries a fragment, and an upstream may read past it).
+ * A pattern's path ends at '?' or '#', a request's at '?'. */
 static bool split(const char *in, bool decode, struct segs *g)
 {
 	g->n = 0;
@@ -151,9 +153,9 @@ static bool split(const char *in, bool decode, struct segs *g)
 			return false;
 		g->s[g->n++] = g->mem + o;
 		char *seg = g->mem + o;
-		for (; *p && *p != '/' && *p != '?' && *p != '#'; p++) {
+		for (; *p && *p != '/' && *p != '?' && (decode || *p != '#'); p++) {
 			int c = (unsigned char)*p;
-			if (decode && c == '\\')
+			if (decode && (c == '\\' || c == '#'))
 				return false;
 			if (decode && c == '%') {
 				int h = hexval((unsigned char)p[1]), l = h < 0 ? -1 : hexval((unsigned char)p[2]);
@@ -169,7 +171,8 @@ static bool split(const char *in, bool decode, struct segs *g)
 			g->mem[o++] = (char)c;
 		}
 		g->mem[o++] = '\0';
-		if (decode && (strcmp(seg, ".") == 0 || strcmp(seg, "..") == 0))
+		size_t base = strcspn(seg, ";"); /* "..;x" is ".." to many servers */
+		if (decode && ((base == 1 && seg[0] == '.') || (base == 2 && seg[0] == '.' && seg[1] == '.')))
 			return false;
 		if (*p != '/')
 			break;

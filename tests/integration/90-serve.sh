@@ -59,6 +59,15 @@ end_session() {
 	keep_report "$T_TMP/end.json"
 }
 
+# The HTTP server is cordon-serve's alone: cordon itself (every run) loads
+# neither libmicrohttpd nor its TLS stack.
+test_cordon_links_no_http_server() {
+	expect_eq "$(ldd "$CORDON" | grep -cE 'microhttpd|gnutls')" 0 "cordon: no libmicrohttpd, no gnutls"
+	expect_match "$(ldd "$(dirname "$CORDON")/cordon-serve")" 'microhttpd' "cordon-serve links it"
+	expect_match "$("$CORDON" serve --help)" '^usage: cordon serve' "cordon serve is cordon-serve"
+	t_assert
+}
+
 test_socket_mode_and_peer_uid() {
 	chmod 755 "$T_TMP"
 	start_server || return 1
@@ -490,7 +499,7 @@ test_unsafe_setup_refused() {
 	t_assert
 }
 
-for t in test_socket_mode_and_peer_uid test_tcp_bearer_token test_oneshot_run_and_retention test_session_state_across_execs \
+for t in test_cordon_links_no_http_server test_socket_mode_and_peer_uid test_tcp_bearer_token test_oneshot_run_and_retention test_session_state_across_execs \
 	test_cancel_hung_exec test_files_in_and_out test_ceiling_refuses_session test_fifty_concurrent_sessions \
 	test_limits_of_the_server test_client_disconnects_mid_stream test_sigterm_ends_sessions_with_reports \
 	test_output_redacted test_pty_exec test_root_server_client_rights test_auth_before_body \

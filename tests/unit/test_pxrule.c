@@ -22,6 +22,12 @@ static void test_path_patterns(void **st)
 	assert_false(pxrule_path_matches("/pub/**", "/pub/a%2fb"));
 	assert_false(pxrule_path_matches("/pub/**", "/pub\\..\\priv"));
 	assert_false(pxrule_path_matches("/pub/**", "/pub/%zz"));
+	/* matched on the part before '#' but forwarded whole; "..;" is ".." to Tomcat */
+	assert_false(pxrule_path_matches("/pub/**", "/pub/a.txt#/../../priv/b.txt"));
+	assert_false(pxrule_path_matches("/pub/**", "/pub/..;/priv/b.txt"));
+	assert_false(pxrule_path_matches("/pub/**", "/pub/.;x/b.txt"));
+	assert_false(pxrule_path_matches("/pub/**", "/pub/%2e%2e;x/priv"));
+	assert_true(pxrule_path_matches("/pub/**", "/pub/a;v=1/b"));
 	assert_false(pxrule_path_matches("/pub/**", "*"));
 	assert_true(pxrule_path_matches("/pub/a", "/pub/%61"));
 	assert_non_null(pxrule_pattern_error("/a/**x"));
