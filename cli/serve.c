@@ -76,8 +76,8 @@ static struct {
 	size_t run_out_max;
 	struct ceiling ceil;       /* loaded when there is one */
 	bool have_ceil;
-} S = {.tcp_uid = 65534, .max_runs = 16, .run_out_max = 16u << 20, .max_sessions = 64, .keep_runs = 100, .lock = PTHREAD_MUTEX_INITIALIZER, .max_conns = 256, .per_ip = 32,
-       .conn_timeout = 30};
+} S = {.max_sessions = 64, .keep_runs = 100, .lock = PTHREAD_MUTEX_INITIALIZER, .max_conns = 256, .per_ip = 32,
+       .conn_timeout = 30, .tcp_uid = 65534, .max_runs = 16, .run_out_max = 16u << 20};
 
 struct req {
 	buf body;
@@ -1230,14 +1230,22 @@ static int listen_unix(const char *path)
 		}
 		unlink(path);
 	}
+	/* Bound under a name of its own and renamed into place once it
+	 * listens: a client that sees PATH can connect. */
+	bool tmp = (size_t)snprintf(a.sun_path, sizeof(a.sun_path), "%s.%d", path, (int)getpid()) <
+		   sizeof(a.sun_path);
+	if (!tmp)
+		strcpy(a.sun_path, path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	/* The socket file is 0600 from its creation (no chmod by path after:
 	 * the path could be another file by then). Still one thread here. */
 	mode_t old = umask(0177);
 	int r = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&a, sizeof(a));
 	umask(old);
-	if (r < 0 || listen(fd, 128) < 0) {
+	if (r < 0 || listen(fd, 128) < 0 || (tmp && rename(a.sun_path, path) < 0)) {
 		fprintf(stderr, "cordon serve: --socket %s: %s\n", path, strerror(errno));
+		if (r == 0 && tmp)
+			unlink(a.sun_path);
 		if (fd >= 0)
 			close(fd);
 		return -1;
