@@ -6,6 +6,7 @@
 	"       [--allow-uid UID]... [--ceiling FILE] [--max-sessions N] [--max-sessions-per-client N]\n" \
 	"       [--idle-timeout DUR] [--session-timeout DUR] [--keep-runs N]\n"                               \
 	"       [--warm N [--warm-policy FILE]]\n"                                                      \
+	"       [--max-runs N] [--max-runs-per-client N] [--tcp-uid UID]\n"                               \
 	"Serve the HTTP/1.1 + JSON API (docs/api.md): sessions, exec, files, one-shot runs.\n"
 
 int cmd_serve(int argc, char **argv);

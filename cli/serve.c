@@ -28,7 +28,9 @@
 #include "error.h"
 #include "json.h"
 #include "policy.h"
+#include "ceiling.h"
 #include "serve-ipc.h"
+#include "serve-peer.h"
 #include "serve-route.h"
 #include "session.h"
 #include "strv.h"
@@ -76,7 +78,20 @@ static struct {
 	pthread_cond_t pool_cond;
 	pthread_t pool_thread;
 	uint64_t pool_hits, pool_misses, pool_failures;
-} S = {.max_sessions = 64, .keep_runs = 100, .lock = PTHREAD_MUTEX_INITIALIZER, .pool_cond = PTHREAD_COND_INITIALIZER};
+	/* Connections (docs/api.md, "Limits of the server"): at most this
+	 * many at once, per_ip of them from one TCP address, and an idle or
+	 * incomplete request closed after conn_timeout seconds. */
+	unsigned max_conns, per_ip, conn_timeout;
+	uid_t tcp_uid;             /* who a bearer-token client is (--tcp-uid) */
+	/* One-shot runs going on (at most max_runs, max_runs_client of one
+	 * uid), and what is kept of each stream of a run. */
+	int nruns, max_runs, max_runs_client;
+	struct run_ent { uid_t uid; int n; } run_by[64];
+	size_t run_out_max;
+	struct ceiling ceil;       /* loaded when there is one */
+	bool have_ceil;
+} S = {.max_sessions = 64, .keep_runs = 100, .lock = PTHREAD_MUTEX_INITIALIZER, .pool_cond = PTHREAD_COND_INITIALIZER,
+       .max_conns = 256, .per_ip = 32, .conn_timeout = 30, .tcp_uid = 65534, .max_runs = 16, .run_out_max = 16u << 20};
 
 struct req {
 	buf body;
@@ -567,6 +582,15 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 	se->ctl = -1;
 	pthread_mutex_unlock(&S.lock);
 	char *ptext = pol ? node_text(pol) : NULL;
+	char why[1024], ws[PATH_MAX];
+	snprintf(ws, sizeof(ws), "%s/sessions/%s/work", S.state_dir, id);
+	if (ptext && peer_policy_check(ptext, ws, uid, S.have_ceil ? S.ceil.p : NULL, why, sizeof(why)) < 0) {
+		free(ptext);
+		pthread_mutex_lock(&S.lock);
+		se->used = false;
+		pthread_mutex_unlock(&S.lock);
+		return send_error(c, 403, "unauthorized: %s", why);
+	}
 	int polfd = ptext ? ipc_memfd("cordon-policy", ptext, strlen(ptext)) : -1;
 	free(ptext);
 	char msg[512];
@@ -664,6 +688,12 @@ static void pty_upgraded(void *cls, struct MHD_Connection *c, void *con_cls, con
 	}
 	MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 	stream_free(sc);
+}
+
+/* A stream or a pty lasts as long as its exec: no idle timeout. */
+static void no_timeout(struct MHD_Connection *c)
+{
+	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
 }
 
 static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *se, const char *sid,
@@ -797,6 +827,7 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 			return MHD_NO;
 		}
 		MHD_add_response_header(u, "Upgrade", "tcp");
+		no_timeout(c);
 		MHD_add_response_header(u, "X-Cordon-Exec", sc->eid);
 		enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_SWITCHING_PROTOCOLS, u);
 		MHD_destroy_response(u);
@@ -809,6 +840,7 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 		return MHD_NO;
 	}
 	MHD_add_response_header(r, "Content-Type", "application/x-ndjson");
+	no_timeout(c);
 	enum MHD_Result ret = MHD_queue_response(c, 200, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -950,21 +982,121 @@ static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *
 	return 0;
 }
 
+/* Keep the newest keep_runs runs; the older ones are taken off the list
+ * under the lock and deleted after it (a big tree takes time). */
 static void retain_runs(const char *id)
 {
+	strv old = {0};
 	pthread_mutex_lock(&S.lock);
 	strv_push(&S.runs, id);
 	while ((int)S.runs.n > S.keep_runs) {
-		char dir[PATH_MAX];
-		snprintf(dir, sizeof(dir), "%s/runs/%s", S.state_dir, S.runs.v[0]);
-		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+		if (strv_push(&old, S.runs.v[0]) < 0)
+			break;
 		free(S.runs.v[0]);
 		memmove(S.runs.v, S.runs.v + 1, (S.runs.n - 1) * sizeof(char *));
 		S.runs.n--;
 		S.runs.v[S.runs.n] = NULL;
 	}
 	pthread_mutex_unlock(&S.lock);
+	for (size_t i = 0; i < old.n; i++) {
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%s/runs/%s", S.state_dir, old.v[i]);
+		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	}
+	strv_free(&old);
 }
+
+/* A slot for one more run of uid: 0, or the 429 message. */
+static const char *run_enter(uid_t uid)
+{
+	const char *busy = NULL;
+	pthread_mutex_lock(&S.lock);
+	struct run_ent *me = NULL, *free_ent = NULL;
+	for (size_t i = 0; i < sizeof(S.run_by) / sizeof(S.run_by[0]); i++) {
+		if (S.run_by[i].n && S.run_by[i].uid == uid)
+			me = &S.run_by[i];
+		else if (!S.run_by[i].n && !free_ent)
+			free_ent = &S.run_by[i];
+	}
+	if (S.nruns >= S.max_runs)
+		busy = "the server runs its maximum of one-shot runs; try again";
+	else if ((me && me->n >= S.max_runs_client) || (!me && !free_ent))
+		busy = "this client (uid) has its maximum of one-shot runs; try again";
+	else {
+		if (!me) {
+			me = free_ent;
+			me->uid = uid;
+		}
+		me->n++;
+		S.nruns++;
+	}
+	pthread_mutex_unlock(&S.lock);
+	return busy;
+}
+
+static void run_leave(uid_t uid)
+{
+	pthread_mutex_lock(&S.lock);
+	for (size_t i = 0; i < sizeof(S.run_by) / sizeof(S.run_by[0]); i++)
+		if (S.run_by[i].n && S.run_by[i].uid == uid) {
+			S.run_by[i].n--;
+			S.nruns--;
+			break;
+		}
+	pthread_mutex_unlock(&S.lock);
+}
+
+/* At most run_out_max bytes of a run's stream are kept (in the state
+ * directory and the response); *cut says the rest was dropped. */
+static int read_output(const char *path, buf *o, bool *cut)
+{
+	*cut = false;
+	int f = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+	if (f < 0 || fstat(f, &st) < 0 || !S_ISREG(st.st_mode)) {
+		if (f >= 0)
+			close(f);
+		return -1;
+	}
+	if ((uint64_t)st.st_size > S.run_out_max) {
+		*cut = true;
+		if (ftruncate(f, (off_t)S.run_out_max) < 0) {
+			close(f);
+			return -1;
+		}
+	}
+	int r = ipc_read_fd(f, S.run_out_max, o);
+	close(f);
+	return r;
+}
+
+static void write_owner(const char *dir, uid_t uid)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/owner", dir);
+	FILE *f = fopen(p, "wxe");
+	if (f) {
+		fprintf(f, "%u\n", (unsigned)uid);
+		fclose(f);
+	}
+}
+
+/* The run's owner (the uid that made it), or root, may read it. */
+static bool run_visible(const char *id, uid_t uid)
+{
+	if (uid == 0)
+		return true;
+	char p[PATH_MAX], t[32] = "";
+	snprintf(p, sizeof(p), "%s/runs/%s/owner", S.state_dir, id);
+	FILE *f = fopen(p, "re");
+	bool ok = f && fgets(t, sizeof(t), f) && strtoul(t, NULL, 10) == uid;
+	if (f)
+		fclose(f);
+	return ok;
+}
+
+static enum MHD_Result run_one(struct MHD_Connection *c, struct req *rq, const jnode *pol, const jnode *argv,
+			       const jnode *in, const char *id, const char *dir);
 
 static enum MHD_Result do_run(struct MHD_Connection *c, struct req *rq)
 {
@@ -976,7 +1108,7 @@ static enum MHD_Result do_run(struct MHD_Connection *c, struct req *rq)
 	}
 	const jnode *pol = json_get(body, "policy"), *argv = json_get(body, "argv"), *in = json_get(body, "stdin");
 	enum MHD_Result r;
-	char id[ROUTE_ID_LEN + 1], dir[PATH_MAX], p[PATH_MAX];
+	char id[ROUTE_ID_LEN + 1], dir[PATH_MAX];
 	new_id(id, "r-");
 	snprintf(dir, sizeof(dir), "%s/runs/%s", S.state_dir, id);
 	if (!argv || argv->type != J_ARR || argv->n == 0 || argv->n > 4096) {
@@ -992,12 +1124,36 @@ static enum MHD_Result do_run(struct MHD_Connection *c, struct req *rq)
 		r = send_error(c, 400, pol && pol->type != J_OBJ ? "policy: an object is expected" : "stdin: a string is expected");
 		goto out;
 	}
-	snprintf(p, sizeof(p), "%s/work", dir);
-	if (mkdir_p(p, 0700) < 0) {
-		r = send_error(c, 500, "%s: %s", p, strerror(errno));
+	const char *busy = run_enter(rq->uid);
+	if (busy) {
+		r = send_error(c, 429, "%s", busy);
 		goto out;
 	}
+	r = run_one(c, rq, pol, argv, in, id, dir);
+	run_leave(rq->uid);
+out:
+	json_free(body);
+	return r;
+}
+
+static enum MHD_Result run_one(struct MHD_Connection *c, struct req *rq, const jnode *pol, const jnode *argv,
+			       const jnode *in, const char *id, const char *dir)
+{
+	enum MHD_Result r;
+	char p[PATH_MAX], why[1024];
+	char *ptext = pol ? node_text(pol) : NULL;
+	if (ptext && peer_policy_check(ptext, dir, rq->uid, S.have_ceil ? S.ceil.p : NULL, why, sizeof(why)) < 0) {
+		free(ptext);
+		return send_error(c, 403, "unauthorized: %s", why);
+	}
+	snprintf(p, sizeof(p), "%s/work", dir);
 	const char **av = calloc(argv->n + 12, sizeof(char *));
+	if (!av || mkdir_p(p, 0700) < 0) {
+		free(av);
+		free(ptext);
+		return send_error(c, 500, "%s: %s", p, strerror(errno));
+	}
+	write_owner(dir, rq->uid);
 	char polpath[PATH_MAX], reppath[PATH_MAX], op[PATH_MAX], ep[PATH_MAX];
 	snprintf(polpath, sizeof(polpath), "%s/policy.json", dir);
 	snprintf(reppath, sizeof(reppath), "%s/report.json", dir);
@@ -1006,7 +1162,6 @@ static enum MHD_Result do_run(struct MHD_Connection *c, struct req *rq)
 	size_t k = 0;
 	av[k++] = "cordon";
 	av[k++] = "run";
-	char *ptext = pol ? node_text(pol) : NULL;
 	if (ptext) {
 		FILE *f = fopen(polpath, "we");
 		if (f) {
@@ -1038,18 +1193,15 @@ static enum MHD_Result do_run(struct MHD_Connection *c, struct req *rq)
 	if (efd >= 0)
 		close(efd);
 	int ws = 0;
-	if (pid < 0 || waitpid(pid, &ws, 0) < 0) {
-		r = send_error(c, 500, "could not run cordon run");
-		goto out;
-	}
+	if (pid < 0 || waitpid(pid, &ws, 0) < 0)
+		return send_error(c, 500, "could not run cordon run");
 	buf rep = {0};
 	int fd = open(reppath, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || ipc_read_fd(fd, 64u << 20, &rep) < 0 || !rep.len) {
 		if (fd >= 0)
 			close(fd);
 		buf_free(&rep);
-		r = send_error(c, 500, "the run left no report");
-		goto out;
+		return send_error(c, 500, "the run left no report");
 	}
 	close(fd);
 	/* The run's id and its output (redacted by cordon run) with it. */
@@ -1060,18 +1212,18 @@ static enum MHD_Result do_run(struct MHD_Connection *c, struct req *rq)
 		while (outb.len && (outb.p[outb.len - 1] == '\n' || outb.p[outb.len - 1] == ' '))
 			outb.len--;
 		buf_printf(&outb, ",\n  \"run\": {\"id\": \"%s\"", id);
-		const char *names[2] = {"stdout_b64", "stderr_b64"};
+		const char *names[2] = {"stdout", "stderr"};
 		const char *paths[2] = {op, ep};
 		for (int i = 0; i < 2; i++) {
 			buf o = {0};
-			int f = open(paths[i], O_RDONLY | O_CLOEXEC);
-			if (f >= 0 && ipc_read_fd(f, 16u << 20, &o) == 0) {
-				buf_printf(&outb, ", \"%s\": \"", names[i]);
+			bool cut;
+			if (read_output(paths[i], &o, &cut) == 0) {
+				buf_printf(&outb, ", \"%s_b64\": \"", names[i]);
 				b64_encode(&outb, o.p ? o.p : "", o.len);
 				buf_append(&outb, "\"", 1);
+				if (cut)
+					buf_printf(&outb, ", \"%s_truncated\": true", names[i]);
 			}
-			if (f >= 0)
-				close(f);
 			buf_free(&o);
 		}
 		buf_printf(&outb, "}\n}\n");
@@ -1086,13 +1238,13 @@ static enum MHD_Result do_run(struct MHD_Connection *c, struct req *rq)
 	buf_free(&outb);
 	buf_free(&rep);
 	retain_runs(id);
-out:
-	json_free(body);
 	return r;
 }
 
-static enum MHD_Result get_run(struct MHD_Connection *c, const char *id)
+static enum MHD_Result get_run(struct MHD_Connection *c, const char *id, uid_t uid)
 {
+	if (!run_visible(id, uid))
+		return send_error(c, 404, "no such run: %s (or no longer kept)", id);
 	char p[PATH_MAX];
 	snprintf(p, sizeof(p), "%s/runs/%s/response.json", S.state_dir, id);
 	buf b = {0};
@@ -1124,7 +1276,7 @@ static bool authorized(struct MHD_Connection *c, uid_t *uid)
 		unsigned char d = la != lt;
 		for (size_t i = 0; i < lt; i++)
 			d |= (unsigned char)(S.token[i] ^ (i < la ? a[i] : 0));
-		*uid = 65534; /* every token holder is one client */
+		*uid = S.tcp_uid; /* every token holder is one client */
 		return d == 0;
 	}
 	struct ucred cr;
@@ -1150,11 +1302,16 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		if (!rq)
 			return MHD_NO;
 		*con_cls = rq;
+		/* Before any body is read: an unknown client gets its answer
+		 * now, and the connection is closed without its upload. */
 		if (!authorized(c, &rq->uid)) {
 			rq->uid = (uid_t)-2;
+			return send_error(c, S.listen ? 401 : 403, "not authorized");
 		}
 		return MHD_YES;
 	}
+	if (rq->uid == (uid_t)-2)
+		return MHD_NO; /* answered at the headers; nothing more is read */
 	if (*upload_size) {
 		if (rq->body.len + *upload_size > BODY_MAX)
 			rq->too_big = true;
@@ -1163,8 +1320,6 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	if (rq->uid == (uid_t)-2)
-		return send_error(c, S.listen ? 401 : 403, "not authorized");
 	if (rq->too_big)
 		return send_error(c, 413, "request body larger than %u bytes", BODY_MAX);
 	struct route rt;
@@ -1176,7 +1331,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	case R_RUNS_CREATE:
 		return do_run(c, rq);
 	case R_RUN_GET:
-		return get_run(c, rt.sid);
+		return get_run(c, rt.sid, rq->uid);
 	case R_POOL_GET: {
 		char j[256];
 		pthread_mutex_lock(&S.lock);
@@ -1259,18 +1414,30 @@ static int listen_unix(const char *path)
 	strcpy(a.sun_path, path);
 	struct stat st;
 	if (lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode)) {
-			fprintf(stderr, "cordon serve: --socket %s: exists and is not a socket\n", path);
+		/* A stale socket of ours is replaced; anything else is left. */
+		if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) {
+			fprintf(stderr, "cordon serve: --socket %s: exists and is not a socket of uid %u\n", path,
+				(unsigned)geteuid());
 			return -1;
 		}
 		unlink(path);
 	}
+	/* Bound under a name of its own and renamed into place once it
+	 * listens: a client that sees PATH can connect. */
+	bool tmp = (size_t)snprintf(a.sun_path, sizeof(a.sun_path), "%s.%d", path, (int)getpid()) <
+		   sizeof(a.sun_path);
+	if (!tmp)
+		strcpy(a.sun_path, path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	mode_t old = umask(0177); /* the socket file is 0600 from the start */
+	/* The socket file is 0600 from its creation (no chmod by path after:
+	 * the path could be another file by then). Still one thread here. */
+	mode_t old = umask(0177);
 	int r = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&a, sizeof(a));
 	umask(old);
-	if (r < 0 || chmod(path, 0600) < 0 || listen(fd, 128) < 0) {
+	if (r < 0 || listen(fd, 128) < 0 || (tmp && rename(a.sun_path, path) < 0)) {
 		fprintf(stderr, "cordon serve: --socket %s: %s\n", path, strerror(errno));
+		if (r == 0 && tmp)
+			unlink(a.sun_path);
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -1287,8 +1454,15 @@ static int listen_tcp(const char *spec)
 		return -1;
 	}
 	snprintf(host, sizeof(host), "%.*s", (int)(colon - spec), spec);
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)atoi(colon + 1))};
-	if (inet_pton(AF_INET, host, &a.sin_addr) != 1 || !a.sin_port) {
+	char *end;
+	errno = 0;
+	long port = strtol(colon + 1, &end, 10);
+	if (!colon[1] || *end || errno || port < 1 || port > 65535) {
+		fprintf(stderr, "cordon serve: --listen %s: the port must be a number from 1 to 65535\n", spec);
+		return -1;
+	}
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	if (inet_pton(AF_INET, host, &a.sin_addr) != 1) {
 		fprintf(stderr, "cordon serve: --listen %s: an IPv4 address and a port expected\n", spec);
 		return -1;
 	}
@@ -1305,6 +1479,65 @@ static int usage_err(const char *msg, const char *arg)
 {
 	fprintf(stderr, "cordon serve: %s%s%s\n", msg, arg ? ": " : "", arg ? arg : "");
 	return 2;
+}
+
+/* The ceiling every session and run gets (--ceiling, $CORDON_CEILING,
+ * /etc/cordon/ceiling.json). A root server that admits anyone but root must
+ * have one: its clients act with root's rights on the host otherwise. */
+static int load_ceiling(void)
+{
+	static char path[PATH_MAX];
+	cordon_error e = {0};
+	ceiling_resolve(S.ceiling, getenv("CORDON_CEILING"), path, sizeof(path), &S.have_ceil, &e);
+	bool others = S.listen != NULL;
+	for (int i = 0; i < S.nallow; i++)
+		others |= S.allow[i] != 0;
+	if (!S.have_ceil && geteuid() == 0 && others) {
+		fprintf(stderr, "cordon serve: a server running as root that admits other users (--allow-uid, --listen) "
+				"needs a ceiling (--ceiling FILE or /etc/cordon/ceiling.json)\n");
+		return -1;
+	}
+	if (S.have_ceil && ceiling_load(path, &S.ceil, &e) < 0) {
+		fprintf(stderr, "cordon serve: %s\n", e.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* The bearer token: a regular file (not a symlink) no one else may read. */
+static int read_token(const char *path)
+{
+	if (!path) {
+		usage_err("--listen needs --token-file F with the bearer token", NULL);
+		return -1;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		fprintf(stderr, "cordon serve: --token-file %s: %s\n", path,
+			errno == ELOOP ? "a symlink (give the file itself)" : strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	const char *bad = !S_ISREG(st.st_mode) ? "not a regular file" :
+			  st.st_mode & 077 ? "readable or writable by group or others (chmod 600 it)" : NULL;
+	buf b = {0};
+	if (!bad && (ipc_read_fd(fd, sizeof(S.token) - 1, &b) < 0 || !b.len))
+		bad = "could not be read, or is empty";
+	close(fd);
+	if (!bad) {
+		snprintf(S.token, sizeof(S.token), "%.*s", (int)b.len, b.p);
+		S.token[strcspn(S.token, "\r\n")] = '\0';
+		if (strlen(S.token) < 16)
+			bad = "the token must have at least 16 characters";
+	}
+	buf_free(&b);
+	if (bad) {
+		fprintf(stderr, "cordon serve: --token-file %s: %s\n", path, bad);
+		return -1;
+	}
+	return 0;
 }
 
 int cmd_serve(int argc, char **argv)
@@ -1342,12 +1575,15 @@ int cmd_serve(int argc, char **argv)
 			S.ceiling = v;
 		else if (strcmp(o, "--warm-policy") == 0)
 			warm_policy = v;
-		else if (strcmp(o, "--allow-uid") == 0) {
+		else if (strcmp(o, "--allow-uid") == 0 || strcmp(o, "--tcp-uid") == 0) {
 			char *end;
 			long u = strtol(v, &end, 10);
-			if (*end || u < 0 || S.nallow >= MAX_ALLOW)
-				return usage_err("--allow-uid: a uid expected", v);
-			S.allow[S.nallow++] = (uid_t)u;
+			if (*end || u < 0 || u >= 0xffffffffL || S.nallow >= MAX_ALLOW)
+				return usage_err("a uid expected", o);
+			if (o[2] == 't')
+				S.tcp_uid = (uid_t)u;
+			else
+				S.allow[S.nallow++] = (uid_t)u;
 		} else if (strcmp(o, "--max-sessions") == 0 || strcmp(o, "--max-sessions-per-client") == 0 ||
 			   strcmp(o, "--keep-runs") == 0 || strcmp(o, "--warm") == 0) {
 			char *end;
@@ -1365,6 +1601,25 @@ int cmd_serve(int argc, char **argv)
 				S.max_per_client = (int)n;
 			else
 				S.max_sessions = (int)n;
+		} else if (strcmp(o, "--max-connections") == 0 || strcmp(o, "--connection-timeout") == 0 ||
+			   strcmp(o, "--max-runs") == 0 || strcmp(o, "--max-runs-per-client") == 0 ||
+			   strcmp(o, "--run-output-max") == 0) {
+			/* --max-runs*: in the usage; the others are for tests and
+			 * unusual hosts (docs/api.md). */
+			char *end;
+			long n = strtol(v, &end, 10);
+			if (*end || n < 1 || n > (o[2] == 'r' ? (1L << 30) : 100000))
+				return usage_err("a positive count expected", o);
+			if (strcmp(o, "--max-connections") == 0)
+				S.max_conns = (unsigned)n;
+			else if (o[2] == 'c')
+				S.conn_timeout = (unsigned)n;
+			else if (o[2] == 'r')
+				S.run_out_max = (size_t)n;
+			else if (strlen(o) > 10)
+				S.max_runs_client = (int)n;
+			else
+				S.max_runs = (int)n;
 		} else if (strcmp(o, "--idle-timeout") == 0 || strcmp(o, "--session-timeout") == 0) {
 			uint64_t ns;
 			if (parse_duration(v, &ns, &e) < 0)
@@ -1378,19 +1633,16 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (!!S.socket_path == !!S.listen)
 		return usage_err("give one of --socket PATH or --listen 127.0.0.1:PORT --token-file F", NULL);
-	if (S.listen) {
-		FILE *f = token_file ? fopen(token_file, "re") : NULL;
-		if (!f || !fgets(S.token, sizeof(S.token), f))
-			return usage_err("--listen needs --token-file F with the bearer token", token_file);
-		fclose(f);
-		S.token[strcspn(S.token, "\r\n")] = '\0';
-		if (strlen(S.token) < 16)
-			return usage_err("--token-file: the token must have at least 16 characters", token_file);
-	}
+	if (S.listen && read_token(token_file) < 0)
+		return 2;
 	if (!S.state_dir)
 		return usage_err("--state-dir DIR is required (reports and workspaces are kept there)", NULL);
+	if (load_ceiling() < 0)
+		return 2;
 	if (!S.max_per_client || S.max_per_client > S.max_sessions)
 		S.max_per_client = S.max_sessions;
+	if (!S.max_runs_client || S.max_runs_client > S.max_runs)
+		S.max_runs_client = S.max_runs;
 	static char state_abs[PATH_MAX];
 	char sub[PATH_MAX];
 	if (mkdir_p(S.state_dir, 0700) < 0 || !realpath(S.state_dir, state_abs))
@@ -1441,10 +1693,19 @@ int cmd_serve(int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGCHLD);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	/* One thread per connection, so connections are counted and an idle
+	 * one is closed; a TCP address gets a share (per_ip). */
+	struct MHD_OptionItem lim[] = {
+		{MHD_OPTION_CONNECTION_LIMIT, S.max_conns, NULL},
+		{MHD_OPTION_CONNECTION_TIMEOUT, S.conn_timeout, NULL},
+		{S.listen ? MHD_OPTION_PER_IP_CONNECTION_LIMIT : MHD_OPTION_END,
+		 S.per_ip < S.max_conns ? S.per_ip : S.max_conns, NULL},
+		{MHD_OPTION_END, 0, NULL},
+	};
 	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_ALLOW_UPGRADE,
 						0, NULL, NULL, handler, NULL, MHD_OPTION_LISTEN_SOCKET, lfd,
 						MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-						MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)0, MHD_OPTION_END);
+						MHD_OPTION_ARRAY, lim, MHD_OPTION_END);
 	if (!d) {
 		fprintf(stderr, "cordon serve: the HTTP server did not start\n");
 		return 1;

@@ -20,6 +20,25 @@ stop_server() {
 	kill -TERM "$SRV" 2>/dev/null
 	wait "$SRV" 2>/dev/null
 }
+# start_tcp [options...]: a TCP server on a free loopback port $PORT, its
+# token $TOK (a root server admitting token holders needs a ceiling).
+start_tcp() {
+	PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	TOK=tok-0123456789abcdef-serve
+	printf '%s\n' "$TOK" >"$T_TMP/token"
+	chmod 600 "$T_TMP/token"
+	printf '{"limits": {"wall_time": "1h"}}\n' >"$T_TMP/ceiling.json"
+	"$CORDON" serve --listen "127.0.0.1:$PORT" --token-file "$T_TMP/token" --ceiling "$T_TMP/ceiling.json" \
+		--state-dir "$WS/state" "$@" 2>"$T_TMP/serve.log" &
+	SRV=$!
+	local i
+	for i in $(seq 1 200); do
+		curl -s "http://127.0.0.1:$PORT/" >/dev/null && return 0
+		kill -0 "$SRV" 2>/dev/null || break
+		sleep 0.05
+	done
+	fail "the server did not start: $(cat "$T_TMP/serve.log")"
+}
 api() { curl -sS --unix-socket "$SOCK" --max-time 60 "$@"; }
 api_code() { api -w ' %{http_code}' "$@" | tr -d '\n'; } # the body and the HTTP status, on one line
 # new_session [BODY]: the new session's id in $SID
@@ -66,16 +85,8 @@ test_socket_mode_and_peer_uid() {
 }
 
 test_tcp_bearer_token() {
-	local port
-	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-	printf 'tok-0123456789abcdef-serve\n' >"$T_TMP/token"
-	"$CORDON" serve --listen "127.0.0.1:$port" --token-file "$T_TMP/token" --state-dir "$WS/state" 2>"$T_TMP/serve.log" &
-	SRV=$!
-	local i out
-	for i in $(seq 1 200); do
-		curl -s "http://127.0.0.1:$port/" >/dev/null && break
-		sleep 0.05
-	done
+	start_tcp || return 1
+	local port=$PORT out
 	out=$(curl -sS -w ' %{http_code}' -X POST "http://127.0.0.1:$port/v1/runs" -d '{"argv":["/bin/true"]}' | tr -d '\n')
 	expect_match "$out" '"error": "not authorized"} 401$' "no token"
 	out=$(curl -sS -w ' %{http_code}' -H 'Authorization: Bearer tok-0123456789abcdef-serveX' -X POST "http://127.0.0.1:$port/v1/runs" -d '{"argv":["/bin/true"]}' | tr -d '\n')
@@ -499,10 +510,144 @@ test_pty_input_end_and_backpressure() {
 	t_assert
 }
 
+# A root server admitting others needs a ceiling, and a client's policy
+# names only host paths the client could reach itself (F3); runs are their
+# owner's.
+test_root_server_client_rights() {
+	local out id
+	out=$(env -u CORDON_CEILING timeout 10 "$CORDON" serve --socket "$T_TMP/x.sock" --state-dir "$WS/st2" --allow-uid 65534 2>&1)
+	[ -e /etc/cordon/ceiling.json ] ||
+		expect_match "$out" 'admits other users .*needs a ceiling' "other users without a ceiling"
+	printf '{"limits": {"wall_time": "1h"}}\n' >"$T_TMP/ceiling.json"
+	chmod 755 "$T_TMP"
+	export CORDON_T_SERVE_ENV=s3cr3t-of-the-server
+	start_server --ceiling "$T_TMP/ceiling.json" --allow-uid 65534 || return 1
+	chmod 666 "$SOCK"
+	as_nobody() {
+		setpriv --reuid 65534 --regid 65534 --clear-groups curl -sS --unix-socket "$SOCK" -w ' %{http_code}' "$@" |
+			tr -d '\n'
+	}
+	out=$(as_nobody -X POST http://cordon/v1/runs -d '{"policy":{"filesystem":{"write":["/root"]}},"argv":["true"]}')
+	expect_match "$out" 'filesystem.write: /root: uid 65534 may not write it.* 403$' "a write grant of /root"
+	out=$(as_nobody -X POST http://cordon/v1/sessions -d '{"policy":{"secrets":{"S":{"file":"/etc/shadow"}}}}')
+	expect_match "$out" 'secrets \(file\): /etc/shadow: uid 65534 may not read it.* 403$' "/etc/shadow as a secret"
+	out=$(as_nobody -X POST http://cordon/v1/runs -d '{"policy":{"secrets":{"S":{"env":"CORDON_T_SERVE_ENV"}}},"argv":["true"]}')
+	expect_match "$out" "secrets.S: a secret from the server's environment .* 403$" "the server's environment"
+	out=$(as_nobody -X POST http://cordon/v1/runs -d '{"policy":{"filesystem":{"read":["/usr/share"]}},"argv":["true"]}')
+	expect_match "$out" '"status": "ok".* 200$' "a path the client may read"
+	id=$(printf '%s' "${out% *}" | jq -r .run.id)
+	expect_match "$(as_nobody "http://cordon/v1/runs/$id")" "\"id\": \"$id\".* 200\$" "its own run"
+	id=$(api -X POST http://cordon/v1/runs -d '{"argv":["true"]}' | jq -r .run.id)
+	expect_match "$(as_nobody "http://cordon/v1/runs/$id")" 'no such run.* 404$' "another uid's run"
+	stop_server
+	t_assert
+}
+
+# F4: a client without the token is answered before its body is read; idle
+# connections are closed and counted.
+test_auth_before_body() {
+	start_tcp || return 1
+	local out
+	out=$(python3 - "$PORT" <<'PY'
+import socket, sys
+s = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
+s.settimeout(20)
+s.sendall(b"POST /v1/sessions HTTP/1.1\r\nHost: x\r\nContent-Length: %d\r\n\r\n" % (64 << 20))
+try:
+    print(s.recv(200).split(b"\r\n")[0].decode())
+except socket.timeout:
+    print("no answer without the body")
+PY
+)
+	expect_eq "$out" "HTTP/1.1 401 Unauthorized" "refused before its body"
+	stop_server
+	t_assert
+}
+
+test_idle_connections_closed() {
+	start_tcp --max-connections 4 --connection-timeout 1 || return 1
+	local out
+	out=$(python3 - "$PORT" "$TOK" <<'PY'
+import socket, sys
+port, tok = int(sys.argv[1]), sys.argv[2].encode()
+held = []
+for i in range(4):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"GET /v1/sessions HTTP/1.1\r\n")  # never finished
+    held.append(s)
+# An authorized client while they are held: served when the server has
+# closed them.
+body = b'{"argv":["true"]}'
+s = socket.create_connection(("127.0.0.1", port))
+s.settimeout(20)
+s.sendall(b"POST /v1/runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n%s"
+          % (tok, len(body), body))
+print(s.recv(100).split(b"\r\n")[0].decode())
+closed = 0
+for h in held:
+    h.settimeout(20)
+    closed += h.recv(100) == b""
+print("closed", closed)
+PY
+)
+	expect_eq "$out" "$(printf 'HTTP/1.1 200 OK\nclosed 4')" "idle connections closed, the client served"
+	stop_server
+	t_assert
+}
+
+# POST /v1/runs: concurrent runs capped, stored output capped.
+test_runs_capped() {
+	start_server --max-runs 1 --run-output-max 1000 || return 1
+	mkdir "$T_TMP/g"
+	mkfifo "$T_TMP/g/gate"
+	api -X POST http://cordon/v1/runs \
+		-d "{\"policy\":{\"filesystem\":{\"read\":[\"$T_TMP/g\"]}},\"argv\":[\"cat\",\"$T_TMP/g/gate\"]}" >"$T_TMP/first" &
+	local cpid=$! i
+	for i in $(seq 1 200); do
+		compgen -G "$STATE/runs/r-*/work" >/dev/null && break
+		sleep 0.05
+	done
+	expect_match "$(api_code -X POST http://cordon/v1/runs -d '{"argv":["true"]}')" 'maximum of one-shot runs.* 429$' \
+		"a second run at once"
+	timeout 30 sh -c "echo go >'$T_TMP/g/gate'"
+	wait "$cpid"
+	expect_eq "$(jq -r .run.stdout_b64 "$T_TMP/first" | base64 -d)" go "the first run"
+	api -X POST http://cordon/v1/runs -d '{"argv":["sh","-c","printf %05000d 0"]}' >"$T_TMP/big"
+	expect_eq "$(jq -r '.run.stdout_truncated' "$T_TMP/big")/$(jq -r .run.stdout_b64 "$T_TMP/big" | base64 -d | wc -c)" \
+		true/1000 "the output kept"
+	expect_eq "$(jq -r .stdout.bytes "$T_TMP/big")" 5000 "the report counts all of it"
+	stop_server
+	t_assert
+}
+
+# The token file, the port and the socket path are checked.
+test_unsafe_setup_refused() {
+	local out
+	printf '{"limits": {"wall_time": "1h"}}\n' >"$T_TMP/ceiling.json"
+	srv() { timeout 10 "$CORDON" serve --state-dir "$WS/st" --ceiling "$T_TMP/ceiling.json" "$@" 2>&1; }
+	printf 'tok-0123456789abcdef-serve\n' >"$T_TMP/token"
+	chmod 644 "$T_TMP/token"
+	expect_match "$(srv --listen 127.0.0.1:1 --token-file "$T_TMP/token")" 'token: readable or writable by group or others' \
+		"a token others may read"
+	chmod 600 "$T_TMP/token"
+	ln -s token "$T_TMP/token-link"
+	expect_match "$(srv --listen 127.0.0.1:1 --token-file "$T_TMP/token-link")" 'token-link: a symlink' "a symlink"
+	for out in 70000 80x 0; do
+		expect_match "$(srv --listen "127.0.0.1:$out" --token-file "$T_TMP/token")" 'port must be a number from 1 to 65535' \
+			"port $out"
+	done
+	python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$T_TMP/other.sock"
+	chown 65534 "$T_TMP/other.sock"
+	expect_match "$(srv --socket "$T_TMP/other.sock")" 'exists and is not a socket of uid 0' "another uid's socket"
+	[ -S "$T_TMP/other.sock" ] || fail "another uid's socket removed"
+	t_assert
+}
+
 for t in test_cordon_links_no_http_server test_socket_mode_and_peer_uid test_tcp_bearer_token test_oneshot_run_and_retention test_session_state_across_execs \
 	test_cancel_hung_exec test_files_in_and_out test_ceiling_refuses_session test_fifty_concurrent_sessions \
 	test_limits_of_the_server test_client_disconnects_mid_stream test_sigterm_ends_sessions_with_reports \
 	test_output_redacted test_pty_exec test_warm_pool test_warm_policy_declared test_denials_per_exec \
-	test_pty_input_end_and_backpressure; do
+	test_pty_input_end_and_backpressure test_root_server_client_rights test_auth_before_body \
+	test_idle_connections_closed test_runs_capped test_unsafe_setup_refused; do
 	t_run $t
 done
