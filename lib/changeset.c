@@ -137,7 +137,9 @@ static int create_layer(struct changeset *cs, size_t i, uid_t run_uid, gid_t run
 		return l < 0 ? cordon_err_errno(err, "open %s/%s", cs->dir, name) : -1;
 	static const char *const sub[] = {"upper", "work"};
 	for (size_t k = 0; k < 2; k++) {
-		if (mkdirat(l, sub[k], 0755) < 0)
+		/* 0700: what the run wrote is nobody else's to read while the
+		 * change set is kept (its layer dir is 0711 to let init pass). */
+		if (mkdirat(l, sub[k], 0700) < 0)
 			return cordon_err_errno(err, "create %s/%s/%s", cs->dir, name, sub[k]);
 		/* The run's host identity writes them (through its overlay). */
 		if (geteuid() == 0 && fchownat(l, sub[k], run_uid, run_gid, AT_SYMLINK_NOFOLLOW) < 0)
@@ -220,11 +222,22 @@ static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid
 /* The protect file: names ended by NULs, each one a valid name
  * (protect_check_name). Absent (an older cordon's change set): the
  * defaults. Anything else wrong: the change set is not used. */
+static int read_protect_in(struct changeset *cs, char *text, cordon_error *err);
+
+/* (Allocation and free by hand around the body: scan-build does not follow
+ * cleanup attributes through its early returns.) */
 static int read_protect(struct changeset *cs, cordon_error *err)
 {
-	_cleanup_free_ char *text = malloc(PROTECT_MAX + 1);
+	char *text = malloc(PROTECT_MAX + 1);
 	if (!text)
 		return cordon_err(err, ENOMEM, "out of memory");
+	int r = read_protect_in(cs, text, err);
+	free(text);
+	return r;
+}
+
+static int read_protect_in(struct changeset *cs, char *text, cordon_error *err)
+{
 	ssize_t n = read_file_at(cs->dirfd, "protect", text, PROTECT_MAX + 1);
 	if (n < 0 && errno == ENOENT) {
 		for (size_t i = 0; protect_defaults[i]; i++)
@@ -596,12 +609,14 @@ static int conflict_visit(struct walk *w, int U, int H, const char *name, const 
 
 int changeset_conflicts(const struct changeset *cs, strv *out, cordon_error *err)
 {
-	_cleanup_free_ struct walk *w = calloc(1, sizeof(*w));
+	struct walk *w = calloc(1, sizeof(*w));
 	if (!w)
 		return cordon_err(err, ENOMEM, "out of memory");
 	w->cs = cs;
 	w->conflicts = out;
-	return for_each_layer(w, conflict_visit, err);
+	int r = for_each_layer(w, conflict_visit, err);
+	free(w);
+	return r;
 }
 
 /* ---- removing a tree (cordon's own directories, or host entries being
@@ -1047,12 +1062,23 @@ static size_t held_count(const struct changeset_held *h)
 				(h->conflicts ? h->conflicts->n : 0);
 }
 
+static int apply_in(struct changeset *cs, const struct changeset_apply_opts *o, const struct changeset_held *held,
+		    struct walk *w, struct pending *q, cordon_error *err);
+
 int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, const struct changeset_held *held,
 		    cordon_error *err)
 {
-	_cleanup_free_ struct walk *w = calloc(1, sizeof(*w));
-	if (!w)
-		return cordon_err(err, ENOMEM, "out of memory");
+	struct walk *w = calloc(1, sizeof(*w));
+	struct pending *q = calloc(PENDING_MAX, sizeof(*q));
+	int r = w && q ? apply_in(cs, o, held, w, q, err) : cordon_err(err, ENOMEM, "out of memory");
+	free(w);
+	free(q);
+	return r;
+}
+
+static int apply_in(struct changeset *cs, const struct changeset_apply_opts *o, const struct changeset_held *held,
+		    struct walk *w, struct pending *q, cordon_error *err)
+{
 	w->cs = cs;
 	bool resume = changeset_interrupted(cs);
 	if (!resume && !(o && (o->force || o->hold_conflicts))) {
@@ -1069,9 +1095,6 @@ int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, 
 		w->entries = 0;
 	}
 	struct apply a = {cs, o, -1, -1, 0, 0, w, NULL, 0};
-	_cleanup_free_ struct pending *q = calloc(PENDING_MAX, sizeof(*q));
-	if (!q)
-		return cordon_err(err, ENOMEM, "out of memory");
 	a.q = q;
 	w->held = held;
 	size_t held_before = held_count(held);
@@ -1129,6 +1152,9 @@ struct jrec {
 	char *rel;
 };
 
+static int parse_journal(struct changeset *cs, const char *text, size_t len, struct jrec **out, size_t *n,
+			 cordon_error *err);
+
 static int read_journal(struct changeset *cs, struct jrec **out, size_t *n, cordon_error *err)
 {
 	_cleanup_close_ int fd = open_beneath(cs->dirfd, "journal", O_RDONLY);
@@ -1137,13 +1163,21 @@ static int read_journal(struct changeset *cs, struct jrec **out, size_t *n, cord
 		return cordon_err_errno(err, "open %s/journal", cs->dir);
 	if (st.st_size > (256LL << 20))
 		return cordon_err(err, EFBIG, "%s/journal: larger than 256 MiB", cs->dir);
-	_cleanup_free_ char *text = malloc((size_t)st.st_size + 1);
+	char *text = malloc((size_t)st.st_size + 1);
 	if (!text)
 		return cordon_err(err, ENOMEM, "out of memory");
 	size_t len = 0;
 	for (ssize_t r; len < (size_t)st.st_size && (r = read(fd, text + len, (size_t)st.st_size - len)) > 0;)
 		len += (size_t)r;
 	text[len] = '\0';
+	int r = parse_journal(cs, text, len, out, n, err);
+	free(text);
+	return r;
+}
+
+static int parse_journal(struct changeset *cs, const char *text, size_t len, struct jrec **out, size_t *n,
+			 cordon_error *err)
+{
 	*out = NULL;
 	*n = 0;
 	size_t cap = 0;

@@ -196,9 +196,8 @@ static bool is1(const char *s)
 
 bool pxrule_path_matches(const char *pattern, const char *target)
 {
-	_cleanup_free_ struct segs *p = malloc(sizeof(*p));
-	_cleanup_free_ struct segs *t = malloc(sizeof(*t));
-	if (!p || !t || !split(pattern, false, p) || !split(target, true, t))
+	struct segs P, T, *p = &P, *t = &T; /* 2 x 8.5 KiB of stack */
+	if (!split(pattern, false, p) || !split(target, true, t))
 		return false;
 	/* m[i][j]: pattern segments i.. match path segments j.. */
 	bool m[PXRULE_MAX_SEGMENTS + 2][PXRULE_MAX_SEGMENTS + 2] = {{false}};
@@ -218,9 +217,8 @@ bool pxrule_path_matches(const char *pattern, const char *target)
  * when unsure). */
 static bool pattern_within(const char *tp, const char *cp)
 {
-	_cleanup_free_ struct segs *p = malloc(sizeof(*p));
-	_cleanup_free_ struct segs *q = malloc(sizeof(*q));
-	if (!p || !q || !split(tp, false, p) || !split(cp, false, q))
+	struct segs P, Q, *p = &P, *q = &Q;
+	if (!split(tp, false, p) || !split(cp, false, q))
 		return false;
 	bool w[PXRULE_MAX_SEGMENTS + 2][PXRULE_MAX_SEGMENTS + 2] = {{false}};
 	for (size_t i = p->n + 1; i-- > 0;)

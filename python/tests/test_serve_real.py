@@ -108,13 +108,18 @@ def test_tcp_with_a_token(tmp_path, workspace):
         port = t.getsockname()[1]
     tok = tmp_path / "token"
     tok.write_text("tok-0123456789abcdef-python\n")
+    tok.chmod(0o600)  # the server refuses a token others could read
+    # A root server admitting TCP clients needs a ceiling (docs/api.md).
+    ceil = tmp_path / "ceiling.json"
+    ceil.write_text('{"limits": {"wall_time": "1h"}}\n')
     def up():
         try:
             so.create_connection(("127.0.0.1", port), timeout=1).close()
             return True
         except OSError:
             return False
-    p = _start(["--listen", f"127.0.0.1:{port}", "--token-file", str(tok), "--state-dir", str(tmp_path / "state")], up)
+    p = _start(["--listen", f"127.0.0.1:{port}", "--token-file", str(tok), "--ceiling", str(ceil),
+                "--state-dir", str(tmp_path / "state")], up)
     try:
         with pytest.raises(cordon.CordonError):
             cordon.Client(url=f"http://127.0.0.1:{port}", token="wrong-token-0123456789").session()

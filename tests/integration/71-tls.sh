@@ -39,7 +39,7 @@ test_injected_credential_reaches_upstream_only() {
              "upstream_ca": "$T_TMP/ca.pem"},
  "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["localhost:$PORT"], "placeholder": "ghp_"}}}}
 JSON
-	HOST_TOKEN=$VALUE cordon_run --policy p.json -- /bin/sh -c "
+	HOST_TOKEN=$VALUE cordon_run --policy p.json --unprotect .git -- /bin/sh -c "
 		curl -sS -D hdr.txt -H \"Authorization: Bearer \$TOKEN\" https://localhost:$PORT/pub/a.txt
 		curl -sS -X POST https://localhost:$PORT/pub/a.txt
 		python3 -c 'import os, requests; print(requests.get(\"https://localhost:$PORT/pub/a.txt\", headers={\"X-Api-Key\": os.environ[\"TOKEN\"]}).text.strip())'

@@ -218,6 +218,10 @@ test_evidence_in_review_mode() {
 	expect_eq "$(field -c '.secret_exposures')" '[{"name":"TOKEN","path":"out.txt","where":"content"}]' \
 		"a secret in the kept change set is found there: $ERR"
 	expect_eq "$(field '.privilege_sweep.complete // "none"')" none "no sweep of a host the run did not touch"
+	# What the run wrote is nobody else's to read while it is kept (review).
+	local d
+	d=$(field -r .changes.dir)
+	expect_eq "$(stat -c %a "$d/0/upper") $(stat -c %a "$d/0/work")" "700 700" "the kept layers are private"
 	t_assert
 }
 
