@@ -292,14 +292,16 @@ static int read_string(pid_t pid, uint64_t addr, char *out, size_t outsz)
 
 /* The absolute path as the target sees it; rel gets the path as written
  * (PATH_MAX). */
+/* -1: no path (AT_EMPTY_PATH: an fd); -2: a path that could not be read
+ * or resolved whole (a cwd deeper than PATH_MAX, say): the caller fails
+ * closed where that matters. */
 static int target_path(pid_t pid, int dirfd, uint64_t addr, char *out, size_t outsz, char *rel)
 {
+	rel[0] = '\0';
 	if (read_string(pid, addr, rel, PATH_MAX) < 0)
-		return -1;
-	if (rel[0] == '/') {
-		snprintf(out, outsz, "%s", rel);
-		return 0;
-	}
+		return -2;
+	if (rel[0] == '/')
+		return snprintf(out, outsz, "%s", rel) >= (int)outsz ? -2 : 0;
 	if (rel[0] == '\0')
 		return -1; /* AT_EMPTY_PATH: an fd, not a path */
 	char link[64], base[PATH_MAX];
@@ -308,12 +310,13 @@ static int target_path(pid_t pid, int dirfd, uint64_t addr, char *out, size_t ou
 	else
 		snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)pid, dirfd);
 	ssize_t n = readlink(link, base, sizeof(base) - 1);
-	if (n <= 0)
-		return -1;
+	if (n <= 0 || n >= (ssize_t)sizeof(base) - 1)
+		return -2;
 	base[n] = '\0';
 	if (base[0] != '/')
-		return -1;
-	snprintf(out, outsz, "%s/%s", strcmp(base, "/") == 0 ? "" : base, rel);
+		return -2;
+	if (snprintf(out, outsz, "%s/%s", strcmp(base, "/") == 0 ? "" : base, rel) >= (int)outsz)
+		return -2;
 	return 0;
 }
 
@@ -533,12 +536,57 @@ static bool protected_name(const struct observer *o, const char *real, int dir)
  * file along, and a file .git is git's pointer to a directory of the run's
  * choosing, config included): the observer fails those itself (EACCES), as
  * a protected path absent at the start has no mount to stop it. */
+/* A path whose start cordon cannot name (a cwd or dirfd deeper than
+ * PATH_MAX): safe only if it is relative, goes down only (no "..", so it
+ * stays below that deep directory, never at a writable root's top-level
+ * names) and names no protected path as if that directory were a root
+ * (git's names hold at any depth; a top-level name there is refused too:
+ * failing closed). */
+static bool unresolved_is_safe(const struct observer *o, const char *raw, int dir)
+{
+	char norm[PATH_MAX];
+	size_t n = 0;
+	if (!raw[0] || raw[0] == '/')
+		return false;
+	for (const char *p = raw; *p;) {
+		size_t l = strcspn(p, "/");
+		if (l == 2 && p[0] == '.' && p[1] == '.')
+			return false;
+		if (l && !(l == 1 && p[0] == '.')) {
+			if (n + l + 2 > sizeof(norm))
+				return false;
+			if (n)
+				norm[n++] = '/';
+			memcpy(norm + n, p, l);
+			n += l;
+		}
+		p += l;
+		while (*p == '/')
+			p++;
+	}
+	norm[n] = '\0';
+	return n && !protect_match(&o->protect_names, norm, dir, NULL, 0);
+}
+
 static int observe_path(struct observer *o, struct run_report *rep, pid_t pid, int dirfd, uint64_t addr,
 			int write_mode, uint64_t flags, bool follow_last, int dir, bool *refuse)
 {
 	char path[PATH_MAX], resolved[PATH_MAX], raw[PATH_MAX];
-	if (target_path(pid, dirfd, addr, path, sizeof(path), raw) < 0)
+	int tp = target_path(pid, dirfd, addr, path, sizeof(path), raw);
+	if (tp < 0) {
+		/* Where the model protects anything, a call that may create or
+		 * write on a path cordon cannot resolve is refused: it could
+		 * be a protected one (`../../.envrc` from a cwd deeper than
+		 * PATH_MAX). */
+		bool may_write = write_mode == W_YES ||
+				 (write_mode != W_NO && ((flags & O_ACCMODE) != O_RDONLY || (flags & (O_CREAT | O_TRUNC))));
+		if (tp == -2 && o->protects && may_write && !unresolved_is_safe(o, raw, dir)) {
+			*refuse = true;
+			deny(o, rep, "file", raw[0] ? raw : "(a path cordon could not read)");
+			return 1;
+		}
 		return 0;
+	}
 	enum view_class cls = view_classify(&o->view, path, resolved, sizeof(resolved));
 	bool write = write_mode == W_YES || (write_mode != W_NO && open_writes(flags, resolved));
 	/* Where the model protects anything, a call that may write is

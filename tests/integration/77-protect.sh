@@ -372,6 +372,30 @@ test_nested_git_refused() {
 # F2a): the observer follows them as the kernel does for the caller
 # (/proc/self, /proc/thread-self, /proc/N/root, /dev/fd/N), so creating an
 # absent protected name through one is refused like any other.
+# A cwd deeper than PATH_MAX cannot be named: a write that climbs out of it
+# with ".." fails closed (review 2, F1: it reached .envrc and .git/commondir),
+# while files made below it still work.
+test_deep_cwd_cannot_reach_protected() {
+	mk_repo || return
+	cordon_run -- python3 -c '
+import os
+n = "0" * 200
+for i in range(22):
+    os.mkdir(n); os.chdir(n)
+open("deep.txt", "w").write("ok")
+print("deep-ok")
+up = "../" * 22
+for p in (".envrc", ".bashrc", ".git/commondir"):
+    try:
+        open(up + p, "w").write("x"); print("CREATED", p)
+    except OSError as e:
+        print("refused", e.errno)'
+	expect_eq "$(echo $OUT)" "deep-ok refused 13 refused 13 refused 13" "climbing out refused: $ERR"
+	[ ! -e .envrc ] && [ ! -e .bashrc ] && [ ! -e .git/commondir ] || fail "created on the host: $(ls -A . .git)"
+	expect_eq "$(field '[.denials[] | select(.kind=="file")] | length')" 3 "each a file denial"
+	t_assert
+}
+
 test_proc_symlink_creation_refused() {
 	mk_repo || return
 	rm -rf .git/hooks
@@ -419,6 +443,7 @@ for t in test_control_files_refused_and_reported test_rename_unlink_and_links_re
 	test_unprotect_and_protect test_ceiling_forbids_unprotect test_planted_symlink_refused \
 	test_protect_without_file_reports test_overlay_holds_protected_back test_overlay_holds_back_above_protected \
 	test_review_apply_uses_the_runs_list test_git_workflow_works_in_overlay \
-	test_git_redirections_refused test_nested_git_refused test_proc_symlink_creation_refused test_more_defaults; do
+	test_git_redirections_refused test_nested_git_refused test_proc_symlink_creation_refused test_more_defaults \
+	test_deep_cwd_cannot_reach_protected; do
 	t_run $t
 done
