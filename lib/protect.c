@@ -39,6 +39,7 @@ const char *const protect_defaults[] = {
 	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
 	".cshrc", ".tcshrc", ".login", ".logout", ".kshrc", ".mkshrc",
 	".config/fish", ".xprofile", ".xsessionrc", ".xinitrc",
+	".bash_aliases", ".bashrc.d", ".config/zsh", ".xsession",
 	/* what runs at login or on connection */
 	".ssh", ".config/autostart", ".config/systemd", ".config/environment.d",
 	".pam_environment", ".local/bin",
