@@ -330,6 +330,13 @@ static int count_sessions(uid_t owner, int *mine)
 	return n;
 }
 
+/* A session's workspace: <state>/sessions/<id>/work (where its execs
+ * start). False if it does not fit. */
+static bool session_ws(char *out, size_t sz, const char *id)
+{
+	return snprintf(out, sz, "%s/sessions/%s/work", S.state_dir, id) < (int)sz;
+}
+
 /* Start a session's worker in slot se (reserved by the caller) and send it
  * its first request; returns our end of its reply socket (the worker
  * answers once the boundary is up, or with why it is not), or -1 with msg
@@ -339,7 +346,7 @@ static int start_worker(struct session_ent *se, const char *id, uint64_t idle_ns
 {
 	char dir[PATH_MAX], ws[PATH_MAX], rep[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s/sessions/%s", S.state_dir, id);
-	snprintf(ws, sizeof(ws), "%s/work", dir);
+	session_ws(ws, sizeof(ws), id);
 	snprintf(rep, sizeof(rep), "%s/report.json", dir);
 	int sv[2] = {-1, -1};
 	if (mkdir_p(ws, 0700) < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
@@ -583,7 +590,7 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 	pthread_mutex_unlock(&S.lock);
 	char *ptext = pol ? node_text(pol) : NULL;
 	char why[1024], ws[PATH_MAX];
-	snprintf(ws, sizeof(ws), "%s/sessions/%s/work", S.state_dir, id);
+	session_ws(ws, sizeof(ws), id);
 	if (ptext && peer_policy_check(ptext, ws, uid, S.have_ceil ? S.ceil.p : NULL, why, sizeof(why)) < 0) {
 		free(ptext);
 		pthread_mutex_lock(&S.lock);
@@ -937,9 +944,10 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 		/* A relative P is the session's workspace's (where execs start). */
 		char abs[PATH_MAX];
 		if (path[0] != '/') {
-			if (snprintf(abs, sizeof(abs), "%s/sessions/%s/work%s%s", S.state_dir, rt->sid,
-				     strcmp(path, ".") ? "/" : "", strcmp(path, ".") ? path : "") >=
-			    (int)sizeof(abs)) {
+			char ws[PATH_MAX];
+			bool dot = strcmp(path, ".") == 0;
+			if (!session_ws(ws, sizeof(ws), rt->sid) ||
+			    snprintf(abs, sizeof(abs), "%s%s%s", ws, dot ? "" : "/", dot ? "" : path) >= (int)sizeof(abs)) {
 				r = send_error(c, 400, "path: too long");
 				break;
 			}
@@ -1390,7 +1398,7 @@ static void reap_workers(bool wait_all)
 				/* A pool session no client took: no report, an
 				 * empty workspace nothing ran in. */
 				char d[PATH_MAX];
-				snprintf(d, sizeof(d), "%s/sessions/%s/work", S.state_dir, se->id);
+				session_ws(d, sizeof(d), se->id);
 				rmdir(d);
 				*strrchr(d, '/') = '\0';
 				rmdir(d);

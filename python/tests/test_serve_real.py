@@ -48,18 +48,24 @@ def test_files_in_and_out(serve):
         assert s.files.read("out.txt") == b"DATA"
 
 
+def _ping_echoed(t):
+    """cat on the pty: "ping" typed at once comes back twice (the echo and
+    cat's output); input typed before the exec is ready is not lost."""
+    t.settimeout(60)  # a hang guard
+    t.sendall(b"ping\n")
+    got = b""
+    while got.count(b"ping") < 2:
+        d = t.recv()
+        if not d:
+            break
+        got += d
+    assert got.count(b"ping") == 2
+
+
 def test_pty_echo(serve):
     with cordon.Client(serve).session() as s:
         with s.pty(["/bin/cat"]) as t:
-            t.settimeout(60)  # a hang guard: input typed at once is not lost
-            t.sendall(b"ping\n")
-            got = b""
-            while got.count(b"ping") < 2:
-                d = t.recv()
-                if not d:
-                    break
-                got += d
-            assert got.count(b"ping") == 2
+            _ping_echoed(t)
 
 
 def test_one_shot_run(serve):
@@ -128,14 +134,7 @@ def test_tcp_with_a_token(tmp_path, workspace):
             r = s.exec(["/bin/sh", "-c", "echo hi"])
             assert r.ok and r.stdout == b"hi\n"
             with s.pty(["/bin/cat"]) as t:
-                t.sendall(b"ping\n")
-                got = b""
-                while got.count(b"ping") < 2:
-                    d = t.recv()
-                    if not d:
-                        break
-                    got += d
-                assert got.count(b"ping") == 2
+                _ping_echoed(t)
     finally:
         p.terminate()
         p.wait(timeout=60)
