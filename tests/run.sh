@@ -29,8 +29,8 @@ done
 
 # The integration files run in CORDON_JOBS lanes (default: 2 where there are
 # two CPUs or more). A test counts only what it made itself, by name, so the
-# files do not see each other; with more than one lane each file's output is
-# printed whole when it ends. The slowest file starts first.
+# files do not see each other. With more than one lane, every line is
+# printed as it comes, after "[FILE] "; the slowest file starts first.
 jobs=${CORDON_JOBS:-$(( $(nproc) >= 2 ? 2 : 1 ))}
 # CORDON_TESTS=REGEX (see tests/lib.sh): a file none of whose tests match
 # is not started at all (some files start servers before their first test).
@@ -57,30 +57,16 @@ run_file() {
 if [ "$jobs" -le 1 ]; then
 	for s in "${files[@]}"; do run_file "$s"; done
 else
-	OUTS=$(mktemp -d /tmp/cordon-lanes.XXXXXX)
-	declare -A lane_out=()
-	drain() { # prints and forgets the files that have ended
-		local p
-		for p in "${!lane_out[@]}"; do
-			kill -0 "$p" 2>/dev/null && continue
-			wait "$p" 2>/dev/null
-			cat "${lane_out[$p]}"
-			unset "lane_out[$p]"
-		done
-	}
+	running=0
 	for s in "${files[@]}"; do
-		while [ "${#lane_out[@]}" -ge "$jobs" ]; do
+		if [ "$running" -ge "$jobs" ]; then
 			wait -n
-			drain
-		done
-		run_file "$s" >"$OUTS/$(basename "$s").out" 2>&1 &
-		lane_out[$!]="$OUTS/$(basename "$s").out"
+			running=$((running - 1))
+		fi
+		run_file "$s" 2>&1 | sed -u "s/^/[$(basename "$s" .sh)] /" &
+		running=$((running + 1))
 	done
-	while [ "${#lane_out[@]}" -gt 0 ]; do
-		wait -n
-		drain
-	done
-	rm -rf "$OUTS"
+	wait
 fi
 
 # Every report the suite produced must validate, and every status must have
