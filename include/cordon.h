@@ -131,6 +131,11 @@ struct cordon_run_options {
 	 * run and restored before cordon_run returns; SIGWINCH is then read
 	 * from the signalfd too and resizes the run's pty). */
 	bool pty;
+	/* The hash budget of each output stream ($CORDON_OUTPUT_HASH): a SIZE
+	 * ("256M", "0"); the report's stdout/stderr sha256 covers at most that
+	 * many bytes, past it the hash is reported skipped. NULL: 256 MiB. A
+	 * malformed value is a setup-error. */
+	const char *output_hash;
 };
 
 /* Defaults: everything NULL/false, stdout_fd 1, stderr_fd 2. */
@@ -139,7 +144,7 @@ CORDON_PUBLIC void cordon_run_options_init(struct cordon_run_options *o) __attri
 /**
  * cordon_run_options_from_env() - the defaults, then the variables the CLI
  * documents (CORDON_CEILING, HOME, LANG, TERM, CORDON_CGROUP,
- * CORDON_TRACE_TIMING) from @envp, which also becomes o->envp. The
+ * CORDON_TRACE_TIMING, CORDON_OUTPUT_HASH) from @envp, which also becomes o->envp. The
  * strings point into @envp.
  */
 CORDON_PUBLIC void cordon_run_options_from_env(struct cordon_run_options *o, char *const envp[])

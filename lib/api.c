@@ -45,6 +45,7 @@ void cordon_run_options_from_env(struct cordon_run_options *o, char *const envp[
 	o->lang = opts_getenv(envp, "LANG");
 	o->term = opts_getenv(envp, "TERM");
 	o->cgroup = opts_getenv(envp, "CORDON_CGROUP");
+	o->output_hash = opts_getenv(envp, "CORDON_OUTPUT_HASH");
 	const char *tt = opts_getenv(envp, "CORDON_TRACE_TIMING");
 	o->trace_timing = tt && *tt == '1';
 }

@@ -16,6 +16,9 @@ void sha256_free(sha256_ctx *c);
  * (inputs, outputs). A run can leave a 20 GB sparse file or many hardlinks
  * to one big file: cordon must still return within seconds. */
 #define HASH_BUDGET_BYTES (256ULL << 20)
+/* The same for each output stream of a run (stdout, stderr): the report's
+ * hash covers the first this many bytes (the run option output_hash). */
+#define OUTPUT_HASH_BYTES (256ULL << 20)
 #define HASH_BUDGET_NS (2ULL * 1000000000ULL)
 struct hash_budget {
 	uint64_t bytes_left;  /* logical bytes (holes included) still allowed */

@@ -612,6 +612,16 @@ static void write_evidence(jwriter *w, const struct run_report *r)
 		jw_key(w, "bytes");
 		jw_uint(w, r->out[i].bytes);
 		jw_key(w, "sha256");
+		if (r->out[i].hash_skipped) {
+			/* Past the budget: the hash covers a prefix only, and
+			 * says so under another name. */
+			jw_null(w);
+			jw_key(w, "hash_skipped");
+			jw_str(w, "byte-budget");
+			jw_key(w, "hashed_bytes");
+			jw_uint(w, r->out[i].hashed_bytes);
+			jw_key(w, "prefix_sha256");
+		}
 		jw_str(w, r->out[i].sha256);
 		jw_obj_end(w);
 	}

@@ -65,7 +65,9 @@ struct grant {
 
 struct stream_stats {
 	uint64_t bytes;
-	char sha256[65];
+	char sha256[65];       /* of the first hashed_bytes bytes */
+	bool hash_skipped;     /* bytes went past the hash budget */
+	uint64_t hashed_bytes;
 };
 
 struct enforcement {

@@ -18,7 +18,15 @@
  * pipes have room (up to 4 MiB per event). On a machine with more than two
  * CPUs, once a read brings 32 KiB or more, hashing moves to a thread of its
  * own (sup-stream.c, struct hashq); on two, the writer and the reader keep both
- * busy and the hash is cheaper inline. */
+ * busy and the hash is cheaper inline.
+ *
+ * The hash has a budget (hash_left, the run option output_hash, 256 MiB by
+ * default): SHA-256 costs more CPU than the relay itself, so a stream is
+ * hashed up to the budget and past it only counted, redacted and limited;
+ * the report then says the hash was skipped and how many bytes it covers.
+ * Once the budget is spent, pipe to pipe without secrets or prefix,
+ * splice(2) moves the command's pages to the destination without a copy,
+ * each call bounded by what is left of the output limit. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
@@ -43,6 +51,9 @@ struct out_stream {
 	uint64_t raw_bytes; /* captured from the command (the output limit) */
 	uint64_t bytes;   /* of the redacted stream (the evidence) */
 	sha256_ctx *hash;
+	uint64_t hash_left; /* bytes the hash may still take (the budget) */
+	uint64_t hashed;  /* bytes hashed (a prefix of the redacted stream) */
+	bool hash_over;   /* bytes went past the budget unhashed */
 	struct hashq *hq; /* the hash thread of a bulk stream, or NULL */
 	bool hq_tried;    /* hashq_start was asked (once per stream) */
 	struct redact_stream rs;
@@ -50,14 +61,16 @@ struct out_stream {
 	uint8_t *rbuf;    /* read buffer when redacting (secret memory: raw output) */
 	uint8_t *tbuf;    /* what tee(2) forwarded, read back for the hash */
 	bool tee_blocked; /* tee found the destination full */
-	bool no_tee;      /* tee refused (not two pipes): plain reads */
+	bool no_tee;      /* tee or splice refused (not two pipes): plain reads */
 	const char *prefix; /* put at the start of every forwarded line, or NULL */
 	bool at_line_start;
 	buf pending;      /* redacted, not yet forwarded */
 	size_t pending_off;
 };
 
-int stream_init(struct out_stream *s, int in_fd, int dest_fd, const redactor *r, const char *prefix);
+/* hash_budget: bytes of the (redacted) stream hashed at most. */
+int stream_init(struct out_stream *s, int in_fd, int dest_fd, const redactor *r, const char *prefix,
+		uint64_t hash_budget);
 /* Read what is available, at most budget raw bytes (the rest of the output
  * limit). Returns bytes read, 0 at EOF (in_fd closed and set to -1), or -1
  * on error. If more than budget was available, *over is set. */
@@ -66,5 +79,6 @@ ssize_t stream_read(struct out_stream *s, uint64_t budget, bool *over);
  * destination would block (wait for EPOLLOUT), -1 on error. */
 int stream_flush(struct out_stream *s);
 bool stream_has_pending(const struct out_stream *s);
-/* Finish: release held bytes, hash hex, close fds. */
+/* Finish: release held bytes, hash hex (of the first s->hashed bytes, all
+ * of them unless s->hash_over), close fds. */
 void stream_finish(struct out_stream *s, char sha[65]);

@@ -92,6 +92,7 @@
 #include "creds.h"
 #include "error.h"
 #include "hash.h"
+#include "units.h"
 #include "mounts.h"
 #include "landlock.h"
 #include "ns.h"
@@ -155,6 +156,7 @@ struct sup {
 	int sock, pidfd, epfd, timer, cpu_timer, sigfd;
 	pid_t pid;
 	struct out_stream out[2];
+	uint64_t out_hash; /* hash budget of each output stream */
 	bool exec_ok, got_exit, init_dead, setup_failed;
 	int wstatus;
 	int init_code, init_status; /* how init ended (waitid), 0 = not yet */
@@ -768,6 +770,10 @@ static int prepare(struct sup *s, cordon_error *err)
 		s->sb_uid = s->host_uid;
 		s->sb_gid = s->host_gid;
 	}
+	const char *oh = policy_opts(s->pol)->output_hash;
+	s->out_hash = OUTPUT_HASH_BYTES;
+	if (oh && parse_size(oh, &s->out_hash, err) < 0)
+		return cordon_err_wrap(err, "output hash budget (CORDON_OUTPUT_HASH)");
 	cordon_error cgerr = {0};
 	s->cgops = cgroup_detect(policy_opts(s->pol)->cgroup, &cgerr);
 	if (!s->cgops && cgerr.msg[0])
@@ -1130,8 +1136,8 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	s->rep->enf.sandbox_host_uid = s->sb_uid;
 	const struct cordon_run_options *ro = policy_opts(s->pol);
 	stream_init(&s->out[0], po[0], s->opts->to_stderr ? ro->stderr_fd : ro->stdout_fd, s->rep->redact,
-		    s->opts->prefix);
-	stream_init(&s->out[1], pe[0], ro->stderr_fd, s->rep->redact, s->opts->prefix);
+		    s->opts->prefix, s->out_hash);
+	stream_init(&s->out[1], pe[0], ro->stderr_fd, s->rep->redact, s->opts->prefix, s->out_hash);
 	s->epfd = epoll_create1(EPOLL_CLOEXEC);
 	s->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	s->cpu_timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
@@ -1214,6 +1220,8 @@ static void finish_usage(struct sup *s)
 	for (int i = 0; i < 2; i++) {
 		rep->out[i].bytes = s->out[i].bytes;
 		stream_finish(&s->out[i], rep->out[i].sha256);
+		rep->out[i].hash_skipped = s->out[i].hash_over;
+		rep->out[i].hashed_bytes = s->out[i].hashed;
 	}
 	/* Outputs: on every outcome, the workspace keeps what was written. */
 	if (s->exec_ok || s->ovl.active)

@@ -163,10 +163,17 @@ static void hashq_finish(struct hashq *q)
 	free(q);
 }
 
+/* Hash what the budget still allows of n bytes of the stream. */
 static void stream_hash(struct out_stream *s, const void *p, size_t n)
 {
+	if (n > s->hash_left) {
+		s->hash_over = true;
+		n = (size_t)s->hash_left;
+	}
 	if (!n)
 		return;
+	s->hash_left -= n;
+	s->hashed += n;
 	if (s->hq)
 		hashq_add(s->hq, p, n);
 	else
@@ -216,10 +223,12 @@ static void choose_mode(struct out_stream *s, int dest_fd)
 	s->mode = s->out_pollable ? OUT_POLL : OUT_BLOCKING;
 }
 
-int stream_init(struct out_stream *s, int in_fd, int dest_fd, const redactor *r, const char *prefix)
+int stream_init(struct out_stream *s, int in_fd, int dest_fd, const redactor *r, const char *prefix,
+		uint64_t hash_budget)
 {
 	memset(s, 0, sizeof(*s));
 	s->in_fd = in_fd;
+	s->hash_left = hash_budget;
 	s->out_fd = -1;
 	s->prefix = prefix;
 	s->at_line_start = true;
@@ -324,27 +333,43 @@ static int take_teed(struct out_stream *s, size_t t)
 			hashq_commit(s->hq, (size_t)n);
 		got += (size_t)n;
 	}
-	if (!s->hq)
-		sha256_update(s->hash, s->tbuf, t);
+	/* tee_read asked for no more than the hash budget: all of it is hashed. */
+	if (s->hq) {
+		s->hash_left -= t;
+		s->hashed += t;
+	} else {
+		stream_hash(s, s->tbuf, t);
+	}
 	s->raw_bytes += t;
 	s->bytes += t;
 	return 0;
 }
 
-/* Pipe to pipe without redaction: tee(2) duplicates the command's bytes into
- * the destination without a copy, then a read consumes the same bytes for
- * the hash. One copy instead of two, and no page allocated for the
- * destination. Repeats while both sides have room, up to LOOP_MAX. Returns
- * bytes moved, 0 to use the ordinary path instead, or 1 with tee_blocked set
- * when the destination is full. Never more than budget: each tee asks for
- * CHUNK bytes at most, and only while budget has CHUNK left. */
+/* Pipe to pipe without redaction. While the hash budget lasts, tee(2)
+ * duplicates the command's bytes into the destination without a copy, then a
+ * read consumes the same bytes for the hash: one copy instead of two, and no
+ * page allocated for the destination. Once it is spent, splice(2) moves the
+ * pages across and nothing is copied at all. Repeats while both sides have
+ * room, up to LOOP_MAX. Returns bytes moved, 0 to use the ordinary path
+ * instead (also at the output limit: its read finds whether there is more),
+ * or 1 with tee_blocked set when the destination is full. Never more than
+ * budget, nor past the hash budget in one tee: each call asks for at most
+ * what is left of both (and CHUNK). */
 static ssize_t tee_read(struct out_stream *s, uint64_t budget)
 {
 	if (s->no_tee || s->mode != OUT_NONBLOCK || s->out_broken || stream_has_pending(s))
 		return 0;
 	size_t moved = 0;
-	while (moved < LOOP_MAX && budget - moved >= CHUNK) {
-		ssize_t t = tee(s->in_fd, s->out_fd, CHUNK, SPLICE_F_NONBLOCK);
+	while (moved < LOOP_MAX && budget > moved) {
+		bool hashing = s->hash_left > 0;
+		uint64_t len = budget - moved;
+		if (len > CHUNK)
+			len = CHUNK;
+		if (hashing && len > s->hash_left)
+			len = s->hash_left;
+		ssize_t t = hashing ? tee(s->in_fd, s->out_fd, (size_t)len, SPLICE_F_NONBLOCK)
+				    : splice(s->in_fd, NULL, s->out_fd, NULL, (size_t)len,
+					     SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 		if (t < 0 && errno == EAGAIN) {
 			if (moved)
 				break; /* the command's pipe is empty, or the destination full: epoll says which */
@@ -359,8 +384,15 @@ static ssize_t tee_read(struct out_stream *s, uint64_t budget)
 				s->no_tee = true;
 			break;
 		}
-		if (take_teed(s, (size_t)t) < 0)
-			return -1;
+		if (hashing) {
+			if (take_teed(s, (size_t)t) < 0)
+				return -1;
+		} else {
+			/* Past the hash budget: counted, not hashed. */
+			s->hash_over = true;
+			s->raw_bytes += (uint64_t)t;
+			s->bytes += (uint64_t)t;
+		}
 		moved += (size_t)t;
 	}
 	return (ssize_t)moved;

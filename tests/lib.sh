@@ -52,7 +52,7 @@ check_report_shape() {
 	       and (.limits_hit|type) == "array" and (.usage|has("wall_seconds") and has("cpu_user_seconds")
 	       and has("cpu_system_seconds") and has("peak_memory_bytes")) and (.denials|type) == "array"
 	       and (.command|type) == "array" and (.policy_sha256|length) == 64 and (.inputs|type) == "array"
-	       and (.outputs|type) == "array" and (.stdout.sha256|length) == 64 and (.stderr.sha256|length) == 64
+	       and (.outputs|type) == "array" and ([.stdout, .stderr] | all((.sha256 // .prefix_sha256 | length) == 64))
 	       and (.secrets|type) == "array" and (.enforcement|has("user_ns") and has("landlock_abi")
 	       and has("seccomp") and has("cgroup"))' "$R" >/dev/null || fail "report shape: $(head -c 400 "$R")"
 }

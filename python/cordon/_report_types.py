@@ -108,6 +108,9 @@ class Truncated(ReportObject):
 class Stream(ReportObject):
     bytes: Optional[int] = None
     sha256: Optional[str] = None
+    hash_skipped: Optional[str] = None  # optional
+    hashed_bytes: Optional[int] = None  # optional
+    prefix_sha256: Optional[str] = None  # optional
 
 
 @dataclass

@@ -285,6 +285,55 @@ test_relay_pipes_grown_limit_exact() {
 	t_assert
 }
 
+test_output_hash_budget_splice_limit() {
+	# Issue 11: a stream is hashed up to the budget (CORDON_OUTPUT_HASH,
+	# here 1M); past it the report says the hash was skipped and how many
+	# bytes the prefix hash covers, while every byte is still counted and
+	# forwarded (splice(2) pipe to pipe), and the output limit still exact.
+	head -c 3000000 /dev/urandom | base64 -w 0 >big.txt
+	local pre
+	pre=$(head -c 1048576 big.txt | sha256sum | cut -d' ' -f1)
+	CORDON_OUTPUT_HASH=1M cordon_run -- /bin/cat big.txt
+	expect_eq "$(field .status)" ok "status: $ERR"
+	expect_eq "$(field -c .stdout.sha256)" null "no hash of the whole stream"
+	expect_eq "$(field .stdout.hash_skipped) $(field .stdout.hashed_bytes)" "byte-budget 1048576" "skipped, 1 MiB hashed"
+	expect_eq "$(field .stdout.prefix_sha256)" "$pre" "the hash of the first MiB"
+	expect_eq "$(field .stdout.bytes)" "$(stat -c %s big.txt)" "counted past the budget"
+	[ "$OUT" = "$(cat big.txt)" ] || fail "forwarded bytes differ from the file"
+	expect_eq "$(field -c '.stderr | has("hash_skipped")')" false "an empty stream is hashed whole"
+	CORDON_OUTPUT_HASH=1M cordon_run --output-limit 2500001 -- /bin/cat big.txt
+	expect_eq "$(field .status)" output-limit "status at the limit"
+	expect_eq "$(field .stdout.bytes)" 2500001 "counted up to the limit"
+	expect_eq "$(printf '%s' "$OUT" | wc -c)" 2500001 "forwarded up to the limit"
+	expect_eq "$(field .stdout.hashed_bytes) $(field .stdout.prefix_sha256)" "1048576 $pre" "prefix hash at the limit"
+	CORDON_OUTPUT_HASH=1x cordon_run -- /bin/true
+	expect_eq "$(field .status)" setup-error "a malformed budget"
+	expect_match "$(field .reason)" "CORDON_OUTPUT_HASH" "named"
+	t_assert
+}
+
+test_output_hash_budget_redacts_past_it() {
+	# A secret written after the hash budget is spent is still redacted (in
+	# the forwarded bytes and in the count), across a chunk boundary too.
+	printf '%s\n' "$SECRET" >token
+	head -c 1500000 /dev/urandom | base64 -w 0 >a.txt
+	{ cat a.txt; printf '%s' "${SECRET:0:7}"; } >big.txt
+	printf '%s\n' "${SECRET:7}" >>big.txt
+	cat a.txt >>big.txt
+	CORDON_OUTPUT_HASH=1M cordon_run --secret TOKEN=file:./token -- /bin/sh -c 'cat big.txt; cat big.txt >&2'
+	expect_eq "$(field .status)" ok "status: $ERR"
+	printf '%s' "$OUT" >out.txt
+	expect_match "$OUT" "REDACTED:TOKEN" "marker past the budget"
+	scan out.txt
+	local want
+	want=$( { cat a.txt; printf '[REDACTED:TOKEN]\n'; cat a.txt; } | wc -c)
+	expect_eq "$(field .stdout.bytes) $(field .stderr.bytes)" "$want $want" "the redacted stream counted"
+	expect_eq "$(field .stdout.hash_skipped) $(field .stdout.hashed_bytes)" "byte-budget 1048576" "stdout: skipped"
+	expect_eq "$(field .stderr.hash_skipped) $(field .stderr.hashed_bytes)" "byte-budget 1048576" "stderr: skipped"
+	expect_eq "$(field .stdout.prefix_sha256)" "$(head -c 1048576 a.txt | sha256sum | cut -d' ' -f1)" "prefix hash"
+	t_assert
+}
+
 test_secret_file_read_once_no_symlink() {
 	# Issue 10: the run replaces its secret file (in the writable
 	# workspace) with a symlink to a file it should never see. The check
@@ -432,7 +481,8 @@ for t in test_secret_redacted_everywhere test_secret_from_host_variable test_sec
 	test_secret_refusals test_partial_secret_failure_still_redacted test_inputs_hashed test_policy_hash_is_canonical test_ledger_cli_lesson_example \
 	test_infeasible_not_started test_three_verdicts_independent test_check_sees_outputs_read_only \
 	test_interrupted test_validate_command test_secret_file_read_once_no_symlink test_secret_exposures \
-	test_bulk_output_hash test_relay_pipes_grown_limit_exact test_secret_redacted_in_early_setup_errors test_secret_in_rw_file \
+	test_bulk_output_hash test_relay_pipes_grown_limit_exact test_output_hash_budget_splice_limit \
+	test_output_hash_budget_redacts_past_it test_secret_redacted_in_early_setup_errors test_secret_in_rw_file \
 	test_secret_behind_truncated_outputs test_secret_in_names_links_xattrs test_wrapped_base64_redacted_and_found; do
 	t_run $t
 done
