@@ -13,9 +13,9 @@
  * to 1 MiB (never shrunk), so whole chunks are written without a poll
  * before each page; a socket is written with MSG_DONTWAIT; anything else
  * that can block (a terminal) gets a poll and at most a page per write, as
- * before. Pipe to pipe without secrets or prefix, tee(2) forwards without a
- * copy and a read takes the same bytes for the hash, repeated while both
- * pipes have room (up to 4 MiB per event). On a machine with more than two
+ * before. The hashed bytes are always read, hashed and written from
+ * cordon's own buffer (never tee(2): the command can change a page it put in
+ * its pipe by reference after it was forwarded). On a machine with more than two
  * CPUs, once a read brings 32 KiB or more, hashing moves to a thread of its
  * own (sup-stream.c, struct hashq); on two, the writer and the reader keep both
  * busy and the hash is cheaper inline.
@@ -25,8 +25,9 @@
  * hashed up to the budget and past it only counted, redacted and limited;
  * the report then says the hash was skipped and how many bytes it covers.
  * Once the budget is spent, pipe to pipe without secrets or prefix,
- * splice(2) moves the command's pages to the destination without a copy,
- * each call bounded by what is left of the output limit. */
+ * splice(2) moves the command's pages to the destination without a copy
+ * (repeated while both pipes have room, up to 4 MiB per event), each call
+ * bounded by what is left of the output limit. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
@@ -59,9 +60,8 @@ struct out_stream {
 	struct redact_stream rs;
 	bool redacting;
 	uint8_t *rbuf;    /* read buffer when redacting (secret memory: raw output) */
-	uint8_t *tbuf;    /* what tee(2) forwarded, read back for the hash */
-	bool tee_blocked; /* tee found the destination full */
-	bool no_tee;      /* tee or splice refused (not two pipes): plain reads */
+	bool tee_blocked; /* splice found the destination full */
+	bool no_tee;      /* splice refused (not two pipes): plain reads */
 	const char *prefix; /* put at the start of every forwarded line, or NULL */
 	bool at_line_start;
 	buf pending;      /* redacted, not yet forwarded */

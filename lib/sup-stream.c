@@ -117,21 +117,6 @@ static void hashq_publish(struct hashq *q)
 	pthread_mutex_unlock(&q->mu);
 }
 
-/* Where the next bytes for the hash thread go (read straight into it), and
- * how many fit. */
-static uint8_t *hashq_room(struct hashq *q, size_t *room)
-{
-	*room = HQ_SLOT - q->fill;
-	return q->slot[q->tail % HQ_SLOTS] + q->fill;
-}
-
-static void hashq_commit(struct hashq *q, size_t n)
-{
-	q->fill += n;
-	if (q->fill == HQ_SLOT)
-		hashq_publish(q);
-}
-
 static void hashq_add(struct hashq *q, const uint8_t *p, size_t n)
 {
 	while (n) {
@@ -309,67 +294,26 @@ static int take_raw(struct out_stream *s, const uint8_t *in, size_t n, bool eof)
 	return 0;
 }
 
-/* Take the t bytes that tee(2) just forwarded off the command's pipe, for
- * the hash: read straight into the hash thread's slot once there is one,
- * else into tbuf and hashed here. */
-static int take_teed(struct out_stream *s, size_t t)
+/* Pipe to pipe without redaction, once the hash budget is spent: splice(2)
+ * moves the command's pages to the destination and nothing is copied. While
+ * the hash lasts, the bytes are read, hashed and written from cordon's own
+ * buffer instead: a page the command put in its pipe by reference (vmsplice,
+ * or splice from its own file) can change after a tee(2) forwarded it, so
+ * the reader would get other bytes than the ones hashed. Repeats while both
+ * sides have room, up to LOOP_MAX. Returns bytes moved, 0 to use the
+ * ordinary path instead (also at the output limit: its read finds whether
+ * there is more), or 1 with tee_blocked set when the destination is full.
+ * Never more than budget: each call asks for at most what is left of it. */
+static ssize_t splice_read(struct out_stream *s, uint64_t budget)
 {
-	if (!s->hq && t >= HQ_START && !s->hq_tried) {
-		s->hq_tried = true;
-		s->hq = hashq_start(s->hash); /* NULL: inline */
-	}
-	if (!s->hq && !s->tbuf && !(s->tbuf = malloc(CHUNK)))
-		return -1;
-	size_t got = 0;
-	while (got < t) {
-		size_t room = t - got;
-		uint8_t *dst = s->hq ? hashq_room(s->hq, &room) : s->tbuf + got;
-		ssize_t n = read(s->in_fd, dst, room < t - got ? room : t - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1; /* cannot be: the bytes were there */
-		if (s->hq)
-			hashq_commit(s->hq, (size_t)n);
-		got += (size_t)n;
-	}
-	/* tee_read asked for no more than the hash budget: all of it is hashed. */
-	if (s->hq) {
-		s->hash_left -= t;
-		s->hashed += t;
-	} else {
-		stream_hash(s, s->tbuf, t);
-	}
-	s->raw_bytes += t;
-	s->bytes += t;
-	return 0;
-}
-
-/* Pipe to pipe without redaction. While the hash budget lasts, tee(2)
- * duplicates the command's bytes into the destination without a copy, then a
- * read consumes the same bytes for the hash: one copy instead of two, and no
- * page allocated for the destination. Once it is spent, splice(2) moves the
- * pages across and nothing is copied at all. Repeats while both sides have
- * room, up to LOOP_MAX. Returns bytes moved, 0 to use the ordinary path
- * instead (also at the output limit: its read finds whether there is more),
- * or 1 with tee_blocked set when the destination is full. Never more than
- * budget, nor past the hash budget in one tee: each call asks for at most
- * what is left of both (and CHUNK). */
-static ssize_t tee_read(struct out_stream *s, uint64_t budget)
-{
-	if (s->no_tee || s->mode != OUT_NONBLOCK || s->out_broken || stream_has_pending(s))
+	if (s->hash_left > 0 || s->no_tee || s->mode != OUT_NONBLOCK || s->out_broken || stream_has_pending(s))
 		return 0;
 	size_t moved = 0;
 	while (moved < LOOP_MAX && budget > moved) {
-		bool hashing = s->hash_left > 0;
 		uint64_t len = budget - moved;
 		if (len > CHUNK)
 			len = CHUNK;
-		if (hashing && len > s->hash_left)
-			len = s->hash_left;
-		ssize_t t = hashing ? tee(s->in_fd, s->out_fd, (size_t)len, SPLICE_F_NONBLOCK)
-				    : splice(s->in_fd, NULL, s->out_fd, NULL, (size_t)len,
-					     SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
+		ssize_t t = splice(s->in_fd, NULL, s->out_fd, NULL, (size_t)len, SPLICE_F_NONBLOCK | SPLICE_F_MOVE);
 		if (t < 0 && errno == EAGAIN) {
 			if (moved)
 				break; /* the command's pipe is empty, or the destination full: epoll says which */
@@ -384,15 +328,10 @@ static ssize_t tee_read(struct out_stream *s, uint64_t budget)
 				s->no_tee = true;
 			break;
 		}
-		if (hashing) {
-			if (take_teed(s, (size_t)t) < 0)
-				return -1;
-		} else {
-			/* Past the hash budget: counted, not hashed. */
-			s->hash_over = true;
-			s->raw_bytes += (uint64_t)t;
-			s->bytes += (uint64_t)t;
-		}
+		/* Past the hash budget: counted, not hashed. */
+		s->hash_over = true;
+		s->raw_bytes += (uint64_t)t;
+		s->bytes += (uint64_t)t;
 		moved += (size_t)t;
 	}
 	return (ssize_t)moved;
@@ -404,7 +343,7 @@ ssize_t stream_read(struct out_stream *s, uint64_t budget, bool *over)
 	if (s->in_fd < 0)
 		return 0;
 	if (!s->redacting && !s->prefix) {
-		ssize_t t = tee_read(s, budget);
+		ssize_t t = splice_read(s, budget);
 		if (t != 0)
 			return t;
 	}
@@ -526,6 +465,4 @@ void stream_finish(struct out_stream *s, char sha[65])
 	buf_wipe(&s->pending);
 	secmem_free(s->rbuf);
 	s->rbuf = NULL;
-	free(s->tbuf);
-	s->tbuf = NULL;
 }

@@ -269,7 +269,7 @@ test_bulk_output_hash() {
 
 test_relay_pipes_grown_limit_exact() {
 	# The relay (sup-stream.c) grows the command's pipe and a pipe it forwards
-	# to to 1 MiB, and moves up to 4 MiB per event with tee(2): an output
+	# to to 1 MiB, and moves up to 4 MiB per event: an output
 	# limit between two of its 1 MiB steps is still exact, and the evidence
 	# the SHA-256 of exactly what was forwarded.
 	cordon_run -- /usr/bin/python3 -c 'import fcntl; print(fcntl.fcntl(1, 1032))'
@@ -282,6 +282,23 @@ test_relay_pipes_grown_limit_exact() {
 	expect_eq "$(field .stdout.bytes)" 2097153 "counted"
 	expect_eq "$(field .stdout.sha256)" "$(head -c 2097153 big.txt | sha256sum | cut -d' ' -f1)" "hash of what was forwarded"
 	expect_eq "$(printf '%s' "$OUT" | wc -c)" 2097153 "forwarded"
+	t_assert
+}
+
+test_hash_is_of_what_the_reader_got() {
+	# The command puts a page in its stdout by reference (splice from its
+	# own file) and rewrites the file once the supervisor has taken the page
+	# off its pipe; the reader, which waited for that, must get the bytes the
+	# report's hash is of (a tee(2) relay passed the page on by reference:
+	# review 3, F2).
+	local got="$T_TMP/got"
+	"$CORDON" run --report r.json --ro "$BUILD" --workspace-mode direct -- "$HOSTILE" splicepage rewritten |
+		{ for _ in $(seq 6000); do [ -e rewritten ] && break; sleep 0.05; done; cat >"$got"; }
+	R=r.json
+	keep_report r.json
+	[ -e rewritten ] || fail "the command did not rewrite its page: $(head -c 300 "$got")"
+	expect_eq "$(head -c 1 "$got")" A "the bytes as they were taken"
+	expect_eq "$(field .stdout.sha256)" "$(sha256sum <"$got" | cut -d' ' -f1)" "the hash of what the reader got"
 	t_assert
 }
 
@@ -481,7 +498,7 @@ for t in test_secret_redacted_everywhere test_secret_from_host_variable test_sec
 	test_secret_refusals test_partial_secret_failure_still_redacted test_inputs_hashed test_policy_hash_is_canonical test_ledger_cli_lesson_example \
 	test_infeasible_not_started test_three_verdicts_independent test_check_sees_outputs_read_only \
 	test_interrupted test_validate_command test_secret_file_read_once_no_symlink test_secret_exposures \
-	test_bulk_output_hash test_relay_pipes_grown_limit_exact test_output_hash_budget_splice_limit \
+	test_bulk_output_hash test_hash_is_of_what_the_reader_got test_relay_pipes_grown_limit_exact test_output_hash_budget_splice_limit \
 	test_output_hash_budget_redacts_past_it test_secret_redacted_in_early_setup_errors test_secret_in_rw_file \
 	test_secret_behind_truncated_outputs test_secret_in_names_links_xattrs test_wrapped_base64_redacted_and_found; do
 	t_run $t

@@ -190,6 +190,28 @@ int main(int argc, char **argv)
 			}
 		}
 	}
+	if (!strcmp(a, "splicepage")) {
+		/* A page of 'A's put in stdout (a pipe) by reference, from a
+		 * file: once the supervisor has taken it off the pipe, the file
+		 * becomes 'B's; then "rewritten" in the file named by argv[2]. */
+		static char page[65536];
+		memset(page, 'A', sizeof(page));
+		int fd = open("/tmp/splicepage", O_RDWR | O_CREAT | O_TRUNC, 0600);
+		loff_t off = 0;
+		if (fd < 0 || pwrite(fd, page, sizeof(page), 0) != (ssize_t)sizeof(page) ||
+		    splice(fd, &off, 1, NULL, sizeof(page), 0) != (ssize_t)sizeof(page))
+			return result(-1, "splice");
+		int queued = 1;
+		while (ioctl(1, FIONREAD, &queued) == 0 && queued > 0)
+			usleep(1000);
+		memset(page, 'B', sizeof(page));
+		if (pwrite(fd, page, sizeof(page), 0) != (ssize_t)sizeof(page))
+			return result(-1, "rewrite");
+		close(fd);
+		if (argc > 2)
+			close(open(argv[2], O_WRONLY | O_CREAT, 0644));
+		return 0;
+	}
 	if (!strcmp(a, "membomb")) {
 		size_t chunk = 16 << 20;
 		for (;;) {
