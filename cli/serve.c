@@ -43,6 +43,8 @@ extern char **environ;
 #define MAX_ALLOW 32
 #define WARM_MAX 64
 #define WARM_MAX_S "64"
+/* The longest a claim holds the pool's refill back (see hold). */
+#define HOLD_MAX_NS (2000ULL * 1000000ULL)
 
 struct session_ent {
 	bool used;
@@ -57,6 +59,10 @@ struct session_ent {
 	/* Taken from the pool by a one-shot run (POST /v1/runs): the run's,
 	 * not a session of its client's (not found by id, not counted). */
 	bool oneshot;
+	/* Just taken from the pool: its refill waits (pool_release) until this
+	 * session's first exec or one-shot run is over, so that building the
+	 * next boundary does not take the CPU from it. */
+	bool hold;
 	pthread_mutex_t lock; /* sends on ctl */
 };
 
@@ -81,6 +87,8 @@ static struct {
 	pthread_cond_t pool_cond;
 	pthread_t pool_thread;
 	uint64_t pool_hits, pool_misses, pool_failures;
+	int pool_holds;          /* sessions with hold set */
+	uint64_t hold_until;     /* CLOCK_MONOTONIC ns: no hold lasts past this */
 	/* Connections (docs/api.md, "Limits of the server"): at most this
 	 * many at once, per_ip of them from one TCP address, and an idle or
 	 * incomplete request closed after conn_timeout seconds. */
@@ -152,6 +160,15 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned code, const
 	buf_free(&w.out);
 	return r;
 }
+
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+static uint64_t mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+static uint64_t realtime_ns(void) { return clock_ns(CLOCK_REALTIME); }
 
 static void new_id(char *out, const char *prefix)
 {
@@ -405,6 +422,8 @@ static int start_worker(struct session_ent *se, const char *id, uint64_t idle_ns
 	return reply;
 }
 
+static void pool_release_locked(struct session_ent *se);
+
 /* A slot whose worker never ran (or was killed here): free it. */
 static void slot_abandon(struct session_ent *se)
 {
@@ -418,6 +437,7 @@ static void slot_abandon(struct session_ent *se)
 		waitpid(se->pid, NULL, 0);
 	}
 	se->pid = -1;
+	pool_release_locked(se);
 	se->used = se->warm = se->warm_ready = se->oneshot = false;
 	pthread_mutex_unlock(&se->lock);
 	pthread_mutex_unlock(&S.lock);
@@ -460,11 +480,36 @@ static struct session_ent *pool_take(uid_t uid, bool oneshot)
 		se->oneshot = oneshot;
 		se->owner = uid;
 		S.pool_hits++;
+		if (!se->hold) {
+			se->hold = true;
+			S.pool_holds++;
+		}
+		S.hold_until = mono_ns() + HOLD_MAX_NS;
 	} else {
 		S.pool_misses++;
 	}
 	pthread_cond_broadcast(&S.pool_cond);
 	return se;
+}
+
+/* se's claim is over (its first exec or its run ended, or it ended):
+ * the refill may go on. Under S.lock. */
+static void pool_release_locked(struct session_ent *se)
+{
+	if (se->hold) {
+		se->hold = false;
+		S.pool_holds--;
+		pthread_cond_broadcast(&S.pool_cond);
+	}
+}
+
+static void pool_release(const char *sid)
+{
+	pthread_mutex_lock(&S.lock);
+	for (int i = 0; i < S.nslots; i++)
+		if (S.ss[i].used && S.ss[i].hold && strcmp(S.ss[i].id, sid) == 0)
+			pool_release_locked(&S.ss[i]);
+	pthread_mutex_unlock(&S.lock);
 }
 
 static int pool_count(void)
@@ -485,8 +530,20 @@ static void *pool_main(void *unused)
 	for (;;) {
 		pthread_mutex_lock(&S.lock);
 		int slot = -1;
-		while (!S.stopping && (pool_count() >= S.warm || (slot = free_slot()) < 0))
+		for (;;) {
+			if (S.stopping)
+				break;
+			uint64_t now = mono_ns();
+			if (S.pool_holds > 0 && now < S.hold_until) {
+				uint64_t t = (uint64_t)realtime_ns() + (S.hold_until - now);
+				struct timespec ts = {(time_t)(t / 1000000000ULL), (long)(t % 1000000000ULL)};
+				pthread_cond_timedwait(&S.pool_cond, &S.lock, &ts);
+				continue;
+			}
+			if (pool_count() < S.warm && (slot = free_slot()) >= 0)
+				break;
 			pthread_cond_wait(&S.pool_cond, &S.lock);
+		}
 		if (S.stopping) {
 			pthread_mutex_unlock(&S.lock);
 			return NULL;
@@ -631,6 +688,7 @@ struct stream_ctx {
 	/* a pty exec: */
 	struct session_ent *se;
 	char sid[ROUTE_ID_LEN + 1], eid[ROUTE_ID_LEN + 1];
+	bool release; /* the exec's end lets the pool refill (hold) */
 };
 
 static ssize_t stream_reader(void *cls, uint64_t pos, char *out, size_t max)
@@ -656,6 +714,8 @@ static void stream_free(void *cls)
 	/* A client gone mid-stream: closing this tells the worker, and the
 	 * exec runs on (docs/api.md). */
 	close(sc->reply);
+	if (sc->release)
+		pool_release(sc->sid);
 	free(sc->pkt);
 	free(sc);
 }
@@ -829,6 +889,8 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 	sc->reply = reply;
 	sc->pkt = pkt;
 	sc->len = (size_t)n;
+	snprintf(sc->sid, sizeof(sc->sid), "%s", sid);
+	sc->release = true;
 	if (want_pty) {
 		jnode *j = json_parse(pkt, (size_t)n, &e);
 		const jnode *eid = j ? json_get(j, "exec") : NULL;
@@ -894,6 +956,7 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 	case R_SESSION_DELETE:
 		pthread_mutex_lock(&S.lock);
 		se->ending = true;
+		pool_release_locked(se);
 		pthread_mutex_unlock(&S.lock);
 		r = simple_op(c, se, rt->sid, "{\"op\":\"end\"}", -1, 200, "application/json");
 		break;
@@ -1260,6 +1323,7 @@ static bool warm_run(struct MHD_Connection *c, uid_t uid, const jnode *argv, con
 	pthread_mutex_unlock(&S.lock);
 	pthread_cond_broadcast(&S.pool_cond);
 	oneshot_op(se, sid, "{\"op\":\"end\"}");
+	pool_release(sid);
 	char sdir[PATH_MAX], runs[PATH_MAX];
 	snprintf(sdir, sizeof(sdir), "%s/sessions/%s", S.state_dir, sid);
 	snprintf(runs, sizeof(runs), "%s/runs", S.state_dir);
@@ -1559,6 +1623,7 @@ static void reap_workers(bool wait_all)
 				rmdir(d);
 			}
 			se->id[0] = '\0';
+			pool_release_locked(se);
 			se->used = se->warm = se->warm_ready = se->oneshot = false;
 			pthread_mutex_unlock(&se->lock);
 		}
