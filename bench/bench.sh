@@ -86,6 +86,7 @@ wrow "serve: session create, cold" "$ws/serve.sock" create
 wrow "serve: session create, warm pool" "$ws/warm.sock" create
 wrow "serve: create + exec /bin/true, cold" "$ws/serve.sock" create-exec
 wrow "serve: create + exec /bin/true, warm pool" "$ws/warm.sock" create-exec
+wrow "serve: one-shot POST /v1/runs, warm pool" "$ws/warm.sock" run
 kill -TERM "$srv" "$wsrv"
 wait "$srv" || true
 wait "$wsrv" || true
@@ -94,6 +95,9 @@ awk -v c="$(med_of "serve: session create, cold")" -v w="$(med_of "serve: sessio
 awk -v c="$(med_of "serve: create + exec /bin/true, cold")" -v w="$(med_of "serve: create + exec /bin/true, warm pool")" \
 	-v b="$(med_of "bwrap (all namespaces, minimal root)")" -v r="$(med_of "cordon run (no limits; accounting cgroup)")" \
 	'BEGIN{printf "one-shot /bin/true, warm vs cold session / cold cordon run / bwrap: %.2f / %.2f / %.2f\n", w/c, w/r, w/b}'
+awk -v w="$(med_of "serve: one-shot POST /v1/runs, warm pool")" -v c="$(med_of "serve: one-shot POST /v1/runs")" \
+	-v r="$(med_of "cordon run (no limits; accounting cgroup)")" -v b="$(med_of "bwrap (all namespaces, minimal root)")" \
+	'BEGIN{printf "one-shot POST /v1/runs, warm / cold server / cold cordon run / bwrap: %.2f / %.2f / %.2f\n", w/c, w/r, w/b}'
 awk -v s="$(med_of "serve: session create + delete")" 'BEGIN{printf "sessions per second, one client (median):        %.0f\n", 1000 / s}'
 awk -v a="$(med_of "serve: exec in a live session")" -v b="$(med_of "bwrap (all namespaces, minimal root)")" -v c="$(med_of "cordon run (no limits; accounting cgroup)")" \
 	'BEGIN{printf "exec in a session vs cold cordon run / bwrap:    %.2f / %.2f\n", a/c, a/b}'

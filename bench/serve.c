@@ -7,9 +7,11 @@
  *              warm pool to be full again, are not timed)
  *   create-exec   the same, and POST .../exec {"argv":["/bin/true"]} timed
  *              with it: a one-shot /bin/true in a fresh session
- *   run        POST /v1/runs {"argv":["/bin/true"]}
- * With a warm pool, create and create-exec take every session from it;
- * without, every one is cold: the same program measures both. */
+ *   run        POST /v1/runs {"argv":["/bin/true"]} (a one-shot: with a
+ *              warm pool, from the pool, its refill waited for untimed)
+ * With a warm pool, create, create-exec and run take every session from
+ * it (an answer that did not is an error); without, every one is cold:
+ * the same program measures both. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +49,8 @@ static int request(const char *sock, const char *method, const char *path, const
 	return strncmp(out, "HTTP/1.1 20", 11) == 0 ? 0 : -1;
 }
 
-/* Until GET /v1/pool says the pool is full (at once without a pool). */
+/* Until GET /v1/pool says the pool is full (at once without a pool);
+ * returns its size, or -1. */
 static int pool_full(const char *sock, char *out, size_t cap)
 {
 	for (int i = 0; i < 20000; i++) {
@@ -57,7 +60,7 @@ static int pool_full(const char *sock, char *out, size_t cap)
 		if (!sz || !rd)
 			return -1;
 		if (atoi(sz + 7) == atoi(rd + 8))
-			return 0;
+			return atoi(sz + 7);
 		struct timespec ts = {0, 2000000};
 		nanosleep(&ts, NULL);
 	}
@@ -129,7 +132,11 @@ int main(int argc, char **argv)
 				rc = -1;
 			}
 		} else {
-			rc = request(argv[1], "POST", "/v1/runs", "{\"argv\":[\"/bin/true\"]}", out, sizeof(out));
+			int size = pool_full(argv[1], out, sizeof(out));
+			clock_gettime(CLOCK_MONOTONIC, &a);
+			rc = size < 0 ? -1 : request(argv[1], "POST", "/v1/runs", "{\"argv\":[\"/bin/true\"]}", out, sizeof(out));
+			if (rc == 0 && (!strstr(out, "\"status\": \"ok\"") || (size > 0 && !strstr(out, "\"warm\": true"))))
+				rc = -1;
 		}
 		clock_gettime(CLOCK_MONOTONIC, &b);
 		if (rc < 0) {

@@ -43,6 +43,8 @@ extern char **environ;
 #define MAX_ALLOW 32
 #define WARM_MAX 64
 #define WARM_MAX_S "64"
+/* The longest a claim holds the pool's refill back (see hold). */
+#define HOLD_MAX_NS (2000ULL * 1000000ULL)
 
 struct session_ent {
 	bool used;
@@ -54,6 +56,13 @@ struct session_ent {
 	/* In the warm pool: no client's, not found by id, not counted; ready
 	 * once its worker answered that the boundary is up. */
 	bool warm, warm_ready;
+	/* Taken from the pool by a one-shot run (POST /v1/runs): the run's,
+	 * not a session of its client's (not found by id, not counted). */
+	bool oneshot;
+	/* Just taken from the pool: its refill waits (pool_release) until this
+	 * session's first exec or one-shot run is over, so that building the
+	 * next boundary does not take the CPU from it. */
+	bool hold;
 	pthread_mutex_t lock; /* sends on ctl */
 };
 
@@ -78,6 +87,8 @@ static struct {
 	pthread_cond_t pool_cond;
 	pthread_t pool_thread;
 	uint64_t pool_hits, pool_misses, pool_failures;
+	int pool_holds;          /* sessions with hold set */
+	uint64_t hold_until;     /* CLOCK_MONOTONIC ns: no hold lasts past this */
 	/* Connections (docs/api.md, "Limits of the server"): at most this
 	 * many at once, per_ip of them from one TCP address, and an idle or
 	 * incomplete request closed after conn_timeout seconds. */
@@ -150,6 +161,15 @@ static enum MHD_Result send_error(struct MHD_Connection *c, unsigned code, const
 	return r;
 }
 
+static uint64_t clock_ns(clockid_t c)
+{
+	struct timespec ts;
+	clock_gettime(c, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+static uint64_t mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+static uint64_t realtime_ns(void) { return clock_ns(CLOCK_REALTIME); }
+
 static void new_id(char *out, const char *prefix)
 {
 	uint8_t r[8] = {0};
@@ -198,7 +218,8 @@ static enum MHD_Result relay_reply(struct MHD_Connection *c, int reply, unsigned
 static struct session_ent *find_session(const char *id, uid_t uid)
 {
 	for (int i = 0; i < S.nslots; i++)
-		if (S.ss[i].used && !S.ss[i].ending && !S.ss[i].warm && strcmp(S.ss[i].id, id) == 0 && (uid == 0 || S.ss[i].owner == uid || uid == (uid_t)-1))
+		if (S.ss[i].used && !S.ss[i].ending && !S.ss[i].warm && !S.ss[i].oneshot && strcmp(S.ss[i].id, id) == 0 &&
+		    (uid == 0 || S.ss[i].owner == uid || uid == (uid_t)-1))
 			return &S.ss[i];
 	return NULL;
 }
@@ -323,7 +344,7 @@ static int count_sessions(uid_t owner, int *mine)
 	int n = 0;
 	*mine = 0;
 	for (int i = 0; i < S.nslots; i++)
-		if (S.ss[i].used && !S.ss[i].ending && !S.ss[i].warm) {
+		if (S.ss[i].used && !S.ss[i].ending && !S.ss[i].warm && !S.ss[i].oneshot) {
 			n++;
 			*mine += S.ss[i].owner == owner;
 		}
@@ -401,6 +422,8 @@ static int start_worker(struct session_ent *se, const char *id, uint64_t idle_ns
 	return reply;
 }
 
+static void pool_release_locked(struct session_ent *se);
+
 /* A slot whose worker never ran (or was killed here): free it. */
 static void slot_abandon(struct session_ent *se)
 {
@@ -414,7 +437,8 @@ static void slot_abandon(struct session_ent *se)
 		waitpid(se->pid, NULL, 0);
 	}
 	se->pid = -1;
-	se->used = se->warm = se->warm_ready = false;
+	pool_release_locked(se);
+	se->used = se->warm = se->warm_ready = se->oneshot = false;
 	pthread_mutex_unlock(&se->lock);
 	pthread_mutex_unlock(&S.lock);
 	pthread_cond_broadcast(&S.pool_cond);
@@ -445,7 +469,7 @@ static bool pool_matches(const jnode *pol, const jnode *tmo)
 
 /* Hand a ready pool session to uid: from here on it is uid's like any
  * other (its worker re-arms its timers). NULL if the pool is empty. */
-static struct session_ent *pool_take(uid_t uid)
+static struct session_ent *pool_take(uid_t uid, bool oneshot)
 {
 	struct session_ent *se = NULL;
 	for (int i = 0; i < S.nslots && !se; i++)
@@ -453,13 +477,39 @@ static struct session_ent *pool_take(uid_t uid)
 			se = &S.ss[i];
 	if (se) {
 		se->warm = se->warm_ready = false;
+		se->oneshot = oneshot;
 		se->owner = uid;
 		S.pool_hits++;
+		if (!se->hold) {
+			se->hold = true;
+			S.pool_holds++;
+		}
+		S.hold_until = mono_ns() + HOLD_MAX_NS;
 	} else {
 		S.pool_misses++;
 	}
 	pthread_cond_broadcast(&S.pool_cond);
 	return se;
+}
+
+/* se's claim is over (its first exec or its run ended, or it ended):
+ * the refill may go on. Under S.lock. */
+static void pool_release_locked(struct session_ent *se)
+{
+	if (se->hold) {
+		se->hold = false;
+		S.pool_holds--;
+		pthread_cond_broadcast(&S.pool_cond);
+	}
+}
+
+static void pool_release(const char *sid)
+{
+	pthread_mutex_lock(&S.lock);
+	for (int i = 0; i < S.nslots; i++)
+		if (S.ss[i].used && S.ss[i].hold && strcmp(S.ss[i].id, sid) == 0)
+			pool_release_locked(&S.ss[i]);
+	pthread_mutex_unlock(&S.lock);
 }
 
 static int pool_count(void)
@@ -480,8 +530,20 @@ static void *pool_main(void *unused)
 	for (;;) {
 		pthread_mutex_lock(&S.lock);
 		int slot = -1;
-		while (!S.stopping && (pool_count() >= S.warm || (slot = free_slot()) < 0))
+		for (;;) {
+			if (S.stopping)
+				break;
+			uint64_t now = mono_ns();
+			if (S.pool_holds > 0 && now < S.hold_until) {
+				uint64_t t = (uint64_t)realtime_ns() + (S.hold_until - now);
+				struct timespec ts = {(time_t)(t / 1000000000ULL), (long)(t % 1000000000ULL)};
+				pthread_cond_timedwait(&S.pool_cond, &S.lock, &ts);
+				continue;
+			}
+			if (pool_count() < S.warm && (slot = free_slot()) >= 0)
+				break;
 			pthread_cond_wait(&S.pool_cond, &S.lock);
+		}
 		if (S.stopping) {
 			pthread_mutex_unlock(&S.lock);
 			return NULL;
@@ -490,7 +552,7 @@ static void *pool_main(void *unused)
 		char id[ROUTE_ID_LEN + 1];
 		new_id(id, "s-");
 		se->used = se->warm = true;
-		se->warm_ready = se->ending = false;
+		se->warm_ready = se->ending = se->oneshot = false;
 		snprintf(se->id, sizeof(se->id), "%s", id);
 		se->owner = (uid_t)-1;
 		se->pid = -1;
@@ -547,19 +609,30 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 	bool warm = pool_matches(pol, tmo);
 	char id[ROUTE_ID_LEN + 1];
 	new_id(id, "s-");
+	/* The client's rights to what the policy names: before the pool too
+	 * (a --warm-policy session has the operator's, not the client's). */
+	char *ptext = pol ? node_text(pol) : NULL;
+	char why[1024], ws[PATH_MAX];
+	session_ws(ws, sizeof(ws), id);
+	if (ptext && peer_policy_check(ptext, ws, uid, S.have_ceil ? S.ceil.p : NULL, why, sizeof(why)) < 0) {
+		free(ptext);
+		return send_error(c, 403, "unauthorized: %s", why);
+	}
 	pthread_mutex_lock(&S.lock);
 	int mine, all = count_sessions(uid, &mine), slot = -1;
 	if (S.stopping) {
 		pthread_mutex_unlock(&S.lock);
+		free(ptext);
 		return send_error(c, 503, "the server is shutting down");
 	}
 	if (all >= S.max_sessions || mine >= S.max_per_client) {
 		pthread_mutex_unlock(&S.lock);
+		free(ptext);
 		return send_error(c, 429, all >= S.max_sessions ? "the server runs its maximum of %d sessions"
 							     : "this client (uid) has its maximum of %d sessions",
 				  all >= S.max_sessions ? S.max_sessions : S.max_per_client);
 	}
-	struct session_ent *se = warm ? pool_take(uid) : NULL;
+	struct session_ent *se = warm ? pool_take(uid, false) : NULL;
 	if (se) {
 		char sid[ROUTE_ID_LEN + 1], j[64];
 		snprintf(sid, sizeof(sid), "%s", se->id);
@@ -567,6 +640,7 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 		snprintf(j, sizeof(j), "{\"op\":\"claim\",\"idle_timeout_ns\":%llu}", (unsigned long long)idle_ns);
 		int reply = to_worker(se, sid, j, -1);
 		if (reply >= 0) {
+			free(ptext);
 			enum MHD_Result r = relay_reply(c, reply, 201, "application/json");
 			close(reply);
 			return r;
@@ -578,26 +652,17 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 	slot = free_slot();
 	if (slot < 0) {
 		pthread_mutex_unlock(&S.lock);
+		free(ptext);
 		return send_error(c, 503, "too many sessions are still ending; try again");
 	}
 	se = &S.ss[slot];
-	se->ending = se->warm = se->warm_ready = false;
+	se->ending = se->warm = se->warm_ready = se->oneshot = false;
 	se->used = true;
 	snprintf(se->id, sizeof(se->id), "%s", id);
 	se->owner = uid;
 	se->pid = -1;
 	se->ctl = -1;
 	pthread_mutex_unlock(&S.lock);
-	char *ptext = pol ? node_text(pol) : NULL;
-	char why[1024], ws[PATH_MAX];
-	session_ws(ws, sizeof(ws), id);
-	if (ptext && peer_policy_check(ptext, ws, uid, S.have_ceil ? S.ceil.p : NULL, why, sizeof(why)) < 0) {
-		free(ptext);
-		pthread_mutex_lock(&S.lock);
-		se->used = false;
-		pthread_mutex_unlock(&S.lock);
-		return send_error(c, 403, "unauthorized: %s", why);
-	}
 	int polfd = ptext ? ipc_memfd("cordon-policy", ptext, strlen(ptext)) : -1;
 	free(ptext);
 	char msg[512];
@@ -623,6 +688,7 @@ struct stream_ctx {
 	/* a pty exec: */
 	struct session_ent *se;
 	char sid[ROUTE_ID_LEN + 1], eid[ROUTE_ID_LEN + 1];
+	bool release; /* the exec's end lets the pool refill (hold) */
 };
 
 static ssize_t stream_reader(void *cls, uint64_t pos, char *out, size_t max)
@@ -648,6 +714,8 @@ static void stream_free(void *cls)
 	/* A client gone mid-stream: closing this tells the worker, and the
 	 * exec runs on (docs/api.md). */
 	close(sc->reply);
+	if (sc->release)
+		pool_release(sc->sid);
 	free(sc->pkt);
 	free(sc);
 }
@@ -821,6 +889,8 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 	sc->reply = reply;
 	sc->pkt = pkt;
 	sc->len = (size_t)n;
+	snprintf(sc->sid, sizeof(sc->sid), "%s", sid);
+	sc->release = true;
 	if (want_pty) {
 		jnode *j = json_parse(pkt, (size_t)n, &e);
 		const jnode *eid = j ? json_get(j, "exec") : NULL;
@@ -886,6 +956,7 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 	case R_SESSION_DELETE:
 		pthread_mutex_lock(&S.lock);
 		se->ending = true;
+		pool_release_locked(se);
 		pthread_mutex_unlock(&S.lock);
 		r = simple_op(c, se, rt->sid, "{\"op\":\"end\"}", -1, 200, "application/json");
 		break;
@@ -1103,6 +1174,184 @@ static bool run_visible(const char *id, uid_t uid)
 	return ok;
 }
 
+/* The answer to a run whose report is DIR/report.json and whose output
+ * (at most run_out_max bytes of each stream, redacted) is o: the report
+ * with "run": {id, stdout_b64, stderr_b64} added, kept as
+ * DIR/response.json for GET /v1/runs/ID. */
+static enum MHD_Result run_answer(struct MHD_Connection *c, const char *id, const char *dir, const buf o[2],
+				  const bool cut[2])
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/report.json", dir);
+	buf rep = {0};
+	int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0 || ipc_read_fd(fd, 64u << 20, &rep) < 0 || !rep.len) {
+		if (fd >= 0)
+			close(fd);
+		buf_free(&rep);
+		return send_error(c, 500, "the run left no report");
+	}
+	close(fd);
+	char *end = strrchr(rep.p, '}');
+	buf outb = {0};
+	if (end) {
+		buf_append(&outb, rep.p, (size_t)(end - rep.p));
+		while (outb.len && (outb.p[outb.len - 1] == '\n' || outb.p[outb.len - 1] == ' '))
+			outb.len--;
+		buf_printf(&outb, ",\n  \"run\": {\"id\": \"%s\"", id);
+		const char *names[2] = {"stdout", "stderr"};
+		for (int i = 0; i < 2; i++) {
+			buf_printf(&outb, ", \"%s_b64\": \"", names[i]);
+			b64_encode(&outb, o[i].p ? o[i].p : "", o[i].len);
+			buf_append(&outb, "\"", 1);
+			if (cut[i])
+				buf_printf(&outb, ", \"%s_truncated\": true", names[i]);
+		}
+		buf_printf(&outb, "}\n}\n");
+		snprintf(p, sizeof(p), "%s/response.json", dir);
+		FILE *f = fopen(p, "we");
+		if (f) {
+			fwrite(outb.p, 1, outb.len, f);
+			fclose(f);
+		}
+	}
+	enum MHD_Result r = send_text(c, 200, "application/json", outb.p ? outb.p : rep.p, outb.p ? outb.len : rep.len);
+	buf_free(&outb);
+	buf_free(&rep);
+	retain_runs(id);
+	return r;
+}
+
+/* Send op to a one-shot's session and wait for its answer (ignored: the
+ * run's outcome is in the report); closes what came with it. */
+static void oneshot_op(struct session_ent *se, const char *sid, const char *op)
+{
+	int reply = to_worker(se, sid, op, -1);
+	char b[512];
+	int fds[IPC_MAX_FDS], nfds = 0;
+	if (reply >= 0 && ipc_recv(reply, b, sizeof(b), fds, &nfds) >= 0)
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+	if (reply >= 0)
+		close(reply);
+}
+
+/* The exec's stream, to its end (the worker closes it after the result):
+ * the output events' bytes into o (at most run_out_max of each, cut[]
+ * past that). False if it never started (the worker's error). */
+static bool oneshot_collect(int reply, buf o[2], bool cut[2])
+{
+	char *pkt = malloc(IPC_MAX_PACKET + 1);
+	uint8_t *d = malloc(IPC_MAX_PACKET);
+	bool started = false;
+	ssize_t n;
+	while (pkt && d && (n = ipc_recv(reply, pkt, IPC_MAX_PACKET + 1, NULL, NULL)) > 0) {
+		cordon_error e;
+		jnode *j = json_parse(pkt, (size_t)n, &e);
+		const jnode *t = j ? json_get(j, "type") : NULL, *data = j ? json_get(j, "data_b64") : NULL;
+		int i = t && t->str ? (strcmp(t->str, "stdout") == 0 ? 0 : strcmp(t->str, "stderr") == 0 ? 1 : -1) : -1;
+		started |= t && t->str;
+		ssize_t dl = i >= 0 && data && data->str && strlen(data->str) / 4 * 3 <= IPC_MAX_PACKET
+				     ? b64_decode(data->str, strlen(data->str), d)
+				     : -1;
+		if (dl > 0) {
+			size_t room = S.run_out_max - o[i].len, k = (size_t)dl < room ? (size_t)dl : room;
+			cut[i] |= k < (size_t)dl;
+			if (k && buf_append(&o[i], d, k) < 0)
+				cut[i] = true;
+		}
+		json_free(j);
+	}
+	free(pkt);
+	free(d);
+	return started;
+}
+
+/* A one-shot run in a session from the warm pool (docs/api.md, "The warm
+ * pool"): claimed for it alone, its one exec, ended; its directory becomes
+ * the run's (DIR: work/ and report.json, the session's report). False,
+ * with nothing done, when no pool session is ready: the run is then cold. */
+static bool warm_run(struct MHD_Connection *c, uid_t uid, const jnode *argv, const jnode *in, const char *id,
+		     const char *dir, enum MHD_Result *res)
+{
+	jwriter w = {0};
+	jw_obj_begin(&w);
+	jw_key(&w, "op");
+	jw_str(&w, "exec");
+	jw_key(&w, "argv");
+	jw_arr_begin(&w);
+	for (size_t i = 0; i < argv->n; i++)
+		jw_str(&w, argv->items[i]->str);
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+	/* An argv beyond one packet goes cold (cordon run takes it). */
+	if (jw_finish(&w) < 0 || w.out.len >= IPC_MAX_PACKET) {
+		buf_free(&w.out);
+		return false;
+	}
+	pthread_mutex_lock(&S.lock);
+	struct session_ent *se = S.stopping ? NULL : pool_take(uid, true);
+	char sid[ROUTE_ID_LEN + 1] = "";
+	if (se)
+		snprintf(sid, sizeof(sid), "%s", se->id);
+	pthread_mutex_unlock(&S.lock);
+	if (!se) {
+		buf_free(&w.out);
+		return false;
+	}
+	/* Claimed: its timers start now; it is the run's and no one else's. */
+	char b[512];
+	int reply = to_worker(se, sid, "{\"op\":\"claim\",\"oneshot\":true}", -1);
+	ssize_t n = reply >= 0 ? ipc_recv(reply, b, sizeof(b), NULL, NULL) : -1;
+	if (reply >= 0)
+		close(reply);
+	bool claimed = n > 0 && !memmem(b, (size_t)n, "\"error\"", 7);
+	buf o[2] = {{0}, {0}};
+	bool cut[2] = {false, false}, ran = false;
+	int infd = claimed ? ipc_memfd("cordon-stdin", in ? in->str : "", in ? strlen(in->str) : 0) : -1;
+	reply = infd >= 0 ? to_worker(se, sid, w.out.p, infd) : -1;
+	buf_free(&w.out);
+	if (infd >= 0)
+		close(infd);
+	if (reply >= 0) {
+		ran = oneshot_collect(reply, o, cut);
+		close(reply);
+	}
+	/* Ended whatever happened (one that is gone already wrote its report). */
+	pthread_mutex_lock(&S.lock);
+	se->ending = true;
+	pthread_mutex_unlock(&S.lock);
+	pthread_cond_broadcast(&S.pool_cond);
+	oneshot_op(se, sid, "{\"op\":\"end\"}");
+	pool_release(sid);
+	char sdir[PATH_MAX], runs[PATH_MAX];
+	snprintf(sdir, sizeof(sdir), "%s/sessions/%s", S.state_dir, sid);
+	snprintf(runs, sizeof(runs), "%s/runs", S.state_dir);
+	if (!claimed || !ran || mkdir_p(runs, 0700) < 0 || rename(sdir, dir) < 0) {
+		buf_free(&o[0]);
+		buf_free(&o[1]);
+		*res = send_error(c, 500, "the warm pool's session %s ended before its run (%s)", sid,
+				  claimed ? "its exec did not start" : "it could not be claimed");
+		return true;
+	}
+	write_owner(dir, uid);
+	const char *names[2] = {"stdout", "stderr"};
+	for (int i = 0; i < 2; i++) {
+		char p[PATH_MAX];
+		snprintf(p, sizeof(p), "%s/%s", dir, names[i]);
+		int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd >= 0 && o[i].len && write(fd, o[i].p, o[i].len) < 0) {
+			/* the answer has it all the same */
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	*res = run_answer(c, id, dir, o, cut);
+	buf_free(&o[0]);
+	buf_free(&o[1]);
+	return true;
+}
+
 static enum MHD_Result run_one(struct MHD_Connection *c, struct req *rq, const jnode *pol, const jnode *argv,
 			       const jnode *in, const char *id, const char *dir);
 
@@ -1154,6 +1403,10 @@ static enum MHD_Result run_one(struct MHD_Connection *c, struct req *rq, const j
 		free(ptext);
 		return send_error(c, 403, "unauthorized: %s", why);
 	}
+	if (pool_matches(pol, NULL) && warm_run(c, rq->uid, argv, in, id, dir, &r)) {
+		free(ptext);
+		return r;
+	}
 	snprintf(p, sizeof(p), "%s/work", dir);
 	const char **av = calloc(argv->n + 12, sizeof(char *));
 	if (!av || mkdir_p(p, 0700) < 0) {
@@ -1203,49 +1456,15 @@ static enum MHD_Result run_one(struct MHD_Connection *c, struct req *rq, const j
 	int ws = 0;
 	if (pid < 0 || waitpid(pid, &ws, 0) < 0)
 		return send_error(c, 500, "could not run cordon run");
-	buf rep = {0};
-	int fd = open(reppath, O_RDONLY | O_CLOEXEC);
-	if (fd < 0 || ipc_read_fd(fd, 64u << 20, &rep) < 0 || !rep.len) {
-		if (fd >= 0)
-			close(fd);
-		buf_free(&rep);
-		return send_error(c, 500, "the run left no report");
-	}
-	close(fd);
-	/* The run's id and its output (redacted by cordon run) with it. */
-	char *end = strrchr(rep.p, '}');
-	buf outb = {0};
-	if (end) {
-		buf_append(&outb, rep.p, (size_t)(end - rep.p));
-		while (outb.len && (outb.p[outb.len - 1] == '\n' || outb.p[outb.len - 1] == ' '))
-			outb.len--;
-		buf_printf(&outb, ",\n  \"run\": {\"id\": \"%s\"", id);
-		const char *names[2] = {"stdout", "stderr"};
-		const char *paths[2] = {op, ep};
-		for (int i = 0; i < 2; i++) {
-			buf o = {0};
-			bool cut;
-			if (read_output(paths[i], &o, &cut) == 0) {
-				buf_printf(&outb, ", \"%s_b64\": \"", names[i]);
-				b64_encode(&outb, o.p ? o.p : "", o.len);
-				buf_append(&outb, "\"", 1);
-				if (cut)
-					buf_printf(&outb, ", \"%s_truncated\": true", names[i]);
-			}
-			buf_free(&o);
-		}
-		buf_printf(&outb, "}\n}\n");
-		snprintf(p, sizeof(p), "%s/response.json", dir);
-		FILE *f = fopen(p, "we");
-		if (f) {
-			fwrite(outb.p, 1, outb.len, f);
-			fclose(f);
-		}
-	}
-	r = send_text(c, 200, "application/json", outb.p ? outb.p : rep.p, outb.p ? outb.len : rep.len);
-	buf_free(&outb);
-	buf_free(&rep);
-	retain_runs(id);
+	buf o[2] = {{0}, {0}};
+	bool cut[2] = {false, false};
+	const char *paths[2] = {op, ep};
+	for (int i = 0; i < 2; i++)
+		if (read_output(paths[i], &o[i], &cut[i]) < 0)
+			buf_free(&o[i]);
+	r = run_answer(c, id, dir, o, cut);
+	buf_free(&o[0]);
+	buf_free(&o[1]);
 	return r;
 }
 
@@ -1404,7 +1623,8 @@ static void reap_workers(bool wait_all)
 				rmdir(d);
 			}
 			se->id[0] = '\0';
-			se->used = se->warm = se->warm_ready = false;
+			pool_release_locked(se);
+			se->used = se->warm = se->warm_ready = se->oneshot = false;
 			pthread_mutex_unlock(&se->lock);
 		}
 	}

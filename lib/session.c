@@ -125,6 +125,9 @@ struct sx {
 	 * for it, handed out by a "claim" request; until then its idle timer
 	 * is off and it takes no other request. */
 	bool warm, claimed;
+	/* Claimed for a one-shot run (POST /v1/runs): its report's outcome is
+	 * its one exec's, as cordon run's is its command's. */
+	bool oneshot;
 	int wall_timer;
 	uint64_t t_ready, pool_ns;
 };
@@ -1036,6 +1039,8 @@ static void do_claim(struct sx *s, const jnode *req, int reply)
 	}
 	s->claimed = true;
 	s->pool_ns = mono_ns() - s->t_ready;
+	const jnode *os = json_get(req, "oneshot");
+	s->oneshot = os && os->type == J_BOOL && os->b;
 	const jnode *idle = json_get(req, "idle_timeout_ns");
 	s->idle_ns = idle && idle->type == J_NUM && idle->num > 0 ? (uint64_t)idle->num : 0;
 	if (s->idle_ns && s->idle < 0 && (s->idle = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK)) >= 0) {
@@ -1314,6 +1319,27 @@ static void h_end(void *ctx)
 
 /* ---- the session report ---- */
 
+/* A one-shot's session that itself ended well: the report's status, exit
+ * code and signal are its exec's (the session's end is in session.end). */
+static void oneshot_outcome(struct sx *s, struct run_report *rep)
+{
+	if (!s->oneshot || s->nex != 1 || !s->ex[0].done || rep->status != ST_OK)
+		return;
+	const struct sx_exec *x = &s->ex[0];
+	static const struct {
+		const char *name;
+		enum run_status st;
+	} map[] = {{"ok", ST_OK}, {"exit", ST_EXIT_NONZERO}, {"signaled", ST_SIGNALED}, {"killed", ST_SIGNALED},
+		   {"timeout", ST_TIMEOUT}, {"output-limit", ST_OUTPUT_LIMIT}, {"start-error", ST_SETUP_ERROR}};
+	for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (x->status && strcmp(x->status, map[i].name) == 0)
+			rep->status = map[i].st;
+	rep->exit_code = x->exited && WIFEXITED(x->wstatus) ? WEXITSTATUS(x->wstatus) : -1;
+	rep->signal = x->exited && WIFSIGNALED(x->wstatus) ? WTERMSIG(x->wstatus) : 0;
+	if (rep->status == ST_SETUP_ERROR)
+		snprintf(rep->reason, sizeof(rep->reason), "%s", x->error);
+}
+
 /* cordon.report/1 with the session's own sections, spliced before the
  * report's closing brace. */
 static char *session_report(struct sx *s, struct run_report *rep)
@@ -1476,6 +1502,7 @@ int session_worker_main(int ctl)
 		reply_error(s.create_reply, code, "%s: %s", status_name(rep.status), reason ? reason : "");
 		free(reason);
 	}
+	oneshot_outcome(&s, &rep);
 	char *text = session_report(&s, &rep);
 	/* A warm session no client took has no report: nothing ran in it
 	 * (the server removes its directory). */

@@ -1,5 +1,6 @@
 """The client against a real `cordon serve` (skipped while the binary has
 no serve verb)."""
+import base64
 import os
 import subprocess
 import time
@@ -102,6 +103,17 @@ def test_warm_session_and_pool(tmp_path, workspace):
         with c.session(policy={"limits": {"pids": 100}}) as s2:
             assert not s2.warm
         assert c.pool()["hits"] == 1
+        for _ in range(600):  # until the pool is full again
+            if c.pool()["ready"] == 1:
+                break
+            time.sleep(0.05)
+        # A one-shot run with the pool's policy: from the pool too, the
+        # command's outcome in the report.
+        r = c.run(["sh", "-c", "echo hi; exit 3"])
+        assert r.session.warm is True and len(r.execs) == 1
+        assert (r.status, r.exit_code) == ("exit-nonzero", 3)
+        assert base64.b64decode(r.run.stdout_b64) == b"hi\n"
+        assert c.pool()["hits"] == 2
     finally:
         p.terminate()
         p.wait(timeout=60)

@@ -404,6 +404,37 @@ test_warm_pool() {
 	t_assert
 }
 
+# A one-shot run takes a pool session when its policy is the pool's: a
+# boundary of its own (nothing of an earlier run's: a file in /tmp, one in
+# the workspace, a process), its report the
+# session's with the command's outcome, and the pool refilled.
+test_warm_oneshot_run() {
+	start_server --warm 1 || return 1
+	wait_pool 1 || return 1
+	R=$T_TMP/w1.json
+	api -X POST http://cordon/v1/runs -d '{"argv":["sh","-c","echo t > /tmp/trace; echo w > wtrace; sleep 600 & echo up; cat; exit 3"],"stdin":"in"}' >"$R"
+	keep_report "$R"
+	expect_eq "$(jq -r '[.session.warm, (.session.pool_seconds >= 0), .status, .exit_code, (.execs | length)] | join(" ")' "$R")" \
+		"true true exit-nonzero 3 1" "a warm one-shot's report"
+	local id
+	expect_eq "$(field .run.stdout_b64 | base64 -d | sed -n 2p)" "in" "its stdin"
+	id=$(field .run.id)
+	[ -s "$STATE/runs/$id/work/wtrace" ] || fail "the run's workspace is not STATE/runs/ID/work"
+	expect_eq "$(api "http://cordon/v1/runs/$id" | jq -r .run.id)" "$id" "GET the run"
+	wait_pool 1 || return 1
+	R=$T_TMP/w2.json
+	api -X POST http://cordon/v1/runs -d "$probe" >"$R"
+	expect_eq "$(field .session.warm)/$(field .status)" "true/ok" "the second run from the pool too"
+	expect_eq "$(field .run.stdout_b64 | base64 -d | sed -n 2,3p | tr '\n' ' ')" "0 0 " \
+		"nothing of the first run in the second (/tmp, workspace, processes), an empty workspace"
+	expect_eq "$(api http://cordon/v1/pool | jq -r '[.hits, .misses] | join(" ")')" "2 0" "both from the pool"
+	# Another policy: cold, as before.
+	api -X POST http://cordon/v1/runs -d '{"argv":["/bin/true"],"policy":{"limits":{"pids":64}}}' >"$T_TMP/w3.json"
+	expect_eq "$(jq -r '.session.warm // "cold"' "$T_TMP/w3.json")" cold "another policy"
+	stop_server
+	t_assert
+}
+
 test_warm_policy_declared() {
 	printf '{"limits":{"pids":64}}\n' >"$T_TMP/warm.json"
 	start_server --warm 1 --warm-policy "$T_TMP/warm.json" || return 1
@@ -540,6 +571,19 @@ test_root_server_client_rights() {
 	id=$(api -X POST http://cordon/v1/runs -d '{"argv":["true"]}' | jq -r .run.id)
 	expect_match "$(as_nobody "http://cordon/v1/runs/$id")" 'no such run.* 404$' "another uid's run"
 	stop_server
+	# A pool built with the operator's --warm-policy gives a client no
+	# more than that policy from the client would: checked before the pool.
+	local wp='{"secrets":{"S":{"env":"CORDON_T_SERVE_ENV"}}}'
+	printf '%s\n' "$wp" >"$T_TMP/warm.json"
+	start_server --ceiling "$T_TMP/ceiling.json" --allow-uid 65534 --warm 1 --warm-policy "$T_TMP/warm.json" || return 1
+	chmod 666 "$SOCK"
+	wait_pool 1 || return 1
+	out=$(as_nobody -X POST http://cordon/v1/sessions -d "{\"policy\":$wp}")
+	expect_match "$out" "secrets.S: a secret from the server's environment .* 403$" "the pool's policy: a session"
+	out=$(as_nobody -X POST http://cordon/v1/runs -d "{\"policy\":$wp,\"argv\":[\"true\"]}")
+	expect_match "$out" "secrets.S: a secret from the server's environment .* 403$" "the pool's policy: a run"
+	expect_eq "$(api http://cordon/v1/pool | jq -r .hits)" 0 "nothing taken from the pool"
+	stop_server
 	t_assert
 }
 
@@ -646,7 +690,7 @@ test_unsafe_setup_refused() {
 for t in test_cordon_links_no_http_server test_socket_mode_and_peer_uid test_tcp_bearer_token test_oneshot_run_and_retention test_session_state_across_execs \
 	test_cancel_hung_exec test_files_in_and_out test_ceiling_refuses_session test_fifty_concurrent_sessions \
 	test_limits_of_the_server test_client_disconnects_mid_stream test_sigterm_ends_sessions_with_reports \
-	test_output_redacted test_pty_exec test_warm_pool test_warm_policy_declared test_denials_per_exec \
+	test_output_redacted test_pty_exec test_warm_pool test_warm_oneshot_run test_warm_policy_declared test_denials_per_exec \
 	test_pty_input_end_and_backpressure test_root_server_client_rights test_auth_before_body \
 	test_idle_connections_closed test_runs_capped test_unsafe_setup_refused; do
 	t_run $t
