@@ -1323,9 +1323,16 @@ static void h_end(void *ctx)
  * code and signal are its exec's (the session's end is in session.end). */
 static void oneshot_outcome(struct sx *s, struct run_report *rep)
 {
-	if (!s->oneshot || s->nex != 1 || !s->ex[0].done || rep->status != ST_OK)
+	if (!s->oneshot || s->nex != 1 || !s->ex[0].done)
 		return;
 	const struct sx_exec *x = &s->ex[0];
+	/* Its output is the run's, as `cordon run` reports it. */
+	for (int i = 0; i < 2; i++) {
+		rep->out[i].bytes = x->bytes[i];
+		snprintf(rep->out[i].sha256, sizeof(rep->out[i].sha256), "%s", x->sha[i]);
+	}
+	if (rep->status != ST_OK)
+		return;
 	static const struct {
 		const char *name;
 		enum run_status st;

@@ -418,6 +418,11 @@ test_warm_oneshot_run() {
 		"true true exit-nonzero 3 1" "a warm one-shot's report"
 	local id
 	expect_eq "$(field .run.stdout_b64 | base64 -d | sed -n 2p)" "in" "its stdin"
+	# The run's stdout in the report is the command's, as cordon run says
+	# (review 3 F3: a warm one-shot said 0 bytes, the hash of nothing).
+	expect_eq "$(field .stdout.bytes) $(field .stdout.sha256)" \
+		"$(field .run.stdout_b64 | base64 -d | wc -c) $(field .run.stdout_b64 | base64 -d | sha256sum | cut -d' ' -f1)" \
+		"the report's stdout"
 	id=$(field .run.id)
 	[ -s "$STATE/runs/$id/work/wtrace" ] || fail "the run's workspace is not STATE/runs/ID/work"
 	expect_eq "$(api "http://cordon/v1/runs/$id" | jq -r .run.id)" "$id" "GET the run"
