@@ -423,17 +423,28 @@ int model_build(struct boundary_model *m, const struct run_plan *plan, const cor
 	return model_build_on(m, plan, p, model_probe_host, err);
 }
 
+static void model_run_free(struct model_run *r);
+
+static int copy_strv(strv *out, const strv *in)
+{
+	for (size_t i = 0; i < in->n; i++)
+		if (strv_push(out, in->v[i]) < 0)
+			return -1;
+	return 0;
+}
+
 int model_build_run(struct boundary_model *m, const cordon_policy *p, const char *check_dir,
 		    cordon_error *err)
 {
 	struct model_run *r = &m->run;
-	strv_free(&r->env);
-	strv_free(&r->sys_deny);
-	memset(r, 0, sizeof(*r));
-	size_t no_secrets;
-	if (sup_env_build(p, check_dir, NULL, &r->env, &no_secrets, err) < 0)
+	model_run_free(r);
+	if (sup_env_declared(p, &r->env, err) < 0)
 		return -1;
-	const struct cordon_limit *l = p->limits;
+	r->env_declared = r->env.n;
+	if (sup_env_cordon(p, check_dir, &r->env, err) < 0)
+		return -1;
+	memcpy(r->limits, p->limits, sizeof(r->limits));
+	const struct cordon_limit *l = r->limits;
 	r->needs_cgroup = l[LIM_MEMORY].set || l[LIM_PIDS].set || l[LIM_CPU].set;
 	r->cg.memory = l[LIM_MEMORY].set ? l[LIM_MEMORY].value : 0;
 	r->cg.pids = l[LIM_PIDS].set ? l[LIM_PIDS].value : 0;
@@ -446,16 +457,28 @@ int model_build_run(struct boundary_model *m, const cordon_policy *p, const char
 	r->rl_nocg = r->rl;
 	r->rl_nocg.as = r->cg.memory;
 	r->rl_nocg.nproc = r->cg.pids;
-	if (seccomp_deny_list(p, &r->sys_deny) < 0)
+	r->sys_default = seccomp_default_deny;
+	r->kill_on_violation = p->kill_on_violation;
+	r->file_reports = !p->no_file_reports;
+	if (seccomp_deny_list(p, &r->sys_deny) < 0 || copy_strv(&r->sys_allow, &p->sys_allow) < 0 ||
+	    copy_strv(&r->sys_deny_policy, &p->sys_deny) < 0)
 		return cordon_err(err, 12, "out of memory");
 	r->built = true;
 	return 0;
 }
 
+static void model_run_free(struct model_run *r)
+{
+	strv_free(&r->env);
+	strv_free(&r->sys_deny);
+	strv_free(&r->sys_allow);
+	strv_free(&r->sys_deny_policy);
+	memset(r, 0, sizeof(*r));
+}
+
 void model_free(struct boundary_model *m)
 {
-	strv_free(&m->run.env);
-	strv_free(&m->run.sys_deny);
+	model_run_free(&m->run);
 	free(m->e);
 	strv_free(&m->owned);
 	memset(m, 0, sizeof(*m));
