@@ -309,8 +309,41 @@ static bool model_has(const struct boundary_model *m, const char *path, enum mod
  * way that exists, then the entry itself. A symlink anywhere on the way or
  * at the name refuses the run: an earlier run could have planted it so that
  * this one binds (or reports) something else, outside the workspace too. */
+/* What the host showed for the paths looked at so far in one writable path:
+ * the protected names share components (.git/config, .git/hooks, ...,
+ * .config/git, .config/fish), and each look is a syscall or three. Only a
+ * directory or nothing is kept: anything else ends the walk at once. */
+struct probe_memo {
+	strv paths;
+	char *kind; /* 'd' or 0, per path */
+};
+
+static int memo_probe(struct probe_memo *pm, model_probe_fn probe, const char *path, char *t, size_t tsz)
+{
+	for (size_t i = pm->paths.n; i-- > 0;)
+		if (strcmp(pm->paths.v[i], path) == 0)
+			return pm->kind[i];
+	int k = probe(path, false, t, tsz);
+	if (k != 'd' && k != 0)
+		return k;
+	char *nk = realloc(pm->kind, pm->paths.n + 1);
+	if (!nk)
+		return k; /* not kept: looked at again next time */
+	pm->kind = nk;
+	if (strv_push(&pm->paths, path) == 0)
+		pm->kind[pm->paths.n - 1] = (char)k;
+	return k;
+}
+
+static void memo_free(struct probe_memo *pm)
+{
+	strv_free(&pm->paths);
+	free(pm->kind);
+	memset(pm, 0, sizeof(*pm));
+}
+
 static int add_protected_one(struct boundary_model *m, const char *w, const char *name, enum source src,
-			     model_probe_fn probe, cordon_error *err)
+			     model_probe_fn probe, struct probe_memo *pm, cordon_error *err)
 {
 	char path[4096], t[4096];
 	if (snprintf(path, sizeof(path), "%s/%s", strcmp(w, "/") == 0 ? "" : w, name) >= (int)sizeof(path))
@@ -323,7 +356,7 @@ static int add_protected_one(struct boundary_model *m, const char *w, const char
 		if (*c != '/' && !last)
 			continue;
 		*c = '\0';
-		k = probe(path, false, t, sizeof(t));
+		k = memo_probe(pm, probe, path, t, sizeof(t));
 		if (k == 'l' || k == 'L')
 			return cordon_err(err, 0, "protected path %s is a symbolic link%s (an earlier run could have planted it): cordon follows none there; remove it, or grant writes with --unprotect %s",
 					  path, k == 'L' ? " or lies below one" : "", name);
@@ -391,12 +424,14 @@ static int add_protected(struct boundary_model *m, const struct run_plan *plan, 
 		char t[4096];
 		if (plan->mounts[i].mode != MOUNT_RW || probe(w, false, t, sizeof(t)) != 'd')
 			continue; /* a file granted writable holds no names */
+		struct probe_memo pm = {0};
 		for (size_t k = 0; rc == 0 && k < names.n; k++) {
 			char path[4096];
 			snprintf(path, sizeof(path), "%s/%s", w, names.v[k]);
 			if (innermost_mount(plan, path) == (long)i)
-				rc = add_protected_one(m, w, names.v[k], src[k], probe, err);
+				rc = add_protected_one(m, w, names.v[k], src[k], probe, &pm, err);
 		}
+		memo_free(&pm);
 	}
 	strv_free(&names);
 	free(src);
