@@ -177,12 +177,13 @@ int protect_check_after(const struct run_plan *plan, struct run_report *rep)
 		const struct model_entry *e = &m->e[i];
 		if (e->kind != MK_PROTECT || !(e->flags & MODEL_NOT_YET))
 			continue;
-		size_t first = strlen(e->path) - strlen(e->target) + strcspn(e->target, "/");
+		size_t plen = strlen(e->path), tlen = e->target ? strlen(e->target) : 0;
+		size_t first = tlen && tlen < plen ? plen - tlen + strcspn(e->target, "/") : plen;
 		if (absent[0] && strlen(absent) == first && strncmp(absent, e->path, first) == 0)
 			continue;
 		/* No link is followed anywhere: ELOOP means a link is on the way
 		 * now, which the run may have made (it was not there before). */
-		if (e->path[first] == '/' && first < sizeof(absent)) { /* a deeper name: its top first */
+		if (first < plen && first < sizeof(absent)) { /* a deeper name: its top first */
 			memcpy(absent, e->path, first);
 			absent[first] = '\0';
 			_cleanup_close_ int top = open_root(absent, O_PATH);

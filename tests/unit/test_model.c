@@ -448,18 +448,33 @@ static void test_protected_entries(void **st)
  * is not looked at. */
 static void test_protect_check_after(void **st)
 {
-	char dir[] = "/tmp/cordon-unit-protect.XXXXXX", a[128], b[128], c[128], d[128];
+	char dir[] = "/tmp/cordon-unit-protect.XXXXXX", a[128], b[128], c[128], d[128], g1[128], g2[128], h1[128],
+	     h2[128], h3[128], top[128];
 	assert_non_null(mkdtemp(dir));
 	snprintf(a, sizeof(a), "%s/.envrc", dir);   /* created by "the run" */
 	snprintf(b, sizeof(b), "%s/.vscode", dir);  /* still absent */
 	snprintf(c, sizeof(c), "%s/.npmrc", dir);   /* a link now */
 	snprintf(d, sizeof(d), "%s/.bashrc", dir);  /* present at the start */
+	snprintf(g1, sizeof(g1), "%s/.config/fish", dir); /* .config absent: so is this */
+	snprintf(g2, sizeof(g2), "%s/.config/git", dir);
+	snprintf(h1, sizeof(h1), "%s/.git/config", dir); /* .git made, config absent */
+	snprintf(h2, sizeof(h2), "%s/.git/hooks", dir);  /* .git made, hooks made */
+	snprintf(h3, sizeof(h3), "%s/.git/info", dir);   /* after a present one */
 	struct model_entry e[] = {
-		{.path = a, .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
-		{.path = b, .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
-		{.path = c, .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
-		{.path = d, .kind = MK_PROTECT},
+		{.path = a, .target = ".envrc", .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = b, .target = ".vscode", .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = c, .target = ".npmrc", .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = d, .target = ".bashrc", .kind = MK_PROTECT},
+		{.path = g1, .target = ".config/fish", .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = g2, .target = ".config/git", .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = h1, .target = ".git/config", .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = h2, .target = ".git/hooks", .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = h3, .target = ".git/info", .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
 	};
+	snprintf(top, sizeof(top), "%s/.git", dir);
+	assert_int_equal(mkdir(top, 0700), 0);
+	assert_int_equal(mkdir(h2, 0700), 0);
+	assert_int_equal(mkdir(h3, 0700), 0);
 	struct run_plan plan;
 	memset(&plan, 0, sizeof(plan));
 	plan.model.e = e;
@@ -473,12 +488,14 @@ static void test_protect_check_after(void **st)
 	assert_int_equal(symlink("/etc/passwd", c), 0);
 	struct run_report rep;
 	report_init(&rep);
-	assert_int_equal(protect_check_after(&plan, &rep), 2);
-	assert_int_equal(rep.ndenials, 2);
+	assert_int_equal(protect_check_after(&plan, &rep), 4);
+	assert_int_equal(rep.ndenials, 4);
 	assert_string_equal(rep.denials[0].target, a);
 	assert_string_equal(rep.denials[1].target, c);
+	assert_string_equal(rep.denials[2].target, h2);
+	assert_string_equal(rep.denials[3].target, h3);
 	report_free(&rep);
-	unlink(a), unlink(c), unlink(d), rmdir(dir);
+	unlink(a), unlink(c), unlink(d), rmdir(h2), rmdir(h3), rmdir(top), rmdir(dir);
 }
 
 /* The names a policy may give. */
