@@ -383,3 +383,43 @@ void cgroup_reap_stale(const struct cgroup_ops *ops)
 	}
 	cg_host_free(&h);
 }
+
+#define CG_WEAKER "set enforcement.allow_weaker [\"cgroup\"] to accept per-process rlimits instead"
+
+int cgroup_fallback(bool need, bool weak_ok, const char *failure, cordon_error *err)
+{
+	if (!need || weak_ok)
+		return 0;
+	if (failure)
+		return cordon_err(err, 0, "%s (the memory, pids and cpu limits need a cgroup; " CG_WEAKER ")", failure);
+	return cordon_err(err, 0, "no usable cgroup hierarchy on this host (the memory, pids and cpu limits need one; " CG_WEAKER ")");
+}
+
+int cgroup_prepare(struct cg_prep *cp, const char *force, bool need, bool weak_ok, cordon_error *err)
+{
+	cordon_error cgerr = {0};
+	memset(cp, 0, sizeof(*cp));
+	cp->need = need;
+	cp->weak_ok = weak_ok;
+	cp->ops = cgroup_detect(force, &cgerr);
+	if (!cp->ops && cgerr.msg[0])
+		return cordon_err(err, 0, "%s", cgerr.msg);
+	if (!cp->ops && cgroup_fallback(need, weak_ok, NULL, err) < 0)
+		return -1;
+	cp->before_clone = cp->ops == &cgroup_v2_ops;
+	cp->rlimits_only = !cp->ops;
+	return 0;
+}
+
+int cgroup_start(const struct cg_prep *cp, struct cgroup *cg, const struct cg_limits *lim, pid_t pid, bool *have,
+		 cordon_error *err)
+{
+	cordon_error cgerr = {0};
+	*have = false;
+	if (!cp->ops)
+		return 0;
+	if (cgroup_create(cg, cp->ops, lim, &cgerr) < 0)
+		return cgroup_fallback(cp->need, cp->weak_ok, cgerr.msg, err);
+	*have = true;
+	return pid > 0 ? cg->ops->attach(cg, pid, err) : 0;
+}

@@ -44,6 +44,28 @@ struct cgroup {
  * forces a choice (tests use it to run the v2 backend on the unified
  * hierarchy of a hybrid host). */
 const struct cgroup_ops *cgroup_detect(const char *force, cordon_error *err);
+/* The layer's prepare (supervisor, before clone): which backend the run
+ * gets, and what happens without one. need: the model's limits need a
+ * cgroup (memory, pids, CPU); weak_ok: the policy accepts per-process
+ * rlimits instead (allow_weaker "cgroup"). The cgroup is made by
+ * cgroup_start: v2 before clone (CLONE_INTO_CGROUP), v1 after it, while
+ * init builds its view. Init's part (apply) is only the cgroup namespace. */
+struct cg_prep {
+	const struct cgroup_ops *ops; /* NULL: no cgroup */
+	bool need, weak_ok;
+	bool before_clone; /* v2 */
+	bool rlimits_only; /* no backend: init sets the rlimit fallback
+			    * (model_run.rl_nocg), decided before clone */
+};
+int cgroup_prepare(struct cg_prep *cp, const char *force, bool need, bool weak_ok, cordon_error *err);
+/* The fallback decision alone (pure): the run goes on without a cgroup (0),
+ * or it is refused (-1, err says why). failure: why the cgroup could not
+ * be made, or NULL where the host has no usable hierarchy. */
+int cgroup_fallback(bool need, bool weak_ok, const char *failure, cordon_error *err);
+/* Make the run's cgroup with the model's limits, and attach pid when > 0
+ * (v1). *have: made; when it could not be, cgroup_fallback decides. */
+int cgroup_start(const struct cg_prep *cp, struct cgroup *cg, const struct cg_limits *lim, pid_t pid, bool *have,
+		 cordon_error *err);
 /* Create the run's cgroup (named after the supervisor pid) with limits. */
 int cgroup_create(struct cgroup *cg, const struct cgroup_ops *ops, const struct cg_limits *lim,
 		  cordon_error *err);

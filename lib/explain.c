@@ -139,27 +139,39 @@ static void devices_of(const cordon_policy *p, const struct boundary_model *m, b
 		strv_push(out, p->devices.v[i]);
 }
 
-static void json_syscalls(jwriter *w, const cordon_policy *p)
+static size_t count_of(const char *const *v)
+{
+	size_t n = 0;
+	while (v[n])
+		n++;
+	return n;
+}
+
+/* The variables the policy declares, by name (their values are not shown):
+ * the first part of the model's environment. */
+static size_t env_name_len(const struct model_run *r, size_t i)
+{
+	return strcspn(r->env.v[i], "=");
+}
+
+static void json_syscalls(jwriter *w, const struct model_run *r)
 {
 	jw_obj_begin(w);
 	jw_key(w, "default_deny");
-	size_t ndeny = 0;
-	while (seccomp_default_deny[ndeny])
-		ndeny++;
-	jw_str_array(w, seccomp_default_deny, ndeny);
+	jw_str_array(w, r->sys_default, count_of(r->sys_default));
 	jw_key(w, "conditional");
 	static const char *const cond[] = {"clone/unshare with CLONE_NEW*", "clone3 (ENOSYS)",
 					   "ioctl TIOCSTI/TIOCLINUX", "personality weakening bits",
 					   "socket families other than unix/inet/inet6/route-netlink, raw sockets"};
 	jw_str_array(w, cond, ARRAY_SIZE(cond));
 	jw_key(w, "allow");
-	jw_str_array(w, (const char *const *)p->sys_allow.v, p->sys_allow.n);
+	jw_str_array(w, (const char *const *)r->sys_allow.v, r->sys_allow.n);
 	jw_key(w, "deny");
-	jw_str_array(w, (const char *const *)p->sys_deny.v, p->sys_deny.n);
+	jw_str_array(w, (const char *const *)r->sys_deny_policy.v, r->sys_deny_policy.n);
 	jw_key(w, "on_violation");
-	jw_str(w, p->kill_on_violation ? "kill" : "report");
+	jw_str(w, r->kill_on_violation ? "kill" : "report");
 	jw_key(w, "report_file_denials");
-	jw_bool(w, !p->no_file_reports);
+	jw_bool(w, r->file_reports);
 	jw_obj_end(w);
 }
 
@@ -191,7 +203,7 @@ static void json_host(jwriter *w, const struct host_features *f)
 }
 
 static char *render_json(const cordon_policy *p, char *const argv[], const struct host_features *f,
-			 const struct run_plan *plan, const struct boundary_model *m, const strv *devs,
+			 const struct run_plan *plan, const struct boundary_model *m, const struct model_run *r, const strv *devs,
 			 const struct run_report *rep, bool plan_ok, const char *v)
 {
 	jwriter w = {0};
@@ -213,11 +225,8 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 	jw_str(&w, workspace_mode_name(p->workspace_mode));
 	jw_key(&w, "env");
 	jw_arr_begin(&w);
-	static const char *const defaults[] = {"PATH", "HOME", "LANG", "TERM"};
-	for (size_t i = 0; i < ARRAY_SIZE(defaults); i++)
-		jw_str(&w, defaults[i]);
-	for (size_t i = 0; i < p->env.n; i++)
-		jw_strn(&w, p->env.v[i], strcspn(p->env.v[i], "="));
+	for (size_t i = 0; i < r->env_declared; i++)
+		jw_strn(&w, r->env.v[i], env_name_len(r, i));
 	jw_arr_end(&w);
 	jw_key(&w, "secrets");
 	jw_arr_begin(&w);
@@ -229,23 +238,23 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 	jw_key(&w, "network_rules");
 	jw_arr_begin(&w);
 	for (size_t i = 0; i < p->net_rules.n; i++) {
-		const struct net_rule *r = &p->net_rules.v[i];
+		const struct net_rule *nr = &p->net_rules.v[i];
 		jw_obj_begin(&w);
 		jw_key(&w, "host");
-		jw_str(&w, r->host);
+		jw_str(&w, nr->host);
 		jw_key(&w, "methods");
-		jw_str_array(&w, (const char *const *)r->methods.v, r->methods.n);
+		jw_str_array(&w, (const char *const *)nr->methods.v, nr->methods.n);
 		jw_key(&w, "paths");
-		jw_str_array(&w, (const char *const *)r->paths.v, r->paths.n);
+		jw_str_array(&w, (const char *const *)nr->paths.v, nr->paths.n);
 		jw_key(&w, "upgrade");
-		jw_bool(&w, r->upgrade);
+		jw_bool(&w, nr->upgrade);
 		jw_obj_end(&w);
 	}
 	jw_arr_end(&w);
 	jw_key(&w, "limits");
-	report_write_limits(&w, p->limits);
+	report_write_limits(&w, r->limits);
 	jw_key(&w, "syscalls");
-	json_syscalls(&w, p);
+	json_syscalls(&w, r);
 	jw_key(&w, "loopback_ports");
 	jw_arr_begin(&w);
 	for (size_t i = 0; i < p->nloopback_ports; i++)
@@ -277,7 +286,7 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 }
 
 static char *render_text(const cordon_policy *p, char *const argv[], const struct host_features *f,
-			 const struct run_plan *plan, const struct boundary_model *m, const strv *devs,
+			 const struct run_plan *plan, const struct boundary_model *m, const struct model_run *r, const strv *devs,
 			 const struct run_report *rep, bool plan_ok, const char *v)
 {
 	buf b = {0};
@@ -303,9 +312,9 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 		   p->workspace_mode == WS_DIRECT ? " (writes reach the host at once)" :
 		   p->workspace_mode == WS_OVERLAY ? " (writes go to a change set, applied when the run ends)" :
 		   " (writes go to a change set, kept for review)");
-	buf_printf(&b, "env: PATH HOME LANG TERM");
-	for (size_t i = 0; i < p->env.n; i++)
-		buf_printf(&b, " %.*s", (int)strcspn(p->env.v[i], "="), p->env.v[i]);
+	buf_printf(&b, "env:");
+	for (size_t i = 0; i < r->env_declared; i++)
+		buf_printf(&b, " %.*s", (int)env_name_len(r, i), r->env.v[i]);
 	buf_printf(&b, "\nsecrets:");
 	for (size_t i = 0; i < p->nsecrets; i++)
 		buf_printf(&b, " %s", p->secrets[i].name);
@@ -339,24 +348,21 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 	buf_printf(&b, "limits:\n");
 	bool any = false;
 	for (int i = 0; i < LIM_COUNT; i++) {
-		if (!p->limits[i].set)
+		if (!r->limits[i].set)
 			continue;
 		char t[64];
-		limit_text(i, p->limits[i].value, t, sizeof(t));
-		buf_printf(&b, "  %-10s %s (%s)\n", limit_name(i), t, source_name(p->limits[i].src));
+		limit_text(i, r->limits[i].value, t, sizeof(t));
+		buf_printf(&b, "  %-10s %s (%s)\n", limit_name(i), t, source_name(r->limits[i].src));
 		any = true;
 	}
 	if (!any)
 		buf_printf(&b, "  none\n");
-	size_t ndeny = 0;
-	for (const char *const *c = seccomp_default_deny; *c; c++)
-		ndeny++;
-	buf_printf(&b, "syscalls: default deny list (%zu calls, see docs/seccomp.md)", ndeny);
-	for (size_t i = 0; i < p->sys_allow.n; i++)
-		buf_printf(&b, "%s%s", i ? " " : "; re-allowed: ", p->sys_allow.v[i]);
-	for (size_t i = 0; i < p->sys_deny.n; i++)
-		buf_printf(&b, "%s%s", i ? " " : "; also denied: ", p->sys_deny.v[i]);
-	buf_printf(&b, "; on violation: %s\n", p->kill_on_violation ? "kill" : "report");
+	buf_printf(&b, "syscalls: default deny list (%zu calls, see docs/seccomp.md)", count_of(r->sys_default));
+	for (size_t i = 0; i < r->sys_allow.n; i++)
+		buf_printf(&b, "%s%s", i ? " " : "; re-allowed: ", r->sys_allow.v[i]);
+	for (size_t i = 0; i < r->sys_deny_policy.n; i++)
+		buf_printf(&b, "%s%s", i ? " " : "; also denied: ", r->sys_deny_policy.v[i]);
+	buf_printf(&b, "; on violation: %s\n", r->kill_on_violation ? "kill" : "report");
 	if (rep->ceiling_sha256[0]) {
 		buf_printf(&b, "ceiling: %s (sha256 %.12s…)\n", rep->ceiling_path, rep->ceiling_sha256);
 		for (size_t i = 0; i < rep->ngrants; i++)
@@ -374,6 +380,14 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 	if (b.p == NULL)
 		buf_append(&b, "", 0);
 	return b.p;
+}
+
+char *explain_render_model(const cordon_policy *p, char *const argv[], bool json, const struct host_features *f,
+			   const struct run_plan *plan, const struct boundary_model *m, const struct model_run *r,
+			   const strv *devs, const struct run_report *rep, bool plan_ok, const char *verdict)
+{
+	return json ? render_json(p, argv, f, plan, m, r, devs, rep, plan_ok, verdict)
+		    : render_text(p, argv, f, plan, m, r, devs, rep, plan_ok, verdict);
 }
 
 char *explain_render(cordon_policy *p, char *const argv[], bool json)
@@ -407,11 +421,24 @@ char *explain_render_verdict(cordon_policy *p, char *const argv[], bool json, bo
 		}
 		m = &own;
 	}
+	/* The run's part (environment, limits, syscalls): the plan's, or,
+	 * where the pre-flight stopped before it, built from p as it stands. */
+	struct boundary_model runm = {0};
+	const struct model_run *r = &m->run;
+	if (!r->built) {
+		if (model_build_run(&runm, p, "", &e) < 0) {
+			model_free(&own);
+			run_plan_free(&plan);
+			report_free(&rep);
+			return NULL;
+		}
+		r = &runm.run;
+	}
 	strv devs = {0};
 	devices_of(p, m, plan_ok, &devs);
-	char *out = json ? render_json(p, argv, &f, &plan, m, &devs, &rep, plan_ok, v)
-			 : render_text(p, argv, &f, &plan, m, &devs, &rep, plan_ok, v);
+	char *out = explain_render_model(p, argv, json, &f, &plan, m, r, &devs, &rep, plan_ok, v);
 	strv_free(&devs);
+	model_free(&runm);
 	model_free(&own);
 	run_plan_free(&plan);
 	report_free(&rep);

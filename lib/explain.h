@@ -2,8 +2,18 @@
 #pragma once
 #include <stdbool.h>
 #include "policy.h"
+#include "model.h"
+#include "probe.h"
+#include "report.h"
+#include "run.h"
 
 /* Render as text or JSON (caller frees). NULL on out-of-memory. */
 char *explain_render(cordon_policy *p, char *const argv[], bool json);
 /* The same, and whether the verdict is "would run". */
 char *explain_render_verdict(cordon_policy *p, char *const argv[], bool json, bool *would_run);
+/* The rendering alone, from a given model (the boundary's paths in m, the
+ * environment, limits and syscall plan in r): explain prints what the model
+ * holds and keeps no list of its own. */
+char *explain_render_model(const cordon_policy *p, char *const argv[], bool json, const struct host_features *f,
+			   const struct run_plan *plan, const struct boundary_model *m, const struct model_run *r,
+			   const strv *devs, const struct run_report *rep, bool plan_ok, const char *verdict);

@@ -309,8 +309,41 @@ static bool model_has(const struct boundary_model *m, const char *path, enum mod
  * way that exists, then the entry itself. A symlink anywhere on the way or
  * at the name refuses the run: an earlier run could have planted it so that
  * this one binds (or reports) something else, outside the workspace too. */
+/* What the host showed for the paths looked at so far in one writable path:
+ * the protected names share components (.git/config, .git/hooks, ...,
+ * .config/git, .config/fish), and each look is a syscall or three. Only a
+ * directory or nothing is kept: anything else ends the walk at once. */
+struct probe_memo {
+	strv paths;
+	char *kind; /* 'd' or 0, per path */
+};
+
+static int memo_probe(struct probe_memo *pm, model_probe_fn probe, const char *path, char *t, size_t tsz)
+{
+	for (size_t i = pm->paths.n; i-- > 0;)
+		if (strcmp(pm->paths.v[i], path) == 0)
+			return pm->kind[i];
+	int k = probe(path, false, t, tsz);
+	if (k != 'd' && k != 0)
+		return k;
+	char *nk = realloc(pm->kind, pm->paths.n + 1);
+	if (!nk)
+		return k; /* not kept: looked at again next time */
+	pm->kind = nk;
+	if (strv_push(&pm->paths, path) == 0)
+		pm->kind[pm->paths.n - 1] = (char)k;
+	return k;
+}
+
+static void memo_free(struct probe_memo *pm)
+{
+	strv_free(&pm->paths);
+	free(pm->kind);
+	memset(pm, 0, sizeof(*pm));
+}
+
 static int add_protected_one(struct boundary_model *m, const char *w, const char *name, enum source src,
-			     model_probe_fn probe, cordon_error *err)
+			     model_probe_fn probe, struct probe_memo *pm, cordon_error *err)
 {
 	char path[4096], t[4096];
 	if (snprintf(path, sizeof(path), "%s/%s", strcmp(w, "/") == 0 ? "" : w, name) >= (int)sizeof(path))
@@ -323,7 +356,7 @@ static int add_protected_one(struct boundary_model *m, const char *w, const char
 		if (*c != '/' && !last)
 			continue;
 		*c = '\0';
-		k = probe(path, false, t, sizeof(t));
+		k = memo_probe(pm, probe, path, t, sizeof(t));
 		if (k == 'l' || k == 'L')
 			return cordon_err(err, 0, "protected path %s is a symbolic link%s (an earlier run could have planted it): cordon follows none there; remove it, or grant writes with --unprotect %s",
 					  path, k == 'L' ? " or lies below one" : "", name);
@@ -391,12 +424,14 @@ static int add_protected(struct boundary_model *m, const struct run_plan *plan, 
 		char t[4096];
 		if (plan->mounts[i].mode != MOUNT_RW || probe(w, false, t, sizeof(t)) != 'd')
 			continue; /* a file granted writable holds no names */
+		struct probe_memo pm = {0};
 		for (size_t k = 0; rc == 0 && k < names.n; k++) {
 			char path[4096];
 			snprintf(path, sizeof(path), "%s/%s", w, names.v[k]);
 			if (innermost_mount(plan, path) == (long)i)
-				rc = add_protected_one(m, w, names.v[k], src[k], probe, err);
+				rc = add_protected_one(m, w, names.v[k], src[k], probe, &pm, err);
 		}
+		memo_free(&pm);
 	}
 	strv_free(&names);
 	free(src);
@@ -423,17 +458,28 @@ int model_build(struct boundary_model *m, const struct run_plan *plan, const cor
 	return model_build_on(m, plan, p, model_probe_host, err);
 }
 
+static void model_run_free(struct model_run *r);
+
+static int copy_strv(strv *out, const strv *in)
+{
+	for (size_t i = 0; i < in->n; i++)
+		if (strv_push(out, in->v[i]) < 0)
+			return -1;
+	return 0;
+}
+
 int model_build_run(struct boundary_model *m, const cordon_policy *p, const char *check_dir,
 		    cordon_error *err)
 {
 	struct model_run *r = &m->run;
-	strv_free(&r->env);
-	strv_free(&r->sys_deny);
-	memset(r, 0, sizeof(*r));
-	size_t no_secrets;
-	if (sup_env_build(p, check_dir, NULL, &r->env, &no_secrets, err) < 0)
+	model_run_free(r);
+	if (sup_env_declared(p, &r->env, err) < 0)
 		return -1;
-	const struct cordon_limit *l = p->limits;
+	r->env_declared = r->env.n;
+	if (sup_env_cordon(p, check_dir, &r->env, err) < 0)
+		return -1;
+	memcpy(r->limits, p->limits, sizeof(r->limits));
+	const struct cordon_limit *l = r->limits;
 	r->needs_cgroup = l[LIM_MEMORY].set || l[LIM_PIDS].set || l[LIM_CPU].set;
 	r->cg.memory = l[LIM_MEMORY].set ? l[LIM_MEMORY].value : 0;
 	r->cg.pids = l[LIM_PIDS].set ? l[LIM_PIDS].value : 0;
@@ -446,16 +492,28 @@ int model_build_run(struct boundary_model *m, const cordon_policy *p, const char
 	r->rl_nocg = r->rl;
 	r->rl_nocg.as = r->cg.memory;
 	r->rl_nocg.nproc = r->cg.pids;
-	if (seccomp_deny_list(p, &r->sys_deny) < 0)
+	r->sys_default = seccomp_default_deny;
+	r->kill_on_violation = p->kill_on_violation;
+	r->file_reports = !p->no_file_reports;
+	if (seccomp_deny_list(p, &r->sys_deny) < 0 || copy_strv(&r->sys_allow, &p->sys_allow) < 0 ||
+	    copy_strv(&r->sys_deny_policy, &p->sys_deny) < 0)
 		return cordon_err(err, 12, "out of memory");
 	r->built = true;
 	return 0;
 }
 
+static void model_run_free(struct model_run *r)
+{
+	strv_free(&r->env);
+	strv_free(&r->sys_deny);
+	strv_free(&r->sys_allow);
+	strv_free(&r->sys_deny_policy);
+	memset(r, 0, sizeof(*r));
+}
+
 void model_free(struct boundary_model *m)
 {
-	strv_free(&m->run.env);
-	strv_free(&m->run.sys_deny);
+	model_run_free(&m->run);
 	free(m->e);
 	strv_free(&m->owned);
 	memset(m, 0, sizeof(*m));

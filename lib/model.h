@@ -90,6 +90,11 @@ struct model_run {
 	 * as variables: their values are read at run time and appended
 	 * (sup_env_add_secrets), last, so they win. */
 	strv env;
+	size_t env_declared;   /* env[0..env_declared): the defaults and the policy's own
+				* variables (explain lists these names); after them
+				* cordon's: the check's directory, the proxy's, the CA's */
+	struct cordon_limit limits[LIM_COUNT]; /* every limit as the ceiling left it, with its
+						* source; the fields below say how each holds */
 	bool needs_cgroup;     /* a memory, pids or CPU limit: without a cgroup
 				* the run fails unless allow_weaker "cgroup" */
 	struct cg_limits cg;   /* the cgroup's memory and pids limits (0 = none) */
@@ -99,6 +104,12 @@ struct model_run {
 	struct rlimit_plan rl_nocg; /* the same where the run gets no cgroup: rl,
 				     * plus RLIMIT_AS and RLIMIT_NPROC for memory and pids */
 	strv sys_deny;         /* the calls the filter refuses outright (seccomp_deny_list) */
+	/* The syscall plan as the policy shaped it (explain): the default
+	 * list (seccomp_default_deny), the calls syscalls.allow re-allows and
+	 * syscalls.deny adds (as written), and what a denial does. */
+	const char *const *sys_default;
+	strv sys_allow, sys_deny_policy;
+	bool kill_on_violation, file_reports;
 };
 
 struct boundary_model {

@@ -200,34 +200,79 @@ int mounts_chown_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t to
 	return 0;
 }
 
+/* What the walk below knows (init, while it builds the new root; nothing
+ * is allocated): the deepest directory below rootfd it has verified (opened
+ * without symlinks, or made itself). Only init changes the new root before
+ * the run starts, and a mount at or above that directory makes it forget
+ * (walk_forget), so /dev's nodes or the CPU files in /sys/devices/system/cpu
+ * do not open every component again: each one is a syscall, and on a
+ * virtual machine a costly one. */
+static struct {
+	int rootfd;
+	char dir[4096]; /* "/dev", "/sys/devices/system/cpu"; "" = none */
+} walk = {-1, ""};
+
+static void walk_forget(const char *mounted_at)
+{
+	if (walk.dir[0] && path_has_prefix(walk.dir, mounted_at))
+		walk.dir[0] = '\0';
+}
+
+static void walk_reset(int rootfd)
+{
+	walk.rootfd = rootfd;
+	walk.dir[0] = '\0';
+}
+
 /* Create every missing component of path below rootfd (directories; the last
- * one a file if !dir) without following symlinks; return an O_PATH fd. */
+ * one a file if !dir) without following symlinks; return an O_PATH fd. The
+ * directories above the last component are opened with openat2 (no
+ * symlinks, beneath) unless the walk verified them already or made them
+ * (a directory just made is empty: what lies below is made, not looked up);
+ * the last component is made if absent (EEXIST: it was there), then opened
+ * the same way, so a symlink there fails as before. */
 static int ensure_path(int rootfd, const char *path, bool dir, cordon_error *err)
 {
 	char tmp[4096];
 	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
 		return cordon_err(err, ENAMETOOLONG, "%s", path);
-	for (char *p = tmp + 1;; p++) {
-		bool last = *p == '\0';
-		if (*p != '/' && !last)
+	char *base = strrchr(tmp, '/');
+	if (!base || base == tmp || !base[1])
+		base = NULL; /* a top-level name (or "/"): no directory above it */
+	char *p = tmp + 1;
+	if (walk.rootfd == rootfd && walk.dir[0] && path_has_prefix(tmp, walk.dir) && tmp[strlen(walk.dir)] == '/')
+		p = tmp + strlen(walk.dir) + 1;
+	bool made = false;
+	for (; base && p <= base; p++) {
+		if (*p != '/')
 			continue;
 		*p = '\0';
-		_cleanup_close_ int fd = openat2_nofollow(rootfd, tmp, O_PATH);
-		if (fd < 0 && errno == ENOENT) {
-			int r;
-			if (!last || dir)
-				r = mkdirat(rootfd, tmp + 1, 0755);
-			else
-				r = mknodat(rootfd, tmp + 1, S_IFREG | 0644, 0);
-			if (r < 0 && errno != EEXIST)
-				return cordon_err_errno(err, "create mount point %s", tmp);
-		} else if (fd < 0) {
-			return cordon_err_errno(err, "mount point %s", tmp);
+		if (!made) {
+			_cleanup_close_ int fd = openat2_nofollow(rootfd, tmp, O_PATH);
+			if (fd < 0 && errno != ENOENT)
+				return cordon_err_errno(err, "mount point %s", tmp);
+			made = fd < 0;
 		}
-		if (last)
-			break;
+		if (made && mkdirat(rootfd, tmp + 1, 0755) < 0) {
+			if (errno != EEXIST)
+				return cordon_err_errno(err, "create mount point %s", tmp);
+			/* there after all: looked at like any other */
+			_cleanup_close_ int fd = openat2_nofollow(rootfd, tmp, O_PATH);
+			if (fd < 0)
+				return cordon_err_errno(err, "mount point %s", tmp);
+			made = false;
+		}
 		*p = '/';
 	}
+	if (base) {
+		*base = '\0';
+		if (walk.rootfd == rootfd)
+			snprintf(walk.dir, sizeof(walk.dir), "%s", tmp);
+		*base = '/';
+	}
+	int r = dir ? mkdirat(rootfd, tmp + 1, 0755) : mknodat(rootfd, tmp + 1, S_IFREG | 0644, 0);
+	if (r < 0 && errno != EEXIST)
+		return cordon_err_errno(err, "create mount point %s", tmp);
 	int fd = openat2_nofollow(rootfd, path, O_PATH);
 	if (fd < 0)
 		return cordon_err_errno(err, "mount point %s", path);
@@ -239,6 +284,7 @@ static int attach_tree(int tree, int rootfd, const char *path, bool dir, cordon_
 	_cleanup_close_ int target = ensure_path(rootfd, path, dir, err);
 	if (target < 0)
 		return -1;
+	walk_forget(path);
 	if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		return cordon_err_errno(err, "move_mount onto %s", path);
 	return 0;
@@ -468,6 +514,7 @@ static int setup_task_mount(const struct model_entry *e, const struct mount_plan
 	if (r == 0 && e->kind == MK_RW_BIND && e->mount >= 0 && plan->overlay_dirs && plan->overlay_dirs[e->mount])
 		r = overlay_mount(oldroot, newroot, e->path, plan->overlay_dirs[e->mount],
 				  plan->overlay_trees ? plan->overlay_trees[e->mount] : -1, (size_t)e->mount, err);
+	walk_forget(e->path); /* the overlay (if any) is mounted there too */
 	if (r < 0 && e->mount < 0)
 		return cordon_err_wrap(err, "check.files %s", e->host);
 	if (r < 0)
@@ -559,6 +606,7 @@ int mounts_begin(struct mount_ctx *mc, cordon_error *err)
 	mc->newroot = open("/newroot", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (mc->oldroot < 0 || mc->newroot < 0)
 		return cordon_err_errno(err, "open roots");
+	walk_reset(mc->newroot);
 	/* 4, the part that needs nothing from the supervisor: cordon's own
 	 * view (mounts_prepare's first steps). */
 	for (size_t i = 0; i < mc->steps->nbegin; i++)
@@ -632,6 +680,7 @@ static int setup_protect(const struct model_entry *e, int newroot, cordon_error 
 		if (mount_setattr(t, "", AT_EMPTY_PATH | AT_RECURSIVE, &ro, sizeof(ro)) < 0)
 			return cordon_err_errno(err, "make protected path %s read-only", e->path);
 	}
+	walk_forget(e->path);
 	if (move_mount(t, "", at, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		return cordon_err_errno(err, "move_mount onto %s", e->path);
 	return 0;
@@ -785,6 +834,7 @@ int mounts_finish(struct mount_ctx *mc, const struct mount_plan *plan, cordon_er
 	close(mc->oldroot);
 	close(mc->newroot);
 	mc->oldroot = mc->newroot = -1;
+	walk_reset(-1);
 	/* The root itself: read-only, nothing can be created beside the binds. */
 	if (mount(NULL, "/newroot", NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, NULL) < 0)
 		return cordon_err_errno(err, "make the root read-only");

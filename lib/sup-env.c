@@ -49,6 +49,13 @@ static int env_last_of_name(const strv *env, bool *keep, const char *const *defa
 int sup_env_build(const cordon_policy *p, const char *check_dir, const struct secrets *sec, strv *env,
 		  size_t *secret_start, cordon_error *err)
 {
+	if (sup_env_declared(p, env, err) < 0 || sup_env_cordon(p, check_dir, env, err) < 0)
+		return -1;
+	return sup_env_add_secrets(sec, env, secret_start, err);
+}
+
+int sup_env_declared(const cordon_policy *p, strv *env, cordon_error *err)
+{
 	const char *lang = policy_opts(p)->lang, *term = policy_opts(p)->term;
 	char tmp[1024];
 	const char *defaults[4];
@@ -75,14 +82,18 @@ int sup_env_build(const cordon_policy *p, const char *check_dir, const struct se
 		if (keep[j] && strv_push(env, penv->v[j]) < 0)
 			rc = -1;
 	free(keep);
+	return rc < 0 ? cordon_err(err, 12, "out of memory") : 0;
+}
+
+int sup_env_cordon(const cordon_policy *p, const char *check_dir, strv *env, cordon_error *err)
+{
 	/* A check's files: where its view shows them (a new name per check). */
-	if (rc == 0 && check_dir && check_dir[0]) {
+	if (check_dir && check_dir[0]) {
 		char v[128];
 		snprintf(v, sizeof(v), "CORDON_CHECK_DIR=%s", check_dir);
-		rc = strv_push(env, v);
+		if (strv_push(env, v) < 0)
+			return cordon_err(err, 12, "out of memory");
 	}
-	if (rc < 0)
-		return cordon_err(err, 12, "out of memory");
 	/* Egress: every common client finds the proxy. A declared endpoint on
 	 * the host's loopback needs loopback names to go through the proxy too,
 	 * so they are then left out of NO_PROXY. */
@@ -123,7 +134,7 @@ int sup_env_build(const cordon_policy *p, const char *check_dir, const struct se
 				return cordon_err(err, 12, "out of memory");
 		}
 	}
-	return sup_env_add_secrets(sec, env, secret_start, err);
+	return 0;
 }
 
 int sup_env_add_secrets(const struct secrets *sec, strv *env, size_t *secret_start, cordon_error *err)

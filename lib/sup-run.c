@@ -142,7 +142,8 @@ struct sup {
 	strv env;
 	size_t env_secret_start; /* env[k >= this] carry secret values */
 	const struct secrets *sec; /* the run's cache (struct secret_cache) */
-	const struct cgroup_ops *cgops;
+	const struct cgroup_ops *cgops; /* = cgp.ops */
+	struct cg_prep cgp;
 	struct cgroup cg;
 	bool have_cg;
 	struct cgroup_view cgview; /* init's copy is filled from MSG_CGROUP */
@@ -601,28 +602,16 @@ static void classify(struct sup *s, const struct cg_usage *u)
 
 /* Limits that need a cgroup: create it (and on v1 attach pid). Where none
  * can be had, fall back to rlimits only if the policy accepts it. */
+/* The run's cgroup (cgroup_start; the fallback is the layer's). */
 static int cgroup_setup(struct sup *s, pid_t pid, cordon_error *err)
 {
 	const struct model_run *mr = &s->plan.model.run;
-	bool want = mr->needs_cgroup;
-	bool weak_ok = s->pol->allow_weaker & WEAK_CGROUP;
-	cordon_error cgerr = {0};
-	if (s->cgops) {
-		if (cgroup_create(&s->cg, s->cgops, &mr->cg, &cgerr) == 0) {
-			s->have_cg = true;
-			trace(s, "cgroup created");
-			if (pid > 0 && s->cg.ops->attach(&s->cg, pid, err) < 0)
-				return -1;
-			return 0;
-		}
-		if (want && !weak_ok)
-			return cordon_err(err, 0, "%s (the memory, pids and cpu limits need a cgroup; set enforcement.allow_weaker [\"cgroup\"] to accept per-process rlimits instead)",
-					  cgerr.msg);
-	} else if (want && !weak_ok) {
-		return cordon_err(err, 0, "no usable cgroup hierarchy on this host (the memory, pids and cpu limits need one; set enforcement.allow_weaker [\"cgroup\"] to accept per-process rlimits instead)");
-	}
-	/* No cgroup: the per-process rlimits are all there is. */
-	s->spec.rl = mr->rl_nocg;
+	if (cgroup_start(&s->cgp, &s->cg, &mr->cg, pid, &s->have_cg, err) < 0)
+		return -1;
+	if (s->have_cg)
+		trace(s, "cgroup created");
+	else /* No cgroup: the per-process rlimits are all there is. */
+		s->spec.rl = mr->rl_nocg;
 	return 0;
 }
 
@@ -631,12 +620,9 @@ int run_cgroup_preflight(const cordon_policy *p, cordon_error *err)
 	bool want = p->limits[LIM_MEMORY].set || p->limits[LIM_PIDS].set || p->limits[LIM_CPU].set;
 	if (!want || (p->allow_weaker & WEAK_CGROUP))
 		return 0;
-	cordon_error cgerr = {0};
-	const struct cgroup_ops *ops = cgroup_detect(policy_opts(p)->cgroup, &cgerr);
-	if (!ops && cgerr.msg[0])
-		return cordon_err(err, 0, "%s", cgerr.msg);
-	if (!ops)
-		return cordon_err(err, 0, "no usable cgroup hierarchy on this host (the memory, pids and cpu limits need one; set enforcement.allow_weaker [\"cgroup\"] to accept per-process rlimits instead)");
+	struct cg_prep cp;
+	if (cgroup_prepare(&cp, policy_opts(p)->cgroup, want, false, err) < 0)
+		return -1;
 	/* The very step a run takes: create the cgroup with its limits, then
 	 * remove it again. */
 	struct cgroup cg;
@@ -644,11 +630,12 @@ int run_cgroup_preflight(const cordon_policy *p, cordon_error *err)
 		p->limits[LIM_MEMORY].set ? p->limits[LIM_MEMORY].value : 0,
 		p->limits[LIM_PIDS].set ? p->limits[LIM_PIDS].value : 0,
 	};
+	bool made;
 	memset(&cg, 0, sizeof(cg));
-	if (cgroup_create(&cg, ops, &cl, &cgerr) < 0)
-		return cordon_err(err, 0, "%s (the memory, pids and cpu limits need a cgroup; set enforcement.allow_weaker [\"cgroup\"] to accept per-process rlimits instead)",
-				  cgerr.msg);
-	ops->destroy(&cg);
+	if (cgroup_start(&cp, &cg, &cl, 0, &made, err) < 0)
+		return -1;
+	if (made)
+		cp.ops->destroy(&cg);
 	return 0;
 }
 
@@ -774,10 +761,11 @@ static int prepare(struct sup *s, cordon_error *err)
 	s->out_hash = OUTPUT_HASH_BYTES;
 	if (oh && parse_size(oh, &s->out_hash, err) < 0)
 		return cordon_err_wrap(err, "output hash budget (CORDON_OUTPUT_HASH)");
-	cordon_error cgerr = {0};
-	s->cgops = cgroup_detect(policy_opts(s->pol)->cgroup, &cgerr);
-	if (!s->cgops && cgerr.msg[0])
-		return cordon_err(err, 0, "%s", cgerr.msg);
+	/* The cgroup layer decides its fallback (allow_weaker "cgroup"). */
+	if (cgroup_prepare(&s->cgp, policy_opts(p)->cgroup, s->plan.model.run.needs_cgroup,
+			   p->allow_weaker & WEAK_CGROUP, err) < 0)
+		return -1;
+	s->cgops = s->cgp.ops;
 	s->spec.plan = &s->plan;
 	if (mounts_prepare(&s->plan.model, &s->mounts, err) < 0)
 		return -1;
@@ -806,14 +794,12 @@ static int prepare(struct sup *s, cordon_error *err)
 	s->spec.rl = s->plan.model.run.rl;
 	if (prepare_filters(s, err) < 0)
 		return -1;
-	if (s->cgops == &cgroup_v2_ops && cgroup_setup(s, 0, err) < 0)
+	if (s->cgp.before_clone && cgroup_setup(s, 0, err) < 0)
 		return -1;
 	/* v1: created and attached after clone, while init builds its view. The
-	 * rlimit fallback must be known before clone, so decide it now. */
-	if (s->cgops != &cgroup_v2_ops) {
-		if (!s->cgops && s->plan.model.run.needs_cgroup && !(p->allow_weaker & WEAK_CGROUP))
-			return cgroup_setup(s, 0, err);
-		if (!s->cgops)
+	 * rlimit fallback must be known before clone (cgroup_prepare decided it). */
+	if (!s->cgp.before_clone) {
+		if (s->cgp.rlimits_only)
 			s->spec.rl = s->plan.model.run.rl_nocg;
 		s->spec.unshare_cgroupns = s->cgops != NULL;
 	}

@@ -186,11 +186,70 @@ static void test_shared_cgroup_is_ebusy(void **st)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* The layer's fallback decision, for every case: a run whose limits need a
+ * cgroup and that gets none is refused unless it accepts per-process
+ * rlimits (allow_weaker "cgroup"); without such limits it goes on. */
+static void test_fallback_table(void **st)
+{
+	static const struct {
+		bool need, weak_ok;
+		const char *failure;
+		int rc;
+		const char *msg; /* a part of the refusal */
+	} t[] = {
+		{false, false, NULL, 0, NULL},
+		{false, true, NULL, 0, NULL},
+		{true, true, NULL, 0, NULL},
+		{true, true, "mkdir: EACCES", 0, NULL},
+		{false, false, "mkdir: EACCES", 0, NULL},
+		{true, false, NULL, -1, "no usable cgroup hierarchy on this host"},
+		{true, false, "mkdir: EACCES", -1, "mkdir: EACCES (the memory, pids and cpu limits need a cgroup"},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		cordon_error e = {0};
+		assert_int_equal(cgroup_fallback(t[i].need, t[i].weak_ok, t[i].failure, &e), t[i].rc);
+		if (t[i].msg) {
+			assert_non_null(strstr(e.msg, t[i].msg));
+			assert_non_null(strstr(e.msg, "allow_weaker [\"cgroup\"]"));
+		}
+	}
+}
+
+/* prepare with no backend (CORDON_CGROUP=none): refused when the limits
+ * need one, else rlimits only, decided before clone; a bad choice is an
+ * error whatever the policy accepts. */
+static void test_prepare_without_backend(void **st)
+{
+	struct cg_prep cp;
+	cordon_error e = {0};
+	assert_int_equal(cgroup_prepare(&cp, "none", true, false, &e), -1);
+	assert_non_null(strstr(e.msg, "no usable cgroup hierarchy"));
+	assert_int_equal(cgroup_prepare(&cp, "none", true, true, &e), 0);
+	assert_null(cp.ops);
+	assert_true(cp.rlimits_only);
+	assert_false(cp.before_clone);
+	assert_int_equal(cgroup_prepare(&cp, "none", false, false, &e), 0);
+	assert_true(cp.rlimits_only);
+	assert_int_equal(cgroup_prepare(&cp, "v3", false, true, &e), -1);
+	assert_non_null(strstr(e.msg, "expected v1, v2 or none"));
+	/* with no backend, start makes nothing and is not an error */
+	struct cgroup cg;
+	bool have = true;
+	assert_int_equal(cgroup_prepare(&cp, "none", true, true, &e), 0);
+	assert_int_equal(cgroup_start(&cp, &cg, &(struct cg_limits){1 << 20, 8}, 0, &have, &e), 0);
+	assert_false(have);
+}
+
 int main(void)
 {
+	const struct CMUnitTest pure[] = {
+		cmocka_unit_test(test_fallback_table),
+		cmocka_unit_test(test_prepare_without_backend),
+	};
+	int rc = cmocka_run_group_tests_name("cgroup fallback", pure, NULL, NULL);
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_alone_moves_into_leaf),
 		cmocka_unit_test(test_shared_cgroup_is_ebusy),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return rc + cmocka_run_group_tests(tests, setup, teardown);
 }

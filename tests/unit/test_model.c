@@ -6,6 +6,7 @@
 #include "unit.h"
 #include "cleanup.h"
 #include "compat.h"
+#include "explain.h"
 #include "landlock.h"
 #include "mounts.h"
 #include "ns.h"
@@ -447,18 +448,33 @@ static void test_protected_entries(void **st)
  * is not looked at. */
 static void test_protect_check_after(void **st)
 {
-	char dir[] = "/tmp/cordon-unit-protect.XXXXXX", a[128], b[128], c[128], d[128];
+	char dir[] = "/tmp/cordon-unit-protect.XXXXXX", a[128], b[128], c[128], d[128], g1[128], g2[128], h1[128],
+	     h2[128], h3[128], top[128];
 	assert_non_null(mkdtemp(dir));
 	snprintf(a, sizeof(a), "%s/.envrc", dir);   /* created by "the run" */
 	snprintf(b, sizeof(b), "%s/.vscode", dir);  /* still absent */
 	snprintf(c, sizeof(c), "%s/.npmrc", dir);   /* a link now */
 	snprintf(d, sizeof(d), "%s/.bashrc", dir);  /* present at the start */
+	snprintf(g1, sizeof(g1), "%s/.config/fish", dir); /* .config absent: so is this */
+	snprintf(g2, sizeof(g2), "%s/.config/git", dir);
+	snprintf(h1, sizeof(h1), "%s/.git/config", dir); /* .git made, config absent */
+	snprintf(h2, sizeof(h2), "%s/.git/hooks", dir);  /* .git made, hooks made */
+	snprintf(h3, sizeof(h3), "%s/.git/info", dir);   /* after a present one */
 	struct model_entry e[] = {
-		{.path = a, .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
-		{.path = b, .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
-		{.path = c, .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
-		{.path = d, .kind = MK_PROTECT},
+		{.path = a, .target = ".envrc", .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = b, .target = ".vscode", .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = c, .target = ".npmrc", .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = d, .target = ".bashrc", .kind = MK_PROTECT},
+		{.path = g1, .target = ".config/fish", .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = g2, .target = ".config/git", .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = h1, .target = ".git/config", .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = h2, .target = ".git/hooks", .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
+		{.path = h3, .target = ".git/info", .kind = MK_PROTECT, .flags = MODEL_NOT_YET},
 	};
+	snprintf(top, sizeof(top), "%s/.git", dir);
+	assert_int_equal(mkdir(top, 0700), 0);
+	assert_int_equal(mkdir(h2, 0700), 0);
+	assert_int_equal(mkdir(h3, 0700), 0);
 	struct run_plan plan;
 	memset(&plan, 0, sizeof(plan));
 	plan.model.e = e;
@@ -472,12 +488,14 @@ static void test_protect_check_after(void **st)
 	assert_int_equal(symlink("/etc/passwd", c), 0);
 	struct run_report rep;
 	report_init(&rep);
-	assert_int_equal(protect_check_after(&plan, &rep), 2);
-	assert_int_equal(rep.ndenials, 2);
+	assert_int_equal(protect_check_after(&plan, &rep), 4);
+	assert_int_equal(rep.ndenials, 4);
 	assert_string_equal(rep.denials[0].target, a);
 	assert_string_equal(rep.denials[1].target, c);
+	assert_string_equal(rep.denials[2].target, h2);
+	assert_string_equal(rep.denials[3].target, h3);
 	report_free(&rep);
-	unlink(a), unlink(c), unlink(d), rmdir(dir);
+	unlink(a), unlink(c), unlink(d), rmdir(h2), rmdir(h3), rmdir(top), rmdir(dir);
 }
 
 /* The names a policy may give. */
@@ -725,6 +743,82 @@ static void test_run_part(void **st)
 	teardown(&f);
 }
 
+/* JSON without the whitespace between tokens, for matching. */
+static void compact_json(char *s)
+{
+	bool in_str = false;
+	char *o = s;
+	for (char *c = s; *c; c++) {
+		if (in_str && *c == '\\' && c[1]) {
+			*o++ = *c++;
+			*o++ = *c;
+			continue;
+		}
+		if (*c == '"')
+			in_str = !in_str;
+		if (in_str || !strchr(" \n\t", *c))
+			*o++ = *c;
+	}
+	*o = 0;
+}
+
+/* explain's env, limits and syscalls lines are the model's (struct
+ * model_run), not the policy's: an entry changed in the model shows, a
+ * policy value the model lacks does not. */
+static void test_explain_run_part(void **st)
+{
+	struct fixture f;
+	cordon_error e;
+	setup(&f, merged_host);
+	cordon_policy *p = f.p;
+	assert_int_equal(strv_push(&p->env, "A=1"), 0);
+	p->limits[LIM_MEMORY] = (struct cordon_limit){.set = true, .value = 64 << 20, .src = SRC_FLAG};
+	assert_int_equal(strv_push(&p->sys_allow, "bpf"), 0);
+	assert_int_equal(model_build_run(&f.plan.model, p, f.plan.check_dir, &e), 0);
+	struct model_run *r = &f.plan.model.run;
+	/* the policy changes after the model was built: explain must not see it */
+	assert_int_equal(strv_push(&p->env, "POLICY_ONLY=1"), 0);
+	p->limits[LIM_PIDS] = (struct cordon_limit){.set = true, .value = 7, .src = SRC_POLICY};
+	assert_int_equal(strv_push(&p->sys_deny, "policy_only_call"), 0);
+	p->kill_on_violation = true;
+	/* and the model changes: explain must */
+	free(r->env.v[0]);
+	r->env.v[0] = strdup("MODEL_VAR=1"); /* in the declared part (PATH before) */
+	assert_non_null(r->env.v[0]);
+	r->limits[LIM_MEMORY].value = 99 << 20;
+	r->limits[LIM_FILE_SIZE] = (struct cordon_limit){.set = true, .value = 4096, .src = SRC_CEILING};
+	assert_int_equal(strv_push(&r->sys_deny_policy, "model_call"), 0);
+	struct host_features hf = {.userns = true, .landlock_abi = 6, .seccomp = true, .cgroup = "v2"};
+	struct run_report rep;
+	report_init(&rep);
+	strv devs = {0};
+	char *argv[] = {"/bin/true", NULL};
+	char *js = explain_render_model(p, argv, true, &hf, &f.plan, &f.plan.model, r, &devs, &rep, true, "would run");
+	char *tx = explain_render_model(p, argv, false, &hf, &f.plan, &f.plan.model, r, &devs, &rep, true, "would run");
+	assert_non_null(js);
+	assert_non_null(tx);
+	compact_json(js);
+	/* env: the declared part of the model's environment, by name; not
+	 * cordon's own (the check's directory) */
+	assert_non_null(strstr(js, "\"env\":[\"MODEL_VAR\",\"HOME\",\"LANG\",\"TERM\",\"A\"]"));
+	assert_non_null(strstr(tx, "env: MODEL_VAR HOME LANG TERM A\n"));
+	assert_null(strstr(js, "POLICY_ONLY"));
+	assert_null(strstr(js, "CORDON_CHECK_DIR"));
+	/* limits, with their sources */
+	assert_non_null(strstr(js, "\"limits\":{\"memory\":{\"value\":103809024,\"source\":\"flag\"},"
+				   "\"file_size\":{\"value\":4096,\"source\":\"ceiling\"}}"));
+	assert_non_null(strstr(tx, "  memory     99 MiB (flag)\n"));
+	assert_null(strstr(js, "\"pids\""));
+	/* syscalls */
+	assert_non_null(strstr(js, "\"allow\":[\"bpf\"],\"deny\":[\"model_call\"],\"on_violation\":\"report\""));
+	assert_non_null(strstr(tx, "; re-allowed: bpf; also denied: model_call; on violation: report\n"));
+	assert_null(strstr(js, "policy_only_call"));
+	free(js);
+	free(tx);
+	report_free(&rep);
+	teardown(&f);
+}
+
 /* The identities are decided before clone, the maps' text included: init
  * formats nothing. As root the run has a host uid of its own; unprivileged,
  * the invoking user's, and setgroups is denied for the gid map. */
@@ -756,7 +850,8 @@ int main(void)
 		cmocka_unit_test(test_explain_lines), cmocka_unit_test(test_system_checks),
 		cmocka_unit_test(test_protected_entries), cmocka_unit_test(test_protect_names),
 		cmocka_unit_test(test_protect_check_after), cmocka_unit_test(test_every_entry_agrees),
-		cmocka_unit_test(test_run_part), cmocka_unit_test(test_creds_plan),
+		cmocka_unit_test(test_run_part), cmocka_unit_test(test_explain_run_part),
+		cmocka_unit_test(test_creds_plan),
 	};
 	return cmocka_run_group_tests_name("model", tests, NULL, NULL);
 }
