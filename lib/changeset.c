@@ -556,8 +556,10 @@ static int list_visit(struct walk *w, int U, int H, const char *name, const stru
 		bool opaque = ud >= 0 && is_opaque(ud);
 		if (host && S_ISDIR(hs.st_mode) && opaque && list_opaque(w, U, H, name, err) < 0)
 			return -1;
-		if (!host || !S_ISDIR(hs.st_mode))
-			if (file_list_add(w->out, path, w->base, host ? CHANGE_MODIFIED : CHANGE_CREATED, false, -1, err) < 0)
+		/* A new directory is not an output (its files are), as in
+		 * direct mode; one that replaced a host file or link is. */
+		if (host && !S_ISDIR(hs.st_mode))
+			if (file_list_add(w->out, path, w->base, CHANGE_MODIFIED, false, -1, err) < 0)
 				return -1;
 		return 1;
 	}
@@ -580,6 +582,9 @@ int changeset_list(const struct changeset *cs, const char *base, struct file_lis
 	w->out = out;
 	w->held = held;
 	int r = for_each_layer(w, list_visit, err);
+	/* By path, as a direct-mode snapshot lists them: the order of the
+	 * upper layer's directories is the filesystem's. */
+	file_list_sort(out);
 	if (r < 0 && (err->code == EFBIG || err->code == ELOOP)) {
 		out->truncated = true;
 		out->cut = err->code == EFBIG ? CUT_WALK_ENTRIES : CUT_WALK_DEPTH;
