@@ -160,7 +160,7 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 	_cleanup_close_ int b = open_root(base, O_PATH | O_DIRECTORY);
 	if (b < 0)
 		return cordon_err_errno(err, "open %s", base);
-	/* Another run may remove an empty .cordon-changes at any moment:
+	/* Another run may remove an empty .cordon-changes[-UID] at any moment:
 	 * made again, a few times. */
 	for (int tries = 0;; tries++) {
 		if (make_dir(cs, b, base, run_uid, uid, err) == 0)
@@ -185,17 +185,28 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 	return 0;
 }
 
+void changeset_dirname(char *out, size_t sz)
+{
+	uid_t u = geteuid();
+	if (u == 0)
+		snprintf(out, sz, "%s", CHANGESET_DIRNAME);
+	else
+		snprintf(out, sz, "%s-%u", CHANGESET_DIRNAME, (unsigned)u);
+}
+
 static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err)
 {
-	if (mkdirat(b, CHANGESET_DIRNAME, 0711) < 0 && errno != EEXIST)
-		return cordon_err_errno(err, "create %s/%s", base, CHANGESET_DIRNAME);
-	_cleanup_close_ int top = open_beneath(b, CHANGESET_DIRNAME, O_PATH | O_DIRECTORY);
+	char top_name[64];
+	changeset_dirname(top_name, sizeof(top_name));
+	if (mkdirat(b, top_name, 0711) < 0 && errno != EEXIST)
+		return cordon_err_errno(err, "create %s/%s", base, top_name);
+	_cleanup_close_ int top = open_beneath(b, top_name, O_PATH | O_DIRECTORY);
 	struct stat st;
 	if (top < 0 || fstat(top, &st) < 0)
-		return cordon_err_errno(err, "open %s/%s", base, CHANGESET_DIRNAME);
+		return cordon_err_errno(err, "open %s/%s", base, top_name);
 	if (st.st_uid != geteuid() || (st.st_mode & 022))
 		return cordon_err(err, EPERM, "%s/%s belongs to uid %u or is writable by others: not using it", base,
-				  CHANGESET_DIRNAME, (unsigned)st.st_uid);
+				  top_name, (unsigned)st.st_uid);
 	unsigned char rnd[8];
 	if (getentropy(rnd, sizeof(rnd)) < 0)
 		return cordon_err_errno(err, "getentropy");
@@ -209,8 +220,8 @@ static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid
 	/* 0711 as root: the run's init (another uid) reaches its layer's
 	 * directory (its own, 0700) by path; nothing here can be listed. */
 	if (mkdirat(top, id, geteuid() == 0 && run_uid != uid ? 0711 : 0700) < 0)
-		return cordon_err_errno(err, "create %s/%s/%s", base, CHANGESET_DIRNAME, id);
-	if (snprintf(cs->dir, sizeof(cs->dir), "%s%s%s/%s", base, strcmp(base, "/") ? "/" : "", CHANGESET_DIRNAME,
+		return cordon_err_errno(err, "create %s/%s/%s", base, top_name, id);
+	if (snprintf(cs->dir, sizeof(cs->dir), "%s%s%s/%s", base, strcmp(base, "/") ? "/" : "", top_name,
 		     id) >= (int)sizeof(cs->dir))
 		return cordon_err(err, ENAMETOOLONG, "%s: too long", base);
 	cs->dirfd = open_beneath(top, id, O_RDONLY | O_DIRECTORY);
@@ -654,7 +665,7 @@ static int rm_at(int dfd, const char *name, int depth)
 	return unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -1 : 0;
 }
 
-/* Remove DIR itself, and .cordon-changes above it when that is empty. */
+/* Remove DIR itself, and .cordon-changes[-UID] above it when that is empty. */
 static int remove_dir(struct changeset *cs, cordon_error *err)
 {
 	char parent[4096], *slash;
@@ -669,8 +680,9 @@ static int remove_dir(struct changeset *cs, cordon_error *err)
 		return cordon_err_errno(err, "%s: moved while in use", cs->dir);
 	if (rm_at(p, slash + 1, 0) < 0)
 		return cordon_err_errno(err, "remove %s", cs->dir);
-	char *up = strrchr(parent, '/');
-	if (up && strcmp(up + 1, CHANGESET_DIRNAME) == 0)
+	char *up = strrchr(parent, '/'), mine[64];
+	changeset_dirname(mine, sizeof(mine));
+	if (up && strcmp(up + 1, mine) == 0)
 		rmdir(parent); /* ENOTEMPTY: another run's change set is there */
 	return 0;
 }

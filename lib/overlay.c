@@ -66,8 +66,9 @@ static int changes_base_of(const struct run_plan *plan, const char *top, char *b
 	*slash = '\0';
 	/* Nothing the run sees may hold it: it would see (or write) its own
 	 * change set, or another run's. */
-	char dir[4096 + 32];
-	snprintf(dir, sizeof(dir), "%s/%s", base, CHANGESET_DIRNAME);
+	char dir[4096 + 80], name[64];
+	changeset_dirname(name, sizeof(name));
+	snprintf(dir, sizeof(dir), "%s/%s", base, name);
 	for (size_t i = 0; i < plan->model.n; i++) {
 		const struct model_entry *e = &plan->model.e[i];
 		if ((e->kind == MK_RO_BIND || e->kind == MK_RW_BIND) && e->host && path_has_prefix(dir, e->host)) {

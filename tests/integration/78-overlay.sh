@@ -198,6 +198,22 @@ test_fallback_needs_allow_weaker() {
 	t_assert
 }
 
+test_overlay_is_the_default() {
+	ws_init || return
+	cordon_run -- /bin/sh -c 'echo more >>k; echo n >n'
+	expect_eq "$RC $(field .enforcement.workspace_mode) $(field .enforcement.workspace_mode_reason) $(field .changes.state)" \
+		"0 overlay null applied" "no flag, no policy: overlay: $ERR"
+	expect_eq "$(cat k n | tr '\n' ' ')" "keep more n " "applied"
+	expect_eq "$(field '[.outputs[] | "\(.change) \(.path)"] | join(",")')" "modified k,created n" "outputs"
+	expect_match "$("$CORDON" explain)" "workspace mode: overlay" "explain"
+	# Where the default cannot be had, direct, with the reason, without
+	# allow_weaker (asked for, overlay would be a setup-error: above).
+	cordon_run --ro "$WS" -- /bin/sh -c 'echo 2 >f'
+	expect_eq "$RC $(field .enforcement.workspace_mode) $(cat f)" "0 direct 2" "the default fell back: $ERR"
+	expect_match "$(field .enforcement.workspace_mode_reason)" "^overlay \\(the default\\), direct instead: .*visible to the run" "the reason"
+	t_assert
+}
+
 test_workspace_below_a_private_directory() {
 	[ "$(id -u)" = 0 ] || { t_skip "needs root (the run's uid is then another)"; return; }
 	ws_init || return
@@ -291,6 +307,9 @@ test_non_root_overlay() {
 	[ "$(id -u)" = 0 ] || { t_skip "needs root to set up a workspace of uid 65534"; return; }
 	ws_init || return
 	chown -R 65534:65534 "$WS"
+	# root's change sets next to the same workspace (a kept review): the
+	# user's go to their own directory beside it.
+	mkdir -m 711 "$WS/.cordon-changes"
 	R=$T_TMP/r.json
 	chmod 777 "$T_TMP"
 	local out
@@ -301,6 +320,7 @@ test_non_root_overlay() {
 mod" "the run sees its writes"
 	expect_eq "$(field .enforcement.workspace_mode) $(field .changes.state)" "review kept" "an ordinary user's overlay: $out"
 	expect_eq "$(cat k)$([ -e u ] && echo u)" "keep" "nothing applied yet"
+	expect_match "$(changes_dir)" "^$WS/.cordon-changes-65534/[^/]+$" "the user's own change-set directory"
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" apply "$(changes_dir)" || fail "apply as the user"
 	expect_eq "$(cat u k | tr '\n' ' ')$([ -e a ] && echo a)" "u keep mod " "applied"
 	expect_eq "$(stat -c %u u)" 65534 "owned by the user"
@@ -310,7 +330,7 @@ mod" "the run sees its writes"
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
-	test_fallback_needs_allow_weaker test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
+	test_fallback_needs_allow_weaker test_overlay_is_the_default test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
 	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe; do
 	t_run $t
 done
