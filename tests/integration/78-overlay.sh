@@ -296,7 +296,9 @@ test_explain_shows_the_mode() {
 	ws_init || return
 	expect_match "$("$CORDON" explain --workspace-mode review -- true)" "workspace mode: review" "explain"
 	expect_eq "$("$CORDON" explain --json --workspace-mode overlay -- true | jq -r .workspace_mode)" overlay "explain --json"
-	expect_eq "$("$CORDON" explain --json -- true | jq -r .workspace_mode)" direct "the default"
+	expect_eq "$("$CORDON" explain --json -- true | jq -r .workspace_mode)" overlay "the default"
+	expect_match "$("$CORDON" explain -- true)" "workspace mode: overlay .*; the default: direct where an overlay cannot be had" "the default, in words"
+	expect_eq "$("$CORDON" explain --json --workspace-mode direct -- true | jq -r .workspace_mode)" direct "direct asked"
 	t_assert
 }
 
