@@ -579,6 +579,10 @@ static int list_visit(struct walk *w, int U, int H, const char *name, const stru
 		return file_list_add(w->out, path, w->base, host ? CHANGE_MODIFIED : CHANGE_CREATED,
 				     S_ISREG(st->st_mode), fd, err);
 	}
+	/* A FIFO, socket or device: refused (never applied), still a change
+	 * the run made, listed without a hash as direct mode lists it. */
+	if (file_list_add(w->out, path, w->base, host ? CHANGE_MODIFIED : CHANGE_CREATED, false, -1, err) < 0)
+		return -1;
 	return add_held(held_list(w, 0), path, special_name(st->st_mode), err) < 0 ? -1 : 0;
 }
 

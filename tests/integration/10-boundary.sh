@@ -153,19 +153,21 @@ test_workspace_without_idmapped_mounts() {
 	expect_eq "$(stat -c %u /etc/hostname)" 0 "a symlink is not followed"
 	expect_eq "$(field '[.outputs[].path] | join(",")')" "d/e/y,existing.txt,l2,made.txt,s,sub/deep.txt" "only what the run changed is an output"
 	# The default (overlay) found out only with init's user namespace: it
-	# fell back to direct, said why, and left no change set behind.
+	# fell back to direct, said why, and left no change set behind. (A
+	# kernel without overlayfs loaded, as in the test VM, falls back before.)
+	local why="(the filesystem of .*/r has no idmapped mounts|this kernel has no overlayfs)"
 	expect_eq "$(field .enforcement.workspace_mode)" direct "the default fell back"
-	expect_match "$(field .enforcement.workspace_mode_reason)" "^overlay \\(the default\\), direct instead: the filesystem of .*/r has no idmapped mounts" "fallback reason"
+	expect_match "$(field .enforcement.workspace_mode_reason)" "^overlay \\(the default\\), direct instead: $why" "fallback reason"
 	expect_eq "$(ls -A .. | grep -c cordon-changes)" 0 "no change set left"
 	# Asked for, overlay holds unless allow_weaker has "workspace".
 	cordon_run --workspace-mode overlay -- /bin/sh -c 'echo x >asked'
 	expect_eq "$RC:$(field .status)" "125:setup-error" "overlay asked, no fallback"
-	expect_match "$ERR" "workspace mode overlay: the filesystem of .*/r has no idmapped mounts.*allow_weaker" "says why"
+	expect_match "$ERR" "workspace mode overlay: $why.*allow_weaker" "says why"
 	[ ! -e asked ] || fail "the refused run ran"
 	echo '{"filesystem": {"workspace_mode": "overlay"}, "enforcement": {"allow_weaker": ["workspace"]}}' >../p.json
 	cordon_run --policy ../p.json -- /bin/sh -c 'echo x >asked'
 	expect_eq "$RC:$(field .enforcement.workspace_mode):$(cat asked)" "0:direct:x" "allow_weaker: direct"
-	expect_match "$(field .enforcement.workspace_mode_reason)" "^overlay asked, direct instead: .*no idmapped mounts" "reason when asked"
+	expect_match "$(field .enforcement.workspace_mode_reason)" "^overlay asked, direct instead: $why" "reason when asked"
 	expect_eq "$(stat -c %u asked)" "$(id -u)" "the fallback's files are the invoker's"
 	cd .. && umount r
 	t_assert

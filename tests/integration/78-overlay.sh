@@ -158,6 +158,8 @@ open("plain", "w").write("p")
 	expect_eq "$RC" 0 "run: $ERR"
 	expect_eq "$(field '.changes.refused | sort | join(",")')" "$WS/w/fifo: a FIFO,$WS/w/sock: a socket" "refused and reported"
 	expect_eq "$(ls -A | grep -c -e fifo -e sock)" 0 "neither reaches the host"
+	expect_eq "$(field '[.outputs[] | select(.type == "other") | .path] | join(",")')" "fifo,sock" \
+		"still outputs (changes the run made), unhashed"
 	expect_eq "$(cat plain)" p "the rest is applied"
 	# A set-id bit in a change set (the run's own chmod is refused by the
 	# filter; an upper layer is hostile all the same) is dropped by the apply.
@@ -200,10 +202,12 @@ test_fallback_needs_allow_weaker() {
 
 test_overlay_is_the_default() {
 	ws_init || return
-	cordon_run -- /bin/sh -c 'echo more >>k; echo n >n'
+	chmod 755 .
+	cordon_run -- /bin/sh -c 'echo more >>k; echo n >n; chmod 777 .'
 	expect_eq "$RC $(field .enforcement.workspace_mode) $(field .enforcement.workspace_mode_reason) $(field .changes.state)" \
 		"0 overlay null applied" "no flag, no policy: overlay: $ERR"
 	expect_eq "$(cat k n | tr '\n' ' ')" "keep more n " "applied"
+	expect_eq "$(stat -c %a .) $(field '.root_restored | length')" "755 0" "the root's chmod stayed in the change set"
 	expect_eq "$(field '[.outputs[] | "\(.change) \(.path)"] | join(",")')" "modified k,created n" "outputs"
 	expect_match "$("$CORDON" explain)" "workspace mode: overlay" "explain"
 	# Where the default cannot be had, direct, with the reason, without
