@@ -600,9 +600,9 @@ int changeset_list(const struct changeset *cs, const char *base, struct file_lis
 	/* By path, as a direct-mode snapshot lists them: the order of the
 	 * upper layer's directories is the filesystem's. */
 	file_list_sort(out);
-	if (r < 0 && (err->code == EFBIG || err->code == ELOOP)) {
+	if (r < 0 && (err->code == EFBIG || err->code == ELOOP || err->code == ENAMETOOLONG)) {
 		out->truncated = true;
-		out->cut = err->code == EFBIG ? CUT_WALK_ENTRIES : CUT_WALK_DEPTH;
+		out->cut = err->code == EFBIG ? CUT_WALK_ENTRIES : err->code == ELOOP ? CUT_WALK_DEPTH : CUT_WALK_PATH_BYTES;
 		return 0;
 	}
 	return r;

@@ -285,9 +285,14 @@ void overlay_finish(struct overlay_run *o, const cordon_policy *p, bool ok, cons
 	file_list_free(&rep->outputs);
 	file_list_start(&rep->outputs);
 	struct changeset_held held = {&c->refused, &c->protected, &c->conflicts};
-	if (changeset_list(&o->cs, base, &rep->outputs, &held, &e) < 0)
+	if (changeset_list(&o->cs, base, &rep->outputs, &held, &e) < 0) {
 		snprintf(c->reason, sizeof(c->reason), "the change set could not be listed: %s", e.msg);
-	else if (rep->outputs.truncated && (rep->outputs.cut == CUT_WALK_ENTRIES || rep->outputs.cut == CUT_WALK_DEPTH))
+		/* outputs is not what the run changed: said, never an empty list. */
+		rep->outputs.truncated = true;
+		if (rep->outputs.cut == CUT_NONE)
+			rep->outputs.cut = CUT_WALK_ENTRIES;
+	} else if (rep->outputs.truncated && (rep->outputs.cut == CUT_WALK_ENTRIES || rep->outputs.cut == CUT_WALK_DEPTH ||
+					      rep->outputs.cut == CUT_WALK_PATH_BYTES))
 		snprintf(c->reason, sizeof(c->reason), "the change set is beyond cordon's bounds (%s): kept, not applied",
 			 cut_name(rep->outputs.cut));
 	enum on_failure act = ok ? ONF_APPLY : p->on_failure;

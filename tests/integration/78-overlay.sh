@@ -218,6 +218,25 @@ test_overlay_is_the_default() {
 	t_assert
 }
 
+test_overlay_paths_beyond_bounds_kept() {
+	ws_init || return
+	# Paths past the change set's walk (250 levels of 255-byte names, 64
+	# KiB): it is kept, not applied in part, and outputs says it was cut
+	# (it said nothing, untruncated).
+	cordon_run -- /usr/bin/python3 -c "
+import os
+fd = os.open('.', os.O_RDONLY)
+for i in range(250):
+    os.mkdir('x' * 255, dir_fd=fd); fd = os.open('x' * 255, os.O_RDONLY, dir_fd=fd)
+os.close(os.open('f', os.O_CREAT | os.O_WRONLY, dir_fd=fd))"
+	expect_eq "$RC $(field .changes.state) $(field .outputs_truncated) $(field .truncated.outputs.reason)" \
+		"0 kept true walk-path-bytes" "cut, said, kept: $ERR"
+	expect_match "$(field .changes.reason)" "beyond cordon's bounds" "the reason"
+	[ ! -e "$(printf 'x%.0s' $(seq 255))" ] || fail "applied in part"
+	"$CORDON" discard "$(changes_dir)" || fail "discard"
+	t_assert
+}
+
 test_workspace_below_a_private_directory() {
 	[ "$(id -u)" = 0 ] || { t_skip "needs root (the run's uid is then another)"; return; }
 	ws_init || return
@@ -336,7 +355,7 @@ mod" "the run sees its writes"
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
-	test_fallback_needs_allow_weaker test_overlay_is_the_default test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
+	test_fallback_needs_allow_weaker test_overlay_is_the_default test_overlay_paths_beyond_bounds_kept test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
 	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe; do
 	t_run $t
 done

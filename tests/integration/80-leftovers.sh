@@ -130,9 +130,10 @@ test_many_long_paths_bounded() {
 	# A run capped at 64M makes 20,000 files with ~64 KiB paths (a chain of
 	# 250 directories of 255-character names): the supervisor kept them all
 	# (3.8 GB) and wrote a 1.29 GB report. Now both stop at their bounds and
-	# say so.
+	# say so. Direct mode: the snapshot's walk (an overlay's change set of
+	# such paths: 78-overlay, test_overlay_paths_beyond_bounds_kept).
 	R=$(mktemp "$T_TMP/report.XXXXXX")
-	/usr/bin/time -f %M -o "$T_TMP/rss" timeout 300 "$CORDON" run --report "$R" --memory-limit 64M \
+	/usr/bin/time -f %M -o "$T_TMP/rss" timeout 300 "$CORDON" run --workspace-mode direct --report "$R" --memory-limit 64M \
 		--time-limit 120s -- /usr/bin/python3 -c "
 import os
 n = 'x' * 255
