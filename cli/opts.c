@@ -175,6 +175,7 @@ static int apply(struct cli_run *o, enum opt_id id, const char *v, cordon_error 
 	case O_WSMODE:
 		if (workspace_mode_parse(v, &p->workspace_mode) < 0)
 			return cordon_err(err, 0, "--workspace-mode %s: not overlay, review or direct", v);
+		p->workspace_mode_asked = true;
 		return 0;
 	case O_ONFAIL:
 		if (on_failure_parse(v, &p->on_failure) < 0)

@@ -160,7 +160,7 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 	_cleanup_close_ int b = open_root(base, O_PATH | O_DIRECTORY);
 	if (b < 0)
 		return cordon_err_errno(err, "open %s", base);
-	/* Another run may remove an empty .cordon-changes at any moment:
+	/* Another run may remove an empty .cordon-changes[-UID] at any moment:
 	 * made again, a few times. */
 	for (int tries = 0;; tries++) {
 		if (make_dir(cs, b, base, run_uid, uid, err) == 0)
@@ -185,17 +185,28 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 	return 0;
 }
 
+void changeset_dirname(char *out, size_t sz)
+{
+	uid_t u = geteuid();
+	if (u == 0)
+		snprintf(out, sz, "%s", CHANGESET_DIRNAME);
+	else
+		snprintf(out, sz, "%s-%u", CHANGESET_DIRNAME, (unsigned)u);
+}
+
 static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err)
 {
-	if (mkdirat(b, CHANGESET_DIRNAME, 0711) < 0 && errno != EEXIST)
-		return cordon_err_errno(err, "create %s/%s", base, CHANGESET_DIRNAME);
-	_cleanup_close_ int top = open_beneath(b, CHANGESET_DIRNAME, O_PATH | O_DIRECTORY);
+	char top_name[64];
+	changeset_dirname(top_name, sizeof(top_name));
+	if (mkdirat(b, top_name, 0711) < 0 && errno != EEXIST)
+		return cordon_err_errno(err, "create %s/%s", base, top_name);
+	_cleanup_close_ int top = open_beneath(b, top_name, O_PATH | O_DIRECTORY);
 	struct stat st;
 	if (top < 0 || fstat(top, &st) < 0)
-		return cordon_err_errno(err, "open %s/%s", base, CHANGESET_DIRNAME);
+		return cordon_err_errno(err, "open %s/%s", base, top_name);
 	if (st.st_uid != geteuid() || (st.st_mode & 022))
 		return cordon_err(err, EPERM, "%s/%s belongs to uid %u or is writable by others: not using it", base,
-				  CHANGESET_DIRNAME, (unsigned)st.st_uid);
+				  top_name, (unsigned)st.st_uid);
 	unsigned char rnd[8];
 	if (getentropy(rnd, sizeof(rnd)) < 0)
 		return cordon_err_errno(err, "getentropy");
@@ -209,8 +220,8 @@ static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid
 	/* 0711 as root: the run's init (another uid) reaches its layer's
 	 * directory (its own, 0700) by path; nothing here can be listed. */
 	if (mkdirat(top, id, geteuid() == 0 && run_uid != uid ? 0711 : 0700) < 0)
-		return cordon_err_errno(err, "create %s/%s/%s", base, CHANGESET_DIRNAME, id);
-	if (snprintf(cs->dir, sizeof(cs->dir), "%s%s%s/%s", base, strcmp(base, "/") ? "/" : "", CHANGESET_DIRNAME,
+		return cordon_err_errno(err, "create %s/%s/%s", base, top_name, id);
+	if (snprintf(cs->dir, sizeof(cs->dir), "%s%s%s/%s", base, strcmp(base, "/") ? "/" : "", top_name,
 		     id) >= (int)sizeof(cs->dir))
 		return cordon_err(err, ENAMETOOLONG, "%s: too long", base);
 	cs->dirfd = open_beneath(top, id, O_RDONLY | O_DIRECTORY);
@@ -556,8 +567,10 @@ static int list_visit(struct walk *w, int U, int H, const char *name, const stru
 		bool opaque = ud >= 0 && is_opaque(ud);
 		if (host && S_ISDIR(hs.st_mode) && opaque && list_opaque(w, U, H, name, err) < 0)
 			return -1;
-		if (!host || !S_ISDIR(hs.st_mode))
-			if (file_list_add(w->out, path, w->base, host ? CHANGE_MODIFIED : CHANGE_CREATED, false, -1, err) < 0)
+		/* A new directory is not an output (its files are), as in
+		 * direct mode; one that replaced a host file or link is. */
+		if (host && !S_ISDIR(hs.st_mode))
+			if (file_list_add(w->out, path, w->base, CHANGE_MODIFIED, false, -1, err) < 0)
 				return -1;
 		return 1;
 	}
@@ -566,6 +579,10 @@ static int list_visit(struct walk *w, int U, int H, const char *name, const stru
 		return file_list_add(w->out, path, w->base, host ? CHANGE_MODIFIED : CHANGE_CREATED,
 				     S_ISREG(st->st_mode), fd, err);
 	}
+	/* A FIFO, socket or device: refused (never applied), still a change
+	 * the run made, listed without a hash as direct mode lists it. */
+	if (file_list_add(w->out, path, w->base, host ? CHANGE_MODIFIED : CHANGE_CREATED, false, -1, err) < 0)
+		return -1;
 	return add_held(held_list(w, 0), path, special_name(st->st_mode), err) < 0 ? -1 : 0;
 }
 
@@ -580,9 +597,12 @@ int changeset_list(const struct changeset *cs, const char *base, struct file_lis
 	w->out = out;
 	w->held = held;
 	int r = for_each_layer(w, list_visit, err);
-	if (r < 0 && (err->code == EFBIG || err->code == ELOOP)) {
+	/* By path, as a direct-mode snapshot lists them: the order of the
+	 * upper layer's directories is the filesystem's. */
+	file_list_sort(out);
+	if (r < 0 && (err->code == EFBIG || err->code == ELOOP || err->code == ENAMETOOLONG)) {
 		out->truncated = true;
-		out->cut = err->code == EFBIG ? CUT_WALK_ENTRIES : CUT_WALK_DEPTH;
+		out->cut = err->code == EFBIG ? CUT_WALK_ENTRIES : err->code == ELOOP ? CUT_WALK_DEPTH : CUT_WALK_PATH_BYTES;
 		return 0;
 	}
 	return r;
@@ -649,7 +669,7 @@ static int rm_at(int dfd, const char *name, int depth)
 	return unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -1 : 0;
 }
 
-/* Remove DIR itself, and .cordon-changes above it when that is empty. */
+/* Remove DIR itself, and .cordon-changes[-UID] above it when that is empty. */
 static int remove_dir(struct changeset *cs, cordon_error *err)
 {
 	char parent[4096], *slash;
@@ -664,8 +684,9 @@ static int remove_dir(struct changeset *cs, cordon_error *err)
 		return cordon_err_errno(err, "%s: moved while in use", cs->dir);
 	if (rm_at(p, slash + 1, 0) < 0)
 		return cordon_err_errno(err, "remove %s", cs->dir);
-	char *up = strrchr(parent, '/');
-	if (up && strcmp(up + 1, CHANGESET_DIRNAME) == 0)
+	char *up = strrchr(parent, '/'), mine[64];
+	changeset_dirname(mine, sizeof(mine));
+	if (up && strcmp(up + 1, mine) == 0)
 		rmdir(parent); /* ENOTEMPTY: another run's change set is there */
 	return 0;
 }

@@ -1,8 +1,9 @@
 /* A run's change set: what an overlay-mode run wrote, kept apart from the
  * host until it is applied (README, "Workspace modes").
  *
- * On disk, DIR = <parent of the workspace>/.cordon-changes/<id>, mode 0700,
- * owned by the invoking user:
+ * On disk, DIR = <parent of the workspace>/.cordon-changes/<id> (root's;
+ * another user's: .cordon-changes-UID, so that users sharing a parent such
+ * as /tmp each have theirs), mode 0700, owned by the invoking user:
  *   meta              "cordon-changes 1", started (CLOCK_REALTIME ns), owner
  *                     uid and gid, number of layers: written by cordon
  *   protect           the run's protected names (protect.h), each ended by
@@ -24,6 +25,10 @@
 #include "strv.h"
 
 #define CHANGESET_DIRNAME ".cordon-changes"
+/* The directory below the workspace's parent that holds the change sets of
+ * this process's effective user: CHANGESET_DIRNAME, or -UID appended when
+ * not root. */
+void changeset_dirname(char *out, size_t sz);
 #define CHANGESET_MAX_LAYERS 64
 #define CHANGESET_MAX_ENTRIES 200000
 #define CHANGESET_MAX_DEPTH 256

@@ -38,6 +38,7 @@
 #include "compat.h"
 #include "error.h"
 #include "mounts.h"
+#include "overlay.h"
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include "ns.h"
@@ -95,8 +96,9 @@ static void wait_go2(const struct sandbox_spec *sp, int sock, int *filter, bool 
 			continue;
 		}
 		if (m.type == MSG_OVERLAY && sp->overlay_trees && m.value >= 0 && (size_t)m.value < sp->plan->nmounts &&
-		    fd >= 0 && sp->overlay_trees[m.value] < 0) {
-			sp->overlay_trees[m.value] = fd;
+		    sp->overlay_trees[m.value] == -1) {
+			/* No fd: the run fell back to direct (overlay.h). */
+			sp->overlay_trees[m.value] = fd >= 0 ? fd : OVERLAY_NONE;
 			continue;
 		}
 		/* index nmounts: the check's files (run_plan.check_files) */

@@ -308,10 +308,11 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 		buf_printf(&b, "  %-6s %s (host character device)\n", "dev", devs->v[i]);
 	if (plan_ok)
 		buf_printf(&b, "cwd: %s\n", plan->cwd_in);
-	buf_printf(&b, "workspace mode: %s%s\n", workspace_mode_name(p->workspace_mode),
+	buf_printf(&b, "workspace mode: %s%s%s\n", workspace_mode_name(p->workspace_mode),
 		   p->workspace_mode == WS_DIRECT ? " (writes reach the host at once)" :
 		   p->workspace_mode == WS_OVERLAY ? " (writes go to a change set, applied when the run ends)" :
-		   " (writes go to a change set, kept for review)");
+		   " (writes go to a change set, kept for review)",
+		   p->workspace_mode_asked ? "" : "; the default: direct where an overlay cannot be had, the report says why");
 	buf_printf(&b, "env:");
 	for (size_t i = 0; i < r->env_declared; i++)
 		buf_printf(&b, " %.*s", (int)env_name_len(r, i), r->env.v[i]);

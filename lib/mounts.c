@@ -511,7 +511,8 @@ static int setup_task_mount(const struct model_entry *e, const struct mount_plan
 			r = attach_tree(plan->tree_fds[e->tree], newroot, e->path, S_ISDIR(st.st_mode), err);
 	} else
 		r = bind_at(oldroot, newroot, e->host, e->path, e->kind == MK_RO_BIND ? MOUNT_ATTR_RDONLY : 0, err);
-	if (r == 0 && e->kind == MK_RW_BIND && e->mount >= 0 && plan->overlay_dirs && plan->overlay_dirs[e->mount])
+	if (r == 0 && e->kind == MK_RW_BIND && e->mount >= 0 && plan->overlay_dirs && plan->overlay_dirs[e->mount] &&
+	    !(plan->overlay_trees && plan->overlay_trees[e->mount] == OVERLAY_NONE))
 		r = overlay_mount(oldroot, newroot, e->path, plan->overlay_dirs[e->mount],
 				  plan->overlay_trees ? plan->overlay_trees[e->mount] : -1, (size_t)e->mount, err);
 	walk_forget(e->path); /* the overlay (if any) is mounted there too */

@@ -22,6 +22,9 @@
 /* Is overlayfs there (built in, or a module already loaded)? */
 int overlay_send_layers(const struct overlay_run *o, int sock, cordon_error *err)
 {
+	for (size_t i = 0; o->fell_back && i < o->nmounts; i++)
+		if (o->dirs[i] && sync_send(sock, MSG_OVERLAY, (int32_t)i, NULL, -1) < 0)
+			return cordon_err_errno(err, "send no change set for %s", o->dirs[i]);
 	for (size_t i = 0; o->active && i < o->nmounts; i++) {
 		if (!o->dirs[i])
 			continue;
@@ -63,8 +66,9 @@ static int changes_base_of(const struct run_plan *plan, const char *top, char *b
 	*slash = '\0';
 	/* Nothing the run sees may hold it: it would see (or write) its own
 	 * change set, or another run's. */
-	char dir[4096 + 32];
-	snprintf(dir, sizeof(dir), "%s/%s", base, CHANGESET_DIRNAME);
+	char dir[4096 + 80], name[64];
+	changeset_dirname(name, sizeof(name));
+	snprintf(dir, sizeof(dir), "%s/%s", base, name);
 	for (size_t i = 0; i < plan->model.n; i++) {
 		const struct model_entry *e = &plan->model.e[i];
 		if ((e->kind == MK_RO_BIND || e->kind == MK_RW_BIND) && e->host && path_has_prefix(dir, e->host)) {
@@ -120,14 +124,18 @@ static void overlay_obstacle(const struct run_plan *plan, char *base, size_t bsz
 static int fall_back(struct overlay_run *o, const cordon_policy *p, struct run_report *rep, const char *why,
 		     cordon_error *err)
 {
-	if (!(p->allow_weaker & WEAK_WORKSPACE))
+	/* A mode asked for holds unless allow_weaker says otherwise; the
+	 * default is overlay where the kernel allows it, and direct (today's
+	 * behaviour, said in the report) where it does not. */
+	if (p->workspace_mode_asked && !(p->allow_weaker & WEAK_WORKSPACE))
 		return cordon_err(err, EOPNOTSUPP,
 				  "workspace mode %s: %s (enforcement.allow_weaker \"workspace\" falls back to direct)",
 				  workspace_mode_name(p->workspace_mode), why);
 	o->mode = WS_DIRECT;
 	rep->enf.workspace_mode = "direct";
 	snprintf(rep->enf.workspace_mode_reason, sizeof(rep->enf.workspace_mode_reason),
-		 "%s asked, direct instead: %s", workspace_mode_name(p->workspace_mode), why);
+		 "%s%s, direct instead: %s", workspace_mode_name(p->workspace_mode),
+		 p->workspace_mode_asked ? " asked" : " (the default)", why);
 	return 0;
 }
 
@@ -277,9 +285,14 @@ void overlay_finish(struct overlay_run *o, const cordon_policy *p, bool ok, cons
 	file_list_free(&rep->outputs);
 	file_list_start(&rep->outputs);
 	struct changeset_held held = {&c->refused, &c->protected, &c->conflicts};
-	if (changeset_list(&o->cs, base, &rep->outputs, &held, &e) < 0)
+	if (changeset_list(&o->cs, base, &rep->outputs, &held, &e) < 0) {
 		snprintf(c->reason, sizeof(c->reason), "the change set could not be listed: %s", e.msg);
-	else if (rep->outputs.truncated && (rep->outputs.cut == CUT_WALK_ENTRIES || rep->outputs.cut == CUT_WALK_DEPTH))
+		/* outputs is not what the run changed: said, never an empty list. */
+		rep->outputs.truncated = true;
+		if (rep->outputs.cut == CUT_NONE)
+			rep->outputs.cut = CUT_WALK_ENTRIES;
+	} else if (rep->outputs.truncated && (rep->outputs.cut == CUT_WALK_ENTRIES || rep->outputs.cut == CUT_WALK_DEPTH ||
+					      rep->outputs.cut == CUT_WALK_PATH_BYTES))
 		snprintf(c->reason, sizeof(c->reason), "the change set is beyond cordon's bounds (%s): kept, not applied",
 			 cut_name(rep->outputs.cut));
 	enum on_failure act = ok ? ONF_APPLY : p->on_failure;
@@ -322,6 +335,21 @@ void overlay_finish(struct overlay_run *o, const cordon_policy *p, bool ok, cons
 	if (!c->reason[0])
 		snprintf(c->reason, sizeof(c->reason), "%s", o->mode == WS_REVIEW ? "review mode: cordon changes, cordon apply or cordon discard" :
 			 "the run did not end ok (on_failure: keep)");
+}
+
+int overlay_fall_back_late(struct overlay_run *o, const cordon_policy *p, struct run_report *rep, const char *why,
+			   cordon_error *err)
+{
+	if (!o->active)
+		return 0;
+	if (fall_back(o, p, rep, why, err) < 0)
+		return -1;
+	/* Nothing in it yet: init mounts after sync 2. */
+	changeset_discard(&o->cs, &(cordon_error){0});
+	changeset_close(&o->cs);
+	o->active = false;
+	o->fell_back = true;
+	return 0;
 }
 
 bool overlay_on_host(const struct overlay_run *o, const struct run_report *rep)

@@ -21,6 +21,7 @@ struct overlay_run {
 	enum workspace_mode mode; /* in effect */
 	bool active;              /* a change set exists for this run */
 	bool finished;            /* overlay_finish ran */
+	bool fell_back;           /* after clone (overlay_fall_back_late): dirs stay, unused */
 	struct changeset cs;
 	/* Per plan mount: its layer's directory in the change set (host
 	 * path), NULL for a mount with no overlay. Init opens it through its
@@ -53,7 +54,10 @@ int overlay_mount(int oldroot, int newroot, const char *path, const char *layer,
 		  cordon_error *err);
 /* As root, after clone: each layer's directory cloned (open_tree) and sent
  * to init as MSG_OVERLAY: init attaches it in its base tmpfs (the run never
- * sees that) and takes the layers from there. */
+ * sees that) and takes the layers from there. After overlay_fall_back_late,
+ * MSG_OVERLAY without an fd per layer instead: init binds the path plainly
+ * (overlay_trees[i] = OVERLAY_NONE). */
+#define OVERLAY_NONE (-2)
 int overlay_send_layers(const struct overlay_run *o, int sock, cordon_error *err);
 /* After the run, when no process of it is left: the changes become the
  * report's outputs (hashed from the upper layer), then the change set is
@@ -71,3 +75,10 @@ bool overlay_on_host(const struct overlay_run *o, const struct run_report *rep);
  * "" if the workspace has no layer. */
 void overlay_scan_root(const struct overlay_run *o, const char *workspace, char *out, size_t sz);
 void overlay_free(struct overlay_run *o);
+/* As root, after clone and before sync 2 (init has mounted nothing yet):
+ * a writable path whose filesystem has no idmapped mounts (found only
+ * then, with init's user namespace) cannot be overlaid. The run falls back
+ * to direct as overlay_prepare would (the default, or allow_weaker
+ * "workspace"), its empty change set removed; else -1, err says why. */
+int overlay_fall_back_late(struct overlay_run *o, const cordon_policy *p, struct run_report *rep, const char *why,
+			   cordon_error *err);

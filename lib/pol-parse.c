@@ -43,7 +43,10 @@ const char *mount_mode_name(enum mount_mode m)
 
 cordon_policy *policy_new(void)
 {
-	return calloc(1, sizeof(cordon_policy));
+	cordon_policy *p = calloc(1, sizeof(cordon_policy));
+	if (p)
+		p->workspace_mode = WS_OVERLAY;
+	return p;
 }
 
 void mounts_free(struct cordon_mount *m, size_t n)
@@ -477,6 +480,8 @@ static int load_filesystem(pctx *c, const jnode *fs)
 	jnode *wm = json_get(fs, "workspace_mode");
 	if (wm && want(c, wm, J_STR, "filesystem.workspace_mode") < 0)
 		return -1;
+	if (wm)
+		c->p->workspace_mode_asked = true;
 	if (wm && workspace_mode_parse(wm->str, &c->p->workspace_mode) < 0)
 		return at(c, wm->line, wm->col, "\"filesystem.workspace_mode\": \"%s\" is not overlay, review or direct",
 			  wm->str);

@@ -112,7 +112,11 @@ struct cordon_policy {
 	/* filesystem.protect / --protect and filesystem.unprotect / --unprotect:
 	 * names relative to every writable path, normalised (protect.h). */
 	strv protect, unprotect;
-	enum workspace_mode workspace_mode; /* filesystem.workspace_mode */
+	enum workspace_mode workspace_mode; /* filesystem.workspace_mode; overlay by default */
+	/* Set by the policy or the flag: then only allow_weaker "workspace"
+	 * lets it fall back to direct; the default falls back where the
+	 * kernel cannot have overlay, with the reason in the report. */
+	bool workspace_mode_asked;
 	enum on_failure on_failure;         /* filesystem.on_failure */
 	long test_apply_crash_after; /* tests only (hidden CLI flag): the apply SIGKILLs itself after N entries */
 	/* The caller's options (include/cordon.h), borrowed for the length of

@@ -946,9 +946,9 @@ char *policy_canonical_json(const cordon_policy *p)
 		jw_obj_end(&w);
 	}
 	jw_arr_end(&w);
-	/* Only when not the default: the hash of every direct-mode policy
+	/* Only when asked: the hash of a policy that says nothing of it
 	 * stays what it was. */
-	if (p->workspace_mode != WS_DIRECT || p->on_failure != ONF_APPLY) {
+	if (p->workspace_mode_asked || p->on_failure != ONF_APPLY) {
 		jw_key(&w, "workspace_mode");
 		jw_str(&w, workspace_mode_name(p->workspace_mode));
 		jw_key(&w, "on_failure");

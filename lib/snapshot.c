@@ -473,6 +473,17 @@ void file_list_start(struct file_list *l)
 	list_start(l, NULL);
 }
 
+static int record_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct file_record *)a)->path, ((const struct file_record *)b)->path);
+}
+
+void file_list_sort(struct file_list *l)
+{
+	if (l->n > 1)
+		qsort(l->r, l->n, sizeof(*l->r), record_cmp);
+}
+
 int file_list_add(struct file_list *l, const char *path, const char *base, enum change c, bool regular, int fd,
 		  cordon_error *err)
 {

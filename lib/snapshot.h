@@ -95,6 +95,8 @@ int snapshot_diff(const struct snapshot *before, const struct snapshot *after, c
 int files_hash_tree(const char *const *roots, size_t nroots, const char *base,
 		    struct file_list *out, cordon_error *err);
 void file_list_free(struct file_list *l);
+/* Its records in strcmp order of their paths. */
+void file_list_sort(struct file_list *l);
 /* An empty list with its hash budget (for lists built entry by entry). */
 void file_list_start(struct file_list *l);
 /* Append a record for path (absolute; named relative to base when below

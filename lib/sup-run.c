@@ -883,10 +883,15 @@ static int send_idmapped_trees(struct sup *s, cordon_error *err)
 		if (!no_idmap[i])
 			continue;
 		plain = s->plan.mounts[i].path;
-		if (s->ovl.active) /* the host's files stay the host's */
-			r = cordon_err(err, EOPNOTSUPP, "workspace mode %s: the filesystem of %s has no idmapped mounts, which an overlay of it needs as root (--workspace-mode direct)",
-				       workspace_mode_name(s->ovl.mode), plain);
-		else
+		/* An overlay of it would leave its files the host's, unreadable
+		 * to the run's uid: direct instead, where the mode allows it. */
+		if (s->ovl.active) {
+			char why[4200];
+			snprintf(why, sizeof(why), "the filesystem of %s has no idmapped mounts, which an overlay of it needs as root",
+				 plain);
+			r = overlay_fall_back_late(&s->ovl, s->pol, s->rep, why, err);
+		}
+		if (r == 0)
 			r = mounts_chown_tree(plain, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, err);
 	}
 	if (r == 0 && plain) {

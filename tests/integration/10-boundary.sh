@@ -152,6 +152,23 @@ test_workspace_without_idmapped_mounts() {
 	expect_eq "$(stat -c %a s)" 644 "the set-user-ID chmod was refused"
 	expect_eq "$(stat -c %u /etc/hostname)" 0 "a symlink is not followed"
 	expect_eq "$(field '[.outputs[].path] | join(",")')" "d/e/y,existing.txt,l2,made.txt,s,sub/deep.txt" "only what the run changed is an output"
+	# The default (overlay) found out only with init's user namespace: it
+	# fell back to direct, said why, and left no change set behind. (A
+	# kernel without overlayfs loaded, as in the test VM, falls back before.)
+	local why="(the filesystem of .*/r has no idmapped mounts|this kernel has no overlayfs)"
+	expect_eq "$(field .enforcement.workspace_mode)" direct "the default fell back"
+	expect_match "$(field .enforcement.workspace_mode_reason)" "^overlay \\(the default\\), direct instead: $why" "fallback reason"
+	expect_eq "$(ls -A .. | grep -c cordon-changes)" 0 "no change set left"
+	# Asked for, overlay holds unless allow_weaker has "workspace".
+	cordon_run --workspace-mode overlay -- /bin/sh -c 'echo x >asked'
+	expect_eq "$RC:$(field .status)" "125:setup-error" "overlay asked, no fallback"
+	expect_match "$ERR" "workspace mode overlay: $why.*allow_weaker" "says why"
+	[ ! -e asked ] || fail "the refused run ran"
+	echo '{"filesystem": {"workspace_mode": "overlay"}, "enforcement": {"allow_weaker": ["workspace"]}}' >../p.json
+	cordon_run --policy ../p.json -- /bin/sh -c 'echo x >asked'
+	expect_eq "$RC:$(field .enforcement.workspace_mode):$(cat asked)" "0:direct:x" "allow_weaker: direct"
+	expect_match "$(field .enforcement.workspace_mode_reason)" "^overlay asked, direct instead: $why" "reason when asked"
+	expect_eq "$(stat -c %u asked)" "$(id -u)" "the fallback's files are the invoker's"
 	cd .. && umount r
 	t_assert
 }
@@ -199,8 +216,10 @@ test_output_streams_as_it_arrives() {
 	# command then waits for the reader's answer (a file in the workspace),
 	# which only a streamed line can bring. Buffered until exit, the command
 	# gives up after its own 30 s and says so. Events, not seconds.
+	# Direct mode: the answer is a file the host makes in the workspace
+	# while the run is alive, which an overlay's run need not see.
 	local got
-	got=$("$CORDON" run -- /bin/sh -c 'echo first; i=0
+	got=$("$CORDON" run --workspace-mode direct -- /bin/sh -c 'echo first; i=0
 		while [ ! -e go ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 		if [ -e go ]; then echo released; else echo not-streamed; fi' |
 		{ read -r l; echo "$l"; touch go; cat; })

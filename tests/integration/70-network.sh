@@ -236,7 +236,9 @@ test_proxy_buffers_are_bounded() {
 	# 100 streams that the run never reads: each would grow its pipe to
 	# 1 MiB (100 MiB pinned in the supervisor); the budget holds them to 64 MiB.
 	serve big 32
-	"$BUILD/cordon" run --report "$T_TMP/r.json" --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+	# Direct mode: the run and the test speak through files of the
+	# workspace (ready, measured) while the run is alive.
+	"$BUILD/cordon" run --workspace-mode direct --report "$T_TMP/r.json" --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
 import os, socket, time
 conns = []
 for i in range(100):
@@ -574,7 +576,9 @@ for p in pids:
 test_proxy_socket_memory_is_bounded() {
 	command -v ss >/dev/null || { echo "no ss"; return 0; }
 	serve big 16
-	"$CORDON" run --report "$T_TMP/r.json" --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+	# Direct mode: ready and measured pass through the workspace while the
+	# run is alive.
+	"$CORDON" run --workspace-mode direct --report "$T_TMP/r.json" --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
 import os, socket, time
 conns = []
 for i in range(450):

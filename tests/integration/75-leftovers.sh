@@ -116,8 +116,11 @@ host_set_bit() {
 test_deep_file_swept() {
 	# F1(a): below 300 directories the snapshot is cut (walk depth), so the
 	# full sweep runs; it stopped at depth 256 and left the file setgid.
+	# Direct mode: the host reaches the run's files while it is alive, and
+	# the sweep is direct mode's (an overlay's apply strips the bits:
+	# 78-overlay, test_special_files_and_setid_refused).
 	host_set_bit 'import os; os.chmod("/".join(["a"] * 300) + "/py", 0o2755)'
-	cordon_run -- /usr/bin/python3 -c '
+	cordon_run --workspace-mode direct -- /usr/bin/python3 -c '
 import os, shutil
 os.makedirs("/".join(["a"] * 300))
 shutil.copy("/bin/true", "/".join(["a"] * 300) + "/py")
@@ -140,7 +143,7 @@ test_long_path_file_swept() {
 fd = os.open(".", os.O_RDONLY)
 for i in range(20): fd = os.open("L" * 250, os.O_RDONLY, dir_fd=fd)
 os.chmod("py", 0o2755, dir_fd=fd)'
-	cordon_run -- /usr/bin/python3 -c '
+	cordon_run --workspace-mode direct -- /usr/bin/python3 -c '
 import os, shutil
 fd = os.open(".", os.O_RDONLY)
 for i in range(20):
@@ -205,7 +208,9 @@ test_unprivileged_run_same_rules() {
 	chown 65534:65534 "$WS"
 	chmod 755 "$WS"
 	R=$WS/../$(basename "$WS").report.json
-	OUT=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --report "$R" --ro "$BUILD" -- \
+	# Direct mode: the root's mode is put back by the sweep (an overlay's
+	# chmod of its root never reaches the host: 78-overlay).
+	OUT=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --workspace-mode direct --report "$R" --ro "$BUILD" -- \
 		/bin/sh -c 'cp /bin/sh x; chmod 4755 x || echo refused; chmod 0777 .' 2>/dev/null)
 	keep_report "$R"
 	expect_eq "$OUT" refused "chmod 4755 refused"

@@ -9,6 +9,10 @@ GITENV=(--env HOME=/nonexistent --env GIT_CONFIG_NOSYSTEM=1 --env GIT_CONFIG_GLO
 hgit() { HOME=/nonexistent GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t \
 	GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t git "$@"; }
 
+# The tests that expect a refusal at the call (a denial, EACCES/EROFS/EBUSY)
+# run in direct mode, where the observer and the read-only mounts are the
+# layers; in overlay and review mode absent names are held back from the
+# apply instead (test_overlay_*).
 mk_repo() {
 	command -v git >/dev/null || { t_skip "git is not installed"; return 1; }
 	hgit init -q . && echo one >f && hgit add f && hgit commit -qm one || { fail "git init on the host"; return 1; }
@@ -28,7 +32,7 @@ denied() { # PATH...: each is a file denial of the last report
 test_control_files_refused_and_reported() {
 	mk_repo || return
 	echo '# the user' >.bashrc
-	cordon_run --rw "$WS" --env HOME="$WS" "${GITENV[@]}" -- /bin/sh -c '
+	cordon_run --workspace-mode direct --rw "$WS" --env HOME="$WS" "${GITENV[@]}" -- /bin/sh -c '
 		echo "echo owned" >.git/hooks/pre-commit && echo hook-written
 		git config core.hooksPath /tmp && echo hookspath-set
 		git config core.fsmonitor "touch /tmp/owned" && echo fsmonitor-set
@@ -51,7 +55,7 @@ test_control_files_refused_and_reported() {
 # prepared directory into place. Refused (EBUSY, EROFS or EACCES), reported.
 test_rename_unlink_and_links_refused() {
 	mk_repo || return
-	cordon_run "${GITENV[@]}" -- /bin/sh -c '
+	cordon_run --workspace-mode direct "${GITENV[@]}" -- /bin/sh -c '
 		mv .git .git-old && mkdir -p .git && echo "[core] fsmonitor = x" >.git/config && echo renamed-away
 		rm -f .git/config; [ -e .git/config ] || echo unlinked
 		echo "[core]" >new; mv new .git/config && echo renamed-over
@@ -70,7 +74,7 @@ test_rename_unlink_and_links_refused() {
 	# What the observer does not see (chmod, utimensat) meets the mounts:
 	# the protected paths read-only, the directory above them a mount point
 	# of its own (no rename: EBUSY, whatever the observer saw).
-	cordon_run -- /bin/sh -c 'awk '"'"'{print $5, $6}'"'"' /proc/self/mountinfo'
+	cordon_run --workspace-mode direct -- /bin/sh -c 'awk '"'"'{print $5, $6}'"'"' /proc/self/mountinfo'
 	expect_match "$OUT" "$WS/.git rw" "the pin of .git"
 	expect_match "$OUT" "$WS/.git/config ro" ".git/config read-only"
 	expect_match "$OUT" "$WS/.git/hooks ro" ".git/hooks read-only"
@@ -87,7 +91,7 @@ test_rename_unlink_and_links_refused() {
 # run's choosing. Above a protected path only directories may be made.
 test_gitfile_refused() {
 	command -v git >/dev/null || { t_skip "git is not installed"; return; }
-	cordon_run -- /bin/sh -c '
+	cordon_run --workspace-mode direct -- /bin/sh -c '
 		mkdir -p evil && printf "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = touch owned\n" >evil/config
 		mkdir -p evil/objects evil/refs && echo "ref: refs/heads/m" >evil/HEAD
 		echo "gitdir: evil" >.git && echo gitfile-written
@@ -98,7 +102,7 @@ test_gitfile_refused() {
 	denied "$WS/.git"
 	# A worktree's .git file stays as it is.
 	echo "gitdir: /nonexistent" >.git
-	cordon_run -- /bin/sh -c 'echo "gitdir: evil" >.git && echo rewritten; rm -f .git && echo removed; true'
+	cordon_run --workspace-mode direct -- /bin/sh -c 'echo "gitdir: evil" >.git && echo rewritten; rm -f .git && echo removed; true'
 	expect_eq "$OUT" "" "the gitfile unchanged: $OUT"
 	expect_eq "$(cat .git)" "gitdir: /nonexistent" "gitfile"
 	t_assert
@@ -107,7 +111,7 @@ test_gitfile_refused() {
 # The day-to-day git work writes objects, refs, the index and logs: it works.
 test_git_workflow_works() {
 	mk_repo || return
-	cordon_run "${GITENV[@]}" -- /bin/sh -c '
+	cordon_run --workspace-mode direct "${GITENV[@]}" -- /bin/sh -c '
 		set -e
 		echo two >>f; git add f; git commit -qm two
 		git checkout -qb topic; echo three >g; git add g; git commit -qm three; git checkout -q -
@@ -121,10 +125,10 @@ test_git_workflow_works() {
 	# git init where there is no repository yet would write a config and
 	# hooks the host runs: refused like any other (unprotect .git to allow).
 	mkdir sub && cd sub || return
-	cordon_run "${GITENV[@]}" -- /bin/sh -c 'git init -q . && echo initialised; true'
+	cordon_run --workspace-mode direct "${GITENV[@]}" -- /bin/sh -c 'git init -q . && echo initialised; true'
 	expect_eq "$OUT" "" "git init refused"
 	[ ! -e .git/config ] || fail "a .git/config on the host"
-	cordon_run "${GITENV[@]}" --unprotect .git -- /bin/sh -c 'git init -q . && echo initialised'
+	cordon_run --workspace-mode direct "${GITENV[@]}" --unprotect .git -- /bin/sh -c 'git init -q . && echo initialised'
 	expect_eq "$OUT" initialised "git init with .git unprotected: $ERR"
 	t_assert
 }
@@ -207,7 +211,7 @@ test_planted_symlink_refused() {
 test_protect_without_file_reports() {
 	mk_repo || return
 	echo '{"report_file_denials": false}' >"$T_TMP/p.json"
-	cordon_run --policy "$T_TMP/p.json" -- /bin/sh -c 'echo x >.envrc && echo written; cat /etc/shadow >/dev/null 2>&1; true'
+	cordon_run --workspace-mode direct --policy "$T_TMP/p.json" -- /bin/sh -c 'echo x >.envrc && echo written; cat /etc/shadow >/dev/null 2>&1; true'
 	expect_eq "$OUT" "" ".envrc refused"
 	[ ! -e .envrc ] || fail ".envrc on the host"
 	denied "$WS/.envrc"
@@ -319,7 +323,7 @@ test_git_workflow_works_in_overlay() {
 # Each is refused; the host's git status and commit run nothing of the run's.
 test_git_redirections_refused() {
 	mk_repo || return
-	cordon_run "${GITENV[@]}" -- /bin/sh -c '
+	cordon_run --workspace-mode direct "${GITENV[@]}" -- /bin/sh -c '
 		mkdir -p c/hooks && printf "[core]\n\tfsmonitor = \"touch fsmon; false\"\n" >c/config
 		printf "#!/bin/sh\ntouch hooked\n" >c/hooks/pre-commit; chmod 755 c/hooks/pre-commit
 		echo ../c >.git/commondir && echo commondir
@@ -348,7 +352,7 @@ test_nested_git_refused() {
 	mk_repo || return
 	mkdir -p vendor/lib && (cd vendor/lib && hgit init -q . && hgit commit -q --allow-empty -m v) || return
 	local before; before=$(cat vendor/lib/.git/config | sha256sum)
-	cordon_run "${GITENV[@]}" -- /bin/sh -c '
+	cordon_run --workspace-mode direct "${GITENV[@]}" -- /bin/sh -c '
 		mkdir -p vendor/lib/.git/refs/tmp || echo mkdir-p-failed
 		git -C vendor/lib config core.fsmonitor "touch fsmon; false" && echo nested-config
 		echo x >vendor/lib/.git/hooks/pre-commit && echo nested-hook
@@ -399,7 +403,7 @@ for p in (".envrc", ".bashrc", ".git/commondir"):
 test_proc_symlink_creation_refused() {
 	mk_repo || return
 	rm -rf .git/hooks
-	cordon_run "${GITENV[@]}" -- /bin/sh -c '
+	cordon_run --workspace-mode direct "${GITENV[@]}" -- /bin/sh -c '
 		ln -s /proc/self/cwd/.envrc a; echo x >a && echo self-cwd
 		ln -s /proc/thread-self/cwd/.npmrc b; echo x >b && echo thread-self-cwd
 		exec 3<.; ln -s /dev/fd/3/.pypirc c; echo x >c && echo dev-fd
@@ -419,7 +423,7 @@ test_proc_symlink_creation_refused() {
 # README's table lists exactly the default names explain shows.
 test_more_defaults() {
 	mk_repo || return
-	cordon_run -- /bin/sh -c '
+	cordon_run --workspace-mode direct -- /bin/sh -c '
 		mkdir -p .local/bin && echo x >.local/bin/git && echo local-bin
 		mkdir -p .husky && echo x >.husky/pre-commit && echo husky
 		echo "repos: []" >.pre-commit-config.yaml && echo pre-commit
@@ -430,7 +434,7 @@ test_more_defaults() {
 	expect_eq "$OUT" "" "every write refused: $OUT"
 	denied "$WS/.local/bin" "$WS/.husky" "$WS/.pre-commit-config.yaml" "$WS/.devcontainer" "$WS/.aws/config" \
 		"$WS/.config/environment.d"
-	"$CORDON" explain --rw "$T_TMP" 2>&1 | sed -n "s|^ *protected (absent: creation refused) $T_TMP: ||p" |
+	"$CORDON" explain --workspace-mode direct --rw "$T_TMP" 2>&1 | sed -n "s|^ *protected (absent: creation refused) $T_TMP: ||p" |
 		tr ' ' '\n' | sort >"$T_TMP/shown"
 	[ -s "$T_TMP/shown" ] || fail "explain lists no absent name"
 	sed -n '/^### Protected paths/,/^`--protect NAME`/p' "$TOP/README.md" | grep '^| [a-z]' | grep -v '^| what' |

@@ -158,6 +158,8 @@ open("plain", "w").write("p")
 	expect_eq "$RC" 0 "run: $ERR"
 	expect_eq "$(field '.changes.refused | sort | join(",")')" "$WS/w/fifo: a FIFO,$WS/w/sock: a socket" "refused and reported"
 	expect_eq "$(ls -A | grep -c -e fifo -e sock)" 0 "neither reaches the host"
+	expect_eq "$(field '[.outputs[] | select(.type == "other") | .path] | join(",")')" "fifo,sock" \
+		"still outputs (changes the run made), unhashed"
 	expect_eq "$(cat plain)" p "the rest is applied"
 	# A set-id bit in a change set (the run's own chmod is refused by the
 	# filter; an upper layer is hostile all the same) is dropped by the apply.
@@ -195,6 +197,43 @@ test_fallback_needs_allow_weaker() {
 	cordon_run --policy "$T_TMP/p.json" --ro "$WS" -- /bin/sh -c 'echo 1 >f'
 	expect_eq "$(field .status) $(field .enforcement.workspace_mode) $(cat f)" "ok direct 1" "fell back: $ERR"
 	expect_match "$(field .enforcement.workspace_mode_reason)" "overlay asked, direct instead: .*visible to the run" "the reason"
+	t_assert
+}
+
+test_overlay_is_the_default() {
+	ws_init || return
+	chmod 755 .
+	cordon_run -- /bin/sh -c 'echo more >>k; echo n >n; chmod 777 .'
+	expect_eq "$RC $(field .enforcement.workspace_mode) $(field .enforcement.workspace_mode_reason) $(field .changes.state)" \
+		"0 overlay null applied" "no flag, no policy: overlay: $ERR"
+	expect_eq "$(cat k n | tr '\n' ' ')" "keep more n " "applied"
+	expect_eq "$(stat -c %a .) $(field '.root_restored | length')" "755 0" "the root's chmod stayed in the change set"
+	expect_eq "$(field '[.outputs[] | "\(.change) \(.path)"] | join(",")')" "modified k,created n" "outputs"
+	expect_match "$("$CORDON" explain)" "workspace mode: overlay" "explain"
+	# Where the default cannot be had, direct, with the reason, without
+	# allow_weaker (asked for, overlay would be a setup-error: above).
+	cordon_run --ro "$WS" -- /bin/sh -c 'echo 2 >f'
+	expect_eq "$RC $(field .enforcement.workspace_mode) $(cat f)" "0 direct 2" "the default fell back: $ERR"
+	expect_match "$(field .enforcement.workspace_mode_reason)" "^overlay \\(the default\\), direct instead: .*visible to the run" "the reason"
+	t_assert
+}
+
+test_overlay_paths_beyond_bounds_kept() {
+	ws_init || return
+	# Paths past the change set's walk (250 levels of 255-byte names, 64
+	# KiB): it is kept, not applied in part, and outputs says it was cut
+	# (it said nothing, untruncated).
+	cordon_run -- /usr/bin/python3 -c "
+import os
+fd = os.open('.', os.O_RDONLY)
+for i in range(250):
+    os.mkdir('x' * 255, dir_fd=fd); fd = os.open('x' * 255, os.O_RDONLY, dir_fd=fd)
+os.close(os.open('f', os.O_CREAT | os.O_WRONLY, dir_fd=fd))"
+	expect_eq "$RC $(field .changes.state) $(field .outputs_truncated) $(field .truncated.outputs.reason)" \
+		"0 kept true walk-path-bytes" "cut, said, kept: $ERR"
+	expect_match "$(field .changes.reason)" "beyond cordon's bounds" "the reason"
+	[ ! -e "$(printf 'x%.0s' $(seq 255))" ] || fail "applied in part"
+	"$CORDON" discard "$(changes_dir)" || fail "discard"
 	t_assert
 }
 
@@ -280,7 +319,9 @@ test_explain_shows_the_mode() {
 	ws_init || return
 	expect_match "$("$CORDON" explain --workspace-mode review -- true)" "workspace mode: review" "explain"
 	expect_eq "$("$CORDON" explain --json --workspace-mode overlay -- true | jq -r .workspace_mode)" overlay "explain --json"
-	expect_eq "$("$CORDON" explain --json -- true | jq -r .workspace_mode)" direct "the default"
+	expect_eq "$("$CORDON" explain --json -- true | jq -r .workspace_mode)" overlay "the default"
+	expect_match "$("$CORDON" explain -- true)" "workspace mode: overlay .*; the default: direct where an overlay cannot be had" "the default, in words"
+	expect_eq "$("$CORDON" explain --json --workspace-mode direct -- true | jq -r .workspace_mode)" direct "direct asked"
 	t_assert
 }
 
@@ -291,6 +332,9 @@ test_non_root_overlay() {
 	[ "$(id -u)" = 0 ] || { t_skip "needs root to set up a workspace of uid 65534"; return; }
 	ws_init || return
 	chown -R 65534:65534 "$WS"
+	# root's change sets next to the same workspace (a kept review): the
+	# user's go to their own directory beside it.
+	mkdir -m 711 "$WS/.cordon-changes"
 	R=$T_TMP/r.json
 	chmod 777 "$T_TMP"
 	local out
@@ -301,6 +345,7 @@ test_non_root_overlay() {
 mod" "the run sees its writes"
 	expect_eq "$(field .enforcement.workspace_mode) $(field .changes.state)" "review kept" "an ordinary user's overlay: $out"
 	expect_eq "$(cat k)$([ -e u ] && echo u)" "keep" "nothing applied yet"
+	expect_match "$(changes_dir)" "^$WS/.cordon-changes-65534/[^/]+$" "the user's own change-set directory"
 	setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" apply "$(changes_dir)" || fail "apply as the user"
 	expect_eq "$(cat u k | tr '\n' ' ')$([ -e a ] && echo a)" "u keep mod " "applied"
 	expect_eq "$(stat -c %u u)" 65534 "owned by the user"
@@ -310,7 +355,7 @@ mod" "the run sees its writes"
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
-	test_fallback_needs_allow_weaker test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
+	test_fallback_needs_allow_weaker test_overlay_is_the_default test_overlay_paths_beyond_bounds_kept test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
 	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe; do
 	t_run $t
 done

@@ -4,7 +4,9 @@
 # capped with a count of what was left out, the policy parses in linear time.
 . "$(dirname "$0")/../lib.sh"
 
-# The attacker: a second run in the same workspace. It waits (inotify) for
+# The attacker: a second run in the same workspace, both in direct mode (in
+# overlay mode neither sees the other's writes: 78-overlay,
+# test_concurrent_runs_have_their_own_change_sets). It waits (inotify) for
 # the supervisor of the first run to start reading `a` (hashed first: the
 # walk is over by then) and swaps the directory d for a link to $1.
 attacker() {
@@ -21,7 +23,7 @@ os.rename("d", "d.real")
 os.symlink(sys.argv[1], "d")
 print("swapped")
 PY
-	"$CORDON" run --report "$T_TMP/attacker.json" --time-limit 60s -- /usr/bin/python3 attack.py "$1" \
+	"$CORDON" run --workspace-mode direct --report "$T_TMP/attacker.json" --time-limit 60s -- /usr/bin/python3 attack.py "$1" \
 		>"$T_TMP/attacker.out" 2>&1 &
 	ATTACKER=$!
 	local i
@@ -35,7 +37,7 @@ swap_attempt() {
 	rm -rf d d.real ready
 	attacker "$1" || return 1
 	R=$(mktemp "$T_TMP/report.XXXXXX")
-	timeout 60 "$CORDON" run --report "$R" -- /bin/sh -c "mkdir d; echo decoy >d/$2; echo >>a"
+	timeout 60 "$CORDON" run --workspace-mode direct --report "$R" -- /bin/sh -c "mkdir d; echo decoy >d/$2; echo >>a"
 	RC=$?
 	wait $ATTACKER
 	keep_report "$R"
@@ -52,7 +54,7 @@ test_swapped_directory_not_followed() {
 	# mounts (tmpfs before 6.3), each run has the workspace handed to its
 	# own uid, and the second cannot write it: that is refused, not
 	# followed, and this race needs idmapped mounts to be set up at all.
-	cordon_run -- /bin/true
+	cordon_run --workspace-mode direct -- /bin/true
 	[ "$(field .enforcement.workspace_ownership)" != chown ] ||
 		{ t_skip "two runs sharing a workspace need idmapped mounts (this filesystem hands it to one run's uid)"; return; }
 	head -c 64M /dev/zero | tr '\0' x >a
@@ -128,9 +130,10 @@ test_many_long_paths_bounded() {
 	# A run capped at 64M makes 20,000 files with ~64 KiB paths (a chain of
 	# 250 directories of 255-character names): the supervisor kept them all
 	# (3.8 GB) and wrote a 1.29 GB report. Now both stop at their bounds and
-	# say so.
+	# say so. Direct mode: the snapshot's walk (an overlay's change set of
+	# such paths: 78-overlay, test_overlay_paths_beyond_bounds_kept).
 	R=$(mktemp "$T_TMP/report.XXXXXX")
-	/usr/bin/time -f %M -o "$T_TMP/rss" timeout 300 "$CORDON" run --report "$R" --memory-limit 64M \
+	/usr/bin/time -f %M -o "$T_TMP/rss" timeout 300 "$CORDON" run --workspace-mode direct --report "$R" --memory-limit 64M \
 		--time-limit 120s -- /usr/bin/python3 -c "
 import os
 n = 'x' * 255
