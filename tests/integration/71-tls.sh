@@ -93,6 +93,50 @@ with open(\"/proc/self/maps\") as m, open(\"/proc/self/mem\", \"rb\", 0) as mem,
 	t_assert
 }
 
+# An upstream that echoes the value in response bodies (Content-Length,
+# chunked with the value split across chunks and in a trailer, to EOF; raw,
+# hex and base64): the run gets the placeholder, never the value, and the
+# re-framed bodies stay well framed (keep-alive, HTTP/1.0).
+test_echoed_value_in_bodies_becomes_placeholder() {
+	make_ca
+	mkdir -p www
+	serve_tls "$WS/www"
+	cat >p.json <<JSON
+{"network": {"allow": [{"host": "localhost:$PORT", "methods": ["GET"], "paths": ["/echo/*"]}],
+             "upstream_ca": "$T_TMP/ca.pem"},
+ "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["localhost:$PORT"], "placeholder": "ghp_"}}}}
+JSON
+	HOST_TOKEN=$VALUE cordon_run --policy p.json -- /bin/sh -c "
+		for how in cl chunked eof; do
+			curl -sS --raw -H \"Authorization: Bearer \$TOKEN\" https://localhost:$PORT/echo/\$how >\$how.raw
+			curl -sS -H \"Authorization: Bearer \$TOKEN\" https://localhost:$PORT/echo/\$how >\$how.txt
+		done
+		curl -sS --http1.0 -H \"Authorization: Bearer \$TOKEN\" https://localhost:$PORT/echo/cl >h10.txt
+		python3 -c '
+import http.client, os, ssl
+c = http.client.HTTPSConnection(\"127.0.0.1\", 3128, context=ssl.create_default_context())
+c.set_tunnel(\"localhost\", $PORT)
+for p in (\"cl\", \"chunked\", \"cl\"):
+    c.request(\"GET\", \"/echo/\" + p, headers={\"Authorization\": \"Bearer \" + os.environ[\"TOKEN\"]})
+    r = c.getresponse(); print(\"ka\", p, r.status, r.read().decode().split()[0])'
+		echo \"TOKEN=\$TOKEN\" >env.txt"
+	stop $SRV
+	local ph
+	ph=$(sed -n 's/^TOKEN=//p' env.txt)
+	expect_match "$ph" "^ghp_[0-9a-f]{32}$" "the run holds a placeholder: $ERR"
+	for how in cl chunked eof h10; do
+		expect_eq "$(head -1 $how.txt)" "auth=Bearer $ph" "$how: the echoed value came back as the placeholder"
+		expect_eq "$(sed -n 2p $how.txt)" "hex=$(printf "Bearer " | od -An -tx1 | tr -d " \n")$ph" "$how: its hex form too"
+		expect_eq "$(tail -1 $how.txt)" end "$how: the whole body"
+	done
+	expect_match "$(cat chunked.raw)" "X-Trailer: Bearer $ph" "a trailer is filtered too"
+	expect_eq "$(printf '%s\n' "$OUT" | grep -c "^ka .* 200 auth=Bearer$")" 3 "keep-alive across re-framed bodies: $OUT"
+	expect_eq "$(grep -c "Bearer $VALUE" "$T_TMP/log")" 10 "the upstream saw the value each time"
+	expect_eq "$(grep -rlaF "$VALUE" . | wc -l)" 0 "the value is nowhere in the run's files"
+	expect_eq "$(grep -rlaF "$(printf 'Bearer %s' "$VALUE" | base64 -w0 | cut -c5-30)" . | wc -l)" 0 "nor its base64"
+	t_assert
+}
+
 # A placeholder sent to a host the secret is not for: refused, a denial of
 # kind secret. Plain HTTP to the secret's own host: refused too (TLS only).
 test_placeholder_elsewhere_refused() {
@@ -161,7 +205,7 @@ test_ceiling_pins_injection_hosts() {
 	t_assert
 }
 
-for t in test_injected_credential_reaches_upstream_only test_placeholder_elsewhere_refused \
+for t in test_injected_credential_reaches_upstream_only test_echoed_value_in_bodies_becomes_placeholder test_placeholder_elsewhere_refused \
 	test_bad_upstream_refused_opaque_tunnel_untouched test_ceiling_pins_injection_hosts; do
 	t_run $t
 done
