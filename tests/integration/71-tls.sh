@@ -191,7 +191,8 @@ test_bad_upstream_refused_opaque_tunnel_untouched() {
 	t_assert
 }
 
-# The ceiling pins where a secret may be injected; explain shows the hosts.
+# The ceiling pins where a secret may be injected; explain shows the hosts
+# (text and --json).
 test_ceiling_pins_injection_hosts() {
 	echo '{"secrets": {"T": {"env": "X", "inject": {"hosts": ["*.example.org:443"]}}}, "network": {"allow": ["*.example.org:443", "b.example.com:443"]}}' >"$T_TMP/c.json"
 	ok() { echo "{\"secrets\": {\"T\": {\"env\": \"X\"$1}}, \"network\": {\"allow\": [\"api.example.org:443\"]}}" >p.json
@@ -200,6 +201,16 @@ test_ceiling_pins_injection_hosts() {
 		"T: the run holds a placeholder starting sk-; the proxy injects the value \(headers\) to api.example.org:443 \(over TLS only\)" "within, and explained"
 	expect_match "$(ok ', "inject": {"hosts": ["b.example.com:443"]}')" "REFUSED secret +T: the ceiling does not inject it to b.example.com:443" "another host"
 	expect_match "$(ok ', "inject": {"hosts": ["api.example.org:443"], "allow_plaintext": true}')" "REFUSED secret +T: the ceiling injects it over TLS only" "plaintext"
+	# --json: the same hosts, never the value; without injection no key
+	ok ', "inject": {"hosts": ["api.example.org:443"], "in": ["header", "query"], "placeholder": "sk-"}' >/dev/null
+	X=secret-value-$RANDOM$RANDOM "$CORDON" explain --json --policy p.json >e.json 2>&1
+	expect_eq "$(jq -c .injected e.json)" \
+		'[{"secret":"T","hosts":["api.example.org:443"],"in":["header","query"],"placeholder_prefix":"sk-","allow_plaintext":false}]' \
+		"explain --json lists the injected secret's hosts"
+	expect_eq "$(grep -c secret-value e.json)" 0 "never the value"
+	/usr/bin/python3 "$TOP/tests/validate.py" "$TOP/schemas/explain.schema.json" e.json >/dev/null || fail "explain --json validates"
+	ok '' >/dev/null
+	expect_eq "$(X=v "$CORDON" explain --json --policy p.json | jq 'has("injected")')" false "no key without injection"
 	echo '{"secrets": {"T": {"env": "X", "inject": {"hosts": ["a:443"], "in": ["body"]}}}}' >p.json
 	expect_match "$("$CORDON" validate p.json 2>&1)" "p.json:1:[0-9]+: secret \"T\": \"in\" takes \"header\" and \"query\"" "a bad inject"
 	t_assert
