@@ -137,6 +137,31 @@ for p in (\"cl\", \"chunked\", \"cl\"):
 	t_assert
 }
 
+# Clients that ignore SSL_CERT_FILE and its kin trust the run's CA too: the
+# bundle (host CAs + run CA) is bound read-only over the host's standard
+# bundle file; explain lists it.
+test_bundle_over_standard_path() {
+	make_ca
+	mkdir -p www/pub && echo pub >www/pub/a.txt
+	serve_tls "$WS/www"
+	echo "{\"network\": {\"allow\": [{\"host\": \"localhost:$PORT\", \"paths\": [\"/pub/**\"]}], \"upstream_ca\": \"$T_TMP/ca.pem\"}}" >p.json
+	cordon_run --policy p.json -- env -u SSL_CERT_FILE -u CURL_CA_BUNDLE -u REQUESTS_CA_BUNDLE -u NODE_EXTRA_CA_CERTS \
+		-u GIT_SSL_CAINFO -u PIP_CERT -u AWS_CA_BUNDLE /bin/sh -c "
+		env | grep -c '^[A-Z_]*=/run/cordon-ca' || true
+		curl -sS https://localhost:$PORT/pub/a.txt
+		python3 -c 'import urllib.request; print(\"py\", urllib.request.urlopen(\"https://localhost:$PORT/pub/a.txt\").read().decode().strip())'
+		cmp /etc/ssl/certs/ca-certificates.crt /run/cordon-ca/ca.pem && echo same
+		echo x 2>/dev/null >>/etc/ssl/certs/ca-certificates.crt || echo read-only"
+	stop $SRV
+	expect_eq "$(printf '%s\n' "$OUT" | head -1)" 0 "no CA variable left: $ERR"
+	expect_match "$OUT" "^pub$" "curl without CURL_CA_BUNDLE or SSL_CERT_FILE"
+	expect_match "$OUT" "^py pub$" "python's default context without SSL_CERT_FILE"
+	expect_match "$OUT" "^same$" "the bundle over the standard path"
+	expect_match "$OUT" "^read-only$" "read-only"
+	expect_match "$("$CORDON" explain --policy p.json)" "ro \(host CAs \+ run CA\) /etc/ssl/certs/ca-certificates.crt" "explain lists it"
+	t_assert
+}
+
 # A placeholder sent to a host the secret is not for: refused, a denial of
 # kind secret. Plain HTTP to the secret's own host: refused too (TLS only).
 test_placeholder_elsewhere_refused() {
@@ -216,7 +241,7 @@ test_ceiling_pins_injection_hosts() {
 	t_assert
 }
 
-for t in test_injected_credential_reaches_upstream_only test_echoed_value_in_bodies_becomes_placeholder test_placeholder_elsewhere_refused \
-	test_bad_upstream_refused_opaque_tunnel_untouched test_ceiling_pins_injection_hosts; do
+for t in test_injected_credential_reaches_upstream_only test_echoed_value_in_bodies_becomes_placeholder test_bundle_over_standard_path \
+	test_placeholder_elsewhere_refused test_bad_upstream_refused_opaque_tunnel_untouched test_ceiling_pins_injection_hosts; do
 	t_run $t
 done
