@@ -632,6 +632,8 @@ int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
 {
 	size_t off = 0;
 	while (off < n || !h->resp_opaque) {
+		if (h->done && !h->resp_opaque)
+			break; /* a body sent to the close has ended: nothing after it */
 		if (h->resp_opaque) {
 			if (h->nq && entry(h, h->q[0].log))
 				entry(h, h->q[0].log)->down += n - off;

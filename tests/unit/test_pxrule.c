@@ -347,7 +347,8 @@ static void test_pxhttp_response_bodies(void **st)
 	h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
 	up.len = down.len = 0;
 	const char *req0 = "GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n";
-	const char *r0 = "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 14\r\n\r\n[s3cr3t-value]";
+	const char *r0 = "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 14\r\n\r\n[s3cr3t-value]"
+			 "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx"; /* nothing after the close-framed body */
 	assert_int_equal(pxhttp_client(h, req0, strlen(req0), &up, &down), 0);
 	assert_int_equal(pxhttp_upstream(h, r0, strlen(r0), &down), 0);
 	buf_append(&down, "", 1);
