@@ -57,6 +57,15 @@ check_report_shape() {
 	       and has("seccomp") and has("cgroup"))' "$R" >/dev/null || fail "report shape: $(head -c 400 "$R")"
 }
 
+# mount_count: the host's mounts, less those under other tests' workspaces
+# (suites run side by side; see CORDON_JOBS in tests/run.sh).
+mount_count() {
+	awk -v w="${WS:-}/" -v t="${T_TMP:-}/" '
+		index($5 "/", w) == 1 || index($5 "/", t) == 1 { n++; next }
+		$5 ~ "^/tmp/cordon-(test|test-tmp|vm|lanes)[.]" { next }
+		{ n++ } END { print n + 0 }' /proc/self/mountinfo
+}
+
 # CORDON_TESTS=REGEX runs only the tests whose FILE:NAME matches, FILE being
 # the integration file without .sh (e.g. '^(20-limits|70-network):' or
 # 'test_timeout'; make test-vm picks by what differs between hosts); the

@@ -27,12 +27,61 @@ for t in "$BUILD"/test-*; do
 	fi
 done
 
-for s in "$TOP"/tests/integration/*.sh; do
-	echo "# $(basename "$s")"
-	t0=$SECONDS
-	bash "$s"
-	echo "# $(basename "$s"): $((SECONDS - t0)) s"
+# The integration files run in CORDON_JOBS lanes (default: 2 where there are
+# two CPUs or more). A test counts only what it made itself, by name, so the
+# files do not see each other; with more than one lane each file's output is
+# printed whole when it ends. The slowest file starts first.
+jobs=${CORDON_JOBS:-$(( $(nproc) >= 2 ? 2 : 1 ))}
+# CORDON_TESTS=REGEX (see tests/lib.sh): a file none of whose tests match
+# is not started at all (some files start servers before their first test).
+has_tests() {
+	[ -n "${CORDON_TESTS:-}" ] || return 0
+	local f n
+	f=$(basename "$1" .sh)
+	for n in $(sed -n 's/^\(test_[A-Za-z0-9_]*\)().*/\1/p' "$1"); do
+		[[ "$f:$n" =~ $CORDON_TESTS ]] && return 0
+	done
+	return 1
+}
+files=()
+for s in "$TOP"/tests/integration/70-network.sh "$TOP"/tests/integration/*.sh; do
+	case " ${files[*]} " in *" $s "*) continue ;; esac
+	has_tests "$s" && files+=("$s")
 done
+run_file() {
+	local t0=$SECONDS
+	echo "# $(basename "$1")"
+	bash "$1"
+	echo "# $(basename "$1"): $((SECONDS - t0)) s"
+}
+if [ "$jobs" -le 1 ]; then
+	for s in "${files[@]}"; do run_file "$s"; done
+else
+	OUTS=$(mktemp -d /tmp/cordon-lanes.XXXXXX)
+	declare -A lane_out=()
+	drain() { # prints and forgets the files that have ended
+		local p
+		for p in "${!lane_out[@]}"; do
+			kill -0 "$p" 2>/dev/null && continue
+			wait "$p" 2>/dev/null
+			cat "${lane_out[$p]}"
+			unset "lane_out[$p]"
+		done
+	}
+	for s in "${files[@]}"; do
+		while [ "${#lane_out[@]}" -ge "$jobs" ]; do
+			wait -n
+			drain
+		done
+		run_file "$s" >"$OUTS/$(basename "$s").out" 2>&1 &
+		lane_out[$!]="$OUTS/$(basename "$s").out"
+	done
+	while [ "${#lane_out[@]}" -gt 0 ]; do
+		wait -n
+		drain
+	done
+	rm -rf "$OUTS"
+fi
 
 # Every report the suite produced must validate, and every status must have
 # been produced by a real run at least once.

@@ -29,7 +29,7 @@ test_host_uid_is_never_root() {
 	# Waits for the command to appear (set-up takes longer under load or
 	# sanitizers), not for a fixed time: a hang guard of 5 minutes.
 	for i in $(seq 6000); do
-		cmd=$(pgrep -f "probe-hostile sleep 300" | while read -r p; do
+		cmd=$(pgrep -f "^$HOSTILE sleep 300$" | while read -r p; do
 			[ "$(readlink /proc/$p/exe 2>/dev/null)" = "$HOSTILE" ] && echo "$p"; done | head -1)
 		[ -n "$cmd" ] && break
 		sleep 0.05
@@ -228,9 +228,9 @@ test_no_controlling_terminal() {
 
 test_host_sees_no_mounts() {
 	local before after
-	before=$(wc -l </proc/self/mountinfo)
+	before=$(mount_count)
 	cordon_run --tmpfs /x -- /bin/sh -c "sleep 0.3"
-	after=$(wc -l </proc/self/mountinfo)
+	after=$(mount_count)
 	expect_eq "$after" "$before" "host mount table unchanged"
 	t_assert
 }

@@ -52,7 +52,7 @@ test_timeout_kills_background_children() {
 	cordon_run --time-limit 300ms -- /bin/sh -c "$HOSTILE sleep 30 & $HOSTILE sleep 30 & wait"
 	status_is timeout 124 wall_time
 	sleep 0.2
-	[ -z "$(pgrep -f 'probe-hostile sleep 30' | while read -r p; do grep -q '^State:.*Z' /proc/$p/status 2>/dev/null || echo $p; done)" ] || fail "a child survived"
+	[ -z "$(pgrep -f "^$HOSTILE sleep 30\$" | while read -r p; do grep -q '^State:.*Z' /proc/$p/status 2>/dev/null || echo $p; done)" ] || fail "a child survived"
 	t_assert
 }
 
@@ -144,8 +144,16 @@ test_cgroup_v2_backend() {
 	t_assert
 }
 
-# Our cgroup2 cgroup's children named cordon-PID-N (runs), sorted.
-v2_run_cgroups() { find "$(cg2_self)" -mindepth 1 -maxdepth 1 -type d -name 'cordon-[0-9]*-[0-9]*' | sort; }
+# Our cgroup2 cgroup's children named cordon-PID-N (runs) whose supervisor
+# PID has ended, sorted: what a run left behind. A live supervisor's cgroup
+# (another suite's run, side by side) is not a leftover.
+v2_run_cgroups() {
+	local d p
+	find "$(cg2_self)" -mindepth 1 -maxdepth 1 -type d -name 'cordon-[0-9]*-[0-9]*' | sort | while read -r d; do
+		p=${d##*/cordon-}
+		[ -d "/proc/${p%%-*}" ] || echo "$d"
+	done
+}
 
 test_cgroup_v2_limits() {
 	# Pure cgroup v2 (every current distribution): memory.max with

@@ -79,12 +79,16 @@ test_zombies_reaped() {
 test_supervisor_sigkill_leaves_no_survivor() {
 	"$CORDON" run --ro "$BUILD" -- /bin/sh -c "$HOSTILE sleep 60 & $HOSTILE sleep 61" &
 	local sup=$!
-	sleep 0.5
-	pgrep -f "probe-hostile sleep 6[01]" >/dev/null || fail "the run did not start"
+	local i
+	for i in $(seq 600); do # waits for the run, not for a fixed time
+		[ "$(pgrep -fc "^$HOSTILE sleep 6[01]$")" = 2 ] && break
+		sleep 0.05
+	done
+	pgrep -f "^$HOSTILE sleep 6[01]$" >/dev/null || fail "the run did not start"
 	kill -9 $sup
 	sleep 0.3
 	local alive
-	alive=$(pgrep -f "probe-hostile sleep 6[01]" | while read -r p; do
+	alive=$(pgrep -f "^$HOSTILE sleep 6[01]$" | while read -r p; do
 		grep -q '^State:.*Z' /proc/$p/status 2>/dev/null || echo "$p"; done)
 	[ -z "$alive" ] || fail "survivors: $alive"
 	t_assert
@@ -126,7 +130,7 @@ test_no_leaks_after_200_runs() {
 	# cordon-PID-* and the sandbox uid SANDBOX_HOST_BASE + PID of each of
 	# its supervisors (other suites may run beside it on the same host).
 	local mounts_before pids="" pid
-	mounts_before=$(wc -l </proc/self/mountinfo)
+	mounts_before=$(mount_count)
 	# CORDON_LEAK_RUNS: fewer under emulation (make test-vm), with limits.
 	for i in $(seq "${CORDON_LEAK_RUNS:-200}"); do
 		"$CORDON" run ${CORDON_LEAK_RUNS:+--memory-limit 64M --pids-limit 32} -- /bin/true &
@@ -134,7 +138,7 @@ test_no_leaks_after_200_runs() {
 		wait $pid || { fail "run $i failed"; break; }
 		pids="$pids $pid"
 	done
-	expect_eq "$(wc -l </proc/self/mountinfo)" "$mounts_before" "mounts"
+	expect_eq "$(mount_count)" "$mounts_before" "mounts"
 	local cgs left
 	cgs=$(find /sys/fs/cgroup -maxdepth 4 -name 'cordon-*' 2>/dev/null |
 		awk -v p="$pids" 'BEGIN { n = split(p, a, " "); for (i = 1; i <= n; i++) mine[a[i]] = 1 }
