@@ -202,6 +202,42 @@ static void json_host(jwriter *w, const struct host_features *f)
 	jw_obj_end(w);
 }
 
+/* "injected": the secrets the proxy injects, with their hosts (never a
+ * value); the key is there only when one is (earlier outputs unchanged). */
+static void json_injected(jwriter *w, const cordon_policy *p)
+{
+	bool any = false;
+	for (size_t i = 0; i < p->nsecrets; i++) {
+		const struct cordon_secret *s = &p->secrets[i];
+		if (!s->inject)
+			continue;
+		if (!any) {
+			jw_key(w, "injected");
+			jw_arr_begin(w);
+			any = true;
+		}
+		jw_obj_begin(w);
+		jw_key(w, "secret");
+		jw_str(w, s->name);
+		jw_key(w, "hosts");
+		jw_str_array(w, (const char *const *)s->inject_hosts.v, s->inject_hosts.n);
+		jw_key(w, "in");
+		jw_arr_begin(w);
+		if (s->in_header)
+			jw_str(w, "header");
+		if (s->in_query)
+			jw_str(w, "query");
+		jw_arr_end(w);
+		jw_key(w, "placeholder_prefix");
+		jw_str(w, s->placeholder ? s->placeholder : "");
+		jw_key(w, "allow_plaintext");
+		jw_bool(w, s->allow_plaintext);
+		jw_obj_end(w);
+	}
+	if (any)
+		jw_arr_end(w);
+}
+
 static char *render_json(const cordon_policy *p, char *const argv[], const struct host_features *f,
 			 const struct run_plan *plan, const struct boundary_model *m, const struct model_run *r, const strv *devs,
 			 const struct run_report *rep, bool plan_ok, const char *v)
@@ -233,6 +269,7 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 	for (size_t i = 0; i < p->nsecrets; i++)
 		jw_str(&w, p->secrets[i].name);
 	jw_arr_end(&w);
+	json_injected(&w, p);
 	jw_key(&w, "network");
 	jw_str_array(&w, (const char *const *)p->net_allow.v, p->net_allow.n);
 	jw_key(&w, "network_rules");

@@ -103,7 +103,7 @@ static const struct model_entry system_view[] = {
 const char *model_kind_name(enum model_kind k)
 {
 	static const char *const n[] = {"root", "ro", "rw", "tmpfs", "proc", "dev", "devpts", "symlink",
-					"file", "device", "secret", "cgroup", "protected", "pin"};
+					"file", "device", "secret", "cgroup", "protected", "pin", "ca-bundle"};
 	return (size_t)k < ARRAY_SIZE(n) ? n[k] : "?";
 }
 
@@ -286,6 +286,39 @@ static int add_task(struct boundary_model *m, const struct run_plan *plan, const
 	return 0;
 }
 
+/* Where TLS libraries look for the CA bundle when no variable says: Debian
+ * and its kin, Fedora/RHEL (the link and the file it names), openSUSE,
+ * Alpine and others, Arch. */
+static const char *const ca_bundle_paths[] = {
+	"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt",
+	"/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem", "/etc/ssl/ca-bundle.pem",
+	"/etc/ssl/cert.pem", "/etc/ca-certificates/extracted/tls-ca-bundle.pem",
+};
+
+/* With TLS interception, the run's CA bundle (the host's CAs and the run's)
+ * over each of those that the host has as a plain file (in the view through
+ * /etc): a client that ignores SSL_CERT_FILE and its kin trusts it too. A
+ * link is left alone (it leads to one of the others, or elsewhere: not
+ * followed); the hashed CApath directory is not covered. */
+static int add_ca_bundle(struct boundary_model *m, const cordon_policy *p, model_probe_fn probe, cordon_error *err)
+{
+	if (!p || !p->net_allow.n || !policy_intercepts(p))
+		return 0;
+	for (size_t i = 0; i < ARRAY_SIZE(ca_bundle_paths); i++) {
+		char t[16];
+		int k = probe(ca_bundle_paths[i], false, t, sizeof(t));
+		if (k != 'r' && k != 'h')
+			continue;
+		struct model_entry e = {.path = ca_bundle_paths[i], .kind = MK_CA_BUNDLE, .source = SRC_POLICY,
+					.view = VIEW_RO, .reason = "the run's CA bundle over the host's (TLS interception)",
+					.host = CORDON_CA_FILE, .noexec = true, .mount = -1, .tree = -1,
+					.explain_path = ca_bundle_paths[i], .explain_mode = "ro (host CAs + run CA)"};
+		if (push(m, &e, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* The innermost of the plan's mounts that path lies in, or -1. */
 static long innermost_mount(const struct run_plan *plan, const char *path)
 {
@@ -445,7 +478,8 @@ int model_build_on(struct boundary_model *m, const struct run_plan *plan, const 
 {
 	memset(m, 0, sizeof(*m));
 	if (add_system(m, probe, err) < 0 ||
-	    (plan && (add_task(m, plan, p, err) < 0 || add_protected(m, plan, p, probe, err) < 0))) {
+	    (plan && (add_task(m, plan, p, err) < 0 || add_ca_bundle(m, p, probe, err) < 0 ||
+		      add_protected(m, plan, p, probe, err) < 0))) {
 		model_free(m);
 		return -1;
 	}

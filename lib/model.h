@@ -42,6 +42,8 @@ enum model_kind {
 	MK_CGROUP,  /* the run's own cgroup, read-only */
 	MK_PROTECT, /* a protected path in a writable one: the view's own tree, read-only */
 	MK_PIN,     /* a directory above a protected path: bound onto itself (no rename) */
+	MK_CA_BUNDLE, /* the run's CA bundle (CORDON_CA_FILE) bound read-only over a host's
+		       * standard bundle file (clients that ignore SSL_CERT_FILE) */
 };
 
 /* entry flags */

@@ -690,7 +690,8 @@ static int setup_protect(const struct model_entry *e, int newroot, cordon_error 
 const char *mount_op_name(enum mount_op op)
 {
 	static const char *const n[] = {"system-bind", "symlink", "hosts", "tmpfs", "proc", "dev", "dev-node",
-					"dev-device", "devpts", "dev-seal", "task", "secret-dir", "protect", "cgroup"};
+					"dev-device", "devpts", "dev-seal", "task", "secret-dir", "protect", "cgroup",
+					"ca-bundle"};
 	return (size_t)op < ARRAY_SIZE(n) ? n[op] : "?";
 }
 
@@ -764,6 +765,8 @@ int mounts_prepare(const struct boundary_model *m, struct mount_steps *out, cord
 			r = push_step(out, e, MO_SECRET_DIR, err);
 		else if (e->kind == MK_PROTECT || e->kind == MK_PIN)
 			r = (e->flags & MODEL_NOT_YET) ? 0 : push_step(out, e, MO_PROTECT, err);
+		else if (e->kind == MK_CA_BUNDLE)
+			r = push_step(out, e, MO_CA_BUNDLE, err);
 		else
 			r = push_step(out, e, MO_TASK, err);
 	}
@@ -786,7 +789,7 @@ static int apply_step(const struct mount_step *st, const struct mount_plan *plan
 		      cordon_error *err)
 {
 	const struct model_entry *e = st->e;
-	if (!plan && (st->op == MO_TASK || st->op == MO_SECRET_DIR || st->op == MO_CGROUP))
+	if (!plan && (st->op == MO_TASK || st->op == MO_SECRET_DIR || st->op == MO_CGROUP || st->op == MO_CA_BUNDLE))
 		return cordon_err(err, EINVAL, "mount step %s of %s before sync 2", mount_op_name(st->op), e->path);
 	switch (st->op) {
 	case MO_SYSTEM_BIND:
@@ -816,6 +819,14 @@ static int apply_step(const struct mount_step *st, const struct mount_plan *plan
 		return setup_secret_dir(e, plan, newroot, err);
 	case MO_PROTECT:
 		return setup_protect(e, newroot, err);
+	case MO_CA_BUNDLE:
+		/* the file MO_SECRET_DIR wrote in the run's CA directory (an
+		 * earlier step), from the new root itself */
+		if (!plan->ca_pem)
+			return 0;
+		if (bind_at(newroot, newroot, e->host, e->path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, err) < 0)
+			return cordon_err_wrap(err, "the run's CA bundle over %s", e->path);
+		return 0;
 	case MO_CGROUP:
 		if (setup_cgroup_view(e, plan->cgview, oldroot, newroot, err) < 0)
 			return cordon_err_wrap(err, "the run's cgroup at %s", e->path);

@@ -103,6 +103,7 @@ enum mount_op {
 	MO_SECRET_DIR,  /* a secret directory's tmpfs and files */
 	MO_PROTECT,     /* a protected path or a pin, bound onto itself */
 	MO_CGROUP,      /* the run's cgroup, as the supervisor names it */
+	MO_CA_BUNDLE,   /* the run's CA bundle bound over a host's bundle file */
 };
 struct mount_step {
 	const struct model_entry *e;

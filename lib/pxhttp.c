@@ -35,6 +35,8 @@ void pxhttp_free(struct pxhttp *h)
 {
 	buf_free(&h->cin);
 	buf_free(&h->refusal);
+	if (h->es.r)
+		redact_stream_free(&h->es);
 }
 
 /* The path of a target, query left out, redacted in full before it is cut
@@ -269,26 +271,6 @@ static bool body_leaks(struct pxhttp *h, const char *d, size_t n)
 	return false;
 }
 
-/* A response head for the client: a value the upstream echoed goes back
- * as its placeholder. */
-static void put_unsubst(const struct pxhttp *h, const char *v, size_t n, buf *out)
-{
-	size_t i = 0;
-	while (i < n) {
-		bool hit = false;
-		for (size_t k = 0; k < h->nsec && !hit && h->injected; k++) {
-			const struct pxhttp_secret *s = &h->sec[k];
-			if ((h->injected >> k & 1) && s->len && n - i >= s->len && memcmp(v + i, s->value, s->len) == 0) {
-				buf_append(out, s->placeholder, strlen(s->placeholder));
-				i += s->len;
-				hit = true;
-			}
-		}
-		if (!hit)
-			buf_append(out, v + i++, 1);
-	}
-}
-
 /* One header value for the upstream: placeholders swapped (inside Basic
  * credentials too: decoded, swapped, encoded again). */
 static void put_value(const struct pxhttp *h, uint32_t mask, const char *n, size_t nl, const char *v, size_t vl,
@@ -354,6 +336,10 @@ static void rewrite_head(const struct pxhttp *h, const struct h1_msg *m, const c
 			skip = false;
 		if (!h->forward && nl == 10 && strncasecmp(n, "connection", 10) == 0)
 			skip = false;
+		/* A request that carries a value: its answer comes uncompressed,
+		 * so that an echo of the value can be found in it. */
+		if ((hmask | qmask) && h->echo && nl == 15 && strncasecmp(n, "accept-encoding", 15) == 0)
+			skip = true;
 		if (!skip) {
 			buf_printf(out, "%.*s", (int)(m->h[i].value - m->h[i].name), m->head + m->h[i].name);
 			put_value(h, hmask, n, nl, m->head + m->h[i].value, m->h[i].value_len, out);
@@ -466,6 +452,7 @@ static int on_head(struct pxhttp *h, buf *to_up)
 	snprintf(q->method, sizeof(q->method), "%s", m->method);
 	q->log = log;
 	q->upgrade = upgrade;
+	q->minor = m->minor;
 	if (entry(h, log))
 		entry(h, log)->up += to_up->len - before;
 	h1_body_for(&h->req, NULL);
@@ -541,10 +528,112 @@ static void resp_done(struct pxhttp *h)
 	h->nq--;
 }
 
+/* ---- responses: values back to placeholders ---- */
+
+static bool name_is(const struct h1_msg *m, size_t i, const char *want)
+{
+	return m->h[i].name_len == strlen(want) && strncasecmp(m->head + m->h[i].name, want, m->h[i].name_len) == 0;
+}
+
+/* A response head for the client. With the echo filter: a value the
+ * upstream echoed goes back as its placeholder, and since that changes the
+ * body's length, a Content-Length body is re-framed: chunked to an HTTP/1.1
+ * peer, else (HTTP/1.0 on either side) sent to the connection's close. A
+ * chunked body is re-chunked; a body to EOF keeps its framing. */
+static int put_resp_head(struct pxhttp *h, const struct pxhttp_pending *q, buf *to_down)
+{
+	const struct h1_msg *m = &h->resp.msg;
+	int st = h->resp.st;
+	h->rf = PXHTTP_RF_RAW;
+	if (!h->echo)
+		return buf_append(to_down, m->head, m->head_len);
+	if (st == S_CSIZE)
+		h->rf = PXHTTP_RF_CHUNK;
+	else if (st == S_EOF)
+		h->rf = PXHTTP_RF_SAME;
+	else if (st == S_BODY)
+		h->rf = q && q->minor >= 1 && m->minor >= 1 ? PXHTTP_RF_CHUNK : PXHTTP_RF_CLOSE;
+	bool reframe = st == S_BODY;
+	buf hd = {0};
+	const char *eol = memmem(m->head, m->head_len, "\r\n", 2);
+	buf_append(&hd, m->head, (size_t)(eol - m->head) + 2);
+	for (size_t i = 0; i < m->nh; i++) {
+		const char *ls = m->head + m->h[i].name, *ve = m->head + m->h[i].value + m->h[i].value_len;
+		const char *le = memmem(ve, m->head_len - (size_t)(ve - m->head), "\r\n", 2);
+		if (reframe && name_is(m, i, "content-length"))
+			continue;
+		if (h->rf == PXHTTP_RF_CLOSE && (name_is(m, i, "connection") || name_is(m, i, "keep-alive")))
+			continue;
+		buf_append(&hd, ls, (size_t)(le - ls) + 2);
+	}
+	if (reframe)
+		buf_printf(&hd, "%s\r\n", h->rf == PXHTTP_RF_CHUNK ? "Transfer-Encoding: chunked" : "Connection: close");
+	buf_append(&hd, "\r\n\0", 3);
+	char *red = hd.p ? redact_string(h->echo, hd.p) : NULL;
+	buf_free(&hd);
+	if (!red)
+		return -1;
+	int rc = buf_append(to_down, red, strlen(red));
+	free(red);
+	if (h->rf != PXHTTP_RF_RAW && !h->es.r)
+		redact_stream_init(&h->es, h->echo);
+	return rc;
+}
+
+static void put_chunk(buf *out, const buf *b)
+{
+	if (b->len) {
+		buf_printf(out, "%zx\r\n", b->len);
+		buf_append(out, b->p, b->len);
+		buf_append(out, "\r\n", 2);
+	}
+}
+
+/* Body bytes d[0..n) that the parser took in state st, for the client
+ * through the echo filter; r is what the parser returned. The filter holds
+ * back what may begin a value, so a value split across reads (or chunks) is
+ * found; a chunked body's framing is the proxy's own. */
+static int put_resp_body(struct pxhttp *h, int st, const char *d, size_t n, int r, buf *to_down)
+{
+	bool chunked = h->resp.msg.chunked, end = r == H1_END;
+	buf o = {0};
+	int rc = 0;
+	if (!chunked || st == S_CDATA) {
+		rc = redact_feed(&h->es, (const uint8_t *)d, n, &o);
+		if (rc == 0 && end && !chunked)
+			rc = redact_flush(&h->es, &o);
+		if (h->rf == PXHTTP_RF_CHUNK) {
+			put_chunk(to_down, &o);
+			if (end && !chunked)
+				buf_append(to_down, "0\r\n\r\n", 5);
+		} else {
+			buf_append(to_down, o.p, o.len);
+		}
+	} else if (st == S_CSIZE && h->resp.st == S_TRAILER) { /* the last chunk: what was held, then ours */
+		rc = redact_flush(&h->es, &o);
+		put_chunk(to_down, &o);
+		buf_append(to_down, "0\r\n", 3);
+	} else if (st == S_TRAILER) { /* trailer lines, filtered as they are */
+		rc = redact_feed(&h->es, (const uint8_t *)d, n, &o);
+		if (rc == 0 && end)
+			rc = redact_flush(&h->es, &o);
+		buf_append(to_down, o.p, o.len);
+	} /* else chunk framing: dropped (ours replaces it) */
+	buf_free(&o);
+	if (end) {
+		if (h->rf == PXHTTP_RF_CLOSE)
+			h->done = true; /* the body ran to the close: nothing more on this connection */
+		h->rf = PXHTTP_RF_RAW;
+	}
+	return rc;
+}
+
 int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
 {
 	size_t off = 0;
 	while (off < n || !h->resp_opaque) {
+		if (h->done && !h->resp_opaque)
+			break; /* a body sent to the close has ended: nothing after it */
 		if (h->resp_opaque) {
 			if (h->nq && entry(h, h->q[0].log))
 				entry(h, h->q[0].log)->down += n - off;
@@ -552,6 +641,7 @@ int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
 			break;
 		}
 		size_t used, pre = h->resp.st == S_HEAD ? h->resp.hlen : 0;
+		int st = h->resp.st;
 		int r = h1_feed(&h->resp, d + off, n - off, &used);
 		if (r == H1_NEED) {
 			off += used;
@@ -573,10 +663,8 @@ int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
 		if (r == H1_HEAD) {
 			const struct h1_msg *m = &h->resp.msg;
 			h1_body_for(&h->resp, q->method);
-			if (h->injected)
-				put_unsubst(h, m->head, m->head_len, to_down);
-			else
-				buf_append(to_down, m->head, m->head_len);
+			if (put_resp_head(h, q, to_down) < 0)
+				return -1;
 			if (e) {
 				e->status = m->status;
 				e->down += m->head_len;
@@ -591,7 +679,10 @@ int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
 			off += used;
 			continue;
 		}
-		buf_append(to_down, d + off, used);
+		if (h->rf == PXHTTP_RF_RAW)
+			buf_append(to_down, d + off, used);
+		else if (put_resp_body(h, st, d + off, used, r, to_down) < 0)
+			return -1;
 		if (e)
 			e->down += used;
 		off += used;
@@ -604,6 +695,13 @@ int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
 
 void pxhttp_upstream_eof(struct pxhttp *h, buf *to_down)
 {
+	if (h->rf == PXHTTP_RF_SAME && h->resp.st == S_EOF) { /* a body to EOF: what was held */
+		buf o = {0};
+		if (redact_flush(&h->es, &o) == 0)
+			buf_append(to_down, o.p, o.len);
+		buf_free(&o);
+		h->rf = PXHTTP_RF_RAW;
+	}
 	if (!h->resp_opaque && h1_eof(&h->resp) == H1_END)
 		resp_done(h);
 	h->resp_opaque = true; /* nothing more comes: a refusal goes out now if due */

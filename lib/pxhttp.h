@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "http1.h"
 #include "pxrule.h"
+#include "redact.h"
 #include "report.h"
 #include "strv.h"
 
@@ -33,6 +34,16 @@ struct pxhttp_pending {
 	char method[32];
 	size_t log;      /* index in rep->net.requests, or SIZE_MAX (over the cap) */
 	bool upgrade;    /* an admitted Upgrade request */
+	int minor;       /* the request's HTTP/1.minor */
+};
+
+/* How a response body goes to the client while values are swapped back
+ * (the swap changes lengths): */
+enum {
+	PXHTTP_RF_RAW,   /* as it came: no filter, or no body */
+	PXHTTP_RF_SAME,  /* a body to EOF: filtered, same framing */
+	PXHTTP_RF_CHUNK, /* chunked (re-chunked, or a Content-Length body made chunked) */
+	PXHTTP_RF_CLOSE, /* a Content-Length body to an HTTP/1.0 peer: sent to close */
 };
 
 struct pxhttp {
@@ -46,6 +57,10 @@ struct pxhttp {
 	bool tls;           /* an opened TLS connection (secrets need it unless allow_plaintext) */
 	const struct pxhttp_secret *sec;
 	size_t nsec;
+	/* The secrets' values (and their encoded forms) as their placeholders
+	 * (a literal redactor): what the upstream says goes through it, heads
+	 * and bodies. NULL: no secret is injected in this run. */
+	const redactor *echo;
 	/* state */
 	struct h1 req, resp;
 	buf cin;            /* client bytes not yet read (a refusal stops reading) */
@@ -59,6 +74,8 @@ struct pxhttp {
 	uint32_t injected;  /* secrets (bit k: sec[k]) injected on this connection */
 	char carry[128];    /* the end of the body so far: a placeholder split across reads */
 	size_t carry_len;
+	struct redact_stream es; /* the response body in progress, through echo */
+	int rf;                  /* PXHTTP_RF_* of that body */
 };
 
 void pxhttp_init(struct pxhttp *h, const struct net_rules *rules, struct run_report *rep, const char *host,

@@ -34,6 +34,7 @@ struct redactor {
 	uint8_t *big;    /* [8192] bit (a << 8 | b): some pattern starts "ab" */
 	uint8_t *nib;    /* [32] the first bytes by nibble, for the SIMD skip */
 	int simd, simd_cpu; /* SIMD_* in use, and the best the CPU has */
+	bool literal;       /* markers are the names themselves */
 	uint32_t *dense; /* [ndense * ncls] next state */
 	uint32_t *fail, *depth;
 	uint32_t *mlen;  /* longest pattern ending at the state (0: none) */
@@ -51,6 +52,11 @@ struct redact_iv {
 redactor *redactor_new(void)
 {
 	return calloc(1, sizeof(struct redactor));
+}
+
+void redactor_literal(redactor *r)
+{
+	r->literal = true;
 }
 
 size_t redactor_nnames(const redactor *r)
@@ -780,7 +786,10 @@ static int emit_plain(struct feed *f, uint64_t a, uint64_t b)
 
 static int emit_marker(struct feed *f, uint32_t name)
 {
-	return buf_printf(f->out, "[REDACTED:%s]", f->st->r->names[name]);
+	const redactor *r = f->st->r;
+	if (r->literal)
+		return buf_append(f->out, r->names[name], strlen(r->names[name]));
+	return buf_printf(f->out, "[REDACTED:%s]", r->names[name]);
 }
 
 /* Release everything before safe that is final: plain bytes, and ranges

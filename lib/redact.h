@@ -42,6 +42,9 @@ redactor *redactor_new(void);
 /* Add a secret: its raw bytes and the forms derived from it. */
 int redactor_add_secret(redactor *r, const char *name, const uint8_t *value, size_t len,
 			cordon_error *err);
+/* Markers are the names as given, not "[REDACTED:NAME]" (the proxy's
+ * response filter: a value the upstream echoes becomes its placeholder). */
+void redactor_literal(redactor *r);
 /* Build the automaton; call once, after the last add. */
 int redactor_compile(redactor *r, cordon_error *err);
 /* The vector skip over bytes that begin no form (0: none, 1: SSSE3, 2: AVX2,

@@ -109,6 +109,7 @@ struct proxy {
 	bool ticking;      /* the tick is armed (only while it has work) */
 	struct proxy_tls tls;
 	SSL_CTX *up_ctx;   /* upstream TLS, verified (only with tls.ca) */
+	redactor *echo;    /* injected values (and their forms) -> placeholders */
 };
 
 /* ---- rules and addresses (pure) ---- */
@@ -456,6 +457,7 @@ static void decided(struct proxy *px, size_t slot)
 		c->http->tls = c->tls;
 		c->http->sec = px->tls.sec;
 		c->http->nsec = px->tls.nsec;
+		c->http->echo = px->echo;
 	}
 	/* Literal addresses: no lookup. A literal that the rule names as such
 	 * may be anything (127.0.0.1:8080 means the host's loopback). */
@@ -1438,6 +1440,26 @@ int proxy_new(struct proxy **out, const strv *allow, const struct net_rules *rul
 		free(px);
 		return cordon_err_wrap(err, "proxy");
 	}
+	/* What the upstreams say is filtered on every connection whose requests
+	 * are read: a value echoed back (by a secret's host, or by another that
+	 * got it from there) reaches the run as its placeholder. */
+	if (px->tls.nsec) {
+		if (!(px->echo = redactor_new())) {
+			proxy_free(px);
+			return cordon_err(err, 12, "out of memory");
+		}
+		redactor_literal(px->echo);
+		for (size_t i = 0; i < px->tls.nsec; i++)
+			if (redactor_add_secret(px->echo, px->tls.sec[i].placeholder, px->tls.sec[i].value, px->tls.sec[i].len,
+						err) < 0) {
+				proxy_free(px);
+				return cordon_err_wrap(err, "proxy: response filter");
+			}
+		if (redactor_compile(px->echo, err) < 0) {
+			proxy_free(px);
+			return cordon_err_wrap(err, "proxy: response filter");
+		}
+	}
 	/* As many connections as the supervisor's fds allow after its own. */
 	struct rlimit rl;
 	size_t fds = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (size_t)rl.rlim_cur : 1024;
@@ -1536,5 +1558,6 @@ void proxy_free(struct proxy *px)
 		epoll_ctl(px->epfd, EPOLL_CTL_DEL, dns_efd, NULL);
 	strv_free(&px->allow);
 	SSL_CTX_free(px->up_ctx);
+	redactor_free(px->echo);
 	free(px);
 }

@@ -3,7 +3,10 @@
   tlsserver.py PORTFILE LOG CERT KEY DIR [USER:PASS]
 Serves DIR (GET, HEAD; HTTP/1.1 keep-alive), answers any other method with
 "ok METHOD PATH", and appends every request's method, path and headers to
-LOG as a JSON line; every response echoes the Authorization header as X-Echo. With USER:PASS, paths under /git/ need that Basic
+LOG as a JSON line; every response echoes the Authorization header as X-Echo.
+GET /echo/{cl,chunked,eof} echoes it in the body too (raw, hex and base64),
+framed by Content-Length, as 5-byte chunks, or to the close; the slow
+variants write it in 5-byte pieces. With USER:PASS, paths under /git/ need that Basic
 credential (401 with a challenge otherwise, as git expects). The chosen port
 is written to PORTFILE. Stops by itself after 120 s."""
 import base64, functools, http.server, json, os, socketserver, ssl, sys, threading
@@ -39,9 +42,31 @@ class H(http.server.SimpleHTTPRequestHandler):
         self.end_headers()
         return False
 
+    def echo(self):
+        a = self.headers.get("Authorization", "").encode()
+        body = b"auth=" + a + b"\nhex=" + a.hex().encode() + b"\nb64=" + base64.b64encode(a) + b"\nend\n"
+        how = self.path[len("/echo/"):]
+        pieces = [body[i:i + 5] for i in range(0, len(body), 5)]
+        self.send_response(200)
+        if how == "cl":
+            self.send_header("Content-Length", str(len(body)))
+        elif how == "chunked":
+            self.send_header("Transfer-Encoding", "chunked")
+        else:
+            self.send_header("Connection", "close")
+            self.close_connection = True
+        self.end_headers()
+        for p in pieces:
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(p), p) if how == "chunked" else p)
+            self.wfile.flush()
+        if how == "chunked":
+            self.wfile.write(b"0\r\nX-Trailer: " + a + b"\r\n\r\n")
+
     def do_GET(self):
         self.record()
-        if self.authorized():
+        if self.path.startswith("/echo/"):
+            self.echo()
+        elif self.authorized():
             super().do_GET()
 
     def do_HEAD(self):

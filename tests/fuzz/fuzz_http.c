@@ -2,7 +2,8 @@
  * the proxy does on plain-HTTP connections, both sides hostile. The first
  * byte splits the input into client bytes and upstream bytes; both are fed in
  * small pieces. Whatever goes upstream must start with a request line the
- * rules admitted; path matching and pattern containment must not crash. */
+ * rules admitted; path matching and pattern containment must not crash.
+ * With the response filter on, responses are re-framed (its own chunks). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	static bool init;
 	static strv here, there;
 	static struct pxhttp_secret sec[2];
+	static redactor *echo;
 	if (!init) {
 		strv_push(&here, "127.0.0.1:80");
 		strv_push(&there, "other.example:443");
@@ -32,6 +34,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		strv_push(&m, "GET");
 		strv_push(&p, "/pub/**");
 		pxrule_add(&rs, "127.0.0.1:80", &m, &p, false, &e);
+		/* the response filter: values (and forms) back to placeholders */
+		echo = redactor_new();
+		redactor_literal(echo);
+		for (int k = 0; k < 2; k++)
+			redactor_add_secret(echo, sec[k].placeholder, sec[k].value, sec[k].len, &e);
+		redactor_compile(echo, &e);
 		strv_free(&m);
 		strv_free(&p);
 		init = true;
@@ -42,6 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	h->tls = data[1] & 0x40;
 	h->sec = sec;
 	h->nsec = 2;
+	h->echo = data[1] & 0x20 ? echo : NULL;
 	buf up = {0}, down = {0};
 	for (size_t i = 0; i < split; i += step)
 		if (pxhttp_client(h, d + i, i + step > split ? split - i : step, &up, &down) < 0)

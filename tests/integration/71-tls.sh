@@ -93,6 +93,75 @@ with open(\"/proc/self/maps\") as m, open(\"/proc/self/mem\", \"rb\", 0) as mem,
 	t_assert
 }
 
+# An upstream that echoes the value in response bodies (Content-Length,
+# chunked with the value split across chunks and in a trailer, to EOF; raw,
+# hex and base64): the run gets the placeholder, never the value, and the
+# re-framed bodies stay well framed (keep-alive, HTTP/1.0).
+test_echoed_value_in_bodies_becomes_placeholder() {
+	make_ca
+	mkdir -p www
+	serve_tls "$WS/www"
+	cat >p.json <<JSON
+{"network": {"allow": [{"host": "localhost:$PORT", "methods": ["GET"], "paths": ["/echo/*"]}],
+             "upstream_ca": "$T_TMP/ca.pem"},
+ "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["localhost:$PORT"], "placeholder": "ghp_"}}}}
+JSON
+	HOST_TOKEN=$VALUE cordon_run --policy p.json -- /bin/sh -c "
+		for how in cl chunked eof; do
+			curl -sS --raw -H \"Authorization: Bearer \$TOKEN\" https://localhost:$PORT/echo/\$how >\$how.raw
+			curl -sS -H \"Authorization: Bearer \$TOKEN\" https://localhost:$PORT/echo/\$how >\$how.txt
+		done
+		curl -sS --http1.0 -H \"Authorization: Bearer \$TOKEN\" https://localhost:$PORT/echo/cl >h10.txt
+		python3 -c '
+import http.client, os, ssl
+c = http.client.HTTPSConnection(\"127.0.0.1\", 3128, context=ssl.create_default_context())
+c.set_tunnel(\"localhost\", $PORT)
+for p in (\"cl\", \"chunked\", \"cl\"):
+    c.request(\"GET\", \"/echo/\" + p, headers={\"Authorization\": \"Bearer \" + os.environ[\"TOKEN\"]})
+    r = c.getresponse(); print(\"ka\", p, r.status, r.read().decode().split()[0])'
+		echo \"TOKEN=\$TOKEN\" >env.txt"
+	stop $SRV
+	local ph
+	ph=$(sed -n 's/^TOKEN=//p' env.txt)
+	expect_match "$ph" "^ghp_[0-9a-f]{32}$" "the run holds a placeholder: $ERR"
+	for how in cl chunked eof h10; do
+		expect_eq "$(head -1 $how.txt)" "auth=Bearer $ph" "$how: the echoed value came back as the placeholder"
+		expect_eq "$(sed -n 2p $how.txt)" "hex=$(printf "Bearer " | od -An -tx1 | tr -d " \n")$ph" "$how: its hex form too"
+		expect_eq "$(tail -1 $how.txt)" end "$how: the whole body"
+	done
+	expect_match "$(cat chunked.raw)" "X-Trailer: Bearer $ph" "a trailer is filtered too"
+	expect_eq "$(printf '%s\n' "$OUT" | grep -c "^ka .* 200 auth=Bearer$")" 3 "keep-alive across re-framed bodies: $OUT"
+	expect_eq "$(grep -c "Bearer $VALUE" "$T_TMP/log")" 10 "the upstream saw the value each time"
+	expect_eq "$(grep -rlaF "$VALUE" . | wc -l)" 0 "the value is nowhere in the run's files"
+	expect_eq "$(grep -rlaF "$(printf 'Bearer %s' "$VALUE" | base64 -w0 | cut -c5-30)" . | wc -l)" 0 "nor its base64"
+	t_assert
+}
+
+# Clients that ignore SSL_CERT_FILE and its kin trust the run's CA too: the
+# bundle (host CAs + run CA) is bound read-only over the host's standard
+# bundle file; explain lists it.
+test_bundle_over_standard_path() {
+	make_ca
+	mkdir -p www/pub && echo pub >www/pub/a.txt
+	serve_tls "$WS/www"
+	echo "{\"network\": {\"allow\": [{\"host\": \"localhost:$PORT\", \"paths\": [\"/pub/**\"]}], \"upstream_ca\": \"$T_TMP/ca.pem\"}}" >p.json
+	cordon_run --policy p.json -- env -u SSL_CERT_FILE -u CURL_CA_BUNDLE -u REQUESTS_CA_BUNDLE -u NODE_EXTRA_CA_CERTS \
+		-u GIT_SSL_CAINFO -u PIP_CERT -u AWS_CA_BUNDLE /bin/sh -c "
+		env | grep -c '^[A-Z_]*=/run/cordon-ca' || true
+		curl -sS https://localhost:$PORT/pub/a.txt
+		python3 -c 'import urllib.request; print(\"py\", urllib.request.urlopen(\"https://localhost:$PORT/pub/a.txt\").read().decode().strip())'
+		cmp /etc/ssl/certs/ca-certificates.crt /run/cordon-ca/ca.pem && echo same
+		echo x 2>/dev/null >>/etc/ssl/certs/ca-certificates.crt || echo read-only"
+	stop $SRV
+	expect_eq "$(printf '%s\n' "$OUT" | head -1)" 0 "no CA variable left: $ERR"
+	expect_match "$OUT" "^pub$" "curl without CURL_CA_BUNDLE or SSL_CERT_FILE"
+	expect_match "$OUT" "^py pub$" "python's default context without SSL_CERT_FILE"
+	expect_match "$OUT" "^same$" "the bundle over the standard path"
+	expect_match "$OUT" "^read-only$" "read-only"
+	expect_match "$("$CORDON" explain --policy p.json)" "ro \(host CAs \+ run CA\) /etc/ssl/certs/ca-certificates.crt" "explain lists it"
+	t_assert
+}
+
 # A placeholder sent to a host the secret is not for: refused, a denial of
 # kind secret. Plain HTTP to the secret's own host: refused too (TLS only).
 test_placeholder_elsewhere_refused() {
@@ -147,7 +216,8 @@ test_bad_upstream_refused_opaque_tunnel_untouched() {
 	t_assert
 }
 
-# The ceiling pins where a secret may be injected; explain shows the hosts.
+# The ceiling pins where a secret may be injected; explain shows the hosts
+# (text and --json).
 test_ceiling_pins_injection_hosts() {
 	echo '{"secrets": {"T": {"env": "X", "inject": {"hosts": ["*.example.org:443"]}}}, "network": {"allow": ["*.example.org:443", "b.example.com:443"]}}' >"$T_TMP/c.json"
 	ok() { echo "{\"secrets\": {\"T\": {\"env\": \"X\"$1}}, \"network\": {\"allow\": [\"api.example.org:443\"]}}" >p.json
@@ -156,12 +226,22 @@ test_ceiling_pins_injection_hosts() {
 		"T: the run holds a placeholder starting sk-; the proxy injects the value \(headers\) to api.example.org:443 \(over TLS only\)" "within, and explained"
 	expect_match "$(ok ', "inject": {"hosts": ["b.example.com:443"]}')" "REFUSED secret +T: the ceiling does not inject it to b.example.com:443" "another host"
 	expect_match "$(ok ', "inject": {"hosts": ["api.example.org:443"], "allow_plaintext": true}')" "REFUSED secret +T: the ceiling injects it over TLS only" "plaintext"
+	# --json: the same hosts, never the value; without injection no key
+	ok ', "inject": {"hosts": ["api.example.org:443"], "in": ["header", "query"], "placeholder": "sk-"}' >/dev/null
+	X=secret-value-$RANDOM$RANDOM "$CORDON" explain --json --policy p.json >e.json 2>&1
+	expect_eq "$(jq -c .injected e.json)" \
+		'[{"secret":"T","hosts":["api.example.org:443"],"in":["header","query"],"placeholder_prefix":"sk-","allow_plaintext":false}]' \
+		"explain --json lists the injected secret's hosts"
+	expect_eq "$(grep -c secret-value e.json)" 0 "never the value"
+	/usr/bin/python3 "$TOP/tests/validate.py" "$TOP/schemas/explain.schema.json" e.json >/dev/null || fail "explain --json validates"
+	ok '' >/dev/null
+	expect_eq "$(X=v "$CORDON" explain --json --policy p.json | jq 'has("injected")')" false "no key without injection"
 	echo '{"secrets": {"T": {"env": "X", "inject": {"hosts": ["a:443"], "in": ["body"]}}}}' >p.json
 	expect_match "$("$CORDON" validate p.json 2>&1)" "p.json:1:[0-9]+: secret \"T\": \"in\" takes \"header\" and \"query\"" "a bad inject"
 	t_assert
 }
 
-for t in test_injected_credential_reaches_upstream_only test_placeholder_elsewhere_refused \
-	test_bad_upstream_refused_opaque_tunnel_untouched test_ceiling_pins_injection_hosts; do
+for t in test_injected_credential_reaches_upstream_only test_echoed_value_in_bodies_becomes_placeholder test_bundle_over_standard_path \
+	test_placeholder_elsewhere_refused test_bad_upstream_refused_opaque_tunnel_untouched test_ceiling_pins_injection_hosts; do
 	t_run $t
 done

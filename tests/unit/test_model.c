@@ -572,6 +572,7 @@ static int want_ops(const struct model_entry *e, enum mount_op ops[2])
 	case MK_SECRET: ops[0] = MO_SECRET_DIR; return 1;
 	case MK_CGROUP: ops[0] = MO_CGROUP; return 1;
 	case MK_PROTECT: case MK_PIN: ops[0] = MO_PROTECT; return 1;
+	case MK_CA_BUNDLE: ops[0] = MO_CA_BUNDLE; return 1;
 	default: return 0;
 	}
 }
@@ -662,6 +663,66 @@ static void test_every_entry_agrees(void **st)
 		teardown(&f);
 	}
 	with_protect = false;
+}
+
+/* A host with Debian's bundle as a file and another name for it as a link. */
+static int ca_host(const char *path, bool follow, char *target, size_t tsz)
+{
+	if (!follow && strcmp(path, "/etc/ssl/certs/ca-certificates.crt") == 0)
+		return 'r';
+	if (!follow && strcmp(path, "/etc/ssl/cert.pem") == 0) {
+		snprintf(target, tsz, "certs/ca-certificates.crt");
+		return 'l';
+	}
+	return merged_host(path, follow, target, tsz);
+}
+
+/* TLS interception: the run's CA bundle over each standard bundle file the
+ * host has (not over a link), after the CA's own directory; one mount step,
+ * read-only for the observer, an explain line; none without interception. */
+static void test_ca_bundle_entries(void **st)
+{
+	struct fixture f;
+	cordon_error e;
+	setup(&f, ca_host);
+	for (size_t i = 0; i < f.plan.model.n; i++)
+		assert_int_not_equal(f.plan.model.e[i].kind, MK_CA_BUNDLE);
+	model_free(&f.plan.model);
+	f.sec[2].inject = true;
+	assert_int_equal(strv_push(&f.p->net_allow, "api.example:443"), 0);
+	assert_int_equal(model_build_on(&f.plan.model, &f.plan, f.p, ca_host, &e), 0);
+	const struct boundary_model *m = &f.plan.model;
+	size_t n = 0, dir = SIZE_MAX, at = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		if (m->e[i].kind == MK_SECRET && strcmp(m->e[i].path, CORDON_CA_DIR) == 0)
+			dir = i;
+		if (m->e[i].kind == MK_CA_BUNDLE)
+			n++, at = i;
+	}
+	assert_int_equal(n, 1);
+	assert_true(dir < at);
+	const struct model_entry *x = &m->e[at];
+	assert_string_equal(x->path, "/etc/ssl/certs/ca-certificates.crt");
+	assert_string_equal(x->host, CORDON_CA_FILE);
+	assert_int_equal(x->landlock, 0); /* /etc's rule reads it */
+	assert_non_null(x->explain_path);
+	struct mount_steps ms;
+	assert_int_equal(mounts_prepare(m, &ms, &e), 0);
+	size_t steps = 0;
+	for (size_t k = 0; k < ms.n; k++)
+		if (ms.v[k].e == x) {
+			assert_int_equal(ms.v[k].op, MO_CA_BUNDLE);
+			assert_true(k >= ms.nbegin);
+			steps++;
+		}
+	assert_int_equal(steps, 1);
+	mount_steps_free(&ms);
+	struct view v;
+	char res[4096];
+	assert_int_equal(view_build(m, 0, &v, &e), 0);
+	assert_int_equal(view_classify(&v, x->path, res, sizeof(res)), VIEW_RO);
+	view_free(&v);
+	teardown(&f);
 }
 
 /* The rest of the run's world: its environment, limits and syscall plan,
@@ -850,8 +911,8 @@ int main(void)
 		cmocka_unit_test(test_explain_lines), cmocka_unit_test(test_system_checks),
 		cmocka_unit_test(test_protected_entries), cmocka_unit_test(test_protect_names),
 		cmocka_unit_test(test_protect_check_after), cmocka_unit_test(test_every_entry_agrees),
-		cmocka_unit_test(test_run_part), cmocka_unit_test(test_explain_run_part),
-		cmocka_unit_test(test_creds_plan),
+		cmocka_unit_test(test_ca_bundle_entries), cmocka_unit_test(test_run_part),
+		cmocka_unit_test(test_explain_run_part), cmocka_unit_test(test_creds_plan),
 	};
 	return cmocka_run_group_tests_name("model", tests, NULL, NULL);
 }

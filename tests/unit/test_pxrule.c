@@ -222,6 +222,19 @@ static void test_pxhttp_each_request_checked(void **st)
 	report_free(&rep);
 }
 
+/* The proxy's response filter for one secret: its value (and forms) to
+ * its placeholder. */
+static redactor *echo_filter(const struct pxhttp_secret *s)
+{
+	cordon_error err = {0};
+	redactor *r = redactor_new();
+	assert_non_null(r);
+	redactor_literal(r);
+	assert_int_equal(redactor_add_secret(r, s->placeholder, s->value, s->len, &err), 0);
+	assert_int_equal(redactor_compile(r, &err), 0);
+	return r;
+}
+
 /* Injection: the value swapped in for the placeholder in a header, inside
  * Basic credentials and (when asked) the query; the placeholder refused on
  * a connection its secret does not go to; an echoed value handed back as
@@ -237,9 +250,10 @@ static void test_pxhttp_injects(void **st)
 	strv hosts = {0};
 	strv_push(&hosts, "api.example:443");
 	struct pxhttp_secret sec = {"TOK", "ph_0123", (const uint8_t *)"s3cr3t-value", 12, &hosts, true, true, false, 0};
+	redactor *echo = echo_filter(&sec);
 	struct pxhttp *h = malloc(sizeof(*h));
 	pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
-	h->tls = true, h->sec = &sec, h->nsec = 1;
+	h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
 	buf up = {0}, down = {0};
 	/* "u:ph_0123" in Basic is dTpwaF8wMTIz; "u:s3cr3t-value" is dTpzM2NyM3QtdmFsdWU= */
 	const char *req = "GET /x?k=ph_0123 HTTP/1.1\r\nHost: api.example\r\nX-Key: a ph_0123 b\r\n"
@@ -283,6 +297,82 @@ static void test_pxhttp_injects(void **st)
 	strv_free(&hosts);
 	pxrule_free(&rs);
 	report_free(&rep);
+	redactor_free(echo);
+}
+
+/* Bodies that echo the value: it goes back as the placeholder, also split
+ * across reads and chunks and in hex; a Content-Length body is made chunked
+ * for an HTTP/1.1 client, runs to the close for an HTTP/1.0 one, and a
+ * chunked body is re-chunked (the next response on the connection is read
+ * right). */
+static void test_pxhttp_response_bodies(void **st)
+{
+	struct run_report rep;
+	report_init(&rep);
+	struct net_rules rs = {0};
+	cordon_error err = {0};
+	assert_int_equal(pxrule_add(&rs, "api.example:443", NULL, NULL, false, &err), 0);
+	strv hosts = {0};
+	strv_push(&hosts, "api.example:443");
+	struct pxhttp_secret sec = {"TOK", "ph_0123", (const uint8_t *)"s3cr3t-value", 12, &hosts, true, true, false, 0};
+	redactor *echo = echo_filter(&sec);
+	struct pxhttp *h = malloc(sizeof(*h));
+	pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
+	h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
+	buf up = {0}, down = {0};
+	const char *req = "GET /a HTTP/1.1\r\nHost: api.example\r\nAccept-Encoding: gzip\r\nX-Key: ph_0123\r\n\r\n"
+			  "GET /b HTTP/1.1\r\nHost: api.example\r\nAccept-Encoding: gzip\r\n\r\n";
+	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
+	buf_append(&up, "", 1);
+	/* the request with the value asks for no compression; the other keeps it */
+	assert_string_equal(up.p, "GET /a HTTP/1.1\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\n\r\n"
+				  "GET /b HTTP/1.1\r\nHost: api.example\r\nAccept-Encoding: gzip\r\n\r\n");
+	/* hex of "s3cr3t-value" is 7333637233742d76616c7565 */
+	const char *r1[] = {"HTTP/1.1 200 OK\r\nContent-Length: 44\r\n\r\nk=s3cr3", "t-value h=7333637233742d76616c7",
+			    "565 e\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nx s3c\r\n",
+			    "9\r\nr3t-value\r\n2\r\n!\n\r\n0\r\nT: s3cr3t-value\r\n\r\n"};
+	for (size_t i = 0; i < 5; i++)
+		assert_int_equal(pxhttp_upstream(h, r1[i], strlen(r1[i]), &down), 0);
+	buf_append(&down, "", 1);
+	assert_string_equal(down.p, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+				    "2\r\nk=\r\n" "a\r\nph_0123 h=\r\n" "a\r\nph_0123 e\n\r\n" "0\r\n\r\n"
+				    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+				    "2\r\nx \r\n" "9\r\nph_0123!\n\r\n" "0\r\nT: ph_0123\r\n\r\n");
+	assert_int_equal(h->nq, 0);
+	assert_false(h->done);
+	assert_int_equal(rep.net.req[0].down, strlen(r1[0]) + strlen(r1[1]) + strlen(r1[2]));
+	pxhttp_free(h);
+	/* HTTP/1.0: no chunks; the body runs to the close */
+	pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
+	h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
+	up.len = down.len = 0;
+	const char *req0 = "GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n";
+	const char *r0 = "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 14\r\n\r\n[s3cr3t-value]"
+			 "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx"; /* nothing after the close-framed body */
+	assert_int_equal(pxhttp_client(h, req0, strlen(req0), &up, &down), 0);
+	assert_int_equal(pxhttp_upstream(h, r0, strlen(r0), &down), 0);
+	buf_append(&down, "", 1);
+	assert_string_equal(down.p, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n[ph_0123]");
+	assert_true(h->done);
+	pxhttp_free(h);
+	/* a body to EOF keeps its framing; what was held comes at the end */
+	pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
+	h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
+	up.len = down.len = 0;
+	const char *re = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nv=s3cr3t-value\ns3cr";
+	assert_int_equal(pxhttp_client(h, req0, strlen(req0), &up, &down), 0);
+	assert_int_equal(pxhttp_upstream(h, re, strlen(re), &down), 0);
+	pxhttp_upstream_eof(h, &down);
+	buf_append(&down, "", 1);
+	assert_string_equal(down.p, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nv=ph_0123\ns3cr");
+	pxhttp_free(h);
+	free(h);
+	buf_free(&up);
+	buf_free(&down);
+	strv_free(&hosts);
+	pxrule_free(&rs);
+	report_free(&rep);
+	redactor_free(echo);
 }
 
 int main(void)
@@ -291,6 +381,7 @@ int main(void)
 		cmocka_unit_test(test_path_patterns), cmocka_unit_test(test_within),
 		cmocka_unit_test(test_add_validates), cmocka_unit_test(test_http1_framing),
 		cmocka_unit_test(test_pxhttp_each_request_checked), cmocka_unit_test(test_pxhttp_injects),
+		cmocka_unit_test(test_pxhttp_response_bodies),
 	};
 	return cmocka_run_group_tests_name("pxrule", tests, NULL, NULL);
 }
