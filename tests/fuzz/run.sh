@@ -15,7 +15,7 @@ mkdir -p "$out/obj"
 export out top
 printf '%s\n' "$top"/lib/*.c | xargs -P "$(nproc)" -I{} sh -c \
 	'f=$1; shift; o="$out/obj/$(basename "$f" .c).o"; [ "$o" -nt "$f" ] || exec clang "$@" -c "$f" -o "$o"' _ {} "${CFLAGS_FUZZ[@]}"
-for t in ${FUZZ_TARGETS:-policy ledger redact proxy http route}; do
+for t in ${FUZZ_TARGETS:-policy ledger redact proxy http route journal}; do
 	clang "${CFLAGS_FUZZ[@]}" -fsanitize=fuzzer "$top/tests/fuzz/fuzz_$t.c" "$out"/obj/*.o \
 		-lseccomp -lssl -lcrypto -lpthread -o "$out/fuzz_$t"
 	mkdir -p "$out/corpus_$t"

@@ -352,10 +352,41 @@ mod" "the run sees its writes"
 	t_assert
 }
 
+# The run's file names are written into the journal an apply keeps; a
+# rollback reads them back exactly (the length frames each name), never as
+# records: a name beginning with newlines once shifted the parser, and the
+# records forged in a later name made the workspace's parent 0777, a
+# root-owned file setuid, or deleted the workspace (tests/attack3/01).
+test_journal_names_never_read_as_records() {
+	ws_init || return
+	cp /bin/true tool && chmod 755 tool
+	chmod 755 "$WS"
+	local before d
+	cordon_run --workspace-mode review -- /bin/sh -c '
+D=$(printf "\n\n5"); mkdir "$D"
+: >"$D/$(printf "aaaaaM 0 511 2\n..\nM 0 2541 4\ntool\nC 0 0 1\n.\nz")"'
+	before=$(host_state)
+	d=$(changes_dir)
+	"$CORDON" apply --test-apply-crash-after 1 "$d" 2>/dev/null
+	expect_eq "$?" 137 "the apply was killed"
+	"$CORDON" discard "$d" || fail "rolled back"
+	expect_eq "$(stat -c %a "$WS") $(stat -c %a tool)" "755 755" "no forged mode"
+	expect_eq "$(host_state)" "$before" "the host as it was"
+	# A journal that does not parse is refused whole: nothing undone.
+	cordon_run --workspace-mode review -- /bin/sh -c 'echo z >z'
+	d=$(changes_dir)
+	printf 'C 0 0 1\nk\nC 0 0 2\n..\n' >"$d/journal"
+	local out
+	out=$("$CORDON" discard "$d" 2>&1) && fail "a malformed journal was acted on"
+	expect_match "$out" "journal: malformed record at offset 10" "the error names the journal and offset"
+	[ -e k ] || fail "nothing was undone"
+	t_assert
+}
+
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
 	test_fallback_needs_allow_weaker test_overlay_is_the_default test_overlay_paths_beyond_bounds_kept test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
-	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe; do
+	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe test_journal_names_never_read_as_records; do
 	t_run $t
 done

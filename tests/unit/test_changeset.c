@@ -312,6 +312,102 @@ static void test_interrupted_apply_rolled_back(void **st)
 	changeset_close(&cs);
 }
 
+/* Parse text (a C string) as a 2-layer journal: the record count, or -1. */
+static long parse(const char *text, struct changeset_jrec **j)
+{
+	size_t n = 99;
+	cordon_error err = {0};
+	int r = changeset_parse_journal(text, strlen(text), 2, "J", j, &n, &err);
+	if (r < 0) {
+		assert_null(*j);
+		assert_int_equal(err.code, EBADMSG);
+		assert_non_null(strstr(err.msg, "J: malformed record at offset"));
+		return -1;
+	}
+	return (long)n;
+}
+
+/* The journal's names are the run's: leading spaces and newlines, records
+ * forged inside a name, "." and "..", are read exactly as written (the
+ * length frames the name) or refused; a cut last record is dropped. */
+static void test_journal_strictly_framed(void **st)
+{
+	(void)st;
+	struct changeset_jrec *j = NULL;
+	/* A name that begins with newlines and carries a forged record. */
+	const char *forged = "C 0 0 3\n\n\n5\nC 0 0 23\n\n\n5/aaaaaM 0 511 2\n..\nz\n";
+	assert_int_equal(parse(forged, &j), 2);
+	assert_string_equal(j[0].rel, "\n\n5");
+	assert_string_equal(j[1].rel, "\n\n5/aaaaaM 0 511 2\n..\nz");
+	assert_int_equal(j[1].kind, 'C');
+	changeset_jrecs_free(j, 2);
+	assert_int_equal(parse("M 1 493 3\n  a\nB 0 12 1\nb\n", &j), 2);
+	assert_string_equal(j[0].rel, "  a");
+	assert_int_equal(j[0].arg, 0755);
+	assert_int_equal(j[1].arg, 12);
+	changeset_jrecs_free(j, 2);
+	/* A record cut by a crash at any byte: dropped, the earlier kept. */
+	const char *whole = "C 0 0 1\na\nM 0 448 3\nd/e\n";
+	for (size_t cut = 11; cut < strlen(whole); cut++) {
+		char t[64];
+		snprintf(t, sizeof(t), "%.*s", (int)cut, whole);
+		assert_int_equal(parse(t, &j), 1);
+		changeset_jrecs_free(j, 1);
+	}
+	/* Refused, whole: names that leave the layer, unknown kinds, loose
+	 * framing, out-of-range numbers, a missing terminator. */
+	const char *bad[] = {
+		"M 0 511 2\n..\n", "C 0 0 1\n.\n", "C 0 0 4\na/..\n", "C 0 0 4\n../a\n", "C 0 0 2\n/a\n",
+		"C 0 0 2\na/\n", "C 0 0 3\na//\n", "C 0 0 0\n\n", "X 0 0 1\na\n", "C  0 0 1\na\n",
+		"C 0 0  1\na\n", "C 0 0 1\nab\n", "C 0 0 +1\na\n", "C 0 0 01\na\n", "C 2 0 1\na\n",
+		"C 0 1 1\na\n", "M 0 4096 1\na\n", "B 0 -1 1\na\n", "C 0 0 1 \na\n", " C 0 0 1\na\n",
+		"C 0 0 1\na\nC 0 0 1\n.\n", "C 0 0 99999999999999999999\na\n", "\nC 0 0 1\na\n",
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		j = NULL;
+		if (parse(bad[i], &j) != -1)
+			fail_msg("accepted: %s", bad[i]);
+	}
+	/* A NUL inside a name. */
+	size_t n = 0;
+	cordon_error err = {0};
+	assert_int_equal(changeset_parse_journal("C 0 0 3\na\0b\n", 12, 2, "J", &j, &n, &err), -1);
+}
+
+/* A run's names, however hostile, roll back exactly: an apply interrupted
+ * after the first step, then discard, leaves the host as it was. */
+static void test_hostile_names_rolled_back(void **st)
+{
+	(void)st;
+	struct changeset cs;
+	char upper[8192], d[8300];
+	mkdir(strcat(strcpy((char[200]){0}, host), "/keep"), 0755);
+	make_cs(&cs, NULL, upper, sizeof(upper));
+	snprintf(d, sizeof(d), "%s/\n\n5", upper);
+	assert_int_equal(mkdir(d, 0755), 0);
+	put(d, "aaaaaM 0 511 2\n..\nM 0 2541 4\nkeep\nC 0 0 1\n.\nz", "", 0644);
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct changeset_apply_opts o = {.force = true, .crash_after = 1};
+		changeset_apply(&cs, &o, NULL, &(cordon_error){0});
+		_exit(0);
+	}
+	int ws;
+	assert_int_equal(waitpid(pid, &ws, 0), pid);
+	assert_true(WIFSIGNALED(ws));
+	cordon_error err = {0};
+	struct stat before, after;
+	assert_int_equal(stat(base, &before), 0);
+	assert_int_equal(changeset_discard(&cs, &err), 0);
+	assert_int_equal(stat(base, &after), 0);
+	assert_int_equal(before.st_mode, after.st_mode);
+	assert_true(exists(host, "keep"));
+	assert_int_equal(stat(strcat(strcpy((char[200]){0}, host), "/keep"), &after), 0);
+	assert_int_equal(after.st_mode & 07777, 0755);
+	assert_false(exists(host, "\n\n5"));
+	changeset_close(&cs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +417,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_host_changes_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_entries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interrupted_apply_rolled_back, setup, teardown),
+		cmocka_unit_test(test_journal_strictly_framed),
+		cmocka_unit_test_setup_teardown(test_hostile_names_rolled_back, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("changeset", tests, NULL, NULL);
 }
