@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "changeset.h"
 #include "cleanup.h"
 #include "protect.h"
 #include "run.h"
@@ -144,13 +145,19 @@ int protect_effective(const cordon_policy *p, strv *out, enum source **src, cord
 {
 	memset(out, 0, sizeof(*out));
 	const size_t ndef = ARRAY_SIZE(protect_defaults) - 1, cap = ndef + p->protect.n;
-	enum source *s = src ? calloc(cap + 1, sizeof(*s)) : NULL;
+	enum source *s = src ? calloc(cap + 3, sizeof(*s)) : NULL;
 	if (src && !s)
 		return cordon_err(err, 12, "out of memory");
-	for (size_t i = 0; i < cap; i++) {
-		bool dflt = i < ndef;
-		const char *n = dflt ? protect_defaults[i] : p->protect.v[i - ndef];
-		if (unprotected(p, n) || strv_contains(out, n))
+	/* Change sets kept for review (changeset.h): root's, and this user's.
+	 * A run that could write one would choose what its owner's `cordon
+	 * apply` writes, and where. Always protected: no --unprotect lifts it. */
+	char mine[64];
+	changeset_dirname(mine, sizeof(mine));
+	const char *always[] = {CHANGESET_DIRNAME, mine};
+	for (size_t i = 0; i < cap + 2; i++) {
+		bool dflt = i < ndef || i >= cap;
+		const char *n = i >= cap ? always[i - cap] : i < ndef ? protect_defaults[i] : p->protect.v[i - ndef];
+		if ((i < cap && unprotected(p, n)) || strv_contains(out, n))
 			continue;
 		if (strv_push(out, n) < 0) {
 			free(s);

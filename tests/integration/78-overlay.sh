@@ -383,10 +383,67 @@ D=$(printf "\n\n5"); mkdir "$D"
 	t_assert
 }
 
+# A kept change set lies in the writable view of a later run whose
+# workspace is its parent: that run may not change it (meta, protect, a
+# layer's host or upper, the journal), or the owner's `cordon apply` would
+# write what it chose where it chose, as root (tests/attack3/06).
+test_kept_change_set_out_of_a_later_runs_reach_root() {
+	ws_init || return
+	mkdir "$WS/outside"
+	cordon_run --workspace-mode review -- /bin/sh -c 'echo result >out'
+	local d
+	d=$(changes_dir)
+	cd "$WS" || return
+	cordon_run -- /bin/sh -c "
+for d in .cordon-changes/*/; do
+	sed -i 's/^layers 1\$/layers 2/' \"\$d/meta\"
+	: >\"\$d/protect\"
+	mkdir -p \"\$d/1/upper\" \"\$d/1/work\"
+	printf %s '$WS/outside' >\"\$d/1/host\"
+	echo pwned >\"\$d/1/upper/pwn\"
+	echo pwned >\"\$d/0/upper/.bashrc\"
+done"
+	"$CORDON" apply "$d" >/dev/null 2>&1
+	[ -e "$WS/outside/pwn" ] && fail "root's apply wrote outside the workspace what a run chose"
+	[ -e "$WS/w/.bashrc" ] && fail "a run's file added to another's change set"
+	expect_eq "$(cat "$WS/w/out")" result "the kept change set applied as it was made"
+	t_assert
+}
+
+# The same for an ordinary user: their change sets' directory is theirs,
+# and every run of theirs writes as them (tests/attack3/03).
+test_kept_change_set_out_of_a_later_runs_reach_user() {
+	if ! setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null; then
+		t_skip "unprivileged user namespaces are disabled on this host"; return
+	fi
+	ws_init || return
+	mkdir "$WS/home"
+	echo 'echo safe' >"$WS/home/.bashrc"
+	chown -R 65534:65534 "$WS"
+	chmod 777 "$T_TMP"
+	R=$T_TMP/r.json
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --report "$R" --ro "$BUILD" \
+		--workspace-mode review -- /bin/sh -c 'echo result >out' >/dev/null 2>&1 || fail "the review run"
+	local d
+	d=$(changes_dir)
+	cd "$WS" || return
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --report "$T_TMP/r2.json" --ro "$BUILD" -- /bin/sh -c "
+for d in .cordon-changes-65534/*/; do
+	printf %s '$WS/home' >\"\$d/0/host\"
+	: >\"\$d/protect\"
+	echo 'echo PWNED' >\"\$d/0/upper/.bashrc\"
+done" >/dev/null 2>&1
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" apply "$d" >/dev/null 2>&1
+	expect_eq "$(cat "$WS/home/.bashrc")" "echo safe" "the user's .bashrc untouched"
+	expect_eq "$(cat "$WS/w/out")" result "the kept change set applied as it was made"
+	t_assert
+}
+
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
 	test_fallback_needs_allow_weaker test_overlay_is_the_default test_overlay_paths_beyond_bounds_kept test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
-	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe test_journal_names_never_read_as_records; do
+	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe test_journal_names_never_read_as_records \
+	test_kept_change_set_out_of_a_later_runs_reach_root test_kept_change_set_out_of_a_later_runs_reach_user; do
 	t_run $t
 done
