@@ -69,11 +69,18 @@ static int write_file_at(int dfd, const char *name, const void *data, size_t n, 
 }
 
 /* At most max-1 bytes of dfd/name (a file of cordon's), NUL-terminated. */
+/* A control file of a change set (meta, protect, N/host, journal): the
+ * caller's own, written by cordon only (no group or other write, one link). */
+static bool control_file_ok(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && st->st_uid == geteuid() && !(st->st_mode & 022) && st->st_nlink == 1;
+}
+
 static ssize_t read_file_at(int dfd, const char *name, char *out, size_t max)
 {
 	_cleanup_close_ int fd = open_beneath(dfd, name, O_RDONLY);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid())
+	if (fd < 0 || fstat(fd, &st) < 0 || !control_file_ok(&st))
 		return -1;
 	size_t n = 0;
 	for (ssize_t r; n < max - 1 && (r = read(fd, out + n, max - 1 - n)) != 0;) {
@@ -293,11 +300,20 @@ int changeset_open(struct changeset *cs, const char *dir, cordon_error *err)
 	if (sscanf(meta, META_MAGIC "\nstarted %lld\nowner %u %u\nlayers %zu\n", &started, &u, &g, &n) != 4 ||
 	    n == 0 || n > CHANGESET_MAX_LAYERS)
 		return cordon_err(err, EINVAL, "%s/meta: not a change set's (version 1)", dir);
+	/* An ordinary user's apply makes files theirs: any other owner in meta
+	 * was not written by their cordon. */
+	if (geteuid() != 0 && u != geteuid())
+		return cordon_err(err, EPERM, "%s/meta: owner uid %u is not yours", dir, u);
 	cs->started_ns = started;
 	cs->uid = u;
 	cs->gid = g;
 	for (size_t i = 0; i < n; i++, cs->nlayers++) {
 		char name[48], host[4096];
+		struct stat ls;
+		snprintf(name, sizeof(name), "%zu", i);
+		if (fstatat(cs->dirfd, name, &ls, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(ls.st_mode) ||
+		    ls.st_uid != geteuid() || (ls.st_mode & 022))
+			return cordon_err(err, EPERM, "%s/%s: not a layer of yours (owner, mode)", dir, name);
 		snprintf(name, sizeof(name), "%zu/host", i);
 		ssize_t len = read_file_at(cs->dirfd, name, host, sizeof(host));
 		if (len <= 0 || host[0] != '/' || strlen(host) != (size_t)len)
@@ -1286,8 +1302,9 @@ static int read_journal(struct changeset *cs, struct changeset_jrec **out, size_
 	struct stat st;
 	if (fd < 0 || fstat(fd, &st) < 0)
 		return cordon_err_errno(err, "open %s/journal", cs->dir);
-	if (!S_ISREG(st.st_mode))
-		return cordon_err(err, EBADMSG, "%s/journal: not a regular file", cs->dir);
+	if (!control_file_ok(&st))
+		return cordon_err(err, EPERM, "%s/journal: not a regular file of yours, mode-restricted: refused, nothing rolled back",
+				  cs->dir);
 	if (st.st_size > (256LL << 20))
 		return cordon_err(err, EFBIG, "%s/journal: larger than 256 MiB", cs->dir);
 	char *text = malloc((size_t)st.st_size + 1);

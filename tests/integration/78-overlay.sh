@@ -439,11 +439,31 @@ done" >/dev/null 2>&1
 	t_assert
 }
 
+# A change set whose control files are not the caller's own and
+# mode-restricted is refused whole.
+test_change_set_control_files_checked() {
+	ws_init || return
+	cordon_run --workspace-mode review -- /bin/sh -c 'echo result >out'
+	local d
+	d=$(changes_dir)
+	chmod g+w "$d/meta"
+	"$CORDON" apply "$d" >/dev/null 2>&1 && fail "a group-writable meta accepted"
+	chmod g-w "$d/meta"
+	chmod g+w "$d/0"
+	"$CORDON" apply "$d" >/dev/null 2>&1 && fail "a group-writable layer accepted"
+	chmod g-w "$d/0"
+	[ -e out ] && fail "applied"
+	"$CORDON" apply "$d" || fail "the change set as made is applied"
+	expect_eq "$(cat out)" result "applied"
+	t_assert
+}
+
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
 	test_fallback_needs_allow_weaker test_overlay_is_the_default test_overlay_paths_beyond_bounds_kept test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
 	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe test_journal_names_never_read_as_records \
-	test_kept_change_set_out_of_a_later_runs_reach_root test_kept_change_set_out_of_a_later_runs_reach_user; do
+	test_kept_change_set_out_of_a_later_runs_reach_root test_kept_change_set_out_of_a_later_runs_reach_user \
+	test_change_set_control_files_checked; do
 	t_run $t
 done
