@@ -1382,6 +1382,11 @@ static enum MHD_Result do_run(struct MHD_Connection *c, struct req *rq)
 			r = send_error(c, 400, "argv[%zu]: a string is expected", i);
 			goto out;
 		}
+	if (json_get(body, "stdin_b64")) {
+		/* Text only here: a field taken elsewhere is refused, never ignored. */
+		r = send_error(c, 400, "stdin_b64: POST /v1/runs takes stdin as text; a session's exec takes bytes");
+		goto out;
+	}
 	if ((pol && pol->type != J_OBJ) || (in && in->type != J_STR)) {
 		r = send_error(c, 400, pol && pol->type != J_OBJ ? "policy: an object is expected" : "stdin: a string is expected");
 		goto out;
