@@ -294,7 +294,7 @@ static void answer(buf *out, int code, const char *why)
 {
 	buf_printf(out,
 		   "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s\n",
-		   code, code == 403 ? "Forbidden" : "Bad Request", strlen(why) + 1, why);
+		   code, code == 403 ? "Forbidden" : code == 502 ? "Bad Gateway" : "Bad Request", strlen(why) + 1, why);
 }
 
 /* Which rule admits the request; if none, the refusal's text. */
@@ -470,6 +470,8 @@ static void flush_refusal(struct pxhttp *h, buf *to_down)
 
 int pxhttp_client(struct pxhttp *h, const char *d, size_t n, buf *to_up, buf *to_down)
 {
+	if (h->done && !h->req_opaque)
+		return 0; /* all is said: nothing more is read (or injected) */
 	if (h->req_opaque)
 		return buf_append(to_up, d, n);
 	if (buf_append(&h->cin, d, n) < 0)
@@ -628,6 +630,33 @@ static int put_resp_body(struct pxhttp *h, int st, const char *d, size_t n, int 
 	return rc;
 }
 
+/* With the echo filter on, a response the parser cannot read (or one to no
+ * request) cannot be filtered: none of it (held or raw) goes to the client,
+ * which gets a 502 if nothing of that response went out yet, and the
+ * connection ends on both sides (no more requests read, none injected).
+ * Relaying it raw would hand the run whatever value the upstream echoes in
+ * it and in every later response on the connection. */
+static void unreadable(struct pxhttp *h, bool head_unsent, const char *why, buf *to_down)
+{
+	char t[600], msg[800];
+	bool asked = head_unsent && h->nq;
+	snprintf(t, sizeof(t), "%s (a response the proxy cannot read: %s)", h->target, why ? why : "?");
+	report_add_denial(h->rep, "network", t);
+	h->rep->net.denied++;
+	if (asked) {
+		if (entry(h, h->q[0].log))
+			entry(h, h->q[0].log)->status = 502;
+		snprintf(msg, sizeof(msg), "cordon: %s: the upstream's response cannot be read (%s); the connection ends",
+			 h->target, why ? why : "?");
+		answer(to_down, 502, msg);
+	}
+	if (h->es.r)
+		redact_stream_free(&h->es);
+	memset(&h->es, 0, sizeof(h->es));
+	h->rf = PXHTTP_RF_RAW;
+	h->done = true;
+}
+
 int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
 {
 	size_t off = 0;
@@ -649,9 +678,14 @@ int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
 				break;
 			continue;
 		}
+		if ((r == H1_ERR || (r == H1_HEAD && !h->nq)) && h->echo) {
+			unreadable(h, st == S_HEAD, r == H1_ERR ? h->resp.err : "a response to no request", to_down);
+			return 0;
+		}
 		if (r == H1_ERR || (r == H1_HEAD && !h->nq)) {
 			/* Not HTTP, or an answer to nothing: relayed as is from here
-			 * (the requests were checked on the other side). */
+			 * (the requests were checked on the other side; no value was
+			 * injected in this run, so none can come back). */
 			h->resp_opaque = true;
 			buf_append(to_down, h->resp.head, pre); /* what the parser held back */
 			buf_append(to_down, d + off, used);
