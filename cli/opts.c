@@ -55,9 +55,10 @@ static const char run_usage[] =
 	"  --pty                   interactive: the command gets a pty of the run's own,\n"
 	"                          relayed to cordon's terminal (raw mode, window size)\n"
 	"  --ceiling FILE          the operator's ceiling\n"
-	"  --workspace-mode MODE   direct (default): writes reach the host at once;\n"
-	"                          overlay: into a change set, applied when the run ends;\n"
-	"                          review: into a change set that is kept (cordon changes)\n"
+	"  --workspace-mode MODE   overlay (default where the kernel allows it): into a\n"
+	"                          change set, applied when the run ends; review: into a\n"
+	"                          change set that is kept (cordon changes); direct:\n"
+	"                          writes reach the host at once\n"
 	"  --on-failure WHAT       overlay mode, a run not ok: apply (default), discard, keep\n"
 	"  -h, --help              this text\n"
 	"see cordon(1) and README.md\n";

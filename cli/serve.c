@@ -645,9 +645,11 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 			close(reply);
 			return r;
 		}
-		/* Its worker died in the pool (it is reaped): a cold one. */
+		/* Its worker died in the pool (it is reaped): a cold one. The
+		 * slot may hold another session by now (review 3 F4). */
 		pthread_mutex_lock(&S.lock);
-		se->ending = true;
+		if (se->used && strcmp(se->id, sid) == 0)
+			se->ending = true;
 	}
 	slot = free_slot();
 	if (slot < 0) {
@@ -1317,9 +1319,12 @@ static bool warm_run(struct MHD_Connection *c, uid_t uid, const jnode *argv, con
 		ran = oneshot_collect(reply, o, cut);
 		close(reply);
 	}
-	/* Ended whatever happened (one that is gone already wrote its report). */
+	/* Ended whatever happened (one that is gone already wrote its report).
+	 * Once it is reaped its slot can hold another session: only this one
+	 * is marked (review 3 F4). */
 	pthread_mutex_lock(&S.lock);
-	se->ending = true;
+	if (se->used && strcmp(se->id, sid) == 0)
+		se->ending = true;
 	pthread_mutex_unlock(&S.lock);
 	pthread_cond_broadcast(&S.pool_cond);
 	oneshot_op(se, sid, "{\"op\":\"end\"}");
@@ -1377,6 +1382,11 @@ static enum MHD_Result do_run(struct MHD_Connection *c, struct req *rq)
 			r = send_error(c, 400, "argv[%zu]: a string is expected", i);
 			goto out;
 		}
+	if (json_get(body, "stdin_b64")) {
+		/* Text only here: a field taken elsewhere is refused, never ignored. */
+		r = send_error(c, 400, "stdin_b64: POST /v1/runs takes stdin as text; a session's exec takes bytes");
+		goto out;
+	}
 	if ((pol && pol->type != J_OBJ) || (in && in->type != J_STR)) {
 		r = send_error(c, 400, pol && pol->type != J_OBJ ? "policy: an object is expected" : "stdin: a string is expected");
 		goto out;

@@ -201,82 +201,105 @@ int mounts_chown_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t to
 }
 
 /* What the walk below knows (init, while it builds the new root; nothing
- * is allocated): the deepest directory below rootfd it has verified (opened
- * without symlinks, or made itself). Only init changes the new root before
- * the run starts, and a mount at or above that directory makes it forget
- * (walk_forget), so /dev's nodes or the CPU files in /sys/devices/system/cpu
- * do not open every component again: each one is a syscall, and on a
- * virtual machine a costly one. */
+ * is allocated): an O_PATH fd of the deepest directory below rootfd it has
+ * verified (opened without symlinks, beneath, one component at a time), and
+ * its path. Only init changes the new root before the run starts, and a
+ * mount at or above that directory makes it forget (walk_forget: the fd
+ * would name the covered directory), so /dev's nodes or the CPU files in
+ * /sys/devices/system/cpu do not open every component again: each one is a
+ * syscall, and on a virtual machine a costly one. The fd, never the path, is
+ * what later steps start from: a directory in a writable bind can be swapped
+ * for a symlink by another run sharing it (review 3 F3). */
 static struct {
 	int rootfd;
-	char dir[4096]; /* "/dev", "/sys/devices/system/cpu"; "" = none */
-} walk = {-1, ""};
+	int dirfd;      /* -1 = none */
+	char dir[4096]; /* "/dev", "/sys/devices/system/cpu" */
+} walk = {-1, -1, ""};
 
 static void walk_forget(const char *mounted_at)
 {
-	if (walk.dir[0] && path_has_prefix(walk.dir, mounted_at))
-		walk.dir[0] = '\0';
+	if (walk.dirfd >= 0 && path_has_prefix(walk.dir, mounted_at)) {
+		close(walk.dirfd);
+		walk.dirfd = -1;
+	}
 }
 
 static void walk_reset(int rootfd)
 {
+	if (walk.dirfd >= 0)
+		close(walk.dirfd);
+	walk.dirfd = -1;
 	walk.rootfd = rootfd;
-	walk.dir[0] = '\0';
+}
+
+/* One component below the verified directory dfd, without following a
+ * symlink: made if absent (a directory, or for the last component a file if
+ * !dir; EEXIST: it was there), then opened beneath dfd. */
+static int ensure_one(int dfd, const char *name, bool dir, const char *path, cordon_error *err)
+{
+	int fd = -1;
+	if (dir) {
+		/* A directory on the way is usually there: open first. */
+		fd = openat2_nofollow(dfd, name, O_PATH);
+		if (fd >= 0 || errno != ENOENT)
+			goto out;
+		if (mkdirat(dfd, name, 0755) < 0 && errno != EEXIST)
+			return cordon_err_errno(err, "create mount point %s", path);
+	} else if (mknodat(dfd, name, S_IFREG | 0644, 0) < 0 && errno != EEXIST) {
+		return cordon_err_errno(err, "create mount point %s", path);
+	}
+	fd = openat2_nofollow(dfd, name, O_PATH);
+out:
+	if (fd < 0)
+		return cordon_err_errno(err, "mount point %s", path);
+	return fd;
 }
 
 /* Create every missing component of path below rootfd (directories; the last
- * one a file if !dir) without following symlinks; return an O_PATH fd. The
- * directories above the last component are opened with openat2 (no
- * symlinks, beneath) unless the walk verified them already or made them
- * (a directory just made is empty: what lies below is made, not looked up);
- * the last component is made if absent (EEXIST: it was there), then opened
- * the same way, so a symlink there fails as before. */
+ * one a file if !dir) without following symlinks; return an O_PATH fd. Each
+ * component is made and opened relative to the fd of the directory above
+ * it, verified by the step before (or remembered by the walk), never by a
+ * path from the root: nothing is made through a symlink. */
 static int ensure_path(int rootfd, const char *path, bool dir, cordon_error *err)
 {
 	char tmp[4096];
 	if (snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp))
 		return cordon_err(err, ENAMETOOLONG, "%s", path);
-	char *base = strrchr(tmp, '/');
-	if (!base || base == tmp || !base[1])
-		base = NULL; /* a top-level name (or "/"): no directory above it */
-	char *p = tmp + 1;
-	if (walk.rootfd == rootfd && walk.dir[0] && path_has_prefix(tmp, walk.dir) && tmp[strlen(walk.dir)] == '/')
-		p = tmp + strlen(walk.dir) + 1;
-	bool made = false;
-	for (; base && p <= base; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (!made) {
-			_cleanup_close_ int fd = openat2_nofollow(rootfd, tmp, O_PATH);
-			if (fd < 0 && errno != ENOENT)
-				return cordon_err_errno(err, "mount point %s", tmp);
-			made = fd < 0;
-		}
-		if (made && mkdirat(rootfd, tmp + 1, 0755) < 0) {
-			if (errno != EEXIST)
-				return cordon_err_errno(err, "create mount point %s", tmp);
-			/* there after all: looked at like any other */
-			_cleanup_close_ int fd = openat2_nofollow(rootfd, tmp, O_PATH);
-			if (fd < 0)
-				return cordon_err_errno(err, "mount point %s", tmp);
-			made = false;
-		}
-		*p = '/';
+	char *name = tmp;
+	while (*name == '/')
+		name++;
+	if (!*name) {
+		int fd = openat2_nofollow(rootfd, ".", O_PATH);
+		return fd < 0 ? cordon_err_errno(err, "mount point /") : fd;
 	}
-	if (base) {
-		*base = '\0';
-		if (walk.rootfd == rootfd)
-			snprintf(walk.dir, sizeof(walk.dir), "%s", tmp);
-		*base = '/';
+	bool remember = walk.rootfd == rootfd;
+	int dfd = rootfd; /* rootfd, or walk.dirfd (owned by the walk), or owned here */
+	size_t wl = strlen(walk.dir);
+	if (remember && walk.dirfd >= 0 && path_has_prefix(tmp, walk.dir) && tmp[wl] == '/') {
+		dfd = walk.dirfd;
+		name = tmp + wl + 1;
 	}
-	int r = dir ? mkdirat(rootfd, tmp + 1, 0755) : mknodat(rootfd, tmp + 1, S_IFREG | 0644, 0);
-	if (r < 0 && errno != EEXIST)
-		return cordon_err_errno(err, "create mount point %s", tmp);
-	int fd = openat2_nofollow(rootfd, path, O_PATH);
-	if (fd < 0)
-		return cordon_err_errno(err, "mount point %s", path);
-	return fd;
+	for (;;) {
+		char *slash = strchr(name, '/');
+		bool last = !slash || !slash[1];
+		if (slash)
+			*slash = '\0';
+		int fd = ensure_one(dfd, name, last ? dir : true, path, err);
+		if (dfd != rootfd && dfd != walk.dirfd)
+			close(dfd);
+		if (fd < 0 || last)
+			return fd;
+		if (remember) {
+			/* The directory above the next component: the walk's now. */
+			if (walk.dirfd >= 0 && walk.dirfd != fd)
+				close(walk.dirfd);
+			walk.dirfd = fd;
+			snprintf(walk.dir, sizeof(walk.dir), "%.*s", (int)(slash - tmp), tmp);
+		}
+		dfd = fd;
+		*slash = '/';
+		name = slash + 1;
+	}
 }
 
 static int attach_tree(int tree, int rootfd, const char *path, bool dir, cordon_error *err)

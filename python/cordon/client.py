@@ -412,7 +412,9 @@ class Client:
             try:
                 body["stdin"] = bytes(stdin).decode()  # the API's field
             except UnicodeDecodeError:
-                body["stdin_b64"] = base64.b64encode(bytes(stdin)).decode()
+                # POST /v1/runs takes text only; a session's exec takes bytes.
+                raise ValueError("stdin: POST /v1/runs takes text (UTF-8) only; "
+                                 "use a session's exec for binary input") from None
         elif stdin is not None:
             body["stdin"] = stdin
         return Report.from_dict(self._json("POST", "/v1/runs", body))

@@ -111,6 +111,10 @@ test_oneshot_run_and_retention() {
 	api -X POST http://cordon/v1/runs -d '{"argv":["/bin/true"],"policy":{"limits":{"wall_time":"5s"}}}' >"$T_TMP/r3.json"
 	expect_eq "$(jq -r .limits.wall_time.source "$T_TMP/r3.json")" policy "the run's policy applied"
 	expect_match "$(api_code "http://cordon/v1/runs/$id")" '404$' "the oldest run is no longer kept"
+	# A field the runs API does not take is refused, never ignored (the
+	# Python client sent binary stdin as stdin_b64 and the run got none).
+	expect_match "$(api_code -X POST http://cordon/v1/runs -d '{"argv":["cat"],"stdin_b64":"AAE="}')" \
+		'stdin_b64.* 400$' "stdin_b64 refused"
 	stop_server
 	t_assert
 }
