@@ -275,7 +275,8 @@ open("out", "wb").write(out)'
 	expect_eq "$(grep -ca 'auth=' out)" 0 "nothing of the next response"
 	expect_eq "$(grep -caF "$VALUE" out)" 0 "the value did not reach the run"
 	expect_match "$(field -c '.denials[] | [.kind, .target]')" "\\[\"network\",\"localhost:$PORT \\(a response the proxy cannot read" "on record"
-	expect_eq "$(field -c '[.network.requests[] | .status]')" '[502]' "the request's status"
+	# (the pipelined request may have been read before the answer came: not answered)
+	expect_eq "$(field -c '[.network.requests[] | .status]' | sed 's/,0]/]/')" '[502]' "the request's status"
 	t_assert
 }
 
