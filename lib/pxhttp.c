@@ -294,7 +294,7 @@ static void answer(buf *out, int code, const char *why)
 {
 	buf_printf(out,
 		   "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s\n",
-		   code, code == 403 ? "Forbidden" : "Bad Request", strlen(why) + 1, why);
+		   code, code == 403 ? "Forbidden" : code == 502 ? "Bad Gateway" : "Bad Request", strlen(why) + 1, why);
 }
 
 /* Which rule admits the request; if none, the refusal's text. */
@@ -315,6 +315,16 @@ static bool admitted(const struct pxhttp *h, const char *method, const char *pat
 	return false;
 }
 
+/* Is the header value v[0..n), blanks around it aside, want (any case)? */
+static bool value_is(const char *v, size_t n, const char *want)
+{
+	while (n && (v[0] == ' ' || v[0] == '\t'))
+		v++, n--;
+	while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+		n--;
+	return n == strlen(want) && strncasecmp(v, want, n) == 0;
+}
+
 /* Copy the head for the upstream: origin-form target; on a forward
  * connection the checked host as Host and one request per connection; the
  * proxy's own headers never go on. */
@@ -324,6 +334,9 @@ static void rewrite_head(const struct pxhttp *h, const struct h1_msg *m, const c
 	buf_printf(out, "%s ", m->method);
 	put_subst(h, qmask, path, strlen(path), out);
 	buf_printf(out, " HTTP/1.%d\r\n", m->minor);
+	bool filtered = (hmask | qmask) && h->echo;
+	if (filtered)
+		buf_printf(out, "Accept-Encoding: identity\r\n");
 	for (size_t i = 0; i < m->nh; i++) {
 		const char *n = m->head + m->h[i].name;
 		size_t nl = m->h[i].name_len;
@@ -337,8 +350,13 @@ static void rewrite_head(const struct pxhttp *h, const struct h1_msg *m, const c
 		if (!h->forward && nl == 10 && strncasecmp(n, "connection", 10) == 0)
 			skip = false;
 		/* A request that carries a value: its answer comes uncompressed,
-		 * so that an echo of the value can be found in it. */
-		if ((hmask | qmask) && h->echo && nl == 15 && strncasecmp(n, "accept-encoding", 15) == 0)
+		 * so that an echo of the value can be found in it (identity
+		 * asked for below: no Accept-Encoding means any coding, RFC
+		 * 9110 12.5.3), and no transfer coding but chunked. */
+		if (filtered && nl == 15 && strncasecmp(n, "accept-encoding", 15) == 0)
+			skip = true;
+		if (filtered && nl == 2 && strncasecmp(n, "te", 2) == 0 &&
+		    !value_is(m->head + m->h[i].value, m->h[i].value_len, "trailers"))
 			skip = true;
 		if (!skip) {
 			buf_printf(out, "%.*s", (int)(m->h[i].value - m->h[i].name), m->head + m->h[i].name);
@@ -453,6 +471,7 @@ static int on_head(struct pxhttp *h, buf *to_up)
 	q->log = log;
 	q->upgrade = upgrade;
 	q->minor = m->minor;
+	q->filtered = (hmask | qmask) && h->echo;
 	if (entry(h, log))
 		entry(h, log)->up += to_up->len - before;
 	h1_body_for(&h->req, NULL);
@@ -470,6 +489,8 @@ static void flush_refusal(struct pxhttp *h, buf *to_down)
 
 int pxhttp_client(struct pxhttp *h, const char *d, size_t n, buf *to_up, buf *to_down)
 {
+	if (h->done && !h->req_opaque)
+		return 0; /* all is said: nothing more is read (or injected) */
 	if (h->req_opaque)
 		return buf_append(to_up, d, n);
 	if (buf_append(&h->cin, d, n) < 0)
@@ -628,6 +649,48 @@ static int put_resp_body(struct pxhttp *h, int st, const char *d, size_t n, int 
 	return rc;
 }
 
+/* A response head with a content coding other than identity, or a
+ * transfer coding other than chunked: the echo filter cannot read its body. */
+static bool coded(const struct h1_msg *m)
+{
+	for (size_t i = 0; i < m->nh; i++) {
+		const char *v = m->head + m->h[i].value;
+		size_t vl = m->h[i].value_len;
+		if (name_is(m, i, "content-encoding") && !value_is(v, vl, "identity"))
+			return true;
+		if (name_is(m, i, "transfer-encoding") && !value_is(v, vl, "chunked"))
+			return true;
+	}
+	return false;
+}
+
+/* With the echo filter on, a response the parser cannot read (or one to no
+ * request) cannot be filtered: none of it (held or raw) goes to the client,
+ * which gets a 502 if nothing of that response went out yet, and the
+ * connection ends on both sides (no more requests read, none injected).
+ * Relaying it raw would hand the run whatever value the upstream echoes in
+ * it and in every later response on the connection. */
+static void unreadable(struct pxhttp *h, bool head_unsent, const char *why, buf *to_down)
+{
+	char t[600], msg[800];
+	bool asked = head_unsent && h->nq;
+	snprintf(t, sizeof(t), "%s (a response the proxy cannot read: %s)", h->target, why ? why : "?");
+	report_add_denial(h->rep, "network", t);
+	h->rep->net.denied++;
+	if (asked) {
+		if (entry(h, h->q[0].log))
+			entry(h, h->q[0].log)->status = 502;
+		snprintf(msg, sizeof(msg), "cordon: %s: the upstream's response cannot be read (%s); the connection ends",
+			 h->target, why ? why : "?");
+		answer(to_down, 502, msg);
+	}
+	if (h->es.r)
+		redact_stream_free(&h->es);
+	memset(&h->es, 0, sizeof(h->es));
+	h->rf = PXHTTP_RF_RAW;
+	h->done = true;
+}
+
 int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
 {
 	size_t off = 0;
@@ -649,9 +712,14 @@ int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
 				break;
 			continue;
 		}
+		if ((r == H1_ERR || (r == H1_HEAD && !h->nq)) && h->echo) {
+			unreadable(h, st == S_HEAD, r == H1_ERR ? h->resp.err : "a response to no request", to_down);
+			return 0;
+		}
 		if (r == H1_ERR || (r == H1_HEAD && !h->nq)) {
 			/* Not HTTP, or an answer to nothing: relayed as is from here
-			 * (the requests were checked on the other side). */
+			 * (the requests were checked on the other side; no value was
+			 * injected in this run, so none can come back). */
 			h->resp_opaque = true;
 			buf_append(to_down, h->resp.head, pre); /* what the parser held back */
 			buf_append(to_down, d + off, used);
@@ -660,6 +728,10 @@ int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
 		}
 		struct pxhttp_pending *q = h->nq ? &h->q[0] : NULL;
 		struct net_request *e = q ? entry(h, q->log) : NULL;
+		if (r == H1_HEAD && q->filtered && coded(&h->resp.msg)) {
+			unreadable(h, true, "a coded response to a request that carries a value", to_down);
+			return 0;
+		}
 		if (r == H1_HEAD) {
 			const struct h1_msg *m = &h->resp.msg;
 			h1_body_for(&h->resp, q->method);

@@ -35,6 +35,7 @@ struct pxhttp_pending {
 	size_t log;      /* index in rep->net.requests, or SIZE_MAX (over the cap) */
 	bool upgrade;    /* an admitted Upgrade request */
 	int minor;       /* the request's HTTP/1.minor */
+	bool filtered;   /* it carries a value (and the echo filter is on): its answer must be uncoded */
 };
 
 /* How a response body goes to the client while values are swapped back

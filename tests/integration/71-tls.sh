@@ -241,7 +241,47 @@ test_ceiling_pins_injection_hosts() {
 	t_assert
 }
 
+# Review 4 F1: a response head the proxy cannot read (the upstream echoes a
+# padded Authorization: over 16 KiB, though the request's head was not):
+# with a secret injected, none of it reaches the run, which gets a 502, and
+# the connection ends; the request pipelined behind it (whose answer echoes
+# the value) is never answered on it. On record as a denial.
+test_unreadable_response_ends_connection() {
+	make_ca
+	mkdir -p www/pub && echo pub >www/pub/a.txt
+	serve_tls "$WS/www"
+	cat >p.json <<JSON
+{"network": {"allow": ["localhost:$PORT"], "upstream_ca": "$T_TMP/ca.pem"},
+ "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["localhost:$PORT"], "placeholder": "ghp_"}}}}
+JSON
+	HOST_TOKEN=$VALUE cordon_run --policy p.json -- python3 -c '
+import os, socket, ssl
+s = socket.create_connection(("127.0.0.1", 3128))
+s.sendall(b"CONNECT localhost:'"$PORT"' HTTP/1.1\r\n\r\n")
+r = b""
+while b"\r\n\r\n" not in r: r += s.recv(1)
+t = ssl.create_default_context().wrap_socket(s, server_hostname="localhost")
+a = "Authorization: Bearer " + os.environ["TOKEN"]
+t.sendall(("GET /pub/a.txt HTTP/1.1\r\nHost: x\r\n%s%s\r\n\r\nGET /echo/cl HTTP/1.1\r\nHost: x\r\n%s\r\n\r\n" % (a, "p" * 16200, a)).encode())
+out = b""
+while True:
+    x = t.recv(65536)
+    if not x: break
+    out += x
+open("out", "wb").write(out)'
+	stop $SRV
+	expect_match "$(head -c 300 out)" "^HTTP/1.1 502 Bad Gateway" "a 502 for the unreadable response: $ERR"
+	expect_match "$(cat out)" "the upstream's response cannot be read" "it says why"
+	expect_eq "$(grep -ca 'auth=' out)" 0 "nothing of the next response"
+	expect_eq "$(grep -caF "$VALUE" out)" 0 "the value did not reach the run"
+	expect_match "$(field -c '.denials[] | [.kind, .target]')" "\\[\"network\",\"localhost:$PORT \\(a response the proxy cannot read" "on record"
+	# (the pipelined request may have been read before the answer came: not answered)
+	expect_eq "$(field -c '[.network.requests[] | .status]' | sed 's/,0]/]/')" '[502]' "the request's status"
+	t_assert
+}
+
 for t in test_injected_credential_reaches_upstream_only test_echoed_value_in_bodies_becomes_placeholder test_bundle_over_standard_path \
-	test_placeholder_elsewhere_refused test_bad_upstream_refused_opaque_tunnel_untouched test_ceiling_pins_injection_hosts; do
+	test_placeholder_elsewhere_refused test_bad_upstream_refused_opaque_tunnel_untouched test_ceiling_pins_injection_hosts \
+	test_unreadable_response_ends_connection; do
 	t_run $t
 done

@@ -260,7 +260,7 @@ static void test_pxhttp_injects(void **st)
 			  "Authorization: Basic dTpwaF8wMTIz\r\n\r\n";
 	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
 	buf_append(&up, "", 1);
-	assert_string_equal(up.p, "GET /x?k=s3cr3t-value HTTP/1.1\r\nHost: api.example\r\nX-Key: a s3cr3t-value b\r\n"
+	assert_string_equal(up.p, "GET /x?k=s3cr3t-value HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: a s3cr3t-value b\r\n"
 				  "Authorization: Basic dTpzM2NyM3QtdmFsdWU=\r\n\r\n");
 	const char *resp = "HTTP/1.1 200 OK\r\nX-Echo: s3cr3t-value\r\nContent-Length: 0\r\n\r\n";
 	assert_int_equal(pxhttp_upstream(h, resp, strlen(resp), &down), 0);
@@ -325,7 +325,7 @@ static void test_pxhttp_response_bodies(void **st)
 	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
 	buf_append(&up, "", 1);
 	/* the request with the value asks for no compression; the other keeps it */
-	assert_string_equal(up.p, "GET /a HTTP/1.1\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\n\r\n"
+	assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\n\r\n"
 				  "GET /b HTTP/1.1\r\nHost: api.example\r\nAccept-Encoding: gzip\r\n\r\n");
 	/* hex of "s3cr3t-value" is 7333637233742d76616c7565 */
 	const char *r1[] = {"HTTP/1.1 200 OK\r\nContent-Length: 44\r\n\r\nk=s3cr3", "t-value h=7333637233742d76616c7",
@@ -375,6 +375,128 @@ static void test_pxhttp_response_bodies(void **st)
 	redactor_free(echo);
 }
 
+/* Review 4 F1: a response the parser cannot read (two Content-Lengths,
+ * broken chunk framing after half the value, an answer to no request, a
+ * body after a HEAD answer) with a secret injected: nothing of it (held or
+ * raw) reaches the client, which gets a 502 if nothing of that response went
+ * out; the connection ends and no later request is read (or injected). */
+static void test_pxhttp_unreadable_response(void **st)
+{
+	struct run_report rep;
+	report_init(&rep);
+	struct net_rules rs = {0};
+	cordon_error err = {0};
+	assert_int_equal(pxrule_add(&rs, "api.example:443", NULL, NULL, false, &err), 0);
+	strv hosts = {0};
+	strv_push(&hosts, "api.example:443");
+	struct pxhttp_secret sec = {"TOK", "ph_0123", (const uint8_t *)"s3cr3t-value", 12, &hosts, true, true, false, 0};
+	redactor *echo = echo_filter(&sec);
+	struct pxhttp *h = malloc(sizeof(*h));
+	buf up = {0}, down = {0};
+	static const struct {
+		const char *method, *resp;
+		bool b502;
+	} c[] = {
+		{"GET", "HTTP/1.1 200 OK\r\nContent-Length: 12\r\nContent-Length: 1\r\n\r\ns3cr3t-value", true},
+		{"GET", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+			"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\ns3cr3t-value", false},
+		{"GET", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\ns3cr3t\r\nZZ\r\n-value", false},
+		{"HEAD", "HTTP/1.1 200 OK\r\nContent-Length: 16\r\n\r\nX: s3cr3t-value\r\n\r\n", false},
+	};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
+		h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
+		up.len = down.len = 0;
+		char req[200];
+		snprintf(req, sizeof(req), "%s / HTTP/1.1\r\nX-Key: ph_0123\r\n\r\n", c[i].method);
+		assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
+		uint64_t denied = rep.net.denied;
+		assert_int_equal(pxhttp_upstream(h, c[i].resp, strlen(c[i].resp), &down), 0);
+		assert_true(h->done);
+		buf_append(&down, "", 1);
+		assert_null(strstr(down.p, "s3cr3t"));
+		assert_null(strstr(down.p, "-value"));
+		assert_int_equal(strncmp(down.p, "HTTP/1.1 502 Bad Gateway", 24) == 0, c[i].b502);
+		assert_string_equal(rep.denials[rep.ndenials - 1].kind, "network");
+		assert_int_equal(rep.net.denied, denied + 1);
+		/* a later request: not read, not injected */
+		size_t before = up.len;
+		assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
+		assert_int_equal(up.len, before);
+		pxhttp_free(h);
+	}
+	free(h);
+	buf_free(&up);
+	buf_free(&down);
+	strv_free(&hosts);
+	pxrule_free(&rs);
+	report_free(&rep);
+	redactor_free(echo);
+}
+
+/* Review 4 F2: a request that carries a value asks for identity (no
+ * Accept-Encoding would mean any coding) and keeps TE only as "trailers"; a
+ * response to it with a content coding, or a transfer coding other than
+ * chunked, is refused: 502, on record, the connection ends. A request
+ * without a value keeps its headers and may get a coded answer. */
+static void test_pxhttp_coded_response(void **st)
+{
+	struct run_report rep;
+	report_init(&rep);
+	struct net_rules rs = {0};
+	cordon_error err = {0};
+	assert_int_equal(pxrule_add(&rs, "api.example:443", NULL, NULL, false, &err), 0);
+	strv hosts = {0};
+	strv_push(&hosts, "api.example:443");
+	struct pxhttp_secret sec = {"TOK", "ph_0123", (const uint8_t *)"s3cr3t-value", 12, &hosts, true, true, false, 0};
+	redactor *echo = echo_filter(&sec);
+	struct pxhttp *h = malloc(sizeof(*h));
+	buf up = {0}, down = {0};
+	static const char *const resp[] = {
+		"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc",
+		"HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+	};
+	for (size_t i = 0; i < 2; i++) {
+		pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
+		h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
+		up.len = down.len = 0;
+		const char *req = "GET /a HTTP/1.1\r\nTE: gzip\r\nAccept-Encoding: gzip\r\nX-Key: ph_0123\r\n\r\n";
+		assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
+		buf_append(&up, "", 1);
+		assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nX-Key: s3cr3t-value\r\n\r\n");
+		uint64_t denied = rep.net.denied;
+		assert_int_equal(pxhttp_upstream(h, resp[i], strlen(resp[i]), &down), 0);
+		buf_append(&down, "", 1);
+		assert_int_equal(strncmp(down.p, "HTTP/1.1 502 Bad Gateway", 24), 0);
+		assert_null(strstr(down.p, "abc"));
+		assert_true(h->done);
+		assert_int_equal(rep.net.denied, denied + 1);
+		pxhttp_free(h);
+	}
+	/* TE: trailers stays; without a value nothing changes and gzip passes */
+	pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
+	h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
+	up.len = down.len = 0;
+	const char *req = "GET /a HTTP/1.1\r\nTE: trailers\r\nX-Key: ph_0123\r\n\r\nGET /b HTTP/1.1\r\nTE: gzip\r\nAccept-Encoding: gzip\r\n\r\n";
+	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
+	buf_append(&up, "", 1);
+	assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nTE: trailers\r\nX-Key: s3cr3t-value\r\n\r\n"
+				  "GET /b HTTP/1.1\r\nTE: gzip\r\nAccept-Encoding: gzip\r\n\r\n");
+	const char *r2 = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nxHTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc";
+	assert_int_equal(pxhttp_upstream(h, r2, strlen(r2), &down), 0);
+	buf_append(&down, "", 1);
+	assert_non_null(strstr(down.p, "abc"));
+	assert_false(h->done);
+	pxhttp_free(h);
+	free(h);
+	buf_free(&up);
+	buf_free(&down);
+	strv_free(&hosts);
+	pxrule_free(&rs);
+	report_free(&rep);
+	redactor_free(echo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -382,6 +504,8 @@ int main(void)
 		cmocka_unit_test(test_add_validates), cmocka_unit_test(test_http1_framing),
 		cmocka_unit_test(test_pxhttp_each_request_checked), cmocka_unit_test(test_pxhttp_injects),
 		cmocka_unit_test(test_pxhttp_response_bodies),
+		cmocka_unit_test(test_pxhttp_unreadable_response),
+		cmocka_unit_test(test_pxhttp_coded_response),
 	};
 	return cmocka_run_group_tests_name("pxrule", tests, NULL, NULL);
 }
