@@ -88,10 +88,14 @@ static bool name_under(const char *a, const char *b)
 	return strncmp(a, b, l) == 0 && (a[l] == '\0' || a[l] == '/');
 }
 
-/* A name that applies in every directory: its first component is .git. */
+/* A name that applies in every directory: its first component is .git, or
+ * a change-set directory (.cordon-changes[-UID]: a kept change set deeper in
+ * a later run's workspace is as much its owner's as one at the top). */
 static bool name_deep(const char *name)
 {
-	return strncmp(name, ".git", 4) == 0 && (name[4] == '\0' || name[4] == '/');
+	const size_t lc = sizeof(CHANGESET_DIRNAME) - 1;
+	return (strncmp(name, ".git", 4) == 0 && (name[4] == '\0' || name[4] == '/')) ||
+	       (strncmp(name, CHANGESET_DIRNAME, lc) == 0 && (name[lc] == '\0' || name[lc] == '-'));
 }
 
 /* rel (at off, the rest of it) is at or below name, or above it and not a

@@ -410,6 +410,31 @@ done"
 	t_assert
 }
 
+# The same with the change set deeper than the top of the later run's
+# workspace (WS/p/.cordon-changes, the later run's workspace WS): the names
+# hold at any depth, as git's do.
+test_kept_change_set_deeper_in_a_later_run() {
+	mkdir -p "$WS/p/w" "$WS/outside" && cd "$WS/p/w" || return
+	echo hi >a
+	cordon_run --workspace-mode review -- /bin/sh -c 'echo result >out'
+	local d
+	d=$(changes_dir)
+	cd "$WS" || return
+	cordon_run -- /bin/sh -c "
+for d in p/.cordon-changes/*/; do
+	sed -i 's/^layers 1\$/layers 2/' \"\$d/meta\"
+	: >\"\$d/protect\"
+	mkdir -p \"\$d/1/upper\" \"\$d/1/work\"
+	printf %s '$WS/outside' >\"\$d/1/host\"
+	echo pwned >\"\$d/1/upper/pwn\"
+done"
+	expect_match "$(jq -c '.changes.protected' "$R")" "p/.cordon-changes" "held back: $ERR"
+	"$CORDON" apply "$d" >/dev/null 2>&1
+	[ -e "$WS/outside/pwn" ] && fail "root's apply wrote outside the workspace what a run chose"
+	expect_eq "$(cat "$WS/p/w/out")" result "the kept change set applied as it was made"
+	t_assert
+}
+
 # The same for an ordinary user: their change sets' directory is theirs,
 # and every run of theirs writes as them (tests/attack3/03).
 test_kept_change_set_out_of_a_later_runs_reach_user() {
@@ -464,6 +489,7 @@ for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_
 	test_fallback_needs_allow_weaker test_overlay_is_the_default test_overlay_paths_beyond_bounds_kept test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
 	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe test_journal_names_never_read_as_records \
 	test_kept_change_set_out_of_a_later_runs_reach_root test_kept_change_set_out_of_a_later_runs_reach_user \
+	test_kept_change_set_deeper_in_a_later_run \
 	test_change_set_control_files_checked; do
 	t_run $t
 done
