@@ -14,7 +14,9 @@ CORDON=${1:-/work/wt/atk-ovl/build/cordon}
 id atk >/dev/null 2>&1 || useradd -m -s /bin/sh atk
 H=$(getent passwd atk | cut -d: -f6)
 SRC=$(runuser -u atk -- mktemp -d "$H/src.XXXXXX")
-runuser -u atk -- sh -c "mkdir -p '$SRC/proj'; echo 'echo original rc' > '$H/.bashrc'"
+cp -p "$H/.bashrc" "$SRC/bashrc.saved" 2>/dev/null
+trap 'cp -p "$SRC/bashrc.saved" "$H/.bashrc" 2>/dev/null; rm -f "$H/out.txt"' EXIT
+runuser -u atk -- sh -c "mkdir -p '$SRC/proj'"
 # 1. An ordinary review-mode run of project proj: its change set is kept.
 runuser -u atk -- sh -c "cd '$SRC/proj' && '$CORDON' run --report '$SRC/a.json' --workspace-mode review -- sh -c 'echo result > out.txt'" || exit 1
 D=$(python3 -c "import json,sys;print(json.load(open(sys.argv[1]))['changes']['dir'])" "$SRC/a.json")
