@@ -30,7 +30,7 @@ done
 # The integration files run in CORDON_JOBS lanes (default: 2 where there are
 # two CPUs or more). A test counts only what it made itself, by name, so the
 # files do not see each other. With more than one lane, every line is
-# printed as it comes, after "[FILE] "; the slowest file starts first.
+# printed as it comes, after "[FILE] "; the slowest files start first.
 jobs=${CORDON_JOBS:-$(( $(nproc) >= 2 ? 2 : 1 ))}
 # CORDON_TESTS=REGEX (see tests/lib.sh): a file none of whose tests match
 # is not started at all (some files start servers before their first test).
@@ -44,7 +44,8 @@ has_tests() {
 	return 1
 }
 files=()
-for s in "$TOP"/tests/integration/70-network.sh "$TOP"/tests/integration/*.sh; do
+slow="85-harness 90-serve 70-network 50-evidence 30-lifecycle" # the longest first, under sanitizers too
+for s in $(printf "$TOP/tests/integration/%s.sh " $slow) "$TOP"/tests/integration/*.sh; do
 	case " ${files[*]} " in *" $s "*) continue ;; esac
 	has_tests "$s" && files+=("$s")
 done
