@@ -75,6 +75,9 @@ t_run() {
 	if [ -n "${CORDON_TESTS:-}" ] && ! [[ "$(basename "$0" .sh):$name" =~ $CORDON_TESTS ]]; then
 		return 0
 	fi
+	if [ -n "${CORDON_SKIP:-}" ] && [[ "$(basename "$0" .sh):$name" =~ $CORDON_SKIP ]]; then
+		return 0
+	fi
 	T_CUR=$name
 	T_ERR=""
 	local ws

@@ -32,14 +32,16 @@ done
 # files do not see each other. With more than one lane, every line is
 # printed as it comes, after "[FILE] "; the slowest files start first.
 jobs=${CORDON_JOBS:-$(( $(nproc) >= 2 ? 2 : 1 ))}
-# CORDON_TESTS=REGEX (see tests/lib.sh): a file none of whose tests match
-# is not started at all (some files start servers before their first test).
+# CORDON_TESTS=REGEX, CORDON_SKIP=REGEX (see tests/lib.sh): a file none of
+# whose tests are chosen is not started at all (some files start servers before their first test).
 has_tests() {
-	[ -n "${CORDON_TESTS:-}" ] || return 0
+	[ -n "${CORDON_TESTS:-}${CORDON_SKIP:-}" ] || return 0
 	local f n
 	f=$(basename "$1" .sh)
 	for n in $(sed -n 's/^\(test_[A-Za-z0-9_]*\)().*/\1/p' "$1"); do
-		[[ "$f:$n" =~ $CORDON_TESTS ]] && return 0
+		[ -n "${CORDON_TESTS:-}" ] && ! [[ "$f:$n" =~ $CORDON_TESTS ]] && continue
+		[ -n "${CORDON_SKIP:-}" ] && [[ "$f:$n" =~ $CORDON_SKIP ]] && continue
+		return 0
 	done
 	return 1
 }
