@@ -773,6 +773,19 @@ static void no_timeout(struct MHD_Connection *c)
 	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
 }
 
+/* The start of an exec message to a session's worker: {"op":"exec","argv":[...] */
+static void exec_op_begin(jwriter *w, const jnode *argv)
+{
+	jw_obj_begin(w);
+	jw_key(w, "op");
+	jw_str(w, "exec");
+	jw_key(w, "argv");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < argv->n; i++)
+		jw_str(w, argv->items[i]->str);
+	jw_arr_end(w);
+}
+
 static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *se, const char *sid,
 				  const jnode *body)
 {
@@ -824,14 +837,7 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 		free(d);
 	}
 	jwriter w = {0};
-	jw_obj_begin(&w);
-	jw_key(&w, "op");
-	jw_str(&w, "exec");
-	jw_key(&w, "argv");
-	jw_arr_begin(&w);
-	for (size_t i = 0; i < argv->n; i++)
-		jw_str(&w, argv->items[i]->str);
-	jw_arr_end(&w);
+	exec_op_begin(&w, argv);
 	if (env) {
 		jw_key(&w, "env");
 		jw_obj_begin(&w);
@@ -1277,14 +1283,7 @@ static bool warm_run(struct MHD_Connection *c, uid_t uid, const jnode *argv, con
 		     const char *dir, enum MHD_Result *res)
 {
 	jwriter w = {0};
-	jw_obj_begin(&w);
-	jw_key(&w, "op");
-	jw_str(&w, "exec");
-	jw_key(&w, "argv");
-	jw_arr_begin(&w);
-	for (size_t i = 0; i < argv->n; i++)
-		jw_str(&w, argv->items[i]->str);
-	jw_arr_end(&w);
+	exec_op_begin(&w, argv);
 	jw_obj_end(&w);
 	/* An argv beyond one packet goes cold (cordon run takes it). */
 	if (jw_finish(&w) < 0 || w.out.len >= IPC_MAX_PACKET) {
