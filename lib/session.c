@@ -139,6 +139,8 @@ struct sx {
 	int wall_timer;
 	uint64_t t_ready, pool_ns;
 	uint64_t out_hash;   /* each exec's hash budget per stream */
+	char report_path[4096];
+	bool published;      /* the report written and the DELETE answered */
 };
 
 static void reply_json(int sock, const char *json)
@@ -1446,6 +1448,42 @@ static char *session_report(struct sx *s, struct run_report *rep)
 	return b.p;
 }
 
+/* The session's report, written to its file and sent to the DELETE (or
+ * the server's end of a one-shot) waiting for it: once, when it is
+ * complete (h_report, before the boundary's teardown), or after the run if
+ * that never came. */
+static void publish(struct sx *s)
+{
+	if (s->published)
+		return;
+	s->published = true;
+	cordon_error err = {0};
+	oneshot_outcome(s, s->rep);
+	char *text = session_report(s, s->rep);
+	/* A warm session no client took has no report: nothing ran in it
+	 * (the server removes its directory). */
+	if (text && s->report_path[0] && s->ready && (!s->warm || s->claimed))
+		report_write_file(s->report_path, text, &err);
+	if (s->end_reply >= 0) {
+		int fd = text ? ipc_memfd("cordon-report", text, strlen(text)) : -1;
+		const char *j = "{\"body\":\"fd\"}";
+		if (fd >= 0)
+			ipc_send(s->end_reply, j, strlen(j), &fd, 1, 0);
+		else
+			reply_error(s->end_reply, 500, "the session's report could not be built");
+		close_fd(&fd);
+		close_fd(&s->end_reply);
+	}
+	free(text);
+}
+
+static void h_report(void *ctx)
+{
+	struct sx *s = ctx;
+	if (s->ready)
+		publish(s);
+}
+
 static void sx_free(struct sx *s)
 {
 	for (size_t i = 0; i < s->nex; i++) {
@@ -1534,8 +1572,7 @@ int session_worker_main(int ctl)
 	free(b);
 	const jnode *id = cfg ? json_get(cfg, "id") : NULL, *rp = cfg ? json_get(cfg, "report") : NULL;
 	snprintf(s.id, sizeof(s.id), "%s", id && id->str ? id->str : "s-?");
-	char report_path[4096];
-	snprintf(report_path, sizeof(report_path), "%s", rp && rp->str ? rp->str : "");
+	snprintf(s.report_path, sizeof(s.report_path), "%s", rp && rp->str ? rp->str : "");
 	const jnode *wm = cfg ? json_get(cfg, "warm") : NULL;
 	s.warm = wm && wm->type == J_BOOL && wm->b;
 	const jnode *ws = cfg ? json_get(cfg, "workspace") : NULL;
@@ -1564,7 +1601,7 @@ int session_worker_main(int ctl)
 	struct run_report rep;
 	report_init(&rep);
 	rep.attribute = true; /* each exec's denials are its own (finalize) */
-	struct run_hooks h = {&s, h_ready, h_msg, h_event, h_end};
+	struct run_hooks h = {&s, h_ready, h_msg, h_event, h_end, h_report};
 	s.rep = &rep;
 	int rc = cordon_session_run(s.pol, &rep, &h, &err);
 	if (!s.ready) {
@@ -1574,22 +1611,7 @@ int session_worker_main(int ctl)
 		reply_error(s.create_reply, code, "%s: %s", status_name(rep.status), reason ? reason : "");
 		free(reason);
 	}
-	oneshot_outcome(&s, &rep);
-	char *text = session_report(&s, &rep);
-	/* A warm session no client took has no report: nothing ran in it
-	 * (the server removes its directory). */
-	if (text && report_path[0] && s.ready && (!s.warm || s.claimed))
-		report_write_file(report_path, text, &err);
-	if (s.end_reply >= 0) {
-		int fd = text ? ipc_memfd("cordon-report", text, strlen(text)) : -1;
-		const char *j = "{\"body\":\"fd\"}";
-		if (fd >= 0)
-			ipc_send(s.end_reply, j, strlen(j), &fd, 1, 0);
-		else
-			reply_error(s.end_reply, 500, "the session's report could not be built");
-		close_fd(&fd);
-	}
-	free(text);
+	publish(&s);
 	report_free(&rep);
 	policy_free(s.pol);
 	sx_free(&s);

@@ -737,10 +737,15 @@ test_exec_without_stdin_opens_nothing() {
 	new_session || return 1
 	run_exec '{"argv":["/bin/true"],"stdin":"x"}'
 	end_session "$SID"
-	n1=$(grep -c 'seccomp notifications' "$T_TMP/serve.log")
 	new_session || return 1
 	run_exec '{"argv":["/bin/true"]}'
 	end_session "$SID"
+	# The trace is written at the end of the teardown, after the answer.
+	local i
+	for i in $(seq 1 400); do
+		[ "$(grep -c 'seccomp notifications' "$T_TMP/serve.log")" -ge 2 ] && break
+		sleep 0.05
+	done
 	expect_eq "$(grep -c 'seccomp notifications' "$T_TMP/serve.log")" 2 "two sessions traced"
 	n1=$(grep -o 'seccomp notifications: [0-9]*' "$T_TMP/serve.log" | sed -n 1p)
 	n2=$(grep -o 'seccomp notifications: [0-9]*' "$T_TMP/serve.log" | sed -n 2p)
@@ -774,12 +779,37 @@ test_output_hash_budget() {
 	t_assert
 }
 
+# A session's report is complete once init is reaped and its outputs are
+# collected: it is handed over then (the DELETE's answer, a one-shot's),
+# and the boundary's teardown comes after. Its mount namespace is held
+# until then: init's exit does not wait for the view's umounts. The trace
+# (CORDON_TRACE_TIMING) shows the order.
+test_report_before_teardown() {
+	CORDON_TRACE_TIMING=1 start_server --warm 1 || return 1
+	wait_pool 1 || return 1
+	R=$T_TMP/rb.json
+	api -X POST http://cordon/v1/runs -d '{"argv":["sh","-c","echo out > made; echo hi"]}' >"$R"
+	keep_report "$R"
+	expect_eq "$(field '[.session.warm, .status, (.outputs | map(.path) | join(","))] | map(tostring) | join(" ")')" \
+		"true ok made" "a warm one-shot's report, its outputs in it"
+	local i
+	for i in $(seq 1 400); do
+		grep -q 'cgroups removed' "$T_TMP/serve.log" && break
+		sleep 0.05
+	done
+	expect_eq "$(grep -oE 'init reaped|report handed over|mount namespace released|cgroups removed' "$T_TMP/serve.log" | tr '\n' ,)" \
+		"init reaped,report handed over,mount namespace released,cgroups removed," "the report before the teardown"
+	stop_server
+	t_assert
+}
+
 for t in test_cordon_links_no_http_server test_socket_mode_and_peer_uid test_tcp_bearer_token test_oneshot_run_and_retention test_session_state_across_execs \
 	test_cancel_hung_exec test_files_in_and_out test_ceiling_refuses_session test_fifty_concurrent_sessions \
 	test_limits_of_the_server test_client_disconnects_mid_stream test_sigterm_ends_sessions_with_reports \
 	test_output_redacted test_pty_exec test_warm_pool test_warm_oneshot_run test_warm_policy_declared test_denials_per_exec \
 	test_pty_input_end_and_backpressure test_root_server_client_rights test_auth_before_body \
 	test_idle_connections_closed test_runs_capped test_unsafe_setup_refused \
-	test_start_to_exec_measured test_exec_without_stdin_opens_nothing test_output_hash_budget; do
+	test_start_to_exec_measured test_exec_without_stdin_opens_nothing test_output_hash_budget \
+	test_report_before_teardown; do
 	t_run $t
 done
