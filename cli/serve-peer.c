@@ -54,6 +54,8 @@ static int collect(const cordon_policy *p, struct plist *l)
 		r |= add(l, "inputs", p->inputs.v[i], R_OK);
 	for (size_t i = 0; i < p->devices.n; i++)
 		r |= add(l, "filesystem.devices", p->devices.v[i], R_OK | W_OK);
+	if (p->upstream_ca)
+		r |= add(l, "network.upstream_ca", p->upstream_ca, R_OK);
 	if (p->check_files)
 		r |= add(l, "check.files", p->check_files, R_OK);
 	return r;

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -74,6 +75,10 @@ static struct {
 	int nallow;
 	int max_sessions, max_per_client, keep_runs;
 	uint64_t idle_ns, timeout_ns;
+	/* The longest a request waits for a session's worker to answer (then
+	 * 504; a session that never came up is killed), and the longest
+	 * SIGTERM waits for the workers before it kills them. */
+	uint64_t worker_ns, grace_ns;
 	struct session_ent *ss;
 	pthread_mutex_t lock;
 	strv runs; /* ids kept, oldest first */
@@ -101,7 +106,7 @@ static struct {
 	size_t run_out_max;
 	struct ceiling ceil;       /* loaded when there is one */
 	bool have_ceil;
-} S = {.max_sessions = 64, .keep_runs = 100, .lock = PTHREAD_MUTEX_INITIALIZER, .pool_cond = PTHREAD_COND_INITIALIZER,
+} S = {.worker_ns = 120ULL * 1000000000ULL, .grace_ns = 20ULL * 1000000000ULL, .max_sessions = 64, .keep_runs = 100, .lock = PTHREAD_MUTEX_INITIALIZER, .pool_cond = PTHREAD_COND_INITIALIZER,
        .max_conns = 256, .per_ip = 32, .conn_timeout = 30, .tcp_uid = 65534, .max_runs = 16, .run_out_max = 16u << 20};
 
 struct req {
@@ -180,9 +185,37 @@ static void new_id(char *out, const char *prefix)
 		 r[5], r[6], r[7]);
 }
 
+/* Whether the worker answered (or went away) on reply within
+ * --worker-timeout: a worker that never answers holds no request for
+ * ever. */
+static bool reply_ready(int reply)
+{
+	uint64_t end = mono_ns() + S.worker_ns;
+	for (;;) {
+		uint64_t now = mono_ns();
+		if (now >= end)
+			return false;
+		uint64_t ms = (end - now) / 1000000ULL + 1;
+		struct pollfd p = {reply, POLLIN, 0};
+		int r = poll(&p, 1, ms > 60000 ? 60000 : (int)ms);
+		if (r > 0)
+			return true;
+		if (r < 0 && errno != EINTR)
+			return true; /* ipc_recv says what is wrong */
+	}
+}
+
+static enum MHD_Result worker_late(struct MHD_Connection *c)
+{
+	return send_error(c, 504, "the session's worker did not answer within %llu ms",
+			  (unsigned long long)(S.worker_ns / 1000000ULL));
+}
+
 /* A reply from a worker: a JSON packet, maybe with its body in an fd. */
 static enum MHD_Result relay_reply(struct MHD_Connection *c, int reply, unsigned ok_code, const char *type)
 {
+	if (!reply_ready(reply))
+		return worker_late(c);
 	char *b = malloc(IPC_MAX_PACKET);
 	int fds[IPC_MAX_FDS], nfds = 0;
 	ssize_t n = b ? ipc_recv(reply, b, IPC_MAX_PACKET, fds, &nfds) : -1;
@@ -675,6 +708,16 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 	if (reply < 0) {
 		slot_abandon(se);
 		return send_error(c, 500, "%s", msg);
+	}
+	if (!reply_ready(reply)) {
+		/* Never came up: its slot is not held for good. Killed, it is
+		 * reaped on SIGCHLD. */
+		pthread_mutex_lock(&S.lock);
+		if (se->used && strcmp(se->id, id) == 0 && se->pid > 0)
+			kill(se->pid, SIGKILL);
+		pthread_mutex_unlock(&S.lock);
+		close(reply);
+		return worker_late(c);
 	}
 	enum MHD_Result r = relay_reply(c, reply, 201, "application/json");
 	/* Started or not: a worker that did not start exits by itself (and
@@ -1617,14 +1660,16 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
 
 /* ---- the main loop ---- */
 
-static void reap_workers(bool wait_all)
+/* Never waits: S.lock is held (a worker that does not exit must not stop
+ * the request threads). */
+static void reap_workers(void)
 {
 	pthread_mutex_lock(&S.lock);
 	for (int i = 0; i < S.nslots; i++) {
 		struct session_ent *se = &S.ss[i];
 		if (!se->used || se->pid <= 0)
 			continue;
-		if (waitpid(se->pid, NULL, wait_all ? 0 : WNOHANG) == se->pid) {
+		if (waitpid(se->pid, NULL, WNOHANG) == se->pid) {
 			pthread_mutex_lock(&se->lock);
 			close(se->ctl);
 			se->ctl = -1;
@@ -1645,6 +1690,46 @@ static void reap_workers(bool wait_all)
 	}
 	pthread_mutex_unlock(&S.lock);
 	pthread_cond_broadcast(&S.pool_cond);
+}
+
+static int live_workers(int sig)
+{
+	int n = 0;
+	pthread_mutex_lock(&S.lock);
+	for (int i = 0; i < S.nslots; i++)
+		if (S.ss[i].used && S.ss[i].pid > 0) {
+			n++;
+			if (sig)
+				kill(S.ss[i].pid, sig);
+		}
+	pthread_mutex_unlock(&S.lock);
+	return n;
+}
+
+/* SIGTERM: the workers (sent SIGTERM) write their reports and exit; one
+ * still there after --stop-grace is killed, and waited for at most as
+ * long again. Reaped on SIGCHLD, never waited for under S.lock. */
+static void stop_workers(const sigset_t *mask)
+{
+	for (int phase = 0; phase < 2; phase++) {
+		uint64_t end = mono_ns() + S.grace_ns;
+		for (;;) {
+			reap_workers();
+			uint64_t now = mono_ns();
+			if (!live_workers(0) || now >= end)
+				break;
+			uint64_t left = end - now < 100000000ULL ? end - now : 100000000ULL;
+			struct timespec ts = {0, (long)left};
+			sigtimedwait(mask, NULL, &ts);
+		}
+		if (!live_workers(0))
+			return;
+		if (phase == 0) {
+			fprintf(stderr, "cordon serve: %d session worker(s) still running after the grace period: killed\n",
+				live_workers(0));
+			live_workers(SIGKILL);
+		}
+	}
 }
 
 static int listen_unix(const char *path)
@@ -1863,6 +1948,15 @@ int cmd_serve(int argc, char **argv)
 				S.max_runs_client = (int)n;
 			else
 				S.max_runs = (int)n;
+		} else if (strcmp(o, "--worker-timeout") == 0 || strcmp(o, "--stop-grace") == 0) {
+			/* For tests and unusual hosts (docs/api.md). */
+			uint64_t ns;
+			if (parse_duration(v, &ns, &e) < 0 || ns < 1000000ULL)
+				return usage_err("a duration of at least 1ms expected", o);
+			if (o[2] == 'w')
+				S.worker_ns = ns;
+			else
+				S.grace_ns = ns;
 		} else if (strcmp(o, "--idle-timeout") == 0 || strcmp(o, "--session-timeout") == 0) {
 			uint64_t ns;
 			if (parse_duration(v, &ns, &e) < 0)
@@ -1961,7 +2055,7 @@ int cmd_serve(int argc, char **argv)
 		int sig = 0;
 		sigwait(&mask, &sig);
 		if (sig == SIGCHLD) {
-			reap_workers(false);
+			reap_workers();
 			continue;
 		}
 		break;
@@ -1977,7 +2071,7 @@ int cmd_serve(int argc, char **argv)
 	pthread_cond_broadcast(&S.pool_cond);
 	if (pool)
 		pthread_join(S.pool_thread, NULL);
-	reap_workers(true);
+	stop_workers(&mask);
 	MHD_stop_daemon(d);
 	if (S.socket_path)
 		unlink(S.socket_path);

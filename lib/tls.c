@@ -1,4 +1,8 @@
 #include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +13,10 @@
 #include <openssl/rand.h>
 #include <openssl/x509v3.h>
 #include "tls.h"
+
+/* The most a network.upstream_ca file may hold (the Debian bundle is
+ * about 220 KB). */
+#define TLS_CA_FILE_MAX (4 << 20)
 
 struct leaf {
 	char host[256];
@@ -203,13 +211,63 @@ SSL_CTX *tls_leaf_ctx(struct tls_ca *ca, const char *host, cordon_error *err)
 	return ctx;
 }
 
+/* network.upstream_ca: a host file named by a policy, maybe a client's of
+ * cordon serve (read by root). Opened without blocking (a FIFO or a device
+ * never holds the caller), a regular file of at most TLS_CA_FILE_MAX bytes,
+ * read into memory and parsed from there. */
+static int load_ca_file(SSL_CTX *ctx, const char *path, cordon_error *err)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return cordon_err(err, errno, "tls: network.upstream_ca %s: %s", path, strerror(errno));
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > TLS_CA_FILE_MAX) {
+		close(fd);
+		return cordon_err(err, EINVAL, "tls: network.upstream_ca %s: not a regular file of at most %d bytes",
+				  path, TLS_CA_FILE_MAX);
+	}
+	char *b = malloc((size_t)st.st_size + 1);
+	size_t n = 0;
+	while (b && n < (size_t)st.st_size) {
+		ssize_t r = read(fd, b + n, (size_t)st.st_size - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (!b)
+		return cordon_err(err, ENOMEM, "out of memory");
+	BIO *bio = BIO_new_mem_buf(b, (int)n);
+	STACK_OF(X509_INFO) *inf = bio ? PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL) : NULL;
+	X509_STORE *store = SSL_CTX_get_cert_store(ctx);
+	int added = 0;
+	for (int i = 0; inf && i < sk_X509_INFO_num(inf); i++) {
+		X509_INFO *xi = sk_X509_INFO_value(inf, i);
+		if (xi->x509 && X509_STORE_add_cert(store, xi->x509) == 1)
+			added++;
+	}
+	sk_X509_INFO_pop_free(inf, X509_INFO_free);
+	BIO_free(bio);
+	free(b);
+	if (!added)
+		return ssl_err(err, "load network.upstream_ca (no PEM certificate in it)");
+	ERR_clear_error();
+	return 0;
+}
+
 SSL_CTX *tls_upstream_ctx(const char *ca_file, cordon_error *err)
 {
 	SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+	if (ctx && ca_file && load_ca_file(ctx, ca_file, err) < 0) {
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
 	if (!ctx || SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 ||
-	    (ca_file ? SSL_CTX_load_verify_locations(ctx, ca_file, NULL) : SSL_CTX_set_default_verify_paths(ctx)) != 1 ||
+	    (!ca_file && SSL_CTX_set_default_verify_paths(ctx) != 1) ||
 	    SSL_CTX_set_alpn_protos(ctx, alpn_h1, sizeof(alpn_h1) - 1) != 0) {
-		ssl_err(err, ca_file ? "load network.upstream_ca" : "load the host's trust store");
+		ssl_err(err, ca_file ? "network.upstream_ca" : "load the host's trust store");
 		SSL_CTX_free(ctx);
 		return NULL;
 	}
