@@ -11,6 +11,8 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -401,6 +403,109 @@ static void file_op(int sock, int req, int op, const char *path)
 		close(fd);
 }
 
+/* The processes of an exec: its leader, every descendant still linked to
+ * it by parent, and every member of a process group one of them is in (a
+ * leader that moved itself into its child's group with setpgid is found
+ * through its pid, the child through its parent, and that group's other
+ * members through the group). Read from the session's own /proc (init's
+ * PID namespace); at most PROC_MAX processes are looked at. */
+#define PROC_MAX 4096
+
+struct pinfo {
+	pid_t pid, ppid, pgid;
+	bool in;
+};
+
+static size_t proc_scan(struct pinfo *t, size_t cap)
+{
+	int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return 0;
+	char db[8192];
+	size_t n = 0;
+	for (;;) {
+		long k = syscall(SYS_getdents64, dfd, db, sizeof(db));
+		if (k <= 0)
+			break;
+		for (long off = 0; off < k && n < cap;) {
+			struct {
+				uint64_t ino;
+				int64_t off;
+				unsigned short reclen;
+				unsigned char type;
+				char name[];
+			} *de = (void *)(db + off);
+			off += de->reclen;
+			char *e;
+			long pid = strtol(de->name, &e, 10);
+			if (*e || pid <= 1 || pid == getpid())
+				continue;
+			char path[64], st[512];
+			snprintf(path, sizeof(path), "%ld/stat", pid);
+			int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+			if (fd < 0)
+				continue;
+			ssize_t r = read(fd, st, sizeof(st) - 1);
+			close(fd);
+			if (r <= 0)
+				continue;
+			st[r] = '\0';
+			/* "pid (comm) state ppid pgrp ...": comm may hold anything */
+			char *c = strrchr(st, ')');
+			char state;
+			int ppid, pgid;
+			if (!c || sscanf(c + 1, " %c %d %d", &state, &ppid, &pgid) != 3)
+				continue;
+			t[n++] = (struct pinfo){(pid_t)pid, ppid, pgid, false};
+		}
+	}
+	close(dfd);
+	return n;
+}
+
+static size_t exec_members(pid_t leader, struct pinfo *t, size_t cap)
+{
+	size_t n = proc_scan(t, cap);
+	bool more = true;
+	while (more) {
+		more = false;
+		for (size_t i = 0; i < n; i++) {
+			if (t[i].in)
+				continue;
+			bool in = t[i].pid == leader || t[i].pgid == leader;
+			for (size_t j = 0; !in && j < n; j++)
+				in = t[j].in && (t[j].pid == t[i].ppid || t[j].pgid == t[i].pgid);
+			if (in)
+				t[i].in = more = true;
+		}
+	}
+	return n;
+}
+
+/* sig to every process of the exec. A SIGKILL stops them all first, looks
+ * again (what they forked meanwhile), then kills: a fork loop does not
+ * outrun it. */
+static void signal_exec_all(pid_t leader, int sig)
+{
+	static struct pinfo t[PROC_MAX];
+	kill(-leader, sig == SIGKILL ? SIGSTOP : sig);
+	kill(leader, sig == SIGKILL ? SIGSTOP : sig);
+	for (int pass = 0; pass < (sig == SIGKILL ? 3 : 1); pass++) {
+		size_t n = exec_members(leader, t, PROC_MAX);
+		for (size_t i = 0; i < n; i++)
+			if (t[i].in)
+				kill(t[i].pid, sig == SIGKILL ? SIGSTOP : sig);
+	}
+	if (sig != SIGKILL)
+		return;
+	size_t n = exec_members(leader, t, PROC_MAX);
+	for (size_t i = 0; i < n; i++)
+		if (t[i].in)
+			kill(t[i].pid, SIGKILL);
+	kill(-leader, SIGKILL);
+	kill(leader, SIGKILL);
+}
+
 static void reap(int sock, struct agent_slot *slots)
 {
 	for (;;) {
@@ -504,7 +609,7 @@ void session_agent_main(const struct sandbox_spec *sp, int sock, int outw, int e
 			break;
 		case MSG_SX_SIGNAL:
 			if (ok_slot && slots[slot].pid > 0)
-				kill(-slots[slot].pid, msg.err.code);
+				signal_exec_all(slots[slot].pid, msg.err.code);
 			break;
 		case MSG_SX_FILE:
 			msg.err.msg[sizeof(msg.err.msg) - 1] = '\0';

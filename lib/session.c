@@ -486,6 +486,10 @@ static char *redact_cb(void *ctx, const char *str)
 	return redact_string(ctx, str);
 }
 
+/* The most of an exec result's argv, and of its denials, listed (JSON
+ * bytes each): with the rest (error at most 512) well within one packet. */
+#define RESULT_LIST_MAX (24u * 1024u)
+
 /* The exec's result, once it ended and its output was read. */
 static void finalize(struct sx *s, struct sx_exec *x)
 {
@@ -526,7 +530,9 @@ static void finalize(struct sx *s, struct sx_exec *x)
 	else if (x->exited && WIFSIGNALED(x->wstatus))
 		sig = WTERMSIG(x->wstatus);
 	if (!x->status) {
-		if (x->forced && (sig || !x->exited))
+		/* Once ended by us, it stays so: a leader that escaped the
+		 * signal (another process group) and exited later is no "ok". */
+		if (x->forced)
 			x->status = x->forced;
 		else if (!x->exited)
 			x->status = "session-ended";
@@ -543,8 +549,29 @@ static void finalize(struct sx *s, struct sx_exec *x)
 	jw_str(&w, "result");
 	jw_key(&w, "exec");
 	jw_str(&w, x->id);
+	/* The result is one packet to the server (IPC_MAX_PACKET), whatever
+	 * the exec made: its argv and its denials are listed up to a share
+	 * of it each, and what was left out is counted. */
+	size_t argv_left = 0, den_left = 0, mark = w.out.len;
 	jw_key(&w, "argv");
-	jw_str_array(&w, (const char *const *)x->argv.v, x->argv.n);
+	jw_arr_begin(&w);
+	for (size_t i = 0; i < x->argv.n; i++) {
+		size_t before = w.out.len;
+		bool first = w.first[w.depth];
+		if (w.out.len - mark < RESULT_LIST_MAX)
+			jw_str(&w, x->argv.v[i]);
+		if (w.out.len - mark > RESULT_LIST_MAX) {
+			w.out.len = before; /* undo it */
+			w.first[w.depth] = first;
+			argv_left = x->argv.n - i;
+			break;
+		}
+	}
+	jw_arr_end(&w);
+	if (argv_left) {
+		jw_key(&w, "argv_omitted");
+		jw_uint(&w, argv_left);
+	}
 	jw_key(&w, "status");
 	jw_str(&w, x->status);
 	jw_key(&w, "exit_code");
@@ -566,6 +593,7 @@ static void finalize(struct sx *s, struct sx_exec *x)
 	}
 	jw_key(&w, "denials");
 	jw_arr_begin(&w);
+	mark = w.out.len;
 	pthread_mutex_lock(&s->rep->denial_lock);
 	for (size_t i = 0; i < s->rep->ndenials; i++) {
 		const struct denial *d = &s->rep->denials[i];
@@ -577,6 +605,10 @@ static void finalize(struct sx *s, struct sx_exec *x)
 				c += s->rep->by_group[j].count;
 		if (!c)
 			continue;
+		if (w.out.len - mark > RESULT_LIST_MAX) {
+			den_left++;
+			continue;
+		}
 		jw_obj_begin(&w);
 		jw_key(&w, "kind");
 		jw_str(&w, d->kind);
@@ -594,6 +626,10 @@ static void finalize(struct sx *s, struct sx_exec *x)
 	s->rep->nby_group = k;
 	pthread_mutex_unlock(&s->rep->denial_lock);
 	jw_arr_end(&w);
+	if (den_left) {
+		jw_key(&w, "denials_omitted");
+		jw_uint(&w, den_left);
+	}
 	usage_json(&w, x);
 	for (int i = 0; i < 2; i++) {
 		jw_key(&w, i ? "stderr" : "stdout");

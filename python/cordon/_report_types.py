@@ -238,11 +238,13 @@ class ExecResult(ReportObject):
     type: Optional[str] = None
     exec: Optional[str] = None
     argv: List[str] = field(default_factory=list)
+    argv_omitted: Optional[int] = None  # optional
     status: Optional[str] = None
     exit_code: Optional[int] = None
     signal: Optional[str] = None
     error: Optional[str] = None  # optional
     denials: List[ExecResultDenial] = field(default_factory=list)
+    denials_omitted: Optional[int] = None  # optional
     usage: Optional[ExecResultUsage] = None
     stdout: Optional[Stream] = None
     stderr: Optional[Stream] = None
