@@ -813,3 +813,105 @@ for t in test_cordon_links_no_http_server test_socket_mode_and_peer_uid test_tcp
 	test_report_before_teardown; do
 	t_run $t
 done
+
+# network.upstream_ca is a host path read by the (root) worker: checked with
+# the client's rights like the others, and opened without blocking (a FIFO
+# is refused, not waited on).
+test_upstream_ca_client_rights_and_fifo() {
+	printf '{"limits": {"wall_time": "1h"}}\n' >"$T_TMP/ceiling.json"
+	chmod 755 "$T_TMP"
+	start_server --ceiling "$T_TMP/ceiling.json" --allow-uid 65534 || return 1
+	chmod 666 "$SOCK"
+	local pol out
+	pol() { jq -cn --arg ca "$1" '{policy:{network:{allow:[{host:"example.com:443",methods:["GET"]}],upstream_ca:$ca}}}'; }
+	out=$(setpriv --reuid 65534 --regid 65534 --clear-groups curl -sS --unix-socket "$SOCK" -w ' %{http_code}' \
+		-X POST http://cordon/v1/sessions -d "$(pol /root/no-such-ca.pem)" | tr -d '\n')
+	expect_match "$out" 'network.upstream_ca: /root/no-such-ca.pem: uid 65534 may not read it.* 403$' "a root-only path"
+	mkfifo "$T_TMP/ca.fifo"
+	out=$(api --max-time 30 -w ' %{http_code}' -X POST http://cordon/v1/sessions -d "$(pol "$T_TMP/ca.fifo")" | tr -d '\n')
+	expect_match "$out" 'upstream_ca .*ca.fifo: not a regular file.* 500$' "a FIFO: refused, not waited on"
+	stop_server
+	t_assert
+}
+
+# A worker that never answers: the request gets 504 after --worker-timeout,
+# and SIGTERM kills it after --stop-grace instead of waiting for ever.
+test_worker_never_answers() {
+	start_server --worker-timeout 500ms --stop-grace 500ms || return 1
+	new_session || return 1
+	local w i
+	w=$(pgrep -P "$SRV" | head -1)
+	[ -n "$w" ] || { fail "no worker"; return 1; }
+	kill -STOP "$w"
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID")" 'did not answer within 500 ms.* 504$' "a GET"
+	kill -TERM "$SRV"
+	for i in $(seq 1 300); do
+		kill -0 "$SRV" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$SRV" 2>/dev/null; then
+		fail "the server waits for the stopped worker"
+		kill -KILL "$w" "$SRV"
+	fi
+	wait "$SRV" 2>/dev/null
+	expect_match "$(cat "$T_TMP/serve.log")" '1 session worker\(s\) still running after the grace period: killed' "the log"
+	t_assert
+}
+
+# An exec's leader that moves into another process group (its child's)
+# still ends on the exec's timeout and on KILL, with everything it
+# started, and the result keeps saying why.
+test_exec_leaving_its_group_still_ends() {
+	start_server || return 1
+	new_session || return 1
+	local esc='import os,time,sys
+r,w=os.pipe()
+c=os.fork()
+if c==0:
+    os.setpgid(0,0); os.write(w,b"x"); time.sleep(3600); os._exit(0)
+os.read(r,1); os.setpgid(0,c); print("moved", flush=True)
+time.sleep(30); print("still alive")
+'
+	run_exec "$(jq -cn --arg c "$esc" '{argv:["python3","-c",$c,"esc-marker"],timeout:"1s"}')"
+	expect_eq "$(printf '%s' "$RES" | jq -r '.status + " " + .signal')" "timeout SIGKILL" "timeout"
+	expect_eq "$(stdout_of)" moved "no output after the timeout"
+	api -N -X POST "http://cordon/v1/sessions/$SID/exec" -d "$(jq -cn --arg c "$esc" '{argv:["python3","-c",$c,"esc-marker"]}')" >"$T_TMP/k" &
+	local cpid=$! eid="" i
+	for i in $(seq 1 400); do
+		grep -q stdout "$T_TMP/k" 2>/dev/null && break
+		sleep 0.05
+	done
+	eid=$(head -1 "$T_TMP/k" | jq -r .exec)
+	api -X POST "http://cordon/v1/sessions/$SID/exec/$eid/signal" -d '{"signal":"KILL"}' >/dev/null
+	wait "$cpid"
+	expect_eq "$(jq -r 'select(.type=="result") | .status' "$T_TMP/k")" killed "KILL"
+	# Nothing of either exec is left in the session.
+	run_exec '{"argv":["sh","-c","cat /proc/[0-9]*/cmdline 2>/dev/null | tr \"\\0\" \" \" | grep -c esc-mark[e]r"]}'
+	expect_eq "$(stdout_of)" 0 "processes left"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
+# An exec with a huge result (1000 long denials): the result still reaches
+# the client, its denials listed up to a bound and the rest counted.
+test_big_exec_result() {
+	start_server || return 1
+	new_session || return 1
+	run_exec '{"argv":["python3","-c","for i in range(1000):\n  try: open(\"/etc/%04d\" % i + \"x\"*245, \"w\")\n  except OSError: pass\nprint(\"done\")\n"]}'
+	expect_eq "$(printf '%s' "$RES" | jq -r .status)" ok "the result came"
+	expect_eq "$(printf '%s' "$RES" | jq -r '(.denials | length) + .denials_omitted')" 1000 "listed + omitted"
+	expect_match "$(printf '%s' "$RES" | jq -r .denials_omitted)" '^[1-9][0-9]*$' "some omitted"
+	local eid
+	eid=$(printf '%s' "$RES" | jq -r .exec)
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r .status)" ok "GET the result"
+	end_session "$SID"
+	expect_eq "$(jq -r '.execs[0].status' "$T_TMP/end.json")" ok "in the report"
+	stop_server
+	t_assert
+}
+
+for t in test_upstream_ca_client_rights_and_fifo test_worker_never_answers test_exec_leaving_its_group_still_ends \
+	test_big_exec_result; do
+	t_run $t
+done
