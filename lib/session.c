@@ -1461,8 +1461,14 @@ static char *session_report(struct sx *s, struct run_report *rep)
 	buf_append(&b, base, (size_t)(end - base));
 	while (b.len && (b.p[b.len - 1] == '\n' || b.p[b.len - 1] == ' '))
 		b.len--;
-	buf_printf(&b, ",\n  \"session\": {\"id\": \"%s\", \"end\": \"%s\", \"warm\": %s, ", s->id,
-		   s->end_reason ? s->end_reason : "ended", s->warm ? "true" : "false");
+	/* Not asked for by a request or a timer of ours: the server's
+	 * SIGTERM (interrupted), the session's wall time, or its own end. */
+	const char *end_reason = s->end_reason ? s->end_reason
+				 : rep->status == ST_INTERRUPTED ? "server-stopped"
+				 : rep->status == ST_TIMEOUT	  ? "wall-timeout"
+								  : "ended";
+	buf_printf(&b, ",\n  \"session\": {\"id\": \"%s\", \"end\": \"%s\", \"warm\": %s, ", s->id, end_reason,
+		   s->warm ? "true" : "false");
 	if (s->warm)
 		buf_printf(&b, "\"pool_seconds\": %.6f, ", (double)s->pool_ns / 1e9);
 	buf_printf(&b, "\"files\": [%s]},\n  \"execs\": [", s->evidence.p ? s->evidence.p : "");

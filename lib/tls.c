@@ -219,11 +219,11 @@ static int load_ca_file(SSL_CTX *ctx, const char *path, cordon_error *err)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
-		return cordon_err(err, errno, "tls: network.upstream_ca %s: %s", path, strerror(errno));
+		return cordon_err(err, errno, "tls: network.upstream_ca %s", path);
 	struct stat st;
 	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > TLS_CA_FILE_MAX) {
 		close(fd);
-		return cordon_err(err, EINVAL, "tls: network.upstream_ca %s: not a regular file of at most %d bytes",
+		return cordon_err(err, 0, "tls: network.upstream_ca %s: not a regular file of at most %d bytes",
 				  path, TLS_CA_FILE_MAX);
 	}
 	char *b = malloc((size_t)st.st_size + 1);
