@@ -102,6 +102,7 @@ int main(int argc, char **argv)
 			if (pool_full(argv[1], out, sizeof(out)) < 0) {
 				fprintf(stderr, "the warm pool did not fill: %.300s\n", out);
 				free(t);
+				free(se);
 				return 1;
 			}
 			clock_gettime(CLOCK_MONOTONIC, &a);
@@ -130,6 +131,7 @@ int main(int argc, char **argv)
 			if (rc < 0) {
 				fprintf(stderr, "request %d (%s) failed: %.300s\n", i, mode, out);
 				free(t);
+				free(se);
 				return 1;
 			}
 			t[i] = (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
@@ -155,6 +157,7 @@ int main(int argc, char **argv)
 		if (rc < 0) {
 			fprintf(stderr, "request %d (%s) failed: %.300s\n", i, mode, out);
 			free(t);
+			free(se);
 			return 1;
 		}
 		if ((se[nse] = start_to_exec(out)) >= 0)

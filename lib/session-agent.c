@@ -556,7 +556,12 @@ void session_agent_main(const struct sandbox_spec *sp, int sock, int outw, int e
 		sync_send(sock, MSG_ERROR, 0, &e, -1);
 		_exit(1);
 	}
-	agent_devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	/* Above the numbers the exec's process dup2s onto (0-3): a dup2 onto
+	 * itself would leave it close-on-exec. */
+	int dn = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	agent_devnull = dn >= 0 ? fcntl(dn, F_DUPFD_CLOEXEC, 10) : -1;
+	if (dn >= 0)
+		close(dn);
 	/* Ready: run.c takes this as "the command started". */
 	sync_send(sock, MSG_EXEC_OK, 0, NULL, -1);
 	for (;;) {
