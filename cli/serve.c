@@ -231,17 +231,25 @@ static enum MHD_Result relay_reply(struct MHD_Connection *c, int reply, unsigned
 	if (err && err->str) {
 		r = send_error(c, code && code->type == J_NUM ? (unsigned)code->num : 500, "%s", err->str);
 	} else if (body && nfds > 0) {
-		buf out = {0};
-		if (ipc_read_fd(fds[0], 1u << 30, &out) < 0)
-			r = send_error(c, 500, "reading the session's reply: %s", strerror(errno));
-		else
-			r = send_text(c, ok_code, type, out.p ? out.p : "", out.len);
-		buf_free(&out);
+		/* Streamed from the worker's memfd (a file, a listing, a
+		 * report): the server never holds it in memory. */
+		struct stat st;
+		struct MHD_Response *resp = NULL;
+		if (fstat(fds[0], &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 && st.st_size <= (1LL << 30) &&
+		    (resp = MHD_create_response_from_fd((uint64_t)st.st_size, fds[0])) != NULL) {
+			fds[0] = -1; /* libmicrohttpd's now */
+			MHD_add_response_header(resp, "Content-Type", type);
+			r = MHD_queue_response(c, ok_code, resp);
+			MHD_destroy_response(resp);
+		} else {
+			r = send_error(c, 500, "reading the session's reply: %s", strerror(errno ? errno : EINVAL));
+		}
 	} else {
 		r = send_text(c, ok_code, "application/json", b, (size_t)n);
 	}
 	for (int i = 0; i < nfds; i++)
-		close(fds[i]);
+		if (fds[i] >= 0)
+			close(fds[i]);
 	json_free(j);
 	free(b);
 	return r;

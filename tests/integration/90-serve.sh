@@ -915,7 +915,33 @@ test_big_exec_result() {
 	t_assert
 }
 
+# A big listing (5,000 names of 250 control bytes: about 7 MB of JSON) is
+# streamed from the worker's memfd: the server does not hold it in memory
+# while a slow client reads it.
+test_big_listing_streamed() {
+	start_server || return 1
+	new_session || return 1
+	run_exec '{"argv":["python3","-c","import os\nos.mkdir(\"d\")\nfor i in range(5000):\n  open(b\"d/\"+(\"%06d\"%i).encode()+b\"\\x01\"*244,\"w\").close()\n"]}'
+	expect_eq "$(printf '%s' "$RES" | jq -r .status)" ok "the directory made"
+	local rss0 rss1 i
+	rss0=$(awk '/^VmRSS/ {print $2}' /proc/$SRV/status)
+	api --limit-rate 20k "http://cordon/v1/sessions/$SID/files/list?path=d" -o "$T_TMP/list" &
+	local cpid=$!
+	for i in $(seq 1 600); do
+		[ -s "$T_TMP/list" ] && break
+		sleep 0.05
+	done
+	rss1=$(awk '/^VmRSS/ {print $2}' /proc/$SRV/status)
+	kill "$cpid" 2>/dev/null
+	wait "$cpid" 2>/dev/null
+	[ -s "$T_TMP/list" ] || fail "no listing came"
+	[ $((rss1 - rss0)) -lt 3000 ] || fail "the server grew by $((rss1 - rss0)) KiB while a 7 MB listing was read"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
 for t in test_upstream_ca_client_rights_and_fifo test_worker_never_answers test_exec_leaving_its_group_still_ends \
-	test_big_exec_result; do
+	test_big_exec_result test_big_listing_streamed; do
 	t_run $t
 done
