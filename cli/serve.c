@@ -7,10 +7,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
+#include <linux/openat2.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -1116,13 +1117,91 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 
 /* ---- one-shot runs ---- */
 
-static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f)
+/* Removing a run's directory: a run made it, so it is hostile (any depth,
+ * any names, symbolic links, mounts are not ours to cross). Walked with
+ * directory fds, each opened with openat2(RESOLVE_BENEATH | NO_SYMLINKS |
+ * NO_XDEV) and O_NOFOLLOW, entries removed with unlinkat: no full path is
+ * ever made, so no PATH_MAX. At most RM_DEPTH fds are open: a directory
+ * deeper than that is moved up under the run's top directory first. At
+ * most RM_BUDGET entries are looked at. */
+#define RM_DEPTH 32
+#define RM_BUDGET (4u << 20)
+
+static int open_sub(int dfd, const char *name)
 {
-	(void)st;
-	(void)flag;
-	(void)f;
-	remove(p);
-	return 0;
+	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV |
+					  RESOLVE_NO_MAGICLINKS};
+	return (int)syscall(SYS_openat2, dfd, name, &how, sizeof(how));
+}
+
+static void rm_tree(int parent, const char *name)
+{
+	int fd[RM_DEPTH];
+	char nm[RM_DEPTH][256];
+	int depth = 0;
+	unsigned budget = RM_BUDGET, moved = 0;
+	if ((fd[0] = open_sub(parent, name)) < 0) {
+		unlinkat(parent, name, 0);
+		return;
+	}
+	while (depth >= 0 && budget) {
+		int cur = fd[depth], dup_fd = dup(cur);
+		DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+		if (!d) {
+			if (dup_fd >= 0)
+				close(dup_fd);
+			break;
+		}
+		rewinddir(d);
+		bool pushed = false;
+		struct dirent *e;
+		while (!pushed && budget && (e = readdir(d)) != NULL) {
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			budget--;
+			if (unlinkat(cur, e->d_name, 0) == 0 || errno != EISDIR)
+				continue;
+			if (unlinkat(cur, e->d_name, AT_REMOVEDIR) == 0)
+				continue;
+			if (depth + 1 >= RM_DEPTH) {
+				/* Too deep for our fds: moved up beside the others. */
+				char up[64];
+				snprintf(up, sizeof(up), ".cordon-rm-%u", moved++);
+				renameat(cur, e->d_name, fd[0], up);
+				continue;
+			}
+			int sub = strlen(e->d_name) < sizeof(nm[0]) ? open_sub(cur, e->d_name) : -1;
+			if (sub < 0)
+				continue; /* a mount, or gone: left */
+			depth++;
+			fd[depth] = sub;
+			snprintf(nm[depth], sizeof(nm[depth]), "%s", e->d_name);
+			pushed = true;
+		}
+		closedir(d);
+		if (pushed)
+			continue;
+		/* Emptied (as far as it goes): up one, and removed there. */
+		close(cur);
+		if (depth > 0)
+			unlinkat(fd[depth - 1], nm[depth], AT_REMOVEDIR);
+		depth--;
+	}
+	for (; depth >= 0; depth--)
+		close(fd[depth]);
+	unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+static void rm_run(const char *id)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s/runs", S.state_dir);
+	int rfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rfd < 0)
+		return;
+	rm_tree(rfd, id);
+	close(rfd);
 }
 
 /* Keep the newest keep_runs runs; the older ones are taken off the list
@@ -1141,12 +1220,52 @@ static void retain_runs(const char *id)
 		S.runs.v[S.runs.n] = NULL;
 	}
 	pthread_mutex_unlock(&S.lock);
-	for (size_t i = 0; i < old.n; i++) {
-		char dir[PATH_MAX];
-		snprintf(dir, sizeof(dir), "%s/runs/%s", S.state_dir, old.v[i]);
-		nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-	}
+	for (size_t i = 0; i < old.n; i++)
+		rm_run(old.v[i]);
 	strv_free(&old);
+}
+
+/* At start: the runs a previous server kept, oldest first (by the time of
+ * their directory), so that --keep-runs holds across restarts. */
+struct kept { char id[ROUTE_ID_LEN + 1]; int64_t t; };
+
+static int kept_cmp(const void *a, const void *b)
+{
+	const struct kept *x = a, *y = b;
+	return x->t < y->t ? -1 : x->t > y->t ? 1 : strcmp(x->id, y->id);
+}
+
+static void load_kept_runs(void)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s/runs", S.state_dir);
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct kept *k = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL && n < 1000000) {
+		struct stat st;
+		if (strncmp(e->d_name, "r-", 2) != 0 || strlen(e->d_name) > ROUTE_ID_LEN ||
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if (n == cap) {
+			struct kept *nk = realloc(k, (cap = cap ? cap * 2 : 64) * sizeof(*k));
+			if (!nk)
+				break;
+			k = nk;
+		}
+		snprintf(k[n].id, sizeof(k[n].id), "%s", e->d_name);
+		k[n].t = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+		n++;
+	}
+	closedir(d);
+	if (n)
+		qsort(k, n, sizeof(*k), kept_cmp);
+	for (size_t i = 0; i < n; i++)
+		retain_runs(k[i].id);
+	free(k);
 }
 
 /* A slot for one more run of uid: 0, or the 429 message. */
@@ -1995,7 +2114,8 @@ int cmd_serve(int argc, char **argv)
 	S.state_dir = state_abs;
 	snprintf(sub, sizeof(sub), "%s/runs", S.state_dir);
 	mkdir_p(sub, 0700);
-	snprintf(sub, sizeof(sub), "%s/sessions", S.state_dir);
+	load_kept_runs();
+		snprintf(sub, sizeof(sub), "%s/sessions", S.state_dir);
 	mkdir_p(sub, 0700);
 	if (S.warm > S.max_sessions)
 		return usage_err("--warm: more than --max-sessions", NULL);

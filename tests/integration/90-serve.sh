@@ -941,7 +941,29 @@ test_big_listing_streamed() {
 	t_assert
 }
 
+# --keep-runs removes a run's tree whatever it holds: deeper than PATH_MAX,
+# a symbolic link out (not followed); and the kept runs are found again by
+# the next server.
+test_retention_deep_and_across_restart() {
+	mkdir -p "$T_TMP/keep" && echo k >"$T_TMP/keep/f"
+	start_server --keep-runs 1 || return 1
+	local r1 r2 r3
+	r1=$(api -X POST http://cordon/v1/runs -d "$(jq -cn --arg k "$T_TMP/keep" '{argv:["python3","-c","import os,sys\nos.symlink(sys.argv[1], \"link\")\nd=\"x\"*250\nfor i in range(30):\n  os.mkdir(d); os.chdir(d)\nopen(\"payload\",\"w\").write(\"A\")\n",$k]}')" | jq -r .run.id)
+	[ -d "$STATE/runs/$r1" ] || fail "run 1 kept"
+	r2=$(api -X POST http://cordon/v1/runs -d '{"argv":["true"]}' | jq -r .run.id)
+	[ -e "$STATE/runs/$r1" ] && fail "run 1's deep tree left: $(find "$STATE/runs/$r1" | wc -l) entries"
+	expect_eq "$(cat "$T_TMP/keep/f")" k "the link's target untouched"
+	stop_server
+	start_server --keep-runs 1 || return 1
+	r3=$(api -X POST http://cordon/v1/runs -d '{"argv":["true"]}' | jq -r .run.id)
+	[ -d "$STATE/runs/$r3" ] || fail "run 3 kept"
+	[ -e "$STATE/runs/$r2" ] && fail "run 2 (the previous server's) not removed after the restart"
+	expect_eq "$(ls "$STATE/runs" | wc -l)" 1 "runs kept"
+	stop_server
+	t_assert
+}
+
 for t in test_upstream_ca_client_rights_and_fifo test_worker_never_answers test_exec_leaving_its_group_still_ends \
-	test_big_exec_result test_big_listing_streamed; do
+	test_big_exec_result test_big_listing_streamed test_retention_deep_and_across_restart; do
 	t_run $t
 done
