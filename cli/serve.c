@@ -1098,6 +1098,19 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 		jw_str(&w, act);
 		jw_key(&w, "path");
 		jw_str(&w, path);
+		/* The path's bytes as they are (a name need not be UTF-8; the
+		 * JSON string above is for the worker's messages only). */
+		{
+			char hex[2 * PATH_MAX + 1];
+			size_t pl = strlen(path);
+			if (pl < PATH_MAX) {
+				for (size_t i = 0; i < pl; i++)
+					snprintf(hex + 2 * i, 3, "%02x", (unsigned char)path[i]);
+				hex[2 * pl] = '\0';
+				jw_key(&w, "path_hex");
+				jw_str(&w, hex);
+			}
+		}
 		jw_obj_end(&w);
 		jw_finish(&w);
 		int bfd = rt->kind == R_FILE_PUT ? ipc_memfd("cordon-put", rq->body.p ? rq->body.p : "", rq->body.len) : -1;

@@ -594,6 +594,19 @@ static void w_sep(jwriter *w)
 	w_indent(w);
 }
 
+bool json_utf8_valid(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if ((unsigned char)s[i] < 0x80)
+			continue;
+		size_t l = utf8_len((const unsigned char *)s + i, n - i);
+		if (!l)
+			return false;
+		i += l - 1;
+	}
+	return true;
+}
+
 static void w_escaped(jwriter *w, const char *s, size_t n)
 {
 	w_raw(w, "\"", 1);

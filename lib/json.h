@@ -69,5 +69,7 @@ void jw_bool(jwriter *w, bool v);
 void jw_null(jwriter *w);
 /* An array of n strings. */
 void jw_str_array(jwriter *w, const char *const *v, size_t n);
+/* Whether s[0..n) is UTF-8 as the writer takes it (else it writes U+FFFD). */
+bool json_utf8_valid(const char *s, size_t n);
 /* Finish: returns 0 and the text in w->out, or -1 if memory ran out. */
 int jw_finish(jwriter *w);

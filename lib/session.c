@@ -12,6 +12,7 @@
  *   to its end or its timeout, and its result stays available (GET).
  * - Output goes through the run's redactor and the policy's output limit,
  *   per exec, as cordon run does for its command. */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -903,7 +904,24 @@ static void do_file(struct sx *s, const jnode *req, int reply, int body)
 	for (int i = 1; i <= SX_FILE_LIST && act && act->str; i++)
 		if (strcmp(act->str, ops[i]) == 0)
 			op = i;
-	if (!op || !path || !path->str || path->str[0] != '/' || strlen(path->str) >= sizeof(s->files[0].path)) {
+	/* path_hex: the path's bytes (any name, UTF-8 or not); path: the same
+	 * as a JSON string, for older servers. */
+	const jnode *hex = json_get(req, "path_hex");
+	char raw[sizeof(s->files[0].path)];
+	const char *p = path && path->type == J_STR ? path->str : NULL;
+	if (hex && hex->type == J_STR && hex->str) {
+		size_t hl = strlen(hex->str), i;
+		for (i = 0; hl % 2 == 0 && i < hl / 2 && i + 1 < sizeof(raw); i++) {
+			unsigned v;
+			if (sscanf(hex->str + 2 * i, "%2x", &v) != 1 || !v || !isxdigit((unsigned char)hex->str[2 * i]) ||
+			    !isxdigit((unsigned char)hex->str[2 * i + 1]))
+				break;
+			raw[i] = (char)v;
+		}
+		raw[i] = '\0';
+		p = hl % 2 == 0 && i == hl / 2 ? raw : NULL;
+	}
+	if (!op || !p || p[0] != '/' || strlen(p) >= sizeof(s->files[0].path)) {
 		reply_error(reply, 400, "path: an absolute path (as the session sees it) of at most 1023 bytes is required");
 		goto out;
 	}
@@ -921,7 +939,7 @@ static void do_file(struct sx *s, const jnode *req, int reply, int body)
 	f->reply = reply;
 	f->body = body;
 	reply = body = -1;
-	snprintf(f->path, sizeof(f->path), "%s", path->str);
+	snprintf(f->path, sizeof(f->path), "%s", p);
 	cordon_error e = {0};
 	e.code = op;
 	snprintf(e.msg, sizeof(e.msg), "%s", f->path);
@@ -1007,6 +1025,17 @@ static void list_dir(struct sx *s, int fd, int reply, struct sx_file *f)
 		jw_obj_begin(&w);
 		jw_key(&w, "name");
 		jw_str(&w, de->d_name);
+		size_t nl = strlen(de->d_name);
+		if (!json_utf8_valid(de->d_name, nl)) {
+			/* "name" shows it with U+FFFD; these are its bytes, for
+			 * ?path= (percent-encoded) to reach it. */
+			buf b = {0};
+			if (b64_encode(&b, de->d_name, nl) == 0 && buf_append(&b, "", 1) == 0) {
+				jw_key(&w, "name_b64");
+				jw_str(&w, b.p);
+			}
+			buf_free(&b);
+		}
 		jw_key(&w, "type");
 		jw_str(&w, t);
 		jw_key(&w, "size");

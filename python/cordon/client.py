@@ -12,7 +12,7 @@ import json
 import socket
 import urllib.parse
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from .errors import CordonError
 from .report import Report
@@ -93,6 +93,9 @@ class FileEntry:
     type: str
     size: Optional[int] = None
     mode: Optional[int] = None
+    #: the name's bytes: for a name that is not UTF-8 (``name`` then shows
+    #: U+FFFD), pass these as the path to reach it
+    raw: Optional[bytes] = None
 
 
 class PtyConnection:
@@ -154,24 +157,27 @@ class Files:
     def __init__(self, session: "Session"):
         self._s = session
 
-    def _q(self, path: str) -> str:
+    def _q(self, path: Union[str, bytes]) -> str:
+        # bytes: a name that is not UTF-8, percent-encoded as it is
         return "?" + urllib.parse.urlencode({"path": path})
 
-    def read(self, path: str) -> bytes:
+    def read(self, path: Union[str, bytes]) -> bytes:
         return self._s._client._call("GET", f"{self._s._path}/files{self._q(path)}")
 
-    def write(self, path: str, data) -> None:
+    def write(self, path: Union[str, bytes], data) -> None:
         if isinstance(data, str):
             data = data.encode()
         self._s._client._call("PUT", f"{self._s._path}/files{self._q(path)}", data,
                               {"Content-Type": "application/octet-stream"})
 
-    def delete(self, path: str) -> None:
+    def delete(self, path: Union[str, bytes]) -> None:
         self._s._client._call("DELETE", f"{self._s._path}/files{self._q(path)}")
 
     def list(self, path: str = ".") -> List[FileEntry]:
         j = self._s._client._json("GET", f"{self._s._path}/files/list{self._q(path)}")
-        return [FileEntry(e.get("name"), e.get("type"), e.get("size"), e.get("mode"))
+        return [FileEntry(e.get("name"), e.get("type"), e.get("size"), e.get("mode"),
+                          base64.b64decode(e["name_b64"]) if "name_b64" in e else
+                          (e.get("name") or "").encode())
                 for e in j.get("entries", [])]
 
 

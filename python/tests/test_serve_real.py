@@ -49,6 +49,17 @@ def test_files_in_and_out(serve):
         assert s.files.read("out.txt") == b"DATA"
 
 
+
+def test_files_with_a_name_not_utf8(serve):
+    with cordon.Client(serve).session() as s:
+        assert s.exec(["/bin/sh", "-c", "printf hidden > \"$(printf 'bad\\377name')\""]).ok
+        [e] = [e for e in s.files.list(".") if e.raw.startswith(b"bad")]
+        assert e.name == "bad\ufffdname" and e.raw == b"bad\xffname"
+        assert s.files.read(e.raw) == b"hidden"
+        s.files.delete(e.raw)
+        assert not [e for e in s.files.list(".") if e.raw.startswith(b"bad")]
+
+
 def _ping_echoed(t):
     """cat on the pty: "ping" typed at once comes back twice (the echo and
     cat's output); input typed before the exec is ready is not lost."""

@@ -963,7 +963,24 @@ test_retention_deep_and_across_restart() {
 	t_assert
 }
 
+# A name that is not UTF-8: listed with its bytes (name_b64), and reached
+# by them percent-encoded in ?path= (read, delete).
+test_files_name_not_utf8() {
+	start_server || return 1
+	new_session || return 1
+	run_exec '{"argv":["sh","-c","printf hidden > \"$(printf \"bad\\377name\")\""]}'
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/files/list?path=." | jq -r '.entries[] | select(.name | startswith("bad")) | .name_b64')" \
+		"$(printf 'bad\377name' | base64)" "name_b64"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/files?path=bad%FFname")" hidden "read by its bytes"
+	expect_eq "$(api -X DELETE "http://cordon/v1/sessions/$SID/files?path=bad%FFname")" "{}" "deleted by its bytes"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/files/list?path=." | jq '[.entries[] | select(.name | startswith("bad"))] | length')" 0 "gone"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
 for t in test_upstream_ca_client_rights_and_fifo test_worker_never_answers test_exec_leaving_its_group_still_ends \
-	test_big_exec_result test_big_listing_streamed test_retention_deep_and_across_restart; do
+	test_big_exec_result test_big_listing_streamed test_retention_deep_and_across_restart \
+	test_files_name_not_utf8; do
 	t_run $t
 done
