@@ -177,6 +177,7 @@ struct sup {
 	/* TLS interception: the run's CA (its key only here), the bundle the
 	 * run trusts (host CAs + the run's), the secrets to inject. */
 	struct tls_ca *ca;
+	const struct tls_ops *tls; /* with ca */
 	buf ca_bundle;
 	struct pxhttp_secret *psec;
 	size_t npsec;
@@ -698,7 +699,7 @@ static int prepare_tls(struct sup *s, cordon_error *err)
 		return 0;
 	uint64_t wall = p->limits[LIM_WALL].set ? p->limits[LIM_WALL].value / 1000000000ULL : 0;
 	unsigned valid = wall && wall < 7 * 86400 ? (unsigned)wall + 3600 : 7 * 86400;
-	if (tls_ca_new(&s->ca, valid, err) < 0)
+	if (!(s->tls = tls_ops_get(err)) || s->tls->ca_new(&s->ca, valid, err) < 0)
 		return -1;
 	_cleanup_close_ int fd = open(HOST_CA_BUNDLE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	struct stat st;
@@ -712,7 +713,7 @@ static int prepare_tls(struct sup *s, cordon_error *err)
 			buf_append(&s->ca_bundle, "\n", 1);
 	}
 	size_t pl;
-	const char *pem = tls_ca_pem(s->ca, &pl);
+	const char *pem = s->tls->ca_pem(s->ca, &pl);
 	if (buf_append(&s->ca_bundle, pem, pl) < 0)
 		return cordon_err(err, 12, "out of memory");
 	s->spec.ca_pem = s->ca_bundle.p;
@@ -1133,7 +1134,7 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	s->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	s->cpu_timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	cordon_error e = {0};
-	struct proxy_tls ptls = {s->ca, s->pol->upstream_ca, s->psec, s->npsec};
+	struct proxy_tls ptls = {s->ca, s->tls, s->pol->upstream_ca, s->psec, s->npsec};
 	if (s->spec.proxy && s->epfd >= 0 &&
 	    proxy_new(&s->proxy, &s->pol->net_allow, &s->pol->net_rules, &ptls, s->rep, s->epfd, &e) < 0) {
 		setup_error(s, &e);
@@ -1256,7 +1257,8 @@ static void cleanup(struct sup *s)
 	sweep_free(&s->sweep);
 	proxy_free(s->proxy);
 	s->proxy = NULL;
-	tls_ca_free(s->ca);
+	if (s->ca)
+		s->tls->ca_free(s->ca);
 	s->ca = NULL;
 	buf_free(&s->ca_bundle);
 	free(s->psec);
