@@ -13,7 +13,7 @@ static int v2_create(struct cgroup *cg, const struct cg_limits *lim, cordon_erro
 {
 	char parent[4200];
 	bool busy = false;
-	if (cg_v2_self_dir(parent, sizeof(parent)) < 0)
+	if ((cg->host ? cg_v2_self_dir_in(cg->host, parent, sizeof(parent)) : cg_v2_self_dir(parent, sizeof(parent))) < 0)
 		return cordon_err(err, 0, "no cgroup2 hierarchy, or our own cgroup2 path, was found");
 	/* Make memory and pids available to our children where the parent has them. */
 	if (cg_v2_has(parent, "memory") || cg_v2_has(parent, "pids")) {

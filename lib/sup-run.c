@@ -633,10 +633,13 @@ int run_cgroup_preflight(const cordon_policy *p, cordon_error *err)
 	};
 	bool made;
 	memset(&cg, 0, sizeof(cg));
-	if (cgroup_start(&cp, &cg, &cl, 0, &made, err) < 0)
+	if (cgroup_start(&cp, &cg, &cl, 0, &made, err) < 0) {
+		cgroup_prep_free(&cp);
 		return -1;
+	}
 	if (made)
 		cp.ops->destroy(&cg);
+	cgroup_prep_free(&cp);
 	return 0;
 }
 
@@ -1243,7 +1246,8 @@ static void cleanup(struct sup *s)
 		s->cg.ops->destroy(&s->cg);
 	/* Off the critical path: cgroups of supervisors that were SIGKILLed. */
 	if (s->cgops)
-		cgroup_reap_stale(s->cgops);
+		cgroup_reap_stale(s->cgops, &s->cgp.host);
+	cgroup_prep_free(&s->cgp);
 	trace(s, "cgroups removed");
 	if (s->spec.tree_fds) {
 		for (size_t i = 0; i <= s->plan.nmounts; i++)
