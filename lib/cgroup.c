@@ -426,8 +426,10 @@ int cgroup_prepare(struct cg_prep *cp, const char *force, bool need, bool weak_o
 		cgroup_prep_free(cp); /* nothing more to ask */
 	if (!cp->ops && cgerr.msg[0])
 		return cordon_err(err, 0, "%s", cgerr.msg);
-	if (!cp->ops && cgroup_fallback(need, weak_ok, NULL, err) < 0)
+	if (!cp->ops && cgroup_fallback(need, weak_ok, NULL, err) < 0) {
+		cp->no_hierarchy = true;
 		return -1;
+	}
 	cp->before_clone = cp->ops == &cgroup_v2_ops;
 	cp->rlimits_only = !cp->ops;
 	return 0;

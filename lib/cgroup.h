@@ -42,6 +42,8 @@ struct cgroup {
 	bool created;
 	bool has_memory, has_pids;     /* controllers available */
 	const struct cg_host *host;    /* during create: the host as cgroup_prepare read it */
+	const char *missing;           /* create failed: a controller the limits need that our
+					* cgroup does not offer ("memory", "pids"), else NULL */
 };
 
 /* Pick the backend for this host: "v2" when a cgroup2 hierarchy offers the
@@ -65,6 +67,7 @@ struct cg_prep {
 			    * (model_run.rl_nocg), decided before clone */
 	struct cg_host host; /* read once here, for cgroup_start and cgroup_reap_stale
 			      * (a run read /proc/self/mountinfo three times) */
+	bool no_hierarchy;   /* refused: no usable hierarchy where the limits need one */
 };
 int cgroup_prepare(struct cg_prep *cp, const char *force, bool need, bool weak_ok, cordon_error *err);
 void cgroup_prep_free(struct cg_prep *cp);

@@ -616,14 +616,17 @@ static int cgroup_setup(struct sup *s, pid_t pid, cordon_error *err)
 	return 0;
 }
 
-int run_cgroup_preflight(const cordon_policy *p, cordon_error *err)
+int run_cgroup_preflight(const cordon_policy *p, struct cg_refusal *why, cordon_error *err)
 {
+	memset(why, 0, sizeof(*why));
 	bool want = p->limits[LIM_MEMORY].set || p->limits[LIM_PIDS].set || p->limits[LIM_CPU].set;
 	if (!want || (p->allow_weaker & WEAK_CGROUP))
 		return 0;
 	struct cg_prep cp;
-	if (cgroup_prepare(&cp, policy_opts(p)->cgroup, want, false, err) < 0)
+	if (cgroup_prepare(&cp, policy_opts(p)->cgroup, want, false, err) < 0) {
+		why->no_hierarchy = cp.no_hierarchy;
 		return -1;
+	}
 	/* The very step a run takes: create the cgroup with its limits, then
 	 * remove it again. */
 	struct cgroup cg;
@@ -634,6 +637,7 @@ int run_cgroup_preflight(const cordon_policy *p, cordon_error *err)
 	bool made;
 	memset(&cg, 0, sizeof(cg));
 	if (cgroup_start(&cp, &cg, &cl, 0, &made, err) < 0) {
+		why->missing = cg.missing;
 		cgroup_prep_free(&cp);
 		return -1;
 	}
