@@ -1027,7 +1027,7 @@ static int parent_setup(struct sup *s, cordon_error *err)
 		return -1;
 	if (s->spec.seccomp) {
 		/* Compiled here, while init builds its view, not before clone. */
-		if (seccomp_build_from(s->pol, &s->plan.model.run.sys_deny, s->notify, s->pol->no_file_reports && !model_protects(&s->plan.model) ? NULL : observer_calls, &s->seccomp, err) < 0)
+		if (seccomp_build_from(&s->plan.model.run, s->notify, s->pol->no_file_reports && !model_protects(&s->plan.model) ? NULL : observer_calls, &s->seccomp, err) < 0)
 			return -1;
 		if (sync_send(s->sock, MSG_FILTER, s->notify, NULL, s->seccomp.memfd) < 0)
 			return cordon_err_errno(err, "send the seccomp filter");
