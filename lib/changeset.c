@@ -1102,6 +1102,31 @@ static size_t held_count(const struct changeset_held *h)
 static int apply_in(struct changeset *cs, const struct changeset_apply_opts *o, const struct changeset_held *held,
 		    struct walk *w, struct pending *q, cordon_error *err);
 
+/* Is every layer's upper directory empty (the run changed nothing)? false
+ * where one cannot be read: the apply then says why. */
+static bool uppers_empty(const struct changeset *cs)
+{
+	for (size_t i = 0; i < cs->nlayers; i++) {
+		_cleanup_close_ int up = changeset_layer_fd(cs, i, "upper", NULL);
+		int u = up < 0 ? -1 : open_beneath(up, ".", O_RDONLY | O_DIRECTORY);
+		if (u < 0)
+			return false;
+		_cleanup_closedir_ DIR *d = fdopendir(u);
+		if (!d) {
+			close(u);
+			return false;
+		}
+		struct dirent *e;
+		errno = 0;
+		while ((e = readdir(d)))
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				return false;
+		if (errno)
+			return false;
+	}
+	return true;
+}
+
 int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, const struct changeset_held *held,
 		    cordon_error *err)
 {
@@ -1118,6 +1143,11 @@ static int apply_in(struct changeset *cs, const struct changeset_apply_opts *o, 
 {
 	w->cs = cs;
 	bool resume = changeset_interrupted(cs);
+	/* Nothing changed (most runs): nothing to journal, sync or hold back;
+	 * the change set goes (an apply would end the same way after four
+	 * syncfs, a journal and its fsyncs). */
+	if (!resume && uppers_empty(cs))
+		return remove_dir(cs, err) < 0 ? -1 : 1;
 	if (!resume && !(o && (o->force || o->hold_conflicts))) {
 		strv c = {0};
 		w->conflicts = &c;

@@ -107,7 +107,9 @@ int changeset_conflicts(const struct changeset *cs, strv *out, cordon_error *err
  * whole apply, naming it. An interrupted apply is completed by calling this
  * again (without the conflict check) or rolled back by changeset_discard.
  * What is held back (held) stays in the change set; setuid and setgid bits
- * are dropped. Returns 0 or -1 with err set (the change set is kept). */
+ * are dropped. Returns 0, 1 where the run changed nothing (every upper
+ * layer empty: the change set is removed, nothing journalled or synced),
+ * or -1 with err set (the change set is kept). */
 int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, const struct changeset_held *held,
 		    cordon_error *err);
 /* Remove it; an interrupted apply is first rolled back from the journal. */

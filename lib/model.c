@@ -529,6 +529,7 @@ int model_build_run(struct boundary_model *m, const cordon_policy *p, const char
 	r->sys_default = seccomp_default_deny;
 	r->kill_on_violation = p->kill_on_violation;
 	r->file_reports = !p->no_file_reports;
+	r->sys_rules = seccomp_rules(p);
 	if (seccomp_deny_list(p, &r->sys_deny) < 0 || copy_strv(&r->sys_allow, &p->sys_allow) < 0 ||
 	    copy_strv(&r->sys_deny_policy, &p->sys_deny) < 0)
 		return cordon_err(err, 12, "out of memory");
