@@ -209,11 +209,19 @@ static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid
 		return cordon_err_errno(err, "create %s/%s", base, top_name);
 	_cleanup_close_ int top = open_beneath(b, top_name, O_PATH | O_DIRECTORY);
 	struct stat st;
+	if (top < 0 && (errno == ENOTDIR || errno == ELOOP)) {
+		/* Someone else's name there: a file or a link. */
+		cs->squatted = true;
+		return cordon_err(err, EPERM, "%s%s%s is not a directory (a file or a link someone made): not using it",
+				  base, strcmp(base, "/") ? "/" : "", top_name);
+	}
 	if (top < 0 || fstat(top, &st) < 0)
 		return cordon_err_errno(err, "open %s/%s", base, top_name);
-	if (st.st_uid != geteuid() || (st.st_mode & 022))
-		return cordon_err(err, EPERM, "%s/%s belongs to uid %u or is writable by others: not using it", base,
-				  top_name, (unsigned)st.st_uid);
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		cs->squatted = true;
+		return cordon_err(err, EPERM, "%s%s%s belongs to uid %u or is writable by others: not using it", base,
+				  strcmp(base, "/") ? "/" : "", top_name, (unsigned)st.st_uid);
+	}
 	unsigned char rnd[8];
 	if (getentropy(rnd, sizeof(rnd)) < 0)
 		return cordon_err_errno(err, "getentropy");
@@ -378,6 +386,8 @@ struct walk {
 	size_t layer;
 	char rel[REL_MAX]; /* the current entry, relative to the layer */
 	size_t entries;
+	size_t steps; /* list: the apply's synced steps (changeset_list) */
+	size_t files; /* list: files and links (synced in groups) */
 	/* list */
 	const char *base;
 	struct file_list *out;
@@ -576,6 +586,13 @@ static int list_visit(struct walk *w, int U, int H, const char *name, const stru
 		if (add_held(held_list(w, 1), path, NULL, err) < 0)
 			return -1;
 	}
+	/* What the apply syncs the journal for: each directory (made, merged
+	 * or replacing; its files' group), each deletion, each host directory
+	 * a file replaces, and files in groups of PENDING_MAX. */
+	if (is_whiteout(st) || S_ISDIR(st->st_mode) || (host && S_ISDIR(hs.st_mode)))
+		w->steps++;
+	else if (++w->files % 256 == 0)
+		w->steps++;
 	if (is_whiteout(st))
 		return file_list_add(w->out, path, w->base, CHANGE_DELETED, false, -1, err);
 	if (S_ISDIR(st->st_mode)) {
@@ -603,7 +620,7 @@ static int list_visit(struct walk *w, int U, int H, const char *name, const stru
 }
 
 int changeset_list(const struct changeset *cs, const char *base, struct file_list *out,
-		   const struct changeset_held *held, cordon_error *err)
+		   const struct changeset_held *held, size_t *steps, cordon_error *err)
 {
 	_cleanup_free_ struct walk *w = calloc(1, sizeof(*w));
 	if (!w)
@@ -613,6 +630,8 @@ int changeset_list(const struct changeset *cs, const char *base, struct file_lis
 	w->out = out;
 	w->held = held;
 	int r = for_each_layer(w, list_visit, err);
+	if (steps)
+		*steps = w->steps;
 	/* By path, as a direct-mode snapshot lists them: the order of the
 	 * upper layer's directories is the filesystem's. */
 	file_list_sort(out);

@@ -32,6 +32,11 @@ void changeset_dirname(char *out, size_t sz);
 #define CHANGESET_MAX_LAYERS 64
 #define CHANGESET_MAX_ENTRIES 200000
 #define CHANGESET_MAX_DEPTH 256
+/* The apply at the end of a run syncs its journal once per directory,
+ * deletion and group of files (steps, from changeset_list): a change set of
+ * more is kept, not applied, so that what the supervisor spends after a run
+ * is bounded (a `cordon apply` of it is the user's to start). */
+#define CHANGESET_MAX_APPLY_STEPS 1000
 
 struct changeset {
 	char dir[4096];
@@ -42,6 +47,8 @@ struct changeset {
 	uid_t uid;                        /* the owner applied files get */
 	gid_t gid;
 	strv protect;                     /* the run's protected names (protect.h) */
+	bool squatted;                    /* changeset_create failed: BASE's CHANGESET_DIRNAME[-UID]
+					   * is someone else's (a file, a link, another owner) */
 };
 
 /* What a listing or an apply found that it does not apply; each may be NULL.
@@ -95,9 +102,10 @@ int changeset_layer_fd(const struct changeset *cs, size_t i, const char *which, 
  * links (regular files hashed), deleted entries, paths relative to base (or
  * absolute). What an apply would not apply goes to held (refused,
  * protected; conflicts are not looked for). Walks only the upper
- * directories: O(changes). */
+ * directories: O(changes). steps (may be NULL): the synced steps its
+ * apply takes (CHANGESET_MAX_APPLY_STEPS). */
 int changeset_list(const struct changeset *cs, const char *base, struct file_list *out,
-		   const struct changeset_held *held, cordon_error *err);
+		   const struct changeset_held *held, size_t *steps, cordon_error *err);
 /* The host paths changed since the run started that the change set would
  * replace or delete (one line each): an apply without force refuses them. */
 int changeset_conflicts(const struct changeset *cs, strv *out, cordon_error *err);
