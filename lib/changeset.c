@@ -126,8 +126,9 @@ static int write_protect(const struct changeset *cs, cordon_error *err)
 static int write_meta(const struct changeset *cs, cordon_error *err)
 {
 	char meta[256];
-	int n = snprintf(meta, sizeof(meta), META_MAGIC "\nstarted %" PRId64 "\nowner %u %u\nlayers %zu\n",
-			 cs->started_ns, (unsigned)cs->uid, (unsigned)cs->gid, cs->nlayers);
+	int n = snprintf(meta, sizeof(meta), META_MAGIC "\nstarted %" PRId64 "\nowner %u %u\nrun %u %u\nlayers %zu\n",
+			 cs->started_ns, (unsigned)cs->uid, (unsigned)cs->gid, (unsigned)cs->run_uid,
+			 (unsigned)cs->run_gid, cs->nlayers);
 	return write_file_at(cs->dirfd, "meta", meta, (size_t)n, err);
 }
 
@@ -178,6 +179,8 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 	cs->started_ns = realtime_ns();
 	cs->uid = uid;
 	cs->gid = gid;
+	cs->run_uid = run_uid;
+	cs->run_gid = run_gid;
 	for (size_t i = 0; i < n; i++, cs->nlayers++)
 		if (!(cs->host[i] = strdup(hosts[i])))
 			return cordon_err(err, ENOMEM, "out of memory");
@@ -301,13 +304,27 @@ int changeset_open(struct changeset *cs, const char *dir, cordon_error *err)
 				  (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
 	char meta[512];
 	long long started;
-	unsigned u, g;
+	unsigned u, g, ru, rg;
 	size_t n;
 	if (read_file_at(cs->dirfd, "meta", meta, sizeof(meta)) < 0)
 		return cordon_err(err, EINVAL, "%s: not a change set (no meta file)", dir);
-	if (sscanf(meta, META_MAGIC "\nstarted %lld\nowner %u %u\nlayers %zu\n", &started, &u, &g, &n) != 4 ||
-	    n == 0 || n > CHANGESET_MAX_LAYERS)
+	/* The run's uid line is newer: without it (an older cordon's), the
+	 * owner's. */
+	int f = sscanf(meta, META_MAGIC "\nstarted %lld\nowner %u %u\nrun %u %u\nlayers %zu\n", &started, &u, &g, &ru,
+		       &rg, &n);
+	bool has_run = f == 6;
+	if (f != 6 && sscanf(meta, META_MAGIC "\nstarted %lld\nowner %u %u\nlayers %zu\n", &started, &u, &g, &n) == 4) {
+		ru = u;
+		rg = g;
+		f = 6;
+	}
+	if (f != 6 || n == 0 || n > CHANGESET_MAX_LAYERS)
 		return cordon_err(err, EINVAL, "%s/meta: not a change set's (version 1)", dir);
+	/* An ordinary user's runs are that user. */
+	if (geteuid() != 0 && ru != geteuid())
+		return cordon_err(err, EPERM, "%s/meta: run uid %u is not yours", dir, ru);
+	cs->run_uid = ru;
+	cs->run_gid = rg;
 	/* An ordinary user's apply makes files theirs: any other owner in meta
 	 * was not written by their cordon. */
 	if (geteuid() != 0 && u != geteuid())
@@ -322,6 +339,13 @@ int changeset_open(struct changeset *cs, const char *dir, cordon_error *err)
 		if (fstatat(cs->dirfd, name, &ls, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(ls.st_mode) ||
 		    ls.st_uid != geteuid() || (ls.st_mode & 022))
 			return cordon_err(err, EPERM, "%s/%s: not a layer of yours (owner, mode)", dir, name);
+		/* The upper layer is the run's (its host uid wrote it), or
+		 * gone (applied): anyone else's was not made by this run. */
+		snprintf(name, sizeof(name), "%zu/upper", i);
+		if (has_run && fstatat(cs->dirfd, name, &ls, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (!S_ISDIR(ls.st_mode) || ls.st_uid != ru))
+			return cordon_err(err, EPERM, "%s/%s: not the run's upper layer (owner uid %u, the run's %u)", dir,
+					  name, (unsigned)ls.st_uid, ru);
 		snprintf(name, sizeof(name), "%zu/host", i);
 		ssize_t len = read_file_at(cs->dirfd, name, host, sizeof(host));
 		if (len <= 0 || host[0] != '/' || strlen(host) != (size_t)len)

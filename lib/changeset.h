@@ -5,7 +5,9 @@
  * another user's: .cordon-changes-UID, so that users sharing a parent such
  * as /tmp each have theirs), mode 0700, owned by the invoking user:
  *   meta              "cordon-changes 1", started (CLOCK_REALTIME ns), owner
- *                     uid and gid, number of layers: written by cordon
+ *                     uid and gid, the run's host uid and gid (owner of each
+ *                     upper/: checked by changeset_open), number of layers:
+ *                     written by cordon
  *   protect           the run's protected names (protect.h), each ended by
  *                     a NUL: what an apply holds back, later ones too
  *   <i>/host          layer i's host directory (raw bytes, no newline)
@@ -46,6 +48,8 @@ struct changeset {
 	int64_t started_ns;               /* CLOCK_REALTIME, when the run started */
 	uid_t uid;                        /* the owner applied files get */
 	gid_t gid;
+	uid_t run_uid;                    /* the run's host identity: it wrote upper/ and work/ */
+	gid_t run_gid;
 	strv protect;                     /* the run's protected names (protect.h) */
 	bool squatted;                    /* changeset_create failed: BASE's CHANGESET_DIRNAME[-UID]
 					   * is someone else's (a file, a link, another owner) */

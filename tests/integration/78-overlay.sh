@@ -517,6 +517,26 @@ done" >/dev/null 2>&1
 	t_assert
 }
 
+# meta names the run's host uid, the owner of each upper layer: an upper
+# layer of anyone else's is refused.
+test_meta_names_the_run_uid() {
+	ws_init || return
+	cordon_run --workspace-mode review -- /bin/sh -c 'echo result >out'
+	local d u
+	d=$(changes_dir)
+	u=$(field .enforcement.sandbox_host_uid)
+	expect_eq "$(grep '^run ' "$d/meta")" "run $u $u" "meta names the run's uid: $ERR"
+	expect_eq "$(stat -c %u "$d/0/upper")" "$u" "the upper layer is the run's"
+	chown 65533 "$d/0/upper"
+	expect_match "$("$CORDON" apply "$d" 2>&1)" "0/upper: not the run's upper layer \(owner uid 65533, the run's $u\)" \
+		"another's upper layer refused"
+	[ -e out ] && fail "applied"
+	chown "$u" "$d/0/upper"
+	"$CORDON" apply "$d" || fail "the change set as made is applied"
+	expect_eq "$(cat out)" result "applied"
+	t_assert
+}
+
 # A change set whose control files are not the caller's own and
 # mode-restricted is refused whole.
 test_change_set_control_files_checked() {
@@ -543,6 +563,6 @@ for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_
 	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe test_journal_names_never_read_as_records \
 	test_kept_change_set_out_of_a_later_runs_reach_root test_kept_change_set_out_of_a_later_runs_reach_user \
 	test_kept_change_set_deeper_in_a_later_run \
-	test_change_set_control_files_checked; do
+	test_change_set_control_files_checked test_meta_names_the_run_uid; do
 	t_run $t
 done
