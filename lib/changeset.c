@@ -204,6 +204,21 @@ void changeset_dirname(char *out, size_t sz)
 		snprintf(out, sz, "%s-%u", CHANGESET_DIRNAME, (unsigned)u);
 }
 
+bool changeset_is_dirname(const char *name)
+{
+	const size_t l = sizeof(CHANGESET_DIRNAME) - 1;
+	if (strncmp(name, CHANGESET_DIRNAME, l) != 0)
+		return false;
+	if (name[l] == '\0')
+		return true;
+	if (name[l] != '-' || !name[l + 1])
+		return false;
+	for (const char *c = name + l + 1; *c; c++)
+		if (*c < '0' || *c > '9')
+			return false;
+	return true;
+}
+
 static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err)
 {
 	char top_name[64];

@@ -31,6 +31,8 @@
  * this process's effective user: CHANGESET_DIRNAME, or -UID appended when
  * not root. */
 void changeset_dirname(char *out, size_t sz);
+/* Is name CHANGESET_DIRNAME, or it and "-UID" (anyone's change sets)? */
+bool changeset_is_dirname(const char *name);
 #define CHANGESET_MAX_LAYERS 64
 #define CHANGESET_MAX_ENTRIES 200000
 #define CHANGESET_MAX_DEPTH 256

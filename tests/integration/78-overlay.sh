@@ -517,6 +517,45 @@ done" >/dev/null 2>&1
 	t_assert
 }
 
+# A kept change set is masked in every later run's view (an empty
+# read-only directory), at the top of its workspace or of a read-only path,
+# and so are other users' .cordon-changes-UID; an ordinary user's too.
+test_kept_change_sets_masked() {
+	ws_init || return
+	cordon_run --workspace-mode review -- /bin/sh -c 'echo secret >out'
+	local d
+	d=$(changes_dir)
+	mkdir -p "$WS/.cordon-changes-1000/x" && echo theirs >"$WS/.cordon-changes-1000/x/f"
+	chown -R 1000 "$WS/.cordon-changes-1000" && chmod -R a+rX "$WS/.cordon-changes-1000"
+	local see='for c in .cordon-changes .cordon-changes-1000; do printf "%s:%s " $c "$(ls -A $c | wc -l)"; done
+cat .cordon-changes*/*/*/upper/out .cordon-changes-1000/x/f 2>/dev/null; touch .cordon-changes/y 2>/dev/null && echo wrote; true'
+	cd "$WS" || return
+	cordon_run -- /bin/sh -c "$see"
+	expect_eq "$RC $OUT" "0 .cordon-changes:0 .cordon-changes-1000:0 " "masked in a workspace: $ERR"
+	mkdir "$WS/v" && cd "$WS/v" || return
+	cordon_run --ro "$WS" -- /bin/sh -c "cd '$WS' && { $see; }"
+	expect_eq "$RC $OUT" "0 .cordon-changes:0 .cordon-changes-1000:0 " "masked in a read-only path: $ERR"
+	expect_match "$("$CORDON" explain --ro "$WS")" "masked" "explain says so"
+	"$CORDON" discard "$d" || fail "discard"
+	if ! setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null; then
+		t_assert
+		return
+	fi
+	rm -rf "$WS/.cordon-changes-1000" "$WS/v"
+	chown -R 65534:65534 "$WS"
+	chmod 777 "$T_TMP"
+	cd "$WS/w" || return
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --report "$T_TMP/r.json" --ro "$BUILD" \
+		--workspace-mode review -- /bin/sh -c 'echo secret >out' >/dev/null 2>&1 || fail "the user's review run"
+	cd "$WS" || return
+	local out
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --ro "$BUILD" -- /bin/sh -c \
+		'ls -A .cordon-changes-65534 | wc -l; cat .cordon-changes-65534/*/*/upper/out 2>&1 | grep -c secret' 2>&1)
+	expect_eq "$out" "0
+0" "a user's own kept change set masked in their later run"
+	t_assert
+}
+
 # meta names the run's host uid, the owner of each upper layer: an upper
 # layer of anyone else's is refused.
 test_meta_names_the_run_uid() {
@@ -563,6 +602,6 @@ for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_
 	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe test_journal_names_never_read_as_records \
 	test_kept_change_set_out_of_a_later_runs_reach_root test_kept_change_set_out_of_a_later_runs_reach_user \
 	test_kept_change_set_deeper_in_a_later_run \
-	test_change_set_control_files_checked test_meta_names_the_run_uid; do
+	test_change_set_control_files_checked test_meta_names_the_run_uid test_kept_change_sets_masked; do
 	t_run $t
 done
