@@ -155,7 +155,8 @@ static void overlay_obstacle(const struct run_plan *plan, char *base, size_t bsz
 		struct stat st;
 		if (plan->mounts[i].mode == MOUNT_RW &&
 		    (stat(plan->mounts[i].path, &st) < 0 || !S_ISDIR(st.st_mode))) {
-			snprintf(why, wsz, "the writable path %s is not a directory (an overlay needs one)",
+			snprintf(why, wsz,
+				 "the writable path %s is not a directory (overlayfs layers are directories; a file granted on its own makes the run direct)",
 				 plan->mounts[i].path);
 			return;
 		}

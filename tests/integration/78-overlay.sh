@@ -232,6 +232,18 @@ test_overlay_is_the_default() {
 	t_assert
 }
 
+# A file granted on its own cannot be an overlay (layers are directories):
+# the run is direct as a whole, the reason names the file.
+test_rw_file_makes_the_run_direct() {
+	ws_init || return
+	echo old >"$WS/one"
+	cordon_run --rw "$WS/one" -- /bin/sh -c "echo new >'$WS/one'; echo 1 >f"
+	expect_eq "$RC $(field .enforcement.workspace_mode) $(cat "$WS/one") $(cat f)" "0 direct new 1" "direct: $ERR"
+	expect_match "$(field .enforcement.workspace_mode_reason)" \
+		"^overlay \(the default\), direct instead: the writable path $WS/one is not a directory" "the reason names it"
+	t_assert
+}
+
 # A .cordon-changes someone else made (a file, a link, a directory of
 # another owner's) turns overlay off: said in the report and in one line on
 # stderr, naming it.
@@ -598,7 +610,7 @@ test_change_set_control_files_checked() {
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
-	test_fallback_needs_allow_weaker test_overlay_is_the_default test_squatted_change_set_dir_said test_overlay_paths_beyond_bounds_kept test_apply_steps_bounded test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
+	test_fallback_needs_allow_weaker test_overlay_is_the_default test_squatted_change_set_dir_said test_rw_file_makes_the_run_direct test_overlay_paths_beyond_bounds_kept test_apply_steps_bounded test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
 	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe test_journal_names_never_read_as_records \
 	test_kept_change_set_out_of_a_later_runs_reach_root test_kept_change_set_out_of_a_later_runs_reach_user \
 	test_kept_change_set_deeper_in_a_later_run \
