@@ -392,14 +392,14 @@ int overlay_fall_back_late(struct overlay_run *o, const cordon_policy *p, struct
 {
 	if (!o->active)
 		return 0;
-	if (fall_back(o, p, rep, why, err) < 0)
-		return -1;
-	/* Nothing in it yet: init mounts after sync 2. */
+	int r = fall_back(o, p, rep, why, err);
+	/* Nothing in it yet: init mounts after sync 2. It goes either way:
+	 * a run refused here has no change set (nor changes in its report). */
 	changeset_discard(&o->cs, &(cordon_error){0});
 	changeset_close(&o->cs);
 	o->active = false;
-	o->fell_back = true;
-	return 0;
+	o->fell_back = r == 0;
+	return r;
 }
 
 bool overlay_on_host(const struct overlay_run *o, const struct run_report *rep)

@@ -232,6 +232,24 @@ test_overlay_is_the_default() {
 	t_assert
 }
 
+# As root, a workspace without idmapped mounts (ramfs) cannot be an
+# overlay: asked for, the run is refused, and its report has no change set
+# (it said "applied"), none is left behind.
+test_late_refusal_has_no_change_set() {
+	[ "$(id -u)" = 0 ] || { t_skip "needs root (to mount a ramfs)"; return; }
+	mkdir r && mount -t ramfs -o mode=755 ramfs r || { t_skip "cannot mount a ramfs"; return; }
+	mkdir r/w && cd r/w || return
+	cordon_run --workspace-mode overlay -- /bin/sh -c 'echo 1 >f'
+	if [ "$RC" = 0 ]; then
+		t_skip "ramfs has idmapped mounts on this kernel"
+		return
+	fi
+	expect_eq "$(field .status) $(field .changes)" "setup-error null" "refused, no change set: $ERR"
+	expect_match "$(field .reason)" "has no idmapped mounts" "the reason"
+	expect_eq "$(ls -A "$WS/r/.cordon-changes" 2>/dev/null)" "" "none left behind"
+	t_assert
+}
+
 # A file granted on its own cannot be an overlay (layers are directories):
 # the run is direct as a whole, the reason names the file.
 test_rw_file_makes_the_run_direct() {
@@ -610,7 +628,7 @@ test_change_set_control_files_checked() {
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
-	test_fallback_needs_allow_weaker test_overlay_is_the_default test_squatted_change_set_dir_said test_rw_file_makes_the_run_direct test_overlay_paths_beyond_bounds_kept test_apply_steps_bounded test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
+	test_fallback_needs_allow_weaker test_overlay_is_the_default test_squatted_change_set_dir_said test_rw_file_makes_the_run_direct test_late_refusal_has_no_change_set test_overlay_paths_beyond_bounds_kept test_apply_steps_bounded test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
 	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe test_journal_names_never_read_as_records \
 	test_kept_change_set_out_of_a_later_runs_reach_root test_kept_change_set_out_of_a_later_runs_reach_user \
 	test_kept_change_set_deeper_in_a_later_run \
