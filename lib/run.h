@@ -28,6 +28,11 @@ struct run_hooks {
 	void (*on_event)(void *ctx, uint64_t data, uint32_t events);
 	/* init is gone (the whole run with it): before the report is finished. */
 	void (*on_end)(void *ctx);
+	/* The report is finished (usage, outputs, denials: every process of
+	 * the run is gone and its output read), before the boundary's teardown
+	 * (its mount namespace, its cgroup); may be NULL. Not called when the
+	 * boundary never started. */
+	void (*on_report)(void *ctx);
 };
 /* A session's boundary: like cordon_run, with init as the agent
  * (session-agent.c) instead of a command; returns when init is gone. */
