@@ -17,9 +17,7 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
-#include <openssl/err.h>
 #include <openssl/ssl.h>
-#include <openssl/x509.h>
 #include "cleanup.h"
 #include "error.h"
 #include "proxy.h"
@@ -307,8 +305,10 @@ static void conn_close(struct proxy *px, size_t slot)
 			*fds[i] = -1;
 		}
 	c->up = c->down = 0;
-	SSL_free(c->cssl);
-	SSL_free(c->ussl);
+	if (c->cssl)
+		px->tls.ops->ssl_free(c->cssl);
+	if (c->ussl)
+		px->tls.ops->ssl_free(c->ussl);
 	c->cssl = c->ussl = NULL;
 	if (c->tls_mem) {
 		px->mem -= TLS_CONN_MEM;
@@ -891,12 +891,12 @@ static void on_relay(struct proxy *px, size_t slot);
 
 /* One side of a read connection: its socket, or its TLS over it. Both as
  * recv/send: >0 bytes, 0 end, -1 with errno (EAGAIN: not now). */
-static ssize_t io_ret(SSL *s, int ok, size_t n)
+static ssize_t io_ret(const struct tls_ops *T, SSL *s, int ok, size_t n)
 {
 	if (ok == 1)
 		return (ssize_t)n;
-	int e = SSL_get_error(s, ok);
-	ERR_clear_error();
+	int e = T->get_error(s, ok);
+	T->err_clear();
 	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
 		errno = EAGAIN;
 		return -1;
@@ -907,29 +907,29 @@ static ssize_t io_ret(SSL *s, int ok, size_t n)
 	return -1;
 }
 
-static ssize_t io_recv(int fd, SSL *s, char *b, size_t n)
+static ssize_t io_recv(const struct tls_ops *T, int fd, SSL *s, char *b, size_t n)
 {
 	if (!s)
 		return recv(fd, b, n, MSG_DONTWAIT);
 	size_t got = 0;
-	int ok = SSL_read_ex(s, b, n, &got);
-	return io_ret(s, ok, got);
+	int ok = T->read_ex(s, b, n, &got);
+	return io_ret(T, s, ok, got);
 }
 
-static ssize_t io_send(int fd, SSL *s, const char *b, size_t n)
+static ssize_t io_send(const struct tls_ops *T, int fd, SSL *s, const char *b, size_t n)
 {
 	if (!s)
 		return send(fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 	size_t put = 0;
-	int ok = SSL_write_ex(s, b, n, &put);
-	return io_ret(s, ok, put);
+	int ok = T->write_ex(s, b, n, &put);
+	return io_ret(T, s, ok, put);
 }
 
 /* Send what is pending; -1 on a connection error. */
-static int flush_out(int fd, SSL *s, buf *b, size_t *off, uint64_t *count, bool *moved)
+static int flush_out(const struct tls_ops *T, int fd, SSL *s, buf *b, size_t *off, uint64_t *count, bool *moved)
 {
 	while (*off < b->len) {
-		ssize_t n = io_send(fd, s, b->p + *off, b->len - *off);
+		ssize_t n = io_send(T, fd, s, b->p + *off, b->len - *off);
 		if (n < 0)
 			return errno == EAGAIN ? 0 : -1;
 		*off += (size_t)n;
@@ -946,13 +946,14 @@ static void on_http(struct proxy *px, size_t slot)
 {
 	struct conn *c = px->c[slot];
 	struct pxhttp *h = c->http;
+	const struct tls_ops *T = px->tls.ops;
 	char tmp[16384];
 	int rounds = 0;
 	bool moved;
 	do {
 		moved = false;
 		if (!c->c_eof && !h->done && c->to_up.len - c->up_off < HTTP_IO_CAP && pxhttp_want_client(h)) {
-			ssize_t n = io_recv(c->cfd, c->cssl, tmp, sizeof(tmp));
+			ssize_t n = io_recv(T, c->cfd, c->cssl, tmp, sizeof(tmp));
 			if (n > 0 && pxhttp_client(h, tmp, (size_t)n, &c->to_up, &c->to_down) < 0)
 				h->done = true;
 			if (n == 0)
@@ -961,10 +962,10 @@ static void on_http(struct proxy *px, size_t slot)
 				goto gone;
 			moved |= n >= 0;
 		}
-		if (flush_out(c->ufd, c->ussl, &c->to_up, &c->up_off, &c->up, &moved) < 0)
+		if (flush_out(T, c->ufd, c->ussl, &c->to_up, &c->up_off, &c->up, &moved) < 0)
 			goto gone;
 		if (!c->u_eof && c->to_down.len - c->down_off < HTTP_IO_CAP) {
-			ssize_t n = io_recv(c->ufd, c->ussl, tmp, sizeof(tmp));
+			ssize_t n = io_recv(T, c->ufd, c->ussl, tmp, sizeof(tmp));
 			if (n > 0 && pxhttp_upstream(h, tmp, (size_t)n, &c->to_down) < 0)
 				goto gone;
 			if (n == 0) {
@@ -978,7 +979,7 @@ static void on_http(struct proxy *px, size_t slot)
 			if (n > 0 && h->cin.len && pxhttp_client(h, NULL, 0, &c->to_up, &c->to_down) < 0)
 				h->done = true;
 		}
-		if (flush_out(c->cfd, c->cssl, &c->to_down, &c->down_off, &c->down, &moved) < 0)
+		if (flush_out(T, c->cfd, c->cssl, &c->to_down, &c->down_off, &c->down, &moved) < 0)
 			goto gone;
 	} while (moved && ++rounds < RELAY_ROUNDS);
 	bool down_clear = c->to_down.len == c->down_off;
@@ -986,8 +987,8 @@ static void on_http(struct proxy *px, size_t slot)
 		goto gone; /* all is said (or the upstream is finished) */
 	if (c->c_eof && c->to_up.len == c->up_off && !c->u_shut) {
 		if (c->ussl) {
-			SSL_shutdown(c->ussl); /* close_notify; the response may still come */
-			ERR_clear_error();
+			T->shutdown(c->ussl); /* close_notify; the response may still come */
+			T->err_clear();
 		} else {
 			shutdown(c->ufd, SHUT_WR);
 		}
@@ -1026,6 +1027,7 @@ static void http_start(struct proxy *px, size_t slot)
 static void tls_upstream_refused(struct proxy *px, size_t slot)
 {
 	struct conn *c = px->c[slot];
+	const struct tls_ops *T = px->tls.ops;
 	char msg[800];
 	snprintf(msg, sizeof(msg), "cordon: %s: the upstream's TLS was not accepted: %s\n", c->target, c->u_why);
 	char r[1200];
@@ -1033,9 +1035,9 @@ static void tls_upstream_refused(struct proxy *px, size_t slot)
 			 "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s",
 			 strlen(msg), msg);
 	size_t put;
-	if (SSL_write_ex(c->cssl, r, (size_t)n, &put) == 1) /* best effort, as say() */
-		SSL_shutdown(c->cssl);
-	ERR_clear_error();
+	if (T->write_ex(c->cssl, r, (size_t)n, &put) == 1) /* best effort, as say() */
+		T->shutdown(c->cssl);
+	T->err_clear();
 	conn_close(px, slot);
 }
 
@@ -1044,19 +1046,20 @@ static void tls_upstream_refused(struct proxy *px, size_t slot)
 static void on_handshake(struct proxy *px, size_t slot)
 {
 	struct conn *c = px->c[slot];
+	const struct tls_ops *T = px->tls.ops;
 	if (!c->u_hs && !c->u_bad) {
-		int r = SSL_do_handshake(c->ussl);
-		int e = r == 1 ? 0 : SSL_get_error(c->ussl, r);
+		int r = T->do_handshake(c->ussl);
+		int e = r == 1 ? 0 : T->get_error(c->ussl, r);
 		if (r == 1) {
 			c->u_hs = true;
 		} else if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
-			long v = SSL_get_verify_result(c->ussl);
-			unsigned long le = ERR_peek_error();
+			long v = T->get_verify_result(c->ussl);
+			unsigned long le = T->err_peek();
 			char eb[120] = "the handshake failed";
 			if (v != X509_V_OK)
-				snprintf(eb, sizeof(eb), "certificate not verified: %s", X509_verify_cert_error_string(v));
+				snprintf(eb, sizeof(eb), "certificate not verified: %s", T->verify_error_string(v));
 			else if (le)
-				ERR_error_string_n(le, eb, sizeof(eb));
+				T->err_string_n(le, eb, sizeof(eb));
 			snprintf(c->u_why, sizeof(c->u_why), "%s", eb);
 			c->u_bad = true;
 			/* On record at once, whether or not the client's handshake
@@ -1066,15 +1069,15 @@ static void on_handshake(struct proxy *px, size_t slot)
 			report_add_denial(px->rep, "network", t);
 			px->rep->net.denied++;
 		}
-		ERR_clear_error();
+		T->err_clear();
 	}
 	/* The client's handshake only once the upstream's is decided: what
 	 * it hears is then known (the service, or a 502), and the refusal is
 	 * on record before the client can leave. */
 	if (!c->c_hs && (c->u_hs || c->u_bad)) {
-		int r = SSL_do_handshake(c->cssl);
-		int e = r == 1 ? 0 : SSL_get_error(c->cssl, r);
-		ERR_clear_error();
+		int r = T->do_handshake(c->cssl);
+		int e = r == 1 ? 0 : T->get_error(c->cssl, r);
+		T->err_clear();
 		if (r == 1)
 			c->c_hs = true;
 		else if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
@@ -1105,17 +1108,18 @@ static void on_handshake(struct proxy *px, size_t slot)
 static void tls_start(struct proxy *px, size_t slot)
 {
 	struct conn *c = px->c[slot];
+	const struct tls_ops *T = px->tls.ops;
 	cordon_error e = {0};
-	SSL_CTX *leaf = tls_leaf_ctx(px->tls.ca, c->host, &e);
-	c->cssl = leaf ? SSL_new(leaf) : NULL;
-	c->ussl = tls_upstream_ssl(px->up_ctx, c->host);
-	if (!c->cssl || !c->ussl || SSL_set_fd(c->cssl, c->cfd) != 1 || SSL_set_fd(c->ussl, c->ufd) != 1) {
-		ERR_clear_error();
+	SSL_CTX *leaf = T->leaf_ctx(px->tls.ca, c->host, &e);
+	c->cssl = leaf ? T->ssl_new(leaf) : NULL;
+	c->ussl = T->upstream_ssl(px->up_ctx, c->host);
+	if (!c->cssl || !c->ussl || T->set_fd(c->cssl, c->cfd) != 1 || T->set_fd(c->ussl, c->ufd) != 1) {
+		T->err_clear();
 		refuse(px, slot, "cordon: TLS setup failed", 1, 502);
 		return;
 	}
-	SSL_set_accept_state(c->cssl);
-	SSL_set_connect_state(c->ussl);
+	T->set_accept_state(c->cssl);
+	T->set_connect_state(c->ussl);
 	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 	/* The client sent nothing after its CONNECT (decided): the socket's
 	 * buffer is empty and takes these few bytes whole. */
@@ -1436,7 +1440,7 @@ int proxy_new(struct proxy **out, const strv *allow, const struct net_rules *rul
 	px->rules = rules;
 	if (tls)
 		px->tls = *tls;
-	if (px->tls.ca && !(px->up_ctx = tls_upstream_ctx(px->tls.upstream_ca, err))) {
+	if (px->tls.ca && !(px->up_ctx = px->tls.ops->upstream_ctx(px->tls.upstream_ca, err))) {
 		free(px);
 		return cordon_err_wrap(err, "proxy");
 	}
@@ -1557,7 +1561,8 @@ void proxy_free(struct proxy *px)
 	if (dns_efd >= 0)
 		epoll_ctl(px->epfd, EPOLL_CTL_DEL, dns_efd, NULL);
 	strv_free(&px->allow);
-	SSL_CTX_free(px->up_ctx);
+	if (px->up_ctx)
+		px->tls.ops->ctx_free(px->up_ctx);
 	redactor_free(px->echo);
 	free(px);
 }

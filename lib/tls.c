@@ -290,3 +290,30 @@ SSL *tls_upstream_ssl(SSL_CTX *ctx, const char *host)
 	}
 	return s;
 }
+
+/* X509_verify_cert_error_string takes a long; ERR_error_string_n's buffer
+ * is a size_t: as in the table. */
+__attribute__((visibility("default"))) const struct tls_ops tls_module_ops = {
+	.ca_new = tls_ca_new,
+	.ca_free = tls_ca_free,
+	.ca_pem = tls_ca_pem,
+	.leaf_ctx = tls_leaf_ctx,
+	.upstream_ctx = tls_upstream_ctx,
+	.upstream_ssl = tls_upstream_ssl,
+	.ctx_free = SSL_CTX_free,
+	.ssl_new = SSL_new,
+	.ssl_free = SSL_free,
+	.set_fd = SSL_set_fd,
+	.set_accept_state = SSL_set_accept_state,
+	.set_connect_state = SSL_set_connect_state,
+	.do_handshake = SSL_do_handshake,
+	.get_error = SSL_get_error,
+	.read_ex = SSL_read_ex,
+	.write_ex = SSL_write_ex,
+	.shutdown = SSL_shutdown,
+	.get_verify_result = SSL_get_verify_result,
+	.verify_error_string = X509_verify_cert_error_string,
+	.err_clear = ERR_clear_error,
+	.err_peek = ERR_peek_error,
+	.err_string_n = ERR_error_string_n,
+};

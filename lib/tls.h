@@ -1,5 +1,4 @@
-/* TLS for the egress proxy (issue 16, step 2; not wired into the proxy
- * yet): a CA made for each run, leaf certificates minted from it per host,
+/* TLS for the egress proxy (issue 16): a CA made for each run, leaf certificates minted from it per host,
  * and the context for the upstream leg.
  *
  * The CA is EC P-256, valid for the run (from an hour before now, for
@@ -33,3 +32,41 @@ SSL_CTX *tls_upstream_ctx(const char *ca_file, cordon_error *err);
 /* A client SSL for host on ctx: SNI (names only) and hostname or IP
  * verification set. NULL on error. */
 SSL *tls_upstream_ssl(SSL_CTX *ctx, const char *host);
+
+/* Everything the supervisor calls of TLS, as one table (tls_ops_get).
+ * OpenSSL's libssl, linked statically, brings 19,000 relocations of its
+ * method tables that the loader applies at every start (about 100 page
+ * faults and 1 ms here), while only a run that opens TLS connections uses
+ * it: the cordon program loads it as a module (cordon-tls.so beside the
+ * executable, lib/tls-load.c) on the first call; the library, cordon-serve
+ * and the tests link it (lib/tls-static.c). */
+struct tls_ops {
+	int (*ca_new)(struct tls_ca **out, unsigned valid_secs, cordon_error *err);
+	void (*ca_free)(struct tls_ca *ca);
+	const char *(*ca_pem)(const struct tls_ca *ca, size_t *len);
+	SSL_CTX *(*leaf_ctx)(struct tls_ca *ca, const char *host, cordon_error *err);
+	SSL_CTX *(*upstream_ctx)(const char *ca_file, cordon_error *err);
+	SSL *(*upstream_ssl)(SSL_CTX *ctx, const char *host);
+	/* OpenSSL's own, for the proxy's connections */
+	void (*ctx_free)(SSL_CTX *ctx);
+	SSL *(*ssl_new)(SSL_CTX *ctx);
+	void (*ssl_free)(SSL *s);
+	int (*set_fd)(SSL *s, int fd);
+	void (*set_accept_state)(SSL *s);
+	void (*set_connect_state)(SSL *s);
+	int (*do_handshake)(SSL *s);
+	int (*get_error)(const SSL *s, int ret);
+	int (*read_ex)(SSL *s, void *buf, size_t num, size_t *got);
+	int (*write_ex)(SSL *s, const void *buf, size_t num, size_t *put);
+	int (*shutdown)(SSL *s);
+	long (*get_verify_result)(const SSL *s);
+	const char *(*verify_error_string)(long v);
+	void (*err_clear)(void);
+	unsigned long (*err_peek)(void);
+	void (*err_string_n)(unsigned long e, char *buf, size_t len);
+};
+/* The table tls.c fills (the module's one exported symbol). */
+extern const struct tls_ops tls_module_ops;
+/* The table, loading the module first where the program does so; NULL
+ * with err set if it cannot be had. */
+const struct tls_ops *tls_ops_get(cordon_error *err);
