@@ -43,7 +43,11 @@ redactor *redactor_new(void);
 int redactor_add_secret(redactor *r, const char *name, const uint8_t *value, size_t len,
 			cordon_error *err);
 /* Markers are the names as given, not "[REDACTED:NAME]" (the proxy's
- * response filter: a value the upstream echoes becomes its placeholder). */
+ * response filter: a value the upstream echoes becomes its placeholder).
+ * Its base64 forms then also take the characters at their two ends that
+ * mix the value's bits with its neighbours' (each value those can take), so
+ * that nothing of the value comes back at any alignment. Call it before
+ * adding secrets. */
 void redactor_literal(redactor *r);
 /* Build the automaton; call once, after the last add. */
 int redactor_compile(redactor *r, cordon_error *err);
