@@ -498,6 +498,12 @@ int pxhttp_client(struct pxhttp *h, const char *d, size_t n, buf *to_up, buf *to
 	size_t off = 0;
 	int rc = 0;
 	while (!h->refused && h->nq < PXHTTP_PIPELINE && !h->req_opaque) {
+		/* One exchange at a time upstream: a pipelined request waits (in
+		 * cin, unread) for the answer to the one before it, so that
+		 * nothing after an exchange that is refused or ends the
+		 * connection (an unreadable or unasked-for answer) goes out. */
+		if (h->nq && h->req.st == S_HEAD)
+			break;
 		size_t used;
 		int r = h1_feed(&h->req, h->cin.p + off, h->cin.len - off, &used);
 		if (r == H1_NEED) {
@@ -785,5 +791,7 @@ void pxhttp_upstream_eof(struct pxhttp *h, buf *to_down)
 
 bool pxhttp_want_client(const struct pxhttp *h)
 {
-	return !h->refused && (h->req_opaque || h->nq < PXHTTP_PIPELINE);
+	/* A waiting request (see pxhttp_client) holds at most what one read
+	 * brought: no more is read until it goes on. */
+	return !h->refused && (h->req_opaque || (h->nq < PXHTTP_PIPELINE && !(h->nq && h->req.st == S_HEAD && h->cin.len)));
 }

@@ -1075,6 +1075,8 @@ static void on_http(struct proxy *px, size_t slot)
 				goto gone;
 			moved |= n >= 0;
 		}
+		if (h->done && !h->req_opaque)
+			c->to_up.len = c->up_off = 0; /* ended (refused, or an answer that ends it): nothing more goes up */
 		if (flush_out(c->ufd, c->ussl, c->unet, &c->to_up, &c->up_off, &c->up, &moved, true) < 0)
 			goto gone;
 		if (!c->u_eof && c->to_down.len - c->down_off < HTTP_IO_CAP) {
