@@ -37,6 +37,33 @@ void pxhttp_free(struct pxhttp *h)
 	buf_free(&h->refusal);
 	if (h->es.r)
 		redact_stream_free(&h->es);
+	if (h->mem)
+		*h->mem -= h->charged;
+	h->charged = 0;
+}
+
+/* Count what the echo filter holds now; false if that is past the budget. */
+static bool charge(struct pxhttp *h)
+{
+	if (!h->mem)
+		return true;
+	size_t m = h->es.r ? redact_stream_mem(&h->es) : 0;
+	*h->mem = *h->mem - h->charged + m;
+	h->charged = m;
+	return m == 0 || *h->mem <= h->mem_max;
+}
+
+/* The echo filter would hold more than the proxy's budget has room for: what
+ * it holds cannot go out unfiltered, so it is dropped and the connection
+ * ends (the client sees the response cut short). */
+static void over_budget(struct pxhttp *h)
+{
+	h->rep->net.over_limit++;
+	redact_stream_free(&h->es);
+	memset(&h->es, 0, sizeof(h->es));
+	h->rf = PXHTTP_RF_RAW;
+	h->done = true;
+	charge(h);
 }
 
 /* The path of a target, query left out, redacted in full before it is cut
@@ -695,6 +722,7 @@ static void unreadable(struct pxhttp *h, bool head_unsent, const char *why, buf 
 	memset(&h->es, 0, sizeof(h->es));
 	h->rf = PXHTTP_RF_RAW;
 	h->done = true;
+	charge(h);
 }
 
 int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
@@ -761,6 +789,10 @@ int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
 			buf_append(to_down, d + off, used);
 		else if (put_resp_body(h, st, d + off, used, r, to_down) < 0)
 			return -1;
+		if (h->es.r && !charge(h)) {
+			over_budget(h);
+			return 0;
+		}
 		if (e)
 			e->down += used;
 		off += used;

@@ -996,6 +996,11 @@ int redact_flush(struct redact_stream *st, buf *out)
 	return rc;
 }
 
+size_t redact_stream_mem(const struct redact_stream *st)
+{
+	return (st->held ? secmem_size(st->held) : 0) + st->ivcap * sizeof(*st->iv);
+}
+
 void redact_stream_free(struct redact_stream *st)
 {
 	secmem_free(st->held);

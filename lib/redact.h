@@ -81,6 +81,9 @@ void redact_stream_init(struct redact_stream *st, const redactor *r);
 int redact_feed(struct redact_stream *st, const uint8_t *in, size_t len, buf *out);
 /* End of stream: release what is held. */
 int redact_flush(struct redact_stream *st, buf *out);
+/* The memory the stream holds now (its held window and its pending
+ * ranges): the proxy counts it in its budget. */
+size_t redact_stream_mem(const struct redact_stream *st);
 void redact_stream_free(struct redact_stream *st);
 
 /* Matching only (the scan of written files): feed bytes, keep *state between

@@ -466,6 +466,8 @@ static void decided(struct proxy *px, size_t slot)
 		c->http->sec = px->tls.sec;
 		c->http->nsec = px->tls.nsec;
 		c->http->echo = px->echo;
+		c->http->mem = &px->mem; /* what its filter holds, in the budget */
+		c->http->mem_max = MEM_BUDGET;
 	}
 	/* Literal addresses: no lookup. A literal that the rule names as such
 	 * may be anything (127.0.0.1:8080 means the host's loopback). */

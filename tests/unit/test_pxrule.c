@@ -572,6 +572,58 @@ static void test_pxhttp_pipelined_request_waits(void **st)
 	redactor_free(echo);
 }
 
+/* What the echo filter holds back (a body that ends in what may begin a
+ * value) is counted in the proxy's memory while it is held, and given back
+ * when the connection goes; a filter that would take the count past the
+ * budget ends the connection instead of growing (nothing it held goes out
+ * unfiltered), counted as over_limit. */
+static void test_pxhttp_filter_memory_counted(void **st)
+{
+	struct run_report rep;
+	report_init(&rep);
+	struct net_rules rs = {0};
+	cordon_error err = {0};
+	assert_int_equal(pxrule_add(&rs, "api.example:443", NULL, NULL, false, &err), 0);
+	strv hosts = {0};
+	strv_push(&hosts, "api.example:443");
+	struct pxhttp_secret sec = {"TOK", "ph_0123", (const uint8_t *)"s3cr3t-value", 12, &hosts, true, true, false, 0};
+	redactor *echo = echo_filter(&sec);
+	struct pxhttp *h = malloc(sizeof(*h));
+	buf up = {0}, down = {0};
+	const char *req = "GET / HTTP/1.1\r\nX-Key: ph_0123\r\n\r\n";
+	const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc s3cr";
+	for (int tight = 0; tight < 2; tight++) {
+		size_t mem = 1000; /* the rest of the proxy's */
+		pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
+		h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
+		h->mem = &mem, h->mem_max = tight ? 2000 : 1u << 30;
+		up.len = down.len = 0;
+		uint64_t over = rep.net.over_limit;
+		assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
+		assert_int_equal(pxhttp_upstream(h, resp, strlen(resp), &down), 0);
+		buf_append(&down, "", 1);
+		assert_null(strstr(down.p, "s3cr"));
+		if (!tight) {
+			assert_true(mem > 1000 + 64 * 1024); /* its window, at least */
+			assert_int_equal(mem, 1000 + redact_stream_mem(&h->es));
+			assert_false(h->done);
+		} else {
+			assert_int_equal(mem, 1000);
+			assert_true(h->done);
+			assert_int_equal(rep.net.over_limit, over + 1);
+		}
+		pxhttp_free(h);
+		assert_int_equal(mem, 1000);
+	}
+	free(h);
+	buf_free(&up);
+	buf_free(&down);
+	strv_free(&hosts);
+	pxrule_free(&rs);
+	report_free(&rep);
+	redactor_free(echo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -582,6 +634,7 @@ int main(void)
 		cmocka_unit_test(test_pxhttp_unreadable_response),
 		cmocka_unit_test(test_pxhttp_coded_response),
 		cmocka_unit_test(test_pxhttp_pipelined_request_waits),
+		cmocka_unit_test(test_pxhttp_filter_memory_counted),
 	};
 	return cmocka_run_group_tests_name("pxrule", tests, NULL, NULL);
 }
