@@ -1085,12 +1085,13 @@ static void on_http(struct proxy *px, size_t slot)
 			ssize_t n = io_recv(c->ufd, c->ussl, c->unet, &c->u_rd, tmp, sizeof(tmp));
 			if (n > 0 && pxhttp_upstream(h, tmp, (size_t)n, &c->to_down) < 0)
 				goto gone;
-			if (n == 0) {
+			/* The end, or a broken one (a TLS upstream that closes without
+			 * close_notify: a body to EOF ends so): what the response
+			 * filter held goes out before the connection ends. */
+			if (n == 0 || (n < 0 && errno != EAGAIN)) {
 				c->u_eof = true;
 				pxhttp_upstream_eof(h, &c->to_down);
 			}
-			if (n < 0 && errno != EAGAIN)
-				goto gone;
 			moved |= n >= 0;
 			/* A response done may let requests that waited go on. */
 			if (n > 0 && h->cin.len && pxhttp_client(h, NULL, 0, &c->to_up, &c->to_down) < 0)
