@@ -55,15 +55,18 @@ echo
 # client over the Unix socket, beside the cold rows above.
 echo
 echo "cordon serve, /bin/true, $N requests each (ms; beside: cold cordon run and bwrap above)"
+echo "start-to-exec: median of the exec's usage.start_to_exec_seconds, from the moment the server had"
+echo "the whole request to the command's execve inside the boundary (- where there is no exec)"
+printf '%-46s %9s %9s %9s %13s\n' "" median p90 mean start-to-exec
 "$C" serve --socket "$ws/serve.sock" --state-dir "$ws/state" --max-sessions 8 --keep-runs 10 2>/dev/null &
 srv=$!
 for _ in $(seq 1 100); do [ -S "$ws/serve.sock" ] && break; sleep 0.05; done
 sid=$(curl -s --unix-socket "$ws/serve.sock" -X POST http://b/v1/sessions -d '{}' | sed 's/.*"id":"\([^"]*\)".*/\1/')
 srow() { # NAME ARGS...
-	local name=$1 med p90 mean
+	local name=$1 med p90 mean s2e
 	shift
-	read -r med p90 mean < <("$BUILD/bench-serve" "$ws/serve.sock" "$N" "$@")
-	printf '%-46s %9s %9s %9s\n' "$name" "$med" "$p90" "$mean"
+	read -r med p90 mean s2e < <("$BUILD/bench-serve" "$ws/serve.sock" "$N" "$@")
+	printf '%-46s %9s %9s %9s %13s\n' "$name" "$med" "$p90" "$mean" "$s2e"
 	echo "$med" >"$ws/.m.$(echo "$name" | tr -c 'a-z0-9' _)"
 }
 srow "serve: exec in a live session" exec "$sid"
@@ -76,10 +79,10 @@ srow "serve: session create + delete" session
 wsrv=$!
 for _ in $(seq 1 100); do [ -S "$ws/warm.sock" ] && break; sleep 0.05; done
 wrow() { # NAME SOCK ARGS...
-	local name=$1 sock=$2 med p90 mean
+	local name=$1 sock=$2 med p90 mean s2e
 	shift 2
-	read -r med p90 mean < <("$BUILD/bench-serve" "$sock" "$N" "$@")
-	printf '%-46s %9s %9s %9s\n' "$name" "$med" "$p90" "$mean"
+	read -r med p90 mean s2e < <("$BUILD/bench-serve" "$sock" "$N" "$@")
+	printf '%-46s %9s %9s %9s %13s\n' "$name" "$med" "$p90" "$mean" "$s2e"
 	echo "$med" >"$ws/.m.$(echo "$name" | tr -c 'a-z0-9' _)"
 }
 wrow "serve: session create, cold" "$ws/serve.sock" create

@@ -160,7 +160,7 @@ static int cmd_list(struct changeset *cs, bool json, bool diff)
 	cordon_error err = {0};
 	file_list_start(&l);
 	struct changeset_held held = {&refused, &protected, NULL};
-	if (changeset_list(cs, cs->host[0], &l, &held, &err) < 0) {
+	if (changeset_list(cs, cs->host[0], &l, &held, NULL, &err) < 0) {
 		char m[sizeof(err.msg) * 4 + 8];
 		fprintf(stderr, "cordon: %s: %s\n", cs->dir, safe(err.msg, m, sizeof(m)));
 		file_list_free(&l);

@@ -90,6 +90,9 @@ static int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	const struct run_report *rep = api_report_raw(r);
+	/* A squatted change-set directory turned overlay off: not silently. */
+	if (rep->enf.workspace_mode_warn && rep->enf.workspace_mode_reason[0])
+		fprintf(stderr, "cordon: warning: workspace mode %s\n", rep->enf.workspace_mode_reason);
 	if (rep->status == ST_UNAUTHORIZED) {
 		/* One line per request beyond the ceiling. */
 		for (size_t i = 0; i < rep->unauthorized.n; i++) {

@@ -108,6 +108,7 @@ struct req {
 	buf body;
 	bool too_big;
 	uid_t uid;
+	uint64_t t_req; /* CLOCK_MONOTONIC: the whole request was in */
 };
 
 /* ---- responses ---- */
@@ -773,12 +774,16 @@ static void no_timeout(struct MHD_Connection *c)
 	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
 }
 
-/* The start of an exec message to a session's worker: {"op":"exec","argv":[...] */
-static void exec_op_begin(jwriter *w, const jnode *argv)
+/* The start of an exec message to a session's worker:
+ * {"op":"exec","t_req_ns":T,"argv":[...]; T (CLOCK_MONOTONIC, the moment
+ * the whole HTTP request was in) starts the exec's start_to_exec_seconds. */
+static void exec_op_begin(jwriter *w, const jnode *argv, uint64_t t_req)
 {
 	jw_obj_begin(w);
 	jw_key(w, "op");
 	jw_str(w, "exec");
+	jw_key(w, "t_req_ns");
+	jw_uint(w, t_req);
 	jw_key(w, "argv");
 	jw_arr_begin(w);
 	for (size_t i = 0; i < argv->n; i++)
@@ -787,7 +792,7 @@ static void exec_op_begin(jwriter *w, const jnode *argv)
 }
 
 static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *se, const char *sid,
-				  const jnode *body)
+				  const jnode *body, uint64_t t_req)
 {
 	if (!body || body->type != J_OBJ)
 		return send_error(c, 400, "request body: a JSON object is expected");
@@ -837,7 +842,7 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 		free(d);
 	}
 	jwriter w = {0};
-	exec_op_begin(&w, argv);
+	exec_op_begin(&w, argv, t_req);
 	if (env) {
 		jw_key(&w, "env");
 		jw_obj_begin(&w);
@@ -969,7 +974,7 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 		r = simple_op(c, se, rt->sid, "{\"op\":\"end\"}", -1, 200, "application/json");
 		break;
 	case R_EXEC:
-		r = start_exec(c, se, rt->sid, body);
+		r = start_exec(c, se, rt->sid, body, rq->t_req);
 		break;
 	case R_EXEC_GET:
 	case R_EXEC_SIGNAL: {
@@ -1279,11 +1284,15 @@ static bool oneshot_collect(int reply, buf o[2], bool cut[2])
  * pool"): claimed for it alone, its one exec, ended; its directory becomes
  * the run's (DIR: work/ and report.json, the session's report). False,
  * with nothing done, when no pool session is ready: the run is then cold. */
-static bool warm_run(struct MHD_Connection *c, uid_t uid, const jnode *argv, const jnode *in, const char *id,
-		     const char *dir, enum MHD_Result *res)
+static bool warm_run(struct MHD_Connection *c, uid_t uid, uint64_t t_req, const jnode *argv, const jnode *in,
+		     const char *id, const char *dir, enum MHD_Result *res)
 {
 	jwriter w = {0};
-	exec_op_begin(&w, argv);
+	exec_op_begin(&w, argv, t_req);
+	jw_key(&w, "claim");
+	jw_bool(&w, true);
+	jw_key(&w, "oneshot");
+	jw_bool(&w, true);
 	jw_obj_end(&w);
 	/* An argv beyond one packet goes cold (cordon run takes it). */
 	if (jw_finish(&w) < 0 || w.out.len >= IPC_MAX_PACKET) {
@@ -1300,17 +1309,13 @@ static bool warm_run(struct MHD_Connection *c, uid_t uid, const jnode *argv, con
 		buf_free(&w.out);
 		return false;
 	}
-	/* Claimed: its timers start now; it is the run's and no one else's. */
-	char b[512];
-	int reply = to_worker(se, sid, "{\"op\":\"claim\",\"oneshot\":true}", -1);
-	ssize_t n = reply >= 0 ? ipc_recv(reply, b, sizeof(b), NULL, NULL) : -1;
-	if (reply >= 0)
-		close(reply);
-	bool claimed = n > 0 && !memmem(b, (size_t)n, "\"error\"", 7);
+	/* Claimed by its exec (one message: "claim"): its timers start then; it
+	 * is the run's and no one else's. Without stdin, the exec's is
+	 * /dev/null (as a session's exec's). */
 	buf o[2] = {{0}, {0}};
 	bool cut[2] = {false, false}, ran = false;
-	int infd = claimed ? ipc_memfd("cordon-stdin", in ? in->str : "", in ? strlen(in->str) : 0) : -1;
-	reply = infd >= 0 ? to_worker(se, sid, w.out.p, infd) : -1;
+	int infd = in && in->str[0] ? ipc_memfd("cordon-stdin", in->str, strlen(in->str)) : -1;
+	int reply = !in || !in->str[0] || infd >= 0 ? to_worker(se, sid, w.out.p, infd) : -1;
 	buf_free(&w.out);
 	if (infd >= 0)
 		close(infd);
@@ -1331,11 +1336,10 @@ static bool warm_run(struct MHD_Connection *c, uid_t uid, const jnode *argv, con
 	char sdir[PATH_MAX], runs[PATH_MAX];
 	snprintf(sdir, sizeof(sdir), "%s/sessions/%s", S.state_dir, sid);
 	snprintf(runs, sizeof(runs), "%s/runs", S.state_dir);
-	if (!claimed || !ran || mkdir_p(runs, 0700) < 0 || rename(sdir, dir) < 0) {
+	if (!ran || mkdir_p(runs, 0700) < 0 || rename(sdir, dir) < 0) {
 		buf_free(&o[0]);
 		buf_free(&o[1]);
-		*res = send_error(c, 500, "the warm pool's session %s ended before its run (%s)", sid,
-				  claimed ? "its exec did not start" : "it could not be claimed");
+		*res = send_error(c, 500, "the warm pool's session %s ended before its run (its exec did not start)", sid);
 		return true;
 	}
 	write_owner(dir, uid);
@@ -1412,7 +1416,7 @@ static enum MHD_Result run_one(struct MHD_Connection *c, struct req *rq, const j
 		free(ptext);
 		return send_error(c, 403, "unauthorized: %s", why);
 	}
-	if (pool_matches(pol, NULL) && warm_run(c, rq->uid, argv, in, id, dir, &r)) {
+	if (pool_matches(pol, NULL) && warm_run(c, rq->uid, rq->t_req, argv, in, id, dir, &r)) {
 		free(ptext);
 		return r;
 	}
@@ -1556,6 +1560,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		*upload_size = 0;
 		return MHD_YES;
 	}
+	if (!rq->t_req)
+		rq->t_req = mono_ns();
 	if (rq->too_big)
 		return send_error(c, 413, "request body larger than %u bytes", BODY_MAX);
 	struct route rt;

@@ -15,24 +15,25 @@ const char *const cg_v1_controllers[3] = {"memory", "pids", "cpuacct"};
 
 static int v1_dirs(struct cgroup *cg, cordon_error *err)
 {
-	struct cg_host h;
-	if (cg_host_read(&h) < 0)
+	struct cg_host own = {0};
+	const struct cg_host *h = cg->host ? cg->host : &own;
+	if (!cg->host && cg_host_read(&own) < 0)
 		return cordon_err_errno(err, "read /proc/self/mountinfo and /proc/self/cgroup");
 	for (int i = 0; i < 3; i++) {
 		char mp[2048], self[2048];
 		int r = 0;
-		if (cg_mount_point_in(&h, ctrl[i], false, mp, sizeof(mp)) < 0)
+		if (cg_mount_point_in(h, ctrl[i], false, mp, sizeof(mp)) < 0)
 			r = cordon_err(err, 0, "the %s controller is not mounted", ctrl[i]);
-		else if (cg_self_path_in(&h, ctrl[i], self, sizeof(self)) < 0)
+		else if (cg_self_path_in(h, ctrl[i], self, sizeof(self)) < 0)
 			r = cordon_err(err, 0, "cannot find our own %s cgroup", ctrl[i]);
 		else
 			snprintf(cg->dirs[i], sizeof(cg->dirs[i]), "%s%s/%s", mp, self, cg->name);
 		if (r < 0) {
-			cg_host_free(&h);
+			cg_host_free(&own);
 			return r;
 		}
 	}
-	cg_host_free(&h);
+	cg_host_free(&own);
 	return 0;
 }
 

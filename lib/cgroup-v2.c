@@ -13,7 +13,7 @@ static int v2_create(struct cgroup *cg, const struct cg_limits *lim, cordon_erro
 {
 	char parent[4200];
 	bool busy = false;
-	if (cg_v2_self_dir(parent, sizeof(parent)) < 0)
+	if ((cg->host ? cg_v2_self_dir_in(cg->host, parent, sizeof(parent)) : cg_v2_self_dir(parent, sizeof(parent))) < 0)
 		return cordon_err(err, 0, "no cgroup2 hierarchy, or our own cgroup2 path, was found");
 	/* Make memory and pids available to our children where the parent has them. */
 	if (cg_v2_has(parent, "memory") || cg_v2_has(parent, "pids")) {
@@ -44,8 +44,10 @@ static int v2_create(struct cgroup *cg, const struct cg_limits *lim, cordon_erro
 	 * that has processes of its own (a login session's scope, say). */
 	const char *hint = busy ? " (cordon's cgroup has other processes; run it alone in a delegated cgroup, e.g. systemd-run --scope -p Delegate=yes cordon run ...)" : "";
 	if (lim->memory) {
-		if (!cg->has_memory)
+		if (!cg->has_memory) {
+			cg->missing = cg_v2_has(parent, "memory") ? NULL : "memory";
 			return cordon_err(err, 0, "the memory controller is not available in %s%s", parent, hint);
+		}
 		char v[32];
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)lim->memory);
 		if (cg_write(cg->dirs[0], "memory.max", v, err) < 0)
@@ -54,8 +56,10 @@ static int v2_create(struct cgroup *cg, const struct cg_limits *lim, cordon_erro
 		cg_write(cg->dirs[0], "memory.oom.group", "1", NULL);
 	}
 	if (lim->pids) {
-		if (!cg->has_pids)
+		if (!cg->has_pids) {
+			cg->missing = cg_v2_has(parent, "pids") ? NULL : "pids";
 			return cordon_err(err, 0, "the pids controller is not available in %s%s", parent, hint);
+		}
 		char v[32];
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)lim->pids);
 		if (cg_write(cg->dirs[0], "pids.max", v, err) < 0)

@@ -292,10 +292,23 @@ static bool v2_has_controllers(const struct cg_host *h)
  * /proc/self/mountinfo and one of /proc/self/cgroup. */
 const struct cgroup_ops *cgroup_detect(const char *force, cordon_error *err)
 {
+	if (force && *force)
+		return cgroup_detect_in(force, NULL, err);
+	struct cg_host h;
+	if (cg_host_read(&h) < 0)
+		return NULL;
+	const struct cgroup_ops *ops = cgroup_detect_in(force, &h, err);
+	cg_host_free(&h);
+	return ops;
+}
+
+const struct cgroup_ops *cgroup_detect_in(const char *force, const struct cg_host *h, cordon_error *err)
+{
 	char mp[2048];
 	if (force && *force) {
 		if (strcmp(force, "v2") == 0) {
-			if (cg_mount_point(NULL, true, mp, sizeof(mp)) < 0) {
+			if ((h && h->mountinfo ? cg_mount_point_in(h, NULL, true, mp, sizeof(mp))
+					       : cg_mount_point(NULL, true, mp, sizeof(mp))) < 0) {
 				cordon_err(err, 0, "CORDON_CGROUP=v2 but no cgroup2 hierarchy is mounted");
 				return NULL;
 			}
@@ -308,31 +321,32 @@ const struct cgroup_ops *cgroup_detect(const char *force, cordon_error *err)
 		cordon_err(err, 0, "CORDON_CGROUP=%s: expected v1, v2 or none", force);
 		return NULL;
 	}
-	struct cg_host h;
-	if (cg_host_read(&h) < 0)
+	if (!h || !h->mountinfo || !h->cgroup)
 		return NULL;
 	const struct cgroup_ops *ops = NULL;
-	if (v2_has_controllers(&h))
+	if (v2_has_controllers(h))
 		ops = &cgroup_v2_ops;
-	else if (cg_mount_point_in(&h, "memory", false, mp, sizeof(mp)) == 0 &&
-		 cg_mount_point_in(&h, "pids", false, mp, sizeof(mp)) == 0 &&
-		 cg_mount_point_in(&h, "cpuacct", false, mp, sizeof(mp)) == 0)
+	else if (cg_mount_point_in(h, "memory", false, mp, sizeof(mp)) == 0 &&
+		 cg_mount_point_in(h, "pids", false, mp, sizeof(mp)) == 0 &&
+		 cg_mount_point_in(h, "cpuacct", false, mp, sizeof(mp)) == 0)
 		ops = &cgroup_v1_ops;
-	else if (cg_mount_point_in(&h, NULL, true, mp, sizeof(mp)) == 0)
+	else if (cg_mount_point_in(h, NULL, true, mp, sizeof(mp)) == 0)
 		ops = &cgroup_v2_ops; /* accounting only; limits will be refused */
-	cg_host_free(&h);
 	return ops;
 }
 
 int cgroup_create(struct cgroup *cg, const struct cgroup_ops *ops, const struct cg_limits *lim,
-		  cordon_error *err)
+		  const struct cg_host *host, cordon_error *err)
 {
 	static unsigned counter;
 	memset(cg, 0, sizeof(*cg));
 	cg->ops = ops;
 	cg->dirfd = -1;
+	cg->host = host && host->mountinfo && host->cgroup ? host : NULL;
 	snprintf(cg->name, sizeof(cg->name), "cordon-%d-%u", (int)getpid(), counter++);
-	if (ops->create(cg, lim, err) < 0) {
+	int r = ops->create(cg, lim, err);
+	cg->host = NULL;
+	if (r < 0) {
 		ops->destroy(cg);
 		return cordon_err_wrap(err, "cgroup %s", ops->name);
 	}
@@ -361,27 +375,28 @@ static void reap_dir(const char *parent)
 	}
 }
 
-void cgroup_reap_stale(const struct cgroup_ops *ops)
+void cgroup_reap_stale(const struct cgroup_ops *ops, const struct cg_host *host)
 {
 	static const char *const v1[] = {"memory", "pids", "cpuacct"};
 	char mp[2048], self[2048], dir[4200];
-	struct cg_host h;
-	if (cg_host_read(&h) < 0)
+	struct cg_host own = {0};
+	const struct cg_host *h = host && host->mountinfo && host->cgroup ? host : &own;
+	if (h == &own && cg_host_read(&own) < 0)
 		return;
 	if (ops == &cgroup_v2_ops) {
-		if (cg_v2_self_dir_in(&h, dir, sizeof(dir)) == 0)
+		if (cg_v2_self_dir_in(h, dir, sizeof(dir)) == 0)
 			reap_dir(dir);
-		cg_host_free(&h);
+		cg_host_free(&own);
 		return;
 	}
 	for (size_t i = 0; i < ARRAY_SIZE(v1); i++) {
-		if (cg_mount_point_in(&h, v1[i], false, mp, sizeof(mp)) == 0 &&
-		    cg_self_path_in(&h, v1[i], self, sizeof(self)) == 0) {
+		if (cg_mount_point_in(h, v1[i], false, mp, sizeof(mp)) == 0 &&
+		    cg_self_path_in(h, v1[i], self, sizeof(self)) == 0) {
 			snprintf(dir, sizeof(dir), "%s%s", mp, self);
 			reap_dir(dir);
 		}
 	}
-	cg_host_free(&h);
+	cg_host_free(&own);
 }
 
 #define CG_WEAKER "set enforcement.allow_weaker [\"cgroup\"] to accept per-process rlimits instead"
@@ -401,14 +416,28 @@ int cgroup_prepare(struct cg_prep *cp, const char *force, bool need, bool weak_o
 	memset(cp, 0, sizeof(*cp));
 	cp->need = need;
 	cp->weak_ok = weak_ok;
-	cp->ops = cgroup_detect(force, &cgerr);
+	/* One read of the host serves detection, creation and the reaping of
+	 * leftovers (cg_host_read leaves both NULL where it fails: each
+	 * question is then "none"). */
+	if (!force || strcmp(force, "none") != 0)
+		cg_host_read(&cp->host);
+	cp->ops = cgroup_detect_in(force, &cp->host, &cgerr);
+	if (!cp->ops)
+		cgroup_prep_free(cp); /* nothing more to ask */
 	if (!cp->ops && cgerr.msg[0])
 		return cordon_err(err, 0, "%s", cgerr.msg);
-	if (!cp->ops && cgroup_fallback(need, weak_ok, NULL, err) < 0)
+	if (!cp->ops && cgroup_fallback(need, weak_ok, NULL, err) < 0) {
+		cp->no_hierarchy = true;
 		return -1;
+	}
 	cp->before_clone = cp->ops == &cgroup_v2_ops;
 	cp->rlimits_only = !cp->ops;
 	return 0;
+}
+
+void cgroup_prep_free(struct cg_prep *cp)
+{
+	cg_host_free(&cp->host);
 }
 
 int cgroup_start(const struct cg_prep *cp, struct cgroup *cg, const struct cg_limits *lim, pid_t pid, bool *have,
@@ -418,7 +447,7 @@ int cgroup_start(const struct cg_prep *cp, struct cgroup *cg, const struct cg_li
 	*have = false;
 	if (!cp->ops)
 		return 0;
-	if (cgroup_create(cg, cp->ops, lim, &cgerr) < 0)
+	if (cgroup_create(cg, cp->ops, lim, &cp->host, &cgerr) < 0)
 		return cgroup_fallback(cp->need, cp->weak_ok, cgerr.msg, err);
 	*have = true;
 	return pid > 0 ? cg->ops->attach(cg, pid, err) : 0;

@@ -19,6 +19,11 @@ struct cg_limits {
 };
 
 struct cgroup;
+/* The host's hierarchies and our place in them, read once for several
+ * questions: /proc/self/mountinfo and /proc/self/cgroup, whole. */
+struct cg_host {
+	char *mountinfo, *cgroup;
+};
 struct cgroup_ops {
 	const char *name; /* "v1" or "v2" */
 	int (*create)(struct cgroup *cg, const struct cg_limits *lim, cordon_error *err);
@@ -36,6 +41,9 @@ struct cgroup {
 	int dirfd;                     /* v2: for CLONE_INTO_CGROUP, else -1 */
 	bool created;
 	bool has_memory, has_pids;     /* controllers available */
+	const struct cg_host *host;    /* during create: the host as cgroup_prepare read it */
+	const char *missing;           /* create failed: a controller the limits need that our
+					* cgroup does not offer ("memory", "pids"), else NULL */
 };
 
 /* Pick the backend for this host: "v2" when a cgroup2 hierarchy offers the
@@ -44,6 +52,7 @@ struct cgroup {
  * forces a choice (tests use it to run the v2 backend on the unified
  * hierarchy of a hybrid host). */
 const struct cgroup_ops *cgroup_detect(const char *force, cordon_error *err);
+const struct cgroup_ops *cgroup_detect_in(const char *force, const struct cg_host *h, cordon_error *err);
 /* The layer's prepare (supervisor, before clone): which backend the run
  * gets, and what happens without one. need: the model's limits need a
  * cgroup (memory, pids, CPU); weak_ok: the policy accepts per-process
@@ -56,8 +65,12 @@ struct cg_prep {
 	bool before_clone; /* v2 */
 	bool rlimits_only; /* no backend: init sets the rlimit fallback
 			    * (model_run.rl_nocg), decided before clone */
+	struct cg_host host; /* read once here, for cgroup_start and cgroup_reap_stale
+			      * (a run read /proc/self/mountinfo three times) */
+	bool no_hierarchy;   /* refused: no usable hierarchy where the limits need one */
 };
 int cgroup_prepare(struct cg_prep *cp, const char *force, bool need, bool weak_ok, cordon_error *err);
+void cgroup_prep_free(struct cg_prep *cp);
 /* The fallback decision alone (pure): the run goes on without a cgroup (0),
  * or it is refused (-1, err says why). failure: why the cgroup could not
  * be made, or NULL where the host has no usable hierarchy. */
@@ -66,21 +79,18 @@ int cgroup_fallback(bool need, bool weak_ok, const char *failure, cordon_error *
  * (v1). *have: made; when it could not be, cgroup_fallback decides. */
 int cgroup_start(const struct cg_prep *cp, struct cgroup *cg, const struct cg_limits *lim, pid_t pid, bool *have,
 		 cordon_error *err);
-/* Create the run's cgroup (named after the supervisor pid) with limits. */
+/* Create the run's cgroup (named after the supervisor pid) with limits;
+ * host: as read before (NULL: read now). */
 int cgroup_create(struct cgroup *cg, const struct cgroup_ops *ops, const struct cg_limits *lim,
-		  cordon_error *err);
-/* Remove cgroups left by supervisors that died (SIGKILL) before cleaning up. */
-void cgroup_reap_stale(const struct cgroup_ops *ops);
+		  const struct cg_host *host, cordon_error *err);
+/* Remove cgroups left by supervisors that died (SIGKILL) before cleaning
+ * up (host: as for cgroup_create). */
+void cgroup_reap_stale(const struct cgroup_ops *ops, const struct cg_host *host);
 
 /* shared helpers (cgroup.c) */
 int cg_write(const char *dir, const char *file, const char *val, cordon_error *err);
 int cg_read_u64(const char *dir, const char *file, uint64_t *out);
 int cg_read_key(const char *dir, const char *file, const char *key, uint64_t *out);
-/* The host's hierarchies and our place in them, read once for several
- * questions: /proc/self/mountinfo and /proc/self/cgroup, whole. */
-struct cg_host {
-	char *mountinfo, *cgroup;
-};
 int cg_host_read(struct cg_host *h);
 void cg_host_free(struct cg_host *h);
 /* Find our own cgroup path for a controller ("" for v2) from /proc/self/cgroup. */

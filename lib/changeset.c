@@ -126,8 +126,9 @@ static int write_protect(const struct changeset *cs, cordon_error *err)
 static int write_meta(const struct changeset *cs, cordon_error *err)
 {
 	char meta[256];
-	int n = snprintf(meta, sizeof(meta), META_MAGIC "\nstarted %" PRId64 "\nowner %u %u\nlayers %zu\n",
-			 cs->started_ns, (unsigned)cs->uid, (unsigned)cs->gid, cs->nlayers);
+	int n = snprintf(meta, sizeof(meta), META_MAGIC "\nstarted %" PRId64 "\nowner %u %u\nrun %u %u\nlayers %zu\n",
+			 cs->started_ns, (unsigned)cs->uid, (unsigned)cs->gid, (unsigned)cs->run_uid,
+			 (unsigned)cs->run_gid, cs->nlayers);
 	return write_file_at(cs->dirfd, "meta", meta, (size_t)n, err);
 }
 
@@ -178,6 +179,8 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 	cs->started_ns = realtime_ns();
 	cs->uid = uid;
 	cs->gid = gid;
+	cs->run_uid = run_uid;
+	cs->run_gid = run_gid;
 	for (size_t i = 0; i < n; i++, cs->nlayers++)
 		if (!(cs->host[i] = strdup(hosts[i])))
 			return cordon_err(err, ENOMEM, "out of memory");
@@ -201,6 +204,21 @@ void changeset_dirname(char *out, size_t sz)
 		snprintf(out, sz, "%s-%u", CHANGESET_DIRNAME, (unsigned)u);
 }
 
+bool changeset_is_dirname(const char *name)
+{
+	const size_t l = sizeof(CHANGESET_DIRNAME) - 1;
+	if (strncmp(name, CHANGESET_DIRNAME, l) != 0)
+		return false;
+	if (name[l] == '\0')
+		return true;
+	if (name[l] != '-' || !name[l + 1])
+		return false;
+	for (const char *c = name + l + 1; *c; c++)
+		if (*c < '0' || *c > '9')
+			return false;
+	return true;
+}
+
 static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err)
 {
 	char top_name[64];
@@ -209,11 +227,19 @@ static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid
 		return cordon_err_errno(err, "create %s/%s", base, top_name);
 	_cleanup_close_ int top = open_beneath(b, top_name, O_PATH | O_DIRECTORY);
 	struct stat st;
+	if (top < 0 && (errno == ENOTDIR || errno == ELOOP)) {
+		/* Someone else's name there: a file or a link. */
+		cs->squatted = true;
+		return cordon_err(err, EPERM, "%s%s%s is not a directory (a file or a link someone made): not using it",
+				  base, strcmp(base, "/") ? "/" : "", top_name);
+	}
 	if (top < 0 || fstat(top, &st) < 0)
 		return cordon_err_errno(err, "open %s/%s", base, top_name);
-	if (st.st_uid != geteuid() || (st.st_mode & 022))
-		return cordon_err(err, EPERM, "%s/%s belongs to uid %u or is writable by others: not using it", base,
-				  top_name, (unsigned)st.st_uid);
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		cs->squatted = true;
+		return cordon_err(err, EPERM, "%s%s%s belongs to uid %u or is writable by others: not using it", base,
+				  strcmp(base, "/") ? "/" : "", top_name, (unsigned)st.st_uid);
+	}
 	unsigned char rnd[8];
 	if (getentropy(rnd, sizeof(rnd)) < 0)
 		return cordon_err_errno(err, "getentropy");
@@ -293,13 +319,27 @@ int changeset_open(struct changeset *cs, const char *dir, cordon_error *err)
 				  (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
 	char meta[512];
 	long long started;
-	unsigned u, g;
+	unsigned u, g, ru, rg;
 	size_t n;
 	if (read_file_at(cs->dirfd, "meta", meta, sizeof(meta)) < 0)
 		return cordon_err(err, EINVAL, "%s: not a change set (no meta file)", dir);
-	if (sscanf(meta, META_MAGIC "\nstarted %lld\nowner %u %u\nlayers %zu\n", &started, &u, &g, &n) != 4 ||
-	    n == 0 || n > CHANGESET_MAX_LAYERS)
+	/* The run's uid line is newer: without it (an older cordon's), the
+	 * owner's. */
+	int f = sscanf(meta, META_MAGIC "\nstarted %lld\nowner %u %u\nrun %u %u\nlayers %zu\n", &started, &u, &g, &ru,
+		       &rg, &n);
+	bool has_run = f == 6;
+	if (f != 6 && sscanf(meta, META_MAGIC "\nstarted %lld\nowner %u %u\nlayers %zu\n", &started, &u, &g, &n) == 4) {
+		ru = u;
+		rg = g;
+		f = 6;
+	}
+	if (f != 6 || n == 0 || n > CHANGESET_MAX_LAYERS)
 		return cordon_err(err, EINVAL, "%s/meta: not a change set's (version 1)", dir);
+	/* An ordinary user's runs are that user. */
+	if (geteuid() != 0 && ru != geteuid())
+		return cordon_err(err, EPERM, "%s/meta: run uid %u is not yours", dir, ru);
+	cs->run_uid = ru;
+	cs->run_gid = rg;
 	/* An ordinary user's apply makes files theirs: any other owner in meta
 	 * was not written by their cordon. */
 	if (geteuid() != 0 && u != geteuid())
@@ -314,6 +354,13 @@ int changeset_open(struct changeset *cs, const char *dir, cordon_error *err)
 		if (fstatat(cs->dirfd, name, &ls, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(ls.st_mode) ||
 		    ls.st_uid != geteuid() || (ls.st_mode & 022))
 			return cordon_err(err, EPERM, "%s/%s: not a layer of yours (owner, mode)", dir, name);
+		/* The upper layer is the run's (its host uid wrote it), or
+		 * gone (applied): anyone else's was not made by this run. */
+		snprintf(name, sizeof(name), "%zu/upper", i);
+		if (has_run && fstatat(cs->dirfd, name, &ls, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    (!S_ISDIR(ls.st_mode) || ls.st_uid != ru))
+			return cordon_err(err, EPERM, "%s/%s: not the run's upper layer (owner uid %u, the run's %u)", dir,
+					  name, (unsigned)ls.st_uid, ru);
 		snprintf(name, sizeof(name), "%zu/host", i);
 		ssize_t len = read_file_at(cs->dirfd, name, host, sizeof(host));
 		if (len <= 0 || host[0] != '/' || strlen(host) != (size_t)len)
@@ -378,6 +425,8 @@ struct walk {
 	size_t layer;
 	char rel[REL_MAX]; /* the current entry, relative to the layer */
 	size_t entries;
+	size_t steps; /* list: the apply's synced steps (changeset_list) */
+	size_t files; /* list: files and links (synced in groups) */
 	/* list */
 	const char *base;
 	struct file_list *out;
@@ -576,6 +625,13 @@ static int list_visit(struct walk *w, int U, int H, const char *name, const stru
 		if (add_held(held_list(w, 1), path, NULL, err) < 0)
 			return -1;
 	}
+	/* What the apply syncs the journal for: each directory (made, merged
+	 * or replacing; its files' group), each deletion, each host directory
+	 * a file replaces, and files in groups of PENDING_MAX. */
+	if (is_whiteout(st) || S_ISDIR(st->st_mode) || (host && S_ISDIR(hs.st_mode)))
+		w->steps++;
+	else if (++w->files % 256 == 0)
+		w->steps++;
 	if (is_whiteout(st))
 		return file_list_add(w->out, path, w->base, CHANGE_DELETED, false, -1, err);
 	if (S_ISDIR(st->st_mode)) {
@@ -603,7 +659,7 @@ static int list_visit(struct walk *w, int U, int H, const char *name, const stru
 }
 
 int changeset_list(const struct changeset *cs, const char *base, struct file_list *out,
-		   const struct changeset_held *held, cordon_error *err)
+		   const struct changeset_held *held, size_t *steps, cordon_error *err)
 {
 	_cleanup_free_ struct walk *w = calloc(1, sizeof(*w));
 	if (!w)
@@ -613,6 +669,8 @@ int changeset_list(const struct changeset *cs, const char *base, struct file_lis
 	w->out = out;
 	w->held = held;
 	int r = for_each_layer(w, list_visit, err);
+	if (steps)
+		*steps = w->steps;
 	/* By path, as a direct-mode snapshot lists them: the order of the
 	 * upper layer's directories is the filesystem's. */
 	file_list_sort(out);
@@ -1102,6 +1160,31 @@ static size_t held_count(const struct changeset_held *h)
 static int apply_in(struct changeset *cs, const struct changeset_apply_opts *o, const struct changeset_held *held,
 		    struct walk *w, struct pending *q, cordon_error *err);
 
+/* Is every layer's upper directory empty (the run changed nothing)? false
+ * where one cannot be read: the apply then says why. */
+static bool uppers_empty(const struct changeset *cs)
+{
+	for (size_t i = 0; i < cs->nlayers; i++) {
+		_cleanup_close_ int up = changeset_layer_fd(cs, i, "upper", NULL);
+		int u = up < 0 ? -1 : open_beneath(up, ".", O_RDONLY | O_DIRECTORY);
+		if (u < 0)
+			return false;
+		_cleanup_closedir_ DIR *d = fdopendir(u);
+		if (!d) {
+			close(u);
+			return false;
+		}
+		struct dirent *e;
+		errno = 0;
+		while ((e = readdir(d)))
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				return false;
+		if (errno)
+			return false;
+	}
+	return true;
+}
+
 int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, const struct changeset_held *held,
 		    cordon_error *err)
 {
@@ -1118,6 +1201,11 @@ static int apply_in(struct changeset *cs, const struct changeset_apply_opts *o, 
 {
 	w->cs = cs;
 	bool resume = changeset_interrupted(cs);
+	/* Nothing changed (most runs): nothing to journal, sync or hold back;
+	 * the change set goes (an apply would end the same way after four
+	 * syncfs, a journal and its fsyncs). */
+	if (!resume && uppers_empty(cs))
+		return remove_dir(cs, err) < 0 ? -1 : 1;
 	if (!resume && !(o && (o->force || o->hold_conflicts))) {
 		strv c = {0};
 		w->conflicts = &c;

@@ -5,7 +5,9 @@
  * another user's: .cordon-changes-UID, so that users sharing a parent such
  * as /tmp each have theirs), mode 0700, owned by the invoking user:
  *   meta              "cordon-changes 1", started (CLOCK_REALTIME ns), owner
- *                     uid and gid, number of layers: written by cordon
+ *                     uid and gid, the run's host uid and gid (owner of each
+ *                     upper/: checked by changeset_open), number of layers:
+ *                     written by cordon
  *   protect           the run's protected names (protect.h), each ended by
  *                     a NUL: what an apply holds back, later ones too
  *   <i>/host          layer i's host directory (raw bytes, no newline)
@@ -29,9 +31,16 @@
  * this process's effective user: CHANGESET_DIRNAME, or -UID appended when
  * not root. */
 void changeset_dirname(char *out, size_t sz);
+/* Is name CHANGESET_DIRNAME, or it and "-UID" (anyone's change sets)? */
+bool changeset_is_dirname(const char *name);
 #define CHANGESET_MAX_LAYERS 64
 #define CHANGESET_MAX_ENTRIES 200000
 #define CHANGESET_MAX_DEPTH 256
+/* The apply at the end of a run syncs its journal once per directory,
+ * deletion and group of files (steps, from changeset_list): a change set of
+ * more is kept, not applied, so that what the supervisor spends after a run
+ * is bounded (a `cordon apply` of it is the user's to start). */
+#define CHANGESET_MAX_APPLY_STEPS 1000
 
 struct changeset {
 	char dir[4096];
@@ -41,7 +50,11 @@ struct changeset {
 	int64_t started_ns;               /* CLOCK_REALTIME, when the run started */
 	uid_t uid;                        /* the owner applied files get */
 	gid_t gid;
+	uid_t run_uid;                    /* the run's host identity: it wrote upper/ and work/ */
+	gid_t run_gid;
 	strv protect;                     /* the run's protected names (protect.h) */
+	bool squatted;                    /* changeset_create failed: BASE's CHANGESET_DIRNAME[-UID]
+					   * is someone else's (a file, a link, another owner) */
 };
 
 /* What a listing or an apply found that it does not apply; each may be NULL.
@@ -95,9 +108,10 @@ int changeset_layer_fd(const struct changeset *cs, size_t i, const char *which, 
  * links (regular files hashed), deleted entries, paths relative to base (or
  * absolute). What an apply would not apply goes to held (refused,
  * protected; conflicts are not looked for). Walks only the upper
- * directories: O(changes). */
+ * directories: O(changes). steps (may be NULL): the synced steps its
+ * apply takes (CHANGESET_MAX_APPLY_STEPS). */
 int changeset_list(const struct changeset *cs, const char *base, struct file_list *out,
-		   const struct changeset_held *held, cordon_error *err);
+		   const struct changeset_held *held, size_t *steps, cordon_error *err);
 /* The host paths changed since the run started that the change set would
  * replace or delete (one line each): an apply without force refuses them. */
 int changeset_conflicts(const struct changeset *cs, strv *out, cordon_error *err);
@@ -107,7 +121,9 @@ int changeset_conflicts(const struct changeset *cs, strv *out, cordon_error *err
  * whole apply, naming it. An interrupted apply is completed by calling this
  * again (without the conflict check) or rolled back by changeset_discard.
  * What is held back (held) stays in the change set; setuid and setgid bits
- * are dropped. Returns 0 or -1 with err set (the change set is kept). */
+ * are dropped. Returns 0, 1 where the run changed nothing (every upper
+ * layer empty: the change set is removed, nothing journalled or synced),
+ * or -1 with err set (the change set is kept). */
 int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, const struct changeset_held *held,
 		    cordon_error *err);
 /* Remove it; an interrupted apply is first rolled back from the journal. */

@@ -28,6 +28,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
@@ -138,6 +139,15 @@ static uint64_t ignored_signals(void)
 	return digits == 16 && *p == '\n' ? v : ~0ULL;
 }
 
+uint64_t exec_command_stamp;
+
+static void stamp_exec(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts); /* the vDSO: no system call */
+	exec_command_stamp = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 __attribute__((noreturn)) void exec_command(const struct sandbox_spec *sp, int outw, int errw,
 					    int status_fd, uint64_t ignored, int slave)
 {
@@ -163,6 +173,7 @@ __attribute__((noreturn)) void exec_command(const struct sandbox_spec *sp, int o
 	const char *cmd = sp->argv[0];
 	e = ENOENT;
 	if (strchr(cmd, '/')) {
+		stamp_exec();
 		execve(cmd, sp->argv, sp->envp);
 		e = errno;
 	} else {
@@ -180,6 +191,7 @@ __attribute__((noreturn)) void exec_command(const struct sandbox_spec *sp, int o
 				memcpy(full, p, l);
 				full[l] = '/';
 				strcpy(full + l + 1, cmd);
+				stamp_exec();
 				execve(full, sp->argv, sp->envp);
 				if (errno == EACCES)
 					eacces = true;

@@ -54,19 +54,16 @@ static void verdict(cordon_policy *p, const struct host_features *f, struct run_
 		snprintf(out, outsz, "setup-error: user namespaces are not available to this user");
 		return;
 	}
-	bool need_mem = p->limits[LIM_MEMORY].set, need_pids = p->limits[LIM_PIDS].set,
-	     need_cpu = p->limits[LIM_CPU].set;
-	bool weak_ok = p->allow_weaker & WEAK_CGROUP;
-	if (!weak_ok && (need_mem || need_pids || need_cpu) && strcmp(f->cgroup, "none") == 0) {
-		snprintf(out, outsz, "setup-error: no usable cgroup hierarchy on this host");
-		return;
-	}
-	if (!weak_ok && ((need_mem && !f->cgroup_memory) || (need_pids && !f->cgroup_pids))) {
-		snprintf(out, outsz, "setup-error: the %s controller is not available", need_mem && !f->cgroup_memory ? "memory" : "pids");
-		return;
-	}
-	if (run_cgroup_preflight(p, &e) < 0) {
-		snprintf(out, outsz, "setup-error: %s", e.msg);
+	/* The cgroup layer's own decision (cgroup_prepare, then the cgroup
+	 * made and removed again), said the way explain always said it. */
+	struct cg_refusal why;
+	if (run_cgroup_preflight(p, &why, &e) < 0) {
+		if (why.no_hierarchy)
+			snprintf(out, outsz, "setup-error: no usable cgroup hierarchy on this host");
+		else if (why.missing)
+			snprintf(out, outsz, "setup-error: the %s controller is not available", why.missing);
+		else
+			snprintf(out, outsz, "setup-error: %s", e.msg);
 		return;
 	}
 	snprintf(out, outsz, "would run");

@@ -3,6 +3,7 @@
  * entry to system_view below; the mounts, Landlock, the observer and explain
  * follow from it. */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/landlock.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "changeset.h"
 #include "compat.h"
 #include "model.h"
 #include "mounts.h"
@@ -441,6 +443,9 @@ static int cmp_entry_path(const void *a, const void *b)
 	return strcmp(((const struct model_entry *)a)->path, ((const struct model_entry *)b)->path);
 }
 
+static int add_changesets(struct boundary_model *m, const struct run_plan *plan, size_t i, model_probe_fn probe,
+			  cordon_error *err);
+
 /* Protected paths (protect.h) in every writable path of the task, where it
  * is the innermost mount; pins before what they hold (sorted by path). */
 static int add_protected(struct boundary_model *m, const struct run_plan *plan, const cordon_policy *p,
@@ -466,11 +471,62 @@ static int add_protected(struct boundary_model *m, const struct run_plan *plan, 
 		}
 		memo_free(&pm);
 	}
+	for (size_t i = 0; rc == 0 && i < plan->nmounts; i++)
+		rc = add_changesets(m, plan, i, probe, err);
 	strv_free(&names);
 	free(src);
 	if (rc == 0)
 		qsort(m->e + first, m->n - first, sizeof(*m->e), cmp_entry_path);
 	return rc;
+}
+
+/* Change sets kept for review (.cordon-changes[-UID], anyone's) at the top
+ * of path i of the task's, writable or not: masked in the run's view
+ * (mounts.c: an empty read-only tmpfs over each), so that no run reads
+ * another's change set. Present directories only; the top directory's
+ * entries are read (bounded), nothing below. Writable paths have theirs
+ * among the protected names already: made masked. */
+#define CHANGESETS_SCAN_MAX 100000
+static int add_changesets(struct boundary_model *m, const struct run_plan *plan, size_t i, model_probe_fn probe,
+			  cordon_error *err)
+{
+	const char *w = plan->mounts[i].path;
+	char t[4096];
+	if (probe(w, false, t, sizeof(t)) != 'd')
+		return 0;
+	int fd = open_root(w, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return 0;
+	_cleanup_closedir_ DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	struct dirent *de;
+	for (size_t seen = 0; (de = readdir(d)) && seen < CHANGESETS_SCAN_MAX; seen++) {
+		if (!changeset_is_dirname(de->d_name))
+			continue;
+		char path[4096];
+		if (snprintf(path, sizeof(path), "%s/%s", strcmp(w, "/") == 0 ? "" : w, de->d_name) >= (int)sizeof(path) ||
+		    innermost_mount(plan, path) != (long)i || probe(path, false, t, sizeof(t)) != 'd')
+			continue;
+		struct model_entry *old = NULL;
+		for (size_t k = 0; k < m->n && !old; k++)
+			if (m->e[k].kind == MK_PROTECT && strcmp(m->e[k].path, path) == 0)
+				old = &m->e[k];
+		if (old) {
+			old->reason = "change sets kept for review: masked (an empty read-only tmpfs)";
+			old->explain_mode = "masked";
+			continue;
+		}
+		struct model_entry e = {.kind = MK_PROTECT, .source = SRC_DEFAULT, .view = VIEW_PROTECTED,
+					.reason = "change sets kept for review: masked (an empty read-only tmpfs)",
+					.mount = -1, .tree = -1, .explain_mode = "masked"};
+		if (!(e.path = e.host = e.explain_path = own(m, path)) || !(e.target = own(m, de->d_name)) ||
+		    push(m, &e, err) < 0)
+			return cordon_err(err, 12, "out of memory");
+	}
+	return 0;
 }
 
 int model_build_on(struct boundary_model *m, const struct run_plan *plan, const cordon_policy *p,
@@ -529,6 +585,7 @@ int model_build_run(struct boundary_model *m, const cordon_policy *p, const char
 	r->sys_default = seccomp_default_deny;
 	r->kill_on_violation = p->kill_on_violation;
 	r->file_reports = !p->no_file_reports;
+	r->sys_rules = seccomp_rules(p);
 	if (seccomp_deny_list(p, &r->sys_deny) < 0 || copy_strv(&r->sys_allow, &p->sys_allow) < 0 ||
 	    copy_strv(&r->sys_deny_policy, &p->sys_deny) < 0)
 		return cordon_err(err, 12, "out of memory");

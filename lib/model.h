@@ -106,6 +106,7 @@ struct model_run {
 	struct rlimit_plan rl_nocg; /* the same where the run gets no cgroup: rl,
 				     * plus RLIMIT_AS and RLIMIT_NPROC for memory and pids */
 	strv sys_deny;         /* the calls the filter refuses outright (seccomp_deny_list) */
+	unsigned sys_rules;    /* its other rules in effect (SYS_R_*, seccomp_rules) */
 	/* The syscall plan as the policy shaped it (explain): the default
 	 * list (seccomp_default_deny), the calls syscalls.allow re-allows and
 	 * syscalls.deny adds (as written), and what a denial does. */

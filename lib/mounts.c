@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "changeset.h"
 #include "compat.h"
 #include "error.h"
 #include "mounts.h"
@@ -696,6 +697,13 @@ static int setup_protect(const struct model_entry *e, int newroot, cordon_error 
 		return 0;
 	if (at < 0)
 		return cordon_err_errno(err, "%s %s", e->kind == MK_PIN ? "pin" : "protected path", e->path);
+	/* Change sets kept for review, anyone's: not even read (masked). */
+	struct stat st;
+	if (e->kind == MK_PROTECT && e->target && changeset_is_dirname(e->target) && fstat(at, &st) == 0 &&
+	    S_ISDIR(st.st_mode)) {
+		walk_forget(e->path);
+		return mount_tmpfs(newroot, e->path, "0555", 4096, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, err);
+	}
 	_cleanup_close_ int t = open_tree(at, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_EMPTY_PATH);
 	if (t < 0)
 		return cordon_err_errno(err, "open_tree %s", e->path);

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include "cleanup.h"
 #include "compat.h"
@@ -19,7 +20,6 @@
 #include "run.h"
 #include "sync.h"
 
-/* Is overlayfs there (built in, or a module already loaded)? */
 int overlay_send_layers(const struct overlay_run *o, int sock, cordon_error *err)
 {
 	for (size_t i = 0; o->fell_back && i < o->nmounts; i++)
@@ -40,15 +40,58 @@ int overlay_send_layers(const struct overlay_run *o, int sock, cordon_error *err
 	return 0;
 }
 
-static bool have_overlayfs(void)
+/* Is overlayfs in /proc/filesystems (built in, or its module loaded)? */
+static bool overlay_listed(void)
 {
 	_cleanup_fclose_ FILE *f = fopen("/proc/filesystems", "re");
 	char line[128];
 	while (f && fgets(line, sizeof(line), f))
 		if (strcmp(line, "nodev\toverlay\n") == 0 || strcmp(line, "\toverlay\n") == 0)
 			return true;
-	/* A module not loaded yet: the kernel loads it on the first mount. */
-	return access("/sys/module/overlay", F_OK) == 0 || !f;
+	return false;
+}
+
+/* Has this kernel an overlay module to load (modules.dep of its release)? */
+static bool overlay_module(void)
+{
+	struct utsname u;
+	char path[sizeof(u.release) + 64], line[512];
+	if (uname(&u) < 0)
+		return false;
+	snprintf(path, sizeof(path), "/lib/modules/%s/modules.dep", u.release);
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+		if (!colon)
+			continue;
+		*colon = '\0';
+		const char *base = strrchr(line, '/');
+		base = base ? base + 1 : line;
+		if (strncmp(base, "overlay.ko", 10) == 0 && (base[10] == '\0' || base[10] == '.'))
+			return true;
+	}
+	return false;
+}
+
+/* Is overlayfs there, or can it be? Built in or loaded; else a module: as
+ * root, fsopen asks the kernel to load it now (as the first mount would);
+ * an ordinary user cannot load one, but the overlay mount in the run's user
+ * namespace makes the kernel load it (a filesystem's module is loaded on
+ * its first use, by anyone): a module of this kernel's counts. */
+static bool have_overlayfs(void)
+{
+	if (overlay_listed())
+		return true;
+	if (geteuid() == 0) {
+		int fd = fsopen("overlay", FSOPEN_CLOEXEC);
+		if (fd >= 0) {
+			close(fd);
+			return true;
+		}
+		if (errno == ENODEV)
+			return false;
+	}
+	return overlay_module();
 }
 
 /* Where the change set goes: next to the workspace (the first writable
@@ -112,7 +155,8 @@ static void overlay_obstacle(const struct run_plan *plan, char *base, size_t bsz
 		struct stat st;
 		if (plan->mounts[i].mode == MOUNT_RW &&
 		    (stat(plan->mounts[i].path, &st) < 0 || !S_ISDIR(st.st_mode))) {
-			snprintf(why, wsz, "the writable path %s is not a directory (an overlay needs one)",
+			snprintf(why, wsz,
+				 "the writable path %s is not a directory (overlayfs layers are directories; a file granted on its own makes the run direct)",
 				 plan->mounts[i].path);
 			return;
 		}
@@ -181,6 +225,7 @@ int overlay_prepare(struct overlay_run *o, const cordon_policy *p, const struct 
 			changeset_discard(&o->cs, &(cordon_error){0});
 		changeset_close(&o->cs);
 		snprintf(why, sizeof(why), "no change set next to the workspace: %s", e.msg);
+		rep->enf.workspace_mode_warn = o->cs.squatted;
 		return fall_back(o, p, rep, why, err);
 	}
 	o->active = true;
@@ -285,7 +330,8 @@ void overlay_finish(struct overlay_run *o, const cordon_policy *p, bool ok, cons
 	file_list_free(&rep->outputs);
 	file_list_start(&rep->outputs);
 	struct changeset_held held = {&c->refused, &c->protected, &c->conflicts};
-	if (changeset_list(&o->cs, base, &rep->outputs, &held, &e) < 0) {
+	size_t steps = 0;
+	if (changeset_list(&o->cs, base, &rep->outputs, &held, &steps, &e) < 0) {
 		snprintf(c->reason, sizeof(c->reason), "the change set could not be listed: %s", e.msg);
 		/* outputs is not what the run changed: said, never an empty list. */
 		rep->outputs.truncated = true;
@@ -295,6 +341,10 @@ void overlay_finish(struct overlay_run *o, const cordon_policy *p, bool ok, cons
 					      rep->outputs.cut == CUT_WALK_PATH_BYTES))
 		snprintf(c->reason, sizeof(c->reason), "the change set is beyond cordon's bounds (%s): kept, not applied",
 			 cut_name(rep->outputs.cut));
+	else if (steps > CHANGESET_MAX_APPLY_STEPS)
+		snprintf(c->reason, sizeof(c->reason),
+			 "the change set needs %zu synced steps (directories, deletions, groups of 256 files), more than the %d an apply at the end of a run takes: kept, not applied (cordon apply applies it)",
+			 steps, CHANGESET_MAX_APPLY_STEPS);
 	enum on_failure act = ok ? ONF_APPLY : p->on_failure;
 	if (o->mode == WS_REVIEW)
 		act = ONF_KEEP;
@@ -342,14 +392,14 @@ int overlay_fall_back_late(struct overlay_run *o, const cordon_policy *p, struct
 {
 	if (!o->active)
 		return 0;
-	if (fall_back(o, p, rep, why, err) < 0)
-		return -1;
-	/* Nothing in it yet: init mounts after sync 2. */
+	int r = fall_back(o, p, rep, why, err);
+	/* Nothing in it yet: init mounts after sync 2. It goes either way:
+	 * a run refused here has no change set (nor changes in its report). */
 	changeset_discard(&o->cs, &(cordon_error){0});
 	changeset_close(&o->cs);
 	o->active = false;
-	o->fell_back = true;
-	return 0;
+	o->fell_back = r == 0;
+	return r;
 }
 
 bool overlay_on_host(const struct overlay_run *o, const struct run_report *rep)

@@ -31,6 +31,7 @@ struct proxy;
  * paths (pxrule.h; the caller keeps them alive). */
 struct net_rules;
 struct tls_ca;
+struct tls_ops;
 struct pxhttp_secret;
 /* TLS interception (issue 16): CONNECTs to a host that restricted rules
  * alone admit, or that a secret is injected to, are opened: the client's
@@ -39,6 +40,7 @@ struct pxhttp_secret;
  * upstream_ca. */
 struct proxy_tls {
 	struct tls_ca *ca;          /* NULL: nothing is opened (and such CONNECTs are refused) */
+	const struct tls_ops *ops;  /* with ca: the TLS code (tls.h) */
 	const char *upstream_ca;    /* PEM file, or NULL: the host's trust store */
 	const struct pxhttp_secret *sec; /* the caller keeps them alive */
 	size_t nsec;

@@ -89,6 +89,10 @@ struct enforcement {
 	 * why it is not the mode asked for ("" when it is) */
 	const char *workspace_mode;
 	char workspace_mode_reason[512];
+	/* the fall-back is one the invoking user must hear of at once (the
+	 * change sets' directory is someone else's): the CLI prints the
+	 * reason on stderr too */
+	bool workspace_mode_warn;
 };
 
 /* The run's change set (overlay and review modes; README, "Workspace modes"). */

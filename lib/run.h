@@ -28,6 +28,11 @@ struct run_hooks {
 	void (*on_event)(void *ctx, uint64_t data, uint32_t events);
 	/* init is gone (the whole run with it): before the report is finished. */
 	void (*on_end)(void *ctx);
+	/* The report is finished (usage, outputs, denials: every process of
+	 * the run is gone and its output read), before the boundary's teardown
+	 * (its mount namespace, its cgroup); may be NULL. Not called when the
+	 * boundary never started. */
+	void (*on_report)(void *ctx);
 };
 /* A session's boundary: like cordon_run, with init as the agent
  * (session-agent.c) instead of a command; returns when init is gone. */
@@ -73,6 +78,10 @@ int run_plan_inputs(const struct run_plan *plan, const strv *inputs, strv *out, 
  * err says why; the ceiling's findings are in rep either way. */
 /* The cgroup step of a run, tried and undone: a policy whose limits need a
  * cgroup this user cannot create fails here as the run would. */
-int run_cgroup_preflight(const cordon_policy *p, cordon_error *err);
+struct cg_refusal {
+	bool no_hierarchy;   /* cgroup_prepare: no usable hierarchy */
+	const char *missing; /* cgroup_start: a controller our cgroup does not offer */
+};
+int run_cgroup_preflight(const cordon_policy *p, struct cg_refusal *why, cordon_error *err);
 int run_preflight(cordon_policy *p, struct run_plan *plan, struct run_report *rep,
 		  cordon_error *err);

@@ -43,6 +43,10 @@ __attribute__((noreturn)) void sandbox_init_main(const struct sandbox_spec *spec
 /* The command's half of init's fork: stdio, signals, exec (sandbox.c). */
 __attribute__((noreturn)) void exec_command(const struct sandbox_spec *sp, int outw, int errw,
 					    int status_fd, uint64_t ignored, int slave);
+/* CLOCK_MONOTONIC just before exec_command's (last) execve, written in the
+ * exec's process: seen by a parent that shares its memory until the execve
+ * (the session agent's CLONE_VM | CLONE_VFORK), in nanoseconds. */
+extern uint64_t exec_command_stamp;
 /* A ptrace stop init never asked for: let the tracee go (sandbox.c). */
 void release_tracee(pid_t pid, int sig);
 /* Init of a session: every layer applied, it starts commands on request

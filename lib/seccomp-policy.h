@@ -33,6 +33,26 @@ struct seccomp_plan {
 	bool observe;  /* path syscalls are observed */
 };
 
+/* The filter's rules beyond the calls it refuses outright: which are in
+ * effect is the syscall plan's (model_run.sys_rules), decided once from
+ * syscalls.allow and syscalls.deny by seccomp_rules. */
+enum {
+	SYS_R_CLONE_NS = 1u << 0,    /* clone with a CLONE_NEW* flag (not allowed "clone") */
+	SYS_R_UNSHARE_NS = 1u << 1,  /* unshare with one (not allowed "unshare") */
+	SYS_R_IOCTL_TTY = 1u << 2,   /* ioctl TIOCSTI, TIOCLINUX (not allowed "ioctl") */
+	SYS_R_PERSONALITY = 1u << 3, /* personality's unsafe personas (not allowed "personality") */
+	SYS_R_SOCKET = 1u << 4,      /* socket families but unix, inet, inet6 and route
+				      * netlink; raw and packet inet (not allowed "socket") */
+	SYS_R_CLONE3 = 1u << 5,      /* clone3: ENOSYS (neither allowed nor denied) */
+	SYS_R_OPENAT2 = 1u << 6,     /* openat2: ENOSYS (not denied) */
+	SYS_R_CONNECT = 1u << 7,     /* connect recorded, with notification (not denied) */
+	SYS_R_SENDTO = 1u << 8,      /* sendto to an address recorded (not denied) */
+	SYS_R_BIND = 1u << 9,        /* bind recorded: loopback ports declared (not denied) */
+};
+/* The SYS_R_* rules policy p leaves in effect. The privilege-bit rules are
+ * always in (no syscalls.allow entry lifts them). */
+unsigned seccomp_rules(const cordon_policy *p);
+struct model_run;
 /* Supervisor: compile the filter for policy p. observe: the path calls to
  * trap for the observer (NULL-terminated; sup-observe.c owns the list), or NULL. */
 int seccomp_build(const cordon_policy *p, bool notify, const char *const *observe,
@@ -41,8 +61,10 @@ int seccomp_build(const cordon_policy *p, bool notify, const char *const *observ
  * default list (seccomp_default_deny) minus syscalls.allow, then
  * syscalls.deny's others. Appended to out (the boundary model's). */
 int seccomp_deny_list(const cordon_policy *p, strv *out);
-/* seccomp_build with that list given (the model's: model_run.sys_deny). */
-int seccomp_build_from(const cordon_policy *p, const strv *deny_list, bool notify, const char *const *observe,
+/* The filter of a syscall plan (the model's: model_run.sys_deny, sys_rules,
+ * and sys_deny_policy, whose calls the observer does not trap again); it
+ * reads no policy. seccomp_build is this over the plan of p. */
+int seccomp_build_from(const struct model_run *r, bool notify, const char *const *observe,
 		       struct seccomp_plan *out, cordon_error *err);
 void seccomp_plan_free(struct seccomp_plan *sp);
 /* Supervisor, before clone, for a run of policy p: is there a filter at all

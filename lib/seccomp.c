@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include "cleanup.h"
 #include "error.h"
+#include "model.h"
 #include "seccomp-policy.h"
 
 /* Denied outright (with the reasons in docs/seccomp.md). */
@@ -136,7 +137,24 @@ static int add_priv_rules(scmp_filter_ctx c, uint32_t deny, cordon_error *err)
 	return 0;
 }
 
-static int add_conditional(scmp_filter_ctx c, uint32_t deny, const cordon_policy *p, cordon_error *err)
+unsigned seccomp_rules(const cordon_policy *p)
+{
+	const strv *al = &p->sys_allow, *de = &p->sys_deny;
+	unsigned r = 0;
+	r |= in_list(al, "clone") ? 0 : SYS_R_CLONE_NS;
+	r |= in_list(al, "unshare") ? 0 : SYS_R_UNSHARE_NS;
+	r |= in_list(al, "ioctl") ? 0 : SYS_R_IOCTL_TTY;
+	r |= in_list(al, "personality") ? 0 : SYS_R_PERSONALITY;
+	r |= in_list(al, "socket") ? 0 : SYS_R_SOCKET;
+	r |= in_list(al, "clone3") || in_list(de, "clone3") ? 0 : SYS_R_CLONE3;
+	r |= in_list(de, "openat2") ? 0 : SYS_R_OPENAT2;
+	r |= in_list(de, "connect") ? 0 : SYS_R_CONNECT;
+	r |= in_list(de, "sendto") ? 0 : SYS_R_SENDTO;
+	r |= p->nloopback_ports && !in_list(de, "bind") ? SYS_R_BIND : 0;
+	return r;
+}
+
+static int add_conditional(scmp_filter_ctx c, uint32_t deny, unsigned rules, cordon_error *err)
 {
 	struct scmp_arg_cmp a;
 	if (add_priv_rules(c, deny, err) < 0)
@@ -144,12 +162,12 @@ static int add_conditional(scmp_filter_ctx c, uint32_t deny, const cordon_policy
 	/* New namespaces through clone/unshare, one rule per flag (rules OR). */
 	for (size_t i = 0; i < ARRAY_SIZE(ns_flags); i++) {
 		a = SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i].flag, ns_flags[i].flag);
-		if ((!in_list(&p->sys_allow, "clone") && rule(c, deny, "clone", 1, &a, err) < 0) ||
-		    (!in_list(&p->sys_allow, "unshare") && rule(c, deny, "unshare", 1, &a, err) < 0))
+		if (((rules & SYS_R_CLONE_NS) && rule(c, deny, "clone", 1, &a, err) < 0) ||
+		    ((rules & SYS_R_UNSHARE_NS) && rule(c, deny, "unshare", 1, &a, err) < 0))
 			return -1;
 	}
 	/* Terminal injection. */
-	if (!in_list(&p->sys_allow, "ioctl")) {
+	if (rules & SYS_R_IOCTL_TTY) {
 		const unsigned long req[] = {TIOCSTI, TIOCLINUX};
 		for (size_t i = 0; i < ARRAY_SIZE(req); i++) {
 			a = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffUL, req[i]);
@@ -157,14 +175,14 @@ static int add_conditional(scmp_filter_ctx c, uint32_t deny, const cordon_policy
 				return -1;
 		}
 	}
-	if (!in_list(&p->sys_allow, "personality")) {
+	if (rules & SYS_R_PERSONALITY) {
 		for (size_t i = 0; i < ARRAY_SIZE(bad_persona); i++) {
 			a = SCMP_A0(SCMP_CMP_MASKED_EQ, bad_persona[i] | 0x80000000UL, bad_persona[i]);
 			if (rule(c, deny, "personality", 1, &a, err) < 0)
 				return -1;
 		}
 	}
-	if (!in_list(&p->sys_allow, "socket")) {
+	if (rules & SYS_R_SOCKET) {
 		/* Families other than unix, inet, inet6 and (route-only) netlink. */
 		for (int fam = 0; fam < 46; fam++) {
 			if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6 || fam == AF_NETLINK)
@@ -212,21 +230,24 @@ int seccomp_deny_list(const cordon_policy *p, strv *out)
 int seccomp_build(const cordon_policy *p, bool notify, const char *const *observe,
 		  struct seccomp_plan *out, cordon_error *err)
 {
-	strv deny = {0};
-	if (seccomp_deny_list(p, &deny) < 0) {
-		strv_free(&deny);
+	/* The plan of p alone (the syscall part of model_build_run). */
+	struct model_run r = {.sys_rules = seccomp_rules(p), .sys_deny_policy = p->sys_deny};
+	if (seccomp_deny_list(p, &r.sys_deny) < 0) {
+		strv_free(&r.sys_deny);
 		memset(out, 0, sizeof(*out));
 		out->memfd = -1;
 		return cordon_err(err, 12, "out of memory");
 	}
-	int r = seccomp_build_from(p, &deny, notify, observe, out, err);
-	strv_free(&deny);
-	return r;
+	int rc = seccomp_build_from(&r, notify, observe, out, err);
+	strv_free(&r.sys_deny);
+	return rc;
 }
 
-int seccomp_build_from(const cordon_policy *p, const strv *deny_list, bool notify, const char *const *observe,
+int seccomp_build_from(const struct model_run *plan, bool notify, const char *const *observe,
 		       struct seccomp_plan *out, cordon_error *err)
 {
+	const strv *deny_list = &plan->sys_deny, *denied = &plan->sys_deny_policy;
+	unsigned rules = plan->sys_rules;
 	_cleanup_close_ int fd = -1;
 	memset(out, 0, sizeof(*out));
 	out->memfd = -1;
@@ -250,33 +271,33 @@ int seccomp_build_from(const cordon_policy *p, const strv *deny_list, bool notif
 	 * call fails with ENOSYS (libc falls back to clone, which the rules
 	 * above inspect). With notification the supervisor answers that ENOSYS
 	 * itself, after reading the flags only to report namespace requests. */
-	if (!in_list(&p->sys_allow, "clone3") && !in_list(&p->sys_deny, "clone3") &&
+	if ((rules & SYS_R_CLONE3) &&
 	    rule(c, notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, err) < 0)
 		goto out;
-	if (add_conditional(c, deny, p, err) < 0)
+	if (add_conditional(c, deny, rules, err) < 0)
 		goto out;
 	/* openat2 keeps its mode in memory too: ENOSYS, and libc falls back to
 	 * openat, whose mode the rules above inspect. Not reported: it is not
 	 * a denial, only a way round a check. */
-	if (!in_list(&p->sys_deny, "openat2") && rule(c, SCMP_ACT_ERRNO(ENOSYS), "openat2", 0, NULL, err) < 0)
+	if ((rules & SYS_R_OPENAT2) && rule(c, SCMP_ACT_ERRNO(ENOSYS), "openat2", 0, NULL, err) < 0)
 		goto out;
 	/* connect: recorded when it bypasses the proxy (never decided here: the
 	 * run has no route, and Landlock refuses other TCP ports). */
-	if (notify && !in_list(&p->sys_deny, "connect") && rule(c, SCMP_ACT_NOTIFY, "connect", 0, NULL, err) < 0)
+	if (notify && (rules & SYS_R_CONNECT) && rule(c, SCMP_ACT_NOTIFY, "connect", 0, NULL, err) < 0)
 		goto out;
 	/* sendto with a destination (a datagram to an address of its choosing):
 	 * recorded the same way. send() passes none and is never stopped. */
 	struct scmp_arg_cmp to = SCMP_A4(SCMP_CMP_NE, 0);
-	if (notify && !in_list(&p->sys_deny, "sendto") && rule(c, SCMP_ACT_NOTIFY, "sendto", 1, &to, err) < 0)
+	if (notify && (rules & SYS_R_SENDTO) && rule(c, SCMP_ACT_NOTIFY, "sendto", 1, &to, err) < 0)
 		goto out;
 	/* bind: only when Landlock holds TCP to the declared loopback ports,
 	 * so that a bind it refuses is on record (never decided here). */
-	if (notify && p->nloopback_ports && !in_list(&p->sys_deny, "bind") &&
+	if (notify && (rules & SYS_R_BIND) &&
 	    rule(c, SCMP_ACT_NOTIFY, "bind", 0, NULL, err) < 0)
 		goto out;
 	if (out->observe) {
 		for (const char *const *n = observe; *n; n++)
-			if (!in_list(&p->sys_deny, *n) && rule(c, SCMP_ACT_NOTIFY, *n, 0, NULL, err) < 0)
+			if (!in_list(denied, *n) && rule(c, SCMP_ACT_NOTIFY, *n, 0, NULL, err) < 0)
 				goto out;
 	}
 	/* Export the BPF through a memfd (libseccomp 2.5 has no memory export). */

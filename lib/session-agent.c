@@ -125,9 +125,16 @@ struct exec_child {
 	const char *cwd;
 	const struct agent_slot *sl;
 	int stw;
+	int devnull;
 	uint64_t ignored;
 	bool pty;
 };
+
+/* /dev/null, opened once when the agent starts: the stdin of an exec that
+ * has none. An open in the exec's process would be trapped by the file
+ * observer's filter (openat), a round trip to the supervisor on every
+ * exec's way to its execve. */
+static int agent_devnull = -1;
 
 /* The exec's process, from its start to its execve (or _exit, its error
  * written to stw). It runs in the agent's memory (spawn_exec): it only
@@ -139,7 +146,7 @@ static __attribute__((noreturn)) void exec_child(const struct exec_child *c)
 	 * controlling terminal; otherwise a process group of its own. */
 	if (c->pty ? setsid() < 0 || ioctl(c->sl->fd[0], TIOCSCTTY, 0) < 0 : setpgid(0, 0) < 0)
 		err = errno;
-	int in = c->sl->fd[0] >= 0 ? c->sl->fd[0] : open("/dev/null", O_RDONLY | O_CLOEXEC);
+	int in = c->sl->fd[0] >= 0 ? c->sl->fd[0] : c->devnull >= 0 ? c->devnull : open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (!err && (in < 0 || dup2(in, 0) < 0 || (c->cwd[0] && chdir(c->cwd) < 0)))
 		err = errno;
 	if (err) {
@@ -187,7 +194,8 @@ static pid_t spawn_exec(const struct exec_child *c)
 }
 
 static void start_exec(const struct sandbox_spec *sp, int sock, int sigfd, struct agent_slot *sl,
-		       int slot, int reqfd, uint64_t ignored, bool pty, const struct winsize *wsz)
+		       int slot, int reqfd, const char *inl, size_t inl_len, uint64_t ignored, bool pty,
+		       const struct winsize *wsz)
 {
 	int master = -1, peer = -1;
 	cordon_error e = {0};
@@ -195,14 +203,25 @@ static void start_exec(const struct sandbox_spec *sp, int sock, int sigfd, struc
 	char *text = NULL;
 	char **argv = NULL, **renv = NULL, **env = NULL;
 	const char *cwd = "";
-	if (fstat(reqfd, &st) < 0 || st.st_size <= 0 || (uint64_t)st.st_size > SX_REQ_MAX ||
-	    !(text = malloc((size_t)st.st_size + 1)) ||
-	    pread(reqfd, text, (size_t)st.st_size, 0) != st.st_size) {
+	size_t len;
+	if (reqfd < 0) {
+		/* Inline, in the frame itself. */
+		len = inl_len;
+		if (!(text = malloc(len + 1))) {
+			cordon_err(&e, ENOMEM, "exec request");
+			goto fail;
+		}
+		memcpy(text, inl, len);
+	} else if (fstat(reqfd, &st) < 0 || st.st_size <= 0 || (uint64_t)st.st_size > SX_REQ_MAX ||
+		   !(text = malloc((size_t)st.st_size + 1)) ||
+		   pread(reqfd, text, (size_t)st.st_size, 0) != st.st_size) {
 		cordon_err(&e, EINVAL, "unreadable exec request");
 		goto fail;
+	} else {
+		len = (size_t)st.st_size;
 	}
-	text[st.st_size] = '\0';
-	if (parse_request(text, (size_t)st.st_size, &argv, &renv, &cwd) < 0 ||
+	text[len] = '\0';
+	if (parse_request(text, len, &argv, &renv, &cwd) < 0 ||
 	    !(env = merge_env(sp->envp, renv))) {
 		cordon_err(&e, EINVAL, "malformed exec request");
 		goto fail;
@@ -227,8 +246,12 @@ static void start_exec(const struct sandbox_spec *sp, int sock, int sigfd, struc
 	/* Above the stdio numbers exec_command dup2s onto (0-3). */
 	int stw = fcntl(stp[1], F_DUPFD_CLOEXEC, 10);
 	close(stp[1]);
-	struct exec_child ec = {sp, argv, env, cwd, sl, stw, ignored, pty};
+	struct exec_child ec = {sp, argv, env, cwd, sl, stw, agent_devnull, ignored, pty};
+	exec_command_stamp = 0;
 	pid_t pid = stw < 0 ? -1 : spawn_exec(&ec);
+	/* Written by the exec's process (it shares this memory until its
+	 * execve): when it called execve. */
+	uint64_t t_exec = exec_command_stamp;
 	(void)sigfd;
 	if (stw >= 0)
 		close(stw);
@@ -257,8 +280,7 @@ static void start_exec(const struct sandbox_spec *sp, int sock, int sigfd, struc
 		e.code = -(exec_errno > 0 ? exec_errno : EINVAL);
 		sync_send(sock, MSG_SX_STARTED, slot, &e, -1);
 	} else {
-		e.code = pid;
-		sync_send(sock, MSG_SX_STARTED, slot, &e, master);
+		sync_send_bytes(sock, MSG_SX_STARTED, slot, pid, &t_exec, sizeof(t_exec), master);
 	}
 	if (master >= 0)
 		close(master);
@@ -429,6 +451,12 @@ void session_agent_main(const struct sandbox_spec *sp, int sock, int outw, int e
 		sync_send(sock, MSG_ERROR, 0, &e, -1);
 		_exit(1);
 	}
+	/* Above the numbers the exec's process dup2s onto (0-3): a dup2 onto
+	 * itself would leave it close-on-exec. */
+	int dn = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	agent_devnull = dn >= 0 ? fcntl(dn, F_DUPFD_CLOEXEC, 10) : -1;
+	if (dn >= 0)
+		close(dn);
 	/* Ready: run.c takes this as "the command started". */
 	sync_send(sock, MSG_EXEC_OK, 0, NULL, -1);
 	for (;;) {
@@ -468,7 +496,15 @@ void session_agent_main(const struct sandbox_spec *sp, int sock, int outw, int e
 				/* .err.code 1: a pty, .err.msg its rows and columns */
 				struct winsize ws = {0};
 				memcpy(&ws, msg.err.msg, sizeof(ws));
-				start_exec(sp, sock, sigfd, &slots[slot], slot, fd, ignored, msg.err.code == 1, &ws);
+				start_exec(sp, sock, sigfd, &slots[slot], slot, fd, NULL, 0, ignored, msg.err.code == SX_EXEC_PTY,
+					   &ws);
+			} else if (ok_slot && fd < 0 && msg.err.code == SX_EXEC_INLINE && slots[slot].pid == 0) {
+				/* .err.msg: a u16 length, then the request */
+				uint16_t l;
+				memcpy(&l, msg.err.msg, sizeof(l));
+				if (l <= sizeof(msg.err.msg) - sizeof(l))
+					start_exec(sp, sock, sigfd, &slots[slot], slot, -1, msg.err.msg + sizeof(l), l,
+						   ignored, false, &(struct winsize){0});
 			}
 			break;
 		case MSG_SX_SIGNAL:

@@ -64,6 +64,10 @@ struct sx_exec {
 	struct redact_stream rs[2];
 	sha256_ctx *h[2];
 	uint64_t raw, bytes[2];
+	/* The hash budget (CORDON_OUTPUT_HASH, as cordon run's): bytes of each
+	 * stream still to hash, and hashed; past it, sha[] is the prefix's. */
+	uint64_t hash_left[2], hashed[2];
+	bool hash_over[2];
 	char sha[2][65];
 	uint64_t dropped;
 	int reply;           /* to the client's stream; -1 once it is gone */
@@ -77,6 +81,10 @@ struct sx_exec {
 	int wstatus;
 	bool exited;
 	struct sx_usage usage;
+	/* CLOCK_MONOTONIC: when the server had the whole request (its
+	 * "t_req_ns"; 0 if it gave none) and when the exec's process called
+	 * execve (the agent's MSG_SX_STARTED). */
+	uint64_t t_req, t_exec;
 	const char *status;  /* once done */
 	const char *forced;  /* killed, timeout, output-limit: why we ended it */
 	char error[512];
@@ -130,6 +138,9 @@ struct sx {
 	bool oneshot;
 	int wall_timer;
 	uint64_t t_ready, pool_ns;
+	uint64_t out_hash;   /* each exec's hash budget per stream */
+	char report_path[4096];
+	bool published;      /* the report written and the DELETE answered */
 };
 
 static void reply_json(int sock, const char *json)
@@ -392,7 +403,17 @@ static void out_bytes(struct sx *s, struct sx_exec *x, int i, const uint8_t *p, 
 	if (eof && rc == 0) /* what it held back; an error leaves nothing more */
 		(void)redact_flush(&x->rs[i], &r);
 	if (r.len) {
-		sha256_update(x->h[i], r.p, r.len);
+		/* Hashed up to the budget; counted, relayed and limited all
+		 * the same past it. */
+		size_t h = r.len;
+		if (h > x->hash_left[i]) {
+			x->hash_over[i] = true;
+			h = (size_t)x->hash_left[i];
+		}
+		if (h)
+			sha256_update(x->h[i], r.p, h);
+		x->hash_left[i] -= h;
+		x->hashed[i] += h;
 		x->bytes[i] += r.len;
 		if (x->pty)
 			client_out(s, x, (const uint8_t *)r.p, r.len);
@@ -440,8 +461,9 @@ static void read_out(struct sx *s, struct sx_exec *x, int i)
 	}
 }
 
-static void usage_json(jwriter *w, const struct sx_usage *u)
+static void usage_json(jwriter *w, const struct sx_exec *x)
 {
+	const struct sx_usage *u = &x->usage;
 	jw_key(w, "usage");
 	jw_obj_begin(w);
 	jw_key(w, "cpu_user_seconds");
@@ -452,6 +474,10 @@ static void usage_json(jwriter *w, const struct sx_usage *u)
 	jw_uint(w, u->max_rss);
 	jw_key(w, "wall_seconds");
 	jw_double(w, (double)u->wall_ns / 1e9);
+	if (x->t_req && x->t_exec >= x->t_req) {
+		jw_key(w, "start_to_exec_seconds");
+		jw_double(w, (double)(x->t_exec - x->t_req) / 1e9);
+	}
 	jw_obj_end(w);
 }
 
@@ -568,13 +594,22 @@ static void finalize(struct sx *s, struct sx_exec *x)
 	s->rep->nby_group = k;
 	pthread_mutex_unlock(&s->rep->denial_lock);
 	jw_arr_end(&w);
-	usage_json(&w, &x->usage);
+	usage_json(&w, x);
 	for (int i = 0; i < 2; i++) {
 		jw_key(&w, i ? "stderr" : "stdout");
 		jw_obj_begin(&w);
 		jw_key(&w, "bytes");
 		jw_uint(&w, x->bytes[i]);
 		jw_key(&w, "sha256");
+		if (x->hash_over[i]) {
+			/* As cordon run's report says it (report.c). */
+			jw_null(&w);
+			jw_key(&w, "hash_skipped");
+			jw_str(&w, "byte-budget");
+			jw_key(&w, "hashed_bytes");
+			jw_uint(&w, x->hashed[i]);
+			jw_key(&w, "prefix_sha256");
+		}
 		jw_str(&w, x->sha[i]);
 		jw_obj_end(&w);
 	}
@@ -651,6 +686,7 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 	const jnode *argv = json_get(req, "argv"), *env = json_get(req, "env"), *cwd = json_get(req, "cwd");
 	const jnode *tmo = json_get(req, "timeout_ns"), *pty = json_get(req, "pty");
 	const jnode *rows = json_get(req, "rows"), *cols = json_get(req, "cols");
+	const jnode *treq = json_get(req, "t_req_ns");
 	bool want_pty = pty && pty->type == J_BOOL && pty->b;
 	if (!argv || argv->type != J_ARR || argv->n == 0) {
 		reply_error(reply, 400, "argv: a non-empty array of strings is required");
@@ -684,13 +720,24 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 	x->out[0] = x->out[1] = x->reply = x->timer = x->ptm = x->client = -1;
 	x->slot = slot;
 	x->pty = want_pty;
+	x->t_req = treq && treq->type == J_NUM && treq->num > 0 ? (uint64_t)treq->num : 0;
 	new_id(x->id, sizeof(x->id), "e-");
 	for (size_t i = 0; i < argv->n; i++)
 		strv_push(&x->argv, argv->items[i]->str);
 	int po[2] = {-1, -1}, pe[2] = {-1, -1};
-	int memfd = ipc_memfd("cordon-exec", req_text.p, req_text.len);
+	/* A request that fits goes inline in MSG_SX_EXEC's frame. */
+	char inl[sizeof(((cordon_error *)0)->msg) - 1];
+	uint16_t inl_len = 0;
+	int memfd = -1;
+	if (!want_pty && req_text.len + sizeof(inl_len) <= sizeof(inl)) {
+		inl_len = (uint16_t)req_text.len;
+		memcpy(inl, &inl_len, sizeof(inl_len));
+		memcpy(inl + sizeof(inl_len), req_text.p, req_text.len);
+	} else {
+		memfd = ipc_memfd("cordon-exec", req_text.p, req_text.len);
+	}
 	buf_free(&req_text);
-	if (memfd < 0 || pipe2(po, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(pe, O_CLOEXEC | O_NONBLOCK) < 0) {
+	if ((!inl_len && memfd < 0) || pipe2(po, O_CLOEXEC | O_NONBLOCK) < 0 || pipe2(pe, O_CLOEXEC | O_NONBLOCK) < 0) {
 		reply_error(reply, 500, "exec: %s", strerror(errno));
 		close_fd(&memfd);
 		close_fd(&po[0]); close_fd(&po[1]); close_fd(&pe[0]); close_fd(&pe[1]);
@@ -708,6 +755,7 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 	reply = -1;
 	for (int i = 0; i < 2; i++) {
 		x->h[i] = sha256_new();
+		x->hash_left[i] = s->out_hash;
 		redact_stream_init(&x->rs[i], s->rep->redact);
 	}
 	pthread_mutex_lock(&s->rep->denial_lock);
@@ -729,7 +777,7 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 		ws.ws_col = cols && cols->type == J_NUM && cols->num > 0 && cols->num < 10000 ? (unsigned short)cols->num : 80;
 		e.code = 1;
 		memcpy(e.msg, &ws, sizeof(ws));
-		sync_send_bytes(s->sock, MSG_SX_EXEC, slot, 1, &ws, sizeof(ws), memfd);
+		sync_send_bytes(s->sock, MSG_SX_EXEC, slot, SX_EXEC_PTY, &ws, sizeof(ws), memfd);
 		close(memfd);
 	} else {
 		if (stdin_fd >= 0) {
@@ -740,10 +788,13 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 		sync_send(s->sock, MSG_SX_FD, slot, &e, po[1]);
 		e.code = 2;
 		sync_send(s->sock, MSG_SX_FD, slot, &e, pe[1]);
-		sync_send(s->sock, MSG_SX_EXEC, slot, NULL, memfd);
+		if (inl_len)
+			sync_send_bytes(s->sock, MSG_SX_EXEC, slot, SX_EXEC_INLINE, inl, sizeof(inl_len) + inl_len, -1);
+		else
+			sync_send(s->sock, MSG_SX_EXEC, slot, NULL, memfd);
 		close(po[1]);
 		close(pe[1]);
-		close(memfd);
+		close_fd(&memfd);
 		x->out[0] = po[0];
 		x->out[1] = pe[0];
 		for (int i = 0; i < 2; i++) {
@@ -1031,11 +1082,11 @@ static uint64_t mono_ns(void)
 /* A warm session handed to a client: from now on it is a session like any
  * other. Its idle timer starts now, and so does its wall time (the policy's
  * limit, re-armed: the time it waited in the pool is not the client's). */
-static void do_claim(struct sx *s, const jnode *req, int reply)
+static bool do_claim(struct sx *s, const jnode *req, int reply)
 {
 	if (!s->warm || s->claimed) {
 		reply_error(reply, 409, "the session is not in the warm pool");
-		return;
+		return false;
 	}
 	s->claimed = true;
 	s->pool_ns = mono_ns() - s->t_ready;
@@ -1055,6 +1106,7 @@ static void do_claim(struct sx *s, const jnode *req, int reply)
 	char j[96];
 	snprintf(j, sizeof(j), "{\"id\":\"%s\",\"warm\":true}", s->id);
 	reply_json(reply, j);
+	return true;
 }
 
 static void on_ctl(struct sx *s)
@@ -1079,7 +1131,13 @@ static void on_ctl(struct sx *s)
 	const jnode *opn = req ? json_get(req, "op") : NULL;
 	const char *op = opn && opn->str ? opn->str : "";
 	arm_idle(s);
-	if (s->warm && !s->claimed && strcmp(op, "claim") != 0 && strcmp(op, "end") != 0) {
+	/* A warm one-shot run's exec claims its session on the way ("claim":
+	 * true, and the claim's "oneshot"): one message from the server, not
+	 * a claim's round trip before it. */
+	const jnode *cl = strcmp(op, "exec") == 0 ? json_get(req, "claim") : NULL;
+	if (cl && cl->type == J_BOOL && cl->b && !do_claim(s, req, -1)) {
+		reply_error(reply, 409, "the session is not in the warm pool");
+	} else if (s->warm && !s->claimed && strcmp(op, "claim") != 0 && strcmp(op, "end") != 0) {
 		reply_error(reply, 409, "the session is in the warm pool");
 	} else if (s->ending && strcmp(op, "end") != 0) {
 		reply_error(reply, 409, "the session is ending");
@@ -1206,8 +1264,10 @@ static bool h_msg(void *ctx, const struct msg *m, int fd)
 	struct sx_exec *x = slot >= 0 && slot < SX_SLOTS && s->slot_ex[slot] >= 0 ? &s->ex[s->slot_ex[slot]] : NULL;
 	switch (m->type) {
 	case MSG_SX_STARTED:
-		if (x && m->err.code > 0)
+		if (x && m->err.code > 0) {
 			x->pid = m->err.code;
+			memcpy(&x->t_exec, m->err.msg, sizeof(x->t_exec));
+		}
 		if (x && m->err.code < 0) {
 			snprintf(x->error, sizeof(x->error), "%s", m->err.msg);
 			x->status = "start-error";
@@ -1330,6 +1390,8 @@ static void oneshot_outcome(struct sx *s, struct run_report *rep)
 	for (int i = 0; i < 2; i++) {
 		rep->out[i].bytes = x->bytes[i];
 		snprintf(rep->out[i].sha256, sizeof(rep->out[i].sha256), "%s", x->sha[i]);
+		rep->out[i].hash_skipped = x->hash_over[i];
+		rep->out[i].hashed_bytes = x->hashed[i];
 	}
 	if (rep->status != ST_OK)
 		return;
@@ -1384,6 +1446,42 @@ static char *session_report(struct sx *s, struct run_report *rep)
 	buf_printf(&b, "\n  ]\n}\n");
 	free(base);
 	return b.p;
+}
+
+/* The session's report, written to its file and sent to the DELETE (or
+ * the server's end of a one-shot) waiting for it: once, when it is
+ * complete (h_report, before the boundary's teardown), or after the run if
+ * that never came. */
+static void publish(struct sx *s)
+{
+	if (s->published)
+		return;
+	s->published = true;
+	cordon_error err = {0};
+	oneshot_outcome(s, s->rep);
+	char *text = session_report(s, s->rep);
+	/* A warm session no client took has no report: nothing ran in it
+	 * (the server removes its directory). */
+	if (text && s->report_path[0] && s->ready && (!s->warm || s->claimed))
+		report_write_file(s->report_path, text, &err);
+	if (s->end_reply >= 0) {
+		int fd = text ? ipc_memfd("cordon-report", text, strlen(text)) : -1;
+		const char *j = "{\"body\":\"fd\"}";
+		if (fd >= 0)
+			ipc_send(s->end_reply, j, strlen(j), &fd, 1, 0);
+		else
+			reply_error(s->end_reply, 500, "the session's report could not be built");
+		close_fd(&fd);
+		close_fd(&s->end_reply);
+	}
+	free(text);
+}
+
+static void h_report(void *ctx)
+{
+	struct sx *s = ctx;
+	if (s->ready)
+		publish(s);
 }
 
 static void sx_free(struct sx *s)
@@ -1474,8 +1572,7 @@ int session_worker_main(int ctl)
 	free(b);
 	const jnode *id = cfg ? json_get(cfg, "id") : NULL, *rp = cfg ? json_get(cfg, "report") : NULL;
 	snprintf(s.id, sizeof(s.id), "%s", id && id->str ? id->str : "s-?");
-	char report_path[4096];
-	snprintf(report_path, sizeof(report_path), "%s", rp && rp->str ? rp->str : "");
+	snprintf(s.report_path, sizeof(s.report_path), "%s", rp && rp->str ? rp->str : "");
 	const jnode *wm = cfg ? json_get(cfg, "warm") : NULL;
 	s.warm = wm && wm->type == J_BOOL && wm->b;
 	const jnode *ws = cfg ? json_get(cfg, "workspace") : NULL;
@@ -1496,10 +1593,15 @@ int session_worker_main(int ctl)
 	struct cordon_run_options ro;
 	cordon_run_options_from_env(&ro, environ);
 	s.pol->opts = &ro;
+	/* A malformed value: the boundary's setup refuses it (sup-run.c). */
+	s.out_hash = OUTPUT_HASH_BYTES;
+	cordon_error herr = {0};
+	if (ro.output_hash && parse_size(ro.output_hash, &s.out_hash, &herr) < 0)
+		s.out_hash = OUTPUT_HASH_BYTES;
 	struct run_report rep;
 	report_init(&rep);
 	rep.attribute = true; /* each exec's denials are its own (finalize) */
-	struct run_hooks h = {&s, h_ready, h_msg, h_event, h_end};
+	struct run_hooks h = {&s, h_ready, h_msg, h_event, h_end, h_report};
 	s.rep = &rep;
 	int rc = cordon_session_run(s.pol, &rep, &h, &err);
 	if (!s.ready) {
@@ -1509,22 +1611,7 @@ int session_worker_main(int ctl)
 		reply_error(s.create_reply, code, "%s: %s", status_name(rep.status), reason ? reason : "");
 		free(reason);
 	}
-	oneshot_outcome(&s, &rep);
-	char *text = session_report(&s, &rep);
-	/* A warm session no client took has no report: nothing ran in it
-	 * (the server removes its directory). */
-	if (text && report_path[0] && s.ready && (!s.warm || s.claimed))
-		report_write_file(report_path, text, &err);
-	if (s.end_reply >= 0) {
-		int fd = text ? ipc_memfd("cordon-report", text, strlen(text)) : -1;
-		const char *j = "{\"body\":\"fd\"}";
-		if (fd >= 0)
-			ipc_send(s.end_reply, j, strlen(j), &fd, 1, 0);
-		else
-			reply_error(s.end_reply, 500, "the session's report could not be built");
-		close_fd(&fd);
-	}
-	free(text);
+	publish(&s);
 	report_free(&rep);
 	policy_free(s.pol);
 	sx_free(&s);

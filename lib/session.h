@@ -25,6 +25,10 @@ enum sx_file_op { SX_FILE_READ = 1, SX_FILE_WRITE, SX_FILE_DELETE, SX_FILE_LIST 
 #define SX_SLOTS 64
 /* An exec request (argv, env, cwd) in its memfd: at most this much. */
 #define SX_REQ_MAX (4u << 20)
+/* MSG_SX_EXEC's .err.code: the request in a memfd (fd), the same with a pty
+ * (.err.msg its struct winsize), or inline (no fd; .err.msg a u16 length
+ * and the request: a small one, most, spares a memfd each way). */
+enum { SX_EXEC_MEMFD = 0, SX_EXEC_PTY = 1, SX_EXEC_INLINE = 2 };
 
 /* The worker: reads its first request (the session: policy, limits, paths)
  * from ctl, runs the session until it ends, writes its report. Returns the

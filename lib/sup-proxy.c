@@ -17,9 +17,7 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
-#include <openssl/err.h>
 #include <openssl/ssl.h>
-#include <openssl/x509.h>
 #include "cleanup.h"
 #include "error.h"
 #include "proxy.h"
@@ -59,7 +57,7 @@
 #define REQUEST_TIMEOUT_NS (10ULL * 1000000000ULL)
 /* An opened TLS connection: two handshakes, each within REQUEST_TIMEOUT_NS
  * of the accept. Each leg's records go through a BIO pair, not the socket
- * (see tls_fill): two rings of TLS_RING, one each way. Those four rings and
+ * (tls.h, tls_fill): two rings of TLS_RING, one each way. Those four rings and
  * what the two SSL objects hold (a record in and out each) count against
  * MEM_BUDGET as TLS_CONN_MEM. */
 #define TLS_RING (64u << 10)
@@ -312,10 +310,15 @@ static void conn_close(struct proxy *px, size_t slot)
 			*fds[i] = -1;
 		}
 	c->up = c->down = 0;
-	SSL_free(c->cssl); /* frees the pair's SSL end */
-	SSL_free(c->ussl);
-	BIO_free(c->cnet);
-	BIO_free(c->unet);
+	const struct tls_ops *T = px->tls.ops;
+	if (c->cssl)
+		T->ssl_free(c->cssl); /* frees the pair's SSL end */
+	if (c->ussl)
+		T->ssl_free(c->ussl);
+	if (c->cnet)
+		T->net_free(c->cnet);
+	if (c->unet)
+		T->net_free(c->unet);
 	c->cssl = c->ussl = NULL;
 	c->cnet = c->unet = NULL;
 	if (c->tls_mem) {
@@ -901,12 +904,12 @@ static void on_relay(struct proxy *px, size_t slot);
 
 /* One side of a read connection: its socket, or its TLS over it. Both as
  * recv/send: >0 bytes, 0 end, -1 with errno (EAGAIN: not now). */
-static ssize_t io_ret(SSL *s, int ok, size_t n)
+static ssize_t io_ret(const struct tls_ops *T, SSL *s, int ok, size_t n)
 {
 	if (ok == 1)
 		return (ssize_t)n;
-	int e = SSL_get_error(s, ok);
-	ERR_clear_error();
+	int e = T->get_error(s, ok);
+	T->err_clear();
 	if (e == SSL_ERROR_WANT_READ || e == SSL_ERROR_WANT_WRITE) {
 		errno = EAGAIN;
 		return -1;
@@ -917,66 +920,9 @@ static ssize_t io_ret(SSL *s, int ok, size_t n)
 	return -1;
 }
 
-/* An opened leg's TLS records do not go through its socket one syscall
- * each (a 5-byte header, then the record, then an EAGAIN): the SSL object
- * reads and writes one end of a BIO pair, and the proxy moves the other
- * end's ring with one recv or send of up to TLS_RING bytes, many records at
- * a time, in and out of the ring itself (BIO_nwrite0/BIO_nread0: no copy).
- *
- * Ciphertext from the socket into the ring: >0 bytes, 0 the peer's end (the
- * SSL side then reads EOF), -1 with errno: EAGAIN nothing now, ENOBUFS the
- * ring is full. */
-static ssize_t tls_fill(int fd, BIO *net)
-{
-	char *p = NULL;
-	ossl_ssize_t room = BIO_nwrite0(net, &p);
-	if (room <= 0) {
-		bool full = BIO_should_retry(net);
-		ERR_clear_error();
-		if (!full)
-			return 0; /* written shut: the end was seen */
-		errno = ENOBUFS;
-		return -1;
-	}
-	ssize_t n = recv(fd, p, (size_t)room, MSG_DONTWAIT);
-	if (n > 0)
-		BIO_nwrite(net, &p, (int)n);
-	else if (n == 0)
-		BIO_shutdown_wr(net);
-	return n;
-}
-
-/* Ciphertext from the ring to the socket, as much as it takes: 0, or -1 on
- * a connection error. */
-static int tls_flush(int fd, BIO *net, bool *moved)
-{
-	char *p = NULL;
-	ossl_ssize_t n;
-	while ((n = BIO_nread0(net, &p)) > 0) {
-		ssize_t k = send(fd, p, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (k < 0)
-			return errno == EAGAIN ? 0 : -1;
-		BIO_nread(net, &p, (int)k);
-		*moved = true;
-		if (k < n)
-			break;
-	}
-	return 0; /* (an empty ring queues no error: a handshake's stays) */
-}
-
-/* Give a leg's SSL object its end of a BIO pair. */
-static bool tls_pair(SSL *s, BIO **net)
-{
-	BIO *in = NULL;
-	if (BIO_new_bio_pair(&in, TLS_RING, net, TLS_RING) != 1)
-		return false;
-	SSL_set_bio(s, in, in);
-	return true;
-}
-
 /* *rd: the socket may have bytes (an event came since the last EAGAIN);
  * with it false, no recv is tried. */
-static ssize_t io_recv(int fd, SSL *s, BIO *net, bool *rd, char *b, size_t n)
+static ssize_t io_recv(const struct tls_ops *T, int fd, SSL *s, BIO *net, bool *rd, char *b, size_t n)
 {
 	if (!s) {
 		if (!*rd) {
@@ -991,17 +937,17 @@ static ssize_t io_recv(int fd, SSL *s, BIO *net, bool *rd, char *b, size_t n)
 	size_t total = 0;
 	for (;;) {
 		size_t got = 0;
-		int ok = SSL_read_ex(s, b + total, n - total, &got);
+		int ok = T->read_ex(s, b + total, n - total, &got);
 		total += ok == 1 ? got : 0;
 		/* Records already in (a record, or the ring): one call takes them. */
-		if (ok == 1 && total < n && (SSL_has_pending(s) || BIO_ctrl_pending(SSL_get_rbio(s))))
+		if (ok == 1 && total < n && T->read_pending(s))
 			continue;
 		if (total)
 			return (ssize_t)total;
-		if (ok == 1 || SSL_get_error(s, ok) != SSL_ERROR_WANT_READ || !*rd)
-			return io_ret(s, ok, got);
-		ERR_clear_error();
-		ssize_t k = tls_fill(fd, net);
+		if (ok == 1 || T->get_error(s, ok) != SSL_ERROR_WANT_READ || !*rd)
+			return io_ret(T, s, ok, got);
+		T->err_clear();
+		ssize_t k = T->fill(fd, net);
 		if (k < 0 && errno != EAGAIN && errno != ENOBUFS)
 			return -1;
 		if (k < 0 && errno == ENOBUFS) { /* a full ring and no record in it: cannot be TLS */
@@ -1015,24 +961,24 @@ static ssize_t io_recv(int fd, SSL *s, BIO *net, bool *rd, char *b, size_t n)
 	}
 }
 
-static ssize_t io_send(int fd, SSL *s, const char *b, size_t n)
+static ssize_t io_send(const struct tls_ops *T, int fd, SSL *s, const char *b, size_t n)
 {
 	if (!s)
 		return send(fd, b, n, MSG_NOSIGNAL | MSG_DONTWAIT);
 	size_t put = 0;
-	int ok = SSL_write_ex(s, b, n, &put);
-	return io_ret(s, ok, put);
+	int ok = T->write_ex(s, b, n, &put);
+	return io_ret(T, s, ok, put);
 }
 
 /* Send what is pending (through TLS: records into the ring, the ring to the
  * socket, again while the socket takes it); -1 on a connection error. lazy:
  * the ring goes to the socket only once it is half full or full (more
  * records come this round: one send for several). */
-static int flush_out(int fd, SSL *s, BIO *net, buf *b, size_t *off, uint64_t *count, bool *moved, bool lazy)
+static int flush_out(const struct tls_ops *T, int fd, SSL *s, BIO *net, buf *b, size_t *off, uint64_t *count, bool *moved, bool lazy)
 {
 	for (;;) {
 		while (*off < b->len) {
-			ssize_t n = io_send(fd, s, b->p + *off, b->len - *off);
+			ssize_t n = io_send(T, fd, s, b->p + *off, b->len - *off);
 			if (n < 0 && errno != EAGAIN)
 				return -1;
 			if (n < 0)
@@ -1043,12 +989,12 @@ static int flush_out(int fd, SSL *s, BIO *net, buf *b, size_t *off, uint64_t *co
 		}
 		if (!s)
 			break;
-		size_t before = BIO_ctrl_pending(net);
+		size_t before = T->net_pending(net);
 		if (lazy && *off == b->len && before < TLS_RING / 2)
 			break;
-		if (tls_flush(fd, net, moved) < 0)
+		if (T->flush(fd, net, moved) < 0)
 			return -1;
-		if (*off == b->len || BIO_ctrl_pending(net) == before)
+		if (*off == b->len || T->net_pending(net) == before)
 			break; /* all is in the ring, or the socket took none of it */
 	}
 	if (*off == b->len)
@@ -1062,13 +1008,14 @@ static void on_http(struct proxy *px, size_t slot)
 {
 	struct conn *c = px->c[slot];
 	struct pxhttp *h = c->http;
+	const struct tls_ops *T = px->tls.ops;
 	char tmp[65536];
 	int rounds = 0;
 	bool moved;
 	for (;;) {
 		moved = false;
 		if (!c->c_eof && !h->done && c->to_up.len - c->up_off < HTTP_IO_CAP && pxhttp_want_client(h)) {
-			ssize_t n = io_recv(c->cfd, c->cssl, c->cnet, &c->c_rd, tmp, sizeof(tmp));
+			ssize_t n = io_recv(T, c->cfd, c->cssl, c->cnet, &c->c_rd, tmp, sizeof(tmp));
 			if (n > 0 && pxhttp_client(h, tmp, (size_t)n, &c->to_up, &c->to_down) < 0)
 				h->done = true;
 			if (n == 0)
@@ -1079,10 +1026,10 @@ static void on_http(struct proxy *px, size_t slot)
 		}
 		if (h->done && !h->req_opaque)
 			c->to_up.len = c->up_off = 0; /* ended (refused, or an answer that ends it): nothing more goes up */
-		if (flush_out(c->ufd, c->ussl, c->unet, &c->to_up, &c->up_off, &c->up, &moved, true) < 0)
+		if (flush_out(T, c->ufd, c->ussl, c->unet, &c->to_up, &c->up_off, &c->up, &moved, true) < 0)
 			goto gone;
 		if (!c->u_eof && c->to_down.len - c->down_off < HTTP_IO_CAP) {
-			ssize_t n = io_recv(c->ufd, c->ussl, c->unet, &c->u_rd, tmp, sizeof(tmp));
+			ssize_t n = io_recv(T, c->ufd, c->ussl, c->unet, &c->u_rd, tmp, sizeof(tmp));
 			if (n > 0 && pxhttp_upstream(h, tmp, (size_t)n, &c->to_down) < 0)
 				goto gone;
 			/* The end, or a broken one (a TLS upstream that closes without
@@ -1097,29 +1044,29 @@ static void on_http(struct proxy *px, size_t slot)
 			if (n > 0 && h->cin.len && pxhttp_client(h, NULL, 0, &c->to_up, &c->to_down) < 0)
 				h->done = true;
 		}
-		if (flush_out(c->cfd, c->cssl, c->cnet, &c->to_down, &c->down_off, &c->down, &moved, true) < 0)
+		if (flush_out(T, c->cfd, c->cssl, c->cnet, &c->to_down, &c->down_off, &c->down, &moved, true) < 0)
 			goto gone;
 		/* Nothing more came, or this connection had its turn: what the
 		 * rings hold goes out now (that may make room to go on). */
 		bool turn = moved && ++rounds >= RELAY_ROUNDS;
 		if (!moved || turn) {
 			moved = false;
-			if (flush_out(c->ufd, c->ussl, c->unet, &c->to_up, &c->up_off, &c->up, &moved, false) < 0 ||
-			    flush_out(c->cfd, c->cssl, c->cnet, &c->to_down, &c->down_off, &c->down, &moved, false) < 0)
+			if (flush_out(T, c->ufd, c->ussl, c->unet, &c->to_up, &c->up_off, &c->up, &moved, false) < 0 ||
+			    flush_out(T, c->cfd, c->cssl, c->cnet, &c->to_down, &c->down_off, &c->down, &moved, false) < 0)
 				goto gone;
 			if (!moved || turn)
 				break;
 		}
 	}
-	bool down_clear = c->to_down.len == c->down_off && (!c->cnet || !BIO_ctrl_pending(c->cnet));
+	bool down_clear = c->to_down.len == c->down_off && (!c->cnet || !T->net_pending(c->cnet));
 	if ((h->done || c->u_eof) && down_clear)
 		goto gone; /* all is said (or the upstream is finished) */
 	if (c->c_eof && c->to_up.len == c->up_off && !c->u_shut) {
 		if (c->ussl) {
-			SSL_shutdown(c->ussl); /* close_notify; the response may still come */
-			ERR_clear_error();
+			T->shutdown(c->ussl); /* close_notify; the response may still come */
+			T->err_clear();
 			bool m = false;
-			if (tls_flush(c->ufd, c->unet, &m) < 0)
+			if (T->flush(c->ufd, c->unet, &m) < 0)
 				goto gone;
 		} else {
 			shutdown(c->ufd, SHUT_WR);
@@ -1136,7 +1083,7 @@ static void on_http(struct proxy *px, size_t slot)
 gone:
 	if (c->cnet) { /* records for the client already made: what the socket takes, as if sent at once */
 		bool m = false;
-		tls_flush(c->cfd, c->cnet, &m);
+		T->flush(c->cfd, c->cnet, &m);
 	}
 	conn_close(px, slot);
 }
@@ -1164,6 +1111,7 @@ static void http_start(struct proxy *px, size_t slot)
 static void tls_upstream_refused(struct proxy *px, size_t slot)
 {
 	struct conn *c = px->c[slot];
+	const struct tls_ops *T = px->tls.ops;
 	char msg[800];
 	snprintf(msg, sizeof(msg), "cordon: %s: the upstream's TLS was not accepted: %s\n", c->target, c->u_why);
 	char r[1200];
@@ -1172,23 +1120,23 @@ static void tls_upstream_refused(struct proxy *px, size_t slot)
 			 strlen(msg), msg);
 	size_t put;
 	bool m = false;
-	if (SSL_write_ex(c->cssl, r, (size_t)n, &put) == 1) /* best effort, as say() */
-		SSL_shutdown(c->cssl);
-	ERR_clear_error();
-	tls_flush(c->cfd, c->cnet, &m);
+	if (T->write_ex(c->cssl, r, (size_t)n, &put) == 1) /* best effort, as say() */
+		T->shutdown(c->cssl);
+	T->err_clear();
+	T->flush(c->cfd, c->cnet, &m);
 	conn_close(px, slot);
 }
 
 /* A handshake's steps on one leg, records in and out through its ring: 1
  * done, 0 waiting for the socket, -1 failed (the reason on OpenSSL's error
  * queue, or a broken socket). */
-static int hs_step(int fd, SSL *s, BIO *net, bool *rd)
+static int hs_step(const struct tls_ops *T, int fd, SSL *s, BIO *net, bool *rd)
 {
 	for (;;) {
-		int r = SSL_do_handshake(s);
-		int e = r == 1 ? 0 : SSL_get_error(s, r);
+		int r = T->do_handshake(s);
+		int e = r == 1 ? 0 : T->get_error(s, r);
 		bool m = false;
-		if (tls_flush(fd, net, &m) < 0)
+		if (T->flush(fd, net, &m) < 0)
 			return -1;
 		if (r == 1)
 			return 1;
@@ -1200,7 +1148,7 @@ static int hs_step(int fd, SSL *s, BIO *net, bool *rd)
 			return -1;
 		if (!*rd)
 			return 0;
-		ssize_t k = tls_fill(fd, net);
+		ssize_t k = T->fill(fd, net);
 		if (k < 0 && errno == EAGAIN) {
 			*rd = false;
 			return 0;
@@ -1217,18 +1165,19 @@ static int hs_step(int fd, SSL *s, BIO *net, bool *rd)
 static void on_handshake(struct proxy *px, size_t slot)
 {
 	struct conn *c = px->c[slot];
+	const struct tls_ops *T = px->tls.ops;
 	if (!c->u_hs && !c->u_bad) {
-		int r = hs_step(c->ufd, c->ussl, c->unet, &c->u_rd);
+		int r = hs_step(T, c->ufd, c->ussl, c->unet, &c->u_rd);
 		if (r == 1) {
 			c->u_hs = true;
 		} else if (r < 0) {
-			long v = SSL_get_verify_result(c->ussl);
-			unsigned long le = ERR_peek_error();
+			long v = T->get_verify_result(c->ussl);
+			unsigned long le = T->err_peek();
 			char eb[120] = "the handshake failed";
 			if (v != X509_V_OK)
-				snprintf(eb, sizeof(eb), "certificate not verified: %s", X509_verify_cert_error_string(v));
+				snprintf(eb, sizeof(eb), "certificate not verified: %s", T->verify_error_string(v));
 			else if (le)
-				ERR_error_string_n(le, eb, sizeof(eb));
+				T->err_string_n(le, eb, sizeof(eb));
 			snprintf(c->u_why, sizeof(c->u_why), "%s", eb);
 			c->u_bad = true;
 			/* On record at once, whether or not the client's handshake
@@ -1238,14 +1187,14 @@ static void on_handshake(struct proxy *px, size_t slot)
 			report_add_denial(px->rep, "network", t);
 			px->rep->net.denied++;
 		}
-		ERR_clear_error();
+		T->err_clear();
 	}
 	/* The client's handshake only once the upstream's is decided: what
 	 * it hears is then known (the service, or a 502), and the refusal is
 	 * on record before the client can leave. */
 	if (!c->c_hs && (c->u_hs || c->u_bad)) {
-		int r = hs_step(c->cfd, c->cssl, c->cnet, &c->c_rd);
-		ERR_clear_error();
+		int r = hs_step(T, c->cfd, c->cssl, c->cnet, &c->c_rd);
+		T->err_clear();
 		if (r == 1)
 			c->c_hs = true;
 		else if (r < 0) {
@@ -1276,17 +1225,18 @@ static void on_handshake(struct proxy *px, size_t slot)
 static void tls_start(struct proxy *px, size_t slot)
 {
 	struct conn *c = px->c[slot];
+	const struct tls_ops *T = px->tls.ops;
 	cordon_error e = {0};
-	SSL_CTX *leaf = tls_leaf_ctx(px->tls.ca, c->host, &e);
-	c->cssl = leaf ? SSL_new(leaf) : NULL;
-	c->ussl = tls_upstream_ssl(px->up_ctx, c->host);
-	if (!c->cssl || !c->ussl || !tls_pair(c->cssl, &c->cnet) || !tls_pair(c->ussl, &c->unet)) {
-		ERR_clear_error();
+	SSL_CTX *leaf = T->leaf_ctx(px->tls.ca, c->host, &e);
+	c->cssl = leaf ? T->ssl_new(leaf) : NULL;
+	c->ussl = T->upstream_ssl(px->up_ctx, c->host);
+	if (!c->cssl || !c->ussl || T->pair(c->cssl, &c->cnet, TLS_RING) < 0 || T->pair(c->ussl, &c->unet, TLS_RING) < 0) {
+		T->err_clear();
 		refuse(px, slot, "cordon: TLS setup failed", 1, 502);
 		return;
 	}
-	SSL_set_accept_state(c->cssl);
-	SSL_set_connect_state(c->ussl);
+	T->set_accept_state(c->cssl);
+	T->set_connect_state(c->ussl);
 	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 	/* The client sent nothing after its CONNECT (decided): the socket's
 	 * buffer is empty and takes these few bytes whole. */
@@ -1614,7 +1564,7 @@ int proxy_new(struct proxy **out, const strv *allow, const struct net_rules *rul
 	px->rules = rules;
 	if (tls)
 		px->tls = *tls;
-	if (px->tls.ca && !(px->up_ctx = tls_upstream_ctx(px->tls.upstream_ca, err))) {
+	if (px->tls.ca && !(px->up_ctx = px->tls.ops->upstream_ctx(px->tls.upstream_ca, err))) {
 		free(px);
 		return cordon_err_wrap(err, "proxy");
 	}
@@ -1735,7 +1685,8 @@ void proxy_free(struct proxy *px)
 	if (dns_efd >= 0)
 		epoll_ctl(px->epfd, EPOLL_CTL_DEL, dns_efd, NULL);
 	strv_free(&px->allow);
-	SSL_CTX_free(px->up_ctx);
+	if (px->up_ctx)
+		px->tls.ops->ctx_free(px->up_ctx);
 	redactor_free(px->echo);
 	free(px);
 }

@@ -177,6 +177,7 @@ struct sup {
 	/* TLS interception: the run's CA (its key only here), the bundle the
 	 * run trusts (host CAs + the run's), the secrets to inject. */
 	struct tls_ca *ca;
+	const struct tls_ops *tls; /* with ca */
 	buf ca_bundle;
 	struct pxhttp_secret *psec;
 	size_t npsec;
@@ -184,6 +185,9 @@ struct sup {
 	/* --pty: the run's own pty, relayed to cordon's terminal (cordon-pty.h) */
 	bool pty_mode;
 	struct pty_relay pty;
+	/* A session's: the run's mount namespace, held from the clone to the
+	 * end of cleanup() (-1 if it could not be opened). */
+	int mntns;
 	/* CORDON_TRACE_TIMING=1: phase timestamps on stderr (a diagnostic). */
 	bool trace;
 	uint64_t t0;
@@ -615,14 +619,17 @@ static int cgroup_setup(struct sup *s, pid_t pid, cordon_error *err)
 	return 0;
 }
 
-int run_cgroup_preflight(const cordon_policy *p, cordon_error *err)
+int run_cgroup_preflight(const cordon_policy *p, struct cg_refusal *why, cordon_error *err)
 {
+	memset(why, 0, sizeof(*why));
 	bool want = p->limits[LIM_MEMORY].set || p->limits[LIM_PIDS].set || p->limits[LIM_CPU].set;
 	if (!want || (p->allow_weaker & WEAK_CGROUP))
 		return 0;
 	struct cg_prep cp;
-	if (cgroup_prepare(&cp, policy_opts(p)->cgroup, want, false, err) < 0)
+	if (cgroup_prepare(&cp, policy_opts(p)->cgroup, want, false, err) < 0) {
+		why->no_hierarchy = cp.no_hierarchy;
 		return -1;
+	}
 	/* The very step a run takes: create the cgroup with its limits, then
 	 * remove it again. */
 	struct cgroup cg;
@@ -632,10 +639,14 @@ int run_cgroup_preflight(const cordon_policy *p, cordon_error *err)
 	};
 	bool made;
 	memset(&cg, 0, sizeof(cg));
-	if (cgroup_start(&cp, &cg, &cl, 0, &made, err) < 0)
+	if (cgroup_start(&cp, &cg, &cl, 0, &made, err) < 0) {
+		why->missing = cg.missing;
+		cgroup_prep_free(&cp);
 		return -1;
+	}
 	if (made)
 		cp.ops->destroy(&cg);
+	cgroup_prep_free(&cp);
 	return 0;
 }
 
@@ -698,7 +709,7 @@ static int prepare_tls(struct sup *s, cordon_error *err)
 		return 0;
 	uint64_t wall = p->limits[LIM_WALL].set ? p->limits[LIM_WALL].value / 1000000000ULL : 0;
 	unsigned valid = wall && wall < 7 * 86400 ? (unsigned)wall + 3600 : 7 * 86400;
-	if (tls_ca_new(&s->ca, valid, err) < 0)
+	if (!(s->tls = tls_ops_get(err)) || s->tls->ca_new(&s->ca, valid, err) < 0)
 		return -1;
 	_cleanup_close_ int fd = open(HOST_CA_BUNDLE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	struct stat st;
@@ -712,7 +723,7 @@ static int prepare_tls(struct sup *s, cordon_error *err)
 			buf_append(&s->ca_bundle, "\n", 1);
 	}
 	size_t pl;
-	const char *pem = tls_ca_pem(s->ca, &pl);
+	const char *pem = s->tls->ca_pem(s->ca, &pl);
 	if (buf_append(&s->ca_bundle, pem, pl) < 0)
 		return cordon_err(err, 12, "out of memory");
 	s->spec.ca_pem = s->ca_bundle.p;
@@ -1019,7 +1030,7 @@ static int parent_setup(struct sup *s, cordon_error *err)
 		return -1;
 	if (s->spec.seccomp) {
 		/* Compiled here, while init builds its view, not before clone. */
-		if (seccomp_build_from(s->pol, &s->plan.model.run.sys_deny, s->notify, s->pol->no_file_reports && !model_protects(&s->plan.model) ? NULL : observer_calls, &s->seccomp, err) < 0)
+		if (seccomp_build_from(&s->plan.model.run, s->notify, s->pol->no_file_reports && !model_protects(&s->plan.model) ? NULL : observer_calls, &s->seccomp, err) < 0)
 			return -1;
 		if (sync_send(s->sock, MSG_FILTER, s->notify, NULL, s->seccomp.memfd) < 0)
 			return cordon_err_errno(err, "send the seccomp filter");
@@ -1112,6 +1123,18 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	}
 	s->pid = pid;
 	s->pidfd = pidfd;
+	/* A session holds its mount namespace: when init exits, the kernel
+	 * does not take the view down (its umounts wait for RCU grace
+	 * periods: 1-460 ms measured at load 8-10, when init's exit was
+	 * 1 ms with the namespace held) before init can be reaped. The report
+	 * is complete once init is reaped and the outputs collected; the
+	 * session answers then (run_hooks.on_report), and the view goes at
+	 * cleanup(). Best effort: without it, init's exit does it. */
+	if (s->spec.session) {
+		char ns[64];
+		snprintf(ns, sizeof(ns), "/proc/%d/ns/mnt", (int)pid);
+		s->mntns = open(ns, O_RDONLY | O_CLOEXEC);
+	}
 	/* The supervisor's own fds: the soft RLIMIT_NOFILE up to the hard one,
 	 * here, after the clone, so that the run keeps the limit it was given.
 	 * The proxy sizes its connection cap from it. Put back once the proxy
@@ -1133,7 +1156,7 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	s->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	s->cpu_timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	cordon_error e = {0};
-	struct proxy_tls ptls = {s->ca, s->pol->upstream_ca, s->psec, s->npsec};
+	struct proxy_tls ptls = {s->ca, s->tls, s->pol->upstream_ca, s->psec, s->npsec};
 	if (s->spec.proxy && s->epfd >= 0 &&
 	    proxy_new(&s->proxy, &s->pol->net_allow, &s->pol->net_rules, &ptls, s->rep, s->epfd, &e) < 0) {
 		setup_error(s, &e);
@@ -1237,12 +1260,17 @@ static void finish_usage(struct sup *s)
 
 static void cleanup(struct sup *s)
 {
+	if (s->mntns >= 0) {
+		close_fd(&s->mntns);
+		trace(s, "mount namespace released");
+	}
 	give_back_workspace(s);
 	if (s->have_cg)
 		s->cg.ops->destroy(&s->cg);
 	/* Off the critical path: cgroups of supervisors that were SIGKILLed. */
 	if (s->cgops)
-		cgroup_reap_stale(s->cgops);
+		cgroup_reap_stale(s->cgops, &s->cgp.host);
+	cgroup_prep_free(&s->cgp);
 	trace(s, "cgroups removed");
 	if (s->spec.tree_fds) {
 		for (size_t i = 0; i <= s->plan.nmounts; i++)
@@ -1256,7 +1284,8 @@ static void cleanup(struct sup *s)
 	sweep_free(&s->sweep);
 	proxy_free(s->proxy);
 	s->proxy = NULL;
-	tls_ca_free(s->ca);
+	if (s->ca)
+		s->tls->ca_free(s->ca);
 	s->ca = NULL;
 	buf_free(&s->ca_bundle);
 	free(s->psec);
@@ -1307,7 +1336,7 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 	s.pty.in_fd = -1;
 	s.pty.host.fd = -1;
 	s.trace = policy_opts(p)->trace_timing;
-	s.sock = s.pidfd = s.epfd = s.timer = s.cpu_timer = s.sigfd = -1;
+	s.sock = s.pidfd = s.epfd = s.timer = s.cpu_timer = s.sigfd = s.mntns = -1;
 	s.out[0].in_fd = s.out[1].in_fd = s.out[0].out_fd = s.out[1].out_fd = -1;
 	for (int i = 0; i < LIM_COUNT; i++)
 		rep->limits[i] = p->limits[i];
@@ -1377,6 +1406,11 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 	}
 	if (s.pid > 0)
 		finish_usage(&s);
+	/* The report is complete: a session answers before the teardown. */
+	if (opts->hooks && opts->hooks->on_report && s.pid > 0) {
+		opts->hooks->on_report(opts->hooks->ctx);
+		trace(&s, "report handed over");
+	}
 	cleanup(&s);
 	return 0;
 }

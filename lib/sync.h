@@ -30,7 +30,8 @@ enum msg_type {
 	/* A session (session.h): init stays up as an agent. .value = the slot
 	 * (an exec) or request (a file operation) the frame is about. */
 	MSG_SX_FD,      /* P->C: stdio fd .err.code (0, 1, 2) of exec .value (fd) */
-	MSG_SX_EXEC,    /* P->C: start exec .value; fd = sealed memfd (session-agent.c) */
+	MSG_SX_EXEC,    /* P->C: start exec .value; fd = sealed memfd, or the request
+			 * inline (session.h, SX_EXEC_*; session-agent.c) */
 	MSG_SX_STARTED, /* C->P: exec .value started (.err.code = pid) or not (.err) */
 	MSG_SX_EXIT,    /* C->P: exec .value ended: .err.code = wait status,
 			 * .err.msg = struct sx_usage */

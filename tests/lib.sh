@@ -62,7 +62,7 @@ check_report_shape() {
 mount_count() {
 	awk -v w="${WS:-}/" -v t="${T_TMP:-}/" '
 		index($5 "/", w) == 1 || index($5 "/", t) == 1 { n++; next }
-		$5 ~ "^/tmp/cordon-(test|test-tmp|vm|lanes)[.]" { next }
+		$5 ~ "^(/var)?/tmp/cordon-(test|test-tmp|vm|lanes)[.]" { next }
 		{ n++ } END { print n + 0 }' /proc/self/mountinfo
 }
 
@@ -81,7 +81,7 @@ t_run() {
 	T_CUR=$name
 	T_ERR=""
 	local ws
-	ws=$(mktemp -d /tmp/cordon-test.XXXXXX)
+	ws=$(mktemp -d "${T_WS_BASE:-/tmp}/cordon-test.XXXXXX")
 	chmod 755 "$ws"
 	T_TMP=$(mktemp -d /tmp/cordon-test-tmp.XXXXXX)
 	export T_TMP

@@ -93,10 +93,10 @@ test_secret_refusals() {
 	expect_eq "$(field .status)" setup-error "missing source"
 	expect_match "$ERR" "secret NO_SUCH_VAR_X: the host variable NO_SUCH_VAR_X is not set" "message"
 	[ ! -e started ] || fail "started"
-	SHORTV=abc cordon_run --secret SHORTV -- /bin/true
+	SHORTV='q!z' cordon_run --secret SHORTV -- /bin/true
 	expect_match "$ERR" "shorter than 8 bytes" "short refused"
 	echo '{"secrets": {"SHORTV": {"env": "SHORTV", "allow_short": true}}}' >p.json
-	SHORTV=abc cordon_run --policy p.json -- /bin/sh -c 'echo "[$SHORTV]"'
+	SHORTV='q!z' cordon_run --policy p.json -- /bin/sh -c 'echo "[$SHORTV]"'
 	expect_eq "$OUT" "[[REDACTED:SHORTV]]" "allow_short accepted and redacted"
 	cordon_run --secret 'X=value' -- /bin/true
 	expect_match "$ERR" "never given on the command line" "value in argv refused"

@@ -282,7 +282,30 @@ open("out", "wb").write(out)'
 	t_assert
 }
 
-for t in test_injected_credential_reaches_upstream_only test_echoed_value_in_bodies_becomes_placeholder test_bundle_over_standard_path \
+# TLS is a module (lib/tls-load.c): cordon itself links no libssl, whose
+# 19,000 relocations every start paid; cordon-tls.so, beside it, exports its
+# table alone. The tests above run through it.
+test_tls_is_a_module() {
+	expect_eq "$(nm "$CORDON" | grep -cE ' [TtDd] (SSL_new|SSL_CTX_new|OSSL_provider_init|tls_ca_new)$')" 0 "no libssl, no tls.c in cordon"
+	expect_eq "$(nm -D --defined-only "$(dirname "$CORDON")/cordon-tls.so" | awk '{print $3}')" tls_module_ops "the module's one export"
+	expect_eq "$(ldd "$CORDON" | grep -c libssl)" 0 "nor the shared libssl"
+	# The module runs as the supervisor (root here): one that someone other
+	# than cordon's owner could have written is refused, never loaded.
+	mkdir bin && cp "$CORDON" "$(dirname "$CORDON")/cordon-tls.so" bin/ || fail "copy"
+	echo '{"network": {"allow": [{"host": "localhost:9", "methods": ["GET"]}]}}' >p.json
+	for bad in "chmod g+w bin/cordon-tls.so" "chown 1234 bin/cordon-tls.so" "chmod o+w bin"; do
+		chmod 0755 bin && chmod 0755 bin/cordon-tls.so && chown 0 bin/cordon-tls.so && $bad
+		bin/cordon run --policy p.json -- /bin/true 2>err
+		expect_eq "$?" 125 "$bad: refused"
+		expect_match "$(cat err)" "cordon-tls.so is not trusted as cordon is" "$bad: said"
+	done
+	chmod 0755 bin && chmod 0755 bin/cordon-tls.so && chown 0 bin/cordon-tls.so
+	bin/cordon run --policy p.json -- /bin/true 2>err
+	expect_eq "$?" 0 "the module as cordon's: loaded"
+	t_assert
+}
+
+for t in test_tls_is_a_module test_injected_credential_reaches_upstream_only test_echoed_value_in_bodies_becomes_placeholder test_bundle_over_standard_path \
 	test_placeholder_elsewhere_refused test_bad_upstream_refused_opaque_tunnel_untouched test_ceiling_pins_injection_hosts \
 	test_unreadable_response_ends_connection; do
 	t_run $t

@@ -191,7 +191,15 @@ test_exec_ok_read_in_the_drain() {
 	t_assert
 }
 
-for t in test_exec_ok_read_in_the_drain test_syscalls_deny_of_an_observed_call_is_enforced test_default_tmpfs_sizes_bounded test_traceme_does_not_end_the_run test_signaled_always_has_a_signal test_init_dying_before_exec_is_a_setup_error test_command_starts_with_no_signal_ignored test_terminal_is_never_the_runs \
+# Start-up on a PVM guest: a CPUID instruction is a hypervisor exit (~40 us
+# here). cordon links no libgcc __cpu_indicator_init, a constructor that
+# ran a dozen of them at every start (redact.c reads glibc's CPU features).
+test_start_runs_no_cpu_model_constructor() {
+	expect_eq "$(nm "$CORDON" | grep -cE ' (__cpu_indicator_init|__cpu_model)$')" 0 "no libgcc CPU model in cordon"
+	t_assert
+}
+
+for t in test_start_runs_no_cpu_model_constructor test_exec_ok_read_in_the_drain test_syscalls_deny_of_an_observed_call_is_enforced test_default_tmpfs_sizes_bounded test_traceme_does_not_end_the_run test_signaled_always_has_a_signal test_init_dying_before_exec_is_a_setup_error test_command_starts_with_no_signal_ignored test_terminal_is_never_the_runs \
 	test_stdin_from_file_and_pipe_still_reach_the_command; do
 	t_run $t
 done

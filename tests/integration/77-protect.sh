@@ -372,6 +372,67 @@ test_nested_git_refused() {
 	t_assert
 }
 
+# The same redirections in overlay mode: the run writes them in its own
+# view; each is held back from the apply (changes.protected), the rest is
+# applied, and the host's git runs nothing of the run's.
+test_git_redirections_held_back_in_overlay() {
+	ws_overlay || return
+	mk_repo || return
+	cordon_run --workspace-mode overlay "${GITENV[@]}" -- /bin/sh -c '
+		mkdir -p c/hooks && printf "[core]\n\tfsmonitor = \"touch fsmon; false\"\n" >c/config
+		printf "#!/bin/sh\ntouch hooked\n" >c/hooks/pre-commit; chmod 755 c/hooks/pre-commit
+		echo ../c >.git/commondir && echo commondir
+		echo "[core] fsmonitor = x" >.git/config.worktree && echo config.worktree
+		mkdir -p .git/worktrees/w && echo x >.git/worktrees/w/config.worktree && echo worktrees
+		mkdir -p .git/modules/m/hooks && echo x >.git/modules/m/hooks/post-checkout && echo modules
+		echo /tmp >.git/objects/info/alternates && echo alternates
+		echo x >.git/config 2>/dev/null || echo config-refused
+		true'
+	expect_eq "$(echo $OUT)" "commondir config.worktree worktrees modules alternates config-refused" \
+		"absent names written in the run's view, the present config refused: $ERR"
+	expect_eq "$(field .changes.state) $(protected_of)" \
+		"applied .git/commondir .git/config.worktree .git/modules .git/objects/info/alternates .git/worktrees" \
+		"each held back: $ERR"
+	denied "$WS/w/.git/config"
+	[ -d c/hooks ] || fail "the rest applied"
+	[ ! -e .git/commondir ] && [ ! -e .git/config.worktree ] && [ ! -e .git/worktrees ] && [ ! -e .git/modules ] &&
+		[ ! -e .git/objects/info/alternates ] || fail "on the host: $(ls -A .git)"
+	hgit status >/dev/null 2>&1
+	hgit commit -q --allow-empty -m x >/dev/null 2>&1
+	[ ! -e fsmon ] && [ ! -e hooked ] || fail "the host's git ran the run's commands"
+	t_assert
+}
+
+# Nested repositories in overlay mode: the run changes a nested .git's
+# config and hooks in its own view (only the top's names are read-only
+# there); they, and a new .git directory or gitfile anywhere, are held back
+# from the apply; the nested config stays the host's.
+test_nested_git_held_back_in_overlay() {
+	ws_overlay || return
+	mk_repo || return
+	mkdir -p vendor/lib && (cd vendor/lib && hgit init -q . && hgit commit -q --allow-empty -m v) || return
+	local before; before=$(cat vendor/lib/.git/config | sha256sum)
+	cordon_run --workspace-mode overlay "${GITENV[@]}" -- /bin/sh -c '
+		git -C vendor/lib config core.fsmonitor "touch fsmon; false" 2>/dev/null && echo nested-config
+		echo x >vendor/lib/.git/hooks/pre-commit && echo nested-hook
+		mkdir -p sub && git -C sub init -q . && echo git-init
+		mkdir -p src/.git && echo new-dotgit-dir
+		mkdir -p g && echo "gitdir: ../c" >g/.git && echo gitfile
+		echo plain >plain
+		true'
+	expect_eq "$(echo $OUT)" "nested-config nested-hook git-init new-dotgit-dir gitfile" \
+		"the run works in its own view: $ERR"
+	expect_eq "$(field .changes.state) $(protected_of)" \
+		"applied g/.git src/.git sub/.git vendor/lib/.git/config vendor/lib/.git/hooks" "each held back: $ERR"
+	expect_eq "$(cat vendor/lib/.git/config | sha256sum) $(cat plain)" "$before plain" \
+		"the nested config unchanged, the rest applied"
+	[ ! -e src/.git ] && [ ! -e g/.git ] && [ ! -e sub/.git ] && [ ! -e vendor/lib/.git/hooks/pre-commit ] ||
+		fail "on the host: $(find . -name .git)"
+	hgit -C vendor/lib status >/dev/null 2>&1; hgit status >/dev/null 2>&1
+	[ ! -e fsmon ] && [ ! -e vendor/lib/fsmon ] || fail "the host's git ran the run's fsmonitor"
+	t_assert
+}
+
 # A link whose target goes through /proc's magic links or /dev/fd (review
 # F2a): the observer follows them as the kernel does for the caller
 # (/proc/self, /proc/thread-self, /proc/N/root, /dev/fd/N), so creating an
@@ -443,7 +504,7 @@ test_more_defaults() {
 	t_assert
 }
 
-for t in test_control_files_refused_and_reported test_rename_unlink_and_links_refused test_gitfile_refused test_git_workflow_works \
+for t in test_git_redirections_held_back_in_overlay test_nested_git_held_back_in_overlay test_control_files_refused_and_reported test_rename_unlink_and_links_refused test_gitfile_refused test_git_workflow_works \
 	test_unprotect_and_protect test_ceiling_forbids_unprotect test_planted_symlink_refused \
 	test_protect_without_file_reports test_overlay_holds_protected_back test_overlay_holds_back_above_protected \
 	test_review_apply_uses_the_runs_list test_git_workflow_works_in_overlay \

@@ -2,6 +2,16 @@
 # run writes into a change set, the host sees nothing until it is applied.
 . "$(dirname "$0")/../lib.sh"
 
+# The workspaces on a filesystem an overlay can have: as root, cordon needs
+# an idmapped mount of the workspace, which tmpfs has only from Linux 6.3
+# (Debian 12's /tmp on 6.1 is one; there the default mode is direct, said in
+# the report). /var/tmp is the disk's.
+probe=$(mktemp -d /tmp/cordon-test.XXXXXX)
+if (cd "$probe" && "$CORDON" run --ro "$BUILD" --workspace-mode overlay -- /bin/true 2>&1) | grep -q "no idmapped mounts"; then
+	T_WS_BASE=/var/tmp
+fi
+rm -rf "$probe"
+
 # Each test works in $WS/w, so that the change set (next to the workspace, in
 # $WS/.cordon-changes) goes with the test's own directory.
 ws_init() {
@@ -41,7 +51,11 @@ test_overlay_host_sees_nothing_until_the_end() {
 	local pid=$!
 	exec 3>"$T_TMP/in"
 	local i=0
-	while ! grep -q ready "$T_TMP/out" 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+	# (Until the run ends: one that failed at its start is not waited for.)
+	while ! grep -q ready "$T_TMP/out" 2>/dev/null && kill -0 $pid 2>/dev/null && [ $i -lt 600 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 	expect_eq "$(cat "$T_TMP/out")" "keep
 mod
 ready" "the run sees its own writes at once: $(cat "$T_TMP/err")"
@@ -218,6 +232,61 @@ test_overlay_is_the_default() {
 	t_assert
 }
 
+# As root, a workspace without idmapped mounts (ramfs) cannot be an
+# overlay: asked for, the run is refused, and its report has no change set
+# (it said "applied"), none is left behind.
+test_late_refusal_has_no_change_set() {
+	[ "$(id -u)" = 0 ] || { t_skip "needs root (to mount a ramfs)"; return; }
+	mkdir r && mount -t ramfs -o mode=755 ramfs r || { t_skip "cannot mount a ramfs"; return; }
+	mkdir r/w && cd r/w || return
+	cordon_run --workspace-mode overlay -- /bin/sh -c 'echo 1 >f'
+	if [ "$RC" = 0 ]; then
+		t_skip "ramfs has idmapped mounts on this kernel"
+		return
+	fi
+	expect_eq "$(field .status) $(field .changes)" "setup-error null" "refused, no change set: $ERR"
+	expect_match "$(field .reason)" "has no idmapped mounts" "the reason"
+	expect_eq "$(ls -A "$WS/r/.cordon-changes" 2>/dev/null)" "" "none left behind"
+	t_assert
+}
+
+# A file granted on its own cannot be an overlay (layers are directories):
+# the run is direct as a whole, the reason names the file.
+test_rw_file_makes_the_run_direct() {
+	ws_init || return
+	echo old >"$WS/one"
+	cordon_run --rw "$WS/one" -- /bin/sh -c "echo new >'$WS/one'; echo 1 >f"
+	expect_eq "$RC $(field .enforcement.workspace_mode) $(cat "$WS/one") $(cat f)" "0 direct new 1" "direct: $ERR"
+	expect_match "$(field .enforcement.workspace_mode_reason)" \
+		"^overlay \(the default\), direct instead: the writable path $WS/one is not a directory" "the reason names it"
+	t_assert
+}
+
+# A .cordon-changes someone else made (a file, a link, a directory of
+# another owner's) turns overlay off: said in the report and in one line on
+# stderr, naming it.
+test_squatted_change_set_dir_said() {
+	ws_init || return
+	local top=.cordon-changes
+	[ "$(id -u)" = 0 ] || top=.cordon-changes-$(id -u)
+	echo squat >"$WS/$top"
+	cordon_run -- /bin/sh -c 'echo 1 >f'
+	expect_eq "$RC $(field .enforcement.workspace_mode) $(cat f)" "0 direct 1" "fell back to direct: $ERR"
+	expect_match "$(field .enforcement.workspace_mode_reason)" "$WS/$top is not a directory" "the report names it"
+	expect_eq "$(grep -c "^cordon: warning: workspace mode .*$WS/$top is not a directory" <<<"$ERR")" 1 \
+		"one line on stderr names it: $ERR"
+	rm "$WS/$top"
+	mkdir "$WS/$top" && chown 65534 "$WS/$top"
+	cordon_run -- /bin/sh -c 'echo 2 >f'
+	expect_eq "$RC $(field .enforcement.workspace_mode) $(cat f)" "0 direct 2" "fell back to direct: $ERR"
+	expect_eq "$(grep -c "^cordon: warning: workspace mode .*$WS/$top belongs to uid 65534" <<<"$ERR")" 1 \
+		"one line on stderr names it: $ERR"
+	rmdir "$WS/$top"
+	cordon_run -- /bin/sh -c 'echo 3 >f'
+	expect_eq "$RC $(field .enforcement.workspace_mode) $(cat f) [$ERR]" "0 overlay 3 []" "overlay, nothing said"
+	t_assert
+}
+
 test_overlay_paths_beyond_bounds_kept() {
 	ws_init || return
 	# Paths past the change set's walk (250 levels of 255-byte names, 64
@@ -233,6 +302,20 @@ os.close(os.open('f', os.O_CREAT | os.O_WRONLY, dir_fd=fd))"
 		"0 kept true walk-path-bytes" "cut, said, kept: $ERR"
 	expect_match "$(field .changes.reason)" "beyond cordon's bounds" "the reason"
 	[ ! -e "$(printf 'x%.0s' $(seq 255))" ] || fail "applied in part"
+	"$CORDON" discard "$(changes_dir)" || fail "discard"
+	t_assert
+}
+
+# What the apply at the end of a run costs is bounded: each directory takes
+# a synced journal record; 1,001 of them (and a deletion) are more than it
+# takes (1,000), so the change set is kept, not applied, with the reason.
+test_apply_steps_bounded() {
+	ws_init || return
+	cordon_run -- /bin/sh -c 'rm a; mkdir $(seq -f d%g 1000)'
+	expect_eq "$RC $(field .changes.state) $(field '.outputs | length')" "0 kept 1" "kept: $ERR"
+	expect_match "$(field .changes.reason)" "needs 1001 synced steps .* more than the 1000 .*: kept, not applied" \
+		"the reason"
+	[ -e a ] && [ ! -e d1 ] || fail "applied in part"
 	"$CORDON" discard "$(changes_dir)" || fail "discard"
 	t_assert
 }
@@ -464,6 +547,65 @@ done" >/dev/null 2>&1
 	t_assert
 }
 
+# A kept change set is masked in every later run's view (an empty
+# read-only directory), at the top of its workspace or of a read-only path,
+# and so are other users' .cordon-changes-UID; an ordinary user's too.
+test_kept_change_sets_masked() {
+	ws_init || return
+	cordon_run --workspace-mode review -- /bin/sh -c 'echo secret >out'
+	local d
+	d=$(changes_dir)
+	mkdir -p "$WS/.cordon-changes-1000/x" && echo theirs >"$WS/.cordon-changes-1000/x/f"
+	chown -R 1000 "$WS/.cordon-changes-1000" && chmod -R a+rX "$WS/.cordon-changes-1000"
+	local see='for c in .cordon-changes .cordon-changes-1000; do printf "%s:%s " $c "$(ls -A $c | wc -l)"; done
+cat .cordon-changes*/*/*/upper/out .cordon-changes-1000/x/f 2>/dev/null; touch .cordon-changes/y 2>/dev/null && echo wrote; true'
+	cd "$WS" || return
+	cordon_run -- /bin/sh -c "$see"
+	expect_eq "$RC $OUT" "0 .cordon-changes:0 .cordon-changes-1000:0 " "masked in a workspace: $ERR"
+	mkdir "$WS/v" && cd "$WS/v" || return
+	cordon_run --ro "$WS" -- /bin/sh -c "cd '$WS' && { $see; }"
+	expect_eq "$RC $OUT" "0 .cordon-changes:0 .cordon-changes-1000:0 " "masked in a read-only path: $ERR"
+	expect_match "$("$CORDON" explain --ro "$WS")" "masked" "explain says so"
+	"$CORDON" discard "$d" || fail "discard"
+	if ! setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null; then
+		t_assert
+		return
+	fi
+	rm -rf "$WS/.cordon-changes-1000" "$WS/v"
+	chown -R 65534:65534 "$WS"
+	chmod 777 "$T_TMP"
+	cd "$WS/w" || return
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --report "$T_TMP/r.json" --ro "$BUILD" \
+		--workspace-mode review -- /bin/sh -c 'echo secret >out' >/dev/null 2>&1 || fail "the user's review run"
+	cd "$WS" || return
+	local out
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --ro "$BUILD" -- /bin/sh -c \
+		'ls -A .cordon-changes-65534 | wc -l; cat .cordon-changes-65534/*/*/upper/out 2>&1 | grep -c secret' 2>&1)
+	expect_eq "$out" "0
+0" "a user's own kept change set masked in their later run"
+	t_assert
+}
+
+# meta names the run's host uid, the owner of each upper layer: an upper
+# layer of anyone else's is refused.
+test_meta_names_the_run_uid() {
+	ws_init || return
+	cordon_run --workspace-mode review -- /bin/sh -c 'echo result >out'
+	local d u
+	d=$(changes_dir)
+	u=$(field .enforcement.sandbox_host_uid)
+	expect_eq "$(grep '^run ' "$d/meta")" "run $u $u" "meta names the run's uid: $ERR"
+	expect_eq "$(stat -c %u "$d/0/upper")" "$u" "the upper layer is the run's"
+	chown 65533 "$d/0/upper"
+	expect_match "$("$CORDON" apply "$d" 2>&1)" "0/upper: not the run's upper layer \(owner uid 65533, the run's $u\)" \
+		"another's upper layer refused"
+	[ -e out ] && fail "applied"
+	chown "$u" "$d/0/upper"
+	"$CORDON" apply "$d" || fail "the change set as made is applied"
+	expect_eq "$(cat out)" result "applied"
+	t_assert
+}
+
 # A change set whose control files are not the caller's own and
 # mode-restricted is refused whole.
 test_change_set_control_files_checked() {
@@ -486,10 +628,10 @@ test_change_set_control_files_checked() {
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
-	test_fallback_needs_allow_weaker test_overlay_is_the_default test_overlay_paths_beyond_bounds_kept test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
+	test_fallback_needs_allow_weaker test_overlay_is_the_default test_squatted_change_set_dir_said test_rw_file_makes_the_run_direct test_late_refusal_has_no_change_set test_overlay_paths_beyond_bounds_kept test_apply_steps_bounded test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
 	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe test_journal_names_never_read_as_records \
 	test_kept_change_set_out_of_a_later_runs_reach_root test_kept_change_set_out_of_a_later_runs_reach_user \
 	test_kept_change_set_deeper_in_a_later_run \
-	test_change_set_control_files_checked; do
+	test_change_set_control_files_checked test_meta_names_the_run_uid test_kept_change_sets_masked; do
 	t_run $t
 done

@@ -696,11 +696,120 @@ test_unsafe_setup_refused() {
 	t_assert
 }
 
+# Each exec's usage says how long it took from the moment the server had the
+# whole request to the command's execve inside the boundary (a number; no
+# threshold here: make bench measures it), in a live session and in a warm
+# one-shot run; a warm one-shot without stdin gets /dev/null as a session's
+# exec does (no memfd made for it), one with stdin its bytes.
+test_start_to_exec_measured() {
+	start_server --warm 1 || return 1
+	new_session || return 1
+	run_exec '{"argv":["/bin/true"]}'
+	expect_eq "$(printf '%s' "$RES" | jq -r '.usage.start_to_exec_seconds | type')" number "an exec's start_to_exec_seconds"
+	# A request too large to go inline to the agent (a memfd instead).
+	local big
+	big=$(head -c 3000 /dev/zero | tr '\0' x)
+	run_exec "{\"argv\":[\"sh\",\"-c\",\"printf %s \\\"\$1\\\" | wc -c\",\"sh\",\"$big\"]}"
+	expect_eq "$(stdout_of | tr -d ' ')" 3000 "an exec whose request does not fit a frame"
+	end_session "$SID"
+	wait_pool 1 || return 1
+	R=$T_TMP/s2e.json
+	api -X POST http://cordon/v1/runs -d '{"argv":["readlink","/proc/self/fd/0"]}' >"$R"
+	keep_report "$R"
+	expect_eq "$(field '[.session.warm, (.execs[0].usage.start_to_exec_seconds | type)] | join(" ")')" "true number" \
+		"a warm one-shot's start_to_exec_seconds"
+	expect_eq "$(field .run.stdout_b64 | base64 -d)" /dev/null "a warm one-shot's stdin without stdin"
+	wait_pool 1 || return 1
+	api -X POST http://cordon/v1/runs -d '{"argv":["cat"],"stdin":"abc"}' >"$R"
+	expect_eq "$(field .session.warm)/$(field .run.stdout_b64 | base64 -d)" true/abc "and with stdin"
+	stop_server
+	t_assert
+}
+
+# The exec's process reaches its execve without a trapped call: an exec
+# without stdin makes as many of the file observer's seccomp notifications
+# as one with stdin (/dev/null is the agent's, opened once, not opened by
+# each exec's process: an openat there is a round trip to the supervisor).
+# CORDON_TRACE_TIMING has each session print its count when it ends.
+test_exec_without_stdin_opens_nothing() {
+	CORDON_TRACE_TIMING=1 start_server || return 1
+	local n1 n2
+	new_session || return 1
+	run_exec '{"argv":["/bin/true"],"stdin":"x"}'
+	end_session "$SID"
+	new_session || return 1
+	run_exec '{"argv":["/bin/true"]}'
+	end_session "$SID"
+	# The trace is written at the end of the teardown, after the answer.
+	local i
+	for i in $(seq 1 400); do
+		[ "$(grep -c 'seccomp notifications' "$T_TMP/serve.log")" -ge 2 ] && break
+		sleep 0.05
+	done
+	expect_eq "$(grep -c 'seccomp notifications' "$T_TMP/serve.log")" 2 "two sessions traced"
+	n1=$(grep -o 'seccomp notifications: [0-9]*' "$T_TMP/serve.log" | sed -n 1p)
+	n2=$(grep -o 'seccomp notifications: [0-9]*' "$T_TMP/serve.log" | sed -n 2p)
+	expect_eq "$n2" "$n1" "notifications without stdin as with"
+	stop_server
+	t_assert
+}
+
+# Serve's output relay has cordon run's hash budget (CORDON_OUTPUT_HASH):
+# past it, sha256 is null and the prefix's hash is given, in an exec's
+# result and in a warm one-shot's report; every byte is still counted.
+test_output_hash_budget() {
+	CORDON_OUTPUT_HASH=1K start_server --warm 1 || return 1
+	new_session || return 1
+	run_exec '{"argv":["sh","-c","head -c 3000 /dev/zero | tr \"\\\\0\" y; echo small >&2"]}'
+	local prefix
+	prefix=$(head -c 1024 /dev/zero | tr '\0' y | sha256sum | cut -d' ' -f1)
+	expect_eq "$(printf '%s' "$RES" | jq -r '.stdout | [.bytes, .sha256, .hash_skipped, .hashed_bytes, .prefix_sha256] | map(tostring) | join(" ")')" \
+		"3000 null byte-budget 1024 $prefix" "an exec's stdout past the budget"
+	expect_eq "$(printf '%s' "$RES" | jq -r '.stderr | [.bytes, .sha256, (.hash_skipped // "-")] | map(tostring) | join(" ")')" \
+		"6 $(printf 'small\n' | sha256sum | cut -d' ' -f1) -" "stderr within it"
+	expect_eq "$(stdout_of | wc -c)" 3000 "every byte relayed"
+	end_session "$SID"
+	wait_pool 1 || return 1
+	R=$T_TMP/hb.json
+	api -X POST http://cordon/v1/runs -d '{"argv":["sh","-c","head -c 3000 /dev/zero | tr \"\\\\0\" y"]}' >"$R"
+	keep_report "$R"
+	expect_eq "$(field '[.session.warm, .stdout.bytes, .stdout.sha256, .stdout.hash_skipped, .stdout.hashed_bytes, .stdout.prefix_sha256] | map(tostring) | join(" ")')" \
+		"true 3000 null byte-budget 1024 $prefix" "a warm one-shot's report"
+	stop_server
+	t_assert
+}
+
+# A session's report is complete once init is reaped and its outputs are
+# collected: it is handed over then (the DELETE's answer, a one-shot's),
+# and the boundary's teardown comes after. Its mount namespace is held
+# until then: init's exit does not wait for the view's umounts. The trace
+# (CORDON_TRACE_TIMING) shows the order.
+test_report_before_teardown() {
+	CORDON_TRACE_TIMING=1 start_server --warm 1 || return 1
+	wait_pool 1 || return 1
+	R=$T_TMP/rb.json
+	api -X POST http://cordon/v1/runs -d '{"argv":["sh","-c","echo out > made; echo hi"]}' >"$R"
+	keep_report "$R"
+	expect_eq "$(field '[.session.warm, .status, (.outputs | map(.path) | join(","))] | map(tostring) | join(" ")')" \
+		"true ok made" "a warm one-shot's report, its outputs in it"
+	local i
+	for i in $(seq 1 400); do
+		grep -q 'cgroups removed' "$T_TMP/serve.log" && break
+		sleep 0.05
+	done
+	expect_eq "$(grep -oE 'init reaped|report handed over|mount namespace released|cgroups removed' "$T_TMP/serve.log" | tr '\n' ,)" \
+		"init reaped,report handed over,mount namespace released,cgroups removed," "the report before the teardown"
+	stop_server
+	t_assert
+}
+
 for t in test_cordon_links_no_http_server test_socket_mode_and_peer_uid test_tcp_bearer_token test_oneshot_run_and_retention test_session_state_across_execs \
 	test_cancel_hung_exec test_files_in_and_out test_ceiling_refuses_session test_fifty_concurrent_sessions \
 	test_limits_of_the_server test_client_disconnects_mid_stream test_sigterm_ends_sessions_with_reports \
 	test_output_redacted test_pty_exec test_warm_pool test_warm_oneshot_run test_warm_policy_declared test_denials_per_exec \
 	test_pty_input_end_and_backpressure test_root_server_client_rights test_auth_before_body \
-	test_idle_connections_closed test_runs_capped test_unsafe_setup_refused; do
+	test_idle_connections_closed test_runs_capped test_unsafe_setup_refused \
+	test_start_to_exec_measured test_exec_without_stdin_opens_nothing test_output_hash_budget \
+	test_report_before_teardown; do
 	t_run $t
 done

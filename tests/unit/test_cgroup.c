@@ -240,11 +240,62 @@ static void test_prepare_without_backend(void **st)
 	assert_false(have);
 }
 
+/* The host is read once, in cgroup_prepare, and that reading serves the
+ * backend's choice, the run's cgroup and the reaping of leftovers (a run
+ * read /proc/self/mountinfo three times): with a host whose v1 hierarchies
+ * are plain directories here, the cgroup is made and a leftover removed
+ * there, not in the real hierarchies. */
+static void test_host_read_once_serves_all(void **st)
+{
+	char tmp[] = "/tmp/cordon-cghost.XXXXXX", mi[1024], cgp[64], d[200];
+	assert_non_null(mkdtemp(tmp));
+	const char *sub[] = {"m", "p", "c"};
+	for (int i = 0; i < 3; i++) {
+		snprintf(d, sizeof(d), "%s/%s", tmp, sub[i]);
+		assert_int_equal(mkdir(d, 0755), 0);
+	}
+	snprintf(mi, sizeof(mi),
+		 "30 25 0:26 / %s/m rw,nosuid - cgroup cgroup rw,memory\n"
+		 "31 25 0:27 / %s/p rw,nosuid - cgroup cgroup rw,pids\n"
+		 "32 25 0:28 / %s/c rw,nosuid - cgroup cgroup rw,cpu,cpuacct\n", tmp, tmp, tmp);
+	snprintf(cgp, sizeof(cgp), "5:memory:/\n4:pids:/\n3:cpu,cpuacct:/\n");
+	struct cg_host h = {mi, cgp};
+	cordon_error e = {0};
+	assert_ptr_equal(cgroup_detect_in(NULL, &h, &e), &cgroup_v1_ops);
+	struct cgroup cg;
+	assert_int_equal(cgroup_create(&cg, &cgroup_v1_ops, &(struct cg_limits){0, 0}, &h, &e), 0);
+	snprintf(d, sizeof(d), "%s/m/cordon-%d-", tmp, (int)getpid());
+	assert_int_equal(strncmp(cg.dirs[0], d, strlen(d)), 0);
+	struct stat sb;
+	assert_int_equal(stat(cg.dirs[2], &sb), 0);
+	cgroup_v1_ops.destroy(&cg);
+	/* a leftover of a supervisor that is gone (pid 2^22 + 1 is above
+	 * pid_max's limit) */
+	snprintf(d, sizeof(d), "%s/p/cordon-4194305-0", tmp);
+	assert_int_equal(mkdir(d, 0755), 0);
+	cgroup_reap_stale(&cgroup_v1_ops, &h);
+	assert_int_equal(stat(d, &sb), -1);
+	for (int i = 0; i < 3; i++) {
+		snprintf(d, sizeof(d), "%s/%s", tmp, sub[i]);
+		assert_int_equal(rmdir(d), 0);
+	}
+	assert_int_equal(rmdir(tmp), 0);
+	/* and prepare keeps what it read for start and the reaping */
+	struct cg_prep cp;
+	if (cgroup_prepare(&cp, NULL, false, true, &e) == 0 && cp.ops) {
+		assert_non_null(cp.host.mountinfo);
+		assert_non_null(cp.host.cgroup);
+	}
+	cgroup_prep_free(&cp);
+	assert_null(cp.host.mountinfo);
+}
+
 int main(void)
 {
 	const struct CMUnitTest pure[] = {
 		cmocka_unit_test(test_fallback_table),
 		cmocka_unit_test(test_prepare_without_backend),
+		cmocka_unit_test(test_host_read_once_serves_all),
 	};
 	int rc = cmocka_run_group_tests_name("cgroup fallback", pure, NULL, NULL);
 	const struct CMUnitTest tests[] = {

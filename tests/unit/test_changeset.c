@@ -145,6 +145,28 @@ static void test_apply_holds_protected_by_the_recorded_list(void **st)
 	strv_free(&conflicts);
 }
 
+/* A run that changed nothing (most runs): its change set is removed
+ * without a journal or a sync (1, not 0); one entry makes it an apply. */
+static void test_empty_change_set_removed_unsynced(void **st)
+{
+	(void)st;
+	struct changeset cs;
+	char upper[4200], dir[4096];
+	make_cs(&cs, NULL, upper, sizeof(upper));
+	snprintf(dir, sizeof(dir), "%s", cs.dir);
+	cordon_error err = {0};
+	assert_int_equal(changeset_apply(&cs, &(struct changeset_apply_opts){0}, NULL, &err), 1);
+	assert_false(exists(dir, "."));
+	changeset_close(&cs);
+	make_cs(&cs, NULL, upper, sizeof(upper));
+	snprintf(dir, sizeof(dir), "%s", cs.dir);
+	put(upper, "a", "a", 0644);
+	assert_int_equal(changeset_apply(&cs, &(struct changeset_apply_opts){0}, NULL, &err), 0);
+	assert_true(exists(host, "a"));
+	assert_false(exists(dir, "."));
+	changeset_close(&cs);
+}
+
 static void test_protect_file_checked(void **st)
 {
 	(void)st;
@@ -413,6 +435,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_held_back_rule),
 		cmocka_unit_test_setup_teardown(test_apply_holds_protected_by_the_recorded_list, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_empty_change_set_removed_unsynced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_protect_file_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_changes_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_entries, setup, teardown),

@@ -6,6 +6,7 @@
 #include "unit.h"
 #include "cleanup.h"
 #include "compat.h"
+#include "cgroup.h"
 #include "explain.h"
 #include "landlock.h"
 #include "mounts.h"
@@ -788,7 +789,7 @@ static void test_run_part(void **st)
 	assert_string_equal(r->sys_deny.v[r->sys_deny.n - 1], "sched_setaffinity");
 	struct seccomp_plan a, b;
 	assert_int_equal(seccomp_build(p, true, NULL, &a, &e), 0);
-	assert_int_equal(seccomp_build_from(p, &r->sys_deny, true, NULL, &b, &e), 0);
+	assert_int_equal(seccomp_build_from(r, true, NULL, &b, &e), 0);
 	assert_int_equal(a.len, b.len);
 	assert_memory_equal(a.insns, b.insns, a.len * sizeof(*a.insns));
 	seccomp_plan_free(&a);
@@ -903,6 +904,39 @@ static void test_creds_plan(void **st)
 	assert_string_equal(c.u2_gid_map, "1000 100 1\n");
 }
 
+/* explain's verdict is the cgroup layer's own decision: no hierarchy
+ * (cgroup_prepare) or a controller our cgroup lacks (the cgroup made by
+ * cgroup_start), named by the layer, not by a probe of explain's. */
+static void test_refusal_named_by_the_layer(void **st)
+{
+	(void)st;
+	cordon_policy *p = policy_new();
+	assert_non_null(p);
+	struct cordon_run_options o;
+	cordon_run_options_init(&o);
+	p->opts = &o;
+	p->limits[LIM_MEMORY] = (struct cordon_limit){.set = true, .value = 64 << 20};
+	struct cg_refusal why;
+	cordon_error e = {0};
+	o.cgroup = "none";
+	assert_int_equal(run_cgroup_preflight(p, &why, &e), -1);
+	assert_true(why.no_hierarchy);
+	assert_null(why.missing);
+	p->allow_weaker |= WEAK_CGROUP;
+	assert_int_equal(run_cgroup_preflight(p, &why, &e), 0);
+	p->allow_weaker &= ~WEAK_CGROUP;
+	/* v2 where our cgroup2 cgroup offers no memory controller (a hybrid
+	 * host such as this one) */
+	char dir[4200];
+	o.cgroup = "v2";
+	if (cg_v2_self_dir(dir, sizeof(dir)) == 0 && !cg_v2_has(dir, "memory")) {
+		assert_int_equal(run_cgroup_preflight(p, &why, &e), -1);
+		assert_false(why.no_hierarchy);
+		assert_string_equal(why.missing, "memory");
+	}
+	policy_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -913,6 +947,7 @@ int main(void)
 		cmocka_unit_test(test_protect_check_after), cmocka_unit_test(test_every_entry_agrees),
 		cmocka_unit_test(test_ca_bundle_entries), cmocka_unit_test(test_run_part),
 		cmocka_unit_test(test_explain_run_part), cmocka_unit_test(test_creds_plan),
+		cmocka_unit_test(test_refusal_named_by_the_layer),
 	};
 	return cmocka_run_group_tests_name("model", tests, NULL, NULL);
 }

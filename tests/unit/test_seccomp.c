@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include "unit.h"
+#include "model.h"
 #include "policy.h"
 #include "observe.h"
 #include "seccomp-policy.h"
@@ -245,6 +246,57 @@ static void test_policy_adjustments(void **st)
 	policy_free(p);
 }
 
+/* The conditional rules are the syscall plan's (model_run.sys_rules),
+ * decided once from the policy (seccomp_rules, a table here); the filter
+ * compiled from a plan follows the plan, not the policy. */
+static void test_rules_from_the_plan(void **st)
+{
+	const unsigned all = SYS_R_CLONE_NS | SYS_R_UNSHARE_NS | SYS_R_IOCTL_TTY | SYS_R_PERSONALITY | SYS_R_SOCKET |
+			     SYS_R_CLONE3 | SYS_R_OPENAT2 | SYS_R_CONNECT | SYS_R_SENDTO;
+	const struct {
+		const char *json;
+		unsigned rules;
+	} table[] = {
+		{"{}", all},
+		{"{\"syscalls\": {\"allow\": [\"clone\"]}}", all & ~SYS_R_CLONE_NS},
+		{"{\"syscalls\": {\"allow\": [\"unshare\", \"ioctl\"]}}", all & ~(SYS_R_UNSHARE_NS | SYS_R_IOCTL_TTY)},
+		{"{\"syscalls\": {\"allow\": [\"personality\", \"socket\"]}}", all & ~(SYS_R_PERSONALITY | SYS_R_SOCKET)},
+		{"{\"syscalls\": {\"allow\": [\"clone3\"]}}", all & ~SYS_R_CLONE3},
+		{"{\"syscalls\": {\"deny\": [\"clone3\", \"openat2\"]}}", all & ~(SYS_R_CLONE3 | SYS_R_OPENAT2)},
+		{"{\"syscalls\": {\"deny\": [\"connect\", \"sendto\"]}}", all & ~(SYS_R_CONNECT | SYS_R_SENDTO)},
+		{"{\"network\": {\"loopback_ports\": [8080]}}", all | SYS_R_BIND},
+		{"{\"network\": {\"loopback_ports\": [8080]}, \"syscalls\": {\"deny\": [\"bind\"]}}", all},
+	};
+	cordon_error e;
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+		cordon_policy *p = policy_new();
+		if (policy_load_json(p, table[i].json, strlen(table[i].json), "p", "/", &e) < 0)
+			fail_msg("%s: %s", table[i].json, e.msg);
+		if (seccomp_rules(p) != table[i].rules)
+			fail_msg("%s: rules %#x, expected %#x", table[i].json, seccomp_rules(p), table[i].rules);
+		policy_free(p);
+	}
+	/* The default policy's plan, less the terminal and clone3 rules: the
+	 * filter lets TIOCSTI and clone3 through although the policy allows
+	 * neither. */
+	cordon_policy *p = policy_new();
+	struct model_run r = {.sys_rules = seccomp_rules(p) & ~(SYS_R_IOCTL_TTY | SYS_R_CLONE3)};
+	assert_int_equal(seccomp_deny_list(p, &r.sys_deny), 0);
+	struct seccomp_plan sp, full;
+	assert_int_equal(seccomp_build_from(&r, true, NULL, &sp, &e), 0);
+	assert_int_equal(seccomp_build(p, true, NULL, &full, &e), 0);
+	struct call sti = {"ioctl TIOCSTI", N("ioctl"), {0, TIOCSTI}, 0, 0};
+	struct call c3 = {"clone3", N("clone3"), {0}, 0, 0};
+	assert_int_equal(decide(&sp, &sti), SECCOMP_RET_ALLOW);
+	assert_int_equal(decide(&sp, &c3), SECCOMP_RET_ALLOW);
+	assert_int_equal(decide(&full, &sti) & SECCOMP_RET_ACTION_FULL, SECCOMP_RET_USER_NOTIF);
+	assert_int_equal(decide(&full, &c3) & SECCOMP_RET_ACTION_FULL, SECCOMP_RET_USER_NOTIF);
+	seccomp_plan_free(&sp);
+	seccomp_plan_free(&full);
+	strv_free(&r.sys_deny);
+	policy_free(p);
+}
+
 static void test_denial_targets(void **st)
 {
 	char t[256];
@@ -275,6 +327,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_default_policy_table), cmocka_unit_test(test_without_notify),
 		cmocka_unit_test(test_policy_adjustments), cmocka_unit_test(test_denial_targets),
+		cmocka_unit_test(test_rules_from_the_plan),
 	};
 	return cmocka_run_group_tests_name("seccomp", tests, NULL, NULL);
 }
