@@ -37,6 +37,33 @@ void pxhttp_free(struct pxhttp *h)
 	buf_free(&h->refusal);
 	if (h->es.r)
 		redact_stream_free(&h->es);
+	if (h->mem)
+		*h->mem -= h->charged;
+	h->charged = 0;
+}
+
+/* Count what the echo filter holds now; false if that is past the budget. */
+static bool charge(struct pxhttp *h)
+{
+	if (!h->mem)
+		return true;
+	size_t m = h->es.r ? redact_stream_mem(&h->es) : 0;
+	*h->mem = *h->mem - h->charged + m;
+	h->charged = m;
+	return m == 0 || *h->mem <= h->mem_max;
+}
+
+/* The echo filter would hold more than the proxy's budget has room for: what
+ * it holds cannot go out unfiltered, so it is dropped and the connection
+ * ends (the client sees the response cut short). */
+static void over_budget(struct pxhttp *h)
+{
+	h->rep->net.over_limit++;
+	redact_stream_free(&h->es);
+	memset(&h->es, 0, sizeof(h->es));
+	h->rf = PXHTTP_RF_RAW;
+	h->done = true;
+	charge(h);
 }
 
 /* The path of a target, query left out, redacted in full before it is cut
@@ -498,6 +525,12 @@ int pxhttp_client(struct pxhttp *h, const char *d, size_t n, buf *to_up, buf *to
 	size_t off = 0;
 	int rc = 0;
 	while (!h->refused && h->nq < PXHTTP_PIPELINE && !h->req_opaque) {
+		/* One exchange at a time upstream: a pipelined request waits (in
+		 * cin, unread) for the answer to the one before it, so that
+		 * nothing after an exchange that is refused or ends the
+		 * connection (an unreadable or unasked-for answer) goes out. */
+		if (h->nq && h->req.st == S_HEAD)
+			break;
 		size_t used;
 		int r = h1_feed(&h->req, h->cin.p + off, h->cin.len - off, &used);
 		if (r == H1_NEED) {
@@ -689,6 +722,7 @@ static void unreadable(struct pxhttp *h, bool head_unsent, const char *why, buf 
 	memset(&h->es, 0, sizeof(h->es));
 	h->rf = PXHTTP_RF_RAW;
 	h->done = true;
+	charge(h);
 }
 
 int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
@@ -755,6 +789,10 @@ int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
 			buf_append(to_down, d + off, used);
 		else if (put_resp_body(h, st, d + off, used, r, to_down) < 0)
 			return -1;
+		if (h->es.r && !charge(h)) {
+			over_budget(h);
+			return 0;
+		}
 		if (e)
 			e->down += used;
 		off += used;
@@ -785,5 +823,7 @@ void pxhttp_upstream_eof(struct pxhttp *h, buf *to_down)
 
 bool pxhttp_want_client(const struct pxhttp *h)
 {
-	return !h->refused && (h->req_opaque || h->nq < PXHTTP_PIPELINE);
+	/* A waiting request (see pxhttp_client) holds at most what one read
+	 * brought: no more is read until it goes on. */
+	return !h->refused && (h->req_opaque || (h->nq < PXHTTP_PIPELINE && !(h->nq && h->req.st == S_HEAD && h->cin.len)));
 }

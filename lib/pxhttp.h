@@ -62,7 +62,14 @@ struct pxhttp {
 	 * (a literal redactor): what the upstream says goes through it, heads
 	 * and bodies. NULL: no secret is injected in this run. */
 	const redactor *echo;
+	/* The proxy's memory count and budget: what the echo filter holds for
+	 * this connection is added to *mem while it holds it; a response whose
+	 * filter would take *mem past mem_max ends the connection (counted in
+	 * the report's network.over_limit). NULL: not counted. */
+	size_t *mem;
+	size_t mem_max;
 	/* state */
+	size_t charged;     /* what is counted in *mem now */
 	struct h1 req, resp;
 	buf cin;            /* client bytes not yet read (a refusal stops reading) */
 	struct pxhttp_pending q[PXHTTP_PIPELINE];

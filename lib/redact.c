@@ -103,6 +103,41 @@ static int b64_core(const uint8_t *v, size_t len, int k, const char *alpha, sbuf
 	return 0;
 }
 
+/* The proxy's echo filter (literal mode) takes base64 further: a form that
+ * also has the characters at either end that mix the value's first or last
+ * bits with those of its neighbours, once for each value the neighbours'
+ * bits in them can take (the run chooses what comes before the value in
+ * "user:" + value, so it chooses the alignment). Matched, they go with the
+ * rest: no bit of the value comes back, at any alignment. pre is the byte
+ * just before the value (k = 1: its low 2 bits count, k = 2: its low 4),
+ * post the byte after it (its high 4 or 2 bits count). */
+static int b64_edge(const uint8_t *v, size_t len, int k, const char *alpha, uint8_t pre, uint8_t post, sbuf *out,
+		    cordon_error *err)
+{
+	size_t total = (size_t)k + len;
+	/* The characters whose 6 bits meet the value's [8k, 8 total). */
+	size_t first = (size_t)k * 8 / 6, last = (total * 8 + 5) / 6; /* [first, last) */
+	for (size_t i = 0, o = 0; o < last; i += 3, o += 4) {
+		uint32_t x = 0;
+		for (size_t j = 0; j < 3; j++) {
+			size_t at = i + j;
+			uint8_t byte = at < (size_t)k ? (at + 1 == (size_t)k ? pre : 0)
+				     : at < total  ? v[at - (size_t)k]
+				     : at == total ? post
+						   : 0;
+			x = x << 8 | byte;
+		}
+		char c[4] = {alpha[(x >> 18) & 63], alpha[(x >> 12) & 63], alpha[(x >> 6) & 63], alpha[x & 63]};
+		for (size_t j = 0; j < 4; j++)
+			if (o + j >= first && o + j < last && sbuf_append(out, &c[j], 1, err) < 0) {
+				explicit_bzero(c, sizeof(c));
+				return -1;
+			}
+		explicit_bzero(c, sizeof(c));
+	}
+	return 0;
+}
+
 /* Every form is kept without its CR and LF bytes: the matcher skips up to
  * nlmax of them in a row inside a match (wrapped base64, a multi-line value
  * printed with other line ends). */
@@ -236,6 +271,29 @@ fail:
 	return -1;
 }
 
+/* Every alignment's base64 with its edge characters (b64_edge): each value
+ * the neighbours' bits can take in them, both alphabets. */
+static int b64_edges(const uint8_t *v, size_t len, struct redact_forms *out, cordon_error *err)
+{
+	sbuf b = {0};
+	for (int k = 0; k < 3; k++) {
+		size_t total = (size_t)k + len;
+		int npre = k == 0 ? 1 : k == 1 ? 4 : 16;                      /* low 2 or 4 bits of the byte before */
+		int npost = total % 3 == 0 ? 1 : total % 3 == 1 ? 16 : 4;      /* high 4 or 2 bits of the byte after */
+		int shift = total % 3 == 1 ? 4 : 6;
+		for (int a = 0; a < 2; a++)
+			for (int pi = 0; pi < npre; pi++)
+				for (int qi = 0; qi < npost; qi++)
+					if (b64_edge(v, len, k, a ? b64url : b64std, (uint8_t)pi, (uint8_t)(qi << shift), &b,
+						     err) < 0 ||
+					    push_form(out, &b, err) < 0) {
+						sbuf_wipe(&b);
+						return -1;
+					}
+	}
+	return 0;
+}
+
 int redactor_add_secret(redactor *r, const char *name, const uint8_t *value, size_t len,
 			cordon_error *err)
 {
@@ -254,7 +312,7 @@ int redactor_add_secret(redactor *r, const char *name, const uint8_t *value, siz
 			r->nlmax = run > REDACT_NL_MAX ? REDACT_NL_MAX : (uint32_t)run;
 	}
 	struct redact_forms forms;
-	if (redact_forms(value, len, &forms, err) < 0) {
+	if (redact_forms(value, len, &forms, err) < 0 || (r->literal && b64_edges(value, len, &forms, err) < 0)) {
 		redact_forms_free(&forms);
 		return -1;
 	}
@@ -940,6 +998,11 @@ int redact_flush(struct redact_stream *st, buf *out)
 	st->state = 0;
 	st->nl = 0;
 	return rc;
+}
+
+size_t redact_stream_mem(const struct redact_stream *st)
+{
+	return (st->held ? secmem_size(st->held) : 0) + st->ivcap * sizeof(*st->iv);
 }
 
 void redact_stream_free(struct redact_stream *st)

@@ -43,7 +43,11 @@ redactor *redactor_new(void);
 int redactor_add_secret(redactor *r, const char *name, const uint8_t *value, size_t len,
 			cordon_error *err);
 /* Markers are the names as given, not "[REDACTED:NAME]" (the proxy's
- * response filter: a value the upstream echoes becomes its placeholder). */
+ * response filter: a value the upstream echoes becomes its placeholder).
+ * Its base64 forms then also take the characters at their two ends that
+ * mix the value's bits with its neighbours' (each value those can take), so
+ * that nothing of the value comes back at any alignment. Call it before
+ * adding secrets. */
 void redactor_literal(redactor *r);
 /* Build the automaton; call once, after the last add. */
 int redactor_compile(redactor *r, cordon_error *err);
@@ -77,6 +81,9 @@ void redact_stream_init(struct redact_stream *st, const redactor *r);
 int redact_feed(struct redact_stream *st, const uint8_t *in, size_t len, buf *out);
 /* End of stream: release what is held. */
 int redact_flush(struct redact_stream *st, buf *out);
+/* The memory the stream holds now (its held window and its pending
+ * ranges): the proxy counts it in its budget. */
+size_t redact_stream_mem(const struct redact_stream *st);
 void redact_stream_free(struct redact_stream *st);
 
 /* Matching only (the scan of written files): feed bytes, keep *state between

@@ -56,9 +56,12 @@
 /* A request that is not complete after this long is refused and recorded. */
 #define REQUEST_TIMEOUT_NS (10ULL * 1000000000ULL)
 /* An opened TLS connection: two handshakes, each within REQUEST_TIMEOUT_NS
- * of the accept; what the two SSL objects hold (records in and out, both
- * legs) counts against MEM_BUDGET as this much. */
-#define TLS_CONN_MEM (160u << 10)
+ * of the accept. Each leg's records go through a BIO pair, not the socket
+ * (tls.h, tls_fill): two rings of TLS_RING, one each way. Those four rings and
+ * what the two SSL objects hold (a record in and out each) count against
+ * MEM_BUDGET as TLS_CONN_MEM. */
+#define TLS_RING (64u << 10)
+#define TLS_CONN_MEM (4u * TLS_RING + (96u << 10))
 
 enum cstate { C_REQUEST, C_RESOLVING, C_CONNECTING, C_HANDSHAKE, C_RELAY, C_DEAD };
 
@@ -90,6 +93,8 @@ struct conn {
 	/* Opened TLS: the client's leg (our leaf) and the upstream's. */
 	bool tls, c_hs, u_hs, u_bad, tls_mem;
 	SSL *cssl, *ussl;
+	BIO *cnet, *unet;    /* the network ends of their BIO pairs */
+	bool c_rd, u_rd;     /* the socket may have bytes (an event since the last EAGAIN) */
 	char u_why[160];     /* why the upstream's certificate was not accepted */
 };
 
@@ -305,11 +310,17 @@ static void conn_close(struct proxy *px, size_t slot)
 			*fds[i] = -1;
 		}
 	c->up = c->down = 0;
+	const struct tls_ops *T = px->tls.ops;
 	if (c->cssl)
-		px->tls.ops->ssl_free(c->cssl);
+		T->ssl_free(c->cssl); /* frees the pair's SSL end */
 	if (c->ussl)
-		px->tls.ops->ssl_free(c->ussl);
+		T->ssl_free(c->ussl);
+	if (c->cnet)
+		T->net_free(c->cnet);
+	if (c->unet)
+		T->net_free(c->unet);
 	c->cssl = c->ussl = NULL;
+	c->cnet = c->unet = NULL;
 	if (c->tls_mem) {
 		px->mem -= TLS_CONN_MEM;
 		c->tls_mem = false;
@@ -458,6 +469,8 @@ static void decided(struct proxy *px, size_t slot)
 		c->http->sec = px->tls.sec;
 		c->http->nsec = px->tls.nsec;
 		c->http->echo = px->echo;
+		c->http->mem = &px->mem; /* what its filter holds, in the budget */
+		c->http->mem_max = MEM_BUDGET;
 	}
 	/* Literal addresses: no lookup. A literal that the rule names as such
 	 * may be anything (127.0.0.1:8080 means the host's loopback). */
@@ -907,13 +920,45 @@ static ssize_t io_ret(const struct tls_ops *T, SSL *s, int ok, size_t n)
 	return -1;
 }
 
-static ssize_t io_recv(const struct tls_ops *T, int fd, SSL *s, char *b, size_t n)
+/* *rd: the socket may have bytes (an event came since the last EAGAIN);
+ * with it false, no recv is tried. */
+static ssize_t io_recv(const struct tls_ops *T, int fd, SSL *s, BIO *net, bool *rd, char *b, size_t n)
 {
-	if (!s)
-		return recv(fd, b, n, MSG_DONTWAIT);
-	size_t got = 0;
-	int ok = T->read_ex(s, b, n, &got);
-	return io_ret(T, s, ok, got);
+	if (!s) {
+		if (!*rd) {
+			errno = EAGAIN;
+			return -1;
+		}
+		ssize_t k = recv(fd, b, n, MSG_DONTWAIT);
+		if (k < 0 && errno == EAGAIN)
+			*rd = false;
+		return k;
+	}
+	size_t total = 0;
+	for (;;) {
+		size_t got = 0;
+		int ok = T->read_ex(s, b + total, n - total, &got);
+		total += ok == 1 ? got : 0;
+		/* Records already in (a record, or the ring): one call takes them. */
+		if (ok == 1 && total < n && T->read_pending(s))
+			continue;
+		if (total)
+			return (ssize_t)total;
+		if (ok == 1 || T->get_error(s, ok) != SSL_ERROR_WANT_READ || !*rd)
+			return io_ret(T, s, ok, got);
+		T->err_clear();
+		ssize_t k = T->fill(fd, net);
+		if (k < 0 && errno != EAGAIN && errno != ENOBUFS)
+			return -1;
+		if (k < 0 && errno == ENOBUFS) { /* a full ring and no record in it: cannot be TLS */
+			errno = EPROTO;
+			return -1;
+		}
+		if (k <= 0)
+			*rd = false; /* EAGAIN: wait for an event; 0: the SSL side reads the end next */
+		if (k < 0)
+			return -1;
+	}
 }
 
 static ssize_t io_send(const struct tls_ops *T, int fd, SSL *s, const char *b, size_t n)
@@ -925,18 +970,35 @@ static ssize_t io_send(const struct tls_ops *T, int fd, SSL *s, const char *b, s
 	return io_ret(T, s, ok, put);
 }
 
-/* Send what is pending; -1 on a connection error. */
-static int flush_out(const struct tls_ops *T, int fd, SSL *s, buf *b, size_t *off, uint64_t *count, bool *moved)
+/* Send what is pending (through TLS: records into the ring, the ring to the
+ * socket, again while the socket takes it); -1 on a connection error. lazy:
+ * the ring goes to the socket only once it is half full or full (more
+ * records come this round: one send for several). */
+static int flush_out(const struct tls_ops *T, int fd, SSL *s, BIO *net, buf *b, size_t *off, uint64_t *count, bool *moved, bool lazy)
 {
-	while (*off < b->len) {
-		ssize_t n = io_send(T, fd, s, b->p + *off, b->len - *off);
-		if (n < 0)
-			return errno == EAGAIN ? 0 : -1;
-		*off += (size_t)n;
-		*count += (uint64_t)n;
-		*moved = true;
+	for (;;) {
+		while (*off < b->len) {
+			ssize_t n = io_send(T, fd, s, b->p + *off, b->len - *off);
+			if (n < 0 && errno != EAGAIN)
+				return -1;
+			if (n < 0)
+				break;
+			*off += (size_t)n;
+			*count += (uint64_t)n;
+			*moved = true;
+		}
+		if (!s)
+			break;
+		size_t before = T->net_pending(net);
+		if (lazy && *off == b->len && before < TLS_RING / 2)
+			break;
+		if (T->flush(fd, net, moved) < 0)
+			return -1;
+		if (*off == b->len || T->net_pending(net) == before)
+			break; /* all is in the ring, or the socket took none of it */
 	}
-	b->len = *off = 0;
+	if (*off == b->len)
+		b->len = *off = 0;
 	return 0;
 }
 
@@ -947,13 +1009,13 @@ static void on_http(struct proxy *px, size_t slot)
 	struct conn *c = px->c[slot];
 	struct pxhttp *h = c->http;
 	const struct tls_ops *T = px->tls.ops;
-	char tmp[16384];
+	char tmp[65536];
 	int rounds = 0;
 	bool moved;
-	do {
+	for (;;) {
 		moved = false;
 		if (!c->c_eof && !h->done && c->to_up.len - c->up_off < HTTP_IO_CAP && pxhttp_want_client(h)) {
-			ssize_t n = io_recv(T, c->cfd, c->cssl, tmp, sizeof(tmp));
+			ssize_t n = io_recv(T, c->cfd, c->cssl, c->cnet, &c->c_rd, tmp, sizeof(tmp));
 			if (n > 0 && pxhttp_client(h, tmp, (size_t)n, &c->to_up, &c->to_down) < 0)
 				h->done = true;
 			if (n == 0)
@@ -962,33 +1024,50 @@ static void on_http(struct proxy *px, size_t slot)
 				goto gone;
 			moved |= n >= 0;
 		}
-		if (flush_out(T, c->ufd, c->ussl, &c->to_up, &c->up_off, &c->up, &moved) < 0)
+		if (h->done && !h->req_opaque)
+			c->to_up.len = c->up_off = 0; /* ended (refused, or an answer that ends it): nothing more goes up */
+		if (flush_out(T, c->ufd, c->ussl, c->unet, &c->to_up, &c->up_off, &c->up, &moved, true) < 0)
 			goto gone;
 		if (!c->u_eof && c->to_down.len - c->down_off < HTTP_IO_CAP) {
-			ssize_t n = io_recv(T, c->ufd, c->ussl, tmp, sizeof(tmp));
+			ssize_t n = io_recv(T, c->ufd, c->ussl, c->unet, &c->u_rd, tmp, sizeof(tmp));
 			if (n > 0 && pxhttp_upstream(h, tmp, (size_t)n, &c->to_down) < 0)
 				goto gone;
-			if (n == 0) {
+			/* The end, or a broken one (a TLS upstream that closes without
+			 * close_notify: a body to EOF ends so): what the response
+			 * filter held goes out before the connection ends. */
+			if (n == 0 || (n < 0 && errno != EAGAIN)) {
 				c->u_eof = true;
 				pxhttp_upstream_eof(h, &c->to_down);
 			}
-			if (n < 0 && errno != EAGAIN)
-				goto gone;
 			moved |= n >= 0;
 			/* A response done may let requests that waited go on. */
 			if (n > 0 && h->cin.len && pxhttp_client(h, NULL, 0, &c->to_up, &c->to_down) < 0)
 				h->done = true;
 		}
-		if (flush_out(T, c->cfd, c->cssl, &c->to_down, &c->down_off, &c->down, &moved) < 0)
+		if (flush_out(T, c->cfd, c->cssl, c->cnet, &c->to_down, &c->down_off, &c->down, &moved, true) < 0)
 			goto gone;
-	} while (moved && ++rounds < RELAY_ROUNDS);
-	bool down_clear = c->to_down.len == c->down_off;
+		/* Nothing more came, or this connection had its turn: what the
+		 * rings hold goes out now (that may make room to go on). */
+		bool turn = moved && ++rounds >= RELAY_ROUNDS;
+		if (!moved || turn) {
+			moved = false;
+			if (flush_out(T, c->ufd, c->ussl, c->unet, &c->to_up, &c->up_off, &c->up, &moved, false) < 0 ||
+			    flush_out(T, c->cfd, c->cssl, c->cnet, &c->to_down, &c->down_off, &c->down, &moved, false) < 0)
+				goto gone;
+			if (!moved || turn)
+				break;
+		}
+	}
+	bool down_clear = c->to_down.len == c->down_off && (!c->cnet || !T->net_pending(c->cnet));
 	if ((h->done || c->u_eof) && down_clear)
 		goto gone; /* all is said (or the upstream is finished) */
 	if (c->c_eof && c->to_up.len == c->up_off && !c->u_shut) {
 		if (c->ussl) {
 			T->shutdown(c->ussl); /* close_notify; the response may still come */
 			T->err_clear();
+			bool m = false;
+			if (T->flush(c->ufd, c->unet, &m) < 0)
+				goto gone;
 		} else {
 			shutdown(c->ufd, SHUT_WR);
 		}
@@ -1002,6 +1081,10 @@ static void on_http(struct proxy *px, size_t slot)
 	}
 	return;
 gone:
+	if (c->cnet) { /* records for the client already made: what the socket takes, as if sent at once */
+		bool m = false;
+		T->flush(c->cfd, c->cnet, &m);
+	}
 	conn_close(px, slot);
 }
 
@@ -1013,6 +1096,7 @@ static void http_start(struct proxy *px, size_t slot)
 	buf_free(&c->to_up);
 	c->up_off = c->down_off = 0;
 	c->st = C_RELAY;
+	c->c_rd = c->u_rd = true;
 	/* c->sock_mem stays CONN_BASE_MEM: the parse buffers take the share
 	 * two pipes would have. */
 	if (pxhttp_client(c->http, c->hdr, c->hlen, &c->to_up, &c->to_down) < 0)
@@ -1035,10 +1119,45 @@ static void tls_upstream_refused(struct proxy *px, size_t slot)
 			 "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s",
 			 strlen(msg), msg);
 	size_t put;
+	bool m = false;
 	if (T->write_ex(c->cssl, r, (size_t)n, &put) == 1) /* best effort, as say() */
 		T->shutdown(c->cssl);
 	T->err_clear();
+	T->flush(c->cfd, c->cnet, &m);
 	conn_close(px, slot);
+}
+
+/* A handshake's steps on one leg, records in and out through its ring: 1
+ * done, 0 waiting for the socket, -1 failed (the reason on OpenSSL's error
+ * queue, or a broken socket). */
+static int hs_step(const struct tls_ops *T, int fd, SSL *s, BIO *net, bool *rd)
+{
+	for (;;) {
+		int r = T->do_handshake(s);
+		int e = r == 1 ? 0 : T->get_error(s, r);
+		bool m = false;
+		if (T->flush(fd, net, &m) < 0)
+			return -1;
+		if (r == 1)
+			return 1;
+		if (e == SSL_ERROR_WANT_WRITE && m)
+			continue;
+		if (e == SSL_ERROR_WANT_WRITE)
+			return 0; /* the ring is full and the socket takes nothing now */
+		if (e != SSL_ERROR_WANT_READ)
+			return -1;
+		if (!*rd)
+			return 0;
+		ssize_t k = T->fill(fd, net);
+		if (k < 0 && errno == EAGAIN) {
+			*rd = false;
+			return 0;
+		}
+		if (k < 0)
+			return -1; /* a broken socket, or a full ring without a record */
+		if (k == 0)
+			*rd = false; /* the SSL side reads the end next, and fails */
+	}
 }
 
 /* Both handshakes, without blocking: the upstream's, verified; then the
@@ -1048,11 +1167,10 @@ static void on_handshake(struct proxy *px, size_t slot)
 	struct conn *c = px->c[slot];
 	const struct tls_ops *T = px->tls.ops;
 	if (!c->u_hs && !c->u_bad) {
-		int r = T->do_handshake(c->ussl);
-		int e = r == 1 ? 0 : T->get_error(c->ussl, r);
+		int r = hs_step(T, c->ufd, c->ussl, c->unet, &c->u_rd);
 		if (r == 1) {
 			c->u_hs = true;
-		} else if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+		} else if (r < 0) {
 			long v = T->get_verify_result(c->ussl);
 			unsigned long le = T->err_peek();
 			char eb[120] = "the handshake failed";
@@ -1075,12 +1193,11 @@ static void on_handshake(struct proxy *px, size_t slot)
 	 * it hears is then known (the service, or a 502), and the refusal is
 	 * on record before the client can leave. */
 	if (!c->c_hs && (c->u_hs || c->u_bad)) {
-		int r = T->do_handshake(c->cssl);
-		int e = r == 1 ? 0 : T->get_error(c->cssl, r);
+		int r = hs_step(T, c->cfd, c->cssl, c->cnet, &c->c_rd);
 		T->err_clear();
 		if (r == 1)
 			c->c_hs = true;
-		else if (e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE) {
+		else if (r < 0) {
 			/* The client did not take our certificate, or does not
 			 * speak TLS (plain HTTP in a CONNECT tunnel): refused, on
 			 * record; no request went anywhere. */
@@ -1113,7 +1230,7 @@ static void tls_start(struct proxy *px, size_t slot)
 	SSL_CTX *leaf = T->leaf_ctx(px->tls.ca, c->host, &e);
 	c->cssl = leaf ? T->ssl_new(leaf) : NULL;
 	c->ussl = T->upstream_ssl(px->up_ctx, c->host);
-	if (!c->cssl || !c->ussl || T->set_fd(c->cssl, c->cfd) != 1 || T->set_fd(c->ussl, c->ufd) != 1) {
+	if (!c->cssl || !c->ussl || T->pair(c->cssl, &c->cnet, TLS_RING) < 0 || T->pair(c->ussl, &c->unet, TLS_RING) < 0) {
 		T->err_clear();
 		refuse(px, slot, "cordon: TLS setup failed", 1, 502);
 		return;
@@ -1128,6 +1245,7 @@ static void tls_start(struct proxy *px, size_t slot)
 		return;
 	}
 	c->st = C_HANDSHAKE;
+	c->c_rd = c->u_rd = true;
 	set_interest(px, slot, c->cfd, &c->c_ev, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, 1);
 	set_interest(px, slot, c->ufd, &c->u_ev, EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET, 2);
 	on_handshake(px, slot);
@@ -1392,6 +1510,12 @@ void proxy_event(struct proxy *px, uint64_t data, uint32_t events)
 	if (slot >= PROXY_MAX_CONNS || !px->c[slot])
 		return;
 	struct conn *c = px->c[slot];
+	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+		if (kind == 1)
+			c->c_rd = true;
+		else if (kind == 2)
+			c->u_rd = true;
+	}
 	switch (c->st) {
 	case C_REQUEST:
 		if (kind == 1)

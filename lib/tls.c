@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/pem.h>
@@ -291,6 +292,70 @@ SSL *tls_upstream_ssl(SSL_CTX *ctx, const char *host)
 	return s;
 }
 
+/* An opened leg's records through a BIO pair (tls.h): the SSL object has
+ * one end, the proxy moves the other end's ring to and from the socket in
+ * place (BIO_nwrite0/BIO_nread0: no copy), many records a syscall. */
+int tls_pair(SSL *s, BIO **net, size_t ring)
+{
+	BIO *in = NULL;
+	*net = NULL;
+	if (BIO_new_bio_pair(&in, ring, net, ring) != 1)
+		return -1;
+	SSL_set_bio(s, in, in); /* s owns its end; *net is the caller's */
+	return 0;
+}
+
+ssize_t tls_fill(int fd, BIO *net)
+{
+	char *p = NULL;
+	ossl_ssize_t room = BIO_nwrite0(net, &p);
+	if (room <= 0) {
+		bool full = BIO_should_retry(net);
+		ERR_clear_error();
+		if (!full)
+			return 0; /* written shut: the end was seen */
+		errno = ENOBUFS;
+		return -1;
+	}
+	ssize_t n = recv(fd, p, (size_t)room, MSG_DONTWAIT);
+	if (n > 0)
+		BIO_nwrite(net, &p, (int)n);
+	else if (n == 0)
+		BIO_shutdown_wr(net);
+	return n;
+}
+
+int tls_flush(int fd, BIO *net, bool *moved)
+{
+	char *p = NULL;
+	ossl_ssize_t n;
+	while ((n = BIO_nread0(net, &p)) > 0) {
+		ssize_t k = send(fd, p, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k < 0)
+			return errno == EAGAIN ? 0 : -1;
+		BIO_nread(net, &p, (int)k);
+		*moved = true;
+		if (k < n)
+			break;
+	}
+	return 0; /* (an empty ring queues no error: a handshake's stays) */
+}
+
+size_t tls_net_pending(BIO *net)
+{
+	return BIO_ctrl_pending(net);
+}
+
+bool tls_read_pending(SSL *s)
+{
+	return SSL_has_pending(s) || BIO_ctrl_pending(SSL_get_rbio(s));
+}
+
+void tls_net_free(BIO *net)
+{
+	BIO_free(net);
+}
+
 /* X509_verify_cert_error_string takes a long; ERR_error_string_n's buffer
  * is a size_t: as in the table. */
 __attribute__((visibility("default"))) const struct tls_ops tls_module_ops = {
@@ -303,7 +368,12 @@ __attribute__((visibility("default"))) const struct tls_ops tls_module_ops = {
 	.ctx_free = SSL_CTX_free,
 	.ssl_new = SSL_new,
 	.ssl_free = SSL_free,
-	.set_fd = SSL_set_fd,
+	.pair = tls_pair,
+	.fill = tls_fill,
+	.flush = tls_flush,
+	.net_pending = tls_net_pending,
+	.read_pending = tls_read_pending,
+	.net_free = tls_net_free,
 	.set_accept_state = SSL_set_accept_state,
 	.set_connect_state = SSL_set_connect_state,
 	.do_handshake = SSL_do_handshake,

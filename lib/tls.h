@@ -8,7 +8,9 @@
  * oldest goes first), carry the host as a DNS or IP subjectAltName and
  * answer ALPN with http/1.1 only. */
 #pragma once
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <openssl/ssl.h>
 #include "error.h"
 
@@ -33,6 +35,29 @@ SSL_CTX *tls_upstream_ctx(const char *ca_file, cordon_error *err);
  * verification set. NULL on error. */
 SSL *tls_upstream_ssl(SSL_CTX *ctx, const char *host);
 
+/* An opened connection's legs do not read and write their sockets one
+ * record a syscall (a 5-byte header, the record, then an EAGAIN): each SSL
+ * object reads and writes one end of a BIO pair, and the proxy moves the
+ * other end's rings (ring bytes each way) with one recv or send, many
+ * records at a time, in and out of the ring itself.
+ *
+ * tls_pair: give s its end of a new pair; *net the network end (the
+ * caller's, tls_net_free). 0, or -1 (OpenSSL's error queue). */
+int tls_pair(SSL *s, BIO **net, size_t ring);
+/* Ciphertext from the socket into the ring: >0 bytes, 0 the peer's end (the
+ * SSL side then reads EOF), -1 with errno: EAGAIN nothing now, ENOBUFS the
+ * ring is full. */
+ssize_t tls_fill(int fd, BIO *net);
+/* Ciphertext from the ring to the socket, as much as it takes (*moved set
+ * if any went): 0, or -1 on a connection error. */
+int tls_flush(int fd, BIO *net, bool *moved);
+/* Ciphertext waiting in the ring for the socket. */
+size_t tls_net_pending(BIO *net);
+/* s can return more without the socket: a record already decrypted, or
+ * ciphertext in its ring. */
+bool tls_read_pending(SSL *s);
+void tls_net_free(BIO *net);
+
 /* Everything the supervisor calls of TLS, as one table (tls_ops_get).
  * OpenSSL's libssl, linked statically, brings 19,000 relocations of its
  * method tables that the loader applies at every start (about 100 page
@@ -51,7 +76,12 @@ struct tls_ops {
 	void (*ctx_free)(SSL_CTX *ctx);
 	SSL *(*ssl_new)(SSL_CTX *ctx);
 	void (*ssl_free)(SSL *s);
-	int (*set_fd)(SSL *s, int fd);
+	int (*pair)(SSL *s, BIO **net, size_t ring);
+	ssize_t (*fill)(int fd, BIO *net);
+	int (*flush)(int fd, BIO *net, bool *moved);
+	size_t (*net_pending)(BIO *net);
+	bool (*read_pending)(SSL *s);
+	void (*net_free)(BIO *net);
 	void (*set_accept_state)(SSL *s);
 	void (*set_connect_state)(SSL *s);
 	int (*do_handshake)(SSL *s);

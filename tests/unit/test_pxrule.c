@@ -192,6 +192,10 @@ static void test_pxhttp_each_request_checked(void **st)
 	assert_int_equal(down.len, 0); /* the refusal waits for the first response */
 	const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
 	assert_int_equal(pxhttp_upstream(h, resp, strlen(resp), &down), 0);
+	assert_int_equal(rep.net.nreq, 1); /* the second waited, unread, for the first's answer */
+	up.len = 0;
+	assert_int_equal(pxhttp_client(h, NULL, 0, &up, &down), 0); /* as the proxy does once an answer ends */
+	assert_int_equal(up.len, 0);
 	assert_int_equal(buf_append(&down, "", 1), 0);
 	assert_non_null(strstr(down.p, "ok"));
 	assert_non_null(strstr(down.p, "HTTP/1.1 403 Forbidden"));
@@ -324,15 +328,22 @@ static void test_pxhttp_response_bodies(void **st)
 			  "GET /b HTTP/1.1\r\nHost: api.example\r\nAccept-Encoding: gzip\r\n\r\n";
 	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
 	buf_append(&up, "", 1);
-	/* the request with the value asks for no compression; the other keeps it */
-	assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\n\r\n"
-				  "GET /b HTTP/1.1\r\nHost: api.example\r\nAccept-Encoding: gzip\r\n\r\n");
+	/* the request with the value asks for no compression; the other keeps
+	 * it, and goes once the first is answered */
+	assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\n\r\n");
 	/* hex of "s3cr3t-value" is 7333637233742d76616c7565 */
 	const char *r1[] = {"HTTP/1.1 200 OK\r\nContent-Length: 44\r\n\r\nk=s3cr3", "t-value h=7333637233742d76616c7",
 			    "565 e\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nx s3c\r\n",
 			    "9\r\nr3t-value\r\n2\r\n!\n\r\n0\r\nT: s3cr3t-value\r\n\r\n"};
-	for (size_t i = 0; i < 5; i++)
+	for (size_t i = 0; i < 5; i++) {
 		assert_int_equal(pxhttp_upstream(h, r1[i], strlen(r1[i]), &down), 0);
+		if (i == 2) {
+			up.len = 0;
+			assert_int_equal(pxhttp_client(h, NULL, 0, &up, &down), 0);
+			buf_append(&up, "", 1);
+			assert_string_equal(up.p, "GET /b HTTP/1.1\r\nHost: api.example\r\nAccept-Encoding: gzip\r\n\r\n");
+		}
+	}
 	buf_append(&down, "", 1);
 	assert_string_equal(down.p, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
 				    "2\r\nk=\r\n" "a\r\nph_0123 h=\r\n" "a\r\nph_0123 e\n\r\n" "0\r\n\r\n"
@@ -480,14 +491,130 @@ static void test_pxhttp_coded_response(void **st)
 	const char *req = "GET /a HTTP/1.1\r\nTE: trailers\r\nX-Key: ph_0123\r\n\r\nGET /b HTTP/1.1\r\nTE: gzip\r\nAccept-Encoding: gzip\r\n\r\n";
 	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
 	buf_append(&up, "", 1);
-	assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nTE: trailers\r\nX-Key: s3cr3t-value\r\n\r\n"
-				  "GET /b HTTP/1.1\r\nTE: gzip\r\nAccept-Encoding: gzip\r\n\r\n");
-	const char *r2 = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nxHTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc";
+	assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nTE: trailers\r\nX-Key: s3cr3t-value\r\n\r\n");
+	const char *r2a = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx";
+	const char *r2 = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc";
+	assert_int_equal(pxhttp_upstream(h, r2a, strlen(r2a), &down), 0);
+	up.len = 0;
+	assert_int_equal(pxhttp_client(h, NULL, 0, &up, &down), 0);
+	buf_append(&up, "", 1);
+	assert_string_equal(up.p, "GET /b HTTP/1.1\r\nTE: gzip\r\nAccept-Encoding: gzip\r\n\r\n");
 	assert_int_equal(pxhttp_upstream(h, r2, strlen(r2), &down), 0);
 	buf_append(&down, "", 1);
 	assert_non_null(strstr(down.p, "abc"));
 	assert_false(h->done);
 	pxhttp_free(h);
+	free(h);
+	buf_free(&up);
+	buf_free(&down);
+	strv_free(&hosts);
+	pxrule_free(&rs);
+	report_free(&rep);
+	redactor_free(echo);
+}
+
+/* A pipelined request waits, unread, for the answer to the one before it:
+ * when that answer ends the connection (unreadable with a value injected,
+ * or a switch nobody asked for), the waiting request never goes upstream,
+ * and while it waits nothing more is read from the client. */
+static void test_pxhttp_pipelined_request_waits(void **st)
+{
+	struct run_report rep;
+	report_init(&rep);
+	struct net_rules rs = {0};
+	cordon_error err = {0};
+	assert_int_equal(pxrule_add(&rs, "api.example:443", NULL, NULL, false, &err), 0);
+	strv hosts = {0};
+	strv_push(&hosts, "api.example:443");
+	struct pxhttp_secret sec = {"TOK", "ph_0123", (const uint8_t *)"s3cr3t-value", 12, &hosts, true, true, false, 0};
+	redactor *echo = echo_filter(&sec);
+	struct pxhttp *h = malloc(sizeof(*h));
+	buf up = {0}, down = {0};
+	static const char *ends[] = {"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nx",
+				     "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n"};
+	for (size_t i = 0; i < 2; i++) {
+		pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
+		h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
+		up.len = down.len = 0;
+		size_t nreq = rep.net.nreq;
+		const char *req = "GET /1 HTTP/1.1\r\nX-Key: ph_0123\r\n\r\nGET /2 HTTP/1.1\r\nX-Key: ph_0123\r\n\r\n";
+		assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
+		buf_append(&up, "", 1);
+		assert_string_equal(up.p, "GET /1 HTTP/1.1\r\nAccept-Encoding: identity\r\nX-Key: s3cr3t-value\r\n\r\n");
+		up.len = 0;
+		assert_int_equal(rep.net.nreq, nreq + 1);
+		assert_false(pxhttp_want_client(h)); /* it holds what it has, reads no more */
+		pxhttp_upstream(h, ends[i], strlen(ends[i]), &down);
+		assert_true(h->done);
+		assert_int_equal(pxhttp_client(h, NULL, 0, &up, &down), 0);
+		assert_int_equal(up.len, 0);
+		assert_int_equal(rep.net.nreq, nreq + 1);
+		pxhttp_free(h);
+	}
+	/* an answer that ends well lets it go on */
+	pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
+	up.len = down.len = 0;
+	const char *req = "GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n";
+	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
+	const char *ok = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx";
+	assert_int_equal(pxhttp_upstream(h, ok, strlen(ok), &down), 0);
+	assert_true(pxhttp_want_client(h));
+	assert_int_equal(pxhttp_client(h, NULL, 0, &up, &down), 0);
+	buf_append(&up, "", 1);
+	assert_string_equal(up.p, "GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n");
+	pxhttp_free(h);
+	free(h);
+	buf_free(&up);
+	buf_free(&down);
+	strv_free(&hosts);
+	pxrule_free(&rs);
+	report_free(&rep);
+	redactor_free(echo);
+}
+
+/* What the echo filter holds back (a body that ends in what may begin a
+ * value) is counted in the proxy's memory while it is held, and given back
+ * when the connection goes; a filter that would take the count past the
+ * budget ends the connection instead of growing (nothing it held goes out
+ * unfiltered), counted as over_limit. */
+static void test_pxhttp_filter_memory_counted(void **st)
+{
+	struct run_report rep;
+	report_init(&rep);
+	struct net_rules rs = {0};
+	cordon_error err = {0};
+	assert_int_equal(pxrule_add(&rs, "api.example:443", NULL, NULL, false, &err), 0);
+	strv hosts = {0};
+	strv_push(&hosts, "api.example:443");
+	struct pxhttp_secret sec = {"TOK", "ph_0123", (const uint8_t *)"s3cr3t-value", 12, &hosts, true, true, false, 0};
+	redactor *echo = echo_filter(&sec);
+	struct pxhttp *h = malloc(sizeof(*h));
+	buf up = {0}, down = {0};
+	const char *req = "GET / HTTP/1.1\r\nX-Key: ph_0123\r\n\r\n";
+	const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc s3cr";
+	for (int tight = 0; tight < 2; tight++) {
+		size_t mem = 1000; /* the rest of the proxy's */
+		pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
+		h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
+		h->mem = &mem, h->mem_max = tight ? 2000 : 1u << 30;
+		up.len = down.len = 0;
+		uint64_t over = rep.net.over_limit;
+		assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
+		assert_int_equal(pxhttp_upstream(h, resp, strlen(resp), &down), 0);
+		buf_append(&down, "", 1);
+		assert_null(strstr(down.p, "s3cr"));
+		if (!tight) {
+			assert_true(mem > 1000 + 64 * 1024); /* its window, at least */
+			assert_int_equal(mem, 1000 + redact_stream_mem(&h->es));
+			assert_false(h->done);
+		} else {
+			assert_int_equal(mem, 1000);
+			assert_true(h->done);
+			assert_int_equal(rep.net.over_limit, over + 1);
+		}
+		pxhttp_free(h);
+		assert_int_equal(mem, 1000);
+	}
 	free(h);
 	buf_free(&up);
 	buf_free(&down);
@@ -506,6 +633,8 @@ int main(void)
 		cmocka_unit_test(test_pxhttp_response_bodies),
 		cmocka_unit_test(test_pxhttp_unreadable_response),
 		cmocka_unit_test(test_pxhttp_coded_response),
+		cmocka_unit_test(test_pxhttp_pipelined_request_waits),
+		cmocka_unit_test(test_pxhttp_filter_memory_counted),
 	};
 	return cmocka_run_group_tests_name("pxrule", tests, NULL, NULL);
 }

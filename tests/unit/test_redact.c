@@ -720,6 +720,71 @@ static void test_percent_and_json_forms(void **st)
 	redactor_free(r);
 }
 
+/* Review F5: the proxy's echo filter (literal markers) on base64 of
+ * prefix + value + suffix, as an upstream echoes "Authorization: Basic"
+ * back: whatever the prefix (the run picks it, so it picks the alignment)
+ * and whatever follows, what comes back must not depend on the value at
+ * all. Two values that differ in every bit of their first and last bytes
+ * must give the same text, both alphabets, padded or not, every length
+ * modulo 3. */
+static void test_echo_base64_no_edge_bits(void **st)
+{
+	(void)st;
+	static const char *alpha[] = {"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
+				      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"};
+	for (size_t len = 10; len < 13; len++) {
+		uint8_t v[2][16];
+		for (size_t i = 0; i < len; i++)
+			v[0][i] = v[1][i] = (uint8_t)('a' + i);
+		v[0][0] = 0x00, v[1][0] = 0xff, v[0][len - 1] = 0x00, v[1][len - 1] = 0xff;
+		redactor *r[2];
+		for (int j = 0; j < 2; j++) {
+			cordon_error e;
+			r[j] = redactor_new();
+			redactor_literal(r[j]);
+			assert_int_equal(redactor_add_secret(r[j], "PH", v[j], len, &e), 0);
+			assert_int_equal(redactor_compile(r[j], &e), 0);
+		}
+		/* Each alignment and alphabet: every case in one text, space apart. */
+		for (int k = 0; k < 3; k++)
+			for (int a = 0; a < 2; a++) {
+				buf text[2] = {{0}, {0}};
+				for (int pre = 0; pre < 256; pre++)
+					for (int post = -1; post < 256; post += 16)
+						for (int j = 0; j < 2; j++) {
+							uint8_t in[32];
+							char out[64];
+							size_t n = 0;
+							for (int i = 0; i < k; i++)
+								in[n++] = i + 1 == k ? (uint8_t)pre : 'u';
+							memcpy(in + n, v[j], len);
+							n += len;
+							if (post >= 0)
+								in[n++] = (uint8_t)post, in[n++] = ':', in[n++] = 'x';
+							b64(alpha[a], in, n, out, a == 0);
+							buf_printf(&text[j], "%s ", out);
+						}
+				char *red[2];
+				for (int j = 0; j < 2; j++) {
+					assert_int_equal(buf_append(&text[j], "", 1), 0);
+					red[j] = redact_string(r[j], text[j].p);
+					assert_non_null(red[j]);
+				}
+				char *x = red[0], *y = red[1];
+				while (*x && *x == *y)
+					x++, y++;
+				if (*x || *y)
+					fail_msg("len %zu k %d: the value's bits come back: ...%.40s vs ...%.40s", len, k, x, y);
+				free(red[0]);
+				free(red[1]);
+				buf_free(&text[0]);
+				buf_free(&text[1]);
+			}
+		redactor_free(r[0]);
+		redactor_free(r[1]);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -730,7 +795,7 @@ int main(void)
 		cmocka_unit_test(test_madvise_failure_is_error), cmocka_unit_test(test_secret_file_opened_safely),
 		cmocka_unit_test(test_wrapped_base64), cmocka_unit_test(test_percent_and_json_forms),
 		cmocka_unit_test(test_prefilter_every_offset_and_split), cmocka_unit_test(test_secret_starts_at_last_byte),
-		cmocka_unit_test(test_forms_straddle_feed),
+		cmocka_unit_test(test_forms_straddle_feed), cmocka_unit_test(test_echo_base64_no_edge_bits),
 	};
 	return cmocka_run_group_tests_name("redact", tests, NULL, NULL);
 }
