@@ -62,6 +62,7 @@ struct out_stream {
 	uint8_t *rbuf;    /* read buffer when redacting (secret memory: raw output) */
 	bool tee_blocked; /* splice found the destination full */
 	bool no_tee;      /* splice refused (not two pipes): plain reads */
+	bool big_pipe;    /* the command's pipe took CHUNK bytes (F_SETPIPE_SZ) */
 	const char *prefix; /* put at the start of every forwarded line, or NULL */
 	bool at_line_start;
 	buf pending;      /* redacted, not yet forwarded */

@@ -226,7 +226,7 @@ int stream_init(struct out_stream *s, int in_fd, int dest_fd, const redactor *r,
 		return -1;
 	/* Best effort: the host's pipe-max-size or the user's pipe quota may
 	 * refuse, and the pipe keeps its 64 KiB. */
-	if (fcntl(in_fd, F_SETPIPE_SZ, CHUNK) < 0) { /* 64 KiB reads then */ }
+	s->big_pipe = fcntl(in_fd, F_SETPIPE_SZ, CHUNK) >= CHUNK; /* else 64 KiB reads */
 	choose_mode(s, dest_fd);
 	if (s->out_fd < 0)
 		s->out_broken = true;
@@ -333,6 +333,8 @@ static ssize_t splice_read(struct out_stream *s, uint64_t budget)
 		s->raw_bytes += (uint64_t)t;
 		s->bytes += (uint64_t)t;
 		moved += (size_t)t;
+		if ((uint64_t)t < len)
+			break; /* drained (or the destination is full): epoll says when there is more */
 	}
 	return (ssize_t)moved;
 }
