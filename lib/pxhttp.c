@@ -453,6 +453,17 @@ static int on_head(struct pxhttp *h, buf *to_up)
 		refuse(h, m->method, "", d);
 		return 0;
 	}
+	/* A GET, HEAD or TRACE with a body: an upstream that ignores such a
+	 * body (many do) reads it as a request of its own, one no rule here
+	 * checked. Refused. */
+	if ((m->chunked || (m->has_cl && m->cl)) &&
+	    (strcmp(m->method, "GET") == 0 || strcmp(m->method, "HEAD") == 0 || strcmp(m->method, "TRACE") == 0)) {
+		size_t log = log_request(h, m->method, path);
+		if (entry(h, log))
+			entry(h, log)->status = 403;
+		refuse(h, m->method, path, "a GET, HEAD or TRACE request with a body (an upstream may read the body as a request of its own)");
+		return 0;
+	}
 	buf why = {0};
 	bool ok = admitted(h, m->method, path, upgrade, &why);
 	size_t log = log_request(h, m->method, path);
