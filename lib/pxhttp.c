@@ -413,6 +413,15 @@ static void refuse(struct pxhttp *h, const char *method, const char *path, const
 	h->refused = true;
 }
 
+/* A request refused before it goes anywhere: logged with status 403. */
+static void refuse_logged(struct pxhttp *h, const char *method, const char *path, const char *why)
+{
+	size_t log = log_request(h, method, path);
+	if (entry(h, log))
+		entry(h, log)->status = 403;
+	refuse(h, method, path, why);
+}
+
 static void count_injections(struct pxhttp *h, uint32_t mask)
 {
 	struct run_report *r = h->rep;
@@ -447,10 +456,7 @@ static int on_head(struct pxhttp *h, buf *to_up)
 		char d[400];
 		snprintf(d, sizeof(d), "%s", h->forward ? "another origin than this connection's, or not an absolute http:// target"
 						       : "not an origin-form target");
-		size_t log = log_request(h, m->method, "");
-		if (entry(h, log))
-			entry(h, log)->status = 403;
-		refuse(h, m->method, "", d);
+		refuse_logged(h, m->method, "", d);
 		return 0;
 	}
 	/* A GET, HEAD or TRACE with a body: an upstream that ignores such a
@@ -458,10 +464,7 @@ static int on_head(struct pxhttp *h, buf *to_up)
 	 * checked. Refused. */
 	if ((m->chunked || (m->has_cl && m->cl)) &&
 	    (strcmp(m->method, "GET") == 0 || strcmp(m->method, "HEAD") == 0 || strcmp(m->method, "TRACE") == 0)) {
-		size_t log = log_request(h, m->method, path);
-		if (entry(h, log))
-			entry(h, log)->status = 403;
-		refuse(h, m->method, path, "a GET, HEAD or TRACE request with a body (an upstream may read the body as a request of its own)");
+		refuse_logged(h, m->method, path, "a GET, HEAD or TRACE request with a body (an upstream may read the body as a request of its own)");
 		return 0;
 	}
 	buf why = {0};
