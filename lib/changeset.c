@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,7 @@
 #include "changeset.h"
 #include "cleanup.h"
 #include "error.h"
+#include "hash.h"
 #include "protect.h"
 
 #define META_MAGIC "cordon-changes 1"
@@ -156,6 +158,194 @@ static int create_layer(struct changeset *cs, size_t i, uid_t run_uid, gid_t run
 	return 0;
 }
 
+
+/* ---- the seal ---- */
+
+#define SEAL_KEY_NAME "changeset.key"
+#define SEAL_KEY_LEN 32
+
+int changeset_keydir(char *out, size_t sz)
+{
+	const char *d = secure_getenv("CORDON_STATE_DIR");
+	int n;
+	if (d && d[0] == '/')
+		n = snprintf(out, sz, "%s", d);
+	else if (geteuid() == 0)
+		n = snprintf(out, sz, "/var/lib/cordon");
+	else if ((d = secure_getenv("XDG_STATE_HOME")) && d[0] == '/')
+		n = snprintf(out, sz, "%s/cordon", d);
+	else {
+		const char *home = secure_getenv("HOME");
+		struct passwd pw, *res = NULL;
+		char pwbuf[4096];
+		if ((!home || home[0] != '/') && getpwuid_r(geteuid(), &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
+			home = res->pw_dir;
+		if (!home || home[0] != '/')
+			return -1;
+		n = snprintf(out, sz, "%s/.local/state/cordon", strcmp(home, "/") ? home : "");
+	}
+	return n > 0 && (size_t)n < sz ? 0 : -1;
+}
+
+/* mkdir -p, new directories 0700. */
+static int make_parents(const char *path)
+{
+	char p[4096];
+	snprintf(p, sizeof(p), "%s", path);
+	for (char *c = p + 1;; c++) {
+		if (*c != '/' && *c != '\0')
+			continue;
+		char was = *c;
+		*c = '\0';
+		if (mkdir(p, 0700) < 0 && errno != EEXIST)
+			return -1;
+		if (!(*c = was))
+			return 0;
+	}
+}
+
+/* The key that seals this user's change sets: SEAL_KEY_LEN random bytes in
+ * changeset_keydir()/changeset.key, made on first use (create), the
+ * caller's own and nobody else's to read or write, the directory too. */
+static int seal_key(unsigned char key[SEAL_KEY_LEN], bool create, cordon_error *err)
+{
+	char dir[4096];
+	if (changeset_keydir(dir, sizeof(dir)) < 0)
+		return cordon_err(err, ENOENT, "no directory for the change-set key (set HOME, XDG_STATE_HOME or CORDON_STATE_DIR)");
+	if (create && make_parents(dir) < 0)
+		return cordon_err_errno(err, "create %s", dir);
+	_cleanup_close_ int d = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (d < 0 || fstat(d, &st) < 0)
+		return cordon_err_errno(err, "open %s", dir);
+	if (st.st_uid != geteuid() || (st.st_mode & 022))
+		return cordon_err(err, EPERM, "%s: owner uid %u or mode %03o: not the change-set key's directory", dir,
+				  (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+	for (int tries = 0;; tries++) {
+		_cleanup_close_ int fd = openat(d, SEAL_KEY_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0 && errno == ENOENT && create && tries < 3) {
+			/* Written beside, then linked into place: whoever links
+			 * first made the key, and nobody reads half of one. */
+			char tmp[64];
+			unsigned char k[SEAL_KEY_LEN];
+			snprintf(tmp, sizeof(tmp), SEAL_KEY_NAME ".%d", (int)getpid());
+			(void)unlinkat(d, tmp, 0);
+			int t = openat(d, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+			int ok = t >= 0 && getentropy(k, sizeof(k)) == 0 && write_all(t, k, sizeof(k)) == 0 &&
+				 fsync(t) == 0;
+			explicit_bzero(k, sizeof(k));
+			if (t >= 0)
+				close(t);
+			if (!ok || (linkat(d, tmp, d, SEAL_KEY_NAME, 0) < 0 && errno != EEXIST)) {
+				int e = errno;
+				(void)unlinkat(d, tmp, 0);
+				errno = e;
+				return cordon_err_errno(err, "create %s/%s", dir, SEAL_KEY_NAME);
+			}
+			(void)unlinkat(d, tmp, 0);
+			continue;
+		}
+		if (fd < 0 || fstat(fd, &st) < 0)
+			return cordon_err_errno(err, "open %s/%s", dir, SEAL_KEY_NAME);
+		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) || st.st_nlink != 1 ||
+		    st.st_size != SEAL_KEY_LEN)
+			return cordon_err(err, EPERM, "%s/%s: not a key of yours (a %d-byte file, mode 0600, one link)", dir,
+					  SEAL_KEY_NAME, SEAL_KEY_LEN);
+		ssize_t r = read(fd, key, SEAL_KEY_LEN);
+		if (r != SEAL_KEY_LEN)
+			return cordon_err(err, EIO, "%s/%s: short read", dir, SEAL_KEY_NAME);
+		return 0;
+	}
+}
+
+/* The directory's canonical path, as the kernel names its descriptor. */
+static int dirfd_path(int fd, char *out, size_t sz)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/self/fd/%d", fd);
+	ssize_t n = readlink(p, out, sz - 1);
+	if (n <= 0 || (size_t)n >= sz - 1 || out[0] != '/')
+		return -1;
+	out[n] = '\0';
+	return 0;
+}
+
+/* HMAC-SHA-256, under the user's key, of what says where an apply writes
+ * and what it holds back: the change set's own path (a set moved, or its
+ * control files copied elsewhere, is no longer cordon's), its meta, each
+ * layer's host directory and the protected names. Everything else in it
+ * (the upper layers) is the run's, hostile and treated so. */
+static int seal_compute(const struct changeset *cs, const unsigned char key[SEAL_KEY_LEN], char hex[65],
+			cordon_error *err)
+{
+	char path[4096];
+	if (dirfd_path(cs->dirfd, path, sizeof(path)) < 0)
+		return cordon_err_errno(err, "%s: its path", cs->dir);
+	buf b = {0};
+	int bad = buf_printf(&b, "cordon-changes seal 1\n%s", path) < 0 || buf_append(&b, "", 1) < 0 ||
+		  buf_printf(&b, "started %" PRId64 "\nowner %u %u\nrun %u %u\nlayers %zu\n", cs->started_ns,
+			     (unsigned)cs->uid, (unsigned)cs->gid, (unsigned)cs->run_uid, (unsigned)cs->run_gid,
+			     cs->nlayers) < 0;
+	for (size_t i = 0; !bad && i < cs->nlayers; i++)
+		bad = buf_append(&b, cs->host[i], strlen(cs->host[i]) + 1) < 0;
+	bad = bad || buf_append(&b, "\n", 1) < 0;
+	for (size_t i = 0; !bad && i < cs->protect.n; i++)
+		bad = buf_append(&b, cs->protect.v[i], strlen(cs->protect.v[i]) + 1) < 0;
+	if (bad) {
+		buf_free(&b);
+		return cordon_err(err, ENOMEM, "out of memory");
+	}
+	unsigned char mac[32];
+	hmac_sha256(key, SEAL_KEY_LEN, b.p, b.len, mac);
+	buf_free(&b);
+	static const char x[] = "0123456789abcdef";
+	for (size_t i = 0; i < sizeof(mac); i++) {
+		hex[2 * i] = x[mac[i] >> 4];
+		hex[2 * i + 1] = x[mac[i] & 15];
+	}
+	hex[64] = '\0';
+	return 0;
+}
+
+static int write_seal(const struct changeset *cs, cordon_error *err)
+{
+	unsigned char key[SEAL_KEY_LEN];
+	char hex[65];
+	if (seal_key(key, true, err) < 0)
+		return -1;
+	int r = seal_compute(cs, key, hex, err);
+	explicit_bzero(key, sizeof(key));
+	return r < 0 ? -1 : write_file_at(cs->dirfd, "seal", hex, 64, err);
+}
+
+/* A change set that a run could have written (in a workspace it could
+ * write directly, say) names any host directory it likes: only one this
+ * user's cordon sealed, where it made it, is opened. */
+static int check_seal(const struct changeset *cs, cordon_error *err)
+{
+	char want[65], got[80];
+	unsigned char key[SEAL_KEY_LEN];
+	ssize_t n = read_file_at(cs->dirfd, "seal", got, sizeof(got));
+	if (n < 0)
+		return cordon_err(err, EPERM, "%s: no seal: not a change set your cordon made (or an older cordon's)",
+				  cs->dir);
+	if (seal_key(key, false, err) < 0)
+		return -1;
+	int r = seal_compute(cs, key, want, err);
+	explicit_bzero(key, sizeof(key));
+	if (r < 0)
+		return -1;
+	unsigned char diff = n != 64;
+	for (size_t i = 0; i < 64; i++)
+		diff |= (unsigned char)(want[i] ^ got[i]);
+	if (diff)
+		return cordon_err(err, EPERM,
+				  "%s: its seal does not match: not a change set your cordon made there (moved, copied, altered, "
+				  "or forged)",
+				  cs->dir);
+	return 0;
+}
+
 static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err);
 
 int changeset_create(struct changeset *cs, const char *base, const char *const *hosts, size_t n, uid_t uid,
@@ -192,7 +382,7 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 	for (size_t i = 0; i < n; i++)
 		if (create_layer(cs, i, run_uid, run_gid, err) < 0)
 			return -1;
-	return 0;
+	return write_seal(cs, err);
 }
 
 void changeset_dirname(char *out, size_t sz)
@@ -368,7 +558,9 @@ int changeset_open(struct changeset *cs, const char *dir, cordon_error *err)
 		if (!(cs->host[i] = strdup(host)))
 			return cordon_err(err, ENOMEM, "out of memory");
 	}
-	return read_protect(cs, err);
+	if (read_protect(cs, err) < 0)
+		return -1;
+	return check_seal(cs, err);
 }
 
 int changeset_layer_fd(const struct changeset *cs, size_t i, const char *which, cordon_error *err)

@@ -14,6 +14,11 @@
  *   <i>/upper <i>/work   overlayfs upper and work directories of layer i
  *   <i>/backup/<n>    host entries an apply replaced or deleted (rollback)
  *   journal           an apply in progress: what it did so far
+ *   seal              HMAC-SHA-256 (hex), under the user's change-set key
+ *                     (changeset_keydir), of the set's own canonical path,
+ *                     meta, host paths and protected names: a run that can
+ *                     write a directory can lay out a change set there that
+ *                     names /etc; changeset_open opens only sealed ones
  * Everything in an upper directory was written by the run and is hostile:
  * it is opened beneath its directory's fd with openat2 (RESOLVE_BENEATH |
  * RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV), fstat'd,
@@ -31,6 +36,12 @@
  * this process's effective user: CHANGESET_DIRNAME, or -UID appended when
  * not root. */
 void changeset_dirname(char *out, size_t sz);
+/* The directory of the key that seals this user's change sets:
+ * $CORDON_STATE_DIR if set (absolute), else /var/lib/cordon for root, else
+ * $XDG_STATE_HOME/cordon or ~/.local/state/cordon. Made 0700 on first use;
+ * the key (changeset.key, 32 random bytes, 0600) must be the user's own and
+ * nobody else's. Masked in every run's view (model.c). -1: no such place. */
+int changeset_keydir(char *out, size_t sz);
 /* Is name CHANGESET_DIRNAME, or it and "-UID" (anyone's change sets)? */
 bool changeset_is_dirname(const char *name);
 #define CHANGESET_MAX_LAYERS 64
@@ -97,8 +108,9 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 		     gid_t gid, uid_t run_uid, gid_t run_gid, const strv *protect, cordon_error *err);
 /* Open an existing change set (its meta, layers and protected names): DIR
  * must be a directory of the caller's own (root too: its meta and host files
- * say where the apply writes), not writable by others. Without a protect
- * file (an older cordon's), cordon's default list holds. */
+ * say where the apply writes), not writable by others, and sealed by this
+ * user's key where it lies (seal): one a run laid out, or one moved or
+ * copied, is refused (EPERM). */
 int changeset_open(struct changeset *cs, const char *dir, cordon_error *err);
 void changeset_close(struct changeset *cs);
 /* Layer i's "upper" or "work" directory, O_PATH; -1 and err on failure. */

@@ -169,3 +169,35 @@ over:
 	b->skipped++;
 	return why;
 }
+
+void hmac_sha256(const void *key, size_t klen, const void *data, size_t len, unsigned char out[32])
+{
+	/* RFC 2104 with SHA-256 (block 64 bytes); keys longer than a block
+	 * are hashed first. */
+	unsigned char k[64] = {0}, pad[64];
+	SHA256_CTX c;
+	if (klen > sizeof(k)) {
+		SHA256_Init(&c);
+		SHA256_Update(&c, key, klen);
+		SHA256_Final(k, &c);
+	} else if (klen) {
+		memcpy(k, key, klen);
+	}
+	unsigned char inner[SHA256_DIGEST_LENGTH];
+	for (size_t i = 0; i < sizeof(pad); i++)
+		pad[i] = k[i] ^ 0x36;
+	SHA256_Init(&c);
+	SHA256_Update(&c, pad, sizeof(pad));
+	SHA256_Update(&c, data, len);
+	SHA256_Final(inner, &c);
+	for (size_t i = 0; i < sizeof(pad); i++)
+		pad[i] = k[i] ^ 0x5c;
+	SHA256_Init(&c);
+	SHA256_Update(&c, pad, sizeof(pad));
+	SHA256_Update(&c, inner, sizeof(inner));
+	SHA256_Final(out, &c);
+	explicit_bzero(k, sizeof(k));
+	explicit_bzero(pad, sizeof(pad));
+	explicit_bzero(inner, sizeof(inner));
+	explicit_bzero(&c, sizeof(c));
+}

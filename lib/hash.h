@@ -34,3 +34,5 @@ enum hash_result { HASH_OK, HASH_OVER_BYTES, HASH_OVER_TIME, HASH_UNREADABLE };
  * the budget is not read at all. out gets the hex digest on HASH_OK. */
 enum hash_result sha256_fd_budget(int fd, const struct stat *st, struct hash_budget *b, char out[65]);
 void sha256_hex(const void *data, size_t len, char out[65]);
+/* HMAC-SHA-256 (RFC 2104) of data under key. */
+void hmac_sha256(const void *key, size_t klen, const void *data, size_t len, unsigned char out[32]);

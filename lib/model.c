@@ -445,6 +445,8 @@ static int cmp_entry_path(const void *a, const void *b)
 
 static int add_changesets(struct boundary_model *m, const struct run_plan *plan, size_t i, model_probe_fn probe,
 			  cordon_error *err);
+static int add_keydir(struct boundary_model *m, const struct run_plan *plan, model_probe_fn probe,
+		      cordon_error *err);
 
 /* Protected paths (protect.h) in every writable path of the task, where it
  * is the innermost mount; pins before what they hold (sorted by path). */
@@ -473,6 +475,8 @@ static int add_protected(struct boundary_model *m, const struct run_plan *plan, 
 	}
 	for (size_t i = 0; rc == 0 && i < plan->nmounts; i++)
 		rc = add_changesets(m, plan, i, probe, err);
+	if (rc == 0)
+		rc = add_keydir(m, plan, probe, err);
 	strv_free(&names);
 	free(src);
 	if (rc == 0)
@@ -526,6 +530,52 @@ static int add_changesets(struct boundary_model *m, const struct run_plan *plan,
 		    push(m, &e, err) < 0)
 			return cordon_err(err, 12, "out of memory");
 	}
+	return 0;
+}
+
+/* The directory of the key that seals change sets (changeset.h): whoever
+ * reads the key can lay out a change set that cordon applies. In any run's
+ * view that reaches it, masked (an empty read-only tmpfs). In a writable
+ * path, also a protected name: pinned above (not renamed away), and, while
+ * absent, its creation refused (a key the run made would be adopted). A
+ * path granted at or below it is refused (pol-plan.c). */
+static int add_keydir(struct boundary_model *m, const struct run_plan *plan, model_probe_fn probe,
+		      cordon_error *err)
+{
+	char kd[4096], t[4096];
+	if (changeset_keydir(kd, sizeof(kd)) < 0)
+		return 0;
+	long i = innermost_mount(plan, kd);
+	if (i < 0)
+		return 0;
+	const char *w = plan->mounts[i].path;
+	size_t wl = strcmp(w, "/") == 0 ? 0 : strlen(w);
+	if (strncmp(kd, w, wl) != 0 || kd[wl] != '/')
+		return 0; /* the mount is the key's directory itself: refused by the plan */
+	int k = probe(kd, false, t, sizeof(t));
+	if (plan->mounts[i].mode == MOUNT_RW) {
+		struct probe_memo pm = {0};
+		int r = add_protected_one(m, w, kd + wl + 1, SRC_DEFAULT, probe, &pm, err);
+		memo_free(&pm);
+		if (r < 0)
+			return -1;
+		struct model_entry *e = &m->e[m->n - 1];
+		if (k == 'd') {
+			e->flags |= MODEL_MASKED;
+			e->explain_mode = "masked";
+		}
+		e->reason = k == 'd' ? "the key that seals change sets: masked (an empty read-only tmpfs)"
+				     : "the key that seals change sets, absent: its creation is refused";
+		return 0;
+	}
+	if (k != 'd')
+		return 0;
+	struct model_entry e = {.kind = MK_PROTECT, .source = SRC_DEFAULT, .view = VIEW_PROTECTED,
+				.flags = MODEL_MASKED,
+				.reason = "the key that seals change sets: masked (an empty read-only tmpfs)",
+				.mount = -1, .tree = -1, .explain_mode = "masked"};
+	if (!(e.path = e.host = e.explain_path = own(m, kd)) || !(e.target = own(m, kd + wl + 1)) || push(m, &e, err) < 0)
+		return cordon_err(err, 12, "out of memory");
 	return 0;
 }
 

@@ -54,6 +54,7 @@ enum model_kind {
 #define MODEL_FROM_HOST (1u << 4) /* shaped by the host: a top-level link, or a directory */
 #define MODEL_NOT_YET (1u << 5)   /* MK_PROTECT absent at the start: nothing mounted, the
 				   * observer refuses its creation */
+#define MODEL_MASKED (1u << 6)    /* MK_PROTECT: an empty read-only tmpfs over it, not read-only */
 
 /* Landlock access meaning "every right the kernel's ABI has". */
 #define MODEL_LL_ALL UINT64_MAX

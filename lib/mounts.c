@@ -697,9 +697,11 @@ static int setup_protect(const struct model_entry *e, int newroot, cordon_error 
 		return 0;
 	if (at < 0)
 		return cordon_err_errno(err, "%s %s", e->kind == MK_PIN ? "pin" : "protected path", e->path);
-	/* Change sets kept for review, anyone's: not even read (masked). */
+	/* Change sets kept for review, anyone's, and the key that seals
+	 * them: not even read (masked). */
 	struct stat st;
-	if (e->kind == MK_PROTECT && e->target && changeset_is_dirname(e->target) && fstat(at, &st) == 0 &&
+	if (e->kind == MK_PROTECT && ((e->flags & MODEL_MASKED) || (e->target && changeset_is_dirname(e->target))) &&
+	    fstat(at, &st) == 0 &&
 	    S_ISDIR(st.st_mode)) {
 		walk_forget(e->path);
 		return mount_tmpfs(newroot, e->path, "0555", 4096, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, err);

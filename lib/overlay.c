@@ -216,6 +216,16 @@ int overlay_prepare(struct overlay_run *o, const cordon_policy *p, const struct 
 	strv names;
 	if (protect_effective(p, &names, NULL, err) < 0)
 		return -1;
+	/* The key that seals change sets, where a layer holds it: no apply
+	 * puts a key the run chose there (model.c masks and protects it). */
+	char kd[4096];
+	for (size_t i = 0; i < n && changeset_keydir(kd, sizeof(kd)) == 0; i++) {
+		size_t hl = strcmp(hosts[i], "/") ? strlen(hosts[i]) : 0;
+		if (strncmp(kd, hosts[i], hl) == 0 && kd[hl] == '/' && strv_push(&names, kd + hl + 1) < 0) {
+			strv_free(&names);
+			return cordon_err(err, ENOMEM, "out of memory");
+		}
+	}
 	cordon_error e = {0};
 	int r = changeset_create(&o->cs, base, hosts, n, uid, gid, run_uid, run_gid, &names, &e);
 	strv_free(&names);

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "changeset.h"
 #include "cleanup.h"
 #include "compat.h"
 #include "error.h"
@@ -25,6 +26,32 @@
  * the run gets it, the rw binds; for a check's policy, those of its task),
  * else the task could edit its own check. The check's view shows it at a
  * fresh random directory (check_dir) that nothing of the view may overlap. */
+/* Change sets (anyone's, kept for review) and the key that seals them are
+ * cordon's, never a run's: a path at or below either is not granted. What
+ * a run wrote is read with `cordon changes`, never bound into another. */
+static int refuse_cordon_state(const char *what, const char *given, const char *real, cordon_error *err)
+{
+	char kd[4096];
+	if (changeset_keydir(kd, sizeof(kd)) == 0 && path_has_prefix(real, kd))
+		return cordon_err(err, EPERM, "%s %s: in the directory of cordon's change-set key (%s), which no run is given",
+				  what, given, kd);
+	for (const char *c = real; *c;) {
+		while (*c == '/')
+			c++;
+		size_t l = strcspn(c, "/");
+		char comp[256];
+		if (l && l < sizeof(comp)) {
+			memcpy(comp, c, l);
+			comp[l] = '\0';
+			if (changeset_is_dirname(comp))
+				return cordon_err(err, EPERM, "%s %s: inside a directory of change sets (%s): a change set is reviewed with `cordon changes`, never given to a run",
+						  what, given, comp);
+		}
+		c += l;
+	}
+	return 0;
+}
+
 static int resolve_check_files(const cordon_policy *p, struct run_plan *plan, cordon_error *err)
 {
 	strv own = {0};
@@ -46,6 +73,8 @@ static int resolve_check_files(const cordon_policy *p, struct run_plan *plan, co
 		rc = cordon_err_errno(err, "check.files %s", p->check_files);
 	else if (!S_ISDIR(st.st_mode))
 		rc = cordon_err(err, 0, "check.files %s is not a directory", p->check_files);
+	else
+		rc = refuse_cordon_state("check.files", p->check_files, real, err);
 	for (size_t i = 0; rc == 0 && i < writable->n; i++)
 		if (path_has_prefix(real, writable->v[i]) || path_has_prefix(writable->v[i], real))
 			rc = cordon_err(err, 0, "check.files %s overlaps the writable path %s: the task could change its own check; keep the check's files outside every writable path",
@@ -306,6 +335,10 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 			strv_free(&writable);
 			return cordon_err(err, 0, "%s %s resolves to /, which cannot be mounted",
 					  mount_mode_name(m->mode), m->path);
+		}
+		if (refuse_cordon_state(mount_mode_name(m->mode), m->path, real, err) < 0) {
+			strv_free(&writable);
+			return -1;
 		}
 		struct stat st;
 		if (stat(real, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {

@@ -85,6 +85,13 @@ t_run() {
 	chmod 755 "$ws"
 	T_TMP=$(mktemp -d /tmp/cordon-test-tmp.XXXXXX)
 	export T_TMP
+	# An ordinary user's change-set key (changeset.h) goes below
+	# XDG_STATE_HOME: the test's own, where uid 65534 can make its
+	# directory (root's is /var/lib/cordon).
+	local state
+	state=$(mktemp -d /tmp/cordon-test-state.XXXXXX)
+	chmod 1777 "$state"
+	export XDG_STATE_HOME=$state
 	local ok=0
 	( cd "$ws" && WS="$ws" "$name" ) 2>/tmp/cordon-test-stderr.$$ >/tmp/cordon-test-out.$$ || ok=$?
 	if [ $ok = "$T_SKIP_RC" ]; then
@@ -106,7 +113,7 @@ t_run() {
 	# What a test mounted in its workspace (a ramfs, say), innermost first.
 	awk -v w="$ws/" 'index($5, w) == 1 {print $5}' /proc/self/mountinfo | sort -r | while read -r m; do umount "$m"; done
 	chmod -R u+w "$ws" 2>/dev/null
-	rm -rf "$ws" "$T_TMP"
+	rm -rf "$ws" "$T_TMP" "$state"
 }
 
 # t_skip REASON: the host lacks a feature the test needs (cgroup v1 or v2, a

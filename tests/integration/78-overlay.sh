@@ -625,6 +625,67 @@ test_change_set_control_files_checked() {
 	t_assert
 }
 
+# Outside review 6 F2: a run lays out what looks like a change set in its
+# workspace (meta, 0/host naming a directory it cannot write, 0/upper with
+# its content, a far-future start that turned off the host-changed check);
+# written to the host (directly, or by the overlay's apply) it is root's,
+# and `cordon apply` of it wrote where 0/host said. Only a change set this
+# user's cordon sealed where it made it is opened.
+test_forged_change_set_refused() {
+	ws_init || return
+	mkdir "$T_TMP/victim" && echo orig >"$T_TMP/victim/f"
+	local mode lay="mkdir -p evil/0/upper && printf 'cordon-changes 1\nstarted 9999999999000000000\nowner 0 0\nrun 0 0\nlayers 1\n' >evil/meta && printf %s '$T_TMP/victim' >evil/0/host && echo pwned >evil/0/upper/f && chmod 700 evil evil/0 && chmod 600 evil/meta evil/0/host"
+	for mode in direct overlay; do
+		cordon_run --workspace-mode $mode -- /bin/sh -c "$lay"
+		expect_eq "$RC $(stat -c %u evil/meta)" "0 $(id -u)" "$mode: laid out, the invoking user's on the host: $ERR"
+		expect_match "$("$CORDON" apply "$WS/w/evil" 2>&1)" "evil: no seal" "$mode: refused"
+		expect_eq "$(cat "$T_TMP/victim/f")" orig "$mode: nothing written where 0/host said"
+		rm -rf evil
+	done
+	t_assert
+}
+
+# Outside review 6 F3: a path granted inside a kept change set (anyone's)
+# bound it, and the run read what another run wrote. Neither a change set
+# nor the key that seals them is ever granted; the key's directory is
+# masked where a granted path holds it.
+test_change_sets_and_their_key_never_granted() {
+	ws_init || return
+	cordon_run --workspace-mode review -- /bin/sh -c 'echo secret >out'
+	local d kd=/var/lib/cordon
+	d=$(changes_dir)
+	mkdir "$WS/v" && cd "$WS/v" || return
+	cordon_run --ro "$d/0/upper" -- cat "$d/0/upper/out"
+	expect_match "$RC $OUT $ERR" "^[1-9][0-9]* .*inside a directory of change sets \(.cordon-changes\)" "--ro inside a kept set"
+	cordon_run --ro "$WS/.cordon-changes" -- true
+	expect_match "$RC $ERR" "^[1-9].*inside a directory of change sets" "--ro of the directory of change sets"
+	cd "$d/0/upper" || return
+	cordon_run -- cat out
+	expect_match "$RC $OUT $ERR" "^[1-9][0-9]* .*inside a directory of change sets" "a workspace inside a kept set"
+	cd "$WS/v" || return
+	if [ "$(id -u)" = 0 ] && [ -d $kd ]; then
+		cordon_run --ro $kd -- true
+		expect_match "$RC $ERR" "^[1-9].*in the directory of cordon's change-set key \($kd\)" "--ro of the key's directory"
+		cordon_run --ro /var/lib -- /bin/sh -c "ls -A $kd | wc -l"
+		expect_eq "$RC $OUT" "0 0" "the key's directory masked (empty, readable): $ERR"
+		expect_match "$("$CORDON" explain --ro /var/lib)" "masked +$kd " "explain says so"
+	fi
+	"$CORDON" discard "$d" || fail "discard"
+	# An ordinary user's key is theirs, as the run is: masked, not read.
+	if setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null && [ "$(id -u)" = 0 ]; then
+		chown -R 65534:65534 "$WS"
+		chmod 777 "$T_TMP"
+		cd "$WS/w" || return
+		local nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --ro "$BUILD")
+		"${nobody[@]}" --workspace-mode review -- /bin/sh -c 'echo u >u' >/dev/null 2>&1 || fail "the user's review run"
+		expect_eq "$(stat -c '%u %a %s' "$XDG_STATE_HOME/cordon/changeset.key")" "65534 600 32" "the user's key made"
+		expect_eq "$("${nobody[@]}" --ro "$XDG_STATE_HOME" -- /bin/sh -c "cat $XDG_STATE_HOME/cordon/changeset.key 2>/dev/null | wc -c" 2>&1)" \
+			0 "the user's key masked in their run"
+		expect_match "$("${nobody[@]}" --ro "$XDG_STATE_HOME/cordon" -- true 2>&1)" "change-set key" "nor granted"
+	fi
+	t_assert
+}
+
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
@@ -632,6 +693,7 @@ for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_
 	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe test_journal_names_never_read_as_records \
 	test_kept_change_set_out_of_a_later_runs_reach_root test_kept_change_set_out_of_a_later_runs_reach_user \
 	test_kept_change_set_deeper_in_a_later_run \
-	test_change_set_control_files_checked test_meta_names_the_run_uid test_kept_change_sets_masked; do
+	test_change_set_control_files_checked test_meta_names_the_run_uid test_kept_change_sets_masked \
+	test_forged_change_set_refused test_change_sets_and_their_key_never_granted; do
 	t_run $t
 done

@@ -22,6 +22,10 @@ static int setup(void **st)
 	if (!mkdtemp(base))
 		return -1;
 	snprintf(host, sizeof(host), "%s/w", base);
+	/* The key that seals change sets: this test's own. */
+	char state[96];
+	snprintf(state, sizeof(state), "%s/state", base);
+	setenv("CORDON_STATE_DIR", state, 1);
 	return mkdir(host, 0755);
 }
 
@@ -196,13 +200,84 @@ static void test_protect_file_checked(void **st)
 	assert_int_equal(symlink("/etc/hostname", p), 0);
 	assert_int_equal(changeset_open(&cs, dir, &err), -1);
 	changeset_close(&cs);
-	/* None (an older change set): cordon's defaults. */
+	/* None: fewer names than it was sealed with (an apply would hold
+	 * back cordon's defaults only): refused. */
 	unlink(p);
+	assert_int_equal(changeset_open(&cs, dir, &err), -1);
+	assert_int_equal(err.code, EPERM);
+	changeset_close(&cs);
+}
+
+#define sh(...)                                                 \
+	do {                                                    \
+		char cmd_[8192];                                \
+		snprintf(cmd_, sizeof(cmd_), __VA_ARGS__);      \
+		assert_int_equal(system(cmd_), 0);              \
+	} while (0)
+
+/* Outside review 6 F2: a run that can write a directory lays out a change
+ * set there (meta, 0/host naming any host directory, 0/upper with what it
+ * likes) and waits for `cordon apply`. Only what this user's cordon sealed,
+ * where it made it, is opened. */
+static void test_only_sealed_change_sets_open(void **st)
+{
+	(void)st;
+	struct changeset cs;
+	char upper[4200], dir[4096], fake[4200];
+	cordon_error err = {0};
+	make_cs(&cs, NULL, upper, sizeof(upper));
+	snprintf(dir, sizeof(dir), "%s", cs.dir);
+	changeset_close(&cs);
 	assert_int_equal(changeset_open(&cs, dir, &err), 0);
-	size_t n = 0;
-	while (protect_defaults[n])
-		n++;
-	assert_int_equal(cs.protect.n, n);
+	changeset_close(&cs);
+
+	/* Laid out by hand, as a run would: no seal. */
+	snprintf(fake, sizeof(fake), "%s/.cordon-changes/fake", host);
+	sh("mkdir -p %s/0/upper && chmod 700 %s", fake, fake);
+	sh("cp %s/meta %s/meta", dir, fake);
+	sh("printf /etc > %s/0/host", fake);
+	sh("chmod 700 %s/0 && echo x > %s/0/upper/hostname", fake, fake);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(changeset_open(&cs, fake, &err), -1);
+	assert_int_equal(err.code, EPERM);
+	assert_non_null(strstr(err.msg, "no seal"));
+	changeset_close(&cs);
+	/* With a genuine set's seal and protect file copied over: sealed for
+	 * another place (and other host paths). */
+	sh("cp %s/seal %s/seal", dir, fake);
+	sh("cp %s/protect %s/protect", dir, fake);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(changeset_open(&cs, fake, &err), -1);
+	assert_int_equal(err.code, EPERM);
+	assert_non_null(strstr(err.msg, "does not match"));
+	changeset_close(&cs);
+	/* Its host path pointed elsewhere in place: refused. */
+	sh("cp %s/0/host %s/0/host.orig && printf /etc > %s/0/host", dir, dir, dir);
+	assert_int_equal(changeset_open(&cs, dir, &err), -1);
+	assert_int_equal(err.code, EPERM);
+	changeset_close(&cs);
+	sh("mv %s/0/host.orig %s/0/host", dir, dir);
+	/* Moved: sealed where it was made only. */
+	sh("mv %s %s.moved", dir, dir);
+	snprintf(fake, sizeof(fake), "%s.moved", dir);
+	assert_int_equal(changeset_open(&cs, fake, &err), -1);
+	assert_int_equal(err.code, EPERM);
+	changeset_close(&cs);
+	sh("mv %s %s", fake, dir);
+	/* Under another key (another user's, or the key replaced): refused. */
+	char key[256];
+	snprintf(key, sizeof(key), "%s/state/changeset.key", base);
+	sh("mv %s %s.old", key, key);
+	assert_int_equal(changeset_open(&cs, dir, &err), -1);
+	changeset_close(&cs);
+	sh("mv %s.old %s", key, key);
+	/* A key anyone else may read is not used. */
+	assert_int_equal(chmod(key, 0644), 0);
+	assert_int_equal(changeset_open(&cs, dir, &err), -1);
+	assert_int_equal(err.code, EPERM);
+	changeset_close(&cs);
+	assert_int_equal(chmod(key, 0600), 0);
+	assert_int_equal(changeset_open(&cs, dir, &err), 0);
 	assert_int_equal(changeset_discard(&cs, &err), 0);
 	changeset_close(&cs);
 }
@@ -438,6 +513,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_empty_change_set_removed_unsynced, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_protect_file_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_changes_held, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_only_sealed_change_sets_open, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_entries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interrupted_apply_rolled_back, setup, teardown),
 		cmocka_unit_test(test_journal_strictly_framed),
