@@ -21,11 +21,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -77,6 +79,8 @@ static bool control_file_ok(const struct stat *st)
 {
 	return S_ISREG(st->st_mode) && st->st_uid == geteuid() && !(st->st_mode & 022) && st->st_nlink == 1;
 }
+
+static int dirfd_path(int fd, char *out, size_t sz);
 
 static ssize_t read_file_at(int dfd, const char *name, char *out, size_t max)
 {
@@ -164,7 +168,38 @@ static int create_layer(struct changeset *cs, size_t i, uid_t run_uid, gid_t run
 #define SEAL_KEY_NAME "changeset.key"
 #define SEAL_KEY_LEN 32
 
+/* path with its longest existing prefix resolved (realpath) and the rest
+ * appended: where it is, whatever links lead there. */
+static int resolve_prefix(const char *path, char *out, size_t sz)
+{
+	char head[4096], real[PATH_MAX];
+	if (snprintf(head, sizeof(head), "%s", path) >= (int)sizeof(head))
+		return -1;
+	for (;;) {
+		if (realpath(head, real)) {
+			const char *rest = path + strlen(head);
+			int n = snprintf(out, sz, "%s%s", strcmp(real, "/") == 0 && *rest ? "" : real, rest);
+			return n > 0 && (size_t)n < sz ? 0 : -1;
+		}
+		char *slash = strrchr(head, '/');
+		if (errno != ENOENT || !slash || slash == head)
+			return -1;
+		*slash = '\0';
+	}
+}
+
+static int keydir_configured(char *out, size_t sz);
+
 int changeset_keydir(char *out, size_t sz)
+{
+	char d[4096];
+	if (keydir_configured(d, sizeof(d)) < 0 || path_normalize(d, out, sz) < 0)
+		return -1;
+	snprintf(d, sizeof(d), "%s", out);
+	return resolve_prefix(d, out, sz);
+}
+
+static int keydir_configured(char *out, size_t sz)
 {
 	const char *d = secure_getenv("CORDON_STATE_DIR");
 	int n;
@@ -204,23 +239,85 @@ static int make_parents(const char *path)
 	}
 }
 
+/* Every directory from / to dir (open at fd), opened one below the other
+ * with no link followed: the same directory as fd at the end, and each
+ * root's or the user's, not group- or other-writable unless sticky and
+ * root's. */
+static int secure_path(const char *dir, int fd, cordon_error *err)
+{
+	_cleanup_close_ int cur = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	char comp[256];
+	struct stat st;
+	for (const char *c = dir;;) {
+		if (cur < 0 || fstat(cur, &st) < 0)
+			return cordon_err_errno(err, "%s: on the way to the change-set key", dir);
+		bool others = st.st_mode & 022, sticky_root = (st.st_mode & S_ISVTX) && st.st_uid == 0;
+		if ((st.st_uid != 0 && st.st_uid != geteuid()) || (others && !sticky_root))
+			return cordon_err(err, EPERM,
+					  "%.*s: owner uid %u, mode %04o: someone else could replace the change-set key below it",
+					  (int)(c - dir), dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
+		while (*c == '/')
+			c++;
+		size_t l = strcspn(c, "/");
+		if (!l)
+			break;
+		if (l >= sizeof(comp))
+			return cordon_err(err, ENAMETOOLONG, "%s: too long", dir);
+		memcpy(comp, c, l);
+		comp[l] = '\0';
+		c += l;
+		int next = openat(cur, comp, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(cur);
+		cur = next;
+	}
+	struct stat want;
+	if (fstat(fd, &want) < 0 || want.st_dev != st.st_dev || want.st_ino != st.st_ino)
+		return cordon_err(err, EPERM, "%s: changed while opened", dir);
+	return 0;
+}
+
 /* The key that seals this user's change sets: SEAL_KEY_LEN random bytes in
  * changeset_keydir()/changeset.key, made on first use (create), the
  * caller's own and nobody else's to read or write, the directory too. */
-static int seal_key(unsigned char key[SEAL_KEY_LEN], bool create, cordon_error *err)
+/* The key's directory, checked (below), made first with create; its fd or
+ * -1 with err set. */
+static int open_keydir(bool create, char dir[4096], cordon_error *err)
 {
-	char dir[4096];
-	if (changeset_keydir(dir, sizeof(dir)) < 0)
+	if (changeset_keydir(dir, 4096) < 0)
 		return cordon_err(err, ENOENT, "no directory for the change-set key (set HOME, XDG_STATE_HOME or CORDON_STATE_DIR)");
 	if (create && make_parents(dir) < 0)
 		return cordon_err_errno(err, "create %s", dir);
-	_cleanup_close_ int d = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* Reached from / with no link followed (dir is resolved: a link on
+	 * the way now was put there since), every directory on the way root's
+	 * or the user's and writable by no one else (or sticky and root's, as
+	 * /tmp): nobody else could have put the key there, or move it. */
+	int d = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
-	if (d < 0 || fstat(d, &st) < 0)
-		return cordon_err_errno(err, "open %s", dir);
-	if (st.st_uid != geteuid() || (st.st_mode & 022))
+	if (d < 0 || fstat(d, &st) < 0) {
+		cordon_err_errno(err, "open %s", dir);
+		if (d >= 0)
+			close(d);
+		return -1;
+	}
+	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+		close(d);
 		return cordon_err(err, EPERM, "%s: owner uid %u or mode %03o: not the change-set key's directory", dir,
 				  (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
+	}
+	if (secure_path(dir, d, err) < 0) {
+		close(d);
+		return -1;
+	}
+	return d;
+}
+
+static int seal_key(unsigned char key[SEAL_KEY_LEN], bool create, cordon_error *err)
+{
+	char dir[4096];
+	struct stat st;
+	_cleanup_close_ int d = open_keydir(create, dir, err);
+	if (d < 0)
+		return -1;
 	for (int tries = 0;; tries++) {
 		_cleanup_close_ int fd = openat(d, SEAL_KEY_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0 && errno == ENOENT && create && tries < 3) {
@@ -256,6 +353,112 @@ static int seal_key(unsigned char key[SEAL_KEY_LEN], bool create, cordon_error *
 			return cordon_err(err, EIO, "%s/%s: short read", dir, SEAL_KEY_NAME);
 		return 0;
 	}
+}
+
+/* ---- the list of directories of change sets ---- */
+
+#define REGISTRY_NAME "sets"
+#define REGISTRY_MAX 1000
+#define REGISTRY_BYTES (1024 * 1024)
+
+/* The user's list (beside the key) of the directories of change sets
+ * their cordon made: model.c masks each one a run would see, at any depth
+ * (one at the top of a path is found without it). At most max-1 bytes,
+ * NUL-terminated; -1 if there is none or it is not cordon's. */
+static ssize_t registry_read(int d, char *out, size_t max)
+{
+	_cleanup_close_ int fd = openat(d, REGISTRY_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0 || !control_file_ok(&st))
+		return -1;
+	size_t n = 0;
+	for (ssize_t r; n < max - 1 && (r = read(fd, out + n, max - 1 - n)) != 0;) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		n += (size_t)r;
+	}
+	out[n] = '\0';
+	return (ssize_t)n;
+}
+
+/* Add top (canonical) to the list; the directories gone are dropped, the
+ * oldest past REGISTRY_MAX too. Under the key directory's lock; written
+ * beside and renamed. Best effort: a set not listed is still masked at the
+ * top of a path. */
+static void registry_add(const char *top)
+{
+	char dir[4096];
+	cordon_error e = {0};
+	_cleanup_close_ int d = open_keydir(true, dir, &e);
+	if (d < 0 || flock(d, LOCK_EX) < 0)
+		return;
+	char *old = malloc(REGISTRY_BYTES + 1);
+	buf b = {0};
+	if (!old)
+		return;
+	ssize_t n = registry_read(d, old, REGISTRY_BYTES + 1);
+	size_t lines = 0;
+	for (char *l = n > 0 ? old : NULL, *nl; l && *l; l = nl ? nl + 1 : NULL)
+		if ((nl = strchr(l, '\n')))
+			lines++;
+	for (char *l = n > 0 ? old : NULL, *nl; l && *l; l = nl ? nl + 1 : NULL) {
+		if (!(nl = strchr(l, '\n')))
+			break;
+		*nl = '\0';
+		struct stat st;
+		if (lines-- >= REGISTRY_MAX || l[0] != '/' || strcmp(l, top) == 0 || lstat(l, &st) < 0 ||
+		    !S_ISDIR(st.st_mode))
+			continue;
+		if (buf_printf(&b, "%s\n", l) < 0)
+			goto out;
+	}
+	if (buf_printf(&b, "%s\n", top) < 0)
+		goto out;
+	char tmp[64];
+	snprintf(tmp, sizeof(tmp), REGISTRY_NAME ".%d", (int)getpid());
+	(void)unlinkat(d, tmp, 0);
+	int t = openat(d, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	bool ok = t >= 0 && write_all(t, b.p, b.len) == 0;
+	if (t >= 0)
+		close(t);
+	if (!ok || renameat(d, tmp, d, REGISTRY_NAME) < 0)
+		(void)unlinkat(d, tmp, 0);
+out:
+	buf_free(&b);
+	free(old);
+}
+
+int changeset_registered(strv *out)
+{
+	char dir[4096];
+	cordon_error e = {0};
+	_cleanup_close_ int d = open_keydir(false, dir, &e);
+	if (d < 0)
+		return 0;
+	char *text = malloc(REGISTRY_BYTES + 1);
+	if (!text)
+		return -1;
+	ssize_t n = registry_read(d, text, REGISTRY_BYTES + 1);
+	int r = 0;
+	for (char *l = n > 0 ? text : NULL, *nl; r == 0 && l && *l; l = nl + 1) {
+		if (!(nl = strchr(l, '\n')))
+			break;
+		*nl = '\0';
+		if (l[0] == '/')
+			r = strv_push(out, l);
+	}
+	free(text);
+	return r;
+}
+
+int changeset_key_ensure(cordon_error *err)
+{
+	unsigned char key[SEAL_KEY_LEN];
+	int r = seal_key(key, true, err);
+	explicit_bzero(key, sizeof(key));
+	return r;
 }
 
 /* The directory's canonical path, as the kernel names its descriptor. */
@@ -353,6 +556,8 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 {
 	memset(cs, 0, sizeof(*cs));
 	cs->dirfd = -1;
+	if (changeset_keydir(cs->keydir, sizeof(cs->keydir)) < 0)
+		cs->keydir[0] = '\0';
 	if (n > CHANGESET_MAX_LAYERS)
 		return cordon_err(err, E2BIG, "more than %d writable paths", CHANGESET_MAX_LAYERS);
 	_cleanup_close_ int b = open_root(base, O_PATH | O_DIRECTORY);
@@ -413,7 +618,8 @@ static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid
 {
 	char top_name[64];
 	changeset_dirname(top_name, sizeof(top_name));
-	if (mkdirat(b, top_name, 0711) < 0 && errno != EEXIST)
+	bool made = mkdirat(b, top_name, 0711) == 0;
+	if (!made && errno != EEXIST)
 		return cordon_err_errno(err, "create %s/%s", base, top_name);
 	_cleanup_close_ int top = open_beneath(b, top_name, O_PATH | O_DIRECTORY);
 	struct stat st;
@@ -430,6 +636,9 @@ static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid
 		return cordon_err(err, EPERM, "%s%s%s belongs to uid %u or is writable by others: not using it", base,
 				  strcmp(base, "/") ? "/" : "", top_name, (unsigned)st.st_uid);
 	}
+	char top_path[4096];
+	if (made && dirfd_path(top, top_path, sizeof(top_path)) == 0)
+		registry_add(top_path);
 	unsigned char rnd[8];
 	if (getentropy(rnd, sizeof(rnd)) < 0)
 		return cordon_err_errno(err, "getentropy");
@@ -495,12 +704,19 @@ static int read_protect_in(struct changeset *cs, char *text, cordon_error *err)
 int changeset_open(struct changeset *cs, const char *dir, cordon_error *err)
 {
 	memset(cs, 0, sizeof(*cs));
+	if (changeset_keydir(cs->keydir, sizeof(cs->keydir)) < 0)
+		cs->keydir[0] = '\0';
 	if (snprintf(cs->dir, sizeof(cs->dir), "%s", dir) >= (int)sizeof(cs->dir))
 		return cordon_err(err, ENAMETOOLONG, "%s: too long", dir);
 	cs->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	struct stat st;
 	if (cs->dirfd < 0 || fstat(cs->dirfd, &st) < 0)
 		return cordon_err_errno(err, "%s", dir);
+	/* Named as the kernel names it from here on: `cordon apply ID` from
+	 * inside .cordon-changes has a parent to be removed from. */
+	if (dirfd_path(cs->dirfd, cs->dir, sizeof(cs->dir)) < 0)
+		return cordon_err_errno(err, "%s: its path", dir);
+	dir = cs->dir;
 	/* Its meta and host files say where the apply writes and whose the
 	 * files become: only the caller's own change set is trusted (root
 	 * included: a user's could name /etc). */
@@ -576,6 +792,36 @@ int changeset_layer_fd(const struct changeset *cs, size_t i, const char *which, 
 bool changeset_interrupted(const struct changeset *cs)
 {
 	return faccessat(cs->dirfd, "journal", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* Held back by every apply, --include-protected too: a directory of change
+ * sets (anyone's) at any depth, and the directory of the change-set key
+ * (and, above it, anything but a plain directory: a link there would move
+ * it). */
+static bool always_held(const struct changeset *cs, size_t layer, const char *rel, int dir, char *why, size_t whysz)
+{
+	for (const char *c = rel; *c;) {
+		size_t l = strcspn(c, "/");
+		char comp[256];
+		if (l && l < sizeof(comp)) {
+			memcpy(comp, c, l);
+			comp[l] = '\0';
+			if (changeset_is_dirname(comp)) {
+				snprintf(why, whysz, "a directory of change sets %.*s", (int)(c - rel + l), rel);
+				return true;
+			}
+		}
+		c += l;
+		while (*c == '/')
+			c++;
+	}
+	const char *kd = cs->keydir, *h = layer < cs->nlayers ? cs->host[layer] : NULL;
+	size_t hl = h && strcmp(h, "/") ? strlen(h) : 0;
+	if (!h || !kd[0] || strncmp(kd, h, hl) != 0 || kd[hl] != '/')
+		return false;
+	char *one[] = {(char *)kd + hl + 1};
+	strv names = {one, 1, 1};
+	return protect_match(&names, rel, dir, why, whysz);
 }
 
 bool changeset_held_back(const struct changeset *cs, const char *rel, int dir, char *why, size_t whysz)
@@ -812,7 +1058,9 @@ static int list_visit(struct walk *w, int U, int H, const char *name, const stru
 	 * the run made, listed below. */
 	size_t hl = strlen(w->held_rel);
 	bool below = hl && strncmp(w->rel, w->held_rel, hl) == 0 && w->rel[hl] == '/';
-	if (!below && changeset_held_back(w->cs, w->rel, held_dir(U, name, st, host, &hs), why, sizeof(why))) {
+	int hd = held_dir(U, name, st, host, &hs);
+	if (!below && (changeset_held_back(w->cs, w->rel, hd, why, sizeof(why)) ||
+		       always_held(w->cs, w->layer, w->rel, hd, why, sizeof(why)))) {
 		snprintf(w->held_rel, sizeof(w->held_rel), "%s", w->rel);
 		if (add_held(held_list(w, 1), path, NULL, err) < 0)
 			return -1;
@@ -1321,8 +1569,9 @@ static int apply_visit(struct walk *w, int U, int H, const char *name, const str
 	if (!(file && !(host && S_ISDIR(hs.st_mode))) && flush(w, U, H, name, err) < 0)
 		return -1;
 	/* Held back: the entry and all below it stay in the change set. */
-	if (!(a->o && a->o->include_protected) &&
-	    changeset_held_back(a->cs, w->rel, held_dir(U, name, st, host, &hs), why, sizeof(why)))
+	int hd = held_dir(U, name, st, host, &hs);
+	if (always_held(a->cs, w->layer, w->rel, hd, why, sizeof(why)) ||
+	    (!(a->o && a->o->include_protected) && changeset_held_back(a->cs, w->rel, hd, why, sizeof(why))))
 		return add_held(held_list(w, 1), path, NULL, err) < 0 ? -1 : 0;
 	if (a->o && a->o->hold_conflicts && !a->o->force && changed_since(w, st, host, &hs))
 		return add_held(held_list(w, 2), path, NULL, err) < 0 ? -1 : 0;

@@ -42,6 +42,11 @@ void changeset_dirname(char *out, size_t sz);
  * the key (changeset.key, 32 random bytes, 0600) must be the user's own and
  * nobody else's. Masked in every run's view (model.c). -1: no such place. */
 int changeset_keydir(char *out, size_t sz);
+/* The directories of change sets this user's cordon made (the list beside
+ * the key), appended to out; 0 (nothing added) where there is none. */
+int changeset_registered(strv *out);
+/* Make the user's change-set key if there is none (checked either way). */
+int changeset_key_ensure(cordon_error *err);
 /* Is name CHANGESET_DIRNAME, or it and "-UID" (anyone's change sets)? */
 bool changeset_is_dirname(const char *name);
 #define CHANGESET_MAX_LAYERS 64
@@ -64,6 +69,7 @@ struct changeset {
 	uid_t run_uid;                    /* the run's host identity: it wrote upper/ and work/ */
 	gid_t run_gid;
 	strv protect;                     /* the run's protected names (protect.h) */
+	char keydir[4096];                /* changeset_keydir() when opened or made ("" none) */
 	bool squatted;                    /* changeset_create failed: BASE's CHANGESET_DIRNAME[-UID]
 					   * is someone else's (a file, a link, another owner) */
 };

@@ -447,6 +447,8 @@ static int add_changesets(struct boundary_model *m, const struct run_plan *plan,
 			  cordon_error *err);
 static int add_keydir(struct boundary_model *m, const struct run_plan *plan, model_probe_fn probe,
 		      cordon_error *err);
+static int add_registered(struct boundary_model *m, const struct run_plan *plan, model_probe_fn probe,
+			  cordon_error *err);
 
 /* Protected paths (protect.h) in every writable path of the task, where it
  * is the innermost mount; pins before what they hold (sorted by path). */
@@ -477,6 +479,8 @@ static int add_protected(struct boundary_model *m, const struct run_plan *plan, 
 		rc = add_changesets(m, plan, i, probe, err);
 	if (rc == 0)
 		rc = add_keydir(m, plan, probe, err);
+	if (rc == 0)
+		rc = add_registered(m, plan, probe, err);
 	strv_free(&names);
 	free(src);
 	if (rc == 0)
@@ -577,6 +581,34 @@ static int add_keydir(struct boundary_model *m, const struct run_plan *plan, mod
 	if (!(e.path = e.host = e.explain_path = own(m, kd)) || !(e.target = own(m, kd + wl + 1)) || push(m, &e, err) < 0)
 		return cordon_err(err, 12, "out of memory");
 	return 0;
+}
+
+/* The directories of change sets the user's cordon made (changeset.h),
+ * at any depth of a path the run sees: masked like those at the top
+ * (add_changesets), so that no run reads or alters a kept change set
+ * below its workspace (outside review 7 F3). */
+static int add_registered(struct boundary_model *m, const struct run_plan *plan, model_probe_fn probe,
+			  cordon_error *err)
+{
+	strv sets = {0};
+	if (changeset_registered(&sets) < 0)
+		return cordon_err(err, 12, "out of memory");
+	int rc = 0;
+	for (size_t k = 0; rc == 0 && k < sets.n; k++) {
+		const char *path = sets.v[k], *name = strrchr(path, '/');
+		char t[4096];
+		if (!name || !changeset_is_dirname(name + 1) || innermost_mount(plan, path) < 0 ||
+		    model_has(m, path, MK_PROTECT) || probe(path, false, t, sizeof(t)) != 'd')
+			continue;
+		struct model_entry e = {.kind = MK_PROTECT, .source = SRC_DEFAULT, .view = VIEW_PROTECTED,
+					.reason = "change sets kept for review: masked (an empty read-only tmpfs)",
+					.mount = -1, .tree = -1, .explain_mode = "masked"};
+		if (!(e.path = e.host = e.explain_path = own(m, path)) || !(e.target = own(m, name + 1)) ||
+		    push(m, &e, err) < 0)
+			rc = cordon_err(err, 12, "out of memory");
+	}
+	strv_free(&sets);
+	return rc;
 }
 
 int model_build_on(struct boundary_model *m, const struct run_plan *plan, const cordon_policy *p,

@@ -374,6 +374,21 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 					  mount_mode_name(plan->mounts[i].mode));
 	if (plan_cwd_and_tmpfs(p, plan, err) < 0)
 		return -1;
+	/* The change-set key exists before a run that could write where it
+	 * goes, so that the model masks it and pins the directories above:
+	 * else the run could put a key of its own there, adopted by the next
+	 * cordon (outside review 7 F2). */
+	char kd[4096];
+	bool have_kd = changeset_keydir(kd, sizeof(kd)) == 0;
+	for (size_t i = 0; have_kd && i < plan->nmounts; i++) {
+		cordon_error e = {0};
+		if (plan->mounts[i].mode == MOUNT_RW && path_has_prefix(kd, plan->mounts[i].path)) {
+			if (changeset_key_ensure(&e) < 0)
+				return cordon_err(err, e.code, "rw %s holds the change-set key's directory, which cannot be made safe: %s",
+						  plan->mounts[i].path, e.msg);
+			break;
+		}
+	}
 	return model_build(&plan->model, plan, p, err);
 }
 

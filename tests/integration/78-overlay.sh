@@ -504,6 +504,7 @@ test_kept_change_set_deeper_in_a_later_run() {
 	d=$(changes_dir)
 	cd "$WS" || return
 	cordon_run -- /bin/sh -c "
+ls -A p/.cordon-changes | wc -l
 for d in p/.cordon-changes/*/; do
 	sed -i 's/^layers 1\$/layers 2/' \"\$d/meta\"
 	: >\"\$d/protect\"
@@ -511,7 +512,10 @@ for d in p/.cordon-changes/*/; do
 	printf %s '$WS/outside' >\"\$d/1/host\"
 	echo pwned >\"\$d/1/upper/pwn\"
 done"
-	expect_match "$(jq -c '.changes.protected' "$R")" "p/.cordon-changes" "held back: $ERR"
+	# Listed beside the key (the directories of change sets this user's
+	# cordon made): masked at any depth, as at the top of a path.
+	expect_eq "$(echo "$OUT" | head -1)" 0 "a kept change set deeper in a later run's workspace is masked: $ERR"
+	expect_match "$("$CORDON" explain)" "masked +$WS/p/.cordon-changes " "explain says so"
 	"$CORDON" apply "$d" >/dev/null 2>&1
 	[ -e "$WS/outside/pwn" ] && fail "root's apply wrote outside the workspace what a run chose"
 	expect_eq "$(cat "$WS/p/w/out")" result "the kept change set applied as it was made"
@@ -686,6 +690,64 @@ test_change_sets_and_their_key_never_granted() {
 	t_assert
 }
 
+# Outside review 7 F1, F2: an ordinary user's key reached through a link
+# (a home named by a symbolic link) was neither masked nor refused, and a
+# run with the key's place writable before the key existed could put one
+# there that cordon then adopted. The key's directory is resolved; the key
+# is made before any run that could write where it goes.
+test_user_key_safe_through_links_and_first_use() {
+	if ! setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null || [ "$(id -u)" != 0 ]; then
+		t_skip "needs root and unprivileged user namespaces (a workspace of uid 65534)"; return
+	fi
+	mkdir -p "$WS/home/proj" && ln -s home "$WS/homelink"
+	chown -R 65534:65534 "$WS"
+	chmod 777 "$T_TMP"
+	cd "$WS/home/proj" || return
+	local nobody=(env -u XDG_STATE_HOME HOME="$WS/homelink" setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON")
+	local key="$WS/home/.local/state/cordon/changeset.key" out
+	# First use, the key's place writable: made before the run starts.
+	out=$("${nobody[@]}" run --ro "$BUILD" --workspace-mode direct --rw "$WS/home" -- /bin/sh -c \
+		"ls -A $WS/home/.local/state/cordon | wc -l; cat $key 2>/dev/null | wc -c; echo x >$key" 2>&1)
+	expect_match "$(echo $out)" "^0 0 /bin/sh: 1: cannot create $key: " "made first, masked: $out"
+	expect_eq "$(stat -c '%u %a %s' "$key")" "65534 600 32" "the key is cordon's"
+	local sum
+	sum=$(sha256sum <"$key")
+	# The home named by a link: the same key, masked, its grant refused.
+	out=$("${nobody[@]}" run --ro "$BUILD" --workspace-mode direct --rw "$WS/home" -- /bin/sh -c \
+		"cat $key 2>/dev/null | wc -c; mv $WS/home/.local $WS/home/moved 2>/dev/null || echo stays" 2>&1)
+	expect_eq "$(echo $out)" "0 stays" "masked, and the directories above it stay: $out"
+	expect_match "$("${nobody[@]}" run --ro "$BUILD" --ro "$WS/homelink/.local/state/cordon" -- true 2>&1)" \
+		"change-set key|symbolic link" "a grant of it by a link refused"
+	expect_eq "$(sha256sum <"$key")" "$sum" "the key unchanged"
+	# Sealed and opened under it, through the link too.
+	"${nobody[@]}" run --ro "$BUILD" --workspace-mode review -- /bin/sh -c 'echo u >u' >/dev/null 2>&1 || fail "review run"
+	local d
+	d=$(ls -d "$WS"/home/.cordon-changes-65534/*)
+	"${nobody[@]}" apply "$d" || fail "apply"
+	expect_eq "$(cat u)" u "applied"
+	t_assert
+}
+
+# Outside review 7: `--include-protected` applied what a run wrote at the
+# key's directory or in a directory of change sets; and `cordon apply ID`
+# from inside .cordon-changes applied, then failed to remove the change set
+# (no parent in its name) and left a journal.
+test_always_held_and_apply_by_id() {
+	ws_init || return
+	cordon_run --workspace-mode review -- /bin/sh -c 'mkdir -p .cordon-changes-7/x && echo f >.cordon-changes-7/x/f; echo ok >ok'
+	local d
+	d=$(changes_dir)
+	expect_eq "$RC" 0 "$ERR"
+	cd "$WS/.cordon-changes" || return
+	"$CORDON" apply --include-protected "$(basename "$d")" >"$T_TMP/o" 2>&1
+	expect_match "$(cat "$T_TMP/o")" ".cordon-changes-7" "held back, named: $(cat "$T_TMP/o")"
+	expect_eq "$(cat "$WS/w/ok")$([ -e "$WS/w/.cordon-changes-7" ] && echo applied)" ok "the rest applied, not the change-set directory"
+	[ -e "$d/journal" ] && fail "a journal left"
+	"$CORDON" discard "$(basename "$d")" || fail "discard by id"
+	[ -e "$d" ] && fail "not removed"
+	t_assert
+}
+
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
@@ -694,6 +756,7 @@ for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_
 	test_kept_change_set_out_of_a_later_runs_reach_root test_kept_change_set_out_of_a_later_runs_reach_user \
 	test_kept_change_set_deeper_in_a_later_run \
 	test_change_set_control_files_checked test_meta_names_the_run_uid test_kept_change_sets_masked \
-	test_forged_change_set_refused test_change_sets_and_their_key_never_granted; do
+	test_forged_change_set_refused test_change_sets_and_their_key_never_granted \
+	test_user_key_safe_through_links_and_first_use test_always_held_and_apply_by_id; do
 	t_run $t
 done

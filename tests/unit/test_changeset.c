@@ -277,6 +277,16 @@ static void test_only_sealed_change_sets_open(void **st)
 	assert_int_equal(err.code, EPERM);
 	changeset_close(&cs);
 	assert_int_equal(chmod(key, 0600), 0);
+	/* A directory on the way anyone may write (not sticky): someone else
+	 * could have put the key there. */
+	struct stat bs;
+	assert_int_equal(stat(base, &bs), 0);
+	assert_int_equal(chmod(base, 0777), 0);
+	memset(&err, 0, sizeof(err));
+	assert_int_equal(changeset_open(&cs, dir, &err), -1);
+	assert_non_null(strstr(err.msg, "someone else could replace the change-set key"));
+	changeset_close(&cs);
+	assert_int_equal(chmod(base, bs.st_mode & 07777), 0);
 	assert_int_equal(changeset_open(&cs, dir, &err), 0);
 	assert_int_equal(changeset_discard(&cs, &err), 0);
 	changeset_close(&cs);
