@@ -614,6 +614,24 @@ bool changeset_is_dirname(const char *name)
 	return true;
 }
 
+size_t changeset_dirname_in(const char *path)
+{
+	for (const char *c = path; *c;) {
+		while (*c == '/')
+			c++;
+		size_t l = strcspn(c, "/");
+		char comp[256];
+		if (l && l < sizeof(comp)) {
+			memcpy(comp, c, l);
+			comp[l] = '\0';
+			if (changeset_is_dirname(comp))
+				return (size_t)(c - path) + l;
+		}
+		c += l;
+	}
+	return 0;
+}
+
 static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err)
 {
 	char top_name[64];
@@ -800,20 +818,10 @@ bool changeset_interrupted(const struct changeset *cs)
  * it). */
 static bool always_held(const struct changeset *cs, size_t layer, const char *rel, int dir, char *why, size_t whysz)
 {
-	for (const char *c = rel; *c;) {
-		size_t l = strcspn(c, "/");
-		char comp[256];
-		if (l && l < sizeof(comp)) {
-			memcpy(comp, c, l);
-			comp[l] = '\0';
-			if (changeset_is_dirname(comp)) {
-				snprintf(why, whysz, "a directory of change sets %.*s", (int)(c - rel + l), rel);
-				return true;
-			}
-		}
-		c += l;
-		while (*c == '/')
-			c++;
+	size_t at = changeset_dirname_in(rel);
+	if (at) {
+		snprintf(why, whysz, "a directory of change sets %.*s", (int)at, rel);
+		return true;
 	}
 	const char *kd = cs->keydir, *h = layer < cs->nlayers ? cs->host[layer] : NULL;
 	size_t hl = h && strcmp(h, "/") ? strlen(h) : 0;

@@ -47,6 +47,9 @@ int changeset_keydir(char *out, size_t sz);
 int changeset_registered(strv *out);
 /* Make the user's change-set key if there is none (checked either way). */
 int changeset_key_ensure(cordon_error *err);
+/* The length of path up to and including its first component that is a
+ * directory of change sets (changeset_is_dirname); 0 if none is. */
+size_t changeset_dirname_in(const char *path);
 /* Is name CHANGESET_DIRNAME, or it and "-UID" (anyone's change sets)? */
 bool changeset_is_dirname(const char *name);
 #define CHANGESET_MAX_LAYERS 64

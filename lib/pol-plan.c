@@ -35,20 +35,10 @@ static int refuse_cordon_state(const char *what, const char *given, const char *
 	if (changeset_keydir(kd, sizeof(kd)) == 0 && path_has_prefix(real, kd))
 		return cordon_err(err, EPERM, "%s %s: in the directory of cordon's change-set key (%s), which no run is given",
 				  what, given, kd);
-	for (const char *c = real; *c;) {
-		while (*c == '/')
-			c++;
-		size_t l = strcspn(c, "/");
-		char comp[256];
-		if (l && l < sizeof(comp)) {
-			memcpy(comp, c, l);
-			comp[l] = '\0';
-			if (changeset_is_dirname(comp))
-				return cordon_err(err, EPERM, "%s %s: inside a directory of change sets (%s): a change set is reviewed with `cordon changes`, never given to a run",
-						  what, given, comp);
-		}
-		c += l;
-	}
+	size_t at = changeset_dirname_in(real);
+	if (at)
+		return cordon_err(err, EPERM, "%s %s: inside a directory of change sets (%.*s): a change set is reviewed with `cordon changes`, never given to a run",
+				  what, given, (int)at, real);
 	return 0;
 }
 

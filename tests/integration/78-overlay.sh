@@ -660,7 +660,7 @@ test_change_sets_and_their_key_never_granted() {
 	d=$(changes_dir)
 	mkdir "$WS/v" && cd "$WS/v" || return
 	cordon_run --ro "$d/0/upper" -- cat "$d/0/upper/out"
-	expect_match "$RC $OUT $ERR" "^[1-9][0-9]* .*inside a directory of change sets \(.cordon-changes\)" "--ro inside a kept set"
+	expect_match "$RC $OUT $ERR" "^[1-9][0-9]* .*inside a directory of change sets \(.*/.cordon-changes\)" "--ro inside a kept set"
 	cordon_run --ro "$WS/.cordon-changes" -- true
 	expect_match "$RC $ERR" "^[1-9].*inside a directory of change sets" "--ro of the directory of change sets"
 	cd "$d/0/upper" || return
