@@ -399,10 +399,17 @@ static void registry_add(const char *top)
 	if (!old)
 		return;
 	ssize_t n = registry_read(d, old, REGISTRY_BYTES + 1);
-	size_t lines = 0;
+	size_t lines = 0, tl = strlen(top);
+	bool listed = false;
 	for (char *l = n > 0 ? old : NULL, *nl; l && *l; l = nl ? nl + 1 : NULL)
-		if ((nl = strchr(l, '\n')))
+		if ((nl = strchr(l, '\n'))) {
 			lines++;
+			listed = listed || ((size_t)(nl - l) == tl && memcmp(l, top, tl) == 0);
+		}
+	/* Listed already (the directory is made again after each run that
+	 * left it empty): nothing to write. */
+	if (listed)
+		goto out;
 	for (char *l = n > 0 ? old : NULL, *nl; l && *l; l = nl ? nl + 1 : NULL) {
 		if (!(nl = strchr(l, '\n')))
 			break;

@@ -292,6 +292,55 @@ static void test_only_sealed_change_sets_open(void **st)
 	changeset_close(&cs);
 }
 
+/* The directories of change sets cordon made are listed beside the key
+ * (model.c masks them at any depth): each once, those gone dropped. */
+static void test_change_set_directories_listed(void **st)
+{
+	(void)st;
+	char b2[128], top1[128], top2[128], name[64];
+	changeset_dirname(name, sizeof(name));
+	snprintf(b2, sizeof(b2), "%s/b2", base);
+	assert_int_equal(mkdir(b2, 0755), 0);
+	const char *hosts[] = {host};
+	struct changeset cs;
+	cordon_error err = {0};
+	for (int i = 0; i < 3; i++) {
+		/* The same place again (the directory made anew each time). */
+		assert_int_equal(changeset_create(&cs, base, hosts, 1, getuid(), getgid(), getuid(), getgid(), NULL, &err), 0);
+		assert_int_equal(changeset_discard(&cs, &err), 0);
+		changeset_close(&cs);
+	}
+	char kept[4096];
+	assert_int_equal(changeset_create(&cs, base, hosts, 1, getuid(), getgid(), getuid(), getgid(), NULL, &err), 0);
+	snprintf(kept, sizeof(kept), "%s", cs.dir);
+	changeset_close(&cs);
+	assert_int_equal(changeset_create(&cs, b2, hosts, 1, getuid(), getgid(), getuid(), getgid(), NULL, &err), 0);
+	changeset_close(&cs);
+	snprintf(top1, sizeof(top1), "%s/%s", base, name);
+	snprintf(top2, sizeof(top2), "%s/%s", b2, name);
+	strv l = {0};
+	assert_int_equal(changeset_registered(&l), 0);
+	assert_int_equal(l.n, 2);
+	assert_string_equal(l.v[0], top1);
+	assert_string_equal(l.v[1], top2);
+	strv_free(&l);
+	/* base's is gone (its last change set discarded): dropped when the
+	 * list is next written. */
+	assert_int_equal(changeset_open(&cs, kept, &err), 0);
+	assert_int_equal(changeset_discard(&cs, &err), 0);
+	changeset_close(&cs);
+	char b3[128];
+	snprintf(b3, sizeof(b3), "%s/b3", base);
+	assert_int_equal(mkdir(b3, 0755), 0);
+	assert_int_equal(changeset_create(&cs, b3, hosts, 1, getuid(), getgid(), getuid(), getgid(), NULL, &err), 0);
+	changeset_close(&cs);
+	assert_int_equal(changeset_registered(&l), 0);
+	assert_int_equal(l.n, 2);
+	assert_string_equal(l.v[0], top2);
+	assert_non_null(strstr(l.v[1], "/b3/"));
+	strv_free(&l);
+}
+
 static void test_host_changes_held(void **st)
 {
 	(void)st;
@@ -524,6 +573,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_protect_file_checked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_changes_held, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_only_sealed_change_sets_open, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_change_set_directories_listed, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_entries, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_interrupted_apply_rolled_back, setup, teardown),
 		cmocka_unit_test(test_journal_strictly_framed),
