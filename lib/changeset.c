@@ -192,11 +192,20 @@ static int keydir_configured(char *out, size_t sz);
 
 int changeset_keydir(char *out, size_t sz)
 {
-	char d[4096];
-	if (keydir_configured(d, sizeof(d)) < 0 || path_normalize(d, out, sz) < 0)
+	/* Asked several times a run: resolved once per configured path (the
+	 * place is checked, from /, with no link followed, when it is used). */
+	static _Thread_local char cfg[4096], res[4096];
+	char d[4096], n[4096];
+	if (keydir_configured(d, sizeof(d)) < 0 || path_normalize(d, n, sizeof(n)) < 0)
 		return -1;
-	snprintf(d, sizeof(d), "%s", out);
-	return resolve_prefix(d, out, sz);
+	if (!res[0] || strcmp(cfg, n) != 0) {
+		if (resolve_prefix(n, res, sizeof(res)) < 0) {
+			res[0] = '\0';
+			return -1;
+		}
+		snprintf(cfg, sizeof(cfg), "%s", n);
+	}
+	return snprintf(out, sz, "%s", res) < (int)sz ? 0 : -1;
 }
 
 static int keydir_configured(char *out, size_t sz)
