@@ -168,24 +168,88 @@ static int create_layer(struct changeset *cs, size_t i, uid_t run_uid, gid_t run
 #define SEAL_KEY_NAME "changeset.key"
 #define SEAL_KEY_LEN 32
 
-/* path with its longest existing prefix resolved (realpath) and the rest
- * appended: where it is, whatever links lead there. */
-static int resolve_prefix(const char *path, char *out, size_t sz)
+/* The way to a directory, walked as the kernel would (each link followed,
+ * at most 40) from its configured path (absolute, normalised), with what
+ * was met on it: where it is (resolved: the existing part canonical, the
+ * rest as given), the links on the way (each at its canonical place), and
+ * where the walk stopped if it could not go on (a directory that cannot
+ * be searched, a link loop): stop_errno, stop. */
+struct key_walk {
+	char resolved[4096];
+	strv links;
+	int stop_errno;
+	char stop[4096];
+};
+
+static void key_walk(const char *path, struct key_walk *w)
 {
-	char head[4096], real[PATH_MAX];
-	if (snprintf(head, sizeof(head), "%s", path) >= (int)sizeof(head))
-		return -1;
-	for (;;) {
-		if (realpath(head, real)) {
-			const char *rest = path + strlen(head);
-			int n = snprintf(out, sz, "%s%s", strcmp(real, "/") == 0 && *rest ? "" : real, rest);
-			return n > 0 && (size_t)n < sz ? 0 : -1;
+	char cur[4096] = "", rest[8192], comp[256];
+	memset(w, 0, sizeof(*w));
+	snprintf(rest, sizeof(rest), "%s", path);
+	for (int hops = 0; rest[0];) {
+		char *r = rest;
+		while (*r == '/')
+			r++;
+		size_t l = strcspn(r, "/");
+		if (!l)
+			break;
+		if (l >= sizeof(comp)) {
+			w->stop_errno = ENAMETOOLONG;
+			break;
 		}
-		char *slash = strrchr(head, '/');
-		if (errno != ENOENT || !slash || slash == head)
-			return -1;
-		*slash = '\0';
+		memcpy(comp, r, l);
+		comp[l] = '\0';
+		memmove(rest, r + l, strlen(r + l) + 1);
+		if (strcmp(comp, ".") == 0)
+			continue;
+		if (strcmp(comp, "..") == 0) {
+			char *sl = strrchr(cur, '/');
+			if (sl)
+				*sl = '\0';
+			continue;
+		}
+		char cand[4096];
+		struct stat st;
+		if (snprintf(cand, sizeof(cand), "%s/%s", cur, comp) >= (int)sizeof(cand)) {
+			w->stop_errno = ENAMETOOLONG;
+			break;
+		}
+		if (lstat(cand, &st) < 0) {
+			if (errno == ENOENT) { /* the rest is yet to be made */
+				snprintf(w->resolved, sizeof(w->resolved), "%s%s", cand, rest);
+				return;
+			}
+			w->stop_errno = errno;
+			break;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			char t[4096], nr[8192];
+			errno = 0;
+			ssize_t n = ++hops > 40 ? -1 : readlink(cand, t, sizeof(t) - 1);
+			if (n <= 0 || strv_push(&w->links, cand) < 0) {
+				w->stop_errno = hops > 40 ? ELOOP : errno ? errno : EINVAL;
+				break;
+			}
+			t[n] = '\0';
+			snprintf(nr, sizeof(nr), "%s%s", t, rest);
+			snprintf(rest, sizeof(rest), "%s", nr);
+			if (t[0] == '/')
+				cur[0] = '\0';
+			continue;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			w->stop_errno = ENOTDIR;
+			snprintf(cur, sizeof(cur), "%s", cand);
+			break;
+		}
+		snprintf(cur, sizeof(cur), "%s", cand);
 	}
+	if (!w->stop_errno) {
+		snprintf(w->resolved, sizeof(w->resolved), "%s", cur[0] ? cur : "/");
+		return;
+	}
+	snprintf(w->stop, sizeof(w->stop), "%s", cur[0] ? cur : "/");
+	w->resolved[0] = '\0';
 }
 
 static int keydir_configured(char *out, size_t sz);
@@ -199,10 +263,15 @@ int changeset_keydir(char *out, size_t sz)
 	if (keydir_configured(d, sizeof(d)) < 0 || path_normalize(d, n, sizeof(n)) < 0)
 		return -1;
 	if (!res[0] || strcmp(cfg, n) != 0) {
-		if (resolve_prefix(n, res, sizeof(res)) < 0) {
+		struct key_walk w;
+		key_walk(n, &w);
+		strv_free(&w.links);
+		if (w.stop_errno) {
 			res[0] = '\0';
+			errno = w.stop_errno;
 			return -1;
 		}
+		snprintf(res, sizeof(res), "%s", w.resolved);
 		snprintf(cfg, sizeof(cfg), "%s", n);
 	}
 	return snprintf(out, sz, "%s", res) < (int)sz ? 0 : -1;
@@ -292,8 +361,11 @@ static int secure_path(const char *dir, int fd, cordon_error *err)
  * -1 with err set. */
 static int open_keydir(bool create, char dir[4096], cordon_error *err)
 {
-	if (changeset_keydir(dir, 4096) < 0)
+	char cfg[4096];
+	if (keydir_configured(cfg, sizeof(cfg)) < 0)
 		return cordon_err(err, ENOENT, "no directory for the change-set key (set HOME, XDG_STATE_HOME or CORDON_STATE_DIR)");
+	if (changeset_keydir(dir, 4096) < 0)
+		return cordon_err_errno(err, "the change-set key's directory %s cannot be reached", cfg);
 	if (create && make_parents(dir) < 0)
 		return cordon_err_errno(err, "create %s", dir);
 	/* Reached from / with no link followed (dir is resolved: a link on
@@ -368,32 +440,55 @@ static int seal_key(unsigned char key[SEAL_KEY_LEN], bool create, cordon_error *
 
 #define REGISTRY_NAME "sets"
 #define REGISTRY_MAX 1000
-#define REGISTRY_BYTES (1024 * 1024)
+#define REGISTRY_BYTES (REGISTRY_MAX * 4096)
 
 /* The user's list (beside the key) of the directories of change sets
  * their cordon made: model.c masks each one a run would see, at any depth
- * (one at the top of a path is found without it). At most max-1 bytes,
- * NUL-terminated; -1 if there is none or it is not cordon's. */
-static ssize_t registry_read(int d, char *out, size_t max)
+ * (one at the top of a path is found without it). Each entry a canonical
+ * absolute path ended by a NUL (a name may hold a newline); the newest
+ * last. Read into out (at most REGISTRY_MAX of the newest well-formed
+ * entries, the file at most REGISTRY_BYTES); nothing if there is none or
+ * it is not cordon's. */
+static int registry_read(int d, strv *out)
 {
 	_cleanup_close_ int fd = openat(d, REGISTRY_NAME, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0 || !control_file_ok(&st))
+	if (fd < 0 || fstat(fd, &st) < 0 || !control_file_ok(&st) || st.st_size > REGISTRY_BYTES)
+		return 0;
+	char *text = malloc((size_t)st.st_size + 1);
+	if (!text)
 		return -1;
 	size_t n = 0;
-	for (ssize_t r; n < max - 1 && (r = read(fd, out + n, max - 1 - n)) != 0;) {
+	for (ssize_t r; n < (size_t)st.st_size && (r = read(fd, text + n, (size_t)st.st_size - n)) != 0;) {
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
-			return -1;
+			break;
 		n += (size_t)r;
 	}
-	out[n] = '\0';
-	return (ssize_t)n;
+	text[n] = '\0';
+	strv all = {0};
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < n;) {
+		const char *e = text + i;
+		size_t l = strnlen(e, n - i);
+		char norm[4096];
+		if (l < n - i && e[0] == '/' && l < sizeof(norm) && path_normalize(e, norm, sizeof(norm)) == 0 &&
+		    strcmp(norm, e) == 0 && !strv_contains(&all, e))
+			rc = strv_push(&all, e);
+		i += l + 1;
+	}
+	size_t first = all.n > REGISTRY_MAX ? all.n - REGISTRY_MAX : 0;
+	for (size_t i = first; rc == 0 && i < all.n; i++)
+		rc = strv_push(out, all.v[i]);
+	strv_free(&all);
+	free(text);
+	return rc;
 }
 
-/* Add top (canonical) to the list; the directories gone are dropped, the
- * oldest past REGISTRY_MAX too. Under the key directory's lock; written
+/* Add top (canonical) to the list; a directory gone (ENOENT, ENOTDIR, or
+ * no directory there) is dropped, the oldest past REGISTRY_MAX too; one
+ * that cannot be looked at stays. Under the key directory's lock; written
  * beside and renamed. Best effort: a set not listed is still masked at the
  * top of a path. */
 static void registry_add(const char *top)
@@ -403,34 +498,23 @@ static void registry_add(const char *top)
 	_cleanup_close_ int d = open_keydir(true, dir, &e);
 	if (d < 0 || flock(d, LOCK_EX) < 0)
 		return;
-	char *old = malloc(REGISTRY_BYTES + 1);
+	strv old = {0};
 	buf b = {0};
-	if (!old)
+	if (registry_read(d, &old) < 0 || strv_contains(&old, top)) {
+		/* Listed already (the directory is made again after each run
+		 * that left it empty): nothing to write. */
+		strv_free(&old);
 		return;
-	ssize_t n = registry_read(d, old, REGISTRY_BYTES + 1);
-	size_t lines = 0, tl = strlen(top);
-	bool listed = false;
-	for (char *l = n > 0 ? old : NULL, *nl; l && *l; l = nl ? nl + 1 : NULL)
-		if ((nl = strchr(l, '\n'))) {
-			lines++;
-			listed = listed || ((size_t)(nl - l) == tl && memcmp(l, top, tl) == 0);
-		}
-	/* Listed already (the directory is made again after each run that
-	 * left it empty): nothing to write. */
-	if (listed)
-		goto out;
-	for (char *l = n > 0 ? old : NULL, *nl; l && *l; l = nl ? nl + 1 : NULL) {
-		if (!(nl = strchr(l, '\n')))
-			break;
-		*nl = '\0';
+	}
+	size_t skip = old.n + 1 > REGISTRY_MAX ? old.n + 1 - REGISTRY_MAX : 0;
+	for (size_t i = skip; i < old.n; i++) {
 		struct stat st;
-		if (lines-- >= REGISTRY_MAX || l[0] != '/' || strcmp(l, top) == 0 || lstat(l, &st) < 0 ||
-		    !S_ISDIR(st.st_mode))
+		if (lstat(old.v[i], &st) < 0 ? (errno == ENOENT || errno == ENOTDIR) : !S_ISDIR(st.st_mode))
 			continue;
-		if (buf_printf(&b, "%s\n", l) < 0)
+		if (buf_append(&b, old.v[i], strlen(old.v[i]) + 1) < 0)
 			goto out;
 	}
-	if (buf_printf(&b, "%s\n", top) < 0)
+	if (buf_append(&b, top, strlen(top) + 1) < 0)
 		goto out;
 	char tmp[64];
 	snprintf(tmp, sizeof(tmp), REGISTRY_NAME ".%d", (int)getpid());
@@ -443,7 +527,7 @@ static void registry_add(const char *top)
 		(void)unlinkat(d, tmp, 0);
 out:
 	buf_free(&b);
-	free(old);
+	strv_free(&old);
 }
 
 int changeset_registered(strv *out)
@@ -451,21 +535,32 @@ int changeset_registered(strv *out)
 	char dir[4096];
 	cordon_error e = {0};
 	_cleanup_close_ int d = open_keydir(false, dir, &e);
-	if (d < 0)
-		return 0;
-	char *text = malloc(REGISTRY_BYTES + 1);
-	if (!text)
-		return -1;
-	ssize_t n = registry_read(d, text, REGISTRY_BYTES + 1);
+	return d < 0 ? 0 : registry_read(d, out);
+}
+
+int changeset_key_guard(const char *const *paths, const bool *writable, size_t n, cordon_error *err)
+{
+	char cfg[4096], norm[4096];
+	if (keydir_configured(cfg, sizeof(cfg)) < 0 || path_normalize(cfg, norm, sizeof(norm)) < 0)
+		return 0; /* no key: no change set is made or opened either */
+	struct key_walk *w = malloc(sizeof(*w));
+	if (!w)
+		return cordon_err(err, ENOMEM, "out of memory");
+	key_walk(norm, w);
 	int r = 0;
-	for (char *l = n > 0 ? text : NULL, *nl; r == 0 && l && *l; l = nl + 1) {
-		if (!(nl = strchr(l, '\n')))
-			break;
-		*nl = '\0';
-		if (l[0] == '/')
-			r = strv_push(out, l);
+	for (size_t i = 0; r == 0 && i < n; i++) {
+		for (size_t k = 0; r == 0 && writable[i] && k < w->links.n; k++)
+			if (path_has_prefix(w->links.v[k], paths[i]))
+				r = cordon_err(err, EPERM,
+					       "rw %s holds %s, a symbolic link on the way to the change-set key's directory %s: a run could point it at a key of its own; grant a path without it, or set CORDON_STATE_DIR to a directory no run may write",
+					       paths[i], w->links.v[k], cfg);
+		if (r == 0 && w->stop_errno && (path_has_prefix(w->stop, paths[i]) || path_has_prefix(paths[i], w->stop)))
+			r = cordon_err(err, w->stop_errno,
+				       "%s %s: the way to the change-set key's directory %s stops at %s (%s), and the run would see there: a run may have changed its mode; restore it, or set CORDON_STATE_DIR",
+				       writable[i] ? "rw" : "ro", paths[i], cfg, w->stop, strerror(w->stop_errno));
 	}
-	free(text);
+	strv_free(&w->links);
+	free(w);
 	return r;
 }
 
@@ -671,7 +766,7 @@ static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid
 				  strcmp(base, "/") ? "/" : "", top_name, (unsigned)st.st_uid);
 	}
 	char top_path[4096];
-	if (made && dirfd_path(top, top_path, sizeof(top_path)) == 0)
+	if (dirfd_path(top, top_path, sizeof(top_path)) == 0)
 		registry_add(top_path);
 	unsigned char rnd[8];
 	if (getentropy(rnd, sizeof(rnd)) < 0)

@@ -45,6 +45,13 @@ int changeset_keydir(char *out, size_t sz);
 /* The directories of change sets this user's cordon made (the list beside
  * the key), appended to out; 0 (nothing added) where there is none. */
 int changeset_registered(strv *out);
+/* Can the key be kept from a run with these paths (canonical; writable[i]
+ * for a writable one)? Not where a symbolic link on the way to the key's
+ * directory lies in a writable path (the run could point it at a key of its
+ * own), nor where the way cannot be walked (a directory that cannot be
+ * searched: a run may have changed its mode) and the run would see there:
+ * -1 and err saying which. */
+int changeset_key_guard(const char *const *paths, const bool *writable, size_t n, cordon_error *err);
 /* Make the user's change-set key if there is none (checked either way). */
 int changeset_key_ensure(cordon_error *err);
 /* The length of path up to and including its first component that is a

@@ -597,10 +597,40 @@ static int add_registered(struct boundary_model *m, const struct run_plan *plan,
 	for (size_t k = 0; rc == 0 && k < sets.n; k++) {
 		const char *path = sets.v[k], *name = strrchr(path, '/');
 		char t[4096];
-		if (!name || !changeset_is_dirname(name + 1) || innermost_mount(plan, path) < 0 ||
-		    model_has(m, path, MK_PROTECT) || probe(path, false, t, sizeof(t)) != 'd')
+		long i = innermost_mount(plan, path);
+		if (!name || !changeset_is_dirname(name + 1) || i < 0 || model_has(m, path, MK_PROTECT))
 			continue;
+		errno = 0;
+		int kind = probe(path, false, t, sizeof(t));
+		if (kind == 0 && (errno == ENOENT || errno == ENOTDIR))
+			continue; /* gone */
+		if (kind != 'd') {
+			/* Not where it was, and not gone: a directory on the way
+			 * that cannot be searched, or a link put in its way. A
+			 * run may have done it, to unmask it now. */
+			rc = cordon_err(err, EACCES,
+					"%s, a directory of kept change sets, cannot be looked at (%s) where the run would see it: a run may have changed the mode of a directory above it or replaced one with a link; restore it, or discard the change sets there",
+					path, kind == 'L' ? "a symbolic link on the way" : kind ? "not a directory" : strerror(errno));
+			break;
+		}
+		const char *w = plan->mounts[i].path;
+		size_t wl = strcmp(w, "/") == 0 ? 0 : strlen(w);
+		if (plan->mounts[i].mode == MOUNT_RW) {
+			/* Pinned above (not renamed away to unmask it in a later
+			 * run), and masked. */
+			struct probe_memo pm = {0};
+			rc = add_protected_one(m, w, path + wl + 1, SRC_DEFAULT, probe, &pm, err);
+			memo_free(&pm);
+			if (rc < 0)
+				break;
+			struct model_entry *e = &m->e[m->n - 1];
+			e->flags |= MODEL_MASKED;
+			e->explain_mode = "masked";
+			e->reason = "change sets kept for review: masked (an empty read-only tmpfs)";
+			continue;
+		}
 		struct model_entry e = {.kind = MK_PROTECT, .source = SRC_DEFAULT, .view = VIEW_PROTECTED,
+					.flags = MODEL_MASKED,
 					.reason = "change sets kept for review: masked (an empty read-only tmpfs)",
 					.mount = -1, .tree = -1, .explain_mode = "masked"};
 		if (!(e.path = e.host = e.explain_path = own(m, path)) || !(e.target = own(m, name + 1)) ||

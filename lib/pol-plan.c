@@ -368,6 +368,24 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 	 * goes, so that the model masks it and pins the directories above:
 	 * else the run could put a key of its own there, adopted by the next
 	 * cordon (outside review 7 F2). */
+	const char **paths = calloc(plan->nmounts + 1, sizeof(*paths));
+	bool *rw = calloc(plan->nmounts + 1, sizeof(*rw));
+	size_t np = 0;
+	if (!paths || !rw) {
+		free(paths);
+		free(rw);
+		return cordon_err(err, 12, "out of memory");
+	}
+	for (size_t i = 0; i < plan->nmounts; i++)
+		if (plan->mounts[i].mode != MOUNT_TMPFS) {
+			paths[np] = plan->mounts[i].path;
+			rw[np++] = plan->mounts[i].mode == MOUNT_RW;
+		}
+	int g = changeset_key_guard(paths, rw, np, err);
+	free(paths);
+	free(rw);
+	if (g < 0)
+		return -1;
 	char kd[4096];
 	bool have_kd = changeset_keydir(kd, sizeof(kd)) == 0;
 	for (size_t i = 0; have_kd && i < plan->nmounts; i++) {

@@ -748,6 +748,82 @@ test_always_held_and_apply_by_id() {
 	t_assert
 }
 
+# Outside review 8: a symbolic link on the way to the key's directory, in a
+# path the run may write, let it point cordon at a key of its own; a
+# directory on the way made unsearchable by one run hid the key from the
+# next run's masks. Both refuse the run now (fail closed), saying why.
+test_key_way_guarded() {
+	mkdir -p "$WS/h/real" "$WS/w" && ln -s real "$WS/h/link" && cd "$WS/w" || return
+	CORDON_STATE_DIR="$WS/h/link/state" "$CORDON" run --rw "$WS/h" -- true 2>"$T_TMP/e"
+	expect_eq "$?" 125 "refused"
+	expect_match "$(cat "$T_TMP/e")" "rw $WS/h holds $WS/h/link, a symbolic link on the way to the change-set key's directory" "says why"
+	CORDON_STATE_DIR="$WS/h/link/state" "$CORDON" run --ro "$WS/h" -- true || fail "the same link read-only: runs"
+	if ! setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null || [ "$(id -u)" != 0 ]; then
+		t_assert
+		return
+	fi
+	mkdir -p "$WS/u/home/proj" && chown -R 65534:65534 "$WS/u" && chmod 777 "$T_TMP"
+	cd "$WS/u/home/proj" || return
+	local nobody=(env -u XDG_STATE_HOME HOME="$WS/u/home" setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --ro "$BUILD")
+	"${nobody[@]}" --workspace-mode review -- true >/dev/null 2>&1 || fail "review run"
+	[ -f "$WS/u/home/.local/state/cordon/changeset.key" ] || fail "no key made"
+	"${nobody[@]}" --workspace-mode direct --rw "$WS/u/home" -- chmod 000 "$WS/u/home/.local" 2>&1 || fail "chmod run"
+	local out
+	out=$("${nobody[@]}" --workspace-mode direct --rw "$WS/u/home" -- cat "$WS/u/home/.local/state/cordon/changeset.key" 2>&1)
+	expect_match "$? $out" "^125 .*the way to the change-set key's directory .* stops at $WS/u/home/.local \(Permission denied\)" "refused, fail closed"
+	chmod 755 "$WS/u/home/.local"
+	out=$("${nobody[@]}" --workspace-mode direct --rw "$WS/u/home" -- /bin/sh -c "cat $WS/u/home/.local/state/cordon/changeset.key 2>/dev/null | wc -c" 2>&1)
+	expect_eq "$out" 0 "the mode restored: the key masked again"
+	t_assert
+}
+
+# Outside review 8 F3, F4: a directory of kept change sets below a path the
+# run sees, listed beside the key, is pinned above where writable, and a
+# run that makes a directory above it unsearchable gets the next run
+# refused (before: the set was unmasked, read, moved, and dropped from the
+# list for good). The list is NUL-framed (a name with a newline) and only
+# canonical entries count.
+test_listed_change_sets_fail_closed() {
+	local nl=$'n\nl'
+	mkdir -p "$WS/$nl/ws" "$WS/v" && cd "$WS/$nl/ws" || return
+	cordon_run --workspace-mode review -- /bin/sh -c 'echo s >s'
+	local d
+	d=$(changes_dir)
+	cd "$WS/v" || return
+	cordon_run --ro "$WS" -- /bin/sh -c "ls -A '$WS/$nl/.cordon-changes' | wc -l"
+	expect_eq "$RC $OUT" "0 0" "a directory named with a newline: listed and masked: $ERR"
+	"$CORDON" discard "$d" || fail "discard"
+	# A malformed list: its entries are skipped, runs go on.
+	mkdir -p "$WS/st" && chmod 700 "$WS/st"
+	CORDON_STATE_DIR="$WS/st" cordon_run -- true
+	mkdir -p "$WS/q/.cordon-changes" "$WS/q/a0"
+	printf '%s\0relative\0' "$WS/q/a0/../.cordon-changes" >>"$WS/st/sets"
+	CORDON_STATE_DIR="$WS/st" cordon_run --ro "$WS" -- true
+	expect_eq "$RC" 0 "a malformed list does not stop runs: $ERR"
+	if ! setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null || [ "$(id -u)" != 0 ]; then
+		t_assert
+		return
+	fi
+	mkdir -p "$WS/u/home" "$WS/u/w/sub/ws" && chown -R 65534:65534 "$WS/u" && chmod 777 "$T_TMP"
+	local nobody=(env -u XDG_STATE_HOME HOME="$WS/u/home" setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --ro "$BUILD")
+	cd "$WS/u/w/sub/ws" || return
+	"${nobody[@]}" --workspace-mode review -- /bin/sh -c 'echo secret >s' >/dev/null 2>&1 || fail "review run"
+	cd "$WS/u/w" || return
+	local out
+	out=$("${nobody[@]}" --workspace-mode direct -- /bin/sh -c 'mv sub sub9 2>/dev/null || echo stays; chmod 000 sub' 2>&1)
+	expect_eq "$out" stays "the directory above a listed set is pinned"
+	out=$("${nobody[@]}" --workspace-mode direct -- /bin/sh -c 'chmod 755 sub; cat sub/.cordon-changes-65534/*/*/upper/s' 2>&1)
+	expect_match "$? $out" "^125 .*sub/.cordon-changes-65534, a directory of kept change sets, cannot be looked at \(Permission denied\)" "refused, fail closed"
+	# Another set listed meanwhile: the unsearchable one stays listed.
+	mkdir -p "$WS/u/o/ws" && chown -R 65534:65534 "$WS/u/o"
+	(cd "$WS/u/o/ws" && "${nobody[@]}" --workspace-mode review -- true >/dev/null 2>&1) || fail "another review"
+	expect_eq "$(tr '\0' '\n' <"$WS/u/home/.local/state/cordon/sets" | grep -c "^$WS/u/w/sub/")" 1 "still listed"
+	chmod 755 "$WS/u/w/sub"
+	out=$("${nobody[@]}" --workspace-mode direct -- /bin/sh -c 'cat sub/.cordon-changes-65534/*/*/upper/s 2>/dev/null | wc -l' 2>&1)
+	expect_eq "$out" 0 "masked again"
+	t_assert
+}
+
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
@@ -757,6 +833,7 @@ for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_
 	test_kept_change_set_deeper_in_a_later_run \
 	test_change_set_control_files_checked test_meta_names_the_run_uid test_kept_change_sets_masked \
 	test_forged_change_set_refused test_change_sets_and_their_key_never_granted \
-	test_user_key_safe_through_links_and_first_use test_always_held_and_apply_by_id; do
+	test_user_key_safe_through_links_and_first_use test_always_held_and_apply_by_id \
+	test_key_way_guarded test_listed_change_sets_fail_closed; do
 	t_run $t
 done
