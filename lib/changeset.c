@@ -698,7 +698,11 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 	for (size_t i = 0; i < n; i++)
 		if (create_layer(cs, i, run_uid, run_gid, err) < 0)
 			return -1;
-	return write_seal(cs, err);
+	if (write_seal(cs, err) < 0) {
+		cs->no_key = true;
+		return -1;
+	}
+	return 0;
 }
 
 void changeset_dirname(char *out, size_t sz)

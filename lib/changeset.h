@@ -80,6 +80,7 @@ struct changeset {
 	gid_t run_gid;
 	strv protect;                     /* the run's protected names (protect.h) */
 	char keydir[4096];                /* changeset_keydir() when opened or made ("" none) */
+	bool no_key;                      /* changeset_create failed: no change-set key to seal it with */
 	bool squatted;                    /* changeset_create failed: BASE's CHANGESET_DIRNAME[-UID]
 					   * is someone else's (a file, a link, another owner) */
 };

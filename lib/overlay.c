@@ -235,7 +235,7 @@ int overlay_prepare(struct overlay_run *o, const cordon_policy *p, const struct 
 			changeset_discard(&o->cs, &(cordon_error){0});
 		changeset_close(&o->cs);
 		snprintf(why, sizeof(why), "no change set next to the workspace: %s", e.msg);
-		rep->enf.workspace_mode_warn = o->cs.squatted;
+		rep->enf.workspace_mode_warn = o->cs.squatted || o->cs.no_key;
 		return fall_back(o, p, rep, why, err);
 	}
 	o->active = true;

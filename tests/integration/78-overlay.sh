@@ -758,6 +758,12 @@ test_key_way_guarded() {
 	expect_eq "$?" 125 "refused"
 	expect_match "$(cat "$T_TMP/e")" "rw $WS/h holds $WS/h/link, a symbolic link on the way to the change-set key's directory" "says why"
 	CORDON_STATE_DIR="$WS/h/link/state" "$CORDON" run --ro "$WS/h" -- true || fail "the same link read-only: runs"
+	# No key to be had (a directory on its way another user's): overlay
+	# falls back to direct, and says so on stderr.
+	mkdir -p "$WS/other" && chown 1234 "$WS/other"
+	CORDON_STATE_DIR="$WS/other/st" "$CORDON" run -- true 2>"$T_TMP/e" || fail "the fallback runs"
+	expect_match "$(cat "$T_TMP/e")" "^cordon: warning: workspace mode .*$WS/other: owner uid 1234.*someone else could replace the change-set key" \
+		"the fallback said: $(cat "$T_TMP/e")"
 	if ! setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null || [ "$(id -u)" != 0 ]; then
 		t_assert
 		return
