@@ -329,8 +329,13 @@ static int secure_path(const char *dir, int fd, cordon_error *err)
 	for (const char *c = dir;;) {
 		if (cur < 0 || fstat(cur, &st) < 0)
 			return cordon_err_errno(err, "%s: on the way to the change-set key", dir);
-		bool others = st.st_mode & 022, sticky_root = (st.st_mode & S_ISVTX) && st.st_uid == 0;
-		if ((st.st_uid != 0 && st.st_uid != geteuid()) || (others && !sticky_root))
+		/* Group write only in the user's own group (a user private
+		 * group, umask 002); other write only on a sticky directory of
+		 * root's (/tmp). */
+		bool mine = st.st_uid == geteuid(), sticky_root = (st.st_mode & S_ISVTX) && st.st_uid == 0;
+		bool group_ok = !(st.st_mode & 020) || (mine && st.st_gid == getegid()) || sticky_root;
+		bool other_ok = !(st.st_mode & 002) || sticky_root;
+		if ((st.st_uid != 0 && !mine) || !group_ok || !other_ok)
 			return cordon_err(err, EPERM,
 					  "%.*s: owner uid %u, mode %04o: someone else could replace the change-set key below it",
 					  (int)(c - dir), dir, (unsigned)st.st_uid, (unsigned)(st.st_mode & 07777));
@@ -366,8 +371,32 @@ static int open_keydir(bool create, char dir[4096], cordon_error *err)
 		return cordon_err(err, ENOENT, "no directory for the change-set key (set HOME, XDG_STATE_HOME or CORDON_STATE_DIR)");
 	if (changeset_keydir(dir, 4096) < 0)
 		return cordon_err_errno(err, "the change-set key's directory %s cannot be reached", cfg);
-	if (create && make_parents(dir) < 0)
-		return cordon_err_errno(err, "create %s", dir);
+	if (create) {
+		/* The part that is there checked before anything is made in it:
+		 * a directory made below a place someone else could replace
+		 * would be one that no later run can be kept from. */
+		char have[4096];
+		snprintf(have, sizeof(have), "%s", dir);
+		int a;
+		for (;;) {
+			a = open(have, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			char *sl = strrchr(have, '/');
+			if (a >= 0 || errno != ENOENT || !sl)
+				break;
+			if (sl == have)
+				sl[1] = '\0';
+			else
+				*sl = '\0';
+		}
+		if (a < 0)
+			return cordon_err_errno(err, "open %s", have);
+		int r = secure_path(have, a, err);
+		close(a);
+		if (r < 0)
+			return -1;
+		if (make_parents(dir) < 0)
+			return cordon_err_errno(err, "create %s", dir);
+	}
 	/* Reached from / with no link followed (dir is resolved: a link on
 	 * the way now was put there since), every directory on the way root's
 	 * or the user's and writable by no one else (or sticky and root's, as
@@ -506,14 +535,20 @@ static void registry_add(const char *top)
 		strv_free(&old);
 		return;
 	}
-	size_t skip = old.n + 1 > REGISTRY_MAX ? old.n + 1 - REGISTRY_MAX : 0;
-	for (size_t i = skip; i < old.n; i++) {
+	/* Those gone first, then the oldest past the bound. */
+	size_t live = 0;
+	for (size_t i = 0; i < old.n; i++) {
 		struct stat st;
-		if (lstat(old.v[i], &st) < 0 ? (errno == ENOENT || errno == ENOTDIR) : !S_ISDIR(st.st_mode))
+		if (lstat(old.v[i], &st) < 0 ? (errno == ENOENT || errno == ENOTDIR) : !S_ISDIR(st.st_mode)) {
+			free(old.v[i]);
 			continue;
+		}
+		old.v[live++] = old.v[i];
+	}
+	old.n = live;
+	for (size_t i = live + 1 > REGISTRY_MAX ? live + 1 - REGISTRY_MAX : 0; i < live; i++)
 		if (buf_append(&b, old.v[i], strlen(old.v[i]) + 1) < 0)
 			goto out;
-	}
 	if (buf_append(&b, top, strlen(top) + 1) < 0)
 		goto out;
 	char tmp[64];
@@ -530,12 +565,13 @@ out:
 	strv_free(&old);
 }
 
-int changeset_registered(strv *out)
+int changeset_registered(strv *out, cordon_error *err)
 {
 	char dir[4096];
-	cordon_error e = {0};
-	_cleanup_close_ int d = open_keydir(false, dir, &e);
-	return d < 0 ? 0 : registry_read(d, out);
+	_cleanup_close_ int d = open_keydir(false, dir, err);
+	if (d < 0)
+		return err->code == ENOENT ? 0 : -1;
+	return registry_read(d, out) < 0 ? cordon_err(err, ENOMEM, "out of memory") : 0;
 }
 
 int changeset_key_guard(const char *const *paths, const bool *writable, size_t n, cordon_error *err)
@@ -1279,15 +1315,30 @@ int changeset_conflicts(const struct changeset *cs, strv *out, cordon_error *err
 /* ---- removing a tree (cordon's own directories, or host entries being
  * rolled back): never follows a link, bounded depth ---- */
 
+static int rm_at_in(int dfd, const char *name, int depth, int reloc, unsigned *seq);
+
 static int rm_at(int dfd, const char *name, int depth)
+{
+	return rm_at_in(dfd, name, depth, -1, NULL);
+}
+
+/* rm -r of dfd/name, at most CHANGESET_MAX_DEPTH levels at a time (one
+ * directory fd each); deeper, with reloc >= 0, a subtree is moved up into
+ * reloc as .cordon-deep-SEQ instead, for the caller to remove in turn. */
+static int rm_at_in(int dfd, const char *name, int depth, int reloc, unsigned *seq)
 {
 	if (unlinkat(dfd, name, 0) == 0 || errno == ENOENT)
 		return 0;
 	if (errno != EISDIR && errno != EPERM)
 		return -1;
 	if (depth > CHANGESET_MAX_DEPTH) {
-		errno = ELOOP;
-		return -1;
+		if (reloc < 0) {
+			errno = ELOOP;
+			return -1;
+		}
+		char nn[40];
+		snprintf(nn, sizeof(nn), ".cordon-deep-%u", (*seq)++);
+		return renameat(dfd, name, reloc, nn);
 	}
 	int sub = open_beneath(dfd, name, O_RDONLY | O_DIRECTORY);
 	if (sub < 0 && errno == EACCES && fchmodat(dfd, name, 0700, AT_SYMLINK_NOFOLLOW) == 0)
@@ -1301,14 +1352,40 @@ static int rm_at(int dfd, const char *name, int depth)
 	}
 	struct dirent *e;
 	while ((e = readdir(d)))
-		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && rm_at(dirfd(d), e->d_name, depth + 1) < 0)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") &&
+		    rm_at_in(dirfd(d), e->d_name, depth + 1, reloc, seq) < 0)
 			return -1;
 	return unlinkat(dfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -1 : 0;
 }
 
-/* Remove DIR itself, and .cordon-changes[-UID] above it when that is empty. */
+/* A layer of the change set, however deep the run made its tree: parts
+ * deeper than rm_at goes are moved up into the change set's directory and
+ * removed from there (bounded by the entries there are). */
+static int rm_layer(struct changeset *cs, const char *name)
+{
+	unsigned seq = 0, done = 0;
+	if (rm_at_in(cs->dirfd, name, 1, cs->dirfd, &seq) < 0)
+		return -1;
+	while (done < seq) {
+		char nn[40];
+		snprintf(nn, sizeof(nn), ".cordon-deep-%u", done++);
+		if (rm_at_in(cs->dirfd, nn, 1, cs->dirfd, &seq) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* Remove DIR itself, and .cordon-changes[-UID] above it when that is
+ * empty. The layers first, the control files last: a change set that
+ * cannot be removed whole stays one cordon opens. */
 static int remove_dir(struct changeset *cs, cordon_error *err)
 {
+	for (size_t i = 0; i < cs->nlayers; i++) {
+		char name[32];
+		snprintf(name, sizeof(name), "%zu", i);
+		if (rm_layer(cs, name) < 0)
+			return cordon_err_errno(err, "remove %s/%s", cs->dir, name);
+	}
 	char parent[4096], *slash;
 	snprintf(parent, sizeof(parent), "%s", cs->dir);
 	if (!(slash = strrchr(parent, '/')) || slash == parent)
@@ -1453,14 +1530,25 @@ static void strip_xattrs(int fd)
 	}
 }
 
+/* The mode an entry gets on the host: the run's, with no set-id bit, and
+ * no group or other write that the host's entry there (hs, NULL: none) did
+ * not have already: a run's `chmod 0777 .git`, applied, let any local user
+ * put hooks in (outside review 9 F2). */
+static mode_t applied_mode(mode_t m, const struct stat *hs)
+{
+	mode_t keep = S_ISDIR(m) ? 01777 : 0777;
+	mode_t w = hs ? hs->st_mode & 022 : 0;
+	return m & keep & ~(mode_t)(022 & ~w);
+}
+
 /* The upper inode made the invoking user's, with no set-id bit (a chown
- * clears them too), before it is renamed into the host. */
-static int own(struct apply *a, int fd, const struct stat *st, cordon_error *err)
+ * clears them too), before it is renamed into the host (hs: the host's
+ * entry it replaces, or NULL). */
+static int own(struct apply *a, int fd, const struct stat *st, const struct stat *hs, cordon_error *err)
 {
 	if (geteuid() == 0 && fchown(fd, a->cs->uid, a->cs->gid) < 0)
 		return cordon_err_errno(err, "chown %s", a->w->rel);
-	mode_t keep = S_ISDIR(st->st_mode) ? 01777 : 0777;
-	if (fchmod(fd, st->st_mode & keep) < 0)
+	if (fchmod(fd, applied_mode(st->st_mode, hs)) < 0)
 		return cordon_err_errno(err, "chmod %s", a->w->rel);
 	strip_xattrs(fd);
 	return 0;
@@ -1540,7 +1628,9 @@ static int apply_file_steps(struct apply *a, int U, int H, const char *name, con
 		struct stat fs;
 		if (fd < 0 || fstat(fd, &fs) < 0 || fs.st_ino != st->st_ino || !S_ISREG(fs.st_mode))
 			return cordon_err_errno(err, "open %s in the change set", a->w->rel);
-		if (own(a, fd, &fs, err) < 0)
+		struct stat hst;
+		bool hok = host && fstatat(H, name, &hst, AT_SYMLINK_NOFOLLOW) == 0;
+		if (own(a, fd, &fs, hok ? &hst : NULL, err) < 0)
 			return -1;
 	} else if (geteuid() == 0 && fchownat(U, name, a->cs->uid, a->cs->gid, AT_SYMLINK_NOFOLLOW) < 0) {
 		return cordon_err_errno(err, "chown the link %s", a->w->rel);
@@ -1606,16 +1696,17 @@ static int apply_dir_entry(struct apply *a, int U, int H, const char *name, cons
 			return -1;
 		if (mkdirat(H, name, 0700) < 0 && errno != EEXIST)
 			return cordon_err_errno(err, "create %s", a->w->rel);
-	} else if ((hs->st_mode & 07777) != (st->st_mode & 01777) &&
+	} else if ((hs->st_mode & 07777) != applied_mode(st->st_mode, hs) &&
 		   journal(a, 'M', (long long)(hs->st_mode & 07777), a->w->rel, err) < 0) {
 		return -1;
 	}
+	mode_t want = applied_mode(st->st_mode, host ? hs : NULL);
 	_cleanup_close_ int hd = open_beneath(H, name, O_RDONLY | O_DIRECTORY);
 	struct stat hds;
 	if (hd < 0 || fstat(hd, &hds) < 0)
 		return cordon_err_errno(err, "open %s on the host", a->w->rel);
 	if ((!host && geteuid() == 0 && fchown(hd, a->cs->uid, a->cs->gid) < 0) ||
-	    ((hds.st_mode & 07777) != (st->st_mode & 01777) && fchmod(hd, st->st_mode & 01777) < 0))
+	    ((hds.st_mode & 07777) != want && fchmod(hd, want) < 0))
 		return cordon_err_errno(err, "chown/chmod %s", a->w->rel);
 	return 1;
 }

@@ -43,8 +43,11 @@ void changeset_dirname(char *out, size_t sz);
  * nobody else's. Masked in every run's view (model.c). -1: no such place. */
 int changeset_keydir(char *out, size_t sz);
 /* The directories of change sets this user's cordon made (the list beside
- * the key), appended to out; 0 (nothing added) where there is none. */
-int changeset_registered(strv *out);
+ * the key), appended to out; 0 (nothing added) where there is no key
+ * directory. -1 and err where there is one that cannot be used (a run may
+ * have changed the mode of a directory on its way, to leave the kept change
+ * sets listed there unmasked): no run should start then. */
+int changeset_registered(strv *out, cordon_error *err);
 /* Can the key be kept from a run with these paths (canonical; writable[i]
  * for a writable one)? Not where a symbolic link on the way to the key's
  * directory lies in a writable path (the run could point it at a key of its

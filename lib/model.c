@@ -591,8 +591,13 @@ static int add_registered(struct boundary_model *m, const struct run_plan *plan,
 			  cordon_error *err)
 {
 	strv sets = {0};
-	if (changeset_registered(&sets) < 0)
-		return cordon_err(err, 12, "out of memory");
+	cordon_error ke = {0};
+	if (changeset_registered(&sets, &ke) < 0) {
+		strv_free(&sets);
+		return cordon_err(err, ke.code,
+				  "%s: the kept change sets listed beside the change-set key cannot be masked without it; restore it (a run may have changed a mode on its way: chmod go-w), or remove it and its change sets",
+				  ke.msg);
+	}
 	int rc = 0;
 	for (size_t k = 0; rc == 0 && k < sets.n; k++) {
 		const char *path = sets.v[k], *name = strrchr(path, '/');

@@ -830,6 +830,54 @@ test_listed_change_sets_fail_closed() {
 	t_assert
 }
 
+# Outside review 9 F2: the apply carried a run's `chmod 0777 .git` to the
+# host (any local user could then put hooks in), and F1: such a mode on a
+# directory on the way to the key turned the list of kept change sets off,
+# silently. The apply never adds group or other write; a key directory
+# that cannot be used refuses every run.
+test_apply_adds_no_group_or_other_write() {
+	ws_init || return
+	mkdir .git && chmod 755 .git && echo old >shared && chmod 666 shared
+	cordon_run -- /bin/sh -c 'chmod 777 .git d; mkdir n && chmod 777 n; echo x >f && chmod 666 f; echo new >shared; chmod 777 k'
+	expect_eq "$RC" 0 "$ERR"
+	expect_eq "$(stat -c '%n %a' .git d n f shared k | tr '\n' ' ')" ".git 755 d 755 n 755 f 644 shared 666 k 755 " \
+		"no group or other write the host did not have"
+	t_assert
+}
+
+test_unusable_key_refuses_every_run() {
+	if ! setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null || [ "$(id -u)" != 0 ]; then
+		t_skip "needs root and unprivileged user namespaces (a workspace of uid 65534)"; return
+	fi
+	mkdir -p "$WS/u/home" "$WS/u/p/q/ws" "$WS/u/z" && chown -R 65534:65534 "$WS/u" && chmod 777 "$T_TMP"
+	local nobody=(env -u XDG_STATE_HOME HOME="$WS/u/home" setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --ro "$BUILD")
+	(cd "$WS/u/p/q/ws" && "${nobody[@]}" --workspace-mode review -- /bin/sh -c 'echo TOP >s' >/dev/null 2>&1) || fail "review"
+	cd "$WS/u/z" || return
+	"${nobody[@]}" --workspace-mode direct --rw "$WS/u/home" -- chmod 777 "$WS/u/home/.local/state" || fail "chmod run"
+	local out
+	out=$("${nobody[@]}" --rw "$WS/u/p" -- /bin/sh -c "cat $WS/u/p/q/.cordon-changes-65534/*/0/upper/s" 2>&1)
+	expect_match "$? $out" "^125 .*$WS/u/home/.local/state: owner uid 65534, mode 0777.*cannot be masked without it" \
+		"a run that would not even see the key's directory is refused"
+	chmod 755 "$WS/u/home/.local/state"
+	out=$("${nobody[@]}" --rw "$WS/u/p" -- /bin/sh -c "cat $WS/u/p/q/.cordon-changes-65534/*/0/upper/s 2>/dev/null | wc -l" 2>&1)
+	expect_eq "$out" 0 "the mode restored: runs again, the set masked"
+	t_assert
+}
+
+# Outside review 9 F4: a tree deeper than the walk's 256 levels in a change
+# set could not be discarded, and the discard removed meta first: a set
+# cordon could no longer open or remove.
+test_deep_change_set_discarded() {
+	ws_init || return
+	cordon_run --workspace-mode review -- /bin/sh -c 'p=.; for i in $(seq 300); do p=$p/d; done; mkdir -p $p && echo deep >$p/f'
+	local d
+	d=$(changes_dir)
+	expect_eq "$RC" 0 "$ERR"
+	"$CORDON" discard "$d" || fail "discard: $("$CORDON" discard "$d" 2>&1)"
+	[ -e "$d" ] && fail "left: $(ls -A "$d" | head -3)"
+	t_assert
+}
+
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
@@ -840,6 +888,7 @@ for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_
 	test_change_set_control_files_checked test_meta_names_the_run_uid test_kept_change_sets_masked \
 	test_forged_change_set_refused test_change_sets_and_their_key_never_granted \
 	test_user_key_safe_through_links_and_first_use test_always_held_and_apply_by_id \
-	test_key_way_guarded test_listed_change_sets_fail_closed; do
+	test_key_way_guarded test_listed_change_sets_fail_closed \
+	test_apply_adds_no_group_or_other_write test_unusable_key_refuses_every_run test_deep_change_set_discarded; do
 	t_run $t
 done

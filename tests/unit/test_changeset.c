@@ -319,7 +319,7 @@ static void test_change_set_directories_listed(void **st)
 	snprintf(top1, sizeof(top1), "%s/%s", base, name);
 	snprintf(top2, sizeof(top2), "%s/%s", b2, name);
 	strv l = {0};
-	assert_int_equal(changeset_registered(&l), 0);
+	assert_int_equal(changeset_registered(&l, &err), 0);
 	assert_int_equal(l.n, 2);
 	assert_string_equal(l.v[0], top1);
 	assert_string_equal(l.v[1], top2);
@@ -334,7 +334,7 @@ static void test_change_set_directories_listed(void **st)
 	assert_int_equal(mkdir(b3, 0755), 0);
 	assert_int_equal(changeset_create(&cs, b3, hosts, 1, getuid(), getgid(), getuid(), getgid(), NULL, &err), 0);
 	changeset_close(&cs);
-	assert_int_equal(changeset_registered(&l), 0);
+	assert_int_equal(changeset_registered(&l, &err), 0);
 	assert_int_equal(l.n, 2);
 	assert_string_equal(l.v[0], top2);
 	assert_non_null(strstr(l.v[1], "/b3/"));
