@@ -1031,6 +1031,25 @@ static void collect_outputs(struct sup *s)
 }
 
 /* Between sync 1 and sync 2, in parallel with init building its view. */
+/* Direct mode: the directories pinned above protected names (and above
+ * the change-set key and listed change sets) are writable binds of the
+ * host's own inodes, so the run can change their mode; put back after it
+ * (sweep_keep). An overlay's apply adds no write permission itself. */
+static int keep_pins(struct sup *s, cordon_error *err)
+{
+	const struct boundary_model *m = &s->plan.model;
+	const char **v = calloc(m->n + 1, sizeof(*v));
+	size_t n = 0;
+	if (!v)
+		return cordon_err(err, 12, "out of memory");
+	for (size_t i = 0; i < m->n; i++)
+		if (m->e[i].kind == MK_PIN)
+			v[n++] = m->e[i].host;
+	int r = sweep_keep(&s->sweep, v, n, err);
+	free(v);
+	return r;
+}
+
 static int parent_setup(struct sup *s, cordon_error *err)
 {
 	if (creds_apply_maps(s->pid, &s->creds, err) < 0 ||
@@ -1062,7 +1081,7 @@ static int parent_setup(struct sup *s, cordon_error *err)
 	/* The whole-tree snapshot only in direct mode: an overlay's changes are
 	 * its upper layer. */
 	if ((!s->ovl.active && snapshot_take(&s->before, roots, n, err) < 0) ||
-	    sweep_pin(&s->sweep, roots, n, err) < 0)
+	    sweep_pin(&s->sweep, roots, n, err) < 0 || (!s->ovl.active && keep_pins(s, err) < 0))
 		return -1;
 	trace(s, "snapshot taken, sync 2 sent");
 	if (sync_send(s->sock, MSG_GO2, 0, NULL, -1) < 0) /* sync 2 */

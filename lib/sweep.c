@@ -79,6 +79,28 @@ int sweep_pin(struct sweep *sw, const char *const *roots, size_t n, cordon_error
 	return 0;
 }
 
+int sweep_keep(struct sweep *sw, const char *const *paths, size_t n, cordon_error *err)
+{
+	if (!n)
+		return 0;
+	struct sweep_root *r = realloc(sw->r, (sw->n + n) * sizeof(*r));
+	if (!r)
+		return cordon_err(err, 12, "out of memory");
+	sw->r = r;
+	for (size_t i = 0; i < n; i++) {
+		struct sweep_root *k = &sw->r[sw->n];
+		*k = (struct sweep_root){.fd = open_root(paths[i], O_PATH), .keep_only = true};
+		if (k->fd < 0)
+			continue; /* gone, or a link now: nothing of the host's to put back */
+		if (fstat(k->fd, &k->st) < 0 || !S_ISDIR(k->st.st_mode) || !(k->path = strdup(paths[i]))) {
+			close(k->fd);
+			continue;
+		}
+		sw->n++;
+	}
+	return 0;
+}
+
 void sweep_free(struct sweep *sw)
 {
 	for (size_t i = 0; i < sw->n; i++) {
@@ -138,7 +160,7 @@ static const struct sweep_root *root_of(const struct sweep *sw, const char *path
 {
 	const struct sweep_root *best = NULL;
 	for (size_t i = 0; i < sw->n; i++)
-		if (S_ISDIR(sw->r[i].st.st_mode) && path_has_prefix(path, sw->r[i].path) &&
+		if (!sw->r[i].keep_only && S_ISDIR(sw->r[i].st.st_mode) && path_has_prefix(path, sw->r[i].path) &&
 		    (!best || strlen(sw->r[i].path) > strlen(best->path)))
 			best = &sw->r[i];
 	return best;
@@ -430,7 +452,7 @@ static void walk_all(struct sweep *sw, const char *base, struct fix_list *cleare
 	status->walked = true;
 	for (size_t i = 0; i < sw->n; i++) {
 		const struct sweep_root *r = &sw->r[i];
-		if (!S_ISDIR(r->st.st_mode))
+		if (!S_ISDIR(r->st.st_mode) || r->keep_only)
 			continue; /* a file bound writable: its mode is the root's, restored */
 		walk_root(&w, r);
 		if (w.stop)

@@ -30,6 +30,7 @@ struct sweep_root {
 	char *path;
 	int fd; /* O_PATH, opened before the run */
 	struct stat st;
+	bool keep_only; /* sweep_keep's: its mode and owner restored, not walked */
 };
 
 /* The full walk's bounds (SECURITY.md, "What a run leaves behind"): entries
@@ -64,6 +65,12 @@ struct sweep_status {
  * has a symlink on its path now is an error, one that does not exist is left
  * out (the run cannot bind it either). */
 int sweep_pin(struct sweep *sw, const char *const *roots, size_t n, cordon_error *err);
+/* After sweep_pin: directories inside the roots whose mode and owner are
+ * put back after the run too, without a walk of their own (the pinned
+ * directories above protected names: a run in direct mode can chmod them,
+ * and a world-writable .git lets any local user put hooks in). Absent
+ * ones are skipped. */
+int sweep_keep(struct sweep *sw, const char *const *paths, size_t n, cordon_error *err);
 /* After the run, when no process of it is left: put each root's mode and
  * owner back (into *restored), then clear privilege bits and file
  * capabilities on the changed files (into *cleared). With truncated set (the

@@ -878,6 +878,18 @@ test_deep_change_set_discarded() {
 	t_assert
 }
 
+# Outside review 9 F2, direct mode: the directories pinned above protected
+# names are the host's own, writable: a run's chmod 0777 .git reached the
+# host at once. Their mode is put back after the run, and said.
+test_direct_pins_restored() {
+	ws_init || return
+	mkdir -p .git/hooks && chmod 755 .git
+	cordon_run --workspace-mode direct -- /bin/sh -c 'chmod 777 .git'
+	expect_eq "$RC $(stat -c %a .git)" "0 755" "put back: $ERR"
+	expect_match "$(jq -c '.root_restored' "$R")" '"path":"\.git".*mode 0777 -> 0755' "said"
+	t_assert
+}
+
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
@@ -889,6 +901,6 @@ for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_
 	test_forged_change_set_refused test_change_sets_and_their_key_never_granted \
 	test_user_key_safe_through_links_and_first_use test_always_held_and_apply_by_id \
 	test_key_way_guarded test_listed_change_sets_fail_closed \
-	test_apply_adds_no_group_or_other_write test_unusable_key_refuses_every_run test_deep_change_set_discarded; do
+	test_apply_adds_no_group_or_other_write test_unusable_key_refuses_every_run test_deep_change_set_discarded test_direct_pins_restored; do
 	t_run $t
 done
