@@ -1517,17 +1517,29 @@ static int backup(struct apply *a, int H, const char *name, bool move, cordon_er
 
 /* ---- applying one entry ---- */
 
-static void strip_xattrs(int fd)
+/* overlayfs's own attributes, file capabilities, and POSIX ACLs (an
+ * entry for another user or group would grant what the mode does not). The
+ * whole list is read (the kernel's bound, 64 KiB: a run can add names until
+ * a smaller buffer no longer holds them). -1 if it cannot be. */
+static int strip_xattrs(int fd)
 {
-	char names[4096];
-	ssize_t n = flistxattr(fd, names, sizeof(names));
+	enum { LIST_MAX = 65536 };
+	char *names = malloc(LIST_MAX);
+	if (!names)
+		return -1;
+	ssize_t n = flistxattr(fd, names, LIST_MAX);
+	if (n < 0 && (errno == ENOTSUP || errno == EOPNOTSUPP))
+		n = 0;
 	for (ssize_t i = 0; i < n;) {
 		const char *x = names + i;
 		if (strncmp(x, "user.overlay.", 13) == 0 || strncmp(x, "trusted.overlay.", 16) == 0 ||
-		    strcmp(x, "security.capability") == 0)
-			fremovexattr(fd, x);
+		    strcmp(x, "security.capability") == 0 || strncmp(x, "system.posix_acl_", 17) == 0)
+			if (fremovexattr(fd, x) < 0 && errno != ENODATA)
+				n = -1;
 		i += (ssize_t)strlen(x) + 1;
 	}
+	free(names);
+	return n < 0 ? -1 : 0;
 }
 
 /* The mode an entry gets on the host: the run's, with no set-id bit, and
@@ -1548,9 +1560,10 @@ static int own(struct apply *a, int fd, const struct stat *st, const struct stat
 {
 	if (geteuid() == 0 && fchown(fd, a->cs->uid, a->cs->gid) < 0)
 		return cordon_err_errno(err, "chown %s", a->w->rel);
+	if (strip_xattrs(fd) < 0)
+		return cordon_err_errno(err, "remove the attributes of %s", a->w->rel);
 	if (fchmod(fd, applied_mode(st->st_mode, hs)) < 0)
 		return cordon_err_errno(err, "chmod %s", a->w->rel);
-	strip_xattrs(fd);
 	return 0;
 }
 

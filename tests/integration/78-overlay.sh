@@ -774,6 +774,10 @@ test_key_way_guarded() {
 	"${nobody[@]}" --workspace-mode review -- true >/dev/null 2>&1 || fail "review run"
 	[ -f "$WS/u/home/.local/state/cordon/changeset.key" ] || fail "no key made"
 	"${nobody[@]}" --workspace-mode direct --rw "$WS/u/home" -- chmod 000 "$WS/u/home/.local" 2>&1 || fail "chmod run"
+	expect_eq "$(stat -c %a "$WS/u/home/.local")" 700 "the run's chmod of a pinned directory put back"
+	# The mode changed all the same (while a run was alive, by another
+	# way): the next run that would see there is refused.
+	chmod 000 "$WS/u/home/.local"
 	local out
 	out=$("${nobody[@]}" --workspace-mode direct --rw "$WS/u/home" -- cat "$WS/u/home/.local/state/cordon/changeset.key" 2>&1)
 	expect_match "$? $out" "^125 .*the way to the change-set key's directory .* stops at $WS/u/home/.local \(Permission denied\)" "refused, fail closed"
@@ -817,7 +821,8 @@ test_listed_change_sets_fail_closed() {
 	cd "$WS/u/w" || return
 	local out
 	out=$("${nobody[@]}" --workspace-mode direct -- /bin/sh -c 'mv sub sub9 2>/dev/null || echo stays; chmod 000 sub' 2>&1)
-	expect_eq "$out" stays "the directory above a listed set is pinned"
+	expect_eq "$out $(stat -c %a sub)" "stays 755" "the directory above a listed set is pinned, its mode put back"
+	chmod 000 sub
 	out=$("${nobody[@]}" --workspace-mode direct -- /bin/sh -c 'chmod 755 sub; cat sub/.cordon-changes-65534/*/*/upper/s' 2>&1)
 	expect_match "$? $out" "^125 .*sub/.cordon-changes-65534, a directory of kept change sets, cannot be looked at \(Permission denied\)" "refused, fail closed"
 	# Another set listed meanwhile: the unsearchable one stays listed.
@@ -842,6 +847,18 @@ test_apply_adds_no_group_or_other_write() {
 	expect_eq "$RC" 0 "$ERR"
 	expect_eq "$(stat -c '%n %a' .git d n f shared k | tr '\n' ' ')" ".git 755 d 755 n 755 f 644 shared 666 k 755 " \
 		"no group or other write the host did not have"
+	# Nor through an ACL (a named entry, rwx, and its mask): the mode says it all.
+	local acl='import os, struct
+open("a", "w").write("x")
+e = [(1, 6, 0xffffffff), (2, 7, os.getuid()), (4, 4, 0xffffffff), (0x10, 7, 0xffffffff), (0x20, 4, 0xffffffff)]
+os.setxattr("a", "system.posix_acl_access", struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *x) for x in e))
+print(len(os.getxattr("a", "system.posix_acl_access")))'
+	cordon_run -- python3 -c "$acl"
+	expect_eq "$RC $OUT" "0 44" "the run set an ACL: $ERR"
+	expect_eq "$(python3 -c 'import os
+try:
+    os.getxattr("a", "system.posix_acl_access"); print("acl")
+except OSError as e: print(e.errno)') $(stat -c %a a)" "61 654" "no ACL applied (the mask the run set is its group bits, less write)"
 	t_assert
 }
 
@@ -854,6 +871,8 @@ test_unusable_key_refuses_every_run() {
 	(cd "$WS/u/p/q/ws" && "${nobody[@]}" --workspace-mode review -- /bin/sh -c 'echo TOP >s' >/dev/null 2>&1) || fail "review"
 	cd "$WS/u/z" || return
 	"${nobody[@]}" --workspace-mode direct --rw "$WS/u/home" -- chmod 777 "$WS/u/home/.local/state" || fail "chmod run"
+	expect_eq "$(stat -c %a "$WS/u/home/.local/state")" 700 "the run's chmod put back"
+	chmod 777 "$WS/u/home/.local/state"
 	local out
 	out=$("${nobody[@]}" --rw "$WS/u/p" -- /bin/sh -c "cat $WS/u/p/q/.cordon-changes-65534/*/0/upper/s" 2>&1)
 	expect_match "$? $out" "^125 .*$WS/u/home/.local/state: owner uid 65534, mode 0777.*cannot be masked without it" \
