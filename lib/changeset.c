@@ -800,10 +800,19 @@ static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid
 	}
 	if (top < 0 || fstat(top, &st) < 0)
 		return cordon_err_errno(err, "open %s/%s", base, top_name);
+	/* The user's own, writable by others (a run's chmod, say): its mode
+	 * put right (what is in it is sealed); anyone else's: not used. */
+	if (st.st_uid == geteuid() && (st.st_mode & 022)) {
+		char link[64];
+		snprintf(link, sizeof(link), "/proc/self/fd/%d", top);
+		if (chmod(link, st.st_mode & 07755) < 0 || fstat(top, &st) < 0)
+			return cordon_err_errno(err, "%s%s%s: mode %04o, writable by others, and cannot be made 0755 (chmod go-w)",
+						base, strcmp(base, "/") ? "/" : "", top_name, (unsigned)(st.st_mode & 07777));
+	}
 	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
 		cs->squatted = true;
-		return cordon_err(err, EPERM, "%s%s%s belongs to uid %u or is writable by others: not using it", base,
-				  strcmp(base, "/") ? "/" : "", top_name, (unsigned)st.st_uid);
+		return cordon_err(err, EPERM, "%s%s%s belongs to uid %u, not to you (uid %u): not using it", base,
+				  strcmp(base, "/") ? "/" : "", top_name, (unsigned)st.st_uid, (unsigned)geteuid());
 	}
 	char top_path[4096];
 	if (dirfd_path(top, top_path, sizeof(top_path)) == 0)
@@ -1398,10 +1407,10 @@ static int remove_dir(struct changeset *cs, cordon_error *err)
 		return cordon_err_errno(err, "%s: moved while in use", cs->dir);
 	if (rm_at(p, slash + 1, 0) < 0)
 		return cordon_err_errno(err, "remove %s", cs->dir);
-	char *up = strrchr(parent, '/'), mine[64];
-	changeset_dirname(mine, sizeof(mine));
-	if (up && strcmp(up + 1, mine) == 0)
-		rmdir(parent); /* ENOTEMPTY: another run's change set is there */
+	/* .cordon-changes[-UID] stays, empty: made once, it is listed and
+	 * masked in every run that starts later; made anew for each run, it
+	 * appeared while other runs were alive, unmasked in their view (outside
+	 * review 10: a concurrent run read and altered a change set there). */
 	return 0;
 }
 

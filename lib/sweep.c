@@ -42,6 +42,8 @@ static void add_fix(struct fix_list *l, const char *path, const char *base, cons
 	l->n++;
 }
 
+static void acls_read(int fd, char *acl[2], size_t len[2]);
+
 int sweep_pin(struct sweep *sw, const char *const *roots, size_t n, cordon_error *err)
 {
 	memset(sw, 0, sizeof(*sw));
@@ -66,6 +68,7 @@ int sweep_pin(struct sweep *sw, const char *const *roots, size_t n, cordon_error
 			return cordon_err(err, e, "pin writable root %s", roots[i]);
 		}
 		r->path = strdup(roots[i]);
+		r->acl[0] = r->acl[1] = NULL;
 		if (!r->path || fstat(r->fd, &r->st) < 0) {
 			int e = r->path ? errno : 12;
 			close(r->fd);
@@ -74,6 +77,8 @@ int sweep_pin(struct sweep *sw, const char *const *roots, size_t n, cordon_error
 			sweep_free(sw);
 			return cordon_err(err, e, "pin writable root %s", roots[i]);
 		}
+		if (S_ISDIR(r->st.st_mode))
+			acls_read(r->fd, r->acl, r->acl_len);
 		sw->n++;
 	}
 	return 0;
@@ -96,9 +101,39 @@ int sweep_keep(struct sweep *sw, const char *const *paths, size_t n, cordon_erro
 			close(k->fd);
 			continue;
 		}
+		acls_read(k->fd, k->acl, k->acl_len);
 		sw->n++;
 	}
 	return 0;
+}
+
+static const char *const acl_names[2] = {"system.posix_acl_access", "system.posix_acl_default"};
+
+/* A directory's ACLs (at most 64 KiB each, the kernel's bound), by its
+ * pinned fd. */
+static void acls_read(int fd, char *acl[2], size_t len[2])
+{
+	char link[64];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	for (int k = 0; k < 2; k++) {
+		acl[k] = NULL;
+		len[k] = 0;
+		char *b = malloc(65536);
+		ssize_t n = b ? getxattr(link, acl_names[k], b, 65536) : -1;
+		if (n <= 0) {
+			free(b);
+			continue;
+		}
+		acl[k] = b;
+		len[k] = (size_t)n;
+	}
+}
+
+static void acls_free(char *acl[2])
+{
+	free(acl[0]);
+	free(acl[1]);
+	acl[0] = acl[1] = NULL;
 }
 
 void sweep_free(struct sweep *sw)
@@ -106,6 +141,7 @@ void sweep_free(struct sweep *sw)
 	for (size_t i = 0; i < sw->n; i++) {
 		close(sw->r[i].fd);
 		free(sw->r[i].path);
+		acls_free(sw->r[i].acl);
 	}
 	free(sw->r);
 	memset(sw, 0, sizeof(*sw));
@@ -134,6 +170,24 @@ static void restore_root(const struct sweep_root *r, const char *base, struct fi
 			 (unsigned)(r->st.st_mode & 07777));
 		add_fix(restored, r->path, base, what);
 	}
+	if (!S_ISDIR(now.st_mode))
+		return;
+	/* Its ACLs as they were (a default ACL the run added: every file made
+	 * there later would get what it says, the creator's umask aside). */
+	char *acl[2];
+	size_t len[2];
+	acls_read(r->fd, acl, len);
+	for (int k = 0; k < 2; k++) {
+		if (len[k] == r->acl_len[k] && (!len[k] || memcmp(acl[k], r->acl[k], len[k]) == 0))
+			continue;
+		int ok = r->acl[k] ? setxattr(link, acl_names[k], r->acl[k], r->acl_len[k], 0)
+				   : removexattr(link, acl_names[k]);
+		if (ok == 0) {
+			snprintf(what, sizeof(what), "%s ACL %s", k ? "default" : "access", r->acl[k] ? "put back" : "removed");
+			add_fix(restored, r->path, base, what);
+		}
+	}
+	acls_free(acl);
 }
 
 /* fd: O_PATH on the file, already fstat'ed into st. */

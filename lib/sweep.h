@@ -31,6 +31,11 @@ struct sweep_root {
 	int fd; /* O_PATH, opened before the run */
 	struct stat st;
 	bool keep_only; /* sweep_keep's: its mode and owner restored, not walked */
+	/* Its POSIX ACLs before the run (access, default; NULL: none): a
+	 * default ACL a run adds gives what it likes to everything made
+	 * there later. */
+	char *acl[2];
+	size_t acl_len[2];
 };
 
 /* The full walk's bounds (SECURITY.md, "What a run leaves behind"): entries

@@ -284,6 +284,12 @@ test_squatted_change_set_dir_said() {
 	rmdir "$WS/$top"
 	cordon_run -- /bin/sh -c 'echo 3 >f'
 	expect_eq "$RC $(field .enforcement.workspace_mode) $(cat f) [$ERR]" "0 overlay 3 []" "overlay, nothing said"
+	# It stays (listed, masked in later runs). The user's own made
+	# writable by others (a concurrent run's chmod): its mode put right.
+	chmod 777 "$WS/$top"
+	cordon_run -- /bin/sh -c 'echo 4 >f'
+	expect_eq "$RC $(field .enforcement.workspace_mode) $(cat f) $(stat -c %a "$WS/$top")" "0 overlay 4 755" \
+		"the user's own directory: its mode put right: $ERR"
 	t_assert
 }
 
@@ -906,6 +912,47 @@ test_direct_pins_restored() {
 	cordon_run --workspace-mode direct -- /bin/sh -c 'chmod 777 .git'
 	expect_eq "$RC $(stat -c %a .git)" "0 755" "put back: $ERR"
 	expect_match "$(jq -c '.root_restored' "$R")" '"path":"\.git".*mode 0777 -> 0755' "said"
+	# A default ACL (other: rwx) on it, and on the workspace: every file
+	# made there later would be anyone's to write. Removed, and said.
+	cordon_run --workspace-mode direct -- python3 -c 'import os, struct
+acl = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", t, 7, 0xffffffff) for t in (1, 4, 0x20))
+for d in (".git", "."):
+    os.setxattr(d, "system.posix_acl_default", acl)'
+	expect_eq "$RC" 0 "$ERR"
+	expect_eq "$(python3 -c 'import os
+for d in (".git", "."):
+    try:
+        os.getxattr(d, "system.posix_acl_default"); print("acl")
+    except OSError as e: print(e.errno)' | tr '\n' ' ')" "61 61 " "removed"
+	expect_match "$(jq -c '.root_restored' "$R")" '"path":"\.git".*default ACL removed' "said"
+	t_assert
+}
+
+# Outside review 10 F1: the directory of change sets was removed when it
+# went empty and made anew for the next run, so it appeared while other
+# runs were alive, unmasked in their view: a concurrent run read and
+# altered a change set there. It stays once made: a run that starts later
+# has it masked, whatever is made in it meanwhile.
+test_change_sets_made_during_a_run_stay_masked() {
+	ws_init || return
+	cordon_run -- true
+	expect_eq "$(ls -A "$WS/.cordon-changes" | wc -l)" 0 "it stays, empty: $ERR"
+	mkdir "$WS/sync" && mkfifo "$WS/sync/go"
+	cd "$WS" || return
+	"$CORDON" run --workspace-mode direct -- /bin/sh -c "touch sync/ready; read x <sync/go; ls -A .cordon-changes | wc -l" \
+		>"$T_TMP/out" 2>"$T_TMP/err" &
+	local pid=$! i=0
+	# (Until the run ends: one that failed at its start is not waited for.)
+	while [ ! -e "$WS/sync/ready" ] && kill -0 $pid 2>/dev/null && [ $i -lt 6000 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	cd "$WS/w" || return
+	cordon_run --workspace-mode review -- /bin/sh -c 'echo s >s'
+	expect_eq "$(ls -A "$WS/.cordon-changes" | wc -l)" 1 "a change set made while the other run is alive: $ERR"
+	kill -0 $pid 2>/dev/null && echo go >"$WS/sync/go"
+	wait $pid
+	expect_eq "$(cat "$T_TMP/out")" 0 "not in that run's view: $(cat "$T_TMP/err")"
 	t_assert
 }
 
@@ -920,6 +967,7 @@ for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_
 	test_forged_change_set_refused test_change_sets_and_their_key_never_granted \
 	test_user_key_safe_through_links_and_first_use test_always_held_and_apply_by_id \
 	test_key_way_guarded test_listed_change_sets_fail_closed \
-	test_apply_adds_no_group_or_other_write test_unusable_key_refuses_every_run test_deep_change_set_discarded test_direct_pins_restored; do
+	test_apply_adds_no_group_or_other_write test_unusable_key_refuses_every_run test_deep_change_set_discarded test_direct_pins_restored \
+	test_change_sets_made_during_a_run_stay_masked; do
 	t_run $t
 done
