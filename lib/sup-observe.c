@@ -837,6 +837,16 @@ int observer_handle(struct observer *o, struct run_report *rep)
 		/* Above a protected path only a directory may be made (mkdir),
 		 * or an empty one removed (unlink, rmdir). */
 		const char *name = observer_calls[i];
+		/* A link made of an open file (linkat, AT_EMPTY_PATH: since 6.10
+		 * for anyone, of a file they opened) names no path to check:
+		 * refused where anything is protected (outside review 11: a
+		 * nested .git/config, opened read-only, linked into the
+		 * workspace and rewritten). The flags are the call's own,
+		 * copied at its entry: no check-then-use. */
+		if (strcmp(name, "linkat") == 0 && (a[4] & AT_EMPTY_PATH) && o->protects) {
+			deny(o, rep, "syscall", "linkat");
+			return respond(o, EPERM) < 0 ? -1 : 1;
+		}
 		bool moves = strncmp(name, "mkdir", 5) != 0 && strncmp(name, "unlink", 6) != 0 &&
 			     strcmp(name, "rmdir") != 0;
 		int dir = moves ? 0 : strncmp(name, "mkdir", 5) == 0 ? PROTECT_DIR_NEW : PROTECT_DIR_KEPT;

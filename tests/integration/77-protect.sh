@@ -504,11 +504,28 @@ test_more_defaults() {
 	t_assert
 }
 
+# Outside review 11 F2: linkat(fd, "", ..., AT_EMPTY_PATH) links an open
+# file without naming a path, which the observer had nothing to check of:
+# a nested repository's .git/config, opened read-only, linked into the
+# workspace and rewritten. The filter refuses that form of linkat.
+test_link_of_an_open_file_refused() {
+	mkdir -p sub/.git && printf '[core]\n' >sub/.git/config
+	cordon_run --workspace-mode direct -- python3 -c 'import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open("sub/.git/config", os.O_RDONLY)
+r = libc.linkat(fd, b"", -100, b"x", 0x1000)
+print(r, ctypes.get_errno() != 0, os.path.exists("x"))'
+	expect_eq "$OUT" "-1 True False" "refused: $ERR"
+	expect_eq "$(cat sub/.git/config)" "[core]" "untouched"
+	expect_eq "$(field '[.denials[] | select(.kind=="syscall" and .target=="linkat") | .count] | add')" 1 "reported"
+	t_assert
+}
+
 for t in test_git_redirections_held_back_in_overlay test_nested_git_held_back_in_overlay test_control_files_refused_and_reported test_rename_unlink_and_links_refused test_gitfile_refused test_git_workflow_works \
 	test_unprotect_and_protect test_ceiling_forbids_unprotect test_planted_symlink_refused \
 	test_protect_without_file_reports test_overlay_holds_protected_back test_overlay_holds_back_above_protected \
 	test_review_apply_uses_the_runs_list test_git_workflow_works_in_overlay \
 	test_git_redirections_refused test_nested_git_refused test_proc_symlink_creation_refused test_more_defaults \
-	test_deep_cwd_cannot_reach_protected; do
+	test_deep_cwd_cannot_reach_protected test_link_of_an_open_file_refused; do
 	t_run $t
 done
