@@ -164,10 +164,13 @@ static void restore_root(const struct sweep_root *r, const char *base, struct fi
 		}
 		fstat(r->fd, &now); /* a chown may have cleared bits */
 	}
-	if ((now.st_mode & 07777) != (r->st.st_mode & 07777) && !S_ISLNK(now.st_mode) &&
-	    chmod(link, r->st.st_mode & 07777) == 0) {
-		snprintf(what, sizeof(what), "mode 0%o -> 0%o", (unsigned)(now.st_mode & 07777),
-			 (unsigned)(r->st.st_mode & 07777));
+	/* As before the run, except that group and other write come back only
+	 * if they are there now too: another run alive when this one started
+	 * may have loosened it, and its own sweep put it right since (outside
+	 * review 11: a concurrent run's baseline put 0777 back on .git). */
+	mode_t want = (r->st.st_mode & 07777 & ~(mode_t)022) | (r->st.st_mode & now.st_mode & 022);
+	if ((now.st_mode & 07777) != want && !S_ISLNK(now.st_mode) && chmod(link, want) == 0) {
+		snprintf(what, sizeof(what), "mode 0%o -> 0%o", (unsigned)(now.st_mode & 07777), (unsigned)want);
 		add_fix(restored, r->path, base, what);
 	}
 	if (!S_ISDIR(now.st_mode))
@@ -177,13 +180,13 @@ static void restore_root(const struct sweep_root *r, const char *base, struct fi
 	char *acl[2];
 	size_t len[2];
 	acls_read(r->fd, acl, len);
+	/* Never put back (the one before may be another run's): one that
+	 * differs from before is removed, the mode above says the rest. */
 	for (int k = 0; k < 2; k++) {
-		if (len[k] == r->acl_len[k] && (!len[k] || memcmp(acl[k], r->acl[k], len[k]) == 0))
+		if (!len[k] || (len[k] == r->acl_len[k] && memcmp(acl[k], r->acl[k], len[k]) == 0))
 			continue;
-		int ok = r->acl[k] ? setxattr(link, acl_names[k], r->acl[k], r->acl_len[k], 0)
-				   : removexattr(link, acl_names[k]);
-		if (ok == 0) {
-			snprintf(what, sizeof(what), "%s ACL %s", k ? "default" : "access", r->acl[k] ? "put back" : "removed");
+		if (removexattr(link, acl_names[k]) == 0) {
+			snprintf(what, sizeof(what), "%s ACL removed", k ? "default" : "access");
 			add_fix(restored, r->path, base, what);
 		}
 	}

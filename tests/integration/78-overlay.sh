@@ -956,6 +956,27 @@ test_change_sets_made_during_a_run_stay_masked() {
 	t_assert
 }
 
+# Outside review 11 F1: a run that started while another had loosened
+# .git took that as its baseline, and put 0777 back after the other's sweep
+# had put it right. The sweep never puts write or an ACL back.
+test_concurrent_direct_runs_leave_pins_tight() {
+	ws_init || return
+	mkdir -p .git/hooks sync && chmod 755 .git && mkfifo sync/ago sync/bgo
+	wait_for() { local i=0; while [ ! -e "$1" ] && kill -0 "$2" 2>/dev/null && [ $i -lt 6000 ]; do sleep 0.1; i=$((i + 1)); done; }
+	"$CORDON" run --workspace-mode direct -- /bin/sh -c 'chmod 777 .git; touch sync/a; read x <sync/ago' >/dev/null 2>&1 &
+	local a=$!
+	wait_for sync/a $a
+	"$CORDON" run --workspace-mode direct -- /bin/sh -c 'touch sync/b; read x <sync/bgo' >/dev/null 2>&1 &
+	local b=$!
+	wait_for sync/b $b
+	kill -0 $a 2>/dev/null && echo go >sync/ago
+	wait $a
+	kill -0 $b 2>/dev/null && echo go >sync/bgo
+	wait $b
+	expect_eq "$(stat -c %a .git)" 755 "as before either run"
+	t_assert
+}
+
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
@@ -968,6 +989,6 @@ for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_
 	test_user_key_safe_through_links_and_first_use test_always_held_and_apply_by_id \
 	test_key_way_guarded test_listed_change_sets_fail_closed \
 	test_apply_adds_no_group_or_other_write test_unusable_key_refuses_every_run test_deep_change_set_discarded test_direct_pins_restored \
-	test_change_sets_made_during_a_run_stay_masked; do
+	test_change_sets_made_during_a_run_stay_masked test_concurrent_direct_runs_leave_pins_tight; do
 	t_run $t
 done
