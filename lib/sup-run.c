@@ -1045,8 +1045,39 @@ static int keep_pins(struct sup *s, cordon_error *err)
 	for (size_t i = 0; i < m->n; i++)
 		if (m->e[i].kind == MK_PIN)
 			v[n++] = m->e[i].host;
-	int r = sweep_keep(&s->sweep, v, n, err);
-	free(v);
+	/* Above a protected name absent at the start: the directories the run
+	 * may make on the way (`.cargo` of .cargo/config.toml), below the
+	 * writable path that holds it. */
+	strv above = {0};
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < m->n; i++) {
+		const struct model_entry *e = &m->e[i];
+		if (e->kind != MK_PROTECT || !(e->flags & MODEL_NOT_YET) || !e->host)
+			continue;
+		char p[4096];
+		snprintf(p, sizeof(p), "%s", e->host);
+		for (char *sl; r == 0 && (sl = strrchr(p, '/')) && sl != p;) {
+			*sl = '\0';
+			bool root = false;
+			for (size_t k = 0; k < s->sweep.n && !root; k++)
+				root = !s->sweep.r[k].keep_only && strcmp(s->sweep.r[k].path, p) == 0;
+			if (root)
+				break;
+			if (!strv_contains(&above, p))
+				r = strv_push(&above, p);
+		}
+	}
+	const char **all = r == 0 ? realloc(v, (n + above.n + 1) * sizeof(*v)) : NULL;
+	if (!all) {
+		free(v);
+		strv_free(&above);
+		return cordon_err(err, 12, "out of memory");
+	}
+	for (size_t i = 0; i < above.n; i++)
+		all[n++] = above.v[i];
+	r = sweep_keep(&s->sweep, all, n, err);
+	free(all);
+	strv_free(&above);
 	return r;
 }
 

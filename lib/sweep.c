@@ -95,8 +95,13 @@ int sweep_keep(struct sweep *sw, const char *const *paths, size_t n, cordon_erro
 	for (size_t i = 0; i < n; i++) {
 		struct sweep_root *k = &sw->r[sw->n];
 		*k = (struct sweep_root){.fd = open_root(paths[i], O_PATH), .keep_only = true};
+		if (k->fd < 0 && errno == ENOENT && (k->path = strdup(paths[i]))) {
+			k->absent = true;
+			sw->n++;
+			continue;
+		}
 		if (k->fd < 0)
-			continue; /* gone, or a link now: nothing of the host's to put back */
+			continue; /* a link now: nothing of the host's to put back */
 		if (fstat(k->fd, &k->st) < 0 || !S_ISDIR(k->st.st_mode) || !(k->path = strdup(paths[i]))) {
 			close(k->fd);
 			continue;
@@ -139,7 +144,8 @@ static void acls_free(char *acl[2])
 void sweep_free(struct sweep *sw)
 {
 	for (size_t i = 0; i < sw->n; i++) {
-		close(sw->r[i].fd);
+		if (sw->r[i].fd >= 0)
+			close(sw->r[i].fd);
 		free(sw->r[i].path);
 		acls_free(sw->r[i].acl);
 	}
@@ -148,9 +154,37 @@ void sweep_free(struct sweep *sw)
 }
 
 /* The mode and owner of a root, as before the run. */
+static void tighten_made(const struct sweep_root *r, const char *base, struct fix_list *restored);
+static void restore_root(const struct sweep_root *r, const char *base, struct fix_list *restored);
+
+/* A directory the run made where nothing was (sweep_keep, absent): no group
+ * or other write, no ACL. Opened from / with no link followed (a link
+ * there is no directory of the host's to fix). */
+static void tighten_made(const struct sweep_root *r, const char *base, struct fix_list *restored)
+{
+	struct sweep_root t = *r;
+	t.fd = open_root(r->path, O_PATH);
+	if (t.fd < 0 || fstat(t.fd, &t.st) < 0 || !S_ISDIR(t.st.st_mode)) {
+		if (t.fd >= 0)
+			close(t.fd);
+		return;
+	}
+	/* As it is, less group and other write; no ACL before. */
+	t.st.st_mode &= ~(mode_t)022;
+	t.absent = false;
+	t.acl[0] = t.acl[1] = NULL;
+	t.acl_len[0] = t.acl_len[1] = 0;
+	restore_root(&t, base, restored);
+	close(t.fd);
+}
+
 static void restore_root(const struct sweep_root *r, const char *base, struct fix_list *restored)
 {
 	struct stat now;
+	if (r->absent) {
+		tighten_made(r, base, restored);
+		return;
+	}
 	if (fstat(r->fd, &now) < 0)
 		return;
 	char what[128], link[64];

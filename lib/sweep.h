@@ -31,6 +31,9 @@ struct sweep_root {
 	int fd; /* O_PATH, opened before the run */
 	struct stat st;
 	bool keep_only; /* sweep_keep's: its mode and owner restored, not walked */
+	bool absent;    /* sweep_keep's, not there before the run (fd -1): if the
+			 * run made a directory there, it gets no group or other
+			 * write and no ACL */
 	/* Its POSIX ACLs before the run (access, default; NULL: none): a
 	 * default ACL a run adds gives what it likes to everything made
 	 * there later. */
@@ -73,8 +76,10 @@ int sweep_pin(struct sweep *sw, const char *const *roots, size_t n, cordon_error
 /* After sweep_pin: directories inside the roots whose mode and owner are
  * put back after the run too, without a walk of their own (the pinned
  * directories above protected names: a run in direct mode can chmod them,
- * and a world-writable .git lets any local user put hooks in). Absent
- * ones are skipped. */
+ * and a world-writable .git lets any local user put hooks in). One absent
+ * now (above a protected name that is absent too) is looked at after the
+ * run: a directory the run made there loses group and other write and its
+ * ACLs (`mkdir -m 0777 .cargo` let anyone put a config.toml in). */
 int sweep_keep(struct sweep *sw, const char *const *paths, size_t n, cordon_error *err);
 /* After the run, when no process of it is left: put each root's mode and
  * owner back (into *restored), then clear privilege bits and file

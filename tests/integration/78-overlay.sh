@@ -925,6 +925,12 @@ for d in (".git", "."):
         os.getxattr(d, "system.posix_acl_default"); print("acl")
     except OSError as e: print(e.errno)' | tr '\n' ' ')" "61 61 " "removed"
 	expect_match "$(jq -c '.root_restored' "$R")" '"path":"\.git".*default ACL removed' "said"
+	# Outside review 11 F3: directories the run made above protected
+	# names that were absent (.cargo of .cargo/config.toml) get no group
+	# or other write either: anyone could have put a config there.
+	cordon_run --workspace-mode direct -- /bin/sh -c 'mkdir -m 0777 .cargo .aws .config; chmod 0777 .cargo .aws .config'
+	expect_eq "$RC $(stat -c %a .cargo .aws .config | tr '\n' ' ')" "0 755 755 755 " "tightened: $ERR"
+	expect_match "$(jq -c '.root_restored' "$R")" '"path":"\.cargo","what":"mode 0777 -> 0755"' "said"
 	t_assert
 }
 
