@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <microhttpd.h>
+#include "changeset.h"
 #include "error.h"
 #include "json.h"
 #include "policy.h"
@@ -1816,10 +1817,16 @@ static void reap_workers(void)
 			if (se->warm) {
 				/* A pool session no client took: no report, an
 				 * empty workspace nothing ran in. */
-				char d[PATH_MAX];
+				char d[PATH_MAX], cs[64];
 				session_ws(d, sizeof(d), se->id);
 				rmdir(d);
 				*strrchr(d, '/') = '\0';
+				/* and the directory of change sets beside it
+				 * (it stays once made: changeset.h), empty */
+				changeset_dirname(cs, sizeof(cs));
+				char top[PATH_MAX + 80];
+				snprintf(top, sizeof(top), "%s/%s", d, cs);
+				rmdir(top);
 				rmdir(d);
 			}
 			se->id[0] = '\0';

@@ -404,9 +404,18 @@ int overlay_fall_back_late(struct overlay_run *o, const cordon_policy *p, struct
 		return 0;
 	int r = fall_back(o, p, rep, why, err);
 	/* Nothing in it yet: init mounts after sync 2. It goes either way:
-	 * a run refused here has no change set (nor changes in its report). */
+	 * a run refused here has no change set (nor changes in its report),
+	 * and the directory of change sets goes too if this made it empty:
+	 * no overlay is had on this filesystem, none will be made there. */
+	char top[4096];
+	snprintf(top, sizeof(top), "%s", o->cs.dir);
+	char *sl = strrchr(top, '/');
 	changeset_discard(&o->cs, &(cordon_error){0});
 	changeset_close(&o->cs);
+	if (sl && sl != top) {
+		*sl = '\0';
+		(void)rmdir(top); /* ENOTEMPTY: kept change sets are there */
+	}
 	o->active = false;
 	o->fell_back = r == 0;
 	return r;
