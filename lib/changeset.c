@@ -673,7 +673,7 @@ static int write_seal(const struct changeset *cs, cordon_error *err)
  * user's cordon sealed, where it made it, is opened. */
 static int check_seal(const struct changeset *cs, cordon_error *err)
 {
-	char want[65], got[80] = {0};
+	char want[65] = {0}, got[80] = {0};
 	unsigned char key[SEAL_KEY_LEN];
 	ssize_t n = read_file_at(cs->dirfd, "seal", got, sizeof(got));
 	if (n < 0)
