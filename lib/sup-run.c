@@ -1002,6 +1002,43 @@ static size_t writable_roots(const struct sup *s, const char **roots, size_t max
 	return n;
 }
 
+/* Direct mode: below a nested repository (.git at any depth) the observer
+ * guards names, not modes: a run's `chmod 0777 vendor/lib/.git/hooks`
+ * reached the host, and any local user could then put a hook in (outside
+ * review 12). What the run changed there (its ctime) loses the group and
+ * other write it gained, and its ACLs (root_restored). Both walks are
+ * sorted by path. */
+static void tighten_protected(struct sup *s, const struct snapshot *before, const struct snapshot *after)
+{
+	strv names;
+	cordon_error e = {0};
+	if (protect_effective(s->pol, &names, NULL, &e) < 0)
+		return;
+	size_t i = 0, j = 0;
+	while (i < before->n && j < after->n) {
+		const struct snap_entry *a = &before->e[i], *b = &after->e[j];
+		int c = strcmp(snap_path(before, a), snap_path(after, b));
+		if (c != 0) {
+			if (c < 0)
+				i++;
+			else
+				j++;
+			continue;
+		}
+		i++;
+		j++;
+		if (a->ctime_ns == b->ctime_ns || b->root >= after->nroots)
+			continue;
+		const char *path = snap_path(after, b), *rel = path + after->rootlen[b->root];
+		while (*rel == '/')
+			rel++;
+		if (*rel && protect_match(&names, rel, 0, NULL, 0))
+			sweep_tighten_at(after->rootfd[b->root], rel, a->mode, path, s->plan.workspace,
+					 &s->rep->root_restored);
+	}
+	strv_free(&names);
+}
+
 static void collect_outputs(struct sup *s)
 {
 	const char *roots[256];
@@ -1015,6 +1052,7 @@ static void collect_outputs(struct sup *s)
 		since = s->ovl.cs.started_ns;
 	} else if (snapshot_take(&after, roots, n, &e) == 0) {
 		snapshot_diff(&s->before, &after, s->plan.workspace, &s->rep->outputs, &e);
+		tighten_protected(s, &s->before, &after);
 		snapshot_free(&after);
 	}
 	/* Secrets written into the files it changed (names, never values):

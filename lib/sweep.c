@@ -154,6 +154,27 @@ void sweep_free(struct sweep *sw)
 }
 
 /* The mode and owner of a root, as before the run. */
+void sweep_tighten_at(int rootfd, const char *rel, mode_t before, const char *path, const char *base,
+		      struct fix_list *restored)
+{
+	_cleanup_close_ int fd = open_beneath(rootfd, rel, O_PATH);
+	struct stat now;
+	if (fd < 0 || fstat(fd, &now) < 0 || S_ISLNK(now.st_mode))
+		return;
+	char link[64], what[128];
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	mode_t want = now.st_mode & 07777 & ~(mode_t)(022 & ~before);
+	if (want != (now.st_mode & 07777) && chmod(link, want) == 0) {
+		snprintf(what, sizeof(what), "mode 0%o -> 0%o", (unsigned)(now.st_mode & 07777), (unsigned)want);
+		add_fix(restored, path, base, what);
+	}
+	for (int k = 0; k < 2; k++)
+		if (removexattr(link, acl_names[k]) == 0) {
+			snprintf(what, sizeof(what), "%s ACL removed", k ? "default" : "access");
+			add_fix(restored, path, base, what);
+		}
+}
+
 static void tighten_made(const struct sweep_root *r, const char *base, struct fix_list *restored);
 static void restore_root(const struct sweep_root *r, const char *base, struct fix_list *restored);
 

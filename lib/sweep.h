@@ -81,6 +81,11 @@ int sweep_pin(struct sweep *sw, const char *const *roots, size_t n, cordon_error
  * run: a directory the run made there loses group and other write and its
  * ACLs (`mkdir -m 0777 .cargo` let anyone put a config.toml in). */
 int sweep_keep(struct sweep *sw, const char *const *paths, size_t n, cordon_error *err);
+/* rootfd/rel (opened beneath it, no link followed; a link is left alone)
+ * loses the group and other write it has beyond before (its mode before the
+ * run) and its POSIX ACLs; each change added to restored under path. */
+void sweep_tighten_at(int rootfd, const char *rel, mode_t before, const char *path, const char *base,
+		      struct fix_list *restored);
 /* After the run, when no process of it is left: put each root's mode and
  * owner back (into *restored), then clear privilege bits and file
  * capabilities on the changed files (into *cleared). With truncated set (the

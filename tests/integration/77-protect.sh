@@ -521,11 +521,27 @@ print(r, ctypes.get_errno() != 0, os.path.exists("x"))'
 	t_assert
 }
 
+# Outside review 12: below a nested repository the observer guards names,
+# not modes: a direct run's chmod 0777 of vendor/lib/.git/hooks and 0666 of
+# its config reached the host (any local user could then put a hook or an
+# fsmonitor command in). What the run changed there loses the write it
+# gained, and said.
+test_nested_git_modes_put_back() {
+	mkdir -p vendor/lib/.git/hooks && printf '[core]\n' >vendor/lib/.git/config
+	chmod 755 vendor/lib/.git vendor/lib/.git/hooks && chmod 644 vendor/lib/.git/config
+	cordon_run --workspace-mode direct -- /bin/sh -c 'chmod 0777 vendor/lib/.git vendor/lib/.git/hooks; chmod 0666 vendor/lib/.git/config'
+	expect_eq "$RC $(stat -c %a vendor/lib/.git vendor/lib/.git/hooks vendor/lib/.git/config | tr '\n' ' ')" "0 755 755 644 " \
+		"put back: $ERR"
+	expect_match "$(jq -c '.root_restored' "$R")" '"path":"vendor/lib/.git/hooks","what":"mode 0777 -> 0755"' "said"
+	expect_eq "$(field .verdicts.containment 2>/dev/null || field .containment)" violations "not clean"
+	t_assert
+}
+
 for t in test_git_redirections_held_back_in_overlay test_nested_git_held_back_in_overlay test_control_files_refused_and_reported test_rename_unlink_and_links_refused test_gitfile_refused test_git_workflow_works \
 	test_unprotect_and_protect test_ceiling_forbids_unprotect test_planted_symlink_refused \
 	test_protect_without_file_reports test_overlay_holds_protected_back test_overlay_holds_back_above_protected \
 	test_review_apply_uses_the_runs_list test_git_workflow_works_in_overlay \
 	test_git_redirections_refused test_nested_git_refused test_proc_symlink_creation_refused test_more_defaults \
-	test_deep_cwd_cannot_reach_protected test_link_of_an_open_file_refused; do
+	test_deep_cwd_cannot_reach_protected test_link_of_an_open_file_refused test_nested_git_modes_put_back; do
 	t_run $t
 done
