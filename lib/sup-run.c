@@ -1015,25 +1015,27 @@ static void tighten_protected(struct sup *s, const struct snapshot *before, cons
 	if (protect_effective(s->pol, &names, NULL, &e) < 0)
 		return;
 	size_t i = 0, j = 0;
-	while (i < before->n && j < after->n) {
-		const struct snap_entry *a = &before->e[i], *b = &after->e[j];
-		int c = strcmp(snap_path(before, a), snap_path(after, b));
-		if (c != 0) {
-			if (c < 0)
-				i++;
-			else
-				j++;
+	while (j < after->n) {
+		const struct snap_entry *a = i < before->n ? &before->e[i] : NULL, *b = &after->e[j];
+		int c = a ? strcmp(snap_path(before, a), snap_path(after, b)) : 1;
+		if (c < 0) {
+			i++;
 			continue;
 		}
-		i++;
+		/* New at this path (a repository renamed into place: `mv
+		 * vendor/lib vendor/lib2`, outside review 13): no group or
+		 * other write at all; else what it gained. */
+		mode_t was = c > 0 ? 0 : a->mode;
 		j++;
-		if (a->ctime_ns == b->ctime_ns || b->root >= after->nroots)
+		if (c == 0)
+			i++;
+		if ((c == 0 && a->ctime_ns == b->ctime_ns) || b->root >= after->nroots)
 			continue;
 		const char *path = snap_path(after, b), *rel = path + after->rootlen[b->root];
 		while (*rel == '/')
 			rel++;
 		if (*rel && protect_match(&names, rel, 0, NULL, 0))
-			sweep_tighten_at(after->rootfd[b->root], rel, a->mode, path, s->plan.workspace,
+			sweep_tighten_at(after->rootfd[b->root], rel, was, path, s->plan.workspace,
 					 &s->rep->root_restored);
 	}
 	strv_free(&names);

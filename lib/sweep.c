@@ -168,8 +168,10 @@ void sweep_tighten_at(int rootfd, const char *rel, mode_t before, const char *pa
 		snprintf(what, sizeof(what), "mode 0%o -> 0%o", (unsigned)(now.st_mode & 07777), (unsigned)want);
 		add_fix(restored, path, base, what);
 	}
+	/* Only an ACL that is there (removexattr of none succeeds on some
+	 * filesystems) is removed and said. */
 	for (int k = 0; k < 2; k++)
-		if (removexattr(link, acl_names[k]) == 0) {
+		if (getxattr(link, acl_names[k], NULL, 0) > 0 && removexattr(link, acl_names[k]) == 0) {
 			snprintf(what, sizeof(what), "%s ACL removed", k ? "default" : "access");
 			add_fix(restored, path, base, what);
 		}

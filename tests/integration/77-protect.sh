@@ -534,6 +534,11 @@ test_nested_git_modes_put_back() {
 		"put back: $ERR"
 	expect_match "$(jq -c '.root_restored' "$R")" '"path":"vendor/lib/.git/hooks","what":"mode 0777 -> 0755"' "said"
 	expect_eq "$(field .verdicts.containment 2>/dev/null || field .containment)" violations "not clean"
+	expect_eq "$(jq -c '[.root_restored[] | select(.what | test("ACL"))] | length' "$R")" 0 "no ACL said removed that was not there"
+	# Renamed into place (a new path to the snapshot): tightened all the
+	# same (outside review 13).
+	cordon_run --workspace-mode direct -- /bin/sh -c 'mv vendor/lib vendor/lib2; chmod 0777 vendor/lib2/.git/hooks; chmod 0666 vendor/lib2/.git/config'
+	expect_eq "$RC $(stat -c %a vendor/lib2/.git/hooks vendor/lib2/.git/config | tr '\n' ' ')" "0 755 644 " "renamed: $ERR"
 	t_assert
 }
 
