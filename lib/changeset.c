@@ -168,90 +168,6 @@ static int create_layer(struct changeset *cs, size_t i, uid_t run_uid, gid_t run
 #define SEAL_KEY_NAME "changeset.key"
 #define SEAL_KEY_LEN 32
 
-/* The way to a directory, walked as the kernel would (each link followed,
- * at most 40) from its configured path (absolute, normalised), with what
- * was met on it: where it is (resolved: the existing part canonical, the
- * rest as given), the links on the way (each at its canonical place), and
- * where the walk stopped if it could not go on (a directory that cannot
- * be searched, a link loop): stop_errno, stop. */
-struct key_walk {
-	char resolved[4096];
-	strv links;
-	int stop_errno;
-	char stop[4096];
-};
-
-static void key_walk(const char *path, struct key_walk *w)
-{
-	char cur[4096] = "", rest[8192], comp[256];
-	memset(w, 0, sizeof(*w));
-	snprintf(rest, sizeof(rest), "%s", path);
-	for (int hops = 0; rest[0];) {
-		char *r = rest;
-		while (*r == '/')
-			r++;
-		size_t l = strcspn(r, "/");
-		if (!l)
-			break;
-		if (l >= sizeof(comp)) {
-			w->stop_errno = ENAMETOOLONG;
-			break;
-		}
-		memcpy(comp, r, l);
-		comp[l] = '\0';
-		memmove(rest, r + l, strlen(r + l) + 1);
-		if (strcmp(comp, ".") == 0)
-			continue;
-		if (strcmp(comp, "..") == 0) {
-			char *sl = strrchr(cur, '/');
-			if (sl)
-				*sl = '\0';
-			continue;
-		}
-		char cand[4096];
-		struct stat st;
-		if (snprintf(cand, sizeof(cand), "%s/%s", cur, comp) >= (int)sizeof(cand)) {
-			w->stop_errno = ENAMETOOLONG;
-			break;
-		}
-		if (lstat(cand, &st) < 0) {
-			if (errno == ENOENT) { /* the rest is yet to be made */
-				snprintf(w->resolved, sizeof(w->resolved), "%s%s", cand, rest);
-				return;
-			}
-			w->stop_errno = errno;
-			break;
-		}
-		if (S_ISLNK(st.st_mode)) {
-			char t[4096], nr[8192];
-			errno = 0;
-			ssize_t n = ++hops > 40 ? -1 : readlink(cand, t, sizeof(t) - 1);
-			if (n <= 0 || strv_push(&w->links, cand) < 0) {
-				w->stop_errno = hops > 40 ? ELOOP : errno ? errno : EINVAL;
-				break;
-			}
-			t[n] = '\0';
-			snprintf(nr, sizeof(nr), "%s%s", t, rest);
-			snprintf(rest, sizeof(rest), "%s", nr);
-			if (t[0] == '/')
-				cur[0] = '\0';
-			continue;
-		}
-		if (!S_ISDIR(st.st_mode)) {
-			w->stop_errno = ENOTDIR;
-			snprintf(cur, sizeof(cur), "%s", cand);
-			break;
-		}
-		snprintf(cur, sizeof(cur), "%s", cand);
-	}
-	if (!w->stop_errno) {
-		snprintf(w->resolved, sizeof(w->resolved), "%s", cur[0] ? cur : "/");
-		return;
-	}
-	snprintf(w->stop, sizeof(w->stop), "%s", cur[0] ? cur : "/");
-	w->resolved[0] = '\0';
-}
-
 static int keydir_configured(char *out, size_t sz);
 
 int changeset_keydir(char *out, size_t sz)
@@ -263,15 +179,12 @@ int changeset_keydir(char *out, size_t sz)
 	if (keydir_configured(d, sizeof(d)) < 0 || path_normalize(d, n, sizeof(n)) < 0)
 		return -1;
 	if (!res[0] || strcmp(cfg, n) != 0) {
-		struct key_walk w;
-		key_walk(n, &w);
-		strv_free(&w.links);
-		if (w.stop_errno) {
+		cordon_error e = {0};
+		if (path_walk(n, true, NULL, NULL, res, sizeof(res), NULL, 0, &e) < 0) {
 			res[0] = '\0';
-			errno = w.stop_errno;
+			errno = e.code;
 			return -1;
 		}
-		snprintf(res, sizeof(res), "%s", w.resolved);
 		snprintf(cfg, sizeof(cfg), "%s", n);
 	}
 	return snprintf(out, sz, "%s", res) < (int)sz ? 0 : -1;
@@ -574,29 +487,38 @@ int changeset_registered(strv *out, cordon_error *err)
 	return registry_read(d, out) < 0 ? cordon_err(err, ENOMEM, "out of memory") : 0;
 }
 
+static int note_link(void *ctx, const char *link, const char *dir, cordon_error *err)
+{
+	(void)dir;
+	return strv_push(ctx, link) < 0 ? cordon_err(err, ENOMEM, "out of memory") : 0;
+}
+
 int changeset_key_guard(const char *const *paths, const bool *writable, size_t n, cordon_error *err)
 {
-	char cfg[4096], norm[4096];
+	char cfg[4096], norm[4096], resolved[4096], stop[4096];
 	if (keydir_configured(cfg, sizeof(cfg)) < 0 || path_normalize(cfg, norm, sizeof(norm)) < 0)
 		return 0; /* no key: no change set is made or opened either */
-	struct key_walk *w = malloc(sizeof(*w));
-	if (!w)
-		return cordon_err(err, ENOMEM, "out of memory");
-	key_walk(norm, w);
+	/* The links on the way (each at its canonical place), and where the
+	 * walk stopped if it could not go on (a directory that cannot be
+	 * searched, a link loop). */
+	strv links = {0};
+	cordon_error we = {0};
+	int stop_errno = path_walk(norm, true, note_link, &links, resolved, sizeof(resolved), stop, sizeof(stop), &we) < 0
+				 ? we.code
+				 : 0;
 	int r = 0;
 	for (size_t i = 0; r == 0 && i < n; i++) {
-		for (size_t k = 0; r == 0 && writable[i] && k < w->links.n; k++)
-			if (path_has_prefix(w->links.v[k], paths[i]))
+		for (size_t k = 0; r == 0 && writable[i] && k < links.n; k++)
+			if (path_has_prefix(links.v[k], paths[i]))
 				r = cordon_err(err, EPERM,
 					       "rw %s holds %s, a symbolic link on the way to the change-set key's directory %s: a run could point it at a key of its own; grant a path without it, or set CORDON_STATE_DIR to a directory no run may write",
-					       paths[i], w->links.v[k], cfg);
-		if (r == 0 && w->stop_errno && (path_has_prefix(w->stop, paths[i]) || path_has_prefix(paths[i], w->stop)))
-			r = cordon_err(err, w->stop_errno,
+					       paths[i], links.v[k], cfg);
+		if (r == 0 && stop_errno && stop[0] && (path_has_prefix(stop, paths[i]) || path_has_prefix(paths[i], stop)))
+			r = cordon_err(err, stop_errno,
 				       "%s %s: the way to the change-set key's directory %s stops at %s (%s), and the run would see there: a run may have changed its mode; restore it, or set CORDON_STATE_DIR",
-				       writable[i] ? "rw" : "ro", paths[i], cfg, w->stop, strerror(w->stop_errno));
+				       writable[i] ? "rw" : "ro", paths[i], cfg, stop, strerror(stop_errno));
 	}
-	strv_free(&w->links);
-	free(w);
+	strv_free(&links);
 	return r;
 }
 

@@ -277,14 +277,13 @@ static bool trusted_link_dir(const char *dir)
 	return true;
 }
 
-/* Resolve path like realpath(3), but refuse to follow a symlink that sits in
- * a directory at or below any of the writable paths, or anywhere but a
- * trusted system directory (trusted_link_dir). */
-int resolve_untrusted_links(const char *path, const strv *writable, char *out, size_t outsz,
-			    cordon_error *err)
+int path_walk(const char *path, bool missing_ok, path_link_fn on_link, void *ctx, char *out, size_t outsz,
+	      char *stop, size_t stopsz, cordon_error *err)
 {
 	char rest[PATH_MAX * 2], cur[PATH_MAX] = "";
 	int links = 0;
+	if (stop && stopsz)
+		stop[0] = '\0';
 	if (snprintf(rest, sizeof(rest), "%s", path) >= (int)sizeof(rest))
 		return cordon_err(err, ENAMETOOLONG, "%s", path);
 	char *p = rest;
@@ -313,26 +312,28 @@ int resolve_untrusted_links(const char *path, const strv *writable, char *out, s
 		if (snprintf(next, sizeof(next), "%s/%s", cur, comp) >= (int)sizeof(next))
 			return cordon_err(err, ENAMETOOLONG, "%s", path);
 		struct stat st;
-		if (lstat(next, &st) < 0) /* with the rest: no name is cut short */
+		if (lstat(next, &st) < 0) { /* with the rest: no name is cut short */
+			if (missing_ok && errno == ENOENT) {
+				snprintf(out, outsz, "%s%s", next, p);
+				return 0;
+			}
+			if (stop && stopsz)
+				snprintf(stop, stopsz, "%s", cur[0] ? cur : "/");
 			return cordon_err_errno(err, "%s%s", next, p);
+		}
 		if (!S_ISLNK(st.st_mode)) {
 			snprintf(cur, sizeof(cur), "%s", next);
 			continue;
 		}
-		const char *dir = cur[0] ? cur : "/";
-		for (size_t i = 0; i < writable->n; i++)
-			if (path_has_prefix(dir, writable->v[i]))
-				return cordon_err(err, 0, "%s is a symbolic link inside the writable path %s (a run could have planted it); name its target instead",
-						  next, writable->v[i]);
-		if (!trusted_link_dir(dir))
-			return cordon_err(err, 0, "%s is a symbolic link in %s, which a run could have planted; name its target instead",
-					  next, dir);
-		if (++links > 40)
-			return cordon_err(err, ELOOP, "%s", path);
+		if (on_link && on_link(ctx, next, cur[0] ? cur : "/", err) < 0)
+			return -1;
 		char target[PATH_MAX];
-		ssize_t n = readlink(next, target, sizeof(target) - 1);
-		if (n < 0)
-			return cordon_err_errno(err, "readlink %s", next);
+		ssize_t n = ++links > 40 ? (errno = ELOOP, -1) : readlink(next, target, sizeof(target) - 1);
+		if (n < 0) {
+			if (stop && stopsz)
+				snprintf(stop, stopsz, "%s", cur[0] ? cur : "/");
+			return errno == ELOOP ? cordon_err(err, ELOOP, "%s", path) : cordon_err_errno(err, "readlink %s", next);
+		}
 		target[n] = '\0';
 		char joined[PATH_MAX * 2];
 		if (snprintf(joined, sizeof(joined), "%s/%s", target, p) >= (int)sizeof(joined))
@@ -344,4 +345,28 @@ int resolve_untrusted_links(const char *path, const strv *writable, char *out, s
 	}
 	snprintf(out, outsz, "%s", cur[0] ? cur : "/");
 	return 0;
+}
+
+/* A link in dir is followed only outside every writable path and inside a
+ * trusted system directory. */
+static int refuse_untrusted_link(void *ctx, const char *link, const char *dir, cordon_error *err)
+{
+	const strv *writable = ctx;
+	for (size_t i = 0; i < writable->n; i++)
+		if (path_has_prefix(dir, writable->v[i]))
+			return cordon_err(err, 0, "%s is a symbolic link inside the writable path %s (a run could have planted it); name its target instead",
+					  link, writable->v[i]);
+	if (!trusted_link_dir(dir))
+		return cordon_err(err, 0, "%s is a symbolic link in %s, which a run could have planted; name its target instead",
+				  link, dir);
+	return 0;
+}
+
+/* Resolve path like realpath(3), but refuse to follow a symlink that sits in
+ * a directory at or below any of the writable paths, or anywhere but a
+ * trusted system directory (trusted_link_dir). */
+int resolve_untrusted_links(const char *path, const strv *writable, char *out, size_t outsz,
+			    cordon_error *err)
+{
+	return path_walk(path, false, refuse_untrusted_link, (void *)writable, out, outsz, NULL, 0, err);
 }

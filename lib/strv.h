@@ -51,11 +51,20 @@ long hindex_find(hindex *x, uint64_t hash, hindex_eq eq, const void *ctx);
 /* Add position `item` under `hash`; -1 on ENOMEM (the index is unchanged). */
 int hindex_add(hindex *x, uint64_t hash, uint32_t item);
 void hindex_free(hindex *x);
+struct cordon_error;
+/* Walk path (absolute) as the kernel would, each link followed (at most
+ * 40), on_link (may be NULL) told of each one first, by its canonical place
+ * and the directory holding it: -1 from it stops the walk. out: the path
+ * resolved; with missing_ok, where a component is absent, the part that
+ * exists resolved and the rest as given. -1 and err if the walk cannot go
+ * on, and stop (may be NULL) names the directory it stopped in. */
+typedef int (*path_link_fn)(void *ctx, const char *link, const char *dir, struct cordon_error *err);
+int path_walk(const char *path, bool missing_ok, path_link_fn on_link, void *ctx, char *out, size_t outsz,
+	      char *stop, size_t stopsz, struct cordon_error *err);
 /* Resolve path like realpath(3), but refuse to follow a symlink that sits in
  * a directory at or below any of the writable paths (a run could have
  * planted it), and any symlink outside the system trees (/, /usr, /etc, /bin,
  * /sbin, /lib*, /boot, /dev: directories root's alone, up to /): below /tmp,
  * /home, a workspace, an earlier run could have planted it too. */
-struct cordon_error;
 int resolve_untrusted_links(const char *path, const strv *writable, char *out, size_t outsz,
 			    struct cordon_error *err);
