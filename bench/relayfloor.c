@@ -1,7 +1,12 @@
 /* What any relay of a command's output costs on this machine, without a
  * sandbox: stdin (a pipe) to stdout (a pipe), as `cordon run` relays. The
  * floor under cordon's relay figures in bench/relay.sh.
- *   bench-relay-floor splice   splice(2) only: no copy, no hash
+ *   bench-relay-floor splice   splice(2) only: no copy, no hash; after a
+ *                              move of 64 KiB or more it sleeps 200 us, as
+ *                              cordon's loop does (sup-run.c, COALESCE_NS),
+ *                              so the writer fills its pipe a while rather
+ *                              than wake the relay per write (without the
+ *                              sleep: about 0.56 of a bare pipe here)
  *   bench-relay-floor tee-sha  tee(2) forwards, a read takes the bytes back
  *                              and SHA-256 hashes them (cordon's path
  *                              without secrets), digest on stderr
@@ -51,7 +56,8 @@ int main(int argc, char **argv)
 	ssize_t n;
 	if (!strcmp(mode, "splice")) {
 		while ((n = splice(0, NULL, 1, NULL, CH, SPLICE_F_MOVE)) > 0)
-			;
+			if (n >= 64 * 1024)
+				nanosleep(&(struct timespec){0, 200 * 1000}, NULL);
 	} else if (!strcmp(mode, "tee-sha")) {
 		while ((n = tee(0, 1, CH, 0)) > 0) {
 			if (read_all(0, buf, (size_t)n) < 0)

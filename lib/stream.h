@@ -20,7 +20,7 @@
  * own (sup-stream.c, struct hashq); on two, the writer and the reader keep both
  * busy and the hash is cheaper inline.
  *
- * The hash has a budget (hash_left, the run option output_hash, 256 MiB by
+ * The hash has a budget (hash_left, the run option output_hash, 64 MiB by
  * default): SHA-256 costs more CPU than the relay itself, so a stream is
  * hashed up to the budget and past it only counted, redacted and limited;
  * the report then says the hash was skipped and how many bytes it covers.

@@ -329,6 +329,23 @@ test_output_hash_budget_splice_limit() {
 	t_assert
 }
 
+test_output_hash_budget_default_64m() {
+	# The default budget is 64 MiB per stream (README, "The report"): a
+	# stream one byte longer has the prefix hash of exactly 64 MiB, and
+	# every byte counted. (256 MiB, the earlier default, cost a bulk stream
+	# about 5 % more of its throughput: bench/relay.sh.)
+	local n=$((64 * 1024 * 1024))
+	R=$(mktemp "$T_TMP/report.XXXXXX")
+	"$CORDON" run --report "$R" --ro "$BUILD" -- head -c $((n + 1)) /dev/zero >/dev/null 2>"$R.err"
+	ERR=$(cat "$R.err")
+	keep_report "$R"
+	expect_eq "$(field .status)" ok "status: $ERR"
+	expect_eq "$(field .stdout.hash_skipped) $(field .stdout.hashed_bytes) $(field .stdout.bytes)" \
+		"byte-budget $n $((n + 1))" "64 MiB hashed, every byte counted"
+	expect_eq "$(field .stdout.prefix_sha256)" "$(head -c "$n" /dev/zero | sha256sum | cut -d' ' -f1)" "the prefix hash"
+	t_assert
+}
+
 test_output_hash_budget_redacts_past_it() {
 	# A secret written after the hash budget is spent is still redacted (in
 	# the forwarded bytes and in the count), across a chunk boundary too.
@@ -498,7 +515,7 @@ for t in test_secret_redacted_everywhere test_secret_from_host_variable test_sec
 	test_secret_refusals test_partial_secret_failure_still_redacted test_inputs_hashed test_policy_hash_is_canonical test_ledger_cli_lesson_example \
 	test_infeasible_not_started test_three_verdicts_independent test_check_sees_outputs_read_only \
 	test_interrupted test_validate_command test_secret_file_read_once_no_symlink test_secret_exposures \
-	test_bulk_output_hash test_hash_is_of_what_the_reader_got test_relay_pipes_grown_limit_exact test_output_hash_budget_splice_limit \
+	test_bulk_output_hash test_hash_is_of_what_the_reader_got test_relay_pipes_grown_limit_exact test_output_hash_budget_splice_limit test_output_hash_budget_default_64m \
 	test_output_hash_budget_redacts_past_it test_secret_redacted_in_early_setup_errors test_secret_in_rw_file \
 	test_secret_behind_truncated_outputs test_secret_in_names_links_xattrs test_wrapped_base64_redacted_and_found; do
 	t_run $t
