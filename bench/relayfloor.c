@@ -7,6 +7,9 @@
  *                              so the writer fills its pipe a while rather
  *                              than wake the relay per write (without the
  *                              sleep: about 0.56 of a bare pipe here)
+ *   bench-relay-floor copy     read(2) and write(2) through a 1 MiB buffer:
+ *                              what a relay that must see every byte (to
+ *                              redact it) pays at least, no hash
  *   bench-relay-floor tee-sha  tee(2) forwards, a read takes the bytes back
  *                              and SHA-256 hashes them (cordon's path
  *                              without secrets), digest on stderr
@@ -58,6 +61,14 @@ int main(int argc, char **argv)
 		while ((n = splice(0, NULL, 1, NULL, CH, SPLICE_F_MOVE)) > 0)
 			if (n >= 64 * 1024)
 				nanosleep(&(struct timespec){0, 200 * 1000}, NULL);
+	} else if (!strcmp(mode, "copy")) {
+		while ((n = read(0, buf, CH)) > 0)
+			for (ssize_t off = 0; off < n;) {
+				ssize_t w = write(1, buf + off, (size_t)(n - off));
+				if (w <= 0)
+					return 1;
+				off += w;
+			}
 	} else if (!strcmp(mode, "tee-sha")) {
 		while ((n = tee(0, 1, CH, 0)) > 0) {
 			if (read_all(0, buf, (size_t)n) < 0)
@@ -77,7 +88,7 @@ int main(int argc, char **argv)
 		put_digest(&c);
 		printf("%.6f\n", spent);
 	} else {
-		fprintf(stderr, "usage: bench-relay-floor splice|tee-sha|sha\n");
+		fprintf(stderr, "usage: bench-relay-floor splice|copy|tee-sha|sha\n");
 		return 2;
 	}
 	return n < 0;
