@@ -4,13 +4,14 @@
  * read (the command blocks on a full pipe rather than cordon buffering without
  * bound).
  *
- * Speed: reads of up to 1 MiB, and the command's pipe grown to 1 MiB
- * (F_SETPIPE_SZ, best effort), so a bulk writer wakes cordon once per MiB.
+ * Speed: the command's pipe grown to 1 MiB (F_SETPIPE_SZ, best effort), so
+ * a bulk writer need not wait for cordon; reads of up to 128 KiB, each
+ * while the bytes are still in the cache (sup-stream.c, READ_CHUNK).
  * Without secrets and without a prefix the bytes are read straight into
  * the pending buffer (no copy before the write). A destination that is a
  * pipe is reopened through /proc/self/fd as a new open file description
  * with O_NONBLOCK (never set on the caller's shared description), and grown
- * to 1 MiB (never shrunk), so whole chunks are written without a poll
+ * to 1 MiB (never shrunk), so whole reads are written without a poll
  * before each page; a socket is written with MSG_DONTWAIT; anything else
  * that can block (a terminal) gets a poll and at most a page per write, as
  * before. The hashed bytes are always read, hashed and written from
@@ -63,6 +64,7 @@ struct out_stream {
 	bool tee_blocked; /* splice found the destination full */
 	bool no_tee;      /* splice refused (not two pipes): plain reads */
 	bool big_pipe;    /* the command's pipe took CHUNK bytes (F_SETPIPE_SZ) */
+	bool spliced;     /* the last stream_read moved bytes by splice(2) */
 	const char *prefix; /* put at the start of every forwarded line, or NULL */
 	bool at_line_start;
 	buf pending;      /* redacted, not yet forwarded */

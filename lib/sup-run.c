@@ -133,13 +133,14 @@ struct run_opts {
 	const struct run_hooks *hooks; /* a session (session.h), or NULL */
 };
 
-/* Wake coalescing of the output relay: after a read or splice of at least
+/* Wake coalescing of the output relay: after a splice of at least
  * COALESCE_MIN bytes from a 1 MiB pipe, the loop sleeps COALESCE_NS before
  * it waits again, so a bulk writer (which would wake cordon once per write,
  * 8 KiB for head or cat) fills a quarter of its pipe per wake-up at 1.4
  * GB/s and never blocks on it. Output that comes in smaller pieces (every
- * interactive program) never triggers it. bench/relay.sh: the supervisor's
- * CPU per GB about 30 % lower. */
+ * interactive program) never triggers it. Not after a read: bytes cordon
+ * copies (to redact or hash them) are cheaper to copy while the writer's
+ * pages are still in the cache (sup-stream.c, READ_CHUNK). */
 #define COALESCE_MIN (64 * 1024)
 #define COALESCE_MAX (512 * 1024) /* a pipe half full or more: the writer outruns us, no sleep */
 #define COALESCE_NS (200 * 1000)
@@ -321,7 +322,7 @@ static void on_stream(struct sup *s, int i)
 	bool over = false;
 	int fd = st->in_fd;
 	ssize_t n = stream_read(st, output_budget(s), &over);
-	if (n >= COALESCE_MIN && n < COALESCE_MAX && st->big_pipe)
+	if (st->spliced && n >= COALESCE_MIN && n < COALESCE_MAX && st->big_pipe)
 		s->coalesce = true;
 	if (n <= 0 && st->in_fd < 0) {
 		epoll_ctl(s->epfd, EPOLL_CTL_DEL, fd, NULL);

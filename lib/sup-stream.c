@@ -13,10 +13,16 @@
 #include "cleanup.h"
 #include "stream.h"
 
-/* Bytes per read: the command's pipe is grown to this (F_SETPIPE_SZ, where
- * the host allows it), so a bulk writer blocks, and wakes cordon, once per
- * MiB rather than once per 64 KiB. */
+/* The command's pipe is grown to this (F_SETPIPE_SZ, where the host allows
+ * it), and splice(2) moves up to this much per call: a bulk writer fills a
+ * quarter of it between two wake-ups of the loop (sup-run.c, COALESCE_NS). */
 #define CHUNK (1024 * 1024)
+/* Bytes per read(2), where cordon must see the bytes (to redact or hash
+ * them): each read and the write after it copy what the writer has just
+ * put in the pipe, while it is still in the cache, and the loop does not
+ * sleep after a read. 1 MiB reads with a sleep after each cost a relay
+ * with secrets about 7 % of its throughput (bench/relay.sh). */
+#define READ_CHUNK (128 * 1024)
 /* One call of stream_read moves at most this much before the event loop
  * looks at the other fds again. */
 #define LOOP_MAX (4 * CHUNK)
@@ -222,11 +228,11 @@ int stream_init(struct out_stream *s, int in_fd, int dest_fd, const redactor *r,
 	s->hash = sha256_new();
 	if (!s->hash)
 		return -1;
-	if (s->redacting && !(s->rbuf = secmem_alloc(CHUNK, NULL)))
+	if (s->redacting && !(s->rbuf = secmem_alloc(READ_CHUNK, NULL)))
 		return -1;
 	/* Best effort: the host's pipe-max-size or the user's pipe quota may
 	 * refuse, and the pipe keeps its 64 KiB. */
-	s->big_pipe = fcntl(in_fd, F_SETPIPE_SZ, CHUNK) >= CHUNK; /* else 64 KiB reads */
+	s->big_pipe = fcntl(in_fd, F_SETPIPE_SZ, CHUNK) >= CHUNK; /* else the loop never sleeps */
 	choose_mode(s, dest_fd);
 	if (s->out_fd < 0)
 		s->out_broken = true;
@@ -342,10 +348,12 @@ static ssize_t splice_read(struct out_stream *s, uint64_t budget)
 ssize_t stream_read(struct out_stream *s, uint64_t budget, bool *over)
 {
 	*over = false;
+	s->spliced = false;
 	if (s->in_fd < 0)
 		return 0;
 	if (!s->redacting && !s->prefix) {
 		ssize_t t = splice_read(s, budget);
+		s->spliced = t > 0 && !s->tee_blocked;
 		if (t != 0)
 			return t;
 	}
@@ -353,14 +361,14 @@ ssize_t stream_read(struct out_stream *s, uint64_t budget, bool *over)
 	bool direct = !s->redacting && !s->prefix;
 	uint8_t *dst = s->rbuf;
 	if (direct) {
-		if (reserve(&s->pending, CHUNK) < 0)
+		if (reserve(&s->pending, READ_CHUNK) < 0)
 			return -1;
 		dst = (uint8_t *)s->pending.p + s->pending.len;
 	} else if (!dst) {
-		static uint8_t plain[CHUNK]; /* prefix without secrets: not secret */
+		static uint8_t plain[READ_CHUNK]; /* prefix without secrets: not secret */
 		dst = plain;
 	}
-	ssize_t n = read(s->in_fd, dst, CHUNK);
+	ssize_t n = read(s->in_fd, dst, READ_CHUNK);
 	/* A pty master (--pty) reads EIO once every slave is closed: its end. */
 	if (n < 0 && errno == EIO)
 		n = 0;
