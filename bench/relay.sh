@@ -76,13 +76,15 @@ cpu() { # ROW BYTES: CPU seconds per GB
 }
 text_bytes=$(stat -c %s text.txt)
 echo
-echo "output relay, $ROUNDS alternating rounds (GB/s, median; ratio to the bare pipe of the same data)"
+echo "output relay, $ROUNDS alternating rounds (GB/s: median; ratio: median over the rounds of the"
+echo "row's speed over that of the bare pipe of the same data in the same round, so that a slow"
+echo "stretch of the VM falls on both sides of a ratio)"
 printf '%-70s %7s %7s %9s\n' "" "GB/s" "ratio" "CPU s/GB"
 line() { # LABEL ROW BYTES BARE_ROW
-	local g b
+	local g r
 	g=$(gbs "$2" "$3")
-	b=$(gbs "$4" "$3")
-	printf '%-70s %7s %7s %9s\n' "$1" "$g" "$(awk -v g="$g" -v b="$b" 'BEGIN{printf "%.2f", g / b}')" "$(cpu "$2" "$3")"
+	r=$(paste "$ws/$4" "$ws/$2" | awk '{print $1 / $2}' | median)
+	printf '%-70s %7s %7.2f %9s\n' "$1" "$g" "$r" "$(cpu "$2" "$3")"
 }
 z=$((SIZE >> 20))
 t=$((text_bytes >> 20))
