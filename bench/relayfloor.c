@@ -7,7 +7,8 @@
  *                              so the writer fills its pipe a while rather
  *                              than wake the relay per write (without the
  *                              sleep: about 0.56 of a bare pipe here)
- *   bench-relay-floor copy     read(2) and write(2) through a 1 MiB buffer:
+ *   bench-relay-floor copy     read(2) and write(2), 128 KiB at most per read
+ *                              (as cordon reads):
  *                              what a relay that must see every byte (to
  *                              redact it) pays at least, no hash
  *   bench-relay-floor tee-sha  tee(2) forwards, a read takes the bytes back
@@ -62,7 +63,7 @@ int main(int argc, char **argv)
 			if (n >= 64 * 1024)
 				nanosleep(&(struct timespec){0, 200 * 1000}, NULL);
 	} else if (!strcmp(mode, "copy")) {
-		while ((n = read(0, buf, CH)) > 0)
+		while ((n = read(0, buf, 128 * 1024)) > 0)
 			for (ssize_t off = 0; off < n;) {
 				ssize_t w = write(1, buf + off, (size_t)(n - off));
 				if (w <= 0)

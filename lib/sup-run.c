@@ -1344,8 +1344,11 @@ static void finish_usage(struct sup *s)
 	rep->have_memory = u.have_memory;
 	rep->peak_memory = u.peak_memory;
 	for (int i = 0; i < 2; i++) {
-		rep->out[i].bytes = s->out[i].bytes;
+		/* The count after stream_finish: what the redactor still held
+		 * (a stream whose reader left while a partial match was held)
+		 * goes into the count and the hash there, both or neither. */
 		stream_finish(&s->out[i], rep->out[i].sha256);
+		rep->out[i].bytes = s->out[i].bytes;
 		rep->out[i].hash_skipped = s->out[i].hash_over;
 		rep->out[i].hashed_bytes = s->out[i].hashed;
 	}

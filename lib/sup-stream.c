@@ -473,8 +473,8 @@ void stream_finish(struct out_stream *s, char sha[65])
 		close(s->out_fd);
 	s->in_fd = s->out_fd = -1;
 	/* Without secrets nothing in pending is secret: freed, not wiped (a
-	 * wipe of the 1 MiB reserve faults in every page of it, most never
-	 * written: about 500 page faults a run, on a VM each an exit). */
+	 * wipe of its reserve would fault in every page of it, most never
+	 * written: on a VM each fault is an exit). */
 	if (s->redacting)
 		buf_wipe(&s->pending);
 	else

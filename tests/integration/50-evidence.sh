@@ -346,6 +346,37 @@ test_output_hash_budget_default_64m() {
 	t_assert
 }
 
+test_count_and_hash_agree_when_the_reader_left() {
+	# Outside review 14: the reader of cordon's stdout gone while the
+	# redactor held a partial match (the start of a secret): the held bytes
+	# went into the hash when the stream was finished, after the report
+	# had taken the count: "bytes": 12 with a hash of 22 bytes (and
+	# hashed_bytes over bytes with a small budget). The command waits until
+	# cordon has read each write (FIONREAD on its stdout), so the second
+	# write comes after cordon found its reader gone.
+	printf '%s' 's3cr3t-VALUE-abcdefghijklmnopqrstuvwxyz0123456789' >tok
+	R=$(mktemp "$T_TMP/report.XXXXXX")
+	python3 -c '
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)  # no reader: cordon finds it gone at its first write
+sys.exit(subprocess.run(sys.argv[1:], stdout=w).returncode)
+' "$CORDON" run --report "$R" --ro "$BUILD" --secret TOKEN=file:./tok -- python3 -c '
+import fcntl, os, struct, termios, time
+def drained():
+    while struct.unpack("i", fcntl.ioctl(1, termios.FIONREAD, b"\0" * 4))[0]:
+        time.sleep(0.001)
+os.write(1, b"x\ns3cr3t-VAL"); drained()
+os.write(1, b"s3cr3t-VAL"); drained()
+' 2>"$R.err"
+	ERR=$(cat "$R.err")
+	keep_report "$R"
+	expect_eq "$(field .status)" ok "status: $ERR"
+	expect_eq "$(field .stdout.bytes)" 22 "every byte taken is counted"
+	expect_eq "$(field .stdout.sha256)" "$(printf 'x\ns3cr3t-VALs3cr3t-VAL' | sha256sum | cut -d' ' -f1)" "the hash of those bytes"
+	t_assert
+}
+
 test_output_hash_budget_redacts_past_it() {
 	# A secret written after the hash budget is spent is still redacted (in
 	# the forwarded bytes and in the count), across a chunk boundary too.
@@ -515,7 +546,7 @@ for t in test_secret_redacted_everywhere test_secret_from_host_variable test_sec
 	test_secret_refusals test_partial_secret_failure_still_redacted test_inputs_hashed test_policy_hash_is_canonical test_ledger_cli_lesson_example \
 	test_infeasible_not_started test_three_verdicts_independent test_check_sees_outputs_read_only \
 	test_interrupted test_validate_command test_secret_file_read_once_no_symlink test_secret_exposures \
-	test_bulk_output_hash test_hash_is_of_what_the_reader_got test_relay_pipes_grown_limit_exact test_output_hash_budget_splice_limit test_output_hash_budget_default_64m \
+	test_bulk_output_hash test_hash_is_of_what_the_reader_got test_relay_pipes_grown_limit_exact test_output_hash_budget_splice_limit test_output_hash_budget_default_64m test_count_and_hash_agree_when_the_reader_left \
 	test_output_hash_budget_redacts_past_it test_secret_redacted_in_early_setup_errors test_secret_in_rw_file \
 	test_secret_behind_truncated_outputs test_secret_in_names_links_xattrs test_wrapped_base64_redacted_and_found; do
 	t_run $t
