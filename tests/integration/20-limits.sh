@@ -41,7 +41,12 @@ test_signaled() {
 test_timeout() {
 	cordon_run --time-limit 300ms -- /bin/sh -c "echo started; $HOSTILE sleep 30; echo finished"
 	status_is timeout 124 wall_time
-	expect_eq "$OUT" started "the command ran and was stopped inside its sleep"
+	# Stopped before it finished, after it started (the limit counts from
+	# the exec). Whether the shell got as far as its echo within 300 ms is
+	# the machine's speed, not cordon's: in the qemu guest under load it
+	# once did not (CI, session 7).
+	expect_eq "$(field -c '.usage.setup_seconds != null')" true "the command was started"
+	case "$OUT" in "" | started) ;; *) fail "the command got past its sleep: '$OUT'" ;; esac
 	local w
 	w=$(field .usage.wall_seconds)
 	awk -v w="$w" 'BEGIN{exit !(w >= 0.3)}' || fail "wall $w: stopped before the limit"
