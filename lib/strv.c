@@ -277,6 +277,13 @@ static bool trusted_link_dir(const char *dir)
 	return true;
 }
 
+/* Where the walk could not go on: the directory it was in. */
+static void stopped_in(char *stop, size_t stopsz, const char *cur)
+{
+	if (stop && stopsz)
+		snprintf(stop, stopsz, "%s", cur[0] ? cur : "/");
+}
+
 int path_walk(const char *path, bool missing_ok, path_link_fn on_link, void *ctx, char *out, size_t outsz,
 	      char *stop, size_t stopsz, cordon_error *err)
 {
@@ -313,13 +320,13 @@ int path_walk(const char *path, bool missing_ok, path_link_fn on_link, void *ctx
 			return cordon_err(err, ENAMETOOLONG, "%s", path);
 		struct stat st;
 		if (lstat(next, &st) < 0) { /* with the rest: no name is cut short */
-			if (missing_ok && errno == ENOENT) {
+			int e = errno;
+			if (missing_ok && e == ENOENT) {
 				snprintf(out, outsz, "%s%s", next, p);
 				return 0;
 			}
-			if (stop && stopsz)
-				snprintf(stop, stopsz, "%s", cur[0] ? cur : "/");
-			return cordon_err_errno(err, "%s%s", next, p);
+			stopped_in(stop, stopsz, cur);
+			return cordon_err(err, e, "%s%s", next, p);
 		}
 		if (!S_ISLNK(st.st_mode)) {
 			snprintf(cur, sizeof(cur), "%s", next);
@@ -330,9 +337,9 @@ int path_walk(const char *path, bool missing_ok, path_link_fn on_link, void *ctx
 		char target[PATH_MAX];
 		ssize_t n = ++links > 40 ? (errno = ELOOP, -1) : readlink(next, target, sizeof(target) - 1);
 		if (n < 0) {
-			if (stop && stopsz)
-				snprintf(stop, stopsz, "%s", cur[0] ? cur : "/");
-			return errno == ELOOP ? cordon_err(err, ELOOP, "%s", path) : cordon_err_errno(err, "readlink %s", next);
+			int e = errno;
+			stopped_in(stop, stopsz, cur);
+			return e == ELOOP ? cordon_err(err, ELOOP, "%s", path) : cordon_err(err, e, "readlink %s", next);
 		}
 		target[n] = '\0';
 		char joined[PATH_MAX * 2];
