@@ -46,11 +46,11 @@ static int v1_create(struct cgroup *cg, const struct cg_limits *lim, cordon_erro
 	}
 	for (int i = 0; i < 3; i++) {
 		if (mkdir(cg->dirs[i], 0755) < 0) {
-			int e = errno;
+			/* The message first: the names are cleared after it. */
+			int r = cordon_err_errno(err, "mkdir %s", cg->dirs[i]);
 			for (int j = i; j < 3; j++)
 				cg->dirs[j][0] = '\0';
-			errno = e;
-			return cordon_err_errno(err, "mkdir %s", cg->dirs[i]);
+			return r;
 		}
 		cg->ndirs = i + 1;
 	}

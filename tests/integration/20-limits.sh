@@ -237,9 +237,26 @@ test_cgroup_v2_delegated_unprivileged() {
 	t_assert
 }
 
+test_cgroup_v1_refusal_names_the_directory() {
+	# An ordinary user without a delegated cgroup v1 hierarchy: the refusal
+	# names the directory it could not make (issue 28: the name was cleared
+	# before the message used it, "mkdir : Permission denied").
+	[ "$(id -u)" = 0 ] || { t_skip "needs root to run as another user"; return; }
+	cg1_has memory || { t_skip "no cgroup v1 memory hierarchy here"; return; }
+	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
+		{ t_skip "unprivileged user namespaces are disabled on this host"; return; }
+	chmod 777 "$WS"
+	OUT=$(cd "$WS" && HOME=$WS setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$CORDON" run --workspace-mode direct --rw "$WS" --memory-limit 32M -- true 2>&1)
+	RC=$?
+	expect_eq "$RC" 125 "exit status: $OUT"
+	expect_match "$OUT" "cgroup v1: mkdir /[^ ]*/cordon-[0-9]+-[0-9]+: Permission denied" "the refusal names the directory"
+	t_assert
+}
+
 for t in test_ok test_exit_nonzero test_signaled test_timeout test_timeout_kills_background_children \
 	test_cpu_limit test_cpu_limit_counts_all_processes test_memory_limit test_fork_bomb_stopped \
 	test_output_limit test_file_size_limit test_policy_limits test_flag_overrides_policy \
-	test_cgroup_v2_backend test_cgroup_v2_limits test_cgroup_v2_delegated_unprivileged; do
+	test_cgroup_v2_backend test_cgroup_v2_limits test_cgroup_v2_delegated_unprivileged test_cgroup_v1_refusal_names_the_directory; do
 	t_run $t
 done
