@@ -8,7 +8,8 @@
 set -euo pipefail
 CACHE=${1:-${CORDON_VM_CACHE:-/var/cache/cordon-vm}}
 HERE=$(cd "$(dirname "$0")" && pwd)
-HASH=$(sha256sum "$HERE/image.sh" | cut -c1-16)
+PKGDIR=$HERE/../packages
+HASH=$(cat "$HERE/image.sh" "$PKGDIR/runtime.txt" "$PKGDIR/test.txt" | sha256sum | cut -c1-16)
 OUT=$CACHE/$HASH
 if [ -f "$OUT/ready" ]; then
 	echo "$OUT"
@@ -28,11 +29,12 @@ mkdir -p "$CACHE"
 TMP=$(mktemp -d "$CACHE/build.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 echo "cordon-vm: building the Debian 12 guest image in $OUT (once per recipe)" >&2
-# What the integration suite needs in the guest; cordon itself is built on
-# the host (the same Debian 12 userland) and comes in on a second disk.
-PKGS=linux-image-cloud-amd64,initramfs-tools,kmod,udev,procps,util-linux,iproute2,e2fsprogs
-PKGS=$PKGS,jq,python3,python3-jsonschema,python3-requests,curl,git,ca-certificates,make,gcc,libc6-dev
-PKGS=$PKGS,libseccomp2,libssl3,libcmocka0,time,strace
+# What a Debian 12 user installs for cordon (scripts/packages/runtime.txt)
+# and what the suite uses (test.txt), plus the guest's own system; cordon
+# itself is built on the host (the same Debian 12 userland) and comes in on a
+# second disk.
+PKGS=linux-image-cloud-amd64,initramfs-tools,kmod,udev,e2fsprogs,make,gcc,libc6-dev,libcmocka0
+PKGS=$PKGS,$(sed 's/#.*//' "$PKGDIR/runtime.txt" "$PKGDIR/test.txt" | tr -s ' \n' '\n' | grep . | paste -sd,)
 mmdebstrap --quiet --variant=minbase --include="$PKGS" \
 	--customize-hook='echo cordon-vm >"$1/etc/hostname"' \
 	--customize-hook='chroot "$1" useradd -m -u 1000 -s /bin/bash tester' \

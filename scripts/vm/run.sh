@@ -17,7 +17,9 @@ trap 'rm -rf "$WORK"' EXIT
 # The tree disk: tests, schemas and scripts, and the host's build.
 mkdir -p "$WORK/tree/build"
 cp -r "$TOP/tests" "$TOP/schemas" "$TOP/scripts" "$WORK/tree/"
-find "$BUILD" -maxdepth 1 -type f -perm -u+x -exec cp -t "$WORK/tree/build" {} +
+# The programs and the shared library with its links (the programs find it
+# by their RUNPATH, $ORIGIN).
+find "$BUILD" -maxdepth 1 \( -type f -perm -u+x -o -type l \) -exec cp -P -t "$WORK/tree/build" {} +
 mkfs.ext4 -q -F -L cordon-tree -d "$WORK/tree" "$WORK/tree.ext4" 256M >&2
 # Software emulation (TCG) on two threads. CORDON_VM_KVM=1 asks for KVM
 # first: on this machine /dev/kvm opens but a guest never gets to its first
