@@ -71,5 +71,27 @@ PYEOF
 	rm -rf "$tmp"
 }
 
+test_pip_install_in_a_fresh_venv_offline() {
+	# README's install command, as a new user runs it: a fresh venv of
+	# Debian's python3 (python3-venv), no package index at all (issue 28:
+	# setuptools' backend needed `wheel`, which a fresh venv lacks offline).
+	[ -x /usr/bin/python3 ] && /usr/bin/python3 -c 'import venv, ensurepip' 2>/dev/null ||
+		{ t_skip "no Debian python3 with venv and ensurepip (python3-venv)"; return; }
+	/usr/bin/python3 -m venv "$T_TMP/venv" >"$T_TMP/venv.log" 2>&1 || { fail "venv: $(tail -3 "$T_TMP/venv.log")"; return; }
+	"$T_TMP/venv/bin/pip" install -q --no-index "$TOP/python" >"$T_TMP/pip" 2>&1 ||
+		fail "pip install --no-index ./python in a fresh venv: $(grep -i error "$T_TMP/pip" | head -3)"
+	OUT=$(cd "$T_TMP" && "$T_TMP/venv/bin/python" -c 'import cordon, os; print(os.path.dirname(cordon.__file__))' 2>&1)
+	expect_eq "$OUT" "$T_TMP/venv/lib/python3.11/site-packages/cordon" "cordon imported from the venv"
+	[ -f "$OUT/client.py" ] || fail "the package's modules are installed"
+	# An editable install as well (pip install -e).
+	"$T_TMP/venv/bin/pip" uninstall -q -y cordon >/dev/null 2>&1
+	"$T_TMP/venv/bin/pip" install -q --no-index -e "$TOP/python" >"$T_TMP/pip" 2>&1 ||
+		fail "pip install -e: $(grep -i error "$T_TMP/pip" | head -3)"
+	OUT=$(cd "$T_TMP" && "$T_TMP/venv/bin/python" -c 'import cordon, os; print(os.path.dirname(cordon.__file__))' 2>&1)
+	expect_eq "$OUT" "$TOP/python/cordon" "editable install points at the tree"
+	t_assert
+}
+
 t_run test_pip_install_offline_pure_python
+t_run test_pip_install_in_a_fresh_venv_offline
 run_pytest
