@@ -3,7 +3,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 MESON ?= meson
 
-.PHONY: all deps demo test test-vm test-sanitize analyze bench fuzz clean
+.PHONY: all deps demo install test test-vm test-sanitize analyze bench fuzz clean
 
 all: $(BUILD)/build.ninja
 	@ninja -C $(BUILD) --quiet
@@ -15,7 +15,13 @@ deps:
 	@sh scripts/deps.sh
 
 demo: deps all
-	@sh examples/demo.sh
+	@BUILD=$(BUILD) sh examples/demo.sh
+
+# The programs, the library, its header and cordon.pc, the TLS module and the
+# man pages, under meson's prefix (default /usr/local); DESTDIR=DIR stages
+# them below DIR.
+install: all
+	@$(MESON) install -C $(BUILD) --no-rebuild --quiet $(if $(DESTDIR),--destdir "$(DESTDIR)")
 
 test: deps all
 	@bash tests/run.sh $(BUILD)

@@ -3,12 +3,19 @@
 # its policy) in a scratch copy, then print the run report.
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
-ws=$(mktemp -d /tmp/cordon-demo.XXXXXX)
+build=${BUILD:-build}
+case $build in /*) ;; *) build=$top/$build ;; esac
+# The scratch workspace, and the change sets cordon keeps beside it, go when
+# the demo ends (CORDON_DEMO_KEEP=1 keeps them).
+base=$(mktemp -d "${TMPDIR:-/tmp}/cordon-demo.XXXXXX")
+[ "${CORDON_DEMO_KEEP:-0}" = 1 ] || trap 'rm -rf "$base"' EXIT
+ws=$base/hello
+mkdir "$ws"
 cp -r "$top/examples/hello/." "$ws/"
 cd "$ws"
 echo "== cordon run --policy policy.json -- ./task/main.sh   (workspace: $ws)"
 rc=0
-"$top/build/cordon" run --policy policy.json --report report.json -- ./task/main.sh || rc=$?
+"$build/cordon" run --policy policy.json --report report.json -- ./task/main.sh || rc=$?
 echo "== exit status $rc; run report:"
 cat report.json
-echo "== the workspace keeps the outputs: $ws/out/result.txt = $(cat out/result.txt)"
+echo "== the run wrote out/result.txt = $(cat out/result.txt) (the workspace $ws is removed now; CORDON_DEMO_KEEP=1 keeps it)"

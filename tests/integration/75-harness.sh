@@ -154,12 +154,32 @@ test_man_page() {
 		grep -qF -- "\`$o" "$TOP/README.md" || fail "README lacks $o"
 	done
 	if [ -f "$BUILD/build.ninja" ] && command -v meson >/dev/null; then
-		meson install -C "$BUILD" --destdir "$T_TMP/inst" --quiet >/dev/null 2>&1 || fail "meson install"
-		cmp -s "$page" "$(find "$T_TMP/inst" -path '*/man1/cordon.1' | head -1)" || fail "cordon.1 not installed in man1"
+		# make install, as --help's "see cordon(1)" asks of a new user.
+		make -s -C "$TOP" install BUILD="$BUILD" DESTDIR="$T_TMP/inst" >"$T_TMP/inst.log" 2>&1 ||
+			fail "make install: $(tail -3 "$T_TMP/inst.log")"
+		local man1
+		man1=$(find "$T_TMP/inst" -path '*/man1/cordon.1' | head -1)
+		cmp -s "$page" "$man1" || fail "cordon.1 not installed in man1"
+		[ -n "$man1" ] && expect_match "$(MANPATH=${man1%/man1/*} man -w cordon 2>&1)" "/man1/cordon\.1" "man finds cordon(1) after make install"
+		[ -x "$(find "$T_TMP/inst" -path '*/bin/cordon' | head -1)" ] || fail "make install installs the program"
 	fi
 	t_assert
 }
 
-for t in test_verb_help test_man_page test_dev_fuse_exposed test_dev_usable_and_not_a_denial test_dev_refusals test_dev_ceiling; do
+# make demo leaves nothing behind (issue 28): its workspace and the change
+# sets beside it go when it ends.
+test_demo_leaves_nothing() {
+	mkdir "$T_TMP/tmpdir"
+	OUT=$(TMPDIR=$T_TMP/tmpdir BUILD=$BUILD sh "$TOP/examples/demo.sh" 2>&1)
+	expect_eq "$?" 0 "make demo: $(printf '%s' "$OUT" | tail -3)"
+	expect_match "$OUT" "out/result.txt = 9" "the demo's run"
+	local ws
+	ws=$(printf '%s\n' "$OUT" | sed -n 's/.*(workspace: \(.*\))$/\1/p' | head -1)
+	[ -n "$ws" ] && [ ! -e "$ws" ] || fail "the demo's workspace '$ws' is still there"
+	expect_eq "$(ls -A "$T_TMP/tmpdir")" "" "what make demo left in TMPDIR"
+	t_assert
+}
+
+for t in test_verb_help test_man_page test_dev_fuse_exposed test_dev_usable_and_not_a_denial test_dev_refusals test_dev_ceiling test_demo_leaves_nothing; do
 	t_run $t
 done
