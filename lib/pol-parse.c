@@ -14,6 +14,7 @@
 #include "ledger.h"
 #include "policy.h"
 #include "protect.h"
+#include "seccomp-policy.h"
 #include "units.h"
 
 #define POLICY_MAX_BYTES (4 << 20)
@@ -812,7 +813,7 @@ static int load_syscalls(pctx *c, const jnode *sc)
 		const char *s;
 		jnode *n;
 		FOREACH_STR(c, arr, key, s, n) {
-			if (seccomp_syscall_resolve_name(s) == __NR_SCMP_ERROR)
+			if (seccomp_syscall_number(s) == __NR_SCMP_ERROR)
 				return at(c, n->line, n->col, "\"%s\": unknown system call \"%s\"", key, s);
 			if (strv_push(k ? &c->p->sys_deny : &c->p->sys_allow, s) < 0)
 				return cordon_err(c->err, 12, "out of memory");

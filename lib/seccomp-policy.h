@@ -17,7 +17,9 @@
  *    back by syscalls.allow. A S_ISGID chmod of a directory is refused
  *    too (letting it through raced with a rename that swapped a file in).
  *    openat2: ENOSYS (its mode is in memory), unreported.
- *  - any other ABI (i386 via int 0x80, x32): the process is killed. */
+ *  - any other ABI (i386 via int 0x80, x32): the process is killed.
+ *  - a native call numbered above cordon's table (lib/systab.h): ENOSYS,
+ *    reported as "syscall N (newer than cordon's table)" (notification). */
 #pragma once
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -97,5 +99,8 @@ const struct priv_call *seccomp_priv_call(int nr);
 mode_t seccomp_priv_bits(int nr, const uint64_t args[6]);
 /* All CLONE_NEW* flags. */
 unsigned long seccomp_namespace_flags(void);
+/* The native number of system call name: cordon's table (lib/systab.h)
+ * first, libseccomp's after it; __NR_SCMP_ERROR if neither knows it. */
+int seccomp_syscall_number(const char *name);
 /* The default deny list, for explain and docs. NULL-terminated. */
 extern const char *const seccomp_default_deny[];

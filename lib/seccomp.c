@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <seccomp.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +19,13 @@
 #include "error.h"
 #include "model.h"
 #include "seccomp-policy.h"
+#include "systab.h"
 
 /* Denied outright (with the reasons in docs/seccomp.md). */
 const char *const seccomp_default_deny[] = {
 	/* namespaces and the mount table */
 	"setns", "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
-	"fsconfig", "fsmount", "fspick", "mount_setattr",
+	"fsconfig", "fsmount", "fspick", "mount_setattr", "open_tree_attr", "statmount", "listmount",
 	/* kernel attack surface untrusted code does not need */
 	"bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
 	"io_uring_register", "keyctl", "add_key", "request_key", "kexec_load", "kexec_file_load",
@@ -32,6 +34,7 @@ const char *const seccomp_default_deny[] = {
 	/* host-wide state */
 	"acct", "swapon", "swapoff", "reboot", "settimeofday", "clock_settime", "clock_adjtime",
 	"quotactl", "quotactl_fd", "syslog", "vhangup", "sethostname", "setdomainname",
+	"lsm_set_self_attr",
 	NULL,
 };
 
@@ -49,15 +52,48 @@ static const unsigned long bad_persona[] = {
 	ADDR_LIMIT_32BIT, ADDR_LIMIT_3GB,
 };
 
+#define NEWER_PREFIX_LEN 6u
+
 static bool in_list(const strv *l, const char *name)
 {
 	return strv_contains(l, name);
 }
 
+int seccomp_syscall_number(const char *name)
+{
+	int nr = systab_number(systab_native(), name);
+	return nr >= 0 ? nr : seccomp_syscall_resolve_name(name);
+}
+
+/* The program's first instructions: a call of the native ABI numbered above
+ * the table's highest (lib/systab.h) is newer than cordon and refused with
+ * ENOSYS, as an unknown call is on an older kernel (libc falls back, as for
+ * clone3), through the supervisor when it reports (it answers ENOSYS and
+ * records "syscall N (newer than cordon's table)"). libseccomp cannot say
+ * "every number above": it only adds rules for numbers it is given. Another
+ * ABI, -1 (a tracer's skipped call) and, on x86-64, x32 numbers (bit 30) go
+ * on to libseccomp's program, which kills the first and the last. */
+static unsigned newer_prefix(struct sock_filter *f, bool notify)
+{
+	uint32_t deny = notify ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA);
+	unsigned n = 0;
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch));
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, systab_native(), 0, NEWER_PREFIX_LEN - 2);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+#if defined(__x86_64__)
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000u, NEWER_PREFIX_LEN - 4, 0);
+#else
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0xffffffffu, NEWER_PREFIX_LEN - 4, 0);
+#endif
+	f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, (uint32_t)systab_max(systab_native()), 0, 1);
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny);
+	return n;
+}
+
 static int rule(scmp_filter_ctx c, uint32_t act, const char *name, unsigned n,
 		const struct scmp_arg_cmp *cmp, cordon_error *err)
 {
-	int nr = seccomp_syscall_resolve_name(name);
+	int nr = seccomp_syscall_number(name);
 	if (nr == __NR_SCMP_ERROR)
 		return cordon_err(err, 0, "seccomp: unknown system call %s", name);
 	int r = seccomp_rule_add_array(c, act, nr, n, cmp);
@@ -87,7 +123,7 @@ static pthread_once_t priv_once = PTHREAD_ONCE_INIT;
 static void priv_resolve(void)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(priv_calls); i++)
-		priv_nr[i] = seccomp_syscall_resolve_name(priv_calls[i].name);
+		priv_nr[i] = seccomp_syscall_number(priv_calls[i].name);
 }
 
 const struct priv_call *seccomp_priv_call(int nr)
@@ -312,12 +348,24 @@ int seccomp_build_from(const struct model_run *plan, bool notify, const char *co
 		r = cordon_err(err, 0, "seccomp: bad filter size %lld", (long long)size);
 		goto out;
 	}
-	out->insns = malloc((size_t)size);
-	if (!out->insns || pread(fd, out->insns, (size_t)size, 0) != size) {
+	if (size / (off_t)sizeof(struct sock_filter) + NEWER_PREFIX_LEN > BPF_MAXINSNS) {
+		r = cordon_err(err, 0, "seccomp: the filter is too long (%lld instructions)",
+			       (long long)(size / (off_t)sizeof(struct sock_filter)));
+		goto out;
+	}
+	out->insns = malloc((size_t)size + NEWER_PREFIX_LEN * sizeof(struct sock_filter));
+	if (!out->insns || pread(fd, out->insns + NEWER_PREFIX_LEN, (size_t)size, 0) != size) {
 		r = cordon_err(err, errno ? errno : 12, "seccomp: read the filter");
 		goto out;
 	}
+	/* The calls newer than the table first; then libseccomp's program,
+	 * whose jumps are relative, as exported. The memfd gets the whole. */
+	size += (off_t)(newer_prefix(out->insns, notify) * sizeof(struct sock_filter));
 	out->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, out->insns, (size_t)size, 0) != size) {
+		r = cordon_err_errno(err, "seccomp: write the filter");
+		goto out;
+	}
 	/* Sealed: neither side can change the program once it is built. */
 	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
 		r = cordon_err_errno(err, "seccomp: seal the filter");
@@ -411,8 +459,13 @@ static const char *family_name(uint64_t f)
 
 void seccomp_denial_target(int nr, const uint64_t args[6], char *out, size_t outsz)
 {
-	char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
-	const char *n = name ? name : "unknown";
+	const char *known = systab_name(systab_native(), nr);
+	char *name = known ? NULL : seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+	const char *n = known ? known : name;
+	if (!n) {
+		snprintf(out, outsz, "syscall %d%s", nr, systab_newer(nr) ? " (newer than cordon's table)" : "");
+		return;
+	}
 	const struct priv_call *pc;
 	if (strcmp(n, "clone") == 0 || strcmp(n, "unshare") == 0 || strcmp(n, "clone3") == 0) {
 		char flags[256] = "";

@@ -26,6 +26,7 @@
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include "seccomp-policy.h"
+#include "systab.h"
 
 /* The path calls the filter traps for the observer (answered CONTINUE):
  * the one list, handed to seccomp_build(). */
@@ -897,9 +898,10 @@ int observer_handle(struct observer *o, struct run_report *rep)
 		}
 		return respond(o, ENOSYS) < 0 ? -1 : n;
 	}
-	/* Anything else reached us because the filter denied it. */
+	/* Anything else reached us because the filter denied it; a call newer
+	 * than cordon's table gets the ENOSYS an older kernel would give. */
 	char target[256];
 	seccomp_denial_target(d->nr, a, target, sizeof(target));
 	deny(o, rep, "syscall", target);
-	return respond(o, EPERM) < 0 ? -1 : 1;
+	return respond(o, systab_newer(d->nr) ? ENOSYS : EPERM) < 0 ? -1 : 1;
 }

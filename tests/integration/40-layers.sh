@@ -216,3 +216,24 @@ for t in test_unshare_user test_clone_ns test_clone3_ns test_setns test_mount te
 	test_ordinary_tools_work; do
 	t_run $t
 done
+
+# Issue 27 item 7: a call libseccomp 2.5.4 cannot name (open_tree_attr, 467;
+# its arguments would be EFAULT for the kernel: EPERM is the filter's), and a
+# call numbered above cordon's table: ENOSYS, as an older kernel, reported.
+test_open_tree_attr() {
+	cordon_run -- "$HOSTILE" syscall 467
+	expect_match "$OUT" "^denied EPERM syscall 467" "refused by the filter"
+	expect_eq "$(field '[.denials[] | select(.kind=="syscall" and .target=="open_tree_attr") | .count] | add')" 1 "reported: $(field -c .denials)"
+	expect_eq "$(field .verdicts.containment)" violations "containment verdict"
+	t_assert
+}
+test_syscall_newer_than_table() {
+	cordon_run -- "$HOSTILE" syscall 600
+	expect_match "$OUT" "^denied ENOSYS syscall 600" "refused with ENOSYS"
+	expect_eq "$(field '[.denials[] | select(.kind=="syscall" and .target=="syscall 600 (newer than cordon'"'"'s table)") | .count] | add')" 1 "reported: $(field -c .denials)"
+	expect_eq "$(field .verdicts.containment)" violations "containment verdict"
+	t_assert
+}
+for t in test_open_tree_attr test_syscall_newer_than_table; do
+	t_run $t
+done

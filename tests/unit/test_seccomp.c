@@ -18,6 +18,7 @@
 #include "policy.h"
 #include "observe.h"
 #include "seccomp-policy.h"
+#include "systab.h"
 
 static uint32_t run_bpf(const struct sock_filter *f, unsigned len, const struct seccomp_data *d)
 {
@@ -322,12 +323,169 @@ static void test_denial_targets(void **st)
 	assert_string_equal(t, "bpf");
 }
 
+/* Issue 27 item 7: cordon's own syscall table (lib/systab.c), compared with
+ * libseccomp's names and with the compiled filter. */
+static const struct {
+	uint32_t arch, scmp;
+	const char *name;
+} systab_arches[] = {
+	{AUDIT_ARCH_X86_64, SCMP_ARCH_X86_64, "x86_64"},
+	{AUDIT_ARCH_AARCH64, SCMP_ARCH_AARCH64, "aarch64"},
+};
+
+static void test_systab_agrees_with_libseccomp(void **st)
+{
+	for (size_t a = 0; a < sizeof(systab_arches) / sizeof(systab_arches[0]); a++) {
+		uint32_t arch = systab_arches[a].arch, scmp = systab_arches[a].scmp;
+		const char *an = systab_arches[a].name;
+		int max = systab_max(arch);
+		/* The newest calls of Linux 6.18, numbered as the kernel's tables. */
+		assert_int_equal(max, 469);
+		const struct { const char *name; int nr; } newest[] = {
+			{"statmount", 457}, {"listmount", 458}, {"lsm_get_self_attr", 459},
+			{"lsm_set_self_attr", 460}, {"lsm_list_modules", 461}, {"mseal", 462},
+			{"setxattrat", 463}, {"getxattrat", 464}, {"listxattrat", 465},
+			{"removexattrat", 466}, {"open_tree_attr", 467}, {"file_getattr", 468},
+			{"file_setattr", 469}, {"futex_requeue", 456}, {"fchmodat2", 452},
+		};
+		for (size_t i = 0; i < sizeof(newest) / sizeof(newest[0]); i++)
+			if (systab_number(arch, newest[i].name) != newest[i].nr)
+				fail_msg("%s: %s is %d, expected %d", an, newest[i].name,
+					 systab_number(arch, newest[i].name), newest[i].nr);
+		/* Wherever libseccomp names a number, the table has the same name;
+		 * a libseccomp that knows a call above the table's highest is
+		 * newer than it: the call must be added and decided. */
+		for (int nr = 0; nr < 1100; nr++) {
+			char *lib = seccomp_syscall_resolve_num_arch(scmp, nr);
+			const char *ours = systab_name(arch, nr);
+			if (lib && (!ours || strcmp(lib, ours) != 0))
+				fail_msg("%s %d: libseccomp says %s, the table %s%s", an, nr, lib, ours ? ours : "nothing",
+					 nr > max ? " (newer than the table: add it, decide it in docs/seccomp.md)" : "");
+			free(lib);
+			if (ours && systab_number(arch, ours) != nr)
+				fail_msg("%s: %s twice in the table", an, ours);
+			int n = ours ? seccomp_syscall_resolve_name_arch(scmp, ours) : __NR_SCMP_ERROR;
+			if (n >= 0 && n != nr)
+				fail_msg("%s: %s is %d in the table, %d for libseccomp", an, ours, nr, n);
+		}
+	}
+	assert_int_equal(systab_number(AUDIT_ARCH_X86_64, "uretprobe"), 335);
+	assert_int_equal(systab_number(AUDIT_ARCH_X86_64, "uprobe"), 336);
+	assert_int_equal(systab_number(AUDIT_ARCH_AARCH64, "uretprobe"), -1);
+	assert_int_equal(systab_max(AUDIT_ARCH_I386), -1);
+}
+
+/* What the filter does with call nr and no arguments, from the table alone:
+ * the deny list refused, socket(AF_UNSPEC) refused, clone3 and openat2
+ * ENOSYS, connect recorded, the rest allowed; above the table: ENOSYS
+ * (newer than cordon). */
+static uint32_t expected_action(int nr, bool notify)
+{
+	uint32_t deny = notify ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ERRNO | EPERM;
+	if (systab_newer(nr))
+		return notify ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ERRNO | ENOSYS;
+	const char *name = systab_name(systab_native(), nr);
+	if (!name)
+		return SECCOMP_RET_ALLOW;
+	for (const char *const *d = seccomp_default_deny; *d; d++)
+		if (strcmp(*d, name) == 0)
+			return deny;
+	if (strcmp(name, "socket") == 0)
+		return deny;
+	if (strcmp(name, "clone3") == 0)
+		return notify ? SECCOMP_RET_USER_NOTIF : SECCOMP_RET_ERRNO | ENOSYS;
+	if (strcmp(name, "openat2") == 0)
+		return SECCOMP_RET_ERRNO | ENOSYS;
+	if (strcmp(name, "connect") == 0 && notify) /* recorded, not decided */
+		return SECCOMP_RET_USER_NOTIF;
+	return SECCOMP_RET_ALLOW;
+}
+
+static void test_systab_against_the_filter(void **st)
+{
+	uint32_t native = systab_native();
+	int max = systab_max(native);
+	/* Every name of the deny list is a call of the table (or, for another
+	 * architecture's calls, one this one does not have). */
+	for (const char *const *d = seccomp_default_deny; *d; d++)
+		if (systab_number(native, *d) < 0 && seccomp_syscall_resolve_name(*d) >= 0)
+			fail_msg("%s is denied but not in the table", *d);
+	assert_true(systab_number(native, "open_tree_attr") >= 0);
+	for (int notify = 0; notify < 2; notify++) {
+		cordon_policy *p = policy_new();
+		struct seccomp_plan sp;
+		cordon_error e;
+		assert_int_equal(seccomp_build(p, notify, NULL, &sp, &e), 0);
+		/* Every number up to the table's highest, then some above it. */
+		int nrs[1024], n = 0;
+		for (int nr = 0; nr <= max; nr++)
+			nrs[n++] = nr;
+		const int above[] = {max + 1, max + 2, 600, 1000, 0x3fffffff};
+		for (size_t i = 0; i < sizeof(above) / sizeof(above[0]); i++)
+			nrs[n++] = above[i];
+		for (int i = 0; i < n; i++) {
+			struct call c = {"", native, nrs[i], NULL, {0}, 0, 0};
+			uint32_t r = decide(&sp, &c), want = expected_action(nrs[i], notify);
+			if (r != want)
+				fail_msg("notify %d, %d (%s): %#x, expected %#x", notify, nrs[i],
+					 systab_name(native, nrs[i]) ? systab_name(native, nrs[i]) : "-", r, want);
+		}
+		/* -1 (a tracer's skipped call) goes on; x32 and i386 are killed. */
+		struct call skip = {"-1", native, -1, NULL, {0}, 0, 0};
+		assert_int_equal(decide(&sp, &skip), SECCOMP_RET_ALLOW);
+		struct call i386 = {"i386 467", I386, 467, NULL, {0}, 0, 0};
+		assert_int_equal(decide(&sp, &i386), SECCOMP_RET_KILL_PROCESS);
+		if (native == AUDIT_ARCH_X86_64) {
+			struct call x32 = {"x32 600", native, 0x40000000 | 600, NULL, {0}, 0, 0};
+			assert_int_equal(decide(&sp, &x32), SECCOMP_RET_KILL_PROCESS);
+		}
+		seccomp_plan_free(&sp);
+		policy_free(p);
+	}
+}
+
+static void test_systab_names_in_policy_and_reports(void **st)
+{
+	/* Names libseccomp 2.5.4 does not know, in syscalls.allow and .deny. */
+	const char *j = "{\"syscalls\": {\"allow\": [\"statmount\"], \"deny\": [\"mseal\"]}}";
+	cordon_policy *p = policy_new();
+	cordon_error e;
+	if (policy_load_json(p, j, strlen(j), "p", "/", &e) < 0)
+		fail_msg("%s", e.msg);
+	struct seccomp_plan sp;
+	assert_int_equal(seccomp_build(p, true, NULL, &sp, &e), 0);
+	uint32_t native = systab_native();
+	struct call sm = {"statmount allowed", native, systab_number(native, "statmount"), NULL, {0}, 0, 0};
+	struct call ms = {"mseal denied", native, systab_number(native, "mseal"), NULL, {0}, 0, 0};
+	struct call ota = {"open_tree_attr", native, systab_number(native, "open_tree_attr"), NULL, {0}, 0, 0};
+	assert_int_equal(decide(&sp, &sm), SECCOMP_RET_ALLOW);
+	assert_int_equal(decide(&sp, &ms) & SECCOMP_RET_ACTION_FULL, SECCOMP_RET_USER_NOTIF);
+	assert_int_equal(decide(&sp, &ota) & SECCOMP_RET_ACTION_FULL, SECCOMP_RET_USER_NOTIF);
+	seccomp_plan_free(&sp);
+	policy_free(p);
+	/* The report names them from the table, and a number above it as such. */
+	char t[256];
+	uint64_t z[6] = {0};
+	seccomp_denial_target(467, z, t, sizeof(t));
+	assert_string_equal(t, "open_tree_attr");
+	seccomp_denial_target(systab_max(native) + 1, z, t, sizeof(t));
+	char want[64];
+	snprintf(want, sizeof(want), "syscall %d (newer than cordon's table)", systab_max(native) + 1);
+	assert_string_equal(t, want);
+	seccomp_denial_target(600, z, t, sizeof(t));
+	assert_string_equal(t, "syscall 600 (newer than cordon's table)");
+	assert_true(systab_newer(600) && !systab_newer(467) && !systab_newer(-1));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_default_policy_table), cmocka_unit_test(test_without_notify),
 		cmocka_unit_test(test_policy_adjustments), cmocka_unit_test(test_denial_targets),
 		cmocka_unit_test(test_rules_from_the_plan),
+		/* issue 27 item 7 */
+		cmocka_unit_test(test_systab_agrees_with_libseccomp), cmocka_unit_test(test_systab_against_the_filter),
+		cmocka_unit_test(test_systab_names_in_policy_and_reports),
 	};
 	return cmocka_run_group_tests_name("seccomp", tests, NULL, NULL);
 }
