@@ -356,6 +356,11 @@ void overlay_finish(struct overlay_run *o, const cordon_policy *p, bool ok, cons
 			 "the change set needs %zu synced steps (directories, deletions, groups of 256 files), more than the %d an apply at the end of a run takes: kept, not applied (cordon apply applies it)",
 			 steps, CHANGESET_MAX_APPLY_STEPS);
 	enum on_failure act = ok ? ONF_APPLY : p->on_failure;
+	/* A run ok whose task check did not pass (issue 28.1). */
+	const char *why = !ok && rep->status == ST_OK && (rep->task == TASK_FAIL || rep->task == TASK_ERROR)
+				  ? (rep->task == TASK_FAIL ? "the task check failed (verdicts.task: fail)"
+							    : "the task check could not run (verdicts.task: error)")
+				  : "the run did not end ok";
 	if (o->mode == WS_REVIEW)
 		act = ONF_KEEP;
 	if (c->reason[0])
@@ -385,16 +390,17 @@ void overlay_finish(struct overlay_run *o, const cordon_policy *p, bool ok, cons
 	if (act == ONF_DISCARD) {
 		if (changeset_discard(&o->cs, &e) == 0) {
 			c->state = "discarded";
-			snprintf(c->reason, sizeof(c->reason), "the run did not end ok (on_failure: discard)");
+			snprintf(c->reason, sizeof(c->reason), "%s (on_failure: discard)", why);
 			return;
 		}
 		snprintf(c->reason, sizeof(c->reason), "could not be discarded: %s", e.msg);
 	}
 	c->state = "kept";
 	snprintf(c->dir, sizeof(c->dir), "%s", o->cs.dir);
-	if (!c->reason[0])
-		snprintf(c->reason, sizeof(c->reason), "%s", o->mode == WS_REVIEW ? "review mode: cordon changes, cordon apply or cordon discard" :
-			 "the run did not end ok (on_failure: keep)");
+	if (!c->reason[0] && o->mode == WS_REVIEW)
+		snprintf(c->reason, sizeof(c->reason), "review mode: cordon changes, cordon apply or cordon discard");
+	else if (!c->reason[0])
+		snprintf(c->reason, sizeof(c->reason), "%s (on_failure: keep)", why);
 }
 
 int overlay_fall_back_late(struct overlay_run *o, const cordon_policy *p, struct run_report *rep, const char *why,
@@ -447,4 +453,92 @@ void overlay_free(struct overlay_run *o)
 	if (o->active)
 		changeset_close(&o->cs);
 	o->active = false;
+}
+
+/* ---- the task check's view of a change set (issue 28.1) ---- */
+
+int overlay_view_prepare(struct overlay_run *v, const struct overlay_run *task, const struct run_plan *plan,
+			 cordon_error *err)
+{
+	memset(v, 0, sizeof(*v));
+	v->cs.dirfd = -1;
+	if (!task || !task->active)
+		return 0;
+	v->nmounts = plan->nmounts;
+	v->dirs = calloc(plan->nmounts ? plan->nmounts : 1, sizeof(char *));
+	if (!v->dirs)
+		return cordon_err(err, ENOMEM, "out of memory");
+	for (size_t i = 0; i < plan->nmounts; i++) {
+		if (plan->mounts[i].mode != MOUNT_RO)
+			continue;
+		for (size_t k = 0; k < task->cs.nlayers; k++)
+			if (strcmp(task->cs.host[k], plan->mounts[i].path) == 0 &&
+			    asprintf(&v->dirs[i], "%s/%zu", task->cs.dir, k) < 0) {
+				v->dirs[i] = NULL;
+				return cordon_err(err, ENOMEM, "out of memory");
+			}
+	}
+	return 0;
+}
+
+int overlay_send_view(const struct overlay_run *v, int sock, cordon_error *err)
+{
+	for (size_t i = 0; v->dirs && i < v->nmounts; i++) {
+		if (!v->dirs[i])
+			continue;
+		_cleanup_close_ int d = open_root(v->dirs[i], O_PATH | O_DIRECTORY);
+		if (d < 0)
+			return cordon_err_errno(err, "open the change set %s", v->dirs[i]);
+		_cleanup_close_ int t = open_tree(d, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		if (t < 0)
+			return cordon_err_errno(err, "clone the change set %s", v->dirs[i]);
+		if (sync_send(sock, MSG_OVERLAY, (int32_t)i, NULL, t) < 0)
+			return cordon_err_errno(err, "send the change set %s", v->dirs[i]);
+	}
+	return 0;
+}
+
+void overlay_view_free(struct overlay_run *v)
+{
+	for (size_t i = 0; v->dirs && i < v->nmounts; i++)
+		free(v->dirs[i]);
+	free(v->dirs);
+	v->dirs = NULL;
+}
+
+int overlay_mount_view(int oldroot, int newroot, const char *path, const char *layer, int tree, size_t idx,
+		       cordon_error *err)
+{
+	_cleanup_close_ int lower = open_dir_below(newroot, path);
+	if (lower < 0)
+		return cordon_err_errno(err, "the task's changes over %s: open the lower layer", path);
+	_cleanup_close_ int ld = tree >= 0 ? attach_layer(tree, idx) : open_dir_below(oldroot, layer);
+	if (ld < 0)
+		return cordon_err_errno(err, "the task's changes over %s: open the change set %s", path, layer);
+	_cleanup_close_ int upper = open_dir_below(ld, "upper");
+	if (upper < 0)
+		return cordon_err_errno(err, "the task's changes over %s: open the change set's upper directory", path);
+	/* Two lower layers and no upper: the merged view, read-only (the
+	 * run's upper layer on top, its whiteouts and opaque directories,
+	 * user.overlay.*, honoured). Nothing the check does reaches either. */
+	char l[160];
+	snprintf(l, sizeof(l), "/newroot/proc/self/fd/%d:/newroot/proc/self/fd/%d", upper, lower);
+	_cleanup_close_ int fs = fsopen("overlay", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return cordon_err_errno(err, "the task's changes over %s: fsopen", path);
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", l, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "redirect_dir", "nofollow", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "metacopy", "off", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "index", "off", 0) < 0)
+		return cordon_err_errno(err, "the task's changes over %s: overlay options", path);
+	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return cordon_err_errno(err, "the task's changes over %s: create the read-only overlay", path);
+	_cleanup_close_ int mnt =
+		fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (mnt < 0)
+		return cordon_err_errno(err, "the task's changes over %s: fsmount", path);
+	if (move_mount(mnt, "", lower, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return cordon_err_errno(err, "the task's changes over %s: move_mount", path);
+	return 0;
 }

@@ -82,3 +82,19 @@ void overlay_free(struct overlay_run *o);
  * "workspace"), its empty change set removed; else -1, err says why. */
 int overlay_fall_back_late(struct overlay_run *o, const cordon_policy *p, struct run_report *rep, const char *why,
 			   cordon_error *err);
+/* The task check's view in overlay and review mode (issue 28.1): each of
+ * the check's read-only binds of a path the task's change set has a layer
+ * for shows that layer's upper directory over the host directory, as one
+ * read-only overlay (two lower layers, no upper): the check sees the run's
+ * result before anything is applied, and cannot change it.
+ * overlay_view_prepare fills v->dirs per plan mount of the check's run
+ * from the task's change set (v->dirs NULL when task has none);
+ * overlay_send_view sends each layer to init as root (as
+ * overlay_send_layers); overlay_mount_view is init's mount;
+ * overlay_view_free releases v (never the change set). */
+int overlay_view_prepare(struct overlay_run *v, const struct overlay_run *task, const struct run_plan *plan,
+			 cordon_error *err);
+int overlay_send_view(const struct overlay_run *v, int sock, cordon_error *err);
+int overlay_mount_view(int oldroot, int newroot, const char *path, const char *layer, int tree, size_t idx,
+		       cordon_error *err);
+void overlay_view_free(struct overlay_run *v);

@@ -606,7 +606,15 @@ static int observe_path(struct observer *o, struct run_report *rep, pid_t pid, i
 		if (dir == PROTECT_DIR_NEW && there)
 			dir = PROTECT_DIR_KEPT; /* mkdir -p over a .git: EEXIST, nothing made */
 	}
-	if (write && ((cls == VIEW_PROTECTED) ||
+	/* O_TMPFILE (issue 28.2): an unnamed file in the directory named,
+	 * which becomes a name only by a linkat whose new name is checked
+	 * (or refused: AT_EMPTY_PATH where anything is protected). Never a
+	 * protected name: not refused; where the kernel refuses it (a
+	 * protected directory is a read-only mount), not a denial. */
+	bool tmpfile = write_mode == W_OPENFLAGS && (flags & (O_TMPFILE & ~O_DIRECTORY)) != 0;
+	if (tmpfile && cls == VIEW_PROTECTED)
+		return 0;
+	if (write && !tmpfile && ((cls == VIEW_PROTECTED) ||
 		      (!dir && cls == VIEW_RW && view_protects_below(&o->view, resolved)) ||
 		      (cls == VIEW_RW && protected_name(o, resolved, dir)))) {
 		*refuse = true;

@@ -131,6 +131,7 @@ struct run_opts {
 	const char *prefix;
 	struct secret_cache *sc;
 	const struct run_hooks *hooks; /* a session (session.h), or NULL */
+	const struct overlay_run *view; /* a check's: the task's change set (overlay.h) */
 };
 
 /* Wake coalescing of the output relay: after a splice of at least
@@ -178,6 +179,7 @@ struct sup {
 	uint64_t t_start, t_exec, t_end;
 	struct snapshot before;
 	struct overlay_run ovl; /* workspace mode; the change set (overlay.h) */
+	struct overlay_run view; /* a check's: the task's change set over its binds */
 	struct sweep sweep; /* writable roots pinned before the run */
 	struct landlock_plan landlock;
 	struct mount_steps mounts; /* what init mounts, decided here */
@@ -811,7 +813,11 @@ static int prepare(struct sup *s, cordon_error *err)
 	if (overlay_prepare(&s->ovl, p, &s->plan, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, s->rep, err) < 0)
 		return -1;
 	s->spec.overlay_dirs = s->ovl.dirs;
-	if (s->ovl.active) {
+	if (overlay_view_prepare(&s->view, s->opts->view, &s->plan, err) < 0)
+		return -1;
+	if (s->view.dirs)
+		s->spec.overlay_dirs = s->view.dirs;
+	if (s->ovl.active || s->view.dirs) {
 		s->spec.overlay_trees = malloc(s->plan.nmounts * sizeof(int));
 		if (!s->spec.overlay_trees)
 			return cordon_err(err, 12, "out of memory");
@@ -1042,6 +1048,30 @@ static void tighten_protected(struct sup *s, const struct snapshot *before, cons
 	strv_free(&names);
 }
 
+static int run_check(const cordon_policy *p, struct run_report *rep, struct secret_cache *sc,
+		     const struct overlay_run *view, cordon_error *err);
+
+/* Overlay and review mode: the task check runs here, on the change set over
+ * the host tree, before anything is applied; a task verdict of fail or
+ * error is a run that did not end ok for on_failure (issue 28.1). */
+static bool check_before_apply(struct sup *s)
+{
+	struct run_report *rep = s->rep;
+	if (!s->ovl.active || !s->pol->check || s->pol->is_check || s->opts->hooks ||
+	    (rep->status != ST_OK && rep->status != ST_EXIT_NONZERO))
+		return rep->status == ST_OK;
+	cordon_error e = {0};
+	if (run_check(s->pol, rep, s->opts->sc, &s->ovl, &e) < 0) {
+		rep->check_ran = true;
+		rep->check_status = ST_SETUP_ERROR;
+		rep->check_exit_code = -1;
+		rep->task = TASK_ERROR;
+		snprintf(rep->check_reason, sizeof(rep->check_reason), "%s", e.msg);
+	}
+	trace(s, "task check done");
+	return rep->status == ST_OK && rep->task != TASK_FAIL && rep->task != TASK_ERROR;
+}
+
 static void collect_outputs(struct sup *s)
 {
 	const char *roots[256];
@@ -1051,7 +1081,7 @@ static void collect_outputs(struct sup *s)
 	int64_t since = s->before.taken_ns;
 	if (s->ovl.active) {
 		/* From the change set (O(changes)), applied, kept or discarded. */
-		overlay_finish(&s->ovl, s->pol, s->rep->status == ST_OK, s->plan.workspace, s->rep);
+		overlay_finish(&s->ovl, s->pol, check_before_apply(s), s->plan.workspace, s->rep);
 		since = s->ovl.cs.started_ns;
 	} else if (snapshot_take(&after, roots, n, &e) == 0) {
 		snapshot_diff(&s->before, &after, s->plan.workspace, &s->rep->outputs, &e);
@@ -1138,7 +1168,8 @@ static int parent_setup(struct sup *s, cordon_error *err)
 		trace(s, "cgroup attached");
 	}
 	if (send_idmapped_trees(s, err) < 0 || send_cgroup_view(s, err) < 0 ||
-	    (s->privileged && overlay_send_layers(&s->ovl, s->sock, err) < 0))
+	    (s->privileged && overlay_send_layers(&s->ovl, s->sock, err) < 0) ||
+	    (s->privileged && overlay_send_view(&s->view, s->sock, err) < 0))
 		return -1;
 	if (s->spec.seccomp) {
 		/* Compiled here, while init builds its view, not before clone. */
@@ -1396,6 +1427,7 @@ static void cleanup(struct sup *s)
 	snapshot_free(&s->before);
 	free(s->spec.overlay_trees);
 	overlay_free(&s->ovl);
+	overlay_view_free(&s->view);
 	sweep_free(&s->sweep);
 	proxy_free(s->proxy);
 	s->proxy = NULL;
@@ -1585,7 +1617,7 @@ static const char *check_only_place(const char *abs)
 /* Every symbolic link in the task's writable paths (read beneath their
  * roots, never followed): one that leads to a check-only place fills reason
  * and returns true; so does a walk cut short (a link could hide beyond). */
-static bool links_into_check(const strv *writable, char *reason, size_t rsz)
+static bool links_into_check(const strv *writable, const char *const *shown, char *reason, size_t rsz)
 {
 	if (!writable->n)
 		return false;
@@ -1609,6 +1641,12 @@ static bool links_into_check(const strv *writable, char *reason, size_t rsz)
 		const char *rel = path + snap.rootlen[en->root];
 		while (*rel == '/')
 			rel++;
+		char as_shown[PATH_MAX]; /* a change set's upper layer: the host path */
+		if (shown) {
+			snprintf(as_shown, sizeof(as_shown), "%s%s%s", shown[en->root],
+				 *rel && strcmp(shown[en->root], "/") ? "/" : "", rel);
+			path = as_shown;
+		}
 		const char *name = strrchr(rel, '/');
 		char dir[PATH_MAX];
 		if (name)
@@ -1637,11 +1675,34 @@ static bool links_into_check(const strv *writable, char *reason, size_t rsz)
 	return bad;
 }
 
+/* The same for the links a change set holds (upper layers), each read as
+ * if it were at its host path. */
+static bool links_in_changes(const struct overlay_run *o, char *reason, size_t rsz)
+{
+	strv uppers = {0};
+	const char *shown[CHANGESET_MAX_LAYERS];
+	char dir[PATH_MAX];
+	bool bad = false;
+	for (size_t i = 0; i < o->cs.nlayers && !bad; i++) {
+		snprintf(dir, sizeof(dir), "%s/%zu/upper", o->cs.dir, i);
+		shown[uppers.n] = o->cs.host[i];
+		if (strv_push(&uppers, dir) < 0) {
+			snprintf(reason, rsz, "out of memory");
+			bad = true;
+		}
+	}
+	if (!bad)
+		bad = links_into_check(&uppers, shown, reason, rsz);
+	strv_free(&uppers);
+	return bad;
+}
+
 /* The task check: after the command completed (ok or exit-nonzero; a run
  * stopped by a limit or a policy kill leaves the task "not-run"), the check
  * command runs in a fresh boundary with the same policy and the outputs
  * visible read-only; its exit status alone decides the task verdict. */
-static int run_check(const cordon_policy *p, struct run_report *rep, struct secret_cache *sc, cordon_error *err)
+static int run_check(const cordon_policy *p, struct run_report *rep, struct secret_cache *sc,
+		     const struct overlay_run *view, cordon_error *err)
 {
 	char ws[4096];
 	cordon_error e = {0};
@@ -1657,7 +1718,8 @@ static int run_check(const cordon_policy *p, struct run_report *rep, struct secr
 	/* A link the task left that leads where only the check can look (its
 	 * files, its own /proc, its standard streams) would have the check
 	 * compare its own data with itself: the check does not run. */
-	if (links_into_check(&rep->writable, rep->check_reason, sizeof(rep->check_reason))) {
+	if (links_into_check(&rep->writable, NULL, rep->check_reason, sizeof(rep->check_reason)) ||
+	    (view && view->active && links_in_changes(view, rep->check_reason, sizeof(rep->check_reason)))) {
 		rep->check_ran = true;
 		rep->check_status = ST_SETUP_ERROR;
 		rep->check_exit_code = -1;
@@ -1678,7 +1740,7 @@ static int run_check(const cordon_policy *p, struct run_report *rep, struct secr
 	report_init(&crep);
 	/* Same secrets, same bytes, same redactor (lent, not owned). */
 	crep.redact = rep->redact;
-	struct run_opts o = {true, "check: ", sc, NULL};
+	struct run_opts o = {true, "check: ", sc, NULL, view};
 	int r = run_once(cp, argv, &crep, &o, err);
 	crep.redact = NULL;
 	if (r == 0) {
@@ -1717,10 +1779,11 @@ int run_command(cordon_policy *p, char *const argv[], struct run_report *rep,
 	int dumpable = prctl(PR_GET_DUMPABLE);
 	struct secret_cache sc;
 	memset(&sc, 0, sizeof(sc));
-	struct run_opts o = {false, NULL, &sc, NULL};
+	struct run_opts o = {false, NULL, &sc, NULL, NULL};
 	int r = run_once(p, argv, rep, &o, err);
-	if (r == 0 && p->check && (rep->status == ST_OK || rep->status == ST_EXIT_NONZERO))
-		r = run_check(p, rep, &sc, err);
+	/* (in overlay and review mode the check ran before the apply) */
+	if (r == 0 && p->check && !rep->check_ran && (rep->status == ST_OK || rep->status == ST_EXIT_NONZERO))
+		r = run_check(p, rep, &sc, NULL, err);
 	secrets_free(&sc.sec);
 	if (dumpable >= 0)
 		prctl(PR_SET_DUMPABLE, dumpable);
@@ -1736,7 +1799,7 @@ int cordon_session_run(cordon_policy *p, struct run_report *rep, const struct ru
 	sigaction(SIGPIPE, &ign, &old);
 	struct secret_cache sc;
 	memset(&sc, 0, sizeof(sc));
-	struct run_opts o = {false, NULL, &sc, h};
+	struct run_opts o = {false, NULL, &sc, h, NULL};
 	char *argv[] = {"cordon-session", NULL};
 	int r = run_once(p, argv, rep, &o, err);
 	secrets_free(&sc.sec);

@@ -550,3 +550,46 @@ for t in test_git_redirections_held_back_in_overlay test_nested_git_held_back_in
 	test_deep_cwd_cannot_reach_protected test_link_of_an_open_file_refused test_nested_git_modes_put_back; do
 	t_run $t
 done
+
+# --- issue 28.2: an unnamed temporary file (O_TMPFILE) where protected names are
+
+# The workspace is below /tmp (as the README's `ws=$(mktemp -d)` puts it)
+# and holds a repository: O_TMPFILE in /tmp, in the workspace, in .git is
+# allowed, never a denial (pytest's capture, tempfile.TemporaryFile); in a
+# protected directory (a read-only mount) the kernel refuses it, not a
+# denial either. Giving such a file a protected name stays refused and
+# reported: linkat AT_EMPTY_PATH, and linkat of /proc/self/fd/N.
+test_tmpfile_where_names_are_protected() {
+	git init -q . || { skip "git is not installed"; return; }
+	case $WS in /tmp/*) ;; *) skip "the workspace is not below /tmp"; return ;; esac
+	local m
+	for m in direct overlay; do
+		cordon_run --workspace-mode $m -- python3 -c 'import os, tempfile
+for d in ["/tmp", ".", ".git", ".git/hooks"]:
+    try:
+        fd = os.open(d, os.O_TMPFILE | os.O_RDWR, 0o600); os.write(fd, b"x"); os.close(fd); print(d, "ok")
+    except OSError as e: print(d, e.errno)
+f = tempfile.TemporaryFile(); f.write(b"captured"); f.seek(0); print(f.read().decode())'
+		expect_eq "$OUT" "$(printf '/tmp ok\n. ok\n.git ok\n.git/hooks 30\ncaptured')" "$m: O_TMPFILE ($ERR)"
+		expect_eq "$(field .verdicts.containment)" clean "$m: containment ($(field -c .denials))"
+		cordon_run --workspace-mode $m -- python3 -c 'import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+fd = os.open(".", os.O_TMPFILE | os.O_RDWR, 0o600)
+os.write(fd, b"#!/bin/sh\n")
+r1 = libc.linkat(fd, b"", -100, b".git/hooks/pre-commit", 0x1000)
+r2 = libc.linkat(-100, ("/proc/self/fd/%d" % fd).encode(), -100, b".git/hooks/pre-commit", 0x400)
+print(r1, r2, os.path.exists(".git/hooks/pre-commit"))'
+		expect_eq "$OUT" "-1 -1 False" "$m: linked to a protected name ($ERR)"
+		expect_eq "$(field .verdicts.containment)" violations "$m: reported"
+		expect_eq "$(field '[.denials[] | select(.kind=="syscall" and .target=="linkat") | .count] | add')" 1 \
+			"$m: linkat AT_EMPTY_PATH reported"
+		expect_match "$(field -c '[.denials[] | select(.kind=="file") | .target]')" "\\.git/hooks/pre-commit" \
+			"$m: linkat of /proc/self/fd/N reported"
+		[ -e .git/hooks/pre-commit ] && fail "$m: a hook was made"
+	done
+	t_assert
+}
+
+for t in test_tmpfile_where_names_are_protected; do
+	t_run $t
+done

@@ -482,3 +482,78 @@ for t in test_check_denials_are_reported_and_count test_check_runs_in_a_0700_wor
 	test_workspace_is_the_directory_started_in; do
 	t_run $t
 done
+
+# --- issue 28.1: the check sees the run's result in every workspace mode ----
+
+# A git repository with one failing test, which the run fixes (and a file it
+# deletes): in review mode the check runs on the change set over the host
+# tree, before anything is applied, and passes; the host stays as it was.
+t28_repo() {
+	/usr/bin/python3 -c 'import pytest' 2>/dev/null || return 1
+	git init -q . && printf 'def add(a, b):\n    return a - b\n' >calc.py
+	printf 'from calc import add\ndef test_a(): assert add(1, 1) == 2\ndef test_b(): pass\ndef test_c(): pass\n' >test_calc.py
+	echo stale >stale.txt
+	git add -A && git -c user.email=t@t -c user.name=t commit -qm init
+}
+T28_FIX="sed -i 's/a - b/a + b/' calc.py && rm stale.txt"
+T28_CHECK='/usr/bin/python3 -B -m pytest -q -p no:cacheprovider && ! test -e stale.txt'
+
+test_review_check_sees_the_change_set() {
+	t28_repo || { skip "python3-pytest is not installed"; return; }
+	cordon_run --workspace-mode review --check "$T28_CHECK" -- /bin/sh -c "$T28_FIX"
+	expect_eq "$(field .status)" ok "status ($ERR)"
+	expect_eq "$(field .enforcement.workspace_mode)" review "mode"
+	expect_eq "$(field .verdicts.task)" pass "the check saw the fix ($ERR)"
+	expect_match "$ERR" "check: .*3 passed" "pytest's own count"
+	expect_eq "$(field .changes.state)" kept "review keeps the change set"
+	grep -q 'a - b' calc.py || fail "review mode changed the host"
+	[ -e stale.txt ] || fail "review mode deleted on the host"
+	t_assert
+}
+
+# Overlay: the check runs before the apply; a failing check is a run that
+# did not end ok for on_failure (keep, discard), and nothing is applied.
+# The check's own writes are refused: nothing of them is applied.
+test_overlay_check_decides_the_apply() {
+	echo 1 >answer.txt
+	cordon_run --workspace-mode overlay --on-failure keep --check 'test "$(cat answer.txt)" = 42' \
+		-- /bin/sh -c 'echo 41 >answer.txt; echo x >made.txt'
+	expect_eq "$(field .status)/$(field .verdicts.task)" ok/fail "a wrong answer ($ERR)"
+	expect_eq "$(field .changes.state)" kept "on_failure keep: kept"
+	expect_match "$(field .changes.reason)" "task check failed.*on_failure: keep" "the reason says why"
+	expect_eq "$(cat answer.txt)" 1 "nothing applied"
+	[ -e made.txt ] && fail "a new file was applied"
+	local dir
+	dir=$(field .changes.dir)
+	[ -d "$dir" ] && "$CORDON" discard "$dir" >/dev/null 2>&1
+	cordon_run --workspace-mode overlay --on-failure discard --check 'test "$(cat answer.txt)" = 42' \
+		-- /bin/sh -c 'echo 41 >answer.txt'
+	expect_eq "$(field .changes.state)" discarded "on_failure discard"
+	expect_match "$(field .changes.reason)" "task check failed.*on_failure: discard" "the reason says why"
+	expect_eq "$(cat answer.txt)" 1 "nothing applied"
+	# The right answer: the check sees it before the apply, then it is applied;
+	# what the check tried to write is in neither.
+	cordon_run --workspace-mode overlay --on-failure keep \
+		--check 'test "$(cat answer.txt)" = 42; r=$?; echo 0 >answer.txt; echo y >bycheck.txt; exit $r' \
+		-- /bin/sh -c 'echo 42 >answer.txt'
+	expect_eq "$(field .verdicts.task)/$(field .changes.state)" pass/applied "the right answer ($ERR)"
+	expect_match "$ERR" "check: .*Read-only file system" "the check's writes refused"
+	expect_eq "$(cat answer.txt)" 42 "applied, as the run left it"
+	[ -e bycheck.txt ] && fail "the check's file was applied"
+	t_assert
+}
+
+# Direct mode: the check reads the host workspace after the run, as before.
+test_direct_check_unchanged() {
+	cordon_run --workspace-mode direct --check 'test "$(cat answer.txt)" = 42' -- /bin/sh -c 'echo 42 >answer.txt'
+	expect_eq "$(field .enforcement.workspace_mode)/$(field .verdicts.task)" direct/pass "direct ($ERR)"
+	expect_eq "$(field .changes.state)" null "no change set"
+	cordon_run --workspace-mode direct --on-failure keep --check 'test "$(cat answer.txt)" = 43' -- /bin/true
+	expect_eq "$(field .verdicts.task)" fail "a wrong answer"
+	expect_eq "$(cat answer.txt)" 42 "the host has the run's writes"
+	t_assert
+}
+
+for t in test_review_check_sees_the_change_set test_overlay_check_decides_the_apply test_direct_check_unchanged; do
+	t_run $t
+done
