@@ -414,7 +414,11 @@ static int start_worker(struct session_ent *se, const char *id, uint64_t idle_ns
 	session_ws(ws, sizeof(ws), id);
 	snprintf(rep, sizeof(rep), "%s/report.json", dir);
 	int sv[2] = {-1, -1};
-	if (mkdir_p(ws, 0700) < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+	/* A client's session is the client's: its workspace too (serve-peer.h). */
+	gid_t cgid = 0;
+	bool as_client = !warm && peer_run_as_client(se->owner, &cgid);
+	if (mkdir_p(ws, 0700) < 0 || (as_client && chown(ws, se->owner, cgid) < 0) ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		snprintf(msg, msz, "session %s: %s", dir, strerror(errno));
 		return -1;
 	}
@@ -444,6 +448,12 @@ static int start_worker(struct session_ent *se, const char *id, uint64_t idle_ns
 	jw_str(&w, S.ceiling);
 	jw_key(&w, "idle_timeout_ns");
 	jw_uint(&w, idle_ns);
+	if (as_client) {
+		jw_key(&w, "client_uid");
+		jw_uint(&w, se->owner);
+		jw_key(&w, "client_gid");
+		jw_uint(&w, cgid);
+	}
 	if (warm) {
 		jw_key(&w, "warm");
 		jw_bool(&w, true);
@@ -509,6 +519,15 @@ static bool pool_matches(const jnode *pol, const jnode *tmo)
 	bool m = t && strcmp(t, S.warm_policy) == 0;
 	free(t);
 	return m;
+}
+
+/* The pool's sessions are started as the server: another client gets one
+ * only when the pool's policy writes no host path (the session's own
+ * workspace is new and the server's; a host tree would be the server's). */
+static bool pool_for(uid_t uid)
+{
+	gid_t g;
+	return !peer_run_as_client(uid, &g) || !peer_policy_writes_host(S.warm_policy);
 }
 
 /* Hand a ready pool session to uid: from here on it is uid's like any
@@ -650,7 +669,7 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 		return send_error(c, 400, "idle_timeout: a duration such as \"10m\" is expected");
 	if (tmo && (tmo->type != J_STR || parse_duration(tmo->str, &tmo_ns, &e) < 0))
 		return send_error(c, 400, "timeout: a duration such as \"1h\" is expected");
-	bool warm = pool_matches(pol, tmo);
+	bool warm = pool_matches(pol, tmo) && pool_for(uid);
 	char id[ROUTE_ID_LEN + 1];
 	new_id(id, "s-");
 	/* The client's rights to what the policy names: before the pool too
@@ -1600,13 +1619,15 @@ static enum MHD_Result run_one(struct MHD_Connection *c, struct req *rq, const j
 		free(ptext);
 		return send_error(c, 403, "unauthorized: %s", why);
 	}
-	if (pool_matches(pol, NULL) && warm_run(c, rq->uid, rq->t_req, argv, in, id, dir, &r)) {
+	if (pool_matches(pol, NULL) && pool_for(rq->uid) && warm_run(c, rq->uid, rq->t_req, argv, in, id, dir, &r)) {
 		free(ptext);
 		return r;
 	}
 	snprintf(p, sizeof(p), "%s/work", dir);
-	const char **av = calloc(argv->n + 12, sizeof(char *));
-	if (!av || mkdir_p(p, 0700) < 0) {
+	const char **av = calloc(argv->n + 14, sizeof(char *));
+	gid_t cgid = 0;
+	bool as_client = peer_run_as_client(rq->uid, &cgid);
+	if (!av || mkdir_p(p, 0700) < 0 || (as_client && chown(p, rq->uid, cgid) < 0)) {
 		free(av);
 		free(ptext);
 		return send_error(c, 500, "%s: %s", p, strerror(errno));
@@ -1633,6 +1654,12 @@ static enum MHD_Result run_one(struct MHD_Connection *c, struct req *rq, const j
 	if (S.ceiling) {
 		av[k++] = "--ceiling";
 		av[k++] = S.ceiling;
+	}
+	char cl[32];
+	if (as_client) {
+		snprintf(cl, sizeof(cl), "%u:%u", (unsigned)rq->uid, (unsigned)cgid);
+		av[k++] = "--serve-client";
+		av[k++] = cl;
 	}
 	av[k++] = "--report";
 	av[k++] = reppath;
