@@ -5,6 +5,8 @@
  * process (lib/session.c) or, for one-shot runs, to `cordon run`. Sessions
  * are separate processes: one that fails takes no other down. */
 #include <dirent.h>
+#include <grp.h>
+#include <sys/fsuid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -108,6 +110,10 @@ static struct {
 	size_t run_out_max;
 	struct ceiling ceil;       /* loaded when there is one */
 	bool have_ceil;
+	/* --socket-mode (0: 0600, or 0660 with --socket-group), --socket-group */
+	mode_t sock_mode;
+	gid_t sock_gid;
+	bool sock_gid_set;
 } S = {.worker_ns = 120ULL * 1000000000ULL, .grace_ns = 20ULL * 1000000000ULL, .max_sessions = 64, .keep_runs = 100, .lock = PTHREAD_MUTEX_INITIALIZER, .pool_cond = PTHREAD_COND_INITIALIZER,
        .max_conns = 256, .per_ip = 32, .conn_timeout = 30, .tcp_uid = 65534, .max_runs = 16, .run_out_max = 16u << 20};
 
@@ -1906,6 +1912,36 @@ static void stop_workers(const sigset_t *mask)
 	}
 }
 
+/* --socket-mode MODE (octal: read-write for the owner, at most 0666) and
+ * --socket-group GROUP (a name or a gid). */
+static int serve_socket_opt(const char *o, const char *v)
+{
+	char *end;
+	errno = 0;
+	if (strcmp(o, "--socket-mode") == 0) {
+		long m = strtol(v, &end, 8);
+		if (errno || *end || !*v || m < 0 || (m & ~0666L) || (m & 0600) != 0600) {
+			fprintf(stderr, "cordon serve: --socket-mode %s: an octal mode with rw for the owner and no more than 0666 expected (0600, 0660, 0666)\n", v);
+			return -1;
+		}
+		S.sock_mode = (mode_t)m;
+		return 0;
+	}
+	struct group gr, *res = NULL;
+	char grbuf[4096];
+	long g = strtol(v, &end, 10);
+	if (*v && !*end && !errno && g >= 0 && g < 0xffffffffL)
+		S.sock_gid = (gid_t)g;
+	else if (getgrnam_r(v, &gr, grbuf, sizeof(grbuf), &res) == 0 && res)
+		S.sock_gid = res->gr_gid;
+	else {
+		fprintf(stderr, "cordon serve: --socket-group %s: no such group\n", v);
+		return -1;
+	}
+	S.sock_gid_set = true;
+	return 0;
+}
+
 static int listen_unix(const char *path)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -1931,11 +1967,22 @@ static int listen_unix(const char *path)
 	if (!tmp)
 		strcpy(a.sun_path, path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	/* The socket file is 0600 from its creation (no chmod by path after:
-	 * the path could be another file by then). Still one thread here. */
-	mode_t old = umask(0177);
+	/* The socket file has its mode and group from its creation (no chmod
+	 * or chown by path after: the path could be another file by then):
+	 * the umask and this thread's fsgid. Still one thread here. */
+	mode_t old = umask(0777 & ~S.sock_mode);
+	gid_t ofs = S.sock_gid_set ? (gid_t)setfsgid(S.sock_gid) : 0;
 	int r = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&a, sizeof(a));
+	if (S.sock_gid_set)
+		setfsgid(ofs);
 	umask(old);
+	if (r == 0 && S.sock_gid_set && (lstat(a.sun_path, &st) < 0 || st.st_gid != S.sock_gid)) {
+		fprintf(stderr, "cordon serve: --socket-group %u: the socket could not be made that group's (not a group of the server's, or a set-group-ID directory)\n",
+			(unsigned)S.sock_gid);
+		unlink(a.sun_path);
+		close(fd);
+		return -1;
+	}
 	if (r < 0 || listen(fd, 128) < 0 || (tmp && rename(a.sun_path, path) < 0)) {
 		fprintf(stderr, "cordon serve: --socket %s: %s\n", path, strerror(errno));
 		if (r == 0 && tmp)
@@ -2077,6 +2124,10 @@ int cmd_serve(int argc, char **argv)
 			S.ceiling = v;
 		else if (strcmp(o, "--warm-policy") == 0)
 			warm_policy = v;
+		else if (strcmp(o, "--socket-mode") == 0 || strcmp(o, "--socket-group") == 0) {
+			if (serve_socket_opt(o, v) < 0)
+				return 2;
+		}
 		else if (strcmp(o, "--allow-uid") == 0 || strcmp(o, "--tcp-uid") == 0) {
 			char *end;
 			long u = strtol(v, &end, 10);
@@ -2144,6 +2195,15 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (!!S.socket_path == !!S.listen)
 		return usage_err("give one of --socket PATH or --listen 127.0.0.1:PORT --token-file F", NULL);
+	if (!S.sock_mode)
+		S.sock_mode = S.sock_gid_set ? 0660 : 0600;
+	if (S.listen && (S.sock_mode != 0600 || S.sock_gid_set))
+		return usage_err("--socket-mode and --socket-group are for --socket", NULL);
+	/* An --allow-uid that cannot reach the socket is said at once. */
+	for (int i = 1; S.socket_path && !(S.sock_mode & 006) && !(S.sock_gid_set && (S.sock_mode & 060)) && i < S.nallow; i++)
+		if (S.allow[i] != 0 && S.allow[i] != geteuid())
+			fprintf(stderr, "cordon serve: --allow-uid %u: the socket is mode %04o of uid %u, which uid %u cannot open (--socket-group GROUP, --socket-mode 0660 or 0666)\n",
+				(unsigned)S.allow[i], (unsigned)S.sock_mode, (unsigned)geteuid(), (unsigned)S.allow[i]);
 	if (S.listen && read_token(token_file) < 0)
 		return 2;
 	if (!S.state_dir)

@@ -1079,3 +1079,40 @@ test_client_rights_tcp_token() {
 for t in test_client_rights_allow_uid test_client_rights_tcp_token; do
 	t_run $t
 done
+
+# Issue 28.8: --socket-mode and --socket-group let an --allow-uid client
+# connect without a chmod; a server whose --allow-uid cannot connect says so.
+test_socket_mode_and_group() {
+	chmod 755 "$T_TMP"
+	printf '{"limits": {"wall_time": "1h"}}\n' >"$T_TMP/ceiling.json"
+	local out
+	start_server --ceiling "$T_TMP/ceiling.json" --allow-uid 65534 || return 1
+	expect_match "$(cat "$T_TMP/serve.log")" '--allow-uid 65534: the socket is mode 0600 of uid 0, which uid 65534 cannot open' "said at start"
+	stop_server
+	start_server --ceiling "$T_TMP/ceiling.json" --allow-uid 65534 --socket-group "$(getent group 65534 | cut -d: -f1)" || return 1
+	expect_eq "$(stat -c %a:%g "$SOCK")" 660:65534 "the socket's mode and group"
+	expect_nomatch "$(cat "$T_TMP/serve.log")" 'cannot open' "nothing to say"
+	out=$(setpriv --reuid 65534 --regid 65534 --clear-groups curl -sS --unix-socket "$SOCK" -X POST http://cordon/v1/runs \
+		-d '{"argv":["true"]}' | jq -r .status)
+	expect_eq "$out" ok "the allowed uid connects through its group"
+	stop_server
+	start_server --ceiling "$T_TMP/ceiling.json" --allow-uid 65534 --socket-mode 0666 || return 1
+	expect_eq "$(stat -c %a:%g "$SOCK")" 666:0 "--socket-mode 0666"
+	out=$(setpriv --reuid 65534 --regid 65534 --clear-groups curl -sS --unix-socket "$SOCK" -X POST http://cordon/v1/runs \
+		-d '{"argv":["true"]}' | jq -r .status)
+	expect_eq "$out" ok "the allowed uid connects"
+	stop_server
+	out=$("$CORDON" serve --socket "$T_TMP/y.sock" --state-dir "$WS/st3" --socket-mode 0777 2>&1)
+	expect_match "$out" '--socket-mode 0777: an octal mode' "an executable mode refused"
+	out=$("$CORDON" serve --socket "$T_TMP/y.sock" --state-dir "$WS/st3" --socket-group no-such-group-x 2>&1)
+	expect_match "$out" '--socket-group no-such-group-x: no such group' "an unknown group"
+	mkdir "$T_TMP/nb" && chown 65534:65534 "$T_TMP/nb"
+	out=$(setpriv --reuid 65534 --regid 65534 --clear-groups "$CORDON" serve --socket "$T_TMP/nb/z.sock" --state-dir "$T_TMP/nb/st" --socket-group 0 2>&1)
+	expect_match "$out" '--socket-group 0: the socket could not be made' "a group the server is not in"
+	[ -z "$(ls "$T_TMP/nb" | grep sock)" ] || fail "the socket was left: $(ls "$T_TMP/nb")"
+	t_assert
+}
+
+for t in test_socket_mode_and_group; do
+	t_run $t
+done
