@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 #include "error.h"
 #include "serve-peer.h"
+#include "strv.h"
 
 #define MAX_CHECKS 256
 #define MAX_GROUPS 256
@@ -231,4 +233,17 @@ bool peer_policy_writes_host(const char *ptext)
 		w |= p->mounts[i].src == SRC_POLICY && p->mounts[i].mode == MOUNT_RW;
 	policy_free(p);
 	return w;
+}
+
+bool peer_ceiling_writes(const cordon_policy *c, const char *path)
+{
+	if (!c || !(c->sections & SEC_FILESYSTEM))
+		return true;
+	for (size_t i = 0; i < c->nmounts; i++) {
+		char pre[PATH_MAX];
+		if (c->mounts[i].mode == MOUNT_RW &&
+		    (realpath(c->mounts[i].path, pre) ? path_has_prefix(path, pre) : path_has_prefix(path, c->mounts[i].path)))
+			return true;
+	}
+	return false;
 }

@@ -23,3 +23,8 @@ bool peer_run_as_client(uid_t uid, gid_t *gid);
  * warm pool's sessions, started as the server, are given to another client
  * only when it does not. */
 bool peer_policy_writes_host(const char *ptext);
+
+/* Does the ceiling let a run write path (no filesystem section, or path at
+ * or below one of its write prefixes, as the ceiling's own check decides)?
+ * The server's state directory must be, or every workspace is refused. */
+bool peer_ceiling_writes(const cordon_policy *ceiling, const char *path);

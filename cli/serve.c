@@ -2219,6 +2219,11 @@ int cmd_serve(int argc, char **argv)
 	if (mkdir_p(S.state_dir, 0700) < 0 || !realpath(S.state_dir, state_abs))
 		return usage_err(strerror(errno), S.state_dir);
 	S.state_dir = state_abs;
+	if (S.have_ceil && !peer_ceiling_writes(S.ceil.p, S.state_dir)) {
+		fprintf(stderr, "cordon serve: --state-dir %s: not under any write prefix of the ceiling's filesystem.write, and every session's and run's workspace is below it (%s/sessions/ID/work): every one would be refused; add it to the ceiling\n",
+			S.state_dir, S.state_dir);
+		return 2;
+	}
 	snprintf(sub, sizeof(sub), "%s/runs", S.state_dir);
 	mkdir_p(sub, 0700);
 	load_kept_runs();

@@ -1116,3 +1116,26 @@ test_socket_mode_and_group() {
 for t in test_socket_mode_and_group; do
 	t_run $t
 done
+
+# Issue 28.9: a ceiling that limits writes must cover the server's state
+# directory (every workspace is below it): said at start, not as a refusal
+# of every session.
+test_ceiling_must_cover_state_dir() {
+	local out ro='"read":["/usr","/etc","/lib","/lib64","/bin","/sbin","/opt","/var","/proc","/dev"]'
+	printf '{"filesystem":{"write":["%s"],%s}}\n' "$T_TMP/elsewhere" "$ro" >"$T_TMP/c1.json"
+	out=$(timeout 20 "$CORDON" serve --socket "$T_TMP/c.sock" --state-dir "$WS/st" --ceiling "$T_TMP/c1.json" 2>&1)
+	expect_match "$out" "--state-dir $WS/st: not under any write prefix of the ceiling's filesystem.write.*add it to the ceiling" "said at start"
+	[ -e "$T_TMP/c.sock" ] && fail "it listened"
+	printf '{"filesystem":{"write":["%s"],%s}}\n' "$WS" "$ro" >"$T_TMP/c2.json"
+	start_server --ceiling "$T_TMP/c2.json" || return 1
+	new_session || return 1
+	run_exec '{"argv":["sh","-c","echo x >f && cat f"]}'
+	expect_eq "$(stdout_of)" x "a session under a ceiling that covers the state directory"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
+for t in test_ceiling_must_cover_state_dir; do
+	t_run $t
+done
