@@ -3,7 +3,8 @@
 
 #define SERVE_USAGE                                                                                      \
 	"usage: cordon serve (--socket PATH | --listen 127.0.0.1:PORT --token-file F) --state-dir DIR\n"  \
-	"       [--allow-uid UID]... [--ceiling FILE] [--max-sessions N] [--max-sessions-per-client N]\n" \
+	"       [--allow-uid UID]... [--socket-mode MODE] [--socket-group GROUP]\n"                      \
+	"       [--ceiling FILE] [--max-sessions N] [--max-sessions-per-client N]\n"                     \
 	"       [--idle-timeout DUR] [--session-timeout DUR] [--keep-runs N]\n"                               \
 	"       [--warm N [--warm-policy FILE]]\n"                                                      \
 	"       [--max-runs N] [--max-runs-per-client N] [--tcp-uid UID]\n"                               \

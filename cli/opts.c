@@ -10,7 +10,7 @@
 enum opt_id {
 	O_POLICY, O_REPORT, O_RO, O_RW, O_TMPFS, O_CWD, O_ENV, O_NET, O_SECRET, O_TIME, O_CPU,
 	O_MEM, O_PIDS, O_OUTPUT, O_FSIZE, O_CEILING, O_CHECK, O_JSON, O_DEV, O_PROTECT, O_UNPROTECT,
-	O_WSMODE, O_ONFAIL, O_TEST_CRASH, O_PTY,
+	O_WSMODE, O_ONFAIL, O_TEST_CRASH, O_PTY, O_SERVE_CLIENT,
 };
 static const struct {
 	const char *name;
@@ -28,6 +28,8 @@ static const struct {
 	{"--workspace-mode", O_WSMODE, true}, {"--on-failure", O_ONFAIL, true}, {"--pty", O_PTY, false},
 	/* Tests only, not in --help: the apply kills itself after N entries. */
 	{"--test-apply-crash-after", O_TEST_CRASH, true},
+	/* cordon serve's own, not in --help: a one-shot run of a client (policy.h). */
+	{"--serve-client", O_SERVE_CLIENT, true},
 };
 
 static const char run_usage[] =
@@ -185,6 +187,16 @@ static int apply(struct cli_run *o, enum opt_id id, const char *v, cordon_error 
 	case O_TEST_CRASH:
 		p->test_apply_crash_after = v ? strtol(v, NULL, 10) : 0;
 		return 0;
+	case O_SERVE_CLIENT: {
+		unsigned u, g;
+		char end;
+		if (!v || sscanf(v, "%u:%u%c", &u, &g, &end) != 2 || geteuid() != 0)
+			return cordon_err(err, 0, "--serve-client %s: UID:GID, for cordon serve as root only", v ? v : "");
+		p->for_client = true;
+		p->client_uid = (uid_t)u;
+		p->client_gid = (gid_t)g;
+		return 0;
+	}
 	case O_ENV:
 		return policy_add_env(p, v, err);
 	case O_NET:

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 #include "error.h"
 #include "serve-peer.h"
+#include "strv.h"
 
 #define MAX_CHECKS 256
 #define MAX_GROUPS 256
@@ -196,4 +198,52 @@ int peer_policy_check(const char *ptext, const char *base_dir, uid_t uid, const 
 	free(lp);
 	policy_free(p);
 	return r;
+}
+
+static gid_t primary_gid(uid_t uid)
+{
+	struct passwd pw, *pwp = NULL;
+	char pwbuf[4096];
+	if (getpwuid_r(uid, &pw, pwbuf, sizeof(pwbuf), &pwp) == 0 && pwp)
+		return pw.pw_gid;
+	return 65534;
+}
+
+bool peer_run_as_client(uid_t uid, gid_t *gid)
+{
+	if (geteuid() != 0 || uid == 0 || uid == geteuid() || uid == (uid_t)-1)
+		return false;
+	*gid = primary_gid(uid);
+	return true;
+}
+
+bool peer_policy_writes_host(const char *ptext)
+{
+	if (!ptext)
+		return false;
+	cordon_policy *p = policy_new();
+	cordon_error e = {0};
+	/* One that does not parse never starts a session: counted as writing. */
+	if (!p || policy_load_json(p, ptext, strlen(ptext), "policy", "/", &e) < 0) {
+		policy_free(p);
+		return true;
+	}
+	bool w = false;
+	for (size_t i = 0; i < p->nmounts; i++)
+		w |= p->mounts[i].src == SRC_POLICY && p->mounts[i].mode == MOUNT_RW;
+	policy_free(p);
+	return w;
+}
+
+bool peer_ceiling_writes(const cordon_policy *c, const char *path)
+{
+	if (!c || !(c->sections & SEC_FILESYSTEM))
+		return true;
+	for (size_t i = 0; i < c->nmounts; i++) {
+		char pre[PATH_MAX];
+		if (c->mounts[i].mode == MOUNT_RW &&
+		    (realpath(c->mounts[i].path, pre) ? path_has_prefix(path, pre) : path_has_prefix(path, c->mounts[i].path)))
+			return true;
+	}
+	return false;
 }

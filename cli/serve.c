@@ -5,6 +5,8 @@
  * process (lib/session.c) or, for one-shot runs, to `cordon run`. Sessions
  * are separate processes: one that fails takes no other down. */
 #include <dirent.h>
+#include <grp.h>
+#include <sys/fsuid.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -108,6 +110,10 @@ static struct {
 	size_t run_out_max;
 	struct ceiling ceil;       /* loaded when there is one */
 	bool have_ceil;
+	/* --socket-mode (0: 0600, or 0660 with --socket-group), --socket-group */
+	mode_t sock_mode;
+	gid_t sock_gid;
+	bool sock_gid_set;
 } S = {.worker_ns = 120ULL * 1000000000ULL, .grace_ns = 20ULL * 1000000000ULL, .max_sessions = 64, .keep_runs = 100, .lock = PTHREAD_MUTEX_INITIALIZER, .pool_cond = PTHREAD_COND_INITIALIZER,
        .max_conns = 256, .per_ip = 32, .conn_timeout = 30, .tcp_uid = 65534, .max_runs = 16, .run_out_max = 16u << 20};
 
@@ -414,7 +420,11 @@ static int start_worker(struct session_ent *se, const char *id, uint64_t idle_ns
 	session_ws(ws, sizeof(ws), id);
 	snprintf(rep, sizeof(rep), "%s/report.json", dir);
 	int sv[2] = {-1, -1};
-	if (mkdir_p(ws, 0700) < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+	/* A client's session is the client's: its workspace too (serve-peer.h). */
+	gid_t cgid = 0;
+	bool as_client = !warm && peer_run_as_client(se->owner, &cgid);
+	if (mkdir_p(ws, 0700) < 0 || (as_client && chown(ws, se->owner, cgid) < 0) ||
+	    socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		snprintf(msg, msz, "session %s: %s", dir, strerror(errno));
 		return -1;
 	}
@@ -444,6 +454,12 @@ static int start_worker(struct session_ent *se, const char *id, uint64_t idle_ns
 	jw_str(&w, S.ceiling);
 	jw_key(&w, "idle_timeout_ns");
 	jw_uint(&w, idle_ns);
+	if (as_client) {
+		jw_key(&w, "client_uid");
+		jw_uint(&w, se->owner);
+		jw_key(&w, "client_gid");
+		jw_uint(&w, cgid);
+	}
 	if (warm) {
 		jw_key(&w, "warm");
 		jw_bool(&w, true);
@@ -509,6 +525,15 @@ static bool pool_matches(const jnode *pol, const jnode *tmo)
 	bool m = t && strcmp(t, S.warm_policy) == 0;
 	free(t);
 	return m;
+}
+
+/* The pool's sessions are started as the server: another client gets one
+ * only when the pool's policy writes no host path (the session's own
+ * workspace is new and the server's; a host tree would be the server's). */
+static bool pool_for(uid_t uid)
+{
+	gid_t g;
+	return !peer_run_as_client(uid, &g) || !peer_policy_writes_host(S.warm_policy);
 }
 
 /* Hand a ready pool session to uid: from here on it is uid's like any
@@ -650,7 +675,7 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 		return send_error(c, 400, "idle_timeout: a duration such as \"10m\" is expected");
 	if (tmo && (tmo->type != J_STR || parse_duration(tmo->str, &tmo_ns, &e) < 0))
 		return send_error(c, 400, "timeout: a duration such as \"1h\" is expected");
-	bool warm = pool_matches(pol, tmo);
+	bool warm = pool_matches(pol, tmo) && pool_for(uid);
 	char id[ROUTE_ID_LEN + 1];
 	new_id(id, "s-");
 	/* The client's rights to what the policy names: before the pool too
@@ -1600,13 +1625,15 @@ static enum MHD_Result run_one(struct MHD_Connection *c, struct req *rq, const j
 		free(ptext);
 		return send_error(c, 403, "unauthorized: %s", why);
 	}
-	if (pool_matches(pol, NULL) && warm_run(c, rq->uid, rq->t_req, argv, in, id, dir, &r)) {
+	if (pool_matches(pol, NULL) && pool_for(rq->uid) && warm_run(c, rq->uid, rq->t_req, argv, in, id, dir, &r)) {
 		free(ptext);
 		return r;
 	}
 	snprintf(p, sizeof(p), "%s/work", dir);
-	const char **av = calloc(argv->n + 12, sizeof(char *));
-	if (!av || mkdir_p(p, 0700) < 0) {
+	const char **av = calloc(argv->n + 14, sizeof(char *));
+	gid_t cgid = 0;
+	bool as_client = peer_run_as_client(rq->uid, &cgid);
+	if (!av || mkdir_p(p, 0700) < 0 || (as_client && chown(p, rq->uid, cgid) < 0)) {
 		free(av);
 		free(ptext);
 		return send_error(c, 500, "%s: %s", p, strerror(errno));
@@ -1633,6 +1660,12 @@ static enum MHD_Result run_one(struct MHD_Connection *c, struct req *rq, const j
 	if (S.ceiling) {
 		av[k++] = "--ceiling";
 		av[k++] = S.ceiling;
+	}
+	char cl[32];
+	if (as_client) {
+		snprintf(cl, sizeof(cl), "%u:%u", (unsigned)rq->uid, (unsigned)cgid);
+		av[k++] = "--serve-client";
+		av[k++] = cl;
 	}
 	av[k++] = "--report";
 	av[k++] = reppath;
@@ -1879,6 +1912,36 @@ static void stop_workers(const sigset_t *mask)
 	}
 }
 
+/* --socket-mode MODE (octal: read-write for the owner, at most 0666) and
+ * --socket-group GROUP (a name or a gid). */
+static int serve_socket_opt(const char *o, const char *v)
+{
+	char *end;
+	errno = 0;
+	if (strcmp(o, "--socket-mode") == 0) {
+		long m = strtol(v, &end, 8);
+		if (errno || *end || !*v || m < 0 || (m & ~0666L) || (m & 0600) != 0600) {
+			fprintf(stderr, "cordon serve: --socket-mode %s: an octal mode with rw for the owner and no more than 0666 expected (0600, 0660, 0666)\n", v);
+			return -1;
+		}
+		S.sock_mode = (mode_t)m;
+		return 0;
+	}
+	struct group gr, *res = NULL;
+	char grbuf[4096];
+	long g = strtol(v, &end, 10);
+	if (*v && !*end && !errno && g >= 0 && g < 0xffffffffL)
+		S.sock_gid = (gid_t)g;
+	else if (getgrnam_r(v, &gr, grbuf, sizeof(grbuf), &res) == 0 && res)
+		S.sock_gid = res->gr_gid;
+	else {
+		fprintf(stderr, "cordon serve: --socket-group %s: no such group\n", v);
+		return -1;
+	}
+	S.sock_gid_set = true;
+	return 0;
+}
+
 static int listen_unix(const char *path)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
@@ -1904,11 +1967,22 @@ static int listen_unix(const char *path)
 	if (!tmp)
 		strcpy(a.sun_path, path);
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	/* The socket file is 0600 from its creation (no chmod by path after:
-	 * the path could be another file by then). Still one thread here. */
-	mode_t old = umask(0177);
+	/* The socket file has its mode and group from its creation (no chmod
+	 * or chown by path after: the path could be another file by then):
+	 * the umask and this thread's fsgid. Still one thread here. */
+	mode_t old = umask(0777 & ~S.sock_mode);
+	gid_t ofs = S.sock_gid_set ? (gid_t)setfsgid(S.sock_gid) : 0;
 	int r = fd < 0 ? -1 : bind(fd, (struct sockaddr *)&a, sizeof(a));
+	if (S.sock_gid_set)
+		setfsgid(ofs);
 	umask(old);
+	if (r == 0 && S.sock_gid_set && (lstat(a.sun_path, &st) < 0 || st.st_gid != S.sock_gid)) {
+		fprintf(stderr, "cordon serve: --socket-group %u: the socket could not be made that group's (not a group of the server's, or a set-group-ID directory)\n",
+			(unsigned)S.sock_gid);
+		unlink(a.sun_path);
+		close(fd);
+		return -1;
+	}
 	if (r < 0 || listen(fd, 128) < 0 || (tmp && rename(a.sun_path, path) < 0)) {
 		fprintf(stderr, "cordon serve: --socket %s: %s\n", path, strerror(errno));
 		if (r == 0 && tmp)
@@ -2050,6 +2124,10 @@ int cmd_serve(int argc, char **argv)
 			S.ceiling = v;
 		else if (strcmp(o, "--warm-policy") == 0)
 			warm_policy = v;
+		else if (strcmp(o, "--socket-mode") == 0 || strcmp(o, "--socket-group") == 0) {
+			if (serve_socket_opt(o, v) < 0)
+				return 2;
+		}
 		else if (strcmp(o, "--allow-uid") == 0 || strcmp(o, "--tcp-uid") == 0) {
 			char *end;
 			long u = strtol(v, &end, 10);
@@ -2117,6 +2195,15 @@ int cmd_serve(int argc, char **argv)
 	}
 	if (!!S.socket_path == !!S.listen)
 		return usage_err("give one of --socket PATH or --listen 127.0.0.1:PORT --token-file F", NULL);
+	if (!S.sock_mode)
+		S.sock_mode = S.sock_gid_set ? 0660 : 0600;
+	if (S.listen && (S.sock_mode != 0600 || S.sock_gid_set))
+		return usage_err("--socket-mode and --socket-group are for --socket", NULL);
+	/* An --allow-uid that cannot reach the socket is said at once. */
+	for (int i = 1; S.socket_path && !(S.sock_mode & 006) && !(S.sock_gid_set && (S.sock_mode & 060)) && i < S.nallow; i++)
+		if (S.allow[i] != 0 && S.allow[i] != geteuid())
+			fprintf(stderr, "cordon serve: --allow-uid %u: the socket is mode %04o of uid %u, which uid %u cannot open (--socket-group GROUP, --socket-mode 0660 or 0666)\n",
+				(unsigned)S.allow[i], (unsigned)S.sock_mode, (unsigned)geteuid(), (unsigned)S.allow[i]);
 	if (S.listen && read_token(token_file) < 0)
 		return 2;
 	if (!S.state_dir)
@@ -2132,6 +2219,11 @@ int cmd_serve(int argc, char **argv)
 	if (mkdir_p(S.state_dir, 0700) < 0 || !realpath(S.state_dir, state_abs))
 		return usage_err(strerror(errno), S.state_dir);
 	S.state_dir = state_abs;
+	if (S.have_ceil && !peer_ceiling_writes(S.ceil.p, S.state_dir)) {
+		fprintf(stderr, "cordon serve: --state-dir %s: not under any write prefix of the ceiling's filesystem.write, and every session's and run's workspace is below it (%s/sessions/ID/work): every one would be refused; add it to the ceiling\n",
+			S.state_dir, S.state_dir);
+		return 2;
+	}
 	snprintf(sub, sizeof(sub), "%s/runs", S.state_dir);
 	mkdir_p(sub, 0700);
 	load_kept_runs();

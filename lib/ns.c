@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
 #include <sched.h>
@@ -77,4 +78,56 @@ int ns_loopback_up(cordon_error *err)
 	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
 		return cordon_err_errno(err, "bring up lo");
 	return 0;
+}
+
+/* The map text: every id to itself, a and b to each other. */
+static void swap_map(char *out, size_t sz, unsigned a, unsigned b)
+{
+	unsigned lo = a < b ? a : b, hi = a < b ? b : a;
+	size_t n = 0;
+	if (lo > 0)
+		n += (size_t)snprintf(out + n, sz - n, "0 0 %u\n", lo);
+	n += (size_t)snprintf(out + n, sz - n, "%u %u 1\n%u %u 1\n", a, b, b, a);
+	if (hi - lo > 1)
+		n += (size_t)snprintf(out + n, sz - n, "%u %u %u\n", lo + 1, lo + 1, hi - lo - 1);
+	if (hi < 4294967294u)
+		snprintf(out + n, sz - n, "%u %u %u\n", hi + 1, hi + 1, 4294967295u - hi - 1);
+}
+
+int ns_swap_userns(uid_t ua, uid_t ub, gid_t ga, gid_t gb, cordon_error *err)
+{
+	if (ua == ub || ga == gb)
+		return cordon_err(err, EINVAL, "an idmapping that swaps an id with itself");
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return cordon_err_errno(err, "pipe");
+	/* A child in a new user namespace that waits for the pipe to close:
+	 * async-signal-safe only (the supervisor has threads). */
+	pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, NULL, NULL, NULL, NULL);
+	if (pid == 0) {
+		char c;
+		close(p[1]);
+		while (read(p[0], &c, 1) < 0 && errno == EINTR)
+			;
+		_exit(0);
+	}
+	close(p[0]);
+	if (pid < 0) {
+		close(p[1]);
+		return cordon_err_errno(err, "clone(CLONE_NEWUSER) for the client's idmapping");
+	}
+	char um[200], gm[200], path[64];
+	swap_map(um, sizeof(um), (unsigned)ua, (unsigned)ub);
+	swap_map(gm, sizeof(gm), (unsigned)ga, (unsigned)gb);
+	int fd = -1;
+	if (write_maps(pid, um, gm, false, err) == 0) {
+		snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			cordon_err_errno(err, "open %s", path);
+	}
+	close(p[1]);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return fd;
 }

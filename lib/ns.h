@@ -31,5 +31,13 @@ int ns_write_maps(pid_t pid, const char *uid_map, const char *gid_map, bool deny
  * formatted by creds_prepare). */
 int ns_enter_nested(const char *uid_map, const char *gid_map, cordon_error *err);
 
+/* Supervisor, as root: a throwaway user namespace whose maps are the
+ * identity except that host uid/gid a (a serve client) and b (the run's
+ * host identity) are swapped; an fd of it (O_CLOEXEC), or -1 with err set.
+ * As an idmapped mount's mapping it makes exactly the client's files the
+ * run's, new files the client's, and leaves every other file its owner's
+ * (the run is "other" to them: the client's rights, not root's). */
+int ns_swap_userns(uid_t ua, uid_t ub, gid_t ga, gid_t gb, cordon_error *err);
+
 /* Bring up "lo" in the current network namespace. */
 int ns_loopback_up(cordon_error *err);

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "cordon.h"
 #include "strv.h"
 #include "pxrule.h"
@@ -119,6 +120,13 @@ struct cordon_policy {
 	bool workspace_mode_asked;
 	enum on_failure on_failure;         /* filesystem.on_failure */
 	long test_apply_crash_after; /* tests only (hidden CLI flag): the apply SIGKILLs itself after N entries */
+	/* cordon serve's client (a root server only, never a policy key): the
+	 * run is the client's, not root's. Its writable trees are idmapped to
+	 * client_uid/gid (root's files below them are not the run's) and what
+	 * it makes belongs to the client, as if the client ran cordon itself. */
+	bool for_client;
+	uid_t client_uid;
+	gid_t client_gid;
 	/* The caller's options (include/cordon.h), borrowed for the length of
 	 * a run or an explain; NULL: the defaults. Read through policy_opts. */
 	const struct cordon_run_options *opts;

@@ -1618,6 +1618,13 @@ static int setup_policy(struct sx *s, const jnode *cfg, int polfd, cordon_error 
 		return cordon_err_wrap(err, "--session-timeout");
 	if (idle && idle->type == J_NUM && idle->num > 0)
 		s->idle_ns = (uint64_t)idle->num;
+	/* The client's session, from a root server: the run is the client's. */
+	const jnode *cu = json_get(cfg, "client_uid"), *cg = json_get(cfg, "client_gid");
+	if (cu && cg && cu->type == J_NUM && cg->type == J_NUM) {
+		s->pol->for_client = true;
+		s->pol->client_uid = (uid_t)cu->num;
+		s->pol->client_gid = (gid_t)cg->num;
+	}
 	return 0;
 }
 

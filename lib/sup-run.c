@@ -785,6 +785,11 @@ static int prepare(struct sup *s, cordon_error *err)
 	s->privileged = geteuid() == 0;
 	s->host_uid = getuid();
 	s->host_gid = getgid();
+	/* A serve client's run: the client is the invoking user (policy.h). */
+	if (s->privileged && p->for_client) {
+		s->host_uid = p->client_uid;
+		s->host_gid = p->client_gid;
+	}
 	if (s->privileged) {
 		s->sb_uid = SANDBOX_HOST_BASE + (uid_t)getpid();
 		s->sb_gid = SANDBOX_HOST_BASE + (gid_t)getpid();
@@ -883,9 +888,13 @@ static int send_idmapped_trees(struct sup *s, cordon_error *err)
 	}
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)s->pid);
-	_cleanup_close_ int userns = open(path, O_RDONLY | O_CLOEXEC);
+	/* A serve client's: its files are the run's, everyone else's their
+	 * owner's (U1 maps no one else, and the kernel lets nothing be written
+	 * through an idmapped mount whose owner it does not map). */
+	_cleanup_close_ int userns = s->pol->for_client ? ns_swap_userns(s->host_uid, s->sb_uid, s->host_gid, s->sb_gid, err)
+							 : open(path, O_RDONLY | O_CLOEXEC);
 	if (userns < 0)
-		return cordon_err_errno(err, "open %s", path);
+		return s->pol->for_client ? -1 : cordon_err_errno(err, "open %s", path);
 	int *fds = calloc(s->plan.nmounts, sizeof(int));
 	bool *no_idmap = calloc(s->plan.nmounts, sizeof(bool));
 	if (!fds || !no_idmap) {
@@ -902,6 +911,21 @@ static int send_idmapped_trees(struct sup *s, cordon_error *err)
 		    (fstat(fds[i], &st) < 0 || st.st_dev != s->plan.ws_dev || st.st_ino != s->plan.ws_ino))
 			r = cordon_err(err, 0, "the workspace %s is no longer the current directory cordon was started in (a component was moved or replaced): refusing it",
 				       s->plan.workspace);
+	}
+	/* A serve client's overlay of a tree that is not its own: the upper
+	 * layer's root would be the run's, and root's apply would carry out
+	 * what the client may not (remove root's file from a sticky /tmp).
+	 * Direct instead, where the kernel checks each change as the client. */
+	for (size_t i = 0; r == 0 && s->pol->for_client && s->ovl.active && i < s->plan.nmounts; i++) {
+		struct stat st;
+		/* (seen through the idmapping: the client's files are sb_uid's) */
+		if (fds[i] >= 0 && s->plan.mounts[i].mode == MOUNT_RW && fstat(fds[i], &st) == 0 &&
+		    st.st_uid != s->sb_uid) {
+			char why[4200];
+			snprintf(why, sizeof(why), "%s is not the client's (uid %u): an overlay of it would let the run's changes be applied with more than the client's rights",
+				 s->plan.mounts[i].path, (unsigned)s->host_uid);
+			r = overlay_fall_back_late(&s->ovl, s->pol, s->rep, why, err);
+		}
 	}
 	for (size_t i = 0; i < s->plan.nmounts; i++) {
 		if (fds[i] < 0)

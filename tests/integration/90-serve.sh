@@ -984,3 +984,158 @@ for t in test_upstream_ca_client_rights_and_fifo test_worker_never_answers test_
 	test_files_name_not_utf8; do
 	t_run $t
 done
+
+# Issue 27.1 / 28.9: a client's run has the client's rights on the host,
+# never the server's. A sticky 1777 directory (the host's /tmp) granted
+# writable holds root's 0600 file; a readable tree holds root's 0600 file
+# and a 0700 directory. The run (as nobody, the client) reads none of them
+# and replaces nothing of root's; what it makes is the client's on the
+# host, in a session and a one-shot run. An overlay of a tree that is not
+# the client's goes direct (the default mode) or is refused (asked for);
+# the client's own workspace in overlay mode comes back the client's.
+# ident_setup: the trees in $SHD (sticky), $RD (read grant), $CD (the
+# client's own).
+ident_setup() {
+	chmod 755 "$T_TMP"
+	SHD=$T_TMP/shared RD=$T_TMP/ro CD=$T_TMP/mine
+	mkdir -p "$SHD" "$RD/closed" "$CD"
+	chown 65534:65534 "$CD"
+	chmod 1777 "$SHD"
+	printf 'root-secret\n' >"$SHD/secret"
+	printf 'root-secret\n' >"$RD/secret"
+	printf 'inside\n' >"$RD/closed/f"
+	chmod 600 "$SHD/secret" "$RD/secret"
+	chmod 700 "$RD/closed"
+	printf 'open\n' >"$RD/open"
+	chmod 644 "$RD/open"
+	printf '{"limits": {"wall_time": "1h"}}\n' >"$T_TMP/ceiling.json"
+}
+# ident_probe TAG: the exec's argv (JSON) that tries everything.
+ident_probe() {
+	jq -cn --arg d "$SHD" --arg r "$RD" --arg c "$CD" --arg m "$1" '{argv:["sh","-c",
+"cat $0/secret 2>/dev/null && echo READ-SECRET; echo pwned 2>/dev/null >$0/secret && echo WROTE-SECRET; rm -f $0/secret 2>/dev/null; [ -e $0/secret ] || echo REMOVED-SECRET; mv $0/secret $0/moved 2>/dev/null && echo MOVED-SECRET; cat $1/secret 2>/dev/null && echo READ-RO-SECRET; cat $1/closed/f 2>/dev/null && echo READ-CLOSED; cat $1/open; echo made >$0/made-$3 && echo MADE; mkdir $2/d-$3 && echo made >$2/d-$3/f && echo MINE; id -u",
+$d,$r,$c,$m]}'
+}
+# ident_policy MODE: the grants ("" = the default mode).
+ident_policy() {
+	jq -cn --arg d "$SHD" --arg r "$RD" --arg c "$CD" --arg m "$1" \
+		'{filesystem:({write:[$d,$c],read:[$r]} + (if $m == "" then {} else {workspace_mode:$m} end))}'
+}
+# ident_check OUT TAG WHAT: the probe's output and the host afterwards.
+ident_check() {
+	expect_eq "$(printf '%s\n' "$1" | paste -sd' ')" "open MADE MINE 1000" "$3: what the run could do"
+	expect_eq "$(cat "$SHD/secret")" root-secret "$3: root's file in the sticky directory"
+	expect_eq "$(stat -c %u:%a "$SHD/secret")" 0:600 "$3: its owner and mode"
+	expect_eq "$(stat -c %u:%g "$SHD/made-$2" 2>&1)" 65534:65534 "$3: the file the run made is the client's"
+	expect_eq "$(stat -c %u:%g "$CD/d-$2" "$CD/d-$2/f" 2>&1 | tr '\n' ' ')" "65534:65534 65534:65534 " \
+		"$3: in the client's own tree"
+}
+# ident_cases CALL URL: sessions and one-shot runs through CALL (curl as
+# the client) at URL, in the default and direct modes; overlay asked for
+# over root's tree is refused; the client's own tree in overlay mode.
+ident_cases() {
+	local call=$1 url=$2 mode out pol
+	for mode in "" direct; do
+		pol=$(ident_policy "$mode")
+		SID=$($call -X POST "$url/v1/sessions" -d "{\"policy\":$pol}" | jq -r .id)
+		[[ "$SID" =~ ^s-[0-9a-f]{16}$ ]] || { fail "no session (${mode:-default}): $SID $(cat "$T_TMP/serve.log")"; continue; }
+		EV=$($call -X POST "$url/v1/sessions/$SID/exec" -d "$(ident_probe "s-$mode")")
+		out=$(stdout_of)
+		# A file the run makes in its session workspace is the client's too.
+		EV=$($call -X POST "$url/v1/sessions/$SID/exec" -d '{"argv":["sh","-c","echo w >wsfile; id -u"]}')
+		expect_eq "$(stdout_of)" 1000 "session ${mode:-default}: the workspace is writable"
+		$call -X DELETE "$url/v1/sessions/$SID" >"$T_TMP/end.json"
+		ident_check "$out" "s-$mode" "session, ${mode:-default}"
+		expect_eq "$(stat -c %u "$WS/state/sessions/$SID/work/wsfile" 2>&1)" 65534 "session ${mode:-default}: the workspace's new file"
+		out=$($call -X POST "$url/v1/runs" -d "$(ident_probe "r-$mode" | jq -c --argjson p "$pol" '. + {policy:$p}')")
+		ident_check "$(printf '%s' "$out" | jq -r .run.stdout_b64 | base64 -d)" "r-$mode" "one-shot run, ${mode:-default}"
+	done
+	out=$($call -X POST "$url/v1/runs" -d "$(ident_probe r-o | jq -c --argjson p "$(ident_policy overlay)" '. + {policy:$p}')")
+	expect_match "$(printf '%s' "$out" | jq -r .reason)" "$SHD is not the client's \\(uid 65534\\)" "overlay asked over root's tree"
+	# Overlay mode in the client's own tree: applied, the client's.
+	pol=$(jq -cn --arg c "$CD" '{filesystem:{write:[$c],workspace_mode:"overlay"},cwd:$c}')
+	out=$($call -X POST "$url/v1/runs" -d "$(jq -cn --argjson p "$pol" '{policy:$p,argv:["sh","-c","mkdir ovl && echo x >ovl/f"]}')")
+	expect_eq "$(printf '%s' "$out" | jq -r '.status + " " + .changes.state')" "ok applied" "overlay in the client's tree"
+	expect_eq "$(stat -c %u:%g "$CD/ovl" "$CD/ovl/f" 2>&1 | tr '\n' ' ')" "65534:65534 65534:65534 " "overlay: what the run made is the client's"
+}
+test_client_rights_allow_uid() {
+	ident_setup
+	start_server --ceiling "$T_TMP/ceiling.json" --allow-uid 65534 || return 1
+	chmod 666 "$SOCK"
+	nb() { setpriv --reuid 65534 --regid 65534 --clear-groups curl -sS --unix-socket "$SOCK" --max-time 60 "$@"; }
+	ident_cases nb http://cordon
+	stop_server
+	t_assert
+}
+test_client_rights_tcp_token() {
+	ident_setup
+	start_tcp || return 1
+	tc() { curl -sS --max-time 60 -H "Authorization: Bearer $TOK" "$@"; }
+	ident_cases tc "http://127.0.0.1:$PORT"
+	stop_server
+	t_assert
+}
+
+for t in test_client_rights_allow_uid test_client_rights_tcp_token; do
+	t_run $t
+done
+
+# Issue 28.8: --socket-mode and --socket-group let an --allow-uid client
+# connect without a chmod; a server whose --allow-uid cannot connect says so.
+test_socket_mode_and_group() {
+	chmod 755 "$T_TMP"
+	printf '{"limits": {"wall_time": "1h"}}\n' >"$T_TMP/ceiling.json"
+	local out
+	start_server --ceiling "$T_TMP/ceiling.json" --allow-uid 65534 || return 1
+	expect_match "$(cat "$T_TMP/serve.log")" '--allow-uid 65534: the socket is mode 0600 of uid 0, which uid 65534 cannot open' "said at start"
+	stop_server
+	start_server --ceiling "$T_TMP/ceiling.json" --allow-uid 65534 --socket-group "$(getent group 65534 | cut -d: -f1)" || return 1
+	expect_eq "$(stat -c %a:%g "$SOCK")" 660:65534 "the socket's mode and group"
+	expect_nomatch "$(cat "$T_TMP/serve.log")" 'cannot open' "nothing to say"
+	out=$(setpriv --reuid 65534 --regid 65534 --clear-groups curl -sS --unix-socket "$SOCK" -X POST http://cordon/v1/runs \
+		-d '{"argv":["true"]}' | jq -r .status)
+	expect_eq "$out" ok "the allowed uid connects through its group"
+	stop_server
+	start_server --ceiling "$T_TMP/ceiling.json" --allow-uid 65534 --socket-mode 0666 || return 1
+	expect_eq "$(stat -c %a:%g "$SOCK")" 666:0 "--socket-mode 0666"
+	out=$(setpriv --reuid 65534 --regid 65534 --clear-groups curl -sS --unix-socket "$SOCK" -X POST http://cordon/v1/runs \
+		-d '{"argv":["true"]}' | jq -r .status)
+	expect_eq "$out" ok "the allowed uid connects"
+	stop_server
+	out=$("$CORDON" serve --socket "$T_TMP/y.sock" --state-dir "$WS/st3" --socket-mode 0777 2>&1)
+	expect_match "$out" '--socket-mode 0777: an octal mode' "an executable mode refused"
+	out=$("$CORDON" serve --socket "$T_TMP/y.sock" --state-dir "$WS/st3" --socket-group no-such-group-x 2>&1)
+	expect_match "$out" '--socket-group no-such-group-x: no such group' "an unknown group"
+	mkdir "$T_TMP/nb" && chown 65534:65534 "$T_TMP/nb"
+	out=$(setpriv --reuid 65534 --regid 65534 --clear-groups "$CORDON" serve --socket "$T_TMP/nb/z.sock" --state-dir "$T_TMP/nb/st" --socket-group 0 2>&1)
+	expect_match "$out" '--socket-group 0: the socket could not be made' "a group the server is not in"
+	[ -z "$(ls "$T_TMP/nb" | grep sock)" ] || fail "the socket was left: $(ls "$T_TMP/nb")"
+	t_assert
+}
+
+for t in test_socket_mode_and_group; do
+	t_run $t
+done
+
+# Issue 28.9: a ceiling that limits writes must cover the server's state
+# directory (every workspace is below it): said at start, not as a refusal
+# of every session.
+test_ceiling_must_cover_state_dir() {
+	local out ro='"read":["/usr","/etc","/lib","/lib64","/bin","/sbin","/opt","/var","/proc","/dev"]'
+	printf '{"filesystem":{"write":["%s"],%s}}\n' "$T_TMP/elsewhere" "$ro" >"$T_TMP/c1.json"
+	out=$(timeout 20 "$CORDON" serve --socket "$T_TMP/c.sock" --state-dir "$WS/st" --ceiling "$T_TMP/c1.json" 2>&1)
+	expect_match "$out" "--state-dir $WS/st: not under any write prefix of the ceiling's filesystem.write.*add it to the ceiling" "said at start"
+	[ -e "$T_TMP/c.sock" ] && fail "it listened"
+	printf '{"filesystem":{"write":["%s"],%s}}\n' "$WS" "$ro" >"$T_TMP/c2.json"
+	start_server --ceiling "$T_TMP/c2.json" || return 1
+	new_session || return 1
+	run_exec '{"argv":["sh","-c","echo x >f && cat f"]}'
+	expect_eq "$(stdout_of)" x "a session under a ceiling that covers the state directory"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
+for t in test_ceiling_must_cover_state_dir; do
+	t_run $t
+done
