@@ -1104,3 +1104,68 @@ EOF
 for t in test_body_budget_bounds_the_server test_unauthenticated_connections_apart; do
 	t_run $t
 done
+
+# Issue 27.9: each exec in its own cgroup, a child of the session's. A
+# process the exec started that left its process group and its parent
+# (double fork, setsid) still ends with the exec's timeout and with a KILL
+# (its pid is gone), while the session lives on. Once on the backend this
+# host picks, once on cgroup v2 where the unified hierarchy offers it.
+esc_gone() { # the escapee of the last exec is no longer there (waits for its end)
+	run_exec '{"argv":["sh","-c","p=$(cat /tmp/esc.pid); for i in $(seq 1 400); do kill -0 $p 2>/dev/null || { echo gone; exit; }; sleep 0.05; done; echo alive"]}'
+	expect_eq "$(stdout_of)" gone "$1"
+}
+exec_cgroup_case() {
+	start_server || return 1
+	new_session || return 1
+	local esc='import os,time
+c = os.fork()
+if c == 0:
+    os.setsid()
+    if os.fork() == 0:
+        open("/tmp/esc.tmp", "w").write(str(os.getpid()))
+        os.rename("/tmp/esc.tmp", "/tmp/esc.pid")
+        while True:
+            open("/tmp/esc.hb", "a").write("x")
+            time.sleep(0.2)
+    os._exit(0)
+os.waitpid(c, 0)  # the middle one reaped: nothing links the escapee to the exec
+while not os.path.exists("/tmp/esc.pid"):
+    time.sleep(0.01)
+print("started", flush=True)
+time.sleep(600)
+'
+	run_exec "$(jq -cn --arg c "$esc" '{argv:["python3","-c",$c],timeout:"1s"}')"
+	expect_eq "$(printf '%s' "$RES" | jq -r .status)" timeout "timeout"
+	expect_eq "$(stdout_of)" started "the escapee started"
+	esc_gone "the escapee after the exec's timeout"
+	run_exec '{"argv":["rm","-f","/tmp/esc.pid"]}'
+	api -N -X POST "http://cordon/v1/sessions/$SID/exec" -d "$(jq -cn --arg c "$esc" '{argv:["python3","-c",$c]}')" >"$T_TMP/k" &
+	local cpid=$! eid i
+	for i in $(seq 1 400); do
+		grep -q stdout "$T_TMP/k" 2>/dev/null && break
+		sleep 0.05
+	done
+	eid=$(head -1 "$T_TMP/k" | jq -r .exec)
+	api -X POST "http://cordon/v1/sessions/$SID/exec/$eid/signal" -d '{"signal":"KILL"}' >/dev/null
+	wait "$cpid"
+	expect_eq "$(jq -r 'select(.type=="result") | .status' "$T_TMP/k")" killed "KILL"
+	expect_match "$(jq -r 'select(.type=="result") | .usage.cgroup_cpu_seconds' "$T_TMP/k")" '^[0-9.e-]+$' "the exec's CPU from its cgroup"
+	esc_gone "the escapee after the exec's KILL"
+	end_session "$SID"
+	expect_eq "$(jq -r .enforcement.cgroup "$T_TMP/end.json")" "${CORDON_CGROUP:-$(cg_backend)}" "the session's cgroup backend"
+	stop_server
+}
+test_exec_cgroup_ends_escapees() {
+	[ "$(cg_backend)" != none ] || { t_skip "no cgroup hierarchy for the session"; return; }
+	exec_cgroup_case
+	t_assert
+}
+test_exec_cgroup_ends_escapees_v2() {
+	[ -n "$(cg2_root)" ] || { t_skip "no cgroup2 hierarchy"; return; }
+	CORDON_CGROUP=v2 exec_cgroup_case
+	t_assert
+}
+
+for t in test_exec_cgroup_ends_escapees test_exec_cgroup_ends_escapees_v2; do
+	t_run $t
+done
