@@ -35,6 +35,7 @@
 #include "policy.h"
 #include "ceiling.h"
 #include "serve-ipc.h"
+#include "serve-limits.h"
 #include "serve-peer.h"
 #include "serve-route.h"
 #include "session.h"
@@ -99,7 +100,8 @@ static struct {
 	int pool_holds;          /* sessions with hold set */
 	uint64_t hold_until;     /* CLOCK_MONOTONIC ns: no hold lasts past this */
 	/* Connections (docs/api.md, "Limits of the server"): at most this
-	 * many at once, per_ip of them from one TCP address, and an idle or
+	 * many at once (those not yet authenticated: serve-limits.c; per_ip is
+	 * no longer used), and an idle or
 	 * incomplete request closed after conn_timeout seconds. */
 	unsigned max_conns, per_ip, conn_timeout;
 	uid_t tcp_uid;             /* who a bearer-token client is (--tcp-uid) */
@@ -120,6 +122,8 @@ static struct {
 struct req {
 	buf body;
 	bool too_big;
+	bool over_budget; /* the bodies' budget had no room (503), the rest discarded */
+	size_t held;      /* of that budget (serve-limits.c) */
 	uid_t uid;
 	uint64_t t_req; /* CLOCK_MONOTONIC: the whole request was in */
 };
@@ -1765,6 +1769,19 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 			rq->uid = (uid_t)-2;
 			return send_error(c, S.listen ? 401 : 403, "not authorized");
 		}
+		limits_authenticated(c);
+		/* A declared body takes its room in the bodies' budget now, or
+		 * is refused before it is read. */
+		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		unsigned long long n = cl ? strtoull(cl, NULL, 10) : 0;
+		if (n > BODY_MAX) {
+			rq->uid = (uid_t)-2;
+			return send_error(c, 413, "request body larger than %u bytes", BODY_MAX);
+		}
+		if (n && body_grow(&rq->body, &rq->held, 0, (size_t)n) < 0) {
+			rq->uid = (uid_t)-2;
+			return send_error(c, 503, "the server holds as many request bodies as it may; try again later");
+		}
 		return MHD_YES;
 	}
 	if (rq->uid == (uid_t)-2)
@@ -1772,6 +1789,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	if (*upload_size) {
 		if (rq->body.len + *upload_size > BODY_MAX)
 			rq->too_big = true;
+		else if (rq->over_budget || body_grow(&rq->body, &rq->held, *upload_size, 0) < 0)
+			rq->over_budget = true;
 		else if (buf_append(&rq->body, upload, *upload_size) < 0)
 			rq->too_big = true;
 		*upload_size = 0;
@@ -1781,6 +1800,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		rq->t_req = mono_ns();
 	if (rq->too_big)
 		return send_error(c, 413, "request body larger than %u bytes", BODY_MAX);
+	if (rq->over_budget)
+		return send_error(c, 503, "the server holds as many request bodies as it may; try again later");
 	struct route rt;
 	switch (route_parse(method, url, &rt)) {
 	case R_NONE:
@@ -1826,7 +1847,7 @@ static void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum 
 	(void)t;
 	struct req *rq = *con_cls;
 	if (rq) {
-		buf_free(&rq->body);
+		body_release(&rq->body, &rq->held);
 		free(rq);
 	}
 	*con_cls = NULL;
@@ -2190,8 +2211,13 @@ int cmd_serve(int argc, char **argv)
 				S.idle_ns = ns;
 			else
 				S.timeout_ns = ns;
-		} else
-			return usage_err("unknown option", o);
+		} else {
+			int lr = limits_option(o, v);
+			if (lr < 0)
+				return 2;
+			if (lr == 0)
+				return usage_err("unknown option", o);
+		}
 	}
 	if (!!S.socket_path == !!S.listen)
 		return usage_err("give one of --socket PATH or --listen 127.0.0.1:PORT --token-file F", NULL);
@@ -2271,12 +2297,16 @@ int cmd_serve(int argc, char **argv)
 	sigaddset(&mask, SIGCHLD);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
 	/* One thread per connection, so connections are counted and an idle
-	 * one is closed; a TCP address gets a share (per_ip). */
+	 * one is closed; a client not yet authenticated gets a share
+	 * (serve-limits.c: loopback is one address, a header deadline). */
+	if (limits_start(S.listen != NULL, S.max_conns) < 0) {
+		fprintf(stderr, "cordon serve: the connections' deadline thread did not start\n");
+		return 1;
+	}
 	struct MHD_OptionItem lim[] = {
 		{MHD_OPTION_CONNECTION_LIMIT, S.max_conns, NULL},
 		{MHD_OPTION_CONNECTION_TIMEOUT, S.conn_timeout, NULL},
-		{S.listen ? MHD_OPTION_PER_IP_CONNECTION_LIMIT : MHD_OPTION_END,
-		 S.per_ip < S.max_conns ? S.per_ip : S.max_conns, NULL},
+		{MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)limits_notify, NULL},
 		{MHD_OPTION_END, 0, NULL},
 	};
 	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_ALLOW_UPGRADE,

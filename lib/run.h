@@ -12,6 +12,7 @@ int run_command(cordon_policy *p, char *const argv[], struct run_report *rep,
 	       cordon_error *err);
 
 struct msg;
+struct cgroup;
 /* epoll data of a session's own fds in the supervisor's loop. */
 #define RUN_HOOK_TAG (1ULL << 62)
 /* A session (session.h): the boundary stays up and init, with every layer
@@ -33,6 +34,8 @@ struct run_hooks {
 	 * (its mount namespace, its cgroup); may be NULL. Not called when the
 	 * boundary never started. */
 	void (*on_report)(void *ctx);
+	/* The run's cgroup, before ready (only when it has one); may be NULL. */
+	void (*cgroup)(void *ctx, const struct cgroup *cg);
 };
 /* A session's boundary: like cordon_run, with init as the agent
  * (session-agent.c) instead of a command; returns when init is gone. */

@@ -30,6 +30,7 @@
 #include "error.h"
 #include "sandbox.h"
 #include "session.h"
+#include "cgroup.h"
 #include "sync.h"
 
 struct agent_slot {
@@ -137,6 +138,30 @@ struct exec_child {
  * observer's filter (openat), a round trip to the supervisor on every
  * exec's way to its execve. */
 static int agent_devnull = -1;
+
+/* cgroup.procs of each exec slot's cgroup and of the session's own
+ * (MSG_SX_CGROUP, session-cg.h): the agent moves itself into the exec's
+ * before it starts the exec's process, which is born there, and back
+ * after. The supervisor opened them: the kernel checks a move with the
+ * opener's credentials, which the agent has not. */
+static int agent_cg[SX_SLOTS][CG_MAX_CTRL], agent_home[CG_MAX_CTRL];
+
+static int cg_move(const int *fds)
+{
+	for (int i = 0; i < CG_MAX_CTRL; i++)
+		if (fds[i] >= 0 && write(fds[i], "0", 1) != 1)
+			return -1;
+	return 0;
+}
+
+static void cg_close(int *fds)
+{
+	for (int i = 0; i < CG_MAX_CTRL; i++)
+		if (fds[i] >= 0) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+}
 
 /* The exec's process, from its start to its execve (or _exit, its error
  * written to stw). It runs in the agent's memory (spawn_exec): it only
@@ -250,7 +275,17 @@ static void start_exec(const struct sandbox_spec *sp, int sock, int sigfd, struc
 	close(stp[1]);
 	struct exec_child ec = {sp, argv, env, cwd, sl, stw, agent_devnull, ignored, pty};
 	exec_command_stamp = 0;
-	pid_t pid = stw < 0 ? -1 : spawn_exec(&ec);
+	/* Into the exec's cgroup for the clone, then home: every process the
+	 * exec starts is in its cgroup (session-cg.h). A move that fails
+	 * fails the exec: it would run outside its cgroup's end. */
+	bool in_cg = cg_move(agent_cg[slot]) == 0;
+	int cg_errno = errno;
+	pid_t pid = stw < 0 || !in_cg ? -1 : spawn_exec(&ec);
+	if (cg_move(agent_home) < 0)
+		_exit(1); /* the agent in an exec's cgroup would end with it */
+	cg_close(agent_cg[slot]);
+	if (!in_cg)
+		errno = cg_errno;
 	/* Written by the exec's process (it shares this memory until its
 	 * execve): when it called execve. */
 	uint64_t t_exec = exec_command_stamp;
@@ -545,6 +580,8 @@ void session_agent_main(const struct sandbox_spec *sp, int sock, int outw, int e
 	struct agent_slot slots[SX_SLOTS];
 	for (int i = 0; i < SX_SLOTS; i++)
 		slots[i] = (struct agent_slot){{-1, -1, -1}, 0, 0};
+	memset(agent_cg, -1, sizeof(agent_cg));
+	memset(agent_home, -1, sizeof(agent_home));
 	sigset_t m;
 	sigemptyset(&m);
 	sigaddset(&m, SIGCHLD);
@@ -610,6 +647,15 @@ void session_agent_main(const struct sandbox_spec *sp, int sock, int outw, int e
 				if (l <= sizeof(msg.err.msg) - sizeof(l))
 					start_exec(sp, sock, sigfd, &slots[slot], slot, -1, msg.err.msg + sizeof(l), l,
 						   ignored, false, &(struct winsize){0});
+			}
+			break;
+		case MSG_SX_CGROUP:
+			if (fd >= 0 && msg.err.code >= 0 && msg.err.code < CG_MAX_CTRL && (ok_slot || slot == -1)) {
+				int *f = slot == -1 ? &agent_home[msg.err.code] : &agent_cg[slot][msg.err.code];
+				if (*f >= 0)
+					close(*f);
+				*f = fd;
+				fd = -1;
 			}
 			break;
 		case MSG_SX_SIGNAL:

@@ -40,6 +40,7 @@
 #include "run.h"
 #include "serve-ipc.h"
 #include "session.h"
+#include "session-cg.h"
 #include "sync.h"
 #include "units.h"
 
@@ -82,6 +83,8 @@ struct sx_exec {
 	int wstatus;
 	bool exited;
 	struct sx_usage usage;
+	bool cg_cpu;        /* cg_cpu_ns read from the exec's cgroup (session-cg.h) */
+	uint64_t cg_cpu_ns;
 	/* CLOCK_MONOTONIC: when the server had the whole request (its
 	 * "t_req_ns"; 0 if it gave none) and when the exec's process called
 	 * execve (the agent's MSG_SX_STARTED). */
@@ -433,6 +436,7 @@ static void signal_exec(struct sx *s, struct sx_exec *x, int sig, const char *wh
 	cordon_error e = {0};
 	e.code = sig;
 	sync_send(s->sock, MSG_SX_SIGNAL, x->slot, &e, -1);
+	sxcg_signal(x->slot, sig); /* and what left its groups (session-cg.h) */
 }
 
 static void read_out(struct sx *s, struct sx_exec *x, int i)
@@ -475,6 +479,10 @@ static void usage_json(jwriter *w, const struct sx_exec *x)
 	jw_uint(w, u->max_rss);
 	jw_key(w, "wall_seconds");
 	jw_double(w, (double)u->wall_ns / 1e9);
+	if (x->cg_cpu) {
+		jw_key(w, "cgroup_cpu_seconds");
+		jw_double(w, (double)x->cg_cpu_ns / 1e9);
+	}
 	if (x->t_req && x->t_exec >= x->t_req) {
 		jw_key(w, "start_to_exec_seconds");
 		jw_double(w, (double)(x->t_exec - x->t_req) / 1e9);
@@ -805,6 +813,7 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 	pthread_mutex_unlock(&s->rep->denial_lock);
 	cordon_error e = {0};
 	uint32_t idx = (uint32_t)(x - s->ex);
+	sxcg_exec_begin(s->sock, slot);
 	if (want_pty) {
 		/* The pty is made by init, in the session's devpts; its master
 		 * comes back with MSG_SX_STARTED. */
@@ -1368,6 +1377,7 @@ static bool h_msg(void *ctx, const struct msg *m, int fd)
 			x->exited = true;
 			x->wstatus = m->err.code;
 			memcpy(&x->usage, m->err.msg, sizeof(x->usage));
+			x->cg_cpu = sxcg_exec_end(slot, &x->cg_cpu_ns);
 			finalize(s, x);
 		}
 		return false;
@@ -1430,10 +1440,17 @@ static void h_event(void *ctx, uint64_t data, uint32_t events)
 	(void)events;
 }
 
+static void h_cgroup(void *ctx, const struct cgroup *cg)
+{
+	(void)ctx;
+	sxcg_session(cg);
+}
+
 static void h_end(void *ctx)
 {
 	struct sx *s = ctx;
 	s->ended = true;
+	sxcg_end();
 	for (size_t i = 0; i < s->nex; i++)
 		if (s->ex[i].running)
 			finalize(s, &s->ex[i]);
@@ -1679,7 +1696,7 @@ int session_worker_main(int ctl)
 	struct run_report rep;
 	report_init(&rep);
 	rep.attribute = true; /* each exec's denials are its own (finalize) */
-	struct run_hooks h = {&s, h_ready, h_msg, h_event, h_end, h_report};
+	struct run_hooks h = {&s, h_ready, h_msg, h_event, h_end, h_report, h_cgroup};
 	s.rep = &rep;
 	int rc = cordon_session_run(s.pol, &rep, &h, &err);
 	if (!s.ready) {

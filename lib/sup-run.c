@@ -407,6 +407,8 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 			timerfd_settime(s->timer, 0, &(struct itimerspec){0}, NULL);
 		if (s->plan.model.run.cpu_ns && s->have_cg)
 			cpu_check(s);
+		if (s->opts->hooks && s->opts->hooks->cgroup && s->have_cg)
+			s->opts->hooks->cgroup(s->opts->hooks->ctx, &s->cg);
 		if (s->opts->hooks)
 			s->opts->hooks->ready(s->opts->hooks->ctx, s->sock, s->epfd, s->timer, s->rep);
 		break;

@@ -23,7 +23,7 @@ static bool has_text(uint32_t type)
  * error message, a struct sx_usage, a struct winsize), NULs allowed. */
 static bool has_bytes(uint32_t type)
 {
-	return type >= MSG_SX_FD && type <= MSG_SX_END;
+	return type >= MSG_SX_FD && type <= MSG_SX_CGROUP;
 }
 
 static int send_frame_n(int sock, uint32_t type, int32_t value, int32_t code, const char *text, size_t len,

@@ -39,6 +39,9 @@ enum msg_type {
 	MSG_SX_FILE,    /* P->C: file operation .err.code (enum sx_file_op) on .err.msg */
 	MSG_SX_FILE_R,  /* C->P: its result: .err.code = errno or 0 (fd) */
 	MSG_SX_END,     /* P->C: end the session: init exits */
+	MSG_SX_CGROUP,  /* P->C: cgroup.procs (fd, opened by the supervisor) of
+			 * exec .value's cgroup, or of the session's own (.value -1);
+			 * .err.code = its index (session-cg.h) */
 };
 
 /* A received frame. */

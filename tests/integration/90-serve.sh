@@ -1139,3 +1139,188 @@ test_ceiling_must_cover_state_dir() {
 for t in test_ceiling_must_cover_state_dir; do
 	t_run $t
 done
+
+# Issue 27.4: request bodies share one byte budget. Twelve connections each
+# declare a 7 MiB body, send 6 MiB of it and hold the rest: the server
+# holds at most the budget (8M here), the others are answered 503 at their
+# headers, and its own resident memory stays far below what twelve held
+# bodies take (72 MiB). Once the holders leave, the budget is free again.
+test_body_budget_bounds_the_server() {
+	start_server --body-budget 8M || return 1
+	local out
+	out=$(python3 - "$SOCK" "$SRV" <<'EOF'
+import socket, sys
+path, pid = sys.argv[1], sys.argv[2]
+def rss():
+    for l in open("/proc/%s/status" % pid):
+        if l.startswith("VmRSS:"):
+            return int(l.split()[1]) * 1024
+def post(body, declared=None):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(120)
+    s.connect(path)
+    s.sendall(b"POST /v1/sessions HTTP/1.1\r\nHost: c\r\nContent-Length: %d\r\n\r\n" % (declared or len(body)))
+    return s
+def answer(s):
+    data = b""
+    try:
+        while b"\r\n" not in data:
+            k = s.recv(4096)
+            if not k:
+                break
+            data += k
+    except OSError:
+        pass
+    return data.split(b"\r\n")[0].decode(errors="replace")
+base = rss()
+held, chunk = [], b"x" * (1 << 20)
+for i in range(12):
+    s = post(b"", 7 << 20)
+    try:
+        for k in range(6):
+            s.sendall(chunk)
+    except OSError:
+        pass
+    held.append(s)
+grown = rss() - base
+print("grown-ok" if grown < (40 << 20) else "grown %d MiB" % (grown >> 20))
+s = post(b"y" * (2 << 20))
+try:
+    s.sendall(b"y" * (2 << 20))
+except OSError:
+    pass
+print("full:", answer(s))
+for s in held:
+    s.close()
+import time
+for i in range(600):
+    s = post(b"zzz")
+    s.sendall(b"zzz")
+    a = answer(s)
+    if "503" not in a:
+        break
+    time.sleep(0.05)
+print("after:", a)
+EOF
+)
+	expect_match "$out" 'grown-ok' "the server's memory with 12 held bodies"
+	expect_match "$out" 'full: HTTP/1.1 503' "a body past the budget"
+	expect_match "$out" 'after: HTTP/1.1 400' "the budget given back"
+	stop_server
+	t_assert
+}
+
+# Issue 27.5: connections not yet authenticated are limited apart from the
+# token holder's, every loopback address counting as one client, and each
+# is closed at the header deadline (--header-timeout). 32 unfinished
+# requests from each of 127.0.0.1 to 127.0.0.8 (256, the connection limit)
+# leave the token holder served; an unfinished request is then closed by
+# the server (EOF), not left open.
+test_unauthenticated_connections_apart() {
+	# The idle timeout far above the deadline: only the deadline closes them.
+	start_tcp --header-timeout 3s --connection-timeout 600 || return 1
+	local out
+	out=$(python3 - "$PORT" "$TOK" <<'EOF'
+import socket, subprocess, sys
+port, tok = int(sys.argv[1]), sys.argv[2]
+held = []
+for a in range(1, 9):
+    for i in range(32):
+        s = socket.socket()
+        s.bind(("127.0.0.%d" % a, 0))
+        try:
+            s.connect(("127.0.0.1", port))
+            s.sendall(b"GET /v1/pool HTTP/1.1\r\nHost: x\r\n")
+        except OSError:
+            pass
+        held.append(s)
+r = subprocess.run(["curl", "-sS", "--max-time", "60", "-o", "/dev/null", "-w", "%{http_code}",
+                    "-H", "Authorization: Bearer " + tok, "http://127.0.0.1:%d/v1/pool" % port],
+                   capture_output=True, text=True)
+print("holder:", r.stdout, r.stderr.strip())
+s = socket.socket()
+s.settimeout(120)
+s.connect(("127.0.0.1", port))
+s.sendall(b"GET /v1/pool HTTP/1.1\r\nHost: x\r\n")
+try:
+    print("unfinished:", "closed" if s.recv(4096) == b"" else "answered")
+except socket.timeout:
+    print("unfinished: still open")
+except OSError as e:
+    print("unfinished: closed", e)
+EOF
+)
+	expect_match "$out" 'holder: 200' "the token holder among 256 unfinished requests"
+	expect_match "$out" 'unfinished: closed' "an unfinished request at the header deadline"
+	stop_server
+	t_assert
+}
+
+for t in test_body_budget_bounds_the_server test_unauthenticated_connections_apart; do
+	t_run $t
+done
+
+# Issue 27.9: each exec in its own cgroup, a child of the session's. A
+# process the exec started that left its process group and its parent
+# (double fork, setsid) still ends with the exec's timeout and with a KILL
+# (its pid is gone), while the session lives on. Once on the backend this
+# host picks, once on cgroup v2 where the unified hierarchy offers it.
+esc_gone() { # the escapee of the last exec is no longer there (waits for its end)
+	run_exec '{"argv":["sh","-c","p=$(cat /tmp/esc.pid); for i in $(seq 1 400); do kill -0 $p 2>/dev/null || { echo gone; exit; }; sleep 0.05; done; echo alive"]}'
+	expect_eq "$(stdout_of)" gone "$1"
+}
+exec_cgroup_case() {
+	start_server || return 1
+	new_session || return 1
+	local esc='import os,time
+c = os.fork()
+if c == 0:
+    os.setsid()
+    if os.fork() == 0:
+        open("/tmp/esc.tmp", "w").write(str(os.getpid()))
+        os.rename("/tmp/esc.tmp", "/tmp/esc.pid")
+        while True:
+            open("/tmp/esc.hb", "a").write("x")
+            time.sleep(0.2)
+    os._exit(0)
+os.waitpid(c, 0)  # the middle one reaped: nothing links the escapee to the exec
+while not os.path.exists("/tmp/esc.pid"):
+    time.sleep(0.01)
+print("started", flush=True)
+time.sleep(600)
+'
+	run_exec "$(jq -cn --arg c "$esc" '{argv:["python3","-c",$c],timeout:"1s"}')"
+	expect_eq "$(printf '%s' "$RES" | jq -r .status)" timeout "timeout"
+	expect_eq "$(stdout_of)" started "the escapee started"
+	esc_gone "the escapee after the exec's timeout"
+	run_exec '{"argv":["rm","-f","/tmp/esc.pid"]}'
+	api -N -X POST "http://cordon/v1/sessions/$SID/exec" -d "$(jq -cn --arg c "$esc" '{argv:["python3","-c",$c]}')" >"$T_TMP/k" &
+	local cpid=$! eid i
+	for i in $(seq 1 400); do
+		grep -q stdout "$T_TMP/k" 2>/dev/null && break
+		sleep 0.05
+	done
+	eid=$(head -1 "$T_TMP/k" | jq -r .exec)
+	api -X POST "http://cordon/v1/sessions/$SID/exec/$eid/signal" -d '{"signal":"KILL"}' >/dev/null
+	wait "$cpid"
+	expect_eq "$(jq -r 'select(.type=="result") | .status' "$T_TMP/k")" killed "KILL"
+	expect_match "$(jq -r 'select(.type=="result") | .usage.cgroup_cpu_seconds' "$T_TMP/k")" '^[0-9.e-]+$' "the exec's CPU from its cgroup"
+	esc_gone "the escapee after the exec's KILL"
+	end_session "$SID"
+	expect_eq "$(jq -r .enforcement.cgroup "$T_TMP/end.json")" "${CORDON_CGROUP:-$(cg_backend)}" "the session's cgroup backend"
+	stop_server
+}
+test_exec_cgroup_ends_escapees() {
+	[ "$(cg_backend)" != none ] || { t_skip "no cgroup hierarchy for the session"; return; }
+	exec_cgroup_case
+	t_assert
+}
+test_exec_cgroup_ends_escapees_v2() {
+	[ -n "$(cg2_root)" ] || { t_skip "no cgroup2 hierarchy"; return; }
+	CORDON_CGROUP=v2 exec_cgroup_case
+	t_assert
+}
+
+for t in test_exec_cgroup_ends_escapees test_exec_cgroup_ends_escapees_v2; do
+	t_run $t
+done

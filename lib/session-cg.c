@@ -1,0 +1,187 @@
+/* Per-exec cgroups of a session (session-cg.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include "error.h"
+#include "session.h"
+#include "session-cg.h"
+#include "sync.h"
+
+static struct {
+	bool on, v2, home_sent;
+	int ndirs;
+	char dirs[CG_MAX_CTRL][4096];
+	bool made[SX_SLOTS];
+	uint64_t cpu0[SX_SLOTS];
+} G;
+
+void sxcg_session(const struct cgroup *cg)
+{
+	if (!cg || !cg->ndirs)
+		return;
+	G.v2 = cg->ops == &cgroup_v2_ops;
+	G.ndirs = G.v2 ? 1 : cg->ndirs;
+	for (int i = 0; i < G.ndirs; i++)
+		snprintf(G.dirs[i], sizeof(G.dirs[i]), "%s", cg->dirs[i]);
+	G.on = true;
+}
+
+static void slot_dir(int i, int slot, char *out, size_t sz)
+{
+	snprintf(out, sz, "%s/exec-%d", G.dirs[i], slot);
+}
+
+/* The directory whose cgroup.procs lists the exec's processes: v2 its
+ * only one, v1 the pids hierarchy's (pids.max stops a fork loop there). */
+static int members_dir(void)
+{
+	return G.v2 ? 0 : 1;
+}
+
+static uint64_t cpu_of(int slot)
+{
+	char d[4200];
+	uint64_t v = 0, s = 0;
+	if (G.v2) {
+		slot_dir(0, slot, d, sizeof(d));
+		if (cg_read_key(d, "cpu.stat", "usage_usec", &v) == 0)
+			return v * 1000;
+	} else if (G.ndirs > 2) {
+		slot_dir(2, slot, d, sizeof(d));
+		if (cg_read_u64(d, "cpuacct.usage", &s) == 0)
+			return s;
+	}
+	return 0;
+}
+
+/* Every pid in the slot's cgroup.procs gets sig; the count sent. */
+static int signal_members(int slot, int sig)
+{
+	char d[4200];
+	slot_dir(members_dir(), slot, d, sizeof(d));
+	char p[4300];
+	snprintf(p, sizeof(p), "%s/cgroup.procs", d);
+	FILE *f = fopen(p, "re");
+	if (!f)
+		return 0;
+	int n = 0;
+	long pid;
+	while (fscanf(f, "%ld", &pid) == 1 && n < 100000)
+		if (pid > 0 && kill((pid_t)pid, sig) == 0)
+			n++;
+	fclose(f);
+	return n;
+}
+
+static void kill_all(int slot)
+{
+	char d[4200];
+	slot_dir(members_dir(), slot, d, sizeof(d));
+	if (G.v2 && cg_write(d, "cgroup.kill", "1", NULL) == 0)
+		return;
+	/* v1 (or a v2 without cgroup.kill, before 5.14): no new process in
+	 * it, then every member killed until it is empty. */
+	if (!G.v2)
+		cg_write(d, "pids.max", "0", NULL);
+	for (int pass = 0; pass < 1000 && signal_members(slot, SIGKILL) > 0; pass++) {
+		struct timespec ts = {0, 1000000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static void remove_slot(int slot)
+{
+	char d[4200];
+	for (int i = 0; i < G.ndirs; i++) {
+		slot_dir(i, slot, d, sizeof(d));
+		/* Killed processes leave their cgroup as they exit: a few tries. */
+		for (int k = 0; k < 200 && rmdir(d) < 0 && errno == EBUSY; k++) {
+			struct timespec ts = {0, 1000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	G.made[slot] = false;
+}
+
+void sxcg_exec_begin(int sock, int slot)
+{
+	if (!G.on || slot < 0 || slot >= SX_SLOTS)
+		return;
+	char d[4200], p[4300];
+	cordon_error e = {0};
+	if (!G.home_sent) {
+		/* Where the agent comes back to: the session's own cgroup. */
+		for (int i = 0; i < G.ndirs; i++) {
+			snprintf(p, sizeof(p), "%s/cgroup.procs", G.dirs[i]);
+			int fd = open(p, O_WRONLY | O_CLOEXEC);
+			if (fd < 0)
+				return; /* no exec cgroups: the exec is still ended by its groups */
+			e.code = i;
+			sync_send(sock, MSG_SX_CGROUP, -1, &e, fd);
+			close(fd);
+		}
+		G.home_sent = true;
+	}
+	if (G.made[slot]) {
+		kill_all(slot);
+		remove_slot(slot);
+	}
+	for (int i = 0; i < G.ndirs; i++) {
+		slot_dir(i, slot, d, sizeof(d));
+		if (mkdir(d, 0755) < 0 && errno != EEXIST)
+			return;
+		G.made[slot] = true;
+	}
+	if (!G.v2) {
+		/* A v1 pids cgroup that an earlier kill left at 0. */
+		slot_dir(1, slot, d, sizeof(d));
+		cg_write(d, "pids.max", "max", NULL);
+	}
+	G.cpu0[slot] = cpu_of(slot);
+	for (int i = 0; i < G.ndirs; i++) {
+		slot_dir(i, slot, d, sizeof(d));
+		snprintf(p, sizeof(p), "%s/cgroup.procs", d);
+		int fd = open(p, O_WRONLY | O_CLOEXEC);
+		if (fd < 0)
+			return;
+		e.code = i;
+		sync_send(sock, MSG_SX_CGROUP, slot, &e, fd);
+		close(fd);
+	}
+}
+
+void sxcg_signal(int slot, int sig)
+{
+	if (!G.on || slot < 0 || slot >= SX_SLOTS || !G.made[slot])
+		return;
+	if (sig == SIGKILL)
+		kill_all(slot);
+	else
+		signal_members(slot, sig);
+}
+
+bool sxcg_exec_end(int slot, uint64_t *cpu_ns)
+{
+	if (!G.on || slot < 0 || slot >= SX_SLOTS || !G.made[slot])
+		return false;
+	/* What the exec left running ends with it (its group: the agent). */
+	kill_all(slot);
+	uint64_t c = cpu_of(slot);
+	*cpu_ns = c >= G.cpu0[slot] ? c - G.cpu0[slot] : 0;
+	return c > 0;
+}
+
+void sxcg_end(void)
+{
+	for (int s = 0; G.on && s < SX_SLOTS; s++)
+		if (G.made[s]) {
+			kill_all(s);
+			remove_slot(s);
+		}
+}
