@@ -737,6 +737,7 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 }
 
 /* The exec's NDJSON stream: packets from the worker, as they come. */
+#define STREAM_BLOCK (256 * 1024)
 struct stream_ctx {
 	int reply;
 	char *pkt;
@@ -751,17 +752,26 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *out, size_t max)
 {
 	struct stream_ctx *sc = cls;
 	(void)pos;
-	if (sc->off >= sc->len) {
-		ssize_t n = ipc_recv(sc->reply, sc->pkt, IPC_MAX_PACKET + 1, NULL, NULL);
-		if (n <= 0)
-			return MHD_CONTENT_READER_END_OF_STREAM;
-		sc->len = (size_t)n;
-		sc->off = 0;
+	/* As many packets as are there and fit (a block of STREAM_BLOCK):
+	 * fewer, larger writes to the client. */
+	size_t done = 0;
+	while (done < max) {
+		if (sc->off >= sc->len) {
+			struct pollfd p = {sc->reply, POLLIN, 0};
+			if (done && poll(&p, 1, 0) <= 0)
+				break;
+			ssize_t n = ipc_recv(sc->reply, sc->pkt, IPC_MAX_PACKET + 1, NULL, NULL);
+			if (n <= 0)
+				return done ? (ssize_t)done : MHD_CONTENT_READER_END_OF_STREAM;
+			sc->len = (size_t)n;
+			sc->off = 0;
+		}
+		size_t k = sc->len - sc->off < max - done ? sc->len - sc->off : max - done;
+		memcpy(out + done, sc->pkt + sc->off, k);
+		sc->off += k;
+		done += k;
 	}
-	size_t k = sc->len - sc->off < max ? sc->len - sc->off : max;
-	memcpy(out, sc->pkt + sc->off, k);
-	sc->off += k;
-	return (ssize_t)k;
+	return (ssize_t)done;
 }
 
 static void stream_free(void *cls)
@@ -976,7 +986,7 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 		MHD_destroy_response(u);
 		return ret;
 	}
-	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, sc,
+	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_reader, sc,
 								   stream_free);
 	if (!r) {
 		stream_free(sc);

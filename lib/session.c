@@ -5,8 +5,10 @@
  * Rules this file keeps:
  * - It never blocks: the control socket, init's socket and every exec's
  *   output pipes are served by run.c's epoll loop; a reply socket whose
- *   client is slow gets a bounded queue (EXEC_QUEUE_MAX), beyond which
- *   output events are dropped (counted in the result; the hash and counts
+ *   client is slow gets a bounded queue (EXEC_QUEUE_MAX); past it the
+ *   exec's output is no longer read (flow control: its process waits on its
+ *   write) until the client has taken some. Output is dropped only when no
+ *   client reads it any more (counted in the result; the hash and counts
  *   always cover everything).
  * - A client that goes away mid-stream does not stop its exec: it runs on
  *   to its end or its timeout, and its result stays available (GET).
@@ -71,6 +73,8 @@ struct sx_exec {
 	bool hash_over[2];
 	char sha[2][65];
 	uint64_t dropped;
+	bool paused;         /* out[] off the epoll set: the client's queue is full */
+	bool draining;       /* finalize reads what is left: no pause */
 	int reply;           /* to the client's stream; -1 once it is gone */
 	buf queue;           /* packets not yet sent: u32 length + bytes */
 	size_t qoff;
@@ -103,6 +107,7 @@ struct sx_exec {
 	bool ptm_wait;       /* the master is registered for EPOLLOUT */
 	bool client_eof;     /* the client shut its side: the pty's end of input */
 	bool client_reg;     /* client is in the epoll set */
+	bool client_gone;    /* it came and went: its output is dropped (counted) */
 	uint64_t input_dropped;
 };
 
@@ -200,6 +205,43 @@ static void arm_idle(struct sx *s)
 
 /* ---- the exec's event stream ---- */
 
+/* Flow control (docs/api.md, "dropped_bytes"): the exec's output is read
+ * only while its client's queue has room, or no client reads it any more. */
+static bool queue_full(const struct sx_exec *x)
+{
+	return x->pty ? !x->client_gone && x->cq.len - x->cqoff > EXEC_QUEUE_MAX
+		      : x->reply >= 0 && x->queue.len - x->qoff > EXEC_QUEUE_MAX;
+}
+
+/* Out of the epoll set while paused (a hang-up, always reported, would
+ * spin), back in after. */
+static void out_watch(struct sx *s, struct sx_exec *x, bool on)
+{
+	for (int i = 0; i < 2; i++)
+		if (x->out[i] >= 0) {
+			struct epoll_event ev = {.events = EPOLLIN,
+						 .data.u64 = tag(K_OUT, (uint32_t)(x - s->ex) * 2 + (uint32_t)i)};
+			epoll_ctl(s->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, x->out[i], &ev);
+		}
+	x->paused = !on;
+}
+
+static void out_pause(struct sx *s, struct sx_exec *x)
+{
+	if (!x->paused && !x->draining && queue_full(x))
+		out_watch(s, x, false);
+}
+
+/* Read again once the queue is down to half (or its reader is gone). */
+static void out_resume(struct sx *s, struct sx_exec *x)
+{
+	if (!x->paused)
+		return;
+	size_t q = x->pty ? x->cq.len - x->cqoff : x->queue.len - x->qoff;
+	if ((x->pty ? x->client_gone : x->reply < 0) || q <= EXEC_QUEUE_MAX / 2)
+		out_watch(s, x, true);
+}
+
 static void queue_flush(struct sx *s, struct sx_exec *x)
 {
 	while (x->reply >= 0 && x->qoff < x->queue.len) {
@@ -222,6 +264,7 @@ static void queue_flush(struct sx *s, struct sx_exec *x)
 		}
 		x->qoff += 4 + len;
 	}
+	out_resume(s, x);
 	if (x->qoff >= x->queue.len) {
 		x->queue.len = 0;
 		x->qoff = 0;
@@ -236,9 +279,8 @@ static void queue_flush(struct sx *s, struct sx_exec *x)
 static void emit(struct sx *s, struct sx_exec *x, const char *json, size_t len, bool droppable,
 		 uint64_t data_bytes)
 {
-	if (x->reply < 0)
-		return;
-	if (droppable && x->queue.len - x->qoff > EXEC_QUEUE_MAX) {
+	(void)droppable;
+	if (x->reply < 0) { /* no client reads it any more */
 		x->dropped += data_bytes;
 		return;
 	}
@@ -249,6 +291,7 @@ static void emit(struct sx *s, struct sx_exec *x, const char *json, size_t len, 
 	}
 	if (!x->reply_wait)
 		queue_flush(s, x);
+	out_pause(s, x);
 }
 
 static void emit_data(struct sx *s, struct sx_exec *x, int i, const uint8_t *p, size_t n)
@@ -270,12 +313,16 @@ static void emit_data(struct sx *s, struct sx_exec *x, int i, const uint8_t *p, 
 
 static void client_watch(struct sx *s, struct sx_exec *x);
 
+static void out_resume(struct sx *s, struct sx_exec *x);
+
 static void client_drop(struct sx *s, struct sx_exec *x)
 {
 	if (x->client_reg)
 		epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->client, NULL);
 	x->client_reg = false;
 	close_fd(&x->client);
+	x->client_gone = true;
+	out_resume(s, x);
 }
 
 static void client_flush(struct sx *s, struct sx_exec *x)
@@ -294,6 +341,7 @@ static void client_flush(struct sx *s, struct sx_exec *x)
 	}
 	if (x->cqoff >= x->cq.len)
 		x->cq.len = x->cqoff = 0;
+	out_resume(s, x);
 	client_watch(s, x);
 }
 
@@ -320,11 +368,14 @@ static void client_watch(struct sx *s, struct sx_exec *x)
 
 static void client_out(struct sx *s, struct sx_exec *x, const uint8_t *p, size_t n)
 {
-	if (x->cq.len - x->cqoff + n > EXEC_QUEUE_MAX || buf_append(&x->cq, p, n) < 0) {
+	/* Queued before the client came and while it reads (flow control:
+	 * nothing more is read past EXEC_QUEUE_MAX); dropped once it is gone. */
+	if (x->client_gone || buf_append(&x->cq, p, n) < 0) {
 		x->dropped += n;
 		return;
 	}
 	client_flush(s, x);
+	out_pause(s, x);
 }
 
 /* Write the pty's queued input (lib/pty.c's struct pty_input, as cordon run
@@ -439,7 +490,7 @@ static void read_out(struct sx *s, struct sx_exec *x, int i)
 {
 	uint8_t b[65536];
 	const struct cordon_limit *lim = &s->pol->limits[LIM_OUTPUT];
-	while (x->out[i] >= 0) {
+	while (x->out[i] >= 0 && !x->paused) {
 		ssize_t n = read(x->out[i], b, sizeof(b));
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -494,6 +545,10 @@ static char *redact_cb(void *ctx, const char *str)
 /* The exec's result, once it ended and its output was read. */
 static void finalize(struct sx *s, struct sx_exec *x)
 {
+	/* What its pipes still hold is read whatever the queue (bounded: the
+	 * exec's process is gone, the pipes hold what they hold). */
+	x->paused = false;
+	x->draining = true;
 	for (int i = 0; i < 2; i++) {
 		if (x->out[i] >= 0) {
 			read_out(s, x, i);
@@ -521,6 +576,8 @@ static void finalize(struct sx *s, struct sx_exec *x)
 	if (x->client >= 0) {
 		client_flush(s, x);
 		if (x->client >= 0) {
+			/* What it has not taken yet is lost: counted. */
+			x->dropped += x->cq.len - x->cqoff;
 			shutdown(x->client, SHUT_WR);
 			client_drop(s, x);
 		}

@@ -161,3 +161,44 @@ def test_tcp_with_a_token(tmp_path, workspace):
     finally:
         p.terminate()
         p.wait(timeout=60)
+
+
+# Issue 28 items 3 to 7: output never lost, the same result through both
+# paths, reports kept after a timeout, sessions listed, directories removed.
+
+def test_big_output_arrives_whole(serve):
+    """Item 3: 24 MB of output, read by a client that starts late (its
+    first read waits 2 s: the exec writes meanwhile), arrives whole: the
+    worker stops reading the exec's output while the client's queue is
+    full (flow control) instead of dropping it."""
+    import hashlib
+    with cordon.Client(serve).session() as s:
+        src = os.urandom(24_000_000)
+        s.files.write("src.bin", src)
+        out, result = [], None
+        for ev in s.exec_stream(["/bin/cat", "src.bin"]):
+            if ev.type == "started":
+                time.sleep(2)  # a slow reader, not a measurement
+            elif ev.type == "stdout":
+                out.append(ev.data)
+            elif ev.type == "result":
+                result = ev.raw
+        got = b"".join(out)
+        assert result["status"] == "ok" and result["dropped_bytes"] == 0, result
+        assert len(got) == len(src)
+        assert hashlib.sha256(got).hexdigest() == hashlib.sha256(src).hexdigest() == result["stdout"]["sha256"]
+        r = s.exec(["/bin/cat", "src.bin"])
+        assert r.ok and r.stdout == src
+
+
+def test_run_output_through_server_as_through_cli(serve):
+    """Item 4: cordon.run(server=) and Client.run() give the output in
+    stdout_data and stderr_data, as cordon.run through the CLI does."""
+    argv = ["/bin/sh", "-c", "echo out; echo err >&2"]
+    r = cordon.run(argv, server=serve)
+    assert (r.stdout_data, r.stderr_data) == (b"out\n", b"err\n")
+    r2 = cordon.Client(serve).run(argv)
+    assert (r2.stdout_data, r2.stderr_data) == (b"out\n", b"err\n")
+    assert cordon.Client(serve).get_run(r2.run.id).stdout_data == b"out\n"
+    r3 = cordon.run(argv, cordon_bin=cordon_bin())
+    assert (r3.stdout_data, r3.stderr_data) == (b"out\n", b"err\n")
