@@ -4,7 +4,7 @@
 #define SERVE_USAGE                                                                                      \
 	"usage: cordon serve (--socket PATH | --listen 127.0.0.1:PORT --token-file F) --state-dir DIR\n"  \
 	"       [--allow-uid UID]... [--ceiling FILE] [--max-sessions N] [--max-sessions-per-client N]\n" \
-	"       [--idle-timeout DUR] [--session-timeout DUR] [--keep-runs N]\n"                               \
+	"       [--idle-timeout DUR] [--session-timeout DUR] [--keep-runs N] [--keep-sessions N]\n"          \
 	"       [--warm N [--warm-policy FILE]]\n"                                                      \
 	"       [--max-runs N] [--max-runs-per-client N] [--tcp-uid UID]\n"                               \
 	"Serve the HTTP/1.1 + JSON API (docs/api.md): sessions, exec, files, one-shot runs.\n"

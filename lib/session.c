@@ -76,7 +76,7 @@ struct sx_exec {
 	bool paused;         /* out[] off the epoll set: the client's queue is full */
 	bool draining;       /* finalize reads what is left: no pause */
 	int reply;           /* to the client's stream; -1 once it is gone */
-	buf queue;           /* packets not yet sent: u32 length + bytes */
+	buf queue;           /* packets not yet sent (emit) */
 	size_t qoff;
 	bool reply_wait;     /* EPOLLOUT registered */
 	int timer;
@@ -242,17 +242,44 @@ static void out_resume(struct sx *s, struct sx_exec *x)
 		out_watch(s, x, true);
 }
 
+/* The client's stream is in the epoll set from the exec's start: for
+ * EPOLLOUT while packets wait, and always for its hang-up (the server
+ * closed it: the client went away), which ends the lease's hold
+ * (K_IDLE) and the flow control. */
+static int reply_watch(struct sx *s, struct sx_exec *x, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.u64 = tag(K_REPLY, (uint32_t)(x - s->ex))};
+	return epoll_ctl(s->epfd, EPOLL_CTL_MOD, x->reply, &ev);
+}
+
+static void reply_hangup(struct sx *s, struct sx_exec *x)
+{
+	if (x->reply < 0)
+		return;
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->reply, NULL);
+	x->reply_wait = false;
+	close_fd(&x->reply);
+	/* What it never got is output no client received. */
+	for (size_t o = x->qoff; o + 8 <= x->queue.len;) {
+		uint32_t len, data;
+		memcpy(&len, x->queue.p + o, 4);
+		memcpy(&data, x->queue.p + o + 4, 4);
+		x->dropped += data;
+		o += 8 + len;
+	}
+	x->queue.len = x->qoff = 0;
+	out_resume(s, x);
+}
+
 static void queue_flush(struct sx *s, struct sx_exec *x)
 {
 	while (x->reply >= 0 && x->qoff < x->queue.len) {
 		uint32_t len;
 		memcpy(&len, x->queue.p + x->qoff, 4);
-		if (ipc_send(x->reply, x->queue.p + x->qoff + 4, len, NULL, 0, MSG_DONTWAIT) < 0) {
+		if (ipc_send(x->reply, x->queue.p + x->qoff + 8, len, NULL, 0, MSG_DONTWAIT) < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
-				if (!x->reply_wait) {
-					struct epoll_event ev = {.events = EPOLLOUT, .data.u64 = tag(K_REPLY, (uint32_t)(x - s->ex))};
-					x->reply_wait = epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->reply, &ev) == 0;
-				}
+				if (!x->reply_wait)
+					x->reply_wait = reply_watch(s, x, EPOLLOUT) == 0;
 				return;
 			}
 			/* The client is gone: the exec runs on (docs/api.md). */
@@ -262,14 +289,19 @@ static void queue_flush(struct sx *s, struct sx_exec *x)
 			close_fd(&x->reply);
 			break;
 		}
-		x->qoff += 4 + len;
+		x->qoff += 8 + len;
+	}
+	if (x->qoff > (1u << 20) && x->qoff > x->queue.len / 2) { /* what was sent goes */
+		memmove(x->queue.p, x->queue.p + x->qoff, x->queue.len - x->qoff);
+		x->queue.len -= x->qoff;
+		x->qoff = 0;
 	}
 	out_resume(s, x);
 	if (x->qoff >= x->queue.len) {
 		x->queue.len = 0;
 		x->qoff = 0;
 		if (x->reply_wait && x->reply >= 0)
-			epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->reply, NULL);
+			reply_watch(s, x, 0);
 		x->reply_wait = false;
 		if (x->done)
 			close_fd(&x->reply);
@@ -284,8 +316,9 @@ static void emit(struct sx *s, struct sx_exec *x, const char *json, size_t len, 
 		x->dropped += data_bytes;
 		return;
 	}
-	uint32_t l = (uint32_t)len;
-	if (buf_append(&x->queue, &l, 4) < 0 || buf_append(&x->queue, json, len) < 0) {
+	/* Each packet queued as: u32 length, u32 output bytes in it, JSON. */
+	uint32_t l[2] = {(uint32_t)len, (uint32_t)data_bytes};
+	if (buf_append(&x->queue, l, 8) < 0 || buf_append(&x->queue, json, len) < 0) {
 		x->dropped += data_bytes;
 		return;
 	}
@@ -847,6 +880,10 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 	x->running = true;
 	x->reply = reply;
 	reply = -1;
+	{
+		struct epoll_event rev = {.events = 0, .data.u64 = tag(K_REPLY, (uint32_t)(x - s->ex))};
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->reply, &rev);
+	}
 	for (int i = 0; i < 2; i++) {
 		x->h[i] = sha256_new();
 		x->hash_left[i] = s->out_hash;
@@ -1262,7 +1299,13 @@ static void on_ctl(struct sx *s)
 	} else if (s->warm && !s->claimed && strcmp(op, "claim") != 0 && strcmp(op, "end") != 0) {
 		reply_error(reply, 409, "the session is in the warm pool");
 	} else if (s->ending && strcmp(op, "end") != 0) {
-		reply_error(reply, 409, "the session is ending");
+		/* Ended by its DELETE: 409 while it ends; by itself (a timeout):
+		 * it has ended for the client (410). */
+		bool deleted = s->end_reason && strcmp(s->end_reason, "deleted") == 0;
+		if (deleted)
+			reply_error(reply, 409, "the session is ending");
+		else
+			reply_error(reply, 410, "the session has ended (%s)", s->end_reason ? s->end_reason : "by itself");
 	} else if (strcmp(op, "claim") == 0) {
 		do_claim(s, req, reply);
 	} else if (strcmp(op, "exec") == 0) {
@@ -1458,9 +1501,13 @@ static void h_event(void *ctx, uint64_t data, uint32_t events)
 	case K_IDLE: {
 		uint64_t v;
 		if (read(s->idle, &v, sizeof(v)) < 0) { /* spurious */ }
+		/* The lease (docs/api.md): an exec whose client still reads
+		 * its stream (or holds its pty open) keeps the session; one
+		 * left running by a client that went away does not. */
 		bool busy = false;
 		for (size_t i = 0; i < s->nex; i++)
-			busy |= s->ex[i].running;
+			busy |= s->ex[i].running &&
+				(s->ex[i].reply >= 0 || (s->ex[i].client >= 0 && !s->ex[i].client_eof));
 		if (!busy)
 			end_session(s, "idle-timeout");
 		else
@@ -1468,7 +1515,9 @@ static void h_event(void *ctx, uint64_t data, uint32_t events)
 		break;
 	}
 	case K_REPLY:
-		if (idx < s->nex)
+		if (idx < s->nex && (events & (EPOLLHUP | EPOLLERR)))
+			reply_hangup(s, &s->ex[idx]);
+		else if (idx < s->nex)
 			queue_flush(s, &s->ex[idx]);
 		break;
 	case K_PTYIN:

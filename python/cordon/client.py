@@ -350,7 +350,9 @@ class Session:
             raise
 
     def close(self) -> Optional[Report]:
-        """End the session (DELETE); its report, with every exec. Idempotent."""
+        """End the session (DELETE); its report, with every exec. Idempotent.
+        A session that has ended by itself (its idle or wall timeout) gives
+        its report all the same, while the server keeps it."""
         if not self._closed:
             self._closed = True
             self.report = Report.from_dict(self._client._json("DELETE", self._path))
@@ -433,6 +435,17 @@ class Client:
         if not isinstance(j.get("id"), str):
             raise CordonError(f"the server returned no session id: {j!r}")
         return Session(self, j["id"], warm=j.get("warm") is True)
+
+    def sessions(self) -> List[Dict[str, Any]]:
+        """This client's sessions (GET /v1/sessions; root's: all): running
+        ones and ended ones whose report the server keeps,
+        [{"id", "state": "running"|"ending"|"ended", ...}]."""
+        return self._json("GET", "/v1/sessions").get("sessions", [])
+
+    def session_report(self, session_id: str) -> Report:
+        """The report of a session that has ended (GET
+        /v1/sessions/{id}/report), while the server keeps it."""
+        return Report.from_dict(self._json("GET", f"/v1/sessions/{urllib.parse.quote(session_id, safe='')}/report"))
 
     def pool(self) -> Dict[str, Any]:
         """The warm pool's state (GET /v1/pool): size, ready, starting,

@@ -202,3 +202,55 @@ def test_run_output_through_server_as_through_cli(serve):
     assert cordon.Client(serve).get_run(r2.run.id).stdout_data == b"out\n"
     r3 = cordon.run(argv, cordon_bin=cordon_bin())
     assert (r3.stdout_data, r3.stderr_data) == (b"out\n", b"err\n")
+
+
+def _until(cond, what):
+    for _ in range(1200):  # a hang guard, not a measurement
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.05)
+    pytest.fail(f"never: {what}")
+
+
+def _state(c, sid):
+    return next((x["state"] for x in c.sessions() if x["id"] == sid), None)
+
+
+def test_report_after_idle_timeout(serve):
+    """Item 5: a session that ended by its idle timeout keeps its report:
+    GET .../report gives it, an exec gets 410, and the with block ends
+    with it (DELETE answers with the kept report)."""
+    c = cordon.Client(serve)
+    with c.session(idle_timeout="1s") as s:
+        assert s.exec(["/bin/sh", "-c", "echo hi"]).ok
+        # Listing does not renew the lease (a call to the session does).
+        _until(lambda: _state(c, s.id) == "ended", "the session ended")
+        assert s.info()["state"] == "ended"
+        rep = c.session_report(s.id)
+        assert rep.session.end == "idle-timeout" and len(rep.execs) == 1
+        with pytest.raises(cordon.CordonError) as ei:
+            s.exec(["/bin/true"])
+        assert ei.value.status == 410
+    assert s.report.session.id == s.id and s.report.session.end == "idle-timeout"
+    # A running session has no report yet: 409.
+    with c.session() as s2:
+        with pytest.raises(cordon.CordonError) as ei:
+            c.session_report(s2.id)
+        assert ei.value.status == 409
+    assert s2.report.session.end == "deleted"
+
+
+def test_lease_ends_a_session_whose_client_left(serve):
+    """Item 6: an exec left running by a client that went away does not
+    keep its session: with no call for its idle timeout, it ends (the
+    lease), and its report is kept."""
+    c = cordon.Client(serve)
+    s = c.session(idle_timeout="1s")
+    stream = s.exec_stream(["/bin/sleep", "3600"])
+    assert next(stream).type == "started"
+    stream.close()  # the client goes away mid-stream
+    _until(lambda: _state(c, s.id) == "ended", "the lease ran out")
+    assert [x for x in c.sessions() if x["id"] == s.id] == [{"id": s.id, "state": "ended"}]
+    rep = s.close()
+    assert rep.session.end == "idle-timeout" and rep.execs[0].status == "session-ended"
