@@ -249,7 +249,8 @@ static void out_resume(struct sx *s, struct sx_exec *x)
 static int reply_watch(struct sx *s, struct sx_exec *x, uint32_t events)
 {
 	struct epoll_event ev = {.events = events, .data.u64 = tag(K_REPLY, (uint32_t)(x - s->ex))};
-	return epoll_ctl(s->epfd, EPOLL_CTL_MOD, x->reply, &ev);
+	int r = epoll_ctl(s->epfd, EPOLL_CTL_MOD, x->reply, &ev);
+	return r < 0 && errno == ENOENT ? epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->reply, &ev) : r;
 }
 
 static void reply_hangup(struct sx *s, struct sx_exec *x)

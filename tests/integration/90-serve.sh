@@ -242,10 +242,11 @@ test_limits_of_the_server() {
 	done
 	expect_eq "$(jq -r .session.end "$STATE/sessions/$SID/report.json" 2>/dev/null)" idle-timeout "the idle session ended"
 	for i in $(seq 1 100); do
-		api_code "http://cordon/v1/sessions/$SID" | grep -q '404$' && break
+		api_code "http://cordon/v1/sessions/$SID" | grep -q 'ended.* 200$' && break
 		sleep 0.05
 	done
-	expect_match "$(api_code "http://cordon/v1/sessions/$SID")" '404$' "gone"
+	# Ended, its report kept (issue 28 item 5).
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID")" '"state":"ended".* 200$' "gone"
 	stop_server
 	t_assert
 }
@@ -1005,6 +1006,11 @@ test_sessions_listed_per_client() {
 	new_session || return 1
 	ended=$SID
 	end_session "$ended"
+	local i
+	for i in $(seq 1 600); do # a hang guard: until its worker is reaped
+		api "http://cordon/v1/sessions/$ended" | grep -q '"ended"' && break
+		sleep 0.05
+	done
 	expect_eq "$(api http://cordon/v1/sessions | jq -c '[.sessions[] | [.id, .state]] | sort')" \
 		"$(jq -cn --arg a "$mine" --arg b "$theirs" --arg c "$ended" '[[$a,"running"],[$b,"running"],[$c,"ended"]] | sort')" \
 		"root sees all"
