@@ -36,6 +36,7 @@
 #include "ceiling.h"
 #include "serve-ipc.h"
 #include "serve-limits.h"
+#include "serve-kept.h"
 #include "serve-peer.h"
 #include "serve-route.h"
 #include "session.h"
@@ -51,6 +52,9 @@ extern char **environ;
 #define WARM_MAX_S "64"
 /* The longest a claim holds the pool's refill back (see hold). */
 #define HOLD_MAX_NS (2000ULL * 1000000ULL)
+/* A session's lease (docs/api.md): it ends after this long with no call
+ * of its client's, unless --idle-timeout or its request says otherwise. */
+#define IDLE_DEFAULT_NS (30ULL * 60ULL * 1000000000ULL)
 
 struct session_ent {
 	bool used;
@@ -78,7 +82,7 @@ static struct {
 	char token[256];
 	uid_t allow[MAX_ALLOW];
 	int nallow;
-	int max_sessions, max_per_client, keep_runs;
+	int max_sessions, max_per_client, keep_runs, keep_sessions;
 	uint64_t idle_ns, timeout_ns;
 	/* The longest a request waits for a session's worker to answer (then
 	 * 504; a session that never came up is killed), and the longest
@@ -116,7 +120,7 @@ static struct {
 	mode_t sock_mode;
 	gid_t sock_gid;
 	bool sock_gid_set;
-} S = {.worker_ns = 120ULL * 1000000000ULL, .grace_ns = 20ULL * 1000000000ULL, .max_sessions = 64, .keep_runs = 100, .lock = PTHREAD_MUTEX_INITIALIZER, .pool_cond = PTHREAD_COND_INITIALIZER,
+} S = {.worker_ns = 120ULL * 1000000000ULL, .grace_ns = 20ULL * 1000000000ULL, .max_sessions = 64, .keep_runs = 100, .keep_sessions = 100, .idle_ns = IDLE_DEFAULT_NS, .lock = PTHREAD_MUTEX_INITIALIZER, .pool_cond = PTHREAD_COND_INITIALIZER,
        .max_conns = 256, .per_ip = 32, .conn_timeout = 30, .tcp_uid = 65534, .max_runs = 16, .run_out_max = 16u << 20};
 
 struct req {
@@ -677,6 +681,9 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 	uint64_t idle_ns = S.idle_ns, tmo_ns = 0;
 	if (idle && (idle->type != J_STR || parse_duration(idle->str, &idle_ns, &e) < 0))
 		return send_error(c, 400, "idle_timeout: a duration such as \"10m\" is expected");
+	if (idle && !idle_ns && S.idle_ns)
+		return send_error(c, 400, "idle_timeout: a positive duration is expected (it is the session's lease: "
+					  "--idle-timeout of the server)");
 	if (tmo && (tmo->type != J_STR || parse_duration(tmo->str, &tmo_ns, &e) < 0))
 		return send_error(c, 400, "timeout: a duration such as \"1h\" is expected");
 	bool warm = pool_matches(pol, tmo) && pool_for(uid);
@@ -713,6 +720,7 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 		snprintf(j, sizeof(j), "{\"op\":\"claim\",\"idle_timeout_ns\":%llu}", (unsigned long long)idle_ns);
 		int reply = to_worker(se, sid, j, -1);
 		if (reply >= 0) {
+			kept_owner_write(sid, uid);
 			free(ptext);
 			enum MHD_Result r = relay_reply(c, reply, 201, "application/json");
 			close(reply);
@@ -744,6 +752,8 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 	int reply = start_worker(se, id, idle_ns, tmo ? tmo->str : NULL, polfd, false, msg, sizeof(msg));
 	if (polfd >= 0)
 		close(polfd);
+	if (reply >= 0)
+		kept_owner_write(id, uid);
 	if (reply < 0) {
 		slot_abandon(se);
 		return send_error(c, 500, "%s", msg);
@@ -766,8 +776,10 @@ static enum MHD_Result create_session(struct MHD_Connection *c, const jnode *bod
 }
 
 /* The exec's NDJSON stream: packets from the worker, as they come. */
+#define STREAM_BLOCK (256 * 1024)
 struct stream_ctx {
 	int reply;
+	int cfd; /* the client's connection: its hang-up ends the stream */
 	char *pkt;
 	size_t len, off;
 	/* a pty exec: */
@@ -780,17 +792,38 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *out, size_t max)
 {
 	struct stream_ctx *sc = cls;
 	(void)pos;
-	if (sc->off >= sc->len) {
-		ssize_t n = ipc_recv(sc->reply, sc->pkt, IPC_MAX_PACKET + 1, NULL, NULL);
-		if (n <= 0)
-			return MHD_CONTENT_READER_END_OF_STREAM;
-		sc->len = (size_t)n;
-		sc->off = 0;
+	/* As many packets as are there and fit (a block of STREAM_BLOCK):
+	 * fewer, larger writes to the client. */
+	size_t done = 0;
+	while (done < max) {
+		if (sc->off >= sc->len) {
+			struct pollfd p[2] = {{sc->reply, POLLIN, 0}, {sc->cfd, POLLRDHUP, 0}};
+			if (done && poll(p, 1, 0) <= 0)
+				break;
+			/* Waiting for the exec's next packet: a client that went
+			 * away meanwhile ends the stream (the worker sees it:
+			 * the exec no longer holds its session's lease). */
+			while (!done && sc->cfd >= 0) {
+				int r = poll(p, 2, -1);
+				if (r < 0 && errno != EINTR)
+					break;
+				if (r > 0 && (p[1].revents & (POLLRDHUP | POLLHUP | POLLERR)))
+					return MHD_CONTENT_READER_END_WITH_ERROR;
+				if (r > 0 && p[0].revents)
+					break;
+			}
+			ssize_t n = ipc_recv(sc->reply, sc->pkt, IPC_MAX_PACKET + 1, NULL, NULL);
+			if (n <= 0)
+				return done ? (ssize_t)done : MHD_CONTENT_READER_END_OF_STREAM;
+			sc->len = (size_t)n;
+			sc->off = 0;
+		}
+		size_t k = sc->len - sc->off < max - done ? sc->len - sc->off : max - done;
+		memcpy(out + done, sc->pkt + sc->off, k);
+		sc->off += k;
+		done += k;
 	}
-	size_t k = sc->len - sc->off < max ? sc->len - sc->off : max;
-	memcpy(out, sc->pkt + sc->off, k);
-	sc->off += k;
-	return (ssize_t)k;
+	return (ssize_t)done;
 }
 
 static void stream_free(void *cls)
@@ -973,8 +1006,8 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 		enum MHD_Result r;
 		jnode *j = n > 0 ? json_parse(pkt, (size_t)n, &e) : NULL;
 		const jnode *code = j ? json_get(j, "code") : NULL, *err = j ? json_get(j, "error") : NULL;
-		r = send_error(c, code && code->type == J_NUM ? (unsigned)code->num : 500, "%s",
-			       err && err->str ? err->str : "the session ended before the exec started");
+		r = send_error(c, code && code->type == J_NUM ? (unsigned)code->num : 410, "%s",
+			       err && err->str ? err->str : "the session has ended (its report: GET /v1/sessions/ID/report)");
 		json_free(j);
 		free(pkt);
 		free(sc);
@@ -984,6 +1017,8 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 	sc->reply = reply;
 	sc->pkt = pkt;
 	sc->len = (size_t)n;
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	sc->cfd = ci ? ci->connect_fd : -1;
 	snprintf(sc->sid, sizeof(sc->sid), "%s", sid);
 	sc->release = true;
 	if (want_pty) {
@@ -1005,7 +1040,7 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 		MHD_destroy_response(u);
 		return ret;
 	}
-	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_reader, sc,
+	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_reader, sc,
 								   stream_free);
 	if (!r) {
 		stream_free(sc);
@@ -1018,14 +1053,112 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 	return ret;
 }
 
+/* The worker went away without an answer (its session ended meanwhile):
+ * false when it answered, or did not within --worker-timeout (then
+ * relay_reply says so). */
+static bool reply_gone(int reply)
+{
+	char b;
+	if (!reply_ready(reply))
+		return false;
+	ssize_t n;
+	do
+		n = recv(reply, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	return n == 0;
+}
+
 static enum MHD_Result simple_op(struct MHD_Connection *c, struct session_ent *se, const char *sid,
 				 const char *json, int extra, unsigned ok, const char *type)
 {
 	int reply = to_worker(se, sid, json, extra);
 	if (reply < 0)
 		return send_error(c, 410, "the session has ended");
-	enum MHD_Result r = relay_reply(c, reply, ok, type);
+	enum MHD_Result r = reply_gone(reply) ? send_error(c, 410, "the session has ended")
+					      : relay_reply(c, reply, ok, type);
 	close(reply);
+	return r;
+}
+
+/* ---- ended sessions (serve-kept.c) ---- */
+
+static enum MHD_Result send_kept_report(struct MHD_Connection *c, const char *sid)
+{
+	buf b = {0};
+	enum MHD_Result r = kept_session_report(sid, &b) == 0 && b.len
+				    ? send_text(c, 200, "application/json", b.p, b.len)
+				    : send_error(c, 410, "session %s has ended and left no report", sid);
+	buf_free(&b);
+	return r;
+}
+
+/* A request for a session that is not running: its report while it is
+ * kept (GET .../report, and DELETE, so that a client's end of a session
+ * that ended by itself gets the report), 410 for anything else; 404 once
+ * it is no longer kept, or for another client's. */
+static enum MHD_Result ended_session_op(struct MHD_Connection *c, const struct route *rt, uid_t uid)
+{
+	if (!kept_session_visible(rt->sid, uid))
+		return send_error(c, 404, "no such session: %s (or no longer kept)", rt->sid);
+	switch (rt->kind) {
+	case R_SESSION_REPORT:
+	case R_SESSION_DELETE:
+		return send_kept_report(c, rt->sid);
+	case R_SESSION_GET: {
+		char j[96];
+		snprintf(j, sizeof(j), "{\"id\":\"%s\",\"state\":\"ended\"}\n", rt->sid);
+		return send_text(c, 200, "application/json", j, strlen(j));
+	}
+	default:
+		return send_error(c, 410, "session %s has ended (its report: GET /v1/sessions/%s/report)", rt->sid,
+				  rt->sid);
+	}
+}
+
+/* DELETE: the worker answers with the report; one that ended meanwhile
+ * (its timeout) wrote it to its directory before it exited. */
+static enum MHD_Result end_op(struct MHD_Connection *c, struct session_ent *se, const char *sid)
+{
+	int reply = to_worker(se, sid, "{\"op\":\"end\"}", -1);
+	if (reply >= 0 && !reply_gone(reply)) {
+		enum MHD_Result r = relay_reply(c, reply, 200, "application/json");
+		close(reply);
+		return r;
+	}
+	if (reply >= 0)
+		close(reply);
+	return send_kept_report(c, sid);
+}
+
+/* GET /v1/sessions: the client's sessions (root: all), running and
+ * kept after their end. */
+static enum MHD_Result list_sessions(struct MHD_Connection *c, uid_t uid)
+{
+	jwriter w = {0};
+	jw_obj_begin(&w);
+	jw_key(&w, "sessions");
+	jw_arr_begin(&w);
+	pthread_mutex_lock(&S.lock);
+	for (int i = 0; i < S.nslots; i++) {
+		const struct session_ent *se = &S.ss[i];
+		if (!se->used || se->warm || se->oneshot || (uid != 0 && se->owner != uid))
+			continue;
+		jw_obj_begin(&w);
+		jw_key(&w, "id");
+		jw_str(&w, se->id);
+		jw_key(&w, "state");
+		jw_str(&w, se->ending ? "ending" : "running");
+		jw_key(&w, "owner");
+		jw_uint(&w, se->owner);
+		jw_obj_end(&w);
+	}
+	pthread_mutex_unlock(&S.lock);
+	kept_sessions_list(&w, uid);
+	jw_arr_end(&w);
+	jw_obj_end(&w);
+	enum MHD_Result r = jw_finish(&w) == 0 ? send_text(c, 200, "application/json", w.out.p, w.out.len)
+					       : send_error(c, 500, "out of memory");
+	buf_free(&w.out);
 	return r;
 }
 
@@ -1035,7 +1168,9 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 	struct session_ent *se = find_session(rt->sid, rq->uid);
 	pthread_mutex_unlock(&S.lock);
 	if (!se)
-		return send_error(c, 404, "no such session: %s", rt->sid);
+		return ended_session_op(c, rt, rq->uid);
+	if (rt->kind == R_SESSION_REPORT)
+		return send_error(c, 409, "session %s is running: DELETE ends it and answers with its report", rt->sid);
 	cordon_error e = {0};
 	jnode *body = NULL;
 	if ((rt->kind == R_EXEC || rt->kind == R_EXEC_SIGNAL || rt->kind == R_EXEC_RESIZE) && rq->body.len &&
@@ -1053,7 +1188,7 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 		se->ending = true;
 		pool_release_locked(se);
 		pthread_mutex_unlock(&S.lock);
-		r = simple_op(c, se, rt->sid, "{\"op\":\"end\"}", -1, 200, "application/json");
+		r = end_op(c, se, rt->sid);
 		break;
 	case R_EXEC:
 		r = start_exec(c, se, rt->sid, body, rq->t_req);
@@ -1234,6 +1369,11 @@ static void rm_tree(int parent, const char *name)
 	for (; depth >= 0; depth--)
 		close(fd[depth]);
 	unlinkat(parent, name, AT_REMOVEDIR);
+}
+
+void serve_rm_tree(int parent, const char *name)
+{
+	rm_tree(parent, name);
 }
 
 static void rm_run(const char *id)
@@ -1826,6 +1966,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 		pthread_mutex_unlock(&S.lock);
 		return send_text(c, 200, "application/json", j, strlen(j));
 	}
+	case R_SESSIONS_LIST:
+		return list_sessions(c, rq->uid);
 	case R_SESSIONS_CREATE: {
 		cordon_error e = {0};
 		jnode *body = rq->body.len ? json_parse(rq->body.p, rq->body.len, &e) : NULL;
@@ -1883,6 +2025,9 @@ static void reap_workers(void)
 				rmdir(top);
 				rmdir(d);
 			}
+			/* A client's session: kept (serve-kept.c). */
+			if (!se->warm && !se->oneshot)
+				kept_session_add(se->id);
 			se->id[0] = '\0';
 			pool_release_locked(se);
 			se->used = se->warm = se->warm_ready = se->oneshot = false;
@@ -1890,6 +2035,7 @@ static void reap_workers(void)
 		}
 	}
 	pthread_mutex_unlock(&S.lock);
+	kept_sessions_trim();
 	pthread_cond_broadcast(&S.pool_cond);
 }
 
@@ -2159,12 +2305,14 @@ int cmd_serve(int argc, char **argv)
 			else
 				S.allow[S.nallow++] = (uid_t)u;
 		} else if (strcmp(o, "--max-sessions") == 0 || strcmp(o, "--max-sessions-per-client") == 0 ||
-			   strcmp(o, "--keep-runs") == 0 || strcmp(o, "--warm") == 0) {
+			   strcmp(o, "--keep-runs") == 0 || strcmp(o, "--warm") == 0 || strcmp(o, "--keep-sessions") == 0) {
 			char *end;
 			long n = strtol(v, &end, 10);
 			if (*end || n < 0 || n > 100000)
 				return usage_err("a count expected", o);
-			if (o[2] == 'k')
+			if (strcmp(o, "--keep-sessions") == 0)
+				S.keep_sessions = (int)n;
+			else if (o[2] == 'k')
 				S.keep_runs = (int)n;
 			else if (o[2] == 'w') {
 				if (n > WARM_MAX)
@@ -2255,6 +2403,7 @@ int cmd_serve(int argc, char **argv)
 	load_kept_runs();
 		snprintf(sub, sizeof(sub), "%s/sessions", S.state_dir);
 	mkdir_p(sub, 0700);
+	kept_sessions_init(S.state_dir, S.keep_sessions);
 	if (S.warm > S.max_sessions)
 		return usage_err("--warm: more than --max-sessions", NULL);
 	if (warm_policy) {

@@ -76,11 +76,13 @@ enum route_kind route_parse(const char *method, const char *path, struct route *
 	if (!is(seg[1], len[1], "sessions"))
 		return r->kind = R_NONE;
 	if (n == 2)
-		return r->kind = by_method(method, NULL, R_NONE, "POST", R_SESSIONS_CREATE);
+		return r->kind = by_method(method, "GET", R_SESSIONS_LIST, "POST", R_SESSIONS_CREATE);
 	if (!take_id(seg[2], len[2], "s-", r->sid))
 		return r->kind = R_NONE;
 	if (n == 3)
 		return r->kind = by_method(method, "GET", R_SESSION_GET, "DELETE", R_SESSION_DELETE);
+	if (n == 4 && is(seg[3], len[3], "report"))
+		return r->kind = by_method(method, "GET", R_SESSION_REPORT, NULL, R_NONE);
 	if (is(seg[3], len[3], "exec")) {
 		if (n == 4)
 			return r->kind = by_method(method, NULL, R_NONE, "POST", R_EXEC);

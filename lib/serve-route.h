@@ -20,6 +20,8 @@ enum route_kind {
 	R_RUNS_CREATE,     /* POST /v1/runs */
 	R_RUN_GET,         /* GET /v1/runs/{id} */
 	R_POOL_GET,        /* GET /v1/pool */
+	R_SESSIONS_LIST,   /* GET /v1/sessions */
+	R_SESSION_REPORT,  /* GET /v1/sessions/{id}/report */
 };
 
 /* ids are "s-", "e-" or "r-" and 16 lower-case hex digits. */

@@ -5,8 +5,10 @@
  * Rules this file keeps:
  * - It never blocks: the control socket, init's socket and every exec's
  *   output pipes are served by run.c's epoll loop; a reply socket whose
- *   client is slow gets a bounded queue (EXEC_QUEUE_MAX), beyond which
- *   output events are dropped (counted in the result; the hash and counts
+ *   client is slow gets a bounded queue (EXEC_QUEUE_MAX); past it the
+ *   exec's output is no longer read (flow control: its process waits on its
+ *   write) until the client has taken some. Output is dropped only when no
+ *   client reads it any more (counted in the result; the hash and counts
  *   always cover everything).
  * - A client that goes away mid-stream does not stop its exec: it runs on
  *   to its end or its timeout, and its result stays available (GET).
@@ -72,8 +74,10 @@ struct sx_exec {
 	bool hash_over[2];
 	char sha[2][65];
 	uint64_t dropped;
+	bool paused;         /* out[] off the epoll set: the client's queue is full */
+	bool draining;       /* finalize reads what is left: no pause */
 	int reply;           /* to the client's stream; -1 once it is gone */
-	buf queue;           /* packets not yet sent: u32 length + bytes */
+	buf queue;           /* packets not yet sent (emit) */
 	size_t qoff;
 	bool reply_wait;     /* EPOLLOUT registered */
 	int timer;
@@ -106,6 +110,7 @@ struct sx_exec {
 	bool ptm_wait;       /* the master is registered for EPOLLOUT */
 	bool client_eof;     /* the client shut its side: the pty's end of input */
 	bool client_reg;     /* client is in the epoll set */
+	bool client_gone;    /* it came and went: its output is dropped (counted) */
 	uint64_t input_dropped;
 };
 
@@ -203,17 +208,82 @@ static void arm_idle(struct sx *s)
 
 /* ---- the exec's event stream ---- */
 
+/* Flow control (docs/api.md, "dropped_bytes"): the exec's output is read
+ * only while its client's queue has room, or no client reads it any more. */
+static bool queue_full(const struct sx_exec *x)
+{
+	return x->pty ? !x->client_gone && x->cq.len - x->cqoff > EXEC_QUEUE_MAX
+		      : x->reply >= 0 && x->queue.len - x->qoff > EXEC_QUEUE_MAX;
+}
+
+/* Out of the epoll set while paused (a hang-up, always reported, would
+ * spin), back in after. */
+static void out_watch(struct sx *s, struct sx_exec *x, bool on)
+{
+	for (int i = 0; i < 2; i++)
+		if (x->out[i] >= 0) {
+			struct epoll_event ev = {.events = EPOLLIN,
+						 .data.u64 = tag(K_OUT, (uint32_t)(x - s->ex) * 2 + (uint32_t)i)};
+			epoll_ctl(s->epfd, on ? EPOLL_CTL_ADD : EPOLL_CTL_DEL, x->out[i], &ev);
+		}
+	x->paused = !on;
+}
+
+static void out_pause(struct sx *s, struct sx_exec *x)
+{
+	if (!x->paused && !x->draining && queue_full(x))
+		out_watch(s, x, false);
+}
+
+/* Read again once the queue is down to half (or its reader is gone). */
+static void out_resume(struct sx *s, struct sx_exec *x)
+{
+	if (!x->paused)
+		return;
+	size_t q = x->pty ? x->cq.len - x->cqoff : x->queue.len - x->qoff;
+	if ((x->pty ? x->client_gone : x->reply < 0) || q <= EXEC_QUEUE_MAX / 2)
+		out_watch(s, x, true);
+}
+
+/* The client's stream is in the epoll set from the exec's start: for
+ * EPOLLOUT while packets wait, and always for its hang-up (the server
+ * closed it: the client went away), which ends the lease's hold
+ * (K_IDLE) and the flow control. */
+static int reply_watch(struct sx *s, struct sx_exec *x, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.u64 = tag(K_REPLY, (uint32_t)(x - s->ex))};
+	int r = epoll_ctl(s->epfd, EPOLL_CTL_MOD, x->reply, &ev);
+	return r < 0 && errno == ENOENT ? epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->reply, &ev) : r;
+}
+
+static void reply_hangup(struct sx *s, struct sx_exec *x)
+{
+	if (x->reply < 0)
+		return;
+	epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->reply, NULL);
+	x->reply_wait = false;
+	close_fd(&x->reply);
+	/* What it never got is output no client received. */
+	for (size_t o = x->qoff; o + 8 <= x->queue.len;) {
+		uint32_t len, data;
+		memcpy(&len, x->queue.p + o, 4);
+		memcpy(&data, x->queue.p + o + 4, 4);
+		x->dropped += data;
+		o += 8 + len;
+	}
+	x->queue.len = x->qoff = 0;
+	out_resume(s, x);
+}
+
 static void queue_flush(struct sx *s, struct sx_exec *x)
 {
 	while (x->reply >= 0 && x->qoff < x->queue.len) {
 		uint32_t len;
 		memcpy(&len, x->queue.p + x->qoff, 4);
-		if (ipc_send(x->reply, x->queue.p + x->qoff + 4, len, NULL, 0, MSG_DONTWAIT) < 0) {
+		if (ipc_send(x->reply, x->queue.p + x->qoff + 8, len, NULL, 0, MSG_DONTWAIT) < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS) {
-				if (!x->reply_wait) {
-					struct epoll_event ev = {.events = EPOLLOUT, .data.u64 = tag(K_REPLY, (uint32_t)(x - s->ex))};
-					x->reply_wait = epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->reply, &ev) == 0;
-				}
+				if (!x->reply_wait)
+					x->reply_wait = reply_watch(s, x, EPOLLOUT) == 0;
 				return;
 			}
 			/* The client is gone: the exec runs on (docs/api.md). */
@@ -223,13 +293,19 @@ static void queue_flush(struct sx *s, struct sx_exec *x)
 			close_fd(&x->reply);
 			break;
 		}
-		x->qoff += 4 + len;
+		x->qoff += 8 + len;
 	}
+	if (x->qoff > (1u << 20) && x->qoff > x->queue.len / 2) { /* what was sent goes */
+		memmove(x->queue.p, x->queue.p + x->qoff, x->queue.len - x->qoff);
+		x->queue.len -= x->qoff;
+		x->qoff = 0;
+	}
+	out_resume(s, x);
 	if (x->qoff >= x->queue.len) {
 		x->queue.len = 0;
 		x->qoff = 0;
 		if (x->reply_wait && x->reply >= 0)
-			epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->reply, NULL);
+			reply_watch(s, x, 0);
 		x->reply_wait = false;
 		if (x->done)
 			close_fd(&x->reply);
@@ -239,19 +315,20 @@ static void queue_flush(struct sx *s, struct sx_exec *x)
 static void emit(struct sx *s, struct sx_exec *x, const char *json, size_t len, bool droppable,
 		 uint64_t data_bytes)
 {
-	if (x->reply < 0)
-		return;
-	if (droppable && x->queue.len - x->qoff > EXEC_QUEUE_MAX) {
+	(void)droppable;
+	if (x->reply < 0) { /* no client reads it any more */
 		x->dropped += data_bytes;
 		return;
 	}
-	uint32_t l = (uint32_t)len;
-	if (buf_append(&x->queue, &l, 4) < 0 || buf_append(&x->queue, json, len) < 0) {
+	/* Each packet queued as: u32 length, u32 output bytes in it, JSON. */
+	uint32_t l[2] = {(uint32_t)len, (uint32_t)data_bytes};
+	if (buf_append(&x->queue, l, 8) < 0 || buf_append(&x->queue, json, len) < 0) {
 		x->dropped += data_bytes;
 		return;
 	}
 	if (!x->reply_wait)
 		queue_flush(s, x);
+	out_pause(s, x);
 }
 
 static void emit_data(struct sx *s, struct sx_exec *x, int i, const uint8_t *p, size_t n)
@@ -273,12 +350,16 @@ static void emit_data(struct sx *s, struct sx_exec *x, int i, const uint8_t *p, 
 
 static void client_watch(struct sx *s, struct sx_exec *x);
 
+static void out_resume(struct sx *s, struct sx_exec *x);
+
 static void client_drop(struct sx *s, struct sx_exec *x)
 {
 	if (x->client_reg)
 		epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->client, NULL);
 	x->client_reg = false;
 	close_fd(&x->client);
+	x->client_gone = true;
+	out_resume(s, x);
 }
 
 static void client_flush(struct sx *s, struct sx_exec *x)
@@ -297,6 +378,7 @@ static void client_flush(struct sx *s, struct sx_exec *x)
 	}
 	if (x->cqoff >= x->cq.len)
 		x->cq.len = x->cqoff = 0;
+	out_resume(s, x);
 	client_watch(s, x);
 }
 
@@ -323,11 +405,14 @@ static void client_watch(struct sx *s, struct sx_exec *x)
 
 static void client_out(struct sx *s, struct sx_exec *x, const uint8_t *p, size_t n)
 {
-	if (x->cq.len - x->cqoff + n > EXEC_QUEUE_MAX || buf_append(&x->cq, p, n) < 0) {
+	/* Queued before the client came and while it reads (flow control:
+	 * nothing more is read past EXEC_QUEUE_MAX); dropped once it is gone. */
+	if (x->client_gone || buf_append(&x->cq, p, n) < 0) {
 		x->dropped += n;
 		return;
 	}
 	client_flush(s, x);
+	out_pause(s, x);
 }
 
 /* Write the pty's queued input (lib/pty.c's struct pty_input, as cordon run
@@ -443,7 +528,7 @@ static void read_out(struct sx *s, struct sx_exec *x, int i)
 {
 	uint8_t b[65536];
 	const struct cordon_limit *lim = &s->pol->limits[LIM_OUTPUT];
-	while (x->out[i] >= 0) {
+	while (x->out[i] >= 0 && !x->paused) {
 		ssize_t n = read(x->out[i], b, sizeof(b));
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -502,6 +587,10 @@ static char *redact_cb(void *ctx, const char *str)
 /* The exec's result, once it ended and its output was read. */
 static void finalize(struct sx *s, struct sx_exec *x)
 {
+	/* What its pipes still hold is read whatever the queue (bounded: the
+	 * exec's process is gone, the pipes hold what they hold). */
+	x->paused = false;
+	x->draining = true;
 	for (int i = 0; i < 2; i++) {
 		if (x->out[i] >= 0) {
 			read_out(s, x, i);
@@ -529,6 +618,8 @@ static void finalize(struct sx *s, struct sx_exec *x)
 	if (x->client >= 0) {
 		client_flush(s, x);
 		if (x->client >= 0) {
+			/* What it has not taken yet is lost: counted. */
+			x->dropped += x->cq.len - x->cqoff;
 			shutdown(x->client, SHUT_WR);
 			client_drop(s, x);
 		}
@@ -798,6 +889,10 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 	x->running = true;
 	x->reply = reply;
 	reply = -1;
+	{
+		struct epoll_event rev = {.events = 0, .data.u64 = tag(K_REPLY, (uint32_t)(x - s->ex))};
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->reply, &rev);
+	}
 	for (int i = 0; i < 2; i++) {
 		x->h[i] = sha256_new();
 		x->hash_left[i] = s->out_hash;
@@ -1214,7 +1309,13 @@ static void on_ctl(struct sx *s)
 	} else if (s->warm && !s->claimed && strcmp(op, "claim") != 0 && strcmp(op, "end") != 0) {
 		reply_error(reply, 409, "the session is in the warm pool");
 	} else if (s->ending && strcmp(op, "end") != 0) {
-		reply_error(reply, 409, "the session is ending");
+		/* Ended by its DELETE: 409 while it ends; by itself (a timeout):
+		 * it has ended for the client (410). */
+		bool deleted = s->end_reason && strcmp(s->end_reason, "deleted") == 0;
+		if (deleted)
+			reply_error(reply, 409, "the session is ending");
+		else
+			reply_error(reply, 410, "the session has ended (%s)", s->end_reason ? s->end_reason : "by itself");
 	} else if (strcmp(op, "claim") == 0) {
 		do_claim(s, req, reply);
 	} else if (strcmp(op, "exec") == 0) {
@@ -1411,9 +1512,13 @@ static void h_event(void *ctx, uint64_t data, uint32_t events)
 	case K_IDLE: {
 		uint64_t v;
 		if (read(s->idle, &v, sizeof(v)) < 0) { /* spurious */ }
+		/* The lease (docs/api.md): an exec whose client still reads
+		 * its stream (or holds its pty open) keeps the session; one
+		 * left running by a client that went away does not. */
 		bool busy = false;
 		for (size_t i = 0; i < s->nex; i++)
-			busy |= s->ex[i].running;
+			busy |= s->ex[i].running &&
+				(s->ex[i].reply >= 0 || (s->ex[i].client >= 0 && !s->ex[i].client_eof));
 		if (!busy)
 			end_session(s, "idle-timeout");
 		else
@@ -1421,7 +1526,9 @@ static void h_event(void *ctx, uint64_t data, uint32_t events)
 		break;
 	}
 	case K_REPLY:
-		if (idx < s->nex)
+		if (idx < s->nex && (events & (EPOLLHUP | EPOLLERR)))
+			reply_hangup(s, &s->ex[idx]);
+		else if (idx < s->nex)
 			queue_flush(s, &s->ex[idx]);
 		break;
 	case K_PTYIN:

@@ -61,8 +61,9 @@ def run(argv: Sequence[str], policy: PolicyArg = None, timeout=None, stdin=None,
     or a cordon DUR ("30s"), the run's wall-clock limit (status "timeout");
     stdin: bytes or str for the command's standard input (else none);
     server: the Unix socket of a `cordon serve` (POST /v1/runs) instead of the
-    CLI. Through the CLI the report also carries what was captured, in
-    report.stdout_data and report.stderr_data (bytes). The report's status is
+    CLI. Either way the report also carries what was captured, in
+    report.stdout_data and report.stderr_data (bytes; through a server, at
+    most its --run-output-max of each). The report's status is
     the outcome: run() raises CordonError only when no report came back."""
     argv = [os.fspath(a) for a in argv]
     if not argv:

@@ -7,6 +7,7 @@ standard library only (http.client on an AF_UNIX socket).
 The session is always ended (DELETE) when the with block ends; its report
 is then in s.report."""
 import base64
+import binascii
 import http.client
 import json
 import socket
@@ -181,6 +182,48 @@ class Files:
                 for e in j.get("entries", [])]
 
 
+# The output events as the server writes them (lib/session.c, emit_data):
+# decoded without the JSON parser (the stream's bulk); any other line is
+# parsed as JSON.
+_OUT_PREFIX = (b'{"type":"stdout","data_b64":"', b'{"type":"stderr","data_b64":"')
+
+
+def _events(resp) -> Iterator[Event]:
+    """The NDJSON stream's events, read in large pieces (no per-byte or
+    per-line read calls): the client keeps up with the exec's output."""
+    pending = b""
+    while True:
+        chunk = resp.read1(1 << 20) if hasattr(resp, "read1") else resp.read(1 << 16)
+        if not chunk:
+            break
+        pending = pending + chunk if pending else chunk
+        start = 0
+        while True:
+            nl = pending.find(b"\n", start)
+            if nl < 0:
+                break
+            line = pending[start:nl]
+            start = nl + 1
+            for i, pre in enumerate(_OUT_PREFIX):
+                if line.startswith(pre) and line.endswith(b'"}'):
+                    b64 = line[len(pre):-2]
+                    t = "stderr" if i else "stdout"
+                    yield Event(t, binascii.a2b_base64(b64), {"type": t, "data_b64": b64.decode("ascii")})
+                    break
+            else:
+                line = line.strip()
+                if line:
+                    ev = json.loads(line)
+                    t = ev.get("type", "")
+                    data = base64.b64decode(ev["data_b64"]) if "data_b64" in ev else b""
+                    yield Event(t, data, ev)
+        pending = pending[start:]
+    line = pending.strip()
+    if line:
+        ev = json.loads(line)
+        yield Event(ev.get("type", ""), base64.b64decode(ev["data_b64"]) if "data_b64" in ev else b"", ev)
+
+
 def _exec_body(argv, env, cwd, stdin, timeout, pty=False) -> Dict[str, Any]:
     body: Dict[str, Any] = {"argv": [str(a) for a in argv]}
     if env is not None:
@@ -223,18 +266,9 @@ class Session:
             resp = conn.getresponse()
             if resp.status >= 400:
                 raise _error(resp.status, resp.read())
-            while True:
-                line = resp.readline()
-                if not line:
-                    break
-                line = line.strip()
-                if not line:
-                    continue
-                ev = json.loads(line)
-                t = ev.get("type", "")
-                data = base64.b64decode(ev["data_b64"]) if "data_b64" in ev else b""
-                yield Event(t, data, ev)
-                if t == "result":
+            for ev in _events(resp):
+                yield ev
+                if ev.type == "result":
                     break
         finally:
             conn.close()
@@ -255,6 +289,11 @@ class Session:
                 result = ev.raw
         if result is None:
             raise CordonError("the exec's stream ended without a result")
+        if result.get("dropped_bytes"):
+            # Never silently: the server drops output only for a client that
+            # is gone, so this is not expected while we read.
+            raise CordonError(f"exec {result.get('exec', exec_id)}: {result['dropped_bytes']} bytes of its "
+                              f"output did not reach this client (its result: {result.get('status')})")
         return ExecResult(result.get("exec", exec_id), result.get("status"), result.get("exit_code"),
                           result.get("signal"), result.get("denials", []), result.get("usage", {}),
                           b"".join(out), b"".join(err), result)
@@ -311,7 +350,9 @@ class Session:
             raise
 
     def close(self) -> Optional[Report]:
-        """End the session (DELETE); its report, with every exec. Idempotent."""
+        """End the session (DELETE); its report, with every exec. Idempotent.
+        A session that has ended by itself (its idle or wall timeout) gives
+        its report all the same, while the server keeps it."""
         if not self._closed:
             self._closed = True
             self.report = Report.from_dict(self._client._json("DELETE", self._path))
@@ -395,6 +436,17 @@ class Client:
             raise CordonError(f"the server returned no session id: {j!r}")
         return Session(self, j["id"], warm=j.get("warm") is True)
 
+    def sessions(self) -> List[Dict[str, Any]]:
+        """This client's sessions (GET /v1/sessions; root's: all): running
+        ones and ended ones whose report the server keeps,
+        [{"id", "state": "running"|"ending"|"ended", ...}]."""
+        return self._json("GET", "/v1/sessions").get("sessions", [])
+
+    def session_report(self, session_id: str) -> Report:
+        """The report of a session that has ended (GET
+        /v1/sessions/{id}/report), while the server keeps it."""
+        return Report.from_dict(self._json("GET", f"/v1/sessions/{urllib.parse.quote(session_id, safe='')}/report"))
+
     def pool(self) -> Dict[str, Any]:
         """The warm pool's state (GET /v1/pool): size, ready, starting,
         policy, hits, misses, failures."""
@@ -423,7 +475,19 @@ class Client:
                                  "use a session's exec for binary input") from None
         elif stdin is not None:
             body["stdin"] = stdin
-        return Report.from_dict(self._json("POST", "/v1/runs", body))
+        return _run_report(self._json("POST", "/v1/runs", body))
 
     def get_run(self, run_id: str) -> Report:
-        return Report.from_dict(self._json("GET", f"/v1/runs/{urllib.parse.quote(run_id, safe='')}"))
+        return _run_report(self._json("GET", f"/v1/runs/{urllib.parse.quote(run_id, safe='')}"))
+
+
+def _run_report(j: Dict[str, Any]) -> Report:
+    """A one-shot run's answer as cordon.run's result through the CLI: the
+    report, its output in stdout_data and stderr_data (bytes, from the
+    answer's "run" object)."""
+    rep = Report.from_dict(j)
+    run = j.get("run") if isinstance(j, dict) else None
+    if isinstance(run, dict):
+        rep.stdout_data = base64.b64decode(run.get("stdout_b64") or "")
+        rep.stderr_data = base64.b64decode(run.get("stderr_b64") or "")
+    return rep

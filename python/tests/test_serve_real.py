@@ -161,3 +161,96 @@ def test_tcp_with_a_token(tmp_path, workspace):
     finally:
         p.terminate()
         p.wait(timeout=60)
+
+
+# Issue 28 items 3 to 7: output never lost, the same result through both
+# paths, reports kept after a timeout, sessions listed, directories removed.
+
+def test_big_output_arrives_whole(serve):
+    """Item 3: 24 MB of output, read by a client that starts late (its
+    first read waits 2 s: the exec writes meanwhile), arrives whole: the
+    worker stops reading the exec's output while the client's queue is
+    full (flow control) instead of dropping it."""
+    import hashlib
+    with cordon.Client(serve).session() as s:
+        src = os.urandom(24_000_000)
+        s.files.write("src.bin", src)
+        out, result = [], None
+        for ev in s.exec_stream(["/bin/cat", "src.bin"]):
+            if ev.type == "started":
+                time.sleep(2)  # a slow reader, not a measurement
+            elif ev.type == "stdout":
+                out.append(ev.data)
+            elif ev.type == "result":
+                result = ev.raw
+        got = b"".join(out)
+        assert result["status"] == "ok" and result["dropped_bytes"] == 0, result
+        assert len(got) == len(src)
+        assert hashlib.sha256(got).hexdigest() == hashlib.sha256(src).hexdigest() == result["stdout"]["sha256"]
+        r = s.exec(["/bin/cat", "src.bin"])
+        assert r.ok and r.stdout == src
+
+
+def test_run_output_through_server_as_through_cli(serve):
+    """Item 4: cordon.run(server=) and Client.run() give the output in
+    stdout_data and stderr_data, as cordon.run through the CLI does."""
+    argv = ["/bin/sh", "-c", "echo out; echo err >&2"]
+    r = cordon.run(argv, server=serve)
+    assert (r.stdout_data, r.stderr_data) == (b"out\n", b"err\n")
+    r2 = cordon.Client(serve).run(argv)
+    assert (r2.stdout_data, r2.stderr_data) == (b"out\n", b"err\n")
+    assert cordon.Client(serve).get_run(r2.run.id).stdout_data == b"out\n"
+    r3 = cordon.run(argv, cordon_bin=cordon_bin())
+    assert (r3.stdout_data, r3.stderr_data) == (b"out\n", b"err\n")
+
+
+def _until(cond, what):
+    for _ in range(1200):  # a hang guard, not a measurement
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.05)
+    pytest.fail(f"never: {what}")
+
+
+def _state(c, sid):
+    return next((x["state"] for x in c.sessions() if x["id"] == sid), None)
+
+
+def test_report_after_idle_timeout(serve):
+    """Item 5: a session that ended by its idle timeout keeps its report:
+    GET .../report gives it, an exec gets 410, and the with block ends
+    with it (DELETE answers with the kept report)."""
+    c = cordon.Client(serve)
+    with c.session(idle_timeout="1s") as s:
+        assert s.exec(["/bin/sh", "-c", "echo hi"]).ok
+        # Listing does not renew the lease (a call to the session does).
+        _until(lambda: _state(c, s.id) == "ended", "the session ended")
+        assert s.info()["state"] == "ended"
+        rep = c.session_report(s.id)
+        assert rep.session.end == "idle-timeout" and len(rep.execs) == 1
+        with pytest.raises(cordon.CordonError) as ei:
+            s.exec(["/bin/true"])
+        assert ei.value.status == 410
+    assert s.report.session.id == s.id and s.report.session.end == "idle-timeout"
+    # A running session has no report yet: 409.
+    with c.session() as s2:
+        with pytest.raises(cordon.CordonError) as ei:
+            c.session_report(s2.id)
+        assert ei.value.status == 409
+    assert s2.report.session.end == "deleted"
+
+
+def test_lease_ends_a_session_whose_client_left(serve):
+    """Item 6: an exec left running by a client that went away does not
+    keep its session: with no call for its idle timeout, it ends (the
+    lease), and its report is kept."""
+    c = cordon.Client(serve)
+    s = c.session(idle_timeout="1s")
+    stream = s.exec_stream(["/bin/sleep", "3600"])
+    assert next(stream).type == "started"
+    stream.close()  # the client goes away mid-stream
+    _until(lambda: _state(c, s.id) == "ended", "the lease ran out")
+    assert [x for x in c.sessions() if x["id"] == s.id] == [{"id": s.id, "state": "ended"}]
+    rep = s.close()
+    assert rep.session.end == "idle-timeout" and rep.execs[0].status == "session-ended"

@@ -242,10 +242,11 @@ test_limits_of_the_server() {
 	done
 	expect_eq "$(jq -r .session.end "$STATE/sessions/$SID/report.json" 2>/dev/null)" idle-timeout "the idle session ended"
 	for i in $(seq 1 100); do
-		api_code "http://cordon/v1/sessions/$SID" | grep -q '404$' && break
+		api_code "http://cordon/v1/sessions/$SID" | grep -q 'ended.* 200$' && break
 		sleep 0.05
 	done
-	expect_match "$(api_code "http://cordon/v1/sessions/$SID")" '404$' "gone"
+	# Ended, its report kept (issue 28 item 5).
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID")" '"state":"ended".* 200$' "gone"
 	stop_server
 	t_assert
 }
@@ -1322,5 +1323,84 @@ test_exec_cgroup_ends_escapees_v2() {
 }
 
 for t in test_exec_cgroup_ends_escapees test_exec_cgroup_ends_escapees_v2; do
+	t_run $t
+done
+
+# Issue 28 items 5 to 7: sessions listed per client, reports kept after
+# the end, directories removed after the retention.
+
+# GET /v1/sessions: a client sees its own sessions (running, and ended
+# while kept), root sees all; another's session is 404 to it, report too.
+test_sessions_listed_per_client() {
+	printf '{"limits": {"wall_time": "1h"}}\n' >"$T_TMP/ceiling.json"
+	chmod 755 "$T_TMP"
+	start_server --ceiling "$T_TMP/ceiling.json" --allow-uid 65534 || return 1
+	chmod 666 "$SOCK"
+	as_nobody() {
+		setpriv --reuid 65534 --regid 65534 --clear-groups curl -sS --unix-socket "$SOCK" "$@"
+	}
+	new_session || return 1
+	local mine=$SID theirs ended
+	theirs=$(as_nobody -X POST http://cordon/v1/sessions -d '{}' | jq -r .id)
+	[[ "$theirs" =~ ^s-[0-9a-f]{16}$ ]] || fail "nobody's session: $theirs"
+	new_session || return 1
+	ended=$SID
+	end_session "$ended"
+	local i
+	for i in $(seq 1 600); do # a hang guard: until its worker is reaped
+		api "http://cordon/v1/sessions/$ended" | grep -q '"ended"' && break
+		sleep 0.05
+	done
+	expect_eq "$(api http://cordon/v1/sessions | jq -c '[.sessions[] | [.id, .state]] | sort')" \
+		"$(jq -cn --arg a "$mine" --arg b "$theirs" --arg c "$ended" '[[$a,"running"],[$b,"running"],[$c,"ended"]] | sort')" \
+		"root sees all"
+	expect_eq "$(as_nobody http://cordon/v1/sessions | jq -c '[.sessions[] | [.id, .state, .owner]]')" \
+		"$(jq -cn --arg b "$theirs" '[[$b,"running",65534]]')" "nobody sees its own"
+	expect_match "$(as_nobody -w ' %{http_code}' "http://cordon/v1/sessions/$mine")" ' 404$' "root's session, to nobody"
+	expect_match "$(as_nobody -w ' %{http_code}' "http://cordon/v1/sessions/$ended/report")" ' 404$' "root's ended session's report, to nobody"
+	expect_match "$(api_code "http://cordon/v1/sessions/$ended/report")" '"end": "deleted".* 200$' "its report, to root"
+	expect_match "$(api_code "http://cordon/v1/sessions/$ended/exec" -X POST -d '{"argv":["true"]}')" ' 410$' "exec after its end"
+	expect_match "$(api_code -X DELETE "http://cordon/v1/sessions/$theirs")" '"end": "deleted".* 200$' "root ends nobody's"
+	end_session "$mine"
+	stop_server
+	t_assert
+}
+
+# --keep-sessions 1: an ended session's directory (report, workspace) is
+# kept until a newer one ends; then removed whatever the run left in it
+# (a symbolic link out, not followed; a fifo; a directory chmod 000).
+test_session_dirs_removed_after_retention() {
+	mkdir -p "$T_TMP/keep" && echo k >"$T_TMP/keep/f"
+	start_server --keep-sessions 1 || return 1
+	new_session || return 1
+	local a=$SID b i
+	run_exec "$(jq -cn --arg k "$T_TMP/keep" '{argv:["sh","-c","ln -s \"$1\" link && ln -s \"$1/f\" flink && mkfifo fifo && mkdir -p d/e && echo x >d/e/f && chmod 000 d/e d", "sh", $k]}')"
+	expect_eq "$(printf '%s' "$RES" | jq -r .status)" ok "the hostile tree made"
+	end_session "$a"
+	for i in $(seq 1 600); do # a hang guard: until its worker is reaped
+		api "http://cordon/v1/sessions" | jq -e --arg a "$a" '.sessions[] | select(.id == $a and .state == "ended")' >/dev/null && break
+		sleep 0.05
+	done
+	[ -f "$STATE/sessions/$a/report.json" ] || fail "the ended session's report kept"
+	# (the fifo is not applied to the workspace: it stays in the change set)
+	[ -L "$STATE/sessions/$a/work/link" ] && [ "$(stat -c %a "$STATE/sessions/$a/work/d")" = 0 ] &&
+		[ -n "$(find "$STATE/sessions/$a" -type p)" ] ||
+		fail "its workspace kept: $(find "$STATE/sessions/$a" -printf '%y %m %p\n' 2>&1)"
+	new_session || return 1
+	b=$SID
+	end_session "$b"
+	for i in $(seq 1 600); do # a hang guard: until the older one is removed
+		[ -e "$STATE/sessions/$a" ] || break
+		sleep 0.05
+	done
+	[ -e "$STATE/sessions/$a" ] && fail "the older session's directory left: $(find "$STATE/sessions/$a" | head -5)"
+	expect_eq "$(cat "$T_TMP/keep/f")" k "the links' target untouched"
+	expect_match "$(api_code "http://cordon/v1/sessions/$a/report")" ' 404$' "its report no longer kept"
+	expect_match "$(api_code "http://cordon/v1/sessions/$b/report")" ' 200$' "the newer one's kept"
+	stop_server
+	t_assert
+}
+
+for t in test_sessions_listed_per_client test_session_dirs_removed_after_retention; do
 	t_run $t
 done
