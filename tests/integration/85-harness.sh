@@ -482,3 +482,32 @@ for t in test_check_denials_are_reported_and_count test_check_runs_in_a_0700_wor
 	test_workspace_is_the_directory_started_in; do
 	t_run $t
 done
+
+# --- issue 27 item 10: a report never replaces a device ----------------------
+
+# A character device at the report's path inside the workspace stays the
+# device (not renamed over, not written): the report is kept beside it and
+# stderr says where. A block device anywhere is never written to.
+test_report_never_replaces_a_device() {
+	is_root || { skip "needs root (mknod)"; return; }
+	mknod "$WS/rep.json" c 1 3
+	"$CORDON" run --report "$WS/rep.json" -- /bin/true 2>err.txt
+	expect_eq "$?" 0 "exit status is the command's ($(cat err.txt))"
+	[ -c "$WS/rep.json" ] || fail "the device inside the workspace was replaced: $(ls -l "$WS/rep.json")"
+	expect_match "$(cat err.txt)" "report: $WS/rep.json is a character device inside a writable path, never replaced by the report: the report is at $WS/rep.json.tmp." "stderr says so"
+	local kept
+	kept=$(ls "$WS"/rep.json.tmp.* 2>/dev/null)
+	expect_eq "$(jq -r .status "$kept" 2>/dev/null)" ok "the report was kept beside it"
+	# Outside: a block device (a ram disk's number, absent or not) is
+	# refused before it is opened; it stays.
+	local node=/dev/cordon-test-blk-$$
+	mknod "$node" b 1 250
+	"$CORDON" run --report "$node" -- /bin/true 2>err2.txt
+	expect_eq "$?" 125 "exit status for a block device"
+	[ -b "$node" ] || fail "the block device was replaced: $(ls -l "$node")"
+	expect_match "$(cat err2.txt)" "report $node is a block device: a report is never written to one" "message"
+	rm -f "$node"
+	t_assert
+}
+
+t_run test_report_never_replaces_a_device
