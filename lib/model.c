@@ -109,6 +109,21 @@ const char *model_kind_name(enum model_kind k)
 	return (size_t)k < ARRAY_SIZE(n) ? n[k] : "?";
 }
 
+const char *model_system_read(const char *real)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(system_view); i++) {
+		const struct model_entry *e = &system_view[i];
+		char hr[PATH_MAX];
+		if (e->view != VIEW_RO || !e->host || (e->kind != MK_RO_BIND && !(e->flags & MODEL_FROM_HOST)))
+			continue;
+		/* /bin may be a link into /usr: compared as the kernel resolves it. */
+		const char *h = realpath(e->host, hr) ? hr : e->host;
+		if (path_has_prefix(real, h) || path_has_prefix(h, real))
+			return e->host;
+	}
+	return NULL;
+}
+
 bool model_protects(const struct boundary_model *m)
 {
 	for (size_t i = 0; i < m->n; i++)
