@@ -19,6 +19,7 @@
 #include "proxy.h"
 #include "ledger.h"
 #include "mounts.h"
+#include "protect.h"
 #include "run.h"
 
 /* check.files: a host directory the task can neither write nor shadow. It
@@ -369,6 +370,9 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 	}
 	strv_free(&writable);
 	mounts_sort(plan->mounts, plan->nmounts);
+	/* A home as a writable path: its dot-entries are protected (protect.h). */
+	for (size_t i = 0; i < plan->nmounts; i++)
+		plan->mounts[i].home = plan->mounts[i].mode == MOUNT_RW && protect_is_home(plan->mounts[i].path);
 	for (size_t i = 1; i < plan->nmounts; i++)
 		if (strcmp(plan->mounts[i].path, plan->mounts[i - 1].path) == 0 &&
 		    plan->mounts[i].mode != plan->mounts[i - 1].mode)

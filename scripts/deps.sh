@@ -2,7 +2,7 @@
 # Install the Debian packages cordon needs to build and test, if any is missing.
 # Idempotent and quiet when everything is present.
 set -eu
-PKGS="gcc make time strace meson ninja-build pkg-config libseccomp-dev libssl-dev libcmocka-dev libmicrohttpd-dev jq iproute2 util-linux bubblewrap clang python3 python3-jsonschema python3-requests python3-pip python3-setuptools python3-pytest git curl openssl ca-certificates clang-tools-14 groff-base man-db"
+PKGS="gcc make time strace gdb vim meson ninja-build pkg-config libseccomp-dev libssl-dev libcmocka-dev libmicrohttpd-dev jq iproute2 util-linux bubblewrap clang python3 python3-jsonschema python3-requests python3-pip python3-setuptools python3-pytest git curl openssl ca-certificates clang-tools-14 groff-base man-db"
 missing=""
 for p in $PKGS; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || missing="$missing $p"
