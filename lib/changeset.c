@@ -793,7 +793,9 @@ static int read_protect_in(struct changeset *cs, char *text, cordon_error *err)
 	for (ssize_t i = 0; i < n; i += (ssize_t)strlen(text + i) + 1) {
 		char norm[4096];
 		cordon_error e = {0};
-		if (protect_check_name(text + i, norm, sizeof(norm), &e) < 0 || strcmp(norm, text + i) != 0)
+		if (text[i] == '/' && protect_marker_valid(text + i))
+			snprintf(norm, sizeof(norm), "%s", text + i); /* a home's marker (protect.h) */
+		else if (protect_check_name(text + i, norm, sizeof(norm), &e) < 0 || strcmp(norm, text + i) != 0)
 			return cordon_err(err, EINVAL, "%s/protect: not a list of protected names", cs->dir);
 		if (strv_push(&cs->protect, norm) < 0)
 			return cordon_err(err, ENOMEM, "out of memory");
@@ -914,13 +916,13 @@ static bool always_held(const struct changeset *cs, size_t layer, const char *re
 	return protect_match(&names, rel, dir, why, whysz);
 }
 
-bool changeset_held_back(const struct changeset *cs, const char *rel, int dir, char *why, size_t whysz)
+bool changeset_held_back(const struct changeset *cs, size_t layer, const char *rel, int dir, char *why, size_t whysz)
 {
 	/* The same matcher as the observer's (protect.h): at or below a name;
 	 * above one, anything but a directory merged (a file or a link .git,
 	 * .git deleted or replaced, takes .git/config along); git's names at
 	 * any depth, and a directory .git made where there was none. */
-	return protect_match(&cs->protect, rel, dir, why, whysz);
+	return protect_match_in(&cs->protect, layer < cs->nlayers ? cs->host[layer] : NULL, rel, dir, why, whysz);
 }
 
 /* ---- walking an upper directory ---- */
@@ -1149,7 +1151,7 @@ static int list_visit(struct walk *w, int U, int H, const char *name, const stru
 	size_t hl = strlen(w->held_rel);
 	bool below = hl && strncmp(w->rel, w->held_rel, hl) == 0 && w->rel[hl] == '/';
 	int hd = held_dir(U, name, st, host, &hs);
-	if (!below && (changeset_held_back(w->cs, w->rel, hd, why, sizeof(why)) ||
+	if (!below && (changeset_held_back(w->cs, w->layer, w->rel, hd, why, sizeof(why)) ||
 		       always_held(w->cs, w->layer, w->rel, hd, why, sizeof(why)))) {
 		snprintf(w->held_rel, sizeof(w->held_rel), "%s", w->rel);
 		if (add_held(held_list(w, 1), path, NULL, err) < 0)
@@ -1729,7 +1731,7 @@ static int apply_visit(struct walk *w, int U, int H, const char *name, const str
 	/* Held back: the entry and all below it stay in the change set. */
 	int hd = held_dir(U, name, st, host, &hs);
 	if (always_held(a->cs, w->layer, w->rel, hd, why, sizeof(why)) ||
-	    (!(a->o && a->o->include_protected) && changeset_held_back(a->cs, w->rel, hd, why, sizeof(why))))
+	    (!(a->o && a->o->include_protected) && changeset_held_back(a->cs, w->layer, w->rel, hd, why, sizeof(why))))
 		return add_held(held_list(w, 1), path, NULL, err) < 0 ? -1 : 0;
 	if (a->o && a->o->hold_conflicts && !a->o->force && changed_since(w, st, host, &hs))
 		return add_held(held_list(w, 2), path, NULL, err) < 0 ? -1 : 0;

@@ -185,8 +185,8 @@ void changeset_jrecs_free(struct changeset_jrec *j, size_t n);
 bool changeset_interrupted(const struct changeset *cs);
 
 /* Protected control files (issue 15): whether the entry at rel (relative to
- * its layer's host directory) is held back from an apply. plain_dir: the
+ * layer's host directory) is held back from an apply. plain_dir: the
  * entry is a directory that replaces nothing on the host (new, or merged
  * into a host directory); only such an entry may be applied above a
  * protected name. why gets the name. */
-bool changeset_held_back(const struct changeset *cs, const char *rel, int dir, char *why, size_t whysz);
+bool changeset_held_back(const struct changeset *cs, size_t layer, const char *rel, int dir, char *why, size_t whysz);

@@ -109,6 +109,21 @@ const char *model_kind_name(enum model_kind k)
 	return (size_t)k < ARRAY_SIZE(n) ? n[k] : "?";
 }
 
+const char *model_system_read(const char *real)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(system_view); i++) {
+		const struct model_entry *e = &system_view[i];
+		char hr[PATH_MAX];
+		if (e->view != VIEW_RO || !e->host || (e->kind != MK_RO_BIND && !(e->flags & MODEL_FROM_HOST)))
+			continue;
+		/* /bin may be a link into /usr: compared as the kernel resolves it. */
+		const char *h = realpath(e->host, hr) ? hr : e->host;
+		if (path_has_prefix(real, h) || path_has_prefix(h, real))
+			return e->host;
+	}
+	return NULL;
+}
+
 bool model_protects(const struct boundary_model *m)
 {
 	for (size_t i = 0; i < m->n; i++)
@@ -450,6 +465,49 @@ static int add_keydir(struct boundary_model *m, const struct run_plan *plan, mod
 static int add_registered(struct boundary_model *m, const struct run_plan *plan, model_probe_fn probe,
 			  cordon_error *err);
 
+/* A home as writable path i (cordon_mount.home): each dot-entry present at
+ * its top is protected (read-only, as a name of the list), unless a name
+ * unprotected lies at or below it (one below: its directory stays
+ * writable, the rest of it protected by name: the observer, the apply).
+ * Absent ones are protect_match_in's. The top's entries are read
+ * (bounded), nothing below. */
+#define HOME_SCAN_MAX 100000
+static int add_home(struct boundary_model *m, const struct run_plan *plan, const cordon_policy *p, size_t i,
+		    model_probe_fn probe, cordon_error *err)
+{
+	const char *w = plan->mounts[i].path;
+	int fd = open_root(w, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return 0;
+	_cleanup_closedir_ DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	struct probe_memo pm = {0};
+	struct dirent *de;
+	int rc = 0;
+	for (size_t seen = 0; rc == 0 && (de = readdir(d)) && seen < HOME_SCAN_MAX; seen++) {
+		const char *n = de->d_name;
+		if (n[0] != '.' || strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || changeset_is_dirname(n))
+			continue;
+		bool lifted = false;
+		size_t nl = strlen(n);
+		for (size_t k = 0; !lifted && k < p->unprotect.n; k++)
+			lifted = strncmp(p->unprotect.v[k], n, nl) == 0 &&
+				 (p->unprotect.v[k][nl] == '\0' || p->unprotect.v[k][nl] == '/');
+		char path[4096];
+		if (lifted || snprintf(path, sizeof(path), "%s/%s", strcmp(w, "/") == 0 ? "" : w, n) >= (int)sizeof(path) ||
+		    innermost_mount(plan, path) != (long)i || model_has(m, path, MK_PROTECT))
+			continue;
+		rc = add_protected_one(m, w, n, SRC_DEFAULT, probe, &pm, err);
+		if (rc == 0)
+			m->e[m->n - 1].reason = "a dot-entry at the top of a home directory: read-only";
+	}
+	memo_free(&pm);
+	return rc;
+}
+
 /* Protected paths (protect.h) in every writable path of the task, where it
  * is the innermost mount; pins before what they hold (sorted by path). */
 static int add_protected(struct boundary_model *m, const struct run_plan *plan, const cordon_policy *p,
@@ -474,6 +532,8 @@ static int add_protected(struct boundary_model *m, const struct run_plan *plan, 
 				rc = add_protected_one(m, w, names.v[k], src[k], probe, &pm, err);
 		}
 		memo_free(&pm);
+		if (rc == 0 && plan->mounts[i].home)
+			rc = add_home(m, plan, p, i, probe, err);
 	}
 	for (size_t i = 0; rc == 0 && i < plan->nmounts; i++)
 		rc = add_changesets(m, plan, i, probe, err);

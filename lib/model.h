@@ -148,6 +148,9 @@ int model_build_on(struct boundary_model *m, const struct run_plan *plan, const 
 /* Has the model a protected path (MK_PROTECT)? The observer then traps the
  * path calls even without file reports: it refuses writes to them. */
 bool model_protects(const struct boundary_model *m);
+/* The host path of cordon's own read-only view (/usr, /etc, /bin, ...)
+ * that real (canonical) lies at or below, or holds; NULL if none. */
+const char *model_system_read(const char *real);
 /* Is the entry in effect, given the conditions that hold (MODEL_IF_*)? */
 bool model_entry_active(const struct model_entry *e, unsigned conds);
 const char *model_kind_name(enum model_kind k);

@@ -216,6 +216,10 @@ int overlay_prepare(struct overlay_run *o, const cordon_policy *p, const struct 
 	strv names;
 	if (protect_effective(p, &names, NULL, err) < 0)
 		return -1;
+	if (protect_add_home(plan, p, &names, err) < 0) {
+		strv_free(&names);
+		return -1;
+	}
 	/* The key that seals change sets, where a layer holds it: no apply
 	 * puts a key the run chose there (model.c masks and protects it). */
 	char kd[4096];

@@ -12,6 +12,7 @@
 #include "error.h"
 #include "json.h"
 #include "ledger.h"
+#include "model.h"
 #include "policy.h"
 #include "protect.h"
 #include "seccomp-policy.h"
@@ -928,6 +929,19 @@ static int load_check(pctx *c, const jnode *n)
 	if (files) {
 		if (resolve_user_path(files->str, c->base_dir, abs, sizeof(abs), c->err) < 0)
 			return at_node(c, files, "check.files");
+		/* What the task reads is not the check's (the plan checks again,
+		 * links resolved, with every grant and the workspace). */
+		for (size_t i = 0; i < c->p->nmounts; i++)
+			if (c->p->mounts[i].mode != MOUNT_TMPFS &&
+			    (path_has_prefix(abs, c->p->mounts[i].path) || path_has_prefix(c->p->mounts[i].path, abs)))
+				return at(c, files->line, files->col,
+					  "\"check.files\" %s overlaps the %s grant %s: the task could read the check's hidden files; keep them outside every path the task is given",
+					  abs, c->p->mounts[i].mode == MOUNT_RO ? "read" : "write", c->p->mounts[i].path);
+		const char *sys = model_system_read(abs);
+		if (sys)
+			return at(c, files->line, files->col,
+				  "\"check.files\" %s overlaps %s, which every run reads: the task could read the check's hidden files",
+				  abs, sys);
 		free(c->p->check_files);
 		if (!(c->p->check_files = strdup(abs)))
 			return cordon_err(c->err, 12, "out of memory");

@@ -19,6 +19,7 @@
 #include "proxy.h"
 #include "ledger.h"
 #include "mounts.h"
+#include "protect.h"
 #include "run.h"
 
 /* check.files: a host directory the task can neither write nor shadow. It
@@ -69,6 +70,19 @@ static int resolve_check_files(const cordon_policy *p, struct run_plan *plan, co
 		if (path_has_prefix(real, writable->v[i]) || path_has_prefix(writable->v[i], real))
 			rc = cordon_err(err, 0, "check.files %s overlaps the writable path %s: the task could change its own check; keep the check's files outside every writable path",
 					real, writable->v[i]);
+	/* Nor in what the task can read (issue 27 item 6: the task printed
+	 * the expected answer and passed): its grants, read or write, and
+	 * cordon's own read-only view. A check's policy was checked as its
+	 * task's. */
+	for (size_t i = 0; rc == 0 && !p->is_check && i < plan->nmounts; i++)
+		if (plan->mounts[i].mode != MOUNT_TMPFS &&
+		    (path_has_prefix(real, plan->mounts[i].path) || path_has_prefix(plan->mounts[i].path, real)))
+			rc = cordon_err(err, 0, "check.files %s overlaps %s %s, which the task can read: the task could read the check's hidden files; keep them outside every path the task is given",
+					real, plan->mounts[i].mode == MOUNT_RO ? "the read grant" : "the path", plan->mounts[i].path);
+	const char *sys = rc == 0 && !p->is_check ? model_system_read(real) : NULL;
+	if (sys)
+		rc = cordon_err(err, 0, "check.files %s overlaps %s, which every run reads: the task could read the check's hidden files; keep them outside it",
+				real, sys);
 	strv_free(&own);
 	if (rc < 0)
 		return -1;
@@ -356,6 +370,9 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 	}
 	strv_free(&writable);
 	mounts_sort(plan->mounts, plan->nmounts);
+	/* A home as a writable path: its dot-entries are protected (protect.h). */
+	for (size_t i = 0; i < plan->nmounts; i++)
+		plan->mounts[i].home = plan->mounts[i].mode == MOUNT_RW && protect_is_home(plan->mounts[i].path);
 	for (size_t i = 1; i < plan->nmounts; i++)
 		if (strcmp(plan->mounts[i].path, plan->mounts[i - 1].path) == 0 &&
 		    plan->mounts[i].mode != plan->mounts[i - 1].mode)

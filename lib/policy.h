@@ -25,6 +25,9 @@ struct cordon_mount {
 	 * read-only by its check): idmapped when cordon runs as root, so that the
 	 * run reaches it as its owner would (a 0700 workspace included). */
 	bool owned;
+	/* A writable directory that is a home (protect_is_home): every
+	 * dot-entry at its top is protected (set by the plan). */
+	bool home;
 };
 
 enum limit_id { LIM_WALL, LIM_CPU, LIM_MEMORY, LIM_PIDS, LIM_OUTPUT, LIM_FILE_SIZE, LIM_COUNT };

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,10 +32,26 @@ const char *const protect_defaults[] = {
 	/* hook managers: directories core.hooksPath points at, and the
 	 * configuration pre-commit and pnpm run */
 	".husky", ".githooks", ".pre-commit-config.yaml", ".pnpmfile.cjs",
+	/* lefthook (every name it reads, and its script directories),
+	 * overcommit (its configuration and plugin directory), pre-commit's
+	 * other spelling, husky 4's configuration (issue 27 item 3) */
+	"lefthook.yml", "lefthook.yaml", "lefthook.toml", "lefthook.json",
+	".lefthook.yml", ".lefthook.yaml", ".lefthook.toml", ".lefthook.json",
+	"lefthook-local.yml", "lefthook-local.yaml", "lefthook-local.toml", "lefthook-local.json",
+	".lefthook-local.yml", ".lefthook-local.yaml", ".lefthook-local.toml", ".lefthook-local.json",
+	".lefthook", ".lefthook-local", ".overcommit.yml", ".git-hooks", ".pre-commit-config.yml",
+	".huskyrc", ".huskyrc.json", ".huskyrc.js", ".huskyrc.yaml", ".huskyrc.yml", "husky.config.js",
+	/* Mercurial (at any depth, as git's): the repository's config (hooks,
+	 * extensions), a shared repository's pointer and unshared config;
+	 * subrepositories. */
+	".hg/hgrc", ".hg/hgrc-not-shared", ".hg/sharedpath", ".hgsub", ".hgrc",
 	/* editors and environment loaders: tasks, launch configurations,
 	 * direnv's .envrc (run at the next cd). */
 	".vscode", ".idea", ".envrc", ".direnv", ".devcontainer",
 	".vimrc", ".config/nvim", ".emacs", ".emacs.d", ".tmux.conf", ".Rprofile",
+	".vim", ".gvimrc", ".exrc", ".local/share/nvim", ".gdbinit", ".config/direnv",
+	".ipython", ".psqlrc", ".sqliterc", ".mavenrc", ".gradle/init.d", ".gradle/init.gradle",
+	".cargo/bin",
 	/* shells: rc, profile, login and logout files (a home as workspace). */
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
@@ -95,7 +112,15 @@ static bool name_deep(const char *name)
 {
 	const size_t lc = sizeof(CHANGESET_DIRNAME) - 1;
 	return (strncmp(name, ".git", 4) == 0 && (name[4] == '\0' || name[4] == '/')) ||
+	       (strncmp(name, ".hg", 3) == 0 && (name[3] == '\0' || name[3] == '/')) ||
 	       (strncmp(name, CHANGESET_DIRNAME, lc) == 0 && (name[lc] == '\0' || name[lc] == '-'));
+}
+
+/* A repository's directory (.git, .hg): one made where there was none is
+ * a repository the host's tool would enter. */
+static bool repo_dir(const char *r)
+{
+	return strcmp(r, ".git") == 0 || strcmp(r, ".hg") == 0;
 }
 
 /* rel (at off, the rest of it) is at or below name, or above it and not a
@@ -108,10 +133,10 @@ static bool match_at(const char *rel, size_t off, const char *name, int dir, cha
 		snprintf(why, whysz, "protected path %.*s%s", (int)off, rel, name);
 		return true;
 	}
-	bool new_git = dir == PROTECT_DIR_NEW && strcmp(r, ".git") == 0;
+	bool new_git = dir == PROTECT_DIR_NEW && repo_dir(r);
 	if ((!dir || new_git) && ln > lr && strncmp(name, r, lr) == 0 && name[lr] == '/') {
 		snprintf(why, whysz, "%s protected path %.*s%s (%s)", new_git ? "a new repository above" : "above",
-			 (int)off, rel, name, new_git ? "git would take it for one" : "only a directory may be made there");
+			 (int)off, rel, name, new_git ? (r[1] == 'g' ? "git would take it for one" : "hg would take it for one") : "only a directory may be made there");
 		return true;
 	}
 	return false;
@@ -126,6 +151,8 @@ bool protect_match(const strv *names, const char *rel, int dir, char *why, size_
 	}
 	for (size_t i = 0; i < names->n; i++) {
 		const char *n = names->v[i];
+		if (n[0] == '/')
+			continue; /* a home's marker (protect_match_in) */
 		if (match_at(rel, 0, n, dir, why, whysz))
 			return true;
 		if (!name_deep(n))
@@ -209,4 +236,105 @@ int protect_check_after(const struct run_plan *plan, struct run_report *rep)
 		found++;
 	}
 	return found;
+}
+
+/* ---- a home directory as a writable path: the allow-list stance ---- */
+
+#define HOME_MARK "/+"    /* "/+ROOT": the writable path ROOT is a home */
+#define UNPROTECT_MARK "/-" /* "/-NAME": NAME is unprotected there */
+
+/* dir (canonical) is home: real, or what it names, is dir. */
+static bool same_dir(const char *dir, const char *home)
+{
+	char real[PATH_MAX];
+	if (!home || home[0] != '/' || strcmp(home, "/") == 0)
+		return false;
+	return strcmp(dir, home) == 0 || (realpath(home, real) && strcmp(real, "/") != 0 && strcmp(dir, real) == 0);
+}
+
+#define PASSWD_SCAN_MAX 100000
+bool protect_is_home(const char *dir)
+{
+	if (same_dir(dir, getenv("HOME")))
+		return true;
+	/* One that looks like one: a shell's rc or profile, or .config. */
+	static const char *const looks[] = {".bashrc", ".profile", ".config"};
+	_cleanup_close_ int fd = open_root(dir, O_PATH | O_DIRECTORY);
+	struct stat st;
+	for (size_t i = 0; fd >= 0 && i < ARRAY_SIZE(looks); i++)
+		if (fstatat(fd, looks[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
+			return true;
+	bool home = false;
+	setpwent();
+	struct passwd *pw;
+	for (size_t n = 0; !home && n < PASSWD_SCAN_MAX && (pw = getpwent()); n++)
+		home = same_dir(dir, pw->pw_dir);
+	endpwent();
+	return home;
+}
+
+int protect_add_home(const struct run_plan *plan, const cordon_policy *p, strv *names, cordon_error *err)
+{
+	bool any = false;
+	for (size_t i = 0; i < plan->nmounts; i++) {
+		if (plan->mounts[i].mode != MOUNT_RW || !plan->mounts[i].home)
+			continue;
+		char m[PATH_MAX + 4];
+		snprintf(m, sizeof(m), HOME_MARK "%s", plan->mounts[i].path);
+		if (!strv_contains(names, m) && strv_push(names, m) < 0)
+			return cordon_err(err, 12, "out of memory");
+		any = true;
+	}
+	for (size_t i = 0; any && i < p->unprotect.n; i++) {
+		char m[PATH_MAX + 4];
+		snprintf(m, sizeof(m), UNPROTECT_MARK "%s", p->unprotect.v[i]);
+		if (!strv_contains(names, m) && strv_push(names, m) < 0)
+			return cordon_err(err, 12, "out of memory");
+	}
+	return 0;
+}
+
+bool protect_marker_valid(const char *entry)
+{
+	char norm[PATH_MAX];
+	cordon_error e = {0};
+	if (strncmp(entry, HOME_MARK, 2) == 0)
+		return entry[2] == '/' && path_normalize(entry + 2, norm, sizeof(norm)) == 0 &&
+		       strcmp(norm, entry + 2) == 0;
+	if (strncmp(entry, UNPROTECT_MARK, 2) == 0)
+		return protect_check_name(entry + 2, norm, sizeof(norm), &e) == 0 && strcmp(norm, entry + 2) == 0;
+	return false;
+}
+
+bool protect_home_dotentry(const strv *names, const char *root, const char *rel, int dir, char *why, size_t whysz)
+{
+	char dummy[1];
+	if (!why || !whysz) {
+		why = dummy;
+		whysz = sizeof(dummy);
+	}
+	if (!root || rel[0] != '.')
+		return false; /* rel is normalised: no "." or ".." component */
+	bool home = false;
+	for (size_t i = 0; !home && i < names->n; i++)
+		home = strncmp(names->v[i], HOME_MARK, 2) == 0 && strcmp(names->v[i] + 2, root) == 0;
+	if (!home)
+		return false;
+	for (size_t i = 0; i < names->n; i++) {
+		const char *u = names->v[i];
+		if (strncmp(u, UNPROTECT_MARK, 2) != 0)
+			continue;
+		u += 2;
+		/* At or below a name unprotected; above one, a directory only. */
+		if (name_under(rel, u) || (dir && name_under(u, rel)))
+			return false;
+	}
+	snprintf(why, whysz, "protected path %.*s (a dot-entry at the top of a home directory)", (int)strcspn(rel, "/"),
+		 rel);
+	return true;
+}
+
+bool protect_match_in(const strv *names, const char *root, const char *rel, int dir, char *why, size_t whysz)
+{
+	return protect_match(names, rel, dir, why, whysz) || protect_home_dotentry(names, root, rel, dir, why, whysz);
 }

@@ -64,3 +64,28 @@ struct run_plan;
  * / without following any link; never acts on what it finds. Returns the
  * number found. */
 int protect_check_after(const struct run_plan *plan, struct run_report *rep);
+
+/* A home directory as a writable path (issue 27 item 3): the user's $HOME,
+ * a home of the password database, or a directory that looks like one
+ * (.bashrc, .profile or .config at its top). There the stance is an
+ * allow-list: every dot-entry at its top is protected unless a name of
+ * filesystem.unprotect lies at or above it (above a name unprotected, a
+ * directory may be made or kept). dir is canonical. */
+bool protect_is_home(const char *dir);
+
+/* Appends to names the markers of the plan's home writable paths (those
+ * with cordon_mount.home) and, if any, the policy's unprotected names:
+ * entries that start with '/', which protect_match skips and
+ * protect_match_in reads (the change set keeps them with its names). */
+int protect_add_home(const struct run_plan *plan, const cordon_policy *p, strv *names, cordon_error *err);
+
+/* entry is a well-formed marker of protect_add_home's. */
+bool protect_marker_valid(const char *entry);
+
+/* rel (relative to the writable path root, normalised) is protected by a
+ * home's stance: its first component is a dot-entry, root is a home in
+ * names' markers, and no unprotected name lifts it. */
+bool protect_home_dotentry(const strv *names, const char *root, const char *rel, int dir, char *why, size_t whysz);
+
+/* protect_match, or protect_home_dotentry for the writable path root. */
+bool protect_match_in(const strv *names, const char *root, const char *rel, int dir, char *why, size_t whysz);

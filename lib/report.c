@@ -810,7 +810,7 @@ static int create_tmp(int dfd, const char *name, char *tmp, size_t tmpsz)
  * writable path, an entry at name that cannot be replaced (a directory the
  * run planted) is moved aside to NAME.planted.XXXXXX, named in note. */
 static int write_beside(int dfd, const char *shown, const char *name, const char *text, bool inside,
-			char *note, size_t notesz, cordon_error *err)
+			const char *keep, char *note, size_t notesz, cordon_error *err)
 {
 	char tmp[NAME_MAX + 16];
 	int fd = create_tmp(dfd, name, tmp, sizeof(tmp));
@@ -826,6 +826,17 @@ static int write_beside(int dfd, const char *shown, const char *name, const char
 		int e = errno;
 		unlinkat(dfd, tmp, 0);
 		return cordon_err(err, e, "write report beside %s", shown);
+	}
+	/* keep: what is at name is never replaced (a device): the report
+	 * stays under its temporary name, and the note says where. */
+	if (keep && note) {
+		snprintf(note, notesz, "%s is %s, never replaced by the report: the report is at %s.tmp.%s", shown,
+			 keep, shown, tmp + strlen(name) + 5);
+		return 0;
+	}
+	if (keep) {
+		unlinkat(dfd, tmp, 0);
+		return cordon_err(err, EEXIST, "report %s is %s: never replaced by the report", shown, keep);
 	}
 	for (int tries = 0;; tries++) {
 		if (renameat(dfd, tmp, dfd, name) == 0)
@@ -889,8 +900,17 @@ int report_write_target_noted(const char *path, const char *text, const strv *wr
 	char shown[PATH_MAX + NAME_MAX + 2];
 	snprintf(shown, sizeof(shown), "%s/%s", strcmp(dir, "/") ? dir : "", name);
 	struct stat st;
-	if (inside || fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || S_ISREG(st.st_mode))
-		return write_beside(dfd, shown, name, text, inside, note, notesz, err);
+	bool there = fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	/* A device is never replaced, anywhere (issue 27 item 10). Inside a
+	 * writable path it is never written either (the run may have moved it
+	 * there): the report is kept beside it. */
+	if (there && inside && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)))
+		return write_beside(dfd, shown, name, text, inside,
+				    S_ISCHR(st.st_mode) ? "a character device inside a writable path"
+							: "a block device inside a writable path",
+				    note, notesz, err);
+	if (inside || !there || S_ISREG(st.st_mode))
+		return write_beside(dfd, shown, name, text, inside, NULL, note, notesz, err);
 	if (S_ISLNK(st.st_mode)) {
 		/* A link to a regular file is replaced, as before; one into /proc
 		 * (/dev/stdout -> /proc/self/fd/1) or to a device is written
@@ -899,8 +919,10 @@ int report_write_target_noted(const char *path, const char *text, const strv *wr
 		ssize_t n = readlinkat(dfd, name, lt, sizeof(lt) - 1);
 		lt[n > 0 ? n : 0] = '\0';
 		if (fstatat(dfd, name, &st, 0) < 0 || (S_ISREG(st.st_mode) && strncmp(lt, "/proc/", 6) != 0))
-			return write_beside(dfd, shown, name, text, false, NULL, 0, err);
+			return write_beside(dfd, shown, name, text, false, NULL, NULL, 0, err);
 	}
+	if (S_ISBLK(st.st_mode))
+		return cordon_err(err, ENOTSUP, "report %s is a block device: a report is never written to one", path);
 	if (S_ISDIR(st.st_mode))
 		return cordon_err(err, EISDIR, "report %s is a directory", path);
 	/* A device, FIFO or socket (/dev/null, /dev/stdout): written to, never

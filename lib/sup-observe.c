@@ -103,7 +103,8 @@ int observer_init(struct observer *o, const struct run_plan *plan, const cordon_
 	/* Direct mode: names protected at any depth (git's) are refused by
 	 * name too. Overlay: the apply holds them back instead. */
 	if (o->protects && !overlay) {
-		if (protect_effective(p, &o->protect_names, NULL, err) < 0)
+		if (protect_effective(p, &o->protect_names, NULL, err) < 0 ||
+		    protect_add_home(plan, p, &o->protect_names, err) < 0)
 			return -1;
 		for (size_t i = 0; i < plan->nmounts; i++)
 			if (plan->mounts[i].mode == MOUNT_RW && strv_push(&o->rw_roots, plan->mounts[i].path) < 0)
@@ -525,7 +526,7 @@ static bool protected_name(const struct observer *o, const char *real, int dir)
 		size_t l = strcmp(r, "/") == 0 ? 0 : strlen(r);
 		if (strncmp(real, r, l) != 0 || real[l] != '/' || !real[l + 1])
 			continue;
-		if (protect_match(&o->protect_names, real + l + 1, dir, NULL, 0))
+		if (protect_match_in(&o->protect_names, r, real + l + 1, dir, NULL, 0))
 			return true;
 	}
 	return false;

@@ -41,7 +41,8 @@ test_control_files_refused_and_reported() {
 		echo "touch /tmp/owned" >>.bashrc && echo bashrc-appended
 		true'
 	expect_eq "$OUT" "" "every write failed: $OUT"
-	denied "$WS/.git/hooks/pre-commit" "$WS/.git/config" "$WS/.vscode" "$WS/.envrc" "$WS/.bashrc"
+	# A home (issue 27 item 3): all of .git is protected, its lock file too.
+	denied "$WS/.git/hooks/pre-commit" "$WS/.git/config.lock" "$WS/.vscode" "$WS/.envrc" "$WS/.bashrc"
 	expect_eq "$(field .verdicts.containment)" violations "containment"
 	expect_eq "$(cat .git/config .git/hooks/* 2>/dev/null | sha256sum)" "$sha_before" "git config and hooks unchanged"
 	expect_eq "$(cat .bashrc)" "# the user" ".bashrc unchanged"
@@ -593,3 +594,81 @@ print(r1, r2, os.path.exists(".git/hooks/pre-commit"))'
 for t in test_tmpfile_where_names_are_protected; do
 	t_run $t
 done
+
+# --- issue 27 item 3: other tools' control files; a home's dot-entries -------
+
+# What the run plants for gdb, vim, hg (at the top and deeper), direnv,
+# lefthook and IPython, in a workspace that looks like a home (.profile).
+plant_tools='
+	printf "[hooks]\nupdate = touch /tmp/cordon-hg-owned\n" >.hg/hgrc
+	printf "[hooks]\nupdate = touch /tmp/cordon-hg-owned\n" >sub/.hg/hgrc
+	mkdir -p .vim/plugin && printf "call writefile([\"ran\"], \"%s/vim-ran\")\n" "$MARK" >.vim/plugin/x.vim
+	printf "shell touch %s/gdb-ran\n" "$MARK" >.gdbinit
+	mkdir -p .config/direnv && echo "touch /tmp/cordon-direnv-owned" >.config/direnv/direnvrc
+	echo "pre-commit: {commands: {x: {run: touch /tmp/cordon-lefthook-owned}}}" >lefthook.yml
+	mkdir -p .ipython/profile_default/startup && echo "pass" >.ipython/profile_default/startup/x.py
+	echo x >.newdot
+	echo ok >notes.txt'
+
+# gdb and vim on the host with HOME at the workspace: did they run what the
+# run planted? (Markers in $T_TMP, from outside the workspace.)
+host_tools_ran() {
+	rm -f "$T_TMP/gdb-ran" "$T_TMP/vim-ran"
+	(cd "$T_TMP" && HOME="$WS" timeout 60 gdb -batch -ex quit </dev/null >/dev/null 2>&1)
+	(cd "$T_TMP" && HOME="$WS" timeout 60 vim -es -N -i NONE -c 'qa!' </dev/null >/dev/null 2>&1)
+	echo "gdb:$([ -e "$T_TMP/gdb-ran" ] && echo ran || echo no) vim:$([ -e "$T_TMP/vim-ran" ] && echo ran || echo no)"
+}
+
+test_other_tools_control_files_held_back() {
+	command -v gdb >/dev/null && command -v vim >/dev/null || { t_skip "gdb or vim is not installed"; return; }
+	mk_repo || return
+	mkdir -p .hg sub/.hg
+	echo '# the user' >.profile
+	cordon_run --workspace-mode overlay --env HOME="$WS" --env MARK="$T_TMP" -- /bin/sh -c "$plant_tools"
+	expect_eq "$(field .verdicts.containment)" violations "containment"
+	# .hg, present at the top of a home, is read-only: refused in the run.
+	denied "$WS/.hg/hgrc"
+	[ -e .hg/hgrc ] && fail ".hg/hgrc reached the host"
+	local p
+	for p in sub/.hg/hgrc .vim .gdbinit .config .ipython lefthook.yml .newdot; do
+		expect_eq "$(field --arg p "$WS/$p" '[.changes.protected[] | select(. == $p)] | length')" 1 "changes.protected has $p ($(field -c .changes.protected))"
+		[ -e "$p" ] && fail "$p reached the host"
+	done
+	expect_eq "$(cat notes.txt 2>/dev/null)" ok "the rest was applied"
+	expect_eq "$(host_tools_ran)" "gdb:no vim:no" "nothing planted runs on the host"
+	# The control: the same run with .gdbinit and .vim unprotected by name
+	# (README, "Protected paths"): they reach the host, and gdb and vim run
+	# them there.
+	cordon_run --workspace-mode overlay --unprotect .gdbinit --unprotect .vim --env HOME="$WS" --env MARK="$T_TMP" \
+		-- /bin/sh -c "$plant_tools"
+	[ -e .gdbinit ] && [ -e .vim/plugin/x.vim ] || fail "unprotected: not applied ($(field -c .changes.protected))"
+	[ -e .hg/hgrc ] && fail ".hg/hgrc applied with other names unprotected"
+	expect_eq "$(host_tools_ran)" "gdb:ran vim:ran" "planted files, once applied, run on the host"
+	t_assert
+}
+
+# Direct mode in a home: a new dot-entry is refused by the observer (and
+# reported), one unprotected by name is written; present ones are
+# read-only. An ordinary workspace keeps its .gitignore and .github/
+# writable.
+test_home_dot_entries_allow_list() {
+	echo '# the user' >.bashrc
+	mkdir -p .cache .local/share
+	cordon_run --workspace-mode direct --unprotect .cache -- /bin/sh -c '
+		echo x >.newdot 2>/dev/null && echo newdot
+		echo x >.cache/x && echo cache
+		echo x >.local/share/x 2>/dev/null && echo local-share
+		mkdir .ipython 2>/dev/null && echo ipython
+		echo x >.gitignore 2>/dev/null && echo gitignore
+		echo x >plain && echo plain'
+	expect_eq "$OUT" "$(printf 'cache\nplain')" "only the unprotected and the plain written ($ERR)"
+	denied "$WS/.newdot" "$WS/.ipython" "$WS/.gitignore"
+	[ -e .newdot ] || [ -e .ipython ] || [ -e .local/share/x ] && fail "reached the host: $(ls -A)"
+	mkdir -p "$T_TMP/plain" && cd "$T_TMP/plain"
+	cordon_run --workspace-mode direct -- /bin/sh -c 'echo x >.gitignore && mkdir -p .github/workflows && echo ok'
+	expect_eq "$OUT" ok "an ordinary workspace: .gitignore, .github writable ($ERR)"
+	t_assert
+}
+
+t_run test_other_tools_control_files_held_back
+t_run test_home_dot_entries_allow_list

@@ -779,7 +779,9 @@ test_key_way_guarded() {
 	local nobody=(env -u XDG_STATE_HOME HOME="$WS/u/home" setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --ro "$BUILD")
 	"${nobody[@]}" --workspace-mode review -- true >/dev/null 2>&1 || fail "review run"
 	[ -f "$WS/u/home/.local/state/cordon/changeset.key" ] || fail "no key made"
-	"${nobody[@]}" --workspace-mode direct --rw "$WS/u/home" -- chmod 000 "$WS/u/home/.local" 2>&1 || fail "chmod run"
+	# (A home: its dot-entries are read-only unless unprotected; .local is,
+	# for the pins on the key's way to be what is tested.)
+	"${nobody[@]}" --workspace-mode direct --rw "$WS/u/home" --unprotect .local -- chmod 000 "$WS/u/home/.local" 2>&1 || fail "chmod run"
 	expect_eq "$(stat -c %a "$WS/u/home/.local")" 700 "the run's chmod of a pinned directory put back"
 	# The mode changed all the same (while a run was alive, by another
 	# way): the next run that would see there is refused.
@@ -876,7 +878,7 @@ test_unusable_key_refuses_every_run() {
 	local nobody=(env -u XDG_STATE_HOME HOME="$WS/u/home" setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --ro "$BUILD")
 	(cd "$WS/u/p/q/ws" && "${nobody[@]}" --workspace-mode review -- /bin/sh -c 'echo TOP >s' >/dev/null 2>&1) || fail "review"
 	cd "$WS/u/z" || return
-	"${nobody[@]}" --workspace-mode direct --rw "$WS/u/home" -- chmod 777 "$WS/u/home/.local/state" || fail "chmod run"
+	"${nobody[@]}" --workspace-mode direct --rw "$WS/u/home" --unprotect .local -- chmod 777 "$WS/u/home/.local/state" || fail "chmod run"
 	expect_eq "$(stat -c %a "$WS/u/home/.local/state")" 700 "the run's chmod put back"
 	chmod 777 "$WS/u/home/.local/state"
 	local out

@@ -557,3 +557,72 @@ test_direct_check_unchanged() {
 for t in test_review_check_sees_the_change_set test_overlay_check_decides_the_apply test_direct_check_unchanged; do
 	t_run $t
 done
+
+# --- issue 27 item 10: a report never replaces a device ----------------------
+
+# A character device at the report's path inside the workspace stays the
+# device (not renamed over, not written): the report is kept beside it and
+# stderr says where. A block device anywhere is never written to.
+test_report_never_replaces_a_device() {
+	is_root || { skip "needs root (mknod)"; return; }
+	mknod "$WS/rep.json" c 1 3
+	"$CORDON" run --report "$WS/rep.json" -- /bin/true 2>err.txt
+	expect_eq "$?" 0 "exit status is the command's ($(cat err.txt))"
+	[ -c "$WS/rep.json" ] || fail "the device inside the workspace was replaced: $(ls -l "$WS/rep.json")"
+	expect_match "$(cat err.txt)" "report: $WS/rep.json is a character device inside a writable path, never replaced by the report: the report is at $WS/rep.json.tmp." "stderr says so"
+	local kept
+	kept=$(ls "$WS"/rep.json.tmp.* 2>/dev/null)
+	expect_eq "$(jq -r .status "$kept" 2>/dev/null)" ok "the report was kept beside it"
+	# Outside: a block device (a ram disk's number, absent or not) is
+	# refused before it is opened; it stays.
+	local node=/dev/cordon-test-blk-$$
+	mknod "$node" b 1 250
+	"$CORDON" run --report "$node" -- /bin/true 2>err2.txt
+	expect_eq "$?" 125 "exit status for a block device"
+	[ -b "$node" ] || fail "the block device was replaced: $(ls -l "$node")"
+	expect_match "$(cat err2.txt)" "report $node is a block device: a report is never written to one" "message"
+	rm -f "$node"
+	t_assert
+}
+
+t_run test_report_never_replaces_a_device
+
+# --- issue 27 item 6: the check's files are not the task's to read ------------
+
+# read: [DATA] with check.files DATA/tests let the task copy the expected
+# answer and pass. Refused by validate, and by the run's plan (links
+# resolved; CLI grants and cordon's own read-only view included).
+test_check_files_the_task_can_read_are_refused() {
+	mkdir -p "$T_TMP/data/tests"
+	echo 42 >"$T_TMP/data/tests/expected.txt"
+	cat >p.json <<J
+{"filesystem": {"read": ["$T_TMP/data"]},
+ "check": {"command": "sh -c 'test \"\$(cat \$ANSWER)\" = \"\$(cat expected.txt)\"'", "files": "$T_TMP/data/tests", "env": {"ANSWER": "$WS/answer.txt"}}}
+J
+	"$CORDON" validate p.json >out.txt 2>err.txt
+	expect_eq "$?" 2 "validate's exit status ($(cat out.txt))"
+	expect_match "$(cat err.txt)" "\"check.files\" $T_TMP/data/tests overlaps the read grant $T_TMP/data: the task could read the check's hidden files" "validate's message"
+	cordon_run --policy p.json -- /bin/sh -c "cat $T_TMP/data/tests/expected.txt >answer.txt"
+	expect_eq "$(field .status)" setup-error "status"
+	expect_nomatch "$(field .verdicts.task)" pass "task verdict"
+	# The grant given on the command line (a link there is refused in any
+	# case): the plan refuses it.
+	cat >p.json <<J
+{"check": {"command": "sh -c 'test \"\$(cat \$ANSWER)\" = \"\$(cat expected.txt)\"'", "files": "$T_TMP/data/tests", "env": {"ANSWER": "$WS/answer.txt"}}}
+J
+	"$CORDON" validate p.json >/dev/null || fail "validate without the grant"
+	cordon_run --policy p.json --ro "$T_TMP/data/" -- /bin/sh -c "cat $T_TMP/data/tests/expected.txt >answer.txt"
+	expect_eq "$(field .status)" setup-error "status with --ro"
+	expect_match "$(field .reason)" "check.files $T_TMP/data/tests overlaps the read grant $T_TMP/data, which the task can read" "reason"
+	expect_nomatch "$(field .verdicts.task)" pass "task verdict with --ro"
+	[ -e answer.txt ] && fail "the task ran"
+	"$CORDON" explain --policy p.json --ro "$T_TMP/data" -- /bin/true >out.txt 2>&1 && fail "explain accepted it"
+	expect_match "$(cat out.txt)" "overlaps the read grant" "explain's message"
+	# cordon's own read-only view (/usr, /etc, ...) is read by every run.
+	echo '{"check": {"command": "true", "files": "/usr/share"}}' >p.json
+	"$CORDON" validate p.json >/dev/null 2>err.txt && fail "validate accepted /usr/share"
+	expect_match "$(cat err.txt)" "overlaps /usr, which every run reads" "validate's message for /usr"
+	t_assert
+}
+
+t_run test_check_files_the_task_can_read_are_refused

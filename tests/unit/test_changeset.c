@@ -85,19 +85,19 @@ static void test_held_back_rule(void **st)
 	strv_push(&cs.protect, ".git/config");
 	strv_push(&cs.protect, ".config/git");
 	char why[256];
-	assert_true(changeset_held_back(&cs, ".envrc", 0, why, sizeof(why)));
+	assert_true(changeset_held_back(&cs, 0, ".envrc", 0, why, sizeof(why)));
 	assert_string_equal(why, "protected path .envrc");
-	assert_true(changeset_held_back(&cs, ".git/config", 0, why, sizeof(why)));
-	assert_true(changeset_held_back(&cs, ".git/config/x", PROTECT_DIR_KEPT, why, sizeof(why)));
+	assert_true(changeset_held_back(&cs, 0, ".git/config", 0, why, sizeof(why)));
+	assert_true(changeset_held_back(&cs, 0, ".git/config/x", PROTECT_DIR_KEPT, why, sizeof(why)));
 	/* Above a name: a plain directory passes, nothing else does. */
-	assert_false(changeset_held_back(&cs, ".git", PROTECT_DIR_KEPT, why, sizeof(why)));
-	assert_true(changeset_held_back(&cs, ".git", 0, why, sizeof(why)));
-	assert_true(changeset_held_back(&cs, ".config", 0, why, sizeof(why)));
+	assert_false(changeset_held_back(&cs, 0, ".git", PROTECT_DIR_KEPT, why, sizeof(why)));
+	assert_true(changeset_held_back(&cs, 0, ".git", 0, why, sizeof(why)));
+	assert_true(changeset_held_back(&cs, 0, ".config", 0, why, sizeof(why)));
 	/* Not the name: a longer one, a shorter one, one below a directory. */
-	assert_false(changeset_held_back(&cs, ".envrc2", 0, why, sizeof(why)));
-	assert_false(changeset_held_back(&cs, ".gi", 0, why, sizeof(why)));
-	assert_false(changeset_held_back(&cs, "sub/.envrc", 0, why, sizeof(why)));
-	assert_false(changeset_held_back(&cs, ".git/HEAD", 0, why, sizeof(why)));
+	assert_false(changeset_held_back(&cs, 0, ".envrc2", 0, why, sizeof(why)));
+	assert_false(changeset_held_back(&cs, 0, ".gi", 0, why, sizeof(why)));
+	assert_false(changeset_held_back(&cs, 0, "sub/.envrc", 0, why, sizeof(why)));
+	assert_false(changeset_held_back(&cs, 0, ".git/HEAD", 0, why, sizeof(why)));
 	strv_free(&cs.protect);
 }
 
