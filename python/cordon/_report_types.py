@@ -229,6 +229,7 @@ class ExecResultUsage(ReportObject):
     cpu_sys_seconds: Optional[float] = None
     peak_memory_bytes: Optional[int] = None
     wall_seconds: Optional[float] = None
+    cgroup_cpu_seconds: Optional[float] = None  # optional
     start_to_exec_seconds: Optional[float] = None  # optional
 
 
