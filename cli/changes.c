@@ -1,5 +1,6 @@
 /* cordon changes | apply | discard DIR: a change set kept by a review-mode
  * run (or by an apply that failed or was interrupted). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -50,6 +51,11 @@ static const char *safe(const char *s, char *out, size_t sz)
 	return out;
 }
 
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* fd (O_PATH, taken) reopened for reading if it is a regular file; else -1
  * (a FIFO would block diff, a device node is never opened). */
 static int reopen_regular(int fd)
@@ -66,6 +72,71 @@ static int reopen_regular(int fd)
 	return r;
 }
 
+/* diff -u of a and b (fds, taken), labelled la and lb, as /dev/fd/3 and 4. */
+static void run_diff(int a, int b, const char *la, const char *lb)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (dup2(a, 3) < 0 || dup2(b, 4) < 0)
+			_exit(127);
+		execlp("diff", "diff", "-u", "--label", la, "--label", lb, "/dev/fd/3", "/dev/fd/4", (char *)NULL);
+		_exit(127);
+	}
+	close(a);
+	close(b);
+	int st;
+	if (pid > 0)
+		waitpid(pid, &st, 0);
+}
+
+/* A deleted directory: each regular file below it (the host's, opened
+ * beneath it, no link followed; bounded depth) diffed to /dev/null. */
+static void diff_deleted_tree(int dfd, const char *path, int depth)
+{
+	if (depth > 64)
+		return;
+	int fd = open_beneath(dfd, ".", O_RDONLY | O_DIRECTORY);
+	_cleanup_closedir_ DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	/* In name order, as a listing is. */
+	strv names = {0};
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			(void)strv_push(&names, e->d_name);
+	qsort(names.v, names.n, sizeof(char *), cmp_names);
+	for (size_t i = 0; i < names.n; i++) {
+		char sub[8192], name[8192], la[8300];
+		snprintf(sub, sizeof(sub), "%s/%s", path, names.v[i]);
+		struct stat st;
+		if (fstatat(dirfd(d), names.v[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			_cleanup_close_ int sd = open_beneath(dirfd(d), names.v[i], O_PATH | O_DIRECTORY);
+			if (sd >= 0)
+				diff_deleted_tree(sd, sub, depth + 1);
+			continue;
+		}
+		int a = reopen_regular(open_beneath(dirfd(d), names.v[i], O_PATH));
+		int b = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (a < 0 || b < 0) {
+			if (a >= 0)
+				close(a);
+			if (b >= 0)
+				close(b);
+			continue;
+		}
+		snprintf(la, sizeof(la), "a/%s", safe(sub, name, sizeof(name)));
+		run_diff(a, b, la, "/dev/null");
+	}
+	strv_free(&names);
+}
+
 /* diff -u of the host's file and the change set's, both opened here
  * without following any link, regular files only, and handed to diff as
  * /dev/fd/3 and 4. */
@@ -77,6 +148,13 @@ static void diff_one(const struct changeset *cs, const struct file_record *r)
 		return;
 	char host[8192];
 	snprintf(host, sizeof(host), "%s/%s", cs->host[layer], rel);
+	if (r->change == CHANGE_DELETED) {
+		_cleanup_close_ int hd = open_root(host, O_PATH | O_DIRECTORY);
+		if (hd >= 0) {
+			diff_deleted_tree(hd, r->path, 0);
+			return;
+		}
+	}
 	_cleanup_close_ int up = changeset_layer_fd(cs, layer, "upper", &(cordon_error){0});
 	int a = r->change == CHANGE_CREATED ? open("/dev/null", O_RDONLY | O_CLOEXEC) :
 		reopen_regular(open_root(host, O_PATH));
@@ -95,19 +173,7 @@ static void diff_one(const struct changeset *cs, const struct file_record *r)
 	safe(r->path, name, sizeof(name));
 	snprintf(la, sizeof(la), r->change == CHANGE_CREATED ? "/dev/null" : "a/%s", name);
 	snprintf(lb, sizeof(lb), r->change == CHANGE_DELETED ? "/dev/null" : "b/%s", name);
-	fflush(stdout);
-	pid_t pid = fork();
-	if (pid == 0) {
-		if (dup2(a, 3) < 0 || dup2(b, 4) < 0)
-			_exit(127);
-		execlp("diff", "diff", "-u", "--label", la, "--label", lb, "/dev/fd/3", "/dev/fd/4", (char *)NULL);
-		_exit(127);
-	}
-	close(a);
-	close(b);
-	int st;
-	if (pid > 0)
-		waitpid(pid, &st, 0);
+	run_diff(a, b, la, lb);
 }
 
 /* What a listing or an apply takes: the paths or globs named (none: all),

@@ -976,6 +976,7 @@ struct walk {
 	size_t needed_layer;
 	char needed_last[REL_MAX]; /* the last directory noted (its ancestors were) */
 	size_t left;        /* apply: entries not selected, kept */
+	bool planned;       /* the plan walk ran: needed is complete */
 };
 
 /* w->rel + "/" + name while fn runs; restored afterwards. */
@@ -1204,16 +1205,22 @@ static enum sel_class classify(struct walk *w, int U, const char *name, const st
 	return SEL_LEFT;
 }
 
-/* A selected entry: the directories above it are needed. */
-static int note_needed(struct walk *w, cordon_error *err)
+/* A taken entry: the directories above it are needed (made if new), and
+ * itself with self (an empty new directory). */
+static int note_needed(struct walk *w, bool self, cordon_error *err)
 {
+	char key[REL_MAX + 32];
+	if (self) {
+		snprintf(key, sizeof(key), "%zu/%s", w->layer, w->rel);
+		if (strv_push(&w->needed, key) < 0)
+			return cordon_err(err, ENOMEM, "out of memory");
+	}
 	const char *slash = strrchr(w->rel, '/');
 	if (!slash)
 		return 0;
 	size_t n = (size_t)(slash - w->rel);
 	if (w->needed_layer == w->layer && strlen(w->needed_last) == n && strncmp(w->needed_last, w->rel, n) == 0)
 		return 0;
-	char key[REL_MAX + 32];
 	for (size_t i = 0; i <= n; i++) {
 		if (i < n && w->rel[i] != '/')
 			continue;
@@ -1224,6 +1231,17 @@ static int note_needed(struct walk *w, cordon_error *err)
 	w->needed_layer = w->layer;
 	snprintf(w->needed_last, sizeof(w->needed_last), "%.*s", (int)n, w->rel);
 	return 0;
+}
+
+static bool dir_empty(int U, const char *name)
+{
+	_cleanup_close_ int fd = open_beneath(U, name, O_RDONLY | O_DIRECTORY);
+	_cleanup_closedir_ DIR *d = fd < 0 ? NULL : fdopendir(TAKE_FD(fd));
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			return false;
+	return true;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -1252,8 +1270,13 @@ static int plan_visit(struct walk *w, int U, int H, const char *name, const stru
 		return 0;
 	if (c == SEL_PATH)
 		return 1;
-	if (w->sel && w->sel->nselect && note_needed(w, err) < 0)
-		return -1;
+	/* A new directory is made if something below it is taken, or if it
+	 * is empty: not for what is ignored alone. */
+	bool newdir = S_ISDIR(st->st_mode) && !host;
+	if (!newdir || dir_empty(U, name)) {
+		if (note_needed(w, newdir, err) < 0)
+			return -1;
+	}
 	if (w->conflicts)
 		return conflict_visit(w, U, H, name, st, err);
 	return S_ISDIR(st->st_mode) ? 1 : 0;
@@ -1872,6 +1895,24 @@ static int apply_dir_entry(struct apply *a, int U, int H, const char *name, cons
 
 static struct apply *the_apply; /* the walk's context (one apply at a time) */
 
+/* The names in host directory H/name that upper directory U/name, opaque,
+ * does not have (what its apply deletes); nothing if it is not opaque. */
+static int opaque_gone(int U, int H, const char *name, strv *out)
+{
+	_cleanup_close_ int ud = open_beneath(U, name, O_RDONLY | O_DIRECTORY);
+	_cleanup_close_ int hd = ud < 0 || !is_opaque(ud) ? -1 : open_beneath(H, name, O_RDONLY | O_DIRECTORY);
+	if (hd < 0)
+		return 0;
+	_cleanup_closedir_ DIR *d = fdopendir(TAKE_FD(hd));
+	struct dirent *e;
+	struct stat st;
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && fstatat(ud, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+		    strv_push(out, e->d_name) < 0)
+			return -1;
+	return 0;
+}
+
 /* Said to the caller (changeset_apply_opts.applied): an entry applied. */
 static void report_applied(struct walk *w, enum change c)
 {
@@ -1957,6 +1998,9 @@ static int apply_visit(struct walk *w, int U, int H, const char *name, const str
 	enum sel_class sc = classify(w, U, name, st, host, &hs);
 	if (sc == SEL_PATH && !is_needed(w))
 		sc = SEL_LEFT;
+	/* A new directory with nothing taken below it: all of it ignored. */
+	if (sc == SEL_TAKE && w->planned && S_ISDIR(st->st_mode) && !host && !is_needed(w))
+		sc = SEL_IGNORED;
 	if (sc == SEL_IGNORED || sc == SEL_LEFT) {
 		w->left += sc == SEL_LEFT;
 		return 0;
@@ -1981,9 +2025,26 @@ static int apply_visit(struct walk *w, int U, int H, const char *name, const str
 	if (sc == SEL_PATH && host)
 		return 1;
 	if (S_ISDIR(st->st_mode)) {
+		/* A directory the run replaced: the host entries not in it are
+		 * deleted (as changeset_list lists them). */
+		strv gone = {0};
+		if (host && S_ISDIR(hs.st_mode) && the_apply->o && the_apply->o->applied && opaque_gone(U, H, name, &gone) < 0) {
+			strv_free(&gone);
+			return cordon_err(err, ENOMEM, "out of memory");
+		}
 		int r = apply_dir_entry(a, U, H, name, st, host, &hs, err);
 		if (r == 1 && host && !S_ISDIR(hs.st_mode))
 			report_applied(w, CHANGE_MODIFIED);
+		for (size_t i = 0; r == 1 && i < gone.n; i++) {
+			size_t saved;
+			if (push_name(w, gone.v[i], &saved, err) < 0) {
+				r = -1;
+				break;
+			}
+			report_applied(w, CHANGE_DELETED);
+			w->rel[saved] = '\0';
+		}
+		strv_free(&gone);
 		return r;
 	}
 	if (file && !(host && S_ISDIR(hs.st_mode)))
@@ -2072,7 +2133,7 @@ static int apply_in(struct changeset *cs, const struct changeset_apply_opts *o, 
 			return cordon_err_errno(err, "remove %s/%s", cs->dir, bname);
 	}
 	bool check = !resume && !(o && (o->force || o->hold_conflicts));
-	if (check || w->sel->nselect) {
+	if (check || w->sel->nselect || !w->sel->no_ignore) {
 		/* What is selected (each pattern something), the directories on
 		 * the way, and the conflicts of what is taken (not of what is
 		 * ignored or left). */
@@ -2095,6 +2156,7 @@ static int apply_in(struct changeset *cs, const struct changeset_apply_opts *o, 
 			return -1;
 		qsort(w->needed.v, w->needed.n, sizeof(char *), cmp_str);
 		w->planning = false;
+		w->planned = true;
 		w->conflicts = NULL;
 		w->entries = 0;
 	}
