@@ -193,22 +193,34 @@ static bool selected(const struct selection *sel, const char *path)
 	return false;
 }
 
-/* Is the record left out by the ignore list (and not asked for)? */
-static bool left_out(const struct selection *sel, const char *path)
+/* Is the record left out by the ignore list (and not asked for)? git's
+ * index is where the host's changed since the run started (else the apply
+ * takes it: listed). */
+static bool left_out(const struct changeset *cs, const struct selection *sel, const char *path)
 {
-	return !sel->all && changeset_ignored(path);
+	int kind = sel->all ? 0 : changeset_ignore_kind(path);
+	if (kind != 2)
+		return kind == 1;
+	char abs[16384];
+	struct stat st;
+	snprintf(abs, sizeof(abs), "%s%s%s", path[0] == '/' ? "" : cs->host[0],
+		 path[0] == '/' || !strcmp(cs->host[0], "/") ? "" : "/", path);
+	_cleanup_close_ int fd = open_root(abs, O_PATH);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return false;
+	return (int64_t)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec > cs->started_ns;
 }
 
 /* The records a listing shows (the others: counted in *ignored), in
  * place; the list is the caller's still. */
-static void filter(struct file_list *l, const struct selection *sel, size_t *ignored)
+static void filter(const struct changeset *cs, struct file_list *l, const struct selection *sel, size_t *ignored)
 {
 	size_t k = 0;
 	*ignored = 0;
 	for (size_t i = 0; i < l->n; i++) {
 		struct file_record *r = &l->r[i];
 		bool keep = selected(sel, r->path);
-		if (keep && left_out(sel, r->path)) {
+		if (keep && left_out(cs, sel, r->path)) {
 			(*ignored)++;
 			keep = false;
 		}
@@ -285,7 +297,7 @@ static int cmd_list(struct changeset *cs, const struct selection *sel, bool json
 		return 2;
 	}
 	size_t ignored;
-	filter(&l, sel, &ignored);
+	filter(cs, &l, sel, &ignored);
 	if (json) {
 		print_json(cs, &l, &refused, &protected, ignored);
 	} else if (diff) {
@@ -382,7 +394,7 @@ static void count_listed(struct changeset *cs, const struct selection *sel, cons
 	*listed = *ignored = 0;
 	file_list_start(&l);
 	if (access(cs->dir, F_OK) == 0 && changeset_list(cs, cs->host[0], &l, NULL, NULL, &e) == 0) {
-		filter(&l, sel, ignored);
+		filter(cs, &l, sel, ignored);
 		for (size_t i = 0; i < l.n; i++)
 			*listed += !(held && under_held(cs, l.r[i].path, held));
 	}

@@ -103,9 +103,10 @@ static const char changes_usage[] =
 	"  discard                 remove it (rolls back an interrupted apply first)\n"
 	"  -h, --help              this text\n"
 	"Ignore list (at any depth, with all below): __pycache__ *.pyc .pytest_cache .mypy_cache\n"
-	".ruff_cache node_modules/.cache .git/index: never applied (the end of an overlay run's\n"
-	"apply too) nor checked for host changes, and gone with the change set when nothing else is\n"
-	"left in it.\n";
+	".ruff_cache node_modules/.cache: never applied (the end of an overlay run's apply too) nor\n"
+	"checked for host changes, gone with the change set when nothing else is left in it; and\n"
+	".git/index: applied only where the host's has not changed since the run started (a host\n"
+	"git status after the run: the host's stays, no conflict).\n";
 static const char all_usage[] =
 	"usage: cordon run [OPTIONS] [--] COMMAND [ARG...]\n"
 	"       cordon explain [OPTIONS] [--json] [-- COMMAND]\n"

@@ -1105,6 +1105,11 @@ int changeset_selects(const char *pattern, const char *path)
 
 bool changeset_ignored(const char *path)
 {
+	return changeset_ignore_kind(path) != 0;
+}
+
+int changeset_ignore_kind(const char *path)
+{
 	/* Each directory above path and path itself (its first j components),
 	 * against each pattern of k components: its last k of those j. */
 	size_t n = components(path);
@@ -1121,10 +1126,10 @@ bool changeset_ignored(const char *path)
 			memcpy(win, path + start, end - start);
 			win[end - start] = '\0';
 			if (fnmatch(changeset_ignore_defaults[i], win, FNM_PATHNAME) == 0)
-				return true;
+				return strcmp(changeset_ignore_defaults[i], ".git/index") == 0 ? 2 : 1;
 		}
 	}
-	return false;
+	return 0;
 }
 
 int changeset_select_normalize(const struct changeset *cs, const char *pattern, char *out, size_t sz,
@@ -1188,7 +1193,11 @@ static enum sel_class classify(struct walk *w, int U, const char *name, const st
 		return SEL_TAKE;
 	char dp[REL_MAX + 4096];
 	const char *p = display_path(w, dp, sizeof(dp));
-	bool ign = !o->no_ignore && changeset_ignored(w->rel), take = !o->nselect, way = false;
+	int kind = o->no_ignore ? 0 : changeset_ignore_kind(w->rel);
+	/* git's index: the run's is applied where the host's has not changed
+	 * since the run started; where it has (a host `git status`), the
+	 * host's stays, and that is no conflict. */
+	bool ign = kind == 1 || (kind == 2 && changed_since(w, st, host, hs)), take = !o->nselect, way = false;
 	for (size_t i = 0; i < o->nselect; i++) {
 		int m = changeset_selects(o->select[i], p);
 		if (m == 1 && w->planning && w->hits)

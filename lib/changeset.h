@@ -135,7 +135,7 @@ struct changeset_apply_opts {
 
 /* The default ignore list: caches a run regenerates and git's index (the
  * host's git refreshes its own: a `git status` on the host after the run
- * must not make the apply refuse). NULL-terminated; each pattern is an
+ * must not make the apply refuse; changeset_ignore_kind). NULL-terminated; each pattern is an
  * fnmatch(3) glob (FNM_PATHNAME) of one or more components, matched
  * against the last components of an entry's path at any depth, and
  * everything below an entry it matches is ignored with it. */
@@ -143,6 +143,10 @@ extern const char *const changeset_ignore_defaults[];
 /* Does the default ignore list name path (relative), or a directory above
  * it? */
 bool changeset_ignored(const char *path);
+/* 0: not named; 1: named, never applied (caches); 2: .git/index, applied
+ * only where the host's has not changed since the run started (the host's
+ * git refreshes its own; a changed one is no conflict, the host's stays). */
+int changeset_ignore_kind(const char *path);
 /* Does pattern (a path or fnmatch(3) glob with FNM_PATHNAME, relative; "*"
  * never crosses a "/", "**" is no more than "*") select path (relative, as
  * changeset_list names it)? 1: the path or a directory above it matches (it

@@ -1043,16 +1043,17 @@ test_ignore_list_and_a_host_git_status() {
 	expect_eq "$RC" 0 "run: $ERR"
 	local d out t0
 	d=$(changes_dir)
-	expect_match "$("$CORDON" changes "$d" --all)" "modified .* \.git/index" "the run's git rewrote its index"
-	out=$("$CORDON" changes "$d")
-	expect_eq "$(echo "$out" | sed 's/^modified .* k$/modified k/')" "modified k
-(5 ignored: the default ignore list, cordon changes --all lists them)" "the ignore list: not listed, counted"
-	expect_eq "$("$CORDON" changes "$d" --json | jq -c '[.ignored, [.changes[].path]]')" '[5,["k"]]' "--json"
+	expect_match "$("$CORDON" changes "$d")" "modified .* \.git/index" "the run's git rewrote its index: applied while the host's is as it was"
 	# The host's git refreshes its index after the run.
 	t0=$(stat -c %Z .git/index)
 	sleep 1.1
 	touch a && git status >/dev/null
 	[ "$(stat -c %Z .git/index)" != "$t0" ] || fail "the host's git status did not rewrite .git/index"
+	out=$("$CORDON" changes "$d")
+	expect_eq "$(echo "$out" | sed 's/^modified .* k$/modified k/')" "modified k
+(5 ignored: the default ignore list, cordon changes --all lists them)" "the ignore list: not listed, counted"
+	expect_eq "$("$CORDON" changes "$d" --json | jq -c '[.ignored, [.changes[].path]]')" '[5,["k"]]' "--json"
+	expect_match "$("$CORDON" changes "$d" --all)" "modified .* \.git/index" "--all lists it"
 	out=$("$CORDON" apply "$d" 2>&1)
 	expect_eq "$?" 0 "applied after a host git status: $out"
 	expect_match "$out" "1 applied, 0 held back, 5 ignored, 0 left" "said"

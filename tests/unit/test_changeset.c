@@ -591,6 +591,8 @@ static void test_select_and_ignore_match(void **st)
 	assert_false(changeset_ignored(".git/HEAD"));
 	assert_false(changeset_ignored("m.py"));
 	assert_false(changeset_ignored("node_modules/x"));
+	assert_int_equal(changeset_ignore_kind(".git/index"), 2);
+	assert_int_equal(changeset_ignore_kind("x/__pycache__"), 1);
 	struct changeset cs = {0};
 	cs.nlayers = 1;
 	cs.host[0] = (char *)"/w";
