@@ -1,5 +1,6 @@
 /* cordon changes | apply | discard DIR: a change set kept by a review-mode
  * run (or by an apply that failed or was interrupted). */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -50,6 +51,11 @@ static const char *safe(const char *s, char *out, size_t sz)
 	return out;
 }
 
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
 /* fd (O_PATH, taken) reopened for reading if it is a regular file; else -1
  * (a FIFO would block diff, a device node is never opened). */
 static int reopen_regular(int fd)
@@ -66,32 +72,9 @@ static int reopen_regular(int fd)
 	return r;
 }
 
-/* diff -u of the host's file and the change set's, both opened here
- * without following any link, regular files only, and handed to diff as
- * /dev/fd/3 and 4. */
-static void diff_one(const struct changeset *cs, const struct file_record *r)
+/* diff -u of a and b (fds, taken), labelled la and lb, as /dev/fd/3 and 4. */
+static void run_diff(int a, int b, const char *la, const char *lb)
 {
-	size_t layer;
-	const char *rel = record_layer(cs, r->path, &layer);
-	if (!rel || (!r->regular && r->change != CHANGE_DELETED))
-		return;
-	char host[8192];
-	snprintf(host, sizeof(host), "%s/%s", cs->host[layer], rel);
-	_cleanup_close_ int up = changeset_layer_fd(cs, layer, "upper", &(cordon_error){0});
-	int a = r->change == CHANGE_CREATED ? open("/dev/null", O_RDONLY | O_CLOEXEC) :
-		reopen_regular(open_root(host, O_PATH));
-	int b = r->change == CHANGE_DELETED || up < 0 ? open("/dev/null", O_RDONLY | O_CLOEXEC) :
-		reopen_regular(open_beneath(up, rel, O_PATH));
-	if (a < 0 || b < 0) {
-		if (a >= 0)
-			close(a);
-		if (b >= 0)
-			close(b);
-		return;
-	}
-	char la[8300], lb[8300], name[8192];
-	snprintf(la, sizeof(la), "a/%s", safe(r->path, name, sizeof(name)));
-	snprintf(lb, sizeof(lb), "b/%s", name);
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
@@ -107,8 +90,151 @@ static void diff_one(const struct changeset *cs, const struct file_record *r)
 		waitpid(pid, &st, 0);
 }
 
+/* A deleted directory: each regular file below it (the host's, opened
+ * beneath it, no link followed; bounded depth) diffed to /dev/null. */
+static void diff_deleted_tree(int dfd, const char *path, int depth)
+{
+	if (depth > 64)
+		return;
+	int fd = open_beneath(dfd, ".", O_RDONLY | O_DIRECTORY);
+	_cleanup_closedir_ DIR *d = fd < 0 ? NULL : fdopendir(fd);
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	/* In name order, as a listing is. */
+	strv names = {0};
+	struct dirent *e;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			(void)strv_push(&names, e->d_name);
+	qsort(names.v, names.n, sizeof(char *), cmp_names);
+	for (size_t i = 0; i < names.n; i++) {
+		char sub[8192], name[8192], la[8300];
+		snprintf(sub, sizeof(sub), "%s/%s", path, names.v[i]);
+		struct stat st;
+		if (fstatat(dirfd(d), names.v[i], &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			_cleanup_close_ int sd = open_beneath(dirfd(d), names.v[i], O_PATH | O_DIRECTORY);
+			if (sd >= 0)
+				diff_deleted_tree(sd, sub, depth + 1);
+			continue;
+		}
+		int a = reopen_regular(open_beneath(dirfd(d), names.v[i], O_PATH));
+		int b = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		if (a < 0 || b < 0) {
+			if (a >= 0)
+				close(a);
+			if (b >= 0)
+				close(b);
+			continue;
+		}
+		snprintf(la, sizeof(la), "a/%s", safe(sub, name, sizeof(name)));
+		run_diff(a, b, la, "/dev/null");
+	}
+	strv_free(&names);
+}
+
+/* diff -u of the host's file and the change set's, both opened here
+ * without following any link, regular files only, and handed to diff as
+ * /dev/fd/3 and 4. */
+static void diff_one(const struct changeset *cs, const struct file_record *r)
+{
+	size_t layer;
+	const char *rel = record_layer(cs, r->path, &layer);
+	if (!rel || (!r->regular && r->change != CHANGE_DELETED))
+		return;
+	char host[8192];
+	snprintf(host, sizeof(host), "%s/%s", cs->host[layer], rel);
+	if (r->change == CHANGE_DELETED) {
+		_cleanup_close_ int hd = open_root(host, O_PATH | O_DIRECTORY);
+		if (hd >= 0) {
+			diff_deleted_tree(hd, r->path, 0);
+			return;
+		}
+	}
+	_cleanup_close_ int up = changeset_layer_fd(cs, layer, "upper", &(cordon_error){0});
+	int a = r->change == CHANGE_CREATED ? open("/dev/null", O_RDONLY | O_CLOEXEC) :
+		reopen_regular(open_root(host, O_PATH));
+	int b = r->change == CHANGE_DELETED || up < 0 ? open("/dev/null", O_RDONLY | O_CLOEXEC) :
+		reopen_regular(open_beneath(up, rel, O_PATH));
+	if (a < 0 || b < 0) {
+		if (a >= 0)
+			close(a);
+		if (b >= 0)
+			close(b);
+		return;
+	}
+	/* git's convention: a created file from /dev/null, a deleted one to
+	 * it (git apply and patch -p1 create and delete them). */
+	char la[8300], lb[8300], name[8192];
+	safe(r->path, name, sizeof(name));
+	snprintf(la, sizeof(la), r->change == CHANGE_CREATED ? "/dev/null" : "a/%s", name);
+	snprintf(lb, sizeof(lb), r->change == CHANGE_DELETED ? "/dev/null" : "b/%s", name);
+	run_diff(a, b, la, lb);
+}
+
+/* What a listing or an apply takes: the paths or globs named (none: all),
+ * and whether the default ignore list leaves entries out. */
+struct selection {
+	strv pats; /* normalized (changeset_select_normalize) */
+	bool all;  /* changes --all, apply --no-ignore */
+};
+
+static bool selected(const struct selection *sel, const char *path)
+{
+	if (!sel->pats.n)
+		return true;
+	for (size_t i = 0; i < sel->pats.n; i++)
+		if (changeset_selects(sel->pats.v[i], path) == 1)
+			return true;
+	return false;
+}
+
+/* Is the record left out by the ignore list (and not asked for)? git's
+ * index is where the host's changed since the run started (else the apply
+ * takes it: listed). */
+static bool left_out(const struct changeset *cs, const struct selection *sel, const char *path)
+{
+	int kind = sel->all ? 0 : changeset_ignore_kind(path);
+	if (kind != 2)
+		return kind == 1;
+	char abs[16384];
+	struct stat st;
+	snprintf(abs, sizeof(abs), "%s%s%s", path[0] == '/' ? "" : cs->host[0],
+		 path[0] == '/' || !strcmp(cs->host[0], "/") ? "" : "/", path);
+	_cleanup_close_ int fd = open_root(abs, O_PATH);
+	if (fd < 0 || fstat(fd, &st) < 0)
+		return false;
+	return (int64_t)st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec > cs->started_ns;
+}
+
+/* The records a listing shows (the others: counted in *ignored), in
+ * place; the list is the caller's still. */
+static void filter(const struct changeset *cs, struct file_list *l, const struct selection *sel, size_t *ignored)
+{
+	size_t k = 0;
+	*ignored = 0;
+	for (size_t i = 0; i < l->n; i++) {
+		struct file_record *r = &l->r[i];
+		bool keep = selected(sel, r->path);
+		if (keep && left_out(cs, sel, r->path)) {
+			(*ignored)++;
+			keep = false;
+		}
+		if (keep) {
+			l->r[k++] = *r;
+			continue;
+		}
+		free(r->path);
+	}
+	l->n = k;
+}
+
 static void print_json(const struct changeset *cs, const struct file_list *l, const strv *refused,
-		       const strv *protected)
+		       const strv *protected, size_t ignored)
 {
 	jwriter jw;
 	memset(&jw, 0, sizeof(jw));
@@ -147,13 +273,15 @@ static void print_json(const struct changeset *cs, const struct file_list *l, co
 	jw_str_array(w, (const char *const *)refused->v, refused->n);
 	jw_key(w, "protected");
 	jw_str_array(w, (const char *const *)protected->v, protected->n);
+	jw_key(w, "ignored");
+	jw_uint(w, ignored);
 	jw_obj_end(w);
 	if (jw_finish(w) == 0)
 		printf("%.*s\n", (int)w->out.len, w->out.p);
 	buf_free(&w->out);
 }
 
-static int cmd_list(struct changeset *cs, bool json, bool diff)
+static int cmd_list(struct changeset *cs, const struct selection *sel, bool json, bool diff)
 {
 	struct file_list l;
 	strv refused = {0}, protected = {0};
@@ -168,8 +296,10 @@ static int cmd_list(struct changeset *cs, bool json, bool diff)
 		strv_free(&protected);
 		return 2;
 	}
+	size_t ignored;
+	filter(cs, &l, sel, &ignored);
 	if (json) {
-		print_json(cs, &l, &refused, &protected);
+		print_json(cs, &l, &refused, &protected, ignored);
 	} else if (diff) {
 		for (size_t i = 0; i < l.n; i++)
 			diff_one(cs, &l.r[i]);
@@ -185,6 +315,8 @@ static int cmd_list(struct changeset *cs, bool json, bool diff)
 		for (size_t i = 0; i < protected.n; i++)
 			printf("protected %s (held back: cordon apply --include-protected applies it)\n",
 			       safe(protected.v[i], name, sizeof(name)));
+		if (ignored)
+			printf("(%zu ignored: the default ignore list, cordon changes --all lists them)\n", ignored);
 		if (l.truncated)
 			printf("(the list is cut: %s)\n", cut_name(l.cut));
 		if (changeset_interrupted(cs))
@@ -196,6 +328,176 @@ static int cmd_list(struct changeset *cs, bool json, bool diff)
 	return 0;
 }
 
+/* The entries an apply applied, in order (changeset_apply_opts.applied). */
+struct applied {
+	size_t n, cap;
+	enum change *c;
+	char **path;
+	bool oom;
+};
+
+static void on_applied(void *ctx, enum change c, const char *path)
+{
+	struct applied *a = ctx;
+	if (a->n == a->cap) {
+		size_t cap = a->cap ? 2 * a->cap : 64;
+		enum change *nc = realloc(a->c, cap * sizeof(*nc));
+		if (nc)
+			a->c = nc;
+		char **np = nc ? realloc(a->path, cap * sizeof(*np)) : NULL;
+		if (np)
+			a->path = np;
+		if (!nc || !np) {
+			a->oom = true;
+			return;
+		}
+		a->cap = cap;
+	}
+	char *p = strdup(path);
+	if (!p) {
+		a->oom = true;
+		return;
+	}
+	a->c[a->n] = c;
+	a->path[a->n++] = p;
+}
+
+/* Is the record (path as listed) at or below a held entry (a line of
+ * held: "PATH" or "PATH: why", absolute)? */
+static bool under_held(const struct changeset *cs, const char *path, const strv *h)
+{
+	char abs[16384];
+	if (path[0] == '/')
+		snprintf(abs, sizeof(abs), "%s", path);
+	else
+		snprintf(abs, sizeof(abs), "%s%s%s", cs->host[0], strcmp(cs->host[0], "/") ? "/" : "", path);
+	for (size_t i = 0; i < h->n; i++) {
+		size_t l = strlen(h->v[i]);
+		const char *why = strstr(h->v[i], ": ");
+		if (why && h->v[i][0] == '/')
+			l = (size_t)(why - h->v[i]);
+		if (strncmp(abs, h->v[i], l) == 0 && (abs[l] == '\0' || abs[l] == '/'))
+			return true;
+	}
+	return false;
+}
+
+/* What `cordon changes DIR` would list of it now (with the selection,
+ * not counting what the ignore list leaves out nor what is at or below an
+ * entry of held), and how many the ignore list leaves out; 0 and 0 where
+ * it is gone. */
+static void count_listed(struct changeset *cs, const struct selection *sel, const strv *held, size_t *listed,
+			 size_t *ignored)
+{
+	struct file_list l;
+	cordon_error e = {0};
+	*listed = *ignored = 0;
+	file_list_start(&l);
+	if (access(cs->dir, F_OK) == 0 && changeset_list(cs, cs->host[0], &l, NULL, NULL, &e) == 0) {
+		filter(cs, &l, sel, ignored);
+		for (size_t i = 0; i < l.n; i++)
+			*listed += !(held && under_held(cs, l.r[i].path, held));
+	}
+	file_list_free(&l);
+}
+
+static int cmd_apply(struct changeset *cs, const struct selection *sel, bool force, bool include_protected,
+		     long crash_after, bool json, bool quiet)
+{
+	strv refused = {0}, protected = {0};
+	struct changeset_held held = {&refused, &protected, NULL};
+	struct applied done = {0};
+	struct changeset_apply_opts o = {.force = force, .include_protected = include_protected,
+					 .crash_after = crash_after, .select = (const char *const *)sel->pats.v,
+					 .nselect = sel->pats.n, .no_ignore = sel->all, .applied = on_applied,
+					 .applied_ctx = &done};
+	/* What the ignore list leaves out of it (listed before: a change set
+	 * applied whole is gone after, its ignored entries with it). */
+	size_t selected_n, ignored, left, left_ignored;
+	count_listed(cs, sel, NULL, &selected_n, &ignored);
+	cordon_error err = {0};
+	int rc = 0, r = changeset_apply(cs, &o, &held, &err);
+	char m[sizeof(err.msg) * 4 + 8], name[16384];
+	if (r < 0) {
+		safe(err.msg, m, sizeof(m));
+		/* A pattern that selects nothing is bad input: nothing done. */
+		rc = err.code == EINVAL && !done.n ? 2 : 1;
+	}
+	/* Left: what the change set still holds (all of it, not only what
+	 * was selected), but what was held back and what is ignored. */
+	strv heldv = {0};
+	for (size_t i = 0; i < refused.n; i++)
+		(void)strv_push(&heldv, refused.v[i]);
+	for (size_t i = 0; i < protected.n; i++)
+		(void)strv_push(&heldv, protected.v[i]);
+	struct selection everything = {.all = sel->all};
+	count_listed(cs, &everything, &heldv, &left, &left_ignored);
+	strv_free(&heldv);
+	bool kept = access(cs->dir, F_OK) == 0;
+	size_t nheld = refused.n + protected.n;
+	if (json) {
+		jwriter jw;
+		memset(&jw, 0, sizeof(jw));
+		jwriter *w = &jw;
+		jw_obj_begin(w);
+		jw_key(w, "dir");
+		jw_str(w, cs->dir);
+		jw_key(w, "applied");
+		jw_arr_begin(w);
+		for (size_t i = 0; i < done.n; i++) {
+			jw_obj_begin(w);
+			jw_key(w, "path");
+			jw_str(w, done.path[i]);
+			jw_key(w, "change");
+			jw_str(w, change_name(done.c[i]));
+			jw_obj_end(w);
+		}
+		jw_arr_end(w);
+		jw_key(w, "refused");
+		jw_str_array(w, (const char *const *)refused.v, refused.n);
+		jw_key(w, "protected");
+		jw_str_array(w, (const char *const *)protected.v, protected.n);
+		jw_key(w, "ignored");
+		jw_uint(w, ignored);
+		jw_key(w, "left");
+		jw_uint(w, left);
+		jw_key(w, "kept");
+		jw_bool(w, kept);
+		jw_key(w, "error");
+		if (r < 0)
+			jw_str(w, err.msg);
+		else
+			jw_null(w);
+		jw_obj_end(w);
+		if (jw_finish(w) == 0)
+			printf("%.*s\n", (int)w->out.len, w->out.p);
+		buf_free(&w->out);
+	} else if (!quiet) {
+		for (size_t i = 0; i < done.n; i++)
+			printf("%s %s\n", change_name(done.c[i]), safe(done.path[i], name, sizeof(name)));
+		if (r == 0)
+			printf("%zu applied, %zu held back, %zu ignored, %zu left\n", done.n, nheld, ignored, left);
+	}
+	if (r < 0)
+		fprintf(stderr, "cordon: apply %s: %s\n", cs->dir, m);
+	for (size_t i = 0; i < refused.n; i++)
+		fprintf(stderr, "cordon: not applied: %s\n", safe(refused.v[i], name, sizeof(name)));
+	for (size_t i = 0; i < protected.n; i++)
+		fprintf(stderr, "cordon: not applied: %s: a protected path (--include-protected applies it)\n",
+			safe(protected.v[i], name, sizeof(name)));
+	if (r == 0 && kept && (nheld || left))
+		fprintf(stderr, "cordon: %s keeps what was not applied\n", cs->dir);
+	if (done.oom)
+		fprintf(stderr, "cordon: out of memory: not every entry applied is named above\n");
+	for (size_t i = 0; i < done.n; i++)
+		free(done.path[i]);
+	free(done.path);
+	free(done.c);
+	strv_free(&refused);
+	strv_free(&protected);
+	return rc;
+}
+
 int cmd_changes(const char *verb, int argc, char **argv)
 {
 	if (cli_wants_help(argc, argv)) {
@@ -203,29 +505,49 @@ int cmd_changes(const char *verb, int argc, char **argv)
 		return 0;
 	}
 	const char *dir = NULL;
-	bool json = false, diff = false, force = false, include_protected = false;
+	bool json = false, diff = false, force = false, include_protected = false, quiet = false, dashdash = false;
+	bool list = strcmp(verb, "changes") == 0, apply = strcmp(verb, "apply") == 0;
+	struct selection sel = {0};
+	strv pats = {0};
 	long crash_after = 0;
 	for (int i = 0; i < argc; i++) {
-		bool list = strcmp(verb, "changes") == 0, apply = strcmp(verb, "apply") == 0;
-		if (list && strcmp(argv[i], "--json") == 0)
+		if (dashdash || argv[i][0] != '-') {
+			if (!dir)
+				dir = argv[i];
+			else if ((list || apply) && strv_push(&pats, argv[i]) == 0)
+				continue;
+			else {
+				fprintf(stderr, "cordon %s: unexpected argument \"%s\"\n%s", verb, argv[i], cli_usage(verb));
+				strv_free(&pats);
+				return 2;
+			}
+		} else if (strcmp(argv[i], "--") == 0)
+			dashdash = true;
+		else if ((list || apply) && strcmp(argv[i], "--json") == 0)
 			json = true;
 		else if (list && strcmp(argv[i], "--diff") == 0)
 			diff = true;
+		else if (list && strcmp(argv[i], "--all") == 0)
+			sel.all = true;
+		else if (apply && strcmp(argv[i], "--no-ignore") == 0)
+			sel.all = true;
+		else if (apply && (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0))
+			quiet = true;
 		else if (apply && strcmp(argv[i], "--force") == 0)
 			force = true;
 		else if (apply && strcmp(argv[i], "--include-protected") == 0)
 			include_protected = true;
 		else if (apply && strcmp(argv[i], "--test-apply-crash-after") == 0 && i + 1 < argc)
 			crash_after = strtol(argv[++i], NULL, 10); /* tests only */
-		else if (argv[i][0] != '-' && !dir)
-			dir = argv[i];
 		else {
 			fprintf(stderr, "cordon %s: unexpected argument \"%s\"\n%s", verb, argv[i], cli_usage(verb));
+			strv_free(&pats);
 			return 2;
 		}
 	}
 	if (!dir) {
 		fprintf(stderr, "cordon %s: which change set? (the report's changes.dir)\n%s", verb, cli_usage(verb));
+		strv_free(&pats);
 		return 2;
 	}
 	struct changeset cs;
@@ -233,36 +555,30 @@ int cmd_changes(const char *verb, int argc, char **argv)
 	if (changeset_open(&cs, dir, &err) < 0) {
 		fprintf(stderr, "cordon: %s\n", err.msg);
 		changeset_close(&cs);
+		strv_free(&pats);
 		return 2;
 	}
 	int rc = 0;
-	if (strcmp(verb, "changes") == 0) {
-		rc = cmd_list(&cs, json, diff);
-	} else if (strcmp(verb, "apply") == 0) {
-		strv refused = {0}, protected = {0};
-		struct changeset_held held = {&refused, &protected, NULL};
-		struct changeset_apply_opts o = {.force = force, .include_protected = include_protected,
-						 .crash_after = crash_after};
-		if (changeset_apply(&cs, &o, &held, &err) < 0) {
-			char m[sizeof(err.msg) * 4 + 8];
-			fprintf(stderr, "cordon: apply %s: %s\n", dir, safe(err.msg, m, sizeof(m)));
-			rc = 1;
+	for (size_t i = 0; rc == 0 && i < pats.n; i++) {
+		char norm[16384], m[sizeof(err.msg) * 4 + 8];
+		if (changeset_select_normalize(&cs, pats.v[i], norm, sizeof(norm), &err) < 0 ||
+		    strv_push(&sel.pats, norm) < 0) {
+			fprintf(stderr, "cordon %s: %s\n", verb, safe(err.msg, m, sizeof(m)));
+			rc = 2;
 		}
-		char name[16384];
-		for (size_t i = 0; i < refused.n; i++)
-			fprintf(stderr, "cordon: not applied: %s\n", safe(refused.v[i], name, sizeof(name)));
-		for (size_t i = 0; i < protected.n; i++)
-			fprintf(stderr, "cordon: not applied: %s: a protected path (--include-protected applies it)\n",
-				safe(protected.v[i], name, sizeof(name)));
-		if (rc == 0 && (refused.n || protected.n))
-			fprintf(stderr, "cordon: %s keeps what was not applied\n", dir);
-		strv_free(&refused);
-		strv_free(&protected);
+	}
+	if (rc) {
+	} else if (list) {
+		rc = cmd_list(&cs, &sel, json, diff);
+	} else if (apply) {
+		rc = cmd_apply(&cs, &sel, force, include_protected, crash_after, json, quiet);
 	} else if (changeset_discard(&cs, &err) < 0) {
 		char m[sizeof(err.msg) * 4 + 8];
 		fprintf(stderr, "cordon: discard %s: %s\n", dir, safe(err.msg, m, sizeof(m)));
 		rc = 1;
 	}
 	changeset_close(&cs);
+	strv_free(&pats);
+	strv_free(&sel.pats);
 	return rc;
 }

@@ -20,6 +20,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <pwd.h>
@@ -967,6 +968,17 @@ struct walk {
 	bool rmdir_after; /* apply: an upper directory goes once emptied */
 	/* apply: called with a directory's U and H when its entries are done */
 	int (*level_end)(struct walk *w, int U, int H, cordon_error *err);
+	/* apply: what is selected and ignored (changeset_apply_opts) */
+	const struct changeset_apply_opts *sel;
+	bool planning;      /* the walk before the apply (plan_visit) */
+	size_t *hits;       /* planning: per pattern, entries it selected */
+	size_t *ign_hits;   /* planning: per pattern, ignored entries it selected */
+	strv needed;        /* "LAYER/REL" of each directory on the way to a
+			     * selected entry (sorted once planned) */
+	size_t needed_layer;
+	char needed_last[REL_MAX]; /* the last directory noted (its ancestors were) */
+	size_t left;        /* apply: entries not selected, kept */
+	bool planned;       /* the plan walk ran: needed is complete */
 };
 
 /* w->rel + "/" + name while fn runs; restored afterwards. */
@@ -1045,6 +1057,241 @@ static bool changed_since(const struct walk *w, const struct stat *st, bool host
 }
 
 typedef int (*visit_fn)(struct walk *w, int U, int H, const char *name, const struct stat *st, cordon_error *err);
+
+/* ---- selecting and ignoring (changeset_apply_opts: select, no_ignore) ---- */
+
+const char *const changeset_ignore_defaults[] = {
+	"__pycache__", "*.pyc", ".pytest_cache", ".mypy_cache", ".ruff_cache", "node_modules/.cache", ".git/index",
+	NULL,
+};
+
+static size_t components(const char *p)
+{
+	size_t n = 1;
+	for (; *p; p++)
+		n += *p == '/';
+	return n;
+}
+
+/* The length of p's first k components. */
+static size_t first_components(const char *p, size_t k)
+{
+	size_t i = 0;
+	for (; p[i]; i++)
+		if (p[i] == '/' && --k == 0)
+			break;
+	return i;
+}
+
+int changeset_selects(const char *pattern, const char *path)
+{
+	if ((pattern[0] == '/') != (path[0] == '/'))
+		return 0;
+	size_t k = components(pattern), n = components(path);
+	char head[REL_MAX + 4096];
+	if (n >= k) {
+		size_t l = first_components(path, k);
+		if (l >= sizeof(head))
+			return 0;
+		memcpy(head, path, l);
+		head[l] = '\0';
+		return fnmatch(pattern, head, FNM_PATHNAME) == 0 ? 1 : 0;
+	}
+	size_t l = first_components(pattern, n);
+	if (l >= sizeof(head))
+		return 0;
+	memcpy(head, pattern, l);
+	head[l] = '\0';
+	return fnmatch(head, path, FNM_PATHNAME) == 0 ? 2 : 0;
+}
+
+bool changeset_ignored(const char *path)
+{
+	return changeset_ignore_kind(path) != 0;
+}
+
+int changeset_ignore_kind(const char *path)
+{
+	/* Each directory above path and path itself (its first j components),
+	 * against each pattern of k components: its last k of those j. */
+	size_t n = components(path);
+	char win[REL_MAX];
+	for (size_t j = 1; j <= n; j++) {
+		size_t end = first_components(path, j);
+		for (size_t i = 0; changeset_ignore_defaults[i]; i++) {
+			size_t k = components(changeset_ignore_defaults[i]);
+			if (k > j)
+				continue;
+			size_t start = j == k ? 0 : first_components(path, j - k) + 1;
+			if (end - start >= sizeof(win))
+				continue;
+			memcpy(win, path + start, end - start);
+			win[end - start] = '\0';
+			if (fnmatch(changeset_ignore_defaults[i], win, FNM_PATHNAME) == 0)
+				return strcmp(changeset_ignore_defaults[i], ".git/index") == 0 ? 2 : 1;
+		}
+	}
+	return 0;
+}
+
+int changeset_select_normalize(const struct changeset *cs, const char *pattern, char *out, size_t sz,
+			       cordon_error *err)
+{
+	const char *p = pattern;
+	if (p[0] == '/' && cs->nlayers) {
+		const char *h = cs->host[0];
+		size_t hl = strcmp(h, "/") ? strlen(h) : 0;
+		if (strncmp(p, h, hl) == 0 && p[hl] == '/')
+			p += hl + 1;
+	}
+	while (p[0] == '.' && p[1] == '/')
+		for (p += 2; *p == '/';)
+			p++;
+	size_t l = strlen(p);
+	while (l > 1 && p[l - 1] == '/')
+		l--;
+	if (l + 1 > sz || l >= REL_MAX)
+		return cordon_err(err, ENAMETOOLONG, "%s: too long", pattern);
+	memcpy(out, p, l);
+	out[l] = '\0';
+	/* Every component a name: none empty, ".", or "..". */
+	for (const char *c = out + (out[0] == '/');;) {
+		size_t n = strcspn(c, "/");
+		if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.'))
+			return cordon_err(err, EINVAL,
+					  "%s: not a path or glob below the workspace (an empty, \".\" or \"..\" component)",
+					  pattern);
+		if (!c[n])
+			return 0;
+		c += n + 1;
+	}
+}
+
+enum sel_class { SEL_TAKE, SEL_IGNORED, SEL_LEFT, SEL_PATH };
+
+/* The entry's path as changeset_list names it (relative to layer 0's host
+ * directory if below it, else absolute). */
+static const char *display_path(const struct walk *w, char *out, size_t sz)
+{
+	if (w->layer == 0)
+		return w->rel;
+	if (host_path(w, out, sz) < 0)
+		return w->rel;
+	const char *b = w->cs->host[0];
+	size_t bl = strlen(b);
+	return path_has_prefix(out, b) && out[bl] == '/' ? out + bl + 1 : out;
+}
+
+static bool plain_dir(int U, const char *name, const struct stat *st, bool host, const struct stat *hs);
+
+/* Taken (selected, not ignored), ignored, left (not selected), or a plain
+ * directory on the way to what may be selected below it: entered, not
+ * applied itself (made where it is new, if something below is selected). */
+static enum sel_class classify(struct walk *w, int U, const char *name, const struct stat *st, bool host,
+			       const struct stat *hs)
+{
+	const struct changeset_apply_opts *o = w->sel;
+	if (!o)
+		return SEL_TAKE;
+	char dp[REL_MAX + 4096];
+	const char *p = display_path(w, dp, sizeof(dp));
+	int kind = o->no_ignore ? 0 : changeset_ignore_kind(w->rel);
+	/* git's index: the run's is applied where the host's has not changed
+	 * since the run started; where it has (a host `git status`), the
+	 * host's stays, and that is no conflict. */
+	bool ign = kind == 1 || (kind == 2 && changed_since(w, st, host, hs)), take = !o->nselect, way = false;
+	for (size_t i = 0; i < o->nselect; i++) {
+		int m = changeset_selects(o->select[i], p);
+		if (m == 1 && w->planning && w->hits)
+			(ign ? w->ign_hits : w->hits)[i]++;
+		take = take || m == 1;
+		way = way || m == 2;
+	}
+	if (ign)
+		return SEL_IGNORED;
+	if (take)
+		return SEL_TAKE;
+	if (way && !is_whiteout(st) && plain_dir(U, name, st, host, hs))
+		return SEL_PATH;
+	return SEL_LEFT;
+}
+
+/* A taken entry: the directories above it are needed (made if new), and
+ * itself with self (an empty new directory). */
+static int note_needed(struct walk *w, bool self, cordon_error *err)
+{
+	char key[REL_MAX + 32];
+	if (self) {
+		snprintf(key, sizeof(key), "%zu/%s", w->layer, w->rel);
+		if (strv_push(&w->needed, key) < 0)
+			return cordon_err(err, ENOMEM, "out of memory");
+	}
+	const char *slash = strrchr(w->rel, '/');
+	if (!slash)
+		return 0;
+	size_t n = (size_t)(slash - w->rel);
+	if (w->needed_layer == w->layer && strlen(w->needed_last) == n && strncmp(w->needed_last, w->rel, n) == 0)
+		return 0;
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && w->rel[i] != '/')
+			continue;
+		snprintf(key, sizeof(key), "%zu/%.*s", w->layer, (int)i, w->rel);
+		if (strv_push(&w->needed, key) < 0)
+			return cordon_err(err, ENOMEM, "out of memory");
+	}
+	w->needed_layer = w->layer;
+	snprintf(w->needed_last, sizeof(w->needed_last), "%.*s", (int)n, w->rel);
+	return 0;
+}
+
+static bool dir_empty(int U, const char *name)
+{
+	_cleanup_close_ int fd = open_beneath(U, name, O_RDONLY | O_DIRECTORY);
+	_cleanup_closedir_ DIR *d = fd < 0 ? NULL : fdopendir(TAKE_FD(fd));
+	struct dirent *e;
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			return false;
+	return true;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static bool is_needed(const struct walk *w)
+{
+	char key[REL_MAX + 32];
+	const char *k = key;
+	snprintf(key, sizeof(key), "%zu/%s", w->layer, w->rel);
+	return w->needed.n && bsearch(&k, w->needed.v, w->needed.n, sizeof(char *), cmp_str);
+}
+
+static int conflict_visit(struct walk *w, int U, int H, const char *name, const struct stat *st, cordon_error *err);
+
+/* Before an apply with a selection or a conflict check: what each pattern
+ * selects, the directories needed, and the conflicts of what is taken. */
+static int plan_visit(struct walk *w, int U, int H, const char *name, const struct stat *st, cordon_error *err)
+{
+	struct stat hs;
+	bool host = H >= 0 && fstatat(H, name, &hs, AT_SYMLINK_NOFOLLOW) == 0;
+	enum sel_class c = classify(w, U, name, st, host, &hs);
+	if (c == SEL_IGNORED || c == SEL_LEFT)
+		return 0;
+	if (c == SEL_PATH)
+		return 1;
+	/* A new directory is made if something below it is taken, or if it
+	 * is empty: not for what is ignored alone. */
+	bool newdir = S_ISDIR(st->st_mode) && !host;
+	if (!newdir || dir_empty(U, name)) {
+		if (note_needed(w, newdir, err) < 0)
+			return -1;
+	}
+	if (w->conflicts)
+		return conflict_visit(w, U, H, name, st, err);
+	return S_ISDIR(st->st_mode) ? 1 : 0;
+}
 
 /* Each entry of upper directory U (host directory H, -1 if none). */
 static int walk_dir(struct walk *w, int U, int H, int depth, visit_fn fn, cordon_error *err)
@@ -1659,6 +1906,33 @@ static int apply_dir_entry(struct apply *a, int U, int H, const char *name, cons
 
 static struct apply *the_apply; /* the walk's context (one apply at a time) */
 
+/* The names in host directory H/name that upper directory U/name, opaque,
+ * does not have (what its apply deletes); nothing if it is not opaque. */
+static int opaque_gone(int U, int H, const char *name, strv *out)
+{
+	_cleanup_close_ int ud = open_beneath(U, name, O_RDONLY | O_DIRECTORY);
+	_cleanup_close_ int hd = ud < 0 || !is_opaque(ud) ? -1 : open_beneath(H, name, O_RDONLY | O_DIRECTORY);
+	if (hd < 0)
+		return 0;
+	_cleanup_closedir_ DIR *d = fdopendir(TAKE_FD(hd));
+	struct dirent *e;
+	struct stat st;
+	while (d && (e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && fstatat(ud, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
+		    strv_push(out, e->d_name) < 0)
+			return -1;
+	return 0;
+}
+
+/* Said to the caller (changeset_apply_opts.applied): an entry applied. */
+static void report_applied(struct walk *w, enum change c)
+{
+	const struct changeset_apply_opts *o = the_apply ? the_apply->o : NULL;
+	char dp[REL_MAX + 4096];
+	if (o && o->applied)
+		o->applied(o->applied_ctx, c, display_path(w, dp, sizeof(dp)));
+}
+
 /* The group's records on disk, then its steps, as apply_file takes them.
  * cur: the entry being visited (w->rel ends with it), or NULL at the end of
  * the directory (w->rel is the directory). */
@@ -1682,6 +1956,8 @@ static int flush(struct walk *w, int U, int H, const char *cur, cordon_error *er
 		/* w->rel names the entry in messages. */
 		snprintf(w->rel + dir, sizeof(w->rel) - dir, "%s%s", dir ? "/" : "", p->name);
 		r = apply_file_steps(a, U, H, p->name, &p->st, p->host, p->seq, err);
+		if (r == 0)
+			report_applied(w, p->host ? CHANGE_MODIFIED : CHANGE_CREATED);
 	}
 	snprintf(w->rel + dir, sizeof(w->rel) - dir, "%s", tail);
 	free(tail);
@@ -1728,6 +2004,18 @@ static int apply_visit(struct walk *w, int U, int H, const char *name, const str
 	 * before it is applied first, and it is applied alone. */
 	if (!(file && !(host && S_ISDIR(hs.st_mode))) && flush(w, U, H, name, err) < 0)
 		return -1;
+	/* Not selected, or ignored: it stays (the ignored go with the change
+	 * set when nothing else is left in it). */
+	enum sel_class sc = classify(w, U, name, st, host, &hs);
+	if (sc == SEL_PATH && !is_needed(w))
+		sc = SEL_LEFT;
+	/* A new directory with nothing taken below it: all of it ignored. */
+	if (sc == SEL_TAKE && w->planned && S_ISDIR(st->st_mode) && !host && !is_needed(w))
+		sc = SEL_IGNORED;
+	if (sc == SEL_IGNORED || sc == SEL_LEFT) {
+		w->left += sc == SEL_LEFT;
+		return 0;
+	}
 	/* Held back: the entry and all below it stay in the change set. */
 	int hd = held_dir(U, name, st, host, &hs);
 	if (always_held(a->cs, w->layer, w->rel, hd, why, sizeof(why)) ||
@@ -1740,15 +2028,44 @@ static int apply_visit(struct walk *w, int U, int H, const char *name, const str
 			return -1;
 		if (unlinkat(U, name, 0) < 0 && errno != ENOENT)
 			return cordon_err_errno(err, "remove %s from the change set", w->rel);
+		report_applied(w, CHANGE_DELETED);
 		crash_hook(a);
 		return 0;
 	}
-	if (S_ISDIR(st->st_mode))
-		return apply_dir_entry(a, U, H, name, st, host, &hs, err);
+	/* On the way to what is selected: entered; made where it is new. */
+	if (sc == SEL_PATH && host)
+		return 1;
+	if (S_ISDIR(st->st_mode)) {
+		/* A directory the run replaced: the host entries not in it are
+		 * deleted (as changeset_list lists them). */
+		strv gone = {0};
+		if (host && S_ISDIR(hs.st_mode) && the_apply->o && the_apply->o->applied && opaque_gone(U, H, name, &gone) < 0) {
+			strv_free(&gone);
+			return cordon_err(err, ENOMEM, "out of memory");
+		}
+		int r = apply_dir_entry(a, U, H, name, st, host, &hs, err);
+		if (r == 1 && host && !S_ISDIR(hs.st_mode))
+			report_applied(w, CHANGE_MODIFIED);
+		for (size_t i = 0; r == 1 && i < gone.n; i++) {
+			size_t saved;
+			if (push_name(w, gone.v[i], &saved, err) < 0) {
+				r = -1;
+				break;
+			}
+			report_applied(w, CHANGE_DELETED);
+			w->rel[saved] = '\0';
+		}
+		strv_free(&gone);
+		return r;
+	}
 	if (file && !(host && S_ISDIR(hs.st_mode)))
 		return queue_file(a, U, H, name, st, host, err);
-	if (file)
-		return apply_file(a, U, H, name, st, host, &hs, err);
+	if (file) {
+		int r = apply_file(a, U, H, name, st, host, &hs, err);
+		if (r == 0)
+			report_applied(w, CHANGE_MODIFIED);
+		return r;
+	}
 	return add_held(held_list(w, 0), path, special_name(st->st_mode), err) < 0 ? -1 : 0;
 }
 
@@ -1789,9 +2106,20 @@ static bool uppers_empty(const struct changeset *cs)
 int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, const struct changeset_held *held,
 		    cordon_error *err)
 {
+	static const struct changeset_apply_opts none = {0};
 	struct walk *w = calloc(1, sizeof(*w));
 	struct pending *q = calloc(PENDING_MAX, sizeof(*q));
-	int r = w && q ? apply_in(cs, o, held, w, q, err) : cordon_err(err, ENOMEM, "out of memory");
+	size_t ns = o ? o->nselect : 0;
+	size_t *hits = calloc(2 * ns + 1, sizeof(size_t));
+	int r = w && q && hits ? 0 : cordon_err(err, ENOMEM, "out of memory");
+	if (r == 0) {
+		w->sel = o ? o : &none;
+		w->hits = hits;
+		w->ign_hits = hits + ns;
+		r = apply_in(cs, o, held, w, q, err);
+		strv_free(&w->needed);
+	}
+	free(hits);
 	free(w);
 	free(q);
 	return r;
@@ -1807,16 +2135,39 @@ static int apply_in(struct changeset *cs, const struct changeset_apply_opts *o, 
 	 * syncfs, a journal and its fsyncs). */
 	if (!resume && uppers_empty(cs))
 		return remove_dir(cs, err) < 0 ? -1 : 1;
-	if (!resume && !(o && (o->force || o->hold_conflicts))) {
+	/* Backups of an earlier apply that ended with entries kept: no
+	 * journal names them any more, and this one's names would meet them. */
+	for (size_t i = 0; !resume && i < cs->nlayers; i++) {
+		char bname[48];
+		snprintf(bname, sizeof(bname), "%zu/backup", i);
+		if (rm_layer(cs, bname) < 0)
+			return cordon_err_errno(err, "remove %s/%s", cs->dir, bname);
+	}
+	bool check = !resume && !(o && (o->force || o->hold_conflicts));
+	if (check || w->sel->nselect || !w->sel->no_ignore) {
+		/* What is selected (each pattern something), the directories on
+		 * the way, and the conflicts of what is taken (not of what is
+		 * ignored or left). */
 		strv c = {0};
-		w->conflicts = &c;
-		int r = for_each_layer(w, conflict_visit, err);
+		w->conflicts = check ? &c : NULL;
+		w->planning = true;
+		int r = for_each_layer(w, plan_visit, err);
+		for (size_t i = 0; r == 0 && !resume && i < w->sel->nselect; i++)
+			if (!w->hits[i]) {
+				r = cordon_err(err, 0, "%s: %s", w->sel->select[i],
+					       w->ign_hits[i] ? "only entries the ignore list leaves out (--no-ignore applies them)" :
+					       "no change at or below it to apply (cordon changes DIR lists them)");
+				err->code = EINVAL; /* said without strerror */
+			}
 		if (r == 0 && c.n)
 			r = cordon_err(err, 0, "%s changed since the run started%s (--force applies anyway)", c.v[0],
 				       c.n > 1 ? ", and more" : "");
 		strv_free(&c);
 		if (r < 0)
 			return -1;
+		qsort(w->needed.v, w->needed.n, sizeof(char *), cmp_str);
+		w->planning = false;
+		w->planned = true;
 		w->conflicts = NULL;
 		w->entries = 0;
 	}
@@ -1863,8 +2214,9 @@ static int apply_in(struct changeset *cs, const struct changeset_apply_opts *o, 
 	/* Every step on disk before the journal that could undo it goes. */
 	if (r < 0 || sync_all(cs, err) < 0)
 		return -1;
-	/* Done: nothing to roll back, nothing left but what was held back. */
-	if (held_count(held) > held_before)
+	/* Done: nothing to roll back, nothing left but what was held back or
+	 * not selected (what was ignored goes with the change set). */
+	if (held_count(held) > held_before || w->left)
 		return unlinkat(cs->dirfd, "journal", 0) < 0 ? cordon_err_errno(err, "remove %s/journal", cs->dir) : 0;
 	return remove_dir(cs, err);
 }

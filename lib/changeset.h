@@ -111,7 +111,54 @@ struct changeset_apply_opts {
 			      * instead of refusing the whole apply */
 	bool include_protected; /* apply entries at protected paths too */
 	long crash_after;  /* test hook: SIGKILL itself after this many entries (0 = never) */
+	/* Only the entries at or below these paths or globs (changeset_selects;
+	 * relative to layer 0's host directory, or absolute); none: all. A
+	 * pattern that selects nothing refuses the apply (EINVAL, naming it),
+	 * except when an interrupted apply is completed. What is not selected
+	 * stays in the change set. */
+	const char *const *select;
+	size_t nselect;
+	/* Apply what the default ignore list names (changeset_ignored) too;
+	 * without it, such entries are neither applied nor conflict-checked,
+	 * and go with the change set when nothing else is left in it. */
+	bool no_ignore;
+	/* Each entry applied (may be NULL): the change as changeset_list names
+	 * it, and the path as it lists it (relative to layer 0's host directory,
+	 * or absolute); a new directory is not an entry. */
+	void (*applied)(void *ctx, enum change c, const char *path);
+	void *applied_ctx;
+	/* Out (may be NULL): entries not applied because they were not
+	 * selected (left in the change set) and because they were ignored. */
+	size_t *left;
+	size_t *ignored;
 };
+
+/* The default ignore list: caches a run regenerates and git's index (the
+ * host's git refreshes its own: a `git status` on the host after the run
+ * must not make the apply refuse; changeset_ignore_kind). NULL-terminated; each pattern is an
+ * fnmatch(3) glob (FNM_PATHNAME) of one or more components, matched
+ * against the last components of an entry's path at any depth, and
+ * everything below an entry it matches is ignored with it. */
+extern const char *const changeset_ignore_defaults[];
+/* Does the default ignore list name path (relative), or a directory above
+ * it? */
+bool changeset_ignored(const char *path);
+/* 0: not named; 1: named, never applied (caches); 2: .git/index, applied
+ * only where the host's has not changed since the run started (the host's
+ * git refreshes its own; a changed one is no conflict, the host's stays). */
+int changeset_ignore_kind(const char *path);
+/* Does pattern (a path or fnmatch(3) glob with FNM_PATHNAME, relative; "*"
+ * never crosses a "/", "**" is no more than "*") select path (relative, as
+ * changeset_list names it)? 1: the path or a directory above it matches (it
+ * is selected); 2: not selected, but a match may lie below it (path could be
+ * a directory on the way); 0: neither. */
+int changeset_selects(const char *pattern, const char *path);
+/* A selection pattern as given (a path relative to the workspace, "./"
+ * and trailing "/" allowed, or absolute below the workspace root) made the
+ * form changeset_selects takes, into out; -1 and err naming it where it is
+ * empty, holds a "." or ".." component, or is absolute elsewhere. */
+int changeset_select_normalize(const struct changeset *cs, const char *pattern, char *out, size_t sz,
+			       cordon_error *err);
 
 /**
  * changeset_create() - a new, empty change set for a run.

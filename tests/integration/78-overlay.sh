@@ -985,6 +985,114 @@ test_concurrent_direct_runs_leave_pins_tight() {
 	t_assert
 }
 
+# Issue 28, `cordon changes` friction: apply in part, a default ignore list
+# (a host `git status` after the run no longer refuses the apply), --diff
+# that git apply takes, and `cordon apply` saying what it applied.
+test_apply_in_part() {
+	ws_init || return
+	echo two >k2 && chmod 644 k2
+	cordon_run --workspace-mode review -- /bin/sh -c "$EDITS; echo mod2 >>k2; mkdir -p n/s; echo 1 >n/s/one; echo 2 >n/two"
+	expect_eq "$RC" 0 "run: $ERR"
+	local d out before
+	d=$(changes_dir)
+	before=$(host_state)
+	# A pattern that selects nothing, or only inside a deleted directory:
+	# refused, nothing applied.
+	out=$("$CORDON" apply "$d" n/s nothere 2>&1)
+	expect_eq "$?" 2 "a pattern that selects nothing: $out"
+	expect_match "$out" "nothere: no change at or below it" "named"
+	out=$("$CORDON" apply "$d" d/f 2>&1)
+	expect_eq "$?" 2 "below a deleted directory: $out"
+	expect_eq "$(host_state)" "$before" "nothing applied"
+	# A path below a new directory: the directory is made, the rest stays.
+	out=$("$CORDON" apply "$d" n/s)
+	expect_eq "$?" 0 "apply n/s: $out"
+	expect_eq "$out" "created n/s/one
+1 applied, 0 held back, 0 ignored, 10 left" "says what it applied"
+	expect_eq "$(cat n/s/one) $([ -e n/two ] && echo two)" "1 " "only n/s"
+	expect_match "$("$CORDON" changes "$d")" "created +2 .* n/two" "the rest is listed"
+	"$CORDON" changes "$d" | grep -q n/s/one && fail "what was applied is listed still"
+	# Two applies that each replace a host file (each keeps a backup).
+	"$CORDON" apply -q "$d" k >"$T_TMP/q" || fail "apply k"
+	expect_eq "$(cat "$T_TMP/q")" "" "-q says nothing"
+	out=$("$CORDON" apply "$d" ./k2 2>&1)
+	expect_eq "$?" 0 "a second apply replacing a host file: $out"
+	expect_eq "$(tail -1 k) $(tail -1 k2)" "mod mod2" "both applied"
+	# A glob (within one component): the rename r -> r2 is a delete and a
+	# create; a deleted directory goes whole.
+	out=$("$CORDON" apply --json "$d" 'r*' d)
+	expect_eq "$?" 0 "apply 'r*' d: $out"
+	expect_eq "$(echo "$out" | jq -r '[.applied[] | "\(.change) \(.path)"] | sort | join(",")')" \
+		"created d/g,created r2,deleted d/f,deleted r" "--json: what was applied"
+	expect_eq "$(echo "$out" | jq -r '"\(.left) \(.kept) \(.error)"')" "4 true null" "--json: left, kept"
+	# The rest, whole: the change set goes.
+	out=$("$CORDON" apply "$d")
+	expect_eq "$?" 0 "the rest: $out"
+	expect_eq "$(echo "$out" | sort | tr '\n' ,)" \
+		"4 applied, 0 held back, 0 ignored, 0 left,created L,created b,created n/two,deleted a," "the rest said"
+	[ -e "$d" ] && fail "applied whole: removed"
+	expect_eq "$(host_state | grep -v '^./[kn]\|^mod')" "$(echo "$AFTER" | grep -v '^./k\|^mod')" "as one apply would"
+	t_assert
+}
+
+test_ignore_list_and_a_host_git_status() {
+	command -v git >/dev/null || { t_skip "no git"; return; }
+	ws_init || return
+	git init -q . && git add -A && git -c user.email=t@t -c user.name=t commit -qm init || fail "git"
+	cordon_run --workspace-mode review -- /bin/sh -c 'echo edit >>k; git status >/dev/null;
+		mkdir -p __pycache__ sub/__pycache__ .pytest_cache/v; echo c >__pycache__/m.pyc; echo c >sub/__pycache__/s.pyc;
+		echo c >x.pyc; echo c >.pytest_cache/v/f'
+	expect_eq "$RC" 0 "run: $ERR"
+	local d out t0
+	d=$(changes_dir)
+	expect_match "$("$CORDON" changes "$d")" "modified .* \.git/index" "the run's git rewrote its index: applied while the host's is as it was"
+	# The host's git refreshes its index after the run.
+	t0=$(stat -c %Z .git/index)
+	sleep 1.1
+	touch a && git status >/dev/null
+	[ "$(stat -c %Z .git/index)" != "$t0" ] || fail "the host's git status did not rewrite .git/index"
+	out=$("$CORDON" changes "$d")
+	expect_eq "$(echo "$out" | sed 's/^modified .* k$/modified k/')" "modified k
+(5 ignored: the default ignore list, cordon changes --all lists them)" "the ignore list: not listed, counted"
+	expect_eq "$("$CORDON" changes "$d" --json | jq -c '[.ignored, [.changes[].path]]')" '[5,["k"]]' "--json"
+	expect_match "$("$CORDON" changes "$d" --all)" "modified .* \.git/index" "--all lists it"
+	out=$("$CORDON" apply "$d" 2>&1)
+	expect_eq "$?" 0 "applied after a host git status: $out"
+	expect_match "$out" "1 applied, 0 held back, 5 ignored, 0 left" "said"
+	expect_eq "$(tail -1 k) $(ls -d __pycache__ sub x.pyc .pytest_cache 2>/dev/null | tr '\n' ' ')" "edit " "the edit, none of the ignored"
+	expect_eq "$(git status --short)" " M k" "the host's git sees the edit"
+	[ -e "$d" ] && fail "only the ignored left: the change set is removed"
+	# --no-ignore applies them; an overlay run leaves them out.
+	cordon_run --workspace-mode review -- /bin/sh -c 'mkdir __pycache__; echo c >__pycache__/m.pyc'
+	d=$(changes_dir)
+	"$CORDON" apply --no-ignore -q "$d" || fail "--no-ignore"
+	expect_eq "$(cat __pycache__/m.pyc)" c "--no-ignore applied it"
+	cordon_run --workspace-mode overlay -- /bin/sh -c 'echo c >y.pyc; echo o >o'
+	expect_eq "$RC $(field .changes.state) $(cat o) $([ -e y.pyc ] && echo y.pyc)" "0 applied o " "overlay: left out: $ERR"
+	expect_eq "$(ls -A "$WS/.cordon-changes")" "" "and gone with the change set"
+	t_assert
+}
+
+test_diff_taken_by_git_apply() {
+	command -v git >/dev/null || { t_skip "no git"; return; }
+	ws_init || return
+	cp -a "$WS/w" "$WS/copy"
+	cordon_run --workspace-mode review -- /bin/sh -c 'echo new >b; mkdir -p n/s; echo deep >n/s/f; echo mod >>k; rm a; rm -r d'
+	expect_eq "$RC" 0 "run: $ERR"
+	local d diff
+	d=$(changes_dir)
+	diff=$("$CORDON" changes "$d" --diff)
+	[[ "$diff" == *$'--- /dev/null\n+++ b/b\n'* ]] || fail "created: from /dev/null: $diff"
+	[[ "$diff" == *$'--- a/a\n+++ /dev/null\n'* ]] || fail "deleted: to /dev/null: $diff"
+	[[ "$diff" == *$'--- a/d/f\n+++ /dev/null\n'* ]] || fail "a deleted directory: each file: $diff"
+	(cd "$WS/copy" && printf '%s\n' "$diff" | git apply) || fail "git apply: $diff"
+	"$CORDON" apply -q "$d" || fail "apply"
+	# (git apply leaves the emptied directory d.)
+	rmdir "$WS/copy/d" 2>/dev/null
+	expect_eq "$(diff -r "$WS/copy" "$WS/w" && echo same)" same "the diff made the run's changes"
+	t_assert
+}
+
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
@@ -997,6 +1105,7 @@ for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_
 	test_user_key_safe_through_links_and_first_use test_always_held_and_apply_by_id \
 	test_key_way_guarded test_listed_change_sets_fail_closed \
 	test_apply_adds_no_group_or_other_write test_unusable_key_refuses_every_run test_deep_change_set_discarded test_direct_pins_restored \
-	test_change_sets_made_during_a_run_stay_masked test_concurrent_direct_runs_leave_pins_tight; do
+	test_change_sets_made_during_a_run_stay_masked test_concurrent_direct_runs_leave_pins_tight \
+	test_apply_in_part test_ignore_list_and_a_host_git_status test_diff_taken_by_git_apply; do
 	t_run $t
 done

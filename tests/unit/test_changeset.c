@@ -565,6 +565,101 @@ static void test_hostile_names_rolled_back(void **st)
 	changeset_close(&cs);
 }
 
+/* Issue 28: selection patterns, the default ignore list, an apply in part
+ * (what is not selected stays; a second apply replacing a host file), the
+ * entries an apply says it applied. */
+static void test_select_and_ignore_match(void **st)
+{
+	(void)st;
+	assert_int_equal(changeset_selects("src", "src"), 1);
+	assert_int_equal(changeset_selects("src", "src/a/b.c"), 1);
+	assert_int_equal(changeset_selects("src", "srcx"), 0);
+	assert_int_equal(changeset_selects("src/a", "src"), 2);
+	assert_int_equal(changeset_selects("src/*.py", "src/m.py"), 1);
+	assert_int_equal(changeset_selects("src/*.py", "src/sub/m.py"), 0);
+	assert_int_equal(changeset_selects("*/x", "a"), 2);
+	assert_int_equal(changeset_selects("*/x", "a/x/y"), 1);
+	assert_int_equal(changeset_selects("**/x", "a/b/x"), 0); /* ** is * */
+	assert_int_equal(changeset_selects("*", "/abs/x"), 0);
+	assert_true(changeset_ignored(".git/index"));
+	assert_true(changeset_ignored("sub/.git/index"));
+	assert_true(changeset_ignored("a/__pycache__/m.cpython-311.pyc"));
+	assert_true(changeset_ignored("m.pyc"));
+	assert_true(changeset_ignored(".pytest_cache/v/cache/nodeids"));
+	assert_true(changeset_ignored("web/node_modules/.cache/babel/x"));
+	assert_false(changeset_ignored(".git/index.lock"));
+	assert_false(changeset_ignored(".git/HEAD"));
+	assert_false(changeset_ignored("m.py"));
+	assert_false(changeset_ignored("node_modules/x"));
+	assert_int_equal(changeset_ignore_kind(".git/index"), 2);
+	assert_int_equal(changeset_ignore_kind("x/__pycache__"), 1);
+	struct changeset cs = {0};
+	cs.nlayers = 1;
+	cs.host[0] = (char *)"/w";
+	char out[256];
+	cordon_error err = {0};
+	assert_int_equal(changeset_select_normalize(&cs, "./src/", out, sizeof(out), &err), 0);
+	assert_string_equal(out, "src");
+	assert_int_equal(changeset_select_normalize(&cs, "/w/src/a", out, sizeof(out), &err), 0);
+	assert_string_equal(out, "src/a");
+	assert_int_equal(changeset_select_normalize(&cs, "src/../x", out, sizeof(out), &err), -1);
+	assert_int_equal(changeset_select_normalize(&cs, "", out, sizeof(out), &err), -1);
+}
+
+static void note(void *ctx, enum change c, const char *path)
+{
+	char line[512];
+	snprintf(line, sizeof(line), "%s %s", change_name(c), path);
+	assert_int_equal(strv_push(ctx, line), 0);
+}
+
+static void test_apply_in_part(void **st)
+{
+	(void)st;
+	struct changeset cs;
+	char upper[4200], dir[4096], p[4400];
+	put(host, "k", "host", 0644);
+	put(host, "k2", "host", 0644);
+	make_cs(&cs, NULL, upper, sizeof(upper));
+	snprintf(dir, sizeof(dir), "%s", cs.dir);
+	put(upper, "k", "run", 0644);
+	put(upper, "k2", "run", 0644);
+	snprintf(p, sizeof(p), "%s/n", upper);
+	assert_int_equal(mkdir(p, 0755), 0);
+	put(p, "f", "f", 0644);
+	snprintf(p, sizeof(p), "%s/c", upper); /* a new directory of caches only */
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(mkdir(strcat(p, "/__pycache__"), 0755), 0);
+	put(p, "m.pyc", "c", 0644);
+	strv said = {0};
+	const char *sel[] = {"n/f", "k"};
+	struct changeset_apply_opts o = {.select = sel, .nselect = 2, .applied = note, .applied_ctx = &said};
+	cordon_error err = {0};
+	assert_int_equal(changeset_apply(&cs, &o, NULL, &err), 0);
+	assert_int_equal(said.n, 2);
+	assert_true(strv_contains(&said, "created n/f") && strv_contains(&said, "modified k"));
+	assert_true(exists(host, "n/f") && !exists(host, "c"));
+	assert_true(exists(dir, ".") && exists(upper, "k2") && !exists(upper, "k"));
+	/* A pattern that selects nothing: refused, nothing applied. */
+	const char *none[] = {"k2", "nothere"};
+	o.select = none;
+	assert_int_equal(changeset_apply(&cs, &o, NULL, &err), -1);
+	assert_non_null(strstr(err.msg, "nothere: no change"));
+	assert_true(exists(upper, "k2"));
+	/* The rest (a host file replaced again: backups of the first apply
+	 * do not stand in the way); the caches go with the change set. */
+	strv_free(&said);
+	o.select = NULL;
+	o.nselect = 0;
+	assert_int_equal(changeset_apply(&cs, &o, NULL, &err), 0);
+	assert_int_equal(said.n, 1);
+	assert_string_equal(said.v[0], "modified k2");
+	assert_false(exists(host, "c"));
+	assert_false(exists(dir, "."));
+	changeset_close(&cs);
+	strv_free(&said);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -579,6 +674,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_interrupted_apply_rolled_back, setup, teardown),
 		cmocka_unit_test(test_journal_strictly_framed),
 		cmocka_unit_test_setup_teardown(test_hostile_names_rolled_back, setup, teardown),
+		cmocka_unit_test(test_select_and_ignore_match),
+		cmocka_unit_test_setup_teardown(test_apply_in_part, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("changeset", tests, NULL, NULL);
 }
