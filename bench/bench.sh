@@ -173,3 +173,4 @@ echo "setup_seconds of one run (clone to exec):        $(jq .usage.setup_seconds
 bash "$HERE/relay.sh" "$BUILD"
 bash "$HERE/workspace.sh" "$BUILD"
 bash "$HERE/tls.sh" "$BUILD"
+bash "$HERE/refused.sh" "$BUILD"

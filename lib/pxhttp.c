@@ -130,6 +130,82 @@ static const char *origin_form(const struct pxhttp *h, const char *t)
 	return slash ? slash : "/";
 }
 
+/* ---- Host (issue 27.2) ---- */
+
+/* The authority this connection was decided on, as a Host value: the port
+ * left out where it is the scheme's (80 read as plain HTTP, 443 opened). */
+static void authority(const struct pxhttp *h, char *out, size_t outsz)
+{
+	snprintf(out, outsz, strchr(h->host, ':') ? "[%s]" : "%s", h->host);
+	if (h->port != (h->forward ? 80 : 443))
+		snprintf(out + strlen(out), outsz - strlen(out), ":%u", h->port);
+}
+
+/* Is the Host value v[0..n) this connection's authority? Host name (or
+ * address) equal but for case, nothing added (no trailing dot, no
+ * userinfo); the port, if given, in plain decimal and equal, else the
+ * scheme's default (80 plain, 443 opened) must be the connection's port. */
+static bool host_is_ours(const struct pxhttp *h, const char *v, size_t n)
+{
+	const char *hn = v, *port = NULL;
+	size_t hl = n, pl = 0;
+	bool v6 = strchr(h->host, ':') != NULL;
+	if (n && v[0] == '[') {
+		const char *rb = memchr(v, ']', n);
+		if (!rb || !v6)
+			return false;
+		hn = v + 1;
+		hl = (size_t)(rb - hn);
+		size_t rest = n - (size_t)(rb + 1 - v);
+		if (rest) {
+			if (rb[1] != ':')
+				return false;
+			port = rb + 2;
+			pl = rest - 1;
+		}
+	} else {
+		const char *c = memchr(v, ':', n);
+		if (v6)
+			return false;
+		if (c) {
+			hl = (size_t)(c - v);
+			port = c + 1;
+			pl = n - hl - 1;
+		}
+	}
+	if (hl != strlen(h->host) || strncasecmp(hn, h->host, hl) != 0)
+		return false;
+	if (!port)
+		return h->port == (h->forward ? 80 : 443);
+	if (pl == 0 || pl > 5 || port[0] == '0')
+		return false;
+	unsigned long pv = 0;
+	for (size_t i = 0; i < pl; i++) {
+		if (port[i] < '0' || port[i] > '9')
+			return false;
+		pv = pv * 10 + (unsigned long)(port[i] - '0');
+	}
+	return pv == h->port;
+}
+
+/* What is wrong with the request's Host, or NULL: at most one, and that one
+ * this connection's authority (none: the proxy writes it). */
+static const char *host_problem(const struct pxhttp *h, const struct h1_msg *m, bool *absent)
+{
+	size_t hosts = 0;
+	const char *why = NULL;
+	for (size_t i = 0; i < m->nh; i++) {
+		if (m->h[i].name_len != 4 || strncasecmp(m->head + m->h[i].name, "host", 4) != 0)
+			continue;
+		if (++hosts > 1)
+			return "more than one Host header";
+		if (!host_is_ours(h, m->head + m->h[i].value, m->h[i].value_len))
+			why = "a Host other than the connection's authority";
+	}
+	*absent = hosts == 0;
+	return why;
+}
+
 /* ---- secrets ---- */
 
 bool pxhttp_secret_scoped(const struct pxhttp_secret *s, const char *host, uint16_t port)
@@ -353,10 +429,11 @@ static bool value_is(const char *v, size_t n, const char *want)
 }
 
 /* Copy the head for the upstream: origin-form target; on a forward
- * connection the checked host as Host and one request per connection; the
- * proxy's own headers never go on. */
+ * connection the checked host as Host and one request per connection (on
+ * an opened one the client's Host, checked, or the checked authority if it
+ * sent none); the proxy's own headers never go on. */
 static void rewrite_head(const struct pxhttp *h, const struct h1_msg *m, const char *path, bool upgrade,
-			 uint32_t hmask, uint32_t qmask, buf *out)
+			 uint32_t hmask, uint32_t qmask, bool add_host, buf *out)
 {
 	buf_printf(out, "%s ", m->method);
 	put_subst(h, qmask, path, strlen(path), out);
@@ -393,10 +470,12 @@ static void rewrite_head(const struct pxhttp *h, const struct h1_msg *m, const c
 	}
 	if (h->forward) {
 		char hp[300];
-		snprintf(hp, sizeof(hp), strchr(h->host, ':') ? "[%s]" : "%s", h->host);
-		if (h->port != 80)
-			snprintf(hp + strlen(hp), sizeof(hp) - strlen(hp), ":%u", h->port);
+		authority(h, hp, sizeof(hp));
 		buf_printf(out, "Host: %s\r\nConnection: %s\r\n", hp, upgrade ? "Upgrade" : "close");
+	} else if (add_host) {
+		char hp[300];
+		authority(h, hp, sizeof(hp));
+		buf_printf(out, "Host: %s\r\n", hp); /* none came: the upstream gets the checked one */
 	}
 	buf_printf(out, "\r\n");
 }
@@ -420,6 +499,27 @@ static void refuse_logged(struct pxhttp *h, const char *method, const char *path
 	if (entry(h, log))
 		entry(h, log)->status = 403;
 	refuse(h, method, path, why);
+}
+
+/* A request whose Host is not exactly the connection's authority (issue
+ * 27.2): a front end that routes by Host would take it (and a credential
+ * injected into it) to another tenant, past the rules checked here.
+ * Refused, logged with status 403, a denial. */
+static void refuse_host(struct pxhttp *h, const char *method, const char *path, const char *why)
+{
+	size_t log = log_request(h, method, path);
+	if (entry(h, log))
+		entry(h, log)->status = 403;
+	char p[256], target[900], auth[300], msg[1400];
+	clean_path(h, path, p, sizeof(p));
+	authority(h, auth, sizeof(auth));
+	snprintf(target, sizeof(target), "%s %s%s (%s)", method, h->target, p[0] == '/' ? p : "", why);
+	report_add_denial(h->rep, "network", target);
+	h->rep->net.denied++;
+	snprintf(msg, sizeof(msg), "cordon: %s %s%s: %s; a request on this connection goes with Host: %s (or none)",
+		 method, h->target, p[0] == '/' ? p : "", why, auth);
+	answer(&h->refusal, 403, msg);
+	h->refused = true;
 }
 
 static void count_injections(struct pxhttp *h, uint32_t mask)
@@ -467,6 +567,13 @@ static int on_head(struct pxhttp *h, buf *to_up)
 		refuse_logged(h, m->method, path, "a GET, HEAD or TRACE request with a body (an upstream may read the body as a request of its own)");
 		return 0;
 	}
+	/* Exactly one Host upstream, the authority checked (issue 27.2). */
+	bool no_host = false;
+	const char *bad_host = host_problem(h, m, &no_host);
+	if (bad_host) {
+		refuse_host(h, m->method, path, bad_host);
+		return 0;
+	}
 	buf why = {0};
 	bool ok = admitted(h, m->method, path, upgrade, &why);
 	size_t log = log_request(h, m->method, path);
@@ -506,7 +613,7 @@ static int on_head(struct pxhttp *h, buf *to_up)
 	h->injected |= hmask | qmask;
 	h->carry_len = 0;
 	size_t before = to_up->len;
-	rewrite_head(h, m, path, upgrade, hmask, qmask, to_up);
+	rewrite_head(h, m, path, upgrade, hmask, qmask, no_host, to_up);
 	struct pxhttp_pending *q = &h->q[h->nq++];
 	snprintf(q->method, sizeof(q->method), "%s", m->method);
 	q->log = log;

@@ -3,7 +3,7 @@
   tlsserver.py PORTFILE LOG CERT KEY DIR [USER:PASS]
 Serves DIR (GET, HEAD; HTTP/1.1 keep-alive), answers any other method with
 "ok METHOD PATH", and appends every request's method, path and headers to
-LOG as a JSON line; every response echoes the Authorization header as X-Echo.
+LOG as a JSON line (with every Host line and the TLS SNI); every response echoes the Authorization header as X-Echo.
 GET /echo/{cl,chunked,eof} echoes it in the body too (raw, hex and base64),
 framed by Content-Length, as 5-byte chunks, or to the close; the slow
 variants write it in 5-byte pieces. With USER:PASS, paths under /git/ need that Basic
@@ -29,7 +29,8 @@ class H(http.server.SimpleHTTPRequestHandler):
 
     def record(self):
         with lock, open(log, "a") as f:
-            f.write(json.dumps({"m": self.command, "p": self.path, "h": dict(self.headers)}) + "\n")
+            f.write(json.dumps({"m": self.command, "p": self.path, "h": dict(self.headers),
+                                "hosts": self.headers.get_all("Host") or [], "sni": getattr(self.request, "sni", None)}) + "\n")
 
     def authorized(self):
         if not need or not self.path.startswith("/git/"):
@@ -94,6 +95,9 @@ class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
 srv = S(("127.0.0.1", 0), functools.partial(H, directory=root))
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 ctx.load_cert_chain(cert, key)
+def sni(sock, name, _ctx):  # the name the client (the proxy) asked for, logged as "sni"
+    sock.sni = name
+ctx.sni_callback = sni
 srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
 with open(portfile + ".tmp", "w") as f:
     f.write(str(srv.server_address[1]))

@@ -3,10 +3,12 @@
  * byte splits the input into client bytes and upstream bytes; both are fed in
  * small pieces. Whatever goes upstream must start with a request line the
  * rules admitted; path matching and pattern containment must not crash.
- * With the response filter on, responses are re-framed (its own chunks). */
+ * With the response filter on, responses are re-framed (its own chunks).
+ * Each request head upstream carries one Host, the checked authority. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include "pxhttp.h"
 #include "pxrule.h"
 
@@ -73,6 +75,34 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < rep.net.nreq; i++)
 		if (rep.net.req[i].status != 403 && strcmp(rep.net.req[i].method, "GET") != 0)
 			abort();
+	/* Issue 27.2: every request head that went upstream has exactly one
+	 * Host, the connection's authority (127.0.0.1:80; port 80 is the
+	 * default of plain HTTP, where the proxy writes it itself). Read again
+	 * as the upstream reads it, up to an Upgrade (opaque after). */
+	static struct h1 rp;
+	memset(&rp, 0, sizeof(rp));
+	for (size_t off = 0; off < up.len;) {
+		size_t used;
+		int r = h1_feed(&rp, up.p + off, up.len - off, &used);
+		off += used;
+		if (r == H1_NEED || r == H1_ERR)
+			break;
+		if (r != H1_HEAD)
+			continue;
+		const char *want = h->forward ? "127.0.0.1" : "127.0.0.1:80";
+		size_t hosts = 0;
+		for (size_t i = 0; i < rp.msg.nh; i++)
+			if (rp.msg.h[i].name_len == 4 && strncasecmp(rp.msg.head + rp.msg.h[i].name, "host", 4) == 0) {
+				hosts++;
+				if (rp.msg.h[i].value_len != strlen(want) || memcmp(rp.msg.head + rp.msg.h[i].value, want, strlen(want)) != 0)
+					abort();
+			}
+		if (hosts != 1)
+			abort();
+		if (rp.msg.upgrade && rp.msg.conn_upgrade)
+			break;
+		h1_body_for(&rp, NULL);
+	}
 	pxhttp_free(h);
 	free(h);
 	buf_free(&up);

@@ -47,7 +47,7 @@ JSON
 		node -e '
 const http = require(\"http\"), https = require(\"https\");
 http.request({host: \"127.0.0.1\", port: 3128, method: \"CONNECT\", path: \"localhost:$PORT\"}).on(\"connect\", (res, socket) => {
-  https.get({host: \"localhost\", path: \"/pub/a.txt\", socket, agent: false, headers: {authorization: \"token \" + process.env.TOKEN}}, r => {
+  https.get({host: \"localhost\", port: $PORT, path: \"/pub/a.txt\", socket, agent: false, headers: {authorization: \"token \" + process.env.TOKEN}}, r => {
     let d = \"\"; r.on(\"data\", c => d += c); r.on(\"end\", () => { console.log(\"node \" + d.trim()); process.exit(0); });
   });
 }).end();'
@@ -262,7 +262,7 @@ r = b""
 while b"\r\n\r\n" not in r: r += s.recv(1)
 t = ssl.create_default_context().wrap_socket(s, server_hostname="localhost")
 a = "Authorization: Bearer " + os.environ["TOKEN"]
-t.sendall(("GET /pub/a.txt HTTP/1.1\r\nHost: x\r\n%s%s\r\n\r\nGET /echo/cl HTTP/1.1\r\nHost: x\r\n%s\r\n\r\n" % (a, "p" * 16200, a)).encode())
+t.sendall(("GET /pub/a.txt HTTP/1.1\r\nHost: localhost:'"$PORT"'\r\n%s%s\r\n\r\nGET /echo/cl HTTP/1.1\r\nHost: localhost:'"$PORT"'\r\n%s\r\n\r\n" % (a, "p" * 16200, a)).encode())
 out = b""
 while True:
     x = t.recv(65536)
@@ -305,8 +305,78 @@ test_tls_is_a_module() {
 	t_assert
 }
 
+# Issue 27.2: on an opened connection the upstream gets exactly one Host, the
+# authority the CONNECT was decided on. The run's own Host (another name,
+# the port left out, a trailing dot, two Host lines, another on the second
+# request of a keep-alive connection) is refused with 403, a denial, and
+# nothing of that request (least of all the injected value) goes upstream;
+# none (HTTP/1.0): the proxy writes the authority. The upstream's SNI is the
+# authority too, whatever name the client's TLS asked for.
+test_run_host_never_goes_upstream() {
+	make_ca
+	mkdir -p www/pub && echo pub >www/pub/a.txt
+	serve_tls "$WS/www"
+	cat >p.json <<JSON
+{"network": {"allow": ["localhost:$PORT"], "upstream_ca": "$T_TMP/ca.pem"},
+ "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["localhost:$PORT"], "placeholder": "ghp_"}}}}
+JSON
+	HOST_TOKEN=$VALUE cordon_run --policy p.json -- /bin/sh -c "
+		for h in attacker-tenant.example localhost localhost.:$PORT; do
+			curl -sS -H \"Host: \$h\" -H \"Authorization: Bearer \$TOKEN\" https://localhost:$PORT/pub/a.txt
+		done
+		curl -sS -H \"Authorization: Bearer \$TOKEN\" https://localhost:$PORT/pub/a.txt
+		python3 -c '
+import os, socket, ssl
+def tunnel(sni=\"localhost\"):
+    s = socket.create_connection((\"127.0.0.1\", 3128))
+    s.sendall(b\"CONNECT localhost:$PORT HTTP/1.1\r\n\r\n\")
+    r = b\"\"
+    while b\"\r\n\r\n\" not in r: r += s.recv(1)
+    c = ssl.create_default_context()
+    c.check_hostname = sni == \"localhost\"
+    return c.wrap_socket(s, server_hostname=sni)
+def ask(t, req):
+    t.sendall(req.encode())
+    out = b\"\"
+    try:
+        while True:
+            x = t.recv(65536)
+            if not x: break
+            out += x
+    except OSError:
+        pass
+    return out
+a = \"Authorization: Bearer \" + os.environ[\"TOKEN\"]
+o = ask(tunnel(), \"GET /pub/a.txt?dup HTTP/1.1\r\nHost: localhost:$PORT\r\nhost: attacker-tenant.example\r\n%s\r\n\r\n\" % a)
+print(\"dup\", o.split(b\"\r\n\")[0].decode())
+o = ask(tunnel(), \"GET /pub/a.txt?ka HTTP/1.1\r\nHost: localhost:$PORT\r\n%s\r\n\r\nGET /pub/a.txt?ka2 HTTP/1.1\r\nHost: attacker-tenant.example\r\n%s\r\n\r\n\" % (a, a))
+print(\"ka\", o.count(b\"HTTP/1.1 200\"), o.count(b\"HTTP/1.1 403\"))
+o = ask(tunnel(\"attacker-tenant.example\"), \"GET /pub/a.txt?sni HTTP/1.1\r\nHost: localhost:$PORT\r\nConnection: close\r\n%s\r\n\r\n\" % a)
+print(\"sni\", o.split(b\"\r\n\")[0].decode())
+o = ask(tunnel(), \"GET /pub/a.txt?h10 HTTP/1.0\r\n\r\n\")
+print(\"h10\", o.split(b\"\r\n\")[0].decode())'"
+	stop $SRV
+	expect_eq "$(printf '%s\n' "$OUT" | grep -c "cordon: GET localhost:$PORT/pub/a.txt: a Host other than the connection's authority")" 3 \
+		"curl's Host refused three times: $OUT $ERR"
+	expect_eq "$(printf '%s\n' "$OUT" | grep -c '^pub$')" 1 "curl without -H Host got the file"
+	expect_match "$OUT" "dup HTTP/1.1 403 Forbidden" "two Host lines refused"
+	expect_match "$OUT" "ka 1 1" "keep-alive: the first answered, the second (another Host) refused"
+	expect_match "$OUT" "sni HTTP/1.1 200 OK" "the client's SNI is not the upstream's"
+	expect_match "$OUT" "h10 HTTP/1.1 200 OK" "HTTP/1.0 without Host"
+	expect_eq "$(jq -c .hosts "$T_TMP/log" | sort -u)" "[\"localhost:$PORT\"]" "every request upstream had one Host, the authority"
+	expect_eq "$(jq -r .p "$T_TMP/log" | sort | tr '\n' ' ')" "/pub/a.txt /pub/a.txt?h10 /pub/a.txt?ka /pub/a.txt?sni " "only the admitted requests went upstream"
+	expect_eq "$(jq -r .sni "$T_TMP/log" | sort -u)" localhost "the upstream's SNI is the authority"
+	expect_eq "$(grep -c attacker-tenant "$T_TMP/log")" 0 "the run's name never went upstream"
+	expect_eq "$(grep -c "Bearer $VALUE" "$T_TMP/log")" 3 "the value went with the admitted requests only"
+	expect_eq "$(field -c '[.denials[] | select(.target | test("Host")) | .count] | add')" 5 "each refusal a denial"
+	expect_match "$(field -c '.denials[] | .target')" "GET localhost:$PORT/pub/a.txt \\(more than one Host header\\)" "named"
+	expect_eq "$(field -c '[.network.requests[] | select(.status == 403)] | length')" 5 "logged with 403"
+	expect_eq "$(field .verdicts.containment)" violations "a violation"
+	t_assert
+}
+
 for t in test_tls_is_a_module test_injected_credential_reaches_upstream_only test_echoed_value_in_bodies_becomes_placeholder test_bundle_over_standard_path \
 	test_placeholder_elsewhere_refused test_bad_upstream_refused_opaque_tunnel_untouched test_ceiling_pins_injection_hosts \
-	test_unreadable_response_ends_connection; do
+	test_unreadable_response_ends_connection test_run_host_never_goes_upstream; do
 	t_run $t
 done

@@ -184,7 +184,7 @@ static void test_pxhttp_each_request_checked(void **st)
 	struct pxhttp *h = malloc(sizeof(*h));
 	pxhttp_init(h, &rs, &rep, "127.0.0.1", 8080, "127.0.0.1:8080", true);
 	buf up = {0}, down = {0};
-	const char *req = "GET http://127.0.0.1:8080/pub/a?k=v HTTP/1.1\r\nHost: evil\r\nProxy-Authorization: x\r\n\r\n"
+	const char *req = "GET http://127.0.0.1:8080/pub/a?k=v HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nProxy-Authorization: x\r\n\r\n"
 			  "GET http://127.0.0.1:8080/priv HTTP/1.1\r\n\r\n";
 	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
 	assert_int_equal(buf_append(&up, "", 1), 0);
@@ -471,10 +471,10 @@ static void test_pxhttp_coded_response(void **st)
 		pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
 		h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
 		up.len = down.len = 0;
-		const char *req = "GET /a HTTP/1.1\r\nTE: gzip\r\nAccept-Encoding: gzip\r\nX-Key: ph_0123\r\n\r\n";
+		const char *req = "GET /a HTTP/1.1\r\nHost: api.example\r\nTE: gzip\r\nAccept-Encoding: gzip\r\nX-Key: ph_0123\r\n\r\n";
 		assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
 		buf_append(&up, "", 1);
-		assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nX-Key: s3cr3t-value\r\n\r\n");
+		assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\n\r\n");
 		uint64_t denied = rep.net.denied;
 		assert_int_equal(pxhttp_upstream(h, resp[i], strlen(resp[i]), &down), 0);
 		buf_append(&down, "", 1);
@@ -488,17 +488,17 @@ static void test_pxhttp_coded_response(void **st)
 	pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
 	h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
 	up.len = down.len = 0;
-	const char *req = "GET /a HTTP/1.1\r\nTE: trailers\r\nX-Key: ph_0123\r\n\r\nGET /b HTTP/1.1\r\nTE: gzip\r\nAccept-Encoding: gzip\r\n\r\n";
+	const char *req = "GET /a HTTP/1.1\r\nHost: api.example\r\nTE: trailers\r\nX-Key: ph_0123\r\n\r\nGET /b HTTP/1.1\r\nHost: api.example\r\nTE: gzip\r\nAccept-Encoding: gzip\r\n\r\n";
 	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
 	buf_append(&up, "", 1);
-	assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nTE: trailers\r\nX-Key: s3cr3t-value\r\n\r\n");
+	assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nTE: trailers\r\nX-Key: s3cr3t-value\r\n\r\n");
 	const char *r2a = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx";
 	const char *r2 = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc";
 	assert_int_equal(pxhttp_upstream(h, r2a, strlen(r2a), &down), 0);
 	up.len = 0;
 	assert_int_equal(pxhttp_client(h, NULL, 0, &up, &down), 0);
 	buf_append(&up, "", 1);
-	assert_string_equal(up.p, "GET /b HTTP/1.1\r\nTE: gzip\r\nAccept-Encoding: gzip\r\n\r\n");
+	assert_string_equal(up.p, "GET /b HTTP/1.1\r\nHost: api.example\r\nTE: gzip\r\nAccept-Encoding: gzip\r\n\r\n");
 	assert_int_equal(pxhttp_upstream(h, r2, strlen(r2), &down), 0);
 	buf_append(&down, "", 1);
 	assert_non_null(strstr(down.p, "abc"));
@@ -537,10 +537,10 @@ static void test_pxhttp_pipelined_request_waits(void **st)
 		h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
 		up.len = down.len = 0;
 		size_t nreq = rep.net.nreq;
-		const char *req = "GET /1 HTTP/1.1\r\nX-Key: ph_0123\r\n\r\nGET /2 HTTP/1.1\r\nX-Key: ph_0123\r\n\r\n";
+		const char *req = "GET /1 HTTP/1.1\r\nHost: api.example\r\nX-Key: ph_0123\r\n\r\nGET /2 HTTP/1.1\r\nHost: api.example\r\nX-Key: ph_0123\r\n\r\n";
 		assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
 		buf_append(&up, "", 1);
-		assert_string_equal(up.p, "GET /1 HTTP/1.1\r\nAccept-Encoding: identity\r\nX-Key: s3cr3t-value\r\n\r\n");
+		assert_string_equal(up.p, "GET /1 HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\n\r\n");
 		up.len = 0;
 		assert_int_equal(rep.net.nreq, nreq + 1);
 		assert_false(pxhttp_want_client(h)); /* it holds what it has, reads no more */
@@ -554,14 +554,14 @@ static void test_pxhttp_pipelined_request_waits(void **st)
 	/* an answer that ends well lets it go on */
 	pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
 	up.len = down.len = 0;
-	const char *req = "GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n";
+	const char *req = "GET /1 HTTP/1.1\r\nHost: api.example\r\n\r\nGET /2 HTTP/1.1\r\nHost: api.example\r\n\r\n";
 	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
 	const char *ok = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx";
 	assert_int_equal(pxhttp_upstream(h, ok, strlen(ok), &down), 0);
 	assert_true(pxhttp_want_client(h));
 	assert_int_equal(pxhttp_client(h, NULL, 0, &up, &down), 0);
 	buf_append(&up, "", 1);
-	assert_string_equal(up.p, "GET /1 HTTP/1.1\r\n\r\nGET /2 HTTP/1.1\r\n\r\n");
+	assert_string_equal(up.p, "GET /1 HTTP/1.1\r\nHost: api.example\r\n\r\nGET /2 HTTP/1.1\r\nHost: api.example\r\n\r\n");
 	pxhttp_free(h);
 	free(h);
 	buf_free(&up);
@@ -673,6 +673,117 @@ static void test_pxhttp_filter_memory_counted(void **st)
 	redactor_free(echo);
 }
 
+/* Issue 27.2: on a connection the proxy reads, the upstream gets exactly one
+ * Host, the authority the decision was taken on; a request with another
+ * (or two) is refused (403, logged, a denial) and nothing of it, least of
+ * all an injected value, goes upstream. */
+struct host_case {
+	const char *host;
+	uint16_t port;
+	bool forward;
+	const char *req;
+	const char *want; /* the upstream's Host line, or NULL: refused */
+};
+
+static void test_pxhttp_host_is_the_authority(void **st)
+{
+	(void)st;
+	static const struct host_case c[] = {
+		{"localhost", 8443, false, "GET / HTTP/1.1\r\nHost: localhost:8443\r\nX-Key: ph_0123\r\n\r\n", "Host: localhost:8443"},
+		{"localhost", 8443, false, "GET / HTTP/1.1\r\nHost: LocalHost:8443\r\nX-Key: ph_0123\r\n\r\n", "Host: LocalHost:8443"},
+		{"localhost", 8443, false, "GET / HTTP/1.0\r\nX-Key: ph_0123\r\n\r\n", "Host: localhost:8443"},
+		{"localhost", 8443, false, "GET / HTTP/1.1\r\nX-Key: ph_0123\r\n\r\n", "Host: localhost:8443"},
+		{"localhost", 8443, false, "GET / HTTP/1.1\r\nHost: attacker-tenant.example\r\nX-Key: ph_0123\r\n\r\n", NULL},
+		{"localhost", 8443, false, "GET / HTTP/1.1\r\nHost: localhost\r\nX-Key: ph_0123\r\n\r\n", NULL},
+		{"localhost", 8443, false, "GET / HTTP/1.1\r\nHost: localhost:443\r\nX-Key: ph_0123\r\n\r\n", NULL},
+		{"localhost", 8443, false, "GET / HTTP/1.1\r\nHost: localhost.:8443\r\nX-Key: ph_0123\r\n\r\n", NULL},
+		{"localhost", 8443, false, "GET / HTTP/1.1\r\nHost: localhost:08443\r\nX-Key: ph_0123\r\n\r\n", NULL},
+		{"localhost", 8443, false, "GET / HTTP/1.1\r\nHost: localhost:\r\nX-Key: ph_0123\r\n\r\n", NULL},
+		{"localhost", 8443, false, "GET / HTTP/1.1\r\nHost: localhost:8443:1\r\nX-Key: ph_0123\r\n\r\n", NULL},
+		{"localhost", 8443, false, "GET / HTTP/1.1\r\nHost: u@localhost:8443\r\nX-Key: ph_0123\r\n\r\n", NULL},
+		{"localhost", 8443, false, "GET / HTTP/1.1\r\nHost:\r\nX-Key: ph_0123\r\n\r\n", NULL},
+		{"localhost", 8443, false, "GET / HTTP/1.1\r\nHost: [::1]:8443\r\nX-Key: ph_0123\r\n\r\n", NULL},
+		{"localhost", 8443, false, "GET / HTTP/1.1\r\nHost: localhost:8443\r\nhost: localhost:8443\r\nX-Key: ph_0123\r\n\r\n", NULL},
+		{"localhost", 8443, false, "GET / HTTP/1.1\r\nHost: localhost:8443\r\nHOST: evil.example\r\nX-Key: ph_0123\r\n\r\n", NULL},
+		{"localhost", 8443, false, "GET http://localhost:8443/ HTTP/1.1\r\nHost: localhost:8443\r\n\r\n", NULL},
+		{"api.example", 443, false, "GET / HTTP/1.1\r\nHost: api.example\r\n\r\n", "Host: api.example"},
+		{"api.example", 443, false, "GET / HTTP/1.1\r\nHost: api.example:443\r\n\r\n", "Host: api.example:443"},
+		{"api.example", 443, false, "GET / HTTP/1.1\r\nHost: api.example:80\r\n\r\n", NULL},
+		{"::1", 8443, false, "GET / HTTP/1.1\r\nHost: [::1]:8443\r\n\r\n", "Host: [::1]:8443"},
+		{"::1", 8443, false, "GET / HTTP/1.1\r\nHost: ::1:8443\r\n\r\n", NULL},
+		{"127.0.0.1", 80, true, "GET http://127.0.0.1/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", "Host: 127.0.0.1"},
+		{"127.0.0.1", 80, true, "GET http://127.0.0.1:80/ HTTP/1.1\r\nHost: 127.0.0.1:80\r\n\r\n", "Host: 127.0.0.1"},
+		{"127.0.0.1", 80, true, "GET http://127.0.0.1/ HTTP/1.0\r\n\r\n", "Host: 127.0.0.1"},
+		{"127.0.0.1", 80, true, "GET http://127.0.0.1/ HTTP/1.1\r\nHost: other.example\r\n\r\n", NULL},
+		{"127.0.0.1", 80, true, "GET http://127.0.0.1/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n", NULL},
+		{"127.0.0.1", 8080, true, "GET http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", NULL},
+	};
+	struct run_report rep;
+	report_init(&rep);
+	struct net_rules rs = {0};
+	cordon_error err = {0};
+	static const char *const allow[] = {"localhost:8443", "api.example:443", "[::1]:8443", "127.0.0.1:80", "127.0.0.1:8080"};
+	for (size_t i = 0; i < sizeof(allow) / sizeof(allow[0]); i++)
+		assert_int_equal(pxrule_add(&rs, allow[i], NULL, NULL, false, &err), 0);
+	struct pxhttp *h = malloc(sizeof(*h));
+	buf up = {0}, down = {0};
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		strv hosts = {0};
+		char auth[300];
+		snprintf(auth, sizeof(auth), strchr(c[i].host, ':') ? "[%s]:%u" : "%s:%u", c[i].host, c[i].port);
+		strv_push(&hosts, auth);
+		struct pxhttp_secret sec = {"TOK", "ph_0123", (const uint8_t *)"s3cr3t-value", 12, &hosts, true, true, false, 0};
+		pxhttp_init(h, &rs, &rep, c[i].host, c[i].port, auth, c[i].forward);
+		h->tls = !c[i].forward, h->sec = &sec, h->nsec = 1;
+		up.len = down.len = 0;
+		uint64_t denied = rep.net.denied;
+		assert_int_equal(pxhttp_client(h, c[i].req, strlen(c[i].req), &up, &down), 0);
+		pxhttp_upstream_eof(h, &down);
+		buf_append(&up, "", 1);
+		buf_append(&down, "", 1);
+		if (!c[i].want) {
+			if (up.len != 1 || !strstr(down.p, "HTTP/1.1 403 Forbidden") || rep.net.denied != denied + 1)
+				fail_msg("case %zu: not refused: up %s down %s", i, up.p, down.p);
+			assert_int_equal(rep.net.req[rep.net.nreq - 1].status, 403);
+		} else {
+			size_t n = 0;
+			for (const char *p = up.p; (p = strcasestr(p, "\r\nHost:")); p++)
+				n++;
+			if (n != 1 || !strstr(up.p, c[i].want) || rep.net.denied != denied)
+				fail_msg("case %zu: up %s down %s", i, up.p, down.p);
+		}
+		pxhttp_free(h);
+		strv_free(&hosts);
+	}
+	/* keep-alive: a second request with another Host on the same connection */
+	strv hosts = {0};
+	strv_push(&hosts, "localhost:8443");
+	struct pxhttp_secret sec = {"TOK", "ph_0123", (const uint8_t *)"s3cr3t-value", 12, &hosts, true, true, false, 0};
+	pxhttp_init(h, &rs, &rep, "localhost", 8443, "localhost:8443", false);
+	h->tls = true, h->sec = &sec, h->nsec = 1;
+	up.len = down.len = 0;
+	const char *two = "GET /1 HTTP/1.1\r\nHost: localhost:8443\r\nX-Key: ph_0123\r\n\r\n"
+			  "GET /2 HTTP/1.1\r\nHost: attacker-tenant.example\r\nX-Key: ph_0123\r\n\r\n";
+	assert_int_equal(pxhttp_client(h, two, strlen(two), &up, &down), 0);
+	const char *ok = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx";
+	assert_int_equal(pxhttp_upstream(h, ok, strlen(ok), &down), 0);
+	assert_int_equal(pxhttp_client(h, NULL, 0, &up, &down), 0);
+	buf_append(&up, "", 1);
+	buf_append(&down, "", 1);
+	assert_string_equal(up.p, "GET /1 HTTP/1.1\r\nHost: localhost:8443\r\nX-Key: s3cr3t-value\r\n\r\n");
+	assert_non_null(strstr(down.p, "HTTP/1.1 403 Forbidden"));
+	assert_non_null(strstr(down.p, "a Host other than the connection's authority"));
+	assert_int_equal(rep.net.req[rep.net.nreq - 1].status, 403);
+	assert_string_equal(rep.denials[rep.ndenials - 1].target, "GET localhost:8443/2 (a Host other than the connection's authority)");
+	pxhttp_free(h);
+	strv_free(&hosts);
+	free(h);
+	buf_free(&up);
+	buf_free(&down);
+	pxrule_free(&rs);
+	report_free(&rep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -685,6 +796,7 @@ int main(void)
 		cmocka_unit_test(test_pxhttp_pipelined_request_waits),
 		cmocka_unit_test(test_pxhttp_get_with_body_refused),
 		cmocka_unit_test(test_pxhttp_filter_memory_counted),
+		cmocka_unit_test(test_pxhttp_host_is_the_authority), /* issue 27.2 */
 	};
 	return cmocka_run_group_tests_name("pxrule", tests, NULL, NULL);
 }
