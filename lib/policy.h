@@ -24,6 +24,9 @@ struct cordon_mount {
 	 * read-only by its check): idmapped when cordon runs as root, so that the
 	 * run reaches it as its owner would (a 0700 workspace included). */
 	bool owned;
+	/* A task check's workspace: writable, its writes thrown away (an
+	 * overlay on a tmpfs of the check's; model.h MODEL_SCRATCH). */
+	bool scratch;
 };
 
 enum limit_id { LIM_WALL, LIM_CPU, LIM_MEMORY, LIM_PIDS, LIM_OUTPUT, LIM_FILE_SIZE, LIM_COUNT };

@@ -39,6 +39,8 @@ enum msg_type {
 	MSG_SX_FILE,    /* P->C: file operation .err.code (enum sx_file_op) on .err.msg */
 	MSG_SX_FILE_R,  /* C->P: its result: .err.code = errno or 0 (fd) */
 	MSG_SX_END,     /* P->C: end the session: init exits */
+	MSG_CHECK_RO,   /* C->P: a task check's workspace (plan mount .value) stayed
+			 * read-only, .err.msg says why (overlay.h) */
 };
 
 /* A received frame. */
