@@ -258,7 +258,12 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 		setup_or_fail(sock, cordon_err(&e, 0, "no seccomp filter arrived at sync 2"), &e);
 	struct mount_plan mp = {sp->tree_fds, sp->secrets, sp->nsecrets, sp->cgview, sp->overlay_dirs, sp->overlay_trees,
 				sp->ca_pem, sp->ca_len};
+	cordon_error scratch_note = {0};
+	mp.scratch_note = &scratch_note;
 	setup_or_fail(sock, mounts_finish(&mc, &mp, &e), &e);
+	/* Before the listener: the supervisor's observer learns of it first. */
+	if (scratch_note.msg[0] && sync_send(sock, MSG_CHECK_RO, scratch_note.code, &scratch_note, -1) < 0)
+		setup_or_fail(sock, cordon_err_errno(&e, "send the check's read-only workspace"), &e);
 	for (size_t i = 0; i <= sp->plan->nmounts; i++)
 		if (sp->tree_fds[i] >= 0)
 			close(sp->tree_fds[i]);

@@ -241,7 +241,12 @@ static int add_task(struct boundary_model *m, const struct run_plan *plan, const
 		struct model_entry e = {.path = cm->path, .source = cm->src, .host = cm->path, .mount = (long)i,
 					.tree = (long)i,
 					.explain_path = cm->path, .explain_mode = mount_mode_name(cm->mode)};
-		if (cm->mode == MOUNT_RO) {
+		if (cm->mode == MOUNT_RO && cm->scratch) {
+			/* Writable in the view; the bind stays read-only below
+			 * the overlay (mounts.c), its size set by model_build_run. */
+			e.kind = MK_RO_BIND, e.landlock = MODEL_LL_ALL, e.view = VIEW_RW, e.flags = MODEL_SCRATCH;
+			e.reason = "the workspace, writable, its writes thrown away (the task check)";
+		} else if (cm->mode == MOUNT_RO) {
 			e.kind = MK_RO_BIND, e.landlock = LL_RO, e.view = VIEW_RO, e.reason = "granted read-only";
 		} else if (cm->mode == MOUNT_RW) {
 			e.kind = MK_RW_BIND, e.landlock = MODEL_LL_ALL, e.view = VIEW_RW;
@@ -759,6 +764,9 @@ int model_build_run(struct boundary_model *m, const cordon_policy *p, const char
 	r->rl_nocg = r->rl;
 	r->rl_nocg.as = r->cg.memory;
 	r->rl_nocg.nproc = r->cg.pids;
+	for (size_t i = 0; i < m->n; i++)
+		if (m->e[i].flags & MODEL_SCRATCH)
+			m->e[i].size = r->cg.memory ? r->cg.memory / 2 : CHECK_SCRATCH_DEFAULT_SIZE;
 	r->sys_default = seccomp_default_deny;
 	r->kill_on_violation = p->kill_on_violation;
 	r->file_reports = !p->no_file_reports;

@@ -55,6 +55,13 @@ enum model_kind {
 #define MODEL_NOT_YET (1u << 5)   /* MK_PROTECT absent at the start: nothing mounted, the
 				   * observer refuses its creation */
 #define MODEL_MASKED (1u << 6)    /* MK_PROTECT: an empty read-only tmpfs over it, not read-only */
+#define MODEL_SCRATCH (1u << 7)   /* MK_RO_BIND, a task check's workspace: writable through an
+				   * overlay whose upper layer is a tmpfs of .size bytes,
+				   * thrown away with the check (overlay.h) */
+/* The scratch's size where the check has no memory limit; with one, half of
+ * it (its pages are the check's memory: the other half stays for the
+ * check, which gets ENOSPC when the scratch is full, not the OOM killer). */
+#define CHECK_SCRATCH_DEFAULT_SIZE (256ULL << 20)
 
 /* Landlock access meaning "every right the kernel's ABI has". */
 #define MODEL_LL_ALL UINT64_MAX

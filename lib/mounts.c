@@ -539,10 +539,19 @@ static int setup_task_mount(const struct model_entry *e, const struct mount_plan
 	    !(plan->overlay_trees && plan->overlay_trees[e->mount] == OVERLAY_NONE))
 		r = overlay_mount(oldroot, newroot, e->path, plan->overlay_dirs[e->mount],
 				  plan->overlay_trees ? plan->overlay_trees[e->mount] : -1, (size_t)e->mount, err);
-	/* A task check's view of the change set (overlay.h). */
-	if (r == 0 && e->kind == MK_RO_BIND && e->mount >= 0 && plan->overlay_dirs && plan->overlay_dirs[e->mount])
-		r = overlay_mount_view(oldroot, newroot, e->path, plan->overlay_dirs[e->mount],
-				       plan->overlay_trees ? plan->overlay_trees[e->mount] : -1, (size_t)e->mount, err);
+	/* A task check's view of the change set, and its throwaway workspace
+	 * (overlay.h). */
+	const char *view =
+		e->kind == MK_RO_BIND && e->mount >= 0 && plan->overlay_dirs ? plan->overlay_dirs[e->mount] : NULL;
+	cordon_error note = {0};
+	if (r == 0 && (view || (e->flags & MODEL_SCRATCH)))
+		r = overlay_mount_view(oldroot, newroot, e->path, view,
+				       plan->overlay_trees ? plan->overlay_trees[e->mount] : -1, (size_t)e->mount,
+				       (e->flags & MODEL_SCRATCH) ? e->size : 0, &note, err);
+	if (note.msg[0] && plan->scratch_note) {
+		*plan->scratch_note = note;
+		plan->scratch_note->code = (int)e->mount;
+	}
 	walk_forget(e->path); /* the overlay (if any) is mounted there too */
 	if (r < 0 && e->mount < 0)
 		return cordon_err_wrap(err, "check.files %s", e->host);

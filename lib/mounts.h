@@ -53,6 +53,9 @@ struct mount_plan {
 	/* The run's CA bundle (PEM), written 0444 as CORDON_CA_FILE; or NULL. */
 	const char *ca_pem;
 	size_t ca_len;
+	/* Out: why a task check's workspace stayed read-only (overlay.h,
+	 * MODEL_SCRATCH; code = its plan mount index), msg "" if it did not. */
+	cordon_error *scratch_note;
 };
 
 /* Parent side: for each bind, clone the host tree as the supervisor (so a

@@ -510,39 +510,120 @@ void overlay_view_free(struct overlay_run *v)
 	v->dirs = NULL;
 }
 
-int overlay_mount_view(int oldroot, int newroot, const char *path, const char *layer, int tree, size_t idx,
-		       cordon_error *err)
+/* One overlay over lower (the bind at path): lowerdir cs_upper (the task's
+ * change set, -1: none) over lower; with upper/work (-1: none) writable,
+ * else read-only. Mounted over lower. */
+static int mount_view(int lower, int cs_upper, int upper, int work, const char *path, cordon_error *err)
 {
-	_cleanup_close_ int lower = open_dir_below(newroot, path);
-	if (lower < 0)
-		return cordon_err_errno(err, "the task's changes over %s: open the lower layer", path);
-	_cleanup_close_ int ld = tree >= 0 ? attach_layer(tree, idx) : open_dir_below(oldroot, layer);
-	if (ld < 0)
-		return cordon_err_errno(err, "the task's changes over %s: open the change set %s", path, layer);
-	_cleanup_close_ int upper = open_dir_below(ld, "upper");
-	if (upper < 0)
-		return cordon_err_errno(err, "the task's changes over %s: open the change set's upper directory", path);
-	/* Two lower layers and no upper: the merged view, read-only (the
-	 * run's upper layer on top, its whiteouts and opaque directories,
-	 * user.overlay.*, honoured). Nothing the check does reaches either. */
-	char l[160];
-	snprintf(l, sizeof(l), "/newroot/proc/self/fd/%d:/newroot/proc/self/fd/%d", upper, lower);
+	/* The run's upper layer on top, its whiteouts and opaque directories
+	 * (user.overlay.*) honoured; no redirects, no metacopy. */
+	char l[160], u[64], w[64];
+	if (cs_upper >= 0)
+		snprintf(l, sizeof(l), "/newroot/proc/self/fd/%d:/newroot/proc/self/fd/%d", cs_upper, lower);
+	else
+		snprintf(l, sizeof(l), "/newroot/proc/self/fd/%d", lower);
+	snprintf(u, sizeof(u), "/newroot/proc/self/fd/%d", upper);
+	snprintf(w, sizeof(w), "/newroot/proc/self/fd/%d", work);
 	_cleanup_close_ int fs = fsopen("overlay", FSOPEN_CLOEXEC);
 	if (fs < 0)
-		return cordon_err_errno(err, "the task's changes over %s: fsopen", path);
+		return cordon_err_errno(err, "the check's view of %s: fsopen overlay", path);
 	if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", l, 0) < 0 ||
+	    (upper >= 0 && (fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", u, 0) < 0 ||
+			    fsconfig(fs, FSCONFIG_SET_STRING, "workdir", w, 0) < 0)) ||
 	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "redirect_dir", "nofollow", 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "metacopy", "off", 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "index", "off", 0) < 0)
-		return cordon_err_errno(err, "the task's changes over %s: overlay options", path);
+		return cordon_err_errno(err, "the check's view of %s: overlay options", path);
 	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-		return cordon_err_errno(err, "the task's changes over %s: create the read-only overlay", path);
-	_cleanup_close_ int mnt =
-		fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+		return cordon_err_errno(err, "the check's view of %s: create the %s overlay%s", path,
+					upper >= 0 ? "writable" : "read-only",
+					upper >= 0 ? " (its filesystem must be one overlayfs takes as a lower layer, with at most one overlayfs below it)" : "");
+	unsigned attr = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | (upper >= 0 ? 0 : MOUNT_ATTR_RDONLY);
+	_cleanup_close_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC, attr);
 	if (mnt < 0)
-		return cordon_err_errno(err, "the task's changes over %s: fsmount", path);
+		return cordon_err_errno(err, "the check's view of %s: fsmount", path);
+	/* overlayfs mounts read-only, silently, when it cannot use its work
+	 * directory: then it is no scratch. */
+	struct statvfs sv;
+	if (upper >= 0 && (fstatvfs(mnt, &sv) < 0 || (sv.f_flag & ST_RDONLY)))
+		return cordon_err(err, EROFS, "the check's view of %s: overlayfs made it read-only", path);
 	if (move_mount(mnt, "", lower, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-		return cordon_err_errno(err, "the task's changes over %s: move_mount", path);
+		return cordon_err_errno(err, "the check's view of %s: move_mount", path);
 	return 0;
+}
+
+/* The check's scratch (issue 28.2): a tmpfs of size bytes (and an inode
+ * per KiB of it) attached at /.cordon-scratch-IDX of init's base tmpfs,
+ * which the check never sees; its upper/ has the owner and mode of top,
+ * the root the check would see without it, and work/. */
+static int make_scratch(size_t idx, uint64_t size, int top, int *upper, int *work, cordon_error *err)
+{
+	struct stat st;
+	if (fstat(top, &st) < 0)
+		return cordon_err_errno(err, "stat the workspace");
+	char sz[32], ni[32], at[48];
+	snprintf(sz, sizeof(sz), "%llu", (unsigned long long)size);
+	snprintf(ni, sizeof(ni), "%llu", (unsigned long long)(size / 1024 > 1024 ? size / 1024 : 1024));
+	_cleanup_close_ int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return cordon_err_errno(err, "fsopen tmpfs");
+	if (fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "size", sz, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", ni, 0) < 0 ||
+	    fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+		return cordon_err_errno(err, "create a tmpfs of %s bytes", sz);
+	_cleanup_close_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+	if (mnt < 0)
+		return cordon_err_errno(err, "fsmount the tmpfs");
+	snprintf(at, sizeof(at), "/.cordon-scratch-%zu", idx);
+	if ((mkdir(at, 0700) < 0 && errno != EEXIST) || move_mount(mnt, "", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+		return cordon_err_errno(err, "attach the tmpfs");
+	_cleanup_close_ int d = open(at, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0 || mkdirat(d, "upper", 0700) < 0 || mkdirat(d, "work", 0700) < 0)
+		return cordon_err_errno(err, "make the tmpfs's layers");
+	/* The merged root is upper/: as the check would see it, else it
+	 * could not write there (an owner not mapped here: no scratch). */
+	if (fchownat(d, "upper", st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+		return cordon_err_errno(err, "give the scratch the workspace's owner %u:%u", (unsigned)st.st_uid,
+					(unsigned)st.st_gid);
+	if (fchmodat(d, "upper", st.st_mode & 07777, 0) < 0)
+		return cordon_err_errno(err, "give the scratch the workspace's mode");
+	*upper = open_dir_below(d, "upper");
+	*work = open_dir_below(d, "work");
+	if (*upper < 0 || *work < 0)
+		return cordon_err_errno(err, "open the tmpfs's layers");
+	return 0;
+}
+
+int overlay_mount_view(int oldroot, int newroot, const char *path, const char *layer, int tree, size_t idx,
+		       uint64_t scratch, cordon_error *note, cordon_error *err)
+{
+	_cleanup_close_ int lower = open_dir_below(newroot, path);
+	if (lower < 0)
+		return cordon_err_errno(err, "the check's view of %s: open the lower layer", path);
+	_cleanup_close_ int ld = -1, cs_upper = -1;
+	if (layer) {
+		ld = tree >= 0 ? attach_layer(tree, idx) : open_dir_below(oldroot, layer);
+		if (ld < 0)
+			return cordon_err_errno(err, "the task's changes over %s: open the change set %s", path, layer);
+		cs_upper = open_dir_below(ld, "upper");
+		if (cs_upper < 0)
+			return cordon_err_errno(err, "the task's changes over %s: open the change set's upper directory",
+						path);
+	}
+	if (scratch) {
+		/* Writable, thrown away: an upper layer on a tmpfs of its own
+		 * (ENOSPC when full). Where it cannot be had, the view stays
+		 * read-only, and note says why. */
+		_cleanup_close_ int upper = -1, work = -1;
+		cordon_error e = {0};
+		if (make_scratch(idx, scratch, cs_upper >= 0 ? cs_upper : lower, &upper, &work, &e) == 0 &&
+		    mount_view(lower, cs_upper, upper, work, path, &e) == 0)
+			return 0;
+		*note = e;
+	}
+	/* Two lower layers and no upper: the merged view, read-only. Nothing
+	 * the check does reaches either. Without a change set: the bind. */
+	return cs_upper >= 0 ? mount_view(lower, cs_upper, -1, -1, path, err) : 0;
 }

@@ -91,10 +91,17 @@ int overlay_fall_back_late(struct overlay_run *o, const cordon_policy *p, struct
  * from the task's change set (v->dirs NULL when task has none);
  * overlay_send_view sends each layer to init as root (as
  * overlay_send_layers); overlay_mount_view is init's mount;
- * overlay_view_free releases v (never the change set). */
+ * overlay_view_free releases v (never the change set).
+ * The check's workspace (issue 28.2; model.h MODEL_SCRATCH) is writable
+ * and thrown away: overlay_mount_view with scratch > 0 (bytes) gives the
+ * same view (layer NULL: the bind alone as the lower layer) an upper
+ * layer on a tmpfs of that size, which init mounts where the check never
+ * looks and which goes with the check's mount namespace. Where that
+ * cannot be had the view stays read-only (as without scratch) and note
+ * says why (sent to the supervisor as MSG_CHECK_RO). */
 int overlay_view_prepare(struct overlay_run *v, const struct overlay_run *task, const struct run_plan *plan,
 			 cordon_error *err);
 int overlay_send_view(const struct overlay_run *v, int sock, cordon_error *err);
 int overlay_mount_view(int oldroot, int newroot, const char *path, const char *layer, int tree, size_t idx,
-		       cordon_error *err);
+		       uint64_t scratch, cordon_error *note, cordon_error *err);
 void overlay_view_free(struct overlay_run *v);

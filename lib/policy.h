@@ -28,6 +28,9 @@ struct cordon_mount {
 	/* A writable directory that is a home (protect_is_home): every
 	 * dot-entry at its top is protected (set by the plan). */
 	bool home;
+	/* A task check's workspace: writable, its writes thrown away (an
+	 * overlay on a tmpfs of the check's; model.h MODEL_SCRATCH). */
+	bool scratch;
 };
 
 enum limit_id { LIM_WALL, LIM_CPU, LIM_MEMORY, LIM_PIDS, LIM_OUTPUT, LIM_FILE_SIZE, LIM_COUNT };

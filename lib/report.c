@@ -357,6 +357,14 @@ static void write_verdicts(jwriter *w, const struct run_report *r)
 			jw_null(w);
 		jw_key(w, "wall_seconds");
 		jw_double(w, r->check_wall_seconds);
+		if (r->check_workspace) {
+			jw_key(w, "workspace");
+			jw_str(w, r->check_workspace);
+		}
+		if (r->check_workspace_reason[0]) {
+			jw_key(w, "workspace_reason");
+			jw_str(w, r->check_workspace_reason);
+		}
 		if (r->check_reason[0]) {
 			jw_key(w, "reason");
 			jw_str(w, r->check_reason);

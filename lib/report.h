@@ -135,6 +135,11 @@ struct run_report {
 	int check_exit_code;
 	double check_wall_seconds;
 	char check_reason[1024]; /* why the check could not run (task "error") */
+	/* The check's workspace (issue 28.2): "scratch" (writable, thrown
+	 * away) or "read-only", with the reason; NULL: not said. In the
+	 * check's own report: the reason, if it stayed read-only. */
+	const char *check_workspace;
+	char check_workspace_reason[512];
 	bool have_ledger;
 	uint64_t ledger_peak;
 	struct cordon_limit limits[LIM_COUNT]; /* effective, with sources */

@@ -30,6 +30,7 @@
  *               sync 2 (P->C MSG_GO2): init finishes the view and starts the
  *                   command.
  *               C->P: MSG_ERROR (setup failed; the command never started),
+ *                   MSG_CHECK_RO (a check's workspace stayed read-only),
  *                   MSG_LISTENER + fd, MSG_PROXY_FD + fd, MSG_PTY + fd (--pty:
  *                   the master of the run's own pty), MSG_EXEC_OK,
  *                   MSG_EXIT (the command's wait status). One handler
@@ -445,6 +446,20 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 		/* Only an exit or a death: "signaled" never comes without a signal. */
 		s->got_exit = WIFEXITED(m->value) || WIFSIGNALED(m->value);
 		s->wstatus = m->value;
+		break;
+	case MSG_CHECK_RO:
+		/* A task check's workspace stayed read-only (overlay.h): its
+		 * writes there are denials again. init sends this before the
+		 * listener, so the observer has not started yet. */
+		snprintf(s->rep->check_workspace_reason, sizeof(s->rep->check_workspace_reason), "%s", m->err.msg);
+		if (s->have_obs && m->value >= 0 && (size_t)m->value < s->plan.nmounts &&
+		    s->plan.mounts[m->value].scratch) {
+			cordon_error e;
+			if (view_add(&s->obs.view, s->plan.mounts[m->value].path, VIEW_RO, &e) < 0) {
+				setup_error(s, &e);
+				kill_run(s, ST_SETUP_ERROR);
+			}
+		}
 		break;
 	default:
 		if (s->opts->hooks && s->opts->hooks->on_msg(s->opts->hooks->ctx, m, fd))
@@ -1779,6 +1794,14 @@ static int run_check(const cordon_policy *p, struct run_report *rep, struct secr
 		bool not_run = crep.status == ST_SETUP_ERROR || crep.status == ST_UNAUTHORIZED ||
 			       crep.status == ST_INFEASIBLE;
 		rep->task = not_run ? TASK_ERROR : crep.status == ST_OK ? TASK_PASS : TASK_FAIL;
+		/* Its workspace: writable and thrown away, or read-only (why). */
+		bool scratch = false;
+		for (size_t i = 0; i < cp->nmounts; i++)
+			scratch |= cp->mounts[i].scratch;
+		if (!not_run && scratch)
+			rep->check_workspace = crep.check_workspace_reason[0] ? "read-only" : "scratch";
+		snprintf(rep->check_workspace_reason, sizeof(rep->check_workspace_reason), "%s",
+			 crep.check_workspace_reason);
 		if (not_run)
 			snprintf(rep->check_reason, sizeof(rep->check_reason), "%s",
 				 crep.reason[0] ? crep.reason : status_name(crep.status));

@@ -16,7 +16,7 @@ struct frame {
 
 static bool has_text(uint32_t type)
 {
-	return type == MSG_ERROR || type == MSG_CGROUP;
+	return type == MSG_ERROR || type == MSG_CGROUP || type == MSG_CHECK_RO;
 }
 
 /* A session's frames (session.h) carry a code and raw bytes (a path, an
@@ -124,7 +124,7 @@ int sync_recv(int sock, struct msg *m, int *fd)
 	memset(m, 0, sizeof(*m));
 	m->type = in.h.type;
 	m->value = in.h.value;
-	if (in.h.type == MSG_ERROR || has_bytes(in.h.type)) {
+	if (in.h.type == MSG_ERROR || in.h.type == MSG_CHECK_RO || has_bytes(in.h.type)) {
 		m->err.code = in.h.code;
 		memcpy(m->err.msg, in.text, in.h.len);
 	} else if (in.h.type == MSG_CGROUP) {

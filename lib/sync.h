@@ -42,6 +42,8 @@ enum msg_type {
 	MSG_SX_CGROUP,  /* P->C: cgroup.procs (fd, opened by the supervisor) of
 			 * exec .value's cgroup, or of the session's own (.value -1);
 			 * .err.code = its index (session-cg.h) */
+	MSG_CHECK_RO,   /* C->P: a task check's workspace (plan mount .value) stayed
+			 * read-only, .err.msg says why (overlay.h) */
 };
 
 /* A received frame. */

@@ -513,7 +513,7 @@ test_review_check_sees_the_change_set() {
 
 # Overlay: the check runs before the apply; a failing check is a run that
 # did not end ok for on_failure (keep, discard), and nothing is applied.
-# The check's own writes are refused: nothing of them is applied.
+# The check's own writes are thrown away: nothing of them is applied.
 test_overlay_check_decides_the_apply() {
 	echo 1 >answer.txt
 	cordon_run --workspace-mode overlay --on-failure keep --check 'test "$(cat answer.txt)" = 42' \
@@ -532,12 +532,12 @@ test_overlay_check_decides_the_apply() {
 	expect_match "$(field .changes.reason)" "task check failed.*on_failure: discard" "the reason says why"
 	expect_eq "$(cat answer.txt)" 1 "nothing applied"
 	# The right answer: the check sees it before the apply, then it is applied;
-	# what the check tried to write is in neither.
+	# what the check wrote (in its throwaway view, issue 28.2) is in neither.
 	cordon_run --workspace-mode overlay --on-failure keep \
 		--check 'test "$(cat answer.txt)" = 42; r=$?; echo 0 >answer.txt; echo y >bycheck.txt; exit $r' \
 		-- /bin/sh -c 'echo 42 >answer.txt'
 	expect_eq "$(field .verdicts.task)/$(field .changes.state)" pass/applied "the right answer ($ERR)"
-	expect_match "$ERR" "check: .*Read-only file system" "the check's writes refused"
+	expect_nomatch "$ERR" "check: .*Read-only file system" "the check's writes succeed, thrown away"
 	expect_eq "$(cat answer.txt)" 42 "applied, as the run left it"
 	[ -e bycheck.txt ] && fail "the check's file was applied"
 	t_assert
@@ -626,3 +626,135 @@ J
 }
 
 t_run test_check_files_the_task_can_read_are_refused
+
+# --- issue 28.2: the check's workspace is writable and thrown away -----------
+
+# The main use case: `python3 -m pytest -q` as the check, in a git workspace.
+# pytest writes __pycache__/ and .pytest_cache/ there; in the check's
+# throwaway view those writes succeed and vanish: no denial, containment
+# clean, in every workspace mode. (With the scratch reverted: violations.)
+t28s_repo() {
+	/usr/bin/python3 -c 'import pytest' 2>/dev/null || return 1
+	git init -q . && printf 'def add(a, b):\n    return a + b\n' >calc.py
+	printf 'from calc import add\ndef test_a(): assert add(1, 1) == 2\n' >test_calc.py
+	echo tracked >tracked.txt
+	git add -A && git -c user.email=t@t -c user.name=t commit -qm init
+}
+
+test_pytest_check_is_clean_in_a_git_workspace() {
+	t28s_repo || { skip "python3-pytest is not installed"; return; }
+	local mode
+	for mode in direct overlay review; do
+		cordon_run --workspace-mode "$mode" --check '/usr/bin/python3 -m pytest -q' -- /bin/true
+		expect_eq "$(field .enforcement.workspace_mode)" "$mode" "mode"
+		expect_eq "$(field .verdicts.task)" pass "$mode: the check passed ($ERR)"
+		expect_eq "$(field .verdicts.containment)" clean "$mode: pytest's caches are no violation ($(field -c .denials))"
+		expect_eq "$(field .check.workspace)" scratch "$mode: the check's workspace"
+		expect_match "$ERR" "check: 1 passed" "$mode: pytest's own count"
+		expect_nomatch "$ERR" "PytestCacheWarning|Read-only" "$mode: pytest could write its cache"
+		[ -e __pycache__ ] || [ -e .pytest_cache ] && fail "$mode: the check's caches reached the host"
+		expect_eq "$(git status --porcelain)" "" "$mode: the repository is as it was"
+		local dir
+		dir=$(field .changes.dir)
+		[ "$dir" != null ] && [ -d "$dir" ] && "$CORDON" discard "$dir" >/dev/null 2>&1
+	done
+	t_assert
+}
+
+# The check writes a file, makes __pycache__, changes and deletes tracked
+# files, makes and removes directories: it sees its own writes, and nothing
+# of them reaches the host or the change set (the host and the change set
+# are as the task left them). A check that fills the scratch gets ENOSPC,
+# not a denial. Writes outside the workspace (another path the task could
+# write) stay refused and reported.
+T28S_CHECK='set -e; test "$(cat answer.txt)" = 42; echo c >bycheck.txt; test "$(cat bycheck.txt)" = c
+echo changed >tracked.txt; rm gone.txt; mkdir -p d/e; echo x >d/e/f; rm -r sub
+/usr/bin/python3 -c "import sys; sys.path.insert(0, \".\"); import mod" && test -d __pycache__
+! test -e gone.txt; ! test -e sub
+if dd if=/dev/zero of=big bs=1M count=64 2>/tmp/dd.err; then exit 3; fi; grep -q "No space left" /tmp/dd.err; rm big
+! echo o >"$1/bycheck" 2>/dev/null'
+test_check_writes_vanish() {
+	mkdir -p "$T_TMP/other" sub
+	echo keep >"$T_TMP/other/x"
+	echo tracked >tracked.txt
+	echo gone >gone.txt
+	echo s >sub/s
+	echo 'x = 1' >mod.py
+	local mode dir
+	for mode in direct overlay review; do
+		cordon_run --workspace-mode "$mode" --memory-limit 64M --rw "$T_TMP/other" \
+			--check "sh -c '$T28S_CHECK' check $T_TMP/other" -- /bin/sh -c "echo 42 >answer.txt; echo run >$T_TMP/other/byrun"
+		[ "$(field .status)" = setup-error ] && { skip "no cgroup for --memory-limit: $(field .reason)"; return; }
+		expect_eq "$(field .verdicts.task)" pass "$mode: the check saw its own writes ($ERR)"
+		expect_eq "$(field .check.workspace)" scratch "$mode: the check's workspace"
+		expect_eq "$(field -c '[.denials[] | select(.phase == "check") | .target]')" "[\"$T_TMP/other/bycheck\"]" \
+			"$mode: only the write outside the workspace is a denial"
+		expect_eq "$(field .verdicts.containment)" violations "$mode: which counts"
+		for f in bycheck.txt d __pycache__ big "$T_TMP/other/bycheck"; do
+			[ -e "$f" ] && fail "$mode: the check's $f reached the host"
+		done
+		expect_eq "$(cat tracked.txt)/$(cat gone.txt)/$(cat sub/s)" tracked/gone/s "$mode: the check's changes and deletions did not"
+		if [ "$mode" = review ]; then
+			dir=$(field .changes.dir)
+			expect_eq "$(find "$dir"/*/upper -mindepth 1 -printf '%f\n' | sort | tr '\n' ' ')" "answer.txt byrun " \
+				"review: the change set holds the task's writes alone"
+			[ -e answer.txt ] && fail "review: applied"
+			"$CORDON" discard "$dir" >/dev/null 2>&1
+		else
+			expect_eq "$(cat answer.txt)" 42 "$mode: the task's write is there"
+			expect_eq "$(cat "$T_TMP/other/byrun")" run "$mode: the task's other write is there"
+		fi
+		rm -f answer.txt "$T_TMP/other/byrun"
+	done
+	t_assert
+}
+
+# An ordinary user gets the same throwaway view (overlay on a tmpfs in the
+# run's user namespace).
+test_check_scratch_for_an_ordinary_user() {
+	is_root || { skip "needs root to become an ordinary user"; return; }
+	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
+		{ skip "unprivileged user namespaces are disabled"; return; }
+	mkdir p && echo tracked >p/tracked.txt && chown -R 65534:65534 . && cd p || return 1
+	echo '{"enforcement": {"allow_weaker": ["cgroup"]}}' >"$WS/w.json"
+	local mode
+	for mode in direct overlay; do
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --workspace-mode "$mode" \
+			--policy "$WS/w.json" --report "$WS/r.json" \
+			--check 'echo c >bycheck.txt && rm tracked.txt && mkdir -p __pycache__/x && test -s "$(ls -d __pycache__)/../bycheck.txt"' \
+			-- /bin/sh -c 'echo 42 >answer.txt' 2>"$WS/err.txt"
+		R=$WS/r.json
+		keep_report "$R"
+		expect_eq "$(field .status)/$(field .verdicts.task)" ok/pass "$mode: the check wrote ($(cat "$WS/err.txt"))"
+		expect_eq "$(field .verdicts.containment)/$(field .check.workspace)" clean/scratch "$mode: no denial"
+		expect_eq "$(ls -A | tr '\n' ' ')" "answer.txt tracked.txt " "$mode: the host has the task's write alone"
+		rm -f answer.txt
+	done
+	t_assert
+}
+
+# Where the overlay cannot be made (here: a workspace on overlayfs stacked
+# twice, past the kernel's depth), the check's workspace stays read-only as
+# before: its writes are refused and reported, and the report says why.
+test_check_scratch_falls_back_read_only() {
+	is_root || { skip "needs root to mount overlayfs"; return; }
+	mkdir -p l1 u1 w1 m1 u2 w2 ws && echo 42 >l1/answer.txt
+	mount -t overlay o1 -o lowerdir=l1,upperdir=u1,workdir=w1 m1 &&
+		mount -t overlay o2 -o lowerdir=m1,upperdir=u2,workdir=w2 ws ||
+		{ skip "cannot stack overlayfs twice here"; return; }
+	cd ws || return 1
+	cordon_run --workspace-mode direct --check 'test "$(cat answer.txt)" = 42; echo c >bycheck.txt; exit 0' -- /bin/true
+	expect_eq "$(field .verdicts.task)" pass "the check ran ($ERR)"
+	expect_eq "$(field .check.workspace)" read-only "the check's workspace"
+	expect_match "$(field .check.workspace_reason)" "writable overlay" "the reason"
+	expect_match "$ERR" "check: .*Read-only file system" "the write refused"
+	expect_eq "$(field -c '[.denials[] | select(.phase == "check") | .target]')" "[\"$WS/ws/bycheck.txt\"]" "and reported"
+	[ -e bycheck.txt ] && fail "the check's write reached the host"
+	cd "$WS" && umount ws m1
+	t_assert
+}
+
+for t in test_pytest_check_is_clean_in_a_git_workspace test_check_writes_vanish test_check_scratch_for_an_ordinary_user \
+	test_check_scratch_falls_back_read_only; do
+	t_run $t
+done

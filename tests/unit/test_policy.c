@@ -49,6 +49,7 @@ static void test_check_object(void **st)
 	assert_int_equal(c->env.n, 2);
 	assert_string_equal(c->env.v[1], "B=2");
 	assert_true(c->nmounts == 1 && c->mounts[0].mode == MOUNT_RO && c->mounts[0].owned);
+	assert_true(c->mounts[0].scratch); /* writable, thrown away (issue 28.2) */
 	policy_free(c);
 	policy_free(p);
 	expect_err("{\"check\": {\"command\": \"\"}}", "p.json:1:23: \"check.command\" is empty");
