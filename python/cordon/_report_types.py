@@ -19,6 +19,8 @@ class Check(ReportObject):
     exit_code: Optional[int] = None
     wall_seconds: Optional[float] = None
     reason: Optional[str] = None  # optional
+    workspace: Optional[str] = None  # optional
+    workspace_reason: Optional[str] = None  # optional
 
 
 @dataclass
