@@ -2165,7 +2165,8 @@ static int apply_in(struct changeset *cs, const struct changeset_apply_opts *o, 
 		strv_free(&c);
 		if (r < 0)
 			return -1;
-		qsort(w->needed.v, w->needed.n, sizeof(char *), cmp_str);
+		if (w->needed.n) /* qsort of no array: v is NULL */
+			qsort(w->needed.v, w->needed.n, sizeof(char *), cmp_str);
 		w->planning = false;
 		w->planned = true;
 		w->conflicts = NULL;
