@@ -260,6 +260,7 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 				sp->ca_pem, sp->ca_len};
 	cordon_error scratch_note = {0};
 	mp.scratch_note = &scratch_note;
+	mp.overlay_subs = sp->overlay_subs;
 	setup_or_fail(sock, mounts_finish(&mc, &mp, &e), &e);
 	/* Before the listener: the supervisor's observer learns of it first. */
 	if (scratch_note.msg[0] && sync_send(sock, MSG_CHECK_RO, scratch_note.code, &scratch_note, -1) < 0)

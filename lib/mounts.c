@@ -546,6 +546,7 @@ static int setup_task_mount(const struct model_entry *e, const struct mount_plan
 	cordon_error note = {0};
 	if (r == 0 && (view || (e->flags & MODEL_SCRATCH)))
 		r = overlay_mount_view(oldroot, newroot, e->path, view,
+				       view && plan->overlay_subs ? &plan->overlay_subs[e->mount] : NULL,
 				       plan->overlay_trees ? plan->overlay_trees[e->mount] : -1, (size_t)e->mount,
 				       (e->flags & MODEL_SCRATCH) ? e->size : 0, &note, err);
 	if (note.msg[0] && plan->scratch_note) {

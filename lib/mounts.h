@@ -56,6 +56,9 @@ struct mount_plan {
 	/* Out: why a task check's workspace stayed read-only (overlay.h,
 	 * MODEL_SCRATCH; code = its plan mount index), msg "" if it did not. */
 	cordon_error *scratch_note;
+	/* Per plan mount: a task check's view below a layer's path (overlay.h),
+	 * or NULL. */
+	const struct overlay_sub *overlay_subs;
 };
 
 /* Parent side: for each bind, clone the host tree as the supervisor (so a

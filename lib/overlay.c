@@ -11,6 +11,7 @@
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 #include "cleanup.h"
 #include "compat.h"
@@ -134,8 +135,10 @@ static int changes_base(const struct run_plan *plan, char *base, size_t sz, char
 			if (plan->mounts[i].mode != MOUNT_RW || (strcmp(m, plan->workspace) == 0) != (pass == 0))
 				continue;
 			char why[512];
-			if (changes_base_of(plan, m, base, sz, why, sizeof(why)) == 0)
+			if (changes_base_of(plan, m, base, sz, why, sizeof(why)) == 0) {
+				reason[0] = '\0'; /* an earlier path's reason is no obstacle */
 				return 0;
+			}
 			if (!any)
 				snprintf(reason, rsz, "%s", why);
 			any = true;
@@ -461,6 +464,92 @@ void overlay_free(struct overlay_run *o)
 
 /* ---- the task check's view of a change set (issue 28.1) ---- */
 
+/* What the run left at rel below upper (a change set's upper/ directory,
+ * the run over): 1 nothing (the host directory as it is), 0 a directory
+ * (sub->alone: an opaque one on the way or there), else -1 and err (a
+ * whiteout, a non-directory, a directory not readable on the way). Read
+ * beneath upper, no link followed. */
+static int view_walk(int upper, const char *rel, const char *path, struct overlay_sub *sub, cordon_error *err)
+{
+	_cleanup_close_ int d = fcntl(upper, F_DUPFD_CLOEXEC, 0);
+	char name[256];
+	if (d < 0)
+		return cordon_err_errno(err, "the check's view of %s", path);
+	sub->alone = false;
+	for (const char *c = rel; *c;) {
+		size_t n = strcspn(c, "/");
+		if (n >= sizeof(name))
+			return cordon_err(err, ENAMETOOLONG, "the check's view of %s: a name too long", path);
+		memcpy(name, c, n);
+		name[n] = '\0';
+		c += n;
+		c += strspn(c, "/");
+		struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+				       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+						  RESOLVE_NO_XDEV};
+		int nd = (int)syscall(SYS_openat2, d, name, &how, sizeof(how));
+		if (nd < 0 && errno == ENOENT && !sub->alone)
+			return 1; /* the run changed nothing there */
+		if (nd < 0 && errno == ENOENT)
+			return cordon_err(err, ENOENT,
+					  "the check's view of %s: the run removed it (a directory above it was made anew)",
+					  path);
+		if (nd < 0 && (errno == ENOTDIR || errno == ELOOP))
+			return cordon_err(err, ENOTDIR,
+					  "the check's view of %s: the run removed it (%s in its change set is no directory)",
+					  path, name);
+		if (nd < 0)
+			return cordon_err_errno(err, "the check's view of %s: open %s in the change set", path, name);
+		close(d);
+		d = nd;
+		char v[4];
+		ssize_t vn = fgetxattr(d, "user.overlay.opaque", v, sizeof(v));
+		if (vn < 0 && errno != ENODATA && errno != ENOTSUP)
+			return cordon_err_errno(err, "the check's view of %s: read %s in the change set", path, name);
+		if (vn == 1 && v[0] == 'y')
+			sub->alone = true; /* the host's directory is hidden from here */
+	}
+	return 0;
+}
+
+/* The check's workspace (plan mount i), no path of the change set's: the
+ * innermost mount around it, if that is one of the change set's layers,
+ * shows what the run left there (issue 28.1). */
+static int view_below(struct overlay_run *v, const struct overlay_run *task, const struct run_plan *plan, size_t i,
+		      cordon_error *err)
+{
+	const char *path = plan->mounts[i].path;
+	size_t around = plan->nmounts;
+	for (size_t j = 0; j < plan->nmounts; j++)
+		if (j != i && strcmp(plan->mounts[j].path, path) != 0 && path_has_prefix(path, plan->mounts[j].path) &&
+		    (around == plan->nmounts || strlen(plan->mounts[j].path) > strlen(plan->mounts[around].path)))
+			around = j;
+	if (around == plan->nmounts || plan->mounts[around].mode != MOUNT_RO)
+		return 0;
+	size_t k = 0;
+	while (k < task->cs.nlayers && strcmp(task->cs.host[k], plan->mounts[around].path) != 0)
+		k++;
+	if (k == task->cs.nlayers)
+		return 0;
+	const char *rel = path + (strcmp(plan->mounts[around].path, "/") ? strlen(plan->mounts[around].path) : 0);
+	rel += strspn(rel, "/");
+	char up[4200];
+	snprintf(up, sizeof(up), "%s/%zu/upper", task->cs.dir, k);
+	_cleanup_close_ int upper = open_root(up, O_RDONLY | O_DIRECTORY);
+	if (upper < 0)
+		return cordon_err_errno(err, "the check's view of %s: open the change set %s", path, up);
+	if (!v->subs && !(v->subs = calloc(v->nmounts, sizeof(*v->subs))))
+		return cordon_err(err, ENOMEM, "out of memory");
+	int r = view_walk(upper, rel, path, &v->subs[i], err);
+	if (r != 0)
+		return r < 0 ? -1 : 0;
+	if (!(v->subs[i].rel = strdup(rel)) || asprintf(&v->dirs[i], "%s/%zu", task->cs.dir, k) < 0) {
+		v->dirs[i] = NULL;
+		return cordon_err(err, ENOMEM, "out of memory");
+	}
+	return 0;
+}
+
 int overlay_view_prepare(struct overlay_run *v, const struct overlay_run *task, const struct run_plan *plan,
 			 cordon_error *err)
 {
@@ -481,6 +570,8 @@ int overlay_view_prepare(struct overlay_run *v, const struct overlay_run *task, 
 				v->dirs[i] = NULL;
 				return cordon_err(err, ENOMEM, "out of memory");
 			}
+		if (!v->dirs[i] && plan->mounts[i].scratch && view_below(v, task, plan, i, err) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -508,17 +599,23 @@ void overlay_view_free(struct overlay_run *v)
 		free(v->dirs[i]);
 	free(v->dirs);
 	v->dirs = NULL;
+	for (size_t i = 0; v->subs && i < v->nmounts; i++)
+		free(v->subs[i].rel);
+	free(v->subs);
+	v->subs = NULL;
 }
 
 /* One overlay over lower (the bind at path): lowerdir cs_upper (the task's
- * change set, -1: none) over lower; with upper/work (-1: none) writable,
- * else read-only. Mounted over lower. */
-static int mount_view(int lower, int cs_upper, int upper, int work, const char *path, cordon_error *err)
+ * change set, -1: none) over lower (host false: cs_upper alone); with
+ * upper/work (-1: none) writable, else read-only. Mounted over lower. */
+static int mount_view(int lower, int cs_upper, bool host, int upper, int work, const char *path, cordon_error *err)
 {
 	/* The run's upper layer on top, its whiteouts and opaque directories
 	 * (user.overlay.*) honoured; no redirects, no metacopy. */
 	char l[160], u[64], w[64];
-	if (cs_upper >= 0)
+	if (cs_upper >= 0 && !host)
+		snprintf(l, sizeof(l), "/newroot/proc/self/fd/%d", cs_upper);
+	else if (cs_upper >= 0)
 		snprintf(l, sizeof(l), "/newroot/proc/self/fd/%d:/newroot/proc/self/fd/%d", cs_upper, lower);
 	else
 		snprintf(l, sizeof(l), "/newroot/proc/self/fd/%d", lower);
@@ -596,8 +693,24 @@ static int make_scratch(size_t idx, uint64_t size, int top, int *upper, int *wor
 	return 0;
 }
 
-int overlay_mount_view(int oldroot, int newroot, const char *path, const char *layer, int tree, size_t idx,
-		       uint64_t scratch, cordon_error *note, cordon_error *err)
+/* The run's own directory alone, read-only (overlayfs takes no single
+ * lower layer without an upper one): a bind of it over lower. */
+static int bind_alone(int lower, int cs_upper, const char *path, cordon_error *err)
+{
+	_cleanup_close_ int t = open_tree(cs_upper, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	if (t < 0)
+		return cordon_err_errno(err, "the check's view of %s: clone the change set's directory", path);
+	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV};
+	if (mount_setattr(t, "", AT_EMPTY_PATH, &ro, sizeof(ro)) < 0)
+		return cordon_err_errno(err, "the check's view of %s: make it read-only", path);
+	if (move_mount(t, "", lower, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return cordon_err_errno(err, "the check's view of %s: move_mount", path);
+	return 0;
+}
+
+int overlay_mount_view(int oldroot, int newroot, const char *path, const char *layer,
+		       const struct overlay_sub *sub, int tree, size_t idx, uint64_t scratch, cordon_error *note,
+		       cordon_error *err)
 {
 	_cleanup_close_ int lower = open_dir_below(newroot, path);
 	if (lower < 0)
@@ -611,7 +724,17 @@ int overlay_mount_view(int oldroot, int newroot, const char *path, const char *l
 		if (cs_upper < 0)
 			return cordon_err_errno(err, "the task's changes over %s: open the change set's upper directory",
 						path);
+		if (sub && sub->rel) {
+			/* Below the layer's path: its upper at rel (overlay.h). */
+			int d = open_dir_below(cs_upper, sub->rel);
+			if (d < 0)
+				return cordon_err_errno(err, "the task's changes over %s: open %s in the change set",
+							path, sub->rel);
+			close(cs_upper);
+			cs_upper = d;
+		}
 	}
+	bool host = !(sub && sub->rel && sub->alone);
 	if (scratch) {
 		/* Writable, thrown away: an upper layer on a tmpfs of its own
 		 * (ENOSPC when full). Where it cannot be had, the view stays
@@ -619,11 +742,13 @@ int overlay_mount_view(int oldroot, int newroot, const char *path, const char *l
 		_cleanup_close_ int upper = -1, work = -1;
 		cordon_error e = {0};
 		if (make_scratch(idx, scratch, cs_upper >= 0 ? cs_upper : lower, &upper, &work, &e) == 0 &&
-		    mount_view(lower, cs_upper, upper, work, path, &e) == 0)
+		    mount_view(lower, cs_upper, host, upper, work, path, &e) == 0)
 			return 0;
 		*note = e;
 	}
 	/* Two lower layers and no upper: the merged view, read-only. Nothing
 	 * the check does reaches either. Without a change set: the bind. */
-	return cs_upper >= 0 ? mount_view(lower, cs_upper, -1, -1, path, err) : 0;
+	if (cs_upper >= 0 && !host)
+		return bind_alone(lower, cs_upper, path, err);
+	return cs_upper >= 0 ? mount_view(lower, cs_upper, true, -1, -1, path, err) : 0;
 }

@@ -28,6 +28,18 @@ struct overlay_run {
 	 * /oldroot: overlayfs takes layers of the mounter's own namespace. */
 	char **dirs;
 	size_t nmounts;
+	/* A task check's view (overlay_view_prepare), per plan mount, or
+	 * NULL: where its dirs[i] is a layer of a path above the mount. */
+	struct overlay_sub *subs;
+};
+
+/* A task check's workspace below a path of the task's change set (its cwd
+ * inside a declared writable path, issue 28.1): what the run left there is
+ * rel below the layer's upper/; alone: the host directory does not show
+ * beneath it (the run made it, or a directory above it, anew: opaque). */
+struct overlay_sub {
+	char *rel; /* NULL: the mount is the layer's own path */
+	bool alone;
 };
 
 /**
@@ -98,10 +110,18 @@ int overlay_fall_back_late(struct overlay_run *o, const cordon_policy *p, struct
  * layer on a tmpfs of that size, which init mounts where the check never
  * looks and which goes with the check's mount namespace. Where that
  * cannot be had the view stays read-only (as without scratch) and note
- * says why (sent to the supervisor as MSG_CHECK_RO). */
+ * says why (sent to the supervisor as MSG_CHECK_RO).
+ * A check's workspace that is no path of the change set's but lies below
+ * one (the task's cwd inside a declared writable path) shows that layer's
+ * upper/ at the sub-path over the host directory (v->subs, sub in
+ * overlay_mount_view; the supervisor walks the path in the change set:
+ * nothing there is the host directory alone, an opaque directory on the
+ * way hides the host's, a whiteout or a non-directory on the way is an
+ * error: the run removed the workspace). */
 int overlay_view_prepare(struct overlay_run *v, const struct overlay_run *task, const struct run_plan *plan,
 			 cordon_error *err);
 int overlay_send_view(const struct overlay_run *v, int sock, cordon_error *err);
-int overlay_mount_view(int oldroot, int newroot, const char *path, const char *layer, int tree, size_t idx,
-		       uint64_t scratch, cordon_error *note, cordon_error *err);
+int overlay_mount_view(int oldroot, int newroot, const char *path, const char *layer,
+		       const struct overlay_sub *sub, int tree, size_t idx, uint64_t scratch, cordon_error *note,
+		       cordon_error *err);
 void overlay_view_free(struct overlay_run *v);

@@ -15,6 +15,7 @@ struct sandbox_spec {
 	int *tree_fds;        /* per plan mount, filled from MSG_TREE frames */
 	char *const *overlay_dirs; /* per plan mount (mount_plan.overlay_dirs), or NULL */
 	int *overlay_trees;   /* per plan mount, filled from MSG_OVERLAY frames (as root) */
+	const struct overlay_sub *overlay_subs; /* mount_plan.overlay_subs, or NULL */
 	char *const *argv;
 	char *const *envp;
 	struct rlimit_plan rl;

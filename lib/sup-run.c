@@ -839,6 +839,7 @@ static int prepare(struct sup *s, cordon_error *err)
 		return -1;
 	if (s->view.dirs)
 		s->spec.overlay_dirs = s->view.dirs;
+	s->spec.overlay_subs = s->view.subs;
 	if (s->ovl.active || s->view.dirs) {
 		s->spec.overlay_trees = malloc(s->plan.nmounts * sizeof(int));
 		if (!s->spec.overlay_trees)

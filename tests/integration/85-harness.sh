@@ -758,3 +758,95 @@ for t in test_pytest_check_is_clean_in_a_git_workspace test_check_writes_vanish 
 	test_check_scratch_falls_back_read_only; do
 	t_run $t
 done
+
+# --- issue 28 item 1: the check sees the run's result in a nested workspace --
+
+# The task's working directory inside a declared writable path (--rw PARENT
+# with the current directory below it, --cwd below it, a policy's cwd inside
+# its write path): the check's workspace shows what the run left there (made,
+# changed, deleted), in review mode kept, in overlay mode before the apply.
+T281_RUN='echo 42 >answer.txt && echo new >changed.txt && rm gone.txt'
+T281_CHECK='test "$(cat answer.txt)" = 42 && test "$(cat changed.txt)" = new && ! test -e gone.txt && test -e kept.txt'
+t281_tree() {
+	rm -rf top .cordon-changes && mkdir -p top/"${1:-ws}" &&
+		(cd top/"${1:-ws}" && echo old >changed.txt && echo x >gone.txt && echo k >kept.txt)
+}
+
+test_check_sees_a_workspace_nested_in_a_write_path() {
+	echo '{"cwd": "./top/ws", "filesystem": {"write": ["./top"]}}' >p.json
+	local mode how
+	for mode in review overlay; do
+		for how in flag cwd policy; do
+			t281_tree
+			case $how in
+			flag)
+				cd top/ws &&
+					cordon_run --workspace-mode $mode --rw "$WS/top" --check "$T281_CHECK" -- /bin/sh -c "$T281_RUN"
+				cd "$WS" ;;
+			cwd) cordon_run --workspace-mode $mode --rw "$WS/top" --cwd "$WS/top/ws" --check "$T281_CHECK" \
+				-- /bin/sh -c "$T281_RUN" ;;
+			policy) cordon_run --workspace-mode $mode --policy p.json --check "$T281_CHECK" -- /bin/sh -c "$T281_RUN" ;;
+			esac
+			expect_eq "$(field .status)/$(field .enforcement.workspace_mode)" "ok/$mode" "$mode, $how: the mode ($ERR)"
+			expect_eq "$(field .verdicts.task)/$(field .check.workspace)" pass/scratch "$mode, $how: the check saw the run's result ($ERR)"
+			if [ $mode = review ]; then
+				expect_eq "$(field .changes.state)/$(cat top/ws/changed.txt)" kept/old "$mode, $how: the host untouched"
+			else
+				expect_eq "$(field .changes.state)/$(cat top/ws/changed.txt)" applied/new "$mode, $how: applied"
+			fi
+		done
+	done
+	# A wrong answer, seen as such: nothing applied (on_failure keep).
+	t281_tree
+	cordon_run --workspace-mode overlay --on-failure keep --policy p.json --check 'test "$(cat answer.txt)" = 43' \
+		-- /bin/sh -c "$T281_RUN"
+	expect_eq "$(field .verdicts.task)/$(field .changes.state)" fail/kept "a wrong answer ($ERR)"
+	expect_eq "$(cat top/ws/changed.txt)" old "nothing applied"
+	t_assert
+}
+
+# A directory the run made anew on the way to the workspace (opaque in its
+# change set: the host's files there are gone) shows only what the run put
+# there; a workspace the run removed is no place to check in: task error.
+test_check_sees_a_nested_workspace_made_anew() {
+	echo '{"cwd": "./top/a/ws", "filesystem": {"write": ["./top"]}}' >p.json
+	local where
+	for where in a a/ws; do
+		t281_tree a/ws
+		cordon_run --workspace-mode review --policy p.json --check '! test -e kept.txt && test "$(cat answer.txt)" = 7' \
+			-- /bin/sh -c "cd $WS/top && rm -rf $where && mkdir -p a/ws && echo 7 >a/ws/answer.txt"
+		expect_eq "$(field .status)/$(field .verdicts.task)" ok/pass "$where made anew: the check saw it ($ERR)"
+		[ -e top/a/ws/kept.txt ] || fail "review mode deleted on the host"
+	done
+	for where in a a/ws; do
+		t281_tree a/ws
+		cordon_run --workspace-mode review --policy p.json --check 'true' -- /bin/sh -c "cd $WS/top && rm -rf $where"
+		expect_eq "$(field .status)/$(field .verdicts.task)" ok/error "$where removed: no check ($ERR)"
+		expect_match "$(field .check.reason)" "top/a/ws: the run removed it" "$where removed: the reason"
+	done
+	t_assert
+}
+
+test_check_sees_a_nested_workspace_for_an_ordinary_user() {
+	is_root || { skip "needs root to become an ordinary user"; return; }
+	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
+		{ skip "unprivileged user namespaces are disabled"; return; }
+	echo '{"cwd": "./top/ws", "filesystem": {"write": ["./top"]}, "enforcement": {"allow_weaker": ["cgroup"]}}' >p.json
+	local mode
+	for mode in review overlay; do
+		t281_tree && chown -R 65534:65534 "$WS"
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --workspace-mode "$mode" \
+			--policy p.json --report "$WS/r.json" --check "$T281_CHECK" -- /bin/sh -c "$T281_RUN" 2>"$WS/err.txt"
+		R=$WS/r.json
+		keep_report "$R"
+		expect_eq "$(field .status)/$(field .enforcement.workspace_mode)" "ok/$mode" "$mode: the mode ($(cat "$WS/err.txt"))"
+		expect_eq "$(field .verdicts.task)/$(field .check.workspace)" pass/scratch "$mode: the check saw the run's result ($(cat "$WS/err.txt"))"
+	done
+	expect_eq "$(cat top/ws/changed.txt)" new "overlay: applied"
+	t_assert
+}
+
+for t in test_check_sees_a_workspace_nested_in_a_write_path test_check_sees_a_nested_workspace_made_anew \
+	test_check_sees_a_nested_workspace_for_an_ordinary_user; do
+	t_run $t
+done
