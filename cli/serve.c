@@ -924,8 +924,8 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 	for (size_t i = 0; env && i < env->n; i++)
 		if (env->items[i]->type != J_STR || !env_name_valid(env->keys[i]))
 			return send_error(c, 400, "env.%s: a valid name with a string value is expected", env->keys[i]);
-	if (cwd && (cwd->type != J_STR || cwd->str[0] != '/'))
-		return send_error(c, 400, "cwd: an absolute path is expected");
+	if (cwd && (cwd->type != J_STR || !cwd->str[0]))
+		return send_error(c, 400, "cwd: a path is expected (absolute, or relative to the session's cwd)");
 	if (pty && pty->type != J_BOOL)
 		return send_error(c, 400, "pty: true or false is expected");
 	bool want_pty = pty && pty->b;
@@ -1242,17 +1242,14 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 			r = send_error(c, 400, "path: the query parameter ?path=P is required");
 			break;
 		}
-		/* A relative P is the session's workspace's (where execs start). */
-		char abs[PATH_MAX];
-		if (path[0] != '/') {
-			char ws[PATH_MAX];
-			bool dot = strcmp(path, ".") == 0;
-			if (!session_ws(ws, sizeof(ws), rt->sid) ||
-			    snprintf(abs, sizeof(abs), "%s%s%s", ws, dot ? "" : "/", dot ? "" : path) >= (int)sizeof(abs)) {
-				r = send_error(c, 400, "path: too long");
-				break;
-			}
-			path = abs;
+		/* A relative P is the session's cwd's (where its execs start):
+		 * the worker resolves it. PUT makes missing parents unless
+		 * ?parents=0. */
+		const char *par = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "parents");
+		bool parents = !par || strcmp(par, "1") == 0 || strcmp(par, "true") == 0;
+		if (par && !parents && strcmp(par, "0") != 0 && strcmp(par, "false") != 0) {
+			r = send_error(c, 400, "parents: 1 or 0 (true or false) is expected");
+			break;
 		}
 		const char *act = rt->kind == R_FILE_GET ? "read" : rt->kind == R_FILE_PUT ? "write" :
 				  rt->kind == R_FILE_DELETE ? "delete" : "list";
@@ -1263,6 +1260,10 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 		jw_str(&w, act);
 		jw_key(&w, "path");
 		jw_str(&w, path);
+		if (rt->kind == R_FILE_PUT) {
+			jw_key(&w, "parents");
+			jw_bool(&w, parents);
+		}
 		/* The path's bytes as they are (a name need not be UTF-8; the
 		 * JSON string above is for the worker's messages only). */
 		{

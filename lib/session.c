@@ -150,7 +150,30 @@ struct sx {
 	uint64_t out_hash;   /* each exec's hash budget per stream */
 	char report_path[4096];
 	bool published;      /* the report written and the DELETE answered */
+	/* The session's workspace (as the run sees it: the same path) and
+	 * its working directory (the policy's cwd, else the workspace):
+	 * a relative files-API path or exec cwd is the cwd's. */
+	char ws[4096], cwd[4096];
 };
+
+/* A relative path (files API, an exec's cwd) is the session's cwd's:
+ * "." is the cwd itself. False if it does not fit. */
+static bool sx_abs(const struct sx *s, const char *p, char *out, size_t sz)
+{
+	if (p[0] == '/')
+		return snprintf(out, sz, "%s", p) < (int)sz;
+	bool dot = strcmp(p, ".") == 0;
+	return snprintf(out, sz, "%s%s%s", s->cwd, dot ? "" : "/", dot ? "" : p) < (int)sz;
+}
+
+/* "workspace" and "cwd", for the session's creation, claim and GET. */
+static void sx_paths_json(const struct sx *s, jwriter *w)
+{
+	jw_key(w, "workspace");
+	jw_str(w, s->ws);
+	jw_key(w, "cwd");
+	jw_str(w, s->cwd);
+}
 
 static void reply_json(int sock, const char *json)
 {
@@ -836,8 +859,13 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 		reply_error(reply, 429, "this session already runs %d execs", SX_SLOTS);
 		goto out;
 	}
+	char cwd_abs[4096] = "";
+	if (cwd && cwd->str && cwd->str[0] && !sx_abs(s, cwd->str, cwd_abs, sizeof(cwd_abs))) {
+		reply_error(reply, 400, "cwd: too long");
+		goto out;
+	}
 	buf req_text = {0};
-	buf_printf(&req_text, "%zu%c%zu%c%s%c", argv->n, 0, env ? env->n : 0, 0, cwd && cwd->str ? cwd->str : "", 0);
+	buf_printf(&req_text, "%zu%c%zu%c%s%c", argv->n, 0, env ? env->n : 0, 0, cwd_abs, 0);
 	for (size_t i = 0; i < argv->n; i++)
 		buf_append(&req_text, argv->items[i]->str, strlen(argv->items[i]->str) + 1);
 	for (size_t i = 0; env && i < env->n; i++)
@@ -971,6 +999,7 @@ static void do_get(struct sx *s, int reply)
 	jw_str(&w, s->id);
 	jw_key(&w, "state");
 	jw_str(&w, s->ending ? "ending" : "running");
+	sx_paths_json(s, &w);
 	jw_key(&w, "execs");
 	jw_arr_begin(&w);
 	for (size_t i = 0; i < s->nex; i++) {
@@ -1025,8 +1054,11 @@ static void do_file(struct sx *s, const jnode *req, int reply, int body)
 		raw[i] = '\0';
 		p = hl % 2 == 0 && i == hl / 2 ? raw : NULL;
 	}
+	char absp[sizeof(s->files[0].path)];
+	if (p && p[0] && p[0] != '/' && sx_abs(s, p, absp, sizeof(absp)))
+		p = absp; /* relative: the session's cwd's */
 	if (!op || !p || p[0] != '/' || strlen(p) >= sizeof(s->files[0].path)) {
-		reply_error(reply, 400, "path: an absolute path (as the session sees it) of at most 1023 bytes is required");
+		reply_error(reply, 400, "path: an absolute path (as the session sees it) or one relative to its cwd, of at most 1023 bytes, is required");
 		goto out;
 	}
 	int k = -1;
@@ -1046,6 +1078,9 @@ static void do_file(struct sx *s, const jnode *req, int reply, int body)
 	snprintf(f->path, sizeof(f->path), "%s", p);
 	cordon_error e = {0};
 	e.code = op;
+	const jnode *par = json_get(req, "parents");
+	if (op == SX_FILE_WRITE && par && par->type == J_BOOL && par->b)
+		e.code |= SX_FILE_PARENTS;
 	snprintf(e.msg, sizeof(e.msg), "%s", f->path);
 	sync_send(s->sock, MSG_SX_FILE, k, &e, -1);
 out:
@@ -1272,9 +1307,17 @@ static bool do_claim(struct sx *s, const jnode *req, int reply)
 		struct itimerspec its = {{0, 0}, {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)}};
 		timerfd_settime(s->wall_timer, 0, &its, NULL);
 	}
-	char j[96];
-	snprintf(j, sizeof(j), "{\"id\":\"%s\",\"warm\":true}", s->id);
-	reply_json(reply, j);
+	jwriter w = {0};
+	jw_obj_begin(&w);
+	jw_key(&w, "id");
+	jw_str(&w, s->id);
+	jw_key(&w, "warm");
+	jw_bool(&w, true);
+	sx_paths_json(s, &w);
+	jw_obj_end(&w);
+	if (jw_finish(&w) == 0)
+		reply_json(reply, w.out.p);
+	buf_free(&w.out);
 	return true;
 }
 
@@ -1426,9 +1469,15 @@ static void h_ready(void *ctx, int sock, int epfd, int wall_timer, struct run_re
 		epoll_ctl(epfd, EPOLL_CTL_ADD, s->idle, &ie);
 		arm_idle(s);
 	}
-	char j[96];
-	snprintf(j, sizeof(j), "{\"id\":\"%s\"}", s->id);
-	reply_json(s->create_reply, j);
+	jwriter w = {0};
+	jw_obj_begin(&w);
+	jw_key(&w, "id");
+	jw_str(&w, s->id);
+	sx_paths_json(s, &w);
+	jw_obj_end(&w);
+	if (jw_finish(&w) == 0)
+		reply_json(s->create_reply, w.out.p);
+	buf_free(&w.out);
 	close_fd(&s->create_reply);
 }
 
@@ -1788,6 +1837,8 @@ int session_worker_main(int ctl)
 		sx_free(&s);
 		return 1;
 	}
+	snprintf(s.ws, sizeof(s.ws), "%s", ws->str);
+	snprintf(s.cwd, sizeof(s.cwd), "%s", s.pol->cwd ? s.pol->cwd : ws->str);
 	close_fd(&polfd);
 	json_free(cfg);
 	/* The server's environment: the host variables secrets come from,

@@ -1404,3 +1404,36 @@ test_session_dirs_removed_after_retention() {
 for t in test_sessions_listed_per_client test_session_dirs_removed_after_retention; do
 	t_run $t
 done
+
+# Issue 28, friction: the session's workspace and cwd are told at its
+# creation; relative files-API paths and a relative exec cwd are the
+# session's cwd's (the policy's cwd here, not the workspace); a files
+# write makes missing parents unless ?parents=0.
+test_session_cwd_and_relative_paths() {
+	start_server || return 1
+	local out
+	out=$(api -X POST http://cordon/v1/sessions -d '{"policy":{"cwd":"/tmp"}}')
+	SID=$(printf '%s' "$out" | jq -r .id)
+	[[ "$SID" =~ ^s-[0-9a-f]{16}$ ]] || { fail "no session: $out"; return 1; }
+	expect_eq "$(printf '%s' "$out" | jq -r '.workspace + " " + .cwd')" "$STATE/sessions/$SID/work /tmp" \
+		"creation names the workspace and the cwd"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID" | jq -r .cwd)" /tmp "GET names the cwd"
+	expect_match "$(api_code -X PUT -d deep "http://cordon/v1/sessions/$SID/files?path=a/b/c.txt")" '"bytes":4.* 200$' \
+		"a relative write, its parents made"
+	run_exec '{"argv":["sh","-c","cat a/b/c.txt; echo; pwd"]}'
+	expect_eq "$(stdout_of)" "$(printf 'deep\n/tmp')" "the exec starts where the relative path went"
+	run_exec '{"argv":["pwd"],"cwd":"a/b"}'
+	expect_eq "$(stdout_of)" /tmp/a/b "a relative exec cwd is the session cwd's"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/files/list?path=." | jq -r '[.entries[].name] | index("a") != null')" \
+		true "list . is the cwd"
+	expect_match "$(api_code -X PUT -d x "http://cordon/v1/sessions/$SID/files?path=new/x&parents=0")" ' 404$' \
+		"parents=0: a missing directory is not made"
+	expect_match "$(api_code -X PUT -d x "http://cordon/v1/sessions/$SID/files?path=new/x&parents=maybe")" ' 400$' \
+		"parents: a bad value"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/files?path=/tmp/a/b/c.txt")" deep "the absolute path is the same file"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
+t_run test_session_cwd_and_relative_paths
