@@ -134,6 +134,10 @@ struct req {
 
 /* ---- responses ---- */
 
+/* Retry-After of every 429 and 503, in seconds: a run, a session's slot or
+ * a body's room is usually free again by then. */
+#define SERVE_RETRY_AFTER "1"
+
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code, const char *type, const char *text,
 				 size_t len)
 {
@@ -141,6 +145,10 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code, const 
 	if (!r)
 		return MHD_NO;
 	MHD_add_response_header(r, "Content-Type", type);
+	/* A limit of the server (429) or a refusal for now (503): when to
+	 * try again (docs/api.md; the Python client backs off from it). */
+	if (code == 429 || code == 503)
+		MHD_add_response_header(r, "Retry-After", SERVE_RETRY_AFTER);
 	enum MHD_Result ret = MHD_queue_response(c, code, r);
 	MHD_destroy_response(r);
 	return ret;

@@ -1437,3 +1437,35 @@ test_session_cwd_and_relative_paths() {
 }
 
 t_run test_session_cwd_and_relative_paths
+
+# Issue 28, friction: every 429 and 503 says when to try again
+# (Retry-After), so that clients back off instead of failing.
+# The status and the Retry-After of a response's headers (curl -D -).
+status_retry() { tr -d '\r' | awk 'NR == 1 { s = $2 } tolower($1) == "retry-after:" { r = $2 } END { print s, r }'; }
+test_retry_after_on_429_and_503() {
+	start_server --max-runs 1 --max-sessions 1 --body-budget 1M || return 1
+	mkdir "$T_TMP/g"
+	mkfifo "$T_TMP/g/gate"
+	api -X POST http://cordon/v1/runs \
+		-d "{\"policy\":{\"filesystem\":{\"read\":[\"$T_TMP/g\"]}},\"argv\":[\"cat\",\"$T_TMP/g/gate\"]}" >"$T_TMP/first" &
+	local cpid=$! i hdr
+	for i in $(seq 1 200); do # a hang guard: until the first run holds its slot
+		compgen -G "$STATE/runs/r-*/work" >/dev/null && break
+		sleep 0.05
+	done
+	hdr=$(api -D - -o /dev/null -X POST http://cordon/v1/runs -d '{"argv":["true"]}' | status_retry)
+	expect_eq "$hdr" "429 1" "a second run at once: 429, Retry-After"
+	timeout 30 sh -c "echo go >'$T_TMP/g/gate'"
+	wait "$cpid"
+	new_session || return 1
+	hdr=$(api -D - -o /dev/null -X POST http://cordon/v1/sessions -d '{}' | status_retry)
+	expect_eq "$hdr" "429 1" "a session past --max-sessions"
+	head -c 2000000 /dev/zero >"$T_TMP/big"
+	hdr=$(api -D - -o /dev/null -X PUT --data-binary @"$T_TMP/big" "http://cordon/v1/sessions/$SID/files?path=big" | status_retry)
+	expect_eq "$hdr" "503 1" "a body past the budget: 503"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
+t_run test_retry_after_on_429_and_503
