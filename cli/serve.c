@@ -937,6 +937,10 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 	if (pty && pty->type != J_BOOL)
 		return send_error(c, 400, "pty: true or false is expected");
 	bool want_pty = pty && pty->b;
+	const jnode *bg = json_get(body, "background");
+	if (bg && (bg->type != J_BOOL || (bg->b && want_pty)))
+		return send_error(c, 400, "background: true or false is expected (and a pty exec is not one)");
+	bool background = bg && bg->b;
 	if (want_pty && !upgrade_requested(c))
 		return send_error(c, 400, "pty: the request must ask for the upgrade (Connection: Upgrade, Upgrade: tcp)");
 	if (want_pty && (in || in64))
@@ -981,6 +985,10 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 	}
 	jw_key(&w, "timeout_ns");
 	jw_uint(&w, tmo_ns);
+	if (background) {
+		jw_key(&w, "background");
+		jw_bool(&w, true);
+	}
 	if (want_pty) {
 		jw_key(&w, "pty");
 		jw_bool(&w, true);
@@ -1022,6 +1030,20 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 		close(reply);
 		return r;
 	}
+	if (background) {
+		/* Answered at once: the exec runs on, its output kept for
+		 * GET .../output (docs/api.md, "Background execs"). */
+		close(reply);
+		free(sc);
+		jnode *j = json_parse(pkt, (size_t)n, &e);
+		const jnode *eid = j ? json_get(j, "exec") : NULL;
+		char a[128];
+		snprintf(a, sizeof(a), "{\"exec\":\"%s\",\"state\":\"running\",\"background\":true}\n",
+			 eid && eid->str && route_id_valid(eid->str, "e-") ? eid->str : "");
+		json_free(j);
+		free(pkt);
+		return send_text(c, 200, "application/json", a, strlen(a));
+	}
 	sc->reply = reply;
 	sc->pkt = pkt;
 	sc->len = (size_t)n;
@@ -1048,6 +1070,54 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 		MHD_destroy_response(u);
 		return ret;
 	}
+	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_reader, sc,
+								   stream_free);
+	if (!r) {
+		stream_free(sc);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", "application/x-ndjson");
+	no_timeout(c);
+	enum MHD_Result ret = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* GET .../exec/{eid}/output[?follow=0]: a background exec's output, an
+ * NDJSON stream as an exec's own (the worker's "output"). */
+static enum MHD_Result exec_output(struct MHD_Connection *c, struct session_ent *se, const char *sid,
+				   const char *eid)
+{
+	const char *fo = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "follow");
+	bool follow = !fo || strcmp(fo, "1") == 0 || strcmp(fo, "true") == 0;
+	if (fo && follow == false && strcmp(fo, "0") != 0 && strcmp(fo, "false") != 0)
+		return send_error(c, 400, "follow: 1 or 0 (true or false) is expected");
+	char j[128];
+	snprintf(j, sizeof(j), "{\"op\":\"output\",\"exec\":\"%s\",\"follow\":%s}", eid, follow ? "true" : "false");
+	int reply = to_worker(se, sid, j, -1);
+	if (reply < 0)
+		return send_error(c, 410, "the session has ended");
+	struct stream_ctx *sc = calloc(1, sizeof(*sc));
+	char *pkt = malloc(IPC_MAX_PACKET + 1);
+	ssize_t n = sc && pkt && reply_ready(reply) ? ipc_recv(reply, pkt, IPC_MAX_PACKET + 1, NULL, NULL) : -1;
+	if (n <= 0 || strncmp(pkt, "{\"type\"", 7) != 0) {
+		cordon_error e;
+		jnode *jr = n > 0 ? json_parse(pkt, (size_t)n, &e) : NULL;
+		const jnode *code = jr ? json_get(jr, "code") : NULL, *err = jr ? json_get(jr, "error") : NULL;
+		enum MHD_Result r = send_error(c, code && code->type == J_NUM ? (unsigned)code->num : 410, "%s",
+					       err && err->str ? err->str : "the session has ended");
+		json_free(jr);
+		free(pkt);
+		free(sc);
+		close(reply);
+		return r;
+	}
+	sc->reply = reply;
+	sc->pkt = pkt;
+	sc->len = (size_t)n;
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	sc->cfd = ci ? ci->connect_fd : -1;
+	snprintf(sc->sid, sizeof(sc->sid), "%s", sid);
 	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_reader, sc,
 								   stream_free);
 	if (!r) {
@@ -1200,6 +1270,9 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 		break;
 	case R_EXEC:
 		r = start_exec(c, se, rt->sid, body, rq->t_req);
+		break;
+	case R_EXEC_OUTPUT:
+		r = exec_output(c, se, rt->sid, rt->eid);
 		break;
 	case R_EXEC_GET:
 	case R_EXEC_SIGNAL: {

@@ -112,6 +112,12 @@ struct sx_exec {
 	bool client_reg;     /* client is in the epoll set */
 	bool client_gone;    /* it came and went: its output is dropped (counted) */
 	uint64_t input_dropped;
+	/* A background exec: no client waits on it; its packets stay queued
+	 * (flow control as for a slow reader) for a reader that comes for
+	 * them ("output"), each taking what it reads. fetching: that reader
+	 * takes fetch_left bytes of the queue (what was there) and goes. */
+	bool background, fetching;
+	size_t fetch_left;
 };
 
 struct sx_file {
@@ -236,7 +242,7 @@ static void arm_idle(struct sx *s)
 static bool queue_full(const struct sx_exec *x)
 {
 	return x->pty ? !x->client_gone && x->cq.len - x->cqoff > EXEC_QUEUE_MAX
-		      : x->reply >= 0 && x->queue.len - x->qoff > EXEC_QUEUE_MAX;
+		      : (x->reply >= 0 || x->background) && x->queue.len - x->qoff > EXEC_QUEUE_MAX;
 }
 
 /* Out of the epoll set while paused (a hang-up, always reported, would
@@ -264,7 +270,7 @@ static void out_resume(struct sx *s, struct sx_exec *x)
 	if (!x->paused)
 		return;
 	size_t q = x->pty ? x->cq.len - x->cqoff : x->queue.len - x->qoff;
-	if ((x->pty ? x->client_gone : x->reply < 0) || q <= EXEC_QUEUE_MAX / 2)
+	if ((x->pty ? x->client_gone : x->reply < 0 && !x->background) || q <= EXEC_QUEUE_MAX / 2)
 		out_watch(s, x, true);
 }
 
@@ -279,10 +285,23 @@ static int reply_watch(struct sx *s, struct sx_exec *x, uint32_t events)
 	return r < 0 && errno == ENOENT ? epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->reply, &ev) : r;
 }
 
+/* A background exec's reader goes: what it did not take stays queued. */
+static void reply_detach(struct sx *s, struct sx_exec *x)
+{
+	if (x->reply >= 0)
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->reply, NULL);
+	x->reply_wait = x->fetching = false;
+	close_fd(&x->reply);
+}
+
 static void reply_hangup(struct sx *s, struct sx_exec *x)
 {
 	if (x->reply < 0)
 		return;
+	if (x->background) {
+		reply_detach(s, x);
+		return;
+	}
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->reply, NULL);
 	x->reply_wait = false;
 	close_fd(&x->reply);
@@ -317,6 +336,10 @@ static void queue_flush(struct sx *s, struct sx_exec *x)
 			break;
 		}
 		x->qoff += 8 + len;
+		if (x->fetching && (x->fetch_left -= x->fetch_left < 8 + len ? x->fetch_left : 8 + len) == 0) {
+			reply_detach(s, x); /* what was there when it came */
+			break;
+		}
 	}
 	if (x->qoff > (1u << 20) && x->qoff > x->queue.len / 2) { /* what was sent goes */
 		memmove(x->queue.p, x->queue.p + x->qoff, x->queue.len - x->qoff);
@@ -339,7 +362,7 @@ static void emit(struct sx *s, struct sx_exec *x, const char *json, size_t len, 
 		 uint64_t data_bytes)
 {
 	(void)droppable;
-	if (x->reply < 0) { /* no client reads it any more */
+	if (x->reply < 0 && !x->background) { /* no client reads it any more */
 		x->dropped += data_bytes;
 		return;
 	}
@@ -847,6 +870,7 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 	const jnode *rows = json_get(req, "rows"), *cols = json_get(req, "cols");
 	const jnode *treq = json_get(req, "t_req_ns");
 	bool want_pty = pty && pty->type == J_BOOL && pty->b;
+	const jnode *bg = json_get(req, "background");
 	if (!argv || argv->type != J_ARR || argv->n == 0) {
 		reply_error(reply, 400, "argv: a non-empty array of strings is required");
 		goto out;
@@ -884,6 +908,7 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 	x->out[0] = x->out[1] = x->reply = x->timer = x->ptm = x->client = -1;
 	x->slot = slot;
 	x->pty = want_pty;
+	x->background = !want_pty && bg && bg->type == J_BOOL && bg->b;
 	x->t_req = treq && treq->type == J_NUM && treq->num > 0 ? (uint64_t)treq->num : 0;
 	new_id(x->id, sizeof(x->id), "e-");
 	for (size_t i = 0; i < argv->n; i++)
@@ -983,10 +1008,54 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 	}
 	char ev[96];
 	int n = snprintf(ev, sizeof(ev), "{\"type\":\"started\",\"exec\":\"%s\"}\n", x->id);
-	emit(s, x, ev, (size_t)n, false, 0);
+	if (x->background) {
+		/* Its answer is this event alone; its output waits for a reader. */
+		reply_json(x->reply, ev);
+		reply_detach(s, x);
+	} else {
+		emit(s, x, ev, (size_t)n, false, 0);
+	}
 out:
 	close_fd(&reply);
 	close_fd(&stdin_fd);
+}
+
+/* A background exec's output (GET .../exec/{eid}/output): a stream that
+ * starts with "started", then what is queued and, with "follow", what
+ * comes until its result; without, what was queued when it came. One
+ * reader at a time; an ended exec's stream ends with its result. */
+static void do_output(struct sx *s, const jnode *req, int reply)
+{
+	const jnode *id = json_get(req, "exec"), *fo = json_get(req, "follow");
+	struct sx_exec *x = find_exec(s, id ? id->str : NULL);
+	char ev[96];
+	snprintf(ev, sizeof(ev), "{\"type\":\"started\",\"exec\":\"%s\"}\n", x ? x->id : "");
+	if (!x) {
+		reply_error(reply, 404, "no such exec in this session");
+	} else if (!x->background) {
+		reply_error(reply, 409, "exec %s is not a background exec: its output went to its own stream", x->id);
+	} else if (x->reply >= 0) {
+		reply_error(reply, 409, "exec %s already has a reader of its output", x->id);
+	} else {
+		reply_json(reply, ev);
+		if (x->qoff >= x->queue.len) {
+			/* Nothing queued: an ended exec's result (a reader before
+			 * took its output), or, without follow, nothing. */
+			if (x->done && x->result)
+				reply_json(reply, x->result);
+			if (x->done || (fo && fo->type == J_BOOL && !fo->b))
+				goto out;
+		}
+		x->reply = reply;
+		reply = -1;
+		x->fetching = fo && fo->type == J_BOOL && !fo->b;
+		x->fetch_left = x->queue.len - x->qoff;
+		struct epoll_event rev = {.events = 0, .data.u64 = tag(K_REPLY, (uint32_t)(x - s->ex))};
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->reply, &rev);
+		queue_flush(s, x);
+	}
+out:
+	close_fd(&reply);
 }
 
 static void do_get(struct sx *s, int reply)
@@ -1391,6 +1460,9 @@ static void on_ctl(struct sx *s)
 				reply_json(reply, "{}");
 			}
 		}
+	} else if (strcmp(op, "output") == 0) {
+		do_output(s, req, reply);
+		reply = -1;
 	} else if (strcmp(op, "attach") == 0 || strcmp(op, "resize") == 0) {
 		const jnode *id = json_get(req, "exec");
 		struct sx_exec *x = find_exec(s, id ? id->str : NULL);

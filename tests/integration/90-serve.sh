@@ -1469,3 +1469,59 @@ test_retry_after_on_429_and_503() {
 }
 
 t_run test_retry_after_on_429_and_503
+
+# Issue 28, friction: a background exec (`cmd &` died with its exec):
+# answered at once with its id; it runs on beside other execs; its output
+# is kept for GET .../output (follow=0: what is there; else until its
+# result); signal, status and the session's end as any exec's.
+test_background_exec() {
+	start_server || return 1
+	new_session || return 1
+	local out eid i
+	out=$(api -X POST "http://cordon/v1/sessions/$SID/exec" \
+		-d '{"argv":["sh","-c","echo $$ > /tmp/bg.pid; echo up; echo warn >&2; trap \"echo bye; exit 3\" TERM; while :; do sleep 0.05; done"],"background":true}')
+	eid=$(printf '%s' "$out" | jq -r .exec)
+	[[ "$eid" =~ ^e-[0-9a-f]{16}$ ]] || { fail "no background exec: $out"; return 1; }
+	expect_eq "$(printf '%s' "$out" | jq -r '.state + " " + (.background|tostring)')" "running true" "answered at once"
+	for i in $(seq 1 600); do # a hang guard: until its first line is out
+		api "http://cordon/v1/sessions/$SID/files?path=/tmp/bg.pid" 2>/dev/null | grep -q '^[0-9]' && break
+		sleep 0.05
+	done
+	run_exec '{"argv":["sh","-c","kill -0 $(cat /tmp/bg.pid) && echo alive"]}'
+	expect_eq "$(stdout_of)" alive "it runs on beside (and after) another exec"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r .state)" running "its state"
+	for i in $(seq 1 600); do # a hang guard: until both lines are queued
+		EV=$(api "http://cordon/v1/sessions/$SID/exec/$eid/output?follow=0")
+		[ "$(printf '%s\n' "$EV" | jq -r 'select(.type == "stderr") | .data_b64' | base64 -d)" = warn ] && break
+		sleep 0.05
+	done
+	expect_eq "$(printf '%s\n' "$EV" | jq -r .type | head -1)/$(stdout_of)" "started/up" "follow=0: what is there, then the stream ends"
+	EV=$(api "http://cordon/v1/sessions/$SID/exec/$eid/output?follow=0")
+	expect_eq "$(printf '%s\n' "$EV" | jq -r .type | paste -sd,)" started "what was read is not read again"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["true"],"background":"yes"}')" ' 400$' \
+		"background: a boolean"
+	# A follower waits for the rest and the result.
+	api "http://cordon/v1/sessions/$SID/exec/$eid/output" >"$T_TMP/follow" &
+	local fpid=$!
+	for i in $(seq 1 600); do # a hang guard: until the follower is attached
+		api_code "http://cordon/v1/sessions/$SID/exec/$eid/output?follow=0" | grep -q 'already has a reader.* 409$' && break
+		sleep 0.05
+	done
+	api -X POST "http://cordon/v1/sessions/$SID/exec/$eid/signal" -d '{"signal":"TERM"}' >/dev/null
+	wait "$fpid"
+	EV=$(cat "$T_TMP/follow")
+	RES=$(printf '%s\n' "$EV" | jq -c 'select(.type == "result")')
+	expect_eq "$(stdout_of)/$(printf '%s' "$RES" | jq -r '.status + " " + (.dropped_bytes|tostring)')" "bye/killed 0" \
+		"the follower has the rest and the result"
+	EV=$(api "http://cordon/v1/sessions/$SID/exec/$eid/output")
+	expect_eq "$(printf '%s\n' "$EV" | jq -r .type | paste -sd,)" started,result "an ended exec's stream: its result"
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID/exec/e-0123456789abcdef/output")" ' 404$' "no such exec"
+	# The session's end ends a background exec (and the report has it).
+	api -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["sleep","1000"],"background":true}' >/dev/null
+	end_session "$SID"
+	expect_eq "$(jq -r '[.execs[].status] | join(",")' "$T_TMP/end.json")" "killed,ok,session-ended" "the session's report"
+	stop_server
+	t_assert
+}
+
+t_run test_background_exec
