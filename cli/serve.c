@@ -1097,9 +1097,13 @@ static enum MHD_Result exec_output(struct MHD_Connection *c, struct session_ent 
 	int reply = to_worker(se, sid, j, -1);
 	if (reply < 0)
 		return send_error(c, 410, "the session has ended");
+	if (!reply_ready(reply)) {
+		close(reply);
+		return worker_late(c);
+	}
 	struct stream_ctx *sc = calloc(1, sizeof(*sc));
 	char *pkt = malloc(IPC_MAX_PACKET + 1);
-	ssize_t n = sc && pkt && reply_ready(reply) ? ipc_recv(reply, pkt, IPC_MAX_PACKET + 1, NULL, NULL) : -1;
+	ssize_t n = sc && pkt ? ipc_recv(reply, pkt, IPC_MAX_PACKET + 1, NULL, NULL) : -1;
 	if (n <= 0 || strncmp(pkt, "{\"type\"", 7) != 0) {
 		cordon_error e;
 		jnode *jr = n > 0 ? json_parse(pkt, (size_t)n, &e) : NULL;

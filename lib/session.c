@@ -181,6 +181,46 @@ static void sx_paths_json(const struct sx *s, jwriter *w)
 	jw_str(w, s->cwd);
 }
 
+static void reply_json(int sock, const char *json);
+
+/* The answer to a session's creation (or claim), on one line as before:
+ * {"id":"s-...",["warm":true,]"workspace":"...","cwd":"..."}. */
+static void reply_created(const struct sx *s, int sock, bool warm)
+{
+	jwriter w = {0};
+	jw_obj_begin(&w);
+	jw_key(&w, "id");
+	jw_str(&w, s->id);
+	if (warm) {
+		jw_key(&w, "warm");
+		jw_bool(&w, true);
+	}
+	sx_paths_json(s, &w);
+	jw_obj_end(&w);
+	if (jw_finish(&w) == 0) {
+		/* The writer's newlines and indents are formatting (a string's
+		 * are escaped), and so is the space after a key's colon. */
+		size_t o = 0;
+		bool in_str = false;
+		for (size_t i = 0; i < w.out.len; i++) {
+			char ch = w.out.p[i];
+			if (in_str && ch == '\\' && i + 1 < w.out.len) {
+				w.out.p[o++] = ch;
+				w.out.p[o++] = w.out.p[++i];
+				continue;
+			}
+			if (ch == '"')
+				in_str = !in_str;
+			if (!in_str && (ch == '\n' || ch == ' '))
+				continue;
+			w.out.p[o++] = ch;
+		}
+		w.out.p[o] = '\0';
+		reply_json(sock, w.out.p);
+	}
+	buf_free(&w.out);
+}
+
 static void reply_json(int sock, const char *json)
 {
 	if (sock >= 0)
@@ -1376,17 +1416,7 @@ static bool do_claim(struct sx *s, const jnode *req, int reply)
 		struct itimerspec its = {{0, 0}, {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)}};
 		timerfd_settime(s->wall_timer, 0, &its, NULL);
 	}
-	jwriter w = {0};
-	jw_obj_begin(&w);
-	jw_key(&w, "id");
-	jw_str(&w, s->id);
-	jw_key(&w, "warm");
-	jw_bool(&w, true);
-	sx_paths_json(s, &w);
-	jw_obj_end(&w);
-	if (jw_finish(&w) == 0)
-		reply_json(reply, w.out.p);
-	buf_free(&w.out);
+	reply_created(s, reply, true);
 	return true;
 }
 
@@ -1541,15 +1571,7 @@ static void h_ready(void *ctx, int sock, int epfd, int wall_timer, struct run_re
 		epoll_ctl(epfd, EPOLL_CTL_ADD, s->idle, &ie);
 		arm_idle(s);
 	}
-	jwriter w = {0};
-	jw_obj_begin(&w);
-	jw_key(&w, "id");
-	jw_str(&w, s->id);
-	sx_paths_json(s, &w);
-	jw_obj_end(&w);
-	if (jw_finish(&w) == 0)
-		reply_json(s->create_reply, w.out.p);
-	buf_free(&w.out);
+	reply_created(s, s->create_reply, false);
 	close_fd(&s->create_reply);
 }
 

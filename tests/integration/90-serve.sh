@@ -202,7 +202,7 @@ test_ceiling_refuses_session() {
 	out=$(api_code -X POST http://cordon/v1/sessions -d '{"policy":{"limits":{"memory":"1G"}}}')
 	expect_match "$out" '"error": "unauthorized: .*memory.* 403$' "beyond the ceiling"
 	out=$(api_code -X POST http://cordon/v1/sessions -d '{"policy":{"limits":{"memory":"128M"}}}')
-	expect_match "$out" '"id":"s-[0-9a-f]{16}"} 201$' "within the ceiling"
+	expect_match "$out" '"id":"s-[0-9a-f]{16}",.*} 201$' "within the ceiling"
 	out=$(api_code -X POST http://cordon/v1/sessions -d '{"policy":{"limitz":{}}}')
 	expect_match "$out" 'unknown key .* 400$' "a bad policy"
 	stop_server
