@@ -134,6 +134,10 @@ struct req {
 
 /* ---- responses ---- */
 
+/* Retry-After of every 429 and 503, in seconds: a run, a session's slot or
+ * a body's room is usually free again by then. */
+#define SERVE_RETRY_AFTER "1"
+
 static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code, const char *type, const char *text,
 				 size_t len)
 {
@@ -141,6 +145,10 @@ static enum MHD_Result send_text(struct MHD_Connection *c, unsigned code, const 
 	if (!r)
 		return MHD_NO;
 	MHD_add_response_header(r, "Content-Type", type);
+	/* A limit of the server (429) or a refusal for now (503): when to
+	 * try again (docs/api.md; the Python client backs off from it). */
+	if (code == 429 || code == 503)
+		MHD_add_response_header(r, "Retry-After", SERVE_RETRY_AFTER);
 	enum MHD_Result ret = MHD_queue_response(c, code, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -924,11 +932,15 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 	for (size_t i = 0; env && i < env->n; i++)
 		if (env->items[i]->type != J_STR || !env_name_valid(env->keys[i]))
 			return send_error(c, 400, "env.%s: a valid name with a string value is expected", env->keys[i]);
-	if (cwd && (cwd->type != J_STR || cwd->str[0] != '/'))
-		return send_error(c, 400, "cwd: an absolute path is expected");
+	if (cwd && (cwd->type != J_STR || !cwd->str[0]))
+		return send_error(c, 400, "cwd: a path is expected (absolute, or relative to the session's cwd)");
 	if (pty && pty->type != J_BOOL)
 		return send_error(c, 400, "pty: true or false is expected");
 	bool want_pty = pty && pty->b;
+	const jnode *bg = json_get(body, "background");
+	if (bg && (bg->type != J_BOOL || (bg->b && want_pty)))
+		return send_error(c, 400, "background: true or false is expected (and a pty exec is not one)");
+	bool background = bg && bg->b;
 	if (want_pty && !upgrade_requested(c))
 		return send_error(c, 400, "pty: the request must ask for the upgrade (Connection: Upgrade, Upgrade: tcp)");
 	if (want_pty && (in || in64))
@@ -973,6 +985,10 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 	}
 	jw_key(&w, "timeout_ns");
 	jw_uint(&w, tmo_ns);
+	if (background) {
+		jw_key(&w, "background");
+		jw_bool(&w, true);
+	}
 	if (want_pty) {
 		jw_key(&w, "pty");
 		jw_bool(&w, true);
@@ -1014,6 +1030,20 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 		close(reply);
 		return r;
 	}
+	if (background) {
+		/* Answered at once: the exec runs on, its output kept for
+		 * GET .../output (docs/api.md, "Background execs"). */
+		close(reply);
+		free(sc);
+		jnode *j = json_parse(pkt, (size_t)n, &e);
+		const jnode *eid = j ? json_get(j, "exec") : NULL;
+		char a[128];
+		snprintf(a, sizeof(a), "{\"exec\":\"%s\",\"state\":\"running\",\"background\":true}\n",
+			 eid && eid->str && route_id_valid(eid->str, "e-") ? eid->str : "");
+		json_free(j);
+		free(pkt);
+		return send_text(c, 200, "application/json", a, strlen(a));
+	}
 	sc->reply = reply;
 	sc->pkt = pkt;
 	sc->len = (size_t)n;
@@ -1040,6 +1070,58 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 		MHD_destroy_response(u);
 		return ret;
 	}
+	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_reader, sc,
+								   stream_free);
+	if (!r) {
+		stream_free(sc);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", "application/x-ndjson");
+	no_timeout(c);
+	enum MHD_Result ret = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* GET .../exec/{eid}/output[?follow=0]: a background exec's output, an
+ * NDJSON stream as an exec's own (the worker's "output"). */
+static enum MHD_Result exec_output(struct MHD_Connection *c, struct session_ent *se, const char *sid,
+				   const char *eid)
+{
+	const char *fo = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "follow");
+	bool follow = !fo || strcmp(fo, "1") == 0 || strcmp(fo, "true") == 0;
+	if (fo && follow == false && strcmp(fo, "0") != 0 && strcmp(fo, "false") != 0)
+		return send_error(c, 400, "follow: 1 or 0 (true or false) is expected");
+	char j[128];
+	snprintf(j, sizeof(j), "{\"op\":\"output\",\"exec\":\"%s\",\"follow\":%s}", eid, follow ? "true" : "false");
+	int reply = to_worker(se, sid, j, -1);
+	if (reply < 0)
+		return send_error(c, 410, "the session has ended");
+	if (!reply_ready(reply)) {
+		close(reply);
+		return worker_late(c);
+	}
+	struct stream_ctx *sc = calloc(1, sizeof(*sc));
+	char *pkt = malloc(IPC_MAX_PACKET + 1);
+	ssize_t n = sc && pkt ? ipc_recv(reply, pkt, IPC_MAX_PACKET + 1, NULL, NULL) : -1;
+	if (n <= 0 || strncmp(pkt, "{\"type\"", 7) != 0) {
+		cordon_error e;
+		jnode *jr = n > 0 ? json_parse(pkt, (size_t)n, &e) : NULL;
+		const jnode *code = jr ? json_get(jr, "code") : NULL, *err = jr ? json_get(jr, "error") : NULL;
+		enum MHD_Result r = send_error(c, code && code->type == J_NUM ? (unsigned)code->num : 410, "%s",
+					       err && err->str ? err->str : "the session has ended");
+		json_free(jr);
+		free(pkt);
+		free(sc);
+		close(reply);
+		return r;
+	}
+	sc->reply = reply;
+	sc->pkt = pkt;
+	sc->len = (size_t)n;
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	sc->cfd = ci ? ci->connect_fd : -1;
+	snprintf(sc->sid, sizeof(sc->sid), "%s", sid);
 	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_reader, sc,
 								   stream_free);
 	if (!r) {
@@ -1193,6 +1275,9 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 	case R_EXEC:
 		r = start_exec(c, se, rt->sid, body, rq->t_req);
 		break;
+	case R_EXEC_OUTPUT:
+		r = exec_output(c, se, rt->sid, rt->eid);
+		break;
 	case R_EXEC_GET:
 	case R_EXEC_SIGNAL: {
 		const jnode *sig = body ? json_get(body, "signal") : NULL;
@@ -1242,17 +1327,14 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 			r = send_error(c, 400, "path: the query parameter ?path=P is required");
 			break;
 		}
-		/* A relative P is the session's workspace's (where execs start). */
-		char abs[PATH_MAX];
-		if (path[0] != '/') {
-			char ws[PATH_MAX];
-			bool dot = strcmp(path, ".") == 0;
-			if (!session_ws(ws, sizeof(ws), rt->sid) ||
-			    snprintf(abs, sizeof(abs), "%s%s%s", ws, dot ? "" : "/", dot ? "" : path) >= (int)sizeof(abs)) {
-				r = send_error(c, 400, "path: too long");
-				break;
-			}
-			path = abs;
+		/* A relative P is the session's cwd's (where its execs start):
+		 * the worker resolves it. PUT makes missing parents unless
+		 * ?parents=0. */
+		const char *par = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "parents");
+		bool parents = !par || strcmp(par, "1") == 0 || strcmp(par, "true") == 0;
+		if (par && !parents && strcmp(par, "0") != 0 && strcmp(par, "false") != 0) {
+			r = send_error(c, 400, "parents: 1 or 0 (true or false) is expected");
+			break;
 		}
 		const char *act = rt->kind == R_FILE_GET ? "read" : rt->kind == R_FILE_PUT ? "write" :
 				  rt->kind == R_FILE_DELETE ? "delete" : "list";
@@ -1263,6 +1345,10 @@ static enum MHD_Result session_op(struct MHD_Connection *c, const struct route *
 		jw_str(&w, act);
 		jw_key(&w, "path");
 		jw_str(&w, path);
+		if (rt->kind == R_FILE_PUT) {
+			jw_key(&w, "parents");
+			jw_bool(&w, parents);
+		}
 		/* The path's bytes as they are (a name need not be UTF-8; the
 		 * JSON string above is for the worker's messages only). */
 		{

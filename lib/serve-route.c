@@ -94,6 +94,8 @@ enum route_kind route_parse(const char *method, const char *path, struct route *
 			return r->kind = by_method(method, NULL, R_NONE, "POST", R_EXEC_SIGNAL);
 		if (n == 6 && is(seg[5], len[5], "resize"))
 			return r->kind = by_method(method, NULL, R_NONE, "POST", R_EXEC_RESIZE);
+		if (n == 6 && is(seg[5], len[5], "output"))
+			return r->kind = by_method(method, "GET", R_EXEC_OUTPUT, NULL, R_NONE);
 		return r->kind = R_NONE;
 	}
 	if (is(seg[3], len[3], "files")) {

@@ -22,6 +22,7 @@ enum route_kind {
 	R_POOL_GET,        /* GET /v1/pool */
 	R_SESSIONS_LIST,   /* GET /v1/sessions */
 	R_SESSION_REPORT,  /* GET /v1/sessions/{id}/report */
+	R_EXEC_OUTPUT,     /* GET /v1/sessions/{id}/exec/{eid}/output */
 };
 
 /* ids are "s-", "e-" or "r-" and 16 lower-case hex digits. */

@@ -344,7 +344,14 @@ fail:
  * symbolic link anywhere on it is refused (ELOOP or ENOTDIR), magic links
  * included. (openat2 is ENOSYS under the run's filter.) "." and ".." are
  * refused. */
+static int open_run_path_mk(const char *path, int flags, mode_t mode, bool parents);
 static int open_run_path(const char *path, int flags, mode_t mode)
+{
+	return open_run_path_mk(path, flags, mode, false);
+}
+
+/* The same; parents: a missing directory on the way is made (0755). */
+static int open_run_path_mk(const char *path, int flags, mode_t mode, bool parents)
 {
 	char tmp[sizeof(((cordon_error *)0)->msg)];
 	if (path[0] != '/' || snprintf(tmp, sizeof(tmp), "%s", path) >= (int)sizeof(tmp)) {
@@ -365,6 +372,9 @@ static int open_run_path(const char *path, int flags, mode_t mode)
 		}
 		int nfd = next ? openat(dfd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
 			       : openat(dfd, c, flags | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, mode);
+		if (next && nfd < 0 && errno == ENOENT && parents &&
+		    (mkdirat(dfd, c, 0755) == 0 || errno == EEXIST))
+			nfd = openat(dfd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		int sv = errno;
 		close(dfd);
 		errno = sv;
@@ -381,7 +391,8 @@ static void file_op(int sock, int req, int op, const char *path)
 	cordon_error e = {0};
 	int fd = -1;
 	struct stat st;
-	switch (op) {
+	bool parents = op & SX_FILE_PARENTS;
+	switch (op & ~SX_FILE_PARENTS) {
 	case SX_FILE_READ:
 		fd = open_run_path(path, O_RDONLY | O_NONBLOCK, 0);
 		if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))) {
@@ -391,7 +402,7 @@ static void file_op(int sock, int req, int op, const char *path)
 		}
 		break;
 	case SX_FILE_WRITE:
-		fd = open_run_path(path, O_WRONLY | O_CREAT | O_NONBLOCK, 0644);
+		fd = open_run_path_mk(path, O_WRONLY | O_CREAT | O_NONBLOCK, 0644, parents);
 		if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || ftruncate(fd, 0) < 0)) {
 			close(fd);
 			fd = -1;

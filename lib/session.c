@@ -112,6 +112,12 @@ struct sx_exec {
 	bool client_reg;     /* client is in the epoll set */
 	bool client_gone;    /* it came and went: its output is dropped (counted) */
 	uint64_t input_dropped;
+	/* A background exec: no client waits on it; its packets stay queued
+	 * (flow control as for a slow reader) for a reader that comes for
+	 * them ("output"), each taking what it reads. fetching: that reader
+	 * takes fetch_left bytes of the queue (what was there) and goes. */
+	bool background, fetching;
+	size_t fetch_left;
 };
 
 struct sx_file {
@@ -150,7 +156,70 @@ struct sx {
 	uint64_t out_hash;   /* each exec's hash budget per stream */
 	char report_path[4096];
 	bool published;      /* the report written and the DELETE answered */
+	/* The session's workspace (as the run sees it: the same path) and
+	 * its working directory (the policy's cwd, else the workspace):
+	 * a relative files-API path or exec cwd is the cwd's. */
+	char ws[4096], cwd[4096];
 };
+
+/* A relative path (files API, an exec's cwd) is the session's cwd's:
+ * "." is the cwd itself. False if it does not fit. */
+static bool sx_abs(const struct sx *s, const char *p, char *out, size_t sz)
+{
+	if (p[0] == '/')
+		return snprintf(out, sz, "%s", p) < (int)sz;
+	bool dot = strcmp(p, ".") == 0;
+	return snprintf(out, sz, "%s%s%s", s->cwd, dot ? "" : "/", dot ? "" : p) < (int)sz;
+}
+
+/* "workspace" and "cwd", for the session's creation, claim and GET. */
+static void sx_paths_json(const struct sx *s, jwriter *w)
+{
+	jw_key(w, "workspace");
+	jw_str(w, s->ws);
+	jw_key(w, "cwd");
+	jw_str(w, s->cwd);
+}
+
+static void reply_json(int sock, const char *json);
+
+/* The answer to a session's creation (or claim), on one line as before:
+ * {"id":"s-...",["warm":true,]"workspace":"...","cwd":"..."}. */
+static void reply_created(const struct sx *s, int sock, bool warm)
+{
+	jwriter w = {0};
+	jw_obj_begin(&w);
+	jw_key(&w, "id");
+	jw_str(&w, s->id);
+	if (warm) {
+		jw_key(&w, "warm");
+		jw_bool(&w, true);
+	}
+	sx_paths_json(s, &w);
+	jw_obj_end(&w);
+	if (jw_finish(&w) == 0) {
+		/* The writer's newlines and indents are formatting (a string's
+		 * are escaped), and so is the space after a key's colon. */
+		size_t o = 0;
+		bool in_str = false;
+		for (size_t i = 0; i < w.out.len; i++) {
+			char ch = w.out.p[i];
+			if (in_str && ch == '\\' && i + 1 < w.out.len) {
+				w.out.p[o++] = ch;
+				w.out.p[o++] = w.out.p[++i];
+				continue;
+			}
+			if (ch == '"')
+				in_str = !in_str;
+			if (!in_str && (ch == '\n' || ch == ' '))
+				continue;
+			w.out.p[o++] = ch;
+		}
+		w.out.p[o] = '\0';
+		reply_json(sock, w.out.p);
+	}
+	buf_free(&w.out);
+}
 
 static void reply_json(int sock, const char *json)
 {
@@ -213,7 +282,7 @@ static void arm_idle(struct sx *s)
 static bool queue_full(const struct sx_exec *x)
 {
 	return x->pty ? !x->client_gone && x->cq.len - x->cqoff > EXEC_QUEUE_MAX
-		      : x->reply >= 0 && x->queue.len - x->qoff > EXEC_QUEUE_MAX;
+		      : (x->reply >= 0 || x->background) && x->queue.len - x->qoff > EXEC_QUEUE_MAX;
 }
 
 /* Out of the epoll set while paused (a hang-up, always reported, would
@@ -241,7 +310,7 @@ static void out_resume(struct sx *s, struct sx_exec *x)
 	if (!x->paused)
 		return;
 	size_t q = x->pty ? x->cq.len - x->cqoff : x->queue.len - x->qoff;
-	if ((x->pty ? x->client_gone : x->reply < 0) || q <= EXEC_QUEUE_MAX / 2)
+	if ((x->pty ? x->client_gone : x->reply < 0 && !x->background) || q <= EXEC_QUEUE_MAX / 2)
 		out_watch(s, x, true);
 }
 
@@ -256,10 +325,23 @@ static int reply_watch(struct sx *s, struct sx_exec *x, uint32_t events)
 	return r < 0 && errno == ENOENT ? epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->reply, &ev) : r;
 }
 
+/* A background exec's reader goes: what it did not take stays queued. */
+static void reply_detach(struct sx *s, struct sx_exec *x)
+{
+	if (x->reply >= 0)
+		epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->reply, NULL);
+	x->reply_wait = x->fetching = false;
+	close_fd(&x->reply);
+}
+
 static void reply_hangup(struct sx *s, struct sx_exec *x)
 {
 	if (x->reply < 0)
 		return;
+	if (x->background) {
+		reply_detach(s, x);
+		return;
+	}
 	epoll_ctl(s->epfd, EPOLL_CTL_DEL, x->reply, NULL);
 	x->reply_wait = false;
 	close_fd(&x->reply);
@@ -294,6 +376,10 @@ static void queue_flush(struct sx *s, struct sx_exec *x)
 			break;
 		}
 		x->qoff += 8 + len;
+		if (x->fetching && (x->fetch_left -= x->fetch_left < 8 + len ? x->fetch_left : 8 + len) == 0) {
+			reply_detach(s, x); /* what was there when it came */
+			break;
+		}
 	}
 	if (x->qoff > (1u << 20) && x->qoff > x->queue.len / 2) { /* what was sent goes */
 		memmove(x->queue.p, x->queue.p + x->qoff, x->queue.len - x->qoff);
@@ -316,7 +402,7 @@ static void emit(struct sx *s, struct sx_exec *x, const char *json, size_t len, 
 		 uint64_t data_bytes)
 {
 	(void)droppable;
-	if (x->reply < 0) { /* no client reads it any more */
+	if (x->reply < 0 && !x->background) { /* no client reads it any more */
 		x->dropped += data_bytes;
 		return;
 	}
@@ -824,6 +910,7 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 	const jnode *rows = json_get(req, "rows"), *cols = json_get(req, "cols");
 	const jnode *treq = json_get(req, "t_req_ns");
 	bool want_pty = pty && pty->type == J_BOOL && pty->b;
+	const jnode *bg = json_get(req, "background");
 	if (!argv || argv->type != J_ARR || argv->n == 0) {
 		reply_error(reply, 400, "argv: a non-empty array of strings is required");
 		goto out;
@@ -836,8 +923,13 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 		reply_error(reply, 429, "this session already runs %d execs", SX_SLOTS);
 		goto out;
 	}
+	char cwd_abs[4096] = "";
+	if (cwd && cwd->str && cwd->str[0] && !sx_abs(s, cwd->str, cwd_abs, sizeof(cwd_abs))) {
+		reply_error(reply, 400, "cwd: too long");
+		goto out;
+	}
 	buf req_text = {0};
-	buf_printf(&req_text, "%zu%c%zu%c%s%c", argv->n, 0, env ? env->n : 0, 0, cwd && cwd->str ? cwd->str : "", 0);
+	buf_printf(&req_text, "%zu%c%zu%c%s%c", argv->n, 0, env ? env->n : 0, 0, cwd_abs, 0);
 	for (size_t i = 0; i < argv->n; i++)
 		buf_append(&req_text, argv->items[i]->str, strlen(argv->items[i]->str) + 1);
 	for (size_t i = 0; env && i < env->n; i++)
@@ -856,6 +948,7 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 	x->out[0] = x->out[1] = x->reply = x->timer = x->ptm = x->client = -1;
 	x->slot = slot;
 	x->pty = want_pty;
+	x->background = !want_pty && bg && bg->type == J_BOOL && bg->b;
 	x->t_req = treq && treq->type == J_NUM && treq->num > 0 ? (uint64_t)treq->num : 0;
 	new_id(x->id, sizeof(x->id), "e-");
 	for (size_t i = 0; i < argv->n; i++)
@@ -955,10 +1048,54 @@ static void do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd)
 	}
 	char ev[96];
 	int n = snprintf(ev, sizeof(ev), "{\"type\":\"started\",\"exec\":\"%s\"}\n", x->id);
-	emit(s, x, ev, (size_t)n, false, 0);
+	if (x->background) {
+		/* Its answer is this event alone; its output waits for a reader. */
+		reply_json(x->reply, ev);
+		reply_detach(s, x);
+	} else {
+		emit(s, x, ev, (size_t)n, false, 0);
+	}
 out:
 	close_fd(&reply);
 	close_fd(&stdin_fd);
+}
+
+/* A background exec's output (GET .../exec/{eid}/output): a stream that
+ * starts with "started", then what is queued and, with "follow", what
+ * comes until its result; without, what was queued when it came. One
+ * reader at a time; an ended exec's stream ends with its result. */
+static void do_output(struct sx *s, const jnode *req, int reply)
+{
+	const jnode *id = json_get(req, "exec"), *fo = json_get(req, "follow");
+	struct sx_exec *x = find_exec(s, id ? id->str : NULL);
+	char ev[96];
+	snprintf(ev, sizeof(ev), "{\"type\":\"started\",\"exec\":\"%s\"}\n", x ? x->id : "");
+	if (!x) {
+		reply_error(reply, 404, "no such exec in this session");
+	} else if (!x->background) {
+		reply_error(reply, 409, "exec %s is not a background exec: its output went to its own stream", x->id);
+	} else if (x->reply >= 0) {
+		reply_error(reply, 409, "exec %s already has a reader of its output", x->id);
+	} else {
+		reply_json(reply, ev);
+		if (x->qoff >= x->queue.len) {
+			/* Nothing queued: an ended exec's result (a reader before
+			 * took its output), or, without follow, nothing. */
+			if (x->done && x->result)
+				reply_json(reply, x->result);
+			if (x->done || (fo && fo->type == J_BOOL && !fo->b))
+				goto out;
+		}
+		x->reply = reply;
+		reply = -1;
+		x->fetching = fo && fo->type == J_BOOL && !fo->b;
+		x->fetch_left = x->queue.len - x->qoff;
+		struct epoll_event rev = {.events = 0, .data.u64 = tag(K_REPLY, (uint32_t)(x - s->ex))};
+		epoll_ctl(s->epfd, EPOLL_CTL_ADD, x->reply, &rev);
+		queue_flush(s, x);
+	}
+out:
+	close_fd(&reply);
 }
 
 static void do_get(struct sx *s, int reply)
@@ -971,6 +1108,7 @@ static void do_get(struct sx *s, int reply)
 	jw_str(&w, s->id);
 	jw_key(&w, "state");
 	jw_str(&w, s->ending ? "ending" : "running");
+	sx_paths_json(s, &w);
 	jw_key(&w, "execs");
 	jw_arr_begin(&w);
 	for (size_t i = 0; i < s->nex; i++) {
@@ -1025,8 +1163,11 @@ static void do_file(struct sx *s, const jnode *req, int reply, int body)
 		raw[i] = '\0';
 		p = hl % 2 == 0 && i == hl / 2 ? raw : NULL;
 	}
+	char absp[sizeof(s->files[0].path)];
+	if (p && p[0] && p[0] != '/' && sx_abs(s, p, absp, sizeof(absp)))
+		p = absp; /* relative: the session's cwd's */
 	if (!op || !p || p[0] != '/' || strlen(p) >= sizeof(s->files[0].path)) {
-		reply_error(reply, 400, "path: an absolute path (as the session sees it) of at most 1023 bytes is required");
+		reply_error(reply, 400, "path: an absolute path (as the session sees it) or one relative to its cwd, of at most 1023 bytes, is required");
 		goto out;
 	}
 	int k = -1;
@@ -1046,6 +1187,9 @@ static void do_file(struct sx *s, const jnode *req, int reply, int body)
 	snprintf(f->path, sizeof(f->path), "%s", p);
 	cordon_error e = {0};
 	e.code = op;
+	const jnode *par = json_get(req, "parents");
+	if (op == SX_FILE_WRITE && par && par->type == J_BOOL && par->b)
+		e.code |= SX_FILE_PARENTS;
 	snprintf(e.msg, sizeof(e.msg), "%s", f->path);
 	sync_send(s->sock, MSG_SX_FILE, k, &e, -1);
 out:
@@ -1272,9 +1416,7 @@ static bool do_claim(struct sx *s, const jnode *req, int reply)
 		struct itimerspec its = {{0, 0}, {(time_t)(ns / 1000000000ULL), (long)(ns % 1000000000ULL)}};
 		timerfd_settime(s->wall_timer, 0, &its, NULL);
 	}
-	char j[96];
-	snprintf(j, sizeof(j), "{\"id\":\"%s\",\"warm\":true}", s->id);
-	reply_json(reply, j);
+	reply_created(s, reply, true);
 	return true;
 }
 
@@ -1348,6 +1490,9 @@ static void on_ctl(struct sx *s)
 				reply_json(reply, "{}");
 			}
 		}
+	} else if (strcmp(op, "output") == 0) {
+		do_output(s, req, reply);
+		reply = -1;
 	} else if (strcmp(op, "attach") == 0 || strcmp(op, "resize") == 0) {
 		const jnode *id = json_get(req, "exec");
 		struct sx_exec *x = find_exec(s, id ? id->str : NULL);
@@ -1426,9 +1571,7 @@ static void h_ready(void *ctx, int sock, int epfd, int wall_timer, struct run_re
 		epoll_ctl(epfd, EPOLL_CTL_ADD, s->idle, &ie);
 		arm_idle(s);
 	}
-	char j[96];
-	snprintf(j, sizeof(j), "{\"id\":\"%s\"}", s->id);
-	reply_json(s->create_reply, j);
+	reply_created(s, s->create_reply, false);
 	close_fd(&s->create_reply);
 }
 
@@ -1788,6 +1931,8 @@ int session_worker_main(int ctl)
 		sx_free(&s);
 		return 1;
 	}
+	snprintf(s.ws, sizeof(s.ws), "%s", ws->str);
+	snprintf(s.cwd, sizeof(s.cwd), "%s", s.pol->cwd ? s.pol->cwd : ws->str);
 	close_fd(&polfd);
 	json_free(cfg);
 	/* The server's environment: the host variables secrets come from,

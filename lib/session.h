@@ -20,6 +20,9 @@ struct sx_usage {
 };
 
 enum sx_file_op { SX_FILE_READ = 1, SX_FILE_WRITE, SX_FILE_DELETE, SX_FILE_LIST };
+/* Or-ed into MSG_SX_FILE's op: a write makes the missing directories on
+ * its path first (mode 0755, one component at a time, no link followed). */
+#define SX_FILE_PARENTS 0x100
 
 /* Concurrent execs in one session. */
 #define SX_SLOTS 64

@@ -45,16 +45,32 @@ def _absolute_paths(policy: Dict[str, Any], base: str) -> Dict[str, Any]:
 
 
 def find_cordon(cordon_bin: Optional[str] = None) -> str:
-    """The cordon binary: cordon_bin, else $CORDON, else cordon on PATH."""
-    b = cordon_bin or os.environ.get("CORDON") or shutil.which("cordon")
-    if not b:
-        raise CordonError("no cordon binary: pass cordon_bin=, set $CORDON, or put cordon on PATH")
+    """The cordon binary: cordon_bin, else $CORDON, else cordon on PATH.
+    CordonError, naming what was looked for, if that is no executable."""
+    if cordon_bin:
+        b, what = os.fspath(cordon_bin), f"cordon_bin={os.fspath(cordon_bin)!r}"
+    elif os.environ.get("CORDON"):
+        b, what = os.environ["CORDON"], f"$CORDON={os.environ['CORDON']!r}"
+    else:
+        b = shutil.which("cordon")
+        if not b:
+            raise CordonError("no cordon binary: 'cordon' is not on PATH "
+                              f"({os.environ.get('PATH', '')}); pass cordon_bin=, set $CORDON, or install cordon")
+        return b
+    if os.sep not in b:
+        found = shutil.which(b)
+        if not found:
+            raise CordonError(f"no cordon binary: {what} is not on PATH")
+        return found
+    if not os.path.isfile(b) or not os.access(b, os.X_OK):
+        raise CordonError(f"no cordon binary: {what}: "
+                          f"{'not an executable file' if os.path.exists(b) else 'no such file'}")
     return b
 
 
 def run(argv: Sequence[str], policy: PolicyArg = None, timeout=None, stdin=None,
         cordon_bin: Optional[str] = None, server: Optional[str] = None,
-        extra_args: Sequence[str] = ()) -> Report:
+        extra_args: Sequence[str] = (), retry: Any = "default") -> Report:
     """Run argv inside a cordon boundary and return its report.
 
     policy: a policy file path, or a dict (the policy JSON); timeout: seconds
@@ -64,13 +80,17 @@ def run(argv: Sequence[str], policy: PolicyArg = None, timeout=None, stdin=None,
     CLI. Either way the report also carries what was captured, in
     report.stdout_data and report.stderr_data (bytes; through a server, at
     most its --run-output-max of each). The report's status is
-    the outcome: run() raises CordonError only when no report came back."""
+    the outcome: run() raises CordonError only when no report came back
+    (no cordon binary, an unreachable server...). retry: through a server,
+    how a 429 or 503 is retried (cordon.Retry; None: not; by default
+    Retry()'s backoff)."""
     argv = [os.fspath(a) for a in argv]
     if not argv:
         raise ValueError("argv is empty")
     if server is not None:
-        from .client import Client
-        return Client(server).run(argv, policy=policy, stdin=stdin, timeout=timeout)
+        from .client import Client, Retry
+        c = Client(server, retry=Retry() if retry == "default" else retry)
+        return c.run(argv, policy=policy, stdin=stdin, timeout=timeout)
     cmd = [find_cordon(cordon_bin), "run"]
     # The report (and a dict policy) in a private directory of our own,
     # created 0700 for this call and removed after it.
@@ -89,8 +109,11 @@ def run(argv: Sequence[str], policy: PolicyArg = None, timeout=None, stdin=None,
         cmd += list(extra_args)
         cmd += ["--", *argv]
         data = stdin.encode() if isinstance(stdin, str) else stdin
-        proc = subprocess.run(cmd, input=data, stdin=None if data is not None else subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            proc = subprocess.run(cmd, input=data, stdin=None if data is not None else subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        except OSError as e:  # gone or not executable since find_cordon
+            raise CordonError(f"cannot start the cordon binary {cmd[0]}: {e.strerror or e}") from e
         try:
             with open(rpath, "rb") as f:
                 text = f.read()

@@ -10,12 +10,14 @@ import base64
 import binascii
 import http.client
 import json
+import random
 import socket
+import time
 import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from .errors import CordonError
+from .errors import CordonError, ServerUnreachable
 from .report import Report
 
 
@@ -42,6 +44,29 @@ class _UnixHTTPConnection(http.client.HTTPConnection):
             s.close()
             raise
         self.sock = s
+
+
+@dataclass
+class Retry:
+    """How a Client retries a request the server refused for now (429: a
+    limit of the server, such as --max-runs; 503: shutting down, its
+    request bodies' budget): nothing was done, so the same request is sent
+    again after a pause that doubles from ``initial`` up to ``maximum``
+    seconds, with full jitter (a random part of it), and never shorter
+    than the server's Retry-After; no attempt starts after ``deadline``
+    seconds from the first. ``Client(retry=None)`` does not retry."""
+    deadline: float = 60.0
+    initial: float = 0.2
+    maximum: float = 5.0
+
+    def pause(self, attempt: int, retry_after: Optional[str]) -> float:
+        cap = min(self.maximum, self.initial * (2 ** attempt))
+        p = random.uniform(cap / 2, cap)
+        try:
+            p = max(p, float(retry_after)) if retry_after else p
+        except ValueError:
+            pass  # an HTTP date: the backoff alone
+        return p
 
 
 def _error(status: int, body: bytes) -> CordonError:
@@ -165,10 +190,14 @@ class Files:
     def read(self, path: Union[str, bytes]) -> bytes:
         return self._s._client._call("GET", f"{self._s._path}/files{self._q(path)}")
 
-    def write(self, path: Union[str, bytes], data) -> None:
+    def write(self, path: Union[str, bytes], data, parents: bool = True) -> None:
+        """Create or truncate path with data (str: UTF-8). A relative path is
+        the session's cwd's (Session.cwd). parents: make missing directories
+        on the way (as mkdir -p); False: a missing one is an error (404)."""
         if isinstance(data, str):
             data = data.encode()
-        self._s._client._call("PUT", f"{self._s._path}/files{self._q(path)}", data,
+        q = self._q(path) + ("" if parents else "&parents=0")
+        self._s._client._call("PUT", f"{self._s._path}/files{q}", data,
                               {"Content-Type": "application/octet-stream"})
 
     def delete(self, path: Union[str, bytes]) -> None:
@@ -224,7 +253,7 @@ def _events(resp) -> Iterator[Event]:
         yield Event(ev.get("type", ""), base64.b64decode(ev["data_b64"]) if "data_b64" in ev else b"", ev)
 
 
-def _exec_body(argv, env, cwd, stdin, timeout, pty=False) -> Dict[str, Any]:
+def _exec_body(argv, env, cwd, stdin, timeout, pty=False, background=False) -> Dict[str, Any]:
     body: Dict[str, Any] = {"argv": [str(a) for a in argv]}
     if env is not None:
         body["env"] = dict(env)
@@ -237,16 +266,113 @@ def _exec_body(argv, env, cwd, stdin, timeout, pty=False) -> Dict[str, Any]:
     if timeout is not None:
         body["timeout"] = _dur(timeout)
     body["pty"] = pty
+    if background:
+        body["background"] = True
     return body
+
+
+def _collect(events: Iterator[Event], what: str) -> "ExecResult":
+    """An exec's stream gathered: its output and its result."""
+    out, err = [], []
+    exec_id = None
+    result: Optional[Dict[str, Any]] = None
+    for ev in events:
+        if ev.type == "started":
+            exec_id = ev.raw.get("exec")
+        elif ev.type == "stdout":
+            out.append(ev.data)
+        elif ev.type == "stderr":
+            err.append(ev.data)
+        elif ev.type == "result":
+            result = ev.raw
+    if result is None:
+        raise CordonError(f"{what}: the exec's stream ended without a result")
+    if result.get("dropped_bytes"):
+        # Never silently: the server drops output only for a client that
+        # is gone, so this is not expected while we read.
+        raise CordonError(f"exec {result.get('exec', exec_id)}: {result['dropped_bytes']} bytes of its "
+                          f"output did not reach this client (its result: {result.get('status')})")
+    return ExecResult(result.get("exec", exec_id), result.get("status"), result.get("exit_code"),
+                      result.get("signal"), result.get("denials", []), result.get("usage", {}),
+                      b"".join(out), b"".join(err), result)
+
+
+class ExecHandle:
+    """A background exec (Session.exec(..., background=True)): it runs on
+    while the client does other things, until it ends or the session does.
+    Its output waits in the server for output() or wait() (each byte is
+    given once: what one call took, the next does not get again)."""
+
+    def __init__(self, session: "Session", exec_id: str):
+        self._session = session
+        self.id = exec_id
+
+    def info(self) -> Dict[str, Any]:
+        """GET the exec: {"state": "running"} or its result event."""
+        return self._session.exec_info(self.id)
+
+    @property
+    def running(self) -> bool:
+        return self.info().get("state") == "running"
+
+    def result(self) -> Optional["ExecResult"]:
+        """Its result once it ended (without output: see wait), else None."""
+        j = self.info()
+        if j.get("type") != "result":
+            return None
+        return ExecResult(j.get("exec", self.id), j.get("status"), j.get("exit_code"), j.get("signal"),
+                          j.get("denials", []), j.get("usage", {}), b"", b"", j)
+
+    def stream(self, follow: bool = True) -> Iterator[Event]:
+        """Its events not read yet (GET .../output): with follow, until its
+        result; without, what the server holds now."""
+        path = f"{self._session._path}/exec/{self.id}/output" + ("" if follow else "?follow=0")
+        return self._session._client._stream("GET", path, None)
+
+    def output(self) -> Tuple[bytes, bytes]:
+        """(stdout, stderr) it wrote that no call took yet; does not wait."""
+        out, err = [], []
+        for ev in self.stream(follow=False):
+            if ev.type == "stdout":
+                out.append(ev.data)
+            elif ev.type == "stderr":
+                err.append(ev.data)
+        return b"".join(out), b"".join(err)
+
+    def wait(self, timeout: Optional[float] = None) -> "ExecResult":
+        """Wait for its end: its result, with the output not taken before.
+        timeout (seconds): CordonError if it is still running by then (it
+        runs on)."""
+        if timeout is not None:
+            end = time.monotonic() + timeout
+            pause = 0.05
+            while self.running:
+                if time.monotonic() >= end:
+                    raise CordonError(f"exec {self.id} still runs after {timeout:g}s")
+                time.sleep(min(pause, max(0.0, end - time.monotonic())))
+                pause = min(pause * 2, 1.0)
+        return _collect(self.stream(follow=True), f"exec {self.id}")
+
+    def signal(self, sig: str = "TERM") -> None:
+        self._session.signal(self.id, sig)
+
+    def kill(self) -> None:
+        self._session.signal(self.id, "KILL")
 
 
 class Session:
     """One long-lived boundary of a server. A context manager: it is always
     ended (DELETE) on the way out, and its report kept in .report."""
 
-    def __init__(self, client: "Client", session_id: str, warm: bool = False):
+    def __init__(self, client: "Client", session_id: str, warm: bool = False,
+                 workspace: Optional[str] = None, cwd: Optional[str] = None):
         self._client = client
         self.id = session_id
+        #: the session's workspace, as its runs see it (the same path)
+        self.workspace = workspace
+        #: where its execs start (the policy's cwd, else the workspace); a
+        #: relative files path or exec cwd is this directory's
+        self.cwd = cwd
         #: taken from the server's warm pool (`cordon serve --warm N`)
         self.warm = warm
         self._path = f"/v1/sessions/{urllib.parse.quote(session_id, safe='')}"
@@ -259,44 +385,23 @@ class Session:
 
     def exec_stream(self, argv: Sequence[str], env=None, cwd=None, stdin=None, timeout=None) -> Iterator[Event]:
         """The exec's events as they arrive (the output is not buffered)."""
-        conn = self._client._conn()
-        try:
-            body = json.dumps(_exec_body(argv, env, cwd, stdin, timeout)).encode()
-            conn.request("POST", f"{self._path}/exec", body, {"Content-Type": "application/json", **self._client._auth()})
-            resp = conn.getresponse()
-            if resp.status >= 400:
-                raise _error(resp.status, resp.read())
-            for ev in _events(resp):
-                yield ev
-                if ev.type == "result":
-                    break
-        finally:
-            conn.close()
+        body = json.dumps(_exec_body(argv, env, cwd, stdin, timeout)).encode()
+        return self._client._stream("POST", f"{self._path}/exec", body)
 
-    def exec(self, argv: Sequence[str], env=None, cwd=None, stdin=None, timeout=None) -> ExecResult:
-        """Run argv in the session and wait for its result (output collected)."""
-        out, err = [], []
-        exec_id = None
-        result: Optional[Dict[str, Any]] = None
-        for ev in self.exec_stream(argv, env=env, cwd=cwd, stdin=stdin, timeout=timeout):
-            if ev.type == "started":
-                exec_id = ev.raw.get("exec")
-            elif ev.type == "stdout":
-                out.append(ev.data)
-            elif ev.type == "stderr":
-                err.append(ev.data)
-            elif ev.type == "result":
-                result = ev.raw
-        if result is None:
-            raise CordonError("the exec's stream ended without a result")
-        if result.get("dropped_bytes"):
-            # Never silently: the server drops output only for a client that
-            # is gone, so this is not expected while we read.
-            raise CordonError(f"exec {result.get('exec', exec_id)}: {result['dropped_bytes']} bytes of its "
-                              f"output did not reach this client (its result: {result.get('status')})")
-        return ExecResult(result.get("exec", exec_id), result.get("status"), result.get("exit_code"),
-                          result.get("signal"), result.get("denials", []), result.get("usage", {}),
-                          b"".join(out), b"".join(err), result)
+    def exec(self, argv: Sequence[str], env=None, cwd=None, stdin=None, timeout=None,
+             background: bool = False) -> Union[ExecResult, ExecHandle]:
+        """Run argv in the session and wait for its result (output collected).
+        cwd: absolute, or relative to the session's cwd (Session.cwd).
+        background=True: do not wait; an ExecHandle at once (its output,
+        result, signals, wait), the exec running on until it ends or the
+        session does."""
+        if background:
+            j = self._client._json("POST", f"{self._path}/exec",
+                                   _exec_body(argv, env, cwd, stdin, timeout, background=True))
+            if not isinstance(j.get("exec"), str) or not j["exec"]:
+                raise CordonError(f"the server started no background exec: {j!r}")
+            return ExecHandle(self, j["exec"])
+        return _collect(self.exec_stream(argv, env=env, cwd=cwd, stdin=stdin, timeout=timeout), "exec")
 
     def signal(self, exec_id: str, sig: str = "TERM") -> None:
         self._client._json("POST", f"{self._path}/exec/{exec_id}/signal", {"signal": sig})
@@ -371,12 +476,16 @@ class Client:
     server's `--listen` and `--token-file`)."""
 
     def __init__(self, socket_path: Optional[str] = None, timeout: Optional[float] = None, *,
-                 url: Optional[str] = None, token: Optional[str] = None):
+                 url: Optional[str] = None, token: Optional[str] = None,
+                 retry: Optional[Retry] = Retry()):
         if (socket_path is None) == (url is None):
             raise ValueError("give a socket path or a url, not both")
         self.socket_path = str(socket_path) if socket_path is not None else None
         self.timeout = timeout
         self.token = token
+        #: 429 and 503 retried with backoff (Retry); None or False: not retried
+        self.retry = retry
+        self.url = url
         self._host: Optional[Tuple[str, int]] = None
         if url is not None:
             u = urllib.parse.urlsplit(url)
@@ -389,31 +498,80 @@ class Client:
             return http.client.HTTPConnection(self._host[0], self._host[1], timeout=self.timeout)
         return _UnixHTTPConnection(self.socket_path, self.timeout)
 
+    def _where(self) -> str:
+        return f"cordon serve at {self.url}" if self._host else f"cordon serve at socket {self.socket_path}"
+
+    def _unreachable(self, e: BaseException) -> CordonError:
+        return ServerUnreachable(f"{self._where()}: {type(e).__name__}: {e}")
+
+    def _respond(self, method: str, path: str, body: Optional[bytes], headers: Dict[str, str]):
+        """(conn, response) of a request, 429 and 503 retried per
+        self.retry; a refusal raised as CordonError, the connection closed."""
+        start = time.monotonic()
+        attempt = 0
+        while True:
+            conn = self._conn()
+            try:
+                try:
+                    conn.request(method, path, body, {**headers, **self._auth()})
+                    resp = conn.getresponse()
+                except (OSError, http.client.HTTPException) as e:
+                    raise self._unreachable(e) from e
+                if resp.status < 400:
+                    return conn, resp
+                data = resp.read()
+                ra = resp.getheader("Retry-After")
+            except BaseException:
+                conn.close()
+                raise
+            conn.close()
+            if resp.status in (429, 503) and self.retry:
+                p = self.retry.pause(attempt, ra)
+                if time.monotonic() - start + p <= self.retry.deadline:
+                    time.sleep(p)
+                    attempt += 1
+                    continue
+            raise _error(resp.status, data)
+
+    def _stream(self, method: str, path: str, body: Optional[bytes]) -> Iterator[Event]:
+        """An NDJSON stream's events, until its result."""
+        conn, resp = self._respond(method, path, body, {"Content-Type": "application/json"} if body else {})
+        try:
+            try:
+                for ev in _events(resp):
+                    yield ev
+                    if ev.type == "result":
+                        break
+            except (OSError, http.client.HTTPException) as e:
+                raise self._unreachable(e) from e
+        finally:
+            conn.close()
+
     def _auth(self) -> Dict[str, str]:
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
     def _socket(self) -> socket.socket:
-        if self._host:
-            return socket.create_connection(self._host, timeout=self.timeout)
-        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        s.settimeout(self.timeout)
         try:
-            s.connect(self.socket_path)
-        except OSError:
-            s.close()
-            raise
-        return s
+            if self._host:
+                return socket.create_connection(self._host, timeout=self.timeout)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.settimeout(self.timeout)
+            try:
+                s.connect(self.socket_path)
+            except OSError:
+                s.close()
+                raise
+            return s
+        except OSError as e:
+            raise self._unreachable(e) from e
 
     def _call(self, method: str, path: str, body: Optional[bytes] = None,
               headers: Optional[Dict[str, str]] = None) -> bytes:
-        conn = self._conn()
+        conn, resp = self._respond(method, path, body, headers or {})
         try:
-            conn.request(method, path, body, {**(headers or {}), **self._auth()})
-            resp = conn.getresponse()
-            data = resp.read()
-            if resp.status >= 400:
-                raise _error(resp.status, data)
-            return data
+            return resp.read()
+        except (OSError, http.client.HTTPException) as e:
+            raise self._unreachable(e) from e
         finally:
             conn.close()
 
@@ -434,7 +592,7 @@ class Client:
         j = self._json("POST", "/v1/sessions", body)
         if not isinstance(j.get("id"), str):
             raise CordonError(f"the server returned no session id: {j!r}")
-        return Session(self, j["id"], warm=j.get("warm") is True)
+        return Session(self, j["id"], warm=j.get("warm") is True, workspace=j.get("workspace"), cwd=j.get("cwd"))
 
     def sessions(self) -> List[Dict[str, Any]]:
         """This client's sessions (GET /v1/sessions; root's: all): running

@@ -10,3 +10,8 @@ class CordonError(Exception):
     def __init__(self, message: str, status: Optional[int] = None):
         super().__init__(message)
         self.status = status
+
+
+class ServerUnreachable(CordonError, ConnectionError):
+    """The server could not be reached, or its connection broke: the message
+    names the socket path or the URL. Also a ConnectionError (OSError)."""

@@ -139,3 +139,22 @@ def test_one_shot_run_through_a_server(server):
 def test_no_server():
     with pytest.raises(OSError):
         cordon.Client("/nonexistent/cordon.sock").session()
+
+
+# Issue 28, friction: an unreachable server is a CordonError naming the
+# socket path or the URL (and a ConnectionError).
+def test_unreachable_server_named(tmp_path):
+    sock = str(tmp_path / "no-such.sock")
+    with pytest.raises(cordon.CordonError) as e:
+        cordon.Client(sock).run(["true"])
+    assert sock in str(e.value) and isinstance(e.value, ConnectionError)
+    with pytest.raises(cordon.CordonError) as e:
+        cordon.run(["true"], server=sock)
+    assert sock in str(e.value)
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()  # nothing listens there now
+    with pytest.raises(cordon.CordonError) as e:
+        cordon.Client(url=f"http://127.0.0.1:{port}", token="t" * 16).session()
+    assert f"http://127.0.0.1:{port}" in str(e.value)

@@ -60,3 +60,20 @@ def test_no_report_raises(tmp_path):
     fake.chmod(0o755)
     with pytest.raises(cordon.CordonError, match="broken"):
         cordon.run(["true"], cordon_bin=str(fake))
+
+
+# Issue 28, friction: no cordon binary is a CordonError naming what was
+# looked for.
+def test_missing_binary_is_a_cordon_error(tmp_path, monkeypatch):
+    with pytest.raises(cordon.CordonError) as e:
+        cordon.run(["true"], cordon_bin=str(tmp_path / "nowhere" / "cordon"))
+    assert str(tmp_path / "nowhere" / "cordon") in str(e.value)
+    monkeypatch.setenv("CORDON", str(tmp_path / "gone"))
+    with pytest.raises(cordon.CordonError) as e:
+        cordon.run(["true"])
+    assert "$CORDON" in str(e.value) and str(tmp_path / "gone") in str(e.value)
+    monkeypatch.delenv("CORDON")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(cordon.CordonError) as e:
+        cordon.run(["true"])
+    assert "not on PATH" in str(e.value) and str(tmp_path) in str(e.value)

@@ -3,6 +3,7 @@ no serve verb)."""
 import base64
 import os
 import subprocess
+import threading
 import time
 
 import pytest
@@ -254,3 +255,99 @@ def test_lease_ends_a_session_whose_client_left(serve):
     assert [x for x in c.sessions() if x["id"] == s.id] == [{"id": s.id, "state": "ended"}]
     rep = s.close()
     assert rep.session.end == "idle-timeout" and rep.execs[0].status == "session-ended"
+
+
+# Issue 28, friction: the session's workspace and cwd; relative paths are
+# the cwd's for files and exec alike; files.write makes parents.
+def test_session_cwd_relative_paths_and_parents(serve):
+    with cordon.Client(serve).session(policy={"cwd": "/tmp"}) as s:
+        assert s.cwd == "/tmp"
+        assert s.workspace and s.workspace.endswith(f"/sessions/{s.id}/work")
+        s.files.write("deep/er/f.txt", "x")
+        assert s.exec(["cat", "deep/er/f.txt"]).stdout == b"x"
+        assert s.exec(["pwd"], cwd="deep").stdout == b"/tmp/deep\n"
+        with pytest.raises(cordon.CordonError) as e:
+            s.files.write("none/f.txt", "x", parents=False)
+        assert e.value.status == 404
+
+
+# Issue 28, friction: a background exec runs on beside other execs; its
+# output and result come later.
+def test_background_exec(serve):
+    with cordon.Client(serve).session() as s:
+        h = s.exec(["sh", "-c", "echo $$ > /tmp/bg.pid; echo up; trap 'echo bye; exit 0' TERM; "
+                    "while :; do sleep 0.05; done"], background=True)
+        assert isinstance(h, cordon.ExecHandle) and h.id.startswith("e-")
+        for _ in range(600):  # a hang guard: until its pid file is written
+            r = s.exec(["sh", "-c", "test -s /tmp/bg.pid && kill -0 $(cat /tmp/bg.pid) && echo alive"])
+            if r.stdout == b"alive\n":
+                break
+            time.sleep(0.05)
+        assert r.stdout == b"alive\n"
+        assert h.running and h.result() is None
+        h.signal("TERM")
+        res = h.wait(timeout=60)
+        assert res.status == "killed" and res.stdout == b"up\nbye\n", res.raw
+        assert h.result().status == "killed"
+    assert [e.status for e in s.report.execs][0] == "killed"
+
+
+# Issue 28, friction: a 429 (runs past --max-runs) is retried with backoff
+# (Retry-After honoured); off with retry=None; bounded by the deadline.
+def test_runs_past_the_limit_retried(tmp_path, workspace):
+    sock = str(tmp_path / "serve.sock")
+    state = tmp_path / "state"
+    gdir = tmp_path / "g"
+    gdir.mkdir()
+    gate = gdir / "gate"
+    p = subprocess.Popen([cordon_bin(), "serve", "--socket", sock, "--state-dir", str(state), "--max-runs", "1"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        for _ in range(600):  # a hang guard, not a measurement
+            if os.path.exists(sock) or p.poll() is not None:
+                break
+            time.sleep(0.05)
+        os.mkfifo(gate)
+        first = {}
+        t = threading.Thread(target=lambda: first.setdefault(
+            "r", cordon.Client(sock).run(["cat", str(gate)], policy={"filesystem": {"read": [str(gdir)]}})),
+            daemon=True)
+        t.start()
+        for _ in range(600):  # a hang guard: until the first run holds the slot
+            if list(state.glob("runs/r-*/work")):
+                break
+            time.sleep(0.05)
+        with pytest.raises(cordon.CordonError) as e:
+            cordon.Client(sock, retry=None).run(["true"])
+        assert e.value.status == 429
+        with pytest.raises(cordon.CordonError) as e:
+            cordon.Client(sock, retry=cordon.Retry(deadline=1.5, initial=0.1)).run(["true"])
+        assert e.value.status == 429
+
+        pauses = []
+
+        class Opening(cordon.Retry):
+            def pause(self, attempt, retry_after):
+                pauses.append(retry_after)
+                if attempt == 0:  # the first refusal: let the first run end
+                    threading.Thread(target=lambda: gate.write_text("go\n")).start()
+                return super().pause(attempt, retry_after)
+
+        r = cordon.run(["echo", "second"], server=sock, retry=Opening(deadline=120))
+        assert r.ok and r.stdout_data == b"second\n"
+        assert pauses and pauses[0] == "1"
+        t.join(60)
+        assert first["r"].stdout_data == b"go\n"
+    finally:
+        try:  # a first run still waiting on its gate ends
+            fd = os.open(gate, os.O_WRONLY | os.O_NONBLOCK)
+            os.write(fd, b"end\n")
+            os.close(fd)
+        except OSError:
+            pass
+        p.terminate()
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()

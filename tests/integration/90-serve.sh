@@ -202,7 +202,7 @@ test_ceiling_refuses_session() {
 	out=$(api_code -X POST http://cordon/v1/sessions -d '{"policy":{"limits":{"memory":"1G"}}}')
 	expect_match "$out" '"error": "unauthorized: .*memory.* 403$' "beyond the ceiling"
 	out=$(api_code -X POST http://cordon/v1/sessions -d '{"policy":{"limits":{"memory":"128M"}}}')
-	expect_match "$out" '"id":"s-[0-9a-f]{16}"} 201$' "within the ceiling"
+	expect_match "$out" '"id":"s-[0-9a-f]{16}",.*} 201$' "within the ceiling"
 	out=$(api_code -X POST http://cordon/v1/sessions -d '{"policy":{"limitz":{}}}')
 	expect_match "$out" 'unknown key .* 400$' "a bad policy"
 	stop_server
@@ -1404,3 +1404,124 @@ test_session_dirs_removed_after_retention() {
 for t in test_sessions_listed_per_client test_session_dirs_removed_after_retention; do
 	t_run $t
 done
+
+# Issue 28, friction: the session's workspace and cwd are told at its
+# creation; relative files-API paths and a relative exec cwd are the
+# session's cwd's (the policy's cwd here, not the workspace); a files
+# write makes missing parents unless ?parents=0.
+test_session_cwd_and_relative_paths() {
+	start_server || return 1
+	local out
+	out=$(api -X POST http://cordon/v1/sessions -d '{"policy":{"cwd":"/tmp"}}')
+	SID=$(printf '%s' "$out" | jq -r .id)
+	[[ "$SID" =~ ^s-[0-9a-f]{16}$ ]] || { fail "no session: $out"; return 1; }
+	expect_eq "$(printf '%s' "$out" | jq -r '.workspace + " " + .cwd')" "$STATE/sessions/$SID/work /tmp" \
+		"creation names the workspace and the cwd"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID" | jq -r .cwd)" /tmp "GET names the cwd"
+	expect_match "$(api_code -X PUT -d deep "http://cordon/v1/sessions/$SID/files?path=a/b/c.txt")" '"bytes":4.* 200$' \
+		"a relative write, its parents made"
+	run_exec '{"argv":["sh","-c","cat a/b/c.txt; echo; pwd"]}'
+	expect_eq "$(stdout_of)" "$(printf 'deep\n/tmp')" "the exec starts where the relative path went"
+	run_exec '{"argv":["pwd"],"cwd":"a/b"}'
+	expect_eq "$(stdout_of)" /tmp/a/b "a relative exec cwd is the session cwd's"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/files/list?path=." | jq -r '[.entries[].name] | index("a") != null')" \
+		true "list . is the cwd"
+	expect_match "$(api_code -X PUT -d x "http://cordon/v1/sessions/$SID/files?path=new/x&parents=0")" ' 404$' \
+		"parents=0: a missing directory is not made"
+	expect_match "$(api_code -X PUT -d x "http://cordon/v1/sessions/$SID/files?path=new/x&parents=maybe")" ' 400$' \
+		"parents: a bad value"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/files?path=/tmp/a/b/c.txt")" deep "the absolute path is the same file"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
+t_run test_session_cwd_and_relative_paths
+
+# Issue 28, friction: every 429 and 503 says when to try again
+# (Retry-After), so that clients back off instead of failing.
+# The status and the Retry-After of a response's headers (curl -D -).
+status_retry() { tr -d '\r' | awk 'NR == 1 { s = $2 } tolower($1) == "retry-after:" { r = $2 } END { print s, r }'; }
+test_retry_after_on_429_and_503() {
+	start_server --max-runs 1 --max-sessions 1 --body-budget 1M || return 1
+	mkdir "$T_TMP/g"
+	mkfifo "$T_TMP/g/gate"
+	api -X POST http://cordon/v1/runs \
+		-d "{\"policy\":{\"filesystem\":{\"read\":[\"$T_TMP/g\"]}},\"argv\":[\"cat\",\"$T_TMP/g/gate\"]}" >"$T_TMP/first" &
+	local cpid=$! i hdr
+	for i in $(seq 1 200); do # a hang guard: until the first run holds its slot
+		compgen -G "$STATE/runs/r-*/work" >/dev/null && break
+		sleep 0.05
+	done
+	hdr=$(api -D - -o /dev/null -X POST http://cordon/v1/runs -d '{"argv":["true"]}' | status_retry)
+	expect_eq "$hdr" "429 1" "a second run at once: 429, Retry-After"
+	timeout 30 sh -c "echo go >'$T_TMP/g/gate'"
+	wait "$cpid"
+	new_session || return 1
+	hdr=$(api -D - -o /dev/null -X POST http://cordon/v1/sessions -d '{}' | status_retry)
+	expect_eq "$hdr" "429 1" "a session past --max-sessions"
+	head -c 2000000 /dev/zero >"$T_TMP/big"
+	hdr=$(api -D - -o /dev/null -X PUT --data-binary @"$T_TMP/big" "http://cordon/v1/sessions/$SID/files?path=big" | status_retry)
+	expect_eq "$hdr" "503 1" "a body past the budget: 503"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
+t_run test_retry_after_on_429_and_503
+
+# Issue 28, friction: a background exec (`cmd &` died with its exec):
+# answered at once with its id; it runs on beside other execs; its output
+# is kept for GET .../output (follow=0: what is there; else until its
+# result); signal, status and the session's end as any exec's.
+test_background_exec() {
+	start_server || return 1
+	new_session || return 1
+	local out eid i
+	out=$(api -X POST "http://cordon/v1/sessions/$SID/exec" \
+		-d '{"argv":["sh","-c","echo $$ > /tmp/bg.pid; echo up; echo warn >&2; trap \"echo bye; exit 3\" TERM; while :; do sleep 0.05; done"],"background":true}')
+	eid=$(printf '%s' "$out" | jq -r .exec)
+	[[ "$eid" =~ ^e-[0-9a-f]{16}$ ]] || { fail "no background exec: $out"; return 1; }
+	expect_eq "$(printf '%s' "$out" | jq -r '.state + " " + (.background|tostring)')" "running true" "answered at once"
+	for i in $(seq 1 600); do # a hang guard: until its first line is out
+		api "http://cordon/v1/sessions/$SID/files?path=/tmp/bg.pid" 2>/dev/null | grep -q '^[0-9]' && break
+		sleep 0.05
+	done
+	run_exec '{"argv":["sh","-c","kill -0 $(cat /tmp/bg.pid) && echo alive"]}'
+	expect_eq "$(stdout_of)" alive "it runs on beside (and after) another exec"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r .state)" running "its state"
+	for i in $(seq 1 600); do # a hang guard: until both lines are queued
+		EV=$(api "http://cordon/v1/sessions/$SID/exec/$eid/output?follow=0")
+		[ "$(printf '%s\n' "$EV" | jq -r 'select(.type == "stderr") | .data_b64' | base64 -d)" = warn ] && break
+		sleep 0.05
+	done
+	expect_eq "$(printf '%s\n' "$EV" | jq -r .type | head -1)/$(stdout_of)" "started/up" "follow=0: what is there, then the stream ends"
+	EV=$(api "http://cordon/v1/sessions/$SID/exec/$eid/output?follow=0")
+	expect_eq "$(printf '%s\n' "$EV" | jq -r .type | paste -sd,)" started "what was read is not read again"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["true"],"background":"yes"}')" ' 400$' \
+		"background: a boolean"
+	# A follower waits for the rest and the result.
+	api "http://cordon/v1/sessions/$SID/exec/$eid/output" >"$T_TMP/follow" &
+	local fpid=$!
+	for i in $(seq 1 600); do # a hang guard: until the follower is attached
+		api_code "http://cordon/v1/sessions/$SID/exec/$eid/output?follow=0" | grep -q 'already has a reader.* 409$' && break
+		sleep 0.05
+	done
+	api -X POST "http://cordon/v1/sessions/$SID/exec/$eid/signal" -d '{"signal":"TERM"}' >/dev/null
+	wait "$fpid"
+	EV=$(cat "$T_TMP/follow")
+	RES=$(printf '%s\n' "$EV" | jq -c 'select(.type == "result")')
+	expect_eq "$(stdout_of)/$(printf '%s' "$RES" | jq -r '.status + " " + (.dropped_bytes|tostring)')" "bye/killed 0" \
+		"the follower has the rest and the result"
+	EV=$(api "http://cordon/v1/sessions/$SID/exec/$eid/output")
+	expect_eq "$(printf '%s\n' "$EV" | jq -r .type | paste -sd,)" started,result "an ended exec's stream: its result"
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID/exec/e-0123456789abcdef/output")" ' 404$' "no such exec"
+	# The session's end ends a background exec (and the report has it).
+	api -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["sleep","1000"],"background":true}' >/dev/null
+	end_session "$SID"
+	expect_eq "$(jq -r '[.execs[].status] | join(",")' "$T_TMP/end.json")" "killed,ok,session-ended" "the session's report"
+	stop_server
+	t_assert
+}
+
+t_run test_background_exec
