@@ -979,6 +979,7 @@ struct walk {
 	char needed_last[REL_MAX]; /* the last directory noted (its ancestors were) */
 	size_t left;        /* apply: entries not selected, kept */
 	bool planned;       /* the plan walk ran: needed is complete */
+	size_t dropped;     /* changeset_drop_ignored: entries removed */
 };
 
 /* w->rel + "/" + name while fn runs; restored afterwards. */
@@ -1553,6 +1554,42 @@ static int rm_layer(struct changeset *cs, const char *name)
 			return -1;
 	}
 	return 0;
+}
+
+/* ---- leaving out what the default apply leaves out (the task check) ---- */
+
+/* An entry the default ignore list names, as classify judges it (a cache;
+ * .git/index where the host's changed since the run started): removed,
+ * whatever it is (file, link, whiteout, directory: never followed), and
+ * not entered. Anything else: its directory is entered. */
+static int drop_visit(struct walk *w, int U, int H, const char *name, const struct stat *st, cordon_error *err)
+{
+	int kind = changeset_ignore_kind(w->rel);
+	if (kind == 2) {
+		struct stat hs;
+		bool host = H >= 0 && fstatat(H, name, &hs, AT_SYMLINK_NOFOLLOW) == 0;
+		kind = changed_since(w, st, host, &hs) ? 1 : 0;
+	}
+	if (kind == 0)
+		return S_ISDIR(st->st_mode) ? 1 : 0;
+	if (rm_at(U, name, (int)components(w->rel)) < 0) {
+		/* for_each_layer prefixes the layer's host directory. */
+		return cordon_err_errno(err, "%s (in the change set, left out of the apply) could not be removed", w->rel);
+	}
+	w->dropped++;
+	return 0;
+}
+
+int changeset_drop_ignored(struct changeset *cs, size_t *dropped, cordon_error *err)
+{
+	_cleanup_free_ struct walk *w = calloc(1, sizeof(*w));
+	if (!w)
+		return cordon_err(err, ENOMEM, "out of memory");
+	w->cs = cs;
+	int r = for_each_layer(w, drop_visit, err);
+	if (dropped)
+		*dropped = w->dropped;
+	return r;
 }
 
 /* Remove DIR itself, and .cordon-changes[-UID] above it when that is

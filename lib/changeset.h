@@ -147,6 +147,16 @@ bool changeset_ignored(const char *path);
  * only where the host's has not changed since the run started (the host's
  * git refreshes its own; a changed one is no conflict, the host's stays). */
 int changeset_ignore_kind(const char *path);
+/* Remove from the upper layers what a default apply leaves out (the
+ * ignore list as classify judges it: caches, and .git/index where the
+ * host's changed since the run started), so that the task check, which runs
+ * on the change set before the apply, sees what the host gets (F4). Each
+ * entry goes whole (a directory with all below it, a whiteout: the host's
+ * entry shows again); hostile tree: fd-based, never followed, bounded
+ * depth and entries. `--no-ignore` cannot bring them back afterwards.
+ * dropped (may be NULL): how many were removed. 0, or -1 with err naming
+ * the entry (some may be removed already). */
+int changeset_drop_ignored(struct changeset *cs, size_t *dropped, cordon_error *err);
 /* Does pattern (a path or fnmatch(3) glob with FNM_PATHNAME, relative; "*"
  * never crosses a "/", "**" is no more than "*") select path (relative, as
  * changeset_list names it)? 1: the path or a directory above it matches (it

@@ -1103,7 +1103,10 @@ static bool check_before_apply(struct sup *s)
 	    (rep->status != ST_OK && rep->status != ST_EXIT_NONZERO))
 		return rep->status == ST_OK;
 	cordon_error e = {0};
-	if (run_check(s->pol, rep, s->opts->sc, &s->ovl, &e) < 0) {
+	/* The check judges what the host gets: what the apply leaves out (the
+	 * ignore list) is removed from the change set first (F4). */
+	if ((changeset_drop_ignored(&s->ovl.cs, NULL, &e) < 0 && cordon_err_wrap(&e, "the change set before the check")) ||
+	    run_check(s->pol, rep, s->opts->sc, &s->ovl, &e) < 0) {
 		rep->check_ran = true;
 		rep->check_status = ST_SETUP_ERROR;
 		rep->check_exit_code = -1;

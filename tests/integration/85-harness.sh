@@ -78,7 +78,7 @@ PY
 }
 
 test_planted_module_cannot_decide_the_check() {
-	[ -x /usr/bin/python3 ] || { skip "no /usr/bin/python3"; return; }
+	[ -x /usr/bin/python3 ] || { t_skip "no /usr/bin/python3"; return; }
 	plant_wrong_answer
 	# The run reads the planted module from a granted read-only path, which
 	# keeps its owner and mode (mktemp -d made it 0700, root's).
@@ -848,5 +848,45 @@ test_check_sees_a_nested_workspace_for_an_ordinary_user() {
 
 for t in test_check_sees_a_workspace_nested_in_a_write_path test_check_sees_a_nested_workspace_made_anew \
 	test_check_sees_a_nested_workspace_for_an_ordinary_user; do
+	t_run $t
+done
+
+# --- check-ignored (F4): the task check judges what the host gets -----------
+
+# The task writes mod.py answering 0 and a __pycache__ .pyc of a version
+# answering 42 with the same size and mtime: python loads the .pyc. The
+# apply leaves caches out (the ignore list), so the host gets mod.py alone,
+# where the check fails: in overlay and review mode the check must fail too
+# (the ignored entries are removed from the change set before it). Direct
+# mode is unchanged: the host is the check's view, .pyc and all.
+T_F4_TASK='printf "def answer(): return 42\n" >mod.py; touch -d 2020-01-01 mod.py; /usr/bin/python3 -m py_compile mod.py
+printf "def answer(): return 0 \n" >mod.py; touch -d 2020-01-01 mod.py'
+T_F4_CHECK="/usr/bin/python3 -c 'import mod, sys; sys.exit(mod.answer() != 42)'"
+test_check_does_not_see_what_the_apply_leaves_out() {
+	[ -x /usr/bin/python3 ] || { t_skip "no /usr/bin/python3"; return; }
+	local mode dir
+	for mode in overlay review; do
+		cordon_run --workspace-mode "$mode" --check "$T_F4_CHECK" -- /bin/sh -c "$T_F4_TASK"
+		expect_eq "$(field .status)/$(field .verdicts.containment)" ok/clean "$mode: the run ($ERR)"
+		expect_eq "$(field .verdicts.task)" fail "$mode: the check judged mod.py as the host gets it"
+		if [ "$mode" = review ]; then
+			dir=$(field .changes.dir)
+			expect_eq "$(find "$dir"/*/upper -mindepth 1 -printf '%P\n' | sort | tr '\n' ' ')" "mod.py " \
+				"review: the cache is no longer in the change set"
+			"$CORDON" apply "$dir" >/dev/null 2>&1 || fail "review: cordon apply"
+		else
+			expect_eq "$(field .changes.state)" applied "overlay: applied (on_failure apply)"
+		fi
+		expect_eq "$(ls -A | tr '\n' ' ')" "mod.py " "$mode: the host has mod.py alone"
+		expect_eq "$(/usr/bin/python3 -B -c 'import mod; print(mod.answer())')" 0 "$mode: the host's answer"
+		rm -rf mod.py __pycache__
+	done
+	cordon_run --workspace-mode direct --check "$T_F4_CHECK" -- /bin/sh -c "$T_F4_TASK"
+	expect_eq "$(field .verdicts.task)" pass "direct: the host has the .pyc, the check sees it ($ERR)"
+	[ -d __pycache__ ] || fail "direct: the run's cache is on the host"
+	t_assert
+}
+
+for t in test_check_does_not_see_what_the_apply_leaves_out; do
 	t_run $t
 done

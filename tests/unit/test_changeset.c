@@ -660,6 +660,67 @@ static void test_apply_in_part(void **st)
 	strv_free(&said);
 }
 
+/* check-ignored (F4): what a default apply leaves out is removed from the
+ * upper layer before the task check, whatever it is, never followed;
+ * .git/index only where the host's changed since the run started. */
+static void test_drop_ignored(void **st)
+{
+	(void)st;
+	struct changeset cs;
+	char upper[4200], p[4400], outside[128];
+	snprintf(outside, sizeof(outside), "%s/outside", base);
+	assert_int_equal(mkdir(outside, 0755), 0);
+	put(outside, "keep.pyc", "o", 0644);
+	snprintf(p, sizeof(p), "%s/.git", host);
+	assert_int_equal(mkdir(p, 0755), 0);
+	put(p, "index", "host", 0644);
+	make_cs(&cs, NULL, upper, sizeof(upper));
+	put(upper, "mod.py", "run", 0644);
+	put(upper, "mod.pyc", "run", 0644);
+	snprintf(p, sizeof(p), "%s/__pycache__", upper);
+	assert_int_equal(mkdir(p, 0755), 0);
+	put(p, "mod.cpython-311.pyc", "c", 0644);
+	snprintf(p, sizeof(p), "%s/sub", upper);
+	assert_int_equal(mkdir(p, 0755), 0);
+	snprintf(p, sizeof(p), "%s/sub/__pycache__", upper);
+	assert_int_equal(symlink(outside, p), 0); /* removed as a link */
+	snprintf(p, sizeof(p), "%s/node_modules", upper);
+	assert_int_equal(mkdir(p, 0755), 0);
+	put(p, "pkg.js", "js", 0644);
+	snprintf(p, sizeof(p), "%s/node_modules/.cache", upper);
+	assert_int_equal(mkdir(p, 0755), 0);
+	assert_int_equal(mkdir(strcat(p, "/a"), 0), 0); /* unreadable: still goes */
+	snprintf(p, sizeof(p), "%s/.git", upper);
+	assert_int_equal(mkdir(p, 0755), 0);
+	put(p, "index", "run", 0644);
+	size_t n = 0;
+	cordon_error err = {0};
+	assert_int_equal(changeset_drop_ignored(&cs, &n, &err), 0);
+	assert_int_equal(n, 4);
+	assert_true(exists(upper, "mod.py") && exists(upper, "sub") && exists(upper, "node_modules/pkg.js"));
+	assert_false(exists(upper, "mod.pyc") || exists(upper, "__pycache__") || exists(upper, "sub/__pycache__") ||
+		     exists(upper, "node_modules/.cache"));
+	assert_true(exists(outside, "keep.pyc"));
+	/* The host's index unchanged: the run's is applied, so it stays. */
+	assert_true(exists(upper, ".git/index"));
+	/* Changed on the host since: the host's stays, the run's goes. */
+	snprintf(p, sizeof(p), "%s/.git/index", host);
+	assert_int_equal(chmod(p, 0600), 0);
+	assert_int_equal(changeset_drop_ignored(&cs, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_false(exists(upper, ".git/index"));
+	/* A whiteout of a host cache: removed, the host's shows again (a
+	 * default apply keeps it). mknod of 0/0 needs privilege. */
+	snprintf(p, sizeof(p), "%s/__pycache__", upper);
+	if (mknod(p, S_IFCHR | 0, 0) == 0) {
+		assert_int_equal(changeset_drop_ignored(&cs, &n, &err), 0);
+		assert_int_equal(n, 1);
+		assert_false(exists(upper, "__pycache__"));
+	}
+	assert_int_equal(changeset_discard(&cs, &err), 0);
+	changeset_close(&cs);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -676,6 +737,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_hostile_names_rolled_back, setup, teardown),
 		cmocka_unit_test(test_select_and_ignore_match),
 		cmocka_unit_test_setup_teardown(test_apply_in_part, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_drop_ignored, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("changeset", tests, NULL, NULL);
 }
