@@ -787,7 +787,7 @@ static int record_direct(struct observer *o, struct run_report *rep, int fd, uin
 	/* Asked of the kernel, O(1) (issue 27.8); /proc only where it cannot be. */
 	if (loop && !ok)
 		ok = o->strict_ports ? port_declared(o, port)
-				     : sockdiag_listens(&o->diag, (pid_t)o->req->pid, (struct sockaddr *)&ss, run_listens);
+				     : sockdiag_listens(o->diag, (struct sockaddr *)&ss, run_listens);
 	/* Datagrams on the run's own loopback stay inside it: not a way out,
 	 * also when the socket is connect()ed (Landlock's ports are TCP's). */
 	if (loop && !ok)

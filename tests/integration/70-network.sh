@@ -952,3 +952,31 @@ for t in test_loopback_servers_inside_the_run test_localhost_rule_reaches_host t
 	test_refused_connect_costs_the_supervisor_o1; do
 	t_run $t
 done
+
+# Issue 27.8 review: what the run binds cannot switch the kernel's answer off
+# (the check of sock_diag was a dump of the listeners on port 1, which 1,500
+# of the run's listeners there made too long: then the port-only /proc
+# fallback took 127.0.0.1:6000 for reached, a listener being on 127.0.0.2:6000).
+test_sockdiag_not_switched_off_by_the_run() {
+	cordon_run -- /usr/bin/python3 -c "
+import socket
+keep = []
+for i in range(1500):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(('127.0.%d.%d' % (1 + i // 250, 1 + i % 250), 1)); s.listen(1); keep.append(s)
+real = socket.socket(); real.bind(('127.0.0.1', 5000)); real.listen(64)
+other = socket.socket(); other.bind(('127.0.0.2', 6000)); other.listen(16)
+s = socket.socket()
+try: s.connect(('127.0.0.1', 6000)); print('6000 reached')
+except OSError as e: print('6000', e.errno)
+for i in range(20):
+    c = socket.socket(); c.connect(('127.0.0.1', 5000)); real.accept()[0].close(); c.close()
+print('5000 reached')"
+	expect_eq "$OUT" $'6000 111\n5000 reached' "the run's connects"
+	expect_eq "$(field '[.denials[] | .target] | join(",")')" "127.0.0.1:6000" "the refused connect alone is a denial"
+	t_assert
+}
+
+for t in test_sockdiag_not_switched_off_by_the_run; do
+	t_run $t
+done
