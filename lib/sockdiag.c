@@ -30,6 +30,12 @@ struct sockdiag {
 	unsigned failures;  /* queries the kernel did not answer */
 };
 
+/* The loopback device's index, in every network namespace (the kernel's
+ * LOOPBACK_IFINDEX). A lookup for interface 0 skips listeners bound to a
+ * device (SO_BINDTODEVICE "lo"); one for lo takes them and the others, as
+ * a SYN on lo does (issue 27.8 review). */
+#define LO_IFINDEX 1
+
 #ifndef PIDFD_GET_NET_NAMESPACE
 #define PIDFD_GET_NET_NAMESPACE _IO(0xFF, 4) /* 6.11+ */
 #endif
@@ -51,6 +57,7 @@ static int send_req(struct sockdiag *d, int family, const void *addr, uint16_t p
 	q.r.sdiag_protocol = IPPROTO_TCP;
 	q.r.idiag_states = 1u << TCP_LISTEN;
 	q.r.id.idiag_sport = htons(port);
+	q.r.id.idiag_if = LO_IFINDEX;
 	q.r.id.idiag_cookie[0] = q.r.id.idiag_cookie[1] = INET_DIAG_NOCOOKIE;
 	/* The socket a SYN from addr:0 to addr:port would reach: the kernel's
 	 * own lookup (no connection has a remote port 0, so only a listener

@@ -1,6 +1,6 @@
 /* Does a TCP listener of the run take a connect to this loopback address
  * and port? Asked of the kernel (NETLINK_SOCK_DIAG, the one socket a
- * connect there would reach, looked up as an incoming SYN is) on a
+ * connect there would reach, looked up as an incoming SYN on lo is) on a
  * netlink socket made once in the run's network namespace: two system calls
  * per question, whatever the number of the run's sockets (issue 27.8:
  * reading /proc/PID/net/tcp and tcp6 each time cost the supervisor

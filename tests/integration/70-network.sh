@@ -977,6 +977,20 @@ print('5000 reached')"
 	t_assert
 }
 
-for t in test_sockdiag_not_switched_off_by_the_run; do
+# A listener bound to the device lo (SO_BINDTODEVICE) takes a connect on
+# loopback; the kernel's lookup for interface 0 skipped it.
+test_listener_bound_to_lo_is_the_runs() {
+	cordon_run -- /usr/bin/python3 -c "
+import socket
+for fam, host in ((socket.AF_INET, '127.0.0.1'), (socket.AF_INET6, '::1')):
+    l = socket.socket(fam); l.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b'lo')
+    l.bind((host, 0)); l.listen(8)
+    c = socket.socket(fam); c.connect(l.getsockname()[:2]); l.accept(); print('reached', host)"
+	expect_eq "$OUT" $'reached 127.0.0.1\nreached ::1' "both connects reach the run's listeners"
+	expect_eq "$(field '.denials | length')" 0 "no denials"
+	t_assert
+}
+
+for t in test_sockdiag_not_switched_off_by_the_run test_listener_bound_to_lo_is_the_runs; do
 	t_run $t
 done
