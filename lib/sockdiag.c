@@ -171,6 +171,12 @@ bool sockdiag_listens(struct sockdiag *d, const struct sockaddr *sa, bool (*fall
 		const struct in6_addr *a6 = &((const struct sockaddr_in6 *)sa)->sin6_addr;
 		port = ntohs(((const struct sockaddr_in6 *)sa)->sin6_port);
 		addr = a6;
+		/* ::ffff:a.b.c.d: the kernel connects over IPv4 to a.b.c.d (and
+		 * its lookup of a mapped pair asks IPv4 too): asked as such. */
+		if (IN6_IS_ADDR_V4MAPPED(a6)) {
+			addr = &a6->s6_addr[12];
+			family = AF_INET;
+		}
 	} else {
 		return false;
 	}

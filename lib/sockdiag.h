@@ -24,8 +24,9 @@ struct sockdiag;
  * CAP_SYS_ADMIN). */
 struct sockdiag *sockdiag_open(pid_t init, int pidfd);
 
-/* Does a listener of the run take a connect to sa (AF_INET, AF_INET6)?
- * A query that fails is answered, for that connect only
+/* Does a listener of the run take a connect to sa (AF_INET, AF_INET6; an
+ * IPv4-mapped IPv6 address is asked as the IPv4 one, where the kernel takes
+ * such a connect)? A query that fails is answered, for that connect only
  * and counted, by fallback(init, port) (at most 1024 times per run; past
  * that, false: reported). d NULL: false. */
 bool sockdiag_listens(struct sockdiag *d, const struct sockaddr *sa, bool (*fallback)(pid_t, uint16_t));

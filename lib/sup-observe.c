@@ -752,7 +752,9 @@ static bool read_inet(struct observer *o, uint64_t addr, uint64_t addrlen, char 
 		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
 		*port = ntohs(s6->sin6_port);
-		*loop = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
+		/* ::ffff:127.x.y.z is a connect to 127.x.y.z (issue 27.8 review). */
+		*loop = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr) ||
+			(IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr) && s6->sin6_addr.s6_addr[12] == 127);
 		snprintf(target, tsz, "[%s]:%u", host, *port);
 	}
 	if (out)

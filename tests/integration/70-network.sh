@@ -991,6 +991,21 @@ for fam, host in ((socket.AF_INET, '127.0.0.1'), (socket.AF_INET6, '::1')):
 	t_assert
 }
 
-for t in test_sockdiag_not_switched_off_by_the_run test_listener_bound_to_lo_is_the_runs; do
+# [::ffff:127.0.0.1]:P is loopback: reaching the run's own listener there is
+# no denial; a closed port there is one.
+test_v4_mapped_loopback_is_loopback() {
+	cordon_run -- /usr/bin/python3 -c "
+import socket
+l = socket.socket(); l.bind(('127.0.0.1', 7100)); l.listen(8)
+c = socket.socket(socket.AF_INET6); c.connect(('::ffff:127.0.0.1', 7100)); l.accept(); print('reached')
+c = socket.socket(socket.AF_INET6)
+try: c.connect(('::ffff:127.0.0.1', 7101))
+except OSError as e: print('closed', e.errno)"
+	expect_eq "$OUT" $'reached\nclosed 111' "the run's connects"
+	expect_eq "$(field '[.denials[] | .target] | join(",")')" "[::ffff:127.0.0.1]:7101" "only the closed port is a denial"
+	t_assert
+}
+
+for t in test_sockdiag_not_switched_off_by_the_run test_listener_bound_to_lo_is_the_runs test_v4_mapped_loopback_is_loopback; do
 	t_run $t
 done
