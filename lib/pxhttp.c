@@ -522,6 +522,36 @@ static void refuse_host(struct pxhttp *h, const char *method, const char *path, 
 	h->refused = true;
 }
 
+/* A request refused for what it is, whatever the rules (an upgrade to
+ * another protocol than websocket, hop-by-hop fields the proxy cannot drop):
+ * logged with status 403, a denial naming why, and why in the 403. */
+static void refuse_because(struct pxhttp *h, const char *method, const char *path, const char *why)
+{
+	size_t log = log_request(h, method, path);
+	if (entry(h, log))
+		entry(h, log)->status = 403;
+	char p[256], target[900], msg[1200];
+	clean_path(h, path, p, sizeof(p));
+	snprintf(target, sizeof(target), "%s %s%s (%s)", method, h->target, p[0] == '/' ? p : "", why);
+	report_add_denial(h->rep, "network", target);
+	h->rep->net.denied++;
+	snprintf(msg, sizeof(msg), "cordon: %s %s%s: %s", method, h->target, p[0] == '/' ? p : "", why);
+	answer(&h->refusal, 403, msg);
+	h->refused = true;
+}
+
+/* An Upgrade header other than exactly "websocket"? After a 101 the
+ * connection's bytes go on unread: h2c, say, would carry requests to any
+ * host or path past every check (issue 27.2 review). */
+static bool upgrade_not_websocket(const struct h1_msg *m)
+{
+	for (size_t i = 0; i < m->nh; i++)
+		if (m->h[i].name_len == 7 && strncasecmp(m->head + m->h[i].name, "upgrade", 7) == 0 &&
+		    !value_is(m->head + m->h[i].value, m->h[i].value_len, "websocket"))
+			return true;
+	return false;
+}
+
 static void count_injections(struct pxhttp *h, uint32_t mask)
 {
 	struct run_report *r = h->rep;
@@ -572,6 +602,10 @@ static int on_head(struct pxhttp *h, buf *to_up)
 	const char *bad_host = host_problem(h, m, &no_host);
 	if (bad_host) {
 		refuse_host(h, m->method, path, bad_host);
+		return 0;
+	}
+	if (upgrade_not_websocket(m)) {
+		refuse_because(h, m->method, path, "an Upgrade other than websocket (after a 101 the bytes would go on unchecked)");
 		return 0;
 	}
 	buf why = {0};
@@ -890,19 +924,23 @@ int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
 		if (r == H1_HEAD) {
 			const struct h1_msg *m = &h->resp.msg;
 			h1_body_for(&h->resp, q->method);
+			/* Switching to another protocol than websocket (or without
+			 * being asked): not relayed, not even the 101. */
+			const char *uv;
+			if (m->status == 101 && (!q->upgrade || upgrade_not_websocket(m) || h1_header(m, "upgrade", &uv) < 0)) {
+				if (e)
+					e->status = m->status;
+				h->done = true;
+				return -1;
+			}
 			if (put_resp_head(h, q, to_down) < 0)
 				return -1;
 			if (e) {
 				e->status = m->status;
 				e->down += m->head_len;
 			}
-			if (m->status == 101) {
-				if (!q->upgrade) { /* switching without being asked: not relayed */
-					h->done = true;
-					return -1;
-				}
+			if (m->status == 101)
 				h->resp_opaque = h->req_opaque = true;
-			}
 			off += used;
 			continue;
 		}

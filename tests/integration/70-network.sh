@@ -1009,3 +1009,40 @@ except OSError as e: print('closed', e.errno)"
 for t in test_sockdiag_not_switched_off_by_the_run test_listener_bound_to_lo_is_the_runs test_v4_mapped_loopback_is_loopback; do
 	t_run $t
 done
+
+# Issue 27.2 review, item 4: after a 101 the bytes go on unread, so only a
+# websocket upgrade is let through (h2c would carry requests to any vhost
+# or path unchecked); an upstream that switches to another protocol than
+# websocket is not relayed, not even its 101.
+test_only_websocket_upgrades() {
+	local log="$T_TMP/up.log"
+	serve upgrade "$log"
+	cordon_run --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+import socket
+def ask(path, proto, then=b''):
+    s = socket.create_connection(('127.0.0.1', 3128))
+    s.sendall(b'GET http://127.0.0.1:$PORT%s HTTP/1.1\r\nHost: 127.0.0.1:$PORT\r\nConnection: Upgrade\r\nUpgrade: %s\r\n\r\n' % (path, proto))
+    r = b''
+    while b'\r\n\r\n' not in r:
+        d = s.recv(4096)
+        if not d: break
+        r += d
+    print((r.split(b'\r\n')[0].decode() + ' ' + (r.split(b'\r\n\r\n', 1) + [b''])[1].decode()).strip() or 'closed')
+    if r.startswith(b'HTTP/1.1 101'): s.sendall(then)
+    s.close()
+ask(b'/a', b'h2c', b'GET /admin HTTP/1.1\r\nHost: other.example\r\n\r\n')
+ask(b'/ws', b'websocket', b'ws-bytes')
+ask(b'/h2c', b'websocket', b'GET /admin HTTP/1.1\r\nHost: other.example\r\n\r\n')"
+	for _ in $(seq 100); do [ "$(grep -c '^====' "$log" 2>/dev/null)" -ge 2 ] && break; sleep 0.05; done
+	stop $SRV
+	expect_eq "$(printf '%s\n' "$OUT" | cut -c1-40)" "$(printf '%s\n' "HTTP/1.1 403 Forbidden cordon: GET 127.0" "HTTP/1.1 101 Switching Protocols" closed)" "h2c refused, websocket switched, an upstream's h2c not relayed"
+	expect_match "$OUT" "an Upgrade other than websocket" "the 403 says why"
+	expect_match "$(field '[.denials[] | .target] | join(",")')" "^GET 127.0.0.1:$PORT/a \(an Upgrade other than websocket" "a denial"
+	expect_match "$(cat "$log")" "ws-bytes" "websocket bytes relayed"
+	expect_nomatch "$(cat "$log")" "admin|Upgrade: h2c" "nothing of the h2c requests went on but the refused switch's head"
+	t_assert
+}
+
+for t in test_only_websocket_upgrades; do
+	t_run $t
+done
