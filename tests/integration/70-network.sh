@@ -1046,3 +1046,28 @@ ask(b'/h2c', b'websocket', b'GET /admin HTTP/1.1\r\nHost: other.example\r\n\r\n'
 for t in test_only_websocket_upgrades; do
 	t_run $t
 done
+
+# Issue 27.2 review, item 5, on a plain connection: the fields the client's
+# Connection names are dropped (the websocket's Upgrade kept), one Connection
+# of the proxy's goes on.
+test_hop_by_hop_fields_dropped_plain() {
+	local log="$T_TMP/up.log"
+	serve upgrade "$log"
+	cordon_run --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+import socket
+s = socket.create_connection(('127.0.0.1', 3128))
+s.sendall(b'GET http://127.0.0.1:$PORT/ws HTTP/1.1\r\nHost: 127.0.0.1:$PORT\r\nConnection: Upgrade, X-Hop\r\nUpgrade: websocket\r\nX-Hop: 1\r\nX-Keep: 1\r\n\r\n')
+r = b''
+while b'\r\n\r\n' not in r: r += s.recv(4096)
+print(r.split(b'\r\n')[0].decode()); s.close()"
+	for _ in $(seq 100); do grep -q '^====' "$log" 2>/dev/null && break; sleep 0.05; done
+	stop $SRV
+	expect_eq "$OUT" "HTTP/1.1 101 Switching Protocols" "switched"
+	expect_eq "$(grep -ci '^x-hop' "$log") $(grep -ci '^x-keep: 1' "$log") $(grep -ci '^connection:' "$log") $(grep -ci '^connection: upgrade' "$log") $(grep -ci '^upgrade: websocket' "$log")" \
+		"0 1 1 1 1" "X-Hop dropped, X-Keep kept, the proxy's Connection: Upgrade, Upgrade kept"
+	t_assert
+}
+
+for t in test_hop_by_hop_fields_dropped_plain; do
+	t_run $t
+done
