@@ -38,7 +38,7 @@ struct observer {
 	bool file_reports; /* report_file_denials (protected paths are refused and reported either way) */
 	bool maybe_gone; /* RECV said ENOENT: perhaps no task is left */
 	uint64_t handle_ns; /* time spent handling (diagnostics) */
-	struct sockdiag *diag; /* the run's listeners, asked of the kernel (sockdiag.h); made at first use */
+	struct sockdiag *diag; /* the run's listeners, asked of the kernel (sockdiag.h); made by the supervisor after the clone */
 	/* thread */
 	pthread_t thread;
 	bool started;

@@ -428,6 +428,104 @@ static bool value_is(const char *v, size_t n, const char *want)
 	return n == strlen(want) && strncasecmp(v, want, n) == 0;
 }
 
+/* The tokens of the request's Connection headers, one by one: calls
+ * f(tok, len, arg) until it returns true (then true). */
+static bool conn_tokens(const struct h1_msg *m, bool (*f)(const char *, size_t, const void *), const void *arg)
+{
+	for (size_t i = 0; i < m->nh; i++) {
+		if (m->h[i].name_len != 10 || strncasecmp(m->head + m->h[i].name, "connection", 10) != 0)
+			continue;
+		const char *v = m->head + m->h[i].value;
+		size_t vl = m->h[i].value_len, k = 0;
+		while (k < vl) {
+			while (k < vl && (v[k] == ' ' || v[k] == '\t' || v[k] == ','))
+				k++;
+			size_t s = k;
+			while (k < vl && v[k] != ',')
+				k++;
+			size_t e = k;
+			while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
+				e--;
+			if (e > s && f(v + s, e - s, arg))
+				return true;
+		}
+	}
+	return false;
+}
+
+struct field {
+	const char *n;
+	size_t nl;
+};
+
+static bool tok_is(const char *t, size_t tl, const void *arg)
+{
+	const struct field *w = arg;
+	return tl == w->nl && strncasecmp(t, w->n, tl) == 0;
+}
+
+/* Does the client's Connection name the field n[0..nl) (hop-by-hop: the
+ * proxy drops it)? */
+static bool conn_names(const struct h1_msg *m, const char *n, size_t nl)
+{
+	struct field w = {n, nl};
+	return conn_tokens(m, tok_is, &w);
+}
+
+/* Does header i carry a secret's placeholder (raw, or in Basic credentials)? */
+static bool hdr_has_placeholder(const struct pxhttp *h, const struct h1_msg *m, size_t i)
+{
+	const char *n = m->head + m->h[i].name, *v = m->head + m->h[i].value;
+	size_t nl = m->h[i].name_len, vl = m->h[i].value_len;
+	buf d = {0};
+	bool basic = is_auth(n, nl) && basic_creds(v, vl, &d);
+	bool hit = false;
+	for (size_t k = 0; k < h->nsec && !hit; k++) {
+		const char *ph = h->sec[k].placeholder;
+		size_t pl = strlen(ph);
+		hit = pl && (memmem(v, vl, ph, pl) || (basic && d.len && memmem(d.p, d.len, ph, pl)));
+	}
+	buf_wipe(&d);
+	return hit;
+}
+
+struct conn_check {
+	const struct pxhttp *h;
+	const struct h1_msg *m;
+	const char *why;
+};
+
+static bool tok_refused(const char *t, size_t tl, const void *arg)
+{
+	struct conn_check *c = (struct conn_check *)arg;
+	if ((tl == 4 && strncasecmp(t, "host", 4) == 0)) {
+		c->why = "Connection names Host (hop-by-hop fields are dropped; Host is not one)";
+		return true;
+	}
+	if ((tl == 14 && strncasecmp(t, "content-length", 14) == 0) ||
+	    (tl == 17 && strncasecmp(t, "transfer-encoding", 17) == 0)) {
+		c->why = "Connection names the body's framing (hop-by-hop fields are dropped)";
+		return true;
+	}
+	for (size_t i = 0; i < c->m->nh; i++)
+		if (c->m->h[i].name_len == tl && strncasecmp(c->m->head + c->m->h[i].name, t, tl) == 0 &&
+		    hdr_has_placeholder(c->h, c->m, i)) {
+			c->why = "Connection names a header a secret is injected into (hop-by-hop fields are dropped)";
+			return true;
+		}
+	return false;
+}
+
+/* A Connection that names a field the proxy must not drop (RFC 9110 7.6.1:
+ * the fields it names are hop-by-hop, dropped here): Host, the body's
+ * framing, or a header carrying a secret's placeholder. NULL if none. */
+static const char *connection_problem(const struct pxhttp *h, const struct h1_msg *m)
+{
+	struct conn_check c = {h, m, NULL};
+	conn_tokens(m, tok_refused, &c);
+	return c.why;
+}
+
 /* Copy the head for the upstream: origin-form target; on a forward
  * connection the checked host as Host and one request per connection (on
  * an opened one the client's Host, checked, or the checked authority if it
@@ -451,8 +549,10 @@ static void rewrite_head(const struct pxhttp *h, const struct h1_msg *m, const c
 			skip = strlen(drop[k]) == nl && strncasecmp(n, drop[k], nl) == 0;
 		if (!h->forward && nl == 4 && strncasecmp(n, "host", 4) == 0)
 			skip = false;
-		if (!h->forward && nl == 10 && strncasecmp(n, "connection", 10) == 0)
-			skip = false;
+		/* Hop-by-hop: what the client's Connection names is not sent on
+		 * (issue 27.2 review; the websocket's Upgrade aside). */
+		if (!skip && conn_names(m, n, nl) && !(upgrade && nl == 7 && strncasecmp(n, "upgrade", 7) == 0))
+			skip = true;
 		/* A request that carries a value: its answer comes uncompressed,
 		 * so that an echo of the value can be found in it (identity
 		 * asked for below: no Accept-Encoding means any coding, RFC
@@ -472,10 +572,16 @@ static void rewrite_head(const struct pxhttp *h, const struct h1_msg *m, const c
 		char hp[300];
 		authority(h, hp, sizeof(hp));
 		buf_printf(out, "Host: %s\r\nConnection: %s\r\n", hp, upgrade ? "Upgrade" : "close");
-	} else if (add_host) {
-		char hp[300];
-		authority(h, hp, sizeof(hp));
-		buf_printf(out, "Host: %s\r\n", hp); /* none came: the upstream gets the checked one */
+	} else {
+		if (add_host) {
+			char hp[300];
+			authority(h, hp, sizeof(hp));
+			buf_printf(out, "Host: %s\r\n", hp); /* none came: the upstream gets the checked one */
+		}
+		/* The proxy's own Connection, with the client's wish to close
+		 * (HTTP/1.0: to keep it) */
+		bool close = m->conn_close || (m->minor == 0 && !conn_names(m, "keep-alive", 10));
+		buf_printf(out, "Connection: %s\r\n", upgrade ? "Upgrade" : close ? "close" : "keep-alive");
 	}
 	buf_printf(out, "\r\n");
 }
@@ -520,6 +626,36 @@ static void refuse_host(struct pxhttp *h, const char *method, const char *path, 
 		 method, h->target, p[0] == '/' ? p : "", why, auth);
 	answer(&h->refusal, 403, msg);
 	h->refused = true;
+}
+
+/* A request refused for what it is, whatever the rules (an upgrade to
+ * another protocol than websocket, hop-by-hop fields the proxy cannot drop):
+ * logged with status 403, a denial naming why, and why in the 403. */
+static void refuse_because(struct pxhttp *h, const char *method, const char *path, const char *why)
+{
+	size_t log = log_request(h, method, path);
+	if (entry(h, log))
+		entry(h, log)->status = 403;
+	char p[256], target[900], msg[1200];
+	clean_path(h, path, p, sizeof(p));
+	snprintf(target, sizeof(target), "%s %s%s (%s)", method, h->target, p[0] == '/' ? p : "", why);
+	report_add_denial(h->rep, "network", target);
+	h->rep->net.denied++;
+	snprintf(msg, sizeof(msg), "cordon: %s %s%s: %s", method, h->target, p[0] == '/' ? p : "", why);
+	answer(&h->refusal, 403, msg);
+	h->refused = true;
+}
+
+/* An Upgrade header other than exactly "websocket"? After a 101 the
+ * connection's bytes go on unread: h2c, say, would carry requests to any
+ * host or path past every check (issue 27.2 review). */
+static bool upgrade_not_websocket(const struct h1_msg *m)
+{
+	for (size_t i = 0; i < m->nh; i++)
+		if (m->h[i].name_len == 7 && strncasecmp(m->head + m->h[i].name, "upgrade", 7) == 0 &&
+		    !value_is(m->head + m->h[i].value, m->h[i].value_len, "websocket"))
+			return true;
+	return false;
 }
 
 static void count_injections(struct pxhttp *h, uint32_t mask)
@@ -572,6 +708,15 @@ static int on_head(struct pxhttp *h, buf *to_up)
 	const char *bad_host = host_problem(h, m, &no_host);
 	if (bad_host) {
 		refuse_host(h, m->method, path, bad_host);
+		return 0;
+	}
+	if (upgrade_not_websocket(m)) {
+		refuse_because(h, m->method, path, "an Upgrade other than websocket (after a 101 the bytes would go on unchecked)");
+		return 0;
+	}
+	const char *hbh = connection_problem(h, m);
+	if (hbh) {
+		refuse_because(h, m->method, path, hbh);
 		return 0;
 	}
 	buf why = {0};
@@ -653,6 +798,7 @@ int pxhttp_client(struct pxhttp *h, const char *d, size_t n, buf *to_up, buf *to
 		if (h->nq && h->req.st == S_HEAD)
 			break;
 		size_t used;
+		bool trailer = h->req.st == S_TRAILER;
 		int r = h1_feed(&h->req, h->cin.p + off, h->cin.len - off, &used);
 		if (r == H1_NEED) {
 			off += used;
@@ -670,6 +816,18 @@ int pxhttp_client(struct pxhttp *h, const char *d, size_t n, buf *to_up, buf *to
 		if (r == H1_HEAD) {
 			off += used;
 			on_head(h, to_up);
+			continue;
+		}
+		/* A chunked body's trailer fields are dropped (a Host there, say,
+		 * would reach a server that merges trailers unchecked): the last
+		 * chunk ends with the empty line alone. */
+		if (trailer && (r == H1_DATA || r == H1_END)) {
+			if (r == H1_END) {
+				buf_append(to_up, "\r\n", 2);
+				if (h->nq && entry(h, h->q[h->nq - 1].log))
+					entry(h, h->q[h->nq - 1].log)->up += 2;
+			}
+			off += used;
 			continue;
 		}
 		/* DATA, END: the body (and its framing) goes on as it is,
@@ -890,19 +1048,23 @@ int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
 		if (r == H1_HEAD) {
 			const struct h1_msg *m = &h->resp.msg;
 			h1_body_for(&h->resp, q->method);
+			/* Switching to another protocol than websocket (or without
+			 * being asked): not relayed, not even the 101. */
+			const char *uv;
+			if (m->status == 101 && (!q->upgrade || upgrade_not_websocket(m) || h1_header(m, "upgrade", &uv) < 0)) {
+				if (e)
+					e->status = m->status;
+				h->done = true;
+				return -1;
+			}
 			if (put_resp_head(h, q, to_down) < 0)
 				return -1;
 			if (e) {
 				e->status = m->status;
 				e->down += m->head_len;
 			}
-			if (m->status == 101) {
-				if (!q->upgrade) { /* switching without being asked: not relayed */
-					h->done = true;
-					return -1;
-				}
+			if (m->status == 101)
 				h->resp_opaque = h->req_opaque = true;
-			}
 			off += used;
 			continue;
 		}

@@ -752,7 +752,9 @@ static bool read_inet(struct observer *o, uint64_t addr, uint64_t addrlen, char 
 		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
 		*port = ntohs(s6->sin6_port);
-		*loop = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr);
+		/* ::ffff:127.x.y.z is a connect to 127.x.y.z (issue 27.8 review). */
+		*loop = IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr) ||
+			(IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr) && s6->sin6_addr.s6_addr[12] == 127);
 		snprintf(target, tsz, "[%s]:%u", host, *port);
 	}
 	if (out)
@@ -787,7 +789,7 @@ static int record_direct(struct observer *o, struct run_report *rep, int fd, uin
 	/* Asked of the kernel, O(1) (issue 27.8); /proc only where it cannot be. */
 	if (loop && !ok)
 		ok = o->strict_ports ? port_declared(o, port)
-				     : sockdiag_listens(&o->diag, (pid_t)o->req->pid, (struct sockaddr *)&ss, run_listens);
+				     : sockdiag_listens(o->diag, (struct sockaddr *)&ss, run_listens);
 	/* Datagrams on the run's own loopback stay inside it: not a way out,
 	 * also when the socket is connect()ed (Landlock's ports are TCP's). */
 	if (loop && !ok)

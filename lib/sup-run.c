@@ -98,6 +98,7 @@
 #include "landlock.h"
 #include "ns.h"
 #include "observe.h"
+#include "sockdiag.h"
 #include "overlay.h"
 #include "proxy.h"
 #include "pxhttp.h"
@@ -1311,6 +1312,11 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	}
 	s->pid = pid;
 	s->pidfd = pidfd;
+	/* The run's network namespace, from init (our child, its PID pinned)
+	 * before the command runs: where the observer asks which loopback
+	 * listeners the run has (sockdiag.h). */
+	if (s->have_obs && !s->obs.strict_ports)
+		s->obs.diag = sockdiag_open(pid, pidfd);
 	/* A session holds its mount namespace: when init exits, the kernel
 	 * does not take the view down (its umounts wait for RCU grace
 	 * periods: 1-460 ms measured at load 8-10, when init's exit was
@@ -1447,6 +1453,8 @@ static void finish_usage(struct sup *s)
 	if (s->trace && s->have_obs)
 		buf_printf(&s->trace_buf, "  seccomp notifications: %llu (synchronous wake-up: %s)\n",
 			   (unsigned long long)s->obs.notifications, s->obs.sync_wakeup ? "yes" : "no");
+	if (s->trace && sockdiag_failures(s->obs.diag))
+		buf_printf(&s->trace_buf, "  sock_diag queries failed: %u\n", sockdiag_failures(s->obs.diag));
 }
 
 static void cleanup(struct sup *s)

@@ -3,7 +3,8 @@
   tlsserver.py PORTFILE LOG CERT KEY DIR [USER:PASS]
 Serves DIR (GET, HEAD; HTTP/1.1 keep-alive), answers any other method with
 "ok METHOD PATH", and appends every request's method, path and headers to
-LOG as a JSON line (with every Host line and the TLS SNI); every response echoes the Authorization header as X-Echo.
+LOG as a JSON line (with every Host and Connection line, the TLS SNI, and
+the raw body of any other method: chunk framing and trailers included); every response echoes the Authorization header as X-Echo.
 GET /echo/{cl,chunked,eof} echoes it in the body too (raw, hex and base64),
 framed by Content-Length, as 5-byte chunks, or to the close; the slow
 variants write it in 5-byte pieces. With USER:PASS, paths under /git/ need that Basic
@@ -27,10 +28,11 @@ class H(http.server.SimpleHTTPRequestHandler):
         self.send_header("X-Echo", self.headers.get("Authorization", ""))
         super().end_headers()
 
-    def record(self):
+    def record(self, body=None):
         with lock, open(log, "a") as f:
             f.write(json.dumps({"m": self.command, "p": self.path, "h": dict(self.headers),
-                                "hosts": self.headers.get_all("Host") or [], "sni": getattr(self.request, "sni", None)}) + "\n")
+                                "hosts": self.headers.get_all("Host") or [], "sni": getattr(self.request, "sni", None),
+                                "conn": self.headers.get_all("Connection") or [], "body": body}) + "\n")
 
     def authorized(self):
         if not need or not self.path.startswith("/git/"):
@@ -76,10 +78,22 @@ class H(http.server.SimpleHTTPRequestHandler):
             super().do_HEAD()
 
     def other(self):
-        self.record()
         n = int(self.headers.get("Content-Length") or 0)
-        if n:
-            self.rfile.read(n)
+        body = self.rfile.read(n) if n else b""
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":  # logged raw, framing and trailers
+            while True:
+                line = self.rfile.readline()
+                body += line
+                size = int(line.split(b";")[0], 16)
+                if not size:
+                    break
+                body += self.rfile.read(size + 2)
+            while True:
+                line = self.rfile.readline()
+                body += line
+                if line in (b"\r\n", b""):
+                    break
+        self.record(body.decode("latin1"))
         out = ("ok %s %s\n" % (self.command, self.path)).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(out)))

@@ -4,7 +4,8 @@
  * small pieces. Whatever goes upstream must start with a request line the
  * rules admitted; path matching and pattern containment must not crash.
  * With the response filter on, responses are re-framed (its own chunks).
- * Each request head upstream carries one Host, the checked authority. */
+ * Each request head upstream carries one Host, the checked authority, and
+ * one Connection, the proxy's; no trailer field goes upstream. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,12 +84,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(&rp, 0, sizeof(rp));
 	for (size_t off = 0; off < up.len;) {
 		size_t used;
+		bool trailer = rp.st == S_TRAILER;
 		int r = h1_feed(&rp, up.p + off, up.len - off, &used);
+		/* Issue 27.2 review: no trailer field goes upstream (the last
+		 * chunk ends with the empty line alone). */
+		if (trailer && r != H1_ERR && r != H1_NEED && (r != H1_END || used != 2))
+			abort();
 		off += used;
 		if (r == H1_NEED || r == H1_ERR)
 			break;
 		if (r != H1_HEAD)
 			continue;
+		/* One Connection, the proxy's: the client's is hop-by-hop. */
+		size_t conns = 0;
+		for (size_t i = 0; i < rp.msg.nh; i++)
+			conns += rp.msg.h[i].name_len == 10 && strncasecmp(rp.msg.head + rp.msg.h[i].name, "connection", 10) == 0;
+		if (conns != 1)
+			abort();
 		const char *want = h->forward ? "127.0.0.1" : "127.0.0.1:80";
 		size_t hosts = 0;
 		for (size_t i = 0; i < rp.msg.nh; i++)

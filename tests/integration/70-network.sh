@@ -952,3 +952,122 @@ for t in test_loopback_servers_inside_the_run test_localhost_rule_reaches_host t
 	test_refused_connect_costs_the_supervisor_o1; do
 	t_run $t
 done
+
+# Issue 27.8 review: what the run binds cannot switch the kernel's answer off
+# (the check of sock_diag was a dump of the listeners on port 1, which 1,500
+# of the run's listeners there made too long: then the port-only /proc
+# fallback took 127.0.0.1:6000 for reached, a listener being on 127.0.0.2:6000).
+test_sockdiag_not_switched_off_by_the_run() {
+	cordon_run -- /usr/bin/python3 -c "
+import socket
+keep = []
+for i in range(1500):
+    s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(('127.0.%d.%d' % (1 + i // 250, 1 + i % 250), 1)); s.listen(1); keep.append(s)
+real = socket.socket(); real.bind(('127.0.0.1', 5000)); real.listen(64)
+other = socket.socket(); other.bind(('127.0.0.2', 6000)); other.listen(16)
+s = socket.socket()
+try: s.connect(('127.0.0.1', 6000)); print('6000 reached')
+except OSError as e: print('6000', e.errno)
+for i in range(20):
+    c = socket.socket(); c.connect(('127.0.0.1', 5000)); real.accept()[0].close(); c.close()
+print('5000 reached')"
+	expect_eq "$OUT" $'6000 111\n5000 reached' "the run's connects"
+	expect_eq "$(field '[.denials[] | .target] | join(",")')" "127.0.0.1:6000" "the refused connect alone is a denial"
+	t_assert
+}
+
+# A listener bound to the device lo (SO_BINDTODEVICE) takes a connect on
+# loopback; the kernel's lookup for interface 0 skipped it.
+test_listener_bound_to_lo_is_the_runs() {
+	cordon_run -- /usr/bin/python3 -c "
+import socket
+for fam, host in ((socket.AF_INET, '127.0.0.1'), (socket.AF_INET6, '::1')):
+    l = socket.socket(fam); l.setsockopt(socket.SOL_SOCKET, socket.SO_BINDTODEVICE, b'lo')
+    l.bind((host, 0)); l.listen(8)
+    c = socket.socket(fam); c.connect(l.getsockname()[:2]); l.accept(); print('reached', host)"
+	expect_eq "$OUT" $'reached 127.0.0.1\nreached ::1' "both connects reach the run's listeners"
+	expect_eq "$(field '.denials | length')" 0 "no denials"
+	t_assert
+}
+
+# [::ffff:127.0.0.1]:P is loopback: reaching the run's own listener there is
+# no denial; a closed port there is one.
+test_v4_mapped_loopback_is_loopback() {
+	cordon_run -- /usr/bin/python3 -c "
+import socket
+l = socket.socket(); l.bind(('127.0.0.1', 7100)); l.listen(8)
+c = socket.socket(socket.AF_INET6); c.connect(('::ffff:127.0.0.1', 7100)); l.accept(); print('reached')
+c = socket.socket(socket.AF_INET6)
+try: c.connect(('::ffff:127.0.0.1', 7101))
+except OSError as e: print('closed', e.errno)"
+	expect_eq "$OUT" $'reached\nclosed 111' "the run's connects"
+	expect_eq "$(field '[.denials[] | .target] | join(",")')" "[::ffff:127.0.0.1]:7101" "only the closed port is a denial"
+	t_assert
+}
+
+for t in test_sockdiag_not_switched_off_by_the_run test_listener_bound_to_lo_is_the_runs test_v4_mapped_loopback_is_loopback; do
+	t_run $t
+done
+
+# Issue 27.2 review, item 4: after a 101 the bytes go on unread, so only a
+# websocket upgrade is let through (h2c would carry requests to any vhost
+# or path unchecked); an upstream that switches to another protocol than
+# websocket is not relayed, not even its 101.
+test_only_websocket_upgrades() {
+	local log="$T_TMP/up.log"
+	serve upgrade "$log"
+	cordon_run --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+import socket
+def ask(path, proto, then=b''):
+    s = socket.create_connection(('127.0.0.1', 3128))
+    s.sendall(b'GET http://127.0.0.1:$PORT%s HTTP/1.1\r\nHost: 127.0.0.1:$PORT\r\nConnection: Upgrade\r\nUpgrade: %s\r\n\r\n' % (path, proto))
+    r = b''
+    while b'\r\n\r\n' not in r:
+        d = s.recv(4096)
+        if not d: break
+        r += d
+    print((r.split(b'\r\n')[0].decode() + ' ' + (r.split(b'\r\n\r\n', 1) + [b''])[1].decode()).strip() or 'closed')
+    if r.startswith(b'HTTP/1.1 101'): s.sendall(then)
+    s.close()
+ask(b'/a', b'h2c', b'GET /admin HTTP/1.1\r\nHost: other.example\r\n\r\n')
+ask(b'/ws', b'websocket', b'ws-bytes')
+ask(b'/h2c', b'websocket', b'GET /admin HTTP/1.1\r\nHost: other.example\r\n\r\n')"
+	for _ in $(seq 100); do [ "$(grep -c '^====' "$log" 2>/dev/null)" -ge 2 ] && break; sleep 0.05; done
+	stop $SRV
+	expect_eq "$(printf '%s\n' "$OUT" | cut -c1-40)" "$(printf '%s\n' "HTTP/1.1 403 Forbidden cordon: GET 127.0" "HTTP/1.1 101 Switching Protocols" closed)" "h2c refused, websocket switched, an upstream's h2c not relayed"
+	expect_match "$OUT" "an Upgrade other than websocket" "the 403 says why"
+	expect_match "$(field '[.denials[] | .target] | join(",")')" "^GET 127.0.0.1:$PORT/a \(an Upgrade other than websocket" "a denial"
+	expect_match "$(cat "$log")" "ws-bytes" "websocket bytes relayed"
+	expect_nomatch "$(cat "$log")" "admin|Upgrade: h2c" "nothing of the h2c requests went on but the refused switch's head"
+	t_assert
+}
+
+for t in test_only_websocket_upgrades; do
+	t_run $t
+done
+
+# Issue 27.2 review, item 5, on a plain connection: the fields the client's
+# Connection names are dropped (the websocket's Upgrade kept), one Connection
+# of the proxy's goes on.
+test_hop_by_hop_fields_dropped_plain() {
+	local log="$T_TMP/up.log"
+	serve upgrade "$log"
+	cordon_run --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+import socket
+s = socket.create_connection(('127.0.0.1', 3128))
+s.sendall(b'GET http://127.0.0.1:$PORT/ws HTTP/1.1\r\nHost: 127.0.0.1:$PORT\r\nConnection: Upgrade, X-Hop\r\nUpgrade: websocket\r\nX-Hop: 1\r\nX-Keep: 1\r\n\r\n')
+r = b''
+while b'\r\n\r\n' not in r: r += s.recv(4096)
+print(r.split(b'\r\n')[0].decode()); s.close()"
+	for _ in $(seq 100); do grep -q '^====' "$log" 2>/dev/null && break; sleep 0.05; done
+	stop $SRV
+	expect_eq "$OUT" "HTTP/1.1 101 Switching Protocols" "switched"
+	expect_eq "$(grep -ci '^x-hop' "$log") $(grep -ci '^x-keep: 1' "$log") $(grep -ci '^connection:' "$log") $(grep -ci '^connection: upgrade' "$log") $(grep -ci '^upgrade: websocket' "$log")" \
+		"0 1 1 1 1" "X-Hop dropped, X-Keep kept, the proxy's Connection: Upgrade, Upgrade kept"
+	t_assert
+}
+
+for t in test_hop_by_hop_fields_dropped_plain; do
+	t_run $t
+done

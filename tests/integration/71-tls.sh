@@ -380,3 +380,60 @@ for t in test_tls_is_a_module test_injected_credential_reaches_upstream_only tes
 	test_unreadable_response_ends_connection test_run_host_never_goes_upstream; do
 	t_run $t
 done
+
+# Issue 27.2 review, item 5: hop-by-hop fields. The client's Connection and
+# every field it names stay here (an intermediary upstream would strip what
+# it names, Host included, and route by its default host with the injected
+# credential); the proxy writes its own Connection. A Connection naming Host,
+# the body's framing or a header carrying a placeholder is refused. A chunked
+# body's trailers are dropped (a Host there).
+test_hop_by_hop_fields_and_trailers_stay_here() {
+	make_ca
+	mkdir -p www/pub && echo pub >www/pub/a.txt
+	serve_tls "$WS/www"
+	cat >p.json <<JSON
+{"network": {"allow": [{"host": "localhost:$PORT", "paths": ["/pub/**"]}], "upstream_ca": "$T_TMP/ca.pem"},
+ "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["localhost:$PORT"], "placeholder": "ghp_"}}}}
+JSON
+	HOST_TOKEN=$VALUE cordon_run --policy p.json -- /usr/bin/python3 -c "
+import os, socket, ssl
+def ask(name, req):
+    s = socket.create_connection(('127.0.0.1', 3128))
+    s.sendall(b'CONNECT localhost:$PORT HTTP/1.1\r\n\r\n')
+    r = b''
+    while b'\r\n\r\n' not in r: r += s.recv(1)
+    c = ssl.create_default_context(); c.check_hostname = False; c.verify_mode = ssl.CERT_NONE
+    t = c.wrap_socket(s, server_hostname='localhost'); t.settimeout(10)
+    t.sendall(req.encode())
+    out = b''
+    try:
+        while b'\r\n\r\n' not in out or not out.endswith(b'\n'):
+            x = t.recv(65536)
+            if not x: break
+            out += x
+    except OSError: pass
+    print(name, out.split(b'\r\n')[0].decode(), out.split(b'\r\n')[-1].decode().strip())
+H = 'Host: localhost:$PORT\r\nAuthorization: Bearer ' + os.environ['TOKEN'] + '\r\n'
+ask('hop', 'GET /pub/a.txt?hop HTTP/1.1\r\n' + H + 'Connection: keep-alive, X-Hop\r\nX-Hop: 1\r\nX-Keep: 1\r\n\r\n')
+ask('host', 'GET /pub/a.txt?host HTTP/1.1\r\n' + H + 'Connection: keep-alive, Host\r\n\r\n')
+ask('auth', 'GET /pub/a.txt?auth HTTP/1.1\r\n' + H + 'Connection: Authorization\r\n\r\n')
+ask('cl', 'POST /pub/a.txt?cl HTTP/1.1\r\n' + H + 'Content-Length: 3\r\nConnection: content-length\r\n\r\nabc')
+ask('trailer', 'POST /pub/a.txt?trailer HTTP/1.1\r\n' + H + 'Transfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nHost: attacker-tenant.example\r\nX-T: 1\r\n\r\n')"
+	stop $SRV
+	expect_match "$OUT" "hop HTTP/1.1 200 OK" "a named field: the request goes on"
+	expect_eq "$(jq -c 'select(.p == "/pub/a.txt?hop") | [.h["X-Hop"], .h["X-Keep"], .conn]' "$T_TMP/log")" '[null,"1",["keep-alive"]]' \
+		"the named field dropped, the others kept, the proxy's own Connection"
+	expect_match "$OUT" "host HTTP/1.1 403 Forbidden cordon: GET localhost:$PORT/pub/a.txt: Connection names Host" "Connection: Host refused"
+	expect_match "$OUT" "auth HTTP/1.1 403 Forbidden .*a header a secret is injected into" "Connection naming the credential's header refused"
+	expect_match "$OUT" "cl HTTP/1.1 403 Forbidden .*the body's framing" "Connection naming Content-Length refused"
+	expect_eq "$(jq -r .p "$T_TMP/log" | sort | tr '\n' ' ')" "/pub/a.txt?hop /pub/a.txt?trailer " "the refused went nowhere"
+	expect_match "$OUT" "trailer HTTP/1.1 200 OK" "a request with trailers goes on"
+	expect_eq "$(jq -c 'select(.p == "/pub/a.txt?trailer") | .body' "$T_TMP/log")" '"3\r\nabc\r\n0\r\n\r\n"' "without its trailers"
+	expect_eq "$(grep -c attacker-tenant "$T_TMP/log")" 0 "the trailer's Host never went upstream"
+	expect_eq "$(field -c '[.denials[] | select(.target | test("Connection names"))] | length')" 3 "each refusal a denial"
+	t_assert
+}
+
+for t in test_hop_by_hop_fields_and_trailers_stay_here; do
+	t_run $t
+done

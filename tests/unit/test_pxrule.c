@@ -265,7 +265,7 @@ static void test_pxhttp_injects(void **st)
 	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
 	buf_append(&up, "", 1);
 	assert_string_equal(up.p, "GET /x?k=s3cr3t-value HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: a s3cr3t-value b\r\n"
-				  "Authorization: Basic dTpzM2NyM3QtdmFsdWU=\r\n\r\n");
+				  "Authorization: Basic dTpzM2NyM3QtdmFsdWU=\r\nConnection: keep-alive\r\n\r\n");
 	const char *resp = "HTTP/1.1 200 OK\r\nX-Echo: s3cr3t-value\r\nContent-Length: 0\r\n\r\n";
 	assert_int_equal(pxhttp_upstream(h, resp, strlen(resp), &down), 0);
 	buf_append(&down, "", 1);
@@ -330,7 +330,7 @@ static void test_pxhttp_response_bodies(void **st)
 	buf_append(&up, "", 1);
 	/* the request with the value asks for no compression; the other keeps
 	 * it, and goes once the first is answered */
-	assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\n\r\n");
+	assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\nConnection: keep-alive\r\n\r\n");
 	/* hex of "s3cr3t-value" is 7333637233742d76616c7565 */
 	const char *r1[] = {"HTTP/1.1 200 OK\r\nContent-Length: 44\r\n\r\nk=s3cr3", "t-value h=7333637233742d76616c7",
 			    "565 e\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nx s3c\r\n",
@@ -341,7 +341,7 @@ static void test_pxhttp_response_bodies(void **st)
 			up.len = 0;
 			assert_int_equal(pxhttp_client(h, NULL, 0, &up, &down), 0);
 			buf_append(&up, "", 1);
-			assert_string_equal(up.p, "GET /b HTTP/1.1\r\nHost: api.example\r\nAccept-Encoding: gzip\r\n\r\n");
+			assert_string_equal(up.p, "GET /b HTTP/1.1\r\nHost: api.example\r\nAccept-Encoding: gzip\r\nConnection: keep-alive\r\n\r\n");
 		}
 	}
 	buf_append(&down, "", 1);
@@ -474,7 +474,7 @@ static void test_pxhttp_coded_response(void **st)
 		const char *req = "GET /a HTTP/1.1\r\nHost: api.example\r\nTE: gzip\r\nAccept-Encoding: gzip\r\nX-Key: ph_0123\r\n\r\n";
 		assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
 		buf_append(&up, "", 1);
-		assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\n\r\n");
+		assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\nConnection: keep-alive\r\n\r\n");
 		uint64_t denied = rep.net.denied;
 		assert_int_equal(pxhttp_upstream(h, resp[i], strlen(resp[i]), &down), 0);
 		buf_append(&down, "", 1);
@@ -491,14 +491,14 @@ static void test_pxhttp_coded_response(void **st)
 	const char *req = "GET /a HTTP/1.1\r\nHost: api.example\r\nTE: trailers\r\nX-Key: ph_0123\r\n\r\nGET /b HTTP/1.1\r\nHost: api.example\r\nTE: gzip\r\nAccept-Encoding: gzip\r\n\r\n";
 	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
 	buf_append(&up, "", 1);
-	assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nTE: trailers\r\nX-Key: s3cr3t-value\r\n\r\n");
+	assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nTE: trailers\r\nX-Key: s3cr3t-value\r\nConnection: keep-alive\r\n\r\n");
 	const char *r2a = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx";
 	const char *r2 = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc";
 	assert_int_equal(pxhttp_upstream(h, r2a, strlen(r2a), &down), 0);
 	up.len = 0;
 	assert_int_equal(pxhttp_client(h, NULL, 0, &up, &down), 0);
 	buf_append(&up, "", 1);
-	assert_string_equal(up.p, "GET /b HTTP/1.1\r\nHost: api.example\r\nTE: gzip\r\nAccept-Encoding: gzip\r\n\r\n");
+	assert_string_equal(up.p, "GET /b HTTP/1.1\r\nHost: api.example\r\nTE: gzip\r\nAccept-Encoding: gzip\r\nConnection: keep-alive\r\n\r\n");
 	assert_int_equal(pxhttp_upstream(h, r2, strlen(r2), &down), 0);
 	buf_append(&down, "", 1);
 	assert_non_null(strstr(down.p, "abc"));
@@ -540,7 +540,7 @@ static void test_pxhttp_pipelined_request_waits(void **st)
 		const char *req = "GET /1 HTTP/1.1\r\nHost: api.example\r\nX-Key: ph_0123\r\n\r\nGET /2 HTTP/1.1\r\nHost: api.example\r\nX-Key: ph_0123\r\n\r\n";
 		assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
 		buf_append(&up, "", 1);
-		assert_string_equal(up.p, "GET /1 HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\n\r\n");
+		assert_string_equal(up.p, "GET /1 HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\nConnection: keep-alive\r\n\r\n");
 		up.len = 0;
 		assert_int_equal(rep.net.nreq, nreq + 1);
 		assert_false(pxhttp_want_client(h)); /* it holds what it has, reads no more */
@@ -561,7 +561,7 @@ static void test_pxhttp_pipelined_request_waits(void **st)
 	assert_true(pxhttp_want_client(h));
 	assert_int_equal(pxhttp_client(h, NULL, 0, &up, &down), 0);
 	buf_append(&up, "", 1);
-	assert_string_equal(up.p, "GET /1 HTTP/1.1\r\nHost: api.example\r\n\r\nGET /2 HTTP/1.1\r\nHost: api.example\r\n\r\n");
+	assert_string_equal(up.p, "GET /1 HTTP/1.1\r\nHost: api.example\r\nConnection: keep-alive\r\n\r\nGET /2 HTTP/1.1\r\nHost: api.example\r\nConnection: keep-alive\r\n\r\n");
 	pxhttp_free(h);
 	free(h);
 	buf_free(&up);
@@ -770,7 +770,7 @@ static void test_pxhttp_host_is_the_authority(void **st)
 	assert_int_equal(pxhttp_client(h, NULL, 0, &up, &down), 0);
 	buf_append(&up, "", 1);
 	buf_append(&down, "", 1);
-	assert_string_equal(up.p, "GET /1 HTTP/1.1\r\nHost: localhost:8443\r\nX-Key: s3cr3t-value\r\n\r\n");
+	assert_string_equal(up.p, "GET /1 HTTP/1.1\r\nHost: localhost:8443\r\nX-Key: s3cr3t-value\r\nConnection: keep-alive\r\n\r\n");
 	assert_non_null(strstr(down.p, "HTTP/1.1 403 Forbidden"));
 	assert_non_null(strstr(down.p, "a Host other than the connection's authority"));
 	assert_int_equal(rep.net.req[rep.net.nreq - 1].status, 403);
