@@ -672,3 +672,58 @@ test_home_dot_entries_allow_list() {
 
 t_run test_other_tools_control_files_held_back
 t_run test_home_dot_entries_allow_list
+
+# --- outside review F6 (issue 27.3): control files read from the current
+# directory; Jujutsu's config ----------------------------------------------
+
+# What the run plants for pdb, irb, pry, nvim, Emacs and jj in a repository;
+# .jj and sub/.jj/repo exist on the host (a jj repository), so the names
+# below them are held back one by one.
+plant_cwd_rc='
+	printf "!import os; os.system(\"touch %s/pdb-ran\")\n" "$MARK" >.pdbrc
+	for f in .irbrc .pryrc .nvim.lua .nvimrc .dir-locals.el; do echo x >$f; done
+	printf "[ui]\npager = \"touch /tmp/cordon-jj-owned\"\n" >.jj/repo/config.toml
+	printf "[ui]\npager = \"touch /tmp/cordon-jj-owned\"\n" >sub/.jj/repo/config.toml
+	echo store >.jj/repo/store.txt
+	mkdir -p new && mkdir new/.jj && echo x >new/.jj/x
+	echo ok >notes.txt'
+
+# pdb on the host, in the workspace: did it run the planted .pdbrc?
+host_pdb_ran() {
+	rm -f "$T_TMP/pdb-ran"
+	HOME=/nonexistent timeout 60 python3 -m pdb t.py </dev/null >/dev/null 2>&1
+	[ -e "$T_TMP/pdb-ran" ] && echo ran || echo no
+}
+
+test_cwd_control_files_held_back() {
+	command -v python3 >/dev/null || { t_skip "python3 is not installed"; return; }
+	mk_repo || return
+	mkdir -p .jj/repo sub/.jj/repo && echo 'print(1)' >t.py
+	cordon_run --env MARK="$T_TMP" -- /bin/sh -c "$plant_cwd_rc"
+	expect_eq "$(field .enforcement.workspace_mode)" overlay "mode"
+	expect_eq "$(field .changes.state)" applied "state"
+	local p
+	for p in .pdbrc .irbrc .pryrc .nvim.lua .nvimrc .dir-locals.el .jj/repo/config.toml sub/.jj/repo/config.toml new/.jj; do
+		expect_eq "$(field --arg p "$WS/$p" '[.changes.protected[] | select(. == $p)] | length')" 1 "changes.protected has $p ($(field -c .changes.protected))"
+		[ -e "$p" ] && fail "$p reached the host"
+	done
+	expect_eq "$(cat notes.txt .jj/repo/store.txt 2>/dev/null)" "$(printf 'ok\nstore')" "the rest was applied"
+	expect_eq "$(host_pdb_ran)" no "pdb on the host did not run a planted .pdbrc"
+	# Direct mode: refused at the call, reported.
+	cordon_run --workspace-mode direct -- /bin/sh -c '
+		echo x >.pdbrc 2>/dev/null && echo pdbrc
+		echo x >.jj/repo/config.toml 2>/dev/null && echo jj
+		echo x >.dir-locals.el 2>/dev/null && echo dir-locals
+		true'
+	expect_eq "$OUT" "" "every write refused ($ERR)"
+	denied "$WS/.pdbrc" "$WS/.jj/repo/config.toml" "$WS/.dir-locals.el"
+	# The control: .pdbrc unprotected by name reaches the host, and pdb
+	# runs it there.
+	cordon_run --unprotect .pdbrc --env MARK="$T_TMP" -- /bin/sh -c "$plant_cwd_rc"
+	[ -e .pdbrc ] || fail "unprotected: not applied ($(field -c .changes.protected))"
+	[ -e .irbrc ] && fail ".irbrc applied with .pdbrc unprotected"
+	expect_eq "$(host_pdb_ran)" ran "a planted .pdbrc, once applied, runs in pdb on the host"
+	t_assert
+}
+
+t_run test_cwd_control_files_held_back
