@@ -316,6 +316,11 @@ bool protect_marker_valid(const char *entry)
 	return false;
 }
 
+bool protect_home_top(const char *name, size_t len)
+{
+	return (len > 0 && name[0] == '.') || (len == 3 && strncmp(name, "bin", 3) == 0);
+}
+
 bool protect_home_dotentry(const strv *names, const char *root, const char *rel, int dir, char *why, size_t whysz)
 {
 	char dummy[1];
@@ -323,7 +328,8 @@ bool protect_home_dotentry(const strv *names, const char *root, const char *rel,
 		why = dummy;
 		whysz = sizeof(dummy);
 	}
-	if (!root || rel[0] != '.')
+	size_t top = strcspn(rel, "/");
+	if (!root || !protect_home_top(rel, top))
 		return false; /* rel is normalised: no "." or ".." component */
 	bool home = false;
 	for (size_t i = 0; !home && i < names->n; i++)
@@ -339,8 +345,8 @@ bool protect_home_dotentry(const strv *names, const char *root, const char *rel,
 		if (name_under(rel, u) || (dir && name_under(u, rel)))
 			return false;
 	}
-	snprintf(why, whysz, "protected path %.*s (a dot-entry at the top of a home directory)", (int)strcspn(rel, "/"),
-		 rel);
+	snprintf(why, whysz, "protected path %.*s (%s at the top of a home directory)", (int)top, rel,
+		 rel[0] == '.' ? "a dot-entry" : "bin, first on a login shell's PATH,");
 	return true;
 }
 

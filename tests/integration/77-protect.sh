@@ -727,3 +727,48 @@ test_cwd_control_files_held_back() {
 }
 
 t_run test_cwd_control_files_held_back
+
+# --- outside review F5 (issue 27.3): a home's bin ---------------------------
+
+# A home's bin: Debian's /etc/skel/.profile puts $HOME/bin first on PATH
+# when it exists, so a bin/ls planted there ran at the next login shell.
+# In a home it is protected as the dot-entries are: held back (overlay),
+# refused (direct), read-only when present; --unprotect bin lifts it. In an
+# ordinary workspace bin stays writable.
+SKEL_PROFILE='if [ -d "$HOME/bin" ] ; then PATH="$HOME/bin:$PATH"; fi'
+login_ls_ran() {
+	rm -f "$T_TMP/ls-ran"
+	(cd "$T_TMP" && HOME="$WS" timeout 60 sh -lc ls </dev/null >/dev/null 2>&1)
+	[ -e "$T_TMP/ls-ran" ] && echo ran || echo no
+}
+plant_bin='mkdir -p bin && printf "#!/bin/sh\ntouch %s/ls-ran\n" "$MARK" >bin/ls && chmod +x bin/ls && echo ok >notes.txt'
+
+test_home_bin_protected() {
+	echo "$SKEL_PROFILE" >.profile
+	cordon_run --env MARK="$T_TMP" -- /bin/sh -c "$plant_bin"
+	expect_eq "$(field .enforcement.workspace_mode)" overlay "mode"
+	expect_eq "$(field --arg p "$WS/bin" '[.changes.protected[] | select(. == $p)] | length')" 1 "changes.protected has bin ($(field -c .changes.protected))"
+	[ -e bin ] && fail "bin reached the host"
+	expect_eq "$(cat notes.txt 2>/dev/null)" ok "the rest was applied"
+	expect_eq "$(login_ls_ran)" no "the login shell ran no planted ls"
+	# Direct mode: a new bin refused; a present one read-only.
+	cordon_run --workspace-mode direct -- /bin/sh -c 'mkdir bin 2>/dev/null && echo made; true'
+	expect_eq "$OUT" "" "mkdir bin refused ($ERR)"
+	denied "$WS/bin"
+	mkdir bin
+	cordon_run --workspace-mode direct -- /bin/sh -c 'echo x >bin/ls 2>/dev/null && echo written; true'
+	expect_eq "$OUT" "" "a present bin is read-only ($ERR)"
+	denied "$WS/bin/ls"
+	rmdir bin
+	# The control: --unprotect bin, applied, and the login shell runs it.
+	cordon_run --unprotect bin --env MARK="$T_TMP" -- /bin/sh -c "$plant_bin"
+	[ -x bin/ls ] || fail "unprotected: not applied ($(field -c .changes.protected))"
+	expect_eq "$(login_ls_ran)" ran "a planted bin/ls, once applied, runs at login"
+	# An ordinary workspace: bin is the run's.
+	mkdir -p "$T_TMP/plain" && cd "$T_TMP/plain"
+	cordon_run -- /bin/sh -c 'mkdir bin && echo x >bin/tool'
+	expect_eq "$(cat bin/tool 2>/dev/null)" x "an ordinary workspace's bin is applied ($(field -c .changes.protected))"
+	t_assert
+}
+
+t_run test_home_bin_protected
