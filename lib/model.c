@@ -494,7 +494,8 @@ static int add_home(struct boundary_model *m, const struct run_plan *plan, const
 	int rc = 0;
 	for (size_t seen = 0; rc == 0 && (de = readdir(d)) && seen < HOME_SCAN_MAX; seen++) {
 		const char *n = de->d_name;
-		if (n[0] != '.' || strcmp(n, ".") == 0 || strcmp(n, "..") == 0 || changeset_is_dirname(n))
+		if (!protect_home_top(n, strlen(n)) || strcmp(n, ".") == 0 || strcmp(n, "..") == 0 ||
+		    changeset_is_dirname(n))
 			continue;
 		bool lifted = false;
 		size_t nl = strlen(n);
@@ -507,7 +508,8 @@ static int add_home(struct boundary_model *m, const struct run_plan *plan, const
 			continue;
 		rc = add_protected_one(m, w, n, SRC_DEFAULT, probe, &pm, err);
 		if (rc == 0)
-			m->e[m->n - 1].reason = "a dot-entry at the top of a home directory: read-only";
+			m->e[m->n - 1].reason = n[0] == '.' ? "a dot-entry at the top of a home directory: read-only"
+							    : "bin at the top of a home directory (first on PATH): read-only";
 	}
 	memo_free(&pm);
 	return rc;

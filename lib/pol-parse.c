@@ -942,6 +942,12 @@ static int load_check(pctx *c, const jnode *n)
 			return at(c, files->line, files->col,
 				  "\"check.files\" %s overlaps %s, which every run reads: the task could read the check's hidden files",
 				  abs, sys);
+		char what[PATH_MAX + 128];
+		const char *rd = policy_check_files_reader(c->p, abs, what, sizeof(what));
+		if (rd)
+			return at(c, files->line, files->col,
+				  "\"check.files\" %s overlaps %s (%s), which the run reads: the task could read the check's hidden files; keep them outside every path the run is given",
+				  abs, rd, what);
 		free(c->p->check_files);
 		if (!(c->p->check_files = strdup(abs)))
 			return cordon_err(c->err, 12, "out of memory");

@@ -83,6 +83,13 @@ static int resolve_check_files(const cordon_policy *p, struct run_plan *plan, co
 	if (sys)
 		rc = cordon_err(err, 0, "check.files %s overlaps %s, which every run reads: the task could read the check's hidden files; keep them outside it",
 				real, sys);
+	/* Nor a host file the run reads by another route (a secret's file,
+	 * network.upstream_ca, a device; outside review F3 of 27.6). */
+	char what[PATH_MAX + 128];
+	const char *rd = rc == 0 && !p->is_check ? policy_check_files_reader(p, real, what, sizeof(what)) : NULL;
+	if (rd)
+		rc = cordon_err(err, 0, "check.files %s overlaps %s (%s), which the run reads: the task could read the check's hidden files; keep them outside every path the run is given",
+				real, rd, what);
 	strv_free(&own);
 	if (rc < 0)
 		return -1;

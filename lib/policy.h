@@ -220,6 +220,12 @@ cordon_policy *policy_for_check(const cordon_policy *p, const char *workspace);
 /* Does the proxy open TLS for this run (restricted rules, or a secret to
  * inject)? Then the run gets the run's CA (CORDON_CA_DIR). */
 bool policy_intercepts(const cordon_policy *p);
+
+/* The host file, other than a mount, that the run reads and that lies at
+ * or below check.files (files) or holds it, links resolved: a secret's
+ * file, network.upstream_ca, a device. NULL if none; else what names it
+ * ("the file of secret E, mounted at /run/e"). lib/pol-checkfiles.c */
+const char *policy_check_files_reader(const cordon_policy *p, const char *files, char *what, size_t whatsz);
 /* Where the run's CA bundle is in the view (a private tmpfs, read-only). */
 #define CORDON_CA_DIR "/run/cordon-ca"
 #define CORDON_CA_FILE CORDON_CA_DIR "/ca.pem"

@@ -45,6 +45,9 @@ const char *const protect_defaults[] = {
 	 * extensions), a shared repository's pointer and unshared config;
 	 * subrepositories. */
 	".hg/hgrc", ".hg/hgrc-not-shared", ".hg/sharedpath", ".hgsub", ".hgrc",
+	/* Jujutsu (at any depth, as hg's): the repository's config (ui.pager,
+	 * diff and merge tools; outside review F6 of 27.3). */
+	".jj/repo/config.toml",
 	/* editors and environment loaders: tasks, launch configurations,
 	 * direnv's .envrc (run at the next cd). */
 	".vscode", ".idea", ".envrc", ".direnv", ".devcontainer",
@@ -52,6 +55,11 @@ const char *const protect_defaults[] = {
 	".vim", ".gvimrc", ".exrc", ".local/share/nvim", ".gdbinit", ".config/direnv",
 	".ipython", ".psqlrc", ".sqliterc", ".mavenrc", ".gradle/init.d", ".gradle/init.gradle",
 	".cargo/bin",
+	/* read from the current directory at start (outside review F6 of
+	 * 27.3): pdb runs .pdbrc's lines, `!` shell escapes included; irb,
+	 * pry; nvim's exrc (.nvim.lua, .nvimrc); Emacs's directory-local
+	 * variables (eval forms). */
+	".pdbrc", ".irbrc", ".pryrc", ".nvim.lua", ".nvimrc", ".dir-locals.el",
 	/* shells: rc, profile, login and logout files (a home as workspace). */
 	".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
 	".zshrc", ".zshenv", ".zprofile", ".zlogin", ".zlogout",
@@ -105,7 +113,8 @@ static bool name_under(const char *a, const char *b)
 	return strncmp(a, b, l) == 0 && (a[l] == '\0' || a[l] == '/');
 }
 
-/* A name that applies in every directory: its first component is .git, or
+/* A name that applies in every directory: its first component is .git
+ * (.hg, .jj), or
  * a change-set directory (.cordon-changes[-UID]: a kept change set deeper in
  * a later run's workspace is as much its owner's as one at the top). */
 static bool name_deep(const char *name)
@@ -113,14 +122,15 @@ static bool name_deep(const char *name)
 	const size_t lc = sizeof(CHANGESET_DIRNAME) - 1;
 	return (strncmp(name, ".git", 4) == 0 && (name[4] == '\0' || name[4] == '/')) ||
 	       (strncmp(name, ".hg", 3) == 0 && (name[3] == '\0' || name[3] == '/')) ||
+	       (strncmp(name, ".jj", 3) == 0 && (name[3] == '\0' || name[3] == '/')) ||
 	       (strncmp(name, CHANGESET_DIRNAME, lc) == 0 && (name[lc] == '\0' || name[lc] == '-'));
 }
 
-/* A repository's directory (.git, .hg): one made where there was none is
+/* A repository's directory (.git, .hg, .jj): one made where there was none is
  * a repository the host's tool would enter. */
 static bool repo_dir(const char *r)
 {
-	return strcmp(r, ".git") == 0 || strcmp(r, ".hg") == 0;
+	return strcmp(r, ".git") == 0 || strcmp(r, ".hg") == 0 || strcmp(r, ".jj") == 0;
 }
 
 /* rel (at off, the rest of it) is at or below name, or above it and not a
@@ -136,7 +146,7 @@ static bool match_at(const char *rel, size_t off, const char *name, int dir, cha
 	bool new_git = dir == PROTECT_DIR_NEW && repo_dir(r);
 	if ((!dir || new_git) && ln > lr && strncmp(name, r, lr) == 0 && name[lr] == '/') {
 		snprintf(why, whysz, "%s protected path %.*s%s (%s)", new_git ? "a new repository above" : "above",
-			 (int)off, rel, name, new_git ? (r[1] == 'g' ? "git would take it for one" : "hg would take it for one") : "only a directory may be made there");
+			 (int)off, rel, name, new_git ? (r[1] == 'g' ? "git would take it for one" : r[1] == 'h' ? "hg would take it for one" : "jj would take it for one") : "only a directory may be made there");
 		return true;
 	}
 	return false;
@@ -306,6 +316,11 @@ bool protect_marker_valid(const char *entry)
 	return false;
 }
 
+bool protect_home_top(const char *name, size_t len)
+{
+	return (len > 0 && name[0] == '.') || (len == 3 && strncmp(name, "bin", 3) == 0);
+}
+
 bool protect_home_dotentry(const strv *names, const char *root, const char *rel, int dir, char *why, size_t whysz)
 {
 	char dummy[1];
@@ -313,7 +328,8 @@ bool protect_home_dotentry(const strv *names, const char *root, const char *rel,
 		why = dummy;
 		whysz = sizeof(dummy);
 	}
-	if (!root || rel[0] != '.')
+	size_t top = strcspn(rel, "/");
+	if (!root || !protect_home_top(rel, top))
 		return false; /* rel is normalised: no "." or ".." component */
 	bool home = false;
 	for (size_t i = 0; !home && i < names->n; i++)
@@ -329,8 +345,8 @@ bool protect_home_dotentry(const strv *names, const char *root, const char *rel,
 		if (name_under(rel, u) || (dir && name_under(u, rel)))
 			return false;
 	}
-	snprintf(why, whysz, "protected path %.*s (a dot-entry at the top of a home directory)", (int)strcspn(rel, "/"),
-		 rel);
+	snprintf(why, whysz, "protected path %.*s (%s at the top of a home directory)", (int)top, rel,
+		 rel[0] == '.' ? "a dot-entry" : "bin, first on a login shell's PATH,");
 	return true;
 }
 

@@ -79,11 +79,16 @@ bool protect_is_home(const char *dir);
  * protect_match_in reads (the change set keeps them with its names). */
 int protect_add_home(const struct run_plan *plan, const cordon_policy *p, strv *names, cordon_error *err);
 
+/* The top entry name (len bytes) is protected at the top of a home: a
+ * dot-entry, or bin (Debian's /etc/skel/.profile puts $HOME/bin first on
+ * PATH when it exists; outside review F5 of 27.3). */
+bool protect_home_top(const char *name, size_t len);
+
 /* entry is a well-formed marker of protect_add_home's. */
 bool protect_marker_valid(const char *entry);
 
 /* rel (relative to the writable path root, normalised) is protected by a
- * home's stance: its first component is a dot-entry, root is a home in
+ * home's stance: its first component is a dot-entry or bin, root is a home in
  * names' markers, and no unprotected name lifts it. */
 bool protect_home_dotentry(const strv *names, const char *root, const char *rel, int dir, char *why, size_t whysz);
 

@@ -672,3 +672,103 @@ test_home_dot_entries_allow_list() {
 
 t_run test_other_tools_control_files_held_back
 t_run test_home_dot_entries_allow_list
+
+# --- outside review F6 (issue 27.3): control files read from the current
+# directory; Jujutsu's config ----------------------------------------------
+
+# What the run plants for pdb, irb, pry, nvim, Emacs and jj in a repository;
+# .jj and sub/.jj/repo exist on the host (a jj repository), so the names
+# below them are held back one by one.
+plant_cwd_rc='
+	printf "!import os; os.system(\"touch %s/pdb-ran\")\n" "$MARK" >.pdbrc
+	for f in .irbrc .pryrc .nvim.lua .nvimrc .dir-locals.el; do echo x >$f; done
+	printf "[ui]\npager = \"touch /tmp/cordon-jj-owned\"\n" >.jj/repo/config.toml
+	printf "[ui]\npager = \"touch /tmp/cordon-jj-owned\"\n" >sub/.jj/repo/config.toml
+	echo store >.jj/repo/store.txt
+	mkdir -p new && mkdir new/.jj && echo x >new/.jj/x
+	echo ok >notes.txt'
+
+# pdb on the host, in the workspace: did it run the planted .pdbrc?
+host_pdb_ran() {
+	rm -f "$T_TMP/pdb-ran"
+	HOME=/nonexistent timeout 60 python3 -m pdb t.py </dev/null >/dev/null 2>&1
+	[ -e "$T_TMP/pdb-ran" ] && echo ran || echo no
+}
+
+test_cwd_control_files_held_back() {
+	command -v python3 >/dev/null || { t_skip "python3 is not installed"; return; }
+	mk_repo || return
+	mkdir -p .jj/repo sub/.jj/repo && echo 'print(1)' >t.py
+	cordon_run --env MARK="$T_TMP" -- /bin/sh -c "$plant_cwd_rc"
+	expect_eq "$(field .enforcement.workspace_mode)" overlay "mode"
+	expect_eq "$(field .changes.state)" applied "state"
+	local p
+	for p in .pdbrc .irbrc .pryrc .nvim.lua .nvimrc .dir-locals.el .jj/repo/config.toml sub/.jj/repo/config.toml new/.jj; do
+		expect_eq "$(field --arg p "$WS/$p" '[.changes.protected[] | select(. == $p)] | length')" 1 "changes.protected has $p ($(field -c .changes.protected))"
+		[ -e "$p" ] && fail "$p reached the host"
+	done
+	expect_eq "$(cat notes.txt .jj/repo/store.txt 2>/dev/null)" "$(printf 'ok\nstore')" "the rest was applied"
+	expect_eq "$(host_pdb_ran)" no "pdb on the host did not run a planted .pdbrc"
+	# Direct mode: refused at the call, reported.
+	cordon_run --workspace-mode direct -- /bin/sh -c '
+		echo x >.pdbrc 2>/dev/null && echo pdbrc
+		echo x >.jj/repo/config.toml 2>/dev/null && echo jj
+		echo x >.dir-locals.el 2>/dev/null && echo dir-locals
+		true'
+	expect_eq "$OUT" "" "every write refused ($ERR)"
+	denied "$WS/.pdbrc" "$WS/.jj/repo/config.toml" "$WS/.dir-locals.el"
+	# The control: .pdbrc unprotected by name reaches the host, and pdb
+	# runs it there.
+	cordon_run --unprotect .pdbrc --env MARK="$T_TMP" -- /bin/sh -c "$plant_cwd_rc"
+	[ -e .pdbrc ] || fail "unprotected: not applied ($(field -c .changes.protected))"
+	[ -e .irbrc ] && fail ".irbrc applied with .pdbrc unprotected"
+	expect_eq "$(host_pdb_ran)" ran "a planted .pdbrc, once applied, runs in pdb on the host"
+	t_assert
+}
+
+t_run test_cwd_control_files_held_back
+
+# --- outside review F5 (issue 27.3): a home's bin ---------------------------
+
+# A home's bin: Debian's /etc/skel/.profile puts $HOME/bin first on PATH
+# when it exists, so a bin/ls planted there ran at the next login shell.
+# In a home it is protected as the dot-entries are: held back (overlay),
+# refused (direct), read-only when present; --unprotect bin lifts it. In an
+# ordinary workspace bin stays writable.
+SKEL_PROFILE='if [ -d "$HOME/bin" ] ; then PATH="$HOME/bin:$PATH"; fi'
+login_ls_ran() {
+	rm -f "$T_TMP/ls-ran"
+	(cd "$T_TMP" && HOME="$WS" timeout 60 sh -lc ls </dev/null >/dev/null 2>&1)
+	[ -e "$T_TMP/ls-ran" ] && echo ran || echo no
+}
+plant_bin='mkdir -p bin && printf "#!/bin/sh\ntouch %s/ls-ran\n" "$MARK" >bin/ls && chmod +x bin/ls && echo ok >notes.txt'
+
+test_home_bin_protected() {
+	echo "$SKEL_PROFILE" >.profile
+	cordon_run --env MARK="$T_TMP" -- /bin/sh -c "$plant_bin"
+	expect_eq "$(field .enforcement.workspace_mode)" overlay "mode"
+	expect_eq "$(field --arg p "$WS/bin" '[.changes.protected[] | select(. == $p)] | length')" 1 "changes.protected has bin ($(field -c .changes.protected))"
+	[ -e bin ] && fail "bin reached the host"
+	expect_eq "$(cat notes.txt 2>/dev/null)" ok "the rest was applied"
+	expect_eq "$(login_ls_ran)" no "the login shell ran no planted ls"
+	# Direct mode: a new bin refused; a present one read-only.
+	cordon_run --workspace-mode direct -- /bin/sh -c 'mkdir bin 2>/dev/null && echo made; true'
+	expect_eq "$OUT" "" "mkdir bin refused ($ERR)"
+	denied "$WS/bin"
+	mkdir bin
+	cordon_run --workspace-mode direct -- /bin/sh -c 'echo x >bin/ls 2>/dev/null && echo written; true'
+	expect_eq "$OUT" "" "a present bin is read-only ($ERR)"
+	denied "$WS/bin/ls"
+	rmdir bin
+	# The control: --unprotect bin, applied, and the login shell runs it.
+	cordon_run --unprotect bin --env MARK="$T_TMP" -- /bin/sh -c "$plant_bin"
+	[ -x bin/ls ] || fail "unprotected: not applied ($(field -c .changes.protected))"
+	expect_eq "$(login_ls_ran)" ran "a planted bin/ls, once applied, runs at login"
+	# An ordinary workspace: bin is the run's.
+	mkdir -p "$T_TMP/plain" && cd "$T_TMP/plain"
+	cordon_run -- /bin/sh -c 'mkdir bin && echo x >bin/tool'
+	expect_eq "$(cat bin/tool 2>/dev/null)" x "an ordinary workspace's bin is applied ($(field -c .changes.protected))"
+	t_assert
+}
+
+t_run test_home_bin_protected

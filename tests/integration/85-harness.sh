@@ -890,3 +890,44 @@ test_check_does_not_see_what_the_apply_leaves_out() {
 for t in test_check_does_not_see_what_the_apply_leaves_out; do
 	t_run $t
 done
+
+# --- outside review F3 (issue 27.6): check.files read through a secret -----
+
+# The task read the check's expected answer through a secret whose file lies
+# in check.files (mounted at /run/e) and passed. Every host file the run
+# reads by another route than a mount (a secret's file, as a mount or a
+# variable, network.upstream_ca) is compared with check.files, links
+# resolved: validate, run and explain refuse it and name both.
+test_check_files_read_through_a_secret_are_refused() {
+	mkdir -p "$T_TMP/chk" && echo 42 >"$T_TMP/chk/expected.txt"
+	ln -s "$T_TMP/chk" "$T_TMP/lnk"
+	local check="\"check\": {\"command\": \"sh -c 'test \\\"\$(cat $WS/answer.txt)\\\" = \\\"\$(cat expected.txt)\\\"'\", \"files\": \"$T_TMP/chk\"}"
+	cat >p.json <<J
+{"secrets": {"E": {"file": "$T_TMP/lnk/expected.txt", "allow_short": true, "mount": "/run/e"}}, $check}
+J
+	"$CORDON" validate p.json >out.txt 2>err.txt
+	expect_eq "$?" 2 "validate's exit status ($(cat out.txt))"
+	expect_match "$(cat err.txt)" "\"check.files\" $T_TMP/chk overlaps $T_TMP/lnk/expected.txt \\(the file of secret E, mounted at /run/e\\), which the run reads" "validate's message"
+	cordon_run --policy p.json -- /bin/sh -c 'cat /run/e >answer.txt'
+	expect_eq "$(field .status)" setup-error "status"
+	expect_nomatch "$(field .verdicts.task)" pass "task verdict"
+	[ -e answer.txt ] && fail "the task ran"
+	# A secret given on the command line, as a variable: the plan refuses it.
+	echo "{$check}" >p.json
+	"$CORDON" validate p.json >/dev/null || fail "validate without the secret"
+	cordon_run --policy p.json --secret "E=file:$T_TMP/lnk/expected.txt" -- /bin/sh -c 'printf %s "$E" >answer.txt'
+	expect_eq "$(field .status)" setup-error "status with --secret"
+	expect_match "$(field .reason)" "check.files $T_TMP/chk overlaps $T_TMP/lnk/expected.txt \\(the file of secret E, the variable of the run\\)" "reason"
+	expect_nomatch "$(field .verdicts.task)" pass "task verdict with --secret"
+	[ -e answer.txt ] && fail "the task ran with --secret"
+	"$CORDON" explain --policy p.json --secret "E=file:$T_TMP/chk/expected.txt" -- /bin/true >out.txt 2>&1 &&
+		fail "explain accepted it"
+	expect_match "$(cat out.txt)" "overlaps $T_TMP/chk/expected.txt \\(the file of secret E" "explain's message"
+	# The proxy's upstream CA is a host file the run reads too.
+	echo "{\"network\": {\"upstream_ca\": \"$T_TMP/chk/expected.txt\"}, $check}" >p.json
+	"$CORDON" validate p.json >/dev/null 2>err.txt && fail "validate accepted network.upstream_ca"
+	expect_match "$(cat err.txt)" "\\(network.upstream_ca\\), which the run reads" "validate's message for upstream_ca"
+	t_assert
+}
+
+t_run test_check_files_read_through_a_secret_are_refused
