@@ -7,7 +7,8 @@ serve() { # KIND ARGS... -> sets PORT, SRV
 	local pf="$T_TMP/port.$RANDOM"
 	/usr/bin/python3 "$NETSERVER" "$1" "$pf" "${@:2}" &
 	SRV=$!
-	for _ in $(seq 100); do [ -s "$pf" ] && break; sleep 0.05; done
+	# Up to 60 s: a Python server under emulation took more than 5 s.
+	for _ in $(seq 1200); do [ -s "$pf" ] && break; kill -0 $! 2>/dev/null || break; sleep 0.05; done
 	PORT=$(cat "$pf")
 }
 stop() { kill "$@" 2>/dev/null; wait "$@" 2>/dev/null; }
@@ -905,29 +906,37 @@ test_bad_rule_objects_refused_with_location() {
 # keeps room for the supervisor's own fds, so test_many_connections_under_
 # fd_limit never gets accept to fail (789 of 1024 fds in the guest; a relay
 # that cannot get its pipes is refused, which frees its fds again). Here the
-# supervisor inherits 900 fds, and requests that never finish (one fd each)
-# take the rest: accept fails with EMFILE while connections wait in the
-# backlog. The supervisor must stop watching the listener (no spin), and
+# supervisor inherits 950 fds, and requests that never finish (one fd each,
+# replaced as they time out) take the rest: accept fails with EMFILE while
+# connections wait in the backlog. The supervisor must stop watching the listener (no spin), and
 # serve again once fds come free.
 test_accept_paused_at_fd_limit() {
 	command -v strace >/dev/null || { t_skip "no strace (the test counts the supervisor's accept calls)"; return; }
 	serve echo
 	(
-		for _ in $(seq 900); do exec {f}</dev/null; done
+		for _ in $(seq 950); do exec {f}</dev/null; done
 		echo $BASHPID >"$T_TMP/sub"
 		exec timeout 300 prlimit --nofile=1024:1024 "$CORDON" run --workspace-mode direct --report "$T_TMP/r.json" \
 			--net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
 import os, socket, time
-held = []
-for i in range(200):
-    s = socket.create_connection(('127.0.0.1', 3128))
-    s.sendall(b'CONN')
-    held.append(s)
+import select
+held = set()
+def top_up():  # 300 waiting, in the supervisor or its backlog
+    while len(held) < 300:
+        s = socket.create_connection(('127.0.0.1', 3128))
+        s.sendall(b'CONN')
+        held.add(s)
+top_up()
 open('held', 'w').close()
 for i in range(600):  # until the test has measured
     if os.path.exists('measured'):
         break
-    time.sleep(0.1)
+    # Refused after 10 s (408): the table stays full with new ones.
+    r, _, _ = select.select(list(held), [], [], 0.1)
+    for s in r:
+        held.discard(s)
+        s.close()
+    top_up()
 for s in held:
     s.close()  # fds come free in the supervisor, as it sees the closes
 for i in range(120):  # refused (502, no fds yet) until it has
