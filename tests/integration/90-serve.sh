@@ -495,7 +495,15 @@ lines = hdr.decode().split("\r\n")
 print(lines[0])
 eid = [l.split(": ", 1)[1] for l in lines if l.lower().startswith("x-cordon-exec:")][0]
 s.settimeout(30)
-time.sleep(0.3)
+early = b""
+if os.environ.get("PTY_WAIT"):  # the exec says when it is ready for input
+    while os.environ["PTY_WAIT"].encode() not in early:
+        d = s.recv(4096)
+        if not d:
+            break
+        early += d
+else:
+    time.sleep(0.3)
 if resize:
     subprocess.run(["curl", "-sS", "--unix-socket", sock, "-X", "POST", "-d",
                     json.dumps({"rows": int(resize[0]), "cols": int(resize[1])}),
@@ -503,7 +511,7 @@ if resize:
 s.sendall(data)
 if os.environ.get("PTY_SHUT"):
     s.shutdown(socket.SHUT_WR)
-out = b""
+out = early
 while True:
     d = s.recv(4096)
     if not d:
@@ -520,9 +528,10 @@ test_pty_exec() {
 	local out
 	out=$(pty_client "$SID" '["sh","-c","tty; stty size; read x; echo got:$x"]' $'hello\n')
 	expect_eq "$(printf '%s\n' "$out" | head -1)" "HTTP/1.1 101 Switching Protocols" "upgraded"
-	expect_match "$(printf '%s\n' "$out" | sed -n 3p)" '^/dev/pts/[0-9]+$' "a pty of the session's own devpts"
-	# (the pty echoes the input when it comes, maybe before stty ran)
-	expect_eq "$(printf '%s\n' "$out" | sed -n 4,6p | LC_ALL=C sort | tr '\n' '|')" "30 100|got:hello|hello|" "size, echo and input"
+	expect_match "$(printf '%s\n' "$out" | sed -n 3,6p)" '^/dev/pts/[0-9]+$' "a pty of the session's own devpts"
+	# (the pty echoes the input when it comes, maybe before tty or stty ran:
+	# on a slow host, 0.3 s after the upgrade is before the shell started)
+	expect_match "$(printf '%s\n' "$out" | sed -n 3,6p | LC_ALL=C sort | tr '\n' '|')" '^/dev/pts/[0-9]+\|30 100\|got:hello\|hello\|$' "size, echo and input"
 	out=$(pty_client "$SID" '["sh","-c","read x; stty size"]' $'\n' 40 120)
 	expect_eq "$(printf '%s\n' "$out" | tail -1)" "40 120" "resized"
 	local eid
@@ -543,7 +552,8 @@ test_pty_input_end_and_backpressure() {
 	out=$(PTY_SHUT=1 pty_client "$SID" '["sh","-c","cat >/dev/null; echo end:$?"]' $'ping\n')
 	expect_eq "$(printf '%s\n' "$out" | tail -1)" "end:0" "the client's shutdown ends the pty's input"
 	python3 -c 'print(("x" * 99 + "\n") * 3000, end="")' >"$T_TMP/lines"
-	out=$(PTY_SHUT=1 pty_client "$SID" '["sh","-c","stty -echo; wc -c"]' "@$T_TMP/lines")
+	# Sent once the echo is off (else the pty echoes what comes before).
+	out=$(PTY_SHUT=1 PTY_WAIT=echo-off pty_client "$SID" '["sh","-c","stty -echo; echo echo-off; wc -c"]' "@$T_TMP/lines")
 	expect_eq "$(printf '%s\n' "$out" | tail -1 | tr -d ' ')" 300000 "300 KB typed at once, none dropped"
 	eid=$(printf '%s\n' "$out" | sed -n 2p)
 	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r '.status + " " + (.input_dropped_bytes|tostring)')" "ok 0" "the result"
