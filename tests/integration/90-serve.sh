@@ -210,15 +210,21 @@ test_ceiling_refuses_session() {
 }
 
 test_fifty_concurrent_sessions() {
-	start_server --max-sessions 60 || return 1
+	# 50 connections at once from one uid: beyond 32 whose headers are not
+	# read yet, or 10 s after its accept, the server closes one (docs/api.md,
+	# "Connections not yet authenticated"), which a slow host (the emulated
+	# guest: 'Empty reply from server') reached. This test is about sessions.
+	start_server --max-sessions 60 --unauthenticated-connections 64 --header-timeout 5m || return 1
 	export SOCK
 	seq 1 50 | xargs -P 50 -I{} sh -c '
-		id=$(curl -sS --unix-socket "$SOCK" -X POST http://cordon/v1/sessions -d "" | jq -r .id)
+		r=$(curl -sS --unix-socket "$SOCK" -X POST http://cordon/v1/sessions -d "" 2>&1)
+		id=$(printf "%s" "$r" | jq -r .id 2>/dev/null)
+		case $id in s-*) ;; *) echo "start: $r" | head -c 300; echo; exit 0;; esac
 		out=$(curl -sS --unix-socket "$SOCK" -X POST "http://cordon/v1/sessions/$id/exec" -d "{\"argv\":[\"echo\",\"n{}\"]}" |
 			jq -r "select(.type==\"stdout\") | .data_b64" | base64 -d)
 		st=$(curl -sS --unix-socket "$SOCK" -X DELETE "http://cordon/v1/sessions/$id" | jq -r .execs[0].status)
 		echo "$out $st"' >"$T_TMP/all"
-	expect_eq "$(grep -c ' ok$' "$T_TMP/all")" 50 "50 sessions, each with its exec: $(sort "$T_TMP/all" | uniq -c | head -5)"
+	expect_eq "$(grep -c ' ok$' "$T_TMP/all")" 50 "50 sessions, each with its exec: $(sort "$T_TMP/all" | uniq -c | grep -v ' ok$' | head -5) $(tail -5 "$T_TMP/serve.log")"
 	expect_eq "$(sort -u "$T_TMP/all" | wc -l)" 50 "each its own output"
 	stop_server
 	t_assert
@@ -852,13 +858,15 @@ test_upstream_ca_client_rights_and_fifo() {
 # A worker that never answers: the request gets 504 after --worker-timeout,
 # and SIGTERM kills it after --stop-grace instead of waiting for ever.
 test_worker_never_answers() {
-	start_server --worker-timeout 500ms --stop-grace 500ms || return 1
-	new_session || return 1
+	# The timeout bounds the session's start too: 500 ms was less than a
+	# start takes in the emulated guest (no session, silently).
+	start_server --worker-timeout 10s --stop-grace 500ms || return 1
+	new_session || { t_assert; return; }
 	local w i
 	w=$(pgrep -P "$SRV" | head -1)
 	[ -n "$w" ] || { fail "no worker"; return 1; }
 	kill -STOP "$w"
-	expect_match "$(api_code "http://cordon/v1/sessions/$SID")" 'did not answer within 500 ms.* 504$' "a GET"
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID")" 'did not answer within 10000 ms.* 504$' "a GET"
 	kill -TERM "$SRV"
 	for i in $(seq 1 300); do
 		kill -0 "$SRV" 2>/dev/null || break
