@@ -564,8 +564,8 @@ done
 # denial either. Giving such a file a protected name stays refused and
 # reported: linkat AT_EMPTY_PATH, and linkat of /proc/self/fd/N.
 test_tmpfile_where_names_are_protected() {
-	git init -q . || { skip "git is not installed"; return; }
-	case $WS in /tmp/*) ;; *) skip "the workspace is not below /tmp"; return ;; esac
+	git init -q . || { t_skip "git is not installed"; return; }
+	case $WS in /tmp/*) ;; *) t_skip "the workspace is not below /tmp (here overlay_workspaces chose $T_WS_BASE: /tmp has no idmapped mounts)"; return ;; esac
 	local m
 	for m in direct overlay; do
 		cordon_run --workspace-mode $m -- python3 -c 'import os, tempfile
