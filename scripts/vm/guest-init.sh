@@ -15,7 +15,7 @@ mount -t tmpfs -o mode=1777,nosuid,nodev shm /dev/shm
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /tmp
 mount -t tmpfs -o mode=755,nosuid,nodev run /run
 mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
-ln -sf /proc/self/fd /dev/fd
+ln -sfn /proc/self/fd /dev/fd
 hostname cordon-vm
 ip link set lo up
 TREE=/mnt/cordon

@@ -7,7 +7,8 @@ serve() { # KIND ARGS... -> sets PORT, SRV
 	local pf="$T_TMP/port.$RANDOM"
 	/usr/bin/python3 "$NETSERVER" "$1" "$pf" "${@:2}" &
 	SRV=$!
-	for _ in $(seq 100); do [ -s "$pf" ] && break; sleep 0.05; done
+	# Up to 60 s: a Python server under emulation took more than 5 s.
+	for _ in $(seq 1200); do [ -s "$pf" ] && break; kill -0 $! 2>/dev/null || break; sleep 0.05; done
 	PORT=$(cat "$pf")
 }
 stop() { kill "$@" 2>/dev/null; wait "$@" 2>/dev/null; }
@@ -235,6 +236,9 @@ print('ok', round(time.time() - t, 2) < 3)"
 test_proxy_buffers_are_bounded() {
 	# 100 streams that the run never reads: each would grow its pipe to
 	# 1 MiB (100 MiB pinned in the supervisor); the budget holds them to 64 MiB.
+	# The proxy's pipes are those of which the supervisor holds both ends;
+	# the command's stdout and stderr (1 MiB each, sup-stream.c) are not in
+	# the budget, and counting them left 1 MiB between pass and fail.
 	serve big 32
 	# Direct mode: the run and the test speak through files of the
 	# workspace (ready, measured) while the run is alive.
@@ -260,29 +264,34 @@ for i in range(300):
 	sizes=$(/usr/bin/python3 -c "
 import fcntl, os, sys
 d = '/proc/%s/fd' % sys.argv[1]
-total = big = 0
-seen = set()  # both ends of a pipe are one pipe
+ends = {}
 for n in os.listdir(d):
     try:
         link = os.readlink(os.path.join(d, n))
-        if not link.startswith('pipe:') or link in seen:
-            continue
-        seen.add(link)
-        fd = os.open(os.path.join(d, n), os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        continue
+    if link.startswith('pipe:'):
+        ends.setdefault(link, []).append(n)
+total = big = 0
+for link, fds in ends.items():
+    if len(fds) < 2:  # the other end is the command's: an output pipe
+        continue
+    try:
+        fd = os.open(os.path.join(d, fds[0]), os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         continue
     sz = fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
     os.close(fd)
     total += sz
     big = max(big, sz)
-print(total >> 20, big >> 10)" "$sup")
+print(total, big >> 10)" "$sup")
 	touch measured
 	wait $sup
 	stop $SRV
 	local total=${sizes% *} big=${sizes#* }
 	expect_eq "$([ -e ready ] && echo yes)" yes "the run opened its 100 connections"
 	expect_eq "$big" 1024 "a stream that fills its pipe gets a 1 MiB pipe (largest: $big KiB)"
-	expect_eq "$([ "$total" -le 65 ] && echo within)" within "all pipes of the supervisor: $total MiB (budget 64 MiB)"
+	expect_eq "$([ "$total" -le $((64 << 20)) ] && echo within)" within "the proxy's pipes: $total bytes (budget 64 MiB)"
 	t_assert
 }
 
@@ -484,7 +493,7 @@ print('left')" >"$T_TMP/out2" 2>&1
 # collects outputs below the top level after the proxy is closed.
 test_many_connections_under_fd_limit() {
 	serve echo
-	timeout 120 prlimit --nofile=1024:1024 "$CORDON" run --report "$T_TMP/r.json" --net 127.0.0.1:$PORT --pids-limit 512 -- \
+	timeout 300 prlimit --nofile=1024:1024 "$CORDON" run --workspace-mode direct --report "$T_TMP/r.json" --net 127.0.0.1:$PORT --pids-limit 512 -- \
 		/usr/bin/python3 -c "
 import os, socket, time
 conns, ok, busy = [], 0, 0
@@ -508,6 +517,11 @@ for i in range(50):
 print(ok > 0, busy > 0)
 # Then 1000 requests that never finish, from two processes (each has 1024
 # fds): each holds one fd of the supervisor until it times out.
+# Before the test measures, the supervisor has answered what it will (503
+# at the cap; at its fd limit it leaves the rest in the backlog): on a slow
+# host (an emulated guest) it was still answering a second later, which
+# looked like a spin. Answered: readable; done: none for 3 s.
+import select
 pids = []
 for k in range(2):
     pid = os.fork()
@@ -517,15 +531,25 @@ for k in range(2):
             s = socket.create_connection(('127.0.0.1', 3128))
             s.sendall(b'CONN')
             held.append(s)
-        time.sleep(5)
+        left, quiet, end = set(held), 0, time.monotonic() + 60
+        while left and quiet < 3 and time.monotonic() < end:
+            r, _, _ = select.select(list(left), [], [], 1)
+            left -= set(r)
+            quiet = 0 if r else quiet + 1
+        open('ready%d' % k, 'w').close()
+        for i in range(600):  # held until the test has measured
+            if os.path.exists('measured'):
+                break
+            time.sleep(0.1)
         os._exit(0)
     pids.append(pid)
-time.sleep(1)
+while not all(os.path.exists('ready%d' % k) for k in range(2)):
+    time.sleep(0.1)
 open('held', 'w').close()
 for p in pids:
     os.waitpid(p, 0)   # every connection still open: the supervisor must idle" >"$T_TMP/out" 2>"$T_TMP/err" &
 	local sup=$! rc
-	for _ in $(seq 600); do [ -e held ] && break; sleep 0.1; done
+	for _ in $(seq 1200); do [ -e held ] && break; sleep 0.1; done
 	# The supervisor's CPU time (utime + stime, in ticks) over 2 s of a run
 	# that holds its connections and does nothing: an accept loop spinning on
 	# EMFILE would burn about all of it.
@@ -542,6 +566,9 @@ for p in pids:
 				-o "$T_TMP/st" 2>/dev/null
 			calls=$(wc -l <"$T_TMP/st")
 			limit=200
+			# What they were, for the failure's line: accepts that got an fd
+			# (a backlog still being refused at the cap), EMFILE, waits.
+			calls="$calls ($(grep -c 'accept.*= [0-9]' "$T_TMP/st") accepted, $(grep -c 'accept.*E[MN]FILE' "$T_TMP/st") E[MN]FILE, $(grep -c 'epoll' "$T_TMP/st") waits)"
 		else
 			local a b
 			a=$(awk '{print $14 + $15}' "/proc/$pid/stat")
@@ -552,6 +579,7 @@ for p in pids:
 		fi
 		echo "supervisor $pid: $calls (limit $limit), $(ls /proc/$pid/fd | wc -l) fds" >&2
 	fi
+	touch measured
 	wait $sup
 	rc=$?
 	stop $SRV
@@ -559,7 +587,7 @@ for p in pids:
 	keep_report "$R"
 	expect_eq "$rc" 0 "the run ended and cordon exited 0: $(tail -3 "$T_TMP/err")"
 	expect_eq "$(cat "$T_TMP/out")" "True True" "some connections relayed, the rest refused at the cap"
-	[ -n "$calls" ] && [ "$calls" -lt "$limit" ] || fail "the supervisor made $calls loop calls (or CPU ticks) in 2 s of an idle run (spinning on EMFILE?)"
+	[ -n "$calls" ] && [ "${calls%% *}" -lt "$limit" ] || fail "the supervisor made $calls loop calls (or CPU ticks) in 2 s of an idle run (spinning on EMFILE?)"
 	expect_eq "$(field '[.outputs[].path | select(startswith("deep/er/"))] | length')" 50 "outputs below the top level"
 	local cap
 	cap=$(field .network.max_connections)
@@ -939,6 +967,77 @@ test_refused_connect_costs_the_supervisor_o1() {
 	t_assert
 }
 
+# Issue 29 item 1: the supervisor out of fds. The proxy's connection cap
+# keeps room for the supervisor's own fds, so test_many_connections_under_
+# fd_limit never gets accept to fail (789 of 1024 fds in the guest; a relay
+# that cannot get its pipes is refused, which frees its fds again). Here the
+# supervisor inherits 950 fds, and requests that never finish (one fd each,
+# replaced as they time out) take the rest: accept fails with EMFILE while
+# connections wait in the backlog. The supervisor must stop watching the listener (no spin), and
+# serve again once fds come free.
+test_accept_paused_at_fd_limit() {
+	command -v strace >/dev/null || { t_skip "no strace (the test counts the supervisor's accept calls)"; return; }
+	serve echo
+	(
+		for _ in $(seq 950); do exec {f}</dev/null; done
+		echo $BASHPID >"$T_TMP/sub"
+		exec timeout 300 prlimit --nofile=1024:1024 "$CORDON" run --workspace-mode direct --report "$T_TMP/r.json" \
+			--net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+import os, socket, time
+import select
+held = set()
+def top_up():  # 300 waiting, in the supervisor or its backlog
+    while len(held) < 300:
+        s = socket.create_connection(('127.0.0.1', 3128))
+        s.sendall(b'CONN')
+        held.add(s)
+top_up()
+open('held', 'w').close()
+for i in range(600):  # until the test has measured
+    if os.path.exists('measured'):
+        break
+    # Refused after 10 s (408): the table stays full with new ones.
+    r, _, _ = select.select(list(held), [], [], 0.1)
+    for s in r:
+        held.discard(s)
+        s.close()
+    top_up()
+for s in held:
+    s.close()  # fds come free in the supervisor, as it sees the closes
+for i in range(120):  # refused (502, no fds yet) until it has
+    s = socket.create_connection(('127.0.0.1', 3128))
+    s.settimeout(60)
+    s.sendall(b'CONNECT 127.0.0.1:$PORT HTTP/1.1\r\n\r\n')
+    r = s.recv(39)
+    if r.startswith(b'HTTP/1.1 200'):
+        break
+    s.close()
+    time.sleep(0.5)
+s.sendall(b'ping')
+print(r.startswith(b'HTTP/1.1 200'), r if not r.startswith(b'HTTP/1.1 200') else s.recv(4))"
+	) >"$T_TMP/out" 2>"$T_TMP/err" &
+	local sub=$! calls="" emfile="" pid
+	for _ in $(seq 1200); do [ -e held ] && break; sleep 0.1; done
+	sleep 1 # the supervisor takes what it can from the backlog
+	pid=$(pgrep -P "$(cat "$T_TMP/sub")" -x cordon)
+	if [ -e held ] && [ -n "$pid" ]; then
+		timeout -s INT 2 strace -qq -f -p "$pid" -e trace=accept,accept4,epoll_wait,epoll_pwait -o "$T_TMP/st" 2>/dev/null
+		calls=$(wc -l <"$T_TMP/st")
+		emfile=$(grep -c 'accept.*EMFILE' "$T_TMP/st")
+	fi
+	touch measured
+	wait $sub
+	local rc=$?
+	stop $SRV
+	R="$T_TMP/r.json"
+	keep_report "$R"
+	expect_eq "$rc" 0 "the run ended and cordon exited 0: $(tail -3 "$T_TMP/err")"
+	[ -n "$emfile" ] && [ "$emfile" -gt 0 ] || fail "accept failed with EMFILE while measured (${emfile:-no} EMFILE in $calls calls): the supervisor was not out of fds"
+	[ -n "$calls" ] && [ "$calls" -lt 200 ] || fail "the supervisor made $calls loop calls in 2 s out of fds (spinning on EMFILE?)"
+	expect_eq "$(cat "$T_TMP/out")" "True b'ping'" "served again once fds came free"
+	t_assert
+}
+
 for t in test_loopback_servers_inside_the_run test_localhost_rule_reaches_host test_explain_endpoints_agree_with_run test_unprivileged_user_all_layers test_http_clients_through_proxy test_git_over_http test_raw_socks5_client \
 	test_package_managers_through_proxy test_other_port_denied_at_once test_direct_connect_fails_and_is_reported test_no_net_means_nothing \
 	test_name_to_loopback_refused_wildcards_match test_literal_loopback_rule_reaches_host \
@@ -949,7 +1048,7 @@ for t in test_loopback_servers_inside_the_run test_localhost_rule_reaches_host t
 	test_outputs_collected_while_proxy_holds_connections test_denial_targets_redacted_before_cut \
 	test_method_path_rules_plain_http test_second_request_on_a_connection_checked \
 	test_ceiling_bounds_method_path_rules test_bad_rule_objects_refused_with_location \
-	test_refused_connect_costs_the_supervisor_o1; do
+	test_refused_connect_costs_the_supervisor_o1 test_accept_paused_at_fd_limit; do
 	t_run $t
 done
 

@@ -20,7 +20,8 @@ serve_tls() { # DIR [USER:PASS] -> PORT, SRV; requests logged in $T_TMP/log
 	local pf="$T_TMP/port.$RANDOM"
 	/usr/bin/python3 "$TLSSERVER" "$pf" "$T_TMP/log" "$T_TMP/srv.pem" "$T_TMP/srv.key" "$@" &
 	SRV=$!
-	for _ in $(seq 100); do [ -s "$pf" ] && break; sleep 0.05; done
+	# Up to 60 s: a Python server under emulation took more than 5 s.
+	for _ in $(seq 1200); do [ -s "$pf" ] && break; kill -0 $! 2>/dev/null || break; sleep 0.05; done
 	PORT=$(cat "$pf")
 }
 stop() { kill "$@" 2>/dev/null; wait "$@" 2>/dev/null; }
@@ -49,8 +50,8 @@ const http = require(\"http\"), https = require(\"https\");
 http.request({host: \"127.0.0.1\", port: 3128, method: \"CONNECT\", path: \"localhost:$PORT\"}).on(\"connect\", (res, socket) => {
   https.get({host: \"localhost\", port: $PORT, path: \"/pub/a.txt\", socket, agent: false, headers: {authorization: \"token \" + process.env.TOKEN}}, r => {
     let d = \"\"; r.on(\"data\", c => d += c); r.on(\"end\", () => { console.log(\"node \" + d.trim()); process.exit(0); });
-  });
-}).end();'
+  }).on(\"error\", e => { console.log(\"node error \" + e.message); process.exit(1); });
+}).on(\"error\", e => { console.log(\"node error (CONNECT) \" + e.message); process.exit(1); }).end();'
 		git clone -q https://x:\$TOKEN@localhost:$PORT/git/repo.git clone && git -C clone log --format=%s
 		python3 -c '
 import http.client, ssl
@@ -70,7 +71,7 @@ with open(\"/proc/self/maps\") as m, open(\"/proc/self/mem\", \"rb\", 0) as mem,
         except OSError: pass'"
 	stop $SRV
 	expect_eq "$(printf '%s\n' "$OUT" | grep -c '^pub$')" 3 "curl, requests and urllib got the file: $OUT $ERR"
-	expect_match "$OUT" "node pub" "node https"
+	expect_match "$OUT" "node pub" "node https ($(printf '%s' "$ERR" | tail -3))"
 	expect_match "$OUT" "^one$" "git clone over HTTPS with Basic auth"
 	expect_match "$OUT" "cordon: POST localhost:$PORT/pub/a.txt: no rule of network.allow admits it" "a refused method"
 	expect_match "$OUT" "first 200 pub" "http.client, first request"
@@ -171,7 +172,8 @@ test_placeholder_elsewhere_refused() {
 	local pf="$T_TMP/hp" TLSPORT=$PORT TLSSRV=$SRV
 	/usr/bin/python3 "$NETSERVER" http "$pf" "$WS/www" &
 	SRV=$!
-	for _ in $(seq 100); do [ -s "$pf" ] && break; sleep 0.05; done
+	# Up to 60 s: a Python server under emulation took more than 5 s.
+	for _ in $(seq 1200); do [ -s "$pf" ] && break; kill -0 $! 2>/dev/null || break; sleep 0.05; done
 	PORT=$(cat "$pf")
 	cat >p.json <<JSON
 {"network": {"allow": ["localhost:$TLSPORT", "127.0.0.1:$PORT"], "upstream_ca": "$T_TMP/ca.pem"},

@@ -3,6 +3,10 @@
 # attempt is reported.
 . "$(dirname "$0")/../lib.sh"
 
+# Overlay and review runs as root need a workspace with idmapped mounts
+# (tests/lib.sh): /var/tmp where /tmp is a tmpfs of Linux < 6.3.
+overlay_workspaces '^test_(overlay_holds_protected_back|overlay_holds_back_above_protected|review_apply_uses_the_runs_list|git_workflow_works_in_overlay|git_redirections_held_back_in_overlay|nested_git_held_back_in_overlay|tmpfile_where_names_are_protected)$'
+
 # git on the host and in the run, without the invoker's configuration.
 GITENV=(--env HOME=/nonexistent --env GIT_CONFIG_NOSYSTEM=1 --env GIT_CONFIG_GLOBAL=/dev/null
 	--env GIT_AUTHOR_NAME=t --env GIT_AUTHOR_EMAIL=t@t --env GIT_COMMITTER_NAME=t --env GIT_COMMITTER_EMAIL=t@t)
@@ -561,8 +565,8 @@ done
 # denial either. Giving such a file a protected name stays refused and
 # reported: linkat AT_EMPTY_PATH, and linkat of /proc/self/fd/N.
 test_tmpfile_where_names_are_protected() {
-	git init -q . || { skip "git is not installed"; return; }
-	case $WS in /tmp/*) ;; *) skip "the workspace is not below /tmp"; return ;; esac
+	git init -q . || { t_skip "git is not installed"; return; }
+	case $WS in /tmp/*) ;; *) t_skip "the workspace is not below /tmp (here overlay_workspaces chose $T_WS_BASE: /tmp has no idmapped mounts)"; return ;; esac
 	local m
 	for m in direct overlay; do
 		cordon_run --workspace-mode $m -- python3 -c 'import os, tempfile

@@ -2,15 +2,10 @@
 # run writes into a change set, the host sees nothing until it is applied.
 . "$(dirname "$0")/../lib.sh"
 
-# The workspaces on a filesystem an overlay can have: as root, cordon needs
-# an idmapped mount of the workspace, which tmpfs has only from Linux 6.3
-# (Debian 12's /tmp on 6.1 is one; there the default mode is direct, said in
-# the report). /var/tmp is the disk's.
-probe=$(mktemp -d /tmp/cordon-test.XXXXXX)
-if (cd "$probe" && "$CORDON" run --ro "$BUILD" --workspace-mode overlay -- /bin/true 2>&1) | grep -q "no idmapped mounts"; then
-	T_WS_BASE=/var/tmp
-fi
-rm -rf "$probe"
+# The workspaces on a filesystem an overlay can have (tests/lib.sh; on
+# Debian 12's 6.1, /var/tmp: its /tmp is a tmpfs without idmapped mounts,
+# where the default mode is direct, said in the report).
+overlay_workspaces
 
 # Each test works in $WS/w, so that the change set (next to the workspace, in
 # $WS/.cordon-changes) goes with the test's own directory.

@@ -210,15 +210,21 @@ test_ceiling_refuses_session() {
 }
 
 test_fifty_concurrent_sessions() {
-	start_server --max-sessions 60 || return 1
+	# 50 connections at once from one uid: beyond 32 whose headers are not
+	# read yet, or 10 s after its accept, the server closes one (docs/api.md,
+	# "Connections not yet authenticated"), which a slow host (the emulated
+	# guest: 'Empty reply from server') reached. This test is about sessions.
+	start_server --max-sessions 60 --unauthenticated-connections 64 --header-timeout 5m || return 1
 	export SOCK
 	seq 1 50 | xargs -P 50 -I{} sh -c '
-		id=$(curl -sS --unix-socket "$SOCK" -X POST http://cordon/v1/sessions -d "" | jq -r .id)
+		r=$(curl -sS --unix-socket "$SOCK" -X POST http://cordon/v1/sessions -d "" 2>&1)
+		id=$(printf "%s" "$r" | jq -r .id 2>/dev/null)
+		case $id in s-*) ;; *) echo "start: $r" | head -c 300; echo; exit 0;; esac
 		out=$(curl -sS --unix-socket "$SOCK" -X POST "http://cordon/v1/sessions/$id/exec" -d "{\"argv\":[\"echo\",\"n{}\"]}" |
 			jq -r "select(.type==\"stdout\") | .data_b64" | base64 -d)
 		st=$(curl -sS --unix-socket "$SOCK" -X DELETE "http://cordon/v1/sessions/$id" | jq -r .execs[0].status)
 		echo "$out $st"' >"$T_TMP/all"
-	expect_eq "$(grep -c ' ok$' "$T_TMP/all")" 50 "50 sessions, each with its exec: $(sort "$T_TMP/all" | uniq -c | head -5)"
+	expect_eq "$(grep -c ' ok$' "$T_TMP/all")" 50 "50 sessions, each with its exec: $(sort "$T_TMP/all" | uniq -c | grep -v ' ok$' | head -5) $(tail -5 "$T_TMP/serve.log")"
 	expect_eq "$(sort -u "$T_TMP/all" | wc -l)" 50 "each its own output"
 	stop_server
 	t_assert
@@ -495,7 +501,15 @@ lines = hdr.decode().split("\r\n")
 print(lines[0])
 eid = [l.split(": ", 1)[1] for l in lines if l.lower().startswith("x-cordon-exec:")][0]
 s.settimeout(30)
-time.sleep(0.3)
+early = b""
+if os.environ.get("PTY_WAIT"):  # the exec says when it is ready for input
+    while os.environ["PTY_WAIT"].encode() not in early:
+        d = s.recv(4096)
+        if not d:
+            break
+        early += d
+else:
+    time.sleep(0.3)
 if resize:
     subprocess.run(["curl", "-sS", "--unix-socket", sock, "-X", "POST", "-d",
                     json.dumps({"rows": int(resize[0]), "cols": int(resize[1])}),
@@ -503,7 +517,7 @@ if resize:
 s.sendall(data)
 if os.environ.get("PTY_SHUT"):
     s.shutdown(socket.SHUT_WR)
-out = b""
+out = early
 while True:
     d = s.recv(4096)
     if not d:
@@ -520,9 +534,10 @@ test_pty_exec() {
 	local out
 	out=$(pty_client "$SID" '["sh","-c","tty; stty size; read x; echo got:$x"]' $'hello\n')
 	expect_eq "$(printf '%s\n' "$out" | head -1)" "HTTP/1.1 101 Switching Protocols" "upgraded"
-	expect_match "$(printf '%s\n' "$out" | sed -n 3p)" '^/dev/pts/[0-9]+$' "a pty of the session's own devpts"
-	# (the pty echoes the input when it comes, maybe before stty ran)
-	expect_eq "$(printf '%s\n' "$out" | sed -n 4,6p | LC_ALL=C sort | tr '\n' '|')" "30 100|got:hello|hello|" "size, echo and input"
+	expect_match "$(printf '%s\n' "$out" | sed -n 3,6p)" '^/dev/pts/[0-9]+$' "a pty of the session's own devpts"
+	# (the pty echoes the input when it comes, maybe before tty or stty ran:
+	# on a slow host, 0.3 s after the upgrade is before the shell started)
+	expect_match "$(printf '%s\n' "$out" | sed -n 3,6p | LC_ALL=C sort | tr '\n' '|')" '^/dev/pts/[0-9]+\|30 100\|got:hello\|hello\|$' "size, echo and input"
 	out=$(pty_client "$SID" '["sh","-c","read x; stty size"]' $'\n' 40 120)
 	expect_eq "$(printf '%s\n' "$out" | tail -1)" "40 120" "resized"
 	local eid
@@ -543,7 +558,8 @@ test_pty_input_end_and_backpressure() {
 	out=$(PTY_SHUT=1 pty_client "$SID" '["sh","-c","cat >/dev/null; echo end:$?"]' $'ping\n')
 	expect_eq "$(printf '%s\n' "$out" | tail -1)" "end:0" "the client's shutdown ends the pty's input"
 	python3 -c 'print(("x" * 99 + "\n") * 3000, end="")' >"$T_TMP/lines"
-	out=$(PTY_SHUT=1 pty_client "$SID" '["sh","-c","stty -echo; wc -c"]' "@$T_TMP/lines")
+	# Sent once the echo is off (else the pty echoes what comes before).
+	out=$(PTY_SHUT=1 PTY_WAIT=echo-off pty_client "$SID" '["sh","-c","stty -echo; echo echo-off; wc -c"]' "@$T_TMP/lines")
 	expect_eq "$(printf '%s\n' "$out" | tail -1 | tr -d ' ')" 300000 "300 KB typed at once, none dropped"
 	eid=$(printf '%s\n' "$out" | sed -n 2p)
 	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r '.status + " " + (.input_dropped_bytes|tostring)')" "ok 0" "the result"
@@ -842,13 +858,15 @@ test_upstream_ca_client_rights_and_fifo() {
 # A worker that never answers: the request gets 504 after --worker-timeout,
 # and SIGTERM kills it after --stop-grace instead of waiting for ever.
 test_worker_never_answers() {
-	start_server --worker-timeout 500ms --stop-grace 500ms || return 1
-	new_session || return 1
+	# The timeout bounds the session's start too: 500 ms was less than a
+	# start takes in the emulated guest (no session, silently).
+	start_server --worker-timeout 10s --stop-grace 500ms || return 1
+	new_session || { t_assert; return; }
 	local w i
 	w=$(pgrep -P "$SRV" | head -1)
 	[ -n "$w" ] || { fail "no worker"; return 1; }
 	kill -STOP "$w"
-	expect_match "$(api_code "http://cordon/v1/sessions/$SID")" 'did not answer within 500 ms.* 504$' "a GET"
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID")" 'did not answer within 10000 ms.* 504$' "a GET"
 	kill -TERM "$SRV"
 	for i in $(seq 1 300); do
 		kill -0 "$SRV" 2>/dev/null || break
