@@ -1,7 +1,9 @@
 /* cordon serve: what one client can take of the server itself (docs/api.md,
  * "Limits of the server"): request bodies within one byte budget for all
  * connections, and connections that have not yet shown who they are
- * limited apart and closed at a header deadline (issue 27, items 4 and 5). */
+ * limited apart and closed at a header deadline (issue 27, items 4 and 5);
+ * per client, a share of the connections and of the budget, root's slice
+ * kept, and a deadline for each body (review of 27.4/27.5, F1 and F2). */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
