@@ -9,6 +9,7 @@
 	"       [--warm N [--warm-policy FILE]]\n"                                                      \
 	"       [--max-runs N] [--max-runs-per-client N] [--tcp-uid UID]\n"                               \
 	"       [--body-budget SIZE] [--header-timeout DUR] [--unauthenticated-connections N]\n"                               \
+	"       [--connections-per-client N] [--body-timeout DUR]\n"                                     \
 	"Serve the HTTP/1.1 + JSON API (docs/api.md): sessions, exec, files, one-shot runs.\n"
 
 int cmd_serve(int argc, char **argv);

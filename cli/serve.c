@@ -127,7 +127,7 @@ struct req {
 	buf body;
 	bool too_big;
 	bool over_budget; /* the bodies' budget had no room (503), the rest discarded */
-	size_t held;      /* of that budget (serve-limits.c) */
+	body_hold held;   /* of that budget (serve-limits.c) */
 	uid_t uid;
 	uint64_t t_req; /* CLOCK_MONOTONIC: the whole request was in */
 };
@@ -1995,7 +1995,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 			rq->uid = (uid_t)-2;
 			return send_error(c, S.listen ? 401 : 403, "not authorized");
 		}
-		limits_authenticated(c);
+		if (limits_authenticated(c) < 0) {
+			rq->uid = (uid_t)-2;
+			return send_error(c, 503, "this client holds as many connections as it may; try again later");
+		}
 		/* A declared body takes its room in the bodies' budget now, or
 		 * is refused before it is read. */
 		const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -2004,7 +2007,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 			rq->uid = (uid_t)-2;
 			return send_error(c, 413, "request body larger than %u bytes", BODY_MAX);
 		}
-		if (n && body_grow(&rq->body, &rq->held, 0, (size_t)n) < 0) {
+		if (n && body_grow(c, &rq->body, &rq->held, 0, (size_t)n) < 0) {
 			rq->uid = (uid_t)-2;
 			return send_error(c, 503, "the server holds as many request bodies as it may; try again later");
 		}
@@ -2015,15 +2018,17 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
 	if (*upload_size) {
 		if (rq->body.len + *upload_size > BODY_MAX)
 			rq->too_big = true;
-		else if (rq->over_budget || body_grow(&rq->body, &rq->held, *upload_size, 0) < 0)
+		else if (rq->over_budget || body_grow(c, &rq->body, &rq->held, *upload_size, 0) < 0)
 			rq->over_budget = true;
 		else if (buf_append(&rq->body, upload, *upload_size) < 0)
 			rq->too_big = true;
 		*upload_size = 0;
 		return MHD_YES;
 	}
-	if (!rq->t_req)
+	if (!rq->t_req) {
 		rq->t_req = mono_ns();
+		limits_body_done(c);
+	}
 	if (rq->too_big)
 		return send_error(c, 413, "request body larger than %u bytes", BODY_MAX);
 	if (rq->over_budget)

@@ -1543,3 +1543,184 @@ test_background_exec() {
 }
 
 t_run test_background_exec
+
+# Review of 27.4/27.5, F1 and F2: what one authenticated client can take of
+# the server. hold_bodies U N SIZE NAME: as uid U (setpriv; --allow-uid'd),
+# N requests (POST /v1/sessions, Content-Length SIZE, Expect: 100-continue,
+# one at a time), each either taken (100 Continue; its first byte sent,
+# the rest never) or refused (503): "held H refused R" in $T_TMP/o/NAME
+# once done (its pid in HOLDERS). Then, with $T_TMP/o/stop, how many held
+# are still open ("open K", in NAME.end); with mode eof, it waits until the
+# server closed every held one ("closed"), sending a byte every half second
+# meanwhile, and posts one more (its answer in NAME.again).
+hold_bodies() {
+	cat >"$T_TMP/hold.py" <<'PY'
+import os, socket, sys, time
+path, n, size, out, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+def post():
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(30) # a hang guard
+    s.connect(path)
+    s.sendall(b"POST /v1/sessions HTTP/1.1\r\nHost: c\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n" % size)
+    return s, s.makefile("rb").readline()
+held, refused, other = [], 0, ""
+for i in range(n):
+    try:
+        s, line = post()
+    except OSError as e:
+        other = "timeout" if isinstance(e, socket.timeout) else str(e)
+        break
+    if b" 100 " in line:
+        s.sendall(b"{")
+        held.append(s)
+    elif b" 503 " in line:
+        refused += 1
+        s.close()
+    else:
+        other = line.decode(errors="replace").strip()
+        break
+def put(name, text):
+    with open(name + ".tmp", "w") as f:
+        f.write(text + "\n")
+    os.rename(name + ".tmp", name)
+put(out, ("held %d refused %d %s" % (len(held), refused, other)).strip())
+if mode == "eof":
+    left = set(held)
+    for i in range(240): # a hang guard: 120 s
+        for s in list(left):
+            s.setblocking(False)
+            try:
+                if s.recv(4096) == b"":
+                    left.discard(s)
+                    continue
+            except BlockingIOError:
+                pass
+            except OSError:
+                left.discard(s)
+                continue
+            try:
+                s.send(b" ")
+            except OSError:
+                left.discard(s)
+        if not left:
+            break
+        time.sleep(0.5)
+    # and its room given back: one more body of the size is taken
+    for i in range(600): # a hang guard
+        s, line = post()
+        if b" 100 " in line:
+            break
+        s.close()
+        time.sleep(0.05)
+    put(out + ".end", "closed" if not left else "still open %d" % len(left))
+    put(out + ".again", line.decode(errors="replace").strip())
+    sys.exit(0)
+for i in range(6000): # a hang guard: until the test is done
+    if os.path.exists(os.path.join(os.path.dirname(out), "stop")):
+        break
+    time.sleep(0.05)
+k = 0
+for s in held:
+    s.setblocking(False)
+    try:
+        k += s.recv(1) != b""
+    except BlockingIOError:
+        k += 1
+    except OSError:
+        pass
+put(out + ".end", "open %d" % k)
+PY
+	install -d -m 1777 "$T_TMP/o"
+	setpriv --reuid "$1" --regid "$1" --clear-groups /usr/bin/python3 "$T_TMP/hold.py" "$SOCK" "$2" "$3" "$T_TMP/o/$4" "${5:-hold}" &
+	HOLDERS+=($!)
+}
+# wait_file F: until it exists (a hang guard), then its text
+wait_file() {
+	local i
+	for i in $(seq 1 1200); do
+		[ -e "$1" ] && break
+		sleep 0.05
+	done
+	cat "$1" 2>/dev/null
+}
+start_shared() {
+	HOLDERS=()
+	chmod 755 "$T_TMP"
+	printf '{"limits": {"wall_time": "1h"}}\n' >"$T_TMP/ceiling.json"
+	start_server --ceiling "$T_TMP/ceiling.json" --socket-mode 0666 --allow-uid 65534 --allow-uid 1001 \
+		--allow-uid 1002 --allow-uid 1003 --connection-timeout 600 "$@"
+}
+
+# F1: nobody opens 300 authenticated connections whose bodies never come
+# (the idle timeout far away, no body deadline): it holds 64, a quarter of
+# the 256, the rest are answered 503. Three more uids then take what the
+# others may hold together (256 less the unauthenticated quarter and
+# root's): root is served while they all still hold theirs.
+test_client_connections_share() {
+	start_shared --body-timeout 1h || return 1
+	hold_bodies 65534 300 100 nobody
+	expect_eq "$(wait_file "$T_TMP/o/nobody")" "held 64 refused 236" "nobody's 300 connections"
+	local u out n=0
+	for u in 1001 1002 1003; do
+		hold_bodies $u 80 100 u$u
+	done
+	for u in 1001 1002 1003; do
+		out=$(wait_file "$T_TMP/o/u$u")
+		n=$((n + $(printf '%s\n' "$out" | awk '{print $2 + 0; exit}')))
+		expect_match "$out" '^held [0-9]+ refused [0-9]+$' "uid $u: each answered 100 or 503"
+	done
+	expect_eq "$n" 64 "what three more uids hold together"
+	expect_eq "$(api -o /dev/null -w '%{http_code}' --max-time 30 http://cordon/v1/sessions)" 200 "root's request"
+	touch "$T_TMP/o/stop"
+	expect_eq "$(wait_file "$T_TMP/o/nobody.end")" "open 64" "nobody's connections held all along"
+	wait "${HOLDERS[@]}"
+	stop_server
+	t_assert
+}
+
+# F2: nobody declares four bodies of 64 MiB - 1 and sends none of them:
+# one is taken (a quarter of the 256 MiB budget), three are 503; two more
+# uids take one each, a third's is 503 (three quarters for all but root):
+# root's POST /v1/runs is served all the same.
+test_client_body_share() {
+	start_shared --body-timeout 1h || return 1
+	local big=$(((64 << 20) - 1))
+	hold_bodies 65534 4 $big nobody
+	expect_eq "$(wait_file "$T_TMP/o/nobody")" "held 1 refused 3" "nobody's four bodies"
+	local u
+	for u in 1001 1002 1003; do
+		hold_bodies $u 1 $big u$u
+		wait_file "$T_TMP/o/u$u" >"$T_TMP/o/u$u.seen"
+	done
+	expect_eq "$(cat "$T_TMP"/o/u100[123].seen | tr '\n' ,)" "held 1 refused 0,held 1 refused 0,held 0 refused 1," "three more uids' bodies"
+	expect_match "$(api_code -X POST http://cordon/v1/runs -d '{"argv":["true"]}')" ' 200$' "root's run"
+	touch "$T_TMP/o/stop"
+	expect_eq "$(wait_file "$T_TMP/o/nobody.end")" "open 1" "nobody's body held all along"
+	wait "${HOLDERS[@]}"
+	stop_server
+	t_assert
+}
+
+# The body deadline (--body-timeout 2s): a body sent a byte every half
+# second is closed (EOF) and its room in the budget given back (the same
+# client's next body of that size is taken); an exec's stream that outlasts
+# the deadline (its body was in at once) is not cut.
+test_body_deadline_closes_slow_body() {
+	start_shared --body-timeout 2s || return 1
+	hold_bodies 65534 1 $(((64 << 20) - 1)) nobody eof
+	expect_eq "$(wait_file "$T_TMP/o/nobody")" "held 1 refused 0" "nobody's body taken"
+	expect_eq "$(wait_file "$T_TMP/o/nobody.end")" closed "the slow body's connection at the deadline"
+	expect_match "$(cat "$T_TMP/o/nobody.again")" '^HTTP/1.1 100 ' "its room given back"
+	wait "${HOLDERS[@]}"
+	new_session || return 1
+	run_exec '{"argv":["sh","-c","sleep 3; echo out"]}'
+	expect_eq "$(stdout_of)" out "a stream longer than the body deadline"
+	expect_eq "$(printf '%s' "$RES" | jq -r .status)" ok "its result"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
+for t in test_client_connections_share test_client_body_share test_body_deadline_closes_slow_body; do
+	t_run $t
+done
