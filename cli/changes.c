@@ -109,7 +109,8 @@ static void diff_deleted_tree(int dfd, const char *path, int depth)
 	while ((e = readdir(d)))
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
 			(void)strv_push(&names, e->d_name);
-	qsort(names.v, names.n, sizeof(char *), cmp_names);
+	if (names.n) /* no array to sort: v is NULL */
+		qsort(names.v, names.n, sizeof(char *), cmp_names);
 	for (size_t i = 0; i < names.n; i++) {
 		char sub[8192], name[8192], la[8300];
 		snprintf(sub, sizeof(sub), "%s/%s", path, names.v[i]);

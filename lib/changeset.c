@@ -1582,13 +1582,14 @@ static int drop_visit(struct walk *w, int U, int H, const char *name, const stru
 
 int changeset_drop_ignored(struct changeset *cs, size_t *dropped, cordon_error *err)
 {
-	_cleanup_free_ struct walk *w = calloc(1, sizeof(*w));
+	struct walk *w = calloc(1, sizeof(*w));
 	if (!w)
 		return cordon_err(err, ENOMEM, "out of memory");
 	w->cs = cs;
 	int r = for_each_layer(w, drop_visit, err);
 	if (dropped)
 		*dropped = w->dropped;
+	free(w);
 	return r;
 }
 
@@ -2148,8 +2149,10 @@ int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, 
 	struct pending *q = calloc(PENDING_MAX, sizeof(*q));
 	size_t ns = o ? o->nselect : 0;
 	size_t *hits = calloc(2 * ns + 1, sizeof(size_t));
-	int r = w && q && hits ? 0 : cordon_err(err, ENOMEM, "out of memory");
-	if (r == 0) {
+	int r = 0;
+	if (!w || !q || !hits) {
+		r = cordon_err(err, ENOMEM, "out of memory");
+	} else {
 		w->sel = o ? o : &none;
 		w->hits = hits;
 		w->ign_hits = hits + ns;

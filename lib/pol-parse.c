@@ -1222,7 +1222,7 @@ cordon_policy *policy_for_check(const cordon_policy *p, const char *workspace)
 		return NULL;
 	c->opts = p->opts;
 	/* Everything the task could write becomes read-only; tmpfs stay fresh. */
-	if (policy_add_mount(c, MOUNT_RO, workspace, SRC_DEFAULT, "/", &e) < 0)
+	if (policy_add_mount(c, MOUNT_RO, workspace, SRC_DEFAULT, "/", &e) < 0 || !c->nmounts || !c->mounts)
 		goto fail;
 	c->mounts[0].scratch = true; /* its writes go to a throwaway layer */
 	for (size_t i = 0; i < p->nmounts; i++) {
