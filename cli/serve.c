@@ -846,6 +846,59 @@ static void stream_free(void *cls)
 	free(sc);
 }
 
+/* A stream or a pty lasts as long as its exec: no idle timeout. */
+static void no_timeout(struct MHD_Connection *c)
+{
+	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
+}
+
+/* The first packet of a worker's stream on REPLY (an exec's, a background
+ * exec's output) decides: the stream's context (REPLY, the packet, the
+ * client's connection, SID), or NULL with the worker's error (ENDED where
+ * it gave none) sent, in *ret, and REPLY closed. */
+static struct stream_ctx *stream_open(struct MHD_Connection *c, int reply, const char *sid, const char *ended,
+				      enum MHD_Result *ret)
+{
+	struct stream_ctx *sc = calloc(1, sizeof(*sc));
+	char *pkt = malloc(IPC_MAX_PACKET + 1);
+	ssize_t n = sc && pkt ? ipc_recv(reply, pkt, IPC_MAX_PACKET + 1, NULL, NULL) : -1;
+	if (n <= 0 || strncmp(pkt, "{\"type\"", 7) != 0) {
+		cordon_error e;
+		jnode *j = n > 0 ? json_parse(pkt, (size_t)n, &e) : NULL;
+		const jnode *code = j ? json_get(j, "code") : NULL, *err = j ? json_get(j, "error") : NULL;
+		*ret = send_error(c, code && code->type == J_NUM ? (unsigned)code->num : 410, "%s",
+				  err && err->str ? err->str : ended);
+		json_free(j);
+		free(pkt);
+		free(sc);
+		close(reply);
+		return NULL;
+	}
+	sc->reply = reply;
+	sc->pkt = pkt;
+	sc->len = (size_t)n;
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	sc->cfd = ci ? ci->connect_fd : -1;
+	snprintf(sc->sid, sizeof(sc->sid), "%s", sid);
+	return sc;
+}
+
+/* SC as the NDJSON answer (stream_reader); SC is the response's. */
+static enum MHD_Result queue_stream(struct MHD_Connection *c, struct stream_ctx *sc)
+{
+	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_reader, sc,
+								   stream_free);
+	if (!r) {
+		stream_free(sc);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, "Content-Type", "application/x-ndjson");
+	no_timeout(c);
+	enum MHD_Result ret = MHD_queue_response(c, 200, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
 static bool upgrade_requested(struct MHD_Connection *c)
 {
 	const char *conn = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Connection");
@@ -889,12 +942,6 @@ static void pty_upgraded(void *cls, struct MHD_Connection *c, void *con_cls, con
 	}
 	MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 	stream_free(sc);
-}
-
-/* A stream or a pty lasts as long as its exec: no idle timeout. */
-static void no_timeout(struct MHD_Connection *c)
-{
-	MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, 0u);
 }
 
 /* The start of an exec message to a session's worker:
@@ -1015,44 +1062,26 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 	if (reply < 0)
 		return send_error(c, 410, "the session has ended");
 	/* The first packet decides: an error, or the stream. */
-	struct stream_ctx *sc = calloc(1, sizeof(*sc));
-	char *pkt = malloc(IPC_MAX_PACKET + 1);
-	ssize_t n = sc && pkt ? ipc_recv(reply, pkt, IPC_MAX_PACKET + 1, NULL, NULL) : -1;
-	if (n <= 0 || pkt[0] != '{' || strncmp(pkt, "{\"type\"", 7) != 0) {
-		enum MHD_Result r;
-		jnode *j = n > 0 ? json_parse(pkt, (size_t)n, &e) : NULL;
-		const jnode *code = j ? json_get(j, "code") : NULL, *err = j ? json_get(j, "error") : NULL;
-		r = send_error(c, code && code->type == J_NUM ? (unsigned)code->num : 410, "%s",
-			       err && err->str ? err->str : "the session has ended (its report: GET /v1/sessions/ID/report)");
-		json_free(j);
-		free(pkt);
-		free(sc);
-		close(reply);
-		return r;
-	}
+	enum MHD_Result ret;
+	struct stream_ctx *sc =
+		stream_open(c, reply, sid, "the session has ended (its report: GET /v1/sessions/ID/report)", &ret);
+	if (!sc)
+		return ret;
 	if (background) {
 		/* Answered at once: the exec runs on, its output kept for
 		 * GET .../output (docs/api.md, "Background execs"). */
-		close(reply);
-		free(sc);
-		jnode *j = json_parse(pkt, (size_t)n, &e);
+		jnode *j = json_parse(sc->pkt, sc->len, &e);
+		stream_free(sc);
 		const jnode *eid = j ? json_get(j, "exec") : NULL;
 		char a[128];
 		snprintf(a, sizeof(a), "{\"exec\":\"%s\",\"state\":\"running\",\"background\":true}\n",
 			 eid && eid->str && route_id_valid(eid->str, "e-") ? eid->str : "");
 		json_free(j);
-		free(pkt);
 		return send_text(c, 200, "application/json", a, strlen(a));
 	}
-	sc->reply = reply;
-	sc->pkt = pkt;
-	sc->len = (size_t)n;
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	sc->cfd = ci ? ci->connect_fd : -1;
-	snprintf(sc->sid, sizeof(sc->sid), "%s", sid);
 	sc->release = true;
 	if (want_pty) {
-		jnode *j = json_parse(pkt, (size_t)n, &e);
+		jnode *j = json_parse(sc->pkt, sc->len, &e);
 		const jnode *eid = j ? json_get(j, "exec") : NULL;
 		snprintf(sc->eid, sizeof(sc->eid), "%s", eid && eid->str ? eid->str : "");
 		json_free(j);
@@ -1066,21 +1095,11 @@ static enum MHD_Result start_exec(struct MHD_Connection *c, struct session_ent *
 		MHD_add_response_header(u, "Upgrade", "tcp");
 		no_timeout(c);
 		MHD_add_response_header(u, "X-Cordon-Exec", sc->eid);
-		enum MHD_Result ret = MHD_queue_response(c, MHD_HTTP_SWITCHING_PROTOCOLS, u);
+		ret = MHD_queue_response(c, MHD_HTTP_SWITCHING_PROTOCOLS, u);
 		MHD_destroy_response(u);
 		return ret;
 	}
-	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_reader, sc,
-								   stream_free);
-	if (!r) {
-		stream_free(sc);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, "Content-Type", "application/x-ndjson");
-	no_timeout(c);
-	enum MHD_Result ret = MHD_queue_response(c, 200, r);
-	MHD_destroy_response(r);
-	return ret;
+	return queue_stream(c, sc);
 }
 
 /* GET .../exec/{eid}/output[?follow=0]: a background exec's output, an
@@ -1101,38 +1120,9 @@ static enum MHD_Result exec_output(struct MHD_Connection *c, struct session_ent 
 		close(reply);
 		return worker_late(c);
 	}
-	struct stream_ctx *sc = calloc(1, sizeof(*sc));
-	char *pkt = malloc(IPC_MAX_PACKET + 1);
-	ssize_t n = sc && pkt ? ipc_recv(reply, pkt, IPC_MAX_PACKET + 1, NULL, NULL) : -1;
-	if (n <= 0 || strncmp(pkt, "{\"type\"", 7) != 0) {
-		cordon_error e;
-		jnode *jr = n > 0 ? json_parse(pkt, (size_t)n, &e) : NULL;
-		const jnode *code = jr ? json_get(jr, "code") : NULL, *err = jr ? json_get(jr, "error") : NULL;
-		enum MHD_Result r = send_error(c, code && code->type == J_NUM ? (unsigned)code->num : 410, "%s",
-					       err && err->str ? err->str : "the session has ended");
-		json_free(jr);
-		free(pkt);
-		free(sc);
-		close(reply);
-		return r;
-	}
-	sc->reply = reply;
-	sc->pkt = pkt;
-	sc->len = (size_t)n;
-	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	sc->cfd = ci ? ci->connect_fd : -1;
-	snprintf(sc->sid, sizeof(sc->sid), "%s", sid);
-	struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, STREAM_BLOCK, stream_reader, sc,
-								   stream_free);
-	if (!r) {
-		stream_free(sc);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, "Content-Type", "application/x-ndjson");
-	no_timeout(c);
-	enum MHD_Result ret = MHD_queue_response(c, 200, r);
-	MHD_destroy_response(r);
-	return ret;
+	enum MHD_Result ret;
+	struct stream_ctx *sc = stream_open(c, reply, sid, "the session has ended", &ret);
+	return sc ? queue_stream(c, sc) : ret;
 }
 
 /* The worker went away without an answer (its session ended meanwhile):
