@@ -19,6 +19,7 @@ else
 	echo "not ok - reports that do not validate:"
 	printf '%s\n' "$out" | head -20 | sed 's/^/    /'
 	echo fail >>"$RESULTS"
+	echo "failed check-reports:validate" >>"$RESULTS"
 	rc=1
 fi
 seen=$( ((n)) && cat "${reports[@]}" | jq -r .status | sort -u | tr '\n' ' ')
@@ -36,6 +37,7 @@ elif [ -z "$missing" ]; then
 else
 	echo "not ok - statuses never produced by the suite:$missing"
 	echo fail >>"$RESULTS"
+	echo "failed check-reports:statuses" >>"$RESULTS"
 	rc=1
 fi
 exit $rc

@@ -114,6 +114,7 @@ t_run() {
 		sed 's/^/    /' /tmp/cordon-test-out.$$ | tail -20
 		sed 's/^/    # /' /tmp/cordon-test-stderr.$$ | tail -20
 		echo fail >>"$RESULTS"
+		echo "failed $(basename "$0" .sh):$name" >>"$RESULTS"
 	fi
 	rm -f /tmp/cordon-test-stderr.$$ /tmp/cordon-test-out.$$
 	# What a test mounted in its workspace (a ramfs, say), innermost first.

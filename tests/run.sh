@@ -21,6 +21,7 @@ for t in "$BUILD"/test-*; do
 	unit_fail=$((unit_fail + f))
 	if [ $rc != 0 ]; then
 		echo "not ok - unit $(basename "$t")"
+		echo "failed unit:$(basename "$t")" >>"$RESULTS"
 		printf '%s\n' "$out" | sed 's/^/    /' | tail -30
 	else
 		echo "ok - unit $(basename "$t") ($p cases)"
@@ -80,6 +81,8 @@ rm -rf "$REPORTS_DIR"
 pass=$(grep -c '^pass$' "$RESULTS")
 fail=$(grep -c '^fail$' "$RESULTS")
 skip=$(grep -c '^skip$' "$RESULTS")
+# The names of the failed tests again at the end: a CI log may show only its tail.
+grep '^failed ' "$RESULTS" | sed 's/^failed /not ok - /'
 rm -f "$RESULTS"
 pass=$((pass + unit_pass))
 fail=$((fail + unit_fail))
