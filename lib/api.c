@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "api.h"
 #include "error.h"
+#include "pol-opts.h"
 #include "policy.h"
 #include "report.h"
 #include "run.h"
@@ -15,25 +16,9 @@ struct cordon_report {
 	struct run_report rep;
 };
 
-static const struct cordon_run_options defaults = {.stdout_fd = STDOUT_FILENO, .stderr_fd = STDERR_FILENO};
-
-const struct cordon_run_options *policy_opts(const cordon_policy *p)
-{
-	return p && p->opts ? p->opts : &defaults;
-}
-
-const char *opts_getenv(char *const *envp, const char *name)
-{
-	size_t n = strlen(name);
-	for (char *const *e = envp; e && *e; e++)
-		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
-			return *e + n + 1;
-	return NULL;
-}
-
 void cordon_run_options_init(struct cordon_run_options *o)
 {
-	*o = defaults;
+	policy_opts_init(o);
 }
 
 void cordon_run_options_from_env(struct cordon_run_options *o, char *const envp[])

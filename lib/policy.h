@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "cordon.h"
+#include "pol-opts.h"
 #include "strv.h"
 #include "pxrule.h"
 
@@ -137,11 +138,6 @@ struct cordon_policy {
 	 * a run or an explain; NULL: the defaults. Read through policy_opts. */
 	const struct cordon_run_options *opts;
 };
-
-/* p's run options, or the defaults of cordon_run_options_init (lib/api.c). */
-const struct cordon_run_options *policy_opts(const cordon_policy *p);
-/* NAME's value in a NULL-terminated NAME=VALUE list (NULL: none). */
-const char *opts_getenv(char *const *envp, const char *name);
 
 enum {
 	SEC_FILESYSTEM = 1, SEC_NETWORK = 2, SEC_SECRETS = 4, SEC_LIMITS = 8, SEC_SYSCALLS = 16,
