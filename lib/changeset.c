@@ -664,48 +664,6 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 	return 0;
 }
 
-void changeset_dirname(char *out, size_t sz)
-{
-	uid_t u = geteuid();
-	if (u == 0)
-		snprintf(out, sz, "%s", CHANGESET_DIRNAME);
-	else
-		snprintf(out, sz, "%s-%u", CHANGESET_DIRNAME, (unsigned)u);
-}
-
-bool changeset_is_dirname(const char *name)
-{
-	const size_t l = sizeof(CHANGESET_DIRNAME) - 1;
-	if (strncmp(name, CHANGESET_DIRNAME, l) != 0)
-		return false;
-	if (name[l] == '\0')
-		return true;
-	if (name[l] != '-' || !name[l + 1])
-		return false;
-	for (const char *c = name + l + 1; *c; c++)
-		if (*c < '0' || *c > '9')
-			return false;
-	return true;
-}
-
-size_t changeset_dirname_in(const char *path)
-{
-	for (const char *c = path; *c;) {
-		while (*c == '/')
-			c++;
-		size_t l = strcspn(c, "/");
-		char comp[256];
-		if (l && l < sizeof(comp)) {
-			memcpy(comp, c, l);
-			comp[l] = '\0';
-			if (changeset_is_dirname(comp))
-				return (size_t)(c - path) + l;
-		}
-		c += l;
-	}
-	return 0;
-}
-
 static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err)
 {
 	char top_name[64];

@@ -28,14 +28,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "cordon.h"
+#include "protect.h" /* CHANGESET_DIRNAME, changeset_dirname (the names) */
 #include "snapshot.h"
 #include "strv.h"
 
-#define CHANGESET_DIRNAME ".cordon-changes"
-/* The directory below the workspace's parent that holds the change sets of
- * this process's effective user: CHANGESET_DIRNAME, or -UID appended when
- * not root. */
-void changeset_dirname(char *out, size_t sz);
 /* The directory of the key that seals this user's change sets:
  * $CORDON_STATE_DIR if set (absolute), else /var/lib/cordon for root, else
  * $XDG_STATE_HOME/cordon or ~/.local/state/cordon. Made 0700 on first use;
@@ -57,11 +53,6 @@ int changeset_registered(strv *out, cordon_error *err);
 int changeset_key_guard(const char *const *paths, const bool *writable, size_t n, cordon_error *err);
 /* Make the user's change-set key if there is none (checked either way). */
 int changeset_key_ensure(cordon_error *err);
-/* The length of path up to and including its first component that is a
- * directory of change sets (changeset_is_dirname); 0 if none is. */
-size_t changeset_dirname_in(const char *path);
-/* Is name CHANGESET_DIRNAME, or it and "-UID" (anyone's change sets)? */
-bool changeset_is_dirname(const char *name);
 #define CHANGESET_MAX_LAYERS 64
 #define CHANGESET_MAX_ENTRIES 200000
 #define CHANGESET_MAX_DEPTH 256

@@ -9,7 +9,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "changeset.h"
 #include "cleanup.h"
 #include "protect.h"
 #include "run.h"
@@ -182,6 +181,52 @@ static bool unprotected(const cordon_policy *p, const char *name)
 	return false;
 }
 
+/* ---- the directories of change sets: their names ---- */
+
+void changeset_dirname(char *out, size_t sz)
+{
+	uid_t u = geteuid();
+	if (u == 0)
+		snprintf(out, sz, "%s", CHANGESET_DIRNAME);
+	else
+		snprintf(out, sz, "%s-%u", CHANGESET_DIRNAME, (unsigned)u);
+}
+
+bool changeset_is_dirname(const char *name)
+{
+	const size_t l = sizeof(CHANGESET_DIRNAME) - 1;
+	if (strncmp(name, CHANGESET_DIRNAME, l) != 0)
+		return false;
+	if (name[l] == '\0')
+		return true;
+	if (name[l] != '-' || !name[l + 1])
+		return false;
+	for (const char *c = name + l + 1; *c; c++)
+		if (*c < '0' || *c > '9')
+			return false;
+	return true;
+}
+
+size_t changeset_dirname_in(const char *path)
+{
+	for (const char *c = path; *c;) {
+		while (*c == '/')
+			c++;
+		size_t l = strcspn(c, "/");
+		char comp[256];
+		if (l && l < sizeof(comp)) {
+			memcpy(comp, c, l);
+			comp[l] = '\0';
+			if (changeset_is_dirname(comp))
+				return (size_t)(c - path) + l;
+		}
+		c += l;
+	}
+	return 0;
+}
+
+/* ---- the effective list ---- */
+
 int protect_effective(const cordon_policy *p, strv *out, enum source **src, cordon_error *err)
 {
 	memset(out, 0, sizeof(*out));
@@ -211,41 +256,6 @@ int protect_effective(const cordon_policy *p, strv *out, enum source **src, cord
 	if (src)
 		*src = s;
 	return 0;
-}
-
-int protect_check_after(const struct run_plan *plan, struct run_report *rep)
-{
-	int found = 0;
-	const struct boundary_model *m = &plan->model;
-	/* The first component below the writable path that was found absent
-	 * (the names share them: .git/config, .git/hooks, ...): nothing below it
-	 * is there either, and each look is a syscall. */
-	char absent[4096] = "";
-	for (size_t i = 0; i < m->n; i++) {
-		const struct model_entry *e = &m->e[i];
-		if (e->kind != MK_PROTECT || !(e->flags & MODEL_NOT_YET))
-			continue;
-		size_t plen = strlen(e->path), tlen = e->target ? strlen(e->target) : 0;
-		size_t first = tlen && tlen < plen ? plen - tlen + strcspn(e->target, "/") : plen;
-		if (absent[0] && strlen(absent) == first && strncmp(absent, e->path, first) == 0)
-			continue;
-		/* No link is followed anywhere: ELOOP means a link is on the way
-		 * now, which the run may have made (it was not there before). */
-		if (first < plen && first < sizeof(absent)) { /* a deeper name: its top first */
-			memcpy(absent, e->path, first);
-			absent[first] = '\0';
-			_cleanup_close_ int top = open_root(absent, O_PATH);
-			if (top < 0 && errno == ENOENT)
-				continue;
-			absent[0] = '\0';
-		}
-		_cleanup_close_ int fd = open_root(e->path, O_PATH);
-		if (fd < 0 && errno != ELOOP)
-			continue;
-		report_add_denial(rep, "file", e->path);
-		found++;
-	}
-	return found;
 }
 
 /* ---- a home directory as a writable path: the allow-list stance ---- */

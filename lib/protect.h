@@ -21,10 +21,25 @@
  *    a new `.git/config` fails with EBUSY. */
 #pragma once
 #include <stdbool.h>
+#include <stddef.h>
 #include "error.h"
 #include "policy.h"
 #include "report.h"
 #include "strv.h"
+
+/* The directory of change sets (changeset.h) below a workspace's parent:
+ * always protected, in every writable path. CHANGESET_DIRNAME for root,
+ * CHANGESET_DIRNAME "-UID" for another user. The names are the policy
+ * layer's (the model, the mounts, the pre-flight and the observer ask). */
+#define CHANGESET_DIRNAME ".cordon-changes"
+/* This process's effective user's: CHANGESET_DIRNAME, or -UID appended when
+ * not root. */
+void changeset_dirname(char *out, size_t sz);
+/* The length of path up to and including its first component that is a
+ * directory of change sets (changeset_is_dirname); 0 if none is. */
+size_t changeset_dirname_in(const char *path);
+/* Is name CHANGESET_DIRNAME, or it and "-UID" (anyone's change sets)? */
+bool changeset_is_dirname(const char *name);
 
 /* cordon's default list (NULL-terminated): README, "Protected paths". */
 extern const char *const protect_defaults[];
@@ -58,13 +73,6 @@ int protect_effective(const cordon_policy *p, strv *out, enum source **src, cord
 enum { PROTECT_DIR_KEPT = 1, PROTECT_DIR_NEW = 2 };
 bool protect_match(const strv *names, const char *rel, int dir, char *why, size_t whysz);
 
-struct run_plan;
-/* After the run: every protected path that was absent at the start and
- * exists now (or is a link now) is reported as a "file" denial. Opened from
- * / without following any link; never acts on what it finds. Returns the
- * number found. */
-int protect_check_after(const struct run_plan *plan, struct run_report *rep);
-
 /* A home directory as a writable path (issue 27 item 3): the user's $HOME,
  * a home of the password database, or a directory that looks like one
  * (.bashrc, .profile or .config at its top). There the stance is an
@@ -77,6 +85,7 @@ bool protect_is_home(const char *dir);
  * with cordon_mount.home) and, if any, the policy's unprotected names:
  * entries that start with '/', which protect_match skips and
  * protect_match_in reads (the change set keeps them with its names). */
+struct run_plan;
 int protect_add_home(const struct run_plan *plan, const cordon_policy *p, strv *names, cordon_error *err);
 
 /* The top entry name (len bytes) is protected at the top of a home: a

@@ -112,6 +112,7 @@
 #include "sweep.h"
 #include "sup-env.h"
 #include "protect.h"
+#include "sup-after.h"
 #include "sup-outcome.h"
 
 #define SETUP_TIMEOUT_NS (30ULL * 1000000000ULL)

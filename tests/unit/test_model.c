@@ -14,6 +14,7 @@
 #include "seccomp-policy.h"
 #include "sup-env.h"
 #include "protect.h"
+#include "sup-after.h"
 #include "run.h"
 #include "view.h"
 
