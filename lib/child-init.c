@@ -38,6 +38,7 @@
 #include "cleanup.h"
 #include "compat.h"
 #include "error.h"
+#include "exec.h"
 #include "mounts.h"
 #include "overlay.h"
 #include <netinet/in.h>
@@ -45,6 +46,8 @@
 #include "ns.h"
 #include "proxy.h"
 #include "sandbox.h"
+#include "child-init.h"
+#include "session-agent.h"
 #include "sync.h"
 
 static __attribute__((noreturn)) void child_fail(int sock, cordon_error *e)
@@ -137,91 +140,6 @@ static uint64_t ignored_signals(void)
 		v = v << 4 | (uint64_t)d;
 	}
 	return digits == 16 && *p == '\n' ? v : ~0ULL;
-}
-
-uint64_t exec_command_stamp;
-
-static void stamp_exec(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* the vDSO: no system call */
-	exec_command_stamp = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-__attribute__((noreturn)) void exec_command(const struct sandbox_spec *sp, int outw, int errw,
-					    int status_fd, uint64_t ignored, int slave)
-{
-	sigset_t none;
-	sigemptyset(&none);
-	/* Ignored signals survive execve (handlers do not): give the command
-	 * default handling of those. The raw call, so that libc's own signals
-	 * (32 and 33, which its sigaction refuses) are put back too; an
-	 * all-zero kernel sigaction is SIG_DFL on every architecture. */
-	static const unsigned long dfl[8];
-	for (int sig = 1; sig <= 64; sig++)
-		if (ignored & (1ULL << (sig - 1)))
-			syscall(SYS_rt_sigaction, sig, dfl, NULL, (size_t)8);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	int e;
-	/* --pty: its own session, the run's pty its controlling terminal and
-	 * its 0, 1, 2 (the pipes close unused at exec). */
-	if (slave >= 0 ? pty_attach_slave(slave) < 0 : dup2(outw, 1) < 0 || dup2(errw, 2) < 0)
-		goto fail;
-	if (dup3(status_fd, 3, O_CLOEXEC) < 0)
-		goto fail;
-	syscall(SYS_close_range, 4, ~0U, 0);
-	const char *cmd = sp->argv[0];
-	e = ENOENT;
-	if (strchr(cmd, '/')) {
-		stamp_exec();
-		execve(cmd, sp->argv, sp->envp);
-		e = errno;
-	} else {
-		/* PATH search with the run's PATH, not cordon's. */
-		const char *path = "/usr/local/bin:/usr/bin:/bin";
-		for (size_t i = 0; sp->envp[i]; i++)
-			if (strncmp(sp->envp[i], "PATH=", 5) == 0)
-				path = sp->envp[i] + 5;
-		bool eacces = false;
-		for (const char *p = path; *p;) {
-			const char *c = strchr(p, ':');
-			size_t l = c ? (size_t)(c - p) : strlen(p);
-			char full[PATH_MAX];
-			if (l && l + strlen(cmd) + 2 < sizeof(full)) {
-				memcpy(full, p, l);
-				full[l] = '/';
-				strcpy(full + l + 1, cmd);
-				stamp_exec();
-				execve(full, sp->argv, sp->envp);
-				if (errno == EACCES)
-					eacces = true;
-				else if (errno != ENOENT && errno != ENOTDIR)
-					e = errno;
-			}
-			p += l;
-			if (*p == ':')
-				p++;
-		}
-		if (eacces && e == ENOENT)
-			e = EACCES;
-	}
-	errno = e;
-fail:
-	e = errno;
-	if (write(3, &e, sizeof(e)) < 0) {
-		/* the supervisor learns of the failure from the closed pipe */
-	}
-	_exit(127);
-}
-
-void release_tracee(pid_t pid, int sig)
-{
-	siginfo_t si;
-	memset(&si, 0, sizeof(si));
-	if (sig == SIGTRAP && ptrace(PTRACE_GETSIGINFO, pid, 0, &si) == 0 && si.si_code == SI_USER &&
-	    si.si_pid == pid)
-		sig = 0; /* exec's SIGTRAP (a SIGTRAP from kill(self) looks the same) */
-	ptrace(PTRACE_DETACH, pid, 0, (void *)(uintptr_t)sig);
 }
 
 static void setup_or_fail(int sock, int r, cordon_error *e)
@@ -343,13 +261,9 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	close(st[1]);
 	close(outw);
 	close(errw);
-	int exec_errno = 0;
-	ssize_t n;
-	do
-		n = read(st[0], &exec_errno, sizeof(exec_errno));
-	while (n < 0 && errno == EINTR);
+	int exec_errno = exec_status_read(st[0]);
 	close(st[0]);
-	if (n > 0) {
+	if (exec_errno) {
 		cordon_err(&e, exec_errno, "exec %s", sp->argv[0]);
 		child_fail(sock, &e);
 	}

@@ -1,5 +1,6 @@
-/* The sandbox side of a run: PID 1 of the new namespaces ("init"), and the
- * command it starts. Runs after clone3 in the child; never returns. */
+/* What the supervisor hands the sandbox's side of a run: PID 1 of the new
+ * namespaces ("init", child-init.h) and the command it starts (exec.h).
+ * The spec alone: plain data, built before clone. */
 #pragma once
 #include <stdbool.h>
 #include "creds.h"
@@ -37,20 +38,3 @@ struct sandbox_spec {
 	const struct creds_plan *creds; /* identities and maps (creds_prepare) */
 	bool session;          /* init stays up as an exec agent (session-agent.c) */
 };
-
-__attribute__((noreturn)) void sandbox_init_main(const struct sandbox_spec *spec, int sock,
-						  int outw, int errw);
-
-/* The command's half of init's fork: stdio, signals, exec (sandbox.c). */
-__attribute__((noreturn)) void exec_command(const struct sandbox_spec *sp, int outw, int errw,
-					    int status_fd, uint64_t ignored, int slave);
-/* CLOCK_MONOTONIC just before exec_command's (last) execve, written in the
- * exec's process: seen by a parent that shares its memory until the execve
- * (the session agent's CLONE_VM | CLONE_VFORK), in nanoseconds. */
-extern uint64_t exec_command_stamp;
-/* A ptrace stop init never asked for: let the tracee go (sandbox.c). */
-void release_tracee(pid_t pid, int sig);
-/* Init of a session: every layer applied, it starts commands on request
- * from the supervisor until told to end (session-agent.c). */
-__attribute__((noreturn)) void session_agent_main(const struct sandbox_spec *sp, int sock, int outw,
-						   int errw, uint64_t ignored);

@@ -29,6 +29,8 @@
 #include "cordon-pty.h"
 #include "error.h"
 #include "sandbox.h"
+#include "exec.h"
+#include "session-agent.h"
 #include "session.h"
 #include "cgroup.h"
 #include "sync.h"
@@ -176,10 +178,8 @@ static __attribute__((noreturn)) void exec_child(const struct exec_child *c)
 	int in = c->sl->fd[0] >= 0 ? c->sl->fd[0] : c->devnull >= 0 ? c->devnull : open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (!err && (in < 0 || dup2(in, 0) < 0 || (c->cwd[0] && chdir(c->cwd) < 0)))
 		err = errno;
-	if (err) {
-		if (write(c->stw, &err, sizeof(err)) < 0) { /* seen as a closed pipe */ }
-		_exit(127);
-	}
+	if (err)
+		exec_status_fail(c->stw, err);
 	struct sandbox_spec s2 = *c->sp;
 	s2.argv = c->argv;
 	s2.envp = c->env;
@@ -303,13 +303,9 @@ static void start_exec(const struct sandbox_spec *sp, int sock, int sigfd, struc
 	sl->pid = pid;
 	sl->t0 = mono_ns();
 	slot_close(sl);
-	int exec_errno = 0;
-	ssize_t n;
-	do
-		n = read(stp[0], &exec_errno, sizeof(exec_errno));
-	while (n < 0 && errno == EINTR);
+	int exec_errno = exec_status_read(stp[0]);
 	close(stp[0]);
-	if (n > 0) {
+	if (exec_errno) {
 		/* Never started: reaped here, no MSG_SX_EXIT for it. */
 		waitpid(pid, NULL, __WALL);
 		sl->pid = 0;

@@ -106,6 +106,7 @@
 #include "cordon-pty.h"
 #include "run.h"
 #include "sandbox.h"
+#include "child-init.h"
 #include "secrets.h"
 #include "stream.h"
 #include "sync.h"
