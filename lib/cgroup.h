@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "cordon.h"
+#include "cgroup-util.h"
 
 struct cg_usage {
 	uint64_t cpu_user_ns, cpu_sys_ns;
@@ -19,11 +20,6 @@ struct cg_limits {
 };
 
 struct cgroup;
-/* The host's hierarchies and our place in them, read once for several
- * questions: /proc/self/mountinfo and /proc/self/cgroup, whole. */
-struct cg_host {
-	char *mountinfo, *cgroup;
-};
 struct cgroup_ops {
 	const char *name; /* "v1" or "v2" */
 	int (*create)(struct cgroup *cg, const struct cg_limits *lim, cordon_error *err);
@@ -86,31 +82,6 @@ int cgroup_create(struct cgroup *cg, const struct cgroup_ops *ops, const struct 
 /* Remove cgroups left by supervisors that died (SIGKILL) before cleaning
  * up (host: as for cgroup_create). */
 void cgroup_reap_stale(const struct cgroup_ops *ops, const struct cg_host *host);
-
-/* shared helpers (cgroup.c) */
-int cg_write(const char *dir, const char *file, const char *val, cordon_error *err);
-int cg_read_u64(const char *dir, const char *file, uint64_t *out);
-int cg_read_key(const char *dir, const char *file, const char *key, uint64_t *out);
-int cg_host_read(struct cg_host *h);
-void cg_host_free(struct cg_host *h);
-/* Find our own cgroup path for a controller ("" for v2) from /proc/self/cgroup. */
-int cg_self_path(const char *controller, char *out, size_t outsz);
-int cg_self_path_in(const struct cg_host *h, const char *controller, char *out, size_t outsz);
-/* v2: does dir's cgroup.controllers list this controller (exact name)? */
-bool cg_v2_has(const char *dir, const char *name);
-/* v2: the directory the runs' cgroups go in: our own cgroup ("<mount><self>"),
- * or the one above it when cg_v2_enable moved us into our leaf. */
-int cg_v2_self_dir(char *out, size_t outsz);
-int cg_v2_self_dir_in(const struct cg_host *h, char *out, size_t outsz);
-/* v2: the supervisor's own leaf, cordon-PID-supervisor. */
-#define CG_V2_LEAF_FMT "cordon-%d-supervisor"
-/* v2: enable controllers ("+memory +pids") for dir's children. When dir has
- * members and this process is the only one, move into our leaf first
- * ("no internal processes"); with other members the error is EBUSY. */
-int cg_v2_enable(const char *dir, const char *want, cordon_error *err);
-/* Mount point of the hierarchy carrying controller (v1) or the cgroup2 one. */
-int cg_mount_point(const char *controller, bool v2, char *out, size_t outsz);
-int cg_mount_point_in(const struct cg_host *h, const char *controller, bool v2, char *out, size_t outsz);
 
 /* v1: the controllers of a run's cgroup, in the order of cgroup.dirs. */
 extern const char *const cg_v1_controllers[3];
