@@ -155,16 +155,9 @@ int model_build_on(struct boundary_model *m, const struct run_plan *plan, const 
 /* Has the model a protected path (MK_PROTECT)? The observer then traps the
  * path calls even without file reports: it refuses writes to them. */
 bool model_protects(const struct boundary_model *m);
-/* The host path of cordon's own read-only view (/usr, /etc, /bin, ...)
- * that real (canonical) lies at or below, or holds; NULL if none. */
-const char *model_system_read(const char *real);
 /* Is the entry in effect, given the conditions that hold (MODEL_IF_*)? */
 bool model_entry_active(const struct model_entry *e, unsigned conds);
 const char *model_kind_name(enum model_kind k);
-/* The top-level directory of cordon's own view that path lies in ("/usr",
- * "/dev", "/sys", ...), or NULL: a secret's tmpfs there would be hidden by
- * a mount of cordon's or created inside a bind. Static; needs no model. */
-const char *model_system_top(const char *path);
-/* Is path exactly one of the host's system directories that the view shows
- * (/usr, /etc, and /bin, /lib... as binds or symlinks)? */
-bool model_is_system_dir(const char *path);
+
+/* cordon's own view, and the questions asked of it (lib/model-sys.c). */
+#include "model-sys.h"
