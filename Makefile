@@ -3,7 +3,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 MESON ?= meson
 
-.PHONY: all deps demo install test test-vm test-sanitize analyze bench fuzz clean
+.PHONY: all deps demo install test test-vm test-sanitize analyze depgraph bench fuzz clean
 
 all: $(BUILD)/build.ninja
 	@ninja -C $(BUILD) --quiet
@@ -35,12 +35,20 @@ test-sanitize: deps
 	@ninja -C $(ASAN_BUILD) --quiet
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 CORDON_SKIP=$${CORDON_SKIP-^85-harness:} bash tests/run.sh $(ASAN_BUILD)
 
-# Clang's static analyzer over everything; any finding fails.
+# Clang's static analyzer over everything; any finding fails. Then the
+# library's link-level graph over the objects it built (scripts/depgraph.py,
+# docs/architecture.md): any cycle between lib/ files fails too.
 analyze: deps
 	@rm -rf build-analyze
 	@scan-build-14 meson setup build-analyze >/dev/null
 	@scan-build-14 --status-bugs -o build-analyze/report ninja -C build-analyze >build-analyze/log 2>&1; \
-	 rc=$$?; grep -E "warning: [A-Z]|bugs found|No bugs" build-analyze/log | grep -v "unused during"; exit $$rc
+	 rc=$$?; grep -E "warning: [A-Z]|bugs found|No bugs" build-analyze/log | grep -v "unused during"; \
+	 python3 scripts/depgraph.py --quiet build-analyze || rc=1; exit $$rc
+
+# The library's link-level graph (who calls whom, by file) of $(BUILD), and
+# its cycles (exit 1 on one).
+depgraph: all
+	@python3 scripts/depgraph.py $(BUILD)
 
 bench: deps all
 	@bash bench/bench.sh $(BUILD)

@@ -9,7 +9,8 @@ its own. Exit status: 0 no cycle, 1 a cycle, 2 could not look (no objects,
 nm failed).
 
 usage: scripts/depgraph.py [BUILD]   (BUILD defaults to build)
-       --quiet: print the cycles alone
+       --quiet: print the cycles alone (and "no cycle")
+Run by `make analyze` (over build-analyze) and `make depgraph` (over BUILD).
 """
 import glob
 import os
@@ -122,8 +123,7 @@ def main(argv):
                 print(f"  {n} -> {m}: {' '.join(syms[:4])}{more}")
     if cycles:
         return 1
-    if not quiet:
-        print(f"depgraph: {len(defs)} files, no cycle")
+    print(f"depgraph: {len(defs)} files, no cycle")
     return 0
 
 
