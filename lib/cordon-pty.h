@@ -79,11 +79,6 @@ struct pty_host {
 	int fd;          /* the terminal put in raw mode, or -1 */
 	struct termios saved;
 };
-/* Raw mode on fd when it is a terminal and cordon is in its foreground
- * process group (never stopped by SIGTTOU); h->fd = -1 otherwise. */
-void pty_host_raw(struct pty_host *h, int fd);
-/* Put back the saved mode (idempotent). */
-void pty_host_restore(struct pty_host *h);
 
 /* The relay of `cordon run --pty`, in the supervisor's epoll loop. Its fds
  * are registered with data.u64 = the fd number, as run.c does. */

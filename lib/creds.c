@@ -21,7 +21,10 @@ static int capset_all(bool full)
 	return (int)syscall(SYS_capset, &h, d);
 }
 
-int creds_become_ns_user(uid_t uid, gid_t gid, cordon_error *err)
+/* Become uid/gid of the current user namespace (the mapped identity) while
+ * keeping its full capability set, so the new root's files belong to a
+ * mapped user. */
+static int creds_become_ns_user(uid_t uid, gid_t gid, cordon_error *err)
 {
 	/* Drop supplementary groups inherited from the host (only possible
 	 * when setgroups is allowed, i.e. cordon runs as root). */

@@ -29,10 +29,6 @@ int creds_apply_init(const struct creds_plan *cp, cordon_error *err);
 /* init, once the view is built: into U2 (ns_enter_nested) with its maps. */
 int creds_enter_nested(const struct creds_plan *cp, cordon_error *err);
 
-/* Become uid/gid of the current user namespace (the mapped identity) while
- * keeping its full capability set, so the new root's files belong to a
- * mapped user. */
-int creds_become_ns_user(uid_t uid, gid_t gid, cordon_error *err);
 /* Become SANDBOX_UID/GID and drop every capability (effective, permitted,
  * inheritable, ambient, bounding), lock securebits, set no_new_privs.
  * Irreversible. */

@@ -425,12 +425,6 @@ char *explain_render_model(const cordon_policy *p, char *const argv[], bool json
 		    : render_text(p, argv, f, plan, m, r, devs, rep, plan_ok, verdict);
 }
 
-char *explain_render(cordon_policy *p, char *const argv[], bool json)
-{
-	bool would_run;
-	return explain_render_verdict(p, argv, json, &would_run);
-}
-
 char *explain_render_verdict(cordon_policy *p, char *const argv[], bool json, bool *would_run)
 {
 	struct host_features f;

@@ -7,9 +7,8 @@
 #include "report.h"
 #include "run.h"
 
-/* Render as text or JSON (caller frees). NULL on out-of-memory. */
-char *explain_render(cordon_policy *p, char *const argv[], bool json);
-/* The same, and whether the verdict is "would run". */
+/* Render as text or JSON (caller frees), and whether the verdict is
+ * "would run". NULL on out-of-memory. */
 char *explain_render_verdict(cordon_policy *p, char *const argv[], bool json, bool *would_run);
 /* The rendering alone, from a given model (the boundary's paths in m, the
  * environment, limits and syscall plan in r): explain prints what the model

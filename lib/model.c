@@ -58,7 +58,7 @@ static const char *own(struct boundary_model *m, const char *s)
 	return strv_push(&m->owned, s) < 0 ? NULL : m->owned.v[m->owned.n - 1];
 }
 
-int model_probe_host(const char *path, bool follow, char *target, size_t tsz)
+static int model_probe_host(const char *path, bool follow, char *target, size_t tsz)
 {
 	struct stat st;
 	if (follow)

@@ -149,7 +149,6 @@ int model_build_run(struct boundary_model *m, const cordon_policy *p, const char
  * or 0 (absent). Without follow no link is followed anywhere (openat2 from
  * /). model_probe_host asks the kernel; tests pass their own. */
 typedef int (*model_probe_fn)(const char *path, bool follow, char *target, size_t tsz);
-int model_probe_host(const char *path, bool follow, char *target, size_t tsz);
 int model_build_on(struct boundary_model *m, const struct run_plan *plan, const cordon_policy *p,
 		   model_probe_fn probe, cordon_error *err);
 /* Has the model a protected path (MK_PROTECT)? The observer then traps the

@@ -331,7 +331,10 @@ bool protect_home_top(const char *name, size_t len)
 	return (len > 0 && name[0] == '.') || (len == 3 && strncmp(name, "bin", 3) == 0);
 }
 
-bool protect_home_dotentry(const strv *names, const char *root, const char *rel, int dir, char *why, size_t whysz)
+/* rel (relative to the writable path root, normalised) is protected by a
+ * home's stance: its first component is a dot-entry or bin, root is a home in
+ * names' markers, and no unprotected name lifts it. */
+static bool protect_home_dotentry(const strv *names, const char *root, const char *rel, int dir, char *why, size_t whysz)
 {
 	char dummy[1];
 	if (!why || !whysz) {

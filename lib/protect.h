@@ -96,10 +96,6 @@ bool protect_home_top(const char *name, size_t len);
 /* entry is a well-formed marker of protect_add_home's. */
 bool protect_marker_valid(const char *entry);
 
-/* rel (relative to the writable path root, normalised) is protected by a
- * home's stance: its first component is a dot-entry or bin, root is a home in
- * names' markers, and no unprotected name lifts it. */
-bool protect_home_dotentry(const strv *names, const char *root, const char *rel, int dir, char *why, size_t whysz);
 
 /* protect_match, or protect_home_dotentry for the writable path root. */
 bool protect_match_in(const strv *names, const char *root, const char *rel, int dir, char *why, size_t whysz);

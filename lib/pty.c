@@ -152,7 +152,9 @@ void pty_input_free(struct pty_input *in)
 	in->off = 0;
 }
 
-void pty_host_raw(struct pty_host *h, int fd)
+/* Raw mode on fd when it is a terminal and cordon is in its foreground
+ * process group (never stopped by SIGTTOU); h->fd = -1 otherwise. */
+static void pty_host_raw(struct pty_host *h, int fd)
 {
 	h->fd = -1;
 	/* Only in the foreground: a background cordon changing the mode would
@@ -165,7 +167,8 @@ void pty_host_raw(struct pty_host *h, int fd)
 		h->fd = fd;
 }
 
-void pty_host_restore(struct pty_host *h)
+/* Put back the saved mode (idempotent). */
+static void pty_host_restore(struct pty_host *h)
 {
 	if (h->fd < 0)
 		return;

@@ -92,8 +92,6 @@ struct priv_call {
 	int mode, flags, dirfd, path, atflags;
 	bool chmod; /* changes an existing file's mode (else: creates one) */
 };
-/* The privilege-bit call with number nr, or NULL. */
-const struct priv_call *seccomp_priv_call(int nr);
 /* The privilege bits (S_ISUID|S_ISGID) call nr with args asks for; 0 if none,
  * or if it is not such a call, or an open that creates nothing. */
 mode_t seccomp_priv_bits(int nr, const uint64_t args[6]);

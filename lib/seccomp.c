@@ -126,7 +126,8 @@ static void priv_resolve(void)
 		priv_nr[i] = seccomp_syscall_number(priv_calls[i].name);
 }
 
-const struct priv_call *seccomp_priv_call(int nr)
+/* The privilege-bit call with number nr, or NULL. */
+static const struct priv_call *seccomp_priv_call(int nr)
 {
 	pthread_once(&priv_once, priv_resolve);
 	for (size_t i = 0; i < ARRAY_SIZE(priv_calls); i++)

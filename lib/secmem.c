@@ -63,7 +63,8 @@ void secmem_free(void *p)
 	munmap(m, total); /* (unlocks too) */
 }
 
-void *secmem_realloc(void *p, size_t size, cordon_error *err)
+/* Grow (or shrink) to size: a new mapping, the old bytes copied and wiped. */
+static void *secmem_realloc(void *p, size_t size, cordon_error *err)
 {
 	uint8_t *n = secmem_alloc(size, err);
 	if (!n)

@@ -20,8 +20,6 @@
  * tolerated: the bytes may then be swapped, but are still never dumped.
  */
 void *secmem_alloc(size_t size, cordon_error *err);
-/* Grow (or shrink) to size: a new mapping, the old bytes copied and wiped. */
-void *secmem_realloc(void *p, size_t size, cordon_error *err);
 /* Wipe (explicit_bzero) the whole mapping, unlock, unmap. NULL is a no-op. */
 void secmem_free(void *p);
 /* The usable size of an allocation. */
