@@ -3,6 +3,7 @@
 #include <string.h>
 #include <strings.h>
 #include "proxy.h"
+#include "base64.h"
 #include "pxhttp.h"
 
 bool pxhttp_scoped(const struct net_rules *rules, const char *host, uint16_t port)
@@ -216,47 +217,6 @@ bool pxhttp_secret_scoped(const struct pxhttp_secret *s, const char *host, uint1
 	return false;
 }
 
-static const char b64a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-static int b64v(char c)
-{
-	const char *p = c ? strchr(b64a, c) : NULL;
-	return p ? (int)(p - b64a) : -1;
-}
-
-/* Standard base64 with padding; false if s is not exactly that. */
-static bool b64_decode(const char *s, size_t n, buf *out)
-{
-	if (n % 4)
-		return false;
-	for (size_t i = 0; i < n; i += 4) {
-		int v[4];
-		for (int k = 0; k < 4; k++) {
-			v[k] = s[i + k] == '=' && i + 4 == n && k >= 2 ? 0 : b64v(s[i + k]);
-			if (v[k] < 0)
-				return false;
-		}
-		if (s[i + 2] == '=' && s[i + 3] != '=')
-			return false;
-		unsigned x = (unsigned)v[0] << 18 | (unsigned)v[1] << 12 | (unsigned)v[2] << 6 | (unsigned)v[3];
-		char o[3] = {(char)(x >> 16), (char)(x >> 8), (char)x};
-		size_t ol = s[i + 2] == '=' ? 1 : s[i + 3] == '=' ? 2 : 3;
-		if (buf_append(out, o, ol) < 0)
-			return false;
-	}
-	return true;
-}
-
-static void b64_encode(const uint8_t *d, size_t n, buf *out)
-{
-	for (size_t i = 0; i < n; i += 3) {
-		unsigned x = (unsigned)d[i] << 16 | (i + 1 < n ? (unsigned)d[i + 1] << 8 : 0) | (i + 2 < n ? d[i + 2] : 0);
-		char o[4] = {b64a[x >> 18 & 63], b64a[x >> 12 & 63], i + 1 < n ? b64a[x >> 6 & 63] : '=',
-			     i + 2 < n ? b64a[x & 63] : '='};
-		buf_append(out, o, 4);
-	}
-}
-
 /* The credentials of an "Authorization: Basic" value, decoded (NULL if it
  * is not one). */
 static bool basic_creds(const char *v, size_t vl, buf *out)
@@ -268,7 +228,7 @@ static bool basic_creds(const char *v, size_t vl, buf *out)
 		v++, vl--;
 	while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
 		vl--;
-	return b64_decode(v, vl, out);
+	return b64_decode_buf(v, vl, out);
 }
 
 static bool is_auth(const char *n, size_t nl)
@@ -384,7 +344,7 @@ static void put_value(const struct pxhttp *h, uint32_t mask, const char *n, size
 		buf s = {0};
 		put_subst(h, mask, d.p ? d.p : "", d.len, &s);
 		buf_printf(out, "%.*s", 6, v);
-		b64_encode((const uint8_t *)(s.p ? s.p : ""), s.len, out);
+		b64_encode(out, s.p ? s.p : "", s.len);
 		buf_wipe(&s);
 		buf_wipe(&d);
 		return;

@@ -6,6 +6,7 @@
 #include <sys/platform/x86.h>
 #endif
 #include "error.h"
+#include "base64.h"
 #include "redact.h"
 
 /* The dense part of the table: at most this many bytes (rows for the states
@@ -69,9 +70,6 @@ const char *redactor_name(const redactor *r, size_t i)
 {
 	return r->names[i];
 }
-
-static const char b64std[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-static const char b64url[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /* base64 of (k zero bytes + v), then keep only the characters that depend on
  * v alone: what a secret looks like inside any longer base64 text, whatever
@@ -249,8 +247,8 @@ int redact_forms(const uint8_t *v, size_t len, struct redact_forms *out, cordon_
 	if (sbuf_append(&b, v, len, err) < 0 || push_form(out, &b, err) < 0)
 		goto fail;
 	for (int k = 0; k < 3; k++) {
-		if (b64_core(v, len, k, b64std, &b, err) < 0 || push_form(out, &b, err) < 0 ||
-		    b64_core(v, len, k, b64url, &b, err) < 0 || push_form(out, &b, err) < 0)
+		if (b64_core(v, len, k, base64_std, &b, err) < 0 || push_form(out, &b, err) < 0 ||
+		    b64_core(v, len, k, base64_url, &b, err) < 0 || push_form(out, &b, err) < 0)
 			goto fail;
 	}
 	if (hex_form(v, len, "0123456789abcdef", &b, err) < 0 || push_form(out, &b, err) < 0 ||
@@ -284,7 +282,7 @@ static int b64_edges(const uint8_t *v, size_t len, struct redact_forms *out, cor
 		for (int a = 0; a < 2; a++)
 			for (int pi = 0; pi < npre; pi++)
 				for (int qi = 0; qi < npost; qi++)
-					if (b64_edge(v, len, k, a ? b64url : b64std, (uint8_t)pi, (uint8_t)(qi << shift), &b,
+					if (b64_edge(v, len, k, a ? base64_url : base64_std, (uint8_t)pi, (uint8_t)(qi << shift), &b,
 						     err) < 0 ||
 					    push_form(out, &b, err) < 0) {
 						sbuf_wipe(&b);

@@ -5,7 +5,6 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <openssl/evp.h>
 #include "serve-ipc.h"
 
 int ipc_send(int sock, const char *data, size_t len, const int *fds, int nfds, int flags)
@@ -131,42 +130,4 @@ int ipc_read_fd(int fd, size_t max, buf *b)
 			return -1;
 		}
 	}
-}
-
-int b64_encode(buf *b, const void *data, size_t len)
-{
-	/* EVP_EncodeBlock takes an int length: in steps. */
-	const uint8_t *p = data;
-	while (len) {
-		size_t k = len > 3 * 65536 ? 3 * 65536 : len;
-		unsigned char out[4 * 65536 + 1];
-		int n = EVP_EncodeBlock(out, p, (int)k);
-		if (n < 0 || buf_append(b, (const char *)out, (size_t)n) < 0)
-			return -1;
-		p += k;
-		len -= k;
-	}
-	return 0;
-}
-
-ssize_t b64_decode(const char *s, size_t len, uint8_t *out)
-{
-	if (len % 4)
-		return -1;
-	if (len == 0)
-		return 0;
-	for (size_t i = 0; i < len; i++) {
-		char c = s[i];
-		bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-			  c == '+' || c == '/' || (c == '=' && i >= len - 2);
-		if (!ok || (i == len - 2 && c == '=' && s[len - 1] != '='))
-			return -1;
-	}
-	if (len > (size_t)INT32_MAX)
-		return -1;
-	int n = EVP_DecodeBlock(out, (const unsigned char *)s, (int)len);
-	if (n < 0)
-		return -1;
-	size_t pad = (s[len - 1] == '=') + (s[len - 2] == '=');
-	return (ssize_t)n - (ssize_t)pad;
 }

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "base64.h" /* its callers encode and decode the exec streams' data_b64 */
 #include "strv.h"
 
 #define IPC_MAX_PACKET (64 * 1024)
@@ -22,7 +23,3 @@ int ipc_memfd(const char *name, const void *data, size_t len);
 /* Read all of a regular file's fd (at most max bytes) into b. 0 or -1
  * (errno; EFBIG past max). */
 int ipc_read_fd(int fd, size_t max, buf *b);
-/* base64 (RFC 4648, padded). encode appends to b; decode writes to out
- * (cap >= 3 * len / 4) and returns its length, or -1 when s is not base64. */
-int b64_encode(buf *b, const void *data, size_t len);
-ssize_t b64_decode(const char *s, size_t len, uint8_t *out);
