@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "clock.h"
 #include "cordon-pty.h"
 #include "exec.h"
 #include "sandbox.h"
@@ -41,9 +42,7 @@ uint64_t exec_command_stamp;
 
 static void stamp_exec(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* the vDSO: no system call */
-	exec_command_stamp = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	exec_command_stamp = mono_ns(); /* the vDSO: no system call */
 }
 
 __attribute__((noreturn)) void exec_command(const struct sandbox_spec *sp, int outw, int errw,

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
+#include "clock.h"
 #include "cleanup.h"
 #include "error.h"
 #include "hash.h"
@@ -62,13 +63,6 @@ void sha256_hex(const void *data, size_t len, char out[65])
 	sha256_ctx *c = sha256_new();
 	sha256_update(c, data, len);
 	sha256_final_hex(c, out);
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 void hash_budget_init(struct hash_budget *b)

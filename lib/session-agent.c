@@ -25,6 +25,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "clock.h"
 #include "compat.h"
 #include "cordon-pty.h"
 #include "error.h"
@@ -40,13 +41,6 @@ struct agent_slot {
 	pid_t pid;
 	uint64_t t0;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void slot_close(struct agent_slot *s)
 {

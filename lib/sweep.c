@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#include "clock.h"
 #include "cleanup.h"
 #include "compat.h"
 #include "error.h"
@@ -302,13 +303,6 @@ static int sweep_path(const struct sweep *sw, const char *path, const char *base
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* The sweep may have missed a file: why (the first reason only), where (the
  * last 80 bytes of a possibly long path name it well enough), and errno. */
 static void incomplete(struct sweep_status *st, const char *what, const char *path, int e)
@@ -505,7 +499,7 @@ static void walk_root(struct walk *w, const struct sweep_root *r)
 				w->stop = true;
 				break;
 			}
-			if ((w->st->entries & 255) == 0 && now_ns() > w->deadline) {
+			if ((w->st->entries & 255) == 0 && mono_ns() > w->deadline) {
 				incomplete(w->st, "the time bound was reached", w->path.p, 0);
 				w->stop = true;
 				break;
@@ -562,7 +556,7 @@ static void walk_root(struct walk *w, const struct sweep_root *r)
 
 static void walk_all(struct sweep *sw, const char *base, struct fix_list *cleared, struct sweep_status *status)
 {
-	struct walk w = {sw, base, cleared, status, now_ns() + sw->budget_ns, 0, {0}, false, false};
+	struct walk w = {sw, base, cleared, status, mono_ns() + sw->budget_ns, 0, {0}, false, false};
 	status->walked = true;
 	for (size_t i = 0; i < sw->n; i++) {
 		const struct sweep_root *r = &sw->r[i];
