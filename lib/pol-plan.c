@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
+#include "pol-plan.h"
 #include "changeset.h"
 #include "cleanup.h"
 #include "compat.h"

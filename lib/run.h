@@ -4,6 +4,8 @@
 #include "policy.h"
 #include "report.h"
 #include "model.h"
+#include "plan.h"
+#include "pol-plan.h"
 
 /* Run argv under policy p. Always fills rep (every outcome, including
  * setup-error, is a status); returns 0, or -1 only if even the report could
@@ -41,50 +43,3 @@ struct run_hooks {
  * (session-agent.c) instead of a command; returns when init is gone. */
 int cordon_session_run(cordon_policy *p, struct run_report *rep, const struct run_hooks *h,
 		       cordon_error *err);
-
-/* The checks made before anything starts (the same ones `cordon explain`
- * shows): resolves the workspace and the effective, canonical mount list.
- * On failure fills err with the one-line reason. */
-struct run_plan {
-	char workspace[4096];
-	/* The current directory cordon started in, as opened then; the
-	 * workspace's name was checked to lead to it (when it is the cwd). */
-	dev_t ws_dev;
-	ino_t ws_ino;
-	char cwd_in[4096];
-	struct cordon_mount *mounts;
-	size_t nmounts;
-	strv devices;      /* host character devices in /dev, canonical */
-	/* A check's own files (policy check.files), resolved on the host: bound
-	 * read-only at CHECK_FILES_DIR in the check's view; "" = none. */
-	char check_files[4096];
-	/* Where the check's view shows them: CHECK_FILES_DIR "-" and 128 random
-	 * bits in hex, new for every check (a task cannot name it in advance). */
-	char check_dir[64];
-	/* Everything the run sees, built last from the above (model.h). */
-	struct boundary_model model;
-};
-int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err);
-/* The run's workspace (run_plan.workspace): the declared working directory
- * when a declared writable path contains it, else the current directory. */
-int run_workspace(const cordon_policy *p, char *out, size_t outsz, cordon_error *err);
-void run_plan_free(struct run_plan *plan);
-/* Resolve the policy's inputs like the binds: canonical, and a symlink in
- * the workspace or a writable bind (a run could have planted it) refused
- * with a message naming the input. Fills out (caller frees). */
-int run_plan_inputs(const struct run_plan *plan, const strv *inputs, strv *out, cordon_error *err);
-/* Everything decided before any process exists: the plan, the operator's
- * ceiling (unauthorized; its limits are applied to p), the ledger
- * (infeasible), features this build cannot enforce. The same function serves
- * `cordon run` and `cordon explain`, so both reach the same verdict. On
- * failure rep->status is ST_UNAUTHORIZED, ST_INFEASIBLE or ST_SETUP_ERROR and
- * err says why; the ceiling's findings are in rep either way. */
-/* The cgroup step of a run, tried and undone: a policy whose limits need a
- * cgroup this user cannot create fails here as the run would. */
-struct cg_refusal {
-	bool no_hierarchy;   /* cgroup_prepare: no usable hierarchy */
-	const char *missing; /* cgroup_start: a controller our cgroup does not offer */
-};
-int run_cgroup_preflight(const cordon_policy *p, struct cg_refusal *why, cordon_error *err);
-int run_preflight(cordon_policy *p, struct run_plan *plan, struct run_report *rep,
-		  cordon_error *err);

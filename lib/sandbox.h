@@ -7,7 +7,7 @@
 #include "landlock.h"
 #include "mounts.h"
 #include "cordon-pty.h"
-#include "run.h"
+#include "plan.h"
 #include "seccomp-policy.h"
 
 struct sandbox_spec {
