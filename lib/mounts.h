@@ -132,3 +132,7 @@ struct mount_ctx {
 };
 int mounts_begin(struct mount_ctx *mc, cordon_error *err);
 int mounts_finish(struct mount_ctx *mc, const struct mount_plan *plan, cordon_error *err);
+
+/* openat2 of path below dirfd, never following a link, never leaving it
+ * (mounts.c; the supervisor's side shares it). */
+int mounts_openat2_nofollow(int dirfd, const char *path, int flags);

@@ -79,7 +79,8 @@ int proxy_parse_socks(const char *data, size_t len, struct proxy_request *r);
  * first, then cut and made printable (the rest as '?'). */
 void proxy_partial_target(const redactor *rd, const char *data, size_t len, char *out, size_t outsz);
 
-/* Pure helpers (tested directly). */
-bool proxy_rule_matches(const char *rule, const char *host, uint16_t port, bool *literal);
-/* Is this address one a name may never lead to (loopback, private, ...)? */
+/* Pure helpers (tested directly): proxy_rule_matches is the rules' (pxrule.c). */
+#include "pxrule.h"
+/* Is this address one a name may never lead to (loopback, private, ...)?
+ * (pxaddr.c) */
 bool proxy_addr_forbidden(const struct sockaddr *sa);

@@ -1,3 +1,7 @@
+/* The proxy's reading of HTTP requests (pxhttp.h): each request head
+ * checked (Host, Connection, the rules, placeholders where they may not
+ * go), secrets injected, rewritten for the upstream or refused on record;
+ * the connection's state and budget. Responses: pxhttp-resp.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +48,7 @@ void pxhttp_free(struct pxhttp *h)
 }
 
 /* Count what the echo filter holds now; false if that is past the budget. */
-static bool charge(struct pxhttp *h)
+bool pxhttp_charge(struct pxhttp *h)
 {
 	if (!h->mem)
 		return true;
@@ -57,14 +61,14 @@ static bool charge(struct pxhttp *h)
 /* The echo filter would hold more than the proxy's budget has room for: what
  * it holds cannot go out unfiltered, so it is dropped and the connection
  * ends (the client sees the response cut short). */
-static void over_budget(struct pxhttp *h)
+void pxhttp_over_budget(struct pxhttp *h)
 {
 	h->rep->net.over_limit++;
 	redact_stream_free(&h->es);
 	memset(&h->es, 0, sizeof(h->es));
 	h->rf = PXHTTP_RF_RAW;
 	h->done = true;
-	charge(h);
+	pxhttp_charge(h);
 }
 
 /* The path of a target, query left out, redacted in full before it is cut
@@ -103,7 +107,7 @@ static size_t log_request(struct pxhttp *h, const char *method, const char *path
 	return r->net.nreq++;
 }
 
-static struct net_request *entry(struct pxhttp *h, size_t log)
+struct net_request *pxhttp_entry(struct pxhttp *h, size_t log)
 {
 	return log < h->rep->net.nreq ? &h->rep->net.req[log] : NULL;
 }
@@ -277,7 +281,6 @@ static void put_subst(const struct pxhttp *h, uint32_t mask, const char *v, size
 	}
 }
 
-static void answer(buf *out, int code, const char *why);
 
 /* May secret k go on this connection? */
 static bool secret_here(const struct pxhttp *h, const struct pxhttp_secret *s)
@@ -293,7 +296,7 @@ static void secret_refused(struct pxhttp *h, const struct pxhttp_secret *s, buf 
 	h->rep->net.denied++;
 	snprintf(msg, sizeof(msg), "cordon: %s: the placeholder of secret %s goes only to its hosts%s", h->target, s->name,
 		 pxhttp_secret_scoped(s, h->host, h->port) ? " over TLS" : "");
-	answer(out, 403, msg);
+	pxhttp_answer(out, 403, msg);
 }
 
 /* A request body on its way: a placeholder in it, to where its secret may
@@ -353,7 +356,7 @@ static void put_value(const struct pxhttp *h, uint32_t mask, const char *n, size
 	put_subst(h, mask, v, vl, out);
 }
 
-static void answer(buf *out, int code, const char *why)
+void pxhttp_answer(buf *out, int code, const char *why)
 {
 	buf_printf(out,
 		   "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nConnection: close\r\nContent-Length: %zu\r\n\r\n%s\n",
@@ -379,7 +382,7 @@ static bool admitted(const struct pxhttp *h, const char *method, const char *pat
 }
 
 /* Is the header value v[0..n), blanks around it aside, want (any case)? */
-static bool value_is(const char *v, size_t n, const char *want)
+bool pxhttp_value_is(const char *v, size_t n, const char *want)
 {
 	while (n && (v[0] == ' ' || v[0] == '\t'))
 		v++, n--;
@@ -520,7 +523,7 @@ static void rewrite_head(const struct pxhttp *h, const struct h1_msg *m, const c
 		if (filtered && nl == 15 && strncasecmp(n, "accept-encoding", 15) == 0)
 			skip = true;
 		if (filtered && nl == 2 && strncasecmp(n, "te", 2) == 0 &&
-		    !value_is(m->head + m->h[i].value, m->h[i].value_len, "trailers"))
+		    !pxhttp_value_is(m->head + m->h[i].value, m->h[i].value_len, "trailers"))
 			skip = true;
 		if (!skip) {
 			buf_printf(out, "%.*s", (int)(m->h[i].value - m->h[i].name), m->head + m->h[i].name);
@@ -554,7 +557,7 @@ static void refuse(struct pxhttp *h, const char *method, const char *path, const
 	report_add_denial(h->rep, "network", target);
 	h->rep->net.denied++;
 	snprintf(msg, sizeof(msg), "cordon: %s: no rule of network.allow admits it (%s)", target, rules);
-	answer(&h->refusal, 403, msg);
+	pxhttp_answer(&h->refusal, 403, msg);
 	h->refused = true;
 }
 
@@ -562,8 +565,8 @@ static void refuse(struct pxhttp *h, const char *method, const char *path, const
 static void refuse_logged(struct pxhttp *h, const char *method, const char *path, const char *why)
 {
 	size_t log = log_request(h, method, path);
-	if (entry(h, log))
-		entry(h, log)->status = 403;
+	if (pxhttp_entry(h, log))
+		pxhttp_entry(h, log)->status = 403;
 	refuse(h, method, path, why);
 }
 
@@ -574,8 +577,8 @@ static void refuse_logged(struct pxhttp *h, const char *method, const char *path
 static void refuse_host(struct pxhttp *h, const char *method, const char *path, const char *why)
 {
 	size_t log = log_request(h, method, path);
-	if (entry(h, log))
-		entry(h, log)->status = 403;
+	if (pxhttp_entry(h, log))
+		pxhttp_entry(h, log)->status = 403;
 	char p[256], target[900], auth[300], msg[1400];
 	clean_path(h, path, p, sizeof(p));
 	authority(h, auth, sizeof(auth));
@@ -584,7 +587,7 @@ static void refuse_host(struct pxhttp *h, const char *method, const char *path, 
 	h->rep->net.denied++;
 	snprintf(msg, sizeof(msg), "cordon: %s %s%s: %s; a request on this connection goes with Host: %s (or none)",
 		 method, h->target, p[0] == '/' ? p : "", why, auth);
-	answer(&h->refusal, 403, msg);
+	pxhttp_answer(&h->refusal, 403, msg);
 	h->refused = true;
 }
 
@@ -594,26 +597,26 @@ static void refuse_host(struct pxhttp *h, const char *method, const char *path, 
 static void refuse_because(struct pxhttp *h, const char *method, const char *path, const char *why)
 {
 	size_t log = log_request(h, method, path);
-	if (entry(h, log))
-		entry(h, log)->status = 403;
+	if (pxhttp_entry(h, log))
+		pxhttp_entry(h, log)->status = 403;
 	char p[256], target[900], msg[1200];
 	clean_path(h, path, p, sizeof(p));
 	snprintf(target, sizeof(target), "%s %s%s (%s)", method, h->target, p[0] == '/' ? p : "", why);
 	report_add_denial(h->rep, "network", target);
 	h->rep->net.denied++;
 	snprintf(msg, sizeof(msg), "cordon: %s %s%s: %s", method, h->target, p[0] == '/' ? p : "", why);
-	answer(&h->refusal, 403, msg);
+	pxhttp_answer(&h->refusal, 403, msg);
 	h->refused = true;
 }
 
 /* An Upgrade header other than exactly "websocket"? After a 101 the
  * connection's bytes go on unread: h2c, say, would carry requests to any
  * host or path past every check (issue 27.2 review). */
-static bool upgrade_not_websocket(const struct h1_msg *m)
+bool pxhttp_upgrade_not_websocket(const struct h1_msg *m)
 {
 	for (size_t i = 0; i < m->nh; i++)
 		if (m->h[i].name_len == 7 && strncasecmp(m->head + m->h[i].name, "upgrade", 7) == 0 &&
-		    !value_is(m->head + m->h[i].value, m->h[i].value_len, "websocket"))
+		    !pxhttp_value_is(m->head + m->h[i].value, m->h[i].value_len, "websocket"))
 			return true;
 	return false;
 }
@@ -670,7 +673,7 @@ static int on_head(struct pxhttp *h, buf *to_up)
 		refuse_host(h, m->method, path, bad_host);
 		return 0;
 	}
-	if (upgrade_not_websocket(m)) {
+	if (pxhttp_upgrade_not_websocket(m)) {
 		refuse_because(h, m->method, path, "an Upgrade other than websocket (after a 101 the bytes would go on unchecked)");
 		return 0;
 	}
@@ -683,8 +686,8 @@ static int on_head(struct pxhttp *h, buf *to_up)
 	bool ok = admitted(h, m->method, path, upgrade, &why);
 	size_t log = log_request(h, m->method, path);
 	if (!ok) {
-		if (entry(h, log))
-			entry(h, log)->status = 403;
+		if (pxhttp_entry(h, log))
+			pxhttp_entry(h, log)->status = 403;
 		refuse(h, m->method, path, why.p ? why.p : "");
 		buf_free(&why);
 		return 0;
@@ -698,8 +701,8 @@ static int on_head(struct pxhttp *h, buf *to_up)
 		if (!pxhttp_head_has(m, s->placeholder))
 			continue;
 		if (!secret_here(h, s)) {
-			if (entry(h, log))
-				entry(h, log)->status = 403;
+			if (pxhttp_entry(h, log))
+				pxhttp_entry(h, log)->status = 403;
 			secret_refused(h, s, &h->refusal);
 			h->refused = true;
 			return 0;
@@ -709,10 +712,10 @@ static int on_head(struct pxhttp *h, buf *to_up)
 		if (s->in_query)
 			qmask |= 1u << k;
 	}
-	if (entry(h, log))
+	if (pxhttp_entry(h, log))
 		for (size_t k = 0; k < h->nsec && k < 32; k++)
 			if ((hmask | qmask) >> k & 1)
-				entry(h, log)->injected |= 1u << h->sec[k].index;
+				pxhttp_entry(h, log)->injected |= 1u << h->sec[k].index;
 	if (hmask | qmask)
 		count_injections(h, hmask | qmask);
 	h->injected |= hmask | qmask;
@@ -725,13 +728,13 @@ static int on_head(struct pxhttp *h, buf *to_up)
 	q->upgrade = upgrade;
 	q->minor = m->minor;
 	q->filtered = (hmask | qmask) && h->echo;
-	if (entry(h, log))
-		entry(h, log)->up += to_up->len - before;
+	if (pxhttp_entry(h, log))
+		pxhttp_entry(h, log)->up += to_up->len - before;
 	h1_body_for(&h->req, NULL);
 	return 0;
 }
 
-static void flush_refusal(struct pxhttp *h, buf *to_down)
+void pxhttp_flush_refusal(struct pxhttp *h, buf *to_down)
 {
 	if (h->refused && !h->done && (h->nq == 0 || h->resp_opaque)) {
 		if (!h->resp_opaque)
@@ -769,7 +772,7 @@ int pxhttp_client(struct pxhttp *h, const char *d, size_t n, buf *to_up, buf *to
 			snprintf(why, sizeof(why), "cordon: %s: a malformed request (%s)", h->target, h->req.err);
 			report_add_denial(h->rep, "network", h->target);
 			h->rep->net.denied++;
-			answer(to_down, 400, why);
+			pxhttp_answer(to_down, 400, why);
 			rc = -1;
 			break;
 		}
@@ -784,8 +787,8 @@ int pxhttp_client(struct pxhttp *h, const char *d, size_t n, buf *to_up, buf *to
 		if (trailer && (r == H1_DATA || r == H1_END)) {
 			if (r == H1_END) {
 				buf_append(to_up, "\r\n", 2);
-				if (h->nq && entry(h, h->q[h->nq - 1].log))
-					entry(h, h->q[h->nq - 1].log)->up += 2;
+				if (h->nq && pxhttp_entry(h, h->q[h->nq - 1].log))
+					pxhttp_entry(h, h->q[h->nq - 1].log)->up += 2;
 			}
 			off += used;
 			continue;
@@ -793,12 +796,12 @@ int pxhttp_client(struct pxhttp *h, const char *d, size_t n, buf *to_up, buf *to
 		/* DATA, END: the body (and its framing) goes on as it is,
 		 * unless it carries a placeholder where it may not go */
 		if (used && h->nsec && body_leaks(h, h->cin.p + off, used)) {
-			answer(to_down, 403, "cordon: a secret's placeholder in a request body, to a host it does not go to");
+			pxhttp_answer(to_down, 403, "cordon: a secret's placeholder in a request body, to a host it does not go to");
 			rc = -1;
 			break;
 		}
 		if (used && h->nq) {
-			struct net_request *e = entry(h, h->q[h->nq - 1].log);
+			struct net_request *e = pxhttp_entry(h, h->q[h->nq - 1].log);
 			if (e)
 				e->up += used;
 		}
@@ -809,260 +812,10 @@ int pxhttp_client(struct pxhttp *h, const char *d, size_t n, buf *to_up, buf *to
 		buf_append(to_up, h->cin.p + off, h->cin.len - off), off = h->cin.len;
 	memmove(h->cin.p, h->cin.p + off, h->cin.len - off);
 	h->cin.len -= off;
-	flush_refusal(h, to_down);
+	pxhttp_flush_refusal(h, to_down);
 	return rc;
 }
 
-static void resp_done(struct pxhttp *h)
-{
-	if (!h->nq)
-		return;
-	memmove(h->q, h->q + 1, (h->nq - 1) * sizeof(h->q[0]));
-	h->nq--;
-}
-
-/* ---- responses: values back to placeholders ---- */
-
-static bool name_is(const struct h1_msg *m, size_t i, const char *want)
-{
-	return m->h[i].name_len == strlen(want) && strncasecmp(m->head + m->h[i].name, want, m->h[i].name_len) == 0;
-}
-
-/* A response head for the client. With the echo filter: a value the
- * upstream echoed goes back as its placeholder, and since that changes the
- * body's length, a Content-Length body is re-framed: chunked to an HTTP/1.1
- * peer, else (HTTP/1.0 on either side) sent to the connection's close. A
- * chunked body is re-chunked; a body to EOF keeps its framing. */
-static int put_resp_head(struct pxhttp *h, const struct pxhttp_pending *q, buf *to_down)
-{
-	const struct h1_msg *m = &h->resp.msg;
-	int st = h->resp.st;
-	h->rf = PXHTTP_RF_RAW;
-	if (!h->echo)
-		return buf_append(to_down, m->head, m->head_len);
-	if (st == S_CSIZE)
-		h->rf = PXHTTP_RF_CHUNK;
-	else if (st == S_EOF)
-		h->rf = PXHTTP_RF_SAME;
-	else if (st == S_BODY)
-		h->rf = q && q->minor >= 1 && m->minor >= 1 ? PXHTTP_RF_CHUNK : PXHTTP_RF_CLOSE;
-	bool reframe = st == S_BODY;
-	buf hd = {0};
-	const char *eol = memmem(m->head, m->head_len, "\r\n", 2);
-	buf_append(&hd, m->head, (size_t)(eol - m->head) + 2);
-	for (size_t i = 0; i < m->nh; i++) {
-		const char *ls = m->head + m->h[i].name, *ve = m->head + m->h[i].value + m->h[i].value_len;
-		const char *le = memmem(ve, m->head_len - (size_t)(ve - m->head), "\r\n", 2);
-		if (reframe && name_is(m, i, "content-length"))
-			continue;
-		if (h->rf == PXHTTP_RF_CLOSE && (name_is(m, i, "connection") || name_is(m, i, "keep-alive")))
-			continue;
-		buf_append(&hd, ls, (size_t)(le - ls) + 2);
-	}
-	if (reframe)
-		buf_printf(&hd, "%s\r\n", h->rf == PXHTTP_RF_CHUNK ? "Transfer-Encoding: chunked" : "Connection: close");
-	buf_append(&hd, "\r\n\0", 3);
-	char *red = hd.p ? redact_string(h->echo, hd.p) : NULL;
-	buf_free(&hd);
-	if (!red)
-		return -1;
-	int rc = buf_append(to_down, red, strlen(red));
-	free(red);
-	if (h->rf != PXHTTP_RF_RAW && !h->es.r)
-		redact_stream_init(&h->es, h->echo);
-	return rc;
-}
-
-static void put_chunk(buf *out, const buf *b)
-{
-	if (b->len) {
-		buf_printf(out, "%zx\r\n", b->len);
-		buf_append(out, b->p, b->len);
-		buf_append(out, "\r\n", 2);
-	}
-}
-
-/* Body bytes d[0..n) that the parser took in state st, for the client
- * through the echo filter; r is what the parser returned. The filter holds
- * back what may begin a value, so a value split across reads (or chunks) is
- * found; a chunked body's framing is the proxy's own. */
-static int put_resp_body(struct pxhttp *h, int st, const char *d, size_t n, int r, buf *to_down)
-{
-	bool chunked = h->resp.msg.chunked, end = r == H1_END;
-	buf o = {0};
-	int rc = 0;
-	if (!chunked || st == S_CDATA) {
-		rc = redact_feed(&h->es, (const uint8_t *)d, n, &o);
-		if (rc == 0 && end && !chunked)
-			rc = redact_flush(&h->es, &o);
-		if (h->rf == PXHTTP_RF_CHUNK) {
-			put_chunk(to_down, &o);
-			if (end && !chunked)
-				buf_append(to_down, "0\r\n\r\n", 5);
-		} else {
-			buf_append(to_down, o.p, o.len);
-		}
-	} else if (st == S_CSIZE && h->resp.st == S_TRAILER) { /* the last chunk: what was held, then ours */
-		rc = redact_flush(&h->es, &o);
-		put_chunk(to_down, &o);
-		buf_append(to_down, "0\r\n", 3);
-	} else if (st == S_TRAILER) { /* trailer lines, filtered as they are */
-		rc = redact_feed(&h->es, (const uint8_t *)d, n, &o);
-		if (rc == 0 && end)
-			rc = redact_flush(&h->es, &o);
-		buf_append(to_down, o.p, o.len);
-	} /* else chunk framing: dropped (ours replaces it) */
-	buf_free(&o);
-	if (end) {
-		if (h->rf == PXHTTP_RF_CLOSE)
-			h->done = true; /* the body ran to the close: nothing more on this connection */
-		h->rf = PXHTTP_RF_RAW;
-	}
-	return rc;
-}
-
-/* A response head with a content coding other than identity, or a
- * transfer coding other than chunked: the echo filter cannot read its body. */
-static bool coded(const struct h1_msg *m)
-{
-	for (size_t i = 0; i < m->nh; i++) {
-		const char *v = m->head + m->h[i].value;
-		size_t vl = m->h[i].value_len;
-		if (name_is(m, i, "content-encoding") && !value_is(v, vl, "identity"))
-			return true;
-		if (name_is(m, i, "transfer-encoding") && !value_is(v, vl, "chunked"))
-			return true;
-	}
-	return false;
-}
-
-/* With the echo filter on, a response the parser cannot read (or one to no
- * request) cannot be filtered: none of it (held or raw) goes to the client,
- * which gets a 502 if nothing of that response went out yet, and the
- * connection ends on both sides (no more requests read, none injected).
- * Relaying it raw would hand the run whatever value the upstream echoes in
- * it and in every later response on the connection. */
-static void unreadable(struct pxhttp *h, bool head_unsent, const char *why, buf *to_down)
-{
-	char t[600], msg[800];
-	bool asked = head_unsent && h->nq;
-	snprintf(t, sizeof(t), "%s (a response the proxy cannot read: %s)", h->target, why ? why : "?");
-	report_add_denial(h->rep, "network", t);
-	h->rep->net.denied++;
-	if (asked) {
-		if (entry(h, h->q[0].log))
-			entry(h, h->q[0].log)->status = 502;
-		snprintf(msg, sizeof(msg), "cordon: %s: the upstream's response cannot be read (%s); the connection ends",
-			 h->target, why ? why : "?");
-		answer(to_down, 502, msg);
-	}
-	if (h->es.r)
-		redact_stream_free(&h->es);
-	memset(&h->es, 0, sizeof(h->es));
-	h->rf = PXHTTP_RF_RAW;
-	h->done = true;
-	charge(h);
-}
-
-int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down)
-{
-	size_t off = 0;
-	while (off < n || !h->resp_opaque) {
-		if (h->done && !h->resp_opaque)
-			break; /* a body sent to the close has ended: nothing after it */
-		if (h->resp_opaque) {
-			if (h->nq && entry(h, h->q[0].log))
-				entry(h, h->q[0].log)->down += n - off;
-			buf_append(to_down, d + off, n - off);
-			break;
-		}
-		size_t used, pre = h->resp.st == S_HEAD ? h->resp.hlen : 0;
-		int st = h->resp.st;
-		int r = h1_feed(&h->resp, d + off, n - off, &used);
-		if (r == H1_NEED) {
-			off += used;
-			if (off >= n)
-				break;
-			continue;
-		}
-		if ((r == H1_ERR || (r == H1_HEAD && !h->nq)) && h->echo) {
-			unreadable(h, st == S_HEAD, r == H1_ERR ? h->resp.err : "a response to no request", to_down);
-			return 0;
-		}
-		if (r == H1_ERR || (r == H1_HEAD && !h->nq)) {
-			/* Not HTTP, or an answer to nothing: relayed as is from here
-			 * (the requests were checked on the other side; no value was
-			 * injected in this run, so none can come back). */
-			h->resp_opaque = true;
-			buf_append(to_down, h->resp.head, pre); /* what the parser held back */
-			buf_append(to_down, d + off, used);
-			off += used;
-			continue;
-		}
-		struct pxhttp_pending *q = h->nq ? &h->q[0] : NULL;
-		struct net_request *e = q ? entry(h, q->log) : NULL;
-		if (r == H1_HEAD && q->filtered && coded(&h->resp.msg)) {
-			unreadable(h, true, "a coded response to a request that carries a value", to_down);
-			return 0;
-		}
-		if (r == H1_HEAD) {
-			const struct h1_msg *m = &h->resp.msg;
-			h1_body_for(&h->resp, q->method);
-			/* Switching to another protocol than websocket (or without
-			 * being asked): not relayed, not even the 101. */
-			const char *uv;
-			if (m->status == 101 && (!q->upgrade || upgrade_not_websocket(m) || h1_header(m, "upgrade", &uv) < 0)) {
-				if (e)
-					e->status = m->status;
-				h->done = true;
-				return -1;
-			}
-			if (put_resp_head(h, q, to_down) < 0)
-				return -1;
-			if (e) {
-				e->status = m->status;
-				e->down += m->head_len;
-			}
-			if (m->status == 101)
-				h->resp_opaque = h->req_opaque = true;
-			off += used;
-			continue;
-		}
-		if (h->rf == PXHTTP_RF_RAW)
-			buf_append(to_down, d + off, used);
-		else if (put_resp_body(h, st, d + off, used, r, to_down) < 0)
-			return -1;
-		if (h->es.r && !charge(h)) {
-			over_budget(h);
-			return 0;
-		}
-		if (e)
-			e->down += used;
-		off += used;
-		if (r == H1_END && h->resp.msg.status >= 200)
-			resp_done(h);
-	}
-	flush_refusal(h, to_down);
-	return 0;
-}
-
-void pxhttp_upstream_eof(struct pxhttp *h, buf *to_down)
-{
-	if (h->rf == PXHTTP_RF_SAME && h->resp.st == S_EOF) { /* a body to EOF: what was held */
-		buf o = {0};
-		if (redact_flush(&h->es, &o) == 0)
-			buf_append(to_down, o.p, o.len);
-		buf_free(&o);
-		h->rf = PXHTTP_RF_RAW;
-	}
-	if (!h->resp_opaque && h1_eof(&h->resp) == H1_END)
-		resp_done(h);
-	h->resp_opaque = true; /* nothing more comes: a refusal goes out now if due */
-	if (h->refused && !h->done) {
-		buf_append(to_down, h->refusal.p, h->refusal.len);
-		h->done = true;
-	}
-}
 
 bool pxhttp_want_client(const struct pxhttp *h)
 {

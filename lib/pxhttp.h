@@ -107,3 +107,20 @@ void pxhttp_upstream_eof(struct pxhttp *h, buf *to_down);
 bool pxhttp_want_client(const struct pxhttp *h);
 /* Does the host need its requests read (only restricted rules match it)? */
 bool pxhttp_scoped(const struct net_rules *rules, const char *host, uint16_t port);
+
+/* Internal to pxhttp.c and pxhttp-resp.c (the requests' side and the
+ * responses'). */
+/* Count what the echo filter holds now; false if that is past the budget. */
+bool pxhttp_charge(struct pxhttp *h);
+/* The echo filter's hold past the budget: dropped, the connection ends. */
+void pxhttp_over_budget(struct pxhttp *h);
+/* The report's entry of a logged request, or NULL. */
+struct net_request *pxhttp_entry(struct pxhttp *h, size_t log);
+/* A short answer from the proxy itself (403, 502 or 400) into out. */
+void pxhttp_answer(buf *out, int code, const char *why);
+/* Is the header value v[0..n), blanks around it aside, want (any case)? */
+bool pxhttp_value_is(const char *v, size_t n, const char *want);
+/* An Upgrade header other than exactly "websocket"? */
+bool pxhttp_upgrade_not_websocket(const struct h1_msg *m);
+/* A refusal due, and nothing left to answer before it: it goes out. */
+void pxhttp_flush_refusal(struct pxhttp *h, buf *to_down);

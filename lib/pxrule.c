@@ -1,8 +1,12 @@
+/* The egress rules beyond host:port (pxrule.h): parsed, copied, matched
+ * against a request (method, path, upgrade), and a rule's host:port
+ * against a connection's target. Pure; fuzzed and unit-tested. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <arpa/inet.h>
 #include "cleanup.h"
 #include "error.h"
 #include "pxrule.h"
@@ -305,4 +309,64 @@ void pxrule_target_path(const char *target, char *out, size_t outsz)
 	}
 	if (outsz)
 		out[o] = '\0';
+}
+
+/* ---- a rule's host:port (moved from sup-proxy.c) ---- */
+
+static void strip_brackets(const char *in, char *out, size_t outsz)
+{
+	size_t n = strlen(in);
+	if (n >= 2 && in[0] == '[' && in[n - 1] == ']')
+		snprintf(out, outsz, "%.*s", (int)(n - 2), in + 1);
+	else
+		snprintf(out, outsz, "%s", in);
+}
+
+static bool is_ip_literal(const char *h)
+{
+	unsigned char b[16];
+	return inet_pton(AF_INET, h, b) == 1 || inet_pton(AF_INET6, h, b) == 1;
+}
+
+bool proxy_rule_matches(const char *rule, const char *host, uint16_t port, bool *literal)
+{
+	const char *colon = strrchr(rule, ':');
+	if (!colon)
+		return false;
+	const char *rport = colon + 1;
+	if (strcmp(rport, "*") != 0) {
+		char *end;
+		long p = strtol(rport, &end, 10);
+		if (*end || p != port)
+			return false;
+	}
+	char raw[300], rhost[300], h[300];
+	snprintf(raw, sizeof(raw), "%.*s", (int)(colon - rule), rule);
+	strip_brackets(raw, rhost, sizeof(rhost));
+	strip_brackets(host, h, sizeof(h));
+	if (literal)
+		*literal = false;
+	/* The literal name localhost in a rule is the host's loopback, as
+	 * 127.0.0.1 and [::1] are: it matches those and the name itself, and
+	 * is never looked up (any other name leading to loopback stays refused). */
+	if (strcasecmp(rhost, "localhost") == 0) {
+		bool m = strcasecmp(h, "localhost") == 0 || strcmp(h, "127.0.0.1") == 0 || strcmp(h, "::1") == 0;
+		if (literal)
+			*literal = m;
+		return m;
+	}
+	if (rhost[0] == '*' && rhost[1] == '.') {
+		size_t sl = strlen(rhost + 1), hl = strlen(h);
+		return hl > sl && strcasecmp(h + hl - sl, rhost + 1) == 0;
+	}
+	if (is_ip_literal(rhost) && is_ip_literal(h)) {
+		unsigned char a[16] = {0}, b[16] = {0};
+		int fa = strchr(rhost, ':') ? AF_INET6 : AF_INET, fb = strchr(h, ':') ? AF_INET6 : AF_INET;
+		if (fa != fb || inet_pton(fa, rhost, a) != 1 || inet_pton(fb, h, b) != 1 || memcmp(a, b, 16) != 0)
+			return false;
+		if (literal)
+			*literal = true;
+		return true;
+	}
+	return strcasecmp(rhost, h) == 0;
 }

@@ -59,3 +59,7 @@ void pxrule_describe(const struct net_rule *r, char *out, size_t outsz);
 /* The path of a request target without its query or fragment, printable
  * (other bytes as '?'), cut to outsz. */
 void pxrule_target_path(const char *target, char *out, size_t outsz);
+/* Does host:port match the rule's "host:port" ("*.domain", IPv4/[IPv6]
+ * literals, "host:*"; localhost is the loopback)? literal: the rule names
+ * this address literally. */
+bool proxy_rule_matches(const char *rule, const char *host, uint16_t port, bool *literal);

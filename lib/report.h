@@ -222,5 +222,6 @@ int report_write_target(const char *path, const char *text, const strv *writable
  * then says so, for the operator ("" otherwise). */
 int report_write_target_noted(const char *path, const char *text, const strv *writable, char *note,
 			      size_t notesz, cordon_error *err);
-/* The canonical JSON form of the effective policy (for policy_sha256). */
-char *policy_canonical_json(const cordon_policy *p);
+/* The canonical JSON form of the effective policy (for policy_sha256) is
+ * the policy layer's: pol-canon.h, included here for the callers. */
+#include "pol-canon.h"

@@ -1,0 +1,584 @@
+/* The run report's JSON (report_to_json, report.h): every section of
+ * cordon.report/1 written from the report's state, redacted on the way out;
+ * the limits and grants writers the explain output shares. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cleanup.h"
+#include "compat.h"
+#include "landlock.h"
+#include "error.h"
+#include "json.h"
+#include "report.h"
+
+static void write_fixes(jwriter *w, const char *key, const struct fix_list *l)
+{
+	jw_key(w, key);
+	jw_arr_begin(w);
+	for (size_t i = 0; i < l->n; i++) {
+		jw_obj_begin(w);
+		jw_key(w, "path");
+		jw_str(w, l->f[i].path);
+		jw_key(w, "what");
+		jw_str(w, l->f[i].what);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
+static void write_files(jwriter *w, const struct file_list *l, bool with_change)
+{
+	jw_arr_begin(w);
+	for (size_t i = 0; i < l->n; i++) {
+		const struct file_record *f = &l->r[i];
+		jw_obj_begin(w);
+		jw_key(w, "path");
+		jw_str(w, f->path);
+		if (with_change) {
+			jw_key(w, "change");
+			jw_str(w, change_name(f->change));
+		}
+		if (f->change != CHANGE_DELETED) {
+			jw_key(w, "sha256");
+			if (f->regular && f->sha256[0])
+				jw_str(w, f->sha256);
+			else
+				jw_null(w);
+			jw_key(w, "bytes");
+			jw_uint(w, f->bytes);
+			if (f->regular && f->skip != SKIP_NONE) {
+				jw_key(w, "hash_skipped");
+				jw_str(w, hash_skip_name(f->skip));
+			}
+		}
+		if (!f->regular) {
+			jw_key(w, "type");
+			jw_str(w, "other");
+		}
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
+void report_write_limits(jwriter *w, const struct cordon_limit lim[LIM_COUNT])
+{
+	jw_obj_begin(w);
+	for (int i = 0; i < LIM_COUNT; i++) {
+		if (!lim[i].set)
+			continue;
+		jw_key(w, limit_name(i));
+		jw_obj_begin(w);
+		jw_key(w, "value");
+		if (i == LIM_WALL || i == LIM_CPU)
+			jw_double(w, (double)lim[i].value / 1e9);
+		else
+			jw_uint(w, lim[i].value);
+		jw_key(w, "source");
+		jw_str(w, source_name(lim[i].src));
+		jw_obj_end(w);
+	}
+	jw_obj_end(w);
+}
+
+void report_write_grants(jwriter *w, const struct grant *g, size_t n)
+{
+	jw_arr_begin(w);
+	for (size_t i = 0; i < n; i++) {
+		jw_obj_begin(w);
+		jw_key(w, "kind");
+		jw_str(w, g[i].kind);
+		jw_key(w, "target");
+		jw_str(w, g[i].target);
+		jw_key(w, "allowed");
+		jw_bool(w, g[i].allowed);
+		jw_key(w, "rule");
+		jw_str(w, g[i].rule);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
+static const char *task_name(enum task_verdict t)
+{
+	static const char *n[] = {"not-run", "pass", "fail", "error"};
+	return n[t];
+}
+
+
+static char *redact_filter(void *ctx, const char *s)
+{
+	return ctx ? redact_string(ctx, s) : strdup(s);
+}
+
+char *report_redact(const struct run_report *r, const char *msg)
+{
+	return redact_filter(r->redact, msg);
+}
+
+static void write_status(jwriter *w, const struct run_report *r)
+{
+	jw_key(w, "schema");
+	jw_str(w, "cordon.report/1");
+	jw_key(w, "status");
+	jw_str(w, status_name(r->status));
+	if (r->reason[0]) {
+		jw_key(w, "reason");
+		jw_str(w, r->reason);
+	}
+	jw_key(w, "exit_code");
+	if (r->exit_code >= 0)
+		jw_int(w, r->exit_code);
+	else
+		jw_null(w);
+	jw_key(w, "signal");
+	if (r->signal) {
+		char name[32];
+		const char *abbrev = sigabbrev_np(r->signal);
+		snprintf(name, sizeof(name), "SIG%s", abbrev ? abbrev : "UNKNOWN");
+		jw_str(w, name);
+	} else {
+		jw_null(w);
+	}
+}
+
+static void write_verdicts(jwriter *w, const struct run_report *r)
+{
+	bool any_limit = false;
+	for (int i = 0; i < LIM_COUNT; i++)
+		any_limit |= r->limits_hit[i];
+	jw_key(w, "verdicts");
+	jw_obj_begin(w);
+	jw_key(w, "containment");
+	/* A secret written into a file left the boundary as surely as a denied
+	 * syscall tried to; a privilege bit swept or a root put back was an
+	 * attempt on the host. A sweep that could not look at everything
+	 * cannot say that nothing was left (report "privilege_sweep"), and an
+	 * incomplete secret scan may have missed a secret. */
+	bool scan_cut = r->exposures.scanned && !r->exposures.complete;
+	/* An entry at a protected path in the change set was a write to a
+	 * control file the host runs, held back or not. */
+	jw_str(w, r->ndenials || r->exposures.n || scan_cut || r->privilege_cleared.n || r->root_restored.n ||
+			  r->privilege_sweep.incomplete || r->changes.protected.n
+		      ? "violations"
+		      : "clean");
+	jw_key(w, "resources");
+	jw_str(w, r->status == ST_INFEASIBLE ? "infeasible" : any_limit ? "exceeded" : "within");
+	jw_key(w, "task");
+	jw_str(w, task_name(r->task));
+	jw_obj_end(w);
+	if (r->check_ran) {
+		jw_key(w, "check");
+		jw_obj_begin(w);
+		jw_key(w, "status");
+		jw_str(w, status_name(r->check_status));
+		jw_key(w, "exit_code");
+		if (r->check_exit_code >= 0)
+			jw_int(w, r->check_exit_code);
+		else
+			jw_null(w);
+		jw_key(w, "wall_seconds");
+		jw_double(w, r->check_wall_seconds);
+		if (r->check_workspace) {
+			jw_key(w, "workspace");
+			jw_str(w, r->check_workspace);
+		}
+		if (r->check_workspace_reason[0]) {
+			jw_key(w, "workspace_reason");
+			jw_str(w, r->check_workspace_reason);
+		}
+		if (r->check_reason[0]) {
+			jw_key(w, "reason");
+			jw_str(w, r->check_reason);
+		}
+		jw_obj_end(w);
+	}
+	jw_key(w, "limits_hit");
+	jw_arr_begin(w);
+	for (int i = 0; i < LIM_COUNT; i++)
+		if (r->limits_hit[i])
+			jw_str(w, limit_name(i));
+	jw_arr_end(w);
+	jw_key(w, "limits");
+	report_write_limits(w, r->limits);
+}
+
+static void write_usage(jwriter *w, const struct run_report *r)
+{
+	jw_key(w, "usage");
+	jw_obj_begin(w);
+	jw_key(w, "wall_seconds");
+	jw_double(w, r->wall_seconds);
+	jw_key(w, "setup_seconds");
+	jw_double(w, r->setup_seconds);
+	jw_key(w, "cpu_user_seconds");
+	jw_double(w, (double)r->cpu_user_ns / 1e9);
+	jw_key(w, "cpu_system_seconds");
+	jw_double(w, (double)r->cpu_sys_ns / 1e9);
+	jw_key(w, "peak_memory_bytes");
+	if (r->have_memory)
+		jw_uint(w, r->peak_memory);
+	else
+		jw_null(w);
+	if (r->have_ledger) {
+		jw_key(w, "ledger_peak_bytes");
+		jw_uint(w, r->ledger_peak);
+	}
+	jw_obj_end(w);
+}
+
+static void write_denials(jwriter *w, const struct run_report *r)
+{
+	jw_key(w, "denials");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < r->ndenials; i++) {
+		jw_obj_begin(w);
+		jw_key(w, "kind");
+		jw_str(w, r->denials[i].kind);
+		jw_key(w, "target");
+		jw_str(w, r->denials[i].target);
+		jw_key(w, "count");
+		jw_uint(w, r->denials[i].count);
+		jw_key(w, "phase");
+		jw_str(w, r->denials[i].check ? "check" : "run");
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
+static void write_network(jwriter *w, const struct run_report *r)
+{
+	if (!r->net.enabled)
+		return;
+	jw_key(w, "network");
+	jw_obj_begin(w);
+	jw_key(w, "proxy");
+	jw_str(w, "127.0.0.1:3128");
+	jw_key(w, "connections");
+	jw_uint(w, r->net.conns);
+	jw_key(w, "denied");
+	jw_uint(w, r->net.denied);
+	jw_key(w, "bytes_up");
+	jw_uint(w, r->net.up);
+	jw_key(w, "bytes_down");
+	jw_uint(w, r->net.down);
+	jw_key(w, "max_connections");
+	jw_uint(w, r->net.max_conns);
+	jw_key(w, "over_limit");
+	jw_uint(w, r->net.over_limit);
+	jw_key(w, "endpoints");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < r->net.nep; i++) {
+		jw_obj_begin(w);
+		jw_key(w, "target");
+		jw_str(w, r->net.ep[i].target);
+		jw_key(w, "connections");
+		jw_uint(w, r->net.ep[i].conns);
+		jw_key(w, "bytes_up");
+		jw_uint(w, r->net.ep[i].up);
+		jw_key(w, "bytes_down");
+		jw_uint(w, r->net.ep[i].down);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_key(w, "requests");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < r->net.nreq; i++) {
+		const struct net_request *q = &r->net.req[i];
+		jw_obj_begin(w);
+		jw_key(w, "method");
+		jw_str(w, q->method);
+		jw_key(w, "host");
+		jw_str(w, q->target);
+		jw_key(w, "path");
+		jw_str(w, q->path);
+		jw_key(w, "status");
+		jw_uint(w, (uint64_t)q->status);
+		jw_key(w, "bytes_up");
+		jw_uint(w, q->up);
+		jw_key(w, "bytes_down");
+		jw_uint(w, q->down);
+		jw_key(w, "injected");
+		jw_arr_begin(w);
+		for (size_t k = 0; k < 32 && k < r->secrets.n; k++)
+			if (q->injected >> k & 1)
+				jw_str(w, r->secrets.v[k]);
+		jw_arr_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_key(w, "requests_omitted");
+	jw_uint(w, r->net.req_omitted);
+	jw_key(w, "injected");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < r->net.ninj; i++) {
+		const struct net_injection *q = &r->net.inj[i];
+		jw_obj_begin(w);
+		jw_key(w, "secret");
+		jw_str(w, q->secret < r->secrets.n ? r->secrets.v[q->secret] : "?");
+		jw_key(w, "host");
+		jw_str(w, q->target);
+		jw_key(w, "count");
+		jw_uint(w, q->count);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
+}
+
+/* What a list left out: why it was cut, how many files were not listed,
+ * and what hashing cost against its budget. */
+static void write_list_cut(jwriter *w, const char *key, const struct file_list *l)
+{
+	if (!l->truncated && !l->hash.skipped)
+		return;
+	jw_key(w, key);
+	jw_obj_begin(w);
+	jw_key(w, "reason");
+	if (l->truncated)
+		jw_str(w, cut_name(l->cut));
+	else
+		jw_null(w);
+	jw_key(w, "files_omitted");
+	jw_uint(w, l->omitted);
+	jw_key(w, "files_unhashed");
+	jw_uint(w, l->hash.skipped);
+	jw_key(w, "hashed_bytes");
+	jw_uint(w, l->hash.hashed);
+	jw_key(w, "hash_budget_bytes");
+	jw_uint(w, HASH_BUDGET_BYTES);
+	jw_key(w, "hash_budget_seconds");
+	jw_double(w, (double)HASH_BUDGET_NS / 1e9);
+	jw_obj_end(w);
+}
+
+/* Present only when the report leaves something out (see README). */
+static void write_truncated(jwriter *w, const struct run_report *r)
+{
+	if (!r->inputs.truncated && !r->inputs.hash.skipped && !r->outputs.truncated &&
+	    !r->outputs.hash.skipped && !r->denials_omitted)
+		return;
+	jw_key(w, "truncated");
+	jw_obj_begin(w);
+	write_list_cut(w, "inputs", &r->inputs);
+	write_list_cut(w, "outputs", &r->outputs);
+	if (r->denials_omitted) {
+		jw_key(w, "denials");
+		jw_obj_begin(w);
+		jw_key(w, "targets_kept");
+		jw_uint(w, DENIALS_MAX_TARGETS);
+		jw_key(w, "count_omitted");
+		jw_uint(w, r->denials_omitted);
+		jw_obj_end(w);
+	}
+	jw_obj_end(w);
+}
+
+/* The change set of an overlay or review run: what became of it. */
+static void write_changes(jwriter *w, const struct run_report *r)
+{
+	const struct changes_report *c = &r->changes;
+	jw_key(w, "changes");
+	if (!c->present) {
+		jw_null(w);
+		return;
+	}
+	jw_obj_begin(w);
+	jw_key(w, "state");
+	jw_str(w, c->state);
+	jw_key(w, "dir");
+	if (c->dir[0])
+		jw_str(w, c->dir);
+	else
+		jw_null(w);
+	jw_key(w, "reason");
+	if (c->reason[0])
+		jw_str(w, c->reason);
+	else
+		jw_null(w);
+	jw_key(w, "refused");
+	jw_str_array(w, (const char *const *)c->refused.v, c->refused.n);
+	jw_key(w, "protected");
+	jw_str_array(w, (const char *const *)c->protected.v, c->protected.n);
+	jw_key(w, "conflicts");
+	jw_str_array(w, (const char *const *)c->conflicts.v, c->conflicts.n);
+	jw_obj_end(w);
+}
+
+static void write_evidence(jwriter *w, const struct run_report *r)
+{
+	jw_key(w, "command");
+	jw_str_array(w, (const char *const *)r->command.v, r->command.n);
+	jw_key(w, "policy_sha256");
+	jw_str(w, r->policy_sha256);
+	jw_key(w, "inputs");
+	write_files(w, &r->inputs, false);
+	jw_key(w, "outputs");
+	write_files(w, &r->outputs, true);
+	write_changes(w, r);
+	write_fixes(w, "privilege_cleared", &r->privilege_cleared);
+	write_fixes(w, "root_restored", &r->root_restored);
+	if (r->privilege_sweep.incomplete) {
+		/* Present only when the sweep may have missed a file (SECURITY.md). */
+		jw_key(w, "privilege_sweep");
+		jw_obj_begin(w);
+		jw_key(w, "complete");
+		jw_bool(w, false);
+		jw_key(w, "reason");
+		jw_str(w, r->privilege_sweep.reason);
+		jw_key(w, "entries_checked");
+		jw_uint(w, r->privilege_sweep.entries);
+		jw_obj_end(w);
+	}
+	if (r->outputs.truncated) {
+		jw_key(w, "outputs_truncated");
+		jw_bool(w, true);
+	}
+	write_truncated(w, r);
+	static const char *const sn[] = {"stdout", "stderr"};
+	for (int i = 0; i < 2; i++) {
+		jw_key(w, sn[i]);
+		jw_obj_begin(w);
+		jw_key(w, "bytes");
+		jw_uint(w, r->out[i].bytes);
+		jw_key(w, "sha256");
+		if (r->out[i].hash_skipped) {
+			/* Past the budget: the hash covers a prefix only, and
+			 * says so under another name. */
+			jw_null(w);
+			jw_key(w, "hash_skipped");
+			jw_str(w, "byte-budget");
+			jw_key(w, "hashed_bytes");
+			jw_uint(w, r->out[i].hashed_bytes);
+			jw_key(w, "prefix_sha256");
+		}
+		jw_str(w, r->out[i].sha256);
+		jw_obj_end(w);
+	}
+	jw_key(w, "secrets");
+	jw_str_array(w, (const char *const *)r->secrets.v, r->secrets.n);
+	/* Names only, never values (and the paths pass the redactor too). */
+	jw_key(w, "secret_exposures");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < r->exposures.n; i++) {
+		jw_obj_begin(w);
+		jw_key(w, "name");
+		jw_str(w, r->exposures.e[i].name);
+		jw_key(w, "path");
+		jw_str(w, r->exposures.e[i].path);
+		jw_key(w, "where");
+		jw_str(w, r->exposures.e[i].where);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	if (r->exposures.scanned) {
+		jw_key(w, "secret_scan");
+		jw_obj_begin(w);
+		jw_key(w, "files");
+		jw_uint(w, r->exposures.files);
+		jw_key(w, "bytes");
+		jw_uint(w, r->exposures.bytes);
+		jw_key(w, "complete");
+		jw_bool(w, r->exposures.complete);
+		jw_obj_end(w);
+	}
+}
+
+static void write_ceiling(jwriter *w, const struct run_report *r)
+{
+	jw_key(w, "ceiling_sha256");
+	if (r->ceiling_sha256[0])
+		jw_str(w, r->ceiling_sha256);
+	else
+		jw_null(w);
+	if (r->ceiling_sha256[0]) {
+		jw_key(w, "grants");
+		report_write_grants(w, r->grants, r->ngrants);
+	}
+	if (r->unauthorized.n) {
+		jw_key(w, "unauthorized");
+		jw_str_array(w, (const char *const *)r->unauthorized.v, r->unauthorized.n);
+	}
+}
+
+static void write_enforcement(jwriter *w, const struct run_report *r)
+{
+	const struct { const char *k; bool v; } flags[] = {
+		{"user_ns", r->enf.user_ns}, {"pid_ns", r->enf.pid_ns}, {"net_ns", r->enf.net_ns},
+	};
+	jw_key(w, "enforcement");
+	jw_obj_begin(w);
+	for (size_t i = 0; i < ARRAY_SIZE(flags); i++) {
+		jw_key(w, flags[i].k);
+		jw_bool(w, flags[i].v);
+	}
+	jw_key(w, "landlock_abi");
+	jw_int(w, r->enf.landlock_abi);
+	jw_key(w, "seccomp");
+	jw_bool(w, r->enf.seccomp);
+	jw_key(w, "seccomp_notify");
+	jw_bool(w, r->enf.seccomp_notify);
+	jw_key(w, "file_observer");
+	jw_bool(w, r->enf.file_observer);
+	jw_key(w, "cgroup");
+	jw_str(w, r->enf.cgroup);
+	jw_key(w, "no_new_privs");
+	jw_bool(w, r->enf.no_new_privs);
+	/* Only once the layers were applied (the command started). */
+	jw_key(w, "landlock_missing");
+	if (r->enf.no_new_privs) {
+		jw_arr_begin(w);
+		for (const char *const *m = landlock_missing(r->enf.landlock_abi); *m; m++)
+			jw_str(w, *m);
+		jw_arr_end(w);
+	} else {
+		jw_null(w);
+	}
+	jw_key(w, "idmapped_workspace");
+	jw_bool(w, r->enf.idmapped_workspace);
+	jw_key(w, "workspace_ownership");
+	if (r->enf.workspace_ownership)
+		jw_str(w, r->enf.workspace_ownership);
+	else
+		jw_null(w);
+	jw_key(w, "workspace_ownership_reason");
+	if (r->enf.workspace_ownership_reason[0])
+		jw_str(w, r->enf.workspace_ownership_reason);
+	else
+		jw_null(w);
+	jw_key(w, "workspace_mode");
+	if (r->enf.workspace_mode)
+		jw_str(w, r->enf.workspace_mode);
+	else
+		jw_null(w);
+	jw_key(w, "workspace_mode_reason");
+	if (r->enf.workspace_mode_reason[0])
+		jw_str(w, r->enf.workspace_mode_reason);
+	else
+		jw_null(w);
+	jw_key(w, "sandbox_host_uid");
+	if (r->enf.user_ns)
+		jw_uint(w, r->enf.sandbox_host_uid);
+	else
+		jw_null(w);
+	jw_obj_end(w);
+}
+
+char *report_to_json(const struct run_report *r)
+{
+	jwriter w = {.filter = redact_filter, .filter_ctx = r->redact};
+	jw_obj_begin(&w);
+	write_status(&w, r);
+	write_verdicts(&w, r);
+	write_usage(&w, r);
+	write_denials(&w, r);
+	write_network(&w, r);
+	write_evidence(&w, r);
+	write_ceiling(&w, r);
+	write_enforcement(&w, r);
+	jw_obj_end(&w);
+	if (jw_finish(&w) < 0) {
+		buf_free(&w.out);
+		return NULL;
+	}
+	return w.out.p;
+}

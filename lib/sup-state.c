@@ -1,0 +1,68 @@
+/* The helpers every part of the supervisor's sequence uses (sup-state.h):
+ * the clock and trace, a setup error, killing the run, the run's writable
+ * roots, closing and wiping what it holds. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include "sup-state.h"
+
+uint64_t sup_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+void sup_trace(struct sup *s, const char *phase)
+{
+	if (s->trace)
+		buf_printf(&s->trace_buf, "  %8.3f ms  %s\n", (double)(sup_now_ns() - s->t0) / 1e6, phase);
+}
+
+/* The supervisor keeps no copy of a secret value once init has its own; the
+ * values themselves (secret memory) stay in the cache for the task check and
+ * are wiped when cordon_run returns. */
+void sup_wipe_secret_copies(struct sup *s)
+{
+	for (size_t i = s->env_secret_start; i < s->env.n; i++)
+		explicit_bzero(s->env.v[i], strlen(s->env.v[i]));
+	s->spec.secrets = NULL;
+	s->spec.nsecrets = 0;
+}
+
+void sup_setup_error(struct sup *s, const cordon_error *e)
+{
+	/* The first failure is the reason; later ones are consequences. */
+	if (!s->setup_failed)
+		snprintf(s->rep->reason, sizeof(s->rep->reason), "%s", e->msg);
+	s->rep->status = ST_SETUP_ERROR;
+	s->setup_failed = true;
+}
+
+void sup_kill_run(struct sup *s, enum run_status why)
+{
+	if (s->forced == ST_COUNT && !s->setup_failed)
+		s->forced = why;
+	if (s->pidfd >= 0)
+		syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
+}
+
+void sup_close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+size_t sup_writable_roots(const struct sup *s, const char **roots, size_t max)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < s->plan.nmounts && n < max; i++)
+		if (s->plan.mounts[i].mode == MOUNT_RW)
+			roots[n++] = s->plan.mounts[i].path;
+	return n;
+}
