@@ -234,15 +234,40 @@ static void filter(const struct changeset *cs, struct file_list *l, const struct
 	l->n = k;
 }
 
-static void print_json(const struct changeset *cs, const struct file_list *l, const strv *refused,
-		       const strv *protected, size_t ignored)
+/* The change and apply JSON objects (one line each on stdout): begun with
+ * the change set's "dir", what was held back said alike, printed and
+ * freed at the end. */
+static void json_begin(jwriter *w, const struct changeset *cs)
 {
-	jwriter jw;
-	memset(&jw, 0, sizeof(jw));
-	jwriter *w = &jw;
+	memset(w, 0, sizeof(*w));
 	jw_obj_begin(w);
 	jw_key(w, "dir");
 	jw_str(w, cs->dir);
+}
+
+static void json_held(jwriter *w, const strv *refused, const strv *protected, size_t ignored)
+{
+	jw_key(w, "refused");
+	jw_str_array(w, (const char *const *)refused->v, refused->n);
+	jw_key(w, "protected");
+	jw_str_array(w, (const char *const *)protected->v, protected->n);
+	jw_key(w, "ignored");
+	jw_uint(w, ignored);
+}
+
+static void json_print(jwriter *w)
+{
+	jw_obj_end(w);
+	if (jw_finish(w) == 0)
+		printf("%.*s\n", (int)w->out.len, w->out.p);
+	buf_free(&w->out);
+}
+
+static void print_json(const struct changeset *cs, const struct file_list *l, const strv *refused,
+		       const strv *protected, size_t ignored)
+{
+	jwriter jw, *w = &jw;
+	json_begin(w, cs);
 	jw_key(w, "hosts");
 	jw_str_array(w, (const char *const *)cs->host, cs->nlayers);
 	jw_key(w, "interrupted");
@@ -270,16 +295,8 @@ static void print_json(const struct changeset *cs, const struct file_list *l, co
 	jw_arr_end(w);
 	jw_key(w, "truncated");
 	jw_bool(w, l->truncated);
-	jw_key(w, "refused");
-	jw_str_array(w, (const char *const *)refused->v, refused->n);
-	jw_key(w, "protected");
-	jw_str_array(w, (const char *const *)protected->v, protected->n);
-	jw_key(w, "ignored");
-	jw_uint(w, ignored);
-	jw_obj_end(w);
-	if (jw_finish(w) == 0)
-		printf("%.*s\n", (int)w->out.len, w->out.p);
-	buf_free(&w->out);
+	json_held(w, refused, protected, ignored);
+	json_print(w);
 }
 
 static int cmd_list(struct changeset *cs, const struct selection *sel, bool json, bool diff)
@@ -437,12 +454,8 @@ static int cmd_apply(struct changeset *cs, const struct selection *sel, bool for
 	bool kept = access(cs->dir, F_OK) == 0;
 	size_t nheld = refused.n + protected.n;
 	if (json) {
-		jwriter jw;
-		memset(&jw, 0, sizeof(jw));
-		jwriter *w = &jw;
-		jw_obj_begin(w);
-		jw_key(w, "dir");
-		jw_str(w, cs->dir);
+		jwriter jw, *w = &jw;
+		json_begin(w, cs);
 		jw_key(w, "applied");
 		jw_arr_begin(w);
 		for (size_t i = 0; i < done.n; i++) {
@@ -454,12 +467,7 @@ static int cmd_apply(struct changeset *cs, const struct selection *sel, bool for
 			jw_obj_end(w);
 		}
 		jw_arr_end(w);
-		jw_key(w, "refused");
-		jw_str_array(w, (const char *const *)refused.v, refused.n);
-		jw_key(w, "protected");
-		jw_str_array(w, (const char *const *)protected.v, protected.n);
-		jw_key(w, "ignored");
-		jw_uint(w, ignored);
+		json_held(w, &refused, &protected, ignored);
 		jw_key(w, "left");
 		jw_uint(w, left);
 		jw_key(w, "kept");
@@ -469,10 +477,7 @@ static int cmd_apply(struct changeset *cs, const struct selection *sel, bool for
 			jw_str(w, err.msg);
 		else
 			jw_null(w);
-		jw_obj_end(w);
-		if (jw_finish(w) == 0)
-			printf("%.*s\n", (int)w->out.len, w->out.p);
-		buf_free(&w->out);
+		json_print(w);
 	} else if (!quiet) {
 		for (size_t i = 0; i < done.n; i++)
 			printf("%s %s\n", change_name(done.c[i]), safe(done.path[i], name, sizeof(name)));

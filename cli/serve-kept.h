@@ -9,7 +9,7 @@
 #include "json.h"
 #include "strv.h"
 
-/* serve.c's removal of a tree a run made, under parent (no link
+/* serve-run.c's removal of a tree a run made, under parent (no link
  * followed, no mount crossed). */
 void serve_rm_tree(int parent, const char *name);
 

@@ -192,9 +192,6 @@ int changeset_layer_fd(const struct changeset *cs, size_t i, const char *which, 
  * apply takes (CHANGESET_MAX_APPLY_STEPS). */
 int changeset_list(const struct changeset *cs, const char *base, struct file_list *out,
 		   const struct changeset_held *held, size_t *steps, cordon_error *err);
-/* The host paths changed since the run started that the change set would
- * replace or delete (one line each): an apply without force refuses them. */
-int changeset_conflicts(const struct changeset *cs, strv *out, cordon_error *err);
 /* Apply it to the host: per entry atomic (renamed into place), journalled
  * (each record on disk before its step), then removed. Without force or
  * hold_conflicts, a host entry changed since the run started refuses the
@@ -209,7 +206,7 @@ int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, 
 /* Remove it; an interrupted apply is first rolled back from the journal. */
 int changeset_discard(struct changeset *cs, cordon_error *err);
 /* Was an apply of it interrupted (a journal is there)? */
-/* One journal record (changeset.c: the format). */
+/* One journal record (cs-rollback.c: the format). */
 struct changeset_jrec {
 	char kind; /* 'C', 'M' or 'B' */
 	size_t layer;

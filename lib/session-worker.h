@@ -1,0 +1,173 @@
+/* What the pieces of the session worker share (internal; session.h is the
+ * session's public side): lib/session.c (the worker: its helpers, the
+ * server's requests, run.c's hooks, its set-up), session-stream.c (an
+ * exec's output and pty streams), session-exec.c (an exec started, and its
+ * result), session-files.c (the files API), session-report.c (GET and the
+ * session report). */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "cordon-pty.h"
+#include "hash.h"
+#include "json.h"
+#include "redact.h"
+#include "report.h"
+#include "run.h"
+#include "session.h"
+#include "strv.h"
+
+#define EXEC_QUEUE_MAX (8u << 20)
+#define FILE_MAX (64u << 20)
+#define LIST_MAX 100000
+
+enum { K_CTL = 1, K_OUT, K_TIMER, K_IDLE, K_REPLY, K_CLIENT, K_PTYIN };
+
+static inline uint64_t tag(int kind, uint32_t idx)
+{
+	return RUN_HOOK_TAG | ((uint64_t)kind << 32) | idx;
+}
+
+struct sx_exec {
+	char id[24];
+	strv argv;
+	bool running, done;
+	int slot;
+	int out[2];          /* read ends, -1 at EOF */
+	struct redact_stream rs[2];
+	sha256_ctx *h[2];
+	uint64_t raw, bytes[2];
+	/* The hash budget (CORDON_OUTPUT_HASH, as cordon run's): bytes of each
+	 * stream still to hash, and hashed; past it, sha[] is the prefix's. */
+	uint64_t hash_left[2], hashed[2];
+	bool hash_over[2];
+	char sha[2][65];
+	uint64_t dropped;
+	bool paused;         /* out[] off the epoll set: the client's queue is full */
+	bool draining;       /* finalize reads what is left: no pause */
+	int reply;           /* to the client's stream; -1 once it is gone */
+	buf queue;           /* packets not yet sent (emit) */
+	size_t qoff;
+	bool reply_wait;     /* EPOLLOUT registered */
+	int timer;
+	uint64_t *den0;      /* unattributed denial counts at the start */
+	int pid;             /* in the run's PID namespace: its process group */
+	size_t nden0;
+	int wstatus;
+	bool exited;
+	struct sx_usage usage;
+	bool cg_cpu;        /* cg_cpu_ns read from the exec's cgroup (session-cg.h) */
+	uint64_t cg_cpu_ns;
+	/* CLOCK_MONOTONIC: when the server had the whole request (its
+	 * "t_req_ns"; 0 if it gave none) and when the exec's process called
+	 * execve (the agent's MSG_SX_STARTED). */
+	uint64_t t_req, t_exec;
+	const char *status;  /* once done */
+	const char *forced;  /* killed, timeout, output-limit: why we ended it */
+	char error[512];
+	char *result;        /* the result event's JSON, once done */
+	/* A pty exec: the master (init's, passed at start), and the client's
+	 * upgraded connection relayed to it both ways. */
+	bool pty;
+	int ptm;
+	int client;
+	buf cq;              /* output not yet written to the client */
+	size_t cqoff;
+	buf pin;             /* input that came before the master did */
+	struct pty_input in; /* input for the master (lib/pty.c), once it came */
+	bool in_ready;       /* in is set up */
+	bool ptm_wait;       /* the master is registered for EPOLLOUT */
+	bool client_eof;     /* the client shut its side: the pty's end of input */
+	bool client_reg;     /* client is in the epoll set */
+	bool client_gone;    /* it came and went: its output is dropped (counted) */
+	uint64_t input_dropped;
+	/* A background exec: no client waits on it; its packets stay queued
+	 * (flow control as for a slow reader) for a reader that comes for
+	 * them ("output"), each taking what it reads. fetching: that reader
+	 * takes fetch_left bytes of the queue (what was there) and goes. */
+	bool background, fetching;
+	size_t fetch_left;
+};
+
+struct sx_file {
+	bool used;
+	int op;
+	int reply;
+	int body;            /* PUT: the bytes, in a memfd */
+	char path[1024];
+};
+
+struct sx {
+	char id[40];
+	cordon_policy *pol;
+	struct run_report *rep;
+	int ctl, sock, epfd, idle;
+	uint64_t idle_ns;
+	bool ready, ended, ending;
+	const char *end_reason;
+	int create_reply;    /* the POST /v1/sessions waiting for ready */
+	int end_reply;       /* the DELETE waiting for the report */
+	struct sx_exec *ex;
+	size_t nex;
+	int slot_ex[SX_SLOTS]; /* slot -> index in ex, -1 free */
+	struct sx_file files[16];
+	buf evidence;        /* the files API's entries, JSON objects joined by "," */
+	size_t nevidence;
+	/* A warm session (cordon serve --warm): built before any client asked
+	 * for it, handed out by a "claim" request; until then its idle timer
+	 * is off and it takes no other request. */
+	bool warm, claimed;
+	/* Claimed for a one-shot run (POST /v1/runs): its report's outcome is
+	 * its one exec's, as cordon run's is its command's. */
+	bool oneshot;
+	int wall_timer;
+	uint64_t t_ready, pool_ns;
+	uint64_t out_hash;   /* each exec's hash budget per stream */
+	char report_path[4096];
+	bool published;      /* the report written and the DELETE answered */
+	/* The session's workspace (as the run sees it: the same path) and
+	 * its working directory (the policy's cwd, else the workspace):
+	 * a relative files-API path or exec cwd is the cwd's. */
+	char ws[4096], cwd[4096];
+};
+
+/* A relative path (files API, an exec's cwd) is the session's cwd's:
+ * "." is the cwd itself. False if it does not fit. */
+
+/* session.c */
+bool sx_abs(const struct sx *s, const char *p, char *out, size_t sz);
+void sx_paths_json(const struct sx *s, jwriter *w);
+void sx_reply_json(int sock, const char *json);
+void sx_close_fd(int *fd);
+void sx_new_id(char *out, size_t sz, const char *prefix);
+void sx_arm_idle(struct sx *s);
+void sx_reply_error(int sock, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* session-stream.c */
+void sx_reply_detach(struct sx *s, struct sx_exec *x);
+void sx_reply_hangup(struct sx *s, struct sx_exec *x);
+void sx_queue_flush(struct sx *s, struct sx_exec *x);
+void sx_emit(struct sx *s, struct sx_exec *x, const char *json, size_t len, bool droppable,
+		 uint64_t data_bytes);
+void sx_client_drop(struct sx *s, struct sx_exec *x);
+void sx_client_flush(struct sx *s, struct sx_exec *x);
+void sx_client_watch(struct sx *s, struct sx_exec *x);
+void sx_pty_flush(struct sx *s, struct sx_exec *x);
+void sx_pty_input(struct sx *s, struct sx_exec *x, const uint8_t *p, size_t n);
+void sx_client_in(struct sx *s, struct sx_exec *x);
+void sx_out_bytes(struct sx *s, struct sx_exec *x, int i, const uint8_t *p, size_t n, bool eof);
+void sx_signal_exec(struct sx *s, struct sx_exec *x, int sig, const char *why);
+void sx_read_out(struct sx *s, struct sx_exec *x, int i);
+/* session-exec.c */
+char *sx_redact_cb(void *ctx, const char *str);
+void sx_finalize(struct sx *s, struct sx_exec *x);
+struct sx_exec *sx_find_exec(struct sx *s, const char *id);
+int sx_parse_signal(const char *name);
+void sx_do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd);
+void sx_do_output(struct sx *s, const jnode *req, int reply);
+/* session-files.c */
+void sx_do_file(struct sx *s, const jnode *req, int reply, int body);
+void sx_file_result(struct sx *s, int k, int err, int fd);
+/* session-report.c */
+void sx_do_get(struct sx *s, int reply);
+void sx_publish(struct sx *s);
+void sx_h_report(void *ctx);
