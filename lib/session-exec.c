@@ -58,11 +58,6 @@ static void usage_json(jwriter *w, const struct sx_exec *x)
 	jw_obj_end(w);
 }
 
-char *sx_redact_cb(void *ctx, const char *str)
-{
-	return redact_string(ctx, str);
-}
-
 /* The most of an exec result's argv, and of its denials, listed (JSON
  * bytes each): with the rest (error at most 512) well within one packet. */
 #define RESULT_LIST_MAX (24u * 1024u)

@@ -49,23 +49,6 @@
 
 extern char **environ;
 
-bool sx_abs(const struct sx *s, const char *p, char *out, size_t sz)
-{
-	if (p[0] == '/')
-		return snprintf(out, sz, "%s", p) < (int)sz;
-	bool dot = strcmp(p, ".") == 0;
-	return snprintf(out, sz, "%s%s%s", s->cwd, dot ? "" : "/", dot ? "" : p) < (int)sz;
-}
-
-/* "workspace" and "cwd", for the session's creation, claim and GET. */
-void sx_paths_json(const struct sx *s, jwriter *w)
-{
-	jw_key(w, "workspace");
-	jw_str(w, s->ws);
-	jw_key(w, "cwd");
-	jw_str(w, s->cwd);
-}
-
 /* The answer to a session's creation (or claim), on one line as before:
  * {"id":"s-...",["warm":true,]"workspace":"...","cwd":"..."}. */
 static void reply_created(const struct sx *s, int sock, bool warm)
@@ -104,58 +87,6 @@ static void reply_created(const struct sx *s, int sock, bool warm)
 	buf_free(&w.out);
 }
 
-void sx_reply_json(int sock, const char *json)
-{
-	if (sock >= 0)
-		ipc_send(sock, json, strlen(json), NULL, 0, MSG_DONTWAIT);
-}
-
-void sx_reply_error(int sock, int code, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	jwriter w = {0};
-	jw_obj_begin(&w);
-	jw_key(&w, "code");
-	jw_int(&w, code);
-	jw_key(&w, "error");
-	jw_str(&w, msg);
-	jw_obj_end(&w);
-	if (jw_finish(&w) == 0)
-		sx_reply_json(sock, w.out.p);
-	buf_free(&w.out);
-}
-
-void sx_close_fd(int *fd)
-{
-	if (*fd >= 0) {
-		close(*fd);
-		*fd = -1;
-	}
-}
-
-void sx_new_id(char *out, size_t sz, const char *prefix)
-{
-	uint8_t r[8] = {0};
-	if (getrandom(r, sizeof(r), 0) != sizeof(r)) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		memcpy(r, &ts.tv_nsec, sizeof(long) < 8 ? sizeof(long) : 8);
-	}
-	snprintf(out, sz, "%s%02x%02x%02x%02x%02x%02x%02x%02x", prefix, r[0], r[1], r[2], r[3], r[4], r[5],
-		 r[6], r[7]);
-}
-
-void sx_arm_idle(struct sx *s)
-{
-	if (s->idle < 0 || !s->idle_ns)
-		return;
-	struct itimerspec its = {{0, 0}, {(time_t)(s->idle_ns / 1000000000ULL), (long)(s->idle_ns % 1000000000ULL)}};
-	timerfd_settime(s->idle, 0, &its, NULL);
-}
 
 static void end_session(struct sx *s, const char *why)
 {
