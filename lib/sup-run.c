@@ -577,6 +577,9 @@ static void dispatch(struct sup *s, int fd)
 			sources[k].fn(s, sources[k].arg);
 }
 
+/* epoll data of the caller's cancel_fd (cordon_run_options) */
+#define CANCEL_TAG (1ULL << 61)
+
 static int event_loop(struct sup *s)
 {
 	struct epoll_event evs[16];
@@ -595,6 +598,10 @@ static int event_loop(struct sup *s)
 			}
 			if ((evs[i].data.u64 & RUN_HOOK_TAG) && s->opts->hooks) {
 				s->opts->hooks->on_event(s->opts->hooks->ctx, evs[i].data.u64, evs[i].events);
+				continue;
+			}
+			if (evs[i].data.u64 == CANCEL_TAG) { /* stopped as by SIGINT, no signal */
+				kill_run(s, ST_INTERRUPTED);
 				continue;
 			}
 			dispatch(s, (int)(uint32_t)evs[i].data.u64);
@@ -1350,6 +1357,7 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	s->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	s->cpu_timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	cordon_error e = {0};
+	struct epoll_event cancel_ev = {.events = EPOLLIN | EPOLLONESHOT, .data.u64 = CANCEL_TAG};
 	struct proxy_tls ptls = {s->ca, s->tls, s->pol->upstream_ca, s->psec, s->npsec};
 	if (s->spec.proxy && s->epfd >= 0 &&
 	    proxy_new(&s->proxy, &s->pol->net_allow, &s->pol->net_rules, &ptls, s->rep, s->epfd, &e) < 0) {
@@ -1360,7 +1368,8 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	    ep_add(s->epfd, s->sock, EPOLLIN) < 0 || ep_add(s->epfd, s->pidfd, EPOLLIN) < 0 ||
 	    ep_add(s->epfd, s->out[0].in_fd, EPOLLIN) < 0 || ep_add(s->epfd, s->out[1].in_fd, EPOLLIN) < 0 ||
 	    ep_add(s->epfd, s->timer, EPOLLIN) < 0 || ep_add(s->epfd, s->cpu_timer, EPOLLIN) < 0 ||
-	    ep_add(s->epfd, s->sigfd, EPOLLIN) < 0) {
+	    ep_add(s->epfd, s->sigfd, EPOLLIN) < 0 ||
+	    (ro->cancel_fd > 0 && epoll_ctl(s->epfd, EPOLL_CTL_ADD, ro->cancel_fd, &cancel_ev) < 0)) {
 		cordon_err_errno(&e, "supervisor event loop");
 		setup_error(s, &e);
 		kill_run(s, ST_SETUP_ERROR);
