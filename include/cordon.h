@@ -178,7 +178,7 @@ struct cordon_run_options {
 #define CORDON_RUN_OPTIONS_SIZE_VER0 offsetof(struct cordon_run_options, cancel_fd)
 
 /* Defaults: everything NULL/false/0, stdout_fd 1, stderr_fd 2; size this
- * header's. For an initializer: struct cordon_run_options o = CORDON_RUN_OPTIONS_INIT; */
+ * header's. A C initializer: struct cordon_run_options o = CORDON_RUN_OPTIONS_INIT; */
 #define CORDON_RUN_OPTIONS_INIT {.size = sizeof(struct cordon_run_options), .stdout_fd = 1, .stderr_fd = 2}
 
 /* The same defaults into *o (padding zeroed too: the size rule above
@@ -186,11 +186,10 @@ struct cordon_run_options {
  * the caller's sizeof, not the library's. */
 static inline void cordon_run_options_init(struct cordon_run_options *o)
 {
-	const struct cordon_run_options d = CORDON_RUN_OPTIONS_INIT;
 	__builtin_memset(o, 0, sizeof(*o));
-	o->size = d.size;
-	o->stdout_fd = d.stdout_fd;
-	o->stderr_fd = d.stderr_fd;
+	o->size = sizeof(*o);
+	o->stdout_fd = 1;
+	o->stderr_fd = 2;
 }
 
 /**
