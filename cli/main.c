@@ -261,7 +261,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (strcmp(cmd, "--version") == 0) {
-		puts("cordon 0.1.0");
+		printf("cordon %s\n", cordon_version());
 		return 0;
 	}
 	fprintf(stderr, "cordon: unknown command \"%s\"\n%s", cmd, cli_usage(NULL));

@@ -7,13 +7,14 @@
  * command's own output, relayed to the fds of cordon_run_options, and the
  * timing trace on request) and never exits.
  *
+ * What is stable and how it may grow: docs/library.md.
+ *
  * A minimal embedder (examples/embed/embed.c):
  *
  *	cordon_policy *p;
  *	cordon_report *r;
  *	cordon_error err;
- *	struct cordon_run_options o;
- *	cordon_run_options_init(&o);
+ *	struct cordon_run_options o = CORDON_RUN_OPTIONS_INIT;
  *	if (cordon_policy_load("policy.json", &p, &err) < 0 ||
  *	    cordon_run(p, argv, &o, &r, &err) < 0)
  *		... err.msg says why ...
@@ -50,7 +51,8 @@
  *   - The working directory, umask, environment and other rlimits of the
  *     calling process are not changed. cordon_run is not thread-safe against
  *     another cordon_run in the same process (the signal steps above are
- *     process-wide): serialise runs, or run them in child processes.
+ *     process-wide): serialise runs, or run them in child processes. To stop
+ *     a run from another thread, use cordon_run_options.cancel_fd.
  */
 #pragma once
 #include <stdbool.h>
@@ -62,6 +64,18 @@ extern "C" {
 #endif
 
 #define CORDON_PUBLIC __attribute__((visibility("default")))
+
+/* The version of this header (meson.build's project version; the build
+ * checks they agree). cordon_version() is the library's, which may be newer
+ * than the header an embedder was built with (docs/library.md). */
+#define CORDON_VERSION_MAJOR 0
+#define CORDON_VERSION_MINOR 1
+#define CORDON_VERSION_PATCH 0
+#define CORDON_VERSION "0.1.0"
+
+/* The library's version, "MAJOR.MINOR.PATCH": what `cordon --version` prints
+ * after "cordon ". A static string. */
+CORDON_PUBLIC const char *cordon_version(void);
 
 typedef struct cordon_error {
 	int code;       /* errno value, or 0 for a validation error */
@@ -97,9 +111,20 @@ CORDON_PUBLIC int cordon_policy_parse(const char *json, size_t len, const char *
 CORDON_PUBLIC void cordon_policy_free(cordon_policy *p);
 
 /* What the library would otherwise read from the environment, given by the
- * caller. Fill with cordon_run_options_init (or cordon_run_options_from_env, what
- * the CLI does), then set fields. Strings are borrowed for the call. */
+ * caller. Fill with CORDON_RUN_OPTIONS_INIT or cordon_run_options_init (or
+ * cordon_run_options_from_env, what the CLI does), then set fields. Strings
+ * are borrowed for the call.
+ *
+ * The struct grows at its end only, and carries its size: the library reads
+ * the first `size` bytes and gives every field past them its zero value
+ * (every field added after the first version has zero as its default). A
+ * size below CORDON_RUN_OPTIONS_SIZE_VER0 is refused (EINVAL); a size above
+ * the library's own (a header newer than the library) is accepted if the
+ * bytes the library does not know are all zero, refused otherwise. */
 struct cordon_run_options {
+	/* sizeof(struct cordon_run_options) as the caller compiled it: set by
+	 * CORDON_RUN_OPTIONS_INIT and cordon_run_options_init. */
+	size_t size;
 	/* The operator's ceiling file (the CLI's $CORDON_CEILING). NULL: the
 	 * system ceiling /etc/cordon/ceiling.json if it exists. A policy's
 	 * own ceiling (the CLI's --ceiling) comes first. */
@@ -136,29 +161,70 @@ struct cordon_run_options {
 	 * many bytes, past it the hash is reported skipped. NULL: 256 MiB. A
 	 * malformed value is a setup-error. */
 	const char *output_hash;
+	/* ---- the first version (CORDON_RUN_OPTIONS_SIZE_VER0) ends here ---- */
+
+	/* A descriptor the run's supervisor watches: once it is
+	 * readable (a byte written to a pipe, an eventfd signalled, the other
+	 * end of a socket closed), the run is stopped as for SIGINT: status
+	 * "interrupted", the report complete. A pipe, eventfd or socket (not a
+	 * regular file), other than stdout_fd and stderr_fd; nothing is read
+	 * from it, and it is watched by the task check's run too. 0 (the
+	 * default) or negative: none. */
+	int cancel_fd;
 };
 
-/* Defaults: everything NULL/false, stdout_fd 1, stderr_fd 2. */
-CORDON_PUBLIC void cordon_run_options_init(struct cordon_run_options *o) __attribute__((nonnull));
+/* The size of the first version of struct cordon_run_options (every field
+ * up to output_hash): the smallest size cordon_run accepts. */
+#define CORDON_RUN_OPTIONS_SIZE_VER0 offsetof(struct cordon_run_options, cancel_fd)
+
+/* Defaults: everything NULL/false/0, stdout_fd 1, stderr_fd 2; size this
+ * header's. A C initializer: struct cordon_run_options o = CORDON_RUN_OPTIONS_INIT; */
+#define CORDON_RUN_OPTIONS_INIT {.size = sizeof(struct cordon_run_options), .stdout_fd = 1, .stderr_fd = 2}
+
+/* The same defaults into *o (padding zeroed too: the size rule above
+ * compares the bytes a library does not know with zero). Inline: it writes
+ * the caller's sizeof, not the library's. */
+static inline void cordon_run_options_init(struct cordon_run_options *o)
+{
+	__builtin_memset(o, 0, sizeof(*o));
+	o->size = sizeof(*o);
+	o->stdout_fd = 1;
+	o->stderr_fd = 2;
+}
 
 /**
- * cordon_run_options_from_env() - the defaults, then the variables the CLI
- * documents (CORDON_CEILING, HOME, LANG, TERM, CORDON_CGROUP,
- * CORDON_TRACE_TIMING, CORDON_OUTPUT_HASH) from @envp, which also becomes o->envp. The
- * strings point into @envp.
+ * cordon_run_options_env() - the variables the CLI documents
+ * (CORDON_CEILING, HOME, LANG, TERM, CORDON_CGROUP, CORDON_TRACE_TIMING,
+ * CORDON_OUTPUT_HASH) from @envp into @o, which @envp also becomes o->envp.
+ * The strings point into @envp. @o must have been initialised (its size
+ * read): fields past o->size are not written.
+ * Returns 0, or -1 (EINVAL in err) if o->size is below
+ * CORDON_RUN_OPTIONS_SIZE_VER0, with @o unchanged.
  */
-CORDON_PUBLIC void cordon_run_options_from_env(struct cordon_run_options *o, char *const envp[])
-	__attribute__((nonnull(1)));
+CORDON_PUBLIC int cordon_run_options_env(struct cordon_run_options *o, char *const envp[], cordon_error *err)
+	__attribute__((nonnull(1, 3)));
+
+/* cordon_run_options_init, then cordon_run_options_env: what `cordon run`
+ * does with its environment. */
+static inline void cordon_run_options_from_env(struct cordon_run_options *o, char *const envp[])
+{
+	cordon_error ignored;
+	cordon_run_options_init(o);
+	(void)cordon_run_options_env(o, envp, &ignored);
+}
 
 /**
  * cordon_run() - run argv inside the boundary @p describes.
  * @p: the policy. The pre-flight completes it: limits the operator's ceiling
  *     supplies are applied to it (running it again gives the same run).
  * @argv: the command, NULL-terminated, argv[0] a path or a name on PATH.
- * @opts: NULL for the defaults of cordon_run_options_init.
+ * @opts: NULL for the defaults of cordon_run_options_init; else its size
+ *        decides which fields are read (struct cordon_run_options).
  * @out: on return 0, the report (free with cordon_report_free). Every
  *       outcome is a status in it, setup errors included.
- * Returns 0, or -1 only if not even a report could be made (out of memory).
+ * Returns 0, or -1 if not even a report could be made (out of memory) or
+ * @opts is not usable (EINVAL: its size; EBADF or EINVAL: its cancel_fd),
+ * with err saying which.
  */
 CORDON_PUBLIC int cordon_run(cordon_policy *p, char *const argv[], const struct cordon_run_options *opts,
 			     cordon_report **out, cordon_error *err) __attribute__((nonnull(1, 2, 4)));

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "api.h"
+#include "api-options.h"
 #include "error.h"
 #include "pol-opts.h"
 #include "policy.h"
@@ -15,25 +16,6 @@
 struct cordon_report {
 	struct run_report rep;
 };
-
-void cordon_run_options_init(struct cordon_run_options *o)
-{
-	policy_opts_init(o);
-}
-
-void cordon_run_options_from_env(struct cordon_run_options *o, char *const envp[])
-{
-	cordon_run_options_init(o);
-	o->envp = envp;
-	o->ceiling = opts_getenv(envp, "CORDON_CEILING");
-	o->home = opts_getenv(envp, "HOME");
-	o->lang = opts_getenv(envp, "LANG");
-	o->term = opts_getenv(envp, "TERM");
-	o->cgroup = opts_getenv(envp, "CORDON_CGROUP");
-	o->output_hash = opts_getenv(envp, "CORDON_OUTPUT_HASH");
-	const char *tt = opts_getenv(envp, "CORDON_TRACE_TIMING");
-	o->trace_timing = tt && *tt == '1';
-}
 
 int cordon_policy_load(const char *path, cordon_policy **out, cordon_error *err)
 {
@@ -91,11 +73,14 @@ int cordon_run(cordon_policy *p, char *const argv[], const struct cordon_run_opt
 	       cordon_report **out, cordon_error *err)
 {
 	*out = NULL;
+	struct cordon_run_options o; /* opts read by its size (api-options.c) */
+	if (api_run_options(opts, &o, err) < 0)
+		return -1;
 	cordon_report *r = api_report_new();
 	if (!r)
 		return cordon_err(err, 12, "out of memory");
 	const struct cordon_run_options *was = p->opts;
-	p->opts = opts;
+	p->opts = &o;
 	int rc = run_command(p, argv, &r->rep, err);
 	p->opts = was;
 	if (rc < 0) {

@@ -6,7 +6,7 @@
 #include "pol-opts.h"
 #include "policy.h"
 
-static const struct cordon_run_options defaults = {.stdout_fd = STDOUT_FILENO, .stderr_fd = STDERR_FILENO};
+static const struct cordon_run_options defaults = {.size = sizeof(struct cordon_run_options), .stdout_fd = STDOUT_FILENO, .stderr_fd = STDERR_FILENO};
 
 void policy_opts_init(struct cordon_run_options *o)
 {

@@ -362,6 +362,10 @@ int sup_event_loop(struct sup *s)
 				s->opts->hooks->on_event(s->opts->hooks->ctx, evs[i].data.u64, evs[i].events);
 				continue;
 			}
+			if (evs[i].data.u64 == CANCEL_TAG) { /* stopped as by SIGINT, no signal */
+				sup_kill_run(s, ST_INTERRUPTED);
+				continue;
+			}
 			dispatch(s, (int)(uint32_t)evs[i].data.u64);
 		}
 		if (s->coalesce) {

@@ -79,9 +79,11 @@ static void decide(const struct run_facts *f, struct run_outcome *o)
 		/* The command was running and cordon killed it. */
 		if (!exited && !died && f->exec_ok)
 			o->signal = SIGKILL;
-		if (f->forced == ST_INTERRUPTED)
+		if (f->forced == ST_INTERRUPTED && f->forced_signal)
 			snprintf(o->reason, sizeof(o->reason), "cordon received %s; the run was stopped",
 				 strsignal(f->forced_signal));
+		else if (f->forced == ST_INTERRUPTED) /* cordon_run_options.cancel_fd */
+			snprintf(o->reason, sizeof(o->reason), "the caller cancelled the run (cancel_fd); it was stopped");
 		return;
 	}
 	if (f->oom_kills) {

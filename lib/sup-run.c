@@ -482,6 +482,7 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	s->timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	s->cpu_timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	cordon_error e = {0};
+	struct epoll_event cancel_ev = {.events = EPOLLIN | EPOLLONESHOT, .data.u64 = CANCEL_TAG};
 	struct proxy_tls ptls = {s->ca, s->tls, s->pol->upstream_ca, s->psec, s->npsec};
 	if (s->spec.proxy && s->epfd >= 0 &&
 	    proxy_new(&s->proxy, &s->pol->net_allow, &s->pol->net_rules, &ptls, s->rep, s->epfd, &e) < 0) {
@@ -492,7 +493,8 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	    sup_ep_add(s->epfd, s->sock, EPOLLIN) < 0 || sup_ep_add(s->epfd, s->pidfd, EPOLLIN) < 0 ||
 	    sup_ep_add(s->epfd, s->out[0].in_fd, EPOLLIN) < 0 || sup_ep_add(s->epfd, s->out[1].in_fd, EPOLLIN) < 0 ||
 	    sup_ep_add(s->epfd, s->timer, EPOLLIN) < 0 || sup_ep_add(s->epfd, s->cpu_timer, EPOLLIN) < 0 ||
-	    sup_ep_add(s->epfd, s->sigfd, EPOLLIN) < 0) {
+	    sup_ep_add(s->epfd, s->sigfd, EPOLLIN) < 0 ||
+	    (ro->cancel_fd > 0 && epoll_ctl(s->epfd, EPOLL_CTL_ADD, ro->cancel_fd, &cancel_ev) < 0)) {
 		cordon_err_errno(&e, "supervisor event loop");
 		sup_setup_error(s, &e);
 		sup_kill_run(s, ST_SETUP_ERROR);

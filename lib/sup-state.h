@@ -36,6 +36,9 @@
 #include "sup-after.h"
 #include "child-init.h"
 
+/* epoll data of the caller's cancel_fd (cordon_run_options) */
+#define CANCEL_TAG (1ULL << 61)
+
 #include "seccomp-policy.h"
 #include "snapshot.h"
 

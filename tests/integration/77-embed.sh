@@ -86,7 +86,66 @@ test_embed_builds_with_pkg_config() {
 	t_assert
 }
 
+# Issue 30: struct cordon_run_options carries its size. An embedder built
+# against the first version of the struct (before cancel_fd; embed
+# --options-ver0, with bytes that are not zero right after it) still runs, and
+# the library reads none of what follows; a size below the first version's is
+# refused with one clear line; a bigger one (a newer header) is taken while
+# the bytes this library does not know are zero.
+test_embed_old_options_struct_runs() {
+	embed_run --options-ver0 "$T_TMP/policy.json" /bin/sh -c 'echo old; exit 4'
+	expect_eq "$OUT" $'old\nstatus exit-nonzero, exit code 4, signal 0\nprocess state unchanged' "a first-version struct: $ERR"
+	expect_eq "$RC" 4 "its exit status"
+	# its fields are read: the environment it hands over, CORDON_CGROUP in it
+	OUT=$(CORDON_CGROUP=bogus "$EMBED" --env --options-ver0 "$T_TMP/policy.json" /bin/true 2>&1)
+	expect_match "$OUT" "CORDON_CGROUP=bogus: expected v1, v2 or none" "a first-version struct's envp"
+	local n
+	for n in 0 8; do
+		embed_run --options-size $n "$T_TMP/policy.json" /bin/true
+		expect_eq "$RC" 125 "size $n refused"
+		expect_match "$ERR" "^embed: cordon_run_options.size $n: below the first version's [0-9]+ \(set it with cordon_run_options_init or CORDON_RUN_OPTIONS_INIT\)" "size $n: one clear line"
+		expect_eq "$OUT" "" "size $n: nothing run"
+	done
+	embed_run --options-size 1024 "$T_TMP/policy.json" /bin/echo newer
+	expect_eq "$OUT" $'newer\nstatus ok, exit code 0, signal 0\nprocess state unchanged' "a newer header, nothing new set: $ERR"
+	embed_run --options-size 1024 --poison "$T_TMP/policy.json" /bin/echo newer
+	expect_eq "$RC" 125 "a newer header with fields set refused"
+	expect_match "$ERR" "^embed: cordon_run_options.size 1024: sets fields past this libcordon's [0-9]+ \(version [0-9.]+; the embedder was built against a newer cordon.h\)" "newer fields: one clear line"
+	t_assert
+}
+
+test_cordon_version_matches_the_cli() {
+	local cli lib proj
+	cli=$("$CORDON" --version)
+	lib=$("$EMBED" --version)
+	proj=$(sed -n "s/^  version : '\(.*\)',$/\1/p" "$TOP/meson.build")
+	expect_match "$proj" '^[0-9]+\.[0-9]+\.[0-9]+$' "meson.build's project version"
+	expect_eq "$cli" "cordon $proj" "cordon --version"
+	expect_eq "$lib" "cordon_version $proj, header $proj" "cordon_version() and CORDON_VERSION"
+	t_assert
+}
+
+# cordon_run_options.cancel_fd: embed's helper process relays the run's
+# output and makes the cancel pipe readable once the first line came (the
+# run has started); the run ends then, as if cordon had received SIGINT,
+# with its report. The wall_time limit is a backstop only (without the
+# cancel the run would end as a timeout, and the test fail).
+test_embed_cancel_fd_interrupts_the_run() {
+	printf '{"filesystem": {"read": ["%s"]}, "limits": {"wall_time": "600s"}}\n' "$BUILD" >"$T_TMP/policy.json"
+	OUT=$("$EMBED" --json --cancel-on-output "$T_TMP/policy.json" /bin/sh -c 'echo started; exec sleep 1000' 2>"$T_TMP/err")
+	RC=$?
+	expect_eq "$(printf '%s\n' "$OUT" | sed -n 1,3p)" $'started\nstatus interrupted, exit code -1, signal 9: the caller cancelled the run (cancel_fd); it was stopped\nprocess state unchanged' "cancelled: $(cat "$T_TMP/err")"
+	expect_eq "$RC" 130 "exit status, as for SIGINT"
+	printf '%s\n' "$OUT" | sed -n '/^{/,$p' >"$T_TMP/report.json"
+	R="$T_TMP/report.json"
+	keep_report "$R"
+	expect_eq "$(field '.status + " " + (.exit_code|tostring) + " " + .signal')" "interrupted null SIGKILL" "the report"
+	expect_match "$(field .reason)" "cancel_fd" "the report's reason"
+	t_assert
+}
+
 for t in test_embed_runs_a_command_and_reads_the_report test_embed_leaves_the_process_as_it_was \
-	test_library_reads_no_environment test_library_exports_only_the_api test_embed_builds_with_pkg_config; do
+	test_library_reads_no_environment test_library_exports_only_the_api test_embed_builds_with_pkg_config \
+	test_embed_old_options_struct_runs test_cordon_version_matches_the_cli test_embed_cancel_fd_interrupts_the_run; do
 	t_run $t
 done
