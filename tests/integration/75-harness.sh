@@ -135,34 +135,32 @@ test_verb_help() {
 	t_assert
 }
 
-# The man page: installed by meson, renders without a warning, and names
-# every option `cordon run --help` lists.
+# The manual pages, generated at build time from man/*.1.scd (scdoc) into
+# BUILD/man: cordon(1) and cordon-run(1) render without a warning, and
+# cordon-run(1) and docs/run.md name every option `cordon run --help` lists.
 test_man_page() {
-	local page="$TOP/man/cordon.1"
 	if ! command -v groff >/dev/null || ! command -v man >/dev/null; then
 		t_skip "groff or man missing"
 		return
 	fi
-	groff -ww -man -z "$page" 2>"$T_TMP/e"
-	expect_eq "$(cat "$T_TMP/e")" "" "groff -ww warnings"
-	MANWIDTH=80 man --warnings -l "$page" >"$T_TMP/out" 2>"$T_TMP/e"
-	expect_eq "$(cat "$T_TMP/e")" "" "man --warnings"
-	expect_match "$(head -1 "$T_TMP/out")" "^CORDON\(1\)" "rendered"
-	local o
-	for o in $("$CORDON" run --help | grep -oE -- '--[a-z-]+' | sort -u); do
-		grep -qF -- "$(printf '%s' "$o" | sed 's/-/\\-/g')" "$page" || fail "man page lacks $o"
-		grep -qF -- "\`$o" "$TOP/README.md" || fail "README lacks $o"
-	done
-	if [ -f "$BUILD/build.ninja" ] && command -v meson >/dev/null; then
-		# make install, as --help's "see cordon(1)" asks of a new user.
-		make -s -C "$TOP" install BUILD="$BUILD" DESTDIR="$T_TMP/inst" >"$T_TMP/inst.log" 2>&1 ||
-			fail "make install: $(tail -3 "$T_TMP/inst.log")"
-		local man1
-		man1=$(find "$T_TMP/inst" -path '*/man1/cordon.1' | head -1)
-		cmp -s "$page" "$man1" || fail "cordon.1 not installed in man1"
-		[ -n "$man1" ] && expect_match "$(MANPATH=${man1%/man1/*} man -w cordon 2>&1)" "/man1/cordon\.1" "man finds cordon(1) after make install"
-		[ -x "$(find "$T_TMP/inst" -path '*/bin/cordon' | head -1)" ] || fail "make install installs the program"
+	if [ ! -f "$BUILD/man/cordon-run.1" ]; then
+		t_skip "no generated man pages in $BUILD/man (built elsewhere)"
+		return
 	fi
+	local page o
+	for page in "$BUILD/man/cordon.1" "$BUILD/man/cordon-run.1"; do
+		groff -ww -man -z "$page" 2>"$T_TMP/e"
+		expect_eq "$(cat "$T_TMP/e")" "" "groff -ww warnings of $page"
+		MANWIDTH=80 man --warnings -l "$page" >"$T_TMP/out" 2>"$T_TMP/e"
+		expect_eq "$(cat "$T_TMP/e")" "" "man --warnings of $page"
+	done
+	expect_match "$(MANWIDTH=80 man -l "$BUILD/man/cordon.1" 2>/dev/null | head -1)" "^cordon\(1\)" "cordon(1) rendered"
+	MANWIDTH=200 man -l "$BUILD/man/cordon-run.1" 2>/dev/null | col -b >"$T_TMP/run.txt"
+	expect_match "$(head -1 "$T_TMP/run.txt")" "^cordon-run\(1\)" "cordon-run(1) rendered"
+	for o in $("$CORDON" run --help | grep -oE -- '--[a-z-]+' | sort -u); do
+		grep -qE -- "(^|[^a-z-])$o([^a-z-]|$)" "$T_TMP/run.txt" || fail "cordon-run(1) lacks $o"
+		grep -qF -- "\`$o" "$TOP/docs/run.md" || fail "docs/run.md lacks $o"
+	done
 	t_assert
 }
 
@@ -180,6 +178,60 @@ test_demo_leaves_nothing() {
 	t_assert
 }
 
-for t in test_verb_help test_man_page test_dev_fuse_exposed test_dev_usable_and_not_a_denial test_dev_refusals test_dev_ceiling test_demo_leaves_nothing; do
+# A man page per verb (issue 30.3): every verb `cordon --help` lists has
+# one in BUILD/man, `make install DESTDIR=...` installs each in man1, man
+# renders each without a warning, and `man cordon-VERB` finds it by MANPATH.
+test_man_page_per_verb() {
+	if ! command -v groff >/dev/null || ! command -v man >/dev/null; then
+		t_skip "groff or man missing"
+		return
+	fi
+	if [ ! -f "$BUILD/build.ninja" ] || ! command -v meson >/dev/null; then
+		t_skip "no meson build tree at $BUILD (make install needs one)"
+		return
+	fi
+	local verbs v page man1
+	verbs=$("$CORDON" --help | grep -oE '(cordon|\|) [a-z][a-z-]*' | awk '{print $2}' | grep -vx help | sort -u)
+	expect_match "$(printf '%s ' $verbs)" "^apply changes discard explain ledger run serve validate " "the verbs cordon --help lists"
+	make -s -C "$TOP" install BUILD="$BUILD" DESTDIR="$T_TMP/inst" >"$T_TMP/inst.log" 2>&1 ||
+		fail "make install: $(tail -3 "$T_TMP/inst.log")"
+	man1=$(dirname "$(find "$T_TMP/inst" -path '*/man1/cordon.1' | head -1)")
+	[ -f "$man1/cordon.1" ] || fail "make install installs no cordon.1 in a man1"
+	for page in cordon $(printf 'cordon-%s ' $verbs); do
+		[ -f "$TOP/man/$page.1.scd" ] || fail "no source man/$page.1.scd"
+		[ -f "$BUILD/man/$page.1" ] || fail "$page.1 not built in $BUILD/man"
+		[ -f "$man1/$page.1" ] || { fail "$page.1 not installed in man1"; continue; }
+		cmp -s "$BUILD/man/$page.1" "$man1/$page.1" || fail "the installed $page.1 is not the built one"
+		MANWIDTH=80 man --warnings -l "$man1/$page.1" >"$T_TMP/out" 2>"$T_TMP/e"
+		expect_eq "$(cat "$T_TMP/e")" "" "man --warnings of $page.1"
+		expect_match "$(head -1 "$T_TMP/out")" "^$page\(1\)" "$page.1 rendered"
+		expect_match "$(MANPATH=${man1%/man1} man -w "$page" 2>&1)" "/man1/$page\.1" "man finds $page after make install"
+	done
+	[ -x "$(find "$T_TMP/inst" -path '*/bin/cordon' | head -1)" ] || fail "make install installs the program"
+	t_assert
+}
+
+# The documentation's links (issue 30.3): every relative link and #anchor
+# in README.md, SECURITY.md, NEWS.md and docs/ resolves
+# (scripts/check-links.py); and the checker finds a broken one.
+test_doc_links() {
+	if ! command -v python3 >/dev/null; then
+		t_skip "python3 missing"
+		return
+	fi
+	python3 "$TOP/scripts/check-links.py" "$TOP" >"$T_TMP/links" 2>&1
+	expect_eq "$?" 0 "broken links: $(head -5 "$T_TMP/links")"
+	mkdir -p "$T_TMP/tree/docs"
+	printf '# A\n\n## Sub part\n\n[ok](#sub-part) [ok](b.md#b) `[code](nowhere.md)`\n' >"$T_TMP/tree/docs/a.md"
+	printf '# B\n\n[bad](a.md#nope) [bad](../missing.md)\n' >"$T_TMP/tree/docs/b.md"
+	printf '# T\n\n[ok](docs/a.md#a)\n' >"$T_TMP/tree/README.md"
+	OUT=$(python3 "$TOP/scripts/check-links.py" "$T_TMP/tree" 2>/dev/null)
+	expect_eq "$?" 1 "the checker's exit code on broken links"
+	expect_eq "$OUT" "docs/b.md:3: a.md#nope: no heading with that anchor in docs/a.md
+docs/b.md:3: ../missing.md: no such file or directory" "what the checker says"
+	t_assert
+}
+
+for t in test_verb_help test_man_page test_dev_fuse_exposed test_dev_usable_and_not_a_denial test_dev_refusals test_dev_ceiling test_demo_leaves_nothing test_man_page_per_verb test_doc_links; do
 	t_run $t
 done

@@ -486,7 +486,7 @@ test_proc_symlink_creation_refused() {
 }
 
 # The names added after the review (F2c), a few of each kind: refused; and
-# README's table lists exactly the default names explain shows.
+# docs/protected-paths.md's table lists exactly the default names explain shows.
 test_more_defaults() {
 	mk_repo || return
 	cordon_run --workspace-mode direct -- /bin/sh -c '
@@ -503,9 +503,9 @@ test_more_defaults() {
 	"$CORDON" explain --workspace-mode direct --rw "$T_TMP" 2>&1 | sed -n "s|^ *protected (absent: creation refused) $T_TMP: ||p" |
 		tr ' ' '\n' | sort >"$T_TMP/shown"
 	[ -s "$T_TMP/shown" ] || fail "explain lists no absent name"
-	sed -n '/^### Protected paths/,/^`--protect NAME`/p' "$TOP/README.md" | grep '^| [a-z]' | grep -v '^| what' |
+	sed -n '/^# Protected paths/,/^`--protect NAME`/p' "$TOP/docs/protected-paths.md" | grep '^| [a-z]' | grep -v '^| what' |
 		cut -d'|' -f3 | grep -o '`[^`]*`' | tr -d '`' | sed 's|/$||' | sort >"$T_TMP/readme"
-	expect_eq "$(diff "$T_TMP/shown" "$T_TMP/readme")" "" "README's table and the defaults"
+	expect_eq "$(diff "$T_TMP/shown" "$T_TMP/readme")" "" "docs/protected-paths.md's table and the defaults"
 	t_assert
 }
 
