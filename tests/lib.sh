@@ -67,7 +67,7 @@ mount_count() {
 }
 
 # CORDON_TESTS=REGEX runs only the tests whose FILE:NAME matches, FILE being
-# the integration file without .sh (e.g. '^(20-limits|70-network):' or
+# the integration file without .sh (e.g. '^(limits|network):' or
 # 'test_timeout'; make test-vm picks by what differs between hosts); the
 # others are not counted.
 t_run() {
