@@ -565,26 +565,35 @@ test_report_through_a_planted_symlink_is_refused() {
 
 # --- the report's directory swapped by a concurrent run (review F2) -----------
 
-# A run sharing the workspace keeps exchanging sub with a link to a 0700
-# directory elsewhere: the report lands in sub or nowhere, never through the
-# link (the temp file and the rename are relative to the opened directory).
+# A run sharing the workspace exchanges sub with a link to a 0700 directory
+# elsewhere: the report lands in sub or nowhere, never through the link (the
+# directory is opened without links, the temp file and the rename are
+# relative to it). The exchange is made at the two points a race would have
+# to hit (tests/syscall_hook.py), not hoped for in 300 runs: just before the
+# directory is opened (nothing written: the link is refused), and just before
+# the rename into place (the report lands in the directory opened, now at
+# sub.l).
 test_report_dir_swapped_for_a_link_stays_put() {
-	mkdir -p sub "$T_TMP/victim"
+	[ "$(uname -m)" = x86_64 ] || { t_skip "tests/syscall_hook.py knows x86_64's system call numbers only"; return; }
+	mkdir -p "$T_TMP/victim"
 	chmod 700 "$T_TMP/victim"
-	python3 -c '
-import ctypes, os, sys
-libc = ctypes.CDLL(None, use_errno=True)
-os.symlink(sys.argv[1], "sub.l")
-while True:
-    libc.renameat2(-100, b"sub", -100, b"sub.l", 2)  # RENAME_EXCHANGE
-' "$T_TMP/victim" &
-	local swapper=$! i wrote=0
-	for i in $(seq 1 300); do
-		"$CORDON" run --report "$WS/sub/rep.json" -- /bin/true 2>/dev/null && wrote=$((wrote + 1))
+	local swap="python3 -c 'import ctypes; ctypes.CDLL(None).renameat2(-100, b\"$WS/sub\", -100, b\"$WS/sub.l\", 2)'"
+	local at
+	for at in "openat2 1 ^$WS/sub\$" "renameat 3 ^rep\.json\$"; do
+		rm -rf sub sub.l
+		mkdir sub && ln -s "$T_TMP/victim" sub.l
+		set -- $at
+		python3 "$TOP/tests/syscall_hook.py" "$1" "$2" "$3" "$swap" -- \
+			"$CORDON" run --report "$WS/sub/rep.json" -- /bin/true 2>"$T_TMP/err"
+		RC=$?
+		expect_match "$(cat "$T_TMP/err")" "syscall_hook: ran at $1\\($WS/sub|rep\\.json\\)" "$1: swapped there"
+		[ -L sub ] || fail "$1: sub is not the link now"
+		expect_eq "$(ls -A "$T_TMP/victim")" "" "$1: nothing written through the link"
+		case $1 in
+		openat2) expect_eq "$RC" 125 "$1: the link refused ($(cat "$T_TMP/err"))" ;;
+		renameat) expect_eq "$RC $(jq -r .status sub.l/rep.json 2>/dev/null)" "0 ok" "$1: the report in the directory opened" ;;
+		esac
 	done
-	kill $swapper
-	wait $swapper 2>/dev/null
-	expect_eq "$(ls -A "$T_TMP/victim")" "" "nothing written through the link ($wrote reports written)"
 	t_assert
 }
 
