@@ -154,6 +154,15 @@ overlay_workspaces() {
 	T_OVERLAY_SKIP="no overlay workspace as root on /tmp or /var/tmp here: $(printf '%s' "$out" | tail -1)"
 }
 
+# The overlay tests' fixture (overlay.sh, protect.sh): overlay_ws makes the
+# test's workspace $WS/w and goes there, so that its change set (next to
+# the workspace, in $WS/.cordon-changes) goes with the test's own directory;
+# changes_dir is the last report's change set; protected_of the entries it
+# held back, relative to the workspace, sorted, on one line.
+overlay_ws() { mkdir -p "$WS/w" && cd "$WS/w"; }
+changes_dir() { field -r '.changes.dir'; }
+protected_of() { field -r '[.changes.protected[] | ltrimstr("'"$WS/w/"'")] | sort | join(" ")'; }
+
 # The file's own exit status, for runners that look only at it (meson test;
 # tests/run.sh counts from $RESULTS): 1 if a test failed, 77 (skip) if every
 # test that ran was skipped, else what the file ended with.

@@ -10,14 +10,13 @@ overlay_workspaces
 # Each test works in $WS/w, so that the change set (next to the workspace, in
 # $WS/.cordon-changes) goes with the test's own directory.
 ws_init() {
-	mkdir -p "$WS/w/d" && cd "$WS/w" || return 1
+	overlay_ws && mkdir -p d || return 1
 	echo hi >a
 	echo keep >k
 	echo x >d/f
 	echo moved >r
 	chmod 644 a k d/f r
 }
-changes_dir() { field -r '.changes.dir'; }
 # The host's view of the workspace: every entry with its type, mode and content.
 host_state() {
 	(cd "$WS/w" && find . -mindepth 1 | sort | while read -r p; do
@@ -343,7 +342,7 @@ test_evidence_in_review_mode() {
 	expect_eq "$(field '.privilege_sweep.complete // "none"')" none "no sweep of a host the run did not touch"
 	# What the run wrote is nobody else's to read while it is kept (review).
 	local d
-	d=$(field -r .changes.dir)
+	d=$(changes_dir)
 	expect_eq "$(stat -c %a "$d/0/upper") $(stat -c %a "$d/0/work")" "700 700" "the kept layers are private"
 	t_assert
 }
