@@ -439,7 +439,7 @@ mod" "the run sees its writes"
 # rollback reads them back exactly (the length frames each name), never as
 # records: a name beginning with newlines once shifted the parser, and the
 # records forged in a later name made the workspace's parent 0777, a
-# root-owned file setuid, or deleted the workspace (tests/attack3/01).
+# root-owned file setuid, or deleted the workspace (review attack3/01).
 test_journal_names_never_read_as_records() {
 	ws_init || return
 	cp /bin/true tool && chmod 755 tool
@@ -469,7 +469,7 @@ D=$(printf "\n\n5"); mkdir "$D"
 # A kept change set lies in the writable view of a later run whose
 # workspace is its parent: that run may not change it (meta, protect, a
 # layer's host or upper, the journal), or the owner's `cordon apply` would
-# write what it chose where it chose, as root (tests/attack3/06).
+# write what it chose where it chose, as root (review attack3/06).
 test_kept_change_set_out_of_a_later_runs_reach_root() {
 	ws_init || return
 	mkdir "$WS/outside"
@@ -523,7 +523,7 @@ done"
 }
 
 # The same for an ordinary user: their change sets' directory is theirs,
-# and every run of theirs writes as them (tests/attack3/03).
+# and every run of theirs writes as them (review attack3/03).
 test_kept_change_set_out_of_a_later_runs_reach_user() {
 	if ! setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null; then
 		t_skip "unprivileged user namespaces are disabled on this host"; return
