@@ -1,7 +1,9 @@
 #!/usr/bin/python3
-"""syscall_hook.py [-f] SYSCALL ARG REGEX SHELL -- CMD...: runs CMD under
-ptrace (-f: its children too) and, at the entry of the first SYSCALL whose
-string argument number ARG (0-based) matches REGEX, runs SHELL (sh -c) and
+"""syscall_hook.py [-f] [-n] SYSCALL[,SYSCALL...] ARG REGEX SHELL -- CMD...:
+runs CMD under ptrace (-f: its children too) and, at the entry of the first
+SYSCALL whose string argument number ARG (0-based) matches REGEX (-n: made
+by a process in another pid namespace than this one: cordon's init and
+below, not the supervisor), runs SHELL (sh -c) and
 waits for it before the call goes on: a swap "between two system calls"
 made at the very point a race would have to hit, on any machine. Says
 "syscall_hook: ran at SYSCALL(PATH)" on stderr when it did; exits with
@@ -16,11 +18,23 @@ TRACEME, SYSCALL, SETOPTIONS, GET_SYSCALL_INFO = 0, 24, 0x4200, 0x420E
 O_TRACESYSGOOD, O_TRACEFORK, O_TRACEVFORK, O_TRACECLONE, O_EXITKILL = 1, 2, 4, 8, 0x100000
 
 args = sys.argv[1:]
-follow = args[0] == "-f"
-if follow:
+follow = other_ns = False
+while args[0] in ("-f", "-n"):
+    follow |= args[0] == "-f"
+    other_ns |= args[0] == "-n"
     args = args[1:]
-name, argn, rx, shell = args[0], int(args[1]), re.compile(args[2]), args[3]
+names, argn, rx, shell = args[0], int(args[1]), re.compile(args[2]), args[3]
 assert args[4] == "--"
+nrs = {NR[n]: n for n in names.split(",")}
+my_ns = os.readlink("/proc/self/ns/pid")
+
+
+def in_other_ns(t):
+    try:
+        return os.readlink("/proc/%d/ns/pid" % t) != my_ns
+    except OSError:
+        return False
+
 cmd = args[5:]
 
 
@@ -62,7 +76,9 @@ while live:
         if not done:
             libc.ptrace(GET_SYSCALL_INFO, t, ctypes.c_void_p(88), info)
             r = info.raw
-            if r[0] == 1 and int.from_bytes(r[24:32], "little") == NR[name]:
+            nr = int.from_bytes(r[24:32], "little")
+            if r[0] == 1 and nr in nrs and (not other_ns or in_other_ns(t)):
+                name = nrs[nr]
                 p = string_at(t, int.from_bytes(r[32 + 8 * argn:40 + 8 * argn], "little"))
                 if rx.search(p):
                     done = True
