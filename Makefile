@@ -27,13 +27,14 @@ test: deps all
 	@bash tests/run.sh $(BUILD)
 
 # The suite again, built with AddressSanitizer + UndefinedBehaviorSanitizer,
-# less 85-harness (npm, pip, git and pytest through cordon: its cost is in the
-# tools, six times slower there, and its supervisor paths are the other
-# files'); CORDON_SKIP= runs it too.
+# less harness's task-check, workspace and report tests (npm, pip, git and
+# pytest through cordon: their cost is in the tools, six times slower there,
+# and their supervisor paths are the other files'; the file's device, --help
+# and man page tests still run); CORDON_SKIP= runs them too.
 test-sanitize: deps
 	@[ -f $(ASAN_BUILD)/build.ninja ] || CC=clang $(MESON) setup $(ASAN_BUILD) -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug >/dev/null
 	@ninja -C $(ASAN_BUILD) --quiet
-	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 CORDON_SKIP=$${CORDON_SKIP-^85-harness:} bash tests/run.sh $(ASAN_BUILD)
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 CORDON_SKIP=$${CORDON_SKIP-^harness:test_(a|check|direct|explain|no|overlay|planted|pytest|report|review|ro|workspace)_} bash tests/run.sh $(ASAN_BUILD)
 
 # Clang's static analyzer over everything; any finding fails. Then the
 # library's link-level graph over the objects it built (scripts/depgraph.py,

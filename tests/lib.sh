@@ -67,7 +67,7 @@ mount_count() {
 }
 
 # CORDON_TESTS=REGEX runs only the tests whose FILE:NAME matches, FILE being
-# the integration file without .sh (e.g. '^(20-limits|70-network):' or
+# the integration file without .sh (e.g. '^(limits|network):' or
 # 'test_timeout'; make test-vm picks by what differs between hosts); the
 # others are not counted.
 t_run() {
@@ -153,6 +153,15 @@ overlay_workspaces() {
 	done
 	T_OVERLAY_SKIP="no overlay workspace as root on /tmp or /var/tmp here: $(printf '%s' "$out" | tail -1)"
 }
+
+# The overlay tests' fixture (overlay.sh, protect.sh): overlay_ws makes the
+# test's workspace $WS/w and goes there, so that its change set (next to
+# the workspace, in $WS/.cordon-changes) goes with the test's own directory;
+# changes_dir is the last report's change set; protected_of the entries it
+# held back, relative to the workspace, sorted, on one line.
+overlay_ws() { mkdir -p "$WS/w" && cd "$WS/w"; }
+changes_dir() { field -r '.changes.dir'; }
+protected_of() { field -r '[.changes.protected[] | ltrimstr("'"$WS/w/"'")] | sort | join(" ")'; }
 
 # The file's own exit status, for runners that look only at it (meson test;
 # tests/run.sh counts from $RESULTS): 1 if a test failed, 77 (skip) if every

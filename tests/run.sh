@@ -47,7 +47,7 @@ has_tests() {
 	return 1
 }
 files=()
-slow="85-harness 90-serve 70-network 50-evidence 30-lifecycle" # the longest first, under sanitizers too
+slow="harness serve network evidence lifecycle" # the longest first, under sanitizers too
 for s in $(printf "$TOP/tests/integration/%s.sh " $slow) "$TOP"/tests/integration/*.sh; do
 	case " ${files[*]} " in *" $s "*) continue ;; esac
 	has_tests "$s" && files+=("$s")

@@ -10,14 +10,13 @@ overlay_workspaces
 # Each test works in $WS/w, so that the change set (next to the workspace, in
 # $WS/.cordon-changes) goes with the test's own directory.
 ws_init() {
-	mkdir -p "$WS/w/d" && cd "$WS/w" || return 1
+	overlay_ws && mkdir -p d || return 1
 	echo hi >a
 	echo keep >k
 	echo x >d/f
 	echo moved >r
 	chmod 644 a k d/f r
 }
-changes_dir() { field -r '.changes.dir'; }
 # The host's view of the workspace: every entry with its type, mode and content.
 host_state() {
 	(cd "$WS/w" && find . -mindepth 1 | sort | while read -r p; do
@@ -343,7 +342,7 @@ test_evidence_in_review_mode() {
 	expect_eq "$(field '.privilege_sweep.complete // "none"')" none "no sweep of a host the run did not touch"
 	# What the run wrote is nobody else's to read while it is kept (review).
 	local d
-	d=$(field -r .changes.dir)
+	d=$(changes_dir)
 	expect_eq "$(stat -c %a "$d/0/upper") $(stat -c %a "$d/0/work")" "700 700" "the kept layers are private"
 	t_assert
 }
@@ -440,7 +439,7 @@ mod" "the run sees its writes"
 # rollback reads them back exactly (the length frames each name), never as
 # records: a name beginning with newlines once shifted the parser, and the
 # records forged in a later name made the workspace's parent 0777, a
-# root-owned file setuid, or deleted the workspace (tests/attack3/01).
+# root-owned file setuid, or deleted the workspace (review attack3/01).
 test_journal_names_never_read_as_records() {
 	ws_init || return
 	cp /bin/true tool && chmod 755 tool
@@ -470,7 +469,7 @@ D=$(printf "\n\n5"); mkdir "$D"
 # A kept change set lies in the writable view of a later run whose
 # workspace is its parent: that run may not change it (meta, protect, a
 # layer's host or upper, the journal), or the owner's `cordon apply` would
-# write what it chose where it chose, as root (tests/attack3/06).
+# write what it chose where it chose, as root (review attack3/06).
 test_kept_change_set_out_of_a_later_runs_reach_root() {
 	ws_init || return
 	mkdir "$WS/outside"
@@ -524,7 +523,7 @@ done"
 }
 
 # The same for an ordinary user: their change sets' directory is theirs,
-# and every run of theirs writes as them (tests/attack3/03).
+# and every run of theirs writes as them (review attack3/03).
 test_kept_change_set_out_of_a_later_runs_reach_user() {
 	if ! setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null; then
 		t_skip "unprivileged user namespaces are disabled on this host"; return

@@ -1,13 +1,37 @@
 # Issue 18: cordon serve, driven with curl over its Unix socket (docs/api.md).
 . "$(dirname "$0")/../lib.sh"
 
-# start_server [cordon serve options...]: socket $SOCK, state $STATE; the
-# server's pid in $SRV. stop_server sends SIGTERM and waits for it.
+# The servers' fixture. start_server [cordon serve options...]: socket
+# $SOCK, state $STATE; the server's pid in $SRV. stop_server sends SIGTERM
+# and waits for it. Every server a test starts (start_server, start_tcp) is
+# stopped when the test ends, however it returns: an EXIT trap of the test's
+# own subshell (t_run runs each test in one), SIGTERM, then SIGKILL after
+# 10 s.
+T_SERVERS=()
+serve_started() {
+	SRV=$1
+	T_SERVERS+=("$1")
+	trap stop_servers EXIT
+}
+stop_servers() {
+	local p i
+	for p in "${T_SERVERS[@]}"; do
+		kill -0 "$p" 2>/dev/null || continue
+		kill -TERM "$p" 2>/dev/null
+		for i in $(seq 1 100); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	return 0
+}
 start_server() {
 	SOCK=$T_TMP/s.sock
 	STATE=$WS/state
 	"$CORDON" serve --socket "$SOCK" --state-dir "$STATE" "$@" 2>"$T_TMP/serve.log" &
-	SRV=$!
+	serve_started $!
 	local i
 	for i in $(seq 1 200); do
 		[ -S "$SOCK" ] && return 0
@@ -30,7 +54,7 @@ start_tcp() {
 	printf '{"limits": {"wall_time": "1h"}}\n' >"$T_TMP/ceiling.json"
 	"$CORDON" serve --listen "127.0.0.1:$PORT" --token-file "$T_TMP/token" --ceiling "$T_TMP/ceiling.json" \
 		--state-dir "$WS/state" "$@" 2>"$T_TMP/serve.log" &
-	SRV=$!
+	serve_started $!
 	local i
 	for i in $(seq 1 200); do
 		curl -s "http://127.0.0.1:$PORT/" >/dev/null && return 0

@@ -380,3 +380,30 @@ for t in test_identity test_host_uid_is_never_root test_host_processes_invisible
 	test_own_hostname_resolves; do
 	t_run $t
 done
+
+# A mount point below a writable path is made and opened relative to the
+# directory init verified above it, never by path: a run of the same user
+# sharing the workspace that swaps that directory (a) for a link into the
+# host's root (/oldroot in init's view) between the verification and the
+# last component's creation gets nothing made outside the sandbox (review 3
+# F3: mkdirat by path from the root made the user's $TGT/cmnt on the host).
+# The swap is made at that very point (tests/syscall_hook.py: the entry of
+# init's call on the last component), not raced for. As uid 65534, whose
+# directory the target is (root's init in its user namespace may not write
+# there anyway).
+test_mount_point_parent_swapped_for_a_link() {
+	[ "$(uname -m)" = x86_64 ] || { t_skip "tests/syscall_hook.py knows x86_64's system call numbers only"; return; }
+	local tgt=$WS/tgt
+	mkdir -p w/a/b w/a/cmnt "$tgt"
+	ln -s "/oldroot$tgt" w/lnk
+	chown -hR 65534:65534 w "$tgt"
+	local swap="/usr/bin/python3 -c 'import ctypes; ctypes.CDLL(None).renameat2(-100, b\"$WS/w/a\", -100, b\"$WS/w/lnk\", 2)'"
+	(cd w && setpriv --reuid=65534 --regid=65534 --clear-groups /usr/bin/python3 "$TOP/tests/syscall_hook.py" -f -n \
+		mkdirat,mknodat,openat2,openat 1 '^(cmnt|[^/].*/a/cmnt)$' "$swap" -- \
+		"$CORDON" run --workspace-mode direct --ro "$BUILD" --tmpfs "$WS/w/a/b" --tmpfs "$WS/w/a/cmnt" -- true) 2>"$T_TMP/err"
+	expect_match "$(cat "$T_TMP/err")" "syscall_hook: ran at [a-z0-9]+\\((cmnt|.*/a/cmnt)\\)" "swapped before the last component"
+	[ -L w/a ] || fail "w/a is not the link now"
+	expect_eq "$(ls -A "$tgt")" "" "nothing made through the link ($(cat "$T_TMP/err"))"
+	t_assert
+}
+t_run test_mount_point_parent_swapped_for_a_link

@@ -229,12 +229,10 @@ test_protect_without_file_reports() {
 # "violations"), `cordon changes` shows it, `cordon apply --include-protected`
 # applies it. Present ones stay read-only. Each test works in $WS/w: the
 # change set goes next to it.
-ws_overlay() { mkdir -p "$WS/w" && cd "$WS/w"; }
-protected_of() { field -r '[.changes.protected[] | ltrimstr("'"$WS/w/"'")] | sort | join(" ")'; }
 
 test_overlay_holds_protected_back() {
 	command -v git >/dev/null || { t_skip "git is not installed"; return; }
-	ws_overlay || return
+	overlay_ws || return
 	echo '# the user' >.bashrc
 	cordon_run --workspace-mode overlay "${GITENV[@]}" -- /bin/sh -c '
 		git init -q . && echo init
@@ -254,7 +252,7 @@ test_overlay_holds_protected_back() {
 	expect_eq "$(cat plain) $(cat .bashrc)" "plain # the user" "the rest applied, .bashrc unchanged"
 	[ ! -e .git ] && [ ! -e .vscode ] && [ ! -e .envrc ] || fail "on the host: $(ls -A .)"
 	local d
-	d=$(field -r .changes.dir)
+	d=$(changes_dir)
 	expect_match "$("$CORDON" changes "$d")" "protected +$WS/w/\\.git \\(held back" "cordon changes shows them"
 	expect_eq "$("$CORDON" changes --json "$d" | jq -r '.protected | length')" 3 "cordon changes --json"
 	"$CORDON" apply "$d" 2>"$T_TMP/e" || fail "apply: $(cat "$T_TMP/e")"
@@ -275,7 +273,7 @@ echo owned" "applied on request"
 # ("gitdir: evil"), a link, or .git deleted or replaced would take
 # .git/config along. A whiteout planted in a kept change set is held back too.
 test_overlay_holds_back_above_protected() {
-	ws_overlay || return
+	overlay_ws || return
 	cordon_run --workspace-mode overlay -- /bin/sh -c 'echo "gitdir: evil" >.git; ln -s /elsewhere .config; mkdir -p .cargo && echo x >.cargo/ok'
 	expect_eq "$RC $(protected_of)" "0 .config .git" "held back: $ERR"
 	[ ! -e .git ] && [ ! -L .config ] && [ "$(cat .cargo/ok)" = x ] || fail "on the host: $(ls -A)"
@@ -284,7 +282,7 @@ test_overlay_holds_back_above_protected() {
 	mkdir -p .git/hooks && echo '[core]' >.git/config
 	cordon_run --workspace-mode review -- /bin/sh -c 'echo x >x'
 	local d
-	d=$(field -r .changes.dir)
+	d=$(changes_dir)
 	mknod "$d/0/upper/.git" c 0 0
 	expect_match "$("$CORDON" changes "$d")" "protected +$WS/w/.git" "a planted whiteout of .git"
 	"$CORDON" apply "$d" 2>/dev/null || fail "apply"
@@ -295,7 +293,7 @@ test_overlay_holds_back_above_protected() {
 # The change set records the run's own list: a later `cordon apply` holds
 # back what the run's apply would, not cordon's defaults.
 test_review_apply_uses_the_runs_list() {
-	ws_overlay || return
+	overlay_ws || return
 	cordon_run --workspace-mode review --unprotect .envrc --protect notes.txt -- /bin/sh -c 'echo e >.envrc; echo n >notes.txt'
 	expect_eq "$RC $(protected_of)" "0 notes.txt" "the run's list: $ERR"
 	"$CORDON" apply "$(field -r .changes.dir)" 2>/dev/null || fail "apply"
@@ -305,7 +303,7 @@ test_review_apply_uses_the_runs_list() {
 
 # The day-to-day git work in overlay mode: applied, nothing held back.
 test_git_workflow_works_in_overlay() {
-	ws_overlay || return
+	overlay_ws || return
 	mk_repo || return
 	cordon_run --workspace-mode overlay "${GITENV[@]}" -- /bin/sh -c '
 		set -e
@@ -381,7 +379,7 @@ test_nested_git_refused() {
 # view; each is held back from the apply (changes.protected), the rest is
 # applied, and the host's git runs nothing of the run's.
 test_git_redirections_held_back_in_overlay() {
-	ws_overlay || return
+	overlay_ws || return
 	mk_repo || return
 	cordon_run --workspace-mode overlay "${GITENV[@]}" -- /bin/sh -c '
 		mkdir -p c/hooks && printf "[core]\n\tfsmonitor = \"touch fsmon; false\"\n" >c/config
@@ -413,7 +411,7 @@ test_git_redirections_held_back_in_overlay() {
 # there); they, and a new .git directory or gitfile anywhere, are held back
 # from the apply; the nested config stays the host's.
 test_nested_git_held_back_in_overlay() {
-	ws_overlay || return
+	overlay_ws || return
 	mk_repo || return
 	mkdir -p vendor/lib && (cd vendor/lib && hgit init -q . && hgit commit -q --allow-empty -m v) || return
 	local before; before=$(cat vendor/lib/.git/config | sha256sum)
