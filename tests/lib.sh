@@ -87,7 +87,10 @@ t_run() {
 	T_CUR=$name
 	T_ERR=""
 	local ws
-	ws=$(mktemp -d "${T_WS_BASE:-/tmp}/cordon-test.XXXXXX")
+	local base=${T_WS_BASE:-/tmp}
+	# overlay_workspaces REGEX only: the other base for the listed tests alone
+	[ -n "${T_OVERLAY_ONLY:-}" ] && ! [[ $name =~ ${T_OVERLAY_TESTS:-^$} ]] && base=/tmp
+	ws=$(mktemp -d "$base/cordon-test.XXXXXX")
 	chmod 755 "$ws"
 	T_TMP=$(mktemp -d /tmp/cordon-test-tmp.XXXXXX)
 	export T_TMP
@@ -132,14 +135,17 @@ t_skip() {
 	return "$T_SKIP_RC"
 }
 
-# overlay_workspaces [REGEX]: as root, an overlay or review workspace needs
+# overlay_workspaces [REGEX [only]]: as root, an overlay or review workspace needs
 # an idmapped mount of it, which tmpfs has only from Linux 6.3 (Debian 12's
 # /tmp on 6.1 is one; there cordon's default mode is direct). The file's
 # workspaces go on the first of /tmp and /var/tmp (the disk's) where cordon
 # can make one; where neither, the tests whose name matches REGEX are
-# skipped with the reason. Call it at the top of a file.
+# skipped with the reason; with "only", the other tests' workspaces stay on
+# /tmp. Call it at the top of a file.
 overlay_workspaces() {
 	T_OVERLAY_TESTS=${1:-^$}
+	T_OVERLAY_ONLY=""
+	[ "${2:-}" = only ] && T_OVERLAY_ONLY=1
 	T_OVERLAY_SKIP=""
 	local base probe out=""
 	for base in /tmp /var/tmp; do

@@ -4,6 +4,9 @@
 # target and explain behave the way a harness that makes a workspace per
 # task expects.
 . "$(dirname "$0")/../lib.sh"
+# The task check over a change set needs an overlay workspace: on a host
+# whose /tmp has no idmapped mounts (Debian 12's tmpfs), on /var/tmp.
+overlay_workspaces '^test_(review_check_sees_the_change_set|overlay_check_decides_the_apply|pytest_check_is_clean_in_a_git_workspace|check_sees_a_workspace_nested_in_a_write_path|check_sees_a_nested_workspace_made_anew|check_does_not_see_what_the_apply_leaves_out)$' only
 
 skip() { t_skip "$*"; }
 is_root() { [ "$(id -u)" = 0 ]; }

@@ -923,7 +923,9 @@ sup_calls() { # SOCKETS -> the supervisor's system calls during 300 refused conn
 	local d="$T_TMP/sc.$1"
 	mkdir -p "$d" && cd "$d" || return
 	"$CORDON" run --workspace-mode direct --report r.json -- /usr/bin/python3 -c "
-import os, socket, time
+import os, resource, socket, time
+# 4001 sockets: the soft limit up to the hard one (a login's soft 1024, as in the VM guest)
+resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
 keep = []
 srv = socket.socket(); srv.bind(('127.0.0.1', 0)); srv.listen(4096)
 for i in range($1):
@@ -1058,7 +1060,9 @@ done
 # fallback took 127.0.0.1:6000 for reached, a listener being on 127.0.0.2:6000).
 test_sockdiag_not_switched_off_by_the_run() {
 	cordon_run -- /usr/bin/python3 -c "
-import socket
+import resource, socket
+# 1500 sockets: the soft limit up to the hard one (a login's soft 1024, as in the VM guest)
+resource.setrlimit(resource.RLIMIT_NOFILE, (resource.getrlimit(resource.RLIMIT_NOFILE)[1],) * 2)
 keep = []
 for i in range(1500):
     s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

@@ -1,5 +1,8 @@
 # Issue 18: cordon serve, driven with curl over its Unix socket (docs/api.md).
 . "$(dirname "$0")/../lib.sh"
+# A client's overlay workspace (test_client_rights_*): on a host whose /tmp
+# has no idmapped mounts (Debian 12's tmpfs), on /var/tmp.
+overlay_workspaces '^test_client_rights_(allow_uid|tcp_token)$' only
 
 # The servers' fixture. start_server [cordon serve options...]: socket
 # $SOCK, state $STATE; the server's pid in $SRV. stop_server sends SIGTERM
@@ -917,9 +920,10 @@ c=os.fork()
 if c==0:
     os.setpgid(0,0); os.write(w,b"x"); time.sleep(3600); os._exit(0)
 os.read(r,1); os.setpgid(0,c); print("moved", flush=True)
-time.sleep(30); print("still alive")
+time.sleep(3600); print("still alive")
 '
-	run_exec "$(jq -cn --arg c "$esc" '{argv:["python3","-c",$c,"esc-marker"],timeout:"1s"}')"
+	# 20 s: python starts and moves its child first, in the slow VM guest too
+	run_exec "$(jq -cn --arg c "$esc" '{argv:["python3","-c",$c,"esc-marker"],timeout:"20s"}')"
 	expect_eq "$(printf '%s' "$RES" | jq -r '.status + " " + .signal')" "timeout SIGKILL" "timeout"
 	expect_eq "$(stdout_of)" moved "no output after the timeout"
 	api -N -X POST "http://cordon/v1/sessions/$SID/exec" -d "$(jq -cn --arg c "$esc" '{argv:["python3","-c",$c,"esc-marker"]}')" >"$T_TMP/k" &
@@ -1040,7 +1044,11 @@ done
 # client's own).
 ident_setup() {
 	chmod 755 "$T_TMP"
-	SHD=$T_TMP/shared RD=$T_TMP/ro CD=$T_TMP/mine
+	# The trees beside the workspace: on a filesystem an overlay can be had on
+	# (overlay_workspaces above); the ceiling stays in $T_TMP.
+	local t=$WS/ident
+	mkdir -p "$t" && chmod 755 "$t"
+	SHD=$t/shared RD=$t/ro CD=$t/mine
 	mkdir -p "$SHD" "$RD/closed" "$CD"
 	chown 65534:65534 "$CD"
 	chmod 1777 "$SHD"
