@@ -643,13 +643,14 @@ int oci_config_load(const char *bundle, struct oci_config *c, cordon_error *err)
 		return -1;
 	if (!rp)
 		return bad(x, root, "has no \"path\"", "root");
-	if (rp[0] == '/')
-		c->root = rp;
-	else {
-		if (asprintf(&c->root, "%s/%s", bundle, rp) < 0)
-			c->root = NULL;
-		free(rp);
-	}
+	char joined[PATH_MAX * 2], norm[PATH_MAX];
+	snprintf(joined, sizeof(joined), "%s%s%s", rp[0] == '/' ? "" : bundle, rp[0] == '/' ? "" : "/", rp);
+	free(rp);
+	if (path_normalize(joined, norm, sizeof(norm)) < 0)
+		return bad(x, root, "is too long", "root.path");
+	c->root = strdup(norm);
+	if (!c->root)
+		return cordon_err(err, ENOMEM, "out of memory");
 	const jnode *ro = GET(root, "readonly", J_BOOL);
 	c->readonly = ro && ro->b;
 	if (get_str(x, j, "hostname", &c->hostname) < 0 || get_str(x, j, "domainname", &c->domainname) < 0)

@@ -136,7 +136,7 @@ static bool is_dir_src(const char *src)
 	return stat(src, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-static int mount_one(int rootfd, const struct oci_mount *m, bool own_net, bool own_ipc, cordon_error *err)
+static int mount_one(int rootfd, const struct oci_mount *m, int tree, bool own_net, bool own_ipc, cordon_error *err)
 {
 	char tp[64];
 	const char *type = m->type ? m->type : "bind";
@@ -154,7 +154,19 @@ static int mount_one(int rootfd, const struct oci_mount *m, bool own_net, bool o
 		return cordon_err_wrap(err, "mount %s", m->dest);
 	fdpath(fd, tp, sizeof(tp));
 	int r = 0;
-	if (bind) {
+	if (bind && tree >= 0 && m->bind) {
+		if (syscall(SYS_move_mount, tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+			r = cordon_err_errno(err, "mount %s: attaching %s", m->dest, src);
+		else {
+			close(fd);
+			fd = ensure(rootfd, m->dest, false, err);
+			if (fd < 0)
+				return -1;
+			fdpath(fd, tp, sizeof(tp));
+			if (m->flags & ~MS_REMOUNT)
+				r = remount(tp, m->flags, err, m->dest);
+		}
+	} else if (bind) {
 		if (mount(src, tp, NULL, MS_BIND | (m->rec || !m->type || strcmp(type, "sysfs") == 0 ? MS_REC : 0), NULL) < 0)
 			r = cordon_err_errno(err, "mount %s: binding %s", m->dest, src);
 		else {
@@ -424,7 +436,7 @@ int oci_apply_process(const struct oci_config *c, cordon_error *err)
 	return 0;
 }
 
-static int setup(const struct oci_config *c, int sock, int tree, cordon_error *err)
+static int setup_ns(const struct oci_config *c, cordon_error *err)
 {
 	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
 		return cordon_err_errno(err, "becoming root of the container's user namespace");
@@ -434,25 +446,22 @@ static int setup(const struct oci_config *c, int sock, int tree, cordon_error *e
 							? MS_SLAVE | MS_REC : prop | MS_REC, NULL) < 0)
 			return cordon_err_errno(err, "rootfsPropagation");
 	}
-	if (tree >= 0) {
-		if (syscall(SYS_move_mount, tree, "", AT_FDCWD, c->root, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-			return cordon_err_errno(err, "attaching the idmapped root %s", c->root);
-		close(tree);
-	} else if (mount(c->root, c->root, NULL, MS_BIND | MS_REC, NULL) < 0)
-		return cordon_err_errno(err, "root.path %s", c->root);
-	int rootfd = open(c->root, O_PATH | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	if (rootfd < 0)
-		return cordon_err_errno(err, "root.path %s", c->root);
+	return 0;
+}
+
+static int setup(const struct oci_config *c, int sock, int tree, const int *trees, cordon_error *err)
+{
+	/* the supervisor's clone of root.path, attached over it: the clone's fd is
+	 * the root of the attached mount */
+	int rootfd = tree;
 	bool own_net = c->ns_new[OCI_NS_NET], own_ipc = c->ns_new[OCI_NS_IPC];
 	for (size_t i = 0; i < c->nmounts; i++)
-		if (mount_one(rootfd, &c->mounts[i], own_net, own_ipc, err) < 0)
+		if (mount_one(rootfd, &c->mounts[i], trees[i], own_net, own_ipc, err) < 0)
 			return -1;
 	if (default_devices(rootfd, c, err) < 0)
 		return -1;
 	if (c->terminal && console(rootfd, c, sock, err) < 0)
 		return -1;
-	if (c->rootfs_prop && mount(NULL, c->root, NULL, c->rootfs_prop, NULL) < 0)
-		return cordon_err_errno(err, "rootfsPropagation on the root");
 	if (fchdir(rootfd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0)
 		return cordon_err_errno(err, "pivot_root into %s", c->root);
 	if (mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
@@ -489,11 +498,18 @@ void oci_init_main(const struct oci_config *c, int sock)
 	if (t != OCI_MSG_GO1)
 		_exit(1);
 	int tree = -1;
-	t = oci_recv(sock, text, &tree);
-	if (t != OCI_MSG_TREE)
+	if (setup_ns(c, &err) < 0)
+		goto fail;
+	if (oci_send(sock, OCI_MSG_NSREADY, "", -1) < 0 || oci_recv(sock, text, &tree) != OCI_MSG_TREE || tree < 0)
 		_exit(1);
+	int *trees = calloc(c->nmounts + 1, sizeof(int));
+	if (!trees)
+		_exit(1);
+	for (size_t i = 0; i < c->nmounts; i++)
+		if (oci_recv(sock, text, &trees[i]) != OCI_MSG_TREE)
+			_exit(1);
 	char exe[PATH_MAX];
-	if (setup(c, sock, tree, &err) < 0 || oci_find_exec(c, exe, sizeof(exe), &err) < 0)
+	if (setup(c, sock, tree, trees, &err) < 0 || oci_find_exec(c, exe, sizeof(exe), &err) < 0)
 		goto fail;
 	if (oci_send(sock, OCI_MSG_READY, "", -1) < 0)
 		_exit(1);

@@ -221,25 +221,81 @@ static int write_maps(pid_t pid, const struct oci_config *c, int slot, cordon_er
 	return 0;
 }
 
-/* The root tree, idmapped with the container's user namespace: an image's
- * root-owned files stay root's inside. -1 where the filesystem cannot. */
-static int idmapped_root(const char *root, pid_t pid)
+/* A clone of the tree at path (recursive or not), made by the supervisor,
+ * which can reach paths init cannot (a 0700 bundle directory above the
+ * rootfs, a bind's source below one): init attaches it with move_mount.
+ * userns >= 0: idmapped with the container's user namespace, so an image's
+ * root-owned files stay root's inside; where the filesystem cannot, a plain
+ * clone. */
+static int clone_tree(const char *path, bool rec, int userns)
 {
-	int t = (int)syscall(SYS_open_tree, AT_FDCWD, root, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
-	if (t < 0)
-		return -1;
+	int t = (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (rec ? AT_RECURSIVE : 0));
+	if (t < 0 || userns < 0)
+		return t;
+	struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
+	if (syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH | (rec ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0) {
+		close(t);
+		t = (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (rec ? AT_RECURSIVE : 0));
+	}
+	return t;
+}
+
+static int send_trees(int s, const struct oci_config *c, pid_t pid, cordon_error *err)
+{
 	char p[64];
 	snprintf(p, sizeof(p), "/proc/%d/ns/user", (int)pid);
 	int u = open(p, O_RDONLY | O_CLOEXEC);
-	struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)u};
-	if (u < 0 || syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH | AT_RECURSIVE, &a, sizeof(a)) < 0) {
-		if (u >= 0)
-			close(u);
-		close(t);
-		return -1;
+	int tree = clone_tree(c->root, true, u);
+	if (u >= 0)
+		close(u);
+	if (tree < 0)
+		return cordon_err_errno(err, "root.path %s", c->root);
+	/* attached over root.path in init's mount namespace by a helper that
+	 * joins it as the host's root: init may not reach root.path (a 0700
+	 * directory above it); it keeps the tree's fd, the attached root */
+	char text[OCI_MSG_MAX];
+	int fd0 = -1;
+	if (oci_recv(s, text, &fd0) != OCI_MSG_NSREADY) {
+		close(tree);
+		return cordon_err(err, 0, "the container's init exited while setting up");
 	}
-	close(u);
-	return t;
+	pid_t h = fork();
+	if (h == 0) {
+		snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)pid);
+		int m = open(p, O_RDONLY | O_CLOEXEC);
+		if (m < 0 || setns(m, CLONE_NEWNS) < 0 ||
+		    syscall(SYS_move_mount, tree, "", AT_FDCWD, c->root, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			_exit(errno ? errno : 1);
+		_exit(0);
+	}
+	int hst = 0;
+	if (h < 0 || waitpid(h, &hst, 0) < 0 || !WIFEXITED(hst) || WEXITSTATUS(hst) != 0) {
+		close(tree);
+		return cordon_err(err, h > 0 && WIFEXITED(hst) ? WEXITSTATUS(hst) : EIO, "attaching root.path %s",
+				  c->root);
+	}
+	int r = oci_send(s, OCI_MSG_TREE, "", tree) < 0 ? -1 : 0;
+	close(tree);
+	for (size_t i = 0; r == 0 && i < c->nmounts; i++) {
+		const struct oci_mount *m = &c->mounts[i];
+		int fd = -1;
+		if (m->bind && m->source) {
+			char src[PATH_MAX];
+			if (m->source[0] == '/')
+				snprintf(src, sizeof(src), "%s", m->source);
+			else
+				snprintf(src, sizeof(src), "%s/%s", c->bundle, m->source);
+			fd = clone_tree(src, m->rec, -1);
+			if (fd < 0)
+				return cordon_err_errno(err, "mount %s: the source %s", m->dest, src);
+		}
+		r = oci_send(s, OCI_MSG_TREE, "", fd);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (r < 0)
+		return cordon_err_errno(err, "sending the mount trees to init");
+	return 0;
 }
 
 static int send_console(const char *path, int fd, cordon_error *err)
@@ -517,13 +573,8 @@ static void supervisor(struct sup *x, pid_t xpid)
 		}
 		close(ofd);
 	}
-	int tree = (c->uidm || c->gidm) ? -1 : idmapped_root(c->root, pid);
-	if (oci_send(s, OCI_MSG_GO1, "", -1) < 0 || oci_send(s, OCI_MSG_TREE, "", tree) < 0) {
-		cordon_err_errno(&err, "talking to the container's init");
+	if (oci_send(s, OCI_MSG_GO1, "", -1) < 0 || send_trees(s, c, pid, &err) < 0)
 		sup_fail(x, pid, &err);
-	}
-	if (tree >= 0)
-		close(tree);
 	for (;;) {
 		int t = oci_recv(s, text, &fd);
 		if (t == OCI_MSG_READY)

@@ -40,6 +40,8 @@ int oci_seccomp_load(const struct oci_config *c, cordon_error *err)
 	scmp_filter_ctx d = seccomp_init(SCMP_ACT_ALLOW);
 	if (!d)
 		return cordon_err(err, ENOMEM, "seccomp: out of memory");
+	/* no_new_privs is process.noNewPrivileges's to set, not libseccomp's */
+	seccomp_attr_set(d, SCMP_FLTATR_CTL_NNP, c->nnp);
 	for (const char *const *n = seccomp_default_deny; *n; n++) {
 		int nr = seccomp_syscall_resolve_name(*n);
 		if (nr != __NR_SCMP_ERROR)
@@ -54,6 +56,7 @@ int oci_seccomp_load(const struct oci_config *c, cordon_error *err)
 			seccomp_release(d);
 			return cordon_err(err, 0, "linux.seccomp: libseccomp refused the default action");
 		}
+		seccomp_attr_set(f, SCMP_FLTATR_CTL_NNP, c->nnp);
 		for (size_t i = 0; i < s->arches.n; i++) {
 			uint32_t a = arch_of(s->arches.v[i]);
 			if (a && a != seccomp_arch_native())
@@ -70,7 +73,17 @@ int oci_seccomp_load(const struct oci_config *c, cordon_error *err)
 				int nr = seccomp_syscall_resolve_name(rr->names.v[k]);
 				if (nr == __NR_SCMP_ERROR)
 					continue; /* a call this kernel or libseccomp does not know */
-				int e = seccomp_rule_add_array(f, act, nr, rr->nargs, cmp);
+				/* conditions on the same argument: one rule each (runc's reading) */
+				bool same = false;
+				for (unsigned a = 0; a < rr->nargs; a++)
+					for (unsigned b = a + 1; b < rr->nargs; b++)
+						same |= rr->args[a].idx == rr->args[b].idx;
+				int e = 0;
+				if (same)
+					for (unsigned a = 0; a < rr->nargs && (e >= 0 || e == -EEXIST); a++)
+						e = seccomp_rule_add_array(f, act, nr, 1, &cmp[a]);
+				else
+					e = seccomp_rule_add_array(f, act, nr, rr->nargs, cmp);
 				if (e < 0 && e != -EEXIST && e != -EACCES) {
 					r = cordon_err(err, -e, "linux.seccomp: rule for %s", rr->names.v[k]);
 					break;
