@@ -1,0 +1,108 @@
+/* linux.seccomp compiled with libseccomp, and cordon's own deny list
+ * (seccomp_default_deny, lib/seccomp.c) as a second filter stacked on it: the
+ * kernel applies the stricter answer of the two, so the config cannot allow
+ * back what cordon denies. Loaded by the container's init just before it
+ * executes the process. */
+#include <errno.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <string.h>
+#include "error.h"
+#include "oci.h"
+#include "seccomp-policy.h"
+
+static uint32_t act_of(int a, bool has_errno, uint32_t e, uint32_t def_errno)
+{
+	uint32_t act = (uint32_t)a;
+	if ((act & SECCOMP_RET_ACTION_FULL) == SCMP_ACT_ERRNO(0))
+		return SCMP_ACT_ERRNO(has_errno ? e : def_errno);
+	if ((act & SECCOMP_RET_ACTION_FULL) == SCMP_ACT_TRACE(0))
+		return SCMP_ACT_TRACE(has_errno ? e : def_errno);
+	return act;
+}
+
+static uint32_t arch_of(const char *n)
+{
+	static const struct { const char *n; uint32_t a; } t[] = {
+		{"SCMP_ARCH_X86", SCMP_ARCH_X86}, {"SCMP_ARCH_X86_64", SCMP_ARCH_X86_64},
+		{"SCMP_ARCH_X32", SCMP_ARCH_X32}, {"SCMP_ARCH_AARCH64", SCMP_ARCH_AARCH64},
+		{"SCMP_ARCH_ARM", SCMP_ARCH_ARM},
+	};
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		if (strcmp(n, t[i].n) == 0)
+			return t[i].a;
+	return 0;
+}
+
+int oci_seccomp_load(const struct oci_config *c, cordon_error *err)
+{
+	/* cordon's deny list: EPERM, everything else allowed */
+	scmp_filter_ctx d = seccomp_init(SCMP_ACT_ALLOW);
+	if (!d)
+		return cordon_err(err, ENOMEM, "seccomp: out of memory");
+	/* no_new_privs is process.noNewPrivileges's to set, not libseccomp's */
+	seccomp_attr_set(d, SCMP_FLTATR_CTL_NNP, c->nnp);
+	for (const char *const *n = seccomp_default_deny; *n; n++) {
+		int nr = seccomp_syscall_resolve_name(*n);
+		if (nr != __NR_SCMP_ERROR)
+			seccomp_rule_add(d, SCMP_ACT_ERRNO(EPERM), nr, 0);
+	}
+	int r = 0;
+	if (c->seccomp.present) {
+		const struct oci_seccomp *s = &c->seccomp;
+		uint32_t def_errno = s->has_default_errno ? s->default_errno : EPERM;
+		scmp_filter_ctx f = seccomp_init(act_of(s->default_action, s->has_default_errno, s->default_errno, EPERM));
+		if (!f) {
+			seccomp_release(d);
+			return cordon_err(err, 0, "linux.seccomp: libseccomp refused the default action");
+		}
+		seccomp_attr_set(f, SCMP_FLTATR_CTL_NNP, c->nnp);
+		for (size_t i = 0; i < s->arches.n; i++) {
+			uint32_t a = arch_of(s->arches.v[i]);
+			if (a && a != seccomp_arch_native())
+				seccomp_arch_add(f, a);
+		}
+		for (size_t i = 0; r == 0 && i < s->nrules; i++) {
+			const struct oci_seccomp_rule *rr = &s->rules[i];
+			uint32_t act = act_of(rr->action, rr->has_errno, rr->errno_ret, def_errno);
+			struct scmp_arg_cmp cmp[6];
+			for (unsigned k = 0; k < rr->nargs; k++)
+				cmp[k] = (struct scmp_arg_cmp){rr->args[k].idx, (enum scmp_compare)rr->args[k].op,
+							       rr->args[k].value, rr->args[k].value2};
+			for (size_t k = 0; k < rr->names.n; k++) {
+				int nr = seccomp_syscall_resolve_name(rr->names.v[k]);
+				if (nr == __NR_SCMP_ERROR)
+					continue; /* a call this kernel or libseccomp does not know */
+				/* conditions on the same argument: one rule each (runc's reading) */
+				bool same = false;
+				for (unsigned a = 0; a < rr->nargs; a++)
+					for (unsigned b = a + 1; b < rr->nargs; b++)
+						same |= rr->args[a].idx == rr->args[b].idx;
+				int e = 0;
+				if (same)
+					for (unsigned a = 0; a < rr->nargs && (e >= 0 || e == -EEXIST); a++)
+						e = seccomp_rule_add_array(f, act, nr, 1, &cmp[a]);
+				else
+					e = seccomp_rule_add_array(f, act, nr, rr->nargs, cmp);
+				if (e < 0 && e != -EEXIST && e != -EACCES) {
+					r = cordon_err(err, -e, "linux.seccomp: rule for %s", rr->names.v[k]);
+					break;
+				}
+			}
+		}
+		if (r == 0) {
+			int e = seccomp_load(f);
+			if (e < 0)
+				r = cordon_err(err, -e, "linux.seccomp: loading the filter");
+		}
+		seccomp_release(f);
+	}
+	if (r == 0) {
+		int e = seccomp_load(d);
+		if (e < 0)
+			r = cordon_err(err, -e, "seccomp: loading cordon's deny list");
+	}
+	seccomp_release(d);
+	return r;
+}
+

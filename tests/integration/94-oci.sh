@@ -1,0 +1,186 @@
+# cordon-oci, cordon as an OCI runtime (docs/oci.md): the lifecycle on a
+# busybox bundle the test makes, the container's init as state.pid, uid 0
+# inside not the host's root, and bad input refused with one clear line and
+# nothing left behind.
+. "$(dirname "$0")/../lib.sh"
+OCI="$BUILD/cordon-oci"
+
+# bundle DIR [ARGS...]: a busybox rootfs (busybox-static, scripts/packages/test.txt)
+# and a config.json with its own pid, mount, ipc, uts and network namespaces.
+bundle() {
+	local dir=$1
+	shift
+	mkdir -p "$dir/rootfs/bin" "$dir/rootfs/proc" "$dir/rootfs/dev" "$dir/rootfs/sys" "$dir/rootfs/tmp" "$dir/rootfs/etc"
+	cp "$BUSYBOX" "$dir/rootfs/bin/busybox"
+	for a in sh echo cat id sleep hostname ls touch stat; do ln -sf busybox "$dir/rootfs/bin/$a"; done
+	chown -R 0:0 "$dir/rootfs"
+	local args
+	args=$(jq -cn '$ARGS.positional' --args "$@")
+	jq -n --argjson args "$args" '{
+	  ociVersion: "1.0.2",
+	  root: {path: "rootfs", readonly: false},
+	  hostname: "oci-test",
+	  process: {args: $args, cwd: "/", env: ["PATH=/bin"], user: {uid: 0, gid: 0},
+	            capabilities: {bounding: ["CAP_CHOWN", "CAP_KILL"], effective: ["CAP_CHOWN", "CAP_KILL"],
+	                           permitted: ["CAP_CHOWN", "CAP_KILL"]}},
+	  mounts: [{destination: "/proc", type: "proc", source: "proc"},
+	           {destination: "/dev", type: "tmpfs", source: "tmpfs", options: ["nosuid", "mode=755"]}],
+	  linux: {namespaces: [{type: "pid"}, {type: "mount"}, {type: "ipc"}, {type: "uts"}, {type: "network"}],
+	          maskedPaths: ["/proc/kcore"], readonlyPaths: ["/proc/sys"]}
+	}' >"$dir/config.json"
+}
+
+setup_oci() {
+	BUSYBOX=$(command -v busybox 2>/dev/null || true)
+	[ -n "$BUSYBOX" ] && ! ldd "$BUSYBOX" >/dev/null 2>&1 ||
+		{ t_skip "no static busybox (apt-get install busybox-static)"; return; }
+	[ -e /proc/self/ns/user ] || { t_skip "no user namespaces"; return; }
+	ROOT=$T_TMP/root
+	B=$WS/b
+	ID=t-$$-$RANDOM
+}
+
+# oci ARGS...: sets RC, OUT, ERR
+oci() {
+	OUT=$("$OCI" --root "$ROOT" "$@" 2>"$T_TMP/err")
+	RC=$?
+	ERR=$(cat "$T_TMP/err")
+}
+
+# Nothing of container ID is left: state directory, mounts, cgroup.
+nothing_left() {
+	[ ! -e "$ROOT/$1" ] || fail "state directory $ROOT/$1 left behind"
+	! grep -q "$WS/b" /proc/self/mountinfo || fail "a mount of the bundle left behind"
+	! grep -rqs "cordon-oci/$1" /proc/self/mountinfo || true
+	local d
+	for d in /sys/fs/cgroup/*/cordon-oci/"$1" /sys/fs/cgroup/cordon-oci/"$1"; do
+		[ ! -e "$d" ] || fail "cgroup $d left behind"
+	done
+}
+
+test_lifecycle_create_start_state_kill_delete() {
+	setup_oci || return
+	bundle "$B" sh -c 'echo in-container; hostname; exec sleep 1000'
+	"$OCI" --root "$ROOT" create --bundle "$B" --pid-file "$T_TMP/pid" "$ID" >"$T_TMP/out" 2>"$T_TMP/cerr"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/cerr")"
+	oci state "$ID"
+	expect_eq "$(jq -r .status <<<"$OUT")" created "state after create"
+	local pid
+	pid=$(jq -r .pid <<<"$OUT")
+	expect_eq "$(cat "$T_TMP/pid")" "$pid" "the pid file is state.pid"
+	[ -s "$T_TMP/out" ] && fail "the process ran before start: $(cat "$T_TMP/out")"
+	oci start "$ID"
+	expect_eq "$RC" 0 "start: $ERR"
+	for _ in $(seq 100); do grep -q oci-test "$T_TMP/out" && break; sleep 0.05; done
+	expect_eq "$(cat "$T_TMP/out")" $'in-container\noci-test' "the container's output through create's stdout"
+	oci state "$ID"
+	expect_eq "$(jq -r .status <<<"$OUT")" running "state after start"
+	# state.pid is the workload's init, in the container's namespaces
+	[ "$(readlink "/proc/$pid/ns/user")" != "$(readlink /proc/self/ns/user)" ] || fail "init shares the host's user namespace"
+	[ "$(readlink "/proc/$pid/ns/pid")" != "$(readlink /proc/self/ns/pid)" ] || fail "init shares the host's pid namespace"
+	expect_match "$(tr '\0' ' ' <"/proc/$pid/cmdline")" '^sleep 1000' "state.pid is the workload"
+	oci delete "$ID"
+	expect_eq "$RC" 1 "delete of a running container without --force fails"
+	expect_match "$ERR" 'is running, not stopped \(use --force\)' "delete's message"
+	kill -0 "$pid" || fail "the refused delete killed the container"
+	oci kill "$ID" KILL
+	expect_eq "$RC" 0 "kill: $ERR"
+	for _ in $(seq 100); do oci state "$ID"; [ "$(jq -r .status <<<"$OUT")" = stopped ] && break; sleep 0.05; done
+	expect_eq "$(jq -r .status <<<"$OUT")" stopped "state after kill"
+	oci delete "$ID"
+	expect_eq "$RC" 0 "delete: $ERR"
+	nothing_left "$ID"
+	oci state "$ID"
+	expect_match "$ERR" "container \"$ID\" does not exist" "state after delete"
+	t_assert
+}
+
+test_root_inside_is_not_host_root() {
+	setup_oci || return
+	bundle "$B" sh -c 'id -u; cat /proc/self/uid_map; stat -c %u /bin/busybox; touch /tmp/x && stat -c %u /tmp/x'
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	local lines
+	mapfile -t lines <"$T_TMP/out"
+	expect_eq "${lines[0]}" 0 "uid inside"
+	local outer
+	outer=$(awk '{print $2}' <<<"${lines[1]}")
+	[ -n "$outer" ] && [ "$outer" != 0 ] || fail "uid 0 inside is host uid '$outer'"
+	expect_eq "${lines[2]}" 0 "the image's root-owned files are root's inside (idmapped)"
+	expect_eq "$(stat -c %u "$B/rootfs/tmp/x")" 0 "a file uid 0 made inside is root's on disk through the idmapped root"
+	nothing_left "$ID"
+	t_assert
+}
+
+test_bad_input_one_line_nothing_left() {
+	setup_oci || return
+	bundle "$B" true
+	oci frobnicate "$ID"
+	expect_eq "$RC" 1 "unknown verb"
+	expect_eq "$ERR" 'cordon-oci: unknown verb "frobnicate" (cordon-oci --help)' "unknown verb's line"
+	oci --bogus state "$ID"
+	expect_eq "$RC" 1 "unknown global option"
+	expect_match "$ERR" '^cordon-oci: unknown global option --bogus' "unknown option's line"
+	# missing and malformed config.json
+	mv "$B/config.json" "$B/c.json"
+	oci create --bundle "$B" "$ID"
+	expect_eq "$RC" 1 "missing config.json"
+	expect_match "$ERR" "^cordon-oci: create: $B/config.json: No such file or directory$" "missing config's line"
+	nothing_left "$ID"
+	printf '{\n  "ociVersion": "1.0.2",\n  "root": {"path": "rootfs",}\n}\n' >"$B/config.json"
+	oci create --bundle "$B" "$ID"
+	expect_eq "$RC" 1 "malformed config.json"
+	expect_match "$ERR" "^cordon-oci: create: $B/config.json: 3:[0-9]+: " "malformed config names file:line:col"
+	expect_eq "$(printf '%s\n' "$ERR" | wc -l)" 1 "one line"
+	nothing_left "$ID"
+	jq '.process.args = 5' "$B/c.json" >"$B/config.json"
+	oci create --bundle "$B" "$ID"
+	expect_match "$ERR" "^cordon-oci: create: $B/config.json:[0-9]+:[0-9]+: \"args\" must be array" "a wrong type names file:line:col"
+	nothing_left "$ID"
+	# a rootfs that is a symlink
+	mv "$B/c.json" "$B/config.json"
+	mv "$B/rootfs" "$B/real"
+	ln -s real "$B/rootfs"
+	oci create --bundle "$B" "$ID"
+	expect_eq "$RC" 1 "symlinked rootfs"
+	expect_match "$ERR" "root.path $B/rootfs is a symbolic link" "symlink's line"
+	nothing_left "$ID"
+	rm "$B/rootfs"
+	mv "$B/real" "$B/rootfs"
+	# an id that exists, one that does not
+	jq '.process.args = ["sleep", "1000"]' "$B/config.json" >"$B/c2" && mv "$B/c2" "$B/config.json"
+	oci create --bundle "$B" "$ID" </dev/null >/dev/null
+	expect_eq "$RC" 0 "create: $ERR"
+	oci create --bundle "$B" "$ID"
+	expect_eq "$RC" 1 "an id that exists"
+	expect_eq "$ERR" "cordon-oci: create: container \"$ID\" already exists" "existing id's line"
+	oci state "$ID"
+	expect_eq "$(jq -r .status <<<"$OUT")" created "the first container is untouched"
+	oci start "nope-$ID"
+	expect_eq "$ERR" "cordon-oci: start: container \"nope-$ID\" does not exist" "missing id's line"
+	oci kill "nope-$ID"
+	expect_eq "$RC" 1 "kill of a missing id"
+	# delete of a created container without --force is refused; --force leaves nothing
+	oci delete "$ID"
+	expect_eq "$RC" 1 "delete of a created container without --force"
+	expect_match "$ERR" 'is created, not stopped' "its line"
+	oci delete --force "$ID"
+	expect_eq "$RC" 0 "delete --force: $ERR"
+	nothing_left "$ID"
+	[ -z "$(ls "$ROOT/.slots" 2>/dev/null)" ] || fail "a uid range left taken: $(ls "$ROOT/.slots")"
+	t_assert
+}
+
+test_features_and_log_json() {
+	setup_oci || return
+	oci features
+	expect_eq "$RC" 0 "features"
+	expect_eq "$(jq -r '.linux.namespaces | index("user") != null' <<<"$OUT")" true "features lists the user namespace"
+	expect_eq "$(jq -r '.linux.seccomp.enabled' <<<"$OUT")" true "features: seccomp"
+	"$OCI" --root "$ROOT" --log "$T_TMP/log" --log-format json start nope >/dev/null 2>&1
+	expect_eq "$(jq -r 'select(.level == "error") | .msg' "$T_TMP/log")" 'start: container "nope" does not exist' "the json log's error line"
+	expect_match "$(jq -r .time "$T_TMP/log")" '^20[0-9-]+T' "the json log's time"
+	t_assert
+}
+
+for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
