@@ -106,6 +106,25 @@ run_one() {
 	done
 }
 
+# The cgroups the suite names (linux_cgroups_*: "/cgrouptest" and, below
+# the runtime's own cgroup, "testdir/cgrouptest/container"): a runtime
+# removes the container's own, not the parents it made. Empty ones are
+# removed after each runtime (rmdir: never one in use).
+cg_leftovers() {
+	local mnt opts base d
+	while read -r mnt opts; do
+		base=$(awk -F: -v o="$opts" '
+			o == "" && $1 == "0" && $2 == "" { print $3; exit }
+			o != "" { n = split($2, c, ","); for (i = 1; i <= n; i++) if (("," o ",") ~ ("," c[i] ",")) { print $3; exit } }' /proc/self/cgroup)
+		for d in "$base/testdir/cgrouptest/container" "$base/testdir/cgrouptest" "$base/testdir" /cgrouptest; do
+			[ -d "$mnt$d" ] && rmdir "$mnt$d" 2>/dev/null
+		done
+	done < <(awk '$9 == "cgroup2" {print $5, ""} $9 == "cgroup" {print $5, $NF}' /proc/self/mountinfo)
+	return 0
+}
+
+cg_leftovers # an earlier run's
+
 RES=$(mktemp -d /tmp/cordon-oci-res.XXXXXX)
 trap 'rm -rf "$RES"' EXIT
 summary=()
@@ -123,6 +142,7 @@ for rt in ${OCI_RUNTIMES:-crun cordon-oci}; do
 	fi
 	say "$rt ($bin): $TOTAL programs"
 	run_one "$rt" "$bin" "${wrap[@]}"
+	cg_leftovers
 	say "$rt passes: $(paste -sd' ' "$RES/$rt")"
 	summary+=("$rt $(wc -l <"$RES/$rt")/$TOTAL")
 done
