@@ -291,8 +291,8 @@ test_ctr_run_runc_shim() {
 	ctrr run -d --runtime io.containerd.runc.v2 --runc-binary "$OCI_DIR/runtime" \
 		--rootfs "$OCI_DIR/rootfs" t3 /bin/sleep 600 >/dev/null 2>"$T_TMP/err" || fail "ctr run -d: $(cat "$T_TMP/err")"
 	ctrr task kill -s SIGKILL t3 2>&1 || fail "ctr task kill"
-	local i st=""
-	for i in $(seq 300); do
+	local st=""
+	for _ in $(seq 300); do
 		st=$(ctrr task ls 2>/dev/null | awk '$1 == "t3" {print $3}')
 		[ "$st" = STOPPED ] && break
 		sleep 0.1
