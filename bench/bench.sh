@@ -174,3 +174,4 @@ bash "$HERE/relay.sh" "$BUILD"
 bash "$HERE/workspace.sh" "$BUILD"
 bash "$HERE/tls.sh" "$BUILD"
 bash "$HERE/refused.sh" "$BUILD"
+if [ -x "$BUILD/cordon-oci" ]; then bash "$HERE/oci.sh" "$BUILD"; fi
