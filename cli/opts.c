@@ -246,7 +246,7 @@ int cli_parse_run(int argc, char **argv, struct cli_run *out, bool explain, cord
 	memset(out, 0, sizeof(*out));
 	out->pol = policy_new();
 	if (!out->pol)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	int cmd_start = argc;
 	const char *policy_file = NULL;
 	/* Pass 1: where the command starts, and the options that decide how the
@@ -292,7 +292,7 @@ int cli_parse_run(int argc, char **argv, struct cli_run *out, bool explain, cord
 	if (policy_file && policy_load_file(out->pol, policy_file, err) < 0)
 		return -1;
 	if (out->ceiling_path && !(out->pol->ceiling_file = strdup(out->ceiling_path)))
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	/* Pass 2: the flags, in order. */
 	for (int i = 0; i < cmd_start; i++) {
 		const char *v;

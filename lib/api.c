@@ -22,7 +22,7 @@ int cordon_policy_load(const char *path, cordon_policy **out, cordon_error *err)
 	*out = NULL;
 	cordon_policy *p = policy_new();
 	if (!p)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	if (policy_load_file(p, path, err) < 0) {
 		policy_free(p);
 		return -1;
@@ -37,7 +37,7 @@ int cordon_policy_parse(const char *json, size_t len, const char *name, cordon_p
 	*out = NULL;
 	cordon_policy *p = policy_new();
 	if (!p)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	char cwd[PATH_MAX];
 	if (!getcwd(cwd, sizeof(cwd))) {
 		policy_free(p);
@@ -78,7 +78,7 @@ int cordon_run(cordon_policy *p, char *const argv[], const struct cordon_run_opt
 		return -1;
 	cordon_report *r = api_report_new();
 	if (!r)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	const struct cordon_run_options *was = p->opts;
 	p->opts = &o;
 	int rc = run_command(p, argv, &r->rep, err);

@@ -56,7 +56,7 @@ static int write_protect(const struct changeset *cs, cordon_error *err)
 	for (size_t i = 0; i < cs->protect.n; i++)
 		if (buf_append(&b, cs->protect.v[i], strlen(cs->protect.v[i]) + 1) < 0) {
 			buf_free(&b);
-			return cordon_err(err, ENOMEM, "out of memory");
+			return cordon_oom(err);
 		}
 	if (b.len > PROTECT_MAX) {
 		buf_free(&b);
@@ -130,10 +130,10 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 	cs->run_gid = run_gid;
 	for (size_t i = 0; i < n; i++, cs->nlayers++)
 		if (!(cs->host[i] = strdup(hosts[i])))
-			return cordon_err(err, ENOMEM, "out of memory");
+			return cordon_oom(err);
 	for (size_t i = 0; protect && i < protect->n; i++)
 		if (strv_push(&cs->protect, protect->v[i]) < 0)
-			return cordon_err(err, ENOMEM, "out of memory");
+			return cordon_oom(err);
 	if (write_meta(cs, err) < 0 || write_protect(cs, err) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++)
@@ -214,7 +214,7 @@ static int read_protect(struct changeset *cs, cordon_error *err)
 {
 	char *text = malloc(PROTECT_MAX + 1);
 	if (!text)
-		return cordon_err(err, ENOMEM, "out of memory");
+		return cordon_oom(err);
 	int r = read_protect_in(cs, text, err);
 	free(text);
 	return r;
@@ -226,7 +226,7 @@ static int read_protect_in(struct changeset *cs, char *text, cordon_error *err)
 	if (n < 0 && errno == ENOENT) {
 		for (size_t i = 0; protect_defaults[i]; i++)
 			if (strv_push(&cs->protect, protect_defaults[i]) < 0)
-				return cordon_err(err, ENOMEM, "out of memory");
+				return cordon_oom(err);
 		return 0;
 	}
 	if (n < 0 || n == PROTECT_MAX || (n > 0 && text[n - 1] != '\0'))
@@ -239,7 +239,7 @@ static int read_protect_in(struct changeset *cs, char *text, cordon_error *err)
 		else if (protect_check_name(text + i, norm, sizeof(norm), &e) < 0 || strcmp(norm, text + i) != 0)
 			return cordon_err(err, EINVAL, "%s/protect: not a list of protected names", cs->dir);
 		if (strv_push(&cs->protect, norm) < 0)
-			return cordon_err(err, ENOMEM, "out of memory");
+			return cordon_oom(err);
 	}
 	return 0;
 }
@@ -315,7 +315,7 @@ int changeset_open(struct changeset *cs, const char *dir, cordon_error *err)
 		if (len <= 0 || host[0] != '/' || strlen(host) != (size_t)len)
 			return cordon_err(err, EINVAL, "%s/%s: not a host path", dir, name);
 		if (!(cs->host[i] = strdup(host)))
-			return cordon_err(err, ENOMEM, "out of memory");
+			return cordon_oom(err);
 	}
 	if (read_protect(cs, err) < 0)
 		return -1;

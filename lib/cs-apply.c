@@ -404,7 +404,7 @@ static int flush(struct walk *w, int U, int H, const char *cur, cordon_error *er
 		dir = len > strlen(cur) ? len - strlen(cur) - 1 : 0;
 	char *tail = strdup(w->rel + dir);
 	if (!tail)
-		return cordon_err(err, ENOMEM, "out of memory");
+		return cordon_oom(err);
 	a->nq = 0;
 	int r = 0;
 	for (size_t i = 0; r == 0 && i < n; i++) {
@@ -497,7 +497,7 @@ static int apply_visit(struct walk *w, int U, int H, const char *name, const str
 		strv gone = {0};
 		if (host && S_ISDIR(hs.st_mode) && the_apply->o && the_apply->o->applied && opaque_gone(U, H, name, &gone) < 0) {
 			strv_free(&gone);
-			return cordon_err(err, ENOMEM, "out of memory");
+			return cordon_oom(err);
 		}
 		int r = apply_dir_entry(a, U, H, name, st, host, &hs, err);
 		if (r == 1 && host && !S_ISDIR(hs.st_mode))
@@ -569,7 +569,7 @@ int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, 
 	size_t *hits = calloc(2 * ns + 1, sizeof(size_t));
 	int r = 0;
 	if (!w || !q || !hits) {
-		r = cordon_err(err, ENOMEM, "out of memory");
+		r = cordon_oom(err);
 	} else {
 		w->sel = o ? o : &none;
 		w->hits = hits;

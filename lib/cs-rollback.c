@@ -122,7 +122,7 @@ int changeset_parse_journal(const char *t, size_t len, size_t nlayers, const cha
 				changeset_jrecs_free(*out, *n);
 				*out = NULL;
 				*n = 0;
-				return cordon_err(err, ENOMEM, "out of memory");
+				return cordon_oom(err);
 			}
 			*out = g;
 		}
@@ -132,7 +132,7 @@ int changeset_parse_journal(const char *t, size_t len, size_t nlayers, const cha
 			changeset_jrecs_free(*out, *n);
 			*out = NULL;
 			*n = 0;
-			return cordon_err(err, ENOMEM, "out of memory");
+			return cordon_oom(err);
 		}
 		(*n)++;
 		i += rl + 1;
@@ -153,7 +153,7 @@ static int read_journal(struct changeset *cs, struct changeset_jrec **out, size_
 		return cordon_err(err, EFBIG, "%s/journal: larger than 256 MiB", cs->dir);
 	char *text = malloc((size_t)st.st_size + 1);
 	if (!text)
-		return cordon_err(err, ENOMEM, "out of memory");
+		return cordon_oom(err);
 	size_t len = 0;
 	for (ssize_t r; len < (size_t)st.st_size && (r = read(fd, text + len, (size_t)st.st_size - len)) > 0;)
 		len += (size_t)r;

@@ -347,13 +347,13 @@ int changeset_registered(strv *out, cordon_error *err)
 	_cleanup_close_ int d = open_keydir(false, dir, err);
 	if (d < 0)
 		return err->code == ENOENT ? 0 : -1;
-	return registry_read(d, out) < 0 ? cordon_err(err, ENOMEM, "out of memory") : 0;
+	return registry_read(d, out) < 0 ? cordon_oom(err) : 0;
 }
 
 static int note_link(void *ctx, const char *link, const char *dir, cordon_error *err)
 {
 	(void)dir;
-	return strv_push(ctx, link) < 0 ? cordon_err(err, ENOMEM, "out of memory") : 0;
+	return strv_push(ctx, link) < 0 ? cordon_oom(err) : 0;
 }
 
 int changeset_key_guard(const char *const *paths, const bool *writable, size_t n, cordon_error *err)
@@ -416,7 +416,7 @@ static int seal_compute(const struct changeset *cs, const unsigned char key[SEAL
 		bad = buf_append(&b, cs->protect.v[i], strlen(cs->protect.v[i]) + 1) < 0;
 	if (bad) {
 		buf_free(&b);
-		return cordon_err(err, ENOMEM, "out of memory");
+		return cordon_oom(err);
 	}
 	unsigned char mac[32];
 	hmac_sha256(key, SEAL_KEY_LEN, b.p, b.len, mac);

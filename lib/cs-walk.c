@@ -77,7 +77,7 @@ int cs_add_held(strv *s, const char *path, const char *why, cordon_error *err)
 	char line[REL_MAX + 4096 + 300];
 	snprintf(line, sizeof(line), "%s%s%s", path, why ? ": " : "", why ? why : "");
 	if (strv_push(s, line) < 0)
-		return cordon_err(err, ENOMEM, "out of memory");
+		return cordon_oom(err);
 	return 0;
 }
 
@@ -290,7 +290,7 @@ static int note_needed(struct walk *w, bool self, cordon_error *err)
 	if (self) {
 		snprintf(key, sizeof(key), "%zu/%s", w->layer, w->rel);
 		if (strv_push(&w->needed, key) < 0)
-			return cordon_err(err, ENOMEM, "out of memory");
+			return cordon_oom(err);
 	}
 	const char *slash = strrchr(w->rel, '/');
 	if (!slash)
@@ -303,7 +303,7 @@ static int note_needed(struct walk *w, bool self, cordon_error *err)
 			continue;
 		snprintf(key, sizeof(key), "%zu/%.*s", w->layer, (int)i, w->rel);
 		if (strv_push(&w->needed, key) < 0)
-			return cordon_err(err, ENOMEM, "out of memory");
+			return cordon_oom(err);
 	}
 	w->needed_layer = w->layer;
 	snprintf(w->needed_last, sizeof(w->needed_last), "%.*s", (int)n, w->rel);
@@ -347,7 +347,7 @@ static int conflict_visit(struct walk *w, int U, int H, const char *name, const 
 	char path[REL_MAX + 4096];
 	cs_host_path(w, path, sizeof(path));
 	if (strv_push(w->conflicts, path) < 0)
-		return cordon_err(err, ENOMEM, "out of memory");
+		return cordon_oom(err);
 	return S_ISDIR(st->st_mode) ? 1 : 0;
 }
 
@@ -523,7 +523,7 @@ int changeset_list(const struct changeset *cs, const char *base, struct file_lis
 {
 	_cleanup_free_ struct walk *w = calloc(1, sizeof(*w));
 	if (!w)
-		return cordon_err(err, ENOMEM, "out of memory");
+		return cordon_oom(err);
 	w->cs = cs;
 	w->base = base;
 	w->out = out;
@@ -570,7 +570,7 @@ int changeset_drop_ignored(struct changeset *cs, size_t *dropped, cordon_error *
 {
 	struct walk *w = calloc(1, sizeof(*w));
 	if (!w)
-		return cordon_err(err, ENOMEM, "out of memory");
+		return cordon_oom(err);
 	w->cs = cs;
 	int r = cs_for_each_layer(w, drop_visit, err);
 	if (dropped)

@@ -17,6 +17,11 @@ int cordon_err(cordon_error *err, int errnum, const char *fmt, ...)
 	return -1;
 }
 
+int cordon_oom(cordon_error *err)
+{
+	return cordon_err(err, ENOMEM, "out of memory");
+}
+
 int cordon_err_wrap(cordon_error *err, const char *fmt, ...)
 {
 	if (!err)

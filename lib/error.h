@@ -13,6 +13,9 @@ int cordon_err(cordon_error *err, int errnum, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Same, with errnum = errno. */
 #define cordon_err_errno(e, ...) cordon_err((e), errno, __VA_ARGS__)
+/* An allocation failed: "out of memory" with ENOMEM; returns -1 (the one
+ * helper for every such failure). */
+int cordon_oom(cordon_error *err);
 /* Prepend "context: " to the existing message; returns -1. */
 int cordon_err_wrap(cordon_error *err, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));

@@ -368,7 +368,7 @@ int exposure_scan(const redactor *r, const char *const *roots, size_t nroots, co
 	int rc = -1;
 	if (!sc.seen || !sc.bufp) {
 		if (sc.seen)
-			cordon_err(err, 12, "out of memory");
+			cordon_oom(err);
 		goto out;
 	}
 	if (!changed->truncated) {
@@ -381,7 +381,7 @@ int exposure_scan(const redactor *r, const char *const *roots, size_t nroots, co
 			walk_root(&sc, roots[i]);
 	}
 	if (sc.oom) {
-		cordon_err(err, 12, "out of memory");
+		cordon_oom(err);
 		goto out;
 	}
 	rc = 0;

@@ -46,7 +46,7 @@ static jnode *new_node(jparser *p, jtype t)
 {
 	jnode *n = calloc(1, sizeof(*n));
 	if (!n) {
-		cordon_err(p->err, 12, "out of memory");
+		cordon_oom(p->err);
 		return NULL;
 	}
 	n->type = t;
@@ -224,7 +224,7 @@ static char *parse_string_raw(jparser *p)
 		goto oom;
 	return b.p;
 oom:
-	cordon_err(p->err, 12, "out of memory");
+	cordon_oom(p->err);
 fail:
 	buf_free(&b);
 	return NULL;
@@ -359,7 +359,7 @@ static int seen_key(jparser *p, const jnode *obj, hindex *idx, const char *key)
 	if (!idx->cap) {
 		for (size_t i = 0; i < obj->n; i++)
 			if (hindex_add(idx, hash_str(obj->keys[i]), (uint32_t)i) < 0)
-				return cordon_err(p->err, 12, "out of memory");
+				return cordon_oom(p->err);
 	}
 	struct key_probe k = {obj, key};
 	uint64_t before = idx->probes;
@@ -423,7 +423,7 @@ static jnode *parse_container(jparser *p, bool obj)
 		if (grow(n, &cap, obj) < 0) {
 			free(key);
 			json_free(v);
-			cordon_err(p->err, 12, "out of memory");
+			cordon_oom(p->err);
 			goto fail;
 		}
 		n->items[n->n] = v;
@@ -433,7 +433,7 @@ static jnode *parse_container(jparser *p, bool obj)
 			n->kcol[n->n] = kc;
 			if (idx.cap && hindex_add(&idx, hash_str(key), (uint32_t)n->n) < 0) {
 				n->n++;
-				cordon_err(p->err, 12, "out of memory");
+				cordon_oom(p->err);
 				goto fail;
 			}
 		}

@@ -60,11 +60,11 @@ static int landlock_add_path(struct landlock_plan *lp, const char *path, uint64_
 {
 	struct landlock_rule *r = realloc(lp->rules, (lp->n + 1) * sizeof(*r));
 	if (!r)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	lp->rules = r;
 	lp->rules[lp->n].path = strdup(path);
 	if (!lp->rules[lp->n].path)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	lp->rules[lp->n].access = access & lp->fs;
 	lp->rules[lp->n].optional = false;
 	lp->n++;
@@ -105,7 +105,7 @@ int landlock_prepare(const struct boundary_model *m, unsigned conds, int abi, co
 		{
 			out->tcp_ports = calloc(nports, sizeof(uint16_t));
 			if (!out->tcp_ports)
-				return cordon_err(err, 12, "out of memory");
+				return cordon_oom(err);
 			memcpy(out->tcp_ports, ports, nports * sizeof(uint16_t));
 			out->nports = nports;
 		}

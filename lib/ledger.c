@@ -17,7 +17,7 @@ int ledger_compute(const struct ledger *l, const char *name, struct ledger_resul
 	size_t npeak = 0;
 	int r = -1;
 	if (!live || !peak_set) {
-		cordon_err(err, 12, "out of memory");
+		cordon_oom(err);
 		goto out;
 	}
 	for (size_t i = 0; i < l->n; i++) {
@@ -57,7 +57,7 @@ int ledger_compute(const struct ledger *l, const char *name, struct ledger_resul
 	out->peak_bytes = peak;
 	for (size_t i = 0; i < npeak; i++)
 		if (strv_push(&out->live_at_peak, l->ev[peak_set[i]].name) < 0) {
-			cordon_err(err, 12, "out of memory");
+			cordon_oom(err);
 			goto out;
 		}
 	r = 0;

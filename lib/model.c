@@ -47,7 +47,7 @@ static int push(struct boundary_model *m, const struct model_entry *e, cordon_er
 {
 	struct model_entry *n = realloc(m->e, (m->n + 1) * sizeof(*n));
 	if (!n)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	m->e = n;
 	m->e[m->n++] = *e;
 	return 0;
@@ -94,7 +94,7 @@ static int add_system(struct boundary_model *m, model_probe_fn probe, cordon_err
 			} else if (k == 'l') {
 				e.target = own(m, t);
 				if (!e.target)
-					return cordon_err(err, 12, "out of memory");
+					return cordon_oom(err);
 				e.landlock = 0; /* resolves into /usr, which has its own rule */
 				e.view = VIEW_OUTSIDE;
 			} else {
@@ -163,7 +163,7 @@ static int add_task(struct boundary_model *m, const struct run_plan *plan, const
 					.mode = "0500", .size = 1 << 20, .noexec = true, .mount = -1, .tree = -1};
 		e.path = own(m, dir);
 		if (!e.path || push(m, &e, err) < 0)
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 	}
 	/* The run's CA bundle (TLS interception): the host's CAs and the
 	 * run's, on a private tmpfs, read-only. */
@@ -306,14 +306,14 @@ static int add_protected_one(struct boundary_model *m, const char *w, const char
 						  path);
 			if (!(e.path = e.host = e.explain_path = own(m, path)) || !(e.target = own(m, path + wl + 1)) ||
 			    push(m, &e, err) < 0)
-				return cordon_err(err, 12, "out of memory");
+				return cordon_oom(err);
 		}
 		if (!last && k == 'd' && !model_has(m, path, MK_PIN)) {
 			struct model_entry e = {.kind = MK_PIN, .source = src, .view = VIEW_OUTSIDE,
 						.reason = "above a protected path: bound onto itself, so it cannot be renamed away",
 						.mount = -1, .tree = -1};
 			if (!(e.path = e.host = own(m, path)) || push(m, &e, err) < 0)
-				return cordon_err(err, 12, "out of memory");
+				return cordon_oom(err);
 		}
 		if (last) {
 			here = k != 0;
@@ -331,7 +331,7 @@ static int add_protected_one(struct boundary_model *m, const char *w, const char
 					       : "a control file the host runs or trusts, absent: its creation is refused",
 				.mount = -1, .tree = -1, .explain_mode = here ? "protected" : "protected (absent)"};
 	if (!(e.path = e.host = e.explain_path = own(m, path)) || !(e.target = own(m, name)) || push(m, &e, err) < 0)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	return 0;
 }
 
@@ -476,7 +476,7 @@ static int add_changesets(struct boundary_model *m, const struct run_plan *plan,
 					.mount = -1, .tree = -1, .explain_mode = "masked"};
 		if (!(e.path = e.host = e.explain_path = own(m, path)) || !(e.target = own(m, de->d_name)) ||
 		    push(m, &e, err) < 0)
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 	}
 	return 0;
 }
@@ -523,7 +523,7 @@ static int add_keydir(struct boundary_model *m, const struct run_plan *plan, mod
 				.reason = "the key that seals change sets: masked (an empty read-only tmpfs)",
 				.mount = -1, .tree = -1, .explain_mode = "masked"};
 	if (!(e.path = e.host = e.explain_path = own(m, kd)) || !(e.target = own(m, kd + wl + 1)) || push(m, &e, err) < 0)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	return 0;
 }
 
@@ -584,7 +584,7 @@ static int add_registered(struct boundary_model *m, const struct run_plan *plan,
 					.mount = -1, .tree = -1, .explain_mode = "masked"};
 		if (!(e.path = e.host = e.explain_path = own(m, path)) || !(e.target = own(m, name + 1)) ||
 		    push(m, &e, err) < 0)
-			rc = cordon_err(err, 12, "out of memory");
+			rc = cordon_oom(err);
 	}
 	strv_free(&sets);
 	return rc;
@@ -652,7 +652,7 @@ int model_build_run(struct boundary_model *m, const cordon_policy *p, const char
 	r->sys_rules = seccomp_rules(p);
 	if (seccomp_deny_list(p, &r->sys_deny) < 0 || copy_strv(&r->sys_allow, &p->sys_allow) < 0 ||
 	    copy_strv(&r->sys_deny_policy, &p->sys_deny) < 0)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	r->built = true;
 	return 0;
 }

@@ -192,7 +192,7 @@ static int push_step(struct mount_steps *s, const struct model_entry *e, enum mo
 {
 	struct mount_step *v = realloc(s->v, (s->n + 1) * sizeof(*v));
 	if (!v)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	s->v = v;
 	s->v[s->n++] = (struct mount_step){e, op};
 	return 0;

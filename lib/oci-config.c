@@ -64,7 +64,7 @@ static int get_str(struct ctx *x, const jnode *obj, const char *key, char **out)
 		return 0;
 	free(*out);
 	*out = strdup(n->str);
-	return *out ? 0 : cordon_err(x->err, ENOMEM, "out of memory");
+	return *out ? 0 : cordon_oom(x->err);
 }
 
 static int get_u64(struct ctx *x, const jnode *obj, const char *key, uint64_t *out, bool *have)
@@ -100,7 +100,7 @@ static int get_strv(struct ctx *x, const jnode *obj, const char *key, strv *out)
 		if (n->items[i]->type != J_STR)
 			return bad(x, n->items[i], "must be an array of strings", key);
 		if (strv_push(out, n->items[i]->str) < 0)
-			return cordon_err(x->err, ENOMEM, "out of memory");
+			return cordon_oom(x->err);
 	}
 	return 0;
 }
@@ -230,7 +230,7 @@ static int parse_idmaps(struct ctx *x, const jnode *lin, const char *key, struct
 		return 0;
 	*out = calloc(a->n ? a->n : 1, sizeof(**out));
 	if (!*out)
-		return cordon_err(x->err, ENOMEM, "out of memory");
+		return cordon_oom(x->err);
 	for (size_t i = 0; i < a->n; i++) {
 		const jnode *m = a->items[i];
 		if (m->type != J_OBJ)
@@ -306,7 +306,7 @@ static int parse_seccomp(struct ctx *x, const jnode *s, struct oci_seccomp *sc)
 		return 0;
 	sc->rules = calloc(sy->n ? sy->n : 1, sizeof(*sc->rules));
 	if (!sc->rules)
-		return cordon_err(x->err, ENOMEM, "out of memory");
+		return cordon_oom(x->err);
 	sc->nrules = sy->n;
 	for (size_t i = 0; i < sy->n; i++) {
 		const jnode *r = sy->items[i];
@@ -373,7 +373,7 @@ static int parse_resources(struct ctx *x, const jnode *r, struct oci_config *c)
 	if (d) {
 		c->devrules = calloc(d->n ? d->n : 1, sizeof(*c->devrules));
 		if (!c->devrules)
-			return cordon_err(x->err, ENOMEM, "out of memory");
+			return cordon_oom(x->err);
 		for (size_t i = 0; i < d->n; i++) {
 			const jnode *e = d->items[i];
 			struct oci_devrule *dr = &c->devrules[i];
@@ -430,7 +430,7 @@ static int parse_process(struct ctx *x, const jnode *p, struct oci_config *c)
 		if (ag) {
 			c->agids = calloc(ag->n ? ag->n : 1, sizeof(gid_t));
 			if (!c->agids)
-				return cordon_err(x->err, ENOMEM, "out of memory");
+				return cordon_oom(x->err);
 			for (size_t i = 0; i < ag->n; i++) {
 				if (ag->items[i]->type != J_NUM || !ag->items[i]->num_is_int || ag->items[i]->num < 0)
 					return bad(x, ag->items[i], "must be an array of ids", "additionalGids");
@@ -443,7 +443,7 @@ static int parse_process(struct ctx *x, const jnode *p, struct oci_config *c)
 	if (rl) {
 		c->rl = calloc(rl->n ? rl->n : 1, sizeof(*c->rl));
 		if (!c->rl)
-			return cordon_err(x->err, ENOMEM, "out of memory");
+			return cordon_oom(x->err);
 		for (size_t i = 0; i < rl->n; i++) {
 			const jnode *r = rl->items[i];
 			if (r->type != J_OBJ)
@@ -489,7 +489,7 @@ static int parse_hooks(struct ctx *x, const jnode *hooks, struct oci_config *c)
 			continue;
 		c->hooks[k].h = calloc(a->n ? a->n : 1, sizeof(struct oci_hook));
 		if (!c->hooks[k].h)
-			return cordon_err(x->err, ENOMEM, "out of memory");
+			return cordon_oom(x->err);
 		for (size_t i = 0; i < a->n; i++) {
 			const jnode *h = a->items[i];
 			struct oci_hook *oh = &c->hooks[k].h[i];
@@ -545,7 +545,7 @@ static int parse_linux(struct ctx *x, const jnode *l, struct oci_config *c)
 		if (sy->items[i]->type != J_STR)
 			return bad(x, sy->items[i], "must be a string", "a sysctl value");
 		if (strv_push(&c->sysctl_k, sy->keys[i]) < 0 || strv_push(&c->sysctl_v, sy->items[i]->str) < 0)
-			return cordon_err(x->err, ENOMEM, "out of memory");
+			return cordon_oom(x->err);
 	}
 	const jnode *rp = GET(l, "rootfsPropagation", J_STR);
 	if (rp) {
@@ -565,7 +565,7 @@ static int parse_linux(struct ctx *x, const jnode *l, struct oci_config *c)
 	if (dev) {
 		c->devices = calloc(dev->n ? dev->n : 1, sizeof(*c->devices));
 		if (!c->devices)
-			return cordon_err(x->err, ENOMEM, "out of memory");
+			return cordon_oom(x->err);
 		for (size_t i = 0; i < dev->n; i++) {
 			const jnode *d = dev->items[i];
 			struct oci_dev *od = &c->devices[i];
@@ -650,7 +650,7 @@ int oci_config_load(const char *bundle, struct oci_config *c, cordon_error *err)
 		return bad(x, root, "is too long", "root.path");
 	c->root = strdup(norm);
 	if (!c->root)
-		return cordon_err(err, ENOMEM, "out of memory");
+		return cordon_oom(err);
 	const jnode *ro = GET(root, "readonly", J_BOOL);
 	c->readonly = ro && ro->b;
 	if (get_str(x, j, "hostname", &c->hostname) < 0 || get_str(x, j, "domainname", &c->domainname) < 0)
@@ -666,7 +666,7 @@ int oci_config_load(const char *bundle, struct oci_config *c, cordon_error *err)
 	if (ms) {
 		c->mounts = calloc(ms->n ? ms->n : 1, sizeof(*c->mounts));
 		if (!c->mounts)
-			return cordon_err(err, ENOMEM, "out of memory");
+			return cordon_oom(err);
 		for (size_t i = 0; i < ms->n; i++) {
 			c->nmounts = i + 1;
 			if (parse_mount(x, ms->items[i], &c->mounts[i]) < 0)
@@ -684,7 +684,7 @@ int oci_config_load(const char *bundle, struct oci_config *c, cordon_error *err)
 		if (an->items[i]->type != J_STR)
 			return bad(x, an->items[i], "must be a string", "an annotation");
 		if (strv_push(&c->ann_k, an->keys[i]) < 0 || strv_push(&c->ann_v, an->items[i]->str) < 0)
-			return cordon_err(err, ENOMEM, "out of memory");
+			return cordon_oom(err);
 	}
 	return 0;
 }

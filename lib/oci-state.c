@@ -176,7 +176,7 @@ int oci_state_write(int dirfd, const struct oci_state *s, cordon_error *err)
 	jw_obj_end(&w);
 	jw_obj_end(&w);
 	if (jw_finish(&w) < 0)
-		return cordon_err(err, ENOMEM, "out of memory");
+		return cordon_oom(err);
 	int fd = openat(dirfd, "state.json.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0) {
 		buf_free(&w.out);

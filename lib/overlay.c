@@ -206,7 +206,7 @@ int overlay_prepare(struct overlay_run *o, const cordon_policy *p, const struct 
 	o->nmounts = plan->nmounts;
 	o->dirs = calloc(plan->nmounts, sizeof(char *));
 	if (!o->dirs)
-		return cordon_err(err, ENOMEM, "out of memory");
+		return cordon_oom(err);
 	for (size_t i = 0; i < plan->nmounts; i++) {
 		if (plan->mounts[i].mode != MOUNT_RW)
 			continue;
@@ -230,7 +230,7 @@ int overlay_prepare(struct overlay_run *o, const cordon_policy *p, const struct 
 		size_t hl = strcmp(hosts[i], "/") ? strlen(hosts[i]) : 0;
 		if (strncmp(kd, hosts[i], hl) == 0 && kd[hl] == '/' && strv_push(&names, kd + hl + 1) < 0) {
 			strv_free(&names);
-			return cordon_err(err, ENOMEM, "out of memory");
+			return cordon_oom(err);
 		}
 	}
 	cordon_error e = {0};
@@ -251,7 +251,7 @@ int overlay_prepare(struct overlay_run *o, const cordon_policy *p, const struct 
 			continue;
 		if (asprintf(&o->dirs[i], "%s/%zu", o->cs.dir, layer++) < 0) {
 			o->dirs[i] = NULL;
-			return cordon_err(err, ENOMEM, "out of memory");
+			return cordon_oom(err);
 		}
 	}
 	return 0;
@@ -539,13 +539,13 @@ static int view_below(struct overlay_run *v, const struct overlay_run *task, con
 	if (upper < 0)
 		return cordon_err_errno(err, "the check's view of %s: open the change set %s", path, up);
 	if (!v->subs && !(v->subs = calloc(v->nmounts, sizeof(*v->subs))))
-		return cordon_err(err, ENOMEM, "out of memory");
+		return cordon_oom(err);
 	int r = view_walk(upper, rel, path, &v->subs[i], err);
 	if (r != 0)
 		return r < 0 ? -1 : 0;
 	if (!(v->subs[i].rel = strdup(rel)) || asprintf(&v->dirs[i], "%s/%zu", task->cs.dir, k) < 0) {
 		v->dirs[i] = NULL;
-		return cordon_err(err, ENOMEM, "out of memory");
+		return cordon_oom(err);
 	}
 	return 0;
 }
@@ -560,7 +560,7 @@ int overlay_view_prepare(struct overlay_run *v, const struct overlay_run *task, 
 	v->nmounts = plan->nmounts;
 	v->dirs = calloc(plan->nmounts ? plan->nmounts : 1, sizeof(char *));
 	if (!v->dirs)
-		return cordon_err(err, ENOMEM, "out of memory");
+		return cordon_oom(err);
 	for (size_t i = 0; i < plan->nmounts; i++) {
 		if (plan->mounts[i].mode != MOUNT_RO)
 			continue;
@@ -568,7 +568,7 @@ int overlay_view_prepare(struct overlay_run *v, const struct overlay_run *task, 
 			if (strcmp(task->cs.host[k], plan->mounts[i].path) == 0 &&
 			    asprintf(&v->dirs[i], "%s/%zu", task->cs.dir, k) < 0) {
 				v->dirs[i] = NULL;
-				return cordon_err(err, ENOMEM, "out of memory");
+				return cordon_oom(err);
 			}
 		if (!v->dirs[i] && plan->mounts[i].scratch && view_below(v, task, plan, i, err) < 0)
 			return -1;

@@ -35,7 +35,7 @@ int ceiling_load(const char *path, struct ceiling *c, cordon_error *err)
 	snprintf(c->path, sizeof(c->path), "%s", path);
 	c->p = policy_new();
 	if (!c->p)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	if (policy_load_file(c->p, path, err) < 0)
 		return cordon_err_wrap(err, "ceiling");
 	if (c->p->protect.n)
@@ -402,6 +402,6 @@ int ceiling_apply(const struct ceiling *c, cordon_policy *task, const struct run
 	if (check_paths(c->p, task, plan, res) < 0 || check_network(c->p, task, res) < 0 ||
 	    check_secrets(c->p, task, res) < 0 || check_limits(c->p, task, res) < 0 ||
 	    check_syscalls_weaker(c->p, task, res) < 0)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	return (int)res->excess.n;
 }

@@ -181,11 +181,11 @@ int policy_add_mount(cordon_policy *p, enum mount_mode mode, const char *spec,
 				  mount_mode_name(mode));
 	struct cordon_mount *m = realloc(p->mounts, (p->nmounts + 1) * sizeof(*m));
 	if (!m)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	p->mounts = m;
 	char *dup = strdup(norm);
 	if (!dup)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	p->mounts[p->nmounts++] = (struct cordon_mount){mode, dup, size, src};
 	return 0;
 }
@@ -209,7 +209,7 @@ int policy_add_protect(cordon_policy *p, bool unprotect, const char *name, cordo
 	strv *l = unprotect ? &p->unprotect : &p->protect;
 	if (strv_contains(l, norm))
 		return 0;
-	return strv_push(l, norm) < 0 ? cordon_err(err, 12, "out of memory") : 0;
+	return strv_push(l, norm) < 0 ? cordon_oom(err) : 0;
 }
 
 const char *policy_device_refused_number(unsigned major, unsigned minor)
@@ -232,7 +232,7 @@ int policy_add_device(cordon_policy *p, const char *path, cordon_error *err)
 		return cordon_err(err, 0, "device %s: refused: %s", norm, why);
 	if (strv_contains(&p->devices, norm))
 		return 0;
-	return strv_push(&p->devices, norm) < 0 ? cordon_err(err, 12, "out of memory") : 0;
+	return strv_push(&p->devices, norm) < 0 ? cordon_oom(err) : 0;
 }
 
 int policy_add_env(cordon_policy *p, const char *assign, cordon_error *err)
@@ -248,7 +248,7 @@ int policy_add_env(cordon_policy *p, const char *assign, cordon_error *err)
 	name[n] = '\0';
 	if (!env_name_valid(name))
 		return cordon_err(err, 0, "--env: \"%s\" is not a valid variable name", name);
-	return strv_push(&p->env, assign) < 0 ? cordon_err(err, 12, "out of memory") : 0;
+	return strv_push(&p->env, assign) < 0 ? cordon_oom(err) : 0;
 }
 
 int policy_validate_endpoint(const char *ep, cordon_error *err)
@@ -291,7 +291,7 @@ int policy_add_net_rule(cordon_policy *p, const char *endpoint, const strv *meth
 		return -1;
 	if (strv_contains(&p->net_allow, endpoint))
 		return 0;
-	return strv_push(&p->net_allow, endpoint) < 0 ? cordon_err(err, 12, "out of memory") : 0;
+	return strv_push(&p->net_allow, endpoint) < 0 ? cordon_oom(err) : 0;
 }
 
 struct cordon_secret *policy_secret_slot(cordon_policy *p, const char *name, cordon_error *err)
@@ -310,7 +310,7 @@ struct cordon_secret *policy_secret_slot(cordon_policy *p, const char *name, cor
 	}
 	struct cordon_secret *s = realloc(p->secrets, (p->nsecrets + 1) * sizeof(*s));
 	if (!s) {
-		cordon_err(err, 12, "out of memory");
+		cordon_oom(err);
 		return NULL;
 	}
 	p->secrets = s;
@@ -318,7 +318,7 @@ struct cordon_secret *policy_secret_slot(cordon_policy *p, const char *name, cor
 	memset(s, 0, sizeof(*s));
 	s->name = strdup(name);
 	if (!s->name) {
-		cordon_err(err, 12, "out of memory");
+		cordon_oom(err);
 		return NULL;
 	}
 	p->nsecrets++;
@@ -350,7 +350,7 @@ int policy_add_secret_spec(cordon_policy *p, const char *spec, cordon_error *err
 		s->from_env = strdup(name);
 	}
 	if (!s->from_file && !s->from_env)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	return 0;
 }
 
@@ -399,14 +399,14 @@ int policy_set_cwd(cordon_policy *p, const char *path, cordon_error *err)
 		return cordon_err_wrap(err, "--cwd");
 	free(p->cwd);
 	p->cwd = strdup(abs);
-	return p->cwd ? 0 : cordon_err(err, 12, "out of memory");
+	return p->cwd ? 0 : cordon_oom(err);
 }
 
 int policy_set_check(cordon_policy *p, const char *cmd, cordon_error *err)
 {
 	free(p->check);
 	p->check = strdup(cmd);
-	return p->check ? 0 : cordon_err(err, 12, "out of memory");
+	return p->check ? 0 : cordon_oom(err);
 }
 
 const char *workspace_mode_name(enum workspace_mode m)

@@ -189,7 +189,7 @@ static int load_net_rule(pctx *c, const jnode *o)
 			if (want(c, a->items[i], J_STR, key) < 0)
 				rc = -1;
 			else if (strv_push(&lists[k], a->items[i]->str) < 0)
-				rc = cordon_err(c->err, 12, "out of memory");
+				rc = cordon_oom(c->err);
 		}
 	}
 	/* Without methods or paths the rule is the plain string: upgrades too. */
@@ -215,7 +215,7 @@ static int load_network(pctx *c, const jnode *net)
 			return at_node(c, uca, "network.upstream_ca");
 		free(c->p->upstream_ca);
 		if (!(c->p->upstream_ca = strdup(abs)))
-			return cordon_err(c->err, 12, "out of memory");
+			return cordon_oom(c->err);
 	}
 	jnode *ports = json_get(net, "loopback_ports");
 	if (ports) {
@@ -265,7 +265,7 @@ static int load_env(pctx *c, const jnode *env)
 		buf b = {0};
 		if (buf_printf(&b, "%s=%s", env->keys[i], env->items[i]->str) < 0 ||
 		    strv_push_take(&c->p->env, b.p) < 0)
-			return cordon_err(c->err, 12, "out of memory");
+			return cordon_oom(c->err);
 	}
 	return 0;
 }
@@ -288,7 +288,7 @@ static int load_inject(pctx *c, const char *name, const jnode *o, struct cordon_
 		if (policy_validate_endpoint(h->items[i]->str, c->err) < 0)
 			return at_node(c, h->items[i], "inject.hosts");
 		if (strv_push(&s->inject_hosts, h->items[i]->str) < 0)
-			return cordon_err(c->err, 12, "out of memory");
+			return cordon_oom(c->err);
 	}
 	if (ph) {
 		if (want(c, ph, J_STR, "inject.placeholder") < 0)
@@ -301,7 +301,7 @@ static int load_inject(pctx *c, const char *name, const jnode *o, struct cordon_
 			return at(c, ph->line, ph->col, "secret \"%s\": a placeholder prefix is at most 64 bytes", name);
 		free(s->placeholder);
 		if (!(s->placeholder = strdup(ph->str)))
-			return cordon_err(c->err, 12, "out of memory");
+			return cordon_oom(c->err);
 	}
 	s->in_header = true;
 	s->in_query = false;
@@ -366,11 +366,11 @@ static int load_secrets(pctx *c, const jnode *sec)
 				return at(c, m->line, m->col, "secret \"%s\": \"mount\" must be an absolute path", name);
 			s->mount = strdup(abs);
 			if (!s->mount)
-				return cordon_err(c->err, 12, "out of memory");
+				return cordon_oom(c->err);
 		}
 		s->allow_short = as && as->b;
 		if (!s->from_env && !s->from_file)
-			return cordon_err(c->err, 12, "out of memory");
+			return cordon_oom(c->err);
 		jnode *inj = json_get(o, "inject");
 		if (inj && load_inject(c, name, inj, s) < 0)
 			return -1;
@@ -436,7 +436,7 @@ static int load_syscalls(pctx *c, const jnode *sc)
 			if (seccomp_syscall_number(s) == __NR_SCMP_ERROR)
 				return at(c, n->line, n->col, "\"%s\": unknown system call \"%s\"", key, s);
 			if (strv_push(k ? &c->p->sys_deny : &c->p->sys_allow, s) < 0)
-				return cordon_err(c->err, 12, "out of memory");
+				return cordon_oom(c->err);
 		}
 	}
 	return 0;
@@ -448,7 +448,7 @@ static int load_ledger(pctx *c, const jnode *arr, struct ledger *out)
 		return -1;
 	struct ledger_event *ev = calloc(arr->n ? arr->n : 1, sizeof(*ev));
 	if (!ev)
-		return cordon_err(c->err, 12, "out of memory");
+		return cordon_oom(c->err);
 	for (size_t i = 0; i < out->n; i++)
 		free(out->ev[i].name);
 	free(out->ev);
@@ -489,7 +489,7 @@ static int load_ledger(pctx *c, const jnode *arr, struct ledger *out)
 		}
 		le->name = strdup(name->str);
 		if (!le->name)
-			return cordon_err(c->err, 12, "out of memory");
+			return cordon_oom(c->err);
 		out->n++;
 	}
 	return 0;
@@ -569,7 +569,7 @@ static int load_check(pctx *c, const jnode *n)
 				  abs, rd, what);
 		free(c->p->check_files);
 		if (!(c->p->check_files = strdup(abs)))
-			return cordon_err(c->err, 12, "out of memory");
+			return cordon_oom(c->err);
 	}
 	if (cwd) {
 		/* A path of the check's view (CHECK_FILES_DIR, say), not the host's. */
@@ -578,7 +578,7 @@ static int load_check(pctx *c, const jnode *n)
 				  CHECK_FILES_DIR);
 		free(c->p->check_cwd);
 		if (!(c->p->check_cwd = strdup(abs)))
-			return cordon_err(c->err, 12, "out of memory");
+			return cordon_oom(c->err);
 	}
 	for (size_t i = 0; env && i < env->n; i++) {
 		if (!env_name_valid(env->keys[i]))
@@ -589,7 +589,7 @@ static int load_check(pctx *c, const jnode *n)
 		buf b = {0};
 		if (buf_printf(&b, "%s=%s", env->keys[i], env->items[i]->str) < 0 ||
 		    strv_push_take(&c->p->check_env, b.p) < 0)
-			return cordon_err(c->err, 12, "out of memory");
+			return cordon_oom(c->err);
 	}
 	return 0;
 }
@@ -635,7 +635,7 @@ static int load_root(pctx *c, const jnode *root)
 			if (resolve_user_path(s, c->base_dir, abs, sizeof(abs), c->err) < 0)
 				return at_node(c, item, "inputs");
 			if (strv_push(&c->p->inputs, abs) < 0)
-				return cordon_err(c->err, 12, "out of memory");
+				return cordon_oom(c->err);
 		}
 	}
 	if ((n = json_get(root, "check")) && load_check(c, n) < 0)
@@ -648,7 +648,7 @@ static int load_root(pctx *c, const jnode *root)
 			return at_node(c, n, "cwd");
 		free(c->p->cwd);
 		if (!(c->p->cwd = strdup(abs)))
-			return cordon_err(c->err, 12, "out of memory");
+			return cordon_oom(c->err);
 	}
 	if ((n = json_get(root, "ledger"))) {
 		if (load_ledger(c, n, &c->p->ledger) < 0)
@@ -736,7 +736,7 @@ static char *read_small_file(const char *path, size_t max, size_t *len, cordon_e
 		}
 	}
 	if (!b.p && buf_append(&b, "", 0) < 0) {
-		cordon_err(err, 12, "out of memory");
+		cordon_oom(err);
 		return NULL;
 	}
 	*len = b.len;

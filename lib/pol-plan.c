@@ -53,7 +53,7 @@ static int resolve_check_files(const cordon_policy *p, struct run_plan *plan, co
 		for (size_t i = 0; i < plan->nmounts; i++)
 			if (plan->mounts[i].mode == MOUNT_RW && strv_push(&own, plan->mounts[i].path) < 0) {
 				strv_free(&own);
-				return cordon_err(err, 12, "out of memory");
+				return cordon_oom(err);
 			}
 	}
 	char real[PATH_MAX];
@@ -246,7 +246,7 @@ static int plan_devices(const cordon_policy *p, struct run_plan *plan, const str
 		if (!S_ISCHR(st.st_mode))
 			return cordon_err(err, 0, "device %s: not a character device", d);
 		if (!strv_contains(&plan->devices, real) && strv_push(&plan->devices, real) < 0)
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 	}
 	return 0;
 }
@@ -254,16 +254,16 @@ static int plan_devices(const cordon_policy *p, struct run_plan *plan, const str
 int run_plan_inputs(const struct run_plan *plan, const strv *inputs, strv *out, cordon_error *err)
 {
 	strv writable = {0};
-	int rc = strv_push(&writable, plan->workspace) < 0 ? cordon_err(err, 12, "out of memory") : 0;
+	int rc = strv_push(&writable, plan->workspace) < 0 ? cordon_oom(err) : 0;
 	for (size_t i = 0; rc == 0 && i < plan->nmounts; i++)
 		if (plan->mounts[i].mode == MOUNT_RW && strv_push(&writable, plan->mounts[i].path) < 0)
-			rc = cordon_err(err, 12, "out of memory");
+			rc = cordon_oom(err);
 	for (size_t i = 0; rc == 0 && i < inputs->n; i++) {
 		char real[PATH_MAX];
 		if (resolve_untrusted_links(inputs->v[i], &writable, real, sizeof(real), err) < 0)
 			rc = cordon_err_wrap(err, "input %s", inputs->v[i]);
 		else if (strv_push(out, real) < 0)
-			rc = cordon_err(err, 12, "out of memory");
+			rc = cordon_oom(err);
 	}
 	strv_free(&writable);
 	if (rc < 0)
@@ -325,13 +325,13 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 	 * cannot tell. */
 	strv writable = {0};
 	if (strv_push(&writable, plan->workspace) < 0)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	for (size_t i = 0; i < plan->nmounts; i++) {
 		char real[PATH_MAX];
 		if (plan->mounts[i].mode == MOUNT_RW && realpath(plan->mounts[i].path, real) &&
 		    strv_push(&writable, real) < 0) {
 			strv_free(&writable);
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 		}
 	}
 	for (size_t i = 0; i < plan->nmounts; i++) {
@@ -365,7 +365,7 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 			char *dup = strdup(real);
 			if (!dup) {
 				strv_free(&writable);
-				return cordon_err(err, 12, "out of memory");
+				return cordon_oom(err);
 			}
 			free(m->path);
 			m->path = dup;
@@ -399,7 +399,7 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 	if (!paths || !rw) {
 		free(paths);
 		free(rw);
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	}
 	for (size_t i = 0; i < plan->nmounts; i++)
 		if (plan->mounts[i].mode != MOUNT_TMPFS) {
@@ -519,7 +519,7 @@ int run_preflight(cordon_policy *p, struct run_plan *plan, struct run_report *re
 	strv_free(&rep->writable);
 	for (size_t i = 0; i < plan->nmounts; i++)
 		if (plan->mounts[i].mode == MOUNT_RW && strv_push(&rep->writable, plan->mounts[i].path) < 0)
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 	if (check_secret_mounts(p, plan, err) < 0)
 		return -1;
 	/* Authorization first: nothing beyond the ceiling is even looked at. */

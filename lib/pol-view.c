@@ -136,7 +136,7 @@ int policy_effective_mounts(const cordon_policy *p, const char *workspace,
 	struct cordon_mount *m = calloc(cap, sizeof(*m));
 	size_t n = 0;
 	if (!m)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	bool ws_explicit = false;
 	for (size_t i = 0; i < p->nmounts; i++) {
 		const struct cordon_mount *src = &p->mounts[i];
@@ -160,7 +160,7 @@ int policy_effective_mounts(const cordon_policy *p, const char *workspace,
 		m[n].path = strdup(src->path);
 		if (!m[n].path) {
 			mounts_free(m, n);
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 		}
 		n++;
 	}
@@ -168,7 +168,7 @@ int policy_effective_mounts(const cordon_policy *p, const char *workspace,
 		m[n] = (struct cordon_mount){MOUNT_RW, strdup(workspace), 0, SRC_DEFAULT};
 		if (!m[n].path) {
 			mounts_free(m, n);
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 		}
 		n++;
 	}

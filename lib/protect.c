@@ -233,7 +233,7 @@ int protect_effective(const cordon_policy *p, strv *out, enum source **src, cord
 	const size_t ndef = ARRAY_SIZE(protect_defaults) - 1, cap = ndef + p->protect.n;
 	enum source *s = src ? calloc(cap + 3, sizeof(*s)) : NULL;
 	if (src && !s)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	/* Change sets kept for review (changeset.h): root's, and this user's.
 	 * A run that could write one would choose what its owner's `cordon
 	 * apply` writes, and where. Always protected: no --unprotect lifts it. */
@@ -248,7 +248,7 @@ int protect_effective(const cordon_policy *p, strv *out, enum source **src, cord
 		if (strv_push(out, n) < 0) {
 			free(s);
 			strv_free(out);
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 		}
 		if (s)
 			s[out->n - 1] = dflt ? SRC_DEFAULT : SRC_POLICY;
@@ -302,14 +302,14 @@ int protect_add_home(const struct run_plan *plan, const cordon_policy *p, strv *
 		char m[PATH_MAX + 4];
 		snprintf(m, sizeof(m), HOME_MARK "%s", plan->mounts[i].path);
 		if (!strv_contains(names, m) && strv_push(names, m) < 0)
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 		any = true;
 	}
 	for (size_t i = 0; any && i < p->unprotect.n; i++) {
 		char m[PATH_MAX + 4];
 		snprintf(m, sizeof(m), UNPROTECT_MARK "%s", p->unprotect.v[i]);
 		if (!strv_contains(names, m) && strv_push(names, m) < 0)
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 	}
 	return 0;
 }

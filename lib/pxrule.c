@@ -103,7 +103,7 @@ int pxrule_add(struct net_rules *rs, const char *host, const strv *methods, cons
 oom:
 	strv_free(&r.methods);
 	strv_free(&r.paths);
-	return cordon_err(err, 12, "out of memory");
+	return cordon_oom(err);
 }
 
 int pxrule_copy(struct net_rules *dst, const struct net_rules *src)

@@ -98,7 +98,7 @@ static int push_form(struct redact_forms *out, sbuf *b, cordon_error *err)
 	}
 	sbuf *f = realloc(out->f, (out->n + 1) * sizeof(*f));
 	if (!f)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	out->f = f;
 	out->f[out->n++] = *b; /* ownership moves */
 	memset(b, 0, sizeof(*b));

@@ -44,10 +44,10 @@ int redactor_add_secret(redactor *r, const char *name, const uint8_t *value, siz
 		return cordon_err(err, EINVAL, "redactor: secret added after compile");
 	char **nn = realloc(r->names, (r->nnames + 1) * sizeof(*nn));
 	if (!nn)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	r->names = nn;
 	if (!(r->names[r->nnames] = strdup(name)))
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	uint32_t id = (uint32_t)r->nnames++;
 	for (size_t i = 0, run = 0; i < len; i++) {
 		run = value[i] == '\r' || value[i] == '\n' ? run + 1 : 0;
@@ -63,7 +63,7 @@ int redactor_add_secret(redactor *r, const char *name, const uint8_t *value, siz
 	for (size_t i = 0; i < forms.n && rc == 0; i++) {
 		struct patref *p = realloc(r->pr, (r->npr + 1) * sizeof(*p));
 		if (!p) {
-			rc = cordon_err(err, 12, "out of memory");
+			rc = cordon_oom(err);
 			break;
 		}
 		r->pr = p;
@@ -92,7 +92,7 @@ static uint32_t tchild(const struct tnode *t, uint32_t u, uint8_t b)
 static void *salloc(size_t n, size_t size, cordon_error *err)
 {
 	if (size && n > SIZE_MAX / size / 2) {
-		cordon_err(err, 12, "out of memory");
+		cordon_oom(err);
 		return NULL;
 	}
 	return secmem_alloc(n * size, err);

@@ -273,7 +273,7 @@ int seccomp_build(const cordon_policy *p, bool notify, const char *const *observ
 		strv_free(&r.sys_deny);
 		memset(out, 0, sizeof(*out));
 		out->memfd = -1;
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	}
 	int rc = seccomp_build_from(&r, notify, observe, out, err);
 	strv_free(&r.sys_deny);

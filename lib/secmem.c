@@ -28,7 +28,7 @@ int secmem_protect(void *p, size_t len, cordon_error *err)
 void *secmem_alloc(size_t size, cordon_error *err)
 {
 	if (size > SIZE_MAX / 2) {
-		cordon_err(err, ENOMEM, "out of memory");
+		cordon_oom(err);
 		return NULL;
 	}
 	size_t total = page_round(size + HDR);

@@ -80,7 +80,7 @@ static int load_all(const cordon_policy *p, struct secrets *out, cordon_error *e
 	out->v = calloc(p->nsecrets, sizeof(*out->v));
 	out->redact = redactor_new();
 	if (!out->v || !out->redact)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	for (size_t i = 0; i < p->nsecrets; i++) {
 		const struct cordon_secret *s = &p->secrets[i];
 		struct secret_value *v = &out->v[out->n];
@@ -118,7 +118,7 @@ static int load_all(const cordon_policy *p, struct secrets *out, cordon_error *e
 				return cordon_err_errno(err, "secret %s: getrandom", s->name);
 			v->placeholder = malloc(pl + 33);
 			if (!v->placeholder)
-				return cordon_err(err, 12, "out of memory");
+				return cordon_oom(err);
 			memcpy(v->placeholder, pre, pl);
 			for (size_t k = 0; k < sizeof(rnd); k++)
 				snprintf(v->placeholder + pl + 2 * k, 3, "%02x", rnd[k]);

@@ -465,7 +465,7 @@ static int setup_policy(struct sx *s, const jnode *cfg, int polfd, cordon_error 
 	s->pol = policy_new();
 	if (!s->pol) {
 		buf_free(&text);
-		return cordon_err(err, ENOMEM, "out of memory");
+		return cordon_oom(err);
 	}
 	int rc = 0;
 	if (text.len)
@@ -474,7 +474,7 @@ static int setup_policy(struct sx *s, const jnode *cfg, int polfd, cordon_error 
 	if (rc < 0)
 		return -1;
 	if (ceil && ceil->str && !(s->pol->ceiling_file = strdup(ceil->str)))
-		return cordon_err(err, ENOMEM, "out of memory");
+		return cordon_oom(err);
 	const jnode *dflt = json_get(cfg, "default_timeout");
 	if (tmo && tmo->str && policy_set_limit(s->pol, LIM_WALL, tmo->str, SRC_FLAG, err) < 0)
 		return cordon_err_wrap(err, "timeout");

@@ -218,7 +218,7 @@ int snapshot_take(struct snapshot *s, const char *const *roots, size_t nroots, c
 			int r = add_entry(s, roots[i], strlen(roots[i]), (uint16_t)i, &st);
 			if (r < 0) {
 				snapshot_free(s);
-				return cordon_err(err, 12, "out of memory");
+				return cordon_oom(err);
 			}
 			if (r > 0)
 				break;
@@ -236,7 +236,7 @@ int snapshot_take(struct snapshot *s, const char *const *roots, size_t nroots, c
 		buf_free(&w.path);
 		if (r < 0) {
 			snapshot_free(s);
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 		}
 		if (r > 0)
 			break; /* a bound was reached */
@@ -355,7 +355,7 @@ static int record_entry(struct file_list *l, const struct snapshot *s, const str
 	const char *path = snap_path(s, e);
 	struct file_record *r = add_record(l, path, base, c, S_ISREG(e->mode), &oom);
 	if (oom)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	if (!r || c == CHANGE_DELETED || !S_ISREG(e->mode))
 		return 0;
 	int rfd = e->root < s->nroots ? s->rootfd[e->root] : -1;
@@ -429,7 +429,7 @@ static int hash_root(struct file_list *out, const char *root, const char *base, 
 	if (!S_ISDIR(st.st_mode)) {
 		struct file_record *r = add_record(out, root, base, CHANGE_CREATED, S_ISREG(st.st_mode), &oom);
 		if (oom)
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 		if (r && S_ISREG(st.st_mode)) {
 			/* Opened for reading only now that it is known to be a
 			 * regular file, and only if it is still the same one. */
@@ -492,7 +492,7 @@ int file_list_add(struct file_list *l, const char *path, const char *base, enum 
 	if (oom) {
 		if (fd >= 0)
 			close(fd);
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	}
 	if (r && regular && c != CHANGE_DELETED)
 		hash_into(l, r, fd);

@@ -179,12 +179,12 @@ int sup_check_policy(const cordon_policy *p, struct run_report *rep, const struc
 	}
 	cordon_policy *cp = policy_for_check(p, ws);
 	if (!cp)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	/* check.files stays outside what the task could write, as its plan said. */
 	for (size_t i = 0; i < rep->writable.n; i++)
 		if (strv_push(&cp->check_writable, rep->writable.v[i]) < 0) {
 			policy_free(cp);
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 		}
 	*out = cp;
 	return 0;
@@ -215,6 +215,6 @@ int sup_check_verdict(struct run_report *rep, const struct run_report *crep, con
 			 crep->reason[0] ? crep->reason : status_name(crep->status));
 	/* The check is untrusted code too: its denials count. */
 	if (report_add_check_denials(rep, crep) < 0)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	return 0;
 }

@@ -71,7 +71,7 @@ int sup_env_declared(const cordon_policy *p, strv *env, cordon_error *err)
 	bool overridden[ARRAY_SIZE(defaults)];
 	if (!keep || env_last_of_name(penv, keep, defaults, ARRAY_SIZE(defaults), overridden) < 0) {
 		free(keep);
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	}
 	int rc = 0;
 	for (size_t i = 0; i < ARRAY_SIZE(defaults) && rc == 0; i++)
@@ -82,7 +82,7 @@ int sup_env_declared(const cordon_policy *p, strv *env, cordon_error *err)
 		if (keep[j] && strv_push(env, penv->v[j]) < 0)
 			rc = -1;
 	free(keep);
-	return rc < 0 ? cordon_err(err, 12, "out of memory") : 0;
+	return rc < 0 ? cordon_oom(err) : 0;
 }
 
 int sup_env_cordon(const cordon_policy *p, const char *check_dir, strv *env, cordon_error *err)
@@ -92,7 +92,7 @@ int sup_env_cordon(const cordon_policy *p, const char *check_dir, strv *env, cor
 		char v[128];
 		snprintf(v, sizeof(v), "CORDON_CHECK_DIR=%s", check_dir);
 		if (strv_push(env, v) < 0)
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 	}
 	/* Egress: every common client finds the proxy. A declared endpoint on
 	 * the host's loopback needs loopback names to go through the proxy too,
@@ -109,18 +109,18 @@ int sup_env_cordon(const cordon_policy *p, const char *check_dir, strv *env, cor
 		for (size_t i = 0; i < ARRAY_SIZE(http); i++) {
 			snprintf(v, sizeof(v), "%s=http://127.0.0.1:%d", http[i], PROXY_PORT);
 			if (strv_push(env, v) < 0)
-				return cordon_err(err, 12, "out of memory");
+				return cordon_oom(err);
 		}
 		static const char *const all[] = {"ALL_PROXY", "all_proxy"};
 		for (size_t i = 0; i < ARRAY_SIZE(all); i++) {
 			snprintf(v, sizeof(v), "%s=socks5h://127.0.0.1:%d", all[i], PROXY_PORT);
 			if (strv_push(env, v) < 0)
-				return cordon_err(err, 12, "out of memory");
+				return cordon_oom(err);
 		}
 		if (!host_loopback &&
 		    (strv_push(env, "NO_PROXY=localhost,127.0.0.1,::1") < 0 ||
 		     strv_push(env, "no_proxy=localhost,127.0.0.1,::1") < 0))
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 	}
 	/* The run's CA (TLS interception): every common client's variable
 	 * names the bundle of the host's CAs and the run's. */
@@ -131,7 +131,7 @@ int sup_env_cordon(const cordon_policy *p, const char *check_dir, strv *env, cor
 			char v[128];
 			snprintf(v, sizeof(v), "%s=%s", ca[i], CORDON_CA_FILE);
 			if (strv_push(env, v) < 0)
-				return cordon_err(err, 12, "out of memory");
+				return cordon_oom(err);
 		}
 	}
 	return 0;
@@ -151,7 +151,7 @@ int sup_env_add_secrets(const struct secrets *sec, strv *env, size_t *secret_sta
 		if (buf_printf(&b, "%s=", v->name) < 0 || buf_append(&b, d, dl) < 0 ||
 		    strv_push_take(env, b.p) < 0) {
 			buf_wipe(&b);
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 		}
 	}
 	return 0;

@@ -89,7 +89,7 @@ int observer_init(struct observer *o, const struct run_plan *plan, const cordon_
 	o->req = calloc(1, o->req_size);
 	o->resp = calloc(1, o->resp_size);
 	if (!o->req || !o->resp)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	for (size_t i = 0; i < ARRAY_SIZE(calls); i++)
 		/* A call in syscalls.deny reaches us as a denial, not to be
 		 * observed and let through: no number, so it is not matched. */
@@ -113,7 +113,7 @@ int observer_init(struct observer *o, const struct run_plan *plan, const cordon_
 			return -1;
 		for (size_t i = 0; i < plan->nmounts; i++)
 			if (plan->mounts[i].mode == MOUNT_RW && strv_push(&o->rw_roots, plan->mounts[i].path) < 0)
-				return cordon_err(err, 12, "out of memory");
+				return cordon_oom(err);
 	}
 	if (view_build(&plan->model, 0, &o->view, err) < 0)
 		return -1;

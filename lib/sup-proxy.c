@@ -565,7 +565,7 @@ int proxy_new(struct proxy **out, const strv *allow, const struct net_rules *rul
 {
 	struct proxy *px = calloc(1, sizeof(*px));
 	if (!px)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	px->epfd = epfd;
 	px->lfd = px->tfd = -1;
 	px->rep = rep;
@@ -582,7 +582,7 @@ int proxy_new(struct proxy **out, const strv *allow, const struct net_rules *rul
 	if (px->tls.nsec) {
 		if (!(px->echo = redactor_new())) {
 			proxy_free(px);
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 		}
 		redactor_literal(px->echo);
 		for (size_t i = 0; i < px->tls.nsec; i++)
@@ -607,7 +607,7 @@ int proxy_new(struct proxy **out, const strv *allow, const struct net_rules *rul
 	for (size_t i = 0; i < allow->n; i++)
 		if (strv_push(&px->allow, allow->v[i]) < 0) {
 			proxy_free(px);
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 		}
 	pthread_once(&dns_once, dns_efd_open);
 	px->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);

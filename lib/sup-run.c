@@ -103,7 +103,7 @@ static int build_env(struct sup *s, cordon_error *err)
 	const strv *menv = &s->plan.model.run.env;
 	for (size_t i = 0; i < menv->n; i++)
 		if (strv_push(&s->env, menv->v[i]) < 0)
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 	return sup_env_add_secrets(s->sec, &s->env, &s->env_secret_start, err);
 }
 
@@ -228,7 +228,7 @@ static int prepare_tls(struct sup *s, cordon_error *err)
 	size_t pl;
 	const char *pem = s->tls->ca_pem(s->ca, &pl);
 	if (buf_append(&s->ca_bundle, pem, pl) < 0)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	s->spec.ca_pem = s->ca_bundle.p;
 	s->spec.ca_len = s->ca_bundle.len;
 	/* The secrets the proxy injects, in the policy's order (the report's
@@ -236,7 +236,7 @@ static int prepare_tls(struct sup *s, cordon_error *err)
 	for (size_t i = 0; s->sec && i < s->sec->n; i++)
 		s->npsec += s->sec->v[i].placeholder != NULL;
 	if (s->npsec && !(s->psec = calloc(s->npsec, sizeof(*s->psec))))
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	for (size_t i = 0, k = 0; s->sec && i < s->sec->n; i++) {
 		const struct secret_value *v = &s->sec->v[i];
 		if (!v->placeholder)
@@ -305,14 +305,14 @@ static int prepare(struct sup *s, cordon_error *err)
 	if (s->ovl.active || s->view.dirs) {
 		s->spec.overlay_trees = malloc(s->plan.nmounts * sizeof(int));
 		if (!s->spec.overlay_trees)
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 		for (size_t i = 0; i < s->plan.nmounts; i++)
 			s->spec.overlay_trees[i] = -1;
 	}
 	/* One per mount, and one more for a check's files. */
 	s->spec.tree_fds = calloc(s->plan.nmounts + 1, sizeof(int));
 	if (!s->spec.tree_fds)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	for (size_t i = 0; i <= s->plan.nmounts; i++)
 		s->spec.tree_fds[i] = -1;
 	s->spec.rl = s->plan.model.run.rl;
@@ -585,10 +585,10 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 		rep->limits[i] = p->limits[i];
 	for (size_t i = 0; argv[i]; i++)
 		if (strv_push(&rep->command, argv[i]) < 0)
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 	_cleanup_free_ char *canon = policy_canonical_json(p);
 	if (!canon)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	sha256_hex(canon, strlen(canon), rep->policy_sha256);
 	for (size_t i = 0; i < p->nsecrets; i++)
 		strv_push(&rep->secrets, p->secrets[i].name);

@@ -60,7 +60,7 @@ int sup_send_idmapped_trees(struct sup *s, cordon_error *err)
 	if (!fds || !no_idmap) {
 		free(fds);
 		free(no_idmap);
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	}
 	int r = mounts_prepare_idmapped(s->plan.mounts, s->plan.nmounts, userns, fds, no_idmap, err);
 	/* The workspace's tree is the directory cordon was started in, not what
@@ -167,7 +167,7 @@ int sup_keep_pins(struct sup *s, cordon_error *err)
 	const char **v = calloc(m->n + 1, sizeof(*v));
 	size_t n = 0;
 	if (!v)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	for (size_t i = 0; i < m->n; i++)
 		if (m->e[i].kind == MK_PIN)
 			v[n++] = m->e[i].host;
@@ -197,7 +197,7 @@ int sup_keep_pins(struct sup *s, cordon_error *err)
 	if (!all) {
 		free(v);
 		strv_free(&above);
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	}
 	for (size_t i = 0; i < above.n; i++)
 		all[n++] = above.v[i];

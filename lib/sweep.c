@@ -54,7 +54,7 @@ int sweep_pin(struct sweep *sw, const char *const *roots, size_t n, cordon_error
 	sw->max_name_bytes = SWEEP_MAX_NAME_BYTES;
 	sw->r = calloc(n ? n : 1, sizeof(*sw->r));
 	if (!sw->r)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	for (size_t i = 0; i < n; i++) {
 		struct sweep_root *r = &sw->r[sw->n];
 		r->fd = open_root(roots[i], O_PATH);
@@ -91,7 +91,7 @@ int sweep_keep(struct sweep *sw, const char *const *paths, size_t n, cordon_erro
 		return 0;
 	struct sweep_root *r = realloc(sw->r, (sw->n + n) * sizeof(*r));
 	if (!r)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	sw->r = r;
 	for (size_t i = 0; i < n; i++) {
 		struct sweep_root *k = &sw->r[sw->n];

@@ -83,7 +83,7 @@ int tls_ca_new(struct tls_ca **out, unsigned valid_secs, cordon_error *err)
 {
 	struct tls_ca *ca = calloc(1, sizeof(*ca));
 	if (!ca)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	ca->valid_secs = valid_secs;
 	unsigned char id[8];
 	char cn[64];
@@ -239,7 +239,7 @@ static int load_ca_file(SSL_CTX *ctx, const char *path, cordon_error *err)
 	}
 	close(fd);
 	if (!b)
-		return cordon_err(err, ENOMEM, "out of memory");
+		return cordon_oom(err);
 	BIO *bio = BIO_new_mem_buf(b, (int)n);
 	STACK_OF(X509_INFO) *inf = bio ? PEM_X509_INFO_read_bio(bio, NULL, NULL, NULL) : NULL;
 	X509_STORE *store = SSL_CTX_get_cert_store(ctx);

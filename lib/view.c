@@ -13,11 +13,11 @@ int view_add(struct view *v, const char *path, enum view_class cls, cordon_error
 {
 	struct view_entry *e = realloc(v->e, (v->n + 1) * sizeof(*e));
 	if (!e)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	v->e = e;
 	v->e[v->n].path = strdup(path);
 	if (!v->e[v->n].path)
-		return cordon_err(err, 12, "out of memory");
+		return cordon_oom(err);
 	v->e[v->n].cls = cls;
 	v->n++;
 	return 0;
@@ -37,7 +37,7 @@ static int add_entry(struct view *v, const struct model_entry *e, cordon_error *
 		v->links[v->nlinks][0] = strdup(e->path);
 		v->links[v->nlinks][1] = strdup(norm);
 		if (!v->links[v->nlinks][0] || !v->links[v->nlinks][1])
-			return cordon_err(err, 12, "out of memory");
+			return cordon_oom(err);
 		v->nlinks++;
 		return 0;
 	}
