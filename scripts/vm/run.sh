@@ -10,7 +10,7 @@ set -euo pipefail
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 BUILD=$(cd "${1:-build}" && pwd)
 TESTS=${2-${CORDON_VM_TESTS-}}
-TIMEOUT=${CORDON_VM_TIMEOUT:-1500}
+TIMEOUT=${CORDON_VM_TIMEOUT:-2400}
 IMG=$(bash "$TOP/scripts/vm/image.sh")
 WORK=$(mktemp -d /tmp/cordon-vm.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
