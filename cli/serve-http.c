@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <microhttpd.h>
+#include "clock.h"
 #include "changeset.h"
 #include "error.h"
 #include "json.h"
@@ -105,7 +106,6 @@ static uint64_t clock_ns(clockid_t c)
 	clock_gettime(c, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
-uint64_t mono_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 uint64_t realtime_ns(void) { return clock_ns(CLOCK_REALTIME); }
 
 void new_id(char *out, const char *prefix)

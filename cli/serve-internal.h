@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <microhttpd.h>
+#include "clock.h"
 #include "ceiling.h"
 #include "json.h"
 #include "serve-limits.h"
@@ -115,7 +116,6 @@ enum MHD_Result send_text(struct MHD_Connection *c, unsigned code, const char *t
 				 size_t len);
 enum MHD_Result send_error(struct MHD_Connection *c, unsigned code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-uint64_t mono_ns(void);
 uint64_t realtime_ns(void);
 void new_id(char *out, const char *prefix);
 bool reply_ready(int reply);

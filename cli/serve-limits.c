@@ -43,6 +43,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include "clock.h"
 #include "error.h"
 #include "units.h"
 #include "serve-limits.h"
@@ -243,9 +244,7 @@ void body_release(buf *b, body_hold *h)
 
 static uint64_t mono(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	return mono_ns();
 }
 
 /* Who the client is, for counting: loopback is one address. */

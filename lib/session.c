@@ -31,6 +31,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "clock.h"
 #include "cleanup.h"
 #include "cordon-pty.h"
 #include "error.h"
@@ -96,13 +97,6 @@ static void end_session(struct sx *s, const char *why)
 	if (!s->end_reason)
 		s->end_reason = why;
 	sync_send(s->sock, MSG_SX_END, 0, NULL, -1);
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* A warm session handed to a client: from now on it is a session like any

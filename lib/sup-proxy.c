@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <openssl/ssl.h>
+#include "clock.h"
 #include "cleanup.h"
 #include "error.h"
 #include "proxy.h"
@@ -426,13 +427,6 @@ static void on_relay(struct proxy *px, size_t slot)
 		ev = (struct epoll_event){.events = c->u_ev, .data.u64 = px_tag(slot, 2)};
 		epoll_ctl(px->epfd, EPOLL_CTL_MOD, c->ufd, &ev);
 	}
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 static void on_accept(struct proxy *px)
