@@ -19,38 +19,8 @@
 #include "error.h"
 #include "model.h"
 #include "seccomp-policy.h"
+#include "seccomp-tables.h"
 #include "systab.h"
-
-/* Denied outright (with the reasons in docs/seccomp.md). */
-const char *const seccomp_default_deny[] = {
-	/* namespaces and the mount table */
-	"setns", "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen",
-	"fsconfig", "fsmount", "fspick", "mount_setattr", "open_tree_attr", "statmount", "listmount",
-	/* kernel attack surface untrusted code does not need */
-	"bpf", "perf_event_open", "userfaultfd", "io_uring_setup", "io_uring_enter",
-	"io_uring_register", "keyctl", "add_key", "request_key", "kexec_load", "kexec_file_load",
-	"init_module", "finit_module", "delete_module", "open_by_handle_at", "fanotify_init",
-	"lookup_dcookie", "modify_ldt", "iopl", "ioperm", "uselib", "ustat", "sysfs",
-	/* host-wide state */
-	"acct", "swapon", "swapoff", "reboot", "settimeofday", "clock_settime", "clock_adjtime",
-	"quotactl", "quotactl_fd", "syslog", "vhangup", "sethostname", "setdomainname",
-	"lsm_set_self_attr",
-	NULL,
-};
-
-static const struct { unsigned long flag; const char *name; } ns_flags[] = {
-	{CLONE_NEWNS, "CLONE_NEWNS"}, {CLONE_NEWUSER, "CLONE_NEWUSER"}, {CLONE_NEWPID, "CLONE_NEWPID"},
-	{CLONE_NEWNET, "CLONE_NEWNET"}, {CLONE_NEWIPC, "CLONE_NEWIPC"}, {CLONE_NEWUTS, "CLONE_NEWUTS"},
-	{CLONE_NEWCGROUP, "CLONE_NEWCGROUP"}, {0x00000080 /* CLONE_NEWTIME */, "CLONE_NEWTIME"},
-};
-
-/* personality(2) bits that weaken the process's own exploit mitigations.
- * The query value 0xffffffff has bit 31 set, which no real persona uses, so
- * "bit set and bit 31 clear" is one masked comparison. */
-static const unsigned long bad_persona[] = {
-	ADDR_NO_RANDOMIZE, MMAP_PAGE_ZERO, READ_IMPLIES_EXEC, ADDR_COMPAT_LAYOUT,
-	ADDR_LIMIT_32BIT, ADDR_LIMIT_3GB,
-};
 
 #define NEWER_PREFIX_LEN 6u
 
@@ -102,37 +72,22 @@ static int rule(scmp_filter_ctx c, uint32_t act, const char *name, unsigned n,
 	return 0;
 }
 
-/* The calls that can put a privilege bit (S_ISUID, S_ISGID) on a file, with
- * where their mode is. The mode is a plain integer, so the filter sees it.
- * No syscalls.allow entry lifts these rules: a file the run leaves with such
- * a bit belongs to the host (the idmapped workspace) and is a way to its root. */
-static const struct priv_call priv_calls[] = {
-	{"chmod", 1, -1, -1, 0, -1, true},
-	{"fchmod", 1, -1, 0, -1, -1, true},
-	{"fchmodat", 2, -1, 0, 1, -1, true},
-	{"fchmodat2", 2, -1, 0, 1, 3, true},
-	{"open", 2, 1, -1, 0, -1, false},
-	{"openat", 3, 2, 0, 1, -1, false},
-	{"creat", 1, -1, -1, 0, -1, false},
-	{"mknod", 1, -1, -1, 0, -1, false},
-	{"mknodat", 2, -1, 0, 1, -1, false},
-};
-static int priv_nr[ARRAY_SIZE(priv_calls)];
+static int priv_nr[SECCOMP_N_PRIV_CALLS];
 static pthread_once_t priv_once = PTHREAD_ONCE_INIT;
 
 static void priv_resolve(void)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(priv_calls); i++)
-		priv_nr[i] = seccomp_syscall_number(priv_calls[i].name);
+	for (size_t i = 0; i < SECCOMP_N_PRIV_CALLS; i++)
+		priv_nr[i] = seccomp_syscall_number(seccomp_priv_calls[i].name);
 }
 
 /* The privilege-bit call with number nr, or NULL. */
 static const struct priv_call *seccomp_priv_call(int nr)
 {
 	pthread_once(&priv_once, priv_resolve);
-	for (size_t i = 0; i < ARRAY_SIZE(priv_calls); i++)
+	for (size_t i = 0; i < SECCOMP_N_PRIV_CALLS; i++)
 		if (priv_nr[i] == nr && nr != __NR_SCMP_ERROR)
-			return &priv_calls[i];
+			return &seccomp_priv_calls[i];
 	return NULL;
 }
 
@@ -155,8 +110,8 @@ mode_t seccomp_priv_bits(int nr, const uint64_t args[6])
 static int add_priv_rules(scmp_filter_ctx c, uint32_t deny, cordon_error *err)
 {
 	const uint64_t bits[] = {S_ISUID, S_ISGID}, create[] = PRIV_CREATE_FLAGS;
-	for (size_t i = 0; i < ARRAY_SIZE(priv_calls); i++) {
-		const struct priv_call *pc = &priv_calls[i];
+	for (size_t i = 0; i < SECCOMP_N_PRIV_CALLS; i++) {
+		const struct priv_call *pc = &seccomp_priv_calls[i];
 		for (size_t b = 0; b < ARRAY_SIZE(bits); b++) {
 			struct scmp_arg_cmp m[2] = {{(unsigned)pc->mode, SCMP_CMP_MASKED_EQ, bits[b], bits[b]}};
 			if (pc->flags < 0) {
@@ -197,8 +152,8 @@ static int add_conditional(scmp_filter_ctx c, uint32_t deny, unsigned rules, cor
 	if (add_priv_rules(c, deny, err) < 0)
 		return -1;
 	/* New namespaces through clone/unshare, one rule per flag (rules OR). */
-	for (size_t i = 0; i < ARRAY_SIZE(ns_flags); i++) {
-		a = SCMP_A0(SCMP_CMP_MASKED_EQ, ns_flags[i].flag, ns_flags[i].flag);
+	for (size_t i = 0; i < SECCOMP_N_NS_FLAGS; i++) {
+		a = SCMP_A0(SCMP_CMP_MASKED_EQ, seccomp_ns_flags[i].flag, seccomp_ns_flags[i].flag);
 		if (((rules & SYS_R_CLONE_NS) && rule(c, deny, "clone", 1, &a, err) < 0) ||
 		    ((rules & SYS_R_UNSHARE_NS) && rule(c, deny, "unshare", 1, &a, err) < 0))
 			return -1;
@@ -213,8 +168,8 @@ static int add_conditional(scmp_filter_ctx c, uint32_t deny, unsigned rules, cor
 		}
 	}
 	if (rules & SYS_R_PERSONALITY) {
-		for (size_t i = 0; i < ARRAY_SIZE(bad_persona); i++) {
-			a = SCMP_A0(SCMP_CMP_MASKED_EQ, bad_persona[i] | 0x80000000UL, bad_persona[i]);
+		for (size_t i = 0; i < SECCOMP_N_BAD_PERSONA; i++) {
+			a = SCMP_A0(SCMP_CMP_MASKED_EQ, seccomp_bad_persona[i] | 0x80000000UL, seccomp_bad_persona[i]);
 			if (rule(c, deny, "personality", 1, &a, err) < 0)
 				return -1;
 		}
@@ -419,8 +374,8 @@ int seccomp_apply(const struct seccomp_plan *sp, int *listener, cordon_error *er
 unsigned long seccomp_namespace_flags(void)
 {
 	unsigned long all = 0;
-	for (size_t i = 0; i < ARRAY_SIZE(ns_flags); i++)
-		all |= ns_flags[i].flag;
+	for (size_t i = 0; i < SECCOMP_N_NS_FLAGS; i++)
+		all |= seccomp_ns_flags[i].flag;
 	return all;
 }
 
@@ -470,11 +425,11 @@ void seccomp_denial_target(int nr, const uint64_t args[6], char *out, size_t out
 	const struct priv_call *pc;
 	if (strcmp(n, "clone") == 0 || strcmp(n, "unshare") == 0 || strcmp(n, "clone3") == 0) {
 		char flags[256] = "";
-		for (size_t i = 0; i < ARRAY_SIZE(ns_flags); i++)
-			if (args[0] & ns_flags[i].flag) {
+		for (size_t i = 0; i < SECCOMP_N_NS_FLAGS; i++)
+			if (args[0] & seccomp_ns_flags[i].flag) {
 				if (flags[0])
 					strncat(flags, "|", sizeof(flags) - strlen(flags) - 1);
-				strncat(flags, ns_flags[i].name, sizeof(flags) - strlen(flags) - 1);
+				strncat(flags, seccomp_ns_flags[i].name, sizeof(flags) - strlen(flags) - 1);
 			}
 		snprintf(out, outsz, "%s(%s)", n, flags);
 	} else if (strcmp(n, "ioctl") == 0) {
