@@ -524,6 +524,15 @@ static size_t exec_members(pid_t leader, struct pinfo *t, size_t cap)
 static void signal_exec_all(pid_t leader, int sig)
 {
 	static struct pinfo t[PROC_MAX];
+	if (sig != SIGKILL) {
+		/* Once to each process: a second TERM that arrives after a trap
+		 * ran for the first runs the trap again. */
+		size_t n = exec_members(leader, t, PROC_MAX);
+		for (size_t i = 0; i < n; i++)
+			if (t[i].in)
+				kill(t[i].pid, sig);
+		return;
+	}
 	kill(-leader, sig == SIGKILL ? SIGSTOP : sig);
 	kill(leader, sig == SIGKILL ? SIGSTOP : sig);
 	for (int pass = 0; pass < (sig == SIGKILL ? 3 : 1); pass++) {

@@ -364,7 +364,10 @@ void sx_signal_exec(struct sx *s, struct sx_exec *x, int sig, const char *why)
 	cordon_error e = {0};
 	e.code = sig;
 	sync_send(s->sock, MSG_SX_SIGNAL, x->slot, &e, -1);
-	sxcg_signal(x->slot, sig); /* and what left its groups (session-cg.h) */
+	/* A KILL also reaches what left its groups (session-cg.h); any other
+	 * signal goes once to each of the exec's processes (the agent's). */
+	if (sig == SIGKILL)
+		sxcg_signal(x->slot, sig);
 }
 
 void sx_read_out(struct sx *s, struct sx_exec *x, int i)

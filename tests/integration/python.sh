@@ -46,11 +46,13 @@ run_pytest() {
 	else
 		local line
 		while IFS= read -r line; do
-			echo "$line" | cut -f2-
+			case $line in [a-z]*) echo "$line" | cut -f2- ;; *) echo "$line" ;; esac
 			case $line in
 			pass*) echo pass >>"$RESULTS"; T_PASS=$((T_PASS + 1)) ;;
 			skip*) echo skip >>"$RESULTS"; T_SKIP=$((T_SKIP + 1)) ;;
-			*) echo fail >>"$RESULTS"; T_FAIL=$((T_FAIL + 1)) ;;
+			fail*) echo fail >>"$RESULTS"; T_FAIL=$((T_FAIL + 1))
+				echo "failed python:${line#*not ok - }" >>"$RESULTS" ;;
+			*) ;; # a failure's message line (counted once, with its test)
 			esac
 		done < <("$PY" - "$xml" <<'PYEOF'
 import sys, xml.etree.ElementTree as ET
