@@ -142,15 +142,14 @@ static int v_create(int argc, char **argv, bool run)
 static int simple_id(int argc, char **argv, const char *verb, const char **id)
 {
 	VERB_OPTS({"help", no_argument, 0, 'h'});
-	int ch;
-	while ((ch = getopt_long(argc, argv, "+", lo, NULL)) != -1)
+	if (getopt_long(argc, argv, "+", lo, NULL) != -1)
 		return fail("%s: unknown option %s", verb, argv[optind - 1]);
 	return need_id(argc, argv, verb, id);
 }
 
 static int v_state(int argc, char **argv)
 {
-	const char *id;
+	const char *id = NULL;
 	if (simple_id(argc, argv, "state", &id))
 		return 1;
 	cordon_error e = {0};
@@ -183,7 +182,7 @@ static int v_kill(int argc, char **argv)
 		else
 			return fail("kill: unknown option %s", argv[optind - 1]);
 	}
-	const char *id;
+	const char *id = NULL;
 	if (need_id(argc, argv, "kill", &id))
 		return 1;
 	int sig = SIGTERM;
@@ -204,7 +203,7 @@ static int v_delete(int argc, char **argv)
 		else
 			return fail("delete: unknown option %s", argv[optind - 1]);
 	}
-	const char *id;
+	const char *id = NULL;
 	if (need_id(argc, argv, "delete", &id))
 		return 1;
 	cordon_error e = {0};
@@ -293,7 +292,7 @@ static int v_ps(int argc, char **argv)
 		else
 			return fail("ps: unknown option %s", argv[optind - 1]);
 	}
-	const char *id;
+	const char *id = NULL;
 	if (need_id(argc, argv, "ps", &id))
 		return 1;
 	pid_t *p = NULL;
@@ -338,7 +337,7 @@ static int v_exec(int argc, char **argv)
 		default: return fail("exec: unknown option %s", argv[optind - 1]);
 		}
 	}
-	const char *id;
+	const char *id = NULL;
 	if (need_id(argc, argv, "exec", &id))
 		return 1;
 	for (int i = optind; i < argc; i++)
@@ -369,7 +368,7 @@ static int v_update(int argc, char **argv)
 		else
 			return fail("update: unknown option %s (cordon-oci takes --resources FILE|-)", argv[optind - 1]);
 	}
-	const char *id;
+	const char *id = NULL;
 	if (need_id(argc, argv, "update", &id))
 		return 1;
 	if (!file)
@@ -419,7 +418,7 @@ int main(int argc, char **argv)
 	char **vargv = argv + optind;
 	optind = 1;
 	opterr = 0;
-	const char *id;
+	const char *id = NULL;
 	cordon_error e = {0};
 	if (strcmp(verb, "create") == 0)
 		return v_create(vargc, vargv, false);

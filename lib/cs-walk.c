@@ -521,7 +521,7 @@ static int list_visit(struct walk *w, int U, int H, const char *name, const stru
 int changeset_list(const struct changeset *cs, const char *base, struct file_list *out,
 		   const struct changeset_held *held, size_t *steps, cordon_error *err)
 {
-	_cleanup_free_ struct walk *w = calloc(1, sizeof(*w));
+	struct walk *w = calloc(1, sizeof(*w));
 	if (!w)
 		return cordon_oom(err);
 	w->cs = cs;
@@ -531,6 +531,7 @@ int changeset_list(const struct changeset *cs, const char *base, struct file_lis
 	int r = cs_for_each_layer(w, list_visit, err);
 	if (steps)
 		*steps = w->steps;
+	free(w);
 	/* By path, as a direct-mode snapshot lists them: the order of the
 	 * upper layer's directories is the filesystem's. */
 	file_list_sort(out);
