@@ -1,7 +1,11 @@
-/* cordon-oci's internals shared by lib/oci-run.c and lib/oci-init.c: the
- * supervisor <-> init messages (one SOCK_SEQPACKET pair; a frame is a type
- * byte and a text, with at most one descriptor). */
+/* cordon-oci's internals shared by its lib/oci-*.c files: the supervisor
+ * <-> init messages (one SOCK_SEQPACKET pair; a frame is a type byte and a
+ * text, with at most one descriptor), the helpers of lib/oci-common.c, and
+ * the supervisor's entry (lib/oci-supervisor.c), called by create. */
 #pragma once
+#include <stdbool.h>
+#include <sys/types.h>
+#include <sys/un.h>
 #include "oci.h"
 
 enum {
@@ -21,3 +25,28 @@ int oci_recv(int sock, char *text, int *fd);
 void oci_init_main(const struct oci_config *c, int sock) __attribute__((noreturn));
 int oci_find_exec(const struct oci_config *c, char *out, size_t outsz, cordon_error *err);
 int oci_apply_process(const struct oci_config *c, cordon_error *err);
+
+/* lib/oci-common.c */
+/* a and b (namespace files) are the same namespace */
+bool oci_same_ns(const char *a, const char *b);
+int oci_write_pid_file(const char *path, pid_t pid, cordon_error *err);
+int oci_state_json_of(const struct oci_state *s, enum oci_status st, char *out, size_t outsz);
+/* ROOT/ID/sup.sock reached through the state directory's descriptor */
+int oci_sup_sock_path(int dirfd, struct sockaddr_un *a);
+/* The state directory of id opened (*dfd) and read into *s; lock: held
+ * locked (flock) until *dfd is closed. */
+int oci_open_read(const char *root, const char *id, bool lock, int *dfd, struct oci_state *s, cordon_error *err);
+/* Waits up to ms (-1: no limit) for process pid (started at start) to go. */
+void oci_wait_gone(pid_t pid, uint64_t start, int ms);
+
+/* lib/oci-supervisor.c */
+struct oci_sup {
+	const struct oci_create_opts *o;
+	struct oci_config *c;
+	int dirfd, slot, ready;
+	char cgpath[1024];
+};
+/* The supervisor, in create's grandchild: waits for its parent (xpid) to
+ * exit, creates the container, writes "O" (or "E" and the error) to x->ready,
+ * then serves it until init exits. */
+void oci_supervisor(struct oci_sup *x, pid_t xpid) __attribute__((noreturn));

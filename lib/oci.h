@@ -177,7 +177,7 @@ int oci_cgroup_path(const struct oci_config *c, const char *id, bool systemd, ch
 /* init: load linux.seccomp (if any) and cordon's deny list as a second filter. */
 int oci_seccomp_load(const struct oci_config *c, cordon_error *err);
 
-/* --- the lifecycle (lib/oci-run.c, lib/oci-init.c) --- */
+/* --- the lifecycle (lib/oci-create.c, oci-supervisor.c, oci-verbs.c, oci-exec.c, oci-common.c, oci-init.c) --- */
 struct oci_create_opts {
 	const char *root, *id, *bundle, *pid_file, *console_socket;
 	bool systemd_cgroup, no_pivot;

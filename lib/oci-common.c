@@ -1,0 +1,193 @@
+/* cordon-oci's shared lower layer (docs/oci.md): the supervisor <-> init
+ * message frames (oci_send, oci_recv), the OCI hooks, and the small helpers
+ * both the supervisor and the verbs' client side use: the state JSON of a
+ * state, the path of ROOT/ID/sup.sock, the pid file, a state directory opened
+ * and read, a wait for a process to go, a namespace comparison. It calls no
+ * other lib/oci-*.c file but oci-state.c and oci-config.c, so the supervisor
+ * (oci-supervisor.c), create (oci-create.c), the lifecycle verbs
+ * (oci-verbs.c) and exec/ps/update (oci-exec.c) all sit above it. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/mount.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "error.h"
+#include "oci.h"
+#include "oci-int.h"
+
+int oci_send(int sock, int type, const char *text, int fd)
+{
+	char b[OCI_MSG_MAX];
+	size_t n = strlen(text);
+	if (n > sizeof(b) - 2)
+		n = sizeof(b) - 2;
+	b[0] = (char)type;
+	memcpy(b + 1, text, n);
+	struct iovec iov = {b, n + 1};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+	char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+	if (fd >= 0) {
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	}
+	ssize_t r;
+	do
+		r = sendmsg(sock, &mh, MSG_NOSIGNAL);
+	while (r < 0 && errno == EINTR);
+	return r < 0 ? -1 : 0;
+}
+
+int oci_recv(int sock, char *text, int *fd)
+{
+	char b[OCI_MSG_MAX];
+	struct iovec iov = {b, sizeof(b)};
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	*fd = -1;
+	ssize_t n;
+	do
+		n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	if (n <= 0)
+		return n == 0 ? 0 : -1;
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+		if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS)
+			memcpy(fd, CMSG_DATA(cm), sizeof(int));
+	memcpy(text, b + 1, (size_t)n - 1);
+	text[n - 1] = '\0';
+	return (unsigned char)b[0];
+}
+
+/* --- hooks --- */
+
+int oci_hooks_run(const struct oci_config *c, enum oci_hook_kind k, const char *state_json, cordon_error *err)
+{
+	for (size_t i = 0; i < c->hooks[k].n; i++) {
+		const struct oci_hook *h = &c->hooks[k].h[i];
+		int in[2];
+		if (pipe2(in, O_CLOEXEC) < 0)
+			return cordon_err_errno(err, "hook %s", h->path);
+		pid_t p = fork();
+		if (p < 0)
+			return cordon_err_errno(err, "hook %s", h->path);
+		if (p == 0) {
+			dup2(in[0], 0);
+			int nul = open("/dev/null", O_WRONLY);
+			if (nul >= 0)
+				dup2(nul, 1);
+			char *const noargs[] = {h->path, NULL};
+			execve(h->path, h->args.n ? h->args.v : noargs, h->env.n ? h->env.v : (char *[]){NULL});
+			_exit(127);
+		}
+		close(in[0]);
+		signal(SIGPIPE, SIG_IGN);
+		ssize_t wn = write(in[1], state_json, strlen(state_json));
+		(void)wn;
+		close(in[1]);
+		int st = 0;
+		int waited = 0;
+		for (;;) {
+			pid_t w = waitpid(p, &st, h->timeout ? WNOHANG : 0);
+			if (w == p)
+				break;
+			if (w < 0 && errno != EINTR)
+				break;
+			if (w == 0) {
+				if (waited >= h->timeout * 100) {
+					kill(p, SIGKILL);
+					waitpid(p, &st, 0);
+					return cordon_err(err, 0, "%s hook %s: timed out after %d s", oci_hook_names[k],
+							  h->path, h->timeout);
+				}
+				usleep(10000);
+				waited++;
+			}
+		}
+		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+			return cordon_err(err, 0, "%s hook %s failed (%s %d)", oci_hook_names[k], h->path,
+					  WIFEXITED(st) ? "exit status" : "signal",
+					  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	}
+	return 0;
+}
+
+bool oci_same_ns(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
+}
+
+int oci_write_pid_file(const char *path, pid_t pid, cordon_error *err)
+{
+	char tmp[PATH_MAX + 16], v[32];
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
+	snprintf(v, sizeof(v), "%d", (int)pid);
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, v, strlen(v)) != (ssize_t)strlen(v) || close(fd) < 0 || rename(tmp, path) < 0) {
+		int e = errno;
+		unlink(tmp);
+		return cordon_err(err, e, "--pid-file %s", path);
+	}
+	return 0;
+}
+
+int oci_state_json_of(const struct oci_state *s, enum oci_status st, char *out, size_t outsz)
+{
+	buf b = {0};
+	if (oci_state_json(s, st, &b) < 0)
+		return -1;
+	snprintf(out, outsz, "%.*s", (int)b.len, b.p);
+	buf_free(&b);
+	return 0;
+}
+
+int oci_sup_sock_path(int dirfd, struct sockaddr_un *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	snprintf(a->sun_path, sizeof(a->sun_path), "/proc/self/fd/%d/sup.sock", dirfd);
+	return 0;
+}
+
+int oci_open_read(const char *root, const char *id, bool lock, int *dfd, struct oci_state *s, cordon_error *err)
+{
+	if (oci_state_open(root, id, dfd, err) < 0)
+		return -1;
+	if ((lock && oci_state_lock(*dfd, err) < 0) || oci_state_read(*dfd, s, err) < 0) {
+		if (!lock || errno == ENOENT)
+			cordon_err(err, 0, "container \"%s\" is being created", id);
+		close(*dfd);
+		return -1;
+	}
+	return 0;
+}
+
+void oci_wait_gone(pid_t pid, uint64_t start, int ms)
+{
+	int pfd = oci_pidfd_same(pid, start);
+	if (pfd < 0)
+		return;
+	struct pollfd p = {pfd, POLLIN, 0};
+	poll(&p, 1, ms);
+	close(pfd);
+}

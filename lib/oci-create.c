@@ -1,0 +1,158 @@
+/* The create verb's client side (docs/oci.md): loads and checks the
+ * bundle's config.json (the refusals: a host user namespace, a mount
+ * namespace the host's user namespace owns, a map to the host's root),
+ * makes the state directory and takes an id slot, then double-forks the
+ * supervisor (oci-supervisor.c: its parent exits, so it is reparented to the
+ * caller's subreaper or to init) and waits on the ready pipe for its word:
+ * created, or the error that stopped it. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/mount.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "error.h"
+#include "oci.h"
+#include "oci-int.h"
+
+#ifndef NS_GET_USERNS
+#define NS_GET_USERNS 0xb701
+#endif
+
+/* The user namespace owning namespace file path is the host's. */
+static bool owned_by_host(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	int u = ioctl(fd, NS_GET_USERNS);
+	close(fd);
+	if (u < 0)
+		return errno == EPERM; /* the owner is above ours: the host's */
+	struct stat su, sh;
+	bool r = fstat(u, &su) == 0 && stat("/proc/self/ns/user", &sh) == 0 && su.st_ino == sh.st_ino;
+	close(u);
+	return r;
+}
+
+static int check_config(const struct oci_config *c, cordon_error *err)
+{
+	struct stat st;
+	if (lstat(c->root, &st) < 0)
+		return cordon_err_errno(err, "root.path %s", c->root);
+	if (S_ISLNK(st.st_mode))
+		return cordon_err(err, 0, "root.path %s is a symbolic link (cordon-oci takes a directory only)", c->root);
+	if (!S_ISDIR(st.st_mode))
+		return cordon_err(err, 0, "root.path %s is not a directory", c->root);
+	if (c->args.n == 0)
+		return cordon_err(err, 0, "%s/config.json: no process to run", c->bundle);
+	if (c->ns_path[OCI_NS_USER] && oci_same_ns(c->ns_path[OCI_NS_USER], "/proc/self/ns/user"))
+		return cordon_err(err, 0, "linux.namespaces: joining the host's user namespace (%s) would make the "
+					      "container's root the host's root; cordon-oci refuses it",
+				  c->ns_path[OCI_NS_USER]);
+	if (c->ns_path[OCI_NS_MNT] && owned_by_host(c->ns_path[OCI_NS_MNT]))
+		return cordon_err(err, 0, "linux.namespaces: joining the mount namespace %s, which the host's user "
+					      "namespace owns, would run the container as the host's root; cordon-oci "
+					      "refuses it",
+				  c->ns_path[OCI_NS_MNT]);
+	for (size_t i = 0; i < c->nuidm; i++)
+		if (c->uidm[i].outer == 0)
+			return cordon_err(err, 0, "linux.uidMappings maps container uid %u to the host's root; "
+						      "cordon-oci refuses it", c->uidm[i].inner);
+	for (int k = 0; k < OCI_NS_N; k++)
+		if (c->ns_path[k]) {
+			int fd = open(c->ns_path[k], O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				return cordon_err_errno(err, "linux.namespaces %s path %s", oci_ns_names[k],
+							c->ns_path[k]);
+			close(fd);
+		}
+	if (c->ns_path[OCI_NS_USER] || c->ns_path[OCI_NS_MNT])
+		return cordon_err(err, 0, "linux.namespaces: joining a %s namespace by path is not supported yet",
+				  c->ns_path[OCI_NS_USER] ? "user" : "mount");
+	return 0;
+}
+
+int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
+{
+	struct oci_config c;
+	char bundle[PATH_MAX];
+	if (!realpath(o->bundle ? o->bundle : ".", bundle))
+		return cordon_err_errno(err, "--bundle %s", o->bundle ? o->bundle : ".");
+	if (oci_config_load(bundle, &c, err) < 0 || check_config(&c, err) < 0) {
+		oci_config_free(&c);
+		return -1;
+	}
+	struct oci_sup x = {.o = o, .c = &c, .slot = -1};
+	if (oci_cgroup_path(&c, o->id, o->systemd_cgroup, x.cgpath, sizeof(x.cgpath), err) < 0) {
+		oci_config_free(&c);
+		return -1;
+	}
+	if (oci_state_mkdir(o->root, o->id, &x.dirfd, err) < 0) {
+		oci_config_free(&c);
+		return -1;
+	}
+	int ready[2] = {-1, -1};
+	if (oci_slot_take(o->root, &x.slot, err) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
+		if (x.slot < 0 || ready[0] < 0)
+			cordon_err_errno(err, "pipe");
+		goto fail;
+	}
+	x.ready = ready[1];
+	pid_t xp = fork();
+	if (xp < 0) {
+		cordon_err_errno(err, "fork");
+		goto fail;
+	}
+	if (xp == 0) {
+		close(ready[0]);
+		setsid();
+		pid_t self = getpid();
+		pid_t sp = fork();
+		if (sp == 0)
+			oci_supervisor(&x, self);
+		_exit(sp < 0 ? 1 : 0);
+	}
+	close(ready[1]);
+	waitpid(xp, NULL, 0);
+	char m[OCI_MSG_MAX];
+	ssize_t n;
+	do
+		n = read(ready[0], m, sizeof(m) - 1);
+	while (n < 0 && errno == EINTR);
+	close(ready[0]);
+	if (n > 0 && m[0] == 'O') {
+		struct oci_state st;
+		if (oci_state_read(x.dirfd, &st, err) < 0)
+			goto fail;
+		*pidp = st.pid;
+		oci_state_free(&st);
+		close(x.dirfd);
+		oci_config_free(&c);
+		return 0;
+	}
+	m[n > 0 ? n : 0] = '\0';
+	cordon_err(err, 0, "%s", n > 1 ? m + 1 : "the supervisor exited while creating the container");
+fail:
+	close(x.dirfd);
+	if (x.slot >= 0)
+		oci_slot_release(o->root, x.slot);
+	cordon_error e2;
+	oci_state_remove(o->root, o->id, &e2);
+	oci_config_free(&c);
+	return -1;
+}

@@ -1,0 +1,222 @@
+/* The verbs that reach into a created or running container (docs/oci.md):
+ * exec (a process in the container's namespaces, root and cgroup, with its
+ * own process spec from --process or the command line, its capabilities and
+ * seccomp filter applied as for init), ps (the cgroup's pids) and update
+ * (new resources written to the cgroup). */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/mount.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "error.h"
+#include "oci.h"
+#include "oci-int.h"
+
+int oci_update(const char *root, const char *id, const char *file, cordon_error *err)
+{
+	int dfd;
+	struct oci_state s;
+	if (oci_open_read(root, id, true, &dfd, &s, err) < 0)
+		return -1;
+	buf b = {0};
+	int fd = strcmp(file, "-") == 0 ? 0 : open(file, O_RDONLY | O_CLOEXEC);
+	int r = 0;
+	if (fd < 0)
+		r = cordon_err_errno(err, "--resources %s", file);
+	else {
+		char chunk[8192];
+		ssize_t n;
+		while ((n = read(fd, chunk, sizeof(chunk))) > 0 && b.len < (1u << 20))
+			buf_append(&b, chunk, (size_t)n);
+		if (fd)
+			close(fd);
+		struct oci_config c = {0};
+		if (oci_resources_parse(strcmp(file, "-") == 0 ? "<stdin>" : file, b.p ? b.p : "", b.len, &c, err) < 0 ||
+		    oci_cgroup_update(&c, s.cgroup, err) < 0)
+			r = -1;
+		oci_config_free(&c);
+	}
+	buf_free(&b);
+	oci_state_free(&s);
+	close(dfd);
+	return r;
+}
+
+int oci_ps(const char *root, const char *id, pid_t **pids, size_t *n, cordon_error *err)
+{
+	int dfd;
+	struct oci_state s;
+	if (oci_open_read(root, id, false, &dfd, &s, err) < 0)
+		return -1;
+	int r = 0;
+	if (oci_cgroup_pids(s.cgroup, pids, n) < 0)
+		r = cordon_err(err, 0, "container \"%s\" has no cgroup to list", id);
+	oci_state_free(&s);
+	close(dfd);
+	return r;
+}
+
+int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, int *status, cordon_error *err)
+{
+	int dfd;
+	struct oci_state s;
+	if (oci_open_read(root, id, false, &dfd, &s, err) < 0)
+		return -1;
+	struct oci_config c = {0}, base;
+	int r = 0;
+	enum oci_status st = oci_state_status(dfd, &s);
+	if (st != OCI_RUNNING && st != OCI_CREATED) {
+		r = cordon_err(err, 0, "cannot exec in container \"%s\": it is %s", id, oci_status_names[st]);
+		goto out0;
+	}
+	if (oci_config_load(s.bundle, &base, err) < 0) {
+		r = -1;
+		goto out0;
+	}
+	if (o->process_file) {
+		buf b = {0};
+		int fd = open(o->process_file, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			r = cordon_err_errno(err, "--process %s", o->process_file);
+			goto out;
+		}
+		char chunk[8192];
+		ssize_t n;
+		while ((n = read(fd, chunk, sizeof(chunk))) > 0 && b.len < (4u << 20))
+			buf_append(&b, chunk, (size_t)n);
+		close(fd);
+		r = oci_process_parse(o->process_file, b.p ? b.p : "", b.len, &c, err);
+		buf_free(&b);
+		if (r < 0)
+			goto out;
+	} else {
+		for (size_t i = 0; i < o->args.n; i++)
+			strv_push(&c.args, o->args.v[i]);
+		for (size_t i = 0; i < base.env.n; i++)
+			strv_push(&c.env, base.env.v[i]);
+		c.cwd = strdup(o->cwd ? o->cwd : base.cwd ? base.cwd : "/");
+		c.uid = base.uid;
+		c.gid = base.gid;
+		c.has_caps = base.has_caps;
+		memcpy(c.caps, base.caps, sizeof(c.caps));
+		c.nnp = base.nnp;
+		if (o->user && sscanf(o->user, "%u:%u", &c.uid, &c.gid) < 1) {
+			r = cordon_err(err, 0, "--user %s: not UID[:GID]", o->user);
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < o->env.n; i++)
+		strv_push(&c.env, o->env.v[i]);
+	c.seccomp = base.seccomp;
+	/* the container's namespaces, user first */
+	int nsfd[OCI_NS_N];
+	static const int order[] = {OCI_NS_USER, OCI_NS_MNT, OCI_NS_PID, OCI_NS_NET, OCI_NS_IPC, OCI_NS_UTS, OCI_NS_CGROUP};
+	for (int i = 0; i < OCI_NS_N; i++)
+		nsfd[i] = -1;
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		char p[64], mine[64];
+		snprintf(p, sizeof(p), "/proc/%d/ns/%s", (int)s.pid, oci_ns_proc[order[i]]);
+		snprintf(mine, sizeof(mine), "/proc/self/ns/%s", oci_ns_proc[order[i]]);
+		if (!oci_same_ns(p, mine))
+			nsfd[order[i]] = open(p, O_RDONLY | O_CLOEXEC);
+	}
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+		r = cordon_err_errno(err, "socketpair");
+		goto out;
+	}
+	pid_t child = fork();
+	if (child == 0) {
+		close(sp[0]);
+		cordon_error e = {0};
+		char rootp[64];
+		snprintf(rootp, sizeof(rootp), "/proc/%d/root", (int)s.pid);
+		int rootfd = open(rootp, O_PATH | O_CLOEXEC);
+		/* cgroup first, as the host sees it */
+		char pv[32];
+		snprintf(pv, sizeof(pv), "%d", (int)getpid());
+		oci_cgroup_create(&c, s.cgroup, getpid(), NULL);
+		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+			if (nsfd[order[i]] >= 0 && setns(nsfd[order[i]], oci_ns_flags[order[i]]) < 0) {
+				cordon_err_errno(&e, "joining the container's %s namespace", oci_ns_names[order[i]]);
+				goto cfail;
+			}
+		if (rootfd >= 0 && (fchdir(rootfd) < 0 || chroot(".") < 0)) {
+			cordon_err_errno(&e, "entering the container's root");
+			goto cfail;
+		}
+		/* a pid namespace takes effect for children: fork once more */
+		pid_t g = fork();
+		if (g > 0) {
+			char v[32];
+			snprintf(v, sizeof(v), "%d", (int)g);
+			oci_send(sp[1], OCI_MSG_READY, v, -1);
+			int wst = 0;
+			waitpid(g, &wst, 0);
+			_exit(WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst));
+		}
+		if (g < 0) {
+			cordon_err_errno(&e, "fork");
+			goto cfail;
+		}
+		if (nsfd[OCI_NS_USER] >= 0 && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)) {
+			cordon_err_errno(&e, "becoming root of the container's user namespace");
+			goto cfail;
+		}
+		char exe[PATH_MAX];
+		if (oci_find_exec(&c, exe, sizeof(exe), &e) < 0 || (!c.nnp && oci_seccomp_load(&c, &e) < 0) ||
+		    oci_apply_process(&c, &e) < 0 || (c.nnp && oci_seccomp_load(&c, &e) < 0))
+			goto cfail;
+		execve(exe, c.args.v, c.env.v);
+		cordon_err_errno(&e, "exec %s", exe);
+	cfail:
+		oci_send(sp[1], OCI_MSG_ERROR, e.msg, -1);
+		_exit(255);
+	}
+	close(sp[1]);
+	for (int i = 0; i < OCI_NS_N; i++)
+		if (nsfd[i] >= 0)
+			close(nsfd[i]);
+	char text[OCI_MSG_MAX];
+	int fd;
+	int t = oci_recv(sp[0], text, &fd);
+	if (t == OCI_MSG_READY) {
+		if (o->pid_file)
+			oci_write_pid_file(o->pid_file, (pid_t)atoi(text), err);
+		t = oci_recv(sp[0], text, &fd);
+	}
+	close(sp[0]);
+	if (t == OCI_MSG_ERROR) {
+		r = cordon_err(err, 0, "exec in \"%s\": %s", id, text);
+		waitpid(child, NULL, 0);
+		goto out;
+	}
+	if (!o->detach) {
+		int wst = 0;
+		waitpid(child, &wst, 0);
+		*status = wst;
+	}
+out:
+	c.seccomp = (struct oci_seccomp){0};
+	oci_config_free(&c);
+	oci_config_free(&base);
+out0:
+	oci_state_free(&s);
+	close(dfd);
+	return r;
+}

@@ -1,0 +1,466 @@
+/* The supervisor process (docs/oci.md): forked by create (oci-create.c)
+ * and detached from it, it clones the container's init with CLONE_PARENT
+ * (so init is the caller's subreaper's child as with runc), writes its id
+ * maps, cgroup, rlimits and oom score, hands it the mount trees and the
+ * console, runs the create-time hooks, writes the state, then reports
+ * success to create over the ready pipe. It then watches init through a
+ * pidfd and serves ROOT/ID/sup.sock (start's GO), and writes the report
+ * (cordon.report/1) when init exits. It runs nothing of the caller's: once
+ * created it holds no descriptor of create's stdio. */
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/mount.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "error.h"
+#include "oci.h"
+#include "oci-int.h"
+
+static int write_maps(pid_t pid, const struct oci_config *c, int slot, cordon_error *err)
+{
+	for (int g = 0; g < 2; g++) {
+		const struct oci_idmap *m = g ? c->gidm : c->uidm;
+		size_t n = g ? c->ngidm : c->nuidm;
+		char text[4096] = "", p[64];
+		if (n == 0)
+			snprintf(text, sizeof(text), "0 %u %u\n", OCI_SLOT_BASE + (unsigned)slot * OCI_SLOT_SIZE, OCI_SLOT_SIZE);
+		for (size_t i = 0; i < n; i++)
+			snprintf(text + strlen(text), sizeof(text) - strlen(text), "%u %u %u\n", m[i].inner, m[i].outer,
+				 m[i].size);
+		snprintf(p, sizeof(p), "/proc/%d/%s", (int)pid, g ? "gid_map" : "uid_map");
+		int fd = open(p, O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text)) {
+			int e = errno;
+			if (fd >= 0)
+				close(fd);
+			return cordon_err(err, e, "writing the %s mappings", g ? "gid" : "uid");
+		}
+		close(fd);
+	}
+	return 0;
+}
+
+/* A clone of the tree at path (recursive or not), made by the supervisor,
+ * which can reach paths init cannot (a 0700 bundle directory above the
+ * rootfs, a bind's source below one): init attaches it with move_mount.
+ * userns >= 0: idmapped with the container's user namespace, so an image's
+ * root-owned files stay root's inside; where the filesystem cannot, a plain
+ * clone. */
+static int clone_tree(const char *path, bool rec, int userns)
+{
+	int t = (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (rec ? AT_RECURSIVE : 0));
+	if (t < 0 || userns < 0)
+		return t;
+	struct mount_attr a = {.attr_set = MOUNT_ATTR_IDMAP, .userns_fd = (uint64_t)userns};
+	if (syscall(SYS_mount_setattr, t, "", AT_EMPTY_PATH | (rec ? AT_RECURSIVE : 0), &a, sizeof(a)) < 0) {
+		close(t);
+		t = (int)syscall(SYS_open_tree, AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (rec ? AT_RECURSIVE : 0));
+	}
+	return t;
+}
+
+static int send_trees(int s, const struct oci_config *c, pid_t pid, cordon_error *err)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/%d/ns/user", (int)pid);
+	int u = open(p, O_RDONLY | O_CLOEXEC);
+	int tree = clone_tree(c->root, true, u);
+	if (u >= 0)
+		close(u);
+	if (tree < 0)
+		return cordon_err_errno(err, "root.path %s", c->root);
+	/* attached over root.path in init's mount namespace by a helper that
+	 * joins it as the host's root: init may not reach root.path (a 0700
+	 * directory above it); it keeps the tree's fd, the attached root */
+	char text[OCI_MSG_MAX];
+	int fd0 = -1;
+	if (oci_recv(s, text, &fd0) != OCI_MSG_NSREADY) {
+		close(tree);
+		return cordon_err(err, 0, "the container's init exited while setting up");
+	}
+	pid_t h = fork();
+	if (h == 0) {
+		snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)pid);
+		int m = open(p, O_RDONLY | O_CLOEXEC);
+		if (m < 0 || setns(m, CLONE_NEWNS) < 0 ||
+		    syscall(SYS_move_mount, tree, "", AT_FDCWD, c->root, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+			_exit(errno ? errno : 1);
+		_exit(0);
+	}
+	int hst = 0;
+	if (h < 0 || waitpid(h, &hst, 0) < 0 || !WIFEXITED(hst) || WEXITSTATUS(hst) != 0) {
+		close(tree);
+		return cordon_err(err, h > 0 && WIFEXITED(hst) ? WEXITSTATUS(hst) : EIO, "attaching root.path %s",
+				  c->root);
+	}
+	int r = oci_send(s, OCI_MSG_TREE, "", tree) < 0 ? -1 : 0;
+	close(tree);
+	for (size_t i = 0; r == 0 && i < c->nmounts; i++) {
+		const struct oci_mount *m = &c->mounts[i];
+		int fd = -1;
+		if (m->bind && m->source) {
+			char src[PATH_MAX];
+			if (m->source[0] == '/')
+				snprintf(src, sizeof(src), "%s", m->source);
+			else
+				snprintf(src, sizeof(src), "%s/%s", c->bundle, m->source);
+			fd = clone_tree(src, m->rec, -1);
+			if (fd < 0)
+				return cordon_err_errno(err, "mount %s: the source %s", m->dest, src);
+		}
+		r = oci_send(s, OCI_MSG_TREE, "", fd);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (r < 0)
+		return cordon_err_errno(err, "sending the mount trees to init");
+	return 0;
+}
+
+static int send_console(const char *path, int fd, cordon_error *err)
+{
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(a.sun_path))
+		return cordon_err(err, 0, "--console-socket %s: path too long", path);
+	strcpy(a.sun_path, path);
+	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		int e = errno;
+		if (s >= 0)
+			close(s);
+		return cordon_err(err, e, "--console-socket %s", path);
+	}
+	char b[] = "/dev/ptmx";
+	struct iovec iov = {b, sizeof(b) - 1};
+	char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	ssize_t r = sendmsg(s, &mh, MSG_NOSIGNAL);
+	int e = errno;
+	close(s);
+	if (r < 0)
+		return cordon_err(err, e, "--console-socket %s: sending the pty", path);
+	return 0;
+}
+
+static void fill_state(struct oci_state *s, const struct oci_config *c, const char *id)
+{
+	snprintf(s->id, sizeof(s->id), "%s", id);
+	snprintf(s->bundle, sizeof(s->bundle), "%s", c->bundle);
+	for (size_t i = 0; i < c->ann_k.n; i++) {
+		strv_push(&s->ann_k, c->ann_k.v[i]);
+		strv_push(&s->ann_v, c->ann_v.v[i]);
+		if (strcmp(c->ann_k.v[i], "run.cordon.report") == 0)
+			snprintf(s->report, sizeof(s->report), "%s", c->ann_v.v[i]);
+	}
+}
+
+/* The report (cordon.report/1) when init has exited: under ROOT/reports/ID.json
+ * (the 64 newest kept) and at the annotation run.cordon.report's path. */
+static void write_report(const char *root, const struct oci_state *s, const struct oci_config *c,
+			 const struct timespec *t0, const char *status, int exit_code)
+{
+	uint64_t cpu = 0, peak = 0, ooms = 0;
+	oci_cgroup_usage(s->cgroup, &cpu, &peak, &ooms);
+	struct timespec t1;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double wall = (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+	jwriter w = {0};
+	jw_obj_begin(&w);
+	jw_key(&w, "schema");
+	jw_str(&w, "cordon.report/1");
+	jw_key(&w, "runtime");
+	jw_str(&w, "cordon-oci");
+	jw_key(&w, "id");
+	jw_str(&w, s->id);
+	jw_key(&w, "status");
+	jw_str(&w, ooms ? "memory-limit" : status);
+	jw_key(&w, "exit_code");
+	if (exit_code >= 0)
+		jw_int(&w, exit_code);
+	else
+		jw_null(&w);
+	jw_key(&w, "signal");
+	jw_null(&w);
+	jw_key(&w, "command");
+	jw_str_array(&w, (const char *const *)c->args.v, c->args.n);
+	jw_key(&w, "limits_hit");
+	jw_arr_begin(&w);
+	if (ooms)
+		jw_str(&w, "memory");
+	jw_arr_end(&w);
+	jw_key(&w, "usage");
+	jw_obj_begin(&w);
+	jw_key(&w, "wall_seconds");
+	jw_double(&w, wall);
+	jw_key(&w, "cpu_seconds");
+	jw_double(&w, (double)cpu / 1e9);
+	jw_key(&w, "peak_memory_bytes");
+	jw_uint(&w, peak);
+	jw_obj_end(&w);
+	jw_key(&w, "denials");
+	jw_arr_begin(&w);
+	jw_arr_end(&w);
+	jw_key(&w, "enforcement");
+	jw_obj_begin(&w);
+	jw_key(&w, "user_ns");
+	jw_bool(&w, true);
+	jw_key(&w, "seccomp");
+	jw_str(&w, c->seccomp.present ? "config+cordon-deny-list" : "cordon-deny-list");
+	jw_key(&w, "cgroup");
+	jw_str(&w, s->cgroup);
+	jw_obj_end(&w);
+	jw_obj_end(&w);
+	if (jw_finish(&w) < 0)
+		return;
+	char dir[PATH_MAX], p[PATH_MAX + 300];
+	snprintf(dir, sizeof(dir), "%s/reports", root);
+	mkdir(dir, 0700);
+	const char *paths[2] = {p, s->report[0] ? s->report : NULL};
+	snprintf(p, sizeof(p), "%s/%s.json", dir, s->id);
+	for (int i = 0; i < 2; i++) {
+		if (!paths[i])
+			continue;
+		char tmp[PATH_MAX + 400];
+		snprintf(tmp, sizeof(tmp), "%s.tmp", paths[i]);
+		int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+		if (fd < 0)
+			continue;
+		bool ok = write(fd, w.out.p, w.out.len) == (ssize_t)w.out.len;
+		close(fd);
+		if (!ok || rename(tmp, paths[i]) < 0)
+			unlink(tmp);
+	}
+	buf_free(&w.out);
+	/* retention: the 64 newest reports */
+	DIR *d = opendir(dir);
+	if (!d)
+		return;
+	struct { char name[300]; time_t t; } *all = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		struct stat st;
+		if (e->d_name[0] == '.' || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 64;
+			void *np = realloc(all, cap * sizeof(*all));
+			if (!np)
+				break;
+			all = np;
+		}
+		snprintf(all[n].name, sizeof(all[n].name), "%s", e->d_name);
+		all[n++].t = st.st_mtime;
+	}
+	while (n > 64) {
+		size_t old = 0;
+		for (size_t i = 1; i < n; i++)
+			if (all[i].t < all[old].t)
+				old = i;
+		unlinkat(dirfd(d), all[old].name, 0);
+		all[old] = all[--n];
+	}
+	free(all);
+	closedir(d);
+}
+
+static void sup_fail(struct oci_sup *x, pid_t pid, const cordon_error *err)
+{
+	if (pid > 0) {
+		kill(pid, SIGKILL);
+		int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		if (pfd >= 0) {
+			struct pollfd p = {pfd, POLLIN, 0};
+			poll(&p, 1, 5000);
+			close(pfd);
+		}
+		oci_cgroup_remove(x->cgpath, NULL);
+	}
+	char m[OCI_MSG_MAX];
+	snprintf(m, sizeof(m), "E%s", err->msg);
+	ssize_t w = write(x->ready, m, strlen(m));
+	(void)w;
+	_exit(1);
+}
+
+void oci_supervisor(struct oci_sup *x, pid_t xpid)
+{
+	const struct oci_config *c = x->c;
+	cordon_error err = {0};
+	while (getppid() == xpid)
+		usleep(200);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGHUP, SIG_IGN);
+	/* the namespaces joined by path (not user or mount: check_config) */
+	int flags = CLONE_NEWUSER;
+	for (int k = 0; k < OCI_NS_N; k++) {
+		if (k == OCI_NS_USER)
+			continue;
+		if (c->ns_new[k])
+			flags |= oci_ns_flags[k];
+		else if (c->ns_path[k]) {
+			int fd = open(c->ns_path[k], O_RDONLY | O_CLOEXEC);
+			if (fd < 0 || setns(fd, oci_ns_flags[k]) < 0) {
+				cordon_err_errno(&err, "linux.namespaces: joining %s %s", oci_ns_names[k], c->ns_path[k]);
+				sup_fail(x, 0, &err);
+			}
+			close(fd);
+		}
+	}
+	flags |= CLONE_NEWNS; /* always: the container's root is its own mount tree */
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		cordon_err_errno(&err, "socketpair");
+		sup_fail(x, 0, &err);
+	}
+	pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)(flags | CLONE_PARENT | SIGCHLD), NULL, NULL, NULL, NULL);
+	if (pid < 0) {
+		cordon_err_errno(&err, "clone");
+		sup_fail(x, 0, &err);
+	}
+	if (pid == 0) {
+		close(sv[0]);
+		close(x->ready);
+		close(x->dirfd);
+		oci_init_main(c, sv[1]);
+	}
+	close(sv[1]);
+	int s = sv[0];
+	char text[OCI_MSG_MAX];
+	int fd;
+	if (write_maps(pid, c, x->slot, &err) < 0 || oci_cgroup_create(c, x->cgpath, pid, &err) < 0)
+		sup_fail(x, pid, &err);
+	for (size_t i = 0; i < c->nrl; i++) {
+		struct rlimit rl = {c->rl[i].soft, c->rl[i].hard};
+		if (prlimit(pid, (__rlimit_resource_t)c->rl[i].res, &rl, NULL) < 0) {
+			cordon_err_errno(&err, "process.rlimits");
+			sup_fail(x, pid, &err);
+		}
+	}
+	if (c->has_oom) {
+		char p[64], v[32];
+		snprintf(p, sizeof(p), "/proc/%d/oom_score_adj", (int)pid);
+		snprintf(v, sizeof(v), "%d", c->oom);
+		int ofd = open(p, O_WRONLY | O_CLOEXEC);
+		if (ofd < 0 || write(ofd, v, strlen(v)) < 0) {
+			cordon_err_errno(&err, "process.oomScoreAdj");
+			sup_fail(x, pid, &err);
+		}
+		close(ofd);
+	}
+	if (oci_send(s, OCI_MSG_GO1, "", -1) < 0 || send_trees(s, c, pid, &err) < 0)
+		sup_fail(x, pid, &err);
+	for (;;) {
+		int t = oci_recv(s, text, &fd);
+		if (t == OCI_MSG_READY)
+			break;
+		if (t == OCI_MSG_PTY && x->o->console_socket) {
+			if (send_console(x->o->console_socket, fd, &err) < 0)
+				sup_fail(x, pid, &err);
+			close(fd);
+			continue;
+		}
+		if (t == OCI_MSG_ERROR)
+			cordon_err(&err, 0, "%s", text);
+		else
+			cordon_err(&err, 0, "the container's init exited while setting up");
+		sup_fail(x, pid, &err);
+	}
+	struct oci_state st = {0};
+	fill_state(&st, c, x->o->id);
+	st.pid = pid;
+	st.start_time = oci_proc_start(pid);
+	st.sup = getpid();
+	st.sup_start = oci_proc_start(st.sup);
+	st.slot = x->slot;
+	snprintf(st.cgroup, sizeof(st.cgroup), "%s", x->cgpath);
+	oci_now(st.created, sizeof(st.created));
+	char sj[OCI_MSG_MAX];
+	oci_state_json_of(&st, OCI_CREATING, sj, sizeof(sj));
+	if (oci_hooks_run(c, OCI_H_PRESTART, sj, &err) < 0 || oci_hooks_run(c, OCI_H_CREATE_RUNTIME, sj, &err) < 0 ||
+	    oci_hooks_run(c, OCI_H_CREATE_CONTAINER, sj, &err) < 0)
+		sup_fail(x, pid, &err);
+	int ls = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	struct sockaddr_un a;
+	oci_sup_sock_path(x->dirfd, &a);
+	if (ls < 0 || bind(ls, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(ls, 8) < 0) {
+		cordon_err_errno(&err, "the supervisor's socket");
+		sup_fail(x, pid, &err);
+	}
+	if (oci_state_write(x->dirfd, &st, &err) < 0 ||
+	    (x->o->pid_file && oci_write_pid_file(x->o->pid_file, pid, &err) < 0))
+		sup_fail(x, pid, &err);
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	ssize_t wr = write(x->ready, "O", 1);
+	(void)wr;
+	close(x->ready);
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* detach from create's stdio: init has it */
+	int nul = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (int i = 0; i < 3; i++)
+		dup3(nul, i, 0);
+	if (chdir("/") < 0)
+		_exit(1);
+	for (;;) {
+		struct pollfd p[2] = {{pfd, POLLIN, 0}, {ls, POLLIN, 0}};
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (p[0].revents)
+			break;
+		if (!p[1].revents)
+			continue;
+		int cs = accept4(ls, NULL, NULL, SOCK_CLOEXEC);
+		if (cs < 0)
+			continue;
+		int cfd;
+		int t = oci_recv(cs, text, &cfd);
+		if (t == OCI_MSG_GO2 && !st.started) {
+			oci_state_json_of(&st, OCI_RUNNING, sj, sizeof(sj));
+			char reply[OCI_MSG_MAX] = "";
+			if (oci_send(s, OCI_MSG_GO2, sj, -1) < 0)
+				snprintf(reply, sizeof(reply), "the container's init is gone");
+			else {
+				int r = oci_recv(s, text, &cfd);
+				if (r == OCI_MSG_ERROR)
+					snprintf(reply, sizeof(reply), "%s", text);
+				else if (r != 0)
+					snprintf(reply, sizeof(reply), "unexpected message from init");
+			}
+			if (!reply[0]) {
+				st.started = true;
+				flock(x->dirfd, LOCK_EX);
+				oci_state_write(x->dirfd, &st, NULL);
+				flock(x->dirfd, LOCK_UN);
+			}
+			oci_send(cs, reply[0] ? OCI_MSG_ERROR : OCI_MSG_READY, reply, -1);
+		}
+		close(cs);
+	}
+	write_report(x->o->root, &st, c, &t0, st.started ? "exited" : "never-started", -1);
+	unlinkat(x->dirfd, "sup.sock", 0);
+	_exit(0);
+}
