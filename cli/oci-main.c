@@ -113,7 +113,16 @@ static int v_create(int argc, char **argv, bool run)
 		case 'c': o.console_socket = optarg; break;
 		case 'n': o.no_pivot = true; break;
 		case 'd': detach = true; break;
-		case 'k': case 'f': case 'K': break;
+		case 'f': {
+			char *end;
+			long n = strtol(optarg, &end, 10);
+			if (*end || end == optarg || n < 0 || n > 65536)
+				return fail("%s: --preserve-fds %s: not a count of descriptors", run ? "run" : "create",
+					    optarg);
+			o.preserve_fds = (int)n;
+			break;
+		}
+		case 'k': case 'K': break;
 		default: return fail("%s: unknown option %s", run ? "run" : "create", argv[optind - 1]);
 		}
 	}

@@ -182,6 +182,27 @@ int oci_open_read(const char *root, const char *id, bool lock, int *dfd, struct 
 	return 0;
 }
 
+void oci_close_fds_except(int from, const int *keep, size_t n)
+{
+	/* close_range over the gaps between the kept descriptors, in order */
+	unsigned lo = from < 3 ? 3 : (unsigned)from;
+	for (;;) {
+		unsigned next = ~0U;
+		for (size_t i = 0; i < n; i++)
+			if (keep[i] >= (int)lo && (unsigned)keep[i] < next)
+				next = (unsigned)keep[i];
+		if (next > lo && syscall(SYS_close_range, lo, next == ~0U ? ~0U : next - 1, 0) < 0) {
+			/* no close_range (before 5.9): one at a time over the open ones */
+			long max = sysconf(_SC_OPEN_MAX);
+			for (long fd = lo; fd < (next == ~0U ? max : (long)next); fd++)
+				close((int)fd);
+		}
+		if (next == ~0U)
+			return;
+		lo = next + 1;
+	}
+}
+
 void oci_wait_gone(pid_t pid, uint64_t start, int ms)
 {
 	int pfd = oci_pidfd_same(pid, start);

@@ -120,6 +120,11 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 	}
 	if (xp == 0) {
 		close(ready[0]);
+		/* the supervisor holds none of the caller's descriptors (a pipe it
+		 * inherited would stay open until the container exits); init gets
+		 * stdio and --preserve-fds alone */
+		int keep[] = {x.ready, x.dirfd};
+		oci_close_fds_except(3 + o->preserve_fds, keep, 2);
 		setsid();
 		pid_t self = getpid();
 		pid_t sp = fork();

@@ -36,6 +36,12 @@ int oci_sup_sock_path(int dirfd, struct sockaddr_un *a);
 /* The state directory of id opened (*dfd) and read into *s; lock: held
  * locked (flock) until *dfd is closed. */
 int oci_open_read(const char *root, const char *id, bool lock, int *dfd, struct oci_state *s, cordon_error *err);
+/* Closes every descriptor from `from` up but the n in keep. create's
+ * supervisor keeps none of its caller's descriptors but stdio and
+ * --preserve-fds (from = 3 + N), and passes only those to init, so a reader
+ * of a pipe the caller inherited sees its EOF when the caller exits, as with
+ * runc. */
+void oci_close_fds_except(int from, const int *keep, size_t n);
 /* Waits up to ms (-1: no limit) for process pid (started at start) to go. */
 void oci_wait_gone(pid_t pid, uint64_t start, int ms);
 

@@ -345,6 +345,9 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 		oci_init_main(c, sv[1]);
 	}
 	close(sv[1]);
+	for (int i = 3; i < 3 + x->o->preserve_fds; i++) /* init's now */
+		if (i != x->ready && i != x->dirfd && i != sv[0])
+			close(i);
 	int s = sv[0];
 	char text[OCI_MSG_MAX];
 	int fd;

@@ -182,6 +182,7 @@ struct oci_create_opts {
 	const char *root, *id, *bundle, *pid_file, *console_socket;
 	bool systemd_cgroup, no_pivot;
 	bool detach_stdio;   /* run: keep the caller's stdio (false: it is create's) */
+	int preserve_fds;    /* --preserve-fds N: descriptors 3..3+N-1 go to init as well */
 };
 /* create: on return 0 the container is "created" and its supervisor runs
  * detached; *pid is the init. */

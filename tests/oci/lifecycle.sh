@@ -15,7 +15,8 @@ bundle() {
 	for a in sh echo cat id sleep hostname ls touch stat; do ln -sf busybox "$dir/rootfs/bin/$a"; done
 	chown -R 0:0 "$dir/rootfs"
 	local args
-	args=$(jq -cn '$ARGS.positional' --args "$@")
+	# `--`: jq 1.6 takes options among --args' (sh's -c would become jq's)
+	args=$(jq -cn '$ARGS.positional' --args -- "$@")
 	jq -n --argjson args "$args" '{
 	  ociVersion: "1.0.2",
 	  root: {path: "rootfs", readonly: false},
@@ -149,8 +150,10 @@ test_bad_input_one_line_nothing_left() {
 	mv "$B/real" "$B/rootfs"
 	# an id that exists, one that does not
 	jq '.process.args = ["sleep", "1000"]' "$B/config.json" >"$B/c2" && mv "$B/c2" "$B/config.json"
-	oci create --bundle "$B" "$ID" </dev/null >/dev/null
-	expect_eq "$RC" 0 "create: $ERR"
+	# not through oci's $(...): the container's init holds create's stdout
+	# (as with runc) until it exits, so a $(...) would wait for the delete below
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
 	oci create --bundle "$B" "$ID"
 	expect_eq "$RC" 1 "an id that exists"
 	expect_eq "$ERR" "cordon-oci: create: container \"$ID\" already exists" "existing id's line"
@@ -168,6 +171,29 @@ test_bad_input_one_line_nothing_left() {
 	expect_eq "$RC" 0 "delete --force: $ERR"
 	nothing_left "$ID"
 	[ -z "$(ls "$ROOT/.slots" 2>/dev/null)" ] || fail "a uid range left taken: $(ls "$ROOT/.slots")"
+	t_assert
+}
+
+# Of create's descriptors only stdio and --preserve-fds reach the container,
+# and the detached supervisor keeps none: a pipe the caller inherited (a
+# $(...) or `| tee` around it) sees its EOF when create exits.
+test_create_keeps_no_caller_descriptor() {
+	setup_oci || return
+	bundle "$B" sleep 1000
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err" 7>"$T_TMP/extra"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	local held
+	held=$(find /proc/[0-9]*/fd -lname "$T_TMP/extra" 2>/dev/null)
+	expect_eq "$held" "" "create's fd 7 is held after create exited"
+	"$OCI" --root "$ROOT" create --preserve-fds 1 --bundle "$B" "$ID-p" </dev/null >/dev/null 2>"$T_TMP/err" 3>"$T_TMP/kept"
+	expect_eq "$?" 0 "create --preserve-fds 1: $(cat "$T_TMP/err")"
+	oci state "$ID-p"
+	local pid
+	pid=$(jq -r .pid <<<"$OUT")
+	held=$(find /proc/[0-9]*/fd -lname "$T_TMP/kept" 2>/dev/null)
+	expect_eq "$held" "/proc/$pid/fd/3" "--preserve-fds 1: fd 3 is init's alone"
+	oci delete --force "$ID"
+	oci delete --force "$ID-p"
 	t_assert
 }
 
