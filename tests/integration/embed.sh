@@ -118,8 +118,14 @@ test_cordon_version_matches_the_cli() {
 	local cli lib proj
 	cli=$("$CORDON" --version)
 	lib=$("$EMBED" --version)
-	proj=$(sed -n "s/^  version : '\(.*\)',$/\1/p" "$TOP/meson.build")
-	expect_match "$proj" '^[0-9]+\.[0-9]+\.[0-9]+$' "meson.build's project version"
+	# meson.build's version; where the tree has none (the VM guest's copy),
+	# the header's, which meson setup holds equal to it.
+	if [ -f "$TOP/meson.build" ]; then
+		proj=$(sed -n "s/^  version : '\(.*\)',$/\1/p" "$TOP/meson.build")
+	else
+		proj=$(sed -n 's/^#define CORDON_VERSION "\(.*\)"$/\1/p' "$TOP/include/cordon.h")
+	fi
+	expect_match "$proj" '^[0-9]+\.[0-9]+\.[0-9]+$' "the project's version"
 	expect_eq "$cli" "cordon $proj" "cordon --version"
 	expect_eq "$lib" "cordon_version $proj, header $proj" "cordon_version() and CORDON_VERSION"
 	t_assert
