@@ -141,6 +141,19 @@ int oci_state_read(int dirfd, struct oci_state *s, cordon_error *err)
 	return 0;
 }
 
+/* "annotations": the config's, as an object (state.json and the spec's
+ * state alike). */
+static void write_annotations(jwriter *w, const struct oci_state *s)
+{
+	jw_key(w, "annotations");
+	jw_obj_begin(w);
+	for (size_t i = 0; i < s->ann_k.n; i++) {
+		jw_key(w, s->ann_k.v[i]);
+		jw_str(w, s->ann_v.v[i]);
+	}
+	jw_obj_end(w);
+}
+
 int oci_state_write(int dirfd, const struct oci_state *s, cordon_error *err)
 {
 	jwriter w = {0};
@@ -167,13 +180,7 @@ int oci_state_write(int dirfd, const struct oci_state *s, cordon_error *err)
 	jw_str(&w, s->cgroup);
 	jw_key(&w, "report");
 	jw_str(&w, s->report);
-	jw_key(&w, "annotations");
-	jw_obj_begin(&w);
-	for (size_t i = 0; i < s->ann_k.n; i++) {
-		jw_key(&w, s->ann_k.v[i]);
-		jw_str(&w, s->ann_v.v[i]);
-	}
-	jw_obj_end(&w);
+	write_annotations(&w, s);
 	jw_obj_end(&w);
 	if (jw_finish(&w) < 0)
 		return cordon_oom(err);
@@ -279,13 +286,7 @@ int oci_state_json(const struct oci_state *s, enum oci_status st, buf *out)
 	jw_str(&w, rootfs);
 	jw_key(&w, "created");
 	jw_str(&w, s->created);
-	jw_key(&w, "annotations");
-	jw_obj_begin(&w);
-	for (size_t i = 0; i < s->ann_k.n; i++) {
-		jw_key(&w, s->ann_k.v[i]);
-		jw_str(&w, s->ann_v.v[i]);
-	}
-	jw_obj_end(&w);
+	write_annotations(&w, s);
 	jw_obj_end(&w);
 	if (jw_finish(&w) < 0)
 		return -1;
