@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include "changeset.h"
 #include "cleanup.h"
+#include "clock.h"
 #include "cs-internal.h"
 #include "error.h"
 #include "hash.h"
@@ -29,13 +30,6 @@
 
 #define META_MAGIC "cordon-changes 1"
 #define PROTECT_MAX (64 * 1024) /* the protect file's bound */
-
-static int64_t realtime_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 
 void changeset_close(struct changeset *cs)
@@ -123,7 +117,7 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 		if (err->code != ENOENT || tries == 3)
 			return -1;
 	}
-	cs->started_ns = realtime_ns();
+	cs->started_ns = stamp_floor_ns();
 	cs->uid = uid;
 	cs->gid = gid;
 	cs->run_uid = run_uid;

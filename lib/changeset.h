@@ -67,7 +67,7 @@ struct changeset {
 	int dirfd; /* DIR, O_DIRECTORY */
 	size_t nlayers;
 	char *host[CHANGESET_MAX_LAYERS]; /* each layer's host directory */
-	int64_t started_ns;               /* CLOCK_REALTIME, when the run started */
+	int64_t started_ns;               /* CLOCK_REALTIME, when the run started (stamp_floor_ns) */
 	uid_t uid;                        /* the owner applied files get */
 	gid_t gid;
 	uid_t run_uid;                    /* the run's host identity: it wrote upper/ and work/ */

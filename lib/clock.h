@@ -6,3 +6,8 @@
 /* Now, in nanoseconds and in milliseconds since an arbitrary start. */
 uint64_t mono_ns(void);
 uint64_t mono_ms(void);
+
+/* CLOCK_REALTIME in nanoseconds, a T that orders file stamps: a change
+ * made before the call has a ctime/mtime < T, one made after >= T. It can
+ * wait up to one tick of the coarse clock (4 ms at HZ 250). */
+int64_t stamp_floor_ns(void);

@@ -123,7 +123,7 @@ bool cs_changed_since(const struct walk *w, const struct stat *st, bool host, co
 	if (!host || (S_ISDIR(st->st_mode) && S_ISDIR(hs->st_mode)))
 		return false;
 	int64_t ct = (int64_t)hs->st_ctim.tv_sec * 1000000000LL + hs->st_ctim.tv_nsec;
-	return ct > w->cs->started_ns;
+	return ct >= w->cs->started_ns; /* stamp_floor_ns */
 }
 
 /* ---- selecting and ignoring (changeset_apply_opts: select, no_ignore) ---- */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "unit.h"
 #include "changeset.h"
+#include "clock.h"
 #include "protect.h"
 
 static char base[64], host[96];
@@ -721,6 +722,58 @@ static void test_drop_ignored(void **st)
 	changeset_close(&cs);
 }
 
+/* A host change right after the change set was made (the same tick of the
+ * coarse clock the file system stamps with): still a change since the run
+ * started. Nothing stats the host's index between its write and the chmod,
+ * so its new ctime is a coarse one (failed with started_ns from the fine
+ * clock: the run's index stayed and would have been applied over it). */
+static void test_host_change_in_the_first_tick(void **st)
+{
+	(void)st;
+	struct changeset cs;
+	char upper[4200], p[4400];
+	snprintf(p, sizeof(p), "%s/.git", host);
+	assert_int_equal(mkdir(p, 0755), 0);
+	put(p, "index", "host", 0644);
+	make_cs(&cs, NULL, upper, sizeof(upper));
+	snprintf(p, sizeof(p), "%s/.git/index", host);
+	assert_int_equal(chmod(p, 0600), 0);
+	snprintf(p, sizeof(p), "%s/.git", upper);
+	assert_int_equal(mkdir(p, 0755), 0);
+	put(p, "index", "run", 0644);
+	size_t n = 0;
+	cordon_error err = {0};
+	assert_int_equal(changeset_drop_ignored(&cs, &n, &err), 0);
+	assert_int_equal(n, 1);
+	assert_false(exists(upper, ".git/index"));
+	assert_int_equal(changeset_discard(&cs, &err), 0);
+	changeset_close(&cs);
+}
+
+/* stamp_floor_ns orders file stamps: a change before it is older, a change
+ * after it (stamped from the coarse clock: nothing read the file's stamps
+ * in between) is not, also within the tick. Failed with the fine clock's
+ * time in its place (the chmod's ctime came out under it). */
+static void test_stamp_floor_orders_file_stamps(void **st)
+{
+	(void)st;
+	char p[4400];
+	struct stat sb;
+	for (int i = 0; i < 20; i++) {
+		snprintf(p, sizeof(p), "%s/f%d", host, i);
+		int fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		assert_true(fd >= 0);
+		close(fd);
+		int64_t t = stamp_floor_ns();
+		assert_int_equal(chmod(p, 0600), 0);
+		assert_int_equal(stat(p, &sb), 0);
+		assert_true((int64_t)sb.st_ctim.tv_sec * 1000000000LL + sb.st_ctim.tv_nsec >= t);
+		snprintf(p, sizeof(p), "%s", host);
+		assert_int_equal(stat(p, &sb), 0);
+		assert_true((int64_t)sb.st_ctim.tv_sec * 1000000000LL + sb.st_ctim.tv_nsec < t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -738,6 +791,8 @@ int main(void)
 		cmocka_unit_test(test_select_and_ignore_match),
 		cmocka_unit_test_setup_teardown(test_apply_in_part, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_drop_ignored, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_host_change_in_the_first_tick, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamp_floor_orders_file_stamps, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("changeset", tests, NULL, NULL);
 }
