@@ -79,5 +79,46 @@ test_deny_all_devices_keeps_default_devices_and_kill_signals() {
 	t_assert
 }
 
+# hooks_stdin: prestart hooks get the state, status "created" (as crun).
+test_prestart_hook_gets_created_state() {
+	setup_oci || return
+	bundle "$B" sh -c 'exit 0'
+	cfg --arg f "$T_TMP/prestart" '.hooks.prestart = [{path: "/bin/sh", args: ["sh", "-c", "cat > \($f)"]}] |
+	     .annotations = {"a.b": "c"}'
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	oci state "$ID"
+	local pid
+	pid=$(jq -r .pid <<<"$OUT")
+	expect_eq "$(jq -r .status "$T_TMP/prestart" 2>&1)" created "the prestart hook's status"
+	expect_eq "$(jq -r .pid "$T_TMP/prestart" 2>&1)" "$pid" "the prestart hook's pid"
+	expect_eq "$(jq -r '.annotations["a.b"]' "$T_TMP/prestart" 2>&1)" c "the prestart hook's annotations"
+	oci delete --force "$ID"
+	t_assert
+}
+
+# poststart_fail, poststop_fail: a failing poststart or poststop hook is a
+# warning; the hooks after it run, and start and delete succeed.
+test_failing_poststart_and_poststop_hooks_are_warnings() {
+	setup_oci || return
+	bundle "$B" sleep 1000
+	cfg --arg f "$T_TMP/out" '.hooks.poststart = [{path: "/bin/false"}, {path: "/bin/sh", args: ["sh", "-c", "echo post-start >> \($f)"]}] |
+	     .hooks.poststop = [{path: "/bin/false"}, {path: "/bin/sh", args: ["sh", "-c", "echo post-stop >> \($f)"]}]'
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	oci start "$ID"
+	expect_eq "$RC" 0 "start with a failing poststart hook: $ERR"
+	expect_match "$ERR" '^cordon-oci: warning: poststart hook /bin/false failed \(exit status 1\)$' "start's warning"
+	expect_eq "$(cat "$T_TMP/out" 2>&1)" post-start "the poststart hook after the failing one"
+	oci state "$ID"
+	expect_eq "$(jq -r .status <<<"$OUT")" running "the container after the failing poststart hook"
+	oci delete --force "$ID"
+	expect_eq "$RC" 0 "delete with a failing poststop hook: $ERR"
+	expect_match "$ERR" '^cordon-oci: warning: poststop hook /bin/false failed \(exit status 1\)$' "delete's warning"
+	expect_eq "$(cat "$T_TMP/out" 2>&1)" $'post-start\npost-stop' "the poststop hook after the failing one"
+	[ ! -e "$ROOT/$ID" ] || fail "the container is left after delete"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
 echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
