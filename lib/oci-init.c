@@ -404,14 +404,17 @@ int oci_apply_process(const struct oci_config *c, cordon_error *err)
 		setgroups(0, NULL);
 	if (setresgid(c->gid, c->gid, c->gid) < 0)
 		return cordon_err_errno(err, "process.user.gid %u (is it mapped?)", (unsigned)c->gid);
-	if (prctl(PR_SET_KEEPCAPS, 1) < 0 || setresuid(c->uid, c->uid, c->uid) < 0)
-		return cordon_err_errno(err, "process.user.uid %u (is it mapped?)", (unsigned)c->uid);
 	uint64_t caps[5] = {0};
 	if (c->has_caps)
 		memcpy(caps, c->caps, sizeof(caps));
+	/* the bounding set while still uid 0 (it takes CAP_SETPCAP in the
+	 * effective set, which becoming another uid clears); then the uid with
+	 * the permitted set kept, then the sets asked for */
 	for (int i = 0; i <= CAP_LAST_CAP; i++)
 		if (!(caps[0] & (1ull << i)) && prctl(PR_CAPBSET_DROP, i, 0, 0, 0) < 0 && errno != EINVAL)
 			return cordon_err_errno(err, "capabilities: dropping %d from the bounding set", i);
+	if (prctl(PR_SET_KEEPCAPS, 1) < 0 || setresuid(c->uid, c->uid, c->uid) < 0)
+		return cordon_err_errno(err, "process.user.uid %u (is it mapped?)", (unsigned)c->uid);
 	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct d[2] = {0};
 	for (int k = 0; k < 2; k++) {

@@ -120,5 +120,17 @@ test_failing_poststart_and_poststop_hooks_are_warnings() {
 	t_assert
 }
 
+# process_user: uid, gid and additionalGids other than 0 inside the user
+# namespace, with a bounding set narrower than the full one.
+test_process_user_and_groups() {
+	setup_oci || return
+	bundle "$B" sh -c 'id -u; id -g; id -G; umask'
+	cfg '.process.user = {uid: 10, gid: 10, additionalGids: [5]} | .process.user.umask = 2'
+	oci run --bundle "$B" "$ID"
+	expect_eq "$RC" 0 "run as uid 10: $ERR"
+	expect_eq "$OUT" $'10\n10\n10 5\n0002' "uid, gid, groups, umask inside"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
 echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
