@@ -242,26 +242,6 @@ static int default_devices(int rootfd, const struct oci_config *c, cordon_error 
 		}
 		close(fd);
 	}
-	for (size_t i = 0; i < c->ndevices; i++) {
-		const struct oci_dev *d = &c->devices[i];
-		/* no mknod in a user namespace: the host's node of the same number, bound */
-		int fd = ensure(rootfd, d->path, true, err);
-		if (fd < 0)
-			return -1;
-		char tp[64], host[PATH_MAX];
-		snprintf(host, sizeof(host), "/dev/char/%lld:%lld", (long long)d->major, (long long)d->minor);
-		if (d->type == 'b')
-			snprintf(host, sizeof(host), "/dev/block/%lld:%lld", (long long)d->major, (long long)d->minor);
-		struct stat st;
-		if (stat(host, &st) < 0 || mount(host, fdpath(fd, tp, sizeof(tp)), NULL, MS_BIND, NULL) < 0) {
-			close(fd);
-			return cordon_err(err, 0,
-					  "linux.devices %s (%c %lld:%lld): the host has no such device to bind, and a "
-					  "user namespace cannot mknod",
-					  d->path, d->type, (long long)d->major, (long long)d->minor);
-		}
-		close(fd);
-	}
 	static const char *const links[][2] = {{"/proc/self/fd", "/dev/fd"}, {"/proc/self/fd/0", "/dev/stdin"},
 					       {"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
 					       {"/proc/kcore", "/dev/core"}};
@@ -281,6 +261,26 @@ static int default_devices(int rootfd, const struct oci_config *c, cordon_error 
 		}
 	}
 	close(dev);
+	return 0;
+}
+
+/* linux.devices: each node the supervisor made (send_devices: a user
+ * namespace cannot mknod) attached at its path. */
+static int config_devices(int rootfd, const struct oci_config *c, const int *devtrees, cordon_error *err)
+{
+	for (size_t i = 0; i < c->ndevices; i++) {
+		const struct oci_dev *d = &c->devices[i];
+		int fd = ensure(rootfd, d->path, true, err);
+		if (fd < 0)
+			return cordon_err_wrap(err, "linux.devices %s", d->path);
+		if (syscall(SYS_move_mount, devtrees[i], "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+			close(fd);
+			return cordon_err_errno(err, "linux.devices %s (%c %lld:%lld): attaching the node", d->path, d->type,
+						(long long)d->major, (long long)d->minor);
+		}
+		close(fd);
+		close(devtrees[i]);
+	}
 	return 0;
 }
 
@@ -452,7 +452,8 @@ static int setup_ns(const struct oci_config *c, cordon_error *err)
 	return 0;
 }
 
-static int setup(const struct oci_config *c, int sock, int tree, const int *trees, cordon_error *err)
+static int setup(const struct oci_config *c, int sock, int tree, const int *trees, const int *devtrees,
+		 cordon_error *err)
 {
 	/* the supervisor's clone of root.path, attached over it: the clone's fd is
 	 * the root of the attached mount */
@@ -461,7 +462,7 @@ static int setup(const struct oci_config *c, int sock, int tree, const int *tree
 	for (size_t i = 0; i < c->nmounts; i++)
 		if (mount_one(rootfd, &c->mounts[i], trees[i], own_net, own_ipc, err) < 0)
 			return -1;
-	if (default_devices(rootfd, c, err) < 0)
+	if (default_devices(rootfd, c, err) < 0 || config_devices(rootfd, c, devtrees, err) < 0)
 		return -1;
 	if (c->terminal && console(rootfd, c, sock, err) < 0)
 		return -1;
@@ -511,8 +512,14 @@ void oci_init_main(const struct oci_config *c, int sock)
 	for (size_t i = 0; i < c->nmounts; i++)
 		if (oci_recv(sock, text, &trees[i]) != OCI_MSG_TREE)
 			_exit(1);
+	int *devtrees = calloc(c->ndevices + 1, sizeof(int));
+	if (!devtrees)
+		_exit(1);
+	for (size_t i = 0; i < c->ndevices; i++)
+		if (oci_recv(sock, text, &devtrees[i]) != OCI_MSG_TREE || devtrees[i] < 0)
+			_exit(1);
 	char exe[PATH_MAX];
-	if (setup(c, sock, tree, trees, &err) < 0 || oci_find_exec(c, exe, sizeof(exe), &err) < 0)
+	if (setup(c, sock, tree, trees, devtrees, &err) < 0 || oci_find_exec(c, exe, sizeof(exe), &err) < 0)
 		goto fail;
 	if (oci_send(sock, OCI_MSG_READY, "", -1) < 0)
 		_exit(1);
