@@ -136,6 +136,41 @@ static bool is_dir_src(const char *src)
 	return stat(src, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* A bind's source, cloned by the supervisor (send_trees), attached at
+ * m->dest (*fd: the destination; on success, the attached mount's root).
+ * The supervisor cloned it before init made the config's other mounts, and
+ * /proc/self/mountinfo lists a namespace's mounts by when they were made
+ * (Linux 6.8 on): a clone of it made now takes its place, so the container
+ * sees its mounts in the config's order (the spec's "in order"). */
+static int attach_tree(int rootfd, const struct oci_mount *m, int tree, int *fd, cordon_error *err)
+{
+	if (syscall(SYS_move_mount, tree, "", *fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return cordon_err_errno(err, "mount %s: attaching %s", m->dest, m->source);
+	close(*fd);
+	if ((*fd = ensure(rootfd, m->dest, false, err)) < 0)
+		return -1;
+	int now = (int)syscall(SYS_open_tree, *fd, "",
+			       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (m->rec ? AT_RECURSIVE : 0));
+	char tp[64];
+	if (now < 0)
+		return 0; /* the first stays: only the order differs */
+	if (umount2(fdpath(*fd, tp, sizeof(tp)), MNT_DETACH) < 0) {
+		close(now);
+		return 0;
+	}
+	close(*fd);
+	if ((*fd = ensure(rootfd, m->dest, false, err)) < 0) {
+		close(now);
+		return -1;
+	}
+	int r = (int)syscall(SYS_move_mount, now, "", *fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	close(now);
+	if (r < 0)
+		return cordon_err_errno(err, "mount %s: attaching %s", m->dest, m->source);
+	close(*fd);
+	return (*fd = ensure(rootfd, m->dest, false, err)) < 0 ? -1 : 0;
+}
+
 static int mount_one(int rootfd, const struct oci_mount *m, int tree, bool own_net, bool own_ipc, cordon_error *err)
 {
 	char tp[64];
@@ -155,13 +190,9 @@ static int mount_one(int rootfd, const struct oci_mount *m, int tree, bool own_n
 	fdpath(fd, tp, sizeof(tp));
 	int r = 0;
 	if (bind && tree >= 0 && m->bind) {
-		if (syscall(SYS_move_mount, tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-			r = cordon_err_errno(err, "mount %s: attaching %s", m->dest, src);
+		if (attach_tree(rootfd, m, tree, &fd, err) < 0)
+			r = -1;
 		else {
-			close(fd);
-			fd = ensure(rootfd, m->dest, false, err);
-			if (fd < 0)
-				return -1;
 			fdpath(fd, tp, sizeof(tp));
 			if (m->flags & ~MS_REMOUNT)
 				r = remount(tp, m->flags, err, m->dest);
@@ -443,12 +474,13 @@ static int setup_ns(const struct oci_config *c, cordon_error *err)
 {
 	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
 		return cordon_err_errno(err, "becoming root of the container's user namespace");
-	if (c->ns_new[OCI_NS_MNT] || true) {
-		unsigned long prop = c->rootfs_prop ? c->rootfs_prop : MS_SLAVE | MS_REC;
-		if (mount(NULL, "/", NULL, (prop & (MS_SHARED | MS_SLAVE | MS_PRIVATE | MS_UNBINDABLE)) == MS_SHARED
-							? MS_SLAVE | MS_REC : prop | MS_REC, NULL) < 0)
-			return cordon_err_errno(err, "rootfsPropagation");
-	}
+	/* the copy of the host's tree this namespace starts with: a slave of the
+	 * host's (private for rootfsPropagation private), never shared with it,
+	 * and not unbindable (the default devices are binds from it); the
+	 * container's root gets rootfsPropagation itself after pivot_root */
+	unsigned long prop = c->rootfs_prop & (MS_SHARED | MS_SLAVE | MS_PRIVATE | MS_UNBINDABLE);
+	if (mount(NULL, "/", NULL, (prop == MS_PRIVATE ? MS_PRIVATE : MS_SLAVE) | MS_REC, NULL) < 0)
+		return cordon_err_errno(err, "rootfsPropagation");
 	return 0;
 }
 
@@ -468,7 +500,7 @@ static int setup(const struct oci_config *c, int sock, int tree, const int *tree
 		return -1;
 	if (fchdir(rootfd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0)
 		return cordon_err_errno(err, "pivot_root into %s", c->root);
-	if (mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
 		return cordon_err_errno(err, "leaving the old root");
 	close(rootfd);
 	if (c->rootfs_prop && mount(NULL, "/", NULL, c->rootfs_prop, NULL) < 0)

@@ -147,5 +147,45 @@ test_linux_devices_made_as_configured() {
 	t_assert
 }
 
+# mounts: the config's mounts appear in /proc/self/mountinfo in its order,
+# binds among them (the supervisor clones a bind's source before init makes
+# the others), each with its propagation.
+test_mounts_in_order_with_their_propagation() {
+	setup_oci || return
+	mkdir -p "$WS/src" && echo hi >"$WS/src/f"
+	bundle "$B" cat /proc/self/mountinfo
+	cfg --arg src "$WS/src" '.mounts += [
+	  {destination: "/tmp/a", type: "tmpfs", source: "tmpfs", options: ["nosuid", "shared"]},
+	  {destination: "/mnt/b", source: $src, options: ["bind", "shared"]},
+	  {destination: "/tmp/c", type: "tmpfs", source: "tmpfs", options: ["private"]},
+	  {destination: "/mnt/d", source: $src, options: ["rbind", "unbindable"]}]'
+	oci run --bundle "$B" "$ID"
+	expect_eq "$RC" 0 "run: $ERR"
+	expect_eq "$(awk '$5 ~ /^\/(proc|dev|tmp\/a|mnt\/b|tmp\/c|mnt\/d)$/ {print $5}' <<<"$OUT" | paste -sd' ')" \
+		"/proc /dev /tmp/a /mnt/b /tmp/c /mnt/d" "the mounts' order in mountinfo"
+	expect_match "$(awk '$5 == "/tmp/a"' <<<"$OUT")" ' shared:[0-9]+ ' "/tmp/a is shared"
+	expect_match "$(awk '$5 == "/mnt/b"' <<<"$OUT")" ' shared:[0-9]+ ' "/mnt/b is shared"
+	expect_match "$(awk '$5 == "/mnt/d"' <<<"$OUT")" ' unbindable ' "/mnt/d is unbindable"
+	expect_nomatch "$(awk '$5 == "/tmp/c"' <<<"$OUT")" 'shared:|master:' "/tmp/c is private"
+	t_assert
+}
+
+# linux_rootfs_propagation: an unbindable root (the default devices are
+# still bound from the host) and a shared one.
+test_rootfs_propagation_unbindable_and_shared() {
+	setup_oci || return
+	bundle "$B" cat /proc/self/mountinfo
+	cfg '.linux.rootfsPropagation = "unbindable"'
+	oci run --bundle "$B" "$ID"
+	expect_eq "$RC" 0 "run with rootfsPropagation unbindable: $ERR"
+	expect_match "$(awk '$5 == "/"' <<<"$OUT")" ' unbindable ' "the root is unbindable"
+	expect_match "$(awk '$5 == "/dev/null"' <<<"$OUT")" '/null /dev/null ' "/dev/null is the host's, bound"
+	cfg '.linux.rootfsPropagation = "shared"'
+	oci run --bundle "$B" "$ID-2"
+	expect_eq "$RC" 0 "run with rootfsPropagation shared: $ERR"
+	expect_match "$(awk '$5 == "/"' <<<"$OUT")" ' shared:[0-9]+ ' "the root is shared"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
 echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
