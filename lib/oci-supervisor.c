@@ -134,15 +134,17 @@ static int send_trees(int s, const struct oci_config *c, pid_t pid, cordon_error
 	return 0;
 }
 
-/* The host id of id inside the container (its maps, else the slot's range). */
+/* The host id of id inside the container (its maps, else the slot's range);
+ * -1 (chown leaves it the host's root's: the container's overflow id) where
+ * id is not mapped. */
 static uint32_t outer_id(const struct oci_idmap *m, size_t n, int slot, uint32_t id)
 {
 	if (n == 0)
-		return OCI_SLOT_BASE + (unsigned)slot * OCI_SLOT_SIZE + (id < OCI_SLOT_SIZE ? id : 0);
+		return id < OCI_SLOT_SIZE ? OCI_SLOT_BASE + (unsigned)slot * OCI_SLOT_SIZE + id : (uint32_t)-1;
 	for (size_t i = 0; i < n; i++)
 		if (id >= m[i].inner && id - m[i].inner < m[i].size)
 			return m[i].outer + (id - m[i].inner);
-	return m[0].outer;
+	return (uint32_t)-1;
 }
 
 /* linux.devices: a user namespace cannot mknod, and a device node on a

@@ -134,16 +134,18 @@ test_process_user_and_groups() {
 
 # linux_devices: device nodes of the config's type, numbers, mode and owner,
 # one the host lacks (10:666) among them, and a fifo; the ones the host has
-# work.
+# work; an owner the container does not map is not given to another id
+# (it stays the overflow id).
 test_linux_devices_made_as_configured() {
 	setup_oci || return
-	bundle "$B" sh -c 'for d in /dev/mynull /dev/test1 /dev/fifo; do stat -c "%n %F %t:%T %a %u %g" $d; done; echo x >/dev/mynull && echo wrote'
+	bundle "$B" sh -c 'for d in /dev/mynull /dev/test1 /dev/fifo /dev/far; do stat -c "%n %F %t:%T %a %u %g" $d; done; echo x >/dev/mynull && echo wrote'
 	cfg '.linux.devices = [{path: "/dev/mynull", type: "c", major: 1, minor: 3, fileMode: 432, uid: 0, gid: 0},
 	                       {path: "/dev/test1", type: "c", major: 10, minor: 666, fileMode: 416, uid: 5, gid: 6},
-	                       {path: "/dev/fifo", type: "p", fileMode: 384}]'
+	                       {path: "/dev/fifo", type: "p", fileMode: 384},
+	                       {path: "/dev/far", type: "p", fileMode: 384, uid: 70000, gid: 70000}]'
 	oci run --bundle "$B" "$ID"
 	expect_eq "$RC" 0 "run with linux.devices: $ERR"
-	expect_eq "$OUT" $'/dev/mynull character special file 1:3 660 0 0\n/dev/test1 character special file a:29a 640 5 6\n/dev/fifo fifo 0:0 600 0 0\nwrote' "the nodes inside"
+	expect_eq "$OUT" $'/dev/mynull character special file 1:3 660 0 0\n/dev/test1 character special file a:29a 640 5 6\n/dev/fifo fifo 0:0 600 0 0\n/dev/far fifo 0:0 600 65534 65534\nwrote' "the nodes inside"
 	t_assert
 }
 
