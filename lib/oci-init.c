@@ -171,6 +171,18 @@ static int attach_tree(int rootfd, const struct oci_mount *m, int tree, int *fd,
 	return (*fd = ensure(rootfd, m->dest, false, err)) < 0 ? -1 : 0;
 }
 
+/* A clone of a shared mount is a peer of it (open_tree as bind): the
+ * container's mounts on it would show in the host's namespace, and
+ * pivot_root refuses a shared root. Made a slave of it (the host's mounts
+ * still show inside), or private, before anything is mounted on it. */
+static int not_shared(int fd, unsigned long prop, const char *what, cordon_error *err)
+{
+	char tp[64];
+	if (mount(NULL, fdpath(fd, tp, sizeof(tp)), NULL, prop | MS_REC, NULL) < 0)
+		return cordon_err_errno(err, "%s: its propagation (a slave of its source)", what);
+	return 0;
+}
+
 static int mount_one(int rootfd, const struct oci_mount *m, int tree, bool own_net, bool own_ipc, cordon_error *err)
 {
 	char tp[64];
@@ -190,7 +202,7 @@ static int mount_one(int rootfd, const struct oci_mount *m, int tree, bool own_n
 	fdpath(fd, tp, sizeof(tp));
 	int r = 0;
 	if (bind && tree >= 0 && m->bind) {
-		if (attach_tree(rootfd, m, tree, &fd, err) < 0)
+		if (attach_tree(rootfd, m, tree, &fd, err) < 0 || not_shared(fd, MS_SLAVE, m->dest, err) < 0)
 			r = -1;
 		else {
 			fdpath(fd, tp, sizeof(tp));
@@ -470,6 +482,14 @@ int oci_apply_process(const struct oci_config *c, cordon_error *err)
 	return 0;
 }
 
+/* What the container's copies of the host's mounts are to them: slaves,
+ * private for rootfsPropagation private; never shared with them. */
+static unsigned long copy_prop(const struct oci_config *c)
+{
+	return (c->rootfs_prop & (MS_SHARED | MS_SLAVE | MS_PRIVATE | MS_UNBINDABLE)) == MS_PRIVATE ? MS_PRIVATE
+												      : MS_SLAVE;
+}
+
 static int setup_ns(const struct oci_config *c, cordon_error *err)
 {
 	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
@@ -478,8 +498,7 @@ static int setup_ns(const struct oci_config *c, cordon_error *err)
 	 * host's (private for rootfsPropagation private), never shared with it,
 	 * and not unbindable (the default devices are binds from it); the
 	 * container's root gets rootfsPropagation itself after pivot_root */
-	unsigned long prop = c->rootfs_prop & (MS_SHARED | MS_SLAVE | MS_PRIVATE | MS_UNBINDABLE);
-	if (mount(NULL, "/", NULL, (prop == MS_PRIVATE ? MS_PRIVATE : MS_SLAVE) | MS_REC, NULL) < 0)
+	if (mount(NULL, "/", NULL, copy_prop(c) | MS_REC, NULL) < 0)
 		return cordon_err_errno(err, "rootfsPropagation");
 	return 0;
 }
@@ -491,6 +510,8 @@ static int setup(const struct oci_config *c, int sock, int tree, const int *tree
 	 * the root of the attached mount */
 	int rootfd = tree;
 	bool own_net = c->ns_new[OCI_NS_NET], own_ipc = c->ns_new[OCI_NS_IPC];
+	if (not_shared(rootfd, copy_prop(c), c->root, err) < 0)
+		return -1;
 	for (size_t i = 0; i < c->nmounts; i++)
 		if (mount_one(rootfd, &c->mounts[i], trees[i], own_net, own_ipc, err) < 0)
 			return -1;

@@ -189,5 +189,30 @@ test_rootfs_propagation_unbindable_and_shared() {
 	t_assert
 }
 
+# A bundle on a shared mount (a systemd host's "/" is shared): the clone of
+# root.path and of a bind's source would be peers of it, so the container's
+# own mounts would show in the caller's namespace, and pivot_root refuses a
+# shared root. Run in a mount namespace of the test's own, with a shared
+# tmpfs holding the bundle and a bind's source.
+test_bundle_on_a_shared_mount_leaks_no_mount() {
+	setup_oci || return
+	command -v unshare >/dev/null || { t_skip "no unshare (util-linux)"; return; }
+	bundle "$B" sleep 1000
+	cfg --arg src "$WS/shr/src" '.mounts += [{destination: "/mnt/s", source: $src, options: ["rbind"]},
+	                                         {destination: "/mnt/s/inner", type: "tmpfs", source: "tmpfs"}]'
+	mkdir -p "$WS/shr"
+	OUT=$(unshare -m --propagation private bash -c '
+		ws=$1 oci=$2 root=$3 id=$4
+		mount -t tmpfs tmpfs "$ws/shr" && mount --make-shared "$ws/shr" || exit 9
+		mkdir -p "$ws/shr/src/inner" && cp -a "$ws/b" "$ws/shr/b" || exit 9
+		"$oci" --root "$root" create --bundle "$ws/shr/b" "$id" </dev/null >/dev/null 2>"$ws/err"
+		echo "create $? $(cat "$ws/err")"
+		echo "leaked $(awk -v w="$ws/shr/" '\''index($5, w) == 1 && $5 != w "b" {print $5}'\'' /proc/self/mountinfo | paste -sd" ")"
+		"$oci" --root "$root" delete --force "$id" 2>&1' sh "$WS" "$OCI" "$ROOT" "$ID" 2>&1)
+	expect_eq "$(sed -n 1p <<<"$OUT")" "create 0 " "create of a bundle on a shared mount"
+	expect_eq "$(sed -n 2p <<<"$OUT")" "leaked " "mounts of the container seen in the caller's namespace"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
 echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
