@@ -151,10 +151,10 @@ static uint32_t outer_id(const struct oci_idmap *m, size_t n, int slot, uint32_t
  * filesystem it mounted cannot be opened; so the nodes are made here, as the
  * host's root, on a tmpfs of their own (never attached in the host's mount
  * tree: a child in a private mount namespace attaches it over its "/", as
- * open_tree clones only from a mount of the caller's namespace), with the config's type, numbers, mode and owner (the owner
- * mapped as the container sees it), and each one's clone goes to init, which
- * attaches it at its path as it does a bind's source. One OCI_MSG_TREE per
- * device, in order. */
+ * open_tree clones only from a mount of the caller's namespace), with the
+ * config's type, numbers, mode and owner (mapped as the container sees it),
+ * and each one's clone goes to init, which attaches it at its path as it does
+ * a bind's source. One OCI_MSG_TREE per device, in order. */
 static int send_devices(int s, const struct oci_config *c, int slot, cordon_error *err)
 {
 	if (c->ndevices == 0)
