@@ -64,6 +64,13 @@ static int fail(const char *fmt, ...)
 	return 1;
 }
 
+/* the library's warnings (a failed poststart or poststop hook): stderr and the log */
+static void warn_line(const char *msg)
+{
+	fprintf(stderr, "cordon-oci: warning: %s\n", msg);
+	log_line("warning", msg);
+}
+
 static int fail_err(const char *verb, const cordon_error *e)
 {
 	return fail("%s: %s", verb, e->msg);
@@ -396,6 +403,7 @@ int main(int argc, char **argv)
 		{"criu", required_argument, 0, 'C'}, {0, 0, 0, 0}};
 	int ch;
 	opterr = 0;
+	oci_set_warn(warn_line);
 	while ((ch = getopt_long(argc, argv, "+hv", lo, NULL)) != -1) {
 		switch (ch) {
 		case 'r': g_root = optarg; break;

@@ -86,6 +86,38 @@ static void cpuset_fill(const char *mp, const char *path)
 	}
 }
 
+/* v1 devices: linux.resources.devices in order, then the devices every
+ * container is given whatever the rules (as crun and runc do: the default
+ * devices, /dev/pts's and /dev/ptmx, /dev/net/tun, and mknod of any), so
+ * that a config's "deny all" leaves /dev/null usable (a shell's `cmd &`
+ * opens it). A rule the kernel refuses in a child (wider than the parent)
+ * is skipped. */
+static void write_dev_rules(const char *d, const struct oci_config *c)
+{
+	static const char *const always[] = {"c *:* m", "b *:* m", "c 1:3 rwm", "c 1:8 rwm", "c 1:7 rwm",
+					     "c 5:0 rwm", "c 1:5 rwm", "c 1:9 rwm", "c 5:1 rwm", "c 136:* rwm",
+					     "c 5:2 rwm", "c 10:200 rwm", NULL};
+	for (size_t i = 0; i < c->ndevrules; i++) {
+		const struct oci_devrule *r = &c->devrules[i];
+		char rule[128], ma[24], mi[24];
+		if (r->major < 0)
+			snprintf(ma, sizeof(ma), "*");
+		else
+			snprintf(ma, sizeof(ma), "%" PRId64, r->major);
+		if (r->minor < 0)
+			snprintf(mi, sizeof(mi), "*");
+		else
+			snprintf(mi, sizeof(mi), "%" PRId64, r->minor);
+		if (r->type == 'a')
+			snprintf(rule, sizeof(rule), "a");
+		else
+			snprintf(rule, sizeof(rule), "%c %s:%s %s", r->type, ma, mi, r->access ? r->access : "rwm");
+		cg_write(d, r->allow ? "devices.allow" : "devices.deny", rule, NULL);
+	}
+	for (const char *const *a = always; *a; a++)
+		cg_write(d, "devices.allow", *a, NULL);
+}
+
 static int write_limits(const struct cg_host *h, bool v2, const struct oci_config *c, const char *path,
 			cordon_error *err)
 {
@@ -171,26 +203,8 @@ static int write_limits(const struct cg_host *h, bool v2, const struct oci_confi
 		if (c->mems && *c->mems && cg_write(d, "cpuset.mems", c->mems, err) < 0)
 			return -1;
 	}
-	if (c->ndevrules && !v2 && DIR_OF("devices") == 0) {
-		for (size_t i = 0; i < c->ndevrules; i++) {
-			const struct oci_devrule *r = &c->devrules[i];
-			char rule[128], ma[24], mi[24];
-			if (r->major < 0)
-				snprintf(ma, sizeof(ma), "*");
-			else
-				snprintf(ma, sizeof(ma), "%" PRId64, r->major);
-			if (r->minor < 0)
-				snprintf(mi, sizeof(mi), "*");
-			else
-				snprintf(mi, sizeof(mi), "%" PRId64, r->minor);
-			if (r->type == 'a')
-				snprintf(rule, sizeof(rule), "a");
-			else
-				snprintf(rule, sizeof(rule), "%c %s:%s %s", r->type, ma, mi, r->access ? r->access : "rwm");
-			/* a rule the kernel refuses in a child (wider than the parent) is skipped */
-			cg_write(d, r->allow ? "devices.allow" : "devices.deny", rule, NULL);
-		}
-	}
+	if (c->ndevrules && !v2 && DIR_OF("devices") == 0)
+		write_dev_rules(d, c);
 	return 0;
 #undef NEED
 #undef DIR_OF

@@ -80,55 +80,89 @@ int oci_recv(int sock, char *text, int *fd)
 
 /* --- hooks --- */
 
+/* One hook: forked, the state on its stdin, waited for (its timeout: killed). */
+static int hook_run_one(const struct oci_hook *h, enum oci_hook_kind k, const char *state_json, cordon_error *err)
+{
+	int in[2];
+	if (pipe2(in, O_CLOEXEC) < 0)
+		return cordon_err_errno(err, "%s hook %s", oci_hook_names[k], h->path);
+	pid_t p = fork();
+	if (p < 0) {
+		close(in[0]);
+		close(in[1]);
+		return cordon_err_errno(err, "%s hook %s", oci_hook_names[k], h->path);
+	}
+	if (p == 0) {
+		dup2(in[0], 0);
+		int nul = open("/dev/null", O_WRONLY);
+		if (nul >= 0)
+			dup2(nul, 1);
+		char *const noargs[] = {h->path, NULL};
+		execve(h->path, h->args.n ? h->args.v : noargs, h->env.n ? h->env.v : (char *[]){NULL});
+		_exit(127);
+	}
+	close(in[0]);
+	signal(SIGPIPE, SIG_IGN);
+	ssize_t wn = write(in[1], state_json, strlen(state_json));
+	(void)wn;
+	close(in[1]);
+	int st = 0;
+	int waited = 0;
+	for (;;) {
+		pid_t w = waitpid(p, &st, h->timeout ? WNOHANG : 0);
+		if (w == p)
+			break;
+		if (w < 0 && errno != EINTR)
+			break;
+		if (w == 0) {
+			if (waited >= h->timeout * 100) {
+				kill(p, SIGKILL);
+				waitpid(p, &st, 0);
+				return cordon_err(err, 0, "%s hook %s: timed out after %d s", oci_hook_names[k], h->path,
+						  h->timeout);
+			}
+			usleep(10000);
+			waited++;
+		}
+	}
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		return cordon_err(err, 0, "%s hook %s failed (%s %d)", oci_hook_names[k], h->path,
+				  WIFEXITED(st) ? "exit status" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+	return 0;
+}
+
 int oci_hooks_run(const struct oci_config *c, enum oci_hook_kind k, const char *state_json, cordon_error *err)
 {
-	for (size_t i = 0; i < c->hooks[k].n; i++) {
-		const struct oci_hook *h = &c->hooks[k].h[i];
-		int in[2];
-		if (pipe2(in, O_CLOEXEC) < 0)
-			return cordon_err_errno(err, "hook %s", h->path);
-		pid_t p = fork();
-		if (p < 0)
-			return cordon_err_errno(err, "hook %s", h->path);
-		if (p == 0) {
-			dup2(in[0], 0);
-			int nul = open("/dev/null", O_WRONLY);
-			if (nul >= 0)
-				dup2(nul, 1);
-			char *const noargs[] = {h->path, NULL};
-			execve(h->path, h->args.n ? h->args.v : noargs, h->env.n ? h->env.v : (char *[]){NULL});
-			_exit(127);
-		}
-		close(in[0]);
-		signal(SIGPIPE, SIG_IGN);
-		ssize_t wn = write(in[1], state_json, strlen(state_json));
-		(void)wn;
-		close(in[1]);
-		int st = 0;
-		int waited = 0;
-		for (;;) {
-			pid_t w = waitpid(p, &st, h->timeout ? WNOHANG : 0);
-			if (w == p)
-				break;
-			if (w < 0 && errno != EINTR)
-				break;
-			if (w == 0) {
-				if (waited >= h->timeout * 100) {
-					kill(p, SIGKILL);
-					waitpid(p, &st, 0);
-					return cordon_err(err, 0, "%s hook %s: timed out after %d s", oci_hook_names[k],
-							  h->path, h->timeout);
-				}
-				usleep(10000);
-				waited++;
-			}
-		}
-		if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-			return cordon_err(err, 0, "%s hook %s failed (%s %d)", oci_hook_names[k], h->path,
-					  WIFEXITED(st) ? "exit status" : "signal",
-					  WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
-	}
+	for (size_t i = 0; i < c->hooks[k].n; i++)
+		if (hook_run_one(&c->hooks[k].h[i], k, state_json, err) < 0)
+			return -1;
 	return 0;
+}
+
+static void (*warn_fn)(const char *msg);
+
+void oci_set_warn(void (*fn)(const char *msg))
+{
+	warn_fn = fn;
+}
+
+void oci_warn(const cordon_error *e)
+{
+	if (warn_fn)
+		warn_fn(e->msg);
+}
+
+int oci_hooks_run_warn(const struct oci_config *c, enum oci_hook_kind k, const char *state_json)
+{
+	int failed = 0;
+	for (size_t i = 0; i < c->hooks[k].n; i++) {
+		cordon_error e = {0};
+		if (hook_run_one(&c->hooks[k].h[i], k, state_json, &e) < 0) {
+			oci_warn(&e);
+			failed++;
+		}
+	}
+	return failed;
 }
 
 bool oci_same_ns(const char *a, const char *b)

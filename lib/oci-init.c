@@ -136,6 +136,53 @@ static bool is_dir_src(const char *src)
 	return stat(src, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* A bind's source, cloned by the supervisor (send_trees), attached at
+ * m->dest (*fd: the destination; on success, the attached mount's root).
+ * The supervisor cloned it before init made the config's other mounts, and
+ * /proc/self/mountinfo lists a namespace's mounts by when they were made
+ * (Linux 6.8 on): a clone of it made now takes its place, so the container
+ * sees its mounts in the config's order (the spec's "in order"). */
+static int attach_tree(int rootfd, const struct oci_mount *m, int tree, int *fd, cordon_error *err)
+{
+	if (syscall(SYS_move_mount, tree, "", *fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
+		return cordon_err_errno(err, "mount %s: attaching %s", m->dest, m->source);
+	close(*fd);
+	if ((*fd = ensure(rootfd, m->dest, false, err)) < 0)
+		return -1;
+	int now = (int)syscall(SYS_open_tree, *fd, "",
+			       OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (m->rec ? AT_RECURSIVE : 0));
+	char tp[64];
+	if (now < 0)
+		return 0; /* the first stays: only the order differs */
+	if (umount2(fdpath(*fd, tp, sizeof(tp)), MNT_DETACH) < 0) {
+		close(now);
+		return 0;
+	}
+	close(*fd);
+	if ((*fd = ensure(rootfd, m->dest, false, err)) < 0) {
+		close(now);
+		return -1;
+	}
+	int r = (int)syscall(SYS_move_mount, now, "", *fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH);
+	close(now);
+	if (r < 0)
+		return cordon_err_errno(err, "mount %s: attaching %s", m->dest, m->source);
+	close(*fd);
+	return (*fd = ensure(rootfd, m->dest, false, err)) < 0 ? -1 : 0;
+}
+
+/* A clone of a shared mount is a peer of it (open_tree as bind): the
+ * container's mounts on it would show in the host's namespace, and
+ * pivot_root refuses a shared root. Made a slave of it (the host's mounts
+ * still show inside), or private, before anything is mounted on it. */
+static int not_shared(int fd, unsigned long prop, const char *what, cordon_error *err)
+{
+	char tp[64];
+	if (mount(NULL, fdpath(fd, tp, sizeof(tp)), NULL, prop | MS_REC, NULL) < 0)
+		return cordon_err_errno(err, "%s: its propagation (a slave of its source)", what);
+	return 0;
+}
+
 static int mount_one(int rootfd, const struct oci_mount *m, int tree, bool own_net, bool own_ipc, cordon_error *err)
 {
 	char tp[64];
@@ -155,13 +202,9 @@ static int mount_one(int rootfd, const struct oci_mount *m, int tree, bool own_n
 	fdpath(fd, tp, sizeof(tp));
 	int r = 0;
 	if (bind && tree >= 0 && m->bind) {
-		if (syscall(SYS_move_mount, tree, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
-			r = cordon_err_errno(err, "mount %s: attaching %s", m->dest, src);
+		if (attach_tree(rootfd, m, tree, &fd, err) < 0 || not_shared(fd, MS_SLAVE, m->dest, err) < 0)
+			r = -1;
 		else {
-			close(fd);
-			fd = ensure(rootfd, m->dest, false, err);
-			if (fd < 0)
-				return -1;
 			fdpath(fd, tp, sizeof(tp));
 			if (m->flags & ~MS_REMOUNT)
 				r = remount(tp, m->flags, err, m->dest);
@@ -242,26 +285,6 @@ static int default_devices(int rootfd, const struct oci_config *c, cordon_error 
 		}
 		close(fd);
 	}
-	for (size_t i = 0; i < c->ndevices; i++) {
-		const struct oci_dev *d = &c->devices[i];
-		/* no mknod in a user namespace: the host's node of the same number, bound */
-		int fd = ensure(rootfd, d->path, true, err);
-		if (fd < 0)
-			return -1;
-		char tp[64], host[PATH_MAX];
-		snprintf(host, sizeof(host), "/dev/char/%lld:%lld", (long long)d->major, (long long)d->minor);
-		if (d->type == 'b')
-			snprintf(host, sizeof(host), "/dev/block/%lld:%lld", (long long)d->major, (long long)d->minor);
-		struct stat st;
-		if (stat(host, &st) < 0 || mount(host, fdpath(fd, tp, sizeof(tp)), NULL, MS_BIND, NULL) < 0) {
-			close(fd);
-			return cordon_err(err, 0,
-					  "linux.devices %s (%c %lld:%lld): the host has no such device to bind, and a "
-					  "user namespace cannot mknod",
-					  d->path, d->type, (long long)d->major, (long long)d->minor);
-		}
-		close(fd);
-	}
 	static const char *const links[][2] = {{"/proc/self/fd", "/dev/fd"}, {"/proc/self/fd/0", "/dev/stdin"},
 					       {"/proc/self/fd/1", "/dev/stdout"}, {"/proc/self/fd/2", "/dev/stderr"},
 					       {"/proc/kcore", "/dev/core"}};
@@ -281,6 +304,26 @@ static int default_devices(int rootfd, const struct oci_config *c, cordon_error 
 		}
 	}
 	close(dev);
+	return 0;
+}
+
+/* linux.devices: each node the supervisor made (send_devices: a user
+ * namespace cannot mknod) attached at its path. */
+static int config_devices(int rootfd, const struct oci_config *c, const int *devtrees, cordon_error *err)
+{
+	for (size_t i = 0; i < c->ndevices; i++) {
+		const struct oci_dev *d = &c->devices[i];
+		int fd = ensure(rootfd, d->path, true, err);
+		if (fd < 0)
+			return cordon_err_wrap(err, "linux.devices %s", d->path);
+		if (syscall(SYS_move_mount, devtrees[i], "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+			close(fd);
+			return cordon_err_errno(err, "linux.devices %s (%c %lld:%lld): attaching the node", d->path, d->type,
+						(long long)d->major, (long long)d->minor);
+		}
+		close(fd);
+		close(devtrees[i]);
+	}
 	return 0;
 }
 
@@ -404,14 +447,17 @@ int oci_apply_process(const struct oci_config *c, cordon_error *err)
 		setgroups(0, NULL);
 	if (setresgid(c->gid, c->gid, c->gid) < 0)
 		return cordon_err_errno(err, "process.user.gid %u (is it mapped?)", (unsigned)c->gid);
-	if (prctl(PR_SET_KEEPCAPS, 1) < 0 || setresuid(c->uid, c->uid, c->uid) < 0)
-		return cordon_err_errno(err, "process.user.uid %u (is it mapped?)", (unsigned)c->uid);
 	uint64_t caps[5] = {0};
 	if (c->has_caps)
 		memcpy(caps, c->caps, sizeof(caps));
+	/* the bounding set while still uid 0 (it takes CAP_SETPCAP in the
+	 * effective set, which becoming another uid clears); then the uid with
+	 * the permitted set kept, then the sets asked for */
 	for (int i = 0; i <= CAP_LAST_CAP; i++)
 		if (!(caps[0] & (1ull << i)) && prctl(PR_CAPBSET_DROP, i, 0, 0, 0) < 0 && errno != EINVAL)
 			return cordon_err_errno(err, "capabilities: dropping %d from the bounding set", i);
+	if (prctl(PR_SET_KEEPCAPS, 1) < 0 || setresuid(c->uid, c->uid, c->uid) < 0)
+		return cordon_err_errno(err, "process.user.uid %u (is it mapped?)", (unsigned)c->uid);
 	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
 	struct __user_cap_data_struct d[2] = {0};
 	for (int k = 0; k < 2; k++) {
@@ -436,35 +482,46 @@ int oci_apply_process(const struct oci_config *c, cordon_error *err)
 	return 0;
 }
 
+/* What the container's copies of the host's mounts are to them: slaves,
+ * private for rootfsPropagation private; never shared with them. */
+static unsigned long copy_prop(const struct oci_config *c)
+{
+	return (c->rootfs_prop & (MS_SHARED | MS_SLAVE | MS_PRIVATE | MS_UNBINDABLE)) == MS_PRIVATE ? MS_PRIVATE
+												      : MS_SLAVE;
+}
+
 static int setup_ns(const struct oci_config *c, cordon_error *err)
 {
 	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
 		return cordon_err_errno(err, "becoming root of the container's user namespace");
-	if (c->ns_new[OCI_NS_MNT] || true) {
-		unsigned long prop = c->rootfs_prop ? c->rootfs_prop : MS_SLAVE | MS_REC;
-		if (mount(NULL, "/", NULL, (prop & (MS_SHARED | MS_SLAVE | MS_PRIVATE | MS_UNBINDABLE)) == MS_SHARED
-							? MS_SLAVE | MS_REC : prop | MS_REC, NULL) < 0)
-			return cordon_err_errno(err, "rootfsPropagation");
-	}
+	/* the copy of the host's tree this namespace starts with: a slave of the
+	 * host's (private for rootfsPropagation private), never shared with it,
+	 * and not unbindable (the default devices are binds from it); the
+	 * container's root gets rootfsPropagation itself after pivot_root */
+	if (mount(NULL, "/", NULL, copy_prop(c) | MS_REC, NULL) < 0)
+		return cordon_err_errno(err, "rootfsPropagation");
 	return 0;
 }
 
-static int setup(const struct oci_config *c, int sock, int tree, const int *trees, cordon_error *err)
+static int setup(const struct oci_config *c, int sock, int tree, const int *trees, const int *devtrees,
+		 cordon_error *err)
 {
 	/* the supervisor's clone of root.path, attached over it: the clone's fd is
 	 * the root of the attached mount */
 	int rootfd = tree;
 	bool own_net = c->ns_new[OCI_NS_NET], own_ipc = c->ns_new[OCI_NS_IPC];
+	if (not_shared(rootfd, copy_prop(c), c->root, err) < 0)
+		return -1;
 	for (size_t i = 0; i < c->nmounts; i++)
 		if (mount_one(rootfd, &c->mounts[i], trees[i], own_net, own_ipc, err) < 0)
 			return -1;
-	if (default_devices(rootfd, c, err) < 0)
+	if (default_devices(rootfd, c, err) < 0 || config_devices(rootfd, c, devtrees, err) < 0)
 		return -1;
 	if (c->terminal && console(rootfd, c, sock, err) < 0)
 		return -1;
 	if (fchdir(rootfd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0)
 		return cordon_err_errno(err, "pivot_root into %s", c->root);
-	if (mount(NULL, ".", NULL, MS_SLAVE | MS_REC, NULL) < 0 || umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
+	if (umount2(".", MNT_DETACH) < 0 || chdir("/") < 0)
 		return cordon_err_errno(err, "leaving the old root");
 	close(rootfd);
 	if (c->rootfs_prop && mount(NULL, "/", NULL, c->rootfs_prop, NULL) < 0)
@@ -508,8 +565,14 @@ void oci_init_main(const struct oci_config *c, int sock)
 	for (size_t i = 0; i < c->nmounts; i++)
 		if (oci_recv(sock, text, &trees[i]) != OCI_MSG_TREE)
 			_exit(1);
+	int *devtrees = calloc(c->ndevices + 1, sizeof(int));
+	if (!devtrees)
+		_exit(1);
+	for (size_t i = 0; i < c->ndevices; i++)
+		if (oci_recv(sock, text, &devtrees[i]) != OCI_MSG_TREE || devtrees[i] < 0)
+			_exit(1);
 	char exe[PATH_MAX];
-	if (setup(c, sock, tree, trees, &err) < 0 || oci_find_exec(c, exe, sizeof(exe), &err) < 0)
+	if (setup(c, sock, tree, trees, devtrees, &err) < 0 || oci_find_exec(c, exe, sizeof(exe), &err) < 0)
 		goto fail;
 	if (oci_send(sock, OCI_MSG_READY, "", -1) < 0)
 		_exit(1);

@@ -65,7 +65,7 @@ int oci_start(const char *root, const char *id, cordon_error *err)
 		char sj[OCI_MSG_MAX];
 		s.started = true;
 		oci_state_json_of(&s, OCI_RUNNING, sj, sizeof(sj));
-		oci_hooks_run(&c, OCI_H_POSTSTART, sj, &e2); /* a poststart failure is logged, not fatal */
+		oci_hooks_run_warn(&c, OCI_H_POSTSTART, sj); /* a failure is a warning (the spec) */
 		oci_config_free(&c);
 	}
 out:
@@ -172,7 +172,7 @@ int oci_delete(const char *root, const char *id, bool force, cordon_error *err)
 	if (oci_config_load(s.bundle, &c, &e2) == 0) {
 		char sj[OCI_MSG_MAX];
 		oci_state_json_of(&s, OCI_STOPPED, sj, sizeof(sj));
-		oci_hooks_run(&c, OCI_H_POSTSTOP, sj, &e2); /* logged, not fatal (the spec) */
+		oci_hooks_run_warn(&c, OCI_H_POSTSTOP, sj); /* a failure is a warning (the spec) */
 		oci_config_free(&c);
 	}
 	oci_slot_release(root, s.slot);

@@ -204,5 +204,14 @@ int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, in
 int oci_wait(const char *root, const char *id, int *status, cordon_error *err);
 /* The features JSON. */
 int oci_features_json(buf *out);
-/* Run hooks of kind k with the state on stdin. */
+/* Run hooks of kind k with the state on stdin, in order; the first that fails
+ * (exit status, signal, timeout) stops them and is the error. */
 int oci_hooks_run(const struct oci_config *c, enum oci_hook_kind k, const char *state_json, cordon_error *err);
+/* poststart and poststop (the spec: "the runtime MUST log a warning, but the
+ * remaining hooks and lifecycle continue"): every hook runs; each failure
+ * goes to the warning callback. Returns how many failed. */
+int oci_hooks_run_warn(const struct oci_config *c, enum oci_hook_kind k, const char *state_json);
+/* The library prints nothing: warnings (a failed poststart or poststop hook)
+ * go to fn, which the program sets (cordon-oci: stderr and --log). */
+void oci_set_warn(void (*fn)(const char *msg));
+void oci_warn(const cordon_error *e);
