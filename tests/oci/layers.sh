@@ -1,0 +1,131 @@
+# cordon-oci: cordon's own layers in OCI mode (docs/oci.md, "Landlock" and
+# "cordon explain --bundle"), on a busybox bundle the test makes as
+# tests/oci/lifecycle.sh does.
+#   BUILD=$PWD/build bash tests/oci/layers.sh
+. "$(dirname "$0")/../lib.sh"
+OCI="$BUILD/cordon-oci"
+
+# bundle DIR [ARGS...]: a busybox rootfs and a config.json with its own pid,
+# mount, ipc, uts and network namespaces, /proc and a /dev tmpfs.
+bundle() {
+	local dir=$1
+	shift
+	mkdir -p "$dir/rootfs/bin" "$dir/rootfs/proc" "$dir/rootfs/dev" "$dir/rootfs/sys" "$dir/rootfs/tmp" "$dir/rootfs/etc"
+	cp "$BUSYBOX" "$dir/rootfs/bin/busybox"
+	for a in sh echo cat id sleep ls touch stat mount; do ln -sf busybox "$dir/rootfs/bin/$a"; done
+	chown -R 0:0 "$dir/rootfs"
+	local args
+	args=$(jq -cn '$ARGS.positional' --args -- "$@")
+	jq -n --argjson args "$args" '{
+	  ociVersion: "1.0.2",
+	  root: {path: "rootfs", readonly: false},
+	  hostname: "oci-test",
+	  process: {args: $args, cwd: "/", env: ["PATH=/bin"], user: {uid: 0, gid: 0},
+	            capabilities: {bounding: ["CAP_CHOWN", "CAP_KILL"], effective: ["CAP_CHOWN", "CAP_KILL"],
+	                           permitted: ["CAP_CHOWN", "CAP_KILL"]}},
+	  mounts: [{destination: "/proc", type: "proc", source: "proc"},
+	           {destination: "/dev", type: "tmpfs", source: "tmpfs", options: ["nosuid", "mode=755"]}],
+	  linux: {namespaces: [{type: "pid"}, {type: "mount"}, {type: "ipc"}, {type: "uts"}, {type: "network"}],
+	          maskedPaths: ["/proc/kcore"], readonlyPaths: ["/proc/sys"]}
+	}' >"$dir/config.json"
+}
+
+# with_binds DIR: /ro a read-only bind of $WS/robind, /rw a writable one of
+# $WS/rwbind (both 0777: the container's root is a high host uid)
+with_binds() {
+	mkdir -p "$WS/robind" "$WS/rwbind"
+	chmod 777 "$WS/robind" "$WS/rwbind"
+	jq --arg ro "$WS/robind" --arg rw "$WS/rwbind" '.mounts += [
+	  {destination: "/ro", type: "bind", source: $ro, options: ["rbind", "ro"]},
+	  {destination: "/rw", type: "bind", source: $rw, options: ["rbind", "rw"]}]' "$1/config.json" >"$1/c" &&
+		mv "$1/c" "$1/config.json"
+}
+
+setup_oci() {
+	BUSYBOX=$(command -v busybox 2>/dev/null || true)
+	[ -n "$BUSYBOX" ] && ! ldd "$BUSYBOX" >/dev/null 2>&1 ||
+		{ t_skip "no static busybox (apt-get install busybox-static)"; return; }
+	[ -e /proc/self/ns/user ] || { t_skip "no user namespaces"; return; }
+	ROOT=$T_TMP/root
+	B=$WS/b
+	ID=t-$$-$RANDOM
+}
+
+oci() {
+	OUT=$("$OCI" --root "$ROOT" "$@" 2>"$T_TMP/err")
+	RC=$?
+	ERR=$(cat "$T_TMP/err")
+}
+
+# wait_for FILE: up to 30 s (a loaded 2-core machine)
+wait_for() {
+	local _
+	for _ in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.05; done
+	return 1
+}
+
+# Landlock is derived from the mounts: the process writes in the writable
+# bind and in the writable root's directories, not in the read-only bind,
+# and that holds even once the mount is made writable again in the
+# container's namespaces (by a process with CAP_SYS_ADMIN in its user
+# namespace: nsenter from the host, as cordon's deny list keeps the
+# container's own processes from mount(2) at all). With the mount as the
+# only layer (crun's), the write would go through.
+test_landlock_holds_after_remount() {
+	setup_oci || return
+	local abi
+	abi=$(landlock_abi)
+	[ "$abi" -gt 0 ] || { t_skip "no Landlock on this kernel"; return; }
+	command -v nsenter >/dev/null || { t_skip "no nsenter (util-linux)"; return; }
+	bundle "$B" sh -c 'echo w > /rw/ok && echo rw-ok; echo t > /tmp/t && echo tmp-ok
+		mount -o remount,rw,bind /ro 2>/dev/null && echo self-remounted
+		while [ ! -e /rw/go ]; do sleep 0.05; done
+		if echo x > /ro/f; then echo ro-written; else echo ro-refused; fi
+		echo done > /rw/done'
+	with_binds "$B"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err" &
+	local job=$!
+	wait_for "$WS/rwbind/ok" || fail "the container never wrote /rw/ok: $(cat "$T_TMP/err")"
+	oci state "$ID"
+	local pid
+	pid=$(jq -r .pid <<<"$OUT")
+	# root of the container's user namespace, in its mount namespace
+	nsenter -t "$pid" -U -m -p -- /bin/busybox mount -o remount,rw,bind /ro 2>"$T_TMP/ns-err" ||
+		fail "nsenter's remount: $(cat "$T_TMP/ns-err")"
+	nsenter -t "$pid" -U -m -p -- /bin/busybox touch /ro/by-nsenter 2>>"$T_TMP/ns-err" ||
+		fail "the remount did not make /ro writable: $(cat "$T_TMP/ns-err")"
+	[ -e "$WS/robind/by-nsenter" ] || fail "nsenter's file is not in the bind's source"
+	# a process exec adds gets the same rules
+	oci exec "$ID" sh -c 'echo e > /rw/by-exec && echo x > /ro/by-exec'
+	expect_eq "$RC" 1 "exec's write in /ro fails"
+	[ -e "$WS/rwbind/by-exec" ] || fail "exec's write in /rw failed: $ERR"
+	[ ! -e "$WS/robind/by-exec" ] || fail "exec wrote in the read-only bind"
+	touch "$WS/rwbind/go"
+	wait "$job"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" $'rw-ok\ntmp-ok\nro-refused' "the container's writes"
+	[ ! -e "$WS/robind/f" ] || fail "the container wrote in the read-only bind"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_eq "$(jq -r .enforcement.landlock_abi "$rep")" "$abi" "the report's Landlock ABI"
+	expect_eq "$(jq -r '.enforcement.landlock_rules > 0' "$rep")" true "the report's Landlock rules"
+	t_assert
+}
+
+# A read-only root: the process writes only in its writable mounts (/dev's
+# tmpfs, /rw), reads everywhere.
+test_landlock_readonly_root() {
+	setup_oci || return
+	[ "$(landlock_abi)" -gt 0 ] || { t_skip "no Landlock on this kernel"; return; }
+	bundle "$B" sh -c 'cat /bin/busybox >/dev/null && echo read-ok; echo x > /rw/x && echo rw-ok
+		echo x > /dev/x && echo dev-ok; echo x > /tmp/x 2>/dev/null || echo tmp-refused'
+	with_binds "$B"
+	jq '.root.readonly = true' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" $'read-ok\nrw-ok\ndev-ok\ntmp-refused' "the container's reads and writes"
+	t_assert
+}
+
+for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
+echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
