@@ -127,5 +127,66 @@ test_landlock_readonly_root() {
 	t_assert
 }
 
+# cordon explain --bundle: the boundary a bundle would get, as cordon explain
+# prints a policy's: verdict, mounts with ro/rw, Landlock's grants (the
+# writable root carved around the read-only bind), seccomp (the config's
+# profile and the deny list), limits, annotations; the same in --json.
+test_explain_bundle() {
+	setup_oci || return
+	bundle "$B" sh -c true
+	with_binds "$B"
+	jq '.linux.resources = {memory: {limit: 67108864}, pids: {limit: 100}}
+	    | .linux.seccomp = {defaultAction: "SCMP_ACT_ERRNO", syscalls: [{names: ["read"], action: "SCMP_ACT_ALLOW"}]}
+	    | .annotations = {"run.cordon.report": "/tmp/x.json", "other": "y"}' "$B/config.json" >"$B/c" &&
+		mv "$B/c" "$B/config.json"
+	OUT=$("$CORDON" explain --bundle "$B" 2>"$T_TMP/err")
+	expect_eq "$?" 0 "explain --bundle: $(cat "$T_TMP/err")"
+	expect_match "$OUT" '^verdict: would run' "the verdict"
+	expect_match "$OUT" "ro +/ro \\(bind of $WS/robind\\)" "the read-only bind"
+	expect_match "$OUT" "rw +/rw \\(bind of $WS/rwbind\\)" "the writable bind"
+	expect_match "$OUT" 'write +/ except /ro ' "Landlock's write grant on the root, carved around /ro"
+	expect_match "$OUT" 'write +/rw ' "Landlock's grant on /rw"
+	expect_nomatch "$OUT" 'write +/ro' "no write grant on /ro"
+	expect_match "$OUT" "seccomp: the config's profile \\(default SCMP_ACT_ERRNO, 1 rule\\), then cordon's deny list" "seccomp"
+	expect_match "$OUT" 'memory +64 MiB' "the memory limit"
+	expect_match "$OUT" 'pids +100' "the pids limit"
+	expect_match "$OUT" 'run.cordon.report=/tmp/x.json' "the annotation cordon reads"
+	expect_nomatch "$OUT" 'other' "an annotation cordon does not read"
+	expect_match "$OUT" '^host: .*landlock ABI' "the host line"
+	OUT=$("$CORDON" explain --bundle "$B" --json 2>"$T_TMP/err")
+	expect_eq "$(jq -r '[.schema, .verdict, (.landlock.grants[] | select(.access == "write" and .path == "/") | .except | join(",")),
+		(.paths[] | select(.path == "/ro") | .mode), .limits.pids, .seccomp.config_default,
+		(.seccomp.deny_list | index("mount") != null)] | join(" ")' <<<"$OUT")" \
+		"cordon.explain-bundle/1 would run /ro ro 100 SCMP_ACT_ERRNO true" "--json"
+	t_assert
+}
+
+# A bad bundle: one line, exit 2 (no directory, a malformed config.json with
+# FILE:LINE:COL, other options); what create refuses: the verdict, exit 1.
+test_explain_bundle_bad_input() {
+	setup_oci || return
+	bundle "$B" true
+	OUT=$("$CORDON" explain --bundle "$WS/nope" 2>"$T_TMP/err")
+	expect_eq "$?:$(cat "$T_TMP/err")" "2:cordon: explain: --bundle $WS/nope: No such file or directory" "no bundle"
+	cp "$B/config.json" "$B/good.json"
+	printf '{\n  "ociVersion": "1.0.2",\n  "root": {"path": "rootfs",}\n}\n' >"$B/config.json"
+	OUT=$("$CORDON" explain --bundle "$B" 2>"$T_TMP/err")
+	expect_eq "$?" 2 "malformed config.json"
+	expect_match "$(cat "$T_TMP/err")" "^cordon: explain: $B/config.json: 3:[0-9]+: " "malformed config names file:line:col"
+	expect_eq "$(wc -l <"$T_TMP/err")" 1 "one line"
+	jq '.process.args = 5' "$B/good.json" >"$B/config.json"
+	OUT=$("$CORDON" explain --bundle "$B" 2>"$T_TMP/err")
+	expect_match "$?:$(cat "$T_TMP/err")" "^2:cordon: explain: $B/config.json:[0-9]+:[0-9]+: \"args\" must be array" "a wrong type"
+	cp "$B/good.json" "$B/config.json"
+	OUT=$("$CORDON" explain --bundle "$B" --rw /tmp 2>"$T_TMP/err")
+	expect_eq "$?:$(cat "$T_TMP/err")" "2:cordon: explain --bundle DIR takes --json alone, not \"--rw\"" "a run option"
+	mv "$B/rootfs" "$B/real"
+	ln -s real "$B/rootfs"
+	OUT=$("$CORDON" explain --bundle "$B" 2>"$T_TMP/err")
+	expect_eq "$?" 1 "a symlinked rootfs: create would refuse it"
+	expect_match "$OUT" "^verdict: refused: root.path $B/rootfs is a symbolic link" "the verdict says why"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
 echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
