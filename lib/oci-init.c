@@ -16,8 +16,10 @@
  *      before the process's user and capabilities; after the hooks, which
  *      are the runtime's), user (groups, gid, uid), capabilities (inside its
  *      own user namespace only), umask, cwd, noNewPrivileges, seccomp
- *      (linux.seccomp and cordon's deny list); exec. The sync socket is close-on-exec: its EOF
- *      tells the supervisor the exec happened.
+ *      (linux.seccomp and cordon's deny list, whose listener goes to the
+ *      supervisor: it answers EPERM and reports the denials); exec. The
+ *      sync socket is close-on-exec: its EOF tells the supervisor the exec
+ *      happened.
  * Every error goes back as MSG_ERROR with its context, then init exits. */
 #include <fcntl.h>
 #include <grp.h>
@@ -494,6 +496,16 @@ static int setup(const struct oci_config *c, int sock, int tree, const int *tree
 	return 0;
 }
 
+static int send_listener(int sock, int *fd, cordon_error *err)
+{
+	if (*fd < 0)
+		return 0;
+	int r = oci_send(sock, OCI_MSG_LISTENER, "", *fd);
+	close(*fd);
+	*fd = -1;
+	return r < 0 ? cordon_err_errno(err, "seccomp: sending the listener") : 0;
+}
+
 void oci_init_main(const struct oci_config *c, int sock)
 {
 	cordon_error err = {0};
@@ -528,12 +540,15 @@ void oci_init_main(const struct oci_config *c, int sock)
 		goto fail;
 	if (oci_landlock_apply(&ll, &err) < 0)
 		goto fail;
-	/* without noNewPrivileges, the filters are loaded while init still has CAP_SYS_ADMIN */
-	if (!c->nnp && oci_seccomp_load(c, &err) < 0)
+	/* without noNewPrivileges, the filters are loaded while init still has
+	 * CAP_SYS_ADMIN; the deny list's listener goes to the supervisor at once
+	 * (no call of the list is made before it holds it) */
+	int listener = -1;
+	if (!c->nnp && (oci_seccomp_load_notify(c, &listener, &err) < 0 || send_listener(sock, &listener, &err) < 0))
 		goto fail;
 	if (oci_apply_process(c, &err) < 0)
 		goto fail;
-	if (c->nnp && oci_seccomp_load(c, &err) < 0)
+	if (c->nnp && (oci_seccomp_load_notify(c, &listener, &err) < 0 || send_listener(sock, &listener, &err) < 0))
 		goto fail;
 	sigset_t all;
 	sigemptyset(&all);

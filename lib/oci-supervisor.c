@@ -31,6 +31,7 @@
 #include "oci.h"
 #include "oci-int.h"
 #include "oci-landlock.h"
+#include "oci-observe.h"
 
 static int write_maps(pid_t pid, const struct oci_config *c, int slot, cordon_error *err)
 {
@@ -198,7 +199,8 @@ static void write_landlock(jwriter *w, const char *ready, bool started)
 }
 
 static void write_report(const char *root, const struct oci_state *s, const struct oci_config *c,
-			 const struct timespec *t0, const char *status, int exit_code, const char *ready)
+			 const struct timespec *t0, const char *status, int exit_code, const char *ready,
+			 const struct oci_denials *den)
 {
 	uint64_t cpu = 0, peak = 0, ooms = 0;
 	oci_cgroup_usage(s->cgroup, &cpu, &peak, &ooms);
@@ -239,8 +241,7 @@ static void write_report(const char *root, const struct oci_state *s, const stru
 	jw_uint(&w, peak);
 	jw_obj_end(&w);
 	jw_key(&w, "denials");
-	jw_arr_begin(&w);
-	jw_arr_end(&w);
+	oci_denials_json(&w, den);
 	jw_key(&w, "enforcement");
 	jw_obj_begin(&w);
 	jw_key(&w, "user_ns");
@@ -450,12 +451,20 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 		dup3(nul, i, 0);
 	if (chdir("/") < 0)
 		_exit(1);
+	/* the deny list's listener (init sends it after GO2) */
+	int listener = -1;
+	static struct oci_denials den;
 	for (;;) {
-		struct pollfd p[2] = {{pfd, POLLIN, 0}, {ls, POLLIN, 0}};
-		if (poll(p, 2, -1) < 0) {
+		struct pollfd p[3] = {{pfd, POLLIN, 0}, {ls, POLLIN, 0}, {listener, POLLIN, 0}};
+		if (poll(p, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
+		}
+		/* POLLHUP alone: no process uses the filter any more (a read would wait) */
+		if (p[2].revents && (!(p[2].revents & POLLIN) || oci_observe_one(listener, &den) < 0)) {
+			close(listener);
+			listener = -1;
 		}
 		if (p[0].revents)
 			break;
@@ -473,6 +482,11 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 				snprintf(reply, sizeof(reply), "the container's init is gone");
 			else {
 				int r = oci_recv(s, text, &cfd);
+				for (; r == OCI_MSG_LISTENER; r = oci_recv(s, text, &cfd))
+					if (listener < 0)
+						listener = cfd;
+					else if (cfd >= 0)
+						close(cfd);
 				if (r == OCI_MSG_ERROR)
 					snprintf(reply, sizeof(reply), "%s", text);
 				else if (r != 0)
@@ -488,7 +502,7 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 		}
 		close(cs);
 	}
-	write_report(x->o->root, &st, c, &t0, st.started ? "exited" : "never-started", -1, ready);
+	write_report(x->o->root, &st, c, &t0, st.started ? "exited" : "never-started", -1, ready, &den);
 	unlinkat(x->dirfd, "sup.sock", 0);
 	_exit(0);
 }

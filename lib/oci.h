@@ -183,6 +183,9 @@ int oci_cgroup_path(const struct oci_config *c, const char *id, bool systemd, ch
 /* --- seccomp (lib/oci-seccomp.c) --- */
 /* init: load linux.seccomp (if any) and cordon's deny list as a second filter. */
 int oci_seccomp_load(const struct oci_config *c, cordon_error *err);
+/* The same, with the deny list's calls sent to a listener (*listener, or -1
+ * where the config's profile has a listener of its own: then EPERM). */
+int oci_seccomp_load_notify(const struct oci_config *c, int *listener, cordon_error *err);
 
 /* --- the lifecycle (lib/oci-create.c, oci-supervisor.c, oci-verbs.c, oci-exec.c, oci-common.c, oci-init.c) --- */
 struct oci_create_opts {

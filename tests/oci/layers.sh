@@ -188,5 +188,37 @@ test_explain_bundle_bad_input() {
 	t_assert
 }
 
+# The deny list's denials are reported (the supervisor holds the list's
+# seccomp listener and answers EPERM, as cordon run reports its own): the
+# process sees EPERM, the report lists each call with its count.
+test_denials_reported() {
+	setup_oci || return
+	bundle "$B" sh -c 'mount -t tmpfs none /tmp 2>/dev/null || echo mount-refused
+		hostname other 2>/dev/null || echo hostname-refused; hostname other 2>/dev/null; echo done'
+	ln -sf busybox "$B/rootfs/bin/hostname"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" $'mount-refused\nhostname-refused\ndone' "the calls fail as the deny list has them"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_eq "$(jq -c '[.denials[] | select(.kind == "syscall") | {target, count}] | sort_by(.target)' "$rep")" \
+		'[{"target":"mount","count":1},{"target":"sethostname","count":2}]' "the report's denials"
+	t_assert
+}
+
+# A config whose profile has a listener of its own (SCMP_ACT_NOTIFY): the
+# kernel allows one per filter chain, so the deny list answers EPERM itself.
+test_denials_config_listener_falls_back() {
+	setup_oci || return
+	bundle "$B" sh -c 'hostname other 2>&1 | grep -q "not permitted" && echo hostname-eperm'
+	ln -sf busybox "$B/rootfs/bin/hostname"
+	ln -sf busybox "$B/rootfs/bin/grep"
+	jq '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["sync"], action: "SCMP_ACT_NOTIFY"}]}' \
+		"$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?:$(cat "$T_TMP/out")" "0:hostname-eperm" "run: $(cat "$T_TMP/err")"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
 echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
