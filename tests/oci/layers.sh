@@ -113,17 +113,25 @@ test_landlock_holds_after_remount() {
 }
 
 # A read-only root: the process writes only in its writable mounts (/dev's
-# tmpfs, /rw), reads everywhere.
+# tmpfs, /rw, a file bound writable as engines bind /etc/hosts), reads
+# everywhere.
 test_landlock_readonly_root() {
 	setup_oci || return
 	[ "$(landlock_abi)" -gt 0 ] || { t_skip "no Landlock on this kernel"; return; }
 	bundle "$B" sh -c 'cat /bin/busybox >/dev/null && echo read-ok; echo x > /rw/x && echo rw-ok
-		echo x > /dev/x && echo dev-ok; echo x > /tmp/x 2>/dev/null || echo tmp-refused'
+		echo x > /dev/x && echo dev-ok; echo x > /tmp/x 2>/dev/null || echo tmp-refused
+		echo y >> /etc/hosts && echo file-ok'
 	with_binds "$B"
-	jq '.root.readonly = true' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	echo "127.0.0.1 localhost" >"$WS/hosts"
+	chmod 666 "$WS/hosts"
+	touch "$B/rootfs/etc/hosts"
+	jq --arg h "$WS/hosts" '.root.readonly = true
+	    | .mounts += [{destination: "/etc/hosts", type: "bind", source: $h, options: ["bind", "rw"]}]' \
+		"$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
 	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
 	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
-	expect_eq "$(cat "$T_TMP/out")" $'read-ok\nrw-ok\ndev-ok\ntmp-refused' "the container's reads and writes"
+	expect_eq "$(cat "$T_TMP/out")" $'read-ok\nrw-ok\ndev-ok\ntmp-refused\nfile-ok' "the container's reads and writes"
+	expect_eq "$(tail -1 "$WS/hosts")" y "the write through the file bind"
 	t_assert
 }
 
