@@ -174,7 +174,7 @@ static char *render_text(const struct bx *x)
 	buf_printf(&b, "%s%s\n", ncap ? "" : " none", c->nnp ? "; noNewPrivileges" : "");
 	buf_printf(&b, "namespaces:");
 	for (int k = 0; k < OCI_NS_N; k++)
-		buf_printf(&b, " %s %s%s%s;", oci_ns_names[k], ns_how(c, k), c->ns_path[k] ? " " : "",
+		buf_printf(&b, "%s %s %s%s%s", k ? ";" : "", oci_ns_names[k], ns_how(c, k), c->ns_path[k] ? " " : "",
 			   c->ns_path[k] ? c->ns_path[k] : "");
 	buf_printf(&b, "\nid mapping:");
 	if (!c->nuidm)
@@ -208,9 +208,10 @@ static char *render_text(const struct bx *x)
 	if (c->seccomp.present)
 		buf_printf(&b, "the config's profile (default %s, %zu rule%s), then ", seccomp_default(c),
 			   c->seccomp.nrules, c->seccomp.nrules == 1 ? "" : "s");
-	buf_printf(&b, "cordon's deny list (%zu calls, EPERM, see docs/seccomp.md)%s\n", count_of(seccomp_default_deny),
-		   c->seccomp.present ? " stacked on it" : "");
-	buf_printf(&b, "limits (cgroup%s%s):\n", c->cgroups_path ? " " : "", c->cgroups_path ? c->cgroups_path : "");
+	buf_printf(&b, "cordon's deny list (%zu calls, EPERM, each reported in the report's denials; see "
+		       "docs/seccomp.md)%s\n",
+		   count_of(seccomp_default_deny), c->seccomp.present ? " stacked on it" : "");
+	buf_printf(&b, "limits (cgroup %s):\n", c->cgroups_path ? c->cgroups_path : "/cordon-oci/ID");
 	text_limits(&b, c);
 	buf_printf(&b, "annotations:");
 	bool any = false;

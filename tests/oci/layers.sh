@@ -166,6 +166,9 @@ test_explain_bundle() {
 		(.paths[] | select(.path == "/ro") | .mode), .limits.pids, .seccomp.config_default,
 		(.seccomp.deny_list | index("mount") != null)] | join(" ")' <<<"$OUT")" \
 		"cordon.explain-bundle/1 would run /ro ro 100 SCMP_ACT_ERRNO true" "--json"
+	printf '%s' "$OUT" >"$T_TMP/e.json"
+	/usr/bin/python3 "$TOP/tests/validate.py" "$TOP/schemas/explain-bundle.schema.json" "$T_TMP/e.json" >"$T_TMP/v" ||
+		fail "explain --bundle --json does not validate: $(cat "$T_TMP/v")"
 	t_assert
 }
 
