@@ -176,8 +176,6 @@ static void fill_state(struct oci_state *s, const struct oci_config *c, const ch
 	}
 }
 
-/* The report (cordon.report/1) when init has exited: under ROOT/reports/ID.json
- * (the 64 newest kept) and at the annotation run.cordon.report's path. */
 /* enforcement.landlock_abi and landlock_rules: what init applied before it
  * executed the process (ready: READY's text, oci-landlock.h), 0 if it never
  * started or the kernel has no Landlock. */
@@ -198,6 +196,8 @@ static void write_landlock(jwriter *w, const char *ready, bool started)
 	jw_arr_end(w);
 }
 
+/* The report (cordon.report/1) when init has exited: under ROOT/reports/ID.json
+ * (the 64 newest kept) and at the annotation run.cordon.report's path. */
 static void write_report(const char *root, const struct oci_state *s, const struct oci_config *c,
 			 const struct timespec *t0, const char *status, int exit_code, const char *ready,
 			 const struct oci_denials *den)
