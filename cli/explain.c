@@ -16,7 +16,10 @@ static int explain_bundle(int argc, char **argv)
 	const char *dir = NULL;
 	bool json = false;
 	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--json") == 0)
+		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+			fputs(cli_usage("explain"), stdout);
+			return 0;
+		} else if (strcmp(argv[i], "--json") == 0)
 			json = true;
 		else if (strcmp(argv[i], "--bundle") == 0 && !dir)
 			dir = i + 1 < argc ? argv[++i] : "";
