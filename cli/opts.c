@@ -66,8 +66,10 @@ static const char run_usage[] =
 	"see cordon(1) and README.md\n";
 static const char explain_usage[] =
 	"usage: cordon explain [RUN OPTIONS] [--json] [-- COMMAND]\n"
+	"       cordon explain --bundle DIR [--json]\n"
 	"Print the effective boundary and the verdict a run would reach; run nothing.\n"
 	"  RUN OPTIONS             as for cordon run (see cordon run --help)\n"
+	"  --bundle DIR            an OCI bundle's boundary under cordon-oci (docs/oci.md)\n"
 	"  --json                  output per schemas/explain.schema.json\n"
 	"  -h, --help              this text\n";
 static const char ledger_usage[] =

@@ -172,7 +172,7 @@ static void json_syscalls(jwriter *w, const struct model_run *r)
 	jw_obj_end(w);
 }
 
-static void json_host(jwriter *w, const struct host_features *f)
+void explain_host_json(jwriter *w, const struct host_features *f)
 {
 	jw_obj_begin(w);
 	jw_key(w, "privileged");
@@ -310,7 +310,7 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 		jw_null(&w);
 	}
 	jw_key(&w, "host");
-	json_host(&w, f);
+	explain_host_json(&w, f);
 	jw_obj_end(&w);
 	if (jw_finish(&w) < 0) {
 		buf_free(&w.out);
@@ -406,15 +406,20 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 	} else {
 		buf_printf(&b, "ceiling: none\n");
 	}
-	buf_printf(&b, "host: %s, user namespaces %s, landlock ABI %d, seccomp %s (notify %s), cgroup %s (memory %s, pids %s)\n",
+	explain_host_text(&b, f);
+	if (b.p == NULL)
+		buf_append(&b, "", 0);
+	return b.p;
+}
+
+void explain_host_text(buf *b, const struct host_features *f)
+{
+	buf_printf(b, "host: %s, user namespaces %s, landlock ABI %d, seccomp %s (notify %s), cgroup %s (memory %s, pids %s)\n",
 		   f->privileged ? "root" : "unprivileged", f->userns ? "yes" : "no", f->landlock_abi,
 		   f->seccomp ? "yes" : "no", f->seccomp_notify ? "yes" : "no", f->cgroup,
 		   f->cgroup_memory ? "yes" : "no", f->cgroup_pids ? "yes" : "no");
 	for (const char *const *lm = landlock_missing(f->landlock_abi); *lm; lm++)
-		buf_printf(&b, "  landlock ABI %d lacks %s\n", f->landlock_abi, *lm);
-	if (b.p == NULL)
-		buf_append(&b, "", 0);
-	return b.p;
+		buf_printf(b, "  landlock ABI %d lacks %s\n", f->landlock_abi, *lm);
 }
 
 char *explain_render_model(const cordon_policy *p, char *const argv[], bool json, const struct host_features *f,

@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include "policy.h"
 #include "model.h"
+#include "json.h"
 #include "probe.h"
 #include "report.h"
 #include "run.h"
@@ -16,3 +17,7 @@ char *explain_render_verdict(cordon_policy *p, char *const argv[], bool json, bo
 char *explain_render_model(const cordon_policy *p, char *const argv[], bool json, const struct host_features *f,
 			   const struct run_plan *plan, const struct boundary_model *m, const struct model_run *r,
 			   const strv *devs, const struct run_report *rep, bool plan_ok, const char *verdict);
+/* The host's capabilities as explain prints them (the "host:" line and its
+ * Landlock lacks; the "host" object): cordon explain --bundle's too. */
+void explain_host_text(buf *b, const struct host_features *f);
+void explain_host_json(jwriter *w, const struct host_features *f);

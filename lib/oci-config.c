@@ -125,6 +125,11 @@ int oci_cap_number(const char *name)
 	return -1;
 }
 
+const char *oci_cap_name(int nr)
+{
+	return nr >= 0 && (size_t)nr < sizeof(cap_names) / sizeof(cap_names[0]) ? cap_names[nr] : "CAP_?";
+}
+
 static const struct { const char *n; int s; } sigs[] = {
 	{"HUP", SIGHUP}, {"INT", SIGINT}, {"QUIT", SIGQUIT}, {"ILL", SIGILL}, {"TRAP", SIGTRAP},
 	{"ABRT", SIGABRT}, {"IOT", SIGIOT}, {"BUS", SIGBUS}, {"FPE", SIGFPE}, {"KILL", SIGKILL},

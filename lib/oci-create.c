@@ -49,7 +49,7 @@ static bool owned_by_host(const char *path)
 	return r;
 }
 
-static int check_config(const struct oci_config *c, cordon_error *err)
+int oci_config_check(const struct oci_config *c, cordon_error *err)
 {
 	struct stat st;
 	if (lstat(c->root, &st) < 0)
@@ -93,7 +93,7 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 	char bundle[PATH_MAX];
 	if (!realpath(o->bundle ? o->bundle : ".", bundle))
 		return cordon_err_errno(err, "--bundle %s", o->bundle ? o->bundle : ".");
-	if (oci_config_load(bundle, &c, err) < 0 || check_config(&c, err) < 0) {
+	if (oci_config_load(bundle, &c, err) < 0 || oci_config_check(&c, err) < 0) {
 		oci_config_free(&c);
 		return -1;
 	}

@@ -26,6 +26,7 @@
 #include "error.h"
 #include "oci.h"
 #include "oci-int.h"
+#include "oci-landlock.h"
 
 int oci_update(const char *root, const char *id, const char *file, cordon_error *err)
 {
@@ -178,6 +179,11 @@ int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, in
 			cordon_err_errno(&e, "becoming root of the container's user namespace");
 			goto cfail;
 		}
+		/* the container's Landlock rules (a domain of its own), while the
+		 * process has CAP_SYS_ADMIN in the container's user namespace */
+		struct landlock_plan ll;
+		if (oci_landlock_prepare(&base, &ll, &e) < 0 || oci_landlock_apply(&ll, &e) < 0)
+			goto cfail;
 		char exe[PATH_MAX];
 		if (oci_find_exec(&c, exe, sizeof(exe), &e) < 0 || (!c.nnp && oci_seccomp_load(&c, &e) < 0) ||
 		    oci_apply_process(&c, &e) < 0 || (c.nnp && oci_seccomp_load(&c, &e) < 0))

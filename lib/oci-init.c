@@ -9,11 +9,17 @@
  *      in order, the default devices and links, the console; pivot_root;
  *      maskedPaths, readonlyPaths, root.readonly;
  *   3. hostname, domainname, sysctl; the process's executable looked up;
- *   4. MSG_READY; wait for MSG_GO2 (start);
- *   5. user (groups, gid, uid), capabilities (inside its own user namespace
- *      only), umask, cwd, noNewPrivileges, seccomp (linux.seccomp and
- *      cordon's deny list); exec. The sync socket is close-on-exec: its EOF
- *      tells the supervisor the exec happened.
+ *      the Landlock rules of the view as mounted (lib/oci-landlock.c);
+ *   4. MSG_READY (its text: the Landlock plan, for the report); wait for
+ *      MSG_GO2 (start); startContainer hooks;
+ *   5. Landlock (while init still has CAP_SYS_ADMIN in its user namespace,
+ *      before the process's user and capabilities; after the hooks, which
+ *      are the runtime's), user (groups, gid, uid), capabilities (inside its
+ *      own user namespace only), umask, cwd, noNewPrivileges, seccomp
+ *      (linux.seccomp and cordon's deny list, whose listener goes to the
+ *      supervisor: it answers EPERM and reports the denials); exec. The
+ *      sync socket is close-on-exec: its EOF tells the supervisor the exec
+ *      happened.
  * Every error goes back as MSG_ERROR with its context, then init exits. */
 #include <fcntl.h>
 #include <grp.h>
@@ -39,6 +45,7 @@
 #include "error.h"
 #include "oci.h"
 #include "oci-int.h"
+#include "oci-landlock.h"
 
 static int open_beneath(int rootfd, const char *path, int flags, cordon_error *err)
 {
@@ -546,6 +553,16 @@ static int setup(const struct oci_config *c, int sock, int tree, const int *tree
 	return 0;
 }
 
+static int send_listener(int sock, int *fd, cordon_error *err)
+{
+	if (*fd < 0)
+		return 0;
+	int r = oci_send(sock, OCI_MSG_LISTENER, "", *fd);
+	close(*fd);
+	*fd = -1;
+	return r < 0 ? cordon_err_errno(err, "seccomp: sending the listener") : 0;
+}
+
 void oci_init_main(const struct oci_config *c, int sock)
 {
 	cordon_error err = {0};
@@ -571,22 +588,30 @@ void oci_init_main(const struct oci_config *c, int sock)
 	for (size_t i = 0; i < c->ndevices; i++)
 		if (oci_recv(sock, text, &devtrees[i]) != OCI_MSG_TREE || devtrees[i] < 0)
 			_exit(1);
-	char exe[PATH_MAX];
-	if (setup(c, sock, tree, trees, devtrees, &err) < 0 || oci_find_exec(c, exe, sizeof(exe), &err) < 0)
+	char exe[PATH_MAX], ll_text[64];
+	struct landlock_plan ll;
+	if (setup(c, sock, tree, trees, devtrees, &err) < 0 || oci_find_exec(c, exe, sizeof(exe), &err) < 0 ||
+	    oci_landlock_prepare(c, &ll, &err) < 0)
 		goto fail;
-	if (oci_send(sock, OCI_MSG_READY, "", -1) < 0)
+	oci_landlock_describe(&ll, ll_text, sizeof(ll_text));
+	if (oci_send(sock, OCI_MSG_READY, ll_text, -1) < 0)
 		_exit(1);
 	t = oci_recv(sock, text, &fd);
 	if (t != OCI_MSG_GO2)
 		_exit(1);
 	if (c->hooks[OCI_H_START_CONTAINER].n && oci_hooks_run(c, OCI_H_START_CONTAINER, text, &err) < 0)
 		goto fail;
-	/* without noNewPrivileges, the filters are loaded while init still has CAP_SYS_ADMIN */
-	if (!c->nnp && oci_seccomp_load(c, &err) < 0)
+	if (oci_landlock_apply(&ll, &err) < 0)
+		goto fail;
+	/* without noNewPrivileges, the filters are loaded while init still has
+	 * CAP_SYS_ADMIN; the deny list's listener goes to the supervisor at once
+	 * (no call of the list is made before it holds it) */
+	int listener = -1;
+	if (!c->nnp && (oci_seccomp_load_notify(c, &listener, &err) < 0 || send_listener(sock, &listener, &err) < 0))
 		goto fail;
 	if (oci_apply_process(c, &err) < 0)
 		goto fail;
-	if (c->nnp && oci_seccomp_load(c, &err) < 0)
+	if (c->nnp && (oci_seccomp_load_notify(c, &listener, &err) < 0 || send_listener(sock, &listener, &err) < 0))
 		goto fail;
 	sigset_t all;
 	sigemptyset(&all);

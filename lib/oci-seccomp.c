@@ -2,7 +2,8 @@
  * (seccomp_default_deny, lib/seccomp.c) as a second filter stacked on it: the
  * kernel applies the stricter answer of the two, so the config cannot allow
  * back what cordon denies. Loaded by the container's init just before it
- * executes the process. */
+ * executes the process; init's deny list goes to a listener the supervisor
+ * holds (lib/oci-observe.c), which answers EPERM and reports the denials. */
 #include <errno.h>
 #include <seccomp.h>
 #include <stdio.h>
@@ -34,9 +35,31 @@ static uint32_t arch_of(const char *n)
 	return 0;
 }
 
+/* The config's profile hands calls to a listener of its own: the kernel
+ * allows one listener per filter chain, so cordon's deny list answers EPERM
+ * itself there. */
+static bool config_notifies(const struct oci_seccomp *s)
+{
+	if (!s->present)
+		return false;
+	bool n = ((uint32_t)s->default_action & SECCOMP_RET_ACTION_FULL) == SCMP_ACT_NOTIFY;
+	for (size_t i = 0; i < s->nrules; i++)
+		n |= ((uint32_t)s->rules[i].action & SECCOMP_RET_ACTION_FULL) == SCMP_ACT_NOTIFY;
+	return n;
+}
+
 int oci_seccomp_load(const struct oci_config *c, cordon_error *err)
 {
-	/* cordon's deny list: EPERM, everything else allowed */
+	return oci_seccomp_load_notify(c, NULL, err);
+}
+
+int oci_seccomp_load_notify(const struct oci_config *c, int *listener, cordon_error *err)
+{
+	if (listener)
+		*listener = -1;
+	bool notify = listener && !config_notifies(&c->seccomp);
+	/* cordon's deny list: EPERM (or the listener's, which answers EPERM and
+	 * counts the denial), everything else allowed */
 	scmp_filter_ctx d = seccomp_init(SCMP_ACT_ALLOW);
 	if (!d)
 		return cordon_err(err, ENOMEM, "seccomp: out of memory");
@@ -45,7 +68,7 @@ int oci_seccomp_load(const struct oci_config *c, cordon_error *err)
 	for (const char *const *n = seccomp_default_deny; *n; n++) {
 		int nr = seccomp_syscall_resolve_name(*n);
 		if (nr != __NR_SCMP_ERROR)
-			seccomp_rule_add(d, SCMP_ACT_ERRNO(EPERM), nr, 0);
+			seccomp_rule_add(d, notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM), nr, 0);
 	}
 	int r = 0;
 	if (c->seccomp.present) {
@@ -101,6 +124,8 @@ int oci_seccomp_load(const struct oci_config *c, cordon_error *err)
 		int e = seccomp_load(d);
 		if (e < 0)
 			r = cordon_err(err, -e, "seccomp: loading cordon's deny list");
+		else if (notify && (*listener = seccomp_notify_fd(d)) < 0)
+			r = cordon_err(err, 0, "seccomp: the deny list's listener");
 	}
 	seccomp_release(d);
 	return r;

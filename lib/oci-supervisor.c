@@ -32,6 +32,8 @@
 #include "error.h"
 #include "oci.h"
 #include "oci-int.h"
+#include "oci-landlock.h"
+#include "oci-observe.h"
 
 static int write_maps(pid_t pid, const struct oci_config *c, int slot, cordon_error *err)
 {
@@ -256,10 +258,31 @@ static void fill_state(struct oci_state *s, const struct oci_config *c, const ch
 	}
 }
 
+/* enforcement.landlock_abi and landlock_rules: what init applied before it
+ * executed the process (ready: READY's text, oci-landlock.h), 0 if it never
+ * started or the kernel has no Landlock. */
+static void write_landlock(jwriter *w, const char *ready, bool started)
+{
+	int abi = 0;
+	unsigned rules = 0;
+	if (!started || !oci_landlock_parse(ready, &abi, &rules))
+		abi = 0, rules = 0;
+	jw_key(w, "landlock_abi");
+	jw_int(w, abi);
+	jw_key(w, "landlock_rules");
+	jw_uint(w, rules);
+	jw_key(w, "landlock_missing");
+	jw_arr_begin(w);
+	for (const char *const *m = landlock_missing(abi); started && *m; m++)
+		jw_str(w, *m);
+	jw_arr_end(w);
+}
+
 /* The report (cordon.report/1) when init has exited: under ROOT/reports/ID.json
  * (the 64 newest kept) and at the annotation run.cordon.report's path. */
 static void write_report(const char *root, const struct oci_state *s, const struct oci_config *c,
-			 const struct timespec *t0, const char *status, int exit_code)
+			 const struct timespec *t0, const char *status, int exit_code, const char *ready,
+			 const struct oci_denials *den)
 {
 	uint64_t cpu = 0, peak = 0, ooms = 0;
 	oci_cgroup_usage(s->cgroup, &cpu, &peak, &ooms);
@@ -300,8 +323,7 @@ static void write_report(const char *root, const struct oci_state *s, const stru
 	jw_uint(&w, peak);
 	jw_obj_end(&w);
 	jw_key(&w, "denials");
-	jw_arr_begin(&w);
-	jw_arr_end(&w);
+	oci_denials_json(&w, den);
 	jw_key(&w, "enforcement");
 	jw_obj_begin(&w);
 	jw_key(&w, "user_ns");
@@ -310,6 +332,7 @@ static void write_report(const char *root, const struct oci_state *s, const stru
 	jw_str(&w, c->seccomp.present ? "config+cordon-deny-list" : "cordon-deny-list");
 	jw_key(&w, "cgroup");
 	jw_str(&w, s->cgroup);
+	write_landlock(&w, ready, s->started);
 	jw_obj_end(&w);
 	jw_obj_end(&w);
 	if (jw_finish(&w) < 0)
@@ -456,10 +479,13 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 	if (oci_send(s, OCI_MSG_GO1, "", -1) < 0 || send_trees(s, c, pid, &err) < 0 ||
 	    send_devices(s, c, x->slot, &err) < 0)
 		sup_fail(x, pid, &err);
+	char ready[OCI_MSG_MAX] = "";
 	for (;;) {
 		int t = oci_recv(s, text, &fd);
-		if (t == OCI_MSG_READY)
+		if (t == OCI_MSG_READY) {
+			snprintf(ready, sizeof(ready), "%s", text);
 			break;
+		}
 		if (t == OCI_MSG_PTY && x->o->console_socket) {
 			if (send_console(x->o->console_socket, fd, &err) < 0)
 				sup_fail(x, pid, &err);
@@ -510,12 +536,20 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 		dup3(nul, i, 0);
 	if (chdir("/") < 0)
 		_exit(1);
+	/* the deny list's listener (init sends it after GO2) */
+	int listener = -1;
+	static struct oci_denials den;
 	for (;;) {
-		struct pollfd p[2] = {{pfd, POLLIN, 0}, {ls, POLLIN, 0}};
-		if (poll(p, 2, -1) < 0) {
+		struct pollfd p[3] = {{pfd, POLLIN, 0}, {ls, POLLIN, 0}, {listener, POLLIN, 0}};
+		if (poll(p, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
+		}
+		/* POLLHUP alone: no process uses the filter any more (a read would wait) */
+		if (p[2].revents && (!(p[2].revents & POLLIN) || oci_observe_one(listener, &den) < 0)) {
+			close(listener);
+			listener = -1;
 		}
 		if (p[0].revents)
 			break;
@@ -533,6 +567,11 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 				snprintf(reply, sizeof(reply), "the container's init is gone");
 			else {
 				int r = oci_recv(s, text, &cfd);
+				for (; r == OCI_MSG_LISTENER; r = oci_recv(s, text, &cfd))
+					if (listener < 0)
+						listener = cfd;
+					else if (cfd >= 0)
+						close(cfd);
 				if (r == OCI_MSG_ERROR)
 					snprintf(reply, sizeof(reply), "%s", text);
 				else if (r != 0)
@@ -548,7 +587,7 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 		}
 		close(cs);
 	}
-	write_report(x->o->root, &st, c, &t0, st.started ? "exited" : "never-started", -1);
+	write_report(x->o->root, &st, c, &t0, st.started ? "exited" : "never-started", -1, ready, &den);
 	unlinkat(x->dirfd, "sup.sock", 0);
 	_exit(0);
 }

@@ -92,9 +92,16 @@ struct oci_config {
 
 /* Read BUNDLE/config.json. Errors name the file and "LINE:COL". */
 int oci_config_load(const char *bundle, struct oci_config *c, cordon_error *err);
+/* What create refuses in a loaded config (lib/oci-create.c): a rootfs that
+ * is a link or no directory, no process, the host's user namespace or a
+ * mount namespace it owns, a map to the host's root, a namespace path that
+ * cannot be opened. cordon explain --bundle gives the same verdict. */
+int oci_config_check(const struct oci_config *c, cordon_error *err);
 void oci_config_free(struct oci_config *c);
 /* Parse a capability name ("CAP_SYS_ADMIN"); -1 if unknown. */
 int oci_cap_number(const char *name);
+/* A capability's name by number ("CAP_CHOWN"); "CAP_?" if unknown. */
+const char *oci_cap_name(int nr);
 /* A signal by name ("TERM", "SIGKILL") or number; -1 if not one. */
 int oci_signal_number(const char *s);
 /* A resources object as `update --resources` takes it, into c's resource fields. */
@@ -176,6 +183,9 @@ int oci_cgroup_path(const struct oci_config *c, const char *id, bool systemd, ch
 /* --- seccomp (lib/oci-seccomp.c) --- */
 /* init: load linux.seccomp (if any) and cordon's deny list as a second filter. */
 int oci_seccomp_load(const struct oci_config *c, cordon_error *err);
+/* The same, with the deny list's calls sent to a listener (*listener, or -1
+ * where the config's profile has a listener of its own: then EPERM). */
+int oci_seccomp_load_notify(const struct oci_config *c, int *listener, cordon_error *err);
 
 /* --- the lifecycle (lib/oci-create.c, oci-supervisor.c, oci-verbs.c, oci-exec.c, oci-common.c, oci-init.c) --- */
 struct oci_create_opts {

@@ -1,0 +1,401 @@
+/* cordon explain --bundle DIR (docs/oci.md, "cordon explain --bundle"): the
+ * boundary cordon-oci would give a bundle, without running anything: the
+ * verdict (create's own refusals, oci_config_check), namespaces, the id
+ * mapping, the mounts with ro/rw, Landlock's grants (oci_landlock_grants,
+ * the same list init expands), seccomp (the config's profile and cordon's
+ * deny list), the cgroup's limits, the annotations cordon reads, and the
+ * host's capabilities in `cordon explain`'s own words. Text or JSON. */
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <seccomp.h>
+#include "error.h"
+#include "explain.h"
+#include "json.h"
+#include "oci-explain.h"
+#include "oci-landlock.h"
+#include "probe.h"
+#include "seccomp-policy.h"
+#include "units.h"
+
+/* The annotations cordon-oci reads, and what each does. */
+static const char *const annotations[][2] = {
+	{"run.cordon.report", "a second copy of the report (cordon.report/1) at this path when the container stops"},
+};
+
+struct bx {
+	const struct oci_config *c;
+	const struct oci_ll_grants *g;
+	const struct host_features *f;
+	const char *verdict;
+};
+
+static size_t count_of(const char *const *v)
+{
+	size_t n = 0;
+	while (v[n])
+		n++;
+	return n;
+}
+
+/* A mount's mode column: "ro"/"rw" for binds, else its type (and "ro"). */
+static void mount_mode(const struct oci_mount *m, char *out, size_t outsz)
+{
+	if (m->bind)
+		snprintf(out, outsz, "%s", (m->flags & MS_RDONLY) ? "ro" : "rw");
+	else
+		snprintf(out, outsz, "%s%s", m->type, (m->flags & MS_RDONLY) ? " ro" : "");
+}
+
+static const char *ns_how(const struct oci_config *c, int k)
+{
+	if (k == OCI_NS_USER)
+		return "new";
+	if (c->ns_path[k])
+		return "joined";
+	if (c->ns_new[k] || k == OCI_NS_MNT)
+		return "new";
+	return "the caller's";
+}
+
+static const char *seccomp_default(const struct oci_config *c)
+{
+	const jnode *l = json_get(c->json, "linux");
+	const jnode *s = l ? json_get(l, "seccomp") : NULL;
+	const jnode *d = s ? json_get(s, "defaultAction") : NULL;
+	return d && d->type == J_STR ? d->str : "?";
+}
+
+static void text_limits(buf *b, const struct oci_config *c)
+{
+	char t[64];
+	bool any = false;
+	if (c->mem_limit >= 0) {
+		format_size((uint64_t)c->mem_limit, t, sizeof(t));
+		buf_printf(b, "  %-10s %s\n", "memory", t);
+		any = true;
+	}
+	if (c->mem_swap >= 0) {
+		format_size((uint64_t)c->mem_swap, t, sizeof(t));
+		buf_printf(b, "  %-10s %s (memory and swap)\n", "swap", t);
+		any = true;
+	}
+	if (c->pids_limit > 0) {
+		buf_printf(b, "  %-10s %lld\n", "pids", (long long)c->pids_limit);
+		any = true;
+	}
+	if (c->cpu_shares || c->cpu_quota > 0 || c->cpus) {
+		buf_printf(b, "  %-10s", "cpu");
+		if (c->cpu_shares)
+			buf_printf(b, " shares %llu", (unsigned long long)c->cpu_shares);
+		if (c->cpu_quota > 0)
+			buf_printf(b, " quota %lld/%llu us", (long long)c->cpu_quota,
+				   (unsigned long long)(c->cpu_period ? c->cpu_period : 100000));
+		if (c->cpus)
+			buf_printf(b, " cpus %s", c->cpus);
+		buf_printf(b, "\n");
+		any = true;
+	}
+	if (!any)
+		buf_printf(b, "  none\n");
+}
+
+/* The directories a carved grant leaves without new names: from its path
+ * down to the parent of each read-only path below it. */
+static void text_carve_way(buf *b, const struct oci_ll_grants *g, const char *path)
+{
+	strv way = {0};
+	for (size_t k = 0; k < g->except.n; k++) {
+		const char *e = g->except.v[k];
+		if (strcmp(e, path) == 0 || !path_has_prefix(e, path))
+			continue;
+		char p[PATH_MAX];
+		snprintf(p, sizeof(p), "%s", e);
+		for (char *s = strrchr(p, '/'); s; s = strrchr(p, '/')) {
+			if (s == p)
+				s[1] = '\0';
+			else
+				*s = '\0';
+			bool seen = false;
+			for (size_t i = 0; i < way.n; i++)
+				seen |= strcmp(way.v[i], p) == 0;
+			if (!seen)
+				strv_push(&way, p);
+			if (strcmp(p, path) == 0 || strcmp(p, "/") == 0)
+				break;
+		}
+	}
+	buf_printf(b, "  %-13s no new names directly in", "");
+	for (size_t i = 0; i < way.n; i++)
+		buf_printf(b, " %s", way.v[i]);
+	buf_printf(b, " (the grant is carved around the read-only paths)\n");
+	strv_free(&way);
+}
+
+static void text_landlock(buf *b, const struct bx *x)
+{
+	if (!x->f->landlock_abi) {
+		buf_printf(b, "landlock: none on this host (best effort: the mounts alone confine files)\n");
+		return;
+	}
+	buf_printf(b, "landlock: ABI %d, no rights on the host outside the container's view\n", x->f->landlock_abi);
+	for (size_t i = 0; i < x->g->n; i++) {
+		const struct oci_ll_grant *g = &x->g->g[i];
+		buf_printf(b, "  %-13s %s", g->device ? "device" : g->write ? "write" : "read, execute", g->path);
+		bool first = true;
+		for (size_t k = 0; g->carve && k < x->g->except.n; k++)
+			if (strcmp(x->g->except.v[k], g->path) != 0 && path_has_prefix(x->g->except.v[k], g->path)) {
+				buf_printf(b, "%s%s", first ? " except " : ", ", x->g->except.v[k]);
+				first = false;
+			}
+		buf_printf(b, " (%s)\n", g->why);
+		if (!first)
+			text_carve_way(b, x->g, g->path);
+	}
+}
+
+static char *render_text(const struct bx *x)
+{
+	const struct oci_config *c = x->c;
+	buf b = {0};
+	buf_printf(&b, "verdict: %s\n", x->verdict);
+	buf_printf(&b, "bundle: %s\n", c->bundle);
+	buf_printf(&b, "command:");
+	for (size_t i = 0; i < c->args.n; i++)
+		buf_printf(&b, " %s", c->args.v[i]);
+	buf_printf(&b, "\nuser: uid %u gid %u", (unsigned)c->uid, (unsigned)c->gid);
+	buf_printf(&b, "; capabilities (in its own user namespace only):");
+	int ncap = 0;
+	for (int i = 0; i < 64; i++)
+		if (c->has_caps && (c->caps[0] & (1ull << i)))
+			buf_printf(&b, " %s", oci_cap_name(i)), ncap++;
+	buf_printf(&b, "%s%s\n", ncap ? "" : " none", c->nnp ? "; noNewPrivileges" : "");
+	buf_printf(&b, "namespaces:");
+	for (int k = 0; k < OCI_NS_N; k++)
+		buf_printf(&b, "%s %s %s%s%s", k ? ";" : "", oci_ns_names[k], ns_how(c, k), c->ns_path[k] ? " " : "",
+			   c->ns_path[k] ? c->ns_path[k] : "");
+	buf_printf(&b, "\nid mapping:");
+	if (!c->nuidm)
+		buf_printf(&b, " 65536 host ids of a slot taken at create, from 0x%x (container uid 0 is never the "
+			       "host's root)", OCI_SLOT_BASE);
+	for (size_t i = 0; i < c->nuidm; i++)
+		buf_printf(&b, " uid %u -> %u (%u)", c->uidm[i].inner, c->uidm[i].outer, c->uidm[i].size);
+	for (size_t i = 0; i < c->ngidm; i++)
+		buf_printf(&b, " gid %u -> %u (%u)", c->gidm[i].inner, c->gidm[i].outer, c->gidm[i].size);
+	buf_printf(&b, "; the rootfs idmapped to it\n");
+	buf_printf(&b, "paths:\n  %-6s / (root.path %s)\n", c->readonly ? "ro" : "rw", c->root);
+	for (size_t i = 0; i < c->nmounts; i++) {
+		const struct oci_mount *m = &c->mounts[i];
+		char mode[64];
+		mount_mode(m, mode, sizeof(mode));
+		buf_printf(&b, "  %-6s %s", mode, m->dest);
+		if (m->bind)
+			buf_printf(&b, " (bind of %s)", m->source ? m->source : "?");
+		buf_printf(&b, "\n");
+	}
+	for (size_t i = 0; i < c->ro_paths.n; i++)
+		buf_printf(&b, "  %-6s %s (readonlyPaths)\n", "ro", c->ro_paths.v[i]);
+	for (size_t i = 0; i < c->masked.n; i++)
+		buf_printf(&b, "  %-6s %s (maskedPaths)\n", "masked", c->masked.v[i]);
+	for (size_t i = 0; i < c->ndevices; i++)
+		buf_printf(&b, "  %-6s %s (%c %lld:%lld, linux.devices: the host's node bound)\n", "dev",
+			   c->devices[i].path, c->devices[i].type, (long long)c->devices[i].major,
+			   (long long)c->devices[i].minor);
+	text_landlock(&b, x);
+	buf_printf(&b, "seccomp: ");
+	if (c->seccomp.present)
+		buf_printf(&b, "the config's profile (default %s, %zu rule%s), then ", seccomp_default(c),
+			   c->seccomp.nrules, c->seccomp.nrules == 1 ? "" : "s");
+	buf_printf(&b, "cordon's deny list (%zu calls, EPERM, each reported in the report's denials; see "
+		       "docs/seccomp.md)%s\n",
+		   count_of(seccomp_default_deny), c->seccomp.present ? " stacked on it" : "");
+	buf_printf(&b, "limits (cgroup %s):\n", c->cgroups_path ? c->cgroups_path : "/cordon-oci/ID");
+	text_limits(&b, c);
+	buf_printf(&b, "annotations:");
+	bool any = false;
+	for (size_t i = 0; i < c->ann_k.n; i++)
+		for (size_t k = 0; k < sizeof(annotations) / sizeof(annotations[0]); k++)
+			if (strcmp(c->ann_k.v[i], annotations[k][0]) == 0) {
+				buf_printf(&b, "\n  %s=%s: %s", c->ann_k.v[i], c->ann_v.v[i], annotations[k][1]);
+				any = true;
+			}
+	buf_printf(&b, "%s\n", any ? "" : " none that cordon reads");
+	explain_host_text(&b, x->f);
+	return b.p;
+}
+
+static void json_limits(jwriter *w, const struct oci_config *c)
+{
+	jw_obj_begin(w);
+	const struct { const char *k; int64_t v; } v[] = {
+		{"memory", c->mem_limit}, {"memory_swap", c->mem_swap}, {"pids", c->pids_limit},
+		{"cpu_quota", c->cpu_quota},
+	};
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (v[i].v >= 0 && !(v[i].v == 0 && strcmp(v[i].k, "pids") == 0)) {
+			jw_key(w, v[i].k);
+			jw_int(w, v[i].v);
+		}
+	if (c->cpu_shares) {
+		jw_key(w, "cpu_shares");
+		jw_uint(w, c->cpu_shares);
+	}
+	if (c->cpu_period) {
+		jw_key(w, "cpu_period");
+		jw_uint(w, c->cpu_period);
+	}
+	if (c->cpus) {
+		jw_key(w, "cpus");
+		jw_str(w, c->cpus);
+	}
+	jw_obj_end(w);
+}
+
+static void json_landlock(jwriter *w, const struct bx *x)
+{
+	jw_obj_begin(w);
+	jw_key(w, "abi");
+	jw_int(w, x->f->landlock_abi);
+	jw_key(w, "grants");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < x->g->n; i++) {
+		const struct oci_ll_grant *g = &x->g->g[i];
+		jw_obj_begin(w);
+		jw_key(w, "path");
+		jw_str(w, g->path);
+		jw_key(w, "access");
+		jw_str(w, g->device ? "device" : g->write ? "write" : "read");
+		jw_key(w, "except");
+		jw_arr_begin(w);
+		for (size_t k = 0; g->carve && k < x->g->except.n; k++)
+			if (strcmp(x->g->except.v[k], g->path) != 0 && path_has_prefix(x->g->except.v[k], g->path))
+				jw_str(w, x->g->except.v[k]);
+		jw_arr_end(w);
+		jw_key(w, "why");
+		jw_str(w, g->why);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_obj_end(w);
+}
+
+static void json_paths(jwriter *w, const struct oci_config *c)
+{
+	jw_arr_begin(w);
+	for (size_t i = 0; i < c->nmounts; i++) {
+		char mode[64];
+		mount_mode(&c->mounts[i], mode, sizeof(mode));
+		jw_obj_begin(w);
+		jw_key(w, "path");
+		jw_str(w, c->mounts[i].dest);
+		jw_key(w, "mode");
+		jw_str(w, mode);
+		jw_key(w, "source");
+		jw_str(w, c->mounts[i].source);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+}
+
+static char *render_json(const struct bx *x)
+{
+	const struct oci_config *c = x->c;
+	jwriter w = {0};
+	jw_obj_begin(&w);
+	jw_key(&w, "schema");
+	jw_str(&w, "cordon.explain-bundle/1");
+	jw_key(&w, "verdict");
+	jw_str(&w, x->verdict);
+	jw_key(&w, "bundle");
+	jw_str(&w, c->bundle);
+	jw_key(&w, "command");
+	jw_str_array(&w, (const char *const *)c->args.v, c->args.n);
+	jw_key(&w, "root");
+	jw_obj_begin(&w);
+	jw_key(&w, "path");
+	jw_str(&w, c->root);
+	jw_key(&w, "readonly");
+	jw_bool(&w, c->readonly);
+	jw_obj_end(&w);
+	jw_key(&w, "namespaces");
+	jw_obj_begin(&w);
+	for (int k = 0; k < OCI_NS_N; k++) {
+		jw_key(&w, oci_ns_names[k]);
+		jw_str(&w, c->ns_path[k] ? c->ns_path[k] : ns_how(c, k));
+	}
+	jw_obj_end(&w);
+	jw_key(&w, "paths");
+	json_paths(&w, c);
+	jw_key(&w, "readonly_paths");
+	jw_str_array(&w, (const char *const *)c->ro_paths.v, c->ro_paths.n);
+	jw_key(&w, "masked_paths");
+	jw_str_array(&w, (const char *const *)c->masked.v, c->masked.n);
+	jw_key(&w, "landlock");
+	json_landlock(&w, x);
+	jw_key(&w, "seccomp");
+	jw_obj_begin(&w);
+	jw_key(&w, "config_default");
+	if (c->seccomp.present)
+		jw_str(&w, seccomp_default(c));
+	else
+		jw_null(&w);
+	jw_key(&w, "config_rules");
+	jw_uint(&w, c->seccomp.nrules);
+	jw_key(&w, "deny_list");
+	jw_str_array(&w, seccomp_default_deny, count_of(seccomp_default_deny));
+	jw_obj_end(&w);
+	jw_key(&w, "limits");
+	json_limits(&w, c);
+	jw_key(&w, "annotations");
+	jw_obj_begin(&w);
+	for (size_t i = 0; i < c->ann_k.n; i++)
+		for (size_t k = 0; k < sizeof(annotations) / sizeof(annotations[0]); k++)
+			if (strcmp(c->ann_k.v[i], annotations[k][0]) == 0) {
+				jw_key(&w, c->ann_k.v[i]);
+				jw_str(&w, c->ann_v.v[i]);
+			}
+	jw_obj_end(&w);
+	jw_key(&w, "host");
+	explain_host_json(&w, x->f);
+	jw_obj_end(&w);
+	if (jw_finish(&w) < 0) {
+		buf_free(&w.out);
+		return NULL;
+	}
+	return w.out.p;
+}
+
+char *oci_explain_bundle(const char *bundle, bool json, bool *would_run, cordon_error *err)
+{
+	char dir[PATH_MAX];
+	if (!realpath(bundle, dir)) {
+		cordon_err_errno(err, "--bundle %s", bundle);
+		return NULL;
+	}
+	struct oci_config c;
+	if (oci_config_load(dir, &c, err) < 0) {
+		oci_config_free(&c);
+		return NULL;
+	}
+	cordon_error refusal = {0};
+	char verdict[sizeof(refusal.msg) + 16] = "would run";
+	if (oci_config_check(&c, &refusal) < 0)
+		snprintf(verdict, sizeof(verdict), "refused: %s", refusal.msg);
+	*would_run = strcmp(verdict, "would run") == 0;
+	struct oci_ll_grants g;
+	if (oci_landlock_grants(&c, &g, err) < 0) {
+		oci_config_free(&c);
+		return NULL;
+	}
+	struct host_features f;
+	probe_host(&f, NULL);
+	struct bx x = {.c = &c, .g = &g, .f = &f, .verdict = verdict};
+	char *out = json ? render_json(&x) : render_text(&x);
+	if (!out)
+		cordon_oom(err);
+	oci_landlock_grants_free(&g);
+	oci_config_free(&c);
+	return out;
+}

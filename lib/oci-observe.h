@@ -1,0 +1,21 @@
+/* The denials of cordon's deny list in OCI mode (lib/oci-observe.c): init
+ * loads the list with SCMP_ACT_NOTIFY and sends the listener to the
+ * supervisor, which answers each call EPERM, as the list would, and counts
+ * it for the report's denials. */
+#pragma once
+#include <stddef.h>
+#include "json.h"
+
+#define OCI_DENIALS_MAX 64
+struct oci_denials {
+	struct { char name[32]; unsigned long count; } v[OCI_DENIALS_MAX];
+	size_t n;
+	unsigned long other; /* calls past OCI_DENIALS_MAX distinct names */
+};
+/* Answer one notification on listener fd (EPERM) and count it. -1 when the
+ * listener is done (every process of the filter gone) or broken: the caller
+ * stops polling it. */
+int oci_observe_one(int fd, struct oci_denials *d);
+/* The report's "denials": {"kind": "syscall", "target": NAME, "count": N,
+ * "phase": "run"} per call. */
+void oci_denials_json(jwriter *w, const struct oci_denials *d);

@@ -1,0 +1,235 @@
+# cordon-oci: cordon's own layers in OCI mode (docs/oci.md, "Landlock" and
+# "cordon explain --bundle"), on a busybox bundle the test makes as
+# tests/oci/lifecycle.sh does.
+#   BUILD=$PWD/build bash tests/oci/layers.sh
+. "$(dirname "$0")/../lib.sh"
+OCI="$BUILD/cordon-oci"
+
+# bundle DIR [ARGS...]: a busybox rootfs and a config.json with its own pid,
+# mount, ipc, uts and network namespaces, /proc and a /dev tmpfs.
+bundle() {
+	local dir=$1
+	shift
+	mkdir -p "$dir/rootfs/bin" "$dir/rootfs/proc" "$dir/rootfs/dev" "$dir/rootfs/sys" "$dir/rootfs/tmp" "$dir/rootfs/etc"
+	cp "$BUSYBOX" "$dir/rootfs/bin/busybox"
+	for a in sh echo cat id sleep ls touch stat mount; do ln -sf busybox "$dir/rootfs/bin/$a"; done
+	chown -R 0:0 "$dir/rootfs"
+	local args
+	args=$(jq -cn '$ARGS.positional' --args -- "$@")
+	jq -n --argjson args "$args" '{
+	  ociVersion: "1.0.2",
+	  root: {path: "rootfs", readonly: false},
+	  hostname: "oci-test",
+	  process: {args: $args, cwd: "/", env: ["PATH=/bin"], user: {uid: 0, gid: 0},
+	            capabilities: {bounding: ["CAP_CHOWN", "CAP_KILL"], effective: ["CAP_CHOWN", "CAP_KILL"],
+	                           permitted: ["CAP_CHOWN", "CAP_KILL"]}},
+	  mounts: [{destination: "/proc", type: "proc", source: "proc"},
+	           {destination: "/dev", type: "tmpfs", source: "tmpfs", options: ["nosuid", "mode=755"]}],
+	  linux: {namespaces: [{type: "pid"}, {type: "mount"}, {type: "ipc"}, {type: "uts"}, {type: "network"}],
+	          maskedPaths: ["/proc/kcore"], readonlyPaths: ["/proc/sys"]}
+	}' >"$dir/config.json"
+}
+
+# with_binds DIR: /ro a read-only bind of $WS/robind, /rw a writable one of
+# $WS/rwbind (both 0777: the container's root is a high host uid)
+with_binds() {
+	mkdir -p "$WS/robind" "$WS/rwbind"
+	chmod 777 "$WS/robind" "$WS/rwbind"
+	jq --arg ro "$WS/robind" --arg rw "$WS/rwbind" '.mounts += [
+	  {destination: "/ro", type: "bind", source: $ro, options: ["rbind", "ro"]},
+	  {destination: "/rw", type: "bind", source: $rw, options: ["rbind", "rw"]}]' "$1/config.json" >"$1/c" &&
+		mv "$1/c" "$1/config.json"
+}
+
+setup_oci() {
+	BUSYBOX=$(command -v busybox 2>/dev/null || true)
+	[ -n "$BUSYBOX" ] && ! ldd "$BUSYBOX" >/dev/null 2>&1 ||
+		{ t_skip "no static busybox (apt-get install busybox-static)"; return; }
+	[ -e /proc/self/ns/user ] || { t_skip "no user namespaces"; return; }
+	ROOT=$T_TMP/root
+	B=$WS/b
+	ID=t-$$-$RANDOM
+}
+
+oci() {
+	OUT=$("$OCI" --root "$ROOT" "$@" 2>"$T_TMP/err")
+	RC=$?
+	ERR=$(cat "$T_TMP/err")
+}
+
+# wait_for FILE: up to 30 s (a loaded 2-core machine)
+wait_for() {
+	local _
+	for _ in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.05; done
+	return 1
+}
+
+# Landlock is derived from the mounts: the process writes in the writable
+# bind and in the writable root's directories, not in the read-only bind,
+# and that holds even once the mount is made writable again in the
+# container's namespaces (by a process with CAP_SYS_ADMIN in its user
+# namespace: nsenter from the host, as cordon's deny list keeps the
+# container's own processes from mount(2) at all). With the mount as the
+# only layer (crun's), the write would go through.
+test_landlock_holds_after_remount() {
+	setup_oci || return
+	local abi
+	abi=$(landlock_abi)
+	[ "$abi" -gt 0 ] || { t_skip "no Landlock on this kernel"; return; }
+	command -v nsenter >/dev/null || { t_skip "no nsenter (util-linux)"; return; }
+	bundle "$B" sh -c 'echo w > /rw/ok && echo rw-ok; echo t > /tmp/t && echo tmp-ok
+		mount -o remount,rw,bind /ro 2>/dev/null && echo self-remounted
+		while [ ! -e /rw/go ]; do sleep 0.05; done
+		if echo x > /ro/f; then echo ro-written; else echo ro-refused; fi
+		echo done > /rw/done'
+	with_binds "$B"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err" &
+	local job=$!
+	wait_for "$WS/rwbind/ok" || fail "the container never wrote /rw/ok: $(cat "$T_TMP/err")"
+	oci state "$ID"
+	local pid
+	pid=$(jq -r .pid <<<"$OUT")
+	# root of the container's user namespace, in its mount namespace
+	nsenter -t "$pid" -U -m -p -- /bin/busybox mount -o remount,rw,bind /ro 2>"$T_TMP/ns-err" ||
+		fail "nsenter's remount: $(cat "$T_TMP/ns-err")"
+	nsenter -t "$pid" -U -m -p -- /bin/busybox touch /ro/by-nsenter 2>>"$T_TMP/ns-err" ||
+		fail "the remount did not make /ro writable: $(cat "$T_TMP/ns-err")"
+	[ -e "$WS/robind/by-nsenter" ] || fail "nsenter's file is not in the bind's source"
+	# a process exec adds gets the same rules
+	oci exec "$ID" sh -c 'echo e > /rw/by-exec && echo x > /ro/by-exec'
+	expect_eq "$RC" 1 "exec's write in /ro fails"
+	[ -e "$WS/rwbind/by-exec" ] || fail "exec's write in /rw failed: $ERR"
+	[ ! -e "$WS/robind/by-exec" ] || fail "exec wrote in the read-only bind"
+	touch "$WS/rwbind/go"
+	wait "$job"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" $'rw-ok\ntmp-ok\nro-refused' "the container's writes"
+	[ ! -e "$WS/robind/f" ] || fail "the container wrote in the read-only bind"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_eq "$(jq -r .enforcement.landlock_abi "$rep")" "$abi" "the report's Landlock ABI"
+	expect_eq "$(jq -r '.enforcement.landlock_rules > 0' "$rep")" true "the report's Landlock rules"
+	t_assert
+}
+
+# A read-only root: the process writes only in its writable mounts (/dev's
+# tmpfs, /rw, a file bound writable as engines bind /etc/hosts), reads
+# everywhere.
+test_landlock_readonly_root() {
+	setup_oci || return
+	[ "$(landlock_abi)" -gt 0 ] || { t_skip "no Landlock on this kernel"; return; }
+	bundle "$B" sh -c 'cat /bin/busybox >/dev/null && echo read-ok; echo x > /rw/x && echo rw-ok
+		echo x > /dev/x && echo dev-ok; echo x > /tmp/x 2>/dev/null || echo tmp-refused
+		echo y >> /etc/hosts && echo file-ok'
+	with_binds "$B"
+	echo "127.0.0.1 localhost" >"$WS/hosts"
+	chmod 666 "$WS/hosts"
+	touch "$B/rootfs/etc/hosts"
+	jq --arg h "$WS/hosts" '.root.readonly = true
+	    | .mounts += [{destination: "/etc/hosts", type: "bind", source: $h, options: ["bind", "rw"]}]' \
+		"$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" $'read-ok\nrw-ok\ndev-ok\ntmp-refused\nfile-ok' "the container's reads and writes"
+	expect_eq "$(tail -1 "$WS/hosts")" y "the write through the file bind"
+	t_assert
+}
+
+# cordon explain --bundle: the boundary a bundle would get, as cordon explain
+# prints a policy's: verdict, mounts with ro/rw, Landlock's grants (the
+# writable root carved around the read-only bind), seccomp (the config's
+# profile and the deny list), limits, annotations; the same in --json.
+test_explain_bundle() {
+	setup_oci || return
+	bundle "$B" sh -c true
+	with_binds "$B"
+	jq '.linux.resources = {memory: {limit: 67108864}, pids: {limit: 100}}
+	    | .linux.seccomp = {defaultAction: "SCMP_ACT_ERRNO", syscalls: [{names: ["read"], action: "SCMP_ACT_ALLOW"}]}
+	    | .annotations = {"run.cordon.report": "/tmp/x.json", "other": "y"}' "$B/config.json" >"$B/c" &&
+		mv "$B/c" "$B/config.json"
+	OUT=$("$CORDON" explain --bundle "$B" 2>"$T_TMP/err")
+	expect_eq "$?" 0 "explain --bundle: $(cat "$T_TMP/err")"
+	expect_match "$OUT" '^verdict: would run' "the verdict"
+	expect_match "$OUT" "ro +/ro \\(bind of $WS/robind\\)" "the read-only bind"
+	expect_match "$OUT" "rw +/rw \\(bind of $WS/rwbind\\)" "the writable bind"
+	expect_match "$OUT" 'write +/ except /ro ' "Landlock's write grant on the root, carved around /ro"
+	expect_match "$OUT" 'write +/rw ' "Landlock's grant on /rw"
+	expect_nomatch "$OUT" 'write +/ro' "no write grant on /ro"
+	expect_match "$OUT" "seccomp: the config's profile \\(default SCMP_ACT_ERRNO, 1 rule\\), then cordon's deny list" "seccomp"
+	expect_match "$OUT" 'memory +64 MiB' "the memory limit"
+	expect_match "$OUT" 'pids +100' "the pids limit"
+	expect_match "$OUT" 'run.cordon.report=/tmp/x.json' "the annotation cordon reads"
+	expect_nomatch "$OUT" 'other' "an annotation cordon does not read"
+	expect_match "$OUT" '^host: .*landlock ABI' "the host line"
+	OUT=$("$CORDON" explain --bundle "$B" --json 2>"$T_TMP/err")
+	expect_eq "$(jq -r '[.schema, .verdict, (.landlock.grants[] | select(.access == "write" and .path == "/") | .except | join(",")),
+		(.paths[] | select(.path == "/ro") | .mode), .limits.pids, .seccomp.config_default,
+		(.seccomp.deny_list | index("mount") != null)] | join(" ")' <<<"$OUT")" \
+		"cordon.explain-bundle/1 would run /ro ro 100 SCMP_ACT_ERRNO true" "--json"
+	printf '%s' "$OUT" >"$T_TMP/e.json"
+	/usr/bin/python3 "$TOP/tests/validate.py" "$TOP/schemas/explain-bundle.schema.json" "$T_TMP/e.json" >"$T_TMP/v" ||
+		fail "explain --bundle --json does not validate: $(cat "$T_TMP/v")"
+	t_assert
+}
+
+# A bad bundle: one line, exit 2 (no directory, a malformed config.json with
+# FILE:LINE:COL, other options); what create refuses: the verdict, exit 1.
+test_explain_bundle_bad_input() {
+	setup_oci || return
+	bundle "$B" true
+	OUT=$("$CORDON" explain --bundle "$WS/nope" 2>"$T_TMP/err")
+	expect_eq "$?:$(cat "$T_TMP/err")" "2:cordon: explain: --bundle $WS/nope: No such file or directory" "no bundle"
+	cp "$B/config.json" "$B/good.json"
+	printf '{\n  "ociVersion": "1.0.2",\n  "root": {"path": "rootfs",}\n}\n' >"$B/config.json"
+	OUT=$("$CORDON" explain --bundle "$B" 2>"$T_TMP/err")
+	expect_eq "$?" 2 "malformed config.json"
+	expect_match "$(cat "$T_TMP/err")" "^cordon: explain: $B/config.json: 3:[0-9]+: " "malformed config names file:line:col"
+	expect_eq "$(wc -l <"$T_TMP/err")" 1 "one line"
+	jq '.process.args = 5' "$B/good.json" >"$B/config.json"
+	OUT=$("$CORDON" explain --bundle "$B" 2>"$T_TMP/err")
+	expect_match "$?:$(cat "$T_TMP/err")" "^2:cordon: explain: $B/config.json:[0-9]+:[0-9]+: \"args\" must be array" "a wrong type"
+	cp "$B/good.json" "$B/config.json"
+	OUT=$("$CORDON" explain --bundle "$B" --rw /tmp 2>"$T_TMP/err")
+	expect_eq "$?:$(cat "$T_TMP/err")" "2:cordon: explain --bundle DIR takes --json alone, not \"--rw\"" "a run option"
+	mv "$B/rootfs" "$B/real"
+	ln -s real "$B/rootfs"
+	OUT=$("$CORDON" explain --bundle "$B" 2>"$T_TMP/err")
+	expect_eq "$?" 1 "a symlinked rootfs: create would refuse it"
+	expect_match "$OUT" "^verdict: refused: root.path $B/rootfs is a symbolic link" "the verdict says why"
+	t_assert
+}
+
+# The deny list's denials are reported (the supervisor holds the list's
+# seccomp listener and answers EPERM, as cordon run reports its own): the
+# process sees EPERM, the report lists each call with its count.
+test_denials_reported() {
+	setup_oci || return
+	bundle "$B" sh -c 'mount -t tmpfs none /tmp 2>/dev/null || echo mount-refused
+		hostname other 2>/dev/null || echo hostname-refused; hostname other 2>/dev/null; echo done'
+	ln -sf busybox "$B/rootfs/bin/hostname"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" $'mount-refused\nhostname-refused\ndone' "the calls fail as the deny list has them"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_eq "$(jq -c '[.denials[] | select(.kind == "syscall") | {target, count}] | sort_by(.target)' "$rep")" \
+		'[{"target":"mount","count":1},{"target":"sethostname","count":2}]' "the report's denials"
+	t_assert
+}
+
+# A config whose profile has a listener of its own (SCMP_ACT_NOTIFY): the
+# kernel allows one per filter chain, so the deny list answers EPERM itself.
+test_denials_config_listener_falls_back() {
+	setup_oci || return
+	bundle "$B" sh -c 'hostname other 2>&1 | grep -q "not permitted" && echo hostname-eperm'
+	ln -sf busybox "$B/rootfs/bin/hostname"
+	ln -sf busybox "$B/rootfs/bin/grep"
+	jq '.linux.seccomp = {defaultAction: "SCMP_ACT_ALLOW", syscalls: [{names: ["sync"], action: "SCMP_ACT_NOTIFY"}]}' \
+		"$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?:$(cat "$T_TMP/out")" "0:hostname-eperm" "run: $(cat "$T_TMP/err")"
+	t_assert
+}
+
+for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
+echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
