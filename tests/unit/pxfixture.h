@@ -13,8 +13,8 @@
 #include "report.h"
 
 /* A redactor of the NAME, VALUE pairs that follow (NULL ends them),
- * compiled; literal: redactor_literal first (no encoded forms are looked
- * for beyond the value's). */
+ * compiled; literal: redactor_literal first (each value becomes its NAME,
+ * as the proxy's response filter has it, not "[REDACTED:NAME]"). */
 redactor *pxfix_redactor(bool literal, ...);
 
 /* What b holds, NUL-terminated (one byte more in b->len). */
