@@ -82,12 +82,9 @@ static void limit_text(enum limit_id id, uint64_t v, char *out, size_t outsz)
 static void json_path(jwriter *w, const char *path, const char *mode, const char *source)
 {
 	jw_obj_begin(w);
-	jw_key(w, "path");
-	jw_str(w, path);
-	jw_key(w, "mode");
-	jw_str(w, mode);
-	jw_key(w, "source");
-	jw_str(w, source);
+	jw_key_str(w, "path", path);
+	jw_key_str(w, "mode", mode);
+	jw_key_str(w, "source", source);
 	jw_obj_end(w);
 }
 
@@ -161,41 +158,26 @@ static void json_syscalls(jwriter *w, const struct model_run *r)
 					   "ioctl TIOCSTI/TIOCLINUX", "personality weakening bits",
 					   "socket families other than unix/inet/inet6/route-netlink, raw sockets"};
 	jw_str_array(w, cond, ARRAY_SIZE(cond));
-	jw_key(w, "allow");
-	jw_str_array(w, (const char *const *)r->sys_allow.v, r->sys_allow.n);
-	jw_key(w, "deny");
-	jw_str_array(w, (const char *const *)r->sys_deny_policy.v, r->sys_deny_policy.n);
-	jw_key(w, "on_violation");
-	jw_str(w, r->kill_on_violation ? "kill" : "report");
-	jw_key(w, "report_file_denials");
-	jw_bool(w, r->file_reports);
+	jw_key_strv(w, "allow", &r->sys_allow);
+	jw_key_strv(w, "deny", &r->sys_deny_policy);
+	jw_key_str(w, "on_violation", r->kill_on_violation ? "kill" : "report");
+	jw_key_bool(w, "report_file_denials", r->file_reports);
 	jw_obj_end(w);
 }
 
 void explain_host_json(jwriter *w, const struct host_features *f)
 {
 	jw_obj_begin(w);
-	jw_key(w, "privileged");
-	jw_bool(w, f->privileged);
-	jw_key(w, "user_ns");
-	jw_bool(w, f->userns);
-	jw_key(w, "landlock_abi");
-	jw_int(w, f->landlock_abi);
+	jw_key_bool(w, "privileged", f->privileged);
+	jw_key_bool(w, "user_ns", f->userns);
+	jw_key_int(w, "landlock_abi", f->landlock_abi);
 	jw_key(w, "landlock_missing");
-	jw_arr_begin(w);
-	for (const char *const *m = landlock_missing(f->landlock_abi); *m; m++)
-		jw_str(w, *m);
-	jw_arr_end(w);
-	jw_key(w, "seccomp");
-	jw_bool(w, f->seccomp);
-	jw_key(w, "seccomp_notify");
-	jw_bool(w, f->seccomp_notify);
-	jw_key(w, "cgroup");
-	jw_str(w, f->cgroup);
-	jw_key(w, "cgroup_memory");
-	jw_bool(w, f->cgroup_memory);
-	jw_key(w, "cgroup_pids");
-	jw_bool(w, f->cgroup_pids);
+	report_write_landlock_missing(w, f->landlock_abi);
+	jw_key_bool(w, "seccomp", f->seccomp);
+	jw_key_bool(w, "seccomp_notify", f->seccomp_notify);
+	jw_key_str(w, "cgroup", f->cgroup);
+	jw_key_bool(w, "cgroup_memory", f->cgroup_memory);
+	jw_key_bool(w, "cgroup_pids", f->cgroup_pids);
 	jw_obj_end(w);
 }
 
@@ -214,10 +196,8 @@ static void json_injected(jwriter *w, const cordon_policy *p)
 			any = true;
 		}
 		jw_obj_begin(w);
-		jw_key(w, "secret");
-		jw_str(w, s->name);
-		jw_key(w, "hosts");
-		jw_str_array(w, (const char *const *)s->inject_hosts.v, s->inject_hosts.n);
+		jw_key_str(w, "secret", s->name);
+		jw_key_strv(w, "hosts", &s->inject_hosts);
 		jw_key(w, "in");
 		jw_arr_begin(w);
 		if (s->in_header)
@@ -225,10 +205,8 @@ static void json_injected(jwriter *w, const cordon_policy *p)
 		if (s->in_query)
 			jw_str(w, "query");
 		jw_arr_end(w);
-		jw_key(w, "placeholder_prefix");
-		jw_str(w, s->placeholder ? s->placeholder : "");
-		jw_key(w, "allow_plaintext");
-		jw_bool(w, s->allow_plaintext);
+		jw_key_str(w, "placeholder_prefix", s->placeholder ? s->placeholder : "");
+		jw_key_bool(w, "allow_plaintext", s->allow_plaintext);
 		jw_obj_end(w);
 	}
 	if (any)
@@ -241,10 +219,8 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 {
 	jwriter w = {0};
 	jw_obj_begin(&w);
-	jw_key(&w, "schema");
-	jw_str(&w, "cordon.explain/1");
-	jw_key(&w, "verdict");
-	jw_str(&w, v);
+	jw_key_str(&w, "schema", "cordon.explain/1");
+	jw_key_str(&w, "verdict", v);
 	jw_key(&w, "command");
 	size_t argc = 0;
 	while (argv && argv[argc])
@@ -252,10 +228,8 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 	jw_str_array(&w, (const char *const *)argv, argc);
 	jw_key(&w, "paths");
 	json_paths(&w, f, m);
-	jw_key(&w, "cwd");
-	jw_str(&w, plan_ok ? plan->cwd_in : NULL);
-	jw_key(&w, "workspace_mode");
-	jw_str(&w, workspace_mode_name(p->workspace_mode));
+	jw_key_str(&w, "cwd", plan_ok ? plan->cwd_in : NULL);
+	jw_key_str(&w, "workspace_mode", workspace_mode_name(p->workspace_mode));
 	jw_key(&w, "env");
 	jw_arr_begin(&w);
 	for (size_t i = 0; i < r->env_declared; i++)
@@ -267,21 +241,16 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 		jw_str(&w, p->secrets[i].name);
 	jw_arr_end(&w);
 	json_injected(&w, p);
-	jw_key(&w, "network");
-	jw_str_array(&w, (const char *const *)p->net_allow.v, p->net_allow.n);
+	jw_key_strv(&w, "network", &p->net_allow);
 	jw_key(&w, "network_rules");
 	jw_arr_begin(&w);
 	for (size_t i = 0; i < p->net_rules.n; i++) {
 		const struct net_rule *nr = &p->net_rules.v[i];
 		jw_obj_begin(&w);
-		jw_key(&w, "host");
-		jw_str(&w, nr->host);
-		jw_key(&w, "methods");
-		jw_str_array(&w, (const char *const *)nr->methods.v, nr->methods.n);
-		jw_key(&w, "paths");
-		jw_str_array(&w, (const char *const *)nr->paths.v, nr->paths.n);
-		jw_key(&w, "upgrade");
-		jw_bool(&w, nr->upgrade);
+		jw_key_str(&w, "host", nr->host);
+		jw_key_strv(&w, "methods", &nr->methods);
+		jw_key_strv(&w, "paths", &nr->paths);
+		jw_key_bool(&w, "upgrade", nr->upgrade);
 		jw_obj_end(&w);
 	}
 	jw_arr_end(&w);
@@ -294,15 +263,12 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 	for (size_t i = 0; i < p->nloopback_ports; i++)
 		jw_uint(&w, p->loopback_ports[i]);
 	jw_arr_end(&w);
-	jw_key(&w, "devices");
-	jw_str_array(&w, (const char *const *)devs->v, devs->n);
+	jw_key_strv(&w, "devices", devs);
 	jw_key(&w, "ceiling");
 	if (rep->ceiling_sha256[0]) {
 		jw_obj_begin(&w);
-		jw_key(&w, "path");
-		jw_str(&w, rep->ceiling_path);
-		jw_key(&w, "sha256");
-		jw_str(&w, rep->ceiling_sha256);
+		jw_key_str(&w, "path", rep->ceiling_path);
+		jw_key_str(&w, "sha256", rep->ceiling_sha256);
 		jw_key(&w, "grants");
 		report_write_grants(&w, rep->grants, rep->ngrants);
 		jw_obj_end(&w);
@@ -312,11 +278,7 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 	jw_key(&w, "host");
 	explain_host_json(&w, f);
 	jw_obj_end(&w);
-	if (jw_finish(&w) < 0) {
-		buf_free(&w.out);
-		return NULL;
-	}
-	return w.out.p;
+	return jw_take(&w);
 }
 
 static char *render_text(const cordon_policy *p, char *const argv[], const struct host_features *f,

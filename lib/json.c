@@ -740,8 +740,36 @@ void jw_str_array(jwriter *w, const char *const *v, size_t n)
 	jw_arr_end(w);
 }
 
+/* jw_key_str, jw_key_int...: the key, then the value. */
+#define JW_KEY_VALUE(name, type, write)                                                                  \
+	void jw_key_##name(jwriter *w, const char *k, type v)                                            \
+	{                                                                                                \
+		jw_key(w, k);                                                                            \
+		write(w, v);                                                                             \
+	}
+JW_KEY_VALUE(str, const char *, jw_str)
+JW_KEY_VALUE(int, int64_t, jw_int)
+JW_KEY_VALUE(uint, uint64_t, jw_uint)
+JW_KEY_VALUE(double, double, jw_double)
+JW_KEY_VALUE(bool, bool, jw_bool)
+
+void jw_key_strv(jwriter *w, const char *k, const strv *v)
+{
+	jw_key(w, k);
+	jw_str_array(w, (const char *const *)v->v, v->n);
+}
+
 int jw_finish(jwriter *w)
 {
 	w_raw(w, "\n", 1);
 	return w->oom ? -1 : 0;
+}
+
+char *jw_take(jwriter *w)
+{
+	if (jw_finish(w) < 0) {
+		buf_free(&w->out);
+		return NULL;
+	}
+	return w->out.p;
 }

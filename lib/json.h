@@ -69,7 +69,17 @@ void jw_bool(jwriter *w, bool v);
 void jw_null(jwriter *w);
 /* An array of n strings. */
 void jw_str_array(jwriter *w, const char *const *v, size_t n);
+/* A member in one call: jw_key(w, k), then its value. */
+void jw_key_str(jwriter *w, const char *k, const char *s); /* NULL writes null */
+void jw_key_int(jwriter *w, const char *k, int64_t v);
+void jw_key_uint(jwriter *w, const char *k, uint64_t v);
+void jw_key_double(jwriter *w, const char *k, double v);
+void jw_key_bool(jwriter *w, const char *k, bool v);
+void jw_key_strv(jwriter *w, const char *k, const strv *v); /* an array of its strings */
 /* Whether s[0..n) is UTF-8 as the writer takes it (else it writes U+FFFD). */
 bool json_utf8_valid(const char *s, size_t n);
 /* Finish: returns 0 and the text in w->out, or -1 if memory ran out. */
 int jw_finish(jwriter *w);
+/* Finish and hand over the text (the caller frees it), or NULL, w->out
+ * freed, if memory ran out. */
+char *jw_take(jwriter *w);

@@ -114,9 +114,5 @@ char *policy_canonical_json(const cordon_policy *p)
 	}
 	jw_arr_end(&w);
 	jw_obj_end(&w);
-	if (jw_finish(&w) < 0) {
-		buf_free(&w.out);
-		return NULL;
-	}
-	return w.out.p;
+	return jw_take(&w);
 }

@@ -1,6 +1,6 @@
 /* The run report's JSON (report_to_json, report.h): every section of
  * cordon.report/1 written from the report's state, redacted on the way out;
- * the limits and grants writers the explain output shares. */
+ * the limits, grants and Landlock writers the explain output shares. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,16 +11,20 @@
 #include "json.h"
 #include "report.h"
 
+/* s, or NULL (written null) when it is empty. */
+static const char *nonempty(const char *s)
+{
+	return s[0] ? s : NULL;
+}
+
 static void write_fixes(jwriter *w, const char *key, const struct fix_list *l)
 {
 	jw_key(w, key);
 	jw_arr_begin(w);
 	for (size_t i = 0; i < l->n; i++) {
 		jw_obj_begin(w);
-		jw_key(w, "path");
-		jw_str(w, l->f[i].path);
-		jw_key(w, "what");
-		jw_str(w, l->f[i].what);
+		jw_key_str(w, "path", l->f[i].path);
+		jw_key_str(w, "what", l->f[i].what);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -32,11 +36,9 @@ static void write_files(jwriter *w, const struct file_list *l, bool with_change)
 	for (size_t i = 0; i < l->n; i++) {
 		const struct file_record *f = &l->r[i];
 		jw_obj_begin(w);
-		jw_key(w, "path");
-		jw_str(w, f->path);
+		jw_key_str(w, "path", f->path);
 		if (with_change) {
-			jw_key(w, "change");
-			jw_str(w, change_name(f->change));
+			jw_key_str(w, "change", change_name(f->change));
 		}
 		if (f->change != CHANGE_DELETED) {
 			jw_key(w, "sha256");
@@ -44,16 +46,13 @@ static void write_files(jwriter *w, const struct file_list *l, bool with_change)
 				jw_str(w, f->sha256);
 			else
 				jw_null(w);
-			jw_key(w, "bytes");
-			jw_uint(w, f->bytes);
+			jw_key_uint(w, "bytes", f->bytes);
 			if (f->regular && f->skip != SKIP_NONE) {
-				jw_key(w, "hash_skipped");
-				jw_str(w, hash_skip_name(f->skip));
+				jw_key_str(w, "hash_skipped", hash_skip_name(f->skip));
 			}
 		}
 		if (!f->regular) {
-			jw_key(w, "type");
-			jw_str(w, "other");
+			jw_key_str(w, "type", "other");
 		}
 		jw_obj_end(w);
 	}
@@ -73,11 +72,18 @@ void report_write_limits(jwriter *w, const struct cordon_limit lim[LIM_COUNT])
 			jw_double(w, (double)lim[i].value / 1e9);
 		else
 			jw_uint(w, lim[i].value);
-		jw_key(w, "source");
-		jw_str(w, source_name(lim[i].src));
+		jw_key_str(w, "source", source_name(lim[i].src));
 		jw_obj_end(w);
 	}
 	jw_obj_end(w);
+}
+
+void report_write_landlock_missing(jwriter *w, int abi)
+{
+	jw_arr_begin(w);
+	for (const char *const *m = landlock_missing(abi); *m; m++)
+		jw_str(w, *m);
+	jw_arr_end(w);
 }
 
 void report_write_grants(jwriter *w, const struct grant *g, size_t n)
@@ -85,14 +91,10 @@ void report_write_grants(jwriter *w, const struct grant *g, size_t n)
 	jw_arr_begin(w);
 	for (size_t i = 0; i < n; i++) {
 		jw_obj_begin(w);
-		jw_key(w, "kind");
-		jw_str(w, g[i].kind);
-		jw_key(w, "target");
-		jw_str(w, g[i].target);
-		jw_key(w, "allowed");
-		jw_bool(w, g[i].allowed);
-		jw_key(w, "rule");
-		jw_str(w, g[i].rule);
+		jw_key_str(w, "kind", g[i].kind);
+		jw_key_str(w, "target", g[i].target);
+		jw_key_bool(w, "allowed", g[i].allowed);
+		jw_key_str(w, "rule", g[i].rule);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -117,13 +119,10 @@ char *report_redact(const struct run_report *r, const char *msg)
 
 static void write_status(jwriter *w, const struct run_report *r)
 {
-	jw_key(w, "schema");
-	jw_str(w, "cordon.report/1");
-	jw_key(w, "status");
-	jw_str(w, status_name(r->status));
+	jw_key_str(w, "schema", "cordon.report/1");
+	jw_key_str(w, "status", status_name(r->status));
 	if (r->reason[0]) {
-		jw_key(w, "reason");
-		jw_str(w, r->reason);
+		jw_key_str(w, "reason", r->reason);
 	}
 	jw_key(w, "exit_code");
 	if (r->exit_code >= 0)
@@ -161,34 +160,27 @@ static void write_verdicts(jwriter *w, const struct run_report *r)
 			  r->privilege_sweep.incomplete || r->changes.protected.n
 		      ? "violations"
 		      : "clean");
-	jw_key(w, "resources");
-	jw_str(w, r->status == ST_INFEASIBLE ? "infeasible" : any_limit ? "exceeded" : "within");
-	jw_key(w, "task");
-	jw_str(w, task_name(r->task));
+	jw_key_str(w, "resources", r->status == ST_INFEASIBLE ? "infeasible" : any_limit ? "exceeded" : "within");
+	jw_key_str(w, "task", task_name(r->task));
 	jw_obj_end(w);
 	if (r->check_ran) {
 		jw_key(w, "check");
 		jw_obj_begin(w);
-		jw_key(w, "status");
-		jw_str(w, status_name(r->check_status));
+		jw_key_str(w, "status", status_name(r->check_status));
 		jw_key(w, "exit_code");
 		if (r->check_exit_code >= 0)
 			jw_int(w, r->check_exit_code);
 		else
 			jw_null(w);
-		jw_key(w, "wall_seconds");
-		jw_double(w, r->check_wall_seconds);
+		jw_key_double(w, "wall_seconds", r->check_wall_seconds);
 		if (r->check_workspace) {
-			jw_key(w, "workspace");
-			jw_str(w, r->check_workspace);
+			jw_key_str(w, "workspace", r->check_workspace);
 		}
 		if (r->check_workspace_reason[0]) {
-			jw_key(w, "workspace_reason");
-			jw_str(w, r->check_workspace_reason);
+			jw_key_str(w, "workspace_reason", r->check_workspace_reason);
 		}
 		if (r->check_reason[0]) {
-			jw_key(w, "reason");
-			jw_str(w, r->check_reason);
+			jw_key_str(w, "reason", r->check_reason);
 		}
 		jw_obj_end(w);
 	}
@@ -206,22 +198,17 @@ static void write_usage(jwriter *w, const struct run_report *r)
 {
 	jw_key(w, "usage");
 	jw_obj_begin(w);
-	jw_key(w, "wall_seconds");
-	jw_double(w, r->wall_seconds);
-	jw_key(w, "setup_seconds");
-	jw_double(w, r->setup_seconds);
-	jw_key(w, "cpu_user_seconds");
-	jw_double(w, (double)r->cpu_user_ns / 1e9);
-	jw_key(w, "cpu_system_seconds");
-	jw_double(w, (double)r->cpu_sys_ns / 1e9);
+	jw_key_double(w, "wall_seconds", r->wall_seconds);
+	jw_key_double(w, "setup_seconds", r->setup_seconds);
+	jw_key_double(w, "cpu_user_seconds", (double)r->cpu_user_ns / 1e9);
+	jw_key_double(w, "cpu_system_seconds", (double)r->cpu_sys_ns / 1e9);
 	jw_key(w, "peak_memory_bytes");
 	if (r->have_memory)
 		jw_uint(w, r->peak_memory);
 	else
 		jw_null(w);
 	if (r->have_ledger) {
-		jw_key(w, "ledger_peak_bytes");
-		jw_uint(w, r->ledger_peak);
+		jw_key_uint(w, "ledger_peak_bytes", r->ledger_peak);
 	}
 	jw_obj_end(w);
 }
@@ -232,14 +219,10 @@ static void write_denials(jwriter *w, const struct run_report *r)
 	jw_arr_begin(w);
 	for (size_t i = 0; i < r->ndenials; i++) {
 		jw_obj_begin(w);
-		jw_key(w, "kind");
-		jw_str(w, r->denials[i].kind);
-		jw_key(w, "target");
-		jw_str(w, r->denials[i].target);
-		jw_key(w, "count");
-		jw_uint(w, r->denials[i].count);
-		jw_key(w, "phase");
-		jw_str(w, r->denials[i].check ? "check" : "run");
+		jw_key_str(w, "kind", r->denials[i].kind);
+		jw_key_str(w, "target", r->denials[i].target);
+		jw_key_uint(w, "count", r->denials[i].count);
+		jw_key_str(w, "phase", r->denials[i].check ? "check" : "run");
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -251,32 +234,21 @@ static void write_network(jwriter *w, const struct run_report *r)
 		return;
 	jw_key(w, "network");
 	jw_obj_begin(w);
-	jw_key(w, "proxy");
-	jw_str(w, "127.0.0.1:3128");
-	jw_key(w, "connections");
-	jw_uint(w, r->net.conns);
-	jw_key(w, "denied");
-	jw_uint(w, r->net.denied);
-	jw_key(w, "bytes_up");
-	jw_uint(w, r->net.up);
-	jw_key(w, "bytes_down");
-	jw_uint(w, r->net.down);
-	jw_key(w, "max_connections");
-	jw_uint(w, r->net.max_conns);
-	jw_key(w, "over_limit");
-	jw_uint(w, r->net.over_limit);
+	jw_key_str(w, "proxy", "127.0.0.1:3128");
+	jw_key_uint(w, "connections", r->net.conns);
+	jw_key_uint(w, "denied", r->net.denied);
+	jw_key_uint(w, "bytes_up", r->net.up);
+	jw_key_uint(w, "bytes_down", r->net.down);
+	jw_key_uint(w, "max_connections", r->net.max_conns);
+	jw_key_uint(w, "over_limit", r->net.over_limit);
 	jw_key(w, "endpoints");
 	jw_arr_begin(w);
 	for (size_t i = 0; i < r->net.nep; i++) {
 		jw_obj_begin(w);
-		jw_key(w, "target");
-		jw_str(w, r->net.ep[i].target);
-		jw_key(w, "connections");
-		jw_uint(w, r->net.ep[i].conns);
-		jw_key(w, "bytes_up");
-		jw_uint(w, r->net.ep[i].up);
-		jw_key(w, "bytes_down");
-		jw_uint(w, r->net.ep[i].down);
+		jw_key_str(w, "target", r->net.ep[i].target);
+		jw_key_uint(w, "connections", r->net.ep[i].conns);
+		jw_key_uint(w, "bytes_up", r->net.ep[i].up);
+		jw_key_uint(w, "bytes_down", r->net.ep[i].down);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -285,18 +257,12 @@ static void write_network(jwriter *w, const struct run_report *r)
 	for (size_t i = 0; i < r->net.nreq; i++) {
 		const struct net_request *q = &r->net.req[i];
 		jw_obj_begin(w);
-		jw_key(w, "method");
-		jw_str(w, q->method);
-		jw_key(w, "host");
-		jw_str(w, q->target);
-		jw_key(w, "path");
-		jw_str(w, q->path);
-		jw_key(w, "status");
-		jw_uint(w, (uint64_t)q->status);
-		jw_key(w, "bytes_up");
-		jw_uint(w, q->up);
-		jw_key(w, "bytes_down");
-		jw_uint(w, q->down);
+		jw_key_str(w, "method", q->method);
+		jw_key_str(w, "host", q->target);
+		jw_key_str(w, "path", q->path);
+		jw_key_uint(w, "status", (uint64_t)q->status);
+		jw_key_uint(w, "bytes_up", q->up);
+		jw_key_uint(w, "bytes_down", q->down);
 		jw_key(w, "injected");
 		jw_arr_begin(w);
 		for (size_t k = 0; k < 32 && k < r->secrets.n; k++)
@@ -306,19 +272,15 @@ static void write_network(jwriter *w, const struct run_report *r)
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
-	jw_key(w, "requests_omitted");
-	jw_uint(w, r->net.req_omitted);
+	jw_key_uint(w, "requests_omitted", r->net.req_omitted);
 	jw_key(w, "injected");
 	jw_arr_begin(w);
 	for (size_t i = 0; i < r->net.ninj; i++) {
 		const struct net_injection *q = &r->net.inj[i];
 		jw_obj_begin(w);
-		jw_key(w, "secret");
-		jw_str(w, q->secret < r->secrets.n ? r->secrets.v[q->secret] : "?");
-		jw_key(w, "host");
-		jw_str(w, q->target);
-		jw_key(w, "count");
-		jw_uint(w, q->count);
+		jw_key_str(w, "secret", q->secret < r->secrets.n ? r->secrets.v[q->secret] : "?");
+		jw_key_str(w, "host", q->target);
+		jw_key_uint(w, "count", q->count);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
@@ -338,16 +300,11 @@ static void write_list_cut(jwriter *w, const char *key, const struct file_list *
 		jw_str(w, cut_name(l->cut));
 	else
 		jw_null(w);
-	jw_key(w, "files_omitted");
-	jw_uint(w, l->omitted);
-	jw_key(w, "files_unhashed");
-	jw_uint(w, l->hash.skipped);
-	jw_key(w, "hashed_bytes");
-	jw_uint(w, l->hash.hashed);
-	jw_key(w, "hash_budget_bytes");
-	jw_uint(w, HASH_BUDGET_BYTES);
-	jw_key(w, "hash_budget_seconds");
-	jw_double(w, (double)HASH_BUDGET_NS / 1e9);
+	jw_key_uint(w, "files_omitted", l->omitted);
+	jw_key_uint(w, "files_unhashed", l->hash.skipped);
+	jw_key_uint(w, "hashed_bytes", l->hash.hashed);
+	jw_key_uint(w, "hash_budget_bytes", HASH_BUDGET_BYTES);
+	jw_key_double(w, "hash_budget_seconds", (double)HASH_BUDGET_NS / 1e9);
 	jw_obj_end(w);
 }
 
@@ -364,10 +321,8 @@ static void write_truncated(jwriter *w, const struct run_report *r)
 	if (r->denials_omitted) {
 		jw_key(w, "denials");
 		jw_obj_begin(w);
-		jw_key(w, "targets_kept");
-		jw_uint(w, DENIALS_MAX_TARGETS);
-		jw_key(w, "count_omitted");
-		jw_uint(w, r->denials_omitted);
+		jw_key_uint(w, "targets_kept", DENIALS_MAX_TARGETS);
+		jw_key_uint(w, "count_omitted", r->denials_omitted);
 		jw_obj_end(w);
 	}
 	jw_obj_end(w);
@@ -383,33 +338,19 @@ static void write_changes(jwriter *w, const struct run_report *r)
 		return;
 	}
 	jw_obj_begin(w);
-	jw_key(w, "state");
-	jw_str(w, c->state);
-	jw_key(w, "dir");
-	if (c->dir[0])
-		jw_str(w, c->dir);
-	else
-		jw_null(w);
-	jw_key(w, "reason");
-	if (c->reason[0])
-		jw_str(w, c->reason);
-	else
-		jw_null(w);
-	jw_key(w, "refused");
-	jw_str_array(w, (const char *const *)c->refused.v, c->refused.n);
-	jw_key(w, "protected");
-	jw_str_array(w, (const char *const *)c->protected.v, c->protected.n);
-	jw_key(w, "conflicts");
-	jw_str_array(w, (const char *const *)c->conflicts.v, c->conflicts.n);
+	jw_key_str(w, "state", c->state);
+	jw_key_str(w, "dir", nonempty(c->dir));
+	jw_key_str(w, "reason", nonempty(c->reason));
+	jw_key_strv(w, "refused", &c->refused);
+	jw_key_strv(w, "protected", &c->protected);
+	jw_key_strv(w, "conflicts", &c->conflicts);
 	jw_obj_end(w);
 }
 
 static void write_evidence(jwriter *w, const struct run_report *r)
 {
-	jw_key(w, "command");
-	jw_str_array(w, (const char *const *)r->command.v, r->command.n);
-	jw_key(w, "policy_sha256");
-	jw_str(w, r->policy_sha256);
+	jw_key_strv(w, "command", &r->command);
+	jw_key_str(w, "policy_sha256", r->policy_sha256);
 	jw_key(w, "inputs");
 	write_files(w, &r->inputs, false);
 	jw_key(w, "outputs");
@@ -421,82 +362,63 @@ static void write_evidence(jwriter *w, const struct run_report *r)
 		/* Present only when the sweep may have missed a file (SECURITY.md). */
 		jw_key(w, "privilege_sweep");
 		jw_obj_begin(w);
-		jw_key(w, "complete");
-		jw_bool(w, false);
-		jw_key(w, "reason");
-		jw_str(w, r->privilege_sweep.reason);
-		jw_key(w, "entries_checked");
-		jw_uint(w, r->privilege_sweep.entries);
+		jw_key_bool(w, "complete", false);
+		jw_key_str(w, "reason", r->privilege_sweep.reason);
+		jw_key_uint(w, "entries_checked", r->privilege_sweep.entries);
 		jw_obj_end(w);
 	}
 	if (r->outputs.truncated) {
-		jw_key(w, "outputs_truncated");
-		jw_bool(w, true);
+		jw_key_bool(w, "outputs_truncated", true);
 	}
 	write_truncated(w, r);
 	static const char *const sn[] = {"stdout", "stderr"};
 	for (int i = 0; i < 2; i++) {
 		jw_key(w, sn[i]);
 		jw_obj_begin(w);
-		jw_key(w, "bytes");
-		jw_uint(w, r->out[i].bytes);
+		jw_key_uint(w, "bytes", r->out[i].bytes);
 		jw_key(w, "sha256");
 		if (r->out[i].hash_skipped) {
 			/* Past the budget: the hash covers a prefix only, and
 			 * says so under another name. */
 			jw_null(w);
-			jw_key(w, "hash_skipped");
-			jw_str(w, "byte-budget");
-			jw_key(w, "hashed_bytes");
-			jw_uint(w, r->out[i].hashed_bytes);
+			jw_key_str(w, "hash_skipped", "byte-budget");
+			jw_key_uint(w, "hashed_bytes", r->out[i].hashed_bytes);
 			jw_key(w, "prefix_sha256");
 		}
 		jw_str(w, r->out[i].sha256);
 		jw_obj_end(w);
 	}
-	jw_key(w, "secrets");
-	jw_str_array(w, (const char *const *)r->secrets.v, r->secrets.n);
+	jw_key_strv(w, "secrets", &r->secrets);
 	/* Names only, never values (and the paths pass the redactor too). */
 	jw_key(w, "secret_exposures");
 	jw_arr_begin(w);
 	for (size_t i = 0; i < r->exposures.n; i++) {
 		jw_obj_begin(w);
-		jw_key(w, "name");
-		jw_str(w, r->exposures.e[i].name);
-		jw_key(w, "path");
-		jw_str(w, r->exposures.e[i].path);
-		jw_key(w, "where");
-		jw_str(w, r->exposures.e[i].where);
+		jw_key_str(w, "name", r->exposures.e[i].name);
+		jw_key_str(w, "path", r->exposures.e[i].path);
+		jw_key_str(w, "where", r->exposures.e[i].where);
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
 	if (r->exposures.scanned) {
 		jw_key(w, "secret_scan");
 		jw_obj_begin(w);
-		jw_key(w, "files");
-		jw_uint(w, r->exposures.files);
-		jw_key(w, "bytes");
-		jw_uint(w, r->exposures.bytes);
-		jw_key(w, "complete");
-		jw_bool(w, r->exposures.complete);
+		jw_key_uint(w, "files", r->exposures.files);
+		jw_key_uint(w, "bytes", r->exposures.bytes);
+		jw_key_bool(w, "complete", r->exposures.complete);
 		jw_obj_end(w);
 	}
 }
 
 static void write_ceiling(jwriter *w, const struct run_report *r)
 {
-	jw_key(w, "ceiling_sha256");
-	if (r->ceiling_sha256[0])
-		jw_str(w, r->ceiling_sha256);
-	else
-		jw_null(w);
+	jw_key_str(w, "ceiling_sha256", nonempty(r->ceiling_sha256));
 	if (r->ceiling_sha256[0]) {
 		jw_key(w, "grants");
 		report_write_grants(w, r->grants, r->ngrants);
 	}
 	if (r->unauthorized.n) {
-		jw_key(w, "unauthorized");
-		jw_str_array(w, (const char *const *)r->unauthorized.v, r->unauthorized.n);
+		jw_key_strv(w, "unauthorized", &r->unauthorized);
 	}
 }
 
@@ -511,50 +433,23 @@ static void write_enforcement(jwriter *w, const struct run_report *r)
 		jw_key(w, flags[i].k);
 		jw_bool(w, flags[i].v);
 	}
-	jw_key(w, "landlock_abi");
-	jw_int(w, r->enf.landlock_abi);
-	jw_key(w, "seccomp");
-	jw_bool(w, r->enf.seccomp);
-	jw_key(w, "seccomp_notify");
-	jw_bool(w, r->enf.seccomp_notify);
-	jw_key(w, "file_observer");
-	jw_bool(w, r->enf.file_observer);
-	jw_key(w, "cgroup");
-	jw_str(w, r->enf.cgroup);
-	jw_key(w, "no_new_privs");
-	jw_bool(w, r->enf.no_new_privs);
+	jw_key_int(w, "landlock_abi", r->enf.landlock_abi);
+	jw_key_bool(w, "seccomp", r->enf.seccomp);
+	jw_key_bool(w, "seccomp_notify", r->enf.seccomp_notify);
+	jw_key_bool(w, "file_observer", r->enf.file_observer);
+	jw_key_str(w, "cgroup", r->enf.cgroup);
+	jw_key_bool(w, "no_new_privs", r->enf.no_new_privs);
 	/* Only once the layers were applied (the command started). */
 	jw_key(w, "landlock_missing");
-	if (r->enf.no_new_privs) {
-		jw_arr_begin(w);
-		for (const char *const *m = landlock_missing(r->enf.landlock_abi); *m; m++)
-			jw_str(w, *m);
-		jw_arr_end(w);
-	} else {
-		jw_null(w);
-	}
-	jw_key(w, "idmapped_workspace");
-	jw_bool(w, r->enf.idmapped_workspace);
-	jw_key(w, "workspace_ownership");
-	if (r->enf.workspace_ownership)
-		jw_str(w, r->enf.workspace_ownership);
+	if (r->enf.no_new_privs)
+		report_write_landlock_missing(w, r->enf.landlock_abi);
 	else
 		jw_null(w);
-	jw_key(w, "workspace_ownership_reason");
-	if (r->enf.workspace_ownership_reason[0])
-		jw_str(w, r->enf.workspace_ownership_reason);
-	else
-		jw_null(w);
-	jw_key(w, "workspace_mode");
-	if (r->enf.workspace_mode)
-		jw_str(w, r->enf.workspace_mode);
-	else
-		jw_null(w);
-	jw_key(w, "workspace_mode_reason");
-	if (r->enf.workspace_mode_reason[0])
-		jw_str(w, r->enf.workspace_mode_reason);
-	else
-		jw_null(w);
+	jw_key_bool(w, "idmapped_workspace", r->enf.idmapped_workspace);
+	jw_key_str(w, "workspace_ownership", r->enf.workspace_ownership);
+	jw_key_str(w, "workspace_ownership_reason", nonempty(r->enf.workspace_ownership_reason));
+	jw_key_str(w, "workspace_mode", r->enf.workspace_mode);
+	jw_key_str(w, "workspace_mode_reason", nonempty(r->enf.workspace_mode_reason));
 	jw_key(w, "sandbox_host_uid");
 	if (r->enf.user_ns)
 		jw_uint(w, r->enf.sandbox_host_uid);
@@ -576,9 +471,5 @@ char *report_to_json(const struct run_report *r)
 	write_ceiling(&w, r);
 	write_enforcement(&w, r);
 	jw_obj_end(&w);
-	if (jw_finish(&w) < 0) {
-		buf_free(&w.out);
-		return NULL;
-	}
-	return w.out.p;
+	return jw_take(&w);
 }

@@ -169,6 +169,24 @@ overlay_ws() { mkdir -p "$WS/w" && cd "$WS/w"; }
 changes_dir() { field -r '.changes.dir'; }
 protected_of() { field -r '[.changes.protected[] | ltrimstr("'"$WS/w/"'")] | sort | join(" ")'; }
 
+# Test servers on the host's 127.0.0.1 (network.sh, tls.sh). A server started
+# in the background, its pid in SRV, writes the port it listens on to a file:
+# server_port waits for that file (up to 60 s: a Python server under
+# emulation took more than 5 s; less if the server is gone) and sets PORT.
+# serve starts netserver.py KIND ARGS... so; stop ends servers.
+NETSERVER="$TOP/tests/netserver.py"
+server_port() { # PORTFILE -> PORT
+	for _ in $(seq 1200); do [ -s "$1" ] && break; kill -0 "$SRV" 2>/dev/null || break; sleep 0.05; done
+	PORT=$(cat "$1")
+}
+serve() { # KIND ARGS... -> PORT, SRV
+	local pf="$T_TMP/port.$RANDOM"
+	/usr/bin/python3 "$NETSERVER" "$1" "$pf" "${@:2}" &
+	SRV=$!
+	server_port "$pf"
+}
+stop() { kill "$@" 2>/dev/null; wait "$@" 2>/dev/null; }
+
 # The file's own exit status, for runners that look only at it (meson test;
 # tests/run.sh counts from $RESULTS): 1 if a test failed, 77 (skip) if every
 # test that ran was skipped, else what the file ended with.

@@ -191,7 +191,8 @@ test_demo_leaves_nothing() {
 
 # A man page per verb (issue 30.3): every verb `cordon --help` lists has
 # one in BUILD/man, `make install DESTDIR=...` installs each in man1, man
-# renders each without a warning, and `man cordon-VERB` finds it by MANPATH.
+# renders each without a warning, and `man cordon-VERB` finds it by MANPATH;
+# the same for cordon-oci(1), the OCI runtime's page.
 test_man_page_per_verb() {
 	if ! command -v groff >/dev/null || ! command -v man >/dev/null; then
 		t_skip "groff or man missing"
@@ -208,7 +209,8 @@ test_man_page_per_verb() {
 		fail "make install: $(tail -3 "$T_TMP/inst.log")"
 	man1=$(dirname "$(find "$T_TMP/inst" -path '*/man1/cordon.1' | head -1)")
 	[ -f "$man1/cordon.1" ] || fail "make install installs no cordon.1 in a man1"
-	for page in cordon $(printf 'cordon-%s ' $verbs); do
+	# cordon(1), a page per verb, and cordon-oci(1): the other program's
+	for page in cordon $(printf 'cordon-%s ' $verbs) cordon-oci; do
 		[ -f "$TOP/man/$page.1.scd" ] || fail "no source man/$page.1.scd"
 		[ -f "$BUILD/man/$page.1" ] || fail "$page.1 not built in $BUILD/man"
 		[ -f "$man1/$page.1" ] || { fail "$page.1 not installed in man1"; continue; }

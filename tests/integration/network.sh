@@ -1,17 +1,7 @@
 # Issue 4: egress only to declared endpoints, through the supervisor's
 # proxy; every attempt on record. Servers run on the host's 127.0.0.1 only.
 . "$(dirname "$0")/../lib.sh"
-NETSERVER="$TOP/tests/netserver.py"
-
-serve() { # KIND ARGS... -> sets PORT, SRV
-	local pf="$T_TMP/port.$RANDOM"
-	/usr/bin/python3 "$NETSERVER" "$1" "$pf" "${@:2}" &
-	SRV=$!
-	# Up to 60 s: a Python server under emulation took more than 5 s.
-	for _ in $(seq 1200); do [ -s "$pf" ] && break; kill -0 $! 2>/dev/null || break; sleep 0.05; done
-	PORT=$(cat "$pf")
-}
-stop() { kill "$@" 2>/dev/null; wait "$@" 2>/dev/null; }
+# serve KIND ARGS... (netserver.py) and stop: tests/lib.sh.
 
 test_http_clients_through_proxy() {
 	mkdir www && echo hello >www/f.txt
@@ -425,36 +415,50 @@ const s = http.createServer((q, r) => r.end("hi")).listen(0, () =>
 # died (exit 163, no report). The name goes to a resolver of the test's own
 # on 127.0.0.77:53 that receives and never answers; the supervisor gives up
 # on it 2 s later, after the run is over.
-test_dns_lookup_in_flight_when_run_ends() {
-	printf 'nameserver 127.0.0.77\noptions timeout:2 attempts:1\n' >"$T_TMP/resolv.conf"
-	printf '127.0.0.1 localhost\n' >"$T_TMP/hosts"
+#
+# silent_resolver QUERIES: that resolver, in the background (pid DNS) once it
+# listens; a line in QUERIES per question it got. with_test_resolver CMD...:
+# CMD with $T_TMP/resolv.conf and $T_TMP/hosts over the host's (in a mount
+# namespace of its own). SLOW_CONNECT: the run's client, a CONNECT to
+# slow.cordon.test:80 through the proxy, gone after 0.5 s ("left").
+silent_resolver() { # QUERIES -> DNS
+	local up="$T_TMP/dns.up.$RANDOM"
 	/usr/bin/python3 -c "
-import socket, sys, time
+import os, socket, sys
 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 u.bind(('127.0.0.77', 53))
 open(sys.argv[1] + '.tmp', 'w').close()
-import os; os.rename(sys.argv[1] + '.tmp', sys.argv[1])
+os.rename(sys.argv[1] + '.tmp', sys.argv[1])
 u.settimeout(60)
 try:
     while True:
         u.recvfrom(2048)
         open(sys.argv[2], 'a').write('q\n')
 except OSError:
-    pass" "$T_TMP/dns.up" "$T_TMP/dns.queries" &
-	local dns=$!
-	for _ in $(seq 100); do [ -e "$T_TMP/dns.up" ] && break; sleep 0.05; done
-	R="$T_TMP/r.json"
+    pass" "$up" "$1" &
+	DNS=$!
+	for _ in $(seq 100); do [ -e "$up" ] && break; sleep 0.05; done
+}
+with_test_resolver() { # CMD...
 	unshare -m /bin/sh -c 'mount --bind "$0" /etc/resolv.conf && mount --bind "$1" /etc/hosts && shift && exec "$@"' \
-		"$T_TMP/resolv.conf" "$T_TMP/hosts" \
-		"$CORDON" run --report "$R" --net slow.cordon.test:80 -- /usr/bin/python3 -c "
+		"$T_TMP/resolv.conf" "$T_TMP/hosts" "$@"
+}
+SLOW_CONNECT="
 import socket, time
 s = socket.create_connection(('127.0.0.1', 3128))
 s.sendall(b'CONNECT slow.cordon.test:80 HTTP/1.1\r\n\r\n')
 time.sleep(0.5)
-print('left')" >"$T_TMP/out" 2>&1
+print('left')"
+test_dns_lookup_in_flight_when_run_ends() {
+	printf 'nameserver 127.0.0.77\noptions timeout:2 attempts:1\n' >"$T_TMP/resolv.conf"
+	printf '127.0.0.1 localhost\n' >"$T_TMP/hosts"
+	silent_resolver "$T_TMP/dns.queries"
+	R="$T_TMP/r.json"
+	with_test_resolver "$CORDON" run --report "$R" --net slow.cordon.test:80 -- /usr/bin/python3 -c "$SLOW_CONNECT" \
+		>"$T_TMP/out" 2>&1
 	local rc=$?
 	# Outlive the lookup: a late signal would have come by now.
-	stop $dns
+	stop $DNS
 	keep_report "$R"
 	expect_eq "$rc" 0 "cordon's exit status ($(cat "$T_TMP/out"))"
 	expect_eq "$([ -s "$T_TMP/dns.queries" ] && echo asked)" asked "the lookup reached the test's resolver"
@@ -463,33 +467,14 @@ print('left')" >"$T_TMP/out" 2>&1
 	# The same as an ordinary user (it reproduced unprivileged too).
 	if setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null; then
 		: >"$T_TMP/dns.queries"
-		/usr/bin/python3 -c "
-import socket, sys
-u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-u.bind(('127.0.0.77', 53))
-open(sys.argv[1], 'w').close()
-u.settimeout(60)
-try:
-    while True:
-        u.recvfrom(2048)
-        open(sys.argv[2], 'a').write('q\n')
-except OSError:
-    pass" "$T_TMP/dns.up2" "$T_TMP/dns.queries" &
-		dns=$!
-		for _ in $(seq 100); do [ -e "$T_TMP/dns.up2" ] && break; sleep 0.05; done
+		silent_resolver "$T_TMP/dns.queries"
 		chmod 777 "$WS" "$T_TMP"
 		echo '{"enforcement": {"allow_weaker": ["cgroup"]}}' >"$T_TMP/w.json"
 		chmod 644 "$T_TMP/w.json"
-		unshare -m /bin/sh -c 'mount --bind "$0" /etc/resolv.conf && mount --bind "$1" /etc/hosts && shift && exec "$@"' \
-			"$T_TMP/resolv.conf" "$T_TMP/hosts" setpriv --reuid=65534 --regid=65534 --clear-groups \
-			"$CORDON" run --policy "$T_TMP/w.json" --report "$T_TMP/r2.json" --net slow.cordon.test:80 -- /usr/bin/python3 -c "
-import socket, time
-s = socket.create_connection(('127.0.0.1', 3128))
-s.sendall(b'CONNECT slow.cordon.test:80 HTTP/1.1\r\n\r\n')
-time.sleep(0.5)
-print('left')" >"$T_TMP/out2" 2>&1
+		with_test_resolver setpriv --reuid=65534 --regid=65534 --clear-groups "$CORDON" run --policy "$T_TMP/w.json" \
+			--report "$T_TMP/r2.json" --net slow.cordon.test:80 -- /usr/bin/python3 -c "$SLOW_CONNECT" >"$T_TMP/out2" 2>&1
 		rc=$?
-		stop $dns
+		stop $DNS
 		R="$T_TMP/r2.json"
 		keep_report "$R"
 		expect_eq "$rc" 0 "unprivileged: cordon's exit status ($(cat "$T_TMP/out2"))"

@@ -17,6 +17,12 @@ ws_init() {
 	echo moved >r
 	chmod 644 a k d/f r
 }
+# review_run SCRIPT: a review run of sh -c SCRIPT in the workspace
+# (cordon_run's RC, OUT, ERR and report R); KEPT: the change set it kept.
+review_run() {
+	cordon_run --workspace-mode review -- /bin/sh -c "$1"
+	KEPT=$(changes_dir)
+}
 # The host's view of the workspace: every entry with its type, mode and content.
 host_state() {
 	(cd "$WS/w" && find . -mindepth 1 | sort | while read -r p; do
@@ -101,9 +107,8 @@ test_review_changes_apply_discard() {
 
 test_apply_refused_when_the_host_changed() {
 	ws_init || return
-	cordon_run --workspace-mode review -- /bin/sh -c 'echo run >k; echo run >n'
-	local d out
-	d=$(changes_dir)
+	review_run 'echo run >k; echo run >n'
+	local d=$KEPT out
 	echo host >k
 	out=$("$CORDON" apply "$d" 2>&1)
 	expect_eq "$?" 1 "apply refused: $out"
@@ -116,9 +121,8 @@ test_apply_refused_when_the_host_changed() {
 
 test_interrupted_apply_completed_or_rolled_back() {
 	ws_init || return
-	cordon_run --workspace-mode review -- /bin/sh -c 'for i in 1 2 3 4 5 6; do echo $i >n$i; done; echo mod >k; rm a'
-	local d
-	d=$(changes_dir)
+	review_run 'for i in 1 2 3 4 5 6; do echo $i >n$i; done; echo mod >k; rm a'
+	local d=$KEPT
 	"$CORDON" apply --test-apply-crash-after 3 "$d" 2>/dev/null
 	expect_eq "$?" 137 "the apply was killed"
 	expect_eq "$(ls -A "$d/0/upper" | wc -l)" 5 "it stopped between entries (3 of 8 done)"
@@ -171,9 +175,8 @@ open("plain", "w").write("p")
 	expect_eq "$(cat plain)" p "the rest is applied"
 	# A set-id bit in a change set (the run's own chmod is refused by the
 	# filter; an upper layer is hostile all the same) is dropped by the apply.
-	cordon_run --workspace-mode review -- /bin/sh -c 'cp /bin/true t; chmod 755 t; mkdir sd'
-	local d
-	d=$(changes_dir)
+	review_run 'cp /bin/true t; chmod 755 t; mkdir sd'
+	local d=$KEPT
 	chmod 6755 "$d/0/upper/t"
 	chmod 2755 "$d/0/upper/sd"
 	"$CORDON" apply "$d" || fail "apply"
@@ -473,9 +476,8 @@ D=$(printf "\n\n5"); mkdir "$D"
 test_kept_change_set_out_of_a_later_runs_reach_root() {
 	ws_init || return
 	mkdir "$WS/outside"
-	cordon_run --workspace-mode review -- /bin/sh -c 'echo result >out'
-	local d
-	d=$(changes_dir)
+	review_run 'echo result >out'
+	local d=$KEPT
 	cd "$WS" || return
 	cordon_run -- /bin/sh -c "
 for d in .cordon-changes/*/; do
@@ -499,9 +501,8 @@ done"
 test_kept_change_set_deeper_in_a_later_run() {
 	mkdir -p "$WS/p/w" "$WS/outside" && cd "$WS/p/w" || return
 	echo hi >a
-	cordon_run --workspace-mode review -- /bin/sh -c 'echo result >out'
-	local d
-	d=$(changes_dir)
+	review_run 'echo result >out'
+	local d=$KEPT
 	cd "$WS" || return
 	cordon_run -- /bin/sh -c "
 ls -A p/.cordon-changes | wc -l
@@ -556,9 +557,8 @@ done" >/dev/null 2>&1
 # and so are other users' .cordon-changes-UID; an ordinary user's too.
 test_kept_change_sets_masked() {
 	ws_init || return
-	cordon_run --workspace-mode review -- /bin/sh -c 'echo secret >out'
-	local d
-	d=$(changes_dir)
+	review_run 'echo secret >out'
+	local d=$KEPT
 	mkdir -p "$WS/.cordon-changes-1000/x" && echo theirs >"$WS/.cordon-changes-1000/x/f"
 	chown -R 1000 "$WS/.cordon-changes-1000" && chmod -R a+rX "$WS/.cordon-changes-1000"
 	local see='for c in .cordon-changes .cordon-changes-1000; do printf "%s:%s " $c "$(ls -A $c | wc -l)"; done
@@ -594,9 +594,8 @@ cat .cordon-changes*/*/*/upper/out .cordon-changes-1000/x/f 2>/dev/null; touch .
 # layer of anyone else's is refused.
 test_meta_names_the_run_uid() {
 	ws_init || return
-	cordon_run --workspace-mode review -- /bin/sh -c 'echo result >out'
-	local d u
-	d=$(changes_dir)
+	review_run 'echo result >out'
+	local d=$KEPT u
 	u=$(field .enforcement.sandbox_host_uid)
 	expect_eq "$(grep '^run ' "$d/meta")" "run $u $u" "meta names the run's uid: $ERR"
 	expect_eq "$(stat -c %u "$d/0/upper")" "$u" "the upper layer is the run's"
@@ -614,9 +613,8 @@ test_meta_names_the_run_uid() {
 # mode-restricted is refused whole.
 test_change_set_control_files_checked() {
 	ws_init || return
-	cordon_run --workspace-mode review -- /bin/sh -c 'echo result >out'
-	local d
-	d=$(changes_dir)
+	review_run 'echo result >out'
+	local d=$KEPT
 	chmod g+w "$d/meta"
 	"$CORDON" apply "$d" >/dev/null 2>&1 && fail "a group-writable meta accepted"
 	chmod g-w "$d/meta"
@@ -734,9 +732,8 @@ test_user_key_safe_through_links_and_first_use() {
 # (no parent in its name) and left a journal.
 test_always_held_and_apply_by_id() {
 	ws_init || return
-	cordon_run --workspace-mode review -- /bin/sh -c 'mkdir -p .cordon-changes-7/x && echo f >.cordon-changes-7/x/f; echo ok >ok'
-	local d
-	d=$(changes_dir)
+	review_run 'mkdir -p .cordon-changes-7/x && echo f >.cordon-changes-7/x/f; echo ok >ok'
+	local d=$KEPT
 	expect_eq "$RC" 0 "$ERR"
 	cd "$WS/.cordon-changes" || return
 	"$CORDON" apply --include-protected "$(basename "$d")" >"$T_TMP/o" 2>&1
@@ -798,9 +795,8 @@ test_key_way_guarded() {
 test_listed_change_sets_fail_closed() {
 	local nl=$'n\nl'
 	mkdir -p "$WS/$nl/ws" "$WS/v" && cd "$WS/$nl/ws" || return
-	cordon_run --workspace-mode review -- /bin/sh -c 'echo s >s'
-	local d
-	d=$(changes_dir)
+	review_run 'echo s >s'
+	local d=$KEPT
 	cd "$WS/v" || return
 	cordon_run --ro "$WS" -- /bin/sh -c "ls -A '$WS/$nl/.cordon-changes' | wc -l"
 	expect_eq "$RC $OUT" "0 0" "a directory named with a newline: listed and masked: $ERR"
@@ -890,9 +886,8 @@ test_unusable_key_refuses_every_run() {
 # cordon could no longer open or remove.
 test_deep_change_set_discarded() {
 	ws_init || return
-	cordon_run --workspace-mode review -- /bin/sh -c 'p=.; for i in $(seq 300); do p=$p/d; done; mkdir -p $p && echo deep >$p/f'
-	local d
-	d=$(changes_dir)
+	review_run 'p=.; for i in $(seq 300); do p=$p/d; done; mkdir -p $p && echo deep >$p/f'
+	local d=$KEPT
 	expect_eq "$RC" 0 "$ERR"
 	"$CORDON" discard "$d" || fail "discard: $("$CORDON" discard "$d" 2>&1)"
 	[ -e "$d" ] && fail "left: $(ls -A "$d" | head -3)"

@@ -24,6 +24,42 @@ mk_repo() {
 	sha_before=$(cat .git/config .git/hooks/* 2>/dev/null | sha256sum)
 }
 
+# A repository in the workspace's vendor/lib, made on the host.
+mk_nested_repo() { mkdir -p vendor/lib && (cd vendor/lib && hgit init -q . && hgit commit -q --allow-empty -m v); }
+
+# The day-to-day git work, as a run's script: three commits, a branch, a
+# stash; it prints how many commits it sees at the end (3).
+GIT_WORKFLOW='
+	set -e
+	echo two >>f; git add f; git commit -qm two
+	git checkout -qb topic; echo three >g; git add g; git commit -qm three; git checkout -q -
+	echo wip >>f; git stash -q; git stash pop -q; git checkout -q f
+	git log --oneline --all | wc -l'
+
+# git's redirections (review F1a), as a run's script: commondir names the
+# directory whose config and hooks git uses (c/, with a hook and an
+# fsmonitor that touch hooked and fsmon), config.worktree is read as config,
+# worktrees/* and modules/* are git directories of their own, alternates
+# borrow objects. Each one written prints its name.
+GIT_REDIRECTIONS='
+		mkdir -p c/hooks && printf "[core]\n\tfsmonitor = \"touch fsmon; false\"\n" >c/config
+		printf "#!/bin/sh\ntouch hooked\n" >c/hooks/pre-commit; chmod 755 c/hooks/pre-commit
+		echo ../c >.git/commondir && echo commondir
+		echo "[core] fsmonitor = x" >.git/config.worktree && echo config.worktree
+		mkdir -p .git/worktrees/w && echo x >.git/worktrees/w/config.worktree && echo worktrees
+		mkdir -p .git/modules/m/hooks && echo x >.git/modules/m/hooks/post-checkout && echo modules
+		echo /tmp >.git/objects/info/alternates && echo alternates'
+
+# None of those redirections is on the host, and the host's git status and
+# commit run nothing of the run's.
+no_git_redirection_on_host() {
+	[ ! -e .git/commondir ] && [ ! -e .git/config.worktree ] && [ ! -e .git/worktrees ] && [ ! -e .git/modules ] &&
+		[ ! -e .git/objects/info/alternates ] || fail "on the host: $(ls -A .git)"
+	hgit status >/dev/null 2>&1
+	hgit commit -q --allow-empty -m x >/dev/null 2>&1
+	[ ! -e fsmon ] && [ ! -e hooked ] || fail "the host's git ran the run's commands"
+}
+
 denied() { # PATH...: each is a file denial of the last report
 	for p in "$@"; do
 		expect_eq "$(field --arg p "$p" '[.denials[] | select(.kind=="file" and .target==$p)] | length')" 1 "denial of $p"
@@ -116,12 +152,7 @@ test_gitfile_refused() {
 # The day-to-day git work writes objects, refs, the index and logs: it works.
 test_git_workflow_works() {
 	mk_repo || return
-	cordon_run --workspace-mode direct "${GITENV[@]}" -- /bin/sh -c '
-		set -e
-		echo two >>f; git add f; git commit -qm two
-		git checkout -qb topic; echo three >g; git add g; git commit -qm three; git checkout -q -
-		echo wip >>f; git stash -q; git stash pop -q; git checkout -q f
-		git log --oneline --all | wc -l'
+	cordon_run --workspace-mode direct "${GITENV[@]}" -- /bin/sh -c "$GIT_WORKFLOW"
 	expect_eq "$(field .status) $RC" "ok 0" "status: $ERR"
 	expect_eq "$OUT" 3 "commits seen in the run"
 	expect_eq "$(hgit log --oneline --all | wc -l)" 3 "commits on the host"
@@ -305,12 +336,7 @@ test_review_apply_uses_the_runs_list() {
 test_git_workflow_works_in_overlay() {
 	overlay_ws || return
 	mk_repo || return
-	cordon_run --workspace-mode overlay "${GITENV[@]}" -- /bin/sh -c '
-		set -e
-		echo two >>f; git add f; git commit -qm two
-		git checkout -qb topic; echo three >g; git add g; git commit -qm three; git checkout -q -
-		echo wip >>f; git stash -q; git stash pop -q; git checkout -q f
-		git log --oneline --all | wc -l'
+	cordon_run --workspace-mode overlay "${GITENV[@]}" -- /bin/sh -c "$GIT_WORKFLOW"
 	expect_eq "$(field .status) $RC $OUT" "ok 0 3" "status: $ERR"
 	expect_eq "$(field .changes.state) $(field '.changes.protected | length')" "applied 0" "nothing held back"
 	expect_eq "$(field '[.denials[]] | length') $(field .verdicts.containment)" "0 clean" "no denial: $(field -c .denials)"
@@ -326,23 +352,12 @@ test_git_workflow_works_in_overlay() {
 # Each is refused; the host's git status and commit run nothing of the run's.
 test_git_redirections_refused() {
 	mk_repo || return
-	cordon_run --workspace-mode direct "${GITENV[@]}" -- /bin/sh -c '
-		mkdir -p c/hooks && printf "[core]\n\tfsmonitor = \"touch fsmon; false\"\n" >c/config
-		printf "#!/bin/sh\ntouch hooked\n" >c/hooks/pre-commit; chmod 755 c/hooks/pre-commit
-		echo ../c >.git/commondir && echo commondir
-		echo "[core] fsmonitor = x" >.git/config.worktree && echo config.worktree
-		mkdir -p .git/worktrees/w && echo x >.git/worktrees/w/config.worktree && echo worktrees
-		mkdir -p .git/modules/m/hooks && echo x >.git/modules/m/hooks/post-checkout && echo modules
-		echo /tmp >.git/objects/info/alternates && echo alternates
-		true'
+	cordon_run --workspace-mode direct "${GITENV[@]}" -- /bin/sh -c "$GIT_REDIRECTIONS
+		true"
 	expect_eq "$OUT" "" "every redirection refused: $OUT"
 	denied "$WS/.git/commondir" "$WS/.git/config.worktree" "$WS/.git/worktrees" "$WS/.git/modules" \
 		"$WS/.git/objects/info/alternates"
-	[ ! -e .git/commondir ] && [ ! -e .git/config.worktree ] && [ ! -e .git/worktrees ] && [ ! -e .git/modules ] &&
-		[ ! -e .git/objects/info/alternates ] || fail "on the host: $(ls -A .git)"
-	hgit status >/dev/null 2>&1
-	hgit commit -q --allow-empty -m x >/dev/null 2>&1
-	[ ! -e fsmon ] && [ ! -e hooked ] || fail "the host's git ran the run's commands"
+	no_git_redirection_on_host
 	t_assert
 }
 
@@ -353,7 +368,7 @@ test_git_redirections_refused() {
 # nested config. Refused and reported; the host's git status runs nothing.
 test_nested_git_refused() {
 	mk_repo || return
-	mkdir -p vendor/lib && (cd vendor/lib && hgit init -q . && hgit commit -q --allow-empty -m v) || return
+	mk_nested_repo || return
 	local before; before=$(cat vendor/lib/.git/config | sha256sum)
 	cordon_run --workspace-mode direct "${GITENV[@]}" -- /bin/sh -c '
 		mkdir -p vendor/lib/.git/refs/tmp || echo mkdir-p-failed
@@ -381,16 +396,9 @@ test_nested_git_refused() {
 test_git_redirections_held_back_in_overlay() {
 	overlay_ws || return
 	mk_repo || return
-	cordon_run --workspace-mode overlay "${GITENV[@]}" -- /bin/sh -c '
-		mkdir -p c/hooks && printf "[core]\n\tfsmonitor = \"touch fsmon; false\"\n" >c/config
-		printf "#!/bin/sh\ntouch hooked\n" >c/hooks/pre-commit; chmod 755 c/hooks/pre-commit
-		echo ../c >.git/commondir && echo commondir
-		echo "[core] fsmonitor = x" >.git/config.worktree && echo config.worktree
-		mkdir -p .git/worktrees/w && echo x >.git/worktrees/w/config.worktree && echo worktrees
-		mkdir -p .git/modules/m/hooks && echo x >.git/modules/m/hooks/post-checkout && echo modules
-		echo /tmp >.git/objects/info/alternates && echo alternates
+	cordon_run --workspace-mode overlay "${GITENV[@]}" -- /bin/sh -c "$GIT_REDIRECTIONS
 		echo x >.git/config 2>/dev/null || echo config-refused
-		true'
+		true"
 	expect_eq "$(echo $OUT)" "commondir config.worktree worktrees modules alternates config-refused" \
 		"absent names written in the run's view, the present config refused: $ERR"
 	expect_eq "$(field .changes.state) $(protected_of)" \
@@ -398,11 +406,7 @@ test_git_redirections_held_back_in_overlay() {
 		"each held back: $ERR"
 	denied "$WS/w/.git/config"
 	[ -d c/hooks ] || fail "the rest applied"
-	[ ! -e .git/commondir ] && [ ! -e .git/config.worktree ] && [ ! -e .git/worktrees ] && [ ! -e .git/modules ] &&
-		[ ! -e .git/objects/info/alternates ] || fail "on the host: $(ls -A .git)"
-	hgit status >/dev/null 2>&1
-	hgit commit -q --allow-empty -m x >/dev/null 2>&1
-	[ ! -e fsmon ] && [ ! -e hooked ] || fail "the host's git ran the run's commands"
+	no_git_redirection_on_host
 	t_assert
 }
 
@@ -413,7 +417,7 @@ test_git_redirections_held_back_in_overlay() {
 test_nested_git_held_back_in_overlay() {
 	overlay_ws || return
 	mk_repo || return
-	mkdir -p vendor/lib && (cd vendor/lib && hgit init -q . && hgit commit -q --allow-empty -m v) || return
+	mk_nested_repo || return
 	local before; before=$(cat vendor/lib/.git/config | sha256sum)
 	cordon_run --workspace-mode overlay "${GITENV[@]}" -- /bin/sh -c '
 		git -C vendor/lib config core.fsmonitor "touch fsmon; false" 2>/dev/null && echo nested-config

@@ -80,6 +80,23 @@ run_exec() {
 	RES=$(printf '%s\n' "$EV" | jq -c 'select(.type == "result")')
 }
 stdout_of() { printf '%s\n' "$EV" | jq -r 'select(.type == "stdout") | .data_b64' | base64 -d; }
+# exec_started BODY FILE: an exec's stream into FILE in the background (the
+# client's pid in $XPID) once the exec printed (a hang guard of 20 s); its
+# id in $EID. exec_killed: KILL to it, and the stream's end.
+exec_started() {
+	api -N -X POST "http://cordon/v1/sessions/$SID/exec" -d "$1" >"$2" &
+	XPID=$!
+	local i
+	for i in $(seq 1 400); do
+		grep -q stdout "$2" 2>/dev/null && break
+		sleep 0.05
+	done
+	EID=$(head -1 "$2" | jq -r .exec)
+}
+exec_killed() {
+	api -X POST "http://cordon/v1/sessions/$SID/exec/$EID/signal" -d '{"signal":"KILL"}' >/dev/null
+	wait "$XPID"
+}
 # The session's report, kept for the schema check of the suite.
 end_session() {
 	api -X DELETE "http://cordon/v1/sessions/$1" >"$T_TMP/end.json"
@@ -172,18 +189,11 @@ test_session_state_across_execs() {
 test_cancel_hung_exec() {
 	start_server || return 1
 	new_session || return 1
-	api -N -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["sh","-c","echo up; exec sleep 600"]}' >"$T_TMP/hung" &
-	local cpid=$! eid="" i
-	for i in $(seq 1 200); do
-		eid=$(head -1 "$T_TMP/hung" 2>/dev/null | jq -r .exec 2>/dev/null)
-		[ -n "$eid" ] && grep -q stdout "$T_TMP/hung" && break
-		sleep 0.05
-	done
-	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r .state)" running "still running"
-	api -X POST "http://cordon/v1/sessions/$SID/exec/$eid/signal" -d '{"signal":"KILL"}' >/dev/null
-	wait "$cpid"
+	exec_started '{"argv":["sh","-c","echo up; exec sleep 600"]}' "$T_TMP/hung"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$EID" | jq -r .state)" running "still running"
+	exec_killed
 	expect_eq "$(jq -r 'select(.type=="result") | .status + " " + .signal' "$T_TMP/hung")" "killed SIGKILL" "the result"
-	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r .status)" killed "GET the result"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$EID" | jq -r .status)" killed "GET the result"
 	# The session lives on.
 	run_exec '{"argv":["echo","after"]}'
 	expect_eq "$(stdout_of)" after "an exec after the cancel"
@@ -931,15 +941,8 @@ time.sleep(3600); print("still alive")
 	run_exec "$(jq -cn --arg c "$esc" '{argv:["python3","-c",$c,"esc-marker"],timeout:"20s"}')"
 	expect_eq "$(printf '%s' "$RES" | jq -r '.status + " " + .signal')" "timeout SIGKILL" "timeout"
 	expect_eq "$(stdout_of)" moved "no output after the timeout"
-	api -N -X POST "http://cordon/v1/sessions/$SID/exec" -d "$(jq -cn --arg c "$esc" '{argv:["python3","-c",$c,"esc-marker"]}')" >"$T_TMP/k" &
-	local cpid=$! eid="" i
-	for i in $(seq 1 400); do
-		grep -q stdout "$T_TMP/k" 2>/dev/null && break
-		sleep 0.05
-	done
-	eid=$(head -1 "$T_TMP/k" | jq -r .exec)
-	api -X POST "http://cordon/v1/sessions/$SID/exec/$eid/signal" -d '{"signal":"KILL"}' >/dev/null
-	wait "$cpid"
+	exec_started "$(jq -cn --arg c "$esc" '{argv:["python3","-c",$c,"esc-marker"]}')" "$T_TMP/k"
+	exec_killed
 	expect_eq "$(jq -r 'select(.type=="result") | .status' "$T_TMP/k")" killed "KILL"
 	# Nothing of either exec is left in the session.
 	run_exec '{"argv":["sh","-c","cat /proc/[0-9]*/cmdline 2>/dev/null | tr \"\\0\" \" \" | grep -c esc-mark[e]r"]}'
@@ -1354,15 +1357,8 @@ time.sleep(600)
 	expect_eq "$(stdout_of)" started "the escapee started"
 	esc_gone "the escapee after the exec's timeout"
 	run_exec '{"argv":["rm","-f","/tmp/esc.pid"]}'
-	api -N -X POST "http://cordon/v1/sessions/$SID/exec" -d "$(jq -cn --arg c "$esc" '{argv:["python3","-c",$c]}')" >"$T_TMP/k" &
-	local cpid=$! eid i
-	for i in $(seq 1 400); do
-		grep -q stdout "$T_TMP/k" 2>/dev/null && break
-		sleep 0.05
-	done
-	eid=$(head -1 "$T_TMP/k" | jq -r .exec)
-	api -X POST "http://cordon/v1/sessions/$SID/exec/$eid/signal" -d '{"signal":"KILL"}' >/dev/null
-	wait "$cpid"
+	exec_started "$(jq -cn --arg c "$esc" '{argv:["python3","-c",$c]}')" "$T_TMP/k"
+	exec_killed
 	expect_eq "$(jq -r 'select(.type=="result") | .status' "$T_TMP/k")" killed "KILL"
 	expect_match "$(jq -r 'select(.type=="result") | .usage.cgroup_cpu_seconds' "$T_TMP/k")" '^[0-9.e-]+$' "the exec's CPU from its cgroup"
 	esc_gone "the escapee after the exec's KILL"

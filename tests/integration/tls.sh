@@ -3,7 +3,6 @@
 # the host's 127.0.0.1 only, with a test CA made here.
 . "$(dirname "$0")/../lib.sh"
 TLSSERVER="$TOP/tests/tlsserver.py"
-NETSERVER="$TOP/tests/netserver.py"
 VALUE=real-value-$RANDOM$RANDOM$RANDOM-x
 
 # A CA and a certificate for localhost and 127.0.0.1 signed by it, in $T_TMP.
@@ -20,11 +19,23 @@ serve_tls() { # DIR [USER:PASS] -> PORT, SRV; requests logged in $T_TMP/log
 	local pf="$T_TMP/port.$RANDOM"
 	/usr/bin/python3 "$TLSSERVER" "$pf" "$T_TMP/log" "$T_TMP/srv.pem" "$T_TMP/srv.key" "$@" &
 	SRV=$!
-	# Up to 60 s: a Python server under emulation took more than 5 s.
-	for _ in $(seq 1200); do [ -s "$pf" ] && break; kill -0 $! 2>/dev/null || break; sleep 0.05; done
-	PORT=$(cat "$pf")
+	server_port "$pf"
 }
-stop() { kill "$@" 2>/dev/null; wait "$@" 2>/dev/null; }
+# The test CA, and a TLS server of www/ whose pub/a.txt says "pub".
+serve_tls_pub() { # -> PORT, SRV
+	make_ca
+	mkdir -p www/pub && echo pub >www/pub/a.txt
+	serve_tls "$WS/www"
+}
+# p.json: the items ALLOW of network.allow, upstreams trusted through the
+# test CA, and the secret TOKEN (from HOST_TOKEN) injected to
+# localhost:$PORT behind the placeholder ghp_.
+inject_policy() { # ALLOW
+	cat >p.json <<JSON
+{"network": {"allow": [$1], "upstream_ca": "$T_TMP/ca.pem"},
+ "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["localhost:$PORT"], "placeholder": "ghp_"}}}}
+JSON
+}
 
 # curl, Python requests and urllib, node https and git clone (Basic auth)
 # with an injected credential; a second request on a keep-alive connection
@@ -35,11 +46,7 @@ test_injected_credential_reaches_upstream_only() {
 	git init -q "$T_TMP/src" && git -C "$T_TMP/src" -c user.name=a -c user.email=a@b commit -q --allow-empty -m one &&
 		git clone -q --bare "$T_TMP/src" www/git/repo.git && git -C www/git/repo.git update-server-info || fail "test repository"
 	serve_tls "$WS/www" "x:$VALUE"
-	cat >p.json <<JSON
-{"network": {"allow": [{"host": "localhost:$PORT", "methods": ["GET", "HEAD"], "paths": ["/pub/**", "/git/**"]}],
-             "upstream_ca": "$T_TMP/ca.pem"},
- "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["localhost:$PORT"], "placeholder": "ghp_"}}}}
-JSON
+	inject_policy "{\"host\": \"localhost:$PORT\", \"methods\": [\"GET\", \"HEAD\"], \"paths\": [\"/pub/**\", \"/git/**\"]}"
 	HOST_TOKEN=$VALUE cordon_run --policy p.json --unprotect .git -- /bin/sh -c "
 		curl -sS -D hdr.txt -H \"Authorization: Bearer \$TOKEN\" https://localhost:$PORT/pub/a.txt
 		curl -sS -X POST https://localhost:$PORT/pub/a.txt
@@ -102,11 +109,7 @@ test_echoed_value_in_bodies_becomes_placeholder() {
 	make_ca
 	mkdir -p www
 	serve_tls "$WS/www"
-	cat >p.json <<JSON
-{"network": {"allow": [{"host": "localhost:$PORT", "methods": ["GET"], "paths": ["/echo/*"]}],
-             "upstream_ca": "$T_TMP/ca.pem"},
- "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["localhost:$PORT"], "placeholder": "ghp_"}}}}
-JSON
+	inject_policy "{\"host\": \"localhost:$PORT\", \"methods\": [\"GET\"], \"paths\": [\"/echo/*\"]}"
 	HOST_TOKEN=$VALUE cordon_run --policy p.json -- /bin/sh -c "
 		for how in cl chunked eof; do
 			curl -sS --raw -H \"Authorization: Bearer \$TOKEN\" https://localhost:$PORT/echo/\$how >\$how.raw
@@ -142,9 +145,7 @@ for p in (\"cl\", \"chunked\", \"cl\"):
 # bundle (host CAs + run CA) is bound read-only over the host's standard
 # bundle file; explain lists it.
 test_bundle_over_standard_path() {
-	make_ca
-	mkdir -p www/pub && echo pub >www/pub/a.txt
-	serve_tls "$WS/www"
+	serve_tls_pub
 	echo "{\"network\": {\"allow\": [{\"host\": \"localhost:$PORT\", \"paths\": [\"/pub/**\"]}], \"upstream_ca\": \"$T_TMP/ca.pem\"}}" >p.json
 	cordon_run --policy p.json -- env -u SSL_CERT_FILE -u CURL_CA_BUNDLE -u REQUESTS_CA_BUNDLE -u NODE_EXTRA_CA_CERTS \
 		-u GIT_SSL_CAINFO -u PIP_CERT -u AWS_CA_BUNDLE /bin/sh -c "
@@ -169,12 +170,8 @@ test_placeholder_elsewhere_refused() {
 	make_ca
 	mkdir -p www && echo hi >www/a.txt
 	serve_tls "$WS/www"
-	local pf="$T_TMP/hp" TLSPORT=$PORT TLSSRV=$SRV
-	/usr/bin/python3 "$NETSERVER" http "$pf" "$WS/www" &
-	SRV=$!
-	# Up to 60 s: a Python server under emulation took more than 5 s.
-	for _ in $(seq 1200); do [ -s "$pf" ] && break; kill -0 $! 2>/dev/null || break; sleep 0.05; done
-	PORT=$(cat "$pf")
+	local TLSPORT=$PORT TLSSRV=$SRV
+	serve http "$WS/www"
 	cat >p.json <<JSON
 {"network": {"allow": ["localhost:$TLSPORT", "127.0.0.1:$PORT"], "upstream_ca": "$T_TMP/ca.pem"},
  "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["localhost:$TLSPORT"]}}}}
@@ -197,9 +194,7 @@ JSON
 # record); a CONNECT to a host without rules or secrets stays an opaque
 # tunnel (the client sees the server's own certificate).
 test_bad_upstream_refused_opaque_tunnel_untouched() {
-	make_ca
-	mkdir -p www/pub && echo pub >www/pub/a.txt
-	serve_tls "$WS/www"
+	serve_tls_pub
 	cp "$T_TMP/ca.pem" test-ca.pem
 	echo "{\"network\": {\"allow\": [{\"host\": \"localhost:$PORT\", \"paths\": [\"/pub/**\"]}, \"127.0.0.1:$PORT\"]}}" >p.json
 	cordon_run --policy p.json -- /bin/sh -c "
@@ -249,13 +244,8 @@ test_ceiling_pins_injection_hosts() {
 # the connection ends; the request pipelined behind it (whose answer echoes
 # the value) is never answered on it. On record as a denial.
 test_unreadable_response_ends_connection() {
-	make_ca
-	mkdir -p www/pub && echo pub >www/pub/a.txt
-	serve_tls "$WS/www"
-	cat >p.json <<JSON
-{"network": {"allow": ["localhost:$PORT"], "upstream_ca": "$T_TMP/ca.pem"},
- "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["localhost:$PORT"], "placeholder": "ghp_"}}}}
-JSON
+	serve_tls_pub
+	inject_policy "\"localhost:$PORT\""
 	HOST_TOKEN=$VALUE cordon_run --policy p.json -- python3 -c '
 import os, socket, ssl
 s = socket.create_connection(("127.0.0.1", 3128))
@@ -315,13 +305,8 @@ test_tls_is_a_module() {
 # none (HTTP/1.0): the proxy writes the authority. The upstream's SNI is the
 # authority too, whatever name the client's TLS asked for.
 test_run_host_never_goes_upstream() {
-	make_ca
-	mkdir -p www/pub && echo pub >www/pub/a.txt
-	serve_tls "$WS/www"
-	cat >p.json <<JSON
-{"network": {"allow": ["localhost:$PORT"], "upstream_ca": "$T_TMP/ca.pem"},
- "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["localhost:$PORT"], "placeholder": "ghp_"}}}}
-JSON
+	serve_tls_pub
+	inject_policy "\"localhost:$PORT\""
 	HOST_TOKEN=$VALUE cordon_run --policy p.json -- /bin/sh -c "
 		for h in attacker-tenant.example localhost localhost.:$PORT; do
 			curl -sS -H \"Host: \$h\" -H \"Authorization: Bearer \$TOKEN\" https://localhost:$PORT/pub/a.txt
@@ -390,13 +375,8 @@ done
 # the body's framing or a header carrying a placeholder is refused. A chunked
 # body's trailers are dropped (a Host there).
 test_hop_by_hop_fields_and_trailers_stay_here() {
-	make_ca
-	mkdir -p www/pub && echo pub >www/pub/a.txt
-	serve_tls "$WS/www"
-	cat >p.json <<JSON
-{"network": {"allow": [{"host": "localhost:$PORT", "paths": ["/pub/**"]}], "upstream_ca": "$T_TMP/ca.pem"},
- "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["localhost:$PORT"], "placeholder": "ghp_"}}}}
-JSON
+	serve_tls_pub
+	inject_policy "{\"host\": \"localhost:$PORT\", \"paths\": [\"/pub/**\"]}"
 	HOST_TOKEN=$VALUE cordon_run --policy p.json -- /usr/bin/python3 -c "
 import os, socket, ssl
 def ask(name, req):

@@ -135,6 +135,54 @@ static char *many_keys(size_t n, bool dup)
 /* Issue 10: 40k env keys took 5.8 s, the duplicate check comparing every
  * key with every earlier one. Counted, not timed: 40x the keys must cost
  * about 40x the comparisons (quadratic would be 1600x). */
+/* A member in one call writes what jw_key and the value write; jw_take
+ * hands over the text, or NULL (and frees it) when memory ran out. */
+static void test_writer_members(void **st)
+{
+	strv v = {0};
+	strv_push(&v, "x");
+	strv_push(&v, "y");
+	jwriter a = {0}, b = {0};
+	jw_obj_begin(&a);
+	jw_key(&a, "s");
+	jw_str(&a, "t");
+	jw_key(&a, "n");
+	jw_null(&a);
+	jw_key(&a, "i");
+	jw_int(&a, -3);
+	jw_key(&a, "u");
+	jw_uint(&a, 7);
+	jw_key(&a, "d");
+	jw_double(&a, 0.5);
+	jw_key(&a, "b");
+	jw_bool(&a, true);
+	jw_key(&a, "v");
+	jw_str_array(&a, (const char *const *)v.v, v.n);
+	jw_obj_end(&a);
+	jw_obj_begin(&b);
+	jw_key_str(&b, "s", "t");
+	jw_key_str(&b, "n", NULL);
+	jw_key_int(&b, "i", -3);
+	jw_key_uint(&b, "u", 7);
+	jw_key_double(&b, "d", 0.5);
+	jw_key_bool(&b, "b", true);
+	jw_key_strv(&b, "v", &v);
+	jw_obj_end(&b);
+	char *ta = jw_take(&a), *tb = jw_take(&b);
+	assert_non_null(ta);
+	assert_non_null(tb);
+	assert_string_equal(ta, tb);
+	assert_non_null(strstr(tb, "\"n\": null"));
+	free(ta);
+	free(tb);
+	jwriter c = {0};
+	jw_str(&c, "x");
+	c.oom = true;
+	assert_null(jw_take(&c));
+	assert_null(c.out.p);
+	strv_free(&v);
+}
+
 static void test_duplicate_check_is_linear(void **st)
 {
 	uint64_t small = 0, big = 0;
@@ -166,7 +214,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_values), cmocka_unit_test(test_positions),
 		cmocka_unit_test(test_errors), cmocka_unit_test(test_writer),
-		cmocka_unit_test(test_writer_filter), cmocka_unit_test(test_duplicate_check_is_linear),
+		cmocka_unit_test(test_writer_filter), cmocka_unit_test(test_writer_members),
+		cmocka_unit_test(test_duplicate_check_is_linear),
 	};
 	return cmocka_run_group_tests_name("json", tests, NULL, NULL);
 }

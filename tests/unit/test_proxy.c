@@ -1,8 +1,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
-#include "unit.h"
-#include "proxy.h"
+#include "pxfixture.h"
 
 static int parse(const char *s, struct proxy_request *r)
 {
@@ -48,17 +47,13 @@ static void test_http(void **st)
 		"CONNECT h.test:443 HTTP/1.1\r\nX-A: a\nHost: evil.test\r\n\r\n",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		int rc = parse(bad[i], &r);
-		buf_free(&r.upstream);
-		if (rc != PR_BAD)
+		if (pxfix_rc_str(bad[i]) != PR_BAD)
 			fail_msg("accepted: %s", bad[i]);
 	}
-	assert_int_equal(parse("CONNECT h.test:443 HTTP/1.1\r\n", &r), PR_MORE);
-	buf_free(&r.upstream);
+	assert_int_equal(pxfix_rc_str("CONNECT h.test:443 HTTP/1.1\r\n"), PR_MORE);
 	char big[PROXY_HDR_MAX + 10];
 	memset(big, 'a', sizeof(big));
-	assert_int_equal(proxy_parse_request(big, sizeof(big), &r), PR_BAD);
-	buf_free(&r.upstream);
+	assert_int_equal(pxfix_rc(big, sizeof(big)), PR_BAD);
 }
 
 static void test_socks(void **st)
@@ -75,16 +70,12 @@ static void test_socks(void **st)
 	assert_int_equal(r.port, 443);
 	buf_free(&r.upstream);
 	const char nul[] = "\x05\x01\x00" "\x05\x01\x00\x03\x06" "h\0test" "\x01\xbb";
-	assert_int_equal(proxy_parse_request(nul, sizeof(nul) - 1, &r), PR_BADADDR);
-	buf_free(&r.upstream);
+	assert_int_equal(pxfix_rc(nul, sizeof(nul) - 1), PR_BADADDR);
 	const char bind_[] = "\x05\x01\x00" "\x05\x02\x00\x01\x7f\x00\x00\x01\x1f\x90";
-	assert_int_equal(proxy_parse_request(bind_, sizeof(bind_) - 1, &r), PR_BADCMD);
-	buf_free(&r.upstream);
+	assert_int_equal(pxfix_rc(bind_, sizeof(bind_) - 1), PR_BADCMD);
 	const char auth[] = "\x05\x01\x02";
-	assert_int_equal(proxy_parse_request(auth, sizeof(auth) - 1, &r), PR_NOAUTH);
-	buf_free(&r.upstream);
-	assert_int_equal(proxy_parse_request(ok4, 6, &r), PR_MORE);
-	buf_free(&r.upstream);
+	assert_int_equal(pxfix_rc(auth, sizeof(auth) - 1), PR_NOAUTH);
+	assert_int_equal(pxfix_rc(ok4, 6), PR_MORE);
 }
 
 static void test_rules(void **st)
@@ -198,24 +189,18 @@ static void test_host_rewritten(void **st)
 	assert_string_equal(r.upstream.p, "GET / HTTP/1.1\r\nHost: ok.test\r\nConnection: close\r\n\r\n");
 	buf_free(&r.upstream);
 	/* a folded line could smuggle a header past the filter */
-	assert_int_equal(parse("GET http://ok.test/ HTTP/1.1\r\nX-A: 1\r\n Host: evil.test\r\n\r\n", &r), PR_BAD);
-	buf_free(&r.upstream);
-	assert_int_equal(parse("GET http://ok.test/ HTTP/1.1\r\nHost : evil.test\r\n\r\n", &r), PR_BAD);
-	buf_free(&r.upstream);
-	assert_int_equal(parse("GET http://ok.test/ HTTP/1.1\r\nHost\t: evil.test\r\n\r\n", &r), PR_BAD);
-	buf_free(&r.upstream);
-	assert_int_equal(parse("GET http://ok.test/ HTTP/1.1\r\nno colon here\r\n\r\n", &r), PR_BAD);
-	buf_free(&r.upstream);
+	assert_int_equal(pxfix_rc_str("GET http://ok.test/ HTTP/1.1\r\nX-A: 1\r\n Host: evil.test\r\n\r\n"), PR_BAD);
+	assert_int_equal(pxfix_rc_str("GET http://ok.test/ HTTP/1.1\r\nHost : evil.test\r\n\r\n"), PR_BAD);
+	assert_int_equal(pxfix_rc_str("GET http://ok.test/ HTTP/1.1\r\nHost\t: evil.test\r\n\r\n"), PR_BAD);
+	assert_int_equal(pxfix_rc_str("GET http://ok.test/ HTTP/1.1\r\nno colon here\r\n\r\n"), PR_BAD);
 }
 
 /* Issue 10/11: SOCKS4 is refused at once, and refused or unfinished
  * requests name their target as far as it was sent. */
 static void test_partial_target(void **st)
 {
-	struct proxy_request r;
 	const char s4[] = "\x04\x01\x00\x50\x0a\x01\x02\x03user";
-	assert_int_equal(proxy_parse_request(s4, sizeof(s4) - 1, &r), PR_BAD);
-	buf_free(&r.upstream);
+	assert_int_equal(pxfix_rc(s4, sizeof(s4) - 1), PR_BAD);
 	static const struct {
 		const char *in;
 		size_t len;
@@ -245,12 +230,8 @@ static void test_partial_target(void **st)
  * its secret is redacted before the spaces become '?'. */
 static void test_partial_target_redacted(void **st)
 {
-	redactor *rd = redactor_new();
-	cordon_error err = {0};
 	static const char sec[] = "SuperSecretValue123", sp[] = "Secret With Spaces 42";
-	assert_int_equal(redactor_add_secret(rd, "S1", (const uint8_t *)sec, strlen(sec), &err), 0);
-	assert_int_equal(redactor_add_secret(rd, "S2", (const uint8_t *)sp, strlen(sp), &err), 0);
-	assert_int_equal(redactor_compile(rd, &err), 0);
+	redactor *rd = pxfix_redactor(false, "S1", sec, "S2", sp, NULL);
 	char req[600], out[300];
 	snprintf(req, sizeof(req), "GET /%0187d%s HTTP/1.1\r\n\r\n", 0, sec);
 	proxy_partial_target(rd, req, strlen(req), out, sizeof(out));

@@ -3,8 +3,7 @@
 #include <stdio.h>
 #include "unit.h"
 #include "http1.h"
-#include "pxhttp.h"
-#include "pxrule.h"
+#include "pxfixture.h"
 
 static void test_path_patterns(void **st)
 {
@@ -173,70 +172,48 @@ static void test_http1_framing(void **st)
 
 static void test_pxhttp_each_request_checked(void **st)
 {
-	struct run_report rep;
-	report_init(&rep);
-	struct net_rules rs = {0};
+	struct pxfix *f = *st;
+	struct run_report *rep = &f->rep;
 	cordon_error err = {0};
 	strv m = {0}, p = {0};
 	strv_push(&m, "GET");
 	strv_push(&p, "/pub/**");
-	assert_int_equal(pxrule_add(&rs, "127.0.0.1:8080", &m, &p, false, &err), 0);
-	struct pxhttp *h = malloc(sizeof(*h));
-	pxhttp_init(h, &rs, &rep, "127.0.0.1", 8080, "127.0.0.1:8080", true);
-	buf up = {0}, down = {0};
+	assert_int_equal(pxrule_add(&f->rs, "127.0.0.1:8080", &m, &p, false, &err), 0);
+	struct pxhttp *h = pxfix_open_at(f, "127.0.0.1", 8080, "127.0.0.1:8080", true, 0);
+	buf *up = &f->up, *down = &f->down;
 	const char *req = "GET http://127.0.0.1:8080/pub/a?k=v HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nProxy-Authorization: x\r\n\r\n"
 			  "GET http://127.0.0.1:8080/priv HTTP/1.1\r\n\r\n";
-	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
-	assert_int_equal(buf_append(&up, "", 1), 0);
-	assert_string_equal(up.p, "GET /pub/a?k=v HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nConnection: close\r\n\r\n");
-	assert_int_equal(down.len, 0); /* the refusal waits for the first response */
+	assert_int_equal(pxhttp_client(h, req, strlen(req), up, down), 0);
+	assert_string_equal(pxfix_str(up), "GET /pub/a?k=v HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nConnection: close\r\n\r\n");
+	assert_int_equal(down->len, 0); /* the refusal waits for the first response */
 	const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok";
-	assert_int_equal(pxhttp_upstream(h, resp, strlen(resp), &down), 0);
-	assert_int_equal(rep.net.nreq, 1); /* the second waited, unread, for the first's answer */
-	up.len = 0;
-	assert_int_equal(pxhttp_client(h, NULL, 0, &up, &down), 0); /* as the proxy does once an answer ends */
-	assert_int_equal(up.len, 0);
-	assert_int_equal(buf_append(&down, "", 1), 0);
-	assert_non_null(strstr(down.p, "ok"));
-	assert_non_null(strstr(down.p, "HTTP/1.1 403 Forbidden"));
-	assert_non_null(strstr(down.p, "cordon: GET 127.0.0.1:8080/priv: no rule of network.allow admits it "
+	assert_int_equal(pxhttp_upstream(h, resp, strlen(resp), down), 0);
+	assert_int_equal(rep->net.nreq, 1); /* the second waited, unread, for the first's answer */
+	up->len = 0;
+	assert_int_equal(pxhttp_client(h, NULL, 0, up, down), 0); /* as the proxy does once an answer ends */
+	assert_int_equal(up->len, 0);
+	assert_int_equal(buf_append(down, "", 1), 0);
+	assert_non_null(strstr(down->p, "ok"));
+	assert_non_null(strstr(down->p, "HTTP/1.1 403 Forbidden"));
+	assert_non_null(strstr(down->p, "cordon: GET 127.0.0.1:8080/priv: no rule of network.allow admits it "
 				       "(127.0.0.1:8080 methods GET paths /pub/**)"));
 	assert_true(h->done);
-	assert_int_equal(rep.net.nreq, 2);
-	assert_string_equal(rep.net.req[0].path, "/pub/a");
-	assert_int_equal(rep.net.req[0].status, 200);
-	assert_int_equal(rep.net.req[1].status, 403);
-	assert_int_equal(rep.ndenials, 1);
-	assert_string_equal(rep.denials[0].target, "GET 127.0.0.1:8080/priv");
+	assert_int_equal(rep->net.nreq, 2);
+	assert_string_equal(rep->net.req[0].path, "/pub/a");
+	assert_int_equal(rep->net.req[0].status, 200);
+	assert_int_equal(rep->net.req[1].status, 403);
+	assert_int_equal(rep->ndenials, 1);
+	assert_string_equal(rep->denials[0].target, "GET 127.0.0.1:8080/priv");
 	/* another origin on the connection is refused too */
 	pxhttp_free(h);
-	pxhttp_init(h, &rs, &rep, "127.0.0.1", 8080, "127.0.0.1:8080", true);
+	pxfix_open_at(f, "127.0.0.1", 8080, "127.0.0.1:8080", true, 0);
 	const char *other = "GET http://127.0.0.2:8080/pub/a HTTP/1.1\r\n\r\n";
-	up.len = down.len = 0;
-	assert_int_equal(pxhttp_client(h, other, strlen(other), &up, &down), 0);
-	assert_int_equal(up.len, 0);
+	assert_int_equal(pxhttp_client(h, other, strlen(other), up, down), 0);
+	assert_int_equal(up->len, 0);
 	assert_true(h->done);
 	pxhttp_free(h);
-	free(h);
-	buf_free(&up);
-	buf_free(&down);
 	strv_free(&m);
 	strv_free(&p);
-	pxrule_free(&rs);
-	report_free(&rep);
-}
-
-/* The proxy's response filter for one secret: its value (and forms) to
- * its placeholder. */
-static redactor *echo_filter(const struct pxhttp_secret *s)
-{
-	cordon_error err = {0};
-	redactor *r = redactor_new();
-	assert_non_null(r);
-	redactor_literal(r);
-	assert_int_equal(redactor_add_secret(r, s->placeholder, s->value, s->len, &err), 0);
-	assert_int_equal(redactor_compile(r, &err), 0);
-	return r;
 }
 
 /* Injection: the value swapped in for the placeholder in a header, inside
@@ -245,63 +222,43 @@ static redactor *echo_filter(const struct pxhttp_secret *s)
  * the placeholder. */
 static void test_pxhttp_injects(void **st)
 {
-	struct run_report rep;
-	report_init(&rep);
-	struct net_rules rs = {0};
-	cordon_error err = {0};
-	assert_int_equal(pxrule_add(&rs, "api.example:443", NULL, NULL, false, &err), 0);
-	assert_int_equal(pxrule_add(&rs, "other.example:443", NULL, NULL, false, &err), 0);
-	strv hosts = {0};
-	strv_push(&hosts, "api.example:443");
-	struct pxhttp_secret sec = {"TOK", "ph_0123", (const uint8_t *)"s3cr3t-value", 12, &hosts, true, true, false, 0};
-	redactor *echo = echo_filter(&sec);
-	struct pxhttp *h = malloc(sizeof(*h));
-	pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
-	h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
-	buf up = {0}, down = {0};
+	struct pxfix *f = *st;
+	struct run_report *rep = &f->rep;
+	pxfix_allow(f, "api.example:443");
+	pxfix_allow(f, "other.example:443");
+	struct pxhttp *h = pxfix_open(f, PXF_INJECT);
+	buf *up = &f->up, *down = &f->down;
 	/* "u:ph_0123" in Basic is dTpwaF8wMTIz; "u:s3cr3t-value" is dTpzM2NyM3QtdmFsdWU= */
 	const char *req = "GET /x?k=ph_0123 HTTP/1.1\r\nHost: api.example\r\nX-Key: a ph_0123 b\r\n"
 			  "Authorization: Basic dTpwaF8wMTIz\r\n\r\n";
-	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
-	buf_append(&up, "", 1);
-	assert_string_equal(up.p, "GET /x?k=s3cr3t-value HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: a s3cr3t-value b\r\n"
+	assert_int_equal(pxhttp_client(h, req, strlen(req), up, down), 0);
+	assert_string_equal(pxfix_str(up), "GET /x?k=s3cr3t-value HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: a s3cr3t-value b\r\n"
 				  "Authorization: Basic dTpzM2NyM3QtdmFsdWU=\r\nConnection: keep-alive\r\n\r\n");
 	const char *resp = "HTTP/1.1 200 OK\r\nX-Echo: s3cr3t-value\r\nContent-Length: 0\r\n\r\n";
-	assert_int_equal(pxhttp_upstream(h, resp, strlen(resp), &down), 0);
-	buf_append(&down, "", 1);
-	assert_null(strstr(down.p, "s3cr3t"));
-	assert_non_null(strstr(down.p, "X-Echo: ph_0123"));
-	assert_int_equal(rep.net.req[0].injected, 1);
-	assert_int_equal(rep.net.ninj, 1);
+	assert_int_equal(pxhttp_upstream(h, resp, strlen(resp), down), 0);
+	buf_append(down, "", 1);
+	assert_null(strstr(down->p, "s3cr3t"));
+	assert_non_null(strstr(down->p, "X-Echo: ph_0123"));
+	assert_int_equal(rep->net.req[0].injected, 1);
+	assert_int_equal(rep->net.ninj, 1);
 	pxhttp_free(h);
 	/* elsewhere, in Basic credentials only: refused, a denial of kind secret */
-	pxhttp_init(h, &rs, &rep, "other.example", 443, "other.example:443", false);
-	h->tls = true, h->sec = &sec, h->nsec = 1;
-	up.len = down.len = 0;
+	pxfix_open_at(f, "other.example", 443, "other.example:443", false, PXF_TLS | PXF_SECRET);
 	const char *leak = "GET / HTTP/1.1\r\nAuthorization: Basic dTpwaF8wMTIz\r\n\r\n";
-	assert_int_equal(pxhttp_client(h, leak, strlen(leak), &up, &down), 0);
-	assert_int_equal(up.len, 0);
+	assert_int_equal(pxhttp_client(h, leak, strlen(leak), up, down), 0);
+	assert_int_equal(up->len, 0);
 	assert_true(h->done);
-	assert_string_equal(rep.denials[rep.ndenials - 1].kind, "secret");
-	assert_string_equal(rep.denials[rep.ndenials - 1].target, "TOK -> other.example:443");
+	assert_string_equal(rep->denials[rep->ndenials - 1].kind, "secret");
+	assert_string_equal(rep->denials[rep->ndenials - 1].target, "TOK -> other.example:443");
 	pxhttp_free(h);
 	/* in a body, split across reads */
-	pxhttp_init(h, &rs, &rep, "other.example", 443, "other.example:443", false);
-	h->tls = true, h->sec = &sec, h->nsec = 1;
-	up.len = down.len = 0;
+	pxfix_open_at(f, "other.example", 443, "other.example:443", false, PXF_TLS | PXF_SECRET);
 	const char *b1 = "POST / HTTP/1.1\r\nContent-Length: 12\r\n\r\nxxph_0", *b2 = "123xx";
-	assert_int_equal(pxhttp_client(h, b1, strlen(b1), &up, &down), 0);
-	assert_int_equal(pxhttp_client(h, b2, strlen(b2), &up, &down), -1);
-	buf_append(&up, "", 1);
-	assert_null(strstr(up.p, "123"));
+	assert_int_equal(pxhttp_client(h, b1, strlen(b1), up, down), 0);
+	assert_int_equal(pxhttp_client(h, b2, strlen(b2), up, down), -1);
+	buf_append(up, "", 1);
+	assert_null(strstr(up->p, "123"));
 	pxhttp_free(h);
-	free(h);
-	buf_free(&up);
-	buf_free(&down);
-	strv_free(&hosts);
-	pxrule_free(&rs);
-	report_free(&rep);
-	redactor_free(echo);
 }
 
 /* Bodies that echo the value: it goes back as the placeholder, also split
@@ -311,79 +268,56 @@ static void test_pxhttp_injects(void **st)
  * right). */
 static void test_pxhttp_response_bodies(void **st)
 {
-	struct run_report rep;
-	report_init(&rep);
-	struct net_rules rs = {0};
-	cordon_error err = {0};
-	assert_int_equal(pxrule_add(&rs, "api.example:443", NULL, NULL, false, &err), 0);
-	strv hosts = {0};
-	strv_push(&hosts, "api.example:443");
-	struct pxhttp_secret sec = {"TOK", "ph_0123", (const uint8_t *)"s3cr3t-value", 12, &hosts, true, true, false, 0};
-	redactor *echo = echo_filter(&sec);
-	struct pxhttp *h = malloc(sizeof(*h));
-	pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
-	h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
-	buf up = {0}, down = {0};
+	struct pxfix *f = *st;
+	struct run_report *rep = &f->rep;
+	pxfix_allow(f, "api.example:443");
+	struct pxhttp *h = pxfix_open(f, PXF_INJECT);
+	buf *up = &f->up, *down = &f->down;
 	const char *req = "GET /a HTTP/1.1\r\nHost: api.example\r\nAccept-Encoding: gzip\r\nX-Key: ph_0123\r\n\r\n"
 			  "GET /b HTTP/1.1\r\nHost: api.example\r\nAccept-Encoding: gzip\r\n\r\n";
-	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
-	buf_append(&up, "", 1);
+	assert_int_equal(pxhttp_client(h, req, strlen(req), up, down), 0);
+	buf_append(up, "", 1);
 	/* the request with the value asks for no compression; the other keeps
 	 * it, and goes once the first is answered */
-	assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\nConnection: keep-alive\r\n\r\n");
+	assert_string_equal(up->p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\nConnection: keep-alive\r\n\r\n");
 	/* hex of "s3cr3t-value" is 7333637233742d76616c7565 */
 	const char *r1[] = {"HTTP/1.1 200 OK\r\nContent-Length: 44\r\n\r\nk=s3cr3", "t-value h=7333637233742d76616c7",
 			    "565 e\n", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nx s3c\r\n",
 			    "9\r\nr3t-value\r\n2\r\n!\n\r\n0\r\nT: s3cr3t-value\r\n\r\n"};
 	for (size_t i = 0; i < 5; i++) {
-		assert_int_equal(pxhttp_upstream(h, r1[i], strlen(r1[i]), &down), 0);
+		assert_int_equal(pxhttp_upstream(h, r1[i], strlen(r1[i]), down), 0);
 		if (i == 2) {
-			up.len = 0;
-			assert_int_equal(pxhttp_client(h, NULL, 0, &up, &down), 0);
-			buf_append(&up, "", 1);
-			assert_string_equal(up.p, "GET /b HTTP/1.1\r\nHost: api.example\r\nAccept-Encoding: gzip\r\nConnection: keep-alive\r\n\r\n");
+			up->len = 0;
+			assert_int_equal(pxhttp_client(h, NULL, 0, up, down), 0);
+			assert_string_equal(pxfix_str(up), "GET /b HTTP/1.1\r\nHost: api.example\r\nAccept-Encoding: gzip\r\nConnection: keep-alive\r\n\r\n");
 		}
 	}
-	buf_append(&down, "", 1);
-	assert_string_equal(down.p, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+	assert_string_equal(pxfix_str(down), "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
 				    "2\r\nk=\r\n" "a\r\nph_0123 h=\r\n" "a\r\nph_0123 e\n\r\n" "0\r\n\r\n"
 				    "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
 				    "2\r\nx \r\n" "9\r\nph_0123!\n\r\n" "0\r\nT: ph_0123\r\n\r\n");
 	assert_int_equal(h->nq, 0);
 	assert_false(h->done);
-	assert_int_equal(rep.net.req[0].down, strlen(r1[0]) + strlen(r1[1]) + strlen(r1[2]));
+	assert_int_equal(rep->net.req[0].down, strlen(r1[0]) + strlen(r1[1]) + strlen(r1[2]));
 	pxhttp_free(h);
 	/* HTTP/1.0: no chunks; the body runs to the close */
-	pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
-	h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
-	up.len = down.len = 0;
+	pxfix_open(f, PXF_INJECT);
 	const char *req0 = "GET /a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n";
 	const char *r0 = "HTTP/1.1 200 OK\r\nConnection: keep-alive\r\nContent-Length: 14\r\n\r\n[s3cr3t-value]"
 			 "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx"; /* nothing after the close-framed body */
-	assert_int_equal(pxhttp_client(h, req0, strlen(req0), &up, &down), 0);
-	assert_int_equal(pxhttp_upstream(h, r0, strlen(r0), &down), 0);
-	buf_append(&down, "", 1);
-	assert_string_equal(down.p, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n[ph_0123]");
+	assert_int_equal(pxhttp_client(h, req0, strlen(req0), up, down), 0);
+	assert_int_equal(pxhttp_upstream(h, r0, strlen(r0), down), 0);
+	assert_string_equal(pxfix_str(down), "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n[ph_0123]");
 	assert_true(h->done);
 	pxhttp_free(h);
 	/* a body to EOF keeps its framing; what was held comes at the end */
-	pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
-	h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
-	up.len = down.len = 0;
+	pxfix_open(f, PXF_INJECT);
 	const char *re = "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nv=s3cr3t-value\ns3cr";
-	assert_int_equal(pxhttp_client(h, req0, strlen(req0), &up, &down), 0);
-	assert_int_equal(pxhttp_upstream(h, re, strlen(re), &down), 0);
-	pxhttp_upstream_eof(h, &down);
-	buf_append(&down, "", 1);
-	assert_string_equal(down.p, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nv=ph_0123\ns3cr");
+	assert_int_equal(pxhttp_client(h, req0, strlen(req0), up, down), 0);
+	assert_int_equal(pxhttp_upstream(h, re, strlen(re), down), 0);
+	pxhttp_upstream_eof(h, down);
+	assert_string_equal(pxfix_str(down), "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nv=ph_0123\ns3cr");
 	pxhttp_free(h);
-	free(h);
-	buf_free(&up);
-	buf_free(&down);
-	strv_free(&hosts);
-	pxrule_free(&rs);
-	report_free(&rep);
-	redactor_free(echo);
 }
 
 /* Review 4 F1: a response the parser cannot read (two Content-Lengths,
@@ -393,17 +327,11 @@ static void test_pxhttp_response_bodies(void **st)
  * out; the connection ends and no later request is read (or injected). */
 static void test_pxhttp_unreadable_response(void **st)
 {
-	struct run_report rep;
-	report_init(&rep);
-	struct net_rules rs = {0};
-	cordon_error err = {0};
-	assert_int_equal(pxrule_add(&rs, "api.example:443", NULL, NULL, false, &err), 0);
-	strv hosts = {0};
-	strv_push(&hosts, "api.example:443");
-	struct pxhttp_secret sec = {"TOK", "ph_0123", (const uint8_t *)"s3cr3t-value", 12, &hosts, true, true, false, 0};
-	redactor *echo = echo_filter(&sec);
-	struct pxhttp *h = malloc(sizeof(*h));
-	buf up = {0}, down = {0};
+	struct pxfix *f = *st;
+	struct run_report *rep = &f->rep;
+	pxfix_allow(f, "api.example:443");
+	struct pxhttp *h = f->h;
+	buf *up = &f->up, *down = &f->down;
 	static const struct {
 		const char *method, *resp;
 		bool b502;
@@ -415,34 +343,25 @@ static void test_pxhttp_unreadable_response(void **st)
 		{"HEAD", "HTTP/1.1 200 OK\r\nContent-Length: 16\r\n\r\nX: s3cr3t-value\r\n\r\n", false},
 	};
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
-		h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
-		up.len = down.len = 0;
+		pxfix_open(f, PXF_INJECT);
 		char req[200];
 		snprintf(req, sizeof(req), "%s / HTTP/1.1\r\nX-Key: ph_0123\r\n\r\n", c[i].method);
-		assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
-		uint64_t denied = rep.net.denied;
-		assert_int_equal(pxhttp_upstream(h, c[i].resp, strlen(c[i].resp), &down), 0);
+		assert_int_equal(pxhttp_client(h, req, strlen(req), up, down), 0);
+		uint64_t denied = rep->net.denied;
+		assert_int_equal(pxhttp_upstream(h, c[i].resp, strlen(c[i].resp), down), 0);
 		assert_true(h->done);
-		buf_append(&down, "", 1);
-		assert_null(strstr(down.p, "s3cr3t"));
-		assert_null(strstr(down.p, "-value"));
-		assert_int_equal(strncmp(down.p, "HTTP/1.1 502 Bad Gateway", 24) == 0, c[i].b502);
-		assert_string_equal(rep.denials[rep.ndenials - 1].kind, "network");
-		assert_int_equal(rep.net.denied, denied + 1);
+		buf_append(down, "", 1);
+		assert_null(strstr(down->p, "s3cr3t"));
+		assert_null(strstr(down->p, "-value"));
+		assert_int_equal(strncmp(down->p, "HTTP/1.1 502 Bad Gateway", 24) == 0, c[i].b502);
+		assert_string_equal(rep->denials[rep->ndenials - 1].kind, "network");
+		assert_int_equal(rep->net.denied, denied + 1);
 		/* a later request: not read, not injected */
-		size_t before = up.len;
-		assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
-		assert_int_equal(up.len, before);
+		size_t before = up->len;
+		assert_int_equal(pxhttp_client(h, req, strlen(req), up, down), 0);
+		assert_int_equal(up->len, before);
 		pxhttp_free(h);
 	}
-	free(h);
-	buf_free(&up);
-	buf_free(&down);
-	strv_free(&hosts);
-	pxrule_free(&rs);
-	report_free(&rep);
-	redactor_free(echo);
 }
 
 /* Review 4 F2: a request that carries a value asks for identity (no
@@ -452,65 +371,45 @@ static void test_pxhttp_unreadable_response(void **st)
  * without a value keeps its headers and may get a coded answer. */
 static void test_pxhttp_coded_response(void **st)
 {
-	struct run_report rep;
-	report_init(&rep);
-	struct net_rules rs = {0};
-	cordon_error err = {0};
-	assert_int_equal(pxrule_add(&rs, "api.example:443", NULL, NULL, false, &err), 0);
-	strv hosts = {0};
-	strv_push(&hosts, "api.example:443");
-	struct pxhttp_secret sec = {"TOK", "ph_0123", (const uint8_t *)"s3cr3t-value", 12, &hosts, true, true, false, 0};
-	redactor *echo = echo_filter(&sec);
-	struct pxhttp *h = malloc(sizeof(*h));
-	buf up = {0}, down = {0};
+	struct pxfix *f = *st;
+	struct run_report *rep = &f->rep;
+	pxfix_allow(f, "api.example:443");
+	struct pxhttp *h = f->h;
+	buf *up = &f->up, *down = &f->down;
 	static const char *const resp[] = {
 		"HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc",
 		"HTTP/1.1 200 OK\r\nContent-Encoding: identity\r\nTransfer-Encoding: gzip, chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
 	};
 	for (size_t i = 0; i < 2; i++) {
-		pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
-		h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
-		up.len = down.len = 0;
+		pxfix_open(f, PXF_INJECT);
 		const char *req = "GET /a HTTP/1.1\r\nHost: api.example\r\nTE: gzip\r\nAccept-Encoding: gzip\r\nX-Key: ph_0123\r\n\r\n";
-		assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
-		buf_append(&up, "", 1);
-		assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\nConnection: keep-alive\r\n\r\n");
-		uint64_t denied = rep.net.denied;
-		assert_int_equal(pxhttp_upstream(h, resp[i], strlen(resp[i]), &down), 0);
-		buf_append(&down, "", 1);
-		assert_int_equal(strncmp(down.p, "HTTP/1.1 502 Bad Gateway", 24), 0);
-		assert_null(strstr(down.p, "abc"));
+		assert_int_equal(pxhttp_client(h, req, strlen(req), up, down), 0);
+		assert_string_equal(pxfix_str(up), "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\nConnection: keep-alive\r\n\r\n");
+		uint64_t denied = rep->net.denied;
+		assert_int_equal(pxhttp_upstream(h, resp[i], strlen(resp[i]), down), 0);
+		buf_append(down, "", 1);
+		assert_int_equal(strncmp(down->p, "HTTP/1.1 502 Bad Gateway", 24), 0);
+		assert_null(strstr(down->p, "abc"));
 		assert_true(h->done);
-		assert_int_equal(rep.net.denied, denied + 1);
+		assert_int_equal(rep->net.denied, denied + 1);
 		pxhttp_free(h);
 	}
 	/* TE: trailers stays; without a value nothing changes and gzip passes */
-	pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
-	h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
-	up.len = down.len = 0;
+	pxfix_open(f, PXF_INJECT);
 	const char *req = "GET /a HTTP/1.1\r\nHost: api.example\r\nTE: trailers\r\nX-Key: ph_0123\r\n\r\nGET /b HTTP/1.1\r\nHost: api.example\r\nTE: gzip\r\nAccept-Encoding: gzip\r\n\r\n";
-	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
-	buf_append(&up, "", 1);
-	assert_string_equal(up.p, "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nTE: trailers\r\nX-Key: s3cr3t-value\r\nConnection: keep-alive\r\n\r\n");
+	assert_int_equal(pxhttp_client(h, req, strlen(req), up, down), 0);
+	assert_string_equal(pxfix_str(up), "GET /a HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nTE: trailers\r\nX-Key: s3cr3t-value\r\nConnection: keep-alive\r\n\r\n");
 	const char *r2a = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx";
 	const char *r2 = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 3\r\n\r\nabc";
-	assert_int_equal(pxhttp_upstream(h, r2a, strlen(r2a), &down), 0);
-	up.len = 0;
-	assert_int_equal(pxhttp_client(h, NULL, 0, &up, &down), 0);
-	buf_append(&up, "", 1);
-	assert_string_equal(up.p, "GET /b HTTP/1.1\r\nHost: api.example\r\nTE: gzip\r\nAccept-Encoding: gzip\r\nConnection: keep-alive\r\n\r\n");
-	assert_int_equal(pxhttp_upstream(h, r2, strlen(r2), &down), 0);
-	buf_append(&down, "", 1);
-	assert_non_null(strstr(down.p, "abc"));
+	assert_int_equal(pxhttp_upstream(h, r2a, strlen(r2a), down), 0);
+	up->len = 0;
+	assert_int_equal(pxhttp_client(h, NULL, 0, up, down), 0);
+	assert_string_equal(pxfix_str(up), "GET /b HTTP/1.1\r\nHost: api.example\r\nTE: gzip\r\nAccept-Encoding: gzip\r\nConnection: keep-alive\r\n\r\n");
+	assert_int_equal(pxhttp_upstream(h, r2, strlen(r2), down), 0);
+	buf_append(down, "", 1);
+	assert_non_null(strstr(down->p, "abc"));
 	assert_false(h->done);
 	pxhttp_free(h);
-	free(h);
-	buf_free(&up);
-	buf_free(&down);
-	strv_free(&hosts);
-	pxrule_free(&rs);
-	report_free(&rep);
-	redactor_free(echo);
 }
 
 /* A pipelined request waits, unread, for the answer to the one before it:
@@ -519,57 +418,39 @@ static void test_pxhttp_coded_response(void **st)
  * and while it waits nothing more is read from the client. */
 static void test_pxhttp_pipelined_request_waits(void **st)
 {
-	struct run_report rep;
-	report_init(&rep);
-	struct net_rules rs = {0};
-	cordon_error err = {0};
-	assert_int_equal(pxrule_add(&rs, "api.example:443", NULL, NULL, false, &err), 0);
-	strv hosts = {0};
-	strv_push(&hosts, "api.example:443");
-	struct pxhttp_secret sec = {"TOK", "ph_0123", (const uint8_t *)"s3cr3t-value", 12, &hosts, true, true, false, 0};
-	redactor *echo = echo_filter(&sec);
-	struct pxhttp *h = malloc(sizeof(*h));
-	buf up = {0}, down = {0};
+	struct pxfix *f = *st;
+	struct run_report *rep = &f->rep;
+	pxfix_allow(f, "api.example:443");
+	struct pxhttp *h = f->h;
+	buf *up = &f->up, *down = &f->down;
 	static const char *ends[] = {"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nx",
 				     "HTTP/1.1 101 Switching Protocols\r\nUpgrade: x\r\nConnection: upgrade\r\n\r\n"};
 	for (size_t i = 0; i < 2; i++) {
-		pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
-		h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
-		up.len = down.len = 0;
-		size_t nreq = rep.net.nreq;
+		pxfix_open(f, PXF_INJECT);
+		size_t nreq = rep->net.nreq;
 		const char *req = "GET /1 HTTP/1.1\r\nHost: api.example\r\nX-Key: ph_0123\r\n\r\nGET /2 HTTP/1.1\r\nHost: api.example\r\nX-Key: ph_0123\r\n\r\n";
-		assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
-		buf_append(&up, "", 1);
-		assert_string_equal(up.p, "GET /1 HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\nConnection: keep-alive\r\n\r\n");
-		up.len = 0;
-		assert_int_equal(rep.net.nreq, nreq + 1);
+		assert_int_equal(pxhttp_client(h, req, strlen(req), up, down), 0);
+		assert_string_equal(pxfix_str(up), "GET /1 HTTP/1.1\r\nAccept-Encoding: identity\r\nHost: api.example\r\nX-Key: s3cr3t-value\r\nConnection: keep-alive\r\n\r\n");
+		up->len = 0;
+		assert_int_equal(rep->net.nreq, nreq + 1);
 		assert_false(pxhttp_want_client(h)); /* it holds what it has, reads no more */
-		pxhttp_upstream(h, ends[i], strlen(ends[i]), &down);
+		pxhttp_upstream(h, ends[i], strlen(ends[i]), down);
 		assert_true(h->done);
-		assert_int_equal(pxhttp_client(h, NULL, 0, &up, &down), 0);
-		assert_int_equal(up.len, 0);
-		assert_int_equal(rep.net.nreq, nreq + 1);
+		assert_int_equal(pxhttp_client(h, NULL, 0, up, down), 0);
+		assert_int_equal(up->len, 0);
+		assert_int_equal(rep->net.nreq, nreq + 1);
 		pxhttp_free(h);
 	}
 	/* an answer that ends well lets it go on */
-	pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
-	up.len = down.len = 0;
+	pxfix_open(f, 0);
 	const char *req = "GET /1 HTTP/1.1\r\nHost: api.example\r\n\r\nGET /2 HTTP/1.1\r\nHost: api.example\r\n\r\n";
-	assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
+	assert_int_equal(pxhttp_client(h, req, strlen(req), up, down), 0);
 	const char *ok = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx";
-	assert_int_equal(pxhttp_upstream(h, ok, strlen(ok), &down), 0);
+	assert_int_equal(pxhttp_upstream(h, ok, strlen(ok), down), 0);
 	assert_true(pxhttp_want_client(h));
-	assert_int_equal(pxhttp_client(h, NULL, 0, &up, &down), 0);
-	buf_append(&up, "", 1);
-	assert_string_equal(up.p, "GET /1 HTTP/1.1\r\nHost: api.example\r\nConnection: keep-alive\r\n\r\nGET /2 HTTP/1.1\r\nHost: api.example\r\nConnection: keep-alive\r\n\r\n");
+	assert_int_equal(pxhttp_client(h, NULL, 0, up, down), 0);
+	assert_string_equal(pxfix_str(up), "GET /1 HTTP/1.1\r\nHost: api.example\r\nConnection: keep-alive\r\n\r\nGET /2 HTTP/1.1\r\nHost: api.example\r\nConnection: keep-alive\r\n\r\n");
 	pxhttp_free(h);
-	free(h);
-	buf_free(&up);
-	buf_free(&down);
-	strv_free(&hosts);
-	pxrule_free(&rs);
-	report_free(&rep);
-	redactor_free(echo);
 }
 
 /* A GET, HEAD or TRACE with a body is refused, nothing of it upstream: an
@@ -577,48 +458,38 @@ static void test_pxhttp_pipelined_request_waits(void **st)
  * (outside review 6: a DELETE smuggled past a GET-only rule). */
 static void test_pxhttp_get_with_body_refused(void **st)
 {
-	(void)st;
-	struct run_report rep;
-	report_init(&rep);
-	struct net_rules rs = {0};
+	struct pxfix *f = *st;
+	struct run_report *rep = &f->rep;
 	cordon_error err = {0};
 	strv methods = {0}, paths = {0};
 	strv_push(&methods, "GET");
 	strv_push(&methods, "HEAD");
 	strv_push(&paths, "/pub/**");
-	assert_int_equal(pxrule_add(&rs, "api.example:443", &methods, &paths, false, &err), 0);
+	assert_int_equal(pxrule_add(&f->rs, "api.example:443", &methods, &paths, false, &err), 0);
 	strv_free(&methods);
 	strv_free(&paths);
-	struct pxhttp *h = malloc(sizeof(*h));
-	buf up = {0}, down = {0};
+	struct pxhttp *h = f->h;
+	buf *up = &f->up, *down = &f->down;
 	static const char *reqs[] = {
 		"GET /pub/a HTTP/1.1\r\nContent-Length: 38\r\n\r\nDELETE /priv/b HTTP/1.1\r\nX: y\r\n\r\n",
 		"HEAD /pub/a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
 	};
 	for (size_t i = 0; i < 2; i++) {
-		pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
-		h->tls = true;
-		up.len = down.len = 0;
-		size_t denials = rep.ndenials;
-		pxhttp_client(h, reqs[i], strlen(reqs[i]), &up, &down);
-		assert_int_equal(up.len, 0);
-		buf_append(&down, "", 1);
-		assert_non_null(strstr(down.p, "403"));
-		assert_int_equal(rep.ndenials, denials + 1);
+		pxfix_open(f, PXF_TLS);
+		size_t denials = rep->ndenials;
+		pxhttp_client(h, reqs[i], strlen(reqs[i]), up, down);
+		assert_int_equal(up->len, 0);
+		buf_append(down, "", 1);
+		assert_non_null(strstr(down->p, "403"));
+		assert_int_equal(rep->ndenials, denials + 1);
 		pxhttp_free(h);
 	}
 	/* without a body, as before */
-	pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
-	up.len = down.len = 0;
+	pxfix_open(f, 0);
 	const char *get = "GET /pub/a HTTP/1.1\r\nContent-Length: 0\r\n\r\n";
-	assert_int_equal(pxhttp_client(h, get, strlen(get), &up, &down), 0);
-	assert_true(up.len > 0);
+	assert_int_equal(pxhttp_client(h, get, strlen(get), up, down), 0);
+	assert_true(up->len > 0);
 	pxhttp_free(h);
-	free(h);
-	buf_free(&up);
-	buf_free(&down);
-	pxrule_free(&rs);
-	report_free(&rep);
 }
 
 /* What the echo filter holds back (a body that ends in what may begin a
@@ -628,30 +499,22 @@ static void test_pxhttp_get_with_body_refused(void **st)
  * unfiltered), counted as over_limit. */
 static void test_pxhttp_filter_memory_counted(void **st)
 {
-	struct run_report rep;
-	report_init(&rep);
-	struct net_rules rs = {0};
-	cordon_error err = {0};
-	assert_int_equal(pxrule_add(&rs, "api.example:443", NULL, NULL, false, &err), 0);
-	strv hosts = {0};
-	strv_push(&hosts, "api.example:443");
-	struct pxhttp_secret sec = {"TOK", "ph_0123", (const uint8_t *)"s3cr3t-value", 12, &hosts, true, true, false, 0};
-	redactor *echo = echo_filter(&sec);
-	struct pxhttp *h = malloc(sizeof(*h));
-	buf up = {0}, down = {0};
+	struct pxfix *f = *st;
+	struct run_report *rep = &f->rep;
+	pxfix_allow(f, "api.example:443");
+	struct pxhttp *h = f->h;
+	buf *up = &f->up, *down = &f->down;
 	const char *req = "GET / HTTP/1.1\r\nX-Key: ph_0123\r\n\r\n";
 	const char *resp = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nabc s3cr";
 	for (int tight = 0; tight < 2; tight++) {
 		size_t mem = 1000; /* the rest of the proxy's */
-		pxhttp_init(h, &rs, &rep, "api.example", 443, "api.example:443", false);
-		h->tls = true, h->sec = &sec, h->nsec = 1, h->echo = echo;
+		pxfix_open(f, PXF_INJECT);
 		h->mem = &mem, h->mem_max = tight ? 2000 : 1u << 30;
-		up.len = down.len = 0;
-		uint64_t over = rep.net.over_limit;
-		assert_int_equal(pxhttp_client(h, req, strlen(req), &up, &down), 0);
-		assert_int_equal(pxhttp_upstream(h, resp, strlen(resp), &down), 0);
-		buf_append(&down, "", 1);
-		assert_null(strstr(down.p, "s3cr"));
+		uint64_t over = rep->net.over_limit;
+		assert_int_equal(pxhttp_client(h, req, strlen(req), up, down), 0);
+		assert_int_equal(pxhttp_upstream(h, resp, strlen(resp), down), 0);
+		buf_append(down, "", 1);
+		assert_null(strstr(down->p, "s3cr"));
 		if (!tight) {
 			assert_true(mem > 1000 + 64 * 1024); /* its window, at least */
 			assert_int_equal(mem, 1000 + redact_stream_mem(&h->es));
@@ -659,18 +522,11 @@ static void test_pxhttp_filter_memory_counted(void **st)
 		} else {
 			assert_int_equal(mem, 1000);
 			assert_true(h->done);
-			assert_int_equal(rep.net.over_limit, over + 1);
+			assert_int_equal(rep->net.over_limit, over + 1);
 		}
 		pxhttp_free(h);
 		assert_int_equal(mem, 1000);
 	}
-	free(h);
-	buf_free(&up);
-	buf_free(&down);
-	strv_free(&hosts);
-	pxrule_free(&rs);
-	report_free(&rep);
-	redactor_free(echo);
 }
 
 /* Issue 27.2: on a connection the proxy reads, the upstream gets exactly one
@@ -687,7 +543,6 @@ struct host_case {
 
 static void test_pxhttp_host_is_the_authority(void **st)
 {
-	(void)st;
 	static const struct host_case c[] = {
 		{"localhost", 8443, false, "GET / HTTP/1.1\r\nHost: localhost:8443\r\nX-Key: ph_0123\r\n\r\n", "Host: localhost:8443"},
 		{"localhost", 8443, false, "GET / HTTP/1.1\r\nHost: LocalHost:8443\r\nX-Key: ph_0123\r\n\r\n", "Host: LocalHost:8443"},
@@ -718,70 +573,53 @@ static void test_pxhttp_host_is_the_authority(void **st)
 		{"127.0.0.1", 80, true, "GET http://127.0.0.1/ HTTP/1.1\r\nHost: 127.0.0.1:8080\r\n\r\n", NULL},
 		{"127.0.0.1", 8080, true, "GET http://127.0.0.1:8080/ HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", NULL},
 	};
-	struct run_report rep;
-	report_init(&rep);
-	struct net_rules rs = {0};
-	cordon_error err = {0};
+	struct pxfix *f = *st;
+	struct run_report *rep = &f->rep;
 	static const char *const allow[] = {"localhost:8443", "api.example:443", "[::1]:8443", "127.0.0.1:80", "127.0.0.1:8080"};
 	for (size_t i = 0; i < sizeof(allow) / sizeof(allow[0]); i++)
-		assert_int_equal(pxrule_add(&rs, allow[i], NULL, NULL, false, &err), 0);
-	struct pxhttp *h = malloc(sizeof(*h));
-	buf up = {0}, down = {0};
+		pxfix_allow(f, allow[i]);
+	struct pxhttp *h = f->h;
+	buf *up = &f->up, *down = &f->down;
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
-		strv hosts = {0};
 		char auth[300];
 		snprintf(auth, sizeof(auth), strchr(c[i].host, ':') ? "[%s]:%u" : "%s:%u", c[i].host, c[i].port);
-		strv_push(&hosts, auth);
-		struct pxhttp_secret sec = {"TOK", "ph_0123", (const uint8_t *)"s3cr3t-value", 12, &hosts, true, true, false, 0};
-		pxhttp_init(h, &rs, &rep, c[i].host, c[i].port, auth, c[i].forward);
-		h->tls = !c[i].forward, h->sec = &sec, h->nsec = 1;
-		up.len = down.len = 0;
-		uint64_t denied = rep.net.denied;
-		assert_int_equal(pxhttp_client(h, c[i].req, strlen(c[i].req), &up, &down), 0);
-		pxhttp_upstream_eof(h, &down);
-		buf_append(&up, "", 1);
-		buf_append(&down, "", 1);
+		pxfix_scope(f, auth);
+		pxfix_open_at(f, c[i].host, c[i].port, auth, c[i].forward, c[i].forward ? PXF_SECRET : PXF_TLS | PXF_SECRET);
+		uint64_t denied = rep->net.denied;
+		assert_int_equal(pxhttp_client(h, c[i].req, strlen(c[i].req), up, down), 0);
+		pxhttp_upstream_eof(h, down);
+		buf_append(up, "", 1);
+		buf_append(down, "", 1);
 		if (!c[i].want) {
-			if (up.len != 1 || !strstr(down.p, "HTTP/1.1 403 Forbidden") || rep.net.denied != denied + 1)
-				fail_msg("case %zu: not refused: up %s down %s", i, up.p, down.p);
-			assert_int_equal(rep.net.req[rep.net.nreq - 1].status, 403);
+			if (up->len != 1 || !strstr(down->p, "HTTP/1.1 403 Forbidden") || rep->net.denied != denied + 1)
+				fail_msg("case %zu: not refused: up %s down %s", i, up->p, down->p);
+			assert_int_equal(rep->net.req[rep->net.nreq - 1].status, 403);
 		} else {
 			size_t n = 0;
-			for (const char *p = up.p; (p = strcasestr(p, "\r\nHost:")); p++)
+			for (const char *p = up->p; (p = strcasestr(p, "\r\nHost:")); p++)
 				n++;
-			if (n != 1 || !strstr(up.p, c[i].want) || rep.net.denied != denied)
-				fail_msg("case %zu: up %s down %s", i, up.p, down.p);
+			if (n != 1 || !strstr(up->p, c[i].want) || rep->net.denied != denied)
+				fail_msg("case %zu: up %s down %s", i, up->p, down->p);
 		}
 		pxhttp_free(h);
-		strv_free(&hosts);
 	}
 	/* keep-alive: a second request with another Host on the same connection */
-	strv hosts = {0};
-	strv_push(&hosts, "localhost:8443");
-	struct pxhttp_secret sec = {"TOK", "ph_0123", (const uint8_t *)"s3cr3t-value", 12, &hosts, true, true, false, 0};
-	pxhttp_init(h, &rs, &rep, "localhost", 8443, "localhost:8443", false);
-	h->tls = true, h->sec = &sec, h->nsec = 1;
-	up.len = down.len = 0;
+	pxfix_scope(f, "localhost:8443");
+	pxfix_open_at(f, "localhost", 8443, "localhost:8443", false, PXF_TLS | PXF_SECRET);
 	const char *two = "GET /1 HTTP/1.1\r\nHost: localhost:8443\r\nX-Key: ph_0123\r\n\r\n"
 			  "GET /2 HTTP/1.1\r\nHost: attacker-tenant.example\r\nX-Key: ph_0123\r\n\r\n";
-	assert_int_equal(pxhttp_client(h, two, strlen(two), &up, &down), 0);
+	assert_int_equal(pxhttp_client(h, two, strlen(two), up, down), 0);
 	const char *ok = "HTTP/1.1 200 OK\r\nContent-Length: 1\r\n\r\nx";
-	assert_int_equal(pxhttp_upstream(h, ok, strlen(ok), &down), 0);
-	assert_int_equal(pxhttp_client(h, NULL, 0, &up, &down), 0);
-	buf_append(&up, "", 1);
-	buf_append(&down, "", 1);
-	assert_string_equal(up.p, "GET /1 HTTP/1.1\r\nHost: localhost:8443\r\nX-Key: s3cr3t-value\r\nConnection: keep-alive\r\n\r\n");
-	assert_non_null(strstr(down.p, "HTTP/1.1 403 Forbidden"));
-	assert_non_null(strstr(down.p, "a Host other than the connection's authority"));
-	assert_int_equal(rep.net.req[rep.net.nreq - 1].status, 403);
-	assert_string_equal(rep.denials[rep.ndenials - 1].target, "GET localhost:8443/2 (a Host other than the connection's authority)");
+	assert_int_equal(pxhttp_upstream(h, ok, strlen(ok), down), 0);
+	assert_int_equal(pxhttp_client(h, NULL, 0, up, down), 0);
+	buf_append(up, "", 1);
+	buf_append(down, "", 1);
+	assert_string_equal(up->p, "GET /1 HTTP/1.1\r\nHost: localhost:8443\r\nX-Key: s3cr3t-value\r\nConnection: keep-alive\r\n\r\n");
+	assert_non_null(strstr(down->p, "HTTP/1.1 403 Forbidden"));
+	assert_non_null(strstr(down->p, "a Host other than the connection's authority"));
+	assert_int_equal(rep->net.req[rep->net.nreq - 1].status, 403);
+	assert_string_equal(rep->denials[rep->ndenials - 1].target, "GET localhost:8443/2 (a Host other than the connection's authority)");
 	pxhttp_free(h);
-	strv_free(&hosts);
-	free(h);
-	buf_free(&up);
-	buf_free(&down);
-	pxrule_free(&rs);
-	report_free(&rep);
 }
 
 int main(void)
@@ -789,14 +627,14 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_path_patterns), cmocka_unit_test(test_within),
 		cmocka_unit_test(test_add_validates), cmocka_unit_test(test_http1_framing),
-		cmocka_unit_test(test_pxhttp_each_request_checked), cmocka_unit_test(test_pxhttp_injects),
-		cmocka_unit_test(test_pxhttp_response_bodies),
-		cmocka_unit_test(test_pxhttp_unreadable_response),
-		cmocka_unit_test(test_pxhttp_coded_response),
-		cmocka_unit_test(test_pxhttp_pipelined_request_waits),
-		cmocka_unit_test(test_pxhttp_get_with_body_refused),
-		cmocka_unit_test(test_pxhttp_filter_memory_counted),
-		cmocka_unit_test(test_pxhttp_host_is_the_authority), /* issue 27.2 */
+		PXFIX_TEST(test_pxhttp_each_request_checked), PXFIX_TEST(test_pxhttp_injects),
+		PXFIX_TEST(test_pxhttp_response_bodies),
+		PXFIX_TEST(test_pxhttp_unreadable_response),
+		PXFIX_TEST(test_pxhttp_coded_response),
+		PXFIX_TEST(test_pxhttp_pipelined_request_waits),
+		PXFIX_TEST(test_pxhttp_get_with_body_refused),
+		PXFIX_TEST(test_pxhttp_filter_memory_counted),
+		PXFIX_TEST(test_pxhttp_host_is_the_authority), /* issue 27.2 */
 	};
 	return cmocka_run_group_tests_name("pxrule", tests, NULL, NULL);
 }
