@@ -13,9 +13,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "oci-cgroup.h"
 #include "cgroup.h"
 #include "error.h"
-#include "oci.h"
+#include "oci-config.h"
 
 static const char *const v1_ctrl[] = {"memory", "pids", "cpu", "cpuacct", "cpuset", "devices", "freezer",
 				      "blkio", "net_cls", "perf_event", "hugetlb", "net_prio", NULL};

@@ -26,9 +26,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "oci-common.h"
 #include "error.h"
-#include "oci.h"
-#include "oci-int.h"
+#include "oci-config.h"
+#include "oci-state.h"
 
 int oci_send(int sock, int type, const char *text, int fd)
 {

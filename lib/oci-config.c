@@ -14,8 +14,8 @@
 #include <sched.h>
 #include <unistd.h>
 #include <seccomp.h>
+#include "oci-config.h"
 #include "error.h"
-#include "oci.h"
 
 const char *const oci_ns_names[OCI_NS_N] = {"pid", "network", "ipc", "uts", "mount", "user", "cgroup", "time"};
 const char *const oci_ns_proc[OCI_NS_N] = {"pid", "net", "ipc", "uts", "mnt", "user", "cgroup", "time"};

@@ -25,9 +25,13 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "oci-create.h"
 #include "error.h"
-#include "oci.h"
-#include "oci-int.h"
+#include "oci-config.h"
+#include "oci-state.h"
+#include "oci-cgroup.h"
+#include "oci-common.h"
+#include "oci-supervisor.h"
 
 #ifndef NS_GET_USERNS
 #define NS_GET_USERNS 0xb701

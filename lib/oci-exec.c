@@ -23,9 +23,14 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "oci-exec.h"
 #include "error.h"
-#include "oci.h"
-#include "oci-int.h"
+#include "oci-config.h"
+#include "oci-state.h"
+#include "oci-cgroup.h"
+#include "oci-seccomp.h"
+#include "oci-common.h"
+#include "oci-init.h"
 #include "oci-landlock.h"
 
 int oci_update(const char *root, const char *id, const char *file, cordon_error *err)

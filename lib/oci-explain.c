@@ -11,11 +11,13 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <seccomp.h>
+#include "oci-explain.h"
 #include "error.h"
 #include "explain.h"
 #include "json.h"
-#include "oci-explain.h"
+#include "oci-create.h"
 #include "oci-landlock.h"
+#include "oci-state.h"
 #include "probe.h"
 #include "seccomp-policy.h"
 #include "units.h"

@@ -42,9 +42,11 @@
 #include <sys/sysmacros.h>
 #include <termios.h>
 #include <unistd.h>
+#include "oci-init.h"
 #include "error.h"
-#include "oci.h"
-#include "oci-int.h"
+#include "oci-config.h"
+#include "oci-seccomp.h"
+#include "oci-common.h"
 #include "oci-landlock.h"
 
 static int open_beneath(int rootfd, const char *path, int flags, cordon_error *err)

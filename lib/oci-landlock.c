@@ -20,10 +20,10 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <linux/landlock.h>
+#include "oci-landlock.h"
 #include "compat.h"
 #include "error.h"
 #include "model.h"
-#include "oci-landlock.h"
 
 #define LL_FS(x) LANDLOCK_ACCESS_FS_##x
 #define OCI_LL_READ (LL_FS(EXECUTE) | LL_FS(READ_FILE) | LL_FS(READ_DIR))

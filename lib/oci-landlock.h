@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include "landlock.h"
-#include "oci.h"
+#include "oci-config.h"
 
 /* One grant, as config.json states it (explain prints these; prepare
  * expands them on the container's view). */

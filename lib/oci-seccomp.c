@@ -8,8 +8,9 @@
 #include <seccomp.h>
 #include <stdio.h>
 #include <string.h>
+#include "oci-seccomp.h"
 #include "error.h"
-#include "oci.h"
+#include "oci-config.h"
 #include "seccomp-policy.h"
 
 static uint32_t act_of(int a, bool has_errno, uint32_t e, uint32_t def_errno)

@@ -14,8 +14,11 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "oci-state.h"
 #include "error.h"
-#include "oci.h"
+#include "oci-config.h"
+#include "oci-cgroup.h"
+#include "oci-common.h"
 
 const char *const oci_status_names[] = {"creating", "created", "running", "stopped", "paused"};
 

@@ -29,9 +29,13 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "oci-supervisor.h"
 #include "error.h"
-#include "oci.h"
-#include "oci-int.h"
+#include "oci-config.h"
+#include "oci-state.h"
+#include "oci-cgroup.h"
+#include "oci-common.h"
+#include "oci-init.h"
 #include "oci-landlock.h"
 #include "oci-observe.h"
 

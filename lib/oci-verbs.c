@@ -24,9 +24,12 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "oci-verbs.h"
 #include "error.h"
-#include "oci.h"
-#include "oci-int.h"
+#include "oci-config.h"
+#include "oci-state.h"
+#include "oci-cgroup.h"
+#include "oci-common.h"
 
 int oci_start(const char *root, const char *id, cordon_error *err)
 {

@@ -1,12 +1,15 @@
-/* cordon-oci's internals shared by its lib/oci-*.c files: the supervisor
- * <-> init messages (one SOCK_SEQPACKET pair; a frame is a type byte and a
- * text, with at most one descriptor), the helpers of lib/oci-common.c, and
- * the supervisor's entry (lib/oci-supervisor.c), called by create. */
+/* What cordon-oci's pieces share (lib/oci-common.c): the supervisor <->
+ * init messages (one SOCK_SEQPACKET pair; a frame is a type byte and a
+ * text, with at most one descriptor), the state's JSON and socket, pid
+ * files, descriptors, hooks and warnings. */
 #pragma once
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <sys/un.h>
-#include "oci.h"
+#include "cordon.h"
+#include "oci-config.h"
+#include "oci-state.h"
 
 enum {
 	OCI_MSG_GO1 = 1, /* S->init: maps written, cgroup attached */
@@ -23,11 +26,6 @@ int oci_send(int sock, int type, const char *text, int fd);
 /* The type (0 on EOF, -1 on error); text gets at most OCI_MSG_MAX-1 bytes; *fd
  * a received descriptor or -1. */
 int oci_recv(int sock, char *text, int *fd);
-void oci_init_main(const struct oci_config *c, int sock) __attribute__((noreturn));
-int oci_find_exec(const struct oci_config *c, char *out, size_t outsz, cordon_error *err);
-int oci_apply_process(const struct oci_config *c, cordon_error *err);
-
-/* lib/oci-common.c */
 /* a and b (namespace files) are the same namespace */
 bool oci_same_ns(const char *a, const char *b);
 int oci_write_pid_file(const char *path, pid_t pid, cordon_error *err);
@@ -46,14 +44,14 @@ void oci_close_fds_except(int from, const int *keep, size_t n);
 /* Waits up to ms (-1: no limit) for process pid (started at start) to go. */
 void oci_wait_gone(pid_t pid, uint64_t start, int ms);
 
-/* lib/oci-supervisor.c */
-struct oci_sup {
-	const struct oci_create_opts *o;
-	struct oci_config *c;
-	int dirfd, slot, ready;
-	char cgpath[1024];
-};
-/* The supervisor, in create's grandchild: waits for its parent (xpid) to
- * exit, creates the container, writes "O" (or "E" and the error) to x->ready,
- * then serves it until init exits. */
-void oci_supervisor(struct oci_sup *x, pid_t xpid) __attribute__((noreturn));
+/* Run hooks of kind k with the state on stdin, in order; the first that fails
+ * (exit status, signal, timeout) stops them and is the error. */
+int oci_hooks_run(const struct oci_config *c, enum oci_hook_kind k, const char *state_json, cordon_error *err);
+/* poststart and poststop (the spec: "the runtime MUST log a warning, but the
+ * remaining hooks and lifecycle continue"): every hook runs; each failure
+ * goes to the warning callback. Returns how many failed. */
+int oci_hooks_run_warn(const struct oci_config *c, enum oci_hook_kind k, const char *state_json);
+/* The library prints nothing: warnings (a failed poststart or poststop hook)
+ * go to fn, which the program sets (cordon-oci: stderr and --log). */
+void oci_set_warn(void (*fn)(const char *msg));
+void oci_warn(const cordon_error *e);

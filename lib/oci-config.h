@@ -1,0 +1,103 @@
+/* cordon-oci's view of a bundle's config.json (lib/oci-config.c): the
+ * config's types, its loader and the parsers of update's resources and
+ * exec's process. Everything returns errors in a cordon_error. */
+#pragma once
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "cordon.h"
+#include "json.h"
+#include "strv.h"
+
+#define OCI_VERSION "1.1.0"
+#define OCI_DEFAULT_ROOT "/run/cordon-oci"
+
+enum oci_ns { OCI_NS_PID, OCI_NS_NET, OCI_NS_IPC, OCI_NS_UTS, OCI_NS_MNT, OCI_NS_USER, OCI_NS_CGROUP,
+	      OCI_NS_TIME, OCI_NS_N };
+extern const char *const oci_ns_names[OCI_NS_N];  /* spec names: "pid", "network", ... */
+extern const char *const oci_ns_proc[OCI_NS_N];   /* /proc/PID/ns names: "pid", "net", ... */
+extern const int oci_ns_flags[OCI_NS_N];
+
+struct oci_mount {
+	char *dest, *type, *source;
+	unsigned long flags, clear;  /* MS_* to set; MS_RDONLY etc. the options clear */
+	unsigned long prop;          /* MS_PRIVATE|MS_SLAVE|MS_SHARED|MS_UNBINDABLE (|MS_REC) or 0 */
+	bool bind, rec;
+	char *data;                  /* the options the kernel takes as data ("mode=755,size=...") */
+};
+struct oci_idmap { uint32_t inner, outer, size; };
+struct oci_rlimit { int res; uint64_t soft, hard; };
+struct oci_hook { char *path; strv args, env; int timeout; };
+enum oci_hook_kind { OCI_H_PRESTART, OCI_H_CREATE_RUNTIME, OCI_H_CREATE_CONTAINER, OCI_H_START_CONTAINER,
+		     OCI_H_POSTSTART, OCI_H_POSTSTOP, OCI_H_N };
+extern const char *const oci_hook_names[OCI_H_N];
+struct oci_hooks { struct oci_hook *h; size_t n; };
+
+struct oci_seccomp_rule {
+	strv names;
+	int action; uint32_t errno_ret; bool has_errno;
+	struct { unsigned idx; uint64_t value, value2; int op; } args[6];
+	unsigned nargs;
+};
+struct oci_seccomp {
+	bool present;
+	int default_action; uint32_t default_errno; bool has_default_errno;
+	strv arches, flags;
+	struct oci_seccomp_rule *rules; size_t nrules;
+};
+
+struct oci_config {
+	char *bundle;     /* absolute, as given with --bundle */
+	char *root;       /* root.path, absolute */
+	bool readonly;
+	char *hostname, *domainname;
+	/* process */
+	bool terminal;
+	unsigned cons_h, cons_w;
+	strv args, env;
+	char *cwd;
+	uid_t uid; gid_t gid; gid_t *agids; size_t nagids;
+	bool has_umask; mode_t umask;
+	struct oci_rlimit *rl; size_t nrl;
+	bool nnp;
+	bool has_oom; int oom;
+	bool has_caps;
+	uint64_t caps[5];  /* bounding, effective, inheritable, permitted, ambient */
+	/* linux */
+	bool ns_new[OCI_NS_N];
+	char *ns_path[OCI_NS_N];
+	struct oci_idmap *uidm, *gidm; size_t nuidm, ngidm;
+	struct oci_mount *mounts; size_t nmounts;
+	strv masked, ro_paths;
+	strv sysctl_k, sysctl_v;
+	unsigned long rootfs_prop;
+	char *cgroups_path;
+	/* resources */
+	int64_t mem_limit, mem_swap, mem_reservation; /* -1 = unset */
+	int64_t pids_limit;
+	uint64_t cpu_shares; int64_t cpu_quota; uint64_t cpu_period;
+	char *cpus, *mems;
+	struct oci_dev { char type; int64_t major, minor; char *path; uint32_t mode; uid_t uid; gid_t gid;
+			 bool has_mode, has_uid, has_gid; } *devices;
+	size_t ndevices;
+	struct oci_devrule { bool allow; char type; int64_t major, minor; char *access; } *devrules;
+	size_t ndevrules;
+	struct oci_seccomp seccomp;
+	struct oci_hooks hooks[OCI_H_N];
+	strv ann_k, ann_v;
+	jnode *json;      /* the parsed file, kept for annotations in state */
+};
+
+/* Read BUNDLE/config.json. Errors name the file and "LINE:COL". */
+int oci_config_load(const char *bundle, struct oci_config *c, cordon_error *err);
+void oci_config_free(struct oci_config *c);
+/* Parse a capability name ("CAP_SYS_ADMIN"); -1 if unknown. */
+int oci_cap_number(const char *name);
+/* A capability's name by number ("CAP_CHOWN"); "CAP_?" if unknown. */
+const char *oci_cap_name(int nr);
+/* A signal by name ("TERM", "SIGKILL") or number; -1 if not one. */
+int oci_signal_number(const char *s);
+/* A resources object as `update --resources` takes it, into c's resource fields. */
+int oci_resources_parse(const char *file, const char *text, size_t len, struct oci_config *c, cordon_error *err);
+/* The process object of `exec --process` into c's process fields. */
+int oci_process_parse(const char *file, const char *text, size_t len, struct oci_config *c, cordon_error *err);

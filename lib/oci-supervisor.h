@@ -1,0 +1,17 @@
+/* The supervisor of one container (lib/oci-supervisor.c), in create's
+ * grandchild, detached: it makes the container and serves it until init exits. */
+#pragma once
+#include <sys/types.h>
+#include "oci-create.h"
+#include "oci-config.h"
+
+struct oci_sup {
+	const struct oci_create_opts *o;
+	struct oci_config *c;
+	int dirfd, slot, ready;
+	char cgpath[1024];
+};
+/* The supervisor, in create's grandchild: waits for its parent (xpid) to
+ * exit, creates the container, writes "O" (or "E" and the error) to x->ready,
+ * then serves it until init exits. */
+void oci_supervisor(struct oci_sup *x, pid_t xpid) __attribute__((noreturn));
