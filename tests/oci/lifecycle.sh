@@ -12,7 +12,7 @@ bundle() {
 	shift
 	mkdir -p "$dir/rootfs/bin" "$dir/rootfs/proc" "$dir/rootfs/dev" "$dir/rootfs/sys" "$dir/rootfs/tmp" "$dir/rootfs/etc"
 	cp "$BUSYBOX" "$dir/rootfs/bin/busybox"
-	for a in sh echo cat id sleep hostname ls touch stat; do ln -sf busybox "$dir/rootfs/bin/$a"; done
+	for a in sh echo cat id sleep hostname ls touch stat head wc grep; do ln -sf busybox "$dir/rootfs/bin/$a"; done
 	chown -R 0:0 "$dir/rootfs"
 	local args
 	# `--`: jq 1.6 takes options among --args' (sh's -c would become jq's)
@@ -206,6 +206,30 @@ test_features_and_log_json() {
 	"$OCI" --root "$ROOT" --log "$T_TMP/log" --log-format json start nope >/dev/null 2>&1
 	expect_eq "$(jq -r 'select(.level == "error") | .msg' "$T_TMP/log")" 'start: container "nope" does not exist' "the json log's error line"
 	expect_match "$(jq -r .time "$T_TMP/log")" '^20[0-9-]+T' "the json log's time"
+	t_assert
+}
+
+# A bind whose source init cannot reach (a tmpfs below a 0700 directory, as
+# podman's userdata/shm for /dev/shm): the supervisor clones it, and its
+# kind (directory or file) comes from that clone, not from a stat of the
+# path by init (EACCES: the target was made a file, and move_mount of a
+# directory onto it failed with EINVAL).
+test_bind_source_init_cannot_reach() {
+	setup_oci || return
+	bundle "$B" sh -c 'cat /dev/shm/f; stat -c %F /dev/shm; cat /etc/extra'
+	mkdir -m 700 "$WS/private"
+	mkdir "$WS/private/shm"
+	mount -t tmpfs -o mode=1777,size=1m tmpfs "$WS/private/shm" || { t_skip "cannot mount a tmpfs"; return; }
+	echo in-tmpfs >"$WS/private/shm/f"
+	echo a-file >"$WS/private/extra"
+	jq --arg d "$WS/private/shm" --arg f "$WS/private/extra" '.mounts += [
+	  {destination: "/dev/shm", type: "bind", source: $d, options: ["bind", "rprivate", "nosuid", "noexec", "nodev"]},
+	  {destination: "/etc/extra", type: "bind", source: $f, options: ["bind", "rprivate"]}]' \
+		"$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" $'in-tmpfs\ndirectory\na-file' "the tmpfs and the file, bound from below a 0700 directory"
+	nothing_left "$ID"
 	t_assert
 }
 
