@@ -233,4 +233,20 @@ test_bind_source_init_cannot_reach() {
 	t_assert
 }
 
+# An engine's "deny all" device rule (podman's linux.resources.devices)
+# leaves the default devices and the pty usable, as with runc and crun: the
+# runtime allows them after the config's rules (v1 devices controller).
+test_device_deny_all_keeps_default_devices() {
+	setup_oci || return
+	awk '$9 == "cgroup" && $NF ~ /(^|,)devices(,|$)/ {f=1} END {exit !f}' /proc/self/mountinfo ||
+		{ t_skip "no cgroup v1 devices controller (cordon-oci writes device rules there only)"; return; }
+	bundle "$B" sh -c 'head -c 3 /dev/zero | wc -c; echo x >/dev/null && echo null-ok'
+	jq '.linux.resources.devices = [{allow: false, access: "rwm"}]' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(tr -d ' ' <"$T_TMP/out")" $'3\nnull-ok' "/dev/zero and /dev/null under a deny-all rule"
+	nothing_left "$ID"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
