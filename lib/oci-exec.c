@@ -161,18 +161,19 @@ int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, in
 			cordon_err_errno(&e, "entering the container's root");
 			goto cfail;
 		}
-		/* a pid namespace takes effect for children: fork once more */
-		pid_t g = fork();
+		/* a pid namespace takes effect for children: clone once more, with
+		 * CLONE_PARENT, so that the process is exec's own child, as runc's
+		 * and crun's are: after `exec --detach` returns, the caller's
+		 * subreaper (conmon, containerd's shim) is its parent, reaps it and
+		 * has its exit status (of a grandchild it would see only ours) */
+		pid_t g = (pid_t)syscall(SYS_clone, (unsigned long)(CLONE_PARENT | SIGCHLD), NULL, NULL, NULL, NULL);
 		if (g > 0) {
 			char v[32];
 			snprintf(v, sizeof(v), "%d", (int)g);
-			oci_send(sp[1], OCI_MSG_READY, v, -1);
-			int wst = 0;
-			waitpid(g, &wst, 0);
-			_exit(WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst));
+			_exit(oci_send(sp[1], OCI_MSG_READY, v, -1) < 0 ? 1 : 0);
 		}
 		if (g < 0) {
-			cordon_err_errno(&e, "fork");
+			cordon_err_errno(&e, "clone");
 			goto cfail;
 		}
 		if (nsfd[OCI_NS_USER] >= 0 && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)) {
@@ -200,21 +201,29 @@ int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, in
 			close(nsfd[i]);
 	char text[OCI_MSG_MAX];
 	int fd;
+	pid_t proc = -1; /* the process: our child (CLONE_PARENT above) */
 	int t = oci_recv(sp[0], text, &fd);
 	if (t == OCI_MSG_READY) {
+		proc = (pid_t)atoi(text);
 		if (o->pid_file)
-			oci_write_pid_file(o->pid_file, (pid_t)atoi(text), err);
+			oci_write_pid_file(o->pid_file, proc, err);
 		t = oci_recv(sp[0], text, &fd);
 	}
 	close(sp[0]);
+	waitpid(child, NULL, 0);
 	if (t == OCI_MSG_ERROR) {
 		r = cordon_err(err, 0, "exec in \"%s\": %s", id, text);
-		waitpid(child, NULL, 0);
+		if (proc > 0)
+			waitpid(proc, NULL, 0);
+		goto out;
+	}
+	if (proc < 0) {
+		r = cordon_err(err, 0, "exec in \"%s\": the process was not started", id);
 		goto out;
 	}
 	if (!o->detach) {
 		int wst = 0;
-		waitpid(child, &wst, 0);
+		waitpid(proc, &wst, 0);
 		*status = wst;
 	}
 out:

@@ -249,4 +249,39 @@ test_device_deny_all_keeps_default_devices() {
 	t_assert
 }
 
+# exec --detach, as conmon and containerd's shim run it (a subreaper that
+# then waits for the pid in --pid-file): the process is exec's own child,
+# so once exec has returned it is the subreaper's, which reaps it and gets
+# its exit status (a grandchild would be reaped by exec's child instead).
+test_exec_detach_reaped_by_the_caller() {
+	setup_oci || return
+	bundle "$B" sleep 1000
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	oci start "$ID"
+	expect_eq "$RC" 0 "start: $ERR"
+	OUT=$(python3 - "$OCI" "$ROOT" "$ID" "$T_TMP/exec.pid" <<-'EOF' 2>&1
+		import ctypes, os, subprocess, sys
+		oci, root, cid, pidf = sys.argv[1:]
+		ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+		r = subprocess.run([oci, "--root", root, "exec", "--detach", "--pid-file", pidf, cid,
+		                    "sh", "-c", "exit 7"], stdin=subprocess.DEVNULL, timeout=60)
+		if r.returncode:
+		    sys.exit("exec --detach: status %d" % r.returncode)
+		pid = int(open(pidf).read())
+		try:
+		    _, st = os.waitpid(pid, 0)
+		except ChildProcessError:
+		    sys.exit("the pid file's process %d is not the caller's to reap" % pid)
+		print(os.waitstatus_to_exitcode(st))
+	EOF
+	)
+	expect_eq "$OUT" 7 "the subreaper reaps the exec'd process and has its status"
+	oci exec "$ID" sh -c 'exit 5'
+	expect_eq "$RC" 5 "exec without --detach exits with the process's status"
+	oci delete --force "$ID"
+	nothing_left "$ID"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
