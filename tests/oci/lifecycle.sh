@@ -284,4 +284,19 @@ test_exec_detach_reaped_by_the_caller() {
 	t_assert
 }
 
+# A process.user other than root keeps the capabilities its config names:
+# the bounding set is dropped before the uid changes (after it, CAP_SETPCAP
+# is no longer effective: "dropping N from the bounding set: EPERM").
+test_user_not_root_bounding_set() {
+	setup_oci || return
+	bundle "$B" sh -c 'id -u; grep ^CapBnd: /proc/self/status'
+	jq '.process.user = {uid: 1000, gid: 1000}' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	# CAP_CHOWN (0) and CAP_KILL (5), the bundle's bounding set
+	expect_eq "$(tr -s '\t ' ' ' <"$T_TMP/out")" $'1000\nCapBnd: 0000000000000021' "uid 1000 with the config's bounding set"
+	nothing_left "$ID"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
