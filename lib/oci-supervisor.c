@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "cleanup.h"
 #include "error.h"
 #include "oci.h"
 #include "oci-int.h"
@@ -82,10 +83,8 @@ static int send_trees(int s, const struct oci_config *c, pid_t pid, cordon_error
 {
 	char p[64];
 	snprintf(p, sizeof(p), "/proc/%d/ns/user", (int)pid);
-	int u = open(p, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int u = open(p, O_RDONLY | O_CLOEXEC);
 	int tree = clone_tree(c->root, true, u);
-	if (u >= 0)
-		close(u);
 	if (tree < 0)
 		return cordon_err_errno(err, "root.path %s", c->root);
 	/* attached over root.path in init's mount namespace by a helper that
@@ -123,7 +122,10 @@ static int send_trees(int s, const struct oci_config *c, pid_t pid, cordon_error
 				snprintf(src, sizeof(src), "%s", m->source);
 			else
 				snprintf(src, sizeof(src), "%s/%s", c->bundle, m->source);
-			fd = clone_tree(src, m->rec, -1);
+			/* idmapped too: root inside owns (and writes) what the host's
+			 * root owns, as an engine's volume expects of root in a
+			 * container (with runc and crun, the host's root itself) */
+			fd = clone_tree(src, m->rec, u);
 			if (fd < 0)
 				return cordon_err_errno(err, "mount %s: the source %s", m->dest, src);
 		}

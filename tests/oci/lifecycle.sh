@@ -300,4 +300,23 @@ test_user_not_root_bounding_set() {
 	t_assert
 }
 
+# A bind is idmapped with the container's user namespace, as the root is:
+# root inside owns what the host's root owns in a volume and writes there
+# as the host's root (what an engine's -v expects of root in a container;
+# with runc and crun it is the host's root itself).
+test_bind_is_idmapped() {
+	setup_oci || return
+	bundle "$B" sh -c 'stat -c %u /vol/f; echo new >/vol/new && echo written'
+	mkdir "$WS/vol"
+	echo host >"$WS/vol/f"
+	jq --arg d "$WS/vol" '.mounts += [{destination: "/vol", type: "bind", source: $d, options: ["rbind", "rw"]}]' \
+		"$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" $'0\nwritten' "the host root's file is root's inside, and root writes there"
+	expect_eq "$(stat -c %u "$WS/vol/new" 2>&1)" 0 "what root wrote is the host's root's on disk"
+	nothing_left "$ID"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
