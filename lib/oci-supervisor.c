@@ -218,36 +218,6 @@ static int send_devices(int s, const struct oci_config *c, int slot, cordon_erro
 	return 0;
 }
 
-static int send_console(const char *path, int fd, cordon_error *err)
-{
-	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof(a.sun_path))
-		return cordon_err(err, 0, "--console-socket %s: path too long", path);
-	strcpy(a.sun_path, path);
-	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		int e = errno;
-		if (s >= 0)
-			close(s);
-		return cordon_err(err, e, "--console-socket %s", path);
-	}
-	char b[] = "/dev/ptmx";
-	struct iovec iov = {b, sizeof(b) - 1};
-	char cbuf[CMSG_SPACE(sizeof(int))] = {0};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	ssize_t r = sendmsg(s, &mh, MSG_NOSIGNAL);
-	int e = errno;
-	close(s);
-	if (r < 0)
-		return cordon_err(err, e, "--console-socket %s: sending the pty", path);
-	return 0;
-}
-
 static void fill_state(struct oci_state *s, const struct oci_config *c, const char *id)
 {
 	snprintf(s->id, sizeof(s->id), "%s", id);
@@ -489,7 +459,7 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 			break;
 		}
 		if (t == OCI_MSG_PTY && x->o->console_socket) {
-			if (send_console(x->o->console_socket, fd, &err) < 0)
+			if (oci_send_console(x->o->console_socket, fd, &err) < 0)
 				sup_fail(x, pid, &err);
 			close(fd);
 			continue;

@@ -319,4 +319,56 @@ test_bind_is_idmapped() {
 	t_assert
 }
 
+# exec --tty --console-socket (podman exec -it): the process gets a pty of
+# the container's devpts as its controlling terminal and stdio; the master
+# goes to the console socket. A python receiver plays conmon.
+test_exec_tty_console_socket() {
+	setup_oci || return
+	bundle "$B" sleep 1000
+	jq '.mounts += [{destination: "/dev/pts", type: "devpts", source: "devpts",
+	  options: ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"]}]' \
+		"$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	oci start "$ID"
+	OUT=$(python3 - "$OCI" "$ROOT" "$ID" "$T_TMP/console.sock" <<-'EOF' 2>&1
+		import os, socket, subprocess, sys
+		oci, root, cid, path = sys.argv[1:]
+		srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+		srv.bind(path)
+		srv.listen(1)
+		p = subprocess.Popen([oci, "--root", root, "exec", "--tty", "--console-socket", path, cid,
+		                      "sh", "-c", "tty; test -t 0 && test -t 1 && echo is-a-tty; exit 3"],
+		                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+		srv.settimeout(0.2)
+		conn = None
+		while conn is None:  # until the pty comes, or exec ends without sending one
+		    try:
+		        conn, _ = srv.accept()
+		    except TimeoutError:
+		        if p.poll() is not None:
+		            sys.exit("no pty on the console socket; exec: status %d %s" % (p.returncode, p.stderr.read().decode().strip()))
+		_, fds, _, _ = socket.recv_fds(conn, 64, 1)
+		out = b""
+		while True:
+		    try:
+		        b = os.read(fds[0], 4096)
+		    except OSError:  # EIO: the pty's last peer closed
+		        break
+		    if not b:
+		        break
+		    out += b
+		_, err = p.communicate(timeout=60)
+		print(out.decode().replace("\r", ""), end="")
+		print("status", p.returncode, err.decode().strip())
+	EOF
+	)
+	expect_match "$OUT" '^/dev/pts/[0-9]+$' "the process's stdin is a pty of the container's devpts"
+	expect_match "$OUT" '^is-a-tty$' "stdin and stdout are the terminal"
+	expect_match "$OUT" '^status 3 $' "exec exits with the process's status"
+	oci delete --force "$ID"
+	nothing_left "$ID"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
