@@ -3,12 +3,13 @@
 # podman through conmon, containerd's ctr through the runc shim v2) against
 # each runtime of OCI_ENGINE_RUNTIMES (default "crun cordon-oci"), then
 # cordon-oci's own verbs (tests/oci/lifecycle.sh: cordon-oci's messages and
-# state, not a runtime-neutral test, so against cordon-oci only). See
+# state, not a runtime-neutral test, so against cordon-oci only) and its
+# runtime-spec behaviours (tests/oci/spec.sh, BUILD/cordon-oci). See
 # tests/oci/README.md.
 #   bash tests/oci/run-files.sh [BUILD]
 # OCI_CRUN, OCI_CORDON name the binaries (crun on PATH, BUILD/cordon-oci);
 # CORDON_TESTS=REGEX picks tests as in tests/run.sh (FILE:NAME, FILE being
-# engines or lifecycle). A test that cannot run here (not root, no podman,
+# engines, lifecycle or spec). A test that cannot run here (not root, no podman,
 # conmon, containerd, busybox-static, crun) is a skip, said with its reason;
 # under CI (CI set and not 0/false/no, as .ci/run runs) a skip fails.
 set -uo pipefail
@@ -66,6 +67,7 @@ else
 		run_file "engines $rt" "$TOP/tests/oci/engines.sh" OCI_RUNTIME="$bin"
 	done
 	run_file "lifecycle cordon-oci" "$TOP/tests/oci/lifecycle.sh" OCI_CORDON="${OCI_CORDON:-$BUILD/cordon-oci}"
+	run_file "spec cordon-oci" "$TOP/tests/oci/spec.sh"
 fi
 say "$(IFS=,; echo "${summary[*]}" | sed 's/,/, /g')"
 exit "$FAILED"
