@@ -3,15 +3,17 @@
 # podman through conmon, containerd's ctr through the runc shim v2) against
 # each runtime of OCI_ENGINE_RUNTIMES (default "crun cordon-oci"), then
 # cordon-oci's own verbs (tests/oci/lifecycle.sh: cordon-oci's messages and
-# state, not a runtime-neutral test, so against cordon-oci only) and its
-# runtime-spec behaviours (tests/oci/spec.sh, BUILD/cordon-oci). See
+# state, not a runtime-neutral test, so against cordon-oci only), its
+# runtime-spec behaviours (tests/oci/spec.sh) and cordon's layers in OCI mode
+# (tests/oci/layers.sh), these two with BUILD/cordon-oci. See
 # tests/oci/README.md.
 #   bash tests/oci/run-files.sh [BUILD]
 # OCI_CRUN, OCI_CORDON name the binaries (crun on PATH, BUILD/cordon-oci);
 # CORDON_TESTS=REGEX picks tests as in tests/run.sh (FILE:NAME, FILE being
-# engines, lifecycle or spec). A test that cannot run here (not root, no podman,
-# conmon, containerd, busybox-static, crun) is a skip, said with its reason;
-# under CI (CI set and not 0/false/no, as .ci/run runs) a skip fails.
+# engines, lifecycle, spec or layers). A test that cannot run here (not
+# root, no podman, conmon, containerd, busybox-static, crun) is a skip, said
+# with its reason; under CI (CI set and not 0/false/no, as .ci/run runs) a
+# skip fails.
 set -uo pipefail
 BUILD=$(cd "${1:-build}" && pwd)
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -68,6 +70,7 @@ else
 	done
 	run_file "lifecycle cordon-oci" "$TOP/tests/oci/lifecycle.sh" OCI_CORDON="${OCI_CORDON:-$BUILD/cordon-oci}"
 	run_file "spec cordon-oci" "$TOP/tests/oci/spec.sh"
+	run_file "layers cordon-oci" "$TOP/tests/oci/layers.sh"
 fi
 say "$(IFS=,; echo "${summary[*]}" | sed 's/,/, /g')"
 exit "$FAILED"
