@@ -26,13 +26,19 @@ install: all
 test: deps all
 	@bash tests/run.sh $(BUILD)
 
-# The OCI runtime-tools validation suite (built offline once per recipe into
-# /var/cache/cordon-oci by scripts/oci-setup.sh) against build/cordon-oci and
-# crun; see tests/oci/README.md. Where the tarball or cordon-oci is absent it
-# says so and skips; under CI (CI set, not 0/false) a skip fails.
+# The engine tests (podman and containerd's ctr, tests/oci/engines.sh) against
+# crun and build/cordon-oci, cordon-oci's lifecycle, runtime-spec and layers
+# tests (tests/oci/run-files.sh, about two minutes), then the OCI runtime-tools
+# validation suite (built offline once per recipe into /var/cache/cordon-oci
+# by scripts/oci-setup.sh) against both; see tests/oci/README.md. Both parts
+# run; either failing fails the target. Where an engine, the tarball or a
+# runtime is absent it says so and skips; under CI (CI set, not 0/false) a
+# skip fails.
 RUNTIME_TOOLS_TAR ?= $(abspath $(CURDIR)/..)/shared/oci/runtime-tools-0105384.tar.xz
 test-oci: deps all
-	@RUNTIME_TOOLS_TAR='$(RUNTIME_TOOLS_TAR)' bash tests/oci/run.sh $(BUILD)
+	@bash tests/oci/run-files.sh $(BUILD); f=$$?; \
+	RUNTIME_TOOLS_TAR='$(RUNTIME_TOOLS_TAR)' bash tests/oci/run.sh $(BUILD); v=$$?; \
+	[ $$f = 0 ] && [ $$v = 0 ]
 
 # The suite again, built with AddressSanitizer + UndefinedBehaviorSanitizer,
 # less harness's task-check, workspace and report tests (npm, pip, git and

@@ -2,7 +2,8 @@
  * message frames (oci_send, oci_recv), the OCI hooks, and the small helpers
  * both the supervisor and the verbs' client side use: the state JSON of a
  * state, the path of ROOT/ID/sup.sock, the pid file, a state directory opened
- * and read, a wait for a process to go, a namespace comparison. It calls no
+ * and read, a wait for a process to go, a namespace comparison, the pty
+ * handed to an engine's --console-socket. It calls no
  * other lib/oci-*.c file but oci-state.c and oci-config.c, so the supervisor
  * (oci-supervisor.c), create (oci-create.c), the lifecycle verbs
  * (oci-verbs.c) and exec/ps/update (oci-exec.c) all sit above it. */
@@ -246,4 +247,34 @@ void oci_wait_gone(pid_t pid, uint64_t start, int ms)
 	struct pollfd p = {pfd, POLLIN, 0};
 	poll(&p, 1, ms);
 	close(pfd);
+}
+
+int oci_send_console(const char *path, int fd, cordon_error *err)
+{
+	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	if (strlen(path) >= sizeof(a.sun_path))
+		return cordon_err(err, 0, "--console-socket %s: path too long", path);
+	strcpy(a.sun_path, path);
+	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		int e = errno;
+		if (s >= 0)
+			close(s);
+		return cordon_err(err, e, "--console-socket %s", path);
+	}
+	char b[] = "/dev/ptmx";
+	struct iovec iov = {b, sizeof(b) - 1};
+	char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	ssize_t r = sendmsg(s, &mh, MSG_NOSIGNAL);
+	int e = errno;
+	close(s);
+	if (r < 0)
+		return cordon_err(err, e, "--console-socket %s: sending the pty", path);
+	return 0;
 }

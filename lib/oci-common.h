@@ -29,6 +29,8 @@ int oci_recv(int sock, char *text, int *fd);
 /* a and b (namespace files) are the same namespace */
 bool oci_same_ns(const char *a, const char *b);
 int oci_write_pid_file(const char *path, pid_t pid, cordon_error *err);
+/* The pty master fd to the engine's --console-socket path (SCM_RIGHTS). */
+int oci_send_console(const char *path, int fd, cordon_error *err);
 int oci_state_json_of(const struct oci_state *s, enum oci_status st, char *out, size_t outsz);
 /* ROOT/ID/sup.sock reached through the state directory's descriptor */
 int oci_sup_sock_path(int dirfd, struct sockaddr_un *a);

@@ -77,6 +77,40 @@ int oci_ps(const char *root, const char *id, pid_t **pids, size_t *n, cordon_err
 	return r;
 }
 
+/* exec's terminal (--tty, process.terminal): a pty of the container's
+ * devpts, opened by the process itself in the container's root; the master
+ * goes to exec's caller side over the sync socket (which hands it to
+ * --console-socket, a path in the host's root), the peer becomes the
+ * process's controlling terminal and stdio. */
+static int exec_pty(const struct oci_config *c, int sock, cordon_error *err)
+{
+	int m = open("/dev/pts/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (m < 0)
+		return cordon_err_errno(err, "terminal: the container's /dev/pts/ptmx");
+	int unlock = 0;
+	if (ioctl(m, TIOCSPTLCK, &unlock) < 0) {
+		close(m);
+		return cordon_err_errno(err, "terminal");
+	}
+	if (c->cons_h || c->cons_w) {
+		struct winsize ws = {.ws_row = (unsigned short)c->cons_h, .ws_col = (unsigned short)c->cons_w};
+		ioctl(m, TIOCSWINSZ, &ws);
+	}
+	int peer = (int)ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY);
+	int r = peer < 0 ? cordon_err_errno(err, "terminal: opening the pty's peer") : 0;
+	if (r == 0 && oci_send(sock, OCI_MSG_PTY, "", m) < 0)
+		r = cordon_err_errno(err, "terminal: sending the pty");
+	close(m);
+	if (r == 0 && (setsid() < 0 || ioctl(peer, TIOCSCTTY, 0) < 0))
+		r = cordon_err_errno(err, "terminal: TIOCSCTTY");
+	for (int i = 0; r == 0 && i < 3; i++)
+		if (dup2(peer, i) < 0)
+			r = cordon_err_errno(err, "terminal: stdio");
+	if (peer > 2)
+		close(peer);
+	return r;
+}
+
 int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, int *status, cordon_error *err)
 {
 	int dfd;
@@ -141,6 +175,12 @@ int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, in
 		if (!oci_same_ns(p, mine))
 			nsfd[order[i]] = open(p, O_RDONLY | O_CLOEXEC);
 	}
+	if (o->tty)
+		c.terminal = true;
+	if (c.terminal && !o->console_socket) {
+		r = cordon_err(err, 0, "exec with a terminal needs --console-socket");
+		goto out;
+	}
 	int sp[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
 		r = cordon_err_errno(err, "socketpair");
@@ -166,24 +206,27 @@ int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, in
 			cordon_err_errno(&e, "entering the container's root");
 			goto cfail;
 		}
-		/* a pid namespace takes effect for children: fork once more */
-		pid_t g = fork();
+		/* a pid namespace takes effect for children: clone once more, with
+		 * CLONE_PARENT, so that the process is exec's own child, as runc's
+		 * and crun's are: after `exec --detach` returns, the caller's
+		 * subreaper (conmon, containerd's shim) is its parent, reaps it and
+		 * has its exit status (of a grandchild it would see only ours) */
+		pid_t g = (pid_t)syscall(SYS_clone, (unsigned long)(CLONE_PARENT | SIGCHLD), NULL, NULL, NULL, NULL);
 		if (g > 0) {
 			char v[32];
 			snprintf(v, sizeof(v), "%d", (int)g);
-			oci_send(sp[1], OCI_MSG_READY, v, -1);
-			int wst = 0;
-			waitpid(g, &wst, 0);
-			_exit(WIFEXITED(wst) ? WEXITSTATUS(wst) : 128 + WTERMSIG(wst));
+			_exit(oci_send(sp[1], OCI_MSG_READY, v, -1) < 0 ? 1 : 0);
 		}
 		if (g < 0) {
-			cordon_err_errno(&e, "fork");
+			cordon_err_errno(&e, "clone");
 			goto cfail;
 		}
 		if (nsfd[OCI_NS_USER] >= 0 && (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)) {
 			cordon_err_errno(&e, "becoming root of the container's user namespace");
 			goto cfail;
 		}
+		if (c.terminal && exec_pty(&c, sp[1], &e) < 0)
+			goto cfail;
 		/* the container's Landlock rules (a domain of its own), while the
 		 * process has CAP_SYS_ADMIN in the container's user namespace */
 		struct landlock_plan ll;
@@ -205,21 +248,44 @@ int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, in
 			close(nsfd[i]);
 	char text[OCI_MSG_MAX];
 	int fd;
-	int t = oci_recv(sp[0], text, &fd);
-	if (t == OCI_MSG_READY) {
-		if (o->pid_file)
-			oci_write_pid_file(o->pid_file, (pid_t)atoi(text), err);
-		t = oci_recv(sp[0], text, &fd);
+	/* READY (the process's pid, from the child) and PTY (the terminal's
+	 * master, from the process) come in either order; then ERROR, or EOF
+	 * once both have gone (the process's end is close-on-exec) */
+	pid_t proc = -1; /* the process: our child (CLONE_PARENT above) */
+	cordon_error pe = {0};
+	int t;
+	while ((t = oci_recv(sp[0], text, &fd)) == OCI_MSG_READY || t == OCI_MSG_PTY) {
+		if (t == OCI_MSG_READY) {
+			proc = (pid_t)atoi(text);
+			if (o->pid_file)
+				oci_write_pid_file(o->pid_file, proc, err);
+		} else {
+			if (!pe.msg[0])
+				oci_send_console(o->console_socket, fd, &pe);
+			close(fd);
+		}
 	}
 	close(sp[0]);
+	waitpid(child, NULL, 0);
+	if (t != OCI_MSG_ERROR && pe.msg[0]) { /* the engine did not get the terminal */
+		t = OCI_MSG_ERROR;
+		snprintf(text, sizeof(text), "%s", pe.msg);
+		if (proc > 0)
+			kill(proc, SIGKILL);
+	}
 	if (t == OCI_MSG_ERROR) {
 		r = cordon_err(err, 0, "exec in \"%s\": %s", id, text);
-		waitpid(child, NULL, 0);
+		if (proc > 0)
+			waitpid(proc, NULL, 0);
+		goto out;
+	}
+	if (proc < 0) {
+		r = cordon_err(err, 0, "exec in \"%s\": the process was not started", id);
 		goto out;
 	}
 	if (!o->detach) {
 		int wst = 0;
-		waitpid(child, &wst, 0);
+		waitpid(proc, &wst, 0);
 		*status = wst;
 	}
 out:

@@ -139,9 +139,17 @@ static int remount(const char *tgt, unsigned long flags, cordon_error *err, cons
 	return cordon_err_errno(err, "%s: remounting", what);
 }
 
-static bool is_dir_src(const char *src)
+/* Whether a bind's source is a directory (its target is made one, else an
+ * empty file: move_mount and MS_BIND want the two of one kind, EINVAL
+ * otherwise). From the supervisor's clone when there is one: init may not
+ * reach the source itself (podman's userdata/shm, a tmpfs below a 0700
+ * directory: stat fails with EACCES); fstat of the tree needs no search
+ * permission on the path. */
+static bool is_dir_src(const char *src, int tree)
 {
 	struct stat st;
+	if (tree >= 0)
+		return fstat(tree, &st) == 0 && S_ISDIR(st.st_mode);
 	return stat(src, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
@@ -205,7 +213,7 @@ static int mount_one(int rootfd, const struct oci_mount *m, int tree, bool own_n
 		bind = true, src = "/sys";
 	if (!bind && strcmp(type, "mqueue") == 0 && !own_ipc)
 		bind = true, src = "/dev/mqueue";
-	int fd = ensure(rootfd, m->dest, bind && !is_dir_src(src), err);
+	int fd = ensure(rootfd, m->dest, bind && !is_dir_src(src, m->bind ? tree : -1), err);
 	if (fd < 0)
 		return cordon_err_wrap(err, "mount %s", m->dest);
 	fdpath(fd, tp, sizeof(tp));

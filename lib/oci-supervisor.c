@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "oci-supervisor.h"
+#include "cleanup.h"
 #include "error.h"
 #include "oci-config.h"
 #include "oci-state.h"
@@ -86,10 +87,8 @@ static int send_trees(int s, const struct oci_config *c, pid_t pid, cordon_error
 {
 	char p[64];
 	snprintf(p, sizeof(p), "/proc/%d/ns/user", (int)pid);
-	int u = open(p, O_RDONLY | O_CLOEXEC);
+	_cleanup_close_ int u = open(p, O_RDONLY | O_CLOEXEC);
 	int tree = clone_tree(c->root, true, u);
-	if (u >= 0)
-		close(u);
 	if (tree < 0)
 		return cordon_err_errno(err, "root.path %s", c->root);
 	/* attached over root.path in init's mount namespace by a helper that
@@ -127,7 +126,10 @@ static int send_trees(int s, const struct oci_config *c, pid_t pid, cordon_error
 				snprintf(src, sizeof(src), "%s", m->source);
 			else
 				snprintf(src, sizeof(src), "%s/%s", c->bundle, m->source);
-			fd = clone_tree(src, m->rec, -1);
+			/* idmapped too: root inside owns (and writes) what the host's
+			 * root owns, as an engine's volume expects of root in a
+			 * container (with runc and crun, the host's root itself) */
+			fd = clone_tree(src, m->rec, u);
 			if (fd < 0)
 				return cordon_err_errno(err, "mount %s: the source %s", m->dest, src);
 		}
@@ -217,36 +219,6 @@ static int send_devices(int s, const struct oci_config *c, int slot, cordon_erro
 	int st = 0;
 	if (waitpid(h, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
 		return cordon_err(err, 0, "%s", n > 0 ? m : "linux.devices: making the nodes failed");
-	return 0;
-}
-
-static int send_console(const char *path, int fd, cordon_error *err)
-{
-	int s = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_un a = {.sun_family = AF_UNIX};
-	if (strlen(path) >= sizeof(a.sun_path))
-		return cordon_err(err, 0, "--console-socket %s: path too long", path);
-	strcpy(a.sun_path, path);
-	if (s < 0 || connect(s, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		int e = errno;
-		if (s >= 0)
-			close(s);
-		return cordon_err(err, e, "--console-socket %s", path);
-	}
-	char b[] = "/dev/ptmx";
-	struct iovec iov = {b, sizeof(b) - 1};
-	char cbuf[CMSG_SPACE(sizeof(int))] = {0};
-	struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
-	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
-	cm->cmsg_level = SOL_SOCKET;
-	cm->cmsg_type = SCM_RIGHTS;
-	cm->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
-	ssize_t r = sendmsg(s, &mh, MSG_NOSIGNAL);
-	int e = errno;
-	close(s);
-	if (r < 0)
-		return cordon_err(err, e, "--console-socket %s: sending the pty", path);
 	return 0;
 }
 
@@ -491,7 +463,7 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 			break;
 		}
 		if (t == OCI_MSG_PTY && x->o->console_socket) {
-			if (send_console(x->o->console_socket, fd, &err) < 0)
+			if (oci_send_console(x->o->console_socket, fd, &err) < 0)
 				sup_fail(x, pid, &err);
 			close(fd);
 			continue;

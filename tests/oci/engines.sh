@@ -1,8 +1,15 @@
 # cordon-oci under the engines that call OCI runtimes (issue 31): podman
 # (through conmon) and containerd (through its runc shim v2, driven by ctr).
 # The runtime is $OCI_RUNTIME, else $RUNTIME (default BUILD/cordon-oci);
-# RUNTIME=/usr/bin/crun runs the same tests against crun. Every test skips, counted with its
+# OCI_RUNTIME=/usr/bin/crun runs the same tests against crun (make test-oci
+# runs both, tests/oci/run-files.sh). Every test skips, counted with its
 # reason, where the runtime or the engine is missing.
+# What the tests drive in the runtime: create/start/delete with podman's
+# binds (/dev/shm, a tmpfs below a 0700 directory; /etc/hosts...), -v
+# volumes, --tmpfs, --read-only, --user, a deny-all device rule, seccomp;
+# the console socket (run -it, exec -it, ctr run -t); exec (--detach under
+# conmon and the shim, --user); kill by number and name, pause/resume, ps;
+# the memory cgroup's OOM kill.
 #
 # OCI_RUNTIME_WRAP: a command the engines run the runtime under (it gets the
 # runtime and its arguments: "WRAP RUNTIME ARGS..."). Default: none, except
@@ -233,6 +240,75 @@ test_podman_memory_oom() {
 	t_assert
 }
 
+test_podman_volumes_and_mounts() {
+	need_podman || return
+	# -v of a host directory (read-write) and of a file (read-only), below a
+	# 0700 directory; --tmpfs; --read-only root: the runtime's binds and
+	# its remounts. The directory's files are the host's root's.
+	mkdir -m 700 "$WS/private"
+	mkdir "$WS/private/vol"
+	echo from-host >"$WS/private/vol/f"
+	echo a-file >"$WS/private/file"
+	prun --rm --read-only -v "$WS/private/vol:/vol" -v "$WS/private/file:/etc/file:ro" --tmpfs /scratch:size=1m -- \
+		sh -c 'cat /vol/f /etc/file; echo written >/vol/new && echo vol-rw; echo x >/etc/file 2>/dev/null || echo file-ro;
+		       echo x >/scratch/x && echo tmpfs-rw; touch /root-file 2>/dev/null || echo root-ro'
+	expect_eq "$RC" 0 "podman run -v (stderr: $ERR)"
+	expect_eq "$OUT" $'from-host\na-file\nvol-rw\nfile-ro\ntmpfs-rw\nroot-ro' "the volumes, the tmpfs and the read-only root"
+	expect_eq "$(cat "$WS/private/vol/new" 2>&1)" written "the container's write reached the host directory"
+	t_assert
+}
+
+test_podman_user() {
+	need_podman || return
+	# a process.user other than root, with podman's default capabilities
+	prun --rm --user 1000:1000 -- sh -c 'id -u; id -g; grep ^CapBnd: /proc/self/status; grep ^CapEff: /proc/self/status'
+	expect_eq "$RC" 0 "podman run --user 1000:1000 (stderr: $ERR)"
+	expect_match "$OUT" $'^1000\n1000\n' "uid and gid"
+	expect_match "$OUT" 'CapBnd:[[:space:]]+00000000800405fb' "podman's default bounding set"
+	expect_match "$OUT" 'CapEff:[[:space:]]+0000000000000000' "no effective capability for a uid other than 0"
+	t_assert
+}
+
+test_podman_pause_kill_signal() {
+	need_podman || return
+	local id
+	prun -d -- sh -c 'trap "echo got-usr1" USR1; while :; do sleep 0.1; done'
+	id=$OUT
+	expect_eq "$RC" 0 "podman run -d (stderr: $ERR)"
+	pm pause "$id" >/dev/null 2>"$T_TMP/err" || fail "podman pause: $(cat "$T_TMP/err")"
+	expect_eq "$(pm inspect -f '{{.State.Status}}' "$id" 2>&1)" paused "after pause"
+	pm unpause "$id" >/dev/null 2>"$T_TMP/err" || fail "podman unpause: $(cat "$T_TMP/err")"
+	expect_eq "$(pm inspect -f '{{.State.Status}}' "$id" 2>&1)" running "after unpause"
+	pm kill -s USR1 "$id" >/dev/null 2>"$T_TMP/err" || fail "podman kill -s USR1: $(cat "$T_TMP/err")"
+	local i
+	for i in $(seq 100); do pm logs "$id" 2>/dev/null | grep -q got-usr1 && break; sleep 0.1; done
+	expect_match "$(pm logs "$id" 2>&1)" '^got-usr1$' "the signal reached the container's init"
+	pm restart -t 1 "$id" >/dev/null 2>"$T_TMP/err" || fail "podman restart: $(cat "$T_TMP/err")"
+	expect_eq "$(pm inspect -f '{{.State.Status}} {{.RestartCount}}' "$id" 2>&1)" "running 0" "after restart"
+	pm rm -f -t 0 "$id" >/dev/null 2>&1
+	t_assert
+}
+
+test_podman_exec_tty() {
+	need_podman || return
+	local id j out
+	prun -d -- sleep 600
+	id=$OUT
+	j=$(python3 "$TOP/tests/ptydrive.py" 30 100 \
+		'[["expect", "ready"], ["send", "echo typed-$((6*7))\n"], ["expect", "typed-42"], ["send", "exit 4\n"]]' -- \
+		timeout -k 5 120 podman --root "$OCI_DIR/podman/root" --runroot "$OCI_DIR/podman/runroot" \
+		--tmpdir "$OCI_DIR/podman/tmp" --storage-driver vfs --cgroup-manager cgroupfs \
+		--events-backend file --runtime "$OCI_DIR/runtime" \
+		exec -it "$id" sh -c 'tty; test -t 0 && test -t 1 && echo ready; exec sh')
+	out=$(jq -r .out <<<"$j" | tr -d '\r')
+	[ "$(jq -r .failed <<<"$j")" = null ] || fail "driver: $(jq -r .failed <<<"$j"); terminal showed: $(head -c 300 <<<"$out"); stderr: $(jq -r .stderr <<<"$j")"
+	expect_match "$out" '^/dev/pts/[0-9]+$' "exec -it's stdin is a pty"
+	expect_match "$out" '^typed-42$' "typed input reaches the shell"
+	expect_eq "$(jq -r .exit <<<"$j")" 4 "podman exec -it's exit status"
+	pm rm -f -t 0 "$id" >/dev/null 2>&1
+	t_assert
+}
+
 # A private containerd: its socket, root and state under the test's T_TMP,
 # no CRI plugin; stopped (by its pid) when the test ends.
 CTRD_PID=""
@@ -272,12 +348,28 @@ ctrd_stop() {
 }
 ctrr() { timeout -k 5 120 ctr -a "$T_TMP/ctrd/sock" -n cordon-test "$@"; }
 
-test_ctr_run_runc_shim() {
+# need_ctr: skips with the reason, or starts the private containerd (stopped
+# when the test's subshell exits): `need_ctr || return`.
+need_ctr() {
 	[ -z "$SKIP_WHY" ] || { t_skip "$SKIP_WHY"; return; }
 	command -v containerd >/dev/null && command -v ctr >/dev/null || { t_skip "no containerd (Debian: containerd)"; return; }
 	command -v containerd-shim-runc-v2 >/dev/null || { t_skip "no containerd-shim-runc-v2 (Debian: containerd)"; return; }
 	trap 'ctrd_stop' EXIT # the test's own subshell (t_run)
 	ctrd_start || return 1
+}
+# ctr_status TASK: its status in `ctr task ls` once it is WANT (a hang guard of 30 s)
+ctr_status() {
+	local st=""
+	for _ in $(seq 300); do
+		st=$(ctrr task ls 2>/dev/null | awk -v t="$1" '$1 == t {print $3}')
+		[ "$st" = "$2" ] && break
+		sleep 0.1
+	done
+	echo "$st"
+}
+
+test_ctr_run_runc_shim() {
+	need_ctr || return
 	# ctr run --rootfs: a local rootfs directory, no image or snapshotter.
 	OUT=$(ctrr run --rm --runtime io.containerd.runc.v2 --runc-binary "$OCI_DIR/runtime" \
 		--rootfs "$OCI_DIR/rootfs" t1 /bin/sh -c 'echo from-ctr' 2>"$T_TMP/err")
@@ -291,15 +383,42 @@ test_ctr_run_runc_shim() {
 	ctrr run -d --runtime io.containerd.runc.v2 --runc-binary "$OCI_DIR/runtime" \
 		--rootfs "$OCI_DIR/rootfs" t3 /bin/sleep 600 >/dev/null 2>"$T_TMP/err" || fail "ctr run -d: $(cat "$T_TMP/err")"
 	ctrr task kill -s SIGKILL t3 2>&1 || fail "ctr task kill"
-	local st=""
-	for _ in $(seq 300); do
-		st=$(ctrr task ls 2>/dev/null | awk '$1 == "t3" {print $3}')
-		[ "$st" = STOPPED ] && break
-		sleep 0.1
-	done
-	expect_eq "$st" STOPPED "the killed task is stopped"
+	expect_eq "$(ctr_status t3 STOPPED)" STOPPED "the killed task is stopped"
 	ctrr task delete t3 >/dev/null 2>&1 || fail "ctr task delete"
 	ctrr container delete t3 >/dev/null 2>&1 || fail "ctr container delete"
+	expect_eq "$(ctrr task ls -q 2>/dev/null | wc -l) $(ctrr container ls -q 2>/dev/null | wc -l)" "0 0" "nothing left"
+	t_assert
+}
+
+# The shim's other runtime calls: exec (a process beside the task's, its
+# status), pause and resume (the freezer), ps (the cgroup's pids), and a
+# task with a terminal (ctr run -t: the shim's console socket).
+test_ctr_exec_pause_ps_tty() {
+	need_ctr || return
+	local rt=(--runtime io.containerd.runc.v2 --runc-binary "$OCI_DIR/runtime" --rootfs "$OCI_DIR/rootfs")
+	ctrr run -d "${rt[@]}" t4 /bin/sleep 600 >/dev/null 2>"$T_TMP/err" || fail "ctr run -d: $(cat "$T_TMP/err")"
+	OUT=$(ctrr task exec --exec-id e1 t4 /bin/sh -c 'echo from-exec; exit 6' 2>"$T_TMP/err")
+	expect_eq "$? $OUT" "6 from-exec" "ctr task exec: output and status ($(cat "$T_TMP/err"))"
+	ctrr task pause t4 2>"$T_TMP/err" || fail "ctr task pause: $(cat "$T_TMP/err")"
+	expect_eq "$(ctr_status t4 PAUSED)" PAUSED "after pause"
+	ctrr task resume t4 2>"$T_TMP/err" || fail "ctr task resume: $(cat "$T_TMP/err")"
+	expect_eq "$(ctr_status t4 RUNNING)" RUNNING "after resume"
+	local pid
+	pid=$(ctrr task ls 2>/dev/null | awk '$1 == "t4" {print $2}')
+	OUT=$(ctrr task ps t4 2>&1)
+	expect_match "$OUT" "^$pid( |$)" "ctr task ps lists the task's pid $pid"
+	ctrr task kill -s SIGKILL t4 2>&1 || fail "ctr task kill"
+	expect_eq "$(ctr_status t4 STOPPED)" STOPPED "the killed task is stopped"
+	ctrr task delete t4 >/dev/null 2>&1 || fail "ctr task delete"
+	ctrr container delete t4 >/dev/null 2>&1 || fail "ctr container delete"
+	local j out
+	j=$(python3 "$TOP/tests/ptydrive.py" 30 100 '[["expect", "ready"], ["send", "exit 2\n"]]' -- \
+		timeout -k 5 120 ctr -a "$T_TMP/ctrd/sock" -n cordon-test run --rm -t "${rt[@]}" t5 \
+		/bin/sh -c 'tty; test -t 0 && echo ready; exec sh')
+	out=$(jq -r .out <<<"$j" | tr -d '\r')
+	[ "$(jq -r .failed <<<"$j")" = null ] || fail "driver: $(jq -r .failed <<<"$j"); terminal showed: $(head -c 300 <<<"$out"); stderr: $(jq -r .stderr <<<"$j")"
+	expect_match "$out" '^/dev/pts/[0-9]+$' "ctr run -t: the task's stdin is a pty"
+	expect_eq "$(jq -r .exit <<<"$j")" 2 "ctr run -t: the shell's status"
 	expect_eq "$(ctrr task ls -q 2>/dev/null | wc -l) $(ctrr container ls -q 2>/dev/null | wc -l)" "0 0" "nothing left"
 	t_assert
 }
@@ -312,4 +431,9 @@ t_run test_podman_exec
 t_run test_podman_stop
 t_run test_podman_logs
 t_run test_podman_memory_oom
+t_run test_podman_volumes_and_mounts
+t_run test_podman_user
+t_run test_podman_pause_kill_signal
+t_run test_podman_exec_tty
 t_run test_ctr_run_runc_shim
+t_run test_ctr_exec_pause_ps_tty

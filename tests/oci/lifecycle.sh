@@ -3,7 +3,7 @@
 # inside not the host's root, and bad input refused with one clear line and
 # nothing left behind.
 . "$(dirname "$0")/../lib.sh"
-OCI="$BUILD/cordon-oci"
+OCI=${OCI_CORDON:-$BUILD/cordon-oci}
 
 # bundle DIR [ARGS...]: a busybox rootfs (busybox-static, scripts/packages/test.txt)
 # and a config.json with its own pid, mount, ipc, uts and network namespaces.
@@ -12,7 +12,7 @@ bundle() {
 	shift
 	mkdir -p "$dir/rootfs/bin" "$dir/rootfs/proc" "$dir/rootfs/dev" "$dir/rootfs/sys" "$dir/rootfs/tmp" "$dir/rootfs/etc"
 	cp "$BUSYBOX" "$dir/rootfs/bin/busybox"
-	for a in sh echo cat id sleep hostname ls touch stat; do ln -sf busybox "$dir/rootfs/bin/$a"; done
+	for a in sh echo cat id sleep hostname ls touch stat head wc grep; do ln -sf busybox "$dir/rootfs/bin/$a"; done
 	chown -R 0:0 "$dir/rootfs"
 	local args
 	# `--`: jq 1.6 takes options among --args' (sh's -c would become jq's)
@@ -32,6 +32,7 @@ bundle() {
 }
 
 setup_oci() {
+	[ -x "$OCI" ] || { t_skip "no cordon-oci at $OCI"; return; }
 	BUSYBOX=$(command -v busybox 2>/dev/null || true)
 	[ -n "$BUSYBOX" ] && ! ldd "$BUSYBOX" >/dev/null 2>&1 ||
 		{ t_skip "no static busybox (apt-get install busybox-static)"; return; }
@@ -206,6 +207,167 @@ test_features_and_log_json() {
 	"$OCI" --root "$ROOT" --log "$T_TMP/log" --log-format json start nope >/dev/null 2>&1
 	expect_eq "$(jq -r 'select(.level == "error") | .msg' "$T_TMP/log")" 'start: container "nope" does not exist' "the json log's error line"
 	expect_match "$(jq -r .time "$T_TMP/log")" '^20[0-9-]+T' "the json log's time"
+	t_assert
+}
+
+# A bind whose source init cannot reach (a tmpfs below a 0700 directory, as
+# podman's userdata/shm for /dev/shm): the supervisor clones it, and its
+# kind (directory or file) comes from that clone, not from a stat of the
+# path by init (EACCES: the target was made a file, and move_mount of a
+# directory onto it failed with EINVAL).
+test_bind_source_init_cannot_reach() {
+	setup_oci || return
+	bundle "$B" sh -c 'cat /dev/shm/f; stat -c %F /dev/shm; cat /etc/extra'
+	mkdir -m 700 "$WS/private"
+	mkdir "$WS/private/shm"
+	mount -t tmpfs -o mode=1777,size=1m tmpfs "$WS/private/shm" || { t_skip "cannot mount a tmpfs"; return; }
+	echo in-tmpfs >"$WS/private/shm/f"
+	echo a-file >"$WS/private/extra"
+	jq --arg d "$WS/private/shm" --arg f "$WS/private/extra" '.mounts += [
+	  {destination: "/dev/shm", type: "bind", source: $d, options: ["bind", "rprivate", "nosuid", "noexec", "nodev"]},
+	  {destination: "/etc/extra", type: "bind", source: $f, options: ["bind", "rprivate"]}]' \
+		"$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" $'in-tmpfs\ndirectory\na-file' "the tmpfs and the file, bound from below a 0700 directory"
+	nothing_left "$ID"
+	t_assert
+}
+
+# An engine's "deny all" device rule (podman's linux.resources.devices)
+# leaves the default devices and the pty usable, as with runc and crun: the
+# runtime allows them after the config's rules (v1 devices controller).
+test_device_deny_all_keeps_default_devices() {
+	setup_oci || return
+	awk '$9 == "cgroup" && $NF ~ /(^|,)devices(,|$)/ {f=1} END {exit !f}' /proc/self/mountinfo ||
+		{ t_skip "no cgroup v1 devices controller (cordon-oci writes device rules there only)"; return; }
+	bundle "$B" sh -c 'head -c 3 /dev/zero | wc -c; echo x >/dev/null && echo null-ok'
+	jq '.linux.resources.devices = [{allow: false, access: "rwm"}]' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(tr -d ' ' <"$T_TMP/out")" $'3\nnull-ok' "/dev/zero and /dev/null under a deny-all rule"
+	nothing_left "$ID"
+	t_assert
+}
+
+# exec --detach, as conmon and containerd's shim run it (a subreaper that
+# then waits for the pid in --pid-file): the process is exec's own child,
+# so once exec has returned it is the subreaper's, which reaps it and gets
+# its exit status (a grandchild would be reaped by exec's child instead).
+test_exec_detach_reaped_by_the_caller() {
+	setup_oci || return
+	bundle "$B" sleep 1000
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	oci start "$ID"
+	expect_eq "$RC" 0 "start: $ERR"
+	OUT=$(python3 - "$OCI" "$ROOT" "$ID" "$T_TMP/exec.pid" <<-'EOF' 2>&1
+		import ctypes, os, subprocess, sys
+		oci, root, cid, pidf = sys.argv[1:]
+		ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+		r = subprocess.run([oci, "--root", root, "exec", "--detach", "--pid-file", pidf, cid,
+		                    "sh", "-c", "exit 7"], stdin=subprocess.DEVNULL, timeout=60)
+		if r.returncode:
+		    sys.exit("exec --detach: status %d" % r.returncode)
+		pid = int(open(pidf).read())
+		try:
+		    _, st = os.waitpid(pid, 0)
+		except ChildProcessError:
+		    sys.exit("the pid file's process %d is not the caller's to reap" % pid)
+		print(os.waitstatus_to_exitcode(st))
+	EOF
+	)
+	expect_eq "$OUT" 7 "the subreaper reaps the exec'd process and has its status"
+	oci exec "$ID" sh -c 'exit 5'
+	expect_eq "$RC" 5 "exec without --detach exits with the process's status"
+	oci delete --force "$ID"
+	nothing_left "$ID"
+	t_assert
+}
+
+# A process.user other than root keeps the capabilities its config names:
+# the bounding set is dropped before the uid changes (after it, CAP_SETPCAP
+# is no longer effective: "dropping N from the bounding set: EPERM").
+test_user_not_root_bounding_set() {
+	setup_oci || return
+	bundle "$B" sh -c 'id -u; grep ^CapBnd: /proc/self/status'
+	jq '.process.user = {uid: 1000, gid: 1000}' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	# CAP_CHOWN (0) and CAP_KILL (5), the bundle's bounding set
+	expect_eq "$(tr -s '\t ' ' ' <"$T_TMP/out")" $'1000\nCapBnd: 0000000000000021' "uid 1000 with the config's bounding set"
+	nothing_left "$ID"
+	t_assert
+}
+
+# A bind is idmapped with the container's user namespace, as the root is:
+# root inside owns what the host's root owns in a volume and writes there
+# as the host's root (what an engine's -v expects of root in a container;
+# with runc and crun it is the host's root itself).
+test_bind_is_idmapped() {
+	setup_oci || return
+	bundle "$B" sh -c 'stat -c %u /vol/f; echo new >/vol/new && echo written'
+	mkdir "$WS/vol"
+	echo host >"$WS/vol/f"
+	jq --arg d "$WS/vol" '.mounts += [{destination: "/vol", type: "bind", source: $d, options: ["rbind", "rw"]}]' \
+		"$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" $'0\nwritten' "the host root's file is root's inside, and root writes there"
+	expect_eq "$(stat -c %u "$WS/vol/new" 2>&1)" 0 "what root wrote is the host's root's on disk"
+	nothing_left "$ID"
+	t_assert
+}
+
+# exec --tty --console-socket (podman exec -it): the process gets a pty of
+# the container's devpts as its controlling terminal and stdio; the master
+# goes to the console socket. A python receiver plays conmon.
+test_exec_tty_console_socket() {
+	setup_oci || return
+	bundle "$B" sleep 1000
+	jq '.mounts += [{destination: "/dev/pts", type: "devpts", source: "devpts",
+	  options: ["nosuid", "noexec", "newinstance", "ptmxmode=0666", "mode=0620"]}]' \
+		"$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	oci start "$ID"
+	OUT=$(python3 - "$OCI" "$ROOT" "$ID" "$T_TMP/console.sock" <<-'EOF' 2>&1
+		import os, socket, subprocess, sys
+		oci, root, cid, path = sys.argv[1:]
+		srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+		srv.bind(path)
+		srv.listen(1)
+		p = subprocess.Popen([oci, "--root", root, "exec", "--tty", "--console-socket", path, cid,
+		                      "sh", "-c", "tty; test -t 0 && test -t 1 && echo is-a-tty; exit 3"],
+		                     stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+		srv.settimeout(0.2)
+		conn = None
+		while conn is None:  # until the pty comes, or exec ends without sending one
+		    try:
+		        conn, _ = srv.accept()
+		    except TimeoutError:
+		        if p.poll() is not None:
+		            sys.exit("no pty on the console socket; exec: status %d %s" % (p.returncode, p.stderr.read().decode().strip()))
+		_, fds, _, _ = socket.recv_fds(conn, 64, 1)
+		out = b""
+		while True:
+		    try:
+		        b = os.read(fds[0], 4096)
+		    except OSError:  # EIO: the pty's last peer closed
+		        break
+		    if not b:
+		        break
+		    out += b
+		_, err = p.communicate(timeout=60)
+		print(out.decode().replace("\r", ""), end="")
+		print("status", p.returncode, err.decode().strip())
+	EOF
+	)
+	expect_match "$OUT" '^/dev/pts/[0-9]+$' "the process's stdin is a pty of the container's devpts"
+	expect_match "$OUT" '^is-a-tty$' "stdin and stdout are the terminal"
+	expect_match "$OUT" '^status 3 $' "exec exits with the process's status"
+	oci delete --force "$ID"
+	nothing_left "$ID"
 	t_assert
 }
 
