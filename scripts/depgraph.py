@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The link-level dependency graph of lib/ and its cycles.
 
-Runs nm over the objects meson built for the library (BUILD/libcordon*.a.p/),
+Runs nm over the objects meson built for the library (BUILD/libcordon*.a.p/)
+and for the OCI runtime's lib/oci-*.c (BUILD/cordon.p/),
 maps each undefined symbol to the object that defines it, and prints one line
 per file: the lib files whose symbols it uses. Then every strongly connected
 component of more than one file (a cycle at link level), or a file that is
@@ -19,7 +20,10 @@ import sys
 
 
 def objects(build):
-    return sorted(glob.glob(os.path.join(build, "libcordon*.a.p", "*.o")))
+    # The library's, and the OCI runtime's lib/oci-*.c (built into
+    # cordon-oci and cordon, not into the library; cordon has them all).
+    return sorted(glob.glob(os.path.join(build, "libcordon*.a.p", "*.o")) +
+                  glob.glob(os.path.join(build, "cordon.p", "lib_oci-*.o")))
 
 
 def name_of(obj):
