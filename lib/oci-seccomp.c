@@ -71,7 +71,21 @@ int oci_seccomp_load_notify(const struct oci_config *c, int *listener, cordon_er
 		if (nr != __NR_SCMP_ERROR)
 			seccomp_rule_add(d, notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM), nr, 0);
 	}
-	int r = 0;
+	/* No setuid or setgid file: the root is idmapped, so a file root in
+	 * the container makes is the host's root's, and with the bit any host
+	 * user who reaches the bundle would run it as root (outside review of
+	 * cordon-oci, 1). openat2 keeps its mode in memory, out of a filter's
+	 * reach: ENOSYS, and libc falls back to openat, as cordon run does. */
+	int r = seccomp_add_priv_rules(d, notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM), err);
+	if (r == 0) {
+		int nr = seccomp_syscall_resolve_name("openat2");
+		if (nr != __NR_SCMP_ERROR && seccomp_rule_add(d, SCMP_ACT_ERRNO(ENOSYS), nr, 0) < 0)
+			r = cordon_err(err, 0, "seccomp: the rule for openat2");
+	}
+	if (r < 0) {
+		seccomp_release(d);
+		return r;
+	}
 	if (c->seccomp.present) {
 		const struct oci_seccomp *s = &c->seccomp;
 		uint32_t def_errno = s->has_default_errno ? s->default_errno : EPERM;

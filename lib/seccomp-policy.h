@@ -95,6 +95,11 @@ struct priv_call {
 /* The privilege bits (S_ISUID|S_ISGID) call nr with args asks for; 0 if none,
  * or if it is not such a call, or an open that creates nothing. */
 mode_t seccomp_priv_bits(int nr, const uint64_t args[6]);
+/* Rules on filter c (a scmp_filter_ctx) answering deny to every call that
+ * can put S_ISUID or S_ISGID on a file (the chmod family with either bit, an
+ * open, creat or mknod that creates with either): cordon run's, and
+ * cordon-oci's deny list (an idmapped root's files are the host's). */
+int seccomp_add_priv_rules(void *c, uint32_t deny, cordon_error *err);
 /* All CLONE_NEW* flags. */
 unsigned long seccomp_namespace_flags(void);
 /* The native number of system call name: cordon's table (lib/systab.h)

@@ -107,7 +107,7 @@ mode_t seccomp_priv_bits(int nr, const uint64_t args[6])
 	return (mode_t)(args[pc->mode] & (S_ISUID | S_ISGID));
 }
 
-static int add_priv_rules(scmp_filter_ctx c, uint32_t deny, cordon_error *err)
+int seccomp_add_priv_rules(scmp_filter_ctx c, uint32_t deny, cordon_error *err)
 {
 	const uint64_t bits[] = {S_ISUID, S_ISGID}, create[] = PRIV_CREATE_FLAGS;
 	for (size_t i = 0; i < SECCOMP_N_PRIV_CALLS; i++) {
@@ -149,7 +149,7 @@ unsigned seccomp_rules(const cordon_policy *p)
 static int add_conditional(scmp_filter_ctx c, uint32_t deny, unsigned rules, cordon_error *err)
 {
 	struct scmp_arg_cmp a;
-	if (add_priv_rules(c, deny, err) < 0)
+	if (seccomp_add_priv_rules(c, deny, err) < 0)
 		return -1;
 	/* New namespaces through clone/unshare, one rule per flag (rules OR). */
 	for (size_t i = 0; i < SECCOMP_N_NS_FLAGS; i++) {
