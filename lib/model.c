@@ -12,6 +12,7 @@
 #include "cleanup.h"
 #include "changeset.h"
 #include "compat.h"
+#include "cs-seal.h"
 #include "model.h"
 #include "model-access.h"
 #include "mounts.h"

@@ -15,6 +15,10 @@
 #include <unistd.h>
 #include "cleanup.h"
 #include "compat.h"
+#include "cs-apply.h"
+#include "cs-rollback.h"
+#include "cs-seal.h"
+#include "cs-walk.h"
 #include "error.h"
 #include "overlay.h"
 #include "protect.h"

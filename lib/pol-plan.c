@@ -15,6 +15,7 @@
 #include "changeset.h"
 #include "cleanup.h"
 #include "compat.h"
+#include "cs-seal.h"
 #include "error.h"
 #include "ceiling.h"
 #include "proxy.h"

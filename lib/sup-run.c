@@ -91,6 +91,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "cs-walk.h"
 #include "sup-state.h"
 #include "sup-loop.h"
 #include "sup-steps.h"
