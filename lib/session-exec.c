@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "session-exec.h"
 #include "cleanup.h"
 #include "cordon-pty.h"
 #include "error.h"
@@ -28,6 +29,8 @@
 #include "report.h"
 #include "run.h"
 #include "serve-ipc.h"
+#include "session-stream.h"
+#include "session-util.h"
 #include "session.h"
 #include "session-cg.h"
 #include "sync.h"

@@ -9,6 +9,7 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+#include "session-util.h"
 #include "json.h"
 #include "redact.h"
 #include "serve-ipc.h"
