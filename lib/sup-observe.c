@@ -30,6 +30,9 @@
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include "seccomp-policy.h"
+#include "sup-observe-deny.h"
+#include "sup-observe-net.h"
+#include "sup-observe-path.h"
 #include "systab.h"
 #include "sockdiag.h"
 
