@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "pxhttp-resp.h"
 #include "proxy.h"
 #include "pxhttp.h"
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "pxparse.h"
 #include "proxy.h"
 #include "redact.h"
 

@@ -1,6 +1,8 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include "pxaddr.h"
+#include "pxparse.h"
 #include "unit.h"
 #include "proxy.h"
 
