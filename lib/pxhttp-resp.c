@@ -10,6 +10,7 @@
 #include "pxhttp-resp.h"
 #include "proxy.h"
 #include "pxhttp.h"
+#include "redact-stream.h"
 
 static void resp_done(struct pxhttp *h)
 {

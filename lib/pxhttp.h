@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "http1.h"
 #include "pxrule.h"
+#include "redact-stream.h"
 #include "redact.h"
 #include "report.h"
 #include "strv.h"

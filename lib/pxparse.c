@@ -9,6 +9,7 @@
 #include <strings.h>
 #include "pxparse.h"
 #include "proxy.h"
+#include "redact-stream.h"
 #include "redact.h"
 
 /* ---- the request parser (pure; fuzzed) ---- */

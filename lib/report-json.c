@@ -9,6 +9,7 @@
 #include "landlock.h"
 #include "error.h"
 #include "json.h"
+#include "redact-stream.h"
 #include "report.h"
 
 static void write_fixes(jwriter *w, const char *key, const struct fix_list *l)

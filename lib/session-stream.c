@@ -25,6 +25,7 @@
 #include "hash.h"
 #include "json.h"
 #include "policy.h"
+#include "redact-stream.h"
 #include "redact.h"
 #include "report.h"
 #include "run.h"

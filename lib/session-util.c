@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include "session-util.h"
 #include "json.h"
+#include "redact-stream.h"
 #include "redact.h"
 #include "serve-ipc.h"
 #include "session-worker.h"

@@ -13,6 +13,7 @@
 #include "cordon-pty.h"
 #include "hash.h"
 #include "json.h"
+#include "redact-stream.h"
 #include "redact.h"
 #include "report.h"
 #include "run.h"

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "redact-stream.h"
 #include "stream.h"
 
 /* The command's pipe is grown to this (F_SETPIPE_SZ, where the host allows

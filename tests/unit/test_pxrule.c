@@ -2,6 +2,7 @@
  * requests on a connection (pure code: no sockets). */
 #include <stdio.h>
 #include "pxhttp-resp.h"
+#include "redact-stream.h"
 #include "unit.h"
 #include "http1.h"
 #include "pxhttp.h"
