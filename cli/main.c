@@ -15,6 +15,8 @@
 #include "cli-serve.h"
 #include "ledger.h"
 #include "opts.h"
+#include "report-file.h"
+#include "report-json.h"
 #include "report.h"
 #include "run.h"
 #include "session.h"

@@ -10,6 +10,7 @@
 #include "error.h"
 #include "pol-opts.h"
 #include "policy.h"
+#include "report-json.h"
 #include "report.h"
 #include "run.h"
 

@@ -6,6 +6,7 @@
 #include "explain.h"
 #include "json.h"
 #include "probe.h"
+#include "report-json.h"
 #include "seccomp-policy.h"
 #include "run.h"
 #include "secrets.h"

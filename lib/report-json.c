@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "report-json.h"
 #include "cleanup.h"
 #include "compat.h"
 #include "landlock.h"

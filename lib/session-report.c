@@ -25,6 +25,8 @@
 #include "json.h"
 #include "policy.h"
 #include "redact.h"
+#include "report-file.h"
+#include "report-json.h"
 #include "report.h"
 #include "run.h"
 #include "serve-ipc.h"

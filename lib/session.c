@@ -40,6 +40,7 @@
 #include "policy.h"
 #include "redact-stream.h"
 #include "redact.h"
+#include "report-json.h"
 #include "report.h"
 #include "run.h"
 #include "serve-ipc.h"
