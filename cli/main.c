@@ -15,6 +15,7 @@
 #include "cli-serve.h"
 #include "ledger.h"
 #include "opts.h"
+#include "pol-parse.h"
 #include "report-file.h"
 #include "report-json.h"
 #include "report.h"

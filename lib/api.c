@@ -9,6 +9,7 @@
 #include "api-options.h"
 #include "error.h"
 #include "pol-opts.h"
+#include "pol-parse.h"
 #include "policy.h"
 #include "report-json.h"
 #include "report.h"

@@ -4,10 +4,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "pol-ceiling.h"
 #include "cleanup.h"
-#include "ceiling.h"
 #include "error.h"
 #include "hash.h"
+#include "pol-parse.h"
 #include "proxy.h"
 #include <strings.h>
 

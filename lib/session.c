@@ -37,6 +37,7 @@
 #include "error.h"
 #include "hash.h"
 #include "json.h"
+#include "pol-parse.h"
 #include "policy.h"
 #include "redact-stream.h"
 #include "redact.h"
