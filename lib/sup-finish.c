@@ -8,6 +8,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include "sup-finish.h"
+#include "mounts-prep.h"
 #include "sup-proxy.h"
 
 /* The facts the outcome is decided from (sup-outcome.c). */

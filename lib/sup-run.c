@@ -92,6 +92,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cs-walk.h"
+#include "mounts-prep.h"
 #include "sup-proxy.h"
 #include "sup-state.h"
 #include "sup-loop.h"

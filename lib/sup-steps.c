@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "sup-steps.h"
+#include "mounts-prep.h"
 
 /* As root: a check's files are opened with the supervisor's credentials,
  * made read-only and sent as the tree after the mounts'. */

@@ -3,6 +3,7 @@
  * explain's lines, the plan's checks). */
 #include <linux/landlock.h>
 #include <stdio.h>
+#include "mounts-prep.h"
 #include "unit.h"
 #include "cleanup.h"
 #include "compat.h"
