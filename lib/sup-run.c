@@ -91,6 +91,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "cgroup-v2.h"
 #include "cs-walk.h"
 #include "mounts-prep.h"
 #include "sup-proxy.h"
