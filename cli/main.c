@@ -19,7 +19,6 @@
 #include "report-file.h"
 #include "report-json.h"
 #include "report.h"
-#include "run.h"
 #include "session.h"
 #include "api.h"
 

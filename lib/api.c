@@ -13,7 +13,7 @@
 #include "policy.h"
 #include "report-json.h"
 #include "report.h"
-#include "run.h"
+#include "sup-run.h"
 
 struct cordon_report {
 	struct run_report rep;

@@ -8,6 +8,8 @@
 #include "cleanup.h"
 #include "error.h"
 #include "hash.h"
+#include "model.h"
+#include "plan.h"
 #include "pol-parse.h"
 #include "proxy.h"
 #include <strings.h>

@@ -24,7 +24,6 @@
 #include "ledger.h"
 #include "mounts.h"
 #include "protect.h"
-#include "run.h"
 
 /* check.files: a host directory the task can neither write nor shadow. It
  * must lie outside every path the run can actually write (the workspace when

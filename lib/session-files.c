@@ -27,7 +27,6 @@
 #include "policy.h"
 #include "redact.h"
 #include "report.h"
-#include "run.h"
 #include "serve-ipc.h"
 #include "session-util.h"
 #include "session.h"

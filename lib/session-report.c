@@ -28,7 +28,6 @@
 #include "report-file.h"
 #include "report-json.h"
 #include "report.h"
-#include "run.h"
 #include "serve-ipc.h"
 #include "session-util.h"
 #include "session.h"

@@ -28,7 +28,6 @@
 #include "redact-stream.h"
 #include "redact.h"
 #include "report.h"
-#include "run.h"
 #include "serve-ipc.h"
 #include "session-util.h"
 #include "session.h"

@@ -16,7 +16,7 @@
 #include "redact-stream.h"
 #include "redact.h"
 #include "report.h"
-#include "run.h"
+#include "sup-run.h"
 #include "session.h"
 #include "strv.h"
 

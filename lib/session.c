@@ -43,7 +43,7 @@
 #include "redact.h"
 #include "report-json.h"
 #include "report.h"
-#include "run.h"
+#include "sup-run.h"
 #include "serve-ipc.h"
 #include "session-exec.h"
 #include "session-files.h"

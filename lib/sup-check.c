@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "sup-check.h"
+#include "pol-plan.h"
 #include "pol-view.h"
 
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "sup-finish.h"
 #include "mounts-prep.h"
+#include "pol-plan.h"
 #include "sup-proxy.h"
 
 /* The facts the outcome is decided from (sup-outcome.c). */

@@ -23,7 +23,6 @@
 #include <netinet/in.h>
 #include "proxy.h"
 #include "observe.h"
-#include "run.h"
 #include "landlock.h"
 #include "protect.h"
 #include <sys/vfs.h>

@@ -22,9 +22,10 @@
 #include "error.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include "model.h"
+#include "plan.h"
 #include "proxy.h"
 #include "observe.h"
-#include "run.h"
 #include "landlock.h"
 #include "protect.h"
 #include <sys/vfs.h>

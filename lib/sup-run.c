@@ -91,9 +91,11 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "sup-run.h"
 #include "cgroup-v2.h"
 #include "cs-walk.h"
 #include "mounts-prep.h"
+#include "pol-plan.h"
 #include "sup-proxy.h"
 #include "sup-state.h"
 #include "sup-loop.h"

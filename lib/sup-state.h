@@ -24,7 +24,7 @@
 #include "pxhttp.h"
 #include "tls.h"
 #include "cordon-pty.h"
-#include "run.h"
+#include "sup-run.h"
 #include "sandbox.h"
 #include "secrets.h"
 #include "stream.h"

@@ -16,7 +16,7 @@
 #include "sup-env.h"
 #include "protect.h"
 #include "sup-after.h"
-#include "run.h"
+#include "sup-run.h"
 #include "view.h"
 
 #define FS(x) LANDLOCK_ACCESS_FS_##x
