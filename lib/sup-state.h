@@ -27,7 +27,7 @@
 #include "sup-run.h"
 #include "sandbox.h"
 #include "secrets.h"
-#include "stream.h"
+#include "sup-stream.h"
 #include "sync.h"
 #include "sweep.h"
 #include "sup-env.h"
