@@ -9,8 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 #include "landlock.h"
-#include "run.h"
+#include "model.h"
 #include "observe.h"
+#include "plan.h"
+#include "pol-plan.h"
 #include "policy.h"
 #include "seccomp-policy.h"
 

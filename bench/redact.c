@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 #include "redact.h"
+#include "redact-stream.h"
 
 static double now(void)
 {

@@ -15,8 +15,10 @@
 #include "cli-serve.h"
 #include "ledger.h"
 #include "opts.h"
+#include "pol-parse.h"
+#include "report-file.h"
+#include "report-json.h"
 #include "report.h"
-#include "run.h"
 #include "session.h"
 #include "api.h"
 

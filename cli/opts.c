@@ -6,6 +6,7 @@
 #include "error.h"
 #include "opts.h"
 #include "cli-serve.h"
+#include "pol-parse.h"
 
 enum opt_id {
 	O_POLICY, O_REPORT, O_RO, O_RW, O_TMPFS, O_CWD, O_ENV, O_NET, O_SECRET, O_TIME, O_CPU,

@@ -13,7 +13,7 @@
 #include <sys/types.h>
 #include <microhttpd.h>
 #include "clock.h"
-#include "ceiling.h"
+#include "pol-ceiling.h"
 #include "json.h"
 #include "serve-limits.h"
 #include "serve-route.h"

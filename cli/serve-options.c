@@ -30,7 +30,7 @@
 #include "error.h"
 #include "json.h"
 #include "policy.h"
-#include "ceiling.h"
+#include "pol-ceiling.h"
 #include "serve-ipc.h"
 #include "serve-limits.h"
 #include "serve-kept.h"

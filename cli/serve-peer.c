@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "error.h"
+#include "pol-parse.h"
 #include "serve-peer.h"
 #include "strv.h"
 

@@ -9,9 +9,11 @@
 #include "api-options.h"
 #include "error.h"
 #include "pol-opts.h"
+#include "pol-parse.h"
 #include "policy.h"
+#include "report-json.h"
 #include "report.h"
-#include "run.h"
+#include "sup-run.h"
 
 struct cordon_report {
 	struct run_report rep;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cgroup-v1.h"
 #include "error.h"
 #include "cgroup.h"
 

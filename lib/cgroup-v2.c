@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cgroup-v2.h"
 #include "cleanup.h"
 #include "error.h"
 #include "cgroup.h"

@@ -82,9 +82,3 @@ int cgroup_create(struct cgroup *cg, const struct cgroup_ops *ops, const struct 
 /* Remove cgroups left by supervisors that died (SIGKILL) before cleaning
  * up (host: as for cgroup_create). */
 void cgroup_reap_stale(const struct cgroup_ops *ops, const struct cg_host *host);
-
-/* v1: the controllers of a run's cgroup, in the order of cgroup.dirs. */
-extern const char *const cg_v1_controllers[3];
-
-extern const struct cgroup_ops cgroup_v1_ops;
-extern const struct cgroup_ops cgroup_v2_ops;

@@ -24,6 +24,8 @@
 #include "cleanup.h"
 #include "clock.h"
 #include "cs-internal.h"
+#include "cs-io.h"
+#include "cs-seal.h"
 #include "error.h"
 #include "hash.h"
 #include "protect.h"

@@ -32,27 +32,6 @@
 #include "snapshot.h"
 #include "strv.h"
 
-/* The directory of the key that seals this user's change sets:
- * $CORDON_STATE_DIR if set (absolute), else /var/lib/cordon for root, else
- * $XDG_STATE_HOME/cordon or ~/.local/state/cordon. Made 0700 on first use;
- * the key (changeset.key, 32 random bytes, 0600) must be the user's own and
- * nobody else's. Masked in every run's view (model.c). -1: no such place. */
-int changeset_keydir(char *out, size_t sz);
-/* The directories of change sets this user's cordon made (the list beside
- * the key), appended to out; 0 (nothing added) where there is no key
- * directory. -1 and err where there is one that cannot be used (a run may
- * have changed the mode of a directory on its way, to leave the kept change
- * sets listed there unmasked): no run should start then. */
-int changeset_registered(strv *out, cordon_error *err);
-/* Can the key be kept from a run with these paths (canonical; writable[i]
- * for a writable one)? Not where a symbolic link on the way to the key's
- * directory lies in a writable path (the run could point it at a key of its
- * own), nor where the way cannot be walked (a directory that cannot be
- * searched: a run may have changed its mode) and the run would see there:
- * -1 and err saying which. */
-int changeset_key_guard(const char *const *paths, const bool *writable, size_t n, cordon_error *err);
-/* Make the user's change-set key if there is none (checked either way). */
-int changeset_key_ensure(cordon_error *err);
 #define CHANGESET_MAX_LAYERS 64
 #define CHANGESET_MAX_ENTRIES 200000
 #define CHANGESET_MAX_DEPTH 256
@@ -124,43 +103,6 @@ struct changeset_apply_opts {
 	size_t *ignored;
 };
 
-/* The default ignore list: caches a run regenerates and git's index (the
- * host's git refreshes its own: a `git status` on the host after the run
- * must not make the apply refuse; changeset_ignore_kind). NULL-terminated; each pattern is an
- * fnmatch(3) glob (FNM_PATHNAME) of one or more components, matched
- * against the last components of an entry's path at any depth, and
- * everything below an entry it matches is ignored with it. */
-extern const char *const changeset_ignore_defaults[];
-/* Does the default ignore list name path (relative), or a directory above
- * it? */
-bool changeset_ignored(const char *path);
-/* 0: not named; 1: named, never applied (caches); 2: .git/index, applied
- * only where the host's has not changed since the run started (the host's
- * git refreshes its own; a changed one is no conflict, the host's stays). */
-int changeset_ignore_kind(const char *path);
-/* Remove from the upper layers what a default apply leaves out (the
- * ignore list as classify judges it: caches, and .git/index where the
- * host's changed since the run started), so that the task check, which runs
- * on the change set before the apply, sees what the host gets (F4). Each
- * entry goes whole (a directory with all below it, a whiteout: the host's
- * entry shows again); hostile tree: fd-based, never followed, bounded
- * depth and entries. `--no-ignore` cannot bring them back afterwards.
- * dropped (may be NULL): how many were removed. 0, or -1 with err naming
- * the entry (some may be removed already). */
-int changeset_drop_ignored(struct changeset *cs, size_t *dropped, cordon_error *err);
-/* Does pattern (a path or fnmatch(3) glob with FNM_PATHNAME, relative; "*"
- * never crosses a "/", "**" is no more than "*") select path (relative, as
- * changeset_list names it)? 1: the path or a directory above it matches (it
- * is selected); 2: not selected, but a match may lie below it (path could be
- * a directory on the way); 0: neither. */
-int changeset_selects(const char *pattern, const char *path);
-/* A selection pattern as given (a path relative to the workspace, "./"
- * and trailing "/" allowed, or absolute below the workspace root) made the
- * form changeset_selects takes, into out; -1 and err naming it where it is
- * empty, holds a "." or ".." component, or is absolute elsewhere. */
-int changeset_select_normalize(const struct changeset *cs, const char *pattern, char *out, size_t sz,
-			       cordon_error *err);
-
 /**
  * changeset_create() - a new, empty change set for a run.
  * @cs:    filled; release with changeset_close.
@@ -184,49 +126,7 @@ void changeset_close(struct changeset *cs);
 /* Layer i's "upper" or "work" directory, O_PATH; -1 and err on failure. */
 int changeset_layer_fd(const struct changeset *cs, size_t i, const char *which, cordon_error *err);
 
-/* Every change, as the report's outputs: created and modified files and
- * links (regular files hashed), deleted entries, paths relative to base (or
- * absolute). What an apply would not apply goes to held (refused,
- * protected; conflicts are not looked for). Walks only the upper
- * directories: O(changes). steps (may be NULL): the synced steps its
- * apply takes (CHANGESET_MAX_APPLY_STEPS). */
-int changeset_list(const struct changeset *cs, const char *base, struct file_list *out,
-		   const struct changeset_held *held, size_t *steps, cordon_error *err);
-/* Apply it to the host: per entry atomic (renamed into place), journalled
- * (each record on disk before its step), then removed. Without force or
- * hold_conflicts, a host entry changed since the run started refuses the
- * whole apply, naming it. An interrupted apply is completed by calling this
- * again (without the conflict check) or rolled back by changeset_discard.
- * What is held back (held) stays in the change set; setuid and setgid bits
- * are dropped. Returns 0, 1 where the run changed nothing (every upper
- * layer empty: the change set is removed, nothing journalled or synced),
- * or -1 with err set (the change set is kept). */
-int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, const struct changeset_held *held,
-		    cordon_error *err);
-/* Remove it; an interrupted apply is first rolled back from the journal. */
-int changeset_discard(struct changeset *cs, cordon_error *err);
 /* Was an apply of it interrupted (a journal is there)? */
-/* One journal record (cs-rollback.c: the format). */
-struct changeset_jrec {
-	char kind; /* 'C', 'M' or 'B' */
-	size_t layer;
-	long long arg;
-	char *rel; /* relative; no empty, "." or ".." component */
-};
-
-/**
- * changeset_parse_journal() - the records of a journal, strictly framed.
- * @text, @len: the journal's bytes (hostile: the names are the run's).
- * @nlayers:    the change set's layer count; a record of another is refused.
- * @where:      the journal's name, for the error.
- * @out, @n:    the records, in order; release with changeset_jrecs_free.
- * A record cut by the end of text (a crash while writing it) is dropped.
- * Returns 0, or -1 (EBADMSG naming where and the offset; *out NULL).
- */
-int changeset_parse_journal(const char *text, size_t len, size_t nlayers, const char *where,
-			    struct changeset_jrec **out, size_t *n, cordon_error *err);
-void changeset_jrecs_free(struct changeset_jrec *j, size_t n);
-
 bool changeset_interrupted(const struct changeset *cs);
 
 /* Protected control files (issue 15): whether the entry at rel (relative to

@@ -34,6 +34,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "cgroup-v1.h"
 #include "cgroup.h"
 #include "cleanup.h"
 #include "compat.h"

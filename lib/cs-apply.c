@@ -34,8 +34,11 @@
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
+#include "cs-apply.h"
 #include "changeset.h"
 #include "cleanup.h"
+#include "cs-io.h"
+#include "cs-walk.h"
 #include "error.h"
 #include "hash.h"
 #include "protect.h"

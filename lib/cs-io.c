@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "cs-io.h"
 #include "changeset.h"
 #include "cleanup.h"
 #include "cs-internal.h"

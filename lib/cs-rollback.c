@@ -17,8 +17,10 @@
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
+#include "cs-rollback.h"
 #include "changeset.h"
 #include "cleanup.h"
+#include "cs-io.h"
 #include "error.h"
 #include "hash.h"
 #include "protect.h"

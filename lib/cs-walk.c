@@ -19,6 +19,7 @@
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
+#include "cs-walk.h"
 #include "changeset.h"
 #include "cleanup.h"
 #include "error.h"

@@ -5,9 +5,11 @@
 #include "landlock.h"
 #include "explain.h"
 #include "json.h"
+#include "pol-plan.h"
 #include "probe.h"
+#include "report-json.h"
 #include "seccomp-policy.h"
-#include "run.h"
+#include "sup-run.h"
 #include "secrets.h"
 #include "units.h"
 

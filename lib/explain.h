@@ -6,7 +6,6 @@
 #include "json.h"
 #include "probe.h"
 #include "report.h"
-#include "run.h"
 
 /* Render as text or JSON (caller frees), and whether the verdict is
  * "would run". NULL on out-of-memory. */

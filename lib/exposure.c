@@ -12,6 +12,7 @@
 #include "compat.h"
 #include "error.h"
 #include "exposure.h"
+#include "redact-stream.h"
 #include "secmem.h"
 #include "strv.h"
 

@@ -15,6 +15,4 @@ struct ledger_result {
 int ledger_compute(const struct ledger *l, const char *name, struct ledger_result *out,
 		   cordon_error *err);
 void ledger_result_free(struct ledger_result *r);
-/* Parse a `cordon ledger` file: {"limit": SIZE, "events": [...]}. */
-int ledger_load_file(const char *path, struct ledger *l, uint64_t *limit, cordon_error *err);
 void ledger_free(struct ledger *l);

@@ -1,4 +1,4 @@
-/* The supervisor's side of the mounts (mounts.h): before clone, the model
+/* The supervisor's side of the mounts (mounts-prep.h): before clone, the model
  * turned into init's steps (mounts_prepare, which alone allocates and
  * decides); as root, the idmapped trees cloned for init; a bind without
  * idmapped mounts handed to the run's uid and back (mounts_chown_tree).
@@ -15,6 +15,7 @@
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "mounts-prep.h"
 #include "cleanup.h"
 #include "changeset.h"
 #include "compat.h"

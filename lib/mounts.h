@@ -61,27 +61,6 @@ struct mount_plan {
 	const struct overlay_sub *overlay_subs;
 };
 
-/* Parent side: for each bind, clone the host tree as the supervisor (so a
- * source below a 0700 directory works) and configure it: rw and owned binds
- * are idmapped so that files the run creates belong to host_uid/gid while
- * the run's own host identity is sandbox_uid; ro binds are made read-only.
- * fds[i] = -1 for tmpfs. Needs host CAP_SYS_ADMIN; call only when cordon
- * runs as root. */
-int mounts_prepare_idmapped(const struct cordon_mount *m, size_t n, int userns_fd, int *fds,
-			    bool *no_idmap, cordon_error *err);
-/* Where a filesystem has no idmapped mounts (tmpfs before Linux 6.3, some
- * FUSE and network filesystems: EINVAL), mounts_prepare_idmapped sets
- * no_idmap[i] and fds[i] = -1 instead of failing, and the mount is a plain
- * bind. The supervisor then hands the files of the invoking user to the
- * run's host uid for the run and back afterwards:
- * every entry below path (on path's filesystem, symlinks not followed, not
- * crossing mounts) owned by from_uid/from_gid is chowned to to_uid/to_gid.
- * Bounded to MOUNTS_CHOWN_MAX entries and MOUNTS_CHOWN_DEPTH levels. */
-#define MOUNTS_CHOWN_MAX 1000000
-#define MOUNTS_CHOWN_DEPTH 256
-int mounts_chown_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t to_uid, gid_t to_gid,
-		      cordon_error *err);
-
 /* Child side (in the new user + mount namespaces, with capabilities), in two
  * steps so that the supervisor can prepare the task's idmapped trees while the
  * child builds the rest:
@@ -120,10 +99,6 @@ struct mount_steps {
 	size_t n;
 	size_t nbegin; /* v[0..nbegin) in mounts_begin, the rest in mounts_finish */
 };
-/* Supervisor: the steps of model m, in order. An entry in no step is not
- * mounted: absent on the host, a protected path not there yet, the root. */
-int mounts_prepare(const struct boundary_model *m, struct mount_steps *out, cordon_error *err);
-void mount_steps_free(struct mount_steps *s);
 const char *mount_op_name(enum mount_op op);
 
 struct mount_ctx {

@@ -15,10 +15,15 @@
 #include <unistd.h>
 #include "cleanup.h"
 #include "compat.h"
+#include "cs-apply.h"
+#include "cs-rollback.h"
+#include "cs-seal.h"
+#include "cs-walk.h"
 #include "error.h"
+#include "model.h"
 #include "overlay.h"
+#include "plan.h"
 #include "protect.h"
-#include "run.h"
 #include "sync.h"
 
 int overlay_send_layers(const struct overlay_run *o, int sock, cordon_error *err)

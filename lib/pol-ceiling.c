@@ -4,10 +4,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "pol-ceiling.h"
 #include "cleanup.h"
-#include "ceiling.h"
 #include "error.h"
 #include "hash.h"
+#include "model.h"
+#include "plan.h"
+#include "pol-parse.h"
 #include "proxy.h"
 #include <strings.h>
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "pol-checkfiles.h"
 #include "policy.h"
 
 /* a and b (canonical where they exist) overlap: one at or below the other. */

@@ -1,4 +1,4 @@
-/* The policy's loaders (policy.h): a JSON policy, from text or a file
+/* The policy's loaders (pol-parse.h): a JSON policy, from text or a file
  * (bounded, never following a link), every key checked and every error
  * naming its file, line and column; a ledger file. The edits they make are
  * pol-edit.c's. */
@@ -12,11 +12,13 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "pol-parse.h"
 #include "cleanup.h"
 #include "error.h"
 #include "json.h"
 #include "ledger.h"
 #include "model.h"
+#include "pol-checkfiles.h"
 #include "policy.h"
 #include "protect.h"
 #include "seccomp-policy.h"

@@ -15,13 +15,15 @@
 #include "changeset.h"
 #include "cleanup.h"
 #include "compat.h"
+#include "cs-seal.h"
 #include "error.h"
-#include "ceiling.h"
+#include "pol-ceiling.h"
+#include "pol-checkfiles.h"
+#include "pol-view.h"
 #include "proxy.h"
 #include "ledger.h"
 #include "mounts.h"
 #include "protect.h"
-#include "run.h"
 
 /* check.files: a host directory the task can neither write nor shadow. It
  * must lie outside every path the run can actually write (the workspace when

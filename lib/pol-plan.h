@@ -24,5 +24,3 @@ int run_plan_inputs(const struct run_plan *plan, const strv *inputs, strv *out, 
  * err says why; the ceiling's findings are in rep either way. */
 int run_preflight(cordon_policy *p, struct run_plan *plan, struct run_report *rep,
 		  cordon_error *err);
-/* The cgroup step of a run (struct cg_refusal), tried and undone. */
-int run_cgroup_preflight(const cordon_policy *p, struct cg_refusal *why, cordon_error *err);

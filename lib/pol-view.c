@@ -1,4 +1,4 @@
-/* The policy's effective views (policy.h): the mounts a run gets (the
+/* The policy's effective views (pol-view.h): the mounts a run gets (the
  * policy's, the workspace's, the defaults), sorted, and the policy a task
  * check runs under. */
 #include <ctype.h>
@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "pol-view.h"
 #include "cleanup.h"
 #include "error.h"
 #include "json.h"

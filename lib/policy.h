@@ -148,13 +148,6 @@ enum {
 cordon_policy *policy_new(void);
 void policy_free(cordon_policy *p);
 
-/* Load a JSON policy file into p (merging). Errors read
- * "FILE:LINE:COL: what". Relative paths resolve against the file's directory. */
-int policy_load_file(cordon_policy *p, const char *path, cordon_error *err);
-/* Same from memory; base_dir resolves relative paths; name is used in errors. */
-int policy_load_json(cordon_policy *p, const char *text, size_t len, const char *name,
-		     const char *base_dir, cordon_error *err);
-
 /* Flag-level setters (source = SRC_FLAG). Relative paths resolve against the
  * current directory. Each validates its argument. */
 int policy_add_mount(cordon_policy *p, enum mount_mode mode, const char *spec,
@@ -197,31 +190,12 @@ int policy_set_check(cordon_policy *p, const char *cmd, cordon_error *err);
 int resolve_user_path(const char *path, const char *base_dir, char *out, size_t outsz,
 		      cordon_error *err);
 
-/* The effective mount list for a run: the default boundary (system
- * directories ro, workspace rw, /tmp, /proc, /dev are handled by mounts.c)
- * plus explicit mounts, sorted so parents precede children. An explicit mount
- * of the same path replaces a default one; two explicit mounts of one path
- * with different modes are refused. The caller frees with mounts_free(). */
-int policy_effective_mounts(const cordon_policy *p, const char *workspace,
-			    struct cordon_mount **out, size_t *nout, cordon_error *err);
 void mounts_free(struct cordon_mount *m, size_t n);
-/* Sort component-wise so that a parent always precedes its children. */
-void mounts_sort(struct cordon_mount *m, size_t n);
-
-/* The policy of a task check: the same boundary, with every path the task
- * could write (the workspace included) read-only; no check, ledger or inputs.
- * NULL if memory ran out. */
-cordon_policy *policy_for_check(const cordon_policy *p, const char *workspace);
 
 /* Does the proxy open TLS for this run (restricted rules, or a secret to
  * inject)? Then the run gets the run's CA (CORDON_CA_DIR). */
 bool policy_intercepts(const cordon_policy *p);
 
-/* The host file, other than a mount, that the run reads and that lies at
- * or below check.files (files) or holds it, links resolved: a secret's
- * file, network.upstream_ca, a device. NULL if none; else what names it
- * ("the file of secret E, mounted at /run/e"). lib/pol-checkfiles.c */
-const char *policy_check_files_reader(const cordon_policy *p, const char *files, char *what, size_t whatsz);
 /* Where the run's CA bundle is in the view (a private tmpfs, read-only). */
 #define CORDON_CA_DIR "/run/cordon-ca"
 #define CORDON_CA_FILE CORDON_CA_DIR "/ca.pem"

@@ -9,6 +9,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "cgroup-v1.h"
+#include "cgroup-v2.h"
 #include "cgroup.h"
 #include "compat.h"
 #include "probe.h"

@@ -10,8 +10,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "model.h"
+#include "plan.h"
 #include "protect.h"
-#include "run.h"
 #include "snapshot.h"
 
 /* What the host runs or trusts later, by name inside a writable path

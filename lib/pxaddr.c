@@ -6,6 +6,7 @@
 #include <netinet/in.h>
 #include <stdint.h>
 #include <string.h>
+#include "pxaddr.h"
 #include "cleanup.h"
 #include "proxy.h"
 

@@ -10,6 +10,8 @@
 #include "error.h"
 #include "proxy.h"
 #include "pxhttp.h"
+#include "pxparse.h"
+#include "sup-proxy.h"
 #include "tls.h"
 
 #define HDR_MAX PROXY_HDR_MAX
@@ -122,13 +124,5 @@ void px_deny(struct proxy *px, size_t slot, const char *why);
 void px_deny_malformed(struct proxy *px, size_t slot, const char *why, int socks_code, int http_code);
 /* The report's index of target's endpoint stats (added), or SIZE_MAX. */
 size_t px_endpoint(struct proxy *px, const char *target);
-
-/* pxio.c: a read connection (plain HTTP, or opened TLS) */
-void px_on_http(struct proxy *px, size_t slot);
-void px_http_start(struct proxy *px, size_t slot);
-
-/* pxtls-conn.c: opened TLS, the handshakes */
-void px_on_handshake(struct proxy *px, size_t slot);
-void px_tls_start(struct proxy *px, size_t slot);
 
 #endif

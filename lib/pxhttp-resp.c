@@ -7,8 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "pxhttp-resp.h"
 #include "proxy.h"
 #include "pxhttp.h"
+#include "redact-stream.h"
 
 static void resp_done(struct pxhttp *h)
 {

@@ -9,6 +9,7 @@
 #include "proxy.h"
 #include "base64.h"
 #include "pxhttp.h"
+#include "redact-stream.h"
 
 bool pxhttp_scoped(const struct net_rules *rules, const char *host, uint16_t port)
 {

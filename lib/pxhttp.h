@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include "http1.h"
 #include "pxrule.h"
+#include "redact-stream.h"
 #include "redact.h"
 #include "report.h"
 #include "strv.h"
@@ -98,10 +99,6 @@ bool pxhttp_head_has(const struct h1_msg *m, const char *placeholder);
  * back to the client (a refusal) to to_down. Returns -1 if the connection
  * should end at once (a malformed request, answered with 400 in to_down). */
 int pxhttp_client(struct pxhttp *h, const char *d, size_t n, buf *to_up, buf *to_down);
-/* Bytes from the upstream, for the client (to_down). */
-int pxhttp_upstream(struct pxhttp *h, const char *d, size_t n, buf *to_down);
-/* The upstream closed. */
-void pxhttp_upstream_eof(struct pxhttp *h, buf *to_down);
 /* May more client bytes be read (the pipeline is not full, nothing is
  * being refused)? */
 bool pxhttp_want_client(const struct pxhttp *h);

@@ -17,7 +17,9 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+#include "pxio.h"
 #include "pxconn.h"
+#include "pxhttp-resp.h"
 
 /* One side of a read connection: its socket, or its TLS over it. Both as
  * recv/send: >0 bytes, 0 end, -1 with errno (EAGAIN: not now). */

@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "pxparse.h"
 #include "proxy.h"
+#include "redact-stream.h"
 #include "redact.h"
 
 /* ---- the request parser (pure; fuzzed) ---- */

@@ -16,7 +16,9 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+#include "pxtls-conn.h"
 #include "pxconn.h"
+#include "pxio.h"
 
 /* An opened connection whose upstream is not verified: the client hears a
  * 502 over its TLS, and the run's report has it. */

@@ -8,6 +8,7 @@
 #include <immintrin.h>
 #include <sys/platform/x86.h>
 #endif
+#include "redact-forms.h"
 #include "error.h"
 #include "redact.h"
 #include "redact-internal.h"

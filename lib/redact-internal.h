@@ -1,6 +1,7 @@
 /* What the pieces of the redactor share (internal; redact.h is its
- * public side): lib/redact.c (collect, compile), redact-forms.c (a
- * secret's encoded forms), redact-stream.c (matching, redacting). */
+ * public side): the automaton's layout, between lib/redact.c (collect,
+ * compile) and redact-stream.c (matching, redacting); redact-forms.c (a
+ * secret's encoded forms) has its own header. */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -56,6 +57,3 @@ enum { SIMD_NONE, SIMD_SSSE3, SIMD_AVX2 };
 /* redact.c: from a state beyond the dense rows, its trie edges, else its
  * failure. */
 uint32_t redact_step_sparse(const redactor *r, uint32_t s, uint8_t b);
-/* redact-forms.c: a secret's base64 forms with the edges a longer text
- * gives it. */
-int redact_b64_edges(const uint8_t *v, size_t len, struct redact_forms *out, cordon_error *err);

@@ -9,6 +9,7 @@
 #include <immintrin.h>
 #include <sys/platform/x86.h>
 #endif
+#include "redact-stream.h"
 #include "error.h"
 #include "redact.h"
 #include "redact-internal.h"

@@ -11,6 +11,7 @@
 #include <sys/platform/x86.h>
 #endif
 #include "error.h"
+#include "redact-forms.h"
 #include "redact.h"
 #include "redact-internal.h"
 

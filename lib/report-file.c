@@ -1,4 +1,4 @@
-/* The run report written to a file (report_write_target, report.h): a new
+/* The run report written to a file (report_write_target, report-file.h): a new
  * sibling written whole, then renamed over the target, never following a
  * link; beside the target when it is inside what the run could write. */
 #include <errno.h>
@@ -10,6 +10,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "report-file.h"
 #include "cleanup.h"
 #include "compat.h"
 #include "error.h"

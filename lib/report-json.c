@@ -4,11 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "report-json.h"
 #include "cleanup.h"
 #include "compat.h"
 #include "landlock.h"
 #include "error.h"
 #include "json.h"
+#include "redact-stream.h"
 #include "report.h"
 
 /* s, or NULL (written null) when it is empty. */

@@ -17,6 +17,7 @@
 #include "landlock.h"
 #include "error.h"
 #include "json.h"
+#include "redact-stream.h"
 #include "report.h"
 
 static const char *const status_names[ST_COUNT] = {

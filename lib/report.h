@@ -197,33 +197,6 @@ int report_add_denial(struct run_report *r, const char *kind, const char *target
 int report_add_denial_by(struct run_report *r, const char *kind, const char *target, int pgid);
 /* Add the check's denials (from its own report) as phase "check". */
 int report_add_check_denials(struct run_report *r, const struct run_report *check);
-/* Shared JSON pieces (the report and explain). */
-void report_write_limits(jwriter *w, const struct cordon_limit lim[LIM_COUNT]);
-void report_write_grants(jwriter *w, const struct grant *g, size_t n);
-/* The access rights Landlock ABI abi lacks (landlock_missing), an array. */
-void report_write_landlock_missing(jwriter *w, int abi);
-/* Serialise to JSON text (caller frees), every string redacted. */
-char *report_to_json(const struct run_report *r);
-/* A message with the run's secrets redacted (caller frees). */
-char *report_redact(const struct run_report *r, const char *msg);
-/* Write text to path atomically (temp file in the same directory, fsync,
- * rename); "-" writes to standard error. */
-int report_write_file(const char *path, const char *text, cordon_error *err);
-/* The same for the report of a run that could write the paths in writable:
- * the target's directory is resolved without following a symlink inside
- * them. An existing target that is not a regular file (a character device
- * such as /dev/null, a FIFO, /dev/stdout) outside them is written directly,
- * never replaced; a regular file or a new path is written beside and renamed
- * into place (inside a writable path, whatever the run left there is
- * replaced, not followed). */
-int report_write_target(const char *path, const char *text, const strv *writable, cordon_error *err);
-/* The same; everything past the directory is done relative to its fd, opened
- * without following links. Inside a writable path the report is never lost:
- * an entry at its name that cannot be replaced (a planted directory) is moved
- * aside, or the report kept under its temporary name; note (if not NULL)
- * then says so, for the operator ("" otherwise). */
-int report_write_target_noted(const char *path, const char *text, const strv *writable, char *note,
-			      size_t notesz, cordon_error *err);
 /* The canonical JSON form of the effective policy (for policy_sha256) is
  * the policy layer's: pol-canon.h, included here for the callers. */
 #include "pol-canon.h"

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "cgroup-v2.h"
 #include "error.h"
 #include "session.h"
 #include "session-cg.h"

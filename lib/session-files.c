@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "session-files.h"
 #include "cleanup.h"
 #include "cordon-pty.h"
 #include "error.h"
@@ -26,8 +27,8 @@
 #include "policy.h"
 #include "redact.h"
 #include "report.h"
-#include "run.h"
 #include "serve-ipc.h"
+#include "session-util.h"
 #include "session.h"
 #include "session-cg.h"
 #include "sync.h"

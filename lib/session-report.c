@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "session-report.h"
 #include "cleanup.h"
 #include "cordon-pty.h"
 #include "error.h"
@@ -24,9 +25,11 @@
 #include "json.h"
 #include "policy.h"
 #include "redact.h"
+#include "report-file.h"
+#include "report-json.h"
 #include "report.h"
-#include "run.h"
 #include "serve-ipc.h"
+#include "session-util.h"
 #include "session.h"
 #include "session-cg.h"
 #include "sync.h"

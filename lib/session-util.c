@@ -9,7 +9,9 @@
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
+#include "session-util.h"
 #include "json.h"
+#include "redact-stream.h"
 #include "redact.h"
 #include "serve-ipc.h"
 #include "session-worker.h"

@@ -1,9 +1,11 @@
 /* What the pieces of the session worker share (internal; session.h is the
- * session's public side): lib/session.c (the worker: its helpers, the
- * server's requests, run.c's hooks, its set-up), session-stream.c (an
- * exec's output and pty streams), session-exec.c (an exec started, and its
- * result), session-files.c (the files API), session-report.c (GET and the
- * session report). */
+ * session's public side): the worker's state (struct sx, its execs and
+ * file requests) and the event tags. Each piece declares its functions in
+ * a header of its own name: lib/session.c (the worker: the server's
+ * requests, run.c's hooks, its set-up), session-util.c (small helpers),
+ * session-stream.c (an exec's output and pty streams), session-exec.c (an
+ * exec started, and its result), session-files.c (the files API),
+ * session-report.c (GET and the session report). */
 #pragma once
 #include <stdbool.h>
 #include <stddef.h>
@@ -11,9 +13,10 @@
 #include "cordon-pty.h"
 #include "hash.h"
 #include "json.h"
+#include "redact-stream.h"
 #include "redact.h"
 #include "report.h"
-#include "run.h"
+#include "sup-run.h"
 #include "session.h"
 #include "strv.h"
 
@@ -130,44 +133,3 @@ struct sx {
 	 * a relative files-API path or exec cwd is the cwd's. */
 	char ws[4096], cwd[4096];
 };
-
-/* A relative path (files API, an exec's cwd) is the session's cwd's:
- * "." is the cwd itself. False if it does not fit. */
-
-/* session.c */
-bool sx_abs(const struct sx *s, const char *p, char *out, size_t sz);
-void sx_paths_json(const struct sx *s, jwriter *w);
-void sx_reply_json(int sock, const char *json);
-void sx_close_fd(int *fd);
-void sx_new_id(char *out, size_t sz, const char *prefix);
-void sx_arm_idle(struct sx *s);
-void sx_reply_error(int sock, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* session-stream.c */
-void sx_reply_detach(struct sx *s, struct sx_exec *x);
-void sx_reply_hangup(struct sx *s, struct sx_exec *x);
-void sx_queue_flush(struct sx *s, struct sx_exec *x);
-void sx_emit(struct sx *s, struct sx_exec *x, const char *json, size_t len, bool droppable,
-		 uint64_t data_bytes);
-void sx_client_drop(struct sx *s, struct sx_exec *x);
-void sx_client_flush(struct sx *s, struct sx_exec *x);
-void sx_client_watch(struct sx *s, struct sx_exec *x);
-void sx_pty_flush(struct sx *s, struct sx_exec *x);
-void sx_pty_input(struct sx *s, struct sx_exec *x, const uint8_t *p, size_t n);
-void sx_client_in(struct sx *s, struct sx_exec *x);
-void sx_out_bytes(struct sx *s, struct sx_exec *x, int i, const uint8_t *p, size_t n, bool eof);
-void sx_signal_exec(struct sx *s, struct sx_exec *x, int sig, const char *why);
-void sx_read_out(struct sx *s, struct sx_exec *x, int i);
-/* session-exec.c */
-char *sx_redact_cb(void *ctx, const char *str);
-void sx_finalize(struct sx *s, struct sx_exec *x);
-struct sx_exec *sx_find_exec(struct sx *s, const char *id);
-int sx_parse_signal(const char *name);
-void sx_do_exec(struct sx *s, const jnode *req, int reply, int stdin_fd);
-void sx_do_output(struct sx *s, const jnode *req, int reply);
-/* session-files.c */
-void sx_do_file(struct sx *s, const jnode *req, int reply, int body);
-void sx_file_result(struct sx *s, int k, int err, int fd);
-/* session-report.c */
-void sx_do_get(struct sx *s, int reply);
-void sx_publish(struct sx *s);
-void sx_h_report(void *ctx);

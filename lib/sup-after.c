@@ -6,7 +6,7 @@
 #include <string.h>
 #include "cleanup.h"
 #include "model.h"
-#include "run.h"
+#include "plan.h"
 #include "snapshot.h"
 #include "sup-after.h"
 

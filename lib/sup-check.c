@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "sup-check.h"
+#include "pol-plan.h"
+#include "pol-view.h"
 
 
 /* target, read from the link at path (absolute), made absolute against the

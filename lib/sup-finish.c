@@ -8,6 +8,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 #include "sup-finish.h"
+#include "mounts-prep.h"
+#include "pol-plan.h"
+#include "sup-proxy.h"
 
 /* The facts the outcome is decided from (sup-outcome.c). */
 static void classify(struct sup *s, const struct cg_usage *u)

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sup-loop.h"
+#include "sup-proxy.h"
 
 /* Wake coalescing of the output relay: after a splice of at least
  * COALESCE_MIN bytes from a 1 MiB pipe, the loop sleeps COALESCE_NS before

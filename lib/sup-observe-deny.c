@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "sup-observe-deny.h"
 #include "cleanup.h"
 #include "compat.h"
 #include "error.h"
@@ -22,7 +23,6 @@
 #include <netinet/in.h>
 #include "proxy.h"
 #include "observe.h"
-#include "run.h"
 #include "landlock.h"
 #include "protect.h"
 #include <sys/vfs.h>
@@ -30,7 +30,6 @@
 #include "seccomp-policy.h"
 #include "systab.h"
 #include "sockdiag.h"
-#include "sup-observe.h"
 
 
 /* The process group, in the run's PID namespace, of pid (ours): where a

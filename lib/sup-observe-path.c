@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "sup-observe-path.h"
 #include "cleanup.h"
 #include "compat.h"
 #include "error.h"
@@ -23,12 +24,12 @@
 #include <netinet/in.h>
 #include "proxy.h"
 #include "observe.h"
-#include "run.h"
 #include "landlock.h"
 #include "protect.h"
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include "seccomp-policy.h"
+#include "sup-observe-deny.h"
 #include "systab.h"
 #include "sockdiag.h"
 #include "sup-observe.h"

@@ -22,14 +22,18 @@
 #include "error.h"
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include "model.h"
+#include "plan.h"
 #include "proxy.h"
 #include "observe.h"
-#include "run.h"
 #include "landlock.h"
 #include "protect.h"
 #include <sys/vfs.h>
 #include <linux/magic.h>
 #include "seccomp-policy.h"
+#include "sup-observe-deny.h"
+#include "sup-observe-net.h"
+#include "sup-observe-path.h"
 #include "systab.h"
 #include "sockdiag.h"
 

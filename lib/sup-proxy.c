@@ -23,11 +23,15 @@
 #include <time.h>
 #include <unistd.h>
 #include <openssl/ssl.h>
+#include "sup-proxy.h"
 #include "clock.h"
 #include "cleanup.h"
 #include "error.h"
 #include "proxy.h"
+#include "pxaddr.h"
 #include "pxhttp.h"
+#include "pxio.h"
+#include "pxtls-conn.h"
 #include "tls.h"
 #include "pxconn.h"
 

@@ -91,6 +91,12 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "sup-run.h"
+#include "cgroup-v2.h"
+#include "cs-walk.h"
+#include "mounts-prep.h"
+#include "pol-plan.h"
+#include "sup-proxy.h"
 #include "sup-state.h"
 #include "sup-loop.h"
 #include "sup-steps.h"

@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "sup-steps.h"
+#include "cgroup-v2.h"
+#include "mounts-prep.h"
 
 /* As root: a check's files are opened with the supervisor's credentials,
  * made read-only and sent as the tree after the mounts'. */

@@ -10,8 +10,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "sup-stream.h"
 #include "cleanup.h"
-#include "stream.h"
+#include "redact-stream.h"
 
 /* The command's pipe is grown to this (F_SETPIPE_SZ, where the host allows
  * it), and splice(2) moves up to this much per call: a bulk writer fills a

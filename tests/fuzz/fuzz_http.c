@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include "pxhttp-resp.h"
 #include "pxhttp.h"
 #include "pxrule.h"
 

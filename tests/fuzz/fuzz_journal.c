@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "changeset.h"
+#include "cs-rollback.h"
 
 static void check(const struct changeset_jrec *j, size_t n, const uint8_t *data, size_t size)
 {

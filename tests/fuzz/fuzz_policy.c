@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "policy.h"
+#include "pol-parse.h"
 #include "report.h"
 #include "units.h"
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "proxy.h"
+#include "pxparse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

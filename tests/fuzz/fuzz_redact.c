@@ -30,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "redact.h"
+#include "redact-forms.h"
+#include "redact-stream.h"
 
 #define MAXS 4
 

@@ -7,6 +7,7 @@
 #pragma once
 #include "unit.h"
 #include "proxy.h"
+#include "pxparse.h"
 #include "pxhttp.h"
 #include "pxrule.h"
 #include "redact.h"

@@ -5,6 +5,7 @@
  * leaf of its own first. With another member there, it must not move, and
  * the error is EBUSY. The test uses a domain controller the cgroup2 root
  * offers (hugetlb on a hybrid host; memory on a pure-v2 one). */
+#include "cgroup-v1.h"
 #include "unit.h"
 #include <errno.h>
 #include <fcntl.h>

@@ -9,6 +9,10 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "cs-apply.h"
+#include "cs-rollback.h"
+#include "cs-seal.h"
+#include "cs-walk.h"
 #include "unit.h"
 #include "changeset.h"
 #include "clock.h"

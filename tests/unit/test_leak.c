@@ -8,7 +8,7 @@
 #include "unit.h"
 #include "policy.h"
 #include "report.h"
-#include "run.h"
+#include "sup-run.h"
 
 static int count_fds(void)
 {

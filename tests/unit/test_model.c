@@ -3,6 +3,7 @@
  * explain's lines, the plan's checks). */
 #include <linux/landlock.h>
 #include <stdio.h>
+#include "mounts-prep.h"
 #include "unit.h"
 #include "cleanup.h"
 #include "compat.h"
@@ -15,7 +16,7 @@
 #include "sup-env.h"
 #include "protect.h"
 #include "sup-after.h"
-#include "run.h"
+#include "sup-run.h"
 #include "view.h"
 
 #define FS(x) LANDLOCK_ACCESS_FS_##x

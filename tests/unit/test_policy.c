@@ -1,3 +1,5 @@
+#include "pol-parse.h"
+#include "pol-view.h"
 #include "unit.h"
 #include "policy.h"
 

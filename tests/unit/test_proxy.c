@@ -1,6 +1,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include "pxaddr.h"
+#include "pxparse.h"
+#include "unit.h"
+#include "proxy.h"
 #include "pxfixture.h"
 
 static int parse(const char *s, struct proxy_request *r)

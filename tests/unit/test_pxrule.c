@@ -1,6 +1,8 @@
 /* Issue 16: method/path rules, HTTP/1.1 framing, and the proxy's reading of
  * requests on a connection (pure code: no sockets). */
 #include <stdio.h>
+#include "pxhttp-resp.h"
+#include "redact-stream.h"
 #include "unit.h"
 #include "http1.h"
 #include "pxfixture.h"

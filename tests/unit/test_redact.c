@@ -3,6 +3,8 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "redact-forms.h"
+#include "redact-stream.h"
 #include "unit.h"
 #include "redact.h"
 #include "secmem.h"

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include "pol-parse.h"
 #include "unit.h"
 #include "model.h"
 #include "policy.h"

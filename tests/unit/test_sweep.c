@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#include "report-json.h"
 #include "unit.h"
 #include "report.h"
 #include "sweep.h"

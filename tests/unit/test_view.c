@@ -1,5 +1,8 @@
+#include "model.h"
+#include "plan.h"
+#include "pol-plan.h"
+#include "policy.h"
 #include "unit.h"
-#include "run.h"
 #include "view.h"
 
 static struct view mk(void)

@@ -1,11 +1,13 @@
-/* run_command: one run of a command inside the boundary; cordon_run
- * (lib/api.c) is its public face. */
+/* run_command (sup-run.c): one run of a command inside the boundary;
+ * cordon_run (lib/api.c) is its public face. The supervisor's sequence is
+ * numbered in sup-run.c's own comment. */
 #pragma once
+#include <stdbool.h>
+#include <stdint.h>
+#include "error.h"
 #include "policy.h"
-#include "report.h"
-#include "model.h"
 #include "plan.h"
-#include "pol-plan.h"
+#include "report.h"
 
 /* Run argv under policy p. Always fills rep (every outcome, including
  * setup-error, is a status); returns 0, or -1 only if even the report could
@@ -43,3 +45,6 @@ struct run_hooks {
  * (session-agent.c) instead of a command; returns when init is gone. */
 int cordon_session_run(cordon_policy *p, struct run_report *rep, const struct run_hooks *h,
 		       cordon_error *err);
+
+/* The cgroup step of a run (struct cg_refusal), tried and undone. */
+int run_cgroup_preflight(const cordon_policy *p, struct cg_refusal *why, cordon_error *err);

@@ -33,6 +33,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "hash.h"
+#include "redact-stream.h"
 #include "redact.h"
 #include "strv.h"
 

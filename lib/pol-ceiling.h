@@ -25,8 +25,8 @@
  *  enforcement.allow_weaker: the weaker layers a task may accept. */
 #pragma once
 #include <stdbool.h>
+#include "model.h"
 #include "policy.h"
-#include "run.h"
 
 struct ceiling {
 	cordon_policy *p;

@@ -1,0 +1,19 @@
+/* The session worker's small helpers (session-util.c), below every other
+ * session file: paths relative to the session's cwd, replies on a client's
+ * socket, ids, the idle timer, the redaction filter of the JSON writer. */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include "json.h"
+#include "session-worker.h"
+
+/* A relative path (files API, an exec's cwd) is the session's cwd's:
+ * "." is the cwd itself. False if it does not fit. */
+bool sx_abs(const struct sx *s, const char *p, char *out, size_t sz);
+void sx_paths_json(const struct sx *s, jwriter *w);
+void sx_reply_json(int sock, const char *json);
+void sx_close_fd(int *fd);
+void sx_new_id(char *out, size_t sz, const char *prefix);
+void sx_arm_idle(struct sx *s);
+void sx_reply_error(int sock, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+char *sx_redact_cb(void *ctx, const char *str);

@@ -1,0 +1,17 @@
+/* The seccomp observer's look at a call's sockets (sup-observe-net.c). */
+#pragma once
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include "observe.h"
+#include "report.h"
+
+/* The type of socket fd of thread tid (SOCK_STREAM, ...), or -1. */
+int observer_socket_type(pid_t tid, int fd);
+/* The IPv4/IPv6 socket address of a connect, sendto or bind; false else. */
+bool observer_read_inet(struct observer *o, uint64_t addr, uint64_t addrlen, char *target, size_t tsz,
+			uint16_t *port, bool *loop, struct sockaddr_storage *out);
+bool observer_port_declared(const struct observer *o, uint16_t port);
+int observer_record_direct(struct observer *o, struct run_report *rep, int fd, uint64_t addr, uint64_t addrlen);
