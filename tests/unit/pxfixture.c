@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include "pxfixture.h"
 
-redactor *pxfix_redactor(bool literal, ...)
+redactor *pxfix_redactor(int literal, ...)
 {
 	cordon_error err = {0};
 	redactor *r = redactor_new();

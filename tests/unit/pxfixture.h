@@ -16,7 +16,7 @@
 /* A redactor of the NAME, VALUE pairs that follow (NULL ends them),
  * compiled; literal: redactor_literal first (each value becomes its NAME,
  * as the proxy's response filter has it, not "[REDACTED:NAME]"). */
-redactor *pxfix_redactor(bool literal, ...);
+redactor *pxfix_redactor(int literal, ...);
 
 /* What b holds, NUL-terminated (one byte more in b->len). */
 const char *pxfix_str(buf *b);
