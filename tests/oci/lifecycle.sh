@@ -430,8 +430,8 @@ test_pid_file_follows_no_planted_link() {
 	oci state "$ID"
 	expect_eq "$(cat "$d/pid" 2>&1)" "$(jq -r .pid <<<"$OUT")" "the pid file is state.pid"
 	[ ! -L "$d/pid" ] || fail "the pid file is a link"
-	oci exec --detach --pid-file "$d/pid" "$ID" sleep 1000
-	expect_eq "$RC" 0 "exec: $ERR"
+	"$OCI" --root "$ROOT" exec --detach --pid-file "$d/pid" "$ID" sleep 1000 >/dev/null 2>"$T_TMP/eerr"
+	expect_eq "$?" 0 "exec: $(cat "$T_TMP/eerr")"
 	expect_eq "$(cat "$WS/victim")" keep "the file a planted link pointed to (exec)"
 	[ -f "$d/pid" ] && [ ! -L "$d/pid" ] || fail "exec's pid file"
 	oci delete --force "$ID"
