@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -173,17 +174,60 @@ bool oci_same_ns(const char *a, const char *b)
 	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_ino == sb.st_ino && sa.st_dev == sb.st_dev;
 }
 
+int oci_write_at(int dfd, const char *name, const void *data, size_t len, mode_t mode)
+{
+	/* a fresh temporary name each try (never one that exists, never through a
+	 * link: a name planted in the directory is refused, and the next one tried),
+	 * then renamed within dfd: a link planted at name is replaced, not followed */
+	char tmp[NAME_MAX + 1];
+	int fd = -1;
+	for (int i = 0; i < 64 && fd < 0; i++) {
+		uint64_t r;
+		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			return -1;
+		snprintf(tmp, sizeof(tmp), ".%.200s.tmp%016llx", name, (unsigned long long)r);
+		fd = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+		if (fd < 0 && errno != EEXIST)
+			return -1;
+	}
+	if (fd < 0)
+		return -1;
+	bool ok = write(fd, data, len) == (ssize_t)len;
+	int e = errno;
+	if (close(fd) < 0 && ok)
+		ok = false, e = errno;
+	if (!ok || renameat(dfd, tmp, dfd, name) < 0) {
+		e = ok ? errno : e;
+		unlinkat(dfd, tmp, 0);
+		errno = e;
+		return -1;
+	}
+	return 0;
+}
+
+/* As runc: a temporary file of an unpredictable name, created (never opened
+ * through a link the directory's owner planted), renamed over path. */
 int oci_write_pid_file(const char *path, pid_t pid, cordon_error *err)
 {
-	char tmp[PATH_MAX + 16], v[32];
-	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
+	char dir[PATH_MAX], v[32];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	const char *name = slash ? slash + 1 : dir;
+	if (slash == dir)
+		dir[1] = '\0', name = path + 1;
+	else if (slash)
+		*slash = '\0';
+	if (!*name)
+		return cordon_err(err, EISDIR, "--pid-file %s", path);
+	int dfd = open(slash ? dir : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	snprintf(v, sizeof(v), "%d", (int)pid);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0 || write(fd, v, strlen(v)) != (ssize_t)strlen(v) || close(fd) < 0 || rename(tmp, path) < 0) {
+	if (dfd < 0 || oci_write_at(dfd, name, v, strlen(v), 0644) < 0) {
 		int e = errno;
-		unlink(tmp);
+		if (dfd >= 0)
+			close(dfd);
 		return cordon_err(err, e, "--pid-file %s", path);
 	}
+	close(dfd);
 	return 0;
 }
 

@@ -28,6 +28,9 @@ int oci_send(int sock, int type, const char *text, int fd);
 int oci_recv(int sock, char *text, int *fd);
 /* a and b (namespace files) are the same namespace */
 bool oci_same_ns(const char *a, const char *b);
+/* data written to name in directory dfd as a new file (O_EXCL|O_NOFOLLOW,
+ * a random temporary name) renamed over name within dfd; -1 with errno. */
+int oci_write_at(int dfd, const char *name, const void *data, size_t len, mode_t mode);
 int oci_write_pid_file(const char *path, pid_t pid, cordon_error *err);
 /* The pty master fd to the engine's --console-socket path (SCM_RIGHTS). */
 int oci_send_console(const char *path, int fd, cordon_error *err);

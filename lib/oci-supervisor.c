@@ -255,9 +255,10 @@ static void write_landlock(jwriter *w, const char *ready, bool started)
 }
 
 /* The report (cordon.report/1) when init has exited: under ROOT/reports/ID.json
- * (the 64 newest kept) and at the annotation run.cordon.report's path. */
-static void write_report(const char *root, const struct oci_state *s, const struct oci_config *c,
-			 const struct timespec *t0, const char *status, int exit_code, const char *ready,
+ * (the 64 newest kept) and at the annotation run.cordon.report's path, as
+ * report_name in report_dfd (open_report_dir), none if report_dfd < 0. */
+static void write_report(const char *root, int report_dfd, const char *report_name,
+			 const struct oci_state *s, const struct oci_config *c, const struct timespec *t0, const char *status, int exit_code, const char *ready,
 			 const struct oci_denials *den)
 {
 	uint64_t cpu = 0, peak = 0, ooms = 0;
@@ -313,24 +314,19 @@ static void write_report(const char *root, const struct oci_state *s, const stru
 	jw_obj_end(&w);
 	if (jw_finish(&w) < 0)
 		return;
-	char dir[PATH_MAX], p[PATH_MAX + 300];
+	char dir[PATH_MAX], name[300];
 	snprintf(dir, sizeof(dir), "%s/reports", root);
 	mkdir(dir, 0700);
-	const char *paths[2] = {p, s->report[0] ? s->report : NULL};
-	snprintf(p, sizeof(p), "%s/%s.json", dir, s->id);
-	for (int i = 0; i < 2; i++) {
-		if (!paths[i])
-			continue;
-		char tmp[PATH_MAX + 400];
-		snprintf(tmp, sizeof(tmp), "%s.tmp", paths[i]);
-		int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-		if (fd < 0)
-			continue;
-		bool ok = write(fd, w.out.p, w.out.len) == (ssize_t)w.out.len;
-		close(fd);
-		if (!ok || rename(tmp, paths[i]) < 0)
-			unlink(tmp);
+	snprintf(name, sizeof(name), "%s.json", s->id);
+	int rfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rfd >= 0) {
+		oci_write_at(rfd, name, w.out.p, w.out.len, 0600);
+		close(rfd);
 	}
+	/* the annotation's: within the directory opened at create time (the
+	 * container may have replaced its path, or the name, by a link since) */
+	if (report_dfd >= 0)
+		oci_write_at(report_dfd, report_name, w.out.p, w.out.len, 0600);
 	buf_free(&w.out);
 	/* retention: the 64 newest reports */
 	DIR *d = opendir(dir);
@@ -363,6 +359,32 @@ static void write_report(const char *root, const struct oci_state *s, const stru
 	}
 	free(all);
 	closedir(d);
+}
+
+/* The annotation run.cordon.report's directory, opened at create time, before
+ * the container runs: the path may lead into the rootfs, and by the time init
+ * exits the container may have made any component of it a link (the report is
+ * written as the host's root). -1 without the annotation or that directory. */
+static int open_report_dir(const struct oci_config *c, char *name, size_t namesz)
+{
+	const char *path = NULL;
+	for (size_t i = 0; i < c->ann_k.n; i++)
+		if (strcmp(c->ann_k.v[i], "run.cordon.report") == 0)
+			path = c->ann_v.v[i];
+	if (!path || !*path)
+		return -1;
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s", path);
+	char *slash = strrchr(dir, '/');
+	if ((size_t)snprintf(name, namesz, "%s", slash ? slash + 1 : dir) >= namesz)
+		return -1;
+	if (slash == dir)
+		dir[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	if (!*name || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return -1;
+	return open(slash ? dir : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
 static void sup_fail(struct oci_sup *x, pid_t pid, const cordon_error *err)
@@ -430,6 +452,8 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 		if (i != x->ready && i != x->dirfd && i != sv[0])
 			close(i);
 	int s = sv[0];
+	char report_name[NAME_MAX + 1];
+	int report_dfd = open_report_dir(c, report_name, sizeof(report_name));
 	char text[OCI_MSG_MAX];
 	int fd;
 	if (write_maps(pid, c, x->slot, &err) < 0 || oci_cgroup_create(c, x->cgpath, pid, &err) < 0)
@@ -563,7 +587,7 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 		}
 		close(cs);
 	}
-	write_report(x->o->root, &st, c, &t0, st.started ? "exited" : "never-started", -1, ready, &den);
+	write_report(x->o->root, report_dfd, report_name, &st, c, &t0, st.started ? "exited" : "never-started", -1, ready, &den);
 	unlinkat(x->dirfd, "sup.sock", 0);
 	_exit(0);
 }

@@ -371,4 +371,73 @@ test_exec_tty_console_socket() {
 	t_assert
 }
 
+# The annotation run.cordon.report's file is written as the host's root when
+# init exits, and its path may lead into the rootfs the container writes: the
+# directory is opened at create time and the file made within it, never
+# through a link the container put at a component of the path or at the name.
+test_report_annotation_follows_no_link_the_container_made() {
+	setup_oci || return
+	mkdir -p "$WS/victim-dir"
+	echo keep >"$WS/victim-file"
+	# the container makes its /out a link to a host directory
+	bundle "$B" sh -c "busybox rm -rf /out; busybox ln -s /../../../../..$WS/victim-dir /out"
+	mkdir -p "$B/rootfs/out"
+	jq --arg r "$B/rootfs/out/report.json" '.annotations = {"run.cordon.report": $r}' "$B/config.json" >"$B/c" &&
+		mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	[ -e "$ROOT/reports/$ID.json" ] || fail "no report under ROOT/reports"
+	[ -L "$B/rootfs/out" ] || fail "the container did not make /out a link"
+	[ ! -e "$WS/victim-dir/report.json" ] ||
+		fail "the report was written through the container's link: $(stat -c '%U %n' "$WS/victim-dir/report.json")"
+	# the container makes the name itself (and the temporary names of old) links
+	local id2=$ID-2
+	rm -rf "$B/rootfs/out"
+	mkdir -p "$B/rootfs/out"
+	jq --argjson a "$(jq -cn --arg v "$WS/victim-file" '["sh", "-c", "for n in report.json report.json.tmp; do busybox ln -s /../../../../..\($v) /out/$n; done"]')" \
+		'.process.args = $a' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$id2" >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	[ -e "$ROOT/reports/$id2.json" ] || fail "no report under ROOT/reports"
+	expect_eq "$(cat "$WS/victim-file")" keep "the file a link at the report's name pointed to"
+	[ -f "$B/rootfs/out/report.json" ] && [ ! -L "$B/rootfs/out/report.json" ] ||
+		fail "the report did not replace the container's link"
+	expect_eq "$(jq -r .schema "$B/rootfs/out/report.json" 2>&1)" cordon.report/1 "the report at the annotation's path"
+	nothing_left "$ID"
+	nothing_left "$id2"
+	t_assert
+}
+
+# --pid-file's directory may be a local user's: a link there at the temporary
+# name must not make cordon-oci (root) truncate the file it points to. The old
+# name was PATH.tmp<pid>: links planted at every pid likely next.
+test_pid_file_follows_no_planted_link() {
+	setup_oci || return
+	bundle "$B" sh -c 'exec sleep 1000'
+	local d=$WS/piddir
+	mkdir -p "$d"
+	echo keep >"$WS/victim"
+	python3 - "$d/pid" "$WS/victim" <<-'EOF'
+		import os, sys
+		last = int(open("/proc/sys/kernel/ns_last_pid").read())
+		for p in range(last + 1, last + 20001):
+		    os.symlink(sys.argv[2], "%s.tmp%d" % (sys.argv[1], p))
+	EOF
+	# create's stdout is the container's: not a $(...) that would wait for it
+	"$OCI" --root "$ROOT" create --bundle "$B" --pid-file "$d/pid" "$ID" >"$T_TMP/out" 2>"$T_TMP/cerr"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/cerr")"
+	expect_eq "$(cat "$WS/victim")" keep "the file a planted link pointed to"
+	oci state "$ID"
+	expect_eq "$(cat "$d/pid" 2>&1)" "$(jq -r .pid <<<"$OUT")" "the pid file is state.pid"
+	[ ! -L "$d/pid" ] || fail "the pid file is a link"
+	"$OCI" --root "$ROOT" exec --detach --pid-file "$d/pid" "$ID" sleep 1000 >/dev/null 2>"$T_TMP/eerr"
+	expect_eq "$?" 0 "exec: $(cat "$T_TMP/eerr")"
+	expect_eq "$(cat "$WS/victim")" keep "the file a planted link pointed to (exec)"
+	[ -f "$d/pid" ] && [ ! -L "$d/pid" ] || fail "exec's pid file"
+	oci delete --force "$ID"
+	expect_eq "$RC" 0 "delete: $ERR"
+	nothing_left "$ID"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
