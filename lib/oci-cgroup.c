@@ -43,6 +43,21 @@ static int mkdir_p(const char *dir)
 	return mkdir(p, 0755) < 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* A cgroup directory that exists and has processes in it (as runc, create
+ * refuses it: it is another container's or the host's). */
+static bool cg_busy(const char *d)
+{
+	char f[PATH_MAX * 2 + 32];
+	snprintf(f, sizeof(f), "%s/cgroup.procs", d);
+	FILE *fh = fopen(f, "re");
+	if (!fh)
+		return false;
+	long p;
+	bool busy = fscanf(fh, "%ld", &p) == 1;
+	fclose(fh);
+	return busy;
+}
+
 /* v1 cpuset: a new cgroup's cpus and mems are empty; take the parent's. */
 static void cpuset_fill(const char *mp, const char *path)
 {
@@ -211,7 +226,7 @@ static int write_limits(const struct cg_host *h, bool v2, const struct oci_confi
 #undef DIR_OF
 }
 
-int oci_cgroup_create(const struct oci_config *c, const char *path, pid_t pid, cordon_error *err)
+static int cgroup_make(const struct oci_config *c, const char *path, pid_t pid, bool fresh, cordon_error *err)
 {
 	struct cg_host h = {0};
 	if (cg_host_read(&h) < 0)
@@ -220,6 +235,16 @@ int oci_cgroup_create(const struct oci_config *c, const char *path, pid_t pid, c
 	char pidv[32], mp[PATH_MAX], d[PATH_MAX * 2];
 	snprintf(pidv, sizeof(pidv), "%d", (int)pid);
 	int r = 0;
+	for (const char *const *k = v1_ctrl; fresh && *k; k++) {
+		if (v2 ? k != v1_ctrl || cg_mount_point_in(&h, "", true, mp, sizeof(mp)) < 0
+		       : cg_mount_point_in(&h, *k, false, mp, sizeof(mp)) < 0)
+			continue;
+		snprintf(d, sizeof(d), "%s%s", mp, path);
+		if (cg_busy(d)) {
+			r = cordon_err(err, 0, "cgroup %s already exists and has processes in it", d);
+			goto out;
+		}
+	}
 	if (v2) {
 		if (cg_mount_point_in(&h, "", true, mp, sizeof(mp)) < 0) {
 			r = cordon_err(err, 0, "no cgroup hierarchy on this host");
@@ -280,6 +305,16 @@ int oci_cgroup_create(const struct oci_config *c, const char *path, pid_t pid, c
 out:
 	cg_host_free(&h);
 	return r;
+}
+
+int oci_cgroup_create(const struct oci_config *c, const char *path, pid_t pid, cordon_error *err)
+{
+	return cgroup_make(c, path, pid, true, err);
+}
+
+int oci_cgroup_join(const struct oci_config *c, const char *path, pid_t pid, cordon_error *err)
+{
+	return cgroup_make(c, path, pid, false, err);
 }
 
 int oci_cgroup_update(const struct oci_config *c, const char *path, cordon_error *err)

@@ -214,5 +214,30 @@ test_bundle_on_a_shared_mount_leaks_no_mount() {
 	t_assert
 }
 
+# A container's cgroup that already exists with processes in it is
+# another's (as runc, create refuses it): a second --root with the same
+# id (the default cgroup /cordon-oci/ID), and a cgroupsPath naming it.
+test_create_refuses_a_cgroup_with_processes_in_it() {
+	setup_oci || return
+	bundle "$B" sleep 1000
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	oci start "$ID"
+	local r1=$ROOT
+	ROOT=$T_TMP/root2
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"; RC=$?; ERR=$(cat "$T_TMP/err")
+	expect_eq "$RC" 1 "create of the same id in another --root"
+	expect_match "$ERR" "cgroup .*/cordon-oci/$ID already exists and has processes in it" "the error"
+	cfg --arg p "/cordon-oci/$ID" '.linux.cgroupsPath = $p'
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID-2" </dev/null >/dev/null 2>"$T_TMP/err"; RC=$?
+	expect_eq "$RC" 1 "create with cgroupsPath naming a busy cgroup"
+	ROOT=$r1
+	oci state "$ID"
+	expect_eq "$(jq -r .status <<<"$OUT")" running "the first container after the refused ones"
+	oci delete --force "$ID"
+	expect_eq "$RC" 0 "delete --force: $ERR"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
 echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
