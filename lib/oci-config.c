@@ -616,10 +616,10 @@ int oci_config_load(const char *bundle, struct oci_config *c, cordon_error *err)
 	char chunk[65536];
 	ssize_t r;
 	while ((r = read(fd, chunk, sizeof(chunk))) > 0) {
-		if (b.len + (size_t)r > (64u << 20) || buf_append(&b, chunk, (size_t)r) < 0) {
+		if (b.len + (size_t)r > OCI_CONFIG_MAX || buf_append(&b, chunk, (size_t)r) < 0) {
 			close(fd);
 			buf_free(&b);
-			return cordon_err(err, 0, "%s: larger than 64 MiB or out of memory", file);
+			return cordon_err(err, 0, "%s: larger than 4 MiB or out of memory", file);
 		}
 	}
 	int e = errno;
@@ -668,6 +668,8 @@ int oci_config_load(const char *bundle, struct oci_config *c, cordon_error *err)
 	if (p && !c->cwd)
 		return bad(x, p, "has no \"cwd\"", "process");
 	const jnode *ms = GET(j, "mounts", J_ARR);
+	if (ms && ms->n > OCI_MOUNTS_MAX)
+		return bad(x, ms, "has more than 4096 entries", "mounts");
 	if (ms) {
 		c->mounts = calloc(ms->n ? ms->n : 1, sizeof(*c->mounts));
 		if (!c->mounts)

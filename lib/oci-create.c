@@ -77,6 +77,10 @@ int oci_config_check(const struct oci_config *c, cordon_error *err)
 		if (c->uidm[i].outer == 0)
 			return cordon_err(err, 0, "linux.uidMappings maps container uid %u to the host's root; "
 						      "cordon-oci refuses it", c->uidm[i].inner);
+	for (size_t i = 0; i < c->ngidm; i++)
+		if (c->gidm[i].outer == 0)
+			return cordon_err(err, 0, "linux.gidMappings maps container gid %u to the host's root group; "
+						      "cordon-oci refuses it", c->gidm[i].inner);
 	for (int k = 0; k < OCI_NS_N; k++)
 		if (c->ns_path[k]) {
 			int fd = open(c->ns_path[k], O_RDONLY | O_CLOEXEC);

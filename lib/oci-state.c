@@ -25,7 +25,8 @@ const char *const oci_status_names[] = {"creating", "created", "running", "stopp
 bool oci_id_valid(const char *id)
 {
 	size_t n = strlen(id);
-	if (n == 0 || n > 200 || strcmp(id, ".") == 0 || strcmp(id, "..") == 0)
+	/* not ROOT's own entries: "reports", and nothing hidden (".slots") */
+	if (n == 0 || n > 200 || id[0] == '.' || strcmp(id, "reports") == 0)
 		return false;
 	for (const char *p = id; *p; p++)
 		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
@@ -53,7 +54,7 @@ static int mkdir_root(const char *root, cordon_error *err)
 int oci_state_mkdir(const char *root, const char *id, int *dirfd, cordon_error *err)
 {
 	if (!oci_id_valid(id))
-		return cordon_err(err, 0, "invalid container id \"%s\" (letters, digits and ._-+, at most 200)", id);
+		return cordon_err(err, 0, "invalid container id \"%s\" (letters, digits and ._-+, not first a dot, not \"reports\", at most 200)", id);
 	if (mkdir_root(root, err) < 0)
 		return -1;
 	char p[PATH_MAX];

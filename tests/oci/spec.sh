@@ -238,6 +238,37 @@ test_create_refuses_a_cgroup_with_processes_in_it() {
 	expect_eq "$RC" 0 "delete --force: $ERR"
 	t_assert
 }
+# Outside review of cordon-oci, 6: ids that are ROOT's own entries, a gid
+# map to the host's root group, an oversized config and too many mounts are
+# refused at create with one line naming them, and leave nothing behind.
+# Each was accepted before (the id "reports" became a container).
+test_refused_ids_gid_root_and_config_bounds() {
+	setup_oci || return
+	bundle "$B" true
+	local id
+	for id in reports .hidden; do
+		"$OCI" --root "$ROOT" create --bundle "$B" "$id" </dev/null >/dev/null 2>"$T_TMP/err"
+		expect_eq "$?:$(grep -c 'invalid container id' "$T_TMP/err")" "1:1" "id $id: $(cat "$T_TMP/err")"
+	done
+	cfg '.linux.namespaces += [{type: "user"}] | .linux.uidMappings = [{containerID: 0, hostID: 200000, size: 65536}]
+	     | .linux.gidMappings = [{containerID: 0, hostID: 0, size: 65536}]'
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 1 "a gid map to the host's root group"
+	expect_match "$(cat "$T_TMP/err")" "gidMappings maps container gid 0 to the host's root group" "its error"
+	bundle "$B" true
+	cfg '.mounts += [range(0; 4097) | {destination: "/tmp/m\(.)", type: "tmpfs", source: "tmpfs"}]'
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 1 "4097 mounts"
+	expect_match "$(cat "$T_TMP/err")" 'config.json:[0-9]+:[0-9]+: .*mounts.* more than 4096' "its error"
+	bundle "$B" true
+	head -c $((4 << 20)) /dev/zero | tr '\0' x >"$T_TMP/pad"
+	cfg --rawfile pad "$T_TMP/pad" '.annotations = {pad: $pad}'
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 1 "a config over 4 MiB"
+	expect_match "$(cat "$T_TMP/err")" 'larger than 4 MiB' "its error"
+	expect_eq "$(ls "$ROOT" 2>/dev/null | grep -v -x -e reports | tr '\n' ' ')" "" "nothing left in the state directory"
+	t_assert
+}
 
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
 echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
