@@ -1,5 +1,5 @@
 /* linux.seccomp compiled with libseccomp, and cordon's own deny list
- * (seccomp_default_deny, lib/seccomp.c) as a second filter stacked on it: the
+ * (seccomp_default_deny, lib/seccomp-policy.c) as a second filter stacked on it: the
  * kernel applies the stricter answer of the two, so the config cannot allow
  * back what cordon denies. Loaded by the container's init just before it
  * executes the process; init's deny list goes to a listener the supervisor

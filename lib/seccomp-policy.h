@@ -2,7 +2,7 @@
  * by init with one raw seccomp(2) call.
  *
  * Actions:
- *  - the default deny list (seccomp.c, docs/seccomp.md) and syscalls.deny:
+ *  - the default deny list (seccomp-policy.c, docs/seccomp.md) and syscalls.deny:
  *    SECCOMP_RET_USER_NOTIF; the supervisor names the call, counts it, and
  *    always answers EPERM. The decision is the filter's: a notification only
  *    records it (and if the supervisor is gone the call fails with ENOSYS).

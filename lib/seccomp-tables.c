@@ -1,4 +1,4 @@
-/* The seccomp layer's tables (lib/seccomp.c builds the filters from them):
+/* The seccomp layer's tables (lib/seccomp-policy.c builds the filters from them):
  * the default deny list, the namespace flags of clone/unshare, the
  * personality bits that weaken mitigations, the calls that can set a
  * privilege bit. Data only. */

@@ -260,7 +260,7 @@ static void client_out(struct sx *s, struct sx_exec *x, const uint8_t *p, size_t
 	out_pause(s, x);
 }
 
-/* Write the pty's queued input (lib/pty.c's struct pty_input, as cordon run
+/* Write the pty's queued input (lib/cordon-pty.c's struct pty_input, as cordon run
  * --pty does): what the master does not take at once waits for EPOLLOUT;
  * only what it refuses (its side is gone) is dropped, and counted. */
 void sx_pty_flush(struct sx *s, struct sx_exec *x)

@@ -77,7 +77,7 @@ struct sx_exec {
 	buf cq;              /* output not yet written to the client */
 	size_t cqoff;
 	buf pin;             /* input that came before the master did */
-	struct pty_input in; /* input for the master (lib/pty.c), once it came */
+	struct pty_input in; /* input for the master (lib/cordon-pty.c), once it came */
 	bool in_ready;       /* in is set up */
 	bool ptm_wait;       /* the master is registered for EPOLLOUT */
 	bool client_eof;     /* the client shut its side: the pty's end of input */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "tls-load.h"
 #include "cleanup.h"
 #include "tls.h"
 

@@ -16,6 +16,10 @@ export out top
 # lib/tls-load.c is the cordon program's loader of the TLS module; the
 # library (and so the fuzzers) link TLS in through lib/tls-static.c.
 rm -f "$out/obj/tls-load.o"
+# and no object of a file that is gone (renamed: two definitions)
+for o in "$out"/obj/*.o; do
+	[ ! -e "$o" ] || [ -f "$top/lib/$(basename "$o" .o).c" ] || rm -f "$o"
+done
 printf '%s\n' "$top"/lib/*.c | grep -v '/tls-load\.c$' | xargs -P "$(nproc)" -I{} sh -c \
 	'f=$1; shift; o="$out/obj/$(basename "$f" .c).o"; [ "$o" -nt "$f" ] || exec clang "$@" -c "$f" -o "$o"' _ {} "${CFLAGS_FUZZ[@]}"
 for t in ${FUZZ_TARGETS:-policy ledger redact proxy http route journal}; do

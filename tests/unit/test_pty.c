@@ -1,4 +1,4 @@
-/* lib/pty.c's pieces on a pty of the test's own (openpty): end of input
+/* lib/cordon-pty.c's pieces on a pty of the test's own (openpty): end of input
  * as a terminal user types it, a master's end, window size. */
 #include <fcntl.h>
 #include <pty.h>

@@ -15,10 +15,10 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "seccomp-policy.h"
 #include "cleanup.h"
 #include "error.h"
 #include "model.h"
-#include "seccomp-policy.h"
 #include "seccomp-tables.h"
 #include "systab.h"
 
