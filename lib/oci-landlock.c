@@ -111,7 +111,7 @@ int oci_landlock_grants(const struct oci_config *c, struct oci_ll_grants *out, c
 	}
 	for (size_t i = 0; r == 0 && i < c->ndevices; i++) {
 		r = push_grant(out, c->devices[i].path, true, false, "linux.devices", err);
-		if (r == 0)
+		if (r == 0 && out->g) /* out->g is set when push_grant returns 0 (the analyzer cannot see it) */
 			out->g[out->n - 1].device = true;
 	}
 	for (size_t i = 0; r == 0 && i < c->ro_paths.n; i++)
