@@ -467,11 +467,6 @@ int oci_apply_process(const struct oci_config *c, cordon_error *err)
 	uint64_t caps[5] = {0};
 	if (c->has_caps)
 		memcpy(caps, c->caps, sizeof(caps));
-	/* Never CAP_SETFCAP, whatever the config asks: on the idmapped root a
-	 * security.capability it wrote would be the host root's (a file
-	 * capability any host user could run; outside review of cordon-oci, 1) */
-	for (int k = 0; k < 5; k++)
-		caps[k] &= ~(1ull << CAP_SETFCAP);
 	/* the bounding set while still uid 0 (it takes CAP_SETPCAP in the
 	 * effective set, which becoming another uid clears); then the uid with
 	 * the permitted set kept, then the sets asked for */
