@@ -117,7 +117,10 @@ t_run() {
 		sed 's/^/    /' /tmp/cordon-test-out.$$ | tail -20
 		sed 's/^/    # /' /tmp/cordon-test-stderr.$$ | tail -20
 		echo fail >>"$RESULTS"
-		echo "failed $(basename "$0" .sh):$name" >>"$RESULTS"
+		# The name and why, again at the end of the suite (a CI log may
+		# show only its tail); one write, as the files run side by side.
+		printf 'failed %s:%s\n%s\n' "$(basename "$0" .sh)" "$name" \
+			"$({ tail -6 /tmp/cordon-test-out.$$; tail -4 /tmp/cordon-test-stderr.$$; } | cut -c1-300 | sed 's/^/why /')" >>"$RESULTS"
 	fi
 	rm -f /tmp/cordon-test-stderr.$$ /tmp/cordon-test-out.$$
 	# What a test mounted in its workspace (a ramfs, say), innermost first.

@@ -81,8 +81,9 @@ rm -rf "$REPORTS_DIR"
 pass=$(grep -c '^pass$' "$RESULTS")
 fail=$(grep -c '^fail$' "$RESULTS")
 skip=$(grep -c '^skip$' "$RESULTS")
-# The names of the failed tests again at the end: a CI log may show only its tail.
-grep '^failed ' "$RESULTS" | sed 's/^failed /not ok - /'
+# The names of the failed tests again at the end, each with the last lines
+# of what it said: a CI log may show only its tail.
+grep '^\(failed\|why\) ' "$RESULTS" | sed 's/^failed /not ok - /; s/^why /    /'
 rm -f "$RESULTS"
 pass=$((pass + unit_pass))
 fail=$((fail + unit_fail))
