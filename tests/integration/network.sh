@@ -275,6 +275,7 @@ for n in os.listdir(d):
     if link.startswith('pipe:'):
         ends.setdefault(link, []).append(n)
 total = big = old = 0
+pairs = []
 for link, fds in ends.items():
     if len(fds) < 2:  # the other end is the command's: an output pipe
         continue
@@ -289,16 +290,19 @@ for link, fds in ends.items():
         continue
     total += sz
     big = max(big, sz)
-print(total, big >> 10, old)" "$sup" "$before")
+    pairs.append('%s:%s=%d' % (link[6:-1], '/'.join(sorted(fds, key=int)), sz >> 10))
+# What the first and last pairs were (by fd), for a failure's message: pipe:fds=KiB.
+pairs.sort(key=lambda p: int(p.split(':')[1].split('/')[0]))
+print(total, big >> 10, old, ' '.join(pairs[:6] + ['...'] + pairs[-6:]))" "$sup" "$before")
 	touch measured
 	wait $sup
 	stop $SRV
-	local total big old
-	read -r total big old <<<"$sizes"
+	local total big old smallest
+	read -r total big old smallest <<<"$sizes"
 	[ "${old:-0}" = 0 ] || echo "# pipe pairs the supervisor had before the run connected: $old bytes (left out)"
 	expect_eq "$([ -e ready ] && echo yes)" yes "the run opened its 100 connections"
 	expect_eq "$big" 1024 "a stream that fills its pipe gets a 1 MiB pipe (largest: $big KiB)"
-	expect_eq "$([ "$total" -le $((64 << 20)) ] && echo within)" within "the proxy's pipes: $total bytes (budget 64 MiB)"
+	expect_eq "$([ "$total" -le $((64 << 20)) ] && echo within)" within "the proxy's pipes: $total bytes (budget 64 MiB; the first and last pairs, pipe:fds=KiB: $smallest)"
 	t_assert
 }
 
