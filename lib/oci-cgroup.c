@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include "oci-cgroup.h"
 #include "cgroup.h"
+#include "cgroup-devbpf.h"
 #include "error.h"
 #include "oci-config.h"
 
@@ -134,6 +135,36 @@ static void write_dev_rules(const char *d, const struct oci_config *c)
 		cg_write(d, "devices.allow", *a, NULL);
 }
 
+/* v2 devices: the same rules and defaults as an eBPF program on the
+ * container's cgroup (lib/cgroup-devbpf.c). Where the program cannot be
+ * loaded for want of privilege (a rootless cordon-oci), the rules are left
+ * out as crun does; the container still cannot mknod (user namespace). */
+static int dev_rules_v2(const char *d, const struct oci_config *c, cordon_error *err)
+{
+	static const struct cg_devrule always[] = {
+		{true, 'c', -1, -1, "m"}, {true, 'b', -1, -1, "m"}, {true, 'c', 1, 3, NULL}, {true, 'c', 1, 8, NULL},
+		{true, 'c', 1, 7, NULL}, {true, 'c', 5, 0, NULL}, {true, 'c', 1, 5, NULL}, {true, 'c', 1, 9, NULL},
+		{true, 'c', 5, 1, NULL}, {true, 'c', 136, -1, NULL}, {true, 'c', 5, 2, NULL}, {true, 'c', 10, 200, NULL}};
+	size_t na = sizeof(always) / sizeof(always[0]), n = c->ndevrules + na;
+	struct cg_devrule *r = calloc(n, sizeof(*r));
+	if (!r)
+		return cordon_err(err, ENOMEM, "device rules");
+	for (size_t i = 0; i < c->ndevrules; i++) {
+		const struct oci_devrule *x = &c->devrules[i];
+		r[i] = (struct cg_devrule){x->allow, x->type, x->major, x->minor, x->access};
+	}
+	memcpy(r + c->ndevrules, always, sizeof(always));
+	cordon_error le;
+	int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int rc = fd < 0 ? cordon_err_errno(&le, "cgroup %s", d) : cg_devbpf_apply(fd, r, n, &le);
+	if (rc < 0 && fd >= 0 && le.code == EPERM && geteuid() != 0)
+		rc = 0;
+	if (fd >= 0)
+		close(fd);
+	free(r);
+	return rc < 0 ? cordon_err(err, le.code, "linux.resources.devices: %s", le.msg) : 0;
+}
+
 static int write_limits(const struct cg_host *h, bool v2, const struct oci_config *c, const char *path,
 			cordon_error *err)
 {
@@ -221,6 +252,8 @@ static int write_limits(const struct cg_host *h, bool v2, const struct oci_confi
 	}
 	if (c->ndevrules && !v2 && DIR_OF("devices") == 0)
 		write_dev_rules(d, c);
+	if (c->ndevrules && v2 && DIR_OF("") == 0 && dev_rules_v2(d, c, err) < 0)
+		return -1;
 	return 0;
 #undef NEED
 #undef DIR_OF
