@@ -103,19 +103,41 @@ static void cpuset_fill(const char *mp, const char *path)
 	}
 }
 
-/* v1 devices: linux.resources.devices in order, then the devices every
- * container is given whatever the rules (as crun and runc do: the default
- * devices, /dev/pts's and /dev/ptmx, /dev/net/tun, and mknod of any), so
- * that a config's "deny all" leaves /dev/null usable (a shell's `cmd &`
- * opens it). A rule the kernel refuses in a child (wider than the parent)
- * is skipped. */
-static void write_dev_rules(const char *d, const struct oci_config *c)
+/* The devices every container is given whatever its rules (as crun and
+ * runc do: the default devices, /dev/pts's and /dev/ptmx, /dev/net/tun, and
+ * mknod of any), after linux.resources.devices, so that a config's "deny
+ * all" leaves /dev/null usable (a shell's `cmd &` opens it). */
+static const struct cg_devrule dev_always[] = {
+	{true, 'c', -1, -1, "m"}, {true, 'b', -1, -1, "m"}, {true, 'c', 1, 3, NULL}, {true, 'c', 1, 8, NULL},
+	{true, 'c', 1, 7, NULL},  {true, 'c', 5, 0, NULL},  {true, 'c', 1, 5, NULL}, {true, 'c', 1, 9, NULL},
+	{true, 'c', 5, 1, NULL},  {true, 'c', 136, -1, NULL}, {true, 'c', 5, 2, NULL}, {true, 'c', 10, 200, NULL}};
+
+/* The config's rules in order, then dev_always: *n of them (NULL: no memory). */
+static struct cg_devrule *dev_rules(const struct oci_config *c, size_t *n)
 {
-	static const char *const always[] = {"c *:* m", "b *:* m", "c 1:3 rwm", "c 1:8 rwm", "c 1:7 rwm",
-					     "c 5:0 rwm", "c 1:5 rwm", "c 1:9 rwm", "c 5:1 rwm", "c 136:* rwm",
-					     "c 5:2 rwm", "c 10:200 rwm", NULL};
+	size_t na = sizeof(dev_always) / sizeof(dev_always[0]);
+	struct cg_devrule *r = calloc(c->ndevrules + na, sizeof(*r));
+	if (!r)
+		return NULL;
 	for (size_t i = 0; i < c->ndevrules; i++) {
-		const struct oci_devrule *r = &c->devrules[i];
+		const struct oci_devrule *x = &c->devrules[i];
+		r[i] = (struct cg_devrule){x->allow, x->type, x->major, x->minor, x->access};
+	}
+	memcpy(r + c->ndevrules, dev_always, sizeof(dev_always));
+	*n = c->ndevrules + na;
+	return r;
+}
+
+/* v1 devices: the rules as devices.allow/deny lines. A rule the kernel
+ * refuses in a child (wider than the parent) is skipped. */
+static int write_dev_rules(const char *d, const struct oci_config *c, cordon_error *err)
+{
+	size_t n;
+	struct cg_devrule *all = dev_rules(c, &n);
+	if (!all)
+		return cordon_err(err, ENOMEM, "device rules");
+	for (size_t i = 0; i < n; i++) {
+		const struct cg_devrule *r = &all[i];
 		char rule[128], ma[24], mi[24];
 		if (r->major < 0)
 			snprintf(ma, sizeof(ma), "*");
@@ -131,29 +153,20 @@ static void write_dev_rules(const char *d, const struct oci_config *c)
 			snprintf(rule, sizeof(rule), "%c %s:%s %s", r->type, ma, mi, r->access ? r->access : "rwm");
 		cg_write(d, r->allow ? "devices.allow" : "devices.deny", rule, NULL);
 	}
-	for (const char *const *a = always; *a; a++)
-		cg_write(d, "devices.allow", *a, NULL);
+	free(all);
+	return 0;
 }
 
-/* v2 devices: the same rules and defaults as an eBPF program on the
- * container's cgroup (lib/cgroup-devbpf.c). Where the program cannot be
- * loaded for want of privilege (a rootless cordon-oci), the rules are left
- * out as crun does; the container still cannot mknod (user namespace). */
+/* v2 devices: the same rules as an eBPF program on the container's cgroup
+ * (lib/cgroup-devbpf.c). Where the program cannot be loaded for want of
+ * privilege (a rootless cordon-oci), the rules are left out as crun does;
+ * the container still cannot mknod (user namespace). */
 static int dev_rules_v2(const char *d, const struct oci_config *c, cordon_error *err)
 {
-	static const struct cg_devrule always[] = {
-		{true, 'c', -1, -1, "m"}, {true, 'b', -1, -1, "m"}, {true, 'c', 1, 3, NULL}, {true, 'c', 1, 8, NULL},
-		{true, 'c', 1, 7, NULL}, {true, 'c', 5, 0, NULL}, {true, 'c', 1, 5, NULL}, {true, 'c', 1, 9, NULL},
-		{true, 'c', 5, 1, NULL}, {true, 'c', 136, -1, NULL}, {true, 'c', 5, 2, NULL}, {true, 'c', 10, 200, NULL}};
-	size_t na = sizeof(always) / sizeof(always[0]), n = c->ndevrules + na;
-	struct cg_devrule *r = calloc(n, sizeof(*r));
+	size_t n;
+	struct cg_devrule *r = dev_rules(c, &n);
 	if (!r)
 		return cordon_err(err, ENOMEM, "device rules");
-	for (size_t i = 0; i < c->ndevrules; i++) {
-		const struct oci_devrule *x = &c->devrules[i];
-		r[i] = (struct cg_devrule){x->allow, x->type, x->major, x->minor, x->access};
-	}
-	memcpy(r + c->ndevrules, always, sizeof(always));
 	cordon_error le;
 	int fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	int rc = fd < 0 ? cordon_err_errno(&le, "cgroup %s", d) : cg_devbpf_apply(fd, r, n, &le);
@@ -250,8 +263,8 @@ static int write_limits(const struct cg_host *h, bool v2, const struct oci_confi
 		if (c->mems && *c->mems && cg_write(d, "cpuset.mems", c->mems, err) < 0)
 			return -1;
 	}
-	if (c->ndevrules && !v2 && DIR_OF("devices") == 0)
-		write_dev_rules(d, c);
+	if (c->ndevrules && !v2 && DIR_OF("devices") == 0 && write_dev_rules(d, c, err) < 0)
+		return -1;
 	if (c->ndevrules && v2 && DIR_OF("") == 0 && dev_rules_v2(d, c, err) < 0)
 		return -1;
 	return 0;
