@@ -1,12 +1,14 @@
 /* The supervisor's side of the deny list's listener (oci-observe.h). A
- * notification is answered at once, EPERM, as the filter's own rule would
- * be: the container sees nothing different, and a call held is never left
+ * notification is answered at once, EPERM (ENOSYS for a call newer than
+ * cordon's table), as the filter's own rule would be: the container sees nothing different, and a call held is never left
  * waiting on the report. */
 #include <errno.h>
 #include <seccomp.h>
 #include <stdlib.h>
 #include <string.h>
 #include "oci-observe.h"
+#include "seccomp-policy.h"
+#include "systab.h"
 
 static void count(struct oci_denials *d, const char *name)
 {
@@ -43,14 +45,19 @@ int oci_observe_one(int fd, struct oci_denials *d)
 		seccomp_notify_free(req, resp);
 		return -1;
 	}
+	/* named by cordon's table first (a call libseccomp does not know is
+	 * still named), with the argument that made it a denial */
+	uint64_t args[6];
+	memcpy(args, req->data.args, sizeof(args));
+	char target[sizeof(d->v[0].name)];
+	seccomp_denial_target(req->data.nr, args, target, sizeof(target));
 	resp->id = req->id;
 	resp->val = 0;
-	resp->error = -EPERM;
+	/* a call newer than the table: what a kernel without it answers */
+	resp->error = systab_newer(req->data.nr) ? -ENOSYS : -EPERM;
 	resp->flags = 0;
 	seccomp_notify_respond(fd, resp); /* ENOENT: the caller is gone; counted all the same */
-	char *name = seccomp_syscall_resolve_num_arch(req->data.arch, req->data.nr);
-	count(d, name ? name : "?");
-	free(name);
+	count(d, target);
 	seccomp_notify_free(req, resp);
 	return 0;
 }

@@ -1,18 +1,19 @@
 /* The denials of cordon's deny list in OCI mode (lib/oci-observe.c): init
  * loads the list with SCMP_ACT_NOTIFY and sends the listener to the
- * supervisor, which answers each call EPERM, as the list would, and counts
- * it for the report's denials. */
+ * supervisor, which answers each call EPERM, as the list would (ENOSYS to a
+ * call newer than cordon's table), and counts it for the report's denials
+ * under its seccomp_denial_target name ("fsetxattr(size 20)"). */
 #pragma once
 #include <stddef.h>
 #include "json.h"
 
 #define OCI_DENIALS_MAX 64
 struct oci_denials {
-	struct { char name[32]; unsigned long count; } v[OCI_DENIALS_MAX];
+	struct { char name[64]; unsigned long count; } v[OCI_DENIALS_MAX];
 	size_t n;
 	unsigned long other; /* calls past OCI_DENIALS_MAX distinct names */
 };
-/* Answer one notification on listener fd (EPERM) and count it. -1 when the
+/* Answer one notification on listener fd (EPERM or ENOSYS) and count it. -1 when the
  * listener is done (every process of the filter gone) or broken: the caller
  * stops polling it. */
 int oci_observe_one(int fd, struct oci_denials *d);

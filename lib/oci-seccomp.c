@@ -3,11 +3,17 @@
  * kernel applies the stricter answer of the two, so the config cannot allow
  * back what cordon denies. Loaded by the container's init just before it
  * executes the process; init's deny list goes to a listener the supervisor
- * holds (lib/oci-observe.c), which answers EPERM and reports the denials. */
+ * holds (lib/oci-observe.c), which answers EPERM (ENOSYS to a call newer
+ * than cordon's table) and reports the denials. The deny list is built with
+ * libseccomp but numbered by cordon's own table (lib/systab.c) and loaded
+ * as cordon run's filter is, behind the same instructions for newer calls
+ * (seccomp_plan_export). */
 #include <errno.h>
 #include <seccomp.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 #include "oci-seccomp.h"
 #include "error.h"
 #include "oci-config.h"
@@ -54,36 +60,68 @@ int oci_seccomp_load(const struct oci_config *c, cordon_error *err)
 	return oci_seccomp_load_notify(c, NULL, err);
 }
 
-int oci_seccomp_load_notify(const struct oci_config *c, int *listener, cordon_error *err)
+/* cordon's deny list as a program (plan): every call of seccomp_default_deny
+ * by number from cordon's table (libseccomp 2.5.4 names no call past 456),
+ * answered deny (EPERM, or the listener's); no setuid or setgid file and no
+ * file capability out of the container; and the calls newer than the table
+ * answered ENOSYS first, as cordon run's filter does. */
+static int deny_list(bool notify, struct seccomp_plan *plan, cordon_error *err)
 {
-	if (listener)
-		*listener = -1;
-	bool notify = listener && !config_notifies(&c->seccomp);
-	/* cordon's deny list: EPERM (or the listener's, which answers EPERM and
-	 * counts the denial), everything else allowed */
 	scmp_filter_ctx d = seccomp_init(SCMP_ACT_ALLOW);
 	if (!d)
 		return cordon_err(err, ENOMEM, "seccomp: out of memory");
-	/* no_new_privs is process.noNewPrivileges's to set, not libseccomp's */
-	seccomp_attr_set(d, SCMP_FLTATR_CTL_NNP, c->nnp);
-	for (const char *const *n = seccomp_default_deny; *n; n++) {
-		int nr = seccomp_syscall_resolve_name(*n);
-		if (nr != __NR_SCMP_ERROR)
-			seccomp_rule_add(d, notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM), nr, 0);
-	}
+	uint32_t deny = notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM);
+	int r = 0;
+	for (const char *const *n = seccomp_default_deny; *n && r == 0; n++)
+		r = seccomp_add_named(d, deny, *n, err);
 	/* No setuid or setgid file: the root is idmapped, so a file root in
 	 * the container makes is the host's root's, and with the bit any host
 	 * user who reaches the bundle would run it as root (outside review of
 	 * cordon-oci, 1). openat2 keeps its mode in memory, out of a filter's
 	 * reach: ENOSYS, and libc falls back to openat, as cordon run does. */
-	int r = seccomp_add_priv_rules(d, notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(EPERM), err);
-	if (r == 0) {
-		int nr = seccomp_syscall_resolve_name("openat2");
-		if (nr != __NR_SCMP_ERROR && seccomp_rule_add(d, SCMP_ACT_ERRNO(ENOSYS), nr, 0) < 0)
-			r = cordon_err(err, 0, "seccomp: the rule for openat2");
-	}
+	if (r == 0)
+		r = seccomp_add_priv_rules(d, deny, err);
+	if (r == 0)
+		r = seccomp_add_named(d, SCMP_ACT_ERRNO(ENOSYS), "openat2", err);
+	/* No file capability, for the same reason: root inside holds
+	 * CAP_SETFCAP (the config's to grant; podman's default set does), and
+	 * security.capability on the idmapped root is a host file capability.
+	 * The filter cannot read the name but reads the size: the two a
+	 * capability can have are refused. setxattrat keeps its size in a
+	 * struct in memory: ENOSYS, and a tool falls back to setxattr. */
+	if (r == 0)
+		r = seccomp_add_fcap_rules(d, deny, err);
+	if (r == 0)
+		r = seccomp_add_named(d, SCMP_ACT_ERRNO(ENOSYS), "setxattrat", err);
+	if (r == 0)
+		r = seccomp_plan_export(d, notify, plan, err);
+	seccomp_release(d);
+	if (r < 0)
+		return r;
+	plan->notify = notify;
+	/* the program is in memory; init loads it with one seccomp(2) */
+	close(plan->memfd);
+	plan->memfd = -1;
+	return 0;
+}
+
+int oci_seccomp_load_notify(const struct oci_config *c, int *listener, cordon_error *err)
+{
+	if (listener)
+		*listener = -1;
+	bool notify = listener && !config_notifies(&c->seccomp);
+	/* cordon's deny list, built before the config's profile is loaded
+	 * (building it takes calls, memfd_create among them, the profile may
+	 * refuse) and loaded after it */
+	struct seccomp_plan plan = {.memfd = -1};
+	int r = deny_list(notify, &plan, err);
+	/* no_new_privs is process.noNewPrivileges's to set (libseccomp would
+	 * set it again with the profile); without it init still holds
+	 * CAP_SYS_ADMIN in its namespace, which seccomp(2) then needs */
+	if (r == 0 && c->nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		r = cordon_err_errno(err, "prctl(PR_SET_NO_NEW_PRIVS)");
 	if (r < 0) {
-		seccomp_release(d);
+		seccomp_plan_free(&plan);
 		return r;
 	}
 	if (c->seccomp.present) {
@@ -91,7 +129,7 @@ int oci_seccomp_load_notify(const struct oci_config *c, int *listener, cordon_er
 		uint32_t def_errno = s->has_default_errno ? s->default_errno : EPERM;
 		scmp_filter_ctx f = seccomp_init(act_of(s->default_action, s->has_default_errno, s->default_errno, EPERM));
 		if (!f) {
-			seccomp_release(d);
+			seccomp_plan_free(&plan);
 			return cordon_err(err, 0, "linux.seccomp: libseccomp refused the default action");
 		}
 		seccomp_attr_set(f, SCMP_FLTATR_CTL_NNP, c->nnp);
@@ -135,14 +173,11 @@ int oci_seccomp_load_notify(const struct oci_config *c, int *listener, cordon_er
 		}
 		seccomp_release(f);
 	}
-	if (r == 0) {
-		int e = seccomp_load(d);
-		if (e < 0)
-			r = cordon_err(err, -e, "seccomp: loading cordon's deny list");
-		else if (notify && (*listener = seccomp_notify_fd(d)) < 0)
-			r = cordon_err(err, 0, "seccomp: the deny list's listener");
-	}
-	seccomp_release(d);
+	int fd = -1;
+	if (r == 0 && seccomp_apply(&plan, &fd, err) < 0)
+		r = cordon_err_wrap(err, "seccomp: loading cordon's deny list");
+	if (r == 0 && notify)
+		*listener = fd;
+	seccomp_plan_free(&plan);
 	return r;
 }
-

@@ -129,6 +129,22 @@ int seccomp_add_priv_rules(scmp_filter_ctx c, uint32_t deny, cordon_error *err)
 	return 0;
 }
 
+int seccomp_add_fcap_rules(void *c, uint32_t deny, cordon_error *err)
+{
+	for (size_t i = 0; i < SECCOMP_N_FCAP_CALLS; i++)
+		for (size_t k = 0; k < SECCOMP_N_FCAP_SIZES; k++) {
+			struct scmp_arg_cmp a = SCMP_A3(SCMP_CMP_EQ, seccomp_fcap_sizes[k]);
+			if (rule(c, deny, seccomp_fcap_calls[i], 1, &a, err) < 0)
+				return -1;
+		}
+	return 0;
+}
+
+int seccomp_add_named(void *c, uint32_t act, const char *name, cordon_error *err)
+{
+	return rule(c, act, name, 0, NULL, err);
+}
+
 unsigned seccomp_rules(const cordon_policy *p)
 {
 	const strv *al = &p->sys_allow, *de = &p->sys_deny;
@@ -235,12 +251,56 @@ int seccomp_build(const cordon_policy *p, bool notify, const char *const *observ
 	return rc;
 }
 
+int seccomp_plan_export(void *c, bool notify, struct seccomp_plan *out, cordon_error *err)
+{
+	_cleanup_close_ int fd = -1;
+	int r = -1;
+	/* Export the BPF through a memfd (libseccomp 2.5 has no memory export). */
+	fd = memfd_create("cordon-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0 || (r = seccomp_export_bpf(c, fd)) < 0)
+		return cordon_err(err, r < 0 ? -r : errno, "seccomp: export the filter");
+	off_t size = lseek(fd, 0, SEEK_CUR);
+	if (size <= 0 || size % (off_t)sizeof(struct sock_filter) || size / 8 > 65535) {
+		r = cordon_err(err, 0, "seccomp: bad filter size %lld", (long long)size);
+		goto fail;
+	}
+	if (size / (off_t)sizeof(struct sock_filter) + NEWER_PREFIX_LEN > BPF_MAXINSNS) {
+		r = cordon_err(err, 0, "seccomp: the filter is too long (%lld instructions)",
+			       (long long)(size / (off_t)sizeof(struct sock_filter)));
+		goto fail;
+	}
+	out->insns = malloc((size_t)size + NEWER_PREFIX_LEN * sizeof(struct sock_filter));
+	if (!out->insns || pread(fd, out->insns + NEWER_PREFIX_LEN, (size_t)size, 0) != size) {
+		r = cordon_err(err, errno ? errno : 12, "seccomp: read the filter");
+		goto fail;
+	}
+	/* The calls newer than the table first; then libseccomp's program,
+	 * whose jumps are relative, as exported. The memfd gets the whole. */
+	size += (off_t)(newer_prefix(out->insns, notify) * sizeof(struct sock_filter));
+	out->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, out->insns, (size_t)size, 0) != size) {
+		r = cordon_err_errno(err, "seccomp: write the filter");
+		goto fail;
+	}
+	/* Sealed: neither side can change the program once it is built. */
+	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+		r = cordon_err_errno(err, "seccomp: seal the filter");
+		goto fail;
+	}
+	out->memfd = TAKE_FD(fd);
+	return 0;
+fail:
+	free(out->insns);
+	out->insns = NULL;
+	out->len = 0;
+	return r;
+}
+
 int seccomp_build_from(const struct model_run *plan, bool notify, const char *const *observe,
 		       struct seccomp_plan *out, cordon_error *err)
 {
 	const strv *deny_list = &plan->sys_deny, *denied = &plan->sys_deny_policy;
 	unsigned rules = plan->sys_rules;
-	_cleanup_close_ int fd = -1;
 	memset(out, 0, sizeof(*out));
 	out->memfd = -1;
 	out->notify = notify;
@@ -292,43 +352,7 @@ int seccomp_build_from(const struct model_run *plan, bool notify, const char *co
 			if (!in_list(denied, *n) && rule(c, SCMP_ACT_NOTIFY, *n, 0, NULL, err) < 0)
 				goto out;
 	}
-	/* Export the BPF through a memfd (libseccomp 2.5 has no memory export). */
-	fd = memfd_create("cordon-seccomp", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0 || (r = seccomp_export_bpf(c, fd)) < 0) {
-		cordon_err(err, r < 0 ? -r : errno, "seccomp: export the filter");
-		r = -1;
-		goto out;
-	}
-	off_t size = lseek(fd, 0, SEEK_CUR);
-	if (size <= 0 || size % (off_t)sizeof(struct sock_filter) || size / 8 > 65535) {
-		r = cordon_err(err, 0, "seccomp: bad filter size %lld", (long long)size);
-		goto out;
-	}
-	if (size / (off_t)sizeof(struct sock_filter) + NEWER_PREFIX_LEN > BPF_MAXINSNS) {
-		r = cordon_err(err, 0, "seccomp: the filter is too long (%lld instructions)",
-			       (long long)(size / (off_t)sizeof(struct sock_filter)));
-		goto out;
-	}
-	out->insns = malloc((size_t)size + NEWER_PREFIX_LEN * sizeof(struct sock_filter));
-	if (!out->insns || pread(fd, out->insns + NEWER_PREFIX_LEN, (size_t)size, 0) != size) {
-		r = cordon_err(err, errno ? errno : 12, "seccomp: read the filter");
-		goto out;
-	}
-	/* The calls newer than the table first; then libseccomp's program,
-	 * whose jumps are relative, as exported. The memfd gets the whole. */
-	size += (off_t)(newer_prefix(out->insns, notify) * sizeof(struct sock_filter));
-	out->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, out->insns, (size_t)size, 0) != size) {
-		r = cordon_err_errno(err, "seccomp: write the filter");
-		goto out;
-	}
-	/* Sealed: neither side can change the program once it is built. */
-	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
-		r = cordon_err_errno(err, "seccomp: seal the filter");
-		goto out;
-	}
-	out->memfd = TAKE_FD(fd);
-	r = 0;
+	r = seccomp_plan_export(c, notify, out, err);
 out:
 	seccomp_release(c);
 	if (r < 0)
@@ -449,6 +473,8 @@ void seccomp_denial_target(int nr, const uint64_t args[6], char *out, size_t out
 			snprintf(out, outsz, "socket(%llu)", (unsigned long long)args[0]);
 	} else if ((pc = seccomp_priv_call(nr))) {
 		snprintf(out, outsz, "%s(mode 0%o)", n, (unsigned)(args[pc->mode] & 07777));
+	} else if (strcmp(n, "setxattr") == 0 || strcmp(n, "lsetxattr") == 0 || strcmp(n, "fsetxattr") == 0) {
+		snprintf(out, outsz, "%s(size %llu)", n, (unsigned long long)args[3]);
 	} else if (strcmp(n, "personality") == 0) {
 		snprintf(out, outsz, "personality(0x%llx)", (unsigned long long)(uint32_t)args[0]);
 	} else {

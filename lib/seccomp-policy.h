@@ -100,6 +100,21 @@ mode_t seccomp_priv_bits(int nr, const uint64_t args[6]);
  * open, creat or mknod that creates with either): cordon run's, and
  * cordon-oci's deny list (an idmapped root's files are the host's). */
 int seccomp_add_priv_rules(void *c, uint32_t deny, cordon_error *err);
+/* Rules on filter c answering deny to setxattr, lsetxattr and fsetxattr
+ * with a value of 20 or 24 bytes, the only sizes a file capability
+ * (security.capability) can have: cordon-oci's deny list, where root inside
+ * holds CAP_SETFCAP and its idmapped root's files are the host's. Another
+ * attribute of exactly those sizes is refused too (the filter cannot read
+ * the name). cordon run has no capability to write one (docs/seccomp.md). */
+int seccomp_add_fcap_rules(void *c, uint32_t deny, cordon_error *err);
+/* A rule answering act to every call of name (cordon's table first, then
+ * libseccomp's names: a call libseccomp does not know is still numbered). */
+int seccomp_add_named(void *c, uint32_t act, const char *name, cordon_error *err);
+/* Export filter c as a plan (out->insns, len, memfd; notify and observe are
+ * left to the caller): libseccomp's program behind the instructions that
+ * refuse calls newer than cordon's table (ENOSYS; USER_NOTIF with notify,
+ * for the listener to answer ENOSYS and report). */
+int seccomp_plan_export(void *c, bool notify, struct seccomp_plan *out, cordon_error *err);
 /* All CLONE_NEW* flags. */
 unsigned long seccomp_namespace_flags(void);
 /* The native number of system call name: cordon's table (lib/systab.h)

@@ -2,6 +2,7 @@
  * the default deny list, the namespace flags of clone/unshare, the
  * personality bits that weaken mitigations, the calls that can set a
  * privilege bit. Data only. */
+#include <linux/capability.h>
 #include <linux/personality.h>
 #include <sched.h>
 #include <stddef.h>
@@ -54,3 +55,12 @@ const struct priv_call seccomp_priv_calls[SECCOMP_N_PRIV_CALLS] = {
 	{"mknod", 1, -1, -1, 0, -1, false},
 	{"mknodat", 2, -1, 0, 1, -1, false},
 };
+
+/* The calls that write an xattr whose size is a plain argument (the fourth):
+ * a file capability (security.capability) is written through them, and the
+ * kernel takes only a value of exactly XATTR_CAPS_SZ_2 or XATTR_CAPS_SZ_3
+ * bytes (struct vfs_cap_data, vfs_ns_cap_data: cap_convert_nscap refuses
+ * any other size). The name is in memory, out of a filter's reach, so
+ * these sizes are refused whatever the name (cordon-oci, docs/oci.md). */
+const char *const seccomp_fcap_calls[SECCOMP_N_FCAP_CALLS] = {"setxattr", "lsetxattr", "fsetxattr"};
+const unsigned long seccomp_fcap_sizes[SECCOMP_N_FCAP_SIZES] = {XATTR_CAPS_SZ_2, XATTR_CAPS_SZ_3};

@@ -256,5 +256,91 @@ test_no_privilege_bit_reaches_the_host() {
 	t_assert
 }
 
+# with_caps DIR CAP...: the process's bounding, effective and permitted sets
+with_caps() {
+	local dir=$1 caps
+	shift
+	caps=$(jq -cn '$ARGS.positional' --args -- "$@")
+	jq --argjson c "$caps" '.process.capabilities = {bounding: $c, effective: $c, permitted: $c}' \
+		"$dir/config.json" >"$dir/c" && mv "$dir/c" "$dir/config.json"
+}
+
+# denials FILE: the report's syscall denial targets, one line each, sorted
+denials() {
+	jq -r '[.denials[] | select(.kind == "syscall") | .target] | sort | .[]' "$1"
+}
+
+# No file capability either: root inside holds CAP_SETFCAP (podman's default
+# set does) and the root is idmapped, so security.capability written inside
+# would be a file capability on the host (a v3 one whose root is host uid 0).
+# The deny list refuses setxattr, lsetxattr and fsetxattr with the two sizes
+# a capability can have (20, 24) and reports them; setxattrat, whose size the
+# filter cannot read, answers ENOSYS. Another attribute of 20 bytes is refused
+# too (the collateral), one of 5 is written.
+test_no_file_capability_reaches_the_host() {
+	setup_oci || return
+	bundle "$B" sh -c 'cp /bin/busybox /tmp/p && /bin/hostile setfcap /tmp/p'
+	ln -sf busybox "$B/rootfs/bin/cp"
+	cp "$BUILD/probe-hostile" "$B/rootfs/bin/hostile"
+	with_caps "$B" CAP_CHOWN CAP_DAC_OVERRIDE CAP_FOWNER CAP_FSETID CAP_SETFCAP
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" "denied EPERM setxattr(security.capability, 20)
+denied EPERM lsetxattr(security.capability, 20)
+denied EPERM fsetxattr(security.capability, 24)
+denied ENOSYS setxattrat(security.capability, 20)
+denied EPERM setxattr(user.twenty, 20)
+ok setxattr(user.five, 5)" "a file capability written in the container"
+	expect_eq "$(python3 -c 'import os, sys
+try: print(os.getxattr(sys.argv[1], "security.capability").hex())
+except OSError as e: print(e.strerror)' "$B/rootfs/tmp/p")" "No data available" "the file on the host: no security.capability"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_eq "$(denials "$rep")" "fsetxattr(size 24)
+lsetxattr(size 20)
+setxattr(size 20)" "reported"
+	t_assert
+}
+
+# The deny list names its calls by cordon's own table, not libseccomp's
+# (Debian 12's 2.5.4 stops at 456): listmount (458), lsm_set_self_attr
+# (460) and open_tree_attr (467) are refused and reported by name, and a
+# call newer than the table (470) answers ENOSYS and is reported, as
+# cordon run's filter does (docs/seccomp.md, "Calls newer than the table").
+test_deny_list_holds_calls_libseccomp_does_not_know() {
+	setup_oci || return
+	bundle "$B" sh -c 'for n in 458 460 467 470; do /bin/hostile syscall $n; done; true'
+	cp "$BUILD/probe-hostile" "$B/rootfs/bin/hostile"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" "denied EPERM syscall 458
+denied EPERM syscall 460
+denied EPERM syscall 467
+denied ENOSYS syscall 470" "raw calls in the container"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_eq "$(denials "$rep")" "listmount
+lsm_set_self_attr
+open_tree_attr
+syscall 470 (newer than cordon's table)" "reported by name"
+	t_assert
+}
+
+# io_uring runs xattr and open operations without passing through seccomp:
+# io_uring_setup is refused (and reported), whatever the capabilities.
+test_io_uring_refused() {
+	setup_oci || return
+	bundle "$B" sh -c '/bin/hostile io_uring; true'
+	cp "$BUILD/probe-hostile" "$B/rootfs/bin/hostile"
+	with_caps "$B" CAP_CHOWN CAP_DAC_OVERRIDE CAP_FOWNER CAP_SETFCAP CAP_SYS_ADMIN
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" "denied EPERM io_uring_setup" "io_uring_setup in the container"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_eq "$(denials "$rep")" "io_uring_setup" "reported"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
 echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"

@@ -25,6 +25,8 @@
 #include <linux/io_uring.h>
 #include <linux/perf_event.h>
 #include <linux/keyctl.h>
+#include <linux/capability.h>
+#include <sys/xattr.h>
 
 static int result(int r, const char *what)
 {
@@ -282,6 +284,34 @@ int main(int argc, char **argv)
 			if (fcntl(fd, F_GETFD) >= 0)
 				printf("fd %d\n", fd);
 		return 0;
+	}
+	/* A file capability (cap_net_raw+ep) on ARG, each way a process can
+	 * write one: v2 (20 bytes) with setxattr and lsetxattr, v3 (24 bytes,
+	 * root uid 0) with fsetxattr, v2 with setxattrat (463, by number: older
+	 * headers lack it); then user.* attributes of 20 and of 5 bytes. */
+	if (!strcmp(a, "setfcap")) {
+		struct vfs_cap_data v2;
+		struct vfs_ns_cap_data v3;
+		memset(&v2, 0, sizeof(v2));
+		memset(&v3, 0, sizeof(v3));
+		v2.magic_etc = VFS_CAP_REVISION_2 | VFS_CAP_FLAGS_EFFECTIVE;
+		v2.data[0].permitted = 1u << CAP_NET_RAW;
+		v3.magic_etc = VFS_CAP_REVISION_3 | VFS_CAP_FLAGS_EFFECTIVE;
+		v3.data[0].permitted = 1u << CAP_NET_RAW;
+		int bad = 0;
+		bad |= !result(setxattr(arg, "security.capability", &v2, sizeof(v2), 0), "setxattr(security.capability, 20)");
+		bad |= !result(lsetxattr(arg, "security.capability", &v2, sizeof(v2), 0), "lsetxattr(security.capability, 20)");
+		int fd = open(arg, O_RDONLY);
+		bad |= !result(fd < 0 ? -1 : fsetxattr(fd, "security.capability", &v3, sizeof(v3), 0),
+			       "fsetxattr(security.capability, 24)");
+		struct { uint64_t value; uint32_t size, flags; } xa = {(uintptr_t)&v2, sizeof(v2), 0};
+		bad |= !result((int)syscall(463, AT_FDCWD, arg, 0, "security.capability", &xa, sizeof(xa)),
+			       "setxattrat(security.capability, 20)");
+		result(setxattr(arg, "user.twenty", &v2, sizeof(v2), 0), "setxattr(user.twenty, 20)");
+		result(setxattr(arg, "user.five", "12345", 5, 0), "setxattr(user.five, 5)");
+		if (fd >= 0)
+			close(fd);
+		return bad;
 	}
 	/* Issue 27 item 7: a raw call by number (AT_FDCWD, then zeroes), for
 	 * calls libc and libseccomp do not name. */
