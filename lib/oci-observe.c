@@ -52,7 +52,7 @@ int oci_observe_one(int fd, struct oci_denials *d)
 	count(d, name ? name : "?");
 	free(name);
 	seccomp_notify_free(req, resp);
-	return 0;
+	return 1;
 }
 
 void oci_denials_json(jwriter *w, const struct oci_denials *d)
