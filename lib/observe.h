@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include "notify-budget.h"
 #include "report.h"
 #include "strv.h"
 #include "view.h"
@@ -38,6 +39,12 @@ struct observer {
 	bool file_reports; /* report_file_denials (protected paths are refused and reported either way) */
 	bool maybe_gone; /* RECV said ENOENT: perhaps no task is left */
 	uint64_t handle_ns; /* time spent handling (diagnostics) */
+	/* What the run's notifications may cost (notify-budget.h): the thread
+	 * leaves the listener unread while the bucket is empty. The size is
+	 * set before observer_start (0: the defaults); the counts are read
+	 * after observer_stop. */
+	int64_t budget_burst, budget_refill;
+	struct notify_budget budget;
 	struct sockdiag *diag; /* the run's listeners, asked of the kernel (sockdiag.h); made by the supervisor after the clone */
 	/* thread */
 	pthread_t thread;
@@ -62,7 +69,8 @@ int observer_start(struct observer *o, int listener, struct run_report *rep, int
 		   cordon_error *err);
 /* Stop and join the thread (idempotent). */
 void observer_stop(struct observer *o);
-/* Handle one pending notification. Returns the number of denials recorded
+/* Handle one pending notification (observer_main's, which holds the
+ * listener unread while the budget is spent). Returns the number of denials recorded
  * (0 or more), or -1 if the listener is gone. */
 int observer_handle(struct observer *o, struct run_report *rep);
 void observer_free(struct observer *o);

@@ -59,7 +59,7 @@ int oci_observe_one(int fd, struct oci_denials *d)
 	seccomp_notify_respond(fd, resp); /* ENOENT: the caller is gone; counted all the same */
 	count(d, target);
 	seccomp_notify_free(req, resp);
-	return 0;
+	return 1;
 }
 
 void oci_denials_json(jwriter *w, const struct oci_denials *d)

@@ -13,9 +13,10 @@ struct oci_denials {
 	size_t n;
 	unsigned long other; /* calls past OCI_DENIALS_MAX distinct names */
 };
-/* Answer one notification on listener fd (EPERM or ENOSYS) and count it. -1 when the
- * listener is done (every process of the filter gone) or broken: the caller
- * stops polling it. */
+/* Answer one notification on listener fd (EPERM, ENOSYS to a call newer
+ * than cordon's table) and count it: 1, or 0 when the caller went before it
+ * was read (nothing to answer). -1 when the listener is done (every process
+ * of the filter gone) or broken: the caller stops polling it. */
 int oci_observe_one(int fd, struct oci_denials *d);
 /* The report's "denials": {"kind": "syscall", "target": NAME, "count": N,
  * "phase": "run"} per call. */

@@ -31,6 +31,8 @@
 #include <unistd.h>
 #include "oci-supervisor.h"
 #include "cleanup.h"
+#include "clock.h"
+#include "notify-budget.h"
 #include "error.h"
 #include "oci-config.h"
 #include "oci-state.h"
@@ -259,7 +261,7 @@ static void write_landlock(jwriter *w, const char *ready, bool started)
  * report_name in report_dfd (open_report_dir), none if report_dfd < 0. */
 static void write_report(const char *root, int report_dfd, const char *report_name,
 			 const struct oci_state *s, const struct oci_config *c, const struct timespec *t0, const char *status, int exit_code, const char *ready,
-			 const struct oci_denials *den)
+			 const struct oci_denials *den, const struct notify_budget *nb)
 {
 	uint64_t cpu = 0, peak = 0, ooms = 0;
 	oci_cgroup_usage(s->cgroup, &cpu, &peak, &ooms);
@@ -298,6 +300,17 @@ static void write_report(const char *root, int report_dfd, const char *report_na
 	jw_double(&w, (double)cpu / 1e9);
 	jw_key(&w, "peak_memory_bytes");
 	jw_uint(&w, peak);
+	if (nb) {
+		jw_key(&w, "notifications");
+		jw_obj_begin(&w);
+		jw_key(&w, "answered");
+		jw_uint(&w, nb->answered);
+		jw_key(&w, "throttled");
+		jw_uint(&w, nb->throttled);
+		jw_key(&w, "held_seconds");
+		jw_double(&w, (double)nb->held_ns / 1e9);
+		jw_obj_end(&w);
+	}
 	jw_obj_end(&w);
 	jw_key(&w, "denials");
 	oci_denials_json(&w, den);
@@ -414,6 +427,11 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 		usleep(200);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGHUP, SIG_IGN);
+	/* What the deny list's notifications may cost this process
+	 * (notify-budget.h), refused before anything is made. */
+	int64_t nb_burst, nb_refill;
+	if (notify_budget_parse(secure_getenv("CORDON_NOTIFY_BUDGET"), &nb_burst, &nb_refill, &err) < 0)
+		sup_fail(x, 0, &err);
 	/* the namespaces joined by path (not user or mount: check_config) */
 	int flags = CLONE_NEWUSER;
 	for (int k = 0; k < OCI_NS_N; k++) {
@@ -538,16 +556,39 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 		_exit(1);
 	/* the deny list's listener (init sends it after GO2) */
 	int listener = -1;
+	bool had_listener = false;
 	static struct oci_denials den;
+	/* The listener is left unread while the budget is spent: the
+	 * container's next denied call waits in the kernel, this loop serves
+	 * the rest (init's exit, start, state) meanwhile. */
+	struct notify_budget nb;
+	notify_budget_init(&nb, nb_burst, nb_refill, mono_ns());
+	uint64_t held_from = 0; /* when the hold began; 0: not holding */
 	for (;;) {
-		struct pollfd p[3] = {{pfd, POLLIN, 0}, {ls, POLLIN, 0}, {listener, POLLIN, 0}};
-		if (poll(p, 3, -1) < 0) {
+		int timeout = -1;
+		bool hold = false;
+		if (listener >= 0) {
+			uint64_t now = mono_ns(), wait = notify_budget_wait_ns(&nb, now);
+			if (wait) {
+				held_from = held_from ? held_from : now;
+				timeout = (int)((wait + 999999) / 1000000);
+				hold = true;
+			} else if (held_from) {
+				notify_budget_held(&nb, now - held_from);
+				held_from = 0;
+			}
+		}
+		struct pollfd p[3] = {{pfd, POLLIN, 0}, {ls, POLLIN, 0}, {hold ? -1 : listener, POLLIN, 0}};
+		if (poll(p, 3, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		/* POLLHUP alone: no process uses the filter any more (a read would wait) */
-		if (p[2].revents && (!(p[2].revents & POLLIN) || oci_observe_one(listener, &den) < 0)) {
+		int answered = p[2].revents && (p[2].revents & POLLIN) ? oci_observe_one(listener, &den) : 0;
+		if (answered > 0) /* every call here is a denial */
+			notify_budget_charge(&nb, NOTIFY_COST_DENIAL);
+		if (p[2].revents && (!(p[2].revents & POLLIN) || answered < 0)) {
 			close(listener);
 			listener = -1;
 		}
@@ -568,8 +609,10 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 			else {
 				int r = oci_recv(s, text, &cfd);
 				for (; r == OCI_MSG_LISTENER; r = oci_recv(s, text, &cfd))
-					if (listener < 0)
+					if (listener < 0) {
 						listener = cfd;
+						had_listener = true;
+					}
 					else if (cfd >= 0)
 						close(cfd);
 				if (r == OCI_MSG_ERROR)
@@ -587,7 +630,10 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 		}
 		close(cs);
 	}
-	write_report(x->o->root, report_dfd, report_name, &st, c, &t0, st.started ? "exited" : "never-started", -1, ready, &den);
+	if (held_from)
+		notify_budget_held(&nb, mono_ns() - held_from);
+	write_report(x->o->root, report_dfd, report_name, &st, c, &t0, st.started ? "exited" : "never-started", -1, ready, &den,
+		     had_listener ? &nb : NULL);
 	unlinkat(x->dirfd, "sup.sock", 0);
 	_exit(0);
 }

@@ -212,6 +212,14 @@ static void write_usage(jwriter *w, const struct run_report *r)
 	if (r->have_ledger) {
 		jw_key_uint(w, "ledger_peak_bytes", r->ledger_peak);
 	}
+	if (r->notify.present) {
+		jw_key(w, "notifications");
+		jw_obj_begin(w);
+		jw_key_uint(w, "answered", r->notify.answered);
+		jw_key_uint(w, "throttled", r->notify.throttled);
+		jw_key_double(w, "held_seconds", r->notify.held_seconds);
+		jw_obj_end(w);
+	}
 	jw_obj_end(w);
 }
 

@@ -142,6 +142,14 @@ struct run_report {
 	char check_workspace_reason[512];
 	bool have_ledger;
 	uint64_t ledger_peak;
+	/* The seccomp notifications the supervisor answered, and how often and
+	 * how long it left the listener unread because the run's budget was
+	 * spent (notify-budget.h); present: the run had a listener. */
+	struct {
+		bool present;
+		uint64_t answered, throttled;
+		double held_seconds;
+	} notify;
 	struct cordon_limit limits[LIM_COUNT]; /* effective, with sources */
 	redactor *redact;      /* owned: every string of the report goes through it */
 	char ceiling_sha256[65]; /* empty: no ceiling */

@@ -18,6 +18,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "clock.h"
 #include "compat.h"
 #include "error.h"
 #include <arpa/inet.h>
@@ -137,11 +138,31 @@ static void wake(int sig)
 	(void)sig; /* only interrupts NOTIF_RECV */
 }
 
+/* The budget is spent: leave the listener unread for wait_ns (the run's
+ * next call waits in the kernel), or until observer_stop's SIGUSR1. */
+static void hold(struct observer *o, uint64_t wait_ns)
+{
+	uint64_t t0 = mono_ns();
+	struct timespec ts = {(time_t)(wait_ns / 1000000000ULL), (long)(wait_ns % 1000000000ULL)};
+	clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL); /* EINTR: stop (observer_stop) */
+	notify_budget_held(&o->budget, mono_ns() - t0);
+}
+
 static void *observer_main(void *arg)
 {
 	struct observer *o = arg;
 	while (!atomic_load(&o->stop)) {
+		uint64_t wait_ns = notify_budget_wait_ns(&o->budget, mono_ns());
+		if (wait_ns) {
+			hold(o, wait_ns);
+			continue;
+		}
+		uint64_t before = o->notifications;
 		int n = observer_handle(o, o->rep);
+		/* Each notification answered is paid for, a denial more (every
+		 * one of them was answered as before: nothing is dropped). */
+		if (o->notifications != before)
+			notify_budget_charge(&o->budget, n > 0 ? NOTIFY_COST_DENIAL : NOTIFY_COST_CALL);
 		if (n < 0 && errno != EINTR)
 			break;
 		if (o->maybe_gone) {
@@ -168,6 +189,7 @@ int observer_start(struct observer *o, int listener, struct run_report *rep, int
 	o->listener = listener;
 	o->rep = rep;
 	o->pidfd = pidfd;
+	notify_budget_init(&o->budget, o->budget_burst, o->budget_refill, mono_ns());
 	/* The caller sleeps until we answer: hand the CPU over directly instead
 	 * of through a scheduler wake-up (6.6+; older kernels: plain wake-ups). */
 	o->sync_wakeup = ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS,

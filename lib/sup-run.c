@@ -95,6 +95,7 @@
 #include "cgroup-v2.h"
 #include "cs-walk.h"
 #include "mounts-prep.h"
+#include "pol-opts.h"
 #include "pol-plan.h"
 #include "sup-proxy.h"
 #include "sup-state.h"
@@ -177,7 +178,9 @@ static int prepare_filters(struct sup *s, cordon_error *err)
 		return 0;
 	s->spec.seccomp = true; /* compiled after clone, sent at sync 2 */
 	if (s->notify) {
-		if (observer_init(&s->obs, &s->plan, p, p->net_allow.n > 0, s->ovl.active, err) < 0)
+		if (observer_init(&s->obs, &s->plan, p, p->net_allow.n > 0, s->ovl.active, err) < 0 ||
+		    notify_budget_parse(opts_getenv(policy_opts(p)->envp, "CORDON_NOTIFY_BUDGET"),
+					&s->obs.budget_burst, &s->obs.budget_refill, err) < 0)
 			return -1;
 		s->have_obs = true;
 	}
@@ -649,6 +652,10 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 	/* The observer's denials are the report's from here on. */
 	if (s.have_obs) {
 		observer_stop(&s.obs);
+		s.rep->notify.present = true;
+		s.rep->notify.answered = s.obs.budget.answered;
+		s.rep->notify.throttled = s.obs.budget.throttled;
+		s.rep->notify.held_seconds = (double)s.obs.budget.held_ns / 1e9;
 		if (atomic_load(&s.obs.violated) && s.pol->kill_on_violation && s.forced == ST_COUNT &&
 		    !s.setup_failed)
 			s.forced = ST_DENIED;

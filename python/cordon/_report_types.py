@@ -30,6 +30,13 @@ class Limit(ReportObject):
 
 
 @dataclass
+class UsageNotifications(ReportObject):
+    answered: Optional[int] = None
+    throttled: Optional[int] = None
+    held_seconds: Optional[float] = None
+
+
+@dataclass
 class Usage(ReportObject):
     wall_seconds: Optional[float] = None
     setup_seconds: Optional[float] = None  # optional
@@ -37,6 +44,7 @@ class Usage(ReportObject):
     cpu_system_seconds: Optional[float] = None
     peak_memory_bytes: Optional[int] = None
     ledger_peak_bytes: Optional[int] = None  # optional
+    notifications: Optional[UsageNotifications] = None  # optional
 
 
 @dataclass
@@ -302,4 +310,4 @@ class Report(ReportObject):
     run: Optional[Run] = None  # optional
 
 
-__all__ = ["Verdicts", "Check", "Limit", "Usage", "Denial", "File", "Changes", "Fix", "PrivilegeSweep", "ListCut", "TruncatedDenials", "Truncated", "Stream", "SecretExposure", "SecretScan", "Enforcement", "Grant", "NetworkEndpoint", "NetworkRequest", "NetworkInjected", "Network", "SessionFile", "Session", "ExecResultDenial", "ExecResultUsage", "ExecResult", "Run", "Report"]
+__all__ = ["Verdicts", "Check", "Limit", "UsageNotifications", "Usage", "Denial", "File", "Changes", "Fix", "PrivilegeSweep", "ListCut", "TruncatedDenials", "Truncated", "Stream", "SecretExposure", "SecretScan", "Enforcement", "Grant", "NetworkEndpoint", "NetworkRequest", "NetworkInjected", "Network", "SessionFile", "Session", "ExecResultDenial", "ExecResultUsage", "ExecResult", "Run", "Report"]

@@ -234,6 +234,23 @@ test_syscall_newer_than_table() {
 	expect_eq "$(field .verdicts.containment)" violations "containment verdict"
 	t_assert
 }
-for t in test_open_tree_attr test_syscall_newer_than_table; do
+# The supervisor's cost of a run's denied calls is bounded (lib/notify-budget.h):
+# with a budget of 64 units and 16 back every 10 ms (one denial per period),
+# 300 denied mount() calls are each answered and counted, and the supervisor
+# left the listener unread while the bucket was empty (the run waited in the
+# kernel): usage.notifications says how often. Counts, not times.
+test_notify_budget_holds_the_listener() {
+	CORDON_NOTIFY_BUDGET=64:16 cordon_run -- "$HOSTILE" denied-loop 300
+	expect_eq "$OUT" "denied-loop 300 of 300 refused EPERM" "every call refused: $ERR"
+	expect_eq "$(field '[.denials[] | select(.kind=="syscall" and .target=="mount") | .count] | add')" 300 "every denial reported"
+	expect_eq "$(field '.usage.notifications.answered >= 300')" true "answered: $(field -c .usage)"
+	expect_eq "$(field '.usage.notifications.throttled > 0')" true "held: $(field -c .usage)"
+	CORDON_NOTIFY_BUDGET=64:x cordon_run -- /bin/true
+	expect_eq "$RC" 125 "a bad budget refused"
+	expect_match "$ERR" "CORDON_NOTIFY_BUDGET '64:x': expected BURST:REFILL" "the error names it"
+	t_assert
+}
+
+for t in test_open_tree_attr test_syscall_newer_than_table test_notify_budget_holds_the_listener; do
 	t_run $t
 done

@@ -339,6 +339,32 @@ test_io_uring_refused() {
 	local rep=$ROOT/reports/$ID.json
 	wait_for "$rep" || fail "no report at $rep"
 	expect_eq "$(denials "$rep")" "io_uring_setup" "reported"
+# The supervisor's cost of the container's denied calls is bounded as in
+# cordon run (lib/notify-budget.h): 300 denied mount() calls with a budget of
+# one denial per 10 ms are each refused and reported, and the report says the
+# supervisor left the listener unread (the container waited in the kernel,
+# which sets a floor to its time: the one time bound here, and never a ceiling).
+test_notify_budget_in_oci_mode() {
+	setup_oci || return
+	bundle "$B" /bin/hostile denied-loop 300
+	cp "$BUILD/probe-hostile" "$B/rootfs/bin/hostile"
+	local t0 t1
+	t0=$(date +%s%N)
+	CORDON_NOTIFY_BUDGET=64:16 "$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	t1=$(date +%s%N)
+	# a floor the budget sets, never a ceiling: (300 - 4 in the burst) periods
+	# of 10 ms at least; a loaded machine only adds to it
+	expect_eq "$(((t1 - t0) >= 2960000000))" 1 "the container waited for the budget: $(((t1 - t0) / 1000000)) ms"
+	expect_eq "$(cat "$T_TMP/out")" "denied-loop 300 of 300 refused EPERM" "in the container"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_eq "$(jq '[.denials[] | select(.target == "mount") | .count] | add' "$rep")" 300 "reported"
+	expect_eq "$(jq '.usage.notifications | .answered == 300 and .throttled > 0' "$rep")" true \
+		"held: $(jq -c .usage "$rep")"
+	CORDON_NOTIFY_BUDGET=0:1 "$OCI" --root "$ROOT" run --bundle "$B" "$ID-bad" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 1 "a bad budget refused"
+	expect_match "$(cat "$T_TMP/err")" "CORDON_NOTIFY_BUDGET '0:1'" "the error names it"
 	t_assert
 }
 

@@ -315,6 +315,16 @@ int main(int argc, char **argv)
 	}
 	/* Issue 27 item 7: a raw call by number (AT_FDCWD, then zeroes), for
 	 * calls libc and libseccomp do not name. */
+	/* denied-loop N: mount(2) N times in a row (denied by every cordon
+	 * filter); "denied-loop K of N refused EPERM" counts the refusals. */
+	if (!strcmp(a, "denied-loop")) {
+		long n = atol(arg), k = 0;
+		for (long i = 0; i < n; i++)
+			if (syscall(SYS_mount, 0, 0, 0, 0, 0) < 0 && errno == EPERM)
+				k++;
+		printf("denied-loop %ld of %ld refused EPERM\n", k, n);
+		return 0;
+	}
 	if (!strcmp(a, "syscall")) {
 		char what[32];
 		snprintf(what, sizeof(what), "syscall %ld", atol(arg));
