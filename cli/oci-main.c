@@ -4,6 +4,7 @@
  * {"level":"error","msg":...,"time":...} per line). Exit status 1 on error, as
  * runc's. */
 #include <dirent.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <signal.h>
@@ -249,7 +250,16 @@ static int v_list(int argc, char **argv)
 	bool json = strcmp(fmt, "json") == 0;
 	if (!json && strcmp(fmt, "table") != 0)
 		return fail("list: --format %s: table or json", fmt);
-	DIR *d = opendir(g_root);
+	int rfd = -1;
+	cordon_error re = {0};
+	if (oci_safe_dir_open(g_root, false, 0, &rfd, &re) < 0)
+		return fail_err("list", &re);
+	int lfd = rfd < 0 ? -1 : openat(rfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rfd >= 0)
+		close(rfd);
+	DIR *d = lfd < 0 ? NULL : fdopendir(lfd);
+	if (!d && lfd >= 0)
+		close(lfd);
 	jwriter w = {0};
 	jw_arr_begin(&w);
 	if (!json && !quiet)

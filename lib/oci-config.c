@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sched.h>
 #include <unistd.h>
 #include <seccomp.h>
@@ -601,35 +602,72 @@ static int parse_linux(struct ctx *x, const jnode *l, struct oci_config *c)
 	return 0;
 }
 
+/* The file's bytes (at most OCI_CONFIG_MAX) into *b. */
+static int read_config(int fd, const char *file, buf *b, cordon_error *err)
+{
+	char chunk[65536];
+	ssize_t r;
+	while ((r = read(fd, chunk, sizeof(chunk))) > 0)
+		if (b->len + (size_t)r > OCI_CONFIG_MAX || buf_append(b, chunk, (size_t)r) < 0)
+			return cordon_err(err, 0, "%s: larger than 4 MiB or out of memory", file);
+	return r < 0 ? cordon_err_errno(err, "%s", file) : 0;
+}
+
+static int load_parsed(const char *file, const char *bundle, buf *b, struct oci_config *c, cordon_error *err);
+
 int oci_config_load(const char *bundle, struct oci_config *c, cordon_error *err)
 {
-	memset(c, 0, sizeof(*c));
-	defaults(c);
+	return oci_config_load_raw(bundle, c, NULL, err);
+}
+
+int oci_config_load_raw(const char *bundle, struct oci_config *c, buf *raw, cordon_error *err)
+{
 	char file[PATH_MAX];
 	snprintf(file, sizeof(file), "%s/config.json", bundle);
-	struct ctx xx = {file, err}, *x = &xx;
-	c->bundle = strdup(bundle);
+	memset(c, 0, sizeof(*c));
 	int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return cordon_err_errno(err, "%s", file);
 	buf b = {0};
-	char chunk[65536];
-	ssize_t r;
-	while ((r = read(fd, chunk, sizeof(chunk))) > 0) {
-		if (b.len + (size_t)r > OCI_CONFIG_MAX || buf_append(&b, chunk, (size_t)r) < 0) {
-			close(fd);
-			buf_free(&b);
-			return cordon_err(err, 0, "%s: larger than 4 MiB or out of memory", file);
-		}
-	}
-	int e = errno;
+	int r = read_config(fd, file, &b, err);
 	close(fd);
-	if (r < 0) {
+	if (r == 0)
+		r = load_parsed(file, bundle, &b, c, err);
+	if (raw && r == 0)
+		*raw = b;
+	else
 		buf_free(&b);
-		return cordon_err(err, e, "%s", file);
+	return r;
+}
+
+int oci_config_load_kept(int dirfd, const char *bundle, struct oci_config *c, cordon_error *err)
+{
+	memset(c, 0, sizeof(*c));
+	int fd = openat(dirfd, "config.json", O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+	if (fd < 0)
+		return cordon_err_errno(err, "the state directory's config.json");
+	struct stat st;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return cordon_err(err, EINVAL, "the state directory's config.json is not a file");
 	}
-	c->json = json_parse(b.p ? b.p : "", b.len, err);
+	buf b = {0};
+	int r = read_config(fd, "config.json", &b, err);
+	close(fd);
+	if (r == 0)
+		r = load_parsed("config.json", bundle, &b, c, err);
 	buf_free(&b);
+	return r;
+}
+
+static int load_parsed(const char *file, const char *bundle, buf *b, struct oci_config *c, cordon_error *err)
+{
+	defaults(c);
+	struct ctx xx = {file, err}, *x = &xx;
+	c->bundle = strdup(bundle);
+	if (!c->bundle)
+		return cordon_oom(err);
+	c->json = json_parse(b->p ? b->p : "", b->len, err);
 	if (!c->json)
 		return cordon_err_wrap(err, "%s", file);
 	const jnode *j = c->json;

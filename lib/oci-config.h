@@ -94,6 +94,13 @@ struct oci_config {
 
 /* Read BUNDLE/config.json. Errors name the file and "LINE:COL". */
 int oci_config_load(const char *bundle, struct oci_config *c, cordon_error *err);
+/* The same; *raw (if not NULL, on success) gets the bytes parsed, for
+ * create to keep (the caller frees it). */
+int oci_config_load_raw(const char *bundle, struct oci_config *c, buf *raw, cordon_error *err);
+/* The copy create kept in the state directory dirfd (config.json, not
+ * through a link), its relative paths taken from bundle: start, exec and
+ * delete read this one, never the bundle's, which may have changed since. */
+int oci_config_load_kept(int dirfd, const char *bundle, struct oci_config *c, cordon_error *err);
 void oci_config_free(struct oci_config *c);
 /* Parse a capability name ("CAP_SYS_ADMIN"); -1 if unknown. */
 int oci_cap_number(const char *name);

@@ -1,7 +1,8 @@
 /* The create verb's client side (docs/oci.md): loads and checks the
  * bundle's config.json (the refusals: a host user namespace, a mount
  * namespace the host's user namespace owns, a map to the host's root),
- * makes the state directory and takes an id slot, then double-forks the
+ * makes the state directory, keeps the config's copy there and takes a
+ * host id range (lib/oci-slots.c), then double-forks the
  * supervisor (oci-supervisor.c: its parent exits, so it is reparented to the
  * caller's subreaper or to init) and waits on the ready pipe for its word:
  * created, or the error that stopped it. */
@@ -31,6 +32,7 @@
 #include "oci-state.h"
 #include "oci-cgroup.h"
 #include "oci-common.h"
+#include "oci-slots.h"
 #include "oci-supervisor.h"
 
 #ifndef NS_GET_USERNS
@@ -95,29 +97,50 @@ int oci_config_check(const struct oci_config *c, cordon_error *err)
 	return 0;
 }
 
+/* A range of host ids of the container's own, where the config maps none
+ * (lib/oci-slots.h): the state directory's path is its owner's name. */
+static int take_slot(const struct oci_create_opts *o, const struct oci_config *c, struct oci_sup *x, cordon_error *err)
+{
+	if (c->nuidm && c->ngidm)
+		return 0;
+	char path[PATH_MAX];
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", o->root, o->id) >= sizeof(path))
+		return cordon_err(err, ENAMETOOLONG, "%s/%s", o->root, o->id);
+	return oci_slot_take(x->dirfd, path, &x->slot, &x->slotfd, err);
+}
+
 int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 {
 	struct oci_config c;
 	char bundle[PATH_MAX];
 	if (!realpath(o->bundle ? o->bundle : ".", bundle))
 		return cordon_err_errno(err, "--bundle %s", o->bundle ? o->bundle : ".");
-	if (oci_config_load(bundle, &c, err) < 0 || oci_config_check(&c, err) < 0) {
+	buf raw = {0};
+	if (oci_config_load_raw(bundle, &c, &raw, err) < 0 || oci_config_check(&c, err) < 0) {
+		buf_free(&raw);
 		oci_config_free(&c);
 		return -1;
 	}
-	struct oci_sup x = {.o = o, .c = &c, .slot = -1};
-	if (oci_cgroup_path(&c, o->id, o->systemd_cgroup, x.cgpath, sizeof(x.cgpath), err) < 0) {
+	struct oci_sup x = {.o = o, .c = &c, .slot = -1, .slotfd = -1};
+	if (oci_cgroup_path(&c, o->id, o->systemd_cgroup, x.cgpath, sizeof(x.cgpath), err) < 0 ||
+	    oci_state_mkdir(o->root, o->id, &x.dirfd, err) < 0) {
+		buf_free(&raw);
 		oci_config_free(&c);
 		return -1;
 	}
-	if (oci_state_mkdir(o->root, o->id, &x.dirfd, err) < 0) {
-		oci_config_free(&c);
-		return -1;
+	/* the config as parsed, kept: the later verbs read this copy (the
+	 * bundle's may change after create); a new file, no link followed */
+	int kept = oci_write_at(x.dirfd, "config.json", raw.p ? raw.p : "", raw.len, 0600);
+	buf_free(&raw);
+	if (kept < 0) {
+		cordon_err_errno(err, "%s/%s/config.json", o->root, o->id);
+		goto fail;
 	}
 	int ready[2] = {-1, -1};
-	if (oci_slot_take(o->root, &x.slot, err) < 0 || pipe2(ready, O_CLOEXEC) < 0) {
-		if (x.slot < 0 || ready[0] < 0)
-			cordon_err_errno(err, "pipe");
+	if (take_slot(o, &c, &x, err) < 0)
+		goto fail;
+	if (pipe2(ready, O_CLOEXEC) < 0) {
+		cordon_err_errno(err, "pipe");
 		goto fail;
 	}
 	x.ready = ready[1];
@@ -130,9 +153,10 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 		close(ready[0]);
 		/* the supervisor holds none of the caller's descriptors (a pipe it
 		 * inherited would stay open until the container exits); init gets
-		 * stdio and --preserve-fds alone */
-		int keep[] = {x.ready, x.dirfd};
-		oci_close_fds_except(3 + o->preserve_fds, keep, 2);
+		 * stdio and --preserve-fds alone; the range's lock stays held
+		 * by the supervisor while it lives */
+		int keep[] = {x.ready, x.dirfd, x.slotfd};
+		oci_close_fds_except(3 + o->preserve_fds, keep, 3);
 		setsid();
 		pid_t self = getpid();
 		pid_t sp = fork();
@@ -154,6 +178,8 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 			goto fail;
 		*pidp = st.pid;
 		oci_state_free(&st);
+		if (x.slotfd >= 0)
+			close(x.slotfd); /* the supervisor's copy holds the lock */
 		close(x.dirfd);
 		oci_config_free(&c);
 		return 0;
@@ -161,9 +187,11 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 	m[n > 0 ? n : 0] = '\0';
 	cordon_err(err, 0, "%s", n > 1 ? m + 1 : "the supervisor exited while creating the container");
 fail:
-	close(x.dirfd);
 	if (x.slot >= 0)
-		oci_slot_release(o->root, x.slot);
+		oci_slot_release(x.dirfd, x.slot);
+	if (x.slotfd >= 0)
+		close(x.slotfd);
+	close(x.dirfd);
 	cordon_error e2;
 	oci_state_remove(o->root, o->id, &e2);
 	oci_config_free(&c);

@@ -124,7 +124,7 @@ int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, in
 		r = cordon_err(err, 0, "cannot exec in container \"%s\": it is %s", id, oci_status_names[st]);
 		goto out0;
 	}
-	if (oci_config_load(s.bundle, &base, err) < 0) {
+	if (oci_config_load_kept(dfd, s.bundle, &base, err) < 0) { /* create's copy, not the bundle's */
 		r = -1;
 		goto out0;
 	}

@@ -16,6 +16,7 @@
 #include "explain.h"
 #include "json.h"
 #include "oci-create.h"
+#include "oci-slots.h"
 #include "oci-landlock.h"
 #include "oci-state.h"
 #include "probe.h"

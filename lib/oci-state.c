@@ -15,7 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 #include "oci-state.h"
+#include "cleanup.h"
 #include "error.h"
+#include "oci-safedir.h"
 #include "oci-config.h"
 #include "oci-cgroup.h"
 #include "oci-common.h"
@@ -25,7 +27,7 @@ const char *const oci_status_names[] = {"creating", "created", "running", "stopp
 bool oci_id_valid(const char *id)
 {
 	size_t n = strlen(id);
-	/* not ROOT's own entries: "reports", and nothing hidden (".slots") */
+	/* not ROOT's own entries: "reports", and nothing hidden (temporary names) */
 	if (n == 0 || n > 200 || id[0] == '.' || strcmp(id, "reports") == 0)
 		return false;
 	for (const char *p = id; *p; p++)
@@ -35,38 +37,21 @@ bool oci_id_valid(const char *id)
 	return true;
 }
 
-static int mkdir_root(const char *root, cordon_error *err)
-{
-	char p[PATH_MAX];
-	snprintf(p, sizeof(p), "%s", root);
-	for (char *s = p + 1; *s; s++)
-		if (*s == '/') {
-			*s = '\0';
-			if (mkdir(p, 0755) < 0 && errno != EEXIST)
-				return cordon_err_errno(err, "state directory %s", p);
-			*s = '/';
-		}
-	if (mkdir(p, 0700) < 0 && errno != EEXIST)
-		return cordon_err_errno(err, "state directory %s", p);
-	return 0;
-}
-
 int oci_state_mkdir(const char *root, const char *id, int *dirfd, cordon_error *err)
 {
 	if (!oci_id_valid(id))
 		return cordon_err(err, 0, "invalid container id \"%s\" (letters, digits and ._-+, not first a dot, not \"reports\", at most 200)", id);
-	if (mkdir_root(root, err) < 0)
+	_cleanup_close_ int rfd = -1;
+	if (oci_safe_dir_open(root, true, 0700, &rfd, err) < 0)
 		return -1;
-	char p[PATH_MAX];
-	snprintf(p, sizeof(p), "%s/%s", root, id);
-	if (mkdir(p, 0700) < 0) {
+	if (mkdirat(rfd, id, 0700) < 0) {
 		if (errno == EEXIST)
 			return cordon_err(err, 0, "container \"%s\" already exists", id);
-		return cordon_err_errno(err, "%s", p);
+		return cordon_err_errno(err, "%s/%s", root, id);
 	}
-	*dirfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	*dirfd = openat(rfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (*dirfd < 0)
-		return cordon_err_errno(err, "%s", p);
+		return cordon_err_errno(err, "%s/%s", root, id);
 	return 0;
 }
 
@@ -74,17 +59,17 @@ int oci_state_open(const char *root, const char *id, int *dirfd, cordon_error *e
 {
 	if (!oci_id_valid(id))
 		return cordon_err(err, 0, "invalid container id \"%s\"", id);
-	char p[PATH_MAX];
-	snprintf(p, sizeof(p), "%s/%s", root, id);
-	*dirfd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	_cleanup_close_ int rfd = -1;
+	if (oci_safe_dir_open(root, false, 0, &rfd, err) < 0)
+		return -1;
+	*dirfd = rfd < 0 ? -1 : openat(rfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	if (*dirfd < 0) {
-		if (errno == ENOENT)
-			{
+		if (rfd < 0 || errno == ENOENT) {
 			cordon_err(err, 0, "container \"%s\" does not exist", id);
 			err->code = ENOENT;
 			return -1;
 		}
-		return cordon_err_errno(err, "%s", p);
+		return cordon_err_errno(err, "%s/%s", root, id);
 	}
 	return 0;
 }
@@ -319,43 +304,17 @@ static int rm_tree_at(int dfd, const char *name)
 
 int oci_state_remove(const char *root, const char *id, cordon_error *err)
 {
-	int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int fd = -1;
+	if (oci_safe_dir_open(root, false, 0, &fd, err) < 0)
+		return -1;
 	if (fd < 0)
-		return cordon_err_errno(err, "%s", root);
+		return 0;
 	int r = rm_tree_at(fd, id);
 	int e = errno;
 	close(fd);
 	if (r < 0 && e != ENOENT)
 		return cordon_err(err, e, "removing %s/%s", root, id);
 	return 0;
-}
-
-int oci_slot_take(const char *root, int *slot, cordon_error *err)
-{
-	char p[PATH_MAX];
-	snprintf(p, sizeof(p), "%s/.slots", root);
-	if (mkdir(p, 0700) < 0 && errno != EEXIST)
-		return cordon_err_errno(err, "%s", p);
-	/* start at a place that depends on the pid: fewer collisions to walk past */
-	int first = (int)(getpid() % OCI_SLOTS);
-	for (int i = 0; i < OCI_SLOTS; i++) {
-		int k = (first + i) % OCI_SLOTS;
-		snprintf(p, sizeof(p), "%s/.slots/%d", root, k);
-		if (mkdir(p, 0700) == 0) {
-			*slot = k;
-			return 0;
-		}
-		if (errno != EEXIST)
-			return cordon_err_errno(err, "%s", p);
-	}
-	return cordon_err(err, 0, "all %d uid ranges are taken (%s/.slots)", OCI_SLOTS, root);
-}
-
-void oci_slot_release(const char *root, int slot)
-{
-	char p[PATH_MAX];
-	snprintf(p, sizeof(p), "%s/.slots/%d", root, slot);
-	rmdir(p);
 }
 
 void oci_now(char *out, size_t outsz)

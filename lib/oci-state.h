@@ -17,7 +17,7 @@ struct oci_state {
 	uint64_t start_time;    /* its /proc/PID/stat starttime (pid reuse) */
 	pid_t sup;              /* the supervisor */
 	uint64_t sup_start;
-	int slot;               /* the uid/gid range (oci_slot_*) */
+	int slot;               /* the uid/gid range (lib/oci-slots.h), -1: none taken */
 	bool started;
 	char created[64];       /* RFC 3339 */
 	char cgroup[1024];      /* relative cgroup path */
@@ -28,9 +28,11 @@ struct oci_state {
 };
 /* Is id a valid container id (letters, digits, "._-+", at most 255)? */
 bool oci_id_valid(const char *id);
-/* Make ROOT (0700) and ROOT/ID exclusively: the id's existence is the mkdir. */
+/* Make ROOT (0700; refused where another user could change it:
+ * oci_safe_dir_open) and ROOT/ID exclusively: the id's existence is the mkdir. */
 int oci_state_mkdir(const char *root, const char *id, int *dirfd, cordon_error *err);
-/* Open ROOT/ID (ENOENT: "container ID does not exist"). */
+/* Open ROOT/ID (ENOENT: "container ID does not exist"), ROOT checked as
+ * oci_state_mkdir does. */
 int oci_state_open(const char *root, const char *id, int *dirfd, cordon_error *err);
 /* flock the state directory (exclusive). */
 int oci_state_lock(int dirfd, cordon_error *err);
@@ -49,11 +51,5 @@ uint64_t oci_proc_start(pid_t pid);
 bool oci_proc_same(pid_t pid, uint64_t start);
 /* A pidfd for pid if it is still the process that started at start, else -1. */
 int oci_pidfd_same(pid_t pid, uint64_t start);
-/* uid/gid slots: each container gets its own 65536 host ids. */
-int oci_slot_take(const char *root, int *slot, cordon_error *err);
-void oci_slot_release(const char *root, int slot);
-#define OCI_SLOT_BASE 0x40000000u
-#define OCI_SLOT_SIZE 65536u
-#define OCI_SLOTS 1024
 /* RFC 3339 UTC time now. */
 void oci_now(char *out, size_t outsz);

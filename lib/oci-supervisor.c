@@ -41,6 +41,7 @@
 #include "oci-init.h"
 #include "oci-landlock.h"
 #include "oci-observe.h"
+#include "oci-slots.h"
 
 static int write_maps(pid_t pid, const struct oci_config *c, int slot, cordon_error *err)
 {
@@ -331,20 +332,23 @@ static void write_report(const char *root, int report_dfd, const char *report_na
 	snprintf(dir, sizeof(dir), "%s/reports", root);
 	mkdir(dir, 0700);
 	snprintf(name, sizeof(name), "%s.json", s->id);
-	int rfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (rfd >= 0) {
+	/* one descriptor for the write and the retention below: a link at
+	 * ROOT/reports is never followed, to write or to remove */
+	int rfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (rfd >= 0)
 		oci_write_at(rfd, name, w.out.p, w.out.len, 0600);
-		close(rfd);
-	}
 	/* the annotation's: within the directory opened at create time (the
 	 * container may have replaced its path, or the name, by a link since) */
 	if (report_dfd >= 0)
 		oci_write_at(report_dfd, report_name, w.out.p, w.out.len, 0600);
 	buf_free(&w.out);
 	/* retention: the 64 newest reports */
-	DIR *d = opendir(dir);
-	if (!d)
+	DIR *d = rfd < 0 ? NULL : fdopendir(rfd);
+	if (!d) {
+		if (rfd >= 0)
+			close(rfd);
 		return;
+	}
 	struct { char name[300]; time_t t; } *all = NULL;
 	size_t n = 0, cap = 0;
 	struct dirent *e;
@@ -463,11 +467,13 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 		close(sv[0]);
 		close(x->ready);
 		close(x->dirfd);
+		if (x->slotfd >= 0)
+			close(x->slotfd); /* the range's lock is the supervisor's alone */
 		oci_init_main(c, sv[1]);
 	}
 	close(sv[1]);
 	for (int i = 3; i < 3 + x->o->preserve_fds; i++) /* init's now */
-		if (i != x->ready && i != x->dirfd && i != sv[0])
+		if (i != x->ready && i != x->dirfd && i != x->slotfd && i != sv[0])
 			close(i);
 	int s = sv[0];
 	char report_name[NAME_MAX + 1];

@@ -9,6 +9,7 @@ struct oci_sup {
 	const struct oci_create_opts *o;
 	struct oci_config *c;
 	int dirfd, slot, ready;
+	int slotfd;   /* the range's lock file (flock held), -1 without a range */
 	char cgpath[1024];
 };
 /* The supervisor, in create's grandchild: waits for its parent (xpid) to

@@ -2,8 +2,9 @@
  * client of the state directory ROOT/ID: start (asks the supervisor over
  * sup.sock, then runs the poststart hooks), kill, delete (kills what is left
  * in the cgroup, lets the supervisor write its report, runs the poststop
- * hooks, frees the slot), pause/resume (the cgroup freezer), wait, and the
- * features document. */
+ * hooks, frees the host id range), pause/resume (the cgroup freezer), wait,
+ * and the features document. The hooks are those of the config create kept
+ * in ROOT/ID, never the bundle's again. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -30,6 +31,7 @@
 #include "oci-state.h"
 #include "oci-cgroup.h"
 #include "oci-common.h"
+#include "oci-slots.h"
 
 int oci_start(const char *root, const char *id, cordon_error *err)
 {
@@ -64,7 +66,8 @@ int oci_start(const char *root, const char *id, cordon_error *err)
 	}
 	struct oci_config c;
 	cordon_error e2;
-	if (oci_config_load(s.bundle, &c, &e2) == 0) {
+	/* create's copy: the bundle's config.json may have changed since */
+	if (oci_config_load_kept(dfd, s.bundle, &c, &e2) == 0) {
 		char sj[OCI_MSG_MAX];
 		s.started = true;
 		oci_state_json_of(&s, OCI_RUNNING, sj, sizeof(sj));
@@ -172,13 +175,13 @@ int oci_delete(const char *root, const char *id, bool force, cordon_error *err)
 	int r = oci_cgroup_remove(s.cgroup, err);
 	struct oci_config c;
 	cordon_error e2;
-	if (oci_config_load(s.bundle, &c, &e2) == 0) {
+	if (oci_config_load_kept(dfd, s.bundle, &c, &e2) == 0) {
 		char sj[OCI_MSG_MAX];
 		oci_state_json_of(&s, OCI_STOPPED, sj, sizeof(sj));
 		oci_hooks_run_warn(&c, OCI_H_POSTSTOP, sj); /* a failure is a warning (the spec) */
 		oci_config_free(&c);
 	}
-	oci_slot_release(root, s.slot);
+	oci_slot_release(dfd, s.slot);
 	oci_state_free(&s);
 	close(dfd);
 	if (oci_state_remove(root, id, r < 0 ? &e2 : err) < 0 && r == 0)

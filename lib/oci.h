@@ -13,3 +13,5 @@
 #include "oci-verbs.h"
 #include "oci-exec.h"
 #include "oci-common.h"
+#include "oci-safedir.h"
+#include "oci-slots.h"

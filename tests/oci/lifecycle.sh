@@ -60,6 +60,15 @@ nothing_left() {
 	done
 }
 
+# The host-wide uid ranges (lib/oci-slots.c): slot_of STATE_DIR prints the
+# range whose file names that state directory (fails if none does).
+SLOTS=/run/cordon-oci-slots
+slot_of() { grep -lx "[0-9]* [0-9]* $1" "$SLOTS"/* 2>/dev/null | xargs -r -n1 basename | grep . ; }
+# uid_base PID: the host uid container uid 0 is, from /proc/PID/uid_map
+uid_base() { awk '$1 == 0 {print $2}' "/proc/$1/uid_map"; }
+# gone PID...: waits (at most ~10 s) until none of them is alive
+gone() { local p; for _ in $(seq 200); do for p; do kill -0 "$p" 2>/dev/null && break; done || return 0; sleep 0.05; done; return 1; }
+
 test_lifecycle_create_start_state_kill_delete() {
 	setup_oci || return
 	bundle "$B" sh -c 'echo in-container; hostname; exec sleep 1000'
@@ -171,7 +180,7 @@ test_bad_input_one_line_nothing_left() {
 	oci delete --force "$ID"
 	expect_eq "$RC" 0 "delete --force: $ERR"
 	nothing_left "$ID"
-	[ -z "$(ls "$ROOT/.slots" 2>/dev/null)" ] || fail "a uid range left taken: $(ls "$ROOT/.slots")"
+	! slot_of "$ROOT/$ID" >/dev/null || fail "a uid range left taken: $SLOTS/$(slot_of "$ROOT/$ID")"
 	t_assert
 }
 
@@ -436,6 +445,170 @@ test_pid_file_follows_no_planted_link() {
 	[ -f "$d/pid" ] && [ ! -L "$d/pid" ] || fail "exec's pid file"
 	oci delete --force "$ID"
 	expect_eq "$RC" 0 "delete: $ERR"
+	nothing_left "$ID"
+	t_assert
+}
+
+# Two cordon-oci with state directories of their own (podman's and
+# containerd's --root differ) still give their containers disjoint host uid
+# and gid ranges: the ranges are taken host-wide, not per --root.
+test_two_roots_get_disjoint_uid_ranges() {
+	setup_oci || return
+	bundle "$B" sleep 1000
+	local r2=$T_TMP/root2 p1 p2 b1 b2
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create under $ROOT: $(cat "$T_TMP/err")"
+	"$OCI" --root "$r2" create --bundle "$B" "$ID-2" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create under $r2: $(cat "$T_TMP/err")"
+	oci state "$ID"
+	p1=$(jq -r .pid <<<"$OUT")
+	OUT=$("$OCI" --root "$r2" state "$ID-2")
+	p2=$(jq -r .pid <<<"$OUT")
+	b1=$(uid_base "$p1")
+	b2=$(uid_base "$p2")
+	[ -n "$b1" ] && [ -n "$b2" ] || fail "no uid_map of $p1 or $p2"
+	[ "$b1" != 0 ] && [ "$b2" != 0 ] || fail "a container's uid 0 is the host's"
+	# each range is 65536 ids: disjoint when their bases are that far apart
+	[ $((b1 > b2 ? b1 - b2 : b2 - b1)) -ge 65536 ] || fail "the two containers share host uids: bases $b1 and $b2"
+	local g1 g2
+	g1=$(awk '$1 == 0 {print $2}' "/proc/$p1/gid_map")
+	g2=$(awk '$1 == 0 {print $2}' "/proc/$p2/gid_map")
+	[ $((g1 > g2 ? g1 - g2 : g2 - g1)) -ge 65536 ] || fail "the two containers share host gids: bases $g1 and $g2"
+	slot_of "$ROOT/$ID" >/dev/null || fail "no range in $SLOTS names $ROOT/$ID"
+	oci delete --force "$ID"
+	expect_eq "$RC" 0 "delete: $ERR"
+	"$OCI" --root "$r2" delete --force "$ID-2" || fail "delete under $r2"
+	! slot_of "$ROOT/$ID" >/dev/null || fail "delete left $ROOT/$ID's range taken"
+	! slot_of "$r2/$ID-2" >/dev/null || fail "delete left $r2/$ID-2's range taken"
+	nothing_left "$ID"
+	t_assert
+}
+
+# A range whose container is gone without a delete (its supervisor and init
+# killed, its state directory removed) is stale: the next create takes it
+# again. One of a container that lives is never taken (the test above).
+test_stale_uid_range_is_reclaimed() {
+	setup_oci || return
+	bundle "$B" sleep 1000
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	local pid sup base slot
+	pid=$(jq -r .pid "$ROOT/$ID/state.json")
+	sup=$(jq -r .supervisor "$ROOT/$ID/state.json")
+	base=$(uid_base "$pid")
+	slot=$(slot_of "$ROOT/$ID") || fail "no range names $ROOT/$ID"
+	expect_eq "$base" "$((0x40000000 + slot * 65536))" "the range file is the container's uid_map"
+	kill -KILL "$pid" "$sup"
+	gone "$pid" "$sup" || fail "the container did not go"
+	rm -rf "${ROOT:?}/$ID"
+	local d
+	for d in /sys/fs/cgroup/*/cordon-oci/"$ID" /sys/fs/cgroup/cordon-oci/"$ID"; do [ ! -d "$d" ] || rmdir "$d"; done
+	expect_eq "$(slot_of "$ROOT/$ID")" "$slot" "the stale range is still on disk"
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID-b" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	oci state "$ID-b"
+	expect_eq "$(uid_base "$(jq -r .pid <<<"$OUT")")" "$base" "the new container's range (the stale one, reclaimed)"
+	! slot_of "$ROOT/$ID" >/dev/null || fail "range $slot still names the gone container"
+	expect_eq "$(slot_of "$ROOT/$ID-b")" "$slot" "range $slot's owner"
+	oci delete --force "$ID-b"
+	expect_eq "$RC" 0 "delete: $ERR"
+	nothing_left "$ID-b"
+	t_assert
+}
+
+# A state directory another user could write (or own) would let them plant
+# what later verbs trust (state.json's pid, sup.sock, config.json): refused,
+# with one line naming the directory, and nothing made. A sticky directory
+# (/tmp) may hold it when the entry in it is root's.
+test_unsafe_root_is_refused() {
+	setup_oci || return
+	bundle "$B" echo done
+	mkdir -m 0777 "$WS/open"
+	chmod 0777 "$WS/open"
+	ROOT=$WS/open/root oci create --bundle "$B" "$ID"
+	expect_eq "$RC" 1 "a root below a 0777 directory"
+	expect_match "$ERR" "^cordon-oci: create: --root $WS/open/root: $WS/open \\(uid 0, mode 0777\\) is writable by other users and not sticky: " "its line"
+	expect_eq "$(printf '%s\n' "$ERR" | wc -l)" 1 "one line"
+	[ ! -e "$WS/open/root" ] || fail "the refused create made $WS/open/root"
+	! slot_of "$WS/open/root/$ID" >/dev/null || fail "the refused create took a range"
+	mkdir -m 0777 "$WS/r777"
+	chmod 0777 "$WS/r777"
+	ROOT=$WS/r777 oci create --bundle "$B" "$ID"
+	expect_match "$ERR" "^cordon-oci: create: --root $WS/r777: $WS/r777 \\(uid 0, mode 0777\\) is writable by other users: " "a 0777 root"
+	[ -z "$(ls -A "$WS/r777")" ] || fail "the refused create made $(ls -A "$WS/r777")"
+	mkdir -m 0700 "$WS/nob"
+	chown 65534:65534 "$WS/nob"
+	ROOT=$WS/nob oci create --bundle "$B" "$ID"
+	expect_match "$ERR" "^cordon-oci: create: --root $WS/nob: $WS/nob \\(uid 65534, mode 0700\\) is owned by another user: " "a root nobody owns"
+	[ -z "$(ls -A "$WS/nob")" ] || fail "the refused create made $(ls -A "$WS/nob")"
+	# the later verbs refuse it too (state, list, delete read what is in it)
+	ROOT=$WS/nob oci state "$ID"
+	expect_match "$ERR" "^cordon-oci: state: --root $WS/nob: .* is owned by another user" "state under a root nobody owns"
+	ROOT=$WS/nob oci list
+	expect_eq "$RC" 1 "list under a root nobody owns"
+	# a link is followed, and where it leads checked the same
+	ln -s "$WS/open" "$WS/link"
+	ROOT=$WS/link/root oci create --bundle "$B" "$ID"
+	expect_match "$ERR" "is writable by other users and not sticky" "a root through a link to a 0777 directory"
+	[ ! -e "$WS/open/root" ] || fail "the refused create made $WS/open/root through the link"
+	# sticky: root's entry is fine, another user's is not
+	mkdir -m 1777 "$WS/sticky"
+	chmod 1777 "$WS/sticky"
+	mkdir -m 0755 "$WS/sticky/theirs"
+	chown 65534 "$WS/sticky/theirs"
+	ROOT=$WS/sticky/theirs/root oci create --bundle "$B" "$ID"
+	expect_match "$ERR" "$WS/sticky/theirs \\(uid 65534, mode 0755\\) is another user's, in a directory others write" "another user's entry of a sticky directory"
+	ROOT=$WS/sticky/root oci run --bundle "$B" "$ID"
+	expect_eq "$RC" 0 "a root-owned root in a sticky directory: $ERR"
+	expect_eq "$(stat -c '%u %a' "$WS/sticky/root")" "0 700" "the root made, root's and 0700"
+	t_assert
+}
+
+# start, exec and delete use the config.json create read (kept in ROOT/ID,
+# written as a new file), never the bundle's again: whoever may write the
+# bundle between create and start changes neither the process, nor the
+# poststart and poststop hooks, nor what exec's processes get.
+test_config_changed_after_create_changes_nothing() {
+	setup_oci || return
+	bundle "$B" sh -c 'echo original; exec sleep 1000'
+	local h=$T_TMP/hooks
+	jq --arg h "$h" '.hooks.poststart = [{path: "/bin/sh", args: ["sh", "-c", "echo start-as-created >> \($h)"]}] |
+	    .hooks.poststop = [{path: "/bin/sh", args: ["sh", "-c", "echo stop-as-created >> \($h)"]}]' \
+		"$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	[ -f "$ROOT/$ID/config.json" ] && [ ! -L "$ROOT/$ID/config.json" ] || fail "no config.json kept in $ROOT/$ID"
+	jq --arg h "$h" '.process.args = ["sh", "-c", "echo replaced"] | .process.env += ["FOO=planted"] |
+	    .hooks.poststart = [{path: "/bin/sh", args: ["sh", "-c", "echo start-planted >> \($h)"]}] |
+	    .hooks.poststop = [{path: "/bin/sh", args: ["sh", "-c", "echo stop-planted >> \($h)"]}]' \
+		"$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	oci start "$ID"
+	expect_eq "$RC" 0 "start: $ERR"
+	for _ in $(seq 100); do [ -s "$T_TMP/out" ] && break; sleep 0.05; done
+	expect_eq "$(cat "$T_TMP/out")" original "what start ran"
+	oci exec "$ID" sh -c 'echo "FOO=${FOO:-unset}"'
+	expect_eq "$OUT" "FOO=unset" "exec's process environment"
+	oci delete --force "$ID"
+	expect_eq "$RC" 0 "delete: $ERR"
+	expect_eq "$(cat "$h" 2>&1)" $'start-as-created\nstop-as-created' "the hooks that ran"
+	nothing_left "$ID"
+	t_assert
+}
+
+# ROOT/reports keeps the 64 newest reports; the retention removes the
+# oldest through the directory's own descriptor: a link put at
+# ROOT/reports is not followed to remove files where it points.
+test_report_retention_follows_no_link() {
+	setup_oci || return
+	bundle "$B" echo done
+	mkdir -p "$WS/victim" "$ROOT"
+	local i
+	for i in $(seq 70); do echo keep >"$WS/victim/f$i.json"; done
+	ln -s "$WS/victim" "$ROOT/reports"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(ls "$WS/victim" | wc -l)" 70 "the files where ROOT/reports's link points"
+	[ ! -e "$WS/victim/$ID.json" ] || fail "the report was written through the link"
 	nothing_left "$ID"
 	t_assert
 }

@@ -1,0 +1,156 @@
+/* Host uid/gid ranges, one lock file each: OCI_SLOTS_DIR/N is range N
+ * (host ids OCI_SLOT_BASE + N * OCI_SLOT_SIZE, OCI_SLOT_SIZE of them).
+ *
+ * The directory is root's and 0700 (oci_safe_dir_open), whatever --root is:
+ * two engines with roots of their own (podman's, containerd's) take from
+ * the same ranges. A file holds its container's state directory (its path,
+ * device and inode); its owner keeps an flock on it while the container's
+ * supervisor lives. Takes, reclaims and releases run under an flock on the
+ * directory, so none sees another's half-made file. A range is stale when
+ * its lock is free (no create or supervisor of it left) and its state
+ * directory is gone, another directory, or has no state.json (a create that
+ * died before its supervisor wrote it): a stopped container that was not
+ * deleted keeps its range, as processes it left in its cgroup may still run
+ * as its ids until delete kills them. */
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "oci-slots.h"
+#include "cleanup.h"
+#include "error.h"
+#include "oci-safedir.h"
+
+/* The slots directory, opened and locked (LOCK_EX) for the caller. */
+static int slots_open_locked(cordon_error *err)
+{
+	int dfd = -1;
+	if (oci_safe_dir_open(OCI_SLOTS_DIR, true, 0700, &dfd, err) < 0)
+		return -1;
+	/* an O_PATH descriptor takes no flock: the directory itself, read-only */
+	int lfd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(dfd);
+	if (lfd < 0)
+		return cordon_err_errno(err, "%s", OCI_SLOTS_DIR);
+	while (flock(lfd, LOCK_EX) < 0)
+		if (errno != EINTR) {
+			int e = errno;
+			close(lfd);
+			return cordon_err(err, e, "locking %s", OCI_SLOTS_DIR);
+		}
+	return lfd;
+}
+
+static int owner_line(int state_dfd, const char *state_path, char *out, size_t outsz)
+{
+	struct stat st;
+	if (fstat(state_dfd, &st) < 0)
+		return -1;
+	snprintf(out, outsz, "%llu %llu %s\n", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino,
+		 state_path);
+	return 0;
+}
+
+/* Read fd's owner line: device, inode, path. */
+static bool read_owner(int fd, unsigned long long *dev, unsigned long long *ino, char *path, size_t pathsz)
+{
+	char b[PATH_MAX + 64];
+	ssize_t n = pread(fd, b, sizeof(b) - 1, 0);
+	if (n <= 0)
+		return false;
+	b[n] = '\0';
+	int off = 0;
+	if (sscanf(b, "%llu %llu %n", dev, ino, &off) != 2 || off <= 0)
+		return false;
+	snprintf(path, pathsz, "%.*s", (int)strcspn(b + off, "\n"), b + off);
+	return path[0] == '/';
+}
+
+/* fd's lock is free (taken now by the caller): is its container's state gone? */
+static bool stale(int fd)
+{
+	unsigned long long dev, ino;
+	char path[PATH_MAX];
+	if (!read_owner(fd, &dev, &ino, path, sizeof(path)))
+		return true; /* written under the directory's lock: never half-made by a live owner */
+	_cleanup_close_ int d = open(path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	struct stat st;
+	if (d < 0 || fstat(d, &st) < 0)
+		return errno == ENOENT || errno == ENOTDIR || errno == ELOOP;
+	if (st.st_dev != dev || st.st_ino != ino)
+		return true;
+	return fstatat(d, "state.json", &st, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+}
+
+/* Try range k: a new file, or a stale one reclaimed in place. fd of it, locked, or -1. */
+static int try_slot(int dfd, int k, const char *owner)
+{
+	char name[16];
+	snprintf(name, sizeof(name), "%d", k);
+	int fd = openat(dfd, name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	bool fresh = fd >= 0;
+	if (!fresh && errno == EEXIST)
+		fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct stat st;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+	    (!fresh && !stale(fd))) {
+		close(fd);
+		return -1;
+	}
+	size_t n = strlen(owner);
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, owner, n, 0) != (ssize_t)n) {
+		if (fresh)
+			unlinkat(dfd, name, 0);
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+int oci_slot_take(int state_dfd, const char *state_path, int *slot, int *lockfd, cordon_error *err)
+{
+	char owner[PATH_MAX + 64];
+	if (owner_line(state_dfd, state_path, owner, sizeof(owner)) < 0)
+		return cordon_err_errno(err, "%s", state_path);
+	int dfd = slots_open_locked(err);
+	if (dfd < 0)
+		return -1;
+	/* the lowest free: a range's files on disk (an image's, a volume's)
+	 * are met again by as few containers as can be */
+	for (int k = 0; k < OCI_SLOTS; k++) {
+		int fd = try_slot(dfd, k, owner);
+		if (fd >= 0) {
+			close(dfd); /* unlocks the directory; fd keeps the range's lock */
+			*slot = k;
+			*lockfd = fd;
+			return 0;
+		}
+	}
+	close(dfd);
+	return cordon_err(err, EBUSY, "all %d uid ranges are taken (%s)", OCI_SLOTS, OCI_SLOTS_DIR);
+}
+
+void oci_slot_release(int state_dfd, int slot)
+{
+	if (slot < 0 || slot >= OCI_SLOTS)
+		return;
+	cordon_error e = {0};
+	_cleanup_close_ int dfd = slots_open_locked(&e);
+	if (dfd < 0)
+		return;
+	char name[16];
+	snprintf(name, sizeof(name), "%d", slot);
+	_cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	unsigned long long dev, ino;
+	char path[PATH_MAX];
+	struct stat st;
+	/* only our own: a range reclaimed since is another container's */
+	if (fd >= 0 && fstat(state_dfd, &st) == 0 && read_owner(fd, &dev, &ino, path, sizeof(path)) &&
+	    dev == st.st_dev && ino == st.st_ino)
+		unlinkat(dfd, name, 0);
+}
