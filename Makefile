@@ -27,8 +27,8 @@ test: deps all
 	@bash tests/run.sh $(BUILD)
 
 # The engine tests (podman and containerd's ctr, tests/oci/engines.sh) against
-# crun and build/cordon-oci, cordon-oci's lifecycle, runtime-spec and layers
-# tests (tests/oci/run-files.sh, about two minutes), then the OCI runtime-tools
+# crun and build/cordon-oci, cordon-oci's lifecycle, runtime-spec, layers and
+# egress tests (tests/oci/run-files.sh, about two minutes), then the OCI runtime-tools
 # validation suite (built offline once per recipe into /var/cache/cordon-oci
 # by scripts/oci-setup.sh) against both; see tests/oci/README.md. Both parts
 # run; either failing fails the target. Where an engine, the tarball or a

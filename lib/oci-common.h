@@ -20,6 +20,7 @@ enum {
 	OCI_MSG_ERROR,   /* init->S: text */
 	OCI_MSG_NSREADY, /* init->S: its mount tree is a slave of the host's; attach the root */
 	OCI_MSG_LISTENER, /* init->S, after GO2: the deny list's seccomp listener (fd) */
+	OCI_MSG_PROXY,   /* init->S, before READY: the egress proxy's listening socket, in the container's netns (fd) */
 };
 #define OCI_MSG_MAX 8192
 int oci_send(int sock, int type, const char *text, int fd);

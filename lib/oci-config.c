@@ -17,6 +17,7 @@
 #include <seccomp.h>
 #include "oci-config.h"
 #include "error.h"
+#include "policy.h"
 
 const char *const oci_ns_names[OCI_NS_N] = {"pid", "network", "ipc", "uts", "mount", "user", "cgroup", "time"};
 const char *const oci_ns_proc[OCI_NS_N] = {"pid", "net", "ipc", "uts", "mnt", "user", "cgroup", "time"};
@@ -810,5 +811,6 @@ void oci_config_free(struct oci_config *c)
 	strv_free(&c->ann_k);
 	strv_free(&c->ann_v);
 	json_free(c->json);
+	policy_free(c->egress);
 	memset(c, 0, sizeof(*c));
 }

@@ -90,6 +90,9 @@ struct oci_config {
 	struct oci_hooks hooks[OCI_H_N];
 	strv ann_k, ann_v;
 	jnode *json;      /* the parsed file, kept for annotations in state */
+	/* run.cordon.policy's network section (oci-egress.h), or NULL; set by
+	 * oci_egress_load, not by oci_config_load */
+	cordon_policy *egress;
 };
 
 /* Read BUNDLE/config.json. Errors name the file and "LINE:COL". */

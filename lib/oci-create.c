@@ -33,6 +33,7 @@
 #include "oci-cgroup.h"
 #include "oci-common.h"
 #include "oci-slots.h"
+#include "oci-egress.h"
 #include "oci-supervisor.h"
 
 #ifndef NS_GET_USERNS
@@ -116,7 +117,10 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 	if (!realpath(o->bundle ? o->bundle : ".", bundle))
 		return cordon_err_errno(err, "--bundle %s", o->bundle ? o->bundle : ".");
 	buf raw = {0};
-	if (oci_config_load_raw(bundle, &c, &raw, err) < 0 || oci_config_check(&c, err) < 0) {
+	/* the egress policy before the refusals: it may give the container a
+	 * network namespace of its own, and adds the proxy's variables to its env */
+	if (oci_config_load_raw(bundle, &c, &raw, err) < 0 || oci_egress_load(&c, err) < 0 ||
+	    oci_config_check(&c, err) < 0 || oci_egress_env(&c, err) < 0) {
 		buf_free(&raw);
 		oci_config_free(&c);
 		return -1;

@@ -16,16 +16,20 @@
 #include "explain.h"
 #include "json.h"
 #include "oci-create.h"
+#include "oci-egress.h"
 #include "oci-slots.h"
 #include "oci-landlock.h"
 #include "oci-state.h"
+#include "policy.h"
 #include "probe.h"
+#include "proxy.h"
 #include "seccomp-policy.h"
 #include "units.h"
 
 /* The annotations cordon-oci reads, and what each does. */
 static const char *const annotations[][2] = {
 	{"run.cordon.report", "a second copy of the report (cordon.report/1) at this path when the container stops"},
+	{OCI_POLICY_ANNOTATION, "egress through cordon's proxy (above)"},
 };
 
 struct bx {
@@ -33,6 +37,7 @@ struct bx {
 	const struct oci_ll_grants *g;
 	const struct host_features *f;
 	const char *verdict;
+	const strv *env_added; /* what oci_egress_env adds to the process's env */
 };
 
 static size_t count_of(const char *const *v)
@@ -159,6 +164,36 @@ static void text_landlock(buf *b, const struct bx *x)
 	}
 }
 
+/* run.cordon.policy's network section: the hosts the proxy admits, the
+ * rules on their requests, the variables the process gets. */
+static void text_egress(buf *b, const struct bx *x)
+{
+	const cordon_policy *p = x->c->egress;
+	if (!p) {
+		buf_printf(b, "egress: as the config's network namespace has it (no %s network section)\n",
+			   OCI_POLICY_ANNOTATION);
+		return;
+	}
+	if (!p->net_allow.n) {
+		buf_printf(b, "egress: none (%s allows no host; the container's own network namespace has lo "
+			      "alone)\n", OCI_POLICY_ANNOTATION);
+		return;
+	}
+	buf_printf(b, "egress: through cordon's proxy at 127.0.0.1:%d in the container's own network namespace "
+		      "(%s), every refusal in the report's denials:\n", PROXY_PORT, OCI_POLICY_ANNOTATION);
+	for (size_t i = 0; i < p->net_rules.n; i++) {
+		char d[400];
+		pxrule_describe(&p->net_rules.v[i], d, sizeof(d));
+		buf_printf(b, "  allow  %s%s\n", d,
+			   pxrule_restricted(&p->net_rules.v[i]) ? " (plain HTTP; its HTTPS is refused: no TLS is "
+								   "opened in OCI mode)" : "");
+	}
+	buf_printf(b, "  env   ");
+	for (size_t i = 0; i < x->env_added->n; i++)
+		buf_printf(b, " %.*s", (int)strcspn(x->env_added->v[i], "="), x->env_added->v[i]);
+	buf_printf(b, "%s\n", x->env_added->n ? "" : " none (the config sets them all)");
+}
+
 static char *render_text(const struct bx *x)
 {
 	const struct oci_config *c = x->c;
@@ -216,12 +251,16 @@ static char *render_text(const struct bx *x)
 		   count_of(seccomp_default_deny), c->seccomp.present ? " stacked on it" : "");
 	buf_printf(&b, "limits (cgroup %s):\n", c->cgroups_path ? c->cgroups_path : "/cordon-oci/ID");
 	text_limits(&b, c);
+	text_egress(&b, x);
 	buf_printf(&b, "annotations:");
 	bool any = false;
 	for (size_t i = 0; i < c->ann_k.n; i++)
 		for (size_t k = 0; k < sizeof(annotations) / sizeof(annotations[0]); k++)
 			if (strcmp(c->ann_k.v[i], annotations[k][0]) == 0) {
-				buf_printf(&b, "\n  %s=%s: %s", c->ann_k.v[i], c->ann_v.v[i], annotations[k][1]);
+				if (strcmp(annotations[k][0], OCI_POLICY_ANNOTATION) == 0) /* JSON: above */
+					buf_printf(&b, "\n  %s: %s", c->ann_k.v[i], annotations[k][1]);
+				else
+					buf_printf(&b, "\n  %s=%s: %s", c->ann_k.v[i], c->ann_v.v[i], annotations[k][1]);
 				any = true;
 			}
 	buf_printf(&b, "%s\n", any ? "" : " none that cordon reads");
@@ -302,6 +341,41 @@ static void json_paths(jwriter *w, const struct oci_config *c)
 	jw_arr_end(w);
 }
 
+/* null without a network section; else the proxy (null when nothing is
+ * allowed), the rules, the variables added. */
+static void json_egress(jwriter *w, const struct bx *x)
+{
+	const cordon_policy *p = x->c->egress;
+	if (!p) {
+		jw_null(w);
+		return;
+	}
+	jw_obj_begin(w);
+	jw_key(w, "proxy");
+	if (p->net_allow.n)
+		jw_str(w, "127.0.0.1:3128");
+	else
+		jw_null(w);
+	jw_key(w, "allow");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < p->net_rules.n; i++) {
+		const struct net_rule *r = &p->net_rules.v[i];
+		jw_obj_begin(w);
+		jw_key_str(w, "host", r->host);
+		jw_key_strv(w, "methods", &r->methods);
+		jw_key_strv(w, "paths", &r->paths);
+		jw_key_bool(w, "upgrade", r->upgrade);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_key(w, "env");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < x->env_added->n; i++)
+		jw_strn(w, x->env_added->v[i], strcspn(x->env_added->v[i], "="));
+	jw_arr_end(w);
+	jw_obj_end(w);
+}
+
 static char *render_json(const struct bx *x)
 {
 	const struct oci_config *c = x->c;
@@ -351,6 +425,8 @@ static char *render_json(const struct bx *x)
 	jw_obj_end(&w);
 	jw_key(&w, "limits");
 	json_limits(&w, c);
+	jw_key(&w, "egress");
+	json_egress(&w, x);
 	jw_key(&w, "annotations");
 	jw_obj_begin(&w);
 	for (size_t i = 0; i < c->ann_k.n; i++)
@@ -384,7 +460,9 @@ char *oci_explain_bundle(const char *bundle, bool json, bool *would_run, cordon_
 	}
 	cordon_error refusal = {0};
 	char verdict[sizeof(refusal.msg) + 16] = "would run";
-	if (oci_config_check(&c, &refusal) < 0)
+	/* create's order: the egress policy (which may give the container a
+	 * network namespace), then the config's refusals */
+	if (oci_egress_load(&c, &refusal) < 0 || oci_config_check(&c, &refusal) < 0)
 		snprintf(verdict, sizeof(verdict), "refused: %s", refusal.msg);
 	*would_run = strcmp(verdict, "would run") == 0;
 	struct oci_ll_grants g;
@@ -394,10 +472,17 @@ char *oci_explain_bundle(const char *bundle, bool json, bool *would_run, cordon_
 	}
 	struct host_features f;
 	probe_host(&f, NULL);
-	struct bx x = {.c = &c, .g = &g, .f = &f, .verdict = verdict};
+	strv env_added = {0};
+	if (oci_egress_env_added(&c, &env_added, err) < 0) {
+		oci_landlock_grants_free(&g);
+		oci_config_free(&c);
+		return NULL;
+	}
+	struct bx x = {.c = &c, .g = &g, .f = &f, .verdict = verdict, .env_added = &env_added};
 	char *out = json ? render_json(&x) : render_text(&x);
 	if (!out)
 		cordon_oom(err);
+	strv_free(&env_added);
 	oci_landlock_grants_free(&g);
 	oci_config_free(&c);
 	return out;

@@ -48,6 +48,8 @@
 #include "oci-seccomp.h"
 #include "oci-common.h"
 #include "oci-landlock.h"
+#include "oci-egress.h"
+#include "policy.h"
 
 static int open_beneath(int rootfd, const char *path, int flags, cordon_error *err)
 {
@@ -603,6 +605,17 @@ void oci_init_main(const struct oci_config *c, int sock)
 	if (setup(c, sock, tree, trees, devtrees, &err) < 0 || oci_find_exec(c, exe, sizeof(exe), &err) < 0 ||
 	    oci_landlock_prepare(c, &ll, &err) < 0)
 		goto fail;
+	/* run.cordon.policy: the proxy listens in the container's own network
+	 * namespace; the supervisor serves it from outside */
+	if (c->egress && c->egress->net_allow.n) {
+		int l = -1;
+		if (oci_egress_listen(&l, &err) < 0)
+			goto fail;
+		int r = oci_send(sock, OCI_MSG_PROXY, "", l);
+		close(l);
+		if (r < 0)
+			_exit(1);
+	}
 	oci_landlock_describe(&ll, ll_text, sizeof(ll_text));
 	if (oci_send(sock, OCI_MSG_READY, ll_text, -1) < 0)
 		_exit(1);

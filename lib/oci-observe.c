@@ -62,9 +62,18 @@ int oci_observe_one(int fd, struct oci_denials *d)
 	return 1;
 }
 
-void oci_denials_json(jwriter *w, const struct oci_denials *d)
+void oci_denials_json(jwriter *w, const struct oci_denials *d, const struct run_report *net)
 {
 	jw_arr_begin(w);
+	/* the egress proxy's refusals, as cordon run reports them */
+	for (size_t i = 0; net && i < net->ndenials; i++) {
+		jw_obj_begin(w);
+		jw_key_str(w, "kind", net->denials[i].kind);
+		jw_key_str(w, "target", net->denials[i].target);
+		jw_key_uint(w, "count", net->denials[i].count);
+		jw_key_str(w, "phase", "run");
+		jw_obj_end(w);
+	}
 	for (size_t i = 0; i < d->n; i++) {
 		jw_obj_begin(w);
 		jw_key(w, "kind");

@@ -6,6 +6,7 @@
 #pragma once
 #include <stddef.h>
 #include "json.h"
+#include "report.h"
 
 #define OCI_DENIALS_MAX 64
 struct oci_denials {
@@ -18,6 +19,8 @@ struct oci_denials {
  * was read (nothing to answer). -1 when the listener is done (every process
  * of the filter gone) or broken: the caller stops polling it. */
 int oci_observe_one(int fd, struct oci_denials *d);
-/* The report's "denials": {"kind": "syscall", "target": NAME, "count": N,
- * "phase": "run"} per call. */
-void oci_denials_json(jwriter *w, const struct oci_denials *d);
+/* The report's "denials": the egress proxy's (net: its report, NULL when no
+ * proxy ran; {"kind": "network", "target": HOST:PORT, ...} as cordon run's),
+ * then {"kind": "syscall", "target": NAME, "count": N, "phase": "run"} per
+ * call. */
+void oci_denials_json(jwriter *w, const struct oci_denials *d, const struct run_report *net);

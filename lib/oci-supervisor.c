@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
@@ -42,6 +43,10 @@
 #include "oci-landlock.h"
 #include "oci-observe.h"
 #include "oci-slots.h"
+#include "policy.h"
+#include "proxy.h"
+#include "report-json.h"
+#include "sup-proxy.h"
 
 static int write_maps(pid_t pid, const struct oci_config *c, int slot, cordon_error *err)
 {
@@ -262,7 +267,7 @@ static void write_landlock(jwriter *w, const char *ready, bool started)
  * report_name in report_dfd (open_report_dir), none if report_dfd < 0. */
 static void write_report(const char *root, int report_dfd, const char *report_name,
 			 const struct oci_state *s, const struct oci_config *c, const struct timespec *t0, const char *status, int exit_code, const char *ready,
-			 const struct oci_denials *den, const struct notify_budget *nb)
+			 const struct oci_denials *den, const struct notify_budget *nb, const struct run_report *net)
 {
 	uint64_t cpu = 0, peak = 0, ooms = 0;
 	oci_cgroup_usage(s->cgroup, &cpu, &peak, &ooms);
@@ -314,7 +319,9 @@ static void write_report(const char *root, int report_dfd, const char *report_na
 	}
 	jw_obj_end(&w);
 	jw_key(&w, "denials");
-	oci_denials_json(&w, den);
+	oci_denials_json(&w, den, net);
+	if (net)
+		report_write_network(&w, net);
 	jw_key(&w, "enforcement");
 	jw_obj_begin(&w);
 	jw_key(&w, "user_ns");
@@ -503,9 +510,27 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 	if (oci_send(s, OCI_MSG_GO1, "", -1) < 0 || send_trees(s, c, pid, &err) < 0 ||
 	    send_devices(s, c, x->slot, &err) < 0)
 		sup_fail(x, pid, &err);
+	/* run.cordon.policy: the egress proxy, served in this process's loop
+	 * (its own epoll set, polled with the rest); init sends the socket it
+	 * listens on, in the container's network namespace, before READY */
+	static struct run_report net;
+	struct proxy *px = NULL;
+	int epfd = -1;
+	if (c->egress && c->egress->net_allow.n) {
+		report_init(&net);
+		if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
+			cordon_err_errno(&err, "the egress proxy: epoll");
+		if (epfd < 0 || proxy_new(&px, &c->egress->net_allow, &c->egress->net_rules, NULL, &net, epfd, &err) < 0)
+			sup_fail(x, pid, &err);
+	}
 	char ready[OCI_MSG_MAX] = "";
 	for (;;) {
 		int t = oci_recv(s, text, &fd);
+		if (t == OCI_MSG_PROXY && px && fd >= 0) {
+			if (proxy_listen(px, fd, &err) < 0)
+				sup_fail(x, pid, &err);
+			continue;
+		}
 		if (t == OCI_MSG_READY) {
 			snprintf(ready, sizeof(ready), "%s", text);
 			break;
@@ -584,8 +609,8 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 				held_from = 0;
 			}
 		}
-		struct pollfd p[3] = {{pfd, POLLIN, 0}, {ls, POLLIN, 0}, {hold ? -1 : listener, POLLIN, 0}};
-		if (poll(p, 3, timeout) < 0) {
+		struct pollfd p[4] = {{pfd, POLLIN, 0}, {ls, POLLIN, 0}, {hold ? -1 : listener, POLLIN, 0}, {epfd, POLLIN, 0}};
+		if (poll(p, 4, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
@@ -597,6 +622,13 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 		if (p[2].revents && (!(p[2].revents & POLLIN) || answered < 0)) {
 			close(listener);
 			listener = -1;
+		}
+		if (p[3].revents) {
+			struct epoll_event evs[16];
+			int n = epoll_wait(epfd, evs, 16, 0);
+			for (int i = 0; i < n; i++)
+				if (evs[i].data.u64 & PROXY_TAG)
+					proxy_event(px, evs[i].data.u64, evs[i].events);
 		}
 		if (p[0].revents)
 			break;
@@ -638,8 +670,10 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 	}
 	if (held_from)
 		notify_budget_held(&nb, mono_ns() - held_from);
+	/* the proxy's totals go into net */
+	proxy_free(px);
 	write_report(x->o->root, report_dfd, report_name, &st, c, &t0, st.started ? "exited" : "never-started", -1, ready, &den,
-		     had_listener ? &nb : NULL);
+		     had_listener ? &nb : NULL, net.net.enabled ? &net : NULL);
 	unlinkat(x->dirfd, "sup.sock", 0);
 	_exit(0);
 }

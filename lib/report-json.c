@@ -238,7 +238,7 @@ static void write_denials(jwriter *w, const struct run_report *r)
 	jw_arr_end(w);
 }
 
-static void write_network(jwriter *w, const struct run_report *r)
+void report_write_network(jwriter *w, const struct run_report *r)
 {
 	if (!r->net.enabled)
 		return;
@@ -476,7 +476,7 @@ char *report_to_json(const struct run_report *r)
 	write_verdicts(&w, r);
 	write_usage(&w, r);
 	write_denials(&w, r);
-	write_network(&w, r);
+	report_write_network(&w, r);
 	write_evidence(&w, r);
 	write_ceiling(&w, r);
 	write_enforcement(&w, r);

@@ -5,12 +5,13 @@
 # cordon-oci's own verbs (tests/oci/lifecycle.sh: cordon-oci's messages and
 # state, not a runtime-neutral test, so against cordon-oci only), its
 # runtime-spec behaviours (tests/oci/spec.sh) and cordon's layers in OCI mode
-# (tests/oci/layers.sh), these two with BUILD/cordon-oci. See
+# (tests/oci/layers.sh) and its egress (tests/oci/egress.sh), these three
+# with BUILD/cordon-oci. See
 # tests/oci/README.md.
 #   bash tests/oci/run-files.sh [BUILD]
 # OCI_CRUN, OCI_CORDON name the binaries (crun on PATH, BUILD/cordon-oci);
 # CORDON_TESTS=REGEX picks tests as in tests/run.sh (FILE:NAME, FILE being
-# engines, lifecycle, spec or layers). A test that cannot run here (not
+# engines, lifecycle, spec, layers or egress). A test that cannot run here (not
 # root, no podman, conmon, containerd, busybox-static, crun) is a skip, said
 # with its reason; under CI (CI set and not 0/false/no, as .ci/run runs) a
 # skip fails.
@@ -71,6 +72,7 @@ else
 	run_file "lifecycle cordon-oci" "$TOP/tests/oci/lifecycle.sh" OCI_CORDON="${OCI_CORDON:-$BUILD/cordon-oci}"
 	run_file "spec cordon-oci" "$TOP/tests/oci/spec.sh"
 	run_file "layers cordon-oci" "$TOP/tests/oci/layers.sh"
+	run_file "egress cordon-oci" "$TOP/tests/oci/egress.sh"
 fi
 say "$(IFS=,; echo "${summary[*]}" | sed 's/,/, /g')"
 exit "$FAILED"
