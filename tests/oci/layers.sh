@@ -339,6 +339,9 @@ test_io_uring_refused() {
 	local rep=$ROOT/reports/$ID.json
 	wait_for "$rep" || fail "no report at $rep"
 	expect_eq "$(denials "$rep")" "io_uring_setup" "reported"
+	t_assert
+}
+
 # The supervisor's cost of the container's denied calls is bounded as in
 # cordon run (lib/notify-budget.h): 300 denied mount() calls with a budget of
 # one denial per 10 ms are each refused and reported, and the report says the
