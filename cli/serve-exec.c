@@ -55,6 +55,23 @@ struct stream_ctx {
 	bool release; /* the exec's end lets the pool refill (hold) */
 };
 
+/* Is this packet the exec's result event ({"type": "result", ...}, the
+ * worker's own text: its first key)? */
+static bool is_result(const char *p, size_t n)
+{
+	static const char *const parts[] = {"{", "\"type\"", ":", "\"result\""};
+	size_t i = 0;
+	for (size_t k = 0; k < sizeof(parts) / sizeof(parts[0]); k++) {
+		while (i < n && p[i] == ' ')
+			i++;
+		size_t l = strlen(parts[k]);
+		if (n - i < l || memcmp(p + i, parts[k], l) != 0)
+			return false;
+		i += l;
+	}
+	return true;
+}
+
 static ssize_t stream_reader(void *cls, uint64_t pos, char *out, size_t max)
 {
 	struct stream_ctx *sc = cls;
@@ -84,6 +101,9 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *out, size_t max)
 				return done ? (ssize_t)done : MHD_CONTENT_READER_END_OF_STREAM;
 			sc->len = (size_t)n;
 			sc->off = 0;
+			/* the exec's end: its status and denials, counted */
+			if (is_result(sc->pkt, sc->len))
+				metrics_note_result(&S.metrics, METRICS_EXEC, sc->pkt, sc->len);
 		}
 		size_t k = sc->len - sc->off < max - done ? sc->len - sc->off : max - done;
 		memcpy(out + done, sc->pkt + sc->off, k);

@@ -187,6 +187,41 @@ enum MHD_Result relay_reply(struct MHD_Connection *c, int reply, unsigned ok_cod
 	return r;
 }
 
+/* ---- health and metrics (docs/api.md, "Health and metrics") ---- */
+
+static enum MHD_Result send_health(struct MHD_Connection *c)
+{
+	pthread_mutex_lock(&S.lock);
+	bool ready = !S.stopping;
+	pthread_mutex_unlock(&S.lock);
+	const char *j = ready ? "{\"status\": \"ready\"}\n" : "{\"status\": \"not ready\"}\n";
+	return send_text(c, ready ? 200 : 503, "application/json", j, strlen(j));
+}
+
+static enum MHD_Result send_metrics(struct MHD_Connection *c)
+{
+	struct metrics_now now = {.sessions_max = S.max_sessions, .pool_size = S.warm};
+	pthread_mutex_lock(&S.lock);
+	int mine;
+	now.sessions = count_sessions(0, &mine);
+	for (int i = 0; i < S.nslots; i++)
+		now.pool_ready += S.ss[i].used && S.ss[i].warm && S.ss[i].warm_ready;
+	now.pool_size = pool_count();
+	now.pool_hits = S.pool_hits;
+	now.pool_misses = S.pool_misses;
+	now.pool_failures = S.pool_failures;
+	now.runs_active = S.nruns;
+	pthread_mutex_unlock(&S.lock);
+	buf b = {0};
+	if (metrics_render(&S.metrics, &now, &b) < 0) {
+		buf_free(&b);
+		return send_error(c, 500, "out of memory");
+	}
+	enum MHD_Result r = send_text(c, 200, "text/plain; version=0.0.4; charset=utf-8", b.p, b.len);
+	buf_free(&b);
+	return r;
+}
+
 /* ---- the handler ---- */
 
 static bool authorized(struct MHD_Connection *c, uid_t *uid)
@@ -228,6 +263,14 @@ enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, co
 		if (!rq)
 			return MHD_NO;
 		*con_cls = rq;
+		/* GET /v1/health needs no token and says nothing but whether
+		 * the server takes sessions (a probe of an orchestrator). */
+		struct route hr;
+		enum route_kind hk = route_parse(method, url, &hr);
+		if (hk == R_HEALTH || (hk == R_BAD_METHOD && strcmp(url, "/v1/health") == 0)) {
+			rq->uid = (uid_t)-2;
+			return hk == R_HEALTH ? send_health(c) : send_error(c, 405, "%s is not allowed on %s", method, url);
+		}
 		/* Before any body is read: an unknown client gets its answer
 		 * now, and the connection is closed without its upload. */
 		if (!authorized(c, &rq->uid)) {
@@ -296,6 +339,8 @@ enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, co
 		pthread_mutex_unlock(&S.lock);
 		return send_text(c, 200, "application/json", j, strlen(j));
 	}
+	case R_METRICS:
+		return send_metrics(c);
 	case R_SESSIONS_LIST:
 		return list_sessions(c, rq->uid);
 	case R_SESSIONS_CREATE: {
@@ -303,7 +348,7 @@ enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, co
 		jnode *body = rq->body.len ? json_parse(rq->body.p, rq->body.len, &e) : NULL;
 		if (rq->body.len && !body)
 			return send_error(c, 400, "request body: %s", e.msg);
-		enum MHD_Result r = create_session(c, body, rq->uid);
+		enum MHD_Result r = create_session(c, body, rq->uid, rq->t_req);
 		json_free(body);
 		return r;
 	}

@@ -16,6 +16,7 @@
 #include "pol-ceiling.h"
 #include "json.h"
 #include "serve-limits.h"
+#include "serve-metrics.h"
 #include "serve-route.h"
 #include "strv.h"
 
@@ -94,6 +95,8 @@ struct serve_state {
 	mode_t sock_mode;
 	gid_t sock_gid;
 	bool sock_gid_set;
+	/* GET /v1/metrics's counters (lib/serve-metrics.h) */
+	struct serve_metrics metrics;
 };
 extern struct serve_state S;
 
@@ -138,7 +141,9 @@ void pool_release_locked(struct session_ent *se);
 void pool_release(const char *sid);
 int pool_count(void);
 void *pool_main(void *unused);
-enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_t uid);
+/* Sessions of clients (not ending, not warm, not one-shot); *mine: uid owner's. Under S.lock. */
+int count_sessions(uid_t owner, int *mine);
+enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_t uid, uint64_t t_req);
 /* serve-exec.c */
 void exec_op_begin(jwriter *w, const jnode *argv, uint64_t t_req);
 enum MHD_Result list_sessions(struct MHD_Connection *c, uid_t uid);

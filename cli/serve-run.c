@@ -307,6 +307,7 @@ static enum MHD_Result run_answer(struct MHD_Connection *c, const char *id, cons
 		return send_error(c, 500, "the run left no report");
 	}
 	close(fd);
+	metrics_note_result(&S.metrics, METRICS_RUN, rep.p, rep.len);
 	char *end = strrchr(rep.p, '}');
 	buf outb = {0};
 	if (end) {

@@ -168,7 +168,7 @@ char *node_text(const jnode *n)
 	return w.out.p;
 }
 
-static int count_sessions(uid_t owner, int *mine)
+int count_sessions(uid_t owner, int *mine)
 {
 	int n = 0;
 	*mine = 0;
@@ -438,7 +438,7 @@ void *pool_main(void *unused)
 	}
 }
 
-enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_t uid)
+enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_t uid, uint64_t t_req)
 {
 	const jnode *pol = body ? json_get(body, "policy") : NULL, *idle = body ? json_get(body, "idle_timeout") : NULL,
 		    *tmo = body ? json_get(body, "timeout") : NULL;
@@ -490,6 +490,7 @@ enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_
 		int reply = to_worker(se, sid, j, -1);
 		if (reply >= 0) {
 			kept_owner_write(sid, uid);
+			metrics_session_started(&S.metrics, METRICS_WARM, mono_ns() - t_req);
 			free(ptext);
 			enum MHD_Result r = relay_reply(c, reply, 201, "application/json");
 			close(reply);
@@ -537,6 +538,7 @@ enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_
 		close(reply);
 		return worker_late(c);
 	}
+	metrics_session_started(&S.metrics, METRICS_COLD, mono_ns() - t_req);
 	enum MHD_Result r = relay_reply(c, reply, 201, "application/json");
 	/* Started or not: a worker that did not start exits by itself (and
 	 * is reaped on SIGCHLD). */

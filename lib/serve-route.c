@@ -71,6 +71,10 @@ enum route_kind route_parse(const char *method, const char *path, struct route *
 			return r->kind = by_method(method, "GET", R_RUN_GET, NULL, R_NONE);
 		return r->kind = R_NONE;
 	}
+	if (is(seg[1], len[1], "health"))
+		return r->kind = n == 2 ? by_method(method, "GET", R_HEALTH, NULL, R_NONE) : R_NONE;
+	if (is(seg[1], len[1], "metrics"))
+		return r->kind = n == 2 ? by_method(method, "GET", R_METRICS, NULL, R_NONE) : R_NONE;
 	if (is(seg[1], len[1], "pool"))
 		return r->kind = n == 2 ? by_method(method, "GET", R_POOL_GET, NULL, R_NONE) : R_NONE;
 	if (!is(seg[1], len[1], "sessions"))

@@ -23,6 +23,8 @@ enum route_kind {
 	R_SESSIONS_LIST,   /* GET /v1/sessions */
 	R_SESSION_REPORT,  /* GET /v1/sessions/{id}/report */
 	R_EXEC_OUTPUT,     /* GET /v1/sessions/{id}/exec/{eid}/output */
+	R_HEALTH,          /* GET /v1/health (no token) */
+	R_METRICS,         /* GET /v1/metrics */
 };
 
 /* ids are "s-", "e-" or "r-" and 16 lower-case hex digits. */

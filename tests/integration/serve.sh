@@ -141,6 +141,41 @@ test_tcp_bearer_token() {
 	t_assert
 }
 
+# GET /v1/health needs no token and says only ready; GET /v1/metrics needs
+# one and counts what the server did: sessions started (the start latency
+# histogram), execs and runs by status, the denials they reported.
+test_health_and_metrics() {
+	start_tcp || return 1
+	local port=$PORT out auth="Authorization: Bearer $TOK"
+	out=$(curl -sS -w ' %{http_code}' "http://127.0.0.1:$port/v1/health" | tr -d '\n')
+	expect_eq "$out" '{"status": "ready"} 200' "health without a token"
+	expect_match "$(curl -sS -w ' %{http_code}' -X POST "http://127.0.0.1:$port/v1/health" | tr -d '\n')" '405$' "POST health"
+	expect_match "$(curl -sS -w ' %{http_code}' "http://127.0.0.1:$port/v1/health/x" | tr -d '\n')" '401$' "a path below health needs the token"
+	expect_match "$(curl -sS -w ' %{http_code}' "http://127.0.0.1:$port/v1/metrics" | tr -d '\n')" '401$' "metrics without a token"
+	local m=http://127.0.0.1:$port/v1
+	SID=$(curl -sS -H "$auth" -X POST "$m/sessions" -d '{}' | jq -r .id)
+	[[ "$SID" =~ ^s-[0-9a-f]{16}$ ]] || fail "no session: $SID"
+	curl -sS -H "$auth" -X POST "$m/sessions/$SID/exec" -d '{"argv":["sh","-c","unshare -U true; unshare -U true; exit 4"]}' >/dev/null
+	curl -sS -H "$auth" -X POST "$m/sessions/$SID/exec" -d '{"argv":["true"]}' >/dev/null
+	curl -sS -H "$auth" -X POST "$m/runs" -d '{"argv":["sh","-c","unshare -U true"]}' >/dev/null
+	out=$(curl -sS -H "$auth" -D "$T_TMP/h" "$m/metrics")
+	expect_match "$(cat "$T_TMP/h")" 'Content-Type: text/plain; version=0.0.4' "the exposition format"
+	local want
+	for want in 'cordon_serve_sessions 1' 'cordon_serve_sessions_created_total 1' \
+		'cordon_serve_results_total{kind="exec",status="exit"} 1' \
+		'cordon_serve_results_total{kind="exec",status="ok"} 1' \
+		'cordon_serve_results_total{kind="run",status="exit-nonzero"} 1' \
+		'cordon_serve_denials_total{kind="exec"} 2' 'cordon_serve_denials_total{kind="run"} 1' \
+		'cordon_serve_session_start_seconds_count{pool="cold"} 1' \
+		'cordon_serve_session_start_seconds_bucket{pool="cold",le="+Inf"} 1'; do
+		grep -qxF "$want" <<<"$out" || fail "metrics: no line '$want' in: $(grep -v '^#' <<<"$out" | grep -v ' 0$' | tr '\n' ';')"
+	done
+	curl -sS -H "$auth" -X DELETE "$m/sessions/$SID" >/dev/null
+	expect_match "$(curl -sS -H "$auth" "$m/metrics")" $'\ncordon_serve_sessions 0\n' "the session ended"
+	stop_server
+	t_assert
+}
+
 test_oneshot_run_and_retention() {
 	start_server --keep-runs 2 || return 1
 	api -X POST http://cordon/v1/runs -d '{"argv":["sh","-c","echo hi; echo oops >&2; exit 3"]}' >"$T_TMP/r1.json"
@@ -863,7 +898,7 @@ test_report_before_teardown() {
 	t_assert
 }
 
-for t in test_cordon_links_no_http_server test_socket_mode_and_peer_uid test_tcp_bearer_token test_oneshot_run_and_retention test_session_state_across_execs \
+for t in test_cordon_links_no_http_server test_socket_mode_and_peer_uid test_tcp_bearer_token test_health_and_metrics test_oneshot_run_and_retention test_session_state_across_execs \
 	test_cancel_hung_exec test_files_in_and_out test_ceiling_refuses_session test_fifty_concurrent_sessions \
 	test_limits_of_the_server test_client_disconnects_mid_stream test_sigterm_ends_sessions_with_reports \
 	test_output_redacted test_pty_exec test_warm_pool test_warm_oneshot_run test_warm_policy_declared test_denials_per_exec \
