@@ -610,6 +610,24 @@ class Client:
         policy, hits, misses, failures."""
         return self._json("GET", "/v1/pool")
 
+    def health(self) -> bool:
+        """Is the server ready (GET /v1/health, which needs no token)? False
+        when it answers 503 (shutting down); CordonError when unreachable."""
+        conn = self._conn()
+        try:
+            conn.request("GET", "/v1/health")
+            resp = conn.getresponse()
+            resp.read()
+            return resp.status == 200
+        except (OSError, http.client.HTTPException) as e:
+            raise self._unreachable(e) from e
+        finally:
+            conn.close()
+
+    def metrics(self) -> str:
+        """The server's metrics (GET /v1/metrics), Prometheus text."""
+        return self._call("GET", "/v1/metrics").decode()
+
     def run(self, argv: Sequence[str], policy=None, stdin=None, timeout=None) -> Report:
         """A one-shot run (POST /v1/runs): its report."""
         body: Dict[str, Any] = {"argv": [str(a) for a in argv]}

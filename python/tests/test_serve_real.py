@@ -153,12 +153,17 @@ def test_tcp_with_a_token(tmp_path, workspace):
     try:
         with pytest.raises(cordon.CordonError):
             cordon.Client(url=f"http://127.0.0.1:{port}", token="wrong-token-0123456789").session()
+        # health needs no token; metrics does
+        assert cordon.Client(url=f"http://127.0.0.1:{port}", token="wrong-token-0123456789").health() is True
+        with pytest.raises(cordon.CordonError):
+            cordon.Client(url=f"http://127.0.0.1:{port}", token="wrong-token-0123456789").metrics()
         c = cordon.Client(url=f"http://127.0.0.1:{port}", token="tok-0123456789abcdef-python")
         with c.session() as s:
             r = s.exec(["/bin/sh", "-c", "echo hi"])
             assert r.ok and r.stdout == b"hi\n"
             with s.pty(["/bin/cat"]) as t:
                 _ping_echoed(t)
+        assert "\ncordon_serve_sessions_created_total 1\n" in c.metrics()
     finally:
         p.terminate()
         p.wait(timeout=60)
