@@ -516,6 +516,15 @@ void proxy_event(struct proxy *px, uint64_t data, uint32_t events)
 	if (slot >= PROXY_MAX_CONNS || !px->c[slot])
 		return;
 	struct conn *c = px->c[slot];
+	/* The client's socket stays in the set with no interest while its
+	 * upstream is looked up or connected, and a hang-up or an error is
+	 * reported anyway, level-triggered: the client is gone, so is the
+	 * connection (else every wait returns at once until the connect ends:
+	 * outside review of cordon-oci, 2). */
+	if (kind == 1 && (events & (EPOLLHUP | EPOLLERR)) && (c->st == C_RESOLVING || c->st == C_CONNECTING)) {
+		px_conn_close(px, slot);
+		return;
+	}
 	if (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
 		if (kind == 1)
 			c->c_rd = true;

@@ -1177,6 +1177,51 @@ print(r.split(b'\r\n')[0].decode()); s.close()"
 	t_assert
 }
 
-for t in test_hop_by_hop_fields_dropped_plain; do
+# Outside review of cordon-oci, 2 (the proxy is shared): a client that
+# resets its connection while the proxy is still connecting upstream (here
+# to a listener whose backlog is full: the SYN waits) must not make the
+# supervisor spin on the client's hang-up until the connect ends. Measured
+# as the supervisor's own CPU (its /proc stat, ticks) over the two seconds
+# the run then waits: a few ticks, where the spin took a core.
+test_client_reset_while_connecting_costs_nothing() {
+	local port
+	port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	python3 -c "
+import socket, time
+s = socket.socket(); s.bind(('127.0.0.1', $port)); s.listen(0)
+k = []
+for i in range(3):
+    c = socket.socket(); c.setblocking(False)
+    try: c.connect(('127.0.0.1', $port))
+    except BlockingIOError: pass
+    k.append(c)
+time.sleep(60)" &
+	local full=$!
+	sleep 0.5
+	"$CORDON" run --workspace-mode direct --net "127.0.0.1:$port" --report "$T_TMP/r.json" -- /usr/bin/python3 -c "
+import os, socket, struct, time
+for i in range(3):
+    c = socket.create_connection(('127.0.0.1', 3128))
+    c.sendall(b'CONNECT 127.0.0.1:$port HTTP/1.1\r\n\r\n')
+    time.sleep(0.3)  # the proxy is connecting upstream by now
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack('ii', 1, 0))
+    c.close()        # a reset
+open('reset', 'w').close()
+while not os.path.exists('end'): time.sleep(0.02)" >/dev/null 2>&1 &
+	local pid=$! t0 t1
+	for _ in $(seq 600); do [ -e reset ] && break; sleep 0.05; done
+	[ -e reset ] || fail "the run did not reset its connections"
+	t0=$(awk '{print $14 + $15}' /proc/$pid/stat)
+	sleep 2
+	t1=$(awk '{print $14 + $15}' /proc/$pid/stat)
+	touch end
+	wait $pid
+	kill $full 2>/dev/null
+	wait $full 2>/dev/null
+	[ $((t1 - t0)) -le 20 ] || fail "the supervisor used $((t1 - t0)) ticks of CPU in the 2 s after the resets"
+	t_assert
+}
+
+for t in test_hop_by_hop_fields_dropped_plain test_client_reset_while_connecting_costs_nothing; do
 	t_run $t
 done
