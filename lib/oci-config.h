@@ -64,6 +64,9 @@ struct oci_config {
 	bool has_umask; mode_t umask;
 	struct oci_rlimit *rl; size_t nrl;
 	bool nnp;
+	/* set by create, not the config: the image's privileged files held
+	 * read-only (oci-privguard.h), its rootfs being reachable by others */
+	bool priv_guard;
 	bool has_oom; int oom;
 	bool has_caps;
 	uint64_t caps[5];  /* bounding, effective, inheritable, permitted, ambient */

@@ -34,6 +34,7 @@
 #include "oci-common.h"
 #include "oci-slots.h"
 #include "oci-egress.h"
+#include "oci-privguard.h"
 #include "oci-supervisor.h"
 
 #ifndef NS_GET_USERNS
@@ -125,6 +126,9 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 		oci_config_free(&c);
 		return -1;
 	}
+	/* a rootfs others could reach: the image's privileged files are held
+	 * read-only (oci-privguard.h); a read-only root needs nothing more */
+	c.priv_guard = !c.readonly && oci_privguard_needed(c.root);
 	struct oci_sup x = {.o = o, .c = &c, .slot = -1, .slotfd = -1};
 	if (oci_cgroup_path(&c, o->id, o->systemd_cgroup, x.cgpath, sizeof(x.cgpath), err) < 0 ||
 	    oci_state_mkdir(o->root, o->id, &x.dirfd, err) < 0) {

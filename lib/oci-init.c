@@ -49,6 +49,7 @@
 #include "oci-common.h"
 #include "oci-landlock.h"
 #include "oci-egress.h"
+#include "oci-privguard.h"
 #include "policy.h"
 
 static int open_beneath(int rootfd, const char *path, int flags, cordon_error *err)
@@ -530,6 +531,11 @@ static int setup(const struct oci_config *c, int sock, int tree, const int *tree
 	int rootfd = tree;
 	bool own_net = c->ns_new[OCI_NS_NET], own_ipc = c->ns_new[OCI_NS_IPC];
 	if (not_shared(rootfd, copy_prop(c), c->root, err) < 0)
+		return -1;
+	/* the image's privileged files, before any mount of the config is on
+	 * the rootfs (oci-privguard.h) */
+	unsigned held = 0;
+	if (c->priv_guard && oci_privguard_apply(rootfd, &held, err) < 0)
 		return -1;
 	for (size_t i = 0; i < c->nmounts; i++)
 		if (mount_one(rootfd, &c->mounts[i], trees[i], own_net, own_ipc, err) < 0)

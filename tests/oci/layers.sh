@@ -371,5 +371,52 @@ test_notify_budget_in_oci_mode() {
 	t_assert
 }
 
+# Outside review of cordon-oci, 1: the image's own setuid and file-capability
+# files are root's on the idmapped rootfs, so root inside could rewrite them
+# (through a shared mapping the bits stay) and a host user who reaches the
+# bundle would run the result as root. Where other host users can reach the
+# rootfs, init holds each such file read-only (bound onto itself): no
+# writing, no link, no rename; a plain file stays writable. Where they
+# cannot (a root-owned 0700 directory on the way, as podman's storage),
+# nothing is held.
+test_image_privileged_files_held_read_only() {
+	setup_oci || return
+	local pub f
+	pub=$(mktemp -d /tmp/cordon-privguard.XXXXXX)
+	chmod 755 "$pub"
+	local B=$pub/b
+	bundle "$B" sh -c 'for f in su pcap plain; do /bin/hostile privwrite /bin/$f; done'
+	cp "$BUILD/probe-hostile" "$B/rootfs/bin/hostile"
+	for f in su pcap plain; do head -c 4096 /dev/zero >"$B/rootfs/bin/$f"; done
+	chmod 4755 "$B/rootfs/bin/su"
+	chmod 755 "$B/rootfs/bin/pcap" "$B/rootfs/bin/plain"
+	python3 -c 'import os, struct, sys
+os.setxattr(sys.argv[1], "security.capability", struct.pack("<IIIII", 0x02000001, 1 << 13, 0, 0, 0))' "$B/rootfs/bin/pcap"
+	with_caps "$B" CAP_CHOWN CAP_DAC_OVERRIDE CAP_FOWNER CAP_FSETID CAP_SETFCAP
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" "denied EROFS open-rw
+denied EXDEV link
+denied EBUSY rename
+denied EROFS open-rw
+denied EXDEV link
+denied EBUSY rename
+ok open-rw
+ok mmap-write
+ok link
+ok rename" "in the container: su, pcap, plain"
+	expect_eq "$(stat -c %a "$B/rootfs/bin/su") $(cmp -s "$B/rootfs/bin/su" /dev/zero -n 4096 && echo same)" "4755 same" "su on the host"
+	expect_eq "$(cmp -s "$B/rootfs/bin/pcap" /dev/zero -n 4096 && echo same)" same "pcap on the host"
+	expect_eq "$(cmp -s "$B/rootfs/bin/plain" /dev/zero -n 4096 || echo changed)" changed "plain: written"
+	# the same bundle where only root reaches it: nothing held
+	mkdir -m 700 "$T_TMP/private"
+	mv "$B" "$T_TMP/private/b"
+	"$OCI" --root "$ROOT" run --bundle "$T_TMP/private/b" "$ID-p" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(head -2 "$T_TMP/out")" $'ok open-rw\nok mmap-write' "su where no other user reaches it"
+	rm -rf "$pub" "$T_TMP/private"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
 echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
