@@ -111,6 +111,39 @@ static int exec_pty(const struct oci_config *c, int sock, cordon_error *err)
 	return r;
 }
 
+/* In the process, last: cordon's deny list with its listener (and the
+ * config's profile), the listener sent up to exec (sock) for the
+ * supervisor, which answers and reports its denials as init's. Without a
+ * supervisor to read it the denied calls fail with ENOSYS (the kernel's
+ * answer when no listener is left): refused all the same. */
+static int exec_seccomp(const struct oci_config *c, int sock, cordon_error *err)
+{
+	int l = -1;
+	if (oci_seccomp_load_notify(c, &l, err) < 0)
+		return -1;
+	if (l < 0)
+		return 0; /* the config's profile has the listener */
+	int r = oci_send(sock, OCI_MSG_LISTENER, "", l);
+	close(l);
+	return r < 0 ? cordon_err_errno(err, "seccomp: sending the listener") : 0;
+}
+
+/* The process's listener, to the container's supervisor (ROOT/ID/sup.sock):
+ * it answers and counts the denials for the report. Closed either way. */
+static void relay_listener(int dfd, int fd)
+{
+	if (fd < 0)
+		return;
+	struct sockaddr_un a;
+	oci_sup_sock_path(dfd, &a);
+	int cs = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (cs >= 0 && connect(cs, (struct sockaddr *)&a, sizeof(a)) == 0)
+		oci_send(cs, OCI_MSG_LISTENER, "", fd);
+	if (cs >= 0)
+		close(cs);
+	close(fd);
+}
+
 int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, int *status, cordon_error *err)
 {
 	int dfd;
@@ -233,8 +266,8 @@ int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, in
 		if (oci_landlock_prepare(&base, &ll, &e) < 0 || oci_landlock_apply(&ll, &e) < 0)
 			goto cfail;
 		char exe[PATH_MAX];
-		if (oci_find_exec(&c, exe, sizeof(exe), &e) < 0 || (!c.nnp && oci_seccomp_load(&c, &e) < 0) ||
-		    oci_apply_process(&c, &e) < 0 || (c.nnp && oci_seccomp_load(&c, &e) < 0))
+		if (oci_find_exec(&c, exe, sizeof(exe), &e) < 0 || (!c.nnp && exec_seccomp(&c, sp[1], &e) < 0) ||
+		    oci_apply_process(&c, &e) < 0 || (c.nnp && exec_seccomp(&c, sp[1], &e) < 0))
 			goto cfail;
 		execve(exe, c.args.v, c.env.v);
 		cordon_err_errno(&e, "exec %s", exe);
@@ -254,7 +287,11 @@ int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, in
 	pid_t proc = -1; /* the process: our child (CLONE_PARENT above) */
 	cordon_error pe = {0};
 	int t;
-	while ((t = oci_recv(sp[0], text, &fd)) == OCI_MSG_READY || t == OCI_MSG_PTY) {
+	while ((t = oci_recv(sp[0], text, &fd)) == OCI_MSG_READY || t == OCI_MSG_PTY || t == OCI_MSG_LISTENER) {
+		if (t == OCI_MSG_LISTENER) {
+			relay_listener(dfd, fd);
+			continue;
+		}
 		if (t == OCI_MSG_READY) {
 			proc = (pid_t)atoi(text);
 			if (o->pid_file)

@@ -430,6 +430,16 @@ static void sup_fail(struct oci_sup *x, pid_t pid, const cordon_error *err)
 	_exit(1);
 }
 
+#define OCI_LISTENERS 64
+/* Keep fd among the listeners polled; false when there is no room. */
+static bool add_listener(int *v, size_t *n, int fd)
+{
+	if (*n >= OCI_LISTENERS)
+		return false;
+	v[(*n)++] = fd;
+	return true;
+}
+
 void oci_supervisor(struct oci_sup *x, pid_t xpid)
 {
 	const struct oci_config *c = x->c;
@@ -585,8 +595,11 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 		dup3(nul, i, 0);
 	if (chdir("/") < 0)
 		_exit(1);
-	/* the deny list's listener (init sends it after GO2) */
-	int listener = -1;
+	/* the deny list's listeners: init's (it sends it after GO2) and those
+	 * of the processes exec adds (through sup.sock), OCI_LISTENERS at
+	 * most (past that a process's denied calls get ENOSYS, unreported) */
+	int xls[OCI_LISTENERS];
+	size_t nxls = 0;
 	bool had_listener = false;
 	static struct oci_denials den;
 	/* The listener is left unread while the budget is spent: the
@@ -598,7 +611,7 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 	for (;;) {
 		int timeout = -1;
 		bool hold = false;
-		if (listener >= 0) {
+		if (nxls) {
 			uint64_t now = mono_ns(), wait = notify_budget_wait_ns(&nb, now);
 			if (wait) {
 				held_from = held_from ? held_from : now;
@@ -609,21 +622,26 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 				held_from = 0;
 			}
 		}
-		struct pollfd p[4] = {{pfd, POLLIN, 0}, {ls, POLLIN, 0}, {hold ? -1 : listener, POLLIN, 0}, {epfd, POLLIN, 0}};
-		if (poll(p, 4, timeout) < 0) {
+		struct pollfd p[3 + OCI_LISTENERS] = {{pfd, POLLIN, 0}, {ls, POLLIN, 0}, {epfd, POLLIN, 0}};
+		for (size_t i = 0; i < nxls; i++)
+			p[3 + i] = (struct pollfd){hold ? -1 : xls[i], POLLIN, 0};
+		if (poll(p, 3 + nxls, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		/* POLLHUP alone: no process uses the filter any more (a read would wait) */
-		int answered = p[2].revents && (p[2].revents & POLLIN) ? oci_observe_one(listener, &den) : 0;
-		if (answered > 0) /* every call here is a denial */
-			notify_budget_charge(&nb, NOTIFY_COST_DENIAL);
-		if (p[2].revents && (!(p[2].revents & POLLIN) || answered < 0)) {
-			close(listener);
-			listener = -1;
+		for (size_t i = nxls; i-- > 0;) {
+			short re = p[3 + i].revents;
+			/* POLLHUP alone: no process uses the filter any more (a read would wait) */
+			int answered = re & POLLIN ? oci_observe_one(xls[i], &den) : 0;
+			if (answered > 0) /* every call here is a denial */
+				notify_budget_charge(&nb, NOTIFY_COST_DENIAL);
+			if (re && (!(re & POLLIN) || answered < 0)) {
+				close(xls[i]);
+				xls[i] = xls[--nxls];
+			}
 		}
-		if (p[3].revents) {
+		if (p[2].revents) {
 			struct epoll_event evs[16];
 			int n = epoll_wait(epfd, evs, 16, 0);
 			for (int i = 0; i < n; i++)
@@ -639,7 +657,13 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 			continue;
 		int cfd;
 		int t = oci_recv(cs, text, &cfd);
-		if (t == OCI_MSG_GO2 && !st.started) {
+		if (t == OCI_MSG_LISTENER) {
+			/* an exec'd process's deny list (lib/oci-exec.c) */
+			if (cfd >= 0 && !add_listener(xls, &nxls, cfd))
+				close(cfd);
+			if (cfd >= 0)
+				had_listener = true;
+		} else if (t == OCI_MSG_GO2 && !st.started) {
 			oci_state_json_of(&st, OCI_RUNNING, sj, sizeof(sj));
 			char reply[OCI_MSG_MAX] = "";
 			if (oci_send(s, OCI_MSG_GO2, sj, -1) < 0)
@@ -647,10 +671,8 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 			else {
 				int r = oci_recv(s, text, &cfd);
 				for (; r == OCI_MSG_LISTENER; r = oci_recv(s, text, &cfd))
-					if (listener < 0) {
-						listener = cfd;
+					if (cfd >= 0 && add_listener(xls, &nxls, cfd))
 						had_listener = true;
-					}
 					else if (cfd >= 0)
 						close(cfd);
 				if (r == OCI_MSG_ERROR)

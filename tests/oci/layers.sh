@@ -217,6 +217,32 @@ test_denials_reported() {
 	t_assert
 }
 
+# A process exec adds gets the deny list with a listener too: exec sends it
+# to the container's supervisor, which answers EPERM and counts its denials
+# in the same report as init's (before: EPERM from the filter, unreported).
+test_exec_denials_reported() {
+	setup_oci || return
+	bundle "$B" sleep 1000
+	cp "$BUILD/probe-hostile" "$B/rootfs/bin/hostile"
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	oci start "$ID"
+	expect_eq "$RC" 0 "start: $ERR"
+	oci exec "$ID" /bin/hostile denied-loop 3
+	expect_eq "$RC:$OUT" "0:denied-loop 3 of 3 refused EPERM" "exec: $ERR"
+	"$OCI" --root "$ROOT" exec --detach "$ID" /bin/hostile denied-loop 2 </dev/null >"$T_TMP/d" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "exec --detach: $(cat "$T_TMP/err")"
+	for _ in $(seq 400); do [ -s "$T_TMP/d" ] && break; sleep 0.05; done
+	expect_eq "$(cat "$T_TMP/d")" "denied-loop 2 of 2 refused EPERM" "the detached exec"
+	oci kill "$ID" KILL
+	oci delete --force "$ID"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_eq "$(jq -c '[.denials[] | select(.kind == "syscall") | {target, count}]' "$rep")" \
+		'[{"target":"mount","count":5}]' "both execs' denials in the report"
+	t_assert
+}
+
 # A config whose profile has a listener of its own (SCMP_ACT_NOTIFY): the
 # kernel allows one per filter chain, so the deny list answers EPERM itself.
 test_denials_config_listener_falls_back() {
