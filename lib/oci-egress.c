@@ -150,6 +150,12 @@ int oci_egress_env_added(const struct oci_config *c, strv *names, cordon_error *
 		if (!env_sets(&c->env, vars.v[i]) && strv_push(names, vars.v[i]) < 0)
 			r = cordon_oom(err);
 	strv_free(&vars);
+	/* the injected secrets' placeholders (oci_egress_prepare), which
+	 * replace the config's own */
+	const cordon_policy *p = c->egress;
+	for (size_t i = 0; r == 0 && p && p->net_allow.n && policy_intercepts(p) && i < p->nsecrets; i++)
+		if (strv_push(names, p->secrets[i].name) < 0)
+			r = cordon_oom(err);
 	return r;
 }
 

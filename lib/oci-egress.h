@@ -54,7 +54,8 @@ int oci_egress_mount_ca(int dirfd, const struct oci_config *c, cordon_error *err
  * their lower-case forms, NO_PROXY unless an allowed host is on the host's
  * loopback) appended to c->env where the config does not set that name. */
 int oci_egress_env(struct oci_config *c, cordon_error *err);
-/* The names oci_egress_env would add to c's env (explain). */
+/* The names oci_egress_env would add to c's env, then the injected
+ * secrets' (oci_egress_prepare's placeholders) (explain). */
 int oci_egress_env_added(const struct oci_config *c, strv *names, cordon_error *err);
 /* In init, in the container's network namespace: lo up, and a listening
  * socket on 127.0.0.1:PROXY_PORT (*fd). */

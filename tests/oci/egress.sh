@@ -140,24 +140,33 @@ test_egress_bad_policy_refused() {
 }
 
 # cordon explain --bundle shows the egress policy (hosts, rules, the
-# variables added, the network namespace it gets), in text and JSON; a bad
+# variables added, the network namespace it gets, the TLS the proxy opens,
+# the injected secrets' names and sources), in text and JSON; a bad
 # annotation is create's refusal.
 test_egress_explain() {
 	setup_oci || return
 	bundle "$B" true
 	with_policy "$B" '{"network": {"allow": ["127.0.0.1:8080",
-	  {"host": "127.0.0.2:80", "methods": ["GET"], "paths": ["/pub/**"]}]}}'
+	  {"host": "127.0.0.2:80", "methods": ["GET"], "paths": ["/pub/**"]}]},
+	  "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["127.0.0.1:8080"], "placeholder": "ghp_"}}}}'
 	OUT=$("$CORDON" explain --bundle "$B" 2>"$T_TMP/err")
 	expect_eq "$?" 0 "explain --bundle: $(cat "$T_TMP/err")"
 	expect_match "$OUT" '^verdict: would run' "the verdict"
 	expect_match "$OUT" 'network new' "the network namespace the policy gives it"
 	expect_match "$OUT" "^egress: through cordon's proxy at 127.0.0.1:3128" "the proxy"
 	expect_match "$OUT" 'allow +127.0.0.1:8080$' "an allowed host"
-	expect_match "$OUT" 'allow +127.0.0.2:80 methods GET paths /pub/\*\* .*plain HTTP' "a rule"
-	expect_match "$OUT" 'env +HTTP_PROXY HTTPS_PROXY http_proxy https_proxy ALL_PROXY all_proxy$' "the variables"
+	expect_match "$OUT" 'allow +127.0.0.2:80 methods GET paths /pub/\*\* .*HTTPS too' "a rule"
+	expect_match "$OUT" 'env +HTTP_PROXY HTTPS_PROXY http_proxy https_proxy ALL_PROXY all_proxy SSL_CERT_FILE .*AWS_CA_BUNDLE TOKEN$' \
+		"the variables (the CA's, the placeholder's)"
+	expect_match "$OUT" 'tls +the proxy opens HTTPS .*/run/cordon-ca/ca.pem .*upstreams verified against the host' "TLS"
+	expect_match "$OUT" 'secret TOKEN: the process gets a placeholder \(ghp_ .*variable HOST_TOKEN, goes in the headers of requests to 127.0.0.1:8080 \(over TLS only\)' \
+		"the credential broker"
 	OUT=$("$CORDON" explain --bundle "$B" --json 2>"$T_TMP/err")
 	expect_eq "$(jq -r '[.egress.proxy, (.egress.allow | map(.host) | join(",")), .namespaces.network] | join(" ")' <<<"$OUT")" \
 		"127.0.0.1:3128 127.0.0.1:8080,127.0.0.2:80 new" "--json"
+	expect_eq "$(jq -c '[.egress.tls, .egress.injected]' <<<"$OUT")" \
+		'[{"ca_file":"/run/cordon-ca/ca.pem","upstream_ca":null},[{"secret":"TOKEN","hosts":["127.0.0.1:8080"],"in":["header"],"placeholder_prefix":"ghp_","allow_plaintext":false,"from":{"env":"HOST_TOKEN"}}]]' \
+		"--json: TLS and the broker"
 	printf '%s' "$OUT" >"$T_TMP/e.json"
 	/usr/bin/python3 "$TOP/tests/validate.py" "$TOP/schemas/explain-bundle.schema.json" "$T_TMP/e.json" >"$T_TMP/v" ||
 		fail "explain --bundle --json does not validate: $(cat "$T_TMP/v")"
