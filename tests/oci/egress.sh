@@ -309,6 +309,12 @@ test_egress_bad_secrets_refused() {
 	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy:1:[0-9]+: secret "T": "mount" is not supported' \
 		"a mount"
 	cp "$B/good.json" "$B/config.json"
+	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:443\"]}, \"secrets\": {\"T\": {\"file\": \"no-such-file\", $inj}}}"
+	oci create --bundle "$B" "$ID"
+	expect_match "$RC:$ERR" "^1:cordon-oci: create: annotation run.cordon.policy: secret T: $B/no-such-file: " \
+		"a missing file (relative to the bundle)"
+	expect_eq "$(wc -l <<<"$ERR")" 1 "one line"
+	cp "$B/good.json" "$B/config.json"
 	with_policy "$B" "{\"secrets\": {\"T\": {\"env\": \"HOME\", $inj}}}"
 	oci create --bundle "$B" "$ID"
 	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy: .*no "network" section' "no network section"
