@@ -540,7 +540,8 @@ static int setup(const struct oci_config *c, int sock, int tree, const int *tree
 	 * mounts (a tmpfs on /run does not hide it) */
 	if (c->egress_run) {
 		int d = ensure(rootfd, CORDON_CA_DIR, false, err);
-		int r = d < 0 ? -1 : oci_egress_mount_ca(d, c, err);
+		int r = d < 0 ? cordon_err_wrap(err, "%s: making %s in root.path for the run's CA", OCI_POLICY_ANNOTATION, CORDON_CA_DIR)
+			      : oci_egress_mount_ca(d, c, err);
 		if (d >= 0)
 			close(d);
 		if (r < 0)
