@@ -1,8 +1,10 @@
 /* Egress in OCI mode (oci-egress.h): the annotation run.cordon.policy read
  * with cordon's own policy parser (pol-parse.c), the network namespace the
  * proxy needs, the process's proxy variables (sup-env.c's, as cordon run
- * sets them) and init's listening socket. The supervisor runs the proxy
- * itself (sup-proxy.c) in its loop (oci-supervisor.c). */
+ * sets them) and init's listening socket; the secrets, the run's CA and
+ * its bundle, made at create, and init's mount of the bundle. The
+ * supervisor runs the proxy itself (sup-proxy.c) in its loop
+ * (oci-supervisor.c). */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <linux/mount.h>

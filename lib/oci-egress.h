@@ -1,8 +1,12 @@
 /* Egress in OCI mode (lib/oci-egress.c; docs/oci.md, "Egress"): the
  * annotation run.cordon.policy, a cordon policy in JSON whose "network"
- * section (allowed hosts, HTTP rules) is cordon run's. With it the container
- * gets a network namespace of its own and cordon's egress proxy: init
- * listens on 127.0.0.1:PROXY_PORT there, the supervisor serves it. */
+ * section (allowed hosts, HTTP rules, upstream_ca) and "secrets" (injected
+ * credentials) are cordon run's. With it the container gets a network
+ * namespace of its own and cordon's egress proxy: init listens on
+ * 127.0.0.1:PROXY_PORT there, the supervisor serves it, opening TLS with a
+ * CA of the run's where cordon run's would (init mounts its bundle at
+ * CORDON_CA_FILE) and injecting the secrets' values, which the container
+ * never holds (placeholders in its env). */
 #pragma once
 #include "error.h"
 #include "oci-config.h"
