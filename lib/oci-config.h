@@ -50,6 +50,8 @@ struct oci_seccomp {
 	struct oci_seccomp_rule *rules; size_t nrules;
 };
 
+struct oci_egress_run;
+
 struct oci_config {
 	char *bundle;     /* absolute, as given with --bundle */
 	char *root;       /* root.path, absolute */
@@ -96,6 +98,10 @@ struct oci_config {
 	/* run.cordon.policy's network section (oci-egress.h), or NULL; set by
 	 * oci_egress_load, not by oci_config_load */
 	cordon_policy *egress;
+	/* its TLS interception and credential broker (oci-egress.h): the
+	 * secrets, the run's CA; set by oci_egress_prepare at create (never by
+	 * explain), NULL when the proxy opens no TLS */
+	struct oci_egress_run *egress_run;
 };
 
 /* Read BUNDLE/config.json. Errors name the file and "LINE:COL". */

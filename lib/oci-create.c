@@ -121,8 +121,9 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 	/* the egress policy before the refusals: it may give the container a
 	 * network namespace of its own, and adds the proxy's variables to its env */
 	if (oci_config_load_raw(bundle, &c, &raw, err) < 0 || oci_egress_load(&c, err) < 0 ||
-	    oci_config_check(&c, err) < 0 || oci_egress_env(&c, err) < 0) {
+	    oci_config_check(&c, err) < 0 || oci_egress_env(&c, err) < 0 || oci_egress_prepare(&c, err) < 0) {
 		buf_free(&raw);
+		oci_egress_release(&c);
 		oci_config_free(&c);
 		return -1;
 	}
@@ -133,6 +134,7 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 	if (oci_cgroup_path(&c, o->id, o->systemd_cgroup, x.cgpath, sizeof(x.cgpath), err) < 0 ||
 	    oci_state_mkdir(o->root, o->id, &x.dirfd, err) < 0) {
 		buf_free(&raw);
+		oci_egress_release(&c);
 		oci_config_free(&c);
 		return -1;
 	}
@@ -173,6 +175,8 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 		_exit(sp < 0 ? 1 : 0);
 	}
 	close(ready[1]);
+	/* the values and the CA's key are the supervisor's now */
+	oci_egress_release(&c);
 	waitpid(xp, NULL, 0);
 	char m[OCI_MSG_MAX];
 	ssize_t n;
@@ -195,6 +199,7 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 	m[n > 0 ? n : 0] = '\0';
 	cordon_err(err, 0, "%s", n > 1 ? m + 1 : "the supervisor exited while creating the container");
 fail:
+	oci_egress_release(&c);
 	if (x.slot >= 0)
 		oci_slot_release(x.dirfd, x.slot);
 	if (x.slotfd >= 0)

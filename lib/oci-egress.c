@@ -1,22 +1,31 @@
 /* Egress in OCI mode (oci-egress.h): the annotation run.cordon.policy read
  * with cordon's own policy parser (pol-parse.c), the network namespace the
  * proxy needs, the process's proxy variables (sup-env.c's, as cordon run
- * sets them) and init's listening socket. The supervisor runs the proxy
- * itself (sup-proxy.c) in its loop (oci-supervisor.c). */
+ * sets them) and init's listening socket; the secrets, the run's CA and
+ * its bundle, made at create, and init's mount of the bundle. The
+ * supervisor runs the proxy itself (sup-proxy.c) in its loop
+ * (oci-supervisor.c). */
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <linux/mount.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "oci-egress.h"
 #include "json.h"
 #include "ns.h"
+#include "pol-opts.h"
 #include "pol-parse.h"
 #include "policy.h"
 #include "proxy.h"
+#include "pxhttp.h"
+#include "tls.h"
 #include "sup-env.h"
+#include "ca-bundle.h"
 
 #define WHERE "annotation " OCI_POLICY_ANNOTATION
 
@@ -29,9 +38,11 @@ static const char *annotation(const struct oci_config *c)
 	return v;
 }
 
-/* Only "network" applies here: the config itself says what the policy's
- * other sections would (its mounts, resources, seccomp, env), and a key
- * cordon-oci would ignore must not look enforced. */
+/* Only "network" and "secrets" apply here: the config itself says what the
+ * policy's other sections would (its mounts, resources, seccomp, env), and a
+ * key cordon-oci would ignore must not look enforced. A secret is injected
+ * only (the proxy puts its value in requests, the process holds a
+ * placeholder): a value the process itself should hold is the config's env. */
 static int check_sections(const char *text, cordon_error *err)
 {
 	jnode *root = json_parse(text, strlen(text), err);
@@ -42,16 +53,28 @@ static int check_sections(const char *text, cordon_error *err)
 	}
 	int r = 0;
 	for (size_t i = 0; root->type == J_OBJ && i < root->n && r == 0; i++)
-		if (strcmp(root->keys[i], "network") != 0)
+		if (strcmp(root->keys[i], "network") != 0 && strcmp(root->keys[i], "secrets") != 0)
 			r = cordon_err(err, 0, WHERE ":%d:%d: \"%s\" does not apply in OCI mode (the config decides it); "
-					       "only \"network\" does", root->kline[i], root->kcol[i], root->keys[i]);
+					       "only \"network\" and \"secrets\" do", root->kline[i], root->kcol[i], root->keys[i]);
 	jnode *net = root->type == J_OBJ ? json_get(root, "network") : NULL;
-	static const char *const later[] = {"loopback_ports", "upstream_ca"};
 	for (size_t i = 0; net && net->type == J_OBJ && i < net->n && r == 0; i++)
-		for (size_t k = 0; k < sizeof(later) / sizeof(later[0]) && r == 0; k++)
-			if (strcmp(net->keys[i], later[k]) == 0)
-				r = cordon_err(err, 0, WHERE ":%d:%d: \"network.%s\" is not supported in OCI mode yet",
-					       net->kline[i], net->kcol[i], later[k]);
+		if (strcmp(net->keys[i], "loopback_ports") == 0)
+			r = cordon_err(err, 0, WHERE ":%d:%d: \"network.loopback_ports\" is not supported in OCI mode yet",
+				       net->kline[i], net->kcol[i]);
+	jnode *sec = root->type == J_OBJ ? json_get(root, "secrets") : NULL;
+	for (size_t i = 0; sec && sec->type == J_OBJ && i < sec->n && r == 0; i++) {
+		const jnode *o = sec->items[i];
+		if (o->type != J_OBJ)
+			continue; /* cordon's parser says why */
+		const jnode *m = json_get(o, "mount");
+		if (m)
+			r = cordon_err(err, 0, WHERE ":%d:%d: secret \"%s\": \"mount\" is not supported in OCI mode yet "
+					       "(an injected variable only)", m->line, m->col, sec->keys[i]);
+		else if (!json_get(o, "inject"))
+			r = cordon_err(err, 0, WHERE ":%d:%d: secret \"%s\": only an injected secret (\"inject\") applies "
+					       "in OCI mode; a value the process holds itself is the config's process.env",
+				       o->line, o->col, sec->keys[i]);
+	}
 	json_free(root);
 	return r;
 }
@@ -72,8 +95,10 @@ int oci_egress_load(struct oci_config *c, cordon_error *err)
 		return -1;
 	}
 	if (!(p->sections & SEC_NETWORK)) {
+		bool sec = p->nsecrets > 0;
 		policy_free(p);
-		return 0;
+		return sec ? cordon_err(err, 0, WHERE ": its \"secrets\" are injected by the proxy, and it has no "
+						 "\"network\" section") : 0;
 	}
 	if (c->ns_path[OCI_NS_NET]) {
 		policy_free(p);
@@ -99,14 +124,13 @@ static bool env_sets(const strv *env, const char *var)
 }
 
 /* cordon run's (sup_env_cordon): none when nothing is allowed (no proxy
- * runs then, and the namespace has no way out at all). Of the policy only
- * its hosts: the proxy opens no TLS here, so no CA variable is set. */
+ * runs then, and the namespace has no way out at all); the CA variables
+ * (CORDON_CA_FILE) where the proxy opens TLS (policy_intercepts). */
 static int proxy_vars(const struct oci_config *c, strv *vars, cordon_error *err)
 {
 	if (!c->egress)
 		return 0;
-	cordon_policy hosts = {.net_allow = c->egress->net_allow};
-	return sup_env_cordon(&hosts, NULL, vars, err);
+	return sup_env_cordon(c->egress, NULL, vars, err);
 }
 
 int oci_egress_env(struct oci_config *c, cordon_error *err)
@@ -128,6 +152,12 @@ int oci_egress_env_added(const struct oci_config *c, strv *names, cordon_error *
 		if (!env_sets(&c->env, vars.v[i]) && strv_push(names, vars.v[i]) < 0)
 			r = cordon_oom(err);
 	strv_free(&vars);
+	/* the injected secrets' placeholders (oci_egress_prepare), which
+	 * replace the config's own */
+	const cordon_policy *p = c->egress;
+	for (size_t i = 0; r == 0 && p && p->net_allow.n && policy_intercepts(p) && i < p->nsecrets; i++)
+		if (strv_push(names, p->secrets[i].name) < 0)
+			r = cordon_oom(err);
 	return r;
 }
 
@@ -145,5 +175,133 @@ int oci_egress_listen(int *fd, cordon_error *err)
 		return -1;
 	}
 	*fd = l;
+	return 0;
+}
+
+/* The run's CA: as cordon run's, for as long as a container may run (no
+ * wall-clock limit here), from an hour ago. */
+#define OCI_CA_VALID (397u * 86400u)
+
+/* The config's variable NAME (every entry of it) gives way to the
+ * placeholder's, as cordon run's secrets come last and win. */
+static int put_placeholder(strv *env, const char *name, const char *placeholder)
+{
+	size_t l = strlen(name);
+	for (size_t i = 0; i < env->n;)
+		if (strncmp(env->v[i], name, l) == 0 && env->v[i][l] == '=') {
+			free(env->v[i]);
+			memmove(&env->v[i], &env->v[i + 1], (env->n - i) * sizeof(env->v[0])); /* NULL too */
+			env->n--;
+		} else
+			i++;
+	buf b = {0};
+	if (buf_printf(&b, "%s=%s", name, placeholder) < 0) {
+		buf_free(&b);
+		return -1;
+	}
+	return strv_push_take(env, b.p); /* freed if it fails */
+}
+
+int oci_egress_prepare(struct oci_config *c, cordon_error *err)
+{
+	cordon_policy *p = c->egress;
+	if (!p || !p->net_allow.n || !policy_intercepts(p))
+		return 0;
+	struct oci_egress_run *r = calloc(1, sizeof(*r));
+	if (!r)
+		return cordon_oom(err);
+	c->egress_run = r;
+	/* the values: cordon-oci's own environment (the caller's, at create)
+	 * or the files the policy names */
+	extern char **environ;
+	struct cordon_run_options o;
+	policy_opts_init(&o);
+	o.envp = environ;
+	const struct cordon_run_options *was = p->opts;
+	p->opts = &o;
+	int rc = secrets_load(p, &r->sec, err);
+	p->opts = was;
+	if (rc < 0)
+		return cordon_err_wrap(err, WHERE);
+	for (size_t i = 0; i < r->sec.n; i++)
+		r->npsec += r->sec.v[i].placeholder != NULL;
+	if (r->npsec && !(r->psec = calloc(r->npsec, sizeof(*r->psec))))
+		return cordon_oom(err);
+	for (size_t i = 0, k = 0; i < r->sec.n; i++) {
+		const struct secret_value *v = &r->sec.v[i];
+		if (!v->placeholder)
+			continue;
+		if (put_placeholder(&c->env, v->name, v->placeholder) < 0)
+			return cordon_oom(err);
+		r->psec[k++] = (struct pxhttp_secret){v->name, v->placeholder, v->value, v->len, &v->pol->inject_hosts,
+						      v->pol->in_header, v->pol->in_query, v->pol->allow_plaintext, i};
+	}
+	size_t pl;
+	if (!(r->tls = tls_ops_get(err)) || r->tls->ca_new(&r->ca, OCI_CA_VALID, err) < 0)
+		return cordon_err_wrap(err, WHERE ": the run's CA");
+	const char *pem = r->tls->ca_pem(r->ca, &pl);
+	return ca_bundle_build(&r->bundle, pem, pl, err);
+}
+
+void oci_egress_release(struct oci_config *c)
+{
+	struct oci_egress_run *r = c->egress_run;
+	if (!r)
+		return;
+	secrets_free(&r->sec);
+	if (r->ca)
+		r->tls->ca_free(r->ca);
+	buf_free(&r->bundle);
+	free(r->psec);
+	free(r);
+	c->egress_run = NULL;
+}
+
+void oci_egress_drop_in_init(const struct oci_config *c)
+{
+	struct oci_egress_run *r = c->egress_run;
+	if (!r)
+		return;
+	for (size_t i = 0; i < r->sec.n; i++)
+		if (r->sec.v[i].value)
+			explicit_bzero(r->sec.v[i].value, r->sec.v[i].len);
+	if (r->ca)
+		r->tls->ca_free(r->ca); /* OpenSSL clears the key's memory */
+	r->ca = NULL;
+}
+
+int oci_egress_mount_ca(int dirfd, const struct oci_config *c, cordon_error *err)
+{
+	const struct oci_egress_run *r = c->egress_run;
+	int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return cordon_err_errno(err, "the run's CA at %s: tmpfs", CORDON_CA_FILE);
+	int m = -1;
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+		m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+				 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	close(fs);
+	if (m < 0)
+		return cordon_err_errno(err, "the run's CA at %s: tmpfs", CORDON_CA_FILE);
+	int f = openat(m, "ca.pem", O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
+	size_t off = 0;
+	while (f >= 0 && off < r->bundle.len) {
+		ssize_t n = write(f, r->bundle.p + off, r->bundle.len - off);
+		if (n <= 0)
+			break;
+		off += (size_t)n;
+	}
+	if (f >= 0)
+		close(f);
+	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
+	if (f < 0 || off < r->bundle.len ||
+	    syscall(SYS_mount_setattr, m, "", AT_EMPTY_PATH, &ro, sizeof(ro)) < 0 ||
+	    syscall(SYS_move_mount, m, "", dirfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+		cordon_err_errno(err, "the run's CA at %s", CORDON_CA_FILE);
+		close(m);
+		return -1;
+	}
+	close(m);
 	return 0;
 }

@@ -1,11 +1,21 @@
 /* Egress in OCI mode (lib/oci-egress.c; docs/oci.md, "Egress"): the
  * annotation run.cordon.policy, a cordon policy in JSON whose "network"
- * section (allowed hosts, HTTP rules) is cordon run's. With it the container
- * gets a network namespace of its own and cordon's egress proxy: init
- * listens on 127.0.0.1:PROXY_PORT there, the supervisor serves it. */
+ * section (allowed hosts, HTTP rules, upstream_ca) and "secrets" (injected
+ * credentials) are cordon run's. With it the container gets a network
+ * namespace of its own and cordon's egress proxy: init listens on
+ * 127.0.0.1:PROXY_PORT there, the supervisor serves it, opening TLS with a
+ * CA of the run's where cordon run's would (init mounts its bundle at
+ * CORDON_CA_FILE) and injecting the secrets' values, which the container
+ * never holds (placeholders in its env). */
 #pragma once
 #include "error.h"
 #include "oci-config.h"
+#include "secrets.h"
+#include "strv.h"
+
+struct pxhttp_secret;
+struct tls_ca;
+struct tls_ops;
 
 #define OCI_POLICY_ANNOTATION "run.cordon.policy"
 
@@ -14,16 +24,42 @@
  * Refused, one line naming the annotation (with LINE:COL where the text is
  * at fault): malformed JSON, a key of the policy other than "network" (the
  * config decides those), network.loopback_ports and network.upstream_ca, a
- * config that joins a network namespace by path. A rule's methods and paths
- * apply to plain HTTP: the proxy opens no TLS in OCI mode, so a CONNECT to a
- * host that only such rules admit is refused. A config with no network namespace of its own
+ * config that joins a network namespace by path, a secret that is not
+ * injected or has a "mount", secrets without a "network" section. A config with no network namespace of its own
  * gets one (ns_new[OCI_NS_NET]): the proxy must be the only way out. */
 int oci_egress_load(struct oci_config *c, cordon_error *err);
+
+/* The proxy's TLS (where cordon run's would open it: policy_intercepts) and
+ * its credential broker, made at create (never by explain). */
+struct oci_egress_run {
+	struct secrets sec;          /* read from cordon-oci's environment or files */
+	const struct tls_ops *tls;
+	struct tls_ca *ca;           /* the run's CA: its key stays in the supervisor */
+	buf bundle;                  /* the host's CAs and the run's certificate */
+	struct pxhttp_secret *psec;  /* the injected secrets, the policy's order */
+	size_t npsec;
+};
+/* At create, after oci_egress_env: read the policy's secrets (from
+ * cordon-oci's own environment, or files: secrets_load), put each
+ * placeholder in c->env as its variable (replacing the config's), and make
+ * the run's CA and bundle; c->egress_run (NULL when the proxy opens no TLS).
+ * Errors name the secret. */
+int oci_egress_prepare(struct oci_config *c, cordon_error *err);
+/* Free c->egress_run: values wiped, the CA's key freed. */
+void oci_egress_release(struct oci_config *c);
+/* In init, first thing: its copies of the values and of the CA's key
+ * (inherited from the supervisor at clone) wiped; the bundle stays. */
+void oci_egress_drop_in_init(const struct oci_config *c);
+/* In init, before pivot_root: a tmpfs of its own with the bundle as
+ * ca.pem (0444), read-only, mounted on dirfd (an O_PATH descriptor of
+ * CORDON_CA_DIR in the container's root, which init makes). */
+int oci_egress_mount_ca(int dirfd, const struct oci_config *c, cordon_error *err);
 /* The proxy's variables (cordon run's: HTTP_PROXY, HTTPS_PROXY, ALL_PROXY,
  * their lower-case forms, NO_PROXY unless an allowed host is on the host's
  * loopback) appended to c->env where the config does not set that name. */
 int oci_egress_env(struct oci_config *c, cordon_error *err);
-/* The names oci_egress_env would add to c's env (explain). */
+/* The names oci_egress_env would add to c's env, then the injected
+ * secrets' (oci_egress_prepare's placeholders) (explain). */
 int oci_egress_env_added(const struct oci_config *c, strv *names, cordon_error *err);
 /* In init, in the container's network namespace: lo up, and a listening
  * socket on 127.0.0.1:PROXY_PORT (*fd). */

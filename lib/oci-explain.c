@@ -181,12 +181,30 @@ static void text_egress(buf *b, const struct bx *x)
 	}
 	buf_printf(b, "egress: through cordon's proxy at 127.0.0.1:%d in the container's own network namespace "
 		      "(%s), every refusal in the report's denials:\n", PROXY_PORT, OCI_POLICY_ANNOTATION);
+	bool tls = policy_intercepts(p);
 	for (size_t i = 0; i < p->net_rules.n; i++) {
 		char d[400];
 		pxrule_describe(&p->net_rules.v[i], d, sizeof(d));
 		buf_printf(b, "  allow  %s%s\n", d,
-			   pxrule_restricted(&p->net_rules.v[i]) ? " (plain HTTP; its HTTPS is refused: no TLS is "
-								   "opened in OCI mode)" : "");
+			   pxrule_restricted(&p->net_rules.v[i]) ? " (HTTPS too: the proxy opens its TLS)" : "");
+	}
+	if (tls) {
+		buf_printf(b, "  tls    the proxy opens HTTPS to hosts with restricted rules or an injected secret: "
+			      "a CA of the run's (made at create; its key stays in the supervisor), the container "
+			      "trusts the bundle at %s (read-only); upstreams verified against %s\n",
+			   CORDON_CA_FILE, p->upstream_ca ? p->upstream_ca : "the host's trust store");
+		buf_printf(b, "         (any other host's CONNECT stays a tunnel, as with cordon run)\n");
+	}
+	for (size_t i = 0; tls && i < p->nsecrets; i++) {
+		const struct cordon_secret *s = &p->secrets[i];
+		buf_printf(b, "  secret %s: the process gets a placeholder (%s + 32 hex digits); the value, read at "
+			      "create from %s %s, goes in the %s%s%s of requests to",
+			   s->name, s->placeholder ? s->placeholder : "\"\"", s->from_env ? "cordon-oci's variable" : "the file",
+			   s->from_env ? s->from_env : s->from_file, s->in_header ? "headers" : "",
+			   s->in_header && s->in_query ? " and " : "", s->in_query ? "target" : "");
+		for (size_t k = 0; k < s->inject_hosts.n; k++)
+			buf_printf(b, " %s", s->inject_hosts.v[k]);
+		buf_printf(b, "%s\n", s->allow_plaintext ? " (plain HTTP too)" : " (over TLS only)");
 	}
 	buf_printf(b, "  env   ");
 	for (size_t i = 0; i < x->env_added->n; i++)
@@ -372,6 +390,44 @@ static void json_egress(jwriter *w, const struct bx *x)
 	jw_arr_begin(w);
 	for (size_t i = 0; i < x->env_added->n; i++)
 		jw_strn(w, x->env_added->v[i], strcspn(x->env_added->v[i], "="));
+	jw_arr_end(w);
+	/* TLS interception: null when the proxy opens none */
+	bool tls = p->net_allow.n && policy_intercepts(p);
+	jw_key(w, "tls");
+	if (tls) {
+		jw_obj_begin(w);
+		jw_key_str(w, "ca_file", CORDON_CA_FILE);
+		jw_key(w, "upstream_ca");
+		if (p->upstream_ca)
+			jw_str(w, p->upstream_ca);
+		else
+			jw_null(w);
+		jw_obj_end(w);
+	} else
+		jw_null(w);
+	/* the injected secrets: names and sources, never a value */
+	jw_key(w, "injected");
+	jw_arr_begin(w);
+	for (size_t i = 0; tls && i < p->nsecrets; i++) {
+		const struct cordon_secret *s = &p->secrets[i];
+		jw_obj_begin(w);
+		jw_key_str(w, "secret", s->name);
+		jw_key_strv(w, "hosts", &s->inject_hosts);
+		jw_key(w, "in");
+		jw_arr_begin(w);
+		if (s->in_header)
+			jw_str(w, "header");
+		if (s->in_query)
+			jw_str(w, "query");
+		jw_arr_end(w);
+		jw_key_str(w, "placeholder_prefix", s->placeholder ? s->placeholder : "");
+		jw_key_bool(w, "allow_plaintext", s->allow_plaintext);
+		jw_key(w, "from");
+		jw_obj_begin(w);
+		jw_key_str(w, s->from_env ? "env" : "file", s->from_env ? s->from_env : s->from_file);
+		jw_obj_end(w);
+		jw_obj_end(w);
+	}
 	jw_arr_end(w);
 	jw_obj_end(w);
 }

@@ -542,6 +542,17 @@ static int setup(const struct oci_config *c, int sock, int tree, const int *tree
 			return -1;
 	if (default_devices(rootfd, c, err) < 0 || config_devices(rootfd, c, devtrees, err) < 0)
 		return -1;
+	/* run.cordon.policy's TLS: the run's CA bundle, after the config's
+	 * mounts (a tmpfs on /run does not hide it) */
+	if (c->egress_run) {
+		int d = ensure(rootfd, CORDON_CA_DIR, false, err);
+		int r = d < 0 ? cordon_err_wrap(err, "%s: making %s in root.path for the run's CA", OCI_POLICY_ANNOTATION, CORDON_CA_DIR)
+			      : oci_egress_mount_ca(d, c, err);
+		if (d >= 0)
+			close(d);
+		if (r < 0)
+			return -1;
+	}
 	if (c->terminal && console(rootfd, c, sock, err) < 0)
 		return -1;
 	if (fchdir(rootfd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0)
@@ -586,6 +597,8 @@ void oci_init_main(const struct oci_config *c, int sock)
 	cordon_error err = {0};
 	int fd = -1;
 	char text[OCI_MSG_MAX];
+	/* the secrets' values and the CA's key are the supervisor's alone */
+	oci_egress_drop_in_init(c);
 	int t = oci_recv(sock, text, &fd);
 	if (t != OCI_MSG_GO1)
 		_exit(1);

@@ -44,7 +44,9 @@
 #include "oci-observe.h"
 #include "oci-slots.h"
 #include "policy.h"
+#include "oci-egress.h"
 #include "proxy.h"
+#include "redact-stream.h"
 #include "report-json.h"
 #include "sup-proxy.h"
 
@@ -262,6 +264,11 @@ static void write_landlock(jwriter *w, const char *ready, bool started)
 	jw_arr_end(w);
 }
 
+static char *redact_filter(void *ctx, const char *s)
+{
+	return ctx ? redact_string(ctx, s) : strdup(s);
+}
+
 /* The report (cordon.report/1) when init has exited: under ROOT/reports/ID.json
  * (the 64 newest kept) and at the annotation run.cordon.report's path, as
  * report_name in report_dfd (open_report_dir), none if report_dfd < 0. */
@@ -274,7 +281,8 @@ static void write_report(const char *root, int report_dfd, const char *report_na
 	struct timespec t1;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double wall = (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
-	jwriter w = {0};
+	/* every string through the secrets' redactor, as cordon run's report */
+	jwriter w = {.filter = redact_filter, .filter_ctx = net ? net->redact : NULL};
 	jw_obj_begin(&w);
 	jw_key(&w, "schema");
 	jw_str(&w, "cordon.report/1");
@@ -530,7 +538,18 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 		report_init(&net);
 		if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
 			cordon_err_errno(&err, "the egress proxy: epoll");
-		if (epfd < 0 || proxy_new(&px, &c->egress->net_allow, &c->egress->net_rules, NULL, &net, epfd, &err) < 0)
+		/* its TLS and credential broker (create made the CA and read the
+		 * secrets: c->egress_run): the report names the injected secrets
+		 * in the policy's order and redacts their values */
+		const struct oci_egress_run *er = c->egress_run;
+		struct proxy_tls ptls = {er ? er->ca : NULL, er ? er->tls : NULL, c->egress->upstream_ca,
+					 er ? er->psec : NULL, er ? er->npsec : 0};
+		for (size_t i = 0; er && i < er->sec.n; i++)
+			if (strv_push(&net.secrets, er->sec.v[i].name) < 0)
+				cordon_oom(&err);
+		net.redact = er ? er->sec.redact : NULL;
+		if (epfd < 0 || (er && net.secrets.n < er->sec.n) ||
+		    proxy_new(&px, &c->egress->net_allow, &c->egress->net_rules, er ? &ptls : NULL, &net, epfd, &err) < 0)
 			sup_fail(x, pid, &err);
 	}
 	char ready[OCI_MSG_MAX] = "";

@@ -92,6 +92,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sup-run.h"
+#include "ca-bundle.h"
 #include "cgroup-v2.h"
 #include "cs-walk.h"
 #include "mounts-prep.h"
@@ -206,11 +207,6 @@ static void load_secrets(struct sup *s)
 	sc->sec.redact = NULL;
 }
 
-/* The host's bundle of trusted CAs, added to the run's (Debian's path;
- * bounded; none is fine). */
-#define HOST_CA_BUNDLE "/etc/ssl/certs/ca-certificates.crt"
-#define HOST_CA_MAX (8u << 20)
-
 /* TLS interception (issue 16): a CA for this run, only when the proxy
  * opens some connections; the run's view gets a bundle of the host's CAs
  * and its certificate (never its key: that stays in this process). */
@@ -223,21 +219,10 @@ static int prepare_tls(struct sup *s, cordon_error *err)
 	unsigned valid = wall && wall < 7 * 86400 ? (unsigned)wall + 3600 : 7 * 86400;
 	if (!(s->tls = tls_ops_get(err)) || s->tls->ca_new(&s->ca, valid, err) < 0)
 		return -1;
-	_cleanup_close_ int fd = open(HOST_CA_BUNDLE, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	struct stat st;
-	if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && st.st_size <= HOST_CA_MAX) {
-		char *b = malloc((size_t)st.st_size);
-		ssize_t n = b ? read(fd, b, (size_t)st.st_size) : -1;
-		if (n > 0)
-			buf_append(&s->ca_bundle, b, (size_t)n);
-		free(b);
-		if (s->ca_bundle.len && s->ca_bundle.p[s->ca_bundle.len - 1] != '\n')
-			buf_append(&s->ca_bundle, "\n", 1);
-	}
 	size_t pl;
 	const char *pem = s->tls->ca_pem(s->ca, &pl);
-	if (buf_append(&s->ca_bundle, pem, pl) < 0)
-		return cordon_oom(err);
+	if (ca_bundle_build(&s->ca_bundle, pem, pl, err) < 0)
+		return -1;
 	s->spec.ca_pem = s->ca_bundle.p;
 	s->spec.ca_len = s->ca_bundle.len;
 	/* The secrets the proxy injects, in the policy's order (the report's

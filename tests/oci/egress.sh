@@ -140,24 +140,33 @@ test_egress_bad_policy_refused() {
 }
 
 # cordon explain --bundle shows the egress policy (hosts, rules, the
-# variables added, the network namespace it gets), in text and JSON; a bad
+# variables added, the network namespace it gets, the TLS the proxy opens,
+# the injected secrets' names and sources), in text and JSON; a bad
 # annotation is create's refusal.
 test_egress_explain() {
 	setup_oci || return
 	bundle "$B" true
 	with_policy "$B" '{"network": {"allow": ["127.0.0.1:8080",
-	  {"host": "127.0.0.2:80", "methods": ["GET"], "paths": ["/pub/**"]}]}}'
+	  {"host": "127.0.0.2:80", "methods": ["GET"], "paths": ["/pub/**"]}]},
+	  "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["127.0.0.1:8080"], "placeholder": "ghp_"}}}}'
 	OUT=$("$CORDON" explain --bundle "$B" 2>"$T_TMP/err")
 	expect_eq "$?" 0 "explain --bundle: $(cat "$T_TMP/err")"
 	expect_match "$OUT" '^verdict: would run' "the verdict"
 	expect_match "$OUT" 'network new' "the network namespace the policy gives it"
 	expect_match "$OUT" "^egress: through cordon's proxy at 127.0.0.1:3128" "the proxy"
 	expect_match "$OUT" 'allow +127.0.0.1:8080$' "an allowed host"
-	expect_match "$OUT" 'allow +127.0.0.2:80 methods GET paths /pub/\*\* .*plain HTTP' "a rule"
-	expect_match "$OUT" 'env +HTTP_PROXY HTTPS_PROXY http_proxy https_proxy ALL_PROXY all_proxy$' "the variables"
+	expect_match "$OUT" 'allow +127.0.0.2:80 methods GET paths /pub/\*\* .*HTTPS too' "a rule"
+	expect_match "$OUT" 'env +HTTP_PROXY HTTPS_PROXY http_proxy https_proxy ALL_PROXY all_proxy SSL_CERT_FILE .*AWS_CA_BUNDLE TOKEN$' \
+		"the variables (the CA's, the placeholder's)"
+	expect_match "$OUT" 'tls +the proxy opens HTTPS .*/run/cordon-ca/ca.pem .*upstreams verified against the host' "TLS"
+	expect_match "$OUT" 'secret TOKEN: the process gets a placeholder \(ghp_ .*variable HOST_TOKEN, goes in the headers of requests to 127.0.0.1:8080 \(over TLS only\)' \
+		"the credential broker"
 	OUT=$("$CORDON" explain --bundle "$B" --json 2>"$T_TMP/err")
 	expect_eq "$(jq -r '[.egress.proxy, (.egress.allow | map(.host) | join(",")), .namespaces.network] | join(" ")' <<<"$OUT")" \
 		"127.0.0.1:3128 127.0.0.1:8080,127.0.0.2:80 new" "--json"
+	expect_eq "$(jq -c '[.egress.tls, .egress.injected]' <<<"$OUT")" \
+		'[{"ca_file":"/run/cordon-ca/ca.pem","upstream_ca":null},[{"secret":"TOKEN","hosts":["127.0.0.1:8080"],"in":["header"],"placeholder_prefix":"ghp_","allow_plaintext":false,"from":{"env":"HOST_TOKEN"}}]]' \
+		"--json: TLS and the broker"
 	printf '%s' "$OUT" >"$T_TMP/e.json"
 	/usr/bin/python3 "$TOP/tests/validate.py" "$TOP/schemas/explain-bundle.schema.json" "$T_TMP/e.json" >"$T_TMP/v" ||
 		fail "explain --bundle --json does not validate: $(cat "$T_TMP/v")"
@@ -165,6 +174,151 @@ test_egress_explain() {
 	OUT=$("$CORDON" explain --bundle "$B" 2>"$T_TMP/err")
 	expect_eq "$?" 1 "a bad policy: create would refuse it"
 	expect_match "$OUT" '^verdict: refused: annotation run.cordon.policy:1:[0-9]+: ' "the verdict says why"
+	t_assert
+}
+
+# --- TLS interception and the credential broker (the policy's "secrets") ---
+TLSSERVER="$TOP/tests/tlsserver.py"
+VALUE=real-value-$RANDOM$RANDOM$RANDOM-x
+
+# A CA and a certificate for localhost and 127.0.0.1 signed by it, in $T_TMP
+# (tests/integration/tls.sh's); a TLS server of www/ whose pub/a.txt says
+# "pub", every request logged in $T_TMP/log.
+serve_tls_pub() { # -> PORT, SRV
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$T_TMP/ca.key" \
+		-out "$T_TMP/ca.pem" -days 1 -subj /CN=cordon-test-ca 2>/dev/null &&
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$T_TMP/srv.key" \
+		-out "$T_TMP/srv.csr" -subj /CN=localhost 2>/dev/null &&
+	printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >"$T_TMP/ext" &&
+	openssl x509 -req -in "$T_TMP/srv.csr" -CA "$T_TMP/ca.pem" -CAkey "$T_TMP/ca.key" -CAcreateserial \
+		-out "$T_TMP/srv.pem" -days 1 -extfile "$T_TMP/ext" 2>/dev/null || fail "make the test CA"
+	mkdir -p "$WS/www/pub" "$WS/www/priv" && echo pub >"$WS/www/pub/a.txt" && echo priv >"$WS/www/priv/b.txt"
+	local pf="$T_TMP/port.$RANDOM"
+	/usr/bin/python3 "$TLSSERVER" "$pf" "$T_TMP/log" "$T_TMP/srv.pem" "$T_TMP/srv.key" "$WS/www" &
+	SRV=$!
+	server_port "$pf"
+}
+
+# bundle_curl DIR SCRIPT: bundle's, with the host's /usr bound read-only
+# (curl and its libraries) and /lib, /lib64 as the host's links.
+bundle_curl() {
+	bundle "$1" sh -c "$2"
+	mkdir -p "$1/rootfs/usr"
+	ln -sfn usr/lib "$1/rootfs/lib"
+	ln -sfn usr/lib64 "$1/rootfs/lib64"
+	jq '.mounts += [{destination: "/usr", type: "bind", source: "/usr", options: ["rbind", "ro"]}]' \
+		"$1/config.json" >"$1/c" && mv "$1/c" "$1/config.json"
+}
+
+# A rule with methods and paths on an HTTPS host: the proxy opens the TLS
+# with the run's CA, which the container trusts (the bundle at
+# /run/cordon-ca/ca.pem, CURL_CA_BUNDLE and the others); the rule's path
+# admits one request and refuses the other (403, a denial).
+test_egress_tls_restricted_rule() {
+	setup_oci || return
+	command -v curl >/dev/null && command -v openssl >/dev/null || { t_skip "no curl or openssl"; return; }
+	serve_tls_pub
+	local port=$PORT srv=$SRV
+	bundle_curl "$B" "/usr/bin/curl -sS https://127.0.0.1:$port/pub/a.txt
+		/usr/bin/curl -s -o /dev/null -w 'priv %{http_code}\n' https://127.0.0.1:$port/priv/b.txt
+		echo \"ca \$CURL_CA_BUNDLE \$SSL_CERT_FILE\"
+		grep -c 'BEGIN CERTIFICATE' /run/cordon-ca/ca.pem >/dev/null && echo bundle-there
+		echo x >/run/cordon-ca/ca.pem 2>/dev/null || echo read-only"
+	with_policy "$B" "{\"network\": {\"allow\": [{\"host\": \"127.0.0.1:$port\", \"methods\": [\"GET\"],
+	  \"paths\": [\"/pub/**\"]}], \"upstream_ca\": \"$T_TMP/ca.pem\"}}"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	stop "$srv"
+	local out
+	out=$(cat "$T_TMP/out")
+	expect_eq "$(head -1 <<<"$out")" pub "the allowed path, over TLS opened by the proxy: $out"
+	expect_match "$out" $'\npriv 403\n' "the path the rule refuses"
+	expect_match "$out" $'\nca /run/cordon-ca/ca.pem /run/cordon-ca/ca.pem\n' "the CA variables"
+	expect_match "$out" $'\nbundle-there\nread-only' "the bundle, read-only"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_eq "$(jq -c '[.network.requests[] | [.method, .path, .status]]' "$rep")" \
+		'[["GET","/pub/a.txt",200],["GET","/priv/b.txt",403]]' "the report's requests"
+	expect_match "$(jq -c '[.denials[] | select(.kind == "network") | .target]' "$rep")" "127.0.0.1:$port" \
+		"the refusal in denials"
+	t_assert
+}
+
+# An injected secret: the container holds a placeholder, the server gets
+# the value (read from cordon-oci's environment at create), a response that
+# echoes it comes back as the placeholder; the value is nowhere in the
+# report, the state directory (the kept config.json) or create's output.
+test_egress_secret_injected_upstream_only() {
+	setup_oci || return
+	command -v curl >/dev/null && command -v openssl >/dev/null || { t_skip "no curl or openssl"; return; }
+	serve_tls_pub
+	local port=$PORT srv=$SRV
+	bundle_curl "$B" "echo \"token \$TOKEN\"
+		/usr/bin/curl -sS -D - -H \"Authorization: Bearer \$TOKEN\" https://127.0.0.1:$port/pub/a.txt
+		/usr/bin/curl -s -o /dev/null -w 'plain %{http_code}\n' -x '' http://127.0.0.1:$port/ 2>&1"
+	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:$port\"], \"upstream_ca\": \"$T_TMP/ca.pem\"},
+	  \"secrets\": {\"TOKEN\": {\"env\": \"HOST_TOKEN\", \"inject\": {\"hosts\": [\"127.0.0.1:$port\"], \"placeholder\": \"ghp_\"}}}}"
+	jq '.process.env += ["TOKEN=the-config-s"]' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	HOST_TOKEN=$VALUE "$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	grep -rl -- "$VALUE" "$ROOT" "$T_TMP/err" && fail "the value in the state directory or create's output"
+	"$OCI" --root "$ROOT" start "$ID" >>"$T_TMP/out" 2>>"$T_TMP/err"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	stop "$srv"
+	local out
+	out=$(cat "$T_TMP/out")
+	expect_match "$out" '^token ghp_[0-9a-f]{32}'$'\n' "the container's TOKEN: the placeholder (not the config's): $out $(cat "$T_TMP/err")"
+	local ph
+	ph=$(sed -n 's/^token //p' <<<"$out")
+	expect_match "$out" $'\npub\n' "the request went through"
+	expect_match "$out" "X-Echo: Bearer $ph" "an echoed value comes back as the placeholder"
+	[[ "$out" != *"$VALUE"* ]] || fail "the value reached the container"
+	expect_eq "$(grep -c -- "Bearer $VALUE" "$T_TMP/log")" 1 "the server got the value"
+	grep -q -- "$ph" "$T_TMP/log" && fail "the server got the placeholder"
+	grep -rl -- "$VALUE" "$ROOT" && fail "the value under --root (report, state)"
+	expect_eq "$(jq -c '[.network.injected[] | [.secret, .host, .count]]' "$rep")" "[[\"TOKEN\",\"127.0.0.1:$port\",1]]" \
+		"the report's injected counts"
+	expect_eq "$(jq -c '.network.requests[0].injected' "$rep")" '["TOKEN"]' "the request's injected names"
+	t_assert
+}
+
+# A bad secrets section refuses create with one line naming the annotation
+# (LINE:COL where the text is at fault), nothing left behind: a missing
+# host variable, a secret not injected, a "mount", secrets without network.
+test_egress_bad_secrets_refused() {
+	setup_oci || return
+	bundle "$B" sh -c true
+	cp "$B/config.json" "$B/good.json"
+	local inj='"inject": {"hosts": ["127.0.0.1:443"]}'
+	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:443\"]}, \"secrets\": {\"TOKEN\": {\"env\": \"NO_SUCH_VAR_$$\", $inj}}}"
+	oci create --bundle "$B" "$ID"
+	expect_eq "$RC:$ERR" "1:cordon-oci: create: annotation run.cordon.policy: secret TOKEN: the host variable NO_SUCH_VAR_$$ is not set" \
+		"a missing host variable"
+	[ ! -e "$ROOT/$ID" ] || fail "a refused create left $ROOT/$ID"
+	cp "$B/good.json" "$B/config.json"
+	with_policy "$B" '{"network": {"allow": ["127.0.0.1:443"]},
+	  "secrets": {"TOKEN": {"env": "HOME"}}}'
+	oci create --bundle "$B" "$ID"
+	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy:2:25: secret "TOKEN": only an injected secret' \
+		"a secret the process would hold"
+	expect_eq "$(wc -l <<<"$ERR")" 1 "one line"
+	cp "$B/good.json" "$B/config.json"
+	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:443\"]}, \"secrets\": {\"T\": {\"env\": \"HOME\", \"mount\": \"/run/t\", $inj}}}"
+	oci create --bundle "$B" "$ID"
+	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy:1:[0-9]+: secret "T": "mount" is not supported' \
+		"a mount"
+	cp "$B/good.json" "$B/config.json"
+	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:443\"]}, \"secrets\": {\"T\": {\"file\": \"no-such-file\", $inj}}}"
+	oci create --bundle "$B" "$ID"
+	expect_match "$RC:$ERR" "^1:cordon-oci: create: annotation run.cordon.policy: secret T: $B/no-such-file: " \
+		"a missing file (relative to the bundle)"
+	expect_eq "$(wc -l <<<"$ERR")" 1 "one line"
+	cp "$B/good.json" "$B/config.json"
+	with_policy "$B" "{\"secrets\": {\"T\": {\"env\": \"HOME\", $inj}}}"
+	oci create --bundle "$B" "$ID"
+	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy: .*no "network" section' "no network section"
+	[ ! -e "$ROOT/$ID" ] || fail "a refused create left $ROOT/$ID"
 	t_assert
 }
 
