@@ -21,6 +21,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -435,7 +436,15 @@ static pid_t clone_joined(const struct oci_nsjoin *j, int flags, cordon_error *e
 	if (h == 0) {
 		close(sp[0]);
 		cordon_error e = {0};
-		if (setns(j->user, CLONE_NEWUSER) < 0)
+		/* in the joined namespace the other container's root has
+		 * CAP_SYS_PTRACE over this process, which is still the host's
+		 * uid 0 (in the host's mount namespace) until init becomes that
+		 * namespace's root: not dumpable, it needs CAP_SYS_PTRACE in the
+		 * host's user namespace (this mm's) to trace it or open its
+		 * /proc files; init inherits it until it executes the process */
+		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+			cordon_err_errno(&e, "prctl(PR_SET_DUMPABLE)");
+		else if (setns(j->user, CLONE_NEWUSER) < 0)
 			cordon_err_errno(&e, "linux.namespaces: joining the user namespace");
 		else if (j->mnt >= 0 && setns(j->mnt, CLONE_NEWNS) < 0)
 			cordon_err_errno(&e, "linux.namespaces: joining the mount namespace");
