@@ -225,7 +225,12 @@ static char *render_text(const struct bx *x)
 	for (size_t i = 0; i < c->ngidm; i++)
 		buf_printf(&b, " gid %u -> %u (%u)", c->gidm[i].inner, c->gidm[i].outer, c->gidm[i].size);
 	buf_printf(&b, "; the rootfs idmapped to it\n");
-	buf_printf(&b, "paths:\n  %-6s / (root.path %s)\n", c->readonly ? "ro" : "rw", c->root);
+	if (c->ns_path[OCI_NS_MNT])
+		buf_printf(&b, "paths: the joined mount namespace's tree, as it is (root.path, mounts, devices, "
+			       "maskedPaths, readonlyPaths are not applied to it; Landlock's grants below are)\n");
+	else
+		buf_printf(&b, "paths:\n");
+	buf_printf(&b, "  %-6s / (root.path %s)\n", c->readonly ? "ro" : "rw", c->root);
 	for (size_t i = 0; i < c->nmounts; i++) {
 		const struct oci_mount *m = &c->mounts[i];
 		char mode[64];

@@ -626,7 +626,7 @@ pod_a() {
 		{ fail "create A: $(cat "$T_TMP/err")"; return 1; }
 	oci start "$2"
 	PIDA=$(jq -r .pid "$ROOT/$2/state.json")
-	until_file "$1/rootfs/a-only" || { fail "A never ran"; return 1; }
+	until_file "$1/rootfs/a-only" || { fail "A never ran: $ERR"; oci delete --force "$2"; return 1; }
 }
 # join_a DIR NS...: DIR's config joins A's namespaces NS (spec names) by
 # path, sets none of its own of those kinds, and no hostname.
@@ -710,6 +710,7 @@ test_pod_joins_mount_namespace_owned_by_joined_user_ns() {
 	join_a "$B" user mount network
 	OUT=$("$CORDON" explain --bundle "$B" 2>"$T_TMP/err")
 	expect_match "$OUT" '^verdict: would run' "explain's verdict: $(cat "$T_TMP/err")"
+	expect_match "$OUT" "^paths: the joined mount namespace's tree, as it is" "explain: the tree is A's"
 	"$OCI" --root "$ROOT" create --bundle "$B" "$idb" </dev/null >/dev/null 2>"$T_TMP/err"
 	expect_eq "$?" 0 "create B: $(cat "$T_TMP/err")"
 	oci start "$idb"
