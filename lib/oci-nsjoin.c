@@ -67,6 +67,22 @@ static int check_below(int fd, const char *path, cordon_error *err)
 	}
 }
 
+/* The namespace's owner (who made it, NS_GET_OWNER_UID) is the caller's
+ * euid: the owner has every capability in it, so one made by another user
+ * would hand that user the container's root (and, through its idmapped
+ * trees, what the container's root may write). */
+static int check_owner(int fd, const char *path, cordon_error *err)
+{
+	uid_t owner;
+	if (ioctl(fd, NS_GET_OWNER_UID, &owner) < 0)
+		return cordon_err_errno(err, "linux.namespaces user path %s: its owner", path);
+	if (owner != geteuid())
+		return cordon_err(err, 0, "linux.namespaces: user path %s was made by uid %u, not by cordon-oci's "
+					  "(%u): its owner would hold the container's root", path, (unsigned)owner,
+				  (unsigned)geteuid());
+	return 0;
+}
+
 static int parse_map(const char *text, struct oci_idmap *m, size_t *n)
 {
 	*n = 0;
@@ -196,7 +212,8 @@ int oci_nsjoin_open(const struct oci_config *c, struct oci_nsjoin *j, cordon_err
 	if (up) {
 		if ((j->user = open_ns(up, CLONE_NEWUSER, "user", err)) < 0)
 			return -1;
-		if (check_below(j->user, up, err) < 0 || read_maps(j->user, up, j, err) < 0 ||
+		if (check_below(j->user, up, err) < 0 || check_owner(j->user, up, err) < 0 ||
+		    read_maps(j->user, up, j, err) < 0 ||
 		    check_maps(j, up, err) < 0)
 			goto fail;
 		if (c->nuidm || c->ngidm) {

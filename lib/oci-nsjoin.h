@@ -1,7 +1,8 @@
 /* A user or mount namespace a config joins by path (docs/oci.md,
  * "Namespaces joined by path"): the rule is that a container is never the
  * host's root. A user namespace is joined only when it lies below the
- * caller's (never the caller's own nor an ancestor of it) and its maps,
+ * caller's (never the caller's own nor an ancestor of it), was made by the
+ * caller's euid (its owner holds every capability in it) and its maps,
  * read as host ids, give neither host uid 0 nor host gid 0 to anyone in
  * it; the config then has no mappings of its own (they are that
  * namespace's) and no host id range is taken. A mount namespace is joined

@@ -745,8 +745,9 @@ refused_join() {
 
 # Joining the host's user namespace, a mount namespace the host's user
 # namespace owns (with or without a user namespace joined), a user
-# namespace that maps the host's root, or A's mount namespace without A's
-# user namespace: each refused with one line, nothing left behind.
+# namespace that maps the host's root or that another user made, or A's
+# mount namespace without A's user namespace: each refused with one line,
+# nothing left behind.
 test_join_host_user_or_root_owned_mount_ns_refused() {
 	setup_oci || return
 	local ida=$ID-a
@@ -778,6 +779,16 @@ test_join_host_user_or_root_owned_mount_ns_refused() {
 	bundle "$B" true
 	jq --arg p "/proc/$up/ns/user" '.linux.namespaces += [{type: "user", path: $p}]' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
 	refused_join "a user namespace mapping the host's root" "user path /proc/$up/ns/user maps uid 0 to the host's uid 0"
+	kill "$up"
+	wait "$up" 2>/dev/null
+	# one made by another user (nobody, its 0 mapped to nobody): that user
+	# would hold the container's root
+	setpriv --reuid 65534 --regid 65534 --clear-groups unshare -U -r sh -c "exec sleep 1000" &
+	up=$!
+	for _ in $(seq 600); do [ "$(readlink "/proc/$up/exe")" = "$(readlink -f "$(command -v sleep)")" ] && break; sleep 0.05; done
+	bundle "$B" true
+	jq --arg p "/proc/$up/ns/user" '.linux.namespaces += [{type: "user", path: $p}]' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	refused_join "a user namespace another user made" "user path /proc/$up/ns/user was made by uid 65534, not by cordon-oci's"
 	kill "$up"
 	wait "$up" 2>/dev/null
 	oci delete --force "$ida"
