@@ -36,28 +36,9 @@
 #include "oci-egress.h"
 #include "oci-privguard.h"
 #include "oci-supervisor.h"
+#include "oci-nsjoin.h"
 
-#ifndef NS_GET_USERNS
-#define NS_GET_USERNS 0xb701
-#endif
-
-/* The user namespace owning namespace file path is the host's. */
-static bool owned_by_host(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	int u = ioctl(fd, NS_GET_USERNS);
-	close(fd);
-	if (u < 0)
-		return errno == EPERM; /* the owner is above ours: the host's */
-	struct stat su, sh;
-	bool r = fstat(u, &su) == 0 && stat("/proc/self/ns/user", &sh) == 0 && su.st_ino == sh.st_ino;
-	close(u);
-	return r;
-}
-
-int oci_config_check(const struct oci_config *c, cordon_error *err)
+int oci_config_check(const struct oci_config *c, struct oci_nsjoin *j, cordon_error *err)
 {
 	struct stat st;
 	if (lstat(c->root, &st) < 0)
@@ -68,15 +49,13 @@ int oci_config_check(const struct oci_config *c, cordon_error *err)
 		return cordon_err(err, 0, "root.path %s is not a directory", c->root);
 	if (c->args.n == 0)
 		return cordon_err(err, 0, "%s/config.json: no process to run", c->bundle);
-	if (c->ns_path[OCI_NS_USER] && oci_same_ns(c->ns_path[OCI_NS_USER], "/proc/self/ns/user"))
-		return cordon_err(err, 0, "linux.namespaces: joining the host's user namespace (%s) would make the "
-					      "container's root the host's root; cordon-oci refuses it",
-				  c->ns_path[OCI_NS_USER]);
-	if (c->ns_path[OCI_NS_MNT] && owned_by_host(c->ns_path[OCI_NS_MNT]))
-		return cordon_err(err, 0, "linux.namespaces: joining the mount namespace %s, which the host's user "
-					      "namespace owns, would run the container as the host's root; cordon-oci "
-					      "refuses it",
-				  c->ns_path[OCI_NS_MNT]);
+	/* the user and mount namespaces joined by path (oci-nsjoin.h): never
+	 * the host's root */
+	struct oci_nsjoin own, *jn = j ? j : &own;
+	if (oci_nsjoin_open(c, jn, err) < 0)
+		return -1;
+	if (!j)
+		oci_nsjoin_close(jn);
 	for (size_t i = 0; i < c->nuidm; i++)
 		if (c->uidm[i].outer == 0)
 			return cordon_err(err, 0, "linux.uidMappings maps container uid %u to the host's root; "
@@ -88,14 +67,14 @@ int oci_config_check(const struct oci_config *c, cordon_error *err)
 	for (int k = 0; k < OCI_NS_N; k++)
 		if (c->ns_path[k]) {
 			int fd = open(c->ns_path[k], O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
+			if (fd < 0) {
+				if (j)
+					oci_nsjoin_close(j);
 				return cordon_err_errno(err, "linux.namespaces %s path %s", oci_ns_names[k],
 							c->ns_path[k]);
+			}
 			close(fd);
 		}
-	if (c->ns_path[OCI_NS_USER] || c->ns_path[OCI_NS_MNT])
-		return cordon_err(err, 0, "linux.namespaces: joining a %s namespace by path is not supported yet",
-				  c->ns_path[OCI_NS_USER] ? "user" : "mount");
 	return 0;
 }
 
@@ -103,7 +82,8 @@ int oci_config_check(const struct oci_config *c, cordon_error *err)
  * (lib/oci-slots.h): the state directory's path is its owner's name. */
 static int take_slot(const struct oci_create_opts *o, const struct oci_config *c, struct oci_sup *x, cordon_error *err)
 {
-	if (c->nuidm && c->ngidm)
+	/* a joined user namespace's maps are its own: no range for it */
+	if (x->join->user >= 0 || (c->nuidm && c->ngidm))
 		return 0;
 	char path[PATH_MAX];
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", o->root, o->id) >= sizeof(path))
@@ -118,10 +98,13 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 	if (!realpath(o->bundle ? o->bundle : ".", bundle))
 		return cordon_err_errno(err, "--bundle %s", o->bundle ? o->bundle : ".");
 	buf raw = {0};
+	struct oci_nsjoin jn = {.user = -1, .mnt = -1};
 	/* the egress policy before the refusals: it may give the container a
 	 * network namespace of its own, and adds the proxy's variables to its env */
 	if (oci_config_load_raw(bundle, &c, &raw, err) < 0 || oci_egress_load(&c, err) < 0 ||
-	    oci_config_check(&c, err) < 0 || oci_egress_env(&c, err) < 0 || oci_egress_prepare(&c, err) < 0) {
+	    oci_config_check(&c, &jn, err) < 0 || oci_nsjoin_maps(&jn, &c, err) < 0 ||
+	    oci_egress_env(&c, err) < 0 || oci_egress_prepare(&c, err) < 0) {
+		oci_nsjoin_close(&jn);
 		buf_free(&raw);
 		oci_egress_release(&c);
 		oci_config_free(&c);
@@ -130,9 +113,10 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 	/* a rootfs others could reach: the image's privileged files are held
 	 * read-only (oci-privguard.h); a read-only root needs nothing more */
 	c.priv_guard = !c.readonly && oci_privguard_needed(c.root);
-	struct oci_sup x = {.o = o, .c = &c, .slot = -1, .slotfd = -1};
+	struct oci_sup x = {.o = o, .c = &c, .slot = -1, .slotfd = -1, .join = &jn};
 	if (oci_cgroup_path(&c, o->id, o->systemd_cgroup, x.cgpath, sizeof(x.cgpath), err) < 0 ||
 	    oci_state_mkdir(o->root, o->id, &x.dirfd, err) < 0) {
+		oci_nsjoin_close(&jn);
 		buf_free(&raw);
 		oci_egress_release(&c);
 		oci_config_free(&c);
@@ -165,8 +149,8 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 		 * inherited would stay open until the container exits); init gets
 		 * stdio and --preserve-fds alone; the range's lock stays held
 		 * by the supervisor while it lives */
-		int keep[] = {x.ready, x.dirfd, x.slotfd};
-		oci_close_fds_except(3 + o->preserve_fds, keep, 3);
+		int keep[] = {x.ready, x.dirfd, x.slotfd, jn.user, jn.mnt};
+		oci_close_fds_except(3 + o->preserve_fds, keep, 5);
 		setsid();
 		pid_t self = getpid();
 		pid_t sp = fork();
@@ -193,6 +177,7 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 		if (x.slotfd >= 0)
 			close(x.slotfd); /* the supervisor's copy holds the lock */
 		close(x.dirfd);
+		oci_nsjoin_close(&jn);
 		oci_config_free(&c);
 		return 0;
 	}
@@ -205,6 +190,7 @@ fail:
 	if (x.slotfd >= 0)
 		close(x.slotfd);
 	close(x.dirfd);
+	oci_nsjoin_close(&jn);
 	cordon_error e2;
 	oci_state_remove(o->root, o->id, &e2);
 	oci_config_free(&c);

@@ -59,10 +59,10 @@ static void mount_mode(const struct oci_mount *m, char *out, size_t outsz)
 
 static const char *ns_how(const struct oci_config *c, int k)
 {
-	if (k == OCI_NS_USER)
-		return "new";
 	if (c->ns_path[k])
 		return "joined";
+	if (k == OCI_NS_USER)
+		return "new";
 	if (c->ns_new[k] || k == OCI_NS_MNT)
 		return "new";
 	return "the caller's";
@@ -233,7 +233,9 @@ static char *render_text(const struct bx *x)
 		buf_printf(&b, "%s %s %s%s%s", k ? ";" : "", oci_ns_names[k], ns_how(c, k), c->ns_path[k] ? " " : "",
 			   c->ns_path[k] ? c->ns_path[k] : "");
 	buf_printf(&b, "\nid mapping:");
-	if (!c->nuidm)
+	if (c->ns_path[OCI_NS_USER])
+		buf_printf(&b, " the joined user namespace's (no host id range taken):");
+	else if (!c->nuidm)
 		buf_printf(&b, " 65536 host ids of a slot taken at create, from 0x%x (container uid 0 is never the "
 			       "host's root)", OCI_SLOT_BASE);
 	for (size_t i = 0; i < c->nuidm; i++)
@@ -241,7 +243,12 @@ static char *render_text(const struct bx *x)
 	for (size_t i = 0; i < c->ngidm; i++)
 		buf_printf(&b, " gid %u -> %u (%u)", c->gidm[i].inner, c->gidm[i].outer, c->gidm[i].size);
 	buf_printf(&b, "; the rootfs idmapped to it\n");
-	buf_printf(&b, "paths:\n  %-6s / (root.path %s)\n", c->readonly ? "ro" : "rw", c->root);
+	if (c->ns_path[OCI_NS_MNT])
+		buf_printf(&b, "paths: the joined mount namespace's tree, as it is (root.path, mounts, devices, "
+			       "maskedPaths, readonlyPaths are not applied to it; Landlock's grants below are)\n");
+	else
+		buf_printf(&b, "paths:\n");
+	buf_printf(&b, "  %-6s / (root.path %s)\n", c->readonly ? "ro" : "rw", c->root);
 	for (size_t i = 0; i < c->nmounts; i++) {
 		const struct oci_mount *m = &c->mounts[i];
 		char mode[64];
@@ -518,8 +525,11 @@ char *oci_explain_bundle(const char *bundle, bool json, bool *would_run, cordon_
 	char verdict[sizeof(refusal.msg) + 16] = "would run";
 	/* create's order: the egress policy (which may give the container a
 	 * network namespace), then the config's refusals */
-	if (oci_egress_load(&c, &refusal) < 0 || oci_config_check(&c, &refusal) < 0)
+	struct oci_nsjoin jn = {.user = -1, .mnt = -1};
+	if (oci_egress_load(&c, &refusal) < 0 || oci_config_check(&c, &jn, &refusal) < 0 ||
+	    oci_nsjoin_maps(&jn, &c, &refusal) < 0)
 		snprintf(verdict, sizeof(verdict), "refused: %s", refusal.msg);
+	oci_nsjoin_close(&jn); /* the maps read, as create reads them */
 	*would_run = strcmp(verdict, "would run") == 0;
 	struct oci_ll_grants g;
 	if (oci_landlock_grants(&c, &g, err) < 0) {

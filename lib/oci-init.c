@@ -347,7 +347,7 @@ static int config_devices(int rootfd, const struct oci_config *c, const int *dev
 	return 0;
 }
 
-static int console(int rootfd, const struct oci_config *c, int sock, cordon_error *err)
+static int console(int rootfd, const struct oci_config *c, int sock, bool devconsole, cordon_error *err)
 {
 	int fd = open_beneath(rootfd, "/dev/pts/ptmx", O_RDWR | O_NOCTTY, err);
 	if (fd < 0)
@@ -372,8 +372,8 @@ static int console(int rootfd, const struct oci_config *c, int sock, cordon_erro
 		dup2(slave, i);
 	if (slave > 2)
 		close(slave);
-	/* /dev/console: the pty */
-	if (has_mount(c, "/dev")) {
+	/* /dev/console: the pty (not in a joined mount namespace's tree) */
+	if (devconsole && has_mount(c, "/dev")) {
 		char pts[64], tp[64];
 		snprintf(pts, sizeof(pts), "/dev/pts/%d", n);
 		int cfd = ensure(rootfd, "/dev/console", true, err);
@@ -514,6 +514,8 @@ static int setup_ns(const struct oci_config *c, cordon_error *err)
 {
 	if (setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0)
 		return cordon_err_errno(err, "becoming root of the container's user namespace");
+	if (c->ns_path[OCI_NS_MNT])
+		return 0; /* a joined mount namespace: the other container's, as it is */
 	/* the copy of the host's tree this namespace starts with: a slave of the
 	 * host's (private for rootfsPropagation private), never shared with it,
 	 * and not unbindable (the default devices are binds from it); the
@@ -523,9 +525,33 @@ static int setup_ns(const struct oci_config *c, cordon_error *err)
 	return 0;
 }
 
+/* In a mount namespace joined by path (oci-nsjoin.h), owned by the user
+ * namespace joined: its tree is the other container's and stays as it is
+ * (root, mounts, devices, maskedPaths, readonlyPaths, propagation are not
+ * applied: they would change that container's tree); init is at its root
+ * already (setns). The console, sysctl, hostname as in setup. */
+static int setup_joined(const struct oci_config *c, int sock, cordon_error *err)
+{
+	if (c->terminal) {
+		int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (rootfd < 0)
+			return cordon_err_errno(err, "the joined mount namespace's root");
+		int r = console(rootfd, c, sock, false, err);
+		close(rootfd);
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int setup(const struct oci_config *c, int sock, int tree, const int *trees, const int *devtrees,
 		 cordon_error *err)
 {
+	if (c->ns_path[OCI_NS_MNT]) {
+		if (setup_joined(c, sock, err) < 0)
+			return -1;
+		goto names;
+	}
 	/* the supervisor's clone of root.path, attached over it: the clone's fd is
 	 * the root of the attached mount */
 	int rootfd = tree;
@@ -553,7 +579,7 @@ static int setup(const struct oci_config *c, int sock, int tree, const int *tree
 		if (r < 0)
 			return -1;
 	}
-	if (c->terminal && console(rootfd, c, sock, err) < 0)
+	if (c->terminal && console(rootfd, c, sock, true, err) < 0)
 		return -1;
 	if (fchdir(rootfd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0)
 		return cordon_err_errno(err, "pivot_root into %s", c->root);
@@ -562,6 +588,7 @@ static int setup(const struct oci_config *c, int sock, int tree, const int *tree
 	close(rootfd);
 	if (c->rootfs_prop && mount(NULL, "/", NULL, c->rootfs_prop, NULL) < 0)
 		return cordon_err_errno(err, "rootfsPropagation");
+names:
 	for (size_t i = 0; i < c->sysctl_k.n; i++) {
 		char p[PATH_MAX];
 		snprintf(p, sizeof(p), "/proc/sys/%s", c->sysctl_k.v[i]);
@@ -571,9 +598,9 @@ static int setup(const struct oci_config *c, int sock, int tree, const int *tree
 		if (write_file(p, c->sysctl_v.v[i], err) < 0)
 			return cordon_err_wrap(err, "linux.sysctl %s", c->sysctl_k.v[i]);
 	}
-	if (mask_paths(c, err) < 0)
+	if (!c->ns_path[OCI_NS_MNT] && mask_paths(c, err) < 0)
 		return -1;
-	if (c->readonly && remount("/", MS_RDONLY, err, "root.readonly") < 0)
+	if (!c->ns_path[OCI_NS_MNT] && c->readonly && remount("/", MS_RDONLY, err, "root.readonly") < 0)
 		return -1;
 	if (c->hostname && *c->hostname && sethostname(c->hostname, strlen(c->hostname)) < 0)
 		return cordon_err_errno(err, "hostname (no uts namespace of its own?)");
@@ -605,18 +632,21 @@ void oci_init_main(const struct oci_config *c, int sock)
 	int tree = -1;
 	if (setup_ns(c, &err) < 0)
 		goto fail;
-	if (oci_send(sock, OCI_MSG_NSREADY, "", -1) < 0 || oci_recv(sock, text, &tree) != OCI_MSG_TREE || tree < 0)
+	/* the trees: none in a joined mount namespace (the supervisor sends none) */
+	bool trees_sent = !c->ns_path[OCI_NS_MNT];
+	if (trees_sent && (oci_send(sock, OCI_MSG_NSREADY, "", -1) < 0 || oci_recv(sock, text, &tree) != OCI_MSG_TREE ||
+			   tree < 0))
 		_exit(1);
 	int *trees = calloc(c->nmounts + 1, sizeof(int));
 	if (!trees)
 		_exit(1);
-	for (size_t i = 0; i < c->nmounts; i++)
+	for (size_t i = 0; trees_sent && i < c->nmounts; i++)
 		if (oci_recv(sock, text, &trees[i]) != OCI_MSG_TREE)
 			_exit(1);
 	int *devtrees = calloc(c->ndevices + 1, sizeof(int));
 	if (!devtrees)
 		_exit(1);
-	for (size_t i = 0; i < c->ndevices; i++)
+	for (size_t i = 0; trees_sent && i < c->ndevices; i++)
 		if (oci_recv(sock, text, &devtrees[i]) != OCI_MSG_TREE || devtrees[i] < 0)
 			_exit(1);
 	char exe[PATH_MAX], ll_text[64];

@@ -21,6 +21,7 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -41,6 +42,7 @@
 #include "oci-common.h"
 #include "oci-init.h"
 #include "oci-landlock.h"
+#include "oci-nsjoin.h"
 #include "oci-observe.h"
 #include "oci-slots.h"
 #include "policy.h"
@@ -419,6 +421,81 @@ static int open_report_dir(const struct oci_config *c, char *name, size_t namesz
 	return open(slash ? dir : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
 }
 
+/* init in a user namespace joined by path (oci-nsjoin.h), which this
+ * process must not join: it keeps the host's privileges for the cgroup, the
+ * trees and the hooks. A helper, cloned with CLONE_PARENT (the caller's
+ * subreaper's child, as init is, which reaps it), joins the user namespace
+ * (then the mount namespace, if joined: its owner's) and clones init with
+ * CLONE_PARENT and flags, so the namespaces init gets new are owned by the
+ * joined user namespace; it hands init's pidfd back (its pid as the helper
+ * numbers it may be another pid namespace's) and exits. Returns init's pid
+ * as this process numbers it, 0 in init, -1 on error. */
+static pid_t clone_joined(const struct oci_nsjoin *j, int flags, cordon_error *err)
+{
+	int sp[2];
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+		return cordon_err_errno(err, "socketpair");
+	pid_t h = (pid_t)syscall(SYS_clone, (unsigned long)(CLONE_PARENT | SIGCHLD), NULL, NULL, NULL, NULL);
+	if (h < 0) {
+		close(sp[0]);
+		close(sp[1]);
+		return cordon_err_errno(err, "clone");
+	}
+	if (h == 0) {
+		close(sp[0]);
+		cordon_error e = {0};
+		/* in the joined namespace the other container's root has
+		 * CAP_SYS_PTRACE over this process, which is still the host's
+		 * uid 0 (in the host's mount namespace) until init becomes that
+		 * namespace's root: not dumpable, it needs CAP_SYS_PTRACE in the
+		 * host's user namespace (this mm's) to trace it or open its
+		 * /proc files; init inherits it until it executes the process */
+		if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+			cordon_err_errno(&e, "prctl(PR_SET_DUMPABLE)");
+		else if (setns(j->user, CLONE_NEWUSER) < 0)
+			cordon_err_errno(&e, "linux.namespaces: joining the user namespace");
+		else if (j->mnt >= 0 && setns(j->mnt, CLONE_NEWNS) < 0)
+			cordon_err_errno(&e, "linux.namespaces: joining the mount namespace");
+		pid_t pid = e.msg[0] ? -1
+				     : (pid_t)syscall(SYS_clone, (unsigned long)(flags | CLONE_PARENT | SIGCHLD), NULL,
+						      NULL, NULL, NULL);
+		if (pid == 0) {
+			close(sp[1]);
+			return 0;
+		}
+		int pfd = pid < 0 ? -1 : (int)syscall(SYS_pidfd_open, pid, 0);
+		if (!e.msg[0] && pfd < 0)
+			cordon_err_errno(&e, "clone");
+		oci_send(sp[1], e.msg[0] ? OCI_MSG_ERROR : OCI_MSG_READY, e.msg, pfd);
+		if (pfd < 0 && pid > 0)
+			kill(pid, SIGKILL);
+		_exit(0);
+	}
+	close(sp[1]);
+	char text[OCI_MSG_MAX];
+	int pfd = -1;
+	int t = oci_recv(sp[0], text, &pfd);
+	close(sp[0]);
+	if (t == OCI_MSG_ERROR)
+		return cordon_err(err, 0, "%s", text);
+	pid_t pid = -1;
+	if (t == OCI_MSG_READY && pfd >= 0) {
+		char f[64], line[256];
+		snprintf(f, sizeof(f), "/proc/self/fdinfo/%d", pfd);
+		FILE *fi = fopen(f, "re");
+		while (fi && fgets(line, sizeof(line), fi))
+			if (sscanf(line, "Pid: %d", &pid) == 1)
+				break;
+		if (fi)
+			fclose(fi);
+	}
+	if (pfd >= 0)
+		close(pfd);
+	if (pid <= 0)
+		return cordon_err(err, 0, "linux.namespaces: starting init in the user namespace joined");
+	return pid;
+}
+
 static void sup_fail(struct oci_sup *x, pid_t pid, const cordon_error *err)
 {
 	if (pid > 0) {
@@ -461,10 +538,13 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 	int64_t nb_burst, nb_refill;
 	if (notify_budget_parse(secure_getenv("CORDON_NOTIFY_BUDGET"), &nb_burst, &nb_refill, &err) < 0)
 		sup_fail(x, 0, &err);
-	/* the namespaces joined by path (not user or mount: check_config) */
-	int flags = CLONE_NEWUSER;
+	/* the namespaces joined by path (user and mount: clone_joined's helper
+	 * joins them, this process keeps the host's) */
+	const struct oci_nsjoin *jn = x->join;
+	bool join_user = jn->user >= 0, join_mnt = jn->mnt >= 0;
+	int flags = join_user ? 0 : CLONE_NEWUSER;
 	for (int k = 0; k < OCI_NS_N; k++) {
-		if (k == OCI_NS_USER)
+		if (k == OCI_NS_USER || (k == OCI_NS_MNT && c->ns_path[k]))
 			continue;
 		if (c->ns_new[k])
 			flags |= oci_ns_flags[k];
@@ -477,19 +557,26 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 			close(fd);
 		}
 	}
-	flags |= CLONE_NEWNS; /* always: the container's root is its own mount tree */
+	if (!join_mnt)
+		flags |= CLONE_NEWNS; /* the container's root is its own mount tree */
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
 		cordon_err_errno(&err, "socketpair");
 		sup_fail(x, 0, &err);
 	}
-	pid_t pid = (pid_t)syscall(SYS_clone, (unsigned long)(flags | CLONE_PARENT | SIGCHLD), NULL, NULL, NULL, NULL);
+	pid_t pid = join_user ? clone_joined(jn, flags, &err)
+			      : (pid_t)syscall(SYS_clone, (unsigned long)(flags | CLONE_PARENT | SIGCHLD), NULL, NULL, NULL, NULL);
 	if (pid < 0) {
-		cordon_err_errno(&err, "clone");
+		if (!join_user)
+			cordon_err_errno(&err, "clone");
 		sup_fail(x, 0, &err);
 	}
 	if (pid == 0) {
 		close(sv[0]);
+		if (join_user)
+			close(jn->user);
+		if (join_mnt)
+			close(jn->mnt);
 		close(x->ready);
 		close(x->dirfd);
 		if (x->slotfd >= 0)
@@ -498,14 +585,15 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 	}
 	close(sv[1]);
 	for (int i = 3; i < 3 + x->o->preserve_fds; i++) /* init's now */
-		if (i != x->ready && i != x->dirfd && i != x->slotfd && i != sv[0])
+		if (i != x->ready && i != x->dirfd && i != x->slotfd && i != sv[0] && i != jn->user && i != jn->mnt)
 			close(i);
 	int s = sv[0];
 	char report_name[NAME_MAX + 1];
 	int report_dfd = open_report_dir(c, report_name, sizeof(report_name));
 	char text[OCI_MSG_MAX];
 	int fd;
-	if (write_maps(pid, c, x->slot, &err) < 0 || oci_cgroup_create(c, x->cgpath, pid, &err) < 0)
+	/* a joined user namespace has its maps (oci-nsjoin.h) */
+	if ((!join_user && write_maps(pid, c, x->slot, &err) < 0) || oci_cgroup_create(c, x->cgpath, pid, &err) < 0)
 		sup_fail(x, pid, &err);
 	for (size_t i = 0; i < c->nrl; i++) {
 		struct rlimit rl = {c->rl[i].soft, c->rl[i].hard};
@@ -525,8 +613,10 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 		}
 		close(ofd);
 	}
-	if (oci_send(s, OCI_MSG_GO1, "", -1) < 0 || send_trees(s, c, pid, &err) < 0 ||
-	    send_devices(s, c, x->slot, &err) < 0)
+	/* a joined mount namespace is the other container's tree, as it is:
+	 * nothing attached to it */
+	if (oci_send(s, OCI_MSG_GO1, "", -1) < 0 || (!join_mnt && send_trees(s, c, pid, &err) < 0) ||
+	    (!join_mnt && send_devices(s, c, x->slot, &err) < 0))
 		sup_fail(x, pid, &err);
 	/* run.cordon.policy: the egress proxy, served in this process's loop
 	 * (its own epoll set, polled with the rest); init sends the socket it

@@ -10,6 +10,7 @@ struct oci_sup {
 	struct oci_config *c;
 	int dirfd, slot, ready;
 	int slotfd;   /* the range's lock file (flock held), -1 without a range */
+	const struct oci_nsjoin *join; /* the user and mount namespaces joined by path (fds, -1: none) */
 	char cgpath[1024];
 };
 /* The supervisor, in create's grandchild: waits for its parent (xpid) to
