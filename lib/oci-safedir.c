@@ -75,10 +75,11 @@ int oci_safe_dir_open(const char *dir, bool create, mode_t mode, int *fd, cordon
 	if (dir[0] != '/')
 		return cordon_err(err, EINVAL, "--root %s: an absolute path is needed", dir);
 	char path[PATH_MAX * 2], shown[PATH_MAX * 2], c[NAME_MAX + 1];
+	shown[0] = '\0'; /* named "/" until the first component */
 	snprintf(path, sizeof(path), "%s", dir);
 	const char *rest = path;
 	_cleanup_close_ int cur = -1;
-	struct stat cst, est;
+	struct stat cst = {0}, est = {0}; /* both filled by fstat before a use */
 	if (open_root_dir(&cur, &cst, shown, err) < 0)
 		return -1;
 	int links = 0;
