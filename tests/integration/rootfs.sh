@@ -138,6 +138,22 @@ test_rootfs_refusals() {
 	t_assert
 }
 
+test_rootfs_is_a_read_grant_under_the_ceiling() {
+	need_busybox || return
+	local img=$T_TMP/img
+	make_image "$img"
+	printf '{"filesystem": {"read": ["%s"], "write": ["%s"]}}\n' "$BUILD" "$WS" >"$T_TMP/ceiling.json"
+	cordon_run --ceiling "$T_TMP/ceiling.json" --rootfs "$img" -- /bin/true
+	expect_eq "$RC" 123 "a rootfs outside the ceiling's prefixes: exit (stderr: $ERR)"
+	expect_match "$ERR" "^cordon: unauthorized: rootfs $img: not under any read or write prefix of the ceiling" "the refusal"
+	expect_eq "$(field -c '[.grants[] | select(.kind == "rootfs") | .allowed]')" '[false]' "the grant in the report"
+	printf '{"filesystem": {"read": ["%s", "%s"], "write": ["%s"]}}\n' "$BUILD" "$img" "$WS" >"$T_TMP/ceiling.json"
+	cordon_run --ceiling "$T_TMP/ceiling.json" --rootfs "$img" -- /bin/true
+	expect_eq "$RC" 0 "under a read prefix: exit (stderr: $ERR)"
+	expect_eq "$(field -c '[.grants[] | select(.kind == "rootfs") | .allowed]')" '[true]' "the grant in the report"
+	t_assert
+}
+
 test_rootfs_explain() {
 	need_busybox || return
 	local img=$T_TMP/img out
