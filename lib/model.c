@@ -109,13 +109,15 @@ static int add_image(struct boundary_model *m, const char *root, const struct mo
 {
 	size_t nsys;
 	const struct model_entry *sv = model_system_view(&nsys);
-	_cleanup_close_ int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return cordon_err_errno(err, "rootfs %s", root);
 	_cleanup_closedir_ DIR *d = fdopendir(fd);
-	if (!d)
-		return cordon_err_errno(err, "rootfs %s", root);
-	fd = -1;
+	if (!d) {
+		int e = errno;
+		close(fd);
+		return cordon_err(err, e, "rootfs %s", root);
+	}
 	strv names = {0};
 	struct dirent *de;
 	while ((de = readdir(d))) {
