@@ -14,6 +14,7 @@ make_image() {
 	chmod 755 "$r"
 	cp "$(command -v busybox)" "$r/bin/busybox"
 	for a in sh cat ls id echo touch stat test true; do ln -s busybox "$r/bin/$a"; done
+	ln -s bin "$r/sbin" # a top-level link, as merged-/usr images have them
 	printf 'ID=cordon-test-image\nNAME="a busybox image"\n' >"$r/etc/os-release"
 	printf '127.0.0.1\tlocalhost\n' >"$r/etc/hosts"
 	cp "$WHOAMI" "$r/bin/whoami-suid"
@@ -33,6 +34,7 @@ test_rootfs_is_the_system_view() {
 	cordon_run --rootfs "$img" -- /bin/sh -c '
 		cat /etc/os-release
 		test -x /bin/busybox && echo has-busybox
+		/sbin/busybox true && echo through-the-link
 		test -e /usr/bin/python3 && echo host-python || echo no-host-python
 		touch /bin/planted 2>/dev/null && echo image-written || echo image-read-only
 		echo changed >>/etc/os-release 2>/dev/null && echo etc-written || echo etc-read-only
@@ -41,6 +43,7 @@ test_rootfs_is_the_system_view() {
 	expect_eq "$RC" 0 "exit (stderr: $ERR)"
 	expect_match "$OUT" '^ID=cordon-test-image$' "the image's /etc/os-release"
 	expect_match "$OUT" '^has-busybox$' "the image's /bin/busybox"
+	expect_match "$OUT" '^through-the-link$' "the image's /sbin -> bin"
 	expect_match "$OUT" '^no-host-python$' "the host's /usr/bin/python3 is not in the view"
 	expect_match "$OUT" '^image-read-only$' "the image's /bin is read-only"
 	expect_match "$OUT" '^etc-read-only$' "the image's /etc is read-only"
@@ -162,6 +165,7 @@ test_rootfs_explain() {
 	expect_match "$out" "^rootfs: $img " "explain names the rootfs"
 	expect_match "$out" '^  ro \(image\) /bin ' "the image's /bin"
 	expect_match "$out" '^  ro \(image\) /etc ' "the image's /etc"
+	expect_match "$out" '^  symlink \(image\) /sbin ' "the image's /sbin link"
 	expect_nomatch "$out" ' /usr ' "no host /usr"
 	out=$("$CORDON" explain --json --rootfs "$img" -- /bin/sh)
 	expect_eq "$(jq -r .rootfs <<<"$out")" "$img" "explain JSON .rootfs"
