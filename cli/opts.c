@@ -11,7 +11,7 @@
 enum opt_id {
 	O_POLICY, O_REPORT, O_RO, O_RW, O_TMPFS, O_CWD, O_ENV, O_NET, O_SECRET, O_TIME, O_CPU,
 	O_MEM, O_PIDS, O_OUTPUT, O_FSIZE, O_CEILING, O_CHECK, O_JSON, O_DEV, O_PROTECT, O_UNPROTECT,
-	O_WSMODE, O_ONFAIL, O_TEST_CRASH, O_PTY, O_SERVE_CLIENT,
+	O_WSMODE, O_ONFAIL, O_TEST_CRASH, O_PTY, O_SERVE_CLIENT, O_ROOTFS,
 };
 static const struct {
 	const char *name;
@@ -27,6 +27,7 @@ static const struct {
 	{"--ceiling", O_CEILING, true}, {"--check", O_CHECK, true}, {"--json", O_JSON, false},
 	{"--dev", O_DEV, true}, {"--protect", O_PROTECT, true}, {"--unprotect", O_UNPROTECT, true},
 	{"--workspace-mode", O_WSMODE, true}, {"--on-failure", O_ONFAIL, true}, {"--pty", O_PTY, false},
+	{"--rootfs", O_ROOTFS, true},
 	/* Tests only, not in --help: the apply kills itself after N entries. */
 	{"--test-apply-crash-after", O_TEST_CRASH, true},
 	/* cordon serve's own, not in --help: a one-shot run of a client (policy.h). */
@@ -44,6 +45,8 @@ static const char run_usage[] =
 	"  --protect NAME          keep NAME read-only in every writable path (e.g. Makefile)\n"
 	"  --unprotect NAME        let the run write a protected path (e.g. .git/hooks)\n"
 	"  --cwd PATH              working directory inside\n"
+	"  --rootfs DIR            the system view from an unpacked image directory\n"
+	"                          (read-only) instead of the host's /usr, /etc, /bin...\n"
 	"  --env NAME=VALUE        set a variable inside\n"
 	"  --net HOST:PORT         allow egress to this endpoint through the proxy\n"
 	"                          (*.domain:PORT, HOST:*, literals; localhost = host loopback)\n"
@@ -122,7 +125,7 @@ static const char all_usage[] =
 	"       cordon serve (--socket PATH | --listen 127.0.0.1:PORT --token-file F) --state-dir DIR [...]\n"
 	"       cordon VERB --help, cordon help VERB, cordon --version\n"
 	"options: --policy FILE --report FILE --ro PATH --rw PATH --tmpfs PATH[:SIZE]\n"
-	"         --dev PATH --protect NAME --unprotect NAME --cwd PATH --env NAME=VALUE --net HOST:PORT --secret NAME[=file:PATH]\n"
+	"         --dev PATH --protect NAME --unprotect NAME --cwd PATH --rootfs DIR --env NAME=VALUE --net HOST:PORT --secret NAME[=file:PATH]\n"
 	"         --time-limit DUR --cpu-limit DUR --memory-limit SIZE --pids-limit N\n"
 	"         --output-limit SIZE --file-size-limit SIZE --ceiling FILE --check CMD --pty\n"
 	"         --workspace-mode overlay|review|direct --on-failure apply|discard|keep\n"
@@ -194,6 +197,8 @@ static int apply(struct cli_run *o, enum opt_id id, const char *v, cordon_error 
 		return 0;
 	case O_CWD:
 		return policy_set_cwd(p, v, err);
+	case O_ROOTFS:
+		return policy_set_root(p, v, err);
 	case O_WSMODE:
 		if (workspace_mode_parse(v, &p->workspace_mode) < 0)
 			return cordon_err(err, 0, "--workspace-mode %s: not overlay, review or direct", v);

@@ -231,6 +231,7 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 	jw_key(&w, "paths");
 	json_paths(&w, f, m);
 	jw_key_str(&w, "cwd", plan_ok ? plan->cwd_in : NULL);
+	jw_key_str(&w, "rootfs", plan_ok && plan->rootfs[0] ? plan->rootfs : p->root);
 	jw_key_str(&w, "workspace_mode", workspace_mode_name(p->workspace_mode));
 	jw_key(&w, "env");
 	jw_arr_begin(&w);
@@ -295,6 +296,9 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 			buf_printf(&b, " %s", argv[i]);
 		buf_printf(&b, "\n");
 	}
+	if (p->root)
+		buf_printf(&b, "rootfs: %s (an image's top-level entries, read-only, in place of the host's /usr, /etc, /bin...)\n",
+			   plan_ok && plan->rootfs[0] ? plan->rootfs : p->root);
 	buf_printf(&b, "paths:\n");
 	for (size_t i = 0; i < m->n; i++)
 		if (m->e[i].kind == MK_PROTECT && (m->e[i].flags & MODEL_NOT_YET))

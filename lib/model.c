@@ -80,13 +80,110 @@ static int model_probe_host(const char *path, bool follow, char *target, size_t 
 	return 'l';
 }
 
-/* cordon's own entries, shaped by the host. */
-static int add_system(struct boundary_model *m, model_probe_fn probe, cordon_error *err)
+/* Is "/name" the top of one of cordon's own entries that an image does not
+ * replace (/tmp, /proc, /dev, /sys)? */
+static bool own_top(const struct model_entry *sv, size_t nsys, const char *name)
+{
+	size_t l = strlen(name);
+	for (size_t i = 0; i < nsys; i++) {
+		const char *p = sv[i].path;
+		if (sv[i].kind != MK_ROOT && sv[i].kind != MK_FILE && !model_is_system_dir(p) &&
+		    strncmp(p + 1, name, l) == 0 && (p[1 + l] == '/' || p[1 + l] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* An image's top-level entries (rootfs.h), in place of the host's /usr,
+ * /etc, /bin...: a directory bound read-only (its files' own owners and
+ * modes, nosuid, nodev), a link as the image has it. Nothing else at the
+ * top is shown (a plain file there, a node), nor what cordon makes itself
+ * (/tmp, /proc, /dev, /sys). Then /etc/hosts, from the image's. */
+static int add_image(struct boundary_model *m, const char *root, const struct model_entry *hosts,
+		     model_probe_fn probe, cordon_error *err)
+{
+	size_t nsys;
+	const struct model_entry *sv = model_system_view(&nsys);
+	int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return cordon_err_errno(err, "rootfs %s", root);
+	_cleanup_closedir_ DIR *d = fdopendir(fd);
+	if (!d) {
+		int e = errno;
+		close(fd);
+		return cordon_err(err, e, "rootfs %s", root);
+	}
+	strv names = {0};
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 || own_top(sv, nsys, de->d_name))
+			continue;
+		if (strv_push(&names, de->d_name) < 0) {
+			strv_free(&names);
+			return cordon_oom(err);
+		}
+		if (names.n > 4096) {
+			strv_free(&names);
+			return cordon_err(err, 0, "rootfs %s: more than 4096 entries at its top", root);
+		}
+	}
+	if (names.n)
+		qsort(names.v, names.n, sizeof(*names.v), cmp_str);
+	int rc = 0;
+	bool etc = false;
+	for (size_t i = 0; rc == 0 && i < names.n; i++) {
+		char host[4096], path[4096], t[4096];
+		snprintf(path, sizeof(path), "/%s", names.v[i]);
+		if (snprintf(host, sizeof(host), "%s%s", root, path) >= (int)sizeof(host))
+			continue;
+		int k = probe(host, false, t, sizeof(t));
+		struct model_entry e = {.source = SRC_POLICY, .flags = MODEL_SYSTEM, .mount = -1, .tree = -1};
+		if (k == 'd') {
+			e.kind = MK_RO_BIND, e.landlock = LL_RO, e.view = VIEW_RO;
+			e.reason = "the image's, read-only";
+			e.explain_mode = "ro (image)";
+			etc = etc || strcmp(path, "/etc") == 0;
+		} else if (k == 'l') {
+			e.kind = MK_SYMLINK, e.view = VIEW_OUTSIDE;
+			e.reason = "the image's link";
+			e.explain_mode = "symlink (image)";
+			if (!(e.target = own(m, t)))
+				rc = cordon_oom(err);
+		} else {
+			continue;
+		}
+		if (rc == 0 && (!(e.path = e.explain_path = own(m, path)) || !(e.host = own(m, host))))
+			rc = cordon_oom(err);
+		if (rc == 0)
+			rc = push(m, &e, err);
+	}
+	strv_free(&names);
+	if (rc < 0 || !etc)
+		return rc;
+	char host[4096];
+	struct model_entry e = *hosts;
+	e.reason = "the image's, with the run's own hostname";
+	snprintf(host, sizeof(host), "%s%s", root, hosts->path);
+	if (!(e.host = own(m, host)))
+		return cordon_oom(err);
+	return push(m, &e, err);
+}
+
+/* cordon's own entries, shaped by the host, or by an image (root: its
+ * directory, or "" for the host's). */
+static int add_system(struct boundary_model *m, const char *root, model_probe_fn probe, cordon_error *err)
 {
 	size_t nsys;
 	const struct model_entry *system_view = model_system_view(&nsys);
 	for (size_t i = 0; i < nsys; i++) {
 		struct model_entry e = system_view[i];
+		if (root[0] && (model_is_system_dir(e.path) || e.kind == MK_FILE))
+			continue; /* the image's instead (add_image, after the root) */
 		if (e.flags & MODEL_FROM_HOST) {
 			char t[4096];
 			int k = probe(e.path, false, t, sizeof(t));
@@ -106,6 +203,45 @@ static int add_system(struct boundary_model *m, model_probe_fn probe, cordon_err
 		}
 		if (push(m, &e, err) < 0)
 			return -1;
+		if (root[0] && e.kind == MK_ROOT) {
+			const struct model_entry *hosts = NULL;
+			for (size_t k = 0; k < nsys && !hosts; k++)
+				if (system_view[k].kind == MK_FILE)
+					hosts = &system_view[k];
+			if (add_image(m, root, hosts, probe, err) < 0)
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* With an image, every mount of the task's, a secret's directory or a
+ * check's files below one of its directories needs its mount point there:
+ * the image's directories are read-only binds, where none can be made. */
+static int check_image_mountpoints(const struct boundary_model *m, const char *root, model_probe_fn probe,
+				   cordon_error *err)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		const struct model_entry *e = &m->e[i];
+		if ((e->flags & MODEL_SYSTEM) || e->kind == MK_PROTECT || e->kind == MK_PIN || e->kind == MK_CA_BUNDLE)
+			continue;
+		/* The innermost entry above it: an image's directory? */
+		const struct model_entry *up = NULL;
+		for (size_t k = 0; k < m->n; k++)
+			if (k != i && strcmp(m->e[k].path, e->path) != 0 && path_has_prefix(e->path, m->e[k].path) &&
+			    m->e[k].kind != MK_ROOT && (!up || strlen(m->e[k].path) > strlen(up->path)))
+				up = &m->e[k];
+		if (!up || !(up->flags & MODEL_SYSTEM) || up->kind != MK_RO_BIND || !up->host ||
+		    !path_has_prefix(up->host, root))
+			continue;
+		char host[8192], t[4096];
+		snprintf(host, sizeof(host), "%s%s", root, e->path);
+		int k = probe(host, false, t, sizeof(t));
+		if (k == 'd' || k == 'r' || k == 'h')
+			continue;
+		return cordon_err(err, 0,
+				  "%s lies in the image's %s, which has %s there (rootfs %s, read-only: no mount point can be made): make it in the image, or choose a path the image does not have",
+				  e->path, up->path, k == 'l' || k == 'L' ? "a symbolic link" : "nothing", root);
 	}
 	return 0;
 }
@@ -200,13 +336,15 @@ static const char *const ca_bundle_paths[] = {
  * /etc): a client that ignores SSL_CERT_FILE and its kin trusts it too. A
  * link is left alone (it leads to one of the others, or elsewhere: not
  * followed); the hashed CApath directory is not covered. */
-static int add_ca_bundle(struct boundary_model *m, const cordon_policy *p, model_probe_fn probe, cordon_error *err)
+static int add_ca_bundle(struct boundary_model *m, const cordon_policy *p, const char *root, model_probe_fn probe,
+			 cordon_error *err)
 {
 	if (!p || !p->net_allow.n || !policy_intercepts(p))
 		return 0;
 	for (size_t i = 0; i < ARRAY_SIZE(ca_bundle_paths); i++) {
-		char t[16];
-		int k = probe(ca_bundle_paths[i], false, t, sizeof(t));
+		char t[16], at[4096];
+		snprintf(at, sizeof(at), "%s%s", root, ca_bundle_paths[i]);
+		int k = probe(at, false, t, sizeof(t));
 		if (k != 'r' && k != 'h')
 			continue;
 		struct model_entry e = {.path = ca_bundle_paths[i], .kind = MK_CA_BUNDLE, .source = SRC_POLICY,
@@ -595,9 +733,11 @@ int model_build_on(struct boundary_model *m, const struct run_plan *plan, const 
 		   model_probe_fn probe, cordon_error *err)
 {
 	memset(m, 0, sizeof(*m));
-	if (add_system(m, probe, err) < 0 ||
-	    (plan && (add_task(m, plan, p, err) < 0 || add_ca_bundle(m, p, probe, err) < 0 ||
-		      add_protected(m, plan, p, probe, err) < 0))) {
+	const char *root = plan ? plan->rootfs : "";
+	if (add_system(m, root, probe, err) < 0 ||
+	    (plan && (add_task(m, plan, p, err) < 0 || add_ca_bundle(m, p, root, probe, err) < 0 ||
+		      add_protected(m, plan, p, probe, err) < 0 ||
+		      (root[0] && check_image_mountpoints(m, root, probe, err) < 0)))) {
 		model_free(m);
 		return -1;
 	}

@@ -429,12 +429,12 @@ static size_t drop_host_name_lines(char *text, size_t len)
  * file is written in the base tmpfs (left behind at pivot) and bound
  * read-only. A host without a plain /etc/hosts, or with a very long one,
  * keeps its own file. */
-static int setup_hosts(int oldroot, int newroot, const char *path, cordon_error *err)
+static int setup_hosts(int oldroot, int newroot, const char *src, const char *path, cordon_error *err)
 {
 	char text[32768];
 	const char line[] = "127.0.1.1\t" CORDON_HOSTNAME "\n";
 	size_t n = 0, room = sizeof(text) - sizeof(line) - 1;
-	_cleanup_close_ int in = mounts_openat2_nofollow(oldroot, path, O_RDONLY);
+	_cleanup_close_ int in = mounts_openat2_nofollow(oldroot, src, O_RDONLY);
 	if (in < 0)
 		return 0;
 	for (ssize_t r; n < room && (r = read(in, text + n, room - n)) > 0;)
@@ -596,7 +596,7 @@ static int apply_step(const struct mount_step *st, const struct mount_plan *plan
 			return cordon_err_errno(err, "symlink %s", e->path);
 		return 0;
 	case MO_HOSTS:
-		return setup_hosts(oldroot, newroot, e->path, err);
+		return setup_hosts(oldroot, newroot, e->host, e->path, err);
 	case MO_TMPFS:
 	case MO_DEV:
 		return mount_tmpfs(newroot, e->path, e->mode, e->size, noexec(e), err);

@@ -26,6 +26,9 @@ struct run_plan {
 	/* Where the check's view shows them: CHECK_FILES_DIR "-" and 128 random
 	 * bits in hex, new for every check (a task cannot name it in advance). */
 	char check_dir[64];
+	/* The image directory the system view comes from (policy "root",
+	 * resolved and checked: rootfs.h); "" = the host's. */
+	char rootfs[4096];
 	/* Everything the run sees, built last from the above (model.h). */
 	struct boundary_model model;
 };

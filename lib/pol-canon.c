@@ -94,6 +94,11 @@ char *policy_canonical_json(const cordon_policy *p)
 	}
 	jw_key(&w, "cwd");
 	jw_str(&w, p->cwd);
+	/* Only when given: the hash of a policy without it is unchanged. */
+	if (p->root) {
+		jw_key(&w, "root");
+		jw_str(&w, p->root);
+	}
 	jw_key(&w, "on_violation");
 	jw_str(&w, p->kill_on_violation ? "kill" : "report");
 	jw_key(&w, "report_file_denials");

@@ -195,6 +195,14 @@ static int check_paths(const cordon_policy *c, const cordon_policy *task, const 
 		if (grant(r, "input", path, ok, ok ? rule : msg) < 0)
 			return -1;
 	}
+	/* An image root (policy "root") is read, all of it: a read grant. */
+	if (plan->rootfs[0]) {
+		bool ok = under(c, plan->rootfs, RO | RW, rule, sizeof(rule));
+		if (!ok)
+			snprintf(msg, sizeof(msg), "not under any read or write prefix of the ceiling %s", rule);
+		if (grant(r, "rootfs", plan->rootfs, ok, ok ? rule : msg) < 0)
+			return -1;
+	}
 	/* The check's files are a read grant like any other. */
 	if (task->check_files) {
 		char path[PATH_MAX];

@@ -100,6 +100,7 @@ void policy_free(cordon_policy *p)
 		free(p->ledger.ev[i].name);
 	free(p->ledger.ev);
 	free(p->cwd);
+	free(p->root);
 	free(p->file);
 	free(p->ceiling_file);
 	free(p);
@@ -153,6 +154,11 @@ int resolve_user_path(const char *path, const char *base_dir, char *out, size_t 
 		      cordon_error *err)
 {
 	return resolve_path(path, base_dir, out, outsz, true, err);
+}
+
+int resolve_path_any(const char *path, const char *base_dir, char *out, size_t outsz, cordon_error *err)
+{
+	return resolve_path(path, base_dir, out, outsz, false, err);
 }
 
 int policy_add_mount(cordon_policy *p, enum mount_mode mode, const char *spec,
@@ -400,6 +406,18 @@ int policy_set_cwd(cordon_policy *p, const char *path, cordon_error *err)
 	free(p->cwd);
 	p->cwd = strdup(abs);
 	return p->cwd ? 0 : cordon_oom(err);
+}
+
+int policy_set_root(cordon_policy *p, const char *path, cordon_error *err)
+{
+	char abs[PATH_MAX], cwd[PATH_MAX];
+	if (!getcwd(cwd, sizeof(cwd)))
+		return cordon_err_errno(err, "getcwd");
+	if (resolve_path(path, cwd, abs, sizeof(abs), false, err) < 0)
+		return cordon_err_wrap(err, "--rootfs");
+	free(p->root);
+	p->root = strdup(abs);
+	return p->root ? 0 : cordon_oom(err);
 }
 
 int policy_set_check(cordon_policy *p, const char *cmd, cordon_error *err)

@@ -600,7 +600,7 @@ static int load_root(pctx *c, const jnode *root)
 {
 	static const char *const keys[] = {
 		"filesystem", "network", "env", "secrets", "limits", "syscalls", "inputs",
-		"check", "ledger", "on_violation", "enforcement", "cwd", "report_file_denials", NULL,
+		"check", "ledger", "on_violation", "enforcement", "cwd", "root", "report_file_denials", NULL,
 	};
 	if (root->type != J_OBJ)
 		return at(c, root->line, root->col, "a policy must be a JSON object, not %s",
@@ -650,6 +650,18 @@ static int load_root(pctx *c, const jnode *root)
 			return at_node(c, n, "cwd");
 		free(c->p->cwd);
 		if (!(c->p->cwd = strdup(abs)))
+			return cordon_oom(c->err);
+	}
+	if ((n = json_get(root, "root"))) {
+		char abs[PATH_MAX];
+		if (want(c, n, J_STR, "root") < 0)
+			return -1;
+		/* Anywhere on the host (an image is rarely beside the policy):
+		 * the plan resolves it and checks who may change it (rootfs.h). */
+		if (resolve_path_any(n->str, c->base_dir, abs, sizeof(abs), c->err) < 0)
+			return at_node(c, n, "root");
+		free(c->p->root);
+		if (!(c->p->root = strdup(abs)))
 			return cordon_oom(c->err);
 	}
 	if ((n = json_get(root, "ledger"))) {

@@ -24,6 +24,7 @@
 #include "ledger.h"
 #include "mounts.h"
 #include "protect.h"
+#include "rootfs.h"
 
 /* check.files: a host directory the task can neither write nor shadow. It
  * must lie outside every path the run can actually write (the workspace when
@@ -82,7 +83,10 @@ static int resolve_check_files(const cordon_policy *p, struct run_plan *plan, co
 		    (path_has_prefix(real, plan->mounts[i].path) || path_has_prefix(plan->mounts[i].path, real)))
 			rc = cordon_err(err, 0, "check.files %s overlaps %s %s, which the task can read: the task could read the check's hidden files; keep them outside every path the task is given",
 					real, plan->mounts[i].mode == MOUNT_RO ? "the read grant" : "the path", plan->mounts[i].path);
-	const char *sys = rc == 0 && !p->is_check ? model_system_read(real) : NULL;
+	const char *sys = rc == 0 && !p->is_check ? (plan->rootfs[0] ? NULL : model_system_read(real)) : NULL;
+	if (rc == 0 && !p->is_check && plan->rootfs[0] &&
+	    (path_has_prefix(real, plan->rootfs) || path_has_prefix(plan->rootfs, real)))
+		sys = plan->rootfs;
 	if (sys)
 		rc = cordon_err(err, 0, "check.files %s overlaps %s, which every run reads: the task could read the check's hidden files; keep them outside it",
 				real, sys);
@@ -313,6 +317,8 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 {
 	memset(plan, 0, sizeof(*plan));
 	bool implicit;
+	if (p->root && rootfs_resolve(p->root, plan->rootfs, sizeof(plan->rootfs), err) < 0)
+		return -1;
 	if (choose_workspace(p, plan, &implicit, err) < 0)
 		return -1;
 	if (policy_effective_mounts(p, implicit ? plan->workspace : NULL, &plan->mounts, &plan->nmounts, err) < 0)
@@ -517,6 +523,7 @@ int run_preflight(cordon_policy *p, struct run_plan *plan, struct run_report *re
 	rep->status = ST_SETUP_ERROR;
 	if (run_plan_build(p, plan, err) < 0)
 		return -1;
+	snprintf(rep->rootfs, sizeof(rep->rootfs), "%s", plan->rootfs);
 	/* What the run could write: the report's own target is written with care there. */
 	strv_free(&rep->writable);
 	for (size_t i = 0; i < plan->nmounts; i++)

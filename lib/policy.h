@@ -110,6 +110,10 @@ struct cordon_policy {
 	bool has_ledger;
 	struct ledger ledger;
 	char *cwd;         /* in-sandbox working directory, NULL = host cwd */
+	/* "root" / --rootfs: an unpacked image directory whose top-level entries
+	 * replace the host's /usr, /etc, /bin... in the view (absolute, as given;
+	 * the plan resolves and checks it: rootfs.h), or NULL: the host's. */
+	char *root;
 	bool kill_on_violation;
 	bool no_file_reports; /* "report_file_denials": false */
 	unsigned allow_weaker; /* enum weaker bits */
@@ -176,6 +180,8 @@ int policy_add_secret_spec(cordon_policy *p, const char *spec, cordon_error *err
 int policy_set_limit(cordon_policy *p, enum limit_id id, const char *value,
 		     enum source src, cordon_error *err);
 int policy_set_cwd(cordon_policy *p, const char *path, cordon_error *err);
+/* --rootfs DIR (relative to the current directory). */
+int policy_set_root(cordon_policy *p, const char *path, cordon_error *err);
 int policy_set_check(cordon_policy *p, const char *cmd, cordon_error *err);
 
 /* Where a check's "files" are, read-only, in the check's view: outside
@@ -189,6 +195,8 @@ int policy_set_check(cordon_policy *p, const char *cmd, cordon_error *err);
  * absolute normalised path; refuses relative paths that climb out of base_dir. */
 int resolve_user_path(const char *path, const char *base_dir, char *out, size_t outsz,
 		      cordon_error *err);
+/* The same, a relative path free to leave base_dir (an image directory). */
+int resolve_path_any(const char *path, const char *base_dir, char *out, size_t outsz, cordon_error *err);
 
 void mounts_free(struct cordon_mount *m, size_t n);
 

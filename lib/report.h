@@ -119,6 +119,7 @@ struct run_report {
 	size_t ndenials;
 	strv command;
 	char policy_sha256[65];
+	char rootfs[4096]; /* the image directory the view came from (policy root); "" = the host's */
 	struct file_list inputs, outputs;
 	/* The sweep after the run (sweep.h): privilege bits and file
 	 * capabilities cleared, writable roots' mode/owner put back. */
