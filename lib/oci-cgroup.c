@@ -358,9 +358,30 @@ int oci_cgroup_create(const struct oci_config *c, const char *path, pid_t pid, c
 	return cgroup_make(c, path, pid, true, err);
 }
 
-int oci_cgroup_join(const struct oci_config *c, const char *path, pid_t pid, cordon_error *err)
+int oci_cgroup_join(const char *path, pid_t pid, cordon_error *err)
 {
-	return cgroup_make(c, path, pid, false, err);
+	/* into the container's cgroup as it is: nothing made, no limit
+	 * written (a process exec adds must neither lift the container's
+	 * limits nor run outside them: outside review of cordon-oci 2, F1) */
+	struct cg_host h = {0};
+	if (cg_host_read(&h) < 0)
+		return cordon_err_errno(err, "reading the host's cgroups");
+	bool v2 = use_v2(&h);
+	char pidv[32], mp[PATH_MAX], d[PATH_MAX * 2];
+	snprintf(pidv, sizeof(pidv), "%d", (int)pid);
+	int r = 0, joined = 0;
+	for (const char *const *k = v1_ctrl; r == 0 && *k; k++) {
+		if (v2 ? k != v1_ctrl || cg_mount_point_in(&h, "", true, mp, sizeof(mp)) < 0
+		       : cg_mount_point_in(&h, *k, false, mp, sizeof(mp)) < 0)
+			continue;
+		snprintf(d, sizeof(d), "%s%s", mp, path);
+		r = cg_write(d, "cgroup.procs", pidv, err);
+		joined += r == 0;
+	}
+	if (r == 0 && !joined)
+		r = cordon_err(err, 0, "no cgroup hierarchy on this host to join %s", path);
+	cg_host_free(&h);
+	return r;
 }
 
 int oci_cgroup_update(const struct oci_config *c, const char *path, cordon_error *err)

@@ -10,8 +10,9 @@
  * hierarchy its resources need, write the limits, and attach pid. A cgroup
  * that already exists with processes in it is refused (as runc). */
 int oci_cgroup_create(const struct oci_config *c, const char *path, pid_t pid, cordon_error *err);
-/* The same for a process joining a running container's cgroup (exec). */
-int oci_cgroup_join(const struct oci_config *c, const char *path, pid_t pid, cordon_error *err);
+/* A process joining a running container's cgroup (exec): nothing made and
+ * no limit written; an error where it cannot join (it must not run outside). */
+int oci_cgroup_join(const char *path, pid_t pid, cordon_error *err);
 /* Apply a resources update to an existing container's cgroup. */
 int oci_cgroup_update(const struct oci_config *c, const char *path, cordon_error *err);
 /* Freeze (true) or thaw. */

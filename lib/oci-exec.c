@@ -229,7 +229,10 @@ int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, in
 		/* cgroup first, as the host sees it */
 		char pv[32];
 		snprintf(pv, sizeof(pv), "%d", (int)getpid());
-		oci_cgroup_join(&c, s.cgroup, getpid(), NULL);
+		if (oci_cgroup_join(s.cgroup, getpid(), &e) < 0) {
+			cordon_err_wrap(&e, "joining the container's cgroup");
+			goto cfail;
+		}
 		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 			if (nsfd[order[i]] >= 0 && setns(nsfd[order[i]], oci_ns_flags[order[i]]) < 0) {
 				cordon_err_errno(&e, "joining the container's %s namespace", oci_ns_names[order[i]]);

@@ -806,4 +806,44 @@ test_join_host_user_or_root_owned_mount_ns_refused() {
 	t_assert
 }
 
+# Outside review of cordon-oci 2, F1: a process exec adds joins the
+# container's cgroup as it is: in every hierarchy the container has, and
+# its limits untouched (exec wrote a zeroed config's "limits": memory
+# unlimited, and failed before joining, so the process ran outside).
+test_exec_joins_the_cgroup_and_keeps_its_limits() {
+	setup_oci || return
+	bundle "$B" sleep 1000
+	jq '.linux.resources = {memory: {limit: 268435456}, pids: {limit: 64}}' "$B/config.json" >"$B/c" &&
+		mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	oci start "$ID"
+	local cg limits
+	cg=$(jq -r .cgroup "$ROOT/$ID/state.json")
+	limits() {
+		if [ -f "/sys/fs/cgroup/memory$cg/memory.limit_in_bytes" ]; then
+			echo "$(cat "/sys/fs/cgroup/memory$cg/memory.limit_in_bytes") $(cat "/sys/fs/cgroup/pids$cg/pids.max")"
+		else
+			echo "$(cat "/sys/fs/cgroup$cg/memory.max") $(cat "/sys/fs/cgroup$cg/pids.max")"
+		fi
+	}
+	expect_eq "$(limits)" "268435456 64" "the limits before"
+	oci exec "$ID" cat /proc/self/cgroup
+	expect_eq "$RC" 0 "exec: $ERR"
+	local line bad=
+	while read -r line; do
+		# v1: the memory and pids hierarchies (a hybrid host's 0:: is not
+		# cordon-oci's there); v2: the unified one
+		case "$line" in
+		*:memory:*|*:pids:*) [[ "$line" == *"$(basename "$cg")" ]] || bad="$bad $line" ;;
+		0::*) grep -q ':memory:' <<<"$OUT" || [[ "$line" == *"$(basename "$cg")" ]] || bad="$bad $line" ;;
+		esac
+	done <<<"$OUT"
+	[ -z "$bad" ] || fail "the exec'd process outside the container's cgroup:$bad"
+	expect_eq "$(limits)" "268435456 64" "the limits after the exec"
+	oci delete --force "$ID"
+	nothing_left "$ID"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
