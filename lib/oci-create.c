@@ -82,8 +82,14 @@ int oci_config_check(const struct oci_config *c, struct oci_nsjoin *j, cordon_er
  * (lib/oci-slots.h): the state directory's path is its owner's name. */
 static int take_slot(const struct oci_create_opts *o, const struct oci_config *c, struct oci_sup *x, cordon_error *err)
 {
-	/* a joined user namespace's maps are its own: no range for it */
-	if (x->join->user >= 0 || (c->nuidm && c->ngidm))
+	/* a joined user namespace's maps are its own: no range for it, but
+	 * the range those ids are (its container's) held while this one lives */
+	if (x->join->user >= 0) {
+		if (oci_slot_pin(x->join->uidm, x->join->nuidm, x->join->gidm, x->join->ngidm, &x->slotfd, err) < 0)
+			return cordon_err_wrap(err, "linux.namespaces: the user namespace joined by path");
+		return 0;
+	}
+	if (c->nuidm && c->ngidm)
 		return 0;
 	char path[PATH_MAX];
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", o->root, o->id) >= sizeof(path))

@@ -14,6 +14,7 @@
  * as its ids until delete kills them. */
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/file.h>
@@ -103,7 +104,11 @@ static int try_slot(int dfd, int k, const char *owner)
 		return -1;
 	}
 	size_t n = strlen(owner);
-	if (ftruncate(fd, 0) < 0 || pwrite(fd, owner, n, 0) != (ssize_t)n) {
+	/* written, the lock becomes shared: a container that joins this one's
+	 * user namespace by path holds it shared too (oci_slot_pin), and the
+	 * range is busy while any of them lives. Converted under the
+	 * directory's lock: no other take can come between. */
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, owner, n, 0) != (ssize_t)n || flock(fd, LOCK_SH | LOCK_NB) < 0) {
 		if (fresh)
 			unlinkat(dfd, name, 0);
 		close(fd);
@@ -149,8 +154,61 @@ void oci_slot_release(int state_dfd, int slot)
 	unsigned long long dev, ino;
 	char path[PATH_MAX];
 	struct stat st;
-	/* only our own: a range reclaimed since is another container's */
+	/* only our own (a range reclaimed since is another container's), and
+	 * only when no one holds it: a container that joined this one's user
+	 * namespace still runs as its ids (then the file stays, and is stale
+	 * once that one is gone too) */
 	if (fd >= 0 && fstat(state_dfd, &st) == 0 && read_owner(fd, &dev, &ino, path, sizeof(path)) &&
-	    dev == st.st_dev && ino == st.st_ino)
+	    dev == st.st_dev && ino == st.st_ino && flock(fd, LOCK_EX | LOCK_NB) == 0)
 		unlinkat(dfd, name, 0);
+}
+
+/* Are the maps m (outside ids) within one of cordon-oci's ranges, *slot
+ * (-1: none of them)? False across ranges, or in two. */
+static bool in_slot(const struct oci_idmap *m, size_t n, int *slot)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint64_t lo = m[i].outer, hi = lo + m[i].size;
+		uint64_t base = OCI_SLOT_BASE, end = base + (uint64_t)OCI_SLOTS * OCI_SLOT_SIZE;
+		if (hi <= base || lo >= end)
+			continue; /* not cordon-oci's ids */
+		int k = lo < base ? -1 : (int)((lo - base) / OCI_SLOT_SIZE);
+		if (k < 0 || hi > base + (uint64_t)(k + 1) * OCI_SLOT_SIZE || (*slot >= 0 && *slot != k))
+			return false; /* across ranges, or two of them */
+		*slot = k;
+	}
+	return true;
+}
+
+int oci_slot_pin(const struct oci_idmap *u, size_t nu, const struct oci_idmap *g, size_t ng, int *lockfd,
+		 cordon_error *err)
+{
+	*lockfd = -1;
+	int slot = -1;
+	if (!in_slot(u, nu, &slot) || !in_slot(g, ng, &slot))
+		return cordon_err(err, EPERM, "its mappings reach into more than one of cordon-oci's id ranges (%s)",
+				  OCI_SLOTS_DIR);
+	if (slot < 0)
+		return 0; /* none of cordon-oci's ids: the operator's to give */
+	int dfd = slots_open_locked(err);
+	if (dfd < 0)
+		return -1;
+	char name[16];
+	snprintf(name, sizeof(name), "%d", slot);
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	int r = 0;
+	if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) == 0)
+		r = cordon_err(err, EPERM, "its ids are range %d (%s/%d), which no live container holds: they may be "
+					   "given to another container", slot, OCI_SLOTS_DIR, slot);
+	else if (flock(fd, LOCK_SH | LOCK_NB) < 0)
+		r = cordon_err(err, EAGAIN, "its ids are range %d (%s/%d), held by an older cordon-oci: it cannot be "
+					    "shared", slot, OCI_SLOTS_DIR, slot);
+	close(dfd);
+	if (r < 0) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	*lockfd = fd;
+	return 0;
 }

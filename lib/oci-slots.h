@@ -4,6 +4,7 @@
 #pragma once
 #include <sys/types.h>
 #include "cordon.h"
+#include "oci-config.h"
 
 #define OCI_SLOTS_DIR "/run/cordon-oci-slots"
 #define OCI_SLOT_BASE 0x40000000u
@@ -18,5 +19,13 @@
  * holds its lock and its container's state directory is gone, replaced or
  * never got its state.json. */
 int oci_slot_take(int state_dfd, const char *state_path, int *slot, int *lockfd, cordon_error *err);
-/* Free slot if it is still the range of the state directory state_dfd. */
+/* Free slot if it is still the range of the state directory state_dfd and
+ * no container holds it any more (one that joined its user namespace). */
 void oci_slot_release(int state_dfd, int slot);
+/* A container that joins a user namespace by path, whose maps (host ids)
+ * are u and g: where they are one of cordon-oci's ranges, that range must
+ * be held by a live container, and *lockfd gets it held shared (kept by
+ * the joining container's supervisor: the range is not freed or given
+ * again while it lives). Ids outside cordon-oci's ranges: *lockfd -1. */
+int oci_slot_pin(const struct oci_idmap *u, size_t nu, const struct oci_idmap *g, size_t ng, int *lockfd,
+		 cordon_error *err);

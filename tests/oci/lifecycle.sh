@@ -846,4 +846,47 @@ test_exec_joins_the_cgroup_and_keeps_its_limits() {
 	t_assert
 }
 
+# Outside review of cordon-oci 2, F2: a user namespace joined by path runs
+# as its container's range of host ids, so that range stays taken while the
+# joining container lives (B holds it shared, through A's delete: a new
+# container gets another range), and a namespace whose range no live
+# container holds (kept alive past its container's delete by a bind of its
+# nsfs file) is refused: its ids may be someone else's by then.
+test_joined_user_ns_keeps_its_range() {
+	setup_oci || return
+	local ida=$ID-a idb=$ID-b idc=$ID-c base slot
+	pod_a "$WS/a" "$ida" || return
+	base=$(uid_base "$PIDA")
+	slot=$(slot_of "$ROOT/$ida") || { fail "no range names A"; return; }
+	touch "$T_TMP/nsA"
+	mount --bind "/proc/$PIDA/ns/user" "$T_TMP/nsA" || { fail "bind of A's user namespace"; return; }
+	bundle "$B" sh -c 'exec sleep 1000'
+	join_a "$B" user
+	"$OCI" --root "$ROOT" create --bundle "$B" "$idb" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create B: $(cat "$T_TMP/err")"
+	oci delete --force "$ida"
+	expect_eq "$RC" 0 "delete A: $ERR"
+	mkdir -p "$WS/c"
+	bundle "$WS/c" sh -c 'exec sleep 1000'
+	"$OCI" --root "$ROOT" create --bundle "$WS/c" "$idc" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create C: $(cat "$T_TMP/err")"
+	local pidc
+	pidc=$(jq -r .pid "$ROOT/$idc/state.json")
+	[ "$(uid_base "$pidc")" != "$base" ] || fail "C got A's ids ($base) while B runs as them"
+	oci delete --force "$idb"
+	oci delete --force "$idc"
+	# now nothing holds A's range: a container joining A's namespace (still
+	# alive through the bind) is refused, and nothing is left of it
+	bundle "$B" sh -c 'exec sleep 1000'
+	jq --arg p "$T_TMP/nsA" '.linux.namespaces = [(.linux.namespaces[] | select(.type != "user")), {type: "user", path: $p}] | del(.hostname)' \
+		"$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" create --bundle "$B" "$idb" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 1 "create B after A's range was freed"
+	expect_match "$(cat "$T_TMP/err")" "which no live container holds" "its line"
+	expect_eq "$(wc -l <"$T_TMP/err")" 1 "one line"
+	[ ! -e "$ROOT/$idb" ] || fail "the refused create left $ROOT/$idb"
+	umount "$T_TMP/nsA"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
