@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 #include "oci-nsjoin.h"
 #include "error.h"
@@ -116,7 +117,12 @@ static int read_maps(int fd, const char *path, struct oci_nsjoin *j, cordon_erro
 	if (p == 0) {
 		close(go[0]);
 		close(rel[1]);
-		int e = setns(fd, CLONE_NEWUSER) < 0 ? errno : 0;
+		/* not dumpable before it joins: in there it holds every
+		 * capability of the namespace, and the namespace's root (who has
+		 * CAP_SYS_PTRACE there) must not reach this host-root process, its
+		 * memory or its /proc/PID/root (the supervisor's helper does the
+		 * same; outside review of cordon-oci 2) */
+		int e = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0 || setns(fd, CLONE_NEWUSER) < 0 ? errno : 0;
 		if (write(go[1], &e, sizeof(e)) != sizeof(e))
 			_exit(1);
 		char b;
