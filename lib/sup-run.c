@@ -179,11 +179,18 @@ static int prepare_filters(struct sup *s, cordon_error *err)
 		return 0;
 	s->spec.seccomp = true; /* compiled after clone, sent at sync 2 */
 	if (s->notify) {
-		if (observer_init(&s->obs, &s->plan, p, p->net_allow.n > 0, s->ovl.active, err) < 0 ||
-		    notify_budget_parse(opts_getenv(policy_opts(p)->envp, "CORDON_NOTIFY_BUDGET"),
-					&s->obs.budget_burst, &s->obs.budget_refill, err) < 0)
+		/* the budget first: a bad one is refused before anything is held */
+		int64_t burst, refill;
+		if (notify_budget_parse(opts_getenv(policy_opts(p)->envp, "CORDON_NOTIFY_BUDGET"), &burst, &refill,
+					err) < 0)
 			return -1;
+		if (observer_init(&s->obs, &s->plan, p, p->net_allow.n > 0, s->ovl.active, err) < 0) {
+			observer_free(&s->obs); /* what it made before it failed */
+			return -1;
+		}
 		s->have_obs = true;
+		s->obs.budget_burst = burst;
+		s->obs.budget_refill = refill;
 	}
 	sup_trace(s, "landlock and seccomp prepared");
 	return 0;

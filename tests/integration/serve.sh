@@ -1707,9 +1707,9 @@ PY
 	HOLDERS+=($!)
 }
 # wait_file F: until it exists (a hang guard), then its text
-wait_file() {
+wait_file() { # FILE: a hang guard of 3 minutes (ASan on a loaded 2-core machine), never a bound
 	local i
-	for i in $(seq 1 1200); do
+	for i in $(seq 1 3600); do
 		[ -e "$1" ] && break
 		sleep 0.05
 	done
