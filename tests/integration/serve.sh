@@ -1626,7 +1626,11 @@ t_run test_background_exec
 # server closed every held one ("closed"), sending a byte every half second
 # meanwhile, and posts one more (its answer in NAME.again).
 hold_bodies() {
-	cat >"$T_TMP/hold.py" <<'PY'
+	# written whole under another name, then renamed: a holder started by
+	# the call before may not have read it yet (a loaded machine), and
+	# rewriting the file in place left it an empty script, which ran,
+	# printed nothing and exited (the flake of test_client_connections_share)
+	cat >"$T_TMP/hold.py.new" <<'PY'
 import os, socket, sys, time
 path, n, size, out, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
 def post():
@@ -1702,6 +1706,7 @@ for s in held:
         pass
 put(out + ".end", "open %d" % k)
 PY
+	mv -f "$T_TMP/hold.py.new" "$T_TMP/hold.py"
 	install -d -m 1777 "$T_TMP/o"
 	setpriv --reuid "$1" --regid "$1" --clear-groups /usr/bin/python3 "$T_TMP/hold.py" "$SOCK" "$2" "$3" "$T_TMP/o/$4" "${5:-hold}" &
 	HOLDERS+=($!)
