@@ -191,10 +191,13 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 	cordon_err(err, 0, "%s", n > 1 ? m + 1 : "the supervisor exited while creating the container");
 fail:
 	oci_egress_release(&c);
-	if (x.slot >= 0)
-		oci_slot_release(x.dirfd, x.slot);
+	/* our hold of the range first: release frees only a range no one
+	 * holds (a supervisor that failed and has not exited yet still does:
+	 * then the range is stale, and the next create takes it back) */
 	if (x.slotfd >= 0)
 		close(x.slotfd);
+	if (x.slot >= 0)
+		oci_slot_release(x.dirfd, x.slot);
 	close(x.dirfd);
 	oci_nsjoin_close(&jn);
 	cordon_error e2;
