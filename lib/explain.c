@@ -183,6 +183,21 @@ void explain_host_json(jwriter *w, const struct host_features *f)
 	jw_obj_end(w);
 }
 
+void explain_injected_fields(jwriter *w, const struct cordon_secret *s)
+{
+	jw_key_str(w, "secret", s->name);
+	jw_key_strv(w, "hosts", &s->inject_hosts);
+	jw_key(w, "in");
+	jw_arr_begin(w);
+	if (s->in_header)
+		jw_str(w, "header");
+	if (s->in_query)
+		jw_str(w, "query");
+	jw_arr_end(w);
+	jw_key_str(w, "placeholder_prefix", s->placeholder ? s->placeholder : "");
+	jw_key_bool(w, "allow_plaintext", s->allow_plaintext);
+}
+
 /* "injected": the secrets the proxy injects, with their hosts (never a
  * value); the key is there only when one is (earlier outputs unchanged). */
 static void json_injected(jwriter *w, const cordon_policy *p)
@@ -198,17 +213,7 @@ static void json_injected(jwriter *w, const cordon_policy *p)
 			any = true;
 		}
 		jw_obj_begin(w);
-		jw_key_str(w, "secret", s->name);
-		jw_key_strv(w, "hosts", &s->inject_hosts);
-		jw_key(w, "in");
-		jw_arr_begin(w);
-		if (s->in_header)
-			jw_str(w, "header");
-		if (s->in_query)
-			jw_str(w, "query");
-		jw_arr_end(w);
-		jw_key_str(w, "placeholder_prefix", s->placeholder ? s->placeholder : "");
-		jw_key_bool(w, "allow_plaintext", s->allow_plaintext);
+		explain_injected_fields(w, s);
 		jw_obj_end(w);
 	}
 	if (any)

@@ -20,3 +20,6 @@ char *explain_render_model(const cordon_policy *p, char *const argv[], bool json
  * Landlock lacks; the "host" object): cordon explain --bundle's too. */
 void explain_host_text(buf *b, const struct host_features *f);
 void explain_host_json(jwriter *w, const struct host_features *f);
+/* An injected secret's fields in explain's JSON (its name, hosts, where it
+ * goes, the placeholder's prefix; never a value), in the caller's object. */
+void explain_injected_fields(jwriter *w, const struct cordon_secret *s);

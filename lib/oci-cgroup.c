@@ -272,6 +272,25 @@ static int write_limits(const struct cg_host *h, bool v2, const struct oci_confi
 #undef DIR_OF
 }
 
+/* pid into the cgroup path of every hierarchy cordon-oci uses (v2: the
+ * one; v1: each controller mounted); *joined (if not NULL) counts them. */
+static int write_procs(struct cg_host *h, bool v2, const char *path, pid_t pid, int *joined, cordon_error *err)
+{
+	char pidv[32], mp[PATH_MAX], d[PATH_MAX * 2];
+	snprintf(pidv, sizeof(pidv), "%d", (int)pid);
+	for (const char *const *k = v1_ctrl; *k; k++) {
+		if (v2 ? k != v1_ctrl || cg_mount_point_in(h, "", true, mp, sizeof(mp)) < 0
+		       : cg_mount_point_in(h, *k, false, mp, sizeof(mp)) < 0)
+			continue;
+		snprintf(d, sizeof(d), "%s%s", mp, path);
+		if (cg_write(d, "cgroup.procs", pidv, err) < 0)
+			return -1;
+		if (joined)
+			(*joined)++;
+	}
+	return 0;
+}
+
 static int cgroup_make(const struct oci_config *c, const char *path, pid_t pid, bool fresh, cordon_error *err)
 {
 	struct cg_host h = {0};
@@ -331,23 +350,8 @@ static int cgroup_make(const struct oci_config *c, const char *path, pid_t pid, 
 		r = -1;
 		goto out;
 	}
-	if (pid > 0) {
-		if (v2) {
-			snprintf(d, sizeof(d), "%s%s", mp, path);
-			if (cg_write(d, "cgroup.procs", pidv, err) < 0)
-				r = -1;
-		} else {
-			for (const char *const *k = v1_ctrl; *k; k++) {
-				if (cg_mount_point_in(&h, *k, false, mp, sizeof(mp)) < 0)
-					continue;
-				snprintf(d, sizeof(d), "%s%s", mp, path);
-				if (cg_write(d, "cgroup.procs", pidv, err) < 0) {
-					r = -1;
-					break;
-				}
-			}
-		}
-	}
+	if (pid > 0)
+		r = write_procs(&h, v2, path, pid, NULL, err);
 out:
 	cg_host_free(&h);
 	return r;
@@ -366,18 +370,8 @@ int oci_cgroup_join(const char *path, pid_t pid, cordon_error *err)
 	struct cg_host h = {0};
 	if (cg_host_read(&h) < 0)
 		return cordon_err_errno(err, "reading the host's cgroups");
-	bool v2 = use_v2(&h);
-	char pidv[32], mp[PATH_MAX], d[PATH_MAX * 2];
-	snprintf(pidv, sizeof(pidv), "%d", (int)pid);
-	int r = 0, joined = 0;
-	for (const char *const *k = v1_ctrl; r == 0 && *k; k++) {
-		if (v2 ? k != v1_ctrl || cg_mount_point_in(&h, "", true, mp, sizeof(mp)) < 0
-		       : cg_mount_point_in(&h, *k, false, mp, sizeof(mp)) < 0)
-			continue;
-		snprintf(d, sizeof(d), "%s%s", mp, path);
-		r = cg_write(d, "cgroup.procs", pidv, err);
-		joined += r == 0;
-	}
+	int joined = 0;
+	int r = write_procs(&h, use_v2(&h), path, pid, &joined, err);
 	if (r == 0 && !joined)
 		r = cordon_err(err, 0, "no cgroup hierarchy on this host to join %s", path);
 	cg_host_free(&h);

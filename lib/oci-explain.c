@@ -418,17 +418,7 @@ static void json_egress(jwriter *w, const struct bx *x)
 	for (size_t i = 0; tls && i < p->nsecrets; i++) {
 		const struct cordon_secret *s = &p->secrets[i];
 		jw_obj_begin(w);
-		jw_key_str(w, "secret", s->name);
-		jw_key_strv(w, "hosts", &s->inject_hosts);
-		jw_key(w, "in");
-		jw_arr_begin(w);
-		if (s->in_header)
-			jw_str(w, "header");
-		if (s->in_query)
-			jw_str(w, "query");
-		jw_arr_end(w);
-		jw_key_str(w, "placeholder_prefix", s->placeholder ? s->placeholder : "");
-		jw_key_bool(w, "allow_plaintext", s->allow_plaintext);
+		explain_injected_fields(w, s);
 		jw_key(w, "from");
 		jw_obj_begin(w);
 		jw_key_str(w, s->from_env ? "env" : "file", s->from_env ? s->from_env : s->from_file);
