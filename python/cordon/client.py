@@ -7,7 +7,6 @@ standard library only (http.client on an AF_UNIX socket).
 The session is always ended (DELETE) when the with block ends; its report
 is then in s.report."""
 import base64
-import binascii
 import http.client
 import json
 import random
@@ -17,16 +16,10 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
+from ._proto import (Event, ExecResult, FileEntry, _collect, _dur, _error, _exec_body, _Lines, _run_body,
+                     _run_report)
 from .errors import CordonError, ServerUnreachable
 from .report import Report
-
-
-def _dur(timeout) -> Optional[str]:
-    if timeout is None:
-        return None
-    if isinstance(timeout, (int, float)):
-        return f"{timeout:g}s"
-    return str(timeout)
 
 
 class _UnixHTTPConnection(http.client.HTTPConnection):
@@ -67,61 +60,6 @@ class Retry:
         except ValueError:
             pass  # an HTTP date: the backoff alone
         return p
-
-
-def _error(status: int, body: bytes) -> CordonError:
-    msg = body.decode(errors="replace").strip()
-    try:
-        j = json.loads(body)
-        if isinstance(j, dict) and isinstance(j.get("error"), str):
-            msg = j["error"]
-    except ValueError:
-        pass
-    return CordonError(f"HTTP {status}: {msg}", status)
-
-
-@dataclass
-class Event:
-    """One line of an exec's stream: type is "started", "stdout", "stderr" or
-    "result" (or one this version does not know); data holds the decoded
-    bytes of an output event."""
-    type: str
-    data: bytes = b""
-    raw: Dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class ExecResult:
-    """The end of one exec in a session."""
-    exec_id: Optional[str]
-    status: Optional[str]
-    exit_code: Optional[int]
-    signal: Optional[str]
-    denials: List[Dict[str, Any]]
-    usage: Dict[str, Any]
-    stdout: bytes = b""
-    stderr: bytes = b""
-    raw: Dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-    @property
-    def text(self) -> str:
-        """stdout as text (UTF-8, undecodable bytes replaced)."""
-        return self.stdout.decode(errors="replace")
-
-
-@dataclass
-class FileEntry:
-    name: str
-    type: str
-    size: Optional[int] = None
-    mode: Optional[int] = None
-    #: the name's bytes: for a name that is not UTF-8 (``name`` then shows
-    #: U+FFFD), pass these as the path to reach it
-    raw: Optional[bytes] = None
 
 
 class PtyConnection:
@@ -211,90 +149,16 @@ class Files:
                 for e in j.get("entries", [])]
 
 
-# The output events as the server writes them (lib/session.c, emit_data):
-# decoded without the JSON parser (the stream's bulk); any other line is
-# parsed as JSON.
-_OUT_PREFIX = (b'{"type":"stdout","data_b64":"', b'{"type":"stderr","data_b64":"')
-
-
 def _events(resp) -> Iterator[Event]:
     """The NDJSON stream's events, read in large pieces (no per-byte or
     per-line read calls): the client keeps up with the exec's output."""
-    pending = b""
+    lines = _Lines()
     while True:
         chunk = resp.read1(1 << 20) if hasattr(resp, "read1") else resp.read(1 << 16)
         if not chunk:
             break
-        pending = pending + chunk if pending else chunk
-        start = 0
-        while True:
-            nl = pending.find(b"\n", start)
-            if nl < 0:
-                break
-            line = pending[start:nl]
-            start = nl + 1
-            for i, pre in enumerate(_OUT_PREFIX):
-                if line.startswith(pre) and line.endswith(b'"}'):
-                    b64 = line[len(pre):-2]
-                    t = "stderr" if i else "stdout"
-                    yield Event(t, binascii.a2b_base64(b64), {"type": t, "data_b64": b64.decode("ascii")})
-                    break
-            else:
-                line = line.strip()
-                if line:
-                    ev = json.loads(line)
-                    t = ev.get("type", "")
-                    data = base64.b64decode(ev["data_b64"]) if "data_b64" in ev else b""
-                    yield Event(t, data, ev)
-        pending = pending[start:]
-    line = pending.strip()
-    if line:
-        ev = json.loads(line)
-        yield Event(ev.get("type", ""), base64.b64decode(ev["data_b64"]) if "data_b64" in ev else b"", ev)
-
-
-def _exec_body(argv, env, cwd, stdin, timeout, pty=False, background=False) -> Dict[str, Any]:
-    body: Dict[str, Any] = {"argv": [str(a) for a in argv]}
-    if env is not None:
-        body["env"] = dict(env)
-    if cwd is not None:
-        body["cwd"] = cwd
-    if isinstance(stdin, str):
-        body["stdin"] = stdin
-    elif stdin is not None:
-        body["stdin_b64"] = base64.b64encode(bytes(stdin)).decode()
-    if timeout is not None:
-        body["timeout"] = _dur(timeout)
-    body["pty"] = pty
-    if background:
-        body["background"] = True
-    return body
-
-
-def _collect(events: Iterator[Event], what: str) -> "ExecResult":
-    """An exec's stream gathered: its output and its result."""
-    out, err = [], []
-    exec_id = None
-    result: Optional[Dict[str, Any]] = None
-    for ev in events:
-        if ev.type == "started":
-            exec_id = ev.raw.get("exec")
-        elif ev.type == "stdout":
-            out.append(ev.data)
-        elif ev.type == "stderr":
-            err.append(ev.data)
-        elif ev.type == "result":
-            result = ev.raw
-    if result is None:
-        raise CordonError(f"{what}: the exec's stream ended without a result")
-    if result.get("dropped_bytes"):
-        # Never silently: the server drops output only for a client that
-        # is gone, so this is not expected while we read.
-        raise CordonError(f"exec {result.get('exec', exec_id)}: {result['dropped_bytes']} bytes of its "
-                          f"output did not reach this client (its result: {result.get('status')})")
-    return ExecResult(result.get("exec", exec_id), result.get("status"), result.get("exit_code"),
-                      result.get("signal"), result.get("denials", []), result.get("usage", {}),
-                      b"".join(out), b"".join(err), result)
+        yield from lines.feed(chunk)
+    yield from lines.end()
 
 
 class ExecHandle:
@@ -630,40 +494,8 @@ class Client:
 
     def run(self, argv: Sequence[str], policy=None, stdin=None, timeout=None) -> Report:
         """A one-shot run (POST /v1/runs): its report."""
-        body: Dict[str, Any] = {"argv": [str(a) for a in argv]}
-        if policy is not None:
-            if not isinstance(policy, dict):
-                with open(policy) as f:
-                    policy = json.load(f)
-            body["policy"] = policy
-        if timeout is not None:
-            pol = dict(body.get("policy") or {})
-            limits = dict(pol.get("limits") or {})
-            limits["wall_time"] = _dur(timeout)
-            pol["limits"] = limits
-            body["policy"] = pol
-        if isinstance(stdin, (bytes, bytearray)):
-            try:
-                body["stdin"] = bytes(stdin).decode()  # the API's field
-            except UnicodeDecodeError:
-                # POST /v1/runs takes text only; a session's exec takes bytes.
-                raise ValueError("stdin: POST /v1/runs takes text (UTF-8) only; "
-                                 "use a session's exec for binary input") from None
-        elif stdin is not None:
-            body["stdin"] = stdin
+        body = _run_body(argv, policy, stdin, timeout)
         return _run_report(self._json("POST", "/v1/runs", body))
 
     def get_run(self, run_id: str) -> Report:
         return _run_report(self._json("GET", f"/v1/runs/{urllib.parse.quote(run_id, safe='')}"))
-
-
-def _run_report(j: Dict[str, Any]) -> Report:
-    """A one-shot run's answer as cordon.run's result through the CLI: the
-    report, its output in stdout_data and stderr_data (bytes, from the
-    answer's "run" object)."""
-    rep = Report.from_dict(j)
-    run = j.get("run") if isinstance(j, dict) else None
-    if isinstance(run, dict):
-        rep.stdout_data = base64.b64decode(run.get("stdout_b64") or "")
-        rep.stderr_data = base64.b64decode(run.get("stderr_b64") or "")
-    return rep
