@@ -10,6 +10,7 @@
 Only the standard library; the CLI (`cordon run`) or a `cordon serve`
 socket does the work."""
 from ._run import find_cordon, run
+from . import aio  # noqa: F401 (cordon.aio.Client)
 from .client import Client, Event, ExecHandle, ExecResult, FileEntry, Files, PtyConnection, Retry, Session
 from .errors import CordonError, ServerUnreachable
 from .report import *  # noqa: F401,F403

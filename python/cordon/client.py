@@ -474,6 +474,10 @@ class Client:
         policy, hits, misses, failures."""
         return self._json("GET", "/v1/pool")
 
+    def version(self) -> Dict[str, Any]:
+        """GET /v1/version: {"version": the program's, "api": 1}."""
+        return self._json("GET", "/v1/version")
+
     def health(self) -> bool:
         """Is the server ready (GET /v1/health, which needs no token)? False
         when it answers 503 (shutting down); CordonError when unreachable."""
