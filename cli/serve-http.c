@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <microhttpd.h>
 #include "clock.h"
+#include "cordon.h"
 #include "changeset.h"
 #include "error.h"
 #include "json.h"
@@ -198,6 +199,21 @@ static enum MHD_Result send_health(struct MHD_Connection *c)
 	return send_text(c, ready ? 200 : 503, "application/json", j, strlen(j));
 }
 
+/* GET /v1/version: the program's version (meson's project version, one
+ * place: include/cordon.h's CORDON_VERSION is checked against it) and the
+ * API's. Like every endpoint but health it needs the client's right: the
+ * version tells an unknown caller which bugs to try. */
+#define SERVE_API_VERSION 1
+static enum MHD_Result send_version(struct MHD_Connection *c)
+{
+	char j[128];
+	/* cordon_version() is "MAJOR.MINOR.PATCH": nothing to escape. */
+	int n = snprintf(j, sizeof(j), "{\"version\": \"%s\", \"api\": %d}\n", cordon_version(), SERVE_API_VERSION);
+	if (n < 0 || (size_t)n >= sizeof(j))
+		return send_error(c, 500, "the version does not fit its answer");
+	return send_text(c, 200, "application/json", j, (size_t)n);
+}
+
 static enum MHD_Result send_metrics(struct MHD_Connection *c)
 {
 	struct metrics_now now = {.sessions_max = S.max_sessions, .pool_size = S.warm};
@@ -341,6 +357,8 @@ enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, co
 	}
 	case R_METRICS:
 		return send_metrics(c);
+	case R_VERSION:
+		return send_version(c);
 	case R_SESSIONS_LIST:
 		return list_sessions(c, rq->uid);
 	case R_SESSIONS_CREATE: {

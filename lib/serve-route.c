@@ -75,6 +75,8 @@ enum route_kind route_parse(const char *method, const char *path, struct route *
 		return r->kind = n == 2 ? by_method(method, "GET", R_HEALTH, NULL, R_NONE) : R_NONE;
 	if (is(seg[1], len[1], "metrics"))
 		return r->kind = n == 2 ? by_method(method, "GET", R_METRICS, NULL, R_NONE) : R_NONE;
+	if (is(seg[1], len[1], "version"))
+		return r->kind = n == 2 ? by_method(method, "GET", R_VERSION, NULL, R_NONE) : R_NONE;
 	if (is(seg[1], len[1], "pool"))
 		return r->kind = n == 2 ? by_method(method, "GET", R_POOL_GET, NULL, R_NONE) : R_NONE;
 	if (!is(seg[1], len[1], "sessions"))

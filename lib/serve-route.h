@@ -25,6 +25,7 @@ enum route_kind {
 	R_EXEC_OUTPUT,     /* GET /v1/sessions/{id}/exec/{eid}/output */
 	R_HEALTH,          /* GET /v1/health (no token) */
 	R_METRICS,         /* GET /v1/metrics */
+	R_VERSION,         /* GET /v1/version */
 };
 
 /* ids are "s-", "e-" or "r-" and 16 lower-case hex digits. */

@@ -176,6 +176,22 @@ test_health_and_metrics() {
 	t_assert
 }
 
+# GET /v1/version: the program's version (meson.build's, one place) and the
+# API's; like every endpoint but health it needs the token.
+test_version_endpoint() {
+	start_tcp || return 1
+	local v m=http://127.0.0.1:$PORT/v1
+	v=$(sed -n "s/^  version : '\(.*\)',$/\1/p" "$TOP/meson.build")
+	[ -n "$v" ] || { fail "no project version in meson.build"; return 1; }
+	expect_eq "$(curl -sS -H "Authorization: Bearer $TOK" "$m/version" | jq -c .)" "{\"version\":\"$v\",\"api\":1}" "GET /v1/version"
+	expect_eq "$("$CORDON" --version | head -1)" "cordon $v" "the program's own version"
+	expect_match "$(curl -sS -w ' %{http_code}' "$m/version" | tr -d '\n')" '401$' "version without a token"
+	expect_match "$(curl -sS -w ' %{http_code}' -H "Authorization: Bearer $TOK" -X POST "$m/version" | tr -d '\n')" '405$' "POST version"
+	expect_match "$(curl -sS -w ' %{http_code}' -H "Authorization: Bearer $TOK" "$m/version/x" | tr -d '\n')" '404$' "a path below version"
+	stop_server
+	t_assert
+}
+
 test_oneshot_run_and_retention() {
 	start_server --keep-runs 2 || return 1
 	api -X POST http://cordon/v1/runs -d '{"argv":["sh","-c","echo hi; echo oops >&2; exit 3"]}' >"$T_TMP/r1.json"
@@ -898,7 +914,7 @@ test_report_before_teardown() {
 	t_assert
 }
 
-for t in test_cordon_links_no_http_server test_socket_mode_and_peer_uid test_tcp_bearer_token test_health_and_metrics test_oneshot_run_and_retention test_session_state_across_execs \
+for t in test_cordon_links_no_http_server test_socket_mode_and_peer_uid test_tcp_bearer_token test_health_and_metrics test_version_endpoint test_oneshot_run_and_retention test_session_state_across_execs \
 	test_cancel_hung_exec test_files_in_and_out test_ceiling_refuses_session test_fifty_concurrent_sessions \
 	test_limits_of_the_server test_client_disconnects_mid_stream test_sigterm_ends_sessions_with_reports \
 	test_output_redacted test_pty_exec test_warm_pool test_warm_oneshot_run test_warm_policy_declared test_denials_per_exec \
