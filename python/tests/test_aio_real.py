@@ -78,16 +78,22 @@ def test_aio_signal_background_exec(serve):
 def test_aio_pty_echo_and_resize(serve):
     async def main():
         async with cordon.aio.Client(serve).session() as s:
-            async with await s.pty(["/bin/sh", "-c", "read x; stty size; echo got-$x"], rows=24, cols=80) as t:
+            async with await s.pty(["/bin/sh", "-c", "read x; read y; stty size; echo got-$x"],
+                                   rows=24, cols=80) as t:
                 assert t.exec_id
-                await t.resize(30, 100)
                 await t.write(b"ping\n")
                 got = b""
+                resized = False
                 while b"got-ping" not in got:
                     d = await asyncio.wait_for(t.read(), 60)  # a hang guard
                     if not d:
                         break
                     got += d
+                    if b"ping" in got and not resized:
+                        # the echo of the first line: the pty is there to be resized
+                        await t.resize(30, 100)
+                        await t.write(b"pong\n")
+                        resized = True
                 return got
     got = asyncio.run(main())
     assert b"30 100" in got and b"got-ping" in got, got
