@@ -77,6 +77,8 @@ struct sx_exec {
 	buf cq;              /* output not yet written to the client */
 	size_t cqoff;
 	buf pin;             /* input that came before the master did */
+	struct pty_winsize pws; /* a resize that came before the master did */
+	bool pws_set;
 	struct pty_input in; /* input for the master (lib/cordon-pty.c), once it came */
 	bool in_ready;       /* in is set up */
 	bool ptm_wait;       /* the master is registered for EPOLLOUT */

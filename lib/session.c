@@ -246,7 +246,14 @@ static void on_ctl(struct sx *s)
 			ws.cols = c && c->type == J_NUM && c->num >= 1 && c->num < 10000 ? (unsigned short)c->num : 0;
 			if (!ws.rows || !ws.cols)
 				sx_reply_error(reply, 400, "rows and cols: integers from 1 to 9999 are required");
-			else if (x->ptm < 0 || pty_set_winsize(x->ptm, &ws) < 0)
+			else if (x->ptm < 0 && x->running && !x->in_ready) {
+				/* Before the master came (a client resizing as soon
+				 * as its upgrade is answered): kept, applied when it
+				 * comes, as input that came first is. */
+				x->pws = ws;
+				x->pws_set = true;
+				sx_reply_json(reply, "{}");
+			} else if (x->ptm < 0 || pty_set_winsize(x->ptm, &ws) < 0)
 				sx_reply_error(reply, 409, "exec %s has no pty any more", x->id);
 			else
 				sx_reply_json(reply, "{}");
@@ -310,6 +317,8 @@ static bool h_msg(void *ctx, const struct msg *m, int fd)
 			 * merges both streams), read like a pipe. */
 			fcntl(fd, F_SETFL, O_NONBLOCK);
 			x->ptm = fd;
+			if (x->pws_set)
+				pty_set_winsize(fd, &x->pws);
 			pty_input_init(&x->in, fd);
 			x->in_ready = true;
 			if (x->pin.len) {

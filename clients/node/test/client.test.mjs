@@ -126,6 +126,27 @@ test('pty via Upgrade: input, resize, output', { skip: noServe }, async (t) => {
   });
 });
 
+// A resize as soon as the upgrade is answered (before the session's worker
+// has the pty's master) is kept and applied when the master comes: it was
+// refused with 409 "no pty any more", most of the time (a race: 5 tries).
+test('pty resized at once after the upgrade', { skip: noServe }, async (t) => {
+  const { client } = await serve(t);
+  await client.withSession({}, async (s) => {
+    for (let i = 0; i < 5; i++) {
+      const p = await s.pty(['/bin/sh', '-c', 'read x; stty size'], { rows: 24, cols: 80 });
+      try {
+        await p.resize(30, 100);
+        await p.write('x\n');
+        let got = '';
+        for await (const d of p) got += d.toString();
+        assert.match(got, /30 100/);
+      } finally {
+        p.close();
+      }
+    }
+  });
+});
+
 test('one-shot run, version, health, unreachable socket', { skip: noServe }, async (t) => {
   const { client, dir } = await serve(t);
   const r = await client.run(['/bin/echo', 'hi']);
