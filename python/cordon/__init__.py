@@ -17,5 +17,5 @@ from .report import *  # noqa: F401,F403
 from .report import Report
 
 __version__ = "0.1.0"
-__all__ = ["run", "find_cordon", "Client", "Session", "Files", "FileEntry", "Event", "ExecResult",
+__all__ = ["aio", "run", "find_cordon", "Client", "Session", "Files", "FileEntry", "Event", "ExecResult",
            "ExecHandle", "PtyConnection", "Retry", "CordonError", "ServerUnreachable", "Report"]

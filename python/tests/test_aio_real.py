@@ -116,6 +116,7 @@ def test_aio_one_shot_run_and_concurrent_sessions(serve):
     assert outs == [b"0\n", b"1\n", b"2\n"]
     assert healthy is True
     assert ver == {"version": cordon.__version__, "api": 1}
+    assert cordon.Client(serve).version() == ver  # the sync client's too
 
 
 def test_aio_unreachable_names_the_socket(tmp_path):
