@@ -2,8 +2,11 @@
 typed by the dataclass annotations, and kept whole (to_dict gives back the
 JSON as it came, keys this version does not know included)."""
 import dataclasses
+import json
 import typing
-from typing import Any, Dict
+from typing import Any, Dict, Optional, Type, TypeVar, Union, cast
+
+_R = TypeVar("_R", bound="ReportObject")
 
 
 def _convert(hint, value):
@@ -27,12 +30,12 @@ class ReportObject:
     """A JSON object of a cordon report, as a dataclass."""
 
     @classmethod
-    def from_dict(cls, data: Dict[str, Any]):
+    def from_dict(cls: Type[_R], data: Dict[str, Any]) -> _R:
         if not isinstance(data, dict):
             raise TypeError(f"{cls.__name__}: expected a JSON object, got {type(data).__name__}")
         hints = typing.get_type_hints(cls)
         kw = {f.name: _convert(hints[f.name], data[f.name])
-              for f in dataclasses.fields(cls) if f.name in data}
+              for f in dataclasses.fields(cast(Any, cls)) if f.name in data}
         obj = cls(**kw)
         object.__setattr__(obj, "_raw", data)
         return obj
@@ -42,10 +45,31 @@ class ReportObject:
         raw = getattr(self, "_raw", None)
         if raw is not None:
             return raw
-        return {k: v for k, v in dataclasses.asdict(self).items() if v is not None}
+        return {k: v for k, v in dataclasses.asdict(cast(Any, self)).items() if v is not None}
 
     @property
     def extra(self) -> Dict[str, Any]:
         """Keys of the JSON this version has no field for."""
-        names = {f.name for f in dataclasses.fields(self)}
+        names = {f.name for f in dataclasses.fields(cast(Any, self))}
         return {k: v for k, v in (getattr(self, "_raw", None) or {}).items() if k not in names}
+
+
+class ReportBase(ReportObject):
+    """The base of Report (the whole report): what the schema's fields do not
+    say. Not dataclass fields: to_dict gives the report's JSON alone."""
+
+    #: what was captured of the run's output, when cordon.run (the CLI) or
+    #: a one-shot run (Client.run) gave it; the report has counts and hashes
+    stdout_data: bytes = b""
+    stderr_data: bytes = b""
+    #: cordon run's own exit status, when cordon.run ran the CLI
+    exit_status: Optional[int] = None
+
+    @property
+    def ok(self) -> bool:
+        """status is "ok" (the command exited 0 inside a clean boundary)."""
+        return getattr(self, "status", None) == "ok"
+
+    @classmethod
+    def from_json(cls: Type[_R], text: Union[str, bytes]) -> _R:
+        return cls.from_dict(json.loads(text))

@@ -3,7 +3,7 @@ by python/tools/gen_report.py: do not edit by hand."""
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional
 
-from ._base import ReportObject
+from ._base import ReportBase, ReportObject
 
 
 @dataclass
@@ -273,7 +273,7 @@ class Run(ReportObject):
 
 
 @dataclass
-class Report(ReportObject):
+class Report(ReportBase):
     schema: Optional[str] = None
     status: Optional[str] = None
     reason: Optional[str] = None  # optional

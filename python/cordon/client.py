@@ -360,7 +360,7 @@ class Client:
     def _conn(self) -> http.client.HTTPConnection:
         if self._host:
             return http.client.HTTPConnection(self._host[0], self._host[1], timeout=self.timeout)
-        return _UnixHTTPConnection(self.socket_path, self.timeout)
+        return _UnixHTTPConnection(str(self.socket_path), self.timeout)
 
     def _where(self) -> str:
         return f"cordon serve at {self.url}" if self._host else f"cordon serve at socket {self.socket_path}"
@@ -421,7 +421,7 @@ class Client:
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.settimeout(self.timeout)
             try:
-                s.connect(self.socket_path)
+                s.connect(str(self.socket_path))
             except OSError:
                 s.close()
                 raise

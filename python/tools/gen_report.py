@@ -77,7 +77,8 @@ class Gen:
         if name in self.classes:
             return name
         self.classes[name] = None  # reserve (recursion)
-        lines = [f"@dataclass\nclass {name}(ReportObject):"]
+        base = "ReportBase" if name == "Report" else "ReportObject"
+        lines = [f"@dataclass\nclass {name}({base}):"]
         doc = node.get("description")
         if doc:
             lines.append(f'    """{doc.strip()}"""')
@@ -98,7 +99,7 @@ class Gen:
                 'by python/tools/gen_report.py: do not edit by hand."""\n'
                 "from dataclasses import dataclass, field\n"
                 "from typing import Any, Dict, List, Optional\n\n"
-                "from ._base import ReportObject\n")
+                "from ._base import ReportBase, ReportObject\n")
         body = "\n\n".join(self.classes[n] for n in self.order)
         names = ", ".join(f'"{n}"' for n in self.order)
         return f"{head}\n\n{body}\n\n__all__ = [{names}]\n"
