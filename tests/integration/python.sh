@@ -17,6 +17,8 @@ test_pip_install_offline_pure_python() {
 	OUT=$(cd / && PYTHONPATH="$T_TMP/site" "$PY" -c 'import cordon, os; print(cordon.__file__.startswith(os.environ["PYTHONPATH"]), cordon.run.__name__, cordon.Client.__name__)')
 	expect_eq "$OUT" "True run Client" "installed and importable"
 	expect_eq "$(find "$T_TMP/site" -name '*.so' | wc -l)" 0 "no compiled extension"
+	[ -f "$T_TMP/site/cordon/py.typed" ] || fail "py.typed installed (PEP 561: the package is typed)"
+	[ -f "$T_TMP/site/cordon/aio.py" ] || fail "cordon.aio installed"
 	t_assert
 }
 
