@@ -41,6 +41,7 @@
 #include "units.h"
 #include "cli-serve.h"
 #include "serve-internal.h"
+#include "serve-tls.h"
 
 /* The exec's NDJSON stream: packets from the worker, as they come. */
 #define STREAM_BLOCK (256 * 1024)
@@ -185,6 +186,24 @@ static bool upgrade_requested(struct MHD_Connection *c)
 	return conn && up && strcasestr(conn, "upgrade") && strcasecmp(up, "tcp") == 0;
 }
 
+/* The end of a pty exec: until the worker closes the exec's event stream
+ * (after its result), then the connection closed. */
+struct pty_wait {
+	struct stream_ctx *sc;
+	struct MHD_UpgradeResponseHandle *urh;
+};
+
+static void *pty_wait_main(void *arg)
+{
+	struct pty_wait *pw = arg;
+	while (ipc_recv(pw->sc->reply, pw->sc->pkt, IPC_MAX_PACKET + 1, NULL, NULL) > 0) {
+	}
+	MHD_upgrade_action(pw->urh, MHD_UPGRADE_ACTION_CLOSE);
+	stream_free(pw->sc);
+	free(pw);
+	return NULL;
+}
+
 /* The connection is raw bytes from here: the session's worker relays it to
  * and from the pty (a dup of the socket); this thread waits for the exec's
  * result, then closes the connection. */
@@ -214,11 +233,39 @@ static void pty_upgraded(void *cls, struct MHD_Connection *c, void *con_cls, con
 		close(d);
 	if (r >= 0)
 		close(r);
-	/* Until the worker closes the exec's event stream (after its result). */
-	while (r >= 0 && ipc_recv(sc->reply, sc->pkt, IPC_MAX_PACKET + 1, NULL, NULL) > 0) {
+	if (r < 0) {
+		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+		stream_free(sc);
+		return;
 	}
-	MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
-	stream_free(sc);
+	struct pty_wait *pw = malloc(sizeof(*pw));
+	if (pw)
+		*pw = (struct pty_wait){sc, urh};
+	/* Over TLS this thread is the one that relays the bytes between the
+	 * TLS connection and sock (libmicrohttpd does it once this callback
+	 * returns): the wait is another thread's. In clear, sock is the
+	 * connection itself and this thread may wait. */
+	pthread_t t;
+	pthread_attr_t a;
+	bool detached = false;
+	if (pw && tls_on() && pthread_attr_init(&a) == 0) {
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		detached = pthread_create(&t, &a, pty_wait_main, pw) == 0;
+		pthread_attr_destroy(&a);
+		if (!detached) {
+			/* No thread: no relay can run while we wait; the pty ends. */
+			MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+			stream_free(sc);
+			free(pw);
+			return;
+		}
+	}
+	if (!detached && pw)
+		pty_wait_main(pw);
+	else if (!pw) {
+		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+		stream_free(sc);
+	}
 }
 
 /* The start of an exec message to a session's worker:

@@ -9,9 +9,11 @@ is then in s.report."""
 import base64
 import binascii
 import http.client
+import ipaddress
 import json
 import random
 import socket
+import ssl
 import time
 import urllib.parse
 from dataclasses import dataclass, field
@@ -470,14 +472,30 @@ class Session:
         self.close()
 
 
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class Client:
     """A `cordon serve`: on a Unix socket (`Client(path)`), or on TCP with a
-    bearer token (`Client(url="http://127.0.0.1:PORT", token=...)`, the
-    server's `--listen` and `--token-file`)."""
+    bearer token (`Client(url="https://HOST:PORT", token=..., ca="ca.pem")`,
+    the server's `--listen`, `--token-file` and `--tls-cert`).
+
+    https: the server's certificate is checked against ``ca`` (a PEM file
+    of the CA, or the certificate itself), else the system's CAs; verify=
+    False checks nothing (tests only: anyone on the path then reads the
+    token). http: only to a loopback address, unless insecure=True (a
+    mesh or private network encrypts it): the token is in every request."""
 
     def __init__(self, socket_path: Optional[str] = None, timeout: Optional[float] = None, *,
                  url: Optional[str] = None, token: Optional[str] = None,
-                 retry: Optional[Retry] = Retry()):
+                 retry: Optional[Retry] = Retry(), ca: Optional[str] = None, verify: bool = True,
+                 insecure: bool = False):
         if (socket_path is None) == (url is None):
             raise ValueError("give a socket path or a url, not both")
         self.socket_path = str(socket_path) if socket_path is not None else None
@@ -487,13 +505,27 @@ class Client:
         self.retry = retry
         self.url = url
         self._host: Optional[Tuple[str, int]] = None
+        self._tls: Optional[ssl.SSLContext] = None
         if url is not None:
             u = urllib.parse.urlsplit(url)
-            if u.scheme != "http" or not u.hostname or not u.port:
-                raise ValueError(f"url: http://HOST:PORT expected, not {url!r}")
+            if u.scheme not in ("http", "https") or not u.hostname or not u.port:
+                raise ValueError(f"url: http://HOST:PORT or https://HOST:PORT expected, not {url!r}")
             self._host = (u.hostname, u.port)
+            if u.scheme == "https":
+                self._tls = ssl.create_default_context(cafile=ca)
+                if not verify:
+                    self._tls.check_hostname = False
+                    self._tls.verify_mode = ssl.CERT_NONE
+            elif token and not insecure and not _loopback(u.hostname):
+                raise ValueError(f"url {url!r}: the token would cross the network in clear: use https:// "
+                                 "(the server's --tls-cert), or insecure=True where a mesh protects it")
+        elif ca is not None:
+            raise ValueError("ca: for an https:// url")
 
     def _conn(self) -> http.client.HTTPConnection:
+        if self._host and self._tls:
+            return http.client.HTTPSConnection(self._host[0], self._host[1], timeout=self.timeout,
+                                               context=self._tls)
         if self._host:
             return http.client.HTTPConnection(self._host[0], self._host[1], timeout=self.timeout)
         return _UnixHTTPConnection(self.socket_path, self.timeout)
@@ -553,7 +585,14 @@ class Client:
     def _socket(self) -> socket.socket:
         try:
             if self._host:
-                return socket.create_connection(self._host, timeout=self.timeout)
+                s = socket.create_connection(self._host, timeout=self.timeout)
+                if self._tls:
+                    try:
+                        return self._tls.wrap_socket(s, server_hostname=self._host[0])
+                    except OSError:
+                        s.close()
+                        raise
+                return s
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.settimeout(self.timeout)
             try:
