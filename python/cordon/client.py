@@ -14,6 +14,7 @@ import json
 import random
 import socket
 import ssl
+import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
@@ -381,6 +382,19 @@ class Session:
         self.files = Files(self)
         self.report: Optional[Report] = None
         self._closed = False
+        self._on_close = None  # Pool: this session no longer counts on its server
+
+    @property
+    def server(self) -> str:
+        """The server this session lives on (its URL or socket path): a
+        session lives on one server; every call about it goes there."""
+        return self._client.address
+
+    @property
+    def handle(self) -> Dict[str, str]:
+        """{"server", "id"}: what to keep to reach this session again
+        (Pool.attach, Client.attach), e.g. from another process."""
+        return {"server": self.server, "id": self.id}
 
     def info(self) -> Dict[str, Any]:
         return self._client._json("GET", self._path)
@@ -462,7 +476,11 @@ class Session:
         its report all the same, while the server keeps it."""
         if not self._closed:
             self._closed = True
-            self.report = Report.from_dict(self._client._json("DELETE", self._path))
+            try:
+                self.report = Report.from_dict(self._client._json("DELETE", self._path))
+            finally:
+                if self._on_close:
+                    self._on_close()
         return self.report
 
     def __enter__(self):
@@ -529,6 +547,19 @@ class Client:
         if self._host:
             return http.client.HTTPConnection(self._host[0], self._host[1], timeout=self.timeout)
         return _UnixHTTPConnection(self.socket_path, self.timeout)
+
+    @property
+    def address(self) -> str:
+        """The server's URL, or its socket path."""
+        return self.url if self.url is not None else self.socket_path
+
+    def attach(self, session_id: str) -> "Session":
+        """A Session for a session of this server's made before (by id):
+        its info is fetched, so a session that is not there raises."""
+        s = Session(self, session_id)
+        j = s.info()
+        s.workspace, s.cwd = j.get("workspace"), j.get("cwd")
+        return s
 
     def _where(self) -> str:
         return f"cordon serve at {self.url}" if self._host else f"cordon serve at socket {self.socket_path}"
@@ -706,3 +737,95 @@ def _run_report(j: Dict[str, Any]) -> Report:
         rep.stdout_data = base64.b64decode(run.get("stdout_b64") or "")
         rep.stderr_data = base64.b64decode(run.get("stderr_b64") or "")
     return rep
+
+
+class Pool:
+    """Sessions and one-shot runs spread over several `cordon serve`s (the
+    replicas of a cluster service, docs/serve-cluster.md). A session lives
+    on the server that made it: the Session keeps its Client (session.server,
+    session.handle), and every call about it goes there.
+
+        pool = cordon.Pool(["https://10.0.0.5:8443", "https://10.0.0.6:8443"],
+                           token=tok, ca="ca.pem")
+        with pool.session() as s: ...
+
+    servers: Clients, or URLs / socket paths made into Clients with
+    client_kw (token=, ca=, timeout=, retry=...). A new session or run goes
+    to the server with the fewest of this pool's sessions and runs under
+    way (ties in turn, round-robin); a server that cannot be reached, or
+    refuses for now (429, 503: full), is skipped for the next one, and the
+    error is raised only when every server failed."""
+
+    def __init__(self, servers: Sequence[Union[str, "Client"]], **client_kw):
+        if not servers:
+            raise ValueError("Pool: at least one server")
+        kw = dict(client_kw)
+        # One round over the servers is the pool's retry: a full server is
+        # skipped at once (its own retries unless asked for).
+        kw.setdefault("retry", None)
+        self.clients: List[Client] = [c if isinstance(c, Client) else
+                                      Client(url=c, **kw) if "://" in str(c) else Client(str(c), **kw)
+                                      for c in servers]
+        self._load = [0] * len(self.clients)
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def load(self) -> Dict[str, int]:
+        """Sessions and runs of this pool under way, per server."""
+        with self._lock:
+            return {c.address: n for c, n in zip(self.clients, self._load)}
+
+    def _order(self) -> List[int]:
+        with self._lock:
+            n = len(self.clients)
+            turn = [(self._next + k) % n for k in range(n)]
+            self._next = (self._next + 1) % n
+            return sorted(turn, key=lambda i: self._load[i])  # stable: ties in turn
+
+    def _place(self, what):
+        """what(client) on the first server of _order that takes it: (index,
+        its result), the index's load taken (the caller gives it back)."""
+        last: Optional[BaseException] = None
+        for i in self._order():
+            with self._lock:
+                self._load[i] += 1
+            try:
+                return i, what(self.clients[i])
+            except ServerUnreachable as e:
+                last = e
+            except CordonError as e:
+                if e.status not in (429, 503):
+                    self._release(i)
+                    raise
+                last = e
+            self._release(i)
+        assert last is not None
+        raise last
+
+    def _release(self, i: int) -> None:
+        with self._lock:
+            self._load[i] -= 1
+
+    def session(self, policy: Optional[Dict[str, Any]] = None, idle_timeout=None, timeout=None) -> Session:
+        """A new session on the least-loaded server (Client.session)."""
+        i, s = self._place(lambda c: c.session(policy=policy, idle_timeout=idle_timeout, timeout=timeout))
+        s._on_close = lambda: self._release(i)
+        return s
+
+    def run(self, argv: Sequence[str], policy=None, stdin=None, timeout=None) -> Report:
+        """A one-shot run on the least-loaded server (Client.run)."""
+        i, r = self._place(lambda c: c.run(argv, policy=policy, stdin=stdin, timeout=timeout))
+        self._release(i)
+        return r
+
+    def attach(self, handle: Dict[str, str]) -> Session:
+        """The session of a handle (Session.handle) on its server, which
+        must be one of the pool's; it counts on that server until closed."""
+        for i, c in enumerate(self.clients):
+            if c.address == handle.get("server"):
+                s = c.attach(handle["id"])
+                with self._lock:
+                    self._load[i] += 1
+                s._on_close = lambda: self._release(i)
+                return s
+        raise ValueError(f"server {handle.get('server')!r} is not one of this pool's")

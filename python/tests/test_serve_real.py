@@ -522,3 +522,54 @@ def test_tcp_in_clear_only_on_loopback(tmp_path, workspace):
         cordon.Client(url="http://10.1.2.3:8080", token="t" * 20)
     cordon.Client(url="http://10.1.2.3:8080", token="t" * 20, insecure=True)  # no connection made
     cordon.Client(url="http://127.0.0.1:8080", token="t" * 20)
+
+
+# Issue 32 item 4: a client over several servers (cordon.Pool): sessions
+# placed on the least-loaded, each keeping its server.
+
+def test_pool_spreads_sessions_over_two_servers(tmp_path, workspace):
+    socks = [str(tmp_path / "a.sock"), str(tmp_path / "b.sock")]
+    procs = [_start(["--socket", socks[0], "--state-dir", str(tmp_path / "sa"), "--max-sessions", "3"],
+                    lambda: os.path.exists(socks[0])),
+             _start(["--socket", socks[1], "--state-dir", str(tmp_path / "sb")],
+                    lambda: os.path.exists(socks[1]))]
+    try:
+        pool = cordon.Pool(socks)
+        held = [pool.session() for _ in range(4)]
+        # Least-loaded: two on each; every session on the server it names.
+        assert sorted(s.server for s in held) == sorted(socks * 2)
+        assert pool.load() == {socks[0]: 2, socks[1]: 2}
+        for s in held:
+            assert s.exec(["/bin/sh", "-c", "echo $0 > where"], env=None).ok
+            assert s.files.read("where") == b"/bin/sh\n"
+            assert s.id in [x["id"] for x in cordon.Client(s.server).sessions()]
+        # Server a takes one more (--max-sessions 3), then refuses (429):
+        # the last goes to b, though a has fewer.
+        extra = [pool.session() for _ in range(4)]
+        assert sorted(s.server for s in extra) == sorted([socks[0]] + [socks[1]] * 3)
+        assert extra[3].server == socks[1]
+        # A handle reaches its session again, on its server (as another
+        # process of the harness would: a pool of its own).
+        other = cordon.Pool(list(reversed(socks)))
+        again = other.attach(held[0].handle)
+        assert again.server == held[0].server and again.files.read("where") == b"/bin/sh\n"
+        assert other.load() == {held[0].server: 1, next(x for x in socks if x != held[0].server): 0}
+        for s in held + extra:
+            s.close()
+        assert pool.load() == {socks[0]: 0, socks[1]: 0}
+        assert pool.run(["/bin/echo", "hi"]).stdout_data == b"hi\n"
+        # A server gone: the pool places on the other one.
+        procs[0].terminate()
+        procs[0].wait(timeout=60)
+        for _ in range(2):
+            with pool.session() as s:
+                assert s.server == socks[1] and s.exec(["/bin/true"]).ok
+        procs[1].terminate()
+        procs[1].wait(timeout=60)
+        with pytest.raises(cordon.ServerUnreachable):
+            pool.session()
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+                p.wait(timeout=60)
