@@ -8,6 +8,7 @@ The session is always ended (DELETE) when the with block ends; its report
 is then in s.report."""
 import base64
 import binascii
+import contextlib
 import http.client
 import ipaddress
 import json
@@ -763,8 +764,10 @@ class Pool:
         # One round over the servers is the pool's retry: a full server is
         # skipped at once (its own retries unless asked for).
         kw.setdefault("retry", None)
+        # A socket is authenticated by its peer's uid: no token, no TLS.
+        sock_kw = {k: v for k, v in kw.items() if k not in ("token", "ca", "verify", "insecure")}
         self.clients: List[Client] = [c if isinstance(c, Client) else
-                                      Client(url=c, **kw) if "://" in str(c) else Client(str(c), **kw)
+                                      Client(url=c, **kw) if "://" in str(c) else Client(str(c), **sock_kw)
                                       for c in servers]
         self._load = [0] * len(self.clients)
         self._next = 0
@@ -813,10 +816,30 @@ class Pool:
         return s
 
     def run(self, argv: Sequence[str], policy=None, stdin=None, timeout=None) -> Report:
-        """A one-shot run on the least-loaded server (Client.run)."""
+        """A one-shot run on the least-loaded server (Client.run); the
+        report's ``server`` names the one that ran it."""
         i, r = self._place(lambda c: c.run(argv, policy=policy, stdin=stdin, timeout=timeout))
         self._release(i)
+        r.server = self.clients[i].address
         return r
+
+    @contextlib.contextmanager
+    def client(self) -> Iterator["Client"]:
+        """The least-loaded server that answers ready (GET /v1/health), held
+        for a block of calls that belong together (a task's runs): it
+        counts as one under way until the block ends.
+
+            with pool.client() as c:
+                before = c.run(...); after = c.run(...)"""
+        def ready(c):
+            if not c.health():
+                raise ServerUnreachable(f"{c._where()}: not ready")
+            return c
+        i, c = self._place(ready)
+        try:
+            yield c
+        finally:
+            self._release(i)
 
     def attach(self, handle: Dict[str, str]) -> Session:
         """The session of a handle (Session.handle) on its server, which
