@@ -88,4 +88,70 @@ test_harness_spreads_tasks_over_two_servers() {
 	t_assert
 }
 
+# The serve image (scripts/serve-image.sh) in a podman container: its
+# Debian root is the cached one (made once per recipe from apt's mirror:
+# the suite never reaches a mirror on its own, CORDON_TEST_DEBIAN_BUILD=1
+# builds it); podman on private storage, host network, a loopback port.
+PM_DIR=""
+pm() {
+	timeout -k 5 120 podman --root "$PM_DIR/root" --runroot "$PM_DIR/runroot" --tmpdir "$PM_DIR/tmp" \
+		--storage-driver vfs --cgroup-manager cgroupfs --events-backend file "$@"
+}
+pm_cleanup() {
+	[ -n "$PM_DIR" ] && [ -d "$PM_DIR" ] || return 0
+	pm rm --all --force --time 0 >/dev/null 2>&1
+	pm rmi --all --force >/dev/null 2>&1
+	awk -v w="$PM_DIR/" 'index($5, w) == 1 {print $5}' /proc/self/mountinfo | sort -r | while read -r m; do umount -l "$m"; done
+	rm -rf "$PM_DIR"
+}
+test_serve_image_answers_health_in_podman() {
+	[ "$(id -u)" = 0 ] || { t_skip "not root (the image's root and podman need root)"; return; }
+	command -v podman >/dev/null || { t_skip "no podman"; return; }
+	command -v openssl >/dev/null && command -v curl >/dev/null || { t_skip "no openssl or curl"; return; }
+	if ! "$TOP/scripts/serve-image.sh" --root --cached >/dev/null 2>&1; then
+		command -v debootstrap >/dev/null || { t_skip "no debootstrap"; return; }
+		[ "${CORDON_TEST_DEBIAN_BUILD:-0}" = 1 ] ||
+			{ t_skip "no Debian root cached (scripts/serve-image.sh --root; CORDON_TEST_DEBIAN_BUILD=1 builds it from apt's mirror)"; return; }
+		"$TOP/scripts/serve-image.sh" --root >/dev/null 2>"$T_TMP/root.err" ||
+			{ t_skip "no Debian root: $(tail -n1 "$T_TMP/root.err")"; return; }
+	fi
+	PM_DIR=$(mktemp -d /tmp/cordon-serve-pm.XXXXXX)
+	trap pm_cleanup EXIT
+	local args="--root $PM_DIR/root --runroot $PM_DIR/runroot --tmpdir $PM_DIR/tmp --storage-driver vfs --cgroup-manager cgroupfs --events-backend file"
+	PODMAN_ARGS=$args "$TOP/scripts/serve-image.sh" --build "$BUILD" --tag localhost/cordon-serve:test \
+		>"$T_TMP/image.log" 2>&1 || { fail "serve-image.sh: $(tail -3 "$T_TMP/image.log")"; t_assert; return; }
+	make_cert || { fail "openssl req failed"; t_assert; return; }
+	local conf=$T_TMP/conf port
+	mkdir -p "$conf"
+	cp "$T_TMP/tls.crt" "$T_TMP/tls.key" "$conf/"
+	printf 'tok-0123456789abcdef-image\n' >"$conf/token"
+	printf '{"limits": {"wall_time": "1h"}}\n' >"$conf/ceiling.json"
+	chmod 600 "$conf/token" "$conf/tls.key"
+	port=$(free_port)
+	# The image's default command serves TLS on 0.0.0.0:8080 from
+	# /etc/cordon; here the same files, on a loopback port of the host's
+	# network (nothing but loopback is used).
+	pm run -d --name cordon-serve-test --network host --pull never \
+		--ulimit "nofile=$(ulimit -Hn):$(ulimit -Hn)" --ulimit nproc=4096:4096 \
+		-v "$conf:/etc/cordon:ro" localhost/cordon-serve:test \
+		--listen "127.0.0.1:$port" --token-file /etc/cordon/token --tls-cert /etc/cordon/tls.crt \
+		--tls-key /etc/cordon/tls.key --ceiling /etc/cordon/ceiling.json --state-dir /var/lib/cordon \
+		>"$T_TMP/run.log" 2>&1 || { fail "podman run: $(tail -3 "$T_TMP/run.log")"; t_assert; return; }
+	local i out=""
+	for i in $(seq 1 400); do # a hang guard, not a measurement
+		out=$(curl -s --cacert "$T_TMP/tls.crt" "https://127.0.0.1:$port/v1/health") && break
+		[ "$(pm inspect -f '{{.State.Running}}' cordon-serve-test 2>/dev/null)" = true ] || break
+		sleep 0.05
+	done
+	expect_eq "$out" '{"status": "ready"}' "GET /v1/health in the container ($(pm logs cordon-serve-test 2>&1 | tail -3))"
+	expect_match "$(pm logs cordon-serve-test 2>&1)" "listening on 127.0.0.1:$port \(TLS\)" "the server's own line"
+	# The image's default command: TLS on 0.0.0.0:8080, nothing served in
+	# clear (no certificate mounted: it does not start).
+	out=$(pm run --rm --network none --pull never localhost/cordon-serve:test 2>&1)
+	expect_match "$out" 'tls-cert /etc/cordon/tls/tls.crt' "the default command wants TLS"
+	pm rm --force --time 0 cordon-serve-test >/dev/null 2>&1
+	t_assert
+}
+
 t_run test_harness_spreads_tasks_over_two_servers
+t_run test_serve_image_answers_health_in_podman
