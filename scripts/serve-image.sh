@@ -129,7 +129,11 @@ done | sort -u | while read -r lib; do
 	echo "serve-image: $lib copied from the host (not in the root)" >&2
 done
 tar --numeric-owner -C "$OUT/root" -cf "$W/image.tar" .
-tar --numeric-owner --owner=0 --group=0 -C "$X" -rf "$W/image.tar" ./usr/local/bin ./etc/cordon ./var/lib/cordon \
+# Appended: only paths the root has not (an image layer takes no path
+# twice), so /usr/local/bin's files, not the directory.
+# shellcheck disable=SC2046
+tar --numeric-owner --owner=0 --group=0 -C "$X" -rf "$W/image.tar" --no-recursion \
+	./usr/local/bin/cordon ./usr/local/bin/cordon-serve ./usr/local/bin/cordon-tls.so ./etc/cordon ./var/lib/cordon \
 	$(cd "$X" && find ./usr -path ./usr/local -prune -o -type f -print)
 if [ -n "$TAR" ]; then
 	mv "$W/image.tar" "$TAR"

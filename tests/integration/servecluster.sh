@@ -92,10 +92,14 @@ test_harness_spreads_tasks_over_two_servers() {
 # Debian root is the cached one (made once per recipe from apt's mirror:
 # the suite never reaches a mirror on its own, CORDON_TEST_DEBIAN_BUILD=1
 # builds it); podman on private storage, host network, a loopback port.
+# runc where there is one: crun refuses a host with hybrid cgroups (v1
+# controllers and v2 at /sys/fs/cgroup/unified), which runc takes.
 PM_DIR=""
+PM_RT=()
+command -v runc >/dev/null && PM_RT=(--runtime "$(command -v runc)")
 pm() {
 	timeout -k 5 120 podman --root "$PM_DIR/root" --runroot "$PM_DIR/runroot" --tmpdir "$PM_DIR/tmp" \
-		--storage-driver vfs --cgroup-manager cgroupfs --events-backend file "$@"
+		--storage-driver vfs --cgroup-manager cgroupfs --events-backend file "${PM_RT[@]}" "$@"
 }
 pm_cleanup() {
 	[ -n "$PM_DIR" ] && [ -d "$PM_DIR" ] || return 0
@@ -131,8 +135,10 @@ test_serve_image_answers_health_in_podman() {
 	# The image's default command serves TLS on 0.0.0.0:8080 from
 	# /etc/cordon; here the same files, on a loopback port of the host's
 	# network (nothing but loopback is used).
-	pm run -d --name cordon-serve-test --network host --pull never \
-		--ulimit "nofile=$(ulimit -Hn):$(ulimit -Hn)" --ulimit nproc=4096:4096 \
+	# podman's default nofile and nproc exceed this kind of host's hard
+	# limits (tests/oci/engines.sh): the caller's own.
+	local lim=(--ulimit "nofile=$(ulimit -Hn):$(ulimit -Hn)" --ulimit nproc=4096:4096)
+	pm run -d --name cordon-serve-test --network host --pull never "${lim[@]}" \
 		-v "$conf:/etc/cordon:ro" localhost/cordon-serve:test \
 		--listen "127.0.0.1:$port" --token-file /etc/cordon/token --tls-cert /etc/cordon/tls.crt \
 		--tls-key /etc/cordon/tls.key --ceiling /etc/cordon/ceiling.json --state-dir /var/lib/cordon \
@@ -147,7 +153,7 @@ test_serve_image_answers_health_in_podman() {
 	expect_match "$(pm logs cordon-serve-test 2>&1)" "listening on 127.0.0.1:$port \(TLS\)" "the server's own line"
 	# The image's default command: TLS on 0.0.0.0:8080, nothing served in
 	# clear (no certificate mounted: it does not start).
-	out=$(pm run --rm --network none --pull never localhost/cordon-serve:test 2>&1)
+	out=$(pm run --rm --network none --pull never "${lim[@]}" localhost/cordon-serve:test 2>&1)
 	expect_match "$out" 'tls-cert /etc/cordon/tls/tls.crt' "the default command wants TLS"
 	pm rm --force --time 0 cordon-serve-test >/dev/null 2>&1
 	t_assert
