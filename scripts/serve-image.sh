@@ -114,8 +114,8 @@ done
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 X=$W/extra
-mkdir -p "$X/usr/local/bin" "$X/etc/cordon" "$X/var/lib/cordon"
-chmod 700 "$X/var/lib/cordon"
+mkdir -p "$X/usr/local/bin" "$X/etc/cordon" "$X/srv/cordon" "$X/var/lib/cordon"
+chmod 700 "$X/srv/cordon" "$X/var/lib/cordon"
 cp "$BUILD/cordon" "$BUILD/cordon-serve" "$BUILD/cordon-tls.so" "$X/usr/local/bin/"
 # The libraries the programs load that the root has not (by path; /lib is
 # the root's link to usr/lib).
@@ -133,7 +133,7 @@ tar --numeric-owner -C "$OUT/root" -cf "$W/image.tar" .
 # twice), so /usr/local/bin's files, not the directory.
 # shellcheck disable=SC2046
 tar --numeric-owner --owner=0 --group=0 -C "$X" -rf "$W/image.tar" --no-recursion \
-	./usr/local/bin/cordon ./usr/local/bin/cordon-serve ./usr/local/bin/cordon-tls.so ./etc/cordon ./var/lib/cordon \
+	./usr/local/bin/cordon ./usr/local/bin/cordon-serve ./usr/local/bin/cordon-tls.so ./etc/cordon ./srv/cordon ./var/lib/cordon \
 	$(cd "$X" && find ./usr -path ./usr/local -prune -o -type f -print)
 if [ -n "$TAR" ]; then
 	mv "$W/image.tar" "$TAR"
@@ -143,8 +143,8 @@ fi
 read -ra PA <<<"${PODMAN_ARGS:-}"
 podman "${PA[@]}" import \
 	--change 'ENTRYPOINT ["/usr/local/bin/cordon", "serve"]' \
-	--change 'CMD ["--listen", "0.0.0.0:8080", "--token-file", "/etc/cordon/token", "--tls-cert", "/etc/cordon/tls/tls.crt", "--tls-key", "/etc/cordon/tls/tls.key", "--ceiling", "/etc/cordon/ceiling.json", "--state-dir", "/var/lib/cordon"]' \
+	--change 'CMD ["--listen", "0.0.0.0:8080", "--token-file", "/etc/cordon/token", "--tls-cert", "/etc/cordon/tls/tls.crt", "--tls-key", "/etc/cordon/tls/tls.key", "--ceiling", "/etc/cordon/ceiling.json", "--state-dir", "/srv/cordon"]' \
 	--change 'EXPOSE 8080' \
-	--change 'WORKDIR /var/lib/cordon' \
+	--change 'WORKDIR /srv/cordon' \
 	"$W/image.tar" "$TAG" >/dev/null
 echo "$TAG"

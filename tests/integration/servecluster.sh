@@ -141,7 +141,7 @@ test_serve_image_answers_health_in_podman() {
 	pm run -d --name cordon-serve-test --network host --pull never "${lim[@]}" \
 		-v "$conf:/etc/cordon:ro" localhost/cordon-serve:test \
 		--listen "127.0.0.1:$port" --token-file /etc/cordon/token --tls-cert /etc/cordon/tls.crt \
-		--tls-key /etc/cordon/tls.key --ceiling /etc/cordon/ceiling.json --state-dir /var/lib/cordon \
+		--tls-key /etc/cordon/tls.key --ceiling /etc/cordon/ceiling.json --state-dir /srv/cordon \
 		>"$T_TMP/run.log" 2>&1 || { fail "podman run: $(tail -3 "$T_TMP/run.log")"; t_assert; return; }
 	local i out=""
 	for i in $(seq 1 400); do # a hang guard, not a measurement
