@@ -205,8 +205,8 @@ static void *pty_wait_main(void *arg)
 }
 
 /* The connection is raw bytes from here: the session's worker relays it to
- * and from the pty (a dup of the socket); this thread waits for the exec's
- * result, then closes the connection. */
+ * and from the pty (a dup of the socket); pty_wait_main waits for the
+ * exec's result, then closes the connection. */
 static void pty_upgraded(void *cls, struct MHD_Connection *c, void *con_cls, const char *extra_in,
 			 size_t extra_in_size, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
 {
@@ -233,38 +233,34 @@ static void pty_upgraded(void *cls, struct MHD_Connection *c, void *con_cls, con
 		close(d);
 	if (r >= 0)
 		close(r);
-	if (r < 0) {
+	struct pty_wait *pw = r >= 0 ? malloc(sizeof(*pw)) : NULL;
+	if (!pw) {
 		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 		stream_free(sc);
 		return;
 	}
-	struct pty_wait *pw = malloc(sizeof(*pw));
-	if (pw)
-		*pw = (struct pty_wait){sc, urh};
-	/* Over TLS this thread is the one that relays the bytes between the
-	 * TLS connection and sock (libmicrohttpd does it once this callback
-	 * returns): the wait is another thread's. In clear, sock is the
-	 * connection itself and this thread may wait. */
+	*pw = (struct pty_wait){sc, urh};
+	if (!tls_on()) {
+		/* In clear, sock is the connection itself: this thread waits. */
+		pty_wait_main(pw);
+		return;
+	}
+	/* Over TLS this thread relays the bytes between the TLS connection
+	 * and sock (libmicrohttpd does it once this callback returns), so
+	 * another thread waits. Without one, no relay could run: the pty
+	 * ends. */
 	pthread_t t;
 	pthread_attr_t a;
-	bool detached = false;
-	if (pw && tls_on() && pthread_attr_init(&a) == 0) {
+	int e = pthread_attr_init(&a);
+	if (e == 0) {
 		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-		detached = pthread_create(&t, &a, pty_wait_main, pw) == 0;
+		e = pthread_create(&t, &a, pty_wait_main, pw);
 		pthread_attr_destroy(&a);
-		if (!detached) {
-			/* No thread: no relay can run while we wait; the pty ends. */
-			MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
-			stream_free(sc);
-			free(pw);
-			return;
-		}
 	}
-	if (!detached && pw)
-		pty_wait_main(pw);
-	else if (!pw) {
+	if (e != 0) {
 		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
 		stream_free(sc);
+		free(pw);
 	}
 }
 
