@@ -41,6 +41,7 @@
 #include "units.h"
 #include "cli-serve.h"
 #include "serve-internal.h"
+#include "serve-tls.h"
 
 /* The exec's NDJSON stream: packets from the worker, as they come. */
 #define STREAM_BLOCK (256 * 1024)
@@ -185,9 +186,27 @@ static bool upgrade_requested(struct MHD_Connection *c)
 	return conn && up && strcasestr(conn, "upgrade") && strcasecmp(up, "tcp") == 0;
 }
 
+/* The end of a pty exec: until the worker closes the exec's event stream
+ * (after its result), then the connection closed. */
+struct pty_wait {
+	struct stream_ctx *sc;
+	struct MHD_UpgradeResponseHandle *urh;
+};
+
+static void *pty_wait_main(void *arg)
+{
+	struct pty_wait *pw = arg;
+	while (ipc_recv(pw->sc->reply, pw->sc->pkt, IPC_MAX_PACKET + 1, NULL, NULL) > 0) {
+	}
+	MHD_upgrade_action(pw->urh, MHD_UPGRADE_ACTION_CLOSE);
+	stream_free(pw->sc);
+	free(pw);
+	return NULL;
+}
+
 /* The connection is raw bytes from here: the session's worker relays it to
- * and from the pty (a dup of the socket); this thread waits for the exec's
- * result, then closes the connection. */
+ * and from the pty (a dup of the socket); pty_wait_main waits for the
+ * exec's result, then closes the connection. */
 static void pty_upgraded(void *cls, struct MHD_Connection *c, void *con_cls, const char *extra_in,
 			 size_t extra_in_size, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
 {
@@ -214,11 +233,35 @@ static void pty_upgraded(void *cls, struct MHD_Connection *c, void *con_cls, con
 		close(d);
 	if (r >= 0)
 		close(r);
-	/* Until the worker closes the exec's event stream (after its result). */
-	while (r >= 0 && ipc_recv(sc->reply, sc->pkt, IPC_MAX_PACKET + 1, NULL, NULL) > 0) {
+	struct pty_wait *pw = r >= 0 ? malloc(sizeof(*pw)) : NULL;
+	if (!pw) {
+		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+		stream_free(sc);
+		return;
 	}
-	MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
-	stream_free(sc);
+	*pw = (struct pty_wait){sc, urh};
+	if (!tls_on()) {
+		/* In clear, sock is the connection itself: this thread waits. */
+		pty_wait_main(pw);
+		return;
+	}
+	/* Over TLS this thread relays the bytes between the TLS connection
+	 * and sock (libmicrohttpd does it once this callback returns), so
+	 * another thread waits. Without one, no relay could run: the pty
+	 * ends. */
+	pthread_t t;
+	pthread_attr_t a;
+	int e = pthread_attr_init(&a);
+	if (e == 0) {
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		e = pthread_create(&t, &a, pty_wait_main, pw);
+		pthread_attr_destroy(&a);
+	}
+	if (e != 0) {
+		MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+		stream_free(sc);
+		free(pw);
+	}
 }
 
 /* The start of an exec message to a session's worker:

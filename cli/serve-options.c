@@ -41,6 +41,7 @@
 #include "units.h"
 #include "cli-serve.h"
 #include "serve-internal.h"
+#include "serve-tls.h"
 
 /* --socket-mode MODE (octal: read-write for the owner, at most 0666) and
  * --socket-group GROUP (a name or a gid). */
@@ -148,6 +149,10 @@ int serve_parse_options(int argc, char **argv, const char **token_file, const ch
 			fputs(SERVE_USAGE, stdout);
 			return 0;
 		}
+		if (strcmp(o, "--insecure-tcp") == 0) {
+			tls_insecure();
+			continue;
+		}
 		if (!v)
 			return usage_err("option needs a value", o);
 		i++;
@@ -233,6 +238,8 @@ int serve_parse_options(int argc, char **argv, const char **token_file, const ch
 				S.timeout_ns = ns;
 		} else {
 			int lr = limits_option(o, v);
+			if (lr == 0)
+				lr = tls_option(o, v);
 			if (lr < 0)
 				return 2;
 			if (lr == 0)
@@ -258,7 +265,7 @@ int serve_check_options(const char *token_file)
 		if (S.allow[i] != 0 && S.allow[i] != geteuid())
 			fprintf(stderr, "cordon serve: --allow-uid %u: the socket is mode %04o of uid %u, which uid %u cannot open (--socket-group GROUP, --socket-mode 0660 or 0666)\n",
 				(unsigned)S.allow[i], (unsigned)S.sock_mode, (unsigned)geteuid(), (unsigned)S.allow[i]);
-	if (S.listen && read_token(token_file) < 0)
+	if (tls_check(S.listen) < 0 || (S.listen && read_token(token_file) < 0))
 		return 2;
 	if (!S.state_dir)
 		return usage_err("--state-dir DIR is required (reports and workspaces are kept there)", NULL);

@@ -48,6 +48,7 @@
 #include "units.h"
 #include "cli-serve.h"
 #include "serve-internal.h"
+#include "serve-tls.h"
 
 extern char **environ;
 
@@ -243,17 +244,22 @@ static struct MHD_Daemon *start_http(int lfd)
 		fprintf(stderr, "cordon serve: the connections' deadline thread did not start\n");
 		return NULL;
 	}
-	struct MHD_OptionItem lim[] = {
+	struct MHD_OptionItem lim[8] = {
 		{MHD_OPTION_CONNECTION_LIMIT, S.max_conns, NULL},
 		{MHD_OPTION_CONNECTION_TIMEOUT, S.conn_timeout, NULL},
 		{MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)limits_notify, NULL},
-		{MHD_OPTION_END, 0, NULL},
 	};
-	struct MHD_Daemon *d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_ALLOW_UPGRADE,
+	/* TLS (serve-tls.c): its certificate, key and priorities. */
+	int n = 3 + tls_mhd_options(lim + 3, 4);
+	lim[n] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_THREAD_PER_CONNECTION | MHD_ALLOW_UPGRADE;
+	struct MHD_Daemon *d = MHD_start_daemon(flags | (tls_on() ? MHD_USE_TLS : 0),
 						0, NULL, NULL, handler, NULL, MHD_OPTION_LISTEN_SOCKET, lfd,
 						MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
 						MHD_OPTION_ARRAY, lim, MHD_OPTION_END);
-	if (!d)
+	if (!d && tls_on())
+		fprintf(stderr, "cordon serve: --tls-cert/--tls-key: the HTTPS server did not start (a certificate or key that does not parse, or a key not the certificate's)\n");
+	else if (!d)
 		fprintf(stderr, "cordon serve: the HTTP server did not start\n");
 	return d;
 }
@@ -327,7 +333,8 @@ int cmd_serve(int argc, char **argv)
 	bool pool = S.warm > 0 && pthread_create(&S.pool_thread, NULL, pool_main, NULL) == 0;
 	if (S.warm > 0 && !pool)
 		fprintf(stderr, "cordon serve: the warm pool's thread did not start; sessions start cold\n");
-	fprintf(stderr, "cordon serve: listening on %s\n", S.listen ? S.listen : S.socket_path);
+	fprintf(stderr, "cordon serve: listening on %s%s\n", S.listen ? S.listen : S.socket_path,
+		tls_on() ? " (TLS)" : "");
 	serve_until_stopped(&mask);
 	shut_down(&mask, pool, d);
 	fprintf(stderr, "cordon serve: stopped\n");

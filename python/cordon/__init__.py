@@ -11,11 +11,11 @@ Only the standard library; the CLI (`cordon run`) or a `cordon serve`
 socket does the work."""
 from ._run import find_cordon, run
 from . import aio  # noqa: F401 (cordon.aio.Client)
-from .client import Client, Event, ExecHandle, ExecResult, FileEntry, Files, PtyConnection, Retry, Session
+from .client import Client, Event, ExecHandle, ExecResult, FileEntry, Files, Pool, PtyConnection, Retry, Session
 from .errors import CordonError, ServerUnreachable
 from .report import *  # noqa: F401,F403
 from .report import Report
 
 __version__ = "0.1.0"
-__all__ = ["aio", "run", "find_cordon", "Client", "Session", "Files", "FileEntry", "Event", "ExecResult",
+__all__ = ["aio", "run", "find_cordon", "Client", "Pool", "Session", "Files", "FileEntry", "Event", "ExecResult",
            "ExecHandle", "PtyConnection", "Retry", "CordonError", "ServerUnreachable", "Report"]

@@ -7,10 +7,14 @@ standard library only (http.client on an AF_UNIX socket).
 The session is always ended (DELETE) when the with block ends; its report
 is then in s.report."""
 import base64
+import contextlib
 import http.client
+import ipaddress
 import json
 import random
 import socket
+import ssl
+import threading
 import time
 import urllib.parse
 from dataclasses import dataclass, field
@@ -243,6 +247,19 @@ class Session:
         self.files = Files(self)
         self.report: Optional[Report] = None
         self._closed = False
+        self._on_close = None  # Pool: this session no longer counts on its server
+
+    @property
+    def server(self) -> str:
+        """The server this session lives on (its URL or socket path): a
+        session lives on one server; every call about it goes there."""
+        return self._client.address
+
+    @property
+    def handle(self) -> Dict[str, str]:
+        """{"server", "id"}: what to keep to reach this session again
+        (Pool.attach, Client.attach), e.g. from another process."""
+        return {"server": self.server, "id": self.id}
 
     def info(self) -> Dict[str, Any]:
         return self._client._json("GET", self._path)
@@ -324,7 +341,11 @@ class Session:
         its report all the same, while the server keeps it."""
         if not self._closed:
             self._closed = True
-            self.report = Report.from_dict(self._client._json("DELETE", self._path))
+            try:
+                self.report = Report.from_dict(self._client._json("DELETE", self._path))
+            finally:
+                if self._on_close:
+                    self._on_close()
         return self.report
 
     def __enter__(self):
@@ -334,14 +355,30 @@ class Session:
         self.close()
 
 
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class Client:
     """A `cordon serve`: on a Unix socket (`Client(path)`), or on TCP with a
-    bearer token (`Client(url="http://127.0.0.1:PORT", token=...)`, the
-    server's `--listen` and `--token-file`)."""
+    bearer token (`Client(url="https://HOST:PORT", token=..., ca="ca.pem")`,
+    the server's `--listen`, `--token-file` and `--tls-cert`).
+
+    https: the server's certificate is checked against ``ca`` (a PEM file
+    of the CA, or the certificate itself), else the system's CAs; verify=
+    False checks nothing (tests only: anyone on the path then reads the
+    token). http: only to a loopback address, unless insecure=True (a
+    mesh or private network encrypts it): the token is in every request."""
 
     def __init__(self, socket_path: Optional[str] = None, timeout: Optional[float] = None, *,
                  url: Optional[str] = None, token: Optional[str] = None,
-                 retry: Optional[Retry] = Retry()):
+                 retry: Optional[Retry] = Retry(), ca: Optional[str] = None, verify: bool = True,
+                 insecure: bool = False):
         if (socket_path is None) == (url is None):
             raise ValueError("give a socket path or a url, not both")
         self.socket_path = str(socket_path) if socket_path is not None else None
@@ -351,16 +388,43 @@ class Client:
         self.retry = retry
         self.url = url
         self._host: Optional[Tuple[str, int]] = None
+        self._tls: Optional[ssl.SSLContext] = None
         if url is not None:
             u = urllib.parse.urlsplit(url)
-            if u.scheme != "http" or not u.hostname or not u.port:
-                raise ValueError(f"url: http://HOST:PORT expected, not {url!r}")
+            if u.scheme not in ("http", "https") or not u.hostname or not u.port:
+                raise ValueError(f"url: http://HOST:PORT or https://HOST:PORT expected, not {url!r}")
             self._host = (u.hostname, u.port)
+            if u.scheme == "https":
+                self._tls = ssl.create_default_context(cafile=ca)
+                if not verify:
+                    self._tls.check_hostname = False
+                    self._tls.verify_mode = ssl.CERT_NONE
+            elif token and not insecure and not _loopback(u.hostname):
+                raise ValueError(f"url {url!r}: the token would cross the network in clear: use https:// "
+                                 "(the server's --tls-cert), or insecure=True where a mesh protects it")
+        elif ca is not None:
+            raise ValueError("ca: for an https:// url")
 
     def _conn(self) -> http.client.HTTPConnection:
+        if self._host and self._tls:
+            return http.client.HTTPSConnection(self._host[0], self._host[1], timeout=self.timeout,
+                                               context=self._tls)
         if self._host:
             return http.client.HTTPConnection(self._host[0], self._host[1], timeout=self.timeout)
         return _UnixHTTPConnection(str(self.socket_path), self.timeout)
+
+    @property
+    def address(self) -> str:
+        """The server's URL, or its socket path."""
+        return self.url if self.url is not None else self.socket_path
+
+    def attach(self, session_id: str) -> "Session":
+        """A Session for a session of this server's made before (by id):
+        its info is fetched, so a session that is not there raises."""
+        s = Session(self, session_id)
+        j = s.info()
+        s.workspace, s.cwd = j.get("workspace"), j.get("cwd")
+        return s
 
     def _where(self) -> str:
         return f"cordon serve at {self.url}" if self._host else f"cordon serve at socket {self.socket_path}"
@@ -417,7 +481,14 @@ class Client:
     def _socket(self) -> socket.socket:
         try:
             if self._host:
-                return socket.create_connection(self._host, timeout=self.timeout)
+                s = socket.create_connection(self._host, timeout=self.timeout)
+                if self._tls:
+                    try:
+                        return self._tls.wrap_socket(s, server_hostname=self._host[0])
+                    except OSError:
+                        s.close()
+                        raise
+                return s
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.settimeout(self.timeout)
             try:
@@ -503,3 +574,117 @@ class Client:
 
     def get_run(self, run_id: str) -> Report:
         return _run_report(self._json("GET", f"/v1/runs/{urllib.parse.quote(run_id, safe='')}"))
+
+
+class Pool:
+    """Sessions and one-shot runs spread over several `cordon serve`s (the
+    replicas of a cluster service, docs/serve-cluster.md). A session lives
+    on the server that made it: the Session keeps its Client (session.server,
+    session.handle), and every call about it goes there.
+
+        pool = cordon.Pool(["https://10.0.0.5:8443", "https://10.0.0.6:8443"],
+                           token=tok, ca="ca.pem")
+        with pool.session() as s: ...
+
+    servers: Clients, or URLs / socket paths made into Clients with
+    client_kw (token=, ca=, timeout=, retry=...). A new session or run goes
+    to the server with the fewest of this pool's sessions and runs under
+    way (ties in turn, round-robin); a server that cannot be reached, or
+    refuses for now (429, 503: full), is skipped for the next one, and the
+    error is raised only when every server failed."""
+
+    def __init__(self, servers: Sequence[Union[str, "Client"]], **client_kw):
+        if not servers:
+            raise ValueError("Pool: at least one server")
+        kw = dict(client_kw)
+        # One round over the servers is the pool's retry: a full server is
+        # skipped at once (its own retries unless asked for).
+        kw.setdefault("retry", None)
+        # A socket is authenticated by its peer's uid: no token, no TLS.
+        sock_kw = {k: v for k, v in kw.items() if k not in ("token", "ca", "verify", "insecure")}
+        self.clients: List[Client] = [c if isinstance(c, Client) else
+                                      Client(url=c, **kw) if "://" in str(c) else Client(str(c), **sock_kw)
+                                      for c in servers]
+        self._load = [0] * len(self.clients)
+        self._next = 0
+        self._lock = threading.Lock()
+
+    def load(self) -> Dict[str, int]:
+        """Sessions and runs of this pool under way, per server."""
+        with self._lock:
+            return {c.address: n for c, n in zip(self.clients, self._load)}
+
+    def _order(self) -> List[int]:
+        with self._lock:
+            n = len(self.clients)
+            turn = [(self._next + k) % n for k in range(n)]
+            self._next = (self._next + 1) % n
+            return sorted(turn, key=lambda i: self._load[i])  # stable: ties in turn
+
+    def _place(self, what):
+        """what(client) on the first server of _order that takes it: (index,
+        its result), the index's load taken (the caller gives it back)."""
+        last: Optional[BaseException] = None
+        for i in self._order():
+            with self._lock:
+                self._load[i] += 1
+            try:
+                return i, what(self.clients[i])
+            except ServerUnreachable as e:
+                last = e
+            except CordonError as e:
+                if e.status not in (429, 503):
+                    self._release(i)
+                    raise
+                last = e
+            self._release(i)
+        assert last is not None
+        raise last
+
+    def _release(self, i: int) -> None:
+        with self._lock:
+            self._load[i] -= 1
+
+    def session(self, policy: Optional[Dict[str, Any]] = None, idle_timeout=None, timeout=None) -> Session:
+        """A new session on the least-loaded server (Client.session)."""
+        i, s = self._place(lambda c: c.session(policy=policy, idle_timeout=idle_timeout, timeout=timeout))
+        s._on_close = lambda: self._release(i)
+        return s
+
+    def run(self, argv: Sequence[str], policy=None, stdin=None, timeout=None) -> Report:
+        """A one-shot run on the least-loaded server (Client.run); the
+        report's ``server`` names the one that ran it."""
+        i, r = self._place(lambda c: c.run(argv, policy=policy, stdin=stdin, timeout=timeout))
+        self._release(i)
+        r.server = self.clients[i].address
+        return r
+
+    @contextlib.contextmanager
+    def client(self) -> Iterator["Client"]:
+        """The least-loaded server that answers ready (GET /v1/health), held
+        for a block of calls that belong together (a task's runs): it
+        counts as one under way until the block ends.
+
+            with pool.client() as c:
+                before = c.run(...); after = c.run(...)"""
+        def ready(c):
+            if not c.health():
+                raise ServerUnreachable(f"{c._where()}: not ready")
+            return c
+        i, c = self._place(ready)
+        try:
+            yield c
+        finally:
+            self._release(i)
+
+    def attach(self, handle: Dict[str, str]) -> Session:
+        """The session of a handle (Session.handle) on its server, which
+        must be one of the pool's; it counts on that server until closed."""
+        for i, c in enumerate(self.clients):
+            if c.address == handle.get("server"):
+                s = c.attach(handle["id"])
+                with self._lock:
+                    self._load[i] += 1
+                s._on_close = lambda: self._release(i)
+                return s
+        raise ValueError(f"server {handle.get('server')!r} is not one of this pool's")

@@ -356,3 +356,220 @@ def test_runs_past_the_limit_retried(tmp_path, workspace):
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+
+
+# Issue 32 item 4: TLS on --listen (--tls-cert, --tls-key); the client's
+# https:// with a CA file; the token never on the wire in clear.
+
+def _free_port():
+    import socket as so
+    with so.socket() as t:
+        t.bind(("127.0.0.1", 0))
+        return t.getsockname()[1]
+
+
+def _self_signed(d, name):
+    """A certificate for 127.0.0.1 made here (openssl req), and its key."""
+    import shutil
+    if not shutil.which("openssl"):
+        pytest.skip("no openssl command to make a certificate")
+    cert, key = d / f"{name}.crt", d / f"{name}.key"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
+                    "-nodes", "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", f"/CN={name}",
+                    "-addext", "subjectAltName=IP:127.0.0.1"], check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    key.chmod(0o600)
+    return cert, key
+
+
+class _Relay:
+    """A TCP relay on loopback that keeps every byte it passes, both ways."""
+
+    def __init__(self, port):
+        import socket as so
+        self.seen = bytearray()
+        self._lock = threading.Lock()
+        self._l = so.socket()
+        self._l.bind(("127.0.0.1", 0))
+        self._l.listen(16)
+        self.port = self._l.getsockname()[1]
+        self._to = port
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self):
+        import socket as so
+        while True:
+            try:
+                a, _ = self._l.accept()
+            except OSError:
+                return
+            b = so.create_connection(("127.0.0.1", self._to))
+            for x, y in ((a, b), (b, a)):
+                threading.Thread(target=self._pipe, args=(x, y), daemon=True).start()
+
+    def _pipe(self, x, y):
+        import socket as so
+        try:
+            while True:
+                d = x.recv(65536)
+                if not d:
+                    break
+                with self._lock:
+                    self.seen += d
+                y.sendall(d)
+        except OSError:
+            pass
+        for s, how in ((y, so.SHUT_WR), (x, so.SHUT_RD)):
+            try:
+                s.shutdown(how)
+            except OSError:
+                pass
+
+    def close(self):
+        self._l.close()
+
+
+def test_tls_listen(tmp_path, workspace):
+    import socket as so
+    cert, key = _self_signed(tmp_path, "server")
+    other, _ = _self_signed(tmp_path, "other")
+    port = _free_port()
+    token = "tok-tls-0123456789abcdef-secret"
+    tok = tmp_path / "token"
+    tok.write_text(token + "\n")
+    tok.chmod(0o600)
+    ceil = tmp_path / "ceiling.json"
+    ceil.write_text('{"limits": {"wall_time": "1h"}}\n')
+
+    def up():
+        try:
+            so.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            return False
+    p = _start(["--listen", f"127.0.0.1:{port}", "--token-file", str(tok), "--ceiling", str(ceil),
+                "--tls-cert", str(cert), "--tls-key", str(key), "--header-timeout", "1s",
+                "--state-dir", str(tmp_path / "state")], up)
+    relay = _Relay(port)
+    try:
+        c = cordon.Client(url=f"https://127.0.0.1:{relay.port}", token=token, ca=str(cert))
+        assert c.health() is True
+        with c.session() as s:
+            r = s.exec(["/bin/sh", "-c", "echo over-tls"])
+            assert r.ok and r.stdout == b"over-tls\n"
+            with s.pty(["/bin/cat"]) as t:
+                _ping_echoed(t)
+        assert "\ncordon_serve_sessions_created_total 1\n" in c.metrics()
+        # What crossed the relay: TLS records, no token, no HTTP.
+        seen = bytes(relay.seen)
+        assert len(seen) > 1000 and token.encode() not in seen and b"Bearer" not in seen and b"HTTP/1.1" not in seen
+        # A certificate of another CA: refused before any request is sent.
+        with pytest.raises(cordon.ServerUnreachable):
+            cordon.Client(url=f"https://127.0.0.1:{port}", token=token, ca=str(other)).health()
+        # A plain-HTTP client gets no HTTP answer.
+        with so.create_connection(("127.0.0.1", port), timeout=60) as t:
+            t.sendall(b"GET /v1/health HTTP/1.1\r\nHost: x\r\n\r\n")
+            got = b""
+            try:
+                while True:
+                    d = t.recv(4096)
+                    if not d:
+                        break
+                    got += d
+            except OSError:
+                pass
+            assert b"HTTP/1." not in got and b"ready" not in got
+        # A connection that never starts its handshake is closed at the
+        # header deadline (--header-timeout 1s; 60 s is a hang guard).
+        with so.create_connection(("127.0.0.1", port), timeout=60) as t:
+            assert t.recv(1) == b""
+        # TLS 1.2 is not offered (TLS 1.3 only: no renegotiation).
+        import ssl
+        ctx = ssl.create_default_context(cafile=str(cert))
+        ctx.maximum_version = ssl.TLSVersion.TLSv1_2
+        with pytest.raises(ssl.SSLError):
+            with so.create_connection(("127.0.0.1", port), timeout=60) as t:
+                ctx.wrap_socket(t, server_hostname="127.0.0.1").close()
+    finally:
+        relay.close()
+        p.terminate()
+        p.wait(timeout=60)
+
+
+def test_tcp_in_clear_only_on_loopback(tmp_path, workspace):
+    """A listener beyond loopback without TLS is refused before it binds
+    (--insecure-tcp says a mesh protects it); the client refuses to send a
+    token over http:// to an address that is not loopback."""
+    tok = tmp_path / "token"
+    tok.write_text("tok-0123456789abcdef-python\n")
+    tok.chmod(0o600)
+    ceil = tmp_path / "ceiling.json"
+    ceil.write_text('{"limits": {"wall_time": "1h"}}\n')
+    base = [cordon_bin(), "serve", "--token-file", str(tok), "--ceiling", str(ceil),
+            "--state-dir", str(tmp_path / "state")]
+    r = subprocess.run(base + ["--listen", "0.0.0.0:1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=60)
+    assert r.returncode == 2 and b"--tls-cert" in r.stderr and b"--insecure-tcp" in r.stderr, r.stderr
+    cert, key = _self_signed(tmp_path, "server")
+    r = subprocess.run(base + ["--socket", str(tmp_path / "s.sock"), "--tls-cert", str(cert), "--tls-key", str(key)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert r.returncode == 2 and b"for --listen" in r.stderr, r.stderr
+    key.chmod(0o644)
+    r = subprocess.run(base + ["--listen", "127.0.0.1:1", "--tls-cert", str(cert), "--tls-key", str(key)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    assert r.returncode == 2 and b"chmod 600" in r.stderr, r.stderr
+    with pytest.raises(ValueError):
+        cordon.Client(url="http://10.1.2.3:8080", token="t" * 20)
+    cordon.Client(url="http://10.1.2.3:8080", token="t" * 20, insecure=True)  # no connection made
+    cordon.Client(url="http://127.0.0.1:8080", token="t" * 20)
+
+
+# Issue 32 item 4: a client over several servers (cordon.Pool): sessions
+# placed on the least-loaded, each keeping its server.
+
+def test_pool_spreads_sessions_over_two_servers(tmp_path, workspace):
+    socks = [str(tmp_path / "a.sock"), str(tmp_path / "b.sock")]
+    procs = [_start(["--socket", socks[0], "--state-dir", str(tmp_path / "sa"), "--max-sessions", "3"],
+                    lambda: os.path.exists(socks[0])),
+             _start(["--socket", socks[1], "--state-dir", str(tmp_path / "sb")],
+                    lambda: os.path.exists(socks[1]))]
+    try:
+        pool = cordon.Pool(socks)
+        held = [pool.session() for _ in range(4)]
+        # Least-loaded: two on each; every session on the server it names.
+        assert sorted(s.server for s in held) == sorted(socks * 2)
+        assert pool.load() == {socks[0]: 2, socks[1]: 2}
+        for s in held:
+            assert s.exec(["/bin/sh", "-c", "echo $0 > where"], env=None).ok
+            assert s.files.read("where") == b"/bin/sh\n"
+            assert s.id in [x["id"] for x in cordon.Client(s.server).sessions()]
+        # Server a takes one more (--max-sessions 3), then refuses (429):
+        # the last goes to b, though a has fewer.
+        extra = [pool.session() for _ in range(4)]
+        assert sorted(s.server for s in extra) == sorted([socks[0]] + [socks[1]] * 3)
+        assert extra[3].server == socks[1]
+        # A handle reaches its session again, on its server (as another
+        # process of the harness would: a pool of its own).
+        other = cordon.Pool(list(reversed(socks)))
+        again = other.attach(held[0].handle)
+        assert again.server == held[0].server and again.files.read("where") == b"/bin/sh\n"
+        assert other.load() == {held[0].server: 1, next(x for x in socks if x != held[0].server): 0}
+        for s in held + extra:
+            s.close()
+        assert pool.load() == {socks[0]: 0, socks[1]: 0}
+        assert pool.run(["/bin/echo", "hi"]).stdout_data == b"hi\n"
+        # A server gone: the pool places on the other one.
+        procs[0].terminate()
+        procs[0].wait(timeout=60)
+        for _ in range(2):
+            with pool.session() as s:
+                assert s.server == socks[1] and s.exec(["/bin/true"]).ok
+        procs[1].terminate()
+        procs[1].wait(timeout=60)
+        with pytest.raises(cordon.ServerUnreachable):
+            pool.session()
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.terminate()
+                p.wait(timeout=60)
