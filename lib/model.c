@@ -104,7 +104,7 @@ static int cmp_str(const void *a, const void *b)
  * modes, nosuid, nodev), a link as the image has it. Nothing else at the
  * top is shown (a plain file there, a node), nor what cordon makes itself
  * (/tmp, /proc, /dev, /sys). Then /etc/hosts, from the image's. */
-static int add_image(struct boundary_model *m, const char *root, const char *ws, const struct model_entry *hosts,
+static int add_image(struct boundary_model *m, const char *root, const struct run_plan *plan, const struct model_entry *hosts,
 		     model_probe_fn probe, cordon_error *err)
 {
 	size_t nsys;
@@ -134,15 +134,21 @@ static int add_image(struct boundary_model *m, const char *root, const char *ws,
 	}
 	if (names.n)
 		qsort(names.v, names.n, sizeof(*names.v), cmp_str);
-	/* A top-level directory that is the workspace (an image's /testbed):
-	 * the task's writable mount is all there is at that path. */
-	for (size_t i = 0; i < names.n; i++)
-		if (ws && ws[0] == '/' && strcmp(ws + 1, names.v[i]) == 0) {
-			free(names.v[i]);
-			memmove(&names.v[i], &names.v[i + 1], (names.n - i - 1) * sizeof(*names.v));
-			names.n--;
-			break;
+	/* A top-level directory where the task has a mount of its own (the
+	 * image's /testbed as the workspace, --ro HOST:/data): the task's
+	 * mount is all there is at that path. */
+	for (size_t i = 0; plan && i < names.n;) {
+		bool task = false;
+		for (size_t k = 0; k < plan->nmounts && !task; k++)
+			task = strcmp(mount_view_path(&plan->mounts[k]) + 1, names.v[i]) == 0;
+		if (!task) {
+			i++;
+			continue;
 		}
+		free(names.v[i]);
+		memmove(&names.v[i], &names.v[i + 1], (names.n - i - 1) * sizeof(*names.v));
+		names.n--;
+	}
 	int rc = 0;
 	bool etc = false;
 	for (size_t i = 0; rc == 0 && i < names.n; i++) {
@@ -185,7 +191,7 @@ static int add_image(struct boundary_model *m, const char *root, const char *ws,
 
 /* cordon's own entries, shaped by the host, or by an image (root: its
  * directory, or "" for the host's). */
-static int add_system(struct boundary_model *m, const char *root, const char *ws, model_probe_fn probe,
+static int add_system(struct boundary_model *m, const char *root, const struct run_plan *plan, model_probe_fn probe,
 		      cordon_error *err)
 {
 	size_t nsys;
@@ -218,7 +224,7 @@ static int add_system(struct boundary_model *m, const char *root, const char *ws
 			for (size_t k = 0; k < nsys && !hosts; k++)
 				if (system_view[k].kind == MK_FILE)
 					hosts = &system_view[k];
-			if (add_image(m, root, ws, hosts, probe, err) < 0)
+			if (add_image(m, root, plan, hosts, probe, err) < 0)
 				return -1;
 		}
 	}
@@ -781,8 +787,7 @@ int model_build_on(struct boundary_model *m, const struct run_plan *plan, const 
 {
 	memset(m, 0, sizeof(*m));
 	const char *root = plan ? plan->rootfs : "";
-	const char *ws = p && root[0] ? p->image_workspace : NULL;
-	if (add_system(m, root, ws, probe, err) < 0 ||
+	if (add_system(m, root, plan, probe, err) < 0 ||
 	    (plan && (add_task(m, plan, p, err) < 0 || add_ca_bundle(m, p, root, probe, err) < 0 ||
 		      add_protected(m, plan, p, probe, err) < 0 || relocate_at(m, plan, err) < 0 ||
 		      (root[0] && check_image_mountpoints(m, root, probe, err) < 0)))) {
