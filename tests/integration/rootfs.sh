@@ -358,4 +358,29 @@ test_grant_at_path_ceiling() {
 	t_assert
 }
 
+# A Debian 12 root made by debootstrap from apt's mirror (scripts/debian-root.sh),
+# cached by its recipe and shared read-only. The suite never reaches a mirror
+# on its own (tests talk to loopback only): it uses the cached root, and
+# builds it only with CORDON_TEST_DEBIAN_BUILD=1 (CI, once per recipe).
+debian_root() {
+	[ "$(id -u)" = 0 ] || { t_skip "a Debian root is made and used as root"; return 1; }
+	DEBIAN_ROOT=$("$TOP/scripts/debian-root.sh" --cached) && return 0
+	[ "${CORDON_TEST_DEBIAN_BUILD:-0}" = 1 ] ||
+		{ t_skip "no Debian root cached (scripts/debian-root.sh; CORDON_TEST_DEBIAN_BUILD=1 builds it from apt's mirror)"; return 1; }
+	DEBIAN_ROOT=$("$TOP/scripts/debian-root.sh" 2>"$T_TMP/debian-root.err") ||
+		{ t_skip "no Debian root: $(tail -n1 "$T_TMP/debian-root.err")"; return 1; }
+}
+
+test_rootfs_debian() {
+	debian_root || return
+	cordon_run --rootfs "$DEBIAN_ROOT" -- /bin/bash -c 'cat /etc/debian_version; echo "bash $BASH_VERSION"; touch /usr/planted 2>/dev/null && echo usr-written || echo usr-read-only'
+	expect_eq "$RC" 0 "exit (stderr: $ERR)"
+	expect_match "$OUT" '^12\.' "the root's /etc/debian_version"
+	expect_match "$OUT" '^bash 5\.' "the root's /bin/bash"
+	expect_match "$OUT" '^usr-read-only$' "the root's /usr is read-only"
+	[ ! -e "$DEBIAN_ROOT/usr/planted" ] || fail "a file was made in the shared root"
+	expect_eq "$(field .rootfs)" "$DEBIAN_ROOT" "report .rootfs"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
