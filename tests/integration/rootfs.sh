@@ -2,6 +2,10 @@
 # image directory, read-only, in place of the host's /usr, /etc, /bin...;
 # /proc, /dev, /tmp, the workspace and the grants as always (docs/images.md).
 . "$(dirname "$0")/../lib.sh"
+# The image's workspace is an overlay: as root it needs an idmapped mount,
+# which Debian 12's /tmp (tmpfs on 6.1) cannot have; those tests' images go
+# in their workspace, on /var/tmp there.
+overlay_workspaces '^test_rootfs_(image_workspace.*|serve_policy)$' only
 
 # make_image DIR: a busybox root (the static binary and its applet links),
 # an /etc/os-release of its own, a setuid-root copy of probe-whoami, and
@@ -197,7 +201,7 @@ tree_sum() {
 
 test_rootfs_image_workspace() {
 	need_busybox || return
-	local img=$T_TMP/img before cs
+	local img=$WS/img before cs
 	make_task_image "$img"
 	before=$(tree_sum "$img")
 	cordon_run --rootfs "$img" --workspace /testbed -- /bin/sh -c '
@@ -216,7 +220,7 @@ test_rootfs_image_workspace() {
 	expect_eq "$(field .changes.state)" kept "the change set is kept"
 	expect_eq "$(field -c '[.outputs[] | "\(.change) \(.path)"]')" '["modified README","created new.txt","deleted src/a.py"]' "outputs"
 	cs=$(field -r .changes.dir)
-	expect_eq "$(dirname "$(dirname "$cs")")" "$T_TMP" "the change set is beside the image, not in it"
+	expect_eq "$(dirname "$(dirname "$cs")")" "$WS" "the change set is beside the image, not in it"
 	local diff
 	diff=$("$CORDON" changes "$cs" --diff 2>&1)
 	expect_match "$diff" '^\+changed$' "cordon changes --diff: the modification"
@@ -235,7 +239,7 @@ test_rootfs_image_workspace() {
 
 test_rootfs_image_workspace_policy_key() {
 	need_busybox || return
-	local img=$T_TMP/img
+	local img=$WS/img
 	make_task_image "$img"
 	printf '{"root": "%s", "filesystem": {"workspace": "/testbed"}}\n' "$img" >"$T_TMP/policy.json"
 	cordon_run --policy "$T_TMP/policy.json" -- /bin/sh -c 'pwd; echo x >made'
@@ -249,7 +253,7 @@ test_rootfs_image_workspace_policy_key() {
 
 test_rootfs_image_workspace_refusals() {
 	need_busybox || return
-	local img=$T_TMP/img
+	local img=$WS/img
 	make_task_image "$img"
 	ln -s testbed "$img/tb"
 	refused "direct" "^cordon: setup-error: workspace /testbed is a directory of the image: workspace mode direct would write into the image" --rootfs "$img" --workspace /testbed --workspace-mode direct
@@ -265,7 +269,7 @@ test_rootfs_image_workspace_refusals() {
 
 test_rootfs_image_workspace_setuid() {
 	need_busybox || return
-	local img=$T_TMP/img sum
+	local img=$WS/img sum
 	make_task_image "$img"
 	sum=$(sha256sum <"$img/testbed/whoami-suid")
 	cordon_run --rootfs "$img" --workspace /testbed -- /bin/sh -c '
@@ -291,7 +295,7 @@ test_rootfs_image_workspace_setuid() {
 
 test_rootfs_image_workspace_explain() {
 	need_busybox || return
-	local img=$T_TMP/img out
+	local img=$WS/img out
 	make_task_image "$img"
 	out=$("$CORDON" explain --rootfs "$img" --workspace /testbed -- /bin/sh 2>&1)
 	expect_match "$out" "^  rw \(image workspace, from $img/testbed\) /testbed " "explain's path line"
@@ -363,12 +367,12 @@ test_grant_at_path_ceiling() {
 # on its own (tests talk to loopback only): it uses the cached root, and
 # builds it only with CORDON_TEST_DEBIAN_BUILD=1 (CI, once per recipe).
 debian_root() {
-	[ "$(id -u)" = 0 ] || { t_skip "a Debian root is made and used as root"; return 1; }
+	[ "$(id -u)" = 0 ] || { t_skip "a Debian root is made and used as root"; return; }
 	DEBIAN_ROOT=$("$TOP/scripts/debian-root.sh" --cached) && return 0
 	[ "${CORDON_TEST_DEBIAN_BUILD:-0}" = 1 ] ||
-		{ t_skip "no Debian root cached (scripts/debian-root.sh; CORDON_TEST_DEBIAN_BUILD=1 builds it from apt's mirror)"; return 1; }
+		{ t_skip "no Debian root cached (scripts/debian-root.sh; CORDON_TEST_DEBIAN_BUILD=1 builds it from apt's mirror)"; return; }
 	DEBIAN_ROOT=$("$TOP/scripts/debian-root.sh" 2>"$T_TMP/debian-root.err") ||
-		{ t_skip "no Debian root: $(tail -n1 "$T_TMP/debian-root.err")"; return 1; }
+		{ t_skip "no Debian root: $(tail -n1 "$T_TMP/debian-root.err")"; return; }
 }
 
 test_rootfs_debian() {
@@ -380,6 +384,46 @@ test_rootfs_debian() {
 	expect_match "$OUT" '^usr-read-only$' "the root's /usr is read-only"
 	[ ! -e "$DEBIAN_ROOT/usr/planted" ] || fail "a file was made in the shared root"
 	expect_eq "$(field .rootfs)" "$DEBIAN_ROOT" "report .rootfs"
+	t_assert
+}
+
+# cordon serve: a run's policy with "root" and the image's workspace; a
+# client of a root server may name as root only what it may read itself.
+test_rootfs_serve_policy() {
+	need_busybox || return
+	command -v curl >/dev/null || t_skip "no curl" || return
+	local img=$WS/img sock=$T_TMP/s.sock out srv i pol
+	make_task_image "$img"
+	printf '{"limits": {"wall_time": "1h"}}\n' >"$T_TMP/ceiling.json"
+	"$CORDON" serve --socket "$sock" --state-dir "$WS/state" --ceiling "$T_TMP/ceiling.json" \
+		--allow-uid 65534 --socket-mode 0666 2>"$T_TMP/serve.log" &
+	srv=$!
+	for i in $(seq 1 200); do
+		[ -S "$sock" ] && break
+		sleep 0.05
+	done
+	[ -S "$sock" ] || { kill "$srv"; fail "the server did not start: $(cat "$T_TMP/serve.log")"; t_assert; return; }
+	pol="{\"root\": \"$img\", \"filesystem\": {\"workspace\": \"/testbed\"}}"
+	out=$(curl -sS --unix-socket "$sock" --max-time 60 -X POST http://cordon/v1/runs \
+		-d "{\"policy\": $pol, \"argv\": [\"/bin/sh\", \"-c\", \"pwd; cat /etc/os-release; echo x >made\"]}")
+	R=$T_TMP/serve-run.json
+	printf '%s\n' "$out" >"$R"
+	expect_eq "$(field .status)" ok "the run through serve (stderr: $(field .run.stderr_b64 | base64 -d))"
+	expect_match "$(field .run.stdout_b64 | base64 -d)" '^/testbed$' "the image's workspace"
+	expect_match "$(field .run.stdout_b64 | base64 -d)" '^ID=cordon-test-image$' "the image's root"
+	expect_eq "$(field .image_workspace)" /testbed "the report's image_workspace"
+	[ ! -e "$img/testbed/made" ] || fail "the run's file reached the image"
+	# Another user may name as root only what it may read: not a 0700 tree.
+	mkdir -m 700 "$T_TMP/priv"
+	make_image "$T_TMP/priv/img"
+	chmod 755 "$T_TMP/priv"
+	chmod 700 "$T_TMP/priv/img"
+	out=$(setpriv --reuid 65534 --regid 65534 --clear-groups curl -sS --unix-socket "$sock" --max-time 60 \
+		-w ' %{http_code}' -X POST http://cordon/v1/runs \
+		-d "{\"policy\": {\"root\": \"$T_TMP/priv/img\"}, \"argv\": [\"/bin/true\"]}" | tr -d '\n')
+	expect_match "$out" "root: $T_TMP/priv/img: uid 65534 may not read it.* 403$" "a root the client cannot read"
+	kill -TERM "$srv"
+	wait "$srv"
 	t_assert
 }
 
