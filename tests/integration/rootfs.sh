@@ -308,6 +308,22 @@ test_rootfs_image_workspace_explain() {
 	t_assert
 }
 
+# Protected paths hold in the image's workspace, at its path in the run.
+test_rootfs_image_workspace_protected() {
+	need_busybox || return
+	local img=$WS/img
+	make_task_image "$img"
+	mkdir -p "$img/testbed/.git/hooks"
+	cordon_run --rootfs "$img" --workspace /testbed -- /bin/sh -c '
+		echo evil >.git/hooks/pre-commit 2>/dev/null && echo hook-written || echo hook-refused
+		echo fine >ok.txt && echo other-written'
+	expect_eq "$RC" 0 "exit (stderr: $ERR)"
+	expect_match "$OUT" '^hook-refused$' "a protected path of the image's workspace"
+	expect_match "$OUT" '^other-written$' "the rest of it is writable"
+	"$CORDON" discard "$(field -r .changes.dir)" >/dev/null 2>&1
+	t_assert
+}
+
 # --ro HOST:PATH and --rw HOST:PATH: a host directory seen at PATH.
 test_grant_at_path() {
 	local in=$T_TMP/in out=$T_TMP/out
