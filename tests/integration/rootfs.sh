@@ -429,11 +429,11 @@ test_rootfs_serve_policy() {
 	expect_match "$(field .run.stdout_b64 | base64 -d)" '^ID=cordon-test-image$' "the image's root"
 	expect_eq "$(field .image_workspace)" /testbed "the report's image_workspace"
 	[ ! -e "$img/testbed/made" ] || fail "the run's file reached the image"
-	# Another user may name as root only what it may read: not a 0700 tree.
-	mkdir -m 700 "$T_TMP/priv"
+	# Another user may name as root only what it may read: not a tree it
+	# may search but not list (0711: cordon's own checks let it through).
+	mkdir -m 755 "$T_TMP/priv"
 	make_image "$T_TMP/priv/img"
-	chmod 755 "$T_TMP/priv"
-	chmod 700 "$T_TMP/priv/img"
+	chmod 711 "$T_TMP/priv/img"
 	out=$(setpriv --reuid 65534 --regid 65534 --clear-groups curl -sS --unix-socket "$sock" --max-time 60 \
 		-w ' %{http_code}' -X POST http://cordon/v1/runs \
 		-d "{\"policy\": {\"root\": \"$T_TMP/priv/img\"}, \"argv\": [\"/bin/true\"]}" | tr -d '\n')
