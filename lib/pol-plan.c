@@ -233,8 +233,11 @@ static int choose_workspace(const cordon_policy *p, struct run_plan *plan, bool 
 	if (p->image_workspace)
 		return image_workspace(p, plan, err);
 	for (size_t i = 0; p->cwd && i < p->nmounts; i++)
-		if (p->mounts[i].mode == MOUNT_RW && path_has_prefix(p->cwd, p->mounts[i].path)) {
-			snprintf(plan->workspace, sizeof(plan->workspace), "%s", p->cwd);
+		if (p->mounts[i].mode == MOUNT_RW && path_has_prefix(p->cwd, mount_view_path(&p->mounts[i]))) {
+			/* The workspace's host path (--rw HOST:PATH --cwd PATH/sub). */
+			const struct cordon_mount *m = &p->mounts[i];
+			snprintf(plan->workspace, sizeof(plan->workspace), "%s%s", m->at ? m->path : p->cwd,
+				 m->at ? p->cwd + strlen(m->at) : "");
 			plan->ws_ino = 0; /* not the current directory: its bind is resolved as any other */
 			return 0;
 		}

@@ -349,6 +349,11 @@ test_grant_at_path() {
 	local out2
 	out2=$("$CORDON" explain --ro "$in:/srv/in" -- /bin/true 2>&1)
 	expect_match "$out2" "^  ro \(from $in\) /srv/in " "explain names the host directory"
+	# A working directory in it: that is the workspace, the current
+	# directory is not granted besides.
+	out2=$("$CORDON" explain --rw "$out:/srv/out" --cwd /srv/out -- /bin/true 2>&1)
+	expect_match "$out2" "^cwd: /srv/out$" "explain's cwd"
+	expect_nomatch "$out2" "^  rw +$WS " "no implicit grant of the current directory"
 	t_assert
 }
 
