@@ -234,6 +234,7 @@ int policy_add_mount(cordon_policy *p, enum mount_mode mode, const char *spec,
 	char *dat = at ? strdup(at) : NULL;
 	if (!dup || (at && !dat)) {
 		free(dup);
+		free(dat);
 		return cordon_oom(err);
 	}
 	p->mounts[p->nmounts++] = (struct cordon_mount){.mode = mode, .path = dup, .at = dat, .size = size, .src = src};
