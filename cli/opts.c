@@ -11,7 +11,7 @@
 enum opt_id {
 	O_POLICY, O_REPORT, O_RO, O_RW, O_TMPFS, O_CWD, O_ENV, O_NET, O_SECRET, O_TIME, O_CPU,
 	O_MEM, O_PIDS, O_OUTPUT, O_FSIZE, O_CEILING, O_CHECK, O_JSON, O_DEV, O_PROTECT, O_UNPROTECT,
-	O_WSMODE, O_ONFAIL, O_TEST_CRASH, O_PTY, O_SERVE_CLIENT, O_ROOTFS,
+	O_WSMODE, O_ONFAIL, O_TEST_CRASH, O_PTY, O_SERVE_CLIENT, O_ROOTFS, O_WORKSPACE,
 };
 static const struct {
 	const char *name;
@@ -27,7 +27,7 @@ static const struct {
 	{"--ceiling", O_CEILING, true}, {"--check", O_CHECK, true}, {"--json", O_JSON, false},
 	{"--dev", O_DEV, true}, {"--protect", O_PROTECT, true}, {"--unprotect", O_UNPROTECT, true},
 	{"--workspace-mode", O_WSMODE, true}, {"--on-failure", O_ONFAIL, true}, {"--pty", O_PTY, false},
-	{"--rootfs", O_ROOTFS, true},
+	{"--rootfs", O_ROOTFS, true}, {"--workspace", O_WORKSPACE, true},
 	/* Tests only, not in --help: the apply kills itself after N entries. */
 	{"--test-apply-crash-after", O_TEST_CRASH, true},
 	/* cordon serve's own, not in --help: a one-shot run of a client (policy.h). */
@@ -40,6 +40,7 @@ static const char run_usage[] =
 	"  --policy FILE           task policy (JSON); flags add to it\n"
 	"  --report FILE           write the JSON run report there (- = stderr)\n"
 	"  --ro PATH, --rw PATH    make host PATH visible read-only / read-write\n"
+	"  --ro HOST:PATH, --rw HOST:PATH  the same, seen at PATH in the run\n"
 	"  --tmpfs PATH[:SIZE]     a fresh private tmpfs at PATH\n"
 	"  --dev PATH              expose a host character device in /dev (e.g. /dev/fuse)\n"
 	"  --protect NAME          keep NAME read-only in every writable path (e.g. Makefile)\n"
@@ -47,6 +48,9 @@ static const char run_usage[] =
 	"  --cwd PATH              working directory inside\n"
 	"  --rootfs DIR            the system view from an unpacked image directory\n"
 	"                          (read-only) instead of the host's /usr, /etc, /bin...\n"
+	"  --workspace PATH        with --rootfs: the image's directory PATH as the\n"
+	"                          workspace, its changes kept for review (never applied\n"
+	"                          into the image)\n"
 	"  --env NAME=VALUE        set a variable inside\n"
 	"  --net HOST:PORT         allow egress to this endpoint through the proxy\n"
 	"                          (*.domain:PORT, HOST:*, literals; localhost = host loopback)\n"
@@ -125,7 +129,7 @@ static const char all_usage[] =
 	"       cordon serve (--socket PATH | --listen 127.0.0.1:PORT --token-file F) --state-dir DIR [...]\n"
 	"       cordon VERB --help, cordon help VERB, cordon --version\n"
 	"options: --policy FILE --report FILE --ro PATH --rw PATH --tmpfs PATH[:SIZE]\n"
-	"         --dev PATH --protect NAME --unprotect NAME --cwd PATH --rootfs DIR --env NAME=VALUE --net HOST:PORT --secret NAME[=file:PATH]\n"
+	"         --dev PATH --protect NAME --unprotect NAME --cwd PATH --rootfs DIR --workspace PATH --env NAME=VALUE --net HOST:PORT --secret NAME[=file:PATH]\n"
 	"         --time-limit DUR --cpu-limit DUR --memory-limit SIZE --pids-limit N\n"
 	"         --output-limit SIZE --file-size-limit SIZE --ceiling FILE --check CMD --pty\n"
 	"         --workspace-mode overlay|review|direct --on-failure apply|discard|keep\n"
@@ -199,6 +203,8 @@ static int apply(struct cli_run *o, enum opt_id id, const char *v, cordon_error 
 		return policy_set_cwd(p, v, err);
 	case O_ROOTFS:
 		return policy_set_root(p, v, err);
+	case O_WORKSPACE:
+		return policy_set_image_workspace(p, v, err);
 	case O_WSMODE:
 		if (workspace_mode_parse(v, &p->workspace_mode) < 0)
 			return cordon_err(err, 0, "--workspace-mode %s: not overlay, review or direct", v);

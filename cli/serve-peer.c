@@ -61,6 +61,11 @@ static int collect(const cordon_policy *p, struct plist *l)
 		r |= add(l, "network.upstream_ca", p->upstream_ca, R_OK);
 	if (p->check_files)
 		r |= add(l, "check.files", p->check_files, R_OK);
+	/* The image the run sees as its system (and its workspace's lower
+	 * layer): the client's to read and search, else a root server would
+	 * show it a directory such as /root's below. */
+	if (p->root)
+		r |= add(l, "root", p->root, R_OK | X_OK);
 	return r;
 }
 

@@ -237,7 +237,17 @@ static char *render_json(const cordon_policy *p, char *const argv[], const struc
 	json_paths(&w, f, m);
 	jw_key_str(&w, "cwd", plan_ok ? plan->cwd_in : NULL);
 	jw_key_str(&w, "rootfs", plan_ok && plan->rootfs[0] ? plan->rootfs : p->root);
-	jw_key_str(&w, "workspace_mode", workspace_mode_name(p->workspace_mode));
+	if (plan_ok && p->image_workspace) {
+		jw_key(&w, "image_workspace");
+		jw_obj_begin(&w);
+		jw_key_str(&w, "path", p->image_workspace);
+		jw_key_str(&w, "host", plan->workspace);
+		jw_obj_end(&w);
+	} else {
+		jw_key(&w, "image_workspace");
+		jw_null(&w);
+	}
+	jw_key_str(&w, "workspace_mode", workspace_mode_name(policy_workspace_mode(p)));
 	jw_key(&w, "env");
 	jw_arr_begin(&w);
 	for (size_t i = 0; i < r->env_declared; i++)
@@ -307,7 +317,7 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 	buf_printf(&b, "paths:\n");
 	for (size_t i = 0; i < m->n; i++)
 		if (m->e[i].kind == MK_PROTECT && (m->e[i].flags & MODEL_NOT_YET))
-			text_absent_protected(&b, m, i, p->workspace_mode);
+			text_absent_protected(&b, m, i, policy_workspace_mode(p));
 		else if (explain_line(&m->e[i], explain_conds(f)))
 			buf_printf(&b, "  %-6s %s (%s)\n", m->e[i].explain_mode, m->e[i].explain_path,
 				   source_name(m->e[i].source));
@@ -315,11 +325,15 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 		buf_printf(&b, "  %-6s %s (host character device)\n", "dev", devs->v[i]);
 	if (plan_ok)
 		buf_printf(&b, "cwd: %s\n", plan->cwd_in);
-	buf_printf(&b, "workspace mode: %s%s%s\n", workspace_mode_name(p->workspace_mode),
-		   p->workspace_mode == WS_DIRECT ? " (writes reach the host at once)" :
-		   p->workspace_mode == WS_OVERLAY ? " (writes go to a change set, applied when the run ends)" :
+	buf_printf(&b, "workspace mode: %s%s%s\n", workspace_mode_name(policy_workspace_mode(p)),
+		   policy_workspace_mode(p) == WS_DIRECT ? " (writes reach the host at once)" :
+		   policy_workspace_mode(p) == WS_OVERLAY ? " (writes go to a change set, applied when the run ends)" :
 		   " (writes go to a change set, kept for review)",
+		   p->image_workspace ? "; the image's workspace: never applied into the image, never direct" :
 		   p->workspace_mode_asked ? "" : "; the default: direct where an overlay cannot be had, the report says why");
+	if (plan_ok && p->image_workspace)
+		buf_printf(&b, "workspace: %s, the image's %s (a change set over it, kept for review)\n",
+			   p->image_workspace, plan->workspace);
 	buf_printf(&b, "env:");
 	for (size_t i = 0; i < r->env_declared; i++)
 		buf_printf(&b, " %.*s", (int)env_name_len(r, i), r->env.v[i]);

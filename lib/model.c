@@ -104,7 +104,7 @@ static int cmp_str(const void *a, const void *b)
  * modes, nosuid, nodev), a link as the image has it. Nothing else at the
  * top is shown (a plain file there, a node), nor what cordon makes itself
  * (/tmp, /proc, /dev, /sys). Then /etc/hosts, from the image's. */
-static int add_image(struct boundary_model *m, const char *root, const struct model_entry *hosts,
+static int add_image(struct boundary_model *m, const char *root, const struct run_plan *plan, const struct model_entry *hosts,
 		     model_probe_fn probe, cordon_error *err)
 {
 	size_t nsys;
@@ -134,6 +134,21 @@ static int add_image(struct boundary_model *m, const char *root, const struct mo
 	}
 	if (names.n)
 		qsort(names.v, names.n, sizeof(*names.v), cmp_str);
+	/* A top-level directory where the task has a mount of its own (the
+	 * image's /testbed as the workspace, --ro HOST:/data): the task's
+	 * mount is all there is at that path. */
+	for (size_t i = 0; plan && i < names.n;) {
+		bool task = false;
+		for (size_t k = 0; k < plan->nmounts && !task; k++)
+			task = strcmp(mount_view_path(&plan->mounts[k]) + 1, names.v[i]) == 0;
+		if (!task) {
+			i++;
+			continue;
+		}
+		free(names.v[i]);
+		memmove(&names.v[i], &names.v[i + 1], (names.n - i - 1) * sizeof(*names.v));
+		names.n--;
+	}
 	int rc = 0;
 	bool etc = false;
 	for (size_t i = 0; rc == 0 && i < names.n; i++) {
@@ -176,7 +191,8 @@ static int add_image(struct boundary_model *m, const char *root, const struct mo
 
 /* cordon's own entries, shaped by the host, or by an image (root: its
  * directory, or "" for the host's). */
-static int add_system(struct boundary_model *m, const char *root, model_probe_fn probe, cordon_error *err)
+static int add_system(struct boundary_model *m, const char *root, const struct run_plan *plan, model_probe_fn probe,
+		      cordon_error *err)
 {
 	size_t nsys;
 	const struct model_entry *system_view = model_system_view(&nsys);
@@ -208,7 +224,7 @@ static int add_system(struct boundary_model *m, const char *root, model_probe_fn
 			for (size_t k = 0; k < nsys && !hosts; k++)
 				if (system_view[k].kind == MK_FILE)
 					hosts = &system_view[k];
-			if (add_image(m, root, hosts, probe, err) < 0)
+			if (add_image(m, root, plan, hosts, probe, err) < 0)
 				return -1;
 		}
 	}
@@ -252,9 +268,9 @@ static int add_task(struct boundary_model *m, const struct run_plan *plan, const
 {
 	for (size_t i = 0; i < plan->nmounts; i++) {
 		const struct cordon_mount *cm = &plan->mounts[i];
-		struct model_entry e = {.path = cm->path, .source = cm->src, .host = cm->path, .mount = (long)i,
-					.tree = (long)i,
-					.explain_path = cm->path, .explain_mode = mount_mode_name(cm->mode)};
+		struct model_entry e = {.path = mount_view_path(cm), .source = cm->src, .host = cm->path,
+					.mount = (long)i, .tree = (long)i,
+					.explain_path = mount_view_path(cm), .explain_mode = mount_mode_name(cm->mode)};
 		if (cm->mode == MOUNT_RO && cm->scratch) {
 			/* Writable in the view; the bind stays read-only below
 			 * the overlay (mounts.c), its size set by model_build_run. */
@@ -265,10 +281,22 @@ static int add_task(struct boundary_model *m, const struct run_plan *plan, const
 		} else if (cm->mode == MOUNT_RW) {
 			e.kind = MK_RW_BIND, e.landlock = MODEL_LL_ALL, e.view = VIEW_RW;
 			e.reason = cm->src == SRC_DEFAULT ? "the workspace" : "granted writable";
+			if (cm->at && plan->rootfs[0] && path_has_prefix(cm->path, plan->rootfs)) {
+				e.reason = "the workspace, a directory of the image: its writes kept as a change set";
+				e.explain_mode = "rw (image workspace";
+			}
 		} else {
 			e.kind = MK_TMPFS, e.landlock = MODEL_LL_ALL, e.view = VIEW_RW, e.reason = "a tmpfs of the task's";
 			e.mode = "1777", e.size = cm->size ? cm->size : CORDON_TMPFS_DEFAULT_SIZE;
 			e.host = NULL, e.tree = -1;
+		}
+		if (cm->at && cm->mode != MOUNT_TMPFS && !(e.flags & MODEL_SCRATCH)) {
+			/* Seen elsewhere than on the host: say from where. */
+			char mode[4200];
+			bool open = strchr(e.explain_mode, '(') && e.explain_mode[strlen(e.explain_mode) - 1] != ')';
+			snprintf(mode, sizeof(mode), "%s%sfrom %s)", e.explain_mode, open ? ", " : " (", cm->path);
+			if (!(e.explain_mode = own(m, mode)))
+				return cordon_oom(err);
 		}
 		if (push(m, &e, err) < 0)
 			return -1;
@@ -729,14 +757,39 @@ static int add_registered(struct boundary_model *m, const struct run_plan *plan,
 	return rc;
 }
 
+/* Protected names, pins and masks are found on the host, below a mount's
+ * host path: where the run sees that mount elsewhere (HOST:PATH, an
+ * image's workspace), their view path follows it; host stays the host's. */
+static int relocate_at(struct boundary_model *m, const struct run_plan *plan, cordon_error *err)
+{
+	for (size_t k = 0; k < m->n; k++) {
+		struct model_entry *e = &m->e[k];
+		if ((e->kind != MK_PROTECT && e->kind != MK_PIN) || !e->host)
+			continue;
+		long i = innermost_mount(plan, e->host);
+		const struct cordon_mount *cm = i >= 0 ? &plan->mounts[i] : NULL;
+		if (!cm || !cm->at)
+			continue;
+		char path[8192];
+		snprintf(path, sizeof(path), "%s%s", cm->at, e->host + (strcmp(cm->path, "/") ? strlen(cm->path) : 0));
+		const char *v = own(m, path);
+		if (!v)
+			return cordon_oom(err);
+		if (e->explain_path)
+			e->explain_path = v;
+		e->path = v;
+	}
+	return 0;
+}
+
 int model_build_on(struct boundary_model *m, const struct run_plan *plan, const cordon_policy *p,
 		   model_probe_fn probe, cordon_error *err)
 {
 	memset(m, 0, sizeof(*m));
 	const char *root = plan ? plan->rootfs : "";
-	if (add_system(m, root, probe, err) < 0 ||
+	if (add_system(m, root, plan, probe, err) < 0 ||
 	    (plan && (add_task(m, plan, p, err) < 0 || add_ca_bundle(m, p, root, probe, err) < 0 ||
-		      add_protected(m, plan, p, probe, err) < 0 ||
+		      add_protected(m, plan, p, probe, err) < 0 || relocate_at(m, plan, err) < 0 ||
 		      (root[0] && check_image_mountpoints(m, root, probe, err) < 0)))) {
 		model_free(m);
 		return -1;

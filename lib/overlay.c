@@ -140,6 +140,10 @@ static int changes_base(const struct run_plan *plan, char *base, size_t sz, char
 			if (plan->mounts[i].mode != MOUNT_RW || (strcmp(m, plan->workspace) == 0) != (pass == 0))
 				continue;
 			char why[512];
+			/* An image's directory: the change set goes beside the
+			 * image, never into it (nor among its top-level entries). */
+			if (plan->rootfs[0] && path_has_prefix(m, plan->rootfs))
+				m = plan->rootfs;
 			if (changes_base_of(plan, m, base, sz, why, sizeof(why)) == 0) {
 				reason[0] = '\0'; /* an earlier path's reason is no obstacle */
 				return 0;
@@ -179,6 +183,9 @@ static int fall_back(struct overlay_run *o, const cordon_policy *p, struct run_r
 	/* A mode asked for holds unless allow_weaker says otherwise; the
 	 * default is overlay where the kernel allows it, and direct (today's
 	 * behaviour, said in the report) where it does not. */
+	if (p->image_workspace)
+		return cordon_err(err, EOPNOTSUPP, "workspace %s, a directory of the image: no change set can be had (%s), and it is never written directly",
+				  p->image_workspace, why);
 	if (p->workspace_mode_asked && !(p->allow_weaker & WEAK_WORKSPACE))
 		return cordon_err(err, EOPNOTSUPP,
 				  "workspace mode %s: %s (enforcement.allow_weaker \"workspace\" falls back to direct)",
@@ -196,7 +203,7 @@ int overlay_prepare(struct overlay_run *o, const cordon_policy *p, const struct 
 {
 	memset(o, 0, sizeof(*o));
 	o->cs.dirfd = -1;
-	o->mode = p->workspace_mode;
+	o->mode = policy_workspace_mode(p);
 	rep->enf.workspace_mode = workspace_mode_name(o->mode);
 	if (o->mode == WS_DIRECT)
 		return 0;

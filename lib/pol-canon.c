@@ -19,6 +19,10 @@ char *policy_canonical_json(const cordon_policy *p)
 		jw_str(&w, mount_mode_name(p->mounts[i].mode));
 		jw_key(&w, "path");
 		jw_str(&w, p->mounts[i].path);
+		if (p->mounts[i].at) {
+			jw_key(&w, "at");
+			jw_str(&w, p->mounts[i].at);
+		}
 		jw_key(&w, "size");
 		jw_uint(&w, p->mounts[i].size);
 		jw_obj_end(&w);
@@ -95,6 +99,10 @@ char *policy_canonical_json(const cordon_policy *p)
 	jw_key(&w, "cwd");
 	jw_str(&w, p->cwd);
 	/* Only when given: the hash of a policy without it is unchanged. */
+	if (p->image_workspace) {
+		jw_key(&w, "workspace");
+		jw_str(&w, p->image_workspace);
+	}
 	if (p->root) {
 		jw_key(&w, "root");
 		jw_str(&w, p->root);

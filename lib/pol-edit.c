@@ -56,8 +56,10 @@ cordon_policy *policy_new(void)
 
 void mounts_free(struct cordon_mount *m, size_t n)
 {
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(m[i].path);
+		free(m[i].at);
+	}
 	free(m);
 }
 
@@ -101,6 +103,7 @@ void policy_free(cordon_policy *p)
 	free(p->ledger.ev);
 	free(p->cwd);
 	free(p->root);
+	free(p->image_workspace);
 	free(p->file);
 	free(p->ceiling_file);
 	free(p);
@@ -161,15 +164,53 @@ int resolve_path_any(const char *path, const char *base_dir, char *out, size_t o
 	return resolve_path(path, base_dir, out, outsz, false, err);
 }
 
+int policy_mount_at_check(const char *what, const char *at, cordon_error *err)
+{
+	static const char *const own[] = {"/proc", "/dev", "/tmp"};
+	char norm[PATH_MAX];
+	if (at[0] != '/')
+		return cordon_err(err, 0, "%s %s: the path in the run must be absolute", what, at);
+	if (resolve_path(at, "/", norm, sizeof(norm), false, err) < 0)
+		return cordon_err_wrap(err, "%s %s", what, at);
+	if (strcmp(norm, at) != 0)
+		return cordon_err(err, 0, "%s %s: the path in the run must be in its normal form (%s)", what, at, norm);
+	if (strcmp(at, "/") == 0)
+		return cordon_err(err, 0, "%s /: the run's root cannot be replaced; choose a directory", what);
+	for (size_t i = 0; i < ARRAY_SIZE(own); i++)
+		if (path_has_prefix(at, own[i]))
+			return cordon_err(err, 0, "%s %s: cordon's own %s is there; choose another path", what, at, own[i]);
+	return 0;
+}
+
+/* HOST:PATH (a read or write grant seen at PATH): split at the last ':'
+ * followed by '/'; *at NULL when spec has none (a plain host path). */
+static void split_at(char *spec, char **at)
+{
+	*at = NULL;
+	for (char *c = spec; (c = strchr(c, ':')); c++)
+		if (c[1] == '/')
+			*at = c;
+	if (*at) {
+		**at = '\0';
+		(*at)++;
+	}
+}
+
 int policy_add_mount(cordon_policy *p, enum mount_mode mode, const char *spec,
 		     enum source src, const char *base_dir, cordon_error *err)
 {
 	char pathbuf[PATH_MAX];
 	char norm[PATH_MAX];
 	uint64_t size = 0;
+	char *at = NULL;
 	if (strlen(spec) >= sizeof(pathbuf))
 		return cordon_err(err, 0, "path \"%s\" is too long", spec);
 	strcpy(pathbuf, spec);
+	if (mode != MOUNT_TMPFS) {
+		split_at(pathbuf, &at);
+		if (at && policy_mount_at_check(mount_mode_name(mode), at, err) < 0)
+			return -1;
+	}
 	if (mode == MOUNT_TMPFS) {
 		char *colon = strrchr(pathbuf, ':');
 		if (colon) {
@@ -190,9 +231,13 @@ int policy_add_mount(cordon_policy *p, enum mount_mode mode, const char *spec,
 		return cordon_oom(err);
 	p->mounts = m;
 	char *dup = strdup(norm);
-	if (!dup)
+	char *dat = at ? strdup(at) : NULL;
+	if (!dup || (at && !dat)) {
+		free(dup);
+		free(dat);
 		return cordon_oom(err);
-	p->mounts[p->nmounts++] = (struct cordon_mount){mode, dup, size, src};
+	}
+	p->mounts[p->nmounts++] = (struct cordon_mount){.mode = mode, .path = dup, .at = dat, .size = size, .src = src};
 	return 0;
 }
 
@@ -418,6 +463,20 @@ int policy_set_root(cordon_policy *p, const char *path, cordon_error *err)
 	free(p->root);
 	p->root = strdup(abs);
 	return p->root ? 0 : cordon_oom(err);
+}
+
+int policy_set_image_workspace(cordon_policy *p, const char *path, cordon_error *err)
+{
+	if (policy_mount_at_check("workspace", path, err) < 0)
+		return -1;
+	free(p->image_workspace);
+	p->image_workspace = strdup(path);
+	return p->image_workspace ? 0 : cordon_oom(err);
+}
+
+enum workspace_mode policy_workspace_mode(const cordon_policy *p)
+{
+	return p->image_workspace && !p->workspace_mode_asked ? WS_REVIEW : p->workspace_mode;
 }
 
 int policy_set_check(cordon_policy *p, const char *cmd, cordon_error *err)

@@ -96,7 +96,7 @@ static int check_keys(pctx *c, const jnode *obj, const char *where, const char *
 
 static int load_filesystem(pctx *c, const jnode *fs)
 {
-	static const char *const keys[] = {"read", "write", "tmpfs", "devices", "protect", "unprotect", "workspace_mode", "on_failure", NULL};
+	static const char *const keys[] = {"read", "write", "tmpfs", "devices", "protect", "unprotect", "workspace_mode", "on_failure", "workspace", NULL};
 	static const enum mount_mode modes[] = {MOUNT_RO, MOUNT_RW, MOUNT_TMPFS};
 	if (want(c, fs, J_OBJ, "filesystem") < 0 || check_keys(c, fs, "\"filesystem\"", keys) < 0)
 		return -1;
@@ -108,6 +108,11 @@ static int load_filesystem(pctx *c, const jnode *fs)
 	if (wm && workspace_mode_parse(wm->str, &c->p->workspace_mode) < 0)
 		return at(c, wm->line, wm->col, "\"filesystem.workspace_mode\": \"%s\" is not overlay, review or direct",
 			  wm->str);
+	jnode *iw = json_get(fs, "workspace");
+	if (iw && want(c, iw, J_STR, "filesystem.workspace") < 0)
+		return -1;
+	if (iw && policy_set_image_workspace(c->p, iw->str, c->err) < 0)
+		return at_node(c, iw, "filesystem.workspace");
 	jnode *of = json_get(fs, "on_failure");
 	if (of && want(c, of, J_STR, "filesystem.on_failure") < 0)
 		return -1;

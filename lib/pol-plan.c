@@ -2,6 +2,7 @@
  * `cordon run` and `cordon explain`, so both reach the same verdict. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "pol-plan.h"
 #include "changeset.h"
@@ -183,6 +185,38 @@ static int cwd_pinned(char *out, size_t outsz, dev_t *dev, ino_t *ino, cordon_er
 	return 0;
 }
 
+/* An image's directory as the workspace (policy.h image_workspace): DIR/PATH
+ * must be a directory reached from the image's root without a link or a
+ * mount crossed (openat2 beneath it); its host path goes to plan->workspace. */
+static int image_workspace(const cordon_policy *p, struct run_plan *plan, cordon_error *err)
+{
+	const char *ws = p->image_workspace;
+	if (!p->root)
+		return cordon_err(err, 0, "workspace %s: a directory of an image, which needs --rootfs (policy \"root\"); without one the workspace is the current directory",
+				  ws);
+	if (!plan->rootfs[0] && rootfs_resolve(p->root, plan->rootfs, sizeof(plan->rootfs), err) < 0)
+		return -1;
+	_cleanup_close_ int root = open(plan->rootfs, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (root < 0)
+		return cordon_err_errno(err, "rootfs %s", plan->rootfs);
+	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
+					  RESOLVE_NO_XDEV};
+	_cleanup_close_ int fd = (int)syscall(SYS_openat2, root, ws + 1, &how, sizeof(how));
+	struct stat st;
+	if (fd < 0)
+		return cordon_err(err, 0, "workspace %s: not a directory of the image %s (%s%s)", ws, plan->rootfs,
+				  strerror(errno), errno == ELOOP ? ": a symbolic link on the way" :
+						   errno == EXDEV ? ": a mount crossed" : "");
+	if (fstat(fd, &st) < 0)
+		return cordon_err_errno(err, "workspace %s", ws);
+	(void)st; /* O_DIRECTORY made sure */
+	if (snprintf(plan->workspace, sizeof(plan->workspace), "%s%s", plan->rootfs, ws) >= (int)sizeof(plan->workspace))
+		return cordon_err(err, ENAMETOOLONG, "workspace %s", ws);
+	plan->ws_ino = 0; /* not the current directory */
+	return 0;
+}
+
 /* The workspace: the declared working directory when a declared writable
  * path contains it (then the current directory gets no implicit grant);
  * else the current directory, read-write, unless something of the
@@ -196,16 +230,21 @@ static int choose_workspace(const cordon_policy *p, struct run_plan *plan, bool 
 		return -1;
 	if (p->is_check)
 		return 0;
+	if (p->image_workspace)
+		return image_workspace(p, plan, err);
 	for (size_t i = 0; p->cwd && i < p->nmounts; i++)
-		if (p->mounts[i].mode == MOUNT_RW && path_has_prefix(p->cwd, p->mounts[i].path)) {
-			snprintf(plan->workspace, sizeof(plan->workspace), "%s", p->cwd);
+		if (p->mounts[i].mode == MOUNT_RW && path_has_prefix(p->cwd, mount_view_path(&p->mounts[i]))) {
+			/* The workspace's host path (--rw HOST:PATH --cwd PATH/sub). */
+			const struct cordon_mount *m = &p->mounts[i];
+			snprintf(plan->workspace, sizeof(plan->workspace), "%s%s", m->at ? m->path : p->cwd,
+				 m->at ? p->cwd + strlen(m->at) : "");
 			plan->ws_ino = 0; /* not the current directory: its bind is resolved as any other */
 			return 0;
 		}
 	if (strcmp(plan->workspace, "/") == 0)
 		return cordon_err(err, 0, "the current directory is /, which cannot be the writable workspace; cd into the task's directory");
 	for (size_t i = 0; i < p->nmounts; i++)
-		if (strcmp(p->mounts[i].path, plan->workspace) == 0)
+		if (strcmp(p->mounts[i].path, plan->workspace) == 0 && !p->mounts[i].at)
 			return 0;
 	const char *why = forbidden_workspace(plan->workspace, policy_opts(p)->home);
 	if (why)
@@ -277,6 +316,23 @@ int run_plan_inputs(const struct run_plan *plan, const strv *inputs, strv *out, 
 	return rc;
 }
 
+/* The host path of path in the view: below a mount seen elsewhere than its
+ * host path (HOST:PATH, an image's workspace), under the innermost one's
+ * host path; else path itself. */
+static const char *view_to_host(const struct run_plan *plan, const char *path, char *hbuf, size_t sz)
+{
+	const struct cordon_mount *best = NULL;
+	for (size_t i = 0; i < plan->nmounts; i++)
+		if (path_has_prefix(path, mount_view_path(&plan->mounts[i])) &&
+		    (!best || strlen(mount_view_path(&plan->mounts[i])) > strlen(mount_view_path(best))))
+			best = &plan->mounts[i];
+	if (!best || !best->at || best->mode == MOUNT_TMPFS)
+		return path;
+	if (snprintf(hbuf, sz, "%s%s", best->path, path + strlen(best->at)) >= (int)sz)
+		return path;
+	return hbuf;
+}
+
 /* The working directory in the view, and what the view cannot have: a
  * working directory that is not there (the run would fail at chdir), a tmpfs
  * over /proc (cordon mounts the run's own proc there and needs it). A
@@ -287,7 +343,7 @@ static int plan_cwd_and_tmpfs(const cordon_policy *p, struct run_plan *plan, cor
 		if (plan->mounts[i].mode == MOUNT_TMPFS && path_has_prefix(plan->mounts[i].path, "/proc"))
 			return cordon_err(err, 0, "tmpfs %s: the run's own /proc is mounted there; choose another path",
 					  plan->mounts[i].path);
-	const char *cwd = p->cwd ? p->cwd : plan->workspace;
+	const char *cwd = p->cwd ? p->cwd : p->image_workspace ? p->image_workspace : plan->workspace;
 	if (p->is_check && plan->check_dir[0] && p->cwd && path_has_prefix(p->cwd, CHECK_FILES_DIR)) {
 		snprintf(plan->cwd_in, sizeof(plan->cwd_in), "%s%s", plan->check_dir,
 			 p->cwd + strlen(CHECK_FILES_DIR));
@@ -297,7 +353,8 @@ static int plan_cwd_and_tmpfs(const cordon_policy *p, struct run_plan *plan, cor
 	/* The view shows host paths at their own path, or fresh tmpfs and
 	 * secret directories (empty but for their own mount points). */
 	struct stat st;
-	int serr = stat(cwd, &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
+	char host[PATH_MAX];
+	int serr = stat(view_to_host(plan, cwd, host, sizeof(host)), &st) < 0 ? errno : S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
 	if (serr == 0)
 		return 0;
 	for (size_t i = 0; i < plan->nmounts; i++)
@@ -313,6 +370,34 @@ static int plan_cwd_and_tmpfs(const cordon_policy *p, struct run_plan *plan, cor
 	return cordon_err_errno(err, "working directory %s", cwd);
 }
 
+/* The image's workspace as a writable mount of the plan, seen at its path
+ * in the image; only in a mode that never applies into the image. */
+static int plan_image_workspace(const cordon_policy *p, struct run_plan *plan, cordon_error *err)
+{
+	const char *ws = p->image_workspace;
+	if (policy_workspace_mode(p) != WS_REVIEW)
+		return cordon_err(err, 0, "workspace %s is a directory of the image: workspace mode %s would write into the image; its changes are kept for review (cordon changes), the default here",
+				  ws, workspace_mode_name(p->workspace_mode));
+	if (p->check)
+		return cordon_err(err, 0, "workspace %s is a directory of the image: a task check with it is not supported yet", ws);
+	for (size_t i = 0; i < plan->nmounts; i++)
+		if (strcmp(mount_view_path(&plan->mounts[i]), ws) == 0)
+			return cordon_err(err, 0, "workspace %s is also granted %s", ws, mount_mode_name(plan->mounts[i].mode));
+	struct cordon_mount *m = realloc(plan->mounts, (plan->nmounts + 1) * sizeof(*m));
+	if (!m)
+		return cordon_oom(err);
+	plan->mounts = m;
+	m = &plan->mounts[plan->nmounts];
+	*m = (struct cordon_mount){.mode = MOUNT_RW, .path = strdup(plan->workspace), .at = strdup(ws), .src = SRC_POLICY};
+	if (!m->path || !m->at) {
+		free(m->path);
+		free(m->at);
+		return cordon_oom(err);
+	}
+	plan->nmounts++;
+	return 0;
+}
+
 int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *err)
 {
 	memset(plan, 0, sizeof(*plan));
@@ -322,6 +407,8 @@ int run_plan_build(const cordon_policy *p, struct run_plan *plan, cordon_error *
 	if (choose_workspace(p, plan, &implicit, err) < 0)
 		return -1;
 	if (policy_effective_mounts(p, implicit ? plan->workspace : NULL, &plan->mounts, &plan->nmounts, err) < 0)
+		return -1;
+	if (p->image_workspace && plan_image_workspace(p, plan, err) < 0)
 		return -1;
 	/* Binds are made at the canonical host path, resolved here on the host,
 	 * so no spelling of a path changes what is bound, and the child opens
@@ -524,6 +611,7 @@ int run_preflight(cordon_policy *p, struct run_plan *plan, struct run_report *re
 	if (run_plan_build(p, plan, err) < 0)
 		return -1;
 	snprintf(rep->rootfs, sizeof(rep->rootfs), "%s", plan->rootfs);
+	snprintf(rep->image_workspace, sizeof(rep->image_workspace), "%s", p->image_workspace ? p->image_workspace : "");
 	/* What the run could write: the report's own target is written with care there. */
 	strv_free(&rep->writable);
 	for (size_t i = 0; i < plan->nmounts; i++)

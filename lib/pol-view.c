@@ -27,7 +27,8 @@ static int mount_cmp(const void *a, const void *b)
 {
 	const struct cordon_mount *x = a, *y = b;
 	/* Compare component-wise so "/a" < "/a/b" < "/a-b": '/' sorts first. */
-	const unsigned char *p = (const unsigned char *)x->path, *q = (const unsigned char *)y->path;
+	/* By where the run sees them: a mount comes after those it lies in. */
+	const unsigned char *p = (const unsigned char *)mount_view_path(x), *q = (const unsigned char *)mount_view_path(y);
 	while (*p && *p == *q) {
 		p++;
 		q++;
@@ -64,6 +65,8 @@ cordon_policy *policy_for_check(const cordon_policy *p, const char *workspace)
 		char spec[4200];
 		if (mode == MOUNT_TMPFS && m->size)
 			snprintf(spec, sizeof(spec), "%s:%llu", m->path, (unsigned long long)m->size);
+		else if (m->at)
+			snprintf(spec, sizeof(spec), "%s:%s", m->path, m->at);
 		else
 			snprintf(spec, sizeof(spec), "%s", m->path);
 		if (policy_add_mount(c, mode, spec, m->src, "/", &e) < 0)
@@ -143,8 +146,14 @@ int policy_effective_mounts(const cordon_policy *p, const char *workspace,
 		const struct cordon_mount *src = &p->mounts[i];
 		bool dup = false;
 		for (size_t j = 0; j < n; j++) {
-			if (strcmp(m[j].path, src->path) != 0)
+			if (strcmp(mount_view_path(&m[j]), mount_view_path(src)) != 0)
 				continue;
+			if (strcmp(m[j].path, src->path) != 0) {
+				cordon_err(err, 0, "%s is requested from both %s and %s", mount_view_path(src), m[j].path,
+					   src->path);
+				mounts_free(m, n);
+				return -1;
+			}
 			if (m[j].mode != src->mode || m[j].size != src->size) {
 				cordon_err(err, 0, "%s is requested both %s and %s", src->path,
 					   mount_mode_name(m[j].mode), mount_mode_name(src->mode));
@@ -155,18 +164,20 @@ int policy_effective_mounts(const cordon_policy *p, const char *workspace,
 		}
 		if (dup)
 			continue;
-		if (workspace && strcmp(src->path, workspace) == 0)
+		if (workspace && strcmp(src->path, workspace) == 0 && !src->at)
 			ws_explicit = true;
 		m[n] = *src;
 		m[n].path = strdup(src->path);
-		if (!m[n].path) {
+		m[n].at = src->at ? strdup(src->at) : NULL;
+		if (!m[n].path || (src->at && !m[n].at)) {
+			n++;
 			mounts_free(m, n);
 			return cordon_oom(err);
 		}
 		n++;
 	}
 	if (workspace && !ws_explicit) {
-		m[n] = (struct cordon_mount){MOUNT_RW, strdup(workspace), 0, SRC_DEFAULT};
+		m[n] = (struct cordon_mount){.mode = MOUNT_RW, .path = strdup(workspace), .src = SRC_DEFAULT};
 		if (!m[n].path) {
 			mounts_free(m, n);
 			return cordon_oom(err);

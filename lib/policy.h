@@ -19,7 +19,7 @@ const char *mount_mode_name(enum mount_mode m);
 
 struct cordon_mount {
 	enum mount_mode mode;
-	char *path;     /* absolute, lexically normalised; also the in-sandbox path */
+	char *path;     /* absolute, lexically normalised; the host path */
 	uint64_t size;  /* tmpfs size in bytes, 0 = kernel default */
 	enum source src;
 	/* The invoking user's own tree (rw, or a path the task could write, seen
@@ -32,6 +32,10 @@ struct cordon_mount {
 	/* A task check's workspace: writable, its writes thrown away (an
 	 * overlay on a tmpfs of the check's; model.h MODEL_SCRATCH). */
 	bool scratch;
+	/* Where the run sees it (--rw HOST:PATH, an image's workspace), or
+	 * NULL: at path itself. Absolute, normalised, not / nor in cordon's
+	 * own /proc, /dev, /tmp (policy_mount_at_check). */
+	char *at;
 };
 
 enum limit_id { LIM_WALL, LIM_CPU, LIM_MEMORY, LIM_PIDS, LIM_OUTPUT, LIM_FILE_SIZE, LIM_COUNT };
@@ -114,6 +118,11 @@ struct cordon_policy {
 	 * replace the host's /usr, /etc, /bin... in the view (absolute, as given;
 	 * the plan resolves and checks it: rootfs.h), or NULL: the host's. */
 	char *root;
+	/* filesystem.workspace / --workspace: a directory of the image (root)
+	 * as the workspace, seen at this path (absolute, normalised), its
+	 * writes kept as a change set, never applied into the image; NULL:
+	 * the workspace is decided as without an image (docs/images.md). */
+	char *image_workspace;
 	bool kill_on_violation;
 	bool no_file_reports; /* "report_file_denials": false */
 	unsigned allow_weaker; /* enum weaker bits */
@@ -183,6 +192,20 @@ int policy_set_cwd(cordon_policy *p, const char *path, cordon_error *err);
 /* --rootfs DIR (relative to the current directory). */
 int policy_set_root(cordon_policy *p, const char *path, cordon_error *err);
 int policy_set_check(cordon_policy *p, const char *cmd, cordon_error *err);
+/* --workspace PATH: a directory of the image as the workspace. */
+int policy_set_image_workspace(cordon_policy *p, const char *path, cordon_error *err);
+/* Refuse an in-view path (the PATH of HOST:PATH, an image's workspace)
+ * that is not absolute and normal, is /, or lies in cordon's own /proc,
+ * /dev or /tmp; what names it for the message. */
+int policy_mount_at_check(const char *what, const char *at, cordon_error *err);
+/* The workspace mode in effect: review for an image's workspace unless
+ * one was asked (then the plan refuses overlay and direct). */
+enum workspace_mode policy_workspace_mode(const cordon_policy *p);
+/* Where mount m is seen in the run. */
+static inline const char *mount_view_path(const struct cordon_mount *m)
+{
+	return m->at ? m->at : m->path;
+}
 
 /* Where a check's "files" are, read-only, in the check's view: outside
  * every path the task could write, so the task cannot plant anything there.

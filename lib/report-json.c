@@ -362,6 +362,7 @@ static void write_evidence(jwriter *w, const struct run_report *r)
 	jw_key_strv(w, "command", &r->command);
 	jw_key_str(w, "policy_sha256", r->policy_sha256);
 	jw_key_str(w, "rootfs", nonempty(r->rootfs));
+	jw_key_str(w, "image_workspace", nonempty(r->image_workspace));
 	jw_key(w, "inputs");
 	write_files(w, &r->inputs, false);
 	jw_key(w, "outputs");

@@ -120,6 +120,9 @@ struct run_report {
 	strv command;
 	char policy_sha256[65];
 	char rootfs[4096]; /* the image directory the view came from (policy root); "" = the host's */
+	/* The workspace when it is a directory of the image (--workspace):
+	 * its path in the run (the image's); "" = none. */
+	char image_workspace[4096];
 	struct file_list inputs, outputs;
 	/* The sweep after the run (sweep.h): privilege bits and file
 	 * capabilities cleared, writable roots' mode/owner put back. */

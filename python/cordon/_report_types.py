@@ -288,6 +288,7 @@ class Report(ReportBase):
     command: List[str] = field(default_factory=list)
     policy_sha256: Optional[str] = None
     rootfs: Optional[str] = None  # optional
+    image_workspace: Optional[str] = None  # optional
     inputs: List[File] = field(default_factory=list)
     outputs: List[File] = field(default_factory=list)
     outputs_truncated: Optional[bool] = None  # optional
