@@ -217,6 +217,60 @@ test_denials_reported() {
 	t_assert
 }
 
+# File denials, as cordon run reports them: the supervisor observes the
+# path calls and classifies them with the view of the container's model
+# (lib/oci-model.c): a write into a read-only bind, into a readonlyPaths
+# entry (/etc here) and an open of a maskedPaths entry (/secret: /proc/kcore
+# is absent on some kernels, and absent it is no denial) are in the report's
+# denials (kind "file", the path), also for a process exec adds; a write
+# where the container may write and a read of a read-only path are not.
+# The calls themselves fail as before (EROFS or EACCES).
+test_file_denials_reported() {
+	setup_oci || return
+	bundle "$B" sh -c 'echo x > /ro/f 2>/dev/null || echo ro-refused
+		echo x > /etc/f 2>/dev/null || echo etc-refused
+		cat /etc/passwd >/dev/null && echo etc-read
+		cat /secret | wc -c; echo w > /rw/w && echo rw-ok; echo t > /tmp/t && echo tmp-ok'
+	with_binds "$B"
+	echo "root:x:0:0::/:/bin/sh" >"$B/rootfs/etc/passwd"
+	echo hidden >"$B/rootfs/secret"
+	for a in wc; do ln -sf busybox "$B/rootfs/bin/$a"; done
+	jq '.linux.readonlyPaths += ["/etc"] | .linux.maskedPaths += ["/secret"] | .annotations = {"run.cordon.report": "'"$WS"'/copy.json"}' \
+		"$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" $'ro-refused\netc-refused\netc-read\n0\nrw-ok\ntmp-ok' "the container's calls"
+	[ ! -e "$WS/robind/f" ] || fail "the container wrote in the read-only bind"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_eq "$(jq -c '[.denials[] | select(.kind == "file") | .target] | sort' "$rep")" \
+		'["/etc/f","/ro/f","/secret"]' "the report's file denials: $(jq -c .denials "$rep")"
+	wait_for "$WS/copy.json" || fail "no report at the annotation's path"
+	expect_eq "$(jq -c '[.denials[] | select(.kind == "file") | .target] | sort' "$WS/copy.json")" \
+		'["/etc/f","/ro/f","/secret"]' "the annotation's copy"
+	t_assert
+}
+
+# A process exec adds is observed the same way, in the same report.
+test_exec_file_denials_reported() {
+	setup_oci || return
+	bundle "$B" sleep 1000
+	with_binds "$B"
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	oci start "$ID"
+	expect_eq "$RC" 0 "start: $ERR"
+	oci exec "$ID" sh -c 'echo x > /ro/by-exec 2>/dev/null || echo refused'
+	expect_eq "$RC:$OUT" "0:refused" "exec: $ERR"
+	oci kill "$ID" KILL
+	oci delete --force "$ID"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_eq "$(jq -c '[.denials[] | select(.kind == "file") | {target, count}]' "$rep")" \
+		'[{"target":"/ro/by-exec","count":1}]' "the exec's file denial in the report"
+	t_assert
+}
+
 # A process exec adds gets the deny list with a listener too: exec sends it
 # to the container's supervisor, which answers EPERM and counts its denials
 # in the same report as init's (before: EPERM from the filter, unreported).
