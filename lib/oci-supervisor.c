@@ -531,7 +531,7 @@ static bool add_listener(int *v, size_t *n, int fd)
  * execve, which ends the exchange (the socket's EOF), is an observed call
  * (observer_calls) waiting for the supervisor's answer. */
 static int recv_observed(int s, char *text, int *fd, const int *xls, size_t nxls, struct observer *o,
-			 struct run_report *rep)
+			 struct run_report *rep, struct notify_budget *nb)
 {
 	for (;;) {
 		struct pollfd p[1 + OCI_LISTENERS] = {{s, POLLIN, 0}};
@@ -541,9 +541,12 @@ static int recv_observed(int s, char *text, int *fd, const int *xls, size_t nxls
 			return -1;
 		for (size_t i = 0; i < nxls; i++)
 			if (p[1 + i].revents & POLLIN) {
+				uint64_t before = o->notifications;
 				o->listener = xls[i];
-				observer_handle(o, rep);
+				int n = observer_handle(o, rep);
 				o->listener = -1;
+				if (o->notifications != before)
+					notify_budget_charge(nb, n > 0 ? NOTIFY_COST_DENIAL : NOTIFY_COST_CALL);
 			}
 		if (p[0].revents)
 			return oci_recv(s, text, fd);
@@ -821,8 +824,8 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 			if (oci_send(s, OCI_MSG_GO2, sj, -1) < 0)
 				snprintf(reply, sizeof(reply), "the container's init is gone");
 			else {
-				int r = recv_observed(s, text, &cfd, xls, nxls, &obs, &obs_rep);
-				for (; r == OCI_MSG_LISTENER; r = recv_observed(s, text, &cfd, xls, nxls, &obs, &obs_rep))
+				int r = recv_observed(s, text, &cfd, xls, nxls, &obs, &obs_rep, &nb);
+				for (; r == OCI_MSG_LISTENER; r = recv_observed(s, text, &cfd, xls, nxls, &obs, &obs_rep, &nb))
 					if (cfd >= 0 && add_listener(xls, &nxls, cfd))
 						had_listener = true;
 					else if (cfd >= 0)
