@@ -1,6 +1,8 @@
-/* Landlock in OCI mode: config.json's root and mounts as a boundary model
- * (lib/model.h: one entry per rule), which landlock_prepare turns into the
- * ruleset lib/landlock.c applies, as for `cordon run`.
+/* Landlock in OCI mode: the grants of the container's boundary model
+ * (lib/oci-model.h, config.json mapped onto lib/model.h), expanded by init
+ * on the view as mounted into rules (a model of one entry per rule), which
+ * landlock_prepare turns into the ruleset lib/landlock.c applies, as for
+ * `cordon run`.
  *
  * A Landlock right granted on a directory holds in everything below it,
  * mounts included, and no rule can take it back. So a write grant with a
