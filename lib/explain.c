@@ -81,7 +81,12 @@ static void limit_text(enum limit_id id, uint64_t v, char *out, size_t outsz)
 		format_size(v, out, outsz);
 }
 
-static void json_path(jwriter *w, const char *path, const char *mode, const char *source)
+void explain_path_text(buf *b, const char *mode, const char *path, const char *why)
+{
+	buf_printf(b, "  %-6s %s (%s)\n", mode, path, why);
+}
+
+void explain_path_json(jwriter *w, const char *path, const char *mode, const char *source)
 {
 	jw_obj_begin(w);
 	jw_key_str(w, "path", path);
@@ -121,7 +126,7 @@ static void json_paths(jwriter *w, const struct host_features *f, const struct b
 	jw_arr_begin(w);
 	for (size_t i = 0; i < m->n; i++)
 		if (explain_line(&m->e[i], explain_conds(f)))
-			json_path(w, m->e[i].explain_path, m->e[i].explain_mode, source_name(m->e[i].source));
+			explain_path_json(w, m->e[i].explain_path, m->e[i].explain_mode, source_name(m->e[i].source));
 	jw_arr_end(w);
 }
 
@@ -319,8 +324,7 @@ static char *render_text(const cordon_policy *p, char *const argv[], const struc
 		if (m->e[i].kind == MK_PROTECT && (m->e[i].flags & MODEL_NOT_YET))
 			text_absent_protected(&b, m, i, policy_workspace_mode(p));
 		else if (explain_line(&m->e[i], explain_conds(f)))
-			buf_printf(&b, "  %-6s %s (%s)\n", m->e[i].explain_mode, m->e[i].explain_path,
-				   source_name(m->e[i].source));
+			explain_path_text(&b, m->e[i].explain_mode, m->e[i].explain_path, source_name(m->e[i].source));
 	for (size_t i = 0; i < devs->n; i++)
 		buf_printf(&b, "  %-6s %s (host character device)\n", "dev", devs->v[i]);
 	if (plan_ok)

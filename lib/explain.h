@@ -16,6 +16,10 @@ char *explain_render_verdict(cordon_policy *p, char *const argv[], bool json, bo
 char *explain_render_model(const cordon_policy *p, char *const argv[], bool json, const struct host_features *f,
 			   const struct run_plan *plan, const struct boundary_model *m, const struct model_run *r,
 			   const strv *devs, const struct run_report *rep, bool plan_ok, const char *verdict);
+/* One line of `paths` ("  MODE PATH (WHY)") and its JSON object ({path,
+ * mode, source}): cordon explain's model entries, explain --bundle's. */
+void explain_path_text(buf *b, const char *mode, const char *path, const char *why);
+void explain_path_json(jwriter *w, const char *path, const char *mode, const char *source);
 /* The host's capabilities as explain prints them (the "host:" line and its
  * Landlock lacks; the "host" object): cordon explain --bundle's too. */
 void explain_host_text(buf *b, const struct host_features *f);

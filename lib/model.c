@@ -25,7 +25,8 @@
 const char *model_kind_name(enum model_kind k)
 {
 	static const char *const n[] = {"root", "ro", "rw", "tmpfs", "proc", "dev", "devpts", "symlink",
-					"file", "device", "secret", "cgroup", "protected", "pin", "ca-bundle"};
+					"file", "device", "secret", "cgroup", "protected", "pin", "ca-bundle",
+					"kernfs", "masked", "mount"};
 	return (size_t)k < ARRAY_SIZE(n) ? n[k] : "?";
 }
 

@@ -25,6 +25,7 @@ enum view_class {
 	VIEW_PROC,    /* /proc: the kernel decides */
 	VIEW_DEV,     /* /dev (read-only tmpfs of device nodes) */
 	VIEW_PROTECTED, /* a protected path (protect.h): the observer refuses writes */
+	VIEW_MASKED,  /* cordon-oci: a maskedPaths entry, hidden (an open of it is a denial) */
 };
 
 enum model_kind {
@@ -44,6 +45,10 @@ enum model_kind {
 	MK_PIN,     /* a directory above a protected path: bound onto itself (no rename) */
 	MK_CA_BUNDLE, /* the run's CA bundle (CORDON_CA_FILE) bound read-only over a host's
 		       * standard bundle file (clients that ignore SSL_CERT_FILE) */
+	/* cordon-oci's (lib/oci-model.c): */
+	MK_KERNFS,  /* a kernel filesystem of the config (sysfs, mqueue): the kernel's permissions */
+	MK_MASK,    /* a maskedPaths entry: /dev/null or an empty read-only tmpfs over it */
+	MK_MOUNT,   /* another filesystem the config mounts by type (source, type) */
 };
 
 /* entry flags */

@@ -37,6 +37,8 @@ struct observer {
 	strv protect_names; /* protect_effective(): matched by protect_match() */
 	strv rw_roots;      /* the writable paths the names are relative to */
 	bool file_reports; /* report_file_denials (protected paths are refused and reported either way) */
+	bool in_root;      /* cordon-oci: the view's paths are in the caller's own root (its
+			    * /proc/PID/root), not the host's */
 	bool maybe_gone; /* RECV said ENOENT: perhaps no task is left */
 	uint64_t handle_ns; /* time spent handling (diagnostics) */
 	/* What the run's notifications may cost (notify-budget.h): the thread
@@ -63,6 +65,11 @@ extern const char *const observer_calls[];
  * made in the run's own view, so the observer does not refuse it. */
 int observer_init(struct observer *o, const struct run_plan *plan, const cordon_policy *p, bool proxy,
 		  bool overlay, cordon_error *err);
+/* cordon-oci's observer (lib/oci-supervisor.c): the view of the container's
+ * model (lib/oci-model.h), file reports on, no protected path, no socket
+ * call; the supervisor's own loop hands it each notification (o->listener
+ * set to the listener that has one, observer_handle), no thread. */
+int observer_init_oci(struct observer *o, const struct boundary_model *m, cordon_error *err);
 /* Take the listener fd (from init) and start the thread. If pidfd >= 0 the
  * run is killed at the first denial (on_violation: kill). */
 int observer_start(struct observer *o, int listener, struct run_report *rep, int pidfd,

@@ -19,6 +19,7 @@
 #include "oci-egress.h"
 #include "oci-slots.h"
 #include "oci-landlock.h"
+#include "oci-model.h"
 #include "oci-state.h"
 #include "policy.h"
 #include "probe.h"
@@ -35,6 +36,7 @@ static const char *const annotations[][2] = {
 struct bx {
 	const struct oci_config *c;
 	const struct oci_ll_grants *g;
+	const struct boundary_model *m; /* the container's (lib/oci-model.h) */
 	const struct host_features *f;
 	const char *verdict;
 	const strv *env_added; /* what oci_egress_env adds to the process's env */
@@ -46,15 +48,6 @@ static size_t count_of(const char *const *v)
 	while (v[n])
 		n++;
 	return n;
-}
-
-/* A mount's mode column: "ro"/"rw" for binds, else its type (and "ro"). */
-static void mount_mode(const struct oci_mount *m, char *out, size_t outsz)
-{
-	if (m->bind)
-		snprintf(out, outsz, "%s", (m->flags & MS_RDONLY) ? "ro" : "rw");
-	else
-		snprintf(out, outsz, "%s%s", m->type, (m->flags & MS_RDONLY) ? " ro" : "");
 }
 
 static const char *ns_how(const struct oci_config *c, int k)
@@ -248,24 +241,9 @@ static char *render_text(const struct bx *x)
 			       "maskedPaths, readonlyPaths are not applied to it; Landlock's grants below are)\n");
 	else
 		buf_printf(&b, "paths:\n");
-	buf_printf(&b, "  %-6s / (root.path %s)\n", c->readonly ? "ro" : "rw", c->root);
-	for (size_t i = 0; i < c->nmounts; i++) {
-		const struct oci_mount *m = &c->mounts[i];
-		char mode[64];
-		mount_mode(m, mode, sizeof(mode));
-		buf_printf(&b, "  %-6s %s", mode, m->dest);
-		if (m->bind)
-			buf_printf(&b, " (bind of %s)", m->source ? m->source : "?");
-		buf_printf(&b, "\n");
-	}
-	for (size_t i = 0; i < c->ro_paths.n; i++)
-		buf_printf(&b, "  %-6s %s (readonlyPaths)\n", "ro", c->ro_paths.v[i]);
-	for (size_t i = 0; i < c->masked.n; i++)
-		buf_printf(&b, "  %-6s %s (maskedPaths)\n", "masked", c->masked.v[i]);
-	for (size_t i = 0; i < c->ndevices; i++)
-		buf_printf(&b, "  %-6s %s (%c %lld:%lld, linux.devices: the host's node bound)\n", "dev",
-			   c->devices[i].path, c->devices[i].type, (long long)c->devices[i].major,
-			   (long long)c->devices[i].minor);
+	/* the container's boundary model (lib/oci-model.h), one line an entry */
+	for (size_t i = 0; i < x->m->n; i++)
+		explain_path_text(&b, x->m->e[i].explain_mode, x->m->e[i].explain_path, x->m->e[i].reason);
 	text_landlock(&b, x);
 	buf_printf(&b, "seccomp: ");
 	if (c->seccomp.present)
@@ -348,21 +326,14 @@ static void json_landlock(jwriter *w, const struct bx *x)
 	jw_obj_end(w);
 }
 
-static void json_paths(jwriter *w, const struct oci_config *c)
+/* the model's entries: path, mode, source (the host's path or the
+ * config's source; else the reason: "maskedPaths", ...) */
+static void json_paths(jwriter *w, const struct boundary_model *m)
 {
 	jw_arr_begin(w);
-	for (size_t i = 0; i < c->nmounts; i++) {
-		char mode[64];
-		mount_mode(&c->mounts[i], mode, sizeof(mode));
-		jw_obj_begin(w);
-		jw_key(w, "path");
-		jw_str(w, c->mounts[i].dest);
-		jw_key(w, "mode");
-		jw_str(w, mode);
-		jw_key(w, "source");
-		jw_str(w, c->mounts[i].source);
-		jw_obj_end(w);
-	}
+	for (size_t i = 0; i < m->n; i++)
+		explain_path_json(w, m->e[i].explain_path, m->e[i].explain_mode,
+				  m->e[i].host ? m->e[i].host : m->e[i].reason);
 	jw_arr_end(w);
 }
 
@@ -457,7 +428,7 @@ static char *render_json(const struct bx *x)
 	}
 	jw_obj_end(&w);
 	jw_key(&w, "paths");
-	json_paths(&w, c);
+	json_paths(&w, x->m);
 	jw_key(&w, "readonly_paths");
 	jw_str_array(&w, (const char *const *)c->ro_paths.v, c->ro_paths.n);
 	jw_key(&w, "masked_paths");
@@ -521,8 +492,14 @@ char *oci_explain_bundle(const char *bundle, bool json, bool *would_run, cordon_
 		snprintf(verdict, sizeof(verdict), "refused: %s", refusal.msg);
 	oci_nsjoin_close(&jn); /* the maps read, as create reads them */
 	*would_run = strcmp(verdict, "would run") == 0;
+	struct boundary_model m;
+	if (oci_model_build(&c, &m, err) < 0) {
+		oci_config_free(&c);
+		return NULL;
+	}
 	struct oci_ll_grants g;
-	if (oci_landlock_grants(&c, &g, err) < 0) {
+	if (oci_landlock_grants_of(&m, &g, err) < 0) {
+		model_free(&m);
 		oci_config_free(&c);
 		return NULL;
 	}
@@ -531,15 +508,17 @@ char *oci_explain_bundle(const char *bundle, bool json, bool *would_run, cordon_
 	strv env_added = {0};
 	if (oci_egress_env_added(&c, &env_added, err) < 0) {
 		oci_landlock_grants_free(&g);
+		model_free(&m);
 		oci_config_free(&c);
 		return NULL;
 	}
-	struct bx x = {.c = &c, .g = &g, .f = &f, .verdict = verdict, .env_added = &env_added};
+	struct bx x = {.c = &c, .g = &g, .m = &m, .f = &f, .verdict = verdict, .env_added = &env_added};
 	char *out = json ? render_json(&x) : render_text(&x);
 	if (!out)
 		cordon_oom(err);
 	strv_free(&env_added);
 	oci_landlock_grants_free(&g);
+	model_free(&m);
 	oci_config_free(&c);
 	return out;
 }

@@ -17,7 +17,8 @@
  *      are the runtime's), user (groups, gid, uid), capabilities (inside its
  *      own user namespace only), umask, cwd, noNewPrivileges, seccomp
  *      (linux.seccomp and cordon's deny list, whose listener goes to the
- *      supervisor: it answers EPERM and reports the denials); exec. The
+ *      supervisor: it answers EPERM and reports the denials, and observes
+ *      the path calls cordon run observes: lib/oci-observe.h); exec. The
  *      sync socket is close-on-exec: its EOF tells the supervisor the exec
  *      happened.
  * Every error goes back as MSG_ERROR with its context, then init exits. */

@@ -1,6 +1,8 @@
-/* Landlock in OCI mode: config.json's root and mounts as a boundary model
- * (lib/model.h: one entry per rule), which landlock_prepare turns into the
- * ruleset lib/landlock.c applies, as for `cordon run`.
+/* Landlock in OCI mode: the grants of the container's boundary model
+ * (lib/oci-model.h, config.json mapped onto lib/model.h), expanded by init
+ * on the view as mounted into rules (a model of one entry per rule), which
+ * landlock_prepare turns into the ruleset lib/landlock.c applies, as for
+ * `cordon run`.
  *
  * A Landlock right granted on a directory holds in everything below it,
  * mounts included, and no rule can take it back. So a write grant with a
@@ -24,43 +26,10 @@
 #include "compat.h"
 #include "error.h"
 #include "model.h"
+#include "oci-model.h"
 
-#define LL_FS(x) LANDLOCK_ACCESS_FS_##x
-#define OCI_LL_READ (LL_FS(EXECUTE) | LL_FS(READ_FILE) | LL_FS(READ_DIR))
-#define OCI_LL_DEV (LL_FS(READ_FILE) | LL_FS(WRITE_FILE) | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 /* deep enough for any real tree; a carve deeper than this is refused */
 #define CARVE_DEPTH 64
-
-static bool kernel_fs(const struct oci_mount *m)
-{
-	static const char *const types[] = {"proc", "sysfs", "cgroup", "cgroup2", "mqueue", "devpts"};
-	if (m->bind || !m->type)
-		return false;
-	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
-		if (strcmp(m->type, types[i]) == 0)
-			return true;
-	return false;
-}
-
-/* Read-only as init mounts it (lib/oci-init.c): "ro", and the host's sysfs
- * and mqueue where the container has no network or IPC namespace. */
-static bool mount_ro(const struct oci_config *c, const struct oci_mount *m)
-{
-	if (m->flags & MS_RDONLY)
-		return true;
-	if (kernel_fs(m) && strcmp(m->type, "sysfs") == 0 && !c->ns_new[OCI_NS_NET])
-		return true;
-	return kernel_fs(m) && strcmp(m->type, "mqueue") == 0 && !c->ns_new[OCI_NS_IPC];
-}
-
-/* A later mount on the same destination covers this one. */
-static bool covered(const struct oci_config *c, size_t i)
-{
-	for (size_t j = i + 1; j < c->nmounts; j++)
-		if (strcmp(c->mounts[j].dest, c->mounts[i].dest) == 0)
-			return true;
-	return false;
-}
 
 static int push_grant(struct oci_ll_grants *g, const char *path, bool write, bool carve, const char *why,
 		      cordon_error *err)
@@ -74,18 +43,17 @@ static int push_grant(struct oci_ll_grants *g, const char *path, bool write, boo
 }
 
 /* p lies strictly below a kernel filesystem's mount: no carve reaches it. */
-static bool below_kernel_fs(const struct oci_config *c, const char *p)
+static bool below_kernel_fs(const struct boundary_model *m, const char *p)
 {
-	for (size_t i = 0; i < c->nmounts; i++)
-		if (kernel_fs(&c->mounts[i]) && strcmp(p, c->mounts[i].dest) != 0 &&
-		    path_has_prefix(p, c->mounts[i].dest))
+	for (size_t i = 0; i < m->n; i++)
+		if (oci_model_kernel(&m->e[i]) && strcmp(p, m->e[i].path) != 0 && path_has_prefix(p, m->e[i].path))
 			return true;
 	return false;
 }
 
-static int push_except(struct oci_ll_grants *g, const struct oci_config *c, const char *p, cordon_error *err)
+static int push_except(struct oci_ll_grants *g, const struct boundary_model *m, const char *p, cordon_error *err)
 {
-	if (below_kernel_fs(c, p))
+	if (below_kernel_fs(m, p))
 		return 0;
 	for (size_t i = 0; i < g->except.n; i++)
 		if (strcmp(g->except.v[i], p) == 0)
@@ -93,33 +61,46 @@ static int push_except(struct oci_ll_grants *g, const struct oci_config *c, cons
 	return strv_push(&g->except, p) < 0 ? cordon_oom(err) : 0;
 }
 
-int oci_landlock_grants(const struct oci_config *c, struct oci_ll_grants *out, cordon_error *err)
+static const char *why_of(const struct model_entry *e)
+{
+	if (e->kind == MK_RW_BIND)
+		return "a writable bind";
+	return oci_model_kernel(e) ? "a kernel filesystem, not read-only" : "a writable mount";
+}
+
+int oci_landlock_grants_of(const struct boundary_model *m, struct oci_ll_grants *out, cordon_error *err)
 {
 	memset(out, 0, sizeof(*out));
-	int r = push_grant(out, "/", false, false, "the container's view", err);
-	if (r == 0 && !c->readonly)
-		r = push_grant(out, "/", true, true, "root.path (root.readonly is false)", err);
-	for (size_t i = 0; r == 0 && i < c->nmounts; i++) {
-		const struct oci_mount *m = &c->mounts[i];
-		if (covered(c, i))
-			continue;
-		if (!mount_ro(c, m))
-			r = push_grant(out, m->dest, true, !kernel_fs(m), m->bind ? "a writable bind" :
-					   kernel_fs(m) ? "a kernel filesystem, not read-only" : "a writable mount", err);
-		else if (!kernel_fs(m))
-			r = push_except(out, c, m->dest, err);
+	int r = 0;
+	for (size_t i = 0; r == 0 && i < m->n; i++) {
+		const struct model_entry *e = &m->e[i];
+		if (e->kind == MK_ROOT) {
+			r = push_grant(out, e->path, false, false, "the container's view", err);
+			if (r == 0 && e->landlock == MODEL_LL_ALL)
+				r = push_grant(out, e->path, true, true, "root.path (root.readonly is false)", err);
+		} else if (e->kind == MK_DEVICE && e->landlock) {
+			r = push_grant(out, e->path, true, false, "linux.devices", err);
+			if (r == 0 && out->g) /* out->g is set when push_grant returns 0 (the analyzer cannot see it) */
+				out->g[out->n - 1].device = true;
+		} else if (e->landlock == MODEL_LL_ALL)
+			r = push_grant(out, e->path, true, !oci_model_kernel(e), why_of(e), err);
+		else if (oci_model_carved_around(e))
+			r = push_except(out, m, e->path, err);
 	}
-	for (size_t i = 0; r == 0 && i < c->ndevices; i++) {
-		r = push_grant(out, c->devices[i].path, true, false, "linux.devices", err);
-		if (r == 0 && out->g) /* out->g is set when push_grant returns 0 (the analyzer cannot see it) */
-			out->g[out->n - 1].device = true;
-	}
-	for (size_t i = 0; r == 0 && i < c->ro_paths.n; i++)
-		r = push_except(out, c, c->ro_paths.v[i], err);
-	for (size_t i = 0; r == 0 && i < c->masked.n; i++)
-		r = push_except(out, c, c->masked.v[i], err);
 	if (r < 0)
 		oci_landlock_grants_free(out);
+	return r;
+}
+
+int oci_landlock_grants(const struct oci_config *c, struct oci_ll_grants *out, cordon_error *err)
+{
+	struct boundary_model m;
+	memset(out, 0, sizeof(*out));
+	if (oci_model_build(c, &m, err) < 0)
+		return -1;
+	/* the grants' paths are c's strings (or static): they outlive the model */
+	int r = oci_landlock_grants_of(&m, out, err);
+	model_free(&m);
 	return r;
 }
 
@@ -222,7 +203,7 @@ static int prepare_from(struct carve *x, const struct oci_config *c, const struc
 			continue; /* absent from the view: nothing to grant */
 		int r;
 		if (g->g[i].device)
-			r = add_rule(x, real, OCI_LL_DEV, err);
+			r = add_rule(x, real, OCI_LL_DEV, err); /* the model's MK_DEVICE access */
 		else if (!g->g[i].write)
 			r = add_rule(x, real, OCI_LL_READ, err);
 		else if (g->g[i].carve)

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include "landlock.h"
 #include "oci-config.h"
+#include "model.h"
 
 /* One grant, as config.json states it (explain prints these; prepare
  * expands them on the container's view). */
@@ -27,7 +28,12 @@ struct oci_ll_grants {
 	 * tmpfs, readonlyPaths, maskedPaths, outside the kernel's filesystems */
 	strv except;
 };
-/* The grants of c (no syscall). */
+/* The grants of c's boundary model (lib/oci-model.h; no syscall): the
+ * root's read (and, writable, its carved write), every entry with all
+ * rights (carved unless a kernel filesystem), each device's; the read-only
+ * entries a carve goes around (oci_model_carved_around) as except. */
+int oci_landlock_grants_of(const struct boundary_model *m, struct oci_ll_grants *out, cordon_error *err);
+/* The same, of c's model. */
 int oci_landlock_grants(const struct oci_config *c, struct oci_ll_grants *out, cordon_error *err);
 void oci_landlock_grants_free(struct oci_ll_grants *g);
 

@@ -1,26 +1,19 @@
-/* The denials of cordon's deny list in OCI mode (lib/oci-observe.c): init
- * loads the list with SCMP_ACT_NOTIFY and sends the listener to the
- * supervisor, which answers each call EPERM, as the list would (ENOSYS to a
- * call newer than cordon's table), and counts it for the report's denials
- * under its seccomp_denial_target name ("fsetxattr(size 20)"). */
+/* The report's denials in OCI mode (lib/oci-observe.c). The observer is
+ * cordon run's (lib/observe.h, observer_init_oci): init loads cordon's deny
+ * list with SCMP_ACT_NOTIFY, and the path calls cordon run observes with
+ * it, and sends the listener to the supervisor, which answers each denied
+ * call EPERM, as the list would (ENOSYS to a call newer than cordon's
+ * table), lets each path call go on (the kernel decides) and records, in a
+ * run_report, what the container's model (lib/oci-model.h) says the
+ * boundary denies: {"kind": "syscall", "target": "fsetxattr(size 20)"},
+ * {"kind": "file", "target": "/ro/f"}, as cordon run's report names them. */
 #pragma once
-#include <stddef.h>
 #include "json.h"
 #include "report.h"
 
-#define OCI_DENIALS_MAX 64
-struct oci_denials {
-	struct { char name[64]; unsigned long count; } v[OCI_DENIALS_MAX];
-	size_t n;
-	unsigned long other; /* calls past OCI_DENIALS_MAX distinct names */
-};
-/* Answer one notification on listener fd (EPERM, ENOSYS to a call newer
- * than cordon's table) and count it: 1, or 0 when the caller went before it
- * was read (nothing to answer). -1 when the listener is done (every process
- * of the filter gone) or broken: the caller stops polling it. */
-int oci_observe_one(int fd, struct oci_denials *d);
 /* The report's "denials": the egress proxy's (net: its report, NULL when no
  * proxy ran; {"kind": "network", "target": HOST:PORT, ...} as cordon run's),
- * then {"kind": "syscall", "target": NAME, "count": N, "phase": "run"} per
- * call. */
-void oci_denials_json(jwriter *w, const struct oci_denials *d, const struct run_report *net);
+ * then the observer's (obs), each {"kind", "target", "count", "phase": "run"};
+ * the observer's past its cap as one {"kind": "syscall", "target": "(other
+ * calls)"}. */
+void oci_denials_json(jwriter *w, const struct run_report *obs, const struct run_report *net);

@@ -18,6 +18,7 @@
 #include "error.h"
 #include "oci-config.h"
 #include "seccomp-policy.h"
+#include "observe.h"
 
 static uint32_t act_of(int a, bool has_errno, uint32_t e, uint32_t def_errno)
 {
@@ -93,6 +94,13 @@ static int deny_list(bool notify, struct seccomp_plan *plan, cordon_error *err)
 		r = seccomp_add_fcap_rules(d, deny, err);
 	if (r == 0)
 		r = seccomp_add_named(d, SCMP_ACT_ERRNO(ENOSYS), "setxattrat", err);
+	/* With the listener, the path calls cordon run's observer watches
+	 * (observer_calls), answered CONTINUE: the kernel decides, the
+	 * supervisor reports what the container's model says it denies
+	 * (lib/oci-model.h: a write in a read-only mount or readonlyPaths, an
+	 * open of a maskedPaths entry), as cordon run does with file reports. */
+	for (const char *const *n = observer_calls; notify && r == 0 && *n; n++)
+		r = seccomp_add_named(d, SCMP_ACT_NOTIFY, *n, err);
 	if (r == 0)
 		r = seccomp_plan_export(d, notify, plan, err);
 	seccomp_release(d);

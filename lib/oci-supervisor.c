@@ -44,6 +44,8 @@
 #include "oci-landlock.h"
 #include "oci-nsjoin.h"
 #include "oci-observe.h"
+#include "oci-model.h"
+#include "observe.h"
 #include "oci-slots.h"
 #include "policy.h"
 #include "oci-egress.h"
@@ -276,7 +278,7 @@ static char *redact_filter(void *ctx, const char *s)
  * report_name in report_dfd (open_report_dir), none if report_dfd < 0. */
 static void write_report(const char *root, int report_dfd, const char *report_name,
 			 const struct oci_state *s, const struct oci_config *c, const struct timespec *t0, const char *status, int exit_code, const char *ready,
-			 const struct oci_denials *den, const struct notify_budget *nb, const struct run_report *net)
+			 const struct run_report *obs, const struct notify_budget *nb, const struct run_report *net)
 {
 	uint64_t cpu = 0, peak = 0, ooms = 0;
 	oci_cgroup_usage(s->cgroup, &cpu, &peak, &ooms);
@@ -329,7 +331,7 @@ static void write_report(const char *root, int report_dfd, const char *report_na
 	}
 	jw_obj_end(&w);
 	jw_key(&w, "denials");
-	oci_denials_json(&w, den, net);
+	oci_denials_json(&w, obs, net);
 	if (net)
 		report_write_network(&w, net);
 	jw_key(&w, "enforcement");
@@ -525,6 +527,32 @@ static bool add_listener(int *v, size_t *n, int fd)
 	return true;
 }
 
+/* oci_recv on init's socket, serving the listeners meanwhile: init's own
+ * execve, which ends the exchange (the socket's EOF), is an observed call
+ * (observer_calls) waiting for the supervisor's answer. */
+static int recv_observed(int s, char *text, int *fd, const int *xls, size_t nxls, struct observer *o,
+			 struct run_report *rep, struct notify_budget *nb)
+{
+	for (;;) {
+		struct pollfd p[1 + OCI_LISTENERS] = {{s, POLLIN, 0}};
+		for (size_t i = 0; i < nxls; i++)
+			p[1 + i] = (struct pollfd){xls[i], POLLIN, 0};
+		if (poll(p, 1 + nxls, -1) < 0 && errno != EINTR)
+			return -1;
+		for (size_t i = 0; i < nxls; i++)
+			if (p[1 + i].revents & POLLIN) {
+				uint64_t before = o->notifications;
+				o->listener = xls[i];
+				int n = observer_handle(o, rep);
+				o->listener = -1;
+				if (o->notifications != before)
+					notify_budget_charge(nb, n > 0 ? NOTIFY_COST_DENIAL : NOTIFY_COST_CALL);
+			}
+		if (p[0].revents)
+			return oci_recv(s, text, fd);
+	}
+}
+
 void oci_supervisor(struct oci_sup *x, pid_t xpid)
 {
 	const struct oci_config *c = x->c;
@@ -537,6 +565,18 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 	 * (notify-budget.h), refused before anything is made. */
 	int64_t nb_burst, nb_refill;
 	if (notify_budget_parse(secure_getenv("CORDON_NOTIFY_BUDGET"), &nb_burst, &nb_refill, &err) < 0)
+		sup_fail(x, 0, &err);
+	/* cordon run's observer on the container's model: the denied calls and
+	 * the file denials the view predicts go into obs_rep */
+	static struct observer obs;
+	static struct run_report obs_rep;
+	report_init(&obs_rep);
+	struct boundary_model model;
+	if (oci_model_build(c, &model, &err) < 0)
+		sup_fail(x, 0, &err);
+	int or = observer_init_oci(&obs, &model, &err);
+	model_free(&model);
+	if (or < 0)
 		sup_fail(x, 0, &err);
 	/* the namespaces joined by path (user and mount: clone_joined's helper
 	 * joins them, this process keeps the host's) */
@@ -710,7 +750,6 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 	int xls[OCI_LISTENERS];
 	size_t nxls = 0;
 	bool had_listener = false;
-	static struct oci_denials den;
 	/* The listener is left unread while the budget is spent: the
 	 * container's next denied call waits in the kernel, this loop serves
 	 * the rest (init's exit, start, state) meanwhile. */
@@ -742,9 +781,16 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 		for (size_t i = nxls; i-- > 0;) {
 			short re = p[3 + i].revents;
 			/* POLLHUP alone: no process uses the filter any more (a read would wait) */
-			int answered = re & POLLIN ? oci_observe_one(xls[i], &den) : 0;
-			if (answered > 0) /* every call here is a denial */
-				notify_budget_charge(&nb, NOTIFY_COST_DENIAL);
+			int answered = 0;
+			if (re & POLLIN) {
+				uint64_t before = obs.notifications;
+				obs.listener = xls[i];
+				answered = observer_handle(&obs, &obs_rep);
+				obs.listener = -1; /* the loop's (closed below) */
+				/* each notification answered is paid for, a denial more (as cordon run's observer) */
+				if (obs.notifications != before)
+					notify_budget_charge(&nb, answered > 0 ? NOTIFY_COST_DENIAL : NOTIFY_COST_CALL);
+			}
 			if (re && (!(re & POLLIN) || answered < 0)) {
 				close(xls[i]);
 				xls[i] = xls[--nxls];
@@ -778,8 +824,8 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 			if (oci_send(s, OCI_MSG_GO2, sj, -1) < 0)
 				snprintf(reply, sizeof(reply), "the container's init is gone");
 			else {
-				int r = oci_recv(s, text, &cfd);
-				for (; r == OCI_MSG_LISTENER; r = oci_recv(s, text, &cfd))
+				int r = recv_observed(s, text, &cfd, xls, nxls, &obs, &obs_rep, &nb);
+				for (; r == OCI_MSG_LISTENER; r = recv_observed(s, text, &cfd, xls, nxls, &obs, &obs_rep, &nb))
 					if (cfd >= 0 && add_listener(xls, &nxls, cfd))
 						had_listener = true;
 					else if (cfd >= 0)
@@ -803,7 +849,7 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 		notify_budget_held(&nb, mono_ns() - held_from);
 	/* the proxy's totals go into net */
 	proxy_free(px);
-	write_report(x->o->root, report_dfd, report_name, &st, c, &t0, st.started ? "exited" : "never-started", -1, ready, &den,
+	write_report(x->o->root, report_dfd, report_name, &st, c, &t0, st.started ? "exited" : "never-started", -1, ready, &obs_rep,
 		     had_listener ? &nb : NULL, net.net.enabled ? &net : NULL);
 	unlinkat(x->dirfd, "sup.sock", 0);
 	_exit(0);

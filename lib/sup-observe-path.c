@@ -85,14 +85,33 @@ static int target_path(pid_t pid, int dirfd, uint64_t addr, char *out, size_t ou
 	return 0;
 }
 
-static bool open_writes(uint64_t flags, const char *resolved)
+/* Does the path (resolved, in the view) exist? cordon run's binds are at
+ * the host's own paths, so the host answers for the view; cordon-oci's are
+ * in the container's root, looked up from pid's (RESOLVE_IN_ROOT: a link
+ * of the container's never leads out of it). */
+static bool view_exists(const struct observer *o, pid_t pid, const char *resolved)
+{
+	struct stat st;
+	if (!o->in_root)
+		return lstat(resolved, &st) == 0;
+	char root[64];
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	_cleanup_close_ int rfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (rfd < 0)
+		return false;
+	struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+	const char *rel = resolved + strspn(resolved, "/");
+	_cleanup_close_ int fd = (int)syscall(SYS_openat2, rfd, *rel ? rel : ".", &how, sizeof(how));
+	return fd >= 0;
+}
+
+static bool open_writes(const struct observer *o, pid_t pid, uint64_t flags, const char *resolved)
 {
 	if ((flags & O_ACCMODE) != O_RDONLY || (flags & O_TRUNC))
 		return true;
-	struct stat st;
-	/* O_CREAT of an existing file creates nothing (the view's binds are at
-	 * the host's own paths, so the host answers for the view). */
-	return (flags & O_CREAT) && lstat(resolved, &st) < 0;
+	/* O_CREAT of an existing file creates nothing. */
+	return (flags & O_CREAT) && !view_exists(o, pid, resolved);
 }
 
 /* The ids of thread tid in its own pid namespace (the run's /proc): its
@@ -353,7 +372,7 @@ int observer_path(struct observer *o, struct run_report *rep, pid_t pid, int dir
 		return 0;
 	}
 	enum view_class cls = view_classify(&o->view, path, resolved, sizeof(resolved));
-	bool write = write_mode == W_YES || (write_mode != W_NO && open_writes(flags, resolved));
+	bool write = write_mode == W_YES || (write_mode != W_NO && open_writes(o, pid, flags, resolved));
 	/* Where the model protects anything, a call that may write is
 	 * classified again at what the kernel will reach: a writable place by
 	 * name may reach a protected one through a link (`ln -s .envrc x;
@@ -387,8 +406,7 @@ int observer_path(struct observer *o, struct run_report *rep, pid_t pid, int dir
 	}
 	if (!o->file_reports)
 		return 0;
-	struct stat st;
-	bool exists = cls == VIEW_OUTSIDE && lstat(resolved, &st) == 0;
+	bool exists = (cls == VIEW_OUTSIDE || cls == VIEW_MASKED) && view_exists(o, pid, resolved);
 	if (!view_denies(cls, resolved, write, exists))
 		return 0;
 	observer_deny(o, rep, "file", resolved);

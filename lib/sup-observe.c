@@ -81,8 +81,10 @@ static struct path_call calls[] = {
 };
 _Static_assert(ARRAY_SIZE(calls) + 1 == ARRAY_SIZE(observer_calls), "one layout per observed call");
 
-int observer_init(struct observer *o, const struct run_plan *plan, const cordon_policy *p, bool proxy,
-		  bool overlay, cordon_error *err)
+/* What every observer takes: the notification buffers, the observed
+ * calls' numbers (those in deny: refused, not observed) and no socket call
+ * trapped yet. */
+static int observer_setup(struct observer *o, const strv *deny, cordon_error *err)
 {
 	memset(o, 0, sizeof(*o));
 	o->listener = -1;
@@ -98,8 +100,26 @@ int observer_init(struct observer *o, const struct run_plan *plan, const cordon_
 	for (size_t i = 0; i < ARRAY_SIZE(calls); i++)
 		/* A call in syscalls.deny reaches us as a denial, not to be
 		 * observed and let through: no number, so it is not matched. */
-		calls[i].nr = strv_contains(&p->sys_deny, observer_calls[i]) ? -1
+		calls[i].nr = deny && strv_contains(deny, observer_calls[i]) ? -1
 			      : seccomp_syscall_resolve_name(observer_calls[i]);
+	o->clone3_nr = o->connect_nr = o->sendto_nr = o->bind_nr = -1;
+	return 0;
+}
+
+int observer_init_oci(struct observer *o, const struct boundary_model *m, cordon_error *err)
+{
+	if (observer_setup(o, NULL, err) < 0)
+		return -1;
+	o->in_root = true;
+	o->file_reports = true;
+	return view_build(m, 0, &o->view, err);
+}
+
+int observer_init(struct observer *o, const struct run_plan *plan, const cordon_policy *p, bool proxy,
+		  bool overlay, cordon_error *err)
+{
+	if (observer_setup(o, &p->sys_deny, err) < 0)
+		return -1;
 	o->clone3_nr = seccomp_syscall_resolve_name("clone3");
 	o->connect_nr = strv_contains(&p->sys_deny, "connect") ? -1 : seccomp_syscall_resolve_name("connect");
 	o->sendto_nr = strv_contains(&p->sys_deny, "sendto") ? -1 : seccomp_syscall_resolve_name("sendto");

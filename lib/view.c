@@ -159,6 +159,7 @@ bool view_denies(enum view_class cls, const char *resolved, bool write, bool hos
 				return false;
 		return !path_has_prefix(resolved, "/dev/pts");
 	}
+	case VIEW_MASKED: /* hidden where it exists: reading it reads nothing */
 	case VIEW_OUTSIDE:
 	default:
 		return write || host_exists;

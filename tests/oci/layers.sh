@@ -152,6 +152,12 @@ test_explain_bundle() {
 	expect_match "$OUT" '^verdict: would run' "the verdict"
 	expect_match "$OUT" "ro +/ro \\(bind of $WS/robind\\)" "the read-only bind"
 	expect_match "$OUT" "rw +/rw \\(bind of $WS/rwbind\\)" "the writable bind"
+	# the model's entries, each with its reason (lib/oci-model.c)
+	expect_match "$OUT" "rw +/ \\(root.path $B/rootfs\\)" "the root"
+	expect_match "$OUT" 'proc +/proc \(a proc mount: the kernel.s own permissions\)' "a kernel filesystem"
+	expect_match "$OUT" 'masked +/proc/kcore \(maskedPaths\)' "a masked path"
+	expect_match "$OUT" 'ro +/proc/sys \(readonlyPaths\)' "a read-only path"
+	expect_match "$OUT" 'dev +/dev/null \(a default device' "a default device of the /dev mount"
 	expect_match "$OUT" 'write +/ except /ro ' "Landlock's write grant on the root, carved around /ro"
 	expect_match "$OUT" 'write +/rw ' "Landlock's grant on /rw"
 	expect_nomatch "$OUT" 'write +/ro' "no write grant on /ro"
@@ -163,9 +169,9 @@ test_explain_bundle() {
 	expect_match "$OUT" '^host: .*landlock ABI' "the host line"
 	OUT=$("$CORDON" explain --bundle "$B" --json 2>"$T_TMP/err")
 	expect_eq "$(jq -r '[.schema, .verdict, (.landlock.grants[] | select(.access == "write" and .path == "/") | .except | join(",")),
-		(.paths[] | select(.path == "/ro") | .mode), .limits.pids, .seccomp.config_default,
+		(.paths[] | select(.path == "/ro") | .mode), (.paths[] | select(.path == "/proc/kcore") | .mode), .limits.pids, .seccomp.config_default,
 		(.seccomp.deny_list | index("mount") != null)] | join(" ")' <<<"$OUT")" \
-		"cordon.explain-bundle/1 would run /ro ro 100 SCMP_ACT_ERRNO true" "--json"
+		"cordon.explain-bundle/1 would run /ro ro masked 100 SCMP_ACT_ERRNO true" "--json"
 	printf '%s' "$OUT" >"$T_TMP/e.json"
 	/usr/bin/python3 "$TOP/tests/validate.py" "$TOP/schemas/explain-bundle.schema.json" "$T_TMP/e.json" >"$T_TMP/v" ||
 		fail "explain --bundle --json does not validate: $(cat "$T_TMP/v")"
@@ -214,6 +220,60 @@ test_denials_reported() {
 	wait_for "$rep" || fail "no report at $rep"
 	expect_eq "$(jq -c '[.denials[] | select(.kind == "syscall") | {target, count}] | sort_by(.target)' "$rep")" \
 		'[{"target":"mount","count":1},{"target":"sethostname","count":2}]' "the report's denials"
+	t_assert
+}
+
+# File denials, as cordon run reports them: the supervisor observes the
+# path calls and classifies them with the view of the container's model
+# (lib/oci-model.c): a write into a read-only bind, into a readonlyPaths
+# entry (/etc here) and an open of a maskedPaths entry (/secret: /proc/kcore
+# is absent on some kernels, and absent it is no denial) are in the report's
+# denials (kind "file", the path), also for a process exec adds; a write
+# where the container may write and a read of a read-only path are not.
+# The calls themselves fail as before (EROFS or EACCES).
+test_file_denials_reported() {
+	setup_oci || return
+	bundle "$B" sh -c 'echo x > /ro/f 2>/dev/null || echo ro-refused
+		echo x > /etc/f 2>/dev/null || echo etc-refused
+		cat /etc/passwd >/dev/null && echo etc-read
+		cat /secret | wc -c; echo w > /rw/w && echo rw-ok; echo t > /tmp/t && echo tmp-ok'
+	with_binds "$B"
+	echo "root:x:0:0::/:/bin/sh" >"$B/rootfs/etc/passwd"
+	echo hidden >"$B/rootfs/secret"
+	for a in wc; do ln -sf busybox "$B/rootfs/bin/$a"; done
+	jq '.linux.readonlyPaths += ["/etc"] | .linux.maskedPaths += ["/secret"] | .annotations = {"run.cordon.report": "'"$WS"'/copy.json"}' \
+		"$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" $'ro-refused\netc-refused\netc-read\n0\nrw-ok\ntmp-ok' "the container's calls"
+	[ ! -e "$WS/robind/f" ] || fail "the container wrote in the read-only bind"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_eq "$(jq -c '[.denials[] | select(.kind == "file") | .target] | sort' "$rep")" \
+		'["/etc/f","/ro/f","/secret"]' "the report's file denials: $(jq -c .denials "$rep")"
+	wait_for "$WS/copy.json" || fail "no report at the annotation's path"
+	expect_eq "$(jq -c '[.denials[] | select(.kind == "file") | .target] | sort' "$WS/copy.json")" \
+		'["/etc/f","/ro/f","/secret"]' "the annotation's copy"
+	t_assert
+}
+
+# A process exec adds is observed the same way, in the same report.
+test_exec_file_denials_reported() {
+	setup_oci || return
+	bundle "$B" sleep 1000
+	with_binds "$B"
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	oci start "$ID"
+	expect_eq "$RC" 0 "start: $ERR"
+	oci exec "$ID" sh -c 'echo x > /ro/by-exec 2>/dev/null || echo refused'
+	expect_eq "$RC:$OUT" "0:refused" "exec: $ERR"
+	oci kill "$ID" KILL
+	oci delete --force "$ID"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_eq "$(jq -c '[.denials[] | select(.kind == "file") | {target, count}]' "$rep")" \
+		'[{"target":"/ro/by-exec","count":1}]' "the exec's file denial in the report"
 	t_assert
 }
 
@@ -389,7 +449,8 @@ test_notify_budget_in_oci_mode() {
 	local rep=$ROOT/reports/$ID.json
 	wait_for "$rep" || fail "no report at $rep"
 	expect_eq "$(jq '[.denials[] | select(.target == "mount") | .count] | add' "$rep")" 300 "reported"
-	expect_eq "$(jq '.usage.notifications | .answered == 300 and .throttled > 0' "$rep")" true \
+	# answered: the 300 denials and the observed path calls (the exec's)
+	expect_eq "$(jq '.usage.notifications | .answered >= 300 and .throttled > 0' "$rep")" true \
 		"held: $(jq -c .usage "$rep")"
 	CORDON_NOTIFY_BUDGET=0:1 "$OCI" --root "$ROOT" run --bundle "$B" "$ID-bad" </dev/null >/dev/null 2>"$T_TMP/err"
 	expect_eq "$?" 1 "a bad budget refused"
