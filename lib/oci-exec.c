@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "oci-exec.h"
+#include "oci-egress.h"
 #include "error.h"
 #include "oci-config.h"
 #include "oci-state.h"
@@ -160,6 +161,12 @@ int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, in
 	if (oci_config_load_kept(dfd, s.bundle, &base, err) < 0) { /* create's copy, not the bundle's */
 		r = -1;
 		goto out0;
+	}
+	/* run.cordon.policy: its network.loopback_ports hold the process too
+	 * (oci_landlock_prepare) */
+	if (oci_egress_load(&base, err) < 0) {
+		r = -1;
+		goto out;
 	}
 	if (o->process_file) {
 		buf b = {0};

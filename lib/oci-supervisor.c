@@ -639,7 +639,7 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 				cordon_oom(&err);
 		net.redact = er ? er->sec.redact : NULL;
 		if (epfd < 0 || (er && net.secrets.n < er->sec.n) ||
-		    proxy_new(&px, &c->egress->net_allow, &c->egress->net_rules, er ? &ptls : NULL, &net, epfd, &err) < 0)
+		    proxy_new(&px, &c->egress->net_allow, &c->egress->net_rules, er && er->ca ? &ptls : NULL, &net, epfd, &err) < 0)
 			sup_fail(x, pid, &err);
 	}
 	char ready[OCI_MSG_MAX] = "";

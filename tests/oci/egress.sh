@@ -285,7 +285,8 @@ test_egress_secret_injected_upstream_only() {
 
 # A bad secrets section refuses create with one line naming the annotation
 # (LINE:COL where the text is at fault), nothing left behind: a missing
-# host variable, a secret not injected, a "mount", secrets without network.
+# host variable, a secret neither injected nor a file, a "mount" at the top
+# or in a bind of the config's, secrets without network.
 test_egress_bad_secrets_refused() {
 	setup_oci || return
 	bundle "$B" sh -c true
@@ -300,14 +301,22 @@ test_egress_bad_secrets_refused() {
 	with_policy "$B" '{"network": {"allow": ["127.0.0.1:443"]},
 	  "secrets": {"TOKEN": {"env": "HOME"}}}'
 	oci create --bundle "$B" "$ID"
-	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy:2:25: secret "TOKEN": only an injected secret' \
+	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy:2:25: secret "TOKEN": only an injected secret \("inject"\) or a file' \
 		"a secret the process would hold"
 	expect_eq "$(wc -l <<<"$ERR")" 1 "one line"
 	cp "$B/good.json" "$B/config.json"
-	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:443\"]}, \"secrets\": {\"T\": {\"env\": \"HOME\", \"mount\": \"/run/t\", $inj}}}"
+	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:443\"]}, \"secrets\": {\"T\": {\"env\": \"HOME\", \"mount\": \"/t\", $inj}}}"
 	oci create --bundle "$B" "$ID"
-	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy:1:[0-9]+: secret "T": "mount" is not supported' \
-		"a mount"
+	expect_eq "$RC:$ERR" '1:cordon-oci: create: annotation run.cordon.policy: secret T: mount /t must be in a directory (e.g. /run/secrets/T)' \
+		"a mount at the top"
+	cp "$B/good.json" "$B/config.json"
+	jq '.mounts += [{destination: "/vol", type: "bind", source: "/tmp", options: ["rbind"]}]' "$B/config.json" >"$B/c" &&
+		mv "$B/c" "$B/config.json"
+	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:443\"]}, \"secrets\": {\"T\": {\"env\": \"HOME\", \"mount\": \"/vol/s/t\"}}}"
+	oci create --bundle "$B" "$ID"
+	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy: secret T: mount /vol/s/t is inside /vol, a bind' \
+		"a mount in a bind of the config's"
+	[ ! -e "$ROOT/$ID" ] || fail "a refused create left $ROOT/$ID"
 	cp "$B/good.json" "$B/config.json"
 	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:443\"]}, \"secrets\": {\"T\": {\"file\": \"no-such-file\", $inj}}}"
 	oci create --bundle "$B" "$ID"
@@ -317,8 +326,52 @@ test_egress_bad_secrets_refused() {
 	cp "$B/good.json" "$B/config.json"
 	with_policy "$B" "{\"secrets\": {\"T\": {\"env\": \"HOME\", $inj}}}"
 	oci create --bundle "$B" "$ID"
-	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy: .*no "network" section' "no network section"
+	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy: .*need a "network" section' "no network section"
 	[ ! -e "$ROOT/$ID" ] || fail "a refused create left $ROOT/$ID"
+	t_assert
+}
+
+# Secrets delivered as files ("mount"): each a 0400 file owned by the
+# process's user (1000 here) on a read-only tmpfs of init's own at the
+# policy's path; an injected one's file holds its placeholder, a plain
+# one's the value (read at create from cordon-oci's environment). The value
+# is nowhere under --root (the kept config, state, report), in create's or
+# start's output, nor in explain's.
+test_egress_secret_mounted() {
+	setup_oci || return
+	bundle "$B" sh -c 'cd /run/secrets && for f in *; do echo "$f $(busybox stat -c "%a %u:%g" "$f") $(cat "$f")"; done
+		echo x >/run/secrets/TOKEN 2>/dev/null || echo read-only
+		echo "env [$TOKEN] [$API]"'
+	jq '.process.user = {uid: 1000, gid: 1000}' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	printf 'api-%s' "$VALUE" >"$WS/api"
+	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:9\"]},
+	  \"secrets\": {\"TOKEN\": {\"env\": \"HOST_TOKEN\", \"mount\": \"/run/secrets/TOKEN\"},
+	    \"API\": {\"file\": \"$WS/api\", \"mount\": \"/run/secrets/API\", \"inject\": {\"hosts\": [\"127.0.0.1:9\"], \"placeholder\": \"sk_\"}}}}"
+	HOST_TOKEN=$VALUE "$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	grep -rl -- "$VALUE" "$ROOT" "$T_TMP/err" && fail "the value in the state directory or create's output"
+	"$OCI" --root "$ROOT" start "$ID" >>"$T_TMP/out" 2>>"$T_TMP/err"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep: $(cat "$T_TMP/err")"
+	local out
+	out=$(cat "$T_TMP/out")
+	expect_match "$out" '^API 400 1000:1000 sk_[0-9a-f]{32}'$'\n' "the injected secret's file: its placeholder: $out $(cat "$T_TMP/err")"
+	expect_match "$out" $'\nTOKEN 400 1000:1000 '"$VALUE"$'\n' "the secret's file: its value, 0400, the process's"
+	expect_match "$out" $'\nread-only\n' "the tmpfs is read-only"
+	expect_match "$out" $'\nenv \\[\\] \\[\\]$' "neither is a variable"
+	grep -rl -- "$VALUE" "$ROOT" "$T_TMP/err" && fail "the value under --root (report, state) or in the output"
+	OUT=$(HOST_TOKEN=$VALUE "$CORDON" explain --bundle "$B" 2>&1)
+	expect_match "$OUT" 'secret TOKEN: a file at /run/secrets/TOKEN \(0400' "explain shows the file"
+	expect_match "$OUT" 'secret API: the process gets a placeholder .* as the file /run/secrets/API' "explain: the injected one's file"
+	OUT=$(HOST_TOKEN=$VALUE "$CORDON" explain --bundle "$B" --json 2>&1)
+	expect_eq "$(jq -c '[.egress.files[] | [.secret, .path, .from]]' <<<"$OUT")" \
+		"[[\"TOKEN\",\"/run/secrets/TOKEN\",{\"env\":\"HOST_TOKEN\"}],[\"API\",\"/run/secrets/API\",{\"file\":\"$WS/api\"}]]" \
+		"explain --json: the files"
+	printf '%s' "$OUT" >"$T_TMP/e.json"
+	/usr/bin/python3 "$TOP/tests/validate.py" "$TOP/schemas/explain-bundle.schema.json" "$T_TMP/e.json" >"$T_TMP/v" ||
+		fail "explain --bundle --json does not validate: $(cat "$T_TMP/v")"
+	[[ "$(HOST_TOKEN=$VALUE "$CORDON" explain --bundle "$B" 2>&1; HOST_TOKEN=$VALUE "$CORDON" explain --bundle "$B" --json 2>&1)" != *"$VALUE"* ]] ||
+		fail "the value in explain"
 	t_assert
 }
 
