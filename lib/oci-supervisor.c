@@ -46,6 +46,7 @@
 #include "oci-observe.h"
 #include "oci-slots.h"
 #include "policy.h"
+#include "landlock.h"
 #include "oci-egress.h"
 #include "proxy.h"
 #include "redact-stream.h"
@@ -711,6 +712,13 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 	size_t nxls = 0;
 	bool had_listener = false;
 	static struct oci_denials den;
+	/* run.cordon.policy's loopback_ports: the binds and connects Landlock
+	 * refuses are denials too (oci-observe.h) */
+	if (c->egress && c->egress->nloopback_ports && landlock_abi() >= 4) {
+		memcpy(den.ports, c->egress->loopback_ports, sizeof(den.ports));
+		den.nports = c->egress->nloopback_ports;
+		den.proxy = c->egress->net_allow.n > 0;
+	}
 	/* The listener is left unread while the budget is spent: the
 	 * container's next denied call waits in the kernel, this loop serves
 	 * the rest (init's exit, start, state) meanwhile. */

@@ -331,6 +331,48 @@ test_egress_bad_secrets_refused() {
 	t_assert
 }
 
+# network.loopback_ports, as cordon run's (docs/network.md): Landlock holds
+# the container's TCP to the declared ports (bind and connect) and connect
+# to the proxy's; a bind and a connect to another port are refused
+# (EACCES) and are network denials in the report; the proxy still works.
+test_egress_loopback_ports() {
+	setup_oci || return
+	bundle "$B" true
+	with_policy "$B" '{"network": {"allow": ["127.0.0.1:9"], "loopback_ports": [8081]}}'
+	local abi
+	abi=$("$CORDON" explain --bundle "$B" --json 2>/dev/null | jq -r '.host.landlock_abi')
+	[ "${abi:-0}" -ge 4 ] 2>/dev/null || { t_skip "Landlock ABI $abi: no TCP port rules (ABI 4)"; return; }
+	mkdir -p "$WS/www"
+	echo hello-from-host >"$WS/www/hello"
+	serve http "$WS/www"
+	local port=$PORT srv=$SRV
+	bundle "$B" sh -c "mkdir -p /tmp/www && echo inside >/tmp/www/x
+		busybox nc -l -p 8081 -e busybox httpd -i -h /tmp/www &
+		busybox nc -l -p 8082 2>&1 || echo bind-refused
+		for i in \$(busybox seq 100); do busybox netstat -ltn | grep -q ':8081 ' && break; busybox usleep 50000; done
+		wget -q -Y off -O - http://127.0.0.1:8081/x
+		wget -q -Y off -O - http://127.0.0.1:8083/x 2>&1 || echo connect-refused
+		wget -q -O - http://127.0.0.1:$port/hello"
+	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:$port\"], \"loopback_ports\": [8081]}}"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	stop "$srv"
+	local out
+	out=$(cat "$T_TMP/out")
+	expect_match "$out" 'Permission denied' "refused by Landlock (EACCES): $out"
+	expect_eq "$(grep -c -e '^bind-refused$' -e '^connect-refused$' <<<"$out")" 2 "the bind and the connect refused: $out"
+	expect_eq "$(grep -c '^inside$' <<<"$out")" 1 "the declared port: a server of the container's reached"
+	expect_eq "$(tail -1 <<<"$out")" hello-from-host "the proxy still works"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_match "$(jq -c '[.denials[] | select(.kind == "network") | .target] | sort' "$rep")" \
+		'^\["127\.0\.0\.1:8083","bind (\[::\]|0\.0\.0\.0):8082"\]$' "the report's network denials (nc binds any address)"
+	OUT=$("$CORDON" explain --bundle "$B" 2>&1)
+	expect_match "$OUT" 'ports +8081 \(network.loopback_ports\)' "explain shows the ports"
+	expect_eq "$("$CORDON" explain --bundle "$B" --json 2>&1 | jq -c .egress.loopback_ports)" '[8081]' "explain --json"
+	t_assert
+}
+
 # Secrets delivered as files ("mount"): each a 0400 file owned by the
 # process's user (1000 here) on a read-only tmpfs of init's own at the
 # policy's path; an injected one's file holds its placeholder, a plain
