@@ -2,7 +2,8 @@
  * with cordon's own policy parser (pol-parse.c), the network namespace the
  * proxy needs, the process's proxy variables (sup-env.c's, as cordon run
  * sets them) and init's listening socket; the secrets, the run's CA and
- * its bundle, made at create, and init's mount of the bundle. The
+ * its bundle, made at create, and init's mount of the bundle and of the
+ * secrets delivered as files. The
  * supervisor runs the proxy itself (sup-proxy.c) in its loop
  * (oci-supervisor.c). */
 #include <arpa/inet.h>
