@@ -276,6 +276,10 @@ int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, in
 		if (oci_landlock_prepare(&base, &ll, &e) < 0 || oci_landlock_apply(&ll, &e) < 0)
 			goto cfail;
 		char exe[PATH_MAX];
+		/* the deny list notifies binds and connects with loopback_ports
+		 * (oci-seccomp.c), as init's: the container's policy (this
+		 * child's copy, never freed: it executes or exits) */
+		c.egress = base.egress;
 		if (oci_find_exec(&c, exe, sizeof(exe), &e) < 0 || (!c.nnp && exec_seccomp(&c, sp[1], &e) < 0) ||
 		    oci_apply_process(&c, &e) < 0 || (c.nnp && exec_seccomp(&c, sp[1], &e) < 0))
 			goto cfail;
