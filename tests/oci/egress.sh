@@ -373,6 +373,30 @@ test_egress_loopback_ports() {
 	t_assert
 }
 
+# A process exec adds is held to the same ports, its refused bind a denial.
+test_egress_loopback_ports_exec() {
+	setup_oci || return
+	bundle "$B" busybox sleep 1000
+	with_policy "$B" '{"network": {"allow": [], "loopback_ports": [8081]}}'
+	local abi
+	abi=$("$CORDON" explain --bundle "$B" --json 2>/dev/null | jq -r '.host.landlock_abi')
+	[ "${abi:-0}" -ge 4 ] 2>/dev/null || { t_skip "Landlock ABI $abi: no TCP port rules (ABI 4)"; return; }
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	oci start "$ID"
+	expect_eq "$RC" 0 "start: $ERR"
+	oci exec "$ID" sh -c 'busybox nc -l -p 8084 2>&1 || echo bind-refused'
+	expect_match "$RC:$OUT" '^0:.*Permission denied' "exec: $ERR"
+	expect_eq "$(tail -1 <<<"$OUT")" bind-refused "the exec's bind refused"
+	oci kill "$ID" KILL
+	oci delete --force "$ID"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_match "$(jq -c '[.denials[] | select(.kind == "network") | .target]' "$rep")" \
+		'^\["bind (\[::\]|0\.0\.0\.0):8084"\]$' "the exec's refused bind in the report"
+	t_assert
+}
+
 # Secrets delivered as files ("mount"): each a 0400 file owned by the
 # process's user (1000 here) on a read-only tmpfs of init's own at the
 # policy's path; an injected one's file holds its placeholder, a plain
