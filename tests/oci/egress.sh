@@ -401,8 +401,8 @@ test_egress_loopback_ports_exec() {
 # process's user (1000 here) on a read-only tmpfs of init's own at the
 # policy's path; an injected one's file holds its placeholder, a plain
 # one's the value (read at create from cordon-oci's environment). The value
-# is nowhere under --root (the kept config, state, report), in create's or
-# start's output, nor in explain's.
+# is nowhere under --root (the kept config, state, report), in the log (--log,
+# --debug), in create's or start's output, nor in explain's.
 test_egress_secret_mounted() {
 	setup_oci || return
 	bundle "$B" sh -c 'cd /run/secrets && for f in *; do echo "$f $(busybox stat -c "%a %u:%g" "$f") $(cat "$f")"; done
@@ -413,10 +413,10 @@ test_egress_secret_mounted() {
 	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:9\"]},
 	  \"secrets\": {\"TOKEN\": {\"env\": \"HOST_TOKEN\", \"mount\": \"/run/secrets/TOKEN\"},
 	    \"API\": {\"file\": \"$WS/api\", \"mount\": \"/run/secrets/API\", \"inject\": {\"hosts\": [\"127.0.0.1:9\"], \"placeholder\": \"sk_\"}}}}"
-	HOST_TOKEN=$VALUE "$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	HOST_TOKEN=$VALUE "$OCI" --root "$ROOT" --log "$T_TMP/log" --debug create --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
 	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
 	grep -rl -- "$VALUE" "$ROOT" "$T_TMP/err" && fail "the value in the state directory or create's output"
-	"$OCI" --root "$ROOT" start "$ID" >>"$T_TMP/out" 2>>"$T_TMP/err"
+	"$OCI" --root "$ROOT" --log "$T_TMP/log" --debug start "$ID" >>"$T_TMP/out" 2>>"$T_TMP/err"
 	local rep=$ROOT/reports/$ID.json
 	wait_for "$rep" || fail "no report at $rep: $(cat "$T_TMP/err")"
 	local out
@@ -426,7 +426,7 @@ test_egress_secret_mounted() {
 		"the injected secret's file: its placeholder: $out $(cat "$T_TMP/err")"
 	expect_eq "$(sed -n 2p <<<"$out")" "TOKEN 400 1000:1000 $VALUE" "the secret's file: its value, 0400, the process's"
 	expect_eq "$(sed -n 3,4p <<<"$out")" $'read-only\nenv [] []' "the tmpfs is read-only; neither is a variable"
-	grep -rl -- "$VALUE" "$ROOT" "$T_TMP/err" && fail "the value under --root (report, state) or in the output"
+	grep -rl -- "$VALUE" "$ROOT" "$T_TMP/err" "$T_TMP/log" && fail "the value under --root (report, state), in the output or the log"
 	OUT=$(HOST_TOKEN=$VALUE "$CORDON" explain --bundle "$B" 2>&1)
 	expect_match "$OUT" 'secret TOKEN: a file at /run/secrets/TOKEN \(0400' "explain shows the file"
 	expect_match "$OUT" 'secret API: the process gets a placeholder .* as the file /run/secrets/API' "explain: the injected one's file"
