@@ -66,10 +66,12 @@ extern const char *const observer_calls[];
 int observer_init(struct observer *o, const struct run_plan *plan, const cordon_policy *p, bool proxy,
 		  bool overlay, cordon_error *err);
 /* cordon-oci's observer (lib/oci-supervisor.c): the view of the container's
- * model (lib/oci-model.h), file reports on, no protected path, no socket
- * call; the supervisor's own loop hands it each notification (o->listener
+ * model (lib/oci-model.h), file reports on, no protected path; the socket
+ * calls only with egress's network.loopback_ports (bind and connect, as
+ * cordon run's strict ports: Landlock refuses, the observer records); the supervisor's own loop hands it each notification (o->listener
  * set to the listener that has one, observer_handle), no thread. */
-int observer_init_oci(struct observer *o, const struct boundary_model *m, cordon_error *err);
+int observer_init_oci(struct observer *o, const struct boundary_model *m, const cordon_policy *egress, bool proxy,
+		      cordon_error *err);
 /* Take the listener fd (from init) and start the thread. If pidfd >= 0 the
  * run is killed at the first denial (on_violation: kill). */
 int observer_start(struct observer *o, int listener, struct run_report *rep, int pidfd,

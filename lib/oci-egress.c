@@ -2,7 +2,8 @@
  * with cordon's own policy parser (pol-parse.c), the network namespace the
  * proxy needs, the process's proxy variables (sup-env.c's, as cordon run
  * sets them) and init's listening socket; the secrets, the run's CA and
- * its bundle, made at create, and init's mount of the bundle. The
+ * its bundle, made at create, and init's mount of the bundle and of the
+ * secrets delivered as files. The
  * supervisor runs the proxy itself (sup-proxy.c) in its loop
  * (oci-supervisor.c). */
 #include <arpa/inet.h>
@@ -13,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <limits.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "oci-egress.h"
@@ -41,8 +44,10 @@ static const char *annotation(const struct oci_config *c)
 /* Only "network" and "secrets" apply here: the config itself says what the
  * policy's other sections would (its mounts, resources, seccomp, env), and a
  * key cordon-oci would ignore must not look enforced. A secret is injected
- * only (the proxy puts its value in requests, the process holds a
- * placeholder): a value the process itself should hold is the config's env. */
+ * (the proxy puts its value in requests, the process holds a placeholder)
+ * or delivered as a file ("mount", init's tmpfs: oci_egress_mount_secrets),
+ * or both (the file holds the placeholder): a value the process should
+ * hold as a variable is the config's env. */
 static int check_sections(const char *text, cordon_error *err)
 {
 	jnode *root = json_parse(text, strlen(text), err);
@@ -56,27 +61,52 @@ static int check_sections(const char *text, cordon_error *err)
 		if (strcmp(root->keys[i], "network") != 0 && strcmp(root->keys[i], "secrets") != 0)
 			r = cordon_err(err, 0, WHERE ":%d:%d: \"%s\" does not apply in OCI mode (the config decides it); "
 					       "only \"network\" and \"secrets\" do", root->kline[i], root->kcol[i], root->keys[i]);
-	jnode *net = root->type == J_OBJ ? json_get(root, "network") : NULL;
-	for (size_t i = 0; net && net->type == J_OBJ && i < net->n && r == 0; i++)
-		if (strcmp(net->keys[i], "loopback_ports") == 0)
-			r = cordon_err(err, 0, WHERE ":%d:%d: \"network.loopback_ports\" is not supported in OCI mode yet",
-				       net->kline[i], net->kcol[i]);
 	jnode *sec = root->type == J_OBJ ? json_get(root, "secrets") : NULL;
 	for (size_t i = 0; sec && sec->type == J_OBJ && i < sec->n && r == 0; i++) {
 		const jnode *o = sec->items[i];
 		if (o->type != J_OBJ)
 			continue; /* cordon's parser says why */
-		const jnode *m = json_get(o, "mount");
-		if (m)
-			r = cordon_err(err, 0, WHERE ":%d:%d: secret \"%s\": \"mount\" is not supported in OCI mode yet "
-					       "(an injected variable only)", m->line, m->col, sec->keys[i]);
-		else if (!json_get(o, "inject"))
-			r = cordon_err(err, 0, WHERE ":%d:%d: secret \"%s\": only an injected secret (\"inject\") applies "
-					       "in OCI mode; a value the process holds itself is the config's process.env",
+		if (!json_get(o, "inject") && !json_get(o, "mount"))
+			r = cordon_err(err, 0, WHERE ":%d:%d: secret \"%s\": only an injected secret (\"inject\") or a file "
+					       "(\"mount\") applies in OCI mode; a value the process holds as a variable is the "
+					       "config's process.env",
 				       o->line, o->col, sec->keys[i]);
 	}
 	json_free(root);
 	return r;
+}
+
+/* A secret's file: in a directory of its own (init's tmpfs over it hides
+ * what the image has there), not the CA's, not at or below a bind of the
+ * config's (a host path: the directory would be made there). */
+static int check_mounts(const struct oci_config *c, const cordon_policy *p, cordon_error *err)
+{
+	for (size_t i = 0; i < p->nsecrets; i++) {
+		const struct cordon_secret *s = &p->secrets[i];
+		if (!s->mount)
+			continue;
+		const char *slash = strrchr(s->mount, '/');
+		if (slash == s->mount)
+			return cordon_err(err, 0, WHERE ": secret %s: mount %s must be in a directory (e.g. /run/secrets/%s)",
+					  s->name, s->mount, s->name);
+		size_t dl = (size_t)(slash - s->mount);
+		if (strncmp(s->mount, CORDON_CA_DIR, dl) == 0 && CORDON_CA_DIR[dl] == '\0')
+			return cordon_err(err, 0, WHERE ": secret %s: mount %s is in %s, the run's CA's; use a directory "
+						 "of its own such as /run/secrets", s->name, s->mount, CORDON_CA_DIR);
+		for (size_t k = 0; k < c->nmounts; k++) {
+			const char *d = c->mounts[k].dest;
+			size_t l = strlen(d);
+			while (l > 1 && d[l - 1] == '/')
+				l--;
+			bool below = (l == 1 && d[0] == '/') ||
+				     (strncmp(s->mount, d, l) == 0 && (s->mount[l] == '/' || s->mount[l] == '\0'));
+			if (below && c->mounts[k].bind && dl >= l)
+				return cordon_err(err, 0, WHERE ": secret %s: mount %s is inside %s, a bind of the config's (a "
+							 "host path); use a directory of its own such as /run/secrets",
+						  s->name, s->mount, d);
+		}
+	}
+	return 0;
 }
 
 int oci_egress_load(struct oci_config *c, cordon_error *err)
@@ -97,8 +127,19 @@ int oci_egress_load(struct oci_config *c, cordon_error *err)
 	if (!(p->sections & SEC_NETWORK)) {
 		bool sec = p->nsecrets > 0;
 		policy_free(p);
-		return sec ? cordon_err(err, 0, WHERE ": its \"secrets\" are injected by the proxy, and it has no "
-						 "\"network\" section") : 0;
+		return sec ? cordon_err(err, 0, WHERE ": its \"secrets\" need a \"network\" section (the container's "
+						 "own network namespace; \"allow\": [] for no egress)") : 0;
+	}
+	/* cordon run's (pol-plan.c): the proxy's port inside is init's */
+	for (size_t i = 0; p->net_allow.n && i < p->nloopback_ports; i++)
+		if (p->loopback_ports[i] == PROXY_PORT) {
+			policy_free(p);
+			return cordon_err(err, 0, WHERE ": network.loopback_ports: %d is the egress proxy's port inside the "
+						 "container", PROXY_PORT);
+		}
+	if (check_mounts(c, p, err) < 0) {
+		policy_free(p);
+		return -1;
 	}
 	if (c->ns_path[OCI_NS_NET]) {
 		policy_free(p);
@@ -156,7 +197,7 @@ int oci_egress_env_added(const struct oci_config *c, strv *names, cordon_error *
 	 * replace the config's own */
 	const cordon_policy *p = c->egress;
 	for (size_t i = 0; r == 0 && p && p->net_allow.n && policy_intercepts(p) && i < p->nsecrets; i++)
-		if (strv_push(names, p->secrets[i].name) < 0)
+		if (p->secrets[i].inject && !p->secrets[i].mount && strv_push(names, p->secrets[i].name) < 0)
 			r = cordon_oom(err);
 	return r;
 }
@@ -205,7 +246,11 @@ static int put_placeholder(strv *env, const char *name, const char *placeholder)
 int oci_egress_prepare(struct oci_config *c, cordon_error *err)
 {
 	cordon_policy *p = c->egress;
-	if (!p || !p->net_allow.n || !policy_intercepts(p))
+	bool tls = p && p->net_allow.n && policy_intercepts(p);
+	bool files = false; /* a secret delivered as a file (init writes it) */
+	for (size_t i = 0; p && i < p->nsecrets; i++)
+		files |= p->secrets[i].mount != NULL;
+	if (!tls && !files)
 		return 0;
 	struct oci_egress_run *r = calloc(1, sizeof(*r));
 	if (!r)
@@ -231,11 +276,14 @@ int oci_egress_prepare(struct oci_config *c, cordon_error *err)
 		const struct secret_value *v = &r->sec.v[i];
 		if (!v->placeholder)
 			continue;
-		if (put_placeholder(&c->env, v->name, v->placeholder) < 0)
+		/* as cordon run's: a "mount" secret's file holds the placeholder */
+		if (!v->mount && put_placeholder(&c->env, v->name, v->placeholder) < 0)
 			return cordon_oom(err);
 		r->psec[k++] = (struct pxhttp_secret){v->name, v->placeholder, v->value, v->len, &v->pol->inject_hosts,
 						      v->pol->in_header, v->pol->in_query, v->pol->allow_plaintext, i};
 	}
+	if (!tls)
+		return 0; /* the files alone: no proxy opens TLS */
 	size_t pl;
 	if (!(r->tls = tls_ops_get(err)) || r->tls->ca_new(&r->ca, OCI_CA_VALID, err) < 0)
 		return cordon_err_wrap(err, WHERE ": the run's CA");
@@ -262,8 +310,10 @@ void oci_egress_drop_in_init(const struct oci_config *c)
 	struct oci_egress_run *r = c->egress_run;
 	if (!r)
 		return;
+	/* a file's value (not its placeholder) until init wrote it: then
+	 * oci_egress_mount_secrets wipes it */
 	for (size_t i = 0; i < r->sec.n; i++)
-		if (r->sec.v[i].value)
+		if (r->sec.v[i].value && !(r->sec.v[i].mount && !r->sec.v[i].placeholder))
 			explicit_bzero(r->sec.v[i].value, r->sec.v[i].len);
 	if (r->ca)
 		r->tls->ca_free(r->ca); /* OpenSSL clears the key's memory */
@@ -304,4 +354,91 @@ int oci_egress_mount_ca(int dirfd, const struct oci_config *c, cordon_error *err
 	}
 	close(m);
 	return 0;
+}
+
+/* A read-only tmpfs of init's own (never a host path) with each secret of
+ * directory dir (its path in the container, for messages) as a 0400 file
+ * owned by the process's user, mounted on dirfd. */
+static int mount_secret_dir(int dirfd, const struct oci_config *c, const char *dir, cordon_error *err)
+{
+	const struct oci_egress_run *r = c->egress_run;
+	size_t dl = strlen(dir);
+	int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+	if (fs < 0)
+		return cordon_err_errno(err, WHERE ": secrets in %s: tmpfs", dir);
+	int m = -1;
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0500", 0) == 0 &&
+	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+		m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
+				 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	close(fs);
+	if (m < 0)
+		return cordon_err_errno(err, WHERE ": secrets in %s: tmpfs", dir);
+	if (fchownat(m, "", c->uid, c->gid, AT_EMPTY_PATH) < 0) {
+		cordon_err_errno(err, WHERE ": secrets in %s: owned by %u:%u", dir, (unsigned)c->uid, (unsigned)c->gid);
+		close(m);
+		return -1;
+	}
+	for (size_t i = 0; i < r->sec.n; i++) {
+		const struct secret_value *s = &r->sec.v[i];
+		if (!s->mount || strncmp(s->mount, dir, dl) != 0 || s->mount[dl] != '/' || strchr(s->mount + dl + 1, '/'))
+			continue;
+		size_t len, off = 0;
+		const uint8_t *val = secret_delivered(s, &len);
+		int f = openat(m, s->mount + dl + 1, O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0400);
+		while (f >= 0 && off < len) {
+			ssize_t n = write(f, val + off, len - off);
+			if (n <= 0)
+				break;
+			off += (size_t)n;
+		}
+		int bad = f < 0 || off < len || fchown(f, c->uid, c->gid) < 0;
+		if (f >= 0)
+			close(f);
+		if (bad) {
+			cordon_err_errno(err, WHERE ": secret %s: the file %s", s->name, s->mount);
+			close(m);
+			return -1;
+		}
+	}
+	struct mount_attr ro = {.attr_set = MOUNT_ATTR_RDONLY};
+	if (syscall(SYS_mount_setattr, m, "", AT_EMPTY_PATH, &ro, sizeof(ro)) < 0 ||
+	    syscall(SYS_move_mount, m, "", dirfd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0) {
+		cordon_err_errno(err, WHERE ": secrets in %s", dir);
+		close(m);
+		return -1;
+	}
+	close(m);
+	return 0;
+}
+
+int oci_egress_mount_secrets(int rootfd, const struct oci_config *c,
+			     int (*ensure_dir)(int rootfd, const char *path, cordon_error *err), cordon_error *err)
+{
+	const struct oci_egress_run *r = c->egress_run;
+	int rc = 0;
+	for (size_t i = 0; r && rc == 0 && i < r->sec.n; i++) {
+		const char *sm = r->sec.v[i].mount;
+		if (!sm)
+			continue;
+		char dir[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%.*s", (int)(strrchr(sm, '/') - sm), sm); /* oci_egress_load: in a directory */
+		bool done = false; /* an earlier secret's directory: mounted with it */
+		for (size_t k = 0; k < i && !done; k++) {
+			const char *o = r->sec.v[k].mount;
+			done = o && strncmp(o, dir, strlen(dir)) == 0 && o[strlen(dir)] == '/' && !strchr(o + strlen(dir) + 1, '/');
+		}
+		if (done)
+			continue;
+		int d = ensure_dir(rootfd, dir, err);
+		rc = d < 0 ? cordon_err_wrap(err, WHERE ": making %s in root.path for secret %s", dir, r->sec.v[i].name)
+			   : mount_secret_dir(d, c, dir, err);
+		if (d >= 0)
+			close(d);
+	}
+	/* the values are the supervisor's alone again */
+	for (size_t i = 0; r && i < r->sec.n; i++)
+		if (r->sec.v[i].value)
+			explicit_bzero(r->sec.v[i].value, r->sec.v[i].len);
+	return rc;
 }

@@ -23,9 +23,10 @@ struct tls_ops;
  * (left NULL without the annotation or without a "network" section).
  * Refused, one line naming the annotation (with LINE:COL where the text is
  * at fault): malformed JSON, a key of the policy other than "network" (the
- * config decides those), network.loopback_ports and network.upstream_ca, a
- * config that joins a network namespace by path, a secret that is not
- * injected or has a "mount", secrets without a "network" section. A config with no network namespace of its own
+ * config decides those), network.loopback_ports naming the proxy's port, a
+ * config that joins a network namespace by path, a secret neither injected
+ * nor a file ("mount"), a "mount" at the top or in the CA's directory or in
+ * a bind of the config's, secrets without a "network" section. A config with no network namespace of its own
  * gets one (ns_new[OCI_NS_NET]): the proxy must be the only way out. */
 int oci_egress_load(struct oci_config *c, cordon_error *err);
 
@@ -42,18 +43,28 @@ struct oci_egress_run {
 /* At create, after oci_egress_env: read the policy's secrets (from
  * cordon-oci's own environment, or files: secrets_load), put each
  * placeholder in c->env as its variable (replacing the config's), and make
- * the run's CA and bundle; c->egress_run (NULL when the proxy opens no TLS).
+ * the run's CA and bundle; c->egress_run (NULL when the proxy opens no TLS
+ * and no secret is a file; without TLS, no CA and an empty bundle).
  * Errors name the secret. */
 int oci_egress_prepare(struct oci_config *c, cordon_error *err);
 /* Free c->egress_run: values wiped, the CA's key freed. */
 void oci_egress_release(struct oci_config *c);
 /* In init, first thing: its copies of the values and of the CA's key
- * (inherited from the supervisor at clone) wiped; the bundle stays. */
+ * (inherited from the supervisor at clone) wiped, but for the values of
+ * the secrets it writes as files (oci_egress_mount_secrets); the bundle
+ * stays. */
 void oci_egress_drop_in_init(const struct oci_config *c);
 /* In init, before pivot_root: a tmpfs of its own with the bundle as
  * ca.pem (0444), read-only, mounted on dirfd (an O_PATH descriptor of
  * CORDON_CA_DIR in the container's root, which init makes). */
 int oci_egress_mount_ca(int dirfd, const struct oci_config *c, cordon_error *err);
+/* In init, after the config's mounts and the CA's: each directory of the
+ * policy's "mount" secrets made in the root (ensure_dir: links resolved in
+ * it) and a read-only tmpfs of init's own mounted there, each secret of it
+ * a 0400 file owned by the process's user (the value, or the placeholder
+ * of an injected secret); then init's copies of the values are wiped. */
+int oci_egress_mount_secrets(int rootfd, const struct oci_config *c,
+			     int (*ensure_dir)(int rootfd, const char *path, cordon_error *err), cordon_error *err);
 /* The proxy's variables (cordon run's: HTTP_PROXY, HTTPS_PROXY, ALL_PROXY,
  * their lower-case forms, NO_PROXY unless an allowed host is on the host's
  * loopback) appended to c->env where the config does not set that name. */

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "oci-exec.h"
+#include "oci-egress.h"
 #include "error.h"
 #include "oci-config.h"
 #include "oci-state.h"
@@ -161,6 +162,12 @@ int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, in
 		r = -1;
 		goto out0;
 	}
+	/* run.cordon.policy: its network.loopback_ports hold the process too
+	 * (oci_landlock_prepare) */
+	if (oci_egress_load(&base, err) < 0) {
+		r = -1;
+		goto out;
+	}
 	if (o->process_file) {
 		buf b = {0};
 		int fd = open(o->process_file, O_RDONLY | O_CLOEXEC);
@@ -269,6 +276,10 @@ int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, in
 		if (oci_landlock_prepare(&base, &ll, &e) < 0 || oci_landlock_apply(&ll, &e) < 0)
 			goto cfail;
 		char exe[PATH_MAX];
+		/* the deny list notifies binds and connects with loopback_ports
+		 * (oci-seccomp.c), as init's: the container's policy (this
+		 * child's copy, never freed: it executes or exits) */
+		c.egress = base.egress;
 		if (oci_find_exec(&c, exe, sizeof(exe), &e) < 0 || (!c.nnp && exec_seccomp(&c, sp[1], &e) < 0) ||
 		    oci_apply_process(&c, &e) < 0 || (c.nnp && exec_seccomp(&c, sp[1], &e) < 0))
 			goto cfail;

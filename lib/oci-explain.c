@@ -157,6 +157,33 @@ static void text_landlock(buf *b, const struct bx *x)
 	}
 }
 
+/* The secrets delivered as files ("mount"): init's tmpfs (names and
+ * sources, never a value); an injected one's file holds its placeholder. */
+static void text_secret_files(buf *b, const cordon_policy *p)
+{
+	for (size_t i = 0; i < p->nsecrets; i++) {
+		const struct cordon_secret *s = &p->secrets[i];
+		if (s->mount && !s->inject)
+			buf_printf(b, "  secret %s: a file at %s (0400, the process's user's, on a read-only tmpfs of its "
+				      "own); the value read at create from %s %s\n", s->name, s->mount,
+				   s->from_env ? "cordon-oci's variable" : "the file", s->from_env ? s->from_env : s->from_file);
+	}
+}
+
+/* network.loopback_ports: Landlock holds TCP to them (oci-landlock.c) */
+static void text_loopback_ports(buf *b, const cordon_policy *p)
+{
+	if (!p->nloopback_ports)
+		return;
+	buf_printf(b, "  ports ");
+	for (size_t i = 0; i < p->nloopback_ports; i++)
+		buf_printf(b, " %u", p->loopback_ports[i]);
+	buf_printf(b, " (network.loopback_ports): TCP bind and connect to these ports only%s, by Landlock (ABI 4+; "
+		      "%s); each refused one a network denial\n",
+		   p->net_allow.n ? " and connect to the proxy's" : "",
+		   landlock_abi() >= 4 ? "this kernel has it" : "not on this kernel: not held");
+}
+
 /* run.cordon.policy's network section: the hosts the proxy admits, the
  * rules on their requests, the variables the process gets. */
 static void text_egress(buf *b, const struct bx *x)
@@ -170,6 +197,8 @@ static void text_egress(buf *b, const struct bx *x)
 	if (!p->net_allow.n) {
 		buf_printf(b, "egress: none (%s allows no host; the container's own network namespace has lo "
 			      "alone)\n", OCI_POLICY_ANNOTATION);
+		text_secret_files(b, p);
+		text_loopback_ports(b, p);
 		return;
 	}
 	buf_printf(b, "egress: through cordon's proxy at 127.0.0.1:%d in the container's own network namespace "
@@ -190,15 +219,20 @@ static void text_egress(buf *b, const struct bx *x)
 	}
 	for (size_t i = 0; tls && i < p->nsecrets; i++) {
 		const struct cordon_secret *s = &p->secrets[i];
-		buf_printf(b, "  secret %s: the process gets a placeholder (%s + 32 hex digits); the value, read at "
+		if (!s->inject)
+			continue;
+		buf_printf(b, "  secret %s: the process gets a placeholder (%s + 32 hex digits)%s%s; the value, read at "
 			      "create from %s %s, goes in the %s%s%s of requests to",
-			   s->name, s->placeholder ? s->placeholder : "\"\"", s->from_env ? "cordon-oci's variable" : "the file",
+			   s->name, s->placeholder ? s->placeholder : "\"\"", s->mount ? " as the file " : "",
+			   s->mount ? s->mount : "", s->from_env ? "cordon-oci's variable" : "the file",
 			   s->from_env ? s->from_env : s->from_file, s->in_header ? "headers" : "",
 			   s->in_header && s->in_query ? " and " : "", s->in_query ? "target" : "");
 		for (size_t k = 0; k < s->inject_hosts.n; k++)
 			buf_printf(b, " %s", s->inject_hosts.v[k]);
 		buf_printf(b, "%s\n", s->allow_plaintext ? " (plain HTTP too)" : " (over TLS only)");
 	}
+	text_secret_files(b, p);
+	text_loopback_ports(b, p);
 	buf_printf(b, "  env   ");
 	for (size_t i = 0; i < x->env_added->n; i++)
 		buf_printf(b, " %.*s", (int)strcspn(x->env_added->v[i], "="), x->env_added->v[i]);
@@ -388,8 +422,34 @@ static void json_egress(jwriter *w, const struct bx *x)
 	jw_arr_begin(w);
 	for (size_t i = 0; tls && i < p->nsecrets; i++) {
 		const struct cordon_secret *s = &p->secrets[i];
+		if (!s->inject)
+			continue;
 		jw_obj_begin(w);
 		explain_injected_fields(w, s);
+		jw_key(w, "from");
+		jw_obj_begin(w);
+		jw_key_str(w, s->from_env ? "env" : "file", s->from_env ? s->from_env : s->from_file);
+		jw_obj_end(w);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_key(w, "loopback_ports");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < p->nloopback_ports; i++)
+		jw_uint(w, p->loopback_ports[i]);
+	jw_arr_end(w);
+	/* the secrets delivered as files (an injected one's holds its
+	 * placeholder): names, paths and sources, never a value */
+	jw_key(w, "files");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < p->nsecrets; i++) {
+		const struct cordon_secret *s = &p->secrets[i];
+		if (!s->mount)
+			continue;
+		jw_obj_begin(w);
+		jw_key_str(w, "secret", s->name);
+		jw_key_str(w, "path", s->mount);
+		jw_key_bool(w, "injected", s->inject);
 		jw_key(w, "from");
 		jw_obj_begin(w);
 		jw_key_str(w, s->from_env ? "env" : "file", s->from_env ? s->from_env : s->from_file);

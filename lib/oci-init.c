@@ -106,6 +106,12 @@ static int ensure(int rootfd, const char *path, bool file, cordon_error *err)
 	return dfd;
 }
 
+/* ensure's for a directory (oci_egress_mount_secrets) */
+static int ensure_dir(int rootfd, const char *path, cordon_error *err)
+{
+	return ensure(rootfd, path, false, err);
+}
+
 static char *fdpath(int fd, char *out, size_t outsz)
 {
 	snprintf(out, outsz, "/proc/self/fd/%d", fd);
@@ -571,7 +577,7 @@ static int setup(const struct oci_config *c, int sock, int tree, const int *tree
 		return -1;
 	/* run.cordon.policy's TLS: the run's CA bundle, after the config's
 	 * mounts (a tmpfs on /run does not hide it) */
-	if (c->egress_run) {
+	if (c->egress_run && c->egress_run->bundle.len) {
 		int d = ensure(rootfd, CORDON_CA_DIR, false, err);
 		int r = d < 0 ? cordon_err_wrap(err, "%s: making %s in root.path for the run's CA", OCI_POLICY_ANNOTATION, CORDON_CA_DIR)
 			      : oci_egress_mount_ca(d, c, err);
@@ -580,6 +586,10 @@ static int setup(const struct oci_config *c, int sock, int tree, const int *tree
 		if (r < 0)
 			return -1;
 	}
+	/* its secrets delivered as files: a tmpfs of init's own each, after the
+	 * config's mounts too */
+	if (oci_egress_mount_secrets(rootfd, c, ensure_dir, err) < 0)
+		return -1;
 	if (c->terminal && console(rootfd, c, sock, true, err) < 0)
 		return -1;
 	if (fchdir(rootfd) < 0 || syscall(SYS_pivot_root, ".", ".") < 0)

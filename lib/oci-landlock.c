@@ -23,6 +23,8 @@
 #include <sys/stat.h>
 #include <linux/landlock.h>
 #include "oci-landlock.h"
+#include "policy.h"
+#include "proxy.h"
 #include "compat.h"
 #include "error.h"
 #include "model.h"
@@ -228,7 +230,12 @@ int oci_landlock_prepare(const struct oci_config *c, struct landlock_plan *out, 
 	struct carve x = {0};
 	int r = prepare_from(&x, c, &g, err);
 	if (r == 0)
-		r = landlock_prepare(&x.m, 0, abi, NULL, 0, out, err);
+		r = landlock_prepare(&x.m, 0, abi, c->egress ? c->egress->loopback_ports : NULL,
+				     c->egress ? c->egress->nloopback_ports : 0, out, err);
+	/* run.cordon.policy's network.loopback_ports, as cordon run's
+	 * (landlock_prepare_run): those ports, and connect to the proxy's */
+	if (r == 0 && c->egress && c->egress->net_allow.n)
+		out->connect_port = PROXY_PORT;
 	/* No scoping: a process `exec` adds gets a domain of its own, and
 	 * scoping would cut it off from the container's (signals, abstract
 	 * sockets); the container's own namespaces keep the host's apart. */

@@ -19,6 +19,8 @@
 #include "oci-config.h"
 #include "seccomp-policy.h"
 #include "observe.h"
+#include "policy.h"
+#include "landlock.h"
 
 static uint32_t act_of(int a, bool has_errno, uint32_t e, uint32_t def_errno)
 {
@@ -66,7 +68,7 @@ int oci_seccomp_load(const struct oci_config *c, cordon_error *err)
  * answered deny (EPERM, or the listener's); no setuid or setgid file and no
  * file capability out of the container; and the calls newer than the table
  * answered ENOSYS first, as cordon run's filter does. */
-static int deny_list(bool notify, struct seccomp_plan *plan, cordon_error *err)
+static int deny_list(const struct oci_config *c, bool notify, struct seccomp_plan *plan, cordon_error *err)
 {
 	scmp_filter_ctx d = seccomp_init(SCMP_ACT_ALLOW);
 	if (!d)
@@ -101,6 +103,12 @@ static int deny_list(bool notify, struct seccomp_plan *plan, cordon_error *err)
 	 * open of a maskedPaths entry), as cordon run does with file reports. */
 	for (const char *const *n = observer_calls; notify && r == 0 && *n; n++)
 		r = seccomp_add_named(d, SCMP_ACT_NOTIFY, *n, err);
+	/* run.cordon.policy's network.loopback_ports: bind and connect go to
+	 * the supervisor, which lets them through (Landlock holds TCP to the
+	 * declared ports) and records those Landlock refuses (oci-observe.c) */
+	if (r == 0 && notify && c->egress && c->egress->nloopback_ports && landlock_abi() >= 4)
+		r = seccomp_add_named(d, SCMP_ACT_NOTIFY, "bind", err) < 0 ? -1
+		    : seccomp_add_named(d, SCMP_ACT_NOTIFY, "connect", err);
 	if (r == 0)
 		r = seccomp_plan_export(d, notify, plan, err);
 	seccomp_release(d);
@@ -122,7 +130,7 @@ int oci_seccomp_load_notify(const struct oci_config *c, int *listener, cordon_er
 	 * (building it takes calls, memfd_create among them, the profile may
 	 * refuse) and loaded after it */
 	struct seccomp_plan plan = {.memfd = -1};
-	int r = deny_list(notify, &plan, err);
+	int r = deny_list(c, notify, &plan, err);
 	/* no_new_privs is process.noNewPrivileges's to set (libseccomp would
 	 * set it again with the profile); without it init still holds
 	 * CAP_SYS_ADMIN in its namespace, which seccomp(2) then needs */

@@ -48,6 +48,7 @@
 #include "observe.h"
 #include "oci-slots.h"
 #include "policy.h"
+#include "landlock.h"
 #include "oci-egress.h"
 #include "proxy.h"
 #include "redact-stream.h"
@@ -574,7 +575,9 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 	struct boundary_model model;
 	if (oci_model_build(c, &model, &err) < 0)
 		sup_fail(x, 0, &err);
-	int or = observer_init_oci(&obs, &model, &err);
+	/* run.cordon.policy's loopback_ports: the binds and connects Landlock
+	 * refuses are the observer's network denials, as in cordon run */
+	int or = observer_init_oci(&obs, &model, c->egress, c->egress && c->egress->net_allow.n > 0, &err);
 	model_free(&model);
 	if (or < 0)
 		sup_fail(x, 0, &err);
@@ -679,7 +682,7 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 				cordon_oom(&err);
 		net.redact = er ? er->sec.redact : NULL;
 		if (epfd < 0 || (er && net.secrets.n < er->sec.n) ||
-		    proxy_new(&px, &c->egress->net_allow, &c->egress->net_rules, er ? &ptls : NULL, &net, epfd, &err) < 0)
+		    proxy_new(&px, &c->egress->net_allow, &c->egress->net_rules, er && er->ca ? &ptls : NULL, &net, epfd, &err) < 0)
 			sup_fail(x, pid, &err);
 	}
 	char ready[OCI_MSG_MAX] = "";

@@ -106,12 +106,23 @@ static int observer_setup(struct observer *o, const strv *deny, cordon_error *er
 	return 0;
 }
 
-int observer_init_oci(struct observer *o, const struct boundary_model *m, cordon_error *err)
+int observer_init_oci(struct observer *o, const struct boundary_model *m, const cordon_policy *egress, bool proxy,
+		      cordon_error *err)
 {
 	if (observer_setup(o, NULL, err) < 0)
 		return -1;
 	o->in_root = true;
 	o->file_reports = true;
+	/* network.loopback_ports: the deny list notifies bind and connect
+	 * (oci-seccomp.c), let through; those Landlock refuses are recorded */
+	if (egress && egress->nloopback_ports && landlock_abi() >= 4) {
+		o->connect_nr = seccomp_syscall_resolve_name("connect");
+		o->bind_nr = seccomp_syscall_resolve_name("bind");
+		o->proxy = proxy;
+		memcpy(o->loopback_ports, egress->loopback_ports, sizeof(o->loopback_ports));
+		o->nloopback_ports = egress->nloopback_ports;
+		o->strict_ports = true;
+	}
 	return view_build(m, 0, &o->view, err);
 }
 

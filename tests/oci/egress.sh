@@ -52,6 +52,12 @@ oci() {
 	ERR=$(cat "$T_TMP/err")
 }
 
+# has_line TEXT LINE WHAT: LINE is one of TEXT's lines (expect_match's grep
+# -E would take a newline in its pattern as a second, empty pattern)
+has_line() {
+	grep -Fxq -- "$2" <<<"$1" || fail "$3: no line '$2' in '$(printf '%s' "$1" | head -c 300)'"
+}
+
 wait_for() { # FILE: up to 30 s (a loaded 2-core machine)
 	local _
 	for _ in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.05; done
@@ -82,8 +88,8 @@ test_egress_allowed_and_refused() {
 	out=$(cat "$T_TMP/out")
 	expect_eq "$(head -1 <<<"$out")" hello-from-host "the allowed host, through the proxy"
 	expect_match "$out" '403' "the refused host: the proxy's 403"
-	expect_match "$out" $'\nrefused\n' "the refused fetch failed"
-	expect_match "$out" $'\nno-direct-way\n' "no way around the proxy"
+	has_line "$out" refused "the refused fetch failed"
+	has_line "$out" no-direct-way "no way around the proxy"
 	expect_eq "$(tail -1 <<<"$out")" http://127.0.0.1:3128 "the process's http_proxy"
 	local rep=$ROOT/reports/$ID.json
 	wait_for "$rep" || fail "no report at $rep"
@@ -232,9 +238,10 @@ test_egress_tls_restricted_rule() {
 	local out
 	out=$(cat "$T_TMP/out")
 	expect_eq "$(head -1 <<<"$out")" pub "the allowed path, over TLS opened by the proxy: $out"
-	expect_match "$out" $'\npriv 403\n' "the path the rule refuses"
-	expect_match "$out" $'\nca /run/cordon-ca/ca.pem /run/cordon-ca/ca.pem\n' "the CA variables"
-	expect_match "$out" $'\nbundle-there\nread-only' "the bundle, read-only"
+	has_line "$out" 'priv 403' "the path the rule refuses"
+	has_line "$out" 'ca /run/cordon-ca/ca.pem /run/cordon-ca/ca.pem' "the CA variables"
+	has_line "$out" bundle-there "the bundle"
+	has_line "$out" read-only "the bundle, read-only"
 	local rep=$ROOT/reports/$ID.json
 	wait_for "$rep" || fail "no report at $rep"
 	expect_eq "$(jq -c '[.network.requests[] | [.method, .path, .status]]' "$rep")" \
@@ -268,10 +275,10 @@ test_egress_secret_injected_upstream_only() {
 	stop "$srv"
 	local out
 	out=$(cat "$T_TMP/out")
-	expect_match "$out" '^token ghp_[0-9a-f]{32}'$'\n' "the container's TOKEN: the placeholder (not the config's): $out $(cat "$T_TMP/err")"
+	expect_match "$(grep '^token ' <<<"$out")" '^token ghp_[0-9a-f]{32}$' "the container's TOKEN: the placeholder (not the config's): $out $(cat "$T_TMP/err")"
 	local ph
 	ph=$(sed -n 's/^token //p' <<<"$out")
-	expect_match "$out" $'\npub\n' "the request went through"
+	has_line "$out" pub "the request went through"
 	expect_match "$out" "X-Echo: Bearer $ph" "an echoed value comes back as the placeholder"
 	[[ "$out" != *"$VALUE"* ]] || fail "the value reached the container"
 	expect_eq "$(grep -c -- "Bearer $VALUE" "$T_TMP/log")" 1 "the server got the value"
@@ -285,7 +292,8 @@ test_egress_secret_injected_upstream_only() {
 
 # A bad secrets section refuses create with one line naming the annotation
 # (LINE:COL where the text is at fault), nothing left behind: a missing
-# host variable, a secret not injected, a "mount", secrets without network.
+# host variable, a secret neither injected nor a file, a "mount" at the top
+# or in a bind of the config's, secrets without network.
 test_egress_bad_secrets_refused() {
 	setup_oci || return
 	bundle "$B" sh -c true
@@ -300,14 +308,22 @@ test_egress_bad_secrets_refused() {
 	with_policy "$B" '{"network": {"allow": ["127.0.0.1:443"]},
 	  "secrets": {"TOKEN": {"env": "HOME"}}}'
 	oci create --bundle "$B" "$ID"
-	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy:2:25: secret "TOKEN": only an injected secret' \
+	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy:2:25: secret "TOKEN": only an injected secret \("inject"\) or a file' \
 		"a secret the process would hold"
 	expect_eq "$(wc -l <<<"$ERR")" 1 "one line"
 	cp "$B/good.json" "$B/config.json"
-	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:443\"]}, \"secrets\": {\"T\": {\"env\": \"HOME\", \"mount\": \"/run/t\", $inj}}}"
+	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:443\"]}, \"secrets\": {\"T\": {\"env\": \"HOME\", \"mount\": \"/t\", $inj}}}"
 	oci create --bundle "$B" "$ID"
-	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy:1:[0-9]+: secret "T": "mount" is not supported' \
-		"a mount"
+	expect_eq "$RC:$ERR" '1:cordon-oci: create: annotation run.cordon.policy: secret T: mount /t must be in a directory (e.g. /run/secrets/T)' \
+		"a mount at the top"
+	cp "$B/good.json" "$B/config.json"
+	jq '.mounts += [{destination: "/vol", type: "bind", source: "/tmp", options: ["rbind"]}]' "$B/config.json" >"$B/c" &&
+		mv "$B/c" "$B/config.json"
+	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:443\"]}, \"secrets\": {\"T\": {\"env\": \"HOME\", \"mount\": \"/vol/s/t\"}}}"
+	oci create --bundle "$B" "$ID"
+	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy: secret T: mount /vol/s/t is inside /vol, a bind' \
+		"a mount in a bind of the config's"
+	[ ! -e "$ROOT/$ID" ] || fail "a refused create left $ROOT/$ID"
 	cp "$B/good.json" "$B/config.json"
 	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:443\"]}, \"secrets\": {\"T\": {\"file\": \"no-such-file\", $inj}}}"
 	oci create --bundle "$B" "$ID"
@@ -317,8 +333,119 @@ test_egress_bad_secrets_refused() {
 	cp "$B/good.json" "$B/config.json"
 	with_policy "$B" "{\"secrets\": {\"T\": {\"env\": \"HOME\", $inj}}}"
 	oci create --bundle "$B" "$ID"
-	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy: .*no "network" section' "no network section"
+	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy: .*need a "network" section' "no network section"
 	[ ! -e "$ROOT/$ID" ] || fail "a refused create left $ROOT/$ID"
+	t_assert
+}
+
+# network.loopback_ports, as cordon run's (docs/network.md): Landlock holds
+# the container's TCP to the declared ports (bind and connect) and connect
+# to the proxy's; a bind and a connect to another port are refused
+# (EACCES) and are network denials in the report; the proxy still works.
+test_egress_loopback_ports() {
+	setup_oci || return
+	bundle "$B" true
+	with_policy "$B" '{"network": {"allow": ["127.0.0.1:9"], "loopback_ports": [8081]}}'
+	local abi
+	abi=$("$CORDON" explain --bundle "$B" --json 2>/dev/null | jq -r '.host.landlock_abi')
+	[ "${abi:-0}" -ge 4 ] 2>/dev/null || { t_skip "Landlock ABI $abi: no TCP port rules (ABI 4)"; return; }
+	mkdir -p "$WS/www"
+	echo hello-from-host >"$WS/www/hello"
+	serve http "$WS/www"
+	local port=$PORT srv=$SRV
+	bundle "$B" sh -c "mkdir -p /tmp/www && echo inside >/tmp/www/x
+		busybox nc -l -p 8081 -e busybox httpd -i -h /tmp/www &
+		busybox nc -l -p 8082 2>&1 || echo bind-refused
+		for i in \$(busybox seq 100); do busybox netstat -ltn | grep -q ':8081 ' && break; busybox usleep 50000; done
+		wget -q -Y off -O - http://127.0.0.1:8081/x
+		wget -q -Y off -O - http://127.0.0.1:8083/x 2>&1 || echo connect-refused
+		wget -q -O - http://127.0.0.1:$port/hello"
+	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:$port\"], \"loopback_ports\": [8081]}}"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "run: $(cat "$T_TMP/err")"
+	stop "$srv"
+	local out
+	out=$(cat "$T_TMP/out")
+	expect_match "$out" 'Permission denied' "refused by Landlock (EACCES): $out"
+	expect_eq "$(grep -c -e '^bind-refused$' -e '^connect-refused$' <<<"$out")" 2 "the bind and the connect refused: $out"
+	expect_eq "$(grep -c '^inside$' <<<"$out")" 1 "the declared port: a server of the container's reached"
+	expect_eq "$(tail -1 <<<"$out")" hello-from-host "the proxy still works"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_match "$(jq -c '[.denials[] | select(.kind == "network") | .target] | sort' "$rep")" \
+		'^\["127\.0\.0\.1:8083","bind (\[::\]|0\.0\.0\.0):8082"\]$' "the report's network denials (nc binds any address)"
+	OUT=$("$CORDON" explain --bundle "$B" 2>&1)
+	expect_match "$OUT" 'ports +8081 \(network.loopback_ports\)' "explain shows the ports"
+	expect_eq "$("$CORDON" explain --bundle "$B" --json 2>&1 | jq -c .egress.loopback_ports)" '[8081]' "explain --json"
+	t_assert
+}
+
+# A process exec adds is held to the same ports, its refused bind a denial.
+test_egress_loopback_ports_exec() {
+	setup_oci || return
+	bundle "$B" busybox sleep 1000
+	with_policy "$B" '{"network": {"allow": [], "loopback_ports": [8081]}}'
+	local abi
+	abi=$("$CORDON" explain --bundle "$B" --json 2>/dev/null | jq -r '.host.landlock_abi')
+	[ "${abi:-0}" -ge 4 ] 2>/dev/null || { t_skip "Landlock ABI $abi: no TCP port rules (ABI 4)"; return; }
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	oci start "$ID"
+	expect_eq "$RC" 0 "start: $ERR"
+	oci exec "$ID" sh -c 'busybox nc -l -p 8084 2>&1 || echo bind-refused'
+	expect_match "$RC:$OUT" '^0:.*Permission denied' "exec: $ERR"
+	expect_eq "$(tail -1 <<<"$OUT")" bind-refused "the exec's bind refused"
+	oci kill "$ID" KILL
+	oci delete --force "$ID"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_match "$(jq -c '[.denials[] | select(.kind == "network") | .target]' "$rep")" \
+		'^\["bind (\[::\]|0\.0\.0\.0):8084"\]$' "the exec's refused bind in the report"
+	t_assert
+}
+
+# Secrets delivered as files ("mount"): each a 0400 file owned by the
+# process's user (1000 here) on a read-only tmpfs of init's own at the
+# policy's path; an injected one's file holds its placeholder, a plain
+# one's the value (read at create from cordon-oci's environment). The value
+# is nowhere under --root (the kept config, state, report), in the log (--log,
+# --debug), in create's or start's output, nor in explain's.
+test_egress_secret_mounted() {
+	setup_oci || return
+	bundle "$B" sh -c 'cd /run/secrets && for f in *; do echo "$f $(busybox stat -c "%a %u:%g" "$f") $(cat "$f")"; done
+		echo x >/run/secrets/TOKEN 2>/dev/null || echo read-only
+		echo "env [$TOKEN] [$API]"'
+	jq '.process.user = {uid: 1000, gid: 1000}' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	printf 'api-%s' "$VALUE" >"$WS/api"
+	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:9\"]},
+	  \"secrets\": {\"TOKEN\": {\"env\": \"HOST_TOKEN\", \"mount\": \"/run/secrets/TOKEN\"},
+	    \"API\": {\"file\": \"$WS/api\", \"mount\": \"/run/secrets/API\", \"inject\": {\"hosts\": [\"127.0.0.1:9\"], \"placeholder\": \"sk_\"}}}}"
+	HOST_TOKEN=$VALUE "$OCI" --root "$ROOT" --log "$T_TMP/log" --debug create --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
+	grep -rl -- "$VALUE" "$ROOT" "$T_TMP/err" && fail "the value in the state directory or create's output"
+	"$OCI" --root "$ROOT" --log "$T_TMP/log" --debug start "$ID" >>"$T_TMP/out" 2>>"$T_TMP/err"
+	local rep=$ROOT/reports/$ID.json
+	wait_for "$rep" || fail "no report at $rep: $(cat "$T_TMP/err")"
+	local out
+	out=$(cat "$T_TMP/out")
+	# (grep -E takes a newline in a pattern as two patterns: one line each)
+	expect_match "$(sed -n 1p <<<"$out")" '^API 400 1000:1000 sk_[0-9a-f]{32}$' \
+		"the injected secret's file: its placeholder: $out $(cat "$T_TMP/err")"
+	expect_eq "$(sed -n 2p <<<"$out")" "TOKEN 400 1000:1000 $VALUE" "the secret's file: its value, 0400, the process's"
+	expect_eq "$(sed -n 3,4p <<<"$out")" $'read-only\nenv [] []' "the tmpfs is read-only; neither is a variable"
+	grep -rl -- "$VALUE" "$ROOT" "$T_TMP/err" "$T_TMP/log" && fail "the value under --root (report, state), in the output or the log"
+	OUT=$(HOST_TOKEN=$VALUE "$CORDON" explain --bundle "$B" 2>&1)
+	expect_match "$OUT" 'secret TOKEN: a file at /run/secrets/TOKEN \(0400' "explain shows the file"
+	expect_match "$OUT" 'secret API: the process gets a placeholder .* as the file /run/secrets/API' "explain: the injected one's file"
+	OUT=$(HOST_TOKEN=$VALUE "$CORDON" explain --bundle "$B" --json 2>&1)
+	expect_eq "$(jq -c '[.egress.files[] | [.secret, .path, .from]]' <<<"$OUT")" \
+		"[[\"TOKEN\",\"/run/secrets/TOKEN\",{\"env\":\"HOST_TOKEN\"}],[\"API\",\"/run/secrets/API\",{\"file\":\"$WS/api\"}]]" \
+		"explain --json: the files"
+	printf '%s' "$OUT" >"$T_TMP/e.json"
+	/usr/bin/python3 "$TOP/tests/validate.py" "$TOP/schemas/explain-bundle.schema.json" "$T_TMP/e.json" >"$T_TMP/v" ||
+		fail "explain --bundle --json does not validate: $(cat "$T_TMP/v")"
+	[[ "$(HOST_TOKEN=$VALUE "$CORDON" explain --bundle "$B" 2>&1; HOST_TOKEN=$VALUE "$CORDON" explain --bundle "$B" --json 2>&1)" != *"$VALUE"* ]] ||
+		fail "the value in explain"
 	t_assert
 }
 
