@@ -22,7 +22,9 @@ PY=/usr/bin/python3
 cri_skip_reason() {
 	[ "$(id -u)" = 0 ] || { echo "not root (containerd and the OCI runtime need root)"; return; }
 	[ -x "$RUNTIME" ] || { echo "no OCI runtime at $RUNTIME"; return; }
-	ctrd_skip_reason
+	local c
+	c=$(ctrd_skip_reason)
+	[ -z "$c" ] || { echo "$c"; return; }
 	command -v busybox >/dev/null || { echo "no busybox for the images (Debian: busybox-static)"; return; }
 	command -v nsenter >/dev/null && command -v ip >/dev/null || { echo "no nsenter or ip (Debian: util-linux, iproute2)"; return; }
 	"$PY" -c 'import grpc, grpc_tools.protoc' 2>/dev/null || echo "no python3-grpcio and python3-grpc-tools (Debian)"
