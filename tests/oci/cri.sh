@@ -16,7 +16,7 @@
 . "$TOP/tests/oci/ctrd.sh"
 
 RUNTIME=${OCI_RUNTIME:-${RUNTIME:-$BUILD/cordon-oci}}
-CRI_CG=/cordon-cri-test.$$ # the pods' cgroup parent (cgroupfs driver)
+CRI_CG="" # the test's pod cgroups (set by each test, removed by cri_cleanup)
 PY=/usr/bin/python3
 
 cri_skip_reason() {
@@ -30,10 +30,10 @@ cri_skip_reason() {
 	"$PY" -c 'import grpc, grpc_tools.protoc' 2>/dev/null || echo "no python3-grpcio and python3-grpc-tools (Debian)"
 }
 
-# cri_setup: the images, the CNI plugin, the stubs and containerd with its
+# cri_setup [SYSTEMD]: the images, the CNI plugin, the stubs and containerd with its
 # CRI plugin, all under T_TMP/ctrd (stopped by the test's EXIT trap).
 cri_setup() {
-	local d=$T_TMP/ctrd r=$T_TMP/rootfs c
+	local d=$T_TMP/ctrd r=$T_TMP/rootfs c sd=${1:-false}
 	mkdir -p "$d/cni-bin" "$d/cni-conf" "$d/stubs" "$d/pods" "$r/bin" "$r/etc" "$r/dev" "$r/proc" "$r/sys" "$r/tmp"
 	cp "$(command -v busybox)" "$r/bin/busybox"
 	for c in $("$r/bin/busybox" --list); do [ "$c" = busybox ] || ln -s busybox "$r/bin/$c"; done
@@ -67,7 +67,7 @@ cri_setup() {
 		[$p.containerd.runtimes.cordon.options]
 		  BinaryName = "$RUNTIME"
 		  Root = "$d/runtime-root"
-		  SystemdCgroup = false
+		  SystemdCgroup = $sd
 		[$p.cni]
 		  bin_dir = "$d/cni-bin"
 		  conf_dir = "$d/cni-conf"
@@ -108,21 +108,27 @@ cg_below() {
 		[ -d "$m$1" ] && find "$m$1" -mindepth 1 -type d
 	done
 }
-cg_rm() { # PARENT: remove what the test's pods left (the parent the runtime made)
+cg_rm() { # PARENT: remove what the test's pods left (the parents the runtime made, once empty)
+	case $1 in /?*) ;; *) return 0 ;; esac
+	local up
+	up=$(dirname "$1")
 	awk '$9 == "cgroup" || $9 == "cgroup2" {print $5}' /proc/self/mountinfo | while read -r m; do
 		[ -d "$m$1" ] && find "$m$1" -depth -type d -exec rmdir {} + 2>/dev/null
+		[ "$up" = / ] || rmdir "$m$up" 2>/dev/null
 	done
 	return 0
 }
 
-test_cri_pod_two_containers() {
+# cri_pod SYSTEMD PARENT CGDIR: the pod's run and checks; PARENT is the
+# pod's cgroup parent as the CRI gets it, CGDIR where its cgroups are.
+cri_pod() {
 	local why
 	why=$(cri_skip_reason)
 	[ -z "$why" ] || { t_skip "$why"; return; }
-	cri_setup || return 1
-	local d=$T_TMP/ctrd cg=$CRI_CG out
+	cri_setup "$1" || return 1
+	local d=$T_TMP/ctrd cg=$3 out
 	out=$(timeout -k 5 300 "$PY" "$TOP/tests/oci/cri_client.py" pod "$d/stubs" "$d/sock" cordon \
-		localhost/cordon-busybox:1 "$cg" "$d/pods" 2>"$T_TMP/err")
+		localhost/cordon-busybox:1 "$2" "$d/pods" "$3" 2>"$T_TMP/err")
 	local rc=$?
 	if [ $rc != 0 ]; then
 		fail "the CRI client: $(cat "$T_TMP/err"); containerd: $(grep -i -E 'error|fail' "$d/log" | tail -4 | cut -c1-600)"
@@ -144,6 +150,15 @@ test_cri_pod_two_containers() {
 	[ "$(j .netns_a.out | tr -d '\n')" != "$(readlink /proc/self/ns/net)" ] || fail "the pod's netns is the host's"
 	expect_eq "$(j .fetch.rc) $(j .fetch.out)" "0 served-by-a" "b reaches a's server on 127.0.0.1 ($(j .fetch.err))"
 	expect_eq "$(j .exec_status)" 3 "ExecSync's exit status"
+	# the pod's cgroups where the driver puts them: the sandbox's and each
+	# container's (cgroupfs: PARENT/ID; systemd: cri-containerd-ID.scope
+	# below the expanded slice)
+	local id want got
+	got=" $(j '.cgdir | join(" ")') "
+	for id in $(j .sandbox) $(j '.containers | join(" ")'); do
+		if [ "$1" = true ]; then want=cri-containerd-$id.scope; else want=$id; fi
+		[[ $got == *" $want "* ]] || fail "no cgroup $cg/$want while the pod runs (there: $got)"
+	done
 	expect_eq "$(j '.stopped | join(" ")')" "CONTAINER_EXITED CONTAINER_EXITED" "StopContainer"
 	expect_eq "$(j .left.sandboxes) $(j .left.containers)" "0 0" "CRI lists nothing after the removals"
 	# What the runtime made is gone: its state, its cgroups, its mounts.
@@ -157,4 +172,18 @@ test_cri_pod_two_containers() {
 	t_assert
 }
 
+test_cri_pod_two_containers() {
+	CRI_CG=/cordon-cri-test.$$
+	cri_pod false "$CRI_CG" "$CRI_CG"
+}
+
+# The systemd cgroup driver where systemd is not PID 1 (SystemdCgroup true:
+# the shim passes --systemd-cgroup, cgroupsPath is slice:cri-containerd:ID):
+# the nested slice expanded on cgroupfs as systemd would place it.
+test_cri_systemd_cgroup_driver() {
+	CRI_CG=/cordoncri.slice/cordoncri-t$$.slice
+	cri_pod true "cordoncri-t$$.slice" "$CRI_CG"
+}
+
 t_run test_cri_pod_two_containers
+t_run test_cri_systemd_cgroup_driver

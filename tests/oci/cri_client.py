@@ -4,16 +4,18 @@
   cri_client.py image ROOTFS_TAR OUT_TAR NAME ARG...
       an OCI image archive of one uncompressed layer (the rootfs tarball),
       named NAME (for `ctr -n k8s.io image import`), its Cmd the ARGs.
-  cri_client.py pod STUBS_DIR SOCKET HANDLER IMAGE CGROUP_PARENT LOGDIR
+  cri_client.py pod STUBS_DIR SOCKET HANDLER IMAGE CGROUP_PARENT LOGDIR [CGDIR]
       over the CRI v1 API (stubs generated from tests/oci/cri/api.proto
       into STUBS_DIR): RunPodSandbox (runtime handler HANDLER), two
       containers of IMAGE in it, started; ExecSync in each; then every stop
       and remove. Prints one JSON object of what it saw; exits 1 (with the
-      error on stderr) where a call fails.
+      error on stderr) where a call fails. CGDIR: a cgroup path whose
+      entries, in any hierarchy, are listed while the pod runs ("cgdir").
 """
 import hashlib
 import io
 import json
+import os
 import sys
 import tarfile
 import time
@@ -50,7 +52,20 @@ def image(rootfs, out, name, args):
             tf.addfile(ti, io.BytesIO(d))
 
 
-def pod(stubs, sock, handler, img, cgparent, logdir):
+def cg_entries(cgdir):
+    out = set()
+    for line in open("/proc/self/mountinfo"):
+        f = line.split()
+        fstype = f[f.index("-") + 1]
+        if fstype in ("cgroup", "cgroup2"):
+            try:
+                out |= set(os.listdir(f[4] + cgdir))
+            except OSError:
+                pass
+    return sorted(out)
+
+
+def pod(stubs, sock, handler, img, cgparent, logdir, cgdir=None):
     sys.path.insert(0, stubs)
     import grpc
     import api_pb2 as pb
@@ -110,6 +125,8 @@ def pod(stubs, sock, handler, img, cgparent, logdir):
             break
         time.sleep(0.1)
     seen["exec_status"] = ex(a, ["/bin/sh", "-c", "exit 3"])["rc"]
+    if cgdir:
+        seen["cgdir"] = cg_entries(cgdir)
     for c in (a, b):
         rt.StopContainer(pb.StopContainerRequest(container_id=c, timeout=10), timeout=T)
     seen["stopped"] = [pb.ContainerState.Name(rt.ContainerStatus(pb.ContainerStatusRequest(container_id=c),
@@ -126,7 +143,7 @@ def pod(stubs, sock, handler, img, cgparent, logdir):
 def main():
     if len(sys.argv) >= 5 and sys.argv[1] == "image":
         image(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
-    elif len(sys.argv) == 8 and sys.argv[1] == "pod":
+    elif len(sys.argv) in (8, 9) and sys.argv[1] == "pod":
         try:
             pod(*sys.argv[2:])
         except Exception as e:  # a grpc.RpcError names the call's status and details
