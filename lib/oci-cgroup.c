@@ -18,6 +18,7 @@
 #include "cgroup-devbpf.h"
 #include "error.h"
 #include "oci-config.h"
+#include "oci-sdpath.h"
 
 static const char *const v1_ctrl[] = {"memory", "pids", "cpu", "cpuacct", "cpuset", "devices", "freezer",
 				      "blkio", "net_cls", "perf_event", "hugetlb", "net_prio", NULL};
@@ -520,10 +521,8 @@ int oci_cgroup_path(const struct oci_config *c, const char *id, bool systemd, ch
 		return 0;
 	}
 	if (systemd) {
-		char slice[256] = "", prefix[256] = "", name[256] = "";
-		if (sscanf(p, "%255[^:]:%255[^:]:%255s", slice, prefix, name) != 3)
-			return cordon_err(err, 0, "cgroupsPath \"%s\" is not slice:prefix:name (--systemd-cgroup)", p);
-		snprintf(out, outsz, "/%s/%s-%s.scope", slice, prefix, name);
+		if (oci_systemd_cgroup_path(p, out, outsz, err) < 0)
+			return -1;
 	} else if (p[0] == '/')
 		snprintf(out, outsz, "%s", p);
 	else

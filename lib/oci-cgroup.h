@@ -25,6 +25,6 @@ int oci_cgroup_remove(const char *path, cordon_error *err);
 /* Usage for the report. */
 int oci_cgroup_usage(const char *path, uint64_t *cpu_ns, uint64_t *peak_mem, uint64_t *oom_kills);
 /* The default path for id ("/cordon-oci/ID"), or cgroupsPath as given
- * (--systemd-cgroup: "slice:prefix:name" → "/slice/prefix-name.scope"). */
+ * (--systemd-cgroup: "slice:prefix:name" as systemd places it, lib/oci-sdpath.h). */
 int oci_cgroup_path(const struct oci_config *c, const char *id, bool systemd, char *out, size_t outsz,
 		    cordon_error *err);

@@ -37,6 +37,7 @@
 #include "oci-privguard.h"
 #include "oci-supervisor.h"
 #include "oci-nsjoin.h"
+#include "oci-pod.h"
 
 int oci_config_check(const struct oci_config *c, struct oci_nsjoin *j, cordon_error *err)
 {
@@ -107,8 +108,12 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 	struct oci_nsjoin jn = {.user = -1, .mnt = -1};
 	/* the egress policy before the refusals: it may give the container a
 	 * network namespace of its own, and adds the proxy's variables to its env */
+	/* a pod's container joins its sandbox's user namespace (oci-pod.h),
+	 * checked then as any joined by path */
+	struct oci_pod pod = {0};
 	if (oci_config_load_raw(bundle, &c, &raw, err) < 0 || oci_egress_load(&c, err) < 0 ||
-	    oci_config_check(&c, &jn, err) < 0 || oci_nsjoin_maps(&jn, &c, err) < 0 ||
+	    oci_pod_join(&c, o->root, &pod, err) < 0 || oci_config_check(&c, &jn, err) < 0 ||
+	    oci_pod_recheck(&pod, err) < 0 || oci_nsjoin_maps(&jn, &c, err) < 0 ||
 	    oci_egress_env(&c, err) < 0 || oci_egress_prepare(&c, err) < 0) {
 		oci_nsjoin_close(&jn);
 		buf_free(&raw);

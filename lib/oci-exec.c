@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/mount.h>
+#include <linux/nsfs.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -145,6 +146,21 @@ static void relay_listener(int dfd, int fd)
 	close(fd);
 }
 
+/* Is the namespace nsfd owned by the user namespace userfd (-1: ours, no
+ * user namespace to enter: every namespace counts as owned)? */
+static bool owned_by(int nsfd, int userfd)
+{
+	if (userfd < 0)
+		return true;
+	int own = ioctl(nsfd, NS_GET_USERNS);
+	if (own < 0)
+		return true; /* the order as before: user first */
+	struct stat a, b;
+	bool same = fstat(own, &a) == 0 && fstat(userfd, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	close(own);
+	return same;
+}
+
 int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, int *status, cordon_error *err)
 {
 	int dfd;
@@ -240,6 +256,19 @@ int oci_exec(const char *root, const char *id, const struct oci_exec_opts *o, in
 			cordon_err_wrap(&e, "joining the container's cgroup");
 			goto cfail;
 		}
+		/* a namespace the container's user namespace does not own (a pod's
+		 * network namespace, the engine's, joined by path at create) is
+		 * joined first, while this process is still the host's */
+		for (size_t i = 1; i < sizeof(order) / sizeof(order[0]); i++)
+			if (nsfd[order[i]] >= 0 && !owned_by(nsfd[order[i]], nsfd[OCI_NS_USER])) {
+				if (setns(nsfd[order[i]], oci_ns_flags[order[i]]) < 0) {
+					cordon_err_errno(&e, "joining the container's %s namespace",
+							 oci_ns_names[order[i]]);
+					goto cfail;
+				}
+				close(nsfd[order[i]]);
+				nsfd[order[i]] = -1;
+			}
 		for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
 			if (nsfd[order[i]] >= 0 && setns(nsfd[order[i]], oci_ns_flags[order[i]]) < 0) {
 				cordon_err_errno(&e, "joining the container's %s namespace", oci_ns_names[order[i]]);

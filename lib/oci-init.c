@@ -27,6 +27,7 @@
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/mount.h>
+#include <linux/nsfs.h>
 #include <linux/openat2.h>
 #include <sched.h>
 #include <signal.h>
@@ -208,6 +209,27 @@ static int not_shared(int fd, unsigned long prop, const char *what, cordon_error
 	if (mount(NULL, fdpath(fd, tp, sizeof(tp)), NULL, prop | MS_REC, NULL) < 0)
 		return cordon_err_errno(err, "%s: its propagation (a slave of its source)", what);
 	return 0;
+}
+
+/* Is our NAME namespace (/proc/self/ns/NAME) owned by our user namespace?
+ * A new one is; one joined by path is where its owner is the user namespace
+ * joined too (a pod's ipc, owned by its sandbox's user namespace). */
+static bool ns_ours(const char *name)
+{
+	char p[64];
+	snprintf(p, sizeof(p), "/proc/self/ns/%s", name);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	int own = ioctl(fd, NS_GET_USERNS);
+	close(fd);
+	if (own < 0)
+		return false;
+	struct stat a, b;
+	bool same = fstat(own, &a) == 0 && stat("/proc/self/ns/user", &b) == 0 && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino;
+	close(own);
+	return same;
 }
 
 static int mount_one(int rootfd, const struct oci_mount *m, int tree, bool own_net, bool own_ipc, cordon_error *err)
@@ -562,7 +584,8 @@ static int setup(const struct oci_config *c, int sock, int tree, const int *tree
 	/* the supervisor's clone of root.path, attached over it: the clone's fd is
 	 * the root of the attached mount */
 	int rootfd = tree;
-	bool own_net = c->ns_new[OCI_NS_NET], own_ipc = c->ns_new[OCI_NS_IPC];
+	bool own_net = c->ns_new[OCI_NS_NET] || (c->ns_path[OCI_NS_NET] && ns_ours("net")),
+	     own_ipc = c->ns_new[OCI_NS_IPC] || (c->ns_path[OCI_NS_IPC] && ns_ours("ipc"));
 	if (not_shared(rootfd, copy_prop(c), c->root, err) < 0)
 		return -1;
 	/* the image's privileged files, before any mount of the config is on

@@ -101,7 +101,7 @@ int oci_kill(const char *root, const char *id, int sig, bool all, cordon_error *
 	enum oci_status st = oci_state_status(dfd, &s);
 	int pfd = oci_pidfd_same(s.pid, s.start_time);
 	if (st == OCI_STOPPED || pfd < 0)
-		r = cordon_err(err, 0, "container \"%s\" is not running", id);
+		r = cordon_err(err, ESRCH, "container \"%s\" is not running (no such process)", id);
 	else {
 		if (syscall(SYS_pidfd_send_signal, pfd, sig, NULL, 0) < 0)
 			r = cordon_err_errno(err, "kill %s", id);

@@ -309,51 +309,18 @@ test_podman_exec_tty() {
 	t_assert
 }
 
-# A private containerd: its socket, root and state under the test's T_TMP,
-# no CRI plugin; stopped (by its pid) when the test ends.
-CTRD_PID=""
-ctrd_start() {
-	local d=$T_TMP/ctrd
-	mkdir -p "$d"
-	cat >"$d/config.toml" <<-EOF
-		version = 2
-		root = "$d/root"
-		state = "$d/state"
-		disabled_plugins = ["io.containerd.grpc.v1.cri"]
-		[grpc]
-		  address = "$d/sock"
-		[ttrpc]
-		  address = "$d/sock.ttrpc"
-		[debug]
-		  address = ""
-		[metrics]
-		  address = ""
-	EOF
-	containerd --config "$d/config.toml" >"$d/log" 2>&1 &
-	CTRD_PID=$!
-	local i
-	for i in $(seq 600); do
-		ctr -a "$d/sock" version >/dev/null 2>&1 && return 0
-		kill -0 "$CTRD_PID" 2>/dev/null || break
-		sleep 0.1
-	done
-	fail "containerd did not come up: $(tail -3 "$d/log")"
-	return 1
-}
-ctrd_stop() {
-	[ -n "$CTRD_PID" ] || return 0
-	kill "$CTRD_PID" 2>/dev/null
-	wait "$CTRD_PID" 2>/dev/null
-	CTRD_PID=""
-}
+# A private containerd (tests/oci/ctrd.sh): its socket, root and state
+# under the test's T_TMP/ctrd, no CRI plugin; stopped when the test ends.
+. "$TOP/tests/oci/ctrd.sh"
 ctrr() { timeout -k 5 120 ctr -a "$T_TMP/ctrd/sock" -n cordon-test "$@"; }
 
 # need_ctr: skips with the reason, or starts the private containerd (stopped
 # when the test's subshell exits): `need_ctr || return`.
 need_ctr() {
 	[ -z "$SKIP_WHY" ] || { t_skip "$SKIP_WHY"; return; }
-	command -v containerd >/dev/null && command -v ctr >/dev/null || { t_skip "no containerd (Debian: containerd)"; return; }
-	command -v containerd-shim-runc-v2 >/dev/null || { t_skip "no containerd-shim-runc-v2 (Debian: containerd)"; return; }
+	local why
+	why=$(ctrd_skip_reason)
+	[ -z "$why" ] || { t_skip "$why"; return; }
 	trap 'ctrd_stop' EXIT # the test's own subshell (t_run)
 	ctrd_start || return 1
 }

@@ -5,13 +5,14 @@
 # cordon-oci's own verbs (tests/oci/lifecycle.sh: cordon-oci's messages and
 # state, not a runtime-neutral test, so against cordon-oci only), its
 # runtime-spec behaviours (tests/oci/spec.sh) and cordon's layers in OCI mode
-# (tests/oci/layers.sh) and its egress (tests/oci/egress.sh), these three
-# with BUILD/cordon-oci. See
+# (tests/oci/layers.sh), its egress (tests/oci/egress.sh) and containerd's
+# CRI plugin with a `cordon` runtime handler (tests/oci/cri.sh, a pod of two
+# containers), these four with BUILD/cordon-oci. See
 # tests/oci/README.md.
 #   bash tests/oci/run-files.sh [BUILD]
 # OCI_CRUN, OCI_CORDON name the binaries (crun on PATH, BUILD/cordon-oci);
 # CORDON_TESTS=REGEX picks tests as in tests/run.sh (FILE:NAME, FILE being
-# engines, lifecycle, spec, layers or egress). A test that cannot run here (not
+# engines, lifecycle, spec, layers, egress or cri). A test that cannot run here (not
 # root, no podman, conmon, containerd, busybox-static, crun) is a skip, said
 # with its reason; under CI (CI set and not 0/false/no, as .ci/run runs) a
 # skip fails.
@@ -73,6 +74,7 @@ else
 	run_file "spec cordon-oci" "$TOP/tests/oci/spec.sh"
 	run_file "layers cordon-oci" "$TOP/tests/oci/layers.sh"
 	run_file "egress cordon-oci" "$TOP/tests/oci/egress.sh"
+	run_file "cri cordon-oci" "$TOP/tests/oci/cri.sh" OCI_RUNTIME="${OCI_CORDON:-$BUILD/cordon-oci}"
 fi
 say "$(IFS=,; echo "${summary[*]}" | sed 's/,/, /g')"
 exit "$FAILED"

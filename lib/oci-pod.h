@@ -1,0 +1,28 @@
+/* Pod semantics from the CRI annotations (lib/oci-pod.c). */
+#pragma once
+#include <stdint.h>
+#include <sys/types.h>
+#include "cordon.h"
+#include "oci-config.h"
+
+/* The pod's sandbox container, where this config is one of its containers. */
+struct oci_pod {
+	pid_t pid;      /* the sandbox's init, 0: not a pod's container */
+	uint64_t start; /* its start time (pid reuse) */
+};
+/* A container of a pod (io.kubernetes.cri.container-type "container" with
+ * io.kubernetes.cri.sandbox-id; CRI-O's io.kubernetes.cri-o.ContainerType
+ * and SandboxID) whose config joins no user namespace and maps no ids of
+ * its own joins the user namespace of its sandbox container, found as the
+ * container SANDBOX-ID in the same state directory ROOT: a pod is one trust
+ * domain, whose containers share its ids (a volume's files one writes, the
+ * other reads as the same uid) and the namespaces the sandbox's user
+ * namespace owns (its ipc, uts; pid where the pod shares it). Sets
+ * c->ns_path[OCI_NS_USER]; oci_nsjoin then checks that namespace as any
+ * joined by path. The sandbox container (type "sandbox"), a config without
+ * the annotations, or one whose sandbox is not in ROOT (another runtime's):
+ * nothing changed, pod->pid 0. A sandbox that is not running is an error. */
+int oci_pod_join(struct oci_config *c, const char *root, struct oci_pod *pod, cordon_error *err);
+/* After the namespace is open (oci_config_check): the sandbox's init is the
+ * same process still, so the namespace opened is its. */
+int oci_pod_recheck(const struct oci_pod *pod, cordon_error *err);

@@ -1,0 +1,189 @@
+# cordon-oci as a Kubernetes runtime handler (issue 32 item 2): containerd
+# 1.6's CRI plugin, started here on private paths, with a `cordon` runtime
+# (runtime_type io.containerd.runc.v2, BinaryName the runtime under test,
+# SystemdCgroup false), driven by a small CRI v1 client (tests/oci/
+# cri_client.py, Debian's python3-grpcio; stubs generated at test time from
+# tests/oci/cri/api.proto). The runtime is $OCI_RUNTIME, else
+# BUILD/cordon-oci (OCI_RUNTIME=/usr/bin/crun runs the same test on crun).
+# No image is pulled: a busybox image and a "pause" image (busybox's sleep)
+# are built here and imported with `ctr -n k8s.io image import`; the CRI
+# plugin's sandbox_image names the local pause. The pod's network is a
+# netns of its own made by containerd, given lo and an eth0 by a CNI plugin
+# of the test's (tests/oci/cri/cni-plugin: a veth whose both ends stay in
+# that netns), so nothing can leave it. Skips, counted, where root,
+# containerd, python3-grpcio/grpc-tools, busybox or iproute2 are missing.
+. "$(dirname "$0")/../lib.sh"
+. "$TOP/tests/oci/ctrd.sh"
+
+RUNTIME=${OCI_RUNTIME:-${RUNTIME:-$BUILD/cordon-oci}}
+CRI_CG="" # the test's pod cgroups (set by each test, removed by cri_cleanup)
+PY=/usr/bin/python3
+
+cri_skip_reason() {
+	[ "$(id -u)" = 0 ] || { echo "not root (containerd and the OCI runtime need root)"; return; }
+	[ -x "$RUNTIME" ] || { echo "no OCI runtime at $RUNTIME"; return; }
+	local c
+	c=$(ctrd_skip_reason)
+	[ -z "$c" ] || { echo "$c"; return; }
+	command -v busybox >/dev/null || { echo "no busybox for the images (Debian: busybox-static)"; return; }
+	command -v nsenter >/dev/null && command -v ip >/dev/null || { echo "no nsenter or ip (Debian: util-linux, iproute2)"; return; }
+	"$PY" -c 'import grpc, grpc_tools.protoc' 2>/dev/null || echo "no python3-grpcio and python3-grpc-tools (Debian)"
+}
+
+# cri_setup [SYSTEMD]: the images, the CNI plugin, the stubs and containerd with its
+# CRI plugin, all under T_TMP/ctrd (stopped by the test's EXIT trap).
+cri_setup() {
+	local d=$T_TMP/ctrd r=$T_TMP/rootfs c sd=${1:-false}
+	mkdir -p "$d/cni-bin" "$d/cni-conf" "$d/stubs" "$d/pods" "$r/bin" "$r/etc" "$r/dev" "$r/proc" "$r/sys" "$r/tmp"
+	cp "$(command -v busybox)" "$r/bin/busybox"
+	for c in $("$r/bin/busybox" --list); do [ "$c" = busybox ] || ln -s busybox "$r/bin/$c"; done
+	printf 'root:x:0:0:root:/:/bin/sh\n' >"$r/etc/passwd"
+	printf 'root:x:0:\n' >"$r/etc/group"
+	tar --numeric-owner --owner=0 --group=0 -C "$r" -cf "$T_TMP/rootfs.tar" .
+	"$PY" "$TOP/tests/oci/cri_client.py" image "$T_TMP/rootfs.tar" "$T_TMP/busybox.tar" localhost/cordon-busybox:1 /bin/sh &&
+		"$PY" "$TOP/tests/oci/cri_client.py" image "$T_TMP/rootfs.tar" "$T_TMP/pause.tar" localhost/cordon-pause:1 /bin/sleep 2147483647 ||
+		{ fail "the images"; return 1; }
+	cp "$TOP/tests/oci/cri/cni-plugin" "$d/cni-bin/cordon-pod"
+	cp "$TOP/tests/oci/cri/cni-plugin" "$d/cni-bin/loopback"
+	printf '{"cniVersion": "0.4.0", "name": "cordon-pod", "plugins": [{"type": "cordon-pod"}]}\n' >"$d/cni-conf/10-cordon.conflist"
+	"$PY" -m grpc_tools.protoc -I"$TOP/tests/oci/cri" --python_out="$d/stubs" --grpc_python_out="$d/stubs" \
+		"$TOP/tests/oci/cri/api.proto" 2>"$T_TMP/err" || { fail "protoc: $(cat "$T_TMP/err")"; return 1; }
+	local p='plugins."io.containerd.grpc.v1.cri"'
+	trap 'cri_cleanup' EXIT # the test's own subshell (t_run)
+	ctrd_start "$d" "$(cat <<-TOML
+		[$p]
+		  sandbox_image = "localhost/cordon-pause:1"
+		  disable_tcp_service = true
+		  stream_server_address = "127.0.0.1"
+		  stream_server_port = "0"
+		  disable_apparmor = true
+		  restrict_oom_score_adj = true
+		  enable_selinux = false
+		[$p.containerd]
+		  snapshotter = "native"
+		  default_runtime_name = "cordon"
+		[$p.containerd.runtimes.cordon]
+		  runtime_type = "io.containerd.runc.v2"
+		[$p.containerd.runtimes.cordon.options]
+		  BinaryName = "$RUNTIME"
+		  Root = "$d/runtime-root"
+		  SystemdCgroup = $sd
+		[$p.cni]
+		  bin_dir = "$d/cni-bin"
+		  conf_dir = "$d/cni-conf"
+		  max_conf_num = 1
+	TOML
+	)" || return 1
+	local img
+	for img in busybox pause; do
+		timeout -k 5 120 ctr -a "$d/sock" -n k8s.io image import --snapshotter native "$T_TMP/$img.tar" >"$T_TMP/err" 2>&1 ||
+			{ fail "ctr image import $img: $(cat "$T_TMP/err")"; return 1; }
+	done
+}
+
+# What a failed run leaves (nothing after a passing one): the runtime's
+# containers (deleted by the runtime, after unpinning the pod's netns that
+# containerd bound under /run/netns: the one whose inode is the
+# container's), containerd, its shims (by the pid of those whose -address is
+# this test's socket), the mounts under the test's directory, the cgroups.
+cri_cleanup() {
+	local d=$T_TMP/ctrd r=$T_TMP/ctrd/runtime-root/k8s.io id pid ino f
+	for id in $(ls -A "$r" 2>/dev/null | grep -vx reports); do
+		pid=$("$RUNTIME" --root "$r" state "$id" 2>/dev/null | jq -r '.pid // 0')
+		ino=$(stat -L -c %i "/proc/$pid/ns/net" 2>/dev/null)
+		for f in /run/netns/cni-*; do
+			[ -n "$ino" ] && [ "$(stat -c %i "$f" 2>/dev/null)" = "$ino" ] && umount "$f" && rm -f "$f"
+		done
+		"$RUNTIME" --root "$r" delete --force "$id" >/dev/null 2>&1
+	done
+	ctrd_stop
+	for pid in $(pgrep -f -- "-address $d/sock\$"); do kill -9 "$pid"; done
+	awk -v t="$T_TMP/" 'index($5, t) == 1 {print $5}' /proc/self/mountinfo | sort -r | while read -r m; do umount -l "$m"; done
+	cg_rm "$CRI_CG"
+}
+
+# The cgroup directories below PARENT in every hierarchy (v1 and v2).
+cg_below() {
+	awk '$9 == "cgroup" || $9 == "cgroup2" {print $5}' /proc/self/mountinfo | while read -r m; do
+		[ -d "$m$1" ] && find "$m$1" -mindepth 1 -type d
+	done
+}
+cg_rm() { # PARENT: remove what the test's pods left (the parents the runtime made, once empty)
+	case $1 in /?*) ;; *) return 0 ;; esac
+	local up
+	up=$(dirname "$1")
+	awk '$9 == "cgroup" || $9 == "cgroup2" {print $5}' /proc/self/mountinfo | while read -r m; do
+		[ -d "$m$1" ] && find "$m$1" -depth -type d -exec rmdir {} + 2>/dev/null
+		[ "$up" = / ] || rmdir "$m$up" 2>/dev/null
+	done
+	return 0
+}
+
+# cri_pod SYSTEMD PARENT CGDIR: the pod's run and checks; PARENT is the
+# pod's cgroup parent as the CRI gets it, CGDIR where its cgroups are.
+cri_pod() {
+	local why
+	why=$(cri_skip_reason)
+	[ -z "$why" ] || { t_skip "$why"; return; }
+	cri_setup "$1" || return 1
+	local d=$T_TMP/ctrd cg=$3 out
+	out=$(timeout -k 5 300 "$PY" "$TOP/tests/oci/cri_client.py" pod "$d/stubs" "$d/sock" cordon \
+		localhost/cordon-busybox:1 "$2" "$d/pods" "$3" 2>"$T_TMP/err")
+	local rc=$?
+	if [ $rc != 0 ]; then
+		fail "the CRI client: $(cat "$T_TMP/err"); containerd: $(grep -i -E 'error|fail' "$d/log" | tail -4 | cut -c1-600)"
+		t_assert
+		return
+	fi
+	j() { jq -r "$1" <<<"$out"; }
+	expect_eq "$(j .sandbox_state) $(j .sandbox_runtime_handler)" "SANDBOX_READY cordon" "RunPodSandbox with the cordon handler"
+	expect_eq "$(j '.states | join(" ")')" "CONTAINER_RUNNING CONTAINER_RUNNING" "both containers run"
+	local k m
+	for k in a b; do
+		m=$(j ".uid_map_$k.out")
+		expect_match "$m" '^ *0 +[0-9]+ +[0-9]+' "container $k's uid_map ($(j ".uid_map_$k.err"))"
+		[ "$(awk 'NR == 1 {print $2}' <<<"$m")" != 0 ] || fail "container $k's root is the host's root: $m"
+	done
+	# one pod, one trust domain: b runs in a's user namespace (the sandbox's)
+	expect_eq "$(j .uid_map_a.out)" "$(j .uid_map_b.out)" "both containers with the sandbox's id map"
+	expect_eq "$(j .netns_a.out)" "$(j .netns_b.out)" "both containers in the pod's network namespace"
+	[ "$(j .netns_a.out | tr -d '\n')" != "$(readlink /proc/self/ns/net)" ] || fail "the pod's netns is the host's"
+	expect_eq "$(j .fetch.rc) $(j .fetch.out)" "0 served-by-a" "b reaches a's server on 127.0.0.1 ($(j .fetch.err))"
+	expect_eq "$(j .exec_status)" 3 "ExecSync's exit status"
+	# the pod's cgroups where the driver puts them: the sandbox's and each
+	# container's (cgroupfs: PARENT/ID; systemd: cri-containerd-ID.scope
+	# below the expanded slice)
+	local id want got
+	got=" $(j '.cgdir | join(" ")') "
+	for id in $(j .sandbox) $(j '.containers | join(" ")'); do
+		if [ "$1" = true ]; then want=cri-containerd-$id.scope; else want=$id; fi
+		[[ $got == *" $want "* ]] || fail "no cgroup $cg/$want while the pod runs (there: $got)"
+	done
+	expect_eq "$(j '.stopped | join(" ")')" "CONTAINER_EXITED CONTAINER_EXITED" "StopContainer"
+	expect_eq "$(j .left.sandboxes) $(j .left.containers)" "0 0" "CRI lists nothing after the removals"
+	# What the runtime made is gone: its state, its cgroups, its mounts.
+	# (ROOT/reports is cordon-oci's directory of run reports, kept)
+	expect_eq "$(ls -A "$d/runtime-root/k8s.io" 2>/dev/null | grep -vx reports | tr '\n' ' ')" "" "no runtime state left"
+	expect_eq "$(cg_below "$cg" | tr '\n' ' ')" "" "no container cgroup left below $cg"
+	expect_eq "$(awk -v t="$T_TMP/" 'index($5, t) == 1 {print $5}' /proc/self/mountinfo | tr '\n' ' ')" "" "no mount left under the test's directory"
+	if [ -d /run/cordon-oci-slots ]; then
+		expect_eq "$(grep -l -s -F "$d/" /run/cordon-oci-slots/* | tr '\n' ' ')" "" "no host id range left taken"
+	fi
+	t_assert
+}
+
+test_cri_pod_two_containers() {
+	CRI_CG=/cordon-cri-test.$$
+	cri_pod false "$CRI_CG" "$CRI_CG"
+}
+
+# The systemd cgroup driver where systemd is not PID 1 (SystemdCgroup true:
+# the shim passes --systemd-cgroup, cgroupsPath is slice:cri-containerd:ID):
+# the nested slice expanded on cgroupfs as systemd would place it.
+test_cri_systemd_cgroup_driver() {
+	CRI_CG=/cordoncri.slice/cordoncri-t$$.slice
+	cri_pod true "cordoncri-t$$.slice" "$CRI_CG"
+}
+
+t_run test_cri_pod_two_containers
+t_run test_cri_systemd_cgroup_driver

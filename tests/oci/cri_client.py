@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""A small CRI client for tests/oci/cri.sh (Debian's python3-grpcio).
+
+  cri_client.py image ROOTFS_TAR OUT_TAR NAME ARG...
+      an OCI image archive of one uncompressed layer (the rootfs tarball),
+      named NAME (for `ctr -n k8s.io image import`), its Cmd the ARGs.
+  cri_client.py pod STUBS_DIR SOCKET HANDLER IMAGE CGROUP_PARENT LOGDIR [CGDIR]
+      over the CRI v1 API (stubs generated from tests/oci/cri/api.proto
+      into STUBS_DIR): RunPodSandbox (runtime handler HANDLER), two
+      containers of IMAGE in it, started; ExecSync in each; then every stop
+      and remove. Prints one JSON object of what it saw; exits 1 (with the
+      error on stderr) where a call fails. CGDIR: a cgroup path whose
+      entries, in any hierarchy, are listed while the pod runs ("cgdir").
+"""
+import hashlib
+import io
+import json
+import os
+import sys
+import tarfile
+import time
+
+
+def blob(tf, data):
+    d = hashlib.sha256(data).hexdigest()
+    ti = tarfile.TarInfo("blobs/sha256/" + d)
+    ti.size = len(data)
+    tf.addfile(ti, io.BytesIO(data))
+    return "sha256:" + d, len(data)
+
+
+def image(rootfs, out, name, args):
+    layer = open(rootfs, "rb").read()
+    diff = "sha256:" + hashlib.sha256(layer).hexdigest()
+    cfg = json.dumps({"architecture": "amd64", "os": "linux",
+                      "config": {"Cmd": args, "Env": ["PATH=/bin"], "WorkingDir": "/"},
+                      "rootfs": {"type": "layers", "diff_ids": [diff]}}).encode()
+    with tarfile.open(out, "w") as tf:
+        ld, ls = blob(tf, layer)
+        cd, cs = blob(tf, cfg)
+        man = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                          "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": cd, "size": cs},
+                          "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": ld, "size": ls}]}).encode()
+        md, ms = blob(tf, man)
+        idx = json.dumps({"schemaVersion": 2, "manifests": [
+            {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": md, "size": ms,
+             "platform": {"architecture": "amd64", "os": "linux"},
+             "annotations": {"io.containerd.image.name": name, "org.opencontainers.image.ref.name": name}}]}).encode()
+        for n, d in (("oci-layout", b'{"imageLayoutVersion": "1.0.0"}'), ("index.json", idx)):
+            ti = tarfile.TarInfo(n)
+            ti.size = len(d)
+            tf.addfile(ti, io.BytesIO(d))
+
+
+def cg_entries(cgdir):
+    out = set()
+    for line in open("/proc/self/mountinfo"):
+        f = line.split()
+        fstype = f[f.index("-") + 1]
+        if fstype in ("cgroup", "cgroup2"):
+            try:
+                out |= set(os.listdir(f[4] + cgdir))
+            except OSError:
+                pass
+    return sorted(out)
+
+
+def pod(stubs, sock, handler, img, cgparent, logdir, cgdir=None):
+    sys.path.insert(0, stubs)
+    import grpc
+    import api_pb2 as pb
+    import api_pb2_grpc as pbg
+
+    ch = grpc.insecure_channel("unix://" + sock)
+    rt = pbg.RuntimeServiceStub(ch)
+    im = pbg.ImageServiceStub(ch)
+    T = 120  # a hang guard per call, not a measurement
+    seen = {"version": rt.Version(pb.VersionRequest(version="v1"), timeout=T).runtime_api_version}
+    # The CRI plugin learns of images imported by ctr from containerd's events.
+    for _ in range(300):
+        if im.ImageStatus(pb.ImageStatusRequest(image=pb.ImageSpec(image=img)), timeout=T).image.id:
+            break
+        time.sleep(0.1)
+    else:
+        raise SystemExit("the CRI plugin does not list the image " + img)
+    meta = pb.PodSandboxMetadata(name="cordon-pod", uid="cordon-pod-uid-1", namespace="default", attempt=0)
+    pcfg = pb.PodSandboxConfig(
+        metadata=meta, hostname="cordon-pod", log_directory=logdir,
+        labels={"app": "cordon-cri-test"},
+        linux=pb.LinuxPodSandboxConfig(cgroup_parent=cgparent))
+    sid = rt.RunPodSandbox(pb.RunPodSandboxRequest(config=pcfg, runtime_handler=handler), timeout=T).pod_sandbox_id
+    seen["sandbox"] = sid
+    st = rt.PodSandboxStatus(pb.PodSandboxStatusRequest(pod_sandbox_id=sid), timeout=T).status
+    seen["sandbox_state"] = pb.PodSandboxState.Name(st.state)
+    seen["sandbox_runtime_handler"] = st.runtime_handler
+
+    def create(name, argv):
+        c = pb.ContainerConfig(metadata=pb.ContainerMetadata(name=name, attempt=0),
+                               image=pb.ImageSpec(image=img), command=argv, log_path=name + ".log",
+                               linux=pb.LinuxContainerConfig())
+        cid = rt.CreateContainer(pb.CreateContainerRequest(pod_sandbox_id=sid, config=c, sandbox_config=pcfg),
+                                 timeout=T).container_id
+        rt.StartContainer(pb.StartContainerRequest(container_id=cid), timeout=T)
+        return cid
+
+    def ex(cid, argv):
+        r = rt.ExecSync(pb.ExecSyncRequest(container_id=cid, cmd=argv, timeout=60), timeout=T)
+        return {"rc": r.exit_code, "out": r.stdout.decode(errors="replace"), "err": r.stderr.decode(errors="replace")}
+
+    # a: an HTTP server on the pod's loopback; b: idle.
+    a = create("a", ["/bin/sh", "-c", "mkdir -p /tmp/www && echo served-by-a >/tmp/www/index.html && "
+                     "exec httpd -f -p 127.0.0.1:7777 -h /tmp/www"])
+    b = create("b", ["/bin/sleep", "600"])
+    seen["containers"] = [a, b]
+    seen["states"] = [pb.ContainerState.Name(rt.ContainerStatus(pb.ContainerStatusRequest(container_id=c),
+                                                                 timeout=T).status.state) for c in (a, b)]
+    for k, c in (("a", a), ("b", b)):
+        seen["uid_map_" + k] = ex(c, ["/bin/cat", "/proc/self/uid_map"])
+        seen["netns_" + k] = ex(c, ["/bin/readlink", "/proc/self/ns/net"])
+        seen["pidns_" + k] = ex(c, ["/bin/readlink", "/proc/self/ns/pid"])
+    # b reaches a's server on 127.0.0.1: one network namespace (the pod's).
+    for _ in range(100):
+        seen["fetch"] = ex(b, ["/bin/wget", "-q", "-O-", "http://127.0.0.1:7777/"])
+        if seen["fetch"]["rc"] == 0:
+            break
+        time.sleep(0.1)
+    seen["exec_status"] = ex(a, ["/bin/sh", "-c", "exit 3"])["rc"]
+    if cgdir:
+        seen["cgdir"] = cg_entries(cgdir)
+    for c in (a, b):
+        rt.StopContainer(pb.StopContainerRequest(container_id=c, timeout=10), timeout=T)
+    seen["stopped"] = [pb.ContainerState.Name(rt.ContainerStatus(pb.ContainerStatusRequest(container_id=c),
+                                                                  timeout=T).status.state) for c in (a, b)]
+    for c in (a, b):
+        rt.RemoveContainer(pb.RemoveContainerRequest(container_id=c), timeout=T)
+    rt.StopPodSandbox(pb.StopPodSandboxRequest(pod_sandbox_id=sid), timeout=T)
+    rt.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=sid), timeout=T)
+    seen["left"] = {"sandboxes": len(rt.ListPodSandbox(pb.ListPodSandboxRequest(), timeout=T).items),
+                    "containers": len(rt.ListContainers(pb.ListContainersRequest(), timeout=T).containers)}
+    print(json.dumps(seen))
+
+
+def main():
+    if len(sys.argv) >= 5 and sys.argv[1] == "image":
+        image(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
+    elif len(sys.argv) in (8, 9) and sys.argv[1] == "pod":
+        try:
+            pod(*sys.argv[2:])
+        except Exception as e:  # a grpc.RpcError names the call's status and details
+            print("cri_client: %s" % (e,), file=sys.stderr)
+            sys.exit(1)
+    else:
+        print(__doc__, file=sys.stderr)
+        sys.exit(2)
+
+
+main()
