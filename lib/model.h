@@ -44,6 +44,8 @@ enum model_kind {
 	MK_PIN,     /* a directory above a protected path: bound onto itself (no rename) */
 	MK_CA_BUNDLE, /* the run's CA bundle (CORDON_CA_FILE) bound read-only over a host's
 		       * standard bundle file (clients that ignore SSL_CERT_FILE) */
+	MK_RESOLV,  /* /etc/resolv.conf written for the run's own resolver
+		     * (network.transparent, issue 33), read-only */
 };
 
 /* entry flags */
