@@ -3,11 +3,14 @@
 #include "unit.h"
 #include <arpa/nameser.h>
 #include <resolv.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include "dns.h"
+#include "sup-dns.h"
 
-static int mkq(const char *name, int type, uint8_t *buf)
+static int mkq(const char *name, int type, uint8_t *out)
 {
-	int n = res_mkquery(QUERY, name, C_IN, type, NULL, 0, NULL, buf, DNS_MSG_MAX);
+	int n = res_mkquery(QUERY, name, C_IN, type, NULL, 0, NULL, out, DNS_MSG_MAX);
 	assert_true(n > 12);
 	return n;
 }
@@ -150,10 +153,49 @@ static void test_answer(void **st)
 	assert_int_equal(a[3] & 0x0f, DNS_FORMERR);
 }
 
+/* sup-dns.c's pure parts: which names are declared, the synthetic
+ * addresses, and back from an address to its name. */
+static void test_declared(void **st)
+{
+	strv allow = {0};
+	const char *rules[] = {"db.internal:8080", "*.example.com:443", "svc.test:*", "127.0.0.1:9", "[::1]:22"};
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++)
+		assert_int_equal(strv_push(&allow, rules[i]), 0);
+	assert_true(dnsd_declared(&allow, "db.internal"));
+	assert_true(dnsd_declared(&allow, "api.example.com"));
+	assert_true(dnsd_declared(&allow, "a.b.example.com"));
+	assert_true(dnsd_declared(&allow, "svc.test"));
+	assert_false(dnsd_declared(&allow, "example.com"));
+	assert_false(dnsd_declared(&allow, "db.internal.evil"));
+	assert_false(dnsd_declared(&allow, "evilexample.com"));
+	assert_false(dnsd_declared(&allow, ""));
+	strv_free(&allow);
+	uint8_t a[16];
+	char t[INET6_ADDRSTRLEN];
+	dnsd_synth_v4(0, a);
+	assert_string_equal(inet_ntop(AF_INET, a, t, sizeof(t)), "198.18.0.1");
+	dnsd_synth_v4(DNSD_MAX_NAMES - 1, a);
+	assert_string_equal(inet_ntop(AF_INET, a, t, sizeof(t)), "198.18.16.0");
+	dnsd_synth_v6(0, a);
+	assert_string_equal(inet_ntop(AF_INET6, a, t, sizeof(t)), "fd63:6f72:646e::1");
+	/* a table with two names; addresses map back, others do not */
+	struct run_report rep;
+	memset(&rep, 0, sizeof(rep));
+	struct dnsd *d = NULL;
+	strv none = {0};
+	cordon_error e;
+	assert_int_equal(dnsd_new(&d, &none, &rep, -1, &e), 0);
+	struct sockaddr_in s4 = {.sin_family = AF_INET};
+	dnsd_synth_v4(0, (uint8_t *)&s4.sin_addr);
+	assert_null(dnsd_name_of(d, (struct sockaddr *)&s4, sizeof(s4)));
+	dnsd_free(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse), cmocka_unit_test(test_refused), cmocka_unit_test(test_answer),
+		cmocka_unit_test(test_declared),
 	};
 	return cmocka_run_group_tests_name("dns", tests, NULL, NULL);
 }
