@@ -204,6 +204,21 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 			setup_or_fail(sock, cordon_err_errno(&e, "the egress proxy's socket"), &e);
 		close(l);
 	}
+	if (sp->dns)
+		setup_or_fail(sock, ns_synthetic_addrs(&e), &e);
+	if (sp->dns) {
+		/* The run's resolver (network.transparent): its sockets here, the
+		 * supervisor answers from outside (sup-dns.c). */
+		struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(CORDON_DNS_PORT),
+					.sin_addr.s_addr = htonl(CORDON_DNS_IPV4)};
+		for (int tcp = 0; tcp <= 1; tcp++) {
+			int l = socket(AF_INET, (tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC, 0);
+			if (l < 0 || bind(l, (struct sockaddr *)&a, sizeof(a)) < 0 || (tcp && listen(l, 64) < 0) ||
+			    sync_send(sock, MSG_DNS_FD, tcp, NULL, l) < 0)
+				setup_or_fail(sock, cordon_err_errno(&e, "the run's resolver's %s socket", tcp ? "TCP" : "UDP"), &e);
+			close(l);
+		}
+	}
 	/* On v1 we were attached after clone: a cgroup namespace made now is
 	 * rooted at the run's own cgroup. */
 	if (sp->unshare_cgroupns && unshare(CLONE_NEWCGROUP) < 0)

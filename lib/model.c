@@ -26,7 +26,7 @@ const char *model_kind_name(enum model_kind k)
 {
 	static const char *const n[] = {"root", "ro", "rw", "tmpfs", "proc", "dev", "devpts", "symlink",
 					"file", "device", "secret", "cgroup", "protected", "pin", "ca-bundle",
-					"kernfs", "masked", "mount"};
+					"kernfs", "masked", "mount", "resolv"};
 	return (size_t)k < ARRAY_SIZE(n) ? n[k] : "?";
 }
 
@@ -240,7 +240,8 @@ static int check_image_mountpoints(const struct boundary_model *m, const char *r
 {
 	for (size_t i = 0; i < m->n; i++) {
 		const struct model_entry *e = &m->e[i];
-		if ((e->flags & MODEL_SYSTEM) || e->kind == MK_PROTECT || e->kind == MK_PIN || e->kind == MK_CA_BUNDLE)
+		if ((e->flags & MODEL_SYSTEM) || e->kind == MK_PROTECT || e->kind == MK_PIN || e->kind == MK_CA_BUNDLE ||
+		    e->kind == MK_RESOLV)
 			continue;
 		/* The innermost entry above it: an image's directory? */
 		const struct model_entry *up = NULL;
@@ -384,6 +385,19 @@ static int add_ca_bundle(struct boundary_model *m, const cordon_policy *p, const
 			return -1;
 	}
 	return 0;
+}
+
+/* network.transparent (issue 33): the run asks its own resolver, which the
+ * supervisor answers (sup-dns.c): /etc/resolv.conf names it. */
+static int add_resolv(struct boundary_model *m, const cordon_policy *p, cordon_error *err)
+{
+	if (!p || !p->net_allow.n || !p->net_transparent)
+		return 0;
+	struct model_entry e = {.path = "/etc/resolv.conf", .kind = MK_RESOLV, .source = SRC_POLICY,
+				.view = VIEW_RO, .reason = "the run's own resolver (network.transparent)",
+				.noexec = true, .mount = -1, .tree = -1, .explain_path = "/etc/resolv.conf",
+				.explain_mode = "ro (nameserver " CORDON_DNS_ADDR ")"};
+	return push(m, &e, err);
 }
 
 /* The innermost of the plan's mounts that path lies in, or -1. */
@@ -790,6 +804,7 @@ int model_build_on(struct boundary_model *m, const struct run_plan *plan, const 
 	const char *root = plan ? plan->rootfs : "";
 	if (add_system(m, root, plan, probe, err) < 0 ||
 	    (plan && (add_task(m, plan, p, err) < 0 || add_ca_bundle(m, p, root, probe, err) < 0 ||
+		      add_resolv(m, p, err) < 0 ||
 		      add_protected(m, plan, p, probe, err) < 0 || relocate_at(m, plan, err) < 0 ||
 		      (root[0] && check_image_mountpoints(m, root, probe, err) < 0)))) {
 		model_free(m);

@@ -49,6 +49,8 @@ enum model_kind {
 	MK_KERNFS,  /* a kernel filesystem of the config (sysfs, mqueue): the kernel's permissions */
 	MK_MASK,    /* a maskedPaths entry: /dev/null or an empty read-only tmpfs over it */
 	MK_MOUNT,   /* another filesystem the config mounts by type (source, type) */
+	MK_RESOLV,  /* /etc/resolv.conf written for the run's own resolver
+		     * (network.transparent, issue 33), read-only */
 };
 
 /* entry flags */

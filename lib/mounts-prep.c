@@ -261,6 +261,8 @@ int mounts_prepare(const struct boundary_model *m, struct mount_steps *out, cord
 			r = (e->flags & MODEL_NOT_YET) ? 0 : push_step(out, e, MO_PROTECT, err);
 		else if (e->kind == MK_CA_BUNDLE)
 			r = push_step(out, e, MO_CA_BUNDLE, err);
+		else if (e->kind == MK_RESOLV)
+			r = push_step(out, e, MO_RESOLV, err);
 		else
 			r = push_step(out, e, MO_TASK, err);
 	}

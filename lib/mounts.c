@@ -461,6 +461,27 @@ static int setup_hosts(int oldroot, int newroot, const char *src, const char *pa
 static int apply_step(const struct mount_step *st, const struct mount_plan *plan, int oldroot, int newroot,
 		      cordon_error *err);
 
+/* network.transparent: the run's resolver is the supervisor, at
+ * CORDON_DNS_ADDR in the run's namespace (sup-dns.c). Written in the base
+ * tmpfs, as /etc/hosts, and bound read-only over the host's file (which
+ * must be there as a file: a link is not followed, and /etc is read-only). */
+static int setup_resolv(int newroot, const char *path, cordon_error *err)
+{
+	static const char text[] = "# cordon: the run's own resolver (network.transparent)\n"
+				   "nameserver " CORDON_DNS_ADDR "\noptions edns0\n";
+	_cleanup_close_ int out = open("/resolv.conf", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (out < 0 || write(out, text, sizeof(text) - 1) != (ssize_t)sizeof(text) - 1)
+		return cordon_err_errno(err, "write /etc/resolv.conf for the run");
+	_cleanup_close_ int tree = open_tree(AT_FDCWD, "/resolv.conf", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+					      MOUNT_ATTR_NOEXEC};
+	if (tree < 0 || mount_setattr(tree, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+		return cordon_err_errno(err, "bind /etc/resolv.conf for the run");
+	if (attach_tree(tree, newroot, path, false, err) < 0)
+		return cordon_err_wrap(err, "the run's resolver (network.transparent): the host's %s must be a file", path);
+	return 0;
+}
+
 int mounts_begin(struct mount_ctx *mc, cordon_error *err)
 {
 	mc->oldroot = mc->newroot = -1;
@@ -577,7 +598,7 @@ const char *mount_op_name(enum mount_op op)
 {
 	static const char *const n[] = {"system-bind", "symlink", "hosts", "tmpfs", "proc", "dev", "dev-node",
 					"dev-device", "devpts", "dev-seal", "task", "secret-dir", "protect", "cgroup",
-					"ca-bundle"};
+					"ca-bundle", "resolv"};
 	return (size_t)op < ARRAY_SIZE(n) ? n[op] : "?";
 }
 
@@ -624,6 +645,8 @@ static int apply_step(const struct mount_step *st, const struct mount_plan *plan
 		if (bind_at(newroot, newroot, e->host, e->path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, err) < 0)
 			return cordon_err_wrap(err, "the run's CA bundle over %s", e->path);
 		return 0;
+	case MO_RESOLV:
+		return setup_resolv(newroot, e->path, err);
 	case MO_CGROUP:
 		if (setup_cgroup_view(e, plan->cgview, oldroot, newroot, err) < 0)
 			return cordon_err_wrap(err, "the run's cgroup at %s", e->path);

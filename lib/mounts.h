@@ -21,6 +21,10 @@ struct cgroup_view {
 
 /* The run's hostname (its own UTS namespace). */
 #define CORDON_HOSTNAME "cordon"
+/* network.transparent: where the run's resolver listens, in its namespace */
+#define CORDON_DNS_ADDR "127.0.0.53"
+#define CORDON_DNS_IPV4 0x7f000035u /* the same, host order */
+#define CORDON_DNS_PORT 53
 /* Default tmpfs sizes (README, "Default sizes"): without them a tmpfs may
  * grow to half of the host's RAM. /tmp and any --tmpfs given without a
  * size: 1 GiB; /dev/shm: 64 MiB, as Docker's. --tmpfs /tmp:SIZE,
@@ -89,6 +93,7 @@ enum mount_op {
 	MO_PROTECT,     /* a protected path or a pin, bound onto itself */
 	MO_CGROUP,      /* the run's cgroup, as the supervisor names it */
 	MO_CA_BUNDLE,   /* the run's CA bundle bound over a host's bundle file */
+	MO_RESOLV,      /* /etc/resolv.conf naming the run's own resolver, written */
 };
 struct mount_step {
 	const struct model_entry *e;

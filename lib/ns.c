@@ -1,6 +1,10 @@
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
+#include <linux/ipv6.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <stdint.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -77,6 +81,33 @@ int ns_loopback_up(cordon_error *err)
 	ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
 	if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
 		return cordon_err_errno(err, "bring up lo");
+	return 0;
+}
+
+int ns_synthetic_addrs(cordon_error *err)
+{
+	_cleanup_close_ int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s < 0)
+		return cordon_err_errno(err, "socket for lo:1");
+	struct ifreq ifr;
+	memset(&ifr, 0, sizeof(ifr));
+	strcpy(ifr.ifr_name, "lo:1");
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(NS_SYNTH_V4)};
+	memcpy(&ifr.ifr_addr, &a, sizeof(a));
+	if (ioctl(s, SIOCSIFADDR, &ifr) < 0)
+		return cordon_err_errno(err, "address lo:1");
+	struct sockaddr_in m = {.sin_family = AF_INET, .sin_addr.s_addr = 0xffffffffu};
+	memcpy(&ifr.ifr_netmask, &m, sizeof(m));
+	if (ioctl(s, SIOCSIFNETMASK, &ifr) < 0)
+		return cordon_err_errno(err, "netmask lo:1");
+	_cleanup_close_ int s6 = socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (s6 < 0)
+		return errno == EAFNOSUPPORT ? 0 : cordon_err_errno(err, "socket for lo's IPv6 address");
+	struct in6_ifreq r6 = {.ifr6_prefixlen = 128, .ifr6_ifindex = (int)if_nametoindex("lo")};
+	static const uint8_t v6[16] = {0xfd, 0x63, 0x6f, 0x72, 0x64, 0x6e, 0xff, 0xff, [15] = 1}; /* fd63:6f72:646e:ffff::1 */
+	memcpy(&r6.ifr6_addr, v6, sizeof(v6));
+	if (r6.ifr6_ifindex <= 0 || ioctl(s6, SIOCSIFADDR, &r6) < 0)
+		return errno == EACCES || errno == EADDRNOTAVAIL ? 0 : cordon_err_errno(err, "IPv6 address on lo");
 	return 0;
 }
 

@@ -41,3 +41,10 @@ int ns_swap_userns(uid_t ua, uid_t ub, gid_t ga, gid_t gb, cordon_error *err);
 
 /* Bring up "lo" in the current network namespace. */
 int ns_loopback_up(cordon_error *err);
+/* network.transparent: one address of the synthetic ranges on lo
+ * (NS_SYNTH_V4 as lo:1, and NS_SYNTH_V6 where the run has IPv6), so that
+ * getaddrinfo's AI_ADDRCONFIG, which counts no loopback address, finds the
+ * run configured for IPv4 and IPv6 and looks the names up. Adds no route
+ * out. */
+#define NS_SYNTH_V4 0xc613fffeu /* 198.19.255.254 */
+int ns_synthetic_addrs(cordon_error *err);

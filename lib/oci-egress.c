@@ -61,6 +61,11 @@ static int check_sections(const char *text, cordon_error *err)
 		if (strcmp(root->keys[i], "network") != 0 && strcmp(root->keys[i], "secrets") != 0)
 			r = cordon_err(err, 0, WHERE ":%d:%d: \"%s\" does not apply in OCI mode (the config decides it); "
 					       "only \"network\" and \"secrets\" do", root->kline[i], root->kcol[i], root->keys[i]);
+	jnode *net = root->type == J_OBJ ? json_get(root, "network") : NULL;
+	for (size_t i = 0; net && net->type == J_OBJ && i < net->n && r == 0; i++)
+		if (strcmp(net->keys[i], "transparent") == 0 || strcmp(net->keys[i], "resolve") == 0)
+			r = cordon_err(err, 0, WHERE ":%d:%d: \"network.%s\" is not supported in OCI mode yet",
+				       net->kline[i], net->kcol[i], net->keys[i]);
 	jnode *sec = root->type == J_OBJ ? json_get(root, "secrets") : NULL;
 	for (size_t i = 0; sec && sec->type == J_OBJ && i < sec->n && r == 0; i++) {
 		const jnode *o = sec->items[i];

@@ -73,6 +73,18 @@ char *policy_canonical_json(const cordon_policy *p)
 	for (size_t i = 0; i < p->nloopback_ports; i++)
 		jw_uint(&w, p->loopback_ports[i]);
 	jw_arr_end(&w);
+	/* Only when set: a policy without them keeps its hash. */
+	if (p->net_transparent) {
+		jw_key(&w, "transparent");
+		jw_bool(&w, true);
+	}
+	if (p->net_resolve.n) {
+		jw_key(&w, "resolve");
+		jw_arr_begin(&w);
+		for (size_t i = 0; i < p->net_resolve.n; i++)
+			jw_str(&w, p->net_resolve.v[i]);
+		jw_arr_end(&w);
+	}
 	/* Only when there are any: a policy without devices keeps its hash. */
 	if (p->devices.n) {
 		jw_key(&w, "devices");

@@ -80,6 +80,7 @@ void policy_free(cordon_policy *p)
 	mounts_free(p->mounts, p->nmounts);
 	strv_free(&p->env);
 	strv_free(&p->net_allow);
+	strv_free(&p->net_resolve);
 	free(p->upstream_ca);
 	pxrule_free(&p->net_rules);
 	for (size_t i = 0; i < p->nsecrets; i++)

@@ -2,6 +2,7 @@
  * (bounded, never following a link), every key checked and every error
  * naming its file, line and column; a ledger file. The edits they make are
  * pol-edit.c's. */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -208,10 +209,51 @@ static int load_net_rule(pctx *c, const jnode *o)
 	return rc;
 }
 
+/* network.resolve: {"name": "address"}, each name a host name (letters,
+ * digits, '-', '_', dots), each address an IPv4 or IPv6 literal. */
+static int load_resolve(pctx *c, const jnode *res)
+{
+	if (want(c, res, J_OBJ, "network.resolve") < 0)
+		return -1;
+	for (size_t i = 0; i < res->n; i++) {
+		const char *name = res->keys[i];
+		const jnode *v = res->items[i];
+		size_t nl = strlen(name);
+		bool ok = nl > 0 && nl <= 253 && name[0] != '.' && name[nl - 1] != '.' && !strstr(name, "..");
+		for (size_t k = 0; ok && k < nl; k++)
+			ok = isalnum((unsigned char)name[k]) || strchr("-_.", name[k]);
+		if (!ok)
+			return at(c, res->kline[i], res->kcol[i], "\"network.resolve\": \"%s\" is not a host name", name);
+		if (want(c, v, J_STR, "network.resolve") < 0)
+			return -1;
+		unsigned char a[16];
+		if (inet_pton(AF_INET, v->str, a) != 1 && inet_pton(AF_INET6, v->str, a) != 1)
+			return at(c, v->line, v->col, "\"network.resolve\": \"%s\" is not an IPv4 or IPv6 address", v->str);
+		if (c->p->net_resolve.n >= NET_RESOLVE_MAX)
+			return at(c, v->line, v->col, "\"network.resolve\": at most %d names", NET_RESOLVE_MAX);
+		char pin[320];
+		snprintf(pin, sizeof(pin), "%s=%s", name, v->str);
+		for (char *q = pin; *q != '='; q++)
+			*q = (char)tolower((unsigned char)*q);
+		if (strv_push(&c->p->net_resolve, pin) < 0)
+			return cordon_oom(c->err);
+	}
+	return 0;
+}
+
 static int load_network(pctx *c, const jnode *net)
 {
-	static const char *const keys[] = {"allow", "loopback_ports", "upstream_ca", NULL};
+	static const char *const keys[] = {"allow", "loopback_ports", "upstream_ca", "transparent", "resolve", NULL};
 	if (want(c, net, J_OBJ, "network") < 0 || check_keys(c, net, "\"network\"", keys) < 0)
+		return -1;
+	jnode *tr = json_get(net, "transparent");
+	if (tr) {
+		if (want(c, tr, J_BOOL, "network.transparent") < 0)
+			return -1;
+		c->p->net_transparent = tr->b;
+	}
+	jnode *res = json_get(net, "resolve");
+	if (res && load_resolve(c, res) < 0)
 		return -1;
 	jnode *uca = json_get(net, "upstream_ca");
 	if (uca) {

@@ -108,6 +108,9 @@ cordon_policy *policy_for_check(const cordon_policy *p, const char *workspace)
 	memcpy(c->limits, p->limits, sizeof(c->limits));
 	memcpy(c->loopback_ports, p->loopback_ports, sizeof(c->loopback_ports));
 	c->nloopback_ports = p->nloopback_ports;
+	c->net_transparent = p->net_transparent;
+	if (strv_copy(&c->net_resolve, &p->net_resolve) < 0)
+		goto fail;
 	c->kill_on_violation = p->kill_on_violation;
 	c->allow_weaker = p->allow_weaker;
 	c->no_file_reports = p->no_file_reports;

@@ -86,6 +86,8 @@ int workspace_mode_parse(const char *s, enum workspace_mode *out);
 const char *on_failure_name(enum on_failure f);
 int on_failure_parse(const char *s, enum on_failure *out);
 
+#define NET_RESOLVE_MAX 64 /* network.resolve: pins per policy */
+
 struct cordon_policy {
 	struct cordon_mount *mounts;
 	size_t nmounts;
@@ -94,6 +96,8 @@ struct cordon_policy {
 	char *upstream_ca; /* network.upstream_ca: PEM file trusted for the proxy's TLS upstreams, or NULL */
 	struct net_rules net_rules; /* every network.allow entry, with its methods and paths (pxrule.h) */
 	uint16_t loopback_ports[64]; /* network.loopback_ports: TCP inside the run */
+	bool net_transparent; /* network.transparent (issue 33, experimental): the run's own resolver */
+	strv net_resolve;     /* network.resolve: "name=address" pins, at most NET_RESOLVE_MAX */
 	size_t nloopback_ports;
 	struct cordon_secret *secrets;
 	size_t nsecrets;

@@ -251,6 +251,18 @@ void report_write_network(jwriter *w, const struct run_report *r)
 	jw_key_uint(w, "bytes_down", r->net.down);
 	jw_key_uint(w, "max_connections", r->net.max_conns);
 	jw_key_uint(w, "over_limit", r->net.over_limit);
+	if (r->net.dns.enabled) {
+		jw_key(w, "dns");
+		jw_obj_begin(w);
+		jw_key_str(w, "server", "127.0.0.53:53");
+		jw_key_uint(w, "queries", r->net.dns.queries);
+		jw_key_uint(w, "answered", r->net.dns.answered);
+		jw_key_uint(w, "refused", r->net.dns.refused);
+		jw_key_uint(w, "names", r->net.dns.names);
+		jw_key_uint(w, "names_max", r->net.dns.names_max);
+		jw_key_uint(w, "over_limit", r->net.dns.over_limit);
+		jw_obj_end(w);
+	}
 	jw_key(w, "endpoints");
 	jw_arr_begin(w);
 	for (size_t i = 0; i < r->net.nep; i++) {

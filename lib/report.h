@@ -174,6 +174,13 @@ struct run_report {
 		uint64_t req_omitted;     /* requests past the cap */
 		struct net_injection *inj;
 		size_t ninj;
+		/* The run's own resolver (network.transparent; sup-dns.h). */
+		struct {
+			bool enabled;
+			uint64_t queries, answered, refused; /* refused: NXDOMAIN, FORMERR, ... */
+			uint64_t names, names_max;           /* declared names given an address */
+			uint64_t over_limit;                 /* declared names past names_max */
+		} dns;
 	} net;
 	/* Denials come from the supervisor loop and the observer thread. */
 	pthread_mutex_t denial_lock;

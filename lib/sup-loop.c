@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "sup-loop.h"
 #include "sup-proxy.h"
+#include "sup-dns.h"
 
 /* Wake coalescing of the output relay: after a splice of at least
  * COALESCE_MIN bytes from a 1 MiB pipe, the loop sleeps COALESCE_NS before
@@ -200,6 +201,17 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 			fd = -1;
 		}
 		break;
+	case MSG_DNS_FD:
+		if (fd >= 0 && s->dns && live) {
+			cordon_error e;
+			int r = dnsd_take(s->dns, fd, m->value == 1, &e);
+			fd = -1;
+			if (r < 0) {
+				sup_setup_error(s, &e);
+				sup_kill_run(s, ST_SETUP_ERROR);
+			}
+		}
+		break;
 	case MSG_PTY:
 		/* Also in the drain after init's exit: what the command wrote
 		 * is still in the pty, and the loop reads it to its end. */
@@ -357,6 +369,11 @@ int sup_event_loop(struct sup *s)
 			if (evs[i].data.u64 & PROXY_TAG) {
 				if (s->proxy)
 					proxy_event(s->proxy, evs[i].data.u64, evs[i].events);
+				continue;
+			}
+			if (evs[i].data.u64 & DNSD_TAG) {
+				if (s->dns)
+					dnsd_event(s->dns, evs[i].data.u64, evs[i].events);
 				continue;
 			}
 			if ((evs[i].data.u64 & RUN_HOOK_TAG) && s->opts->hooks) {

@@ -99,6 +99,7 @@
 #include "pol-opts.h"
 #include "pol-plan.h"
 #include "sup-proxy.h"
+#include "sup-dns.h"
 #include "sup-state.h"
 #include "sup-loop.h"
 #include "sup-steps.h"
@@ -292,6 +293,7 @@ static int prepare(struct sup *s, cordon_error *err)
 	s->spec.mounts = &s->mounts;
 	s->spec.cgview = &s->cgview;
 	s->spec.proxy = p->net_allow.n > 0;
+	s->spec.dns = s->spec.proxy && p->net_transparent;
 	creds_prepare(s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, s->privileged, &s->creds);
 	s->spec.creds = &s->creds;
 	s->spec.envp = s->env.v;
@@ -490,6 +492,10 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 		sup_setup_error(s, &e);
 		sup_kill_run(s, ST_SETUP_ERROR);
 	}
+	if (s->spec.dns && s->epfd >= 0 && dnsd_new(&s->dns, &s->pol->net_allow, s->rep, s->epfd, &e) < 0) {
+		sup_setup_error(s, &e);
+		sup_kill_run(s, ST_SETUP_ERROR);
+	}
 	if (s->epfd < 0 || s->timer < 0 || s->cpu_timer < 0 || s->sigfd < 0 ||
 	    sup_ep_add(s->epfd, s->sock, EPOLLIN) < 0 || sup_ep_add(s->epfd, s->pidfd, EPOLLIN) < 0 ||
 	    sup_ep_add(s->epfd, s->out[0].in_fd, EPOLLIN) < 0 || sup_ep_add(s->epfd, s->out[1].in_fd, EPOLLIN) < 0 ||
@@ -514,6 +520,8 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	 * fds too); its totals are in the report from here on. */
 	proxy_free(s->proxy);
 	s->proxy = NULL;
+	dnsd_free(s->dns);
+	s->dns = NULL;
 	if (nofile_raised)
 		setrlimit(RLIMIT_NOFILE, &nofile_was);
 	/* Make sure init is gone and reaped. */

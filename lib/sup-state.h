@@ -107,6 +107,7 @@ struct sup {
 	struct observer obs;
 	bool have_obs;
 	struct proxy *proxy;
+	struct dnsd *dns;  /* network.transparent: the run's resolver (sup-dns.h) */
 	/* TLS interception: the run's CA (its key only here), the bundle the
 	 * run trusts (host CAs + the run's), the secrets to inject. */
 	struct tls_ca *ca;

@@ -44,6 +44,8 @@ enum msg_type {
 			 * .err.code = its index (session-cg.h) */
 	MSG_CHECK_RO,   /* C->P: a task check's workspace (plan mount .value) stayed
 			 * read-only, .err.msg says why (overlay.h) */
+	MSG_DNS_FD,     /* C->P: the run's resolver's socket in its netns (network.transparent):
+			 * .value 0 = UDP, 1 = TCP listening (fd) */
 };
 
 /* A received frame. */
