@@ -78,11 +78,11 @@ static int write_policy(jwriter *w, const jnode *given, cordon_error *err)
 	return 0;
 }
 
-static int http_json(const char *method, const char *path, const char *body, int want, jnode **out,
-		     cordon_error *err)
+static int http_json_n(const char *method, const char *path, const char *body, size_t blen, int want, jnode **out,
+		       cordon_error *err)
 {
 	struct http_resp r;
-	if (mh_request(&M.srv, method, path, body, body ? strlen(body) : 0, &r, err) < 0)
+	if (mh_request(&M.srv, method, path, body, blen, &r, err) < 0)
 		return -1;
 	if (r.status != want) {
 		char msg[1024];
@@ -93,6 +93,12 @@ static int http_json(const char *method, const char *path, const char *body, int
 	*out = json_parse(r.body.p ? r.body.p : "", r.body.len, err);
 	buf_free(&r.body);
 	return *out ? 0 : cordon_err_wrap(err, "the server's answer to %s %s", method, path);
+}
+
+static int http_json(const char *method, const char *path, const char *body, int want, jnode **out,
+		     cordon_error *err)
+{
+	return http_json_n(method, path, body, body ? strlen(body) : 0, want, out, err);
 }
 
 static int open_session(const jnode *args, char *sid, size_t n, jnode **answer, cordon_error *err)
@@ -384,7 +390,8 @@ static int tool_file_write(struct mcp_call *c, const jnode *args, jwriter *w, co
 	jnode *a = NULL;
 	int rc = files_path(&p, sid, "files", path->str, err);
 	if (rc == 0)
-		rc = http_json("PUT", p.p, b64 ? (data.p ? data.p : "") : text->str, 200, &a, err);
+		rc = b64 ? http_json_n("PUT", p.p, data.p ? data.p : "", data.len, 200, &a, err)
+			 : http_json("PUT", p.p, text->str, 200, &a, err);
 	buf_free(&p);
 	buf_free(&data);
 	if (rc < 0)

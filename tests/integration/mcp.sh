@@ -1,0 +1,36 @@
+# cordon mcp (docs/mcp.md): an MCP server on stdio. The edge cases are
+# driven by a hand-written client (tests/mcp_client.py: one cordon mcp per
+# case, every line of its stdout must be a JSON-RPC message); the
+# protocol's own TypeScript SDK client (tests/mcp/client.mjs) checks that a
+# real MCP client can list the tools and use them.
+. "$(dirname "$0")/../lib.sh"
+
+mcp_case() { # CASE [cordon mcp options...]
+	command -v python3 >/dev/null || { t_skip "no python3"; return; }
+	python3 "$TOP/tests/mcp_client.py" "$CORDON" "$@" || fail "mcp_client.py $1"
+	t_assert
+}
+
+test_mcp_initialize() { mcp_case initialize; }
+test_mcp_initialize_older_version() { mcp_case initialize_older; }
+test_mcp_tools_list_schemas() { mcp_case tools_list; }
+test_mcp_run_echo_and_exit_code() { mcp_case run_echo; }
+test_mcp_run_denial_line() { mcp_case run_denied; }
+test_mcp_malformed_and_unknown_method() { mcp_case malformed; }
+test_mcp_oversized_line() { mcp_case oversized; }
+test_mcp_cancel_kills_run() { mcp_case cancel; }
+test_mcp_progress_streams_output() { mcp_case progress; }
+test_mcp_stdout_pure() { mcp_case stdout_pure; }
+test_mcp_session_files() { mcp_case session; }
+
+t_run test_mcp_initialize
+t_run test_mcp_initialize_older_version
+t_run test_mcp_tools_list_schemas
+t_run test_mcp_run_echo_and_exit_code
+t_run test_mcp_run_denial_line
+t_run test_mcp_malformed_and_unknown_method
+t_run test_mcp_oversized_line
+t_run test_mcp_cancel_kills_run
+t_run test_mcp_progress_streams_output
+t_run test_mcp_stdout_pure
+t_run test_mcp_session_files
