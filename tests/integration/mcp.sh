@@ -11,6 +11,35 @@ mcp_case() { # CASE [cordon mcp options...]
 	t_assert
 }
 
+# The SDK, pinned by tests/mcp/package-lock.json, installed once per lock
+# into a cache outside the clone (npm ci); skipped, counted, without node
+# or npm, or where the npm registry cannot be reached.
+sdk_dir() {
+	local sum dir
+	sum=$(sha256sum "$TOP/tests/mcp/package-lock.json" | cut -c1-16)
+	dir=${CORDON_TEST_CACHE:-/var/cache/cordon-tests}/npm-mcp-$sum
+	if [ ! -f "$dir/.done" ]; then
+		mkdir -p "$dir" || return 1
+		cp "$TOP/tests/mcp/package.json" "$TOP/tests/mcp/package-lock.json" "$dir/"
+		(cd "$dir" && flock .lock npm ci --ignore-scripts --no-audit --no-fund --loglevel=error) >"$T_TMP/npm" 2>&1 || return 1
+		touch "$dir/.done"
+	fi
+	echo "$dir"
+}
+
+test_mcp_typescript_sdk_client() {
+	command -v node >/dev/null && command -v npm >/dev/null || { t_skip "no node or npm"; return; }
+	local dir
+	dir=$(sdk_dir) || { t_skip "npm ci of @modelcontextprotocol/sdk failed (no registry?): $(tail -1 "$T_TMP/npm")"; return; }
+	cp "$TOP/tests/mcp/client.mjs" "$dir/client.$$.mjs"
+	OUT=$(node "$dir/client.$$.mjs" "$CORDON" 2>"$T_TMP/err")
+	RC=$?
+	rm -f "$dir/client.$$.mjs"
+	expect_eq "$RC" 0 "client.mjs: $(tail -5 "$T_TMP/err")"
+	expect_eq "$OUT" ok "client.mjs"
+	t_assert
+}
+
 test_mcp_initialize() { mcp_case initialize; }
 test_mcp_initialize_older_version() { mcp_case initialize_older; }
 test_mcp_tools_list_schemas() { mcp_case tools_list; }
@@ -34,3 +63,4 @@ t_run test_mcp_cancel_kills_run
 t_run test_mcp_progress_streams_output
 t_run test_mcp_stdout_pure
 t_run test_mcp_session_files
+t_run test_mcp_typescript_sdk_client
