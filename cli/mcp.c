@@ -297,7 +297,7 @@ static int set_server(const char *s, const char *token_file)
 static int parse(int argc, char **argv, const char **ceiling, bool *private_server)
 {
 	const char *server = NULL, *token = NULL, *policy = NULL;
-	for (int i = 0; i < argc; i++) {
+	for (int i = 0; i < argc; i += 2) { /* every option takes a value */
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
 			fputs(usage, stdout);
@@ -324,7 +324,6 @@ static int parse(int argc, char **argv, const char **ceiling, bool *private_serv
 			M.max_sessions = (int)n;
 		} else
 			return usage_err("unknown option", o);
-		i++;
 	}
 	if (server && *ceiling)
 		return usage_err("--ceiling is the server's own (cordon serve --ceiling) with --server", NULL);

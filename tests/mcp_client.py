@@ -282,6 +282,30 @@ def case_session(m):
     check(r["isError"], "a closed session: %r" % r)
 
 
+def case_options(m):
+    """cordon mcp --workspace DIR --policy FILE (with env GREETING): the
+    directory is the run's working directory, read-write; the policy is
+    every call's that gives none, and a call's own replaces it."""
+    ws = os.environ["MCP_WS"]
+    m.initialize()
+    s = sc(m.tool("run", {"command": "echo $GREETING; pwd; echo made > made.txt"}))
+    check(s["stdout"] == "from-policy\n%s\n" % ws, "run: %r" % s)
+    with open(os.path.join(ws, "made.txt")) as f:
+        check(f.read() == "made\n", "the file reached the workspace")
+    s = sc(m.tool("run", {"command": "echo ${GREETING:-none}", "policy": {"env": {"OTHER": "1"}}}))
+    check(s["stdout"] == "none\n", "a call's policy replaces --policy's: %r" % s)
+    r = m.tool("run", {"command": "true", "policy": {"nonsense": 1}})
+    check(r["isError"] and "nonsense" in r["content"][0]["text"], "a bad policy is cordon's refusal: %r" % r)
+
+
+def case_server(m):
+    """--server SOCKET: the calls go to that cordon serve."""
+    m.initialize()
+    s = sc(m.tool("session_open", {}))
+    check(s["workspace"].startswith(os.environ["MCP_STATE"]), "the given server's session: %r" % s)
+    sc(m.tool("session_close", {"session": s["session"]}))
+
+
 def main():
     cordon, case = sys.argv[1], sys.argv[2]
     m = Mcp(cordon, sys.argv[3:])

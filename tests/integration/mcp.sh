@@ -52,6 +52,22 @@ test_mcp_progress_streams_output() { mcp_case progress; }
 test_mcp_stdout_pure() { mcp_case stdout_pure; }
 test_mcp_session_files() { mcp_case session; }
 
+test_mcp_workspace_and_policy_options() {
+	printf '{"env": {"GREETING": "from-policy"}}\n' >"$T_TMP/policy.json"
+	mkdir "$WS/proj"
+	MCP_WS=$WS/proj mcp_case options --workspace "$WS/proj" --policy "$T_TMP/policy.json"
+}
+
+test_mcp_given_server() {
+	mkdir -p "$T_TMP/state"
+	"$CORDON" serve --socket "$T_TMP/s.sock" --state-dir "$T_TMP/state" 2>"$T_TMP/serve.err" &
+	local pid=$!
+	for _ in $(seq 600); do [ -S "$T_TMP/s.sock" ] && break; sleep 0.1; done
+	MCP_STATE=$T_TMP/state mcp_case server --server "$T_TMP/s.sock"
+	stop "$pid"
+	t_assert
+}
+
 t_run test_mcp_initialize
 t_run test_mcp_initialize_older_version
 t_run test_mcp_tools_list_schemas
@@ -63,4 +79,6 @@ t_run test_mcp_cancel_kills_run
 t_run test_mcp_progress_streams_output
 t_run test_mcp_stdout_pure
 t_run test_mcp_session_files
+t_run test_mcp_workspace_and_policy_options
+t_run test_mcp_given_server
 t_run test_mcp_typescript_sdk_client
