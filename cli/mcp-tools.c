@@ -242,8 +242,8 @@ static int tool_run(struct mcp_call *c, const jnode *args, jwriter *w, cordon_er
 /* A session of this server's, named by the call's "session". */
 static int known_session(const jnode *args, const char **sid, cordon_error *err)
 {
-	const jnode *s;
-	if (arg(args, "session", J_STR, true, &s, err) < 0)
+	const jnode *s = NULL;
+	if (arg(args, "session", J_STR, true, &s, err) < 0 || !s)
 		return -1;
 	pthread_mutex_lock(&M.lock);
 	bool ok = strv_contains(&M.sessions, s->str);
@@ -291,7 +291,7 @@ static int tool_session_open(struct mcp_call *c, const jnode *args, jwriter *w, 
 
 static int tool_session_exec(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
 {
-	const char *sid;
+	const char *sid = NULL;
 	if (known_session(args, &sid, err) < 0)
 		return -1;
 	char *body = exec_body(args, true, err);
@@ -327,7 +327,7 @@ static void forget_session(const char *sid)
 static int tool_session_close(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
 {
 	(void)c;
-	const char *sid;
+	const char *sid = NULL;
 	jnode *rep = NULL;
 	if (known_session(args, &sid, err) < 0)
 		return -1;
@@ -377,7 +377,7 @@ static int files_path(buf *p, const char *sid, const char *what, const char *pat
 static int tool_file_write(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
 {
 	(void)c;
-	const char *sid;
+	const char *sid = NULL;
 	const jnode *path, *text, *b64;
 	if (known_session(args, &sid, err) < 0 || arg(args, "path", J_STR, true, &path, err) < 0 ||
 	    arg(args, "content", J_STR, false, &text, err) < 0 || arg(args, "content_b64", J_STR, false, &b64, err) < 0)
@@ -411,7 +411,7 @@ static int tool_file_write(struct mcp_call *c, const jnode *args, jwriter *w, co
 static int tool_file_read(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
 {
 	(void)c;
-	const char *sid;
+	const char *sid = NULL;
 	const jnode *path;
 	if (known_session(args, &sid, err) < 0 || arg(args, "path", J_STR, true, &path, err) < 0)
 		return -1;
@@ -452,7 +452,7 @@ static int tool_file_read(struct mcp_call *c, const jnode *args, jwriter *w, cor
 static int tool_file_list(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
 {
 	(void)c;
-	const char *sid;
+	const char *sid = NULL;
 	const jnode *path;
 	if (known_session(args, &sid, err) < 0 || arg(args, "path", J_STR, false, &path, err) < 0)
 		return -1;
