@@ -250,6 +250,17 @@ def case_stdout_pure(m):
     check(s["stdout_truncated"] and s["stdout_bytes"] > len(s["stdout"]), "cut, and said: %r" % {
         k: s[k] for k in ("stdout_bytes", "stdout_truncated")})
     check(m.call("ping")["result"] == {}, "ping")  # and every line so far parsed (recv)
+    # descriptor 1 of cordon mcp and of its private server is standard
+    # error, not the protocol's pipe: nothing but a message can reach it
+    pid = m.p.pid
+    kids = []
+    for t in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/children" % (pid, t)) as f:
+            kids += [int(k) for k in f.read().split()]
+    check(kids, "the private server is a child of cordon mcp")
+    for p in [pid] + kids:
+        one, two = (os.readlink("/proc/%d/fd/%d" % (p, fd)) for fd in (1, 2))
+        check(one == two, "pid %d: descriptor 1 is %s, not standard error (%s)" % (p, one, two))
 
 
 def case_session(m):
