@@ -71,7 +71,6 @@ struct mcp_state {
 	struct mcp_call *calls;
 	int ncalls;
 	strv sessions;              /* opened by session_open, not closed */
-	bool review;                /* --workspace-mode review */
 };
 
 extern struct mcp_state M;
