@@ -293,6 +293,22 @@ def case_session(m):
     check(r["isError"], "a closed session: %r" % r)
 
 
+def case_eof_cleanup(m):
+    """Standard input's end: the call in flight is killed, the open session
+    closed, the private server stopped and its directory removed."""
+    m.initialize()
+    s = sc(m.tool("session_open", {}))
+    top = s["workspace"].split("/state/")[0]
+    check(os.path.isdir(top), "the private server's directory %s" % top)
+    marker = "418.%d" % os.getpid()
+    m.request("tools/call", {"name": "session_exec", "arguments": {"session": s["session"], "argv": ["sleep", marker]}})
+    wait_until(lambda: proc_with(marker), "the exec never started")
+    m.p.stdin.close()
+    check(m.p.wait(WAIT) == 0, "cordon mcp's exit status")
+    check(not proc_with(marker), "the exec is gone")
+    check(not os.path.exists(top), "%s removed: %r" % (top, os.listdir(top) if os.path.exists(top) else None))
+
+
 def case_options(m):
     """cordon mcp --workspace DIR --policy FILE (with env GREETING): the
     directory is the run's working directory, read-write; the policy is
@@ -322,7 +338,8 @@ def main():
     m = Mcp(cordon, sys.argv[3:])
     try:
         globals()["case_" + case](m)
-        m.close()
+        if m.p.returncode is None:
+            m.close()
     except Fail as e:
         print("FAIL %s: %s" % (case, e))
         try:
