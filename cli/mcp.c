@@ -29,6 +29,16 @@ static int proto_fd = -1;
 static pthread_mutex_t send_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t serve_pid = -1;
 static char tmpdir[PATH_MAX];
+static volatile sig_atomic_t stopping;
+
+/* SIGTERM, SIGINT, SIGHUP: end as at standard input's end (the stdio
+ * transport's shutdown is stdin closed, then SIGTERM). Installed without
+ * SA_RESTART so that the read of standard input returns. */
+static void on_signal(int sig)
+{
+	(void)sig;
+	stopping = 1;
+}
 
 /* Newest first; an initialize with another gets the newest (the client
  * then decides whether it can go on). */
@@ -165,7 +175,17 @@ static void on_tools_call(struct jrpc_msg *m)
 	pthread_attr_t a;
 	pthread_attr_init(&a);
 	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &a, call_thread, c) != 0) {
+	/* the stop signals are the main thread's (its read returns): a call's
+	 * thread starts with them blocked */
+	sigset_t stop_sigs, old;
+	sigemptyset(&stop_sigs);
+	sigaddset(&stop_sigs, SIGTERM);
+	sigaddset(&stop_sigs, SIGINT);
+	sigaddset(&stop_sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stop_sigs, &old);
+	int rc = pthread_create(&t, &a, call_thread, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
 		send_error(c->id, JRPC_INTERNAL_ERROR, "cannot start a thread for the call");
 		pthread_mutex_lock(&M.lock);
 		M.calls = c->next;
@@ -460,13 +480,18 @@ int cmd_mcp(int argc, char **argv)
 		return 125;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 	if (private_server && start_server(ceiling) < 0) {
 		stop();
 		return 125;
 	}
 	struct jrpc_reader r = {.max = MCP_LINE_MAX};
 	char in[65536];
-	for (;;) {
+	while (!stopping) {
 		ssize_t n = read(0, in, sizeof(in));
 		if (n < 0 && errno == EINTR)
 			continue;

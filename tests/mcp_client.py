@@ -293,9 +293,10 @@ def case_session(m):
     check(r["isError"], "a closed session: %r" % r)
 
 
-def case_eof_cleanup(m):
-    """Standard input's end: the call in flight is killed, the open session
-    closed, the private server stopped and its directory removed."""
+def case_eof_cleanup(m, by_signal=False):
+    """Standard input's end (or SIGTERM): the call in flight is killed, the
+    open session closed, the private server stopped and its directory
+    removed."""
     m.initialize()
     s = sc(m.tool("session_open", {}))
     top = s["workspace"].split("/state/")[0]
@@ -303,10 +304,17 @@ def case_eof_cleanup(m):
     marker = "418.%d" % os.getpid()
     m.request("tools/call", {"name": "session_exec", "arguments": {"session": s["session"], "argv": ["sleep", marker]}})
     wait_until(lambda: proc_with(marker), "the exec never started")
-    m.p.stdin.close()
+    if by_signal:
+        m.p.terminate()
+    else:
+        m.p.stdin.close()
     check(m.p.wait(WAIT) == 0, "cordon mcp's exit status")
     check(not proc_with(marker), "the exec is gone")
     check(not os.path.exists(top), "%s removed: %r" % (top, os.listdir(top) if os.path.exists(top) else None))
+
+
+def case_sigterm_cleanup(m):
+    case_eof_cleanup(m, by_signal=True)
 
 
 def case_options(m):
@@ -343,9 +351,10 @@ def main():
     except Fail as e:
         print("FAIL %s: %s" % (case, e))
         try:
+            m.p.terminate()  # it cleans up as at its input's end
+            m.p.wait(WAIT)
+        except (OSError, subprocess.TimeoutExpired):
             m.p.kill()
-        except OSError:
-            pass
         m.p.wait()
         m.err.flush()
         with open(m.err.name) as f:
