@@ -317,6 +317,18 @@ def case_sigterm_cleanup(m):
     case_eof_cleanup(m, by_signal=True)
 
 
+def case_max_sessions(m):
+    """--max-sessions 1: a second session_open is a tool error, until the
+    first is closed."""
+    m.initialize()
+    a = sc(m.tool("session_open", {}))
+    r = m.tool("session_open", {})
+    check(r["isError"] and "at most 1 sessions" in r["content"][0]["text"], "the bound: %r" % r)
+    sc(m.tool("session_close", {"session": a["session"]}))
+    b = sc(m.tool("session_open", {}))
+    sc(m.tool("session_close", {"session": b["session"]}))
+
+
 def case_options(m):
     """cordon mcp --workspace DIR --policy FILE (with env GREETING): the
     directory is the run's working directory, read-write; the policy is
