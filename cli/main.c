@@ -12,6 +12,7 @@
 #include "hash.h"
 #include "cli-changes.h"
 #include "cli-explain.h"
+#include "cli-mcp.h"
 #include "cli-serve.h"
 #include "ledger.h"
 #include "opts.h"
@@ -251,6 +252,8 @@ int main(int argc, char **argv)
 		return cmd_ledger(argc - 2, argv + 2);
 	if (strcmp(cmd, "serve") == 0)
 		return exec_serve(argc - 2, argv + 2);
+	if (strcmp(cmd, "mcp") == 0)
+		return cmd_mcp(argc - 2, argv + 2);
 	if (strcmp(cmd, "__session-worker") == 0) /* cordon serve's own (session.h) */
 		return session_worker_main(3);
 	if (strcmp(cmd, "validate") == 0)

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include "error.h"
 #include "opts.h"
+#include "cli-mcp.h"
 #include "cli-serve.h"
 #include "pol-parse.h"
 
@@ -127,6 +128,7 @@ static const char all_usage[] =
 	"       cordon changes DIR [PATH...] [--json] [--diff] [--all] | apply DIR [PATH...] [--force]\n"
 	"         [--include-protected] [--no-ignore] [--json] [-q] | discard DIR\n"
 	"       cordon serve (--socket PATH | --listen 127.0.0.1:PORT --token-file F) --state-dir DIR [...]\n"
+	"       cordon mcp [--policy FILE] [--ceiling FILE] [--workspace DIR] [--server S [--token-file F]]\n"
 	"       cordon VERB --help, cordon help VERB, cordon --version\n"
 	"options: --policy FILE --report FILE --ro PATH --rw PATH --tmpfs PATH[:SIZE]\n"
 	"         --dev PATH --protect NAME --unprotect NAME --cwd PATH --rootfs DIR --workspace PATH --env NAME=VALUE --net HOST:PORT --secret NAME[=file:PATH]\n"
@@ -151,6 +153,8 @@ const char *cli_usage(const char *verb)
 		return changes_usage;
 	if (strcmp(verb, "serve") == 0)
 		return SERVE_USAGE;
+	if (strcmp(verb, "mcp") == 0)
+		return cli_mcp_usage();
 	return all_usage;
 }
 

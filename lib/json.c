@@ -575,6 +575,8 @@ static void w_raw(jwriter *w, const char *s, size_t n)
 
 static void w_indent(jwriter *w)
 {
+	if (w->compact)
+		return;
 	w_raw(w, "\n", 1);
 	for (int i = 0; i < w->depth; i++)
 		w_raw(w, "  ", 2);
@@ -757,6 +759,44 @@ void jw_key_strv(jwriter *w, const char *k, const strv *v)
 {
 	jw_key(w, k);
 	jw_str_array(w, (const char *const *)v->v, v->n);
+}
+
+void jw_raw(jwriter *w, const char *json)
+{
+	size_t n = strlen(json);
+	while (n > 0 && (json[n - 1] == '\n' || json[n - 1] == ' '))
+		n--; /* jw_take's own newline */
+	w_sep(w);
+	w_raw(w, json, n);
+}
+
+void jw_node(jwriter *w, const jnode *n)
+{
+	switch (n->type) {
+	case J_NULL: jw_null(w); break;
+	case J_BOOL: jw_bool(w, n->b); break;
+	case J_NUM:
+		if (n->num_is_int && n->num >= -9007199254740992.0 && n->num <= 9007199254740992.0)
+			jw_int(w, (int64_t)n->num);
+		else
+			jw_double(w, n->num);
+		break;
+	case J_STR: jw_str(w, n->str); break;
+	case J_ARR:
+		jw_arr_begin(w);
+		for (size_t i = 0; i < n->n; i++)
+			jw_node(w, n->items[i]);
+		jw_arr_end(w);
+		break;
+	case J_OBJ:
+		jw_obj_begin(w);
+		for (size_t i = 0; i < n->n; i++) {
+			jw_key(w, n->keys[i]);
+			jw_node(w, n->items[i]);
+		}
+		jw_obj_end(w);
+		break;
+	}
 }
 
 int jw_finish(jwriter *w)

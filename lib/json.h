@@ -53,6 +53,7 @@ typedef struct {
 	bool oom;
 	json_filter_fn filter;
 	void *filter_ctx;
+	bool compact; /* one line: no newline or indent (NDJSON, JSON-RPC) */
 } jwriter;
 
 void jw_obj_begin(jwriter *w);
@@ -76,6 +77,11 @@ void jw_key_uint(jwriter *w, const char *k, uint64_t v);
 void jw_key_double(jwriter *w, const char *k, double v);
 void jw_key_bool(jwriter *w, const char *k, bool v);
 void jw_key_strv(jwriter *w, const char *k, const strv *v); /* an array of its strings */
+/* A value already serialized (trusted: the caller's own JSON text, a
+ * trailing newline left out). */
+void jw_raw(jwriter *w, const char *json);
+/* A parsed value, as it was (keys in their order). */
+void jw_node(jwriter *w, const jnode *n);
 /* Whether s[0..n) is UTF-8 as the writer takes it (else it writes U+FFFD). */
 bool json_utf8_valid(const char *s, size_t n);
 /* Finish: returns 0 and the text in w->out, or -1 if memory ran out. */

@@ -22,7 +22,7 @@ for o in "$out"/obj/*.o; do
 done
 printf '%s\n' "$top"/lib/*.c | grep -v '/tls-load\.c$' | xargs -P "$(nproc)" -I{} sh -c \
 	'f=$1; shift; o="$out/obj/$(basename "$f" .c).o"; [ "$o" -nt "$f" ] || exec clang "$@" -c "$f" -o "$o"' _ {} "${CFLAGS_FUZZ[@]}"
-for t in ${FUZZ_TARGETS:-policy ledger redact proxy http route journal sdpath dns}; do
+for t in ${FUZZ_TARGETS:-policy ledger redact proxy http route journal sdpath dns jsonrpc}; do
 	clang "${CFLAGS_FUZZ[@]}" -fsanitize=fuzzer "$top/tests/fuzz/fuzz_$t.c" "$out"/obj/*.o \
 		-lseccomp -lssl -lcrypto -lpthread -o "$out/fuzz_$t"
 	mkdir -p "$out/corpus_$t"

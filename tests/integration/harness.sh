@@ -204,7 +204,7 @@ test_man_page_per_verb() {
 	fi
 	local verbs v page man1
 	verbs=$("$CORDON" --help | grep -oE '(cordon|\|) [a-z][a-z-]*' | awk '{print $2}' | grep -vx help | sort -u)
-	expect_match "$(printf '%s ' $verbs)" "^apply changes discard explain ledger run serve validate " "the verbs cordon --help lists"
+	expect_match "$(printf '%s ' $verbs)" "^apply changes discard explain ledger mcp run serve validate " "the verbs cordon --help lists"
 	make -s -C "$TOP" install BUILD="$BUILD" DESTDIR="$T_TMP/inst" >"$T_TMP/inst.log" 2>&1 ||
 		fail "make install: $(tail -3 "$T_TMP/inst.log")"
 	man1=$(dirname "$(find "$T_TMP/inst" -path '*/man1/cordon.1' | head -1)")

@@ -1,0 +1,58 @@
+/* cordon mcp's tools: name, description, input and output JSON Schemas
+ * (mcp-tools.c lists them in tools/list; the structured content each tool
+ * returns is checked against its output schema by clients such as the
+ * TypeScript SDK's). */
+#pragma once
+
+#define S_POLICY "\"policy\":{\"type\":\"object\",\"description\":\"A cordon policy (docs/policy.md), as --policy takes it: filesystem, network, env, limits... Without it, the server's (cordon mcp --policy).\"}"
+#define S_TIMEOUT(what) "{\"type\":\"string\",\"description\":\"" what " wall-clock limit, e.g. \\\"30s\\\", \\\"5m\\\"\"}"
+#define S_CMD                                                                                                        \
+	"\"command\":{\"type\":\"string\",\"description\":\"A shell command line, run by /bin/sh -c\"},"             \
+	"\"argv\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"minItems\":1,\"description\":\"The program and its arguments, run without a shell (give command or argv)\"}," \
+	"\"stdin\":{\"type\":\"string\",\"description\":\"Text given as standard input (else /dev/null)\"},"
+#define S_EXEC_OUT                                                                                                   \
+	"\"status\":{\"type\":\"string\",\"description\":\"ok, exit-nonzero, signaled, timeout, output-limit, start-error, session-ended\"}," \
+	"\"exit_code\":{\"type\":[\"integer\",\"null\"]},\"signal\":{\"type\":[\"string\",\"null\"]},"                \
+	"\"error\":{\"type\":\"string\"},"                                                                          \
+	"\"stdout\":{\"type\":\"string\"},\"stderr\":{\"type\":\"string\"},"                                       \
+	"\"stdout_bytes\":{\"type\":\"integer\"},\"stderr_bytes\":{\"type\":\"integer\"},"                         \
+	"\"stdout_truncated\":{\"type\":\"boolean\"},\"stderr_truncated\":{\"type\":\"boolean\"},"                 \
+	"\"denials\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"What the boundary refused, one line each\"}"
+#define S_SESSION "\"session\":{\"type\":\"string\",\"description\":\"The id session_open returned\"}"
+#define S_PATH(d) "\"path\":{\"type\":\"string\",\"description\":\"" d "\"}"
+
+#define TOOL(name, desc, in, out)                                                                                    \
+	"{\"name\":\"" name "\",\"description\":\"" desc "\",\"inputSchema\":{\"type\":\"object\"," in                \
+	"},\"outputSchema\":{\"type\":\"object\"," out "}}"
+
+#define MCP_TOOLS_JSON                                                                                               \
+	"{\"tools\":["                                                                                               \
+	TOOL("run",                                                                                                  \
+	     "Run one command inside a cordon boundary, in a fresh empty workspace (its working directory), and get its exit status, output and what the boundary denied. The command sees only system directories read-only, the workspace read-write, a private /tmp and no network unless the policy grants more. A command that exits non-zero is a normal result (status exit-nonzero), not an error. Output is redacted and cut at 64 KiB per stream (stdout_truncated says so).", \
+	     "\"properties\":{" S_CMD "\"timeout\":" S_TIMEOUT("The command's") "," S_POLICY "}",                   \
+	     "\"properties\":{" S_EXEC_OUT ",\"verdicts\":{\"type\":\"object\",\"description\":\"containment (clean|violations), resources (within|exceeded), task\"},\"report_status\":{\"type\":\"string\"}},\"required\":[\"status\",\"stdout\",\"stderr\",\"denials\"]") \
+	"," TOOL("session_open",                                                                                      \
+		 "Open a session: a long-lived boundary whose workspace and files persist across session_exec calls until session_close. Returns its id, its workspace (the writable directory) and its working directory.", \
+		 "\"properties\":{" S_POLICY ",\"timeout\":" S_TIMEOUT("The session's") ",\"idle_timeout\":" S_TIMEOUT("Close the session after this long without a call:") "}", \
+		 "\"properties\":{\"session\":{\"type\":\"string\"},\"workspace\":{\"type\":\"string\"},\"cwd\":{\"type\":\"string\"}},\"required\":[\"session\"]") \
+	"," TOOL("session_exec",                                                                                      \
+		 "Run a command in an open session (same rules as run, but files stay for the next call). cwd is absolute or relative to the session's working directory; env adds variables.", \
+		 "\"properties\":{" S_SESSION "," S_CMD "\"timeout\":" S_TIMEOUT("The command's") ",\"cwd\":{\"type\":\"string\"},\"env\":{\"type\":\"object\",\"additionalProperties\":{\"type\":\"string\"}}},\"required\":[\"session\"]", \
+		 "\"properties\":{" S_EXEC_OUT "},\"required\":[\"status\",\"stdout\",\"stderr\",\"denials\"]")         \
+	"," TOOL("file_write",                                                                                        \
+		 "Write a file in a session, with the session's own rights (only where the session may write: its workspace, /tmp, what the policy grants). Missing directories are made. Give content (text) or content_b64 (bytes).", \
+		 "\"properties\":{" S_SESSION "," S_PATH("Absolute, or relative to the session's working directory") ",\"content\":{\"type\":\"string\"},\"content_b64\":{\"type\":\"string\"}},\"required\":[\"session\",\"path\"]", \
+		 "\"properties\":{\"path\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"},\"sha256\":{\"type\":\"string\"}},\"required\":[\"path\"]") \
+	"," TOOL("file_read",                                                                                         \
+		 "Read a file in a session, with the session's own rights. Text comes in content, other bytes in content_b64; at most 1 MiB is returned (truncated says so).", \
+		 "\"properties\":{" S_SESSION "," S_PATH("Absolute, or relative to the session's working directory") "},\"required\":[\"session\",\"path\"]", \
+		 "\"properties\":{\"path\":{\"type\":\"string\"},\"content\":{\"type\":\"string\"},\"content_b64\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"},\"truncated\":{\"type\":\"boolean\"}},\"required\":[\"path\",\"bytes\"]") \
+	"," TOOL("file_list",                                                                                         \
+		 "List a directory in a session (default: its working directory). Symbolic links are listed, never followed.", \
+		 "\"properties\":{" S_SESSION "," S_PATH("The directory, absolute or relative to the session's working directory") "},\"required\":[\"session\"]", \
+		 "\"properties\":{\"path\":{\"type\":\"string\"},\"entries\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"name\":{\"type\":\"string\"},\"type\":{\"type\":\"string\"},\"size\":{\"type\":\"integer\"},\"mode\":{\"type\":\"string\"}}}}},\"required\":[\"entries\"]") \
+	"," TOOL("session_close",                                                                                     \
+		 "Close a session: every process of it ends. Returns its report: status, every denial (one line each), the files it changed in its workspace and the verdicts.", \
+		 "\"properties\":{" S_SESSION "},\"required\":[\"session\"]",                                           \
+		 "\"properties\":{\"session\":{\"type\":\"string\"},\"status\":{\"type\":\"string\"},\"end\":{\"type\":\"string\"},\"denials\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"changes\":{\"type\":\"array\",\"items\":{\"type\":\"object\",\"properties\":{\"path\":{\"type\":\"string\"},\"bytes\":{\"type\":\"integer\"}}}},\"execs\":{\"type\":\"integer\"},\"verdicts\":{\"type\":\"object\"}},\"required\":[\"session\",\"status\",\"denials\"]") \
+	"]}"

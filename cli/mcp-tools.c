@@ -1,0 +1,572 @@
+/* cordon mcp's tools (mcp.h, mcp-schemas.h): each turns its arguments into
+ * calls of the server's API (docs/api.md) and its answers into a result
+ * whose structuredContent and text content carry the same JSON. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base64.h"
+#include "error.h"
+#include "jsonrpc.h"
+#include "mcp-schemas.h"
+#include "mcp.h"
+
+#define CANCELLED (-2)
+
+const char *mcp_tools_list_json(void) { return MCP_TOOLS_JSON; }
+
+static int bad_arg(cordon_error *err, const char *name, const char *what)
+{
+	return cordon_err(err, EINVAL, "argument \"%s\": %s", name, what);
+}
+
+/* An optional argument of one type (NULL when absent); -1 when wrong. */
+static int arg(const jnode *args, const char *name, jtype t, bool required, const jnode **out, cordon_error *err)
+{
+	*out = json_get(args, name);
+	if (!*out)
+		return required ? bad_arg(err, name, "required") : 0;
+	if ((*out)->type != t)
+		return cordon_err(err, EINVAL, "argument \"%s\": %s expected, got %s", name, json_type_name(t),
+				  json_type_name((*out)->type));
+	return 0;
+}
+
+/* The policy of a request: the call's, else --policy FILE's; with
+ * --workspace DIR, that directory is writable and the working directory. */
+static int write_policy(jwriter *w, const jnode *given, cordon_error *err)
+{
+	jnode *file = NULL;
+	if (!given && M.policy_json)
+		given = file = json_parse(M.policy_json, strlen(M.policy_json), err);
+	if (!given && M.policy_json)
+		return -1;
+	if (!M.workspace[0]) {
+		if (given) {
+			jw_key(w, "policy");
+			jw_node(w, given);
+		}
+		json_free(file);
+		return 0;
+	}
+	jw_key(w, "policy");
+	jw_obj_begin(w);
+	const jnode *fs = json_get(given, "filesystem"), *wr = json_get(fs, "write");
+	for (size_t i = 0; given && i < given->n; i++)
+		if (strcmp(given->keys[i], "filesystem") != 0) {
+			jw_key(w, given->keys[i]);
+			jw_node(w, given->items[i]);
+		}
+	jw_key(w, "filesystem");
+	jw_obj_begin(w);
+	for (size_t i = 0; fs && fs->type == J_OBJ && i < fs->n; i++)
+		if (strcmp(fs->keys[i], "write") != 0) {
+			jw_key(w, fs->keys[i]);
+			jw_node(w, fs->items[i]);
+		}
+	jw_key(w, "write");
+	jw_arr_begin(w);
+	for (size_t i = 0; wr && wr->type == J_ARR && i < wr->n; i++)
+		jw_node(w, wr->items[i]);
+	jw_str(w, M.workspace);
+	jw_arr_end(w);
+	jw_obj_end(w);
+	if (!json_get(given, "cwd"))
+		jw_key_str(w, "cwd", M.workspace);
+	jw_obj_end(w);
+	json_free(file);
+	return 0;
+}
+
+static int http_json_n(const char *method, const char *path, const char *body, size_t blen, int want, jnode **out,
+		       cordon_error *err)
+{
+	struct http_resp r;
+	if (mh_request(&M.srv, method, path, body, blen, &r, err) < 0)
+		return -1;
+	if (r.status != want) {
+		char msg[1024];
+		mh_error_text(&r, msg, sizeof(msg));
+		buf_free(&r.body);
+		return cordon_err(err, EIO, "%s", msg);
+	}
+	*out = json_parse(r.body.p ? r.body.p : "", r.body.len, err);
+	buf_free(&r.body);
+	return *out ? 0 : cordon_err_wrap(err, "the server's answer to %s %s", method, path);
+}
+
+static int http_json(const char *method, const char *path, const char *body, int want, jnode **out,
+		     cordon_error *err)
+{
+	return http_json_n(method, path, body, body ? strlen(body) : 0, want, out, err);
+}
+
+static int open_session(const jnode *args, char *sid, size_t n, jnode **answer, cordon_error *err)
+{
+	const jnode *policy, *timeout, *idle;
+	if (arg(args, "policy", J_OBJ, false, &policy, err) < 0 || arg(args, "timeout", J_STR, false, &timeout, err) < 0 ||
+	    arg(args, "idle_timeout", J_STR, false, &idle, err) < 0)
+		return -1;
+	jwriter w = {.compact = true};
+	jw_obj_begin(&w);
+	if (write_policy(&w, policy, err) < 0) {
+		buf_free(&w.out);
+		return -1;
+	}
+	if (timeout)
+		jw_key_str(&w, "timeout", timeout->str);
+	if (idle)
+		jw_key_str(&w, "idle_timeout", idle->str);
+	jw_obj_end(&w);
+	char *body = jw_take(&w);
+	if (!body)
+		return cordon_oom(err);
+	jnode *a = NULL;
+	int rc = http_json("POST", "/v1/sessions", body, 201, &a, err);
+	free(body);
+	if (rc < 0)
+		return cordon_err_wrap(err, "session");
+	const jnode *id = json_get(a, "id");
+	if (!id || id->type != J_STR) {
+		json_free(a);
+		return cordon_err(err, EPROTO, "session: the server's answer has no id");
+	}
+	snprintf(sid, n, "%s", id->str);
+	*answer = a;
+	return 0;
+}
+
+static int delete_session(const char *sid, jnode **report, cordon_error *err)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/v1/sessions/%s", sid);
+	return http_json("DELETE", path, NULL, 200, report, err);
+}
+
+/* The exec request of run and session_exec. */
+static char *exec_body(const jnode *args, bool session, cordon_error *err)
+{
+	const jnode *cmd, *argv, *in, *timeout, *cwd = NULL, *env = NULL;
+	if (arg(args, "command", J_STR, false, &cmd, err) < 0 || arg(args, "argv", J_ARR, false, &argv, err) < 0 ||
+	    arg(args, "stdin", J_STR, false, &in, err) < 0 || arg(args, "timeout", J_STR, false, &timeout, err) < 0 ||
+	    (session && (arg(args, "cwd", J_STR, false, &cwd, err) < 0 || arg(args, "env", J_OBJ, false, &env, err) < 0)))
+		return NULL;
+	if (!cmd == !argv) {
+		bad_arg(err, cmd ? "argv" : "command", "give command (a shell line) or argv (a list), one of them");
+		return NULL;
+	}
+	for (size_t i = 0; argv && i < argv->n; i++)
+		if (argv->items[i]->type != J_STR) {
+			bad_arg(err, "argv", "strings expected");
+			return NULL;
+		}
+	if (argv && argv->n == 0) {
+		bad_arg(err, "argv", "empty");
+		return NULL;
+	}
+	jwriter w = {.compact = true};
+	jw_obj_begin(&w);
+	jw_key(&w, "argv");
+	if (cmd) {
+		const char *sh[] = {"/bin/sh", "-c", cmd->str};
+		jw_str_array(&w, sh, 3);
+	} else {
+		jw_node(&w, argv);
+	}
+	if (in)
+		jw_key_str(&w, "stdin", in->str);
+	if (timeout)
+		jw_key_str(&w, "timeout", timeout->str);
+	if (cwd)
+		jw_key_str(&w, "cwd", cwd->str);
+	if (env) {
+		jw_key(&w, "env");
+		jw_node(&w, env);
+	}
+	jw_obj_end(&w);
+	char *body = jw_take(&w);
+	if (!body)
+		cordon_oom(err);
+	return body;
+}
+
+static int tool_run(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
+{
+	const jnode *unused;
+	if (arg(args, "policy", J_OBJ, false, &unused, err) < 0)
+		return -1;
+	char *body = exec_body(args, false, err);
+	if (!body)
+		return -1;
+	/* The session's own timeout is not the command's: only the policy's. */
+	jnode *answer = NULL, *report = NULL;
+	const jnode *policy = json_get(args, "policy");
+	char sid[64];
+	int rc;
+	jnode wrap = {.type = J_OBJ, .n = policy ? 1 : 0, .items = (jnode *[]){(jnode *)policy},
+		      .keys = (char *[]){"policy"}};
+	rc = open_session(&wrap, sid, sizeof(sid), &answer, err);
+	json_free(answer);
+	if (rc < 0) {
+		free(body);
+		return -1;
+	}
+	struct exec_out o = {0};
+	rc = atomic_load(&c->cancelled) ? CANCELLED : mcp_exec(c, sid, body, &o, err);
+	free(body);
+	cordon_error derr;
+	int drc = delete_session(sid, &report, &derr);
+	if (rc == 0 && atomic_load(&c->cancelled))
+		rc = CANCELLED;
+	if (rc == 0) {
+		jw_obj_begin(w);
+		mcp_write_exec(w, &o, drc == 0 ? json_get(report, "denials") : NULL);
+		if (drc == 0) {
+			const jnode *v = json_get(report, "verdicts"), *st = json_get(report, "status");
+			if (v) {
+				jw_key(w, "verdicts");
+				jw_node(w, v);
+			}
+			if (st && st->type == J_STR)
+				jw_key_str(w, "report_status", st->str);
+		}
+		jw_obj_end(w);
+	}
+	if (drc < 0)
+		fprintf(stderr, "cordon mcp: run: closing its session %s: %s\n", sid, derr.msg);
+	exec_out_free(&o);
+	json_free(report);
+	return rc;
+}
+
+/* A session of this server's, named by the call's "session". */
+static int known_session(const jnode *args, const char **sid, cordon_error *err)
+{
+	const jnode *s = NULL;
+	if (arg(args, "session", J_STR, true, &s, err) < 0 || !s)
+		return -1;
+	pthread_mutex_lock(&M.lock);
+	bool ok = strv_contains(&M.sessions, s->str);
+	pthread_mutex_unlock(&M.lock);
+	if (!ok)
+		return cordon_err(err, ENOENT, "no open session \"%s\" (session_open gives one)", s->str);
+	*sid = s->str;
+	return 0;
+}
+
+static int tool_session_open(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
+{
+	pthread_mutex_lock(&M.lock);
+	bool full = (int)M.sessions.n >= M.max_sessions;
+	pthread_mutex_unlock(&M.lock);
+	if (full)
+		return cordon_err(err, EBUSY, "at most %d sessions open at once: close one first (session_close)",
+				  M.max_sessions);
+	char sid[64];
+	jnode *a = NULL;
+	if (open_session(args, sid, sizeof(sid), &a, err) < 0)
+		return -1;
+	if (atomic_load(&c->cancelled)) {
+		jnode *rep = NULL;
+		cordon_error e2;
+		delete_session(sid, &rep, &e2);
+		json_free(rep);
+		json_free(a);
+		return CANCELLED;
+	}
+	pthread_mutex_lock(&M.lock);
+	strv_push(&M.sessions, sid);
+	pthread_mutex_unlock(&M.lock);
+	const jnode *ws = json_get(a, "workspace"), *cwd = json_get(a, "cwd");
+	jw_obj_begin(w);
+	jw_key_str(w, "session", sid);
+	if (ws && ws->type == J_STR)
+		jw_key_str(w, "workspace", ws->str);
+	if (cwd && cwd->type == J_STR)
+		jw_key_str(w, "cwd", cwd->str);
+	jw_obj_end(w);
+	json_free(a);
+	return 0;
+}
+
+static int tool_session_exec(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
+{
+	const char *sid = NULL;
+	if (known_session(args, &sid, err) < 0)
+		return -1;
+	char *body = exec_body(args, true, err);
+	if (!body)
+		return -1;
+	struct exec_out o = {0};
+	int rc = mcp_exec(c, sid, body, &o, err);
+	free(body);
+	if (rc == 0 && atomic_load(&c->cancelled))
+		rc = CANCELLED;
+	if (rc == 0) {
+		jw_obj_begin(w);
+		mcp_write_exec(w, &o, NULL);
+		jw_obj_end(w);
+	}
+	exec_out_free(&o);
+	return rc;
+}
+
+static void forget_session(const char *sid)
+{
+	pthread_mutex_lock(&M.lock);
+	for (size_t i = 0; i < M.sessions.n; i++)
+		if (strcmp(M.sessions.v[i], sid) == 0) {
+			free(M.sessions.v[i]);
+			M.sessions.v[i] = M.sessions.v[--M.sessions.n];
+			M.sessions.v[M.sessions.n] = NULL;
+			break;
+		}
+	pthread_mutex_unlock(&M.lock);
+}
+
+static int tool_session_close(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
+{
+	(void)c;
+	const char *sid = NULL;
+	jnode *rep = NULL;
+	if (known_session(args, &sid, err) < 0)
+		return -1;
+	char id[64];
+	snprintf(id, sizeof(id), "%s", sid);
+	if (delete_session(id, &rep, err) < 0)
+		return cordon_err_wrap(err, "session_close");
+	forget_session(id);
+	const jnode *st = json_get(rep, "status"), *s = json_get(rep, "session"), *end = json_get(s, "end"),
+		    *outs = json_get(rep, "outputs"), *execs = json_get(rep, "execs"), *v = json_get(rep, "verdicts");
+	jw_obj_begin(w);
+	jw_key_str(w, "session", id);
+	jw_key_str(w, "status", st && st->type == J_STR ? st->str : "unknown");
+	if (end && end->type == J_STR)
+		jw_key_str(w, "end", end->str);
+	jw_key(w, "denials");
+	mcp_write_denials(w, json_get(rep, "denials"));
+	jw_key(w, "changes");
+	jw_arr_begin(w);
+	for (size_t i = 0; outs && outs->type == J_ARR && i < outs->n; i++) {
+		const jnode *p = json_get(outs->items[i], "path"), *b = json_get(outs->items[i], "bytes");
+		jw_obj_begin(w);
+		jw_key_str(w, "path", p && p->type == J_STR ? p->str : "?");
+		if (b && b->type == J_NUM)
+			jw_key_int(w, "bytes", (int64_t)b->num);
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	jw_key_uint(w, "execs", execs && execs->type == J_ARR ? execs->n : 0);
+	if (v) {
+		jw_key(w, "verdicts");
+		jw_node(w, v);
+	}
+	jw_obj_end(w);
+	json_free(rep);
+	return 0;
+}
+
+/* /v1/sessions/SID/files[/list]?path=P */
+static int files_path(buf *p, const char *sid, const char *what, const char *path, cordon_error *err)
+{
+	if (buf_printf(p, "/v1/sessions/%s/%s?path=", sid, what) < 0 || mh_escape(p, path) < 0)
+		return cordon_oom(err);
+	return 0;
+}
+
+static int tool_file_write(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
+{
+	(void)c;
+	const char *sid = NULL;
+	const jnode *path, *text, *b64;
+	if (known_session(args, &sid, err) < 0 || arg(args, "path", J_STR, true, &path, err) < 0 ||
+	    arg(args, "content", J_STR, false, &text, err) < 0 || arg(args, "content_b64", J_STR, false, &b64, err) < 0)
+		return -1;
+	if (!text == !b64)
+		return bad_arg(err, "content", "give content (text) or content_b64 (bytes), one of them");
+	buf data = {0}, p = {0};
+	if (b64 && !b64_decode_buf(b64->str, strlen(b64->str), &data))
+		return bad_arg(err, "content_b64", "not base64");
+	jnode *a = NULL;
+	int rc = files_path(&p, sid, "files", path->str, err);
+	if (rc == 0)
+		rc = b64 ? http_json_n("PUT", p.p, data.p ? data.p : "", data.len, 200, &a, err)
+			 : http_json("PUT", p.p, text->str, 200, &a, err);
+	buf_free(&p);
+	buf_free(&data);
+	if (rc < 0)
+		return cordon_err_wrap(err, "file_write %s", path->str);
+	const jnode *bytes = json_get(a, "bytes"), *sha = json_get(a, "sha256");
+	jw_obj_begin(w);
+	jw_key_str(w, "path", path->str);
+	if (bytes && bytes->type == J_NUM)
+		jw_key_int(w, "bytes", (int64_t)bytes->num);
+	if (sha && sha->type == J_STR)
+		jw_key_str(w, "sha256", sha->str);
+	jw_obj_end(w);
+	json_free(a);
+	return 0;
+}
+
+static int tool_file_read(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
+{
+	(void)c;
+	const char *sid = NULL;
+	const jnode *path;
+	if (known_session(args, &sid, err) < 0 || arg(args, "path", J_STR, true, &path, err) < 0)
+		return -1;
+	buf p = {0};
+	struct http_resp r = {0};
+	if (files_path(&p, sid, "files", path->str, err) < 0)
+		return -1;
+	int rc = mh_request(&M.srv, "GET", p.p, NULL, 0, &r, err);
+	buf_free(&p);
+	if (rc < 0)
+		return -1;
+	if (r.status != 200) {
+		char msg[1024];
+		mh_error_text(&r, msg, sizeof(msg));
+		buf_free(&r.body);
+		return cordon_err(err, EIO, "file_read %s: %s", path->str, msg);
+	}
+	size_t keep = r.body.len < MCP_FILE_KEEP ? r.body.len : MCP_FILE_KEEP;
+	jw_obj_begin(w);
+	jw_key_str(w, "path", path->str);
+	if (json_utf8_valid(r.body.p ? r.body.p : "", keep) && !memchr(r.body.p ? r.body.p : "", 0, keep)) {
+		jw_key(w, "content");
+		jw_strn(w, r.body.p ? r.body.p : "", keep);
+	} else {
+		buf b = {0};
+		b64_encode(&b, r.body.p, keep);
+		jw_key(w, "content_b64");
+		jw_strn(w, b.p ? b.p : "", b.len);
+		buf_free(&b);
+	}
+	jw_key_uint(w, "bytes", r.body.len);
+	jw_key_bool(w, "truncated", keep < r.body.len);
+	jw_obj_end(w);
+	buf_free(&r.body);
+	return 0;
+}
+
+static int tool_file_list(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
+{
+	(void)c;
+	const char *sid = NULL;
+	const jnode *path;
+	if (known_session(args, &sid, err) < 0 || arg(args, "path", J_STR, false, &path, err) < 0)
+		return -1;
+	const char *dir = path ? path->str : ".";
+	buf p = {0};
+	jnode *a = NULL;
+	int rc = files_path(&p, sid, "files/list", dir, err);
+	if (rc == 0)
+		rc = http_json("GET", p.p, NULL, 200, &a, err);
+	buf_free(&p);
+	if (rc < 0)
+		return cordon_err_wrap(err, "file_list %s", dir);
+	const jnode *e = json_get(a, "entries");
+	jw_obj_begin(w);
+	jw_key_str(w, "path", dir);
+	jw_key(w, "entries");
+	if (e && e->type == J_ARR)
+		jw_node(w, e);
+	else
+		jw_raw(w, "[]");
+	jw_obj_end(w);
+	json_free(a);
+	return 0;
+}
+
+typedef int (*tool_fn)(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err);
+static const struct {
+	const char *name;
+	tool_fn fn;
+} tools[] = {
+	{"run", tool_run},
+	{"session_open", tool_session_open},
+	{"session_exec", tool_session_exec},
+	{"file_write", tool_file_write},
+	{"file_read", tool_file_read},
+	{"file_list", tool_file_list},
+	{"session_close", tool_session_close},
+};
+
+static void answer(struct mcp_call *c, char *result)
+{
+	char *line = result ? jrpc_result_line(c->id, result) : NULL;
+	if (!line)
+		line = jrpc_error_line(c->id, JRPC_INTERNAL_ERROR, "out of memory");
+	if (line && !atomic_load(&c->cancelled))
+		mcp_send(line);
+	free(line);
+	free(result);
+}
+
+/* {"content": [{"type": "text", "text": TEXT}], "structuredContent"?, "isError"} */
+static char *tool_result(const char *structured, const char *text, bool is_error)
+{
+	jwriter w = {.compact = true};
+	jw_obj_begin(&w);
+	jw_key(&w, "content");
+	jw_arr_begin(&w);
+	jw_obj_begin(&w);
+	jw_key_str(&w, "type", "text");
+	jw_key(&w, "text");
+	size_t n = strlen(text);
+	jw_strn(&w, text, n > 0 && text[n - 1] == '\n' ? n - 1 : n);
+	jw_obj_end(&w);
+	jw_arr_end(&w);
+	if (structured) {
+		jw_key(&w, "structuredContent");
+		jw_raw(&w, structured);
+	}
+	jw_key_bool(&w, "isError", is_error);
+	jw_obj_end(&w);
+	return jw_take(&w);
+}
+
+void mcp_tools_call(struct mcp_call *c)
+{
+	const jnode *params = json_get(c->root, "params"), *name = json_get(params, "name"),
+		    *args = json_get(params, "arguments");
+	if (!name || name->type != J_STR || (args && args->type != J_OBJ)) {
+		char *line = jrpc_error_line(c->id, JRPC_INVALID_PARAMS,
+					     "tools/call: params.name (a string) and params.arguments (an object) expected");
+		if (line)
+			mcp_send(line);
+		free(line);
+		return;
+	}
+	tool_fn fn = NULL;
+	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]); i++)
+		if (strcmp(tools[i].name, name->str) == 0)
+			fn = tools[i].fn;
+	if (!fn) {
+		char msg[256];
+		snprintf(msg, sizeof(msg), "unknown tool \"%.100s\" (tools/list has them)", name->str);
+		char *line = jrpc_error_line(c->id, JRPC_INVALID_PARAMS, msg);
+		if (line)
+			mcp_send(line);
+		free(line);
+		return;
+	}
+	static const jnode none = {.type = J_OBJ};
+	jwriter w = {.compact = true};
+	cordon_error err = {0};
+	int rc = fn(c, args ? args : &none, &w, &err);
+	if (rc == CANCELLED) {
+		buf_free(&w.out);
+		return; /* a cancelled request gets no answer */
+	}
+	if (rc < 0) {
+		buf_free(&w.out);
+		char text[sizeof(err.msg) + 16];
+		snprintf(text, sizeof(text), "cordon: %s", err.msg);
+		answer(c, tool_result(NULL, text, true));
+		return;
+	}
+	char *structured = jw_take(&w);
+	answer(c, structured ? tool_result(structured, structured, false) : NULL);
+	free(structured);
+}

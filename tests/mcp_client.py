@@ -1,0 +1,379 @@
+#!/usr/bin/env python3
+"""A hand-written MCP client for cordon mcp's edge cases (tests/integration/mcp.sh).
+
+usage: mcp_client.py CORDON CASE [cordon mcp options...]
+
+Starts `CORDON mcp`, speaks newline-delimited JSON-RPC 2.0 to it and checks one
+case. Every line the server writes must be one JSON-RPC message (its stdout is
+the protocol's alone). Exit 0 when the case holds, 1 with the reason."""
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+
+WAIT = 120  # seconds for any one answer: a loaded machine, not a threshold
+
+
+class Fail(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Fail(what)
+
+
+class Mcp:
+    def __init__(self, cordon, args):
+        self.err = open(os.environ.get("T_TMP", "/tmp") + "/mcp.stderr", "w")
+        self.p = subprocess.Popen([cordon, "mcp"] + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=self.err)
+        self.buf = b""
+        self.next_id = 1
+        self.notes = []  # notifications, in order
+
+    def send(self, obj):
+        self.send_raw(json.dumps(obj).encode() + b"\n")
+
+    def send_raw(self, data):
+        self.p.stdin.write(data)
+        self.p.stdin.flush()
+
+    def recv(self, wait=WAIT):
+        """The next message; every line must be a JSON-RPC 2.0 object."""
+        end = time.monotonic() + wait
+        while b"\n" not in self.buf:
+            left = end - time.monotonic()
+            check(left > 0, "no message from cordon mcp in time")
+            r, _, _ = select.select([self.p.stdout], [], [], left)
+            if r:
+                chunk = os.read(self.p.stdout.fileno(), 65536)
+                check(chunk, "cordon mcp closed its standard output")
+                self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        try:
+            m = json.loads(line)
+        except ValueError:
+            raise Fail("not a JSON line on cordon mcp's stdout: %r" % line[:200])
+        check(isinstance(m, dict) and m.get("jsonrpc") == "2.0", "not a JSON-RPC message: %r" % line[:200])
+        return m
+
+    def request(self, method, params=None, meta=None):
+        i = self.next_id
+        self.next_id += 1
+        msg = {"jsonrpc": "2.0", "id": i, "method": method}
+        if params is not None:
+            msg["params"] = dict(params)
+        if meta:
+            msg.setdefault("params", {})["_meta"] = meta
+        self.send(msg)
+        return i
+
+    def answer(self, i, wait=WAIT):
+        while True:
+            m = self.recv(wait)
+            if "id" in m and m["id"] == i and "method" not in m:
+                return m
+            if "method" in m and "id" not in m:
+                self.notes.append(m)
+            else:
+                raise Fail("unexpected message: %r" % m)
+
+    def call(self, method, params=None, meta=None):
+        return self.answer(self.request(method, params, meta))
+
+    def initialize(self, version="2025-11-25"):
+        r = self.call("initialize", {"protocolVersion": version, "capabilities": {},
+                                     "clientInfo": {"name": "mcp_client.py", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        return r
+
+    def tool(self, name, args, meta=None):
+        r = self.call("tools/call", {"name": name, "arguments": args}, meta)
+        check("result" in r, "tools/call %s: %r" % (name, r))
+        res = r["result"]
+        if not res.get("isError"):
+            sc = res.get("structuredContent")
+            check(isinstance(sc, dict), "%s: no structuredContent: %r" % (name, res))
+            check(json.loads(res["content"][0]["text"]) == sc, "%s: text content is not the structured data" % name)
+        return res
+
+    def close(self):
+        self.p.stdin.close()
+        rest = self.p.stdout.read()
+        for line in rest.splitlines():
+            check(json.loads(line).get("jsonrpc") == "2.0", "after the end: %r" % line[:200])
+        rc = self.p.wait(WAIT)
+        check(rc == 0, "cordon mcp exited %d" % rc)
+
+
+def sc(res):
+    check(not res.get("isError"), "isError: %r" % res)
+    return res["structuredContent"]
+
+
+def proc_with(marker):
+    """pids whose command line has marker (the test's own, unique)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                with open("/proc/%s/cmdline" % d, "rb") as f:
+                    if marker.encode() in f.read():
+                        out.append(int(d))
+            except OSError:
+                pass
+    return out
+
+
+def wait_until(cond, what, secs=WAIT):
+    end = time.monotonic() + secs
+    while not cond():
+        check(time.monotonic() < end, what)
+        time.sleep(0.1)
+
+
+def case_initialize(m):
+    r = m.initialize("2025-11-25")["result"]
+    check(r["protocolVersion"] == "2025-11-25", "version %r" % r)
+    check(r["serverInfo"]["name"] == "cordon" and "tools" in r["capabilities"], "info %r" % r)
+    check(m.call("ping")["result"] == {}, "ping")
+
+
+def case_initialize_older(m):
+    r = m.initialize("2025-06-18")["result"]
+    check(r["protocolVersion"] == "2025-06-18", "an older version is answered with itself: %r" % r)
+    r = m.call("initialize", {"protocolVersion": "1999-01-01", "capabilities": {},
+                              "clientInfo": {"name": "x", "version": "1"}})["result"]
+    check(r["protocolVersion"] == "2025-11-25", "an unknown one with the newest: %r" % r)
+
+
+def case_tools_list(m):
+    m.initialize()
+    tools = m.call("tools/list")["result"]["tools"]
+    names = {t["name"] for t in tools}
+    want = {"run", "session_open", "session_exec", "file_write", "file_read", "file_list", "session_close"}
+    check(want <= names, "tools %r" % names)
+    for t in tools:
+        check(len(t["description"]) > 40, "%s: a description an agent can act on" % t["name"])
+        check(t["inputSchema"]["type"] == "object" and t["outputSchema"]["type"] == "object", t["name"])
+
+
+def case_run_echo(m):
+    m.initialize()
+    r = m.tool("run", {"command": "echo hi"})
+    s = sc(r)
+    check(s["status"] == "ok" and s["exit_code"] == 0 and s["stdout"] == "hi\n", "run echo hi: %r" % s)
+    check(s["verdicts"]["containment"] == "clean" and s["denials"] == [], "verdicts %r" % s)
+    s = sc(m.tool("run", {"argv": ["sh", "-c", "cat; exit 3"], "stdin": "in\n"}))
+    check(s["status"] == "exit-nonzero" and s["exit_code"] == 3 and s["stdout"] == "in\n",
+          "exit 3 is a normal result: %r" % s)
+    r = m.tool("run", {"command": "true", "argv": ["true"]})
+    check(r["isError"] and "one of them" in r["content"][0]["text"], "bad arguments are a tool error: %r" % r)
+    r = m.call("tools/call", {"name": "nope", "arguments": {}})
+    check(r.get("error", {}).get("code") == -32602, "unknown tool: %r" % r)
+
+
+def case_run_denied(m):
+    m.initialize()
+    s = sc(m.tool("run", {"command": "echo x > /root/cordon-mcp-denied; echo done"}))
+    check(s["stdout"] == "done\n", "the command went on: %r" % s)
+    check("denied file: /root/cordon-mcp-denied" in s["denials"], "a denial line: %r" % s["denials"])
+    check(s["verdicts"]["containment"] == "violations", "verdict %r" % s)
+    check(not os.path.exists("/root/cordon-mcp-denied"), "nothing written")
+
+
+def case_malformed(m):
+    m.initialize()
+    m.send_raw(b'{"jsonrpc": "2.0", "id": 7, "method": \n')
+    r = m.recv()
+    check(r.get("error", {}).get("code") == -32700 and r["id"] is None, "malformed JSON: %r" % r)
+    for raw, what in ((b'[{"jsonrpc":"2.0","id":1,"method":"ping"}]\n', "a batch"),
+                      (b'{"jsonrpc":"1.0","id":8,"method":"ping"}\n', "jsonrpc 1.0"),
+                      (b'{"jsonrpc":"2.0","id":9,"method":"ping","params":[1]}\n', "params an array"),
+                      (b'"just a string"\n', "not an object")):
+        m.send_raw(raw)
+        r = m.recv()
+        check(r.get("error", {}).get("code") == -32600, "%s: %r" % (what, r))
+    r = m.call("no/such/method")
+    check(r.get("error", {}).get("code") == -32601, "unknown method: %r" % r)
+    check(m.call("ping")["result"] == {}, "still working")
+
+
+def case_oversized(m):
+    m.initialize()
+    big = b'{"jsonrpc":"2.0","id":5,"method":"ping","params":{"x":"' + b"a" * (9 << 20) + b'"}}\n'
+    m.send_raw(big)
+    r = m.recv()
+    check(r.get("error", {}).get("code") == -32600 and "too large" in r["error"]["message"], "oversized: %r" % r)
+    check(m.call("ping")["result"] == {}, "still working after an oversized line")
+
+
+def case_cancel(m):
+    m.initialize()
+    marker = "417.%d" % os.getpid()
+    i = m.request("tools/call", {"name": "run", "arguments": {"argv": ["sleep", marker]}})
+    wait_until(lambda: proc_with(marker), "the run's sleep never started")
+    m.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": i, "reason": "test"}})
+    wait_until(lambda: not proc_with(marker), "the cancelled run's process is still there")
+    # no answer for a cancelled request; the server goes on
+    j = m.request("ping")
+    r = m.answer(j)
+    check(r["result"] == {}, "ping after cancel: %r" % r)
+
+
+def case_progress(m):
+    m.initialize()
+    res = m.tool("run", {"command": "echo one; echo two >&2; echo three"}, meta={"progressToken": "tok-1"})
+    s = sc(res)
+    check(s["stdout"] == "one\nthree\n", "run: %r" % s)
+    prog = [n for n in m.notes if n["method"] == "notifications/progress"]
+    check(prog, "no progress notifications")
+    check(all(n["params"]["progressToken"] == "tok-1" for n in prog), "token %r" % prog)
+    values = [n["params"]["progress"] for n in prog]
+    check(values == sorted(set(values)), "progress grows: %r" % values)
+    text = "".join(n["params"].get("message", "") for n in prog)
+    check("one" in text and "two" in text, "the output in progress: %r" % text)
+    m.notes.clear()
+    sc(m.tool("run", {"command": "echo quiet"}))
+    check(not m.notes, "no progress without a progressToken: %r" % m.notes)
+
+
+def case_stdout_pure(m):
+    m.initialize()
+    garbage = ('printf \'{"jsonrpc":"2.0","id":1,"result":{}}\\n\\033[2J\\r\\n}]\\n\'; '
+               'printf \'{"jsonrpc":"2.0","method":"x"}\\n\' >&2; head -c 200000 /dev/zero | tr "\\0" "\\n"')
+    s = sc(m.tool("run", {"command": garbage}, meta={"progressToken": 3}))
+    check(s["stdout"].startswith('{"jsonrpc":"2.0","id":1,"result":{}}\n'), "the output, as data: %r" % s["stdout"][:80])
+    check(s["stdout_truncated"] and s["stdout_bytes"] > len(s["stdout"]), "cut, and said: %r" % {
+        k: s[k] for k in ("stdout_bytes", "stdout_truncated")})
+    check(m.call("ping")["result"] == {}, "ping")  # and every line so far parsed (recv)
+    # descriptor 1 of cordon mcp and of its private server is standard
+    # error, not the protocol's pipe: nothing but a message can reach it
+    pid = m.p.pid
+    kids = []
+    for t in os.listdir("/proc/%d/task" % pid):
+        with open("/proc/%d/task/%s/children" % (pid, t)) as f:
+            kids += [int(k) for k in f.read().split()]
+    check(kids, "the private server is a child of cordon mcp")
+    for p in [pid] + kids:
+        one, two = (os.readlink("/proc/%d/fd/%d" % (p, fd)) for fd in (1, 2))
+        check(one == two, "pid %d: descriptor 1 is %s, not standard error (%s)" % (p, one, two))
+
+
+def case_session(m):
+    m.initialize()
+    s = sc(m.tool("session_open", {}))
+    sid = s["session"]
+    check(sid.startswith("s-") and s["workspace"], "open %r" % s)
+    w = sc(m.tool("file_write", {"session": sid, "path": "notes/a.txt", "content": "hello\n"}))
+    check(w["bytes"] == 6, "write %r" % w)
+    w = sc(m.tool("file_write", {"session": sid, "path": "b.bin", "content_b64": "AAEC/w=="}))
+    check(w["bytes"] == 4, "write b64 %r" % w)
+    e = sc(m.tool("session_exec", {"session": sid, "command": "cat notes/a.txt; echo more >> notes/a.txt; pwd",
+                                   "env": {"K": "V"}}))
+    check(e["stdout"] == "hello\n" + s["cwd"] + "\n" and e["status"] == "ok", "exec %r" % e)
+    e = sc(m.tool("session_exec", {"session": sid, "argv": ["sh", "-c", "echo $K"], "env": {"K": "V"}, "cwd": "notes"}))
+    check(e["stdout"] == "V\n", "exec env %r" % e)
+    r = sc(m.tool("file_read", {"session": sid, "path": "notes/a.txt"}))
+    check(r["content"] == "hello\nmore\n" and r["truncated"] is False, "read %r" % r)
+    r = sc(m.tool("file_read", {"session": sid, "path": "b.bin"}))
+    check(r.get("content_b64") == "AAEC/w==", "read bytes %r" % r)
+    ls = sc(m.tool("file_list", {"session": sid}))
+    names = sorted(e["name"] for e in ls["entries"])
+    check(names == ["b.bin", "notes"], "list %r" % names)
+    r = m.tool("file_read", {"session": sid, "path": "/etc/shadow"})
+    check(r["isError"], "a file the session may not read: %r" % r)
+    c = sc(m.tool("session_close", {"session": sid}))
+    check(c["status"] == "ok" and c["session"] == sid and c["execs"] == 2, "close %r" % c)
+    check(any(ch["path"].endswith("notes/a.txt") for ch in c["changes"]), "changes %r" % c["changes"])
+    r = m.tool("session_exec", {"session": sid, "command": "true"})
+    check(r["isError"], "a closed session: %r" % r)
+
+
+def case_eof_cleanup(m, by_signal=False):
+    """Standard input's end (or SIGTERM): the call in flight is killed, the
+    open session closed, the private server stopped and its directory
+    removed."""
+    m.initialize()
+    s = sc(m.tool("session_open", {}))
+    top = s["workspace"].split("/state/")[0]
+    check(os.path.isdir(top), "the private server's directory %s" % top)
+    marker = "418.%d" % os.getpid()
+    m.request("tools/call", {"name": "session_exec", "arguments": {"session": s["session"], "argv": ["sleep", marker]}})
+    wait_until(lambda: proc_with(marker), "the exec never started")
+    if by_signal:
+        m.p.terminate()
+    else:
+        m.p.stdin.close()
+    check(m.p.wait(WAIT) == 0, "cordon mcp's exit status")
+    check(not proc_with(marker), "the exec is gone")
+    check(not os.path.exists(top), "%s removed: %r" % (top, os.listdir(top) if os.path.exists(top) else None))
+
+
+def case_sigterm_cleanup(m):
+    case_eof_cleanup(m, by_signal=True)
+
+
+def case_max_sessions(m):
+    """--max-sessions 1: a second session_open is a tool error, until the
+    first is closed."""
+    m.initialize()
+    a = sc(m.tool("session_open", {}))
+    r = m.tool("session_open", {})
+    check(r["isError"] and "at most 1 sessions" in r["content"][0]["text"], "the bound: %r" % r)
+    sc(m.tool("session_close", {"session": a["session"]}))
+    b = sc(m.tool("session_open", {}))
+    sc(m.tool("session_close", {"session": b["session"]}))
+
+
+def case_options(m):
+    """cordon mcp --workspace DIR --policy FILE (with env GREETING): the
+    directory is the run's working directory, read-write; the policy is
+    every call's that gives none, and a call's own replaces it."""
+    ws = os.environ["MCP_WS"]
+    m.initialize()
+    s = sc(m.tool("run", {"command": "echo $GREETING; pwd; echo made > made.txt"}))
+    check(s["stdout"] == "from-policy\n%s\n" % ws, "run: %r" % s)
+    with open(os.path.join(ws, "made.txt")) as f:
+        check(f.read() == "made\n", "the file reached the workspace")
+    s = sc(m.tool("run", {"command": "echo ${GREETING:-none}", "policy": {"env": {"OTHER": "1"}}}))
+    check(s["stdout"] == "none\n", "a call's policy replaces --policy's: %r" % s)
+    r = m.tool("run", {"command": "true", "policy": {"nonsense": 1}})
+    check(r["isError"] and "nonsense" in r["content"][0]["text"], "a bad policy is cordon's refusal: %r" % r)
+
+
+def case_server(m):
+    """--server SOCKET: the calls go to that cordon serve."""
+    m.initialize()
+    s = sc(m.tool("session_open", {}))
+    check(s["workspace"].startswith(os.environ["MCP_STATE"]), "the given server's session: %r" % s)
+    sc(m.tool("session_close", {"session": s["session"]}))
+
+
+def main():
+    cordon, case = sys.argv[1], sys.argv[2]
+    m = Mcp(cordon, sys.argv[3:])
+    try:
+        globals()["case_" + case](m)
+        if m.p.returncode is None:
+            m.close()
+    except Fail as e:
+        print("FAIL %s: %s" % (case, e))
+        try:
+            m.p.terminate()  # it cleans up as at its input's end
+            m.p.wait(WAIT)
+        except (OSError, subprocess.TimeoutExpired):
+            m.p.kill()
+        m.p.wait()
+        m.err.flush()
+        with open(m.err.name) as f:
+            sys.stdout.write("cordon mcp stderr:\n" + f.read()[-2000:])
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
