@@ -3,7 +3,7 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 MESON ?= meson
 
-.PHONY: all deps demo install test test-oci test-vm test-sanitize analyze depgraph bench fuzz clean
+.PHONY: all deps demo install test test-oci test-vm test-sanitize analyze depgraph bench fuzz clean deb test-deb
 
 all: $(BUILD)/build.ninja
 	@ninja -C $(BUILD) --quiet
@@ -79,3 +79,13 @@ clean:
 # (taken as written: make would read "$|" in 'a$|b' as its own variable).
 test-vm: deps all
 	@bash scripts/vm/run.sh $(BUILD) '$(subst ','\'',$(value VM_TESTS))'
+
+# The Debian packages (debian/; docs/install.md) into build/deb/, lintian
+# without errors; test-deb installs them into a fresh Debian root
+# (scripts/debian-root.sh, cached by its recipe), runs cordon there,
+# upgrades and purges.
+deb: deps
+	@bash scripts/make-deb.sh
+
+test-deb: deb
+	@bash scripts/test-deb.sh

@@ -68,6 +68,7 @@ struct serve_state {
 	pthread_mutex_t lock;
 	strv runs; /* ids kept, oldest first */
 	bool stopping;
+	bool activated; /* the listening socket came from systemd (serve-activate.c) */
 	int nslots;  /* 2 * max_sessions (ending ones keep theirs until reaped) + warm */
 	/* The warm pool (--warm N, --warm-policy F): N sessions started ahead
 	 * for one policy, F's (re-serialized) or, without F, a request without

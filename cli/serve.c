@@ -38,6 +38,7 @@
 #include "json.h"
 #include "policy.h"
 #include "pol-ceiling.h"
+#include "serve-activate.h"
 #include "serve-ipc.h"
 #include "serve-limits.h"
 #include "serve-kept.h"
@@ -293,7 +294,7 @@ static void shut_down(const sigset_t *mask, bool pool, struct MHD_Daemon *d)
 		pthread_join(S.pool_thread, NULL);
 	stop_workers(mask);
 	MHD_stop_daemon(d);
-	if (S.socket_path)
+	if (S.socket_path && !S.activated) /* systemd's socket stays systemd's */
 		unlink(S.socket_path);
 }
 
@@ -317,7 +318,10 @@ int cmd_serve(int argc, char **argv)
 	S.ss = calloc((size_t)S.nslots + 1, sizeof(*S.ss));
 	for (int i = 0; S.ss && i < S.nslots; i++)
 		pthread_mutex_init(&S.ss[i].lock, NULL);
-	int lfd = S.listen ? listen_tcp(S.listen) : listen_unix(S.socket_path);
+	int lfd = serve_activated_socket(S.socket_path, S.listen);
+	S.activated = lfd >= 0;
+	if (lfd == SERVE_NOT_ACTIVATED)
+		lfd = S.listen ? listen_tcp(S.listen) : listen_unix(S.socket_path);
 	if (lfd < 0 || !S.ss)
 		return 1;
 	signal(SIGPIPE, SIG_IGN);
@@ -333,8 +337,8 @@ int cmd_serve(int argc, char **argv)
 	bool pool = S.warm > 0 && pthread_create(&S.pool_thread, NULL, pool_main, NULL) == 0;
 	if (S.warm > 0 && !pool)
 		fprintf(stderr, "cordon serve: the warm pool's thread did not start; sessions start cold\n");
-	fprintf(stderr, "cordon serve: listening on %s%s\n", S.listen ? S.listen : S.socket_path,
-		tls_on() ? " (TLS)" : "");
+	fprintf(stderr, "cordon serve: listening on %s%s%s\n", S.listen ? S.listen : S.socket_path,
+		tls_on() ? " (TLS)" : "", S.activated ? " (socket activation)" : "");
 	serve_until_stopped(&mask);
 	shut_down(&mask, pool, d);
 	fprintf(stderr, "cordon serve: stopped\n");

@@ -1,19 +1,24 @@
 #!/bin/bash
-# A minimal Debian 12 root for the tests (tests/integration/rootfs.sh), made
+# A minimal Debian 12 root for the tests (tests/integration/rootfs.sh, the
+# package test scripts/test-deb.sh, the serve image), made
 # once per recipe by debootstrap from apt's own mirror, and shared read-only
 # by every test that needs one. Prints its directory.
 #   scripts/debian-root.sh            build it if it is not cached yet
 #   scripts/debian-root.sh --cached   only print it; exit 3 if not cached
-# Cached at $CORDON_TEST_CACHE (default /var/cache/cordon-tests) as
-# debian-<hash of this file>/root: change the recipe and the next call builds
-# a new one. The mirror is the first of apt's sources for bookworm
+# Its packages: debootstrap's minbase and cordon's run-time list
+# (scripts/packages/runtime.txt), so that cordon's Debian packages install
+# in it without a network. Cached at $CORDON_TEST_CACHE (default
+# /var/cache/cordon-tests) as debian-<hash of this file and that list>/root:
+# change the recipe and the next call builds a new one. The mirror is the first of apt's sources for bookworm
 # (/etc/apt/sources.list, /etc/apt/sources.list.d/*.sources), or
 # $CORDON_DEBIAN_MIRROR. Exit 2: cannot be built here (not root, no
 # debootstrap, no mirror, the mirror unreachable).
 set -euo pipefail
 SUITE=bookworm
 CACHE=${CORDON_TEST_CACHE:-/var/cache/cordon-tests}
-HASH=$(sha256sum <"$0" | cut -c1-16)
+RUNTIME=$(dirname "$0")/packages/runtime.txt
+INCLUDE=$(sed 's/#.*//' "$RUNTIME" | xargs | tr ' ' ',')
+HASH=$(cat "$0" "$RUNTIME" | sha256sum | cut -c1-16)
 OUT=$CACHE/debian-$HASH
 if [ -f "$OUT/ready" ]; then
 	echo "$OUT/root"
@@ -54,7 +59,7 @@ chmod 755 "$CACHE"
 TMP=$(mktemp -d "$CACHE/build.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 echo "debian-root: debootstrap --variant=minbase $SUITE from $MIRROR into $OUT (once per recipe)" >&2
-debootstrap --variant=minbase "$SUITE" "$TMP/root" "$MIRROR" >"$TMP/log" 2>&1 ||
+debootstrap --variant=minbase --include="$INCLUDE" "$SUITE" "$TMP/root" "$MIRROR" >"$TMP/log" 2>&1 ||
 	die "debootstrap from $MIRROR failed (unreachable?): $(tail -n1 "$TMP/log")"
 rm -rf "$TMP"/root/var/cache/apt/*.bin "$TMP"/root/var/lib/apt/lists/* "$TMP/log"
 # cordon's checks of a rootfs: root's, written by no one else, searchable.
