@@ -61,7 +61,7 @@ trap 'rm -rf "$TMP"' EXIT
 echo "debian-root: debootstrap --variant=minbase $SUITE from $MIRROR into $OUT (once per recipe)" >&2
 debootstrap --variant=minbase --include="$INCLUDE" "$SUITE" "$TMP/root" "$MIRROR" >"$TMP/log" 2>&1 ||
 	die "debootstrap from $MIRROR failed (unreachable?): $(tail -n1 "$TMP/log")"
-rm -rf "$TMP"/root/var/cache/apt/*.bin "$TMP"/root/var/lib/apt/lists/* "$TMP/log"
+rm -rf "$TMP"/root/var/cache/apt/*.bin "$TMP"/root/var/cache/apt/archives/*.deb "$TMP"/root/var/lib/apt/lists/* "$TMP/log"
 # cordon's checks of a rootfs: root's, written by no one else, searchable.
 chmod 755 "$TMP" "$TMP/root"
 rm -rf "$OUT"

@@ -1,12 +1,8 @@
 #!/bin/bash
 # serve-image.sh: the container image of `cordon serve`, built from this
 # tree (docs/serve-cluster.md). Nothing is pulled from an image registry:
-#  1. a Debian 12 root made by debootstrap from the mirror apt is configured
-#     with (apt's sources; $CORDON_DEBIAN_MIRROR overrides), cached at
-#     $CORDON_TEST_CACHE (default /var/cache/cordon-tests)/debian-SHA/root,
-#     SHA the first 16 hex of the sha256 of the recipe (the debootstrap
-#     command line and the package list), reused while the recipe is the
-#     same;
+#  1. the Debian 12 root of scripts/debian-root.sh (debootstrap from the
+#     mirror apt is configured with, cached by its recipe);
 #  2. the build's cordon, cordon-serve and cordon-tls.so in /usr/local/bin,
 #     with any library ldd names that the root lacks;
 #  3. `podman import` of the two as IMAGE (default localhost/cordon-serve:
@@ -22,8 +18,6 @@
 # mirror, debootstrap failed), with one line saying why.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-SUITE=bookworm
-PACKAGES=(libmicrohttpd12) # cordon-serve's HTTP server (scripts/packages/runtime.txt)
 CACHE=${CORDON_TEST_CACHE:-/var/cache/cordon-tests}
 BUILD=$TOP/build
 TAG=localhost/cordon-serve:latest
@@ -42,68 +36,17 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-# The mirror apt uses for the suite: a one-line "deb [opts] URI SUITE ..."
-# or a deb822 stanza of Types deb whose Suites has it.
-mirror() {
-	if [ -n "${CORDON_DEBIAN_MIRROR:-}" ]; then
-		echo "$CORDON_DEBIAN_MIRROR"
-		return
-	fi
-	local f
-	{
-		for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-			[ -f "$f" ] || continue
-			sed 's/\[[^]]*\]//' "$f" | awk -v s="$SUITE" '$1 == "deb" && $3 == s { print $2; exit }'
-		done
-		for f in /etc/apt/sources.list.d/*.sources; do
-			[ -f "$f" ] || continue
-			awk -v s="$SUITE" 'BEGIN { RS = ""; FS = "\n" }
-				{ u = ""; ok = 0; t = 0
-				  for (i = 1; i <= NF; i++) {
-					if ($i ~ /^URIs:/) { split($i, a, /[ \t]+/); u = a[2] }
-					if ($i ~ /^Suites:/) { n = split($i, b, /[ \t]+/); for (k = 2; k <= n; k++) if (b[k] == s) ok = 1 }
-					if ($i ~ /^Types:.*deb( |$)/) t = 1 }
-				  if (u != "" && ok && t) { print u; exit } }' "$f"
-		done
-	} | head -n1 | grep .
-}
-MIRROR=$(mirror) || die "no mirror for $SUITE in apt's sources (or set CORDON_DEBIAN_MIRROR)"
-INCLUDE=$(IFS=,; echo "${PACKAGES[*]}")
-# The recipe: what decides the root's content. ROOT stands for the
-# directory, which is not part of it.
-RECIPE="debootstrap --variant=minbase --include=$INCLUDE $SUITE ROOT $MIRROR
-$(printf '%s\n' "${PACKAGES[@]}")"
-SHA=$(printf '%s\n' "$RECIPE" | sha256sum | cut -c1-16)
-OUT=$CACHE/debian-$SHA
-
-# The root, made once per recipe (the file "recipe" is written last: a root
-# without it is not finished).
-debian_root() {
-	if [ -f "$OUT/recipe" ] && [ -d "$OUT/root" ]; then
-		return 0
-	fi
-	[ $CACHED = 0 ] || exit 3
-	[ "$(id -u)" = 0 ] || die "making the root needs root (its files are root's)"
-	command -v debootstrap >/dev/null || die "no debootstrap (Debian: debootstrap)"
-	mkdir -p "$CACHE"
-	chmod 755 "$CACHE"
-	local tmp
-	tmp=$(mktemp -d "$CACHE/build.XXXXXX")
-	# shellcheck disable=SC2064
-	trap "rm -rf '$tmp'" EXIT
-	echo "serve-image: debootstrap --variant=minbase --include=$INCLUDE $SUITE from $MIRROR into $OUT (once per recipe)" >&2
-	debootstrap --variant=minbase --include="$INCLUDE" "$SUITE" "$tmp/root" "$MIRROR" >"$tmp/log" 2>&1 ||
-		die "debootstrap from $MIRROR failed (unreachable?): $(tail -n1 "$tmp/log")"
-	rm -rf "$tmp"/root/var/cache/apt/*.bin "$tmp"/root/var/cache/apt/archives/*.deb "$tmp"/root/var/lib/apt/lists/* "$tmp/log"
-	chmod 755 "$tmp" "$tmp/root"
-	rm -rf "$OUT"
-	mv "$tmp" "$OUT"
-	trap - EXIT
-	printf '%s\n' "$RECIPE" >"$OUT/recipe"
-}
-debian_root
+# The root: scripts/debian-root.sh's (the one Debian root of the tests,
+# cached by its recipe; it holds scripts/packages/runtime.txt's packages,
+# cordon-serve's libmicrohttpd among them).
+if [ $CACHED = 1 ]; then
+	ROOT=$(bash "$TOP/scripts/debian-root.sh" --cached) || exit 3
+else
+	ROOT=$(bash "$TOP/scripts/debian-root.sh") || exit 2
+fi
+OUT=$(dirname "$ROOT")
 if [ $ROOT_ONLY = 1 ]; then
-	echo "$OUT/root"
+	echo "$ROOT"
 	exit 0
 fi
 
