@@ -103,12 +103,15 @@ static int deny_list(const struct oci_config *c, bool notify, struct seccomp_pla
 	 * open of a maskedPaths entry), as cordon run does with file reports. */
 	for (const char *const *n = observer_calls; notify && r == 0 && *n; n++)
 		r = seccomp_add_named(d, SCMP_ACT_NOTIFY, *n, err);
-	/* run.cordon.policy's network.loopback_ports: bind and connect go to
-	 * the supervisor, which lets them through (Landlock holds TCP to the
-	 * declared ports) and records those Landlock refuses (oci-observe.c) */
+	/* run.cordon.policy (its network section: the container's own netns,
+	 * the proxy the one way out): connect goes to the supervisor, which
+	 * lets it through and records one that bypasses the proxy, as cordon
+	 * run's observer does; with network.loopback_ports bind too (Landlock
+	 * holds TCP to the declared ports; those it refuses are recorded) */
+	if (r == 0 && notify && c->egress)
+		r = seccomp_add_named(d, SCMP_ACT_NOTIFY, "connect", err);
 	if (r == 0 && notify && c->egress && c->egress->nloopback_ports && landlock_abi() >= 4)
-		r = seccomp_add_named(d, SCMP_ACT_NOTIFY, "bind", err) < 0 ? -1
-		    : seccomp_add_named(d, SCMP_ACT_NOTIFY, "connect", err);
+		r = seccomp_add_named(d, SCMP_ACT_NOTIFY, "bind", err);
 	if (r == 0)
 		r = seccomp_plan_export(d, notify, plan, err);
 	seccomp_release(d);

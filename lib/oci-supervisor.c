@@ -46,6 +46,7 @@
 #include "oci-observe.h"
 #include "oci-model.h"
 #include "observe.h"
+#include "sockdiag.h"
 #include "oci-slots.h"
 #include "policy.h"
 #include "landlock.h"
@@ -736,6 +737,10 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 	    (x->o->pid_file && oci_write_pid_file(x->o->pid_file, pid, &err) < 0))
 		sup_fail(x, pid, &err);
 	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	/* the container's loopback listeners, for the connects the observer
+	 * records (sockdiag.h: asked in init's network namespace) */
+	if (obs.connect_nr >= 0 && !obs.strict_ports && pfd >= 0)
+		obs.diag = sockdiag_open(pid, pfd);
 	ssize_t wr = write(x->ready, "O", 1);
 	(void)wr;
 	close(x->ready);

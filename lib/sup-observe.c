@@ -113,12 +113,17 @@ int observer_init_oci(struct observer *o, const struct boundary_model *m, const 
 		return -1;
 	o->in_root = true;
 	o->file_reports = true;
-	/* network.loopback_ports: the deny list notifies bind and connect
-	 * (oci-seccomp.c), let through; those Landlock refuses are recorded */
-	if (egress && egress->nloopback_ports && landlock_abi() >= 4) {
+	/* run.cordon.policy: the deny list notifies connect (oci-seccomp.c),
+	 * let through, one that bypasses the proxy recorded (the supervisor
+	 * gives the view of the container's listeners, o->diag, once init
+	 * runs); with network.loopback_ports bind too, and those Landlock
+	 * refuses are recorded */
+	if (egress) {
 		o->connect_nr = seccomp_syscall_resolve_name("connect");
-		o->bind_nr = seccomp_syscall_resolve_name("bind");
 		o->proxy = proxy;
+	}
+	if (egress && egress->nloopback_ports && landlock_abi() >= 4) {
+		o->bind_nr = seccomp_syscall_resolve_name("bind");
 		memcpy(o->loopback_ports, egress->loopback_ports, sizeof(o->loopback_ports));
 		o->nloopback_ports = egress->nloopback_ports;
 		o->strict_ports = true;
