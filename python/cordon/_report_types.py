@@ -167,6 +167,18 @@ class Grant(ReportObject):
 
 
 @dataclass
+class NetworkDns(ReportObject):
+    """the run's own resolver (network.transparent, docs/network.md); only with it"""
+    server: Optional[str] = None
+    queries: Optional[int] = None
+    answered: Optional[int] = None
+    refused: Optional[int] = None
+    names: Optional[int] = None
+    names_max: Optional[int] = None
+    over_limit: Optional[int] = None
+
+
+@dataclass
 class NetworkEndpoint(ReportObject):
     target: Optional[str] = None
     connections: Optional[int] = None
@@ -195,6 +207,7 @@ class NetworkInjected(ReportObject):
 @dataclass
 class Network(ReportObject):
     proxy: Optional[str] = None
+    dns: Optional[NetworkDns] = None  # optional
     connections: Optional[int] = None
     denied: Optional[int] = None
     bytes_up: Optional[int] = None
@@ -312,4 +325,4 @@ class Report(ReportBase):
     run: Optional[Run] = None  # optional
 
 
-__all__ = ["Verdicts", "Check", "Limit", "UsageNotifications", "Usage", "Denial", "File", "Changes", "Fix", "PrivilegeSweep", "ListCut", "TruncatedDenials", "Truncated", "Stream", "SecretExposure", "SecretScan", "Enforcement", "Grant", "NetworkEndpoint", "NetworkRequest", "NetworkInjected", "Network", "SessionFile", "Session", "ExecResultDenial", "ExecResultUsage", "ExecResult", "Run", "Report"]
+__all__ = ["Verdicts", "Check", "Limit", "UsageNotifications", "Usage", "Denial", "File", "Changes", "Fix", "PrivilegeSweep", "ListCut", "TruncatedDenials", "Truncated", "Stream", "SecretExposure", "SecretScan", "Enforcement", "Grant", "NetworkDns", "NetworkEndpoint", "NetworkRequest", "NetworkInjected", "Network", "SessionFile", "Session", "ExecResultDenial", "ExecResultUsage", "ExecResult", "Run", "Report"]
