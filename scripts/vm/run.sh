@@ -15,11 +15,11 @@ IMG=$(bash "$TOP/scripts/vm/image.sh")
 WORK=$(mktemp -d /tmp/cordon-vm.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 # The tree disk: tests, schemas and scripts, what tests read of the source
-# tree (README, SECURITY.md, NEWS.md and docs/: their tables and links; the
+# tree (meson.build: the version; clients/, deploy/; README, SECURITY.md, NEWS.md and docs/: their tables and links; the
 # header, the man pages' sources, the examples, the Python package), and the
 # host's build.
 mkdir -p "$WORK/tree/build"
-cp -r "$TOP/tests" "$TOP/schemas" "$TOP/scripts" "$TOP/README.md" "$TOP/SECURITY.md" "$TOP/NEWS.md" "$TOP/docs" "$TOP/include" "$TOP/man" "$TOP/examples" \
+cp -r "$TOP/tests" "$TOP/schemas" "$TOP/scripts" "$TOP/meson.build" "$TOP/clients" "$TOP/deploy" "$TOP/README.md" "$TOP/SECURITY.md" "$TOP/NEWS.md" "$TOP/docs" "$TOP/include" "$TOP/man" "$TOP/examples" \
 	"$TOP/python" "$WORK/tree/"
 find "$WORK/tree/python" -name __pycache__ -prune -exec rm -rf {} + 2>/dev/null || true
 # The programs and the shared library with its links (the programs find it

@@ -228,7 +228,7 @@ test_rootfs_image_workspace() {
 	expect_match "$diff" '^--- a/src/a.py$' "cordon changes --diff: the deletion"
 	# The patch applies to a copy of the image's directory.
 	cp -a "$img/testbed" "$T_TMP/copy"
-	(cd "$T_TMP/copy" && patch -s -p1 <<<"$diff") || fail "the patch does not apply"
+	(cd "$T_TMP/copy" && git apply -p1 - <<<"$diff") || fail "the patch does not apply"
 	expect_eq "$(cat "$T_TMP/copy/README" | wc -l)" 2 "the patch's README"
 	# What the run wrote belongs to its own host uid, not to host root.
 	expect_nomatch "$(stat -c %u "$cs/0/upper/new.txt")" '^0$' "the change set's new file is not host root's"

@@ -3,6 +3,9 @@
 # socket and one on loopback TCP with TLS; the serve image
 # (scripts/serve-image.sh) answering /v1/health in a podman container.
 . "$(dirname "$0")/../lib.sh"
+# The harness's tasks run for a TCP client too, in an overlay workspace: on a
+# host whose /tmp has no idmapped mounts (Debian 12's tmpfs), on /var/tmp.
+overlay_workspaces '^test_harness_spreads_tasks_over_two_servers$' only
 
 # Servers a test starts are stopped when it ends (an EXIT trap of the test's
 # own subshell): SIGTERM, then SIGKILL after 10 s.
