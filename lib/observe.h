@@ -35,7 +35,8 @@ struct observer {
 	bool sync_wakeup;
 	bool protects;     /* the model has protected paths: writes are resolved through links */
 	strv protect_names; /* protect_effective(): matched by protect_match() */
-	strv rw_roots;      /* the writable paths the names are relative to */
+	strv rw_roots;      /* the writable paths the names are relative to (host) */
+	strv rw_views;      /* each one where the run sees it (--rw HOST:PATH) */
 	bool file_reports; /* report_file_denials (protected paths are refused and reported either way) */
 	bool in_root;      /* cordon-oci: the view's paths are in the caller's own root (its
 			    * /proc/PID/root), not the host's */

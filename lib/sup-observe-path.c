@@ -300,15 +300,17 @@ static int real_target(pid_t pid, int dirfd, const char *path, bool follow_last,
 
 /* Is the real path (in the run's view) protected by name inside one of the
  * writable paths (protect_match: the .git names at any depth too)? dir as
- * protect_match's. */
+ * protect_match's. The path is matched against where the run sees each
+ * writable path (--rw HOST:PATH: PATH), the home markers against its host
+ * path (protect_add_home's). */
 static bool protected_name(const struct observer *o, const char *real, int dir)
 {
-	for (size_t i = 0; i < o->rw_roots.n; i++) {
-		const char *r = o->rw_roots.v[i];
+	for (size_t i = 0; i < o->rw_roots.n && i < o->rw_views.n; i++) {
+		const char *r = o->rw_views.v[i];
 		size_t l = strcmp(r, "/") == 0 ? 0 : strlen(r);
 		if (strncmp(real, r, l) != 0 || real[l] != '/' || !real[l + 1])
 			continue;
-		if (protect_match_in(&o->protect_names, r, real + l + 1, dir, NULL, 0))
+		if (protect_match_in(&o->protect_names, o->rw_roots.v[i], real + l + 1, dir, NULL, 0))
 			return true;
 	}
 	return false;

@@ -153,7 +153,9 @@ int observer_init(struct observer *o, const struct run_plan *plan, const cordon_
 		    protect_add_home(plan, p, &o->protect_names, err) < 0)
 			return -1;
 		for (size_t i = 0; i < plan->nmounts; i++)
-			if (plan->mounts[i].mode == MOUNT_RW && strv_push(&o->rw_roots, plan->mounts[i].path) < 0)
+			if (plan->mounts[i].mode == MOUNT_RW &&
+			    (strv_push(&o->rw_roots, plan->mounts[i].path) < 0 ||
+			     strv_push(&o->rw_views, plan->mounts[i].at ? plan->mounts[i].at : plan->mounts[i].path) < 0))
 				return cordon_oom(err);
 	}
 	if (view_build(&plan->model, 0, &o->view, err) < 0)
@@ -288,6 +290,7 @@ void observer_free(struct observer *o)
 	view_free(&o->view);
 	strv_free(&o->protect_names);
 	strv_free(&o->rw_roots);
+	strv_free(&o->rw_views);
 	sockdiag_free(o->diag);
 	memset(o, 0, sizeof(*o));
 	o->listener = -1;

@@ -778,3 +778,23 @@ test_home_bin_protected() {
 }
 
 t_run test_home_bin_protected
+
+# --rw HOST:PATH: a repository below HOST is protected where the run sees
+# it (below PATH), as it is at its own path (the observer's names are
+# matched in the run's view: outside review, attack).
+test_nested_repo_at_path_refused() {
+	local up=$T_TMP/up
+	mkdir -p "$up/proj/.git"
+	printf '[core]\n' >"$up/proj/.git/config"
+	cordon_run --workspace-mode direct --rw "$up:/srv/up" -- /bin/sh -c '
+		echo "[core] fsmonitor = x" >>/srv/up/proj/.git/config 2>/dev/null && echo config-written || echo config-refused
+		echo made >/srv/up/proj/f && echo other-written'
+	expect_eq "$RC" 0 "exit (stderr: $ERR)"
+	expect_match "$OUT" '^config-refused$' "a nested .git/config below --rw HOST:PATH"
+	expect_match "$OUT" '^other-written$' "the rest of it is writable"
+	expect_eq "$(cat "$up/proj/.git/config")" "[core]" "the host's .git/config unchanged"
+	denied /srv/up/proj/.git/config
+	t_assert
+}
+
+t_run test_nested_repo_at_path_refused
