@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "oci-pod.h"
 #include "error.h"
@@ -18,6 +19,31 @@ static const char *ann(const struct oci_config *c, const char *k1, const char *k
 		if (strcmp(c->ann_k.v[i], k1) == 0 || strcmp(c->ann_k.v[i], k2) == 0)
 			return c->ann_v.v[i];
 	return NULL;
+}
+
+/* Is the config already in the sandbox's pod: a namespace it joins by path
+ * (net, ipc or uts, as containerd and CRI-O give a pod's containers) the
+ * sandbox init's own? The annotations alone are the caller's word: without
+ * this, any config naming a running container of the root as its
+ * "sandbox" would get that container's user namespace (outside review 4,
+ * F2). */
+static bool in_pod(const struct oci_config *c, pid_t pid)
+{
+	static const struct {
+		int k;
+		const char *n;
+	} ks[] = {{OCI_NS_NET, "net"}, {OCI_NS_IPC, "ipc"}, {OCI_NS_UTS, "uts"}};
+	for (size_t i = 0; i < sizeof(ks) / sizeof(ks[0]); i++) {
+		if (!c->ns_path[ks[i].k])
+			continue;
+		char p[64];
+		struct stat a, b;
+		snprintf(p, sizeof(p), "/proc/%d/ns/%s", (int)pid, ks[i].n);
+		if (stat(c->ns_path[ks[i].k], &a) == 0 && stat(p, &b) == 0 && a.st_dev == b.st_dev &&
+		    a.st_ino == b.st_ino)
+			return true;
+	}
+	return false;
 }
 
 int oci_pod_join(struct oci_config *c, const char *root, struct oci_pod *pod, cordon_error *err)
@@ -49,6 +75,8 @@ int oci_pod_join(struct oci_config *c, const char *root, struct oci_pod *pod, co
 	if (st != OCI_RUNNING && st != OCI_CREATED && st != OCI_PAUSED)
 		return cordon_err(err, ESRCH, "the pod's sandbox container %s (annotation io.kubernetes.cri.sandbox-id) is %s",
 				  sb, oci_status_names[st]);
+	if (!in_pod(c, pid))
+		return 0; /* not in its pod: a user namespace of its own, as without the annotations */
 	char path[64];
 	snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
 	char *p = strdup(path);

@@ -653,6 +653,39 @@ join_a() {
 	done
 }
 
+# The CRI annotations alone do not put a container in another's user
+# namespace: B names running A as its sandbox but joins none of A's
+# namespaces, and gets a user namespace (and host id range) of its own;
+# once it joins A's network namespace by path, it is in A's pod and gets
+# A's user namespace (outside review 4, F2).
+test_pod_annotations_alone_join_nothing() {
+	setup_oci || return
+	local ida=$ID-a idb=$ID-b idc=$ID-c pidb pidc
+	pod_a "$WS/a" "$ida" || return
+	bundle "$B" sh -c 'exec sleep 1000'
+	jq --arg sb "$ida" '.annotations["io.kubernetes.cri.container-type"] = "container" |
+		.annotations["io.kubernetes.cri.sandbox-id"] = $sb' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	"$OCI" --root "$ROOT" create --bundle "$B" "$idb" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create B: $(cat "$T_TMP/err")"
+	pidb=$(jq -r .pid "$ROOT/$idb/state.json")
+	[ "$(readlink "/proc/$pidb/ns/user")" != "$(readlink "/proc/$PIDA/ns/user")" ] ||
+		fail "B, which joins none of A's namespaces, is in A's user namespace"
+	[ -n "$(slot_of "$ROOT/$idb")" ] || fail "B has no host id range of its own"
+	oci delete --force "$idb"
+	local C=$WS/c
+	bundle "$C" sh -c 'exec sleep 1000'
+	jq --arg sb "$ida" '.annotations["io.kubernetes.cri.container-type"] = "container" |
+		.annotations["io.kubernetes.cri.sandbox-id"] = $sb' "$C/config.json" >"$C/c" && mv "$C/c" "$C/config.json"
+	join_a "$C" network
+	"$OCI" --root "$ROOT" create --bundle "$C" "$idc" </dev/null >/dev/null 2>"$T_TMP/err"
+	expect_eq "$?" 0 "create C: $(cat "$T_TMP/err")"
+	pidc=$(jq -r .pid "$ROOT/$idc/state.json")
+	expect_eq "$(readlink "/proc/$pidc/ns/user")" "$(readlink "/proc/$PIDA/ns/user")" "C, in A's network namespace, is in A's user namespace"
+	oci delete --force "$idc"
+	oci delete --force "$ida"
+	t_assert
+}
+
 # Container B joins A's user, network and uts namespaces by /proc/PID/ns
 # paths: its uid_map is A's, its hostname A's, it is not the host's root,
 # no host id range is taken for it; deleting both leaves nothing.
