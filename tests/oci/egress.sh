@@ -416,6 +416,27 @@ test_egress_loopback_ports_exec() {
 # one's the value (read at create from cordon-oci's environment). The value
 # is nowhere under --root (the kept config, state, report), in the log (--log,
 # --debug), in create's or start's output, nor in explain's.
+# A link of the image on the way to a secret's directory is refused: the
+# image could move it into a bind of the config's, a host directory, where
+# it would be made as root (outside review 4, F3).
+test_egress_secret_dir_through_link_refused() {
+	setup_oci || return
+	bundle "$B" sh -c true
+	mkdir -p "$WS/host"
+	rmdir "$B/rootfs/run" 2>/dev/null
+	ln -s /data "$B/rootfs/run"
+	mkdir -p "$B/rootfs/data"
+	jq --arg h "$WS/host" '.mounts += [{destination: "/data", type: "bind", source: $h, options: ["rbind", "rw"]}]' \
+		"$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	with_policy "$B" '{"network": {"allow": []}, "secrets": {"T": {"env": "HOST_T", "mount": "/run/secrets/T"}}}'
+	HOST_T=secret-value-0123456789 "$OCI" --root "$ROOT" create --bundle "$B" "$ID" </dev/null >/dev/null 2>"$T_TMP/err"
+	local rc=$?
+	[ $rc != 0 ] || { "$OCI" --root "$ROOT" delete --force "$ID" >/dev/null 2>&1; fail "create through the link succeeded"; }
+	[ -e "$WS/host/secrets" ] && fail "a directory was made in the host's bind: $(ls -la "$WS/host")"
+	expect_match "$(cat "$T_TMP/err")" 'secrets' "the error names the secret's path: $(cat "$T_TMP/err")"
+	t_assert
+}
+
 test_egress_secret_mounted() {
 	setup_oci || return
 	bundle "$B" sh -c 'cd /run/secrets && for f in *; do echo "$f $(busybox stat -c "%a %u:%g" "$f") $(cat "$f")"; done
