@@ -20,8 +20,8 @@ import urllib.parse
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
-from ._proto import (Event, ExecResult, FileEntry, _collect, _dur, _error, _exec_body, _Lines, _run_body,
-                     _run_report)
+from ._proto import (Event, ExecResult, FileEntry, _collect, _error, _exec_body, _Lines, _run_body,
+                     _run_report, _session_body)
 from .errors import CordonError, ServerUnreachable
 from .report import Report
 
@@ -517,14 +517,7 @@ class Client:
 
     def session(self, policy: Optional[Dict[str, Any]] = None, idle_timeout=None, timeout=None) -> Session:
         """A new session (POST /v1/sessions); use it in a with block."""
-        body: Dict[str, Any] = {}
-        if policy is not None:
-            body["policy"] = policy
-        if idle_timeout is not None:
-            body["idle_timeout"] = _dur(idle_timeout)
-        if timeout is not None:
-            body["timeout"] = _dur(timeout)
-        j = self._json("POST", "/v1/sessions", body)
+        j = self._json("POST", "/v1/sessions", _session_body(policy, idle_timeout, timeout))
         if not isinstance(j.get("id"), str):
             raise CordonError(f"the server returned no session id: {j!r}")
         return Session(self, j["id"], warm=j.get("warm") is True, workspace=j.get("workspace"), cwd=j.get("cwd"))
