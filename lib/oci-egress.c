@@ -325,18 +325,28 @@ void oci_egress_drop_in_init(const struct oci_config *c)
 	r->ca = NULL;
 }
 
-int oci_egress_mount_ca(int dirfd, const struct oci_config *c, cordon_error *err)
+/* A tmpfs of init's own (fsopen: never a host path), not attached yet:
+ * its root has mode, nosuid, nodev, noexec. The mount's fd, or -1 (errno). */
+static int detached_tmpfs(const char *mode)
 {
-	const struct oci_egress_run *r = c->egress_run;
 	int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
 	if (fs < 0)
-		return cordon_err_errno(err, "the run's CA at %s: tmpfs", CORDON_CA_FILE);
+		return -1;
 	int m = -1;
-	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0755", 0) == 0 &&
+	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", mode, 0) == 0 &&
 	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
 		m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
 				 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+	int e = errno;
 	close(fs);
+	errno = e;
+	return m;
+}
+
+int oci_egress_mount_ca(int dirfd, const struct oci_config *c, cordon_error *err)
+{
+	const struct oci_egress_run *r = c->egress_run;
+	int m = detached_tmpfs("0755");
 	if (m < 0)
 		return cordon_err_errno(err, "the run's CA at %s: tmpfs", CORDON_CA_FILE);
 	int f = openat(m, "ca.pem", O_CREAT | O_EXCL | O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0444);
@@ -368,15 +378,7 @@ static int mount_secret_dir(int dirfd, const struct oci_config *c, const char *d
 {
 	const struct oci_egress_run *r = c->egress_run;
 	size_t dl = strlen(dir);
-	int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
-	if (fs < 0)
-		return cordon_err_errno(err, WHERE ": secrets in %s: tmpfs", dir);
-	int m = -1;
-	if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0500", 0) == 0 &&
-	    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
-		m = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC,
-				 MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-	close(fs);
+	int m = detached_tmpfs("0500");
 	if (m < 0)
 		return cordon_err_errno(err, WHERE ": secrets in %s: tmpfs", dir);
 	if (fchownat(m, "", c->uid, c->gid, AT_EMPTY_PATH) < 0) {
