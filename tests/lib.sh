@@ -238,3 +238,22 @@ t_assert() {
 	fi
 	return 0
 }
+
+# Servers a test started (their pids in T_SERVERS, the test's own subshell's:
+# `T_SERVERS+=("$pid"); trap stop_servers EXIT`) are stopped when it ends:
+# SIGTERM, then SIGKILL after 10 s.
+T_SERVERS=()
+stop_servers() {
+	local p i
+	for p in "${T_SERVERS[@]}"; do
+		kill -0 "$p" 2>/dev/null || continue
+		kill -TERM "$p" 2>/dev/null
+		for i in $(seq 1 100); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	return 0
+}

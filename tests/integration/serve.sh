@@ -10,25 +10,10 @@ overlay_workspaces '^test_client_rights_(allow_uid|tcp_token)$' only
 # stopped when the test ends, however it returns: an EXIT trap of the test's
 # own subshell (t_run runs each test in one), SIGTERM, then SIGKILL after
 # 10 s.
-T_SERVERS=()
 serve_started() {
 	SRV=$1
 	T_SERVERS+=("$1")
 	trap stop_servers EXIT
-}
-stop_servers() {
-	local p i
-	for p in "${T_SERVERS[@]}"; do
-		kill -0 "$p" 2>/dev/null || continue
-		kill -TERM "$p" 2>/dev/null
-		for i in $(seq 1 100); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	return 0
 }
 start_server() {
 	SOCK=$T_TMP/s.sock

@@ -7,23 +7,6 @@
 # host whose /tmp has no idmapped mounts (Debian 12's tmpfs), on /var/tmp.
 overlay_workspaces '^test_harness_spreads_tasks_over_two_servers$' only
 
-# Servers a test starts are stopped when it ends (an EXIT trap of the test's
-# own subshell): SIGTERM, then SIGKILL after 10 s.
-T_SERVERS=()
-stop_servers() {
-	local p i
-	for p in "${T_SERVERS[@]}"; do
-		kill -0 "$p" 2>/dev/null || continue
-		kill -TERM "$p" 2>/dev/null
-		for i in $(seq 1 100); do
-			kill -0 "$p" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	return 0
-}
 # started PID READY-COMMAND...: until READY-COMMAND succeeds (a hang guard
 # of 20 s, not a measurement).
 started() {
