@@ -21,6 +21,7 @@ static void classify(struct sup *s, const struct cg_usage *u)
 	f.setup_failed = s->setup_failed;
 	f.reason = r->reason;
 	f.exec_ok = s->exec_ok;
+	f.cmd_forked = s->cmd_forked;
 	f.got_exit = s->got_exit;
 	f.wstatus = s->wstatus;
 	f.init_code = s->init_code;
@@ -175,7 +176,7 @@ void sup_finish_usage(struct sup *s)
 void sup_finish_outputs(struct sup *s, bool apply)
 {
 	/* Outputs: on every outcome, the workspace keeps what was written. */
-	if (s->exec_ok || s->ovl.active)
+	if (s->exec_ok || s->cmd_forked || s->ovl.active)
 		collect_outputs(s, apply);
 	sup_trace(s, "outputs collected");
 	/* No process of the run is left (init's exit waited for them): what

@@ -77,7 +77,7 @@ static void decide(const struct run_facts *f, struct run_outcome *o)
 	if (f->forced != ST_COUNT) {
 		o->status = f->forced;
 		/* The command was running and cordon killed it. */
-		if (!exited && !died && f->exec_ok)
+		if (!exited && !died && (f->exec_ok || f->cmd_forked))
 			o->signal = SIGKILL;
 		if (f->forced == ST_INTERRUPTED && f->forced_signal)
 			snprintf(o->reason, sizeof(o->reason), "cordon received %s; the run was stopped",

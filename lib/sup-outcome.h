@@ -16,6 +16,7 @@ struct run_facts {
 	bool setup_failed;
 	const char *reason; /* of setup_failed or refused; may be NULL */
 	bool exec_ok;       /* MSG_EXEC_OK: every layer applied, the command started */
+	bool cmd_forked;    /* killed by cordon after init forked the command, before MSG_EXEC_OK */
 	bool got_exit;      /* MSG_EXIT: the command exited or died */
 	int wstatus;        /* its wait status (with got_exit) */
 	/* How init itself ended (waitid's si_code, si_status); 0 = not known. */

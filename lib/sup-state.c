@@ -1,6 +1,7 @@
 /* The helpers every part of the supervisor's sequence uses (sup-state.h):
  * the clock and trace, a setup error, killing the run, the run's writable
  * roots, closing and wiping what it holds. */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -41,10 +42,30 @@ void sup_setup_error(struct sup *s, const cordon_error *e)
 	s->setup_failed = true;
 }
 
+/* Init's only child is the command: one exists once init has forked it.
+ * Init is the supervisor's unreaped child, so its pid is still its own. */
+static bool init_has_child(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	char b[16];
+	ssize_t n = read(fd, b, sizeof(b));
+	close(fd);
+	return n > 0;
+}
+
 void sup_kill_run(struct sup *s, enum run_status why)
 {
 	if (s->forced == ST_COUNT && !s->setup_failed)
 		s->forced = why;
+	/* The command runs before init hears that its exec succeeded: what
+	 * it does can reach the caller (its output, cancel_fd) before
+	 * MSG_EXEC_OK reaches us. Killed in that window, it still ran. */
+	if (!s->exec_ok && !s->init_dead && s->pid > 0 && !s->cmd_forked)
+		s->cmd_forked = init_has_child(s->pid);
 	if (s->pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
 }

@@ -91,6 +91,9 @@ struct sup {
 	struct out_stream out[2];
 	uint64_t out_hash; /* hash budget of each output stream */
 	bool exec_ok, got_exit, init_dead, setup_failed;
+	/* Init had forked the command when cordon killed the run, before its
+	 * MSG_EXEC_OK came (sup_kill_run): the command may have run. */
+	bool cmd_forked;
 	int wstatus;
 	int init_code, init_status; /* how init ended (waitid), 0 = not yet */
 	enum run_status forced; /* ST_COUNT = none */

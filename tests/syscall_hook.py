@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""syscall_hook.py [-f] [-n] SYSCALL[,SYSCALL...] ARG REGEX SHELL -- CMD...:
+"""syscall_hook.py [-f] [-n] [-H HOLDFILE] SYSCALL[,SYSCALL...] ARG REGEX SHELL -- CMD...:
 runs CMD under ptrace (-f: its children too) and, at the entry of the first
 SYSCALL whose string argument number ARG (0-based) matches REGEX (-n: made
 by a process in another pid namespace than this one: cordon's init and
@@ -7,10 +7,13 @@ below, not the supervisor), runs SHELL (sh -c) and
 waits for it before the call goes on: a swap "between two system calls"
 made at the very point a race would have to hit, on any machine. Says
 "syscall_hook: ran at SYSCALL(PATH)" on stderr when it did; exits with
-CMD's status. x86_64 system call numbers."""
+CMD's status. x86_64 system call numbers. SHELL has the caller's tid in
+$HOOK_PID. -H: a tracee whose pid SHELL wrote into HOLDFILE (one per line)
+is held at its next stop, never resumed (SIGKILL still ends it): a process
+made to lose a race it would win, without a signal it could see."""
 import ctypes, os, re, signal, subprocess, sys
 
-NR = {"openat": 257, "mkdirat": 258, "mknodat": 259, "linkat": 265, "renameat": 264, "renameat2": 316, "openat2": 437, "open": 2}
+NR = {"openat": 257, "mkdirat": 258, "mknodat": 259, "linkat": 265, "renameat": 264, "renameat2": 316, "openat2": 437, "open": 2, "execve": 59}
 libc = ctypes.CDLL(None, use_errno=True)
 libc.ptrace.restype = ctypes.c_long
 libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
@@ -19,7 +22,12 @@ O_TRACESYSGOOD, O_TRACEFORK, O_TRACEVFORK, O_TRACECLONE, O_EXITKILL = 1, 2, 4, 8
 
 args = sys.argv[1:]
 follow = other_ns = False
-while args[0] in ("-f", "-n"):
+holdfile = None
+while args[0] in ("-f", "-n", "-H"):
+    if args[0] == "-H":
+        holdfile = args[1]
+        args = args[2:]
+        continue
     follow |= args[0] == "-f"
     other_ns |= args[0] == "-n"
     args = args[1:]
@@ -60,6 +68,21 @@ done = False
 live = {pid}
 libc.ptrace(SYSCALL, pid, None, None)
 rc = 0
+held = set()
+
+
+def to_hold(t):
+    if not holdfile or not done:
+        return False
+    if not held:
+        try:
+            with open(holdfile) as f:
+                held.update(int(x) for x in f.read().split())
+        except (OSError, ValueError):
+            return False
+    return t in held
+
+
 while live:
     try:
         t, st = os.waitpid(-1, 0x40000000)  # __WALL
@@ -82,11 +105,13 @@ while live:
                 p = string_at(t, int.from_bytes(r[32 + 8 * argn:40 + 8 * argn], "little"))
                 if rx.search(p):
                     done = True
-                    subprocess.run(["sh", "-c", shell])
+                    subprocess.run(["sh", "-c", shell], env=dict(os.environ, HOOK_PID=str(t)))
                     print("syscall_hook: ran at %s(%s)" % (name, p), file=sys.stderr)
     elif s == signal.SIGTRAP or (st >> 16) or s == signal.SIGSTOP:
         pass  # exec, fork/clone events, a new tracee's first stop
     else:
         sig = s
+    if to_hold(t):
+        continue
     libc.ptrace(SYSCALL, t, None, ctypes.c_void_p(sig))
 sys.exit(rc)

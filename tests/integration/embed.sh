@@ -150,8 +150,37 @@ test_embed_cancel_fd_interrupts_the_run() {
 	t_assert
 }
 
+# The same cancel, landing before init has told the supervisor that the
+# command's exec succeeded (the command runs, and can reach the caller,
+# before that message): made to happen, not hoped for. tests/syscall_hook.py
+# holds init at its next stop once the command enters execve, so no
+# MSG_EXEC_OK ever comes; the command prints, the caller cancels. The
+# command ran and cordon killed it: the report says SIGKILL, and its output
+# is collected, as for a cancel after the message.
+test_embed_cancel_before_exec_ok_still_says_killed() {
+	[ "$(uname -m)" = x86_64 ] || { t_skip "tests/syscall_hook.py knows x86_64's system call numbers only"; return; }
+	# Direct mode: the outputs are collected from the workspace itself.
+	printf '{"filesystem": {"read": ["%s"], "workspace_mode": "direct"}, "limits": {"wall_time": "600s"}}\n' "$BUILD" >"$T_TMP/policy.json"
+	: >"$T_TMP/hold"
+	OUT=$(python3 "$TOP/tests/syscall_hook.py" -f -n -H "$T_TMP/hold" execve 0 'sh$' \
+		"awk '/^PPid:/ {print \$2}' /proc/\$HOOK_PID/status >'$T_TMP/hold'" -- \
+		"$EMBED" --json --cancel-on-output "$T_TMP/policy.json" /bin/sh -c 'echo run >made-by-run; echo started; exec sleep 1000' 2>"$T_TMP/err")
+	RC=$?
+	expect_match "$(cat "$T_TMP/err")" "syscall_hook: ran at execve" "init held at the command's exec"
+	expect_match "$(cat "$T_TMP/hold")" '^[0-9]+$' "init's pid"
+	expect_eq "$(printf '%s\n' "$OUT" | sed -n 1,2p)" $'started\nstatus interrupted, exit code -1, signal 9: the caller cancelled the run (cancel_fd); it was stopped' "cancelled: $(cat "$T_TMP/err")"
+	expect_eq "$RC" 130 "exit status, as for SIGINT"
+	printf '%s\n' "$OUT" | sed -n '/^{/,$p' >"$T_TMP/report.json"
+	R="$T_TMP/report.json"
+	keep_report "$R"
+	expect_eq "$(field '.status + " " + .signal')" "interrupted SIGKILL" "the report"
+	expect_eq "$(field '[.outputs[].path] | join(",")')" "made-by-run" "what the command wrote, in outputs"
+	t_assert
+}
+
 for t in test_embed_runs_a_command_and_reads_the_report test_embed_leaves_the_process_as_it_was \
 	test_library_reads_no_environment test_library_exports_only_the_api test_embed_builds_with_pkg_config \
-	test_embed_old_options_struct_runs test_cordon_version_matches_the_cli test_embed_cancel_fd_interrupts_the_run; do
+	test_embed_old_options_struct_runs test_cordon_version_matches_the_cli test_embed_cancel_fd_interrupts_the_run \
+	test_embed_cancel_before_exec_ok_still_says_killed; do
 	t_run $t
 done

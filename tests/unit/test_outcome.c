@@ -99,6 +99,8 @@ static const struct row rows[] = {
 	{"interrupted before exec: no signal ended a command",
 	 F(.forced = ST_INTERRUPTED, .forced_signal = SIGTERM), ST_INTERRUPTED, -1, 0, 130, "cordon received", -1,
 	 false},
+	{"interrupted after the fork, before MSG_EXEC_OK: the command ran and was killed",
+	 F(.cmd_forked = true, .forced = ST_INTERRUPTED), ST_INTERRUPTED, -1, SIGKILL, 130, "cancel_fd", -1, false},
 	{"a stopped status is no exit", F(.exec_ok = true, .got_exit = true, .wstatus = W_STOPCODE(SIGSTOP)),
 	 ST_SIGNALED, -1, SIGKILL, 137, "killed from outside", -1, false},
 };
