@@ -98,6 +98,21 @@ static int check_mounts(const struct oci_config *c, const cordon_policy *p, cord
 		if (strncmp(s->mount, CORDON_CA_DIR, dl) == 0 && CORDON_CA_DIR[dl] == '\0')
 			return cordon_err(err, 0, WHERE ": secret %s: mount %s is in %s, the run's CA's; use a directory "
 						 "of its own such as /run/secrets", s->name, s->mount, CORDON_CA_DIR);
+		/* Each directory is a tmpfs of its own: one below another's
+		 * would be hidden by it, or not be made in it (read-only). */
+		for (size_t k = 0; k < i; k++) {
+			const char *o = p->secrets[k].mount;
+			if (!o)
+				continue;
+			size_t ol = (size_t)(strrchr(o, '/') - o);
+			bool nested = (ol < dl && strncmp(s->mount, o, ol) == 0 && s->mount[ol] == '/') ||
+				      (dl < ol && strncmp(o, s->mount, dl) == 0 && o[dl] == '/');
+			if (strcmp(o, s->mount) == 0 || nested)
+				return cordon_err(err, 0, WHERE ": secret %s: mount %s %s secret %s's %s; put secrets' files in one "
+							 "directory or in directories side by side",
+						  s->name, s->mount, nested ? "and" : "is also", p->secrets[k].name,
+						  nested ? "are in nested directories (a tmpfs each)" : "file");
+		}
 		for (size_t k = 0; k < c->nmounts; k++) {
 			const char *d = c->mounts[k].dest;
 			size_t l = strlen(d);

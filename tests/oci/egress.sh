@@ -331,6 +331,16 @@ test_egress_bad_secrets_refused() {
 		"a mount in a bind of the config's"
 	[ ! -e "$ROOT/$ID" ] || fail "a refused create left $ROOT/$ID"
 	cp "$B/good.json" "$B/config.json"
+	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:443\"]}, \"secrets\": {\"A\": {\"env\": \"PATH\", \"mount\": \"/run/s/sub/a\"}, \"B\": {\"env\": \"PATH\", \"mount\": \"/run/s/b\"}}}"
+	oci create --bundle "$B" "$ID"
+	expect_eq "$RC:$ERR" "1:cordon-oci: create: annotation run.cordon.policy: secret B: mount /run/s/b and secret A's are in nested directories (a tmpfs each); put secrets' files in one directory or in directories side by side" \
+		"secrets in nested directories (the outer one's tmpfs would hide the inner one)"
+	[ ! -e "$ROOT/$ID" ] || fail "a refused create left $ROOT/$ID"
+	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:443\"]}, \"secrets\": {\"A\": {\"env\": \"PATH\", \"mount\": \"/run/s/a\"}, \"B\": {\"env\": \"PATH\", \"mount\": \"/run/s/a\"}}}"
+	oci create --bundle "$B" "$ID"
+	expect_match "$RC:$ERR" "^1:cordon-oci: create: annotation run.cordon.policy: secret B: mount /run/s/a is also secret A's file" \
+		"two secrets, one file"
+	cp "$B/good.json" "$B/config.json"
 	with_policy "$B" "{\"network\": {\"allow\": [\"127.0.0.1:443\"]}, \"secrets\": {\"T\": {\"file\": \"no-such-file\", $inj}}}"
 	oci create --bundle "$B" "$ID"
 	expect_match "$RC:$ERR" "^1:cordon-oci: create: annotation run.cordon.policy: secret T: $B/no-such-file: " \
