@@ -5,63 +5,24 @@
 # (tests/netserver.py).
 #   BUILD=$PWD/build bash tests/oci/egress.sh
 . "$(dirname "$0")/../lib.sh"
-OCI="$BUILD/cordon-oci"
+. "$(dirname "$0")/common.sh"
 
 # bundle DIR [ARGS...]: a busybox rootfs and a config.json with its own pid,
 # mount, ipc and uts namespaces (no network namespace: the policy's gets
 # one), /proc and a /dev tmpfs.
-bundle() {
-	local dir=$1
-	shift
-	mkdir -p "$dir/rootfs/bin" "$dir/rootfs/proc" "$dir/rootfs/dev" "$dir/rootfs/tmp"
-	cp "$BUSYBOX" "$dir/rootfs/bin/busybox"
-	for a in sh echo cat wget env grep; do ln -sf busybox "$dir/rootfs/bin/$a"; done
-	chown -R 0:0 "$dir/rootfs"
-	local args
-	args=$(jq -cn '$ARGS.positional' --args -- "$@")
-	jq -n --argjson args "$args" '{
-	  ociVersion: "1.0.2",
-	  root: {path: "rootfs", readonly: false},
-	  hostname: "oci-egress",
-	  process: {args: $args, cwd: "/", env: ["PATH=/bin"], user: {uid: 0, gid: 0}},
-	  mounts: [{destination: "/proc", type: "proc", source: "proc"},
-	           {destination: "/dev", type: "tmpfs", source: "tmpfs", options: ["nosuid", "mode=755"]}],
-	  linux: {namespaces: [{type: "pid"}, {type: "mount"}, {type: "ipc"}, {type: "uts"}]}
-	}' >"$dir/config.json"
-}
+bundle() { oci_bundle "$1" oci-egress "sh echo cat wget env grep" "" "" "${@:2}"; }
 
 # with_policy DIR JSON: the annotation run.cordon.policy
 with_policy() {
 	jq --arg p "$2" '.annotations["run.cordon.policy"] = $p' "$1/config.json" >"$1/c" && mv "$1/c" "$1/config.json"
 }
 
-setup_oci() {
-	[ -x "$OCI" ] || { t_skip "no cordon-oci at $OCI"; return; }
-	BUSYBOX=$(command -v busybox 2>/dev/null || true)
-	[ -n "$BUSYBOX" ] && ! ldd "$BUSYBOX" >/dev/null 2>&1 ||
-		{ t_skip "no static busybox (apt-get install busybox-static)"; return; }
-	[ -e /proc/self/ns/user ] || { t_skip "no user namespaces"; return; }
-	ROOT=$T_TMP/root
-	B=$WS/b
-	ID=t-$$-$RANDOM
-}
-
-oci() {
-	OUT=$("$OCI" --root "$ROOT" "$@" 2>"$T_TMP/err")
-	RC=$?
-	ERR=$(cat "$T_TMP/err")
-}
+setup_oci() { oci_setup t; }
 
 # has_line TEXT LINE WHAT: LINE is one of TEXT's lines (expect_match's grep
 # -E would take a newline in its pattern as a second, empty pattern)
 has_line() {
 	grep -Fxq -- "$2" <<<"$1" || fail "$3: no line '$2' in '$(printf '%s' "$1" | head -c 300)'"
-}
-
-wait_for() { # FILE: up to 30 s (a loaded 2-core machine)
-	local _
-	for _ in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.05; done
-	return 1
 }
 
 # The allowed host is reached through the proxy (the process's HTTP_PROXY);

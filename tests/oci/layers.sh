@@ -3,32 +3,11 @@
 # tests/oci/lifecycle.sh does.
 #   BUILD=$PWD/build bash tests/oci/layers.sh
 . "$(dirname "$0")/../lib.sh"
-OCI="$BUILD/cordon-oci"
+. "$(dirname "$0")/common.sh"
 
 # bundle DIR [ARGS...]: a busybox rootfs and a config.json with its own pid,
 # mount, ipc, uts and network namespaces, /proc and a /dev tmpfs.
-bundle() {
-	local dir=$1
-	shift
-	mkdir -p "$dir/rootfs/bin" "$dir/rootfs/proc" "$dir/rootfs/dev" "$dir/rootfs/sys" "$dir/rootfs/tmp" "$dir/rootfs/etc"
-	cp "$BUSYBOX" "$dir/rootfs/bin/busybox"
-	for a in sh echo cat id sleep ls touch stat mount; do ln -sf busybox "$dir/rootfs/bin/$a"; done
-	chown -R 0:0 "$dir/rootfs"
-	local args
-	args=$(jq -cn '$ARGS.positional' --args -- "$@")
-	jq -n --argjson args "$args" '{
-	  ociVersion: "1.0.2",
-	  root: {path: "rootfs", readonly: false},
-	  hostname: "oci-test",
-	  process: {args: $args, cwd: "/", env: ["PATH=/bin"], user: {uid: 0, gid: 0},
-	            capabilities: {bounding: ["CAP_CHOWN", "CAP_KILL"], effective: ["CAP_CHOWN", "CAP_KILL"],
-	                           permitted: ["CAP_CHOWN", "CAP_KILL"]}},
-	  mounts: [{destination: "/proc", type: "proc", source: "proc"},
-	           {destination: "/dev", type: "tmpfs", source: "tmpfs", options: ["nosuid", "mode=755"]}],
-	  linux: {namespaces: [{type: "pid"}, {type: "mount"}, {type: "ipc"}, {type: "uts"}, {type: "network"}],
-	          maskedPaths: ["/proc/kcore"], readonlyPaths: ["/proc/sys"]}
-	}' >"$dir/config.json"
-}
+bundle() { oci_bundle "$1" oci-test "sh echo cat id sleep ls touch stat mount" '["CAP_CHOWN","CAP_KILL"]' "net masked" "${@:2}"; }
 
 # with_binds DIR: /ro a read-only bind of $WS/robind, /rw a writable one of
 # $WS/rwbind (both 0777: the container's root is a high host uid)
@@ -41,28 +20,9 @@ with_binds() {
 		mv "$1/c" "$1/config.json"
 }
 
-setup_oci() {
-	BUSYBOX=$(command -v busybox 2>/dev/null || true)
-	[ -n "$BUSYBOX" ] && ! ldd "$BUSYBOX" >/dev/null 2>&1 ||
-		{ t_skip "no static busybox (apt-get install busybox-static)"; return; }
-	[ -e /proc/self/ns/user ] || { t_skip "no user namespaces"; return; }
-	ROOT=$T_TMP/root
-	B=$WS/b
-	ID=t-$$-$RANDOM
-}
-
-oci() {
-	OUT=$("$OCI" --root "$ROOT" "$@" 2>"$T_TMP/err")
-	RC=$?
-	ERR=$(cat "$T_TMP/err")
-}
+setup_oci() { oci_setup t; }
 
 # wait_for FILE: up to 30 s (a loaded 2-core machine)
-wait_for() {
-	local _
-	for _ in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.05; done
-	return 1
-}
 
 # Landlock is derived from the mounts: the process writes in the writable
 # bind and in the writable root's directories, not in the read-only bind,

@@ -3,51 +3,13 @@
 # inside not the host's root, and bad input refused with one clear line and
 # nothing left behind.
 . "$(dirname "$0")/../lib.sh"
-OCI=${OCI_CORDON:-$BUILD/cordon-oci}
+. "$(dirname "$0")/common.sh"
 
 # bundle DIR [ARGS...]: a busybox rootfs (busybox-static, scripts/packages/test.txt)
 # and a config.json with its own pid, mount, ipc, uts and network namespaces.
-bundle() {
-	local dir=$1
-	shift
-	mkdir -p "$dir/rootfs/bin" "$dir/rootfs/proc" "$dir/rootfs/dev" "$dir/rootfs/sys" "$dir/rootfs/tmp" "$dir/rootfs/etc"
-	cp "$BUSYBOX" "$dir/rootfs/bin/busybox"
-	for a in sh echo cat id sleep hostname ls touch stat head wc grep; do ln -sf busybox "$dir/rootfs/bin/$a"; done
-	chown -R 0:0 "$dir/rootfs"
-	local args
-	# `--`: jq 1.6 takes options among --args' (sh's -c would become jq's)
-	args=$(jq -cn '$ARGS.positional' --args -- "$@")
-	jq -n --argjson args "$args" '{
-	  ociVersion: "1.0.2",
-	  root: {path: "rootfs", readonly: false},
-	  hostname: "oci-test",
-	  process: {args: $args, cwd: "/", env: ["PATH=/bin"], user: {uid: 0, gid: 0},
-	            capabilities: {bounding: ["CAP_CHOWN", "CAP_KILL"], effective: ["CAP_CHOWN", "CAP_KILL"],
-	                           permitted: ["CAP_CHOWN", "CAP_KILL"]}},
-	  mounts: [{destination: "/proc", type: "proc", source: "proc"},
-	           {destination: "/dev", type: "tmpfs", source: "tmpfs", options: ["nosuid", "mode=755"]}],
-	  linux: {namespaces: [{type: "pid"}, {type: "mount"}, {type: "ipc"}, {type: "uts"}, {type: "network"}],
-	          maskedPaths: ["/proc/kcore"], readonlyPaths: ["/proc/sys"]}
-	}' >"$dir/config.json"
-}
+bundle() { oci_bundle "$1" oci-test "sh echo cat id sleep hostname ls touch stat head wc grep" '["CAP_CHOWN","CAP_KILL"]' "net masked" "${@:2}"; }
 
-setup_oci() {
-	[ -x "$OCI" ] || { t_skip "no cordon-oci at $OCI"; return; }
-	BUSYBOX=$(command -v busybox 2>/dev/null || true)
-	[ -n "$BUSYBOX" ] && ! ldd "$BUSYBOX" >/dev/null 2>&1 ||
-		{ t_skip "no static busybox (apt-get install busybox-static)"; return; }
-	[ -e /proc/self/ns/user ] || { t_skip "no user namespaces"; return; }
-	ROOT=$T_TMP/root
-	B=$WS/b
-	ID=t-$$-$RANDOM
-}
-
-# oci ARGS...: sets RC, OUT, ERR
-oci() {
-	OUT=$("$OCI" --root "$ROOT" "$@" 2>"$T_TMP/err")
-	RC=$?
-	ERR=$(cat "$T_TMP/err")
-}
+setup_oci() { oci_setup t; }
 
 # Nothing of container ID is left: state directory, mounts, cgroup.
 nothing_left() {
@@ -623,9 +585,6 @@ test_report_retention_follows_no_link() {
 	t_assert
 }
 
-# until_file FILE: waits (at most ~30 s: a bound, not a timing) for FILE
-until_file() { for _ in $(seq 600); do [ -e "$1" ] && return 0; sleep 0.05; done; return 1; }
-
 # Namespaces joined by path (lib/oci-nsjoin.c, docs/oci.md): the pod case.
 # pod_a DIR ID: container A, a pause (sleep) with a user namespace of its
 # own and hostname pod-a, started; sets PIDA.
@@ -636,7 +595,7 @@ pod_a() {
 		{ fail "create A: $(cat "$T_TMP/err")"; return 1; }
 	oci start "$2"
 	PIDA=$(jq -r .pid "$ROOT/$2/state.json")
-	until_file "$1/rootfs/a-only" || { fail "A never ran: $ERR"; oci delete --force "$2"; return 1; }
+	wait_for "$1/rootfs/a-only" || { fail "A never ran: $ERR"; oci delete --force "$2"; return 1; }
 }
 # join_a DIR NS...: DIR's config joins A's namespaces NS (spec names) by
 # path, sets none of its own of those kinds, and no hostname.
@@ -717,7 +676,7 @@ test_pod_joins_user_net_uts_by_path() {
 	fi
 	oci start "$idb"
 	expect_eq "$RC" 0 "start B: $ERR"
-	until_file "$B/rootfs/hn" || fail "B never ran"
+	wait_for "$B/rootfs/hn" || fail "B never ran"
 	local ns
 	for ns in user net uts; do
 		expect_eq "$(readlink "/proc/$pidb/ns/$ns")" "$(readlink "/proc/$PIDA/ns/$ns")" "B's $ns namespace is A's"
@@ -818,7 +777,7 @@ test_join_host_user_or_root_owned_mount_ns_refused() {
 	refused_join "mappings with a joined user namespace" "uidMappings with the user namespace /proc/$PIDA/ns/user joined by path"
 	unshare -U -r sh -c "echo > $T_TMP/mapped; exec sleep 1000" &
 	local up=$!
-	until_file "$T_TMP/mapped" || fail "unshare never ran"
+	wait_for "$T_TMP/mapped" || fail "unshare never ran"
 	bundle "$B" true
 	jq --arg p "/proc/$up/ns/user" '.linux.namespaces += [{type: "user", path: $p}]' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
 	refused_join "a user namespace mapping the host's root" "user path /proc/$up/ns/user maps uid 0 to the host's uid 0"

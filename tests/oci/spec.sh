@@ -5,55 +5,15 @@
 # on a busybox bundle the test makes.
 #   BUILD=$PWD/build bash tests/oci/spec.sh
 . "$(dirname "$0")/../lib.sh"
-OCI="$BUILD/cordon-oci"
+. "$(dirname "$0")/common.sh"
 
 # bundle DIR [ARGS...]: a busybox rootfs (busybox-static) and a config.json
 # with its own pid, mount, ipc, uts and network namespaces, /proc and a /dev
 # tmpfs; cfg FILTER then edits it with jq.
-bundle() {
-	local dir=$1
-	shift
-	mkdir -p "$dir/rootfs/bin" "$dir/rootfs/proc" "$dir/rootfs/dev" "$dir/rootfs/sys" "$dir/rootfs/tmp" "$dir/rootfs/etc"
-	cp "$BUSYBOX" "$dir/rootfs/bin/busybox"
-	for a in sh echo cat id sleep ls touch stat grep awk; do ln -sf busybox "$dir/rootfs/bin/$a"; done
-	chown -R 0:0 "$dir/rootfs"
-	local args
-	args=$(jq -cn '$ARGS.positional' --args -- "$@")
-	jq -n --argjson args "$args" '{
-	  ociVersion: "1.0.2",
-	  root: {path: "rootfs", readonly: false},
-	  hostname: "oci-spec",
-	  process: {args: $args, cwd: "/", env: ["PATH=/bin"], user: {uid: 0, gid: 0},
-	            capabilities: {bounding: ["CAP_CHOWN", "CAP_KILL", "CAP_SETUID", "CAP_SETGID", "CAP_SYS_ADMIN"],
-	                           effective: ["CAP_CHOWN", "CAP_KILL", "CAP_SETUID", "CAP_SETGID", "CAP_SYS_ADMIN"],
-	                           permitted: ["CAP_CHOWN", "CAP_KILL", "CAP_SETUID", "CAP_SETGID", "CAP_SYS_ADMIN"]}},
-	  mounts: [{destination: "/proc", type: "proc", source: "proc"},
-	           {destination: "/dev", type: "tmpfs", source: "tmpfs", options: ["nosuid", "mode=755"]}],
-	  linux: {namespaces: [{type: "pid"}, {type: "mount"}, {type: "ipc"}, {type: "uts"}, {type: "network"}]}
-	}' >"$dir/config.json"
-}
+bundle() { oci_bundle "$1" oci-spec "sh echo cat id sleep ls touch stat grep awk" '["CAP_CHOWN","CAP_KILL","CAP_SETUID","CAP_SETGID","CAP_SYS_ADMIN"]' "net" "${@:2}"; }
 cfg() { jq "$@" "$B/config.json" >"$B/c.json" && mv "$B/c.json" "$B/config.json"; }
 
-setup_oci() {
-	BUSYBOX=$(command -v busybox 2>/dev/null || true)
-	[ -n "$BUSYBOX" ] && ! ldd "$BUSYBOX" >/dev/null 2>&1 ||
-		{ t_skip "no static busybox (apt-get install busybox-static)"; return; }
-	[ -e /proc/self/ns/user ] || { t_skip "no user namespaces"; return; }
-	[ "$(id -u)" = 0 ] || { t_skip "not root"; return; }
-	ROOT=$T_TMP/root
-	B=$WS/b
-	ID=s-$$-$RANDOM
-}
-
-# oci ARGS...: sets RC, OUT, ERR
-oci() {
-	OUT=$("$OCI" --root "$ROOT" "$@" 2>"$T_TMP/err" </dev/null)
-	RC=$?
-	ERR=$(cat "$T_TMP/err")
-}
-
-# until_file FILE: waits (at most ~10 s) for FILE to exist
-until_file() { for _ in $(seq 200); do [ -e "$1" ] && return 0; sleep 0.05; done; return 1; }
+setup_oci() { oci_setup s && { [ "$(id -u)" = 0 ] || t_skip "not root"; }; }
 
 # killsig: a config that denies every device (the suite's default config
 # does) still leaves the default devices usable, as crun and runc do: a
@@ -67,13 +27,13 @@ test_deny_all_devices_keeps_default_devices_and_kill_signals() {
 	expect_eq "$?" 0 "create: $(cat "$T_TMP/err")"
 	oci start "$ID"
 	expect_eq "$RC" 0 "start: $ERR"
-	until_file "$B/rootfs/ready" || fail "the container's shell never got past \`sleep &\`: $(cat "$T_TMP/out")"
+	wait_for "$B/rootfs/ready" || fail "the container's shell never got past \`sleep &\`: $(cat "$T_TMP/out")"
 	oci kill "$ID" USR1
 	expect_eq "$RC" 0 "kill USR1: $ERR"
-	until_file "$B/rootfs/got-USR1" || fail "no USR1 reached the container's process"
+	wait_for "$B/rootfs/got-USR1" || fail "no USR1 reached the container's process"
 	oci kill "$ID" 12
 	expect_eq "$RC" 0 "kill 12: $ERR"
-	until_file "$B/rootfs/got-USR2" || fail "no signal 12 (USR2) reached the container's process"
+	wait_for "$B/rootfs/got-USR2" || fail "no signal 12 (USR2) reached the container's process"
 	oci delete --force "$ID"
 	expect_eq "$RC" 0 "delete --force: $ERR"
 	t_assert
