@@ -113,6 +113,11 @@ cordon_policy *policy_for_check(const cordon_policy *p, const char *workspace)
 		goto fail;
 	c->kill_on_violation = p->kill_on_violation;
 	c->allow_weaker = p->allow_weaker;
+	/* A serve client's check is the client's, as its run is: never the
+	 * server's identity over the task's results. */
+	c->for_client = p->for_client;
+	c->client_uid = p->client_uid;
+	c->client_gid = p->client_gid;
 	c->no_file_reports = p->no_file_reports;
 	/* The check object: its own directory, working directory, variables. */
 	c->is_check = true;

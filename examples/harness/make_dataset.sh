@@ -5,7 +5,8 @@
 # its own: OUT/TASK/root, a busybox root with the buggy repository at
 # /repo. The roots are self-contained (busybox is static; nothing of the
 # host's /usr is needed inside), so the check runs the same on any host.
-# OUT/TASK/task.json says where everything is. Needs busybox (static) and
+# OUT/TASK/task.json says where everything is. The check leaves a file
+# beside the repository (as pytest's cache or a build would). Needs busybox (static) and
 # diff on the host.
 set -eu
 OUT=${1:?usage: make_dataset.sh OUT}
@@ -41,7 +42,7 @@ task() {
 	cp -R "$W/bug/." "$t/root/repo/"
 	(cd "$W" && diff -ruN bug fixed | sed 's#^--- bug/#--- a/#; s#^+++ fixed/#+++ b/#' >"$t/gold.patch") || true
 	cat >"$t/task.json" <<JSON
-{"id": "$1", "root": "$t/root", "repo": "/repo", "check": "sh test.sh", "patch": "$t/gold.patch"}
+{"id": "$1", "root": "$t/root", "repo": "/repo", "check": "echo ran >.check-ran && sh test.sh", "patch": "$t/gold.patch"}
 JSON
 	rm -rf "$W/bug" "$W/fixed"
 }

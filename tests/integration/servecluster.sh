@@ -5,7 +5,7 @@
 . "$(dirname "$0")/../lib.sh"
 # The harness's tasks run for a TCP client too, in an overlay workspace: on a
 # host whose /tmp has no idmapped mounts (Debian 12's tmpfs), on /var/tmp.
-overlay_workspaces '^test_harness_spreads_tasks_over_two_servers$' only
+overlay_workspaces '^(test_harness_spreads_tasks_over_two_servers|test_tcp_client_check_is_the_clients)$' only
 
 # started PID READY-COMMAND...: until READY-COMMAND succeeds (a hang guard
 # of 20 s, not a measurement).
@@ -145,5 +145,31 @@ test_serve_image_answers_health_in_podman() {
 	t_assert
 }
 
+# The task check of a TCP client's run is the client's, as the run is
+# (docs/api.md "Clients and the host"): its user namespace maps to the
+# client's uid (--tcp-uid, 65534), never to the server's root, and it may
+# write beside what the run left (its scratch layer).
+test_tcp_client_check_is_the_clients() {
+	[ "$(id -u)" = 0 ] || { t_skip "needs a root server"; return; }
+	local port
+	port=$(free_port)
+	printf 'tok-0123456789abcdef-check\n' >"$T_TMP/token"
+	chmod 600 "$T_TMP/token"
+	printf '{"limits": {"wall_time": "1h"}}\n' >"$T_TMP/ceiling.json"
+	"$CORDON" serve --listen "127.0.0.1:$port" --token-file "$T_TMP/token" --ceiling "$T_TMP/ceiling.json" \
+		--state-dir "$WS/sc" 2>"$T_TMP/serve-c.log" &
+	started $! curl -sf "http://127.0.0.1:$port/v1/health" -o /dev/null || { t_assert; return; }
+	local check='[ "$(awk "{print \$2}" /proc/self/uid_map)" = 65534 ] && echo x >three.txt && [ "$(cat one.txt three.txt)" = "one
+x" ]'
+	jq -n --arg c "$check" '{policy: {check: $c}, argv: ["/bin/sh", "-c", "echo one >one.txt"]}' >"$T_TMP/req.json"
+	curl -s -H "Authorization: Bearer $(cat "$T_TMP/token")" -X POST "http://127.0.0.1:$port/v1/runs" \
+		--data-binary @"$T_TMP/req.json" >"$T_TMP/run.json"
+	R="$T_TMP/run.json"
+	expect_eq "$(field '.status + " " + .verdicts.task + " " + .check.workspace')" "ok pass scratch" \
+		"the check as the client, writing beside the run's file: $(head -c 600 "$R")"
+	t_assert
+}
+
+t_run test_tcp_client_check_is_the_clients
 t_run test_harness_spreads_tasks_over_two_servers
 t_run test_serve_image_answers_health_in_podman
