@@ -378,8 +378,6 @@ static int plan_image_workspace(const cordon_policy *p, struct run_plan *plan, c
 	if (policy_workspace_mode(p) != WS_REVIEW)
 		return cordon_err(err, 0, "workspace %s is a directory of the image: workspace mode %s would write into the image; its changes are kept for review (cordon changes), the default here",
 				  ws, workspace_mode_name(p->workspace_mode));
-	if (p->check)
-		return cordon_err(err, 0, "workspace %s is a directory of the image: a task check with it is not supported yet", ws);
 	for (size_t i = 0; i < plan->nmounts; i++)
 		if (strcmp(mount_view_path(&plan->mounts[i]), ws) == 0)
 			return cordon_err(err, 0, "workspace %s is also granted %s", ws, mount_mode_name(plan->mounts[i].mode));

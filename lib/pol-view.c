@@ -53,8 +53,17 @@ cordon_policy *policy_for_check(const cordon_policy *p, const char *workspace)
 	if (!c)
 		return NULL;
 	c->opts = p->opts;
-	/* Everything the task could write becomes read-only; tmpfs stay fresh. */
-	if (policy_add_mount(c, MOUNT_RO, workspace, SRC_DEFAULT, "/", &e) < 0 || !c->nmounts || !c->mounts)
+	/* The task's system view: the same image root (or the host's). */
+	if (p->root && !(c->root = strdup(p->root)))
+		goto fail;
+	/* Everything the task could write becomes read-only; tmpfs stay fresh.
+	 * An image's workspace is seen where the task saw it. */
+	char wspec[PATH_MAX * 2 + 2];
+	if (p->image_workspace)
+		snprintf(wspec, sizeof(wspec), "%s:%s", workspace, p->image_workspace);
+	else
+		snprintf(wspec, sizeof(wspec), "%s", workspace);
+	if (policy_add_mount(c, MOUNT_RO, wspec, SRC_DEFAULT, "/", &e) < 0 || !c->nmounts || !c->mounts)
 		goto fail;
 	c->mounts[0].scratch = true; /* its writes go to a throwaway layer */
 	for (size_t i = 0; i < p->nmounts; i++) {
@@ -126,7 +135,8 @@ cordon_policy *policy_for_check(const cordon_policy *p, const char *workspace)
 	if (p->check_files && !(c->check_files = strdup(p->check_files)))
 		goto fail;
 	/* With files, the check starts in their directory by default. */
-	const char *cwd = p->check_cwd ? p->check_cwd : p->check_files ? CHECK_FILES_DIR : p->cwd;
+	const char *cwd = p->check_cwd ? p->check_cwd : p->check_files ? CHECK_FILES_DIR
+						   : p->cwd ? p->cwd : p->image_workspace;
 	if (cwd && !(c->cwd = strdup(cwd)))
 		goto fail;
 	return c;

@@ -237,6 +237,49 @@ test_rootfs_image_workspace() {
 	t_assert
 }
 
+# The task check runs in the task's system view: the same image root, not
+# the host's (a check that runs the image's python or test runner). The
+# image's os-release is what the check reads.
+test_rootfs_check_in_the_image() {
+	need_busybox || return
+	local img=$WS/img
+	make_image "$img"
+	cordon_run --rootfs "$img" --check 'grep -q "^ID=cordon-test-image$" /etc/os-release' -- /bin/true
+	expect_eq "$RC" 0 "exit (stderr: $ERR)"
+	expect_eq "$(field '.verdicts.task + " " + .check.status')" "pass ok" "the check read the image's /etc/os-release"
+	t_assert
+}
+
+# A task check with the image's workspace (--workspace /testbed): it sees
+# the run's change set over the image's directory where the run saw it,
+# starts there, writes to its own scratch layer; neither reaches the image
+# nor the change set.
+test_rootfs_image_workspace_check() {
+	need_busybox || return
+	local img=$WS/img before cs
+	make_task_image "$img"
+	before=$(tree_sum "$img")
+	cordon_run --rootfs "$img" --workspace /testbed \
+		--check '[ "$(pwd)" = /testbed ] && [ "$(cat README new.txt)" = "hello
+changed
+new" ] && [ ! -e src/a.py ] && echo scratch >check.txt && grep -q "^ID=cordon-test-image$" /etc/os-release' \
+		-- /bin/sh -c 'echo changed >>README && echo new >new.txt && rm src/a.py'
+	expect_eq "$RC" 0 "exit (stderr: $ERR)"
+	expect_eq "$(field '.verdicts.task + " " + .check.status + " " + .check.workspace')" "pass ok scratch" \
+		"the check saw the run's changes at /testbed (stderr: $ERR)"
+	expect_eq "$(tree_sum "$img")" "$before" "the image is not written"
+	cs=$(field -r .changes.dir)
+	expect_eq "$(field -c '[.outputs[] | "\(.change) \(.path)"]')" '["modified README","created new.txt","deleted src/a.py"]' \
+		"the change set holds the run's changes, not the check's"
+	[ ! -e "$cs/0/upper/check.txt" ] || fail "the check's file reached the change set"
+	# Without the run's changes the same check fails: it is what it judges.
+	cordon_run --rootfs "$img" --workspace /testbed --check 'test -e new.txt' -- /bin/true
+	expect_eq "$(field .verdicts.task)" fail "a check of a run that changed nothing"
+	"$CORDON" discard "$cs" >/dev/null 2>&1
+	"$CORDON" discard "$(field -r .changes.dir)" >/dev/null 2>&1
+	t_assert
+}
+
 test_rootfs_image_workspace_policy_key() {
 	need_busybox || return
 	local img=$WS/img
