@@ -588,6 +588,9 @@ enum MHD_Result session_op(struct MHD_Connection *c, const struct route *rt, str
 	case R_EXEC_OUTPUT:
 		r = exec_output(c, se, rt->sid, rt->eid);
 		break;
+	case R_SESSION_CHANGES:
+		r = session_changes(c, se, rt->sid, CHANGES_DIFF_MAX);
+		break;
 	case R_EXEC_GET:
 	case R_EXEC_SIGNAL: {
 		const jnode *sig = body ? json_get(body, "signal") : NULL;

@@ -149,6 +149,11 @@ enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_
 void exec_op_begin(jwriter *w, const jnode *argv, uint64_t t_req);
 enum MHD_Result list_sessions(struct MHD_Connection *c, uid_t uid);
 enum MHD_Result session_op(struct MHD_Connection *c, const struct route *rt, struct req *rq);
+/* A session's change set's diff in GET .../changes: cut past this. */
+#define CHANGES_DIFF_MAX (1u << 20)
+/* serve-changes.c: GET /v1/sessions/{id}/changes, the diff cut at diff_max bytes */
+enum MHD_Result session_changes(struct MHD_Connection *c, struct session_ent *se, const char *sid,
+				size_t diff_max);
 /* serve-run.c */
 void load_kept_runs(void);
 enum MHD_Result do_run(struct MHD_Connection *c, struct req *rq);

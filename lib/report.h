@@ -133,6 +133,9 @@ struct run_report {
 	struct exposure_list exposures; /* secrets found in the files written */
 	struct enforcement enf;
 	struct changes_report changes;
+	/* The change set's directory while the run goes on (a session's
+	 * GET .../changes reads it); not part of the report's JSON. */
+	char live_changes[4096];
 	enum task_verdict task;
 	bool check_ran;
 	enum run_status check_status;

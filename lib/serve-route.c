@@ -89,6 +89,8 @@ enum route_kind route_parse(const char *method, const char *path, struct route *
 		return r->kind = by_method(method, "GET", R_SESSION_GET, "DELETE", R_SESSION_DELETE);
 	if (n == 4 && is(seg[3], len[3], "report"))
 		return r->kind = by_method(method, "GET", R_SESSION_REPORT, NULL, R_NONE);
+	if (n == 4 && is(seg[3], len[3], "changes"))
+		return r->kind = by_method(method, "GET", R_SESSION_CHANGES, NULL, R_NONE);
 	if (is(seg[3], len[3], "exec")) {
 		if (n == 4)
 			return r->kind = by_method(method, NULL, R_NONE, "POST", R_EXEC);

@@ -26,6 +26,7 @@ enum route_kind {
 	R_HEALTH,          /* GET /v1/health (no token) */
 	R_METRICS,         /* GET /v1/metrics */
 	R_VERSION,         /* GET /v1/version */
+	R_SESSION_CHANGES, /* GET /v1/sessions/{id}/changes */
 };
 
 /* ids are "s-", "e-" or "r-" and 16 lower-case hex digits. */

@@ -180,6 +180,23 @@ static void on_ctl(struct sx *s)
 		reply = extra = -1;
 	} else if (strcmp(op, "get") == 0) {
 		sx_do_get(s, reply);
+	} else if (strcmp(op, "changes_dir") == 0) {
+		/* Where the workspace's change set is (GET .../changes: the
+		 * server reads it with cordon changes). */
+		if (!s->rep || !s->rep->live_changes[0]) {
+			sx_reply_error(reply, 409, "the session's workspace has no change set: its workspace mode is direct (overlay and review keep one)");
+		} else {
+			jwriter w = {0};
+			jw_obj_begin(&w);
+			jw_key(&w, "dir");
+			jw_str(&w, s->rep->live_changes);
+			jw_obj_end(&w);
+			if (jw_finish(&w) == 0)
+				sx_reply_json(reply, w.out.p);
+			else
+				sx_reply_error(reply, 500, "out of memory");
+			buf_free(&w.out);
+		}
 	} else if (strcmp(op, "exec_get") == 0 || strcmp(op, "signal") == 0) {
 		const jnode *id = json_get(req, "exec");
 		struct sx_exec *x = sx_find_exec(s, id ? id->str : NULL);

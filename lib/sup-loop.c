@@ -178,6 +178,8 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 			cpu_check(s);
 		if (s->opts->hooks && s->opts->hooks->cgroup && s->have_cg)
 			s->opts->hooks->cgroup(s->opts->hooks->ctx, &s->cg);
+		if (s->opts->hooks && s->ovl.active)
+			snprintf(s->rep->live_changes, sizeof(s->rep->live_changes), "%s", s->ovl.cs.dir);
 		if (s->opts->hooks)
 			s->opts->hooks->ready(s->opts->hooks->ctx, s->sock, s->epfd, s->timer, s->rep);
 		break;

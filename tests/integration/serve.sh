@@ -2,7 +2,7 @@
 . "$(dirname "$0")/../lib.sh"
 # A client's overlay workspace (test_client_rights_*): on a host whose /tmp
 # has no idmapped mounts (Debian 12's tmpfs), on /var/tmp.
-overlay_workspaces '^test_client_rights_(allow_uid|tcp_token)$' only
+overlay_workspaces '^test_(client_rights_(allow_uid|tcp_token)|session_changes)$' only
 
 # The servers' fixture. start_server [cordon serve options...]: socket
 # $SOCK, state $STATE; the server's pid in $SRV. stop_server sends SIGTERM
@@ -1802,3 +1802,52 @@ test_body_deadline_closes_slow_body() {
 for t in test_client_connections_share test_client_body_share test_body_deadline_closes_slow_body; do
 	t_run $t
 done
+
+# GET /v1/sessions/{id}/changes: a review-mode session over a host tree
+# shows its change set as it is now, with a diff, while the host tree is
+# untouched; what the session planted there (a link to /etc/shadow) is
+# listed, never followed; a session in direct mode has none (409).
+test_session_changes() {
+	start_server || return 1
+	local p=$WS/proj before
+	mkdir -p "$p/src"
+	printf 'hello\n' >"$p/README"
+	printf 'one\n' >"$p/src/a.txt"
+	printf 'keep\n' >"$p/src/b.txt"
+	before=$(cd "$p" && find . -printf '%p %y %m %s\n' | sort; cat README src/a.txt src/b.txt)
+	new_session "$(jq -cn --arg p "$p" '{policy: {cwd: $p, filesystem: {write: [$p], workspace_mode: "review"}}}')"
+	run_exec '{"argv":["sh","-c","echo changed >>README && echo new >new.txt && rm src/a.txt && ln -s /etc/shadow evil && printf \"\\000\\001bin\" >blob"]}'
+	expect_eq "$(printf '%s' "$RES" | jq -r .status)" ok "the exec: $RES"
+	local out
+	out=$(api_code "http://cordon/v1/sessions/$SID/changes")
+	expect_match "$out" ' 200$' "GET changes"
+	printf '%s' "${out% 200}" >"$T_TMP/changes.json"
+	R="$T_TMP/changes.json"
+	expect_eq "$(field -c '[.changes[] | "\(.change) \(.path) \(.type)"]')" \
+		'["modified README file","created blob file","created evil other","created new.txt file","deleted src/a.txt other"]' "the change set"
+	expect_eq "$(field -r .session)" "$SID" "the session"
+	expect_eq "$(field -r .diff_truncated)" false "the diff is whole"
+	local diff
+	diff=$(field -r .diff)
+	expect_match "$diff" '^\+changed$' "the diff: the modification"
+	expect_match "$diff" '^\+\+\+ b/new.txt$' "the diff: the new file"
+	expect_match "$diff" '^--- a/src/a.txt$' "the diff: the deletion"
+	expect_nomatch "$diff" 'root:' "the link to /etc/shadow is not followed"
+	expect_eq "$(cd "$p" && find . -printf '%p %y %m %s\n' | sort; cat README src/a.txt src/b.txt)" "$before" "the host tree is untouched"
+	# A second look sees what came since.
+	run_exec '{"argv":["sh","-c","echo more >more.txt"]}'
+	R="$T_TMP/changes2.json"
+	api "http://cordon/v1/sessions/$SID/changes" >"$R"
+	expect_match "$(field -r '[.changes[].path] | join(",")')" 'more.txt' "the change set as it is now"
+	end_session "$SID"
+	R="$T_TMP/end.json"
+	expect_eq "$(field -r .changes.state)" kept "the session's change set is kept for review"
+	new_session '{"policy": {"filesystem": {"workspace_mode": "direct"}}}'
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID/changes")" 'no change set: its workspace mode is direct.* 409$' "direct mode: none"
+	end_session "$SID"
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID/changes")" ' 410$' "an ended session: 410"
+	stop_server
+	t_assert
+}
+
+t_run test_session_changes

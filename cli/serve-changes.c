@@ -1,0 +1,201 @@
+/* GET /v1/sessions/{id}/changes (docs/api.md): the change set of a session
+ * whose workspace is in overlay or review mode, as it is now, with a diff
+ * of its text files. The session's worker says where the change set is
+ * (its supervisor made it); `cordon changes DIR --json` and `--diff` read it
+ * as they read any run's: beneath its directories, no link followed,
+ * regular files only. What the session's processes write there is hostile
+ * and changes while it is read: each child is bounded in output and time,
+ * and killed past either; the answer says what was cut. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <microhttpd.h>
+#include "strv.h"
+#include "clock.h"
+#include "json.h"
+#include "serve-ipc.h"
+#include "serve-internal.h"
+
+/* The listing (bounded by the change set's own walk limits) and the diff. */
+#define LIST_MAX (16u << 20)
+#define CHANGES_SECONDS 30ULL
+
+/* Runs `cordon ARGV...` with stdout to a pipe read into out, at most max
+ * bytes (*cut: more came, the child was killed) and until deadline
+ * (CLOCK_MONOTONIC ns: killed then, *late). Its stderr's first line goes
+ * to why. Returns its exit status, -1 if it could not be run. */
+static int capture(const char *const *argv, size_t max, uint64_t deadline, buf *out, bool *cut, bool *late,
+		   char *why, size_t whysz)
+{
+	*cut = *late = false;
+	why[0] = '\0';
+	int p[2], e[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	if (pipe2(e, O_CLOEXEC | O_NONBLOCK) < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	pid_t pid = nul >= 0 ? spawn_self(argv, -1, "/", nul, p[1], e[1]) : -1;
+	if (nul >= 0)
+		close(nul);
+	close(p[1]);
+	close(e[1]);
+	if (pid < 0) {
+		close(p[0]);
+		close(e[0]);
+		return -1;
+	}
+	char chunk[65536];
+	for (;;) {
+		uint64_t now = mono_ns();
+		if (now >= deadline) {
+			*late = true;
+			break;
+		}
+		struct pollfd pf = {p[0], POLLIN, 0};
+		uint64_t ms = (deadline - now) / 1000000ULL + 1;
+		int r = poll(&pf, 1, ms > 1000 ? 1000 : (int)ms);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (r <= 0)
+			continue;
+		ssize_t n = read(p[0], chunk, sizeof(chunk));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		size_t take = (size_t)n;
+		if (out->len + take > max) {
+			take = max - out->len;
+			*cut = true;
+		}
+		if (take && buf_append(out, chunk, take) < 0) {
+			*cut = true;
+			break;
+		}
+		if (*cut)
+			break;
+	}
+	close(p[0]);
+	if (*cut || *late)
+		kill(pid, SIGKILL);
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	ssize_t n = read(e[0], why, whysz - 1);
+	why[n > 0 ? n : 0] = '\0';
+	why[strcspn(why, "\n")] = '\0';
+	close(e[0]);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* The worker's answer to "changes_dir": the directory, or the error it
+ * gives (answered here). */
+static enum MHD_Result ask_dir(struct MHD_Connection *c, struct session_ent *se, const char *sid, char *dir,
+			       size_t dsz, bool *answered)
+{
+	*answered = true;
+	int reply = to_worker(se, sid, "{\"op\":\"changes_dir\"}", -1);
+	if (reply < 0)
+		return send_error(c, 410, "the session has ended");
+	if (!reply_ready(reply)) {
+		close(reply);
+		return worker_late(c);
+	}
+	char *b = malloc(IPC_MAX_PACKET);
+	int fds[IPC_MAX_FDS], nfds = 0;
+	ssize_t n = b ? ipc_recv(reply, b, IPC_MAX_PACKET, fds, &nfds) : -1;
+	close(reply);
+	for (int i = 0; i < nfds; i++)
+		close(fds[i]);
+	if (n <= 0) {
+		free(b);
+		return send_error(c, 410, "the session has ended");
+	}
+	cordon_error e;
+	jnode *j = json_parse(b, (size_t)n, &e);
+	free(b);
+	const jnode *err = j ? json_get(j, "error") : NULL, *code = j ? json_get(j, "code") : NULL,
+		    *d = j ? json_get(j, "dir") : NULL;
+	enum MHD_Result r = MHD_YES;
+	if (err && err->str)
+		r = send_error(c, code && code->type == J_NUM ? (unsigned)code->num : 500, "%s", err->str);
+	else if (!d || !d->str || d->str[0] != '/' || strlen(d->str) >= dsz)
+		r = send_error(c, 500, "the session's worker gave no change set directory");
+	else {
+		snprintf(dir, dsz, "%s", d->str);
+		*answered = false;
+	}
+	json_free(j);
+	return r;
+}
+
+enum MHD_Result session_changes(struct MHD_Connection *c, struct session_ent *se, const char *sid,
+				size_t diff_max)
+{
+	char dir[4096];
+	bool answered;
+	enum MHD_Result r = ask_dir(c, se, sid, dir, sizeof(dir), &answered);
+	if (answered)
+		return r;
+	uint64_t deadline = mono_ns() + CHANGES_SECONDS * 1000000000ULL;
+	buf list = {0}, diff = {0};
+	bool lcut, llate, dcut, dlate;
+	char why[512];
+	const char *largv[] = {"cordon", "changes", dir, "--json", NULL};
+	int st = capture(largv, LIST_MAX, deadline, &list, &lcut, &llate, why, sizeof(why));
+	if (st != 0 || lcut || llate) {
+		r = send_error(c, llate ? 504 : 500, "reading the session's change set: %s",
+			       llate ? "it took too long" : lcut ? "its listing is too long" : why[0] ? why : "cordon changes failed");
+		goto out;
+	}
+	const char *dargv[] = {"cordon", "changes", dir, "--diff", NULL};
+	st = capture(dargv, diff_max, deadline, &diff, &dcut, &dlate, why, sizeof(why));
+	if (st != 0 && !dcut && !dlate) {
+		r = send_error(c, 500, "the session's change set's diff: %s", why[0] ? why : "cordon changes failed");
+		goto out;
+	}
+	/* The listing's object, with the diff and what was cut of it. */
+	cordon_error e;
+	jnode *lj = json_parse(list.p ? list.p : "", list.len, &e);
+	if (!lj || lj->type != J_OBJ) {
+		json_free(lj);
+		r = send_error(c, 500, "reading the session's change set: its listing is not a JSON object");
+		goto out;
+	}
+	jwriter w = {0};
+	jw_obj_begin(&w);
+	for (size_t i = 0; i < lj->n; i++) {
+		jw_key(&w, lj->keys[i]);
+		jw_node(&w, lj->items[i]);
+	}
+	json_free(lj);
+	jw_key(&w, "session");
+	jw_str(&w, sid);
+	jw_key(&w, "diff");
+	jw_strn(&w, diff.p ? diff.p : "", diff.len);
+	jw_key(&w, "diff_bytes");
+	jw_uint(&w, diff.len);
+	jw_key(&w, "diff_truncated");
+	jw_bool(&w, dcut || dlate);
+	jw_key(&w, "diff_max_bytes");
+	jw_uint(&w, diff_max);
+	jw_obj_end(&w);
+	r = jw_finish(&w) == 0 ? send_text(c, 200, "application/json", w.out.p, w.out.len)
+			       : send_error(c, 500, "out of memory");
+	buf_free(&w.out);
+out:
+	buf_free(&list);
+	buf_free(&diff);
+	return r;
+}
