@@ -64,6 +64,9 @@ static int write_policy(jwriter *w, const jnode *given, cordon_error *err)
 			jw_key(w, fs->keys[i]);
 			jw_node(w, fs->items[i]);
 		}
+	/* --review: the changes are kept for the user, never applied. */
+	if (M.review && !json_get(fs, "workspace_mode"))
+		jw_key_str(w, "workspace_mode", "review");
 	jw_key(w, "write");
 	jw_arr_begin(w);
 	for (size_t i = 0; wr && wr->type == J_ARR && i < wr->n; i++)
@@ -478,6 +481,51 @@ static int tool_file_list(struct mcp_call *c, const jnode *args, jwriter *w, cor
 	return 0;
 }
 
+/* changes: the session's change set as it is now (GET .../changes), with
+ * the diff of its text files: what would reach the host. */
+static int tool_changes(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
+{
+	(void)c;
+	const char *sid = NULL;
+	if (known_session(args, &sid, err) < 0)
+		return -1;
+	char path[128];
+	snprintf(path, sizeof(path), "/v1/sessions/%s/changes", sid);
+	jnode *a = NULL;
+	if (http_json("GET", path, NULL, 200, &a, err) < 0)
+		return cordon_err_wrap(err, "changes");
+	static const char *const keep[] = {"truncated", "diff", "diff_bytes", "diff_truncated", "hosts"};
+	const jnode *ch = json_get(a, "changes");
+	jw_obj_begin(w);
+	jw_key_str(w, "session", sid);
+	jw_key(w, "changes");
+	jw_arr_begin(w);
+	for (size_t i = 0; ch && ch->type == J_ARR && i < ch->n; i++) {
+		const jnode *e = ch->items[i];
+		jw_obj_begin(w);
+		static const char *const f[] = {"path", "change", "type", "bytes"};
+		for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
+			const jnode *v = json_get(e, f[k]);
+			if (v) {
+				jw_key(w, f[k]);
+				jw_node(w, v);
+			}
+		}
+		jw_obj_end(w);
+	}
+	jw_arr_end(w);
+	for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
+		const jnode *v = json_get(a, keep[k]);
+		if (v) {
+			jw_key(w, keep[k]);
+			jw_node(w, v);
+		}
+	}
+	jw_obj_end(w);
+	json_free(a);
+	return 0;
+}
+
 typedef int (*tool_fn)(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err);
 static const struct {
 	const char *name;
@@ -490,6 +538,7 @@ static const struct {
 	{"file_read", tool_file_read},
 	{"file_list", tool_file_list},
 	{"session_close", tool_session_close},
+	{"changes", tool_changes},
 };
 
 static void answer(struct mcp_call *c, char *result)

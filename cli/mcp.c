@@ -230,7 +230,7 @@ static void on_line(const char *line, size_t len)
 }
 
 static const char usage[] =
-	"usage: cordon mcp [--policy FILE] [--ceiling FILE] [--workspace DIR] [--max-sessions N]\n"
+	"usage: cordon mcp [--policy FILE] [--ceiling FILE] [--workspace DIR [--review]] [--max-sessions N]\n"
 	"       cordon mcp --server SOCKET|http://127.0.0.1:PORT [--token-file F] [--policy FILE] [...]\n"
 	"An MCP server on standard input and output (newline-delimited JSON-RPC 2.0) whose\n"
 	"tools run commands inside cordon boundaries (docs/mcp.md). Logs go to standard error.\n"
@@ -238,6 +238,8 @@ static const char usage[] =
 	"  --ceiling FILE          the operator's ceiling (the private server's)\n"
 	"  --workspace DIR         a host directory every run and session gets read-write, as\n"
 	"                          its working directory (else each gets a fresh empty one)\n"
+	"  --review                every run's and session's changes are kept for review (the\n"
+	"                          changes tool, cordon changes), never applied to the workspace\n"
 	"  --max-sessions N        sessions open at once (default 8)\n"
 	"  --server S              use this cordon serve (a Unix socket path, or\n"
 	"                          http://127.0.0.1:PORT with --token-file) instead of a private one\n"
@@ -317,11 +319,16 @@ static int set_server(const char *s, const char *token_file)
 static int parse(int argc, char **argv, const char **ceiling, bool *private_server)
 {
 	const char *server = NULL, *token = NULL, *policy = NULL;
-	for (int i = 0; i < argc; i += 2) { /* every option takes a value */
+	for (int i = 0; i < argc; i += 2) { /* every option but --review takes a value */
 		const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(o, "-h") == 0 || strcmp(o, "--help") == 0) {
 			fputs(usage, stdout);
 			return 1;
+		}
+		if (strcmp(o, "--review") == 0) { /* the one flag without a value */
+			M.review = true;
+			i--;
+			continue;
 		}
 		if (!v)
 			return usage_err("a value expected after", o);
@@ -349,6 +356,8 @@ static int parse(int argc, char **argv, const char **ceiling, bool *private_serv
 		return usage_err("--ceiling is the server's own (cordon serve --ceiling) with --server", NULL);
 	if (token && !server)
 		return usage_err("--token-file is for --server http://...", NULL);
+	if (M.review && !M.workspace[0])
+		return usage_err("--review keeps the changes to --workspace DIR: give one", NULL);
 	if (policy && load_policy(policy) < 0)
 		return -1;
 	*private_server = !server;

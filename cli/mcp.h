@@ -65,6 +65,7 @@ struct mcp_state {
 	struct mcp_server srv;
 	char *policy_json;          /* --policy FILE's object, or NULL */
 	char workspace[PATH_MAX];   /* --workspace DIR, or "" */
+	bool review;                /* --review: its changes kept, never applied */
 	int max_sessions;
 	pthread_mutex_t lock;       /* calls, sessions, ncalls */
 	pthread_cond_t idle;

@@ -154,7 +154,8 @@ def case_tools_list(m):
     m.initialize()
     tools = m.call("tools/list")["result"]["tools"]
     names = {t["name"] for t in tools}
-    want = {"run", "session_open", "session_exec", "file_write", "file_read", "file_list", "session_close"}
+    want = {"run", "session_open", "session_exec", "file_write", "file_read", "file_list", "session_close",
+            "changes"}
     check(want <= names, "tools %r" % names)
     for t in tools:
         check(len(t["description"]) > 40, "%s: a description an agent can act on" % t["name"])
@@ -343,6 +344,31 @@ def case_options(m):
     check(s["stdout"] == "none\n", "a call's policy replaces --policy's: %r" % s)
     r = m.tool("run", {"command": "true", "policy": {"nonsense": 1}})
     check(r["isError"] and "nonsense" in r["content"][0]["text"], "a bad policy is cordon's refusal: %r" % r)
+
+
+def case_review(m):
+    """--workspace DIR --review: a session's changes to DIR are shown by the
+    changes tool (with a diff), and never reach DIR, not even at its close;
+    a link the session planted is listed, not followed."""
+    ws = os.environ["MCP_WS"]
+    before = sorted(os.listdir(ws))
+    m.initialize()
+    s = sc(m.tool("session_open", {}))
+    sid = s["session"]
+    sc(m.tool("session_exec", {"session": sid, "command": "echo changed >> README && echo new > new.txt && "
+                                                          "ln -s /etc/shadow evil"}))
+    c = sc(m.tool("changes", {"session": sid}))
+    got = sorted((ch["change"], ch["path"], ch["type"]) for ch in c["changes"])
+    check(got == [("created", "evil", "other"), ("created", "new.txt", "file"), ("modified", "README", "file")],
+          "changes %r" % got)
+    check("+changed" in c["diff"].splitlines() and "+++ b/new.txt" in c["diff"].splitlines(), "diff %r" % c["diff"])
+    check("root:" not in c["diff"] and not c["diff_truncated"], "the link is not followed: %r" % c["diff"])
+    r = sc(m.tool("session_close", {"session": sid}))
+    check(sorted(os.listdir(ws)) == before, "the workspace is untouched: %r" % os.listdir(ws))
+    with open(os.path.join(ws, "README")) as f:
+        check(f.read() == "hello\n", "README untouched")
+    r = m.tool("changes", {"session": sid})
+    check(r["isError"] and "no open session" in r["content"][0]["text"], "a closed session: %r" % r)
 
 
 def case_server(m):

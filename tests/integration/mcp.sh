@@ -4,6 +4,10 @@
 # protocol's own TypeScript SDK client (tests/mcp/client.mjs) checks that a
 # real MCP client can list the tools and use them.
 . "$(dirname "$0")/../lib.sh"
+# The changes tool needs an overlay or review workspace: as root an idmapped
+# mount of it, which Debian 12's /tmp (tmpfs on 6.1) cannot have; there these
+# tests' workspaces (and the TS client's private server, TMPDIR) go on /var/tmp.
+overlay_workspaces '^test_mcp_(review_changes|typescript_sdk_client)$' only
 
 mcp_case() { # CASE [cordon mcp options...]
 	command -v python3 >/dev/null || { t_skip "no python3"; return; }
@@ -32,7 +36,7 @@ test_mcp_typescript_sdk_client() {
 	local dir
 	dir=$(sdk_dir) || { t_skip "npm ci of @modelcontextprotocol/sdk failed (no registry?): $(tail -1 "$T_TMP/npm")"; return; }
 	cp "$TOP/tests/mcp/client.mjs" "$dir/client.$$.mjs"
-	OUT=$(node "$dir/client.$$.mjs" "$CORDON" 2>"$T_TMP/err")
+	OUT=$(TMPDIR=$WS node "$dir/client.$$.mjs" "$CORDON" 2>"$T_TMP/err")
 	RC=$?
 	rm -f "$dir/client.$$.mjs"
 	expect_eq "$RC" 0 "client.mjs: $(tail -5 "$T_TMP/err")"
@@ -61,6 +65,16 @@ test_mcp_workspace_and_policy_options() {
 	MCP_WS=$WS/proj mcp_case options --workspace "$WS/proj" --policy "$T_TMP/policy.json"
 }
 
+# --workspace DIR --review and the changes tool (issue 36: what would reach
+# the host, before anything does).
+test_mcp_review_changes() {
+	mkdir "$WS/proj"
+	printf 'hello\n' >"$WS/proj/README"
+	MCP_WS=$WS/proj mcp_case review --workspace "$WS/proj" --review
+	expect_match "$("$CORDON" mcp --review 2>&1 </dev/null)" "--review keeps the changes to --workspace DIR" "--review without a workspace"
+	t_assert
+}
+
 test_mcp_given_server() {
 	mkdir -p "$T_TMP/state"
 	"$CORDON" serve --socket "$T_TMP/s.sock" --state-dir "$T_TMP/state" 2>"$T_TMP/serve.err" &
@@ -87,4 +101,5 @@ t_run test_mcp_sigterm_cleans_up
 t_run test_mcp_max_sessions
 t_run test_mcp_workspace_and_policy_options
 t_run test_mcp_given_server
+t_run test_mcp_review_changes
 t_run test_mcp_typescript_sdk_client

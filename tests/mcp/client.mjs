@@ -29,7 +29,7 @@ try {
   check(client.getServerVersion().name === "cordon", "server info");
   const { tools } = await client.listTools();
   const names = tools.map((t) => t.name).sort();
-  for (const n of ["file_list", "file_read", "file_write", "run", "session_close", "session_exec", "session_open"])
+  for (const n of ["changes", "file_list", "file_read", "file_write", "run", "session_close", "session_exec", "session_open"])
     check(names.includes(n), `tool ${n} listed: ${names}`);
 
   const progress = [];
@@ -48,6 +48,9 @@ try {
   check(f.structuredContent.content === "sdk\n", "file_read");
   const l = await client.callTool({ name: "file_list", arguments: { session: s.session } });
   check(l.structuredContent.entries.some((x) => x.name === "x.txt"), "file_list");
+  const ch = await client.callTool({ name: "changes", arguments: { session: s.session } });
+  check(!ch.isError && ch.structuredContent.changes.some((x) => x.path === "x.txt" && x.change === "created") &&
+    ch.structuredContent.diff.includes("+sdk"), `changes: ${JSON.stringify(ch)}`);
   const c = await client.callTool({ name: "session_close", arguments: { session: s.session } });
   check(c.structuredContent.status === "ok" && c.structuredContent.execs === 1, `close: ${JSON.stringify(c)}`);
 
