@@ -248,6 +248,10 @@ class Session:
     async def info(self) -> Dict[str, Any]:
         return await self._client._json("GET", self._path)
 
+    async def changes(self) -> Dict[str, Any]:
+        """The session's change set as it is now, with a diff (Session.changes)."""
+        return await self._client._json("GET", f"{self._path}/changes")
+
     def exec_stream(self, argv: Sequence[str], env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
                     stdin: Union[str, bytes, None] = None, timeout: Any = None) -> AsyncIterator[Event]:
         """The exec's events as they arrive: `async for ev in ...`."""

@@ -264,6 +264,12 @@ class Session:
     def info(self) -> Dict[str, Any]:
         return self._client._json("GET", self._path)
 
+    def changes(self) -> Dict[str, Any]:
+        """The session's change set as it is now (overlay or review mode):
+        {"changes": [{"path", "change", "type", "bytes", "sha256"}], "diff",
+        "diff_truncated", ...} (docs/api.md, GET /v1/sessions/{id}/changes)."""
+        return self._client._json("GET", f"{self._path}/changes")
+
     def exec_stream(self, argv: Sequence[str], env=None, cwd=None, stdin=None, timeout=None) -> Iterator[Event]:
         """The exec's events as they arrive (the output is not buffered)."""
         body = json.dumps(_exec_body(argv, env, cwd, stdin, timeout)).encode()

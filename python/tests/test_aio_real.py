@@ -169,3 +169,19 @@ def test_aio_tcp_with_a_token(tmp_path, workspace):
     finally:
         p.terminate()
         p.wait(timeout=60)
+
+
+def test_aio_session_changes(serve):
+    async def main():
+        try:
+            s = await cordon.aio.Client(serve).session(policy={"filesystem": {"workspace_mode": "review"}})
+        except cordon.CordonError as e:
+            if "idmapped" in str(e):
+                pytest.skip(f"no review workspace here: {e}")
+            raise
+        async with s:
+            assert (await s.exec(["/bin/sh", "-c", "echo hi > a.txt"])).ok
+            c = await s.changes()
+            assert [(x["change"], x["path"]) for x in c["changes"]] == [("created", "a.txt")]
+            assert "+hi" in c["diff"].splitlines()
+    asyncio.run(main())

@@ -573,3 +573,26 @@ def test_pool_spreads_sessions_over_two_servers(tmp_path, workspace):
             if p.poll() is None:
                 p.terminate()
                 p.wait(timeout=60)
+
+
+def _review_session(client):
+    """A session in review mode, or a skip where this host cannot have one
+    (as root: no idmapped mounts of the state directory's filesystem)."""
+    try:
+        return client.session(policy={"filesystem": {"workspace_mode": "review"}})
+    except cordon.CordonError as e:
+        if "idmapped" in str(e):
+            pytest.skip(f"no review workspace here: {e}")
+        raise
+
+
+def test_session_changes(serve):
+    s = _review_session(cordon.Client(serve))
+    with s:
+        assert s.exec(["/bin/sh", "-c", "echo hi > a.txt && ln -s /etc/shadow evil"]).ok
+        c = s.changes()
+        assert sorted((x["change"], x["path"], x["type"]) for x in c["changes"]) == \
+            [("created", "a.txt", "file"), ("created", "evil", "other")]
+        assert "+hi" in c["diff"].splitlines() and not c["diff_truncated"]
+        assert c["session"] == s.id
+    assert s.report.to_dict()["changes"]["state"] == "kept"

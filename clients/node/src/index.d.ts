@@ -84,6 +84,16 @@ export declare class ExecHandle {
   kill(): Promise<void>;
 }
 
+export interface Changes {
+  session: string;
+  changes: { path: string; change: 'created' | 'modified' | 'deleted'; type: 'file' | 'other'; bytes: number; sha256: string | null }[];
+  truncated: boolean;
+  diff: string;
+  diff_bytes: number;
+  diff_truncated: boolean;
+  [key: string]: any;
+}
+
 export declare class Session {
   readonly id: string;
   readonly warm: boolean;
@@ -93,6 +103,8 @@ export declare class Session {
   /** the session's report once closed */
   report: Report | null;
   info(): Promise<Record<string, any>>;
+  /** the change set as it is now (overlay or review mode): changes, diff, diff_truncated... */
+  changes(): Promise<Changes>;
   execStream(argv: string[], opts?: ExecOptions): AsyncGenerator<Event>;
   exec(argv: string[], opts?: ExecOptions & { background?: false }): Promise<ExecResult>;
   exec(argv: string[], opts: ExecOptions & { background: true }): Promise<ExecHandle>;

@@ -218,6 +218,9 @@ export class Session {
 
   info() { return this._client._json('GET', this._path); }
 
+  /** The session's change set as it is now (overlay or review mode), with a diff. */
+  changes() { return this._client._json('GET', `${this._path}/changes`); }
+
   /** The exec's events as they arrive: for await (const ev of ...). */
   execStream(argv, opts = {}) {
     return this._client._stream('POST', `${this._path}/exec`, execBody(argv, opts));

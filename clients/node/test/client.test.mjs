@@ -64,6 +64,23 @@ test('session: state across execs, files in and out', { skip: noServe }, async (
   assert.equal(report.execs.length, 4);
 });
 
+test('session changes: a review session\'s change set with a diff', { skip: noServe }, async (t) => {
+  const { client } = await serve(t);
+  let s;
+  try {
+    s = await client.session({ policy: { filesystem: { workspace_mode: 'review' } } });
+  } catch (e) {
+    if (/idmapped/.test(String(e))) return t.skip(`no review workspace here: ${e}`);
+    throw e;
+  }
+  assert.ok((await s.exec(['/bin/sh', '-c', 'echo hi > a.txt'])).ok);
+  const c = await s.changes();
+  assert.deepEqual(c.changes.map((x) => [x.change, x.path, x.type]), [['created', 'a.txt', 'file']]);
+  assert.ok(c.diff.split('\n').includes('+hi') && !c.diff_truncated, c.diff);
+  const report = await s.close();
+  assert.equal(report.changes.state, 'kept');
+});
+
 test('exec streams its events in order', { skip: noServe }, async (t) => {
   const { client } = await serve(t);
   await client.withSession({}, async (s) => {
