@@ -53,7 +53,13 @@ static void verdict(cordon_policy *p, const struct host_features *f, struct run_
 		return;
 	}
 	if (!f->userns) {
-		snprintf(out, outsz, "setup-error: user namespaces are not available to this user");
+		snprintf(out, outsz, "setup-error: %s", f->userns_why[0] ? f->userns_why : "user namespaces: not available to this user");
+		return;
+	}
+	/* As landlock_prepare_run refuses it, in the same words. */
+	if (!f->landlock_abi && !(p->allow_weaker & WEAK_LANDLOCK)) {
+		snprintf(out, outsz, "setup-error: %s: the second filesystem layer is missing; set enforcement.allow_weaker [\"landlock\"] to run without it",
+			 f->landlock_why[0] ? f->landlock_why : "Landlock: not available");
 		return;
 	}
 	/* The cgroup layer's own decision (cgroup_prepare, then the cgroup
@@ -411,6 +417,10 @@ void explain_host_text(buf *b, const struct host_features *f)
 		   f->cgroup_memory ? "yes" : "no", f->cgroup_pids ? "yes" : "no");
 	for (const char *const *lm = landlock_missing(f->landlock_abi); *lm; lm++)
 		buf_printf(b, "  landlock ABI %d lacks %s\n", f->landlock_abi, *lm);
+	if (f->userns_why[0])
+		buf_printf(b, "  %s\n", f->userns_why);
+	if (f->landlock_why[0])
+		buf_printf(b, "  %s\n", f->landlock_why);
 }
 
 char *explain_render_model(const cordon_policy *p, char *const argv[], bool json, const struct host_features *f,

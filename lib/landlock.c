@@ -11,6 +11,7 @@
 #include "compat.h"
 #include "error.h"
 #include "landlock.h"
+#include "hostwhy.h"
 #include "policy.h"
 
 #define FS(x) LANDLOCK_ACCESS_FS_##x
@@ -76,8 +77,11 @@ int landlock_prepare_run(const cordon_policy *p, const struct boundary_model *m,
 {
 	int abi = landlock_abi();
 	if (!abi && !(p->allow_weaker & WEAK_LANDLOCK)) {
+		int e = errno;
+		char why[256];
+		hostwhy_landlock(e, why, sizeof(why));
 		memset(out, 0, sizeof(*out));
-		return cordon_err(err, 0, "Landlock is not available on this kernel (the second filesystem layer); set enforcement.allow_weaker [\"landlock\"] to run without it");
+		return cordon_err(err, 0, "%s: the second filesystem layer is missing; set enforcement.allow_weaker [\"landlock\"] to run without it", why);
 	}
 	if (landlock_prepare(m, conds, abi, p->loopback_ports, p->nloopback_ports, out, err) < 0)
 		return -1;

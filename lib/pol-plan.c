@@ -21,6 +21,7 @@
 #include "error.h"
 #include "pol-ceiling.h"
 #include "pol-checkfiles.h"
+#include "hostwhy.h"
 #include "pol-view.h"
 #include "proxy.h"
 #include "ledger.h"
@@ -177,6 +178,9 @@ static int cwd_pinned(char *out, size_t outsz, dev_t *dev, ino_t *ino, cordon_er
 	if (!getcwd(out, outsz))
 		return cordon_err_errno(err, "the current directory");
 	_cleanup_close_ int fd = open_root(out, O_PATH | O_DIRECTORY);
+	char why[256];
+	if (fd < 0 && (hostwhy_call("openat2", errno, why, sizeof(why)), why[0]))
+		return cordon_err(err, 0, "the current directory %s: %s", out, why);
 	if (fd < 0 || fstat(fd, &named) < 0 || named.st_dev != here.st_dev || named.st_ino != here.st_ino)
 		return cordon_err(err, fd < 0 ? errno : 0, "the current directory %s is no longer reached by that name without links (a component was replaced by a link or moved, or something is mounted over it): refusing it as the workspace; cd into it again",
 				  out);

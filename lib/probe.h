@@ -12,6 +12,8 @@ struct host_features {
 	const char *cgroup;   /* "v1", "v2" or "none" */
 	bool cgroup_memory, cgroup_pids;
 	bool privileged;      /* cordon runs as root (uid 0) */
+	/* Why a layer is missing (hostwhy.h), "" when it is there. */
+	char userns_why[256], landlock_why[256];
 };
 
 void probe_host(struct host_features *f, const char *cgroup_force);

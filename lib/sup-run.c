@@ -105,6 +105,7 @@
 #include "sup-steps.h"
 #include "sup-finish.h"
 #include "sup-check.h"
+#include "hostwhy.h"
 
 /* The model's environment, then the secrets' values (only known now). */
 static int build_env(struct sup *s, cordon_error *err)
@@ -443,7 +444,11 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 		if (s->pty_mode)
 			pty_relay_end(&s->pty);
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		return cordon_err(err, clone_errno, "clone3 into new user, mount, pid, ipc, uts and network namespaces");
+		/* Said as explain says it (hostwhy.h): the cause, not the errno. */
+		char why[256];
+		hostwhy_userns(clone_errno, s->privileged, why, sizeof(why));
+		return cordon_err(err, 0, "%s; clone3 into new user, mount, pid, ipc, uts and network namespaces: %s", why,
+				  strerror(clone_errno));
 	}
 	s->pid = pid;
 	s->pidfd = pidfd;
