@@ -170,6 +170,9 @@ echo "supervisor peak RSS (VmHWM, during a run):       ${hwm} KiB"
 # Per-run report timings (from the report itself).
 "$C" run --report "$ws/r.json" -- /bin/true
 echo "setup_seconds of one run (clone to exec):        $(jq .usage.setup_seconds "$ws/r.json")"
+# Cost per run (issue 34): wall and CPU, pairwise ratios beside bubblewrap.
+echo
+python3 "$HERE/cost.py" "$BUILD"
 bash "$HERE/relay.sh" "$BUILD"
 bash "$HERE/workspace.sh" "$BUILD"
 bash "$HERE/tls.sh" "$BUILD"

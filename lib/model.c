@@ -13,6 +13,7 @@
 #include "changeset.h"
 #include "compat.h"
 #include "cs-seal.h"
+#include "dirlist.h"
 #include "model.h"
 #include "model-access.h"
 #include "mounts.h"
@@ -430,13 +431,30 @@ static bool model_has(const struct boundary_model *m, const char *path, enum mod
 struct probe_memo {
 	strv paths;
 	char *kind; /* 'd' or 0, per path */
+	/* With the host's own probe: the writable path's top names, read at
+	 * once (dirlist.h); a name at the top that is not among them is absent
+	 * without a look. top_len 0: none (look at each). */
+	strv top;
+	size_t top_len;
 };
+
+/* The names a scan of w's top reads at most; past that, one look each. */
+#define MEMO_TOP_MAX 4096
+
+static void memo_top(struct probe_memo *pm, model_probe_fn probe, const char *w)
+{
+	if (probe == model_probe_host && dirlist_read(w, MEMO_TOP_MAX, &pm->top) == 0)
+		pm->top_len = strlen(w);
+}
 
 static int memo_probe(struct probe_memo *pm, model_probe_fn probe, const char *path, char *t, size_t tsz)
 {
 	for (size_t i = pm->paths.n; i-- > 0;)
 		if (strcmp(pm->paths.v[i], path) == 0)
 			return pm->kind[i];
+	if (pm->top_len && path[pm->top_len] == '/' && !strchr(path + pm->top_len + 1, '/') &&
+	    !dirlist_has(&pm->top, path + pm->top_len + 1, strlen(path + pm->top_len + 1)))
+		return 0;
 	int k = probe(path, false, t, tsz);
 	if (k != 'd' && k != 0)
 		return k;
@@ -452,6 +470,7 @@ static int memo_probe(struct probe_memo *pm, model_probe_fn probe, const char *p
 static void memo_free(struct probe_memo *pm)
 {
 	strv_free(&pm->paths);
+	strv_free(&pm->top);
 	free(pm->kind);
 	memset(pm, 0, sizeof(*pm));
 }
@@ -591,6 +610,8 @@ static int add_protected(struct boundary_model *m, const struct run_plan *plan, 
 		if (plan->mounts[i].mode != MOUNT_RW || probe(w, false, t, sizeof(t)) != 'd')
 			continue; /* a file granted writable holds no names */
 		struct probe_memo pm = {0};
+		if (strcmp(w, "/") != 0)
+			memo_top(&pm, probe, w);
 		for (size_t k = 0; rc == 0 && k < names.n; k++) {
 			char path[4096];
 			snprintf(path, sizeof(path), "%s/%s", w, names.v[k]);

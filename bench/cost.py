@@ -1,0 +1,118 @@
+#!/usr/bin/env python3
+"""bench/cost.py BUILD [N]: cost per run (issue 34), cordon beside bubblewrap,
+interleaved in one call.
+
+Each round runs /bin/true once under bubblewrap (the same namespaces and a
+minimal view), once under cordon in its default mode (overlay workspace,
+--memory-limit 256M --pids-limit 64, seccomp, Landlock, a report) and once
+in --workspace-mode direct, in a rotating order (drift in the machine's speed
+falls on all alike). Wall time is measured around each process; CPU is its
+rusage (wait4: it and every descendant it waited for, which is the whole run
+for both). The figures are the medians of the pairwise ratios (each cordon
+run over the bubblewrap run of its round), as the issue states the goal:
+wall <= 1.0x and CPU <= 2.0x in default mode.
+Then 20 at once: runs per second of each, 20 in flight until 5 x 20 ended.
+Numbers only: no threshold is checked here (make bench prints, CI does not
+time anything)."""
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
+N = int(sys.argv[2]) if len(sys.argv) > 2 else int(os.environ.get("BENCH_COST_RUNS", "40"))
+CORDON = os.path.join(BUILD, "cordon")
+BWRAP = "/usr/bin/bwrap"
+
+
+def bwrap_argv(ws):
+    return [BWRAP, "--unshare-all", "--die-with-parent", "--new-session", "--ro-bind", "/usr", "/usr",
+            "--ro-bind", "/etc", "/etc", "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin",
+            "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64", "--proc", "/proc", "--dev", "/dev",
+            "--tmpfs", "/tmp", "--bind", ws, ws, "--chdir", ws, "--clearenv", "--setenv", "PATH", "/usr/bin:/bin",
+            "--uid", "1000", "--gid", "1000", "--cap-drop", "ALL", "/bin/true"]
+
+
+def cordon_argv(ws, mode):
+    a = [CORDON, "run", "--memory-limit", "256M", "--pids-limit", "64", "--report", os.path.join(ws, "..", "r.json")]
+    if mode == "direct":
+        a += ["--workspace-mode", "direct"]
+    return a + ["--", "/bin/true"]
+
+
+def one(argv, cwd):
+    """(wall seconds, cpu seconds, exit status) of one process."""
+    t = time.monotonic()
+    pid = os.posix_spawn(argv[0], argv, os.environ, file_actions=[(os.POSIX_SPAWN_OPEN, 1, "/dev/null", os.O_WRONLY, 0),
+                                                                   (os.POSIX_SPAWN_OPEN, 2, "/dev/null", os.O_WRONLY, 0)])
+    _, st, ru = os.wait4(pid, 0)
+    wall = time.monotonic() - t
+    return wall, ru.ru_utime + ru.ru_stime, os.waitstatus_to_exitcode(st)
+
+
+def throughput(argv_of, total, width):
+    """Runs per second with width in flight until total ended."""
+    t = time.monotonic()
+    running, started, done = {}, 0, 0
+    while done < total:
+        while len(running) < width and started < total:
+            argv = argv_of(started)
+            pid = os.posix_spawn(argv[0], argv, os.environ,
+                                 file_actions=[(os.POSIX_SPAWN_OPEN, 1, "/dev/null", os.O_WRONLY, 0),
+                                               (os.POSIX_SPAWN_OPEN, 2, "/dev/null", os.O_WRONLY, 0)])
+            running[pid] = started
+            started += 1
+        pid, st = os.wait()
+        if pid in running:
+            del running[pid]
+            done += 1
+            if os.waitstatus_to_exitcode(st) != 0:
+                raise SystemExit("a run failed in the 20-at-once round")
+    return total / (time.monotonic() - t)
+
+
+def main():
+    if not os.access(BWRAP, os.X_OK):
+        print("cost per run: no bubblewrap (/usr/bin/bwrap): skipped")
+        return 0
+    top = tempfile.mkdtemp(prefix="cordon-cost.")
+    ws = os.path.join(top, "ws")
+    os.mkdir(ws)
+    os.chmod(top, 0o755)
+    os.chmod(ws, 0o777)
+    os.chdir(ws)
+    kinds = {"bwrap": bwrap_argv(ws), "default": cordon_argv(ws, "default"), "direct": cordon_argv(ws, "direct")}
+    for k, a in kinds.items():  # warm the caches; a failure is said now
+        w, c, rc = one(a, ws)
+        if rc != 0:
+            print("cost per run: %s exits %d: %s" % (k, rc, " ".join(a)))
+            return 1
+    res = {k: [] for k in kinds}
+    order = list(kinds)
+    for i in range(N):
+        for k in order[i % 3:] + order[:i % 3]:
+            res[k].append(one(kinds[k], ws)[:2])
+    print("cost per run: /bin/true, %d interleaved rounds (bwrap, cordon default, cordon direct)" % N)
+    print("%-40s %10s %10s" % ("", "wall ms", "cpu ms"))
+    for k, label in (("bwrap", "bubblewrap"), ("default", "cordon, default (overlay, limits, report)"),
+                     ("direct", "cordon, --workspace-mode direct")):
+        print("%-40s %10.1f %10.1f" % (label, statistics.median(w for w, _ in res[k]) * 1e3,
+                                        statistics.median(c for _, c in res[k]) * 1e3))
+    for k in ("default", "direct"):
+        wr = statistics.median(res[k][i][0] / res["bwrap"][i][0] for i in range(N))
+        cr = statistics.median(res[k][i][1] / max(res["bwrap"][i][1], 1e-4) for i in range(N))
+        print("median pairwise ratio cordon %-8s / bwrap: wall %.2fx (goal <= 1.0), cpu %.2fx (goal <= 2.0)"
+              % (k, wr, cr))
+    total = 100
+    tb = throughput(lambda i: kinds["bwrap"], total, 20)
+    tc = throughput(lambda i: kinds["default"], total, 20)
+    print("20 at once, %d runs: bubblewrap %.1f runs/s, cordon default %.1f runs/s (ratio %.2f, goal >= 1.0)"
+          % (total, tb, tc, tc / tb))
+    subprocess.run(["rm", "-rf", top])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
