@@ -162,6 +162,9 @@ test_embed_cancel_before_exec_ok_still_says_killed() {
 	# Direct mode: the outputs are collected from the workspace itself.
 	printf '{"filesystem": {"read": ["%s"], "workspace_mode": "direct"}, "limits": {"wall_time": "600s"}}\n' "$BUILD" >"$T_TMP/policy.json"
 	: >"$T_TMP/hold"
+	# LeakSanitizer cannot run under ptrace (the sanitizer build's embed).
+	local ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+	export ASAN_OPTIONS
 	OUT=$(python3 "$TOP/tests/syscall_hook.py" -f -n -H "$T_TMP/hold" execve 0 'sh$' \
 		"awk '/^PPid:/ {print \$2}' /proc/\$HOOK_PID/status >'$T_TMP/hold'" -- \
 		"$EMBED" --json --cancel-on-output "$T_TMP/policy.json" /bin/sh -c 'echo run >made-by-run; echo started; exec sleep 1000' 2>"$T_TMP/err")
