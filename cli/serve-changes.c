@@ -7,12 +7,14 @@
  * and changes while it is read: each child is bounded in output and time,
  * and killed past either; the answer says what was cut. */
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -22,6 +24,7 @@
 #include "json.h"
 #include "serve-ipc.h"
 #include "serve-internal.h"
+#include "serve-peer.h"
 
 /* The listing (bounded by the change set's own walk limits) and the diff. */
 #define LIST_MAX (16u << 20)
@@ -31,8 +34,56 @@
  * bytes (*cut: more came, the child was killed) and until deadline
  * (CLOCK_MONOTONIC ns: killed then, *late). Its stderr's first line goes
  * to why. Returns its exit status, -1 if it could not be run. */
+/* Is every directory from / to dir (itself included) the server's alone:
+ * owned by the server's uid (or root), not a link, writable by no one else
+ * (a sticky directory's entries only by their owners)? Then no client can
+ * rearrange it from outside while the server reads it. */
+static bool path_is_the_servers(const char *dir)
+{
+	char p[4096];
+	size_t n = strlen(dir);
+	if (dir[0] != '/' || n >= sizeof(p))
+		return false;
+	uid_t me = geteuid();
+	for (size_t i = 1; i <= n; i++) {
+		if (dir[i] != '/' && dir[i] != '\0')
+			continue;
+		memcpy(p, dir, i);
+		p[i] = '\0';
+		struct stat st;
+		if (lstat(p, &st) < 0 || !S_ISDIR(st.st_mode) || (st.st_uid != me && st.st_uid != 0))
+			return false;
+		bool sticky = st.st_mode & S_ISVTX;
+		if ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(sticky && i < n))
+			return false;
+	}
+	return true;
+}
+
+/* Who reads the change set: the server, where every directory on its path
+ * is the server's alone (path_is_the_servers), else the session's client
+ * (as_uid >= 0): a change set in a directory the client owns could be
+ * rearranged from outside while the server reads it (a planted change set
+ * naming /etc as its host tree), so it is read with the client's rights,
+ * never the server's. */
+static pid_t spawn_as(const char *const *argv, int in, int out, int errfd, long as_uid, gid_t as_gid)
+{
+	if (as_uid < 0)
+		return spawn_self(argv, -1, "/", in, out, errfd);
+	pid_t pid = fork();
+	if (pid == 0) {
+		if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0 || chdir("/") < 0 ||
+		    setgroups(0, NULL) < 0 || setresgid(as_gid, as_gid, as_gid) < 0 ||
+		    setresuid((uid_t)as_uid, (uid_t)as_uid, (uid_t)as_uid) < 0)
+			_exit(126);
+		execv(S.cordon, (char *const *)argv);
+		_exit(127);
+	}
+	return pid;
+}
+
 static int capture(const char *const *argv, size_t max, uint64_t deadline, buf *out, bool *cut, bool *late,
-		   char *why, size_t whysz)
+		   char *why, size_t whysz, long as_uid, gid_t as_gid)
 {
 	*cut = *late = false;
 	why[0] = '\0';
@@ -45,7 +96,7 @@ static int capture(const char *const *argv, size_t max, uint64_t deadline, buf *
 		return -1;
 	}
 	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	pid_t pid = nul >= 0 ? spawn_self(argv, -1, "/", nul, p[1], e[1]) : -1;
+	pid_t pid = nul >= 0 ? spawn_as(argv, nul, p[1], e[1], as_uid, as_gid) : -1;
 	if (nul >= 0)
 		close(nul);
 	close(p[1]);
@@ -149,18 +200,25 @@ enum MHD_Result session_changes(struct MHD_Connection *c, struct session_ent *se
 	if (answered)
 		return r;
 	uint64_t deadline = mono_ns() + CHANGES_SECONDS * 1000000000ULL;
+	gid_t cgid = 0;
+	long as_uid = !path_is_the_servers(dir) && peer_run_as_client(se->owner, &cgid) ? (long)se->owner : -1;
 	buf list = {0}, diff = {0};
 	bool lcut, llate, dcut, dlate;
 	char why[512];
 	const char *largv[] = {"cordon", "changes", dir, "--json", NULL};
-	int st = capture(largv, LIST_MAX, deadline, &list, &lcut, &llate, why, sizeof(why));
+	int st = capture(largv, LIST_MAX, deadline, &list, &lcut, &llate, why, sizeof(why), as_uid, cgid);
+	if (st != 0 && as_uid >= 0 && !lcut && !llate) {
+		r = send_error(c, 409, "the session's change set %s is in a directory its client can change, so the server reads it with the client's rights, which do not reach it (%s); its owner can read it with cordon changes",
+			       dir, why[0] ? why : "cordon changes failed");
+		goto out;
+	}
 	if (st != 0 || lcut || llate) {
 		r = send_error(c, llate ? 504 : 500, "reading the session's change set: %s",
 			       llate ? "it took too long" : lcut ? "its listing is too long" : why[0] ? why : "cordon changes failed");
 		goto out;
 	}
 	const char *dargv[] = {"cordon", "changes", dir, "--diff", NULL};
-	st = capture(dargv, diff_max, deadline, &diff, &dcut, &dlate, why, sizeof(why));
+	st = capture(dargv, diff_max, deadline, &diff, &dcut, &dlate, why, sizeof(why), as_uid, cgid);
 	if (st != 0 && !dcut && !dlate) {
 		r = send_error(c, 500, "the session's change set's diff: %s", why[0] ? why : "cordon changes failed");
 		goto out;

@@ -2,7 +2,7 @@
 . "$(dirname "$0")/../lib.sh"
 # A client's overlay workspace (test_client_rights_*): on a host whose /tmp
 # has no idmapped mounts (Debian 12's tmpfs), on /var/tmp.
-overlay_workspaces '^test_(client_rights_(allow_uid|tcp_token)|session_changes)$' only
+overlay_workspaces '^test_(client_rights_(allow_uid|tcp_token)|session_changes.*)$' only
 
 # The servers' fixture. start_server [cordon serve options...]: socket
 # $SOCK, state $STATE; the server's pid in $SRV. stop_server sends SIGTERM
@@ -1850,4 +1850,42 @@ test_session_changes() {
 	t_assert
 }
 
+# A client's session (--allow-uid) in review mode over the client's own
+# tree: its change set is beside that tree, in a directory the client owns
+# and could rearrange from outside while the server reads it, so the server
+# reads it with the client's rights (cli/serve-changes.c), not root's.
+test_session_changes_of_a_client() {
+	ident_setup
+	start_server --ceiling "$T_TMP/ceiling.json" --allow-uid 65534 || return 1
+	chmod 666 "$SOCK"
+	nb() { setpriv --reuid 65534 --regid 65534 --clear-groups curl -sS --unix-socket "$SOCK" --max-time 60 "$@"; }
+	local sid out
+	printf 'mine\n' >"$CD/README"
+	chown 65534:65534 "$CD/README"
+	sid=$(nb -X POST http://cordon/v1/sessions -d "$(jq -cn --arg c "$CD" '{policy: {cwd: $c, filesystem: {write: [$c], workspace_mode: "review"}}}')" | jq -r .id)
+	[[ "$sid" =~ ^s-[0-9a-f]{16}$ ]] || { fail "no session: $sid"; t_assert; return; }
+	nb -X POST "http://cordon/v1/sessions/$sid/exec" -d '{"argv":["sh","-c","echo more >>README; echo new >new.txt"]}' >/dev/null
+	R=$T_TMP/cchanges.json
+	nb "http://cordon/v1/sessions/$sid/changes" >"$R"
+	expect_eq "$(field -c '[.changes[] | "\(.change) \(.path)"]')" '["modified README","created new.txt"]' "the client's change set: $(head -c 300 "$R")"
+	expect_match "$(field -r .diff)" '^\+more$' "its diff"
+	expect_eq "$(cat "$CD/README")" mine "the client's tree is untouched"
+	nb -X DELETE "http://cordon/v1/sessions/$sid" >/dev/null
+	# Below a directory the client owns ($CD/proj: its change set goes in
+	# $CD, which the client could rearrange while the server reads), the
+	# server reads with the client's rights, never its own.
+	mkdir "$CD/proj" && chown 65534:65534 "$CD/proj"
+	sid=$(nb -X POST http://cordon/v1/sessions -d "$(jq -cn --arg c "$CD/proj" '{policy: {cwd: $c, filesystem: {write: [$c], workspace_mode: "review"}}}')" | jq -r .id)
+	nb -X POST "http://cordon/v1/sessions/$sid/exec" -d '{"argv":["sh","-c","echo new >new.txt"]}' >/dev/null
+	out=$(nb -w ' %{http_code}' "http://cordon/v1/sessions/$sid/changes")
+	# (the change set there is the server's, 0700: the client's rights do
+	# not reach it, and the server does not lend its own)
+	expect_match "$out" "in a directory its client can change, so the server reads it with the client's rights" "read with the client's rights, which do not reach it"
+	expect_match "$out" ' 409$' "409"
+	nb -X DELETE "http://cordon/v1/sessions/$sid" >/dev/null
+	stop_server
+	t_assert
+}
+
 t_run test_session_changes
+t_run test_session_changes_of_a_client
