@@ -119,9 +119,12 @@ run_one() {
 		fi
 		first=$(why)
 		attempt "$name" "$bin" "$n" "$@"
+		# The program that races with itself (poststart, above) lost twice
+		# on a loaded machine in CI on 2026-12-06 (crun once): a third try.
+		[ $OK = 1 ] || [ "$n" != poststart ] || attempt "$name" "$bin" "$n" "$@"
 		if [ $OK = 1 ]; then
 			echo "$n" >>"$RES/$name"
-			echo "ok - $name $n (on the second attempt; the first: $first)"
+			echo "ok - $name $n (on a later attempt; the first: $first)"
 		else
 			echo "not ok - $name $n ($first; again: $(why))"
 		fi
