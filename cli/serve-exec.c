@@ -490,6 +490,28 @@ static enum MHD_Result send_kept_report(struct MHD_Connection *c, const char *si
  * it is no longer kept, or for another client's. */
 static enum MHD_Result ended_session_op(struct MHD_Connection *c, const struct route *rt, uid_t uid)
 {
+	/* Between a DELETE and its worker's exit the session is ending: it
+	 * exists (never 404), its report once written; nothing runs in it. */
+	pthread_mutex_lock(&S.lock);
+	bool ending = session_is_ending(rt->sid, uid);
+	pthread_mutex_unlock(&S.lock);
+	if (ending) {
+		buf b = {0};
+		enum MHD_Result r;
+		if (rt->kind == R_SESSION_GET) {
+			char j[96];
+			snprintf(j, sizeof(j), "{\"id\":\"%s\",\"state\":\"ending\"}\n", rt->sid);
+			r = send_text(c, 200, "application/json", j, strlen(j));
+		} else if (rt->kind != R_SESSION_REPORT && rt->kind != R_SESSION_DELETE)
+			r = send_error(c, 410, "session %s is ending", rt->sid);
+		else if (kept_session_report(rt->sid, &b) == 0 && b.len)
+			r = send_text(c, 200, "application/json", b.p, b.len);
+		else
+			r = send_error(c, 409, "session %s is ending and its report is not written yet (the DELETE that ends it answers with it); try again",
+				       rt->sid);
+		buf_free(&b);
+		return r;
+	}
 	if (!kept_session_visible(rt->sid, uid))
 		return send_error(c, 404, "no such session: %s (or no longer kept)", rt->sid);
 	switch (rt->kind) {

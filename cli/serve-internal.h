@@ -130,6 +130,9 @@ enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, co
 void completed(void *cls, struct MHD_Connection *c, void **con_cls, enum MHD_RequestTerminationCode t);
 /* serve-session.c */
 struct session_ent *find_session(const char *id, uid_t uid);
+/* A session being ended (its DELETE came; its worker is not reaped yet),
+ * visible to uid. S.lock held. */
+bool session_is_ending(const char *id, uid_t uid);
 int to_worker(struct session_ent *se, const char *id, const char *json, int extra_fd);
 pid_t spawn_self(const char *const *argv, int fd3, const char *cwd, int in, int out, int errfd);
 int mkdir_p(const char *path, mode_t mode);

@@ -53,6 +53,15 @@ struct session_ent *find_session(const char *id, uid_t uid)
 	return NULL;
 }
 
+bool session_is_ending(const char *id, uid_t uid)
+{
+	for (int i = 0; i < S.nslots; i++)
+		if (S.ss[i].used && S.ss[i].ending && !S.ss[i].warm && !S.ss[i].oneshot && strcmp(S.ss[i].id, id) == 0 &&
+		    (uid == 0 || S.ss[i].owner == uid))
+			return true;
+	return false;
+}
+
 /* Send req to the session's worker with a fresh reply socket; returns our
  * end of it, or -1. */
 int to_worker(struct session_ent *se, const char *id, const char *json, int extra_fd)

@@ -1492,7 +1492,50 @@ test_session_dirs_removed_after_retention() {
 	t_assert
 }
 
-for t in test_sessions_listed_per_client test_session_dirs_removed_after_retention; do
+# Between a DELETE and its worker's exit the session is ending, not gone:
+# a client asking then (another request of its harness) gets "ending", 410
+# for an exec or its changes, 409 for a report not written yet; never 404
+# "no such session". The worker is held (tests/syscall_hook.py) at the
+# rename that puts its report in place, so the window is there on any
+# machine; the server runs under the tracer, its other threads untouched.
+test_ending_session_is_not_unknown() {
+	[ "$(uname -m)" = x86_64 ] || { t_skip "tests/syscall_hook.py knows x86_64's system call numbers only"; return; }
+	SOCK=$T_TMP/s.sock
+	STATE=$WS/state
+	: >"$T_TMP/hold"
+	local ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+	export ASAN_OPTIONS
+	python3 "$TOP/tests/syscall_hook.py" -f -H "$T_TMP/hold" renameat,renameat2 1 '^report\.json\.tmp' \
+		"echo \$HOOK_PID >'$T_TMP/hold'" -- "$CORDON" serve --socket "$SOCK" --state-dir "$STATE" 2>"$T_TMP/serve.log" &
+	serve_started $!
+	local i
+	for i in $(seq 1 400); do
+		[ -S "$SOCK" ] && break
+		sleep 0.05
+	done
+	new_session || return 1
+	api -X DELETE "http://cordon/v1/sessions/$SID" >"$T_TMP/end.json" &
+	local del=$!
+	for i in $(seq 1 1200); do # a hang guard: until the worker is held
+		[ -s "$T_TMP/hold" ] && break
+		sleep 0.05
+	done
+	expect_match "$(cat "$T_TMP/hold")" '^[0-9]+$' "the worker held at its report's rename: $(cat "$T_TMP/serve.log")"
+	expect_eq "$(api http://cordon/v1/sessions/$SID)" "{\"id\":\"$SID\",\"state\":\"ending\"}" "GET: ending"
+	expect_eq "$(api http://cordon/v1/sessions | jq -c '[.sessions[] | .state]')" '["ending"]' "listed as ending"
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID/exec" -X POST -d '{"argv":["true"]}')" 'is ending.* 410$' "an exec: 410"
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID/changes")" ' 410$' "its changes: 410"
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID/report")" 'report is not written yet.* 409$' "its report: 409 until written"
+	kill -KILL "$(cat "$T_TMP/hold")"
+	wait "$del"
+	local srv
+	srv=$(pgrep -P "$SRV" -x cordon-serve || pgrep -P "$SRV")
+	kill -TERM $srv
+	wait "$SRV"
+	t_assert
+}
+
+for t in test_sessions_listed_per_client test_session_dirs_removed_after_retention test_ending_session_is_not_unknown; do
 	t_run $t
 done
 
