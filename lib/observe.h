@@ -20,6 +20,10 @@
 #include "strv.h"
 #include "view.h"
 
+struct dnsd;
+struct net_rules;
+struct pxhttp_secret;
+
 struct observer {
 	int listener;
 	struct seccomp_notif *req;
@@ -30,6 +34,13 @@ struct observer {
 	int clone3_nr, connect_nr, sendto_nr, bind_nr;
 	bool strict_ports;        /* Landlock holds TCP to loopback_ports */
 	bool proxy;               /* connections to 127.0.0.1:PROXY_PORT are the proxy's */
+	/* network.transparent (issue 33, WIP): connects to the resolver's
+	 * synthetic addresses are made here and handed in (sup-connect.c). */
+	const struct dnsd *dns; /* sup-dns.h */
+	const strv *net_allow, *net_resolve;
+	const struct net_rules *net_rules;       /* with methods/paths: the proxy's alone */
+	const struct pxhttp_secret *psec;        /* injected secrets: their hosts are the proxy's */
+	size_t npsec;
 	uint16_t loopback_ports[64];
 	size_t nloopback_ports;
 	bool sync_wakeup;

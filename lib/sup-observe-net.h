@@ -15,3 +15,7 @@ bool observer_read_inet(struct observer *o, uint64_t addr, uint64_t addrlen, cha
 			uint16_t *port, bool *loop, struct sockaddr_storage *out);
 bool observer_port_declared(const struct observer *o, uint16_t port);
 int observer_record_direct(struct observer *o, struct run_report *rep, int fd, uint64_t addr, uint64_t addrlen);
+/* network.transparent (sup-connect.c, WIP): a connect to a synthetic
+ * address, made here and handed in, or refused. 0: not one (go on), 1:
+ * answered, -1: the listener failed. */
+int observer_intercept_connect(struct observer *o, struct run_report *rep, int fd, uint64_t addr, uint64_t addrlen);

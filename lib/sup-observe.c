@@ -392,6 +392,11 @@ int observer_handle(struct observer *o, struct run_report *rep)
 	if (d->nr == o->connect_nr || d->nr == o->sendto_nr) {
 		/* A direct connection, or a datagram to an address of the caller's
 		 * choosing: recorded, the kernel decides. */
+		if (d->nr == o->connect_nr) {
+			int h = observer_intercept_connect(o, rep, (int)a[0], a[1], a[2]);
+			if (h != 0)
+				return h < 0 ? -1 : 1;
+		}
 		int n = d->nr == o->connect_nr ? observer_record_direct(o, rep, (int)a[0], a[1], a[2])
 					       : observer_record_direct(o, rep, -1, a[4], a[5]);
 		return respond(o, 0) < 0 ? -1 : n;

@@ -501,6 +501,14 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 		sup_setup_error(s, &e);
 		sup_kill_run(s, ST_SETUP_ERROR);
 	}
+	if (s->dns && s->have_obs) {
+		s->obs.dns = s->dns;
+		s->obs.net_allow = &s->pol->net_allow;
+		s->obs.net_resolve = &s->pol->net_resolve;
+		s->obs.net_rules = &s->pol->net_rules;
+		s->obs.psec = s->psec;
+		s->obs.npsec = s->npsec;
+	}
 	if (s->epfd < 0 || s->timer < 0 || s->cpu_timer < 0 || s->sigfd < 0 ||
 	    sup_ep_add(s->epfd, s->sock, EPOLLIN) < 0 || sup_ep_add(s->epfd, s->pidfd, EPOLLIN) < 0 ||
 	    sup_ep_add(s->epfd, s->out[0].in_fd, EPOLLIN) < 0 || sup_ep_add(s->epfd, s->out[1].in_fd, EPOLLIN) < 0 ||
