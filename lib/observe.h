@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include "notify-budget.h"
 #include "report.h"
+#include "sup-connector.h"
 #include "strv.h"
 #include "view.h"
 
@@ -34,9 +35,13 @@ struct observer {
 	int clone3_nr, connect_nr, sendto_nr, bind_nr;
 	bool strict_ports;        /* Landlock holds TCP to loopback_ports */
 	bool proxy;               /* connections to 127.0.0.1:PROXY_PORT are the proxy's */
-	/* network.transparent (issue 33, WIP): connects to the resolver's
-	 * synthetic addresses are made here and handed in (sup-connect.c). */
+	/* network.transparent (issue 33): connects to declared endpoints are
+	 * made here and handed in (sup-connect.c); those that take time, by
+	 * the connector's thread (sup-connector.h), started with the
+	 * observer's when dns is set. */
 	const struct dnsd *dns; /* sup-dns.h */
+	struct connector *conn;
+	struct connect_counts conn_counts;
 	const strv *net_allow, *net_resolve;
 	const struct net_rules *net_rules;       /* with methods/paths: the proxy's alone */
 	const struct pxhttp_secret *psec;        /* injected secrets: their hosts are the proxy's */

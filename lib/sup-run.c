@@ -533,6 +533,10 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	 * fds too); its totals are in the report from here on. */
 	proxy_free(s->proxy);
 	s->proxy = NULL;
+	/* The observer reads the resolver's names (a connect to one): it
+	 * stops first (init is gone: nothing is left to answer). */
+	if (s->dns && s->have_obs)
+		observer_stop(&s->obs);
 	dnsd_free(s->dns);
 	s->dns = NULL;
 	if (nofile_raised)
@@ -669,6 +673,11 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 		s.rep->notify.answered = s.obs.budget.answered;
 		s.rep->notify.throttled = s.obs.budget.throttled;
 		s.rep->notify.held_seconds = (double)s.obs.budget.held_ns / 1e9;
+		s.rep->net.transparent.handed_in = atomic_load(&s.obs.conn_counts.handed_in);
+		s.rep->net.transparent.refused = atomic_load(&s.obs.conn_counts.refused);
+		s.rep->net.transparent.failed = atomic_load(&s.obs.conn_counts.failed);
+		s.rep->net.transparent.over_limit = atomic_load(&s.obs.conn_counts.over_limit);
+		s.rep->net.transparent.pending_max = CONNECTOR_MAX;
 		if (atomic_load(&s.obs.violated) && s.pol->kill_on_violation && s.forced == ST_COUNT &&
 		    !s.setup_failed)
 			s.forced = ST_DENIED;

@@ -178,49 +178,7 @@ test_policy_errors() {
 	t_assert
 }
 
-test_connect_to_pinned_name_handed_in() {
-	need_resolv_file || return
-	command -v curl >/dev/null || { t_skip "needs curl"; return; }
-	mkdir www && echo hello >www/f.txt
-	serve http "$WS/www"
-	cat >p.json <<JSON
-{"network": {"allow": ["db.internal:$PORT", "nopin.test:$PORT",
-                       {"host": "db.internal:$((PORT + 2))", "methods": ["GET"]}], "transparent": true,
-             "resolve": {"db.internal": "127.0.0.1"}}}
-JSON
-	# No proxy variables: curl and Python connect to the name; the
-	# supervisor makes the connection and hands the socket in.
-	cordon_run --policy p.json -- /bin/sh -c "
-		unset HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy
-		curl -sf --noproxy '*' http://db.internal:$PORT/f.txt
-		/usr/bin/python3 -c '
-import socket, errno
-s = socket.create_connection((\"db.internal\", $PORT))
-s.sendall(b\"GET /f.txt HTTP/1.0\\r\\n\\r\\n\")
-print(s.makefile(\"rb\").read().split(b\"\\r\\n\\r\\n\")[1].decode(), end=\"\")
-for port in ($PORT + 1, $PORT):
-    for host in (\"db.internal\", \"nopin.test\"):
-        if (host, port) == (\"db.internal\", $PORT): continue
-        try:
-            socket.create_connection((host, port)); print(host, port, \"connected\")
-        except OSError as e:
-            print(host, port - $PORT, e.errno == errno.ECONNREFUSED)
-try:
-    socket.create_connection((\"db.internal\", $PORT + 2))
-except OSError as e:
-    print(\"restricted\", e.errno == errno.ECONNREFUSED)
-'"
-	stop $SRV
-	expect_eq "$RC" 0 "run: $ERR"
-	expect_eq "$OUT" $'hello\nhello\ndb.internal 1 True\nnopin.test 1 True\nnopin.test 0 True\nrestricted True' \
-		"curl and Python reach the pinned name without a proxy; other ports and unpinned names refused at once"
-	expect_match "$(field -c '[.denials[].target]')" "db.internal:$((PORT + 1))\"" "the refused port named with the name"
-	expect_match "$(field -c '[.denials[].target]')" "db.internal:$((PORT + 2)) \\(method/path rules" "one decision with the proxy's"
-	t_assert
-}
-
 for t in test_declared_names_get_synthetic_addresses test_undeclared_names_bounded \
-	test_hostile_messages_and_slow_tcp_clients test_without_opt_in_nothing_changes test_policy_errors \
-	test_connect_to_pinned_name_handed_in; do
+	test_hostile_messages_and_slow_tcp_clients test_without_opt_in_nothing_changes test_policy_errors; do
 	t_run $t
 done

@@ -1,0 +1,194 @@
+# Issue 33, connect interception (network.transparent): programs that ignore
+# the proxy variables reach declared endpoints; the supervisor makes each
+# connection from the host's network namespace and hands the socket in.
+# Only servers the tests start on 127.0.0.1 (network.resolve pins), or on an
+# address of a network namespace a test makes, are ever reached.
+. "$(dirname "$0")/../lib.sh"
+
+need_resolv_file() {
+	[ -f /etc/resolv.conf ] && [ ! -L /etc/resolv.conf ] ||
+		t_skip "the host's /etc/resolv.conf is not a plain file"
+}
+
+NOPROXY='unset HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy NO_PROXY no_proxy'
+
+# dnsq.py: a raw query to the run's resolver (what a name stands for when
+# the run's /etc/hosts would answer first).
+write_dnsq() {
+	cat >dnsq.py <<'PY'
+import socket, struct
+def addr(name, qtype=1):
+    b = struct.pack('>HHHHHH', 0x4242, 0x0100, 1, 0, 0, 0)
+    for l in name.split('.'):
+        b += bytes([len(l)]) + l.encode()
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(10)
+    s.sendto(b + b'\0' + struct.pack('>HH', qtype, 1), ('127.0.0.53', 53))
+    r = s.recv(512)
+    n = 4 if qtype == 1 else 16
+    return socket.inet_ntop(socket.AF_INET if n == 4 else socket.AF_INET6, r[-n:])
+PY
+}
+
+test_clients_reach_pinned_names() {
+	need_resolv_file || return
+	command -v curl >/dev/null || { t_skip "needs curl"; return; }
+	mkdir www && echo hello >www/f.txt
+	serve http "$WS/www"
+	cat >p.json <<JSON
+{"network": {"allow": ["db.internal:$PORT"], "transparent": true, "resolve": {"db.internal": "127.0.0.1"}}}
+JSON
+	local node=: # Node's fetch ignores proxy variables (no NODE_USE_ENV_PROXY)
+	command -v node >/dev/null && node="node -e 'fetch(\"http://db.internal:$PORT/f.txt\").then(r => r.text()).then(t => process.stdout.write(\"node \" + t))'"
+	cordon_run --policy p.json -- /bin/sh -c "$NOPROXY
+		curl -sf --noproxy '*' http://db.internal:$PORT/f.txt
+		/usr/bin/python3 -c '
+import socket, urllib.request
+for fam in (socket.AF_INET, socket.AF_INET6):
+    a = socket.getaddrinfo(\"db.internal\", $PORT, fam, socket.SOCK_STREAM)[0]
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.settimeout(30)
+    s.connect(a[4])
+    s.sendall(b\"GET /f.txt HTTP/1.0\\r\\n\\r\\n\")
+    print(a[4][0].split(\":\")[0][:6], s.getpeername()[1] == $PORT, s.makefile(\"rb\").read().split(b\"\\r\\n\\r\\n\")[1].decode(), end=\"\")
+o = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+print(\"urllib\", o.open(\"http://db.internal:$PORT/f.txt\", timeout=30).read().decode(), end=\"\")
+'
+		$node"
+	stop $SRV
+	expect_eq "$RC" 0 "run: $ERR"
+	local want=$'hello\n198.18 True hello\nfd63 True hello\nurllib hello'
+	command -v node >/dev/null && want+=$'\nnode hello'
+	expect_eq "$OUT" "$want" "curl, Python (IPv4 and IPv6) and urllib reach the pinned name without a proxy"
+	expect_eq "$(field '.denials | length')" 0 "no denial"
+	[ "$(field '.network.transparent.connections')" -ge 5 ] || fail "connections handed in: $(field -c .network.transparent)"
+	expect_eq "$(field '.network.transparent.pending_max')" 64 "the bound is in the report"
+	t_assert
+}
+
+test_refused_at_once_and_named() {
+	need_resolv_file || return
+	serve echo
+	cat >p.json <<JSON
+{"network": {"allow": ["db.internal:$PORT", {"host": "db.internal:$((PORT + 2))", "methods": ["GET"]}],
+             "transparent": true, "resolve": {"db.internal": "127.0.0.1"}}}
+JSON
+	# Undeclared: another port of a declared name, a port only method
+	# rules admit, an address outside (TCP and UDP, connect and sendto:
+	# never sent, the run's namespace has no route). Then a connect storm
+	# to 2,000 undeclared ports, each refused at once; the declared one
+	# still works.
+	cordon_run --policy p.json -- /usr/bin/python3 -c "
+import socket, errno
+def tcp(host, port):
+    try:
+        socket.create_connection((host, port), timeout=30).close(); return 'connected'
+    except OSError as e:
+        return errno.errorcode.get(e.errno, e.errno)
+print(tcp('db.internal', $PORT + 1), tcp('db.internal', $PORT + 2), tcp('192.0.2.1', 80))
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for f in (lambda: u.sendto(b'x', ('192.0.2.1', 443)), lambda: u.connect(('192.0.2.1', 444))):
+    try:
+        f(); print('sent')
+    except OSError as e:
+        print(errno.errorcode.get(e.errno, e.errno))
+a = socket.getaddrinfo('db.internal', 1, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
+n = 0
+for p in range(20000, 22000):
+    s = socket.socket()
+    try:
+        s.connect((a, p))
+    except ConnectionRefusedError:
+        n += 1
+    s.close()
+print('storm', n)
+s = socket.create_connection(('db.internal', $PORT), timeout=30)
+s.sendall(b'ping'); print(s.recv(4).decode())"
+	stop $SRV
+	expect_eq "$RC" 0 "run: $ERR"
+	expect_eq "$OUT" $'ECONNREFUSED ECONNREFUSED ECONNREFUSED\nECONNREFUSED\nECONNREFUSED\nstorm 2000\nping' \
+		"every undeclared connect and datagram refused at once"
+	local t
+	t=$(field -c '[.denials[].target]')
+	expect_match "$t" "\"db.internal:$((PORT + 1))\"" "the refused port named with the name"
+	expect_match "$t" "db.internal:$((PORT + 2)) \\(method/path rules" "one decision with the proxy's"
+	expect_match "$t" '"192.0.2.1:80"' "an address outside, with its port"
+	expect_match "$t" '"192.0.2.1:443"' "a datagram outside"
+	expect_match "$t" '"db.internal:20000"' "the storm's first"
+	# create_connection tries both of a name's addresses (AAAA and A)
+	expect_eq "$(field '.network.transparent.refused')" 2004 "refused by the rules"
+	expect_eq "$(field '.network.transparent.connections')" 1 "the one declared"
+	t_assert
+}
+
+# slow_listener: a port whose accept queue is full and never drained: a
+# connect to it stays under way (its SYNs dropped) until the run ends.
+slow_listener() { # -> SLOWPORT, SLOWSRV
+	local pf="$T_TMP/slow.port"
+	/usr/bin/python3 -c '
+import socket, sys, time, os
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(0)
+held = []
+for _ in range(4):
+    c = socket.socket(); c.setblocking(False)
+    try: c.connect(l.getsockname())
+    except BlockingIOError: pass
+    held.append(c)
+time.sleep(0.5)
+open(sys.argv[1] + ".tmp", "w").write(str(l.getsockname()[1])); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(120)' "$pf" &
+	SLOWSRV=$!
+	for _ in $(seq 1200); do [ -s "$pf" ] && break; sleep 0.05; done
+	SLOWPORT=$(cat "$pf")
+}
+
+test_pending_connects_never_hold_the_rest() {
+	need_resolv_file || return
+	serve echo
+	slow_listener
+	cat >p.json <<JSON
+{"network": {"allow": ["db.internal:$PORT", "slow.test:$SLOWPORT"], "transparent": true,
+             "resolve": {"db.internal": "127.0.0.1", "slow.test": "127.0.0.1"}}}
+JSON
+	# A blocking connect that cannot finish, in a thread; once it is in
+	# connect(2), the declared echo port is reached, and a nonblocking
+	# connect to the slow port is under way at once (EINPROGRESS). Then 70
+	# more blocking connects to the slow port: 63 wait (64 at once, the
+	# first included), the other 7 are refused at once.
+	cordon_run --policy p.json -- /usr/bin/python3 -c "
+import socket, threading, os, time, errno, ctypes
+done = []
+tids = []
+a = socket.getaddrinfo('slow.test', $SLOWPORT, socket.AF_INET, socket.SOCK_STREAM)[0][4]
+def slow():
+    tids.append(ctypes.CDLL(None).gettid())
+    try:
+        socket.socket().connect(a); done.append('connected')
+    except OSError as e:
+        done.append(errno.errorcode.get(e.errno, e.errno))
+threading.Thread(target=slow, daemon=True).start()
+while not tids or not open('/proc/self/task/%d/syscall' % tids[0]).read().startswith('42 '):
+    time.sleep(0.01)
+s = socket.create_connection(('db.internal', $PORT))
+s.sendall(b'ping'); print(s.recv(4).decode(), 'while the slow one waits:', not done, flush=True)
+n = socket.socket(); n.setblocking(False)
+print('nonblocking', errno.errorcode[n.connect_ex(a)], flush=True)
+for _ in range(70):
+    threading.Thread(target=slow, daemon=True).start()
+while len(done) < 7:
+    time.sleep(0.01)
+time.sleep(0.2)
+print(sorted(done), flush=True)
+os._exit(0)"
+	stop $SRV $SLOWSRV
+	expect_eq "$RC" 0 "run: $ERR"
+	expect_eq "$OUT" $'ping while the slow one waits: True\nnonblocking EINPROGRESS\n[\'ECONNREFUSED\', \'ECONNREFUSED\', \'ECONNREFUSED\', \'ECONNREFUSED\', \'ECONNREFUSED\', \'ECONNREFUSED\', \'ECONNREFUSED\']' \
+		"a connect under way holds neither the observer nor other connects; 64 wait at most"
+	expect_eq "$(field '.network.transparent.over_limit')" 7 "past the bound, counted"
+	expect_eq "$(field '.denials | length')" 0 "the bound is no denial"
+	t_assert
+}
+
+for t in test_clients_reach_pinned_names test_refused_at_once_and_named test_pending_connects_never_hold_the_rest; do
+	t_run $t
+done
