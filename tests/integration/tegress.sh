@@ -189,6 +189,69 @@ os._exit(0)"
 	t_assert
 }
 
-for t in test_clients_reach_pinned_names test_refused_at_once_and_named test_pending_connects_never_hold_the_rest; do
+# in_test_netns SCRIPT: runs sh SCRIPT in a network namespace of the test's
+# own (lo up, 192.0.2.1 on it) with /etc/hosts and /etc/resolv.conf bound
+# over (the files in T_TMP): the supervisor's "outside" is that namespace,
+# so a name that resolves to 192.0.2.1 is reached without a packet leaving.
+in_test_netns() {
+	unshare -mn /bin/sh -c 'ip link set lo up && ip addr add 192.0.2.1/32 dev lo &&
+		mount --bind "$1/hosts" /etc/hosts && mount --bind "$1/resolv.conf" /etc/resolv.conf && exec sh "$2"' \
+		_ "$T_TMP" "$1"
+}
+
+test_names_looked_up_as_the_proxy_does() {
+	need_resolv_file || return
+	unshare -mn true 2>/dev/null || { t_skip "no network and mount namespaces"; return; }
+	command -v ip >/dev/null || { t_skip "needs ip (iproute2)"; return; }
+	printf '192.0.2.1 far.test\n127.0.0.1 near.test localhost\n' >"$T_TMP/hosts"
+	printf 'nameserver 127.0.0.1\n' >"$T_TMP/resolv.conf" # refused at once: nothing listens
+	write_dnsq
+	cat >p.json <<'JSON'
+{"network": {"allow": ["far.test:7", "near.test:7", "gone.test:7", "192.0.2.1:8"], "transparent": true}}
+JSON
+	R="$T_TMP/r.json"
+	cat >inner.sh <<SH
+/usr/bin/python3 -c '
+import socket, threading, os, time
+def echo(l):
+    while True:
+        c, _ = l.accept(); c.sendall(c.recv(16)); c.close()
+for p in (7, 8):
+    l = socket.socket(); l.bind(("192.0.2.1", p)); l.listen(8)
+    threading.Thread(target=echo, args=(l,), daemon=True).start()
+open("ready", "w").close()
+time.sleep(60)' </dev/null >/dev/null 2>&1 &
+srv=\$!
+for i in \$(seq 1200); do [ -e ready ] && break; sleep 0.05; done
+"$CORDON" run --report "$R" --ro "$BUILD" --policy p.json -- /usr/bin/python3 -c '
+import socket, errno, dnsq
+def tcp(addr, port):
+    s = socket.socket()
+    s.settimeout(30)
+    try:
+        s.connect((addr, port)); s.sendall(b"ping"); return s.recv(4).decode()
+    except OSError as e:
+        return errno.errorcode.get(e.errno, e.errno)
+for n in ("far.test", "near.test", "gone.test"):
+    print(n, tcp(dnsq.addr(n), 7))
+print("literal", tcp("192.0.2.1", 8), tcp("192.0.2.1", 9))'
+echo "rc=\$?"
+kill \$srv
+SH
+	OUT=$(in_test_netns inner.sh 2>&1)
+	keep_report "$R"
+	expect_eq "$OUT" $'far.test ping\nnear.test ECONNREFUSED\ngone.test EHOSTUNREACH\nliteral ping ECONNREFUSED\nrc=0' \
+		"a name is looked up outside and reached; loopback refused as by the proxy; no answer, unreachable"
+	local t
+	t=$(field -c '[.denials[].target]')
+	expect_match "$t" '"near.test:7 \(it resolves to a loopback' "the address check's refusal, named"
+	expect_match "$t" '"192.0.2.1:9"' "an undeclared port of the literal"
+	expect_eq "$(field '.network.transparent.failed')" 1 "the name that did not resolve"
+	expect_eq "$(field '.network.transparent.connections')" 2 "far.test and the literal"
+	t_assert
+}
+
+for t in test_clients_reach_pinned_names test_refused_at_once_and_named test_pending_connects_never_hold_the_rest \
+	test_names_looked_up_as_the_proxy_does; do
 	t_run $t
 done
