@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -71,35 +72,17 @@ static int run_socket(pid_t tid, int fd)
 	return s;
 }
 
-/* The address name's connections go to: its network.resolve pin
- * ("name=address"), or the host's loopback for a rule that names localhost
- * literally; false: to be looked up. */
+/* The address name's connections go to: its network.resolve pin, or the
+ * host's loopback for a rule that names localhost literally; false: to be
+ * looked up. */
 static bool pinned(const strv *res, const char *name, bool literal, uint16_t port, struct sockaddr_storage *dst,
 		   socklen_t *len)
 {
-	const char *addr = literal && strcasecmp(name, "localhost") == 0 ? "127.0.0.1" : NULL;
-	size_t nl = strlen(name);
-	for (size_t i = 0; !addr && res && i < res->n; i++)
-		if (strncmp(res->v[i], name, nl) == 0 && res->v[i][nl] == '=')
-			addr = res->v[i] + nl + 1;
-	if (!addr)
-		return false;
-	memset(dst, 0, sizeof(*dst));
-	struct sockaddr_in *s4 = (struct sockaddr_in *)dst;
-	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)dst;
-	if (inet_pton(AF_INET, addr, &s4->sin_addr) == 1) {
-		s4->sin_family = AF_INET;
-		s4->sin_port = htons(port);
-		*len = sizeof(*s4);
-		return true;
+	if (literal && strcasecmp(name, "localhost") == 0) {
+		strv lo = {.v = (char *[]){"localhost=127.0.0.1"}, .n = 1};
+		return pxrule_pin(&lo, name, port, dst, len);
 	}
-	if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
-		s6->sin6_family = AF_INET6;
-		s6->sin6_port = htons(port);
-		*len = sizeof(*s6);
-		return true;
-	}
-	return false;
+	return pxrule_pin(res, name, port, dst, len);
 }
 
 static int answer(struct observer *o, int error)
@@ -169,6 +152,16 @@ static int connect_for_run(struct observer *o, struct connect_req *req, const st
 	return answer(o, ECONNREFUSED);
 }
 
+/* A connect to the run's own loopback that is for the host's instead: a
+ * rule names the address literally (127.0.0.1:5432, localhost:5432) and no
+ * listener of the run takes it (the run's own server wins). */
+static bool host_loopback(struct observer *o, const char *host, uint16_t port, const struct sockaddr_storage *ss)
+{
+	bool literal;
+	const char *why;
+	return decide(o, host, port, &literal, &why) && literal && !why && !observer_run_listens(o, ss, port);
+}
+
 int observer_intercept_connect(struct observer *o, struct run_report *rep, int fd, uint64_t addr, uint64_t addrlen)
 {
 	if (!o->dns || !o->conn)
@@ -177,11 +170,11 @@ int observer_intercept_connect(struct observer *o, struct run_report *rep, int f
 	uint16_t port;
 	bool loop;
 	struct sockaddr_storage ss;
-	if (!observer_read_inet(o, addr, addrlen, target, sizeof(target), &port, &loop, &ss) || loop)
+	if (!observer_read_inet(o, addr, addrlen, target, sizeof(target), &port, &loop, &ss))
 		return 0;
 	/* The name the address stands for, or the address itself (a rule
 	 * may name it literally). */
-	const char *name = dnsd_name_of(o->dns, (struct sockaddr *)&ss, sizeof(ss));
+	const char *name = loop ? NULL : dnsd_name_of(o->dns, (struct sockaddr *)&ss, sizeof(ss));
 	char host[INET6_ADDRSTRLEN];
 	if (!name) {
 		const void *a = ss.ss_family == AF_INET ? (const void *)&((struct sockaddr_in *)&ss)->sin_addr
@@ -198,6 +191,8 @@ int observer_intercept_connect(struct observer *o, struct run_report *rep, int f
 		return 0; /* not a socket of the caller's: the kernel says so */
 	l = sizeof(family);
 	getsockopt(rs, SOL_SOCKET, SO_DOMAIN, &family, &l);
+	if (loop && (type != SOCK_STREAM || !host_loopback(o, host, port, &ss)))
+		return 0; /* the run's own loopback, as without transparent */
 	if (type == SOCK_DGRAM)
 		/* A UDP connect sends nothing (glibc's getaddrinfo connects one
 		 * to each answer to sort them): the kernel decides (no route).
@@ -229,6 +224,8 @@ int observer_intercept_connect(struct observer *o, struct run_report *rep, int f
 	struct sockaddr_storage dst;
 	socklen_t dl = 0;
 	if (name == host) {
+		/* By address: that address, in the host's namespace (loopback:
+		 * the host's). */
 		dst = ss;
 		dl = ss.ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
 		return connect_for_run(o, &req, &dst, dl);

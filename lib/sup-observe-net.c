@@ -183,3 +183,9 @@ int observer_record_direct(struct observer *o, struct run_report *rep, int fd, u
 	observer_deny(o, rep, "network", target);
 	return 1;
 }
+
+bool observer_run_listens(struct observer *o, const struct sockaddr_storage *ss, uint16_t port)
+{
+	return o->diag ? sockdiag_listens(o->diag, (const struct sockaddr *)ss, run_listens)
+		       : run_listens((pid_t)o->req->pid, port);
+}

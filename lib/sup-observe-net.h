@@ -14,8 +14,10 @@ int observer_socket_type(pid_t tid, int fd);
 bool observer_read_inet(struct observer *o, uint64_t addr, uint64_t addrlen, char *target, size_t tsz,
 			uint16_t *port, bool *loop, struct sockaddr_storage *out);
 bool observer_port_declared(const struct observer *o, uint16_t port);
+/* Does a TCP listener of the run take a connect to this loopback address? */
+bool observer_run_listens(struct observer *o, const struct sockaddr_storage *ss, uint16_t port);
 int observer_record_direct(struct observer *o, struct run_report *rep, int fd, uint64_t addr, uint64_t addrlen);
-/* network.transparent (sup-connect.c, WIP): a connect to a synthetic
- * address, made here and handed in, or refused. 0: not one (go on), 1:
- * answered, -1: the listener failed. */
+/* network.transparent (sup-connect.c): a connect to a declared endpoint,
+ * made here and handed in, or refused. 0: not one (go on), 1: answered,
+ * -1: the listener failed. */
 int observer_intercept_connect(struct observer *o, struct run_report *rep, int fd, uint64_t addr, uint64_t addrlen);

@@ -501,6 +501,8 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 		sup_setup_error(s, &e);
 		sup_kill_run(s, ST_SETUP_ERROR);
 	}
+	if (s->dns && s->proxy)
+		proxy_set_resolve(s->proxy, &s->pol->net_resolve);
 	if (s->dns && s->have_obs) {
 		s->obs.dns = s->dns;
 		s->obs.net_allow = &s->pol->net_allow;

@@ -251,7 +251,81 @@ SH
 	t_assert
 }
 
+test_host_loopback_endpoint_and_the_runs_own() {
+	need_resolv_file || return
+	serve echo
+	cat >p.json <<JSON
+{"network": {"allow": ["127.0.0.1:$PORT"], "transparent": true}}
+JSON
+	# A declared host-loopback endpoint is the host's, until the run
+	# listens on that port itself: then its own server wins.
+	cordon_run --policy p.json -- /usr/bin/python3 -c "
+import socket, errno, threading
+def ask(port):
+    try:
+        s = socket.create_connection(('127.0.0.1', port), timeout=30)
+        s.sendall(b'ping'); return s.recv(4).decode()
+    except OSError as e:
+        return errno.errorcode.get(e.errno, e.errno)
+print('host', ask($PORT), ask($PORT + 1))
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(('127.0.0.1', $PORT)); l.listen(4)
+def own():
+    c, _ = l.accept(); c.recv(4); c.sendall(b'own!'); c.close()
+threading.Thread(target=own, daemon=True).start()
+print('run', ask($PORT))"
+	stop $SRV
+	expect_eq "$RC" 0 "run: $ERR"
+	expect_eq "$OUT" $'host ping ECONNREFUSED\nrun own!' "the host's endpoint, then the run's own listener"
+	expect_eq "$(field -c '[.denials[].target]')" "[\"127.0.0.1:$((PORT + 1))\"]" "the undeclared loopback port"
+	t_assert
+}
+
+# One decision: every kind of rule, through the proxy (curl with the proxy
+# variables) and through the transparent path (curl --noproxy '*'), the
+# same answer and the same denial, but for the one difference still left
+# (a port that method/path rules scope: through the proxy only).
+test_one_decision_through_both_paths() {
+	need_resolv_file || return
+	command -v curl >/dev/null || { t_skip "needs curl"; return; }
+	mkdir www && echo hello >www/f.txt
+	serve http "$WS/www"
+	local p=$PORT
+	cat >p.json <<JSON
+{"network": {"allow": ["exact.test:$p", "*.wild.test:$p", "any.test:*", "127.0.0.1:$p",
+                       {"host": "scoped.test:$p", "methods": ["GET"]}],
+             "transparent": true,
+             "resolve": {"exact.test": "127.0.0.1", "a.wild.test": "127.0.0.1", "wild.test": "127.0.0.1",
+                         "any.test": "127.0.0.1", "scoped.test": "127.0.0.1", "other.test": "127.0.0.1"}}}
+JSON
+	local cases="exact.test:$p exact.test:$((p + 1)) a.wild.test:$p any.test:$p 127.0.0.1:$p scoped.test:$p other.test:$p"
+	local script='for t in '"$cases"'; do
+		c=$(curl -s -o /dev/null -w "%{http_code}" $CURLOPT "http://$t/f.txt")
+		case $c in 200) echo "$t allowed";; *) echo "$t refused";; esac
+	done'
+	cordon_run --policy p.json -- /bin/sh -c "CURLOPT=; $script"
+	local via_proxy=$OUT proxy_denials
+	proxy_denials=$(field -r '[.denials[].target] | sort | join(" ")')
+	cordon_run --policy p.json -- /bin/sh -c "set -f; $NOPROXY; CURLOPT='--noproxy *'; $script"
+	local direct=$OUT direct_denials
+	direct_denials=$(field -r '[.denials[].target | sub(" \\(.*"; "")] | sort | join(" ")')
+	stop $SRV
+	expect_eq "$via_proxy" "exact.test:$p allowed
+exact.test:$((p + 1)) refused
+a.wild.test:$p allowed
+any.test:$p allowed
+127.0.0.1:$p allowed
+scoped.test:$p allowed
+other.test:$p refused" "through the proxy"
+	expect_eq "$direct" "${via_proxy/scoped.test:$p allowed/scoped.test:$p refused}" "the same through the transparent path (but the scoped port)"
+	expect_eq "$proxy_denials" "exact.test:$((p + 1)) other.test:$p" "the proxy's denials"
+	expect_eq "$direct_denials" "dns other.test exact.test:$((p + 1)) scoped.test:$p" \
+		"the same denials (an undeclared name refused by DNS first; the scoped port)"
+	t_assert
+}
+
 for t in test_clients_reach_pinned_names test_refused_at_once_and_named test_pending_connects_never_hold_the_rest \
-	test_names_looked_up_as_the_proxy_does; do
+	test_names_looked_up_as_the_proxy_does test_host_loopback_endpoint_and_the_runs_own \
+	test_one_decision_through_both_paths; do
 	t_run $t
 done
