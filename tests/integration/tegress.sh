@@ -324,8 +324,46 @@ other.test:$p refused" "through the proxy"
 	t_assert
 }
 
+# git over ssh: ssh ignores the proxy variables. No sshd is needed to see
+# that the run's git and ssh reach the declared endpoint: the test's server
+# speaks the first line of SSH (the version exchange) and records the
+# client's; the rest of the handshake fails, as it would against any
+# server the client does not know.
+test_git_over_ssh_reaches_the_endpoint() {
+	need_resolv_file || return
+	command -v git >/dev/null && command -v ssh >/dev/null || { t_skip "needs git and ssh"; return; }
+	local pf="$T_TMP/ssh.port"
+	/usr/bin/python3 -c '
+import socket, sys, os
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(4)
+open(sys.argv[1] + ".tmp", "w").write(str(l.getsockname()[1])); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+l.settimeout(60)
+c, _ = l.accept()
+c.sendall(b"SSH-2.0-cordon_test\r\n")
+c.settimeout(30)
+line = b""
+while not line.endswith(b"\n"):
+    d = c.recv(1)
+    if not d:
+        break
+    line += d
+open(sys.argv[1] + ".client", "wb").write(line)' "$pf" &
+	SRV=$!
+	server_port "$pf"
+	cat >p.json <<JSON
+{"network": {"allow": ["git.internal:$PORT"], "transparent": true, "resolve": {"git.internal": "127.0.0.1"}}}
+JSON
+	cordon_run --policy p.json -- /bin/sh -c "$NOPROXY; HOME=/tmp GIT_SSH_COMMAND='ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectTimeout=30' \
+		git ls-remote ssh://git@git.internal:$PORT/repo.git >/dev/null 2>&1; echo git \$?"
+	wait $SRV
+	expect_eq "$OUT" "git 128" "git over ssh ran (and failed past the version exchange)"
+	expect_match "$(cat "$pf.client" 2>/dev/null)" '^SSH-2\.0-OpenSSH' "the run's ssh reached the endpoint"
+	expect_eq "$(field '.denials | length')" 0 "no denial"
+	t_assert
+}
+
 for t in test_clients_reach_pinned_names test_refused_at_once_and_named test_pending_connects_never_hold_the_rest \
 	test_names_looked_up_as_the_proxy_does test_host_loopback_endpoint_and_the_runs_own \
-	test_one_decision_through_both_paths; do
+	test_one_decision_through_both_paths test_git_over_ssh_reaches_the_endpoint; do
 	t_run $t
 done
