@@ -98,14 +98,15 @@ static int answer_continue(struct observer *o)
 	return 1;
 }
 
-/* Refused by the rules: a denial naming what was asked, ECONNREFUSED. */
+/* Refused by the rules: a denial naming what was asked, ECONNREFUSED.
+ * Returns 2 (answered, a denial) or -1. */
 static int refuse(struct observer *o, struct run_report *rep, const char *what, const char *why)
 {
 	char t[400];
 	snprintf(t, sizeof(t), "%s%s", what, why ? why : "");
 	observer_deny(o, rep, "network", t);
 	atomic_fetch_add(&o->conn_counts.refused, 1);
-	return answer(o, ECONNREFUSED);
+	return answer(o, ECONNREFUSED) < 0 ? -1 : 2;
 }
 
 /* Which rules admit host:port: none (false), or some; *literal: one names

@@ -19,5 +19,5 @@ bool observer_run_listens(struct observer *o, const struct sockaddr_storage *ss,
 int observer_record_direct(struct observer *o, struct run_report *rep, int fd, uint64_t addr, uint64_t addrlen);
 /* network.transparent (sup-connect.c): a connect to a declared endpoint,
  * made here and handed in, or refused. 0: not one (go on), 1: answered,
- * -1: the listener failed. */
+ * 2: answered and a denial recorded, -1: the listener failed. */
 int observer_intercept_connect(struct observer *o, struct run_report *rep, int fd, uint64_t addr, uint64_t addrlen);

@@ -404,8 +404,8 @@ int observer_handle(struct observer *o, struct run_report *rep)
 		 * choosing: recorded, the kernel decides. */
 		if (d->nr == o->connect_nr) {
 			int h = observer_intercept_connect(o, rep, (int)a[0], a[1], a[2]);
-			if (h != 0)
-				return h < 0 ? -1 : 1;
+			if (h != 0) /* answered; a denial or none */
+				return h < 0 ? -1 : h - 1;
 		}
 		int n = d->nr == o->connect_nr ? observer_record_direct(o, rep, (int)a[0], a[1], a[2])
 					       : observer_record_direct(o, rep, -1, a[4], a[5]);

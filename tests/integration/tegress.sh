@@ -36,7 +36,8 @@ test_clients_reach_pinned_names() {
 	mkdir www && echo hello >www/f.txt
 	serve http "$WS/www"
 	cat >p.json <<JSON
-{"network": {"allow": ["db.internal:$PORT"], "transparent": true, "resolve": {"db.internal": "127.0.0.1"}}}
+{"on_violation": "kill",
+ "network": {"allow": ["db.internal:$PORT"], "transparent": true, "resolve": {"db.internal": "127.0.0.1"}}}
 JSON
 	local node=: # Node's fetch ignores proxy variables (no NODE_USE_ENV_PROXY)
 	command -v node >/dev/null && node="node -e 'fetch(\"http://db.internal:$PORT/f.txt\").then(r => r.text()).then(t => process.stdout.write(\"node \" + t))'"
@@ -61,6 +62,7 @@ print(\"urllib\", o.open(\"http://db.internal:$PORT/f.txt\", timeout=30).read().
 	command -v node >/dev/null && want+=$'\nnode hello'
 	expect_eq "$OUT" "$want" "curl, Python (IPv4 and IPv6) and urllib reach the pinned name without a proxy"
 	expect_eq "$(field '.denials | length')" 0 "no denial"
+	expect_eq "$(field '.verdicts.containment')" clean "a connection handed in is no violation"
 	[ "$(field '.network.transparent.connections')" -ge 5 ] || fail "connections handed in: $(field -c .network.transparent)"
 	expect_eq "$(field '.network.transparent.pending_max')" 64 "the bound is in the report"
 	t_assert
