@@ -59,19 +59,6 @@ static bool fd_cloexec(pid_t pid, int fd, bool *cloexec)
 	return true;
 }
 
-/* A copy of the run's socket fd of thread tid (pidfd_getfd), or -1. */
-static int run_socket(pid_t tid, int fd)
-{
-	int pfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
-	if (pfd < 0) /* before 6.9: thread-group leaders only (see observer_socket_type) */
-		pfd = (int)syscall(SYS_pidfd_open, tid, 0);
-	if (pfd < 0)
-		return -1;
-	int s = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
-	close(pfd);
-	return s;
-}
-
 /* The address name's connections go to: its network.resolve pin, or the
  * host's loopback for a rule that names localhost literally; false: to be
  * looked up. */
@@ -185,7 +172,7 @@ int observer_intercept_connect(struct observer *o, struct run_report *rep, int f
 			return 0;
 	}
 	pid_t pid = (pid_t)o->req->pid;
-	_cleanup_close_ int rs = run_socket(pid, fd);
+	_cleanup_close_ int rs = observer_run_fd(pid, fd);
 	int type = -1, family = -1;
 	socklen_t l = sizeof(type);
 	if (rs < 0 || getsockopt(rs, SOL_SOCKET, SO_TYPE, &type, &l) < 0)

@@ -8,6 +8,9 @@
 #include "observe.h"
 #include "report.h"
 
+/* A copy (pidfd_getfd) of fd of thread tid, or -1. Before 6.9 a thread
+ * other than its group's leader is reached through the leader. */
+int observer_run_fd(pid_t tid, int fd);
 /* The type of socket fd of thread tid (SOCK_STREAM, ...), or -1. */
 int observer_socket_type(pid_t tid, int fd);
 /* The IPv4/IPv6 socket address of a connect, sendto or bind; false else. */
