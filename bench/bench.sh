@@ -127,6 +127,7 @@ for _ in $(seq 50); do
 done
 BP=$(cat "$ws/bulk.port"); EP=$(cat "$ws/echo.port"); RC=$(cat "$ws/rcopy.port"); RS=$(cat "$ws/rsplice.port")
 median() { sort -n | awk '{v[NR]=$1} END{print v[int((NR+1)/2)]}'; }
+printf '{"network": {"allow": ["127.0.0.1:%s", "127.0.0.1:%s"], "transparent": true}}' "$BP" "$EP" >"$ws/transparent.json"
 for r in $(seq "$ROUNDS"); do
 	"$NB" fetch "$BP" >>"$ws/t.direct"
 	"$NB" fetch "$BP" "$RC" >>"$ws/t.rcopy"
@@ -136,6 +137,10 @@ for r in $(seq "$ROUNDS"); do
 	"$NB" latency "$EP" 300 "$RC" >>"$ws/l.rcopy"
 	"$NB" latency "$EP" 300 "$RS" >>"$ws/l.rsplice"
 	"$C" run --ro "$BUILD" --net "127.0.0.1:$EP" -- "$NB" latency "$EP" 300 3128 >>"$ws/l.cordon"
+	# network.transparent (issue 33): the program connects straight to the
+	# endpoint; the supervisor makes the connection and hands the socket in
+	"$C" run --ro "$BUILD" --policy "$ws/transparent.json" -- "$NB" fetch "$BP" >>"$ws/t.transparent" || echo 0 >>"$ws/t.transparent"
+	"$C" run --ro "$BUILD" --policy "$ws/transparent.json" -- "$NB" latency "$EP" 300 >>"$ws/l.transparent" || echo 0 >>"$ws/l.transparent"
 done
 kill "${srv[@]}" 2>/dev/null
 wait "${srv[@]}" 2>/dev/null || true
@@ -143,7 +148,8 @@ echo
 echo "egress, $ROUNDS alternating rounds (1 GiB: MB/s; a new connection: us, median of round medians)"
 printf '%-46s %9s %9s\n' "" "MB/s" "latency"
 for k in direct:"direct on loopback" rcopy:"minimal relay, no sandbox (read/write)" \
-	rsplice:"minimal relay, no sandbox (splice)" cordon:"cordon run --net (proxy, splice)"; do
+	rsplice:"minimal relay, no sandbox (splice)" cordon:"cordon run --net (proxy, splice)" \
+	transparent:"cordon run, network.transparent (handed in)"; do
 	printf '%-46s %9s %9s\n' "${k#*:}" "$(median <"$ws/t.${k%%:*}")" "$(cut -d' ' -f1 "$ws/l.${k%%:*}" | median)"
 done
 td=$(median <"$ws/t.direct"); tc=$(median <"$ws/t.cordon"); trc=$(median <"$ws/t.rcopy"); trs=$(median <"$ws/t.rsplice")
@@ -153,6 +159,9 @@ awk -v a="$tc" -v b="$td" 'BEGIN{printf "throughput ratio proxy/direct:         
 awk -v a="$trc" -v s="$trs" -v b="$td" 'BEGIN{printf "  the minimal relays on this machine:             %.2f (read/write), %.2f (splice)\n", a/b, s/b}'
 awk -v a="$lc" -v b="$ld" 'BEGIN{printf "added latency per connection (median):           %d us (goal < 200 us)\n", a-b}'
 awk -v a="$lrc" -v b="$ld" 'BEGIN{printf "  the minimal relay (read/write) adds:            %d us\n", a-b}'
+tt=$(median <"$ws/t.transparent"); lt=$(cut -d' ' -f1 "$ws/l.transparent" | median)
+awk -v a="$tt" -v b="$td" 'BEGIN{printf "throughput ratio transparent/direct:             %.2f (goal >= 0.80)\n", a/b}'
+awk -v a="$lt" -v b="$ld" 'BEGIN{printf "added latency per connection, transparent:       %d us\n", a-b}'
 bw=$(med_of "bwrap (all namespaces, minimal root)")
 cd_=$(med_of "cordon run (no limits; accounting cgroup)")
 cn=$(med_of "cordon run (no cgroup: CORDON_CGROUP=none)")

@@ -17,8 +17,13 @@
 #include <stdbool.h>
 #include "notify-budget.h"
 #include "report.h"
+#include "sup-connector.h"
 #include "strv.h"
 #include "view.h"
+
+struct dnsd;
+struct net_rules;
+struct pxhttp_secret;
 
 struct observer {
 	int listener;
@@ -30,6 +35,17 @@ struct observer {
 	int clone3_nr, connect_nr, sendto_nr, bind_nr;
 	bool strict_ports;        /* Landlock holds TCP to loopback_ports */
 	bool proxy;               /* connections to 127.0.0.1:PROXY_PORT are the proxy's */
+	/* network.transparent (issue 33): connects to declared endpoints are
+	 * made here and handed in (sup-connect.c); those that take time, by
+	 * the connector's thread (sup-connector.h), started with the
+	 * observer's when dns is set. */
+	const struct dnsd *dns; /* sup-dns.h */
+	struct connector *conn;
+	struct connect_counts conn_counts;
+	const strv *net_allow, *net_resolve;
+	const struct net_rules *net_rules;       /* with methods/paths: the proxy's alone */
+	const struct pxhttp_secret *psec;        /* injected secrets: their hosts are the proxy's */
+	size_t npsec;
 	uint16_t loopback_ports[64];
 	size_t nloopback_ports;
 	bool sync_wakeup;

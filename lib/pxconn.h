@@ -103,6 +103,7 @@ struct proxy {
 	struct proxy_tls tls;
 	SSL_CTX *up_ctx;   /* upstream TLS, verified (only with tls.ca) */
 	redactor *echo;    /* injected values (and their forms) -> placeholders */
+	const strv *resolve; /* network.resolve's pins (transparent only), or NULL */
 };
 
 /* Rounds of pumping per wake-up before other connections get their turn. */

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include <arpa/inet.h>
+#include <netinet/in.h>
 #include "cleanup.h"
 #include "error.h"
 #include "pxrule.h"
@@ -369,4 +370,31 @@ bool proxy_rule_matches(const char *rule, const char *host, uint16_t port, bool 
 		return true;
 	}
 	return strcasecmp(rhost, h) == 0;
+}
+
+bool pxrule_pin(const strv *resolve, const char *name, uint16_t port, struct sockaddr_storage *dst, socklen_t *len)
+{
+	const char *addr = NULL;
+	size_t nl = strlen(name);
+	for (size_t i = 0; !addr && resolve && i < resolve->n; i++)
+		if (strncasecmp(resolve->v[i], name, nl) == 0 && resolve->v[i][nl] == '=')
+			addr = resolve->v[i] + nl + 1;
+	if (!addr)
+		return false;
+	memset(dst, 0, sizeof(*dst));
+	struct sockaddr_in *s4 = (struct sockaddr_in *)dst;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)dst;
+	if (inet_pton(AF_INET, addr, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons(port);
+		*len = sizeof(*s4);
+		return true;
+	}
+	if (inet_pton(AF_INET6, addr, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons(port);
+		*len = sizeof(*s6);
+		return true;
+	}
+	return false;
 }

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include "cordon.h"
 #include "strv.h"
 
@@ -63,3 +64,6 @@ void pxrule_target_path(const char *target, char *out, size_t outsz);
  * literals, "host:*"; localhost is the loopback)? literal: the rule names
  * this address literally. */
 bool proxy_rule_matches(const char *rule, const char *host, uint16_t port, bool *literal);
+/* network.resolve's pin for name ("name=address" entries): the address,
+ * with port, in dst; false without one. */
+bool pxrule_pin(const strv *resolve, const char *name, uint16_t port, struct sockaddr_storage *dst, socklen_t *len);

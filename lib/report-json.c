@@ -262,6 +262,14 @@ void report_write_network(jwriter *w, const struct run_report *r)
 		jw_key_uint(w, "names_max", r->net.dns.names_max);
 		jw_key_uint(w, "over_limit", r->net.dns.over_limit);
 		jw_obj_end(w);
+		jw_key(w, "transparent");
+		jw_obj_begin(w);
+		jw_key_uint(w, "connections", r->net.transparent.handed_in);
+		jw_key_uint(w, "refused", r->net.transparent.refused);
+		jw_key_uint(w, "failed", r->net.transparent.failed);
+		jw_key_uint(w, "pending_max", r->net.transparent.pending_max);
+		jw_key_uint(w, "over_limit", r->net.transparent.over_limit);
+		jw_obj_end(w);
 	}
 	jw_key(w, "endpoints");
 	jw_arr_begin(w);

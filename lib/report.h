@@ -184,6 +184,10 @@ struct run_report {
 			uint64_t names, names_max;           /* declared names given an address */
 			uint64_t over_limit;                 /* declared names past names_max */
 		} dns;
+		/* Its connects (sup-connect.c, sup-connector.h). */
+		struct {
+			uint64_t handed_in, refused, failed, pending_max, over_limit;
+		} transparent;
 	} net;
 	/* Denials come from the supervisor loop and the observer thread. */
 	pthread_mutex_t denial_lock;

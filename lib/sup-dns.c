@@ -84,7 +84,7 @@ const char *dnsd_name_of(const struct dnsd *d, const struct sockaddr *sa, sockle
 	} else {
 		return NULL;
 	}
-	return v >= 1 && v <= d->nnames ? d->names[v - 1] : NULL;
+	return v >= 1 && v <= __atomic_load_n(&d->nnames, __ATOMIC_ACQUIRE) ? d->names[v - 1] : NULL;
 }
 
 /* The table index of a declared name, added if new; -1 when full. */
@@ -95,7 +95,9 @@ static long name_index(struct dnsd *d, const char *name)
 			return (long)i;
 	if (d->nnames >= DNSD_MAX_NAMES || !(d->names[d->nnames] = strdup(name)))
 		return -1;
-	d->rep->net.dns.names = ++d->nnames;
+	/* published after the name: the observer thread reads it (sup-connect.c) */
+	__atomic_store_n(&d->nnames, d->nnames + 1, __ATOMIC_RELEASE);
+	d->rep->net.dns.names = d->nnames;
 	return (long)d->nnames - 1;
 }
 

@@ -36,7 +36,7 @@
  * session's denial is attributed (each exec leads a group of its own).
  * pid is stopped in the notified call, so it exists; 0 when its group's
  * leader is gone or /proc does not tell. */
-static int run_pgid(pid_t pid)
+int observer_run_pgid(pid_t pid)
 {
 	char p[64], b[1024];
 	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
@@ -75,6 +75,6 @@ static int run_pgid(pid_t pid)
 
 int observer_deny(struct observer *o, struct run_report *rep, const char *kind, const char *target)
 {
-	return report_add_denial_by(rep, kind, target, rep->attribute ? run_pgid((pid_t)o->req->pid) : 0);
+	return report_add_denial_by(rep, kind, target, rep->attribute ? observer_run_pgid((pid_t)o->req->pid) : 0);
 }
 

@@ -49,9 +49,7 @@ static pid_t tgid_of(pid_t tid)
 	return t ? (pid_t)strtol(t + 7, NULL, 10) : -1;
 }
 
-/* The type of socket fd of thread tid (SOCK_STREAM, SOCK_DGRAM, ...), or -1
- * when it cannot be told. */
-int observer_socket_type(pid_t tid, int fd)
+int observer_run_fd(pid_t tid, int fd)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
 	if (pfd < 0) /* before 6.9: thread-group leaders only */
@@ -69,6 +67,14 @@ int observer_socket_type(pid_t tid, int fd)
 		return -1;
 	int s = (int)syscall(SYS_pidfd_getfd, pfd, fd, 0);
 	close(pfd);
+	return s;
+}
+
+/* The type of socket fd of thread tid (SOCK_STREAM, SOCK_DGRAM, ...), or -1
+ * when it cannot be told. */
+int observer_socket_type(pid_t tid, int fd)
+{
+	int s = observer_run_fd(tid, fd);
 	if (s < 0)
 		return -1;
 	int type = -1;
@@ -182,4 +188,10 @@ int observer_record_direct(struct observer *o, struct run_report *rep, int fd, u
 		return 0;
 	observer_deny(o, rep, "network", target);
 	return 1;
+}
+
+bool observer_run_listens(struct observer *o, const struct sockaddr_storage *ss, uint16_t port)
+{
+	return o->diag ? sockdiag_listens(o->diag, (const struct sockaddr *)ss, run_listens)
+		       : run_listens((pid_t)o->req->pid, port);
 }

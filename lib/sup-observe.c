@@ -232,10 +232,15 @@ int observer_start(struct observer *o, int listener, struct run_report *rep, int
 	 * of through a scheduler wake-up (6.6+; older kernels: plain wake-ups). */
 	o->sync_wakeup = ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
 			       SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, 0) == 0;
+	if (o->dns && connector_start(&o->conn, listener, rep, &o->violated, pidfd, &o->conn_counts, err) < 0)
+		return -1;
 	struct sigaction sa = {.sa_handler = wake}; /* no SA_RESTART: RECV returns EINTR */
 	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGUSR1, &sa, &o->usr1_was) < 0)
+	if (sigaction(SIGUSR1, &sa, &o->usr1_was) < 0) {
+		connector_stop(o->conn);
+		o->conn = NULL;
 		return cordon_err_errno(err, "sigaction(SIGUSR1)");
+	}
 	pthread_attr_t at;
 	pthread_attr_init(&at);
 	pthread_attr_setstacksize(&at, 256 * 1024);
@@ -249,6 +254,8 @@ int observer_start(struct observer *o, int listener, struct run_report *rep, int
 	pthread_attr_destroy(&at);
 	if (r != 0) {
 		sigaction(SIGUSR1, &o->usr1_was, NULL);
+		connector_stop(o->conn);
+		o->conn = NULL;
 		return cordon_err(err, r, "start the seccomp observer");
 	}
 	o->started = true;
@@ -278,6 +285,9 @@ void observer_stop(struct observer *o)
 	 * caller's disposition comes back (include/cordon.h). */
 	sigaction(SIGUSR1, &o->usr1_was, NULL);
 	o->started = false;
+	/* Then the connector, which only the thread handed work to. */
+	connector_stop(o->conn);
+	o->conn = NULL;
 }
 
 void observer_free(struct observer *o)
@@ -392,9 +402,16 @@ int observer_handle(struct observer *o, struct run_report *rep)
 	if (d->nr == o->connect_nr || d->nr == o->sendto_nr) {
 		/* A direct connection, or a datagram to an address of the caller's
 		 * choosing: recorded, the kernel decides. */
+		if (d->nr == o->connect_nr) {
+			int h = observer_intercept_connect(o, rep, (int)a[0], a[1], a[2]);
+			if (h != 0) /* answered; a denial or none */
+				return h < 0 ? -1 : h - 1;
+		}
 		int n = d->nr == o->connect_nr ? observer_record_direct(o, rep, (int)a[0], a[1], a[2])
 					       : observer_record_direct(o, rep, -1, a[4], a[5]);
-		return respond(o, 0) < 0 ? -1 : n;
+		/* network.transparent: refused at once, not left to the missing
+		 * route (ENETUNREACH), as a connect to a refused endpoint is. */
+		return respond(o, n > 0 && o->dns ? ECONNREFUSED : 0) < 0 ? -1 : n;
 	}
 	if (d->nr == o->bind_nr) {
 		/* Trapped only when Landlock holds TCP to the declared ports: a

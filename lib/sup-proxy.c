@@ -143,8 +143,12 @@ static void decided(struct proxy *px, size_t slot)
 		s6->sin6_family = AF_INET6;
 		s6->sin6_port = htons(c->port);
 	}
+	/* A pinned name (network.resolve, with transparent): the address the
+	 * policy names for it, as the transparent path connects to. */
+	socklen_t pl = 0;
+	bool pin = !ss.ss_family && !c->literal && pxrule_pin(px->resolve, c->host, c->port, &ss, &pl);
 	if (ss.ss_family) {
-		if (!c->literal && proxy_addr_forbidden((struct sockaddr *)&ss)) {
+		if (!c->literal && !pin && proxy_addr_forbidden((struct sockaddr *)&ss)) {
 			px_deny(px, slot, "a loopback, link-local or private address must be named literally by the rule");
 			return;
 		}
@@ -565,6 +569,11 @@ void proxy_dns_ready(struct proxy *px)
 		else if (c->st == C_DEAD)
 			px_conn_close(px, i);
 	}
+}
+
+void proxy_set_resolve(struct proxy *px, const strv *resolve)
+{
+	px->resolve = resolve;
 }
 
 int proxy_new(struct proxy **out, const strv *allow, const struct net_rules *rules, const struct proxy_tls *tls,

@@ -29,6 +29,9 @@ struct proxy_tls {
 };
 int proxy_new(struct proxy **out, const strv *allow, const struct net_rules *rules, const struct proxy_tls *tls,
 	      struct run_report *rep, int epfd, cordon_error *err);
+/* network.transparent: network.resolve's pins ("name=address"), where a
+ * pinned name's connections go, as the transparent path's (borrowed). */
+void proxy_set_resolve(struct proxy *px, const strv *resolve);
 /* Take the listening socket init made (in the run's network namespace). */
 int proxy_listen(struct proxy *px, int lfd, cordon_error *err);
 /* An epoll event whose data has PROXY_TAG. */

@@ -501,6 +501,16 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 		sup_setup_error(s, &e);
 		sup_kill_run(s, ST_SETUP_ERROR);
 	}
+	if (s->dns && s->proxy)
+		proxy_set_resolve(s->proxy, &s->pol->net_resolve);
+	if (s->dns && s->have_obs) {
+		s->obs.dns = s->dns;
+		s->obs.net_allow = &s->pol->net_allow;
+		s->obs.net_resolve = &s->pol->net_resolve;
+		s->obs.net_rules = &s->pol->net_rules;
+		s->obs.psec = s->psec;
+		s->obs.npsec = s->npsec;
+	}
 	if (s->epfd < 0 || s->timer < 0 || s->cpu_timer < 0 || s->sigfd < 0 ||
 	    sup_ep_add(s->epfd, s->sock, EPOLLIN) < 0 || sup_ep_add(s->epfd, s->pidfd, EPOLLIN) < 0 ||
 	    sup_ep_add(s->epfd, s->out[0].in_fd, EPOLLIN) < 0 || sup_ep_add(s->epfd, s->out[1].in_fd, EPOLLIN) < 0 ||
@@ -525,6 +535,10 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	 * fds too); its totals are in the report from here on. */
 	proxy_free(s->proxy);
 	s->proxy = NULL;
+	/* The observer reads the resolver's names (a connect to one): it
+	 * stops first (init is gone: nothing is left to answer). */
+	if (s->dns && s->have_obs)
+		observer_stop(&s->obs);
 	dnsd_free(s->dns);
 	s->dns = NULL;
 	if (nofile_raised)
@@ -661,6 +675,11 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 		s.rep->notify.answered = s.obs.budget.answered;
 		s.rep->notify.throttled = s.obs.budget.throttled;
 		s.rep->notify.held_seconds = (double)s.obs.budget.held_ns / 1e9;
+		s.rep->net.transparent.handed_in = atomic_load(&s.obs.conn_counts.handed_in);
+		s.rep->net.transparent.refused = atomic_load(&s.obs.conn_counts.refused);
+		s.rep->net.transparent.failed = atomic_load(&s.obs.conn_counts.failed);
+		s.rep->net.transparent.over_limit = atomic_load(&s.obs.conn_counts.over_limit);
+		s.rep->net.transparent.pending_max = CONNECTOR_MAX;
 		if (atomic_load(&s.obs.violated) && s.pol->kill_on_violation && s.forced == ST_COUNT &&
 		    !s.setup_failed)
 			s.forced = ST_DENIED;

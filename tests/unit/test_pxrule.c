@@ -1,5 +1,6 @@
 /* Issue 16: method/path rules, HTTP/1.1 framing, and the proxy's reading of
  * requests on a connection (pure code: no sockets). */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include "pxhttp-resp.h"
 #include "redact-stream.h"
@@ -624,11 +625,32 @@ static void test_pxhttp_host_is_the_authority(void **st)
 	pxhttp_free(h);
 }
 
+/* network.resolve's pins, as the proxy and the transparent path read them. */
+static void test_pins(void **st)
+{
+	strv res = {.v = (char *[]){"db.internal=127.0.0.1", "v6.test=::1", "bad.test=x", "db=10.0.0.1"}, .n = 4};
+	struct sockaddr_storage ss;
+	socklen_t len = 0;
+	assert_true(pxrule_pin(&res, "DB.internal", 5432, &ss, &len));
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)&ss;
+	assert_int_equal(len, sizeof(*s4));
+	assert_int_equal(ntohs(s4->sin_port), 5432);
+	assert_int_equal(ntohl(s4->sin_addr.s_addr), 0x7f000001);
+	assert_true(pxrule_pin(&res, "v6.test", 22, &ss, &len));
+	assert_int_equal(ss.ss_family, AF_INET6);
+	assert_int_equal(len, sizeof(struct sockaddr_in6));
+	assert_false(pxrule_pin(&res, "bad.test", 1, &ss, &len));
+	assert_false(pxrule_pin(&res, "db.internal.evil", 1, &ss, &len)); /* the whole name only */
+	assert_false(pxrule_pin(&res, "d", 1, &ss, &len));
+	assert_false(pxrule_pin(NULL, "db.internal", 1, &ss, &len));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_path_patterns), cmocka_unit_test(test_within),
 		cmocka_unit_test(test_add_validates), cmocka_unit_test(test_http1_framing),
+		cmocka_unit_test(test_pins),
 		PXFIX_TEST(test_pxhttp_each_request_checked), PXFIX_TEST(test_pxhttp_injects),
 		PXFIX_TEST(test_pxhttp_response_bodies),
 		PXFIX_TEST(test_pxhttp_unreadable_response),

@@ -1,0 +1,228 @@
+/* network.transparent (issue 33): a TCP connect(2) to a declared endpoint,
+ * named by one of the run's resolver's synthetic addresses or by an address
+ * a rule names literally, is made by the supervisor from the host's network
+ * namespace and the socket handed in over the run's
+ * (SECCOMP_IOCTL_NOTIF_ADDFD, SETFD). The decision is by name:port, the
+ * proxy's rule matcher; a refused one gets ECONNREFUSED at once and a
+ * network denial naming name:port.
+ *
+ * Never waits: a connect over at once (loopback, mostly) is answered here;
+ * one under way on a nonblocking socket is the run's at once (EINPROGRESS:
+ * it polls the socket, as for its own); one on a blocking socket, and a name
+ * without a network.resolve pin (looked up as the proxy does), go to the
+ * connector (sup-connector.h), which answers when they are over.
+ *
+ * Not yet: ports with method/path rules or injected secrets (refused here:
+ * their requests are read by the proxy only), byte counts. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/seccomp.h>
+#include <netinet/tcp.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "sup-observe-net.h"
+#include "cleanup.h"
+#include "compat.h"
+#include "observe.h"
+#include "proxy.h"
+#include "pxhttp.h"
+#include "pxrule.h"
+#include "sup-connector.h"
+#include "sup-dns.h"
+#include "sup-observe-deny.h"
+
+/* The close-on-exec flag of the run's fd, from /proc/PID/fdinfo/FD (a
+ * flag of the fd, not of the file pidfd_getfd copies). */
+static bool fd_cloexec(pid_t pid, int fd, bool *cloexec)
+{
+	char path[64], text[512];
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+	_cleanup_close_ int f = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (f < 0)
+		return false;
+	ssize_t n = read(f, text, sizeof(text) - 1);
+	if (n <= 0)
+		return false;
+	text[n] = '\0';
+	const char *p = strstr(text, "flags:");
+	if (!p)
+		return false;
+	*cloexec = strtol(p + 6, NULL, 8) & O_CLOEXEC;
+	return true;
+}
+
+/* The address name's connections go to: its network.resolve pin, or the
+ * host's loopback for a rule that names localhost literally; false: to be
+ * looked up. */
+static bool pinned(const strv *res, const char *name, bool literal, uint16_t port, struct sockaddr_storage *dst,
+		   socklen_t *len)
+{
+	if (literal && strcasecmp(name, "localhost") == 0) {
+		strv lo = {.v = (char *[]){"localhost=127.0.0.1"}, .n = 1};
+		return pxrule_pin(&lo, name, port, dst, len);
+	}
+	return pxrule_pin(res, name, port, dst, len);
+}
+
+static int answer(struct observer *o, int error)
+{
+	return connect_answer(o->listener, o->req->id, error) < 0 ? -1 : 1;
+}
+
+static int answer_continue(struct observer *o)
+{
+	struct seccomp_notif_resp r = {.id = o->req->id, .flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE};
+	if (ioctl(o->listener, SECCOMP_IOCTL_NOTIF_SEND, &r) < 0 && errno != ENOENT)
+		return -1;
+	return 1;
+}
+
+/* Refused by the rules: a denial naming what was asked, ECONNREFUSED.
+ * Returns 2 (answered, a denial) or -1. */
+static int refuse(struct observer *o, struct run_report *rep, const char *what, const char *why)
+{
+	char t[400];
+	snprintf(t, sizeof(t), "%s%s", what, why ? why : "");
+	observer_deny(o, rep, "network", t);
+	atomic_fetch_add(&o->conn_counts.refused, 1);
+	return answer(o, ECONNREFUSED) < 0 ? -1 : 2;
+}
+
+/* Which rules admit host:port: none (false), or some; *literal: one names
+ * it literally; *why: set when only the proxy may take it (its requests
+ * must be read). */
+static bool decide(const struct observer *o, const char *host, uint16_t port, bool *literal, const char **why)
+{
+	bool any = false;
+	*literal = false;
+	*why = NULL;
+	for (size_t i = 0; o->net_allow && i < o->net_allow->n && !any; i++)
+		any = proxy_rule_matches(o->net_allow->v[i], host, port, literal);
+	/* One decision with the proxy's: a host:port that only method/path
+	 * rules admit, or that a secret is injected to, has its requests read
+	 * there; a raw connection to it would pass unread. */
+	if (any && o->net_rules && pxhttp_scoped(o->net_rules, host, port))
+		*why = " (method/path rules: through the proxy only, for now)";
+	for (size_t i = 0; any && !*why && i < o->npsec; i++)
+		if (pxhttp_secret_scoped(&o->psec[i], host, port))
+			*why = " (a secret is injected: through the proxy only, for now)";
+	return any;
+}
+
+/* Make the connection to dst for the run (or hand it to the connector). */
+static int connect_for_run(struct observer *o, struct connect_req *req, const struct sockaddr_storage *dst,
+			   socklen_t dl)
+{
+	int sock = -1;
+	int r = connect_begin(req, (const struct sockaddr *)dst, dl, &sock);
+	if (r != 0 && r != EINPROGRESS) {
+		atomic_fetch_add(&o->conn_counts.failed, 1);
+		return answer(o, r);
+	}
+	if (r == 0 || (req->fl & O_NONBLOCK)) {
+		atomic_fetch_add(&o->conn_counts.handed_in, 1);
+		int h = connect_hand_in(o->listener, req, sock, r);
+		close(sock);
+		return h < 0 ? -1 : 1;
+	}
+	req->sock = sock;
+	if (connector_add(o->conn, req))
+		return 1;
+	close(sock);
+	return answer(o, ECONNREFUSED);
+}
+
+/* A connect to the run's own loopback that is for the host's instead: a
+ * rule names the address literally (127.0.0.1:5432, localhost:5432) and no
+ * listener of the run takes it (the run's own server wins). */
+static bool host_loopback(struct observer *o, const char *host, uint16_t port, const struct sockaddr_storage *ss)
+{
+	bool literal;
+	const char *why;
+	return decide(o, host, port, &literal, &why) && literal && !why && !observer_run_listens(o, ss, port);
+}
+
+int observer_intercept_connect(struct observer *o, struct run_report *rep, int fd, uint64_t addr, uint64_t addrlen)
+{
+	if (!o->dns || !o->conn)
+		return 0;
+	char target[INET6_ADDRSTRLEN + 16];
+	uint16_t port;
+	bool loop;
+	struct sockaddr_storage ss;
+	if (!observer_read_inet(o, addr, addrlen, target, sizeof(target), &port, &loop, &ss))
+		return 0;
+	/* The name the address stands for, or the address itself (a rule
+	 * may name it literally). */
+	const char *name = loop ? NULL : dnsd_name_of(o->dns, (struct sockaddr *)&ss, sizeof(ss));
+	char host[INET6_ADDRSTRLEN];
+	if (!name) {
+		const void *a = ss.ss_family == AF_INET ? (const void *)&((struct sockaddr_in *)&ss)->sin_addr
+							: (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr;
+		name = inet_ntop(ss.ss_family, a, host, sizeof(host));
+		if (!name)
+			return 0;
+	}
+	pid_t pid = (pid_t)o->req->pid;
+	_cleanup_close_ int rs = observer_run_fd(pid, fd);
+	int type = -1, family = -1;
+	socklen_t l = sizeof(type);
+	if (rs < 0 || getsockopt(rs, SOL_SOCKET, SO_TYPE, &type, &l) < 0)
+		return 0; /* not a socket of the caller's: the kernel says so */
+	l = sizeof(family);
+	getsockopt(rs, SOL_SOCKET, SO_DOMAIN, &family, &l);
+	if (loop && (type != SOCK_STREAM || !host_loopback(o, host, port, &ss)))
+		return 0; /* the run's own loopback, as without transparent */
+	if (type == SOCK_DGRAM)
+		/* A UDP connect sends nothing (glibc's getaddrinfo connects one
+		 * to each answer to sort them): the kernel decides (no route).
+		 * Not a denial for a synthetic address; any other one is
+		 * recorded and refused as a datagram's would be. */
+		return name == host ? 0 : answer_continue(o);
+	char what[300];
+	snprintf(what, sizeof(what), name == host && ss.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", name, port);
+	if (type != SOCK_STREAM)
+		return name == host ? 0 : refuse(o, rep, what, NULL);
+	/* A socket that is connected or connecting already (ours, handed in:
+	 * the run asks again whether it is done) is the kernel's to answer. */
+	struct tcp_info ti;
+	l = sizeof(ti);
+	if (getsockopt(rs, IPPROTO_TCP, TCP_INFO, &ti, &l) == 0 && ti.tcpi_state != TCP_CLOSE)
+		return answer_continue(o);
+	bool literal;
+	const char *why;
+	if (!decide(o, name == host ? host : name, port, &literal, &why) || why)
+		return name == host ? 0 : refuse(o, rep, what, why);
+	if (name == host && !literal)
+		return 0; /* an address only a name's rule admits: not by address */
+	struct connect_req req = {.id = o->req->id, .fd = fd, .family = family, .sock = -1, .name = name, .port = port};
+	int fl = fcntl(rs, F_GETFL);
+	if (fl < 0 || !fd_cloexec(pid, fd, &req.cloexec))
+		return answer(o, ECONNREFUSED);
+	req.fl = fl;
+	connect_opts_read(rs, &req.opts);
+	struct sockaddr_storage dst;
+	socklen_t dl = 0;
+	if (name == host) {
+		/* By address: that address, in the host's namespace (loopback:
+		 * the host's). */
+		dst = ss;
+		dl = ss.ss_family == AF_INET ? sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6);
+		return connect_for_run(o, &req, &dst, dl);
+	}
+	if (pinned(o->net_resolve, name, literal, port, &dst, &dl))
+		return connect_for_run(o, &req, &dst, dl);
+	/* Looked up as the proxy does, by the connector. */
+	req.pgid = rep->attribute ? observer_run_pgid(pid) : 0;
+	if (connector_add(o->conn, &req))
+		return 1;
+	return answer(o, ECONNREFUSED);
+}

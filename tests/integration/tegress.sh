@@ -1,0 +1,375 @@
+# Issue 33, connect interception (network.transparent): programs that ignore
+# the proxy variables reach declared endpoints; the supervisor makes each
+# connection from the host's network namespace and hands the socket in.
+# Only servers the tests start on 127.0.0.1 (network.resolve pins), or on an
+# address of a network namespace a test makes, are ever reached.
+. "$(dirname "$0")/../lib.sh"
+
+need_resolv_file() {
+	[ -f /etc/resolv.conf ] && [ ! -L /etc/resolv.conf ] ||
+		t_skip "the host's /etc/resolv.conf is not a plain file"
+}
+
+NOPROXY='unset HTTP_PROXY HTTPS_PROXY ALL_PROXY http_proxy https_proxy all_proxy NO_PROXY no_proxy'
+
+# dnsq.py: a raw query to the run's resolver (what a name stands for when
+# the run's /etc/hosts would answer first).
+write_dnsq() {
+	cat >dnsq.py <<'PY'
+import socket, struct
+def addr(name, qtype=1):
+    b = struct.pack('>HHHHHH', 0x4242, 0x0100, 1, 0, 0, 0)
+    for l in name.split('.'):
+        b += bytes([len(l)]) + l.encode()
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.settimeout(10)
+    s.sendto(b + b'\0' + struct.pack('>HH', qtype, 1), ('127.0.0.53', 53))
+    r = s.recv(512)
+    n = 4 if qtype == 1 else 16
+    return socket.inet_ntop(socket.AF_INET if n == 4 else socket.AF_INET6, r[-n:])
+PY
+}
+
+test_clients_reach_pinned_names() {
+	need_resolv_file || return
+	command -v curl >/dev/null || { t_skip "needs curl"; return; }
+	mkdir www && echo hello >www/f.txt
+	serve http "$WS/www"
+	cat >p.json <<JSON
+{"on_violation": "kill",
+ "network": {"allow": ["db.internal:$PORT"], "transparent": true, "resolve": {"db.internal": "127.0.0.1"}}}
+JSON
+	local node=: # Node's fetch ignores proxy variables (no NODE_USE_ENV_PROXY)
+	command -v node >/dev/null && node="node -e 'fetch(\"http://db.internal:$PORT/f.txt\").then(r => r.text()).then(t => process.stdout.write(\"node \" + t))'"
+	cordon_run --policy p.json -- /bin/sh -c "$NOPROXY
+		curl -sf --noproxy '*' http://db.internal:$PORT/f.txt
+		/usr/bin/python3 -c '
+import socket, urllib.request
+for fam in (socket.AF_INET, socket.AF_INET6):
+    a = socket.getaddrinfo(\"db.internal\", $PORT, fam, socket.SOCK_STREAM)[0]
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.settimeout(30)
+    s.connect(a[4])
+    s.sendall(b\"GET /f.txt HTTP/1.0\\r\\n\\r\\n\")
+    print(a[4][0].split(\":\")[0][:6], s.getpeername()[1] == $PORT, s.makefile(\"rb\").read().split(b\"\\r\\n\\r\\n\")[1].decode(), end=\"\")
+o = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+print(\"urllib\", o.open(\"http://db.internal:$PORT/f.txt\", timeout=30).read().decode(), end=\"\")
+'
+		$node"
+	stop $SRV
+	expect_eq "$RC" 0 "run: $ERR"
+	local want=$'hello\n198.18 True hello\nfd63 True hello\nurllib hello'
+	command -v node >/dev/null && want+=$'\nnode hello'
+	expect_eq "$OUT" "$want" "curl, Python (IPv4 and IPv6) and urllib reach the pinned name without a proxy"
+	expect_eq "$(field '.denials | length')" 0 "no denial"
+	expect_eq "$(field '.verdicts.containment')" clean "a connection handed in is no violation"
+	[ "$(field '.network.transparent.connections')" -ge 5 ] || fail "connections handed in: $(field -c .network.transparent)"
+	expect_eq "$(field '.network.transparent.pending_max')" 64 "the bound is in the report"
+	t_assert
+}
+
+test_refused_at_once_and_named() {
+	need_resolv_file || return
+	serve echo
+	cat >p.json <<JSON
+{"network": {"allow": ["db.internal:$PORT", {"host": "db.internal:$((PORT + 2))", "methods": ["GET"]}],
+             "transparent": true, "resolve": {"db.internal": "127.0.0.1"}}}
+JSON
+	# Undeclared: another port of a declared name, a port only method
+	# rules admit, an address outside (TCP and UDP, connect and sendto:
+	# never sent, the run's namespace has no route). Then a connect storm
+	# to 2,000 undeclared ports, each refused at once; the declared one
+	# still works.
+	cordon_run --policy p.json -- /usr/bin/python3 -c "
+import socket, errno
+def tcp(host, port):
+    try:
+        socket.create_connection((host, port), timeout=30).close(); return 'connected'
+    except OSError as e:
+        return errno.errorcode.get(e.errno, e.errno)
+print(tcp('db.internal', $PORT + 1), tcp('db.internal', $PORT + 2), tcp('192.0.2.1', 80))
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+for f in (lambda: u.sendto(b'x', ('192.0.2.1', 443)), lambda: u.connect(('192.0.2.1', 444))):
+    try:
+        f(); print('sent')
+    except OSError as e:
+        print(errno.errorcode.get(e.errno, e.errno))
+a = socket.getaddrinfo('db.internal', 1, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
+n = 0
+for p in range(20000, 22000):
+    s = socket.socket()
+    try:
+        s.connect((a, p))
+    except ConnectionRefusedError:
+        n += 1
+    s.close()
+print('storm', n)
+s = socket.create_connection(('db.internal', $PORT), timeout=30)
+s.sendall(b'ping'); print(s.recv(4).decode())"
+	stop $SRV
+	expect_eq "$RC" 0 "run: $ERR"
+	expect_eq "$OUT" $'ECONNREFUSED ECONNREFUSED ECONNREFUSED\nECONNREFUSED\nECONNREFUSED\nstorm 2000\nping' \
+		"every undeclared connect and datagram refused at once"
+	local t
+	t=$(field -c '[.denials[].target]')
+	expect_match "$t" "\"db.internal:$((PORT + 1))\"" "the refused port named with the name"
+	expect_match "$t" "db.internal:$((PORT + 2)) \\(method/path rules" "one decision with the proxy's"
+	expect_match "$t" '"192.0.2.1:80"' "an address outside, with its port"
+	expect_match "$t" '"192.0.2.1:443"' "a datagram outside"
+	expect_match "$t" '"db.internal:20000"' "the storm's first"
+	# create_connection tries both of a name's addresses (AAAA and A)
+	expect_eq "$(field '.network.transparent.refused')" 2004 "refused by the rules"
+	expect_eq "$(field '.network.transparent.connections')" 1 "the one declared"
+	t_assert
+}
+
+# slow_listener: a port whose accept queue is full and never drained: a
+# connect to it stays under way (its SYNs dropped) until the run ends.
+slow_listener() { # -> SLOWPORT, SLOWSRV
+	local pf="$T_TMP/slow.port"
+	/usr/bin/python3 -c '
+import socket, sys, time, os
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(0)
+held = []
+for _ in range(4):
+    c = socket.socket(); c.setblocking(False)
+    try: c.connect(l.getsockname())
+    except BlockingIOError: pass
+    held.append(c)
+time.sleep(0.5)
+open(sys.argv[1] + ".tmp", "w").write(str(l.getsockname()[1])); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+time.sleep(120)' "$pf" &
+	SLOWSRV=$!
+	for _ in $(seq 1200); do [ -s "$pf" ] && break; sleep 0.05; done
+	SLOWPORT=$(cat "$pf")
+}
+
+test_pending_connects_never_hold_the_rest() {
+	need_resolv_file || return
+	serve echo
+	slow_listener
+	cat >p.json <<JSON
+{"network": {"allow": ["db.internal:$PORT", "slow.test:$SLOWPORT"], "transparent": true,
+             "resolve": {"db.internal": "127.0.0.1", "slow.test": "127.0.0.1"}}}
+JSON
+	# A blocking connect that cannot finish, in a thread; once it is in
+	# connect(2), the declared echo port is reached, and a nonblocking
+	# connect to the slow port is under way at once (EINPROGRESS). Then 70
+	# more blocking connects to the slow port: 63 wait (64 at once, the
+	# first included), the other 7 are refused at once.
+	cordon_run --policy p.json -- /usr/bin/python3 -c "
+import socket, threading, os, time, errno, ctypes
+done = []
+tids = []
+a = socket.getaddrinfo('slow.test', $SLOWPORT, socket.AF_INET, socket.SOCK_STREAM)[0][4]
+def slow():
+    tids.append(ctypes.CDLL(None).gettid())
+    try:
+        socket.socket().connect(a); done.append('connected')
+    except OSError as e:
+        done.append(errno.errorcode.get(e.errno, e.errno))
+threading.Thread(target=slow, daemon=True).start()
+import platform
+nr = {'x86_64': '42 ', 'aarch64': '203 '}.get(platform.machine(), '42 ')
+end = time.monotonic() + 60
+while (not tids or not open('/proc/self/task/%d/syscall' % tids[0]).read().startswith(nr)) and time.monotonic() < end:
+    time.sleep(0.01)
+s = socket.create_connection(('db.internal', $PORT))
+s.sendall(b'ping'); print(s.recv(4).decode(), 'while the slow one waits:', not done, flush=True)
+n = socket.socket(); n.setblocking(False)
+print('nonblocking', errno.errorcode[n.connect_ex(a)], flush=True)
+for _ in range(70):
+    threading.Thread(target=slow, daemon=True).start()
+end = time.monotonic() + 60
+while len(done) < 7 and time.monotonic() < end:
+    time.sleep(0.01)
+time.sleep(0.2)
+print(sorted(done), flush=True)
+os._exit(0)"
+	stop $SRV $SLOWSRV
+	expect_eq "$RC" 0 "run: $ERR"
+	expect_eq "$OUT" $'ping while the slow one waits: True\nnonblocking EINPROGRESS\n[\'ECONNREFUSED\', \'ECONNREFUSED\', \'ECONNREFUSED\', \'ECONNREFUSED\', \'ECONNREFUSED\', \'ECONNREFUSED\', \'ECONNREFUSED\']' \
+		"a connect under way holds neither the observer nor other connects; 64 wait at most"
+	expect_eq "$(field '.network.transparent.over_limit')" 7 "past the bound, counted"
+	expect_eq "$(field '.denials | length')" 0 "the bound is no denial"
+	t_assert
+}
+
+# in_test_netns SCRIPT: runs sh SCRIPT in a network namespace of the test's
+# own (lo up, 192.0.2.1 on it) with /etc/hosts and /etc/resolv.conf bound
+# over (the files in T_TMP): the supervisor's "outside" is that namespace,
+# so a name that resolves to 192.0.2.1 is reached without a packet leaving.
+in_test_netns() {
+	unshare -mn /bin/sh -c 'ip link set lo up && ip addr add 192.0.2.1/32 dev lo &&
+		mount --bind "$1/hosts" /etc/hosts && mount --bind "$1/resolv.conf" /etc/resolv.conf && exec sh "$2"' \
+		_ "$T_TMP" "$1"
+}
+
+test_names_looked_up_as_the_proxy_does() {
+	need_resolv_file || return
+	unshare -mn true 2>/dev/null || { t_skip "no network and mount namespaces"; return; }
+	command -v ip >/dev/null || { t_skip "needs ip (iproute2)"; return; }
+	printf '192.0.2.1 far.test\n127.0.0.1 near.test localhost\n' >"$T_TMP/hosts"
+	printf 'nameserver 127.0.0.1\n' >"$T_TMP/resolv.conf" # refused at once: nothing listens
+	write_dnsq
+	cat >p.json <<'JSON'
+{"network": {"allow": ["far.test:7", "near.test:7", "gone.test:7", "192.0.2.1:8"], "transparent": true}}
+JSON
+	R="$T_TMP/r.json"
+	cat >inner.sh <<SH
+/usr/bin/python3 -c '
+import socket, threading, os, time
+def echo(l):
+    while True:
+        c, _ = l.accept(); c.sendall(c.recv(16)); c.close()
+for p in (7, 8):
+    l = socket.socket(); l.bind(("192.0.2.1", p)); l.listen(8)
+    threading.Thread(target=echo, args=(l,), daemon=True).start()
+open("ready", "w").close()
+time.sleep(60)' </dev/null >/dev/null 2>&1 &
+srv=\$!
+for i in \$(seq 1200); do [ -e ready ] && break; sleep 0.05; done
+"$CORDON" run --report "$R" --ro "$BUILD" --policy p.json -- /usr/bin/python3 -c '
+import socket, errno, dnsq
+def tcp(addr, port):
+    s = socket.socket()
+    s.settimeout(30)
+    try:
+        s.connect((addr, port)); s.sendall(b"ping"); return s.recv(4).decode()
+    except OSError as e:
+        return errno.errorcode.get(e.errno, e.errno)
+for n in ("far.test", "near.test", "gone.test"):
+    print(n, tcp(dnsq.addr(n), 7))
+print("literal", tcp("192.0.2.1", 8), tcp("192.0.2.1", 9))'
+echo "rc=\$?"
+kill \$srv
+SH
+	OUT=$(in_test_netns inner.sh 2>&1)
+	keep_report "$R"
+	expect_eq "$OUT" $'far.test ping\nnear.test ECONNREFUSED\ngone.test EHOSTUNREACH\nliteral ping ECONNREFUSED\nrc=0' \
+		"a name is looked up outside and reached; loopback refused as by the proxy; no answer, unreachable"
+	local t
+	t=$(field -c '[.denials[].target]')
+	expect_match "$t" '"near.test:7 \(it resolves to a loopback' "the address check's refusal, named"
+	expect_match "$t" '"192.0.2.1:9"' "an undeclared port of the literal"
+	expect_eq "$(field '.network.transparent.failed')" 1 "the name that did not resolve"
+	expect_eq "$(field '.network.transparent.connections')" 2 "far.test and the literal"
+	t_assert
+}
+
+test_host_loopback_endpoint_and_the_runs_own() {
+	need_resolv_file || return
+	serve echo
+	cat >p.json <<JSON
+{"network": {"allow": ["127.0.0.1:$PORT"], "transparent": true}}
+JSON
+	# A declared host-loopback endpoint is the host's, until the run
+	# listens on that port itself: then its own server wins.
+	cordon_run --policy p.json -- /usr/bin/python3 -c "
+import socket, errno, threading
+def ask(port):
+    try:
+        s = socket.create_connection(('127.0.0.1', port), timeout=30)
+        s.sendall(b'ping'); return s.recv(4).decode()
+    except OSError as e:
+        return errno.errorcode.get(e.errno, e.errno)
+print('host', ask($PORT), ask($PORT + 1))
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+l.bind(('127.0.0.1', $PORT)); l.listen(4)
+def own():
+    c, _ = l.accept(); c.recv(4); c.sendall(b'own!'); c.close()
+threading.Thread(target=own, daemon=True).start()
+print('run', ask($PORT))"
+	stop $SRV
+	expect_eq "$RC" 0 "run: $ERR"
+	expect_eq "$OUT" $'host ping ECONNREFUSED\nrun own!' "the host's endpoint, then the run's own listener"
+	expect_eq "$(field -c '[.denials[].target]')" "[\"127.0.0.1:$((PORT + 1))\"]" "the undeclared loopback port"
+	t_assert
+}
+
+# One decision: every kind of rule, through the proxy (curl with the proxy
+# variables) and through the transparent path (curl --noproxy '*'), the
+# same answer and the same denial, but for the one difference still left
+# (a port that method/path rules scope: through the proxy only).
+test_one_decision_through_both_paths() {
+	need_resolv_file || return
+	command -v curl >/dev/null || { t_skip "needs curl"; return; }
+	mkdir www && echo hello >www/f.txt
+	serve http "$WS/www"
+	local p=$PORT
+	cat >p.json <<JSON
+{"network": {"allow": ["exact.test:$p", "*.wild.test:$p", "any.test:*", "127.0.0.1:$p",
+                       {"host": "scoped.test:$p", "methods": ["GET"]}],
+             "transparent": true,
+             "resolve": {"exact.test": "127.0.0.1", "a.wild.test": "127.0.0.1", "wild.test": "127.0.0.1",
+                         "any.test": "127.0.0.1", "scoped.test": "127.0.0.1", "other.test": "127.0.0.1"}}}
+JSON
+	local cases="exact.test:$p exact.test:$((p + 1)) a.wild.test:$p any.test:$p 127.0.0.1:$p scoped.test:$p other.test:$p"
+	local script='for t in '"$cases"'; do
+		c=$(curl -s -o /dev/null -w "%{http_code}" $CURLOPT "http://$t/f.txt")
+		case $c in 200) echo "$t allowed";; *) echo "$t refused";; esac
+	done'
+	cordon_run --policy p.json -- /bin/sh -c "CURLOPT=; $script"
+	local via_proxy=$OUT proxy_denials
+	proxy_denials=$(field -r '[.denials[].target] | sort | join(" ")')
+	cordon_run --policy p.json -- /bin/sh -c "set -f; $NOPROXY; CURLOPT='--noproxy *'; $script"
+	local direct=$OUT direct_denials
+	direct_denials=$(field -r '[.denials[].target | sub(" \\(.*"; "")] | sort | join(" ")')
+	stop $SRV
+	expect_eq "$via_proxy" "exact.test:$p allowed
+exact.test:$((p + 1)) refused
+a.wild.test:$p allowed
+any.test:$p allowed
+127.0.0.1:$p allowed
+scoped.test:$p allowed
+other.test:$p refused" "through the proxy"
+	expect_eq "$direct" "${via_proxy/scoped.test:$p allowed/scoped.test:$p refused}" "the same through the transparent path (but the scoped port)"
+	expect_eq "$proxy_denials" "exact.test:$((p + 1)) other.test:$p" "the proxy's denials"
+	expect_eq "$direct_denials" "dns other.test exact.test:$((p + 1)) scoped.test:$p" \
+		"the same denials (an undeclared name refused by DNS first; the scoped port)"
+	t_assert
+}
+
+# git over ssh: ssh ignores the proxy variables. No sshd is needed to see
+# that the run's git and ssh reach the declared endpoint: the test's server
+# speaks the first line of SSH (the version exchange) and records the
+# client's; the rest of the handshake fails, as it would against any
+# server the client does not know.
+test_git_over_ssh_reaches_the_endpoint() {
+	need_resolv_file || return
+	command -v git >/dev/null && command -v ssh >/dev/null || { t_skip "needs git and ssh"; return; }
+	local pf="$T_TMP/ssh.port"
+	/usr/bin/python3 -c '
+import socket, sys, os
+l = socket.socket(); l.bind(("127.0.0.1", 0)); l.listen(4)
+open(sys.argv[1] + ".tmp", "w").write(str(l.getsockname()[1])); os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+l.settimeout(60)
+c, _ = l.accept()
+c.sendall(b"SSH-2.0-cordon_test\r\n")
+c.settimeout(30)
+line = b""
+while not line.endswith(b"\n"):
+    d = c.recv(1)
+    if not d:
+        break
+    line += d
+open(sys.argv[1] + ".client", "wb").write(line)' "$pf" &
+	SRV=$!
+	server_port "$pf"
+	cat >p.json <<JSON
+{"network": {"allow": ["git.internal:$PORT"], "transparent": true, "resolve": {"git.internal": "127.0.0.1"}}}
+JSON
+	cordon_run --policy p.json -- /bin/sh -c "$NOPROXY; HOME=/tmp GIT_SSH_COMMAND='ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o ConnectTimeout=30' \
+		git ls-remote ssh://git@git.internal:$PORT/repo.git >/dev/null 2>&1; echo git \$?"
+	wait $SRV
+	expect_eq "$OUT" "git 128" "git over ssh ran (and failed past the version exchange)"
+	expect_match "$(cat "$pf.client" 2>/dev/null)" '^SSH-2\.0-OpenSSH' "the run's ssh reached the endpoint"
+	expect_eq "$(field '.denials | length')" 0 "no denial"
+	t_assert
+}
+
+for t in test_clients_reach_pinned_names test_refused_at_once_and_named test_pending_connects_never_hold_the_rest \
+	test_names_looked_up_as_the_proxy_does test_host_loopback_endpoint_and_the_runs_own \
+	test_one_decision_through_both_paths test_git_over_ssh_reaches_the_endpoint; do
+	t_run $t
+done
