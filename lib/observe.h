@@ -46,6 +46,7 @@ struct observer {
 	const struct net_rules *net_rules;       /* with methods/paths: the proxy's alone */
 	const struct pxhttp_secret *psec;        /* injected secrets: their hosts are the proxy's */
 	size_t npsec;
+	struct handoff *handoff; /* those go to the proxy (sup-handoff.h), or NULL: refused */
 	uint16_t loopback_ports[64];
 	size_t nloopback_ports;
 	bool sync_wakeup;

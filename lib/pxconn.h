@@ -68,6 +68,7 @@ struct conn {
 	uint16_t port;
 	char target[300];
 	bool literal;     /* the matching rule names this address literally */
+	bool sniff_tls;   /* PROTO_TRANSPARENT: its first byte begins a TLS handshake */
 	buf to_up, to_down; /* bytes to send before the spliced stream */
 	size_t up_off, down_off;
 	bool c_eof, u_eof, u_shut, c_shut;
@@ -104,6 +105,7 @@ struct proxy {
 	SSL_CTX *up_ctx;   /* upstream TLS, verified (only with tls.ca) */
 	redactor *echo;    /* injected values (and their forms) -> placeholders */
 	const strv *resolve; /* network.resolve's pins (transparent only), or NULL */
+	struct handoff *handoff; /* transparent connections' way in (sup-handoff.h), or NULL */
 };
 
 /* Rounds of pumping per wake-up before other connections get their turn. */

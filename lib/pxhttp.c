@@ -143,7 +143,7 @@ static const char *origin_form(const struct pxhttp *h, const char *t)
 static void authority(const struct pxhttp *h, char *out, size_t outsz)
 {
 	snprintf(out, outsz, strchr(h->host, ':') ? "[%s]" : "%s", h->host);
-	if (h->port != (h->forward ? 80 : 443))
+	if (h->port != (h->forward || h->plain ? 80 : 443))
 		snprintf(out + strlen(out), outsz - strlen(out), ":%u", h->port);
 }
 
@@ -182,7 +182,7 @@ static bool host_is_ours(const struct pxhttp *h, const char *v, size_t n)
 	if (hl != strlen(h->host) || strncasecmp(hn, h->host, hl) != 0)
 		return false;
 	if (!port)
-		return h->port == (h->forward ? 80 : 443);
+		return h->port == (h->forward || h->plain ? 80 : 443);
 	if (pl == 0 || pl > 5 || port[0] == '0')
 		return false;
 	unsigned long pv = 0;

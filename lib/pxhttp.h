@@ -56,6 +56,7 @@ struct pxhttp {
 	uint16_t port;
 	char target[300];   /* host:port, as the report shows it */
 	bool forward;       /* absolute-form requests, one upstream request per connection */
+	bool plain;         /* not forward, not opened: plain HTTP in origin form (network.transparent) */
 	bool tls;           /* an opened TLS connection (secrets need it unless allow_plaintext) */
 	const struct pxhttp_secret *sec;
 	size_t nsec;

@@ -8,7 +8,9 @@
 
 #define PROXY_HDR_MAX 16384
 enum { PR_OK, PR_MORE, PR_BAD, PR_NOAUTH, PR_BADADDR, PR_BADCMD };
-enum { PROTO_CONNECT = 1, PROTO_FORWARD, PROTO_SOCKS };
+/* PROTO_TRANSPARENT: a connection of network.transparent's, for the name
+ * and port announced for it (sup-handoff.h): no request names them. */
+enum { PROTO_CONNECT = 1, PROTO_FORWARD, PROTO_SOCKS, PROTO_TRANSPARENT };
 struct proxy_request {
 	int proto;
 	char host[256];

@@ -153,8 +153,10 @@ void px_tls_start(struct proxy *px, size_t slot)
 	T->set_connect_state(c->ussl);
 	static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
 	/* The client sent nothing after its CONNECT (decided): the socket's
-	 * buffer is empty and takes these few bytes whole. */
-	if (send(c->cfd, ok, sizeof(ok) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)(sizeof(ok) - 1)) {
+	 * buffer is empty and takes these few bytes whole. A transparent
+	 * connection asked nothing: its handshake is under way. */
+	if (c->proto != PROTO_TRANSPARENT &&
+	    send(c->cfd, ok, sizeof(ok) - 1, MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)(sizeof(ok) - 1)) {
 		px_conn_close(px, slot);
 		return;
 	}

@@ -265,6 +265,7 @@ void report_write_network(jwriter *w, const struct run_report *r)
 		jw_key(w, "transparent");
 		jw_obj_begin(w);
 		jw_key_uint(w, "connections", r->net.transparent.handed_in);
+		jw_key_uint(w, "proxied", r->net.transparent.proxied);
 		jw_key_uint(w, "refused", r->net.transparent.refused);
 		jw_key_uint(w, "failed", r->net.transparent.failed);
 		jw_key_uint(w, "pending_max", r->net.transparent.pending_max);

@@ -186,7 +186,7 @@ struct run_report {
 		} dns;
 		/* Its connects (sup-connect.c, sup-connector.h). */
 		struct {
-			uint64_t handed_in, refused, failed, pending_max, over_limit;
+			uint64_t handed_in, proxied, refused, failed, pending_max, over_limit;
 		} transparent;
 	} net;
 	/* Denials come from the supervisor loop and the observer thread. */

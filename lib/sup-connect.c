@@ -12,8 +12,11 @@
  * without a network.resolve pin (looked up as the proxy does), go to the
  * connector (sup-connector.h), which answers when they are over.
  *
- * Not yet: ports with method/path rules or injected secrets (refused here:
- * their requests are read by the proxy only), byte counts. */
+ * A port with method/path rules or an injected secret has its requests
+ * read: the connection handed in goes to the proxy (sup-handoff.h), which
+ * reads it as it reads a CONNECT to name:port.
+ *
+ * Not yet: byte counts of the connections handed in to the endpoint. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +40,7 @@
 #include "pxrule.h"
 #include "sup-connector.h"
 #include "sup-dns.h"
+#include "sup-handoff.h"
 #include "sup-observe-deny.h"
 
 /* The close-on-exec flag of the run's fd, from /proc/PID/fdinfo/FD (a
@@ -110,10 +114,10 @@ static bool decide(const struct observer *o, const char *host, uint16_t port, bo
 	 * rules admit, or that a secret is injected to, has its requests read
 	 * there; a raw connection to it would pass unread. */
 	if (any && o->net_rules && pxhttp_scoped(o->net_rules, host, port))
-		*why = " (method/path rules: through the proxy only, for now)";
+		*why = " (method/path rules: its requests are read by the proxy)";
 	for (size_t i = 0; any && !*why && i < o->npsec; i++)
 		if (pxhttp_secret_scoped(&o->psec[i], host, port))
-			*why = " (a secret is injected: through the proxy only, for now)";
+			*why = " (a secret is injected: its requests are read by the proxy)";
 	return any;
 }
 
@@ -138,6 +142,68 @@ static int connect_for_run(struct observer *o, struct connect_req *req, const st
 		return 1;
 	close(sock);
 	return answer(o, ECONNREFUSED);
+}
+
+/* The socket to the proxy's way in is bound first, its source port
+ * announced as name:port's, then connected. */
+struct announce {
+	struct handoff *h;
+	const char *name;
+	uint16_t port, src;
+};
+
+static int bind_announce(int s, void *arg)
+{
+	struct announce *a = arg;
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof(ss));
+	socklen_t l;
+	int family = 0;
+	socklen_t fl = sizeof(family);
+	getsockopt(s, SOL_SOCKET, SO_DOMAIN, &family, &fl);
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr.s6_addr[10] = s6->sin6_addr.s6_addr[11] = 0xff;
+		s6->sin6_addr.s6_addr[12] = 127;
+		s6->sin6_addr.s6_addr[15] = 1;
+		l = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		s4->sin_family = AF_INET;
+		s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		l = sizeof(*s4);
+	}
+	if (bind(s, (struct sockaddr *)&ss, l) < 0 || getsockname(s, (struct sockaddr *)&ss, &l) < 0)
+		return errno;
+	a->src = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port : ((struct sockaddr_in *)&ss)->sin_port);
+	return handoff_announce(a->h, a->src, a->name, a->port) ? 0 : EAGAIN;
+}
+
+/* name:port, whose requests the proxy reads: the run's socket is
+ * connected to the proxy's way in (the host's loopback: over at once). */
+static int connect_to_proxy(struct observer *o, struct connect_req *req)
+{
+	struct sockaddr_in dst = handoff_addr(o->handoff);
+	struct announce a = {o->handoff, req->name, req->port, 0};
+	int sock = -1;
+	int r = connect_begin_hook(req, (struct sockaddr *)&dst, sizeof(dst), &sock, bind_announce, &a);
+	if (r == EAGAIN && !a.src) {
+		/* the table is full: as the connector's bound */
+		atomic_fetch_add(&o->conn_counts.over_limit, 1);
+		return answer(o, ECONNREFUSED);
+	}
+	if (r != 0 && r != EINPROGRESS) {
+		if (a.src)
+			handoff_withdraw(o->handoff, a.src);
+		atomic_fetch_add(&o->conn_counts.failed, 1);
+		return answer(o, r == EAGAIN ? ECONNREFUSED : r);
+	}
+	atomic_fetch_add(&o->conn_counts.handed_in, 1);
+	atomic_fetch_add(&o->conn_counts.proxied, 1);
+	int h = connect_hand_in(o->listener, req, sock, r);
+	close(sock);
+	return h < 0 ? -1 : 1;
 }
 
 /* A connect to the run's own loopback that is for the host's instead: a
@@ -199,7 +265,7 @@ int observer_intercept_connect(struct observer *o, struct run_report *rep, int f
 		return answer_continue(o);
 	bool literal;
 	const char *why;
-	if (!decide(o, name == host ? host : name, port, &literal, &why) || why)
+	if (!decide(o, name == host ? host : name, port, &literal, &why) || (why && !o->handoff))
 		return name == host ? 0 : refuse(o, rep, what, why);
 	if (name == host && !literal)
 		return 0; /* an address only a name's rule admits: not by address */
@@ -209,6 +275,8 @@ int observer_intercept_connect(struct observer *o, struct run_report *rep, int f
 		return answer(o, ECONNREFUSED);
 	req.fl = fl;
 	connect_opts_read(rs, &req.opts);
+	if (why)
+		return connect_to_proxy(o, &req);
 	struct sockaddr_storage dst;
 	socklen_t dl = 0;
 	if (name == host) {

@@ -94,6 +94,12 @@ static void opts_set(int s, const struct connect_opts *o)
 
 int connect_begin(const struct connect_req *req, const struct sockaddr *dst, socklen_t len, int *sock)
 {
+	return connect_begin_hook(req, dst, len, sock, NULL, NULL);
+}
+
+int connect_begin_hook(const struct connect_req *req, const struct sockaddr *dst, socklen_t len, int *sock,
+		       int (*before)(int s, void *arg), void *arg)
+{
 	struct sockaddr_in6 m;
 	if (req->family == AF_INET6 && dst->sa_family == AF_INET) {
 		/* The run's IPv6 socket stays one: getpeername, getsockname and
@@ -115,6 +121,9 @@ int connect_begin(const struct connect_req *req, const struct sockaddr *dst, soc
 		setsockopt(s, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
 	}
 	opts_set(s, &req->opts);
+	int b = before ? before(s, arg) : 0;
+	if (b)
+		return b;
 	if (connect(s, dst, len) < 0 && errno != EINPROGRESS)
 		return errno;
 	int r = errno == EINPROGRESS ? EINPROGRESS : 0;

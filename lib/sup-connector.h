@@ -56,7 +56,7 @@ struct connect_req {
 /* The counts of the transparent path (the report's network.transparent),
  * written by the observer and the connector threads. */
 struct connect_counts {
-	atomic_uint_fast64_t handed_in, refused, failed, over_limit;
+	atomic_uint_fast64_t handed_in, proxied, refused, failed, over_limit;
 };
 
 /* Start the thread. listener: the seccomp listener (borrowed); violated and
@@ -77,6 +77,10 @@ void connect_opts_read(int s, struct connect_opts *o);
  * the run's options set, connect started. Returns 0 (connected, *sock set),
  * EINPROGRESS (*sock set) or an errno (nothing left open). */
 int connect_begin(const struct connect_req *req, const struct sockaddr *dst, socklen_t len, int *sock);
+/* The same, before(s, arg) called on the socket before its connect (0, or
+ * an errno that ends it there). */
+int connect_begin_hook(const struct connect_req *req, const struct sockaddr *dst, socklen_t len, int *sock,
+		       int (*before)(int s, void *arg), void *arg);
 /* Answer notification id: 0 or -error. Returns -1 if the listener failed. */
 int connect_answer(int listener, uint64_t id, int error);
 /* Put sock in place of the run's fd (the run's status flags and

@@ -32,6 +32,7 @@
 #include "pxhttp.h"
 #include "pxio.h"
 #include "pxtls-conn.h"
+#include "sup-handoff.h"
 #include "tls.h"
 #include "pxconn.h"
 
@@ -94,9 +95,20 @@ static void decided(struct proxy *px, size_t slot)
 	bool scoped = pxhttp_scoped(px->rules, c->host, c->port), secret_host = false;
 	for (size_t i = 0; i < px->tls.nsec && !secret_host; i++)
 		secret_host = pxhttp_secret_scoped(&px->tls.sec[i], c->host, c->port);
-	c->tls = c->proto == PROTO_CONNECT && px->up_ctx && (scoped || secret_host);
-	if (c->proto != PROTO_FORWARD && scoped && !c->tls) {
+	/* A transparent connection: TLS if its first byte begins a handshake
+	 * (sniffed, not read), else plain HTTP in origin form. */
+	bool plain = c->proto == PROTO_TRANSPARENT && !c->sniff_tls;
+	c->tls = (c->proto == PROTO_CONNECT || (c->proto == PROTO_TRANSPARENT && c->sniff_tls)) && px->up_ctx &&
+		 (scoped || secret_host);
+	if (c->proto != PROTO_FORWARD && !plain && scoped && !c->tls) {
 		px_deny(px, slot, "only method/path rules admit this host, and a tunnel's requests cannot be read");
+		return;
+	}
+	if (c->proto == PROTO_TRANSPARENT && !plain && !c->tls) {
+		/* TLS to a host a secret goes to, with no CA to open it: its
+		 * requests could not be read (the proxy's CONNECT would pass
+		 * unread; here nothing else admits it). */
+		px_deny(px, slot, "a secret is injected to this host, and its TLS cannot be opened here");
 		return;
 	}
 	if (c->tls && c->to_up.len) {
@@ -114,13 +126,14 @@ static void decided(struct proxy *px, size_t slot)
 		px->mem += TLS_CONN_MEM;
 		c->tls_mem = true;
 	}
-	if (c->proto == PROTO_FORWARD || c->tls) {
+	if (c->proto == PROTO_FORWARD || c->tls || plain) {
 		c->http = malloc(sizeof(*c->http));
 		if (!c->http) {
 			px_refuse(px, slot, "cordon: out of memory", 1, 502);
 			return;
 		}
-		pxhttp_init(c->http, px->rules, px->rep, c->host, c->port, c->target, !c->tls);
+		pxhttp_init(c->http, px->rules, px->rep, c->host, c->port, c->target, c->proto == PROTO_FORWARD);
+		c->http->plain = plain;
 		c->http->tls = c->tls;
 		c->http->sec = px->tls.sec;
 		c->http->nsec = px->tls.nsec;
@@ -437,6 +450,101 @@ static void on_relay(struct proxy *px, size_t slot)
 	}
 }
 
+/* A connection accepted (fd): its slot, or SIZE_MAX (fd closed; over the
+ * limit, told so where it speaks HTTP). */
+static size_t new_conn(struct proxy *px, int fd, bool say)
+{
+	size_t slot = 0;
+	while (slot < px->max_conns && px->c[slot])
+		slot++;
+	bool fits = slot < px->max_conns && px->mem + CONN_BASE_MEM <= MEM_BUDGET;
+	struct conn *c = fits ? calloc(1, sizeof(*c)) : NULL;
+	if (!c) {
+		/* Bounded: over the limit, the client is told and let go. */
+		px->rep->net.over_limit++;
+		if (say)
+			px_say(fd, "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n", 55);
+		close(fd);
+		return SIZE_MAX;
+	}
+	c->cfd = fd;
+	c->ufd = c->cu[0] = c->cu[1] = c->uc[0] = c->uc[1] = -1;
+	c->ep = SIZE_MAX;
+	c->t_accept = mono_ns();
+	/* Reserved now (SO_RCVBUF/SO_SNDBUF come from the listening
+	 * socket); the pipes' share turns into their real size once made. */
+	c->sock_mem = CONN_BASE_MEM;
+	px->mem += c->sock_mem;
+	px->c[slot] = c;
+	px->nlive++;
+	/* TCP_NODELAY comes from the listening socket (proxy_listen). */
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = px_tag(slot, 1)};
+	epoll_ctl(px->epfd, EPOLL_CTL_ADD, fd, &ev);
+	c->c_ev = EPOLLIN;
+	px_tick_arm(px, true);
+	return slot;
+}
+
+/* A transparent connection's first byte: a TLS handshake record or not.
+ * Peeked: what it is stays for the reader. */
+static void on_sniff(struct proxy *px, size_t slot)
+{
+	struct conn *c = px->c[slot];
+	unsigned char b;
+	ssize_t n = recv(c->cfd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+	if (n < 0 && errno == EAGAIN)
+		return;
+	if (n <= 0) {
+		px_conn_close(px, slot);
+		return;
+	}
+	c->sniff_tls = b == 0x16;
+	decided(px, slot);
+}
+
+/* Transparent connections for ports whose requests are read: each for the
+ * name:port announced for its source port; any other closed at once. */
+static void on_handoff(struct proxy *px)
+{
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t l = sizeof(ss);
+		int fd = accept4(handoff_fd(px->handoff), (struct sockaddr *)&ss, &l, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return; /* out of fds: the announcement expires; the run's connection sees its end */
+		char name[256];
+		uint16_t port = 0, src = 0;
+		if (ss.ss_family == AF_INET && ((struct sockaddr_in *)&ss)->sin_addr.s_addr == htonl(INADDR_LOOPBACK))
+			src = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		if (!handoff_claim(px->handoff, src, name, sizeof(name), &port)) {
+			close(fd);
+			continue;
+		}
+		int one = 1, sb = SOCK_BUF;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sb, sizeof(sb));
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sb, sizeof(sb));
+		size_t slot = new_conn(px, fd, false);
+		if (slot == SIZE_MAX)
+			continue;
+		struct conn *c = px->c[slot];
+		c->proto = PROTO_TRANSPARENT;
+		snprintf(c->host, sizeof(c->host), "%s", name);
+		c->port = port;
+		snprintf(c->target, sizeof(c->target), strchr(c->host, ':') ? "[%s]:%u" : "%s:%u", c->host, c->port);
+		on_sniff(px, slot);
+	}
+}
+
+int proxy_set_handoff(struct proxy *px, struct handoff *h, cordon_error *err)
+{
+	px->handoff = h;
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = px_tag(0, 5)};
+	if (epoll_ctl(px->epfd, EPOLL_CTL_ADD, handoff_fd(h), &ev) < 0)
+		return cordon_err_errno(err, "proxy: watch the transparent connections' listener");
+	return 0;
+}
+
 static void on_accept(struct proxy *px)
 {
 	for (;;) {
@@ -446,33 +554,9 @@ static void on_accept(struct proxy *px)
 				px_pause_accept(px); /* never spin on a socket that stays readable */
 			return;
 		}
-		size_t slot = 0;
-		while (slot < px->max_conns && px->c[slot])
-			slot++;
-		bool fits = slot < px->max_conns && px->mem + CONN_BASE_MEM <= MEM_BUDGET;
-		struct conn *c = fits ? calloc(1, sizeof(*c)) : NULL;
-		if (!c) {
-			/* Bounded: over the limit, the client is told and let go. */
-			px->rep->net.over_limit++;
-			px_say(fd, "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\n\r\n", 55);
-			close(fd);
+		size_t slot = new_conn(px, fd, true);
+		if (slot == SIZE_MAX)
 			continue;
-		}
-		c->cfd = fd;
-		c->ufd = c->cu[0] = c->cu[1] = c->uc[0] = c->uc[1] = -1;
-		c->ep = SIZE_MAX;
-		c->t_accept = mono_ns();
-		/* Reserved now (SO_RCVBUF/SO_SNDBUF come from the listening
-		 * socket); the pipes' share turns into their real size once made. */
-		c->sock_mem = CONN_BASE_MEM;
-		px->mem += c->sock_mem;
-		px->c[slot] = c;
-		px->nlive++;
-		/* TCP_NODELAY comes from the listening socket (proxy_listen). */
-		struct epoll_event ev = {.events = EPOLLIN, .data.u64 = px_tag(slot, 1)};
-		epoll_ctl(px->epfd, EPOLL_CTL_ADD, fd, &ev);
-		c->c_ev = EPOLLIN;
-		px_tick_arm(px, true);
 		/* The request is often there already: no wake-up to wait for. */
 		on_request(px, slot);
 	}
@@ -487,7 +571,9 @@ static void on_tick(struct proxy *px)
 	size_t waiting = 0;
 	for (size_t i = 0; i < px->max_conns; i++) {
 		struct conn *c = px->c[i];
-		if (c && c->st == C_REQUEST && now - c->t_accept >= REQUEST_TIMEOUT_NS)
+		if (c && c->st == C_REQUEST && c->proto == PROTO_TRANSPARENT && now - c->t_accept >= REQUEST_TIMEOUT_NS)
+			px_deny(px, i, "nothing came in time (a port whose requests are read: the client speaks first)");
+		else if (c && c->st == C_REQUEST && now - c->t_accept >= REQUEST_TIMEOUT_NS)
 			px_deny_malformed(px, i, "cordon: the request was not complete in time", 1, 408);
 		else if (c && c->st == C_HANDSHAKE && now - c->t_accept >= REQUEST_TIMEOUT_NS)
 			px_conn_close(px, i); /* a TLS handshake that does not finish */
@@ -517,6 +603,10 @@ void proxy_event(struct proxy *px, uint64_t data, uint32_t events)
 		on_tick(px);
 		return;
 	}
+	if (kind == 5) {
+		on_handoff(px);
+		return;
+	}
 	if (slot >= PROXY_MAX_CONNS || !px->c[slot])
 		return;
 	struct conn *c = px->c[slot];
@@ -537,7 +627,9 @@ void proxy_event(struct proxy *px, uint64_t data, uint32_t events)
 	}
 	switch (c->st) {
 	case C_REQUEST:
-		if (kind == 1)
+		if (kind == 1 && c->proto == PROTO_TRANSPARENT)
+			on_sniff(px, slot);
+		else if (kind == 1)
 			on_request(px, slot);
 		break;
 	case C_CONNECTING:

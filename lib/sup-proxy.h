@@ -32,6 +32,14 @@ int proxy_new(struct proxy **out, const strv *allow, const struct net_rules *rul
 /* network.transparent: network.resolve's pins ("name=address"), where a
  * pinned name's connections go, as the transparent path's (borrowed). */
 void proxy_set_resolve(struct proxy *px, const strv *resolve);
+/* network.transparent: the connections of ports whose requests are read
+ * (method/path rules, an injected secret) come in through h's listener,
+ * each for the name:port announced for it (sup-handoff.h; borrowed: it
+ * outlives the proxy). They are read as a CONNECT to name:port is: TLS
+ * (its first byte a handshake record) opened, anything else as plain
+ * HTTP in origin form. */
+struct handoff;
+int proxy_set_handoff(struct proxy *px, struct handoff *h, cordon_error *err);
 /* Take the listening socket init made (in the run's network namespace). */
 int proxy_listen(struct proxy *px, int lfd, cordon_error *err);
 /* An epoll event whose data has PROXY_TAG. */

@@ -100,6 +100,7 @@
 #include "pol-plan.h"
 #include "sup-proxy.h"
 #include "sup-dns.h"
+#include "sup-handoff.h"
 #include "sup-state.h"
 #include "sup-loop.h"
 #include "sup-steps.h"
@@ -510,6 +511,12 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 		s->obs.net_rules = &s->pol->net_rules;
 		s->obs.psec = s->psec;
 		s->obs.npsec = s->npsec;
+		/* Ports whose requests are read go to the proxy (sup-handoff.h). */
+		if (s->proxy && (handoff_new(&s->handoff, &e) < 0 || proxy_set_handoff(s->proxy, s->handoff, &e) < 0)) {
+			sup_setup_error(s, &e);
+			sup_kill_run(s, ST_SETUP_ERROR);
+		}
+		s->obs.handoff = s->handoff;
 	}
 	if (s->epfd < 0 || s->timer < 0 || s->cpu_timer < 0 || s->sigfd < 0 ||
 	    sup_ep_add(s->epfd, s->sock, EPOLLIN) < 0 || sup_ep_add(s->epfd, s->pidfd, EPOLLIN) < 0 ||
@@ -541,6 +548,8 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 		observer_stop(&s->obs);
 	dnsd_free(s->dns);
 	s->dns = NULL;
+	handoff_free(s->handoff); /* after the observer and the proxy */
+	s->handoff = NULL;
 	if (nofile_raised)
 		setrlimit(RLIMIT_NOFILE, &nofile_was);
 	/* Make sure init is gone and reaped. */
@@ -676,6 +685,7 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 		s.rep->notify.throttled = s.obs.budget.throttled;
 		s.rep->notify.held_seconds = (double)s.obs.budget.held_ns / 1e9;
 		s.rep->net.transparent.handed_in = atomic_load(&s.obs.conn_counts.handed_in);
+		s.rep->net.transparent.proxied = atomic_load(&s.obs.conn_counts.proxied);
 		s.rep->net.transparent.refused = atomic_load(&s.obs.conn_counts.refused);
 		s.rep->net.transparent.failed = atomic_load(&s.obs.conn_counts.failed);
 		s.rep->net.transparent.over_limit = atomic_load(&s.obs.conn_counts.over_limit);

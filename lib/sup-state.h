@@ -111,6 +111,7 @@ struct sup {
 	bool have_obs;
 	struct proxy *proxy;
 	struct dnsd *dns;  /* network.transparent: the run's resolver (sup-dns.h) */
+	struct handoff *handoff; /* network.transparent: the proxy's way in (sup-handoff.h) */
 	/* TLS interception: the run's CA (its key only here), the bundle the
 	 * run trusts (host CAs + the run's), the secrets to inject. */
 	struct tls_ca *ca;

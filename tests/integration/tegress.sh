@@ -108,18 +108,18 @@ s = socket.create_connection(('db.internal', $PORT), timeout=30)
 s.sendall(b'ping'); print(s.recv(4).decode())"
 	stop $SRV
 	expect_eq "$RC" 0 "run: $ERR"
-	expect_eq "$OUT" $'ECONNREFUSED ECONNREFUSED ECONNREFUSED\nECONNREFUSED\nECONNREFUSED\nstorm 2000\nping' \
-		"every undeclared connect and datagram refused at once"
+	expect_eq "$OUT" $'ECONNREFUSED connected ECONNREFUSED\nECONNREFUSED\nECONNREFUSED\nstorm 2000\nping' \
+		"every undeclared connect and datagram refused at once (the port method rules admit goes to the proxy)"
 	local t
 	t=$(field -c '[.denials[].target]')
 	expect_match "$t" "\"db.internal:$((PORT + 1))\"" "the refused port named with the name"
-	expect_match "$t" "db.internal:$((PORT + 2)) \\(method/path rules" "one decision with the proxy's"
 	expect_match "$t" '"192.0.2.1:80"' "an address outside, with its port"
 	expect_match "$t" '"192.0.2.1:443"' "a datagram outside"
 	expect_match "$t" '"db.internal:20000"' "the storm's first"
 	# create_connection tries both of a name's addresses (AAAA and A)
-	expect_eq "$(field '.network.transparent.refused')" 2004 "refused by the rules"
-	expect_eq "$(field '.network.transparent.connections')" 1 "the one declared"
+	expect_eq "$(field '.network.transparent.refused')" 2002 "refused by the rules"
+	expect_eq "$(field '.network.transparent.connections')" 2 "the two declared"
+	expect_eq "$(field '.network.transparent.proxied')" 1 "the one method rules admit, through the proxy"
 	t_assert
 }
 
@@ -323,10 +323,106 @@ any.test:$p allowed
 127.0.0.1:$p allowed
 scoped.test:$p allowed
 other.test:$p refused" "through the proxy"
-	expect_eq "$direct" "${via_proxy/scoped.test:$p allowed/scoped.test:$p refused}" "the same through the transparent path (but the scoped port)"
+	expect_eq "$direct" "$via_proxy" "the same through the transparent path"
 	expect_eq "$proxy_denials" "exact.test:$((p + 1)) other.test:$p" "the proxy's denials"
-	expect_eq "$direct_denials" "dns other.test exact.test:$((p + 1)) scoped.test:$p" \
-		"the same denials (an undeclared name refused by DNS first; the scoped port)"
+	expect_eq "$direct_denials" "dns other.test exact.test:$((p + 1))" \
+		"the same denials (an undeclared name refused by DNS first)"
+	t_assert
+}
+
+# A port that method/path rules scope: its requests are read. On the
+# transparent path the run's connection goes to the proxy (sup-handoff.h),
+# which reads it as it reads a CONNECT to the name and port: plain HTTP in
+# origin form, each request on a keep-alive connection checked on its own,
+# the Host checked against the name, what is not HTTP refused; the bytes
+# counted for the endpoint as through the proxy.
+test_read_ports_go_through_the_proxy() {
+	need_resolv_file || return
+	command -v curl >/dev/null || { t_skip "needs curl"; return; }
+	mkdir -p www/pub && echo pub >www/pub/a.txt && echo priv >www/priv.txt
+	serve http "$WS/www"
+	cat >p.json <<JSON
+{"network": {"allow": [{"host": "scoped.test:$PORT", "methods": ["GET"], "paths": ["/pub/**"]}],
+             "transparent": true, "resolve": {"scoped.test": "127.0.0.1"}}}
+JSON
+	cordon_run --policy p.json -- /bin/sh -c "$NOPROXY
+		curl -sS --noproxy '*' http://scoped.test:$PORT/pub/a.txt
+		curl -s --noproxy '*' -o /dev/null -w 'post %{http_code}\n' -X POST -d x http://scoped.test:$PORT/pub/a.txt
+		curl -s --noproxy '*' -o /dev/null -w 'path %{http_code}\n' http://scoped.test:$PORT/priv.txt
+		curl -s --noproxy '*' -o /dev/null -w 'host %{http_code}\n' -H 'Host: other.test:$PORT' http://scoped.test:$PORT/pub/a.txt
+		/usr/bin/python3 -c '
+import http.client, socket
+c = http.client.HTTPConnection(\"scoped.test\", $PORT, timeout=30)
+c.request(\"GET\", \"/pub/a.txt\"); r = c.getresponse(); print(\"first\", r.status, r.read().decode().strip())
+c.request(\"GET\", \"/priv.txt\"); r = c.getresponse(); print(\"second\", r.status)
+s = socket.create_connection((\"scoped.test\", $PORT), timeout=30)
+s.sendall(b\"\\x00\\x01 not http\\r\\n\\r\\n\")
+print(\"garbage\", s.recv(64).split(b\"\\r\\n\")[0].decode())
+'"
+	stop $SRV
+	expect_eq "$RC" 0 "run: $ERR"
+	expect_eq "$OUT" $'pub\npost 403\npath 403\nhost 403\nfirst 200 pub\nsecond 403\ngarbage HTTP/1.1 400 Bad Request' \
+		"read by the proxy: the rules apply to each request"
+	local t
+	t=$(field -c '[.denials[].target]')
+	expect_match "$t" "\"POST scoped.test:$PORT/pub/a.txt\"" "the refused method on record"
+	expect_match "$t" "\"GET scoped.test:$PORT/priv.txt\"" "the refused path on record"
+	expect_match "$t" "\"GET scoped.test:$PORT/pub/a.txt \\(a Host other than the connection's authority\\)\"" \
+		"the Host not the name looked up, on record"
+	expect_eq "$(field '.network.transparent.proxied')" 7 "each connection went to the proxy"
+	expect_eq "$(field -c '[.network.requests[] | select(.status == 200) | .path]')" '["/pub/a.txt","/pub/a.txt"]' "the request log"
+	[ "$(field ".network.endpoints[] | select(.target == \"scoped.test:$PORT\") | .bytes_down")" -gt 0 ] ||
+		fail "bytes counted for the endpoint: $(field -c .network.endpoints)"
+	t_assert
+}
+
+# A test CA and a certificate for secure.test signed by it, in $T_TMP.
+make_secure_ca() {
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$T_TMP/ca.key" \
+		-out "$T_TMP/ca.pem" -days 1 -subj /CN=cordon-test-ca 2>/dev/null &&
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$T_TMP/srv.key" \
+		-out "$T_TMP/srv.csr" -subj /CN=secure.test 2>/dev/null &&
+	printf 'subjectAltName=DNS:secure.test\n' >"$T_TMP/ext" &&
+	openssl x509 -req -in "$T_TMP/srv.csr" -CA "$T_TMP/ca.pem" -CAkey "$T_TMP/ca.key" -CAcreateserial \
+		-out "$T_TMP/srv.pem" -days 1 -extfile "$T_TMP/ext" 2>/dev/null || fail "make the test CA"
+}
+
+# A port a secret is injected to, over HTTPS, without proxy variables: the
+# proxy opens the TLS (the first byte a handshake), checks the requests,
+# puts the value in place of its placeholder; the run never holds it.
+test_injected_secret_on_the_transparent_path() {
+	need_resolv_file || return
+	command -v curl >/dev/null || { t_skip "needs curl"; return; }
+	command -v openssl >/dev/null || { t_skip "needs openssl"; return; }
+	make_secure_ca
+	mkdir -p www/pub && echo pub >www/pub/a.txt
+	local pf="$T_TMP/port.tls"
+	/usr/bin/python3 "$TOP/tests/tlsserver.py" "$pf" "$T_TMP/log" "$T_TMP/srv.pem" "$T_TMP/srv.key" "$WS/www" &
+	SRV=$!
+	server_port "$pf"
+	local value=real-value-$RANDOM$RANDOM-x
+	cat >p.json <<JSON
+{"network": {"allow": [{"host": "secure.test:$PORT", "methods": ["GET"], "paths": ["/pub/**"]}],
+             "upstream_ca": "$T_TMP/ca.pem", "transparent": true, "resolve": {"secure.test": "127.0.0.1"}},
+ "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": {"hosts": ["secure.test:$PORT"], "placeholder": "ghp_"}}}}
+JSON
+	HOST_TOKEN=$value cordon_run --policy p.json -- /bin/sh -c "$NOPROXY
+		curl -sS --noproxy '*' -H \"Authorization: Bearer \$TOKEN\" https://secure.test:$PORT/pub/a.txt
+		curl -s --noproxy '*' -o /dev/null -w 'post %{http_code}\n' -X POST https://secure.test:$PORT/pub/a.txt
+		/usr/bin/python3 -c '
+import urllib.request
+o = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+print(\"urllib\", o.open(\"https://secure.test:$PORT/pub/a.txt\", timeout=30).read().decode().strip())'"
+	stop $SRV
+	expect_eq "$RC" 0 "run: $ERR"
+	expect_eq "$OUT" $'pub\npost 403\nurllib pub' "HTTPS opened by the proxy, the rules applied"
+	expect_eq "$(grep -c "Bearer $value" "$T_TMP/log")" 1 "the upstream saw the value"
+	expect_eq "$(grep -c ghp_ "$T_TMP/log")" 0 "no placeholder reached the upstream"
+	expect_eq "$(jq -r .sni "$T_TMP/log" | sort -u)" secure.test "the upstream was asked for the name (SNI)"
+	expect_eq "$(grep -caF "$value" "$R")" 0 "the value is not in the report"
+	expect_match "$(field -c '[.denials[].target]')" "\"POST secure.test:$PORT/pub/a.txt\"" "the refused method on record"
+	expect_eq "$(field -c '.network.injected')" "[{\"secret\":\"TOKEN\",\"host\":\"secure.test:$PORT\",\"count\":1}]" "the injection counted"
+	expect_eq "$(field '.network.transparent.proxied')" 3 "each connection went to the proxy"
 	t_assert
 }
 
@@ -369,6 +465,7 @@ JSON
 }
 
 for t in test_clients_reach_pinned_names test_refused_at_once_and_named test_pending_connects_never_hold_the_rest \
+	test_read_ports_go_through_the_proxy test_injected_secret_on_the_transparent_path \
 	test_names_looked_up_as_the_proxy_does test_host_loopback_endpoint_and_the_runs_own \
 	test_one_decision_through_both_paths test_git_over_ssh_reaches_the_endpoint; do
 	t_run $t

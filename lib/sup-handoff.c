@@ -1,0 +1,109 @@
+/* The proxy's way in for transparent connections (sup-handoff.h). */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "clock.h"
+#include "sup-handoff.h"
+
+#define HANDOFF_TTL_NS (10ULL * 1000000000ULL)
+
+struct handoff {
+	pthread_mutex_t lock;
+	int lfd;
+	struct sockaddr_in addr;
+	struct {
+		uint16_t src, port; /* src 0: free */
+		uint64_t t;
+		char name[256];
+	} e[HANDOFF_MAX];
+};
+
+int handoff_new(struct handoff **out, cordon_error *err)
+{
+	struct handoff *h = calloc(1, sizeof(*h));
+	if (!h)
+		return cordon_oom(err);
+	pthread_mutex_init(&h->lock, NULL);
+	h->addr.sin_family = AF_INET;
+	h->addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t l = sizeof(h->addr);
+	h->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (h->lfd < 0 || bind(h->lfd, (struct sockaddr *)&h->addr, sizeof(h->addr)) < 0 ||
+	    listen(h->lfd, HANDOFF_MAX) < 0 || getsockname(h->lfd, (struct sockaddr *)&h->addr, &l) < 0) {
+		cordon_err_errno(err, "transparent egress: the proxy's listener on the host's loopback");
+		handoff_free(h);
+		return -1;
+	}
+	*out = h;
+	return 0;
+}
+
+void handoff_free(struct handoff *h)
+{
+	if (!h)
+		return;
+	if (h->lfd >= 0)
+		close(h->lfd);
+	pthread_mutex_destroy(&h->lock);
+	free(h);
+}
+
+int handoff_fd(const struct handoff *h)
+{
+	return h->lfd;
+}
+
+struct sockaddr_in handoff_addr(const struct handoff *h)
+{
+	return h->addr;
+}
+
+bool handoff_announce(struct handoff *h, uint16_t src, const char *name, uint16_t port)
+{
+	uint64_t now = mono_ns();
+	bool ok = false;
+	pthread_mutex_lock(&h->lock);
+	for (size_t i = 0; i < HANDOFF_MAX; i++) /* a port of an earlier one, never claimed */
+		if (h->e[i].src == src)
+			h->e[i].src = 0;
+	for (size_t i = 0; i < HANDOFF_MAX && !ok; i++) {
+		if (h->e[i].src && now - h->e[i].t < HANDOFF_TTL_NS)
+			continue;
+		h->e[i].src = src;
+		h->e[i].port = port;
+		h->e[i].t = now;
+		snprintf(h->e[i].name, sizeof(h->e[i].name), "%s", name);
+		ok = true;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return ok;
+}
+
+void handoff_withdraw(struct handoff *h, uint16_t src)
+{
+	pthread_mutex_lock(&h->lock);
+	for (size_t i = 0; i < HANDOFF_MAX; i++)
+		if (h->e[i].src == src)
+			h->e[i].src = 0;
+	pthread_mutex_unlock(&h->lock);
+}
+
+bool handoff_claim(struct handoff *h, uint16_t src, char *name, size_t namesz, uint16_t *port)
+{
+	bool found = false;
+	pthread_mutex_lock(&h->lock);
+	for (size_t i = 0; i < HANDOFF_MAX && !found && src; i++) {
+		if (h->e[i].src != src)
+			continue;
+		snprintf(name, namesz, "%s", h->e[i].name);
+		*port = h->e[i].port;
+		h->e[i].src = 0;
+		found = true;
+	}
+	pthread_mutex_unlock(&h->lock);
+	return found;
+}
