@@ -1,0 +1,3 @@
+module tegclient
+
+go 1.19
