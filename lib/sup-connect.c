@@ -28,7 +28,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/ioctl.h>
+#include <linux/sockios.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "sup-observe-net.h"
@@ -74,6 +76,16 @@ static bool pinned(const strv *res, const char *name, bool literal, uint16_t por
 		return pxrule_pin(&lo, name, port, dst, len);
 	}
 	return pxrule_pin(res, name, port, dst, len);
+}
+
+/* Is socket s one of the host's network namespace (the supervisor's: one
+ * handed in), not of the run's own? */
+static bool host_socket(int s)
+{
+	struct stat a, b;
+	_cleanup_close_ int ns = ioctl(s, SIOCGSKNS);
+	return ns >= 0 && fstat(ns, &a) == 0 && stat("/proc/thread-self/ns/net", &b) == 0 && a.st_ino == b.st_ino &&
+	       a.st_dev == b.st_dev;
 }
 
 static int answer(struct observer *o, int error)
@@ -224,8 +236,25 @@ int observer_intercept_connect(struct observer *o, struct run_report *rep, int f
 	uint16_t port;
 	bool loop;
 	struct sockaddr_storage ss;
+	pid_t pid = (pid_t)o->req->pid;
+	_cleanup_close_ int rs = observer_run_fd(pid, fd);
+	/* A socket handed in is of the host's network namespace: never given
+	 * back to the kernel's connect once closed (disconnected with
+	 * AF_UNSPEC, or failed), which would take it anywhere undecided
+	 * (outside review, attack8). Only a new decision connects it again. */
+	bool hosts = rs >= 0 && host_socket(rs);
 	if (!observer_read_inet(o, addr, addrlen, target, sizeof(target), &port, &loop, &ss))
-		return 0;
+		return hosts ? answer(o, EOPNOTSUPP) : 0;
+	if (hosts) {
+		struct tcp_info hi;
+		socklen_t hl = sizeof(hi);
+		int e = 0;
+		socklen_t el = sizeof(e);
+		if (getsockopt(rs, IPPROTO_TCP, TCP_INFO, &hi, &hl) == 0 && hi.tcpi_state != TCP_CLOSE)
+			return answer_continue(o); /* is it done? the kernel's to say (EALREADY, EISCONN) */
+		if (getsockopt(rs, SOL_SOCKET, SO_ERROR, &e, &el) == 0 && e)
+			return answer(o, e); /* the handed-in connect's own failure */
+	}
 	/* The name the address stands for, or the address itself (a rule
 	 * may name it literally). */
 	const char *name = loop ? NULL : dnsd_name_of(o->dns, (struct sockaddr *)&ss, sizeof(ss));
@@ -235,28 +264,26 @@ int observer_intercept_connect(struct observer *o, struct run_report *rep, int f
 							: (const void *)&((struct sockaddr_in6 *)&ss)->sin6_addr;
 		name = inet_ntop(ss.ss_family, a, host, sizeof(host));
 		if (!name)
-			return 0;
+			return hosts ? refuse(o, rep, target, NULL) : 0;
 	}
-	pid_t pid = (pid_t)o->req->pid;
-	_cleanup_close_ int rs = observer_run_fd(pid, fd);
 	int type = -1, family = -1;
 	socklen_t l = sizeof(type);
 	if (rs < 0 || getsockopt(rs, SOL_SOCKET, SO_TYPE, &type, &l) < 0)
-		return 0; /* not a socket of the caller's: the kernel says so */
+		return hosts ? refuse(o, rep, target, NULL) : 0; /* not a socket of the caller's: the kernel says so */
 	l = sizeof(family);
 	getsockopt(rs, SOL_SOCKET, SO_DOMAIN, &family, &l);
 	if (loop && (type != SOCK_STREAM || !host_loopback(o, host, port, &ss)))
-		return 0; /* the run's own loopback, as without transparent */
+		return hosts ? refuse(o, rep, target, NULL) : 0; /* the run's own loopback, as without transparent */
 	if (type == SOCK_DGRAM)
 		/* A UDP connect sends nothing (glibc's getaddrinfo connects one
 		 * to each answer to sort them): the kernel decides (no route).
 		 * Not a denial for a synthetic address; any other one is
 		 * recorded and refused as a datagram's would be. */
-		return name == host ? 0 : answer_continue(o);
+		return name == host ? (hosts ? refuse(o, rep, target, NULL) : 0) : answer_continue(o);
 	char what[300];
 	snprintf(what, sizeof(what), name == host && ss.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", name, port);
 	if (type != SOCK_STREAM)
-		return name == host ? 0 : refuse(o, rep, what, NULL);
+		return name == host ? (hosts ? refuse(o, rep, target, NULL) : 0) : refuse(o, rep, what, NULL);
 	/* A socket that is connected or connecting already (ours, handed in:
 	 * the run asks again whether it is done) is the kernel's to answer. */
 	struct tcp_info ti;
@@ -266,9 +293,9 @@ int observer_intercept_connect(struct observer *o, struct run_report *rep, int f
 	bool literal;
 	const char *why;
 	if (!decide(o, name == host ? host : name, port, &literal, &why) || (why && !o->handoff))
-		return name == host ? 0 : refuse(o, rep, what, why);
+		return name == host ? (hosts ? refuse(o, rep, target, NULL) : 0) : refuse(o, rep, what, why);
 	if (name == host && !literal)
-		return 0; /* an address only a name's rule admits: not by address */
+		return hosts ? refuse(o, rep, target, NULL) : 0; /* an address only a name's rule admits: not by address */
 	struct connect_req req = {.id = o->req->id, .fd = fd, .family = family, .sock = -1, .name = name, .port = port};
 	int fl = fcntl(rs, F_GETFL);
 	if (fl < 0 || !fd_cloexec(pid, fd, &req.cloexec))

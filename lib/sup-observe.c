@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include "cleanup.h"
 #include "clock.h"
@@ -402,6 +403,12 @@ int observer_handle(struct observer *o, struct run_report *rep)
 	if (d->nr == o->connect_nr || d->nr == o->sendto_nr) {
 		/* A direct connection, or a datagram to an address of the caller's
 		 * choosing: recorded, the kernel decides. */
+		/* network.transparent: TCP Fast Open's connect (sendto with
+		 * MSG_FASTOPEN and an address) would take a socket handed in
+		 * anywhere undecided (outside review, attack8): refused as a
+		 * host without Fast Open refuses it; clients then connect. */
+		if (d->nr == o->sendto_nr && o->dns && (a[3] & MSG_FASTOPEN))
+			return respond(o, EOPNOTSUPP) < 0 ? -1 : 0;
 		if (d->nr == o->connect_nr) {
 			int h = observer_intercept_connect(o, rep, (int)a[0], a[1], a[2]);
 			if (h != 0) /* answered; a denial or none */

@@ -464,9 +464,73 @@ JSON
 	t_assert
 }
 
+# Outside review (attack8): a socket handed in lives in the host's network
+# namespace. Disconnected (connect AF_UNSPEC) or failed, it must never be
+# given back to the kernel's connect, to TCP Fast Open's (sendto/sendmsg
+# with MSG_FASTOPEN and an address, which Landlock does not see) or to
+# listen: each would reach, or open, the host's network undecided. The
+# secret server on an undeclared host-loopback port is never reached.
+test_handed_in_socket_is_never_reused() {
+	need_resolv_file || return
+	serve echo
+	local echo=$PORT esrv=$SRV
+	mkdir www && echo secret >www/s.txt
+	serve http "$WS/www"
+	local web=$PORT wsrv=$SRV
+	cat >p.json <<JSON
+{"network": {"allow": ["db.internal:$echo"], "transparent": true, "resolve": {"db.internal": "127.0.0.1"}}}
+JSON
+	cordon_run --policy p.json -- /usr/bin/python3 -c "
+import ctypes, errno, socket
+libc = ctypes.CDLL(None, use_errno=True)
+def unspec(s):
+    a = ctypes.create_string_buffer(16)  # sa_family 0: AF_UNSPEC
+    r = libc.connect(s.fileno(), a, 16)
+    return 'ok' if r == 0 else errno.errorcode.get(ctypes.get_errno(), '?')
+def handed():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(30); s.connect(('db.internal', $echo))
+    s.sendall(b'ping'); assert s.recv(4) == b'ping'
+    s.settimeout(None)  # blocking: Fast Open's connect is over before it returns
+    return s
+def get(f):
+    try:
+        f()
+        s.shutdown(socket.SHUT_WR)  # the echo server, if that is where it went, ends too
+        return 'reached' if b'secret' in s.makefile('rb').read() else 'nothing'
+    except OSError as e:
+        return errno.errorcode.get(e.errno, repr(e))
+req = b'GET /s.txt HTTP/1.0\r\n\r\n'
+# The run listens on the secret's port in its own namespace (its own
+# loopback server would win over the host's).
+l = socket.socket(); l.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+try:
+    l.bind(('127.0.0.1', $web)); l.listen(4)
+except OSError:
+    pass
+s = handed(); u = unspec(s)
+print('connect', u, get(lambda: (s.connect(('127.0.0.1', $web)), s.sendall(req))))
+s = handed(); u = unspec(s)
+print('sendto', u, get(lambda: s.sendto(req, socket.MSG_FASTOPEN, ('127.0.0.1', $web))))
+s = handed(); u = unspec(s)
+print('sendmsg', u, get(lambda: s.sendmsg([req], [], socket.MSG_FASTOPEN, ('127.0.0.1', $web))))
+s = handed(); u = unspec(s)
+try:
+    s.listen(1); print('listen', u, 'listening', s.getsockname()[1])
+except OSError as e:
+    print('listen', u, errno.errorcode.get(e.errno, e.errno))
+"
+	stop $esrv $wsrv
+	expect_eq "$RC" 0 "run: $ERR $(field -c '[.denials[].target]') $(field -c .network.transparent)"
+	expect_nomatch "$OUT" 'reached|listening' "a handed-in socket reused: $OUT"
+	expect_match "$OUT" '^connect (EOPNOTSUPP|ENOTSUP)' "the disconnect refused: $OUT"
+	t_assert
+}
+
 for t in test_clients_reach_pinned_names test_refused_at_once_and_named test_pending_connects_never_hold_the_rest \
 	test_read_ports_go_through_the_proxy test_injected_secret_on_the_transparent_path \
 	test_names_looked_up_as_the_proxy_does test_host_loopback_endpoint_and_the_runs_own \
-	test_one_decision_through_both_paths test_git_over_ssh_reaches_the_endpoint; do
+	test_one_decision_through_both_paths test_git_over_ssh_reaches_the_endpoint \
+	test_handed_in_socket_is_never_reused; do
 	t_run $t
 done
