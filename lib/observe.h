@@ -32,7 +32,7 @@ struct observer {
 	size_t req_size, resp_size;
 	struct view view;
 	uint64_t notifications;
-	int clone3_nr, connect_nr, sendto_nr, bind_nr;
+	int clone3_nr, connect_nr, sendto_nr, bind_nr, listen_nr;
 	bool strict_ports;        /* Landlock holds TCP to loopback_ports */
 	bool proxy;               /* connections to 127.0.0.1:PROXY_PORT are the proxy's */
 	/* network.transparent (issue 33): connects to declared endpoints are

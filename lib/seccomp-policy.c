@@ -159,6 +159,7 @@ unsigned seccomp_rules(const cordon_policy *p)
 	r |= in_list(de, "connect") ? 0 : SYS_R_CONNECT;
 	r |= in_list(de, "sendto") ? 0 : SYS_R_SENDTO;
 	r |= p->nloopback_ports && !in_list(de, "bind") ? SYS_R_BIND : 0;
+	r |= p->net_transparent ? SYS_R_HOSTSOCK : 0;
 	return r;
 }
 
@@ -347,6 +348,27 @@ int seccomp_build_from(const struct model_run *plan, bool notify, const char *co
 	if (notify && (rules & SYS_R_BIND) &&
 	    rule(c, SCMP_ACT_NOTIFY, "bind", 0, NULL, err) < 0)
 		goto out;
+	/* network.transparent: a socket the supervisor hands in is of the
+	 * host's network namespace. TCP Fast Open's connect (sendmsg and
+	 * sendmmsg keep their address out of reach) would take one anywhere
+	 * undecided once it is closed: refused, as a host without Fast Open
+	 * refuses it (clients then connect; sendto is the observer's). bind
+	 * and listen reach the observer, which refuses them on such a socket
+	 * (sup-connect.c) and lets the run's own through. */
+	if (rules & SYS_R_HOSTSOCK) {
+		struct scmp_arg_cmp fo2 = SCMP_A2(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+		struct scmp_arg_cmp fo3 = SCMP_A3(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+		if ((!in_list(deny_list, "sendmsg") &&
+		     rule(c, SCMP_ACT_ERRNO(EOPNOTSUPP), "sendmsg", 1, &fo2, err) < 0) ||
+		    (!in_list(deny_list, "sendmmsg") &&
+		     rule(c, SCMP_ACT_ERRNO(EOPNOTSUPP), "sendmmsg", 1, &fo3, err) < 0))
+			goto out;
+		if (notify && !(rules & SYS_R_BIND) && !in_list(deny_list, "bind") &&
+		    rule(c, SCMP_ACT_NOTIFY, "bind", 0, NULL, err) < 0)
+			goto out;
+		if (notify && !in_list(deny_list, "listen") && rule(c, SCMP_ACT_NOTIFY, "listen", 0, NULL, err) < 0)
+			goto out;
+	}
 	if (out->observe) {
 		for (const char *const *n = observe; *n; n++)
 			if (!in_list(denied, *n) && rule(c, SCMP_ACT_NOTIFY, *n, 0, NULL, err) < 0)

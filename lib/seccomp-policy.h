@@ -50,6 +50,10 @@ enum {
 	SYS_R_CONNECT = 1u << 7,     /* connect recorded, with notification (not denied) */
 	SYS_R_SENDTO = 1u << 8,      /* sendto to an address recorded (not denied) */
 	SYS_R_BIND = 1u << 9,        /* bind recorded: loopback ports declared (not denied) */
+	SYS_R_HOSTSOCK = 1u << 10,   /* network.transparent: sendmsg/sendmmsg with MSG_FASTOPEN
+				      * refused (EOPNOTSUPP); bind and listen notified, so that
+				      * a socket handed in (the host's) is never bound or
+				      * listening (each not denied) */
 };
 /* The SYS_R_* rules policy p leaves in effect. The privilege-bit rules are
  * always in (no syscalls.allow entry lifts them). */

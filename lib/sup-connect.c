@@ -88,6 +88,14 @@ static bool host_socket(int s)
 	       a.st_dev == b.st_dev;
 }
 
+bool observer_host_socket(struct observer *o, int fd)
+{
+	if (!o->dns)
+		return false;
+	_cleanup_close_ int rs = observer_run_fd((pid_t)o->req->pid, fd);
+	return rs >= 0 && host_socket(rs);
+}
+
 static int answer(struct observer *o, int error)
 {
 	return connect_answer(o->listener, o->req->id, error) < 0 ? -1 : 1;

@@ -23,4 +23,7 @@ int observer_record_direct(struct observer *o, struct run_report *rep, int fd, u
 /* network.transparent (sup-connect.c): a connect to a declared endpoint,
  * made here and handed in, or refused. 0: not one (go on), 1: answered,
  * 2: answered and a denial recorded, -1: the listener failed. */
+/* network.transparent: is the run's fd a socket of the host's network
+ * namespace (one handed in)? */
+bool observer_host_socket(struct observer *o, int fd);
 int observer_intercept_connect(struct observer *o, struct run_report *rep, int fd, uint64_t addr, uint64_t addrlen);

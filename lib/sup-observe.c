@@ -103,7 +103,7 @@ static int observer_setup(struct observer *o, const strv *deny, cordon_error *er
 		 * observed and let through: no number, so it is not matched. */
 		calls[i].nr = deny && strv_contains(deny, observer_calls[i]) ? -1
 			      : seccomp_syscall_resolve_name(observer_calls[i]);
-	o->clone3_nr = o->connect_nr = o->sendto_nr = o->bind_nr = -1;
+	o->clone3_nr = o->connect_nr = o->sendto_nr = o->bind_nr = o->listen_nr = -1;
 	return 0;
 }
 
@@ -141,6 +141,8 @@ int observer_init(struct observer *o, const struct run_plan *plan, const cordon_
 	o->connect_nr = strv_contains(&p->sys_deny, "connect") ? -1 : seccomp_syscall_resolve_name("connect");
 	o->sendto_nr = strv_contains(&p->sys_deny, "sendto") ? -1 : seccomp_syscall_resolve_name("sendto");
 	o->bind_nr = strv_contains(&p->sys_deny, "bind") ? -1 : seccomp_syscall_resolve_name("bind");
+	o->listen_nr = !p->net_transparent || strv_contains(&p->sys_deny, "listen") ? -1
+										   : seccomp_syscall_resolve_name("listen");
 	o->proxy = proxy;
 	memcpy(o->loopback_ports, p->loopback_ports, sizeof(o->loopback_ports));
 	o->nloopback_ports = p->nloopback_ports;
@@ -420,9 +422,16 @@ int observer_handle(struct observer *o, struct run_report *rep)
 		 * route (ENETUNREACH), as a connect to a refused endpoint is. */
 		return respond(o, n > 0 && o->dns ? ECONNREFUSED : 0) < 0 ? -1 : n;
 	}
+	if ((d->nr == o->bind_nr || d->nr == o->listen_nr) && observer_host_socket(o, (int)a[0]))
+		/* network.transparent: a socket handed in is the host's (a bind
+		 * would take a port of the host's, a listen serve there). */
+		return respond(o, EOPNOTSUPP) < 0 ? -1 : 0;
+	if (d->nr == o->listen_nr)
+		return respond(o, 0) < 0 ? -1 : 0;
 	if (d->nr == o->bind_nr) {
-		/* Trapped only when Landlock holds TCP to the declared ports: a
-		 * TCP bind elsewhere is refused (EACCES), and recorded here. */
+		/* Trapped when Landlock holds TCP to the declared ports: a TCP
+		 * bind elsewhere is refused (EACCES), and recorded here; and
+		 * with network.transparent (above). */
 		char target[INET6_ADDRSTRLEN + 24];
 		uint16_t port;
 		bool loop;

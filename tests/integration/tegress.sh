@@ -519,10 +519,29 @@ try:
     s.listen(1); print('listen', u, 'listening', s.getsockname()[1])
 except OSError as e:
     print('listen', u, errno.errorcode.get(e.errno, e.errno))
+# Closed by both sides (or a connect that failed): the socket is back to
+# CLOSE, of the host's namespace, its port given back.
+def closed():
+    s = handed(); s.shutdown(socket.SHUT_WR)
+    while s.recv(64):
+        pass
+    return s
+s = closed()
+print('closed sendmsg', get(lambda: s.sendmsg([req], [], socket.MSG_FASTOPEN, ('127.0.0.1', $web))))
+s = closed()
+print('closed sendto', get(lambda: s.sendto(req, socket.MSG_FASTOPEN, ('127.0.0.1', $web))))
+for what, f in (('listen', lambda s: s.listen(1)), ('bind', lambda s: s.bind(('0.0.0.0', 0)))):
+    s = closed()
+    try:
+        f(s); print('closed', what, 'listening' if what == 'listen' else 'bound', s.getsockname())
+    except OSError as e:
+        print('closed', what, errno.errorcode.get(e.errno, e.errno))
 "
 	stop $esrv $wsrv
 	expect_eq "$RC" 0 "run: $ERR $(field -c '[.denials[].target]') $(field -c .network.transparent)"
-	expect_nomatch "$OUT" 'reached|listening' "a handed-in socket reused: $OUT"
+	expect_nomatch "$OUT" 'reached|listening|bound' "a handed-in socket reused: $OUT"
+	expect_match "$OUT" $'closed listen (EOPNOTSUPP|ENOTSUP)\nclosed bind (EOPNOTSUPP|ENOTSUP)' "listen and bind refused on it: $OUT"
+	expect_match "$OUT" 'closed sendmsg (EOPNOTSUPP|ENOTSUP)' "Fast Open's connect refused: $OUT"
 	expect_match "$OUT" '^connect (EOPNOTSUPP|ENOTSUP)' "the disconnect refused: $OUT"
 	t_assert
 }

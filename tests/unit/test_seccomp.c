@@ -268,6 +268,7 @@ static void test_rules_from_the_plan(void **st)
 		{"{\"syscalls\": {\"deny\": [\"connect\", \"sendto\"]}}", all & ~(SYS_R_CONNECT | SYS_R_SENDTO)},
 		{"{\"network\": {\"loopback_ports\": [8080]}}", all | SYS_R_BIND},
 		{"{\"network\": {\"loopback_ports\": [8080]}, \"syscalls\": {\"deny\": [\"bind\"]}}", all},
+		{"{\"network\": {\"allow\": [\"a.test:80\"], \"transparent\": true}}", all | SYS_R_HOSTSOCK},
 	};
 	cordon_error e;
 	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
