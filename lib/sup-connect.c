@@ -228,12 +228,14 @@ static int connect_to_proxy(struct observer *o, struct connect_req *req)
 
 /* A connect to the run's own loopback that is for the host's instead: a
  * rule names the address literally (127.0.0.1:5432, localhost:5432) and no
- * listener of the run takes it (the run's own server wins). */
+ * listener of the run takes it (the run's own server wins). One with
+ * method/path rules goes through the proxy, as a name's does. */
 static bool host_loopback(struct observer *o, const char *host, uint16_t port, const struct sockaddr_storage *ss)
 {
 	bool literal;
 	const char *why;
-	return decide(o, host, port, &literal, &why) && literal && !why && !observer_run_listens(o, ss, port);
+	return decide(o, host, port, &literal, &why) && literal && (!why || o->handoff) &&
+	       !observer_run_listens(o, ss, port);
 }
 
 int observer_intercept_connect(struct observer *o, struct run_report *rep, int fd, uint64_t addr, uint64_t addrlen)

@@ -287,6 +287,26 @@ print('run', ask($PORT))"
 	t_assert
 }
 
+# A host-loopback endpoint with method/path rules: read by the proxy too.
+test_host_loopback_endpoint_with_rules() {
+	need_resolv_file || return
+	command -v curl >/dev/null || { t_skip "needs curl"; return; }
+	mkdir -p www/pub && echo pub >www/pub/a.txt && echo priv >www/priv.txt
+	serve http "$WS/www"
+	cat >p.json <<JSON
+{"network": {"allow": [{"host": "127.0.0.1:$PORT", "methods": ["GET"], "paths": ["/pub/**"]}], "transparent": true}}
+JSON
+	cordon_run --policy p.json -- /bin/sh -c "$NOPROXY
+		curl -sS --noproxy '*' http://127.0.0.1:$PORT/pub/a.txt
+		curl -s --noproxy '*' -o /dev/null -w 'path %{http_code}\n' http://127.0.0.1:$PORT/priv.txt"
+	stop $SRV
+	expect_eq "$RC" 0 "run: $ERR"
+	expect_eq "$OUT" $'pub\npath 403' "the host's loopback, its requests read"
+	expect_match "$(field -c '[.denials[].target]')" "\"GET 127.0.0.1:$PORT/priv.txt\"" "the refused path on record"
+	expect_eq "$(field '.network.transparent.proxied')" 2 "both through the proxy"
+	t_assert
+}
+
 # One decision: every kind of rule, through the proxy (curl with the proxy
 # variables) and through the transparent path (curl --noproxy '*'), the
 # same answer and the same denial, but for the one difference still left
@@ -549,6 +569,7 @@ for what, f in (('listen', lambda s: s.listen(1)), ('bind', lambda s: s.bind(('0
 for t in test_clients_reach_pinned_names test_refused_at_once_and_named test_pending_connects_never_hold_the_rest \
 	test_read_ports_go_through_the_proxy test_injected_secret_on_the_transparent_path \
 	test_names_looked_up_as_the_proxy_does test_host_loopback_endpoint_and_the_runs_own \
+	test_host_loopback_endpoint_with_rules \
 	test_one_decision_through_both_paths test_git_over_ssh_reaches_the_endpoint \
 	test_handed_in_socket_is_never_reused; do
 	t_run $t
