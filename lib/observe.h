@@ -41,6 +41,7 @@ struct observer {
 	 * observer's when dns is set. */
 	const struct dnsd *dns; /* sup-dns.h */
 	struct connector *conn;
+	struct tally *tally; /* the bytes of those handed in (sup-tally.h) */
 	struct connect_counts conn_counts;
 	const strv *net_allow, *net_resolve;
 	const struct net_rules *net_rules;       /* with methods/paths: the proxy's alone */

@@ -270,6 +270,7 @@ void report_write_network(jwriter *w, const struct run_report *r)
 		jw_key_uint(w, "failed", r->net.transparent.failed);
 		jw_key_uint(w, "pending_max", r->net.transparent.pending_max);
 		jw_key_uint(w, "over_limit", r->net.transparent.over_limit);
+		jw_key_uint(w, "uncounted", r->net.transparent.uncounted);
 		jw_obj_end(w);
 	}
 	jw_key(w, "endpoints");

@@ -187,6 +187,7 @@ struct run_report {
 		/* Its connects (sup-connect.c, sup-connector.h). */
 		struct {
 			uint64_t handed_in, proxied, refused, failed, pending_max, over_limit;
+			uint64_t uncounted; /* handed in, bytes not read (sup-tally.h) */
 		} transparent;
 	} net;
 	/* Denials come from the supervisor loop and the observer thread. */

@@ -221,6 +221,7 @@ static int connect_to_proxy(struct observer *o, struct connect_req *req)
 	}
 	atomic_fetch_add(&o->conn_counts.handed_in, 1);
 	atomic_fetch_add(&o->conn_counts.proxied, 1);
+	req->tally = NULL; /* the proxy counts its bytes */
 	int h = connect_hand_in(o->listener, req, sock, r);
 	close(sock);
 	return h < 0 ? -1 : 1;
@@ -306,7 +307,8 @@ int observer_intercept_connect(struct observer *o, struct run_report *rep, int f
 		return name == host ? (hosts ? refuse(o, rep, target, NULL) : 0) : refuse(o, rep, what, why);
 	if (name == host && !literal)
 		return hosts ? refuse(o, rep, target, NULL) : 0; /* an address only a name's rule admits: not by address */
-	struct connect_req req = {.id = o->req->id, .fd = fd, .family = family, .sock = -1, .name = name, .port = port};
+	struct connect_req req = {
+		.id = o->req->id, .fd = fd, .family = family, .sock = -1, .name = name, .port = port, .tally = o->tally};
 	int fl = fcntl(rs, F_GETFL);
 	if (fl < 0 || !fd_cloexec(pid, fd, &req.cloexec))
 		return answer(o, ECONNREFUSED);

@@ -22,10 +22,12 @@
 #include "cleanup.h"
 #include "clock.h"
 #include "pxaddr.h"
+#include "sup-tally.h"
 
 #define TICK_MS 1000
 #define WAKE_TAG UINT64_MAX       /* epoll data: new work or stop */
 #define DNS_TAG (UINT64_MAX - 1)  /* epoll data: a lookup is done */
+#define TALLY_TAG (UINT64_MAX - 2) /* epoll data: sockets freed (sup-tally.h) */
 
 /* A slot's state: FREE and NEW are set under the lock (the observer takes
  * a FREE one and makes it NEW); the rest is the connector's alone. */
@@ -47,6 +49,7 @@ struct connector {
 	atomic_bool *violated;
 	int pidfd;
 	struct connect_counts *counts;
+	struct tally *tally;
 	pthread_mutex_t mu;  /* the slots' FREE and NEW, between the observer and us */
 	atomic_bool stop;
 	pthread_t thread;
@@ -92,12 +95,12 @@ static void opts_set(int s, const struct connect_opts *o)
 		setsockopt(s, SOL_SOCKET, SO_LINGER, &o->linger, sizeof(o->linger));
 }
 
-int connect_begin(const struct connect_req *req, const struct sockaddr *dst, socklen_t len, int *sock)
+int connect_begin(struct connect_req *req, const struct sockaddr *dst, socklen_t len, int *sock)
 {
 	return connect_begin_hook(req, dst, len, sock, NULL, NULL);
 }
 
-int connect_begin_hook(const struct connect_req *req, const struct sockaddr *dst, socklen_t len, int *sock,
+int connect_begin_hook(struct connect_req *req, const struct sockaddr *dst, socklen_t len, int *sock,
 		       int (*before)(int s, void *arg), void *arg)
 {
 	struct sockaddr_in6 m;
@@ -113,6 +116,8 @@ int connect_begin_hook(const struct connect_req *req, const struct sockaddr *dst
 		dst = (const struct sockaddr *)&m;
 		len = sizeof(m);
 	}
+	if (len <= sizeof(req->peer))
+		memcpy(&req->peer, dst, len);
 	_cleanup_close_ int s = socket(dst->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		return errno;
@@ -152,6 +157,8 @@ int connect_hand_in(int listener, const struct connect_req *req, int sock, int e
 					 .newfd_flags = req->cloexec ? O_CLOEXEC : 0};
 	if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ADDFD, &af) < 0)
 		return errno == ENOENT ? 0 : connect_answer(listener, req->id, ECONNREFUSED);
+	if (req->tally)
+		tally_add(req->tally, sock, (const struct sockaddr *)&req->peer, req->name, req->port);
 	return connect_answer(listener, req->id, error);
 }
 
@@ -297,6 +304,10 @@ static void *connector_main(void *arg)
 		int n = epoll_wait(c->epfd, ev, 16, TICK_MS);
 		for (int k = 0; k < n; k++) {
 			uint64_t d = ev[k].data.u64, v;
+			if (d == TALLY_TAG) {
+				tally_drain(c->tally);
+				continue;
+			}
 			if (d == WAKE_TAG || d == DNS_TAG) {
 				if (read(d == WAKE_TAG ? c->wake : c->dns, &v, sizeof(v)) < 0) { /* nothing pending */ }
 				continue;
@@ -331,7 +342,7 @@ static void *connector_main(void *arg)
 }
 
 int connector_start(struct connector **out, int listener, struct run_report *rep, atomic_bool *violated, int pidfd,
-		    struct connect_counts *counts, cordon_error *err)
+		    struct connect_counts *counts, struct tally *tally, cordon_error *err)
 {
 	struct connector *c = calloc(1, sizeof(*c));
 	if (!c)
@@ -341,6 +352,7 @@ int connector_start(struct connector **out, int listener, struct run_report *rep
 	c->violated = violated;
 	c->pidfd = pidfd;
 	c->counts = counts;
+	c->tally = tally;
 	for (size_t i = 0; i < CONNECTOR_MAX; i++)
 		c->slot[i].req.sock = -1;
 	pthread_mutex_init(&c->mu, NULL);
@@ -349,7 +361,9 @@ int connector_start(struct connector **out, int listener, struct run_report *rep
 	c->dns = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	struct epoll_event w = {.events = EPOLLIN, .data.u64 = WAKE_TAG}, d = {.events = EPOLLIN, .data.u64 = DNS_TAG};
 	if (c->epfd < 0 || c->wake < 0 || c->dns < 0 || epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->wake, &w) < 0 ||
-	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->dns, &d) < 0) {
+	    epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->dns, &d) < 0 ||
+	    (tally_fd(tally) >= 0 &&
+	     epoll_ctl(c->epfd, EPOLL_CTL_ADD, tally_fd(tally), &(struct epoll_event){.events = EPOLLIN, .data.u64 = TALLY_TAG}) < 0)) {
 		cordon_err_errno(err, "the transparent path's connector");
 		connector_stop(c);
 		return -1;

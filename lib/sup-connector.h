@@ -51,6 +51,8 @@ struct connect_req {
 	uint16_t port;
 	int pgid;        /* where a denial is attributed (0: nowhere) */
 	struct connect_opts opts;
+	struct tally *tally;           /* its bytes counted there once handed in (sup-tally.h), or NULL */
+	struct sockaddr_storage peer; /* where connect_begin connects it */
 };
 
 /* The counts of the transparent path (the report's network.transparent),
@@ -62,7 +64,7 @@ struct connect_counts {
 /* Start the thread. listener: the seccomp listener (borrowed); violated and
  * pidfd as the observer's (a denial sets it; pidfd >= 0: kill the run). */
 int connector_start(struct connector **out, int listener, struct run_report *rep, atomic_bool *violated, int pidfd,
-		    struct connect_counts *counts, cordon_error *err);
+		    struct connect_counts *counts, struct tally *tally, cordon_error *err);
 /* Take a connect; false when CONNECTOR_MAX are pending (req->sock is then
  * still the caller's). */
 bool connector_add(struct connector *c, const struct connect_req *req);
@@ -76,14 +78,15 @@ void connect_opts_read(int s, struct connect_opts *o);
  * where it can be (an IPv4 endpoint as ::ffff:a.b.c.d for an IPv6 socket),
  * the run's options set, connect started. Returns 0 (connected, *sock set),
  * EINPROGRESS (*sock set) or an errno (nothing left open). */
-int connect_begin(const struct connect_req *req, const struct sockaddr *dst, socklen_t len, int *sock);
+int connect_begin(struct connect_req *req, const struct sockaddr *dst, socklen_t len, int *sock);
 /* The same, before(s, arg) called on the socket before its connect (0, or
  * an errno that ends it there). */
-int connect_begin_hook(const struct connect_req *req, const struct sockaddr *dst, socklen_t len, int *sock,
+int connect_begin_hook(struct connect_req *req, const struct sockaddr *dst, socklen_t len, int *sock,
 		       int (*before)(int s, void *arg), void *arg);
 /* Answer notification id: 0 or -error. Returns -1 if the listener failed. */
 int connect_answer(int listener, uint64_t id, int error);
 /* Put sock in place of the run's fd (the run's status flags and
- * close-on-exec) and answer error (0, EINPROGRESS). A task that is gone
- * is no error. Returns -1 if the listener failed. */
+ * close-on-exec) and answer error (0, EINPROGRESS); with req->tally, its
+ * bytes are counted there. A task that is gone is no error. Returns -1 if
+ * the listener failed. */
 int connect_hand_in(int listener, const struct connect_req *req, int sock, int error);

@@ -35,6 +35,7 @@
 #include "seccomp-policy.h"
 #include "sup-observe-deny.h"
 #include "sup-observe-net.h"
+#include "sup-tally.h"
 #include "sup-observe-path.h"
 #include "systab.h"
 #include "sockdiag.h"
@@ -235,13 +236,19 @@ int observer_start(struct observer *o, int listener, struct run_report *rep, int
 	 * of through a scheduler wake-up (6.6+; older kernels: plain wake-ups). */
 	o->sync_wakeup = ioctl(listener, SECCOMP_IOCTL_NOTIF_SET_FLAGS,
 			       SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP, 0) == 0;
-	if (o->dns && connector_start(&o->conn, listener, rep, &o->violated, pidfd, &o->conn_counts, err) < 0)
+	if (o->dns && (tally_new(&o->tally, err) < 0 ||
+		       connector_start(&o->conn, listener, rep, &o->violated, pidfd, &o->conn_counts, o->tally, err) < 0)) {
+		tally_free(o->tally);
+		o->tally = NULL;
 		return -1;
+	}
 	struct sigaction sa = {.sa_handler = wake}; /* no SA_RESTART: RECV returns EINTR */
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGUSR1, &sa, &o->usr1_was) < 0) {
 		connector_stop(o->conn);
 		o->conn = NULL;
+		tally_free(o->tally);
+		o->tally = NULL;
 		return cordon_err_errno(err, "sigaction(SIGUSR1)");
 	}
 	pthread_attr_t at;
@@ -259,6 +266,8 @@ int observer_start(struct observer *o, int listener, struct run_report *rep, int
 		sigaction(SIGUSR1, &o->usr1_was, NULL);
 		connector_stop(o->conn);
 		o->conn = NULL;
+		tally_free(o->tally);
+		o->tally = NULL;
 		return cordon_err(err, r, "start the seccomp observer");
 	}
 	o->started = true;
@@ -288,9 +297,13 @@ void observer_stop(struct observer *o)
 	 * caller's disposition comes back (include/cordon.h). */
 	sigaction(SIGUSR1, &o->usr1_was, NULL);
 	o->started = false;
-	/* Then the connector, which only the thread handed work to. */
+	/* Then the connector, which only the thread handed work to; then the
+	 * byte counts of what they handed in (the run is gone). */
 	connector_stop(o->conn);
 	o->conn = NULL;
+	tally_finish(o->tally, o->rep);
+	tally_free(o->tally);
+	o->tally = NULL;
 }
 
 void observer_free(struct observer *o)

@@ -179,6 +179,18 @@ class NetworkDns(ReportObject):
 
 
 @dataclass
+class NetworkTransparent(ReportObject):
+    """connects the supervisor made for the run and handed in (docs/network.md)"""
+    connections: Optional[int] = None
+    proxied: Optional[int] = None  # optional
+    refused: Optional[int] = None
+    failed: Optional[int] = None
+    pending_max: Optional[int] = None
+    over_limit: Optional[int] = None
+    uncounted: Optional[int] = None  # optional
+
+
+@dataclass
 class NetworkEndpoint(ReportObject):
     target: Optional[str] = None
     connections: Optional[int] = None
@@ -208,6 +220,7 @@ class NetworkInjected(ReportObject):
 class Network(ReportObject):
     proxy: Optional[str] = None
     dns: Optional[NetworkDns] = None  # optional
+    transparent: Optional[NetworkTransparent] = None  # optional
     connections: Optional[int] = None
     denied: Optional[int] = None
     bytes_up: Optional[int] = None
@@ -325,4 +338,4 @@ class Report(ReportBase):
     run: Optional[Run] = None  # optional
 
 
-__all__ = ["Verdicts", "Check", "Limit", "UsageNotifications", "Usage", "Denial", "File", "Changes", "Fix", "PrivilegeSweep", "ListCut", "TruncatedDenials", "Truncated", "Stream", "SecretExposure", "SecretScan", "Enforcement", "Grant", "NetworkDns", "NetworkEndpoint", "NetworkRequest", "NetworkInjected", "Network", "SessionFile", "Session", "ExecResultDenial", "ExecResultUsage", "ExecResult", "Run", "Report"]
+__all__ = ["Verdicts", "Check", "Limit", "UsageNotifications", "Usage", "Denial", "File", "Changes", "Fix", "PrivilegeSweep", "ListCut", "TruncatedDenials", "Truncated", "Stream", "SecretExposure", "SecretScan", "Enforcement", "Grant", "NetworkDns", "NetworkTransparent", "NetworkEndpoint", "NetworkRequest", "NetworkInjected", "Network", "SessionFile", "Session", "ExecResultDenial", "ExecResultUsage", "ExecResult", "Run", "Report"]

@@ -287,6 +287,45 @@ print('run', ask($PORT))"
 	t_assert
 }
 
+# A connection handed in has no relay: its bytes are the kernel's counts,
+# read when the socket is freed (one closed by both sides) or, still open
+# at the end (a peer that never closes), looked up then.
+test_bytes_counted_on_the_direct_path() {
+	need_resolv_file || return
+	serve echo
+	local echo=$PORT esrv=$SRV
+	serve hold
+	local hold=$PORT hsrv=$SRV
+	cat >p.json <<JSON
+{"network": {"allow": ["db.internal:$echo", "hold.internal:$hold"], "transparent": true,
+             "resolve": {"db.internal": "127.0.0.1", "hold.internal": "127.0.0.1"}}}
+JSON
+	cordon_run --policy p.json -- /usr/bin/python3 -c "
+import socket
+for n in (100000, 5000):
+    s = socket.create_connection(('db.internal', $echo), timeout=30)
+    s.sendall(b'x' * n); s.shutdown(socket.SHUT_WR)
+    got = 0
+    while True:
+        d = s.recv(65536)
+        if not d:
+            break
+        got += len(d)
+    s.close(); print(got)
+h = socket.create_connection(('hold.internal', $hold), timeout=30)
+h.sendall(b'y' * 777)
+"
+	stop $esrv $hsrv
+	expect_eq "$RC" 0 "run: $ERR"
+	expect_eq "$OUT" $'100000\n5000' "echoed"
+	expect_eq "$(field -c ".network.endpoints[] | select(.target == \"db.internal:$echo\") | [.connections, .bytes_up, .bytes_down]")" \
+		'[2,105000,105000]' "the echo endpoint's counts: $(field -c .network)"
+	expect_eq "$(field -c ".network.endpoints[] | select(.target == \"hold.internal:$hold\") | [.connections, .bytes_up, .bytes_down]")" \
+		'[1,777,0]' "the held one's, still open at the end: $(field -c .network)"
+	expect_eq "$(field -c '[.network.connections, .network.bytes_up, .network.transparent.uncounted]')" '[3,105777,0]' "the totals"
+	t_assert
+}
+
 # A host-loopback endpoint with method/path rules: read by the proxy too.
 test_host_loopback_endpoint_with_rules() {
 	need_resolv_file || return
@@ -569,7 +608,7 @@ for what, f in (('listen', lambda s: s.listen(1)), ('bind', lambda s: s.bind(('0
 for t in test_clients_reach_pinned_names test_refused_at_once_and_named test_pending_connects_never_hold_the_rest \
 	test_read_ports_go_through_the_proxy test_injected_secret_on_the_transparent_path \
 	test_names_looked_up_as_the_proxy_does test_host_loopback_endpoint_and_the_runs_own \
-	test_host_loopback_endpoint_with_rules \
+	test_host_loopback_endpoint_with_rules test_bytes_counted_on_the_direct_path \
 	test_one_decision_through_both_paths test_git_over_ssh_reaches_the_endpoint \
 	test_handed_in_socket_is_never_reused; do
 	t_run $t
