@@ -274,6 +274,33 @@ static bool same_dir(const char *dir, const char *home)
 }
 
 #define PASSWD_SCAN_MAX 100000
+
+/* A home of the account database at dir: the owner's own home (one lookup,
+ * whatever the source), then every account of /etc/passwd read as a file.
+ * Not getpwent(): enumerating through NSS loads its other modules
+ * (libnss_systemd and what it links: about 1.5 ms of CPU per run on a
+ * virtual machine), and a directory service's accounts are rarely
+ * enumerable anyway (sssd's default). A home is the same inode as dir
+ * before it is compared by name (one stat, not a realpath per account);
+ * d NULL: dir could not be looked at, names only. */
+static bool passwd_home(const char *dir, const struct stat *d)
+{
+	struct passwd pwb, *pw = NULL;
+	char pwbuf[4096];
+	if (d && getpwuid_r(d->st_uid, &pwb, pwbuf, sizeof(pwbuf), &pw) == 0 && pw && same_dir(dir, pw->pw_dir))
+		return true;
+	FILE *f = fopen("/etc/passwd", "re");
+	if (!f)
+		return false;
+	bool home = false;
+	struct stat st;
+	for (size_t n = 0; !home && n < PASSWD_SCAN_MAX && fgetpwent_r(f, &pwb, pwbuf, sizeof(pwbuf), &pw) == 0 && pw; n++)
+		home = (!d || (stat(pw->pw_dir, &st) == 0 && st.st_dev == d->st_dev && st.st_ino == d->st_ino)) &&
+		       same_dir(dir, pw->pw_dir);
+	fclose(f);
+	return home;
+}
+
 bool protect_is_home(const char *dir)
 {
 	if (same_dir(dir, getenv("HOME")))
@@ -285,13 +312,7 @@ bool protect_is_home(const char *dir)
 	for (size_t i = 0; fd >= 0 && i < ARRAY_SIZE(looks); i++)
 		if (fstatat(fd, looks[i], &st, AT_SYMLINK_NOFOLLOW) == 0)
 			return true;
-	bool home = false;
-	setpwent();
-	struct passwd *pw;
-	for (size_t n = 0; !home && n < PASSWD_SCAN_MAX && (pw = getpwent()); n++)
-		home = same_dir(dir, pw->pw_dir);
-	endpwent();
-	return home;
+	return passwd_home(dir, fd >= 0 && fstat(fd, &st) == 0 ? &st : NULL);
 }
 
 int protect_add_home(const struct run_plan *plan, const cordon_policy *p, strv *names, cordon_error *err)
