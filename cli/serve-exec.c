@@ -613,6 +613,11 @@ enum MHD_Result session_op(struct MHD_Connection *c, const struct route *rt, str
 	case R_SESSION_CHANGES:
 		r = session_changes(c, se, rt->sid, CHANGES_DIFF_MAX);
 		break;
+	case R_SESSION_PAUSE:
+	case R_SESSION_RESUME:
+		r = simple_op(c, se, rt->sid, rt->kind == R_SESSION_PAUSE ? "{\"op\":\"pause\"}" : "{\"op\":\"resume\"}",
+			      -1, 200, "application/json");
+		break;
 	case R_EXEC_GET:
 	case R_EXEC_SIGNAL: {
 		const jnode *sig = body ? json_get(body, "signal") : NULL;

@@ -101,6 +101,9 @@ static void reap_dir(const char *parent)
 			continue;
 		char path[4400];
 		snprintf(path, sizeof(path), "%s/%s", parent, e->d_name);
+		/* A paused session's v1 freezer cgroup (session-cg.c) is
+		 * thawed first: a frozen process does not die. */
+		cg_write(path, "freezer.state", "THAWED", NULL);
 		cg_write(path, "cgroup.kill", "1", NULL);
 		rmdir(path);
 	}
@@ -108,7 +111,7 @@ static void reap_dir(const char *parent)
 
 void cgroup_reap_stale(const struct cgroup_ops *ops, const struct cg_host *host)
 {
-	static const char *const v1[] = {"memory", "pids", "cpuacct"};
+	static const char *const v1[] = {"memory", "pids", "cpuacct", "freezer"};
 	char mp[2048], self[2048], dir[4200];
 	struct cg_host own = {0};
 	const struct cg_host *h = host && host->mountinfo && host->cgroup ? host : &own;

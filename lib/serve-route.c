@@ -91,6 +91,10 @@ enum route_kind route_parse(const char *method, const char *path, struct route *
 		return r->kind = by_method(method, "GET", R_SESSION_REPORT, NULL, R_NONE);
 	if (n == 4 && is(seg[3], len[3], "changes"))
 		return r->kind = by_method(method, "GET", R_SESSION_CHANGES, NULL, R_NONE);
+	if (n == 4 && is(seg[3], len[3], "pause"))
+		return r->kind = by_method(method, NULL, R_NONE, "POST", R_SESSION_PAUSE);
+	if (n == 4 && is(seg[3], len[3], "resume"))
+		return r->kind = by_method(method, NULL, R_NONE, "POST", R_SESSION_RESUME);
 	if (is(seg[3], len[3], "exec")) {
 		if (n == 4)
 			return r->kind = by_method(method, NULL, R_NONE, "POST", R_EXEC);

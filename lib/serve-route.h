@@ -27,6 +27,8 @@ enum route_kind {
 	R_METRICS,         /* GET /v1/metrics */
 	R_VERSION,         /* GET /v1/version */
 	R_SESSION_CHANGES, /* GET /v1/sessions/{id}/changes */
+	R_SESSION_PAUSE,   /* POST /v1/sessions/{id}/pause */
+	R_SESSION_RESUME,  /* POST /v1/sessions/{id}/resume */
 };
 
 /* ids are "s-", "e-" or "r-" and 16 lower-case hex digits. */

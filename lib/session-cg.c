@@ -1,6 +1,7 @@
 /* Per-exec cgroups of a session (session-cg.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cgroup-v2.h"
+#include "clock.h"
 #include "error.h"
 #include "session.h"
 #include "session-cg.h"
@@ -20,7 +22,50 @@ static struct {
 	char dirs[CG_MAX_CTRL][4096];
 	bool made[SX_SLOTS];
 	uint64_t cpu0[SX_SLOTS];
+	/* The freezer (sxcg_freeze): v2 the session's cgroup itself; v1 a
+	 * cgroup of its own in the freezer hierarchy (fz_made: ours to
+	 * remove). "" where the host has none. */
+	char fz[4096];
+	bool fz_made, frozen;
 } G;
+
+/* v1: the session's freezer cgroup, <freezer mount><our path>/<the run's
+ * cgroup name> (cgroup_reap_stale finds it if this worker dies), with
+ * every process of the session's pids cgroup moved in. Called before the
+ * first exec: what init forks later is born in it (the agent moves itself
+ * only in the hierarchies of G.dirs). */
+static void v1_freezer(const struct cgroup *cg)
+{
+	struct cg_host h = {0};
+	char mp[2048], self[2048], d[4200], p[4300];
+	if (cg->ndirs < 2 || cg_host_read(&h) < 0)
+		return;
+	bool ok = cg_mount_point_in(&h, "freezer", false, mp, sizeof(mp)) == 0 &&
+		  cg_self_path_in(&h, "freezer", self, sizeof(self)) == 0;
+	cg_host_free(&h);
+	if (!ok || snprintf(d, sizeof(d), "%s%s/%s", mp, strcmp(self, "/") == 0 ? "" : self, cg->name) >= (int)sizeof(d) ||
+	    (mkdir(d, 0755) < 0 && errno != EEXIST))
+		return;
+	snprintf(G.fz, sizeof(G.fz), "%s", d);
+	G.fz_made = true;
+	snprintf(p, sizeof(p), "%s/cgroup.procs", cg->dirs[1]);
+	FILE *f = fopen(p, "re");
+	long pid;
+	int n = 0;
+	while (f && fscanf(f, "%ld", &pid) == 1 && n++ < 100000) {
+		char v[32];
+		snprintf(v, sizeof(v), "%ld", pid);
+		if (cg_write(G.fz, "cgroup.procs", v, NULL) < 0 && kill((pid_t)pid, 0) == 0) {
+			/* One left out could not be frozen: no freezer at all. */
+			G.fz[0] = '\0';
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	if (!f || n == 0)
+		G.fz[0] = '\0';
+}
 
 void sxcg_session(const struct cgroup *cg)
 {
@@ -31,6 +76,77 @@ void sxcg_session(const struct cgroup *cg)
 	for (int i = 0; i < G.ndirs; i++)
 		snprintf(G.dirs[i], sizeof(G.dirs[i]), "%s", cg->dirs[i]);
 	G.on = true;
+	if (G.v2) {
+		/* cgroup.freeze: Linux 5.2 and later. */
+		char p[4300];
+		snprintf(p, sizeof(p), "%s/cgroup.freeze", G.dirs[0]);
+		if (access(p, W_OK) == 0)
+			snprintf(G.fz, sizeof(G.fz), "%s", G.dirs[0]);
+	} else {
+		v1_freezer(cg);
+	}
+}
+
+bool sxcg_can_freeze(void)
+{
+	return G.on && G.fz[0];
+}
+
+/* Is the freezer's state what was asked (frozen or thawed)? */
+static bool fz_reached(bool freeze)
+{
+	if (G.v2) {
+		uint64_t v = 2;
+		return cg_read_key(G.fz, "cgroup.events", "frozen", &v) == 0 && v == (freeze ? 1 : 0);
+	}
+	char p[4300], st[32] = "";
+	snprintf(p, sizeof(p), "%s/freezer.state", G.fz);
+	int fd = open(p, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd >= 0 ? read(fd, st, sizeof(st) - 1) : -1;
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	st[n] = '\0';
+	return strncmp(st, freeze ? "FROZEN" : "THAWED", 6) == 0;
+}
+
+int sxcg_freeze(bool freeze, unsigned wait_ms, bool *reached, cordon_error *err)
+{
+	*reached = false;
+	if (!sxcg_can_freeze())
+		return cordon_err(err, 0, "the session has no freezer cgroup (cgroup v2's cgroup.freeze, or the v1 freezer hierarchy)");
+	if (G.v2 ? cg_write(G.fz, "cgroup.freeze", freeze ? "1" : "0", err) < 0
+		 : cg_write(G.fz, "freezer.state", freeze ? "FROZEN" : "THAWED", err) < 0)
+		return cordon_err_wrap(err, "%s the session's cgroup %s", freeze ? "freeze" : "thaw", G.fz);
+	G.frozen = freeze;
+	/* Bounded: v2 says so in cgroup.events (POLLPRI on a change), v1
+	 * moves from FREEZING to FROZEN as its tasks stop (read again). */
+	char p[4300];
+	snprintf(p, sizeof(p), "%s/cgroup.events", G.fz);
+	int ev = G.v2 ? open(p, O_RDONLY | O_CLOEXEC) : -1;
+	uint64_t until = mono_ns() + (uint64_t)wait_ms * 1000000ULL;
+	while (!(*reached = fz_reached(freeze))) {
+		uint64_t now = mono_ns();
+		if (now >= until)
+			break;
+		int ms = (int)((until - now) / 1000000ULL);
+		if (ev >= 0) {
+			struct pollfd pf = {ev, POLLPRI, 0};
+			poll(&pf, 1, ms < 10 ? ms : 10);
+		} else {
+			struct timespec ts = {0, 1000000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	if (ev >= 0)
+		close(ev);
+	return 0;
+}
+
+bool sxcg_frozen(void)
+{
+	return sxcg_can_freeze() && fz_reached(true);
 }
 
 static void slot_dir(int i, int slot, char *out, size_t sz)
@@ -178,11 +294,27 @@ bool sxcg_exec_end(int slot, uint64_t *cpu_ns)
 	return c > 0;
 }
 
+void sxcg_thaw(void)
+{
+	bool reached;
+	if (G.frozen)
+		sxcg_freeze(false, 1000, &reached, NULL);
+}
+
 void sxcg_end(void)
 {
+	sxcg_thaw();
 	for (int s = 0; G.on && s < SX_SLOTS; s++)
 		if (G.made[s]) {
 			kill_all(s);
 			remove_slot(s);
 		}
+	if (G.fz_made) {
+		/* Its processes (init's) are gone or going: a few tries. */
+		for (int k = 0; k < 200 && rmdir(G.fz) < 0 && errno == EBUSY; k++) {
+			struct timespec ts = {0, 1000000};
+			nanosleep(&ts, NULL);
+		}
+		G.fz_made = false;
+	}
 }

@@ -54,6 +54,11 @@ static void usage_json(jwriter *w, const struct sx_exec *x)
 		jw_key(w, "cgroup_cpu_seconds");
 		jw_double(w, (double)x->cg_cpu_ns / 1e9);
 	}
+	if (x->paused_ns) {
+		/* Part of wall_seconds: not counted against its timeout. */
+		jw_key(w, "paused_seconds");
+		jw_double(w, (double)x->paused_ns / 1e9);
+	}
 	if (x->t_req && x->t_exec >= x->t_req) {
 		jw_key(w, "start_to_exec_seconds");
 		jw_double(w, (double)(x->t_exec - x->t_req) / 1e9);

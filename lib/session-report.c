@@ -32,6 +32,7 @@
 #include "session-util.h"
 #include "session.h"
 #include "session-cg.h"
+#include "session-pause.h"
 #include "sync.h"
 #include "units.h"
 #include "session-worker.h"
@@ -45,7 +46,7 @@ void sx_do_get(struct sx *s, int reply)
 	jw_key(&w, "id");
 	jw_str(&w, s->id);
 	jw_key(&w, "state");
-	jw_str(&w, s->ending ? "ending" : "running");
+	jw_str(&w, s->ending ? "ending" : s->paused ? "paused" : "running");
 	sx_paths_json(s, &w);
 	jw_key(&w, "execs");
 	jw_arr_begin(&w);
@@ -134,6 +135,8 @@ static char *session_report(struct sx *s, struct run_report *rep)
 		   s->warm ? "true" : "false");
 	if (s->warm)
 		buf_printf(&b, "\"pool_seconds\": %.6f, ", (double)s->pool_ns / 1e9);
+	if (s->npauses || s->pauses_omitted)
+		sx_pauses_json(s, &b);
 	buf_printf(&b, "\"files\": [%s]},\n  \"execs\": [", s->evidence.p ? s->evidence.p : "");
 	size_t k = 0;
 	for (size_t i = 0; i < s->nex; i++) {

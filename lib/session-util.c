@@ -83,6 +83,11 @@ void sx_arm_idle(struct sx *s)
 {
 	if (s->idle < 0 || !s->idle_ns)
 		return;
+	if (s->paused) {
+		/* Its idle time does not count while it is paused. */
+		timerfd_settime(s->idle, 0, &(struct itimerspec){0}, NULL);
+		return;
+	}
 	struct itimerspec its = {{0, 0}, {(time_t)(s->idle_ns / 1000000000ULL), (long)(s->idle_ns % 1000000000ULL)}};
 	timerfd_settime(s->idle, 0, &its, NULL);
 }

@@ -92,7 +92,18 @@ struct sx_exec {
 	 * takes fetch_left bytes of the queue (what was there) and goes. */
 	bool background, fetching;
 	size_t fetch_left;
+	/* The session paused (session-pause.c): its timeout's time left,
+	 * kept while its timer is stopped (0: no timeout), and the time it
+	 * spent paused. */
+	uint64_t timer_left, paused_ns;
 };
+
+/* One pause of the session: from start to end (CLOCK_MONOTONIC ns; end 0
+ * while it lasts). */
+struct sx_pause_iv {
+	uint64_t start, end;
+};
+#define SX_PAUSES_MAX 256
 
 struct sx_file {
 	bool used;
@@ -134,4 +145,12 @@ struct sx {
 	 * its working directory (the policy's cwd, else the workspace):
 	 * a relative files-API path or exec cwd is the cwd's. */
 	char ws[4096], cwd[4096];
+	/* Paused (POST .../pause, session-pause.c): every process frozen, the
+	 * wall, idle and exec timers stopped (wall_left: the wall timer's
+	 * time left, 0 if it was not armed). The pauses for the report: the
+	 * first SX_PAUSES_MAX listed, every one counted in paused_ns. */
+	bool paused, pause_listed;
+	uint64_t pause_t0, wall_left, paused_ns;
+	struct sx_pause_iv pauses[SX_PAUSES_MAX];
+	size_t npauses, pauses_omitted;
 };

@@ -52,6 +52,7 @@
 #include "session-util.h"
 #include "session.h"
 #include "session-cg.h"
+#include "session-pause.h"
 #include "session-worker.h"
 #include "sync.h"
 #include "units.h"
@@ -104,6 +105,8 @@ static void end_session(struct sx *s, const char *why)
 	s->ending = true;
 	if (!s->end_reason)
 		s->end_reason = why;
+	/* Paused: thawed first, or its processes could not end. */
+	sx_pause_end(s);
 	sync_send(s->sock, MSG_SX_END, 0, NULL, -1);
 }
 
@@ -173,6 +176,14 @@ static void on_ctl(struct sx *s)
 			sx_reply_error(reply, 409, "the session is ending");
 		else
 			sx_reply_error(reply, 410, "the session has ended (%s)", s->end_reason ? s->end_reason : "by itself");
+	} else if (s->paused && (strcmp(op, "exec") == 0 || strcmp(op, "file") == 0 || strcmp(op, "signal") == 0)) {
+		/* Its processes are frozen: nothing is started, opened or
+		 * signalled in it until it is resumed (docs/api.md). */
+		sx_reply_error(reply, 409, "the session is paused: POST /v1/sessions/%s/resume first", s->id);
+	} else if (strcmp(op, "pause") == 0) {
+		sx_do_pause(s, reply);
+	} else if (strcmp(op, "resume") == 0) {
+		sx_do_resume(s, reply);
 	} else if (strcmp(op, "claim") == 0) {
 		do_claim(s, req, reply);
 	} else if (strcmp(op, "exec") == 0) {
@@ -387,7 +398,9 @@ static void h_event(void *ctx, uint64_t data, uint32_t events)
 			sx_read_out(s, &s->ex[idx / 2], (int)(idx % 2));
 		break;
 	case K_TIMER:
-		if (idx < s->nex) {
+		/* Paused: the timer was stopped (an expiry seen before the stop
+		 * ended its exec then: session-pause.c). */
+		if (idx < s->nex && !s->paused) {
 			uint64_t v;
 			if (read(s->ex[idx].timer, &v, sizeof(v)) < 0) { /* spurious */ }
 			sx_signal_exec(s, &s->ex[idx], SIGKILL, "timeout");
@@ -396,6 +409,8 @@ static void h_event(void *ctx, uint64_t data, uint32_t events)
 	case K_IDLE: {
 		uint64_t v;
 		if (read(s->idle, &v, sizeof(v)) < 0) { /* spurious */ }
+		if (s->paused)
+			break; /* stopped: an expiry read in the same round as the pause */
 		/* The lease (docs/api.md): an exec whose client still reads
 		 * its stream (or holds its pty open) keeps the session; one
 		 * left running by a client that went away does not. */
@@ -437,10 +452,16 @@ static void h_cgroup(void *ctx, const struct cgroup *cg)
 	sxcg_session(cg);
 }
 
+static void h_kill(void *ctx)
+{
+	sx_pause_end(ctx);
+}
+
 static void h_end(void *ctx)
 {
 	struct sx *s = ctx;
 	s->ended = true;
+	sx_pause_end(s);
 	sxcg_end();
 	for (size_t i = 0; i < s->nex; i++)
 		if (s->ex[i].running)
@@ -576,7 +597,7 @@ int session_worker_main(int ctl)
 	struct run_report rep;
 	report_init(&rep);
 	rep.attribute = true; /* each exec's denials are its own (sx_finalize) */
-	struct run_hooks h = {&s, h_ready, h_msg, h_event, h_end, sx_h_report, h_cgroup};
+	struct run_hooks h = {&s, h_ready, h_msg, h_event, h_end, sx_h_report, h_cgroup, h_kill};
 	s.rep = &rep;
 	int rc = cordon_session_run(s.pol, &rep, &h, &err);
 	if (!s.ready) {

@@ -40,6 +40,10 @@ struct run_hooks {
 	void (*on_report)(void *ctx);
 	/* The run's cgroup, before ready (only when it has one); may be NULL. */
 	void (*cgroup)(void *ctx, const struct cgroup *cg);
+	/* The supervisor is about to kill init (a limit, a signal, the end):
+	 * a paused session thaws its processes first (a process frozen by
+	 * the v1 freezer does not die until thawed). May be NULL. */
+	void (*on_kill)(void *ctx);
 };
 /* A session's boundary: like cordon_run, with init as the agent
  * (session-agent.c) instead of a command; returns when init is gone. */

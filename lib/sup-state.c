@@ -66,6 +66,8 @@ void sup_kill_run(struct sup *s, enum run_status why)
 	 * MSG_EXEC_OK reaches us. Killed in that window, it still ran. */
 	if (!s->exec_ok && !s->init_dead && s->pid > 0 && !s->cmd_forked)
 		s->cmd_forked = init_has_child(s->pid);
+	if (s->opts->hooks && s->opts->hooks->on_kill)
+		s->opts->hooks->on_kill(s->opts->hooks->ctx);
 	if (s->pidfd >= 0)
 		syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
 }

@@ -1,0 +1,221 @@
+# Issue 38, pause and resume: POST /v1/sessions/{id}/pause and .../resume
+# (docs/api.md, "Pause and resume"). Every process of the session frozen by
+# the cgroup freezer, checked in the kernel's own files (cgroup.events on
+# v2, freezer.state on v1); its wall, idle and exec timeouts stopped while
+# it is paused; its report lists the pauses.
+. "$(dirname "$0")/../lib.sh"
+
+# The server's fixture, as serve.sh's (a server per test, stopped however
+# the test returns).
+start_server() {
+	SOCK=$T_TMP/s.sock
+	STATE=$WS/state
+	"$CORDON" serve --socket "$SOCK" --state-dir "$STATE" "$@" 2>"$T_TMP/serve.log" &
+	SRV=$!
+	T_SERVERS+=("$SRV")
+	trap stop_servers EXIT
+	local i
+	for i in $(seq 1 200); do
+		[ -S "$SOCK" ] && return 0
+		kill -0 "$SRV" 2>/dev/null || break
+		sleep 0.05
+	done
+	fail "the server did not start: $(cat "$T_TMP/serve.log")"
+}
+api() { curl -sS --unix-socket "$SOCK" --max-time 60 "$@"; }
+api_code() { api -w ' %{http_code}' "$@" | tr -d '\n'; }
+# new_session [BODY]: its id in $SID, its worker's pid in $WPID (the
+# server's newest child: the session's cgroups are named cordon-WPID-N).
+new_session() {
+	local body=${1:-'{}'}
+	SID=$(api -X POST http://cordon/v1/sessions -d "$body" | jq -r .id)
+	[[ "$SID" =~ ^s-[0-9a-f]{16}$ ]] || { fail "no session: $SID"; return 1; }
+	WPID=$(pgrep -n -P "$SRV")
+}
+# pause_or_skip: pauses $SID; a host without a freezer for the session
+# (no cgroup, no cgroup.freeze, no v1 freezer hierarchy) skips the test.
+pause_or_skip() {
+	local out
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/pause")
+	if [[ "$out" == *"no freezer cgroup on this host"*409 ]]; then
+		t_skip "no freezer cgroup for the session on this host"
+		return
+	fi
+	PAUSE=${out% 200}
+	[ "$PAUSE" != "$out" ] || { fail "pause: $out"; return 1; }
+}
+# fz_state [WPID]: the session's freezer as the kernel says it now: frozen,
+# thawed, or none (its cgroup gone).
+fz_state() {
+	local d w=${1:-$WPID}
+	for d in $(find /sys/fs/cgroup -type d -name "cordon-$w-*" 2>/dev/null); do
+		if [ -f "$d/freezer.state" ]; then
+			case $(cat "$d/freezer.state") in FROZEN) echo frozen ;; *) echo thawed ;; esac
+			return
+		fi
+		if [ -f "$d/cgroup.events" ]; then
+			case $(sed -n 's/^frozen //p' "$d/cgroup.events") in 1) echo frozen ;; *) echo thawed ;; esac
+			return
+		fi
+	done
+	echo none
+}
+# counter: what the session's counting loop last wrote (0 before it did).
+counter() { cat "$STATE/sessions/$SID/work/n" 2>/dev/null || echo 0; }
+# until_counter_above N: waits (at most 20 s: a hang guard) for the loop
+# to count past N.
+until_counter_above() {
+	local i
+	for i in $(seq 1 400); do
+		[ "$(counter)" -gt "$1" ] && return 0
+		sleep 0.05
+	done
+	fail "the counter did not pass $1 (it is $(counter))"
+}
+
+# Pause while an exec counts: the kernel says frozen, the counter stands
+# still, execs and files are refused (409), GET says paused; a second pause
+# changes nothing; after the resume it counts again. Paused again, DELETE
+# ends it: no process and no cgroup of the session are left, and the report
+# lists both pauses.
+pause_case() {
+	start_server || return 1
+	# direct: the counter is read from the host, in the workspace itself
+	new_session '{"policy":{"filesystem":{"workspace_mode":"direct"}}}' || return 1
+	local out c1 c2
+	out=$(api -X POST "http://cordon/v1/sessions/$SID/exec" \
+		-d '{"argv":["sh","-c","i=0; while :; do i=$((i+1)); echo $i >n.tmp; mv n.tmp n; done"],"background":true}')
+	expect_match "$out" '"state":"running"' "the counting exec: $out"
+	until_counter_above 0 || { t_assert; return 1; }
+	pause_or_skip || return
+	expect_eq "$(printf '%s' "$PAUSE" | jq -r '.state + " " + (.frozen|tostring)')" "paused true" "the pause's answer: $PAUSE"
+	expect_eq "$(fz_state)" frozen "the kernel's freezer state"
+	c1=$(counter)
+	sleep 0.3
+	expect_eq "$(fz_state)" frozen "still frozen"
+	c2=$(counter)
+	expect_eq "$c2" "$c1" "the counter while paused"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID" | jq -r .state)" paused "GET: paused"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["true"]}')" \
+		'the session is paused: POST /v1/sessions/s-[0-9a-f]+/resume first.* 409$' "an exec while paused"
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID/files?path=n")" 'the session is paused.* 409$' "a file read while paused"
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/pause")
+	expect_match "$out" '"state":"paused","frozen":true.* 200$' "a second pause: idempotent"
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/resume")
+	expect_match "$out" '"state":"running".* 200$' "resume"
+	expect_eq "$(fz_state)" thawed "the kernel's freezer state after the resume"
+	until_counter_above "$c2"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/resume")" '"state":"running".* 200$' "a second resume: idempotent"
+	local run
+	run=$(api -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["cat","n"]}' | jq -r 'select(.type == "result") | .status')
+	expect_eq "$run" ok "an exec after the resume"
+	pause_or_skip || return
+	expect_eq "$(fz_state)" frozen "paused again"
+	api -X DELETE "http://cordon/v1/sessions/$SID" >"$T_TMP/end.json"
+	R=$T_TMP/end.json
+	keep_report "$R"
+	expect_eq "$(field .session.end)" deleted "deleted while paused"
+	expect_eq "$(field '.session.paused | length')" 2 "two pauses: $(field -c .session.paused)"
+	expect_eq "$(field '[.session.paused[] | .end >= .start] | all')" true "each pause ends after it starts"
+	expect_eq "$(field '.session.paused[1].start >= .session.paused[0].end')" true "in order"
+	expect_eq "$(field '.session.paused_seconds > 0.3')" true "paused_seconds counts the first pause's 0.3 s at least"
+	expect_eq "$(field -c '[.execs[0].status, (.execs[0].usage.paused_seconds > 0)]')" '["session-ended",true]' \
+		"the counting exec ended with the session, its pauses counted"
+	local i
+	for i in $(seq 1 200); do
+		kill -0 "$WPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	expect_eq "$(kill -0 "$WPID" 2>/dev/null && echo alive || echo gone)" gone "the session's worker"
+	expect_eq "$(find /sys/fs/cgroup -type d -name "cordon-$WPID-*" 2>/dev/null)" "" "no cgroup of the session is left"
+	expect_eq "$(counter)" "$(counter)" "nothing counts any more"
+	kill -TERM "$SRV"
+	wait "$SRV"
+}
+test_pause_freezes_and_resumes() {
+	[ "$(cg_backend)" != none ] || { t_skip "no cgroup hierarchy for the session"; return; }
+	pause_case || return
+	t_assert
+}
+# The same on cgroup v2 where the unified hierarchy offers it (a hybrid
+# host's backend is v1).
+test_pause_freezes_and_resumes_v2() {
+	[ -n "$(cg2_root)" ] && [ "$(cg_backend)" != v2 ] || { t_skip "the host's backend is cgroup v2 already, or it has none"; return; }
+	CORDON_CGROUP=v2 pause_case || return
+	t_assert
+}
+
+# A paused session's clocks stand still: its exec's 2 s timeout, its own
+# 3 s wall time and another session's 2 s idle timeout do not fire during a
+# pause of 4 s; each goes on from its time left after the resume (the exec
+# times out, then the session; the idle one ends by its idle timeout).
+test_pause_stops_the_clocks() {
+	[ "$(cg_backend)" != none ] || { t_skip "no cgroup hierarchy for the session"; return; }
+	start_server || return 1
+	new_session '{"timeout":"3s"}' || return 1
+	local s1=$SID w1=$WPID out i
+	api -N -X POST "http://cordon/v1/sessions/$s1/exec" \
+		-d '{"argv":["sh","-c","echo up; while :; do sleep 0.05; done"],"timeout":"2s"}' >"$T_TMP/x" &
+	local xpid=$!
+	for i in $(seq 1 400); do
+		grep -q stdout "$T_TMP/x" 2>/dev/null && break
+		sleep 0.05
+	done
+	local eid
+	eid=$(head -1 "$T_TMP/x" | jq -r .exec)
+	pause_or_skip || return
+	new_session '{"idle_timeout":"2s"}' || return 1
+	local s2=$SID w2=$WPID
+	SID=$s2 pause_or_skip || return
+	expect_eq "$(fz_state "$w1") $(fz_state "$w2")" "frozen frozen" "both frozen"
+	# Longer than every timeout of theirs.
+	sleep 4
+	expect_eq "$(api "http://cordon/v1/sessions/$s1" | jq -r .state)" paused "the 3 s session after 4 s paused"
+	expect_eq "$(api "http://cordon/v1/sessions/$s1/exec/$eid" | jq -r .state)" running "its exec of 2 s after 4 s paused"
+	expect_eq "$(api "http://cordon/v1/sessions/$s2" | jq -r .state)" paused "the session of 2 s idle after 4 s paused"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$s1/resume")" '"state":"running".* 200$' "resume"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$s2/resume")" '"state":"running".* 200$' "resume the other"
+	wait "$xpid"
+	out=$(jq -c 'select(.type == "result")' "$T_TMP/x")
+	expect_eq "$(printf '%s' "$out" | jq -r .status)" timeout "the exec's timeout, after the resume: $out"
+	expect_eq "$(printf '%s' "$out" | jq -r '.usage.paused_seconds >= 4 and .usage.wall_seconds >= .usage.paused_seconds + 1')" true \
+		"its pause is part of its wall time, not of its 2 s: $(printf '%s' "$out" | jq -c .usage)"
+	# The sessions end by themselves: a wait with a hang guard (20 s).
+	for i in $(seq 1 400); do
+		[ "$(api "http://cordon/v1/sessions/$s1" | jq -r .state)" = ended ] &&
+			[ "$(api "http://cordon/v1/sessions/$s2" | jq -r .state)" = ended ] && break
+		sleep 0.05
+	done
+	R=$T_TMP/r1.json
+	api "http://cordon/v1/sessions/$s1/report" >"$R"
+	keep_report "$R"
+	expect_eq "$(field -c '[.status, .session.end, (.session.paused | length)]')" '["timeout","wall-timeout",1]' "the 3 s session"
+	expect_eq "$(field '.session.paused_seconds >= 4 and .usage.wall_seconds >= .session.paused_seconds + 3')" true \
+		"its wall time: 3 s besides the pause ($(field -c '[.usage.wall_seconds, .session.paused_seconds]'))"
+	R=$T_TMP/r2.json
+	api "http://cordon/v1/sessions/$s2/report" >"$R"
+	keep_report "$R"
+	expect_eq "$(field -c '[.session.end, (.session.paused | length)]')" '["idle-timeout",1]' "the idle session"
+	expect_eq "$(field '.usage.wall_seconds >= .session.paused_seconds + 2')" true "its idle time: 2 s besides the pause"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+# Not a session's, or not one: 404; pause is POST only.
+test_pause_routes() {
+	start_server || return 1
+	expect_match "$(api_code -X POST http://cordon/v1/sessions/s-0123456789abcdef/pause)" ' 404$' "no such session"
+	new_session || return 1
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID/pause")" ' 405$' "GET pause"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/resume")" '"state":"running".* 200$' "resume of a running session"
+	api -X DELETE "http://cordon/v1/sessions/$SID" >/dev/null
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/pause")" ' 410$' "an ended session"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+for t in test_pause_freezes_and_resumes test_pause_freezes_and_resumes_v2 test_pause_stops_the_clocks test_pause_routes; do
+	t_run $t
+done
