@@ -234,6 +234,12 @@ class Network(ReportObject):
 
 
 @dataclass
+class SessionPaused(ReportObject):
+    start: Optional[float] = None
+    end: Optional[float] = None
+
+
+@dataclass
 class SessionFile(ReportObject):
     op: Optional[str] = None
     path: Optional[str] = None
@@ -249,6 +255,9 @@ class Session(ReportObject):
     end: Optional[str] = None
     warm: Optional[bool] = None  # optional
     pool_seconds: Optional[float] = None  # optional
+    paused: List[SessionPaused] = field(default_factory=list)  # optional
+    paused_seconds: Optional[float] = None  # optional
+    paused_omitted: Optional[int] = None  # optional
     files: List[SessionFile] = field(default_factory=list)
 
 
@@ -266,6 +275,7 @@ class ExecResultUsage(ReportObject):
     peak_memory_bytes: Optional[int] = None
     wall_seconds: Optional[float] = None
     cgroup_cpu_seconds: Optional[float] = None  # optional
+    paused_seconds: Optional[float] = None  # optional
     start_to_exec_seconds: Optional[float] = None  # optional
 
 
@@ -338,4 +348,4 @@ class Report(ReportBase):
     run: Optional[Run] = None  # optional
 
 
-__all__ = ["Verdicts", "Check", "Limit", "UsageNotifications", "Usage", "Denial", "File", "Changes", "Fix", "PrivilegeSweep", "ListCut", "TruncatedDenials", "Truncated", "Stream", "SecretExposure", "SecretScan", "Enforcement", "Grant", "NetworkDns", "NetworkTransparent", "NetworkEndpoint", "NetworkRequest", "NetworkInjected", "Network", "SessionFile", "Session", "ExecResultDenial", "ExecResultUsage", "ExecResult", "Run", "Report"]
+__all__ = ["Verdicts", "Check", "Limit", "UsageNotifications", "Usage", "Denial", "File", "Changes", "Fix", "PrivilegeSweep", "ListCut", "TruncatedDenials", "Truncated", "Stream", "SecretExposure", "SecretScan", "Enforcement", "Grant", "NetworkDns", "NetworkTransparent", "NetworkEndpoint", "NetworkRequest", "NetworkInjected", "Network", "SessionPaused", "SessionFile", "Session", "ExecResultDenial", "ExecResultUsage", "ExecResult", "Run", "Report"]

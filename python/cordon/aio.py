@@ -252,6 +252,14 @@ class Session:
         """The session's change set as it is now, with a diff (Session.changes)."""
         return await self._client._json("GET", f"{self._path}/changes")
 
+    async def pause(self) -> Dict[str, Any]:
+        """Freeze every process of the session (Session.pause)."""
+        return await self._client._json("POST", f"{self._path}/pause")
+
+    async def resume(self) -> Dict[str, Any]:
+        """Thaw it (Session.resume)."""
+        return await self._client._json("POST", f"{self._path}/resume")
+
     def exec_stream(self, argv: Sequence[str], env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
                     stdin: Union[str, bytes, None] = None, timeout: Any = None) -> AsyncIterator[Event]:
         """The exec's events as they arrive: `async for ev in ...`."""

@@ -270,6 +270,15 @@ class Session:
         "diff_truncated", ...} (docs/api.md, GET /v1/sessions/{id}/changes)."""
         return self._client._json("GET", f"{self._path}/changes")
 
+    def pause(self) -> Dict[str, Any]:
+        """Freeze every process of the session; its clocks stop (docs/api.md,
+        POST /v1/sessions/{id}/pause): {"state": "paused", "frozen", ...}."""
+        return self._client._json("POST", f"{self._path}/pause")
+
+    def resume(self) -> Dict[str, Any]:
+        """Thaw it; its clocks go on from their time left."""
+        return self._client._json("POST", f"{self._path}/resume")
+
     def exec_stream(self, argv: Sequence[str], env=None, cwd=None, stdin=None, timeout=None) -> Iterator[Event]:
         """The exec's events as they arrive (the output is not buffered)."""
         body = json.dumps(_exec_body(argv, env, cwd, stdin, timeout)).encode()

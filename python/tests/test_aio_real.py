@@ -185,3 +185,19 @@ def test_aio_session_changes(serve):
             assert [(x["change"], x["path"]) for x in c["changes"]] == [("created", "a.txt")]
             assert "+hi" in c["diff"].splitlines()
     asyncio.run(main())
+
+
+def test_aio_session_pause_and_resume(serve):
+    async def main():
+        s = await cordon.aio.Client(serve).session()
+        async with s:
+            try:
+                p = await s.pause()
+            except cordon.CordonError as e:
+                if "no freezer" in str(e):
+                    pytest.skip(f"no freezer for a session here: {e}")
+                raise
+            assert p["state"] == "paused"
+            assert (await s.resume())["state"] == "running"
+            assert (await s.exec(["true"])).ok
+    asyncio.run(main())

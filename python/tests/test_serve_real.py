@@ -596,3 +596,21 @@ def test_session_changes(serve):
         assert "+hi" in c["diff"].splitlines() and not c["diff_truncated"]
         assert c["session"] == s.id
     assert s.report.to_dict()["changes"]["state"] == "kept"
+
+
+def test_session_pause_and_resume(serve):
+    with cordon.Client(serve).session() as s:
+        try:
+            p = s.pause()
+        except cordon.CordonError as e:
+            if "no freezer" in str(e):
+                pytest.skip(f"no freezer for a session here: {e}")
+            raise
+        assert (p["state"], p["frozen"]) == ("paused", True)
+        assert s.info()["state"] == "paused"
+        with pytest.raises(cordon.CordonError) as e:
+            s.exec(["true"])
+        assert e.value.status == 409 and "paused" in str(e.value)
+        assert s.resume()["state"] == "running"
+        assert s.exec(["true"]).ok
+    assert len(s.report.to_dict()["session"]["paused"]) == 1

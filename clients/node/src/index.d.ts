@@ -94,6 +94,13 @@ export interface Changes {
   [key: string]: any;
 }
 
+export interface PauseState {
+  id: string;
+  state: 'paused' | 'running';
+  frozen: boolean;
+  paused_seconds: number;
+}
+
 export declare class Session {
   readonly id: string;
   readonly warm: boolean;
@@ -105,6 +112,10 @@ export declare class Session {
   info(): Promise<Record<string, any>>;
   /** the change set as it is now (overlay or review mode): changes, diff, diff_truncated... */
   changes(): Promise<Changes>;
+  /** every process of the session frozen, its clocks stopped (docs/api.md: pause and resume) */
+  pause(): Promise<PauseState>;
+  /** thawed, its clocks going on from their time left */
+  resume(): Promise<PauseState>;
   execStream(argv: string[], opts?: ExecOptions): AsyncGenerator<Event>;
   exec(argv: string[], opts?: ExecOptions & { background?: false }): Promise<ExecResult>;
   exec(argv: string[], opts: ExecOptions & { background: true }): Promise<ExecHandle>;

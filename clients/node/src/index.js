@@ -221,6 +221,10 @@ export class Session {
   /** The session's change set as it is now (overlay or review mode), with a diff. */
   changes() { return this._client._json('GET', `${this._path}/changes`); }
 
+  pause() { return this._client._json('POST', `${this._path}/pause`); }
+
+  resume() { return this._client._json('POST', `${this._path}/resume`); }
+
   /** The exec's events as they arrive: for await (const ev of ...). */
   execStream(argv, opts = {}) {
     return this._client._stream('POST', `${this._path}/exec`, execBody(argv, opts));

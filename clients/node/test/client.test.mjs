@@ -223,3 +223,22 @@ test('ndjson: lines split anywhere', async () => {
   assert.deepEqual(evs.map((e) => e.type), ['started', 'stdout', 'result']);
   assert.equal(evs[1].data.toString(), 'hi');
 });
+
+test('session pause and resume', { skip: noServe }, async (t) => {
+  const { client } = await serve(t);
+  const s = await client.session({});
+  let p;
+  try {
+    p = await s.pause();
+  } catch (e) {
+    await s.close();
+    if (/no freezer/.test(String(e))) return t.skip(`no freezer for a session here: ${e}`);
+    throw e;
+  }
+  assert.deepEqual([p.state, p.frozen], ['paused', true]);
+  await assert.rejects(s.exec(['true']), (e) => e instanceof CordonError && e.status === 409);
+  assert.equal((await s.resume()).state, 'running');
+  assert.ok((await s.exec(['true'])).ok);
+  const report = await s.close();
+  assert.equal(report.session.paused.length, 1);
+});
