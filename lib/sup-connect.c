@@ -197,7 +197,7 @@ static int bind_announce(int s, void *arg)
 	if (bind(s, (struct sockaddr *)&ss, l) < 0 || getsockname(s, (struct sockaddr *)&ss, &l) < 0)
 		return errno;
 	a->src = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port : ((struct sockaddr_in *)&ss)->sin_port);
-	return handoff_announce(a->h, a->src, a->name, a->port) ? 0 : EAGAIN;
+	return handoff_announce(a->h, s, a->src, a->name, a->port) ? 0 : EAGAIN;
 }
 
 /* name:port, whose requests the proxy reads: the run's socket is
