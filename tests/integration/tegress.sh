@@ -635,11 +635,42 @@ for fam in (socket.AF_INET, socket.AF_INET6):
 	t_assert
 }
 
+# A connection the run leaves open (its end closes it: our FIN sent, the
+# peer's never comes) is looked up at the end: the bytes it received are
+# exactly those, not one less (outside review, attack9: the local close
+# sets the socket's RCV_SHUTDOWN too, read as the peer's FIN and taken off).
+test_bytes_of_connections_the_run_left_open() {
+	need_resolv_file || return
+	serve hold 55
+	cat >p.json <<JSON
+{"network": {"allow": ["hold.internal:$PORT"], "transparent": true, "resolve": {"hold.internal": "127.0.0.1"}}}
+JSON
+	cordon_run --policy p.json -- /usr/bin/python3 -c "
+import socket
+for i in range(3):
+    h = socket.create_connection(('hold.internal', $PORT), timeout=30)
+    h.sendall(b'y' * 10)
+    got = b''
+    while len(got) < 55:
+        got += h.recv(55 - len(got))
+    print(len(got), end=' ')
+    globals()['keep%d' % i] = h  # open until the run ends
+"
+	stop $SRV
+	expect_eq "$RC" 0 "run: $ERR"
+	expect_eq "$OUT" '55 55 55 ' "read what the server sent"
+	expect_eq "$(field -c ".network.endpoints[] | select(.target == \"hold.internal:$PORT\") | [.connections, .bytes_up, .bytes_down]")" \
+		'[3,30,165]' "the counts of connections the peer never closed: $(field -c .network)"
+	expect_eq "$(field '.network.transparent.uncounted')" 0 "all counted"
+	t_assert
+}
+
 for t in test_clients_reach_pinned_names test_refused_at_once_and_named test_pending_connects_never_hold_the_rest \
 	test_read_ports_go_through_the_proxy test_injected_secret_on_the_transparent_path \
 	test_names_looked_up_as_the_proxy_does test_host_loopback_endpoint_and_the_runs_own \
 	test_host_loopback_endpoint_with_rules test_bytes_counted_on_the_direct_path \
 	test_one_decision_through_both_paths test_git_over_ssh_reaches_the_endpoint \
-	test_handed_in_socket_is_never_reused test_blocking_connect_to_a_read_port; do
+	test_handed_in_socket_is_never_reused test_blocking_connect_to_a_read_port \
+	test_bytes_of_connections_the_run_left_open; do
 	t_run $t
 done
