@@ -197,7 +197,7 @@ static int bind_announce(int s, void *arg)
 	if (bind(s, (struct sockaddr *)&ss, l) < 0 || getsockname(s, (struct sockaddr *)&ss, &l) < 0)
 		return errno;
 	a->src = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port : ((struct sockaddr_in *)&ss)->sin_port);
-	return handoff_announce(a->h, a->src, a->name, a->port) ? 0 : EAGAIN;
+	return handoff_announce(a->h, s, a->src, a->name, a->port) ? 0 : EAGAIN;
 }
 
 /* name:port, whose requests the proxy reads: the run's socket is
@@ -219,9 +219,26 @@ static int connect_to_proxy(struct observer *o, struct connect_req *req)
 		atomic_fetch_add(&o->conn_counts.failed, 1);
 		return answer(o, r == EAGAIN ? ECONNREFUSED : r);
 	}
-	atomic_fetch_add(&o->conn_counts.handed_in, 1);
 	atomic_fetch_add(&o->conn_counts.proxied, 1);
 	req->tally = NULL; /* the proxy counts its bytes */
+	if (r == EINPROGRESS && !(req->fl & O_NONBLOCK)) {
+		/* A blocking connect must not come back EINPROGRESS (outside
+		 * review, attack9): the loopback's handshake is over once
+		 * connect returned, unless the listener's backlog was full (its
+		 * SYN dropped, retried): then the connector waits for it. */
+		struct tcp_info ti;
+		socklen_t tl = sizeof(ti);
+		if (getsockopt(sock, IPPROTO_TCP, TCP_INFO, &ti, &tl) == 0 && ti.tcpi_state == TCP_ESTABLISHED) {
+			r = 0;
+		} else {
+			req->sock = sock;
+			if (connector_add(o->conn, req))
+				return 1;
+			close(sock);
+			return answer(o, ECONNREFUSED);
+		}
+	}
+	atomic_fetch_add(&o->conn_counts.handed_in, 1);
 	int h = connect_hand_in(o->listener, req, sock, r);
 	close(sock);
 	return h < 0 ? -1 : 1;

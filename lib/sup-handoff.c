@@ -1,5 +1,6 @@
 /* The proxy's way in for transparent connections (sup-handoff.h). */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@ struct handoff {
 	struct sockaddr_in addr;
 	struct {
 		uint16_t src, port; /* src 0: free */
+		int fd;             /* the announced socket, held (-1: none) */
 		uint64_t t;
 		char name[256];
 	} e[HANDOFF_MAX];
@@ -28,6 +30,8 @@ int handoff_new(struct handoff **out, cordon_error *err)
 	if (!h)
 		return cordon_oom(err);
 	pthread_mutex_init(&h->lock, NULL);
+	for (size_t i = 0; i < HANDOFF_MAX; i++)
+		h->e[i].fd = -1;
 	h->addr.sin_family = AF_INET;
 	h->addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	socklen_t l = sizeof(h->addr);
@@ -42,12 +46,23 @@ int handoff_new(struct handoff **out, cordon_error *err)
 	return 0;
 }
 
+/* Entry i is free again; its socket let go. */
+static void drop(struct handoff *h, size_t i)
+{
+	if (h->e[i].fd >= 0)
+		close(h->e[i].fd);
+	h->e[i].fd = -1;
+	h->e[i].src = 0;
+}
+
 void handoff_free(struct handoff *h)
 {
 	if (!h)
 		return;
 	if (h->lfd >= 0)
 		close(h->lfd);
+	for (size_t i = 0; i < HANDOFF_MAX; i++)
+		drop(h, i);
 	pthread_mutex_destroy(&h->lock);
 	free(h);
 }
@@ -62,24 +77,35 @@ struct sockaddr_in handoff_addr(const struct handoff *h)
 	return h->addr;
 }
 
-bool handoff_announce(struct handoff *h, uint16_t src, const char *name, uint16_t port)
+bool handoff_announce(struct handoff *h, int sock, uint16_t src, const char *name, uint16_t port)
 {
 	uint64_t now = mono_ns();
 	bool ok = false;
+	/* Held while announced: 127.0.0.1:src stays this socket's, even once
+	 * the run has closed its own (a connect whose SYN the full backlog
+	 * dropped), so no other process of the host can bind it and connect
+	 * from it to claim name:port (outside review, attack9). */
+	int fd = fcntl(sock, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return false;
 	pthread_mutex_lock(&h->lock);
 	for (size_t i = 0; i < HANDOFF_MAX; i++) /* a port of an earlier one, never claimed */
 		if (h->e[i].src == src)
-			h->e[i].src = 0;
+			drop(h, i);
 	for (size_t i = 0; i < HANDOFF_MAX && !ok; i++) {
 		if (h->e[i].src && now - h->e[i].t < HANDOFF_TTL_NS)
 			continue;
+		drop(h, i);
 		h->e[i].src = src;
+		h->e[i].fd = fd;
 		h->e[i].port = port;
 		h->e[i].t = now;
 		snprintf(h->e[i].name, sizeof(h->e[i].name), "%s", name);
 		ok = true;
 	}
 	pthread_mutex_unlock(&h->lock);
+	if (!ok)
+		close(fd);
 	return ok;
 }
 
@@ -88,7 +114,7 @@ void handoff_withdraw(struct handoff *h, uint16_t src)
 	pthread_mutex_lock(&h->lock);
 	for (size_t i = 0; i < HANDOFF_MAX; i++)
 		if (h->e[i].src == src)
-			h->e[i].src = 0;
+			drop(h, i);
 	pthread_mutex_unlock(&h->lock);
 }
 
@@ -101,7 +127,7 @@ bool handoff_claim(struct handoff *h, uint16_t src, char *name, size_t namesz, u
 			continue;
 		snprintf(name, namesz, "%s", h->e[i].name);
 		*port = h->e[i].port;
-		h->e[i].src = 0;
+		drop(h, i);
 		found = true;
 	}
 	pthread_mutex_unlock(&h->lock);

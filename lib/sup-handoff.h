@@ -28,9 +28,11 @@ void handoff_free(struct handoff *h);
 /* The listener's fd (the proxy watches it) and address. */
 int handoff_fd(const struct handoff *h);
 struct sockaddr_in handoff_addr(const struct handoff *h);
-/* A connection from 127.0.0.1:src will be for name:port. False when the
- * table is full. */
-bool handoff_announce(struct handoff *h, uint16_t src, const char *name, uint16_t port);
+/* A connection from 127.0.0.1:src (socket sock, bound there) will be for
+ * name:port. A copy of sock is held until the entry is claimed, withdrawn
+ * or replaced, so that no other socket can take that address meanwhile.
+ * False when the table is full (or no fd is left for the copy). */
+bool handoff_announce(struct handoff *h, int sock, uint16_t src, const char *name, uint16_t port);
 /* Its announcement withdrawn (the connect failed). */
 void handoff_withdraw(struct handoff *h, uint16_t src);
 /* What the connection accepted from 127.0.0.1:src is for (the entry is

@@ -22,6 +22,10 @@
 #define SKNLGRP_INET6_TCP_DESTROY 3
 #endif
 
+/* The kernel's TCP states (include/net/tcp_states.h), as sock_diag gives
+ * them (linux/tcp.h has tcp_info but not these). */
+enum { ST_TIME_WAIT = 6, ST_CLOSE = 7, ST_CLOSE_WAIT = 8, ST_LAST_ACK = 9, ST_CLOSING = 11 };
+
 struct rec {
 	uint64_t cookie;
 	uint8_t src[16], dst[16];
@@ -153,8 +157,7 @@ static void counted(struct tally *t, const struct nlmsghdr *h)
 		return;
 	struct tcp_info ti;
 	memset(&ti, 0, sizeof(ti));
-	bool info = false, have_shut = false;
-	uint8_t shut = 0;
+	bool info = false;
 	size_t left = h->nlmsg_len - NLMSG_LENGTH(sizeof(*m));
 	for (const struct rtattr *a = (const void *)((const char *)m + NLMSG_ALIGN(sizeof(*m))); RTA_OK(a, left);
 	     a = RTA_NEXT(a, left)) {
@@ -162,9 +165,6 @@ static void counted(struct tally *t, const struct nlmsghdr *h)
 		if (a->rta_type == INET_DIAG_INFO && l >= offsetof(struct tcp_info, tcpi_bytes_retrans) + 8) {
 			memcpy(&ti, RTA_DATA(a), l < sizeof(ti) ? l : sizeof(ti));
 			info = true;
-		} else if (a->rta_type == INET_DIAG_SHUTDOWN && l >= 1) {
-			shut = *(const uint8_t *)RTA_DATA(a);
-			have_shut = true;
 		}
 	}
 	struct target *g = &t->tg[t->rec[i].target];
@@ -172,11 +172,26 @@ static void counted(struct tally *t, const struct nlmsghdr *h)
 		/* The data sent (no retransmission, no FIN) and received, as
 		 * the proxy counts what it relays. The kernel's received count
 		 * is its sequence's: the peer's FIN is one more. A socket looked
-		 * up says whether it came (RCV_SHUTDOWN); a freed one had it if
-		 * its own FIN was acknowledged, an orderly close (acked: its SYN,
-		 * the data, its FIN; a reset after that is the one byte off). */
+		 * up says whether it came by its state (not by RCV_SHUTDOWN, which
+		 * the run's own close sets too: outside review, attack9); a freed
+		 * one (CLOSE) had it if its own FIN was acknowledged, an orderly
+		 * close (acked: its SYN, the data, its FIN; a reset after that is
+		 * the one byte off). */
 		uint64_t up = ti.tcpi_bytes_sent - ti.tcpi_bytes_retrans;
-		bool fin = have_shut ? (shut & 1) : ti.tcpi_bytes_acked >= up + 2;
+		bool fin;
+		switch (m->idiag_state) {
+		case ST_CLOSE_WAIT:
+		case ST_LAST_ACK:
+		case ST_CLOSING:
+		case ST_TIME_WAIT:
+			fin = true;
+			break;
+		case ST_CLOSE:
+			fin = ti.tcpi_bytes_acked >= up + 2;
+			break;
+		default: /* established, or its own FIN sent: the peer's not come */
+			fin = false;
+		}
 		g->up += up;
 		g->down += ti.tcpi_bytes_received - (fin && ti.tcpi_bytes_received ? 1 : 0);
 	} else {

@@ -3,7 +3,8 @@
   netserver.py http PORTFILE DIR   serve DIR over HTTP/1.0 (keeps running)
   netserver.py echo PORTFILE       echo every byte back (threaded)
   netserver.py big  PORTFILE N     send N MiB to every client, then close
-  netserver.py hold PORTFILE       accept, read nothing, close nothing
+  netserver.py hold PORTFILE [N]   accept, send N bytes ("g"; none without N),
+                                   read nothing, close nothing
   netserver.py upgrade PORTFILE LOG  answer 101 (Upgrade: what was asked; h2c for
                                    a path with "h2c") to every request, then
                                    append every byte it got to LOG
@@ -47,6 +48,8 @@ elif kind == "big":
 elif kind == "hold":
     class Hold(socketserver.BaseRequestHandler):
         def handle(self):
+            if len(sys.argv) > 3:
+                self.request.sendall(b"g" * int(sys.argv[3]))
             time.sleep(120)  # returning would shut the socket down
     srv = TS(("127.0.0.1", 0), Hold)
 elif kind == "upgrade":

@@ -605,11 +605,79 @@ for what, f in (('listen', lambda s: s.listen(1)), ('bind', lambda s: s.bind(('0
 	t_assert
 }
 
+# A blocking connect (no timeout: the socket is blocking) to a port whose
+# requests the proxy reads is over when it returns, never EINPROGRESS
+# (outside review, attack9: the supervisor's nonblocking connect to the
+# hand-off listener was answered as it was).
+test_blocking_connect_to_a_read_port() {
+	need_resolv_file || return
+	mkdir -p www/pub && echo pub >www/pub/a.txt
+	serve http "$WS/www"
+	cat >p.json <<JSON
+{"network": {"allow": [{"host": "scoped.test:$PORT", "methods": ["GET"], "paths": ["/pub/**"]}],
+             "transparent": true, "resolve": {"scoped.test": "127.0.0.1"}}}
+JSON
+	cordon_run --policy p.json -- /usr/bin/python3 -c "
+import errno, socket
+for fam in (socket.AF_INET, socket.AF_INET6):
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    try:
+        s.connect(socket.getaddrinfo('scoped.test', $PORT, fam, socket.SOCK_STREAM)[0][4])
+    except OSError as e:
+        print('connect', errno.errorcode.get(e.errno, e.errno)); continue
+    s.sendall(b'GET /pub/a.txt HTTP/1.1\\r\\nHost: scoped.test:$PORT\\r\\nConnection: close\\r\\n\\r\\n')
+    print('got', s.makefile('rb').read().split(b'\\r\\n\\r\\n', 1)[-1].decode().strip())
+"
+	stop $SRV
+	expect_eq "$RC" 0 "run: $ERR"
+	expect_eq "$OUT" $'got pub\ngot pub' "a blocking connect to a read port is connected when it returns"
+	expect_eq "$(field '.network.transparent.proxied')" 2 "through the proxy: $(field -c .network.transparent)"
+	t_assert
+}
+
+# A connection still there at the run's end is looked up: its bytes
+# received are exactly those, not one less (outside review, attack9: the
+# run's own close sets the socket's RCV_SHUTDOWN, which was read as the
+# peer's FIN and taken off). The peer reads nothing, so what the run sent
+# last stays queued and its FIN unsent: the socket outlives the run.
+test_bytes_of_connections_the_run_left_open() {
+	need_resolv_file || return
+	serve hold 55
+	cat >p.json <<JSON
+{"network": {"allow": ["hold.internal:$PORT"], "transparent": true, "resolve": {"hold.internal": "127.0.0.1"}}}
+JSON
+	cordon_run --policy p.json -- /usr/bin/python3 -c "
+import socket
+keep = []
+for i in range(3):
+    h = socket.create_connection(('hold.internal', $PORT), timeout=30)
+    got = b''
+    while len(got) < 55:
+        got += h.recv(55 - len(got))
+    print(len(got), end=' ')
+    h.setblocking(False)
+    try:
+        while True:
+            h.send(b'y' * 65536)  # until the peer's window and ours are full
+    except BlockingIOError:
+        pass
+    keep.append(h)
+"
+	stop $SRV
+	expect_eq "$RC" 0 "run: $ERR"
+	expect_eq "$OUT" '55 55 55 ' "read what the server sent"
+	expect_eq "$(field -c ".network.endpoints[] | select(.target == \"hold.internal:$PORT\") | [.connections, .bytes_down]")" \
+		'[3,165]' "the counts of connections the peer never closed: $(field -c .network)"
+	expect_eq "$(field '.network.transparent.uncounted')" 0 "all counted"
+	t_assert
+}
+
 for t in test_clients_reach_pinned_names test_refused_at_once_and_named test_pending_connects_never_hold_the_rest \
 	test_read_ports_go_through_the_proxy test_injected_secret_on_the_transparent_path \
 	test_names_looked_up_as_the_proxy_does test_host_loopback_endpoint_and_the_runs_own \
 	test_host_loopback_endpoint_with_rules test_bytes_counted_on_the_direct_path \
 	test_one_decision_through_both_paths test_git_over_ssh_reaches_the_endpoint \
-	test_handed_in_socket_is_never_reused; do
+	test_handed_in_socket_is_never_reused test_blocking_connect_to_a_read_port \
+	test_bytes_of_connections_the_run_left_open; do
 	t_run $t
 done
