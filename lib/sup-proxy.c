@@ -507,7 +507,7 @@ static void on_sniff(struct proxy *px, size_t slot)
 static void on_handoff(struct proxy *px)
 {
 	for (;;) {
-		struct sockaddr_storage ss;
+		struct sockaddr_storage ss = {0};
 		socklen_t l = sizeof(ss);
 		int fd = accept4(handoff_fd(px->handoff), (struct sockaddr *)&ss, &l, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
