@@ -170,6 +170,7 @@ struct announce {
 	struct handoff *h;
 	const char *name;
 	uint16_t port, src;
+	bool full; /* the table had no room */
 };
 
 static int bind_announce(int s, void *arg)
@@ -197,7 +198,10 @@ static int bind_announce(int s, void *arg)
 	if (bind(s, (struct sockaddr *)&ss, l) < 0 || getsockname(s, (struct sockaddr *)&ss, &l) < 0)
 		return errno;
 	a->src = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port : ((struct sockaddr_in *)&ss)->sin_port);
-	return handoff_announce(a->h, s, a->src, a->name, a->port) ? 0 : EAGAIN;
+	if (handoff_announce(a->h, s, a->src, a->name, a->port))
+		return 0;
+	a->full = true;
+	return EAGAIN;
 }
 
 /* name:port, whose requests the proxy reads: the run's socket is
@@ -205,10 +209,10 @@ static int bind_announce(int s, void *arg)
 static int connect_to_proxy(struct observer *o, struct connect_req *req)
 {
 	struct sockaddr_in dst = handoff_addr(o->handoff);
-	struct announce a = {o->handoff, req->name, req->port, 0};
+	struct announce a = {o->handoff, req->name, req->port, 0, false};
 	int sock = -1;
 	int r = connect_begin_hook(req, (struct sockaddr *)&dst, sizeof(dst), &sock, bind_announce, &a);
-	if (r == EAGAIN && !a.src) {
+	if (a.full) {
 		/* the table is full: as the connector's bound */
 		atomic_fetch_add(&o->conn_counts.over_limit, 1);
 		return answer(o, ECONNREFUSED);

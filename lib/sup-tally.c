@@ -32,7 +32,18 @@ struct rec {
 	uint16_t sport, dport; /* network order */
 	uint16_t family;
 	uint16_t target;
+	int32_t next; /* the next of its bucket, or of the free list; -1: none */
+	bool used;
 };
+
+/* Records are found by their cookie through a hash of it: the broadcast
+ * names every socket the host frees, and each costs one bucket's walk. */
+#define TALLY_BUCKETS 8192
+
+static size_t bucket_of(uint64_t cookie)
+{
+	return (size_t)((cookie * 0x9E3779B97F4A7C15ULL) >> 51) & (TALLY_BUCKETS - 1);
+}
 
 struct target {
 	char name[300];
@@ -42,8 +53,10 @@ struct target {
 struct tally {
 	int bc;   /* the destroy broadcast (-1: not subscribed) */
 	pthread_mutex_t mu;
-	struct rec *rec; /* open connections, n of TALLY_MAX */
+	struct rec *rec; /* open connections, n of TALLY_MAX slots */
 	size_t n;
+	int32_t head[TALLY_BUCKETS]; /* each bucket's first slot, or -1 */
+	int32_t free; /* the free slots' list */
 	struct target *tg;
 	size_t ntg;
 	uint64_t uncounted;
@@ -62,6 +75,11 @@ int tally_new(struct tally **out, cordon_error *err)
 		free(t);
 		return cordon_oom(err);
 	}
+	for (size_t i = 0; i < TALLY_BUCKETS; i++)
+		t->head[i] = -1;
+	for (int32_t i = 0; i < TALLY_MAX; i++)
+		t->rec[i].next = i + 1 < TALLY_MAX ? i + 1 : -1;
+	t->free = 0;
 	pthread_mutex_init(&t->mu, NULL);
 	t->bc = socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	int g4 = SKNLGRP_INET_TCP_DESTROY, g6 = SKNLGRP_INET6_TCP_DESTROY, big = 4 << 20;
@@ -132,11 +150,18 @@ void tally_add(struct tally *t, int sock, const struct sockaddr *peer, const cha
 	size_t g = target_of(t, name, port);
 	if (g != SIZE_MAX)
 		t->tg[g].conns++;
-	if (!ok || g == SIZE_MAX || t->n == TALLY_MAX) {
+	if (!ok || g == SIZE_MAX || t->free < 0) {
 		t->uncounted++;
 	} else {
+		int32_t i = t->free;
+		t->free = t->rec[i].next;
+		size_t b = bucket_of(r.cookie);
 		r.target = (uint16_t)g;
-		t->rec[t->n++] = r;
+		r.used = true;
+		r.next = t->head[b];
+		t->rec[i] = r;
+		t->head[b] = i;
+		t->n++;
 	}
 	pthread_mutex_unlock(&t->mu);
 }
@@ -150,10 +175,13 @@ static void counted(struct tally *t, const struct nlmsghdr *h)
 		return;
 	const struct inet_diag_msg *m = NLMSG_DATA(h);
 	uint64_t cookie = (uint64_t)m->id.idiag_cookie[0] | (uint64_t)m->id.idiag_cookie[1] << 32;
-	size_t i = 0;
-	while (i < t->n && t->rec[i].cookie != cookie)
-		i++;
-	if (i == t->n)
+	size_t b = bucket_of(cookie);
+	int32_t i = t->head[b], *link = &t->head[b];
+	while (i >= 0 && t->rec[i].cookie != cookie) {
+		link = &t->rec[i].next;
+		i = t->rec[i].next;
+	}
+	if (i < 0)
 		return;
 	struct tcp_info ti;
 	memset(&ti, 0, sizeof(ti));
@@ -197,14 +225,21 @@ static void counted(struct tally *t, const struct nlmsghdr *h)
 	} else {
 		t->uncounted++;
 	}
-	t->rec[i] = t->rec[--t->n];
+	*link = t->rec[i].next;
+	t->rec[i].used = false;
+	t->rec[i].next = t->free;
+	t->free = i;
+	t->n--;
 }
 
-/* Read what is queued on fd (nonblocking): each message counted. */
-static void read_all(struct tally *t, int fd)
+/* Read what is queued on fd (nonblocking), at most max reads: each
+ * message counted. The connector's wake-up reads a few (its epoll is
+ * level-triggered: the rest comes back), so that a host that frees
+ * sockets without end never holds its other work. */
+static void read_all(struct tally *t, int fd, int max)
 {
 	static _Thread_local char mbuf[32768] __attribute__((aligned(8)));
-	for (;;) {
+	for (int k = 0; k < max; k++) {
 		ssize_t r = recv(fd, mbuf, sizeof(mbuf), MSG_DONTWAIT);
 		if (r < 0 && errno == ENOBUFS)
 			continue; /* some were lost: those are left to the end */
@@ -221,7 +256,7 @@ static void read_all(struct tally *t, int fd)
 void tally_drain(struct tally *t)
 {
 	if (t && t->bc >= 0)
-		read_all(t, t->bc);
+		read_all(t, t->bc, 16);
 }
 
 /* Look record r up by its addresses and cookie: its counts if it is still
@@ -279,15 +314,18 @@ void tally_finish(struct tally *t, struct run_report *rep)
 {
 	if (!t)
 		return;
-	tally_drain(t);
-	/* The ones still open (a peer that has not closed its side), each by
-	 * its own lookup; a copy, as counted() reorders the table. */
+	/* What is queued (at most 256 reads of 32 KiB), then the ones still
+	 * open (a peer that has not closed its side), each by its own lookup
+	 * (a copy: counted() takes each out of the table). */
+	if (t->bc >= 0)
+		read_all(t, t->bc, 256);
 	_cleanup_close_ int fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	pthread_mutex_lock(&t->mu);
-	size_t n = t->n;
-	struct rec *copy = n ? malloc(n * sizeof(*copy)) : NULL;
-	if (copy)
-		memcpy(copy, t->rec, n * sizeof(*copy));
+	size_t n = 0;
+	struct rec *copy = t->n ? malloc(t->n * sizeof(*copy)) : NULL;
+	for (size_t i = 0; copy && i < TALLY_MAX && n < t->n; i++)
+		if (t->rec[i].used)
+			copy[n++] = t->rec[i];
 	pthread_mutex_unlock(&t->mu);
 	for (size_t i = 0; fd >= 0 && copy && i < n; i++)
 		lookup(t, fd, copy[i]);
@@ -302,7 +340,7 @@ void tally_finish(struct tally *t, struct run_report *rep)
 			break;
 		struct pollfd p = {t->bc, POLLIN, 0};
 		if (poll(&p, 1, 10) == 1)
-			tally_drain(t);
+			read_all(t, t->bc, 64);
 	}
 	pthread_mutex_lock(&t->mu);
 	t->uncounted += t->n;
