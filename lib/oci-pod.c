@@ -81,18 +81,18 @@ static int join_egress(struct oci_config *c, const char *sb, const struct oci_st
 		return cordon_err(err, 0, "annotation run.cordon.policy: differs from its sandbox %s's; a pod has one "
 					  "egress policy, its sandbox's", sb);
 	/* the pod's network namespace is the one the sandbox's supervisor
-	 * makes the proxy's sockets in */
-	char sup[64];
+	 * makes the proxy's sockets in (CRI-O names it by its pinned path);
+	 * containerd names the sandbox init's, already cordon's */
+	char sup[64], path[64];
 	snprintf(sup, sizeof(sup), "/proc/%d/ns/net", (int)s->sup);
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)s->pid);
 	if (!oci_proc_same(s->sup, s->sup_start))
 		return cordon_err(err, ESRCH, "the pod's sandbox container %s: its supervisor, which runs the pod's egress "
 					      "proxy, is gone", sb);
-	if (!same_ns(c->ns_path[OCI_NS_NET], sup))
-		return cordon_err(err, 0, "linux.namespaces: joins the network namespace %s, which is not the pod's of its "
-					  "sandbox %s (whose egress policy every container of the pod is held to)",
+	if (!same_ns(c->ns_path[OCI_NS_NET], sup) && !same_ns(c->ns_path[OCI_NS_NET], path))
+		return cordon_err(err, 0, "linux.namespaces: joins the network namespace %s, which is neither the pod's "
+					  "nor its sandbox %s's (whose egress policy every container of the pod is held to)",
 				  c->ns_path[OCI_NS_NET], sb);
-	char path[64];
-	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)s->pid);
 	char *p = strdup(path);
 	if (!p || (!mine && (strv_push(&c->ann_k, "run.cordon.policy") < 0 || strv_push(&c->ann_v, theirs) < 0))) {
 		free(p);
