@@ -173,8 +173,9 @@ int oci_egress_load(struct oci_config *c, cordon_error *err)
 	bool member = c->ns_path[OCI_NS_NET] && oci_pod_is_member(c);
 	if ((sandbox || member) && (p->nsecrets || (p->net_allow.n && policy_intercepts(p)))) {
 		policy_free(p);
-		return cordon_err(err, 0, WHERE ": in a pod, \"secrets\" and HTTP rules that open TLS are not supported "
-					 "yet (the pod's proxy is its sandbox's; its containers would not hold the run's CA)");
+		return cordon_err(err, 0, WHERE ": in a pod, \"secrets\" and rules with \"methods\" or \"paths\" are not "
+					 "supported yet (the pod's proxy is its sandbox's; its containers would not hold the "
+					 "run's CA or the secrets' placeholders)");
 	}
 	if (member) {
 		c->pod_proxy = true;

@@ -32,8 +32,8 @@ struct tls_ops;
  * its sandbox container gets one of its own as well, the pod's path moved
  * to c->pod_net (the supervisor makes the proxy's upstream sockets there);
  * one of its containers (oci_pod_join made it join the sandbox's) gets
- * c->pod_proxy, no proxy of its own. In a pod, "secrets" and HTTP rules
- * that open TLS (policy_intercepts) are refused. */
+ * c->pod_proxy, no proxy of its own. In a pod, "secrets" and rules with
+ * methods or paths (policy_intercepts) are refused. */
 int oci_egress_load(struct oci_config *c, cordon_error *err);
 
 /* The proxy's TLS (where cordon run's would open it: policy_intercepts) and

@@ -1,7 +1,8 @@
 /* A pod's containers in its sandbox's user namespace: the CRI annotations
  * (containerd's io.kubernetes.cri.*, CRI-O's io.kubernetes.cri-o.*) name the
  * container's type and its sandbox; the sandbox's state in the same root
- * gives its init, whose /proc/PID/ns/user the container joins. */
+ * gives its init, whose /proc/PID/ns/user the container joins, and its
+ * /proc/PID/ns/net where the sandbox holds the pod's egress (oci-egress.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
