@@ -93,8 +93,11 @@ cri_cleanup() {
 	for id in $(ls -A "$r" 2>/dev/null | grep -vx reports); do
 		pid=$("$RUNTIME" --root "$r" state "$id" 2>/dev/null | jq -r '.pid // 0')
 		ino=$(stat -L -c %i "/proc/$pid/ns/net" 2>/dev/null)
+		# a pod holding its egress: the pod's netns is its supervisor's
+		pid=$(jq -r '.supervisor // 0' "$r/$id/state.json" 2>/dev/null)
+		ino="$ino $(stat -L -c %i "/proc/${pid:-0}/ns/net" 2>/dev/null)"
 		for f in /run/netns/cni-*; do
-			[ -n "$ino" ] && [ "$(stat -c %i "$f" 2>/dev/null)" = "$ino" ] && umount "$f" && rm -f "$f"
+			[[ " $ino " == *" $(stat -c %i "$f" 2>/dev/null) "* ]] && umount "$f" && rm -f "$f"
 		done
 		"$RUNTIME" --root "$r" delete --force "$id" >/dev/null 2>&1
 	done
