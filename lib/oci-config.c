@@ -773,6 +773,7 @@ void oci_config_free(struct oci_config *c)
 	free(c->rl);
 	for (int i = 0; i < OCI_NS_N; i++)
 		free(c->ns_path[i]);
+	free(c->pod_net);
 	free(c->uidm);
 	free(c->gidm);
 	for (size_t i = 0; i < c->nmounts; i++) {

@@ -102,6 +102,14 @@ struct oci_config {
 	 * secrets, the run's CA; set by oci_egress_prepare at create (never by
 	 * explain), NULL when the proxy opens no TLS */
 	struct oci_egress_run *egress_run;
+	/* A pod's egress (oci-egress.h, oci-pod.h). The sandbox container's
+	 * pod network namespace (the config's path; init gets a namespace of
+	 * its own instead, the supervisor makes the proxy's upstream sockets
+	 * in this one), or NULL. */
+	char *pod_net;
+	/* A container of such a pod: the proxy is its sandbox's (no listener,
+	 * no proxy of its own); ns_path[OCI_NS_NET] the sandbox's namespace. */
+	bool pod_proxy;
 };
 
 /* Read BUNDLE/config.json. Errors name the file and "LINE:COL". */

@@ -106,13 +106,14 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 		return cordon_err_errno(err, "--bundle %s", o->bundle ? o->bundle : ".");
 	buf raw = {0};
 	struct oci_nsjoin jn = {.user = -1, .mnt = -1};
+	/* a pod's container joins its sandbox's user namespace (oci-pod.h),
+	 * checked then as any joined by path, and its network namespace where
+	 * the sandbox holds the pod's egress (before the egress policy) */
 	/* the egress policy before the refusals: it may give the container a
 	 * network namespace of its own, and adds the proxy's variables to its env */
-	/* a pod's container joins its sandbox's user namespace (oci-pod.h),
-	 * checked then as any joined by path */
 	struct oci_pod pod = {0};
-	if (oci_config_load_raw(bundle, &c, &raw, err) < 0 || oci_egress_load(&c, err) < 0 ||
-	    oci_pod_join(&c, o->root, &pod, err) < 0 || oci_config_check(&c, &jn, err) < 0 ||
+	if (oci_config_load_raw(bundle, &c, &raw, err) < 0 || oci_pod_join(&c, o->root, &pod, err) < 0 ||
+	    oci_egress_load(&c, err) < 0 || oci_config_check(&c, &jn, err) < 0 ||
 	    oci_pod_recheck(&pod, err) < 0 || oci_nsjoin_maps(&jn, &c, err) < 0 ||
 	    oci_egress_env(&c, err) < 0 || oci_egress_prepare(&c, err) < 0) {
 		oci_nsjoin_close(&jn);

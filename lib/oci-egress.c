@@ -21,6 +21,7 @@
 #include "oci-egress.h"
 #include "json.h"
 #include "ns.h"
+#include "oci-pod.h"
 #include "pol-opts.h"
 #include "pol-parse.h"
 #include "policy.h"
@@ -161,10 +162,35 @@ int oci_egress_load(struct oci_config *c, cordon_error *err)
 		policy_free(p);
 		return -1;
 	}
-	if (c->ns_path[OCI_NS_NET]) {
+	/* A pod (oci-pod.h): its sandbox container holds the pod's egress, a
+	 * network namespace of its own with the proxy, whose upstream sockets
+	 * are made in the pod's (c->pod_net); its containers join the
+	 * sandbox's (oci_pod_join made ns_path[OCI_NS_NET] that at create,
+	 * and checked the sandbox has this policy). The proxy runs in the
+	 * sandbox's supervisor alone: what it would need of each container
+	 * (the run's CA mounted, the secrets' placeholders) is not there. */
+	bool sandbox = c->ns_path[OCI_NS_NET] && oci_pod_is_sandbox(c);
+	bool member = c->ns_path[OCI_NS_NET] && oci_pod_is_member(c);
+	if ((sandbox || member) && (p->nsecrets || (p->net_allow.n && policy_intercepts(p)))) {
+		policy_free(p);
+		return cordon_err(err, 0, WHERE ": in a pod, \"secrets\" and rules with \"methods\" or \"paths\" are not "
+					 "supported yet (the pod's proxy is its sandbox's; its containers would not hold the "
+					 "run's CA or the secrets' placeholders)");
+	}
+	if (member) {
+		c->pod_proxy = true;
+		c->egress = p;
+		return 0;
+	}
+	if (sandbox) {
+		c->pod_net = c->ns_path[OCI_NS_NET];
+		c->ns_path[OCI_NS_NET] = NULL;
+	} else if (c->ns_path[OCI_NS_NET]) {
 		policy_free(p);
 		return cordon_err(err, 0, WHERE ": its \"network\" section needs the container's own network namespace, "
-					 "and linux.namespaces joins %s; cordon-oci refuses it (podman: --network none)",
+					 "and linux.namespaces joins %s; cordon-oci refuses it (podman: --network none; in a "
+					 "pod, the sandbox container's annotations io.kubernetes.cri.container-type "
+					 "\"sandbox\" give the pod one)",
 				  c->ns_path[OCI_NS_NET]);
 	}
 	/* The proxy is the only way out: in the caller's (the host's) network

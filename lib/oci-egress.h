@@ -27,7 +27,13 @@ struct tls_ops;
  * config that joins a network namespace by path, a secret neither injected
  * nor a file ("mount"), a "mount" at the top or in the CA's directory or in
  * a bind of the config's, secrets without a "network" section. A config with no network namespace of its own
- * gets one (ns_new[OCI_NS_NET]): the proxy must be the only way out. */
+ * gets one (ns_new[OCI_NS_NET]): the proxy must be the only way out.
+ * A pod (oci-pod.h), where the config joins a network namespace by path:
+ * its sandbox container gets one of its own as well, the pod's path moved
+ * to c->pod_net (the supervisor makes the proxy's upstream sockets there);
+ * one of its containers (oci_pod_join made it join the sandbox's) gets
+ * c->pod_proxy, no proxy of its own. In a pod, "secrets" and rules with
+ * methods or paths (policy_intercepts) are refused. */
 int oci_egress_load(struct oci_config *c, cordon_error *err);
 
 /* The proxy's TLS (where cordon run's would open it: policy_intercepts) and

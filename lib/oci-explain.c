@@ -201,8 +201,16 @@ static void text_egress(buf *b, const struct bx *x)
 		text_loopback_ports(b, p);
 		return;
 	}
-	buf_printf(b, "egress: through cordon's proxy at 127.0.0.1:%d in the container's own network namespace "
-		      "(%s), every refusal in the report's denials:\n", PROXY_PORT, OCI_POLICY_ANNOTATION);
+	if (x->c->pod_proxy)
+		buf_printf(b, "egress: through its pod's proxy at 127.0.0.1:%d, the sandbox container's, whose network "
+			      "namespace it joins (%s, the sandbox's):\n", PROXY_PORT, OCI_POLICY_ANNOTATION);
+	else if (x->c->pod_net)
+		buf_printf(b, "egress: through cordon's proxy at 127.0.0.1:%d in the pod's own network namespace, the "
+			      "pod's containers joining it, its upstream connections made in %s (%s), every refusal "
+			      "in the report's denials:\n", PROXY_PORT, x->c->pod_net, OCI_POLICY_ANNOTATION);
+	else
+		buf_printf(b, "egress: through cordon's proxy at 127.0.0.1:%d in the container's own network namespace "
+			      "(%s), every refusal in the report's denials:\n", PROXY_PORT, OCI_POLICY_ANNOTATION);
 	bool tls = policy_intercepts(p);
 	for (size_t i = 0; i < p->net_rules.n; i++) {
 		char d[400];

@@ -704,7 +704,7 @@ void oci_init_main(const struct oci_config *c, int sock)
 		goto fail;
 	/* run.cordon.policy: the proxy listens in the container's own network
 	 * namespace; the supervisor serves it from outside */
-	if (c->egress && c->egress->net_allow.n) {
+	if (c->egress && c->egress->net_allow.n && !c->pod_proxy) {
 		int l = -1;
 		if (oci_egress_listen(&l, &err) < 0)
 			goto fail;

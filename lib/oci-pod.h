@@ -23,6 +23,21 @@ struct oci_pod {
  * the annotations, or one whose sandbox is not in ROOT (another runtime's):
  * nothing changed, pod->pid 0. A sandbox that is not running is an error. */
 int oci_pod_join(struct oci_config *c, const char *root, struct oci_pod *pod, cordon_error *err);
+/* A pod's egress, in oci_pod_join too (before oci_egress_load): where
+ * such a container's config joins a network namespace by path and its
+ * sandbox holds the pod's egress (its annotations: container-type
+ * "sandbox" and run.cordon.policy with a "network" section; oci-egress.h),
+ * the container joins the sandbox init's network namespace instead
+ * (ns_path[OCI_NS_NET] /proc/PID/ns/net), where the sandbox's proxy
+ * listens, once the path is checked to be the pod's (the namespace the
+ * sandbox's supervisor is in); a container without the annotation gets
+ * the sandbox's (c->ann_k/ann_v). Refused, naming the annotation: a policy
+ * that differs from the sandbox's, one whose sandbox holds none, or is
+ * not this root's or has stopped. */
+/* The CRI annotations: the pod's sandbox container, or one of its
+ * containers (with its sandbox's id). */
+bool oci_pod_is_sandbox(const struct oci_config *c);
+bool oci_pod_is_member(const struct oci_config *c);
 /* After the namespace is open (oci_config_check): the sandbox's init is the
  * same process still, so the namespace opened is its. */
 int oci_pod_recheck(const struct oci_pod *pod, cordon_error *err);

@@ -601,6 +601,20 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 			close(fd);
 		}
 	}
+	/* a pod's sandbox holding its egress (oci-egress.h): init gets a
+	 * network namespace of its own (flags), this process enters the pod's
+	 * (the config's path), where the proxy's upstream sockets are made:
+	 * they leave from the pod's address, under the pod's NetworkPolicy.
+	 * Before any thread of the proxy's: they start in it too. */
+	if (c->pod_net) {
+		int fd = open(c->pod_net, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || setns(fd, CLONE_NEWNET) < 0) {
+			cordon_err_errno(&err, "linux.namespaces: entering the pod's network namespace %s (the egress "
+					       "proxy's)", c->pod_net);
+			sup_fail(x, 0, &err);
+		}
+		close(fd);
+	}
 	if (!join_mnt)
 		flags |= CLONE_NEWNS; /* the container's root is its own mount tree */
 	int sv[2];
@@ -668,7 +682,7 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 	static struct run_report net;
 	struct proxy *px = NULL;
 	int epfd = -1;
-	if (c->egress && c->egress->net_allow.n) {
+	if (c->egress && c->egress->net_allow.n && !c->pod_proxy) { /* a pod's: its sandbox's */
 		report_init(&net);
 		if ((epfd = epoll_create1(EPOLL_CLOEXEC)) < 0)
 			cordon_err_errno(&err, "the egress proxy: epoll");

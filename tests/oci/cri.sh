@@ -64,6 +64,8 @@ cri_setup() {
 		  default_runtime_name = "cordon"
 		[$p.containerd.runtimes.cordon]
 		  runtime_type = "io.containerd.runc.v2"
+		  pod_annotations = ["run.cordon.*"]
+		  container_annotations = ["run.cordon.*"]
 		[$p.containerd.runtimes.cordon.options]
 		  BinaryName = "$RUNTIME"
 		  Root = "$d/runtime-root"
@@ -91,8 +93,11 @@ cri_cleanup() {
 	for id in $(ls -A "$r" 2>/dev/null | grep -vx reports); do
 		pid=$("$RUNTIME" --root "$r" state "$id" 2>/dev/null | jq -r '.pid // 0')
 		ino=$(stat -L -c %i "/proc/$pid/ns/net" 2>/dev/null)
+		# a pod holding its egress: the pod's netns is its supervisor's
+		pid=$(jq -r '.supervisor // 0' "$r/$id/state.json" 2>/dev/null)
+		ino="$ino $(stat -L -c %i "/proc/${pid:-0}/ns/net" 2>/dev/null)"
 		for f in /run/netns/cni-*; do
-			[ -n "$ino" ] && [ "$(stat -c %i "$f" 2>/dev/null)" = "$ino" ] && umount "$f" && rm -f "$f"
+			[[ " $ino " == *" $(stat -c %i "$f" 2>/dev/null) "* ]] && umount "$f" && rm -f "$f"
 		done
 		"$RUNTIME" --root "$r" delete --force "$id" >/dev/null 2>&1
 	done
@@ -185,5 +190,61 @@ test_cri_systemd_cgroup_driver() {
 	cri_pod true "cordoncri-t$$.slice" "$CRI_CG"
 }
 
+# A pod's egress (docs/kubernetes.md, "Egress in a pod"): the sandbox
+# carries run.cordon.policy (a pod annotation, passed on by the runtime's
+# pod_annotations), allowing 127.0.0.1:8080 and a port served on the host's
+# 127.0.0.1. The pod gets a network namespace of cordon's (lo, the proxy)
+# that both containers join, while the proxy's upstream connections leave
+# from the pod's network namespace: the server the test starts there on
+# 8080 is reached through the proxy, 8081 (not allowed) gets its 403, the
+# host's loopback server is not reached (the proxy is not on the host's
+# network), and nothing is reached around the proxy. The containers share
+# the namespace (b fetches a's server on 127.0.0.1:7777, a loopback port
+# of the policy's); a container with a policy of its own is refused.
+test_cri_pod_egress() {
+	local why
+	why=$(cri_skip_reason)
+	[ -z "$why" ] || { t_skip "$why"; return; }
+	CRI_CG=/cordon-cri-egress.$$
+	cri_setup false || return 1
+	local d=$T_TMP/ctrd out
+	mkdir -p "$T_TMP/www/8080" "$T_TMP/www/8081" "$T_TMP/hostwww"
+	echo served-in-the-pod >"$T_TMP/www/8080/index.html"
+	echo not-allowed >"$T_TMP/www/8081/index.html"
+	echo served-on-the-host >"$T_TMP/hostwww/index.html"
+	serve http "$T_TMP/hostwww"
+	local hport=$PORT srv=$SRV
+	out=$(timeout -k 5 300 "$PY" "$TOP/tests/oci/cri_client.py" egress "$d/stubs" "$d/sock" cordon \
+		localhost/cordon-busybox:1 "$CRI_CG" "$d/pods" "$T_TMP/www" "$hport" 2>"$T_TMP/err")
+	local rc=$?
+	stop "$srv"
+	if [ $rc != 0 ]; then
+		fail "the CRI client: $(cat "$T_TMP/err"); containerd: $(grep -i -E 'error|fail' "$d/log" | tail -4 | cut -c1-600)"
+		t_assert
+		return
+	fi
+	j() { jq -r "$1" <<<"$out"; }
+	expect_eq "$(j .sandbox_state)" SANDBOX_READY "RunPodSandbox with the policy annotation"
+	expect_eq "$(j .netns_a.out)" "$(j .netns_b.out)" "both containers in one network namespace"
+	[ "$(j .netns_a.out | tr -d '\n')" != "$(j .pod_netns)" ] || fail "the containers are in the pod's network namespace, not cordon's"
+	[ "$(j .netns_a.out | tr -d '\n')" != "$(readlink /proc/self/ns/net)" ] || fail "the containers are in the host's netns"
+	local k
+	for k in a b; do
+		expect_eq "$(j ".env_$k.out")" "http_proxy=http://127.0.0.1:3128" "container $k's proxy variable ($(j ".env_$k.err"))"
+		expect_eq "$(j ".allowed_$k.rc") $(j ".allowed_$k.out")" "0 served-in-the-pod" \
+			"container $k reaches the pod's allowed server through the proxy ($(j ".allowed_$k.err"))"
+		expect_match "$(j ".refused_$k.rc") $(j ".refused_$k.err")" '^[1-9][0-9]* .*403' "container $k: the endpoint not allowed, the proxy's 403"
+		expect_match "$(j ".host_$k.rc") $(j ".host_$k.err")" '^[1-9][0-9]* .*502' "container $k: the host's loopback is not the proxy's network ($(j ".host_$k.out"))"
+		expect_match "$(j ".direct_$k.rc")" '^[1-9]' "container $k: no way around the proxy ($(j ".direct_$k.out"))"
+	done
+	expect_eq "$(j .fetch.rc) $(j .fetch.out)" "0 served-by-a" "b reaches a's server on 127.0.0.1:7777 ($(j .fetch.err))"
+	expect_match "$(j .differs)" 'differs from its sandbox' "a container with a policy of its own is refused"
+	expect_eq "$(j .left.sandboxes) $(j .left.containers)" "0 0" "CRI lists nothing after the removals"
+	expect_eq "$(ls -A "$d/runtime-root/k8s.io" 2>/dev/null | grep -vx reports | tr '\n' ' ')" "" "no runtime state left"
+	expect_eq "$(awk -v t="$T_TMP/" 'index($5, t) == 1 {print $5}' /proc/self/mountinfo | tr '\n' ' ')" "" "no mount left under the test's directory"
+	t_assert
+}
+
 t_run test_cri_pod_two_containers
+t_run test_cri_pod_egress
 t_run test_cri_systemd_cgroup_driver

@@ -11,7 +11,16 @@
       and remove. Prints one JSON object of what it saw; exits 1 (with the
       error on stderr) where a call fails. CGDIR: a cgroup path whose
       entries, in any hierarchy, are listed while the pod runs ("cgdir").
+  cri_client.py egress STUBS_DIR SOCKET HANDLER IMAGE CGROUP_PARENT LOGDIR WWW HOST_PORT
+      a pod whose sandbox carries the annotation run.cordon.policy (the
+      runtime's pod_annotations pass it on), allowing 127.0.0.1:8080 and
+      127.0.0.1:HOST_PORT: servers (busybox httpd of WWW) on 8080 and 8081
+      in the pod's network namespace (found in the sandbox's verbose
+      status), two containers exec'd through the proxy, a third whose own
+      policy differs (its CreateContainer error); then every stop and
+      remove. Prints one JSON object of what it saw.
 """
+import subprocess
 import hashlib
 import io
 import json
@@ -140,6 +149,105 @@ def pod(stubs, sock, handler, img, cgparent, logdir, cgdir=None):
     print(json.dumps(seen))
 
 
+def connect(stubs, sock, img):
+    sys.path.insert(0, stubs)
+    import grpc
+    import api_pb2 as pb
+    import api_pb2_grpc as pbg
+
+    ch = grpc.insecure_channel("unix://" + sock)
+    rt = pbg.RuntimeServiceStub(ch)
+    im = pbg.ImageServiceStub(ch)
+    for _ in range(300):
+        if im.ImageStatus(pb.ImageStatusRequest(image=pb.ImageSpec(image=img)), timeout=120).image.id:
+            return grpc, pb, rt
+        time.sleep(0.1)
+    raise SystemExit("the CRI plugin does not list the image " + img)
+
+
+def egress(stubs, sock, handler, img, cgparent, logdir, www, host_port):
+    grpc, pb, rt = connect(stubs, sock, img)
+    T = 120  # a hang guard per call, not a measurement
+    policy = json.dumps({"network": {"allow": ["127.0.0.1:8080", "127.0.0.1:" + host_port],
+                                     "loopback_ports": [7777]}})
+    seen = {}
+    meta = pb.PodSandboxMetadata(name="cordon-egress", uid="cordon-egress-uid-1", namespace="default", attempt=0)
+    pcfg = pb.PodSandboxConfig(
+        metadata=meta, hostname="cordon-egress", log_directory=logdir, annotations={"run.cordon.policy": policy},
+        linux=pb.LinuxPodSandboxConfig(cgroup_parent=cgparent))
+    sid = rt.RunPodSandbox(pb.RunPodSandboxRequest(config=pcfg, runtime_handler=handler), timeout=T).pod_sandbox_id
+    seen["sandbox"] = sid
+    st = rt.PodSandboxStatus(pb.PodSandboxStatusRequest(pod_sandbox_id=sid, verbose=True), timeout=T)
+    seen["sandbox_state"] = pb.PodSandboxState.Name(st.status.state)
+    info = json.loads(st.info["info"])
+    netns = [n.get("path", "") for n in info["runtimeSpec"]["linux"]["namespaces"] if n["type"] == "network"][0]
+    seen["pod_netns"] = "net:[%d]" % os.stat(netns).st_ino
+    # the pod's own servers, on its loopback (what the proxy reaches from the pod's netns)
+    srv = [subprocess.Popen(["nsenter", "--net=" + netns, "busybox", "httpd", "-f", "-p", "127.0.0.1:%d" % port,
+                             "-h", www + "/" + str(port)]) for port in (8080, 8081)]
+    try:
+        def create(name, argv, annotations=None):
+            c = pb.ContainerConfig(metadata=pb.ContainerMetadata(name=name, attempt=0),
+                                   image=pb.ImageSpec(image=img), command=argv, log_path=name + ".log",
+                                   annotations=annotations or {}, linux=pb.LinuxContainerConfig())
+            cid = rt.CreateContainer(pb.CreateContainerRequest(pod_sandbox_id=sid, config=c, sandbox_config=pcfg),
+                                     timeout=T).container_id
+            rt.StartContainer(pb.StartContainerRequest(container_id=cid), timeout=T)
+            return cid
+
+        def ex(cid, argv):
+            r = rt.ExecSync(pb.ExecSyncRequest(container_id=cid, cmd=argv, timeout=60), timeout=T)
+            return {"rc": r.exit_code, "out": r.stdout.decode(errors="replace"),
+                    "err": r.stderr.decode(errors="replace")}
+
+        a = create("a", ["/bin/sh", "-c", "env >/tmp/env && mkdir -p /tmp/www && "
+                         "echo served-by-a >/tmp/www/index.html && exec httpd -f -p 127.0.0.1:7777 -h /tmp/www"])
+        b = create("b", ["/bin/sh", "-c", "env >/tmp/env && exec sleep 600"])
+        seen["containers"] = [a, b]
+        px = "http_proxy=http://127.0.0.1:3128"
+        for k, c in (("a", a), ("b", b)):
+            seen["netns_" + k] = ex(c, ["/bin/readlink", "/proc/self/ns/net"])
+            # the proxy's variables in the container's own process (its env)
+            for _ in range(100):
+                seen["env_" + k] = ex(c, ["/bin/grep", "^http_proxy=", "/tmp/env"])
+                if seen["env_" + k]["rc"] == 0:
+                    break
+                time.sleep(0.1)
+            for _ in range(100):  # the pod's servers starting
+                seen["allowed_" + k] = ex(c, ["/bin/env", px, "/bin/wget", "-q", "-O-", "http://127.0.0.1:8080/"])
+                if seen["allowed_" + k]["rc"] == 0:
+                    break
+                time.sleep(0.1)
+            seen["refused_" + k] = ex(c, ["/bin/env", px, "/bin/wget", "-q", "-O-", "http://127.0.0.1:8081/"])
+            seen["host_" + k] = ex(c, ["/bin/env", px, "/bin/wget", "-q", "-O-", "http://127.0.0.1:%s/" % host_port])
+            seen["direct_" + k] = ex(c, ["/bin/wget", "-q", "-O-", "http://127.0.0.1:8080/"])
+        for _ in range(100):
+            seen["fetch"] = ex(b, ["/bin/wget", "-q", "-O-", "http://127.0.0.1:7777/"])
+            if seen["fetch"]["rc"] == 0:
+                break
+            time.sleep(0.1)
+        # a container whose own policy is not the pod's
+        try:
+            create("c", ["/bin/sleep", "600"], {"run.cordon.policy": '{"network": {"allow": ["127.0.0.1:8081"]}}'})
+            seen["differs"] = "created"
+        except grpc.RpcError as e:
+            seen["differs"] = e.details()
+        for c in (a, b):
+            rt.StopContainer(pb.StopContainerRequest(container_id=c, timeout=10), timeout=T)
+            rt.RemoveContainer(pb.RemoveContainerRequest(container_id=c), timeout=T)
+        for c in rt.ListContainers(pb.ListContainersRequest(), timeout=T).containers:
+            rt.RemoveContainer(pb.RemoveContainerRequest(container_id=c.id), timeout=T)
+    finally:
+        for p in srv:
+            p.kill()
+            p.wait()
+    rt.StopPodSandbox(pb.StopPodSandboxRequest(pod_sandbox_id=sid), timeout=T)
+    rt.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=sid), timeout=T)
+    seen["left"] = {"sandboxes": len(rt.ListPodSandbox(pb.ListPodSandboxRequest(), timeout=T).items),
+                    "containers": len(rt.ListContainers(pb.ListContainersRequest(), timeout=T).containers)}
+    print(json.dumps(seen))
+
+
 def main():
     if len(sys.argv) >= 5 and sys.argv[1] == "image":
         image(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
@@ -147,6 +255,12 @@ def main():
         try:
             pod(*sys.argv[2:])
         except Exception as e:  # a grpc.RpcError names the call's status and details
+            print("cri_client: %s" % (e,), file=sys.stderr)
+            sys.exit(1)
+    elif len(sys.argv) == 10 and sys.argv[1] == "egress":
+        try:
+            egress(*sys.argv[2:])
+        except Exception as e:
             print("cri_client: %s" % (e,), file=sys.stderr)
             sys.exit(1)
     else:

@@ -447,5 +447,83 @@ test_egress_secret_mounted() {
 	t_assert
 }
 
+# A pod's egress without an engine (docs/kubernetes.md, "Egress in a
+# pod"; tests/oci/cri.sh runs it under containerd): a network namespace of
+# the test's (pinned on a file of its directory) is the pod's (CRI-O names it by path to each container), with
+# a server on its 127.0.0.1:8080. The sandbox container (CRI annotations)
+# with the policy gets a namespace of its own and the proxy, whose upstream
+# is the pod's: its containers, joining the sandbox's (the one without the
+# annotation gets the sandbox's policy), reach 8080 through it and not the
+# host's loopback server; a container whose policy differs, or whose
+# sandbox is not this runtime's, is refused.
+test_egress_pod_sandbox() {
+	setup_oci || return
+	command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null ||
+		{ t_skip "no ip, nsenter or unshare (iproute2, util-linux)"; return; }
+	local ns=$WS/podnet sid=sb-$$-$RANDOM
+	touch "$ns"
+	unshare --net="$ns" true || { fail "unshare --net=$ns"; t_assert; return; }
+	nsenter --net="$ns" ip link set lo up
+	mkdir -p "$WS/pod" "$WS/host"
+	echo served-in-the-pod >"$WS/pod/index.html"
+	echo served-on-the-host >"$WS/host/index.html"
+	nsenter --net="$ns" "$BUSYBOX" httpd -f -p 127.0.0.1:8080 -h "$WS/pod" &
+	local psrv=$!
+	serve http "$WS/host"
+	local hport=$PORT hsrv=$SRV
+	local pol="{\"network\": {\"allow\": [\"127.0.0.1:8080\", \"127.0.0.1:$hport\"]}}"
+	# cri ANN-JSON: the CRI annotations and the pod's network namespace by path
+	cri() {
+		jq --argjson a "$2" --arg ns "$ns" \
+			'.annotations += $a | .linux.namespaces += [{type: "network", path: $ns}]' "$1/config.json" >"$1/c" &&
+			mv "$1/c" "$1/config.json"
+	}
+	oci_bundle "$WS/sb" oci-egress "sh sleep" "" "" sleep 600
+	cri "$WS/sb" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p}')"
+	"$OCI" --root "$ROOT" create --bundle "$WS/sb" "$sid" >/dev/null 2>"$T_TMP/err" </dev/null
+	expect_eq "$?" 0 "the sandbox's create: $(cat "$T_TMP/err")"
+	oci start "$sid"
+	expect_eq "$RC" 0 "the sandbox's start: $ERR"
+	local member
+	member=$(jq -cn --arg s "$sid" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": $s}')
+	bundle "$B" sh -c 'wget -q -O - http://127.0.0.1:8080/ || echo allowed-failed
+		wget -q -O - http://127.0.0.1:'"$hport"'/ 2>&1 || echo host-not-reached
+		wget -q -Y off -O - http://127.0.0.1:8080/ 2>/dev/null || echo no-direct-way
+		echo "$http_proxy"; readlink /proc/self/ns/net'
+	cri "$B" "$member"
+	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "a container of the pod: $(cat "$T_TMP/err")"
+	local out spid
+	out=$(cat "$T_TMP/out")
+	spid=$("$OCI" --root "$ROOT" state "$sid" | jq -r .pid)
+	expect_eq "$(head -1 <<<"$out")" served-in-the-pod "the pod's server, through the sandbox's proxy"
+	has_line "$out" host-not-reached "the host's loopback is not the proxy's network"
+	expect_match "$out" '502' "the proxy's 502 for the host's port"
+	has_line "$out" no-direct-way "no way around the proxy"
+	has_line "$out" http://127.0.0.1:3128 "the sandbox's policy's proxy variable"
+	expect_eq "$(tail -1 <<<"$out")" "$(readlink "/proc/$spid/ns/net")" "in the sandbox's network namespace"
+	[ "$(tail -1 <<<"$out")" != "$(readlink "/proc/$psrv/ns/net")" ] || fail "in the pod's network namespace"
+	# refused: a policy of its own; a policy whose sandbox is not this root's
+	bundle "$B" true
+	cri "$B" "$(jq -cn --argjson m "$member" '$m + {"run.cordon.policy": "{\"network\": {\"allow\": []}}"}')"
+	oci create --bundle "$B" "$ID-2"
+	expect_match "$RC:$ERR" "^1:cordon-oci: create: annotation run.cordon.policy: differs from its sandbox $sid's" "a policy of its own"
+	bundle "$B" true
+	cri "$B" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": "gone", "run.cordon.policy": $p}')"
+	oci create --bundle "$B" "$ID-3"
+	expect_match "$RC:$ERR" "^1:cordon-oci: create: annotation run.cordon.policy: this container joins the pod's network namespace $ns, and its sandbox gone is not" "a sandbox not this runtime's"
+	# in a pod, no secrets or method rules (yet)
+	bundle "$B" true
+	cri "$B" "$(jq -cn '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": "{\"network\": {\"allow\": [{\"host\": \"127.0.0.1:8080\", \"methods\": [\"GET\"]}]}}"}')"
+	oci create --bundle "$B" "$ID-4"
+	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy: in a pod, "secrets" and rules with "methods"' "method rules in a pod"
+	oci kill "$sid" KILL
+	oci delete --force "$sid"
+	stop "$psrv" "$hsrv"
+	umount "$ns"
+	expect_eq "$(ls -A "$ROOT" | grep -vx reports | tr '\n' ' ')" "" "no container left"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
 echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
