@@ -65,12 +65,19 @@ static bool same_ns(const char *a, const char *b)
 /* A pod's egress (oci-pod.h): c (a container of the pod whose sandbox's
  * state s is, alive) joins the sandbox's network namespace in place of the
  * pod's its config names: 1, 0 where the sandbox holds no egress. */
+/* Does the sandbox (its state s) hold the pod's egress? */
+static bool holds_egress(const struct oci_state *s)
+{
+	const char *theirs = ann_in(&s->ann_k, &s->ann_v, POLICY_K);
+	const char *stype = ann_in(&s->ann_k, &s->ann_v, TYPE_K);
+	return theirs && stype && strcmp(stype, "sandbox") == 0 && has_network(theirs);
+}
+
 static int join_egress(struct oci_config *c, const char *sb, const struct oci_state *s, cordon_error *err)
 {
 	const char *mine = ann(c, POLICY_K);
 	const char *theirs = ann_in(&s->ann_k, &s->ann_v, POLICY_K);
-	const char *stype = ann_in(&s->ann_k, &s->ann_v, TYPE_K);
-	bool held = theirs && stype && strcmp(stype, "sandbox") == 0 && has_network(theirs);
+	bool held = holds_egress(s);
 	if (!held) {
 		if (mine)
 			return cordon_err(err, 0, "annotation run.cordon.policy: this container joins the pod's network "
@@ -136,9 +143,12 @@ int oci_pod_join(struct oci_config *c, const char *root, struct oci_pod *pod, co
 	const char *sb = ann(c, SANDBOX_K);
 	bool user = !(c->ns_path[OCI_NS_USER] || c->ns_new[OCI_NS_USER] || c->nuidm || c->ngidm);
 	bool net = c->ns_path[OCI_NS_NET] != NULL;
-	if (!oci_pod_is_member(c) || (!user && !net))
-		return 0;
 	bool policy = ann(c, POLICY_K) != NULL;
+	/* the host's network (no namespace: a hostNetwork pod's), without a
+	 * policy of its own: refused where the sandbox holds the pod's egress */
+	bool hostnet = !net && !c->ns_new[OCI_NS_NET] && !policy;
+	if (!oci_pod_is_member(c) || (!user && !net && !hostnet))
+		return 0;
 	if (!oci_id_valid(sb))
 		return cordon_err(err, EINVAL, "annotation io.kubernetes.cri.sandbox-id \"%.64s\" is not a container id", sb);
 	int dfd = -1;
@@ -167,6 +177,11 @@ int oci_pod_join(struct oci_config *c, const char *root, struct oci_pod *pod, co
 				  sb, oci_status_names[st]);
 	}
 	r = net ? join_egress(c, sb, &s, err) : 0;
+	if (hostnet && holds_egress(&s))
+		r = cordon_err(err, 0, "linux.namespaces: this container has the host's network, and its sandbox %s holds "
+				       "the pod's egress policy (annotation run.cordon.policy), which it would bypass: a "
+				       "container of such a pod joins the pod's network namespace, or carries the "
+				       "annotation itself", sb);
 	oci_state_free(&s);
 	if (r < 0)
 		return -1;

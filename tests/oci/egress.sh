@@ -512,6 +512,15 @@ test_egress_pod_sandbox() {
 	cri "$B" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": "gone", "run.cordon.policy": $p}')"
 	oci create --bundle "$B" "$ID-3"
 	expect_match "$RC:$ERR" "^1:cordon-oci: create: annotation run.cordon.policy: this container joins the pod's network namespace $ns, and its sandbox gone is not" "a sandbox not this runtime's"
+	# refused: a container of the pod on the host's network (no network
+	# namespace: a hostNetwork pod's) without the annotation, which would
+	# bypass the sandbox's egress
+	bundle "$B" true
+	jq --argjson a "$member" '.annotations += $a | .linux.namespaces |= map(select(.type != "network"))' \
+		"$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	oci create --bundle "$B" "$ID-5"
+	expect_match "$RC:$ERR" "^1:cordon-oci: create: linux.namespaces: this container has the host's network, and its sandbox $sid holds" \
+		"the host's network in a pod with egress"
 	# in a pod, no secrets or method rules (yet)
 	bundle "$B" true
 	cri "$B" "$(jq -cn '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": "{\"network\": {\"allow\": [{\"host\": \"127.0.0.1:8080\", \"methods\": [\"GET\"]}]}}"}')"
