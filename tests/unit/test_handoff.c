@@ -51,7 +51,7 @@ static void test_announced_port_is_held_until_claimed(void **state)
 	if (spoof >= 0) {
 		struct sockaddr_in l = handoff_addr(h);
 		assert_int_equal(connect(spoof, (struct sockaddr *)&l, sizeof(l)), 0);
-		struct sockaddr_in peer;
+		struct sockaddr_in peer = {0};
 		socklen_t pl = sizeof(peer);
 		int a = accept4(handoff_fd(h), (struct sockaddr *)&peer, &pl, SOCK_CLOEXEC);
 		assert_true(a >= 0);
@@ -81,7 +81,7 @@ static void test_table_is_bounded(void **state)
 	cordon_error err = {0};
 	assert_int_equal(handoff_new(&h, &err), 0);
 	int s[HANDOFF_MAX + 1];
-	uint16_t src[HANDOFF_MAX + 1];
+	uint16_t src[HANDOFF_MAX + 1] = {0};
 	for (size_t i = 0; i <= HANDOFF_MAX; i++) {
 		s[i] = bound(0, false, &src[i]);
 		assert_true(s[i] >= 0);
