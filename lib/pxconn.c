@@ -22,17 +22,7 @@
 
 size_t px_endpoint(struct proxy *px, const char *target)
 {
-	struct run_report *r = px->rep;
-	for (size_t i = 0; i < r->net.nep; i++)
-		if (strcmp(r->net.ep[i].target, target) == 0)
-			return i;
-	struct net_endpoint *e = realloc(r->net.ep, (r->net.nep + 1) * sizeof(*e));
-	if (!e)
-		return SIZE_MAX;
-	r->net.ep = e;
-	memset(&e[r->net.nep], 0, sizeof(*e));
-	snprintf(e[r->net.nep].target, sizeof(e[r->net.nep].target), "%s", target);
-	return r->net.nep++;
+	return report_net_endpoint(px->rep, target);
 }
 
 /* ---- connections ---- */

@@ -194,3 +194,17 @@ int report_add_check_denials(struct run_report *r, const struct run_report *chec
 	pthread_mutex_unlock(&r->denial_lock);
 	return 0;
 }
+
+size_t report_net_endpoint(struct run_report *r, const char *target)
+{
+	for (size_t i = 0; i < r->net.nep; i++)
+		if (strcmp(r->net.ep[i].target, target) == 0)
+			return i;
+	struct net_endpoint *e = realloc(r->net.ep, (r->net.nep + 1) * sizeof(*e));
+	if (!e)
+		return SIZE_MAX;
+	r->net.ep = e;
+	memset(&e[r->net.nep], 0, sizeof(*e));
+	snprintf(e[r->net.nep].target, sizeof(e[r->net.nep].target), "%s", target);
+	return r->net.nep++;
+}

@@ -215,6 +215,9 @@ struct run_report {
 #define DENIALS_MAX_TARGETS 1024
 
 void report_init(struct run_report *r);
+/* The index of target's entry in r's network.endpoints, made (zero) if
+ * there is none; SIZE_MAX out of memory. */
+size_t report_net_endpoint(struct run_report *r, const char *target);
 void report_free(struct run_report *r);
 /* Record one more denial of (kind, target): O(1) (a hash index), at most
  * DENIALS_MAX_TARGETS distinct pairs, the rest counted in denials_omitted. */

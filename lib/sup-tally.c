@@ -232,6 +232,15 @@ static void counted(struct tally *t, const struct nlmsghdr *h)
 	t->n--;
 }
 
+/* Each sock_diag message of m (n bytes) counted. */
+static void count_all(struct tally *t, const char *m, size_t n)
+{
+	pthread_mutex_lock(&t->mu);
+	for (const struct nlmsghdr *h = (const void *)m; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n))
+		counted(t, h);
+	pthread_mutex_unlock(&t->mu);
+}
+
 /* Read what is queued on fd (nonblocking), at most max reads: each
  * message counted. The connector's wake-up reads a few (its epoll is
  * level-triggered: the rest comes back), so that a host that frees
@@ -245,11 +254,7 @@ static void read_all(struct tally *t, int fd, int max)
 			continue; /* some were lost: those are left to the end */
 		if (r <= 0)
 			return;
-		size_t left = (size_t)r;
-		pthread_mutex_lock(&t->mu);
-		for (const struct nlmsghdr *h = (const void *)mbuf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left))
-			counted(t, h);
-		pthread_mutex_unlock(&t->mu);
+		count_all(t, mbuf, (size_t)r);
 	}
 }
 
@@ -286,29 +291,10 @@ static void lookup(struct tally *t, int fd, struct rec r)
 	char mbuf[4096] __attribute__((aligned(8)));
 	/* The kernel answers within the send: never waited for. */
 	ssize_t n = recv(fd, mbuf, sizeof(mbuf), MSG_DONTWAIT);
-	if (n <= 0)
-		return;
-	size_t left = (size_t)n;
-	pthread_mutex_lock(&t->mu);
-	for (const struct nlmsghdr *h = (const void *)mbuf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left))
-		counted(t, h);
-	pthread_mutex_unlock(&t->mu);
+	if (n > 0)
+		count_all(t, mbuf, (size_t)n);
 }
 
-static struct net_endpoint *endpoint(struct run_report *rep, const char *name)
-{
-	for (size_t i = 0; i < rep->net.nep; i++)
-		if (strcmp(rep->net.ep[i].target, name) == 0)
-			return &rep->net.ep[i];
-	struct net_endpoint *e = realloc(rep->net.ep, (rep->net.nep + 1) * sizeof(*e));
-	if (!e)
-		return NULL;
-	rep->net.ep = e;
-	e = &e[rep->net.nep++];
-	memset(e, 0, sizeof(*e));
-	snprintf(e->target, sizeof(e->target), "%s", name);
-	return e;
-}
 
 void tally_finish(struct tally *t, struct run_report *rep)
 {
@@ -346,9 +332,10 @@ void tally_finish(struct tally *t, struct run_report *rep)
 	t->uncounted += t->n;
 	t->n = 0;
 	for (size_t i = 0; i < t->ntg; i++) {
-		struct net_endpoint *e = endpoint(rep, t->tg[i].name);
-		if (!e)
+		size_t k = report_net_endpoint(rep, t->tg[i].name);
+		if (k == SIZE_MAX)
 			break;
+		struct net_endpoint *e = &rep->net.ep[k];
 		e->conns += t->tg[i].conns;
 		e->up += t->tg[i].up;
 		e->down += t->tg[i].down;
