@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include "pxaddr.h"
 #include "cleanup.h"
@@ -93,4 +94,9 @@ bool proxy_addr_forbidden(const struct sockaddr *sa)
 		return refused;
 	}
 	return false;
+}
+
+void host_port(char *out, size_t n, const char *host, unsigned port)
+{
+	snprintf(out, n, strchr(host, ':') ? "[%s]:%u" : "%s:%u", host, port);
 }

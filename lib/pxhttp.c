@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 #include "proxy.h"
+#include "pxaddr.h"
 #include "base64.h"
 #include "pxhttp.h"
 #include "redact-stream.h"
@@ -127,7 +128,7 @@ static const char *origin_form(const struct pxhttp *h, const char *t)
 	if (al >= sizeof(auth))
 		return NULL;
 	snprintf(auth, sizeof(auth), "%.*s", (int)al, a);
-	snprintf(want, sizeof(want), strchr(h->host, ':') ? "[%s]:%u" : "%s:%u", h->host, h->port);
+	host_port(want, sizeof(want), h->host, h->port);
 	size_t wl = strlen(want) - strlen(strrchr(want, ':'));
 	bool same = strcasecmp(auth, want) == 0 ||
 		    (h->port == 80 && strlen(auth) == wl && strncasecmp(auth, want, wl) == 0);

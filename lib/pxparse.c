@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 #include "pxparse.h"
+#include "pxaddr.h"
 #include "proxy.h"
 #include "redact-stream.h"
 #include "redact.h"
@@ -268,7 +269,7 @@ void proxy_partial_target(const redactor *rd, const char *data, size_t len, char
 			}
 		}
 		if (host[0])
-			snprintf(out, outsz, q[3] == 4 ? "[%s]:%u" : "%s:%u", host, (unsigned)(q[need - 2] << 8 | q[need - 1]));
+			host_port(out, outsz, host, (unsigned)(q[need - 2] << 8 | q[need - 1]));
 		else
 			snprintf(out, outsz, "(incomplete socks5 request)");
 		return;

@@ -34,6 +34,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "sup-observe-net.h"
+#include "pxaddr.h"
 #include "cleanup.h"
 #include "compat.h"
 #include "observe.h"
@@ -313,7 +314,7 @@ int observer_intercept_connect(struct observer *o, struct run_report *rep, int f
 		 * recorded and refused as a datagram's would be. */
 		return name == host ? (hosts ? refuse(o, rep, target, NULL) : 0) : answer_continue(o);
 	char what[300];
-	snprintf(what, sizeof(what), name == host && ss.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", name, port);
+	host_port(what, sizeof(what), name, port);
 	if (type != SOCK_STREAM)
 		return name == host ? (hosts ? refuse(o, rep, target, NULL) : 0) : refuse(o, rep, what, NULL);
 	/* A socket that is connected or connecting already (ours, handed in:

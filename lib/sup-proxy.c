@@ -79,7 +79,7 @@ static void resolved(struct proxy *px, size_t slot)
 static void decided(struct proxy *px, size_t slot)
 {
 	struct conn *c = px->c[slot];
-	snprintf(c->target, sizeof(c->target), strchr(c->host, ':') ? "[%s]:%u" : "%s:%u", c->host, c->port);
+	host_port(c->target, sizeof(c->target), c->host, c->port);
 	bool allowed = false, lit = false;
 	for (size_t i = 0; i < px->allow.n && !allowed; i++)
 		allowed = proxy_rule_matches(px->allow.v[i], c->host, c->port, &lit);
@@ -531,7 +531,7 @@ static void on_handoff(struct proxy *px)
 		c->proto = PROTO_TRANSPARENT;
 		snprintf(c->host, sizeof(c->host), "%s", name);
 		c->port = port;
-		snprintf(c->target, sizeof(c->target), strchr(c->host, ':') ? "[%s]:%u" : "%s:%u", c->host, c->port);
+		host_port(c->target, sizeof(c->target), c->host, c->port);
 		on_sniff(px, slot);
 	}
 }

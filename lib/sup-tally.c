@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "sup-tally.h"
+#include "pxaddr.h"
 #include "cleanup.h"
 
 #ifndef SKNLGRP_INET_TCP_DESTROY
@@ -107,7 +108,7 @@ int tally_fd(const struct tally *t)
 static size_t target_of(struct tally *t, const char *name, uint16_t port)
 {
 	char n[300];
-	snprintf(n, sizeof(n), strchr(name, ':') ? "[%s]:%u" : "%s:%u", name, port);
+	host_port(n, sizeof(n), name, port);
 	for (size_t i = 0; i < t->ntg; i++)
 		if (strcmp(t->tg[i].name, n) == 0)
 			return i;
