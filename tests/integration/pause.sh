@@ -4,34 +4,8 @@
 # v2, freezer.state on v1); its wall, idle and exec timeouts stopped while
 # it is paused; its report lists the pauses.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../serve-fixture.sh"
 
-# The server's fixture, as serve.sh's (a server per test, stopped however
-# the test returns).
-start_server() {
-	SOCK=$T_TMP/s.sock
-	STATE=$WS/state
-	"$CORDON" serve --socket "$SOCK" --state-dir "$STATE" "$@" 2>"$T_TMP/serve.log" &
-	SRV=$!
-	T_SERVERS+=("$SRV")
-	trap stop_servers EXIT
-	local i
-	for i in $(seq 1 200); do
-		[ -S "$SOCK" ] && return 0
-		kill -0 "$SRV" 2>/dev/null || break
-		sleep 0.05
-	done
-	fail "the server did not start: $(cat "$T_TMP/serve.log")"
-}
-api() { curl -sS --unix-socket "$SOCK" --max-time 60 "$@"; }
-api_code() { api -w ' %{http_code}' "$@" | tr -d '\n'; }
-# new_session [BODY]: its id in $SID, its worker's pid in $WPID (the
-# server's newest child: the session's cgroups are named cordon-WPID-N).
-new_session() {
-	local body=${1:-'{}'}
-	SID=$(api -X POST http://cordon/v1/sessions -d "$body" | jq -r .id)
-	[[ "$SID" =~ ^s-[0-9a-f]{16}$ ]] || { fail "no session: $SID"; return 1; }
-	WPID=$(pgrep -n -P "$SRV")
-}
 # pause_or_skip: pauses $SID; a host without a freezer for the session
 # (no cgroup, no cgroup.freeze, no v1 freezer hierarchy) skips the test.
 pause_or_skip() {
