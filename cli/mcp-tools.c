@@ -32,6 +32,23 @@ static int arg(const jnode *args, const char *name, jtype t, bool required, cons
 	return 0;
 }
 
+/* --review: a policy that would let the changes reach the workspace
+ * (another workspace_mode: overlay applies them at the end, direct at
+ * once; an allow_weaker "workspace": a fall-back to direct where no
+ * change set can be had) is refused, never obeyed. */
+static int review_held(const jnode *given, cordon_error *err)
+{
+	const jnode *wm = json_get(json_get(given, "filesystem"), "workspace_mode"),
+		    *aw = json_get(json_get(given, "enforcement"), "allow_weaker");
+	if (wm && !(wm->type == J_STR && strcmp(wm->str, "review") == 0))
+		return cordon_err(err, EPERM, "policy filesystem.workspace_mode %s: cordon mcp --review keeps every change for the user, never applied (only \"review\")",
+				  wm->type == J_STR ? wm->str : "(not a string)");
+	for (size_t i = 0; aw && aw->type == J_ARR && i < aw->n; i++)
+		if (aw->items[i]->type == J_STR && strcmp(aw->items[i]->str, "workspace") == 0)
+			return cordon_err(err, EPERM, "policy enforcement.allow_weaker \"workspace\": cordon mcp --review never falls back to a direct workspace");
+	return 0;
+}
+
 /* The policy of a request: the call's, else --policy FILE's; with
  * --workspace DIR, that directory is writable and the working directory. */
 static int write_policy(jwriter *w, const jnode *given, cordon_error *err)
@@ -41,6 +58,10 @@ static int write_policy(jwriter *w, const jnode *given, cordon_error *err)
 		given = file = json_parse(M.policy_json, strlen(M.policy_json), err);
 	if (!given && M.policy_json)
 		return -1;
+	if (M.review && review_held(given, err) < 0) {
+		json_free(file);
+		return -1;
+	}
 	if (!M.workspace[0]) {
 		if (given) {
 			jw_key(w, "policy");

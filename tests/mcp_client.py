@@ -371,6 +371,26 @@ def case_review(m):
     check(r["isError"] and "no open session" in r["content"][0]["text"], "a closed session: %r" % r)
 
 
+def case_review_policy(m):
+    """--review holds whatever policy a call gives: a workspace_mode of
+    overlay or direct (which would apply the changes at the end, or at
+    once), or an allow_weaker "workspace" (a fall-back to direct) is
+    refused, and the workspace stays untouched."""
+    ws = os.environ["MCP_WS"]
+    before = sorted(os.listdir(ws))
+    m.initialize()
+    for pol in ({"filesystem": {"workspace_mode": "overlay"}}, {"filesystem": {"workspace_mode": "direct"}},
+                {"enforcement": {"allow_weaker": ["workspace"]}}):
+        r = m.tool("run", {"command": "echo leaked > leaked.txt", "policy": pol})
+        check(r.get("isError") and "--review" in r["content"][0]["text"], "run with %r: %r" % (pol, r))
+        r = m.tool("session_open", {"policy": pol})
+        check(r.get("isError") and "--review" in r["content"][0]["text"], "session_open with %r: %r" % (pol, r))
+    s = sc(m.tool("run", {"command": "echo kept > kept.txt",
+                          "policy": {"filesystem": {"workspace_mode": "review"}}}))
+    check(s["status"] == "ok", "review asked again is fine: %r" % s)
+    check(sorted(os.listdir(ws)) == before, "the workspace is untouched: %r" % os.listdir(ws))
+
+
 def case_server(m):
     """--server SOCKET: the calls go to that cordon serve."""
     m.initialize()

@@ -7,7 +7,7 @@
 # The changes tool needs an overlay or review workspace: as root an idmapped
 # mount of it, which Debian 12's /tmp (tmpfs on 6.1) cannot have; there these
 # tests' workspaces (and the TS client's private server, TMPDIR) go on /var/tmp.
-overlay_workspaces '^test_mcp_(review_changes|typescript_sdk_client)$' only
+overlay_workspaces '^test_mcp_(review_changes|review_policy_held|typescript_sdk_client)$' only
 
 mcp_case() { # CASE [cordon mcp options...]
 	command -v python3 >/dev/null || { t_skip "no python3"; return; }
@@ -75,6 +75,14 @@ test_mcp_review_changes() {
 	t_assert
 }
 
+# --review holds against a call's own policy (a workspace_mode of overlay or
+# direct, an allow_weaker "workspace"): nothing reaches the workspace.
+test_mcp_review_policy_held() {
+	mkdir "$WS/proj"
+	printf 'hello\n' >"$WS/proj/README"
+	MCP_WS=$WS/proj mcp_case review_policy --workspace "$WS/proj" --review
+}
+
 test_mcp_given_server() {
 	mkdir -p "$T_TMP/state"
 	"$CORDON" serve --socket "$T_TMP/s.sock" --state-dir "$T_TMP/state" 2>"$T_TMP/serve.err" &
@@ -102,4 +110,5 @@ t_run test_mcp_max_sessions
 t_run test_mcp_workspace_and_policy_options
 t_run test_mcp_given_server
 t_run test_mcp_review_changes
+t_run test_mcp_review_policy_held
 t_run test_mcp_typescript_sdk_client
