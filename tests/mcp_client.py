@@ -391,6 +391,26 @@ def case_review_policy(m):
     check(sorted(os.listdir(ws)) == before, "the workspace is untouched: %r" % os.listdir(ws))
 
 
+def case_review_huge(m):
+    """A file the session made sparse and huge (1.2 MB of text, then a
+    hole of 1 GiB) is not handed to diff, which would read all of it into
+    the server's memory: the changes tool says it is too large to diff,
+    and the rest of the diff is whole."""
+    m.initialize()
+    s = sc(m.tool("session_open", {}))
+    sid = s["session"]
+    sc(m.tool("session_exec", {"session": sid, "command": "echo small > a.txt && seq 200000 > big.txt && "
+                                                          "truncate -s 1G big.txt"}))
+    c = sc(m.tool("changes", {"session": sid}))
+    lines = c["diff"].splitlines()
+    check("+++ b/a.txt" in lines and "+small" in lines, "the small file's diff: %r" % c["diff"][:2000])
+    check(any(l.startswith("Files /dev/null and b/big.txt differ: too large to diff") for l in lines),
+          "the huge file is named, not diffed: %r" % c["diff"][:2000])
+    check(not c["diff_truncated"] and c["diff_bytes"] < 4096, "diff %d bytes, truncated %r"
+          % (c["diff_bytes"], c["diff_truncated"]))
+    sc(m.tool("session_close", {"session": sid}))
+
+
 def case_server(m):
     """--server SOCKET: the calls go to that cordon serve."""
     m.initialize()

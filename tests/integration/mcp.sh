@@ -7,7 +7,7 @@
 # The changes tool needs an overlay or review workspace: as root an idmapped
 # mount of it, which Debian 12's /tmp (tmpfs on 6.1) cannot have; there these
 # tests' workspaces (and the TS client's private server, TMPDIR) go on /var/tmp.
-overlay_workspaces '^test_mcp_(review_changes|review_policy_held|typescript_sdk_client)$' only
+overlay_workspaces '^test_mcp_(review_changes|review_policy_held|review_huge_file|typescript_sdk_client)$' only
 
 mcp_case() { # CASE [cordon mcp options...]
 	command -v python3 >/dev/null || { t_skip "no python3"; return; }
@@ -83,6 +83,12 @@ test_mcp_review_policy_held() {
 	MCP_WS=$WS/proj mcp_case review_policy --workspace "$WS/proj" --review
 }
 
+# A huge sparse file in the change set is named, never read whole by diff.
+test_mcp_review_huge_file() {
+	mkdir "$WS/proj"
+	MCP_WS=$WS/proj mcp_case review_huge --workspace "$WS/proj" --review
+}
+
 test_mcp_given_server() {
 	mkdir -p "$T_TMP/state"
 	"$CORDON" serve --socket "$T_TMP/s.sock" --state-dir "$T_TMP/state" 2>"$T_TMP/serve.err" &
@@ -111,4 +117,5 @@ t_run test_mcp_workspace_and_policy_options
 t_run test_mcp_given_server
 t_run test_mcp_review_changes
 t_run test_mcp_review_policy_held
+t_run test_mcp_review_huge_file
 t_run test_mcp_typescript_sdk_client
