@@ -280,17 +280,28 @@ static int known_session(const jnode *args, const char **sid, cordon_error *err)
 
 static int tool_session_open(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
 {
+	/* The bound's check and the count are one step: calls sent at once
+	 * each take a place (opening) before any of them is open. */
 	pthread_mutex_lock(&M.lock);
-	bool full = (int)M.sessions.n >= M.max_sessions;
+	bool full = (int)M.sessions.n + M.opening >= M.max_sessions;
+	if (!full)
+		M.opening++;
 	pthread_mutex_unlock(&M.lock);
 	if (full)
 		return cordon_err(err, EBUSY, "at most %d sessions open at once: close one first (session_close)",
 				  M.max_sessions);
 	char sid[64];
 	jnode *a = NULL;
-	if (open_session(args, sid, sizeof(sid), &a, err) < 0)
+	int rc = open_session(args, sid, sizeof(sid), &a, err);
+	bool cancelled = rc == 0 && atomic_load(&c->cancelled);
+	pthread_mutex_lock(&M.lock);
+	M.opening--;
+	if (rc == 0 && !cancelled)
+		strv_push(&M.sessions, sid);
+	pthread_mutex_unlock(&M.lock);
+	if (rc < 0)
 		return -1;
-	if (atomic_load(&c->cancelled)) {
+	if (cancelled) {
 		jnode *rep = NULL;
 		cordon_error e2;
 		delete_session(sid, &rep, &e2);
@@ -298,9 +309,6 @@ static int tool_session_open(struct mcp_call *c, const jnode *args, jwriter *w, 
 		json_free(a);
 		return CANCELLED;
 	}
-	pthread_mutex_lock(&M.lock);
-	strv_push(&M.sessions, sid);
-	pthread_mutex_unlock(&M.lock);
 	const jnode *ws = json_get(a, "workspace"), *cwd = json_get(a, "cwd");
 	jw_obj_begin(w);
 	jw_key_str(w, "session", sid);

@@ -330,6 +330,25 @@ def case_max_sessions(m):
     sc(m.tool("session_close", {"session": b["session"]}))
 
 
+def case_max_sessions_at_once(m):
+    """--max-sessions 1 with --server (whose own bound is larger): six
+    session_open calls sent at once open one session, the others are the
+    bound's tool error (the check and the count are one step)."""
+    m.initialize()
+    ids = [m.request("tools/call", {"name": "session_open", "arguments": {}}) for _ in range(6)]
+    answers = {}
+    while len(answers) < len(ids):  # in any order: each call is a thread
+        a = m.recv()
+        if a.get("id") in ids and "method" not in a:
+            answers[a["id"]] = a["result"]
+    got = [answers[i] for i in ids]
+    opened = [r["structuredContent"]["session"] for r in got if not r.get("isError")]
+    refused = [r for r in got if r.get("isError") and "at most 1 sessions" in r["content"][0]["text"]]
+    for sid in opened:
+        sc(m.tool("session_close", {"session": sid}))
+    check(len(opened) == 1 and len(refused) == 5, "opened %d, refused %d: %r" % (len(opened), len(refused), got))
+
+
 def case_options(m):
     """cordon mcp --workspace DIR --policy FILE (with env GREETING): the
     directory is the run's working directory, read-write; the policy is

@@ -99,6 +99,18 @@ test_mcp_given_server() {
 	t_assert
 }
 
+# --max-sessions holds against session_open calls sent at once (through a
+# shared server, whose own bound does not stop them).
+test_mcp_max_sessions_at_once() {
+	mkdir -p "$T_TMP/state"
+	"$CORDON" serve --socket "$T_TMP/s.sock" --state-dir "$T_TMP/state" 2>"$T_TMP/serve.err" &
+	local pid=$!
+	for _ in $(seq 600); do [ -S "$T_TMP/s.sock" ] && break; sleep 0.1; done
+	mcp_case max_sessions_at_once --server "$T_TMP/s.sock" --max-sessions 1
+	stop "$pid"
+	t_assert
+}
+
 t_run test_mcp_initialize
 t_run test_mcp_initialize_older_version
 t_run test_mcp_tools_list_schemas
@@ -115,6 +127,7 @@ t_run test_mcp_sigterm_cleans_up
 t_run test_mcp_max_sessions
 t_run test_mcp_workspace_and_policy_options
 t_run test_mcp_given_server
+t_run test_mcp_max_sessions_at_once
 t_run test_mcp_review_changes
 t_run test_mcp_review_policy_held
 t_run test_mcp_review_huge_file
