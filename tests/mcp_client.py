@@ -349,6 +349,23 @@ def case_max_sessions_at_once(m):
     check(len(opened) == 1 and len(refused) == 5, "opened %d, refused %d: %r" % (len(opened), len(refused), got))
 
 
+def case_max_sessions_ended(m):
+    """--max-sessions 1: a session that ended by itself (its idle_timeout)
+    no longer holds the place: session_close says it had ended, and a new
+    session opens (it was counted for ever: every session_open refused).
+    Waited for without a call to it (a call would keep it alive): its
+    workspace goes when it ends."""
+    m.initialize()
+    a = sc(m.tool("session_open", {"idle_timeout": "1s"}))
+    wait_until(lambda: not os.path.exists(a["workspace"]), "the session did not end by its idle_timeout")
+    r = m.tool("session_close", {"session": a["session"]})
+    check(r["isError"] and "already ended" in r["content"][0]["text"], "closing an ended session: %r" % r)
+    b = sc(m.tool("session_open", {"idle_timeout": "1s"}))
+    wait_until(lambda: not os.path.exists(b["workspace"]), "the second session did not end by its idle_timeout")
+    c = sc(m.tool("session_open", {}))  # without a session_close of b
+    sc(m.tool("session_close", {"session": c["session"]}))
+
+
 def case_options(m):
     """cordon mcp --workspace DIR --policy FILE (with env GREETING): the
     directory is the run's working directory, read-write; the policy is

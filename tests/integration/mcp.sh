@@ -58,6 +58,7 @@ test_mcp_session_files() { mcp_case session; }
 test_mcp_stdin_end_cleans_up() { mcp_case eof_cleanup; }
 test_mcp_sigterm_cleans_up() { mcp_case sigterm_cleanup; }
 test_mcp_max_sessions() { mcp_case max_sessions --max-sessions 1; }
+test_mcp_max_sessions_ended() { mcp_case max_sessions_ended --max-sessions 1; }
 
 test_mcp_workspace_and_policy_options() {
 	printf '{"env": {"GREETING": "from-policy"}}\n' >"$T_TMP/policy.json"
@@ -125,6 +126,7 @@ t_run test_mcp_session_files
 t_run test_mcp_stdin_end_cleans_up
 t_run test_mcp_sigterm_cleans_up
 t_run test_mcp_max_sessions
+t_run test_mcp_max_sessions_ended
 t_run test_mcp_workspace_and_policy_options
 t_run test_mcp_given_server
 t_run test_mcp_max_sessions_at_once
