@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,9 +76,24 @@ static int reopen_regular(int fd)
 	return r;
 }
 
-/* diff -u of a and b (fds, taken), labelled la and lb, as /dev/fd/3 and 4. */
+/* The largest file handed to diff, which reads each whole into memory: a
+ * run can make a file sparse and as large as the filesystem allows (a few
+ * bytes of text, then a hole of a terabyte). Past it the file is named. */
+#define DIFF_FILE_MAX (16ULL << 20)
+
+/* diff -u of a and b (fds, taken), labelled la and lb, as /dev/fd/3 and 4;
+ * a file larger than DIFF_FILE_MAX is named, not diffed. */
 static void run_diff(int a, int b, const char *la, const char *lb)
 {
+	struct stat sa = {0}, sb = {0};
+	if (fstat(a, &sa) < 0 || fstat(b, &sb) < 0 || (uint64_t)sa.st_size > DIFF_FILE_MAX ||
+	    (uint64_t)sb.st_size > DIFF_FILE_MAX) {
+		printf("Files %s and %s differ: too large to diff (%jd and %jd bytes; at most %llu MiB each)\n", la, lb,
+		       (intmax_t)sa.st_size, (intmax_t)sb.st_size, DIFF_FILE_MAX >> 20);
+		close(a);
+		close(b);
+		return;
+	}
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {

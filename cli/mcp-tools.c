@@ -32,6 +32,23 @@ static int arg(const jnode *args, const char *name, jtype t, bool required, cons
 	return 0;
 }
 
+/* --review: a policy that would let the changes reach the workspace
+ * (another workspace_mode: overlay applies them at the end, direct at
+ * once; an allow_weaker "workspace": a fall-back to direct where no
+ * change set can be had) is refused, never obeyed. */
+static int review_held(const jnode *given, cordon_error *err)
+{
+	const jnode *wm = json_get(json_get(given, "filesystem"), "workspace_mode"),
+		    *aw = json_get(json_get(given, "enforcement"), "allow_weaker");
+	if (wm && !(wm->type == J_STR && strcmp(wm->str, "review") == 0))
+		return cordon_err(err, EPERM, "policy filesystem.workspace_mode %s: cordon mcp --review keeps every change for the user, never applied (only \"review\")",
+				  wm->type == J_STR ? wm->str : "(not a string)");
+	for (size_t i = 0; aw && aw->type == J_ARR && i < aw->n; i++)
+		if (aw->items[i]->type == J_STR && strcmp(aw->items[i]->str, "workspace") == 0)
+			return cordon_err(err, EPERM, "policy enforcement.allow_weaker \"workspace\": cordon mcp --review never falls back to a direct workspace");
+	return 0;
+}
+
 /* The policy of a request: the call's, else --policy FILE's; with
  * --workspace DIR, that directory is writable and the working directory. */
 static int write_policy(jwriter *w, const jnode *given, cordon_error *err)
@@ -41,6 +58,10 @@ static int write_policy(jwriter *w, const jnode *given, cordon_error *err)
 		given = file = json_parse(M.policy_json, strlen(M.policy_json), err);
 	if (!given && M.policy_json)
 		return -1;
+	if (M.review && review_held(given, err) < 0) {
+		json_free(file);
+		return -1;
+	}
 	if (!M.workspace[0]) {
 		if (given) {
 			jw_key(w, "policy");
@@ -257,19 +278,84 @@ static int known_session(const jnode *args, const char **sid, cordon_error *err)
 	return 0;
 }
 
-static int tool_session_open(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
+static void forget_session(const char *sid)
 {
 	pthread_mutex_lock(&M.lock);
-	bool full = (int)M.sessions.n >= M.max_sessions;
+	for (size_t i = 0; i < M.sessions.n; i++)
+		if (strcmp(M.sessions.v[i], sid) == 0) {
+			free(M.sessions.v[i]);
+			M.sessions.v[i] = M.sessions.v[--M.sessions.n];
+			M.sessions.v[M.sessions.n] = NULL;
+			break;
+		}
 	pthread_mutex_unlock(&M.lock);
+}
+
+/* Has the server ended the session by itself (its idle_timeout, its
+ * timeout, a kill)? 404 or 410, or a kept one's "state": "ended". */
+static bool session_gone(const char *sid)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/v1/sessions/%s", sid);
+	struct http_resp r;
+	cordon_error e;
+	if (mh_request(&M.srv, "GET", path, NULL, 0, &r, &e) < 0)
+		return false;
+	bool gone = r.status == 404 || r.status == 410;
+	if (r.status == 200) {
+		jnode *j = json_parse(r.body.p ? r.body.p : "", r.body.len, &e);
+		const jnode *st = json_get(j, "state");
+		gone = st && st->type == J_STR && strcmp(st->str, "ended") == 0;
+		json_free(j);
+	}
+	buf_free(&r.body);
+	return gone;
+}
+
+/* The sessions the server has ended by itself leave the bound. */
+static void forget_ended_sessions(void)
+{
+	strv ids = {0};
+	pthread_mutex_lock(&M.lock);
+	for (size_t i = 0; i < M.sessions.n; i++)
+		(void)strv_push(&ids, M.sessions.v[i]);
+	pthread_mutex_unlock(&M.lock);
+	for (size_t i = 0; i < ids.n; i++)
+		if (session_gone(ids.v[i]))
+			forget_session(ids.v[i]);
+	strv_free(&ids);
+}
+
+static int tool_session_open(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
+{
+	/* The bound's check and the count are one step: calls sent at once
+	 * each take a place (opening) before any of them is open. */
+	bool full = true;
+	for (int pass = 0; pass < 2 && full; pass++) {
+		/* Full: a session ended by itself may hold a place. */
+		if (pass)
+			forget_ended_sessions();
+		pthread_mutex_lock(&M.lock);
+		full = (int)M.sessions.n + M.opening >= M.max_sessions;
+		if (!full)
+			M.opening++;
+		pthread_mutex_unlock(&M.lock);
+	}
 	if (full)
 		return cordon_err(err, EBUSY, "at most %d sessions open at once: close one first (session_close)",
 				  M.max_sessions);
 	char sid[64];
 	jnode *a = NULL;
-	if (open_session(args, sid, sizeof(sid), &a, err) < 0)
+	int rc = open_session(args, sid, sizeof(sid), &a, err);
+	bool cancelled = rc == 0 && atomic_load(&c->cancelled);
+	pthread_mutex_lock(&M.lock);
+	M.opening--;
+	if (rc == 0 && !cancelled)
+		strv_push(&M.sessions, sid);
+	pthread_mutex_unlock(&M.lock);
+	if (rc < 0)
 		return -1;
-	if (atomic_load(&c->cancelled)) {
+	if (cancelled) {
 		jnode *rep = NULL;
 		cordon_error e2;
 		delete_session(sid, &rep, &e2);
@@ -277,9 +363,6 @@ static int tool_session_open(struct mcp_call *c, const jnode *args, jwriter *w, 
 		json_free(a);
 		return CANCELLED;
 	}
-	pthread_mutex_lock(&M.lock);
-	strv_push(&M.sessions, sid);
-	pthread_mutex_unlock(&M.lock);
 	const jnode *ws = json_get(a, "workspace"), *cwd = json_get(a, "cwd");
 	jw_obj_begin(w);
 	jw_key_str(w, "session", sid);
@@ -314,19 +397,6 @@ static int tool_session_exec(struct mcp_call *c, const jnode *args, jwriter *w, 
 	return rc;
 }
 
-static void forget_session(const char *sid)
-{
-	pthread_mutex_lock(&M.lock);
-	for (size_t i = 0; i < M.sessions.n; i++)
-		if (strcmp(M.sessions.v[i], sid) == 0) {
-			free(M.sessions.v[i]);
-			M.sessions.v[i] = M.sessions.v[--M.sessions.n];
-			M.sessions.v[M.sessions.n] = NULL;
-			break;
-		}
-	pthread_mutex_unlock(&M.lock);
-}
-
 static int tool_session_close(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
 {
 	(void)c;
@@ -336,8 +406,13 @@ static int tool_session_close(struct mcp_call *c, const jnode *args, jwriter *w,
 		return -1;
 	char id[64];
 	snprintf(id, sizeof(id), "%s", sid);
-	if (delete_session(id, &rep, err) < 0)
-		return cordon_err_wrap(err, "session_close");
+	if (delete_session(id, &rep, err) < 0) {
+		if (!session_gone(id))
+			return cordon_err_wrap(err, "session_close");
+		forget_session(id);
+		return cordon_err(err, ENOENT, "session_close: session %s had already ended by itself (its idle_timeout or timeout) and its report is not kept",
+				  id);
+	}
 	forget_session(id);
 	const jnode *st = json_get(rep, "status"), *s = json_get(rep, "session"), *end = json_get(s, "end"),
 		    *outs = json_get(rep, "outputs"), *execs = json_get(rep, "execs"), *v = json_get(rep, "verdicts");

@@ -72,6 +72,7 @@ struct mcp_state {
 	struct mcp_call *calls;
 	int ncalls;
 	strv sessions;              /* opened by session_open, not closed */
+	int opening;                /* session_open calls under way: counted in the bound */
 };
 
 extern struct mcp_state M;

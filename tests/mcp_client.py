@@ -330,6 +330,42 @@ def case_max_sessions(m):
     sc(m.tool("session_close", {"session": b["session"]}))
 
 
+def case_max_sessions_at_once(m):
+    """--max-sessions 1 with --server (whose own bound is larger): six
+    session_open calls sent at once open one session, the others are the
+    bound's tool error (the check and the count are one step)."""
+    m.initialize()
+    ids = [m.request("tools/call", {"name": "session_open", "arguments": {}}) for _ in range(6)]
+    answers = {}
+    while len(answers) < len(ids):  # in any order: each call is a thread
+        a = m.recv()
+        if a.get("id") in ids and "method" not in a:
+            answers[a["id"]] = a["result"]
+    got = [answers[i] for i in ids]
+    opened = [r["structuredContent"]["session"] for r in got if not r.get("isError")]
+    refused = [r for r in got if r.get("isError") and "at most 1 sessions" in r["content"][0]["text"]]
+    for sid in opened:
+        sc(m.tool("session_close", {"session": sid}))
+    check(len(opened) == 1 and len(refused) == 5, "opened %d, refused %d: %r" % (len(opened), len(refused), got))
+
+
+def case_max_sessions_ended(m):
+    """--max-sessions 1: a session that ended by itself (its idle_timeout)
+    no longer holds the place: session_close says it had ended, and a new
+    session opens (it was counted for ever: every session_open refused).
+    Waited for without a call to it (a call would keep it alive): its
+    workspace goes when it ends."""
+    m.initialize()
+    a = sc(m.tool("session_open", {"idle_timeout": "1s"}))
+    wait_until(lambda: not os.path.exists(a["workspace"]), "the session did not end by its idle_timeout")
+    r = m.tool("session_close", {"session": a["session"]})
+    check(r["isError"] and "already ended" in r["content"][0]["text"], "closing an ended session: %r" % r)
+    b = sc(m.tool("session_open", {"idle_timeout": "1s"}))
+    wait_until(lambda: not os.path.exists(b["workspace"]), "the second session did not end by its idle_timeout")
+    c = sc(m.tool("session_open", {}))  # without a session_close of b
+    sc(m.tool("session_close", {"session": c["session"]}))
+
+
 def case_options(m):
     """cordon mcp --workspace DIR --policy FILE (with env GREETING): the
     directory is the run's working directory, read-write; the policy is
@@ -369,6 +405,46 @@ def case_review(m):
         check(f.read() == "hello\n", "README untouched")
     r = m.tool("changes", {"session": sid})
     check(r["isError"] and "no open session" in r["content"][0]["text"], "a closed session: %r" % r)
+
+
+def case_review_policy(m):
+    """--review holds whatever policy a call gives: a workspace_mode of
+    overlay or direct (which would apply the changes at the end, or at
+    once), or an allow_weaker "workspace" (a fall-back to direct) is
+    refused, and the workspace stays untouched."""
+    ws = os.environ["MCP_WS"]
+    before = sorted(os.listdir(ws))
+    m.initialize()
+    for pol in ({"filesystem": {"workspace_mode": "overlay"}}, {"filesystem": {"workspace_mode": "direct"}},
+                {"enforcement": {"allow_weaker": ["workspace"]}}):
+        r = m.tool("run", {"command": "echo leaked > leaked.txt", "policy": pol})
+        check(r.get("isError") and "--review" in r["content"][0]["text"], "run with %r: %r" % (pol, r))
+        r = m.tool("session_open", {"policy": pol})
+        check(r.get("isError") and "--review" in r["content"][0]["text"], "session_open with %r: %r" % (pol, r))
+    s = sc(m.tool("run", {"command": "echo kept > kept.txt",
+                          "policy": {"filesystem": {"workspace_mode": "review"}}}))
+    check(s["status"] == "ok", "review asked again is fine: %r" % s)
+    check(sorted(os.listdir(ws)) == before, "the workspace is untouched: %r" % os.listdir(ws))
+
+
+def case_review_huge(m):
+    """A file the session made sparse and huge (1.2 MB of text, then a
+    hole of 1 GiB) is not handed to diff, which would read all of it into
+    the server's memory: the changes tool says it is too large to diff,
+    and the rest of the diff is whole."""
+    m.initialize()
+    s = sc(m.tool("session_open", {}))
+    sid = s["session"]
+    sc(m.tool("session_exec", {"session": sid, "command": "echo small > a.txt && seq 200000 > big.txt && "
+                                                          "truncate -s 1G big.txt"}))
+    c = sc(m.tool("changes", {"session": sid}))
+    lines = c["diff"].splitlines()
+    check("+++ b/a.txt" in lines and "+small" in lines, "the small file's diff: %r" % c["diff"][:2000])
+    check(any(l.startswith("Files /dev/null and b/big.txt differ: too large to diff") for l in lines),
+          "the huge file is named, not diffed: %r" % c["diff"][:2000])
+    check(not c["diff_truncated"] and c["diff_bytes"] < 4096, "diff %d bytes, truncated %r"
+          % (c["diff_bytes"], c["diff_truncated"]))
+    sc(m.tool("session_close", {"session": sid}))
 
 
 def case_server(m):

@@ -7,7 +7,7 @@
 # The changes tool needs an overlay or review workspace: as root an idmapped
 # mount of it, which Debian 12's /tmp (tmpfs on 6.1) cannot have; there these
 # tests' workspaces (and the TS client's private server, TMPDIR) go on /var/tmp.
-overlay_workspaces '^test_mcp_(review_changes|typescript_sdk_client)$' only
+overlay_workspaces '^test_mcp_(review_changes|review_policy_held|review_huge_file|typescript_sdk_client)$' only
 
 mcp_case() { # CASE [cordon mcp options...]
 	command -v python3 >/dev/null || { t_skip "no python3"; return; }
@@ -58,6 +58,7 @@ test_mcp_session_files() { mcp_case session; }
 test_mcp_stdin_end_cleans_up() { mcp_case eof_cleanup; }
 test_mcp_sigterm_cleans_up() { mcp_case sigterm_cleanup; }
 test_mcp_max_sessions() { mcp_case max_sessions --max-sessions 1; }
+test_mcp_max_sessions_ended() { mcp_case max_sessions_ended --max-sessions 1; }
 
 test_mcp_workspace_and_policy_options() {
 	printf '{"env": {"GREETING": "from-policy"}}\n' >"$T_TMP/policy.json"
@@ -75,12 +76,38 @@ test_mcp_review_changes() {
 	t_assert
 }
 
+# --review holds against a call's own policy (a workspace_mode of overlay or
+# direct, an allow_weaker "workspace"): nothing reaches the workspace.
+test_mcp_review_policy_held() {
+	mkdir "$WS/proj"
+	printf 'hello\n' >"$WS/proj/README"
+	MCP_WS=$WS/proj mcp_case review_policy --workspace "$WS/proj" --review
+}
+
+# A huge sparse file in the change set is named, never read whole by diff.
+test_mcp_review_huge_file() {
+	mkdir "$WS/proj"
+	MCP_WS=$WS/proj mcp_case review_huge --workspace "$WS/proj" --review
+}
+
 test_mcp_given_server() {
 	mkdir -p "$T_TMP/state"
 	"$CORDON" serve --socket "$T_TMP/s.sock" --state-dir "$T_TMP/state" 2>"$T_TMP/serve.err" &
 	local pid=$!
 	for _ in $(seq 600); do [ -S "$T_TMP/s.sock" ] && break; sleep 0.1; done
 	MCP_STATE=$T_TMP/state mcp_case server --server "$T_TMP/s.sock"
+	stop "$pid"
+	t_assert
+}
+
+# --max-sessions holds against session_open calls sent at once (through a
+# shared server, whose own bound does not stop them).
+test_mcp_max_sessions_at_once() {
+	mkdir -p "$T_TMP/state"
+	"$CORDON" serve --socket "$T_TMP/s.sock" --state-dir "$T_TMP/state" 2>"$T_TMP/serve.err" &
+	local pid=$!
+	for _ in $(seq 600); do [ -S "$T_TMP/s.sock" ] && break; sleep 0.1; done
+	mcp_case max_sessions_at_once --server "$T_TMP/s.sock" --max-sessions 1
 	stop "$pid"
 	t_assert
 }
@@ -99,7 +126,11 @@ t_run test_mcp_session_files
 t_run test_mcp_stdin_end_cleans_up
 t_run test_mcp_sigterm_cleans_up
 t_run test_mcp_max_sessions
+t_run test_mcp_max_sessions_ended
 t_run test_mcp_workspace_and_policy_options
 t_run test_mcp_given_server
+t_run test_mcp_max_sessions_at_once
 t_run test_mcp_review_changes
+t_run test_mcp_review_policy_held
+t_run test_mcp_review_huge_file
 t_run test_mcp_typescript_sdk_client
