@@ -401,6 +401,42 @@ test_changes_output_is_safe() {
 	t_assert
 }
 
+# The diff `cordon changes --diff` runs ends with it: the server kills a
+# changes past its time or output bound, and a diff left behind would go
+# on reading the session's files (outside review, attack10). A stand-in
+# diff that never ends, found first on PATH, records its pid.
+test_diff_dies_with_changes() {
+	ws_init || return
+	echo old >f
+	cordon_run --workspace-mode review -- /bin/sh -c 'echo new >f'
+	expect_eq "$RC" 0 "run: $ERR"
+	local d fake=$T_TMP/bin pid i
+	d=$(changes_dir)
+	mkdir -p "$fake"
+	printf '#!/bin/sh\necho $$ >%s/diff.pid\nexec sleep 1000\n' "$T_TMP" >"$fake/diff"
+	chmod +x "$fake/diff"
+	PATH=$fake:$PATH "$CORDON" changes --diff "$d" >/dev/null 2>&1 &
+	local cpid=$!
+	for i in $(seq 1 400); do
+		[ -s "$T_TMP/diff.pid" ] && break
+		sleep 0.05
+	done
+	pid=$(cat "$T_TMP/diff.pid" 2>/dev/null)
+	[ -n "$pid" ] || { kill -9 "$cpid"; fail "the stand-in diff never started"; return 1; }
+	kill -9 "$cpid"
+	wait "$cpid" 2>/dev/null
+	for i in $(seq 1 400); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -9 "$pid"
+		fail "diff outlived cordon changes"
+	fi
+	"$CORDON" discard "$d" || fail "discard"
+	t_assert
+}
+
 test_explain_shows_the_mode() {
 	ws_init || return
 	expect_match "$("$CORDON" explain --workspace-mode review -- true)" "workspace mode: review" "explain"
@@ -1086,7 +1122,7 @@ for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_
 	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
 	test_fallback_needs_allow_weaker test_overlay_is_the_default test_squatted_change_set_dir_said test_rw_file_makes_the_run_direct test_late_refusal_has_no_change_set test_overlay_paths_beyond_bounds_kept test_apply_steps_bounded test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
-	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe test_journal_names_never_read_as_records \
+	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe test_diff_dies_with_changes test_journal_names_never_read_as_records \
 	test_kept_change_set_out_of_a_later_runs_reach_root test_kept_change_set_out_of_a_later_runs_reach_user \
 	test_kept_change_set_deeper_in_a_later_run \
 	test_change_set_control_files_checked test_meta_names_the_run_uid test_kept_change_sets_masked \
