@@ -224,10 +224,17 @@ test_check_sees_outputs_read_only() {
 	t_assert
 }
 
+# SIGTERM to cordon while its command runs: the run is reported
+# interrupted. The signal goes once the command has printed (a fixed sleep
+# raced cordon's start on a loaded machine: the CI saw 143, the default
+# action, before cordon took the signal).
 test_interrupted() {
-	"$CORDON" run --report r.json -- sleep 30 &
-	local pid=$!
-	sleep 0.4
+	"$CORDON" run --report r.json -- /bin/sh -c 'echo started; exec sleep 30' >out.txt &
+	local pid=$! i
+	for i in $(seq 1 400); do
+		grep -q started out.txt 2>/dev/null && break
+		sleep 0.05
+	done
 	kill -TERM $pid
 	wait $pid
 	local rc=$?
