@@ -29,6 +29,11 @@
 /* A session's lease (docs/api.md): it ends after this long with no call
  * of its client's, unless --idle-timeout or its request says otherwise. */
 #define IDLE_DEFAULT_NS (30ULL * 60ULL * 1000000000ULL)
+/* How long a session may stay paused (--max-pause): past it, it ends
+ * (session.end "pause-limit"). A paused session keeps its memory, its slot
+ * and its clocks stopped: without this a client could hold them for ever,
+ * whatever wall time a ceiling requires. */
+#define MAX_PAUSE_DEFAULT_NS (60ULL * 60ULL * 1000000000ULL)
 
 struct session_ent {
 	bool used;
@@ -59,7 +64,7 @@ struct serve_state {
 	uid_t allow[MAX_ALLOW];
 	int nallow;
 	int max_sessions, max_per_client, keep_runs, keep_sessions;
-	uint64_t idle_ns, timeout_ns;
+	uint64_t idle_ns, timeout_ns, max_pause_ns;
 	/* The longest a request waits for a session's worker to answer (then
 	 * 504; a session that never came up is killed), and the longest
 	 * SIGTERM waits for the workers before it kills them. */

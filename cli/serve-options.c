@@ -228,6 +228,13 @@ int serve_parse_options(int argc, char **argv, const char **token_file, const ch
 				S.worker_ns = ns;
 			else
 				S.grace_ns = ns;
+		} else if (strcmp(o, "--max-pause") == 0) {
+			uint64_t ns;
+			if (parse_duration(v, &ns, &e) < 0)
+				return usage_err(e.msg, o);
+			if (!ns)
+				return usage_err("a positive duration expected (a pause is always bounded)", o);
+			S.max_pause_ns = ns;
 		} else if (strcmp(o, "--idle-timeout") == 0 || strcmp(o, "--session-timeout") == 0) {
 			uint64_t ns;
 			if (parse_duration(v, &ns, &e) < 0)

@@ -242,6 +242,8 @@ static int start_worker(struct session_ent *se, const char *id, uint64_t idle_ns
 	jw_str(&w, S.ceiling);
 	jw_key(&w, "idle_timeout_ns");
 	jw_uint(&w, idle_ns);
+	jw_key(&w, "max_pause_ns");
+	jw_uint(&w, S.max_pause_ns);
 	if (as_client) {
 		jw_key(&w, "client_uid");
 		jw_uint(&w, se->owner);

@@ -53,7 +53,7 @@
 
 extern char **environ;
 
-struct serve_state S = {.worker_ns = 120ULL * 1000000000ULL, .grace_ns = 20ULL * 1000000000ULL, .max_sessions = 64, .keep_runs = 100, .keep_sessions = 100, .idle_ns = IDLE_DEFAULT_NS, .lock = PTHREAD_MUTEX_INITIALIZER, .pool_cond = PTHREAD_COND_INITIALIZER,
+struct serve_state S = {.worker_ns = 120ULL * 1000000000ULL, .grace_ns = 20ULL * 1000000000ULL, .max_sessions = 64, .keep_runs = 100, .keep_sessions = 100, .idle_ns = IDLE_DEFAULT_NS, .max_pause_ns = MAX_PAUSE_DEFAULT_NS, .lock = PTHREAD_MUTEX_INITIALIZER, .pool_cond = PTHREAD_COND_INITIALIZER,
        .max_conns = 256, .conn_timeout = 30, .tcp_uid = 65534, .max_runs = 16, .run_out_max = 16u << 20};
 
 /* ---- the main loop ---- */

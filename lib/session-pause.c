@@ -4,9 +4,11 @@
  * is. The wall-time limit, the idle timeout and each running exec's
  * timeout keep their time left and go on from it at the resume; each pause
  * is kept for the report (session.paused). */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include "session-pause.h"
 #include "clock.h"
@@ -58,6 +60,27 @@ static void reply_state(struct sx *s, int reply, bool frozen)
 	sx_reply_json(reply, j);
 }
 
+/* The pause's bound (--max-pause): armed while it lasts; its expiry ends
+ * the session (session.c, K_PAUSE). False: no timer could be had, and the
+ * session is not paused (an unbounded pause is never granted). */
+static bool pause_bound(struct sx *s, bool on)
+{
+	if (!s->max_pause_ns)
+		return true;
+	if (s->pause_timer < 0) {
+		if (!on)
+			return true;
+		s->pause_timer = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag(K_PAUSE, 0)};
+		if (s->pause_timer < 0 || epoll_ctl(s->epfd, EPOLL_CTL_ADD, s->pause_timer, &ev) < 0) {
+			sx_close_fd(&s->pause_timer);
+			return false;
+		}
+	}
+	timer_set(s->pause_timer, on ? s->max_pause_ns : 0);
+	return true;
+}
+
 static void pause_closed(struct sx *s)
 {
 	uint64_t now = mono_ns(), t0 = s->pause_t0;
@@ -69,6 +92,7 @@ static void pause_closed(struct sx *s)
 		if (s->ex[i].running)
 			s->ex[i].paused_ns += d;
 	s->paused = false;
+	pause_bound(s, false);
 }
 
 void sx_do_pause(struct sx *s, int reply)
@@ -101,6 +125,13 @@ void sx_do_pause(struct sx *s, int reply)
 			sx_signal_exec(s, x, SIGKILL, "timeout");
 		timer_set(x->timer, 0);
 	}
+	if (!pause_bound(s, true)) {
+		for (size_t i = 0; i < s->nex; i++)
+			if (s->ex[i].running && s->ex[i].timer_left)
+				timer_set(s->ex[i].timer, s->ex[i].timer_left);
+		sx_reply_error(reply, 500, "the pause's bound (--max-pause) could not be armed: %s", strerror(errno));
+		return;
+	}
 	timer_set(s->wall_timer, 0);
 	timer_set(s->idle, 0);
 	cordon_error e = {0};
@@ -108,6 +139,7 @@ void sx_do_pause(struct sx *s, int reply)
 	if (sxcg_freeze(true, FREEZE_WAIT_MS, &frozen, &e) < 0) {
 		/* Not paused: its clocks go on from where they stopped. */
 		sxcg_thaw();
+		pause_bound(s, false);
 		timer_set(s->wall_timer, wall);
 		for (size_t i = 0; i < s->nex; i++)
 			if (s->ex[i].running && s->ex[i].timer_left)

@@ -24,7 +24,7 @@
 #define FILE_MAX (64u << 20)
 #define LIST_MAX 100000
 
-enum { K_CTL = 1, K_OUT, K_TIMER, K_IDLE, K_REPLY, K_CLIENT, K_PTYIN };
+enum { K_CTL = 1, K_OUT, K_TIMER, K_IDLE, K_REPLY, K_CLIENT, K_PTYIN, K_PAUSE };
 
 static inline uint64_t tag(int kind, uint32_t idx)
 {
@@ -151,6 +151,10 @@ struct sx {
 	 * first SX_PAUSES_MAX listed, every one counted in paused_ns. */
 	bool paused, pause_listed;
 	uint64_t pause_t0, wall_left, paused_ns;
+	/* The longest a pause may last (the server's --max-pause; 0: none):
+	 * pause_timer, armed while paused, ends the session past it. */
+	uint64_t max_pause_ns;
+	int pause_timer;
 	struct sx_pause_iv pauses[SX_PAUSES_MAX];
 	size_t npauses, pauses_omitted;
 };

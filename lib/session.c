@@ -424,6 +424,13 @@ static void h_event(void *ctx, uint64_t data, uint32_t events)
 			sx_arm_idle(s);
 		break;
 	}
+	case K_PAUSE: {
+		uint64_t v;
+		if (read(s->pause_timer, &v, sizeof(v)) < 0) { /* spurious */ }
+		if (s->paused) /* not resumed in --max-pause: it ends */
+			end_session(s, "pause-limit");
+		break;
+	}
 	case K_REPLY:
 		if (idx < s->nex && (events & (EPOLLHUP | EPOLLERR)))
 			sx_reply_hangup(s, &s->ex[idx]);
@@ -498,6 +505,7 @@ static void sx_free(struct sx *s)
 	free(s->ex);
 	buf_free(&s->evidence);
 	sx_close_fd(&s->idle);
+	sx_close_fd(&s->pause_timer);
 	sx_close_fd(&s->create_reply);
 	sx_close_fd(&s->end_reply);
 }
@@ -534,6 +542,9 @@ static int setup_policy(struct sx *s, const jnode *cfg, int polfd, cordon_error 
 		return cordon_err_wrap(err, "--session-timeout");
 	if (idle && idle->type == J_NUM && idle->num > 0)
 		s->idle_ns = (uint64_t)idle->num;
+	const jnode *mp = json_get(cfg, "max_pause_ns");
+	if (mp && mp->type == J_NUM && mp->num > 0)
+		s->max_pause_ns = (uint64_t)mp->num;
 	/* The client's session, from a root server: the run is the client's. */
 	const jnode *cu = json_get(cfg, "client_uid"), *cg = json_get(cfg, "client_gid");
 	if (cu && cg && cu->type == J_NUM && cg->type == J_NUM) {
@@ -549,7 +560,7 @@ int session_worker_main(int ctl)
 	struct sx s;
 	memset(&s, 0, sizeof(s));
 	s.ctl = ctl;
-	s.sock = s.epfd = s.idle = s.create_reply = s.end_reply = s.wall_timer = -1;
+	s.sock = s.epfd = s.idle = s.create_reply = s.end_reply = s.wall_timer = s.pause_timer = -1;
 	for (int i = 0; i < SX_SLOTS; i++)
 		s.slot_ex[i] = -1;
 	char *b = malloc(IPC_MAX_PACKET);

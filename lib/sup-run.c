@@ -225,7 +225,10 @@ static int prepare_tls(struct sup *s, cordon_error *err)
 	const cordon_policy *p = s->pol;
 	if (!p->net_allow.n || !policy_intercepts(p))
 		return 0;
-	uint64_t wall = p->limits[LIM_WALL].set ? p->limits[LIM_WALL].value / 1000000000ULL : 0;
+	/* Valid for the run's wall time and an hour, at most 7 days. A
+	 * session's clocks stop while it is paused (serve's --max-pause): its
+	 * certificates last the 7 days, or a pause would outlive them. */
+	uint64_t wall = p->limits[LIM_WALL].set && !s->spec.session ? p->limits[LIM_WALL].value / 1000000000ULL : 0;
 	unsigned valid = wall && wall < 7 * 86400 ? (unsigned)wall + 3600 : 7 * 86400;
 	if (!(s->tls = tls_ops_get(err)) || s->tls->ca_new(&s->ca, valid, err) < 0)
 		return -1;

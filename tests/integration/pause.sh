@@ -193,6 +193,40 @@ test_pause_stops_the_clocks() {
 	t_assert
 }
 
+# A pause is bounded (--max-pause): a session left paused past it ends,
+# its report says why (session.end "pause-limit") and no process or cgroup
+# of it is left. --max-pause 0 (an unbounded pause) is refused.
+test_pause_limit_ends_the_session() {
+	[ "$(cg_backend)" != none ] || { t_skip "no cgroup hierarchy for the session"; return; }
+	local err
+	err=$("$CORDON" serve --socket "$T_TMP/x.sock" --max-pause 0 2>&1)
+	expect_eq "$?" 2 "--max-pause 0 refused"
+	expect_match "$err" '--max-pause' "the error names the option: $err"
+	start_server --max-pause 1s || return 1
+	new_session || return 1
+	pause_or_skip || return
+	local i code
+	for i in $(seq 1 400); do
+		code=$(api_code "http://cordon/v1/sessions/$SID")
+		[[ "$code" == *'"state":"ended"'* ]] && break
+		sleep 0.05
+	done
+	expect_match "$code" '"state":"ended".* 200$' "ended by itself"
+	api "http://cordon/v1/sessions/$SID/report" >"$T_TMP/end.json"
+	R=$T_TMP/end.json
+	keep_report "$R"
+	expect_eq "$(field .session.end)" pause-limit "why it ended"
+	for i in $(seq 1 200); do
+		kill -0 "$WPID" 2>/dev/null || break
+		sleep 0.05
+	done
+	expect_eq "$(kill -0 "$WPID" 2>/dev/null && echo alive || echo gone)" gone "the session's worker"
+	expect_eq "$(find /sys/fs/cgroup -type d -name "cordon-$WPID-*" 2>/dev/null)" "" "no cgroup of the session is left"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
 # Not a session's, or not one: 404; pause is POST only.
 test_pause_routes() {
 	start_server || return 1
@@ -207,6 +241,6 @@ test_pause_routes() {
 	t_assert
 }
 
-for t in test_pause_freezes_and_resumes test_pause_freezes_and_resumes_v2 test_pause_stops_the_clocks test_pause_routes; do
+for t in test_pause_freezes_and_resumes test_pause_freezes_and_resumes_v2 test_pause_stops_the_clocks test_pause_limit_ends_the_session test_pause_routes; do
 	t_run $t
 done
