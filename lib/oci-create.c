@@ -142,6 +142,9 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 		cordon_err_errno(err, "%s/%s/config.json", o->root, o->id);
 		goto fail;
 	}
+	/* a pod's sandbox: what its containers need of its proxy */
+	if (oci_egress_pod_publish(x.dirfd, &c, err) < 0)
+		goto fail;
 	int ready[2] = {-1, -1};
 	if (take_slot(o, &c, &x, err) < 0)
 		goto fail;
