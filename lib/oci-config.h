@@ -117,6 +117,11 @@ struct oci_config {
 	char *pod_ca;
 	size_t pod_ca_len;
 	char *pod_secrets;
+	/* A pod's sandbox holding its egress: the ports its supervisor relays
+	 * in from the pod's network namespace (oci-inbound.h; set by
+	 * oci_inbound_load at create). */
+	uint16_t inbound[16];
+	size_t ninbound;
 };
 
 /* Read BUNDLE/config.json. Errors name the file and "LINE:COL". */

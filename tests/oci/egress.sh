@@ -600,5 +600,92 @@ test_egress_pod_secrets() {
 	t_assert
 }
 
+# Inbound to a pod under egress (docs/kubernetes.md, "Inbound"): the
+# sandbox's run.cordon.inbound names 8080; a container of the pod serves
+# HTTP on 127.0.0.1:8080 in cordon's namespace. A client in the pod's
+# network namespace (as the kubelet's probe or a Service would come) reaches
+# it on the pod's loopback and on the pod's address (a veth of the test's); 8082, served too but not declared, is not reached. The
+# container cannot reach the relay's listener (the pod's address) nor the
+# pod's own server around the proxy: the relay is no way out. The relay
+# ends with the sandbox. Refused: the proxy's port 3128, the annotation on a
+# container that is not a pod's sandbox holding its egress.
+test_egress_pod_inbound() {
+	setup_oci || return
+	command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null ||
+		{ t_skip "no ip, nsenter or unshare (iproute2, util-linux)"; return; }
+	local ns=$WS/podnet sid=sb-$$-$RANDOM addr=10.99.0.2
+	touch "$ns"
+	unshare --net="$ns" true || { fail "unshare --net=$ns"; t_assert; return; }
+	nsenter --net="$ns" ip link set lo up
+	# the pod's address: one end of a veth pair whose other end stays
+	# there, down (tests/oci/cri/cni-plugin's eth0): no packet leaves
+	nsenter --net="$ns" ip link add p0 type veth peer name p1 && nsenter --net="$ns" ip addr add "$addr/32" dev p0 &&
+		nsenter --net="$ns" ip link set p0 up || fail "the pod's address (a veth pair)"
+	mkdir -p "$WS/pod"
+	echo served-in-the-pod >"$WS/pod/index.html"
+	nsenter --net="$ns" "$BUSYBOX" httpd -f -p 127.0.0.1:8081 -h "$WS/pod" &
+	local psrv=$!
+	local pol='{"network": {"allow": ["127.0.0.1:8081"]}}'
+	cri() {
+		jq --argjson a "$2" --arg ns "$ns" \
+			'.annotations += $a | .linux.namespaces += [{type: "network", path: $ns}]' "$1/config.json" >"$1/c" &&
+			mv "$1/c" "$1/config.json"
+	}
+	oci_bundle "$WS/sb" oci-egress "sh sleep" "" "" sleep 600
+	cri "$WS/sb" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p, "run.cordon.inbound": "8080"}')"
+	# (init has create's stdio: not a pipe the test waits on)
+	"$OCI" --root "$ROOT" create --bundle "$WS/sb" "$sid" >/dev/null 2>"$T_TMP/err" </dev/null
+	expect_eq "$?" 0 "the sandbox's create: $(cat "$T_TMP/err")"
+	oci start "$sid"
+	expect_eq "$RC" 0 "the sandbox's start: $ERR"
+	local member
+	member=$(jq -cn --arg s "$sid" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": $s, "run.cordon.inbound": "8080"}')
+	oci_bundle "$B" oci-egress "sh mkdir echo httpd wget sleep" "" "" sh -c \
+		'mkdir -p /tmp/a /tmp/b && echo served-by-the-container >/tmp/a/index.html && echo not-declared >/tmp/b/index.html &&
+		httpd -p 127.0.0.1:8082 -h /tmp/b && exec httpd -f -p 127.0.0.1:8080 -h /tmp/a'
+	cri "$B" "$member"
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" >/dev/null 2>"$T_TMP/err" </dev/null
+	expect_eq "$?" 0 "a container of the pod: $(cat "$T_TMP/err")"
+	oci start "$ID"
+	local out="" i
+	for i in $(seq 100); do # the container's server starting
+		out=$(nsenter --net="$ns" "$BUSYBOX" wget -q -O - http://127.0.0.1:8080/ 2>&1) && break
+		sleep 0.1
+	done
+	expect_eq "$out" served-by-the-container "the pod's loopback :8080, relayed to the container's server"
+	out=$(nsenter --net="$ns" "$BUSYBOX" wget -q -O - "http://$addr:8080/" 2>&1)
+	expect_eq "$out" served-by-the-container "the pod's address :8080 (a Service's, a probe's)"
+	nsenter --net="$ns" "$BUSYBOX" wget -q -O - http://127.0.0.1:8082/ >/dev/null 2>&1 &&
+		fail "a port not declared reached the container"
+	# from inside: its own server, but neither the relay's listener nor the pod's server
+	oci exec "$ID" wget -q -Y off -O - http://127.0.0.1:8080/
+	expect_eq "$RC $OUT" "0 served-by-the-container" "exec in the container: its own server ($ERR)"
+	oci exec "$ID" wget -q -Y off -O - "http://$addr:8080/"
+	[ "$RC" != 0 ] || fail "the container reached the pod's address (the relay's listener): $OUT"
+	oci exec "$ID" wget -q -Y off -O - http://127.0.0.1:8081/
+	[ "$RC" != 0 ] && [[ "$OUT" != *served-in-the-pod* ]] || fail "the container reached the pod's server around the proxy: $OUT"
+	oci kill "$ID" KILL
+	oci kill "$sid" KILL
+	wait_for "$ROOT/reports/$sid.json"
+	oci delete --force "$ID"
+	oci delete --force "$sid"
+	nsenter --net="$ns" "$BUSYBOX" wget -q -O - http://127.0.0.1:8080/ >/dev/null 2>&1 &&
+		fail "the relay outlived its sandbox"
+	# refused: the proxy's port; the annotation off a pod's sandbox with egress
+	oci_bundle "$WS/sb" oci-egress "sh sleep" "" "" sleep 600
+	cri "$WS/sb" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p, "run.cordon.inbound": "8080,3128"}')"
+	oci create --bundle "$WS/sb" "$sid-2"
+	expect_eq "$RC:$ERR" "1:cordon-oci: create: annotation run.cordon.inbound: 3128 is the egress proxy's port in the pod's containers' network namespace (the pod's address would reach the proxy)" "the proxy's port"
+	bundle "$B" true
+	jq '.annotations["run.cordon.inbound"] = "8080"' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	with_policy "$B" "$pol"
+	oci create --bundle "$B" "$ID-2"
+	expect_match "$RC:$ERR" "^1:cordon-oci: create: annotation run.cordon.inbound: applies to a pod's sandbox container" "not a pod's sandbox"
+	stop "$psrv"
+	umount "$ns"
+	expect_eq "$(ls -A "$ROOT" | grep -vx reports | tr '\n' ' ')" "" "no container left"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
 echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
