@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -168,15 +169,21 @@ static void conn_close(struct conn **cs, size_t *n, size_t i)
 {
 	close(cs[i]->out);
 	close(cs[i]->in);
-	free(cs[i]);
 	cs[i] = cs[--*n];
 }
 
 static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t nl, int pod, int inner)
 {
-	static struct conn *cs[OCI_INBOUND_CONNS];
+	static struct conn *cs[OCI_INBOUND_CONNS], *spare[OCI_INBOUND_CONNS];
 	static struct pollfd p[OCI_INBOUND_MAX + 2 * OCI_INBOUND_CONNS];
-	size_t n = 0;
+	/* the connections' memory, mapped once: no malloc in a child forked
+	 * from a process that may have threads (the proxy's resolver) */
+	struct conn *pool = mmap(NULL, OCI_INBOUND_CONNS * sizeof(*pool), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pool == MAP_FAILED)
+		_exit(1);
+	size_t n = 0, nspare = OCI_INBOUND_CONNS;
+	for (size_t i = 0; i < OCI_INBOUND_CONNS; i++)
+		spare[i] = &pool[i];
 	for (;;) {
 		size_t k = 0;
 		for (size_t i = 0; i < nl; i++)
@@ -219,8 +226,10 @@ static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t n
 				c->connecting = false;
 			} else
 				ok = pump(c->out, &c->oi, c->in, ro, ri) && pump(c->in, &c->io, c->out, ri, ro);
-			if (!ok || (c->oi.shut && c->io.shut))
+			if (!ok || (c->oi.shut && c->io.shut)) {
+				spare[nspare++] = c;
 				conn_close(cs, &n, i);
+			}
 		}
 		for (size_t i = 0; i < nl; i++) {
 			if (!(p[i].revents & POLLIN) || n == OCI_INBOUND_CONNS)
@@ -229,16 +238,14 @@ static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t n
 			if (a < 0)
 				continue;
 			int in = connect_inside(inner, pod, ports[i]);
-			struct conn *c = in < 0 ? NULL : calloc(1, sizeof(*c));
-			if (!c) {
+			if (in < 0 || !nspare) {
 				close(a);
 				if (in >= 0)
 					close(in);
 				continue;
 			}
-			c->out = a;
-			c->in = in;
-			c->connecting = true;
+			struct conn *c = spare[--nspare];
+			*c = (struct conn){.out = a, .in = in, .connecting = true};
 			cs[n++] = c;
 		}
 	}

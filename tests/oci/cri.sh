@@ -202,7 +202,10 @@ test_cri_systemd_cgroup_driver() {
 # host's loopback server is not reached (the proxy is not on the host's
 # network), and nothing is reached around the proxy. The containers share
 # the namespace (b fetches a's server on 127.0.0.1:7777, a loopback port
-# of the policy's); a container with a policy of its own is refused.
+# of the policy's); the pod's address on 7777 (run.cordon.inbound), from
+# the pod's network namespace as the kubelet's probes come, reaches a's
+# server through the sandbox's relay, which the containers cannot reach; a
+# container with a policy of its own is refused.
 test_cri_pod_egress() {
 	local why
 	why=$(cri_skip_reason)
@@ -240,6 +243,9 @@ test_cri_pod_egress() {
 		expect_match "$(j ".direct_$k.rc")" '^[1-9]' "container $k: no way around the proxy ($(j ".direct_$k.out"))"
 	done
 	expect_eq "$(j .fetch.rc) $(j .fetch.out)" "0 served-by-a" "b reaches a's server on 127.0.0.1:7777 ($(j .fetch.err))"
+	expect_eq "$(j .inbound.rc) $(j .inbound.out)" "0 served-by-a" \
+		"the pod's address $(j .pod_ip):7777 (run.cordon.inbound), from the pod's network namespace, reaches a's server ($(j .inbound.err))"
+	expect_match "$(j .inbound_inside.rc)" '^[1-9]' "from inside, the relay's listener is not reached ($(j .inbound_inside.out))"
 	expect_match "$(j .differs)" 'differs from its sandbox' "a container with a policy of its own is refused"
 	expect_eq "$(j .left.sandboxes) $(j .left.containers)" "0 0" "CRI lists nothing after the removals"
 	expect_eq "$(ls -A "$d/runtime-root/k8s.io" 2>/dev/null | grep -vx reports | tr '\n' ' ')" "" "no runtime state left"

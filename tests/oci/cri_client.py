@@ -16,9 +16,11 @@
       runtime's pod_annotations pass it on), allowing 127.0.0.1:8080 and
       127.0.0.1:HOST_PORT: servers (busybox httpd of WWW) on 8080 and 8081
       in the pod's network namespace (found in the sandbox's verbose
-      status), two containers exec'd through the proxy, a third whose own
-      policy differs (its CreateContainer error); then every stop and
-      remove. Prints one JSON object of what it saw.
+      status), two containers exec'd through the proxy, the pod's address
+      :7777 (run.cordon.inbound) fetched from the pod's network namespace,
+      a third container whose own policy differs (its CreateContainer
+      error); then every stop and remove. Prints one JSON object of what
+      it saw.
   cri_client.py secrets STUBS_DIR SOCKET HANDLER IMAGE CGROUP_PARENT LOGDIR TLSDIR PORT
       a pod whose policy allows GET only to 127.0.0.1:PORT (HTTPS, its
       upstream_ca TLSDIR/ca.pem) and injects TOKEN (a variable) and API (a
@@ -181,7 +183,8 @@ def egress(stubs, sock, handler, img, cgparent, logdir, www, host_port):
     seen = {}
     meta = pb.PodSandboxMetadata(name="cordon-egress", uid="cordon-egress-uid-1", namespace="default", attempt=0)
     pcfg = pb.PodSandboxConfig(
-        metadata=meta, hostname="cordon-egress", log_directory=logdir, annotations={"run.cordon.policy": policy},
+        metadata=meta, hostname="cordon-egress", log_directory=logdir,
+        annotations={"run.cordon.policy": policy, "run.cordon.inbound": "7777"},
         linux=pb.LinuxPodSandboxConfig(cgroup_parent=cgparent))
     sid = rt.RunPodSandbox(pb.RunPodSandboxRequest(config=pcfg, runtime_handler=handler), timeout=T).pod_sandbox_id
     seen["sandbox"] = sid
@@ -234,6 +237,16 @@ def egress(stubs, sock, handler, img, cgparent, logdir, www, host_port):
             if seen["fetch"]["rc"] == 0:
                 break
             time.sleep(0.1)
+        # inbound (run.cordon.inbound 7777): the pod's address, from the
+        # pod's network namespace, as the kubelet's probe or a Service comes
+        ip = st.status.network.ip
+        seen["pod_ip"] = ip
+        r = subprocess.run(["nsenter", "--net=" + netns, "busybox", "wget", "-q", "-O-", "http://%s:7777/" % ip],
+                           capture_output=True, timeout=T)
+        seen["inbound"] = {"rc": r.returncode, "out": r.stdout.decode(errors="replace"),
+                           "err": r.stderr.decode(errors="replace")}
+        # and from inside, the relay's listener (the pod's address) is not reached
+        seen["inbound_inside"] = ex(b, ["/bin/wget", "-q", "-Y", "off", "-O-", "http://%s:7777/" % ip])
         # a container whose own policy is not the pod's
         try:
             create("c", ["/bin/sleep", "600"], {"run.cordon.policy": '{"network": {"allow": ["127.0.0.1:8081"]}}'})
