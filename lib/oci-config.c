@@ -774,6 +774,8 @@ void oci_config_free(struct oci_config *c)
 	for (int i = 0; i < OCI_NS_N; i++)
 		free(c->ns_path[i]);
 	free(c->pod_net);
+	free(c->pod_ca);
+	free(c->pod_secrets);
 	free(c->uidm);
 	free(c->gidm);
 	for (size_t i = 0; i < c->nmounts; i++) {

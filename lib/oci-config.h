@@ -110,6 +110,18 @@ struct oci_config {
 	/* A container of such a pod: the proxy is its sandbox's (no listener,
 	 * no proxy of its own); ns_path[OCI_NS_NET] the sandbox's namespace. */
 	bool pod_proxy;
+	/* Such a container's view of its sandbox's TLS and secrets, read by
+	 * oci_pod_join from the sandbox's state directory (OCI_POD_CA,
+	 * OCI_POD_SECRETS: oci_egress_pod_publish wrote them at its create):
+	 * the run's CA bundle (public) and "NAME PLACEHOLDER" lines, or NULL. */
+	char *pod_ca;
+	size_t pod_ca_len;
+	char *pod_secrets;
+	/* A pod's sandbox holding its egress: the ports its supervisor relays
+	 * in from the pod's network namespace (oci-inbound.h; set by
+	 * oci_inbound_load at create). */
+	uint16_t inbound[16];
+	size_t ninbound;
 };
 
 /* Read BUNDLE/config.json. Errors name the file and "LINE:COL". */

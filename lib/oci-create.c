@@ -34,6 +34,7 @@
 #include "oci-common.h"
 #include "oci-slots.h"
 #include "oci-egress.h"
+#include "oci-inbound.h"
 #include "oci-privguard.h"
 #include "oci-supervisor.h"
 #include "oci-nsjoin.h"
@@ -113,7 +114,7 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 	 * network namespace of its own, and adds the proxy's variables to its env */
 	struct oci_pod pod = {0};
 	if (oci_config_load_raw(bundle, &c, &raw, err) < 0 || oci_pod_join(&c, o->root, &pod, err) < 0 ||
-	    oci_egress_load(&c, err) < 0 || oci_config_check(&c, &jn, err) < 0 ||
+	    oci_egress_load(&c, err) < 0 || oci_inbound_load(&c, err) < 0 || oci_config_check(&c, &jn, err) < 0 ||
 	    oci_pod_recheck(&pod, err) < 0 || oci_nsjoin_maps(&jn, &c, err) < 0 ||
 	    oci_egress_env(&c, err) < 0 || oci_egress_prepare(&c, err) < 0) {
 		oci_nsjoin_close(&jn);
@@ -142,6 +143,9 @@ int oci_create(const struct oci_create_opts *o, pid_t *pidp, cordon_error *err)
 		cordon_err_errno(err, "%s/%s/config.json", o->root, o->id);
 		goto fail;
 	}
+	/* a pod's sandbox: what its containers need of its proxy */
+	if (oci_egress_pod_publish(x.dirfd, &c, err) < 0)
+		goto fail;
 	int ready[2] = {-1, -1};
 	if (take_slot(o, &c, &x, err) < 0)
 		goto fail;

@@ -21,6 +21,7 @@
 #include "oci-egress.h"
 #include "json.h"
 #include "ns.h"
+#include "oci-common.h"
 #include "oci-pod.h"
 #include "pol-opts.h"
 #include "pol-parse.h"
@@ -167,16 +168,11 @@ int oci_egress_load(struct oci_config *c, cordon_error *err)
 	 * are made in the pod's (c->pod_net); its containers join the
 	 * sandbox's (oci_pod_join made ns_path[OCI_NS_NET] that at create,
 	 * and checked the sandbox has this policy). The proxy runs in the
-	 * sandbox's supervisor alone: what it would need of each container
-	 * (the run's CA mounted, the secrets' placeholders) is not there. */
+	 * sandbox's supervisor alone, with the run's CA and the secrets'
+	 * values; its containers get the CA's bundle and the placeholders
+	 * the sandbox published (oci_egress_prepare). */
 	bool sandbox = c->ns_path[OCI_NS_NET] && oci_pod_is_sandbox(c);
 	bool member = c->ns_path[OCI_NS_NET] && oci_pod_is_member(c);
-	if ((sandbox || member) && (p->nsecrets || (p->net_allow.n && policy_intercepts(p)))) {
-		policy_free(p);
-		return cordon_err(err, 0, WHERE ": in a pod, \"secrets\" and rules with \"methods\" or \"paths\" are not "
-					 "supported yet (the pod's proxy is its sandbox's; its containers would not hold the "
-					 "run's CA or the secrets' placeholders)");
-	}
 	if (member) {
 		c->pod_proxy = true;
 		c->egress = p;
@@ -289,6 +285,117 @@ static int put_placeholder(strv *env, const char *name, const char *placeholder)
 	return strv_push_take(env, b.p); /* freed if it fails */
 }
 
+/* The placeholder the pod's sandbox published for secret name (its
+ * OCI_POD_SECRETS lines, c->pod_secrets), a copy; NULL (err) without. */
+static char *pod_placeholder(const struct oci_config *c, const char *name, cordon_error *err)
+{
+	size_t nl = strlen(name);
+	for (const char *l = c->pod_secrets; l && *l;) {
+		if (strncmp(l, name, nl) == 0 && l[nl] == ' ') {
+			char *ph = strndup(l + nl + 1, strcspn(l + nl + 1, "\n"));
+			if (!ph)
+				cordon_oom(err);
+			return ph;
+		}
+		const char *nx = strchr(l, '\n');
+		l = nx ? nx + 1 : "";
+	}
+	cordon_err(err, 0, WHERE ": secret %s: the pod's sandbox %s published no placeholder for it (created by an "
+			      "older cordon-oci?)", name, oci_pod_sandbox_id(c));
+	return NULL;
+}
+
+/* A container of a pod whose sandbox holds the egress (c->pod_proxy): the
+ * proxy is the sandbox's, so are the placeholders (c->env) and the CA
+ * bundle (no CA of its own). An injected secret's value is never read
+ * here: only the sandbox's proxy holds it. The secrets delivered as files
+ * are read as a container's own (their values from cordon-oci's
+ * environment or files; an injected one's file holds the sandbox's
+ * placeholder), through a copy of the policy's list holding them alone
+ * (r->own, which their entries point into). */
+static int pod_member(struct oci_config *c, struct oci_egress_run *r, bool tls, cordon_error *err)
+{
+	cordon_policy *p = c->egress;
+	size_t nown = 0, ninj = 0;
+	for (size_t i = 0; i < p->nsecrets; i++) {
+		const struct cordon_secret *s = &p->secrets[i];
+		nown += s->mount && !s->inject;
+		ninj += s->mount && s->inject;
+		if (s->mount || !s->inject)
+			continue; /* a file; neither: oci_egress_load refused it */
+		char *ph = pod_placeholder(c, s->name, err);
+		if (!ph)
+			return -1;
+		int rc = put_placeholder(&c->env, s->name, ph);
+		free(ph);
+		if (rc < 0)
+			return cordon_oom(err);
+	}
+	if (nown) {
+		if (!(r->own = calloc(nown, sizeof(*r->own))))
+			return cordon_oom(err);
+		for (size_t i = 0; i < p->nsecrets; i++)
+			if (p->secrets[i].mount && !p->secrets[i].inject)
+				r->own[r->nown++] = p->secrets[i]; /* shallow: the policy's strings */
+		extern char **environ;
+		struct cordon_run_options o;
+		policy_opts_init(&o);
+		o.envp = environ;
+		const struct cordon_run_options *was = p->opts;
+		struct cordon_secret *all = p->secrets;
+		size_t n = p->nsecrets;
+		p->opts = &o;
+		p->secrets = r->own;
+		p->nsecrets = r->nown;
+		int rc = secrets_load(p, &r->sec, err);
+		p->opts = was;
+		p->secrets = all;
+		p->nsecrets = n;
+		if (rc < 0)
+			return cordon_err_wrap(err, WHERE);
+	}
+	/* an injected secret's file holds the sandbox's placeholder: no value */
+	if (ninj) {
+		struct secret_value *v = realloc(r->sec.v, (r->sec.n + ninj) * sizeof(*v));
+		if (!v)
+			return cordon_oom(err);
+		r->sec.v = v;
+		for (size_t i = 0; i < p->nsecrets; i++) {
+			const struct cordon_secret *s = &p->secrets[i];
+			if (!s->mount || !s->inject)
+				continue;
+			char *ph = pod_placeholder(c, s->name, err);
+			if (!ph)
+				return -1;
+			r->sec.v[r->sec.n++] = (struct secret_value){.name = s->name, .mount = s->mount, .placeholder = ph, .pol = s};
+		}
+	}
+	if (!tls)
+		return 0;
+	if (!c->pod_ca || !c->pod_ca_len)
+		return cordon_err(err, 0, WHERE ": the pod's sandbox %s published no CA bundle (created by an older "
+					 "cordon-oci?)", oci_pod_sandbox_id(c));
+	return buf_append(&r->bundle, c->pod_ca, c->pod_ca_len) < 0 ? cordon_oom(err) : 0;
+}
+
+int oci_egress_pod_publish(int dirfd, const struct oci_config *c, cordon_error *err)
+{
+	const struct oci_egress_run *r = c->egress_run;
+	if (!c->pod_net || !r)
+		return 0;
+	buf b = {0};
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < r->sec.n; i++)
+		if (r->sec.v[i].placeholder && buf_printf(&b, "%s %s\n", r->sec.v[i].name, r->sec.v[i].placeholder) < 0)
+			rc = cordon_oom(err);
+	if (rc == 0 && oci_write_at(dirfd, OCI_POD_SECRETS, b.p ? b.p : "", b.len, 0600) < 0)
+		rc = cordon_err_errno(err, WHERE ": the pod's placeholders (%s)", OCI_POD_SECRETS);
+	if (rc == 0 && r->bundle.len && oci_write_at(dirfd, OCI_POD_CA, r->bundle.p, r->bundle.len, 0600) < 0)
+		rc = cordon_err_errno(err, WHERE ": the pod's CA bundle (%s)", OCI_POD_CA);
+	buf_free(&b);
+	return rc;
+}
+
 int oci_egress_prepare(struct oci_config *c, cordon_error *err)
 {
 	cordon_policy *p = c->egress;
@@ -302,6 +409,8 @@ int oci_egress_prepare(struct oci_config *c, cordon_error *err)
 	if (!r)
 		return cordon_oom(err);
 	c->egress_run = r;
+	if (c->pod_proxy)
+		return pod_member(c, r, tls, err);
 	/* the values: cordon-oci's own environment (the caller's, at create)
 	 * or the files the policy names */
 	extern char **environ;
@@ -347,6 +456,7 @@ void oci_egress_release(struct oci_config *c)
 		r->tls->ca_free(r->ca);
 	buf_free(&r->bundle);
 	free(r->psec);
+	free(r->own);
 	free(r);
 	c->egress_run = NULL;
 }

@@ -32,8 +32,7 @@ struct tls_ops;
  * its sandbox container gets one of its own as well, the pod's path moved
  * to c->pod_net (the supervisor makes the proxy's upstream sockets there);
  * one of its containers (oci_pod_join made it join the sandbox's) gets
- * c->pod_proxy, no proxy of its own. In a pod, "secrets" and rules with
- * methods or paths (policy_intercepts) are refused. */
+ * c->pod_proxy, no proxy of its own. */
 int oci_egress_load(struct oci_config *c, cordon_error *err);
 
 /* The proxy's TLS (where cordon run's would open it: policy_intercepts) and
@@ -45,14 +44,28 @@ struct oci_egress_run {
 	buf bundle;                  /* the host's CAs and the run's certificate */
 	struct pxhttp_secret *psec;  /* the injected secrets, the policy's order */
 	size_t npsec;
+	/* a pod's container (c->pod_proxy): the policy's secrets it reads
+	 * itself (its files'), which sec's entries point into */
+	struct cordon_secret *own;
+	size_t nown;
 };
 /* At create, after oci_egress_env: read the policy's secrets (from
  * cordon-oci's own environment, or files: secrets_load), put each
  * placeholder in c->env as its variable (replacing the config's), and make
  * the run's CA and bundle; c->egress_run (NULL when the proxy opens no TLS
  * and no secret is a file; without TLS, no CA and an empty bundle).
+ * A container of a pod (c->pod_proxy): the sandbox's placeholders and
+ * bundle (c->pod_secrets, c->pod_ca), no CA; an injected secret's value
+ * is not read (only the sandbox's proxy holds it).
  * Errors name the secret. */
 int oci_egress_prepare(struct oci_config *c, cordon_error *err);
+/* A pod's sandbox (c->pod_net) at create, in its state directory dirfd:
+ * the placeholders of its injected secrets (OCI_POD_SECRETS) and its CA
+ * bundle (OCI_POD_CA), 0600, for its containers' create (oci_pod_join):
+ * a container of the pod gets those placeholders in place of its own and
+ * that bundle, no CA (oci_egress_prepare). Nothing where c->egress_run is
+ * NULL. */
+int oci_egress_pod_publish(int dirfd, const struct oci_config *c, cordon_error *err);
 /* Free c->egress_run: values wiped, the CA's key freed. */
 void oci_egress_release(struct oci_config *c);
 /* In init, first thing: its copies of the values and of the CA's key

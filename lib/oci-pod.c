@@ -44,6 +44,11 @@ bool oci_pod_is_member(const struct oci_config *c)
 	return type && strcmp(type, "container") == 0 && ann(c, SANDBOX_K);
 }
 
+const char *oci_pod_sandbox_id(const struct oci_config *c)
+{
+	return ann(c, SANDBOX_K);
+}
+
 /* Does the policy text have a "network" section (the sandbox holds the
  * pod's egress, oci-egress.c)? Its create parsed it whole. */
 static bool has_network(const char *text)
@@ -111,6 +116,46 @@ static int join_egress(struct oci_config *c, const char *sb, const struct oci_st
 	return 1;
 }
 
+/* A file the sandbox's create wrote in its state directory dfd (root's,
+ * 0600; oci_egress_pod_publish) read whole, NUL-terminated, into *out
+ * (NULL where there is none); no link followed, at most 4 MiB. */
+static int read_small(int dfd, const char *name, char **out, size_t *len, cordon_error *err)
+{
+	enum { MAX = 4 << 20 };
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : cordon_err_errno(err, "its %s", name);
+	struct stat st;
+	char *p = NULL;
+	size_t n = 0;
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > MAX) {
+		close(fd);
+		return cordon_err(err, EINVAL, "its %s: not a regular file of at most %d bytes", name, MAX);
+	}
+	if (!(p = malloc((size_t)st.st_size + 1))) {
+		close(fd);
+		return cordon_oom(err);
+	}
+	while (n < (size_t)st.st_size) {
+		ssize_t k = read(fd, p + n, (size_t)st.st_size - n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		n += (size_t)k;
+	}
+	close(fd);
+	if (n < (size_t)st.st_size) {
+		free(p);
+		return cordon_err(err, EIO, "its %s: short read", name);
+	}
+	p[n] = '\0';
+	*out = p;
+	if (len)
+		*len = n;
+	return 0;
+}
+
 /* Is the config already in the sandbox's pod: a namespace it joins by path
  * (net, ipc or uts, as containerd and CRI-O give a pod's containers) the
  * sandbox init's own? The annotations alone are the caller's word: without
@@ -164,19 +209,25 @@ int oci_pod_join(struct oci_config *c, const char *root, struct oci_pod *pod, co
 	struct oci_state s = {0};
 	int r = oci_state_read(dfd, &s, err);
 	enum oci_status st = r == 0 ? oci_state_status(dfd, &s) : OCI_STOPPED;
-	close(dfd);
 	if (r < 0) {
+		close(dfd);
 		oci_state_free(&s);
 		return cordon_err_wrap(err, "the pod's sandbox container %s", sb);
 	}
 	pid_t pid = s.pid;
 	uint64_t start = s.start_time;
 	if (st != OCI_RUNNING && st != OCI_CREATED && st != OCI_PAUSED) {
+		close(dfd);
 		oci_state_free(&s);
 		return cordon_err(err, ESRCH, "the pod's sandbox container %s (annotation io.kubernetes.cri.sandbox-id) is %s",
 				  sb, oci_status_names[st]);
 	}
 	r = net ? join_egress(c, sb, &s, err) : 0;
+	/* the sandbox's CA bundle and placeholders, where it published them */
+	if (r > 0 && (read_small(dfd, OCI_POD_CA, &c->pod_ca, &c->pod_ca_len, err) < 0 ||
+		      read_small(dfd, OCI_POD_SECRETS, &c->pod_secrets, NULL, err) < 0))
+		r = cordon_err_wrap(err, "the pod's sandbox container %s", sb);
+	close(dfd);
 	if (hostnet && holds_egress(&s))
 		r = cordon_err(err, 0, "linux.namespaces: this container has the host's network, and its sandbox %s holds "
 				       "the pod's egress policy (annotation run.cordon.policy), which it would bypass: a "

@@ -34,10 +34,19 @@ int oci_pod_join(struct oci_config *c, const char *root, struct oci_pod *pod, co
  * the sandbox's (c->ann_k/ann_v). Refused, naming the annotation: a policy
  * that differs from the sandbox's, one whose sandbox holds none, or is
  * not this root's or has stopped. */
+/* Where the sandbox's TLS or secrets are in play (oci-egress.h), its
+ * create publishes, in its state directory, what its containers need:
+ * the run's CA bundle (public; the key stays in its supervisor) and the
+ * injected secrets' placeholders ("NAME PLACEHOLDER" lines, no value),
+ * each 0600; oci_pod_join reads them into c->pod_ca, c->pod_secrets. */
+#define OCI_POD_CA "pod-ca.pem"
+#define OCI_POD_SECRETS "pod-secrets"
 /* The CRI annotations: the pod's sandbox container, or one of its
  * containers (with its sandbox's id). */
 bool oci_pod_is_sandbox(const struct oci_config *c);
 bool oci_pod_is_member(const struct oci_config *c);
+/* Its sandbox's id (the annotation), or NULL. */
+const char *oci_pod_sandbox_id(const struct oci_config *c);
 /* After the namespace is open (oci_config_check): the sandbox's init is the
  * same process still, so the namespace opened is its. */
 int oci_pod_recheck(const struct oci_pod *pod, cordon_error *err);

@@ -51,6 +51,7 @@
 #include "policy.h"
 #include "landlock.h"
 #include "oci-egress.h"
+#include "oci-inbound.h"
 #include "proxy.h"
 #include "redact-stream.h"
 #include "report-json.h"
@@ -724,6 +725,11 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 			cordon_err(&err, 0, "the container's init exited while setting up");
 		sup_fail(x, pid, &err);
 	}
+	/* a pod's inbound ports (oci-inbound.h): listened on in the pod's
+	 * network namespace (this process's), relayed into init's */
+	pid_t relay = 0;
+	if (oci_inbound_start(c, pid, &relay, &err) < 0)
+		sup_fail(x, pid, &err);
 	struct oci_state st = {0};
 	fill_state(&st, c, x->o->id);
 	st.pid = pid;
@@ -874,5 +880,9 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 	write_report(x->o->root, report_dfd, report_name, &st, c, &t0, st.started ? "exited" : "never-started", -1, ready, &obs_rep,
 		     had_listener ? &nb : NULL, net.net.enabled ? &net : NULL);
 	unlinkat(x->dirfd, "sup.sock", 0);
+	if (relay > 0) {
+		kill(relay, SIGKILL);
+		waitpid(relay, NULL, 0);
+	}
 	_exit(0);
 }

@@ -9,7 +9,8 @@ GET /echo/{cl,chunked,eof} echoes it in the body too (raw, hex and base64),
 framed by Content-Length, as 5-byte chunks, or to the close; the slow
 variants write it in 5-byte pieces. With USER:PASS, paths under /git/ need that Basic
 credential (401 with a challenge otherwise, as git expects). The chosen port
-is written to PORTFILE. Stops by itself after 120 s."""
+is written to PORTFILE (the environment's TLSSERVER_PORT, if set, is the
+port to listen on). Stops by itself after 120 s."""
 import base64, functools, http.server, json, os, socketserver, ssl, sys, threading
 
 portfile, log, cert, key, root = sys.argv[1:6]
@@ -106,7 +107,7 @@ class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
-srv = S(("127.0.0.1", 0), functools.partial(H, directory=root))
+srv = S(("127.0.0.1", int(os.environ.get("TLSSERVER_PORT", "0"))), functools.partial(H, directory=root))
 ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
 ctx.load_cert_chain(cert, key)
 def sni(sock, name, _ctx):  # the name the client (the proxy) asked for, logged as "sni"

@@ -36,6 +36,8 @@ cri_setup() {
 	local d=$T_TMP/ctrd r=$T_TMP/rootfs c sd=${1:-false}
 	mkdir -p "$d/cni-bin" "$d/cni-conf" "$d/stubs" "$d/pods" "$r/bin" "$r/etc" "$r/dev" "$r/proc" "$r/sys" "$r/tmp"
 	cp "$(command -v busybox)" "$r/bin/busybox"
+	ln -s usr/lib "$r/lib" # the host's /usr, where a test binds it (curl)
+	ln -s usr/lib64 "$r/lib64"
 	for c in $("$r/bin/busybox" --list); do [ "$c" = busybox ] || ln -s busybox "$r/bin/$c"; done
 	printf 'root:x:0:0:root:/:/bin/sh\n' >"$r/etc/passwd"
 	printf 'root:x:0:\n' >"$r/etc/group"
@@ -200,7 +202,10 @@ test_cri_systemd_cgroup_driver() {
 # host's loopback server is not reached (the proxy is not on the host's
 # network), and nothing is reached around the proxy. The containers share
 # the namespace (b fetches a's server on 127.0.0.1:7777, a loopback port
-# of the policy's); a container with a policy of its own is refused.
+# of the policy's); the pod's address on 7777 (run.cordon.inbound), from
+# the pod's network namespace as the kubelet's probes come, reaches a's
+# server through the sandbox's relay, which the containers cannot reach; a
+# container with a policy of its own is refused.
 test_cri_pod_egress() {
 	local why
 	why=$(cri_skip_reason)
@@ -238,6 +243,9 @@ test_cri_pod_egress() {
 		expect_match "$(j ".direct_$k.rc")" '^[1-9]' "container $k: no way around the proxy ($(j ".direct_$k.out"))"
 	done
 	expect_eq "$(j .fetch.rc) $(j .fetch.out)" "0 served-by-a" "b reaches a's server on 127.0.0.1:7777 ($(j .fetch.err))"
+	expect_eq "$(j .inbound.rc) $(j .inbound.out)" "0 served-by-a" \
+		"the pod's address $(j .pod_ip):7777 (run.cordon.inbound), from the pod's network namespace, reaches a's server ($(j .inbound.err))"
+	expect_match "$(j .inbound_inside.rc)" '^[1-9]' "from inside, the relay's listener is not reached ($(j .inbound_inside.out))"
 	expect_match "$(j .differs)" 'differs from its sandbox' "a container with a policy of its own is refused"
 	expect_eq "$(j .left.sandboxes) $(j .left.containers)" "0 0" "CRI lists nothing after the removals"
 	expect_eq "$(ls -A "$d/runtime-root/k8s.io" 2>/dev/null | grep -vx reports | tr '\n' ' ')" "" "no runtime state left"
@@ -245,6 +253,75 @@ test_cri_pod_egress() {
 	t_assert
 }
 
+# A pod's TLS interception and secrets (docs/kubernetes.md, "Egress in a
+# pod"): the pod's policy allows GET only to an HTTPS server the test
+# starts in the pod's network namespace, and injects TOKEN (a variable)
+# and API (a file), whose values are in containerd's environment (the
+# shim's, cordon-oci's). Both containers hold the sandbox's placeholders
+# (the same in each) and its CA bundle; a GET with the token through the
+# sandbox's proxy verifies against the bundle and reaches the server with
+# the value, the echo comes back as the placeholder; a POST gets the
+# proxy's 403, in the sandbox's report; the value is in no file of
+# containerd's or the runtime's.
+test_cri_pod_secrets() {
+	local why
+	why=$(cri_skip_reason)
+	[ -z "$why" ] || { t_skip "$why"; return; }
+	command -v curl >/dev/null && command -v openssl >/dev/null || { t_skip "no curl or openssl"; return; }
+	CRI_CG=/cordon-cri-secrets.$$
+	local tls=$T_TMP/tls value=real-value-$RANDOM$RANDOM$RANDOM-x
+	mkdir -p "$tls/www/pub"
+	echo pub >"$tls/www/pub/a.txt"
+	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tls/ca.key" \
+		-out "$tls/ca.pem" -days 1 -subj /CN=cordon-test-ca 2>/dev/null &&
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tls/srv.key" \
+		-out "$tls/srv.csr" -subj /CN=localhost 2>/dev/null &&
+	printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >"$tls/ext" &&
+	openssl x509 -req -in "$tls/srv.csr" -CA "$tls/ca.pem" -CAkey "$tls/ca.key" -CAcreateserial \
+		-out "$tls/srv.pem" -days 1 -extfile "$tls/ext" 2>/dev/null || { fail "the test CA"; t_assert; return; }
+	# the values: containerd's environment, the shim's, cordon-oci's
+	export HOST_TOKEN=$value HOST_API=$value-api
+	cri_setup false || return 1
+	unset HOST_TOKEN HOST_API
+	local d=$T_TMP/ctrd out
+	out=$(timeout -k 5 300 "$PY" "$TOP/tests/oci/cri_client.py" secrets "$d/stubs" "$d/sock" cordon \
+		localhost/cordon-busybox:1 "$CRI_CG" "$d/pods" "$tls" 8443 2>"$T_TMP/err")
+	local rc=$?
+	if [ $rc != 0 ]; then
+		fail "the CRI client: $(cat "$T_TMP/err"); containerd: $(grep -i -E 'error|fail' "$d/log" | tail -4 | cut -c1-600)"
+		t_assert
+		return
+	fi
+	j() { jq -r "$1" <<<"$out"; }
+	expect_eq "$(j .sandbox_state)" SANDBOX_READY "RunPodSandbox with the policy annotation"
+	local ph k
+	ph=$(j .token_a.out)
+	expect_match "$ph" '^ghp_[0-9a-f]{32}$' "container a's TOKEN: a placeholder ($(j .token_a.err))"
+	expect_eq "$(j .token_b.out)" "$ph" "both containers hold the sandbox's placeholder"
+	expect_match "$(j .api_a.out)" '^api_[0-9a-f]{32}$' "the file API: a placeholder ($(j .api_a.err))"
+	expect_eq "$(j .api_b.out)" "$(j .api_a.out)" "both containers' file API: the sandbox's placeholder"
+	for k in a b; do
+		expect_match "$(j ".ca_$k.out" | tr '\n' ' ')" '^/run/cordon-ca/ca.pem [1-9]' "container $k: the sandbox's CA bundle ($(j ".ca_$k.err"))"
+	done
+	expect_eq "$(j .get.rc)" 0 "the GET through the sandbox's proxy, verified against the bundle ($(j .get.err))"
+	expect_match "$(j .get.out)" "X-Echo: Bearer $ph" "an echoed value comes back as the placeholder"
+	expect_match "$(j .get.out)" '(^|[[:space:]])pub([[:space:]]|$)' "the file served"
+	expect_eq "$(j .post.out)" 403 "the method the rule refuses: the proxy's 403 ($(j .post.err))"
+	[[ "$out" != *"$value"* ]] || fail "the value reached a container"
+	expect_eq "$(grep -c -- "Bearer $value" "$tls/log")" 1 "the server got the value"
+	local rep=$d/runtime-root/k8s.io/reports/$(j .sandbox).json
+	[ -s "$rep" ] || fail "no sandbox report at $rep"
+	expect_eq "$(jq -c '[.network.requests[] | [.method, .path, .status]]' "$rep")" \
+		'[["GET","/pub/a.txt",200],["POST","/pub/a.txt",403]]' "the sandbox's report: its proxy's requests"
+	expect_eq "$(jq -c '[.network.injected[] | [.secret, .count]]' "$rep")" '[["TOKEN",1]]' "the sandbox's report: the injection"
+	expect_match "$(jq -c '[.denials[] | select(.kind == "network") | .target]' "$rep")" '127.0.0.1:8443' "the refusal in the sandbox's denials"
+	grep -rl -- "$value" "$d" && fail "the value in a file of containerd's or the runtime's"
+	expect_eq "$(j .left.sandboxes) $(j .left.containers)" "0 0" "CRI lists nothing after the removals"
+	expect_eq "$(ls -A "$d/runtime-root/k8s.io" 2>/dev/null | grep -vx reports | tr '\n' ' ')" "" "no runtime state left"
+	t_assert
+}
+
 t_run test_cri_pod_two_containers
 t_run test_cri_pod_egress
+t_run test_cri_pod_secrets
 t_run test_cri_systemd_cgroup_driver

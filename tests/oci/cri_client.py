@@ -16,9 +16,19 @@
       runtime's pod_annotations pass it on), allowing 127.0.0.1:8080 and
       127.0.0.1:HOST_PORT: servers (busybox httpd of WWW) on 8080 and 8081
       in the pod's network namespace (found in the sandbox's verbose
-      status), two containers exec'd through the proxy, a third whose own
-      policy differs (its CreateContainer error); then every stop and
-      remove. Prints one JSON object of what it saw.
+      status), two containers exec'd through the proxy, the pod's address
+      :7777 (run.cordon.inbound) fetched from the pod's network namespace,
+      a third container whose own policy differs (its CreateContainer
+      error); then every stop and remove. Prints one JSON object of what
+      it saw.
+  cri_client.py secrets STUBS_DIR SOCKET HANDLER IMAGE CGROUP_PARENT LOGDIR TLSDIR PORT
+      a pod whose policy allows GET only to 127.0.0.1:PORT (HTTPS, its
+      upstream_ca TLSDIR/ca.pem) and injects TOKEN (a variable) and API (a
+      file) there: tests/tlsserver.py (TLSDIR's srv.pem, srv.key, www/,
+      requests logged in TLSDIR/log) on PORT in the pod's network
+      namespace; two containers with the host's /usr bound read-only
+      (curl): their placeholders, a GET with the token and a POST through
+      the sandbox's proxy, the CA bundle; then every stop and remove.
 """
 import subprocess
 import hashlib
@@ -173,7 +183,8 @@ def egress(stubs, sock, handler, img, cgparent, logdir, www, host_port):
     seen = {}
     meta = pb.PodSandboxMetadata(name="cordon-egress", uid="cordon-egress-uid-1", namespace="default", attempt=0)
     pcfg = pb.PodSandboxConfig(
-        metadata=meta, hostname="cordon-egress", log_directory=logdir, annotations={"run.cordon.policy": policy},
+        metadata=meta, hostname="cordon-egress", log_directory=logdir,
+        annotations={"run.cordon.policy": policy, "run.cordon.inbound": "7777"},
         linux=pb.LinuxPodSandboxConfig(cgroup_parent=cgparent))
     sid = rt.RunPodSandbox(pb.RunPodSandboxRequest(config=pcfg, runtime_handler=handler), timeout=T).pod_sandbox_id
     seen["sandbox"] = sid
@@ -226,6 +237,16 @@ def egress(stubs, sock, handler, img, cgparent, logdir, www, host_port):
             if seen["fetch"]["rc"] == 0:
                 break
             time.sleep(0.1)
+        # inbound (run.cordon.inbound 7777): the pod's address, from the
+        # pod's network namespace, as the kubelet's probe or a Service comes
+        ip = st.status.network.ip
+        seen["pod_ip"] = ip
+        r = subprocess.run(["nsenter", "--net=" + netns, "busybox", "wget", "-q", "-O-", "http://%s:7777/" % ip],
+                           capture_output=True, timeout=T)
+        seen["inbound"] = {"rc": r.returncode, "out": r.stdout.decode(errors="replace"),
+                           "err": r.stderr.decode(errors="replace")}
+        # and from inside, the relay's listener (the pod's address) is not reached
+        seen["inbound_inside"] = ex(b, ["/bin/wget", "-q", "-Y", "off", "-O-", "http://%s:7777/" % ip])
         # a container whose own policy is not the pod's
         try:
             create("c", ["/bin/sleep", "600"], {"run.cordon.policy": '{"network": {"allow": ["127.0.0.1:8081"]}}'})
@@ -248,6 +269,81 @@ def egress(stubs, sock, handler, img, cgparent, logdir, www, host_port):
     print(json.dumps(seen))
 
 
+def secrets(stubs, sock, handler, img, cgparent, logdir, tls, port):
+    grpc, pb, rt = connect(stubs, sock, img)
+    T = 120  # a hang guard per call, not a measurement
+    hp = "127.0.0.1:" + port
+    inj = {"hosts": [hp]}
+    policy = json.dumps({"network": {"allow": [{"host": hp, "methods": ["GET"]}], "upstream_ca": tls + "/ca.pem"},
+                         "secrets": {"TOKEN": {"env": "HOST_TOKEN", "inject": dict(inj, placeholder="ghp_")},
+                                     "API": {"env": "HOST_API", "mount": "/run/secrets/API",
+                                             "inject": dict(inj, placeholder="api_")}}})
+    seen = {}
+    meta = pb.PodSandboxMetadata(name="cordon-secrets", uid="cordon-secrets-uid-1", namespace="default", attempt=0)
+    pcfg = pb.PodSandboxConfig(
+        metadata=meta, hostname="cordon-secrets", log_directory=logdir, annotations={"run.cordon.policy": policy},
+        linux=pb.LinuxPodSandboxConfig(cgroup_parent=cgparent))
+    sid = rt.RunPodSandbox(pb.RunPodSandboxRequest(config=pcfg, runtime_handler=handler), timeout=T).pod_sandbox_id
+    seen["sandbox"] = sid
+    st = rt.PodSandboxStatus(pb.PodSandboxStatusRequest(pod_sandbox_id=sid, verbose=True), timeout=T)
+    seen["sandbox_state"] = pb.PodSandboxState.Name(st.status.state)
+    info = json.loads(st.info["info"])
+    netns = [n.get("path", "") for n in info["runtimeSpec"]["linux"]["namespaces"] if n["type"] == "network"][0]
+    pf = tls + "/port"
+    srv = subprocess.Popen(["nsenter", "--net=" + netns, "/usr/bin/python3",
+                            os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tlsserver.py"),
+                            pf, tls + "/log", tls + "/srv.pem", tls + "/srv.key", tls + "/www"],
+                           env=dict(os.environ, TLSSERVER_PORT=port))
+    try:
+        for _ in range(600):
+            if os.path.exists(pf) or srv.poll() is not None:
+                break
+            time.sleep(0.1)
+
+        def create(name, argv):
+            c = pb.ContainerConfig(metadata=pb.ContainerMetadata(name=name, attempt=0),
+                                   image=pb.ImageSpec(image=img), command=argv, log_path=name + ".log",
+                                   mounts=[pb.Mount(container_path="/usr", host_path="/usr", readonly=True)],
+                                   linux=pb.LinuxContainerConfig())
+            cid = rt.CreateContainer(pb.CreateContainerRequest(pod_sandbox_id=sid, config=c, sandbox_config=pcfg),
+                                     timeout=T).container_id
+            rt.StartContainer(pb.StartContainerRequest(container_id=cid), timeout=T)
+            return cid
+
+        def ex(cid, script):
+            # an exec'd process has the config's env (the CRI's), not what
+            # cordon-oci gave the container's process: take that from /tmp/env
+            argv = ["/bin/sh", "-c", "export $(grep -E '^(TOKEN|HTTPS_PROXY|CURL_CA_BUNDLE)=' /tmp/env); " + script]
+            r = rt.ExecSync(pb.ExecSyncRequest(container_id=cid, cmd=argv, timeout=60), timeout=T)
+            return {"rc": r.exit_code, "out": r.stdout.decode(errors="replace"),
+                    "err": r.stderr.decode(errors="replace")}
+
+        a = create("a", ["/bin/sh", "-c", "env >/tmp/env.t && mv /tmp/env.t /tmp/env && exec sleep 600"])
+        b = create("b", ["/bin/sh", "-c", "env >/tmp/env.t && mv /tmp/env.t /tmp/env && exec sleep 600"])
+        for k, c in (("a", a), ("b", b)):
+            for _ in range(100):
+                seen["token_" + k] = ex(c, 'echo "$TOKEN"')
+                if seen["token_" + k]["out"].strip():
+                    break
+                time.sleep(0.1)
+            seen["api_" + k] = ex(c, "cat /run/secrets/API")
+            seen["ca_" + k] = ex(c, 'echo "$CURL_CA_BUNDLE"; grep -c "BEGIN CERTIFICATE" /run/cordon-ca/ca.pem')
+        u = "https://%s/pub/a.txt" % hp
+        seen["get"] = ex(a, '/usr/bin/curl -sS -D - -H "Authorization: Bearer $TOKEN" ' + u)
+        seen["post"] = ex(b, "/usr/bin/curl -s -o /dev/null -w '%{http_code}' -X POST -d x " + u)
+        for c in (a, b):
+            rt.StopContainer(pb.StopContainerRequest(container_id=c, timeout=10), timeout=T)
+            rt.RemoveContainer(pb.RemoveContainerRequest(container_id=c), timeout=T)
+    finally:
+        srv.kill()
+        srv.wait()
+    rt.StopPodSandbox(pb.StopPodSandboxRequest(pod_sandbox_id=sid), timeout=T)
+    rt.RemovePodSandbox(pb.RemovePodSandboxRequest(pod_sandbox_id=sid), timeout=T)
+    seen["left"] = {"sandboxes": len(rt.ListPodSandbox(pb.ListPodSandboxRequest(), timeout=T).items),
+                    "containers": len(rt.ListContainers(pb.ListContainersRequest(), timeout=T).containers)}
+    print(json.dumps(seen))
+
+
 def main():
     if len(sys.argv) >= 5 and sys.argv[1] == "image":
         image(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5:])
@@ -260,6 +356,12 @@ def main():
     elif len(sys.argv) == 10 and sys.argv[1] == "egress":
         try:
             egress(*sys.argv[2:])
+        except Exception as e:
+            print("cri_client: %s" % (e,), file=sys.stderr)
+            sys.exit(1)
+    elif len(sys.argv) == 10 and sys.argv[1] == "secrets":
+        try:
+            secrets(*sys.argv[2:])
         except Exception as e:
             print("cri_client: %s" % (e,), file=sys.stderr)
             sys.exit(1)

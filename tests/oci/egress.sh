@@ -156,7 +156,8 @@ VALUE=real-value-$RANDOM$RANDOM$RANDOM-x
 
 # A CA and a certificate for localhost and 127.0.0.1 signed by it, in $T_TMP
 # (tests/integration/tls.sh's); a TLS server of www/ whose pub/a.txt says
-# "pub", every request logged in $T_TMP/log.
+# "pub", every request logged in $T_TMP/log; in the network namespace
+# TLS_NETNS (a path) where it is set.
 serve_tls_pub() { # -> PORT, SRV
 	openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$T_TMP/ca.key" \
 		-out "$T_TMP/ca.pem" -days 1 -subj /CN=cordon-test-ca 2>/dev/null &&
@@ -167,7 +168,7 @@ serve_tls_pub() { # -> PORT, SRV
 		-out "$T_TMP/srv.pem" -days 1 -extfile "$T_TMP/ext" 2>/dev/null || fail "make the test CA"
 	mkdir -p "$WS/www/pub" "$WS/www/priv" && echo pub >"$WS/www/pub/a.txt" && echo priv >"$WS/www/priv/b.txt"
 	local pf="$T_TMP/port.$RANDOM"
-	/usr/bin/python3 "$TLSSERVER" "$pf" "$T_TMP/log" "$T_TMP/srv.pem" "$T_TMP/srv.key" "$WS/www" &
+	${TLS_NETNS:+nsenter --net="$TLS_NETNS"} /usr/bin/python3 "$TLSSERVER" "$pf" "$T_TMP/log" "$T_TMP/srv.pem" "$T_TMP/srv.key" "$WS/www" &
 	SRV=$!
 	server_port "$pf"
 }
@@ -521,14 +522,166 @@ test_egress_pod_sandbox() {
 	oci create --bundle "$B" "$ID-5"
 	expect_match "$RC:$ERR" "^1:cordon-oci: create: linux.namespaces: this container has the host's network, and its sandbox $sid holds" \
 		"the host's network in a pod with egress"
-	# in a pod, no secrets or method rules (yet)
-	bundle "$B" true
-	cri "$B" "$(jq -cn '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": "{\"network\": {\"allow\": [{\"host\": \"127.0.0.1:8080\", \"methods\": [\"GET\"]}]}}"}')"
-	oci create --bundle "$B" "$ID-4"
-	expect_match "$RC:$ERR" '^1:cordon-oci: create: annotation run.cordon.policy: in a pod, "secrets" and rules with "methods"' "method rules in a pod"
 	oci kill "$sid" KILL
 	oci delete --force "$sid"
 	stop "$psrv" "$hsrv"
+	umount "$ns"
+	expect_eq "$(ls -A "$ROOT" | grep -vx reports | tr '\n' ' ')" "" "no container left"
+	t_assert
+}
+
+# A pod's TLS interception and secrets (docs/kubernetes.md, "Egress in a
+# pod"): the sandbox's policy restricts methods on an HTTPS host of the
+# pod's network and injects TOKEN (a variable) and API (a file). Its
+# create publishes its CA bundle and placeholders in its state directory;
+# a container of the pod, created without the values in its environment
+# (it never reads an injected secret), gets that bundle at
+# /run/cordon-ca/ca.pem and the sandbox's placeholders: its HTTPS request
+# through the sandbox's proxy verifies against the bundle and reaches the
+# server with the value, the response echoes the placeholder, a POST gets
+# the proxy's 403 (in the sandbox's report), and the value is nowhere under
+# the runtime's root.
+test_egress_pod_secrets() {
+	setup_oci || return
+	command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null ||
+		{ t_skip "no ip, nsenter or unshare (iproute2, util-linux)"; return; }
+	command -v curl >/dev/null && command -v openssl >/dev/null || { t_skip "no curl or openssl"; return; }
+	local ns=$WS/podnet sid=sb-$$-$RANDOM
+	touch "$ns"
+	unshare --net="$ns" true || { fail "unshare --net=$ns"; t_assert; return; }
+	nsenter --net="$ns" ip link set lo up
+	TLS_NETNS=$ns serve_tls_pub
+	local port=$PORT srv=$SRV
+	local pol="{\"network\": {\"allow\": [{\"host\": \"127.0.0.1:$port\", \"methods\": [\"GET\"]}], \"upstream_ca\": \"$T_TMP/ca.pem\"},
+	  \"secrets\": {\"TOKEN\": {\"env\": \"HOST_TOKEN\", \"inject\": {\"hosts\": [\"127.0.0.1:$port\"], \"placeholder\": \"ghp_\"}},
+	    \"API\": {\"env\": \"HOST_API\", \"mount\": \"/run/secrets/API\", \"inject\": {\"hosts\": [\"127.0.0.1:$port\"], \"placeholder\": \"api_\"}}}}"
+	cri() {
+		jq --argjson a "$2" --arg ns "$ns" \
+			'.annotations += $a | .linux.namespaces += [{type: "network", path: $ns}]' "$1/config.json" >"$1/c" &&
+			mv "$1/c" "$1/config.json"
+	}
+	oci_bundle "$WS/sb" oci-egress "sh sleep" "" "" sleep 600
+	cri "$WS/sb" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p}')"
+	HOST_TOKEN=$VALUE HOST_API=$VALUE-api "$OCI" --root "$ROOT" create --bundle "$WS/sb" "$sid" >/dev/null 2>"$T_TMP/err" </dev/null
+	expect_eq "$?" 0 "the sandbox's create: $(cat "$T_TMP/err")"
+	oci start "$sid"
+	expect_eq "$RC" 0 "the sandbox's start: $ERR"
+	bundle_curl "$B" "echo \"token \$TOKEN\"; echo \"api \$(cat /run/secrets/API)\"; echo \"ca \$CURL_CA_BUNDLE\"
+		/usr/bin/curl -sS -D - -H \"Authorization: Bearer \$TOKEN\" https://127.0.0.1:$port/pub/a.txt
+		/usr/bin/curl -s -o /dev/null -w 'post %{http_code}\n' -X POST -d x https://127.0.0.1:$port/pub/a.txt"
+	cri "$B" "$(jq -cn --arg s "$sid" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": $s}')"
+	env -u HOST_TOKEN -u HOST_API "$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
+	expect_eq "$?" 0 "a container of the pod: $(cat "$T_TMP/err")"
+	local out ph
+	out=$(cat "$T_TMP/out")
+	ph=$(sed -n 's/^token //p' <<<"$out")
+	expect_eq "$ph" "$(awk '$1 == "TOKEN" {print $2}' "$ROOT/$sid/pod-secrets")" "the container's TOKEN: the sandbox's placeholder: $out $(cat "$T_TMP/err")"
+	expect_match "$ph" '^ghp_[0-9a-f]{32}$' "a placeholder"
+	expect_eq "$(sed -n 's/^api //p' <<<"$out")" "$(awk '$1 == "API" {print $2}' "$ROOT/$sid/pod-secrets")" "the file API: the sandbox's placeholder"
+	has_line "$out" "ca /run/cordon-ca/ca.pem" "the CA variable"
+	has_line "$out" pub "the request, over TLS the sandbox's proxy opened, verified with the bundle"
+	expect_match "$out" "X-Echo: Bearer $ph" "an echoed value comes back as the placeholder"
+	has_line "$out" "post 403" "the method the rule refuses: the proxy's 403"
+	[[ "$out" != *"$VALUE"* ]] || fail "the value reached the container"
+	expect_eq "$(grep -c -- "Bearer $VALUE" "$T_TMP/log")" 1 "the server got the value"
+	expect_eq "$(stat -c %a "$ROOT/$sid/pod-secrets" "$ROOT/$sid/pod-ca.pem" | tr '\n' ' ')" "600 600 " "the published files, root's alone"
+	oci kill "$sid" KILL
+	local rep=$ROOT/reports/$sid.json
+	wait_for "$rep" || fail "no report at $rep"
+	expect_eq "$(jq -c '[.network.requests[] | [.method, .path, .status]]' "$rep")" \
+		'[["GET","/pub/a.txt",200],["POST","/pub/a.txt",403]]' "the sandbox's report: its proxy's requests"
+	expect_eq "$(jq -c '[.network.injected[] | [.secret, .count]]' "$rep")" '[["TOKEN",1]]' "the sandbox's report: the injection"
+	expect_match "$(jq -c '[.denials[] | select(.kind == "network") | .target]' "$rep")" "127.0.0.1:$port" "the refusal in the sandbox's denials"
+	oci delete --force "$sid"
+	stop "$srv"
+	grep -rl -- "$VALUE" "$ROOT" "$T_TMP/err" && fail "the value under --root (reports, state) or create's output"
+	umount "$ns"
+	expect_eq "$(ls -A "$ROOT" | grep -vx reports | tr '\n' ' ')" "" "no container left"
+	t_assert
+}
+
+# Inbound to a pod under egress (docs/kubernetes.md, "Inbound"): the
+# sandbox's run.cordon.inbound names 8080; a container of the pod serves
+# HTTP on 127.0.0.1:8080 in cordon's namespace. A client in the pod's
+# network namespace (as the kubelet's probe or a Service would come) reaches
+# it on the pod's loopback and on the pod's address (a veth of the test's); 8082, served too but not declared, is not reached. The
+# container cannot reach the relay's listener (the pod's address) nor the
+# pod's own server around the proxy: the relay is no way out. The relay
+# ends with the sandbox. Refused: the proxy's port 3128, the annotation on a
+# container that is not a pod's sandbox holding its egress.
+test_egress_pod_inbound() {
+	setup_oci || return
+	command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null ||
+		{ t_skip "no ip, nsenter or unshare (iproute2, util-linux)"; return; }
+	local ns=$WS/podnet sid=sb-$$-$RANDOM addr=10.99.0.2
+	touch "$ns"
+	unshare --net="$ns" true || { fail "unshare --net=$ns"; t_assert; return; }
+	nsenter --net="$ns" ip link set lo up
+	# the pod's address: one end of a veth pair whose other end stays
+	# there, down (tests/oci/cri/cni-plugin's eth0): no packet leaves
+	nsenter --net="$ns" ip link add p0 type veth peer name p1 && nsenter --net="$ns" ip addr add "$addr/32" dev p0 &&
+		nsenter --net="$ns" ip link set p0 up || fail "the pod's address (a veth pair)"
+	mkdir -p "$WS/pod"
+	echo served-in-the-pod >"$WS/pod/index.html"
+	nsenter --net="$ns" "$BUSYBOX" httpd -f -p 127.0.0.1:8081 -h "$WS/pod" &
+	local psrv=$!
+	local pol='{"network": {"allow": ["127.0.0.1:8081"]}}'
+	cri() {
+		jq --argjson a "$2" --arg ns "$ns" \
+			'.annotations += $a | .linux.namespaces += [{type: "network", path: $ns}]' "$1/config.json" >"$1/c" &&
+			mv "$1/c" "$1/config.json"
+	}
+	oci_bundle "$WS/sb" oci-egress "sh sleep" "" "" sleep 600
+	cri "$WS/sb" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p, "run.cordon.inbound": "8080"}')"
+	# (init has create's stdio: not a pipe the test waits on)
+	"$OCI" --root "$ROOT" create --bundle "$WS/sb" "$sid" >/dev/null 2>"$T_TMP/err" </dev/null
+	expect_eq "$?" 0 "the sandbox's create: $(cat "$T_TMP/err")"
+	oci start "$sid"
+	expect_eq "$RC" 0 "the sandbox's start: $ERR"
+	local member
+	member=$(jq -cn --arg s "$sid" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": $s, "run.cordon.inbound": "8080"}')
+	oci_bundle "$B" oci-egress "sh mkdir echo httpd wget sleep" "" "" sh -c \
+		'mkdir -p /tmp/a /tmp/b && echo served-by-the-container >/tmp/a/index.html && echo not-declared >/tmp/b/index.html &&
+		httpd -p 127.0.0.1:8082 -h /tmp/b && exec httpd -f -p 127.0.0.1:8080 -h /tmp/a'
+	cri "$B" "$member"
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" >/dev/null 2>"$T_TMP/err" </dev/null
+	expect_eq "$?" 0 "a container of the pod: $(cat "$T_TMP/err")"
+	oci start "$ID"
+	local out="" i
+	for i in $(seq 100); do # the container's server starting
+		out=$(nsenter --net="$ns" "$BUSYBOX" wget -q -O - http://127.0.0.1:8080/ 2>&1) && break
+		sleep 0.1
+	done
+	expect_eq "$out" served-by-the-container "the pod's loopback :8080, relayed to the container's server"
+	out=$(nsenter --net="$ns" "$BUSYBOX" wget -q -O - "http://$addr:8080/" 2>&1)
+	expect_eq "$out" served-by-the-container "the pod's address :8080 (a Service's, a probe's)"
+	nsenter --net="$ns" "$BUSYBOX" wget -q -O - http://127.0.0.1:8082/ >/dev/null 2>&1 &&
+		fail "a port not declared reached the container"
+	# from inside: its own server, but neither the relay's listener nor the pod's server
+	oci exec "$ID" wget -q -Y off -O - http://127.0.0.1:8080/
+	expect_eq "$RC $OUT" "0 served-by-the-container" "exec in the container: its own server ($ERR)"
+	oci exec "$ID" wget -q -Y off -O - "http://$addr:8080/"
+	[ "$RC" != 0 ] || fail "the container reached the pod's address (the relay's listener): $OUT"
+	oci exec "$ID" wget -q -Y off -O - http://127.0.0.1:8081/
+	[ "$RC" != 0 ] && [[ "$OUT" != *served-in-the-pod* ]] || fail "the container reached the pod's server around the proxy: $OUT"
+	oci kill "$ID" KILL
+	oci kill "$sid" KILL
+	wait_for "$ROOT/reports/$sid.json"
+	oci delete --force "$ID"
+	oci delete --force "$sid"
+	nsenter --net="$ns" "$BUSYBOX" wget -q -O - http://127.0.0.1:8080/ >/dev/null 2>&1 &&
+		fail "the relay outlived its sandbox"
+	# refused: the proxy's port; the annotation off a pod's sandbox with egress
+	oci_bundle "$WS/sb" oci-egress "sh sleep" "" "" sleep 600
+	cri "$WS/sb" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p, "run.cordon.inbound": "8080,3128"}')"
+	oci create --bundle "$WS/sb" "$sid-2"
+	expect_eq "$RC:$ERR" "1:cordon-oci: create: annotation run.cordon.inbound: 3128 is the egress proxy's port in the pod's containers' network namespace (the pod's address would reach the proxy)" "the proxy's port"
+	bundle "$B" true
+	jq '.annotations["run.cordon.inbound"] = "8080"' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
+	with_policy "$B" "$pol"
+	oci create --bundle "$B" "$ID-2"
+	expect_match "$RC:$ERR" "^1:cordon-oci: create: annotation run.cordon.inbound: applies to a pod's sandbox container" "not a pod's sandbox"
+	stop "$psrv"
 	umount "$ns"
 	expect_eq "$(ls -A "$ROOT" | grep -vx reports | tr '\n' ' ')" "" "no container left"
 	t_assert
