@@ -199,6 +199,12 @@ static int open_keydir(bool create, char dir[4096], cordon_error *err)
 	return d;
 }
 
+int cordon_state_dir_open(bool create, cordon_error *err)
+{
+	char dir[4096];
+	return open_keydir(create, dir, err);
+}
+
 static int seal_key(unsigned char key[SEAL_KEY_LEN], bool create, cordon_error *err)
 {
 	char dir[4096];

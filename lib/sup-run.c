@@ -92,6 +92,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sup-run.h"
+#include "seccomp-cache.h"
 #include "ca-bundle.h"
 #include "cgroup-v2.h"
 #include "cs-walk.h"
@@ -355,12 +356,22 @@ static int parent_setup(struct sup *s, cordon_error *err)
 	    (s->privileged && overlay_send_view(&s->view, s->sock, err) < 0))
 		return -1;
 	if (s->spec.seccomp) {
-		/* Compiled here, while init builds its view, not before clone. */
-		if (seccomp_build_from(&s->plan.model.run, s->notify, s->pol->no_file_reports && !model_protects(&s->plan.model) ? NULL : observer_calls, &s->seccomp, err) < 0)
+		/* Compiled here, while init builds its view, not before clone;
+		 * or, when an earlier run compiled the same, from the user's
+		 * cache (seccomp-cache.h), stored there after it is sent. */
+		char key[65];
+		bool hit;
+		if (seccomp_build_cached(&s->plan.model.run, s->notify,
+					 s->pol->no_file_reports && !model_protects(&s->plan.model) ? NULL : observer_calls,
+					 &s->seccomp, &hit, key, err) < 0)
 			return -1;
 		if (sync_send(s->sock, MSG_FILTER, s->notify, NULL, s->seccomp.memfd) < 0)
 			return cordon_err_errno(err, "send the seccomp filter");
-		sup_trace(s, "seccomp filter compiled and sent");
+		sup_trace(s, hit ? "seccomp filter from the cache and sent" : "seccomp filter compiled and sent");
+		if (key[0]) {
+			seccomp_cache_store(key, &s->seccomp);
+			sup_trace(s, "seccomp filter stored in the cache");
+		}
 	}
 	const char *roots[256];
 	size_t n = sup_writable_roots(s, roots, ARRAY_SIZE(roots));

@@ -39,5 +39,102 @@ test_cost_passwd_home_still_a_home() {
 	t_assert
 }
 
+# The seccomp program cache (lib/seccomp-cache.h): the first run compiles
+# and stores, the next loads; both refuse alike, as a run with the cache off
+# does. The phase trace (CORDON_TRACE_TIMING) says which it was.
+sc_run() { # ACTION [env...]: hostile ACTION in a run; OUT, ERR, R; SRC = compiled|cache
+	local a=$1
+	shift
+	R=$(mktemp "$T_TMP/report.XXXXXX")
+	OUT=$(env CORDON_STATE_DIR="$T_TMP/state" CORDON_TRACE_TIMING=1 "$@" "$CORDON" run --report "$R" --ro "$BUILD" \
+		-- "$HOSTILE" "$a" 2>"$R.err")
+	ERR=$(cat "$R.err")
+	keep_report "$R"
+	SRC=none
+	grep -q 'seccomp filter compiled and sent' "$R.err" && SRC=compiled
+	grep -q 'seccomp filter from the cache and sent' "$R.err" && SRC=cache
+	return 0
+}
+sc_entries() { find "$T_TMP/state/seccomp" -name '*.bpf' 2>/dev/null | wc -l; }
+sc_denials() { field -c '[.denials[] | select(.kind=="syscall") | [.target, .count]]'; }
+
+test_cost_seccomp_cache_same_filter() {
+	sc_run unshare-user CORDON_SECCOMP_CACHE=off
+	expect_eq "$SRC" compiled "the cache off: compiled ($ERR)"
+	expect_match "$OUT" "^denied EPERM" "refused with the cache off"
+	expect_eq "$(sc_entries)" 0 "nothing stored with the cache off"
+	local off
+	off=$(sc_denials)
+	sc_run unshare-user
+	expect_eq "$SRC" compiled "the first run compiles"
+	expect_eq "$(sc_entries)" 1 "one entry stored"
+	expect_eq "$(sc_denials)" "$off" "the same denials when compiled"
+	local f
+	f=$(find "$T_TMP/state/seccomp" -name '*.bpf')
+	expect_eq "$(stat -c '%a %u' "$f")" "600 $(id -u)" "the entry is the user's, 0600"
+	cp "$f" "$T_TMP/first.bpf"
+	sc_run unshare-user
+	expect_eq "$SRC" cache "the second run loads it"
+	expect_match "$OUT" "^denied EPERM" "refused with the cached filter"
+	expect_eq "$(sc_denials)" "$off" "the same denials from the cache"
+	# The same program compiled again: the compile is deterministic, the
+	# cache holds what a compile makes.
+	rm -f "$f"
+	sc_run unshare-user
+	expect_eq "$SRC" compiled "compiled again once removed"
+	cmp -s "$f" "$T_TMP/first.bpf" || fail "a second compile stored another program"
+	t_assert
+}
+
+# An entry is used only when it is the user's and nobody else's to write,
+# reached with no link, whole and with its own hash right: a planted
+# allow-all program (a single SECCOMP_RET_ALLOW, the right header and hash)
+# in each way wrong is not used, the run compiles and refuses as before. The
+# control: the same entry, right in every way, is used (only the user could
+# have put it there: the state directory is masked in every run).
+sc_plant() { # FILE: its program replaced by an allow-all one, header and hash right
+	python3 - "$1" <<'PY'
+import hashlib, struct, sys
+path = sys.argv[1]
+h = open(path, 'rb').read()
+notify = struct.unpack('<I', h[12:16])[0]
+prog = struct.pack('<HBBI', 0x06, 0, 0, 0x7fff0000)
+open(path, 'wb').write(h[:8] + struct.pack('<II', 1, notify) + h[16:80] +
+                       hashlib.sha256(prog).hexdigest().encode() + prog)
+PY
+}
+test_cost_seccomp_cache_untrusted_entry_unused() {
+	[ "$(id -u)" = 0 ] || { t_skip "needs root (an entry of another owner)"; return; }
+	sc_run unshare-user
+	local f d="$T_TMP/state/seccomp"
+	f=$(find "$d" -name '*.bpf')
+	[ -n "$f" ] || { fail "no entry stored ($ERR)"; t_assert; return; }
+	cp "$f" "$T_TMP/good.bpf"
+	# plant: a fresh allow-all copy of the entry in place
+	plant() { rm -f "$f" && cp "$T_TMP/good.bpf" "$f" && chmod 600 "$f" && sc_plant "$f"; }
+	unused() { # WHY: the run compiled and refused
+		sc_run unshare-user
+		expect_eq "$SRC" compiled "$1: not used"
+		expect_match "$OUT" "^denied EPERM" "$1: still refused"
+	}
+	plant
+	sc_run unshare-user
+	expect_eq "$SRC/$OUT" "cache/ok unshare(CLONE_NEWUSER)" "control: the user's own well-formed entry is used"
+	plant && chmod 620 "$f" && unused "group-writable entry"
+	plant && chmod 602 "$f" && unused "other-writable entry"
+	plant && chown 65534 "$f" && unused "another user's entry"
+	plant && ln "$f" "$T_TMP/second-link" && unused "an entry with two links"
+	rm -f "$T_TMP/second-link"
+	plant && printf '\x07' | dd of="$f" conv=notrunc bs=1 seek=150 2>/dev/null && unused "a program not its hash"
+	plant && truncate -s -1 "$f" && unused "a short entry"
+	plant && mv "$f" "$T_TMP/elsewhere.bpf" && ln -s "$T_TMP/elsewhere.bpf" "$f" && unused "a symbolic link"
+	rm -f "$f"
+	plant && chmod 777 "$d" && unused "a directory others can write"
+	chmod 700 "$d"
+	plant && chown 65534 "$d" && unused "another user's directory"
+	chown 0 "$d"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_cost_'); do t_run "$t"; done
 t_exit_status
