@@ -167,14 +167,14 @@ static int cache_open(int dirfd, const char *name, int flags)
 }
 
 /* Owned by the user, writable by no one else. */
-static bool own_st(const struct stat *st)
+static bool own_st(const struct stat *st, uid_t me)
 {
-	return st->st_uid == geteuid() && !(st->st_mode & 022);
+	return st->st_uid == me && !(st->st_mode & 022);
 }
 
 /* The cache's directory below the state directory, checked; made first
  * with create. -1: none to use. */
-static int open_cache_dir(bool create)
+static int open_cache_dir(bool create, uid_t me)
 {
 	cordon_error e = {0};
 	_cleanup_close_ int sd = cordon_state_dir_open(create, &e);
@@ -184,7 +184,7 @@ static int open_cache_dir(bool create)
 		return -1;
 	int d = cache_open(sd, CACHE_DIR, O_RDONLY | O_DIRECTORY);
 	struct stat st;
-	if (d >= 0 && (fstat(d, &st) < 0 || !S_ISDIR(st.st_mode) || !own_st(&st))) {
+	if (d >= 0 && (fstat(d, &st) < 0 || !S_ISDIR(st.st_mode) || !own_st(&st, me))) {
 		close(d);
 		return -1;
 	}
@@ -209,7 +209,8 @@ static int sealed_memfd(const void *p, size_t n)
 /* A verified entry for key into out; -1: a miss, for whatever reason. */
 static int cache_load(const char key[65], bool notify, struct seccomp_plan *out)
 {
-	_cleanup_close_ int d = open_cache_dir(false);
+	uid_t me = geteuid();
+	_cleanup_close_ int d = open_cache_dir(false, me);
 	if (d < 0)
 		return -1;
 	char name[80];
@@ -217,7 +218,7 @@ static int cache_load(const char key[65], bool notify, struct seccomp_plan *out)
 	_cleanup_close_ int fd = cache_open(d, name, O_RDONLY | O_NONBLOCK);
 	struct stat st;
 	const off_t max = (off_t)(sizeof(struct cache_head) + BPF_MAXINSNS * sizeof(struct sock_filter));
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !own_st(&st) || st.st_nlink != 1 ||
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || !own_st(&st, me) || st.st_nlink != 1 ||
 	    st.st_size <= (off_t)sizeof(struct cache_head) || st.st_size > max)
 		return -1;
 	_cleanup_free_ char *b = malloc((size_t)st.st_size);
@@ -326,7 +327,7 @@ void seccomp_cache_store(const char key[65], const struct seccomp_plan *p)
 {
 	if (!key[0] || !p->insns || !p->len || p->len > BPF_MAXINSNS)
 		return;
-	_cleanup_close_ int d = open_cache_dir(true);
+	_cleanup_close_ int d = open_cache_dir(true, geteuid());
 	if (d < 0)
 		return;
 	struct cache_head h;

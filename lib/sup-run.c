@@ -93,6 +93,7 @@
 #include <unistd.h>
 #include "sup-run.h"
 #include "seccomp-cache.h"
+#include "cs-seal.h"
 #include "ca-bundle.h"
 #include "cgroup-v2.h"
 #include "cs-walk.h"
@@ -764,10 +765,12 @@ int run_command(cordon_policy *p, char *const argv[], struct run_report *rep,
 	struct secret_cache sc;
 	memset(&sc, 0, sizeof(sc));
 	struct run_opts o = {false, NULL, &sc, NULL, NULL};
+	cordon_state_dir_hold(true);
 	int r = run_once(p, argv, rep, &o, err);
 	/* (in overlay and review mode the check ran before the apply) */
 	if (r == 0 && p->check && !rep->check_ran && (rep->status == ST_OK || rep->status == ST_EXIT_NONZERO))
 		r = run_check(p, rep, &sc, NULL, err);
+	cordon_state_dir_hold(false);
 	secrets_free(&sc.sec);
 	if (dumpable >= 0)
 		prctl(PR_SET_DUMPABLE, dumpable);

@@ -136,5 +136,40 @@ test_cost_seccomp_cache_untrusted_entry_unused() {
 	t_assert
 }
 
+# At most 32 entries: 40 older ones there, a store leaves the 31 newest of
+# them and its own.
+test_cost_seccomp_cache_bounded() {
+	local d="$T_TMP/state/seccomp" i
+	mkdir -p "$d" && chmod 700 "$T_TMP/state" "$d"
+	for i in $(seq 10 49); do
+		printf x >"$d/$(printf '%064d' "$i").bpf"
+		touch -d "@$((1700000000 + i))" "$d/$(printf '%064d' "$i").bpf"
+	done
+	sc_run unshare-user
+	expect_eq "$SRC" compiled "compiled"
+	expect_eq "$(sc_entries)" 32 "32 entries kept"
+	expect_eq "$(find "$d" -name '*.bpf' -newer "$d/$(printf '%064d' 49).bpf" | wc -l)" 1 "the new one kept"
+	[ -e "$d/$(printf '%064d' 18).bpf" ] && fail "an oldest entry kept"
+	[ -e "$d/$(printf '%064d' 19).bpf" ] || fail "the 31st newest old entry removed"
+	t_assert
+}
+
+# A run checks its state directory from / once (cs-seal.c, held for the
+# run): the walk opens each component with O_PATH, and the last one, the
+# state directory's own name, is opened once in the run, not once for each
+# ask (the model's, the key's, the registry's, the seccomp cache's: four or
+# more before).
+test_cost_state_dir_walked_once() {
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	mkdir -p "$T_TMP/sd"
+	CORDON_STATE_DIR="$T_TMP/sd/cordonstate" "$CORDON" run -- /bin/true || fail "first run"
+	CORDON_STATE_DIR="$T_TMP/sd/cordonstate" strace -f -qq -e trace=openat,openat2 -o "$T_TMP/st" \
+		"$CORDON" run -- /bin/true || fail "the run failed"
+	expect_eq "$(grep -c '"cordonstate", O_RDONLY|O_NOFOLLOW|O_CLOEXEC|O_PATH|O_DIRECTORY' "$T_TMP/st")" 1 \
+		"walks of the state directory"
+	[ -e "$T_TMP/sd/cordonstate/changeset.key" ] || fail "no change-set key made"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_cost_'); do t_run "$t"; done
 t_exit_status
