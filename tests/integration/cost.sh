@@ -171,5 +171,47 @@ test_cost_state_dir_walked_once() {
 	t_assert
 }
 
+# Other supervisors' leftover cgroups are looked for at most once a minute
+# per user (sup-finish.c: the stamp cgroup-reaped in the state directory),
+# not by every run: the look opens the directory the runs' cgroups are made
+# in (with O_DIRECTORY; strace shows it). A leftover of a dead supervisor
+# is still removed when the look is due.
+run_cg_parent() { # the directory the runs' cgroups go in: pids' on v1, our cgroup2 cgroup on v2
+	case $(cg_backend) in
+	v2) cg2_self ;;
+	v1)
+		local mp rel
+		mp=$(awk '$9=="cgroup" && ("," $NF ",") ~ /,pids,/ {print $5; exit}' /proc/self/mountinfo)
+		rel=$(awk -F: '$2=="pids" {print $3}' /proc/self/cgroup)
+		echo "$mp${rel%/}"
+		;;
+	esac
+}
+test_cost_stale_cgroups_looked_for_once_a_minute() {
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	[ "$(id -u)" = 0 ] || { t_skip "needs root (a leftover cgroup made by hand)"; return; }
+	local parent p
+	parent=$(run_cg_parent)
+	[ -n "$parent" ] && [ -d "$parent" ] || { t_skip "no cgroup backend for limits here"; return; }
+	sh -c 'exit 0' &
+	p=$!
+	wait "$p"
+	export CORDON_STATE_DIR="$T_TMP/sd"
+	mkdir "$parent/cordon-$p-0" 2>/dev/null || { t_skip "cannot make a cgroup in $parent"; return; }
+	looks() { grep -c "openat(AT_FDCWD, \"$parent\", O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_DIRECTORY)" "$T_TMP/st"; }
+	strace -f -qq -e trace=openat -o "$T_TMP/st" "$CORDON" run -- /bin/true || fail "first run"
+	expect_eq "$(looks)" 1 "the first run looks"
+	[ -d "$parent/cordon-$p-0" ] && fail "a dead supervisor's cgroup left"
+	strace -f -qq -e trace=openat -o "$T_TMP/st" "$CORDON" run -- /bin/true || fail "second run"
+	expect_eq "$(looks)" 0 "the next run within the minute does not"
+	touch -d '2 minutes ago' "$CORDON_STATE_DIR/cgroup-reaped"
+	mkdir "$parent/cordon-$p-1"
+	strace -f -qq -e trace=openat -o "$T_TMP/st" "$CORDON" run -- /bin/true || fail "third run"
+	expect_eq "$(looks)" 1 "a run a minute later looks again"
+	[ -d "$parent/cordon-$p-1" ] && fail "a dead supervisor's cgroup left a minute later"
+	rmdir "$parent/cordon-$p-0" "$parent/cordon-$p-1" 2>/dev/null
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_cost_'); do t_run "$t"; done
 t_exit_status
