@@ -146,7 +146,8 @@ static int secure_path(const char *dir, int fd, cordon_error *err)
  * and path. A run asks for it several times (the registry for the model,
  * the key, the registry again, the seccomp cache); each full check walks
  * from / again, two system calls a component. Held, each later ask costs an
- * fstat of the fd (still the user's, writable by nobody else) and a dup:
+ * fstat of the fd (still the user's, writable by nobody else) and an
+ * openat of "." beneath it:
  * what was checked is the directory the fd names, wherever it is moved. */
 static _Thread_local struct {
 	bool on;
@@ -176,7 +177,10 @@ static int held_again(const char *dir)
 		cordon_state_dir_hold(held.on);
 		return -1;
 	}
-	return fcntl(held.fd, F_DUPFD_CLOEXEC, 3);
+	/* A new open file description of it, not a dup: a flock taken on
+	 * the fd returned (cs_registry_add) ends when the caller closes it,
+	 * not when the run lets the held one go. */
+	return openat(held.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 static void hold_fd(int d, const char *dir)
@@ -184,7 +188,7 @@ static void hold_fd(int d, const char *dir)
 	struct stat st;
 	if (!held.on || held.fd >= 0 || fstat(d, &st) < 0 || strlen(dir) >= sizeof(held.dir))
 		return;
-	held.fd = fcntl(d, F_DUPFD_CLOEXEC, 3);
+	held.fd = openat(d, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* its own file description, as above */
 	held.dev = st.st_dev;
 	held.ino = st.st_ino;
 	snprintf(held.dir, sizeof(held.dir), "%s", dir);

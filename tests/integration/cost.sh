@@ -171,6 +171,27 @@ test_cost_state_dir_walked_once() {
 	t_assert
 }
 
+# The held state directory (cs-seal.c) takes no lock for the run's whole
+# life: the change-set registry's flock on the state directory is let go
+# when its update is done (a held dup kept it, one overlay run at a time on
+# the machine). While a run's command sleeps, the lock is free.
+test_cost_state_dir_not_locked_during_a_run() {
+	command -v flock >/dev/null || { t_skip "needs flock(1)"; return; }
+	export CORDON_STATE_DIR="$T_TMP/sd"
+	"$CORDON" run --ro "$BUILD" -- "$HOSTILE" sleep 62 >/dev/null 2>&1 &
+	local sup=$! i
+	for i in $(seq 600); do # waits for the command, not for a fixed time
+		pgrep -f "^$HOSTILE sleep 62$" >/dev/null && break
+		sleep 0.05
+	done
+	pgrep -f "^$HOSTILE sleep 62$" >/dev/null || fail "the run did not start"
+	[ -e "$CORDON_STATE_DIR/sets" ] || fail "no change set listed (not an overlay run?)"
+	flock -n -x "$CORDON_STATE_DIR" true || fail "the state directory is locked while the run goes on"
+	kill -TERM "$sup"
+	wait "$sup" 2>/dev/null
+	t_assert
+}
+
 # Other supervisors' leftover cgroups are looked for at most once a minute
 # per user (sup-finish.c: the stamp cgroup-reaped in the state directory),
 # not by every run: the look opens the directory the runs' cgroups are made
