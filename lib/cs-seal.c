@@ -142,6 +142,58 @@ static int secure_path(const char *dir, int fd, cordon_error *err)
  * caller's own and nobody else's to read or write, the directory too. */
 /* The key's directory, checked (below), made first with create; its fd or
  * -1 with err set. */
+/* The directory as checked once in this run (cordon_state_dir_hold): its fd
+ * and path. A run asks for it several times (the registry for the model,
+ * the key, the registry again, the seccomp cache); each full check walks
+ * from / again, two system calls a component. Held, each later ask costs an
+ * fstat of the fd (still the user's, writable by nobody else) and an
+ * openat of "." beneath it:
+ * what was checked is the directory the fd names, wherever it is moved. */
+static _Thread_local struct {
+	bool on;
+	int fd;
+	dev_t dev;
+	ino_t ino;
+	char dir[4096];
+} held = {false, -1, 0, 0, ""};
+
+void cordon_state_dir_hold(bool on)
+{
+	if (held.fd >= 0)
+		close(held.fd);
+	held.fd = -1;
+	held.dir[0] = '\0';
+	held.on = on;
+}
+
+/* The held fd again (a dup), if held for dir and still as checked; -1. */
+static int held_again(const char *dir)
+{
+	struct stat st;
+	if (held.fd < 0 || strcmp(held.dir, dir) != 0)
+		return -1;
+	if (fstat(held.fd, &st) < 0 || st.st_dev != held.dev || st.st_ino != held.ino || st.st_uid != geteuid() ||
+	    (st.st_mode & 022)) {
+		cordon_state_dir_hold(held.on);
+		return -1;
+	}
+	/* A new open file description of it, not a dup: a flock taken on
+	 * the fd returned (cs_registry_add) ends when the caller closes it,
+	 * not when the run lets the held one go. */
+	return openat(held.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
+static void hold_fd(int d, const char *dir)
+{
+	struct stat st;
+	if (!held.on || held.fd >= 0 || fstat(d, &st) < 0 || strlen(dir) >= sizeof(held.dir))
+		return;
+	held.fd = openat(d, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* its own file description, as above */
+	held.dev = st.st_dev;
+	held.ino = st.st_ino;
+	snprintf(held.dir, sizeof(held.dir), "%s", dir);
+}
+
 static int open_keydir(bool create, char dir[4096], cordon_error *err)
 {
 	char cfg[4096];
@@ -149,6 +201,9 @@ static int open_keydir(bool create, char dir[4096], cordon_error *err)
 		return cordon_err(err, ENOENT, "no directory for the change-set key (set HOME, XDG_STATE_HOME or CORDON_STATE_DIR)");
 	if (changeset_keydir(dir, 4096) < 0)
 		return cordon_err_errno(err, "the change-set key's directory %s cannot be reached", cfg);
+	int h = held_again(dir);
+	if (h >= 0)
+		return h;
 	if (create) {
 		/* The part that is there checked before anything is made in it:
 		 * a directory made below a place someone else could replace
@@ -196,7 +251,14 @@ static int open_keydir(bool create, char dir[4096], cordon_error *err)
 		close(d);
 		return -1;
 	}
+	hold_fd(d, dir);
 	return d;
+}
+
+int cordon_state_dir_open(bool create, cordon_error *err)
+{
+	char dir[4096];
+	return open_keydir(create, dir, err);
 }
 
 static int seal_key(unsigned char key[SEAL_KEY_LEN], bool create, cordon_error *err)

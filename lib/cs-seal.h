@@ -17,6 +17,22 @@
  * nobody else's. Masked in every run's view (model.c). -1: no such place. */
 int changeset_keydir(char *out, size_t sz);
 
+/* The same directory (the user's state directory), checked as the key's
+ * is (reached from / with no link followed, every directory on the way
+ * root's or the user's and writable by nobody else, the directory itself
+ * the user's and not group- or other-writable), made first (0700) with
+ * create: an O_RDONLY|O_DIRECTORY fd, or -1 and err (ENOENT: none). What
+ * must be as safe as the key lives there too (seccomp-cache.c); every run
+ * that could reach it sees it masked (model.c). */
+int cordon_state_dir_open(bool create, cordon_error *err);
+
+/* Hold the state directory checked once for the rest of a run (on), or
+ * let it go (off): between the two, the directory found and checked first is
+ * the one every later ask gets (an fd of it, still the user's and writable
+ * by nobody else), not walked from / again. Per thread; a run's
+ * (run_command, cordon_session_run). */
+void cordon_state_dir_hold(bool on);
+
 /* The directories of change sets this user's cordon made (the list beside
  * the key), appended to out; 0 (nothing added) where there is no key
  * directory. -1 and err where there is one that cannot be used (a run may

@@ -6,8 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "sup-finish.h"
+#include "cleanup.h"
+#include "cs-seal.h"
 #include "mounts-prep.h"
 #include "pol-plan.h"
 #include "sup-proxy.h"
@@ -198,6 +203,35 @@ void sup_finish_outputs(struct sup *s, bool apply)
 		buf_printf(&s->trace_buf, "  sock_diag queries failed: %u\n", sockdiag_failures(s->obs.diag));
 }
 
+/* Is a look for other supervisors' leftover cgroups due? Each look reads
+ * every parent cgroup directory and signals each cordon-PID found there
+ * (four hierarchies on v1: some thirty system calls); a leftover is only a
+ * SIGKILLed supervisor's, whose processes died with its init. So once
+ * REAP_EVERY_S per user: the mtime of REAP_STAMP in the state directory
+ * (masked in every run: no run can hold it back), touched when a look is
+ * made. No state directory: every run looks, as before. */
+#define REAP_STAMP "cgroup-reaped"
+#define REAP_EVERY_S 60
+static bool reap_due(void)
+{
+	cordon_error e = {0};
+	_cleanup_close_ int d = cordon_state_dir_open(false, &e);
+	if (d < 0)
+		return true;
+	struct stat st;
+	struct timespec now;
+	clock_gettime(CLOCK_REALTIME, &now);
+	if (fstatat(d, REAP_STAMP, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_uid == geteuid() && st.st_mtime <= now.tv_sec && now.tv_sec - st.st_mtime < REAP_EVERY_S)
+		return false;
+	int f = openat(d, REAP_STAMP, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (f >= 0) {
+		(void)futimens(f, NULL);
+		close(f);
+	}
+	return true;
+}
+
 void sup_cleanup(struct sup *s)
 {
 	if (s->mntns >= 0) {
@@ -207,8 +241,9 @@ void sup_cleanup(struct sup *s)
 	give_back_workspace(s);
 	if (s->have_cg)
 		s->cg.ops->destroy(&s->cg);
-	/* Off the critical path: cgroups of supervisors that were SIGKILLed. */
-	if (s->cgops)
+	/* Off the critical path: cgroups of supervisors that were SIGKILLed,
+	 * at most once a minute per user (a run's own is removed above). */
+	if (s->cgops && reap_due())
 		cgroup_reap_stale(s->cgops, &s->cgp.host);
 	cgroup_prep_free(&s->cgp);
 	sup_trace(s, "cgroups removed");

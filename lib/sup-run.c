@@ -92,6 +92,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "sup-run.h"
+#include "seccomp-cache.h"
+#include "cs-seal.h"
 #include "ca-bundle.h"
 #include "cgroup-v2.h"
 #include "cs-walk.h"
@@ -358,12 +360,22 @@ static int parent_setup(struct sup *s, cordon_error *err)
 	    (s->privileged && overlay_send_view(&s->view, s->sock, err) < 0))
 		return -1;
 	if (s->spec.seccomp) {
-		/* Compiled here, while init builds its view, not before clone. */
-		if (seccomp_build_from(&s->plan.model.run, s->notify, s->pol->no_file_reports && !model_protects(&s->plan.model) ? NULL : observer_calls, &s->seccomp, err) < 0)
+		/* Compiled here, while init builds its view, not before clone;
+		 * or, when an earlier run compiled the same, from the user's
+		 * cache (seccomp-cache.h), stored there after it is sent. */
+		char key[65];
+		bool hit;
+		if (seccomp_build_cached(&s->plan.model.run, s->notify,
+					 s->pol->no_file_reports && !model_protects(&s->plan.model) ? NULL : observer_calls,
+					 &s->seccomp, &hit, key, err) < 0)
 			return -1;
 		if (sync_send(s->sock, MSG_FILTER, s->notify, NULL, s->seccomp.memfd) < 0)
 			return cordon_err_errno(err, "send the seccomp filter");
-		sup_trace(s, "seccomp filter compiled and sent");
+		sup_trace(s, hit ? "seccomp filter from the cache and sent" : "seccomp filter compiled and sent");
+		if (key[0]) {
+			seccomp_cache_store(key, &s->seccomp);
+			sup_trace(s, "seccomp filter stored in the cache");
+		}
 	}
 	const char *roots[256];
 	size_t n = sup_writable_roots(s, roots, ARRAY_SIZE(roots));
@@ -756,10 +768,12 @@ int run_command(cordon_policy *p, char *const argv[], struct run_report *rep,
 	struct secret_cache sc;
 	memset(&sc, 0, sizeof(sc));
 	struct run_opts o = {false, NULL, &sc, NULL, NULL};
+	cordon_state_dir_hold(true);
 	int r = run_once(p, argv, rep, &o, err);
 	/* (in overlay and review mode the check ran before the apply) */
 	if (r == 0 && p->check && !rep->check_ran && (rep->status == ST_OK || rep->status == ST_EXIT_NONZERO))
 		r = run_check(p, rep, &sc, NULL, err);
+	cordon_state_dir_hold(false);
 	secrets_free(&sc.sec);
 	if (dumpable >= 0)
 		prctl(PR_SET_DUMPABLE, dumpable);

@@ -39,5 +39,204 @@ test_cost_passwd_home_still_a_home() {
 	t_assert
 }
 
+# The seccomp program cache (lib/seccomp-cache.h): the first run compiles
+# and stores, the next loads; both refuse alike, as a run with the cache off
+# does. The phase trace (CORDON_TRACE_TIMING) says which it was.
+sc_run() { # ACTION [env...]: hostile ACTION in a run; OUT, ERR, R; SRC = compiled|cache
+	local a=$1
+	shift
+	R=$(mktemp "$T_TMP/report.XXXXXX")
+	OUT=$(env CORDON_STATE_DIR="$T_TMP/state" CORDON_TRACE_TIMING=1 "$@" "$CORDON" run --report "$R" --ro "$BUILD" \
+		-- "$HOSTILE" "$a" 2>"$R.err")
+	ERR=$(cat "$R.err")
+	keep_report "$R"
+	SRC=none
+	grep -q 'seccomp filter compiled and sent' "$R.err" && SRC=compiled
+	grep -q 'seccomp filter from the cache and sent' "$R.err" && SRC=cache
+	return 0
+}
+sc_entries() { find "$T_TMP/state/seccomp" -name '*.bpf' 2>/dev/null | wc -l; }
+sc_denials() { field -c '[.denials[] | select(.kind=="syscall") | [.target, .count]]'; }
+
+test_cost_seccomp_cache_same_filter() {
+	sc_run unshare-user CORDON_SECCOMP_CACHE=off
+	expect_eq "$SRC" compiled "the cache off: compiled ($ERR)"
+	expect_match "$OUT" "^denied EPERM" "refused with the cache off"
+	expect_eq "$(sc_entries)" 0 "nothing stored with the cache off"
+	local off
+	off=$(sc_denials)
+	sc_run unshare-user
+	expect_eq "$SRC" compiled "the first run compiles"
+	expect_eq "$(sc_entries)" 1 "one entry stored"
+	expect_eq "$(sc_denials)" "$off" "the same denials when compiled"
+	local f
+	f=$(find "$T_TMP/state/seccomp" -name '*.bpf')
+	expect_eq "$(stat -c '%a %u' "$f")" "600 $(id -u)" "the entry is the user's, 0600"
+	cp "$f" "$T_TMP/first.bpf"
+	sc_run unshare-user
+	expect_eq "$SRC" cache "the second run loads it"
+	expect_match "$OUT" "^denied EPERM" "refused with the cached filter"
+	expect_eq "$(sc_denials)" "$off" "the same denials from the cache"
+	# The same program compiled again: the compile is deterministic, the
+	# cache holds what a compile makes.
+	rm -f "$f"
+	sc_run unshare-user
+	expect_eq "$SRC" compiled "compiled again once removed"
+	cmp -s "$f" "$T_TMP/first.bpf" || fail "a second compile stored another program"
+	t_assert
+}
+
+# An entry is used only when it is the user's and nobody else's to write,
+# reached with no link, whole and with its own hash right: a planted
+# allow-all program (a single SECCOMP_RET_ALLOW, the right header and hash)
+# in each way wrong is not used, the run compiles and refuses as before. The
+# control: the same entry, right in every way, is used (only the user could
+# have put it there: the state directory is masked in every run).
+sc_plant() { # FILE: its program replaced by an allow-all one, header and hash right
+	python3 - "$1" <<'PY'
+import hashlib, struct, sys
+path = sys.argv[1]
+h = open(path, 'rb').read()
+notify = struct.unpack('<I', h[12:16])[0]
+prog = struct.pack('<HBBI', 0x06, 0, 0, 0x7fff0000)
+open(path, 'wb').write(h[:8] + struct.pack('<II', 1, notify) + h[16:80] +
+                       hashlib.sha256(prog).hexdigest().encode() + prog)
+PY
+}
+test_cost_seccomp_cache_untrusted_entry_unused() {
+	[ "$(id -u)" = 0 ] || { t_skip "needs root (an entry of another owner)"; return; }
+	sc_run unshare-user
+	local f d="$T_TMP/state/seccomp"
+	f=$(find "$d" -name '*.bpf')
+	[ -n "$f" ] || { fail "no entry stored ($ERR)"; t_assert; return; }
+	cp "$f" "$T_TMP/good.bpf"
+	# plant: a fresh allow-all copy of the entry in place
+	plant() { rm -f "$f" && cp "$T_TMP/good.bpf" "$f" && chmod 600 "$f" && sc_plant "$f"; }
+	unused() { # WHY: the run compiled and refused
+		sc_run unshare-user
+		expect_eq "$SRC" compiled "$1: not used"
+		expect_match "$OUT" "^denied EPERM" "$1: still refused"
+	}
+	plant
+	sc_run unshare-user
+	expect_eq "$SRC/$OUT" "cache/ok unshare(CLONE_NEWUSER)" "control: the user's own well-formed entry is used"
+	plant && chmod 620 "$f" && unused "group-writable entry"
+	plant && chmod 602 "$f" && unused "other-writable entry"
+	plant && chown 65534 "$f" && unused "another user's entry"
+	plant && ln "$f" "$T_TMP/second-link" && unused "an entry with two links"
+	rm -f "$T_TMP/second-link"
+	plant && printf '\x07' | dd of="$f" conv=notrunc bs=1 seek=150 2>/dev/null && unused "a program not its hash"
+	plant && truncate -s -1 "$f" && unused "a short entry"
+	plant && mv "$f" "$T_TMP/elsewhere.bpf" && ln -s "$T_TMP/elsewhere.bpf" "$f" && unused "a symbolic link"
+	rm -f "$f"
+	plant && chmod 777 "$d" && unused "a directory others can write"
+	chmod 700 "$d"
+	plant && chown 65534 "$d" && unused "another user's directory"
+	chown 0 "$d"
+	t_assert
+}
+
+# At most 32 entries: 40 older ones there, a store leaves the 31 newest of
+# them and its own.
+test_cost_seccomp_cache_bounded() {
+	local d="$T_TMP/state/seccomp" i
+	mkdir -p "$d" && chmod 700 "$T_TMP/state" "$d"
+	for i in $(seq 10 49); do
+		printf x >"$d/$(printf '%064d' "$i").bpf"
+		touch -d "@$((1700000000 + i))" "$d/$(printf '%064d' "$i").bpf"
+	done
+	sc_run unshare-user
+	expect_eq "$SRC" compiled "compiled"
+	expect_eq "$(sc_entries)" 32 "32 entries kept"
+	expect_eq "$(find "$d" -name '*.bpf' -newer "$d/$(printf '%064d' 49).bpf" | wc -l)" 1 "the new one kept"
+	[ -e "$d/$(printf '%064d' 18).bpf" ] && fail "an oldest entry kept"
+	[ -e "$d/$(printf '%064d' 19).bpf" ] || fail "the 31st newest old entry removed"
+	t_assert
+}
+
+# strace -f of a command; LeakSanitizer (make test-sanitize) cannot run
+# under ptrace, so it is off for the traced one.
+traced() { ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq "$@"; }
+
+# A run checks its state directory from / once (cs-seal.c, held for the
+# run): the walk opens each component with O_PATH, and the last one, the
+# state directory's own name, is opened once in the run, not once for each
+# ask (the model's, the key's, the registry's, the seccomp cache's: four or
+# more before).
+test_cost_state_dir_walked_once() {
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	mkdir -p "$T_TMP/sd"
+	CORDON_STATE_DIR="$T_TMP/sd/cordonstate" "$CORDON" run -- /bin/true || fail "first run"
+	CORDON_STATE_DIR="$T_TMP/sd/cordonstate" traced -e trace=openat,openat2 -o "$T_TMP/st" \
+		"$CORDON" run -- /bin/true || fail "the run failed"
+	expect_eq "$(grep -c '"cordonstate", O_RDONLY|O_NOFOLLOW|O_CLOEXEC|O_PATH|O_DIRECTORY' "$T_TMP/st")" 1 \
+		"walks of the state directory"
+	[ -e "$T_TMP/sd/cordonstate/changeset.key" ] || fail "no change-set key made"
+	t_assert
+}
+
+# The held state directory (cs-seal.c) takes no lock for the run's whole
+# life: the change-set registry's flock on the state directory is let go
+# when its update is done (a held dup kept it, one overlay run at a time on
+# the machine). While a run's command sleeps, the lock is free.
+test_cost_state_dir_not_locked_during_a_run() {
+	command -v flock >/dev/null || { t_skip "needs flock(1)"; return; }
+	export CORDON_STATE_DIR="$T_TMP/sd"
+	"$CORDON" run --ro "$BUILD" -- "$HOSTILE" sleep 62 >/dev/null 2>&1 &
+	local sup=$! i
+	for i in $(seq 600); do # waits for the command, not for a fixed time
+		pgrep -f "^$HOSTILE sleep 62$" >/dev/null && break
+		sleep 0.05
+	done
+	pgrep -f "^$HOSTILE sleep 62$" >/dev/null || fail "the run did not start"
+	[ -e "$CORDON_STATE_DIR/sets" ] || fail "no change set listed (not an overlay run?)"
+	flock -n -x "$CORDON_STATE_DIR" true || fail "the state directory is locked while the run goes on"
+	kill -TERM "$sup"
+	wait "$sup" 2>/dev/null
+	t_assert
+}
+
+# Other supervisors' leftover cgroups are looked for at most once a minute
+# per user (sup-finish.c: the stamp cgroup-reaped in the state directory),
+# not by every run: the look opens the directory the runs' cgroups are made
+# in (with O_DIRECTORY; strace shows it). A leftover of a dead supervisor
+# is still removed when the look is due.
+run_cg_parent() { # the directory the runs' cgroups go in: pids' on v1, our cgroup2 cgroup on v2
+	case $(cg_backend) in
+	v2) cg2_self ;;
+	v1)
+		local mp rel
+		mp=$(awk '$9=="cgroup" && ("," $NF ",") ~ /,pids,/ {print $5; exit}' /proc/self/mountinfo)
+		rel=$(awk -F: '$2=="pids" {print $3}' /proc/self/cgroup)
+		echo "$mp${rel%/}"
+		;;
+	esac
+}
+test_cost_stale_cgroups_looked_for_once_a_minute() {
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	[ "$(id -u)" = 0 ] || { t_skip "needs root (a leftover cgroup made by hand)"; return; }
+	local parent p
+	parent=$(run_cg_parent)
+	[ -n "$parent" ] && [ -d "$parent" ] || { t_skip "no cgroup backend for limits here"; return; }
+	sh -c 'exit 0' &
+	p=$!
+	wait "$p"
+	export CORDON_STATE_DIR="$T_TMP/sd"
+	mkdir "$parent/cordon-$p-0" 2>/dev/null || { t_skip "cannot make a cgroup in $parent"; return; }
+	looks() { grep -c "openat(AT_FDCWD, \"$parent\", O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_DIRECTORY)" "$T_TMP/st"; }
+	traced -e trace=openat -o "$T_TMP/st" "$CORDON" run -- /bin/true || fail "first run"
+	expect_eq "$(looks)" 1 "the first run looks"
+	[ -d "$parent/cordon-$p-0" ] && fail "a dead supervisor's cgroup left"
+	traced -e trace=openat -o "$T_TMP/st" "$CORDON" run -- /bin/true || fail "second run"
+	expect_eq "$(looks)" 0 "the next run within the minute does not"
+	touch -d '2 minutes ago' "$CORDON_STATE_DIR/cgroup-reaped"
+	mkdir "$parent/cordon-$p-1"
+	traced -e trace=openat -o "$T_TMP/st" "$CORDON" run -- /bin/true || fail "third run"
+	expect_eq "$(looks)" 1 "a run a minute later looks again"
+	[ -d "$parent/cordon-$p-1" ] && fail "a dead supervisor's cgroup left a minute later"
+	rmdir "$parent/cordon-$p-0" "$parent/cordon-$p-1" 2>/dev/null
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_cost_'); do t_run "$t"; done
 t_exit_status
