@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "compat.h"
 #include "error.h"
 #include "ns.h"
 
@@ -66,6 +67,24 @@ int ns_enter_nested(const char *um, const char *gm, cordon_error *err)
 	    write_file("/proc/self/gid_map", gm, err) < 0)
 		return -1;
 	return 0;
+}
+
+bool ns_probe(unsigned long flags, int *err)
+{
+	struct cordon_clone_args ca;
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = flags;
+	ca.exit_signal = SIGCHLD;
+	/* async-signal-safe only in the child (the caller may have threads) */
+	pid_t pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid == 0)
+		_exit(0);
+	*err = errno;
+	if (pid < 0)
+		return false;
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	return true;
 }
 
 int ns_loopback_up(cordon_error *err)

@@ -39,6 +39,11 @@ int ns_enter_nested(const char *uid_map, const char *gid_map, cordon_error *err)
  * (the run is "other" to them: the client's rights, not root's). */
 int ns_swap_userns(uid_t ua, uid_t ub, gid_t ga, gid_t gb, cordon_error *err);
 
+/* Can this process create the namespaces of flags (CLONE_NEW*) as the run
+ * does, with clone3? A child that exits at once; false with *err the
+ * errno (hostwhy_userns says it in words). */
+bool ns_probe(unsigned long flags, int *err);
+
 /* Bring up "lo" in the current network namespace. */
 int ns_loopback_up(cordon_error *err);
 /* network.transparent: one address of the synthetic ranges on lo

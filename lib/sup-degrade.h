@@ -1,0 +1,35 @@
+/* The degraded boundary (issue 35.2, docs/hosts.md): a host that refuses
+ * the run's namespaces (a container's seccomp profile, gVisor, cordon
+ * nested in cordon) runs it without them only when the policy accepts it
+ * (enforcement.allow_weaker "namespaces", within the ceiling). The steps
+ * sup-run.c calls in its order; what they lose is in the report
+ * (enforcement.degraded) and containment says "weaker". */
+#ifndef CORDON_SUP_DEGRADE_H
+#define CORDON_SUP_DEGRADE_H
+#include "sup-state.h"
+
+/* Step 4, first: are the namespaces to be had? If not and the policy
+ * accepts it, s->degraded, the run's identity (never privileged: the
+ * invoking uid when that is not root, else a uid of its own) and the
+ * report's list of what is lost; refused where nothing would hold
+ * (no Landlock: nothing between the run and the filesystem; endpoints
+ * without allow_weaker "network"; what needs a view: --rootfs, a tmpfs, a
+ * path seen elsewhere than on the host, a check's scratch, a session). */
+int sup_degrade_decide(struct sup *s, cordon_error *err);
+/* Step 4, after the layers are prepared: what the degraded boundary changes
+ * in them (no workspace overlay, no observer, the seccomp rules that keep
+ * the run's process group and refuse the sockets it may not have, the
+ * proxy's variables gone with allow_weaker "network"). */
+int sup_degrade_layers(struct sup *s, cordon_error *err);
+/* Step 6, where clone3 is refused (the degraded boundary clones with clone,
+ * which cannot place init in a cgroup): init joins the run's v2 cgroup
+ * before sync 1, so that the command is born there. */
+int sup_degrade_join_cgroup(struct sup *s, cordon_error *err);
+/* Step 9, as root: the writable paths handed to the run's uid for the run
+ * (give_back_workspace returns them), as without idmapped mounts. */
+int sup_degrade_hand_over(struct sup *s, cordon_error *err);
+/* Init has exited (a zombie until reaped, so its pid, the run's process
+ * group, is not reused): every process left in that group is killed. */
+void sup_degrade_reap(struct sup *s);
+
+#endif
