@@ -36,14 +36,13 @@ static void lost(struct run_report *rep, const char *fmt, ...)
 
 /* What only a view of the run's own can give: the first such thing, or
  * NULL. */
-static const char *needs_view(const struct sup *s, char *out, size_t n)
+static const char *needs_view(const struct run_plan *pl, bool session, bool check_view, char *out, size_t n)
 {
-	const struct run_plan *pl = &s->plan;
 	if (pl->rootfs[0])
 		return "--rootfs (an image's system view)";
-	if (s->spec.session)
+	if (session)
 		return "a session (cordon serve, mcp)";
-	if (s->opts->view)
+	if (check_view)
 		return "a task check over the change set";
 	for (size_t i = 0; i < pl->nmounts; i++) {
 		if (pl->mounts[i].mode == MOUNT_TMPFS) {
@@ -70,6 +69,28 @@ static const char *needs_view(const struct sup *s, char *out, size_t n)
 	return NULL;
 }
 
+int sup_degrade_check(const cordon_policy *p, const struct run_plan *plan, bool session, bool check_view,
+		      const char *why, cordon_error *err)
+{
+	char what[4200];
+	int abi = landlock_abi();
+	if (!abi) {
+		char lw[256];
+		hostwhy_landlock(errno, lw, sizeof(lw));
+		return cordon_err(err, 0, "%s, and %s: without a mount namespace and Landlock nothing would stand between the run and the filesystem; refused whatever enforcement.allow_weaker says",
+				  why, lw);
+	}
+	const char *v = needs_view(plan, session, check_view, what, sizeof(what));
+	if (v)
+		return cordon_err(err, 0, "%s; the degraded boundary (allow_weaker \"namespaces\") has no view of the run's own, which %s needs",
+				  why, v);
+	bool net = p->net_allow.n > 0;
+	if (net && !(p->allow_weaker & WEAK_NETWORK))
+		return cordon_err(err, 0, "%s; network.allow: without a network namespace of the run's own its proxy cannot bound the run's network; set enforcement.allow_weaker [\"namespaces\", \"network\"] to run with the host's network unbounded",
+				  why);
+	return 0;
+}
+
 int sup_degrade_decide(struct sup *s, cordon_error *err)
 {
 	const cordon_policy *p = s->pol;
@@ -78,23 +99,12 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 	int e = 0;
 	if (ns_probe(RUN_NS, &e))
 		return 0; /* the whole boundary can be had */
-	char why[256], what[4200];
+	char why[256];
 	hostwhy_userns(e, s->privileged, why, sizeof(why));
+	if (sup_degrade_check(p, &s->plan, s->spec.session, s->opts->view != NULL, why, err) < 0)
+		return -1;
 	int abi = landlock_abi();
-	if (!abi) {
-		char lw[256];
-		hostwhy_landlock(errno, lw, sizeof(lw));
-		return cordon_err(err, 0, "%s, and %s: without a mount namespace and Landlock nothing would stand between the run and the filesystem; refused whatever enforcement.allow_weaker says",
-				  why, lw);
-	}
-	const char *v = needs_view(s, what, sizeof(what));
-	if (v)
-		return cordon_err(err, 0, "%s; the degraded boundary (allow_weaker \"namespaces\") has no view of the run's own, which %s needs",
-				  why, v);
 	bool net = p->net_allow.n > 0;
-	if (net && !(p->allow_weaker & WEAK_NETWORK))
-		return cordon_err(err, 0, "%s; network.allow: without a network namespace of the run's own its proxy cannot bound the run's network; set enforcement.allow_weaker [\"namespaces\", \"network\"] to run with the host's network unbounded",
-				  why);
 	s->degraded = true;
 	/* Never privileged: a root cordon runs a serve client's command as
 	 * that client, and its own as a uid of the run's own. */

@@ -16,6 +16,11 @@
  * without allow_weaker "network"; what needs a view: --rootfs, a tmpfs, a
  * path seen elsewhere than on the host, a check's scratch, a session). */
 int sup_degrade_decide(struct sup *s, cordon_error *err);
+/* Those refusals alone, for a host whose namespaces are refused for the
+ * reason why (hostwhy_userns): `cordon explain`'s verdict and the run's
+ * in the same words. check_view: a task check over the change set. */
+int sup_degrade_check(const cordon_policy *p, const struct run_plan *plan, bool session, bool check_view,
+		      const char *why, cordon_error *err);
 /* Step 4, after the layers are prepared: what the degraded boundary changes
  * in them (no workspace overlay, no observer, the seccomp rules that keep
  * the run's process group and refuse the sockets it may not have, the
