@@ -74,4 +74,105 @@ test_hosts_nested_in_cordon_said_exactly() {
 	t_assert
 }
 
+# The degraded boundary (issue 35.2, docs/hosts.md): where the host refuses
+# the run's namespaces, allow_weaker "namespaces" runs without them. What
+# the report says holds is tried from inside and must be refused: a write
+# outside the grants (to a directory the run's uid could write), inet
+# sockets, setsid (the process group reaps the run), and a process left
+# behind must be gone after the run.
+# degraded_run WHO [run options] -- CMD: under probe-restrict nouserns, as
+# WHO (root, nobody, or self: whoever runs the suite); RC, OUT, ERR, R
+degraded_run() {
+	local who=$1
+	shift
+	R=$T_TMP/home/degraded-$who.json
+	rm -f "$R"
+	case $who in
+	nobody) ERR=$(setpriv --reuid 65534 --regid 65534 --clear-groups env HOME="$T_TMP/home" \
+		"$RESTRICT" nouserns "$CORDON" run --report "$R" --ro "$BUILD" "$@" 2>&1 >"$T_TMP/out") ;;
+	*) ERR=$("$RESTRICT" nouserns "$CORDON" run --report "$R" --ro "$BUILD" "$@" 2>&1 >"$T_TMP/out") ;;
+	esac
+	RC=$?
+	OUT=$(cat "$T_TMP/out")
+	keep_report "$R"
+}
+
+test_hosts_degraded_boundary_holds() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock: the degraded boundary is refused here"; return; }
+	local who users=self
+	[ "$(id -u)" = 0 ] && users="root nobody"
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/outside" "$T_TMP/home"
+	chmod 777 "$T_TMP/outside" "$T_TMP/home"
+	local tag=$((7000000 + RANDOM))
+	cat >"$T_TMP/inside.sh" <<EOF
+id -u >uid
+echo made >made
+{ echo x >"$T_TMP/outside/escape"; } 2>/dev/null && echo wrote-outside
+python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_STREAM)' 2>/dev/null && echo inet-socket
+python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)' 2>/dev/null && echo udp-socket
+setsid true 2>/dev/null && echo setsid
+nohup sleep $tag >/dev/null 2>&1 &
+echo done
+EOF
+	chmod 644 "$T_TMP/inside.sh"
+	for who in $users; do
+		mkdir -p "$T_TMP/ws-$who"
+		[ "$who" = nobody ] && chown 65534:65534 "$T_TMP/ws-$who"
+		cd "$T_TMP/ws-$who" || return
+		degraded_run "$who" --allow-weaker namespaces --ro "$T_TMP/inside.sh" -- /bin/sh "$T_TMP/inside.sh"
+		expect_eq "$RC:$OUT" "0:done" "$who: it runs, and nothing it tried got through ($ERR)"
+		expect_eq "$(field .enforcement.user_ns):$(field .enforcement.pid_ns):$(field .verdicts.containment)" \
+			"false:false:weaker" "$who: the report says it ran weaker"
+		expect_match "$(field '.enforcement.degraded | join("\n")')" '^namespaces: user namespaces: refused by seccomp \(ENOSYS from clone3' "$who: enforcement.degraded says why"
+		expect_match "$(field '.enforcement.degraded | join("\n")')" 'network: the host.s; every socket family but unix refused' "$who: and what holds instead"
+		expect_eq "$(field .enforcement.sandbox_host_uid)" "$(cat uid)" "$who: the report names the run's uid"
+		case $who in
+		root)
+			expect_nomatch "$(cat uid)" '^0$' "root: never privileged"
+			expect_eq "$(stat -c %u made)" 0 "root: the workspace's files given back"
+			expect_eq "$(field .enforcement.workspace_ownership)" chown "root: handed over and back" ;;
+		nobody) expect_eq "$(cat uid)" 65534 "an ordinary user runs as itself" ;;
+		esac
+		expect_eq "$(ls "$T_TMP/outside")" "" "$who: nothing written outside the grants"
+		expect_eq "$(pgrep -f "sleep $tag")" "" "$who: the process it left behind is gone with the run"
+	done
+	t_assert
+}
+
+test_hosts_degraded_refusals_said_exactly() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock"; return; }
+	local why='user namespaces: refused by seccomp \(ENOSYS from clone3: cordon runs under a filter'
+	# Endpoints: refused unless allow_weaker names "network" too; explain
+	# and the run in the same words.
+	local v
+	v=$("$RESTRICT" nouserns "$CORDON" explain --allow-weaker namespaces --net example.com:443 -- /bin/true 2>&1 | sed -n 's/^verdict: //p')
+	expect_match "$v" "^setup-error: $why.*network.allow: without a network namespace of the run's own its proxy cannot bound the run's network; set enforcement.allow_weaker \\[\"namespaces\", \"network\"\\]" "explain: endpoints"
+	restricted_run nouserns --allow-weaker namespaces --net example.com:443
+	expect_eq "$RC:$ERR" "125:cordon: $v" "the run: endpoints, in the same words"
+	v=$("$RESTRICT" nouserns "$CORDON" explain --allow-weaker namespaces -- /bin/true 2>&1 | sed -n 's/^verdict: //p')
+	expect_match "$v" "^would run weaker: $why" "explain: would run weaker"
+	# A tmpfs needs a view of the run's own.
+	restricted_run nouserns --allow-weaker namespaces --tmpfs /scratch
+	expect_match "$RC:$ERR" "^125:cordon: setup-error: $why.*has no view of the run's own, which the tmpfs at /scratch needs" "a tmpfs"
+	# No Landlock either: nothing would stand between the run and the
+	# filesystem, whatever allow_weaker says.
+	restricted_run neither --allow-weaker namespaces,landlock
+	expect_match "$RC:$ERR" "^125:cordon: setup-error: $why.*and Landlock: refused by seccomp or not in this kernel.*nothing would stand between the run and the filesystem; refused whatever enforcement.allow_weaker says" "no Landlock and no namespaces"
+	# The ceiling must allow it.
+	printf '{"enforcement": {"allow_weaker": ["landlock"]}}\n' >"$T_TMP/ceiling.json"
+	restricted_run nouserns --allow-weaker namespaces --ceiling "$T_TMP/ceiling.json"
+	expect_match "$RC:$ERR" "weaker namespaces: not in enforcement.allow_weaker of the ceiling" "the ceiling refuses it"
+	t_assert
+}
+
+# Where the namespaces can be had, allow_weaker "namespaces" changes nothing.
+test_hosts_allow_weaker_namespaces_unused_where_they_hold() {
+	cordon_run --allow-weaker namespaces -- /bin/true
+	expect_eq "$RC:$(field .enforcement.user_ns):$(field '.enforcement.degraded | length'):$(field .verdicts.containment)" "0:true:0:clean" "the whole boundary ($ERR)"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_hosts_'); do t_run "$t"; done
