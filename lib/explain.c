@@ -11,6 +11,7 @@
 #include "seccomp-policy.h"
 #include "sup-run.h"
 #include "sup-degrade.h"
+#include "ns.h"
 #include "secrets.h"
 #include "units.h"
 
@@ -54,7 +55,13 @@ static void verdict(cordon_policy *p, const struct host_features *f, struct run_
 		return;
 	}
 	const char *uwhy = f->userns_why[0] ? f->userns_why : "user namespaces: not available to this user";
-	bool degraded = !f->userns && (p->allow_weaker & WEAK_NAMESPACES);
+	/* The run's own test (sup_degrade_decide): the namespaces, and its
+	 * view built in them. */
+	char vwhy[256];
+	bool degraded = (p->allow_weaker & WEAK_NAMESPACES) &&
+			!ns_probe_view(SUP_DEGRADE_NS, f->privileged, vwhy, sizeof(vwhy));
+	if (degraded)
+		uwhy = vwhy;
 	if (!f->userns && !degraded) {
 		snprintf(out, outsz, "setup-error: %s", uwhy);
 		return;

@@ -19,8 +19,6 @@
 #include "mounts-prep.h"
 #include "ns.h"
 
-/* The namespaces a run is cloned into (sup-run.c's clone3). */
-#define RUN_NS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET)
 
 static void lost(struct run_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void lost(struct run_report *rep, const char *fmt, ...)
@@ -96,11 +94,9 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 	const cordon_policy *p = s->pol;
 	if (!(p->allow_weaker & WEAK_NAMESPACES))
 		return 0;
-	int e = 0;
-	if (ns_probe(RUN_NS, &e))
-		return 0; /* the whole boundary can be had */
 	char why[256];
-	hostwhy_userns(e, s->privileged, why, sizeof(why));
+	if (ns_probe_view(SUP_DEGRADE_NS, s->privileged, why, sizeof(why)))
+		return 0; /* the whole boundary can be had */
 	if (sup_degrade_check(p, &s->plan, s->spec.session, s->opts->view != NULL, why, err) < 0)
 		return -1;
 	int abi = landlock_abi();

@@ -6,6 +6,7 @@
  * (enforcement.degraded) and containment says "weaker". */
 #ifndef CORDON_SUP_DEGRADE_H
 #define CORDON_SUP_DEGRADE_H
+#include <sched.h>
 #include "sup-state.h"
 
 /* Step 4, first: are the namespaces to be had? If not and the policy
@@ -16,6 +17,8 @@
  * without allow_weaker "network"; what needs a view: --rootfs, a tmpfs, a
  * path seen elsewhere than on the host, a check's scratch, a session). */
 int sup_degrade_decide(struct sup *s, cordon_error *err);
+/* The namespaces a run is cloned into (sup-run.c's clone3), as probed. */
+#define SUP_DEGRADE_NS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET)
 /* Those refusals alone, for a host whose namespaces are refused for the
  * reason why (hostwhy_userns): `cordon explain`'s verdict and the run's
  * in the same words. check_view: a task check over the change set. */
