@@ -175,4 +175,103 @@ test_hosts_allow_weaker_namespaces_unused_where_they_hold() {
 	t_assert
 }
 
+# In podman containers (issue 35.3): the cached Debian root
+# (scripts/debian-root.sh) as the container's root through --rootfs, an
+# overlay over it (nothing pulled, nothing written into the cache), cordon's
+# build directory bound read-only; private storage. With a Docker-like
+# seccomp profile (clone3 ENOSYS, unshare and clone with CLONE_NEWUSER
+# EPERM) and with podman's own default profile; as root and as nobody
+# inside.
+PM_DIR=""
+pm() {
+	local rt=()
+	command -v runc >/dev/null && rt=(--runtime "$(command -v runc)")
+	timeout -k 5 120 podman --root "$PM_DIR/root" --runroot "$PM_DIR/runroot" --tmpdir "$PM_DIR/tmp" \
+		--storage-driver vfs --cgroup-manager cgroupfs --events-backend file "${rt[@]}" "$@"
+}
+need_podman_root() {
+	[ "$(id -u)" = 0 ] || { t_skip "not root (podman and the Debian root need root)"; return; }
+	command -v podman >/dev/null || { t_skip "no podman (Debian: podman)"; return; }
+	DEBIAN_ROOT=$("$TOP/scripts/debian-root.sh" --cached) ||
+		{ t_skip "no Debian root cached (scripts/debian-root.sh)"; return; }
+	PM_DIR=$T_TMP/pm
+	mkdir -p "$PM_DIR/tmp"
+}
+# in_podman PROFILE SCRIPT: runs SCRIPT (sh) in a container with seccomp
+# PROFILE (a file, or "default"); its output in OUT, RC.
+in_podman() {
+	local sec=()
+	[ "$1" = default ] || sec=(--security-opt "seccomp=$1")
+	printf '%s\n' "$2" >"$T_TMP/pod.sh"
+	OUT=$(pm run --rm --network none --pull never --ulimit "nofile=$(ulimit -Hn):$(ulimit -Hn)" \
+		--ulimit nproc=4096:4096 "${sec[@]}" -v "$BUILD:/cordon:ro" -v "$T_TMP/pod.sh:/pod.sh:ro" \
+		--rootfs "$DEBIAN_ROOT:O" /bin/sh /pod.sh 2>&1)
+	RC=$?
+}
+# What each run inside tries (as root, then as nobody): the default run is
+# refused with explain's words (the run adds the call's own error); with --allow-weaker namespaces it runs, a
+# write outside its grants and an inet socket are refused, and its report
+# says weaker.
+POD_SCRIPT='
+mkdir -p /w /h/p /out && chown 65534:65534 /h /h/p && chmod 777 /out && cd /w
+try() { # WHO: the same from /w (root) or /h/p (nobody)
+	v=$($1 /cordon/cordon explain -- /bin/true | sed -n "s/^verdict: //p")
+	e=$($1 /cordon/cordon run -- /bin/true 2>&1)
+	case $e in "cordon: $v"*) echo "$2 same-words" ;; *) echo "$2 explain=[$v] run=[$e]" ;; esac
+	$1 /cordon/cordon run --allow-weaker namespaces --report /h/$2.json -- sh -c "
+		{ echo x >/out/escape; } 2>/dev/null && echo wrote-outside
+		python3 -c \"import socket; socket.socket(socket.AF_INET)\" 2>/dev/null && echo inet-socket
+		echo ran" 2>/dev/null | sed "s/^/$2 /"
+	grep -o "\"containment\": \"[a-z]*\"" /h/$2.json | sed "s/^/$2 /"
+}
+try "" root
+cd /h/p && try "env HOME=/h setpriv --reuid 65534 --regid 65534 --clear-groups" nobody
+ls /out
+'
+
+test_hosts_podman_docker_like_profile() {
+	need_podman_root || return
+	cat >"$T_TMP/docker-like.json" <<'J'
+{"defaultAction": "SCMP_ACT_ALLOW",
+ "syscalls": [
+  {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38},
+  {"names": ["unshare", "setns"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1},
+  {"names": ["clone"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1,
+   "args": [{"index": 0, "value": 268435456, "valueTwo": 268435456, "op": "SCMP_CMP_MASKED_EQ"}]}
+ ]}
+J
+	in_podman "$T_TMP/docker-like.json" "$POD_SCRIPT"
+	expect_eq "$RC" 0 "podman run ($OUT)"
+	local who
+	for who in root nobody; do
+		expect_match "$OUT" "^$who same-words$" "$who: the refused run says what explain says"
+		expect_match "$OUT" "^$who ran$" "$who: --allow-weaker namespaces runs"
+		expect_match "$OUT" "^$who \"containment\": \"weaker\"$" "$who: the report says weaker"
+	done
+	expect_nomatch "$OUT" "wrote-outside|inet-socket|escape" "nothing got through"
+	pm rm --all --force --time 0 >/dev/null 2>&1
+	t_assert
+}
+
+# podman's default profile allows the namespaces, but its /proc has masked
+# paths and root inside has no CAP_SYS_ADMIN: the view cannot be built.
+# With allow_weaker the run degrades, saying so.
+test_hosts_podman_default_profile() {
+	need_podman_root || return
+	in_podman default '
+mkdir -p /w && cd /w
+/cordon/cordon explain --allow-weaker namespaces -- /bin/true | sed -n "s/^verdict: //p"
+/cordon/cordon run --allow-weaker namespaces --report /r.json -- /bin/true && echo ran
+grep -o "\"containment\": \"[a-z]*\"" /r.json'
+	expect_eq "$RC" 0 "podman run ($OUT)"
+	expect_match "$OUT" '^would run' "explain's verdict"
+	expect_match "$OUT" '^ran$' "the run"
+	if printf '%s' "$OUT" | grep -q '^would run weaker'; then
+		expect_match "$OUT" "^would run weaker: the run's (/proc|binds): .* from (fsmount|fsopen|open_tree)" "what fails there, said"
+		expect_match "$OUT" '"containment": "weaker"' "the report says weaker"
+	fi
+	pm rm --all --force --time 0 >/dev/null 2>&1
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_hosts_'); do t_run "$t"; done
