@@ -220,6 +220,8 @@ static int apply(struct cli_run *o, enum opt_id id, const char *v, cordon_error 
 		return 0;
 	case O_WEAKER: {
 		static const char *const names[] = {"cgroup", "landlock", "seccomp", "workspace", "namespaces", "network"};
+		if (!v)
+			return cordon_err(err, 0, "--allow-weaker: which layers?");
 		for (const char *s = v; *s;) {
 			size_t n = strcspn(s, ",");
 			size_t b = 0;
@@ -333,7 +335,7 @@ int cli_parse_run(int argc, char **argv, struct cli_run *out, bool explain, cord
 	/* Pass 2: the flags, in order. */
 	for (int i = 0; i < cmd_start; i++) {
 		const char *v;
-		if (strcmp(argv[i], "--") == 0)
+		if (!argv[i] || strcmp(argv[i], "--") == 0) /* (argv[argc] is NULL: the analyzer's case) */
 			break;
 		int k = find_opt(argv[i], &v);
 		if (opts[k].arg && !v)
