@@ -78,6 +78,11 @@ int sup_degrade_check(const cordon_policy *p, const struct run_plan *plan, bool 
 		return cordon_err(err, 0, "%s, and %s: without a mount namespace and Landlock nothing would stand between the run and the filesystem; refused whatever enforcement.allow_weaker says",
 				  why, lw);
 	}
+	/* An ordinary user's run is that user: without Landlock's signal
+	 * scoping it could kill its supervisor and go on, unreaped. */
+	if (abi < 6 && geteuid() != 0)
+		return cordon_err(err, 0, "%s; the degraded boundary (allow_weaker \"namespaces\") needs Landlock ABI 6 for an ordinary user (this kernel has ABI %d): without signal scoping the run could kill its supervisor and go on unreaped",
+				  why, abi);
 	const char *v = needs_view(plan, session, check_view, what, sizeof(what));
 	if (v)
 		return cordon_err(err, 0, "%s; the degraded boundary (allow_weaker \"namespaces\") has no view of the run's own, which %s needs",
@@ -118,9 +123,8 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 	else
 		lost(rep, "network: the host's; every socket family but unix refused by seccomp%s; unix sockets in the host's filesystem that uid %u may write stay reachable",
 		     abi >= 4 ? ", TCP bind and connect by Landlock too" : "", (unsigned)s->sb_uid);
-	if (abi < 6)
-		lost(rep, "signals and abstract unix sockets: Landlock ABI %d has no scoping (ABI 6): the run may signal the processes of uid %u and reach the host's abstract unix sockets",
-		     abi, (unsigned)s->sb_uid);
+	if (abi < 6) /* (as root: the run's uid is its own) */
+		lost(rep, "abstract unix sockets: Landlock ABI %d has no scoping (ABI 6): the run may reach the host's", abi);
 	lost(rep, "IPC and hostname: the host's (System V IPC and POSIX message queues of uid %u are reachable)", (unsigned)s->sb_uid);
 	lost(rep, "denial reports: no seccomp notification (the observer reads the run's own view): a refused call fails with EPERM and is not in the report");
 	return 0;
