@@ -18,6 +18,7 @@
 #include "landlock.h"
 #include "mounts-prep.h"
 #include "ns.h"
+#include "pol-opts.h"
 
 
 static void lost(struct run_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -83,7 +84,8 @@ int sup_degrade_check(const cordon_policy *p, const struct run_plan *plan, bool 
 	if (abi < 6 && geteuid() != 0)
 		return cordon_err(err, 0, "%s; the degraded boundary (allow_weaker \"namespaces\") needs Landlock ABI 6 for an ordinary user (this kernel has ABI %d): without signal scoping the run could kill its supervisor and go on unreaped",
 				  why, abi);
-	const char *v = needs_view(plan, session, check_view, what, sizeof(what));
+	const char *v = policy_opts(p)->pty ? "--pty (a pty of the run's own devpts, in a session of its own)"
+						: needs_view(plan, session, check_view, what, sizeof(what));
 	if (v)
 		return cordon_err(err, 0, "%s; the degraded boundary (allow_weaker \"namespaces\") has no view of the run's own, which %s needs",
 				  why, v);
