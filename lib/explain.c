@@ -58,10 +58,18 @@ static void verdict(cordon_policy *p, const struct host_features *f, struct run_
 	/* The run's own test (sup_degrade_decide): the namespaces, and its
 	 * view built in them. */
 	char vwhy[256];
-	bool degraded = (p->allow_weaker & WEAK_NAMESPACES) &&
-			!ns_probe_view(SUP_DEGRADE_NS, f->privileged, vwhy, sizeof(vwhy));
-	if (degraded)
+	bool view = true;
+	if (f->userns || (p->allow_weaker & WEAK_NAMESPACES))
+		view = ns_probe_view(SUP_DEGRADE_NS, f->privileged, vwhy, sizeof(vwhy));
+	bool degraded = !view && (p->allow_weaker & WEAK_NAMESPACES);
+	if (!view)
 		uwhy = vwhy;
+	/* Namespaces, but no view in them (podman's default profile): said,
+	 * where the run would fail at the step. */
+	if (f->userns && !view && !degraded) {
+		snprintf(out, outsz, "setup-error: %s; enforcement.allow_weaker [\"namespaces\"] runs without them (docs/hosts.md)", uwhy);
+		return;
+	}
 	if (!f->userns && !degraded) {
 		snprintf(out, outsz, "setup-error: %s", uwhy);
 		return;

@@ -260,6 +260,7 @@ test_hosts_podman_default_profile() {
 	need_podman_root || return
 	in_podman default '
 mkdir -p /w && cd /w
+/cordon/cordon explain -- /bin/true | sed -n "s/^verdict: /without: /p"
 /cordon/cordon explain --allow-weaker namespaces -- /bin/true | sed -n "s/^verdict: //p"
 /cordon/cordon run --allow-weaker namespaces --report /r.json -- /bin/true && echo ran
 grep -o "\"containment\": \"[a-z]*\"" /r.json'
@@ -269,6 +270,7 @@ grep -o "\"containment\": \"[a-z]*\"" /r.json'
 	if printf '%s' "$OUT" | grep -q '^would run weaker'; then
 		expect_match "$OUT" "^would run weaker: the run's (/proc|binds): .* from (fsmount|fsopen|open_tree)" "what fails there, said"
 		expect_match "$OUT" '"containment": "weaker"' "the report says weaker"
+		expect_match "$OUT" "^without: setup-error: the run's (/proc|binds): .*; enforcement.allow_weaker \\[\"namespaces\"\\] runs without them" "explain, not asked: refused, said why"
 	fi
 	pm rm --all --force --time 0 >/dev/null 2>&1
 	t_assert
