@@ -85,6 +85,7 @@ test_hosts_nested_in_cordon_said_exactly() {
 degraded_run() {
 	local who=$1
 	shift
+	mkdir -p "$T_TMP/home"
 	R=$T_TMP/home/degraded-$who.json
 	rm -f "$R"
 	case $who in
@@ -165,6 +166,21 @@ test_hosts_degraded_refusals_said_exactly() {
 	printf '{"enforcement": {"allow_weaker": ["landlock"]}}\n' >"$T_TMP/ceiling.json"
 	restricted_run nouserns --allow-weaker namespaces --ceiling "$T_TMP/ceiling.json"
 	expect_match "$RC:$ERR" "weaker namespaces: not in enforcement.allow_weaker of the ceiling" "the ceiling refuses it"
+	t_assert
+}
+
+# Endpoints with allow_weaker "network" too: the host's network, unbounded
+# and said so; no proxy variables (they would send requests to whatever
+# listens on that port of the host); datagram sockets still refused.
+test_hosts_degraded_network_said() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock"; return; }
+	degraded_run self --allow-weaker namespaces,network --net example.com:443 -- /bin/sh -c '
+		env | grep -i "_proxy=" && echo proxy-variable
+		python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)" 2>/dev/null && echo udp-socket
+		python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_STREAM)" && echo tcp-socket'
+	expect_eq "$RC:$OUT" "0:tcp-socket" "it runs with TCP sockets, no proxy variable, no UDP ($ERR)"
+	expect_match "$(field '.enforcement.degraded | join("\n")')" "network: the host.s, unbounded \\(allow_weaker \"network\"\\): no proxy" "the report says the network is unbounded"
 	t_assert
 }
 
