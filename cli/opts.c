@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "cleanup.h"
 #include "error.h"
 #include "opts.h"
 #include "cli-mcp.h"
@@ -12,7 +13,7 @@
 enum opt_id {
 	O_POLICY, O_REPORT, O_RO, O_RW, O_TMPFS, O_CWD, O_ENV, O_NET, O_SECRET, O_TIME, O_CPU,
 	O_MEM, O_PIDS, O_OUTPUT, O_FSIZE, O_CEILING, O_CHECK, O_JSON, O_DEV, O_PROTECT, O_UNPROTECT,
-	O_WSMODE, O_ONFAIL, O_TEST_CRASH, O_PTY, O_SERVE_CLIENT, O_ROOTFS, O_WORKSPACE,
+	O_WSMODE, O_ONFAIL, O_TEST_CRASH, O_PTY, O_SERVE_CLIENT, O_ROOTFS, O_WORKSPACE, O_WEAKER,
 };
 static const struct {
 	const char *name;
@@ -28,7 +29,7 @@ static const struct {
 	{"--ceiling", O_CEILING, true}, {"--check", O_CHECK, true}, {"--json", O_JSON, false},
 	{"--dev", O_DEV, true}, {"--protect", O_PROTECT, true}, {"--unprotect", O_UNPROTECT, true},
 	{"--workspace-mode", O_WSMODE, true}, {"--on-failure", O_ONFAIL, true}, {"--pty", O_PTY, false},
-	{"--rootfs", O_ROOTFS, true}, {"--workspace", O_WORKSPACE, true},
+	{"--rootfs", O_ROOTFS, true}, {"--workspace", O_WORKSPACE, true}, {"--allow-weaker", O_WEAKER, true},
 	/* Tests only, not in --help: the apply kills itself after N entries. */
 	{"--test-apply-crash-after", O_TEST_CRASH, true},
 	/* cordon serve's own, not in --help: a one-shot run of a client (policy.h). */
@@ -71,6 +72,9 @@ static const char run_usage[] =
 	"                          change set that is kept (cordon changes); direct:\n"
 	"                          writes reach the host at once\n"
 	"  --on-failure WHAT       overlay mode, a run not ok: apply (default), discard, keep\n"
+	"  --allow-weaker LAYERS   accept a weaker boundary where the host lacks a layer\n"
+	"                          (comma-separated: namespaces, network, landlock,\n"
+	"                          cgroup, seccomp, workspace; docs/hosts.md)\n"
 	"  -h, --help              this text\n"
 	"see cordon(1) and README.md\n";
 static const char explain_usage[] =
@@ -214,6 +218,23 @@ static int apply(struct cli_run *o, enum opt_id id, const char *v, cordon_error 
 			return cordon_err(err, 0, "--workspace-mode %s: not overlay, review or direct", v);
 		p->workspace_mode_asked = true;
 		return 0;
+	case O_WEAKER: {
+		static const char *const names[] = {"cgroup", "landlock", "seccomp", "workspace", "namespaces", "network"};
+		if (!v)
+			return cordon_err(err, 0, "--allow-weaker: which layers?");
+		for (const char *s = v; *s;) {
+			size_t n = strcspn(s, ",");
+			size_t b = 0;
+			while (b < ARRAY_SIZE(names) && (strlen(names[b]) != n || strncmp(names[b], s, n) != 0))
+				b++;
+			if (b == ARRAY_SIZE(names))
+				return cordon_err(err, 0, "--allow-weaker %s: unknown layer \"%.*s\" (namespaces, network, landlock, cgroup, seccomp, workspace)",
+						  v, (int)n, s);
+			p->allow_weaker |= 1u << b;
+			s += n + (s[n] == ',');
+		}
+		return 0;
+	}
 	case O_ONFAIL:
 		if (on_failure_parse(v, &p->on_failure) < 0)
 			return cordon_err(err, 0, "--on-failure %s: not apply, discard or keep", v);
@@ -314,7 +335,7 @@ int cli_parse_run(int argc, char **argv, struct cli_run *out, bool explain, cord
 	/* Pass 2: the flags, in order. */
 	for (int i = 0; i < cmd_start; i++) {
 		const char *v;
-		if (strcmp(argv[i], "--") == 0)
+		if (!argv[i] || strcmp(argv[i], "--") == 0) /* (argv[argc] is NULL: the analyzer's case) */
 			break;
 		int k = find_opt(argv[i], &v);
 		if (opts[k].arg && !v)

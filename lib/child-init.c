@@ -16,6 +16,12 @@
  *   Landlock      the view again, as a second layer (needs no_new_privs)
  *   seccomp       last, so that nothing above is filtered; the listener fd
  *                 goes to the supervisor before anything can be denied
+ * The degraded boundary (sp->degraded: no namespaces, docs/hosts.md) takes
+ * the same order without the steps that need them: no identity in U1, no
+ * mounts (the host's tree, held by Landlock alone), no hostname, lo, proxy
+ * socket or cgroup namespace, no U2; the drop is to the run's host uid
+ * (creds_drop_to), and setsid makes the process group the supervisor kills
+ * at the end (seccomp then refuses setsid and setpgid).
  *   fork+exec     the command; init reaps until it exits, reports its status
  *                 and exits, and the kernel kills what is left of the run.
  *                 A process that makes init its tracer (PTRACE_TRACEME) is
@@ -149,38 +155,17 @@ static void setup_or_fail(int sock, int r, cordon_error *e)
 		child_fail(sock, e);
 }
 
-void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int errw)
+/* The view and the run's own namespaces' setup, from sync 2 to U2 (not in
+ * the degraded boundary). */
+static void view_and_namespaces(const struct sandbox_spec *sp, int sock, struct mount_ctx *mc)
 {
 	cordon_error e = {0};
-	arm_pdeathsig(sock);
-	/* An injected secret's value is the proxy's alone: this copy of the
-	 * supervisor's memory drops it at once (the run gets its placeholder). */
-	for (size_t i = 0; i < sp->nsecrets; i++)
-		if (sp->secrets[i].placeholder)
-			explicit_bzero(sp->secrets[i].value, sp->secrets[i].len);
-	/* Read while the host's /proc is still the view; nothing below
-	 * changes a disposition. */
-	uint64_t ignored = ignored_signals();
-	/* Never cordon's terminal: written, it would bypass capture, redaction
-	 * and limits; read, it would hand over keystrokes. */
-	if (sp->stdin_fd >= 0 && (dup2(sp->stdin_fd, STDIN_FILENO) < 0 || close(sp->stdin_fd) < 0))
-		setup_or_fail(sock, cordon_err_errno(&e, "stdin from /dev/null"), &e);
-	wait_go1(sock); /* sync 1 */
-	setup_or_fail(sock, creds_apply_init(sp->creds, &e), &e);
-	arm_pdeathsig(sock);
-	struct mount_ctx mc = {.steps = sp->mounts};
-	setup_or_fail(sock, mounts_begin(&mc, &e), &e);
-	int filter = -1;
-	bool notify = false;
-	wait_go2(sp, sock, &filter, &notify); /* sync 2 */
-	if (sp->seccomp && filter < 0)
-		setup_or_fail(sock, cordon_err(&e, 0, "no seccomp filter arrived at sync 2"), &e);
 	struct mount_plan mp = {sp->tree_fds, sp->secrets, sp->nsecrets, sp->cgview, sp->overlay_dirs, sp->overlay_trees,
 				sp->ca_pem, sp->ca_len};
 	cordon_error scratch_note = {0};
 	mp.scratch_note = &scratch_note;
 	mp.overlay_subs = sp->overlay_subs;
-	setup_or_fail(sock, mounts_finish(&mc, &mp, &e), &e);
+	setup_or_fail(sock, mounts_finish(mc, &mp, &e), &e);
 	/* Before the listener: the supervisor's observer learns of it first. */
 	if (scratch_note.msg[0] && sync_send(sock, MSG_CHECK_RO, scratch_note.code, &scratch_note, -1) < 0)
 		setup_or_fail(sock, cordon_err_errno(&e, "send the check's read-only workspace"), &e);
@@ -226,13 +211,45 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	/* Into U2: from here on nothing the command can do has any capability
 	 * over the mounts, network or hostname of the run. */
 	setup_or_fail(sock, creds_enter_nested(sp->creds, &e), &e);
+}
+
+void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int errw)
+{
+	cordon_error e = {0};
+	arm_pdeathsig(sock);
+	/* An injected secret's value is the proxy's alone: this copy of the
+	 * supervisor's memory drops it at once (the run gets its placeholder). */
+	for (size_t i = 0; i < sp->nsecrets; i++)
+		if (sp->secrets[i].placeholder)
+			explicit_bzero(sp->secrets[i].value, sp->secrets[i].len);
+	/* Read while the host's /proc is still the view; nothing below
+	 * changes a disposition. */
+	uint64_t ignored = ignored_signals();
+	/* Never cordon's terminal: written, it would bypass capture, redaction
+	 * and limits; read, it would hand over keystrokes. */
+	if (sp->stdin_fd >= 0 && (dup2(sp->stdin_fd, STDIN_FILENO) < 0 || close(sp->stdin_fd) < 0))
+		setup_or_fail(sock, cordon_err_errno(&e, "stdin from /dev/null"), &e);
+	wait_go1(sock); /* sync 1 */
+	struct mount_ctx mc = {.steps = sp->mounts};
+	if (!sp->degraded) {
+		setup_or_fail(sock, creds_apply_init(sp->creds, &e), &e);
+		arm_pdeathsig(sock);
+		setup_or_fail(sock, mounts_begin(&mc, &e), &e);
+	}
+	int filter = -1;
+	bool notify = false;
+	wait_go2(sp, sock, &filter, &notify); /* sync 2 */
+	if (sp->seccomp && filter < 0)
+		setup_or_fail(sock, cordon_err(&e, 0, "no seccomp filter arrived at sync 2"), &e);
+	if (!sp->degraded)
+		view_and_namespaces(sp, sock, &mc);
 	if (chdir(sp->plan->cwd_in) < 0)
 		setup_or_fail(sock, cordon_err_errno(&e, "working directory %s", sp->plan->cwd_in), &e);
 	setup_or_fail(sock, creds_apply_rlimits(&sp->rl, &e), &e);
 	/* A new session: the command has no controlling terminal to inject into. */
 	if (setsid() < 0)
 		setup_or_fail(sock, cordon_err_errno(&e, "setsid"), &e);
-	setup_or_fail(sock, creds_drop_all(&e), &e);
+	setup_or_fail(sock, sp->degraded ? creds_drop_to(sp->run_uid, sp->run_gid, &e) : creds_drop_all(&e), &e);
 	arm_pdeathsig(sock);
 	/* --pty: allocated as the command's uid (its slave is the command's),
 	 * in the run's own devpts, before Landlock and seccomp; the master

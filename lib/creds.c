@@ -72,11 +72,27 @@ int creds_enter_nested(const struct creds_plan *cp, cordon_error *err)
 
 int creds_drop_all(cordon_error *err)
 {
-	if (setresgid(SANDBOX_GID, SANDBOX_GID, SANDBOX_GID) < 0)
-		return cordon_err_errno(err, "setresgid(%d)", SANDBOX_GID);
+	return creds_drop_to(SANDBOX_UID, SANDBOX_GID, err);
+}
+
+int creds_drop_to(uid_t uid, gid_t gid, cordon_error *err)
+{
+	if (setgroups(0, NULL) < 0 && errno != EPERM)
+		return cordon_err_errno(err, "setgroups");
+	if (setresgid(gid, gid, gid) < 0)
+		return cordon_err_errno(err, "setresgid(%u)", (unsigned)gid);
+	/* The degraded boundary's ordinary user has no capability at all:
+	 * it can neither drop the bounding set nor lock securebits (both need
+	 * CAP_SETPCAP), and needs neither: with no_new_privs (below) no exec
+	 * gains a capability. */
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[2];
+	if (syscall(SYS_capget, &h, d) < 0)
+		return cordon_err_errno(err, "capget");
+	bool none = !(d[0].permitted | d[1].permitted | d[0].effective | d[1].effective);
 	/* Capabilities are numbered 0 to the kernel's last one without a gap:
 	 * the first EINVAL is past it (41 calls on 6.x, not 64). */
-	for (int c = 0; c <= 63; c++)
+	for (int c = 0; !none && c <= 63; c++)
 		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0) {
 			if (errno == EINVAL)
 				break;
@@ -84,11 +100,11 @@ int creds_drop_all(cordon_error *err)
 		}
 	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
 		return cordon_err_errno(err, "PR_CAP_AMBIENT_CLEAR_ALL");
-	if (prctl(PR_SET_SECUREBITS, SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_SETUID_FIXUP |
+	if (!none && prctl(PR_SET_SECUREBITS, SECBIT_KEEP_CAPS_LOCKED | SECBIT_NO_SETUID_FIXUP |
 		  SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_NOROOT | SECBIT_NOROOT_LOCKED, 0, 0, 0) < 0)
 		return cordon_err_errno(err, "PR_SET_SECUREBITS");
-	if (setresuid(SANDBOX_UID, SANDBOX_UID, SANDBOX_UID) < 0)
-		return cordon_err_errno(err, "setresuid(%d)", SANDBOX_UID);
+	if (setresuid(uid, uid, uid) < 0)
+		return cordon_err_errno(err, "setresuid(%u)", (unsigned)uid);
 	if (capset_all(false) < 0)
 		return cordon_err_errno(err, "capset (drop)");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

@@ -33,6 +33,10 @@ int creds_enter_nested(const struct creds_plan *cp, cordon_error *err);
  * inheritable, ambient, bounding), lock securebits, set no_new_privs.
  * Irreversible. */
 int creds_drop_all(cordon_error *err);
+/* The same to uid/gid of the current user namespace: the degraded boundary
+ * (no user namespace, docs/hosts.md) drops to the run's host identity;
+ * supplementary groups are cleared where allowed (as root). */
+int creds_drop_to(uid_t uid, gid_t gid, cordon_error *err);
 
 struct rlimit_plan {
 	uint64_t fsize;   /* bytes, 0 = unlimited */

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/ptrace.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,6 +60,11 @@ __attribute__((noreturn)) void exec_command(const struct sandbox_spec *sp, int o
 		if (ignored & (1ULL << (sig - 1)))
 			syscall(SYS_rt_sigaction, sig, dfl, NULL, (size_t)8);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	/* The degraded boundary has no PID namespace to end it with init:
+	 * the command goes with init too (its process group with the
+	 * supervisor, sup_degrade_reap). */
+	if (sp->degraded)
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 	int e;
 	/* --pty: its own session, the run's pty its controlling terminal and
 	 * its 0, 1, 2 (the pipes close unused at exec). */

@@ -10,6 +10,8 @@
 #include "report-json.h"
 #include "seccomp-policy.h"
 #include "sup-run.h"
+#include "sup-degrade.h"
+#include "ns.h"
 #include "secrets.h"
 #include "units.h"
 
@@ -52,8 +54,29 @@ static void verdict(cordon_policy *p, const struct host_features *f, struct run_
 		snprintf(out, outsz, "setup-error: %s", e.msg);
 		return;
 	}
-	if (!f->userns) {
-		snprintf(out, outsz, "setup-error: %s", f->userns_why[0] ? f->userns_why : "user namespaces: not available to this user");
+	const char *uwhy = f->userns_why[0] ? f->userns_why : "user namespaces: not available to this user";
+	/* The run's own test (sup_degrade_decide): the namespaces, and its
+	 * view built in them. */
+	char vwhy[256];
+	bool view = true;
+	if (f->userns || (p->allow_weaker & WEAK_NAMESPACES))
+		view = ns_probe_view(SUP_DEGRADE_NS, f->privileged, vwhy, sizeof(vwhy));
+	bool degraded = !view && (p->allow_weaker & WEAK_NAMESPACES);
+	if (!view)
+		uwhy = vwhy;
+	/* Namespaces, but no view in them (podman's default profile): said,
+	 * where the run would fail at the step. */
+	if (f->userns && !view && !degraded) {
+		snprintf(out, outsz, "setup-error: %s; enforcement.allow_weaker [\"namespaces\"] runs without them (docs/hosts.md)", uwhy);
+		return;
+	}
+	if (!f->userns && !degraded) {
+		snprintf(out, outsz, "setup-error: %s", uwhy);
+		return;
+	}
+	/* The degraded boundary's refusals, as the run says them. */
+	if (degraded && sup_degrade_check(p, plan, false, false, uwhy, &e) < 0) {
+		snprintf(out, outsz, "setup-error: %s", e.msg);
 		return;
 	}
 	/* As landlock_prepare_run refuses it, in the same words. */
@@ -74,7 +97,11 @@ static void verdict(cordon_policy *p, const struct host_features *f, struct run_
 			snprintf(out, outsz, "setup-error: %s", e.msg);
 		return;
 	}
-	snprintf(out, outsz, "would run");
+	if (degraded)
+		snprintf(out, outsz, "would run weaker: %s; the degraded boundary (allow_weaker \"namespaces\", docs/hosts.md): Landlock, seccomp, rlimits, the process group, no namespaces",
+			 uwhy);
+	else
+		snprintf(out, outsz, "would run");
 }
 
 static void limit_text(enum limit_id id, uint64_t v, char *out, size_t outsz)
@@ -442,7 +469,7 @@ char *explain_render_verdict(cordon_policy *p, char *const argv[], bool json, bo
 	memset(&plan, 0, sizeof(plan));
 	report_init(&rep);
 	verdict(p, &f, &plan, &rep, &plan_ok, v, sizeof(v));
-	*would_run = strcmp(v, "would run") == 0;
+	*would_run = strncmp(v, "would run", 9) == 0; /* "would run weaker" too */
 	/* The plan's model; where the plan stopped short of it, the model of
 	 * what it got to (cordon's own view alone if not even that). */
 	struct boundary_model own = {0};

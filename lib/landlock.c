@@ -72,6 +72,23 @@ static int landlock_add_path(struct landlock_plan *lp, const char *path, uint64_
 	return 0;
 }
 
+/* LANDLOCK_HOST_VIEW: an entry's rights on the host's path of the same
+ * name, or 0 where the view would have put something else there. */
+static uint64_t host_view_access(const struct model_entry *e)
+{
+	switch (e->kind) {
+	case MK_RO_BIND:
+	case MK_RW_BIND:
+		return !e->host || strcmp(e->host, e->path) == 0 ? e->landlock : 0;
+	case MK_DEVICE:
+		return FS(READ_FILE) | FS(WRITE_FILE) | LANDLOCK_ACCESS_FS_IOCTL_DEV;
+	case MK_PROC:
+		return FS(READ_FILE) | FS(READ_DIR);
+	default:
+		return 0;
+	}
+}
+
 int landlock_prepare_run(const cordon_policy *p, const struct boundary_model *m, unsigned conds, int proxy_port,
 			 struct landlock_plan *out, cordon_error *err)
 {
@@ -85,6 +102,8 @@ int landlock_prepare_run(const cordon_policy *p, const struct boundary_model *m,
 	}
 	if (landlock_prepare(m, conds, abi, p->loopback_ports, p->nloopback_ports, out, err) < 0)
 		return -1;
+	if ((conds & LANDLOCK_HOST_VIEW) && abi >= 4 && !(p->allow_weaker & WEAK_NETWORK))
+		out->net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
 	if (p->net_allow.n)
 		out->connect_port = (uint16_t)proxy_port;
 	return 0;
@@ -119,9 +138,12 @@ int landlock_prepare(const struct boundary_model *m, unsigned conds, int abi, co
 	/* Every path of the model in effect, with the access it names. */
 	for (size_t i = 0; i < m->n; i++) {
 		const struct model_entry *e = &m->e[i];
-		if (!model_entry_active(e, conds) || !e->landlock)
+		uint64_t access = e->landlock;
+		if (conds & LANDLOCK_HOST_VIEW)
+			access = host_view_access(e);
+		if (!model_entry_active(e, conds) || !access)
 			continue;
-		if (landlock_add_path(out, e->path, e->landlock, err) < 0)
+		if (landlock_add_path(out, e->path, access, err) < 0)
 			return -1;
 		out->rules[out->n - 1].optional = (e->flags & MODEL_OPTIONAL) != 0;
 	}

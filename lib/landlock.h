@@ -36,6 +36,13 @@ const char *const *landlock_missing(int abi);
  * landlock_prepare, with p's loopback ports), and the proxy's port when p
  * allows egress (proxy_port). */
 struct cordon_policy;
+/* A conds bit of landlock_prepare_run: the degraded boundary (no mount
+ * namespace, docs/hosts.md). The rules are on the host's own paths, so only
+ * entries that are the host's path itself hold a rule: binds seen where
+ * they are, the standard devices, /proc read-only; what the view makes
+ * (tmpfs, files, secrets, the cgroup) has none. TCP bind and connect are
+ * handled (ABI 4+) with no port but the proxy's. */
+#define LANDLOCK_HOST_VIEW (1u << 31)
 int landlock_prepare_run(const struct cordon_policy *p, const struct boundary_model *m, unsigned conds,
 			 int proxy_port, struct landlock_plan *out, cordon_error *err);
 int landlock_prepare(const struct boundary_model *m, unsigned conds, int abi, const uint16_t *ports, size_t nports,

@@ -10,14 +10,17 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "compat.h"
 #include "error.h"
 #include "ns.h"
+#include "hostwhy.h"
 
 static int write_file(const char *path, const char *data, cordon_error *err)
 {
@@ -66,6 +69,52 @@ int ns_enter_nested(const char *um, const char *gm, cordon_error *err)
 	    write_file("/proc/self/gid_map", gm, err) < 0)
 		return -1;
 	return 0;
+}
+
+bool ns_probe_view(unsigned long flags, bool privileged, char *why, size_t n)
+{
+	struct cordon_clone_args ca;
+	memset(&ca, 0, sizeof(ca));
+	ca.flags = flags;
+	ca.exit_signal = SIGCHLD;
+	pid_t pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+	if (pid == 0) {
+		/* a detached proc of the new PID namespace, attached nowhere;
+		 * the exit code says which step failed and its errno */
+		int fs = fsopen("proc", FSOPEN_CLOEXEC);
+		if (fs < 0)
+			_exit(errno < 64 ? 64 + errno : 1);
+		if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0 || fsmount(fs, FSMOUNT_CLOEXEC, 0) < 0)
+			_exit(errno < 64 ? 128 + errno : 1);
+		_exit(0);
+	}
+	if (pid < 0) {
+		hostwhy_userns(errno, privileged, why, n);
+		return false;
+	}
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	int code = WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+	if (code) {
+		int e = code & 63;
+		snprintf(why, n, "the run's /proc: a fresh proc cannot be mounted in its namespaces (%s from %s%s%s)",
+			 e ? strerrorname_np(e) : "an error", code >= 128 ? "fsmount" : "fsopen",
+			 e == EPERM ? ": the host's /proc has masked or covered paths, as a container's" : "",
+			 e == ENOSYS ? ": refused by seccomp, as a container's profile" : "");
+		return false;
+	}
+	if (privileged) {
+		int t = open_tree(AT_FDCWD, "/", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		if (t < 0) {
+			int e = errno;
+			snprintf(why, n, "the run's binds: as root cordon clones them (%s from open_tree%s)", strerrorname_np(e),
+				 e == EPERM ? ": no CAP_SYS_ADMIN, as in a container's default capabilities, or a seccomp profile" : "");
+			return false;
+		}
+		close(t);
+	}
+	return true;
 }
 
 int ns_loopback_up(cordon_error *err)

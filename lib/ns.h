@@ -39,6 +39,15 @@ int ns_enter_nested(const char *uid_map, const char *gid_map, cordon_error *err)
  * (the run is "other" to them: the client's rights, not root's). */
 int ns_swap_userns(uid_t ua, uid_t ub, gid_t ga, gid_t gb, cordon_error *err);
 
+/* Can this process create the namespaces of flags (CLONE_NEW*) as the run
+ * does, with clone3 (a child that exits at once), and can the run's view be
+ * built there: a fresh proc mounted in
+ * them (a container's /proc with masked paths refuses it: EPERM), and as
+ * root (privileged) a bind tree cloned (open_tree: a container without
+ * CAP_SYS_ADMIN refuses it). false with why said in words (hostwhy.h's for
+ * the namespaces). */
+bool ns_probe_view(unsigned long flags, bool privileged, char *why, size_t n);
+
 /* Bring up "lo" in the current network namespace. */
 int ns_loopback_up(cordon_error *err);
 /* network.transparent: one address of the synthetic ranges on lo

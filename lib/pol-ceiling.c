@@ -393,8 +393,8 @@ static int check_syscalls_weaker(const cordon_policy *c, const cordon_policy *ta
 		}
 	}
 	if (c->sections & SEC_ENFORCEMENT) {
-		static const char *const names[] = {"cgroup", "landlock", "seccomp", "workspace"};
-		for (int b = 0; b < 4; b++) {
+		static const char *const names[] = {"cgroup", "landlock", "seccomp", "workspace", "namespaces", "network"};
+		for (int b = 0; b < 6; b++) {
 			if (!(task->allow_weaker & (1u << b)))
 				continue;
 			bool ok = c->allow_weaker & (1u << b);

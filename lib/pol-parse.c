@@ -565,8 +565,12 @@ static int load_enforcement(pctx *c, const jnode *en)
 			c->p->allow_weaker |= WEAK_SECCOMP;
 		else if (strcmp(s, "workspace") == 0)
 			c->p->allow_weaker |= WEAK_WORKSPACE;
+		else if (strcmp(s, "namespaces") == 0)
+			c->p->allow_weaker |= WEAK_NAMESPACES;
+		else if (strcmp(s, "network") == 0)
+			c->p->allow_weaker |= WEAK_NETWORK;
 		else
-			return at(c, n->line, n->col, "\"enforcement.allow_weaker\": unknown layer \"%s\" (cgroup, landlock, seccomp, workspace)", s);
+			return at(c, n->line, n->col, "\"enforcement.allow_weaker\": unknown layer \"%s\" (cgroup, landlock, seccomp, workspace, namespaces, network)", s);
 	}
 	return 0;
 }

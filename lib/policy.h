@@ -76,7 +76,12 @@ struct ledger {
 	size_t n;
 };
 
-enum weaker { WEAK_CGROUP = 1, WEAK_LANDLOCK = 2, WEAK_SECCOMP = 4, WEAK_WORKSPACE = 8 };
+/* allow_weaker's names, in this order (pol-ceiling.c's table): "namespaces"
+ * accepts the degraded boundary of a host without user namespaces
+ * (docs/hosts.md), "network" a declared endpoint there without a bound on
+ * the network. */
+enum weaker { WEAK_CGROUP = 1, WEAK_LANDLOCK = 2, WEAK_SECCOMP = 4, WEAK_WORKSPACE = 8, WEAK_NAMESPACES = 16,
+	      WEAK_NETWORK = 32 };
 /* filesystem.workspace_mode / --workspace-mode (README, "Workspace modes"). */
 enum workspace_mode { WS_DIRECT, WS_OVERLAY, WS_REVIEW };
 /* filesystem.on_failure / --on-failure: an overlay run that did not end ok. */

@@ -158,10 +158,13 @@ static void write_verdicts(jwriter *w, const struct run_report *r)
 	bool scan_cut = r->exposures.scanned && !r->exposures.complete;
 	/* An entry at a protected path in the change set was a write to a
 	 * control file the host runs, held back or not. */
+	/* A run in the degraded boundary (enforcement.degraded) that saw no
+	 * violation is "weaker": nothing was seen, by fewer layers. */
 	jw_str(w, r->ndenials || r->exposures.n || scan_cut || r->privilege_cleared.n || r->root_restored.n ||
 			  r->privilege_sweep.incomplete || r->changes.protected.n
 		      ? "violations"
-		      : "clean");
+		  : r->enf.ndegraded ? "weaker"
+				     : "clean");
 	jw_key_str(w, "resources", r->status == ST_INFEASIBLE ? "infeasible" : any_limit ? "exceeded" : "within");
 	jw_key_str(w, "task", task_name(r->task));
 	jw_obj_end(w);
@@ -484,8 +487,13 @@ static void write_enforcement(jwriter *w, const struct run_report *r)
 	jw_key_str(w, "workspace_ownership_reason", nonempty(r->enf.workspace_ownership_reason));
 	jw_key_str(w, "workspace_mode", r->enf.workspace_mode);
 	jw_key_str(w, "workspace_mode_reason", nonempty(r->enf.workspace_mode_reason));
+	jw_key(w, "degraded");
+	jw_arr_begin(w);
+	for (size_t i = 0; i < r->enf.ndegraded; i++)
+		jw_str(w, r->enf.degraded[i]);
+	jw_arr_end(w);
 	jw_key(w, "sandbox_host_uid");
-	if (r->enf.user_ns)
+	if (r->enf.user_ns || r->enf.ndegraded)
 		jw_uint(w, r->enf.sandbox_host_uid);
 	else
 		jw_null(w);

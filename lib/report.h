@@ -93,6 +93,11 @@ struct enforcement {
 	 * change sets' directory is someone else's): the CLI prints the
 	 * reason on stderr too */
 	bool workspace_mode_warn;
+	/* The degraded boundary (allow_weaker "namespaces", docs/hosts.md):
+	 * what was lost, one line each, and what holds instead; empty when
+	 * the run had its namespaces. Containment is then "weaker". */
+	char degraded[10][512];
+	size_t ndegraded;
 };
 
 /* The run's change set (overlay and review modes; README, "Workspace modes"). */

@@ -38,4 +38,11 @@ struct sandbox_spec {
 	struct pty_winsize pty_size; /* its size at start */
 	const struct creds_plan *creds; /* identities and maps (creds_prepare) */
 	bool session;          /* init stays up as an exec agent (session-agent.c) */
+	/* The degraded boundary (allow_weaker "namespaces", docs/hosts.md):
+	 * init is cordon's plain child, in no namespace of its own; it builds
+	 * no view, and drops to run_uid/gid (the run's host identity) instead
+	 * of entering U2. */
+	bool degraded;
+	uid_t run_uid;
+	gid_t run_gid;
 };

@@ -163,6 +163,43 @@ unsigned seccomp_rules(const cordon_policy *p)
 	return r;
 }
 
+/* The degraded boundary's rules (SYS_R_UNIX_ONLY, SYS_R_STREAM_ONLY,
+ * SYS_R_KEEP_PGRP): the run shares the host's network and PID namespaces. */
+static int degraded_rules(scmp_filter_ctx c, uint32_t deny, unsigned rules, cordon_error *err)
+{
+	struct scmp_arg_cmp a;
+	if (rules & SYS_R_UNIX_ONLY) {
+		a = SCMP_A0(SCMP_CMP_NE, AF_UNIX);
+		if (rule(c, deny, "socket", 1, &a, err) < 0)
+			return -1;
+	}
+	if (rules & SYS_R_STREAM_ONLY) {
+		for (int fam = 0; fam < 46; fam++) {
+			if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6)
+				continue;
+			a = SCMP_A0(SCMP_CMP_EQ, (uint64_t)fam);
+			if (rule(c, deny, "socket", 1, &a, err) < 0)
+				return -1;
+		}
+		a = SCMP_A0(SCMP_CMP_GE, 46);
+		if (rule(c, deny, "socket", 1, &a, err) < 0)
+			return -1;
+		const int fams[] = {AF_INET, AF_INET6};
+		const int types[] = {SOCK_DGRAM, SOCK_RAW, SOCK_RDM, SOCK_SEQPACKET, SOCK_DCCP, SOCK_PACKET};
+		for (size_t f = 0; f < ARRAY_SIZE(fams); f++)
+			for (size_t t = 0; t < ARRAY_SIZE(types); t++) {
+				struct scmp_arg_cmp ft[2] = {SCMP_A0(SCMP_CMP_EQ, (uint64_t)fams[f]),
+							     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, (uint64_t)types[t])};
+				if (rule(c, deny, "socket", 2, ft, err) < 0)
+					return -1;
+			}
+	}
+	if ((rules & SYS_R_KEEP_PGRP) && (rule(c, deny, "setsid", 0, NULL, err) < 0 ||
+					  rule(c, deny, "setpgid", 0, NULL, err) < 0))
+		return -1;
+	return 0;
+}
+
 static int add_conditional(scmp_filter_ctx c, uint32_t deny, unsigned rules, cordon_error *err)
 {
 	struct scmp_arg_cmp a;
@@ -218,7 +255,7 @@ static int add_conditional(scmp_filter_ctx c, uint32_t deny, unsigned rules, cor
 					return -1;
 			}
 	}
-	return 0;
+	return degraded_rules(c, deny, rules, err);
 }
 
 int seccomp_deny_list(const cordon_policy *p, strv *out)

@@ -15,6 +15,7 @@
 #include "sup-loop.h"
 #include "sup-proxy.h"
 #include "sup-dns.h"
+#include "sup-degrade.h"
 
 /* Wake coalescing of the output relay: after a splice of at least
  * COALESCE_MIN bytes from a 1 MiB pipe, the loop sleeps COALESCE_NS before
@@ -264,6 +265,11 @@ static void on_sock(struct sup *s, int unused)
 static void on_init_exit(struct sup *s, int unused)
 {
 	siginfo_t si;
+	memset(&si, 0, sizeof(si));
+	/* Not reaped yet: its pid, the run's process group, stays its own. */
+	if (waitid(P_PIDFD, (id_t)s->pidfd, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
+		return;
+	sup_degrade_reap(s);
 	memset(&si, 0, sizeof(si));
 	if (waitid(P_PIDFD, (id_t)s->pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
 		return;

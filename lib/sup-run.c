@@ -52,18 +52,25 @@
  *                            values), ids and maps (creds_prepare), mount steps
  *                            (mounts_prepare), Landlock rules, seccomp's
  *                            observer, rlimits; the weaker-enforcement
- *                            fallbacks decided here
+ *                            fallbacks decided here, the degraded boundary
+ *                            first (sup-degrade.c: no namespaces to be had
+ *                            and allow_weaker "namespaces": no view, no maps,
+ *                            Landlock on the host's paths, the process group)
  *   5. cgroup v2             created before clone: init is born in it
  *   6. clone3                init in its namespaces (and v2 cgroup)
  *   7. uid/gid maps, sync 1  init may start its view
  *   8. non-dumpable          not before: init inherits the flag, and its
  *                            uid_map must stay ours to write
  *   9. cgroup v1, trees      while init mounts: attach, idmapped trees, the
- *                            cgroup's paths for its view (sup-steps.c)
+ *                            cgroup's paths for its view (sup-steps.c); the
+ *                            degraded boundary as root: the writable paths
+ *                            handed to the run's uid
  *  10. seccomp compiled      after clone, overlapping init's mounts
  *  11. snapshot, sync 2      the writable paths as they were before the run
  *  12. event loop            output, limits, signals, messages, until init
- *                            has exited and the pipes are drained (sup-loop.c)
+ *                            has exited and the pipes are drained (sup-loop.c);
+ *                            the degraded boundary: init's process group
+ *                            killed at its exit (sup_degrade_reap)
  *  13. usage, outcome        sup-outcome.c decides status from the facts
  *                            (sup-finish.c)
  *  14. outputs, sweep, give-back, cleanup (sup-finish.c); in overlay mode
@@ -109,6 +116,7 @@
 #include "sup-finish.h"
 #include "sup-check.h"
 #include "hostwhy.h"
+#include "sup-degrade.h"
 
 /* The model's environment, then the secrets' values (only known now). */
 static int build_env(struct sup *s, cordon_error *err)
@@ -174,12 +182,16 @@ static int prepare_filters(struct sup *s, cordon_error *err)
 	const cordon_policy *p = s->pol;
 	/* Each layer decides its own fallback (allow_weaker). The run's own
 	 * cgroup is in the model, in effect if it gets one (send_cgroup_view). */
-	if (landlock_prepare_run(p, &s->plan.model, s->cgops ? MODEL_IF_CGROUP : 0, PROXY_PORT, &s->landlock, err) < 0)
+	unsigned conds = (s->cgops ? MODEL_IF_CGROUP : 0) | (s->degraded ? LANDLOCK_HOST_VIEW : 0);
+	if (landlock_prepare_run(p, &s->plan.model, conds, PROXY_PORT, &s->landlock, err) < 0)
 		return -1;
 	s->spec.landlock = &s->landlock;
 	bool filter;
 	if (seccomp_prepare_run(p, &filter, &s->notify, err) < 0)
 		return -1;
+	/* The observer reads the run's own view and network namespace. */
+	if (s->degraded)
+		s->notify = false;
 	if (!filter)
 		return 0;
 	s->spec.seccomp = true; /* compiled after clone, sent at sync 2 */
@@ -285,6 +297,8 @@ static int prepare(struct sup *s, cordon_error *err)
 		s->sb_uid = s->host_uid;
 		s->sb_gid = s->host_gid;
 	}
+	if (sup_degrade_decide(s, err) < 0)
+		return -1;
 	const char *oh = policy_opts(s->pol)->output_hash;
 	s->out_hash = OUTPUT_HASH_BYTES;
 	if (oh && parse_size(oh, &s->out_hash, err) < 0)
@@ -295,7 +309,7 @@ static int prepare(struct sup *s, cordon_error *err)
 		return -1;
 	s->cgops = s->cgp.ops;
 	s->spec.plan = &s->plan;
-	if (mounts_prepare(&s->plan.model, &s->mounts, err) < 0)
+	if (!s->degraded && mounts_prepare(&s->plan.model, &s->mounts, err) < 0)
 		return -1;
 	s->spec.mounts = &s->mounts;
 	s->spec.cgview = &s->cgview;
@@ -326,7 +340,7 @@ static int prepare(struct sup *s, cordon_error *err)
 	for (size_t i = 0; i <= s->plan.nmounts; i++)
 		s->spec.tree_fds[i] = -1;
 	s->spec.rl = s->plan.model.run.rl;
-	if (prepare_filters(s, err) < 0)
+	if (sup_degrade_layers(s, err) < 0 || prepare_filters(s, err) < 0)
 		return -1;
 	if (s->cgp.before_clone && cgroup_setup(s, 0, err) < 0)
 		return -1;
@@ -335,14 +349,14 @@ static int prepare(struct sup *s, cordon_error *err)
 	if (!s->cgp.before_clone) {
 		if (s->cgp.rlimits_only)
 			s->spec.rl = s->plan.model.run.rl_nocg;
-		s->spec.unshare_cgroupns = s->cgops != NULL;
+		s->spec.unshare_cgroupns = s->cgops != NULL && !s->degraded;
 	}
 	return 0;
 }
 
 static int parent_setup(struct sup *s, cordon_error *err)
 {
-	if (creds_apply_maps(s->pid, &s->creds, err) < 0 ||
+	if ((!s->degraded && creds_apply_maps(s->pid, &s->creds, err) < 0) ||
 	    sync_send(s->sock, MSG_GO1, 0, NULL, -1) < 0) /* sync 1 */
 		return -1;
 	sup_trace(s, "maps written, sync 1 sent");
@@ -355,7 +369,10 @@ static int parent_setup(struct sup *s, cordon_error *err)
 			return -1;
 		sup_trace(s, "cgroup attached");
 	}
-	if (sup_send_idmapped_trees(s, err) < 0 || sup_send_cgroup_view(s, err) < 0 ||
+	if (s->degraded) {
+		if (sup_degrade_hand_over(s, err) < 0)
+			return -1;
+	} else if (sup_send_idmapped_trees(s, err) < 0 || sup_send_cgroup_view(s, err) < 0 ||
 	    (s->privileged && overlay_send_layers(&s->ovl, s->sock, err) < 0) ||
 	    (s->privileged && overlay_send_view(&s->view, s->sock, err) < 0))
 		return -1;
@@ -424,11 +441,13 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	int pidfd = -1;
 	ca.flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS |
 		   CLONE_NEWNET | CLONE_PIDFD;
+	if (s->degraded) /* none of its own (sup-degrade.h) */
+		ca.flags = CLONE_PIDFD;
 	ca.pidfd = (uint64_t)(uintptr_t)&pidfd;
 	ca.exit_signal = SIGCHLD;
 	if (s->have_cg && s->cg.dirfd >= 0) {
 		/* v2: born in the run's cgroup and its own cgroup namespace. */
-		ca.flags |= CLONE_INTO_CGROUP | CLONE_NEWCGROUP;
+		ca.flags |= CLONE_INTO_CGROUP | (s->degraded ? 0 : CLONE_NEWCGROUP);
 		ca.cgroup = (uint64_t)s->cg.dirfd;
 	}
 	if (s->pty_mode) {
@@ -441,6 +460,15 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	s->t_start = sup_now_ns();
 	sup_trace(s, "clone3");
 	pid_t pid = (pid_t)syscall(SYS_clone3, &ca, sizeof(ca));
+	/* A container's profile may answer clone3 ENOSYS (for libc to fall
+	 * back to clone, whose flags it can read): the degraded boundary
+	 * asks for no namespace, so clone does, and the v2 cgroup is joined
+	 * before sync 1 (sup_degrade_join_cgroup). */
+	bool late_cg = false;
+	if (pid < 0 && errno == ENOSYS && s->degraded) {
+		late_cg = (ca.flags & CLONE_INTO_CGROUP) != 0;
+		pid = (pid_t)syscall(SYS_clone, CLONE_PIDFD | SIGCHLD, NULL, &pidfd, NULL, 0);
+	}
 	if (pid == 0) {
 		close(sv[0]);
 		close(po[0]);
@@ -468,6 +496,11 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	}
 	s->pid = pid;
 	s->pidfd = pidfd;
+	cordon_error cge = {0};
+	if (late_cg && sup_degrade_join_cgroup(s, &cge) < 0) {
+		sup_setup_error(s, &cge);
+		sup_kill_run(s, ST_SETUP_ERROR);
+	}
 	/* The run's network namespace, from init (our child, its PID pinned)
 	 * before the command runs: where the observer asks which loopback
 	 * listeners the run has (sockdiag.h). */
@@ -496,7 +529,7 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 		nofile.rlim_cur = nofile.rlim_max;
 		nofile_raised = setrlimit(RLIMIT_NOFILE, &nofile) == 0;
 	}
-	s->rep->enf.user_ns = s->rep->enf.pid_ns = s->rep->enf.net_ns = s->rep->enf.mount_ns = true;
+	s->rep->enf.user_ns = s->rep->enf.pid_ns = s->rep->enf.net_ns = s->rep->enf.mount_ns = !s->degraded;
 	s->rep->enf.sandbox_host_uid = s->sb_uid;
 	const struct cordon_run_options *ro = policy_opts(s->pol);
 	stream_init(&s->out[0], po[0], s->opts->to_stderr ? ro->stderr_fd : ro->stdout_fd, s->rep->redact,
@@ -570,6 +603,7 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	/* Make sure init is gone and reaped. */
 	if (!s->init_dead) {
 		syscall(SYS_pidfd_send_signal, s->pidfd, SIGKILL, NULL, 0);
+		sup_degrade_reap(s);
 		siginfo_t si;
 		memset(&si, 0, sizeof(si));
 		if (waitid(P_PIDFD, (id_t)s->pidfd, &si, WEXITED) == 0) {

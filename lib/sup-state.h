@@ -85,6 +85,8 @@ struct sup {
 	/* per plan mount: rw bind without idmapped mounts, whose files were
 	 * handed to sb_uid for the run (give_back_workspace undoes it) */
 	bool *handed;
+	/* The degraded boundary (sup-degrade.h): no namespaces of its own */
+	bool degraded;
 	/* runtime */
 	int sock, pidfd, epfd, timer, cpu_timer, sigfd;
 	pid_t pid;

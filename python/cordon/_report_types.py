@@ -155,6 +155,7 @@ class Enforcement(ReportObject):
     workspace_ownership_reason: Optional[str] = None  # optional
     workspace_mode: Optional[str] = None  # optional
     workspace_mode_reason: Optional[str] = None  # optional
+    degraded: List[str] = field(default_factory=list)  # optional
     sandbox_host_uid: Optional[int] = None  # optional
 
 

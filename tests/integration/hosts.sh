@@ -74,4 +74,222 @@ test_hosts_nested_in_cordon_said_exactly() {
 	t_assert
 }
 
+# The degraded boundary (issue 35.2, docs/hosts.md): where the host refuses
+# the run's namespaces, allow_weaker "namespaces" runs without them. What
+# the report says holds is tried from inside and must be refused: a write
+# outside the grants (to a directory the run's uid could write), inet
+# sockets, setsid (the process group reaps the run), and a process left
+# behind must be gone after the run.
+# degraded_run WHO [run options] -- CMD: under probe-restrict nouserns, as
+# WHO (root, nobody, or self: whoever runs the suite); RC, OUT, ERR, R
+degraded_run() {
+	local who=$1
+	shift
+	mkdir -p "$T_TMP/home"
+	R=$T_TMP/home/degraded-$who.json
+	rm -f "$R"
+	case $who in
+	nobody) ERR=$(setpriv --reuid 65534 --regid 65534 --clear-groups env HOME="$T_TMP/home" \
+		"$RESTRICT" nouserns "$CORDON" run --report "$R" --ro "$BUILD" "$@" 2>&1 >"$T_TMP/out") ;;
+	*) ERR=$("$RESTRICT" nouserns "$CORDON" run --report "$R" --ro "$BUILD" "$@" 2>&1 >"$T_TMP/out") ;;
+	esac
+	RC=$?
+	OUT=$(cat "$T_TMP/out")
+	keep_report "$R"
+}
+
+test_hosts_degraded_boundary_holds() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock: the degraded boundary is refused here"; return; }
+	local who users=self
+	[ "$(id -u)" = 0 ] && users="root nobody"
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/outside" "$T_TMP/home"
+	chmod 777 "$T_TMP/outside" "$T_TMP/home"
+	local tag=$((7000000 + RANDOM))
+	cat >"$T_TMP/inside.sh" <<EOF
+id -u >uid
+echo made >made
+{ echo x >"$T_TMP/outside/escape"; } 2>/dev/null && echo wrote-outside
+python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_STREAM)' 2>/dev/null && echo inet-socket
+python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)' 2>/dev/null && echo udp-socket
+setsid true 2>/dev/null && echo setsid
+nohup sleep $tag >/dev/null 2>&1 &
+echo done
+EOF
+	chmod 644 "$T_TMP/inside.sh"
+	for who in $users; do
+		mkdir -p "$T_TMP/ws-$who"
+		[ "$who" = nobody ] && chown 65534:65534 "$T_TMP/ws-$who"
+		cd "$T_TMP/ws-$who" || return
+		degraded_run "$who" --allow-weaker namespaces --ro "$T_TMP/inside.sh" -- /bin/sh "$T_TMP/inside.sh"
+		expect_eq "$RC:$OUT" "0:done" "$who: it runs, and nothing it tried got through ($ERR)"
+		expect_eq "$(field .enforcement.user_ns):$(field .enforcement.pid_ns):$(field .verdicts.containment)" \
+			"false:false:weaker" "$who: the report says it ran weaker"
+		expect_match "$(field '.enforcement.degraded | join("\n")')" '^namespaces: user namespaces: refused by seccomp \(ENOSYS from clone3' "$who: enforcement.degraded says why"
+		expect_match "$(field '.enforcement.degraded | join("\n")')" 'network: the host.s; every socket family but unix refused' "$who: and what holds instead"
+		expect_eq "$(field .enforcement.sandbox_host_uid)" "$(cat uid)" "$who: the report names the run's uid"
+		case $who in
+		root)
+			expect_nomatch "$(cat uid)" '^0$' "root: never privileged"
+			expect_eq "$(stat -c %u made)" 0 "root: the workspace's files given back"
+			expect_eq "$(field .enforcement.workspace_ownership)" chown "root: handed over and back" ;;
+		nobody) expect_eq "$(cat uid)" 65534 "an ordinary user runs as itself" ;;
+		esac
+		expect_eq "$(ls "$T_TMP/outside")" "" "$who: nothing written outside the grants"
+		expect_eq "$(pgrep -f "sleep $tag")" "" "$who: the process it left behind is gone with the run"
+	done
+	t_assert
+}
+
+test_hosts_degraded_refusals_said_exactly() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock"; return; }
+	local why='user namespaces: refused by seccomp \(ENOSYS from clone3: cordon runs under a filter'
+	# Endpoints: refused unless allow_weaker names "network" too; explain
+	# and the run in the same words.
+	local v
+	v=$("$RESTRICT" nouserns "$CORDON" explain --allow-weaker namespaces --net example.com:443 -- /bin/true 2>&1 | sed -n 's/^verdict: //p')
+	expect_match "$v" "^setup-error: $why.*network.allow: without a network namespace of the run's own its proxy cannot bound the run's network; set enforcement.allow_weaker \\[\"namespaces\", \"network\"\\]" "explain: endpoints"
+	restricted_run nouserns --allow-weaker namespaces --net example.com:443
+	expect_eq "$RC:$ERR" "125:cordon: $v" "the run: endpoints, in the same words"
+	v=$("$RESTRICT" nouserns "$CORDON" explain --allow-weaker namespaces -- /bin/true 2>&1 | sed -n 's/^verdict: //p')
+	expect_match "$v" "^would run weaker: $why" "explain: would run weaker"
+	# A tmpfs needs a view of the run's own.
+	restricted_run nouserns --allow-weaker namespaces --tmpfs /scratch
+	expect_match "$RC:$ERR" "^125:cordon: setup-error: $why.*has no view of the run's own, which the tmpfs at /scratch needs" "a tmpfs"
+	# No Landlock either: nothing would stand between the run and the
+	# filesystem, whatever allow_weaker says.
+	restricted_run neither --allow-weaker namespaces,landlock
+	expect_match "$RC:$ERR" "^125:cordon: setup-error: $why.*and Landlock: refused by seccomp or not in this kernel.*nothing would stand between the run and the filesystem; refused whatever enforcement.allow_weaker says" "no Landlock and no namespaces"
+	# The ceiling must allow it.
+	printf '{"enforcement": {"allow_weaker": ["landlock"]}}\n' >"$T_TMP/ceiling.json"
+	restricted_run nouserns --allow-weaker namespaces --ceiling "$T_TMP/ceiling.json"
+	expect_match "$RC:$ERR" "weaker namespaces: not in enforcement.allow_weaker of the ceiling" "the ceiling refuses it"
+	t_assert
+}
+
+# Endpoints with allow_weaker "network" too: the host's network, unbounded
+# and said so; no proxy variables (they would send requests to whatever
+# listens on that port of the host); datagram sockets still refused.
+test_hosts_degraded_network_said() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock"; return; }
+	degraded_run self --allow-weaker namespaces,network --net example.com:443 -- /bin/sh -c '
+		env | grep -i "_proxy=" && echo proxy-variable
+		python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)" 2>/dev/null && echo udp-socket
+		python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_STREAM)" && echo tcp-socket'
+	expect_eq "$RC:$OUT" "0:tcp-socket" "it runs with TCP sockets, no proxy variable, no UDP ($ERR)"
+	expect_match "$(field '.enforcement.degraded | join("\n")')" "network: the host.s, unbounded \\(allow_weaker \"network\"\\): no proxy" "the report says the network is unbounded"
+	t_assert
+}
+
+# Where the namespaces can be had, allow_weaker "namespaces" changes nothing.
+test_hosts_allow_weaker_namespaces_unused_where_they_hold() {
+	cordon_run --allow-weaker namespaces -- /bin/true
+	expect_eq "$RC:$(field .enforcement.user_ns):$(field '.enforcement.degraded | length'):$(field .verdicts.containment)" "0:true:0:clean" "the whole boundary ($ERR)"
+	t_assert
+}
+
+# In podman containers (issue 35.3): the cached Debian root
+# (scripts/debian-root.sh) as the container's root through --rootfs, an
+# overlay over it (nothing pulled, nothing written into the cache), cordon's
+# build directory bound read-only; private storage. With a Docker-like
+# seccomp profile (clone3 ENOSYS, unshare and clone with CLONE_NEWUSER
+# EPERM) and with podman's own default profile; as root and as nobody
+# inside.
+PM_DIR=""
+pm() {
+	local rt=()
+	command -v runc >/dev/null && rt=(--runtime "$(command -v runc)")
+	timeout -k 5 120 podman --root "$PM_DIR/root" --runroot "$PM_DIR/runroot" --tmpdir "$PM_DIR/tmp" \
+		--storage-driver vfs --cgroup-manager cgroupfs --events-backend file "${rt[@]}" "$@"
+}
+need_podman_root() {
+	[ "$(id -u)" = 0 ] || { t_skip "not root (podman and the Debian root need root)"; return; }
+	command -v podman >/dev/null || { t_skip "no podman (Debian: podman)"; return; }
+	DEBIAN_ROOT=$("$TOP/scripts/debian-root.sh" --cached) ||
+		{ t_skip "no Debian root cached (scripts/debian-root.sh)"; return; }
+	PM_DIR=$T_TMP/pm
+	mkdir -p "$PM_DIR/tmp"
+}
+# in_podman PROFILE SCRIPT: runs SCRIPT (sh) in a container with seccomp
+# PROFILE (a file, or "default"); its output in OUT, RC.
+in_podman() {
+	local sec=()
+	[ "$1" = default ] || sec=(--security-opt "seccomp=$1")
+	printf '%s\n' "$2" >"$T_TMP/pod.sh"
+	OUT=$(pm run --rm --network none --pull never --ulimit "nofile=$(ulimit -Hn):$(ulimit -Hn)" \
+		--ulimit nproc=4096:4096 "${sec[@]}" -v "$BUILD:/cordon:ro" -v "$T_TMP/pod.sh:/pod.sh:ro" \
+		--rootfs "$DEBIAN_ROOT:O" /bin/sh /pod.sh 2>&1)
+	RC=$?
+}
+# What each run inside tries (as root, then as nobody): the default run is
+# refused with explain's words (the run adds the call's own error); with --allow-weaker namespaces it runs, a
+# write outside its grants and an inet socket are refused, and its report
+# says weaker.
+POD_SCRIPT='
+mkdir -p /w /h/p /out && chown 65534:65534 /h /h/p && chmod 777 /out && cd /w
+try() { # WHO: the same from /w (root) or /h/p (nobody)
+	v=$($1 /cordon/cordon explain -- /bin/true | sed -n "s/^verdict: //p")
+	e=$($1 /cordon/cordon run -- /bin/true 2>&1)
+	case $e in "cordon: $v"*) echo "$2 same-words" ;; *) echo "$2 explain=[$v] run=[$e]" ;; esac
+	$1 /cordon/cordon run --allow-weaker namespaces --report /h/$2.json -- sh -c "
+		{ echo x >/out/escape; } 2>/dev/null && echo wrote-outside
+		python3 -c \"import socket; socket.socket(socket.AF_INET)\" 2>/dev/null && echo inet-socket
+		echo ran" 2>/dev/null | sed "s/^/$2 /"
+	grep -o "\"containment\": \"[a-z]*\"" /h/$2.json | sed "s/^/$2 /"
+}
+try "" root
+cd /h/p && try "env HOME=/h setpriv --reuid 65534 --regid 65534 --clear-groups" nobody
+ls /out
+'
+
+test_hosts_podman_docker_like_profile() {
+	need_podman_root || return
+	cat >"$T_TMP/docker-like.json" <<'J'
+{"defaultAction": "SCMP_ACT_ALLOW",
+ "syscalls": [
+  {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38},
+  {"names": ["unshare", "setns"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1},
+  {"names": ["clone"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1,
+   "args": [{"index": 0, "value": 268435456, "valueTwo": 268435456, "op": "SCMP_CMP_MASKED_EQ"}]}
+ ]}
+J
+	in_podman "$T_TMP/docker-like.json" "$POD_SCRIPT"
+	expect_eq "$RC" 0 "podman run ($OUT)"
+	local who
+	for who in root nobody; do
+		expect_match "$OUT" "^$who same-words$" "$who: the refused run says what explain says"
+		expect_match "$OUT" "^$who ran$" "$who: --allow-weaker namespaces runs"
+		expect_match "$OUT" "^$who \"containment\": \"weaker\"$" "$who: the report says weaker"
+	done
+	expect_nomatch "$OUT" "wrote-outside|inet-socket|escape" "nothing got through"
+	pm rm --all --force --time 0 >/dev/null 2>&1
+	t_assert
+}
+
+# podman's default profile allows the namespaces, but its /proc has masked
+# paths and root inside has no CAP_SYS_ADMIN: the view cannot be built.
+# With allow_weaker the run degrades, saying so.
+test_hosts_podman_default_profile() {
+	need_podman_root || return
+	in_podman default '
+mkdir -p /w && cd /w
+/cordon/cordon explain -- /bin/true | sed -n "s/^verdict: /without: /p"
+/cordon/cordon explain --allow-weaker namespaces -- /bin/true | sed -n "s/^verdict: //p"
+/cordon/cordon run --allow-weaker namespaces --report /r.json -- /bin/true && echo ran
+grep -o "\"containment\": \"[a-z]*\"" /r.json'
+	expect_eq "$RC" 0 "podman run ($OUT)"
+	expect_match "$OUT" '^would run' "explain's verdict"
+	expect_match "$OUT" '^ran$' "the run"
+	if printf '%s' "$OUT" | grep -q '^would run weaker'; then
+		expect_match "$OUT" "^would run weaker: the run's (/proc|binds): .* from (fsmount|fsopen|open_tree)" "what fails there, said"
+		expect_match "$OUT" '"containment": "weaker"' "the report says weaker"
+		expect_match "$OUT" "^without: setup-error: the run's (/proc|binds): .*; enforcement.allow_weaker \\[\"namespaces\"\\] runs without them" "explain, not asked: refused, said why"
+	fi
+	pm rm --all --force --time 0 >/dev/null 2>&1
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_hosts_'); do t_run "$t"; done

@@ -3,6 +3,8 @@
  *   nouserns   clone3 is ENOSYS (as Docker's default profile answers it) and
  *              clone/unshare with CLONE_NEWUSER are EPERM: no user namespace
  *   nolandlock the landlock_* calls are ENOSYS (as gVisor)
+ *   neither    both: no user namespace and no Landlock (the degraded
+ *              boundary is refused there whatever allow_weaker says)
  * Static, raw BPF: nothing but the kernel. x86_64 only (else it runs CMD
  * unfiltered and says so on stderr, exit 3). */
 #include <errno.h>
@@ -25,7 +27,7 @@
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: probe-restrict nouserns|nolandlock CMD [ARG...]\n");
+		fprintf(stderr, "usage: probe-restrict nouserns|nolandlock|neither CMD [ARG...]\n");
 		return 2;
 	}
 #ifndef __x86_64__
@@ -56,16 +58,20 @@ int main(int argc, char **argv)
 		BPF_STMT(BPF_RET | BPF_K, ERRNO(ENOSYS)),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
-	struct sock_fprog prog;
+	struct sock_fprog prog, also = {0, NULL};
 	if (strcmp(argv[1], "nouserns") == 0)
 		prog = (struct sock_fprog){sizeof(userns) / sizeof(userns[0]), userns};
 	else if (strcmp(argv[1], "nolandlock") == 0)
 		prog = (struct sock_fprog){sizeof(landlock) / sizeof(landlock[0]), landlock};
-	else {
+	else if (strcmp(argv[1], "neither") == 0) {
+		prog = (struct sock_fprog){sizeof(userns) / sizeof(userns[0]), userns};
+		also = (struct sock_fprog){sizeof(landlock) / sizeof(landlock[0]), landlock};
+	} else {
 		fprintf(stderr, "probe-restrict: unknown mode %s\n", argv[1]);
 		return 2;
 	}
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0) {
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0 ||
+	    (also.len && prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &also) < 0)) {
 		perror("probe-restrict: seccomp");
 		return 2;
 	}

@@ -122,6 +122,12 @@ static void test_refusals(void **st)
 	expect_err("{\"a\": 1, \"a\": 1}", "duplicate key");
 	expect_err("[]", "must be a JSON object");
 	expect_err("{\"enforcement\": {\"allow_weaker\": [\"all\"]}}", "unknown layer");
+	/* the degraded boundary's two names (docs/hosts.md) */
+	cordon_error e;
+	cordon_policy *p = load("{\"enforcement\": {\"allow_weaker\": [\"namespaces\", \"network\"]}}", &e);
+	assert_non_null(p);
+	assert_int_equal(p->allow_weaker, WEAK_NAMESPACES | WEAK_NETWORK);
+	policy_free(p);
 }
 
 static void test_flags(void **st)

@@ -1,0 +1,214 @@
+/* The degraded boundary (sup-degrade.h, docs/hosts.md): decided before any
+ * layer is prepared, applied by the steps sup-run.c numbers. What holds
+ * without namespaces: the command never privileged (its own host uid as
+ * root, the invoking uid else), every capability dropped, no_new_privs,
+ * Landlock on the host's own paths (LANDLOCK_HOST_VIEW), seccomp (the deny
+ * list, the socket families, setsid and setpgid), rlimits and the cgroup,
+ * the process group and the parent-death signal. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "sup-degrade.h"
+#include "hostwhy.h"
+#include "landlock.h"
+#include "mounts-prep.h"
+#include "ns.h"
+#include "pol-opts.h"
+
+
+static void lost(struct run_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void lost(struct run_report *rep, const char *fmt, ...)
+{
+	struct enforcement *en = &rep->enf;
+	if (en->ndegraded >= ARRAY_SIZE(en->degraded))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(en->degraded[en->ndegraded++], sizeof(en->degraded[0]), fmt, ap);
+	va_end(ap);
+}
+
+/* What only a view of the run's own can give: the first such thing, or
+ * NULL. */
+static const char *needs_view(const struct run_plan *pl, bool session, bool check_view, char *out, size_t n)
+{
+	if (pl->rootfs[0])
+		return "--rootfs (an image's system view)";
+	if (session)
+		return "a session (cordon serve, mcp)";
+	if (check_view)
+		return "a task check over the change set";
+	for (size_t i = 0; i < pl->nmounts; i++) {
+		if (pl->mounts[i].mode == MOUNT_TMPFS) {
+			snprintf(out, n, "the tmpfs at %s", pl->mounts[i].path);
+			return out;
+		}
+		if (pl->mounts[i].scratch)
+			return "a task check's scratch workspace";
+	}
+	const struct boundary_model *m = &pl->model;
+	for (size_t i = 0; i < m->n; i++) {
+		const struct model_entry *e = &m->e[i];
+		if (!model_entry_active(e, 0))
+			continue;
+		if ((e->kind == MK_RO_BIND || e->kind == MK_RW_BIND) && e->host && strcmp(e->host, e->path) != 0) {
+			snprintf(out, n, "%s seen at %s", e->host, e->path);
+			return out;
+		}
+		if (e->kind == MK_SECRET) {
+			snprintf(out, n, "a secret delivered as a file (%s)", e->path);
+			return out;
+		}
+	}
+	return NULL;
+}
+
+int sup_degrade_check(const cordon_policy *p, const struct run_plan *plan, bool session, bool check_view,
+		      const char *why, cordon_error *err)
+{
+	char what[4200];
+	int abi = landlock_abi();
+	if (!abi) {
+		char lw[256];
+		hostwhy_landlock(errno, lw, sizeof(lw));
+		return cordon_err(err, 0, "%s, and %s: without a mount namespace and Landlock nothing would stand between the run and the filesystem; refused whatever enforcement.allow_weaker says",
+				  why, lw);
+	}
+	/* An ordinary user's run is that user: without Landlock's signal
+	 * scoping it could kill its supervisor and go on, unreaped. */
+	if (abi < 6 && geteuid() != 0)
+		return cordon_err(err, 0, "%s; the degraded boundary (allow_weaker \"namespaces\") needs Landlock ABI 6 for an ordinary user (this kernel has ABI %d): without signal scoping the run could kill its supervisor and go on unreaped",
+				  why, abi);
+	const char *v = policy_opts(p)->pty ? "--pty (a pty of the run's own devpts, in a session of its own)"
+						: needs_view(plan, session, check_view, what, sizeof(what));
+	if (v)
+		return cordon_err(err, 0, "%s; the degraded boundary (allow_weaker \"namespaces\") has no view of the run's own, which %s needs",
+				  why, v);
+	bool net = p->net_allow.n > 0;
+	if (net && !(p->allow_weaker & WEAK_NETWORK))
+		return cordon_err(err, 0, "%s; network.allow: without a network namespace of the run's own its proxy cannot bound the run's network; set enforcement.allow_weaker [\"namespaces\", \"network\"] to run with the host's network unbounded",
+				  why);
+	return 0;
+}
+
+int sup_degrade_decide(struct sup *s, cordon_error *err)
+{
+	const cordon_policy *p = s->pol;
+	if (!(p->allow_weaker & WEAK_NAMESPACES))
+		return 0;
+	char why[256];
+	if (ns_probe_view(SUP_DEGRADE_NS, s->privileged, why, sizeof(why)))
+		return 0; /* the whole boundary can be had */
+	if (sup_degrade_check(p, &s->plan, s->spec.session, s->opts->view != NULL, why, err) < 0)
+		return -1;
+	int abi = landlock_abi();
+	bool net = p->net_allow.n > 0;
+	s->degraded = true;
+	/* Never privileged: a root cordon runs a serve client's command as
+	 * that client, and its own as a uid of the run's own. */
+	if (s->privileged && s->host_uid != 0) {
+		s->sb_uid = s->host_uid;
+		s->sb_gid = s->host_gid;
+	}
+	struct run_report *rep = s->rep;
+	lost(rep, "namespaces: %s; the run has none of its own (user, mount, PID, IPC, UTS, network)", why);
+	lost(rep, "filesystem: the host's tree, held by Landlock (ABI %d) alone: what the policy grants at its own paths, the standard devices, /proc read-only; no private /tmp, /dev/shm or /etc/hosts; protected paths are not held, only looked at after the run",
+	     abi);
+	lost(rep, "processes: the host's PID namespace (the run sees the host's processes in /proc); the run is reaped as its process group (setsid and setpgid refused by seccomp) and with the parent-death signal");
+	if (net)
+		lost(rep, "network: the host's, unbounded (allow_weaker \"network\"): no proxy, none of its rules and no secret injected; datagram, raw and every family but unix, inet and inet6 refused by seccomp");
+	else
+		lost(rep, "network: the host's; every socket family but unix refused by seccomp%s; unix sockets in the host's filesystem that uid %u may write stay reachable",
+		     abi >= 4 ? ", TCP bind and connect by Landlock too" : "", (unsigned)s->sb_uid);
+	if (abi < 6) /* (as root: the run's uid is its own) */
+		lost(rep, "abstract unix sockets: Landlock ABI %d has no scoping (ABI 6): the run may reach the host's", abi);
+	lost(rep, "IPC and hostname: the host's (System V IPC and POSIX message queues of uid %u are reachable)", (unsigned)s->sb_uid);
+	lost(rep, "denial reports: no seccomp notification (the observer reads the run's own view): a refused call fails with EPERM and is not in the report");
+	return 0;
+}
+
+int sup_degrade_layers(struct sup *s, cordon_error *err)
+{
+	if (!s->degraded)
+		return 0;
+	if (overlay_fall_back_late(&s->ovl, s->pol, s->rep, "the degraded boundary has no mount namespace to mount it in", err) < 0)
+		return -1;
+	s->plan.model.run.sys_rules |= SYS_R_KEEP_PGRP | (s->pol->net_allow.n ? SYS_R_STREAM_ONLY : SYS_R_UNIX_ONLY);
+	/* No proxy: its variables would send the run's requests to whatever
+	 * listens on that port of the host. */
+	static const char *const px[] = {"HTTP_PROXY=", "HTTPS_PROXY=", "http_proxy=", "https_proxy=", "ALL_PROXY=",
+					 "all_proxy=", "NO_PROXY=", "no_proxy="};
+	for (size_t i = 0; i < s->env.n;) {
+		bool drop = false;
+		for (size_t k = 0; k < ARRAY_SIZE(px) && !drop; k++)
+			drop = strncmp(s->env.v[i], px[k], strlen(px[k])) == 0;
+		if (!drop) {
+			i++;
+			continue;
+		}
+		free(s->env.v[i]);
+		memmove(&s->env.v[i], &s->env.v[i + 1], (s->env.n - i) * sizeof(char *)); /* with the NULL */
+		s->env.n--;
+		if (s->env_secret_start > i)
+			s->env_secret_start--;
+	}
+	s->spec.envp = s->env.v;
+	s->spec.proxy = s->spec.dns = false;
+	s->spec.degraded = true;
+	s->spec.run_uid = s->sb_uid;
+	s->spec.run_gid = s->sb_gid;
+	return 0;
+}
+
+int sup_degrade_join_cgroup(struct sup *s, cordon_error *err)
+{
+	int fd = openat(s->cg.dirfd, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return cordon_err_errno(err, "open the run's cgroup.procs");
+	char b[32];
+	int n = snprintf(b, sizeof(b), "%d\n", (int)s->pid);
+	int r = write(fd, b, (size_t)n) == n ? 0 : cordon_err_errno(err, "move init into the run's cgroup");
+	close(fd);
+	return r;
+}
+
+int sup_degrade_hand_over(struct sup *s, cordon_error *err)
+{
+	bool any_rw = false;
+	for (size_t i = 0; i < s->plan.nmounts; i++)
+		any_rw |= s->plan.mounts[i].mode == MOUNT_RW;
+	if (!any_rw)
+		return 0;
+	if (s->sb_uid == s->host_uid) {
+		s->rep->enf.workspace_ownership = "invoking-uid";
+		return 0;
+	}
+	s->handed = calloc(s->plan.nmounts, sizeof(bool));
+	if (!s->handed)
+		return cordon_oom(err);
+	const char *first = NULL;
+	for (size_t i = 0; i < s->plan.nmounts; i++) {
+		if (s->plan.mounts[i].mode != MOUNT_RW)
+			continue;
+		s->handed[i] = true;
+		first = first ? first : s->plan.mounts[i].path;
+		if (mounts_chown_tree(s->plan.mounts[i].path, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, err) < 0)
+			return -1;
+	}
+	s->rep->enf.workspace_ownership = "chown";
+	snprintf(s->rep->enf.workspace_ownership_reason, sizeof(s->rep->enf.workspace_ownership_reason),
+		 "the degraded boundary has no user namespace to map through: your files below %s handed to the run's uid %u for the run and back to you after it",
+		 first, (unsigned)s->sb_uid);
+	return 0;
+}
+
+void sup_degrade_reap(struct sup *s)
+{
+	if (s->degraded && s->pid > 0)
+		kill(-s->pid, SIGKILL);
+}

@@ -1,0 +1,43 @@
+/* The degraded boundary (issue 35.2, docs/hosts.md): a host that refuses
+ * the run's namespaces (a container's seccomp profile, gVisor, cordon
+ * nested in cordon) runs it without them only when the policy accepts it
+ * (enforcement.allow_weaker "namespaces", within the ceiling). The steps
+ * sup-run.c calls in its order; what they lose is in the report
+ * (enforcement.degraded) and containment says "weaker". */
+#ifndef CORDON_SUP_DEGRADE_H
+#define CORDON_SUP_DEGRADE_H
+#include <sched.h>
+#include "sup-state.h"
+
+/* Step 4, first: are the namespaces to be had? If not and the policy
+ * accepts it, s->degraded, the run's identity (never privileged: the
+ * invoking uid when that is not root, else a uid of its own) and the
+ * report's list of what is lost; refused where nothing would hold
+ * (no Landlock: nothing between the run and the filesystem; endpoints
+ * without allow_weaker "network"; what needs a view: --rootfs, a tmpfs, a
+ * path seen elsewhere than on the host, a check's scratch, a session). */
+int sup_degrade_decide(struct sup *s, cordon_error *err);
+/* The namespaces a run is cloned into (sup-run.c's clone3), as probed. */
+#define SUP_DEGRADE_NS (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWNET)
+/* Those refusals alone, for a host whose namespaces are refused for the
+ * reason why (hostwhy_userns): `cordon explain`'s verdict and the run's
+ * in the same words. check_view: a task check over the change set. */
+int sup_degrade_check(const cordon_policy *p, const struct run_plan *plan, bool session, bool check_view,
+		      const char *why, cordon_error *err);
+/* Step 4, after the layers are prepared: what the degraded boundary changes
+ * in them (no workspace overlay, no observer, the seccomp rules that keep
+ * the run's process group and refuse the sockets it may not have, the
+ * proxy's variables gone with allow_weaker "network"). */
+int sup_degrade_layers(struct sup *s, cordon_error *err);
+/* Step 6, where clone3 is refused (the degraded boundary clones with clone,
+ * which cannot place init in a cgroup): init joins the run's v2 cgroup
+ * before sync 1, so that the command is born there. */
+int sup_degrade_join_cgroup(struct sup *s, cordon_error *err);
+/* Step 9, as root: the writable paths handed to the run's uid for the run
+ * (give_back_workspace returns them), as without idmapped mounts. */
+int sup_degrade_hand_over(struct sup *s, cordon_error *err);
+/* Init has exited (a zombie until reaped, so its pid, the run's process
+ * group, is not reused): every process left in that group is killed. */
+void sup_degrade_reap(struct sup *s);
+
+#endif
