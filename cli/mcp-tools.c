@@ -214,6 +214,30 @@ static char *exec_body(const jnode *args, bool session, cordon_error *err)
 	return body;
 }
 
+/* The report's change set when it was not applied (review mode: kept for
+ * the user; an overlay whose apply failed): where it is and why, so the
+ * agent can tell its user. Nothing when it was applied or in direct mode. */
+static void write_change_set(jwriter *w, const jnode *report)
+{
+	const jnode *ch = json_get(report, "changes"), *st = json_get(ch, "state"), *dir = json_get(ch, "dir"),
+		    *why = json_get(ch, "reason"), *outs = json_get(report, "outputs");
+	if (!ch || ch->type != J_OBJ || !dir || dir->type != J_STR)
+		return;
+	/* A change set in the session's own directory (its fresh workspace's,
+	 * without --workspace) goes with the session, which the private
+	 * server keeps for no one (--keep-sessions 0): never point there. */
+	size_t pl = strlen(M.private_sessions);
+	bool there = !(pl && strncmp(dir->str, M.private_sessions, pl) == 0);
+	jw_key(w, "change_set");
+	jw_obj_begin(w);
+	jw_key_str(w, "state", !there ? "discarded" : st && st->type == J_STR ? st->str : "unknown");
+	jw_key_str(w, "dir", there ? dir->str : NULL);
+	jw_key_str(w, "reason", !there ? "removed with the session's own fresh workspace, which ended with it (cordon mcp --workspace DIR --review keeps the changes made to DIR)"
+			   : why && why->type == J_STR ? why->str : NULL);
+	jw_key_uint(w, "entries", outs && outs->type == J_ARR ? outs->n : 0);
+	jw_obj_end(w);
+}
+
 static int tool_run(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
 {
 	const jnode *unused;
@@ -253,6 +277,7 @@ static int tool_run(struct mcp_call *c, const jnode *args, jwriter *w, cordon_er
 			}
 			if (st && st->type == J_STR)
 				jw_key_str(w, "report_status", st->str);
+			write_change_set(w, report);
 		}
 		jw_obj_end(w);
 	}
@@ -263,6 +288,8 @@ static int tool_run(struct mcp_call *c, const jnode *args, jwriter *w, cordon_er
 	return rc;
 }
 
+#define ENDED_TEXT "session %s had already ended by itself (its idle_timeout or timeout): open a new one (session_open)"
+
 /* A session of this server's, named by the call's "session". */
 static int known_session(const jnode *args, const char **sid, cordon_error *err)
 {
@@ -270,8 +297,10 @@ static int known_session(const jnode *args, const char **sid, cordon_error *err)
 	if (arg(args, "session", J_STR, true, &s, err) < 0 || !s)
 		return -1;
 	pthread_mutex_lock(&M.lock);
-	bool ok = strv_contains(&M.sessions, s->str);
+	bool ok = strv_contains(&M.sessions, s->str), ended = !ok && strv_contains(&M.ended, s->str);
 	pthread_mutex_unlock(&M.lock);
+	if (ended)
+		return cordon_err(err, ENOENT, ENDED_TEXT, s->str);
 	if (!ok)
 		return cordon_err(err, ENOENT, "no open session \"%s\" (session_open gives one)", s->str);
 	*sid = s->str;
@@ -312,6 +341,23 @@ static bool session_gone(const char *sid)
 	return gone;
 }
 
+/* A session the server ended by itself leaves the bound; a later call on
+ * it is told so (the last MCP_ENDED_KEEP of them are remembered). */
+static void forget_ended(const char *sid)
+{
+	forget_session(sid);
+	pthread_mutex_lock(&M.lock);
+	if (!strv_contains(&M.ended, sid)) {
+		if (M.ended.n >= MCP_ENDED_KEEP) {
+			free(M.ended.v[0]);
+			memmove(M.ended.v, M.ended.v + 1, (M.ended.n - 1) * sizeof(M.ended.v[0]));
+			M.ended.v[--M.ended.n] = NULL;
+		}
+		(void)strv_push(&M.ended, sid);
+	}
+	pthread_mutex_unlock(&M.lock);
+}
+
 /* The sessions the server has ended by itself leave the bound. */
 static void forget_ended_sessions(void)
 {
@@ -322,8 +368,21 @@ static void forget_ended_sessions(void)
 	pthread_mutex_unlock(&M.lock);
 	for (size_t i = 0; i < ids.n; i++)
 		if (session_gone(ids.v[i]))
-			forget_session(ids.v[i]);
+			forget_ended(ids.v[i]);
 	strv_free(&ids);
+}
+
+/* A call on a session failed: if the server ended the session by itself,
+ * say so (and free its place) rather than the server's bare answer. */
+static bool session_ended(const char *sid, const char *what, cordon_error *err)
+{
+	char id[64];
+	snprintf(id, sizeof(id), "%s", sid);
+	if (!session_gone(id))
+		return false;
+	forget_ended(id);
+	cordon_err(err, ENOENT, "%s: " ENDED_TEXT, what, id);
+	return true;
 }
 
 static int tool_session_open(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
@@ -388,6 +447,8 @@ static int tool_session_exec(struct mcp_call *c, const jnode *args, jwriter *w, 
 	free(body);
 	if (rc == 0 && atomic_load(&c->cancelled))
 		rc = CANCELLED;
+	if (rc == -1)
+		session_ended(sid, "session_exec", err);
 	if (rc == 0) {
 		jw_obj_begin(w);
 		mcp_write_exec(w, &o, NULL);
@@ -409,7 +470,7 @@ static int tool_session_close(struct mcp_call *c, const jnode *args, jwriter *w,
 	if (delete_session(id, &rep, err) < 0) {
 		if (!session_gone(id))
 			return cordon_err_wrap(err, "session_close");
-		forget_session(id);
+		forget_ended(id);
 		return cordon_err(err, ENOENT, "session_close: session %s had already ended by itself (its idle_timeout or timeout) and its report is not kept",
 				  id);
 	}
@@ -439,6 +500,7 @@ static int tool_session_close(struct mcp_call *c, const jnode *args, jwriter *w,
 		jw_key(w, "verdicts");
 		jw_node(w, v);
 	}
+	write_change_set(w, rep);
 	jw_obj_end(w);
 	json_free(rep);
 	return 0;
@@ -473,7 +535,7 @@ static int tool_file_write(struct mcp_call *c, const jnode *args, jwriter *w, co
 	buf_free(&p);
 	buf_free(&data);
 	if (rc < 0)
-		return cordon_err_wrap(err, "file_write %s", path->str);
+		return session_ended(sid, "file_write", err) ? -1 : cordon_err_wrap(err, "file_write %s", path->str);
 	const jnode *bytes = json_get(a, "bytes"), *sha = json_get(a, "sha256");
 	jw_obj_begin(w);
 	jw_key_str(w, "path", path->str);
@@ -505,6 +567,8 @@ static int tool_file_read(struct mcp_call *c, const jnode *args, jwriter *w, cor
 		char msg[1024];
 		mh_error_text(&r, msg, sizeof(msg));
 		buf_free(&r.body);
+		if (session_ended(sid, "file_read", err))
+			return -1;
 		return cordon_err(err, EIO, "file_read %s: %s", path->str, msg);
 	}
 	size_t keep = r.body.len < MCP_FILE_KEEP ? r.body.len : MCP_FILE_KEEP;
@@ -542,7 +606,7 @@ static int tool_file_list(struct mcp_call *c, const jnode *args, jwriter *w, cor
 		rc = http_json("GET", p.p, NULL, 200, &a, err);
 	buf_free(&p);
 	if (rc < 0)
-		return cordon_err_wrap(err, "file_list %s", dir);
+		return session_ended(sid, "file_list", err) ? -1 : cordon_err_wrap(err, "file_list %s", dir);
 	const jnode *e = json_get(a, "entries");
 	jw_obj_begin(w);
 	jw_key_str(w, "path", dir);
@@ -568,8 +632,8 @@ static int tool_changes(struct mcp_call *c, const jnode *args, jwriter *w, cordo
 	snprintf(path, sizeof(path), "/v1/sessions/%s/changes", sid);
 	jnode *a = NULL;
 	if (http_json("GET", path, NULL, 200, &a, err) < 0)
-		return cordon_err_wrap(err, "changes");
-	static const char *const keep[] = {"truncated", "diff", "diff_bytes", "diff_truncated", "hosts"};
+		return session_ended(sid, "changes", err) ? -1 : cordon_err_wrap(err, "changes");
+	static const char *const keep[] = {"truncated", "refused", "protected", "diff", "diff_bytes", "diff_truncated", "hosts"};
 	const jnode *ch = json_get(a, "changes");
 	jw_obj_begin(w);
 	jw_key_str(w, "session", sid);
@@ -578,7 +642,7 @@ static int tool_changes(struct mcp_call *c, const jnode *args, jwriter *w, cordo
 	for (size_t i = 0; ch && ch->type == J_ARR && i < ch->n; i++) {
 		const jnode *e = ch->items[i];
 		jw_obj_begin(w);
-		static const char *const f[] = {"path", "change", "type", "bytes"};
+		static const char *const f[] = {"path", "change", "type", "bytes", "sha256"};
 		for (size_t k = 0; k < sizeof(f) / sizeof(f[0]); k++) {
 			const jnode *v = json_get(e, f[k]);
 			if (v) {

@@ -379,6 +379,10 @@ static int start_server(const char *ceiling)
 	char state[PATH_MAX + 8], self[PATH_MAX];
 	snprintf(M.srv.sock, sizeof(M.srv.sock), "%s/serve.sock", tmpdir);
 	snprintf(state, sizeof(state), "%s/state", tmpdir);
+	/* as the server's reports name it: canonical (TMPDIR may be a link) */
+	char canon[PATH_MAX];
+	snprintf(M.private_sessions, sizeof(M.private_sessions), "%s/state/sessions/",
+		 realpath(tmpdir, canon) ? canon : tmpdir);
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
 	if (n <= 0)
 		return -1;
@@ -524,5 +528,6 @@ int cmd_mcp(int argc, char **argv)
 	stop();
 	free(M.policy_json);
 	strv_free(&M.sessions);
+	strv_free(&M.ended);
 	return 0;
 }

@@ -73,7 +73,11 @@ struct mcp_state {
 	int ncalls;
 	strv sessions;              /* opened by session_open, not closed */
 	int opening;                /* session_open calls under way: counted in the bound */
+	strv ended;                 /* the last MCP_ENDED_KEEP sessions the server ended by itself */
+	char private_sessions[PATH_MAX + 32]; /* the private server's STATE/sessions/, or "" (--server) */
 };
+
+#define MCP_ENDED_KEEP 64
 
 extern struct mcp_state M;
 

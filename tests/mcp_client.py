@@ -6,6 +6,7 @@ usage: mcp_client.py CORDON CASE [cordon mcp options...]
 Starts `CORDON mcp`, speaks newline-delimited JSON-RPC 2.0 to it and checks one
 case. Every line the server writes must be one JSON-RPC message (its stdout is
 the protocol's alone). Exit 0 when the case holds, 1 with the reason."""
+import hashlib
 import json
 import os
 import select
@@ -31,6 +32,7 @@ class Mcp:
         self.p = subprocess.Popen([cordon, "mcp"] + args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                   stderr=self.err)
         self.buf = b""
+        self.raw = b""  # every byte of cordon mcp's stdout
         self.next_id = 1
         self.notes = []  # notifications, in order
 
@@ -52,6 +54,7 @@ class Mcp:
                 chunk = os.read(self.p.stdout.fileno(), 65536)
                 check(chunk, "cordon mcp closed its standard output")
                 self.buf += chunk
+                self.raw += chunk
         line, self.buf = self.buf.split(b"\n", 1)
         try:
             m = json.loads(line)
@@ -103,6 +106,7 @@ class Mcp:
     def close(self):
         self.p.stdin.close()
         rest = self.p.stdout.read()
+        self.raw += rest
         for line in rest.splitlines():
             check(json.loads(line).get("jsonrpc") == "2.0", "after the end: %r" % line[:200])
         rc = self.p.wait(WAIT)
@@ -397,6 +401,10 @@ def case_review(m):
     got = sorted((ch["change"], ch["path"], ch["type"]) for ch in c["changes"])
     check(got == [("created", "evil", "other"), ("created", "new.txt", "file"), ("modified", "README", "file")],
           "changes %r" % got)
+    sha = {ch["path"]: ch.get("sha256", "absent") for ch in c["changes"]}
+    check(sha["new.txt"] == hashlib.sha256(b"new\n").hexdigest() and sha["README"] ==
+          hashlib.sha256(b"hello\nchanged\n").hexdigest() and sha["evil"] is None, "sha256 %r" % sha)
+    check(c.get("refused") == [] and c.get("protected") == [], "refused, protected: %r" % c)
     check("+changed" in c["diff"].splitlines() and "+++ b/new.txt" in c["diff"].splitlines(), "diff %r" % c["diff"])
     check("root:" not in c["diff"] and not c["diff_truncated"], "the link is not followed: %r" % c["diff"])
     r = sc(m.tool("session_close", {"session": sid}))
@@ -405,6 +413,44 @@ def case_review(m):
         check(f.read() == "hello\n", "README untouched")
     r = m.tool("changes", {"session": sid})
     check(r["isError"] and "no open session" in r["content"][0]["text"], "a closed session: %r" % r)
+    # a special file is listed in refused (an apply would never apply it)
+    s = sc(m.tool("session_open", {}))
+    sc(m.tool("session_exec", {"session": s["session"], "command": "mkfifo pipe"}))
+    c = sc(m.tool("changes", {"session": s["session"]}))
+    check(len(c["refused"]) == 1 and "pipe" in c["refused"][0], "refused %r" % c)
+    sc(m.tool("session_close", {"session": s["session"]}))
+
+
+def case_review_run(m):
+    """--review: a run's changes are kept for the user, and its result says
+    where (change_set), which cordon changes lists; a session_close too."""
+    ws = os.environ["MCP_WS"]
+    m.initialize()
+    s = sc(m.tool("run", {"command": "echo new > new.txt; echo more >> README"}))
+    cs = s.get("change_set")
+    check(cs and cs["state"] == "kept" and cs["entries"] == 2 and os.path.isdir(cs["dir"]), "run: %r" % s)
+    check(sorted(os.listdir(ws)) == ["README"], "nothing reached the workspace: %r" % os.listdir(ws))
+    out = subprocess.run([os.environ["CORDON"], "changes", cs["dir"], "--json"], capture_output=True, text=True)
+    check(out.returncode == 0, "cordon changes %s: %s" % (cs["dir"], out.stderr))
+    got = sorted(ch["path"] for ch in json.loads(out.stdout)["changes"])
+    check(got == ["README", "new.txt"], "cordon changes lists %r" % got)
+    o = sc(m.tool("session_open", {}))
+    sc(m.tool("session_exec", {"session": o["session"], "command": "echo s > s.txt"}))
+    c = sc(m.tool("session_close", {"session": o["session"]}))
+    cs2 = c.get("change_set")
+    check(cs2 and cs2["state"] == "kept" and cs2["dir"] != cs["dir"] and os.path.isdir(cs2["dir"]), "close: %r" % c)
+    m.close()
+    check(os.path.isdir(cs["dir"]) and os.path.isdir(cs2["dir"]), "the change sets outlive cordon mcp")
+
+
+def case_review_fresh(m):
+    """A run in review mode without --workspace: its fresh workspace, and
+    the change set in it, end with it; the result says so (no dir that is
+    gone)."""
+    m.initialize()
+    s = sc(m.tool("run", {"command": "echo n > n.txt", "policy": {"filesystem": {"workspace_mode": "review"}}}))
+    cs = s.get("change_set")
+    check(cs and cs["state"] == "discarded" and cs["dir"] is None and "--workspace" in cs["reason"], "run: %r" % s)
 
 
 def case_review_policy(m):
@@ -453,6 +499,110 @@ def case_server(m):
     s = sc(m.tool("session_open", {}))
     check(s["workspace"].startswith(os.environ["MCP_STATE"]), "the given server's session: %r" % s)
     sc(m.tool("session_close", {"session": s["session"]}))
+
+
+SECRET = "cordon-mcp-s3cr3t-7f3a9c21"
+
+
+def case_redact(m):
+    """A policy secret (from a file, --policy) printed by the command, as
+    is, in base64 and hex, by run and session_exec, with progress asked
+    for: the result's text and structuredContent carry [REDACTED:TOKEN],
+    and no byte of cordon mcp's stdout ever carries the value."""
+    import base64
+    m.initialize()
+    show = 'echo "v=$TOKEN"; printf %s "$TOKEN" | base64; printf %s "$TOKEN" | od -An -tx1 | tr -d " \\n"; echo; echo "e=$TOKEN" >&2'
+    forms = [SECRET, base64.b64encode(SECRET.encode()).decode(), SECRET.encode().hex()]
+    res = m.tool("run", {"command": show}, meta={"progressToken": "r"})
+    s = sc(res)
+    check("v=[REDACTED:TOKEN]" in s["stdout"] and "e=[REDACTED:TOKEN]" in s["stderr"], "run: %r" % s)
+    o = sc(m.tool("session_open", {}))
+    e = m.tool("session_exec", {"session": o["session"], "command": show}, meta={"progressToken": "e"})
+    check("v=[REDACTED:TOKEN]" in sc(e)["stdout"], "session_exec: %r" % e)
+    check(any(n["method"] == "notifications/progress" for n in m.notes), "progress was sent")
+    sc(m.tool("session_close", {"session": o["session"]}))
+    for r in (res, e):
+        for f in forms:
+            check(f not in json.dumps(r), "the value (%s) in a result: %r" % (f, r))
+    m.close()
+    for f in forms:
+        check(f.encode() not in m.raw, "the value (%s) on cordon mcp's stdout" % f)
+
+
+def case_timeouts(m):
+    """run's and session_exec's timeout kill the command past it (status
+    timeout, a normal result); a session past its idle_timeout is gone and
+    the next call on it says so."""
+    m.initialize()
+    marker = "419.%d" % os.getpid()
+    s = sc(m.tool("run", {"argv": ["sleep", marker], "timeout": "1s"}))
+    check(s["status"] == "timeout", "run past its timeout: %r" % s)
+    wait_until(lambda: not proc_with(marker), "the run's sleep is still there")
+    o = sc(m.tool("session_open", {}))
+    s = sc(m.tool("session_exec", {"session": o["session"], "argv": ["sleep", marker], "timeout": "1s"}))
+    check(s["status"] == "timeout", "session_exec past its timeout: %r" % s)
+    s = sc(m.tool("session_exec", {"session": o["session"], "command": "echo alive"}))
+    check(s["stdout"] == "alive\n", "the session lives on: %r" % s)
+    sc(m.tool("session_close", {"session": o["session"]}))
+    o = sc(m.tool("session_open", {"idle_timeout": "1s"}))
+    wait_until(lambda: not os.path.exists(o["workspace"]), "the session did not end by its idle_timeout")
+    for tool, a in (("session_exec", {"command": "true"}), ("file_read", {"path": "x"}),
+                    ("file_write", {"path": "x", "content": "y"}), ("file_list", {})):
+        a["session"] = o["session"]
+        r = m.tool(tool, a)
+        check(r.get("isError") and "ended by itself" in r["content"][0]["text"]
+              and "session_open" in r["content"][0]["text"], "%s on an ended session: %r" % (tool, r))
+
+
+def case_ceiling(m):
+    """--ceiling FILE (no network): a call's policy beyond it is cordon's
+    refusal (isError) naming the excess; within it, the call runs."""
+    m.initialize()
+    for tool in ("run", "session_open"):
+        a = {"policy": {"network": {"allow": ["example.com:443"]}}}
+        if tool == "run":
+            a["command"] = "echo no"
+        r = m.tool(tool, a)
+        t = r["content"][0]["text"]
+        check(r.get("isError") and "unauthorized" in t and "example.com:443" in t, "%s beyond: %r" % (tool, r))
+    s = sc(m.tool("run", {"command": "echo yes", "policy": {"limits": {"pids": 64}}}))
+    check(s["stdout"] == "yes\n", "within: %r" % s)
+
+
+def case_tcp(m):
+    """--server http://127.0.0.1:PORT --token-file F: run, a session and
+    its files through that server."""
+    m.initialize()
+    s = sc(m.tool("run", {"command": "echo over tcp"}))
+    check(s["stdout"] == "over tcp\n" and s["status"] == "ok", "run: %r" % s)
+    o = sc(m.tool("session_open", {}))
+    check(o["workspace"].startswith(os.environ["MCP_STATE"]), "the given server's session: %r" % o)
+    sc(m.tool("file_write", {"session": o["session"], "path": "f", "content": "tcp\n"}))
+    e = sc(m.tool("session_exec", {"session": o["session"], "command": "cat f"}))
+    check(e["stdout"] == "tcp\n", "exec: %r" % e)
+    sc(m.tool("session_close", {"session": o["session"]}))
+
+
+def case_statuses(m):
+    """signaled, start-error and output-limit are normal results (isError
+    false), the status in structuredContent."""
+    m.initialize()
+    s = sc(m.tool("run", {"command": "kill -KILL $$"}))
+    check(s["status"] == "signaled" and s["signal"] in ("KILL", "SIGKILL"), "signaled: %r" % s)
+    s = sc(m.tool("run", {"argv": ["/no/such/command-%d" % os.getpid()]}))
+    check(s["status"] == "start-error" and s.get("error"), "start-error: %r" % s)
+    s = sc(m.tool("run", {"command": "head -c 300000 /dev/zero", "policy": {"limits": {"output": "64K"}}}))
+    check(s["status"] == "output-limit", "run output-limit: %r" % {k: s[k] for k in s if k != "stdout"})
+    o = sc(m.tool("session_open", {"policy": {"limits": {"output": "64K"}}}))
+    for a, want in (({"command": "kill -KILL $$"}, "signaled"),
+                    ({"argv": ["/no/such/command-%d" % os.getpid()]}, "start-error"),
+                    ({"command": "head -c 300000 /dev/zero"}, "output-limit")):
+        a["session"] = o["session"]
+        s = sc(m.tool("session_exec", a))
+        check(s["status"] == want, "session_exec %r: %r" % (a, {k: s[k] for k in s if k != "stdout"}))
+        if want == "output-limit":
+            break
+    m.tool("session_close", {"session": o["session"]})
 
 
 def main():

@@ -4,10 +4,11 @@
 # protocol's own TypeScript SDK client (tests/mcp/client.mjs) checks that a
 # real MCP client can list the tools and use them.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../serve-fixture.sh"
 # The changes tool needs an overlay or review workspace: as root an idmapped
 # mount of it, which Debian 12's /tmp (tmpfs on 6.1) cannot have; there these
 # tests' workspaces (and the TS client's private server, TMPDIR) go on /var/tmp.
-overlay_workspaces '^test_mcp_(review_changes|review_policy_held|review_huge_file|typescript_sdk_client)$' only
+overlay_workspaces '^test_mcp_(review_changes|review_run_kept|review_run_fresh|review_policy_held|review_huge_file|typescript_sdk_client)$' only
 
 mcp_case() { # CASE [cordon mcp options...]
 	command -v python3 >/dev/null || { t_skip "no python3"; return; }
@@ -76,6 +77,16 @@ test_mcp_review_changes() {
 	t_assert
 }
 
+# --review: a run's (and a session's) change set is kept, and its result
+# says where.
+test_mcp_review_run_kept() {
+	mkdir "$WS/proj"
+	printf 'hello\n' >"$WS/proj/README"
+	MCP_WS=$WS/proj CORDON=$CORDON mcp_case review_run --workspace "$WS/proj" --review
+}
+
+test_mcp_review_run_fresh() { mcp_case review_fresh; }
+
 # --review holds against a call's own policy (a workspace_mode of overlay or
 # direct, an allow_weaker "workspace"): nothing reaches the workspace.
 test_mcp_review_policy_held() {
@@ -88,6 +99,31 @@ test_mcp_review_policy_held() {
 test_mcp_review_huge_file() {
 	mkdir "$WS/proj"
 	MCP_WS=$WS/proj mcp_case review_huge --workspace "$WS/proj" --review
+}
+
+# A policy secret (from a file) the command prints: redacted in the
+# results, the progress and every byte of cordon mcp's stdout.
+test_mcp_output_redacted() {
+	printf 'cordon-mcp-s3cr3t-7f3a9c21' >"$T_TMP/token.txt"
+	chmod 600 "$T_TMP/token.txt"
+	printf '{"secrets": {"TOKEN": {"file": "%s"}}}\n' "$T_TMP/token.txt" >"$T_TMP/policy.json"
+	mcp_case redact --policy "$T_TMP/policy.json"
+}
+
+test_mcp_timeouts() { mcp_case timeouts; }
+test_mcp_statuses_are_results() { mcp_case statuses; }
+
+test_mcp_ceiling() {
+	printf '{"network": {"allow": []}, "limits": {"wall_time": "1h"}}\n' >"$T_TMP/ceiling.json"
+	mcp_case ceiling --ceiling "$T_TMP/ceiling.json"
+}
+
+# --server http://127.0.0.1:PORT --token-file F (a cordon serve --listen
+# on loopback).
+test_mcp_given_tcp_server() {
+	command -v curl >/dev/null || { t_skip "no curl"; return; }
+	start_tcp
+	MCP_STATE=$WS/state mcp_case tcp --server "http://127.0.0.1:$PORT" --token-file "$T_TMP/token"
 }
 
 test_mcp_given_server() {
@@ -129,8 +165,15 @@ t_run test_mcp_max_sessions
 t_run test_mcp_max_sessions_ended
 t_run test_mcp_workspace_and_policy_options
 t_run test_mcp_given_server
+t_run test_mcp_given_tcp_server
+t_run test_mcp_output_redacted
+t_run test_mcp_timeouts
+t_run test_mcp_statuses_are_results
+t_run test_mcp_ceiling
 t_run test_mcp_max_sessions_at_once
 t_run test_mcp_review_changes
+t_run test_mcp_review_run_kept
+t_run test_mcp_review_run_fresh
 t_run test_mcp_review_policy_held
 t_run test_mcp_review_huge_file
 t_run test_mcp_typescript_sdk_client
