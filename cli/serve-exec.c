@@ -618,6 +618,23 @@ enum MHD_Result session_op(struct MHD_Connection *c, const struct route *rt, str
 		r = simple_op(c, se, rt->sid, rt->kind == R_SESSION_PAUSE ? "{\"op\":\"pause\"}" : "{\"op\":\"resume\"}",
 			      -1, 200, "application/json");
 		break;
+	case R_SNAPSHOT_TAKE:
+	case R_SNAPSHOTS_LIST: {
+		bool take = rt->kind == R_SNAPSHOT_TAKE;
+		r = simple_op(c, se, rt->sid, take ? "{\"op\":\"snapshot\"}" : "{\"op\":\"snapshots\"}", -1,
+			      take ? 201 : 200, "application/json");
+		break;
+	}
+	case R_SNAPSHOT_DELETE:
+		jw_obj_begin(&w);
+		jw_key(&w, "op");
+		jw_str(&w, "snapshot_delete");
+		jw_key(&w, "snapshot");
+		jw_str(&w, rt->eid);
+		jw_obj_end(&w);
+		jw_finish(&w);
+		r = simple_op(c, se, rt->sid, w.out.p, -1, 200, "application/json");
+		break;
 	case R_EXEC_GET:
 	case R_EXEC_SIGNAL: {
 		const jnode *sig = body ? json_get(body, "signal") : NULL;

@@ -105,6 +105,15 @@ struct sx_pause_iv {
 };
 #define SX_PAUSES_MAX 256
 
+/* A snapshot of the workspace (session-snap.c): its directory is
+ * snap_dir/id. */
+struct sx_snap {
+	char id[24];
+	uint64_t bytes, files, entries;
+	uint64_t created; /* seconds since the epoch */
+};
+#define SX_SNAPS_MAX 64
+
 struct sx_file {
 	bool used;
 	int op;
@@ -153,4 +162,10 @@ struct sx {
 	uint64_t pause_t0, wall_left, paused_ns;
 	struct sx_pause_iv pauses[SX_PAUSES_MAX];
 	size_t npauses, pauses_omitted;
+	/* Snapshots (session-snap.c): in snap_dir (<session dir>/snapshots),
+	 * snap_bytes of them in all. */
+	char snap_dir[4096];
+	struct sx_snap snaps[SX_SNAPS_MAX];
+	size_t nsnaps;
+	uint64_t snap_bytes;
 };

@@ -53,6 +53,7 @@
 #include "session.h"
 #include "session-cg.h"
 #include "session-pause.h"
+#include "session-snap.h"
 #include "session-worker.h"
 #include "sync.h"
 #include "units.h"
@@ -184,6 +185,12 @@ static void on_ctl(struct sx *s)
 		sx_do_pause(s, reply);
 	} else if (strcmp(op, "resume") == 0) {
 		sx_do_resume(s, reply);
+	} else if (strcmp(op, "snapshot") == 0) {
+		sx_do_snapshot(s, reply);
+	} else if (strcmp(op, "snapshots") == 0) {
+		sx_do_snapshots(s, reply);
+	} else if (strcmp(op, "snapshot_delete") == 0) {
+		sx_do_snapshot_delete(s, req, reply);
 	} else if (strcmp(op, "claim") == 0) {
 		do_claim(s, req, reply);
 	} else if (strcmp(op, "exec") == 0) {
@@ -567,6 +574,10 @@ int session_worker_main(int ctl)
 	const jnode *id = cfg ? json_get(cfg, "id") : NULL, *rp = cfg ? json_get(cfg, "report") : NULL;
 	snprintf(s.id, sizeof(s.id), "%s", id && id->str ? id->str : "s-?");
 	snprintf(s.report_path, sizeof(s.report_path), "%s", rp && rp->str ? rp->str : "");
+	/* The session's directory (its report's): its snapshots beside. */
+	char *rslash = strrchr(s.report_path, '/');
+	if (rslash && rslash > s.report_path)
+		snprintf(s.snap_dir, sizeof(s.snap_dir), "%.*s/snapshots", (int)(rslash - s.report_path), s.report_path);
 	const jnode *wm = cfg ? json_get(cfg, "warm") : NULL;
 	s.warm = wm && wm->type == J_BOOL && wm->b;
 	const jnode *ws = cfg ? json_get(cfg, "workspace") : NULL;
@@ -608,6 +619,7 @@ int session_worker_main(int ctl)
 		free(reason);
 	}
 	sx_publish(&s);
+	sx_snaps_end(&s);
 	report_free(&rep);
 	policy_free(s.pol);
 	sx_free(&s);
