@@ -470,6 +470,8 @@ static void h_end(void *ctx)
 	s->ended = true;
 	sx_pause_end(s);
 	sxcg_end();
+	/* Its snapshots go with it, before its report answers the DELETE. */
+	sx_snaps_end(s);
 	for (size_t i = 0; i < s->nex; i++)
 		if (s->ex[i].running)
 			sx_finalize(s, &s->ex[i]);
@@ -618,8 +620,8 @@ int session_worker_main(int ctl)
 		sx_reply_error(s.create_reply, code, "%s: %s", status_name(rep.status), reason ? reason : "");
 		free(reason);
 	}
+	sx_snaps_end(&s); /* a session that never came up: none, or a warm one's */
 	sx_publish(&s);
-	sx_snaps_end(&s);
 	report_free(&rep);
 	policy_free(s.pol);
 	sx_free(&s);

@@ -1,0 +1,185 @@
+# Issue 38, snapshots: POST /v1/sessions/{id}/snapshots, GET, DELETE
+# .../snapshots/{sid} (docs/api.md, "Snapshots"). A snapshot is a copy of
+# the workspace's overlay upper layer, taken with the session frozen, kept
+# in the session's state directory, bounded by limits.snapshots (429) and
+# by its entries (413), removed with the session.
+. "$(dirname "$0")/../lib.sh"
+
+start_server() {
+	SOCK=$T_TMP/s.sock
+	STATE=$WS/state
+	"$CORDON" serve --socket "$SOCK" --state-dir "$STATE" "$@" 2>"$T_TMP/serve.log" &
+	SRV=$!
+	T_SERVERS+=("$SRV")
+	trap stop_servers EXIT
+	local i
+	for i in $(seq 1 200); do
+		[ -S "$SOCK" ] && return 0
+		kill -0 "$SRV" 2>/dev/null || break
+		sleep 0.05
+	done
+	fail "the server did not start: $(cat "$T_TMP/serve.log")"
+}
+api() { curl -sS --unix-socket "$SOCK" --max-time 60 "$@"; }
+api_code() { api -w ' %{http_code}' "$@" | tr -d '\n'; }
+new_session() {
+	local body=${1:-'{}'}
+	SID=$(api -X POST http://cordon/v1/sessions -d "$body" | jq -r .id)
+	[[ "$SID" =~ ^s-[0-9a-f]{16}$ ]] || { fail "no session: $SID"; return 1; }
+}
+# run_in CMD: an exec of sh -c CMD in the session; its status.
+run_in() {
+	api -X POST "http://cordon/v1/sessions/$SID/exec" -d "$(jq -nc --arg c "$1" '{argv:["sh","-c",$c]}')" |
+		jq -r 'select(.type == "result") | .status'
+}
+# snapshot_or_skip: a snapshot of $SID in $SNAP (its answer) and $PID_; a
+# host where the session's workspace has no overlay (direct instead) skips.
+snapshot_or_skip() {
+	local out
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots")
+	if [[ "$out" == *"its workspace mode is direct"*409 ]]; then
+		t_skip "no overlay workspace for a session on this host"
+		return 1
+	fi
+	SNAP=${out% 201}
+	[ "$SNAP" != "$out" ] || { fail "snapshot: $out"; return 1; }
+	PID_=$(printf '%s' "$SNAP" | jq -r .snapshot)
+}
+snapdir() { echo "$STATE/sessions/$SID/snapshots/$1"; }
+
+# Each call: a snapshot holds the workspace's changes (files, a hard link
+# kept as a link, a protected path as it is, a link to /etc/passwd as a
+# link, a FIFO), later writes are not in it; GET lists it; DELETE removes
+# it; the session's end removes them all.
+test_snapshot_calls() {
+	start_server || return 1
+	new_session || return 1
+	expect_eq "$(run_in 'echo one >a; mkdir -p d .git/hooks; echo x >d/f; ln d/f hl; echo "#!/bin/sh" >.git/hooks/pre-commit; ln -s /etc/passwd pw; mkfifo ff')" ok "the writes"
+	snapshot_or_skip || return
+	expect_match "$PID_" '^p-[0-9a-f]{16}$' "its id: $SNAP"
+	expect_eq "$(printf '%s' "$SNAP" | jq -c '[.files, .bytes, (.created | test("^[0-9-]+T[0-9:]+Z$"))]')" '[3,16,true]' "its counts: $SNAP"
+	local d
+	d=$(snapdir "$PID_")
+	expect_eq "$(cat "$d/a")" one "a in the snapshot"
+	expect_eq "$(stat -c %i "$d/hl")" "$(stat -c %i "$d/d/f")" "the hard link, a link in the copy"
+	expect_eq "$(cat "$d/.git/hooks/pre-commit")" '#!/bin/sh' "the protected path, as it is"
+	expect_eq "$(readlink "$d/pw")" /etc/passwd "the link, as a link"
+	[ -p "$d/ff" ] || fail "the FIFO, made anew"
+	expect_eq "$(stat -c %a "$STATE/sessions/$SID/snapshots")" 700 "the snapshots' directory: the server's alone"
+	expect_eq "$(run_in 'echo two >a; echo new >b')" ok "later writes"
+	expect_eq "$(cat "$d/a")" one "not in the snapshot"
+	[ ! -e "$d/b" ] || fail "b is not in the snapshot"
+	snapshot_or_skip || return
+	local p2=$PID_
+	local list
+	list=$(api "http://cordon/v1/sessions/$SID/snapshots")
+	expect_eq "$(printf '%s' "$list" | jq -c '[.snapshots[].snapshot] | length')" 2 "GET lists both: $list"
+	expect_eq "$(printf '%s' "$list" | jq -r '.budget')" 1073741824 "the default budget, 1G"
+	expect_match "$(api_code -X DELETE "http://cordon/v1/sessions/$SID/snapshots/$p2")" '"deleted":"p-.* 200$' "DELETE"
+	[ ! -e "$(snapdir "$p2")" ] || fail "the deleted snapshot's directory"
+	expect_match "$(api_code -X DELETE "http://cordon/v1/sessions/$SID/snapshots/$p2")" 'no such snapshot.* 404$' "DELETE again"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots/$p2")" ' 405$' "POST a snapshot's path"
+	expect_match "$(api_code -X DELETE "http://cordon/v1/sessions/$SID/snapshots/x-0123456789abcdef")" ' 404$' "not a snapshot id"
+	api -X DELETE "http://cordon/v1/sessions/$SID" >/dev/null
+	[ ! -e "$STATE/sessions/$SID/snapshots" ] || fail "the snapshots outlive their session: $(ls "$STATE/sessions/$SID/snapshots")"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+# A snapshot while an exec runs: the exec is frozen for the copy and goes
+# on after it (thawed), a paused session stays paused.
+test_snapshot_while_running() {
+	start_server || return 1
+	new_session || return 1
+	local out
+	out=$(api -X POST "http://cordon/v1/sessions/$SID/exec" \
+		-d '{"argv":["sh","-c","i=0; while :; do i=$((i+1)); echo $i >n.tmp; mv n.tmp n; done"],"background":true}')
+	expect_match "$out" '"state":"running"' "the counting exec: $out"
+	local eid
+	eid=$(printf '%s' "$out" | jq -r .exec)
+	snapshot_or_skip || return
+	local d n
+	d=$(snapdir "$PID_")
+	n=$(cat "$d/n" 2>/dev/null || echo 0)
+	[[ "$n" =~ ^[0-9]+$ ]] || fail "the counter in the snapshot: $n"
+	local i c=0
+	for i in $(seq 1 400); do
+		c=$(api "http://cordon/v1/sessions/$SID/files?path=n" 2>/dev/null)
+		[[ "$c" =~ ^[0-9]+$ ]] && [ "$c" -gt "$n" ] && break
+		sleep 0.05
+	done
+	[ "$c" -gt "$n" ] 2>/dev/null || fail "the exec did not go on after the snapshot ($c, snapshot $n)"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r .state)" running "the exec still runs"
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/pause")
+	if [[ "$out" != *" 200" ]]; then
+		t_skip "no freezer for the session: $out"
+		return
+	fi
+	snapshot_or_skip || return
+	expect_eq "$(api "http://cordon/v1/sessions/$SID" | jq -r .state)" paused "paused after a snapshot of a paused session"
+	api -X DELETE "http://cordon/v1/sessions/$SID" >/dev/null
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+# The budget (limits.snapshots): past it 429 naming it; a DELETE makes room.
+test_snapshot_budget() {
+	start_server || return 1
+	new_session '{"policy":{"limits":{"snapshots":"96K"}}}' || return 1
+	expect_eq "$(run_in 'head -c 40000 /dev/zero >big')" ok "40 KB written"
+	snapshot_or_skip || return
+	local p1=$PID_
+	snapshot_or_skip || return
+	local out
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots")
+	expect_match "$out" 'past their budget of 98304 bytes \(limits.snapshots; 80000 used\).* 429$' "the third: $out"
+	expect_eq "$(ls "$STATE/sessions/$SID/snapshots" | wc -l)" 2 "nothing left of the refused one"
+	api -X DELETE "http://cordon/v1/sessions/$SID/snapshots/$p1" >/dev/null
+	snapshot_or_skip || return
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots")" ' 429$' "full again"
+	expect_match "$(api_code -X POST http://cordon/v1/sessions -d '{"policy":{"limits":{"snapshots":"lots"}}}')" 'limits.snapshots.* 4[0-9][0-9]$' "a bad size"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+# Hostile upper content: a link made by the run to a file outside is
+# copied as a link (never read through: the target's bytes are not
+# counted), a FIFO made anew (never opened: the copy does not block), and
+# a change set past the bound of entries is refused (413), nothing left.
+test_snapshot_hostile() {
+	CORDON_SNAPSHOT_MAX_ENTRIES=50 start_server || return 1
+	new_session || return 1
+	expect_eq "$(run_in 'ln -s /etc/shadow s; ln -s / root; mkfifo p; mkdir -p l && cd l && ln -s ../../../.. up')" ok "links and a FIFO"
+	snapshot_or_skip || return
+	expect_eq "$(printf '%s' "$SNAP" | jq -c '[.files, .bytes]')" '[0,0]' "no bytes read through a link: $SNAP"
+	expect_eq "$(readlink "$(snapdir "$PID_")/root")" / "the link to /, a link"
+	expect_eq "$(run_in 'mkdir many && cd many && i=0; while [ $i -lt 60 ]; do : >f$i; i=$((i+1)); done')" ok "60 files"
+	local out
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots")
+	expect_match "$out" 'too large to snapshot: more than 50 entries.* 413$' "past the bound: $out"
+	expect_eq "$(ls "$STATE/sessions/$SID/snapshots" | wc -l)" 1 "nothing left of the refused one"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+# A workspace without a change set (direct mode): 409; not a session: 404.
+test_snapshot_routes() {
+	start_server || return 1
+	expect_match "$(api_code -X POST http://cordon/v1/sessions/s-0123456789abcdef/snapshots)" ' 404$' "no such session"
+	new_session '{"policy":{"filesystem":{"workspace_mode":"direct"}}}' || return 1
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots")" 'workspace mode is direct.* 409$' "direct mode"
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID/snapshots")" '"snapshots": *\[\].* 200$' "an empty list"
+	api -X DELETE "http://cordon/v1/sessions/$SID" >/dev/null
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots")" ' 410$' "an ended session"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes; do
+	t_run $t
+done
