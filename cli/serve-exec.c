@@ -625,6 +625,9 @@ enum MHD_Result session_op(struct MHD_Connection *c, const struct route *rt, str
 			      take ? 201 : 200, "application/json");
 		break;
 	}
+	case R_SESSION_FORK:
+		r = fork_session(c, se, rt->sid, rq);
+		break;
 	case R_SNAPSHOT_DELETE:
 		jw_obj_begin(&w);
 		jw_key(&w, "op");

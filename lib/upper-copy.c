@@ -56,7 +56,7 @@ static int copy_xattrs(struct ucopy *u, int src, int dst, cordon_error *err)
 		return errno == ENOTSUP ? 0 : fail(u, err, errno, "list its attributes");
 	for (ssize_t off = 0; off < n; off += (ssize_t)strlen(names + off) + 1) {
 		const char *nm = names + off;
-		if (strncmp(nm, "user.", 5) != 0)
+		if (strncmp(nm, "user.", 5) != 0 || (u->lim->merged && strncmp(nm, "user.overlay.", 13) == 0))
 			continue;
 		ssize_t vl = fgetxattr(src, nm, val, XATTR_VALUE_MAX_BYTES);
 		if (vl < 0)
@@ -70,7 +70,8 @@ static int copy_xattrs(struct ucopy *u, int src, int dst, cordon_error *err)
 /* Owner (as root), mode and times of st onto fd (the copy). */
 static int copy_meta(struct ucopy *u, int fd, const struct stat *st, cordon_error *err)
 {
-	if (u->root && fchown(fd, st->st_uid, st->st_gid) < 0)
+	if (u->lim->own ? fchown(fd, u->lim->uid, u->lim->gid) < 0
+			: u->root && fchown(fd, st->st_uid, st->st_gid) < 0)
 		return fail(u, err, errno, "set its owner");
 	if (fchmod(fd, st->st_mode & 01777) < 0)
 		return fail(u, err, errno, "set its mode");
@@ -178,6 +179,33 @@ static int copy_file(struct ucopy *u, int sdir, int ddir, const char *name, cons
 
 static int copy_dir(struct ucopy *u, int sdir, int ddir, unsigned depth, cordon_error *err);
 
+static bool is_opaque(int dfd)
+{
+	char v[4];
+	return fgetxattr(dfd, "user.overlay.opaque", v, sizeof(v)) == 1 && v[0] == 'y';
+}
+
+/* Merged (upper_apply): what the destination has at name goes, unless it
+ * is a directory the source's (not opaque) merges into (*merge). */
+static int clear_dest(struct ucopy *u, int sdir, int ddir, const char *name, const struct stat *st, bool *merge,
+		      cordon_error *err)
+{
+	*merge = false;
+	struct stat ex;
+	if (fstatat(ddir, name, &ex, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : fail(u, err, errno, "stat what is there");
+	if (S_ISDIR(st->st_mode) && S_ISDIR(ex.st_mode)) {
+		_cleanup_close_ int s = open_beneath(sdir, name, O_RDONLY | O_DIRECTORY);
+		if (s >= 0 && !is_opaque(s)) {
+			*merge = true;
+			return 0;
+		}
+	}
+	if (!S_ISDIR(ex.st_mode))
+		return unlinkat(ddir, name, 0) < 0 ? fail(u, err, errno, "remove what is there") : 0;
+	return upper_remove(ddir, name, u->lim->max_depth + 1, err);
+}
+
 static int copy_entry(struct ucopy *u, int sdir, int ddir, const char *name, unsigned depth, cordon_error *err)
 {
 	struct stat st;
@@ -186,6 +214,13 @@ static int copy_entry(struct ucopy *u, int sdir, int ddir, const char *name, uns
 	if (++u->st->entries > u->lim->max_entries)
 		return cordon_err(err, UCOPY_OVER_BOUND, "more than %llu entries: a snapshot copies at most that many",
 				  (unsigned long long)u->lim->max_entries);
+	bool merge = false;
+	if (u->lim->merged) {
+		if (clear_dest(u, sdir, ddir, name, &st, &merge, err) < 0)
+			return -1;
+		if (S_ISCHR(st.st_mode) && st.st_rdev == makedev(0, 0))
+			return 0; /* a whiteout: what was there is gone */
+	}
 	if (S_ISREG(st.st_mode))
 		return copy_file(u, sdir, ddir, name, &st, err);
 	if (S_ISDIR(st.st_mode)) {
@@ -198,7 +233,7 @@ static int copy_entry(struct ucopy *u, int sdir, int ddir, const char *name, uns
 		struct stat ds;
 		if (fstat(s, &ds) < 0 || ds.st_ino != st.st_ino || ds.st_dev != st.st_dev)
 			return fail(u, err, ESTALE, "changed while it was copied");
-		if (mkdirat(ddir, name, 0700) < 0)
+		if (!merge && mkdirat(ddir, name, 0700) < 0)
 			return fail(u, err, errno, "make its copy");
 		_cleanup_close_ int d = openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (d < 0)
@@ -216,7 +251,9 @@ static int copy_entry(struct ucopy *u, int sdir, int ddir, const char *name, uns
 		target[n] = '\0';
 		if (symlinkat(target, ddir, name) < 0)
 			return fail(u, err, errno, "make the link");
-		if (u->root && fchownat(ddir, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+		if ((u->lim->own || u->root) &&
+		    fchownat(ddir, name, u->lim->own ? u->lim->uid : st.st_uid, u->lim->own ? u->lim->gid : st.st_gid,
+			     AT_SYMLINK_NOFOLLOW) < 0)
 			return fail(u, err, errno, "set the link's owner");
 		struct timespec ts[2] = {st.st_atim, st.st_mtim};
 		utimensat(ddir, name, ts, AT_SYMLINK_NOFOLLOW);
@@ -229,7 +266,9 @@ static int copy_entry(struct ucopy *u, int sdir, int ddir, const char *name, uns
 		mode_t m = (st.st_mode & S_IFMT) | (whiteout ? 0 : (st.st_mode & 0777));
 		if (mknodat(ddir, name, m, whiteout ? makedev(0, 0) : 0) < 0)
 			return fail(u, err, errno, whiteout ? "make the whiteout" : "make its copy");
-		if (u->root && fchownat(ddir, name, st.st_uid, st.st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+		if ((u->lim->own || u->root) &&
+		    fchownat(ddir, name, u->lim->own ? u->lim->uid : st.st_uid, u->lim->own ? u->lim->gid : st.st_gid,
+			     AT_SYMLINK_NOFOLLOW) < 0)
 			return fail(u, err, errno, "set its owner");
 		return 0;
 	}
@@ -271,6 +310,19 @@ static int copy_dir(struct ucopy *u, int sdir, int ddir, unsigned depth, cordon_
 		u->rel[base] = '\0';
 	}
 	return 0;
+}
+
+int upper_apply(int src, int dst, const struct ucopy_limits *lim, struct ucopy_stat *st, cordon_error *err)
+{
+	memset(st, 0, sizeof(*st));
+	struct ucopy_limits m = *lim;
+	m.merged = true;
+	struct ucopy u = {.lim = &m, .st = st, .root = geteuid() == 0, .top = dst};
+	int rc = copy_dir(&u, src, dst, 0, err);
+	for (size_t i = 0; i < u.nlinks; i++)
+		free(u.links[i].rel);
+	free(u.links);
+	return rc;
 }
 
 int upper_copy(int src, int dst_parent, const char *name, const struct ucopy_limits *lim, struct ucopy_stat *st,

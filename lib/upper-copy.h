@@ -13,13 +13,24 @@
  * whiteout is left out (counted). The walk is bounded: entries, bytes of
  * regular files, depth. */
 #pragma once
+#include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include "error.h"
 
 struct ucopy_limits {
 	uint64_t max_entries; /* entries of any kind */
 	uint64_t max_bytes;   /* bytes of regular files (st_size) */
 	unsigned max_depth;   /* directory levels below the root */
+	/* The view instead of the layer (a fork's workspace, made from a
+	 * snapshot over an empty lower tree): whiteouts and the user.overlay.*
+	 * attributes left out. */
+	bool merged;
+	/* Every entry owned by uid:gid (a fork's workspace: the owner of a
+	 * session's workspace, as an apply's files are), not the source's. */
+	bool own;
+	uid_t uid;
+	gid_t gid;
 };
 
 struct ucopy_stat {
@@ -38,6 +49,12 @@ struct ucopy_stat {
  * was made is removed, -1 and err. */
 int upper_copy(int src, int dst_parent, const char *name, const struct ucopy_limits *lim, struct ucopy_stat *st,
 	       cordon_error *err);
+/* The view of src (an upper layer) over dst (a plain tree, the lower
+ * layer's copy, changed in place): each whiteout removes what dst has
+ * there, an opaque directory replaces dst's, anything else replaces what
+ * is there or merges into a directory (lim->merged implied). On failure
+ * dst is left part-way: -1 and err. */
+int upper_apply(int src, int dst, const struct ucopy_limits *lim, struct ucopy_stat *st, cordon_error *err);
 /* Remove the tree name in parent (one upper_copy made), fd-based, no link
  * followed, at most max_depth levels. 0, or -1 and err. */
 int upper_remove(int parent, const char *name, unsigned max_depth, cordon_error *err);
