@@ -180,6 +180,98 @@ test_snapshot_routes() {
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes; do
+# rd SID PATH: a file of a session's workspace, through the files API.
+rd() { api "http://cordon/v1/sessions/$1/files?path=$2" 2>/dev/null; }
+# fork_of SID [BODY]: a fork's id in $FID.
+fork_of() {
+	local out
+	out=$(api_code -X POST "http://cordon/v1/sessions/$1/fork" -d "${2:-}")
+	if [[ "$out" == *"its workspace mode is direct"*409 ]]; then
+		t_skip "no overlay workspace for a session on this host"
+		return 1
+	fi
+	FID=$(printf '%s' "${out% 201}" | jq -r .id 2>/dev/null)
+	[[ "$FID" =~ ^s-[0-9a-f]{16}$ ]] || { fail "fork: $out"; return 1; }
+}
+
+# Fork: at now and at a snapshot; each side's writes never seen by the
+# other; a fork of a fork (whiteouts and a replaced directory applied); the
+# parent deleted, its forks go on.
+test_fork() {
+	start_server || return 1
+	new_session '{"idle_timeout":"5m"}' || return 1
+	local a=$SID
+	expect_eq "$(run_in 'echo one >a; mkdir -p d/e; echo x >d/e/f; ln d/e/f hl; echo keep >k')" ok "the parent's writes"
+	snapshot_or_skip || return
+	local p1=$PID_
+	expect_eq "$(run_in 'echo two >a')" ok "a rewritten after the snapshot"
+	fork_of "$a" || return
+	local b=$FID
+	expect_eq "$(rd "$b" a)" two "the fork at now sees a as it is"
+	expect_eq "$(rd "$b" d/e/f)" x "and d/e/f"
+	SID=$b
+	expect_eq "$(run_in '[ "$(stat -c %i hl)" = "$(stat -c %i d/e/f)" ] && echo fork >a && echo new >b && rm k && rm -r d && mkdir d && echo y >d/g')" ok "the fork's writes (a hard link kept)"
+	expect_eq "$(rd "$a" a)" two "the parent does not see the fork's write"
+	expect_eq "$(api_code "http://cordon/v1/sessions/$a/files?path=b")" "$(api_code "http://cordon/v1/sessions/$a/files?path=nothing-here" | sed 's/nothing-here/b/g')" "nor its new file"
+	expect_eq "$(rd "$a" k)" keep "nor its deletion"
+	SID=$a
+	expect_eq "$(run_in 'echo three >a')" ok "the parent writes on"
+	expect_eq "$(rd "$b" a)" fork "the fork does not see it"
+	fork_of "$a" "{\"snapshot\":\"$p1\"}" || return
+	local c=$FID
+	expect_eq "$(rd "$c" a)" one "the fork at the snapshot sees a as it was then"
+	fork_of "$b" || return
+	local d=$FID
+	SID=$d
+	expect_eq "$(run_in 'cat a; cat b; ls d; [ -e k ] || echo no-k; [ -e d/e ] || echo no-e')" ok "a fork of the fork"
+	expect_eq "$(api -X POST "http://cordon/v1/sessions/$d/exec" -d '{"argv":["sh","-c","cat a b; ls d; [ -e k ] || echo no-k"]}' |
+		jq -r 'select(.type == "stdout") | .data_b64' | base64 -d | tr '\n' ' ')" "fork new g no-k " "its view: the fork's changes over the fork's start"
+	api -X DELETE "http://cordon/v1/sessions/$a" >/dev/null
+	expect_eq "$(rd "$b" a)" fork "the parent deleted, the fork reads"
+	SID=$b
+	expect_eq "$(run_in 'echo after >a')" ok "and writes"
+	expect_eq "$(rd "$c" a)" one "the other fork too"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$b/fork" -d '{"snapshot":"p-0123456789abcdef"}')" 'no such snapshot.* 404$' "an unknown snapshot"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$b/fork" -d '{"snapshot":7}')" ' 400$' "a bad snapshot"
+	expect_match "$(api_code "http://cordon/v1/sessions/$b/fork")" ' 405$' "GET fork"
+	expect_eq "$(api "http://cordon/v1/sessions/$b/snapshots" | jq -c '.snapshots')" '[]' "the fork's snapshot at now is gone"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+# A fork while an exec runs in the parent: the exec is frozen for the
+# copy, goes on after it, and the fork has what it had written.
+test_fork_while_running() {
+	start_server || return 1
+	new_session || return 1
+	local a=$SID out
+	out=$(api -X POST "http://cordon/v1/sessions/$a/exec" \
+		-d '{"argv":["sh","-c","i=0; while :; do i=$((i+1)); echo $i >n.tmp; mv n.tmp n; done"],"background":true}')
+	local eid
+	eid=$(printf '%s' "$out" | jq -r .exec)
+	local i
+	for i in $(seq 1 400); do
+		[[ "$(rd "$a" n)" =~ ^[0-9]+$ ]] && break
+		sleep 0.05
+	done
+	fork_of "$a" || return
+	local n
+	n=$(rd "$FID" n)
+	[[ "$n" =~ ^[0-9]+$ ]] || fail "the counter in the fork: $n"
+	sleep 0.3
+	expect_eq "$(rd "$FID" n)" "$n" "the fork's counter stands (no exec of the parent's writes there)"
+	expect_eq "$(api "http://cordon/v1/sessions/$a/exec/$eid" | jq -r .state)" running "the parent's exec still runs"
+	for i in $(seq 1 400); do
+		[ "$(rd "$a" n)" -gt "$n" ] 2>/dev/null && break
+		sleep 0.05
+	done
+	[ "$(rd "$a" n)" -gt "$n" ] 2>/dev/null || fail "the parent's exec did not go on"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running; do
 	t_run $t
 done
