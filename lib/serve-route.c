@@ -95,6 +95,8 @@ enum route_kind route_parse(const char *method, const char *path, struct route *
 		return r->kind = by_method(method, NULL, R_NONE, "POST", R_SESSION_PAUSE);
 	if (n == 4 && is(seg[3], len[3], "resume"))
 		return r->kind = by_method(method, NULL, R_NONE, "POST", R_SESSION_RESUME);
+	if (n == 4 && is(seg[3], len[3], "restore"))
+		return r->kind = by_method(method, NULL, R_NONE, "POST", R_SESSION_RESTORE);
 	if (n == 4 && is(seg[3], len[3], "fork"))
 		return r->kind = by_method(method, NULL, R_NONE, "POST", R_SESSION_FORK);
 	if (is(seg[3], len[3], "snapshots")) {

@@ -168,4 +168,8 @@ struct sx {
 	struct sx_snap snaps[SX_SNAPS_MAX];
 	size_t nsnaps;
 	uint64_t snap_bytes;
+	/* A restore under way (session-restore.c): its reply (-1: none), its
+	 * snapshot, waiting for the execs it ended. */
+	int restore_reply;
+	char restore_snap[24];
 };

@@ -53,6 +53,7 @@
 #include "session.h"
 #include "session-cg.h"
 #include "session-pause.h"
+#include "session-restore.h"
 #include "session-snap.h"
 #include "session-worker.h"
 #include "sync.h"
@@ -185,6 +186,13 @@ static void on_ctl(struct sx *s)
 		sx_do_pause(s, reply);
 	} else if (strcmp(op, "resume") == 0) {
 		sx_do_resume(s, reply);
+	} else if (s->restore_reply >= 0 && (strcmp(op, "exec") == 0 || strcmp(op, "file") == 0 ||
+					     strcmp(op, "snapshot") == 0 || strcmp(op, "restore") == 0 ||
+					     strcmp(op, "pause") == 0)) {
+		sx_reply_error(reply, 409, "the session is being restored: try again");
+	} else if (strcmp(op, "restore") == 0) {
+		sx_do_restore(s, req, reply);
+		reply = -1;
 	} else if (strcmp(op, "snapshot") == 0) {
 		sx_do_snapshot(s, reply);
 	} else if (strcmp(op, "snapshots") == 0) {
@@ -382,6 +390,7 @@ static bool h_msg(void *ctx, const struct msg *m, int fd)
 			memcpy(&x->usage, m->err.msg, sizeof(x->usage));
 			x->cg_cpu = sxcg_exec_end(slot, &x->cg_cpu_ns);
 			sx_finalize(s, x);
+			sx_restore_step(s);
 		}
 		return false;
 	case MSG_SX_FILE_R:
@@ -471,6 +480,7 @@ static void h_end(void *ctx)
 	sx_pause_end(s);
 	sxcg_end();
 	/* Its snapshots go with it, before its report answers the DELETE. */
+	sx_restore_end(s);
 	sx_snaps_end(s);
 	for (size_t i = 0; i < s->nex; i++)
 		if (s->ex[i].running)
@@ -558,7 +568,7 @@ int session_worker_main(int ctl)
 	struct sx s;
 	memset(&s, 0, sizeof(s));
 	s.ctl = ctl;
-	s.sock = s.epfd = s.idle = s.create_reply = s.end_reply = s.wall_timer = -1;
+	s.sock = s.epfd = s.idle = s.create_reply = s.end_reply = s.wall_timer = s.restore_reply = -1;
 	for (int i = 0; i < SX_SLOTS; i++)
 		s.slot_ex[i] = -1;
 	char *b = malloc(IPC_MAX_PACKET);

@@ -339,8 +339,10 @@ int upper_copy(int src, int dst_parent, const char *name, const struct ucopy_lim
 	u.top = openat(dst_parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (u.top < 0)
 		cordon_err_errno(err, "%s", name);
+	else if (lim->own && fchown(u.top, lim->uid, lim->gid) < 0)
+		cordon_err_errno(err, "%s: set its owner", name);
 	else if (copy_xattrs(&u, src, u.top, err) == 0 && copy_dir(&u, src, u.top, 0, err) == 0) {
-		/* The root keeps mode 0700: the copy is the server's. */
+		/* The root keeps mode 0700 (lim->own: its owner's alone). */
 		rc = 0;
 	}
 	for (size_t i = 0; i < u.nlinks; i++)
@@ -413,4 +415,9 @@ int upper_remove(int parent, const char *name, unsigned max_depth, cordon_error 
 	if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && rc == 0)
 		rc = cordon_err_errno(err, "remove %s", name);
 	return rc;
+}
+
+int upper_clear(int dir, unsigned max_depth, cordon_error *err)
+{
+	return rm_dir(dir, max_depth, err);
 }
