@@ -272,6 +272,68 @@ test_fork_while_running() {
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running; do
+# restore_to SID SNAP: POST .../restore; its answer and code in $OUT.
+restore_to() { OUT=$(api_code -X POST "http://cordon/v1/sessions/$1/restore" -d "{\"snapshot\":\"$2\"}"); }
+# view: what the session's workspace holds, as its exec sees it.
+view() {
+	api -X POST "http://cordon/v1/sessions/$SID/exec" \
+		-d '{"argv":["sh","-c","for f in $(find . -mindepth 1 | sort); do if [ -f $f ]; then echo \"$f=$(cat $f)\"; else echo $f; fi; done | tr \"\\n\" \" \""]}' |
+		jq -r 'select(.type == "stdout") | .data_b64' | base64 -d
+}
+
+# Restore under a running exec: the exec ends, its result says "restored";
+# the workspace is the snapshot's (a file rewritten, a directory removed, a
+# file made since: each back as it was; a hard link a link); the session
+# goes on (execs, writes, another restore). A fork's restore: its starting
+# tree under the snapshot (a deletion of a file of that tree kept).
+test_restore() {
+	start_server || return 1
+	new_session || return 1
+	expect_eq "$(run_in 'echo one >a; mkdir -p d; echo x >d/f; ln d/f hl')" ok "the writes"
+	snapshot_or_skip || return
+	local p1=$PID_ before
+	before=$(view)
+	expect_eq "$before" "./a=one ./d ./d/f=x ./hl=x " "the view at the snapshot"
+	expect_eq "$(run_in 'echo two >a; rm -r d; echo new >b')" ok "changes after it"
+	local out eid
+	out=$(api -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["sh","-c","while :; do echo loop >>log; sleep 0.1; done"],"background":true}')
+	eid=$(printf '%s' "$out" | jq -r .exec)
+	restore_to "$SID" "$p1"
+	expect_match "$OUT" "\"restored\":\"$p1\".* 200$" "the restore"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -c '[.status, .signal]')" '["restored","SIGKILL"]' "the running exec: ended, and says so"
+	expect_eq "$(view)" "$before" "the view after the restore"
+	expect_eq "$(run_in '[ "$(stat -c %i hl)" = "$(stat -c %i d/f)" ] && echo three >a')" ok "a hard link again, and a write"
+	expect_eq "$(rd "$SID" a)" three "the write"
+	restore_to "$SID" "$p1"
+	expect_match "$OUT" ' 200$' "restored again: $OUT"
+	expect_eq "$(rd "$SID" a)" one "a as it was"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/restore" -d '{"snapshot":"p-0123456789abcdef"}')" 'no such snapshot.* 404$' "an unknown snapshot"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/restore" -d '{}')" ' 400$' "no snapshot"
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID/restore")" ' 405$' "GET restore"
+	# a fork: its start (the parent's view) is its lower tree
+	fork_of "$SID" || return
+	local parent=$SID
+	SID=$FID
+	expect_eq "$(run_in 'echo f >a; rm hl')" ok "the fork's changes"
+	snapshot_or_skip || return
+	local q=$PID_ at
+	at=$(view)
+	expect_eq "$(run_in 'echo g >a; echo h >hl; rm -r d')" ok "more"
+	restore_to "$SID" "$q"
+	expect_match "$OUT" ' 200$' "the fork's restore: $OUT"
+	expect_eq "$(view)" "$at" "the fork's view at its snapshot (hl deleted, d back)"
+	expect_eq "$(rd "$parent" a)" one "the parent untouched"
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/pause")
+	if [[ "$out" == *" 200" ]]; then
+		restore_to "$SID" "$q"
+		expect_match "$OUT" 'the session is paused.* 409$' "a paused session"
+		api -X POST "http://cordon/v1/sessions/$SID/resume" >/dev/null
+	fi
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore; do
 	t_run $t
 done
