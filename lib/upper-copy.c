@@ -47,24 +47,26 @@ static int fail(struct ucopy *u, cordon_error *err, int code, const char *what)
  * overlay's own (opaque, origin, redirect) among them. */
 static int copy_xattrs(struct ucopy *u, int src, int dst, cordon_error *err)
 {
-	_cleanup_free_ char *names = malloc(XATTR_LIST_MAX_BYTES);
-	_cleanup_free_ char *val = malloc(XATTR_VALUE_MAX_BYTES);
-	if (!names || !val)
+	char *names = malloc(XATTR_LIST_MAX_BYTES + XATTR_VALUE_MAX_BYTES);
+	if (!names)
 		return cordon_oom(err);
+	char *val = names + XATTR_LIST_MAX_BYTES;
+	int rc = 0;
 	ssize_t n = flistxattr(src, names, XATTR_LIST_MAX_BYTES);
-	if (n < 0)
-		return errno == ENOTSUP ? 0 : fail(u, err, errno, "list its attributes");
-	for (ssize_t off = 0; off < n; off += (ssize_t)strlen(names + off) + 1) {
+	if (n < 0 && errno != ENOTSUP)
+		rc = fail(u, err, errno, "list its attributes");
+	for (ssize_t off = 0; rc == 0 && off < n; off += (ssize_t)strlen(names + off) + 1) {
 		const char *nm = names + off;
 		if (strncmp(nm, "user.", 5) != 0 || (u->lim->merged && strncmp(nm, "user.overlay.", 13) == 0))
 			continue;
 		ssize_t vl = fgetxattr(src, nm, val, XATTR_VALUE_MAX_BYTES);
 		if (vl < 0)
-			return fail(u, err, errno, "read an attribute");
-		if (fsetxattr(dst, nm, val, (size_t)vl, 0) < 0)
-			return fail(u, err, errno, "set an attribute");
+			rc = fail(u, err, errno, "read an attribute");
+		else if (fsetxattr(dst, nm, val, (size_t)vl, 0) < 0)
+			rc = fail(u, err, errno, "set an attribute");
 	}
-	return 0;
+	free(names);
+	return rc;
 }
 
 /* Owner (as root), mode and times of st onto fd (the copy). */
