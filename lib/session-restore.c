@@ -226,9 +226,16 @@ void sx_do_restore(struct sx *s, const jnode *req, int reply)
 	} else {
 		s->restore_reply = reply;
 		snprintf(s->restore_snap, sizeof(s->restore_snap), "%s", s->snaps[i].id);
-		for (size_t k = 0; k < s->nex; k++)
-			if (s->ex[k].running)
-				sx_signal_exec(s, &s->ex[k], SIGKILL, "restored");
+		/* An exec not started yet (no MSG_SX_STARTED) is killed when it
+		 * starts (session.c): until then the agent may be in its cgroup,
+		 * and a kill of the cgroup would kill the agent. */
+		for (size_t k = 0; k < s->nex; k++) {
+			struct sx_exec *x = &s->ex[k];
+			if (x->running && x->pid > 0)
+				sx_signal_exec(s, x, SIGKILL, "restored");
+			else if (x->running && !x->forced)
+				x->forced = "restored";
+		}
 		sx_restore_step(s);
 		return;
 	}

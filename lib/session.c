@@ -350,10 +350,15 @@ static bool h_msg(void *ctx, const struct msg *m, int fd)
 		if (x && m->err.code > 0) {
 			x->pid = m->err.code;
 			memcpy(&x->t_exec, m->err.msg, sizeof(x->t_exec));
+			/* A restore came while it started: its kill now that the
+			 * agent is out of the exec's cgroup (session-restore.c). */
+			if (s->restore_reply >= 0 && x->forced && strcmp(x->forced, "restored") == 0)
+				sx_signal_exec(s, x, SIGKILL, "restored");
 		}
 		if (x && m->err.code < 0) {
 			snprintf(x->error, sizeof(x->error), "%s", m->err.msg);
-			x->status = "start-error";
+			/* Ended by us as it started (a restore's kill): ours. */
+			x->status = x->forced ? x->forced : "start-error";
 			sx_finalize(s, x);
 		} else if (x && x->pty && fd >= 0) {
 			/* The master: its output is the exec's stdout (a pty
@@ -390,7 +395,6 @@ static bool h_msg(void *ctx, const struct msg *m, int fd)
 			memcpy(&x->usage, m->err.msg, sizeof(x->usage));
 			x->cg_cpu = sxcg_exec_end(slot, &x->cg_cpu_ns);
 			sx_finalize(s, x);
-			sx_restore_step(s);
 		}
 		return false;
 	case MSG_SX_FILE_R:

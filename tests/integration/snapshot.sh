@@ -334,6 +334,31 @@ test_restore() {
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore; do
+# A restore right as an exec starts: the exec ends "restored", and the
+# session lives on (a kill of the exec's cgroup while the agent is in it,
+# starting the exec, would end the agent, and the session with it).
+test_restore_as_an_exec_starts() {
+	start_server || return 1
+	new_session || return 1
+	expect_eq "$(run_in 'echo one >a')" ok "a write"
+	snapshot_or_skip || return
+	local i eid out
+	for i in $(seq 1 15); do
+		# one connection, the restore sent as soon as the exec's answer came
+		out=$(api -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["sleep","100"],"background":true}' \
+			--next --unix-socket "$SOCK" -w ' %{http_code}' -X POST "http://cordon/v1/sessions/$SID/restore" \
+			-d "{\"snapshot\":\"$PID_\"}")
+		eid=$(printf '%s' "$out" | head -1 | jq -r .exec 2>/dev/null)
+		expect_match "$(printf '%s' "$out" | tr -d '\n')" "\"restored\":\"$PID_\".* 200$" "restore $i: $out" || break
+		out=$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r .status)
+		expect_eq "$out" restored "the exec of round $i" || break
+	done
+	expect_eq "$(run_in 'cat a')" ok "the session lives on"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts; do
 	t_run $t
 done
