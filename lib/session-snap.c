@@ -51,7 +51,10 @@ static int snap_dir(struct sx *s, bool make, cordon_error *err)
 	return fd;
 }
 
-static void snap_json(const struct sx_snap *p, jwriter *w)
+static void not_covered(const struct sx *s, jwriter *w);
+
+/* A snapshot's JSON; with s (its answer), what it does not cover too. */
+static void snap_json(const struct sx_snap *p, jwriter *w, const struct sx *s)
 {
 	char t[32];
 	struct tm tm;
@@ -69,6 +72,8 @@ static void snap_json(const struct sx_snap *p, jwriter *w)
 	jw_uint(w, p->entries);
 	jw_key(w, "created");
 	jw_str(w, t);
+	if (s)
+		not_covered(s, w);
 	jw_obj_end(w);
 }
 
@@ -110,6 +115,30 @@ static int freeze_for_copy(struct sx *s, bool *froze, int *code, cordon_error *e
 	}
 	*froze = true;
 	return 0;
+}
+
+/* The other writable paths of the session (each a layer of its change
+ * set besides the workspace's: --rw, filesystem.write): not in a
+ * snapshot, listed in its answer ("not_covered"). */
+static void not_covered(const struct sx *s, jwriter *w)
+{
+	jw_key(w, "not_covered");
+	jw_arr_begin(w);
+	for (unsigned i = 0; i < 256; i++) {
+		char p[4200], up[4200], host[4097];
+		snprintf(p, sizeof(p), "%s/%u/host", s->rep->live_changes, i);
+		snprintf(up, sizeof(up), "%s/%u/upper", s->rep->live_changes, i);
+		int fd = open(p, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			break;
+		ssize_t n = read(fd, host, sizeof(host) - 1);
+		close(fd);
+		if (n > 0 && strcmp(up, s->rep->live_upper) != 0) {
+			host[n] = '\0';
+			jw_str(w, host);
+		}
+	}
+	jw_arr_end(w);
 }
 
 void sx_do_snapshot(struct sx *s, int reply)
@@ -169,7 +198,7 @@ void sx_do_snapshot(struct sx *s, int reply)
 	s->snap_bytes += p->bytes;
 	s->nsnaps++;
 	jwriter w = {0};
-	snap_json(p, &w);
+	snap_json(p, &w, s);
 	reply_writer(reply, &w);
 }
 
@@ -180,7 +209,7 @@ void sx_do_snapshots(struct sx *s, int reply)
 	jw_key(&w, "snapshots");
 	jw_arr_begin(&w);
 	for (size_t i = 0; i < s->nsnaps; i++)
-		snap_json(&s->snaps[i], &w);
+		snap_json(&s->snaps[i], &w, NULL);
 	jw_arr_end(&w);
 	jw_key(&w, "bytes");
 	jw_uint(&w, s->snap_bytes);

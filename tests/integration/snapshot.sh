@@ -175,6 +175,11 @@ test_snapshot_routes() {
 	expect_match "$(api_code "http://cordon/v1/sessions/$SID/snapshots")" '"snapshots": *\[\].* 200$' "an empty list"
 	api -X DELETE "http://cordon/v1/sessions/$SID" >/dev/null
 	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots")" ' 410$' "an ended session"
+	# another writable path: not in the snapshot, and the answer says so
+	mkdir -p "$WS/rw"
+	new_session "{\"policy\":{\"filesystem\":{\"write\":[\"$WS/rw\"]}}}" || return 1
+	snapshot_or_skip || return
+	expect_eq "$(printf '%s' "$SNAP" | jq -c .not_covered)" "[\"$WS/rw\"]" "not_covered: $SNAP"
 	kill -TERM "$SRV"
 	wait "$SRV"
 	t_assert
