@@ -155,7 +155,7 @@ def case_tools_list(m):
     tools = m.call("tools/list")["result"]["tools"]
     names = {t["name"] for t in tools}
     want = {"run", "session_open", "session_exec", "file_write", "file_read", "file_list", "session_close",
-            "changes"}
+            "changes", "session_snapshot", "session_restore", "session_fork"}
     check(want <= names, "tools %r" % names)
     for t in tools:
         check(len(t["description"]) > 40, "%s: a description an agent can act on" % t["name"])
@@ -369,6 +369,29 @@ def case_review(m):
         check(f.read() == "hello\n", "README untouched")
     r = m.tool("changes", {"session": sid})
     check(r["isError"] and "no open session" in r["content"][0]["text"], "a closed session: %r" % r)
+
+
+def case_snapshot(m):
+    """session_snapshot, session_restore, session_fork: back to a snapshot,
+    and a fork whose writes its parent never sees."""
+    m.initialize()
+    sid = sc(m.tool("session_open", {}))["session"]
+    sc(m.tool("file_write", {"session": sid, "path": "a.txt", "content": "one\n"}))
+    p = sc(m.tool("session_snapshot", {"session": sid}))
+    check(p["snapshot"].startswith("p-") and p["files"] == 1 and p["not_covered"] == [], "snapshot %r" % p)
+    sc(m.tool("session_exec", {"session": sid, "command": "echo two > a.txt"}))
+    r = sc(m.tool("session_restore", {"session": sid, "snapshot": p["snapshot"]}))
+    check(r == {"session": sid, "restored": p["snapshot"]}, "restore %r" % r)
+    check(sc(m.tool("file_read", {"session": sid, "path": "a.txt"}))["content"] == "one\n", "restored a.txt")
+    f = sc(m.tool("session_fork", {"session": sid}))
+    check(f["session"] != sid and f["forked_from"] == sid, "fork %r" % f)
+    sc(m.tool("session_exec", {"session": f["session"], "command": "echo fork > a.txt"}))
+    check(sc(m.tool("file_read", {"session": sid, "path": "a.txt"}))["content"] == "one\n", "the parent unchanged")
+    check(sc(m.tool("file_read", {"session": f["session"], "path": "a.txt"}))["content"] == "fork\n", "the fork's")
+    r = m.tool("session_restore", {"session": sid, "snapshot": "p-0123456789abcdef"})
+    check(r["isError"] and "no such snapshot" in r["content"][0]["text"], "an unknown snapshot: %r" % r)
+    sc(m.tool("session_close", {"session": f["session"]}))
+    sc(m.tool("session_close", {"session": sid}))
 
 
 def case_server(m):

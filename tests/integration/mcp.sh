@@ -7,7 +7,7 @@
 # The changes tool needs an overlay or review workspace: as root an idmapped
 # mount of it, which Debian 12's /tmp (tmpfs on 6.1) cannot have; there these
 # tests' workspaces (and the TS client's private server, TMPDIR) go on /var/tmp.
-overlay_workspaces '^test_mcp_(review_changes|typescript_sdk_client)$' only
+overlay_workspaces '^test_mcp_(review_changes|typescript_sdk_client|snapshot_restore_fork)$' only
 
 mcp_case() { # CASE [cordon mcp options...]
 	command -v python3 >/dev/null || { t_skip "no python3"; return; }
@@ -75,6 +75,8 @@ test_mcp_review_changes() {
 	t_assert
 }
 
+test_mcp_snapshot_restore_fork() { mcp_case snapshot; }
+
 test_mcp_given_server() {
 	mkdir -p "$T_TMP/state"
 	"$CORDON" serve --socket "$T_TMP/s.sock" --state-dir "$T_TMP/state" 2>"$T_TMP/serve.err" &
@@ -102,4 +104,5 @@ t_run test_mcp_max_sessions
 t_run test_mcp_workspace_and_policy_options
 t_run test_mcp_given_server
 t_run test_mcp_review_changes
+t_run test_mcp_snapshot_restore_fork
 t_run test_mcp_typescript_sdk_client
