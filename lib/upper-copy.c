@@ -83,29 +83,55 @@ static int copy_meta(struct ucopy *u, int fd, const struct stat *st, cordon_erro
 	return 0;
 }
 
+/* The files with more links: an open-addressing table on (dev, ino), at
+ * most half full (a run can make as many links as the walk's bound). */
+static size_t link_slot(const struct ucopy *u, dev_t dev, ino_t ino)
+{
+	uint64_t h = ((uint64_t)ino * 0x9e3779b97f4a7c15ULL) ^ (uint64_t)dev;
+	size_t i = (size_t)(h ^ (h >> 29)) & (u->cap - 1);
+	while (u->links[i].rel && !(u->links[i].dev == dev && u->links[i].ino == ino))
+		i = (i + 1) & (u->cap - 1);
+	return i;
+}
+
 static const struct ulink *link_find(const struct ucopy *u, const struct stat *st)
 {
-	for (size_t i = 0; i < u->nlinks; i++)
-		if (u->links[i].dev == st->st_dev && u->links[i].ino == st->st_ino)
-			return &u->links[i];
-	return NULL;
+	if (!u->cap)
+		return NULL;
+	const struct ulink *l = &u->links[link_slot(u, st->st_dev, st->st_ino)];
+	return l->rel ? l : NULL;
 }
 
 static int link_note(struct ucopy *u, const struct stat *st, cordon_error *err)
 {
-	if (u->nlinks == u->cap) {
-		size_t cap = u->cap ? u->cap * 2 : 16;
-		struct ulink *l = realloc(u->links, cap * sizeof(*l));
-		if (!l)
+	if ((u->nlinks + 1) * 2 > u->cap) {
+		size_t cap = u->cap ? u->cap * 2 : 64;
+		struct ulink *old = u->links;
+		size_t ocap = u->cap;
+		u->links = calloc(cap, sizeof(*u->links));
+		if (!u->links) {
+			u->links = old;
 			return cordon_oom(err);
-		u->links = l;
+		}
 		u->cap = cap;
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i].rel)
+				u->links[link_slot(u, old[i].dev, old[i].ino)] = old[i];
+		free(old);
 	}
 	char *rel = strdup(u->rel);
 	if (!rel)
 		return cordon_oom(err);
-	u->links[u->nlinks++] = (struct ulink){st->st_dev, st->st_ino, rel};
+	u->links[link_slot(u, st->st_dev, st->st_ino)] = (struct ulink){st->st_dev, st->st_ino, rel};
+	u->nlinks++;
 	return 0;
+}
+
+static void links_free(struct ucopy *u)
+{
+	for (size_t i = 0; i < u->cap; i++)
+		free(u->links[i].rel);
+	free(u->links);
 }
 
 static int copy_file(struct ucopy *u, int sdir, int ddir, const char *name, const struct stat *lst, cordon_error *err)
@@ -321,9 +347,7 @@ int upper_apply(int src, int dst, const struct ucopy_limits *lim, struct ucopy_s
 	m.merged = true;
 	struct ucopy u = {.lim = &m, .st = st, .root = geteuid() == 0, .top = dst};
 	int rc = copy_dir(&u, src, dst, 0, err);
-	for (size_t i = 0; i < u.nlinks; i++)
-		free(u.links[i].rel);
-	free(u.links);
+	links_free(&u);
 	return rc;
 }
 
@@ -347,9 +371,7 @@ int upper_copy(int src, int dst_parent, const char *name, const struct ucopy_lim
 		/* The root keeps mode 0700 (lim->own: its owner's alone). */
 		rc = 0;
 	}
-	for (size_t i = 0; i < u.nlinks; i++)
-		free(u.links[i].rel);
-	free(u.links);
+	links_free(&u);
 	if (u.top >= 0)
 		close(u.top);
 	if (rc < 0)

@@ -153,11 +153,41 @@ static void test_bounds(void **st)
 	assert_int_equal(faccessat(dst, "p-5", F_OK, AT_SYMLINK_NOFOLLOW), 0);
 }
 
+/* Many files with links (the table grows): each link a link of its own
+ * file in the copy, none of another's. */
+static void test_many_links(void **st)
+{
+	(void)st;
+	char n[32], m[32];
+	for (int i = 0; i < 200; i++) {
+		snprintf(n, sizeof(n), "f%d", i);
+		snprintf(m, sizeof(m), "%d", i);
+		put(n, m);
+		snprintf(m, sizeof(m), "l%d", i);
+		assert_int_equal(linkat(src, n, src, m, 0), 0);
+	}
+	struct ucopy_stat us;
+	cordon_error err = {0};
+	assert_int_equal(upper_copy(src, dst, "p-6", &big, &us, &err), 0);
+	assert_int_equal(us.files, 200);
+	for (int i = 0; i < 200; i++) {
+		char a[256], b[256];
+		struct stat sa, sb;
+		snprintf(a, sizeof(a), "%s/dst/p-6/f%d", base, i);
+		snprintf(b, sizeof(b), "%s/dst/p-6/l%d", base, i);
+		assert_int_equal(stat(a, &sa), 0);
+		assert_int_equal(stat(b, &sb), 0);
+		assert_int_equal(sa.st_ino, sb.st_ino);
+		assert_int_equal(sa.st_nlink, 2);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_copy_kinds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_many_links, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
