@@ -665,6 +665,111 @@ static int tool_changes(struct mcp_call *c, const jnode *args, jwriter *w, cordo
 	return 0;
 }
 
+/* session_snapshot, session_restore, session_fork (docs/api.md, Snapshots):
+ * the server's answer, with the session named. */
+static int tool_session_snapshot(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
+{
+	(void)c;
+	const char *sid = NULL;
+	if (known_session(args, &sid, err) < 0)
+		return -1;
+	char path[128];
+	snprintf(path, sizeof(path), "/v1/sessions/%s/snapshots", sid);
+	jnode *a = NULL;
+	if (http_json("POST", path, NULL, 201, &a, err) < 0)
+		return cordon_err_wrap(err, "session_snapshot");
+	static const char *const keep[] = {"snapshot", "bytes", "files", "not_covered"};
+	jw_obj_begin(w);
+	jw_key_str(w, "session", sid);
+	for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
+		const jnode *v = json_get(a, keep[k]);
+		if (v) {
+			jw_key(w, keep[k]);
+			jw_node(w, v);
+		}
+	}
+	jw_obj_end(w);
+	json_free(a);
+	return 0;
+}
+
+static int tool_session_restore(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
+{
+	(void)c;
+	const char *sid = NULL;
+	const jnode *snap = NULL;
+	if (known_session(args, &sid, err) < 0 || arg(args, "snapshot", J_STR, true, &snap, err) < 0)
+		return -1;
+	char path[128];
+	snprintf(path, sizeof(path), "/v1/sessions/%s/restore", sid);
+	jwriter b = {.compact = true};
+	jw_obj_begin(&b);
+	jw_key_str(&b, "snapshot", snap->str);
+	jw_obj_end(&b);
+	char *body = jw_take(&b);
+	if (!body)
+		return cordon_oom(err);
+	jnode *a = NULL;
+	int rc = http_json("POST", path, body, 200, &a, err);
+	free(body);
+	if (rc < 0)
+		return cordon_err_wrap(err, "session_restore");
+	jw_obj_begin(w);
+	jw_key_str(w, "session", sid);
+	jw_key_str(w, "restored", snap->str);
+	jw_obj_end(w);
+	json_free(a);
+	return 0;
+}
+
+static int tool_session_fork(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
+{
+	(void)c;
+	const char *sid = NULL;
+	const jnode *snap = NULL;
+	if (known_session(args, &sid, err) < 0 || arg(args, "snapshot", J_STR, false, &snap, err) < 0)
+		return -1;
+	pthread_mutex_lock(&M.lock);
+	bool full = (int)M.sessions.n >= M.max_sessions;
+	pthread_mutex_unlock(&M.lock);
+	if (full)
+		return cordon_err(err, EBUSY, "at most %d sessions open at once: close one first (session_close)",
+				  M.max_sessions);
+	char path[128];
+	snprintf(path, sizeof(path), "/v1/sessions/%s/fork", sid);
+	jwriter b = {.compact = true};
+	jw_obj_begin(&b);
+	if (snap)
+		jw_key_str(&b, "snapshot", snap->str);
+	jw_obj_end(&b);
+	char *body = jw_take(&b);
+	if (!body)
+		return cordon_oom(err);
+	jnode *a = NULL;
+	int rc = http_json("POST", path, body, 201, &a, err);
+	free(body);
+	if (rc < 0)
+		return cordon_err_wrap(err, "session_fork");
+	const jnode *id = json_get(a, "id"), *ws = json_get(a, "workspace"), *cwd = json_get(a, "cwd");
+	if (!id || id->type != J_STR) {
+		json_free(a);
+		return cordon_err(err, EPROTO, "session_fork: the server's answer has no id");
+	}
+	pthread_mutex_lock(&M.lock);
+	strv_push(&M.sessions, id->str);
+	pthread_mutex_unlock(&M.lock);
+	jw_obj_begin(w);
+	jw_key_str(w, "session", id->str);
+	jw_key_str(w, "forked_from", sid);
+	if (ws && ws->type == J_STR)
+		jw_key_str(w, "workspace", ws->str);
+	if (cwd && cwd->type == J_STR)
+		jw_key_str(w, "cwd", cwd->str);
+	jw_obj_end(w);
+	json_free(a);
+	return 0;
+}
+
 typedef int (*tool_fn)(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err);
 static const struct {
 	const char *name;
@@ -678,6 +783,9 @@ static const struct {
 	{"file_list", tool_file_list},
 	{"session_close", tool_session_close},
 	{"changes", tool_changes},
+	{"session_snapshot", tool_session_snapshot},
+	{"session_restore", tool_session_restore},
+	{"session_fork", tool_session_fork},
 };
 
 static void answer(struct mcp_call *c, char *result)

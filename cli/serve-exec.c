@@ -587,7 +587,8 @@ enum MHD_Result session_op(struct MHD_Connection *c, const struct route *rt, str
 		return send_error(c, 409, "session %s is running: DELETE ends it and answers with its report", rt->sid);
 	cordon_error e = {0};
 	jnode *body = NULL;
-	if ((rt->kind == R_EXEC || rt->kind == R_EXEC_SIGNAL || rt->kind == R_EXEC_RESIZE) && rq->body.len &&
+	if ((rt->kind == R_EXEC || rt->kind == R_EXEC_SIGNAL || rt->kind == R_EXEC_RESIZE ||
+	     rt->kind == R_SESSION_RESTORE) && rq->body.len &&
 	    !(body = json_parse(rq->body.p, rq->body.len, &e)))
 		return send_error(c, 400, "request body: %s", e.msg);
 	enum MHD_Result r;
@@ -617,6 +618,42 @@ enum MHD_Result session_op(struct MHD_Connection *c, const struct route *rt, str
 	case R_SESSION_RESUME:
 		r = simple_op(c, se, rt->sid, rt->kind == R_SESSION_PAUSE ? "{\"op\":\"pause\"}" : "{\"op\":\"resume\"}",
 			      -1, 200, "application/json");
+		break;
+	case R_SNAPSHOT_TAKE:
+	case R_SNAPSHOTS_LIST: {
+		bool take = rt->kind == R_SNAPSHOT_TAKE;
+		r = simple_op(c, se, rt->sid, take ? "{\"op\":\"snapshot\"}" : "{\"op\":\"snapshots\"}", -1,
+			      take ? 201 : 200, "application/json");
+		break;
+	}
+	case R_SESSION_RESTORE: {
+		const jnode *sn = body ? json_get(body, "snapshot") : NULL;
+		if (!sn || sn->type != J_STR || !route_id_valid(sn->str, "p-")) {
+			r = send_error(c, 400, "snapshot: a snapshot's id (\"p-\" and 16 hex digits) is required");
+			break;
+		}
+		jw_obj_begin(&w);
+		jw_key(&w, "op");
+		jw_str(&w, "restore");
+		jw_key(&w, "snapshot");
+		jw_str(&w, sn->str);
+		jw_obj_end(&w);
+		jw_finish(&w);
+		r = simple_op(c, se, rt->sid, w.out.p, -1, 200, "application/json");
+		break;
+	}
+	case R_SESSION_FORK:
+		r = fork_session(c, se, rt->sid, rq);
+		break;
+	case R_SNAPSHOT_DELETE:
+		jw_obj_begin(&w);
+		jw_key(&w, "op");
+		jw_str(&w, "snapshot_delete");
+		jw_key(&w, "snapshot");
+		jw_str(&w, rt->eid);
+		jw_obj_end(&w);
+		jw_finish(&w);
+		r = simple_op(c, se, rt->sid, w.out.p, -1, 200, "application/json");
 		break;
 	case R_EXEC_GET:
 	case R_EXEC_SIGNAL: {

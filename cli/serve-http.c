@@ -366,7 +366,7 @@ enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, co
 		jnode *body = rq->body.len ? json_parse(rq->body.p, rq->body.len, &e) : NULL;
 		if (rq->body.len && !body)
 			return send_error(c, 400, "request body: %s", e.msg);
-		enum MHD_Result r = create_session(c, body, rq->uid, rq->t_req);
+		enum MHD_Result r = create_session(c, body, rq->uid, rq->t_req, NULL);
 		json_free(body);
 		return r;
 	}

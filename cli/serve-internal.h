@@ -152,7 +152,18 @@ int pool_count(void);
 void *pool_main(void *unused);
 /* Sessions of clients (not ending, not warm, not one-shot); *mine: uid owner's. Under S.lock. */
 int count_sessions(uid_t owner, int *mine);
-enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_t uid, uint64_t t_req);
+/* A fork's workspace: its parent's lower tree and a snapshot of its upper
+ * layer (directory fds), copied and applied before the worker starts. */
+struct fork_seed {
+	int lower, upper;
+};
+#define FORK_MAX_ENTRIES 400000
+#define FORK_MAX_DEPTH 258
+/* POST /v1/sessions (seed NULL), or a fork's (serve-fork.c). */
+enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_t uid, uint64_t t_req,
+			       const struct fork_seed *seed);
+/* serve-fork.c: POST /v1/sessions/{id}/fork */
+enum MHD_Result fork_session(struct MHD_Connection *c, struct session_ent *se, const char *sid, struct req *rq);
 /* serve-exec.c */
 void exec_op_begin(jwriter *w, const jnode *argv, uint64_t t_req);
 enum MHD_Result list_sessions(struct MHD_Connection *c, uid_t uid);

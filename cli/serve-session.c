@@ -39,6 +39,7 @@
 #include "session.h"
 #include "strv.h"
 #include "units.h"
+#include "upper-copy.h"
 #include "cli-serve.h"
 #include "serve-internal.h"
 
@@ -449,7 +450,68 @@ void *pool_main(void *unused)
 	}
 }
 
-enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_t uid, uint64_t t_req)
+/* The request a session was made by, kept in its directory (the
+ * server's; the run never sees it) for its forks (serve-fork.c). */
+static void request_write(const char *id, const jnode *body)
+{
+	char p[PATH_MAX];
+	char *text = body ? node_text(body) : NULL;
+	const char *t = text ? text : "{}";
+	if (snprintf(p, sizeof(p), "%s/sessions/%s/request.json", S.state_dir, id) < (int)sizeof(p)) {
+		int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			if (write(fd, t, strlen(t)) < 0) { /* a fork of it says the request is gone */ }
+			close(fd);
+		}
+	}
+	free(text);
+}
+
+/* A fork's workspace (serve-fork.c): the parent's lower tree copied, its
+ * snapshot's view applied over it, before the worker starts. */
+static int seed_workspace(const char *id, uid_t owner, const struct fork_seed *seed, unsigned *code, char *msg,
+			  size_t msz)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof(dir), "%s/sessions/%s", S.state_dir, id);
+	*code = 500;
+	if (mkdir_p(dir, 0700) < 0) {
+		snprintf(msg, msz, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dfd < 0) {
+		snprintf(msg, msz, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	/* The workspace's owner, as start_worker makes it: the client's
+	 * (a root server's session run as its client), else the server's. */
+	struct ucopy_limits lim = {FORK_MAX_ENTRIES, UINT64_MAX, FORK_MAX_DEPTH, false, true, geteuid(), getegid()};
+	gid_t cgid;
+	if (peer_run_as_client(owner, &cgid)) {
+		lim.uid = owner;
+		lim.gid = cgid;
+	}
+	struct ucopy_stat st;
+	cordon_error e = {0};
+	int rc = upper_copy(seed->lower, dfd, "work", &lim, &st, &e);
+	int wfd = rc == 0 ? openat(dfd, "work", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+	if (rc == 0 && wfd < 0)
+		rc = cordon_err_errno(&e, "work");
+	if (rc == 0)
+		rc = upper_apply(seed->upper, wfd, &lim, &st, &e);
+	if (wfd >= 0)
+		close(wfd);
+	close(dfd);
+	if (rc < 0) {
+		*code = e.code == UCOPY_OVER_BOUND ? 413 : 500;
+		snprintf(msg, msz, "the fork's workspace: %s", e.msg);
+	}
+	return rc;
+}
+
+enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_t uid, uint64_t t_req,
+			       const struct fork_seed *seed)
 {
 	const jnode *pol = body ? json_get(body, "policy") : NULL, *idle = body ? json_get(body, "idle_timeout") : NULL,
 		    *tmo = body ? json_get(body, "timeout") : NULL;
@@ -466,7 +528,7 @@ enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_
 					  "--idle-timeout of the server)");
 	if (tmo && (tmo->type != J_STR || parse_duration(tmo->str, &tmo_ns, &e) < 0))
 		return send_error(c, 400, "timeout: a duration such as \"1h\" is expected");
-	bool warm = pool_matches(pol, tmo) && pool_for(uid);
+	bool warm = !seed && pool_matches(pol, tmo) && pool_for(uid);
 	char id[ROUTE_ID_LEN + 1];
 	new_id(id, "s-");
 	/* The client's rights to what the policy names: before the pool too
@@ -501,6 +563,7 @@ enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_
 		int reply = to_worker(se, sid, j, -1);
 		if (reply >= 0) {
 			kept_owner_write(sid, uid);
+			request_write(sid, body);
 			metrics_session_started(&S.metrics, METRICS_WARM, mono_ns() - t_req);
 			free(ptext);
 			enum MHD_Result r = relay_reply(c, reply, 201, "application/json");
@@ -527,14 +590,22 @@ enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_
 	se->pid = -1;
 	se->ctl = -1;
 	pthread_mutex_unlock(&S.lock);
+	char msg[512];
+	unsigned scode;
+	if (seed && seed_workspace(id, uid, seed, &scode, msg, sizeof(msg)) < 0) {
+		free(ptext);
+		slot_abandon(se);
+		return send_error(c, scode, "%s", msg);
+	}
 	int polfd = ptext ? ipc_memfd("cordon-policy", ptext, strlen(ptext)) : -1;
 	free(ptext);
-	char msg[512];
 	int reply = start_worker(se, id, idle_ns, tmo ? tmo->str : NULL, polfd, false, msg, sizeof(msg));
 	if (polfd >= 0)
 		close(polfd);
-	if (reply >= 0)
+	if (reply >= 0) {
 		kept_owner_write(id, uid);
+		request_write(id, body);
+	}
 	if (reply < 0) {
 		slot_abandon(se);
 		return send_error(c, 500, "%s", msg);

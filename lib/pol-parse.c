@@ -429,10 +429,25 @@ static int load_secrets(pctx *c, const jnode *sec)
 
 static int load_limits(pctx *c, const jnode *lim)
 {
-	static const char *const keys[] = {"wall_time", "cpu_time", "memory", "pids", "output", "file_size", NULL};
+	static const char *const keys[] = {"wall_time", "cpu_time", "memory", "pids", "output", "file_size",
+					   "snapshots", NULL};
 	if (want(c, lim, J_OBJ, "limits") < 0 || check_keys(c, lim, "\"limits\"", keys) < 0)
 		return -1;
 	for (size_t i = 0; i < lim->n; i++) {
+		if (strcmp(lim->keys[i], "snapshots") == 0) {
+			/* A session's snapshots (docs/api.md): a size, not a
+			 * limit of the run's. */
+			const jnode *v = lim->items[i];
+			char tmp[64];
+			if (v->type == J_NUM && v->num_is_int && v->num > 0 && v->num <= 1e15)
+				snprintf(tmp, sizeof(tmp), "%.0f", v->num);
+			else if (v->type != J_STR)
+				return at(c, v->line, v->col, "\"limits.snapshots\" must be a size such as \"1G\" or a positive whole number of bytes");
+			if (parse_size(v->type == J_STR ? v->str : tmp, &c->p->snapshots_max, c->err) < 0 ||
+			    c->p->snapshots_max == 0)
+				return at(c, v->line, v->col, "\"limits.snapshots\": a size such as \"1G\" is expected");
+			continue;
+		}
 		enum limit_id id = 0;
 		while (strcmp(limit_name(id), lim->keys[i]) != 0)
 			id++;

@@ -107,6 +107,9 @@ struct cordon_policy {
 	struct cordon_secret *secrets;
 	size_t nsecrets;
 	struct cordon_limit limits[LIM_COUNT];
+	/* limits.snapshots: a session's snapshots at most this many bytes
+	 * (0: not set; the session's default, session-snap.h). */
+	uint64_t snapshots_max;
 	strv sys_allow, sys_deny;
 	strv inputs;       /* absolute paths */
 	char *check;

@@ -141,6 +141,8 @@ struct run_report {
 	/* The change set's directory while the run goes on (a session's
 	 * GET .../changes reads it); not part of the report's JSON. */
 	char live_changes[4096];
+	char live_upper[4096]; /* the workspace's upper directory in it ("": none) */
+	int live_init_pid;     /* the run's init (host pid), while it runs; 0: none */
 	enum task_verdict task;
 	bool check_ran;
 	enum run_status check_status;

@@ -95,6 +95,17 @@ enum route_kind route_parse(const char *method, const char *path, struct route *
 		return r->kind = by_method(method, NULL, R_NONE, "POST", R_SESSION_PAUSE);
 	if (n == 4 && is(seg[3], len[3], "resume"))
 		return r->kind = by_method(method, NULL, R_NONE, "POST", R_SESSION_RESUME);
+	if (n == 4 && is(seg[3], len[3], "restore"))
+		return r->kind = by_method(method, NULL, R_NONE, "POST", R_SESSION_RESTORE);
+	if (n == 4 && is(seg[3], len[3], "fork"))
+		return r->kind = by_method(method, NULL, R_NONE, "POST", R_SESSION_FORK);
+	if (is(seg[3], len[3], "snapshots")) {
+		if (n == 4)
+			return r->kind = by_method(method, "GET", R_SNAPSHOTS_LIST, "POST", R_SNAPSHOT_TAKE);
+		if (n == 5 && take_id(seg[4], len[4], "p-", r->eid))
+			return r->kind = by_method(method, NULL, R_NONE, "DELETE", R_SNAPSHOT_DELETE);
+		return r->kind = R_NONE;
+	}
 	if (is(seg[3], len[3], "exec")) {
 		if (n == 4)
 			return r->kind = by_method(method, NULL, R_NONE, "POST", R_EXEC);

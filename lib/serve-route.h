@@ -29,15 +29,20 @@ enum route_kind {
 	R_SESSION_CHANGES, /* GET /v1/sessions/{id}/changes */
 	R_SESSION_PAUSE,   /* POST /v1/sessions/{id}/pause */
 	R_SESSION_RESUME,  /* POST /v1/sessions/{id}/resume */
+	R_SNAPSHOT_TAKE,   /* POST /v1/sessions/{id}/snapshots */
+	R_SNAPSHOTS_LIST,  /* GET /v1/sessions/{id}/snapshots */
+	R_SNAPSHOT_DELETE, /* DELETE /v1/sessions/{id}/snapshots/{pid} */
+	R_SESSION_FORK,    /* POST /v1/sessions/{id}/fork */
+	R_SESSION_RESTORE, /* POST /v1/sessions/{id}/restore */
 };
 
-/* ids are "s-", "e-" or "r-" and 16 lower-case hex digits. */
+/* ids are "s-", "e-", "r-" or "p-" and 16 lower-case hex digits. */
 #define ROUTE_ID_LEN 18
 
 struct route {
 	enum route_kind kind;
 	char sid[ROUTE_ID_LEN + 1]; /* session or run id */
-	char eid[ROUTE_ID_LEN + 1];
+	char eid[ROUTE_ID_LEN + 1]; /* exec id, or snapshot id ("p-") */
 };
 
 /* Parse; a query string is not part of path. Returns r->kind. */

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "session-exec.h"
+#include "session-restore.h"
 #include "cleanup.h"
 #include "cordon-pty.h"
 #include "error.h"
@@ -323,6 +324,9 @@ void sx_finalize(struct sx *s, struct sx_exec *x)
 	}
 	buf_free(&w.out);
 	exec_release(s, x);
+	/* A restore waiting for the execs it ended (or one that never
+	 * started) goes on once none runs. */
+	sx_restore_step(s);
 }
 
 /* ---- requests from the server ---- */

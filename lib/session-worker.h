@@ -105,6 +105,15 @@ struct sx_pause_iv {
 };
 #define SX_PAUSES_MAX 256
 
+/* A snapshot of the workspace (session-snap.c): its directory is
+ * snap_dir/id. */
+struct sx_snap {
+	char id[24];
+	uint64_t bytes, files, entries;
+	uint64_t created; /* seconds since the epoch */
+};
+#define SX_SNAPS_MAX 64
+
 struct sx_file {
 	bool used;
 	int op;
@@ -157,4 +166,14 @@ struct sx {
 	int pause_timer;
 	struct sx_pause_iv pauses[SX_PAUSES_MAX];
 	size_t npauses, pauses_omitted;
+	/* Snapshots (session-snap.c): in snap_dir (<session dir>/snapshots),
+	 * snap_bytes of them in all. */
+	char snap_dir[4096];
+	struct sx_snap snaps[SX_SNAPS_MAX];
+	size_t nsnaps;
+	uint64_t snap_bytes;
+	/* A restore under way (session-restore.c): its reply (-1: none), its
+	 * snapshot, waiting for the execs it ended. */
+	int restore_reply;
+	char restore_snap[24];
 };

@@ -53,6 +53,8 @@
 #include "session.h"
 #include "session-cg.h"
 #include "session-pause.h"
+#include "session-restore.h"
+#include "session-snap.h"
 #include "session-worker.h"
 #include "sync.h"
 #include "units.h"
@@ -184,6 +186,19 @@ static void on_ctl(struct sx *s)
 		sx_do_pause(s, reply);
 	} else if (strcmp(op, "resume") == 0) {
 		sx_do_resume(s, reply);
+	} else if (s->restore_reply >= 0 && (strcmp(op, "exec") == 0 || strcmp(op, "file") == 0 ||
+					     strcmp(op, "snapshot") == 0 || strcmp(op, "restore") == 0 ||
+					     strcmp(op, "pause") == 0)) {
+		sx_reply_error(reply, 409, "the session is being restored: try again");
+	} else if (strcmp(op, "restore") == 0) {
+		sx_do_restore(s, req, reply);
+		reply = -1;
+	} else if (strcmp(op, "snapshot") == 0) {
+		sx_do_snapshot(s, reply);
+	} else if (strcmp(op, "snapshots") == 0) {
+		sx_do_snapshots(s, reply);
+	} else if (strcmp(op, "snapshot_delete") == 0) {
+		sx_do_snapshot_delete(s, req, reply);
 	} else if (strcmp(op, "claim") == 0) {
 		do_claim(s, req, reply);
 	} else if (strcmp(op, "exec") == 0) {
@@ -335,10 +350,15 @@ static bool h_msg(void *ctx, const struct msg *m, int fd)
 		if (x && m->err.code > 0) {
 			x->pid = m->err.code;
 			memcpy(&x->t_exec, m->err.msg, sizeof(x->t_exec));
+			/* A restore came while it started: its kill now that the
+			 * agent is out of the exec's cgroup (session-restore.c). */
+			if (s->restore_reply >= 0 && x->forced && strcmp(x->forced, "restored") == 0)
+				sx_signal_exec(s, x, SIGKILL, "restored");
 		}
 		if (x && m->err.code < 0) {
 			snprintf(x->error, sizeof(x->error), "%s", m->err.msg);
-			x->status = "start-error";
+			/* Ended by us as it started (a restore's kill): ours. */
+			x->status = x->forced ? x->forced : "start-error";
 			sx_finalize(s, x);
 		} else if (x && x->pty && fd >= 0) {
 			/* The master: its output is the exec's stdout (a pty
@@ -470,6 +490,9 @@ static void h_end(void *ctx)
 	s->ended = true;
 	sx_pause_end(s);
 	sxcg_end();
+	/* Its snapshots go with it, before its report answers the DELETE. */
+	sx_restore_end(s);
+	sx_snaps_end(s);
 	for (size_t i = 0; i < s->nex; i++)
 		if (s->ex[i].running)
 			sx_finalize(s, &s->ex[i]);
@@ -560,7 +583,7 @@ int session_worker_main(int ctl)
 	struct sx s;
 	memset(&s, 0, sizeof(s));
 	s.ctl = ctl;
-	s.sock = s.epfd = s.idle = s.create_reply = s.end_reply = s.wall_timer = s.pause_timer = -1;
+	s.sock = s.epfd = s.idle = s.create_reply = s.end_reply = s.wall_timer = s.pause_timer = s.restore_reply = -1;
 	for (int i = 0; i < SX_SLOTS; i++)
 		s.slot_ex[i] = -1;
 	char *b = malloc(IPC_MAX_PACKET);
@@ -578,6 +601,10 @@ int session_worker_main(int ctl)
 	const jnode *id = cfg ? json_get(cfg, "id") : NULL, *rp = cfg ? json_get(cfg, "report") : NULL;
 	snprintf(s.id, sizeof(s.id), "%s", id && id->str ? id->str : "s-?");
 	snprintf(s.report_path, sizeof(s.report_path), "%s", rp && rp->str ? rp->str : "");
+	/* The session's directory (its report's): its snapshots beside. */
+	char *rslash = strrchr(s.report_path, '/');
+	if (rslash && rslash > s.report_path)
+		snprintf(s.snap_dir, sizeof(s.snap_dir), "%.*s/snapshots", (int)(rslash - s.report_path), s.report_path);
 	const jnode *wm = cfg ? json_get(cfg, "warm") : NULL;
 	s.warm = wm && wm->type == J_BOOL && wm->b;
 	const jnode *ws = cfg ? json_get(cfg, "workspace") : NULL;
@@ -618,6 +645,7 @@ int session_worker_main(int ctl)
 		sx_reply_error(s.create_reply, code, "%s: %s", status_name(rep.status), reason ? reason : "");
 		free(reason);
 	}
+	sx_snaps_end(&s); /* a session that never came up: none, or a warm one's */
 	sx_publish(&s);
 	report_free(&rep);
 	policy_free(s.pol);

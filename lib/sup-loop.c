@@ -179,8 +179,11 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 			cpu_check(s);
 		if (s->opts->hooks && s->opts->hooks->cgroup && s->have_cg)
 			s->opts->hooks->cgroup(s->opts->hooks->ctx, &s->cg);
-		if (s->opts->hooks && s->ovl.active)
+		if (s->opts->hooks && s->ovl.active) {
 			snprintf(s->rep->live_changes, sizeof(s->rep->live_changes), "%s", s->ovl.cs.dir);
+			overlay_scan_root(&s->ovl, s->plan.workspace, s->rep->live_upper, sizeof(s->rep->live_upper));
+			s->rep->live_init_pid = s->pid;
+		}
 		if (s->opts->hooks)
 			s->opts->hooks->ready(s->opts->hooks->ctx, s->sock, s->epfd, s->timer, s->rep);
 		break;

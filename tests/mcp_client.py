@@ -159,7 +159,7 @@ def case_tools_list(m):
     tools = m.call("tools/list")["result"]["tools"]
     names = {t["name"] for t in tools}
     want = {"run", "session_open", "session_exec", "file_write", "file_read", "file_list", "session_close",
-            "changes"}
+            "changes", "session_snapshot", "session_restore", "session_fork"}
     check(want <= names, "tools %r" % names)
     for t in tools:
         check(len(t["description"]) > 40, "%s: a description an agent can act on" % t["name"])
@@ -490,6 +490,29 @@ def case_review_huge(m):
           "the huge file is named, not diffed: %r" % c["diff"][:2000])
     check(not c["diff_truncated"] and c["diff_bytes"] < 4096, "diff %d bytes, truncated %r"
           % (c["diff_bytes"], c["diff_truncated"]))
+    sc(m.tool("session_close", {"session": sid}))
+
+
+def case_snapshot(m):
+    """session_snapshot, session_restore, session_fork: back to a snapshot,
+    and a fork whose writes its parent never sees."""
+    m.initialize()
+    sid = sc(m.tool("session_open", {}))["session"]
+    sc(m.tool("file_write", {"session": sid, "path": "a.txt", "content": "one\n"}))
+    p = sc(m.tool("session_snapshot", {"session": sid}))
+    check(p["snapshot"].startswith("p-") and p["files"] == 1 and p["not_covered"] == [], "snapshot %r" % p)
+    sc(m.tool("session_exec", {"session": sid, "command": "echo two > a.txt"}))
+    r = sc(m.tool("session_restore", {"session": sid, "snapshot": p["snapshot"]}))
+    check(r == {"session": sid, "restored": p["snapshot"]}, "restore %r" % r)
+    check(sc(m.tool("file_read", {"session": sid, "path": "a.txt"}))["content"] == "one\n", "restored a.txt")
+    f = sc(m.tool("session_fork", {"session": sid}))
+    check(f["session"] != sid and f["forked_from"] == sid, "fork %r" % f)
+    sc(m.tool("session_exec", {"session": f["session"], "command": "echo fork > a.txt"}))
+    check(sc(m.tool("file_read", {"session": sid, "path": "a.txt"}))["content"] == "one\n", "the parent unchanged")
+    check(sc(m.tool("file_read", {"session": f["session"], "path": "a.txt"}))["content"] == "fork\n", "the fork's")
+    r = m.tool("session_restore", {"session": sid, "snapshot": "p-0123456789abcdef"})
+    check(r["isError"] and "no such snapshot" in r["content"][0]["text"], "an unknown snapshot: %r" % r)
+    sc(m.tool("session_close", {"session": f["session"]}))
     sc(m.tool("session_close", {"session": sid}))
 
 

@@ -260,6 +260,29 @@ class Session:
         """Thaw it (Session.resume)."""
         return await self._client._json("POST", f"{self._path}/resume")
 
+    async def snapshot(self) -> Dict[str, Any]:
+        """A snapshot of the workspace (Session.snapshot)."""
+        return await self._client._json("POST", f"{self._path}/snapshots")
+
+    async def snapshots(self) -> Dict[str, Any]:
+        """Its snapshots (Session.snapshots)."""
+        return await self._client._json("GET", f"{self._path}/snapshots")
+
+    async def delete_snapshot(self, snapshot: str) -> Dict[str, Any]:
+        """Remove one (Session.delete_snapshot)."""
+        return await self._client._json("DELETE", f"{self._path}/snapshots/{urllib.parse.quote(snapshot, safe='')}")
+
+    async def restore(self, snapshot: str) -> Dict[str, Any]:
+        """The workspace back to snapshot (Session.restore)."""
+        return await self._client._json("POST", f"{self._path}/restore", {"snapshot": snapshot})
+
+    async def fork(self, snapshot: Optional[str] = None) -> "Session":
+        """A new session from snapshot or now (Session.fork)."""
+        j = await self._client._json("POST", f"{self._path}/fork", {"snapshot": snapshot} if snapshot else {})
+        if not isinstance(j.get("id"), str):
+            raise CordonError(f"the server returned no session id: {j!r}")
+        return Session(self._client, j["id"], workspace=j.get("workspace"), cwd=j.get("cwd"))
+
     def exec_stream(self, argv: Sequence[str], env: Optional[Dict[str, str]] = None, cwd: Optional[str] = None,
                     stdin: Union[str, bytes, None] = None, timeout: Any = None) -> AsyncIterator[Event]:
         """The exec's events as they arrive: `async for ev in ...`."""

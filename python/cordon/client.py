@@ -279,6 +279,33 @@ class Session:
         """Thaw it; its clocks go on from their time left."""
         return self._client._json("POST", f"{self._path}/resume")
 
+    def snapshot(self) -> Dict[str, Any]:
+        """A snapshot of the workspace (its changes), taken with the session
+        frozen (docs/api.md, Snapshots): {"snapshot": "p-...", "bytes",
+        "files", "entries", "created"}. 429 past limits.snapshots."""
+        return self._client._json("POST", f"{self._path}/snapshots")
+
+    def snapshots(self) -> Dict[str, Any]:
+        """{"snapshots": [...], "bytes", "budget"}."""
+        return self._client._json("GET", f"{self._path}/snapshots")
+
+    def delete_snapshot(self, snapshot: str) -> Dict[str, Any]:
+        """Remove one snapshot: {"deleted": snapshot}."""
+        return self._client._json("DELETE", f"{self._path}/snapshots/{urllib.parse.quote(snapshot, safe='')}")
+
+    def restore(self, snapshot: str) -> Dict[str, Any]:
+        """The workspace back to snapshot; running execs are ended first
+        (their status "restored"): {"restored": snapshot}."""
+        return self._client._json("POST", f"{self._path}/restore", {"snapshot": snapshot})
+
+    def fork(self, snapshot: Optional[str] = None) -> "Session":
+        """A new session of the same request whose workspace starts at
+        snapshot (or now); independent of this one. Use it in a with block."""
+        j = self._client._json("POST", f"{self._path}/fork", {"snapshot": snapshot} if snapshot else {})
+        if not isinstance(j.get("id"), str):
+            raise CordonError(f"the server returned no session id: {j!r}")
+        return Session(self._client, j["id"], workspace=j.get("workspace"), cwd=j.get("cwd"))
+
     def exec_stream(self, argv: Sequence[str], env=None, cwd=None, stdin=None, timeout=None) -> Iterator[Event]:
         """The exec's events as they arrive (the output is not buffered)."""
         body = json.dumps(_exec_body(argv, env, cwd, stdin, timeout)).encode()

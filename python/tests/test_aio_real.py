@@ -201,3 +201,25 @@ def test_aio_session_pause_and_resume(serve):
             assert (await s.resume())["state"] == "running"
             assert (await s.exec(["true"])).ok
     asyncio.run(main())
+
+
+def test_aio_session_snapshot_restore_fork(serve):
+    async def main():
+        s = await cordon.aio.Client(serve).session()
+        async with s:
+            assert (await s.exec(["/bin/sh", "-c", "echo one > a"])).ok
+            try:
+                p = await s.snapshot()
+            except cordon.CordonError as e:
+                if "workspace mode is direct" in str(e):
+                    pytest.skip(f"no overlay workspace for a session here: {e}")
+                raise
+            assert (await s.exec(["/bin/sh", "-c", "echo two > a"])).ok
+            assert (await s.restore(p["snapshot"])) == {"restored": p["snapshot"]}
+            assert (await s.files.read("a")) == b"one\n"
+            f = await s.fork()
+            async with f:
+                assert (await f.files.read("a")) == b"one\n"
+            assert len((await s.snapshots())["snapshots"]) == 1
+            await s.delete_snapshot(p["snapshot"])
+    asyncio.run(main())

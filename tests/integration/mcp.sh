@@ -8,7 +8,7 @@
 # The changes tool needs an overlay or review workspace: as root an idmapped
 # mount of it, which Debian 12's /tmp (tmpfs on 6.1) cannot have; there these
 # tests' workspaces (and the TS client's private server, TMPDIR) go on /var/tmp.
-overlay_workspaces '^test_mcp_(review_changes|review_run_kept|review_run_fresh|review_policy_held|review_huge_file|typescript_sdk_client)$' only
+overlay_workspaces '^test_mcp_(review_changes|review_run_kept|review_run_fresh|review_policy_held|review_huge_file|typescript_sdk_client|snapshot_restore_fork)$' only
 
 mcp_case() { # CASE [cordon mcp options...]
 	command -v python3 >/dev/null || { t_skip "no python3"; return; }
@@ -125,6 +125,7 @@ test_mcp_given_tcp_server() {
 	start_tcp
 	MCP_STATE=$WS/state mcp_case tcp --server "http://127.0.0.1:$PORT" --token-file "$T_TMP/token"
 }
+test_mcp_snapshot_restore_fork() { mcp_case snapshot; }
 
 test_mcp_given_server() {
 	mkdir -p "$T_TMP/state"
@@ -176,4 +177,5 @@ t_run test_mcp_review_run_kept
 t_run test_mcp_review_run_fresh
 t_run test_mcp_review_policy_held
 t_run test_mcp_review_huge_file
+t_run test_mcp_snapshot_restore_fork
 t_run test_mcp_typescript_sdk_client

@@ -101,6 +101,14 @@ export interface PauseState {
   paused_seconds: number;
 }
 
+export interface Snapshot {
+  snapshot: string;
+  bytes: number;
+  files: number;
+  entries: number;
+  created: string;
+}
+
 export declare class Session {
   readonly id: string;
   readonly warm: boolean;
@@ -116,6 +124,14 @@ export declare class Session {
   pause(): Promise<PauseState>;
   /** thawed, its clocks going on from their time left */
   resume(): Promise<PauseState>;
+  /** a snapshot of the workspace's changes, the session frozen for the copy (docs/api.md: snapshots) */
+  snapshot(): Promise<Snapshot>;
+  snapshots(): Promise<{ snapshots: Snapshot[]; bytes: number; budget: number }>;
+  deleteSnapshot(snapshot: string): Promise<{ deleted: string }>;
+  /** the workspace back to snapshot; running execs ended first (their status "restored") */
+  restore(snapshot: string): Promise<{ restored: string }>;
+  /** a new session of the same request, its workspace at snapshot (or now) */
+  fork(snapshot?: string | null): Promise<Session>;
   execStream(argv: string[], opts?: ExecOptions): AsyncGenerator<Event>;
   exec(argv: string[], opts?: ExecOptions & { background?: false }): Promise<ExecResult>;
   exec(argv: string[], opts: ExecOptions & { background: true }): Promise<ExecHandle>;

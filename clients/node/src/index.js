@@ -225,6 +225,25 @@ export class Session {
 
   resume() { return this._client._json('POST', `${this._path}/resume`); }
 
+  /** A snapshot of the workspace (its changes), the session frozen for the copy. */
+  snapshot() { return this._client._json('POST', `${this._path}/snapshots`); }
+
+  snapshots() { return this._client._json('GET', `${this._path}/snapshots`); }
+
+  deleteSnapshot(snapshot) {
+    return this._client._json('DELETE', `${this._path}/snapshots/${encodeURIComponent(snapshot)}`);
+  }
+
+  /** The workspace back to a snapshot; running execs ended first (status "restored"). */
+  restore(snapshot) { return this._client._json('POST', `${this._path}/restore`, { snapshot }); }
+
+  /** A new session of the same request whose workspace starts at snapshot (or now). */
+  async fork(snapshot = null) {
+    const j = await this._client._json('POST', `${this._path}/fork`, snapshot ? { snapshot } : {});
+    if (typeof j.id !== 'string') throw new CordonError(`the server returned no session id: ${JSON.stringify(j)}`);
+    return new Session(this._client, j);
+  }
+
   /** The exec's events as they arrive: for await (const ev of ...). */
   execStream(argv, opts = {}) {
     return this._client._stream('POST', `${this._path}/exec`, execBody(argv, opts));

@@ -224,6 +224,35 @@ test('ndjson: lines split anywhere', async () => {
   assert.equal(evs[1].data.toString(), 'hi');
 });
 
+test('session snapshot, restore and fork', { skip: noServe }, async (t) => {
+  const { client } = await serve(t);
+  const s = await client.session({});
+  assert.ok((await s.exec(['/bin/sh', '-c', 'echo one > a'])).ok);
+  let p;
+  try {
+    p = await s.snapshot();
+  } catch (e) {
+    await s.close();
+    if (/workspace mode is direct/.test(String(e))) return t.skip(`no overlay workspace here: ${e}`);
+    throw e;
+  }
+  assert.match(p.snapshot, /^p-[0-9a-f]{16}$/);
+  assert.equal(p.bytes, 4);
+  assert.ok((await s.exec(['/bin/sh', '-c', 'echo two > a'])).ok);
+  const bg = await s.exec(['sleep', '100'], { background: true });
+  assert.deepEqual(await s.restore(p.snapshot), { restored: p.snapshot });
+  assert.equal((await bg.wait()).status, 'restored');
+  assert.equal((await s.files.read('a')).toString(), 'one\n');
+  const f = await s.fork();
+  assert.notEqual(f.id, s.id);
+  assert.ok((await f.exec(['/bin/sh', '-c', 'echo fork > a'])).ok);
+  assert.equal((await s.files.read('a')).toString(), 'one\n');
+  await f.close();
+  assert.equal((await s.snapshots()).snapshots.length, 1);
+  assert.deepEqual(await s.deleteSnapshot(p.snapshot), { deleted: p.snapshot });
+  await s.close();
+});
+
 test('session pause and resume', { skip: noServe }, async (t) => {
   const { client } = await serve(t);
   const s = await client.session({});

@@ -1,0 +1,369 @@
+# Issue 38, snapshots: POST /v1/sessions/{id}/snapshots, GET, DELETE
+# .../snapshots/{sid} (docs/api.md, "Snapshots"). A snapshot is a copy of
+# the workspace's overlay upper layer, taken with the session frozen, kept
+# in the session's state directory, bounded by limits.snapshots (429) and
+# by its entries (413), removed with the session.
+. "$(dirname "$0")/../lib.sh"
+
+start_server() {
+	SOCK=$T_TMP/s.sock
+	STATE=$WS/state
+	"$CORDON" serve --socket "$SOCK" --state-dir "$STATE" "$@" 2>"$T_TMP/serve.log" &
+	SRV=$!
+	T_SERVERS+=("$SRV")
+	trap stop_servers EXIT
+	local i
+	for i in $(seq 1 200); do
+		[ -S "$SOCK" ] && return 0
+		kill -0 "$SRV" 2>/dev/null || break
+		sleep 0.05
+	done
+	fail "the server did not start: $(cat "$T_TMP/serve.log")"
+}
+api() { curl -sS --unix-socket "$SOCK" --max-time 60 "$@"; }
+api_code() { api -w ' %{http_code}' "$@" | tr -d '\n'; }
+new_session() {
+	local body=${1:-'{}'}
+	SID=$(api -X POST http://cordon/v1/sessions -d "$body" | jq -r .id)
+	[[ "$SID" =~ ^s-[0-9a-f]{16}$ ]] || { fail "no session: $SID"; return 1; }
+}
+# run_in CMD: an exec of sh -c CMD in the session; its status.
+run_in() {
+	api -X POST "http://cordon/v1/sessions/$SID/exec" -d "$(jq -nc --arg c "$1" '{argv:["sh","-c",$c]}')" |
+		jq -r 'select(.type == "result") | .status'
+}
+# snapshot_or_skip: a snapshot of $SID in $SNAP (its answer) and $PID_; a
+# host where the session's workspace has no overlay (direct instead) skips.
+snapshot_or_skip() {
+	local out
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots")
+	if [[ "$out" == *"its workspace mode is direct"*409 ]]; then
+		t_skip "no overlay workspace for a session on this host"
+		return 1
+	fi
+	SNAP=${out% 201}
+	[ "$SNAP" != "$out" ] || { fail "snapshot: $out"; return 1; }
+	PID_=$(printf '%s' "$SNAP" | jq -r .snapshot)
+}
+snapdir() { echo "$STATE/sessions/$SID/snapshots/$1"; }
+
+# Each call: a snapshot holds the workspace's changes (files, a hard link
+# kept as a link, a protected path as it is, a link to /etc/passwd as a
+# link, a FIFO), later writes are not in it; GET lists it; DELETE removes
+# it; the session's end removes them all.
+test_snapshot_calls() {
+	start_server || return 1
+	new_session || return 1
+	expect_eq "$(run_in 'echo one >a; mkdir -p d .git/hooks; echo x >d/f; ln d/f hl; echo "#!/bin/sh" >.git/hooks/pre-commit; ln -s /etc/passwd pw; mkfifo ff')" ok "the writes"
+	snapshot_or_skip || return
+	expect_match "$PID_" '^p-[0-9a-f]{16}$' "its id: $SNAP"
+	expect_eq "$(printf '%s' "$SNAP" | jq -c '[.files, .bytes, (.created | test("^[0-9-]+T[0-9:]+Z$"))]')" '[3,16,true]' "its counts: $SNAP"
+	local d
+	d=$(snapdir "$PID_")
+	expect_eq "$(cat "$d/a")" one "a in the snapshot"
+	expect_eq "$(stat -c %i "$d/hl")" "$(stat -c %i "$d/d/f")" "the hard link, a link in the copy"
+	expect_eq "$(cat "$d/.git/hooks/pre-commit")" '#!/bin/sh' "the protected path, as it is"
+	expect_eq "$(readlink "$d/pw")" /etc/passwd "the link, as a link"
+	[ -p "$d/ff" ] || fail "the FIFO, made anew"
+	expect_eq "$(stat -c %a "$STATE/sessions/$SID/snapshots")" 700 "the snapshots' directory: the server's alone"
+	expect_eq "$(run_in 'echo two >a; echo new >b')" ok "later writes"
+	expect_eq "$(cat "$d/a")" one "not in the snapshot"
+	[ ! -e "$d/b" ] || fail "b is not in the snapshot"
+	snapshot_or_skip || return
+	local p2=$PID_
+	local list
+	list=$(api "http://cordon/v1/sessions/$SID/snapshots")
+	expect_eq "$(printf '%s' "$list" | jq -c '[.snapshots[].snapshot] | length')" 2 "GET lists both: $list"
+	expect_eq "$(printf '%s' "$list" | jq -r '.budget')" 1073741824 "the default budget, 1G"
+	expect_match "$(api_code -X DELETE "http://cordon/v1/sessions/$SID/snapshots/$p2")" '"deleted":"p-.* 200$' "DELETE"
+	[ ! -e "$(snapdir "$p2")" ] || fail "the deleted snapshot's directory"
+	expect_match "$(api_code -X DELETE "http://cordon/v1/sessions/$SID/snapshots/$p2")" 'no such snapshot.* 404$' "DELETE again"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots/$p2")" ' 405$' "POST a snapshot's path"
+	expect_match "$(api_code -X DELETE "http://cordon/v1/sessions/$SID/snapshots/x-0123456789abcdef")" ' 404$' "not a snapshot id"
+	api -X DELETE "http://cordon/v1/sessions/$SID" >/dev/null
+	[ ! -e "$STATE/sessions/$SID/snapshots" ] || fail "the snapshots outlive their session: $(ls "$STATE/sessions/$SID/snapshots")"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+# A snapshot while an exec runs: the exec is frozen for the copy and goes
+# on after it (thawed), a paused session stays paused.
+test_snapshot_while_running() {
+	start_server || return 1
+	new_session || return 1
+	local out
+	out=$(api -X POST "http://cordon/v1/sessions/$SID/exec" \
+		-d '{"argv":["sh","-c","i=0; while :; do i=$((i+1)); echo $i >n.tmp; mv n.tmp n; done"],"background":true}')
+	expect_match "$out" '"state":"running"' "the counting exec: $out"
+	local eid
+	eid=$(printf '%s' "$out" | jq -r .exec)
+	snapshot_or_skip || return
+	local d n
+	d=$(snapdir "$PID_")
+	n=$(cat "$d/n" 2>/dev/null || echo 0)
+	[[ "$n" =~ ^[0-9]+$ ]] || fail "the counter in the snapshot: $n"
+	local i c=0
+	for i in $(seq 1 400); do
+		c=$(api "http://cordon/v1/sessions/$SID/files?path=n" 2>/dev/null)
+		[[ "$c" =~ ^[0-9]+$ ]] && [ "$c" -gt "$n" ] && break
+		sleep 0.05
+	done
+	[ "$c" -gt "$n" ] 2>/dev/null || fail "the exec did not go on after the snapshot ($c, snapshot $n)"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r .state)" running "the exec still runs"
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/pause")
+	if [[ "$out" != *" 200" ]]; then
+		t_skip "no freezer for the session: $out"
+		return
+	fi
+	snapshot_or_skip || return
+	expect_eq "$(api "http://cordon/v1/sessions/$SID" | jq -r .state)" paused "paused after a snapshot of a paused session"
+	api -X DELETE "http://cordon/v1/sessions/$SID" >/dev/null
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+# The budget (limits.snapshots): past it 429 naming it; a DELETE makes room.
+test_snapshot_budget() {
+	start_server || return 1
+	new_session '{"policy":{"limits":{"snapshots":"96K"}}}' || return 1
+	expect_eq "$(run_in 'head -c 40000 /dev/zero >big')" ok "40 KB written"
+	snapshot_or_skip || return
+	local p1=$PID_
+	snapshot_or_skip || return
+	local out
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots")
+	expect_match "$out" 'past their budget of 98304 bytes \(limits.snapshots; 80000 used\).* 429$' "the third: $out"
+	expect_eq "$(ls "$STATE/sessions/$SID/snapshots" | wc -l)" 2 "nothing left of the refused one"
+	api -X DELETE "http://cordon/v1/sessions/$SID/snapshots/$p1" >/dev/null
+	snapshot_or_skip || return
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots")" ' 429$' "full again"
+	expect_match "$(api_code -X POST http://cordon/v1/sessions -d '{"policy":{"limits":{"snapshots":"lots"}}}')" 'limits.snapshots.* 4[0-9][0-9]$' "a bad size"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+# Hostile upper content: a link made by the run to a file outside is
+# copied as a link (never read through: the target's bytes are not
+# counted), a FIFO made anew (never opened: the copy does not block), and
+# a change set past the bound of entries is refused (413), nothing left.
+test_snapshot_hostile() {
+	CORDON_SNAPSHOT_MAX_ENTRIES=50 start_server || return 1
+	new_session || return 1
+	expect_eq "$(run_in 'ln -s /etc/shadow s; ln -s / root; mkfifo p; mkdir -p l && cd l && ln -s ../../../.. up')" ok "links and a FIFO"
+	snapshot_or_skip || return
+	expect_eq "$(printf '%s' "$SNAP" | jq -c '[.files, .bytes]')" '[0,0]' "no bytes read through a link: $SNAP"
+	expect_eq "$(readlink "$(snapdir "$PID_")/root")" / "the link to /, a link"
+	expect_eq "$(run_in 'mkdir many && cd many && i=0; while [ $i -lt 60 ]; do : >f$i; i=$((i+1)); done')" ok "60 files"
+	local out
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots")
+	expect_match "$out" 'too large to snapshot: more than 50 entries.* 413$' "past the bound: $out"
+	expect_eq "$(ls "$STATE/sessions/$SID/snapshots" | wc -l)" 1 "nothing left of the refused one"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+# A workspace without a change set (direct mode): 409; not a session: 404.
+test_snapshot_routes() {
+	start_server || return 1
+	expect_match "$(api_code -X POST http://cordon/v1/sessions/s-0123456789abcdef/snapshots)" ' 404$' "no such session"
+	new_session '{"policy":{"filesystem":{"workspace_mode":"direct"}}}' || return 1
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots")" 'workspace mode is direct.* 409$' "direct mode"
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID/snapshots")" '"snapshots": *\[\].* 200$' "an empty list"
+	api -X DELETE "http://cordon/v1/sessions/$SID" >/dev/null
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots")" ' 410$' "an ended session"
+	# another writable path: not in the snapshot, and the answer says so
+	mkdir -p "$WS/rw"
+	new_session "{\"policy\":{\"filesystem\":{\"write\":[\"$WS/rw\"]}}}" || return 1
+	snapshot_or_skip || return
+	expect_eq "$(printf '%s' "$SNAP" | jq -c .not_covered)" "[\"$WS/rw\"]" "not_covered: $SNAP"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+# rd SID PATH: a file of a session's workspace, through the files API.
+rd() { api "http://cordon/v1/sessions/$1/files?path=$2" 2>/dev/null; }
+# fork_of SID [BODY]: a fork's id in $FID.
+fork_of() {
+	local out
+	out=$(api_code -X POST "http://cordon/v1/sessions/$1/fork" -d "${2:-}")
+	if [[ "$out" == *"its workspace mode is direct"*409 ]]; then
+		t_skip "no overlay workspace for a session on this host"
+		return 1
+	fi
+	FID=$(printf '%s' "${out% 201}" | jq -r .id 2>/dev/null)
+	[[ "$FID" =~ ^s-[0-9a-f]{16}$ ]] || { fail "fork: $out"; return 1; }
+}
+
+# Fork: at now and at a snapshot; each side's writes never seen by the
+# other; a fork of a fork (whiteouts and a replaced directory applied); the
+# parent deleted, its forks go on.
+test_fork() {
+	start_server || return 1
+	new_session '{"idle_timeout":"5m"}' || return 1
+	local a=$SID
+	expect_eq "$(run_in 'echo one >a; mkdir -p d/e; echo x >d/e/f; ln d/e/f hl; echo keep >k')" ok "the parent's writes"
+	snapshot_or_skip || return
+	local p1=$PID_
+	expect_eq "$(run_in 'echo two >a')" ok "a rewritten after the snapshot"
+	fork_of "$a" || return
+	local b=$FID
+	expect_eq "$(rd "$b" a)" two "the fork at now sees a as it is"
+	expect_eq "$(rd "$b" d/e/f)" x "and d/e/f"
+	SID=$b
+	expect_eq "$(run_in '[ "$(stat -c %i hl)" = "$(stat -c %i d/e/f)" ] && echo fork >a && echo new >b && rm k && rm -r d && mkdir d && echo y >d/g')" ok "the fork's writes (a hard link kept)"
+	expect_eq "$(rd "$a" a)" two "the parent does not see the fork's write"
+	expect_eq "$(api_code "http://cordon/v1/sessions/$a/files?path=b")" "$(api_code "http://cordon/v1/sessions/$a/files?path=nothing-here" | sed 's/nothing-here/b/g')" "nor its new file"
+	expect_eq "$(rd "$a" k)" keep "nor its deletion"
+	SID=$a
+	expect_eq "$(run_in 'echo three >a')" ok "the parent writes on"
+	expect_eq "$(rd "$b" a)" fork "the fork does not see it"
+	fork_of "$a" "{\"snapshot\":\"$p1\"}" || return
+	local c=$FID
+	expect_eq "$(rd "$c" a)" one "the fork at the snapshot sees a as it was then"
+	fork_of "$b" || return
+	local d=$FID
+	SID=$d
+	expect_eq "$(run_in 'cat a; cat b; ls d; [ -e k ] || echo no-k; [ -e d/e ] || echo no-e')" ok "a fork of the fork"
+	expect_eq "$(api -X POST "http://cordon/v1/sessions/$d/exec" -d '{"argv":["sh","-c","cat a b; ls d; [ -e k ] || echo no-k"]}' |
+		jq -r 'select(.type == "stdout") | .data_b64' | base64 -d | tr '\n' ' ')" "fork new g no-k " "its view: the fork's changes over the fork's start"
+	api -X DELETE "http://cordon/v1/sessions/$a" >/dev/null
+	expect_eq "$(rd "$b" a)" fork "the parent deleted, the fork reads"
+	SID=$b
+	expect_eq "$(run_in 'echo after >a')" ok "and writes"
+	expect_eq "$(rd "$c" a)" one "the other fork too"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$b/fork" -d '{"snapshot":"p-0123456789abcdef"}')" 'no such snapshot.* 404$' "an unknown snapshot"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$b/fork" -d '{"snapshot":7}')" ' 400$' "a bad snapshot"
+	expect_match "$(api_code "http://cordon/v1/sessions/$b/fork")" ' 405$' "GET fork"
+	expect_eq "$(api "http://cordon/v1/sessions/$b/snapshots" | jq -c '.snapshots')" '[]' "the fork's snapshot at now is gone"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+# A fork while an exec runs in the parent: the exec is frozen for the
+# copy, goes on after it, and the fork has what it had written.
+test_fork_while_running() {
+	start_server || return 1
+	new_session || return 1
+	local a=$SID out
+	out=$(api -X POST "http://cordon/v1/sessions/$a/exec" \
+		-d '{"argv":["sh","-c","i=0; while :; do i=$((i+1)); echo $i >n.tmp; mv n.tmp n; done"],"background":true}')
+	local eid
+	eid=$(printf '%s' "$out" | jq -r .exec)
+	local i
+	for i in $(seq 1 400); do
+		[[ "$(rd "$a" n)" =~ ^[0-9]+$ ]] && break
+		sleep 0.05
+	done
+	fork_of "$a" || return
+	local n
+	n=$(rd "$FID" n)
+	[[ "$n" =~ ^[0-9]+$ ]] || fail "the counter in the fork: $n"
+	sleep 0.3
+	expect_eq "$(rd "$FID" n)" "$n" "the fork's counter stands (no exec of the parent's writes there)"
+	expect_eq "$(api "http://cordon/v1/sessions/$a/exec/$eid" | jq -r .state)" running "the parent's exec still runs"
+	for i in $(seq 1 400); do
+		[ "$(rd "$a" n)" -gt "$n" ] 2>/dev/null && break
+		sleep 0.05
+	done
+	[ "$(rd "$a" n)" -gt "$n" ] 2>/dev/null || fail "the parent's exec did not go on"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+# restore_to SID SNAP: POST .../restore; its answer and code in $OUT.
+restore_to() { OUT=$(api_code -X POST "http://cordon/v1/sessions/$1/restore" -d "{\"snapshot\":\"$2\"}"); }
+# view: what the session's workspace holds, as its exec sees it.
+view() {
+	api -X POST "http://cordon/v1/sessions/$SID/exec" \
+		-d '{"argv":["sh","-c","for f in $(find . -mindepth 1 | sort); do if [ -f $f ]; then echo \"$f=$(cat $f)\"; else echo $f; fi; done | tr \"\\n\" \" \""]}' |
+		jq -r 'select(.type == "stdout") | .data_b64' | base64 -d
+}
+
+# Restore under a running exec: the exec ends, its result says "restored";
+# the workspace is the snapshot's (a file rewritten, a directory removed, a
+# file made since: each back as it was; a hard link a link); the session
+# goes on (execs, writes, another restore). A fork's restore: its starting
+# tree under the snapshot (a deletion of a file of that tree kept).
+test_restore() {
+	start_server || return 1
+	new_session || return 1
+	expect_eq "$(run_in 'echo one >a; mkdir -p d; echo x >d/f; ln d/f hl')" ok "the writes"
+	snapshot_or_skip || return
+	local p1=$PID_ before
+	before=$(view)
+	expect_eq "$before" "./a=one ./d ./d/f=x ./hl=x " "the view at the snapshot"
+	expect_eq "$(run_in 'echo two >a; rm -r d; echo new >b')" ok "changes after it"
+	local out eid
+	out=$(api -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["sh","-c","while :; do echo loop >>log; sleep 0.1; done"],"background":true}')
+	eid=$(printf '%s' "$out" | jq -r .exec)
+	restore_to "$SID" "$p1"
+	expect_match "$OUT" "\"restored\":\"$p1\".* 200$" "the restore"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -c '[.status, .signal]')" '["restored","SIGKILL"]' "the running exec: ended, and says so"
+	expect_eq "$(view)" "$before" "the view after the restore"
+	expect_eq "$(run_in '[ "$(stat -c %i hl)" = "$(stat -c %i d/f)" ] && echo three >a')" ok "a hard link again, and a write"
+	expect_eq "$(rd "$SID" a)" three "the write"
+	restore_to "$SID" "$p1"
+	expect_match "$OUT" ' 200$' "restored again: $OUT"
+	expect_eq "$(rd "$SID" a)" one "a as it was"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/restore" -d '{"snapshot":"p-0123456789abcdef"}')" 'no such snapshot.* 404$' "an unknown snapshot"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/restore" -d '{}')" ' 400$' "no snapshot"
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID/restore")" ' 405$' "GET restore"
+	# a fork: its start (the parent's view) is its lower tree
+	fork_of "$SID" || return
+	local parent=$SID
+	SID=$FID
+	expect_eq "$(run_in 'echo f >a; rm hl')" ok "the fork's changes"
+	snapshot_or_skip || return
+	local q=$PID_ at
+	at=$(view)
+	expect_eq "$(run_in 'echo g >a; echo h >hl; rm -r d')" ok "more"
+	restore_to "$SID" "$q"
+	expect_match "$OUT" ' 200$' "the fork's restore: $OUT"
+	expect_eq "$(view)" "$at" "the fork's view at its snapshot (hl deleted, d back)"
+	expect_eq "$(rd "$parent" a)" one "the parent untouched"
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/pause")
+	if [[ "$out" == *" 200" ]]; then
+		restore_to "$SID" "$q"
+		expect_match "$OUT" 'the session is paused.* 409$' "a paused session"
+		api -X POST "http://cordon/v1/sessions/$SID/resume" >/dev/null
+	fi
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+# A restore right as an exec starts: the exec ends "restored", and the
+# session lives on (a kill of the exec's cgroup while the agent is in it,
+# starting the exec, would end the agent, and the session with it).
+test_restore_as_an_exec_starts() {
+	start_server || return 1
+	new_session || return 1
+	expect_eq "$(run_in 'echo one >a')" ok "a write"
+	snapshot_or_skip || return
+	local i eid out
+	for i in $(seq 1 15); do
+		# one connection, the restore sent as soon as the exec's answer came
+		out=$(api -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["sleep","100"],"background":true}' \
+			--next --unix-socket "$SOCK" -w ' %{http_code}' -X POST "http://cordon/v1/sessions/$SID/restore" \
+			-d "{\"snapshot\":\"$PID_\"}")
+		eid=$(printf '%s' "$out" | head -1 | jq -r .exec 2>/dev/null)
+		expect_match "$(printf '%s' "$out" | tr -d '\n')" "\"restored\":\"$PID_\".* 200$" "restore $i: $out" || break
+		out=$(api "http://cordon/v1/sessions/$SID/exec/$eid" | jq -r .status)
+		expect_eq "$out" restored "the exec of round $i" || break
+	done
+	expect_eq "$(run_in 'cat a')" ok "the session lives on"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts; do
+	t_run $t
+done
