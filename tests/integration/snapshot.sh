@@ -4,29 +4,8 @@
 # in the session's state directory, bounded by limits.snapshots (429) and
 # by its entries (413), removed with the session.
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../serve-fixture.sh"
 
-start_server() {
-	SOCK=$T_TMP/s.sock
-	STATE=$WS/state
-	"$CORDON" serve --socket "$SOCK" --state-dir "$STATE" "$@" 2>"$T_TMP/serve.log" &
-	SRV=$!
-	T_SERVERS+=("$SRV")
-	trap stop_servers EXIT
-	local i
-	for i in $(seq 1 200); do
-		[ -S "$SOCK" ] && return 0
-		kill -0 "$SRV" 2>/dev/null || break
-		sleep 0.05
-	done
-	fail "the server did not start: $(cat "$T_TMP/serve.log")"
-}
-api() { curl -sS --unix-socket "$SOCK" --max-time 60 "$@"; }
-api_code() { api -w ' %{http_code}' "$@" | tr -d '\n'; }
-new_session() {
-	local body=${1:-'{}'}
-	SID=$(api -X POST http://cordon/v1/sessions -d "$body" | jq -r .id)
-	[[ "$SID" =~ ^s-[0-9a-f]{16}$ ]] || { fail "no session: $SID"; return 1; }
-}
 # run_in CMD: an exec of sh -c CMD in the session; its status.
 run_in() {
 	api -X POST "http://cordon/v1/sessions/$SID/exec" -d "$(jq -nc --arg c "$1" '{argv:["sh","-c",$c]}')" |
