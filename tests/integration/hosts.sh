@@ -292,4 +292,58 @@ grep -o "\"containment\": \"[a-z]*\"" /r.json'
 	t_assert
 }
 
+# A degraded run whose supervisor is SIGKILLed (a harness's timeout, the
+# OOM killer) leaves its processes behind: no PID namespace ends them with
+# init, and the parent-death signal reaches only init and the command, not
+# what the command started. The next look for leftover cgroups ends them:
+# cgroup.kill where there is one, else (cgroup v1) each process in the
+# cgroup killed by pidfd, then the cgroup removed. Before, v1 had only
+# cgroup.kill, which it has not: the processes and the cgroup stayed for
+# good (outside review attack11).
+test_hosts_degraded_leftover_processes_ended_by_the_next_look() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock: the degraded boundary is refused here"; return; }
+	[ "$(id -u)" = 0 ] || [ "$(landlock_abi)" -ge 6 ] || { t_skip "an ordinary user's degraded run needs Landlock ABI 6"; return; }
+	[ "$(cg_backend)" != none ] || { t_skip "no cgroup backend for limits here"; return; }
+	local tag=$((7200000 + RANDOM)) sup left i
+	export CORDON_STATE_DIR="$T_TMP/sd-reap"
+	mkdir -p "$T_TMP/ws-reap"
+	chmod 755 "$T_TMP"
+	cd "$T_TMP/ws-reap" || return
+	"$RESTRICT" nouserns "$CORDON" run --allow-weaker namespaces --ro "$BUILD" -- \
+		/bin/sh -c "nohup sleep $tag >/dev/null 2>&1 & exec sleep $((tag + 1))" >/dev/null 2>"$T_TMP/err-reap" &
+	sup=$!
+	for i in $(seq 200); do
+		pgrep -f "^sleep $tag\$" >/dev/null && break
+		sleep 0.1
+	done
+	left=$(pgrep -f "^sleep $tag\$")
+	if [ -z "$left" ]; then
+		kill -KILL "$sup" 2>/dev/null
+		wait "$sup" 2>/dev/null
+		fail "the degraded run did not start: $(head -c 300 "$T_TMP/err-reap")"
+		t_assert
+		return
+	fi
+	local cg
+	case $(cg_backend) in
+	v2) cg=$(cg2_root)$(sed -n 's/^0:://p' "/proc/$left/cgroup") ;;
+	v1) cg=$(awk '$9=="cgroup" && ("," $NF ",") ~ /,pids,/ {print $5; exit}' /proc/self/mountinfo)$(awk -F: '$2=="pids" {print $3}' "/proc/$left/cgroup") ;;
+	esac
+	kill -KILL "$sup"
+	wait "$sup" 2>/dev/null
+	rm -f "$CORDON_STATE_DIR/cgroup-reaped"
+	"$CORDON" run -- /bin/true || fail "the next run"
+	for i in $(seq 50); do
+		kill -0 "$left" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$left" 2>/dev/null; then
+		fail "a process of the SIGKILLed supervisor's degraded run left behind after the next look"
+		kill -KILL "$left" 2>/dev/null
+	fi
+	case $cg in */cordon-*) [ -d "$cg" ] && fail "its cgroup $cg left behind" ;; esac
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_hosts_'); do t_run "$t"; done
