@@ -292,6 +292,42 @@ grep -o "\"containment\": \"[a-z]*\"" /r.json'
 	t_assert
 }
 
+# The degraded boundary has no mount namespace, so nothing can be masked:
+# where the run's grants reach the state directory (the change-set key, the
+# compiled seccomp programs later runs load, kept change sets), it could
+# read the key and forge a change set, or plant an allow-all filter for
+# every later run, the whole boundary's too. Such a run needs a view of its
+# own: refused (outside review attack11).
+test_hosts_degraded_refused_where_the_state_directory_is_reached() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock: the degraded boundary is refused here"; return; }
+	local as=()
+	if [ "$(id -u)" = 0 ]; then
+		as=(setpriv --reuid 65534 --regid 65534 --clear-groups env HOME="$T_TMP/sdhome")
+	elif [ "$(landlock_abi)" -lt 6 ]; then
+		t_skip "an ordinary user's degraded run needs Landlock ABI 6"
+		return
+	fi
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/sdhome/proj"
+	[ "$(id -u)" = 0 ] && chown -R 65534:65534 "$T_TMP/sdhome"
+	cd "$T_TMP/sdhome/proj" || return
+	export CORDON_STATE_DIR="$T_TMP/sdhome/proj/st"
+	"${as[@]}" "$CORDON" run -- /bin/true || fail "a run that makes the state directory"
+	[ -d st/seccomp ] || fail "no seccomp cache made (the test's premise)"
+	local out rc
+	out=$("${as[@]}" "$RESTRICT" nouserns "$CORDON" run --allow-weaker namespaces --ro "$BUILD" -- \
+		/bin/sh -c 'cat st/changeset.key >/dev/null 2>&1 && echo read-the-key; : >st/seccomp/planted 2>/dev/null && echo planted; echo ran' 2>&1)
+	rc=$?
+	expect_nomatch "$out" "read-the-key" "a degraded run read the change-set key"
+	expect_nomatch "$out" "planted" "a degraded run wrote into the seccomp program cache"
+	[ -e st/seccomp/planted ] && fail "a file planted in the seccomp program cache"
+	[ "$rc" != 0 ] || fail "the degraded run was not refused: $out"
+	expect_match "$out" "has no view of the run's own, which the mask over $CORDON_STATE_DIR" "the refusal says why"
+	unset CORDON_STATE_DIR
+	t_assert
+}
+
 # A degraded run whose supervisor is SIGKILLed (a harness's timeout, the
 # OOM killer) leaves its processes behind: no PID namespace ends them with
 # init, and the parent-death signal reaches only init and the command, not
