@@ -1,14 +1,17 @@
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "cgroup-v1.h"
 #include "cgroup-v2.h"
 #include "cleanup.h"
+#include "compat.h"
 #include "error.h"
 #include "cgroup.h"
 #include "cgroup-util.h"
@@ -84,6 +87,56 @@ int cgroup_create(struct cgroup *cg, const struct cgroup_ops *ops, const struct 
 	return 0;
 }
 
+/* Is pid (pinned by its pidfd) in a cgroup named leaf, in any hierarchy? */
+static bool in_leaf(int pid, const char *leaf)
+{
+	char f[64], line[4400];
+	snprintf(f, sizeof(f), "/proc/%d/cgroup", pid);
+	_cleanup_fclose_ FILE *fp = fopen(f, "re");
+	size_t l = strlen(leaf);
+	while (fp && fgets(line, sizeof(line), fp)) {
+		size_t n = strcspn(line, "\n");
+		if (n > l && line[n - l - 1] == '/' && memcmp(line + n - l, leaf, l) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Every process in the leftover cgroup path (named leaf) killed, where
+ * there is no cgroup.kill (cgroup v1, v2 before 5.14). The degraded
+ * boundary has no PID namespace to end a run with its init: what the
+ * command started outlives a SIGKILLed supervisor there. Each pid is pinned
+ * by a pidfd and checked to be in the cgroup after, so a pid reused since
+ * cgroup.procs was read is not signalled; its end is waited for (a second
+ * in all at most) before the cgroup is removed. Bounded rounds: one that
+ * forked meanwhile is killed in the next; what is still there is the next
+ * look's. */
+static void kill_procs(const char *path, const char *leaf)
+{
+	char f[4500];
+	snprintf(f, sizeof(f), "%s/cgroup.procs", path);
+	int waits = 10; /* at most a second waited in all (a process stuck in D) */
+	for (int round = 0; round < 16; round++) {
+		_cleanup_fclose_ FILE *fp = fopen(f, "re");
+		int pid;
+		bool any = false;
+		while (fp && fscanf(fp, "%d", &pid) == 1) {
+			int pfd = pid > 0 ? (int)syscall(SYS_pidfd_open, pid, 0) : -1;
+			if (pfd < 0)
+				continue;
+			if (in_leaf(pid, leaf) && syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0) == 0) {
+				struct pollfd p = {pfd, POLLIN, 0};
+				if (waits > 0 && poll(&p, 1, 100) == 0)
+					waits--;
+				any = true;
+			}
+			close(pfd);
+		}
+		if (!any)
+			return;
+	}
+}
+
 /* A cgroup named cordon-PID-N whose PID is not alive is a leftover. */
 static void reap_dir(const char *parent)
 {
@@ -104,7 +157,8 @@ static void reap_dir(const char *parent)
 		/* A paused session's v1 freezer cgroup (session-cg.c) is
 		 * thawed first: a frozen process does not die. */
 		cg_write(path, "freezer.state", "THAWED", NULL);
-		cg_write(path, "cgroup.kill", "1", NULL);
+		if (cg_write(path, "cgroup.kill", "1", NULL) < 0)
+			kill_procs(path, e->d_name);
 		rmdir(path);
 	}
 }

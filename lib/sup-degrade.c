@@ -64,6 +64,15 @@ static const char *needs_view(const struct run_plan *pl, bool session, bool chec
 			snprintf(out, n, "a secret delivered as a file (%s)", e->path);
 			return out;
 		}
+		/* The state directory (the change-set key, the seccomp programs
+		 * later runs load) or kept change sets, where the run's grants
+		 * reach them: Landlock cannot take a path back from a grant
+		 * above it, and without a mount namespace nothing covers it. */
+		if (e->kind == MK_PROTECT && (e->flags & MODEL_MASKED)) {
+			snprintf(out, n, "the mask over %s (%s)", e->host ? e->host : e->path,
+				 e->reason ? e->reason : "masked");
+			return out;
+		}
 	}
 	return NULL;
 }

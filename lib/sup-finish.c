@@ -13,6 +13,7 @@
 #include "sup-finish.h"
 #include "cleanup.h"
 #include "cs-seal.h"
+#include "hash.h"
 #include "mounts-prep.h"
 #include "pol-plan.h"
 #include "sup-proxy.h"
@@ -205,28 +206,45 @@ void sup_finish_outputs(struct sup *s, bool apply)
 
 /* Is a look for other supervisors' leftover cgroups due? Each look reads
  * every parent cgroup directory and signals each cordon-PID found there
- * (four hierarchies on v1: some thirty system calls); a leftover is only a
- * SIGKILLed supervisor's, whose processes died with its init. So once
- * REAP_EVERY_S per user: the mtime of REAP_STAMP in the state directory
- * (masked in every run: no run can hold it back), touched when a look is
- * made. No state directory: every run looks, as before. */
+ * (four hierarchies on v1: some thirty system calls). So once REAP_EVERY_S
+ * per user and cgroup: REAP_STAMP in the state directory (masked in every
+ * run: no run can hold it back) holds the SHA-256 of the cgroups
+ * (/proc/self/cgroup) of the last run that looked, its mtime when. A look
+ * only reads the directories this process's own cgroups are in: one made
+ * from another cgroup (a terminal's scope, a service) is none for this
+ * one, whose leftovers (in the degraded boundary, with their processes)
+ * would otherwise stay for as long as runs elsewhere kept the stamp fresh.
+ * No state directory, or no cgroups read: every run looks, as before. */
 #define REAP_STAMP "cgroup-reaped"
 #define REAP_EVERY_S 60
-static bool reap_due(void)
+static bool reap_due(const char *cgroups)
 {
+	if (!cgroups)
+		return true;
 	cordon_error e = {0};
 	_cleanup_close_ int d = cordon_state_dir_open(false, &e);
 	if (d < 0)
 		return true;
+	char want[65], have[65] = "";
+	sha256_hex(cgroups, strlen(cgroups), want);
 	struct stat st;
 	struct timespec now;
 	clock_gettime(CLOCK_REALTIME, &now);
-	if (fstatat(d, REAP_STAMP, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
-	    st.st_uid == geteuid() && st.st_mtime <= now.tv_sec && now.tv_sec - st.st_mtime < REAP_EVERY_S)
-		return false;
-	int f = openat(d, REAP_STAMP, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	int f = openat(d, REAP_STAMP, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (f >= 0) {
-		(void)futimens(f, NULL);
+		if (fstat(f, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_mtime <= now.tv_sec &&
+		    now.tv_sec - st.st_mtime < REAP_EVERY_S && pread(f, have, 64, 0) == 64 &&
+		    memcmp(have, want, 64) == 0) {
+			close(f);
+			return false;
+		}
+		close(f);
+	}
+	f = openat(d, REAP_STAMP, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+	if (f >= 0) {
+		/* (short: no match next time, so a look then) */
+		if (write(f, want, 64) == 64)
+			(void)futimens(f, NULL);
 		close(f);
 	}
 	return true;
@@ -242,8 +260,8 @@ void sup_cleanup(struct sup *s)
 	if (s->have_cg)
 		s->cg.ops->destroy(&s->cg);
 	/* Off the critical path: cgroups of supervisors that were SIGKILLed,
-	 * at most once a minute per user (a run's own is removed above). */
-	if (s->cgops && reap_due())
+	 * at most once a minute per user and cgroup (a run's own is removed above). */
+	if (s->cgops && reap_due(s->cgp.host.cgroup))
 		cgroup_reap_stale(s->cgops, &s->cgp.host);
 	cgroup_prep_free(&s->cgp);
 	sup_trace(s, "cgroups removed");

@@ -238,5 +238,42 @@ test_cost_stale_cgroups_looked_for_once_a_minute() {
 	t_assert
 }
 
+# The look is per cgroup, not per user: a run only looks in the directory
+# its own cgroups go in, so a look made from one cgroup (a terminal's scope,
+# a service) must not hold back the look of a run from another one, or a
+# dead supervisor's cgroup there (and, in the degraded boundary, the
+# processes in it) stays for as long as runs elsewhere keep the stamp fresh
+# (outside review attack11).
+test_cost_stale_cgroups_looked_for_per_cgroup() {
+	[ "$(id -u)" = 0 ] || { t_skip "needs root (cgroups made by hand)"; return; }
+	local parent p
+	parent=$(run_cg_parent)
+	[ -n "$parent" ] && [ -d "$parent" ] || { t_skip "no cgroup backend for limits here"; return; }
+	sh -c 'exit 0' &
+	p=$!
+	wait "$p"
+	export CORDON_STATE_DIR="$T_TMP/sd"
+	mkdir "$parent/attack11-a" "$parent/attack11-b" 2>/dev/null || { t_skip "cannot make a cgroup in $parent"; return; }
+	in_cg() { # DIR CMD...: CMD with its cgroup DIR
+		local d=$1
+		shift
+		sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$d" "$@"
+	}
+	if ! in_cg "$parent/attack11-b" "$CORDON" run -- /bin/true 2>"$T_TMP/err"; then
+		rmdir "$parent/attack11-a" "$parent/attack11-b" 2>/dev/null
+		t_skip "no run from a cgroup made here: $(head -c 200 "$T_TMP/err")"
+		return
+	fi
+	mkdir "$parent/attack11-a/cordon-$p-0"
+	in_cg "$parent/attack11-a" "$CORDON" run -- /bin/true || fail "a run from the other cgroup"
+	[ -d "$parent/attack11-a/cordon-$p-0" ] && fail "a dead supervisor's cgroup left: a run in another cgroup held back the look"
+	mkdir "$parent/attack11-a/cordon-$p-1"
+	in_cg "$parent/attack11-a" "$CORDON" run -- /bin/true || fail "a second run from the same cgroup"
+	[ -d "$parent/attack11-a/cordon-$p-1" ] || fail "the same cgroup looked twice within the minute"
+	rmdir "$parent/attack11-a/cordon-$p-0" "$parent/attack11-a/cordon-$p-1" 2>/dev/null
+	rmdir "$parent/attack11-a" "$parent/attack11-b" 2>/dev/null
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_cost_'); do t_run "$t"; done
 t_exit_status

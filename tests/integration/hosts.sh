@@ -292,4 +292,94 @@ grep -o "\"containment\": \"[a-z]*\"" /r.json'
 	t_assert
 }
 
+# The degraded boundary has no mount namespace, so nothing can be masked:
+# where the run's grants reach the state directory (the change-set key, the
+# compiled seccomp programs later runs load, kept change sets), it could
+# read the key and forge a change set, or plant an allow-all filter for
+# every later run, the whole boundary's too. Such a run needs a view of its
+# own: refused (outside review attack11).
+test_hosts_degraded_refused_where_the_state_directory_is_reached() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock: the degraded boundary is refused here"; return; }
+	local as=()
+	if [ "$(id -u)" = 0 ]; then
+		as=(setpriv --reuid 65534 --regid 65534 --clear-groups env HOME="$T_TMP/sdhome")
+	elif [ "$(landlock_abi)" -lt 6 ]; then
+		t_skip "an ordinary user's degraded run needs Landlock ABI 6"
+		return
+	fi
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/sdhome/proj"
+	[ "$(id -u)" = 0 ] && chown -R 65534:65534 "$T_TMP/sdhome"
+	cd "$T_TMP/sdhome/proj" || return
+	export CORDON_STATE_DIR="$T_TMP/sdhome/proj/st"
+	"${as[@]}" "$CORDON" run -- /bin/true || fail "a run that makes the state directory"
+	[ -d st/seccomp ] || fail "no seccomp cache made (the test's premise)"
+	local out rc
+	out=$("${as[@]}" "$RESTRICT" nouserns "$CORDON" run --allow-weaker namespaces --ro "$BUILD" -- \
+		/bin/sh -c 'cat st/changeset.key >/dev/null 2>&1 && echo read-the-key; : >st/seccomp/planted 2>/dev/null && echo planted; echo ran' 2>&1)
+	rc=$?
+	expect_nomatch "$out" "read-the-key" "a degraded run read the change-set key"
+	expect_nomatch "$out" "planted" "a degraded run wrote into the seccomp program cache"
+	[ -e st/seccomp/planted ] && fail "a file planted in the seccomp program cache"
+	[ "$rc" != 0 ] || fail "the degraded run was not refused: $out"
+	expect_match "$out" "has no view of the run's own, which the mask over $CORDON_STATE_DIR" "the refusal says why"
+	unset CORDON_STATE_DIR
+	t_assert
+}
+
+# A degraded run whose supervisor is SIGKILLed (a harness's timeout, the
+# OOM killer) leaves its processes behind: no PID namespace ends them with
+# init, and the parent-death signal reaches only init and the command, not
+# what the command started. The next look for leftover cgroups ends them:
+# cgroup.kill where there is one, else (cgroup v1) each process in the
+# cgroup killed by pidfd, then the cgroup removed. Before, v1 had only
+# cgroup.kill, which it has not: the processes and the cgroup stayed for
+# good (outside review attack11).
+test_hosts_degraded_leftover_processes_ended_by_the_next_look() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock: the degraded boundary is refused here"; return; }
+	[ "$(id -u)" = 0 ] || [ "$(landlock_abi)" -ge 6 ] || { t_skip "an ordinary user's degraded run needs Landlock ABI 6"; return; }
+	[ "$(cg_backend)" != none ] || { t_skip "no cgroup backend for limits here"; return; }
+	local tag=$((7200000 + RANDOM)) sup left i
+	export CORDON_STATE_DIR="$T_TMP/sd-reap"
+	mkdir -p "$T_TMP/ws-reap"
+	chmod 755 "$T_TMP"
+	cd "$T_TMP/ws-reap" || return
+	"$RESTRICT" nouserns "$CORDON" run --allow-weaker namespaces --ro "$BUILD" -- \
+		/bin/sh -c "nohup sleep $tag >/dev/null 2>&1 & exec sleep $((tag + 1))" >/dev/null 2>"$T_TMP/err-reap" &
+	sup=$!
+	for i in $(seq 200); do
+		pgrep -f "^sleep $tag\$" >/dev/null && break
+		sleep 0.1
+	done
+	left=$(pgrep -f "^sleep $tag\$")
+	if [ -z "$left" ]; then
+		kill -KILL "$sup" 2>/dev/null
+		wait "$sup" 2>/dev/null
+		fail "the degraded run did not start: $(head -c 300 "$T_TMP/err-reap")"
+		t_assert
+		return
+	fi
+	local cg
+	case $(cg_backend) in
+	v2) cg=$(cg2_root)$(sed -n 's/^0:://p' "/proc/$left/cgroup") ;;
+	v1) cg=$(awk '$9=="cgroup" && ("," $NF ",") ~ /,pids,/ {print $5; exit}' /proc/self/mountinfo)$(awk -F: '$2=="pids" {print $3}' "/proc/$left/cgroup") ;;
+	esac
+	kill -KILL "$sup"
+	wait "$sup" 2>/dev/null
+	rm -f "$CORDON_STATE_DIR/cgroup-reaped"
+	"$CORDON" run -- /bin/true || fail "the next run"
+	for i in $(seq 50); do
+		kill -0 "$left" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$left" 2>/dev/null; then
+		fail "a process of the SIGKILLed supervisor's degraded run left behind after the next look"
+		kill -KILL "$left" 2>/dev/null
+	fi
+	case $cg in */cordon-*) [ -d "$cg" ] && fail "its cgroup $cg left behind" ;; esac
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_hosts_'); do t_run "$t"; done
