@@ -203,8 +203,13 @@ static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t n
 				if (c->oi.off < c->oi.n)
 					ev_in |= POLLOUT;
 			}
-			p[k++] = (struct pollfd){c->out, ev_out, 0};
-			p[k++] = (struct pollfd){c->in, ev_in, 0};
+			/* a socket asked nothing is left out: poll reports
+			 * POLLERR and POLLHUP whatever the events, and a reset
+			 * peer's, polled while its way waits on the other end
+			 * (a server that never reads), woke the loop at once
+			 * for ever (outside review attack11c) */
+			p[k++] = (struct pollfd){ev_out ? c->out : -1, ev_out, 0};
+			p[k++] = (struct pollfd){ev_in ? c->in : -1, ev_in, 0};
 		}
 		if (poll(p, k, -1) < 0) {
 			if (errno == EINTR)
