@@ -172,6 +172,15 @@ static void conn_close(struct conn **cs, size_t *n, size_t i)
 	cs[i] = cs[--*n];
 }
 
+/* Has the container's server ended the connection (its way passed on to
+ * the client, nothing of the client's waiting for it)? What is left is the
+ * client's, which may hold it open for ever: dropped when the relay is
+ * full (outside review attack11c). */
+static bool server_ended(const struct conn *c)
+{
+	return !c->connecting && c->io.shut && c->oi.n == 0;
+}
+
 static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t nl, int pod, int inner)
 {
 	static struct conn *cs[OCI_INBOUND_CONNS], *spare[OCI_INBOUND_CONNS];
@@ -185,9 +194,11 @@ static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t n
 	for (size_t i = 0; i < OCI_INBOUND_CONNS; i++)
 		spare[i] = &pool[i];
 	for (;;) {
-		size_t k = 0;
+		size_t k = 0, ended = 0;
+		for (size_t i = 0; i < n; i++)
+			ended += server_ended(cs[i]);
 		for (size_t i = 0; i < nl; i++)
-			p[k++] = (struct pollfd){n < OCI_INBOUND_CONNS ? lfd[i] : -1, POLLIN, 0};
+			p[k++] = (struct pollfd){n < OCI_INBOUND_CONNS || ended ? lfd[i] : -1, POLLIN, 0};
 		for (size_t i = 0; i < n; i++) {
 			struct conn *c = cs[i];
 			short ev_out = 0, ev_in = 0;
@@ -237,7 +248,14 @@ static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t n
 			}
 		}
 		for (size_t i = 0; i < nl; i++) {
-			if (!(p[i].revents & POLLIN) || n == OCI_INBOUND_CONNS)
+			if (!(p[i].revents & POLLIN))
+				continue;
+			for (size_t j = n; n == OCI_INBOUND_CONNS && j-- > 0;)
+				if (server_ended(cs[j])) {
+					spare[nspare++] = cs[j];
+					conn_close(cs, &n, j);
+				}
+			if (n == OCI_INBOUND_CONNS)
 				continue;
 			int a = accept4(lfd[i], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 			if (a < 0)

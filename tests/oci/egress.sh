@@ -766,5 +766,74 @@ PY
 	t_assert
 }
 
+# The inbound relay's connections a client holds after the container's
+# server ended them (outside review attack11c): the container's server
+# closes each connection at once (a server's idle timeout, sooner); a
+# client of the pod's keeps the 256 the relay carries open, reading nothing
+# more and never closing. A relay that kept them (its way to the client
+# half-closed, waiting for the client's end) for ever stopped accepting:
+# no client came in again while that one held them, whatever the server's
+# timeouts. Full, it drops one whose server has ended: the next client is
+# served (here: its connection ends, as the server ends it).
+test_egress_pod_inbound_full_of_ended() {
+	setup_oci || return
+	command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null ||
+		{ t_skip "no ip, nsenter or unshare (iproute2, util-linux)"; return; }
+	local ns=$WS/podnet sid=sb-$$-$RANDOM
+	touch "$ns"
+	unshare --net="$ns" true || { fail "unshare --net=$ns"; t_assert; return; }
+	nsenter --net="$ns" ip link set lo up
+	local pol='{"network": {"allow": ["127.0.0.1:8081"]}}'
+	cri() {
+		jq --argjson a "$2" --arg ns "$ns" \
+			'.annotations += $a | .linux.namespaces += [{type: "network", path: $ns}]' "$1/config.json" >"$1/c" &&
+			mv "$1/c" "$1/config.json"
+	}
+	oci_bundle "$WS/sb" oci-egress "sh sleep" "" "" sleep 600
+	cri "$WS/sb" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p, "run.cordon.inbound": "8080"}')"
+	"$OCI" --root "$ROOT" create --bundle "$WS/sb" "$sid" >/dev/null 2>"$T_TMP/err" </dev/null
+	expect_eq "$?" 0 "the sandbox's create: $(cat "$T_TMP/err")"
+	oci start "$sid"
+	expect_eq "$RC" 0 "the sandbox's start: $ERR"
+	# the container's server closes every connection at once
+	oci_bundle "$B" oci-egress "sh nc true" "" "" nc -ll -p 8080 -e true
+	cri "$B" "$(jq -cn --arg s "$sid" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": $s}')"
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" >/dev/null 2>"$T_TMP/err" </dev/null
+	expect_eq "$?" 0 "a container of the pod: $(cat "$T_TMP/err")"
+	oci start "$ID"
+	nsenter --net="$ns" /usr/bin/python3 - >"$T_TMP/client" 2>&1 <<'PY'
+import socket, time
+def ended(s, t):  # the relay passed the server's end (b"") within t seconds
+    s.settimeout(t)
+    try:
+        return s.recv(1) == b""
+    except socket.timeout:
+        return False
+for _ in range(300):  # the container's server starting
+    c = socket.create_connection(("127.0.0.1", 8080))
+    ok = ended(c, 1)
+    c.close()
+    if ok:
+        break
+    time.sleep(0.1)
+held = []
+for i in range(256):  # the relay's 256, each ended by the server, kept open
+    c = socket.create_connection(("127.0.0.1", 8080))
+    assert ended(c, 60), "connection %d not ended" % i
+    held.append(c)
+c = socket.create_connection(("127.0.0.1", 8080))
+print("next", "served" if ended(c, 60) else "never served")
+PY
+	expect_eq "$(tail -1 "$T_TMP/client")" "next served" "a client past 256 held ones the server ended: $(head -c 300 "$T_TMP/client")"
+	oci kill "$ID" KILL
+	oci kill "$sid" KILL
+	wait_for "$ROOT/reports/$sid.json"
+	oci delete --force "$ID"
+	oci delete --force "$sid"
+	umount "$ns"
+	expect_eq "$(ls -A "$ROOT" | grep -vx reports | tr '\n' ' ')" "" "no container left"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
 echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
