@@ -193,12 +193,17 @@ static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t n
 	size_t n = 0, nspare = OCI_INBOUND_CONNS;
 	for (size_t i = 0; i < OCI_INBOUND_CONNS; i++)
 		spare[i] = &pool[i];
+	/* an accept failed for want of descriptors or memory (EMFILE, ENFILE:
+	 * the host's table full): the connection stays in the backlog, which
+	 * poll says is ready at once; the listeners are left out a while, or
+	 * the relay (host root) would spin (outside review attack11c) */
+	bool starved = false;
 	for (;;) {
 		size_t k = 0, ended = 0;
 		for (size_t i = 0; i < n; i++)
 			ended += server_ended(cs[i]);
 		for (size_t i = 0; i < nl; i++)
-			p[k++] = (struct pollfd){n < OCI_INBOUND_CONNS || ended ? lfd[i] : -1, POLLIN, 0};
+			p[k++] = (struct pollfd){!starved && (n < OCI_INBOUND_CONNS || ended) ? lfd[i] : -1, POLLIN, 0};
 		for (size_t i = 0; i < n; i++) {
 			struct conn *c = cs[i];
 			short ev_out = 0, ev_in = 0;
@@ -222,7 +227,9 @@ static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t n
 			p[k++] = (struct pollfd){ev_out ? c->out : -1, ev_out, 0};
 			p[k++] = (struct pollfd){ev_in ? c->in : -1, ev_in, 0};
 		}
-		if (poll(p, k, -1) < 0) {
+		int pr = poll(p, k, starved ? 200 : -1);
+		starved = false;
+		if (pr < 0) {
 			if (errno == EINTR)
 				continue;
 			_exit(1);
@@ -258,8 +265,10 @@ static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t n
 			if (n == OCI_INBOUND_CONNS)
 				continue;
 			int a = accept4(lfd[i], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-			if (a < 0)
+			if (a < 0) {
+				starved |= errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM;
 				continue;
+			}
 			int in = connect_inside(inner, pod, ports[i]);
 			if (in < 0 || !nspare) {
 				close(a);
