@@ -172,6 +172,15 @@ static void conn_close(struct conn **cs, size_t *n, size_t i)
 	cs[i] = cs[--*n];
 }
 
+/* Has the container's server ended the connection (its way passed on to
+ * the client, nothing of the client's waiting for it)? What is left is the
+ * client's, which may hold it open for ever: dropped when the relay is
+ * full (outside review attack11c). */
+static bool server_ended(const struct conn *c)
+{
+	return !c->connecting && c->io.shut && c->oi.n == 0;
+}
+
 static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t nl, int pod, int inner)
 {
 	static struct conn *cs[OCI_INBOUND_CONNS], *spare[OCI_INBOUND_CONNS];
@@ -184,10 +193,17 @@ static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t n
 	size_t n = 0, nspare = OCI_INBOUND_CONNS;
 	for (size_t i = 0; i < OCI_INBOUND_CONNS; i++)
 		spare[i] = &pool[i];
+	/* an accept failed for want of descriptors or memory (EMFILE, ENFILE:
+	 * the host's table full): the connection stays in the backlog, which
+	 * poll says is ready at once; the listeners are left out a while, or
+	 * the relay (host root) would spin (outside review attack11c) */
+	bool starved = false;
 	for (;;) {
-		size_t k = 0;
+		size_t k = 0, ended = 0;
+		for (size_t i = 0; i < n; i++)
+			ended += server_ended(cs[i]);
 		for (size_t i = 0; i < nl; i++)
-			p[k++] = (struct pollfd){n < OCI_INBOUND_CONNS ? lfd[i] : -1, POLLIN, 0};
+			p[k++] = (struct pollfd){!starved && (n < OCI_INBOUND_CONNS || ended) ? lfd[i] : -1, POLLIN, 0};
 		for (size_t i = 0; i < n; i++) {
 			struct conn *c = cs[i];
 			short ev_out = 0, ev_in = 0;
@@ -203,10 +219,17 @@ static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t n
 				if (c->oi.off < c->oi.n)
 					ev_in |= POLLOUT;
 			}
-			p[k++] = (struct pollfd){c->out, ev_out, 0};
-			p[k++] = (struct pollfd){c->in, ev_in, 0};
+			/* a socket asked nothing is left out: poll reports
+			 * POLLERR and POLLHUP whatever the events, and a reset
+			 * peer's, polled while its way waits on the other end
+			 * (a server that never reads), woke the loop at once
+			 * for ever (outside review attack11c) */
+			p[k++] = (struct pollfd){ev_out ? c->out : -1, ev_out, 0};
+			p[k++] = (struct pollfd){ev_in ? c->in : -1, ev_in, 0};
 		}
-		if (poll(p, k, -1) < 0) {
+		int pr = poll(p, k, starved ? 200 : -1);
+		starved = false;
+		if (pr < 0) {
 			if (errno == EINTR)
 				continue;
 			_exit(1);
@@ -232,11 +255,20 @@ static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t n
 			}
 		}
 		for (size_t i = 0; i < nl; i++) {
-			if (!(p[i].revents & POLLIN) || n == OCI_INBOUND_CONNS)
+			if (!(p[i].revents & POLLIN))
+				continue;
+			for (size_t j = n; n == OCI_INBOUND_CONNS && j-- > 0;)
+				if (server_ended(cs[j])) {
+					spare[nspare++] = cs[j];
+					conn_close(cs, &n, j);
+				}
+			if (n == OCI_INBOUND_CONNS)
 				continue;
 			int a = accept4(lfd[i], NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-			if (a < 0)
+			if (a < 0) {
+				starved |= errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM;
 				continue;
+			}
 			int in = connect_inside(inner, pod, ports[i]);
 			if (in < 0 || !nspare) {
 				close(a);

@@ -687,5 +687,230 @@ test_egress_pod_inbound() {
 	t_assert
 }
 
+# The inbound relay does not spin (outside review attack11c): a client of
+# the pod's fills the relay's buffer toward a container's server that
+# never reads, then resets its connection. The relay's buffer waits for the
+# server; the reset client's socket reports POLLERR|POLLHUP whatever events
+# are asked, and a relay that still polled it woke at once for ever (a
+# host root process at 100% of a core, as long as the container wants).
+# The relay sleeps: sampled, it is not running most of the time.
+test_egress_pod_inbound_no_spin() {
+	setup_oci || return
+	command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null && command -v ss >/dev/null ||
+		{ t_skip "no ip, nsenter, unshare or ss (iproute2, util-linux)"; return; }
+	local ns=$WS/podnet sid=sb-$$-$RANDOM
+	touch "$ns"
+	unshare --net="$ns" true || { fail "unshare --net=$ns"; t_assert; return; }
+	nsenter --net="$ns" ip link set lo up
+	local pol='{"network": {"allow": ["127.0.0.1:8081"]}}'
+	cri() {
+		jq --argjson a "$2" --arg ns "$ns" \
+			'.annotations += $a | .linux.namespaces += [{type: "network", path: $ns}]' "$1/config.json" >"$1/c" &&
+			mv "$1/c" "$1/config.json"
+	}
+	oci_bundle "$WS/sb" oci-egress "sh sleep" "" "" sleep 600
+	cri "$WS/sb" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p, "run.cordon.inbound": "8080"}')"
+	"$OCI" --root "$ROOT" create --bundle "$WS/sb" "$sid" >/dev/null 2>"$T_TMP/err" </dev/null
+	expect_eq "$?" 0 "the sandbox's create: $(cat "$T_TMP/err")"
+	oci start "$sid"
+	expect_eq "$RC" 0 "the sandbox's start: $ERR"
+	# the container's server accepts and never reads
+	oci_bundle "$B" oci-egress "sh nc sleep" "" "" nc -l -p 8080 -e sleep 600
+	cri "$B" "$(jq -cn --arg s "$sid" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": $s}')"
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" >/dev/null 2>"$T_TMP/err" </dev/null
+	expect_eq "$?" 0 "a container of the pod: $(cat "$T_TMP/err")"
+	oci start "$ID"
+	local relay
+	relay=$(nsenter --net="$ns" ss -Hltnp 'sport = :8080' | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
+	[ -n "$relay" ] || fail "no relay listening on the pod's 8080"
+	nsenter --net="$ns" /usr/bin/python3 - >"$T_TMP/client" 2>&1 <<'PY'
+import select, socket, struct, time
+s = None
+for _ in range(100):  # the container's server starting: the relay closes what it could not connect
+    c = socket.create_connection(("127.0.0.1", 8080))
+    c.setblocking(False)
+    time.sleep(0.1)
+    try:
+        if c.recv(1) == b"":
+            c.close(); continue
+    except BlockingIOError:
+        s = c; break
+    c.close()
+assert s, "the relay never held a connection"
+sent, chunk = 0, b"x" * 65536
+while select.select([], [s], [], 1)[1]:  # until a second without progress
+    try:
+        sent += s.send(chunk)
+    except BlockingIOError:
+        pass
+s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+s.close()  # a reset
+print("sent", sent)
+PY
+	expect_match "$(cat "$T_TMP/client")" "^sent [0-9]+" "the client filled the relay's buffer"
+	local i running=0 st
+	for i in $(seq 20); do
+		st=$(awk '{print $3}' "/proc/$relay/stat" 2>/dev/null)
+		[ "$st" = R ] && running=$((running + 1))
+		sleep 0.1
+	done
+	[ "$running" -lt 10 ] || fail "the relay runs $running of 20 samples: it spins"
+	oci kill "$ID" KILL
+	oci kill "$sid" KILL
+	wait_for "$ROOT/reports/$sid.json"
+	oci delete --force "$ID"
+	oci delete --force "$sid"
+	[ -n "$relay" ] && [ -e "/proc/$relay" ] && fail "the relay outlived its sandbox"
+	umount "$ns"
+	expect_eq "$(ls -A "$ROOT" | grep -vx reports | tr '\n' ' ')" "" "no container left"
+	t_assert
+}
+
+# The inbound relay's connections a client holds after the container's
+# server ended them (outside review attack11c): the container's server
+# closes each connection at once (a server's idle timeout, sooner); a
+# client of the pod's keeps the 256 the relay carries open, reading nothing
+# more and never closing. A relay that kept them (its way to the client
+# half-closed, waiting for the client's end) for ever stopped accepting:
+# no client came in again while that one held them, whatever the server's
+# timeouts. Full, it drops one whose server has ended: the next client is
+# served (here: its connection ends, as the server ends it).
+test_egress_pod_inbound_full_of_ended() {
+	setup_oci || return
+	command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null ||
+		{ t_skip "no ip, nsenter or unshare (iproute2, util-linux)"; return; }
+	local ns=$WS/podnet sid=sb-$$-$RANDOM
+	touch "$ns"
+	unshare --net="$ns" true || { fail "unshare --net=$ns"; t_assert; return; }
+	nsenter --net="$ns" ip link set lo up
+	local pol='{"network": {"allow": ["127.0.0.1:8081"]}}'
+	cri() {
+		jq --argjson a "$2" --arg ns "$ns" \
+			'.annotations += $a | .linux.namespaces += [{type: "network", path: $ns}]' "$1/config.json" >"$1/c" &&
+			mv "$1/c" "$1/config.json"
+	}
+	oci_bundle "$WS/sb" oci-egress "sh sleep" "" "" sleep 600
+	cri "$WS/sb" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p, "run.cordon.inbound": "8080"}')"
+	"$OCI" --root "$ROOT" create --bundle "$WS/sb" "$sid" >/dev/null 2>"$T_TMP/err" </dev/null
+	expect_eq "$?" 0 "the sandbox's create: $(cat "$T_TMP/err")"
+	oci start "$sid"
+	expect_eq "$RC" 0 "the sandbox's start: $ERR"
+	# the container's server closes every connection at once
+	oci_bundle "$B" oci-egress "sh nc true" "" "" nc -ll -p 8080 -e true
+	cri "$B" "$(jq -cn --arg s "$sid" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": $s}')"
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" >/dev/null 2>"$T_TMP/err" </dev/null
+	expect_eq "$?" 0 "a container of the pod: $(cat "$T_TMP/err")"
+	oci start "$ID"
+	nsenter --net="$ns" /usr/bin/python3 - >"$T_TMP/client" 2>&1 <<'PY'
+import socket, time
+def ended(s, t):  # the relay passed the server's end (b"") within t seconds
+    s.settimeout(t)
+    try:
+        return s.recv(1) == b""
+    except socket.timeout:
+        return False
+for _ in range(300):  # the container's server starting
+    c = socket.create_connection(("127.0.0.1", 8080))
+    ok = ended(c, 1)
+    c.close()
+    if ok:
+        break
+    time.sleep(0.1)
+held = []
+for i in range(256):  # the relay's 256, each ended by the server, kept open
+    c = socket.create_connection(("127.0.0.1", 8080))
+    assert ended(c, 60), "connection %d not ended" % i
+    held.append(c)
+c = socket.create_connection(("127.0.0.1", 8080))
+print("next", "served" if ended(c, 60) else "never served")
+PY
+	expect_eq "$(tail -1 "$T_TMP/client")" "next served" "a client past 256 held ones the server ended: $(head -c 300 "$T_TMP/client")"
+	oci kill "$ID" KILL
+	oci kill "$sid" KILL
+	wait_for "$ROOT/reports/$sid.json"
+	oci delete --force "$ID"
+	oci delete --force "$sid"
+	umount "$ns"
+	expect_eq "$(ls -A "$ROOT" | grep -vx reports | tr '\n' ' ')" "" "no container left"
+	t_assert
+}
+
+# The inbound relay out of descriptors (outside review attack11c): its
+# accept fails (EMFILE here, its limit lowered; ENFILE where the
+# host's table is full) and the connection stays in the listener's
+# backlog, which poll reports ready at once: a relay that polled it still
+# woke for ever (a host root process at 100% of a core). It waits a while
+# before it tries again: sampled, it is not running most of the time.
+test_egress_pod_inbound_no_fds_no_spin() {
+	setup_oci || return
+	command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null &&
+		command -v ss >/dev/null && command -v prlimit >/dev/null ||
+		{ t_skip "no ip, nsenter, unshare, ss or prlimit (iproute2, util-linux)"; return; }
+	local ns=$WS/podnet sid=sb-$$-$RANDOM
+	touch "$ns"
+	unshare --net="$ns" true || { fail "unshare --net=$ns"; t_assert; return; }
+	nsenter --net="$ns" ip link set lo up
+	local pol='{"network": {"allow": ["127.0.0.1:8081"]}}'
+	cri() {
+		jq --argjson a "$2" --arg ns "$ns" \
+			'.annotations += $a | .linux.namespaces += [{type: "network", path: $ns}]' "$1/config.json" >"$1/c" &&
+			mv "$1/c" "$1/config.json"
+	}
+	oci_bundle "$WS/sb" oci-egress "sh sleep" "" "" sleep 600
+	cri "$WS/sb" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p, "run.cordon.inbound": "8080"}')"
+	"$OCI" --root "$ROOT" create --bundle "$WS/sb" "$sid" >/dev/null 2>"$T_TMP/err" </dev/null
+	expect_eq "$?" 0 "the sandbox's create: $(cat "$T_TMP/err")"
+	oci start "$sid"
+	expect_eq "$RC" 0 "the sandbox's start: $ERR"
+	oci_bundle "$B" oci-egress "sh nc sleep" "" "" nc -ll -p 8080 -e sleep 600
+	cri "$B" "$(jq -cn --arg s "$sid" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": $s}')"
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" >/dev/null 2>"$T_TMP/err" </dev/null
+	expect_eq "$?" 0 "a container of the pod: $(cat "$T_TMP/err")"
+	oci start "$ID"
+	local relay
+	relay=$(nsenter --net="$ns" ss -Hltnp 'sport = :8080' | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
+	[ -n "$relay" ] || fail "no relay listening on the pod's 8080"
+	# room for one connection's two descriptors: the limit past the second free one
+	local fd free=()
+	for fd in $(seq 0 64); do [ -e "/proc/$relay/fd/$fd" ] || free+=("$fd"); done
+	prlimit --pid "$relay" --nofile=$((free[1] + 1)): || fail "prlimit on the relay"
+	nsenter --net="$ns" /usr/bin/python3 - >"$T_TMP/client" 2>&1 <<'PY' &
+import socket, time
+s = None
+for _ in range(300):  # the container's server starting: the relay closes what it could not connect
+    c = socket.create_connection(("127.0.0.1", 8080))
+    c.settimeout(0.2)
+    try:
+        c.recv(1)
+        c.close(); time.sleep(0.1); continue
+    except socket.timeout:
+        s = c; break
+print("held" if s else "never held", flush=True)
+more = [socket.create_connection(("127.0.0.1", 8080)) for _ in range(3)]  # in the backlog
+time.sleep(600)
+PY
+	local cl=$! i
+	for i in $(seq 300); do grep -q held "$T_TMP/client" && break; sleep 0.1; done
+	expect_eq "$(head -1 "$T_TMP/client")" held "the relay's one connection"
+	sleep 1
+	local running=0 st
+	for i in $(seq 20); do
+		st=$(awk '{print $3}' "/proc/$relay/stat" 2>/dev/null)
+		[ "$st" = R ] && running=$((running + 1))
+		sleep 0.1
+	done
+	[ "$running" -lt 10 ] || fail "the relay runs $running of 20 samples: it spins"
+	kill "$cl" 2>/dev/null
+	wait "$cl" 2>/dev/null
+	oci kill "$ID" KILL
+	oci kill "$sid" KILL
+	wait_for "$ROOT/reports/$sid.json"
+	oci delete --force "$ID"
+	oci delete --force "$sid"
+	umount "$ns"
+	expect_eq "$(ls -A "$ROOT" | grep -vx reports | tr '\n' ' ')" "" "no container left"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_'); do t_run "$t"; done
 echo "$T_PASS passed, $T_FAIL failed, $T_SKIP skipped"
