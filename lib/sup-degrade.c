@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "sup-degrade.h"
@@ -82,6 +83,12 @@ int sup_degrade_check(const cordon_policy *p, const struct run_plan *plan, bool 
 		return cordon_err(err, 0, "%s, and %s: without a mount namespace and Landlock nothing would stand between the run and the filesystem; refused whatever enforcement.allow_weaker says",
 				  why, lw);
 	}
+	/* Without seccomp nothing would keep the run in its process group
+	 * (setsid, setpgid) or refuse its sockets: a process would outlive
+	 * the run unreaped, and the host's network would be the run's. */
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0)
+		return cordon_err(err, 0, "%s, and seccomp is not available on this kernel: without namespaces only seccomp keeps the run in its process group and refuses its sockets; refused whatever enforcement.allow_weaker says",
+				  why);
 	/* An ordinary user's run is that user: without Landlock's signal
 	 * scoping it could kill its supervisor and go on, unreaped. */
 	if (abi < 6 && geteuid() != 0)

@@ -197,6 +197,35 @@ test_hosts_degraded_protected_paths_said() {
 	t_assert
 }
 
+# No seccomp (a kernel without it; allow_weaker "seccomp" accepted that):
+# only seccomp keeps a degraded run in its process group and refuses its
+# sockets, and the report said it did. Refused whatever allow_weaker says
+# (outside review attack11b: the run went on, setsid and a UDP socket got
+# through, and a process it left in a session of its own outlived it).
+test_hosts_degraded_needs_seccomp() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock"; return; }
+	local tag=$((7000000 + RANDOM))
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/ws-nosec"
+	cd "$T_TMP/ws-nosec" || return
+	ERR=$("$RESTRICT" noseccomp "$CORDON" run --ro "$BUILD" --allow-weaker namespaces,seccomp -- /bin/sh -c "
+		setsid sh -c 'sleep $tag' >/dev/null 2>&1 </dev/null &
+		python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)' 2>/dev/null && echo udp-socket
+		sleep 1; echo ran" 2>&1)
+	RC=$?
+	local left
+	left=$(pgrep -f "sleep $tag")
+	[ -n "$left" ] && kill -9 $left
+	expect_eq "$left" "" "no process of the run outlives it"
+	expect_nomatch "$ERR" "udp-socket" "no UDP socket"
+	expect_match "$RC:$ERR" "^125:cordon: setup-error: user namespaces: .*, and seccomp is not available on this kernel: .*refused whatever enforcement.allow_weaker says" "refused, said why ($ERR)"
+	local v
+	v=$("$RESTRICT" noseccomp "$CORDON" explain --allow-weaker namespaces,seccomp -- /bin/true 2>&1 | sed -n 's/^verdict: //p')
+	expect_eq "cordon: $v" "$ERR" "explain says it in the same words"
+	t_assert
+}
+
 # Endpoints with allow_weaker "network" too: the host's network, unbounded
 # and said so; no proxy variables (they would send requests to whatever
 # listens on that port of the host); datagram sockets still refused.
