@@ -89,6 +89,13 @@ int sup_degrade_check(const cordon_policy *p, const struct run_plan *plan, bool 
 	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0)
 		return cordon_err(err, 0, "%s, and seccomp is not available on this kernel: without namespaces only seccomp keeps the run in its process group and refuses its sockets; refused whatever enforcement.allow_weaker says",
 				  why);
+	/* io_uring makes sockets of its own (IORING_OP_SOCKET), past the
+	 * seccomp rule on socket() that is the run's only network bound. */
+	static const char *const ring[] = {"io_uring_setup", "io_uring_enter", "io_uring_register"};
+	for (size_t i = 0; i < ARRAY_SIZE(ring); i++)
+		if (strv_contains(&p->sys_allow, ring[i]))
+			return cordon_err(err, 0, "%s; syscalls.allow %s: io_uring makes sockets past the seccomp rule that is the degraded boundary's only network bound (allow_weaker \"namespaces\"); refused",
+					  why, ring[i]);
 	/* An ordinary user's run is that user: without Landlock's signal
 	 * scoping it could kill its supervisor and go on, unreaped. */
 	if (abi < 6 && geteuid() != 0)

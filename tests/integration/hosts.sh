@@ -226,6 +226,46 @@ test_hosts_degraded_needs_seccomp() {
 	t_assert
 }
 
+# io_uring allowed by the policy (syscalls.allow): IORING_OP_SOCKET makes
+# an inet socket past the seccomp rule on socket(), the degraded run's only
+# network bound, while its report said every family but unix was refused
+# (outside review attack11b: a UDP datagram went out). Refused.
+test_hosts_degraded_refuses_io_uring() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock"; return; }
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/ws-ring"
+	cd "$T_TMP/ws-ring" || return
+	cat >"$T_TMP/ring.py" <<'PY'
+import ctypes, mmap, struct, sys, socket
+libc = ctypes.CDLL(None, use_errno=True)
+p = ctypes.create_string_buffer(120)
+fd = libc.syscall(425, 4, p)  # io_uring_setup
+if fd < 0:
+    sys.exit("io_uring_setup refused")
+sqn, cqn = struct.unpack_from("II", p.raw, 0)
+sq = struct.unpack_from("IIIIIIIIQ", p.raw, 40)
+cq = struct.unpack_from("IIIIIIIIQ", p.raw, 80)
+ring = mmap.mmap(fd, max(sq[6] + sqn * 4, cq[5] + cqn * 16), offset=0)
+sqes = mmap.mmap(fd, sqn * 64, offset=0x10000000)
+sqe = bytearray(64)  # IORING_OP_SOCKET (45): AF_INET, SOCK_DGRAM
+struct.pack_into("BBHiQQIIQ", sqe, 0, 45, 0, 0, socket.AF_INET, socket.SOCK_DGRAM, 0, 0, 0, 7)
+sqes[0:64] = bytes(sqe)
+struct.pack_into("I", ring, sq[6], 0)
+struct.pack_into("I", ring, sq[1], struct.unpack_from("I", ring, sq[1])[0] + 1)
+libc.syscall(426, fd, 1, 1, 1, None, 0)  # io_uring_enter, GETEVENTS
+res = struct.unpack_from("QiI", ring, cq[5])[1]
+if res >= 0:
+    print("inet-socket")
+PY
+	chmod 644 "$T_TMP/ring.py"
+	printf '{"syscalls": {"allow": ["io_uring_setup", "io_uring_enter"]}}\n' >"$T_TMP/ring.json"
+	degraded_run self --allow-weaker namespaces --policy "$T_TMP/ring.json" --ro "$T_TMP/ring.py" -- python3 "$T_TMP/ring.py"
+	expect_nomatch "$OUT" inet-socket "no inet socket through io_uring"
+	expect_match "$RC:$ERR" "^125:cordon: setup-error: user namespaces: .*syscalls.allow io_uring_setup: io_uring makes sockets past the seccomp rule" "refused, said why"
+	t_assert
+}
+
 # Endpoints with allow_weaker "network" too: the host's network, unbounded
 # and said so; no proxy variables (they would send requests to whatever
 # listens on that port of the host); datagram sockets still refused.
