@@ -214,7 +214,7 @@ int sup_degrade_hand_over(struct sup *s, cordon_error *err)
 			continue;
 		s->handed[i] = true;
 		first = first ? first : s->plan.mounts[i].path;
-		if (mounts_chown_tree(s->plan.mounts[i].path, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, err) < 0)
+		if (mounts_hand_tree(s->plan.mounts[i].path, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, err) < 0)
 			return -1;
 	}
 	s->rep->enf.workspace_ownership = "chown";

@@ -266,6 +266,30 @@ PY
 	t_assert
 }
 
+# As root the workspace's files are handed to the run's uid for the run. A
+# file with another name outside the workspace (a hard link: `git clone
+# --local` links its objects) was handed over too, and the run chmodded
+# and rewrote the file outside its grants (outside review attack11b). It
+# stays its owner's; the run can only replace the name it has.
+test_hosts_degraded_hand_over_keeps_linked_files() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock"; return; }
+	[ "$(id -u)" = 0 ] || { t_skip "not root: nothing is handed over"; return; }
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/ws-link" "$T_TMP/elsewhere"
+	echo original >"$T_TMP/elsewhere/pack"
+	chmod 444 "$T_TMP/elsewhere/pack"
+	ln "$T_TMP/elsewhere/pack" "$T_TMP/ws-link/pack"
+	cd "$T_TMP/ws-link" || return
+	degraded_run root --allow-weaker namespaces -- /bin/sh -c '
+		{ chmod 644 pack && echo tampered >pack; } 2>/dev/null
+		rm -f pack && echo mine >pack; echo done'
+	expect_eq "$RC:$OUT" "0:done" "it runs, and replaces its own name ($ERR)"
+	expect_eq "$(cat "$T_TMP/elsewhere/pack"):$(stat -c %u:%a "$T_TMP/elsewhere/pack")" "original:0:444" "the file's other name, outside the grants, is untouched"
+	expect_eq "$(cat pack):$(stat -c %u pack)" "mine:0" "the run's new file is given back"
+	t_assert
+}
+
 # Endpoints with allow_weaker "network" too: the host's network, unbounded
 # and said so; no proxy variables (they would send requests to whatever
 # listens on that port of the host); datagram sockets still refused.
