@@ -146,6 +146,8 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 		lost(rep, "abstract unix sockets: Landlock ABI %d has no scoping (ABI 6): the run may reach the host's", abi);
 	lost(rep, "IPC and hostname: the host's (System V IPC and POSIX message queues of uid %u are reachable)", (unsigned)s->sb_uid);
 	lost(rep, "denial reports: no seccomp notification (the observer reads the run's own view): a refused call fails with EPERM and is not in the report");
+	if (p->kill_on_violation)
+		lost(rep, "on_violation kill: no denial is seen while the run goes on (no seccomp notification), so none ends it; a protected path it changed is found after it");
 	return 0;
 }
 

@@ -194,6 +194,10 @@ test_hosts_degraded_protected_paths_said() {
 	expect_match "$d" "$T_TMP/ws-prot/.git/config" "the change to .git/config is a denial"
 	expect_match "$d" "$T_TMP/ws-prot/.git/hooks/pre-commit" "the change to the hook is a denial"
 	expect_nomatch "$d" "notes.txt" "an ordinary file is not"
+	# on_violation kill cannot act during a degraded run: said.
+	printf '{"on_violation": "kill"}\n' >"$T_TMP/kill.json"
+	degraded_run self --allow-weaker namespaces --policy "$T_TMP/kill.json" -- /bin/true
+	expect_match "$(field '.enforcement.degraded | join("\n")')" '^on_violation kill: no denial is seen while the run goes on' "on_violation kill: the report says it cannot act ($ERR)"
 	t_assert
 }
 
