@@ -105,6 +105,7 @@ struct chown_walk {
 	gid_t from_gid, to_gid;
 	dev_t dev;
 	size_t entries;
+	bool keep_linked; /* a hand-over: a file with other names stays put */
 };
 
 static int chown_one(struct chown_walk *w, int dfd, const char *name, const struct stat *st,
@@ -113,6 +114,12 @@ static int chown_one(struct chown_walk *w, int dfd, const char *name, const stru
 	uid_t u = st->st_uid == w->from_uid ? w->to_uid : (uid_t)-1;
 	gid_t g = st->st_gid == w->from_gid ? w->to_gid : (gid_t)-1;
 	if (u == (uid_t)-1 && g == (gid_t)-1)
+		return 0;
+	/* A file with another name (a hard link: `git clone --local` links its
+	 * objects) may have it outside the path: handed over, the run could
+	 * chmod and write that file too. It stays its owner's; the run can
+	 * still replace the name it has. */
+	if (w->keep_linked && !S_ISDIR(st->st_mode) && st->st_nlink > 1)
 		return 0;
 	/* A chown clears set-user-ID and set-group-ID on files. */
 	if (fchownat(dfd, name, u, g, AT_SYMLINK_NOFOLLOW | (*name ? 0 : AT_EMPTY_PATH)) < 0 && errno != ENOENT)
@@ -162,8 +169,8 @@ static int chown_dir(struct chown_walk *w, int dfd, int depth, cordon_error *err
 	return 0;
 }
 
-int mounts_chown_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t to_uid, gid_t to_gid,
-		      cordon_error *err)
+static int chown_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t to_uid, gid_t to_gid,
+		      bool keep_linked, cordon_error *err)
 {
 	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root < 0)
@@ -172,12 +179,24 @@ int mounts_chown_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t to
 	struct stat st;
 	if (top < 0 || fstat(top, &st) < 0)
 		return cordon_err_errno(err, "open %s", path);
-	struct chown_walk w = {from_uid, to_uid, from_gid, to_gid, st.st_dev, 0};
+	struct chown_walk w = {from_uid, to_uid, from_gid, to_gid, st.st_dev, 0, keep_linked};
 	/* A file bound --rw is its own tree. */
 	if ((S_ISDIR(st.st_mode) && chown_dir(&w, top, 0, err) < 0) || chown_one(&w, top, "", &st, err) < 0)
 		return cordon_err_wrap(err, "hand the files of %s from uid %u to uid %u", path,
 				       (unsigned)from_uid, (unsigned)to_uid);
 	return 0;
+}
+
+int mounts_chown_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t to_uid, gid_t to_gid,
+		      cordon_error *err)
+{
+	return chown_tree(path, from_uid, from_gid, to_uid, to_gid, false, err);
+}
+
+int mounts_hand_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t to_uid, gid_t to_gid,
+		     cordon_error *err)
+{
+	return chown_tree(path, from_uid, from_gid, to_uid, to_gid, true, err);
 }
 
 /* Inside the /dev tmpfs, in the model's order: the standard nodes, devpts,

@@ -36,3 +36,8 @@ int mounts_prepare_idmapped(const struct cordon_mount *m, size_t n, int userns_f
 #define MOUNTS_CHOWN_DEPTH 256
 int mounts_chown_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t to_uid, gid_t to_gid,
 		      cordon_error *err);
+/* The same for the hand-over (to the run's uid), but a file with more than
+ * one name (a hard link, whose other name may be outside path) is left to
+ * its owner. */
+int mounts_hand_tree(const char *path, uid_t from_uid, gid_t from_gid, uid_t to_uid, gid_t to_gid,
+		     cordon_error *err);

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "sup-degrade.h"
 #include "hostwhy.h"
@@ -19,6 +21,8 @@
 #include "mounts-prep.h"
 #include "ns.h"
 #include "pol-opts.h"
+#include "protect.h"
+#include "report.h"
 
 
 static void lost(struct run_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -88,6 +92,19 @@ int sup_degrade_check(const cordon_policy *p, const struct run_plan *plan, bool 
 		return cordon_err(err, 0, "%s, and %s: without a mount namespace and Landlock nothing would stand between the run and the filesystem; refused whatever enforcement.allow_weaker says",
 				  why, lw);
 	}
+	/* Without seccomp nothing would keep the run in its process group
+	 * (setsid, setpgid) or refuse its sockets: a process would outlive
+	 * the run unreaped, and the host's network would be the run's. */
+	if (prctl(PR_GET_SECCOMP, 0, 0, 0, 0) < 0)
+		return cordon_err(err, 0, "%s, and seccomp is not available on this kernel: without namespaces only seccomp keeps the run in its process group and refuses its sockets; refused whatever enforcement.allow_weaker says",
+				  why);
+	/* io_uring makes sockets of its own (IORING_OP_SOCKET), past the
+	 * seccomp rule on socket() that is the run's only network bound. */
+	static const char *const ring[] = {"io_uring_setup", "io_uring_enter", "io_uring_register"};
+	for (size_t i = 0; i < ARRAY_SIZE(ring); i++)
+		if (strv_contains(&p->sys_allow, ring[i]))
+			return cordon_err(err, 0, "%s; syscalls.allow %s: io_uring makes sockets past the seccomp rule that is the degraded boundary's only network bound (allow_weaker \"namespaces\"); refused",
+					  why, ring[i]);
 	/* An ordinary user's run is that user: without Landlock's signal
 	 * scoping it could kill its supervisor and go on, unreaped. */
 	if (abi < 6 && geteuid() != 0)
@@ -126,7 +143,7 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 	}
 	struct run_report *rep = s->rep;
 	lost(rep, "namespaces: %s; the run has none of its own (user, mount, PID, IPC, UTS, network)", why);
-	lost(rep, "filesystem: the host's tree, held by Landlock (ABI %d) alone: what the policy grants at its own paths, the standard devices, /proc read-only; no private /tmp, /dev/shm or /etc/hosts; protected paths are not held, only looked at after the run",
+	lost(rep, "filesystem: the host's tree, held by Landlock (ABI %d) alone: what the policy grants at its own paths, the standard devices, /proc read-only; no private /tmp, /dev/shm or /etc/hosts; protected paths are not held (each one the run changes is a file denial after the run)",
 	     abi);
 	lost(rep, "processes: the host's PID namespace (the run sees the host's processes in /proc); the run is reaped as its process group (setsid and setpgid refused by seccomp) and with the parent-death signal");
 	if (net)
@@ -138,6 +155,8 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 		lost(rep, "abstract unix sockets: Landlock ABI %d has no scoping (ABI 6): the run may reach the host's", abi);
 	lost(rep, "IPC and hostname: the host's (System V IPC and POSIX message queues of uid %u are reachable)", (unsigned)s->sb_uid);
 	lost(rep, "denial reports: no seccomp notification (the observer reads the run's own view): a refused call fails with EPERM and is not in the report");
+	if (p->kill_on_violation)
+		lost(rep, "on_violation kill: no denial is seen while the run goes on (no seccomp notification), so none ends it; a protected path it changed is found after it");
 	return 0;
 }
 
@@ -206,7 +225,7 @@ int sup_degrade_hand_over(struct sup *s, cordon_error *err)
 			continue;
 		s->handed[i] = true;
 		first = first ? first : s->plan.mounts[i].path;
-		if (mounts_chown_tree(s->plan.mounts[i].path, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, err) < 0)
+		if (mounts_hand_tree(s->plan.mounts[i].path, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, err) < 0)
 			return -1;
 	}
 	s->rep->enf.workspace_ownership = "chown";
@@ -214,6 +233,59 @@ int sup_degrade_hand_over(struct sup *s, cordon_error *err)
 		 "the degraded boundary has no user namespace to map through: your files below %s handed to the run's uid %u for the run and back to you after it",
 		 first, (unsigned)s->sb_uid);
 	return 0;
+}
+
+/* The host path of a snapshot's entry, below its writable root: its
+ * protected name, if any. */
+static bool protected_entry(const strv *names, const struct snapshot *sn, const struct snap_entry *e, int dir)
+{
+	if (e->root >= sn->nroots)
+		return false;
+	const char *rel = snap_path(sn, e) + sn->rootlen[e->root];
+	while (*rel == '/')
+		rel++;
+	return *rel && protect_match(names, rel, S_ISDIR(e->mode) ? dir : 0, NULL, 0);
+}
+
+void sup_degrade_protected(struct sup *s, const struct snapshot *before, const struct snapshot *after)
+{
+	if (!s->degraded)
+		return;
+	strv names;
+	cordon_error e = {0};
+	if (protect_effective(s->pol, &names, NULL, &e) < 0) {
+		report_add_denial(s->rep, "file", "protected paths: not looked at after the run");
+		return;
+	}
+	if (before->truncated || after->truncated)
+		report_add_denial(s->rep, "file", "protected paths: not all looked at after the run (the snapshot was cut)");
+	size_t i = 0, j = 0;
+	while (i < before->n || j < after->n) {
+		const struct snap_entry *a = i < before->n ? &before->e[i] : NULL;
+		const struct snap_entry *b = j < after->n ? &after->e[j] : NULL;
+		int c = !a ? 1 : !b ? -1 : strcmp(snap_path(before, a), snap_path(after, b));
+		if (c < 0 && a) { /* deleted */
+			if (protected_entry(&names, before, a, PROTECT_DIR_KEPT))
+				report_add_denial(s->rep, "file", snap_path(before, a));
+			i++;
+			continue;
+		}
+		if (c > 0 && b) { /* created */
+			if (protected_entry(&names, after, b, PROTECT_DIR_NEW))
+				report_add_denial(s->rep, "file", snap_path(after, b));
+			j++;
+			continue;
+		}
+		if (!a || !b)
+			break;
+		bool changed = a->ino != b->ino || a->mode != b->mode || a->size != b->size ||
+			       a->mtime_ns != b->mtime_ns || a->ctime_ns != b->ctime_ns;
+		if (changed && protected_entry(&names, after, b, S_ISDIR(a->mode) ? PROTECT_DIR_KEPT : 0))
+			report_add_denial(s->rep, "file", snap_path(after, b));
+		i++;
+		j++;
+	}
+	strv_free(&names);
 }
 
 void sup_degrade_reap(struct sup *s)

@@ -36,6 +36,13 @@ int sup_degrade_join_cgroup(struct sup *s, cordon_error *err);
 /* Step 9, as root: the writable paths handed to the run's uid for the run
  * (give_back_workspace returns them), as without idmapped mounts. */
 int sup_degrade_hand_over(struct sup *s, cordon_error *err);
+/* After the run, direct mode's snapshots of the writable paths (before:
+ * at sync 2, after the hand-over; after: before the give-back): Landlock
+ * grants a writable path whole, so its protected paths (.git/config,
+ * .git/hooks, ...) are not held in the degraded boundary. Each entry at
+ * or below one that the run created, changed or deleted is a denial
+ * ("file", its host path): containment "violations", never "weaker". */
+void sup_degrade_protected(struct sup *s, const struct snapshot *before, const struct snapshot *after);
 /* Init has exited (a zombie until reaped, so its pid, the run's process
  * group, is not reused): every process left in that group is killed. */
 void sup_degrade_reap(struct sup *s);

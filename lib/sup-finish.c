@@ -17,6 +17,7 @@
 #include "mounts-prep.h"
 #include "pol-plan.h"
 #include "sup-proxy.h"
+#include "sup-degrade.h"
 
 /* The facts the outcome is decided from (sup-outcome.c). */
 static void classify(struct sup *s, const struct cg_usage *u)
@@ -124,6 +125,7 @@ static void collect_outputs(struct sup *s, bool apply)
 	} else if (snapshot_take(&after, roots, n, &e) == 0) {
 		snapshot_diff(&s->before, &after, s->plan.workspace, &s->rep->outputs, &e);
 		tighten_protected(s, &s->before, &after);
+		sup_degrade_protected(s, &s->before, &after);
 		snapshot_free(&after);
 	}
 	/* Secrets written into the files it changed (names, never values):

@@ -117,7 +117,7 @@ int sup_send_idmapped_trees(struct sup *s, cordon_error *err)
 			r = overlay_fall_back_late(&s->ovl, s->pol, s->rep, why, err);
 		}
 		if (r == 0)
-			r = mounts_chown_tree(plain, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, err);
+			r = mounts_hand_tree(plain, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, err);
 	}
 	if (r == 0 && plain) {
 		s->rep->enf.workspace_ownership = "chown";

