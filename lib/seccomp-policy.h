@@ -55,10 +55,11 @@ enum {
 				      * a socket handed in (the host's) is never bound or
 				      * listening (each not denied) */
 	/* The degraded boundary's (no namespaces, docs/hosts.md): */
-	SYS_R_UNIX_ONLY = 1u << 11,  /* socket: every family but AF_UNIX refused (no network
-				      * declared: the host's network is the run's) */
-	SYS_R_STREAM_ONLY = 1u << 12, /* socket: families but unix, inet and inet6 refused, and
-				      * inet sockets but SOCK_STREAM (datagram, raw...) */
+	SYS_R_NO_SOCKET = 1u << 11,  /* socket refused, every family (no network declared:
+				      * the host's network is the run's; a unix socket would
+				      * reach the host's daemons); socketpair stays */
+	SYS_R_STREAM_ONLY = 1u << 12, /* socket: families but inet and inet6 refused (unix
+				      * too), and inet sockets but SOCK_STREAM (datagram, raw...) */
 	SYS_R_KEEP_PGRP = 1u << 13,  /* setsid, setpgid refused: the run's process group is
 				      * how it is reaped (no PID namespace) */
 };

@@ -147,12 +147,10 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 	     abi);
 	lost(rep, "processes: the host's PID namespace (the run sees the host's processes in /proc); the run is reaped as its process group (setsid and setpgid refused by seccomp) and with the parent-death signal");
 	if (net)
-		lost(rep, "network: the host's, unbounded (allow_weaker \"network\"): no proxy, none of its rules and no secret injected; datagram, raw and every family but unix, inet and inet6 refused by seccomp");
+		lost(rep, "network: the host's, unbounded (allow_weaker \"network\"): no proxy, none of its rules and no secret injected; datagram, raw and every family but inet and inet6 (unix too: socketpair stays) refused by seccomp");
 	else
-		lost(rep, "network: the host's; every socket family but unix refused by seccomp%s; unix sockets in the host's filesystem that uid %u may write stay reachable",
-		     abi >= 4 ? ", TCP bind and connect by Landlock too" : "", (unsigned)s->sb_uid);
-	if (abi < 6) /* (as root: the run's uid is its own) */
-		lost(rep, "abstract unix sockets: Landlock ABI %d has no scoping (ABI 6): the run may reach the host's", abi);
+		lost(rep, "network: the host's; socket() refused by seccomp for every family, unix too (socketpair stays)%s",
+		     abi >= 4 ? ", TCP bind and connect by Landlock too" : "");
 	lost(rep, "IPC and hostname: the host's (System V IPC and POSIX message queues of uid %u are reachable)", (unsigned)s->sb_uid);
 	lost(rep, "denial reports: no seccomp notification (the observer reads the run's own view): a refused call fails with EPERM and is not in the report");
 	if (p->kill_on_violation)
@@ -166,7 +164,7 @@ int sup_degrade_layers(struct sup *s, cordon_error *err)
 		return 0;
 	if (overlay_fall_back_late(&s->ovl, s->pol, s->rep, "the degraded boundary has no mount namespace to mount it in", err) < 0)
 		return -1;
-	s->plan.model.run.sys_rules |= SYS_R_KEEP_PGRP | (s->pol->net_allow.n ? SYS_R_STREAM_ONLY : SYS_R_UNIX_ONLY);
+	s->plan.model.run.sys_rules |= SYS_R_KEEP_PGRP | (s->pol->net_allow.n ? SYS_R_STREAM_ONLY : SYS_R_NO_SOCKET);
 	/* No proxy: its variables would send the run's requests to whatever
 	 * listens on that port of the host. */
 	static const char *const px[] = {"HTTP_PROXY=", "HTTPS_PROXY=", "http_proxy=", "https_proxy=", "ALL_PROXY=",
