@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <grp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "oci-inbound.h"
@@ -116,15 +117,11 @@ struct conn {
 	struct way oi, io; /* out -> in, in -> out */
 };
 
-/* A socket made in cordon's namespace (inner), connecting to 127.0.0.1:port;
- * the process back in the pod's (pod) after. -1 if not. */
-static int connect_inside(int inner, int pod, uint16_t port)
+/* A socket made in cordon's namespace (the relay lives there once its
+ * listeners are made), connecting to 127.0.0.1:port. -1 if not. */
+static int connect_inside(uint16_t port)
 {
-	if (setns(inner, CLONE_NEWNET) < 0)
-		return -1;
 	int s = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (setns(pod, CLONE_NEWNET) < 0)
-		_exit(1); /* listeners would be made in the wrong namespace after this */
 	if (s < 0)
 		return -1;
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -181,7 +178,7 @@ static bool server_ended(const struct conn *c)
 	return !c->connecting && c->io.shut && c->oi.n == 0;
 }
 
-static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t nl, int pod, int inner)
+static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t nl)
 {
 	static struct conn *cs[OCI_INBOUND_CONNS], *spare[OCI_INBOUND_CONNS];
 	static struct pollfd p[OCI_INBOUND_MAX + 2 * OCI_INBOUND_CONNS];
@@ -269,7 +266,7 @@ static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t n
 				starved |= errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM;
 				continue;
 			}
-			int in = connect_inside(inner, pod, ports[i]);
+			int in = connect_inside(ports[i]);
 			if (in < 0 || !nspare) {
 				close(a);
 				if (in >= 0)
@@ -313,8 +310,16 @@ int oci_inbound_start(const struct oci_config *c, pid_t init, pid_t *relay, cord
 		keep[nl] = pod;
 		keep[nl + 1] = inner;
 		oci_close_fds_except(0, keep, nl + 2);
+		/* Its listeners stay in the pod's namespace; it moves into
+		 * cordon's for good (every socket it makes is for inside), and
+		 * drops host root: nobody, no capability, no new privileges, not
+		 * dumpable (outside review attack11c: it kept them all). */
+		if (setns(inner, CLONE_NEWNET) < 0 || close(inner) < 0 || close(pod) < 0 || setgroups(0, NULL) < 0 ||
+		    setresgid(65534, 65534, 65534) < 0 || setresuid(65534, 65534, 65534) < 0 ||
+		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+			_exit(1);
 		signal(SIGPIPE, SIG_IGN);
-		relay_main(lfd, c->inbound, nl, pod, inner);
+		relay_main(lfd, c->inbound, nl);
 	}
 	for (size_t i = 0; i < nl; i++)
 		if (lfd[i] >= 0)

@@ -664,6 +664,15 @@ test_egress_pod_inbound() {
 	[ "$RC" != 0 ] || fail "the container reached the pod's address (the relay's listener): $OUT"
 	oci exec "$ID" wget -q -Y off -O - http://127.0.0.1:8081/
 	[ "$RC" != 0 ] && [[ "$OUT" != *served-in-the-pod* ]] || fail "the container reached the pod's server around the proxy: $OUT"
+	# the relay is not host root (outside review attack11c): nobody, no
+	# capability, no new privileges, and outside the pod's namespace
+	if command -v ss >/dev/null; then
+		local relay
+		relay=$(nsenter --net="$ns" ss -Hltnp 'sport = :8080' | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
+		expect_eq "$(awk '/^Uid:/ {print $2":"$3":"$4} /^CapEff:|^CapPrm:/ {print $2} /^NoNewPrivs:/ {print $2}' "/proc/$relay/status" | tr '\n' ' ')" \
+			"65534:65534:65534 0000000000000000 0000000000000000 1 " "the relay's identity (pid $relay)"
+		[ "$(readlink "/proc/$relay/ns/net")" != "$(readlink "$ns")" ] || fail "the relay stayed in the pod's namespace"
+	fi
 	oci kill "$ID" KILL
 	oci kill "$sid" KILL
 	wait_for "$ROOT/reports/$sid.json"
@@ -873,7 +882,10 @@ test_egress_pod_inbound_no_fds_no_spin() {
 	# room for one connection's two descriptors: the limit past the second free one
 	local fd free=()
 	for fd in $(seq 0 64); do [ -e "/proc/$relay/fd/$fd" ] || free+=("$fd"); done
-	prlimit --pid "$relay" --nofile=$((free[1] + 1)): || fail "prlimit on the relay"
+	# the relay runs as nobody: so does prlimit (a root without
+	# CAP_SYS_RESOURCE, as on some hosts, may not set another uid's limits)
+	setpriv --reuid 65534 --regid 65534 --clear-groups prlimit --pid "$relay" --nofile=$((free[1] + 1)): ||
+		fail "prlimit on the relay"
 	nsenter --net="$ns" /usr/bin/python3 - >"$T_TMP/client" 2>&1 <<'PY' &
 import socket, time
 s = None
