@@ -363,6 +363,24 @@ test_snapshot_entries_bounded_across_snapshots() {
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots; do
+# A deep tree within the bounds (256 levels) is copied with few
+# descriptors a level: three a level took 360 for 120 levels, past a
+# limit of 300 (the server's own, shared by every connection, when it
+# seeds a fork), and the copy failed with EMFILE.
+test_snapshot_deep_tree_few_descriptors() {
+	command -v prlimit >/dev/null || { t_skip "no prlimit"; return; }
+	start_server || return 1
+	prlimit --pid "$SRV" --nofile=300:300 || { t_skip "prlimit refused"; return; }
+	new_session || return 1
+	expect_eq "$(run_in 'i=0; while [ $i -lt 120 ]; do mkdir a && cd a; i=$((i+1)); done; echo x >f')" ok "120 levels"
+	snapshot_or_skip || return
+	fork_of "$SID" || return
+	expect_eq "$(rd "$FID" "$(printf 'a/%.0s' $(seq 120))f")" x "the deepest file, forked"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors; do
 	t_run $t
 done
