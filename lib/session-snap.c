@@ -147,7 +147,18 @@ void sx_do_snapshot(struct sx *s, int reply)
 		sx_reply_error(reply, 409, "the session's workspace has no change set to snapshot: its workspace mode is direct (overlay and review keep one)");
 		return;
 	}
-	uint64_t max = budget(s);
+	uint64_t max = budget(s), emax = max_entries(), eused = 0;
+	/* Empty files, directories and links weigh nothing in the byte
+	 * budget: the entries of all the session's snapshots are bounded too
+	 * (by the bound of one), else its 64 snapshots hold 64 times that
+	 * many inodes of the state directory's filesystem. */
+	for (size_t i = 0; i < s->nsnaps; i++)
+		eused += s->snaps[i].entries;
+	if (eused >= emax && s->nsnaps < SX_SNAPS_MAX) {
+		sx_reply_error(reply, 429, "the session's snapshots hold %llu entries of their bound of %llu: DELETE one first",
+			       (unsigned long long)eused, (unsigned long long)emax);
+		return;
+	}
 	if (s->snap_bytes >= max || s->nsnaps >= SX_SNAPS_MAX) {
 		if (s->nsnaps >= SX_SNAPS_MAX)
 			sx_reply_error(reply, 429, "the session has its maximum of %d snapshots: DELETE one first", SX_SNAPS_MAX);
@@ -176,7 +187,7 @@ void sx_do_snapshot(struct sx *s, int reply)
 	struct sx_snap *p = &s->snaps[s->nsnaps];
 	memset(p, 0, sizeof(*p));
 	sx_new_id(p->id, sizeof(p->id), "p-");
-	struct ucopy_limits lim = {max_entries(), max - s->snap_bytes, SX_SNAP_MAX_DEPTH};
+	struct ucopy_limits lim = {emax, max - s->snap_bytes, SX_SNAP_MAX_DEPTH};
 	struct ucopy_stat st;
 	int rc = upper_copy(up, dir, p->id, &lim, &st, &e);
 	if (froze)
@@ -189,6 +200,12 @@ void sx_do_snapshot(struct sx *s, int reply)
 			sx_reply_error(reply, 413, "the workspace's changes are too large to snapshot: %s", e.msg);
 		else
 			sx_reply_error(reply, 500, "snapshot: %s", e.msg);
+		return;
+	}
+	if (st.entries > emax - eused) {
+		upper_remove(dir, p->id, SX_SNAP_MAX_DEPTH + 1, &(cordon_error){0});
+		sx_reply_error(reply, 429, "the snapshot (%llu entries) would take the session's snapshots past their bound of %llu entries (%llu held): DELETE one first",
+			       (unsigned long long)st.entries, (unsigned long long)emax, (unsigned long long)eused);
 		return;
 	}
 	p->bytes = st.bytes;

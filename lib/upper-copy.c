@@ -206,6 +206,7 @@ static int copy_file(struct ucopy *u, int sdir, int ddir, const char *name, cons
 }
 
 static int copy_dir(struct ucopy *u, int sdir, int ddir, unsigned depth, cordon_error *err);
+static int copy_stream(struct ucopy *u, DIR *dir, int sdir, int ddir, unsigned depth, cordon_error *err);
 
 static bool is_opaque(int dfd)
 {
@@ -255,9 +256,18 @@ static int copy_entry(struct ucopy *u, int sdir, int ddir, const char *name, uns
 		if (depth + 1 > u->lim->max_depth)
 			return cordon_err(err, UCOPY_OVER_BOUND, "%s: deeper than %u levels: a snapshot copies at most that many",
 					  u->rel, u->lim->max_depth);
-		_cleanup_close_ int s = open_beneath(sdir, name, O_RDONLY | O_DIRECTORY);
+		/* Two descriptors a level (the source's, in its stream, and the
+		 * copy's): a tree as deep as the bound (256) stays well within
+		 * a process's 1024. */
+		int s = open_beneath(sdir, name, O_RDONLY | O_DIRECTORY);
 		if (s < 0)
 			return fail(u, err, errno, "open it");
+		_cleanup_closedir_ DIR *sd = fdopendir(s);
+		if (!sd) {
+			int e = errno;
+			close(s);
+			return fail(u, err, e, "read it");
+		}
 		struct stat ds;
 		if (fstat(s, &ds) < 0 || ds.st_ino != st.st_ino || ds.st_dev != st.st_dev)
 			return fail(u, err, ESTALE, "changed while it was copied");
@@ -266,7 +276,7 @@ static int copy_entry(struct ucopy *u, int sdir, int ddir, const char *name, uns
 		_cleanup_close_ int d = openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (d < 0)
 			return fail(u, err, errno, "open its copy");
-		if (copy_xattrs(u, s, d, err) < 0 || copy_dir(u, s, d, depth + 1, err) < 0)
+		if (copy_xattrs(u, s, d, err) < 0 || copy_stream(u, sd, s, d, depth + 1, err) < 0)
 			return -1;
 		return copy_meta(u, d, &ds, err);
 	}
@@ -306,17 +316,9 @@ static int copy_entry(struct ucopy *u, int sdir, int ddir, const char *name, uns
 	return 0;
 }
 
-static int copy_dir(struct ucopy *u, int sdir, int ddir, unsigned depth, cordon_error *err)
+/* The entries of dir (sdir's stream, read from the start) into ddir. */
+static int copy_stream(struct ucopy *u, DIR *dir, int sdir, int ddir, unsigned depth, cordon_error *err)
 {
-	int dup_fd = fcntl(sdir, F_DUPFD_CLOEXEC, 0);
-	if (dup_fd < 0)
-		return fail(u, err, errno, "read the directory");
-	_cleanup_closedir_ DIR *dir = fdopendir(dup_fd);
-	if (!dir) {
-		close(dup_fd);
-		return fail(u, err, errno, "read the directory");
-	}
-	/* The dup shares sdir's offset: from the start, whoever read it. */
 	rewinddir(dir);
 	size_t base = strlen(u->rel);
 	for (;;) {
@@ -338,6 +340,20 @@ static int copy_dir(struct ucopy *u, int sdir, int ddir, unsigned depth, cordon_
 		u->rel[base] = '\0';
 	}
 	return 0;
+}
+
+static int copy_dir(struct ucopy *u, int sdir, int ddir, unsigned depth, cordon_error *err)
+{
+	int dup_fd = fcntl(sdir, F_DUPFD_CLOEXEC, 0);
+	if (dup_fd < 0)
+		return fail(u, err, errno, "read the directory");
+	_cleanup_closedir_ DIR *dir = fdopendir(dup_fd);
+	if (!dir) {
+		close(dup_fd);
+		return fail(u, err, errno, "read the directory");
+	}
+	/* The dup shares sdir's offset: from the start, whoever read it. */
+	return copy_stream(u, dir, sdir, ddir, depth, err);
 }
 
 int upper_apply(int src, int dst, const struct ucopy_limits *lim, struct ucopy_stat *st, cordon_error *err)

@@ -343,6 +343,44 @@ test_restore_as_an_exec_starts() {
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts; do
+# Empty files weigh nothing in the byte budget: the entries of all of a
+# session's snapshots are bounded too (the bound of one), else 64
+# snapshots of 200,000 empty files each (12.8 million inodes a session)
+# fill the state directory's filesystem within the 1G budget.
+test_snapshot_entries_bounded_across_snapshots() {
+	CORDON_SNAPSHOT_MAX_ENTRIES=50 start_server || return 1
+	new_session || return 1
+	expect_eq "$(run_in 'i=0; while [ $i -lt 30 ]; do : >f$i; i=$((i+1)); done')" ok "30 empty files"
+	snapshot_or_skip || return
+	local out
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots")
+	expect_match "$out" 'entries.*DELETE one first.* 429$' "a second copy of 30 entries, past 50 in all: $out"
+	expect_eq "$(ls "$STATE/sessions/$SID/snapshots" | wc -l)" 1 "nothing left of the refused one"
+	expect_match "$(api_code -X DELETE "http://cordon/v1/sessions/$SID/snapshots/$PID_")" ' 200$' "the first deleted"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots")" ' 201$' "room again"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+# A deep tree within the bounds (256 levels) is copied with few
+# descriptors a level: three a level took 360 for 120 levels, past a
+# limit of 300 (the server's own, shared by every connection, when it
+# seeds a fork), and the copy failed with EMFILE.
+test_snapshot_deep_tree_few_descriptors() {
+	command -v prlimit >/dev/null || { t_skip "no prlimit"; return; }
+	start_server || return 1
+	prlimit --pid "$SRV" --nofile=300:300 || { t_skip "prlimit refused"; return; }
+	new_session || return 1
+	expect_eq "$(run_in 'i=0; while [ $i -lt 120 ]; do mkdir a && cd a; i=$((i+1)); done; echo x >f')" ok "120 levels"
+	snapshot_or_skip || return
+	fork_of "$SID" || return
+	expect_eq "$(rd "$FID" "$(printf 'a/%.0s' $(seq 120))f")" x "the deepest file, forked"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors; do
 	t_run $t
 done
