@@ -363,6 +363,13 @@ void sx_signal_exec(struct sx *s, struct sx_exec *x, int sig, const char *why)
 		return;
 	if (why && !x->forced)
 		x->forced = why;
+	/* Not started yet: until its MSG_SX_STARTED the agent may be in the
+	 * exec's cgroup, starting it, and a KILL of that cgroup would end the
+	 * agent and so the session. Sent when it has started (session.c). */
+	if (x->pid <= 0) {
+		x->kill_pending = sig;
+		return;
+	}
 	cordon_error e = {0};
 	e.code = sig;
 	sync_send(s->sock, MSG_SX_SIGNAL, x->slot, &e, -1);

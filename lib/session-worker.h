@@ -67,6 +67,7 @@ struct sx_exec {
 	uint64_t t_req, t_exec;
 	const char *status;  /* once done */
 	const char *forced;  /* killed, timeout, output-limit: why we ended it */
+	int kill_pending;    /* a signal asked before it started (MSG_SX_STARTED): sent then */
 	char error[512];
 	char *result;        /* the result event's JSON, once done */
 	/* A pty exec: the master (init's, passed at start), and the client's

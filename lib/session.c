@@ -351,9 +351,13 @@ static bool h_msg(void *ctx, const struct msg *m, int fd)
 			x->pid = m->err.code;
 			memcpy(&x->t_exec, m->err.msg, sizeof(x->t_exec));
 			/* A restore came while it started: its kill now that the
-			 * agent is out of the exec's cgroup (session-restore.c). */
+			 * agent is out of the exec's cgroup (session-restore.c); a
+			 * signal asked before it started, now too. */
 			if (s->restore_reply >= 0 && x->forced && strcmp(x->forced, "restored") == 0)
 				sx_signal_exec(s, x, SIGKILL, "restored");
+			else if (x->kill_pending)
+				sx_signal_exec(s, x, x->kill_pending, NULL);
+			x->kill_pending = 0;
 		}
 		if (x && m->err.code < 0) {
 			snprintf(x->error, sizeof(x->error), "%s", m->err.msg);

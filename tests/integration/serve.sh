@@ -6,6 +6,51 @@ overlay_workspaces '^test_(client_rights_(allow_uid|tcp_token)|session_changes.*
 
 . "$(dirname "$0")/../serve-fixture.sh"
 
+# A KILL asked while an exec is still starting (the agent may be in the
+# exec's cgroup, starting it) ends the exec, never the agent and so the
+# session: it is sent once the exec has started. The KILL goes on the same
+# connection as soon as the background exec's answer comes, in 15 rounds.
+test_kill_as_an_exec_starts() {
+	start_server || return 1
+	new_session || return 1
+	local out
+	out=$(python3 - "$SOCK" "$SID" <<'PY'
+import http.client, json, socket, sys, time
+class C(http.client.HTTPConnection):
+    def connect(self):
+        self.sock = socket.socket(socket.AF_UNIX)
+        self.sock.connect(sys.argv[1])
+def call(c, method, path, body=None):
+    c.request(method, path, body=json.dumps(body) if body is not None else None)
+    r = c.getresponse()
+    return r.status, r.read()
+sid = sys.argv[2]
+c = C("cordon")
+for i in range(15):
+    st, b = call(c, "POST", f"/v1/sessions/{sid}/exec", {"argv": ["sleep", "100"], "background": True})
+    eid = json.loads(b.splitlines()[0])["exec"]
+    st, b = call(c, "POST", f"/v1/sessions/{sid}/exec/{eid}/signal", {"signal": "KILL"})
+    if st != 200:
+        print(f"round {i}: signal {st} {b!r}"); break
+    for _ in range(400):
+        st, b = call(c, "GET", f"/v1/sessions/{sid}/exec/{eid}")
+        if st != 200 or json.loads(b).get("state") != "running":
+            break
+        time.sleep(0.05)
+    got = json.loads(b).get("status") if st == 200 else f"HTTP {st} {b!r}"
+    if got != "killed":
+        print(f"round {i}: {got}"); break
+else:
+    print("ok")
+PY
+)
+	expect_eq "$out" ok "each exec killed as it starts"
+	run_exec '{"argv":["true"]}'
+	expect_eq "$(printf '%s' "$RES" | jq -r .status)" ok "the session lives on"
+	end_session "$SID"
+	t_assert
+}
+
 # The HTTP server is cordon-serve's alone: cordon itself (every run) loads
 # neither libmicrohttpd nor its TLS stack.
 test_cordon_links_no_http_server() {
@@ -1848,5 +1893,6 @@ test_session_changes_of_a_client() {
 	t_assert
 }
 
+t_run test_kill_as_an_exec_starts
 t_run test_session_changes
 t_run test_session_changes_of_a_client
