@@ -217,13 +217,14 @@ test_cost_stale_cgroups_looked_for_once_a_minute() {
 	[ "$(id -u)" = 0 ] || { t_skip "needs root (a leftover cgroup made by hand)"; return; }
 	local parent p
 	parent=$(run_cg_parent)
+	parent=${parent%/} # the root cgroup's (a VM's init): no trailing /
 	[ -n "$parent" ] && [ -d "$parent" ] || { t_skip "no cgroup backend for limits here"; return; }
 	sh -c 'exit 0' &
 	p=$!
 	wait "$p"
 	export CORDON_STATE_DIR="$T_TMP/sd"
 	mkdir "$parent/cordon-$p-0" 2>/dev/null || { t_skip "cannot make a cgroup in $parent"; return; }
-	looks() { grep -c "openat(AT_FDCWD, \"$parent\", O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_DIRECTORY)" "$T_TMP/st"; }
+	looks() { grep -cE "openat\(AT_FDCWD, \"$parent/?\", O_RDONLY\|O_NONBLOCK\|O_CLOEXEC\|O_DIRECTORY\)" "$T_TMP/st"; }
 	traced -e trace=openat -o "$T_TMP/st" "$CORDON" run -- /bin/true || fail "first run"
 	expect_eq "$(looks)" 1 "the first run looks"
 	[ -d "$parent/cordon-$p-0" ] && fail "a dead supervisor's cgroup left"
@@ -246,6 +247,9 @@ test_cost_stale_cgroups_looked_for_once_a_minute() {
 # (outside review attack11).
 test_cost_stale_cgroups_looked_for_per_cgroup() {
 	[ "$(id -u)" = 0 ] || { t_skip "needs root (cgroups made by hand)"; return; }
+	# v2 refuses the fixture's moves into a cgroup that has children; the
+	# look and its stamp are the backends' same code (v1 tests it).
+	[ "$(cg_backend)" = v1 ] || { t_skip "the fixture moves processes between cgroups with children (cgroup v1 only)"; return; }
 	local parent p
 	parent=$(run_cg_parent)
 	[ -n "$parent" ] && [ -d "$parent" ] || { t_skip "no cgroup backend for limits here"; return; }
