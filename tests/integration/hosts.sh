@@ -445,7 +445,7 @@ test_hosts_degraded_refused_where_the_state_directory_is_reached() {
 	local as=()
 	if [ "$(id -u)" = 0 ] && [ "$(landlock_abi)" -ge 6 ]; then
 		as=(setpriv --reuid 65534 --regid 65534 --clear-groups env HOME="$T_TMP/sdhome")
-	elif [ "$(landlock_abi)" -lt 6 ]; then
+	elif [ "$(id -u)" != 0 ] && [ "$(landlock_abi)" -lt 6 ]; then
 		t_skip "an ordinary user's degraded run needs Landlock ABI 6"
 		return
 	fi
