@@ -7,7 +7,8 @@
 . "$(dirname "$0")/../serve-fixture.sh"
 # The changes tool needs an overlay or review workspace: as root an idmapped
 # mount of it, which Debian 12's /tmp (tmpfs on 6.1) cannot have; there these
-# tests' workspaces (and the TS client's private server, TMPDIR) go on /var/tmp.
+# tests' workspaces (and the private servers' state of the TS client and of
+# review_run_fresh and snapshot_restore_fork, through TMPDIR) go on /var/tmp.
 overlay_workspaces '^test_mcp_(review_changes|review_run_kept|review_run_fresh|review_policy_held|review_huge_file|typescript_sdk_client|snapshot_restore_fork)$' only
 
 mcp_case() { # CASE [cordon mcp options...]
@@ -85,7 +86,7 @@ test_mcp_review_run_kept() {
 	MCP_WS=$WS/proj CORDON=$CORDON mcp_case review_run --workspace "$WS/proj" --review
 }
 
-test_mcp_review_run_fresh() { mcp_case review_fresh; }
+test_mcp_review_run_fresh() { TMPDIR=$WS mcp_case review_fresh; }
 
 # --review holds against a call's own policy (a workspace_mode of overlay or
 # direct, an allow_weaker "workspace"): nothing reaches the workspace.
@@ -125,7 +126,7 @@ test_mcp_given_tcp_server() {
 	start_tcp
 	MCP_STATE=$WS/state mcp_case tcp --server "http://127.0.0.1:$PORT" --token-file "$T_TMP/token"
 }
-test_mcp_snapshot_restore_fork() { mcp_case snapshot; }
+test_mcp_snapshot_restore_fork() { TMPDIR=$WS mcp_case snapshot; }
 
 test_mcp_given_server() {
 	mkdir -p "$T_TMP/state"
