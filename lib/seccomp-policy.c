@@ -163,6 +163,23 @@ unsigned seccomp_rules(const cordon_policy *p)
 	return r;
 }
 
+/* socket() refused for every family but the n in keep (and any past the
+ * kernel's last, 46 and up). */
+static int deny_families_but(scmp_filter_ctx c, uint32_t deny, const int *keep, size_t n, cordon_error *err)
+{
+	struct scmp_arg_cmp a;
+	for (int fam = 0; fam < 46; fam++) {
+		bool kept = false;
+		for (size_t i = 0; i < n; i++)
+			kept |= fam == keep[i];
+		a = SCMP_A0(SCMP_CMP_EQ, (uint64_t)fam);
+		if (!kept && rule(c, deny, "socket", 1, &a, err) < 0)
+			return -1;
+	}
+	a = SCMP_A0(SCMP_CMP_GE, 46);
+	return rule(c, deny, "socket", 1, &a, err);
+}
+
 /* The degraded boundary's rules (SYS_R_NO_SOCKET, SYS_R_STREAM_ONLY,
  * SYS_R_KEEP_PGRP): the run shares the host's network and PID namespaces,
  * and its filesystem: a unix socket could connect to any daemon whose
@@ -172,19 +189,10 @@ unsigned seccomp_rules(const cordon_policy *p)
  * reaches nothing but itself). */
 static int degraded_rules(scmp_filter_ctx c, uint32_t deny, unsigned rules, cordon_error *err)
 {
-	struct scmp_arg_cmp a;
 	if ((rules & SYS_R_NO_SOCKET) && rule(c, deny, "socket", 0, NULL, err) < 0)
 		return -1;
 	if (rules & SYS_R_STREAM_ONLY) {
-		for (int fam = 0; fam < 46; fam++) {
-			if (fam == AF_INET || fam == AF_INET6)
-				continue;
-			a = SCMP_A0(SCMP_CMP_EQ, (uint64_t)fam);
-			if (rule(c, deny, "socket", 1, &a, err) < 0)
-				return -1;
-		}
-		a = SCMP_A0(SCMP_CMP_GE, 46);
-		if (rule(c, deny, "socket", 1, &a, err) < 0)
+		if (deny_families_but(c, deny, (const int[]){AF_INET, AF_INET6}, 2, err) < 0)
 			return -1;
 		const int fams[] = {AF_INET, AF_INET6};
 		const int types[] = {SOCK_DGRAM, SOCK_RAW, SOCK_RDM, SOCK_SEQPACKET, SOCK_DCCP, SOCK_PACKET};
@@ -232,15 +240,7 @@ static int add_conditional(scmp_filter_ctx c, uint32_t deny, unsigned rules, cor
 	}
 	if (rules & SYS_R_SOCKET) {
 		/* Families other than unix, inet, inet6 and (route-only) netlink. */
-		for (int fam = 0; fam < 46; fam++) {
-			if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6 || fam == AF_NETLINK)
-				continue;
-			a = SCMP_A0(SCMP_CMP_EQ, (uint64_t)fam);
-			if (rule(c, deny, "socket", 1, &a, err) < 0)
-				return -1;
-		}
-		a = SCMP_A0(SCMP_CMP_GE, 46);
-		if (rule(c, deny, "socket", 1, &a, err) < 0)
+		if (deny_families_but(c, deny, (const int[]){AF_UNIX, AF_INET, AF_INET6, AF_NETLINK}, 4, err) < 0)
 			return -1;
 		struct scmp_arg_cmp nl[2] = {SCMP_A0(SCMP_CMP_EQ, AF_NETLINK), SCMP_A2(SCMP_CMP_NE, 0)};
 		if (rule(c, deny, "socket", 2, nl, err) < 0)
