@@ -620,6 +620,18 @@ static int tool_file_list(struct mcp_call *c, const jnode *args, jwriter *w, cor
 	return 0;
 }
 
+/* The server's answer's keys, those present, copied into the result. */
+static void keep_keys(jwriter *w, const jnode *a, const char *const *keys, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		const jnode *v = json_get(a, keys[k]);
+		if (v) {
+			jw_key(w, keys[k]);
+			jw_node(w, v);
+		}
+	}
+}
+
 /* changes: the session's change set as it is now (GET .../changes), with
  * the diff of its text files: what would reach the host. */
 static int tool_changes(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
@@ -653,13 +665,7 @@ static int tool_changes(struct mcp_call *c, const jnode *args, jwriter *w, cordo
 		jw_obj_end(w);
 	}
 	jw_arr_end(w);
-	for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
-		const jnode *v = json_get(a, keep[k]);
-		if (v) {
-			jw_key(w, keep[k]);
-			jw_node(w, v);
-		}
-	}
+	keep_keys(w, a, keep, sizeof(keep) / sizeof(keep[0]));
 	jw_obj_end(w);
 	json_free(a);
 	return 0;
@@ -681,13 +687,7 @@ static int tool_session_snapshot(struct mcp_call *c, const jnode *args, jwriter 
 	static const char *const keep[] = {"snapshot", "bytes", "files", "not_covered"};
 	jw_obj_begin(w);
 	jw_key_str(w, "session", sid);
-	for (size_t k = 0; k < sizeof(keep) / sizeof(keep[0]); k++) {
-		const jnode *v = json_get(a, keep[k]);
-		if (v) {
-			jw_key(w, keep[k]);
-			jw_node(w, v);
-		}
-	}
+	keep_keys(w, a, keep, sizeof(keep) / sizeof(keep[0]));
 	jw_obj_end(w);
 	json_free(a);
 	return 0;
