@@ -137,9 +137,42 @@ static void kill_procs(const char *path, const char *leaf)
 	}
 }
 
+/* v2: after cgroup.kill the processes are dying, not gone: rmdir says
+ * EBUSY until cgroup.events says "populated 0" (an exit that unmaps much
+ * memory takes a while). Waited for (POLLPRI on a change), out of a budget
+ * shared by one look (*budget_ms; a process stuck in D is the next look's). */
+static void wait_unpopulated(const char *path, int *budget_ms)
+{
+	char p[4500];
+	snprintf(p, sizeof(p), "%s/cgroup.events", path);
+	_cleanup_close_ int ev = open(p, O_RDONLY | O_CLOEXEC);
+	uint64_t v = 1;
+	while (ev >= 0 && *budget_ms > 0 && cg_read_key(path, "cgroup.events", "populated", &v) == 0 && v != 0) {
+		struct pollfd pf = {ev, POLLPRI, 0};
+		int ms = *budget_ms < 50 ? *budget_ms : 50;
+		if (poll(&pf, 1, ms) == 0)
+			*budget_ms -= ms;
+		else
+			*budget_ms -= 1;
+	}
+}
+
+/* The leftover's own child cgroups first (a session's exec-N, one level;
+ * the run cannot make cgroups there): rmdir of one with children is EBUSY. */
+static void remove_children(const char *path)
+{
+	_cleanup_closedir_ DIR *d = opendir(path);
+	struct dirent *e;
+	int n = 0;
+	while (d && (e = readdir(d)) && n++ < 4096)
+		if (e->d_type == DT_DIR && e->d_name[0] != '.')
+			(void)unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
+}
+
 /* A cgroup named cordon-PID-N whose PID is not alive is a leftover. */
 static void reap_dir(const char *parent)
 {
+	int budget_ms = 1000; /* the look's whole wait for dying processes */
 	_cleanup_closedir_ DIR *d = opendir(parent);
 	struct dirent *e;
 	if (!d)
@@ -157,8 +190,11 @@ static void reap_dir(const char *parent)
 		/* A paused session's v1 freezer cgroup (session-cg.c) is
 		 * thawed first: a frozen process does not die. */
 		cg_write(path, "freezer.state", "THAWED", NULL);
-		if (cg_write(path, "cgroup.kill", "1", NULL) < 0)
+		if (cg_write(path, "cgroup.kill", "1", NULL) == 0)
+			wait_unpopulated(path, &budget_ms);
+		else
 			kill_procs(path, e->d_name);
+		remove_children(path);
 		rmdir(path);
 	}
 }

@@ -490,13 +490,16 @@ test_hosts_degraded_leftover_processes_ended_by_the_next_look() {
 	chmod 755 "$T_TMP"
 	cd "$T_TMP/ws-reap" || return
 	"$RESTRICT" nouserns "$CORDON" run --allow-weaker namespaces --ro "$BUILD" -- \
-		/bin/sh -c "nohup sleep $tag >/dev/null 2>&1 & exec sleep $((tag + 1))" >/dev/null 2>"$T_TMP/err-reap" &
+		/bin/sh -c "nohup python3 -c \"b = b'x' * (768 << 20); import time; time.sleep($tag)\" >/dev/null 2>&1 & exec sleep $((tag + 1))" >/dev/null 2>"$T_TMP/err-reap" &
 	sup=$!
-	for i in $(seq 200); do
-		pgrep -f "^sleep $tag\$" >/dev/null && break
+	# The leftover holds 768 MiB it touched: its exit (after cgroup.kill)
+	# takes a while, and the cgroup is removable only once it is over.
+	for i in $(seq 300); do
+		left=$(pgrep -f "^python3 -c b = .*time.sleep\($tag\)")
+		[ -n "$left" ] && awk '$1 == "VmRSS:" && $2 > 700000 {f = 1} END {exit !f}' "/proc/$left/status" 2>/dev/null && break
 		sleep 0.1
 	done
-	left=$(pgrep -f "^sleep $tag\$")
+	left=$(pgrep -f "^python3 -c b = .*time.sleep\($tag\)")
 	if [ -z "$left" ]; then
 		kill -KILL "$sup" 2>/dev/null
 		wait "$sup" 2>/dev/null
