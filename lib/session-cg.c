@@ -121,11 +121,18 @@ int sxcg_freeze(bool freeze, unsigned wait_ms, bool *reached, cordon_error *err)
 		return cordon_err_wrap(err, "%s the session's cgroup %s", freeze ? "freeze" : "thaw", G.fz);
 	G.frozen = freeze;
 	/* Bounded: v2 says so in cgroup.events (POLLPRI on a change), v1
-	 * moves from FREEZING to FROZEN as its tasks stop (read again). */
+	 * moves from FREEZING to FROZEN as its tasks stop (read again). v1
+	 * asks each task to freeze once, when FROZEN is written: one running
+	 * then that sleeps next in a freezable wait the kernel does not break
+	 * (a vfork parent waiting for a child frozen before its exec: dash
+	 * vforks every command) is never frozen, and the cgroup stays
+	 * FREEZING for good. Each rewrite of FROZEN asks every task again,
+	 * and the kernel freezes such a sleeper where it sleeps. */
 	char p[4300];
 	snprintf(p, sizeof(p), "%s/cgroup.events", G.fz);
 	int ev = G.v2 ? open(p, O_RDONLY | O_CLOEXEC) : -1;
 	uint64_t until = mono_ns() + (uint64_t)wait_ms * 1000000ULL;
+	unsigned naps = 0;
 	while (!(*reached = fz_reached(freeze))) {
 		uint64_t now = mono_ns();
 		if (now >= until)
@@ -137,6 +144,8 @@ int sxcg_freeze(bool freeze, unsigned wait_ms, bool *reached, cordon_error *err)
 		} else {
 			struct timespec ts = {0, 1000000};
 			nanosleep(&ts, NULL);
+			if (freeze && ++naps % 10 == 0)
+				(void)cg_write(G.fz, "freezer.state", "FROZEN", NULL);
 		}
 	}
 	if (ev >= 0)
@@ -146,7 +155,14 @@ int sxcg_freeze(bool freeze, unsigned wait_ms, bool *reached, cordon_error *err)
 
 bool sxcg_frozen(void)
 {
-	return sxcg_can_freeze() && fz_reached(true);
+	if (!sxcg_can_freeze())
+		return false;
+	if (fz_reached(true))
+		return true;
+	/* v1 still FREEZING past the pause's wait: asked again (above). */
+	if (!G.v2 && G.frozen)
+		(void)cg_write(G.fz, "freezer.state", "FROZEN", NULL);
+	return fz_reached(true);
 }
 
 static void slot_dir(int i, int slot, char *out, size_t sz)

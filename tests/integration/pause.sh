@@ -44,7 +44,19 @@ until_frozen() {
 		[ "$(fz_state "$@")" = frozen ] && return 0
 		sleep 0.05
 	done
-	fail "not frozen in 20 s ($(fz_state "$@"))"
+	fail "not frozen in 20 s ($(fz_state "$@")): $(fz_tasks "$@")"
+}
+# fz_tasks [WPID]: each task of the session's freezer cgroup, its state and
+# where it sleeps (what a freezer stuck short of frozen waits for).
+fz_tasks() {
+	local d w=${1:-$WPID} t
+	for d in $(find /sys/fs/cgroup -type d -name "cordon-$w-*" 2>/dev/null); do
+		[ -f "$d/freezer.state" ] || [ -f "$d/cgroup.freeze" ] || continue
+		for t in $(cat "$d/tasks" "$d/cgroup.threads" 2>/dev/null); do
+			printf '%s %s %s [%s];' "$t" "$(tr -d '\0' <"/proc/$t/comm" 2>/dev/null)" \
+				"$(sed -n 's/^State:\t//p' "/proc/$t/status" 2>/dev/null)" "$(cat "/proc/$t/wchan" 2>/dev/null)"
+		done
+	done
 }
 # counter: what the session's counting loop last wrote (0 before it did).
 counter() { cat "$STATE/sessions/$SID/work/n" 2>/dev/null || echo 0; }
@@ -128,6 +140,33 @@ test_pause_freezes_and_resumes() {
 test_pause_freezes_and_resumes_v2() {
 	[ -n "$(cg2_root)" ] && [ "$(cg_backend)" != v2 ] || { t_skip "the host's backend is cgroup v2 already, or it has none"; return; }
 	CORDON_CGROUP=v2 pause_case || return
+	t_assert
+}
+
+# A session whose shell vforks command after command (dash vforks each):
+# a parent that sleeps for its child after the freezer asked it once
+# to freeze stays unfrozen while the child is frozen before its exec, and
+# a v1 freezer stayed FREEZING for good. Paused and resumed five times,
+# each pause reaches frozen.
+test_pause_vfork_loop() {
+	[ "$(cg_backend)" != none ] || { t_skip "no cgroup hierarchy for the session"; return; }
+	start_server || return 1
+	new_session || return 1
+	local out i
+	for i in 1 2; do
+		out=$(api -X POST "http://cordon/v1/sessions/$SID/exec" \
+			-d '{"argv":["/bin/sh","-c","while :; do /bin/true; done"],"background":true}')
+		expect_match "$out" '"state":"running"' "a vfork loop: $out"
+	done
+	for i in 1 2 3 4 5; do
+		pause_or_skip || return
+		until_frozen || break
+		expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/pause")" '"frozen":true.* 200$' "pause $i: frozen"
+		expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/resume")" '"state":"running".* 200$' "resume $i"
+	done
+	api -X DELETE "http://cordon/v1/sessions/$SID" >/dev/null
+	kill -TERM "$SRV"
+	wait "$SRV"
 	t_assert
 }
 
@@ -241,6 +280,6 @@ test_pause_routes() {
 	t_assert
 }
 
-for t in test_pause_freezes_and_resumes test_pause_freezes_and_resumes_v2 test_pause_stops_the_clocks test_pause_limit_ends_the_session test_pause_routes; do
+for t in test_pause_freezes_and_resumes test_pause_freezes_and_resumes_v2 test_pause_vfork_loop test_pause_stops_the_clocks test_pause_limit_ends_the_session test_pause_routes; do
 	t_run $t
 done
