@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <microhttpd.h>
+#include "openat2.h"
 #include "changeset.h"
 #include "error.h"
 #include "json.h"
@@ -59,7 +60,7 @@ static int open_sub(int dfd, const char *name)
 	struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
 			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV |
 					  RESOLVE_NO_MAGICLINKS};
-	return (int)syscall(SYS_openat2, dfd, name, &how, sizeof(how));
+	return sys_openat2(dfd, name, &how);
 }
 
 static void rm_tree(int parent, const char *name)

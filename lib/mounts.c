@@ -24,6 +24,7 @@
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "openat2.h"
 #include "cleanup.h"
 #include "changeset.h"
 #include "compat.h"
@@ -42,7 +43,7 @@ int mounts_openat2_nofollow(int dirfd, const char *path, int flags)
 		path++;
 	if (!*path)
 		path = ".";
-	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	return sys_openat2(dirfd, path, &how);
 }
 
 

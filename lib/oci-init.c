@@ -44,6 +44,7 @@
 #include <sys/sysmacros.h>
 #include <termios.h>
 #include <unistd.h>
+#include "openat2.h"
 #include "oci-init.h"
 #include "error.h"
 #include "oci-config.h"
@@ -59,7 +60,7 @@ static int open_beneath_how(int rootfd, const char *path, int flags, uint64_t re
 	struct open_how how = {.flags = (uint64_t)(flags | O_CLOEXEC), .resolve = RESOLVE_IN_ROOT | resolve};
 	while (*path == '/')
 		path++;
-	int fd = (int)syscall(SYS_openat2, rootfd, *path ? path : ".", &how, sizeof(how));
+	int fd = sys_openat2(rootfd, *path ? path : ".", &how);
 	if (fd < 0)
 		return cordon_err_errno(err, "%s", path);
 	return fd;

@@ -13,6 +13,7 @@
 #include <sys/utsname.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+#include "openat2.h"
 #include "cleanup.h"
 #include "compat.h"
 #include "cs-apply.h"
@@ -275,7 +276,7 @@ static int open_dir_below(int root, const char *path)
 			       .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_BENEATH};
 	while (*path == '/')
 		path++;
-	return (int)syscall(SYS_openat2, root, *path ? path : ".", &how, sizeof(how));
+	return sys_openat2(root, *path ? path : ".", &how);
 }
 
 /* The layer's directory, as a tree of init's own mount namespace (layers
@@ -499,7 +500,7 @@ static int view_walk(int upper, const char *rel, const char *path, struct overla
 		struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
 				       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
 						  RESOLVE_NO_XDEV};
-		int nd = (int)syscall(SYS_openat2, d, name, &how, sizeof(how));
+		int nd = sys_openat2(d, name, &how);
 		if (nd < 0 && errno == ENOENT && !sub->alone)
 			return 1; /* the run changed nothing there */
 		if (nd < 0 && errno == ENOENT)

@@ -13,6 +13,7 @@
 #include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "openat2.h"
 #include "pol-plan.h"
 #include "changeset.h"
 #include "cleanup.h"
@@ -206,7 +207,7 @@ static int image_workspace(const cordon_policy *p, struct run_plan *plan, cordon
 	struct open_how how = {.flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
 			       .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS |
 					  RESOLVE_NO_XDEV};
-	_cleanup_close_ int fd = (int)syscall(SYS_openat2, root, ws + 1, &how, sizeof(how));
+	_cleanup_close_ int fd = sys_openat2(root, ws + 1, &how);
 	struct stat st;
 	if (fd < 0)
 		return cordon_err(err, 0, "workspace %s: not a directory of the image %s (%s%s)", ws, plan->rootfs,

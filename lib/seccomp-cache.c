@@ -16,6 +16,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#include "openat2.h"
 #include "seccomp-cache.h"
 #include "cleanup.h"
 #include "compat.h"
@@ -163,7 +164,7 @@ static int cache_open(int dirfd, const char *name, int flags)
 		.flags = (uint64_t)(flags | O_CLOEXEC | O_NOFOLLOW),
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
 	};
-	return (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+	return sys_openat2(dirfd, name, &how);
 }
 
 /* Owned by the user, writable by no one else. */

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include "openat2.h"
 #include "cleanup.h"
 #include "compat.h"
 #include "error.h"
@@ -23,7 +24,7 @@ static int open_secret_file(const char *path)
 		.flags = flags,
 		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 	};
-	int fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	int fd = sys_openat2(AT_FDCWD, path, &how);
 	if (fd < 0 && (errno == ENOSYS || errno == EPERM))
 		fd = open(path, flags); /* no openat2: at least not the last component */
 	return fd;

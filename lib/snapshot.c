@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+#include "openat2.h"
 #include "cleanup.h"
 #include "compat.h"
 #include "error.h"
@@ -48,7 +49,7 @@ int open_beneath(int dirfd, const char *path, int flags)
 		.flags = open_flags(flags),
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
 	};
-	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+	return sys_openat2(dirfd, path, &how);
 }
 
 /* A canonical absolute host path, opened from / without following any
@@ -63,14 +64,14 @@ int open_root(const char *path, int flags)
 	/* An absolute path resolves from the root as it is: one call, no
 	 * open of "/" and no close of it (run once per protected name). */
 	if (path[0] == '/')
-		return (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+		return sys_openat2(AT_FDCWD, path, &how);
 	_cleanup_close_ int top = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (top < 0)
 		return -1;
 	const char *rel = path;
 	while (*rel == '/')
 		rel++;
-	return (int)syscall(SYS_openat2, top, *rel ? rel : ".", &how, sizeof(how));
+	return sys_openat2(top, *rel ? rel : ".", &how);
 }
 
 int open_root_file(const char *path, int pinned)

@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
+#include "openat2.h"
 #include "sup-observe-path.h"
 #include "cleanup.h"
 #include "compat.h"
@@ -102,7 +103,7 @@ static bool view_exists(const struct observer *o, pid_t pid, const char *resolve
 	struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
 			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
 	const char *rel = resolved + strspn(resolved, "/");
-	_cleanup_close_ int fd = (int)syscall(SYS_openat2, rfd, *rel ? rel : ".", &how, sizeof(how));
+	_cleanup_close_ int fd = sys_openat2(rfd, *rel ? rel : ".", &how);
 	return fd >= 0;
 }
 

@@ -1,0 +1,149 @@
+/* openat2's emulation where a filter refuses the call (lib/openat2.c):
+ * each case opened by the kernel's openat2 and by the walk, the same file
+ * or the same error from both. */
+#include "unit.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include "compat.h"
+#include "openat2.h"
+
+#define STRICT (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)
+
+static char top[4096];
+static int dfd = -1;
+
+static int setup(void **st)
+{
+	(void)st;
+	snprintf(top, sizeof(top), "%s/cordon-o2-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (!mkdtemp(top))
+		return -1;
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/d", top), mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/d/e", top), mkdir(p, 0755);
+	snprintf(p, sizeof(p), "%s/d/f", top), close(open(p, O_CREAT | O_WRONLY, 0644));
+	snprintf(p, sizeof(p), "%s/d/ln", top), (void)!symlink("f", p);
+	snprintf(p, sizeof(p), "%s/d/dl", top), (void)!symlink("e", p);
+	snprintf(p, sizeof(p), "%s/d/abs", top), (void)!symlink("/etc", p);
+	snprintf(p, sizeof(p), "%s/d/fifo", top), mkfifo(p, 0644);
+	dfd = open(top, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return dfd < 0 ? -1 : 0;
+}
+
+static int teardown(void **st)
+{
+	(void)st;
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", top);
+	close(dfd);
+	return system(cmd) == 0 ? 0 : -1;
+}
+
+/* What one open gave: the file (device and inode) or the error. */
+struct got {
+	int err;
+	dev_t dev;
+	ino_t ino;
+};
+
+static struct got took(int fd)
+{
+	struct got g = {0, 0, 0};
+	struct stat st;
+	if (fd < 0) {
+		g.err = errno;
+		return g;
+	}
+	if (fstat(fd, &st) == 0) {
+		g.dev = st.st_dev;
+		g.ino = st.st_ino;
+	}
+	close(fd);
+	return g;
+}
+
+/* Both ways; the kernel's is the reference. */
+static void same(int at, const char *path, uint64_t flags, uint64_t resolve)
+{
+	struct open_how how = {.flags = flags | O_CLOEXEC, .resolve = resolve};
+	struct got k = took((int)syscall(SYS_openat2, at, path, &how, sizeof(how)));
+	struct got w = took(openat2_walk(at, path, &how));
+	if (k.err != w.err || k.dev != w.dev || k.ino != w.ino)
+		fail_msg("%s (flags %#llx resolve %#llx): the kernel %s (%d), the walk %s (%d)", path,
+			 (unsigned long long)flags, (unsigned long long)resolve, k.err ? strerror(k.err) : "a file",
+			 (int)k.ino, w.err ? strerror(w.err) : "a file", (int)w.ino);
+}
+
+static void test_as_the_kernel(void **st)
+{
+	(void)st;
+	same(dfd, "d", O_PATH | O_DIRECTORY, STRICT);
+	same(dfd, "d/e", O_RDONLY | O_DIRECTORY, STRICT);
+	same(dfd, "d/e/", O_PATH, STRICT);
+	same(dfd, "d//f", O_RDONLY, STRICT);
+	same(dfd, "./d/./f", O_RDONLY, STRICT);
+	same(dfd, ".", O_PATH, STRICT);
+	same(dfd, "d/f/", O_RDONLY, STRICT);       /* ENOTDIR */
+	same(dfd, "d/f/x", O_RDONLY, STRICT);      /* ENOTDIR */
+	same(dfd, "d/nothing", O_RDONLY, STRICT);  /* ENOENT */
+	same(dfd, "d/ln", O_RDONLY, STRICT);       /* ELOOP: a link to a file */
+	same(dfd, "d/ln", O_PATH, STRICT);         /* ELOOP still */
+	same(dfd, "d/ln", O_PATH | O_NOFOLLOW, STRICT); /* the link itself */
+	same(dfd, "d/dl/x", O_RDONLY, STRICT);     /* ELOOP: a link on the way */
+	same(dfd, "d/abs/passwd", O_RDONLY, STRICT);
+	same(dfd, "/etc/passwd", O_RDONLY, STRICT); /* EXDEV: absolute, beneath */
+	same(dfd, "..", O_PATH, STRICT);           /* EXDEV: out */
+	same(dfd, "d/../..", O_PATH, STRICT);
+	same(dfd, "d/fifo", O_RDONLY | O_NONBLOCK, STRICT);
+	same(dfd, "", O_PATH, STRICT);             /* ENOENT */
+	same(AT_FDCWD, top, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	same(AT_FDCWD, "/proc/self/cwd", O_PATH, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+	/* A mount crossed: / to /proc. */
+	int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(root >= 0);
+	same(root, "proc", O_PATH, STRICT);
+	same(root, "proc/self", O_PATH, STRICT);
+	same(root, "proc", O_PATH, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+	close(root);
+}
+
+static void test_create_and_refusals(void **st)
+{
+	(void)st;
+	struct open_how how = {.flags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, .mode = 0600, .resolve = STRICT};
+	int fd = openat2_walk(dfd, "d/e/new", &how);
+	assert_true(fd >= 0);
+	struct stat sb;
+	assert_int_equal(fstat(fd, &sb), 0);
+	assert_int_equal(sb.st_mode & 0777, 0600);
+	close(fd);
+	/* a dangling link as the file to create: refused, nothing made */
+	char p[4200];
+	snprintf(p, sizeof(p), "%s/d/e/dangling", top);
+	assert_int_equal(symlink("../made-by-link", p), 0);
+	how.flags = O_WRONLY | O_CREAT | O_CLOEXEC;
+	assert_int_equal(openat2_walk(dfd, "d/e/dangling", &how), -1);
+	assert_int_equal(errno, ELOOP);
+	snprintf(p, sizeof(p), "%s/d/made-by-link", top);
+	assert_int_equal(access(p, F_OK), -1);
+	/* what is not emulated stays ENOSYS: links allowed, or in-root */
+	how = (struct open_how){.flags = O_RDONLY, .resolve = RESOLVE_BENEATH};
+	assert_int_equal(openat2_walk(dfd, "d/f", &how), -1);
+	assert_int_equal(errno, ENOSYS);
+	how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS;
+	assert_int_equal(openat2_walk(dfd, "d/f", &how), -1);
+	assert_int_equal(errno, ENOSYS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_as_the_kernel),
+		cmocka_unit_test(test_create_and_refusals),
+	};
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
