@@ -16,13 +16,17 @@
 
 static bool refused; /* the call answered ENOSYS once: walked since */
 
-/* The mount ID of fd's file (0: not known, and then not compared). */
+/* The mount of fd's file: its mount ID, or where statx cannot say (before
+ * 5.8) its device, which tells a mount of another filesystem (0: neither
+ * could be had, and the walk is refused). */
 static uint64_t mnt_id(int fd)
 {
 	struct statx sx;
-	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) < 0 || !(sx.stx_mask & STATX_MNT_ID))
+	if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_MNT_ID, &sx) < 0)
 		return 0;
-	return sx.stx_mnt_id;
+	if (sx.stx_mask & STATX_MNT_ID)
+		return sx.stx_mnt_id;
+	return (1ULL << 63) | ((uint64_t)sx.stx_dev_major << 32) | sx.stx_dev_minor;
 }
 
 static int fail(int fd, int e)
@@ -57,6 +61,8 @@ int openat2_walk(int dirfd, const char *path, const struct open_how *how)
 	if (cur < 0)
 		return -1;
 	uint64_t mnt = noxdev ? mnt_id(cur) : 0;
+	if (noxdev && !mnt)
+		return fail(cur, errno ? errno : EIO);
 	char buf[4096];
 	memcpy(buf, path, len + 1);
 	/* The components; the last one is opened with the caller's flags. */
@@ -102,7 +108,7 @@ int openat2_walk(int dirfd, const char *path, const struct open_how *how)
 			return fail(cur, ELOOP);
 		if (!S_ISDIR(st.st_mode))
 			return fail(cur, ENOTDIR);
-		if (noxdev && mnt && mnt_id(cur) != mnt)
+		if (noxdev && mnt_id(cur) != mnt)
 			return fail(cur, EXDEV);
 		p = next;
 	}
@@ -119,7 +125,7 @@ int openat2_walk(int dirfd, const char *path, const struct open_how *how)
 	struct stat st;
 	if ((how->flags & O_PATH) && !(how->flags & O_NOFOLLOW) && (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)))
 		return fail(fd, ELOOP);
-	if (noxdev && mnt && mnt_id(fd) != mnt)
+	if (noxdev && mnt_id(fd) != mnt)
 		return fail(fd, EXDEV);
 	return fd;
 }
