@@ -18,6 +18,7 @@
 #include "sup-degrade.h"
 #include "hostwhy.h"
 #include "landlock.h"
+#include "model-access.h"
 #include "mounts-prep.h"
 #include "ns.h"
 #include "pol-opts.h"
@@ -52,8 +53,6 @@ static const char *needs_view(const struct run_plan *pl, bool session, bool chec
 			snprintf(out, n, "the tmpfs at %s", pl->mounts[i].path);
 			return out;
 		}
-		if (pl->mounts[i].scratch)
-			return "a task check's scratch workspace";
 	}
 	const struct boundary_model *m = &pl->model;
 	for (size_t i = 0; i < m->n; i++) {
@@ -142,6 +141,26 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 		s->sb_gid = s->host_gid;
 	}
 	struct run_report *rep = s->rep;
+	/* A task check's scratch workspace is an overlay on a tmpfs: without
+	 * a mount namespace its workspace is read-only as every other path
+	 * (Landlock), as where the overlay cannot be made (check.workspace
+	 * "read-only", and why). */
+	bool scratch = false;
+	for (size_t i = 0; i < s->plan.nmounts; i++) {
+		scratch |= s->plan.mounts[i].scratch;
+		s->plan.mounts[i].scratch = false;
+	}
+	for (size_t i = 0; i < s->plan.model.n; i++) {
+		struct model_entry *e = &s->plan.model.e[i];
+		if (!(e->flags & MODEL_SCRATCH))
+			continue;
+		e->flags &= ~MODEL_SCRATCH;
+		e->landlock = LL_RO, e->view = VIEW_RO;
+		e->reason = "the workspace, read-only (the task check, in the degraded boundary)";
+	}
+	if (scratch)
+		snprintf(rep->check_workspace_reason, sizeof(rep->check_workspace_reason),
+			 "the degraded boundary (allow_weaker \"namespaces\") has no mount namespace for the check's scratch layer");
 	lost(rep, "namespaces: %s; the run has none of its own (user, mount, PID, IPC, UTS, network)", why);
 	lost(rep, "filesystem: the host's tree, held by Landlock (ABI %d) alone: what the policy grants at its own paths, the standard devices, /proc read-only; no private /tmp, /dev/shm or /etc/hosts; protected paths are not held (each one the run changes is a file denial after the run)",
 	     abi);

@@ -218,6 +218,31 @@ test_hosts_degraded_refusals_said_exactly() {
 	t_assert
 }
 
+# A task check in the degraded boundary: no mount namespace for its
+# scratch layer, so its workspace is read-only as every other path
+# (check.workspace "read-only", and why); its verdict is the check's, and
+# its writes to the workspace are refused (Landlock).
+test_hosts_degraded_task_check() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock: the degraded boundary is refused here"; return; }
+	[ "$(id -u)" = 0 ] || [ "$(landlock_abi)" -ge 6 ] || { t_skip "an ordinary user's degraded run needs Landlock ABI 6"; return; }
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/ws-check"
+	chmod 777 "$T_TMP/ws-check"
+	cd "$T_TMP/ws-check" || return
+	# Files and directory anyone may write: only Landlock stands in the way.
+	degraded_run self --allow-weaker namespaces \
+		--check 'echo changed >a 2>/dev/null; echo new >new 2>/dev/null; test "$(cat a)" = hi' -- /bin/sh -c 'echo hi >a; chmod 666 a'
+	expect_eq "$RC" 0 "the run ($ERR)"
+	expect_eq "$(ls)" a "the check made nothing in the workspace"
+	expect_eq "$(field -c '[.verdicts.task, .check.status, .check.workspace]')" '["pass","ok","read-only"]' "the check ran, its workspace read-only"
+	expect_match "$(field .check.workspace_reason)" 'degraded boundary .* no mount namespace' "and why"
+	expect_eq "$(cat a)" hi "the check's write did not reach the workspace"
+	degraded_run self --allow-weaker namespaces --check 'test "$(cat a)" = other' -- /bin/true
+	expect_eq "$(field -c '[.verdicts.task, .check.status]')" '["fail","exit-nonzero"]' "a failing check fails the task"
+	t_assert
+}
+
 # Protected paths (.git/config, .git/hooks, ...) are read-only binds in the
 # whole boundary; Landlock grants a writable path whole, so a degraded run
 # can write them (a core.fsmonitor in .git/config runs at the user's next
