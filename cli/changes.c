@@ -41,17 +41,45 @@ static const char *record_layer(const struct changeset *cs, const char *path, si
 	return NULL;
 }
 
+/* The length of the valid UTF-8 sequence at s that a terminal shows as
+ * text (2 to 4 bytes), or 0: an invalid or overlong sequence, a C1 control
+ * (U+0080-U+009F: CSI among them), or a bidirectional override or isolate
+ * (U+202A-U+202E, U+2066-U+2069), which would show a name other than it is. */
+static size_t utf8_text(const unsigned char *s)
+{
+	size_t n = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
+	if (!n || s[0] > 0xf4)
+		return 0;
+	uint32_t cp = s[0] & (0xff >> (n + 1));
+	for (size_t i = 1; i < n; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	static const uint32_t min[] = {0, 0, 0x80, 0x800, 0x10000};
+	if (cp < min[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || cp <= 0x9f ||
+	    (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
+		return 0;
+	return n;
+}
+
 /* A name the run chose, made safe for a terminal: control bytes (an escape
- * sequence, a newline that fakes a line) as \xNN, into out. */
+ * sequence, a newline that fakes a line) and every byte that is not part
+ * of printable UTF-8 (above) as \xNN, into out. */
 static const char *safe(const char *s, char *out, size_t sz)
 {
 	size_t k = 0;
-	for (; *s && k + 5 < sz; s++) {
-		unsigned char c = (unsigned char)*s;
-		if (c < 0x20 || c == 0x7f || c == '\\')
-			k += (size_t)snprintf(out + k, sz - k, "\\x%02x", c);
-		else
-			out[k++] = (char)c;
+	const unsigned char *u = (const unsigned char *)s;
+	while (*u && k + 5 < sz) {
+		size_t n = *u >= 0x80 ? utf8_text(u) : 0;
+		if (n && k + n < sz) {
+			memcpy(out + k, u, n);
+			k += n, u += n;
+		} else if (*u < 0x20 || *u >= 0x7f || *u == '\\') {
+			k += (size_t)snprintf(out + k, sz - k, "\\x%02x", *u++);
+		} else {
+			out[k++] = (char)*u++;
+		}
 	}
 	out[k] = '\0';
 	return out;

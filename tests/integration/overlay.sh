@@ -385,7 +385,8 @@ test_end_of_run_apply_keeps_host_changes() {
 test_changes_output_is_safe() {
 	ws_init || return
 	mkfifo p
-	cordon_run --workspace-mode review -- /bin/sh -c 'rm p; echo x >p; printf y >"$(printf "evil\033]0;owned\007")"'
+	cordon_run --workspace-mode review -- /bin/sh -c 'rm p; echo x >p; printf y >"$(printf "evil\033]0;owned\007")"
+		for n in "caf\303\251" "c1\302\23331m" "rlo\342\200\256gpj.exe" "bad\377"; do printf y >"$(printf "$n")"; done'
 	expect_eq "$RC" 0 "run: $ERR"
 	local d out
 	d=$(changes_dir)
@@ -393,6 +394,13 @@ test_changes_output_is_safe() {
 	expect_eq "$?" 0 "changes"
 	case "$out" in *$'\033'*|*$'\007'*) fail "control bytes reached the terminal: $out" ;; esac
 	expect_match "$out" 'evil\\x1b\]0;owned\\x07' "shown escaped"
+	# Bytes past ASCII: printable UTF-8 as it is; a C1 control (CSI), a
+	# bidirectional override (a name shown reversed) or an invalid byte escaped.
+	expect_match "$out" "$(printf 'caf\303\251')\$" "UTF-8 text as it is"
+	expect_match "$out" 'c1\\xc2\\x9b31m' "a C1 control escaped"
+	expect_match "$out" 'rlo\\xe2\\x80\\xaegpj\.exe' "a bidirectional override escaped"
+	expect_match "$out" 'bad\\xff' "an invalid byte escaped"
+	case "$out" in *$'\302\233'*|*$'\342\200\256'*|*$'\377'*) fail "raw bytes reached the terminal" ;; esac
 	out=$(timeout 60 "$CORDON" changes --diff "$d" 2>&1)
 	expect_eq "$?" 0 "changes --diff ends (the host's FIFO is not read)"
 	case "$out" in *$'\033'*) fail "control bytes in the diff: $out" ;; esac
