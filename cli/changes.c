@@ -111,8 +111,67 @@ static int reopen_regular(int fd)
  * bytes of text, then a hole of a terabyte). Past it the file is named. */
 #define DIFF_FILE_MAX (16ULL << 20)
 
+/* The unified diff of a file against nothing (created: every line added;
+ * else deleted: every line removed), written here: one diff process per
+ * created or deleted file was a fork storm for a run that made 20,000
+ * (outside review). What diff -u prints: the hunk "@@ -0,0 +1,N @@" (",N"
+ * left out for one line), "\ No newline at end of file" after a last line
+ * without one, nothing for an empty file, and for a file with a NUL byte
+ * (anywhere: the file is read whole, at most DIFF_FILE_MAX) "Binary files
+ * ... differ". fd is taken. */
+static void one_sided(int fd, size_t size, const char *la, const char *lb, bool created)
+{
+	char *data = size ? malloc(size) : NULL;
+	size_t got = 0;
+	while (data && got < size) {
+		ssize_t n = read(fd, data + got, size - got);
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	if (size && !data) {
+		printf("Files %s and %s differ: out of memory to diff\n", la, lb);
+		return;
+	}
+	if (got == 0) {
+		free(data);
+		return;
+	}
+	if (memchr(data, '\0', got)) {
+		printf("Binary files %s and %s differ\n", la, lb);
+		free(data);
+		return;
+	}
+	size_t lines = 0;
+	for (size_t i = 0; i < got; i++)
+		lines += data[i] == '\n';
+	bool open_end = data[got - 1] != '\n';
+	lines += open_end;
+	char range[48];
+	if (lines == 1)
+		snprintf(range, sizeof(range), "1");
+	else
+		snprintf(range, sizeof(range), "1,%zu", lines);
+	printf("--- %s\n+++ %s\n@@ %s%s %s%s @@\n", la, lb, created ? "-0,0" : "-", created ? "" : range,
+	       created ? "+" : "+0,0", created ? range : "");
+	char mark = created ? '+' : '-';
+	for (size_t i = 0; i < got;) {
+		char *nl = memchr(data + i, '\n', got - i);
+		size_t end = nl ? (size_t)(nl - data) : got;
+		putchar(mark);
+		fwrite(data + i, 1, end - i, stdout);
+		putchar('\n');
+		i = end + 1;
+	}
+	if (open_end)
+		fputs("\\ No newline at end of file\n", stdout);
+	free(data);
+}
+
 /* diff -u of a and b (fds, taken), labelled la and lb, as /dev/fd/3 and 4;
- * a file larger than DIFF_FILE_MAX is named, not diffed. */
+ * a file larger than DIFF_FILE_MAX is named, not diffed. A created or
+ * deleted file (one side /dev/null, lone) is written here (one_sided). */
 static void run_diff(int a, int b, const char *la, const char *lb)
 {
 	struct stat sa = {0}, sb = {0};
@@ -122,6 +181,12 @@ static void run_diff(int a, int b, const char *la, const char *lb)
 		       (intmax_t)sa.st_size, (intmax_t)sb.st_size, DIFF_FILE_MAX >> 20);
 		close(a);
 		close(b);
+		return;
+	}
+	bool a_null = strcmp(la, "/dev/null") == 0, b_null = strcmp(lb, "/dev/null") == 0;
+	if (a_null != b_null) {
+		close(a_null ? a : b);
+		one_sided(a_null ? b : a, (size_t)(a_null ? sb.st_size : sa.st_size), la, lb, a_null);
 		return;
 	}
 	fflush(stdout);

@@ -409,6 +409,38 @@ test_changes_output_is_safe() {
 	t_assert
 }
 
+# A created or deleted file's diff is written by cordon itself (one diff
+# process per file was a fork storm for a run that made thousands): what
+# GNU diff -u prints for it, with no diff program to be found at all.
+test_changes_diff_of_created_and_deleted_files() {
+	overlay_ws || return
+	printf 'x\ny\n' >gone
+	printf 'lone' >gone1
+	chmod 644 gone gone1
+	review_run "rm gone gone1; printf 'a\nb\nc\n' >new3; printf 'one' >one; : >empty; printf 'a\0b\n' >bin"
+	expect_eq "$RC" 0 "run: $ERR"
+	local out bare want f
+	out=$(timeout 60 "$CORDON" changes --diff "$KEPT" 2>&1)
+	bare=$(timeout 60 env PATH=/nonexistent "$CORDON" changes --diff "$KEPT" 2>&1)
+	expect_eq "$bare" "$out" "the same without a diff program"
+	# What GNU diff says of each, in the listing's order.
+	mkdir -p "$T_TMP/ref"
+	printf 'a\0b\n' >"$T_TMP/ref/bin"
+	: >"$T_TMP/ref/empty"
+	printf 'a\nb\nc\n' >"$T_TMP/ref/new3"
+	printf 'one' >"$T_TMP/ref/one"
+	want=
+	for f in bin empty gone gone1 new3 one; do
+		case $f in
+		gone*) want+=$'\n'$(diff -u --label "a/$f" --label /dev/null "$f" /dev/null) ;;
+		*) want+=$'\n'$(diff -u --label /dev/null --label "b/$f" /dev/null "$T_TMP/ref/$f") ;;
+		esac
+	done
+	expect_eq "$(printf '%s\n' "$out" | grep -v '^$')" "$(printf '%s\n' "$want" | grep -v '^$')" "as GNU diff -u says it"
+	"$CORDON" discard "$KEPT" || fail "discard"
+	t_assert
+}
+
 # The diff `cordon changes --diff` runs ends with it: the server kills a
 # changes past its time or output bound, and a diff left behind would go
 # on reading the session's files (outside review, attack10). A stand-in
@@ -1139,6 +1171,7 @@ for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_
 	test_key_way_guarded test_listed_change_sets_fail_closed \
 	test_apply_adds_no_group_or_other_write test_unusable_key_refuses_every_run test_deep_change_set_discarded test_direct_pins_restored \
 	test_change_sets_made_during_a_run_stay_masked test_concurrent_direct_runs_leave_pins_tight \
-	test_apply_in_part test_ignore_list_and_a_host_git_status test_diff_taken_by_git_apply; do
+	test_apply_in_part test_ignore_list_and_a_host_git_status test_diff_taken_by_git_apply \
+	test_changes_diff_of_created_and_deleted_files; do
 	t_run $t
 done
