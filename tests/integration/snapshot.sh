@@ -385,6 +385,63 @@ test_snapshot_deep_tree_few_descriptors() {
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors; do
+# tree_view: the session's whole tree as its exec sees it, one line an
+# entry: path, type, mode, and a file's hash or a link's target.
+tree_view() {
+	api -X POST "http://cordon/v1/sessions/$SID/exec" \
+		-d '{"argv":["sh","-c","find . -mindepth 1 | LC_ALL=C sort | while read -r f; do if [ -L \"$f\" ]; then echo \"$f L $(readlink \"$f\")\"; elif [ -f \"$f\" ]; then echo \"$f F $(stat -c %a \"$f\") $(md5sum <\"$f\" | cut -c1-12)\"; else echo \"$f $(stat -c \"%F %a\" \"$f\")\"; fi; done"]}' |
+		jq -r 'select(.type == "stdout") | .data_b64' | base64 -d
+}
+# restore_rounds: in $SID (its tree made by the caller), changes that add,
+# change and delete files and directories, replace a directory by a file
+# and a file by a directory, and make directories anew (rm -rf; mkdir:
+# opaque); restores back and forth between a snapshot before them and one
+# after; the view after each equals the snapshot's view.
+restore_rounds() {
+	snapshot_or_skip || return 1
+	local s1=$PID_ v1 v2
+	v1=$(tree_view)
+	[ -n "$v1" ] || { fail "no view"; return 1; }
+	expect_eq "$(run_in 'echo 2 >a; rm b; echo z >z; mkdir -p nd/q; echo r >nd/q/r; rm -r e; rm -r g; echo g >g; rm f; mkdir f; echo i >f/i; rm -rf o; mkdir o; echo 3 >o/3; echo k2 >n/m/k; chmod 600 d/x; ln -s a sl; rm -r big/sub; mkdir big/sub')" ok "the changes"
+	snapshot_or_skip || return 1
+	local s2=$PID_
+	v2=$(tree_view)
+	restore_to "$SID" "$s1"
+	expect_match "$OUT" ' 200$' "restore to the first: $OUT"
+	expect_eq "$(tree_view)" "$v1" "the view of the first snapshot"
+	expect_eq "$(run_in 'rm -rf d n; mkdir -p e2/x; echo w >a; rm -rf o; mkdir o')" ok "other changes"
+	restore_to "$SID" "$s2"
+	expect_match "$OUT" ' 200$' "restore to the second: $OUT"
+	expect_eq "$(tree_view)" "$v2" "the view of the second snapshot (its whiteouts, replaced and opaque directories)"
+	restore_to "$SID" "$s1"
+	expect_match "$OUT" ' 200$' "restore to the first again: $OUT"
+	expect_eq "$(tree_view)" "$v1" "the view of the first snapshot again"
+}
+
+# A restore rewrites only what either layer (the run's now, the
+# snapshot's) holds: in a session (its tree in its upper layer) and in a
+# fork of a fork (its tree in its lower one), the view after each restore
+# is the snapshot's, and a file neither layer holds is left as it is (the
+# same inode: not written again through the overlay).
+test_restore_only_changes() {
+	start_server || return 1
+	new_session '{"idle_timeout":"5m"}' || return 1
+	local mk='echo 1 >a; echo b >b; mkdir -p d e g o n/m big/sub; echo x >d/x; echo y >d/y; echo p >e/p; echo h >g/h; echo f >f; echo 1 >o/1; echo 2 >o/2; echo k >n/m/k; i=0; while [ $i -lt 40 ]; do echo $i >big/f$i; echo $i >big/sub/s$i; i=$((i+1)); done'
+	expect_eq "$(run_in "$mk")" ok "the tree"
+	restore_rounds || return
+	fork_of "$SID" || return
+	fork_of "$FID" || return
+	SID=$FID
+	local ino
+	ino=$(api -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["stat","-c","%i","big/f7"]}' | jq -r 'select(.type == "stdout") | .data_b64' | base64 -d)
+	[[ "$ino" =~ ^[0-9]+$ ]] || fail "the inode of big/f7: $ino"
+	restore_rounds || return
+	expect_eq "$(api -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["stat","-c","%i","big/f7"]}' | jq -r 'select(.type == "stdout") | .data_b64' | base64 -d)" "$ino" "big/f7 (in neither layer) left as it is"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes; do
 	t_run $t
 done
