@@ -119,7 +119,7 @@ static void __attribute__((noreturn)) helper(pid_t init, const char *ws, int vie
  * the session's lower tree (its workspace on the host; a fork's holds its
  * start) with the snapshot over it gives it. The staged tree's fd, or -1
  * and why. */
-static int stage(struct sx *s, const char *name, char *why, size_t wsz)
+static int stage(struct sx *s, const char *name, unsigned *code, char *why, size_t wsz)
 {
 	cordon_error e = {0};
 	char snapdir[4200];
@@ -135,15 +135,21 @@ static int stage(struct sx *s, const char *name, char *why, size_t wsz)
 		return -1;
 	}
 	upper_remove(dir, name, SX_SNAP_MAX_DEPTH + 2, &e);
-	struct ucopy_limits lim = {RESTORE_MAX_ENTRIES, UINT64_MAX, SX_SNAP_MAX_DEPTH + 2, true, true, us.st_uid,
-				   us.st_gid};
+	/* Its files' bytes bounded as the session's snapshots are. */
+	uint64_t max = sx_snap_budget(s);
+	struct ucopy_limits lim = {RESTORE_MAX_ENTRIES, max, SX_SNAP_MAX_DEPTH + 2, true, true, us.st_uid, us.st_gid};
 	struct ucopy_stat st;
 	int fd = -1;
 	if (upper_patch(lower, up, snap, dir, name, &lim, &st, &e) < 0 ||
 	    (fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 		if (!e.msg[0])
 			cordon_err_errno(&e, "%s", name);
-		snprintf(why, wsz, "staging the restore: %s", e.msg);
+		*code = e.code == UCOPY_OVER_BUDGET ? 507 : e.code == UCOPY_OVER_BOUND ? 413 : 500;
+		if (e.code == UCOPY_OVER_BUDGET)
+			snprintf(why, wsz, "what it would rewrite takes more than %llu bytes (limits.snapshots, the bound of a restore's staging): %s; the workspace is as it was",
+				 (unsigned long long)max, e.msg);
+		else
+			snprintf(why, wsz, "staging the restore: %s; the workspace is as it was", e.msg);
 		upper_remove(dir, name, SX_SNAP_MAX_DEPTH + 2, &(cordon_error){0});
 		return -1;
 	}
@@ -159,11 +165,13 @@ static void unstage(struct sx *s, const char *name)
 	}
 }
 
-static int rebuild(struct sx *s, char *why, size_t wsz)
+/* 0, or -1, why and the answer's code. */
+static int rebuild(struct sx *s, unsigned *code, char *why, size_t wsz)
 {
 	char name[64];
 	snprintf(name, sizeof(name), "restore-%s", s->restore_snap);
-	int view = stage(s, name, why, wsz);
+	*code = 500;
+	int view = stage(s, name, code, why, wsz);
 	int pp[2] = {-1, -1};
 	if (view < 0)
 		return -1;
@@ -248,8 +256,12 @@ void sx_restore_step(struct sx *s)
 		if (s->ex[k].running)
 			return; /* its end comes back here */
 	char why[1024] = "";
-	if (rebuild(s, why, sizeof(why)) < 0) {
-		sx_reply_error(s->restore_reply, 500, "restore: %s (the workspace may be part-way: restore again)", why);
+	unsigned code = 500;
+	if (rebuild(s, &code, why, sizeof(why)) < 0) {
+		if (strstr(why, "the workspace is as it was"))
+			sx_reply_error(s->restore_reply, code, "restore: %s", why);
+		else
+			sx_reply_error(s->restore_reply, code, "restore: %s (the workspace may be part-way: restore again)", why);
 	} else {
 		char j[96];
 		snprintf(j, sizeof(j), "{\"restored\":\"%s\"}", s->restore_snap);

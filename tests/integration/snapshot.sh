@@ -442,6 +442,66 @@ test_restore_only_changes() {
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes; do
+# GET .../snapshots/{pid}/changes: a snapshot's change set against the
+# session's lower tree (a fork's: its start), in the shape of GET
+# .../changes; what came after the snapshot is not in it.
+test_snapshot_changes() {
+	start_server || return 1
+	new_session || return 1
+	expect_eq "$(run_in 'echo one >a; mkdir d; echo x >d/f; echo k >k')" ok "the parent's tree"
+	fork_of "$SID" || return
+	SID=$FID
+	expect_eq "$(run_in 'echo two >a; rm k; echo new >n')" ok "the fork's changes"
+	snapshot_or_skip || return
+	local p1=$PID_ out
+	expect_eq "$(run_in 'echo three >a; echo later >l')" ok "changes after the snapshot"
+	out=$(api_code "http://cordon/v1/sessions/$SID/snapshots/$p1/changes")
+	expect_match "$out" ' 200$' "GET the snapshot's changes: $out"
+	out=${out% 200}
+	expect_eq "$(printf '%s' "$out" | jq -c '[.changes[] | "\(.change) \(.path) \(.type)"]')" \
+		'["modified a file","deleted k other","created n file"]' "the snapshot's change set"
+	expect_eq "$(printf '%s' "$out" | jq -r '[.session, .snapshot, .diff_truncated] | join(" ")')" "$SID $p1 false" "its session and snapshot"
+	expect_match "$(printf '%s' "$out" | jq -r .diff)" '^\+two$' "the diff: a as the snapshot has it"
+	expect_nomatch "$(printf '%s' "$out" | jq -r .diff)" 'three|later' "nothing of what came after"
+	local now
+	now=$(api "http://cordon/v1/sessions/$SID/changes")
+	expect_eq "$(printf '%s' "$now" | jq -c '[.changes[].path]')" '["a","k","l","n"]' "the session's changes now"
+	expect_eq "$(printf '%s' "$out" | jq -c 'del(.snapshot) | keys')" "$(printf '%s' "$now" | jq -c keys)" "the same shape as GET .../changes"
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID/snapshots/p-0123456789abcdef/changes")" 'no such snapshot.* 404$' "an unknown snapshot"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots/$p1/changes")" ' 405$' "POST"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+# A fork's starting copy and a restore's staging are bounded in bytes by
+# the session's limits.snapshots: past it 507, the error says so, nothing
+# is left (no session directory, no staging), the workspace as it was.
+test_fork_restore_byte_bound() {
+	start_server || return 1
+	new_session '{"policy":{"limits":{"snapshots":"96K"}}}' || return 1
+	expect_eq "$(run_in 'head -c 60000 /dev/zero >big')" ok "60 KB"
+	fork_of "$SID" || return
+	local b=$FID out n
+	SID=$b
+	expect_eq "$(run_in 'head -c 60000 /dev/zero >big2')" ok "60 KB more in the fork"
+	n=$(ls "$STATE/sessions" | wc -l)
+	out=$(api_code -X POST "http://cordon/v1/sessions/$b/fork")
+	expect_match "$out" 'more than 98304 bytes \(its policy.s limits.snapshots.* 507$' "a fork of 120 KB: $out"
+	expect_eq "$(ls "$STATE/sessions" | wc -l)" "$n" "no session directory left of it"
+	expect_eq "$(api "http://cordon/v1/sessions/$b/snapshots" | jq -c '.snapshots')" '[]' "nor its snapshot"
+	snapshot_or_skip || return
+	local p1=$PID_
+	expect_eq "$(run_in 'rm big')" ok "the lower tree's file deleted"
+	restore_to "$b" "$p1"
+	expect_match "$OUT" 'more than 98304 bytes \(limits.snapshots.*the workspace is as it was.* 507$' "a restore rewriting 120 KB: $OUT"
+	expect_eq "$(ls "$STATE/sessions/$b/snapshots")" "$p1" "no staging left"
+	expect_eq "$(run_in '[ ! -e big ] && [ -s big2 ]')" ok "the workspace as it was"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound; do
 	t_run $t
 done
