@@ -638,8 +638,3 @@ int upper_remove(int parent, const char *name, unsigned max_depth, cordon_error 
 		rc = cordon_err_errno(err, "remove %s", name);
 	return rc;
 }
-
-int upper_clear(int dir, unsigned max_depth, cordon_error *err)
-{
-	return rm_dir(dir, max_depth, err);
-}

@@ -68,9 +68,6 @@ int upper_apply(int src, int dst, const struct ucopy_limits *lim, struct ucopy_s
  * removed, -1 and err. */
 int upper_patch(int lower, int cur, int snap, int dst_parent, const char *name, const struct ucopy_limits *lim,
 		struct ucopy_stat *st, cordon_error *err);
-/* Remove every entry of the directory dir (fd-based, no link followed, at
- * most max_depth levels). 0, or -1 and err. */
-int upper_clear(int dir, unsigned max_depth, cordon_error *err);
 /* Remove the tree name in parent (one upper_copy made), fd-based, no link
  * followed, at most max_depth levels. 0, or -1 and err. */
 int upper_remove(int parent, const char *name, unsigned max_depth, cordon_error *err);
