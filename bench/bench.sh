@@ -186,4 +186,7 @@ bash "$HERE/relay.sh" "$BUILD"
 bash "$HERE/workspace.sh" "$BUILD"
 bash "$HERE/tls.sh" "$BUILD"
 bash "$HERE/refused.sh" "$BUILD"
+echo
+echo "snapshot, restore and fork of a session (issue 38)"
+bash "$HERE/snapshot.sh" "$BUILD"
 if [ -x "$BUILD/cordon-oci" ]; then bash "$HERE/oci.sh" "$BUILD"; fi

@@ -634,6 +634,7 @@ int cmd_changes(const char *verb, int argc, char **argv)
 	struct selection sel = {0};
 	strv pats = {0};
 	long crash_after = 0;
+	const char *snap_layer = NULL, *snap_upper = NULL;
 	for (int i = 0; i < argc; i++) {
 		if (dashdash || argv[i][0] != '-') {
 			if (!dir)
@@ -653,6 +654,10 @@ int cmd_changes(const char *verb, int argc, char **argv)
 			diff = true;
 		else if (list && strcmp(argv[i], "--all") == 0)
 			sel.all = true;
+		else if (list && strcmp(argv[i], "--snapshot-upper") == 0 && i + 2 < argc) {
+			snap_layer = argv[++i];
+			snap_upper = argv[++i];
+		}
 		else if (apply && strcmp(argv[i], "--no-ignore") == 0)
 			sel.all = true;
 		else if (apply && (strcmp(argv[i], "-q") == 0 || strcmp(argv[i], "--quiet") == 0))
@@ -681,6 +686,22 @@ int cmd_changes(const char *verb, int argc, char **argv)
 		changeset_close(&cs);
 		strv_free(&pats);
 		return 2;
+	}
+	if (snap_upper) {
+		/* A session's snapshot (cordon serve's GET .../snapshots/{pid}/changes):
+		 * its directory read for one layer, the others left out. */
+		char *end;
+		unsigned long l = strtoul(snap_layer, &end, 10);
+		if (end == snap_layer || *end || l >= cs.nlayers || snap_upper[0] != '/' ||
+		    strlen(snap_upper) >= sizeof(cs.upper_at)) {
+			fprintf(stderr, "cordon %s: --snapshot-upper %s %s: a layer of the change set and an absolute directory are expected\n",
+				verb, snap_layer, snap_upper);
+			changeset_close(&cs);
+			strv_free(&pats);
+			return 2;
+		}
+		cs.only_layer = l;
+		snprintf(cs.upper_at, sizeof(cs.upper_at), "%s", snap_upper);
 	}
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < pats.n; i++) {

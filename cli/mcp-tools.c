@@ -633,15 +633,23 @@ static void keep_keys(jwriter *w, const jnode *a, const char *const *keys, size_
 }
 
 /* changes: the session's change set as it is now (GET .../changes), with
- * the diff of its text files: what would reach the host. */
+ * the diff of its text files: what would reach the host; with snapshot,
+ * that snapshot's (GET .../snapshots/{sid}/changes). */
 static int tool_changes(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
 {
 	(void)c;
 	const char *sid = NULL;
-	if (known_session(args, &sid, err) < 0)
+	const jnode *snap = NULL;
+	if (known_session(args, &sid, err) < 0 || arg(args, "snapshot", J_STR, false, &snap, err) < 0)
 		return -1;
-	char path[128];
-	snprintf(path, sizeof(path), "/v1/sessions/%s/changes", sid);
+	if (snap && (strlen(snap->str) != 18 || strncmp(snap->str, "p-", 2) != 0 ||
+		     strspn(snap->str + 2, "0123456789abcdef") != 16))
+		return cordon_err(err, EINVAL, "snapshot: an id session_snapshot returned (\"p-\" and 16 hex digits) is expected");
+	char path[160];
+	if (snap)
+		snprintf(path, sizeof(path), "/v1/sessions/%s/snapshots/%s/changes", sid, snap->str);
+	else
+		snprintf(path, sizeof(path), "/v1/sessions/%s/changes", sid);
 	jnode *a = NULL;
 	if (http_json("GET", path, NULL, 200, &a, err) < 0)
 		return session_ended(sid, "changes", err) ? -1 : cordon_err_wrap(err, "changes");
@@ -649,6 +657,8 @@ static int tool_changes(struct mcp_call *c, const jnode *args, jwriter *w, cordo
 	const jnode *ch = json_get(a, "changes");
 	jw_obj_begin(w);
 	jw_key_str(w, "session", sid);
+	if (snap)
+		jw_key_str(w, "snapshot", snap->str);
 	jw_key(w, "changes");
 	jw_arr_begin(w);
 	for (size_t i = 0; ch && ch->type == J_ARR && i < ch->n; i++) {

@@ -104,6 +104,8 @@ static const char changes_usage[] =
 	"  --diff                  a unified diff of the text files (created from /dev/null, deleted\n"
 	"                          to it: git apply and patch -p1 take it)\n"
 	"  --all                   list what the ignore list leaves out too\n"
+	"  --snapshot-upper N DIR  list a session snapshot's (cordon serve): DIR, an upper layer,\n"
+	"                          read for the change set's layer N, the others left out\n"
 	"  apply                   apply it to the host (completes an interrupted apply); refused\n"
 	"                          when a host file changed since the run started; says each entry\n"
 	"                          applied (created|modified|deleted PATH) and N applied, M held back,\n"

@@ -1,6 +1,7 @@
 /* GET /v1/sessions/{id}/changes (docs/api.md): the change set of a session
  * whose workspace is in overlay or review mode, as it is now, with a diff
- * of its text files. The session's worker says where the change set is
+ * of its text files; GET .../snapshots/{pid}/changes: a snapshot's, the
+ * snapshot's directory read in place of the workspace's upper layer. The session's worker says where the change set is
  * (its supervisor made it); `cordon changes DIR --json` and `--diff` read it
  * as they read any run's: beneath its directories, no link followed,
  * regular files only. What the session's processes write there is hostile
@@ -150,13 +151,19 @@ static int capture(const char *const *argv, size_t max, uint64_t deadline, buf *
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
 
-/* The worker's answer to "changes_dir": the directory, or the error it
- * gives (answered here). */
-static enum MHD_Result ask_dir(struct MHD_Connection *c, struct session_ent *se, const char *sid, char *dir,
-			       size_t dsz, bool *answered)
+/* The worker's answer to "changes_dir" (with pid: "upper", the snapshot's
+ * directory, and "layer", the change set's layer it stands for): the
+ * directory, or the error it gives (answered here). */
+static enum MHD_Result ask_dir(struct MHD_Connection *c, struct session_ent *se, const char *sid, const char *pid,
+			       char *dir, size_t dsz, char *upper, char *layer, bool *answered)
 {
 	*answered = true;
-	int reply = to_worker(se, sid, "{\"op\":\"changes_dir\"}", -1);
+	char req[96];
+	if (pid)
+		snprintf(req, sizeof(req), "{\"op\":\"changes_dir\",\"snapshot\":\"%s\"}", pid);
+	else
+		snprintf(req, sizeof(req), "{\"op\":\"changes_dir\"}");
+	int reply = to_worker(se, sid, req, -1);
 	if (reply < 0)
 		return send_error(c, 410, "the session has ended");
 	if (!reply_ready(reply)) {
@@ -177,26 +184,34 @@ static enum MHD_Result ask_dir(struct MHD_Connection *c, struct session_ent *se,
 	jnode *j = json_parse(b, (size_t)n, &e);
 	free(b);
 	const jnode *err = j ? json_get(j, "error") : NULL, *code = j ? json_get(j, "code") : NULL,
-		    *d = j ? json_get(j, "dir") : NULL;
+		    *d = j ? json_get(j, "dir") : NULL, *u = j ? json_get(j, "upper") : NULL,
+		    *l = j ? json_get(j, "layer") : NULL;
 	enum MHD_Result r = MHD_YES;
 	if (err && err->str)
 		r = send_error(c, code && code->type == J_NUM ? (unsigned)code->num : 500, "%s", err->str);
 	else if (!d || !d->str || d->str[0] != '/' || strlen(d->str) >= dsz)
 		r = send_error(c, 500, "the session's worker gave no change set directory");
+	else if (pid && (!u || !u->str || u->str[0] != '/' || strlen(u->str) >= dsz || !l || l->type != J_NUM ||
+			 l->num < 0 || l->num > 255))
+		r = send_error(c, 500, "the session's worker gave no snapshot directory");
 	else {
 		snprintf(dir, dsz, "%s", d->str);
+		if (pid) {
+			snprintf(upper, dsz, "%s", u->str);
+			snprintf(layer, 8, "%u", (unsigned)l->num);
+		}
 		*answered = false;
 	}
 	json_free(j);
 	return r;
 }
 
-enum MHD_Result session_changes(struct MHD_Connection *c, struct session_ent *se, const char *sid,
+enum MHD_Result session_changes(struct MHD_Connection *c, struct session_ent *se, const char *sid, const char *pid,
 				size_t diff_max)
 {
-	char dir[4096];
+	char dir[4096], upper[4096] = "", layer[8] = "";
 	bool answered;
-	enum MHD_Result r = ask_dir(c, se, sid, dir, sizeof(dir), &answered);
+	enum MHD_Result r = ask_dir(c, se, sid, pid, dir, sizeof(dir), upper, layer, &answered);
 	if (answered)
 		return r;
 	uint64_t deadline = mono_ns() + CHANGES_SECONDS * 1000000000ULL;
@@ -205,7 +220,9 @@ enum MHD_Result session_changes(struct MHD_Connection *c, struct session_ent *se
 	buf list = {0}, diff = {0};
 	bool lcut, llate, dcut, dlate;
 	char why[512];
-	const char *largv[] = {"cordon", "changes", dir, "--json", NULL};
+	/* A snapshot: its directory read for the workspace's layer (the
+	 * change set's other layers are not in a snapshot). */
+	const char *largv[] = {"cordon", "changes", dir, "--json", pid ? "--snapshot-upper" : NULL, layer, upper, NULL};
 	int st = capture(largv, LIST_MAX, deadline, &list, &lcut, &llate, why, sizeof(why), as_uid, cgid);
 	if (st != 0 && as_uid >= 0 && !lcut && !llate) {
 		r = send_error(c, 409, "the session's change set %s is in a directory its client can change, so the server reads it with the client's rights, which do not reach it (%s); its owner can read it with cordon changes",
@@ -217,7 +234,7 @@ enum MHD_Result session_changes(struct MHD_Connection *c, struct session_ent *se
 			       llate ? "it took too long" : lcut ? "its listing is too long" : why[0] ? why : "cordon changes failed");
 		goto out;
 	}
-	const char *dargv[] = {"cordon", "changes", dir, "--diff", NULL};
+	const char *dargv[] = {"cordon", "changes", dir, "--diff", pid ? "--snapshot-upper" : NULL, layer, upper, NULL};
 	st = capture(dargv, diff_max, deadline, &diff, &dcut, &dlate, why, sizeof(why), as_uid, cgid);
 	if (st != 0 && !dcut && !dlate) {
 		r = send_error(c, 500, "the session's change set's diff: %s", why[0] ? why : "cordon changes failed");
@@ -240,6 +257,10 @@ enum MHD_Result session_changes(struct MHD_Connection *c, struct session_ent *se
 	json_free(lj);
 	jw_key(&w, "session");
 	jw_str(&w, sid);
+	if (pid) {
+		jw_key(&w, "snapshot");
+		jw_str(&w, pid);
+	}
 	jw_key(&w, "diff");
 	jw_strn(&w, diff.p ? diff.p : "", diff.len);
 	jw_key(&w, "diff_bytes");

@@ -612,7 +612,10 @@ enum MHD_Result session_op(struct MHD_Connection *c, const struct route *rt, str
 		r = exec_output(c, se, rt->sid, rt->eid);
 		break;
 	case R_SESSION_CHANGES:
-		r = session_changes(c, se, rt->sid, CHANGES_DIFF_MAX);
+		r = session_changes(c, se, rt->sid, NULL, CHANGES_DIFF_MAX);
+		break;
+	case R_SNAPSHOT_CHANGES:
+		r = session_changes(c, se, rt->sid, rt->eid, CHANGES_DIFF_MAX);
 		break;
 	case R_SESSION_PAUSE:
 	case R_SESSION_RESUME:

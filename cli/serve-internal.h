@@ -159,6 +159,9 @@ struct fork_seed {
 };
 #define FORK_MAX_ENTRIES 400000
 #define FORK_MAX_DEPTH 258
+/* Its bytes of files without limits.snapshots in its policy (the default
+ * snapshot budget, SX_SNAP_BUDGET_DEFAULT). */
+#define FORK_MAX_BYTES_DEFAULT (1ULL << 30)
 /* POST /v1/sessions (seed NULL), or a fork's (serve-fork.c). */
 enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_t uid, uint64_t t_req,
 			       const struct fork_seed *seed);
@@ -170,8 +173,10 @@ enum MHD_Result list_sessions(struct MHD_Connection *c, uid_t uid);
 enum MHD_Result session_op(struct MHD_Connection *c, const struct route *rt, struct req *rq);
 /* A session's change set's diff in GET .../changes: cut past this. */
 #define CHANGES_DIFF_MAX (1u << 20)
-/* serve-changes.c: GET /v1/sessions/{id}/changes, the diff cut at diff_max bytes */
-enum MHD_Result session_changes(struct MHD_Connection *c, struct session_ent *se, const char *sid,
+/* serve-changes.c: GET /v1/sessions/{id}/changes, the diff cut at diff_max
+ * bytes; with pid, GET .../snapshots/{pid}/changes: that snapshot's against
+ * the session's lower tree. */
+enum MHD_Result session_changes(struct MHD_Connection *c, struct session_ent *se, const char *sid, const char *pid,
 				size_t diff_max);
 /* serve-run.c */
 void load_kept_runs(void);

@@ -467,10 +467,28 @@ static void request_write(const char *id, const jnode *body)
 	free(text);
 }
 
+/* The bytes a fork's starting copy may take: the policy's
+ * limits.snapshots (the session's snapshot budget, docs/api.md), else its
+ * default. */
+static uint64_t fork_max_bytes(const jnode *pol)
+{
+	const jnode *lim = pol ? json_get(pol, "limits") : NULL, *v = lim ? json_get(lim, "snapshots") : NULL;
+	char tmp[64];
+	uint64_t n = 0;
+	if (v && v->type == J_NUM && v->num > 0 && v->num <= 1e15)
+		snprintf(tmp, sizeof(tmp), "%.0f", v->num);
+	else if (v && v->type == J_STR)
+		snprintf(tmp, sizeof(tmp), "%.63s", v->str);
+	else
+		return FORK_MAX_BYTES_DEFAULT;
+	return parse_size(tmp, &n, &(cordon_error){0}) == 0 && n ? n : FORK_MAX_BYTES_DEFAULT;
+}
+
 /* A fork's workspace (serve-fork.c): the parent's lower tree copied, its
- * snapshot's view applied over it, before the worker starts. */
-static int seed_workspace(const char *id, uid_t owner, const struct fork_seed *seed, unsigned *code, char *msg,
-			  size_t msz)
+ * snapshot's view applied over it, before the worker starts; at most
+ * fork_max_bytes of files (507 past it), nothing left of it on failure. */
+static int seed_workspace(const char *id, uid_t owner, const struct fork_seed *seed, const jnode *pol,
+			  unsigned *code, char *msg, size_t msz)
 {
 	char dir[PATH_MAX];
 	snprintf(dir, sizeof(dir), "%s/sessions/%s", S.state_dir, id);
@@ -486,7 +504,8 @@ static int seed_workspace(const char *id, uid_t owner, const struct fork_seed *s
 	}
 	/* The workspace's owner, as start_worker makes it: the client's
 	 * (a root server's session run as its client), else the server's. */
-	struct ucopy_limits lim = {FORK_MAX_ENTRIES, UINT64_MAX, FORK_MAX_DEPTH, false, true, geteuid(), getegid()};
+	uint64_t max_bytes = fork_max_bytes(pol);
+	struct ucopy_limits lim = {FORK_MAX_ENTRIES, max_bytes, FORK_MAX_DEPTH, false, true, geteuid(), getegid()};
 	gid_t cgid;
 	if (peer_run_as_client(owner, &cgid)) {
 		lim.uid = owner;
@@ -498,15 +517,31 @@ static int seed_workspace(const char *id, uid_t owner, const struct fork_seed *s
 	int wfd = rc == 0 ? openat(dfd, "work", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
 	if (rc == 0 && wfd < 0)
 		rc = cordon_err_errno(&e, "work");
-	if (rc == 0)
-		rc = upper_apply(seed->upper, wfd, &lim, &st, &e);
+	if (rc == 0) {
+		/* The lower tree's bytes count, then the snapshot's on top. */
+		struct ucopy_limits left = lim;
+		left.max_bytes = max_bytes - st.bytes;
+		rc = upper_apply(seed->upper, wfd, &left, &st, &e);
+	}
 	if (wfd >= 0)
 		close(wfd);
-	close(dfd);
 	if (rc < 0) {
-		*code = e.code == UCOPY_OVER_BOUND ? 413 : 500;
-		snprintf(msg, msz, "the fork's workspace: %s", e.msg);
+		upper_remove(dfd, "work", FORK_MAX_DEPTH + 1, &(cordon_error){0});
+		char p[PATH_MAX];
+		snprintf(p, sizeof(p), "%s/sessions", S.state_dir);
+		int sfd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (sfd >= 0) {
+			upper_remove(sfd, id, FORK_MAX_DEPTH + 1, &(cordon_error){0});
+			close(sfd);
+		}
+		*code = e.code == UCOPY_OVER_BOUND ? 413 : e.code == UCOPY_OVER_BUDGET ? 507 : 500;
+		if (e.code == UCOPY_OVER_BUDGET)
+			snprintf(msg, msz, "the fork's workspace would take more than %llu bytes (its policy's limits.snapshots, the bound of a fork's starting copy): %s",
+				 (unsigned long long)max_bytes, e.msg);
+		else
+			snprintf(msg, msz, "the fork's workspace: %s", e.msg);
 	}
+	close(dfd);
 	return rc;
 }
 
@@ -592,7 +627,7 @@ enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_
 	pthread_mutex_unlock(&S.lock);
 	char msg[512];
 	unsigned scode;
-	if (seed && seed_workspace(id, uid, seed, &scode, msg, sizeof(msg)) < 0) {
+	if (seed && seed_workspace(id, uid, seed, pol, &scode, msg, sizeof(msg)) < 0) {
 		free(ptext);
 		slot_abandon(se);
 		return send_error(c, scode, "%s", msg);

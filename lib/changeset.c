@@ -321,6 +321,12 @@ int changeset_open(struct changeset *cs, const char *dir, cordon_error *err)
 int changeset_layer_fd(const struct changeset *cs, size_t i, const char *which, cordon_error *err)
 {
 	char name[48];
+	if (cs->upper_at[0] && i == cs->only_layer && strcmp(which, "upper") == 0) {
+		int fd = open_root(cs->upper_at, O_PATH | O_DIRECTORY);
+		if (fd < 0)
+			return cordon_err_errno(err, "open %s", cs->upper_at);
+		return fd;
+	}
 	snprintf(name, sizeof(name), "%zu/%s", i, which);
 	int fd = open_beneath(cs->dirfd, name, O_PATH | O_DIRECTORY);
 	if (fd < 0)

@@ -56,6 +56,11 @@ struct changeset {
 	bool no_key;                      /* changeset_create failed: no change-set key to seal it with */
 	bool squatted;                    /* changeset_create failed: BASE's CHANGESET_DIRNAME[-UID]
 					   * is someone else's (a file, a link, another owner) */
+	/* A listing of a session's snapshot (cordon changes --snapshot-upper):
+	 * the layer only_layer alone, its upper directory upper_at instead of
+	 * its own ("" none: every layer, each its own). */
+	size_t only_layer;
+	char upper_at[4096];
 };
 
 /* What a listing or an apply found that it does not apply; each may be NULL.

@@ -423,6 +423,8 @@ int cs_walk_dir(struct walk *w, int U, int H, int depth, visit_fn fn, cordon_err
 int cs_for_each_layer(struct walk *w, visit_fn fn, cordon_error *err)
 {
 	for (w->layer = 0; w->layer < w->cs->nlayers; w->layer++) {
+		if (w->cs->upper_at[0] && w->layer != w->cs->only_layer)
+			continue;
 		w->rel[0] = '\0';
 		_cleanup_close_ int up = changeset_layer_fd(w->cs, w->layer, "upper", err);
 		if (up < 0)

@@ -34,6 +34,7 @@ enum route_kind {
 	R_SNAPSHOT_DELETE, /* DELETE /v1/sessions/{id}/snapshots/{pid} */
 	R_SESSION_FORK,    /* POST /v1/sessions/{id}/fork */
 	R_SESSION_RESTORE, /* POST /v1/sessions/{id}/restore */
+	R_SNAPSHOT_CHANGES, /* GET /v1/sessions/{id}/snapshots/{pid}/changes */
 };
 
 /* ids are "s-", "e-", "r-" or "p-" and 16 lower-case hex digits. */

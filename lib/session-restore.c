@@ -5,9 +5,10 @@
  * outside. The view is rebuilt through the overlay itself, as the run
  * would write it: a helper process, forked from the worker, joins the
  * run's user and mount namespaces (it owns the user namespace, so it may),
- * takes the identity of the run's init, empties the workspace and writes
- * the snapshot's view into it (the session's lower tree, then the
- * snapshot's upper layer applied over it: upper-copy.h). Every exec is
+ * takes the identity of the run's init and applies to the workspace the
+ * patch from the view now to the snapshot's (upper_patch, upper_apply:
+ * upper-copy.h): only the paths the run's upper layer or the snapshot's
+ * holds are rewritten, the rest is the lower tree's in both views. Every exec is
  * ended first (status "restored"), so that nothing of the run writes
  * meanwhile; the agent (init) itself writes nothing while no exec or
  * files call is under way (a files call refuses a restore, 409). */
@@ -101,8 +102,6 @@ static void __attribute__((noreturn)) helper(pid_t init, const char *ws, int vie
 		struct ucopy_stat st;
 		if (wsfd < 0)
 			cordon_err_errno(&e, "the workspace %s", ws);
-		else if (upper_clear(wsfd, SX_SNAP_MAX_DEPTH + 2, &e) < 0)
-			cordon_err_wrap(&e, "emptying the workspace");
 		else if (upper_apply(view, wsfd, &lim, &st, &e) < 0)
 			cordon_err_wrap(&e, "writing the snapshot's view");
 	}
@@ -113,12 +112,14 @@ static void __attribute__((noreturn)) helper(pid_t init, const char *ws, int vie
 	_exit(0);
 }
 
-/* The snapshot's view, staged in the session's snapshots directory (the
- * server's) as the run's host identity owns its upper layer, so that the
- * helper, as the run, can read it: the session's lower tree (its
- * workspace on the host; a fork's holds its start) with the snapshot
- * applied over it. The staged tree's fd, or -1 and why. */
-static int stage(struct sx *s, const char *name, char *why, size_t wsz)
+/* The patch from the view now to the snapshot's (upper_patch), staged in
+ * the session's snapshots directory (the server's) as the run's host
+ * identity owns its upper layer, so that the helper, as the run, can read
+ * it: only what the run's upper layer or the snapshot's holds, each as
+ * the session's lower tree (its workspace on the host; a fork's holds its
+ * start) with the snapshot over it gives it. The staged tree's fd, or -1
+ * and why. */
+static int stage(struct sx *s, const char *name, unsigned *code, char *why, size_t wsz)
 {
 	cordon_error e = {0};
 	char snapdir[4200];
@@ -126,7 +127,7 @@ static int stage(struct sx *s, const char *name, char *why, size_t wsz)
 	_cleanup_close_ int dir = open(s->snap_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	_cleanup_close_ int snap = open(snapdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	_cleanup_close_ int lower = open_root(s->ws, O_RDONLY | O_DIRECTORY);
-	_cleanup_close_ int up = open_root(s->rep->live_upper, O_PATH | O_DIRECTORY);
+	_cleanup_close_ int up = open_root(s->rep->live_upper, O_RDONLY | O_DIRECTORY);
 	struct stat us;
 	if (dir < 0 || snap < 0 || lower < 0 || up < 0 || fstat(up, &us) < 0) {
 		snprintf(why, wsz, "%s: %s", dir < 0 || snap < 0 ? snapdir : lower < 0 ? s->ws : s->rep->live_upper,
@@ -134,18 +135,21 @@ static int stage(struct sx *s, const char *name, char *why, size_t wsz)
 		return -1;
 	}
 	upper_remove(dir, name, SX_SNAP_MAX_DEPTH + 2, &e);
-	struct ucopy_limits lim = {RESTORE_MAX_ENTRIES, UINT64_MAX, SX_SNAP_MAX_DEPTH + 2, false, true, us.st_uid,
-				   us.st_gid};
+	/* Its files' bytes bounded as the session's snapshots are. */
+	uint64_t max = sx_snap_budget(s);
+	struct ucopy_limits lim = {RESTORE_MAX_ENTRIES, max, SX_SNAP_MAX_DEPTH + 2, true, true, us.st_uid, us.st_gid};
 	struct ucopy_stat st;
 	int fd = -1;
-	if (upper_copy(lower, dir, name, &lim, &st, &e) < 0 ||
-	    (fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 ||
-	    upper_apply(snap, fd, &lim, &st, &e) < 0) {
+	if (upper_patch(lower, up, snap, dir, name, &lim, &st, &e) < 0 ||
+	    (fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 		if (!e.msg[0])
 			cordon_err_errno(&e, "%s", name);
-		snprintf(why, wsz, "staging the snapshot's view: %s", e.msg);
-		if (fd >= 0)
-			close(fd);
+		*code = e.code == UCOPY_OVER_BUDGET ? 507 : e.code == UCOPY_OVER_BOUND ? 413 : 500;
+		if (e.code == UCOPY_OVER_BUDGET)
+			snprintf(why, wsz, "what it would rewrite takes more than %llu bytes (limits.snapshots, the bound of a restore's staging): %s; the workspace is as it was",
+				 (unsigned long long)max, e.msg);
+		else
+			snprintf(why, wsz, "staging the restore: %s; the workspace is as it was", e.msg);
 		upper_remove(dir, name, SX_SNAP_MAX_DEPTH + 2, &(cordon_error){0});
 		return -1;
 	}
@@ -161,11 +165,13 @@ static void unstage(struct sx *s, const char *name)
 	}
 }
 
-static int rebuild(struct sx *s, char *why, size_t wsz)
+/* 0, or -1, why and the answer's code. */
+static int rebuild(struct sx *s, unsigned *code, char *why, size_t wsz)
 {
 	char name[64];
 	snprintf(name, sizeof(name), "restore-%s", s->restore_snap);
-	int view = stage(s, name, why, wsz);
+	*code = 500;
+	int view = stage(s, name, code, why, wsz);
 	int pp[2] = {-1, -1};
 	if (view < 0)
 		return -1;
@@ -250,8 +256,12 @@ void sx_restore_step(struct sx *s)
 		if (s->ex[k].running)
 			return; /* its end comes back here */
 	char why[1024] = "";
-	if (rebuild(s, why, sizeof(why)) < 0) {
-		sx_reply_error(s->restore_reply, 500, "restore: %s (the workspace may be part-way: restore again)", why);
+	unsigned code = 500;
+	if (rebuild(s, &code, why, sizeof(why)) < 0) {
+		if (strstr(why, "the workspace is as it was"))
+			sx_reply_error(s->restore_reply, code, "restore: %s", why);
+		else
+			sx_reply_error(s->restore_reply, code, "restore: %s (the workspace may be part-way: restore again)", why);
 	} else {
 		char j[96];
 		snprintf(j, sizeof(j), "{\"restored\":\"%s\"}", s->restore_snap);

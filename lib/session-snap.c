@@ -141,6 +141,24 @@ static void not_covered(const struct sx *s, jwriter *w)
 	jw_arr_end(w);
 }
 
+uint64_t sx_snap_budget(const struct sx *s)
+{
+	return budget(s);
+}
+
+int sx_workspace_layer(const struct sx *s)
+{
+	if (!s->rep || !s->rep->live_upper[0] || !s->rep->live_changes[0])
+		return -1;
+	for (unsigned i = 0; i < 256; i++) {
+		char up[4200];
+		snprintf(up, sizeof(up), "%s/%u/upper", s->rep->live_changes, i);
+		if (strcmp(up, s->rep->live_upper) == 0)
+			return (int)i;
+	}
+	return -1;
+}
+
 void sx_do_snapshot(struct sx *s, int reply)
 {
 	if (!s->rep || !s->rep->live_upper[0]) {

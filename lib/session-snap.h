@@ -25,3 +25,9 @@ void sx_do_snapshots(struct sx *s, int reply);
 void sx_do_snapshot_delete(struct sx *s, const jnode *req, int reply);
 /* The session is over: every snapshot removed, with their directory. */
 void sx_snaps_end(struct sx *s);
+/* The layer of the session's change set that its workspace is (the one a
+ * snapshot copies), or -1 (no overlay workspace). */
+int sx_workspace_layer(const struct sx *s);
+/* The session's snapshot budget (limits.snapshots, else the default),
+ * which bounds a restore's staging too. */
+uint64_t sx_snap_budget(const struct sx *s);

@@ -208,14 +208,30 @@ static void on_ctl(struct sx *s)
 		sx_do_get(s, reply);
 	} else if (strcmp(op, "changes_dir") == 0) {
 		/* Where the workspace's change set is (GET .../changes: the
-		 * server reads it with cordon changes). */
-		if (!s->rep || !s->rep->live_changes[0]) {
+		 * server reads it with cordon changes); with a snapshot, its
+		 * directory and the layer it stands for (the workspace's). */
+		const jnode *sn = json_get(req, "snapshot");
+		size_t k = 0;
+		while (sn && sn->str && k < s->nsnaps && strcmp(s->snaps[k].id, sn->str) != 0)
+			k++;
+		int layer = sn ? sx_workspace_layer(s) : 0;
+		if (!s->rep || !s->rep->live_changes[0] || layer < 0) {
 			sx_reply_error(reply, 409, "the session's workspace has no change set: its workspace mode is direct (overlay and review keep one)");
+		} else if (sn && (!sn->str || k == s->nsnaps)) {
+			sx_reply_error(reply, 404, "no such snapshot in this session");
 		} else {
 			jwriter w = {0};
 			jw_obj_begin(&w);
 			jw_key(&w, "dir");
 			jw_str(&w, s->rep->live_changes);
+			if (sn) {
+				char up[4200];
+				snprintf(up, sizeof(up), "%s/%s", s->snap_dir, s->snaps[k].id);
+				jw_key(&w, "upper");
+				jw_str(&w, up);
+				jw_key(&w, "layer");
+				jw_uint(&w, (uint64_t)layer);
+			}
 			jw_obj_end(&w);
 			if (jw_finish(&w) == 0)
 				sx_reply_json(reply, w.out.p);

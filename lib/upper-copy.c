@@ -30,6 +30,7 @@ struct ucopy {
 	struct ucopy_stat *st;
 	bool root;
 	int top; /* the copy's root directory */
+	bool nolinks; /* hard links not kept (a lower tree's, in a patch) */
 	struct ulink *links;
 	size_t nlinks, cap;
 	char rel[PATH_MAX]; /* the entry being copied, relative to the root */
@@ -136,7 +137,7 @@ static void links_free(struct ucopy *u)
 
 static int copy_file(struct ucopy *u, int sdir, int ddir, const char *name, const struct stat *lst, cordon_error *err)
 {
-	if (lst->st_nlink > 1) {
+	if (lst->st_nlink > 1 && !u->nolinks) {
 		const struct ulink *l = link_find(u, lst);
 		if (l) {
 			/* Another name of a file copied already: the same link
@@ -200,7 +201,7 @@ static int copy_file(struct ucopy *u, int sdir, int ddir, const char *name, cons
 	u->st->files++;
 	if (copy_xattrs(u, in, out, err) < 0 || copy_meta(u, out, &st, err) < 0)
 		return -1;
-	if (st.st_nlink > 1 && link_note(u, &st, err) < 0)
+	if (st.st_nlink > 1 && !u->nolinks && link_note(u, &st, err) < 0)
 		return -1;
 	return 0;
 }
@@ -395,6 +396,187 @@ int upper_copy(int src, int dst_parent, const char *name, const struct ucopy_lim
 	return rc;
 }
 
+/* An entry of one of a patch's three trees (upper_patch): what is at name
+ * in dir (-1: nothing, as is a directory that is not one). */
+struct pent {
+	bool there, whiteout, dir, opaque;
+	struct stat st;
+};
+
+static int pent_stat(struct ucopy *u, int dir, const char *name, struct pent *e, cordon_error *err)
+{
+	memset(e, 0, sizeof(*e));
+	if (dir < 0)
+		return 0;
+	if (fstatat(dir, name, &e->st, AT_SYMLINK_NOFOLLOW) < 0)
+		return errno == ENOENT ? 0 : fail(u, err, errno, "stat it");
+	e->there = true;
+	e->whiteout = S_ISCHR(e->st.st_mode) && e->st.st_rdev == makedev(0, 0);
+	e->dir = S_ISDIR(e->st.st_mode);
+	if (e->dir) {
+		_cleanup_close_ int fd = open_beneath(dir, name, O_RDONLY | O_DIRECTORY);
+		if (fd < 0)
+			return fail(u, err, errno, "open it");
+		e->opaque = is_opaque(fd);
+	}
+	return 0;
+}
+
+/* The directory name in dir as an fd (O_RDONLY), checked against what
+ * was stat'd; -1 when e is not a directory. */
+static int pent_open(struct ucopy *u, int dir, const char *name, const struct pent *e, int *fd, cordon_error *err)
+{
+	*fd = -1;
+	if (!e->there || !e->dir)
+		return 0;
+	*fd = open_beneath(dir, name, O_RDONLY | O_DIRECTORY);
+	struct stat st;
+	if (*fd < 0)
+		return fail(u, err, errno, "open it");
+	if (fstat(*fd, &st) < 0 || st.st_ino != e->st.st_ino || st.st_dev != e->st.st_dev)
+		return fail(u, err, ESTALE, "changed while it was read");
+	return 0;
+}
+
+static int patch_dir(struct ucopy *u, int ldir, int cdir, int sdir, int ddir, unsigned depth, cordon_error *err);
+
+/* One name of a directory both views merge with the lower tree's (l):
+ * what the patch holds there, if anything, for the view of c over l to
+ * become the view of s over l. */
+static int patch_entry(struct ucopy *u, int ldir, int cdir, int sdir, int ddir, const char *name, unsigned depth,
+		       cordon_error *err)
+{
+	struct pent l, c, s;
+	if (++u->st->entries > u->lim->max_entries)
+		return cordon_err(err, UCOPY_OVER_BOUND, "more than %llu entries: a restore rewrites at most that many",
+				  (unsigned long long)u->lim->max_entries);
+	if (pent_stat(u, ldir, name, &l, err) < 0 || pent_stat(u, cdir, name, &c, err) < 0 ||
+	    pent_stat(u, sdir, name, &s, err) < 0)
+		return -1;
+	/* What the snapshot's view (t) and the view now (v) have there. */
+	const struct pent *t = s.there ? &s : &l, *v = c.there ? &c : &l;
+	bool t_gone = !t->there || t->whiteout, v_dir = v->there && v->dir;
+	if (t_gone) {
+		if (mknodat(ddir, name, S_IFCHR, makedev(0, 0)) < 0)
+			return fail(u, err, errno, "make the whiteout");
+		return 0;
+	}
+	if (!t->dir) {
+		u->nolinks = t == &l;
+		return copy_entry(u, t == &l ? ldir : sdir, ddir, name, depth, err);
+	}
+	/* Each view's directory shows the lower one's entries unless it
+	 * replaces it (opaque, or over what is not a directory). */
+	bool t_lower = l.there && l.dir && (!s.there || !s.opaque);
+	bool v_lower = v_dir && l.there && l.dir && (!c.there || !c.opaque);
+	if (depth + 1 > u->lim->max_depth)
+		return cordon_err(err, UCOPY_OVER_BOUND, "%s: deeper than %u levels", u->rel, u->lim->max_depth);
+	if (v_dir && t_lower && v_lower) {
+		/* Merged into the view's directory: only what either layer
+		 * has below it is rewritten. */
+		_cleanup_close_ int ld = -1;
+		_cleanup_close_ int cd = -1;
+		_cleanup_close_ int sd = -1;
+		if (pent_open(u, ldir, name, &l, &ld, err) < 0 || pent_open(u, cdir, name, &c, &cd, err) < 0 ||
+		    pent_open(u, sdir, name, &s, &sd, err) < 0)
+			return -1;
+		if (mkdirat(ddir, name, 0700) < 0)
+			return fail(u, err, errno, "make it");
+		_cleanup_close_ int d = openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (d < 0)
+			return fail(u, err, errno, "open it");
+		if (copy_xattrs(u, s.there ? sd : ld, d, err) < 0 || patch_dir(u, ld, cd, sd, d, depth + 1, err) < 0)
+			return -1;
+		return copy_meta(u, d, &t->st, err);
+	}
+	/* A directory made anew in the view (opaque in the patch): the whole
+	 * of the snapshot's view there. */
+	if (t_lower) {
+		u->nolinks = true;
+		if (copy_entry(u, ldir, ddir, name, depth, err) < 0)
+			return -1;
+	}
+	u->nolinks = false;
+	if (s.there && copy_entry(u, sdir, ddir, name, depth, err) < 0)
+		return -1;
+	_cleanup_close_ int d = openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0 || fsetxattr(d, "user.overlay.opaque", "y", 1, 0) < 0)
+		return fail(u, err, errno, "mark it opaque");
+	return 0;
+}
+
+static bool listed(int dir, const char *name)
+{
+	struct stat st;
+	return dir >= 0 && (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT);
+}
+
+/* The names of c's directory, then those of s's that c's has not. */
+static int patch_dir(struct ucopy *u, int ldir, int cdir, int sdir, int ddir, unsigned depth, cordon_error *err)
+{
+	size_t base = strlen(u->rel);
+	for (int pass = 0; pass < 2; pass++) {
+		int src = pass == 0 ? cdir : sdir;
+		if (src < 0)
+			continue;
+		int dup_fd = fcntl(src, F_DUPFD_CLOEXEC, 0);
+		if (dup_fd < 0)
+			return fail(u, err, errno, "read the directory");
+		_cleanup_closedir_ DIR *dir = fdopendir(dup_fd);
+		if (!dir) {
+			close(dup_fd);
+			return fail(u, err, errno, "read the directory");
+		}
+		rewinddir(dir);
+		for (;;) {
+			errno = 0;
+			struct dirent *de = readdir(dir);
+			if (!de) {
+				if (errno)
+					return fail(u, err, errno, "read the directory");
+				break;
+			}
+			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
+			    (pass == 1 && listed(cdir, de->d_name)))
+				continue;
+			size_t nl = strlen(de->d_name);
+			if (base + nl + 2 > sizeof(u->rel))
+				return cordon_err(err, UCOPY_OVER_BOUND, "%s: a path longer than %zu bytes", u->rel,
+						  sizeof(u->rel));
+			snprintf(u->rel + base, sizeof(u->rel) - base, "%s%s", base ? "/" : "", de->d_name);
+			if (patch_entry(u, ldir, cdir, sdir, ddir, de->d_name, depth, err) < 0)
+				return -1;
+			u->rel[base] = '\0';
+		}
+	}
+	return 0;
+}
+
+int upper_patch(int lower, int cur, int snap, int dst_parent, const char *name, const struct ucopy_limits *lim,
+		struct ucopy_stat *st, cordon_error *err)
+{
+	memset(st, 0, sizeof(*st));
+	struct ucopy_limits m = *lim;
+	m.merged = true;
+	struct ucopy u = {.lim = &m, .st = st, .root = geteuid() == 0, .top = -1};
+	if (mkdirat(dst_parent, name, 0700) < 0)
+		return cordon_err_errno(err, "%s", name);
+	int rc = -1;
+	u.top = openat(dst_parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (u.top < 0)
+		cordon_err_errno(err, "%s", name);
+	else if (lim->own && fchown(u.top, lim->uid, lim->gid) < 0)
+		cordon_err_errno(err, "%s: set its owner", name);
+	else
+		rc = patch_dir(&u, lower, cur, snap, u.top, 0, err);
+	links_free(&u);
+	if (u.top >= 0)
+		close(u.top);
+	if (rc < 0)
+		upper_remove(dst_parent, name, lim->max_depth + 1, &(cordon_error){0});
+	return rc;
+}
+
 static int rm_dir(int dfd, unsigned depth, cordon_error *err)
 {
 	int dup_fd = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
@@ -455,9 +637,4 @@ int upper_remove(int parent, const char *name, unsigned max_depth, cordon_error 
 	if (unlinkat(parent, name, AT_REMOVEDIR) < 0 && rc == 0)
 		rc = cordon_err_errno(err, "remove %s", name);
 	return rc;
-}
-
-int upper_clear(int dir, unsigned max_depth, cordon_error *err)
-{
-	return rm_dir(dir, max_depth, err);
 }

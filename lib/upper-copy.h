@@ -55,9 +55,19 @@ int upper_copy(int src, int dst_parent, const char *name, const struct ucopy_lim
  * is there or merges into a directory (lim->merged implied). On failure
  * dst is left part-way: -1 and err. */
 int upper_apply(int src, int dst, const struct ucopy_limits *lim, struct ucopy_stat *st, cordon_error *err);
-/* Remove every entry of the directory dir (fd-based, no link followed, at
- * most max_depth levels). 0, or -1 and err. */
-int upper_clear(int dir, unsigned max_depth, cordon_error *err);
+/* The patch that takes a view from one upper layer to another over the
+ * same lower tree (a restore: the view now, lower + cur, to the
+ * snapshot's, lower + snap), made as a new directory name in dst_parent
+ * for upper_apply: only the paths cur or snap has (and, below a directory
+ * either makes anew, opaque or over what is not a directory, the whole of
+ * the snapshot's view there) hold an entry, as the snapshot's view has it,
+ * or a whiteout where it has none; a directory the view must make anew is
+ * marked opaque. cur is hostile (the run's upper layer, read only: names,
+ * types and opaque marks); lim->merged implied; hard links of the lower
+ * tree are not kept, the snapshot's are. On failure what was made is
+ * removed, -1 and err. */
+int upper_patch(int lower, int cur, int snap, int dst_parent, const char *name, const struct ucopy_limits *lim,
+		struct ucopy_stat *st, cordon_error *err);
 /* Remove the tree name in parent (one upper_copy made), fd-based, no link
  * followed, at most max_depth levels. 0, or -1 and err. */
 int upper_remove(int parent, const char *name, unsigned max_depth, cordon_error *err);

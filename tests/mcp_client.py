@@ -501,7 +501,12 @@ def case_snapshot(m):
     sc(m.tool("file_write", {"session": sid, "path": "a.txt", "content": "one\n"}))
     p = sc(m.tool("session_snapshot", {"session": sid}))
     check(p["snapshot"].startswith("p-") and p["files"] == 1 and p["not_covered"] == [], "snapshot %r" % p)
-    sc(m.tool("session_exec", {"session": sid, "command": "echo two > a.txt"}))
+    sc(m.tool("session_exec", {"session": sid, "command": "echo two > a.txt; echo b > b.txt"}))
+    ch = sc(m.tool("changes", {"session": sid, "snapshot": p["snapshot"]}))
+    check(ch["snapshot"] == p["snapshot"] and [x["path"] for x in ch["changes"]] == ["a.txt"] and "+one" in ch["diff"],
+          "the snapshot's changes %r" % ch)
+    r = m.tool("changes", {"session": sid, "snapshot": "../x"})
+    check(r["isError"] and "snapshot" in r["content"][0]["text"], "a bad snapshot id: %r" % r)
     r = sc(m.tool("session_restore", {"session": sid, "snapshot": p["snapshot"]}))
     check(r == {"session": sid, "restored": p["snapshot"]}, "restore %r" % r)
     check(sc(m.tool("file_read", {"session": sid, "path": "a.txt"}))["content"] == "one\n", "restored a.txt")

@@ -248,8 +248,12 @@ class Session:
     async def info(self) -> Dict[str, Any]:
         return await self._client._json("GET", self._path)
 
-    async def changes(self) -> Dict[str, Any]:
-        """The session's change set as it is now, with a diff (Session.changes)."""
+    async def changes(self, snapshot: Optional[str] = None) -> Dict[str, Any]:
+        """The session's change set as it is now, with a diff, or a
+        snapshot's (Session.changes)."""
+        if snapshot is not None:
+            return await self._client._json(
+                "GET", f"{self._path}/snapshots/{urllib.parse.quote(snapshot, safe='')}/changes")
         return await self._client._json("GET", f"{self._path}/changes")
 
     async def pause(self) -> Dict[str, Any]:

@@ -264,10 +264,15 @@ class Session:
     def info(self) -> Dict[str, Any]:
         return self._client._json("GET", self._path)
 
-    def changes(self) -> Dict[str, Any]:
+    def changes(self, snapshot: Optional[str] = None) -> Dict[str, Any]:
         """The session's change set as it is now (overlay or review mode):
         {"changes": [{"path", "change", "type", "bytes", "sha256"}], "diff",
-        "diff_truncated", ...} (docs/api.md, GET /v1/sessions/{id}/changes)."""
+        "diff_truncated", ...} (docs/api.md, GET /v1/sessions/{id}/changes);
+        with snapshot, that snapshot's against the session's lower tree
+        (GET .../snapshots/{sid}/changes, "snapshot" besides)."""
+        if snapshot is not None:
+            return self._client._json(
+                "GET", f"{self._path}/snapshots/{urllib.parse.quote(snapshot, safe='')}/changes")
         return self._client._json("GET", f"{self._path}/changes")
 
     def pause(self) -> Dict[str, Any]:

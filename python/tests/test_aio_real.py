@@ -214,7 +214,9 @@ def test_aio_session_snapshot_restore_fork(serve):
                 if "workspace mode is direct" in str(e):
                     pytest.skip(f"no overlay workspace for a session here: {e}")
                 raise
-            assert (await s.exec(["/bin/sh", "-c", "echo two > a"])).ok
+            assert (await s.exec(["/bin/sh", "-c", "echo two > a; echo b > b"])).ok
+            ch = await s.changes(snapshot=p["snapshot"])
+            assert ch["snapshot"] == p["snapshot"] and [x["path"] for x in ch["changes"]] == ["a"]
             assert (await s.restore(p["snapshot"])) == {"restored": p["snapshot"]}
             assert (await s.files.read("a")) == b"one\n"
             f = await s.fork()

@@ -630,7 +630,10 @@ def test_session_snapshot_restore_fork(serve):
             raise
         assert p["snapshot"].startswith("p-") and p["files"] == 1 and p["bytes"] == 4
         assert [x["snapshot"] for x in s.snapshots()["snapshots"]] == [p["snapshot"]]
-        assert s.exec(["/bin/sh", "-c", "echo two > a"]).ok
+        assert s.exec(["/bin/sh", "-c", "echo two > a; echo b > b"]).ok
+        ch = s.changes(snapshot=p["snapshot"])
+        assert ch["snapshot"] == p["snapshot"] and [x["path"] for x in ch["changes"]] == ["a"]
+        assert [x["path"] for x in s.changes()["changes"]] == ["a", "b"]
         bg = s.exec(["sleep", "100"], background=True)
         assert s.restore(p["snapshot"]) == {"restored": p["snapshot"]}
         assert bg.wait().status == "restored"

@@ -385,6 +385,123 @@ test_snapshot_deep_tree_few_descriptors() {
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors; do
+# tree_view: the session's whole tree as its exec sees it, one line an
+# entry: path, type, mode, and a file's hash or a link's target.
+tree_view() {
+	api -X POST "http://cordon/v1/sessions/$SID/exec" \
+		-d '{"argv":["sh","-c","find . -mindepth 1 | LC_ALL=C sort | while read -r f; do if [ -L \"$f\" ]; then echo \"$f L $(readlink \"$f\")\"; elif [ -f \"$f\" ]; then echo \"$f F $(stat -c %a \"$f\") $(md5sum <\"$f\" | cut -c1-12)\"; else echo \"$f $(stat -c \"%F %a\" \"$f\")\"; fi; done"]}' |
+		jq -r 'select(.type == "stdout") | .data_b64' | base64 -d
+}
+# restore_rounds: in $SID (its tree made by the caller), changes that add,
+# change and delete files and directories, replace a directory by a file
+# and a file by a directory, and make directories anew (rm -rf; mkdir:
+# opaque); restores back and forth between a snapshot before them and one
+# after; the view after each equals the snapshot's view.
+restore_rounds() {
+	snapshot_or_skip || return 1
+	local s1=$PID_ v1 v2
+	v1=$(tree_view)
+	[ -n "$v1" ] || { fail "no view"; return 1; }
+	expect_eq "$(run_in 'echo 2 >a; rm b; echo z >z; mkdir -p nd/q; echo r >nd/q/r; rm -r e; rm -r g; echo g >g; rm f; mkdir f; echo i >f/i; rm -rf o; mkdir o; echo 3 >o/3; echo k2 >n/m/k; chmod 600 d/x; ln -s a sl; rm -r big/sub; mkdir big/sub')" ok "the changes"
+	snapshot_or_skip || return 1
+	local s2=$PID_
+	v2=$(tree_view)
+	restore_to "$SID" "$s1"
+	expect_match "$OUT" ' 200$' "restore to the first: $OUT"
+	expect_eq "$(tree_view)" "$v1" "the view of the first snapshot"
+	expect_eq "$(run_in 'rm -rf d n; mkdir -p e2/x; echo w >a; rm -rf o; mkdir o')" ok "other changes"
+	restore_to "$SID" "$s2"
+	expect_match "$OUT" ' 200$' "restore to the second: $OUT"
+	expect_eq "$(tree_view)" "$v2" "the view of the second snapshot (its whiteouts, replaced and opaque directories)"
+	restore_to "$SID" "$s1"
+	expect_match "$OUT" ' 200$' "restore to the first again: $OUT"
+	expect_eq "$(tree_view)" "$v1" "the view of the first snapshot again"
+}
+
+# A restore rewrites only what either layer (the run's now, the
+# snapshot's) holds: in a session (its tree in its upper layer) and in a
+# fork of a fork (its tree in its lower one), the view after each restore
+# is the snapshot's, and a file neither layer holds is left as it is (the
+# same inode: not written again through the overlay).
+test_restore_only_changes() {
+	start_server || return 1
+	new_session '{"idle_timeout":"5m"}' || return 1
+	local mk='echo 1 >a; echo b >b; mkdir -p d e g o n/m big/sub; echo x >d/x; echo y >d/y; echo p >e/p; echo h >g/h; echo f >f; echo 1 >o/1; echo 2 >o/2; echo k >n/m/k; i=0; while [ $i -lt 40 ]; do echo $i >big/f$i; echo $i >big/sub/s$i; i=$((i+1)); done'
+	expect_eq "$(run_in "$mk")" ok "the tree"
+	restore_rounds || return
+	fork_of "$SID" || return
+	fork_of "$FID" || return
+	SID=$FID
+	local ino
+	ino=$(api -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["stat","-c","%i","big/f7"]}' | jq -r 'select(.type == "stdout") | .data_b64' | base64 -d)
+	[[ "$ino" =~ ^[0-9]+$ ]] || fail "the inode of big/f7: $ino"
+	restore_rounds || return
+	expect_eq "$(api -X POST "http://cordon/v1/sessions/$SID/exec" -d '{"argv":["stat","-c","%i","big/f7"]}' | jq -r 'select(.type == "stdout") | .data_b64' | base64 -d)" "$ino" "big/f7 (in neither layer) left as it is"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+# GET .../snapshots/{pid}/changes: a snapshot's change set against the
+# session's lower tree (a fork's: its start), in the shape of GET
+# .../changes; what came after the snapshot is not in it.
+test_snapshot_changes() {
+	start_server || return 1
+	new_session || return 1
+	expect_eq "$(run_in 'echo one >a; mkdir d; echo x >d/f; echo k >k')" ok "the parent's tree"
+	fork_of "$SID" || return
+	SID=$FID
+	expect_eq "$(run_in 'echo two >a; rm k; echo new >n')" ok "the fork's changes"
+	snapshot_or_skip || return
+	local p1=$PID_ out
+	expect_eq "$(run_in 'echo three >a; echo later >l')" ok "changes after the snapshot"
+	out=$(api_code "http://cordon/v1/sessions/$SID/snapshots/$p1/changes")
+	expect_match "$out" ' 200$' "GET the snapshot's changes: $out"
+	out=${out% 200}
+	expect_eq "$(printf '%s' "$out" | jq -c '[.changes[] | "\(.change) \(.path) \(.type)"]')" \
+		'["modified a file","deleted k other","created n file"]' "the snapshot's change set"
+	expect_eq "$(printf '%s' "$out" | jq -r '[.session, .snapshot, .diff_truncated] | join(" ")')" "$SID $p1 false" "its session and snapshot"
+	expect_match "$(printf '%s' "$out" | jq -r .diff)" '^\+two$' "the diff: a as the snapshot has it"
+	expect_nomatch "$(printf '%s' "$out" | jq -r .diff)" 'three|later' "nothing of what came after"
+	local now
+	now=$(api "http://cordon/v1/sessions/$SID/changes")
+	expect_eq "$(printf '%s' "$now" | jq -c '[.changes[].path]')" '["a","k","l","n"]' "the session's changes now"
+	expect_eq "$(printf '%s' "$out" | jq -c 'del(.snapshot) | keys')" "$(printf '%s' "$now" | jq -c keys)" "the same shape as GET .../changes"
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID/snapshots/p-0123456789abcdef/changes")" 'no such snapshot.* 404$' "an unknown snapshot"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots/$p1/changes")" ' 405$' "POST"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+# A fork's starting copy and a restore's staging are bounded in bytes by
+# the session's limits.snapshots: past it 507, the error says so, nothing
+# is left (no session directory, no staging), the workspace as it was.
+test_fork_restore_byte_bound() {
+	start_server || return 1
+	new_session '{"policy":{"limits":{"snapshots":"96K"}}}' || return 1
+	expect_eq "$(run_in 'head -c 60000 /dev/zero >big')" ok "60 KB"
+	fork_of "$SID" || return
+	local b=$FID out n
+	SID=$b
+	expect_eq "$(run_in 'head -c 60000 /dev/zero >big2')" ok "60 KB more in the fork"
+	n=$(ls "$STATE/sessions" | wc -l)
+	out=$(api_code -X POST "http://cordon/v1/sessions/$b/fork")
+	expect_match "$out" 'more than 98304 bytes \(its policy.s limits.snapshots.* 507$' "a fork of 120 KB: $out"
+	expect_eq "$(ls "$STATE/sessions" | wc -l)" "$n" "no session directory left of it"
+	expect_eq "$(api "http://cordon/v1/sessions/$b/snapshots" | jq -c '.snapshots')" '[]' "nor its snapshot"
+	snapshot_or_skip || return
+	local p1=$PID_
+	expect_eq "$(run_in 'rm big')" ok "the lower tree's file deleted"
+	restore_to "$b" "$p1"
+	expect_match "$OUT" 'more than 98304 bytes \(limits.snapshots.*the workspace is as it was.* 507$' "a restore rewriting 120 KB: $OUT"
+	expect_eq "$(ls "$STATE/sessions/$b/snapshots")" "$p1" "no staging left"
+	expect_eq "$(run_in '[ ! -e big ] && [ -s big2 ]')" ok "the workspace as it was"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound; do
 	t_run $t
 done

@@ -182,12 +182,117 @@ static void test_many_links(void **st)
 	}
 }
 
+/* The patch of a restore (upper_patch): applied over the view now (the
+ * lower tree with the current upper layer over it), it gives the
+ * snapshot's view (the lower tree with the snapshot's layer over it), and
+ * it holds nothing of what neither layer touched. */
+static void mk(const char *rel, const char *text)
+{
+	char p[256];
+	snprintf(p, sizeof(p), "%s/%s", base, rel);
+	if (!text) {
+		assert_int_equal(mkdir(p, 0755), 0);
+		return;
+	}
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static bool wh(const char *rel)
+{
+	char p[256];
+	snprintf(p, sizeof(p), "%s/%s", base, rel);
+	return mknod(p, S_IFCHR, makedev(0, 0)) == 0;
+}
+
+static bool opq(const char *rel)
+{
+	char p[256];
+	snprintf(p, sizeof(p), "%s/%s", base, rel);
+	return setxattr(p, "user.overlay.opaque", "y", 1, 0) == 0;
+}
+
+static int sub(const char *rel)
+{
+	char p[256];
+	snprintf(p, sizeof(p), "%s/%s", base, rel);
+	return open(p, O_RDONLY | O_DIRECTORY);
+}
+
+static void test_patch(void **st)
+{
+	(void)st;
+	static const char *const dirs[] = {"L", "C", "S", "L/d", "L/e", "L/g", "L/o", "L/n", "L/n/m", "L/big",
+					   "L/big/sub", "C/f", "C/o", "C/n", "C/n/m", "C/big", "C/big/sub", "S/d",
+					   "S/o", "S/q", "S/g"};
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
+		mk(dirs[i], NULL);
+	static const char *const files[][2] = {
+		{"L/a", "a\n"}, {"L/b", "b\n"}, {"L/f", "f\n"}, {"L/d/x", "x\n"}, {"L/d/y", "y\n"}, {"L/e/p", "p\n"},
+		{"L/g/h", "h\n"}, {"L/o/1", "1\n"}, {"L/o/2", "2\n"}, {"L/n/m/k", "k\n"}, {"L/big/f1", "1\n"},
+		{"L/big/f2", "2\n"}, {"L/big/sub/s1", "s\n"},
+		/* now: a changed, b and e deleted, z new, g a file, f a
+		 * directory, o and big/sub made anew, n/m/k changed */
+		{"C/a", "a2\n"}, {"C/z", "z\n"}, {"C/g", "g\n"}, {"C/f/i", "i\n"}, {"C/o/3", "3\n"}, {"C/n/m/k", "k2\n"},
+		/* the snapshot: a and d/x changed, o/4 new beside the lower
+		 * o's, q/r new, g/h2 beside g/h */
+		{"S/a", "a3\n"}, {"S/d/x", "x3\n"}, {"S/o/4", "4\n"}, {"S/q/r", "r\n"}, {"S/g/h2", "h2\n"}};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		mk(files[i][0], files[i][1]);
+	if (!wh("C/b") || !wh("C/e") || !opq("C/f") || !opq("C/o") || !opq("C/big/sub")) {
+		skip(); /* no whiteouts or user attributes here */
+		return;
+	}
+	int b = open(base, O_RDONLY | O_DIRECTORY), l = sub("L"), c = sub("C"), s = sub("S");
+	assert_true(b >= 0 && l >= 0 && c >= 0 && s >= 0);
+	struct ucopy_stat us;
+	cordon_error e = {0};
+	struct ucopy_limits lim = {1000, 1 << 20, 16};
+	/* the two views, made by hand as the overlay shows them */
+	assert_int_equal(upper_copy(l, b, "now", &lim, &us, &e), 0);
+	assert_int_equal(upper_copy(l, b, "then", &lim, &us, &e), 0);
+	int now = sub("now"), then = sub("then");
+	assert_int_equal(upper_apply(c, now, &lim, &us, &e), 0);
+	assert_int_equal(upper_apply(s, then, &lim, &us, &e), 0);
+	assert_int_equal(upper_patch(l, c, s, b, "patch", &lim, &us, &e), 0);
+	int patch = sub("patch");
+	assert_true(patch >= 0);
+	struct stat x;
+	assert_int_equal(fstatat(patch, "big/f1", &x, 0), -1); /* big/f1: in neither layer */
+	assert_int_equal(fstatat(patch, "d/y", &x, 0), -1);    /* d/y: neither */
+	assert_int_equal(fstatat(patch, "big/sub/s1", &x, 0), 0); /* below a directory made anew */
+	assert_int_equal(upper_apply(patch, now, &lim, &us, &e), 0);
+	char cmd[256];
+	snprintf(cmd, sizeof(cmd), "diff -r --no-dereference %s/now %s/then >&2", base, base);
+	assert_int_equal(system(cmd), 0);
+	/* and back: the patch from the snapshot's view to the view now */
+	assert_int_equal(upper_patch(l, s, c, b, "back", &lim, &us, &e), 0);
+	int back = sub("back");
+	assert_int_equal(upper_apply(back, now, &lim, &us, &e), 0);
+	assert_int_equal(upper_copy(l, b, "now2", &lim, &us, &e), 0);
+	int now2 = sub("now2");
+	assert_int_equal(upper_apply(c, now2, &lim, &us, &e), 0);
+	snprintf(cmd, sizeof(cmd), "diff -r --no-dereference %s/now %s/now2 >&2", base, base);
+	assert_int_equal(system(cmd), 0);
+	/* bounded: past the entries, refused, nothing left */
+	struct ucopy_limits few = {3, 1 << 20, 16};
+	assert_int_equal(upper_patch(l, c, s, b, "small", &few, &us, &e), -1);
+	assert_int_equal(e.code, UCOPY_OVER_BOUND);
+	assert_int_equal(fstatat(b, "small", &x, 0), -1);
+	int fds[] = {b, l, c, s, now, then, patch, back, now2};
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		close(fds[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_copy_kinds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_bounds, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_many_links, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_patch, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

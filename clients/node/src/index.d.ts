@@ -118,8 +118,9 @@ export declare class Session {
   /** the session's report once closed */
   report: Report | null;
   info(): Promise<Record<string, any>>;
-  /** the change set as it is now (overlay or review mode): changes, diff, diff_truncated... */
-  changes(): Promise<Changes>;
+  /** the change set as it is now (overlay or review mode): changes, diff, diff_truncated...;
+   * with a snapshot's id, that snapshot's against the session's lower tree (docs/api.md: snapshots) */
+  changes(snapshot?: string): Promise<Changes>;
   /** every process of the session frozen, its clocks stopped (docs/api.md: pause and resume) */
   pause(): Promise<PauseState>;
   /** thawed, its clocks going on from their time left */

@@ -219,7 +219,11 @@ export class Session {
   info() { return this._client._json('GET', this._path); }
 
   /** The session's change set as it is now (overlay or review mode), with a diff. */
-  changes() { return this._client._json('GET', `${this._path}/changes`); }
+  changes(snapshot) {
+    if (snapshot !== undefined && snapshot !== null)
+      return this._client._json('GET', `${this._path}/snapshots/${encodeURIComponent(snapshot)}/changes`);
+    return this._client._json('GET', `${this._path}/changes`);
+  }
 
   pause() { return this._client._json('POST', `${this._path}/pause`); }
 

@@ -238,7 +238,11 @@ test('session snapshot, restore and fork', { skip: noServe }, async (t) => {
   }
   assert.match(p.snapshot, /^p-[0-9a-f]{16}$/);
   assert.equal(p.bytes, 4);
-  assert.ok((await s.exec(['/bin/sh', '-c', 'echo two > a'])).ok);
+  assert.ok((await s.exec(['/bin/sh', '-c', 'echo two > a; echo b > b'])).ok);
+  const ch = await s.changes(p.snapshot);
+  assert.equal(ch.snapshot, p.snapshot);
+  assert.deepEqual(ch.changes.map((x) => x.path), ['a']);
+  assert.deepEqual((await s.changes()).changes.map((x) => x.path), ['a', 'b']);
   const bg = await s.exec(['sleep', '100'], { background: true });
   assert.deepEqual(await s.restore(p.snapshot), { restored: p.snapshot });
   assert.equal((await bg.wait()).status, 'restored');
