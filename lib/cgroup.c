@@ -201,7 +201,11 @@ static void reap_dir(const char *parent)
 
 void cgroup_reap_stale(const struct cgroup_ops *ops, const struct cg_host *host)
 {
-	static const char *const v1[] = {"memory", "pids", "cpuacct", "freezer"};
+	/* The freezer first: a leftover frozen there (a paused session's)
+	 * is thawed before any kill, for a v1-frozen process does not die of
+	 * SIGKILL; looked at last, the other hierarchies' kills waited for
+	 * nothing and their cgroups stayed. */
+	static const char *const v1[] = {"freezer", "memory", "pids", "cpuacct"};
 	char mp[2048], self[2048], dir[4200];
 	struct cg_host own = {0};
 	const struct cg_host *h = host && host->mountinfo && host->cgroup ? host : &own;

@@ -279,5 +279,48 @@ test_cost_stale_cgroups_looked_for_per_cgroup() {
 	t_assert
 }
 
+# A paused session's leftover on cgroup v1 (its serve worker SIGKILLed while
+# the session was frozen): a v1-frozen process does not die of SIGKILL until
+# it is thawed. The look thaws the leftover's freezer cgroup before it kills
+# in any hierarchy; it thawed there last (memory, pids, cpuacct, then
+# freezer), so the first three were given up on, each after its second of
+# waits, and stayed until the next look (outside review attack12).
+test_cost_frozen_leftover_v1_reaped_in_one_look() {
+	[ "$(id -u)" = 0 ] || { t_skip "needs root (a leftover cgroup made by hand)"; return; }
+	[ "$(cg_backend)" = v1 ] && cg1_has freezer || { t_skip "needs the cgroup v1 hierarchies with a freezer"; return; }
+	local p c mp rel d dirs="" left i
+	sh -c 'exit 0' &
+	p=$!
+	wait "$p"
+	for c in memory pids cpuacct freezer; do
+		mp=$(awk -v c="$c" '$9=="cgroup" && ("," $NF ",") ~ ("," c ",") {print $5; exit}' /proc/self/mountinfo)
+		rel=$(awk -F: -v c="$c" '$2==c {print $3}' /proc/self/cgroup)
+		d="$mp${rel%/}/cordon-$p-0"
+		mkdir "$d" 2>/dev/null || { t_skip "cannot make a cgroup in $mp${rel%/}"; return; }
+		dirs="$dirs $d"
+	done
+	left=$(sh -c 'sleep 3600 >/dev/null 2>&1 & echo $!')
+	for d in $dirs; do echo "$left" >"$d/cgroup.procs" || fail "$left into $d"; done
+	echo FROZEN >"$d/freezer.state"
+	for i in $(seq 100); do
+		grep -q FROZEN "$d/freezer.state" && break
+		sleep 0.05
+	done
+	export CORDON_STATE_DIR="$T_TMP/sd"
+	"$CORDON" run -- /bin/true || fail "the run"
+	for i in $(seq 50); do
+		kill -0 "$left" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$left" 2>/dev/null && fail "the frozen leftover's process still there"
+	for d in $dirs; do
+		[ -d "$d" ] && fail "the leftover cgroup $d left after the look"
+	done
+	[ -d "$d" ] && echo THAWED >"$d/freezer.state"
+	kill -KILL "$left" 2>/dev/null
+	for d in $dirs; do rmdir "$d" 2>/dev/null; done
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_cost_'); do t_run "$t"; done
 t_exit_status
