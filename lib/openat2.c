@@ -112,6 +112,19 @@ int openat2_walk(int dirfd, const char *path, const struct open_how *how)
 			return fail(cur, EXDEV);
 		p = next;
 	}
+	/* A mount point as the last component is refused before it is
+	 * opened, as openat2 does: opened first, a file bound there from
+	 * elsewhere would be truncated (O_TRUNC), a device's open run, a
+	 * FIFO's block, and only then EXDEV. (Absent: O_CREAT makes it on
+	 * cur's own mount.) */
+	if (noxdev) {
+		int pf = openat(cur, last, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		bool crossed = pf >= 0 && mnt_id(pf) != mnt;
+		if (pf >= 0)
+			close(pf);
+		if (crossed)
+			return fail(cur, EXDEV);
+	}
 	bool slash = len > 0 && path[len - 1] == '/';
 	int flags = (int)how->flags | O_NOFOLLOW | (slash ? O_DIRECTORY : 0);
 	int fd = openat(cur, last, flags, (mode_t)how->mode);
