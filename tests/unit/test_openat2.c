@@ -103,7 +103,19 @@ static void test_as_the_kernel(void **st)
 	same(dfd, "..", O_PATH, STRICT);           /* EXDEV: out */
 	same(dfd, "d/../..", O_PATH, STRICT);
 	same(dfd, "d/fifo", O_RDONLY | O_NONBLOCK, STRICT);
+	same(dfd, "d/dl", O_RDONLY | O_DIRECTORY, STRICT);  /* ELOOP: it would be followed */
+	same(dfd, "d/dl", O_RDONLY | O_DIRECTORY | O_NOFOLLOW, STRICT); /* ENOTDIR: the link itself */
+	same(dfd, "d/ln/", O_PATH, STRICT);                 /* ELOOP: a slash follows it */
+	same(dfd, "d/ln/", O_PATH | O_NOFOLLOW, STRICT);
+	same(dfd, "d/e/new/", O_WRONLY | O_CREAT, STRICT);  /* EISDIR, nothing made */
+	same(dfd, "d/e/./", O_WRONLY | O_CREAT, STRICT);
+	same(dfd, "d/ln/", O_WRONLY | O_CREAT, STRICT);
+	same(dfd, "d/fifo/", O_RDONLY | O_NONBLOCK, STRICT);
+	same(dfd, "d/e/..", O_PATH, RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV); /* up, not beneath */
 	same(dfd, "", O_PATH, STRICT);             /* ENOENT */
+	char made[4200];
+	snprintf(made, sizeof(made), "%s/d/e/new", top);
+	assert_int_equal(access(made, F_OK), -1);
 	same(AT_FDCWD, top, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	same(AT_FDCWD, "/proc/self/cwd", O_PATH, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	/* A mount crossed: / to /proc. */
