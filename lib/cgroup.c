@@ -169,7 +169,27 @@ static void remove_children(const char *path)
 			(void)unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
 }
 
-/* A cgroup named cordon-PID-N whose PID is not alive is a leftover. */
+/* Is pid in the cgroup named leaf or below it (a session's exec-N), in
+ * any hierarchy? */
+static bool under_leaf(int pid, const char *leaf)
+{
+	char f[64], line[4400];
+	snprintf(f, sizeof(f), "/proc/%d/cgroup", pid);
+	_cleanup_fclose_ FILE *fp = fopen(f, "re");
+	size_t l = strlen(leaf);
+	while (fp && fgets(line, sizeof(line), fp)) {
+		for (char *c = strchr(line, '/'); c; c = strchr(c + 1, '/'))
+			if (strncmp(c + 1, leaf, l) == 0 && (c[1 + l] == '/' || c[1 + l] == '\n' || !c[1 + l]))
+				return true;
+	}
+	return false;
+}
+
+/* A cgroup named cordon-PID-N whose PID is not alive is a leftover; so is
+ * one whose PID is a process inside it: never its supervisor, one of the
+ * leftover's own that forked until it was given the dead supervisor's PID
+ * (without a PID namespace, the degraded boundary's, its processes are
+ * the host's) and would be passed over at every look. */
 static void reap_dir(const char *parent)
 {
 	int budget_ms = 1000; /* the look's whole wait for dying processes */
@@ -180,10 +200,10 @@ static void reap_dir(const char *parent)
 	while ((e = readdir(d))) {
 		int pid;
 		unsigned n;
-		if (sscanf(e->d_name, "cordon-%d-%u", &pid, &n) != 2 &&
-		    sscanf(e->d_name, CG_V2_LEAF_FMT, &pid) != 1)
+		bool run = sscanf(e->d_name, "cordon-%d-%u", &pid, &n) == 2;
+		if (!run && sscanf(e->d_name, CG_V2_LEAF_FMT, &pid) != 1)
 			continue;
-		if (kill(pid, 0) == 0 || errno != ESRCH)
+		if ((kill(pid, 0) == 0 || errno != ESRCH) && !(run && pid > 0 && under_leaf(pid, e->d_name)))
 			continue;
 		char path[4400];
 		snprintf(path, sizeof(path), "%s/%s", parent, e->d_name);

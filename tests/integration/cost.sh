@@ -322,5 +322,34 @@ test_cost_frozen_leftover_v1_reaped_in_one_look() {
 	t_assert
 }
 
+# A leftover's process that holds its dead supervisor's PID (the degraded
+# boundary's run is the host's processes: one that forks until the kernel
+# gives it that PID): the look took the PID alive for the supervisor and
+# passed the leftover over, at every look, for as long as the process
+# lived. A process inside the cgroup is never its supervisor (outside
+# review attack12). The fixture: a process put into a cgroup named after
+# its own PID.
+test_cost_leftover_holding_its_supervisors_pid_reaped() {
+	[ "$(id -u)" = 0 ] || { t_skip "needs root (a leftover cgroup made by hand)"; return; }
+	local parent left i
+	parent=$(run_cg_parent)
+	parent=${parent%/}
+	[ -n "$parent" ] && [ -d "$parent" ] || { t_skip "no cgroup backend for limits here"; return; }
+	left=$(sh -c 'sleep 3600 >/dev/null 2>&1 & echo $!')
+	mkdir "$parent/cordon-$left-0" 2>/dev/null || { kill "$left"; t_skip "cannot make a cgroup in $parent"; return; }
+	echo "$left" >"$parent/cordon-$left-0/cgroup.procs" || fail "$left into its cgroup"
+	export CORDON_STATE_DIR="$T_TMP/sd"
+	"$CORDON" run -- /bin/true || fail "the run"
+	for i in $(seq 50); do
+		kill -0 "$left" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$left" 2>/dev/null && fail "the leftover's process with its supervisor's PID still there"
+	[ -d "$parent/cordon-$left-0" ] && fail "its cgroup left after the look"
+	kill -KILL "$left" 2>/dev/null
+	for i in $(seq 50); do rmdir "$parent/cordon-$left-0" 2>/dev/null || [ ! -d "$parent/cordon-$left-0" ] && break; sleep 0.1; done
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_cost_'); do t_run "$t"; done
 t_exit_status
