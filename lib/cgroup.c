@@ -140,14 +140,23 @@ static void kill_procs(const char *path, const char *leaf)
 /* v2: after cgroup.kill the processes are dying, not gone: rmdir says
  * EBUSY until cgroup.events says "populated 0" (an exit that unmaps much
  * memory takes a while). Waited for (POLLPRI on a change), out of a budget
- * shared by one look (*budget_ms; a process stuck in D is the next look's). */
+ * shared by one look (*budget_ms; a process stuck in D is the next look's).
+ * Read through the descriptor polled: kernfs takes a change as seen only
+ * when that one reads it, and keeps POLLPRI up until then (a frozen
+ * leftover's "frozen 0" made the wait a busy loop). */
 static void wait_unpopulated(const char *path, int *budget_ms)
 {
-	char p[4500];
+	char p[4500], b[256];
 	snprintf(p, sizeof(p), "%s/cgroup.events", path);
 	_cleanup_close_ int ev = open(p, O_RDONLY | O_CLOEXEC);
-	uint64_t v = 1;
-	while (ev >= 0 && *budget_ms > 0 && cg_read_key(path, "cgroup.events", "populated", &v) == 0 && v != 0) {
+	while (ev >= 0 && *budget_ms > 0) {
+		ssize_t n = pread(ev, b, sizeof(b) - 1, 0);
+		if (n <= 0)
+			return;
+		b[n] = '\0';
+		const char *k = strstr(b, "populated ");
+		if (!k || k[10] != '1')
+			return;
 		struct pollfd pf = {ev, POLLPRI, 0};
 		int ms = *budget_ms < 50 ? *budget_ms : 50;
 		if (poll(&pf, 1, ms) == 0)
