@@ -178,27 +178,60 @@ static void remove_children(const char *path)
 			(void)unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
 }
 
-/* Is pid in the cgroup named leaf or below it (a session's exec-N), in
- * any hierarchy? */
-static bool under_leaf(int pid, const char *leaf)
+/* Is pid in a run's cgroup (one named cordon-PID-N, or below it: a
+ * session's exec-N), in any hierarchy? Then it is a run's process, never a
+ * supervisor: a supervisor stays outside its runs' cgroups, and one run's
+ * cannot make cgroups. */
+static bool in_a_run(int pid)
 {
 	char f[64], line[4400];
 	snprintf(f, sizeof(f), "/proc/%d/cgroup", pid);
 	_cleanup_fclose_ FILE *fp = fopen(f, "re");
-	size_t l = strlen(leaf);
 	while (fp && fgets(line, sizeof(line), fp)) {
-		for (char *c = strchr(line, '/'); c; c = strchr(c + 1, '/'))
-			if (strncmp(c + 1, leaf, l) == 0 && (c[1 + l] == '/' || c[1 + l] == '\n' || !c[1 + l]))
+		line[strcspn(line, "\n")] = '\0';
+		for (char *c = strchr(line, '/'); c; c = strchr(c + 1, '/')) {
+			int p, end = 0;
+			unsigned n;
+			if (sscanf(c + 1, "cordon-%d-%u%n", &p, &n, &end) == 2 && end > 0 &&
+			    (c[1 + end] == '/' || !c[1 + end]))
 				return true;
+		}
 	}
 	return false;
 }
 
-/* A cgroup named cordon-PID-N whose PID is not alive is a leftover; so is
- * one whose PID is a process inside it: never its supervisor, one of the
- * leftover's own that forked until it was given the dead supervisor's PID
- * (without a PID namespace, the degraded boundary's, its processes are
- * the host's) and would be passed over at every look. */
+/* Has pid exited, its parent not yet waited for it (a zombie)? */
+static bool exited(int pid)
+{
+	char f[64], st[512];
+	snprintf(f, sizeof(f), "/proc/%d/stat", pid);
+	_cleanup_close_ int fd = open(f, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, st, sizeof(st) - 1);
+	if (n <= 0)
+		return false;
+	st[n] = '\0';
+	const char *r = strrchr(st, ')');
+	return r && r[1] == ' ' && (r[2] == 'Z' || r[2] == 'X');
+}
+
+/* Is the supervisor of the cgroup named after pid (run: cordon-PID-N)
+ * alive? Not where no process has the PID, or it has exited (a zombie:
+ * /proc says it is in no cgroup then); and not where the PID is a run's
+ * process: one of a leftover's (this one's or another's) that forked until
+ * the kernel gave it the dead supervisor's PID (without a PID namespace,
+ * the degraded boundary's, a run's processes are the host's), or kept it
+ * as a zombie child it never waits for. The leftover was passed over at
+ * every look. */
+static bool supervisor_alive(int pid, bool run)
+{
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return false;
+	if (pid <= 0)
+		return true;
+	return !exited(pid) && !(run && in_a_run(pid));
+}
+
+/* A cgroup named cordon-PID-N whose supervisor is not alive is a leftover. */
 static void reap_dir(const char *parent)
 {
 	int budget_ms = 1000; /* the look's whole wait for dying processes */
@@ -212,7 +245,7 @@ static void reap_dir(const char *parent)
 		bool run = sscanf(e->d_name, "cordon-%d-%u", &pid, &n) == 2;
 		if (!run && sscanf(e->d_name, CG_V2_LEAF_FMT, &pid) != 1)
 			continue;
-		if ((kill(pid, 0) == 0 || errno != ESRCH) && !(run && pid > 0 && under_leaf(pid, e->d_name)))
+		if (supervisor_alive(pid, run))
 			continue;
 		char path[4400];
 		snprintf(path, sizeof(path), "%s/%s", parent, e->d_name);

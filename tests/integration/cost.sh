@@ -322,32 +322,61 @@ test_cost_frozen_leftover_v1_reaped_in_one_look() {
 	t_assert
 }
 
-# A leftover's process that holds its dead supervisor's PID (the degraded
+# A leftover's process that holds a dead supervisor's PID (the degraded
 # boundary's run is the host's processes: one that forks until the kernel
 # gives it that PID): the look took the PID alive for the supervisor and
 # passed the leftover over, at every look, for as long as the process
-# lived. A process inside the cgroup is never its supervisor (outside
-# review attack12). The fixture: a process put into a cgroup named after
-# its own PID.
+# lived; two leftovers could each hold the other's, or a leftover's
+# process keep it as a zombie child it never waits for (/proc places a
+# zombie in no cgroup). A process in a run's cgroup is never a supervisor,
+# and a zombie is not alive (outside review attack12). The fixtures: a
+# process in a cgroup named after its own PID, two crosswise, and one whose
+# zombie child has the PID its cgroup is named after.
 test_cost_leftover_holding_its_supervisors_pid_reaped() {
 	[ "$(id -u)" = 0 ] || { t_skip "needs root (a leftover cgroup made by hand)"; return; }
-	local parent left i
+	local parent a b c y z= i
+	# alive PID: a process, not a zombie (the suite may be the orphans' reaper)
+	alive() { [ -e "/proc/$1/stat" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ]; }
 	parent=$(run_cg_parent)
 	parent=${parent%/}
 	[ -n "$parent" ] && [ -d "$parent" ] || { t_skip "no cgroup backend for limits here"; return; }
-	left=$(sh -c 'sleep 3600 >/dev/null 2>&1 & echo $!')
-	mkdir "$parent/cordon-$left-0" 2>/dev/null || { kill "$left"; t_skip "cannot make a cgroup in $parent"; return; }
-	echo "$left" >"$parent/cordon-$left-0/cgroup.procs" || fail "$left into its cgroup"
+	a=$(sh -c 'sleep 3600 >/dev/null 2>&1 & echo $!')
+	b=$(sh -c 'sleep 3600 >/dev/null 2>&1 & echo $!')
+	c=$(sh -c 'sleep 3600 >/dev/null 2>&1 & echo $!')
+	y=$(sh -c "sh -c 'sleep 0 & echo \$! >$T_TMP/z; exec sleep 3600' >/dev/null 2>&1 & echo \$!")
+	for i in $(seq 100); do
+		[ -s "$T_TMP/z" ] && z=$(cat "$T_TMP/z") && [ "$(awk '{print $3}' "/proc/$z/stat" 2>/dev/null)" = Z ] && break
+		sleep 0.05
+	done
+	if ! mkdir "$parent/cordon-$a-0" "$parent/cordon-$b-0" "$parent/cordon-$c-0" "$parent/cordon-$z-0" 2>/dev/null; then
+		kill "$a" "$b" "$c" "$y"
+		rmdir "$parent/cordon-$a-0" "$parent/cordon-$b-0" "$parent/cordon-$c-0" "$parent/cordon-$z-0" 2>/dev/null
+		t_skip "cannot make a cgroup in $parent"
+		return
+	fi
+	echo "$a" >"$parent/cordon-$a-0/cgroup.procs" || fail "$a into its own"
+	echo "$b" >"$parent/cordon-$c-0/cgroup.procs" || fail "$b into $c's"
+	echo "$c" >"$parent/cordon-$b-0/cgroup.procs" || fail "$c into $b's"
+	echo "$y" >"$parent/cordon-$z-0/cgroup.procs" || fail "$y into its zombie child's"
 	export CORDON_STATE_DIR="$T_TMP/sd"
 	"$CORDON" run -- /bin/true || fail "the run"
 	for i in $(seq 50); do
-		kill -0 "$left" 2>/dev/null || break
+		alive "$a" || alive "$b" || alive "$c" || alive "$y" || break
 		sleep 0.1
 	done
-	kill -0 "$left" 2>/dev/null && fail "the leftover's process with its supervisor's PID still there"
-	[ -d "$parent/cordon-$left-0" ] && fail "its cgroup left after the look"
-	kill -KILL "$left" 2>/dev/null
-	for i in $(seq 50); do rmdir "$parent/cordon-$left-0" 2>/dev/null || [ ! -d "$parent/cordon-$left-0" ] && break; sleep 0.1; done
+	alive "$a" && fail "a leftover's process with its own cgroup's PID still there"
+	alive "$b" || alive "$c" && fail "leftovers' processes with each other's PIDs still there"
+	alive "$y" && fail "a leftover's process with a zombie child of its cgroup's PID still there"
+	for i in $a $b $c $z; do
+		[ -d "$parent/cordon-$i-0" ] && fail "cordon-$i-0 left after the look"
+	done
+	kill -KILL "$a" "$b" "$c" "$y" 2>/dev/null
+	for i in $(seq 50); do
+		rmdir "$parent/cordon-$a-0" "$parent/cordon-$b-0" "$parent/cordon-$c-0" "$parent/cordon-$z-0" 2>/dev/null
+		[ ! -d "$parent/cordon-$a-0" ] && [ ! -d "$parent/cordon-$b-0" ] && [ ! -d "$parent/cordon-$c-0" ] &&
+			[ ! -d "$parent/cordon-$z-0" ] && break
+		sleep 0.1
+	done
 	t_assert
 }
 
