@@ -140,14 +140,23 @@ static void kill_procs(const char *path, const char *leaf)
 /* v2: after cgroup.kill the processes are dying, not gone: rmdir says
  * EBUSY until cgroup.events says "populated 0" (an exit that unmaps much
  * memory takes a while). Waited for (POLLPRI on a change), out of a budget
- * shared by one look (*budget_ms; a process stuck in D is the next look's). */
+ * shared by one look (*budget_ms; a process stuck in D is the next look's).
+ * Read through the descriptor polled: kernfs takes a change as seen only
+ * when that one reads it, and keeps POLLPRI up until then (a frozen
+ * leftover's "frozen 0" made the wait a busy loop). */
 static void wait_unpopulated(const char *path, int *budget_ms)
 {
-	char p[4500];
+	char p[4500], b[256];
 	snprintf(p, sizeof(p), "%s/cgroup.events", path);
 	_cleanup_close_ int ev = open(p, O_RDONLY | O_CLOEXEC);
-	uint64_t v = 1;
-	while (ev >= 0 && *budget_ms > 0 && cg_read_key(path, "cgroup.events", "populated", &v) == 0 && v != 0) {
+	while (ev >= 0 && *budget_ms > 0) {
+		ssize_t n = pread(ev, b, sizeof(b) - 1, 0);
+		if (n <= 0)
+			return;
+		b[n] = '\0';
+		const char *k = strstr(b, "populated ");
+		if (!k || k[10] != '1')
+			return;
 		struct pollfd pf = {ev, POLLPRI, 0};
 		int ms = *budget_ms < 50 ? *budget_ms : 50;
 		if (poll(&pf, 1, ms) == 0)
@@ -169,7 +178,60 @@ static void remove_children(const char *path)
 			(void)unlinkat(dirfd(d), e->d_name, AT_REMOVEDIR);
 }
 
-/* A cgroup named cordon-PID-N whose PID is not alive is a leftover. */
+/* Is pid in a run's cgroup (one named cordon-PID-N, or below it: a
+ * session's exec-N), in any hierarchy? Then it is a run's process, never a
+ * supervisor: a supervisor stays outside its runs' cgroups, and one run's
+ * cannot make cgroups. */
+static bool in_a_run(int pid)
+{
+	char f[64], line[4400];
+	snprintf(f, sizeof(f), "/proc/%d/cgroup", pid);
+	_cleanup_fclose_ FILE *fp = fopen(f, "re");
+	while (fp && fgets(line, sizeof(line), fp)) {
+		line[strcspn(line, "\n")] = '\0';
+		for (char *c = strchr(line, '/'); c; c = strchr(c + 1, '/')) {
+			int p, end = 0;
+			unsigned n;
+			if (sscanf(c + 1, "cordon-%d-%u%n", &p, &n, &end) == 2 && end > 0 &&
+			    (c[1 + end] == '/' || !c[1 + end]))
+				return true;
+		}
+	}
+	return false;
+}
+
+/* Has pid exited, its parent not yet waited for it (a zombie)? */
+static bool exited(int pid)
+{
+	char f[64], st[512];
+	snprintf(f, sizeof(f), "/proc/%d/stat", pid);
+	_cleanup_close_ int fd = open(f, O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, st, sizeof(st) - 1);
+	if (n <= 0)
+		return false;
+	st[n] = '\0';
+	const char *r = strrchr(st, ')');
+	return r && r[1] == ' ' && (r[2] == 'Z' || r[2] == 'X');
+}
+
+/* Is the supervisor of the cgroup named after pid (run: cordon-PID-N)
+ * alive? Not where no process has the PID, or it has exited (a zombie:
+ * /proc says it is in no cgroup then); and not where the PID is a run's
+ * process: one of a leftover's (this one's or another's) that forked until
+ * the kernel gave it the dead supervisor's PID (without a PID namespace,
+ * the degraded boundary's, a run's processes are the host's), or kept it
+ * as a zombie child it never waits for. The leftover was passed over at
+ * every look. */
+static bool supervisor_alive(int pid, bool run)
+{
+	if (kill(pid, 0) < 0 && errno == ESRCH)
+		return false;
+	if (pid <= 0)
+		return true;
+	return !exited(pid) && !(run && in_a_run(pid));
+}
+
+/* A cgroup named cordon-PID-N whose supervisor is not alive is a leftover. */
 static void reap_dir(const char *parent)
 {
 	int budget_ms = 1000; /* the look's whole wait for dying processes */
@@ -180,10 +242,10 @@ static void reap_dir(const char *parent)
 	while ((e = readdir(d))) {
 		int pid;
 		unsigned n;
-		if (sscanf(e->d_name, "cordon-%d-%u", &pid, &n) != 2 &&
-		    sscanf(e->d_name, CG_V2_LEAF_FMT, &pid) != 1)
+		bool run = sscanf(e->d_name, "cordon-%d-%u", &pid, &n) == 2;
+		if (!run && sscanf(e->d_name, CG_V2_LEAF_FMT, &pid) != 1)
 			continue;
-		if (kill(pid, 0) == 0 || errno != ESRCH)
+		if (supervisor_alive(pid, run))
 			continue;
 		char path[4400];
 		snprintf(path, sizeof(path), "%s/%s", parent, e->d_name);
@@ -201,7 +263,11 @@ static void reap_dir(const char *parent)
 
 void cgroup_reap_stale(const struct cgroup_ops *ops, const struct cg_host *host)
 {
-	static const char *const v1[] = {"memory", "pids", "cpuacct", "freezer"};
+	/* The freezer first: a leftover frozen there (a paused session's)
+	 * is thawed before any kill, for a v1-frozen process does not die of
+	 * SIGKILL; looked at last, the other hierarchies' kills waited for
+	 * nothing and their cgroups stayed. */
+	static const char *const v1[] = {"freezer", "memory", "pids", "cpuacct"};
 	char mp[2048], self[2048], dir[4200];
 	struct cg_host own = {0};
 	const struct cg_host *h = host && host->mountinfo && host->cgroup ? host : &own;

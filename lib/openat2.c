@@ -29,6 +29,13 @@ static uint64_t mnt_id(int fd)
 	return (1ULL << 63) | ((uint64_t)sx.stx_dev_major << 32) | sx.stx_dev_minor;
 }
 
+/* Is name in dirfd a symbolic link (not followed)? */
+static bool is_link(int dirfd, const char *name)
+{
+	struct stat st;
+	return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+}
+
 static int fail(int fd, int e)
 {
 	if (fd >= 0)
@@ -112,10 +119,33 @@ int openat2_walk(int dirfd, const char *path, const struct open_how *how)
 			return fail(cur, EXDEV);
 		p = next;
 	}
-	bool slash = len > 0 && path[len - 1] == '/';
+	/* A mount point as the last component is refused before it is
+	 * opened, as openat2 does: opened first, a file bound there from
+	 * elsewhere would be truncated (O_TRUNC), a device's open run, a
+	 * FIFO's block, and only then EXDEV. (Absent: O_CREAT makes it on
+	 * cur's own mount.) */
+	/* "a/" with O_CREAT: EISDIR, nothing made, as openat2 (openat's
+	 * O_CREAT | O_DIRECTORY is EINVAL since 6.4, and before it made a
+	 * regular file). */
+	bool slash = path[len - 1] == '/';
+	if (slash && (how->flags & O_CREAT))
+		return fail(cur, EISDIR);
+	if (noxdev) {
+		int pf = openat(cur, last, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		bool crossed = pf >= 0 && mnt_id(pf) != mnt;
+		if (pf >= 0)
+			close(pf);
+		if (crossed)
+			return fail(cur, EXDEV);
+	}
 	int flags = (int)how->flags | O_NOFOLLOW | (slash ? O_DIRECTORY : 0);
 	int fd = openat(cur, last, flags, (mode_t)how->mode);
 	int e = errno;
+	/* A link where a directory is asked (O_DIRECTORY, a trailing slash)
+	 * is ENOTDIR to openat with the O_NOFOLLOW added here; openat2, which
+	 * would have followed it, says ELOOP. */
+	if (fd < 0 && e == ENOTDIR && (slash || !(how->flags & O_NOFOLLOW)) && is_link(cur, last))
+		e = ELOOP;
 	close(cur);
 	if (fd < 0)
 		return fail(-1, e);

@@ -11,7 +11,7 @@
  * RESOLVE_NO_SYMLINKS, never followed), ".." and an absolute path refused
  * under RESOLVE_BENEATH (EXDEV, as openat2 says for an escape), a mount
  * crossed refused under RESOLVE_NO_XDEV (EXDEV: the mount ID of each step,
- * statx). Only what cordon asks is emulated: a resolve without
+ * statx; the last one's before it is opened). Only what cordon asks is emulated: a resolve without
  * RESOLVE_NO_SYMLINKS, or with RESOLVE_IN_ROOT or RESOLVE_CACHED, stays
  * ENOSYS. The last component is opened with the caller's flags and mode
  * plus O_NOFOLLOW (O_PATH | O_NOFOLLOW gives the link itself, as openat2). */

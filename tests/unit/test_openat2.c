@@ -5,7 +5,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "compat.h"
@@ -99,7 +103,19 @@ static void test_as_the_kernel(void **st)
 	same(dfd, "..", O_PATH, STRICT);           /* EXDEV: out */
 	same(dfd, "d/../..", O_PATH, STRICT);
 	same(dfd, "d/fifo", O_RDONLY | O_NONBLOCK, STRICT);
+	same(dfd, "d/dl", O_RDONLY | O_DIRECTORY, STRICT);  /* ELOOP: it would be followed */
+	same(dfd, "d/dl", O_RDONLY | O_DIRECTORY | O_NOFOLLOW, STRICT); /* ENOTDIR: the link itself */
+	same(dfd, "d/ln/", O_PATH, STRICT);                 /* ELOOP: a slash follows it */
+	same(dfd, "d/ln/", O_PATH | O_NOFOLLOW, STRICT);
+	same(dfd, "d/e/new/", O_WRONLY | O_CREAT, STRICT);  /* EISDIR, nothing made */
+	same(dfd, "d/e/./", O_WRONLY | O_CREAT, STRICT);
+	same(dfd, "d/ln/", O_WRONLY | O_CREAT, STRICT);
+	same(dfd, "d/fifo/", O_RDONLY | O_NONBLOCK, STRICT);
+	same(dfd, "d/e/..", O_PATH, RESOLVE_NO_SYMLINKS | RESOLVE_NO_XDEV); /* up, not beneath */
 	same(dfd, "", O_PATH, STRICT);             /* ENOENT */
+	char made[4200];
+	snprintf(made, sizeof(made), "%s/d/e/new", top);
+	assert_int_equal(access(made, F_OK), -1);
 	same(AT_FDCWD, top, O_PATH | O_DIRECTORY, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	same(AT_FDCWD, "/proc/self/cwd", O_PATH, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
 	/* A mount crossed: / to /proc. */
@@ -139,11 +155,66 @@ static void test_create_and_refusals(void **st)
 	assert_int_equal(errno, ENOSYS);
 }
 
+/* The last component a mount point (a file bound over d/e/m, a FIFO over
+ * d/e/p): the kernel refuses the crossing before it opens anything; the
+ * walk must too, not open (truncate, block on) the other mount's file and
+ * then say EXDEV. In a mount namespace of a child's own; skipped where
+ * none can be had (not root). */
+static int mounted_last(void)
+{
+	char m[4200], p[4200], out[4200], fifo[4200];
+	snprintf(m, sizeof(m), "%s/d/e/m", top);
+	snprintf(p, sizeof(p), "%s/d/e/p", top);
+	snprintf(out, sizeof(out), "%s/outside", top);
+	snprintf(fifo, sizeof(fifo), "%s/outside-fifo", top);
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+		return 77;
+	int fd = open(out, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 || write(fd, "kept", 4) != 4 || close(fd) < 0)
+		return 2;
+	close(open(m, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+	close(open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644));
+	if (mkfifo(fifo, 0644) < 0 || mount(out, m, NULL, MS_BIND, NULL) < 0 || mount(fifo, p, NULL, MS_BIND, NULL) < 0)
+		return 77;
+	alarm(20); /* a walk that blocks on the FIFO fails the test, not hangs it */
+	int at = open(top, O_PATH | O_DIRECTORY | O_CLOEXEC); /* dfd is of the mounts before */
+	struct open_how how = {.flags = O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, .resolve = STRICT};
+	if (syscall(SYS_openat2, at, "d/e/m", &how, sizeof(how)) != -1 || errno != EXDEV)
+		return 3; /* the kernel's own answer */
+	if (openat2_walk(at, "d/e/m", &how) != -1 || errno != EXDEV)
+		return 4;
+	struct stat sb;
+	if (stat(out, &sb) < 0 || sb.st_size != 4)
+		return 5; /* truncated before it was refused */
+	how.flags = O_RDONLY | O_CLOEXEC;
+	if (openat2_walk(at, "d/e/p", &how) != -1 || errno != EXDEV)
+		return 6;
+	return 0;
+}
+
+static void test_mount_point_last_not_opened(void **st)
+{
+	(void)st;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(mounted_last());
+	int ws = 0;
+	assert_int_equal(waitpid(pid, &ws, 0), pid);
+	if (WIFEXITED(ws) && WEXITSTATUS(ws) == 77)
+		skip();
+	if (!WIFEXITED(ws) || WEXITSTATUS(ws) != 0)
+		fail_msg("the walk with a mount point last: %s %d (3: the kernel's answer, 4: not EXDEV, 5: the "
+			 "other mount's file truncated, 6: the FIFO there, SIGALRM: blocked on it)",
+			 WIFEXITED(ws) ? "step" : "signal", WIFEXITED(ws) ? WEXITSTATUS(ws) : WTERMSIG(ws));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_as_the_kernel),
 		cmocka_unit_test(test_create_and_refusals),
+		cmocka_unit_test(test_mount_point_last_not_opened),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
