@@ -107,15 +107,14 @@ static bool in_leaf(int pid, const char *leaf)
  * boundary has no PID namespace to end a run with its init: what the
  * command started outlives a SIGKILLed supervisor there. Each pid is pinned
  * by a pidfd and checked to be in the cgroup after, so a pid reused since
- * cgroup.procs was read is not signalled; its end is waited for (a second
- * in all at most) before the cgroup is removed. Bounded rounds: one that
+ * cgroup.procs was read is not signalled; its end is waited for (out of
+ * the look's budget) before the cgroup is removed. Bounded rounds: one that
  * forked meanwhile is killed in the next; what is still there is the next
  * look's. */
-static void kill_procs(const char *path, const char *leaf)
+static void kill_procs(const char *path, const char *leaf, int *budget_ms)
 {
 	char f[4500];
 	snprintf(f, sizeof(f), "%s/cgroup.procs", path);
-	int waits = 10; /* at most a second waited in all (a process stuck in D) */
 	for (int round = 0; round < 16; round++) {
 		_cleanup_fclose_ FILE *fp = fopen(f, "re");
 		int pid;
@@ -126,8 +125,8 @@ static void kill_procs(const char *path, const char *leaf)
 				continue;
 			if (in_leaf(pid, leaf) && syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0) == 0) {
 				struct pollfd p = {pfd, POLLIN, 0};
-				if (waits > 0 && poll(&p, 1, 100) == 0)
-					waits--;
+				if (*budget_ms > 0 && poll(&p, 1, 100) == 0)
+					*budget_ms -= 100;
 				any = true;
 			}
 			close(pfd);
@@ -232,9 +231,8 @@ static bool supervisor_alive(int pid, bool run)
 }
 
 /* A cgroup named cordon-PID-N whose supervisor is not alive is a leftover. */
-static void reap_dir(const char *parent)
+static void reap_dir(const char *parent, int *budget_ms)
 {
-	int budget_ms = 1000; /* the look's whole wait for dying processes */
 	_cleanup_closedir_ DIR *d = opendir(parent);
 	struct dirent *e;
 	if (!d)
@@ -253,9 +251,9 @@ static void reap_dir(const char *parent)
 		 * thawed first: a frozen process does not die. */
 		cg_write(path, "freezer.state", "THAWED", NULL);
 		if (cg_write(path, "cgroup.kill", "1", NULL) == 0)
-			wait_unpopulated(path, &budget_ms);
+			wait_unpopulated(path, budget_ms);
 		else
-			kill_procs(path, e->d_name);
+			kill_procs(path, e->d_name, budget_ms);
 		remove_children(path);
 		rmdir(path);
 	}
@@ -269,13 +267,16 @@ void cgroup_reap_stale(const struct cgroup_ops *ops, const struct cg_host *host)
 	 * nothing and their cgroups stayed. */
 	static const char *const v1[] = {"freezer", "memory", "pids", "cpuacct"};
 	char mp[2048], self[2048], dir[4200];
+	/* The look's whole wait for dying processes, every hierarchy and
+	 * leftover together (a process stuck in D is the next look's). */
+	int budget_ms = 1000;
 	struct cg_host own = {0};
 	const struct cg_host *h = host && host->mountinfo && host->cgroup ? host : &own;
 	if (h == &own && cg_host_read(&own) < 0)
 		return;
 	if (ops == &cgroup_v2_ops) {
 		if (cg_v2_self_dir_in(h, dir, sizeof(dir)) == 0)
-			reap_dir(dir);
+			reap_dir(dir, &budget_ms);
 		cg_host_free(&own);
 		return;
 	}
@@ -283,7 +284,7 @@ void cgroup_reap_stale(const struct cgroup_ops *ops, const struct cg_host *host)
 		if (cg_mount_point_in(h, v1[i], false, mp, sizeof(mp)) == 0 &&
 		    cg_self_path_in(h, v1[i], self, sizeof(self)) == 0) {
 			snprintf(dir, sizeof(dir), "%s%s", mp, self);
-			reap_dir(dir);
+			reap_dir(dir, &budget_ms);
 		}
 	}
 	cg_host_free(&own);
