@@ -92,9 +92,21 @@ bool sxcg_can_freeze(void)
 	return G.on && G.fz[0];
 }
 
-/* Is the freezer's state what was asked (frozen or thawed)? */
-static bool fz_reached(bool freeze)
+/* Is the freezer's state what was asked (frozen or thawed)? v2: read
+ * through ev where it is the descriptor polled (kernfs keeps POLLPRI up
+ * until that one reads the change: read elsewhere, each poll came back at
+ * once and the wait was a busy loop). */
+static bool fz_reached_ev(bool freeze, int ev)
 {
+	if (G.v2 && ev >= 0) {
+		char b[256];
+		ssize_t n = pread(ev, b, sizeof(b) - 1, 0);
+		if (n <= 0)
+			return false;
+		b[n] = '\0';
+		const char *k = strstr(b, "frozen ");
+		return k && k[7] == (freeze ? '1' : '0');
+	}
 	if (G.v2) {
 		uint64_t v = 2;
 		return cg_read_key(G.fz, "cgroup.events", "frozen", &v) == 0 && v == (freeze ? 1 : 0);
@@ -109,6 +121,11 @@ static bool fz_reached(bool freeze)
 		return false;
 	st[n] = '\0';
 	return strncmp(st, freeze ? "FROZEN" : "THAWED", 6) == 0;
+}
+
+static bool fz_reached(bool freeze)
+{
+	return fz_reached_ev(freeze, -1);
 }
 
 int sxcg_freeze(bool freeze, unsigned wait_ms, bool *reached, cordon_error *err)
@@ -133,7 +150,7 @@ int sxcg_freeze(bool freeze, unsigned wait_ms, bool *reached, cordon_error *err)
 	int ev = G.v2 ? open(p, O_RDONLY | O_CLOEXEC) : -1;
 	uint64_t until = mono_ns() + (uint64_t)wait_ms * 1000000ULL;
 	unsigned naps = 0;
-	while (!(*reached = fz_reached(freeze))) {
+	while (!(*reached = fz_reached_ev(freeze, ev))) {
 		uint64_t now = mono_ns();
 		if (now >= until)
 			break;
