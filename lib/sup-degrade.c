@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <linux/seccomp.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "sup-degrade.h"
 #include "hostwhy.h"
@@ -22,6 +24,7 @@
 #include "ns.h"
 #include "pol-opts.h"
 #include "protect.h"
+#include "proxy.h"
 #include "report.h"
 
 
@@ -116,10 +119,30 @@ int sup_degrade_check(const cordon_policy *p, const struct run_plan *plan, bool 
 		return cordon_err(err, 0, "%s; the degraded boundary (allow_weaker \"namespaces\") has no view of the run's own, which %s needs",
 				  why, v);
 	bool net = p->net_allow.n > 0;
-	if (net && !(p->allow_weaker & WEAK_NETWORK))
-		return cordon_err(err, 0, "%s; network.allow: without a network namespace of the run's own its proxy cannot bound the run's network; set enforcement.allow_weaker [\"namespaces\", \"network\"] to run with the host's network unbounded",
-				  why);
+	char pw[200];
+	if (net && !sup_degrade_proxy(abi, pw, sizeof(pw)) && !(p->allow_weaker & WEAK_NETWORK))
+		return cordon_err(err, 0, "%s; network.allow: without a network namespace of the run's own the proxy bounds the run's network only where %s; set enforcement.allow_weaker [\"namespaces\", \"network\"] to run with the host's network unbounded",
+				  why, pw);
 	return 0;
+}
+
+bool sup_degrade_proxy(int abi, char *why, size_t n)
+{
+	/* Landlock ABI 4 came with Linux 6.7, after ADDFD's SETFD (5.14) and
+	 * user notification (5.0); a filter above cordon's may still refuse
+	 * the notification. */
+	unsigned int act = SECCOMP_RET_USER_NOTIF;
+	if (abi < 4) {
+		snprintf(why, n, "Landlock refuses the run's own TCP connect and bind (ABI 4, Linux 6.7; this kernel has ABI %d)", abi);
+		return false;
+	}
+	if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act) != 0) {
+		snprintf(why, n, "seccomp user notification is available (SECCOMP_GET_ACTION_AVAIL: %s)", strerror(errno));
+		return false;
+	}
+	if (why && n)
+		why[0] = '\0';
+	return true;
 }
 
 int sup_degrade_decide(struct sup *s, cordon_error *err)
@@ -135,6 +158,7 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 	int abi = landlock_abi();
 	bool net = p->net_allow.n > 0;
 	s->degraded = true;
+	s->degraded_proxy = net && sup_degrade_proxy(abi, NULL, 0);
 	/* Never privileged: a root cordon runs a serve client's command as
 	 * that client, and its own as a uid of the run's own. */
 	if (s->privileged && s->host_uid != 0) {
@@ -146,13 +170,17 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 	lost(rep, "filesystem: the host's tree, held by Landlock (ABI %d) alone: what the policy grants at its own paths, the standard devices, /proc read-only; no private /tmp, /dev/shm or /etc/hosts; protected paths are not held (each one the run changes is a file denial after the run)",
 	     abi);
 	lost(rep, "processes: the host's PID namespace (the run sees the host's processes in /proc); the run is reaped as its process group (setsid and setpgid refused by seccomp) and with the parent-death signal");
-	if (net)
+	if (s->degraded_proxy)
+		lost(rep, "network: the host's, bounded by the proxy: the run's TCP connect is made by cordon, to the proxy's address (127.0.0.1:%d) only, every other refused (seccomp notification; Landlock ABI %d refuses the run's own TCP connect and bind); datagram, raw and every family but inet and inet6 (unix too: socketpair stays) refused by seccomp; no resolver of the run's own (network.transparent: clients must use the proxy variables)",
+		     PROXY_PORT, abi);
+	else if (net)
 		lost(rep, "network: the host's, unbounded (allow_weaker \"network\"): no proxy, none of its rules and no secret injected; datagram, raw and every family but inet and inet6 (unix too: socketpair stays) refused by seccomp");
 	else
 		lost(rep, "network: the host's; socket() refused by seccomp for every family, unix too (socketpair stays)%s",
 		     abi >= 4 ? ", TCP bind and connect by Landlock too" : "");
 	lost(rep, "IPC and hostname: the host's (System V IPC and POSIX message queues of uid %u are reachable)", (unsigned)s->sb_uid);
-	lost(rep, "denial reports: no seccomp notification (the observer reads the run's own view): a refused call fails with EPERM and is not in the report");
+	lost(rep, "denial reports: no seccomp observer (it reads the run's own view): a refused call fails with EPERM and is not in the report%s",
+	     s->degraded_proxy ? " (a refused connect is: a network denial)" : "");
 	if (p->kill_on_violation)
 		lost(rep, "on_violation kill: no denial is seen while the run goes on (no seccomp notification), so none ends it; a protected path it changed is found after it");
 	return 0;
@@ -165,6 +193,17 @@ int sup_degrade_layers(struct sup *s, cordon_error *err)
 	if (overlay_fall_back_late(&s->ovl, s->pol, s->rep, "the degraded boundary has no mount namespace to mount it in", err) < 0)
 		return -1;
 	s->plan.model.run.sys_rules |= SYS_R_KEEP_PGRP | (s->pol->net_allow.n ? SYS_R_STREAM_ONLY : SYS_R_NO_SOCKET);
+	s->spec.degraded = true;
+	s->spec.run_uid = s->sb_uid;
+	s->spec.run_gid = s->sb_gid;
+	s->spec.dns = false; /* no network namespace to answer in */
+	if (s->degraded_proxy) {
+		/* The proxy kept (sup-degrade-net.h): its variables stay, the
+		 * observer's own network rules go (no notification of theirs). */
+		s->plan.model.run.sys_rules &= ~(SYS_R_CONNECT | SYS_R_SENDTO | SYS_R_BIND | SYS_R_HOSTSOCK);
+		s->plan.model.run.sys_rules |= SYS_R_DEGRADED_NET;
+		return 0;
+	}
 	/* No proxy: its variables would send the run's requests to whatever
 	 * listens on that port of the host. */
 	static const char *const px[] = {"HTTP_PROXY=", "HTTPS_PROXY=", "http_proxy=", "https_proxy=", "ALL_PROXY=",
@@ -184,10 +223,7 @@ int sup_degrade_layers(struct sup *s, cordon_error *err)
 			s->env_secret_start--;
 	}
 	s->spec.envp = s->env.v;
-	s->spec.proxy = s->spec.dns = false;
-	s->spec.degraded = true;
-	s->spec.run_uid = s->sb_uid;
-	s->spec.run_gid = s->sb_gid;
+	s->spec.proxy = false;
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sup-finish.h"
+#include "sup-degrade-net.h"
 #include "cleanup.h"
 #include "cs-seal.h"
 #include "hash.h"
@@ -280,6 +281,7 @@ void sup_cleanup(struct sup *s)
 	sweep_free(&s->sweep);
 	proxy_free(s->proxy);
 	s->proxy = NULL;
+	sup_degrade_net_stop(s);
 	if (s->ca)
 		s->tls->ca_free(s->ca);
 	s->ca = NULL;

@@ -16,6 +16,7 @@
 #include "sup-proxy.h"
 #include "sup-dns.h"
 #include "sup-degrade.h"
+#include "sup-degrade-net.h"
 
 /* Wake coalescing of the output relay: after a splice of at least
  * COALESCE_MIN bytes from a 1 MiB pipe, the loop sleeps COALESCE_NS before
@@ -195,6 +196,13 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 				sup_kill_run(s, ST_SETUP_ERROR);
 			}
 			fd = -1;
+		} else if (fd >= 0 && s->degraded_proxy && live) {
+			cordon_error e;
+			if (sup_degrade_net_start(s, fd, &e) < 0) {
+				sup_setup_error(s, &e);
+				sup_kill_run(s, ST_SETUP_ERROR);
+			}
+			fd = -1;
 		}
 		break;
 	case MSG_PROXY_FD:
@@ -357,6 +365,7 @@ static const struct {
 	{offsetof(struct sup, out[1].out_fd), on_stream_writable, 1},
 	{offsetof(struct sup, pty.in_fd), on_pty_input, 0},
 	{offsetof(struct sup, pty.master), on_pty_input, 1},
+	{offsetof(struct sup, dnet_listener), sup_degrade_net_event, 0},
 };
 
 static void dispatch(struct sup *s, int fd)
