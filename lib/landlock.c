@@ -57,7 +57,7 @@ static uint64_t fs_mask(int abi)
 }
 
 /* One more path rule (masked to the plan's ABI). */
-static int landlock_add_path(struct landlock_plan *lp, const char *path, uint64_t access, cordon_error *err)
+int landlock_add_path(struct landlock_plan *lp, const char *path, uint64_t access, cordon_error *err)
 {
 	struct landlock_rule *r = realloc(lp->rules, (lp->n + 1) * sizeof(*r));
 	if (!r)

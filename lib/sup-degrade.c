@@ -6,6 +6,7 @@
  * list, the socket families, setsid and setpgid), rlimits and the cgroup,
  * the process group and the parent-death signal. */
 #include <errno.h>
+#include <linux/landlock.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 #include "sup-degrade.h"
+#include "cleanup.h"
 #include "hostwhy.h"
 #include "landlock.h"
 #include "mounts-prep.h"
@@ -67,7 +69,9 @@ static const char *needs_view(const struct run_plan *pl, bool session, bool chec
 			snprintf(out, n, "%s seen at %s", e->host, e->path);
 			return out;
 		}
-		if (e->kind == MK_SECRET) {
+		/* The run's CA bundle (TLS interception): a file of the host's
+		 * instead (sup_degrade_ca). */
+		if (e->kind == MK_SECRET && strcmp(e->path, CORDON_CA_DIR) != 0) {
 			snprintf(out, n, "a secret delivered as a file (%s)", e->path);
 			return out;
 		}
@@ -326,4 +330,56 @@ void sup_degrade_reap(struct sup *s)
 {
 	if (s->degraded && s->pid > 0)
 		kill(-s->pid, SIGKILL);
+}
+
+int sup_degrade_ca(struct sup *s, cordon_error *err)
+{
+	if (!s->degraded_proxy || !s->ca_bundle.len)
+		return 0;
+	snprintf(s->ca_dir, sizeof(s->ca_dir), "/tmp/cordon-ca-XXXXXX");
+	if (!mkdtemp(s->ca_dir)) {
+		s->ca_dir[0] = '\0';
+		return cordon_err_errno(err, "the run's CA bundle: a directory in /tmp");
+	}
+	_cleanup_close_ int d = open(s->ca_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0 || fchmod(d, 0755) < 0)
+		return cordon_err_errno(err, "the run's CA bundle: %s", s->ca_dir);
+	_cleanup_close_ int f = openat(d, "ca.pem", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+	if (f < 0)
+		return cordon_err_errno(err, "the run's CA bundle: %s/ca.pem", s->ca_dir);
+	for (size_t off = 0; off < s->ca_bundle.len;) {
+		ssize_t n = write(f, s->ca_bundle.p + off, s->ca_bundle.len - off);
+		if (n <= 0)
+			return cordon_err_errno(err, "the run's CA bundle: write %s/ca.pem", s->ca_dir);
+		off += (size_t)n;
+	}
+	if (landlock_add_path(&s->landlock, s->ca_dir, LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR, err) < 0)
+		return -1;
+	/* The variables that name the bundle (sup-env.c) name this one. */
+	char file[sizeof(s->ca_dir) + 8];
+	snprintf(file, sizeof(file), "%s/ca.pem", s->ca_dir);
+	for (size_t i = 0; i < s->env.n; i++) {
+		char *eq = strchr(s->env.v[i], '=');
+		if (!eq || strcmp(eq + 1, CORDON_CA_FILE) != 0)
+			continue;
+		char *v = NULL;
+		if (asprintf(&v, "%.*s=%s", (int)(eq - s->env.v[i]), s->env.v[i], file) < 0)
+			return cordon_oom(err);
+		free(s->env.v[i]);
+		s->env.v[i] = v;
+	}
+	s->spec.envp = s->env.v;
+	s->spec.ca_pem = NULL; /* no view to put it in */
+	return 0;
+}
+
+void sup_degrade_ca_remove(struct sup *s)
+{
+	if (!s->ca_dir[0])
+		return;
+	_cleanup_close_ int d = open(s->ca_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d >= 0)
+		unlinkat(d, "ca.pem", 0);
+	rmdir(s->ca_dir);
+	s->ca_dir[0] = '\0';
 }

@@ -36,6 +36,13 @@ bool sup_degrade_proxy(int abi, char *why, size_t n);
  * endpoints, the proxy kept behind the connect rule (SYS_R_DEGRADED_NET),
  * or its variables gone with allow_weaker "network"). */
 int sup_degrade_layers(struct sup *s, cordon_error *err);
+/* Step 4, once Landlock is prepared: with the proxy kept and TLS
+ * interception, the run's CA bundle (no view to put it at CORDON_CA_DIR)
+ * as a file of the host's, /tmp/cordon-ca-XXXXXX/ca.pem (0444, its
+ * directory 0755, read by Landlock's rule), named by the CA variables; the
+ * host's own bundles are not covered. Removed by sup_degrade_ca_remove. */
+int sup_degrade_ca(struct sup *s, cordon_error *err);
+void sup_degrade_ca_remove(struct sup *s);
 /* Step 6, where clone3 is refused (the degraded boundary clones with clone,
  * which cannot place init in a cgroup): init joins the run's v2 cgroup
  * before sync 1, so that the command is born there. */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "sup-finish.h"
 #include "sup-degrade-net.h"
+#include "sup-degrade.h"
 #include "cleanup.h"
 #include "cs-seal.h"
 #include "hash.h"
@@ -282,6 +283,7 @@ void sup_cleanup(struct sup *s)
 	proxy_free(s->proxy);
 	s->proxy = NULL;
 	sup_degrade_net_stop(s);
+	sup_degrade_ca_remove(s);
 	if (s->ca)
 		s->tls->ca_free(s->ca);
 	s->ca = NULL;

@@ -341,7 +341,7 @@ static int prepare(struct sup *s, cordon_error *err)
 	for (size_t i = 0; i <= s->plan.nmounts; i++)
 		s->spec.tree_fds[i] = -1;
 	s->spec.rl = s->plan.model.run.rl;
-	if (sup_degrade_layers(s, err) < 0 || prepare_filters(s, err) < 0)
+	if (sup_degrade_layers(s, err) < 0 || prepare_filters(s, err) < 0 || sup_degrade_ca(s, err) < 0)
 		return -1;
 	if (s->cgp.before_clone && cgroup_setup(s, 0, err) < 0)
 		return -1;

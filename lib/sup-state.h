@@ -91,6 +91,7 @@ struct sup {
 	 * listener (sup-degrade-net.h; -1 until it arrives, and after) */
 	bool degraded_proxy;
 	int dnet_listener;
+	char ca_dir[64]; /* and TLS interception: the run's CA bundle's (sup_degrade_ca) */
 	/* runtime */
 	int sock, pidfd, epfd, timer, cpu_timer, sigfd;
 	pid_t pid;
