@@ -22,7 +22,7 @@ explain_verdict() {
 restricted_run() {
 	local mode=$1
 	shift
-	ERR=$("$RESTRICT" "$mode" "$CORDON" run --ro "$BUILD" "$@" -- /bin/true 2>ERR=$("$RESTRICT" nouserns "$CORDON" run --ro "$BUILD" "$@" -- /bin/true 2>&1 >/dev/null)1 >/dev/null)
+	ERR=$("$RESTRICT" "$mode" "$CORDON" run --ro "$BUILD" "$@" -- /bin/true 2>&1 >/dev/null)
 	RC=$?
 }
 
