@@ -161,6 +161,8 @@ static int decide(struct sup *s, const struct seccomp_notif *n)
 		snprintf(target, sizeof(target), "[%s]:%u", host, ntohs(s6->sin6_port));
 	}
 	report_add_denial(s->rep, "network", target);
+	if (s->pol->kill_on_violation)
+		sup_kill_run(s, ST_DENIED); /* as the observer ends a normal run */
 	return ECONNREFUSED;
 }
 

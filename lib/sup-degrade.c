@@ -186,7 +186,8 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 	lost(rep, "denial reports: no seccomp observer (it reads the run's own view): a refused call fails with EPERM and is not in the report%s",
 	     s->degraded_proxy ? " (a refused connect is: a network denial)" : "");
 	if (p->kill_on_violation)
-		lost(rep, "on_violation kill: no denial is seen while the run goes on (no seccomp notification), so none ends it; a protected path it changed is found after it");
+		lost(rep, "on_violation kill: no denial is seen while the run goes on (no seccomp observer), so none ends it%s; a protected path it changed is found after it",
+		     s->degraded_proxy ? " but a refused connect" : "");
 	return 0;
 }
 
@@ -382,4 +383,14 @@ void sup_degrade_ca_remove(struct sup *s)
 		unlinkat(d, "ca.pem", 0);
 	rmdir(s->ca_dir);
 	s->ca_dir[0] = '\0';
+}
+
+void sup_degrade_why_failed(struct sup *s, cordon_error *err)
+{
+	if (s->degraded || s->exec_ok || (s->pol->allow_weaker & WEAK_NAMESPACES))
+		return; /* probed already: the namespaces and the view held */
+	char why[256];
+	if (ns_probe_view(SUP_DEGRADE_NS, s->privileged, why, sizeof(why)))
+		return;
+	cordon_err_wrap(err, "%s; enforcement.allow_weaker [\"namespaces\"] runs without them (docs/hosts.md)", why);
 }

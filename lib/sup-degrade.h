@@ -43,6 +43,12 @@ int sup_degrade_layers(struct sup *s, cordon_error *err);
  * host's own bundles are not covered. Removed by sup_degrade_ca_remove. */
 int sup_degrade_ca(struct sup *s, cordon_error *err);
 void sup_degrade_ca_remove(struct sup *s);
+/* The run's setup failed after its clone (err, a step's own words:
+ * "fsmount proc: ...", "open /proc/N/ns/user: ..."), not asked for the
+ * degraded boundary: where the namespaces or the view in them cannot be had
+ * (podman's default profile: masked /proc), err is prefixed with the cause
+ * in `cordon explain`'s words (sup_setup_error). */
+void sup_degrade_why_failed(struct sup *s, cordon_error *err);
 /* Step 6, where clone3 is refused (the degraded boundary clones with clone,
  * which cannot place init in a cgroup): init joins the run's v2 cgroup
  * before sync 1, so that the command is born there. */

@@ -165,7 +165,8 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 		s->rep->enf.no_new_privs = true;
 		s->rep->enf.landlock_abi = s->landlock.abi;
 		s->rep->enf.seccomp = s->spec.seccomp;
-		s->rep->enf.seccomp_notify = s->spec.seccomp && s->seccomp.notify;
+		/* (the degraded boundary's listener answers connects only) */
+		s->rep->enf.seccomp_notify = s->spec.seccomp && s->seccomp.notify && s->notify;
 		s->rep->enf.file_observer = s->spec.seccomp && s->seccomp.observe && !s->pol->no_file_reports;
 		/* Read in the drain, the command started before init's end
 		 * (t_end): the setup took no longer than that. */

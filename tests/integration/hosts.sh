@@ -516,12 +516,16 @@ J
 
 # podman's default profile allows the namespaces, but its /proc has masked
 # paths and root inside has no CAP_SYS_ADMIN: the view cannot be built.
-# With allow_weaker the run degrades, saying so.
+# Not asked, the run is refused in explain's words (then the step's:
+# "fsmount proc: ..."); with allow_weaker it degrades, saying so.
 test_hosts_podman_default_profile() {
 	need_podman_root || return
 	in_podman default '
 mkdir -p /w && cd /w
-/cordon/cordon explain -- /bin/true | sed -n "s/^verdict: /without: /p"
+v=$(/cordon/cordon explain -- /bin/true | sed -n "s/^verdict: //p")
+echo "without: $v"
+e=$(/cordon/cordon run -- /bin/true 2>&1)
+case $e in "cordon: $v"*) echo same-words ;; *) echo "explain=[$v] run=[$e]" | tr "\047" _ ;; esac
 /cordon/cordon explain --allow-weaker namespaces -- /bin/true | sed -n "s/^verdict: //p"
 /cordon/cordon run --allow-weaker namespaces --report /r.json -- /bin/true && echo ran
 grep -o "\"containment\": \"[a-z]*\"" /r.json'
@@ -532,6 +536,7 @@ grep -o "\"containment\": \"[a-z]*\"" /r.json'
 		expect_match "$OUT" "^would run weaker: the run's (/proc|binds): .* from (fsmount|fsopen|open_tree)" "what fails there, said"
 		expect_match "$OUT" '"containment": "weaker"' "the report says weaker"
 		expect_match "$OUT" "^without: setup-error: the run's (/proc|binds): .*; enforcement.allow_weaker \\[\"namespaces\"\\] runs without them" "explain, not asked: refused, said why"
+		expect_match "$OUT" "^same-words$" "the refused run, not asked, says what explain says (not the step's error alone)"
 	fi
 	pm rm --all --force --time 0 >/dev/null 2>&1
 	t_assert
