@@ -426,6 +426,18 @@ EOF
 		expect_match "$(field '.enforcement.degraded | join("\n")')" "network: the host.s, bounded by the proxy" "$who: the report says the proxy bounds it"
 		expect_nomatch "$(field '.enforcement.degraded | join("\n")')" "unbounded" "$who: and not that it is unbounded"
 	done
+	# on_violation kill: a refused connect is seen while the run goes on,
+	# and ends it.
+	cat >"$T_TMP/pk.json" <<JSON
+{"network": {"allow": ["127.0.0.1:$port"]}, "on_violation": "kill",
+ "enforcement": {"allow_weaker": ["namespaces"]}}
+JSON
+	chmod 644 "$T_TMP/pk.json"
+	cd "$T_TMP/ws-$who" || return
+	degraded_run "$who" --policy "$T_TMP/pk.json" -- /bin/sh -c "
+		python3 -c 'import socket; socket.socket().connect((\"127.0.0.1\", $other))' 2>/dev/null
+		sleep 20; echo went-on"
+	expect_eq "$OUT:$(field .status)" ":denied" "on_violation kill: the refused connect ends the run ($ERR)"
 	t_assert
 }
 
