@@ -12,8 +12,8 @@
  * one lock; one fixed table (HANDOFF_MAX), an announcement not claimed in
  * 10 s dropped. The degraded boundary (sup-degrade-net.h) announces its
  * connects to the proxy itself with the name "": the proxy reads those as
- * connections it accepted (HTTP proxy or SOCKS). Owned by the run's supervisor: made before the proxy and
- * the observer, freed after both. */
+ * connections it accepted (HTTP proxy or SOCKS). Owned by the run's
+ * supervisor: made before the proxy and the observer, freed after both. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
