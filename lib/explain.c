@@ -98,8 +98,10 @@ static void verdict(cordon_policy *p, const struct host_features *f, struct run_
 		return;
 	}
 	if (degraded)
-		snprintf(out, outsz, "would run weaker: %s; the degraded boundary (allow_weaker \"namespaces\", docs/hosts.md): Landlock, seccomp, rlimits, the process group, no namespaces",
-			 uwhy);
+		snprintf(out, outsz, "would run weaker: %s; the degraded boundary (allow_weaker \"namespaces\", docs/hosts.md): Landlock, seccomp, rlimits, the process group, %sno namespaces",
+			 uwhy, !p->net_allow.n ? ""
+			       : sup_degrade_proxy(f->landlock_abi, NULL, 0) ? "the proxy (every connect made by cordon), "
+									     : "the host's network unbounded (allow_weaker \"network\"), ");
 	else
 		snprintf(out, outsz, "would run");
 }

@@ -57,7 +57,7 @@ static uint64_t fs_mask(int abi)
 }
 
 /* One more path rule (masked to the plan's ABI). */
-static int landlock_add_path(struct landlock_plan *lp, const char *path, uint64_t access, cordon_error *err)
+int landlock_add_path(struct landlock_plan *lp, const char *path, uint64_t access, cordon_error *err)
 {
 	struct landlock_rule *r = realloc(lp->rules, (lp->n + 1) * sizeof(*r));
 	if (!r)
@@ -102,8 +102,17 @@ int landlock_prepare_run(const cordon_policy *p, const struct boundary_model *m,
 	}
 	if (landlock_prepare(m, conds, abi, p->loopback_ports, p->nloopback_ports, out, err) < 0)
 		return -1;
-	if ((conds & LANDLOCK_HOST_VIEW) && abi >= 4 && !(p->allow_weaker & WEAK_NETWORK))
+	/* The degraded boundary (no network namespace): no TCP bind or
+	 * connect of the run's at all, not even to the proxy's port (on the
+	 * host's loopback that port is anyone's): a connect to the proxy is
+	 * made by the supervisor and handed in (sup-degrade-net.h). */
+	if ((conds & LANDLOCK_HOST_VIEW) && abi >= 4) {
 		out->net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+		free(out->tcp_ports);
+		out->tcp_ports = NULL;
+		out->nports = 0;
+		return 0;
+	}
 	if (p->net_allow.n)
 		out->connect_port = (uint16_t)proxy_port;
 	return 0;

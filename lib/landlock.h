@@ -48,6 +48,8 @@ int landlock_prepare_run(const struct cordon_policy *p, const struct boundary_mo
 int landlock_prepare(const struct boundary_model *m, unsigned conds, int abi, const uint16_t *ports, size_t nports,
 		     struct landlock_plan *out, cordon_error *err);
 void landlock_plan_free(struct landlock_plan *lp);
+/* One more path rule (access within the plan's fs rights). */
+int landlock_add_path(struct landlock_plan *lp, const char *path, uint64_t access, cordon_error *err);
 /* init, after pivot_root and no_new_privs: create and enforce the ruleset.
  * A path that cannot be opened is an error (never silently dropped). */
 int landlock_apply(const struct landlock_plan *lp, cordon_error *err);

@@ -258,9 +258,9 @@ int seccomp_build_cached(const struct model_run *r, bool notify, const char *con
 	if (seccomp_cache_key(r, notify, observe, key) == 0) {
 		memset(out, 0, sizeof(*out));
 		out->memfd = -1;
-		out->notify = notify;
+		out->notify = seccomp_plan_listens(notify, r->sys_rules);
 		out->observe = observe && notify;
-		if (cache_load(key, notify, out) == 0) {
+		if (cache_load(key, out->notify, out) == 0) {
 			*hit = true;
 			key[0] = '\0';
 			return 0;

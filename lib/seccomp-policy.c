@@ -187,7 +187,7 @@ static int deny_families_but(scmp_filter_ctx c, uint32_t deny, const int *keep, 
  * a way out; outside review attack11b), which no Landlock ABI up to 7
  * refuses. So socket() is refused for unix too; socketpair stays (a pair
  * reaches nothing but itself). */
-static int degraded_rules(scmp_filter_ctx c, uint32_t deny, unsigned rules, cordon_error *err)
+static int degraded_rules(scmp_filter_ctx c, uint32_t deny, unsigned rules, const strv *deny_list, cordon_error *err)
 {
 	if ((rules & SYS_R_NO_SOCKET) && rule(c, deny, "socket", 0, NULL, err) < 0)
 		return -1;
@@ -204,13 +204,35 @@ static int degraded_rules(scmp_filter_ctx c, uint32_t deny, unsigned rules, cord
 					return -1;
 			}
 	}
+	if (rules & SYS_R_DEGRADED_NET) {
+		/* Nothing the supervisor did not make connects: Landlock (ABI
+		 * 4+) refuses every TCP connect and bind of the run, and the
+		 * supervisor never lets a connect continue. TCP Fast Open's
+		 * connect is not Landlock's to see: refused by its flag. */
+		struct scmp_arg_cmp fo2 = SCMP_A2(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+		struct scmp_arg_cmp fo3 = SCMP_A3(SCMP_CMP_MASKED_EQ, MSG_FASTOPEN, MSG_FASTOPEN);
+		const struct {
+			const char *name;
+			uint32_t act;
+			const struct scmp_arg_cmp *cmp;
+		} r[] = {{"connect", SCMP_ACT_NOTIFY, NULL},
+			 {"bind", SCMP_ACT_ERRNO(EACCES), NULL},
+			 {"listen", SCMP_ACT_ERRNO(EACCES), NULL},
+			 {"sendto", SCMP_ACT_ERRNO(EOPNOTSUPP), &fo3},
+			 {"sendmsg", SCMP_ACT_ERRNO(EOPNOTSUPP), &fo2},
+			 {"sendmmsg", SCMP_ACT_ERRNO(EOPNOTSUPP), &fo3}};
+		for (size_t i = 0; i < ARRAY_SIZE(r); i++) /* a call the policy denies stays denied */
+			if (!in_list(deny_list, r[i].name) && rule(c, r[i].act, r[i].name, r[i].cmp ? 1 : 0, r[i].cmp, err) < 0)
+				return -1;
+	}
 	if ((rules & SYS_R_KEEP_PGRP) && (rule(c, deny, "setsid", 0, NULL, err) < 0 ||
 					  rule(c, deny, "setpgid", 0, NULL, err) < 0))
 		return -1;
 	return 0;
 }
 
-static int add_conditional(scmp_filter_ctx c, uint32_t deny, unsigned rules, cordon_error *err)
+static int add_conditional(scmp_filter_ctx c, uint32_t deny, unsigned rules, const strv *deny_list,
+			   cordon_error *err)
 {
 	struct scmp_arg_cmp a;
 	if (seccomp_add_priv_rules(c, deny, err) < 0)
@@ -257,7 +279,7 @@ static int add_conditional(scmp_filter_ctx c, uint32_t deny, unsigned rules, cor
 					return -1;
 			}
 	}
-	return degraded_rules(c, deny, rules, err);
+	return degraded_rules(c, deny, rules, deny_list, err);
 }
 
 int seccomp_deny_list(const cordon_policy *p, strv *out)
@@ -343,7 +365,7 @@ int seccomp_build_from(const struct model_run *plan, bool notify, const char *co
 	unsigned rules = plan->sys_rules;
 	memset(out, 0, sizeof(*out));
 	out->memfd = -1;
-	out->notify = notify;
+	out->notify = seccomp_plan_listens(notify, rules);
 	out->observe = observe && notify;
 	scmp_filter_ctx c = seccomp_init(SCMP_ACT_ALLOW);
 	if (!c)
@@ -366,7 +388,7 @@ int seccomp_build_from(const struct model_run *plan, bool notify, const char *co
 	if ((rules & SYS_R_CLONE3) &&
 	    rule(c, notify ? SCMP_ACT_NOTIFY : SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL, err) < 0)
 		goto out;
-	if (add_conditional(c, deny, rules, err) < 0)
+	if (add_conditional(c, deny, rules, deny_list, err) < 0)
 		goto out;
 	/* openat2 keeps its mode in memory too: ENOSYS, and libc falls back to
 	 * openat, whose mode the rules above inspect. Not reported: it is not

@@ -62,7 +62,18 @@ enum {
 				      * too), and inet sockets but SOCK_STREAM (datagram, raw...) */
 	SYS_R_KEEP_PGRP = 1u << 13,  /* setsid, setpgid refused: the run's process group is
 				      * how it is reaped (no PID namespace) */
+	SYS_R_DEGRADED_NET = 1u << 14, /* endpoints kept behind the proxy: connect is a user
+				      * notification whatever the deny rules do (the plan
+				      * listens), answered by the supervisor, never continued
+				      * (sup-degrade-net.h); bind and listen refused (EACCES);
+				      * sendto, sendmsg and sendmmsg with MSG_FASTOPEN (a
+				      * connect Landlock does not see) refused (EOPNOTSUPP) */
 };
+/* Does a filter built with notify and rules have a listener? */
+static inline bool seccomp_plan_listens(bool notify, unsigned rules)
+{
+	return notify || (rules & SYS_R_DEGRADED_NET);
+}
 /* The SYS_R_* rules policy p leaves in effect. The privilege-bit rules are
  * always in (no syscalls.allow entry lifts them). */
 unsigned seccomp_rules(const cordon_policy *p);

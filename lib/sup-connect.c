@@ -165,54 +165,14 @@ static int connect_for_run(struct observer *o, struct connect_req *req, const st
 	return answer(o, ECONNREFUSED);
 }
 
-/* The socket to the proxy's way in is bound first, its source port
- * announced as name:port's, then connected. */
-struct announce {
-	struct handoff *h;
-	const char *name;
-	uint16_t port, src;
-	bool full; /* the table had no room */
-};
-
-static int bind_announce(int s, void *arg)
-{
-	struct announce *a = arg;
-	struct sockaddr_storage ss;
-	memset(&ss, 0, sizeof(ss));
-	socklen_t l;
-	int family = 0;
-	socklen_t fl = sizeof(family);
-	getsockopt(s, SOL_SOCKET, SO_DOMAIN, &family, &fl);
-	if (family == AF_INET6) {
-		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
-		s6->sin6_family = AF_INET6;
-		s6->sin6_addr.s6_addr[10] = s6->sin6_addr.s6_addr[11] = 0xff;
-		s6->sin6_addr.s6_addr[12] = 127;
-		s6->sin6_addr.s6_addr[15] = 1;
-		l = sizeof(*s6);
-	} else {
-		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
-		s4->sin_family = AF_INET;
-		s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-		l = sizeof(*s4);
-	}
-	if (bind(s, (struct sockaddr *)&ss, l) < 0 || getsockname(s, (struct sockaddr *)&ss, &l) < 0)
-		return errno;
-	a->src = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port : ((struct sockaddr_in *)&ss)->sin_port);
-	if (handoff_announce(a->h, s, a->src, a->name, a->port))
-		return 0;
-	a->full = true;
-	return EAGAIN;
-}
-
 /* name:port, whose requests the proxy reads: the run's socket is
  * connected to the proxy's way in (the host's loopback: over at once). */
 static int connect_to_proxy(struct observer *o, struct connect_req *req)
 {
 	struct sockaddr_in dst = handoff_addr(o->handoff);
-	struct announce a = {o->handoff, req->name, req->port, 0, false};
+	struct handoff_announcer a = {o->handoff, req->name, req->port, 0, false};
 	int sock = -1;
-	int r = connect_begin_hook(req, (struct sockaddr *)&dst, sizeof(dst), &sock, bind_announce, &a);
+	int r = connect_begin_hook(req, (struct sockaddr *)&dst, sizeof(dst), &sock, handoff_bind_announce, &a);
 	if (a.full) {
 		/* the table is full: as the connector's bound */
 		atomic_fetch_add(&o->conn_counts.over_limit, 1);

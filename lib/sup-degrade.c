@@ -6,6 +6,7 @@
  * list, the socket families, setsid and setpgid), rlimits and the cgroup,
  * the process group and the parent-death signal. */
 #include <errno.h>
+#include <linux/landlock.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,9 +14,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <linux/seccomp.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include "sup-degrade.h"
+#include "cleanup.h"
 #include "hostwhy.h"
 #include "landlock.h"
 #include "model-access.h"
@@ -23,6 +27,7 @@
 #include "ns.h"
 #include "pol-opts.h"
 #include "protect.h"
+#include "proxy.h"
 #include "report.h"
 
 
@@ -63,7 +68,9 @@ static const char *needs_view(const struct run_plan *pl, bool session, bool chec
 			snprintf(out, n, "%s seen at %s", e->host, e->path);
 			return out;
 		}
-		if (e->kind == MK_SECRET) {
+		/* The run's CA bundle (TLS interception): a file of the host's
+		 * instead (sup_degrade_ca). */
+		if (e->kind == MK_SECRET && strcmp(e->path, CORDON_CA_DIR) != 0) {
 			snprintf(out, n, "a secret delivered as a file (%s)", e->path);
 			return out;
 		}
@@ -115,10 +122,30 @@ int sup_degrade_check(const cordon_policy *p, const struct run_plan *plan, bool 
 		return cordon_err(err, 0, "%s; the degraded boundary (allow_weaker \"namespaces\") has no view of the run's own, which %s needs",
 				  why, v);
 	bool net = p->net_allow.n > 0;
-	if (net && !(p->allow_weaker & WEAK_NETWORK))
-		return cordon_err(err, 0, "%s; network.allow: without a network namespace of the run's own its proxy cannot bound the run's network; set enforcement.allow_weaker [\"namespaces\", \"network\"] to run with the host's network unbounded",
-				  why);
+	char pw[200];
+	if (net && !sup_degrade_proxy(abi, pw, sizeof(pw)) && !(p->allow_weaker & WEAK_NETWORK))
+		return cordon_err(err, 0, "%s; network.allow: without a network namespace of the run's own the proxy bounds the run's network only where %s; set enforcement.allow_weaker [\"namespaces\", \"network\"] to run with the host's network unbounded",
+				  why, pw);
 	return 0;
+}
+
+bool sup_degrade_proxy(int abi, char *why, size_t n)
+{
+	/* Landlock ABI 4 came with Linux 6.7, after ADDFD's SETFD (5.14) and
+	 * user notification (5.0); a filter above cordon's may still refuse
+	 * the notification. */
+	unsigned int act = SECCOMP_RET_USER_NOTIF;
+	if (abi < 4) {
+		snprintf(why, n, "Landlock refuses the run's own TCP connect and bind (ABI 4, Linux 6.7; this kernel has ABI %d)", abi);
+		return false;
+	}
+	if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act) != 0) {
+		snprintf(why, n, "seccomp user notification is available (SECCOMP_GET_ACTION_AVAIL: %s)", strerror(errno));
+		return false;
+	}
+	if (why && n)
+		why[0] = '\0';
+	return true;
 }
 
 int sup_degrade_decide(struct sup *s, cordon_error *err)
@@ -134,6 +161,7 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 	int abi = landlock_abi();
 	bool net = p->net_allow.n > 0;
 	s->degraded = true;
+	s->degraded_proxy = net && sup_degrade_proxy(abi, NULL, 0);
 	/* Never privileged: a root cordon runs a serve client's command as
 	 * that client, and its own as a uid of the run's own. */
 	if (s->privileged && s->host_uid != 0) {
@@ -165,15 +193,20 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 	lost(rep, "filesystem: the host's tree, held by Landlock (ABI %d) alone: what the policy grants at its own paths, the standard devices, /proc read-only; no private /tmp, /dev/shm or /etc/hosts; protected paths are not held (each one the run changes is a file denial after the run)",
 	     abi);
 	lost(rep, "processes: the host's PID namespace (the run sees the host's processes in /proc); the run is reaped as its process group (setsid and setpgid refused by seccomp) and with the parent-death signal");
-	if (net)
+	if (s->degraded_proxy)
+		lost(rep, "network: the host's, bounded by the proxy: the run's TCP connect is made by cordon, to the proxy's address (127.0.0.1:%d) only, every other refused (seccomp notification; Landlock ABI %d refuses the run's own TCP connect and bind); datagram, raw and every family but inet and inet6 (unix too: socketpair stays) refused by seccomp; no resolver of the run's own (network.transparent: clients must use the proxy variables)",
+		     PROXY_PORT, abi);
+	else if (net)
 		lost(rep, "network: the host's, unbounded (allow_weaker \"network\"): no proxy, none of its rules and no secret injected; datagram, raw and every family but inet and inet6 (unix too: socketpair stays) refused by seccomp");
 	else
 		lost(rep, "network: the host's; socket() refused by seccomp for every family, unix too (socketpair stays)%s",
 		     abi >= 4 ? ", TCP bind and connect by Landlock too" : "");
 	lost(rep, "IPC and hostname: the host's (System V IPC and POSIX message queues of uid %u are reachable)", (unsigned)s->sb_uid);
-	lost(rep, "denial reports: no seccomp notification (the observer reads the run's own view): a refused call fails with EPERM and is not in the report");
+	lost(rep, "denial reports: no seccomp observer (it reads the run's own view): a refused call fails with EPERM and is not in the report%s",
+	     s->degraded_proxy ? " (a refused connect is: a network denial)" : "");
 	if (p->kill_on_violation)
-		lost(rep, "on_violation kill: no denial is seen while the run goes on (no seccomp notification), so none ends it; a protected path it changed is found after it");
+		lost(rep, "on_violation kill: no denial is seen while the run goes on (no seccomp observer), so none ends it%s; a protected path it changed is found after it",
+		     s->degraded_proxy ? " but a refused connect" : "");
 	return 0;
 }
 
@@ -184,6 +217,17 @@ int sup_degrade_layers(struct sup *s, cordon_error *err)
 	if (overlay_fall_back_late(&s->ovl, s->pol, s->rep, "the degraded boundary has no mount namespace to mount it in", err) < 0)
 		return -1;
 	s->plan.model.run.sys_rules |= SYS_R_KEEP_PGRP | (s->pol->net_allow.n ? SYS_R_STREAM_ONLY : SYS_R_NO_SOCKET);
+	s->spec.degraded = true;
+	s->spec.run_uid = s->sb_uid;
+	s->spec.run_gid = s->sb_gid;
+	s->spec.dns = false; /* no network namespace to answer in */
+	if (s->degraded_proxy) {
+		/* The proxy kept (sup-degrade-net.h): its variables stay, the
+		 * observer's own network rules go (no notification of theirs). */
+		s->plan.model.run.sys_rules &= ~(SYS_R_CONNECT | SYS_R_SENDTO | SYS_R_BIND | SYS_R_HOSTSOCK);
+		s->plan.model.run.sys_rules |= SYS_R_DEGRADED_NET;
+		return 0;
+	}
 	/* No proxy: its variables would send the run's requests to whatever
 	 * listens on that port of the host. */
 	static const char *const px[] = {"HTTP_PROXY=", "HTTPS_PROXY=", "http_proxy=", "https_proxy=", "ALL_PROXY=",
@@ -203,10 +247,7 @@ int sup_degrade_layers(struct sup *s, cordon_error *err)
 			s->env_secret_start--;
 	}
 	s->spec.envp = s->env.v;
-	s->spec.proxy = s->spec.dns = false;
-	s->spec.degraded = true;
-	s->spec.run_uid = s->sb_uid;
-	s->spec.run_gid = s->sb_gid;
+	s->spec.proxy = false;
 	return 0;
 }
 
@@ -309,4 +350,66 @@ void sup_degrade_reap(struct sup *s)
 {
 	if (s->degraded && s->pid > 0)
 		kill(-s->pid, SIGKILL);
+}
+
+int sup_degrade_ca(struct sup *s, cordon_error *err)
+{
+	if (!s->degraded_proxy || !s->ca_bundle.len)
+		return 0;
+	snprintf(s->ca_dir, sizeof(s->ca_dir), "/tmp/cordon-ca-XXXXXX");
+	if (!mkdtemp(s->ca_dir)) {
+		s->ca_dir[0] = '\0';
+		return cordon_err_errno(err, "the run's CA bundle: a directory in /tmp");
+	}
+	_cleanup_close_ int d = open(s->ca_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d < 0 || fchmod(d, 0755) < 0)
+		return cordon_err_errno(err, "the run's CA bundle: %s", s->ca_dir);
+	_cleanup_close_ int f = openat(d, "ca.pem", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0444);
+	if (f < 0)
+		return cordon_err_errno(err, "the run's CA bundle: %s/ca.pem", s->ca_dir);
+	for (size_t off = 0; off < s->ca_bundle.len;) {
+		ssize_t n = write(f, s->ca_bundle.p + off, s->ca_bundle.len - off);
+		if (n <= 0)
+			return cordon_err_errno(err, "the run's CA bundle: write %s/ca.pem", s->ca_dir);
+		off += (size_t)n;
+	}
+	if (landlock_add_path(&s->landlock, s->ca_dir, LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR, err) < 0)
+		return -1;
+	/* The variables that name the bundle (sup-env.c) name this one. */
+	char file[sizeof(s->ca_dir) + 8];
+	snprintf(file, sizeof(file), "%s/ca.pem", s->ca_dir);
+	for (size_t i = 0; i < s->env.n; i++) {
+		char *eq = strchr(s->env.v[i], '=');
+		if (!eq || strcmp(eq + 1, CORDON_CA_FILE) != 0)
+			continue;
+		char *v = NULL;
+		if (asprintf(&v, "%.*s=%s", (int)(eq - s->env.v[i]), s->env.v[i], file) < 0)
+			return cordon_oom(err);
+		free(s->env.v[i]);
+		s->env.v[i] = v;
+	}
+	s->spec.envp = s->env.v;
+	s->spec.ca_pem = NULL; /* no view to put it in */
+	return 0;
+}
+
+void sup_degrade_ca_remove(struct sup *s)
+{
+	if (!s->ca_dir[0])
+		return;
+	_cleanup_close_ int d = open(s->ca_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (d >= 0)
+		unlinkat(d, "ca.pem", 0);
+	rmdir(s->ca_dir);
+	s->ca_dir[0] = '\0';
+}
+
+void sup_degrade_why_failed(struct sup *s, cordon_error *err)
+{
+	if (s->degraded || s->exec_ok || (s->pol->allow_weaker & WEAK_NAMESPACES))
+		return; /* probed already: the namespaces and the view held */
+	char why[256];
+	if (ns_probe_view(SUP_DEGRADE_NS, s->privileged, why, sizeof(why)))
+		return;
+	cordon_err_wrap(err, "%s; enforcement.allow_weaker [\"namespaces\"] runs without them (docs/hosts.md)", why);
 }

@@ -14,7 +14,8 @@
  * invoking uid when that is not root, else a uid of its own) and the
  * report's list of what is lost; refused where nothing would hold
  * (no Landlock: nothing between the run and the filesystem; endpoints
- * without allow_weaker "network"; what needs a view: --rootfs, a tmpfs, a
+ * where the proxy cannot bound the run (sup_degrade_proxy) without
+ * allow_weaker "network"; what needs a view: --rootfs, a tmpfs, a
  * path seen elsewhere than on the host, a check's scratch, a session). */
 int sup_degrade_decide(struct sup *s, cordon_error *err);
 /* The namespaces a run is cloned into (sup-run.c's clone3), as probed. */
@@ -24,11 +25,30 @@ int sup_degrade_decide(struct sup *s, cordon_error *err);
  * in the same words. check_view: a task check over the change set. */
 int sup_degrade_check(const cordon_policy *p, const struct run_plan *plan, bool session, bool check_view,
 		      const char *why, cordon_error *err);
+/* Can the degraded boundary keep the proxy (sup-degrade-net.h) on this
+ * host, Landlock at ABI abi? Landlock must refuse the run's own TCP
+ * connect and bind (ABI 4) and seccomp notify. If not, why (n > 0): what
+ * it needs, said as "where ..." continues it. */
+bool sup_degrade_proxy(int abi, char *why, size_t n);
 /* Step 4, after the layers are prepared: what the degraded boundary changes
  * in them (no workspace overlay, no observer, the seccomp rules that keep
- * the run's process group and refuse the sockets it may not have, the
- * proxy's variables gone with allow_weaker "network"). */
+ * the run's process group and refuse the sockets it may not have; with
+ * endpoints, the proxy kept behind the connect rule (SYS_R_DEGRADED_NET),
+ * or its variables gone with allow_weaker "network"). */
 int sup_degrade_layers(struct sup *s, cordon_error *err);
+/* Step 4, once Landlock is prepared: with the proxy kept and TLS
+ * interception, the run's CA bundle (no view to put it at CORDON_CA_DIR)
+ * as a file of the host's, /tmp/cordon-ca-XXXXXX/ca.pem (0444, its
+ * directory 0755, read by Landlock's rule), named by the CA variables; the
+ * host's own bundles are not covered. Removed by sup_degrade_ca_remove. */
+int sup_degrade_ca(struct sup *s, cordon_error *err);
+void sup_degrade_ca_remove(struct sup *s);
+/* The run's setup failed after its clone (err, a step's own words:
+ * "fsmount proc: ...", "open /proc/N/ns/user: ..."), not asked for the
+ * degraded boundary: where the namespaces or the view in them cannot be had
+ * (podman's default profile: masked /proc), err is prefixed with the cause
+ * in `cordon explain`'s words (sup_setup_error). */
+void sup_degrade_why_failed(struct sup *s, cordon_error *err);
 /* Step 6, where clone3 is refused (the degraded boundary clones with clone,
  * which cannot place init in a cgroup): init joins the run's v2 cgroup
  * before sync 1, so that the command is born there. */

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "sup-finish.h"
+#include "sup-degrade-net.h"
+#include "sup-degrade.h"
 #include "cleanup.h"
 #include "cs-seal.h"
 #include "hash.h"
@@ -280,6 +282,8 @@ void sup_cleanup(struct sup *s)
 	sweep_free(&s->sweep);
 	proxy_free(s->proxy);
 	s->proxy = NULL;
+	sup_degrade_net_stop(s);
+	sup_degrade_ca_remove(s);
 	if (s->ca)
 		s->tls->ca_free(s->ca);
 	s->ca = NULL;

@@ -133,3 +133,34 @@ bool handoff_claim(struct handoff *h, uint16_t src, char *name, size_t namesz, u
 	pthread_mutex_unlock(&h->lock);
 	return found;
 }
+
+int handoff_bind_announce(int s, void *arg)
+{
+	struct handoff_announcer *a = arg;
+	struct sockaddr_storage ss;
+	memset(&ss, 0, sizeof(ss));
+	socklen_t l;
+	int family = 0;
+	socklen_t fl = sizeof(family);
+	getsockopt(s, SOL_SOCKET, SO_DOMAIN, &family, &fl);
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr.s6_addr[10] = s6->sin6_addr.s6_addr[11] = 0xff;
+		s6->sin6_addr.s6_addr[12] = 127;
+		s6->sin6_addr.s6_addr[15] = 1;
+		l = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		s4->sin_family = AF_INET;
+		s4->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		l = sizeof(*s4);
+	}
+	if (bind(s, (struct sockaddr *)&ss, l) < 0 || getsockname(s, (struct sockaddr *)&ss, &l) < 0)
+		return errno;
+	a->src = ntohs(family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port : ((struct sockaddr_in *)&ss)->sin_port);
+	if (handoff_announce(a->h, s, a->src, a->name, a->port))
+		return 0;
+	a->full = true;
+	return EAGAIN;
+}

@@ -10,8 +10,10 @@
  *
  * Shared by two threads (the observer announces, the proxy claims), under
  * one lock; one fixed table (HANDOFF_MAX), an announcement not claimed in
- * 10 s dropped. Owned by the run's supervisor: made before the proxy and
- * the observer, freed after both. */
+ * 10 s dropped. The degraded boundary (sup-degrade-net.h) announces its
+ * connects to the proxy itself with the name "": the proxy reads those as
+ * connections it accepted (HTTP proxy or SOCKS). Owned by the run's
+ * supervisor: made before the proxy and the observer, freed after both. */
 #pragma once
 #include <stdbool.h>
 #include <stdint.h>
@@ -38,3 +40,15 @@ void handoff_withdraw(struct handoff *h, uint16_t src);
 /* What the connection accepted from 127.0.0.1:src is for (the entry is
  * consumed); false: no one announced it. */
 bool handoff_claim(struct handoff *h, uint16_t src, char *name, size_t namesz, uint16_t *port);
+/* A socket to the proxy's way in is bound first (127.0.0.1:0, or
+ * ::ffff:127.0.0.1 for an IPv6 socket), its source port announced as
+ * name:port's, then connected: the hook of connect_begin_hook (arg: a
+ * struct handoff_announcer). 0, or an errno (EAGAIN: the table is full,
+ * full set). */
+struct handoff_announcer {
+	struct handoff *h;
+	const char *name;
+	uint16_t port, src;
+	bool full; /* the table had no room */
+};
+int handoff_bind_announce(int s, void *arg);

@@ -16,6 +16,7 @@
 #include "sup-proxy.h"
 #include "sup-dns.h"
 #include "sup-degrade.h"
+#include "sup-degrade-net.h"
 
 /* Wake coalescing of the output relay: after a splice of at least
  * COALESCE_MIN bytes from a 1 MiB pipe, the loop sleeps COALESCE_NS before
@@ -164,7 +165,8 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 		s->rep->enf.no_new_privs = true;
 		s->rep->enf.landlock_abi = s->landlock.abi;
 		s->rep->enf.seccomp = s->spec.seccomp;
-		s->rep->enf.seccomp_notify = s->spec.seccomp && s->seccomp.notify;
+		/* (the degraded boundary's listener answers connects only) */
+		s->rep->enf.seccomp_notify = s->spec.seccomp && s->seccomp.notify && s->notify;
 		s->rep->enf.file_observer = s->spec.seccomp && s->seccomp.observe && !s->pol->no_file_reports;
 		/* Read in the drain, the command started before init's end
 		 * (t_end): the setup took no longer than that. */
@@ -191,6 +193,13 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 		if (fd >= 0 && s->have_obs && live) {
 			cordon_error e;
 			if (observer_start(&s->obs, fd, s->rep, s->pol->kill_on_violation ? s->pidfd : -1, &e) < 0) {
+				sup_setup_error(s, &e);
+				sup_kill_run(s, ST_SETUP_ERROR);
+			}
+			fd = -1;
+		} else if (fd >= 0 && s->degraded_proxy && live) {
+			cordon_error e;
+			if (sup_degrade_net_start(s, fd, &e) < 0) {
 				sup_setup_error(s, &e);
 				sup_kill_run(s, ST_SETUP_ERROR);
 			}
@@ -357,6 +366,7 @@ static const struct {
 	{offsetof(struct sup, out[1].out_fd), on_stream_writable, 1},
 	{offsetof(struct sup, pty.in_fd), on_pty_input, 0},
 	{offsetof(struct sup, pty.master), on_pty_input, 1},
+	{offsetof(struct sup, dnet_listener), sup_degrade_net_event, 0},
 };
 
 static void dispatch(struct sup *s, int fd)

@@ -503,7 +503,8 @@ static void on_sniff(struct proxy *px, size_t slot)
 }
 
 /* Transparent connections for ports whose requests are read: each for the
- * name:port announced for its source port; any other closed at once. */
+ * name:port announced for its source port (name "": the proxy's own, a
+ * degraded boundary's connect to it); any other closed at once. */
 static void on_handoff(struct proxy *px)
 {
 	for (;;) {
@@ -518,6 +519,14 @@ static void on_handoff(struct proxy *px)
 			src = ntohs(((struct sockaddr_in *)&ss)->sin_port);
 		if (!handoff_claim(px->handoff, src, name, sizeof(name), &port)) {
 			close(fd);
+			continue;
+		}
+		if (!name[0]) {
+			/* The degraded boundary's: a connection to the proxy
+			 * itself (sup-degrade-net.c), read as an accepted one. */
+			size_t slot = new_conn(px, fd, true);
+			if (slot != SIZE_MAX)
+				on_request(px, slot);
 			continue;
 		}
 		int one = 1, sb = SOCK_BUF;

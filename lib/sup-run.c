@@ -117,6 +117,7 @@
 #include "sup-check.h"
 #include "hostwhy.h"
 #include "sup-degrade.h"
+#include "sup-degrade-net.h"
 
 /* The model's environment, then the secrets' values (only known now). */
 static int build_env(struct sup *s, cordon_error *err)
@@ -340,7 +341,7 @@ static int prepare(struct sup *s, cordon_error *err)
 	for (size_t i = 0; i <= s->plan.nmounts; i++)
 		s->spec.tree_fds[i] = -1;
 	s->spec.rl = s->plan.model.run.rl;
-	if (sup_degrade_layers(s, err) < 0 || prepare_filters(s, err) < 0)
+	if (sup_degrade_layers(s, err) < 0 || prepare_filters(s, err) < 0 || sup_degrade_ca(s, err) < 0)
 		return -1;
 	if (s->cgp.before_clone && cgroup_setup(s, 0, err) < 0)
 		return -1;
@@ -386,7 +387,7 @@ static int parent_setup(struct sup *s, cordon_error *err)
 					 s->pol->no_file_reports && !model_protects(&s->plan.model) ? NULL : observer_calls,
 					 &s->seccomp, &hit, key, err) < 0)
 			return -1;
-		if (sync_send(s->sock, MSG_FILTER, s->notify, NULL, s->seccomp.memfd) < 0)
+		if (sync_send(s->sock, MSG_FILTER, s->seccomp.notify, NULL, s->seccomp.memfd) < 0)
 			return cordon_err_errno(err, "send the seccomp filter");
 		sup_trace(s, hit ? "seccomp filter from the cache and sent" : "seccomp filter compiled and sent");
 		if (key[0]) {
@@ -566,6 +567,13 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 		}
 		s->obs.handoff = s->handoff;
 	}
+	/* The degraded boundary's proxy: no listener of its own, only the
+	 * connections the supervisor makes for the run (sup-degrade-net.h). */
+	if (s->degraded_proxy && s->proxy &&
+	    (handoff_new(&s->handoff, &e) < 0 || proxy_set_handoff(s->proxy, s->handoff, &e) < 0)) {
+		sup_setup_error(s, &e);
+		sup_kill_run(s, ST_SETUP_ERROR);
+	}
 	if (s->epfd < 0 || s->timer < 0 || s->cpu_timer < 0 || s->sigfd < 0 ||
 	    sup_ep_add(s->epfd, s->sock, EPOLLIN) < 0 || sup_ep_add(s->epfd, s->pidfd, EPOLLIN) < 0 ||
 	    sup_ep_add(s->epfd, s->out[0].in_fd, EPOLLIN) < 0 || sup_ep_add(s->epfd, s->out[1].in_fd, EPOLLIN) < 0 ||
@@ -596,6 +604,7 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 		observer_stop(&s->obs);
 	dnsd_free(s->dns);
 	s->dns = NULL;
+	sup_degrade_net_stop(s);
 	handoff_free(s->handoff); /* after the observer and the proxy */
 	s->handoff = NULL;
 	if (nofile_raised)
@@ -665,7 +674,7 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 	s.pty.in_fd = -1;
 	s.pty.host.fd = -1;
 	s.trace = policy_opts(p)->trace_timing;
-	s.sock = s.pidfd = s.epfd = s.timer = s.cpu_timer = s.sigfd = s.mntns = -1;
+	s.sock = s.pidfd = s.epfd = s.timer = s.cpu_timer = s.sigfd = s.mntns = s.dnet_listener = -1;
 	s.out[0].in_fd = s.out[1].in_fd = s.out[0].out_fd = s.out[1].out_fd = -1;
 	for (int i = 0; i < LIM_COUNT; i++)
 		rep->limits[i] = p->limits[i];

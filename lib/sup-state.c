@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "clock.h"
 #include "sup-state.h"
+#include "sup-degrade.h"
 
 uint64_t sup_now_ns(void)
 {
@@ -35,9 +36,15 @@ void sup_wipe_secret_copies(struct sup *s)
 
 void sup_setup_error(struct sup *s, const cordon_error *e)
 {
-	/* The first failure is the reason; later ones are consequences. */
-	if (!s->setup_failed)
-		snprintf(s->rep->reason, sizeof(s->rep->reason), "%s", e->msg);
+	/* The first failure is the reason; later ones are consequences. One
+	 * of the run's view's steps (init's, or ours for it) where the view
+	 * cannot be had says why first (sup_degrade_why_failed). */
+	if (!s->setup_failed) {
+		cordon_error w = *e;
+		if (s->pid > 0)
+			sup_degrade_why_failed(s, &w);
+		snprintf(s->rep->reason, sizeof(s->rep->reason), "%s", w.msg);
+	}
 	s->rep->status = ST_SETUP_ERROR;
 	s->setup_failed = true;
 }

@@ -87,6 +87,11 @@ struct sup {
 	bool *handed;
 	/* The degraded boundary (sup-degrade.h): no namespaces of its own */
 	bool degraded;
+	/* and the proxy kept: the run's connects answered from its seccomp
+	 * listener (sup-degrade-net.h; -1 until it arrives, and after) */
+	bool degraded_proxy;
+	int dnet_listener;
+	char ca_dir[64]; /* and TLS interception: the run's CA bundle's (sup_degrade_ca) */
 	/* runtime */
 	int sock, pidfd, epfd, timer, cpu_timer, sigfd;
 	pid_t pid;

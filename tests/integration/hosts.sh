@@ -195,13 +195,19 @@ test_hosts_degraded_refusals_said_exactly() {
 	need_restrict || return
 	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock"; return; }
 	local why='user namespaces: refused by seccomp \(ENOSYS from clone3: cordon runs under a filter'
-	# Endpoints: refused unless allow_weaker names "network" too; explain
-	# and the run in the same words.
+	# Endpoints where the proxy cannot bound the run (no seccomp user
+	# notification here; Landlock below ABI 4 elsewhere): refused unless
+	# allow_weaker names "network" too; explain and the run in the same
+	# words.
 	local v
-	v=$("$RESTRICT" nouserns "$CORDON" explain --allow-weaker namespaces --net example.com:443 -- /bin/true 2>&1 | sed -n 's/^verdict: //p')
-	expect_match "$v" "^setup-error: $why.*network.allow: without a network namespace of the run's own its proxy cannot bound the run's network; set enforcement.allow_weaker \\[\"namespaces\", \"network\"\\]" "explain: endpoints"
-	restricted_run nouserns --allow-weaker namespaces --net example.com:443
+	v=$("$RESTRICT" nonotify "$CORDON" explain --allow-weaker namespaces --net example.com:443 -- /bin/true 2>&1 | sed -n 's/^verdict: //p')
+	expect_match "$v" "^setup-error: $why.*network.allow: without a network namespace of the run's own the proxy bounds the run's network only where seccomp user notification is available .*; set enforcement.allow_weaker \\[\"namespaces\", \"network\"\\]" "explain: endpoints"
+	restricted_run nonotify --allow-weaker namespaces --net example.com:443
 	expect_eq "$RC:$ERR" "125:cordon: $v" "the run: endpoints, in the same words"
+	if [ "$(landlock_abi)" -lt 4 ]; then
+		v=$("$RESTRICT" nouserns "$CORDON" explain --allow-weaker namespaces --net example.com:443 -- /bin/true 2>&1 | sed -n 's/^verdict: //p')
+		expect_match "$v" "^setup-error: $why.*the proxy bounds the run's network only where Landlock refuses the run's own TCP connect and bind \\(ABI 4" "explain: endpoints below Landlock ABI 4"
+	fi
 	v=$("$RESTRICT" nouserns "$CORDON" explain --allow-weaker namespaces -- /bin/true 2>&1 | sed -n 's/^verdict: //p')
 	expect_match "$v" "^would run weaker: $why" "explain: would run weaker"
 	# A tmpfs needs a view of the run's own.
@@ -368,18 +374,128 @@ test_hosts_degraded_hand_over_keeps_linked_files() {
 	t_assert
 }
 
-# Endpoints with allow_weaker "network" too: the host's network, unbounded
-# and said so; no proxy variables (they would send requests to whatever
-# listens on that port of the host); datagram sockets still refused.
+# Endpoints with allow_weaker "network" too. Where the proxy cannot bound
+# the run (Landlock below ABI 4): the host's network, unbounded and said
+# so; no proxy variables (they would send requests to whatever listens on
+# that port of the host); datagram sockets still refused. Where it can,
+# "network" changes nothing: the proxy is kept (as "namespaces" changes
+# nothing where the namespaces can be had).
 test_hosts_degraded_network_said() {
 	need_restrict || return
 	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock"; return; }
 	degraded_run self --allow-weaker namespaces,network --net example.com:443 -- /bin/sh -c '
-		env | grep -i "_proxy=" && echo proxy-variable
+		env | grep -q "^http_proxy=" && echo proxy-variable
 		python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)" 2>/dev/null && echo udp-socket
 		python3 -c "import socket; socket.socket(socket.AF_INET, socket.SOCK_STREAM)" && echo tcp-socket'
-	expect_eq "$RC:$OUT" "0:tcp-socket" "it runs with TCP sockets, no proxy variable, no UDP ($ERR)"
-	expect_match "$(field '.enforcement.degraded | join("\n")')" "network: the host.s, unbounded \\(allow_weaker \"network\"\\): no proxy" "the report says the network is unbounded"
+	if [ "$(landlock_abi)" -lt 4 ]; then
+		expect_eq "$RC:$OUT" "0:tcp-socket" "it runs with TCP sockets, no proxy variable, no UDP ($ERR)"
+		expect_match "$(field '.enforcement.degraded | join("\n")')" "network: the host.s, unbounded \\(allow_weaker \"network\"\\): no proxy" "the report says the network is unbounded"
+	else
+		expect_eq "$RC:$OUT" "0:proxy-variable
+tcp-socket" "the proxy kept: its variables, TCP sockets, no UDP ($ERR)"
+		expect_match "$(field '.enforcement.degraded | join("\n")')" "network: the host.s, bounded by the proxy" "the report says the proxy bounds it"
+	fi
+	t_assert
+}
+
+# The proxy and its rules kept in the degraded boundary (Landlock ABI 4+):
+# the run gets the proxy variables and reaches a declared endpoint through
+# the proxy (a connect to 127.0.0.1:3128, made by cordon and handed in),
+# where a method/path rule refuses a request; a raw connect, to the
+# endpoint itself or to an undeclared port, is refused and a denial; UDP,
+# unix, bind, listen and TCP Fast Open's implicit connect are refused.
+test_hosts_degraded_proxy_and_rules_kept() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 4 ] || { t_skip "the degraded boundary keeps the proxy from Landlock ABI 4 (TCP rules) on"; return; }
+	local who users=self
+	[ "$(id -u)" = 0 ] && users="root nobody"
+	[ "$(landlock_abi)" -lt 6 ] && [ "$(id -u)" != 0 ] && { t_skip "an ordinary user's degraded run needs Landlock ABI 6"; return; }
+	[ "$(landlock_abi)" -lt 6 ] && users=root
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/home" "$T_TMP/www/pub" "$T_TMP/www/priv"
+	chmod 777 "$T_TMP/home"
+	echo pub >"$T_TMP/www/pub/a.txt"
+	echo priv >"$T_TMP/www/priv/b.txt"
+	serve http "$T_TMP/www"
+	local port=$PORT srv=$SRV
+	serve http "$T_TMP/www" # an undeclared port, listening: a connect there would get through
+	local other=$PORT srv2=$SRV
+	T_SERVERS+=("$srv" "$srv2")
+	trap stop_servers EXIT
+	cat >"$T_TMP/p.json" <<JSON
+{"network": {"allow": [{"host": "127.0.0.1:$port", "methods": ["GET"], "paths": ["/pub/**"]}]},
+ "enforcement": {"allow_weaker": ["namespaces"]}}
+JSON
+	cat >"$T_TMP/net.py" <<'EOF'
+import errno, socket, sys
+port, other = int(sys.argv[1]), int(sys.argv[2])
+def tryit(what, f):
+    try:
+        f()
+        print(what, "got-through")
+    except OSError as e:
+        print(what, errno.errorcode.get(e.errno, e.errno))
+def conn(p, fam=socket.AF_INET, host="127.0.0.1"):
+    s = socket.socket(fam, socket.SOCK_STREAM)
+    s.connect((host, p))
+tryit("raw-undeclared", lambda: conn(other))
+tryit("raw-declared", lambda: conn(port))
+tryit("raw-v6-mapped", lambda: conn(other, socket.AF_INET6, "::ffff:127.0.0.1"))
+tryit("udp", lambda: socket.socket(socket.AF_INET, socket.SOCK_DGRAM))
+tryit("unix", lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))
+tryit("bind", lambda: socket.socket().bind(("127.0.0.1", 0)))
+tryit("listen", lambda: socket.socket().listen(1))
+tryit("fastopen", lambda: socket.socket().sendto(b"GET / HTTP/1.0\r\n\r\n", socket.MSG_FASTOPEN, ("127.0.0.1", other)))
+def proxied():
+    s = socket.create_connection(("127.0.0.1", 3128))
+    s.sendall(b"GET http://127.0.0.1:%d/pub/a.txt HTTP/1.0\r\n\r\n" % port)
+    print("proxied", s.recv(4096).split(b"\r\n")[0].decode())
+tryit("via-proxy", proxied)
+EOF
+	chmod 644 "$T_TMP/net.py" "$T_TMP/p.json"
+	local den
+	for who in $users; do
+		mkdir -p "$T_TMP/ws-$who"
+		[ "$who" = nobody ] && chown 65534:65534 "$T_TMP/ws-$who"
+		cd "$T_TMP/ws-$who" || return
+		degraded_run "$who" --policy "$T_TMP/p.json" --ro "$T_TMP/net.py" -- /bin/sh -c "
+			echo \"proxy=\$http_proxy\"
+			curl -sS http://127.0.0.1:$port/pub/a.txt
+			curl -s -o /dev/null -w 'priv %{http_code}\n' http://127.0.0.1:$port/priv/b.txt
+			python3 $T_TMP/net.py $port $other"
+		expect_eq "$RC" 0 "$who: it runs ($ERR)"
+		expect_match "$OUT" "^proxy=http://127.0.0.1:3128$" "$who: the proxy variables ($OUT)"
+		expect_match "$OUT" "^pub$" "$who: the endpoint reached through the proxy"
+		expect_match "$OUT" "^priv 403$" "$who: a method/path rule refuses a request"
+		expect_match "$OUT" "^proxied HTTP/1.[01] 200" "$who: a raw connect to the proxy's address reaches the proxy"
+		expect_match "$OUT" "^raw-undeclared ECONNREFUSED$" "$who: a raw connect to an undeclared port refused"
+		expect_match "$OUT" "^raw-declared ECONNREFUSED$" "$who: a raw connect to the endpoint itself refused (only through the proxy)"
+		expect_match "$OUT" "^raw-v6-mapped ECONNREFUSED$" "$who: and through an IPv6 socket"
+		expect_match "$OUT" "^udp EPERM$" "$who: no UDP socket"
+		expect_match "$OUT" "^unix EPERM$" "$who: no unix socket"
+		expect_match "$OUT" "^bind EACCES$" "$who: no bind"
+		expect_match "$OUT" "^listen EACCES$" "$who: no listen"
+		expect_match "$OUT" "^fastopen (EOPNOTSUPP|ENOTSUP)$" "$who: no TCP Fast Open connect"
+		expect_nomatch "$OUT" "^(raw|udp|unix|bind|listen|fastopen)[^ ]* got-through" "$who: nothing else got through"
+		den=$(field '[.denials[] | select(.kind=="network") | .target] | join(",")')
+		expect_match "$den" "(^|,)127\\.0\\.0\\.1:$other(,|$)" "$who: the undeclared port in the denials ($den)"
+		expect_match "$den" "GET 127\\.0\\.0\\.1:$port/priv/b\\.txt" "$who: the refused request in the denials"
+		expect_eq "$(field '.network.requests[0].path')" /pub/a.txt "$who: the proxy's request log"
+		expect_match "$(field '.enforcement.degraded | join("\n")')" "network: the host.s, bounded by the proxy" "$who: the report says the proxy bounds it"
+		expect_nomatch "$(field '.enforcement.degraded | join("\n")')" "unbounded" "$who: and not that it is unbounded"
+	done
+	# on_violation kill: a refused connect is seen while the run goes on,
+	# and ends it.
+	cat >"$T_TMP/pk.json" <<JSON
+{"network": {"allow": ["127.0.0.1:$port"]}, "on_violation": "kill",
+ "enforcement": {"allow_weaker": ["namespaces"]}}
+JSON
+	chmod 644 "$T_TMP/pk.json"
+	cd "$T_TMP/ws-$who" || return
+	degraded_run "$who" --policy "$T_TMP/pk.json" -- /bin/sh -c "
+		python3 -c 'import socket; socket.socket().connect((\"127.0.0.1\", $other))' 2>/dev/null
+		sleep 20; echo went-on"
+	expect_eq "$OUT:$(field .status)" ":denied" "on_violation kill: the refused connect ends the run ($ERR)"
 	t_assert
 }
 
@@ -470,12 +586,16 @@ J
 
 # podman's default profile allows the namespaces, but its /proc has masked
 # paths and root inside has no CAP_SYS_ADMIN: the view cannot be built.
-# With allow_weaker the run degrades, saying so.
+# Not asked, the run is refused in explain's words (then the step's:
+# "fsmount proc: ..."); with allow_weaker it degrades, saying so.
 test_hosts_podman_default_profile() {
 	need_podman_root || return
 	in_podman default '
 mkdir -p /w && cd /w
-/cordon/cordon explain -- /bin/true | sed -n "s/^verdict: /without: /p"
+v=$(/cordon/cordon explain -- /bin/true | sed -n "s/^verdict: //p")
+echo "without: $v"
+e=$(/cordon/cordon run -- /bin/true 2>&1)
+case $e in "cordon: $v"*) echo same-words ;; *) echo "explain=[$v] run=[$e]" | tr "\047" _ ;; esac
 /cordon/cordon explain --allow-weaker namespaces -- /bin/true | sed -n "s/^verdict: //p"
 /cordon/cordon run --allow-weaker namespaces --report /r.json -- /bin/true && echo ran
 grep -o "\"containment\": \"[a-z]*\"" /r.json'
@@ -486,6 +606,7 @@ grep -o "\"containment\": \"[a-z]*\"" /r.json'
 		expect_match "$OUT" "^would run weaker: the run's (/proc|binds): .* from (fsmount|fsopen|open_tree)" "what fails there, said"
 		expect_match "$OUT" '"containment": "weaker"' "the report says weaker"
 		expect_match "$OUT" "^without: setup-error: the run's (/proc|binds): .*; enforcement.allow_weaker \\[\"namespaces\"\\] runs without them" "explain, not asked: refused, said why"
+		expect_match "$OUT" "^same-words$" "the refused run, not asked, says what explain says (not the step's error alone)"
 	fi
 	pm rm --all --force --time 0 >/dev/null 2>&1
 	t_assert

@@ -7,6 +7,9 @@
  *              boundary is refused there whatever allow_weaker says)
  *   noseccomp  no user namespace, and prctl(PR_GET_SECCOMP) is EINVAL (as a
  *              kernel without CONFIG_SECCOMP answers it)
+ *   nonotify   no user namespace, and seccomp(SECCOMP_GET_ACTION_AVAIL) is
+ *              EOPNOTSUPP (as a kernel before 5.0 answers it for user
+ *              notification): the degraded boundary cannot keep the proxy
  * Static, raw BPF: nothing but the kernel. x86_64 only (else it runs CMD
  * unfiltered and says so on stderr, exit 3). */
 #include <errno.h>
@@ -29,7 +32,7 @@
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: probe-restrict nouserns|nolandlock|neither|noseccomp CMD [ARG...]\n");
+		fprintf(stderr, "usage: probe-restrict nouserns|nolandlock|neither|noseccomp|nonotify CMD [ARG...]\n");
 		return 2;
 	}
 #ifndef __x86_64__
@@ -71,6 +74,17 @@ int main(int argc, char **argv)
 		BPF_STMT(BPF_RET | BPF_K, ERRNO(EINVAL)),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
 	};
+	struct sock_filter nonotify[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARCH_OFF),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, NR_OFF),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_seccomp, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG0_OFF),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SECCOMP_GET_ACTION_AVAIL, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, ERRNO(EOPNOTSUPP)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
 	struct sock_fprog prog, also = {0, NULL};
 	if (strcmp(argv[1], "nouserns") == 0)
 		prog = (struct sock_fprog){sizeof(userns) / sizeof(userns[0]), userns};
@@ -82,6 +96,9 @@ int main(int argc, char **argv)
 	} else if (strcmp(argv[1], "noseccomp") == 0) {
 		prog = (struct sock_fprog){sizeof(userns) / sizeof(userns[0]), userns};
 		also = (struct sock_fprog){sizeof(noseccomp) / sizeof(noseccomp[0]), noseccomp};
+	} else if (strcmp(argv[1], "nonotify") == 0) {
+		prog = (struct sock_fprog){sizeof(userns) / sizeof(userns[0]), userns};
+		also = (struct sock_fprog){sizeof(nonotify) / sizeof(nonotify[0]), nonotify};
 	} else {
 		fprintf(stderr, "probe-restrict: unknown mode %s\n", argv[1]);
 		return 2;
