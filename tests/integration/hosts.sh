@@ -83,27 +83,37 @@ test_hosts_nested_in_cordon_said_exactly() {
 # uid): Landlock ABI 6 is needed.
 test_hosts_nested_in_cordon_degraded() {
 	[ "$(landlock_abi)" -ge 6 ] || { t_skip "the inner run is an ordinary user's: its degraded boundary needs Landlock ABI 6"; return; }
-	mkdir -p "$WS/inner"
-	chmod 777 "$WS" "$WS/inner"
-	cat >"$T_TMP/nest.sh" <<EOF
-cd "$WS/inner" || exit 9
-"$CORDON" run --report "$WS/inner.json" --allow-weaker namespaces -- /bin/sh -c '
+	local who users=self out
+	# The outer run started by root, and by an ordinary user.
+	[ "$(id -u)" = 0 ] && users="self nobody"
+	chmod 755 "$T_TMP"
+	for who in $users; do
+		local w=$WS/$who
+		mkdir -p "$w/inner"
+		chmod 777 "$w" "$w/inner"
+		cat >"$T_TMP/nest.sh" <<EOF
+cd "$w/inner" || exit 9
+"$CORDON" run --report "$w/inner.json" --allow-weaker namespaces -- /bin/sh -c '
 echo made >made
-{ echo x >"$WS/escape"; } 2>/dev/null && echo wrote-outside
+{ echo x >"$w/escape"; } 2>/dev/null && echo wrote-outside
 python3 -c "import socket; socket.socket()" 2>/dev/null && echo inet-socket
 unshare -U true 2>/dev/null && echo unshared
 echo done'
 EOF
-	chmod 644 "$T_TMP/nest.sh"
-	local out
-	out=$("$CORDON" run --ro "$BUILD" --ro "$T_TMP/nest.sh" -- /bin/sh "$T_TMP/nest.sh" 2>"$T_TMP/nest.err")
-	expect_eq "$?:$out" "0:done" "the inner run runs, and nothing it tried got through ($(head -c 400 "$T_TMP/nest.err"))"
-	expect_eq "$(cat "$WS/inner/made" 2>/dev/null)" made "it wrote its own workspace"
-	expect_eq "$(ls "$WS/escape" 2>/dev/null)" "" "not the outer run's"
-	R=$WS/inner.json
-	keep_report "$R"
-	expect_eq "$(field .status):$(field .verdicts.containment):$(field .enforcement.user_ns)" "ok:weaker:false" "its report: weaker"
-	expect_match "$(field '.enforcement.degraded | join("\n")')" '^namespaces: user namespaces: refused by seccomp \(ENOSYS from clone3' "and why"
+		chmod 644 "$T_TMP/nest.sh"
+		case $who in
+		nobody) mkdir -p "$T_TMP/home-n"; out=$(cd "$w" && setpriv --reuid 65534 --regid 65534 --clear-groups env HOME="$T_TMP/home-n" \
+			"$CORDON" run --ro "$BUILD" --ro "$T_TMP/nest.sh" -- /bin/sh "$T_TMP/nest.sh" 2>"$T_TMP/nest.err") ;;
+		*) out=$(cd "$w" && "$CORDON" run --ro "$BUILD" --ro "$T_TMP/nest.sh" -- /bin/sh "$T_TMP/nest.sh" 2>"$T_TMP/nest.err") ;;
+		esac
+		expect_eq "$?:$out" "0:done" "$who: the inner run runs, and nothing it tried got through ($(head -c 400 "$T_TMP/nest.err"))"
+		expect_eq "$(cat "$w/inner/made" 2>/dev/null)" made "$who: it wrote its own workspace"
+		expect_eq "$(ls "$w/escape" 2>/dev/null)" "" "$who: not the outer run's"
+		R=$w/inner.json
+		keep_report "$R"
+		expect_eq "$(field .status):$(field .verdicts.containment):$(field .enforcement.user_ns)" "ok:weaker:false" "$who: its report: weaker"
+		expect_match "$(field '.enforcement.degraded | join("\n")')" '^namespaces: user namespaces: refused by seccomp \(ENOSYS from clone3' "$who: and why"
+	done
 	t_assert
 }
 
