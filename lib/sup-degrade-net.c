@@ -116,6 +116,15 @@ static int to_proxy(struct sup *s, const struct seccomp_notif *n, int rs)
 	return h < 0 ? -1 : 0;
 }
 
+/* A refused connect: a network denial (on_violation kill ends the run). */
+static int refuse(struct sup *s, const char *target)
+{
+	report_add_denial(s->rep, "network", target);
+	if (s->pol->kill_on_violation)
+		sup_kill_run(s, ST_DENIED); /* as the observer ends a normal run */
+	return ECONNREFUSED;
+}
+
 /* One connect: 0 (answered here), or the errno to answer. */
 static int decide(struct sup *s, const struct seccomp_notif *n)
 {
@@ -125,7 +134,17 @@ static int decide(struct sup *s, const struct seccomp_notif *n)
 	memset(&ss, 0, sizeof(ss));
 	size_t len = n->data.args[2] < sizeof(ss) ? (size_t)n->data.args[2] : sizeof(ss);
 	struct iovec lv = {&ss, len}, rv = {(void *)(uintptr_t)n->data.args[1], len};
-	if (len < sizeof(sa_family_t) || process_vm_readv((pid_t)n->pid, &lv, 1, &rv, 1, 0) != (ssize_t)len)
+	if (len < sizeof(sa_family_t))
+		return EFAULT;
+	ssize_t got = process_vm_readv((pid_t)n->pid, &lv, 1, &rv, 1, 0);
+	/* A process that made itself non-dumpable (PR_SET_DUMPABLE 0, the
+	 * exec of a file it cannot read) is not ours to read when cordon runs
+	 * as an ordinary user (no CAP_SYS_PTRACE): its connect is refused as
+	 * any other, and a denial, or it would be a way past the report and
+	 * on_violation kill (outside review attack13). */
+	if (got < 0 && errno == EPERM && ioctl(s->dnet_listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) == 0)
+		return refuse(s, "connect of a non-dumpable process (its address unreadable)");
+	if (got != (ssize_t)len)
 		return EFAULT;
 	_cleanup_close_ int rs = observer_run_fd((pid_t)n->pid, (int)n->data.args[0]);
 	/* Still the same call of the same task (its pid not reused)? */
@@ -160,10 +179,7 @@ static int decide(struct sup *s, const struct seccomp_notif *n)
 		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
 		snprintf(target, sizeof(target), "[%s]:%u", host, ntohs(s6->sin6_port));
 	}
-	report_add_denial(s->rep, "network", target);
-	if (s->pol->kill_on_violation)
-		sup_kill_run(s, ST_DENIED); /* as the observer ends a normal run */
-	return ECONNREFUSED;
+	return refuse(s, target);
 }
 
 void sup_degrade_net_event(struct sup *s, int unused)

@@ -509,6 +509,50 @@ JSON
 	t_assert
 }
 
+# A process that made itself non-dumpable (PR_SET_DUMPABLE 0, as ssh-agent
+# and gpg-agent do, or the exec of a file it cannot read) is not readable by
+# a supervisor of an ordinary user: its connect was answered EFAULT, neither
+# a denial nor a cause for on_violation kill (outside review attack13).
+test_hosts_degraded_nondumpable_connect_is_a_denial() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 6 ] || { t_skip "an ordinary user's degraded run with the proxy needs Landlock ABI 6"; return; }
+	local who=self
+	[ "$(id -u)" = 0 ] && who=nobody
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/ws" "$T_TMP/home"
+	chmod 777 "$T_TMP/home"
+	[ "$who" = nobody ] && chown 65534:65534 "$T_TMP/ws"
+	cat >"$T_TMP/nd.py" <<'EOF'
+import ctypes, errno, socket, sys
+ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+try:
+    socket.socket().connect(("127.0.0.1", int(sys.argv[1])))
+    print("connect got-through")
+except OSError as e:
+    print("connect", errno.errorcode.get(e.errno, e.errno))
+sys.stdout.flush()
+EOF
+	cat >"$T_TMP/nd.json" <<JSON
+{"network": {"allow": ["127.0.0.1:1"]}, "enforcement": {"allow_weaker": ["namespaces"]}}
+JSON
+	cat >"$T_TMP/ndk.json" <<JSON
+{"network": {"allow": ["127.0.0.1:1"]}, "on_violation": "kill",
+ "enforcement": {"allow_weaker": ["namespaces"]}}
+JSON
+	chmod 644 "$T_TMP/nd.py" "$T_TMP/nd.json" "$T_TMP/ndk.json"
+	cd "$T_TMP/ws" || return
+	degraded_run "$who" --policy "$T_TMP/nd.json" --ro "$T_TMP/nd.py" -- python3 "$T_TMP/nd.py" 9
+	expect_eq "$RC" 0 "it runs ($ERR)"
+	expect_eq "$OUT" "connect ECONNREFUSED" "the non-dumpable process's connect refused as any other"
+	expect_match "$(field '[.denials[] | select(.kind=="network") | .target] | join(",")')" "non-dumpable" \
+		"and a network denial"
+	degraded_run "$who" --policy "$T_TMP/ndk.json" --ro "$T_TMP/nd.py" -- /bin/sh -c "
+		python3 $T_TMP/nd.py 9; sleep 20; echo went-on"
+	expect_eq "$(field .status)" denied "on_violation kill: it ends the run ($OUT; $ERR)"
+	expect_nomatch "$OUT" went-on "and the run does not go on"
+	t_assert
+}
+
 # Where the namespaces can be had, allow_weaker "namespaces" changes nothing.
 test_hosts_allow_weaker_namespaces_unused_where_they_hold() {
 	cordon_run --allow-weaker namespaces -- /bin/true
