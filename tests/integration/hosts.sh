@@ -210,10 +210,13 @@ test_hosts_degraded_refusals_said_exactly() {
 	# allow_weaker names "network" too; explain and the run in the same
 	# words.
 	local v
-	v=$("$RESTRICT" nonotify "$CORDON" explain --allow-weaker namespaces --net example.com:443 -- /bin/true 2>&1 | sed -n 's/^verdict: //p')
-	expect_match "$v" "^setup-error: $why.*network.allow: without a network namespace of the run's own the proxy bounds the run's network only where seccomp user notification is available .*; set enforcement.allow_weaker \\[\"namespaces\", \"network\"\\]" "explain: endpoints"
-	restricted_run nonotify --allow-weaker namespaces --net example.com:443
-	expect_eq "$RC:$ERR" "125:cordon: $v" "the run: endpoints, in the same words"
+	# (Below Landlock ABI 4 that is the reason named first: below.)
+	if [ "$(landlock_abi)" -ge 4 ]; then
+		v=$("$RESTRICT" nonotify "$CORDON" explain --allow-weaker namespaces --net example.com:443 -- /bin/true 2>&1 | sed -n 's/^verdict: //p')
+		expect_match "$v" "^setup-error: $why.*network.allow: without a network namespace of the run's own the proxy bounds the run's network only where seccomp user notification is available .*; set enforcement.allow_weaker \\[\"namespaces\", \"network\"\\]" "explain: endpoints"
+		restricted_run nonotify --allow-weaker namespaces --net example.com:443
+		expect_eq "$RC:$ERR" "125:cordon: $v" "the run: endpoints, in the same words"
+	fi
 	if [ "$(landlock_abi)" -lt 4 ]; then
 		v=$("$RESTRICT" nouserns "$CORDON" explain --allow-weaker namespaces --net example.com:443 -- /bin/true 2>&1 | sed -n 's/^verdict: //p')
 		expect_match "$v" "^setup-error: $why.*the proxy bounds the run's network only where Landlock refuses the run's own TCP connect and bind \\(ABI 4" "explain: endpoints below Landlock ABI 4"
