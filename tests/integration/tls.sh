@@ -419,3 +419,33 @@ ask('trailer', 'POST /pub/a.txt?trailer HTTP/1.1\r\n' + H + 'Transfer-Encoding: 
 for t in test_hop_by_hop_fields_and_trailers_stay_here; do
 	t_run $t
 done
+
+# Issue 35: the degraded boundary (no namespaces) keeps the proxy where
+# Landlock refuses the run's own TCP (ABI 4) and seccomp can notify: TLS is
+# opened there as in a full run, the secret injected upstream only, a
+# method refused, the value nowhere in the run.
+test_degraded_boundary_injects_and_refuses() {
+	[ "$(uname -m)" = x86_64 ] && [ -x "$BUILD/probe-restrict" ] || { t_skip "probe-restrict filters x86_64 system calls only"; return; }
+	[ "$(landlock_abi)" -ge 4 ] || { t_skip "the degraded boundary keeps its proxy where Landlock has ABI 4"; return; }
+	[ "$(id -u)" = 0 ] || [ "$(landlock_abi)" -ge 6 ] || { t_skip "an ordinary user's degraded run needs Landlock ABI 6"; return; }
+	serve_tls_pub
+	inject_policy "{\"host\": \"localhost:$PORT\", \"methods\": [\"GET\"], \"paths\": [\"/pub/**\"]}"
+	chmod 755 "$T_TMP"
+	R=$T_TMP/degraded-tls.json
+	OUT=$(HOST_TOKEN=$VALUE "$BUILD/probe-restrict" nouserns "$CORDON" run --report "$R" --allow-weaker namespaces \
+		--policy p.json --ro "$BUILD" -- /bin/sh -c "
+		curl -sS -H \"Authorization: Bearer \$TOKEN\" https://localhost:$PORT/pub/a.txt
+		curl -sS -X POST https://localhost:$PORT/pub/a.txt
+		env | grep -c '$VALUE'" 2>"$T_TMP/degraded-tls.err")
+	stop $SRV
+	keep_report "$R"
+	expect_match "$OUT" '^pub$' "curl through the proxy, TLS opened there ($(tail -3 "$T_TMP/degraded-tls.err"))"
+	expect_eq "$(grep -c "Bearer $VALUE" "$T_TMP/log")" 1 "the upstream saw the value"
+	expect_match "$OUT" "POST localhost:$PORT/pub/a.txt: no rule of network.allow admits it" "a refused method"
+	expect_match "$OUT" '^0$' "the value nowhere in the run's environment"
+	# (violations, not weaker: the refused POST is a denial)
+	expect_eq "$(field .verdicts.containment):$(field .enforcement.user_ns)" "violations:false" "the report: degraded, the POST a violation"
+	expect_match "$(field '.enforcement.degraded | join("\n")')" 'network: the host.s, bounded by the proxy' "its network bounded by the proxy"
+	t_assert
+}
+t_run test_degraded_boundary_injects_and_refuses
