@@ -129,6 +129,23 @@ int sup_degrade_check(const cordon_policy *p, const struct run_plan *plan, bool 
 	return 0;
 }
 
+/* Is CAP_SYS_PTRACE in this process's effective set? */
+static bool has_cap_sys_ptrace(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	unsigned long long eff = 0;
+	bool found = false;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1) {
+			found = true;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return found && (eff >> 19) & 1; /* CAP_SYS_PTRACE */
+}
+
 bool sup_degrade_proxy(int abi, char *why, size_t n)
 {
 	/* Landlock ABI 4 came with Linux 6.7, after ADDFD's SETFD (5.14) and
@@ -141,6 +158,30 @@ bool sup_degrade_proxy(int abi, char *why, size_t n)
 	}
 	if (syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &act) != 0) {
 		snprintf(why, n, "seccomp user notification is available (SECCOMP_GET_ACTION_AVAIL: %s)", strerror(errno));
+		return false;
+	}
+	/* The supervisor reads each connect's address from the run's memory
+	 * (process_vm_readv, pidfd_getfd: ptrace access). The run is another
+	 * uid when cordon is root (the run's own, or a serve client's): that
+	 * takes CAP_SYS_PTRACE, which a container's root usually lacks
+	 * (Docker's and podman's default capabilities); Yama's ptrace_scope 2
+	 * takes it for the same uid too, and 3 refuses everyone. Without it
+	 * every connect, the proxy's too, would be an unreadable denial. */
+	int scope = 0;
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+	if (f) {
+		if (fscanf(f, "%d", &scope) != 1)
+			scope = 0;
+		fclose(f);
+	}
+	if (scope >= 3) {
+		snprintf(why, n, "cordon may read the run's connect addresses (Yama's kernel.yama.ptrace_scope is %d, which refuses it to every process)", scope);
+		return false;
+	}
+	bool other_uid = geteuid() == 0;
+	if ((other_uid || scope >= 2) && !has_cap_sys_ptrace()) {
+		snprintf(why, n, "cordon may read the run's connect addresses: that needs CAP_SYS_PTRACE (%s), which this process lacks (a container's default capabilities leave it out)",
+			 scope >= 2 ? "Yama's kernel.yama.ptrace_scope is 2" : "the run is a uid of its own");
 		return false;
 	}
 	if (why && n)

@@ -201,6 +201,24 @@ EOF
 	t_assert
 }
 
+# The degraded proxy reads each connect's address from the run's memory:
+# a root cordon without CAP_SYS_PTRACE (a container's root: Docker's and
+# podman's default capabilities) cannot, since the run is another uid.
+# There every connect, the proxy's too, would be an unreadable denial: such
+# a run is refused as where the proxy cannot bound the network, in words
+# that name the capability; explain says the same.
+test_hosts_degraded_proxy_needs_ptrace_access() {
+	need_restrict || return
+	[ "$(id -u)" = 0 ] || { t_skip "a root cordon's case"; return; }
+	[ "$(landlock_abi)" -ge 4 ] || { t_skip "the degraded proxy needs Landlock ABI 4 anyway"; return; }
+	local v
+	v=$(setpriv --bounding-set -sys_ptrace "$RESTRICT" nouserns "$CORDON" explain --allow-weaker namespaces --net example.com:443 -- /bin/true 2>&1 | sed -n 's/^verdict: //p')
+	expect_match "$v" "^setup-error: .*the proxy bounds the run's network only where cordon may read the run's connect addresses: that needs CAP_SYS_PTRACE \\(the run is a uid of its own\\), which this process lacks" "explain without CAP_SYS_PTRACE"
+	ERR=$(setpriv --bounding-set -sys_ptrace "$RESTRICT" nouserns "$CORDON" run --allow-weaker namespaces --net example.com:443 --ro "$BUILD" -- /bin/true 2>&1 >/dev/null)
+	expect_eq "$?:$ERR" "125:cordon: $v" "the run: refused, in the same words"
+	t_assert
+}
+
 test_hosts_degraded_refusals_said_exactly() {
 	need_restrict || return
 	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock"; return; }
