@@ -378,6 +378,10 @@ int cs_plan_visit(struct walk *w, int U, int H, const char *name, const struct s
 /* Each entry of upper directory U (host directory H, -1 if none). */
 int cs_walk_dir(struct walk *w, int U, int H, int depth, visit_fn fn, cordon_error *err)
 {
+	if (depth > CHANGESET_MAX_DEPTH && w->skip_deep) {
+		w->deep_cut = true;
+		return 0;
+	}
 	if (depth > CHANGESET_MAX_DEPTH)
 		return cordon_err(err, ELOOP, "deeper than %d levels", CHANGESET_MAX_DEPTH);
 	int rfd = openat(U, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -531,10 +535,16 @@ int changeset_list(const struct changeset *cs, const char *base, struct file_lis
 	w->base = base;
 	w->out = out;
 	w->held = held;
+	w->skip_deep = true;
 	int r = cs_for_each_layer(w, list_visit, err);
 	if (steps)
 		*steps = w->steps;
+	bool deep = w->deep_cut;
 	free(w);
+	if (r == 0 && deep) {
+		out->truncated = true;
+		out->cut = CUT_WALK_DEPTH;
+	}
 	/* By path, as a direct-mode snapshot lists them: the order of the
 	 * upper layer's directories is the filesystem's. */
 	file_list_sort(out);

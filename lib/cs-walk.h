@@ -96,6 +96,10 @@ struct walk {
 	size_t left;        /* apply: entries not selected, kept */
 	bool planned;       /* the plan walk ran: needed is complete */
 	size_t dropped;     /* changeset_drop_ignored: entries removed */
+	/* list: a directory past CHANGESET_MAX_DEPTH is left out and the walk
+	 * goes on (deep_cut set: the list is truncated), rather than ending
+	 * the walk there and losing every entry after it. */
+	bool skip_deep, deep_cut;
 };
 
 typedef int (*visit_fn)(struct walk *w, int U, int H, const char *name, const struct stat *st, cordon_error *err);

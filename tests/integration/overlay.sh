@@ -441,6 +441,23 @@ test_changes_diff_of_created_and_deleted_files() {
 	t_assert
 }
 
+# A tree deeper than a change set's walk goes (256 levels) is left out of
+# the listing, which says it is cut; every other entry is still listed
+# (the walk used to end at the deep directory, losing what came after it).
+test_changes_listing_past_a_deep_tree() {
+	overlay_ws || return
+	review_run 'i=0; while [ $i -lt 60 ]; do echo $i >f$i; i=$((i+1)); done
+		p=deep; i=0; while [ $i -lt 300 ]; do p=$p/d; i=$((i+1)); done; mkdir -p "$p"'
+	expect_eq "$RC" 0 "run: $ERR"
+	local j
+	j=$("$CORDON" changes --json "$KEPT")
+	expect_eq "$(printf '%s' "$j" | jq '[.changes[] | select(.path | test("^f[0-9]+$"))] | length')" 60 "every file listed"
+	expect_eq "$(printf '%s' "$j" | jq -r .truncated)" true "the listing says it is cut"
+	expect_match "$("$CORDON" changes "$KEPT")" 'the list is cut: .*dep' "and why"
+	"$CORDON" discard "$KEPT" || fail "discard"
+	t_assert
+}
+
 # The diff `cordon changes --diff` runs ends with it: the server kills a
 # changes past its time or output bound, and a diff left behind would go
 # on reading the session's files (outside review, attack10). A stand-in
@@ -1172,6 +1189,6 @@ for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_
 	test_apply_adds_no_group_or_other_write test_unusable_key_refuses_every_run test_deep_change_set_discarded test_direct_pins_restored \
 	test_change_sets_made_during_a_run_stay_masked test_concurrent_direct_runs_leave_pins_tight \
 	test_apply_in_part test_ignore_list_and_a_host_git_status test_diff_taken_by_git_apply \
-	test_changes_diff_of_created_and_deleted_files; do
+	test_changes_diff_of_created_and_deleted_files test_changes_listing_past_a_deep_tree; do
 	t_run $t
 done
