@@ -46,26 +46,6 @@
 #include "sup-handoff.h"
 #include "sup-observe-deny.h"
 
-/* The close-on-exec flag of the run's fd, from /proc/PID/fdinfo/FD (a
- * flag of the fd, not of the file pidfd_getfd copies). */
-static bool fd_cloexec(pid_t pid, int fd, bool *cloexec)
-{
-	char path[64], text[512];
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
-	_cleanup_close_ int f = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (f < 0)
-		return false;
-	ssize_t n = read(f, text, sizeof(text) - 1);
-	if (n <= 0)
-		return false;
-	text[n] = '\0';
-	const char *p = strstr(text, "flags:");
-	if (!p)
-		return false;
-	*cloexec = strtol(p + 6, NULL, 8) & O_CLOEXEC;
-	return true;
-}
-
 /* The address name's connections go to: its network.resolve pin, or the
  * host's loopback for a rule that names localhost literally; false: to be
  * looked up. */
@@ -292,7 +272,7 @@ int observer_intercept_connect(struct observer *o, struct run_report *rep, int f
 	struct connect_req req = {
 		.id = o->req->id, .fd = fd, .family = family, .sock = -1, .name = name, .port = port, .tally = o->tally};
 	int fl = fcntl(rs, F_GETFL);
-	if (fl < 0 || !fd_cloexec(pid, fd, &req.cloexec))
+	if (fl < 0 || !observer_run_fd_cloexec(pid, fd, &req.cloexec))
 		return answer(o, ECONNREFUSED);
 	req.fl = fl;
 	connect_opts_read(rs, &req.opts);

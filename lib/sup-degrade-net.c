@@ -41,25 +41,6 @@ void sup_degrade_net_stop(struct sup *s)
 	s->dnet_listener = -1;
 }
 
-/* The close-on-exec flag of the run's fd, from /proc/PID/fdinfo/FD. */
-static bool fd_cloexec(pid_t pid, int fd, bool *cloexec)
-{
-	char path[64], text[512];
-	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
-	_cleanup_close_ int f = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (f < 0)
-		return false;
-	ssize_t n = read(f, text, sizeof(text) - 1);
-	if (n <= 0)
-		return false;
-	text[n] = '\0';
-	const char *p = strstr(text, "flags:");
-	if (!p)
-		return false;
-	*cloexec = strtol(p + 6, NULL, 8) & O_CLOEXEC;
-	return true;
-}
-
 /* Is ss the proxy's advertised address (127.0.0.1:PROXY_PORT, also as
  * ::ffff:127.0.0.1)? */
 static bool is_proxy(const struct sockaddr_storage *ss)
@@ -81,7 +62,7 @@ static int to_proxy(struct sup *s, const struct seccomp_notif *n, int rs)
 	socklen_t l = sizeof(req.family);
 	int fl = fcntl(rs, F_GETFL);
 	if (getsockopt(rs, SOL_SOCKET, SO_DOMAIN, &req.family, &l) < 0 || fl < 0 ||
-	    !fd_cloexec((pid_t)n->pid, req.fd, &req.cloexec))
+	    !observer_run_fd_cloexec((pid_t)n->pid, req.fd, &req.cloexec))
 		return ECONNREFUSED;
 	req.fl = fl;
 	connect_opts_read(rs, &req.opts);

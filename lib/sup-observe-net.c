@@ -49,6 +49,24 @@ static pid_t tgid_of(pid_t tid)
 	return t ? (pid_t)strtol(t + 7, NULL, 10) : -1;
 }
 
+bool observer_run_fd_cloexec(pid_t pid, int fd, bool *cloexec)
+{
+	char path[64], text[512];
+	snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int)pid, fd);
+	_cleanup_close_ int f = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+	if (f < 0)
+		return false;
+	ssize_t n = read(f, text, sizeof(text) - 1);
+	if (n <= 0)
+		return false;
+	text[n] = '\0';
+	const char *p = strstr(text, "flags:");
+	if (!p)
+		return false;
+	*cloexec = strtol(p + 6, NULL, 8) & O_CLOEXEC;
+	return true;
+}
+
 int observer_run_fd(pid_t tid, int fd)
 {
 	int pfd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);

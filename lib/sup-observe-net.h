@@ -11,6 +11,10 @@
 /* A copy (pidfd_getfd) of fd of thread tid, or -1. Before 6.9 a thread
  * other than its group's leader is reached through the leader. */
 int observer_run_fd(pid_t tid, int fd);
+/* The close-on-exec flag of fd of process pid, from /proc/PID/fdinfo/FD
+ * (a flag of the fd, not of the file a pidfd_getfd copy shares); false if
+ * it could not be read. */
+bool observer_run_fd_cloexec(pid_t pid, int fd, bool *cloexec);
 /* The type of socket fd of thread tid (SOCK_STREAM, ...), or -1. */
 int observer_socket_type(pid_t tid, int fd);
 /* The IPv4/IPv6 socket address of a connect, sendto or bind; false else. */
