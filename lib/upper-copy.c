@@ -368,6 +368,18 @@ int upper_apply(int src, int dst, const struct ucopy_limits *lim, struct ucopy_s
 	return rc;
 }
 
+/* The copy's root, dst_parent/name (just made, 0700), opened as u->top
+ * and given to lim->own's owner; -1 with err (the caller removes it). */
+static int open_top(struct ucopy *u, int dst_parent, const char *name, cordon_error *err)
+{
+	u->top = openat(dst_parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (u->top < 0)
+		return cordon_err_errno(err, "%s", name);
+	if (u->lim->own && fchown(u->top, u->lim->uid, u->lim->gid) < 0)
+		return cordon_err_errno(err, "%s: set its owner", name);
+	return 0;
+}
+
 int upper_copy(int src, int dst_parent, const char *name, const struct ucopy_limits *lim, struct ucopy_stat *st,
 	       cordon_error *err)
 {
@@ -379,12 +391,8 @@ int upper_copy(int src, int dst_parent, const char *name, const struct ucopy_lim
 	if (mkdirat(dst_parent, name, 0700) < 0)
 		return cordon_err_errno(err, "%s", name);
 	int rc = -1;
-	u.top = openat(dst_parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (u.top < 0)
-		cordon_err_errno(err, "%s", name);
-	else if (lim->own && fchown(u.top, lim->uid, lim->gid) < 0)
-		cordon_err_errno(err, "%s: set its owner", name);
-	else if (copy_xattrs(&u, src, u.top, err) == 0 && copy_dir(&u, src, u.top, 0, err) == 0) {
+	if (open_top(&u, dst_parent, name, err) == 0 && copy_xattrs(&u, src, u.top, err) == 0 &&
+	    copy_dir(&u, src, u.top, 0, err) == 0) {
 		/* The root keeps mode 0700 (lim->own: its owner's alone). */
 		rc = 0;
 	}
@@ -562,12 +570,7 @@ int upper_patch(int lower, int cur, int snap, int dst_parent, const char *name, 
 	if (mkdirat(dst_parent, name, 0700) < 0)
 		return cordon_err_errno(err, "%s", name);
 	int rc = -1;
-	u.top = openat(dst_parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (u.top < 0)
-		cordon_err_errno(err, "%s", name);
-	else if (lim->own && fchown(u.top, lim->uid, lim->gid) < 0)
-		cordon_err_errno(err, "%s: set its owner", name);
-	else
+	if (open_top(&u, dst_parent, name, err) == 0)
 		rc = patch_dir(&u, lower, cur, snap, u.top, 0, err);
 	links_free(&u);
 	if (u.top >= 0)
