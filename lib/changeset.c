@@ -43,6 +43,8 @@ void changeset_close(struct changeset *cs)
 		free(cs->host[i]);
 	cs->nlayers = 0;
 	strv_free(&cs->protect);
+	explicit_bzero(cs->key, sizeof(cs->key));
+	cs->key_held = false;
 }
 
 /* The names, each ended by a NUL (a name may hold any other byte). */
@@ -119,7 +121,7 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 		if (err->code != ENOENT || tries == 3)
 			return -1;
 	}
-	cs->started_ns = stamp_floor_ns();
+	cs->made_ns = stamp_now_ns();
 	cs->uid = uid;
 	cs->gid = gid;
 	cs->run_uid = run_uid;
@@ -130,16 +132,28 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 	for (size_t i = 0; protect && i < protect->n; i++)
 		if (strv_push(&cs->protect, protect->v[i]) < 0)
 			return cordon_oom(err);
-	if (write_meta(cs, err) < 0 || write_protect(cs, err) < 0)
+	if (write_protect(cs, err) < 0)
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		if (create_layer(cs, i, run_uid, run_gid, err) < 0)
 			return -1;
-	if (cs_write_seal(cs, err) < 0) {
+	/* The key now (no key: no change set, the run falls back before it
+	 * starts); meta and seal at changeset_begin. */
+	if (cs_seal_key_load(cs->key, err) < 0) {
 		cs->no_key = true;
 		return -1;
 	}
+	cs->key_held = true;
 	return 0;
+}
+
+int changeset_begin(struct changeset *cs, cordon_error *err)
+{
+	cs->started_ns = stamp_floor_after_ns(cs->made_ns);
+	int r = write_meta(cs, err) < 0 || cs_write_seal(cs, err) < 0 ? -1 : 0;
+	explicit_bzero(cs->key, sizeof(cs->key));
+	cs->key_held = false;
+	return r;
 }
 
 static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err)

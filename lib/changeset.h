@@ -46,7 +46,10 @@ struct changeset {
 	int dirfd; /* DIR, O_DIRECTORY */
 	size_t nlayers;
 	char *host[CHANGESET_MAX_LAYERS]; /* each layer's host directory */
-	int64_t started_ns;               /* CLOCK_REALTIME, when the run started (stamp_floor_ns) */
+	int64_t started_ns;               /* CLOCK_REALTIME, when the run started (changeset_begin) */
+	int64_t made_ns;                  /* stamp_now_ns() at changeset_create */
+	unsigned char key[32];            /* the sealing key, from create to begin (wiped then) */
+	bool key_held;
 	uid_t uid;                        /* the owner applied files get */
 	gid_t gid;
 	uid_t run_uid;                    /* the run's host identity: it wrote upper/ and work/ */
@@ -121,6 +124,12 @@ struct changeset_apply_opts {
  */
 int changeset_create(struct changeset *cs, const char *base, const char *const *hosts, size_t n, uid_t uid,
 		     gid_t gid, uid_t run_uid, gid_t run_gid, const strv *protect, cordon_error *err);
+/* The run starts: its start stamp (stamp_floor_after_ns of the moment the
+ * set was made: any tick's wait left is taken here, not at create), its
+ * meta and its seal written. Call it before the run's command may start;
+ * until then the change set is not a change set changeset_open takes.
+ * Returns 0 or -1 with err set. */
+int changeset_begin(struct changeset *cs, cordon_error *err);
 /* Open an existing change set (its meta, layers and protected names): DIR
  * must be a directory of the caller's own (root too: its meta and host files
  * say where the apply writes), not writable by others, and sealed by this

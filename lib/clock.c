@@ -22,14 +22,22 @@ static int64_t ts_ns(clockid_t c)
 
 /* A file system stamps a change with the coarse clock (or, since 6.13 on
  * some, with a finer time above it when the old stamp was read): a stamp
- * given before this call is at most the fine time now; one given after is
- * at least the coarse clock then. Waiting (one tick at most) until the
- * coarse clock is past the fine time now gives a T with every earlier
- * stamp < T <= every later one. Compared with the fine time alone, a
- * change in the same tick after it looked older (Debian 12's 6.1). */
-int64_t stamp_floor_ns(void)
+ * given before stamp_now_ns() is at most what it returned; one given after
+ * a reading of the coarse clock is at least that reading. So the first
+ * coarse reading past FINE is a T with every stamp given before FINE was
+ * taken < T <= every stamp given after T was read. Compared with the fine
+ * time alone, a change in the same tick after it looked older (Debian
+ * 12's 6.1). A stamp given between the two readings may fall either side:
+ * callers take FINE early and T once they need it (a run's change set: T
+ * just before its command may start), so that the wait for the tick, if
+ * any is left, is not on their path. */
+int64_t stamp_now_ns(void)
 {
-	int64_t fine = ts_ns(CLOCK_REALTIME);
+	return ts_ns(CLOCK_REALTIME);
+}
+
+int64_t stamp_floor_after_ns(int64_t fine)
+{
 	struct timespec res;
 	if (clock_getres(CLOCK_REALTIME_COARSE, &res) < 0 || res.tv_sec > 0)
 		res.tv_nsec = 10000000;
@@ -46,4 +54,9 @@ int64_t stamp_floor_ns(void)
 		nanosleep(&d, NULL);
 	}
 	return fine + 1;
+}
+
+int64_t stamp_floor_ns(void)
+{
+	return stamp_floor_after_ns(stamp_now_ns());
 }

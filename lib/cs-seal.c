@@ -494,11 +494,19 @@ static int seal_compute(const struct changeset *cs, const unsigned char key[SEAL
 	return 0;
 }
 
+int cs_seal_key_load(unsigned char key[32], cordon_error *err)
+{
+	_Static_assert(SEAL_KEY_LEN == 32, "struct changeset holds a 32-byte key");
+	return seal_key(key, true, err);
+}
+
 int cs_write_seal(const struct changeset *cs, cordon_error *err)
 {
 	unsigned char key[SEAL_KEY_LEN];
 	char hex[65];
-	if (seal_key(key, true, err) < 0)
+	if (cs->key_held)
+		memcpy(key, cs->key, sizeof(key));
+	else if (seal_key(key, true, err) < 0)
 		return -1;
 	int r = seal_compute(cs, key, hex, err);
 	explicit_bzero(key, sizeof(key));

@@ -52,5 +52,8 @@ int changeset_key_guard(const char *const *paths, const bool *writable, size_t n
 int changeset_key_ensure(cordon_error *err);
 
 void cs_registry_add(const char *top);
+/* The user's key (made if there is none), to seal a change set with. */
+int cs_seal_key_load(unsigned char key[32], cordon_error *err);
+/* The seal, with the key the set holds (key_held) or the user's. */
 int cs_write_seal(const struct changeset *cs, cordon_error *err);
 int cs_check_seal(const struct changeset *cs, cordon_error *err);

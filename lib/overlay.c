@@ -27,6 +27,11 @@
 #include "protect.h"
 #include "sync.h"
 
+int overlay_begin(struct overlay_run *o, cordon_error *err)
+{
+	return o->active ? changeset_begin(&o->cs, err) : 0;
+}
+
 int overlay_send_layers(const struct overlay_run *o, int sock, cordon_error *err)
 {
 	for (size_t i = 0; o->fell_back && i < o->nmounts; i++)

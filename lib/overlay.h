@@ -70,6 +70,9 @@ int overlay_mount(int oldroot, int newroot, const char *path, const char *layer,
  * MSG_OVERLAY without an fd per layer instead: init binds the path plainly
  * (overlay_trees[i] = OVERLAY_NONE). */
 #define OVERLAY_NONE (-2)
+/* The run starts (before its command may): its change set's start stamp,
+ * meta and seal (changeset_begin). Nothing to do unless active. */
+int overlay_begin(struct overlay_run *o, cordon_error *err);
 int overlay_send_layers(const struct overlay_run *o, int sock, cordon_error *err);
 /* After the run, when no process of it is left: the changes become the
  * report's outputs (hashed from the upper layer), then the change set is

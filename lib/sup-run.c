@@ -26,7 +26,8 @@
  *                   the run's cgroup directories for its view (MSG_CGROUP),
  *                   sends the change set's layers in overlay mode as root
  *                   (MSG_OVERLAY + fd), the seccomp program (MSG_FILTER)
- *                   and snapshots the writable paths (direct mode).
+ *                   snapshots the writable paths (direct mode) or stamps
+ *                   the change set's start (overlay mode: changeset_begin).
  *               sync 2 (P->C MSG_GO2): init finishes the view and starts the
  *                   command.
  *               C->P: MSG_ERROR (setup failed; the command never started),
@@ -399,7 +400,10 @@ static int parent_setup(struct sup *s, cordon_error *err)
 	size_t n = sup_writable_roots(s, roots, ARRAY_SIZE(roots));
 	/* The whole-tree snapshot only in direct mode: an overlay's changes are
 	 * its upper layer. */
-	if ((!s->ovl.active && snapshot_take(&s->before, roots, n, err) < 0) ||
+	/* The change set's start stamp: after the work above, so that the
+	 * coarse clock's tick it may wait for has come by now. */
+	if ((s->ovl.active && overlay_begin(&s->ovl, err) < 0) ||
+	    (!s->ovl.active && snapshot_take(&s->before, roots, n, err) < 0) ||
 	    sweep_pin(&s->sweep, roots, n, err) < 0 || (!s->ovl.active && sup_keep_pins(s, err) < 0))
 		return -1;
 	sup_trace(s, "snapshot taken, sync 2 sent");

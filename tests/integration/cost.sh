@@ -175,6 +175,24 @@ test_cost_state_dir_walked_once() {
 	t_assert
 }
 
+# An overlay run's change set takes its start stamp just before the
+# command may start (changeset_begin), not when it is made: the wait for
+# the coarse clock's next tick (up to 4 ms at HZ 250) came before clone, on
+# the run's path. The stamp waits for no tick that has come already, so the
+# supervisor sleeps for none before it clones init.
+test_cost_no_tick_wait_before_clone() {
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	mkdir -p "$T_TMP/ws"
+	(cd "$T_TMP/ws" && traced -e trace=clock_nanosleep,nanosleep,clone3 -o "$T_TMP/st" \
+		"$CORDON" run --report "$T_TMP/r.json" -- /bin/true) || fail "the run failed"
+	expect_eq "$(jq -r .enforcement.workspace_mode "$T_TMP/r.json")" overlay "workspace mode"
+	local sup
+	sup=$(awk 'NR == 1 {print $1}' "$T_TMP/st")
+	expect_eq "$(awk -v p="$sup" '$1 == p && /clone3\(/ {exit} $1 == p && /nanosleep/ {n++} END {print n + 0}' "$T_TMP/st")" 0 \
+		"sleeps of the supervisor before it clones init"
+	t_assert
+}
+
 # The held state directory (cs-seal.c) takes no lock for the run's whole
 # life: the change-set registry's flock on the state directory is let go
 # when its update is done (a held dup kept it, one overlay run at a time on

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "cs-apply.h"
 #include "cs-rollback.h"
@@ -70,6 +71,7 @@ static void make_cs(struct changeset *cs, const char *const *names, char *upper,
 	const char *hosts[] = {host};
 	cordon_error err = {0};
 	assert_int_equal(changeset_create(cs, base, hosts, 1, getuid(), getgid(), getuid(), getgid(), &prot, &err), 0);
+	assert_int_equal(changeset_begin(cs, &err), 0);
 	strv_free(&prot);
 	snprintf(upper, sz, "%s/0/upper", cs->dir);
 }
@@ -312,14 +314,17 @@ static void test_change_set_directories_listed(void **st)
 	for (int i = 0; i < 3; i++) {
 		/* The same place again (the directory made anew each time). */
 		assert_int_equal(changeset_create(&cs, base, hosts, 1, getuid(), getgid(), getuid(), getgid(), NULL, &err), 0);
+		assert_int_equal(changeset_begin(&cs, &err), 0);
 		assert_int_equal(changeset_discard(&cs, &err), 0);
 		changeset_close(&cs);
 	}
 	char kept[4096];
 	assert_int_equal(changeset_create(&cs, base, hosts, 1, getuid(), getgid(), getuid(), getgid(), NULL, &err), 0);
+	assert_int_equal(changeset_begin(&cs, &err), 0);
 	snprintf(kept, sizeof(kept), "%s", cs.dir);
 	changeset_close(&cs);
 	assert_int_equal(changeset_create(&cs, b2, hosts, 1, getuid(), getgid(), getuid(), getgid(), NULL, &err), 0);
+	assert_int_equal(changeset_begin(&cs, &err), 0);
 	changeset_close(&cs);
 	snprintf(top1, sizeof(top1), "%s/%s", base, name);
 	snprintf(top2, sizeof(top2), "%s/%s", b2, name);
@@ -339,6 +344,7 @@ static void test_change_set_directories_listed(void **st)
 	snprintf(b3, sizeof(b3), "%s/b3", base);
 	assert_int_equal(mkdir(b3, 0755), 0);
 	assert_int_equal(changeset_create(&cs, b3, hosts, 1, getuid(), getgid(), getuid(), getgid(), NULL, &err), 0);
+	assert_int_equal(changeset_begin(&cs, &err), 0);
 	changeset_close(&cs);
 	assert_int_equal(changeset_registered(&l, &err), 0);
 	assert_int_equal(l.n, 2);
@@ -778,6 +784,36 @@ static void test_stamp_floor_orders_file_stamps(void **st)
 	}
 }
 
+/* The same in two steps, as a run takes it (FINE when its change set is
+ * made, T before its command may start): a change before FINE is older
+ * than T, a change after T is not, whatever was stamped in between. */
+static void test_stamp_floor_in_two_steps(void **st)
+{
+	(void)st;
+	char p[4400];
+	struct stat sb;
+	for (int i = 0; i < 20; i++) {
+		snprintf(p, sizeof(p), "%s/g%d", host, i);
+		int fd = open(p, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		assert_true(fd >= 0);
+		close(fd);
+		int64_t fine = stamp_now_ns();
+		/* between the two: the same file changed, and (some rounds) a
+		 * tick or more passes, as while a run is set up */
+		assert_int_equal(chmod(p, 0640), 0);
+		if (i % 2)
+			nanosleep(&(struct timespec){0, 5000000}, NULL);
+		int64_t t = stamp_floor_after_ns(fine);
+		assert_true(t > fine);
+		assert_int_equal(chmod(p, 0600), 0);
+		assert_int_equal(stat(p, &sb), 0);
+		assert_true((int64_t)sb.st_ctim.tv_sec * 1000000000LL + sb.st_ctim.tv_nsec >= t);
+		snprintf(p, sizeof(p), "%s", host);
+		assert_int_equal(stat(p, &sb), 0);
+		assert_true((int64_t)sb.st_ctim.tv_sec * 1000000000LL + sb.st_ctim.tv_nsec < t);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -797,6 +833,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_drop_ignored, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_host_change_in_the_first_tick, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamp_floor_orders_file_stamps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stamp_floor_in_two_steps, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("changeset", tests, NULL, NULL);
 }
