@@ -55,6 +55,7 @@
 #include "sandbox.h"
 #include "child-init.h"
 #include "session-agent.h"
+#include "sockdiag.h"
 #include "sync.h"
 
 static __attribute__((noreturn)) void child_fail(int sock, cordon_error *e)
@@ -178,6 +179,15 @@ static void view_and_namespaces(const struct sandbox_spec *sp, int sock, struct 
 	if (sethostname(CORDON_HOSTNAME, strlen(CORDON_HOSTNAME)) < 0)
 		setup_or_fail(sock, cordon_err_errno(&e, "sethostname"), &e);
 	setup_or_fail(sock, ns_loopback_up(&e), &e);
+	if (sp->sockdiag) {
+		/* The observer's view of the run's listeners, made here before
+		 * the command runs (sockdiag.h); none: the fallback answers. */
+		int d = sockdiag_socket();
+		if (d >= 0 && sync_send(sock, MSG_DIAG_FD, 0, NULL, d) < 0)
+			setup_or_fail(sock, cordon_err_errno(&e, "send the sock_diag socket"), &e);
+		if (d >= 0)
+			close(d);
+	}
 	if (sp->proxy) {
 		/* The proxy listens inside the run's own network namespace; the
 		 * supervisor serves it from outside. */

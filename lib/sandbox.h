@@ -29,6 +29,8 @@ struct sandbox_spec {
 	size_t ca_len;
 	bool proxy;            /* egress declared: listen on 127.0.0.1:PROXY_PORT */
 	bool dns;              /* network.transparent: UDP and TCP CORDON_DNS_ADDR:53 too */
+	bool sockdiag;         /* send the supervisor a checked NETLINK_SOCK_DIAG socket
+				* of the run's netns (MSG_DIAG_FD; sockdiag.h) */
 	struct cgroup_view *cgview; /* filled from MSG_CGROUP frames */
 	int stdin_fd;          /* /dev/null for the command's fd 0 when cordon's is
 				* a terminal, else -1 (fd 0 is passed as it is) */

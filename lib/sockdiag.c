@@ -98,6 +98,30 @@ static int read_answer(struct sockdiag *d)
 	return -1;
 }
 
+/* The check, in the caller's network namespace: a listener of its own
+ * (port chosen by the kernel, on any address: lo may still be down) must be
+ * found. An exact lookup, so nothing the run binds can make it fail; and
+ * "no such socket" alone would not do: it is also the answer where the
+ * kernel has no handler for TCP. */
+int sockdiag_socket(void)
+{
+	struct sockdiag d = {.fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG)};
+	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct sockaddr_in a = {.sin_family = AF_INET};
+	socklen_t al = sizeof(a);
+	struct in_addr lo = {htonl(INADDR_LOOPBACK)};
+	bool ok = d.fd >= 0 && l >= 0 && bind(l, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(l, 1) == 0 &&
+		  getsockname(l, (struct sockaddr *)&a, &al) == 0 && send_req(&d, AF_INET, &lo, ntohs(a.sin_port)) == 0 &&
+		  read_answer(&d) == 1;
+	if (l >= 0)
+		close(l);
+	if (!ok && d.fd >= 0) {
+		close(d.fd);
+		d.fd = -1;
+	}
+	return d.fd;
+}
+
 struct opener {
 	struct sockdiag *d;
 	int nsfd;
@@ -105,41 +129,37 @@ struct opener {
 
 /* A thread of its own enters the namespace (the caller's stays where it
  * is): a socket keeps the namespace it was made in. There, before the
- * command runs, the check: a listener of this thread's own (port chosen by
- * the kernel, on any address: lo may still be down) must be found. An
- * exact lookup, so nothing the run binds can make it fail; and "no such
- * socket" alone would not do: it is also the answer where the kernel has no
- * handler for TCP. */
+ * command runs, the check (sockdiag_socket). */
 static void *open_in(void *arg)
 {
 	struct opener *op = arg;
-	struct sockdiag *d = op->d;
-	if (setns(op->nsfd, CLONE_NEWNET) < 0)
-		return NULL;
-	d->fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
-	int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	struct sockaddr_in a = {.sin_family = AF_INET};
-	socklen_t al = sizeof(a);
-	struct in_addr lo = {htonl(INADDR_LOOPBACK)};
-	bool ok = d->fd >= 0 && l >= 0 && bind(l, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(l, 1) == 0 &&
-		  getsockname(l, (struct sockaddr *)&a, &al) == 0 && send_req(d, AF_INET, &lo, ntohs(a.sin_port)) == 0 &&
-		  read_answer(d) == 1;
-	if (l >= 0)
-		close(l);
-	if (!ok && d->fd >= 0) {
-		close(d->fd);
-		d->fd = -1;
-	}
+	if (setns(op->nsfd, CLONE_NEWNET) == 0)
+		op->d->fd = sockdiag_socket();
 	return NULL;
 }
 
-struct sockdiag *sockdiag_open(pid_t init, int pidfd)
+struct sockdiag *sockdiag_adopt(pid_t init, int fd)
 {
 	struct sockdiag *d = calloc(1, sizeof(*d));
 	if (!d)
 		return NULL;
-	d->fd = -1;
+	d->fd = fd;
 	d->init = init;
+	return d;
+}
+
+void sockdiag_set_fd(struct sockdiag *d, int fd)
+{
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = fd;
+}
+
+struct sockdiag *sockdiag_open(pid_t init, int pidfd)
+{
+	struct sockdiag *d = sockdiag_adopt(init, -1);
+	if (!d)
+		return NULL;
 	/* init's namespace: through its pidfd (6.11+), else /proc/PID, which
 	 * names init while it is not reaped (it is the caller's child). */
 	struct opener op = {d, pidfd >= 0 ? ioctl(pidfd, PIDFD_GET_NET_NAMESPACE, 0) : -1};

@@ -24,6 +24,16 @@ struct sockdiag;
  * CAP_SYS_ADMIN). */
 struct sockdiag *sockdiag_open(pid_t init, int pidfd);
 
+/* The same socket made by the run's init, in its own namespace, before the
+ * command runs (a supervisor thread less per run): sockdiag_socket() there
+ * (-1: the kernel cannot be asked), sent to the supervisor, which makes
+ * the sockdiag with sockdiag_adopt(init, -1) right after the clone and
+ * gives it the socket with sockdiag_set_fd before anything asks (the
+ * fallback answers until then). */
+int sockdiag_socket(void);
+struct sockdiag *sockdiag_adopt(pid_t init, int fd);
+void sockdiag_set_fd(struct sockdiag *d, int fd);
+
 /* Does a listener of the run take a connect to sa (AF_INET, AF_INET6; an
  * IPv4-mapped IPv6 address is asked as the IPv4 one, where the kernel takes
  * such a connect)? A query that fails is answered, for that connect only

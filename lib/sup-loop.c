@@ -17,6 +17,7 @@
 #include "sup-dns.h"
 #include "sup-degrade.h"
 #include "sup-degrade-net.h"
+#include "sockdiag.h"
 
 /* Wake coalescing of the output relay: after a splice of at least
  * COALESCE_MIN bytes from a 1 MiB pipe, the loop sleeps COALESCE_NS before
@@ -225,6 +226,13 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 				sup_setup_error(s, &e);
 				sup_kill_run(s, ST_SETUP_ERROR);
 			}
+		}
+		break;
+	case MSG_DIAG_FD:
+		/* Before MSG_LISTENER: the observer thread does not run yet. */
+		if (fd >= 0 && s->obs.diag && !s->obs.started && live) {
+			sockdiag_set_fd(s->obs.diag, fd);
+			fd = -1;
 		}
 		break;
 	case MSG_PTY:

@@ -208,6 +208,8 @@ static int prepare_filters(struct sup *s, cordon_error *err)
 			return -1;
 		}
 		s->have_obs = true;
+		/* init makes the observer's sock_diag socket (sockdiag.h) */
+		s->spec.sockdiag = !s->obs.strict_ports;
 		s->obs.budget_burst = burst;
 		s->obs.budget_refill = refill;
 	}
@@ -509,8 +511,8 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	/* The run's network namespace, from init (our child, its PID pinned)
 	 * before the command runs: where the observer asks which loopback
 	 * listeners the run has (sockdiag.h). */
-	if (s->have_obs && !s->obs.strict_ports)
-		s->obs.diag = sockdiag_open(pid, pidfd);
+	if (s->spec.sockdiag)
+		s->obs.diag = sockdiag_adopt(pid, -1); /* its socket from init (MSG_DIAG_FD) */
 	/* A session holds its mount namespace: when init exits, the kernel
 	 * does not take the view down (its umounts wait for RCU grace
 	 * periods: 1-460 ms measured at load 8-10, when init's exit was

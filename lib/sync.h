@@ -46,6 +46,8 @@ enum msg_type {
 			 * read-only, .err.msg says why (overlay.h) */
 	MSG_DNS_FD,     /* C->P: the run's resolver's socket in its netns (network.transparent):
 			 * .value 0 = UDP, 1 = TCP listening (fd) */
+	MSG_DIAG_FD,    /* C->P: a checked NETLINK_SOCK_DIAG socket in the run's netns
+			 * (sockdiag.h), before MSG_LISTENER; none if it cannot be asked */
 };
 
 /* A received frame. */

@@ -193,6 +193,21 @@ test_cost_no_tick_wait_before_clone() {
 	t_assert
 }
 
+# The observer's sock_diag socket (sockdiag.h) is made by the run's init in
+# its own network namespace and sent to the supervisor: the supervisor
+# starts one thread per run (the observer's), not a second one to enter the
+# namespace. The kernel's answer is still used (network.sh:
+# test_sockdiag_not_switched_off_by_the_run tells it from the fallback).
+test_cost_one_supervisor_thread() {
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	(cd "$T_TMP" && traced -e trace=clone3,socket -o "$T_TMP/st" "$CORDON" run -- /bin/true) || fail "the run failed"
+	local sup
+	sup=$(awk 'NR == 1 {print $1}' "$T_TMP/st")
+	expect_eq "$(awk -v p="$sup" '$1 == p && /clone3\(.*CLONE_THREAD/' "$T_TMP/st" | wc -l)" 1 "threads the supervisor started"
+	expect_eq "$(grep -c 'NETLINK_SOCK_DIAG' "$T_TMP/st")" 1 "sock_diag sockets made"
+	t_assert
+}
+
 # The held state directory (cs-seal.c) takes no lock for the run's whole
 # life: the change-set registry's flock on the state directory is let go
 # when its update is done (a held dup kept it, one overlay run at a time on
