@@ -5,6 +5,7 @@
  * Landlock on the host's own paths (LANDLOCK_HOST_VIEW), seccomp (the deny
  * list, the socket families, setsid and setpgid), rlimits and the cgroup,
  * the process group and the parent-death signal. */
+#include <dirent.h>
 #include <errno.h>
 #include <linux/landlock.h>
 #include <fcntl.h>
@@ -30,6 +31,9 @@
 #include "proxy.h"
 #include "report.h"
 
+/* The run's CA bundle's directory (sup_degrade_ca): this, the supervisor's
+ * PID and start time, and mkdtemp's six characters. */
+#define CA_DIR_PREFIX "/tmp/cordon-ca-"
 
 static void lost(struct run_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void lost(struct run_report *rep, const char *fmt, ...)
@@ -393,11 +397,36 @@ void sup_degrade_reap(struct sup *s)
 		kill(-s->pid, SIGKILL);
 }
 
+/* The starttime (/proc/PID/stat's field 22) of a live process, 0 where
+ * pid has none or is a zombie. */
+static unsigned long long proc_start(pid_t pid)
+{
+	char p[64], text[1024];
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	_cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof(text) - 1);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	const char *c = strrchr(text, ')');
+	if (!c || c[1] != ' ' || c[2] == 'Z' || c[2] == 'X')
+		return 0;
+	c += 2; /* state, field 3 */
+	for (int f = 3; f < 22 && c; f++) {
+		c = strchr(c, ' ');
+		if (c)
+			c++;
+	}
+	return c ? strtoull(c, NULL, 10) : 0;
+}
+
 int sup_degrade_ca(struct sup *s, cordon_error *err)
 {
 	if (!s->degraded_proxy || !s->ca_bundle.len)
 		return 0;
-	snprintf(s->ca_dir, sizeof(s->ca_dir), "/tmp/cordon-ca-XXXXXX");
+	/* Named after this supervisor (PID and start time): a SIGKILLed
+	 * one's is removed by a later look (sup_degrade_ca_reap). */
+	snprintf(s->ca_dir, sizeof(s->ca_dir), CA_DIR_PREFIX "%d-%llu-XXXXXX", (int)getpid(), proc_start(getpid()));
 	if (!mkdtemp(s->ca_dir)) {
 		s->ca_dir[0] = '\0';
 		return cordon_err_errno(err, "the run's CA bundle: a directory in /tmp");
@@ -443,6 +472,36 @@ void sup_degrade_ca_remove(struct sup *s)
 		unlinkat(d, "ca.pem", 0);
 	rmdir(s->ca_dir);
 	s->ca_dir[0] = '\0';
+}
+
+void sup_degrade_ca_reap(void)
+{
+	_cleanup_close_ int tmp = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = tmp < 0 ? NULL : fdopendir(dup(tmp));
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		int pid, end = 0;
+		unsigned long long start;
+		if (strncmp(e->d_name, CA_DIR_PREFIX + 5, strlen(CA_DIR_PREFIX) - 5) != 0 ||
+		    sscanf(e->d_name + strlen(CA_DIR_PREFIX) - 5, "%d-%llu-%n", &pid, &start, &end) != 2 || end <= 0 ||
+		    strlen(e->d_name + strlen(CA_DIR_PREFIX) - 5 + end) != 6 || pid <= 0)
+			continue;
+		/* Its supervisor alive (the same process: PID and start
+		 * time), or not ours: left alone. */
+		if (proc_start(pid) == start)
+			continue;
+		_cleanup_close_ int dd = openat(tmp, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (dd < 0 || fstat(dd, &st) < 0 || st.st_uid != geteuid())
+			continue;
+		/* Its file and then itself, nothing else (a directory someone
+		 * filled with more is not removed). */
+		unlinkat(dd, "ca.pem", 0);
+		unlinkat(tmp, e->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
 }
 
 void sup_degrade_why_failed(struct sup *s, cordon_error *err)

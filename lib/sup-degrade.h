@@ -38,11 +38,16 @@ bool sup_degrade_proxy(int abi, char *why, size_t n);
 int sup_degrade_layers(struct sup *s, cordon_error *err);
 /* Step 4, once Landlock is prepared: with the proxy kept and TLS
  * interception, the run's CA bundle (no view to put it at CORDON_CA_DIR)
- * as a file of the host's, /tmp/cordon-ca-XXXXXX/ca.pem (0444, its
- * directory 0755, read by Landlock's rule), named by the CA variables; the
- * host's own bundles are not covered. Removed by sup_degrade_ca_remove. */
+ * as a file of the host's, /tmp/cordon-ca-PID-START-XXXXXX/ca.pem (0444,
+ * its directory 0755, read by Landlock's rule; PID and START this
+ * supervisor's PID and start time), named by the CA variables; the host's
+ * own bundles are not covered. Removed by sup_degrade_ca_remove. */
 int sup_degrade_ca(struct sup *s, cordon_error *err);
 void sup_degrade_ca_remove(struct sup *s);
+/* The leftover look (sup-finish.c): each such directory of this euid whose
+ * supervisor is gone (SIGKILLed: no PID with that start time) is removed,
+ * its ca.pem and then itself; a live supervisor's is never touched. */
+void sup_degrade_ca_reap(void);
 /* The run's setup failed after its clone (err, a step's own words:
  * "fsmount proc: ...", "open /proc/N/ns/user: ..."), not asked for the
  * degraded boundary: where the namespaces or the view in them cannot be had

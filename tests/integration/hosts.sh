@@ -782,4 +782,55 @@ test_hosts_degraded_leftover_processes_ended_by_the_next_look() {
 	t_assert
 }
 
+# The degraded proxy's CA bundle is a directory of /tmp named after its
+# supervisor (PID and start time): a SIGKILLed supervisor's is removed by the
+# next run's leftover look, a live one's never.
+test_hosts_degraded_ca_dir_of_a_killed_supervisor_removed() {
+	need_restrict || return
+	[ "$(id -u)" = 0 ] || { t_skip "runs the degraded boundary as root (a uid of the run's own)"; return; }
+	[ "$(landlock_abi)" -ge 4 ] || { t_skip "the degraded boundary keeps the proxy from Landlock ABI 4 (TCP rules) on"; return; }
+	local tag=$((7300000 + RANDOM)) sup dir i
+	export CORDON_STATE_DIR="$T_TMP/sd-ca"
+	mkdir -p "$T_TMP/ws-ca"
+	chmod 755 "$T_TMP"
+	cat >"$T_TMP/ca.json" <<'JSON'
+{"network": {"allow": [{"host": "127.0.0.1:1", "paths": ["/x/**"]}]}, "enforcement": {"allow_weaker": ["namespaces"]}}
+JSON
+	chmod 644 "$T_TMP/ca.json"
+	cd "$T_TMP/ws-ca" || return
+	"$RESTRICT" nouserns "$CORDON" run --policy "$T_TMP/ca.json" --ro "$BUILD" -- \
+		/bin/sh -c "echo \"\$SSL_CERT_FILE\"; exec sleep $tag" >"$T_TMP/out-ca" 2>"$T_TMP/err-ca" &
+	sup=$!
+	for i in $(seq 300); do
+		[ -s "$T_TMP/out-ca" ] && pgrep -f "^sleep $tag\$" >/dev/null && break
+		sleep 0.1
+	done
+	dir=$(dirname "$(head -1 "$T_TMP/out-ca")")
+	if [ ! -d "$dir" ]; then
+		kill -KILL "$sup" 2>/dev/null
+		wait "$sup" 2>/dev/null
+		fail "the degraded run's CA bundle not found ($dir: $(head -c 300 "$T_TMP/err-ca"))"
+		t_assert
+		return
+	fi
+	expect_match "$dir" "^/tmp/cordon-ca-$sup-[0-9]+-......\$" "named after its supervisor"
+	rm -f "$CORDON_STATE_DIR/cgroup-reaped"
+	"$CORDON" run -- /bin/true || fail "a run beside it"
+	[ -f "$dir/ca.pem" ] || fail "a live supervisor's CA bundle was removed by another run's look"
+	kill -KILL "$sup"
+	wait "$sup" 2>/dev/null
+	for i in $(seq 50); do
+		pgrep -f "^sleep $tag\$" >/dev/null || break
+		sleep 0.1
+	done
+	[ -d "$dir" ] || fail "the SIGKILLed supervisor's CA bundle went with it (nothing left to test)"
+	rm -f "$CORDON_STATE_DIR/cgroup-reaped"
+	"$CORDON" run -- /bin/true || fail "the next run"
+	if [ -e "$dir" ]; then
+		fail "the SIGKILLed supervisor's CA bundle $dir left behind after the next look"
+		rm -rf "$dir"
+	fi
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_hosts_'); do t_run "$t"; done
