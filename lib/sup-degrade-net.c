@@ -41,6 +41,34 @@ void sup_degrade_net_stop(struct sup *s)
 	s->dnet_listener = -1;
 }
 
+/* A refused connect: a network denial (on_violation kill ends the run). */
+static int refuse(struct sup *s, const char *target)
+{
+	report_add_denial(s->rep, "network", target);
+	if (s->pol->kill_on_violation)
+		sup_kill_run(s, ST_DENIED); /* as the observer ends a normal run */
+	return ECONNREFUSED;
+}
+
+/* Was a read of the run (its memory, its descriptor, its descriptor's
+ * flags) refused for want of ptrace access (e, the read's errno)? A
+ * process that made itself non-dumpable (PR_SET_DUMPABLE 0, the exec of a
+ * file it cannot read) is not ours to read when cordon runs as an ordinary
+ * user (no CAP_SYS_PTRACE): its connect is refused as any other, and a
+ * denial, or it would be a way past the report and on_violation kill
+ * (outside review attack13). It may become so between one read and the
+ * next, so each read asks (a process that flips it from another thread
+ * had its connect answered EBADF, or refused without a denial). 0 where
+ * the read failed otherwise. */
+static int unreadable(struct sup *s, const struct seccomp_notif *n, int e)
+{
+	if (e != EPERM && e != EACCES)
+		return 0;
+	if (ioctl(s->dnet_listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) < 0)
+		return EINTR; /* gone: nobody to answer */
+	return refuse(s, "connect of a non-dumpable process (its address unreadable)");
+}
+
 /* Is ss the proxy's advertised address (127.0.0.1:PROXY_PORT, also as
  * ::ffff:127.0.0.1)? */
 static bool is_proxy(const struct sockaddr_storage *ss)
@@ -61,9 +89,12 @@ static int to_proxy(struct sup *s, const struct seccomp_notif *n, int rs)
 	struct connect_req req = {.id = n->id, .fd = (int)n->data.args[0], .sock = -1, .name = "", .port = 0};
 	socklen_t l = sizeof(req.family);
 	int fl = fcntl(rs, F_GETFL);
-	if (getsockopt(rs, SOL_SOCKET, SO_DOMAIN, &req.family, &l) < 0 || fl < 0 ||
-	    !observer_run_fd_cloexec((pid_t)n->pid, req.fd, &req.cloexec))
+	if (getsockopt(rs, SOL_SOCKET, SO_DOMAIN, &req.family, &l) < 0 || fl < 0)
 		return ECONNREFUSED;
+	if (!observer_run_fd_cloexec((pid_t)n->pid, req.fd, &req.cloexec)) {
+		int u = unreadable(s, n, errno);
+		return u ? u : ECONNREFUSED;
+	}
 	req.fl = fl;
 	connect_opts_read(rs, &req.opts);
 	struct sockaddr_in dst = handoff_addr(s->handoff);
@@ -97,15 +128,6 @@ static int to_proxy(struct sup *s, const struct seccomp_notif *n, int rs)
 	return h < 0 ? -1 : 0;
 }
 
-/* A refused connect: a network denial (on_violation kill ends the run). */
-static int refuse(struct sup *s, const char *target)
-{
-	report_add_denial(s->rep, "network", target);
-	if (s->pol->kill_on_violation)
-		sup_kill_run(s, ST_DENIED); /* as the observer ends a normal run */
-	return ECONNREFUSED;
-}
-
 /* One connect: 0 (answered here), or the errno to answer. */
 static int decide(struct sup *s, const struct seccomp_notif *n)
 {
@@ -118,21 +140,20 @@ static int decide(struct sup *s, const struct seccomp_notif *n)
 	if (len < sizeof(sa_family_t))
 		return EFAULT;
 	ssize_t got = process_vm_readv((pid_t)n->pid, &lv, 1, &rv, 1, 0);
-	/* A process that made itself non-dumpable (PR_SET_DUMPABLE 0, the
-	 * exec of a file it cannot read) is not ours to read when cordon runs
-	 * as an ordinary user (no CAP_SYS_PTRACE): its connect is refused as
-	 * any other, and a denial, or it would be a way past the report and
-	 * on_violation kill (outside review attack13). */
-	if (got < 0 && errno == EPERM && ioctl(s->dnet_listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) == 0)
-		return refuse(s, "connect of a non-dumpable process (its address unreadable)");
+	int u = got < 0 ? unreadable(s, n, errno) : 0;
+	if (u)
+		return u;
 	if (got != (ssize_t)len)
 		return EFAULT;
 	_cleanup_close_ int rs = observer_run_fd((pid_t)n->pid, (int)n->data.args[0]);
+	int rs_errno = errno;
 	/* Still the same call of the same task (its pid not reused)? */
 	if (ioctl(s->dnet_listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) < 0)
 		return EINTR;
 	int type = -1;
 	socklen_t l = sizeof(type);
+	if (rs < 0 && (u = unreadable(s, n, rs_errno)) != 0)
+		return u;
 	if (rs < 0)
 		return EBADF;
 	if (getsockopt(rs, SOL_SOCKET, SO_TYPE, &type, &l) < 0)

@@ -574,6 +574,54 @@ JSON
 	t_assert
 }
 
+# A process that flips itself dumpable and not, from another thread, while
+# it connects: the supervisor's read of its address, of its socket
+# (pidfd_getfd) and of its descriptor's flags (fdinfo) each need ptrace
+# access, which may go between one and the next. A connect is then made
+# (the proxy) or refused and a denial, never answered otherwise (EBADF and
+# a refusal without a denial were).
+test_hosts_degraded_dumpable_flip_race() {
+	need_restrict || return
+	[ "$(id -u)" = 0 ] || { t_skip "runs cordon as nobody from root (an ordinary user's supervisor, without CAP_SYS_PTRACE)"; return; }
+	[ "$(landlock_abi)" -ge 6 ] || { t_skip "an ordinary user's degraded run with the proxy needs Landlock ABI 6"; return; }
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/ws-flip" "$T_TMP/home"
+	chmod 777 "$T_TMP/home"
+	chown 65534:65534 "$T_TMP/ws-flip"
+	cat >"$T_TMP/flip.py" <<'EOF'
+import collections, ctypes, errno, socket, sys, threading
+libc = ctypes.CDLL(None)
+def flip():
+    while True:
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+        libc.prctl(4, 1, 0, 0, 0)
+threading.Thread(target=flip, daemon=True).start()
+seen = collections.Counter()
+for i in range(int(sys.argv[1])):
+    s = socket.socket()
+    try:
+        s.connect(("127.0.0.1", 3128))
+        seen["ok"] += 1
+    except OSError as e:
+        seen[errno.errorcode.get(e.errno, str(e.errno))] += 1
+    s.close()
+print(" ".join("%s=%d" % kv for kv in sorted(seen.items())))
+EOF
+	cat >"$T_TMP/flip.json" <<JSON
+{"network": {"allow": ["127.0.0.1:1"]}, "enforcement": {"allow_weaker": ["namespaces"]}}
+JSON
+	chmod 644 "$T_TMP/flip.py" "$T_TMP/flip.json"
+	cd "$T_TMP/ws-flip" || return
+	degraded_run nobody --policy "$T_TMP/flip.json" --ro "$T_TMP/flip.py" -- python3 "$T_TMP/flip.py" 3000
+	expect_eq "$RC" 0 "it runs ($ERR)"
+	expect_match "$OUT" "^(ECONNREFUSED|ok)=[0-9]+( ok=[0-9]+)?$" "each connect made or refused, nothing else"
+	local refused
+	refused=$(printf '%s' "$OUT" | sed -n 's/.*ECONNREFUSED=\([0-9]*\).*/\1/p')
+	[ -n "$refused" ] && expect_match "$(field '[.denials[] | select(.kind=="network") | .target] | join(",")')" "non-dumpable" \
+		"a refused one is a denial"
+	t_assert
+}
+
 # Where the namespaces can be had, allow_weaker "namespaces" changes nothing.
 test_hosts_allow_weaker_namespaces_unused_where_they_hold() {
 	cordon_run --allow-weaker namespaces -- /bin/true
