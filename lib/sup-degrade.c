@@ -7,6 +7,7 @@
  * the process group and the parent-death signal. */
 #include <dirent.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <linux/landlock.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -133,8 +134,8 @@ int sup_degrade_check(const cordon_policy *p, const struct run_plan *plan, bool 
 	return 0;
 }
 
-/* Is CAP_SYS_PTRACE in this process's effective set? */
-static bool has_cap_sys_ptrace(void)
+/* Is capability cap in this process's effective set? */
+static bool has_cap(int cap)
 {
 	FILE *f = fopen("/proc/self/status", "re");
 	char line[256];
@@ -147,7 +148,12 @@ static bool has_cap_sys_ptrace(void)
 		}
 	if (f)
 		fclose(f);
-	return found && (eff >> 19) & 1; /* CAP_SYS_PTRACE */
+	return found && (eff >> cap) & 1;
+}
+
+bool sup_degrade_proxy_as_run(void)
+{
+	return geteuid() == 0 && !has_cap(CAP_SYS_PTRACE);
 }
 
 bool sup_degrade_proxy(int abi, char *why, size_t n)
@@ -166,11 +172,14 @@ bool sup_degrade_proxy(int abi, char *why, size_t n)
 	}
 	/* The supervisor reads each connect's address from the run's memory
 	 * (process_vm_readv, pidfd_getfd: ptrace access). The run is another
-	 * uid when cordon is root (the run's own, or a serve client's): that
-	 * takes CAP_SYS_PTRACE, which a container's root usually lacks
-	 * (Docker's and podman's default capabilities); Yama's ptrace_scope 2
-	 * takes it for the same uid too, and 3 refuses everyone. Without it
-	 * every connect, the proxy's too, would be an unreadable denial. */
+	 * uid when cordon is root (the run's own): that takes CAP_SYS_PTRACE,
+	 * which a container's root usually lacks (Docker's and podman's
+	 * default capabilities), or reading as the run's uid (CAP_SETUID and
+	 * CAP_SETGID, which it has, for a moment per read), where Landlock
+	 * scopes the run's signals (ABI 6): a process of the run's uid may
+	 * signal cordon while it is that uid. Yama's ptrace_scope 2 takes
+	 * CAP_SYS_PTRACE for the same uid too, and 3 refuses everyone. Without
+	 * it every connect, the proxy's too, would be an unreadable denial. */
 	int scope = 0;
 	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
 	if (f) {
@@ -182,10 +191,17 @@ bool sup_degrade_proxy(int abi, char *why, size_t n)
 		snprintf(why, n, "cordon may read the run's connect addresses (Yama's kernel.yama.ptrace_scope is %d, which refuses it to every process)", scope);
 		return false;
 	}
-	bool other_uid = geteuid() == 0;
-	if ((other_uid || scope >= 2) && !has_cap_sys_ptrace()) {
-		snprintf(why, n, "cordon may read the run's connect addresses: that needs CAP_SYS_PTRACE (%s), which this process lacks (a container's default capabilities leave it out)",
-			 scope >= 2 ? "Yama's kernel.yama.ptrace_scope is 2" : "the run is a uid of its own");
+	bool ptrace = has_cap(CAP_SYS_PTRACE);
+	if (scope >= 2 && !ptrace) {
+		snprintf(why, n, "cordon may read the run's connect addresses: that needs CAP_SYS_PTRACE (Yama's kernel.yama.ptrace_scope is 2), which this process lacks (a container's default capabilities leave it out)");
+		return false;
+	}
+	if (geteuid() == 0 && !ptrace && (!has_cap(CAP_SETUID) || !has_cap(CAP_SETGID))) {
+		snprintf(why, n, "cordon may read the run's connect addresses: the run is a uid of its own, and that needs CAP_SYS_PTRACE, or CAP_SETUID and CAP_SETGID to read as the run's uid, which this process lacks");
+		return false;
+	}
+	if (geteuid() == 0 && !ptrace && abi < 6) {
+		snprintf(why, n, "cordon may read the run's connect addresses: the run is a uid of its own, and without CAP_SYS_PTRACE cordon reads as the run's uid, which needs Landlock ABI 6 (the run's signals scoped; this kernel has ABI %d)", abi);
 		return false;
 	}
 	if (why && n)
@@ -207,6 +223,7 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 	bool net = p->net_allow.n > 0;
 	s->degraded = true;
 	s->degraded_proxy = net && sup_degrade_proxy(abi, NULL, 0);
+	s->dnet_as_run = s->degraded_proxy && sup_degrade_proxy_as_run();
 	/* Never privileged: a root cordon runs a serve client's command as
 	 * that client, and its own as a uid of the run's own. */
 	if (s->privileged && s->host_uid != 0) {

@@ -30,6 +30,10 @@ int sup_degrade_check(const cordon_policy *p, const struct run_plan *plan, bool 
  * connect and bind (ABI 4) and seccomp notify. If not, why (n > 0): what
  * it needs, said as "where ..." continues it. */
 bool sup_degrade_proxy(int abi, char *why, size_t n);
+/* Where it can: are the run's connects to be read as the run's uid (a root
+ * cordon without CAP_SYS_PTRACE: sup-degrade-net.c becomes that uid for
+ * each read)? */
+bool sup_degrade_proxy_as_run(void);
 /* Step 4, after the layers are prepared: what the degraded boundary changes
  * in them (no workspace overlay, no observer, the seccomp rules that keep
  * the run's process group and refuse the sockets it may not have; with

@@ -201,21 +201,67 @@ EOF
 	t_assert
 }
 
-# The degraded proxy reads each connect's address from the run's memory:
-# a root cordon without CAP_SYS_PTRACE (a container's root: Docker's and
-# podman's default capabilities) cannot, since the run is another uid.
-# There every connect, the proxy's too, would be an unreadable denial: such
-# a run is refused as where the proxy cannot bound the network, in words
-# that name the capability; explain says the same.
+# The degraded proxy reads each connect's address from the run's memory. A
+# root cordon without CAP_SYS_PTRACE (a container's root: Docker's and
+# podman's default capabilities) reads it as the run's uid (CAP_SETUID and
+# CAP_SETGID, for a moment per read; Landlock ABI 6 scopes the run's
+# signals meanwhile): the proxy is kept there. Without those too, every
+# connect would be an unreadable denial: such a run is refused as where the
+# proxy cannot bound the network, in words that name the capabilities;
+# explain says the same.
 test_hosts_degraded_proxy_needs_ptrace_access() {
 	need_restrict || return
 	[ "$(id -u)" = 0 ] || { t_skip "a root cordon's case"; return; }
 	[ "$(landlock_abi)" -ge 4 ] || { t_skip "the degraded proxy needs Landlock ABI 4 anyway"; return; }
 	local v
-	v=$(setpriv --bounding-set -sys_ptrace "$RESTRICT" nouserns "$CORDON" explain --allow-weaker namespaces --net example.com:443 -- /bin/true 2>&1 | sed -n 's/^verdict: //p')
-	expect_match "$v" "^setup-error: .*the proxy bounds the run's network only where cordon may read the run's connect addresses: that needs CAP_SYS_PTRACE \\(the run is a uid of its own\\), which this process lacks" "explain without CAP_SYS_PTRACE"
-	ERR=$(setpriv --bounding-set -sys_ptrace "$RESTRICT" nouserns "$CORDON" run --allow-weaker namespaces --net example.com:443 --ro "$BUILD" -- /bin/true 2>&1 >/dev/null)
+	v=$(setpriv --bounding-set -sys_ptrace,-setuid "$RESTRICT" nouserns "$CORDON" explain --allow-weaker namespaces --net example.com:443 -- /bin/true 2>&1 | sed -n 's/^verdict: //p')
+	expect_match "$v" "^setup-error: .*the proxy bounds the run's network only where cordon may read the run's connect addresses: the run is a uid of its own, and that needs CAP_SYS_PTRACE, or CAP_SETUID and CAP_SETGID to read as the run's uid, which this process lacks" "explain without CAP_SYS_PTRACE and CAP_SETUID"
+	ERR=$(setpriv --bounding-set -sys_ptrace,-setuid "$RESTRICT" nouserns "$CORDON" run --allow-weaker namespaces --net example.com:443 --ro "$BUILD" -- /bin/true 2>&1 >/dev/null)
 	expect_eq "$?:$ERR" "125:cordon: $v" "the run: refused, in the same words"
+	[ "$(landlock_abi)" -ge 6 ] || { t_assert; return; }
+	# Without CAP_SYS_PTRACE alone: the proxy kept, read as the run's uid.
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/www/pub" "$T_TMP/ws-np"
+	echo pub >"$T_TMP/www/pub/a.txt"
+	serve http "$T_TMP/www"
+	local port=$PORT srv=$SRV
+	T_SERVERS+=("$srv")
+	trap stop_servers EXIT
+	cat >"$T_TMP/np.py" <<'EOF'
+import ctypes, errno, socket, sys
+def conn(p, dumpable=True):
+    if not dumpable:
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+    try:
+        socket.socket().connect(("127.0.0.1", p))
+        return "got-through"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+s = socket.create_connection(("127.0.0.1", 3128))
+s.sendall(b"GET http://127.0.0.1:%s/pub/a.txt HTTP/1.0\r\n\r\n" % sys.argv[1].encode())
+print("proxied", s.recv(4096).split(b"\r\n")[0].decode())
+print("raw-undeclared", conn(int(sys.argv[2])))
+print("non-dumpable", conn(3128, False))
+open("made.txt", "w").write("x")
+EOF
+	chmod 644 "$T_TMP/np.py"
+	cd "$T_TMP/ws-np" || return
+	OUT=$(setpriv --bounding-set -sys_ptrace "$RESTRICT" nouserns "$CORDON" run --report "$T_TMP/np.json" --allow-weaker namespaces \
+		--net "127.0.0.1:$port" --ro "$BUILD" --ro "$T_TMP/np.py" -- python3 "$T_TMP/np.py" "$port" 9 2>"$T_TMP/np.err")
+	RC=$?
+	R=$T_TMP/np.json
+	expect_eq "$RC" 0 "without CAP_SYS_PTRACE: it runs ($(cat "$T_TMP/np.err"))"
+	expect_match "$OUT" "^proxied HTTP/1.[01] 200" "the proxy reached (read as the run's uid)"
+	expect_match "$OUT" "^raw-undeclared ECONNREFUSED$" "another port refused"
+	expect_match "$OUT" "^non-dumpable ECONNREFUSED$" "a non-dumpable process's connect refused"
+	expect_nomatch "$OUT" "got-through" "nothing else got through"
+	local den
+	den=$(field '[.denials[] | select(.kind=="network") | .target] | join(",")')
+	expect_match "$den" "(^|,)127\\.0\\.0\\.1:9(,|$)" "the undeclared port a denial ($den)"
+	expect_match "$den" "non-dumpable" "the non-dumpable connect a denial"
+	expect_match "$(field '.enforcement.degraded | join("\n")')" "network: the host.s, bounded by the proxy" "the report says the proxy bounds it"
+	# cordon came back from the run's uid: the workspace was given back.
+	expect_eq "$(stat -c %u:%g "$T_TMP/ws-np/made.txt" "$T_TMP/ws-np" | tr '\n' ' ')" "0:0 0:0 " "the workspace given back to root"
 	t_assert
 }
 
