@@ -69,7 +69,10 @@ static const char *needs_view(const struct run_plan *pl, bool session, bool chec
 		const struct model_entry *e = &m->e[i];
 		if (!model_entry_active(e, 0))
 			continue;
-		if ((e->kind == MK_RO_BIND || e->kind == MK_RW_BIND) && e->host && strcmp(e->host, e->path) != 0) {
+		/* (A check's own files are seen at their host path instead:
+		 * check_files_at_home.) */
+		if ((e->kind == MK_RO_BIND || e->kind == MK_RW_BIND) && e->host && strcmp(e->host, e->path) != 0 &&
+		    strcmp(e->path, pl->check_dir) != 0) {
 			snprintf(out, n, "%s seen at %s", e->host, e->path);
 			return out;
 		}
@@ -209,6 +212,39 @@ bool sup_degrade_proxy(int abi, char *why, size_t n)
 	return true;
 }
 
+/* A check's own files (check.files): no view to show them at their random
+ * directory, so at their host path, read-only by Landlock's rule (outside
+ * every path the task may write or read: pol-plan.c refuses them else),
+ * named there by CORDON_CHECK_DIR and a cwd of "/check". */
+static int check_files_at_home(struct sup *s, cordon_error *err)
+{
+	struct run_plan *pl = &s->plan;
+	if (!pl->check_files[0] || !pl->check_dir[0])
+		return 0;
+	for (size_t i = 0; i < pl->model.n; i++) {
+		struct model_entry *e = &pl->model.e[i];
+		if (e->kind == MK_RO_BIND && e->path && strcmp(e->path, pl->check_dir) == 0)
+			e->path = pl->check_files;
+	}
+	if (path_has_prefix(pl->cwd_in, pl->check_dir)) {
+		char cwd[sizeof(pl->cwd_in)];
+		if ((size_t)snprintf(cwd, sizeof(cwd), "%s%s", pl->check_files, pl->cwd_in + strlen(pl->check_dir)) >= sizeof(cwd))
+			return cordon_err(err, 0, "check.cwd: %s%s: too long", pl->check_files, pl->cwd_in + strlen(pl->check_dir));
+		memcpy(pl->cwd_in, cwd, sizeof(cwd));
+	}
+	static const char var[] = "CORDON_CHECK_DIR=";
+	for (size_t i = 0; i < s->env.n; i++) {
+		if (strncmp(s->env.v[i], var, strlen(var)) != 0)
+			continue;
+		char *v = NULL;
+		if (asprintf(&v, "%s%s", var, pl->check_files) < 0)
+			return cordon_oom(err);
+		free(s->env.v[i]);
+		s->env.v[i] = v;
+	}
+	return 0;
+}
+
 int sup_degrade_decide(struct sup *s, cordon_error *err)
 {
 	const cordon_policy *p = s->pol;
@@ -230,6 +266,8 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 		s->sb_uid = s->host_uid;
 		s->sb_gid = s->host_gid;
 	}
+	if (check_files_at_home(s, err) < 0)
+		return -1;
 	struct run_report *rep = s->rep;
 	/* A task check's scratch workspace is an overlay on a tmpfs: without
 	 * a mount namespace its workspace is read-only as every other path

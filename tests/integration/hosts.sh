@@ -326,6 +326,37 @@ test_hosts_degraded_task_check() {
 	t_assert
 }
 
+# check.files in the degraded boundary: no view to show them at a random
+# directory; the check reads them at their host path (CORDON_CHECK_DIR,
+# its default cwd), read-only; the task cannot read them.
+test_hosts_degraded_check_files() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock: the degraded boundary is refused here"; return; }
+	[ "$(id -u)" = 0 ] || [ "$(landlock_abi)" -ge 6 ] || { t_skip "an ordinary user's degraded run needs Landlock ABI 6"; return; }
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/ws-cf" "$T_TMP/cf"
+	chmod 777 "$T_TMP/ws-cf"
+	echo hidden-answer >"$T_TMP/cf/answer.txt"
+	chmod 755 "$T_TMP/cf"
+	chmod 644 "$T_TMP/cf/answer.txt"
+	cat >"$T_TMP/cf.json" <<JSON
+{"check": {"command": "echo \"dir=\$CORDON_CHECK_DIR\"; pwd; test \"\$(cat answer.txt)\" = \"\$(cat $T_TMP/ws-cf/out)\"; echo x >answer.txt 2>/dev/null || echo check-files-read-only",
+           "files": "$T_TMP/cf"},
+ "enforcement": {"allow_weaker": ["namespaces"]}}
+JSON
+	chmod 644 "$T_TMP/cf.json"
+	cd "$T_TMP/ws-cf" || return
+	degraded_run self --policy "$T_TMP/cf.json" -- /bin/sh -c "cat $T_TMP/cf/answer.txt 2>/dev/null || echo task-cannot-read; echo hidden-answer >out"
+	expect_eq "$RC" 0 "the run ($ERR)"
+	expect_eq "$OUT" task-cannot-read "the task cannot read the check's files"
+	expect_eq "$(field -c '[.verdicts.task, .check.status]')" '["pass","ok"]' "the check ran and read its files ($ERR)"
+	expect_match "$ERR" "check: dir=$T_TMP/cf\$" "CORDON_CHECK_DIR names their host path"
+	expect_match "$ERR" "check: $T_TMP/cf\$" "their directory the check's cwd"
+	expect_match "$ERR" "check: check-files-read-only\$" "read-only"
+	expect_eq "$(cat "$T_TMP/cf/answer.txt")" hidden-answer "the check's files unchanged"
+	t_assert
+}
+
 # Protected paths (.git/config, .git/hooks, ...) are read-only binds in the
 # whole boundary; Landlock grants a writable path whole, so a degraded run
 # can write them (a core.fsmonitor in .git/config runs at the user's next
