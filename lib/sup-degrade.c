@@ -266,6 +266,12 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 		s->sb_uid = s->host_uid;
 		s->sb_gid = s->host_gid;
 	}
+	/* Read as the run's uid only where that uid is the run's alone: a
+	 * serve client's other processes, outside Landlock's scope, could
+	 * signal cordon while it has their uid. */
+	if (s->dnet_as_run && s->sb_uid == s->host_uid)
+		return cordon_err(err, 0, "%s; network.allow: without CAP_SYS_PTRACE cordon reads the run's connects as the run's uid, and this run's uid %u is a client's, whose other processes could signal cordon meanwhile; give cordon CAP_SYS_PTRACE",
+				  why, (unsigned)s->sb_uid);
 	if (check_files_at_home(s, err) < 0)
 		return -1;
 	struct run_report *rep = s->rep;
@@ -294,8 +300,9 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 	     abi);
 	lost(rep, "processes: the host's PID namespace (the run sees the host's processes in /proc); the run is reaped as its process group (setsid and setpgid refused by seccomp) and with the parent-death signal");
 	if (s->degraded_proxy)
-		lost(rep, "network: the host's, bounded by the proxy: the run's TCP connect is made by cordon, to the proxy's address (127.0.0.1:%d) only, every other refused (seccomp notification; Landlock ABI %d refuses the run's own TCP connect and bind); datagram, raw and every family but inet and inet6 (unix too: socketpair stays) refused by seccomp; no resolver of the run's own (network.transparent: clients must use the proxy variables)",
-		     PROXY_PORT, abi);
+		lost(rep, "network: the host's, bounded by the proxy: the run's TCP connect is made by cordon, to the proxy's address (127.0.0.1:%d) only, every other refused (seccomp notification; Landlock ABI %d refuses the run's own TCP connect and bind); datagram, raw and every family but inet and inet6 (unix too: socketpair stays) refused by seccomp; no resolver of the run's own (network.transparent: clients must use the proxy variables)%s",
+		     PROXY_PORT, abi,
+		     s->dnet_as_run ? "; connects read as the run's uid (no CAP_SYS_PTRACE)" : "");
 	else if (net)
 		lost(rep, "network: the host's, unbounded (allow_weaker \"network\"): no proxy, none of its rules and no secret injected; datagram, raw and every family but inet and inet6 (unix too: socketpair stays) refused by seccomp");
 	else
