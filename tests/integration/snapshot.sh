@@ -540,6 +540,33 @@ test_snapshot_changeset() {
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset; do
+# A restore of a fork whose lower tree is deep (120 levels) rewrites its
+# deepest file with few descriptors: the patch's walk held five a level
+# (600, past a worker's limit of 300) and the restore failed with EMFILE;
+# it holds those of the level it is at.
+test_restore_deep_tree_few_descriptors() {
+	command -v prlimit >/dev/null || { t_skip "no prlimit"; return; }
+	start_server || return 1
+	prlimit --pid "$SRV" --nofile=300:300 || { t_skip "prlimit refused"; return; }
+	new_session || return 1
+	local deep
+	deep="$(printf 'a/%.0s' $(seq 120))f"
+	expect_eq "$(run_in 'i=0; while [ $i -lt 120 ]; do mkdir a && cd a; i=$((i+1)); done; echo x >f')" ok "120 levels"
+	fork_of "$SID" || return
+	SID=$FID
+	expect_eq "$(run_in "echo y >$deep")" ok "the deepest file changed in the fork"
+	snapshot_or_skip || return
+	local p1=$PID_
+	expect_eq "$(run_in "echo z >$deep; echo w >${deep%f}g")" ok "changed again"
+	restore_to "$SID" "$p1"
+	expect_match "$OUT" ' 200$' "the restore: $OUT"
+	expect_eq "$(rd "$SID" "$deep")" y "the deepest file as the snapshot had it"
+	expect_eq "$(run_in "[ ! -e ${deep%f}g ]")" ok "the file made after it gone"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_restore_deep_tree_few_descriptors; do
 	t_run $t
 done
