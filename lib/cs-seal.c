@@ -19,6 +19,7 @@
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
+#include "ident.h"
 #include "cs-seal.h"
 #include "changeset.h"
 #include "cleanup.h"
@@ -61,7 +62,7 @@ static int keydir_configured(char *out, size_t sz)
 	int n;
 	if (d && d[0] == '/')
 		n = snprintf(out, sz, "%s", d);
-	else if (geteuid() == 0)
+	else if (ident_euid() == 0)
 		n = snprintf(out, sz, "/var/lib/cordon");
 	else if ((d = secure_getenv("XDG_STATE_HOME")) && d[0] == '/')
 		n = snprintf(out, sz, "%s/cordon", d);
@@ -69,7 +70,7 @@ static int keydir_configured(char *out, size_t sz)
 		const char *home = secure_getenv("HOME");
 		struct passwd pw, *res = NULL;
 		char pwbuf[4096];
-		if ((!home || home[0] != '/') && getpwuid_r(geteuid(), &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
+		if ((!home || home[0] != '/') && getpwuid_r(ident_euid(), &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
 			home = res->pw_dir;
 		if (!home || home[0] != '/')
 			return -1;
@@ -110,8 +111,8 @@ static int secure_path(const char *dir, int fd, cordon_error *err)
 		/* Group write only in the user's own group (a user private
 		 * group, umask 002); other write only on a sticky directory of
 		 * root's (/tmp). */
-		bool mine = st.st_uid == geteuid(), sticky_root = (st.st_mode & S_ISVTX) && st.st_uid == 0;
-		bool group_ok = !(st.st_mode & 020) || (mine && st.st_gid == getegid()) || sticky_root;
+		bool mine = st.st_uid == ident_euid(), sticky_root = (st.st_mode & S_ISVTX) && st.st_uid == 0;
+		bool group_ok = !(st.st_mode & 020) || (mine && st.st_gid == ident_egid()) || sticky_root;
 		bool other_ok = !(st.st_mode & 002) || sticky_root;
 		if ((st.st_uid != 0 && !mine) || !group_ok || !other_ok)
 			return cordon_err(err, EPERM,
@@ -172,7 +173,7 @@ static int held_again(const char *dir)
 	struct stat st;
 	if (held.fd < 0 || strcmp(held.dir, dir) != 0)
 		return -1;
-	if (fstat(held.fd, &st) < 0 || st.st_dev != held.dev || st.st_ino != held.ino || st.st_uid != geteuid() ||
+	if (fstat(held.fd, &st) < 0 || st.st_dev != held.dev || st.st_ino != held.ino || st.st_uid != ident_euid() ||
 	    (st.st_mode & 022)) {
 		cordon_state_dir_hold(held.on);
 		return -1;
@@ -242,7 +243,7 @@ static int open_keydir(bool create, char dir[4096], cordon_error *err)
 			close(d);
 		return -1;
 	}
-	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+	if (st.st_uid != ident_euid() || (st.st_mode & 022)) {
 		close(d);
 		return cordon_err(err, EPERM, "%s: owner uid %u or mode %03o: not the change-set key's directory", dir,
 				  (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
@@ -294,7 +295,7 @@ static int seal_key(unsigned char key[SEAL_KEY_LEN], bool create, cordon_error *
 		}
 		if (fd < 0 || fstat(fd, &st) < 0)
 			return cordon_err_errno(err, "open %s/%s", dir, SEAL_KEY_NAME);
-		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) || st.st_nlink != 1 ||
+		if (!S_ISREG(st.st_mode) || st.st_uid != ident_euid() || (st.st_mode & 077) || st.st_nlink != 1 ||
 		    st.st_size != SEAL_KEY_LEN)
 			return cordon_err(err, EPERM, "%s/%s: not a key of yours (a %d-byte file, mode 0600, one link)", dir,
 					  SEAL_KEY_NAME, SEAL_KEY_LEN);

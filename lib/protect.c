@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "ident.h"
 #include "model.h"
 #include "plan.h"
 #include "protect.h"
@@ -186,7 +187,7 @@ static bool unprotected(const cordon_policy *p, const char *name)
 
 void changeset_dirname(char *out, size_t sz)
 {
-	uid_t u = geteuid();
+	uid_t u = ident_euid();
 	if (u == 0)
 		snprintf(out, sz, "%s", CHANGESET_DIRNAME);
 	else

@@ -89,6 +89,21 @@ test_cost_mount_points_made_without_a_look() {
 	t_assert
 }
 
+# The supervisor asks the kernel its effective uid once (lib/ident.c), not
+# at each check of an owner (42 geteuid a run): the change-set key's walk
+# from /, the state directory's, the seccomp cache's, the registry's. A few
+# remain (lib/changeset.c's own).
+test_cost_identity_asked_once() {
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=geteuid,getegid \
+		-o "$T_TMP/st" "$CORDON" run --ro "$BUILD" -- /bin/true 2>"$T_TMP/err" ||
+		fail "the run failed: $(tail -3 "$T_TMP/err")"
+	local asks
+	asks=$(grep -c 'gete[ug]id(' "$T_TMP/st")
+	[ "$asks" -le 12 ] || fail "$asks geteuid/getegid calls in a run"
+	t_assert
+}
+
 # The seccomp program cache (lib/seccomp-cache.h): the first run compiles
 # and stores, the next loads; both refuse alike, as a run with the cache off
 # does. The phase trace (CORDON_TRACE_TIMING) says which it was.
