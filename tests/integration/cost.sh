@@ -104,6 +104,20 @@ test_cost_identity_asked_once() {
 	t_assert
 }
 
+# cordon's static thread-local storage stays small: every thread's copy is
+# zeroed (or copied) when the thread starts, a run's supervisor has three
+# or more, and 44 KiB there (a 32 KiB receive buffer, the change-set key's
+# paths) was eleven pages to fault in for each, most never used.
+test_cost_thread_storage_small() {
+	command -v readelf >/dev/null || { t_skip "needs readelf(1)"; return; }
+	local tls=0 sz
+	for sz in $(readelf -SW "$CORDON" | awk '$2 == ".tdata" || $2 == ".tbss" { print $6 }'); do
+		tls=$((tls + 16#$sz))
+	done
+	[ "$tls" -le 4096 ] || fail "$tls bytes of thread-local storage per thread"
+	t_assert
+}
+
 # The seccomp program cache (lib/seccomp-cache.h): the first run compiles
 # and stores, the next loads; both refuse alike, as a run with the cache off
 # does. The phase trace (CORDON_TRACE_TIMING) says which it was.
