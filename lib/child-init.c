@@ -232,6 +232,10 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	for (size_t i = 0; i < sp->nsecrets; i++)
 		if (sp->secrets[i].placeholder)
 			explicit_bzero(sp->secrets[i].value, sp->secrets[i].len);
+	/* Nor the change set's key, held until sync 2 (changeset_begin):
+	 * init stays for the whole run, a session's agent too. */
+	if (sp->cs_key)
+		explicit_bzero(sp->cs_key, sp->cs_key_len);
 	/* Read while the host's /proc is still the view; nothing below
 	 * changes a disposition. */
 	uint64_t ignored = ignored_signals();

@@ -25,6 +25,10 @@ struct sandbox_spec {
 	bool seccomp;          /* a filter comes at sync 2 (false: accepted weaker) */
 	const struct secret_value *secrets; /* file deliveries */
 	size_t nsecrets;
+	unsigned char *cs_key; /* the change set's sealing key, held from before the
+				* clone to sync 2 (changeset_begin): init's copy
+				* is zeroed at once, as a secret's value is; or NULL */
+	size_t cs_key_len;
 	const char *ca_pem;    /* the run's CA bundle (CORDON_CA_FILE), or NULL */
 	size_t ca_len;
 	bool proxy;            /* egress declared: listen on 127.0.0.1:PROXY_PORT */

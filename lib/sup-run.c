@@ -326,6 +326,10 @@ static int prepare(struct sup *s, cordon_error *err)
 	if (overlay_prepare(&s->ovl, p, &s->plan, s->host_uid, s->host_gid, s->sb_uid, s->sb_gid, s->rep, err) < 0)
 		return -1;
 	s->spec.overlay_dirs = s->ovl.dirs;
+	if (s->ovl.active && s->ovl.cs.key_held) {
+		s->spec.cs_key = s->ovl.cs.key;
+		s->spec.cs_key_len = sizeof(s->ovl.cs.key);
+	}
 	if (overlay_view_prepare(&s->view, s->opts->view, &s->plan, err) < 0)
 		return -1;
 	if (s->view.dirs)

@@ -740,6 +740,53 @@ test_forged_change_set_refused() {
 	t_assert
 }
 
+# Outside review attack14: the change set's key is loaded before the clone
+# and held until changeset_begin (sync 2), so the run's init began with a
+# copy of it in its memory, kept for the whole run (init stays to reap; a
+# session's agent is init). As an injected secret's value is, that copy is
+# dropped at once: no process of the run holds the key.
+test_change_set_key_not_in_the_runs_memory() {
+	[ "$(id -u)" = 0 ] || { t_skip "reads the run's init's memory (root's CAP_SYS_PTRACE)"; return; }
+	overlay_ws || return
+	mkdir -p "$T_TMP/state" && chmod 700 "$T_TMP/state"
+	export CORDON_STATE_DIR="$T_TMP/state"
+	"$CORDON" run --ro "$BUILD" --workspace-mode review -- /bin/sh -c 'echo started; exec sleep 60' >"$T_TMP/k.out" 2>"$T_TMP/k.err" &
+	local sup=$! init=
+	for _ in $(seq 1200); do grep -q started "$T_TMP/k.out" && break; kill -0 "$sup" 2>/dev/null || break; sleep 0.05; done
+	init=$(pgrep -P "$sup" | head -1)
+	if [ -z "$init" ] || [ ! -s "$CORDON_STATE_DIR/changeset.key" ]; then
+		kill "$sup" 2>/dev/null; wait "$sup"; unset CORDON_STATE_DIR
+		fail "the run did not start ($(cat "$T_TMP/k.err"))"; return
+	fi
+	local found
+	found=$(python3 - "$CORDON_STATE_DIR/changeset.key" "$init" $(pgrep -P "$init") <<'PY'
+import sys
+key = open(sys.argv[1], "rb").read()
+hits = []
+for pid in sys.argv[2:]:
+    with open(f"/proc/{pid}/maps") as m, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+        for line in m:
+            a, perm = line.split()[:2]
+            if not perm.startswith("r"):
+                continue
+            lo, hi = (int(x, 16) for x in a.split("-"))
+            try:
+                mem.seek(lo)
+                if key in mem.read(hi - lo):
+                    hits.append(pid)
+                    break
+            except OSError:
+                pass
+print(" ".join(hits) or "none")
+PY
+)
+	kill "$sup" 2>/dev/null
+	wait "$sup"
+	unset CORDON_STATE_DIR
+	expect_eq "$found" none "no process of the run holds the change-set key (init $init)"
+	t_assert
+}
+
 # Outside review 6 F3: a path granted inside a kept change set (anyone's)
 # bound it, and the run read what another run wrote. Neither a change set
 # nor the key that seals them is ever granted; the key's directory is
@@ -1183,7 +1230,7 @@ for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_
 	test_kept_change_set_out_of_a_later_runs_reach_root test_kept_change_set_out_of_a_later_runs_reach_user \
 	test_kept_change_set_deeper_in_a_later_run \
 	test_change_set_control_files_checked test_meta_names_the_run_uid test_kept_change_sets_masked \
-	test_forged_change_set_refused test_change_sets_and_their_key_never_granted \
+	test_forged_change_set_refused test_change_sets_and_their_key_never_granted test_change_set_key_not_in_the_runs_memory \
 	test_user_key_safe_through_links_and_first_use test_always_held_and_apply_by_id \
 	test_key_way_guarded test_listed_change_sets_fail_closed \
 	test_apply_adds_no_group_or_other_write test_unusable_key_refuses_every_run test_deep_change_set_discarded test_direct_pins_restored \
