@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "dirstream.h"
 #include "changeset.h"
 #include "compat.h"
 #include "cs-seal.h"
@@ -114,7 +115,7 @@ static int add_image(struct boundary_model *m, const char *root, const struct ru
 	int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return cordon_err_errno(err, "rootfs %s", root);
-	_cleanup_closedir_ DIR *d = fdopendir(fd);
+	_cleanup_dstream_ struct dstream *d = dstream_open(fd);
 	if (!d) {
 		int e = errno;
 		close(fd);
@@ -122,7 +123,7 @@ static int add_image(struct boundary_model *m, const char *root, const struct ru
 	}
 	strv names = {0};
 	struct dirent *de;
-	while ((de = readdir(d))) {
+	while ((de = dstream_read(d))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 || own_top(sv, nsys, de->d_name))
 			continue;
 		if (strv_push(&names, de->d_name) < 0) {
@@ -562,7 +563,7 @@ static int add_home(struct boundary_model *m, const struct run_plan *plan, const
 	int fd = open_root(w, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return 0;
-	_cleanup_closedir_ DIR *d = fdopendir(fd);
+	_cleanup_dstream_ struct dstream *d = dstream_open(fd);
 	if (!d) {
 		close(fd);
 		return 0;
@@ -570,7 +571,7 @@ static int add_home(struct boundary_model *m, const struct run_plan *plan, const
 	struct probe_memo pm = {0};
 	struct dirent *de;
 	int rc = 0;
-	for (size_t seen = 0; rc == 0 && (de = readdir(d)) && seen < HOME_SCAN_MAX; seen++) {
+	for (size_t seen = 0; rc == 0 && (de = dstream_read(d)) && seen < HOME_SCAN_MAX; seen++) {
 		const char *n = de->d_name;
 		if (!protect_home_top(n, strlen(n)) || strcmp(n, ".") == 0 || strcmp(n, "..") == 0 ||
 		    changeset_is_dirname(n))
@@ -652,13 +653,13 @@ static int add_changesets(struct boundary_model *m, const struct run_plan *plan,
 	int fd = open_root(w, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return 0;
-	_cleanup_closedir_ DIR *d = fdopendir(fd);
+	_cleanup_dstream_ struct dstream *d = dstream_open(fd);
 	if (!d) {
 		close(fd);
 		return 0;
 	}
 	struct dirent *de;
-	for (size_t seen = 0; (de = readdir(d)) && seen < CHANGESETS_SCAN_MAX; seen++) {
+	for (size_t seen = 0; (de = dstream_read(d)) && seen < CHANGESETS_SCAN_MAX; seen++) {
 		if (!changeset_is_dirname(de->d_name))
 			continue;
 		char path[4096];

@@ -104,6 +104,22 @@ test_cost_identity_asked_once() {
 	t_assert
 }
 
+# A directory is read from its descriptor by getdents64 (lib/dirstream.c),
+# not through fdopendir, which asks F_GETFL and sets FD_CLOEXEC (and
+# fstats) before each listing: the model's, the protected-path look after
+# the run, the change set's walk and apply. lib/changeset.c's own removals
+# still go through it (5 a run).
+test_cost_directories_read_without_fdopendir() {
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=fcntl \
+		-o "$T_TMP/st" "$CORDON" run --ro "$BUILD" -- /bin/true 2>"$T_TMP/err" ||
+		fail "the run failed: $(tail -3 "$T_TMP/err")"
+	local n
+	n=$(grep -c 'F_GETFL' "$T_TMP/st")
+	[ "$n" -le 6 ] || fail "$n fcntl(F_GETFL) in a run (fdopendir's)"
+	t_assert
+}
+
 # cordon's static thread-local storage stays small: every thread's copy is
 # zeroed (or copied) when the thread starts, a run's supervisor has three
 # or more, and 44 KiB there (a 32 KiB receive buffer, the change-set key's
