@@ -427,11 +427,13 @@ static bool model_has(const struct boundary_model *m, const char *path, enum mod
  * this one binds (or reports) something else, outside the workspace too. */
 /* What the host showed for the paths looked at so far in one writable path:
  * the protected names share components (.git/config, .git/hooks, ...,
- * .config/git, .config/fish), and each look is a syscall or three. Only a
- * directory or nothing is kept: anything else ends the walk at once. */
+ * .config/git, .config/fish), and each look is a syscall or three. Every
+ * answer is kept but a link's: anything not a directory ends one name's
+ * walk, and the next name below it (.git/hooks after .git/config, where
+ * .git is a file) walks to it again. */
 struct probe_memo {
 	strv paths;
-	char *kind; /* 'd' or 0, per path */
+	char *kind; /* the probe's answer ('d', 'r', 'h', 'L', 0), per path */
 	/* With the host's own probe: the writable path's top names, read at
 	 * once (dirlist.h); a name at the top that is not among them is absent
 	 * without a look. top_len 0: none (look at each). */
@@ -457,7 +459,10 @@ static int memo_probe(struct probe_memo *pm, model_probe_fn probe, const char *p
 	    !dirlist_has(&pm->top, path + pm->top_len + 1, strlen(path + pm->top_len + 1)))
 		return 0;
 	int k = probe(path, false, t, tsz);
-	if (k != 'd' && k != 0)
+	/* Kept but a link's (its target is in t): a workspace whose .git is
+	 * a file (a git worktree's, a submodule's) had it looked at again for
+	 * each name below .git, three system calls each (issue 34). */
+	if (k == 'l')
 		return k;
 	char *nk = realloc(pm->kind, pm->paths.n + 1);
 	if (!nk)
