@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "ident.h"
 #include "cs-io.h"
+#include "ident.h"
 #include "changeset.h"
 #include "cleanup.h"
 #include "cs-internal.h"

@@ -20,8 +20,8 @@
 #include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
-#include "ident.h"
 #include "cs-seal.h"
+#include "ident.h"
 #include "changeset.h"
 #include "cleanup.h"
 #include "cs-io.h"

@@ -332,13 +332,18 @@ static bool passwd_home(const char *dir, const struct stat *d)
 {
 	struct passwd pwb, *pw = NULL;
 	char blk[8192];
-	if (d && getpwuid_r(d->st_uid, &pwb, blk, sizeof(blk), &pw) == 0 && pw && same_dir(dir, pw->pw_dir))
-		return true;
+	char seen[PASSWD_SEEN][PASSWD_SEEN_LEN];
+	size_t nseen = 0, have = 0, n = 0;
+	if (d && getpwuid_r(d->st_uid, &pwb, blk, sizeof(blk), &pw) == 0 && pw) {
+		if (same_dir(dir, pw->pw_dir))
+			return true;
+		/* Not dir by name nor by what it names: not by inode either. */
+		if (strlen(pw->pw_dir) < PASSWD_SEEN_LEN)
+			snprintf(seen[nseen++], PASSWD_SEEN_LEN, "%s", pw->pw_dir);
+	}
 	_cleanup_close_ int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd < 0)
 		return false;
-	char seen[PASSWD_SEEN][PASSWD_SEEN_LEN];
-	size_t nseen = 0, have = 0, n = 0;
 	bool skip = false; /* the rest of a line longer than blk */
 	for (;;) {
 		ssize_t r = read(fd, blk + have, sizeof(blk) - 1 - have);

@@ -16,10 +16,10 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
-#include "ident.h"
 #include "openat2.h"
 #include "seccomp-cache.h"
 #include "cleanup.h"
+#include "ident.h"
 #include "compat.h"
 #include "cordon.h"
 #include "cs-seal.h"

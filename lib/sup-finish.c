@@ -10,8 +10,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "ident.h"
 #include "sup-finish.h"
+#include "ident.h"
 #include "sup-degrade-net.h"
 #include "sup-degrade.h"
 #include "cleanup.h"

@@ -99,8 +99,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-#include "ident.h"
 #include "sup-run.h"
+#include "ident.h"
 #include "seccomp-cache.h"
 #include "cs-seal.h"
 #include "ca-bundle.h"

@@ -104,6 +104,41 @@ test_cost_identity_asked_once() {
 	t_assert
 }
 
+# A directory is read from its descriptor by getdents64 (lib/dirstream.c),
+# not through fdopendir, which asks F_GETFL and sets FD_CLOEXEC (and
+# fstats) before each listing: the model's, the protected-path look after
+# the run, the change set's walk and apply. lib/changeset.c's own removals
+# still go through it (5 a run).
+test_cost_directories_read_without_fdopendir() {
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=fcntl \
+		-o "$T_TMP/st" "$CORDON" run --ro "$BUILD" -- /bin/true 2>"$T_TMP/err" ||
+		fail "the run failed: $(tail -3 "$T_TMP/err")"
+	local n
+	n=$(grep -c 'F_GETFL' "$T_TMP/st")
+	[ "$n" -le 6 ] || fail "$n fcntl(F_GETFL) in a run (fdopendir's)"
+	t_assert
+}
+
+# A workspace whose .git is a file (a git worktree's, a submodule's): the
+# model and the look after the run (sup-after.c) look at it once each, not
+# once or twice for each protected name below .git (.git/hooks,
+# .git/config, ...: 19 opens of it a direct run), and the run still reads it.
+test_cost_git_file_looked_at_once() {
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	mkdir -p "$T_TMP/wt" && echo "gitdir: /nonexistent/worktrees/x" >"$T_TMP/wt/.git"
+	(cd "$T_TMP/wt" && ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq \
+		-e trace=openat,openat2 -o "$T_TMP/st" "$CORDON" run --ro "$BUILD" --workspace-mode direct -- \
+		/bin/sh -c 'cat .git >/dev/null && echo read') >"$T_TMP/out" 2>"$T_TMP/err" ||
+		fail "the run failed: $(tail -3 "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" read "the run reads .git"
+	local n
+	n=$(grep -c "\"$T_TMP/wt/.git\"" "$T_TMP/st")
+	# the model's look, the look after the run, the direct mode's pins
+	[ "$n" -le 3 ] || fail "$T_TMP/wt/.git opened $n times"
+	t_assert
+}
+
 # cordon's static thread-local storage stays small: every thread's copy is
 # zeroed (or copied) when the thread starts, a run's supervisor has three
 # or more, and 44 KiB there (a 32 KiB receive buffer, the change-set key's
