@@ -34,7 +34,8 @@
 
 /* The run's CA bundle's directory (sup_degrade_ca): this, the supervisor's
  * PID and start time, and mkdtemp's six characters. */
-#define CA_DIR_PREFIX "/tmp/cordon-ca-"
+#define CA_DIR_NAME "cordon-ca-"
+#define CA_DIR_PREFIX "/tmp/" CA_DIR_NAME
 
 static void lost(struct run_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void lost(struct run_report *rep, const char *fmt, ...)
@@ -546,9 +547,9 @@ void sup_degrade_ca_reap(void)
 	while ((e = readdir(d))) {
 		int pid, end = 0;
 		unsigned long long start;
-		if (strncmp(e->d_name, CA_DIR_PREFIX + 5, strlen(CA_DIR_PREFIX) - 5) != 0 ||
-		    sscanf(e->d_name + strlen(CA_DIR_PREFIX) - 5, "%d-%llu-%n", &pid, &start, &end) != 2 || end <= 0 ||
-		    strlen(e->d_name + strlen(CA_DIR_PREFIX) - 5 + end) != 6 || pid <= 0)
+		const char *rest = e->d_name + strlen(CA_DIR_NAME);
+		if (strncmp(e->d_name, CA_DIR_NAME, strlen(CA_DIR_NAME)) != 0 ||
+		    sscanf(rest, "%d-%llu-%n", &pid, &start, &end) != 2 || end <= 0 || strlen(rest + end) != 6 || pid <= 0)
 			continue;
 		/* Its supervisor alive (the same process: PID and start
 		 * time), or not ours: left alone. */
