@@ -294,10 +294,19 @@ void sx_do_snapshot_changeset(struct sx *s, const jnode *req, int reply)
 		sx_reply_error(reply, 409, "the session's workspace has no change set: its workspace mode is direct (overlay and review keep one)");
 		return;
 	}
-	uint64_t max = budget(s);
+	uint64_t max = budget(s), emax = max_entries();
 	if (s->cs_bytes >= max) {
 		sx_reply_error(reply, 429, "the change sets made from the session's snapshots take %llu bytes of their budget of %llu (limits.snapshots)",
 			       (unsigned long long)s->cs_bytes, (unsigned long long)max);
+		return;
+	}
+	/* Empty files, directories and links weigh nothing in bytes: their
+	 * entries are bounded in all too, as the snapshots' are, else one
+	 * snapshot of many empty files (or none) made into change sets
+	 * without end held as many inodes of the workspace's filesystem. */
+	if (s->cs_entries >= emax) {
+		sx_reply_error(reply, 429, "the change sets made from the session's snapshots hold %llu entries of their bound of %llu",
+			       (unsigned long long)s->cs_entries, (unsigned long long)emax);
 		return;
 	}
 	cordon_error e = {0};
@@ -315,7 +324,7 @@ void sx_do_snapshot_changeset(struct sx *s, const jnode *req, int reply)
 	}
 	/* The snapshot's directory was written from the run's upper layer:
 	 * read as hostile (upper_copy), bounded as a snapshot is. */
-	struct ucopy_limits lim = {max_entries(), max - s->cs_bytes, SX_SNAP_MAX_DEPTH};
+	struct ucopy_limits lim = {emax - s->cs_entries, max - s->cs_bytes, SX_SNAP_MAX_DEPTH};
 	struct ucopy_stat st;
 	int rc = changeset_derive(&cs, &src, (size_t)layer, up, &lim, &st, &e);
 	if (rc < 0) {
@@ -323,11 +332,15 @@ void sx_do_snapshot_changeset(struct sx *s, const jnode *req, int reply)
 		if (e.code == UCOPY_OVER_BUDGET)
 			sx_reply_error(reply, 429, "the change set would take those made from the session's snapshots past their budget of %llu bytes (limits.snapshots; %llu used): %s",
 				       (unsigned long long)max, (unsigned long long)s->cs_bytes, e.msg);
+		else if (e.code == UCOPY_OVER_BOUND && s->cs_entries)
+			sx_reply_error(reply, 429, "the change set would take those made from the session's snapshots past their bound of %llu entries (%llu held): %s",
+				       (unsigned long long)emax, (unsigned long long)s->cs_entries, e.msg);
 		else
 			sx_reply_error(reply, e.code == UCOPY_OVER_BOUND ? 413 : 500, "the snapshot's change set: %s", e.msg);
 		return;
 	}
 	s->cs_bytes += st.bytes;
+	s->cs_entries += st.entries + 3 + 4 * cs.nlayers;
 	jwriter w = {0};
 	jw_obj_begin(&w);
 	jw_key(&w, "dir");

@@ -176,6 +176,10 @@ struct sx {
 	/* Bytes of the change sets made from snapshots (sx_do_snapshot_changeset),
 	 * bounded by the same budget: they are kept for the client to apply. */
 	uint64_t cs_bytes;
+	/* and their entries, each set's own files too (meta, seal, protect,
+	 * each layer's directory, host, upper, work): bounded in all as the
+	 * snapshots' are, empty files weighing nothing in bytes */
+	uint64_t cs_entries;
 	/* A restore under way (session-restore.c): its reply (-1: none), its
 	 * snapshot, waiting for the execs it ended. */
 	int restore_reply;

@@ -540,6 +540,33 @@ test_snapshot_changeset() {
 	t_assert
 }
 
+# Outside review attack14: the change sets made from a session's snapshots
+# were bounded by their file bytes alone. Empty files, directories and
+# links weigh nothing there, so one snapshot of many empty files could be
+# made into change sets without end, each as many inodes of the
+# workspace's filesystem (and a set's own files), where the snapshots
+# themselves are bounded in entries too. Their entries are bounded in all
+# as the snapshots' are.
+test_snapshot_changesets_entries_bounded() {
+	CORDON_SNAPSHOT_MAX_ENTRIES=50 start_server || return 1
+	local p=$WS/proj out dir
+	mkdir -p "$p"
+	new_session "$(jq -cn --arg p "$p" '{policy: {cwd: $p, filesystem: {write: [$p], workspace_mode: "review"}}}')" || return 1
+	expect_eq "$(run_in 'i=0; while [ $i -lt 30 ]; do : >f$i; i=$((i+1)); done')" ok "30 empty files"
+	snapshot_or_skip || return
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots/$PID_/changeset")
+	expect_match "$out" ' 201$' "the first change set of 30 entries: $out"
+	dir=$(printf '%s' "${out% 201}" | jq -r .dir)
+	local n
+	n=$(ls "${dir%/*}" | wc -l)
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots/$PID_/changeset")
+	expect_match "$out" 'entries.* 429$' "a second one, past 50 entries in all: $out"
+	expect_eq "$(ls "${dir%/*}" | wc -l)" "$n" "nothing left of the refused one"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
 # A restore of a fork whose lower tree is deep (120 levels) rewrites its
 # deepest file with few descriptors: the patch's walk held five a level
 # (600, past a worker's limit of 300) and the restore failed with EMFILE;
@@ -567,6 +594,6 @@ test_restore_deep_tree_few_descriptors() {
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_restore_deep_tree_few_descriptors; do
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors; do
 	t_run $t
 done
