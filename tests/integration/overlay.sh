@@ -764,7 +764,12 @@ import sys
 key = open(sys.argv[1], "rb").read()
 hits = []
 for pid in sys.argv[2:]:
-    with open(f"/proc/{pid}/maps") as m, open(f"/proc/{pid}/mem", "rb", 0) as mem:
+    try:
+        m, mem = open(f"/proc/{pid}/maps"), open(f"/proc/{pid}/mem", "rb", 0)
+    except OSError:
+        print("unreadable")
+        sys.exit()
+    with m, mem:
         for line in m:
             a, perm = line.split()[:2]
             if not perm.startswith("r"):
@@ -783,6 +788,7 @@ PY
 	kill "$sup" 2>/dev/null
 	wait "$sup"
 	unset CORDON_STATE_DIR
+	[ "$found" != unreadable ] || { t_skip "the run's memory cannot be read here"; return; }
 	expect_eq "$found" none "no process of the run holds the change-set key (init $init)"
 	t_assert
 }
