@@ -783,7 +783,8 @@ PY
 # half-closed, waiting for the client's end) for ever stopped accepting:
 # no client came in again while that one held them, whatever the server's
 # timeouts. Full, it drops one whose server has ended: the next client is
-# served (here: its connection ends, as the server ends it).
+# served (here: its connection ends, as the server ends it), and the
+# sandbox's report counts it (network.inbound.dropped).
 test_egress_pod_inbound_full_of_ended() {
 	setup_oci || return
 	command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null ||
@@ -837,6 +838,12 @@ PY
 	oci kill "$ID" KILL
 	oci kill "$sid" KILL
 	wait_for "$ROOT/reports/$sid.json"
+	# the report says what the relay let go at its bound
+	local in
+	in=$(jq -c '.network.inbound' "$ROOT/reports/$sid.json")
+	expect_eq "$(jq -c '[.ports, .max_connections, .full]' <<<"$in")" '[[8080],256,0]' "the relay's bound in the report: $in"
+	[ "$(jq .dropped <<<"$in")" -ge 1 ] && [ "$(jq .connections <<<"$in")" -ge 257 ] ||
+		fail "the connection let go at the bound, counted: $in"
 	oci delete --force "$ID"
 	oci delete --force "$sid"
 	umount "$ns"
