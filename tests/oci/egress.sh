@@ -807,6 +807,49 @@ PY
 	t_assert
 }
 
+# The inbound relay full of live connections: the container's server holds
+# each of the 256 it carries (writes one byte, never ends); a client past
+# them waits in the listener's backlog, and the sandbox's report counts the
+# times the bound held new ones back (network.inbound.full).
+test_egress_pod_inbound_full_counted() {
+	setup_oci || return
+	pod_net || return
+	local pol='{"network": {"allow": ["127.0.0.1:8081"]}}'
+	pod_sandbox "$pol" '{"run.cordon.inbound": "8080"}'
+	pod_member '{}' "sh nc echo sleep" nc -ll -p 8080 -e sh -c 'echo x; exec sleep 600'
+	nsenter --net="$POD_NS" /usr/bin/python3 - >"$T_TMP/client" 2>&1 <<'PY'
+import socket, time
+def relayed(s, t):  # the server's byte came through the relay within t seconds
+    s.settimeout(t)
+    try:
+        return s.recv(1) == b"x"
+    except OSError:
+        return False
+for _ in range(300):  # the container's server starting
+    c = socket.create_connection(("127.0.0.1", 8080))
+    ok = relayed(c, 1)
+    c.close()
+    if ok:
+        break
+    time.sleep(0.1)
+held = []
+for i in range(256):  # the relay's 256 (the first one's place freed), each held open by the server
+    c = socket.create_connection(("127.0.0.1", 8080))
+    assert relayed(c, 60), "connection %d not relayed" % i
+    held.append(c)
+c = socket.create_connection(("127.0.0.1", 8080))
+print("next", "served" if relayed(c, 1) else "waits")
+PY
+	expect_eq "$(tail -1 "$T_TMP/client")" "next waits" "a client past 256 live ones: $(head -c 300 "$T_TMP/client")"
+	pod_end
+	local in
+	in=$(jq -c '.network.inbound' "$ROOT/reports/$POD_SID.json")
+	expect_eq "$(jq -c '[.max_connections, .full >= 1, .connections >= 257]' <<<"$in")" '[256,true,true]' \
+		"the bound held a client back, in the report: $in"
+	pod_net_end
+	t_assert
+}
+
 # The inbound relay out of descriptors (outside review attack11c): its
 # accept fails (EMFILE here, its limit lowered; ENFILE where the
 # host's table is full) and the connection stays in the listener's
