@@ -710,7 +710,8 @@ open('$sync/done', 'w').close()" >"$T_TMP/out" 2>"$T_TMP/err" &
 	local cpid=$!
 	local i
 	for i in $(seq 1200); do [ -e "$sync/ready" ] && break; sleep 0.05; done
-	/usr/bin/python3 - "$cpid" "$sync" <<'PY' 2>"$T_TMP/tracer.err"
+	# (a run that never got ready is waited for, and fails below)
+	[ -e "$sync/ready" ] && /usr/bin/python3 - "$cpid" "$sync" <<'PY' 2>"$T_TMP/tracer.err"
 import ctypes, os, sys, time
 libc = ctypes.CDLL(None, use_errno=True)
 libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
