@@ -48,3 +48,17 @@ for s in "$empty:empty workspace, $C changed files" "$big:$N-file workspace, $C 
 	done | med)
 	printf '%-52s %9s\n' "fork: $name" "$fk"
 done
+
+# A level deeper: the big workspace (itself a fork) forked, C files
+# changed in that fork, which is then forked at a snapshot (a fork's
+# starting tree is its parent's lower tree copied, the snapshot's view
+# over it: O(tree) until forks stack their parents' layers).
+ff=$(api -X POST "http://cordon/v1/sessions/$big/fork" | id_of .id)
+sh_in "$ff" "cd t && i=0; while [ \$i -lt $C ]; do echo again >f\$((i+$C)); i=\$((i+1)); done"
+fsnap=$(api -X POST "http://cordon/v1/sessions/$ff/snapshots" | id_of .snapshot)
+fk=$(for _ in $(seq "$R"); do
+	out=$(curl -sS --unix-socket "$d/s.sock" -w ' %{time_total}' -X POST "http://cordon/v1/sessions/$ff/fork" -d "{\"snapshot\":\"$fsnap\"}")
+	api -X DELETE "http://cordon/v1/sessions/$(printf '%s' "${out% *}" | id_of .id)" >/dev/null
+	awk -v t="${out##* }" 'BEGIN {printf "%.1f\n", t * 1000}'
+done | med)
+printf '%-52s %9s\n' "fork, a level deeper: $N files, $C changed" "$fk"

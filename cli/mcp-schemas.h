@@ -70,6 +70,10 @@
 		 "Put a session's workspace back as it was at one of its snapshots (session_snapshot). Commands still running in the session are ended first (their status: restored).", \
 		 "\"properties\":{" S_SESSION ",\"snapshot\":{\"type\":\"string\",\"description\":\"The id session_snapshot returned\"}},\"required\":[\"session\",\"snapshot\"]", \
 		 "\"properties\":{\"session\":{\"type\":\"string\"},\"restored\":{\"type\":\"string\"}},\"required\":[\"session\",\"restored\"]") \
+	"," TOOL("session_snapshot_changeset",                                                                        \
+		 "Keep a snapshot's changes (session_snapshot) as a change set the user applies to the host with cordon apply DIR, as a review-mode session keeps its own: exactly what the workspace had changed at that snapshot, nothing after it. The session goes on as it was.", \
+		 "\"properties\":{" S_SESSION ",\"snapshot\":{\"type\":\"string\",\"description\":\"The id session_snapshot returned\"}},\"required\":[\"session\",\"snapshot\"]", \
+		 "\"properties\":{\"session\":{\"type\":\"string\"},\"snapshot\":{\"type\":\"string\"},\"dir\":{\"type\":\"string\",\"description\":\"The change set: cordon changes DIR --diff, cordon apply DIR\"},\"hosts\":{\"type\":\"array\",\"items\":{\"type\":\"string\"}},\"files\":{\"type\":\"integer\"},\"bytes\":{\"type\":\"integer\"}},\"required\":[\"session\",\"snapshot\",\"dir\"]") \
 	"," TOOL("session_fork",                                                                                      \
 		 "Open a new session whose workspace starts as this session's is now, or as it was at one of its snapshots: try something in the fork, keep the session as it is. The two go on independently (close each with session_close).", \
 		 "\"properties\":{" S_SESSION ",\"snapshot\":{\"type\":\"string\",\"description\":\"A snapshot of the session (else: its workspace now)\"}},\"required\":[\"session\"]", \

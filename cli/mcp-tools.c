@@ -732,6 +732,30 @@ static int tool_session_restore(struct mcp_call *c, const jnode *args, jwriter *
 	return 0;
 }
 
+/* session_snapshot_changeset: POST .../snapshots/{sid}/changeset. */
+static int tool_session_snapshot_changeset(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
+{
+	(void)c;
+	const char *sid = NULL;
+	const jnode *snap = NULL;
+	if (known_session(args, &sid, err) < 0 || arg(args, "snapshot", J_STR, true, &snap, err) < 0)
+		return -1;
+	if (strlen(snap->str) != 18 || strncmp(snap->str, "p-", 2) != 0 || strspn(snap->str + 2, "0123456789abcdef") != 16)
+		return cordon_err(err, EINVAL, "snapshot: an id session_snapshot returned (\"p-\" and 16 hex digits) is expected");
+	char path[128];
+	snprintf(path, sizeof(path), "/v1/sessions/%s/snapshots/%s/changeset", sid, snap->str);
+	jnode *a = NULL;
+	if (http_json("POST", path, NULL, 201, &a, err) < 0)
+		return cordon_err_wrap(err, "session_snapshot_changeset");
+	jw_obj_begin(w);
+	jw_key_str(w, "session", sid);
+	static const char *const keep[] = {"snapshot", "dir", "hosts", "files", "bytes"};
+	keep_keys(w, a, keep, sizeof(keep) / sizeof(keep[0]));
+	jw_obj_end(w);
+	json_free(a);
+	return 0;
+}
+
 static int tool_session_fork(struct mcp_call *c, const jnode *args, jwriter *w, cordon_error *err)
 {
 	(void)c;
@@ -796,6 +820,7 @@ static const struct {
 	{"session_snapshot", tool_session_snapshot},
 	{"session_restore", tool_session_restore},
 	{"session_fork", tool_session_fork},
+	{"session_snapshot_changeset", tool_session_snapshot_changeset},
 };
 
 static void answer(struct mcp_call *c, char *result)

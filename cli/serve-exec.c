@@ -649,14 +649,16 @@ enum MHD_Result session_op(struct MHD_Connection *c, const struct route *rt, str
 		r = fork_session(c, se, rt->sid, rq);
 		break;
 	case R_SNAPSHOT_DELETE:
+	case R_SNAPSHOT_CHANGESET:
 		jw_obj_begin(&w);
 		jw_key(&w, "op");
-		jw_str(&w, "snapshot_delete");
+		jw_str(&w, rt->kind == R_SNAPSHOT_DELETE ? "snapshot_delete" : "snapshot_changeset");
 		jw_key(&w, "snapshot");
 		jw_str(&w, rt->eid);
 		jw_obj_end(&w);
 		jw_finish(&w);
-		r = simple_op(c, se, rt->sid, w.out.p, -1, 200, "application/json");
+		r = simple_op(c, se, rt->sid, w.out.p, -1, rt->kind == R_SNAPSHOT_DELETE ? 200 : 201,
+			      "application/json");
 		break;
 	case R_EXEC_GET:
 	case R_EXEC_SIGNAL: {

@@ -29,6 +29,7 @@
 #include "error.h"
 #include "hash.h"
 #include "protect.h"
+#include "upper-copy.h"
 
 #define META_MAGIC "cordon-changes 1"
 #define PROTECT_MAX (64 * 1024) /* the protect file's bound */
@@ -101,8 +102,69 @@ static int create_layer(struct changeset *cs, size_t i, uid_t run_uid, gid_t run
 
 static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err);
 
+static int create_at(struct changeset *cs, const char *base, const char *const *hosts, size_t n, uid_t uid,
+		     gid_t gid, uid_t run_uid, gid_t run_gid, const strv *protect, int64_t started, cordon_error *err);
+
 int changeset_create(struct changeset *cs, const char *base, const char *const *hosts, size_t n, uid_t uid,
 		     gid_t gid, uid_t run_uid, gid_t run_gid, const strv *protect, cordon_error *err)
+{
+	return create_at(cs, base, hosts, n, uid, gid, run_uid, run_gid, protect, 0, err);
+}
+
+int changeset_derive(struct changeset *cs, const struct changeset *src, size_t layer, int upper,
+		     const struct ucopy_limits *lim, struct ucopy_stat *st, cordon_error *err)
+{
+	memset(cs, 0, sizeof(*cs));
+	cs->dirfd = -1;
+	if (layer >= src->nlayers)
+		return cordon_err(err, EINVAL, "%s: no layer %zu", src->dir, layer);
+	/* src->dir is BASE/CHANGESET_DIRNAME[-UID]/ID. */
+	char base[4096];
+	snprintf(base, sizeof(base), "%s", src->dir);
+	for (int k = 0; k < 2; k++) {
+		char *slash = strrchr(base, '/');
+		if (!slash)
+			return cordon_err(err, EINVAL, "%s: not a change set's path", src->dir);
+		slash[slash == base ? 1 : 0] = '\0';
+	}
+	if (create_at(cs, base, (const char *const *)src->host, src->nlayers, src->uid, src->gid, src->run_uid,
+		      src->run_gid, &src->protect, src->started_ns, err) < 0) {
+		if (cs->dirfd >= 0)
+			cs_remove_dir(cs, &(cordon_error){0});
+		changeset_close(cs);
+		return -1;
+	}
+	/* The layer's empty upper/ replaced by the copy, the run's as the
+	 * rest of the set's upper directories are (changeset_open checks). */
+	char name[32];
+	snprintf(name, sizeof(name), "%zu", layer);
+	_cleanup_close_ int l = open_beneath(cs->dirfd, name, O_RDONLY | O_DIRECTORY);
+	int rc = -1;
+	if (l < 0)
+		cordon_err_errno(err, "open %s/%s", cs->dir, name);
+	else if (unlinkat(l, "upper", AT_REMOVEDIR) < 0)
+		cordon_err_errno(err, "%s/%s/upper", cs->dir, name);
+	else if (upper_copy(upper, l, "upper", lim, st, err) < 0)
+		;
+	else if (geteuid() == 0 && fchownat(l, "upper", cs->run_uid, cs->run_gid, AT_SYMLINK_NOFOLLOW) < 0)
+		cordon_err_errno(err, "hand %s/%s/upper to the run's uid", cs->dir, name);
+	else
+		rc = 0;
+	if (rc < 0) {
+		cordon_error keep = *err;
+		cs_remove_dir(cs, &(cordon_error){0});
+		changeset_close(cs);
+		*err = keep;
+		return -1;
+	}
+	return 0;
+}
+
+static int write_start(struct changeset *cs, cordon_error *err);
+
+/* started: the run's start (0: changeset_begin stamps it). */
+static int create_at(struct changeset *cs, const char *base, const char *const *hosts, size_t n, uid_t uid,
+		     gid_t gid, uid_t run_uid, gid_t run_gid, const strv *protect, int64_t started, cordon_error *err)
 {
 	memset(cs, 0, sizeof(*cs));
 	cs->dirfd = -1;
@@ -122,6 +184,7 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 			return -1;
 	}
 	cs->made_ns = stamp_now_ns();
+	cs->started_ns = started; /* 0: changeset_begin stamps it */
 	cs->uid = uid;
 	cs->gid = gid;
 	cs->run_uid = run_uid;
@@ -144,16 +207,23 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 		return -1;
 	}
 	cs->key_held = true;
-	return 0;
+	/* A derived set's start is its source's: sealed now. */
+	return started ? write_start(cs, err) : 0;
+}
+
+/* Meta and seal, with the start stamp set; the key let go either way. */
+static int write_start(struct changeset *cs, cordon_error *err)
+{
+	int r = write_meta(cs, err) < 0 || cs_write_seal(cs, err) < 0 ? -1 : 0;
+	explicit_bzero(cs->key, sizeof(cs->key));
+	cs->key_held = false;
+	return r;
 }
 
 int changeset_begin(struct changeset *cs, cordon_error *err)
 {
 	cs->started_ns = stamp_floor_after_ns(cs->made_ns);
-	int r = write_meta(cs, err) < 0 || cs_write_seal(cs, err) < 0 ? -1 : 0;
-	explicit_bzero(cs->key, sizeof(cs->key));
-	cs->key_held = false;
-	return r;
+	return write_start(cs, err);
 }
 
 static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err)

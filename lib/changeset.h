@@ -130,6 +130,16 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
  * until then the change set is not a change set changeset_open takes.
  * Returns 0 or -1 with err set. */
 int changeset_begin(struct changeset *cs, cordon_error *err);
+/* A new change set beside src (in the same CHANGESET_DIRNAME[-UID]
+ * directory) like it: its layers' host directories, owner, run identity,
+ * protected names and start (an apply judges conflicts from the same
+ * point), sealed; each layer's upper directory empty but layer's, a copy
+ * (upper_copy, bounded by lim) of the directory upper: a session's
+ * snapshot kept to apply (issue 38). On failure nothing of it is left. */
+struct ucopy_limits;
+struct ucopy_stat;
+int changeset_derive(struct changeset *cs, const struct changeset *src, size_t layer, int upper,
+		     const struct ucopy_limits *lim, struct ucopy_stat *st, cordon_error *err);
 /* Open an existing change set (its meta, layers and protected names): DIR
  * must be a directory of the caller's own (root too: its meta and host files
  * say where the apply writes), not writable by others, and sealed by this

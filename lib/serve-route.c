@@ -106,6 +106,8 @@ enum route_kind route_parse(const char *method, const char *path, struct route *
 			return r->kind = by_method(method, NULL, R_NONE, "DELETE", R_SNAPSHOT_DELETE);
 		if (n == 6 && take_id(seg[4], len[4], "p-", r->eid) && is(seg[5], len[5], "changes"))
 			return r->kind = by_method(method, "GET", R_SNAPSHOT_CHANGES, NULL, R_NONE);
+		if (n == 6 && take_id(seg[4], len[4], "p-", r->eid) && is(seg[5], len[5], "changeset"))
+			return r->kind = by_method(method, NULL, R_NONE, "POST", R_SNAPSHOT_CHANGESET);
 		return r->kind = R_NONE;
 	}
 	if (is(seg[3], len[3], "exec")) {

@@ -35,6 +35,7 @@ enum route_kind {
 	R_SESSION_FORK,    /* POST /v1/sessions/{id}/fork */
 	R_SESSION_RESTORE, /* POST /v1/sessions/{id}/restore */
 	R_SNAPSHOT_CHANGES, /* GET /v1/sessions/{id}/snapshots/{pid}/changes */
+	R_SNAPSHOT_CHANGESET, /* POST /v1/sessions/{id}/snapshots/{pid}/changeset */
 };
 
 /* ids are "s-", "e-", "r-" or "p-" and 16 lower-case hex digits. */

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "session-snap.h"
+#include "changeset.h"
 #include "cleanup.h"
 #include "error.h"
 #include "session-cg.h"
@@ -276,6 +277,78 @@ void sx_do_snapshot_delete(struct sx *s, const jnode *req, int reply)
 	memmove(&s->snaps[i], &s->snaps[i + 1], (s->nsnaps - i - 1) * sizeof(s->snaps[0]));
 	s->nsnaps--;
 	sx_reply_json(reply, j);
+}
+
+void sx_do_snapshot_changeset(struct sx *s, const jnode *req, int reply)
+{
+	const jnode *id = json_get(req, "snapshot");
+	size_t i = 0;
+	while (id && id->str && i < s->nsnaps && strcmp(s->snaps[i].id, id->str) != 0)
+		i++;
+	int layer = sx_workspace_layer(s);
+	if (!id || !id->str || i == s->nsnaps) {
+		sx_reply_error(reply, 404, "no such snapshot in this session");
+		return;
+	}
+	if (layer < 0) {
+		sx_reply_error(reply, 409, "the session's workspace has no change set: its workspace mode is direct (overlay and review keep one)");
+		return;
+	}
+	uint64_t max = budget(s);
+	if (s->cs_bytes >= max) {
+		sx_reply_error(reply, 429, "the change sets made from the session's snapshots take %llu bytes of their budget of %llu (limits.snapshots)",
+			       (unsigned long long)s->cs_bytes, (unsigned long long)max);
+		return;
+	}
+	cordon_error e = {0};
+	_cleanup_close_ int dir = snap_dir(s, false, &e);
+	_cleanup_close_ int up = dir >= 0 ? open_beneath(dir, s->snaps[i].id, O_RDONLY | O_DIRECTORY) : -1;
+	if (up < 0) {
+		sx_reply_error(reply, 500, "snapshot %s: %s", s->snaps[i].id, e.msg[0] ? e.msg : strerror(errno));
+		return;
+	}
+	struct changeset src, cs;
+	if (changeset_open(&src, s->rep->live_changes, &e) < 0) {
+		changeset_close(&src);
+		sx_reply_error(reply, 500, "the session's change set: %s", e.msg);
+		return;
+	}
+	/* The snapshot's directory was written from the run's upper layer:
+	 * read as hostile (upper_copy), bounded as a snapshot is. */
+	struct ucopy_limits lim = {max_entries(), max - s->cs_bytes, SX_SNAP_MAX_DEPTH};
+	struct ucopy_stat st;
+	int rc = changeset_derive(&cs, &src, (size_t)layer, up, &lim, &st, &e);
+	if (rc < 0) {
+		changeset_close(&src);
+		if (e.code == UCOPY_OVER_BUDGET)
+			sx_reply_error(reply, 429, "the change set would take those made from the session's snapshots past their budget of %llu bytes (limits.snapshots; %llu used): %s",
+				       (unsigned long long)max, (unsigned long long)s->cs_bytes, e.msg);
+		else
+			sx_reply_error(reply, e.code == UCOPY_OVER_BOUND ? 413 : 500, "the snapshot's change set: %s", e.msg);
+		return;
+	}
+	s->cs_bytes += st.bytes;
+	jwriter w = {0};
+	jw_obj_begin(&w);
+	jw_key(&w, "dir");
+	jw_str(&w, cs.dir);
+	jw_key(&w, "snapshot");
+	jw_str(&w, s->snaps[i].id);
+	jw_key(&w, "hosts");
+	jw_arr_begin(&w);
+	for (size_t k = 0; k < cs.nlayers; k++)
+		jw_str(&w, cs.host[k]);
+	jw_arr_end(&w);
+	jw_key(&w, "bytes");
+	jw_uint(&w, st.bytes);
+	jw_key(&w, "files");
+	jw_uint(&w, st.files);
+	jw_key(&w, "entries");
+	jw_uint(&w, st.entries);
+	jw_obj_end(&w);
+	changeset_close(&cs);
+	changeset_close(&src);
+	reply_writer(reply, &w);
 }
 
 void sx_snaps_end(struct sx *s)

@@ -23,6 +23,12 @@ void sx_do_snapshot(struct sx *s, int reply);
 void sx_do_snapshots(struct sx *s, int reply);
 /* "snapshot_delete" {"snapshot": sid}. */
 void sx_do_snapshot_delete(struct sx *s, const jnode *req, int reply);
+/* "snapshot_changeset" {"snapshot": sid}: a sealed change set made from
+ * the snapshot (changeset_derive: the session's change set's layers, the
+ * workspace's holding the snapshot), kept for `cordon apply`: {"dir",
+ * "snapshot", "hosts", "bytes", "files", "entries"}; 404, 409 (no change
+ * set), 429 (its bytes past limits.snapshots, with those made before). */
+void sx_do_snapshot_changeset(struct sx *s, const jnode *req, int reply);
 /* The session is over: every snapshot removed, with their directory. */
 void sx_snaps_end(struct sx *s);
 /* The layer of the session's change set that its workspace is (the one a

@@ -173,6 +173,9 @@ struct sx {
 	struct sx_snap snaps[SX_SNAPS_MAX];
 	size_t nsnaps;
 	uint64_t snap_bytes;
+	/* Bytes of the change sets made from snapshots (sx_do_snapshot_changeset),
+	 * bounded by the same budget: they are kept for the client to apply. */
+	uint64_t cs_bytes;
 	/* A restore under way (session-restore.c): its reply (-1: none), its
 	 * snapshot, waiting for the execs it ended. */
 	int restore_reply;

@@ -199,6 +199,8 @@ static void on_ctl(struct sx *s)
 		sx_do_snapshots(s, reply);
 	} else if (strcmp(op, "snapshot_delete") == 0) {
 		sx_do_snapshot_delete(s, req, reply);
+	} else if (strcmp(op, "snapshot_changeset") == 0) {
+		sx_do_snapshot_changeset(s, req, reply);
 	} else if (strcmp(op, "claim") == 0) {
 		do_claim(s, req, reply);
 	} else if (strcmp(op, "exec") == 0) {

@@ -15,6 +15,7 @@
 #include <linux/fs.h>
 #include "cleanup.h"
 #include "snapshot.h"
+#include "strv.h"
 #include "upper-copy.h"
 
 /* A file with more than one link: where its first copy is (relative to
@@ -34,6 +35,8 @@ struct ucopy {
 	struct ulink *links;
 	size_t nlinks, cap;
 	char rel[PATH_MAX]; /* the entry being copied, relative to the root */
+	/* A patch's trees (upper_patch): lower, cur, snap and the patch's. */
+	int proot[4];
 };
 
 #define XATTR_LIST_MAX_BYTES (64u << 10)
@@ -446,14 +449,78 @@ static int pent_open(struct ucopy *u, int dir, const char *name, const struct pe
 	return 0;
 }
 
-static int patch_dir(struct ucopy *u, int ldir, int cdir, int sdir, int ddir, unsigned depth, cordon_error *err);
+/* A directory of a patch's walk: the one at the same path in each of its
+ * four trees (lower, cur, snap; the patch's), -1 in a tree that has none
+ * there. A level's descriptors are closed while a directory below it is
+ * patched and opened again after, from the trees' roots by the same path
+ * and checked to be the same directories: the walk holds the descriptors
+ * of the level it is at, never of the levels above it (five a level took
+ * 1,290 for a tree as deep as a restore goes, past a process's 1,024). */
+enum { P_LOWER, P_CUR, P_SNAP, P_DST, P_TREES };
+struct plevel {
+	int fd[P_TREES];
+	bool have[P_TREES];
+	dev_t dev[P_TREES];
+	ino_t ino[P_TREES];
+};
+
+static void lvl_close(struct plevel *L)
+{
+	for (int i = 0; i < P_TREES; i++)
+		if (L->fd[i] >= 0) {
+			close(L->fd[i]);
+			L->fd[i] = -1;
+		}
+}
+
+/* L's fds as given (each owned by L from here, -1: none), noted. */
+static int lvl_take(struct ucopy *u, struct plevel *L, cordon_error *err)
+{
+	for (int i = 0; i < P_TREES; i++) {
+		L->have[i] = L->fd[i] >= 0;
+		struct stat st;
+		if (L->have[i] && fstat(L->fd[i], &st) < 0)
+			return fail(u, err, errno, "stat the directory");
+		if (L->have[i]) {
+			L->dev[i] = st.st_dev;
+			L->ino[i] = st.st_ino;
+		}
+	}
+	return 0;
+}
+
+/* L opened again: the directory at the first len bytes of u->rel in each
+ * tree that had one, beneath the tree's root (no link followed, no mount
+ * crossed), the same directory as before (else ESTALE). */
+static int lvl_reopen(struct ucopy *u, struct plevel *L, size_t len, cordon_error *err)
+{
+	char path[PATH_MAX];
+	memcpy(path, u->rel, len);
+	path[len] = '\0';
+	for (int i = 0; i < P_TREES; i++) {
+		if (!L->have[i])
+			continue;
+		L->fd[i] = len ? open_beneath(u->proot[i], path, O_RDONLY | O_DIRECTORY)
+			       : fcntl(u->proot[i], F_DUPFD_CLOEXEC, 0);
+		struct stat st;
+		if (L->fd[i] < 0)
+			return cordon_err(err, errno, "%s: open it again: %s", len ? path : ".", strerror(errno));
+		if (fstat(L->fd[i], &st) < 0 || st.st_dev != L->dev[i] || st.st_ino != L->ino[i])
+			return cordon_err(err, ESTALE, "%s: changed while it was read", len ? path : ".");
+	}
+	return 0;
+}
+
+static int patch_dir(struct ucopy *u, struct plevel *L, unsigned depth, cordon_error *err);
 
 /* One name of a directory both views merge with the lower tree's (l):
  * what the patch holds there, if anything, for the view of c over l to
- * become the view of s over l. */
-static int patch_entry(struct ucopy *u, int ldir, int cdir, int sdir, int ddir, const char *name, unsigned depth,
+ * become the view of s over l. u->rel is the entry's path, its directory's
+ * the first plen bytes of it. */
+static int patch_entry(struct ucopy *u, struct plevel *L, const char *name, size_t plen, unsigned depth,
 		       cordon_error *err)
 {
+	int ldir = L->fd[P_LOWER], cdir = L->fd[P_CUR], sdir = L->fd[P_SNAP], ddir = L->fd[P_DST];
 	struct pent l, c, s;
 	if (++u->st->entries > u->lim->max_entries)
 		return cordon_err(err, UCOPY_OVER_BOUND, "more than %llu entries: a restore rewrites at most that many",
@@ -482,20 +549,34 @@ static int patch_entry(struct ucopy *u, int ldir, int cdir, int sdir, int ddir, 
 	if (v_dir && t_lower && v_lower) {
 		/* Merged into the view's directory: only what either layer
 		 * has below it is rewritten. */
-		_cleanup_close_ int ld = -1;
-		_cleanup_close_ int cd = -1;
-		_cleanup_close_ int sd = -1;
-		if (pent_open(u, ldir, name, &l, &ld, err) < 0 || pent_open(u, cdir, name, &c, &cd, err) < 0 ||
-		    pent_open(u, sdir, name, &s, &sd, err) < 0)
-			return -1;
-		if (mkdirat(ddir, name, 0700) < 0)
-			return fail(u, err, errno, "make it");
-		_cleanup_close_ int d = openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (d < 0)
-			return fail(u, err, errno, "open it");
-		if (copy_xattrs(u, s.there ? sd : ld, d, err) < 0 || patch_dir(u, ld, cd, sd, d, depth + 1, err) < 0)
-			return -1;
-		return copy_meta(u, d, &t->st, err);
+		struct plevel C = {.fd = {-1, -1, -1, -1}};
+		int rc = -1;
+		if (pent_open(u, ldir, name, &l, &C.fd[P_LOWER], err) < 0 ||
+		    pent_open(u, cdir, name, &c, &C.fd[P_CUR], err) < 0 ||
+		    pent_open(u, sdir, name, &s, &C.fd[P_SNAP], err) < 0)
+			goto out;
+		if (mkdirat(ddir, name, 0700) < 0) {
+			fail(u, err, errno, "make it");
+			goto out;
+		}
+		C.fd[P_DST] = openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (C.fd[P_DST] < 0) {
+			fail(u, err, errno, "open it");
+			goto out;
+		}
+		if (copy_xattrs(u, s.there ? C.fd[P_SNAP] : C.fd[P_LOWER], C.fd[P_DST], err) < 0 ||
+		    lvl_take(u, &C, err) < 0)
+			goto out;
+		/* t points into this frame's pents: its stat is kept. */
+		struct stat tst = t->st;
+		lvl_close(L);
+		if (patch_dir(u, &C, depth + 1, err) < 0 || copy_meta(u, C.fd[P_DST], &tst, err) < 0)
+			goto out;
+		lvl_close(&C);
+		rc = lvl_reopen(u, L, plen, err);
+	out:
+		lvl_close(&C);
+		return rc;
 	}
 	/* A directory made anew in the view (opaque in the patch): the whole
 	 * of the snapshot's view there. */
@@ -519,12 +600,14 @@ static bool listed(int dir, const char *name)
 	return dir >= 0 && (fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT);
 }
 
-/* The names of c's directory, then those of s's that c's has not. */
-static int patch_dir(struct ucopy *u, int ldir, int cdir, int sdir, int ddir, unsigned depth, cordon_error *err)
+/* The names of c's directory, then those of s's that c's has not, read
+ * whole first (NUL-separated in names: no stream is held while an entry
+ * is patched), at most as many as the entries the patch may have left. */
+static int read_names(struct ucopy *u, const struct plevel *L, buf *names, cordon_error *err)
 {
-	size_t base = strlen(u->rel);
+	uint64_t left = u->lim->max_entries > u->st->entries ? u->lim->max_entries - u->st->entries : 0, n = 0;
 	for (int pass = 0; pass < 2; pass++) {
-		int src = pass == 0 ? cdir : sdir;
+		int src = L->fd[pass == 0 ? P_CUR : P_SNAP];
 		if (src < 0)
 			continue;
 		int dup_fd = fcntl(src, F_DUPFD_CLOEXEC, 0);
@@ -545,19 +628,37 @@ static int patch_dir(struct ucopy *u, int ldir, int cdir, int sdir, int ddir, un
 				break;
 			}
 			if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
-			    (pass == 1 && listed(cdir, de->d_name)))
+			    (pass == 1 && listed(L->fd[P_CUR], de->d_name)))
 				continue;
-			size_t nl = strlen(de->d_name);
-			if (base + nl + 2 > sizeof(u->rel))
-				return cordon_err(err, UCOPY_OVER_BOUND, "%s: a path longer than %zu bytes", u->rel,
-						  sizeof(u->rel));
-			snprintf(u->rel + base, sizeof(u->rel) - base, "%s%s", base ? "/" : "", de->d_name);
-			if (patch_entry(u, ldir, cdir, sdir, ddir, de->d_name, depth, err) < 0)
-				return -1;
-			u->rel[base] = '\0';
+			if (++n > left)
+				return cordon_err(err, UCOPY_OVER_BOUND, "more than %llu entries: a restore rewrites at most that many",
+						  (unsigned long long)u->lim->max_entries);
+			if (buf_append(names, de->d_name, strlen(de->d_name) + 1) < 0)
+				return cordon_oom(err);
 		}
 	}
 	return 0;
+}
+
+static int patch_dir(struct ucopy *u, struct plevel *L, unsigned depth, cordon_error *err)
+{
+	size_t base = strlen(u->rel);
+	buf names = {0};
+	int rc = read_names(u, L, &names, err);
+	for (size_t off = 0; rc == 0 && off < names.len;) {
+		const char *name = names.p + off;
+		size_t nl = strlen(name);
+		off += nl + 1;
+		if (base + nl + 2 > sizeof(u->rel)) {
+			rc = cordon_err(err, UCOPY_OVER_BOUND, "%s: a path longer than %zu bytes", u->rel, sizeof(u->rel));
+			break;
+		}
+		snprintf(u->rel + base, sizeof(u->rel) - base, "%s%s", base ? "/" : "", name);
+		rc = patch_entry(u, L, name, base, depth, err);
+		u->rel[base] = '\0';
+	}
+	buf_free(&names);
+	return rc;
 }
 
 int upper_patch(int lower, int cur, int snap, int dst_parent, const char *name, const struct ucopy_limits *lim,
@@ -570,8 +671,23 @@ int upper_patch(int lower, int cur, int snap, int dst_parent, const char *name, 
 	if (mkdirat(dst_parent, name, 0700) < 0)
 		return cordon_err_errno(err, "%s", name);
 	int rc = -1;
-	if (open_top(&u, dst_parent, name, err) == 0)
-		rc = patch_dir(&u, lower, cur, snap, u.top, 0, err);
+	if (open_top(&u, dst_parent, name, err) == 0) {
+		u.proot[P_LOWER] = lower;
+		u.proot[P_CUR] = cur;
+		u.proot[P_SNAP] = snap;
+		u.proot[P_DST] = u.top;
+		/* The top level: the roots' own, dup'd (a level's are closed
+		 * and opened again around each directory below it). */
+		struct plevel L = {.fd = {-1, -1, -1, -1}};
+		bool ok = true;
+		for (int i = 0; i < P_TREES; i++)
+			if (u.proot[i] >= 0 && (L.fd[i] = fcntl(u.proot[i], F_DUPFD_CLOEXEC, 0)) < 0)
+				ok = false;
+		if (!ok)
+			cordon_err_errno(err, "the patch's trees");
+		rc = ok && lvl_take(&u, &L, err) == 0 ? patch_dir(&u, &L, 0, err) : -1;
+		lvl_close(&L);
+	}
 	links_free(&u);
 	if (u.top >= 0)
 		close(u.top);

@@ -159,7 +159,8 @@ def case_tools_list(m):
     tools = m.call("tools/list")["result"]["tools"]
     names = {t["name"] for t in tools}
     want = {"run", "session_open", "session_exec", "file_write", "file_read", "file_list", "session_close",
-            "changes", "session_snapshot", "session_restore", "session_fork"}
+            "changes", "session_snapshot", "session_restore", "session_fork",
+            "session_snapshot_changeset"}
     check(want <= names, "tools %r" % names)
     for t in tools:
         check(len(t["description"]) > 40, "%s: a description an agent can act on" % t["name"])
@@ -505,6 +506,10 @@ def case_snapshot(m):
     ch = sc(m.tool("changes", {"session": sid, "snapshot": p["snapshot"]}))
     check(ch["snapshot"] == p["snapshot"] and [x["path"] for x in ch["changes"]] == ["a.txt"] and "+one" in ch["diff"],
           "the snapshot's changes %r" % ch)
+    k = sc(m.tool("session_snapshot_changeset", {"session": sid, "snapshot": p["snapshot"]}))
+    check(k["snapshot"] == p["snapshot"] and k["files"] == 1 and "/.cordon-changes" in k["dir"], "the kept change set %r" % k)
+    r = m.tool("session_snapshot_changeset", {"session": sid, "snapshot": "../x"})
+    check(r["isError"] and "snapshot" in r["content"][0]["text"], "a bad snapshot id: %r" % r)
     r = m.tool("changes", {"session": sid, "snapshot": "../x"})
     check(r["isError"] and "snapshot" in r["content"][0]["text"], "a bad snapshot id: %r" % r)
     r = sc(m.tool("session_restore", {"session": sid, "snapshot": p["snapshot"]}))

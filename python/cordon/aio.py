@@ -276,6 +276,12 @@ class Session:
         """Remove one (Session.delete_snapshot)."""
         return await self._client._json("DELETE", f"{self._path}/snapshots/{urllib.parse.quote(snapshot, safe='')}")
 
+    async def snapshot_changeset(self, snapshot: str) -> Dict[str, Any]:
+        """The snapshot's changes as a change set to apply
+        (Session.snapshot_changeset)."""
+        return await self._client._json(
+            "POST", f"{self._path}/snapshots/{urllib.parse.quote(snapshot, safe='')}/changeset")
+
     async def restore(self, snapshot: str) -> Dict[str, Any]:
         """The workspace back to snapshot (Session.restore)."""
         return await self._client._json("POST", f"{self._path}/restore", {"snapshot": snapshot})

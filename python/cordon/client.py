@@ -298,6 +298,14 @@ class Session:
         """Remove one snapshot: {"deleted": snapshot}."""
         return self._client._json("DELETE", f"{self._path}/snapshots/{urllib.parse.quote(snapshot, safe='')}")
 
+    def snapshot_changeset(self, snapshot: str) -> Dict[str, Any]:
+        """The snapshot's changes kept as a sealed change set beside the
+        session's (docs/api.md, POST .../snapshots/{sid}/changeset), for
+        `cordon apply DIR`: {"dir", "snapshot", "hosts", "bytes", "files",
+        "entries"}."""
+        return self._client._json(
+            "POST", f"{self._path}/snapshots/{urllib.parse.quote(snapshot, safe='')}/changeset")
+
     def restore(self, snapshot: str) -> Dict[str, Any]:
         """The workspace back to snapshot; running execs are ended first
         (their status "restored"): {"restored": snapshot}."""

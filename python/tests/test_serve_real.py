@@ -634,6 +634,9 @@ def test_session_snapshot_restore_fork(serve):
         ch = s.changes(snapshot=p["snapshot"])
         assert ch["snapshot"] == p["snapshot"] and [x["path"] for x in ch["changes"]] == ["a"]
         assert [x["path"] for x in s.changes()["changes"]] == ["a", "b"]
+        cs = s.snapshot_changeset(p["snapshot"])
+        assert cs["snapshot"] == p["snapshot"] and cs["files"] == 1 and cs["bytes"] == 4
+        assert cs["dir"].startswith("/") and "/.cordon-changes" in cs["dir"]
         bg = s.exec(["sleep", "100"], background=True)
         assert s.restore(p["snapshot"]) == {"restored": p["snapshot"]}
         assert bg.wait().status == "restored"

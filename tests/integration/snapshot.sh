@@ -502,6 +502,71 @@ test_fork_restore_byte_bound() {
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound; do
+# POST .../snapshots/{pid}/changeset: a review-mode session's change set
+# taken from an older snapshot, sealed, kept beside the session's own:
+# `cordon apply` of it brings exactly that snapshot's changes to the host
+# (not what came after it), and only then; the host is untouched before.
+test_snapshot_changeset() {
+	start_server || return 1
+	local p=$WS/proj out dir
+	mkdir -p "$p/src"
+	printf 'hello\n' >"$p/README"
+	printf 'one\n' >"$p/src/a.txt"
+	printf 'keep\n' >"$p/k"
+	new_session "$(jq -cn --arg p "$p" '{policy: {cwd: $p, filesystem: {write: [$p], workspace_mode: "review"}}}')" || return 1
+	expect_eq "$(run_in 'echo changed >>README; rm src/a.txt; mkdir -p n; echo new >n/f')" ok "the changes"
+	snapshot_or_skip || return
+	local p1=$PID_
+	expect_eq "$(run_in 'echo later >>README; echo l >l; rm k; rm -r n')" ok "changes after the snapshot"
+	snapshot_or_skip || return
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots/$p1/changeset")
+	expect_match "$out" ' 201$' "the change set of the older snapshot: $out"
+	out=${out% 201}
+	dir=$(printf '%s' "$out" | jq -r .dir)
+	expect_eq "$(printf '%s' "$out" | jq -c --arg p "$p" '[.snapshot, .hosts == [$p], .files]')" "[\"$p1\",true,2]" "its answer: $out"
+	expect_eq "$(cat "$p/README"; [ -e "$p/src/a.txt" ] && echo a-here)" "$(printf 'hello\na-here')" "the host untouched until it is applied"
+	expect_eq "$(api "http://cordon/v1/sessions/$SID/changes" | jq -c '[.changes[].path]')" '["README","k","l","src/a.txt"]' "the session's own change set goes on"
+	expect_match "$(api_code "http://cordon/v1/sessions/$SID/snapshots/$p1/changeset")" ' 405$' "GET"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots/p-0123456789abcdef/changeset")" 'no such snapshot.* 404$' "an unknown snapshot"
+	end_session "$SID"
+	"$CORDON" apply "$dir" -q || fail "cordon apply $dir"
+	expect_eq "$(cat "$p/README")" "$(printf 'hello\nchanged')" "README as the snapshot had it"
+	[ ! -e "$p/src/a.txt" ] || fail "the snapshot's deletion applied"
+	expect_eq "$(cat "$p/n/f" 2>&1)" new "its new file"
+	expect_eq "$(cat "$p/k" 2>&1)" keep "a deletion after the snapshot is not applied"
+	[ ! -e "$p/l" ] || fail "a file made after the snapshot is applied"
+	[ ! -e "$dir" ] || fail "the applied change set is left"
+	stop_server
+	t_assert
+}
+
+# A restore of a fork whose lower tree is deep (120 levels) rewrites its
+# deepest file with few descriptors: the patch's walk held five a level
+# (600, past a worker's limit of 300) and the restore failed with EMFILE;
+# it holds those of the level it is at.
+test_restore_deep_tree_few_descriptors() {
+	command -v prlimit >/dev/null || { t_skip "no prlimit"; return; }
+	start_server || return 1
+	prlimit --pid "$SRV" --nofile=300:300 || { t_skip "prlimit refused"; return; }
+	new_session || return 1
+	local deep
+	deep="$(printf 'a/%.0s' $(seq 120))f"
+	expect_eq "$(run_in 'i=0; while [ $i -lt 120 ]; do mkdir a && cd a; i=$((i+1)); done; echo x >f')" ok "120 levels"
+	fork_of "$SID" || return
+	SID=$FID
+	expect_eq "$(run_in "echo y >$deep")" ok "the deepest file changed in the fork"
+	snapshot_or_skip || return
+	local p1=$PID_
+	expect_eq "$(run_in "echo z >$deep; echo w >${deep%f}g")" ok "changed again"
+	restore_to "$SID" "$p1"
+	expect_match "$OUT" ' 200$' "the restore: $OUT"
+	expect_eq "$(rd "$SID" "$deep")" y "the deepest file as the snapshot had it"
+	expect_eq "$(run_in "[ ! -e ${deep%f}g ]")" ok "the file made after it gone"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_restore_deep_tree_few_descriptors; do
 	t_run $t
 done

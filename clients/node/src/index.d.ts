@@ -129,6 +129,9 @@ export declare class Session {
   snapshot(): Promise<Snapshot>;
   snapshots(): Promise<{ snapshots: Snapshot[]; bytes: number; budget: number }>;
   deleteSnapshot(snapshot: string): Promise<{ deleted: string }>;
+  /** the snapshot's changes kept as a sealed change set beside the session's, for
+   * `cordon apply DIR` (docs/api.md: snapshots) */
+  snapshotChangeset(snapshot: string): Promise<{ dir: string; snapshot: string; hosts: string[]; bytes: number; files: number; entries: number }>;
   /** the workspace back to snapshot; running execs ended first (their status "restored") */
   restore(snapshot: string): Promise<{ restored: string }>;
   /** a new session of the same request, its workspace at snapshot (or now) */

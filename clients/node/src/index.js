@@ -238,6 +238,11 @@ export class Session {
     return this._client._json('DELETE', `${this._path}/snapshots/${encodeURIComponent(snapshot)}`);
   }
 
+  /** The snapshot's changes kept as a sealed change set for `cordon apply DIR`. */
+  snapshotChangeset(snapshot) {
+    return this._client._json('POST', `${this._path}/snapshots/${encodeURIComponent(snapshot)}/changeset`);
+  }
+
   /** The workspace back to a snapshot; running execs ended first (status "restored"). */
   restore(snapshot) { return this._client._json('POST', `${this._path}/restore`, { snapshot }); }
 

@@ -243,6 +243,10 @@ test('session snapshot, restore and fork', { skip: noServe }, async (t) => {
   assert.equal(ch.snapshot, p.snapshot);
   assert.deepEqual(ch.changes.map((x) => x.path), ['a']);
   assert.deepEqual((await s.changes()).changes.map((x) => x.path), ['a', 'b']);
+  const cs = await s.snapshotChangeset(p.snapshot);
+  assert.equal(cs.snapshot, p.snapshot);
+  assert.equal(cs.files, 1);
+  assert.match(cs.dir, /\/\.cordon-changes/);
   const bg = await s.exec(['sleep', '100'], { background: true });
   assert.deepEqual(await s.restore(p.snapshot), { restored: p.snapshot });
   assert.equal((await bg.wait()).status, 'restored');
