@@ -2,6 +2,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -41,6 +43,87 @@ void sup_degrade_net_stop(struct sup *s)
 	s->dnet_listener = -1;
 }
 
+/* A refused connect: a network denial (on_violation kill ends the run). */
+static int refuse(struct sup *s, const char *target)
+{
+	report_add_denial(s->rep, "network", target);
+	if (s->pol->kill_on_violation)
+		sup_kill_run(s, ST_DENIED); /* as the observer ends a normal run */
+	return ECONNREFUSED;
+}
+
+/* Was a read of the run (its memory, its descriptor, its descriptor's
+ * flags) refused for want of ptrace access (e, the read's errno)? A
+ * process that made itself non-dumpable (PR_SET_DUMPABLE 0, the exec of a
+ * file it cannot read) is not ours to read when cordon runs as an ordinary
+ * user (no CAP_SYS_PTRACE): its connect is refused as any other, and a
+ * denial, or it would be a way past the report and on_violation kill
+ * (outside review attack13). It may become so between one read and the
+ * next, so each read asks (a process that flips it from another thread
+ * had its connect answered EBADF, or refused without a denial). 0 where
+ * the read failed otherwise. */
+static int unreadable(struct sup *s, const struct seccomp_notif *n, int e)
+{
+	if (e != EPERM && e != EACCES)
+		return 0;
+	if (ioctl(s->dnet_listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) < 0)
+		return EINTR; /* gone: nobody to answer */
+	return refuse(s, "connect of a non-dumpable process (its address unreadable)");
+}
+
+/* A root cordon without CAP_SYS_PTRACE reads the run as the run's uid
+ * (s->dnet_as_run, sup_degrade_proxy_as_run): this thread alone (the raw
+ * system calls, not libc's, which would change every thread), for each
+ * read, its saved uid kept 0 to come back. Meanwhile it is not dumpable
+ * (the kernel clears it on the change; set again after) and Landlock
+ * scopes the run's signals (ABI 6, required): a process of the run's uid
+ * can neither trace nor signal it. */
+struct as_run {
+	bool on;
+	uid_t ru, eu, su;
+	gid_t rg, eg, sg;
+	struct __user_cap_header_struct h;
+	struct __user_cap_data_struct caps[2];
+};
+
+static void back_from_run(struct as_run *a)
+{
+	if (!a->on)
+		return;
+	a->on = false;
+	/* The uid first (the saved 0 allows it), then the gid (CAP_SETGID
+	 * again), then the capabilities as they were (the uid's change
+	 * made the effective set the permitted one). None of it can fail:
+	 * the saved uid is 0, the capabilities were this thread's. */
+	if (syscall(SYS_setresuid, a->ru, a->eu, a->su) == 0)
+		syscall(SYS_setresgid, a->rg, a->eg, a->sg);
+	syscall(SYS_capset, &a->h, a->caps);
+	prctl(PR_SET_DUMPABLE, 0);
+}
+
+/* 0 (as the run's uid, or nothing to do), or an errno: nothing read. */
+static int become_run(const struct sup *s, struct as_run *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (!s->dnet_as_run)
+		return 0;
+	a->h.version = _LINUX_CAPABILITY_VERSION_3;
+	if (getresuid(&a->ru, &a->eu, &a->su) < 0 || getresgid(&a->rg, &a->eg, &a->sg) < 0 ||
+	    syscall(SYS_capget, &a->h, a->caps) < 0 || a->su != 0)
+		return EPERM;
+	if (syscall(SYS_setresgid, s->sb_gid, s->sb_gid, -1) < 0)
+		return EPERM;
+	a->on = true;
+	if (syscall(SYS_setresuid, s->sb_uid, s->sb_uid, -1) < 0) {
+		syscall(SYS_setresgid, a->rg, a->eg, a->sg);
+		a->on = false;
+		return EPERM;
+	}
+	return 0;
+}
+
+#define NOT_AS_RUN "connect cordon could not read (it could not take the run's uid to read it)"
+
 /* Is ss the proxy's advertised address (127.0.0.1:PROXY_PORT, also as
  * ::ffff:127.0.0.1)? */
 static bool is_proxy(const struct sockaddr_storage *ss)
@@ -61,9 +144,18 @@ static int to_proxy(struct sup *s, const struct seccomp_notif *n, int rs)
 	struct connect_req req = {.id = n->id, .fd = (int)n->data.args[0], .sock = -1, .name = "", .port = 0};
 	socklen_t l = sizeof(req.family);
 	int fl = fcntl(rs, F_GETFL);
-	if (getsockopt(rs, SOL_SOCKET, SO_DOMAIN, &req.family, &l) < 0 || fl < 0 ||
-	    !observer_run_fd_cloexec((pid_t)n->pid, req.fd, &req.cloexec))
+	if (getsockopt(rs, SOL_SOCKET, SO_DOMAIN, &req.family, &l) < 0 || fl < 0)
 		return ECONNREFUSED;
+	struct as_run ar;
+	if (become_run(s, &ar) != 0)
+		return refuse(s, NOT_AS_RUN);
+	bool got = observer_run_fd_cloexec((pid_t)n->pid, req.fd, &req.cloexec);
+	int e = errno;
+	back_from_run(&ar);
+	if (!got) {
+		int u = unreadable(s, n, e);
+		return u ? u : ECONNREFUSED;
+	}
 	req.fl = fl;
 	connect_opts_read(rs, &req.opts);
 	struct sockaddr_in dst = handoff_addr(s->handoff);
@@ -97,15 +189,6 @@ static int to_proxy(struct sup *s, const struct seccomp_notif *n, int rs)
 	return h < 0 ? -1 : 0;
 }
 
-/* A refused connect: a network denial (on_violation kill ends the run). */
-static int refuse(struct sup *s, const char *target)
-{
-	report_add_denial(s->rep, "network", target);
-	if (s->pol->kill_on_violation)
-		sup_kill_run(s, ST_DENIED); /* as the observer ends a normal run */
-	return ECONNREFUSED;
-}
-
 /* One connect: 0 (answered here), or the errno to answer. */
 static int decide(struct sup *s, const struct seccomp_notif *n)
 {
@@ -117,22 +200,26 @@ static int decide(struct sup *s, const struct seccomp_notif *n)
 	struct iovec lv = {&ss, len}, rv = {(void *)(uintptr_t)n->data.args[1], len};
 	if (len < sizeof(sa_family_t))
 		return EFAULT;
+	struct as_run a;
+	if (become_run(s, &a) != 0)
+		return refuse(s, NOT_AS_RUN);
 	ssize_t got = process_vm_readv((pid_t)n->pid, &lv, 1, &rv, 1, 0);
-	/* A process that made itself non-dumpable (PR_SET_DUMPABLE 0, the
-	 * exec of a file it cannot read) is not ours to read when cordon runs
-	 * as an ordinary user (no CAP_SYS_PTRACE): its connect is refused as
-	 * any other, and a denial, or it would be a way past the report and
-	 * on_violation kill (outside review attack13). */
-	if (got < 0 && errno == EPERM && ioctl(s->dnet_listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) == 0)
-		return refuse(s, "connect of a non-dumpable process (its address unreadable)");
+	int got_errno = errno;
+	_cleanup_close_ int rs = got == (ssize_t)len ? observer_run_fd((pid_t)n->pid, (int)n->data.args[0]) : -1;
+	int rs_errno = errno;
+	back_from_run(&a);
+	int u = got < 0 ? unreadable(s, n, got_errno) : 0;
+	if (u)
+		return u;
 	if (got != (ssize_t)len)
 		return EFAULT;
-	_cleanup_close_ int rs = observer_run_fd((pid_t)n->pid, (int)n->data.args[0]);
 	/* Still the same call of the same task (its pid not reused)? */
 	if (ioctl(s->dnet_listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) < 0)
 		return EINTR;
 	int type = -1;
 	socklen_t l = sizeof(type);
+	if (rs < 0 && (u = unreadable(s, n, rs_errno)) != 0)
+		return u;
 	if (rs < 0)
 		return EBADF;
 	if (getsockopt(rs, SOL_SOCKET, SO_TYPE, &type, &l) < 0)

@@ -5,7 +5,9 @@
  * Landlock on the host's own paths (LANDLOCK_HOST_VIEW), seccomp (the deny
  * list, the socket families, setsid and setpgid), rlimits and the cgroup,
  * the process group and the parent-death signal. */
+#include <dirent.h>
 #include <errno.h>
+#include <linux/capability.h>
 #include <linux/landlock.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -30,6 +32,10 @@
 #include "proxy.h"
 #include "report.h"
 
+/* The run's CA bundle's directory (sup_degrade_ca): this, the supervisor's
+ * PID and start time, and mkdtemp's six characters. */
+#define CA_DIR_NAME "cordon-ca-"
+#define CA_DIR_PREFIX "/tmp/" CA_DIR_NAME
 
 static void lost(struct run_report *rep, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void lost(struct run_report *rep, const char *fmt, ...)
@@ -64,7 +70,10 @@ static const char *needs_view(const struct run_plan *pl, bool session, bool chec
 		const struct model_entry *e = &m->e[i];
 		if (!model_entry_active(e, 0))
 			continue;
-		if ((e->kind == MK_RO_BIND || e->kind == MK_RW_BIND) && e->host && strcmp(e->host, e->path) != 0) {
+		/* (A check's own files are seen at their host path instead:
+		 * check_files_at_home.) */
+		if ((e->kind == MK_RO_BIND || e->kind == MK_RW_BIND) && e->host && strcmp(e->host, e->path) != 0 &&
+		    strcmp(e->path, pl->check_dir) != 0) {
 			snprintf(out, n, "%s seen at %s", e->host, e->path);
 			return out;
 		}
@@ -129,8 +138,8 @@ int sup_degrade_check(const cordon_policy *p, const struct run_plan *plan, bool 
 	return 0;
 }
 
-/* Is CAP_SYS_PTRACE in this process's effective set? */
-static bool has_cap_sys_ptrace(void)
+/* Is capability cap in this process's effective set? */
+static bool has_cap(int cap)
 {
 	FILE *f = fopen("/proc/self/status", "re");
 	char line[256];
@@ -143,7 +152,12 @@ static bool has_cap_sys_ptrace(void)
 		}
 	if (f)
 		fclose(f);
-	return found && (eff >> 19) & 1; /* CAP_SYS_PTRACE */
+	return found && (eff >> cap) & 1;
+}
+
+bool sup_degrade_proxy_as_run(void)
+{
+	return geteuid() == 0 && !has_cap(CAP_SYS_PTRACE);
 }
 
 bool sup_degrade_proxy(int abi, char *why, size_t n)
@@ -162,11 +176,14 @@ bool sup_degrade_proxy(int abi, char *why, size_t n)
 	}
 	/* The supervisor reads each connect's address from the run's memory
 	 * (process_vm_readv, pidfd_getfd: ptrace access). The run is another
-	 * uid when cordon is root (the run's own, or a serve client's): that
-	 * takes CAP_SYS_PTRACE, which a container's root usually lacks
-	 * (Docker's and podman's default capabilities); Yama's ptrace_scope 2
-	 * takes it for the same uid too, and 3 refuses everyone. Without it
-	 * every connect, the proxy's too, would be an unreadable denial. */
+	 * uid when cordon is root (the run's own): that takes CAP_SYS_PTRACE,
+	 * which a container's root usually lacks (Docker's and podman's
+	 * default capabilities), or reading as the run's uid (CAP_SETUID and
+	 * CAP_SETGID, which it has, for a moment per read), where Landlock
+	 * scopes the run's signals (ABI 6): a process of the run's uid may
+	 * signal cordon while it is that uid. Yama's ptrace_scope 2 takes
+	 * CAP_SYS_PTRACE for the same uid too, and 3 refuses everyone. Without
+	 * it every connect, the proxy's too, would be an unreadable denial. */
 	int scope = 0;
 	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
 	if (f) {
@@ -178,15 +195,55 @@ bool sup_degrade_proxy(int abi, char *why, size_t n)
 		snprintf(why, n, "cordon may read the run's connect addresses (Yama's kernel.yama.ptrace_scope is %d, which refuses it to every process)", scope);
 		return false;
 	}
-	bool other_uid = geteuid() == 0;
-	if ((other_uid || scope >= 2) && !has_cap_sys_ptrace()) {
-		snprintf(why, n, "cordon may read the run's connect addresses: that needs CAP_SYS_PTRACE (%s), which this process lacks (a container's default capabilities leave it out)",
-			 scope >= 2 ? "Yama's kernel.yama.ptrace_scope is 2" : "the run is a uid of its own");
+	bool ptrace = has_cap(CAP_SYS_PTRACE);
+	if (scope >= 2 && !ptrace) {
+		snprintf(why, n, "cordon may read the run's connect addresses: that needs CAP_SYS_PTRACE (Yama's kernel.yama.ptrace_scope is 2), which this process lacks (a container's default capabilities leave it out)");
+		return false;
+	}
+	if (geteuid() == 0 && !ptrace && (!has_cap(CAP_SETUID) || !has_cap(CAP_SETGID))) {
+		snprintf(why, n, "cordon may read the run's connect addresses: the run is a uid of its own, and that needs CAP_SYS_PTRACE, or CAP_SETUID and CAP_SETGID to read as the run's uid, which this process lacks");
+		return false;
+	}
+	if (geteuid() == 0 && !ptrace && abi < 6) {
+		snprintf(why, n, "cordon may read the run's connect addresses: the run is a uid of its own, and without CAP_SYS_PTRACE cordon reads as the run's uid, which needs Landlock ABI 6 (the run's signals scoped; this kernel has ABI %d)", abi);
 		return false;
 	}
 	if (why && n)
 		why[0] = '\0';
 	return true;
+}
+
+/* A check's own files (check.files): no view to show them at their random
+ * directory, so at their host path, read-only by Landlock's rule (outside
+ * every path the task may write or read: pol-plan.c refuses them else),
+ * named there by CORDON_CHECK_DIR and a cwd of "/check". */
+static int check_files_at_home(struct sup *s, cordon_error *err)
+{
+	struct run_plan *pl = &s->plan;
+	if (!pl->check_files[0] || !pl->check_dir[0])
+		return 0;
+	for (size_t i = 0; i < pl->model.n; i++) {
+		struct model_entry *e = &pl->model.e[i];
+		if (e->kind == MK_RO_BIND && e->path && strcmp(e->path, pl->check_dir) == 0)
+			e->path = pl->check_files;
+	}
+	if (path_has_prefix(pl->cwd_in, pl->check_dir)) {
+		char cwd[sizeof(pl->cwd_in)];
+		if ((size_t)snprintf(cwd, sizeof(cwd), "%s%s", pl->check_files, pl->cwd_in + strlen(pl->check_dir)) >= sizeof(cwd))
+			return cordon_err(err, 0, "check.cwd: %s%s: too long", pl->check_files, pl->cwd_in + strlen(pl->check_dir));
+		memcpy(pl->cwd_in, cwd, sizeof(cwd));
+	}
+	static const char var[] = "CORDON_CHECK_DIR=";
+	for (size_t i = 0; i < s->env.n; i++) {
+		if (strncmp(s->env.v[i], var, strlen(var)) != 0)
+			continue;
+		char *v = NULL;
+		if (asprintf(&v, "%s%s", var, pl->check_files) < 0)
+			return cordon_oom(err);
+		free(s->env.v[i]);
+		s->env.v[i] = v;
+	}
+	return 0;
 }
 
 int sup_degrade_decide(struct sup *s, cordon_error *err)
@@ -203,12 +260,21 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 	bool net = p->net_allow.n > 0;
 	s->degraded = true;
 	s->degraded_proxy = net && sup_degrade_proxy(abi, NULL, 0);
+	s->dnet_as_run = s->degraded_proxy && sup_degrade_proxy_as_run();
 	/* Never privileged: a root cordon runs a serve client's command as
 	 * that client, and its own as a uid of the run's own. */
 	if (s->privileged && s->host_uid != 0) {
 		s->sb_uid = s->host_uid;
 		s->sb_gid = s->host_gid;
 	}
+	/* Read as the run's uid only where that uid is the run's alone: a
+	 * serve client's other processes, outside Landlock's scope, could
+	 * signal cordon while it has their uid. */
+	if (s->dnet_as_run && s->sb_uid == s->host_uid)
+		return cordon_err(err, 0, "%s; network.allow: without CAP_SYS_PTRACE cordon reads the run's connects as the run's uid, and this run's uid %u is a client's, whose other processes could signal cordon meanwhile; give cordon CAP_SYS_PTRACE",
+				  why, (unsigned)s->sb_uid);
+	if (check_files_at_home(s, err) < 0)
+		return -1;
 	struct run_report *rep = s->rep;
 	/* A task check's scratch workspace is an overlay on a tmpfs: without
 	 * a mount namespace its workspace is read-only as every other path
@@ -235,8 +301,9 @@ int sup_degrade_decide(struct sup *s, cordon_error *err)
 	     abi);
 	lost(rep, "processes: the host's PID namespace (the run sees the host's processes in /proc); the run is reaped as its process group (setsid and setpgid refused by seccomp) and with the parent-death signal");
 	if (s->degraded_proxy)
-		lost(rep, "network: the host's, bounded by the proxy: the run's TCP connect is made by cordon, to the proxy's address (127.0.0.1:%d) only, every other refused (seccomp notification; Landlock ABI %d refuses the run's own TCP connect and bind); datagram, raw and every family but inet and inet6 (unix too: socketpair stays) refused by seccomp; no resolver of the run's own (network.transparent: clients must use the proxy variables)",
-		     PROXY_PORT, abi);
+		lost(rep, "network: the host's, bounded by the proxy: the run's TCP connect is made by cordon, to the proxy's address (127.0.0.1:%d) only, every other refused (seccomp notification; Landlock ABI %d refuses the run's own TCP connect and bind); datagram, raw and every family but inet and inet6 (unix too: socketpair stays) refused by seccomp; no resolver of the run's own (network.transparent: clients must use the proxy variables)%s",
+		     PROXY_PORT, abi,
+		     s->dnet_as_run ? "; connects read as the run's uid (no CAP_SYS_PTRACE)" : "");
 	else if (net)
 		lost(rep, "network: the host's, unbounded (allow_weaker \"network\"): no proxy, none of its rules and no secret injected; datagram, raw and every family but inet and inet6 (unix too: socketpair stays) refused by seccomp");
 	else
@@ -393,11 +460,36 @@ void sup_degrade_reap(struct sup *s)
 		kill(-s->pid, SIGKILL);
 }
 
+/* The starttime (/proc/PID/stat's field 22) of a live process, 0 where
+ * pid has none or is a zombie. */
+static unsigned long long proc_start(pid_t pid)
+{
+	char p[64], text[1024];
+	snprintf(p, sizeof(p), "/proc/%d/stat", (int)pid);
+	_cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	ssize_t n = fd < 0 ? -1 : read(fd, text, sizeof(text) - 1);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	const char *c = strrchr(text, ')');
+	if (!c || c[1] != ' ' || c[2] == 'Z' || c[2] == 'X')
+		return 0;
+	c += 2; /* state, field 3 */
+	for (int f = 3; f < 22 && c; f++) {
+		c = strchr(c, ' ');
+		if (c)
+			c++;
+	}
+	return c ? strtoull(c, NULL, 10) : 0;
+}
+
 int sup_degrade_ca(struct sup *s, cordon_error *err)
 {
 	if (!s->degraded_proxy || !s->ca_bundle.len)
 		return 0;
-	snprintf(s->ca_dir, sizeof(s->ca_dir), "/tmp/cordon-ca-XXXXXX");
+	/* Named after this supervisor (PID and start time): a SIGKILLed
+	 * one's is removed by a later look (sup_degrade_ca_reap). */
+	snprintf(s->ca_dir, sizeof(s->ca_dir), CA_DIR_PREFIX "%d-%llu-XXXXXX", (int)getpid(), proc_start(getpid()));
 	if (!mkdtemp(s->ca_dir)) {
 		s->ca_dir[0] = '\0';
 		return cordon_err_errno(err, "the run's CA bundle: a directory in /tmp");
@@ -443,6 +535,36 @@ void sup_degrade_ca_remove(struct sup *s)
 		unlinkat(d, "ca.pem", 0);
 	rmdir(s->ca_dir);
 	s->ca_dir[0] = '\0';
+}
+
+void sup_degrade_ca_reap(void)
+{
+	_cleanup_close_ int tmp = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = tmp < 0 ? NULL : fdopendir(dup(tmp));
+	if (!d)
+		return;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		int pid, end = 0;
+		unsigned long long start;
+		const char *rest = e->d_name + strlen(CA_DIR_NAME);
+		if (strncmp(e->d_name, CA_DIR_NAME, strlen(CA_DIR_NAME)) != 0 ||
+		    sscanf(rest, "%d-%llu-%n", &pid, &start, &end) != 2 || end <= 0 || strlen(rest + end) != 6 || pid <= 0)
+			continue;
+		/* Its supervisor alive (the same process: PID and start
+		 * time), or not ours: left alone. */
+		if (proc_start(pid) == start)
+			continue;
+		_cleanup_close_ int dd = openat(tmp, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		struct stat st;
+		if (dd < 0 || fstat(dd, &st) < 0 || st.st_uid != geteuid())
+			continue;
+		/* Its file and then itself, nothing else (a directory someone
+		 * filled with more is not removed). */
+		unlinkat(dd, "ca.pem", 0);
+		unlinkat(tmp, e->d_name, AT_REMOVEDIR);
+	}
+	closedir(d);
 }
 
 void sup_degrade_why_failed(struct sup *s, cordon_error *err)

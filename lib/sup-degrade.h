@@ -30,6 +30,10 @@ int sup_degrade_check(const cordon_policy *p, const struct run_plan *plan, bool 
  * connect and bind (ABI 4) and seccomp notify. If not, why (n > 0): what
  * it needs, said as "where ..." continues it. */
 bool sup_degrade_proxy(int abi, char *why, size_t n);
+/* Where it can: are the run's connects to be read as the run's uid (a root
+ * cordon without CAP_SYS_PTRACE: sup-degrade-net.c becomes that uid for
+ * each read)? */
+bool sup_degrade_proxy_as_run(void);
 /* Step 4, after the layers are prepared: what the degraded boundary changes
  * in them (no workspace overlay, no observer, the seccomp rules that keep
  * the run's process group and refuse the sockets it may not have; with
@@ -38,11 +42,16 @@ bool sup_degrade_proxy(int abi, char *why, size_t n);
 int sup_degrade_layers(struct sup *s, cordon_error *err);
 /* Step 4, once Landlock is prepared: with the proxy kept and TLS
  * interception, the run's CA bundle (no view to put it at CORDON_CA_DIR)
- * as a file of the host's, /tmp/cordon-ca-XXXXXX/ca.pem (0444, its
- * directory 0755, read by Landlock's rule), named by the CA variables; the
- * host's own bundles are not covered. Removed by sup_degrade_ca_remove. */
+ * as a file of the host's, /tmp/cordon-ca-PID-START-XXXXXX/ca.pem (0444,
+ * its directory 0755, read by Landlock's rule; PID and START this
+ * supervisor's PID and start time), named by the CA variables; the host's
+ * own bundles are not covered. Removed by sup_degrade_ca_remove. */
 int sup_degrade_ca(struct sup *s, cordon_error *err);
 void sup_degrade_ca_remove(struct sup *s);
+/* The leftover look (sup-finish.c): each such directory of this euid whose
+ * supervisor is gone (SIGKILLed: no PID with that start time) is removed,
+ * its ca.pem and then itself; a live supervisor's is never touched. */
+void sup_degrade_ca_reap(void);
 /* The run's setup failed after its clone (err, a step's own words:
  * "fsmount proc: ...", "open /proc/N/ns/user: ..."), not asked for the
  * degraded boundary: where the namespaces or the view in them cannot be had

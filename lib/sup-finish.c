@@ -264,9 +264,13 @@ void sup_cleanup(struct sup *s)
 	if (s->have_cg)
 		s->cg.ops->destroy(&s->cg);
 	/* Off the critical path: cgroups of supervisors that were SIGKILLed,
-	 * at most once a minute per user and cgroup (a run's own is removed above). */
-	if (s->cgops && reap_due(s->cgp.host.cgroup))
-		cgroup_reap_stale(s->cgops, &s->cgp.host);
+	 * at most once a minute per user and cgroup (a run's own is removed
+	 * above), and their degraded runs' CA bundles in /tmp. */
+	if (reap_due(s->cgp.host.cgroup)) {
+		if (s->cgops)
+			cgroup_reap_stale(s->cgops, &s->cgp.host);
+		sup_degrade_ca_reap();
+	}
 	cgroup_prep_free(&s->cgp);
 	sup_trace(s, "cgroups removed");
 	if (s->spec.tree_fds) {

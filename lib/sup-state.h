@@ -90,6 +90,8 @@ struct sup {
 	/* and the proxy kept: the run's connects answered from its seccomp
 	 * listener (sup-degrade-net.h; -1 until it arrives, and after) */
 	bool degraded_proxy;
+	/* read the run as its uid (a root cordon without CAP_SYS_PTRACE) */
+	bool dnet_as_run;
 	int dnet_listener;
 	char ca_dir[64]; /* and TLS interception: the run's CA bundle's (sup_degrade_ca) */
 	/* runtime */

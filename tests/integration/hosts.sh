@@ -201,21 +201,67 @@ EOF
 	t_assert
 }
 
-# The degraded proxy reads each connect's address from the run's memory:
-# a root cordon without CAP_SYS_PTRACE (a container's root: Docker's and
-# podman's default capabilities) cannot, since the run is another uid.
-# There every connect, the proxy's too, would be an unreadable denial: such
-# a run is refused as where the proxy cannot bound the network, in words
-# that name the capability; explain says the same.
+# The degraded proxy reads each connect's address from the run's memory. A
+# root cordon without CAP_SYS_PTRACE (a container's root: Docker's and
+# podman's default capabilities) reads it as the run's uid (CAP_SETUID and
+# CAP_SETGID, for a moment per read; Landlock ABI 6 scopes the run's
+# signals meanwhile): the proxy is kept there. Without those too, every
+# connect would be an unreadable denial: such a run is refused as where the
+# proxy cannot bound the network, in words that name the capabilities;
+# explain says the same.
 test_hosts_degraded_proxy_needs_ptrace_access() {
 	need_restrict || return
 	[ "$(id -u)" = 0 ] || { t_skip "a root cordon's case"; return; }
 	[ "$(landlock_abi)" -ge 4 ] || { t_skip "the degraded proxy needs Landlock ABI 4 anyway"; return; }
 	local v
-	v=$(setpriv --bounding-set -sys_ptrace "$RESTRICT" nouserns "$CORDON" explain --allow-weaker namespaces --net example.com:443 -- /bin/true 2>&1 | sed -n 's/^verdict: //p')
-	expect_match "$v" "^setup-error: .*the proxy bounds the run's network only where cordon may read the run's connect addresses: that needs CAP_SYS_PTRACE \\(the run is a uid of its own\\), which this process lacks" "explain without CAP_SYS_PTRACE"
-	ERR=$(setpriv --bounding-set -sys_ptrace "$RESTRICT" nouserns "$CORDON" run --allow-weaker namespaces --net example.com:443 --ro "$BUILD" -- /bin/true 2>&1 >/dev/null)
+	v=$(setpriv --bounding-set -sys_ptrace,-setuid "$RESTRICT" nouserns "$CORDON" explain --allow-weaker namespaces --net example.com:443 -- /bin/true 2>&1 | sed -n 's/^verdict: //p')
+	expect_match "$v" "^setup-error: .*the proxy bounds the run's network only where cordon may read the run's connect addresses: the run is a uid of its own, and that needs CAP_SYS_PTRACE, or CAP_SETUID and CAP_SETGID to read as the run's uid, which this process lacks" "explain without CAP_SYS_PTRACE and CAP_SETUID"
+	ERR=$(setpriv --bounding-set -sys_ptrace,-setuid "$RESTRICT" nouserns "$CORDON" run --allow-weaker namespaces --net example.com:443 --ro "$BUILD" -- /bin/true 2>&1 >/dev/null)
 	expect_eq "$?:$ERR" "125:cordon: $v" "the run: refused, in the same words"
+	[ "$(landlock_abi)" -ge 6 ] || { t_assert; return; }
+	# Without CAP_SYS_PTRACE alone: the proxy kept, read as the run's uid.
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/www/pub" "$T_TMP/ws-np"
+	echo pub >"$T_TMP/www/pub/a.txt"
+	serve http "$T_TMP/www"
+	local port=$PORT srv=$SRV
+	T_SERVERS+=("$srv")
+	trap stop_servers EXIT
+	cat >"$T_TMP/np.py" <<'EOF'
+import ctypes, errno, socket, sys
+def conn(p, dumpable=True):
+    if not dumpable:
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+    try:
+        socket.socket().connect(("127.0.0.1", p))
+        return "got-through"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+s = socket.create_connection(("127.0.0.1", 3128))
+s.sendall(b"GET http://127.0.0.1:%s/pub/a.txt HTTP/1.0\r\n\r\n" % sys.argv[1].encode())
+print("proxied", s.recv(4096).split(b"\r\n")[0].decode())
+print("raw-undeclared", conn(int(sys.argv[2])))
+print("non-dumpable", conn(3128, False))
+open("made.txt", "w").write("x")
+EOF
+	chmod 644 "$T_TMP/np.py"
+	cd "$T_TMP/ws-np" || return
+	OUT=$(setpriv --bounding-set -sys_ptrace "$RESTRICT" nouserns "$CORDON" run --report "$T_TMP/np.json" --allow-weaker namespaces \
+		--net "127.0.0.1:$port" --ro "$BUILD" --ro "$T_TMP/np.py" -- python3 "$T_TMP/np.py" "$port" 9 2>"$T_TMP/np.err")
+	RC=$?
+	R=$T_TMP/np.json
+	expect_eq "$RC" 0 "without CAP_SYS_PTRACE: it runs ($(cat "$T_TMP/np.err"))"
+	expect_match "$OUT" "^proxied HTTP/1.[01] 200" "the proxy reached (read as the run's uid)"
+	expect_match "$OUT" "^raw-undeclared ECONNREFUSED$" "another port refused"
+	expect_match "$OUT" "^non-dumpable ECONNREFUSED$" "a non-dumpable process's connect refused"
+	expect_nomatch "$OUT" "got-through" "nothing else got through"
+	local den
+	den=$(field '[.denials[] | select(.kind=="network") | .target] | join(",")')
+	expect_match "$den" "(^|,)127\\.0\\.0\\.1:9(,|$)" "the undeclared port a denial ($den)"
+	expect_match "$den" "non-dumpable" "the non-dumpable connect a denial"
+	expect_match "$(field '.enforcement.degraded | join("\n")')" "network: the host.s, bounded by the proxy.*connects read as the run.s uid \\(no CAP_SYS_PTRACE\\)" "the report says the proxy bounds it, read as the run's uid"
+	# cordon came back from the run's uid: the workspace was given back.
+	expect_eq "$(stat -c %u:%g "$T_TMP/ws-np/made.txt" "$T_TMP/ws-np" | tr '\n' ' ')" "0:0 0:0 " "the workspace given back to root"
 	t_assert
 }
 
@@ -277,6 +323,37 @@ test_hosts_degraded_task_check() {
 	expect_eq "$(cat a)" hi "the check's write did not reach the workspace"
 	degraded_run self --allow-weaker namespaces --check 'test "$(cat a)" = other' -- /bin/true
 	expect_eq "$(field -c '[.verdicts.task, .check.status]')" '["fail","exit-nonzero"]' "a failing check fails the task"
+	t_assert
+}
+
+# check.files in the degraded boundary: no view to show them at a random
+# directory; the check reads them at their host path (CORDON_CHECK_DIR,
+# its default cwd), read-only; the task cannot read them.
+test_hosts_degraded_check_files() {
+	need_restrict || return
+	[ "$(landlock_abi)" -ge 1 ] || { t_skip "no Landlock: the degraded boundary is refused here"; return; }
+	[ "$(id -u)" = 0 ] || [ "$(landlock_abi)" -ge 6 ] || { t_skip "an ordinary user's degraded run needs Landlock ABI 6"; return; }
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/ws-cf" "$T_TMP/cf"
+	chmod 777 "$T_TMP/ws-cf"
+	echo hidden-answer >"$T_TMP/cf/answer.txt"
+	chmod 755 "$T_TMP/cf"
+	chmod 644 "$T_TMP/cf/answer.txt"
+	cat >"$T_TMP/cf.json" <<JSON
+{"check": {"command": "echo \"dir=\$CORDON_CHECK_DIR\"; pwd; test \"\$(cat answer.txt)\" = \"\$(cat $T_TMP/ws-cf/out)\"; echo x >answer.txt 2>/dev/null || echo check-files-read-only",
+           "files": "$T_TMP/cf"},
+ "enforcement": {"allow_weaker": ["namespaces"]}}
+JSON
+	chmod 644 "$T_TMP/cf.json"
+	cd "$T_TMP/ws-cf" || return
+	degraded_run self --policy "$T_TMP/cf.json" -- /bin/sh -c "cat $T_TMP/cf/answer.txt 2>/dev/null || echo task-cannot-read; echo hidden-answer >out"
+	expect_eq "$RC" 0 "the run ($ERR)"
+	expect_eq "$OUT" task-cannot-read "the task cannot read the check's files"
+	expect_eq "$(field -c '[.verdicts.task, .check.status]')" '["pass","ok"]' "the check ran and read its files ($ERR)"
+	expect_match "$ERR" "check: dir=$T_TMP/cf\$" "CORDON_CHECK_DIR names their host path"
+	expect_match "$ERR" "check: $T_TMP/cf\$" "their directory the check's cwd"
+	expect_match "$ERR" "check: check-files-read-only\$" "read-only"
+	expect_eq "$(cat "$T_TMP/cf/answer.txt")" hidden-answer "the check's files unchanged"
 	t_assert
 }
 
@@ -574,6 +651,54 @@ JSON
 	t_assert
 }
 
+# A process that flips itself dumpable and not, from another thread, while
+# it connects: the supervisor's read of its address, of its socket
+# (pidfd_getfd) and of its descriptor's flags (fdinfo) each need ptrace
+# access, which may go between one and the next. A connect is then made
+# (the proxy) or refused and a denial, never answered otherwise (EBADF and
+# a refusal without a denial were).
+test_hosts_degraded_dumpable_flip_race() {
+	need_restrict || return
+	[ "$(id -u)" = 0 ] || { t_skip "runs cordon as nobody from root (an ordinary user's supervisor, without CAP_SYS_PTRACE)"; return; }
+	[ "$(landlock_abi)" -ge 6 ] || { t_skip "an ordinary user's degraded run with the proxy needs Landlock ABI 6"; return; }
+	chmod 755 "$T_TMP"
+	mkdir -p "$T_TMP/ws-flip" "$T_TMP/home"
+	chmod 777 "$T_TMP/home"
+	chown 65534:65534 "$T_TMP/ws-flip"
+	cat >"$T_TMP/flip.py" <<'EOF'
+import collections, ctypes, errno, socket, sys, threading
+libc = ctypes.CDLL(None)
+def flip():
+    while True:
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE 0
+        libc.prctl(4, 1, 0, 0, 0)
+threading.Thread(target=flip, daemon=True).start()
+seen = collections.Counter()
+for i in range(int(sys.argv[1])):
+    s = socket.socket()
+    try:
+        s.connect(("127.0.0.1", 3128))
+        seen["ok"] += 1
+    except OSError as e:
+        seen[errno.errorcode.get(e.errno, str(e.errno))] += 1
+    s.close()
+print(" ".join("%s=%d" % kv for kv in sorted(seen.items())))
+EOF
+	cat >"$T_TMP/flip.json" <<JSON
+{"network": {"allow": ["127.0.0.1:1"]}, "enforcement": {"allow_weaker": ["namespaces"]}}
+JSON
+	chmod 644 "$T_TMP/flip.py" "$T_TMP/flip.json"
+	cd "$T_TMP/ws-flip" || return
+	degraded_run nobody --policy "$T_TMP/flip.json" --ro "$T_TMP/flip.py" -- python3 "$T_TMP/flip.py" 3000
+	expect_eq "$RC" 0 "it runs ($ERR)"
+	expect_match "$OUT" "^(ECONNREFUSED|ok)=[0-9]+( ok=[0-9]+)?$" "each connect made or refused, nothing else"
+	local refused
+	refused=$(printf '%s' "$OUT" | sed -n 's/.*ECONNREFUSED=\([0-9]*\).*/\1/p')
+	[ -n "$refused" ] && expect_match "$(field '[.denials[] | select(.kind=="network") | .target] | join(",")')" "non-dumpable" \
+		"a refused one is a denial"
+	t_assert
+}
+
 # Where the namespaces can be had, allow_weaker "namespaces" changes nothing.
 test_hosts_allow_weaker_namespaces_unused_where_they_hold() {
 	cordon_run --allow-weaker namespaces -- /bin/true
@@ -687,6 +812,48 @@ grep -o "\"containment\": \"[a-z]*\"" /r.json'
 	t_assert
 }
 
+# The degraded proxy where it is meant for: a container's root, with the
+# default capabilities (no CAP_SYS_PTRACE) and a Docker-like profile.
+# cordon reads each connect as the run's uid: the endpoint is reached
+# through the proxy, another port refused and a denial.
+test_hosts_podman_degraded_proxy_without_ptrace() {
+	need_podman_root || return
+	[ "$(landlock_abi)" -ge 6 ] || { t_skip "reading as the run's uid needs Landlock ABI 6"; return; }
+	cat >"$T_TMP/docker-like.json" <<'J'
+{"defaultAction": "SCMP_ACT_ALLOW",
+ "syscalls": [
+  {"names": ["clone3"], "action": "SCMP_ACT_ERRNO", "errnoRet": 38},
+  {"names": ["unshare", "setns"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1},
+  {"names": ["clone"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1,
+   "args": [{"index": 0, "value": 268435456, "valueTwo": 268435456, "op": "SCMP_CMP_MASKED_EQ"}]}
+ ]}
+J
+	in_podman "$T_TMP/docker-like.json" '
+mkdir -p /srv/pub /w && echo pub >/srv/pub/a.txt && cd /w
+python3 -c "import re; e = int(re.search(r\"CapEff:\s*(\w+)\", open(\"/proc/self/status\").read()).group(1), 16); print(\"ptrace\", \"yes\" if e >> 19 & 1 else \"no\")"
+python3 -m http.server -b 127.0.0.1 -d /srv 8765 >/dev/null 2>&1 &
+for i in $(seq 50); do python3 -c "import socket; socket.create_connection((\"127.0.0.1\", 8765))" 2>/dev/null && break; sleep 0.1; done
+/cordon/cordon run --allow-weaker namespaces --net 127.0.0.1:8765 --report /r.json -- python3 -c "
+import errno, socket
+s = socket.create_connection((\"127.0.0.1\", 3128))
+s.sendall(b\"GET http://127.0.0.1:8765/pub/a.txt HTTP/1.0\r\n\r\n\")
+print(\"proxied\", s.recv(4096).split(b\"\r\n\")[0].decode())
+try:
+    socket.socket().connect((\"127.0.0.1\", 8765))
+    print(\"raw got-through\")
+except OSError as e:
+    print(\"raw\", errno.errorcode.get(e.errno, e.errno))
+" 2>&1
+python3 -c "import json; r = json.load(open(\"/r.json\")); print(\"denials\", \",\".join(d[\"target\"] for d in r[\"denials\"] if d[\"kind\"] == \"network\"))"'
+	expect_eq "$RC" 0 "podman run ($OUT)"
+	expect_match "$OUT" "^ptrace no$" "the container's root has no CAP_SYS_PTRACE"
+	expect_match "$OUT" "^proxied HTTP/1.[01] 200" "the endpoint reached through the proxy"
+	expect_match "$OUT" "^raw ECONNREFUSED$" "a raw connect refused"
+	expect_match "$OUT" "^denials 127.0.0.1:8765$" "and a denial"
+	pm rm --all --force --time 0 >/dev/null 2>&1
+	t_assert
+}
+
 # The degraded boundary has no mount namespace, so nothing can be masked:
 # where the run's grants reach the state directory (the change-set key, the
 # compiled seccomp programs later runs load, kept change sets), it could
@@ -779,6 +946,58 @@ test_hosts_degraded_leftover_processes_ended_by_the_next_look() {
 		kill -KILL "$left" 2>/dev/null
 	fi
 	case $cg in */cordon-*) [ -d "$cg" ] && fail "its cgroup $cg left behind" ;; esac
+	t_assert
+}
+
+# The degraded proxy's CA bundle is a directory of /tmp named after its
+# supervisor (PID and start time): a SIGKILLed supervisor's is removed by the
+# next run's leftover look, a live one's never.
+test_hosts_degraded_ca_dir_of_a_killed_supervisor_removed() {
+	need_restrict || return
+	[ "$(id -u)" = 0 ] || { t_skip "runs the degraded boundary as root (a uid of the run's own)"; return; }
+	[ "$(landlock_abi)" -ge 4 ] || { t_skip "the degraded boundary keeps the proxy from Landlock ABI 4 (TCP rules) on"; return; }
+	local tag=$((7300000 + RANDOM)) sup dir i
+	export CORDON_STATE_DIR="$T_TMP/sd-ca"
+	mkdir -p "$T_TMP/ws-ca"
+	chmod 755 "$T_TMP"
+	cat >"$T_TMP/ca.json" <<'JSON'
+{"network": {"allow": [{"host": "127.0.0.1:1", "paths": ["/x/**"]}]}, "enforcement": {"allow_weaker": ["namespaces"]}}
+JSON
+	chmod 644 "$T_TMP/ca.json"
+	cd "$T_TMP/ws-ca" || return
+	"$RESTRICT" nouserns "$CORDON" run --policy "$T_TMP/ca.json" --ro "$BUILD" -- \
+		/bin/sh -c "echo \"\$SSL_CERT_FILE\"; exec sleep $tag" >"$T_TMP/out-ca" 2>"$T_TMP/err-ca" &
+	sup=$!
+	for i in $(seq 300); do
+		[ -s "$T_TMP/out-ca" ] && pgrep -f "^sleep $tag\$" >/dev/null && break
+		sleep 0.1
+	done
+	dir=$(dirname "$(head -1 "$T_TMP/out-ca")")
+	if [ ! -d "$dir" ]; then
+		kill -KILL "$sup" 2>/dev/null
+		wait "$sup" 2>/dev/null
+		fail "the degraded run's CA bundle not found ($dir: $(head -c 300 "$T_TMP/err-ca"))"
+		t_assert
+		return
+	fi
+	expect_match "$dir" "^/tmp/cordon-ca-$sup-[0-9]+-......\$" "named after its supervisor"
+	rm -f "$CORDON_STATE_DIR/cgroup-reaped"
+	"$CORDON" run -- /bin/true || fail "a run beside it"
+	[ -f "$dir/ca.pem" ] || fail "a live supervisor's CA bundle was removed by another run's look"
+	kill -KILL "$sup"
+	wait "$sup" 2>/dev/null
+	for i in $(seq 50); do
+		pgrep -f "^sleep $tag\$" >/dev/null || break
+		sleep 0.1
+	done
+	# (Another test's run, looking meanwhile, may have removed it already:
+	# rightly so. Without the look nothing does.)
+	rm -f "$CORDON_STATE_DIR/cgroup-reaped"
+	"$CORDON" run -- /bin/true || fail "the next run"
+	if [ -e "$dir" ]; then
+		fail "the SIGKILLed supervisor's CA bundle $dir left behind after the next look"
+		rm -rf "$dir"
+	fi
 	t_assert
 }
 
