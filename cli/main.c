@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,9 +236,14 @@ static int exec_serve(int argc, char **argv)
 int main(int argc, char **argv)
 {
 	/* Closed standard descriptors would be reused by the next open, and a
-	 * pipe of the run could end up as "stdout": park them on /dev/null. */
+	 * pipe of the run could end up as "stdout": park them on /dev/null.
+	 * One poll asks after the three (POLLNVAL: not open), not a fcntl
+	 * each (issue 34); the fcntls when poll cannot answer. */
+	struct pollfd std[3] = {{.fd = 0}, {.fd = 1}, {.fd = 2}};
+	bool polled = poll(std, 3, 0) >= 0;
 	for (int fd = 0; fd < 3; fd++)
-		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF && open("/dev/null", O_RDWR) != fd)
+		if ((polled ? (std[fd].revents & POLLNVAL) : fcntl(fd, F_GETFD) < 0 && errno == EBADF) &&
+		    open("/dev/null", O_RDWR) != fd)
 			return 125;
 	if (argc < 2) {
 		fputs(cli_usage(NULL), stderr);

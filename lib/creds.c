@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include "error.h"
 #include "creds.h"
+#include "ident.h"
 #include "ns.h"
 
 static int capset_all(bool full)
@@ -37,6 +38,7 @@ static int creds_become_ns_user(uid_t uid, gid_t gid, cordon_error *err)
 	 * unchanged for the unprivileged caller, whose uid does not change). */
 	if (setresuid(uid, uid, uid) < 0)
 		return cordon_err_errno(err, "setresuid");
+	ident_forget();
 	if (capset_all(true) < 0)
 		return cordon_err_errno(err, "capset");
 	return 0;
@@ -105,6 +107,7 @@ int creds_drop_to(uid_t uid, gid_t gid, cordon_error *err)
 		return cordon_err_errno(err, "PR_SET_SECUREBITS");
 	if (setresuid(uid, uid, uid) < 0)
 		return cordon_err_errno(err, "setresuid(%u)", (unsigned)uid);
+	ident_forget();
 	if (capset_all(false) < 0)
 		return cordon_err_errno(err, "capset (drop)");
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)

@@ -37,6 +37,7 @@
 #include "cs-apply.h"
 #include "changeset.h"
 #include "cleanup.h"
+#include "dirstream.h"
 #include "cs-io.h"
 #include "cs-walk.h"
 #include "error.h"
@@ -373,10 +374,10 @@ static int opaque_gone(int U, int H, const char *name, strv *out)
 	_cleanup_close_ int hd = ud < 0 || !cs_is_opaque(ud) ? -1 : open_beneath(H, name, O_RDONLY | O_DIRECTORY);
 	if (hd < 0)
 		return 0;
-	_cleanup_closedir_ DIR *d = fdopendir(TAKE_FD(hd));
+	_cleanup_dstream_ struct dstream *d = dstream_open(TAKE_FD(hd));
 	struct dirent *e;
 	struct stat st;
-	while (d && (e = readdir(d)))
+	while (d && (e = dstream_read(d)))
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..") && fstatat(ud, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 &&
 		    strv_push(out, e->d_name) < 0)
 			return -1;
@@ -546,14 +547,14 @@ static bool uppers_empty(const struct changeset *cs)
 		int u = up < 0 ? -1 : open_beneath(up, ".", O_RDONLY | O_DIRECTORY);
 		if (u < 0)
 			return false;
-		_cleanup_closedir_ DIR *d = fdopendir(u);
+		_cleanup_dstream_ struct dstream *d = dstream_open(u);
 		if (!d) {
 			close(u);
 			return false;
 		}
 		struct dirent *e;
 		errno = 0;
-		while ((e = readdir(d)))
+		while ((e = dstream_read(d)))
 			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
 				return false;
 		if (errno)

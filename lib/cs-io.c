@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cs-io.h"
+#include "ident.h"
 #include "changeset.h"
 #include "cleanup.h"
 #include "cs-internal.h"
@@ -40,7 +41,7 @@ int cs_write_file_at(int dfd, const char *name, const void *data, size_t n, cord
  * caller's own, written by cordon only (no group or other write, one link). */
 bool cs_control_file_ok(const struct stat *st)
 {
-	return S_ISREG(st->st_mode) && st->st_uid == geteuid() && !(st->st_mode & 022) && st->st_nlink == 1;
+	return S_ISREG(st->st_mode) && st->st_uid == ident_euid() && !(st->st_mode & 022) && st->st_nlink == 1;
 }
 
 ssize_t cs_read_file_at(int dfd, const char *name, char *out, size_t max)

@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <limits.h>
 #include <pwd.h>
 #include <signal.h>
@@ -20,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "cs-seal.h"
+#include "ident.h"
 #include "changeset.h"
 #include "cleanup.h"
 #include "cs-io.h"
@@ -35,22 +37,75 @@
 
 static int keydir_configured(char *out, size_t sz);
 
+/* What a thread remembers here (changeset_keydir's answer, the held state
+ * directory below), made at its first ask and freed when it ends. Not
+ * static thread-local storage: every thread's is zeroed or copied when it
+ * starts, 12 KiB (three pages to fault in) in each of a run's threads
+ * that never asks (issue 34). */
+struct seal_thread {
+	char cfg[4096], res[4096]; /* changeset_keydir: configured, resolved */
+	struct {
+		bool on;
+		int fd;
+		dev_t dev;
+		ino_t ino;
+		char dir[4096];
+	} held;
+};
+static pthread_key_t seal_key_tls;
+static pthread_once_t seal_once = PTHREAD_ONCE_INIT;
+static bool seal_key_ok;
+
+static void seal_thread_free(void *p)
+{
+	struct seal_thread *t = p;
+	if (t->held.fd >= 0)
+		close(t->held.fd);
+	free(t);
+}
+
+static void seal_key_make(void)
+{
+	seal_key_ok = pthread_key_create(&seal_key_tls, seal_thread_free) == 0;
+}
+
+/* This thread's, or NULL (no memory: nothing remembered). */
+static struct seal_thread *seal_thread(void)
+{
+	if (pthread_once(&seal_once, seal_key_make) != 0 || !seal_key_ok)
+		return NULL;
+	struct seal_thread *t = pthread_getspecific(seal_key_tls);
+	if (t || !(t = malloc(sizeof(*t))))
+		return t;
+	t->cfg[0] = t->res[0] = '\0';
+	t->held.on = false;
+	t->held.fd = -1;
+	t->held.dir[0] = '\0';
+	if (pthread_setspecific(seal_key_tls, t) != 0) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
 int changeset_keydir(char *out, size_t sz)
 {
 	/* Asked several times a run: resolved once per configured path (the
 	 * place is checked, from /, with no link followed, when it is used). */
-	static _Thread_local char cfg[4096], res[4096];
-	char d[4096], n[4096];
+	struct seal_thread *t = seal_thread();
+	char d[4096], n[4096], own[4096];
+	char *cfg = t ? t->cfg : NULL, *res = t ? t->res : own;
 	if (keydir_configured(d, sizeof(d)) < 0 || path_normalize(d, n, sizeof(n)) < 0)
 		return -1;
-	if (!res[0] || strcmp(cfg, n) != 0) {
+	if (!t || !res[0] || strcmp(cfg, n) != 0) {
 		cordon_error e = {0};
-		if (path_walk(n, true, NULL, NULL, res, sizeof(res), NULL, 0, &e) < 0) {
+		if (path_walk(n, true, NULL, NULL, res, 4096, NULL, 0, &e) < 0) {
 			res[0] = '\0';
 			errno = e.code;
 			return -1;
 		}
-		snprintf(cfg, sizeof(cfg), "%s", n);
+		if (cfg)
+			snprintf(cfg, 4096, "%s", n);
 	}
 	return snprintf(out, sz, "%s", res) < (int)sz ? 0 : -1;
 }
@@ -61,7 +116,7 @@ static int keydir_configured(char *out, size_t sz)
 	int n;
 	if (d && d[0] == '/')
 		n = snprintf(out, sz, "%s", d);
-	else if (geteuid() == 0)
+	else if (ident_euid() == 0)
 		n = snprintf(out, sz, "/var/lib/cordon");
 	else if ((d = secure_getenv("XDG_STATE_HOME")) && d[0] == '/')
 		n = snprintf(out, sz, "%s/cordon", d);
@@ -69,7 +124,7 @@ static int keydir_configured(char *out, size_t sz)
 		const char *home = secure_getenv("HOME");
 		struct passwd pw, *res = NULL;
 		char pwbuf[4096];
-		if ((!home || home[0] != '/') && getpwuid_r(geteuid(), &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
+		if ((!home || home[0] != '/') && getpwuid_r(ident_euid(), &pw, pwbuf, sizeof(pwbuf), &res) == 0 && res)
 			home = res->pw_dir;
 		if (!home || home[0] != '/')
 			return -1;
@@ -110,8 +165,8 @@ static int secure_path(const char *dir, int fd, cordon_error *err)
 		/* Group write only in the user's own group (a user private
 		 * group, umask 002); other write only on a sticky directory of
 		 * root's (/tmp). */
-		bool mine = st.st_uid == geteuid(), sticky_root = (st.st_mode & S_ISVTX) && st.st_uid == 0;
-		bool group_ok = !(st.st_mode & 020) || (mine && st.st_gid == getegid()) || sticky_root;
+		bool mine = st.st_uid == ident_euid(), sticky_root = (st.st_mode & S_ISVTX) && st.st_uid == 0;
+		bool group_ok = !(st.st_mode & 020) || (mine && st.st_gid == ident_egid()) || sticky_root;
 		bool other_ok = !(st.st_mode & 002) || sticky_root;
 		if ((st.st_uid != 0 && !mine) || !group_ok || !other_ok)
 			return cordon_err(err, EPERM,
@@ -149,49 +204,50 @@ static int secure_path(const char *dir, int fd, cordon_error *err)
  * fstat of the fd (still the user's, writable by nobody else) and an
  * openat of "." beneath it:
  * what was checked is the directory the fd names, wherever it is moved. */
-static _Thread_local struct {
-	bool on;
-	int fd;
-	dev_t dev;
-	ino_t ino;
-	char dir[4096];
-} held = {false, -1, 0, 0, ""};
-
 void cordon_state_dir_hold(bool on)
 {
-	if (held.fd >= 0)
-		close(held.fd);
-	held.fd = -1;
-	held.dir[0] = '\0';
-	held.on = on;
+	struct seal_thread *t = seal_thread();
+	if (!t)
+		return; /* nothing held: each ask checks from / */
+	if (t->held.fd >= 0)
+		close(t->held.fd);
+	t->held.fd = -1;
+	t->held.dir[0] = '\0';
+	t->held.on = on;
 }
 
 /* The held fd again (a dup), if held for dir and still as checked; -1. */
 static int held_again(const char *dir)
 {
 	struct stat st;
-	if (held.fd < 0 || strcmp(held.dir, dir) != 0)
+	struct seal_thread *t = seal_thread();
+	if (!t)
 		return -1;
-	if (fstat(held.fd, &st) < 0 || st.st_dev != held.dev || st.st_ino != held.ino || st.st_uid != geteuid() ||
+	if (t->held.fd < 0 || strcmp(t->held.dir, dir) != 0)
+		return -1;
+	if (fstat(t->held.fd, &st) < 0 || st.st_dev != t->held.dev || st.st_ino != t->held.ino || st.st_uid != ident_euid() ||
 	    (st.st_mode & 022)) {
-		cordon_state_dir_hold(held.on);
+		cordon_state_dir_hold(t->held.on);
 		return -1;
 	}
 	/* A new open file description of it, not a dup: a flock taken on
 	 * the fd returned (cs_registry_add) ends when the caller closes it,
 	 * not when the run lets the held one go. */
-	return openat(held.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return openat(t->held.fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 static void hold_fd(int d, const char *dir)
 {
 	struct stat st;
-	if (!held.on || held.fd >= 0 || fstat(d, &st) < 0 || strlen(dir) >= sizeof(held.dir))
+	struct seal_thread *t = seal_thread();
+	if (!t)
 		return;
-	held.fd = openat(d, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* its own file description, as above */
-	held.dev = st.st_dev;
-	held.ino = st.st_ino;
-	snprintf(held.dir, sizeof(held.dir), "%s", dir);
+	if (!t->held.on || t->held.fd >= 0 || fstat(d, &st) < 0 || strlen(dir) >= sizeof(t->held.dir))
+		return;
+	t->held.fd = openat(d, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC); /* its own file description, as above */
+	t->held.dev = st.st_dev;
+	t->held.ino = st.st_ino;
+	snprintf(t->held.dir, sizeof(t->held.dir), "%s", dir);
 }
 
 static int open_keydir(bool create, char dir[4096], cordon_error *err)
@@ -242,7 +298,7 @@ static int open_keydir(bool create, char dir[4096], cordon_error *err)
 			close(d);
 		return -1;
 	}
-	if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+	if (st.st_uid != ident_euid() || (st.st_mode & 022)) {
 		close(d);
 		return cordon_err(err, EPERM, "%s: owner uid %u or mode %03o: not the change-set key's directory", dir,
 				  (unsigned)st.st_uid, (unsigned)(st.st_mode & 0777));
@@ -294,7 +350,7 @@ static int seal_key(unsigned char key[SEAL_KEY_LEN], bool create, cordon_error *
 		}
 		if (fd < 0 || fstat(fd, &st) < 0)
 			return cordon_err_errno(err, "open %s/%s", dir, SEAL_KEY_NAME);
-		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) || st.st_nlink != 1 ||
+		if (!S_ISREG(st.st_mode) || st.st_uid != ident_euid() || (st.st_mode & 077) || st.st_nlink != 1 ||
 		    st.st_size != SEAL_KEY_LEN)
 			return cordon_err(err, EPERM, "%s/%s: not a key of yours (a %d-byte file, mode 0600, one link)", dir,
 					  SEAL_KEY_NAME, SEAL_KEY_LEN);

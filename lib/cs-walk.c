@@ -22,6 +22,7 @@
 #include "cs-walk.h"
 #include "changeset.h"
 #include "cleanup.h"
+#include "dirstream.h"
 #include "error.h"
 #include "hash.h"
 #include "protect.h"
@@ -314,9 +315,9 @@ static int note_needed(struct walk *w, bool self, cordon_error *err)
 static bool dir_empty(int U, const char *name)
 {
 	_cleanup_close_ int fd = open_beneath(U, name, O_RDONLY | O_DIRECTORY);
-	_cleanup_closedir_ DIR *d = fd < 0 ? NULL : fdopendir(TAKE_FD(fd));
+	_cleanup_dstream_ struct dstream *d = fd < 0 ? NULL : dstream_open(TAKE_FD(fd));
 	struct dirent *e;
-	while (d && (e = readdir(d)))
+	while (d && (e = dstream_read(d)))
 		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
 			return false;
 	return true;
@@ -387,13 +388,13 @@ int cs_walk_dir(struct walk *w, int U, int H, int depth, visit_fn fn, cordon_err
 	int rfd = openat(U, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (rfd < 0)
 		return cordon_err_errno(err, "open %s", w->rel);
-	_cleanup_closedir_ DIR *d = fdopendir(rfd);
+	_cleanup_dstream_ struct dstream *d = dstream_open(rfd);
 	if (!d) {
 		close(rfd);
 		return cordon_err_errno(err, "read %s", w->rel);
 	}
 	struct dirent *e;
-	while ((errno = 0, e = readdir(d))) {
+	while ((errno = 0, e = dstream_read(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		struct stat st;
@@ -452,11 +453,11 @@ static int list_opaque(struct walk *w, int U, int H, const char *name, cordon_er
 	if (hd < 0)
 		return 0;
 	_cleanup_close_ int ud = open_beneath(U, name, O_PATH | O_DIRECTORY);
-	_cleanup_closedir_ DIR *d = fdopendir(TAKE_FD(hd));
+	_cleanup_dstream_ struct dstream *d = dstream_open(TAKE_FD(hd));
 	if (!d)
 		return 0;
 	struct dirent *e;
-	while ((e = readdir(d))) {
+	while ((e = dstream_read(d))) {
 		struct stat st;
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0 ||
 		    (ud >= 0 && fstatat(ud, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0))

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "dirstream.h"
 #include "dirlist.h"
 #include "snapshot.h"
 
@@ -19,13 +20,13 @@ int dirlist_read(const char *dir, size_t max, strv *out)
 	int fd = open_root(dir, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return -1;
-	_cleanup_closedir_ DIR *d = fdopendir(fd);
+	_cleanup_dstream_ struct dstream *d = dstream_open(fd);
 	if (!d) {
 		close(fd);
 		return -1;
 	}
 	struct dirent *e;
-	while ((e = readdir(d))) {
+	while ((e = dstream_read(d))) {
 		if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
 			continue;
 		if (out->n >= max || strv_push(out, e->d_name) < 0) {

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "dirstream.h"
 #include "changeset.h"
 #include "compat.h"
 #include "cs-seal.h"
@@ -45,11 +46,13 @@ static bool model_has(const struct boundary_model *m, const char *path, enum mod
  * this one binds (or reports) something else, outside the workspace too. */
 /* What the host showed for the paths looked at so far in one writable path:
  * the protected names share components (.git/config, .git/hooks, ...,
- * .config/git, .config/fish), and each look is a syscall or three. Only a
- * directory or nothing is kept: anything else ends the walk at once. */
+ * .config/git, .config/fish), and each look is a syscall or three. Every
+ * answer is kept but a link's: anything not a directory ends one name's
+ * walk, and the next name below it (.git/hooks after .git/config, where
+ * .git is a file) walks to it again. */
 struct probe_memo {
 	strv paths;
-	char *kind; /* 'd' or 0, per path */
+	char *kind; /* the probe's answer ('d', 'r', 'h', 'L', 0), per path */
 	/* With the host's own probe: the writable path's top names, read at
 	 * once (dirlist.h); a name at the top that is not among them is absent
 	 * without a look. top_len 0: none (look at each). */
@@ -75,7 +78,10 @@ static int memo_probe(struct probe_memo *pm, model_probe_fn probe, const char *p
 	    !dirlist_has(&pm->top, path + pm->top_len + 1, strlen(path + pm->top_len + 1)))
 		return 0;
 	int k = probe(path, false, t, tsz);
-	if (k != 'd' && k != 0)
+	/* Kept but a link's (its target is in t): a workspace whose .git is
+	 * a file (a git worktree's, a submodule's) had it looked at again for
+	 * each name below .git, three system calls each (issue 34). */
+	if (k == 'l')
 		return k;
 	char *nk = realloc(pm->kind, pm->paths.n + 1);
 	if (!nk)
@@ -181,7 +187,7 @@ static int add_home(struct boundary_model *m, const struct run_plan *plan, const
 	int fd = open_root(w, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return 0;
-	_cleanup_closedir_ DIR *d = fdopendir(fd);
+	_cleanup_dstream_ struct dstream *d = dstream_open(fd);
 	if (!d) {
 		close(fd);
 		return 0;
@@ -189,7 +195,7 @@ static int add_home(struct boundary_model *m, const struct run_plan *plan, const
 	struct probe_memo pm = {0};
 	struct dirent *de;
 	int rc = 0;
-	for (size_t seen = 0; rc == 0 && (de = readdir(d)) && seen < HOME_SCAN_MAX; seen++) {
+	for (size_t seen = 0; rc == 0 && (de = dstream_read(d)) && seen < HOME_SCAN_MAX; seen++) {
 		const char *n = de->d_name;
 		if (!protect_home_top(n, strlen(n)) || strcmp(n, ".") == 0 || strcmp(n, "..") == 0 ||
 		    changeset_is_dirname(n))
@@ -271,13 +277,13 @@ static int add_changesets(struct boundary_model *m, const struct run_plan *plan,
 	int fd = open_root(w, O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return 0;
-	_cleanup_closedir_ DIR *d = fdopendir(fd);
+	_cleanup_dstream_ struct dstream *d = dstream_open(fd);
 	if (!d) {
 		close(fd);
 		return 0;
 	}
 	struct dirent *de;
-	for (size_t seen = 0; (de = readdir(d)) && seen < CHANGESETS_SCAN_MAX; seen++) {
+	for (size_t seen = 0; (de = dstream_read(d)) && seen < CHANGESETS_SCAN_MAX; seen++) {
 		if (!changeset_is_dirname(de->d_name))
 			continue;
 		char path[4096];

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "dirstream.h"
 #include "compat.h"
 #include "model.h"
 #include "model-access.h"
@@ -53,7 +54,7 @@ static int add_image(struct boundary_model *m, const char *root, const struct ru
 	int fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return cordon_err_errno(err, "rootfs %s", root);
-	_cleanup_closedir_ DIR *d = fdopendir(fd);
+	_cleanup_dstream_ struct dstream *d = dstream_open(fd);
 	if (!d) {
 		int e = errno;
 		close(fd);
@@ -61,7 +62,7 @@ static int add_image(struct boundary_model *m, const char *root, const struct ru
 	}
 	strv names = {0};
 	struct dirent *de;
-	while ((de = readdir(d))) {
+	while ((de = dstream_read(d))) {
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 || own_top(sv, nsys, de->d_name))
 			continue;
 		if (strv_push(&names, de->d_name) < 0) {

@@ -63,6 +63,56 @@ static struct {
 	char dir[4096]; /* "/dev", "/sys/devices/system/cpu" */
 } walk = {-1, -1, ""};
 
+/* The directories of the new root the walk knows are there, by the hash of
+ * their path below the root, and of them the fresh ones: they hold only what
+ * the walk made in them (the root, a fresh tmpfs; each one a tmpfs is
+ * mounted on; each one ensure_one made, until something is mounted on it).
+ * A directory below a fresh one that is not known is most likely absent: it
+ * is made first, not looked for first (a lookup answering ENOENT is one
+ * system call of three). Only a hint: a name that is there after all (a
+ * symlink cordon made) answers EEXIST and is opened as before, so a stale
+ * or full list costs a call, never a difference. */
+#define FRESH_MAX 64
+static struct {
+	uint64_t h[FRESH_MAX];
+	bool fresh[FRESH_MAX];
+	size_t n;
+} fresh;
+
+static uint64_t fresh_hash(const char *p, size_t l)
+{
+	while (l && *p == '/')
+		p++, l--;
+	while (l && p[l - 1] == '/')
+		l--;
+	uint64_t h = 0xcbf29ce484222325ULL;
+	for (size_t i = 0; i < l; i++)
+		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* -1: not known; 0: there; 1: there and fresh. */
+static int fresh_state(uint64_t h)
+{
+	for (size_t i = 0; i < fresh.n; i++)
+		if (fresh.h[i] == h)
+			return fresh.fresh[i];
+	return -1;
+}
+
+static void fresh_set(uint64_t h, bool is_fresh)
+{
+	size_t i = 0;
+	while (i < fresh.n && fresh.h[i] != h)
+		i++;
+	if (i == fresh.n) {
+		if (fresh.n == FRESH_MAX)
+			return;
+		fresh.h[fresh.n++] = h;
+	}
+	fresh.fresh[i] = is_fresh;
+}
+
 static void walk_forget(const char *mounted_at)
 {
 	if (walk.dirfd >= 0 && path_has_prefix(walk.dir, mounted_at)) {
@@ -77,20 +127,33 @@ static void walk_reset(int rootfd)
 		close(walk.dirfd);
 	walk.dirfd = -1;
 	walk.rootfd = rootfd;
+	fresh.n = 0;
+	fresh_set(fresh_hash("", 0), true); /* a tmpfs just mounted (mounts_begin) */
 }
 
 /* One component below the verified directory dfd, without following a
  * symlink: made if absent (a directory, or for the last component a file if
- * !dir; EEXIST: it was there), then opened beneath dfd. */
-static int ensure_one(int dfd, const char *name, bool dir, const char *path, cordon_error *err)
+ * !dir; EEXIST: it was there), then opened beneath dfd. absent: the
+ * directory is most likely not there (fresh above): made first; *made: it
+ * was made here. */
+static int ensure_one(int dfd, const char *name, bool dir, bool absent, bool *made, const char *path,
+		      cordon_error *err)
 {
 	int fd = -1;
+	*made = false;
 	if (dir) {
-		/* A directory on the way is usually there: open first. */
-		fd = mounts_openat2_nofollow(dfd, name, O_PATH);
-		if (fd >= 0 || errno != ENOENT)
-			goto out;
-		if (mkdirat(dfd, name, 0755) < 0 && errno != EEXIST)
+		/* A directory on the way is usually there: open first, unless
+		 * what is above holds only what the walk made. mkdirat answers
+		 * EEXIST for any name there, a symlink too (then refused by
+		 * the opening below, as when opened first). */
+		if (!absent) {
+			fd = mounts_openat2_nofollow(dfd, name, O_PATH);
+			if (fd >= 0 || errno != ENOENT)
+				goto out;
+		}
+		if (mkdirat(dfd, name, 0755) == 0)
+			*made = true;
+		else if (errno != EEXIST)
 			return cordon_err_errno(err, "create mount point %s", path);
 	} else if (mknodat(dfd, name, S_IFREG | 0644, 0) < 0 && errno != EEXIST) {
 		return cordon_err_errno(err, "create mount point %s", path);
@@ -131,7 +194,13 @@ static int ensure_path(int rootfd, const char *path, bool dir, cordon_error *err
 		bool last = !slash || !slash[1];
 		if (slash)
 			*slash = '\0';
-		int fd = ensure_one(dfd, name, last ? dir : true, path, err);
+		bool d = last ? dir : true, made;
+		size_t end = (size_t)(name - tmp) + strlen(name);
+		uint64_t h = fresh_hash(tmp, end);
+		bool absent = d && remember && fresh_state(fresh_hash(tmp, (size_t)(name - tmp))) == 1 && fresh_state(h) < 0;
+		int fd = ensure_one(dfd, name, d, absent, &made, path, err);
+		if (fd >= 0 && made && remember)
+			fresh_set(h, true);
 		if (dfd != rootfd && dfd != walk.dirfd)
 			close(dfd);
 		if (fd < 0 || last)
@@ -155,6 +224,8 @@ static int attach_tree(int tree, int rootfd, const char *path, bool dir, cordon_
 	if (target < 0)
 		return -1;
 	walk_forget(path);
+	if (dir && rootfd == walk.rootfd) /* there, and what is below now the tree's */
+		fresh_set(fresh_hash(path, strlen(path)), false);
 	if (move_mount(tree, "", target, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0)
 		return cordon_err_errno(err, "move_mount onto %s", path);
 	return 0;
@@ -201,7 +272,11 @@ static int mount_tmpfs(int newroot, const char *path, const char *mode, uint64_t
 					  MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | extra_attr);
 	if (mnt < 0)
 		return cordon_err_errno(err, "fsmount tmpfs %s", path);
-	return attach_tree(mnt, newroot, path, true, err);
+	if (attach_tree(mnt, newroot, path, true, err) < 0)
+		return -1;
+	if (newroot == walk.rootfd)
+		fresh_set(fresh_hash(path, strlen(path)), true); /* empty */
+	return 0;
 }
 
 /* The run's own cgroup at e->path, read-only (see struct cgroup_view). */

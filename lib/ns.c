@@ -19,6 +19,7 @@
 #include "cleanup.h"
 #include "compat.h"
 #include "error.h"
+#include "ident.h"
 #include "ns.h"
 #include "hostwhy.h"
 
@@ -62,6 +63,7 @@ int ns_enter_nested(const char *um, const char *gm, cordon_error *err)
 	prctl(PR_SET_DUMPABLE, 1);
 	if (unshare(CLONE_NEWUSER) < 0)
 		return cordon_err_errno(err, "unshare(CLONE_NEWUSER) for the command");
+	ident_forget();
 	/* Without CAP_SETGID in U1 (we are in U2 now), a gid map needs
 	 * setgroups denied first; the command cannot call setgroups either. */
 	if (write_file("/proc/self/uid_map", um, err) < 0 ||

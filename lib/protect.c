@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "cleanup.h"
+#include "ident.h"
 #include "model.h"
 #include "plan.h"
 #include "protect.h"
@@ -186,7 +187,7 @@ static bool unprotected(const cordon_policy *p, const char *name)
 
 void changeset_dirname(char *out, size_t sz)
 {
-	uid_t u = geteuid();
+	uid_t u = ident_euid();
 	if (u == 0)
 		snprintf(out, sz, "%s", CHANGESET_DIRNAME);
 	else
@@ -274,31 +275,103 @@ static bool same_dir(const char *dir, const char *home)
 }
 
 #define PASSWD_SCAN_MAX 100000
+#define PASSWD_SEEN 32   /* distinct homes remembered, each looked at once */
+#define PASSWD_SEEN_LEN 128
+
+/* One account line of /etc/passwd (name:passwd:uid:gid:gecos:dir:shell, as
+ * fgetpwent reads it: blank lines and comments skipped): its home, NUL-ended
+ * in place, or NULL. */
+static char *passwd_line_home(char *line)
+{
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (!*line || *line == '#')
+		return NULL;
+	char *c = line;
+	for (int f = 0; f < 5; f++) {
+		c = strchr(c, ':');
+		if (!c)
+			return NULL;
+		c++;
+	}
+	c[strcspn(c, ":")] = '\0';
+	return c;
+}
+
+/* home, one of /etc/passwd's, is dir: the same inode (one stat, not a
+ * realpath per account), then the same name or what it names. A home
+ * already looked at (accounts share /nonexistent, /bin, /) is not looked
+ * at again; "/" and a relative home never are (same_dir). */
+static bool passwd_entry_home(const char *dir, const struct stat *d, const char *home,
+			      char seen[PASSWD_SEEN][PASSWD_SEEN_LEN], size_t *nseen)
+{
+	if (home[0] != '/' || strcmp(home, "/") == 0)
+		return false;
+	if (!d)
+		return same_dir(dir, home);
+	size_t l = strlen(home);
+	for (size_t i = 0; l < PASSWD_SEEN_LEN && i < *nseen; i++)
+		if (strcmp(seen[i], home) == 0)
+			return false; /* looked at: it was not */
+	if (l < PASSWD_SEEN_LEN && *nseen < PASSWD_SEEN)
+		memcpy(seen[(*nseen)++], home, l + 1);
+	struct stat st;
+	return stat(home, &st) == 0 && st.st_dev == d->st_dev && st.st_ino == d->st_ino && same_dir(dir, home);
+}
 
 /* A home of the account database at dir: the owner's own home (one lookup,
  * whatever the source), then every account of /etc/passwd read as a file.
  * Not getpwent(): enumerating through NSS loads its other modules
  * (libnss_systemd and what it links: about 1.5 ms of CPU per run on a
  * virtual machine), and a directory service's accounts are rarely
- * enumerable anyway (sssd's default). A home is the same inode as dir
- * before it is compared by name (one stat, not a realpath per account);
- * d NULL: dir could not be looked at, names only. */
+ * enumerable anyway (sssd's default). Nor fgetpwent(): it seeks before each
+ * account (a system call each); the file is read in blocks and its lines
+ * taken apart here. A home is the same inode as dir before it is compared
+ * by name; d NULL: dir could not be looked at, names only. */
 static bool passwd_home(const char *dir, const struct stat *d)
 {
 	struct passwd pwb, *pw = NULL;
-	char pwbuf[4096];
-	if (d && getpwuid_r(d->st_uid, &pwb, pwbuf, sizeof(pwbuf), &pw) == 0 && pw && same_dir(dir, pw->pw_dir))
-		return true;
-	FILE *f = fopen("/etc/passwd", "re");
-	if (!f)
+	char blk[8192];
+	char seen[PASSWD_SEEN][PASSWD_SEEN_LEN];
+	size_t nseen = 0, have = 0, n = 0;
+	if (d && getpwuid_r(d->st_uid, &pwb, blk, sizeof(blk), &pw) == 0 && pw) {
+		if (same_dir(dir, pw->pw_dir))
+			return true;
+		/* Not dir by name nor by what it names: not by inode either. */
+		if (strlen(pw->pw_dir) < PASSWD_SEEN_LEN)
+			snprintf(seen[nseen++], PASSWD_SEEN_LEN, "%s", pw->pw_dir);
+	}
+	_cleanup_close_ int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
 		return false;
-	bool home = false;
-	struct stat st;
-	for (size_t n = 0; !home && n < PASSWD_SCAN_MAX && fgetpwent_r(f, &pwb, pwbuf, sizeof(pwbuf), &pw) == 0 && pw; n++)
-		home = (!d || (stat(pw->pw_dir, &st) == 0 && st.st_dev == d->st_dev && st.st_ino == d->st_ino)) &&
-		       same_dir(dir, pw->pw_dir);
-	fclose(f);
-	return home;
+	bool skip = false; /* the rest of a line longer than blk */
+	for (;;) {
+		ssize_t r = read(fd, blk + have, sizeof(blk) - 1 - have);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return false;
+		have += (size_t)r;
+		blk[have] = '\0';
+		char *line = blk, *nl;
+		while ((nl = memchr(line, '\n', have - (size_t)(line - blk))) || (r == 0 && line < blk + have)) {
+			if (nl)
+				*nl = '\0';
+			char *home = skip ? NULL : passwd_line_home(line);
+			skip = false;
+			if (home && (++n > PASSWD_SCAN_MAX || passwd_entry_home(dir, d, home, seen, &nseen)))
+				return n <= PASSWD_SCAN_MAX;
+			line = nl ? nl + 1 : blk + have;
+		}
+		if (r == 0)
+			return false;
+		have -= (size_t)(line - blk);
+		if (have == sizeof(blk) - 1) { /* one line fills blk: not an account's */
+			have = 0;
+			skip = true;
+		} else
+			memmove(blk, line, have);
+	}
 }
 
 bool protect_is_home(const char *dir)

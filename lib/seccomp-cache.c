@@ -19,6 +19,7 @@
 #include "openat2.h"
 #include "seccomp-cache.h"
 #include "cleanup.h"
+#include "ident.h"
 #include "compat.h"
 #include "cordon.h"
 #include "cs-seal.h"
@@ -210,7 +211,7 @@ static int sealed_memfd(const void *p, size_t n)
 /* A verified entry for key into out; -1: a miss, for whatever reason. */
 static int cache_load(const char key[65], bool notify, struct seccomp_plan *out)
 {
-	uid_t me = geteuid();
+	uid_t me = ident_euid();
 	_cleanup_close_ int d = open_cache_dir(false, me);
 	if (d < 0)
 		return -1;
@@ -328,7 +329,7 @@ void seccomp_cache_store(const char key[65], const struct seccomp_plan *p)
 {
 	if (!key[0] || !p->insns || !p->len || p->len > BPF_MAXINSNS)
 		return;
-	_cleanup_close_ int d = open_cache_dir(true, geteuid());
+	_cleanup_close_ int d = open_cache_dir(true, ident_euid());
 	if (d < 0)
 		return;
 	struct cache_head h;

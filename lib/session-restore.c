@@ -28,6 +28,7 @@
 #include "session-restore.h"
 #include "cleanup.h"
 #include "error.h"
+#include "ident.h"
 #include "session-snap.h"
 #include "session-stream.h"
 #include "session-util.h"
@@ -95,6 +96,7 @@ static void __attribute__((noreturn)) helper(pid_t init, const char *ws, int vie
 		if (setresgid((gid_t)gid, (gid_t)gid, (gid_t)gid) < 0 || setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid) < 0)
 			cordon_err_errno(&e, "taking the run's identity");
 	}
+	ident_forget(); /* namespaces joined, identity taken */
 	if (!e.msg[0]) {
 		int wsfd = open_root(ws, O_RDONLY | O_DIRECTORY);
 		struct ucopy_limits lim = {RESTORE_MAX_ENTRIES, UINT64_MAX, SX_SNAP_MAX_DEPTH + 2, true, true,

@@ -16,8 +16,8 @@ int protect_check_after(const struct run_plan *plan, struct run_report *rep)
 	int found = 0;
 	const struct boundary_model *m = &plan->model;
 	/* The first component below the writable path that was found absent
-	 * (the names share them: .git/config, .git/hooks, ...): nothing below it
-	 * is there either, and each look is a syscall. */
+	 * or not a directory (the names share them: .git/config, .git/hooks,
+	 * ...): nothing below it is there either, and each look is a syscall. */
 	char absent[4096] = "";
 	/* The writable path's top names, read once (dirlist.h): a name whose
 	 * first component is not among them is still absent, without a look. */
@@ -48,8 +48,10 @@ int protect_check_after(const struct run_plan *plan, struct run_report *rep)
 		if (first < plen && first < sizeof(absent)) { /* a deeper name: its top first */
 			memcpy(absent, e->path, first);
 			absent[first] = '\0';
-			_cleanup_close_ int top = open_root(absent, O_PATH);
-			if (top < 0 && errno == ENOENT)
+			/* Not a directory (.git a worktree's file): nothing below it
+			 * either, as when absent. A link still ends in ELOOP below. */
+			_cleanup_close_ int top = open_root(absent, O_PATH | O_DIRECTORY);
+			if (top < 0 && (errno == ENOENT || errno == ENOTDIR))
 				continue;
 			absent[0] = '\0';
 		}

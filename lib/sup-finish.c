@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sup-finish.h"
+#include "ident.h"
 #include "sup-degrade-net.h"
 #include "sup-degrade.h"
 #include "cleanup.h"
@@ -236,7 +237,7 @@ static bool reap_due(const char *cgroups)
 	clock_gettime(CLOCK_REALTIME, &now);
 	int f = openat(d, REAP_STAMP, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (f >= 0) {
-		if (fstat(f, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() && st.st_mtime <= now.tv_sec &&
+		if (fstat(f, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ident_euid() && st.st_mtime <= now.tv_sec &&
 		    now.tv_sec - st.st_mtime < REAP_EVERY_S && pread(f, have, 64, 0) == 64 &&
 		    memcmp(have, want, 64) == 0) {
 			close(f);

@@ -100,6 +100,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "sup-run.h"
+#include "ident.h"
 #include "seccomp-cache.h"
 #include "cs-seal.h"
 #include "ca-bundle.h"
@@ -286,7 +287,7 @@ static int prepare(struct sup *s, cordon_error *err)
 	s->spec.nsecrets = sc->sec.n;
 	if (build_env(s, err) < 0 || prepare_tls(s, err) < 0)
 		return -1;
-	s->privileged = geteuid() == 0;
+	s->privileged = ident_euid() == 0;
 	s->host_uid = getuid();
 	s->host_gid = getgid();
 	/* A serve client's run: the client is the invoking user (policy.h). */
@@ -664,7 +665,7 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 	struct sup s;
 	memset(&s, 0, sizeof(s));
 	s.seccomp.memfd = -1;
-	if (geteuid() == 0)
+	if (ident_euid() == 0)
 		prctl(PR_SET_DUMPABLE, 0);
 	else /* the command's run cleared it; its check's init must be
 	      * dumpable for its uid_map to be ours to write */

@@ -39,6 +39,120 @@ test_cost_passwd_home_still_a_home() {
 	t_assert
 }
 
+# The account scan (protect.c passwd_home) reads /etc/passwd in blocks and
+# looks at each distinct home once: fgetpwent() sought before every account
+# (an lseek each) and every account's home was looked at, however many
+# accounts shared it. 60 accounts more, all with one home that is not there
+# (as /nonexistent is on Debian), in a copy of /etc/passwd bound over the
+# host's in a mount namespace of the test's own.
+test_cost_passwd_read_in_blocks() {
+	[ "$(id -u)" = 0 ] && command -v unshare >/dev/null || { t_skip "needs root and unshare(1)"; return; }
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	local i none="/nonexistent-cordon-$$"
+	{
+		cat /etc/passwd
+		for i in $(seq 60); do echo "cordonacct$i:x:$((4300 + i)):4300::$none:/usr/sbin/nologin"; done
+	} >"$T_TMP/passwd"
+	unshare -m --propagation private /bin/sh -c 'mount --bind "$1" /etc/passwd && shift && exec "$@"' _ \
+		"$T_TMP/passwd" env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
+		strace -f -qq -e trace=lseek,stat,newfstatat,statx -o "$T_TMP/st" \
+		"$CORDON" run --ro "$BUILD" --workspace-mode direct -- /bin/true 2>"$T_TMP/err" ||
+		fail "the run failed: $(tail -3 "$T_TMP/err")"
+	local seeks looks
+	seeks=$(grep -c 'lseek(' "$T_TMP/st")
+	looks=$(grep -c "\"$none\"" "$T_TMP/st")
+	[ "$seeks" -lt 20 ] || fail "$seeks seeks (one per account?)"
+	expect_eq "$looks" 1 "looks at the home the 60 accounts share"
+	t_assert
+}
+
+# Init's mount walk makes a mount point below a directory it made itself (or
+# on a tmpfs it mounted) without looking for it first: each look there
+# answered ENOENT, then came the mkdirat (a system call each, 17 a run).
+# Counted per process (strace -ff): a lookup beneath the new root that
+# answered ENOENT, followed by the making of the same name.
+test_cost_mount_points_made_without_a_look() {
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	mkdir -p "$T_TMP/st.d"
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -ff -qq -e trace=openat2,mkdirat \
+		-o "$T_TMP/st.d/t" "$CORDON" run --ro "$BUILD" -- /bin/true 2>"$T_TMP/err" ||
+		fail "the run failed: $(tail -3 "$T_TMP/err")"
+	local made looked
+	made=$(cat "$T_TMP/st.d"/t.* | grep -c '^mkdirat(.*0755) *= 0')
+	looked=$(for f in "$T_TMP/st.d"/t.*; do
+		awk '/^openat2\(/ && /RESOLVE_BENEATH/ && /= -1 ENOENT/ { split($0, a, "\""); p = substr($1, 9) a[2]; next }
+		     /^mkdirat\(/ { split($0, a, "\""); if (substr($1, 9) a[2] == p) n++ }
+		     { p = "" } END { print n + 0 }' "$f"
+	done | awk '{ s += $1 } END { print s + 0 }')
+	[ "$made" -ge 5 ] || fail "only $made mount points made: not the walk traced? ($(tail -2 "$T_TMP/err"))"
+	expect_eq "$looked" 0 "mount points looked for (ENOENT) before being made"
+	t_assert
+}
+
+# The supervisor asks the kernel its effective uid once (lib/ident.c), not
+# at each check of an owner (42 geteuid a run): the change-set key's walk
+# from /, the state directory's, the seccomp cache's, the registry's. A few
+# remain (lib/changeset.c's own).
+test_cost_identity_asked_once() {
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=geteuid,getegid \
+		-o "$T_TMP/st" "$CORDON" run --ro "$BUILD" -- /bin/true 2>"$T_TMP/err" ||
+		fail "the run failed: $(tail -3 "$T_TMP/err")"
+	local asks
+	asks=$(grep -c 'gete[ug]id(' "$T_TMP/st")
+	[ "$asks" -le 12 ] || fail "$asks geteuid/getegid calls in a run"
+	t_assert
+}
+
+# A directory is read from its descriptor by getdents64 (lib/dirstream.c),
+# not through fdopendir, which asks F_GETFL and sets FD_CLOEXEC (and
+# fstats) before each listing: the model's, the protected-path look after
+# the run, the change set's walk and apply. lib/changeset.c's own removals
+# still go through it (5 a run).
+test_cost_directories_read_without_fdopendir() {
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=fcntl \
+		-o "$T_TMP/st" "$CORDON" run --ro "$BUILD" -- /bin/true 2>"$T_TMP/err" ||
+		fail "the run failed: $(tail -3 "$T_TMP/err")"
+	local n
+	n=$(grep -c 'F_GETFL' "$T_TMP/st")
+	[ "$n" -le 6 ] || fail "$n fcntl(F_GETFL) in a run (fdopendir's)"
+	t_assert
+}
+
+# A workspace whose .git is a file (a git worktree's, a submodule's): the
+# model and the look after the run (sup-after.c) look at it once each, not
+# once or twice for each protected name below .git (.git/hooks,
+# .git/config, ...: 19 opens of it a direct run), and the run still reads it.
+test_cost_git_file_looked_at_once() {
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	mkdir -p "$T_TMP/wt" && echo "gitdir: /nonexistent/worktrees/x" >"$T_TMP/wt/.git"
+	(cd "$T_TMP/wt" && ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq \
+		-e trace=openat,openat2 -o "$T_TMP/st" "$CORDON" run --ro "$BUILD" --workspace-mode direct -- \
+		/bin/sh -c 'cat .git >/dev/null && echo read') >"$T_TMP/out" 2>"$T_TMP/err" ||
+		fail "the run failed: $(tail -3 "$T_TMP/err")"
+	expect_eq "$(cat "$T_TMP/out")" read "the run reads .git"
+	local n
+	n=$(grep -c "\"$T_TMP/wt/.git\"" "$T_TMP/st")
+	# the model's look, the look after the run, the direct mode's pins
+	[ "$n" -le 3 ] || fail "$T_TMP/wt/.git opened $n times"
+	t_assert
+}
+
+# cordon's static thread-local storage stays small: every thread's copy is
+# zeroed (or copied) when the thread starts, a run's supervisor has three
+# or more, and 44 KiB there (a 32 KiB receive buffer, the change-set key's
+# paths) was eleven pages to fault in for each, most never used.
+test_cost_thread_storage_small() {
+	command -v readelf >/dev/null || { t_skip "needs readelf(1)"; return; }
+	local tls=0 sz
+	for sz in $(readelf -SW "$CORDON" | awk '$2 == ".tdata" || $2 == ".tbss" { print $6 }'); do
+		tls=$((tls + 16#$sz))
+	done
+	[ "$tls" -le 4096 ] || fail "$tls bytes of thread-local storage per thread"
+	t_assert
+}
+
 # The seccomp program cache (lib/seccomp-cache.h): the first run compiles
 # and stores, the next loads; both refuse alike, as a run with the cache off
 # does. The phase trace (CORDON_TRACE_TIMING) says which it was.
