@@ -128,8 +128,7 @@ int changeset_derive(struct changeset *cs, const struct changeset *src, size_t l
 		slash[slash == base ? 1 : 0] = '\0';
 	}
 	if (create_at(cs, base, (const char *const *)src->host, src->nlayers, src->uid, src->gid, src->run_uid,
-		      src->run_gid, &src->protect, src->started_ns, err) < 0 ||
-	    changeset_begin(cs, err) < 0) {
+		      src->run_gid, &src->protect, src->started_ns, err) < 0) {
 		if (cs->dirfd >= 0)
 			cs_remove_dir(cs, &(cordon_error){0});
 		changeset_close(cs);
@@ -161,7 +160,9 @@ int changeset_derive(struct changeset *cs, const struct changeset *src, size_t l
 	return 0;
 }
 
-/* started: the run's start (0: now). */
+static int write_start(struct changeset *cs, cordon_error *err);
+
+/* started: the run's start (0: changeset_begin stamps it). */
 static int create_at(struct changeset *cs, const char *base, const char *const *hosts, size_t n, uid_t uid,
 		     gid_t gid, uid_t run_uid, gid_t run_gid, const strv *protect, int64_t started, cordon_error *err)
 {
@@ -183,7 +184,7 @@ static int create_at(struct changeset *cs, const char *base, const char *const *
 			return -1;
 	}
 	cs->made_ns = stamp_now_ns();
-	cs->started_ns = started; /* 0: taken at changeset_begin */
+	cs->started_ns = started; /* 0: changeset_begin stamps it */
 	cs->uid = uid;
 	cs->gid = gid;
 	cs->run_uid = run_uid;
@@ -206,17 +207,23 @@ static int create_at(struct changeset *cs, const char *base, const char *const *
 		return -1;
 	}
 	cs->key_held = true;
-	return 0;
+	/* A derived set's start is its source's: sealed now. */
+	return started ? write_start(cs, err) : 0;
 }
 
-int changeset_begin(struct changeset *cs, cordon_error *err)
+/* Meta and seal, with the start stamp set; the key let go either way. */
+static int write_start(struct changeset *cs, cordon_error *err)
 {
-	if (!cs->started_ns)
-		cs->started_ns = stamp_floor_after_ns(cs->made_ns);
 	int r = write_meta(cs, err) < 0 || cs_write_seal(cs, err) < 0 ? -1 : 0;
 	explicit_bzero(cs->key, sizeof(cs->key));
 	cs->key_held = false;
 	return r;
+}
+
+int changeset_begin(struct changeset *cs, cordon_error *err)
+{
+	cs->started_ns = stamp_floor_after_ns(cs->made_ns);
+	return write_start(cs, err);
 }
 
 static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err)

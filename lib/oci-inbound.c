@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,7 @@
 #include "oci-inbound.h"
 #include "oci-common.h"
 #include "proxy.h"
+#include "report.h"
 
 #define WHERE "annotation " OCI_INBOUND_ANNOTATION
 
@@ -178,7 +180,7 @@ static bool server_ended(const struct conn *c)
 	return !c->connecting && c->io.shut && c->oi.n == 0;
 }
 
-static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t nl)
+static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t nl, struct oci_inbound_counts *tally)
 {
 	static struct conn *cs[OCI_INBOUND_CONNS], *spare[OCI_INBOUND_CONNS];
 	static struct pollfd p[OCI_INBOUND_MAX + 2 * OCI_INBOUND_CONNS];
@@ -194,11 +196,15 @@ static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t n
 	 * the host's table full): the connection stays in the backlog, which
 	 * poll says is ready at once; the listeners are left out a while, or
 	 * the relay (host root) would spin (outside review attack11c) */
-	bool starved = false;
+	bool starved = false, was_full = false;
 	for (;;) {
 		size_t k = 0, ended = 0;
 		for (size_t i = 0; i < n; i++)
 			ended += server_ended(cs[i]);
+		bool full = n == OCI_INBOUND_CONNS && !ended;
+		if (full && !was_full)
+			atomic_fetch_add(&tally->full, 1);
+		was_full = full;
 		for (size_t i = 0; i < nl; i++)
 			p[k++] = (struct pollfd){!starved && (n < OCI_INBOUND_CONNS || ended) ? lfd[i] : -1, POLLIN, 0};
 		for (size_t i = 0; i < n; i++) {
@@ -244,6 +250,7 @@ static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t n
 				if (getsockopt(c->in, SOL_SOCKET, SO_ERROR, &e, &el) < 0 || e)
 					ok = false; /* nothing listens there: the client sees its connection closed */
 				c->connecting = false;
+				atomic_fetch_add(ok ? &tally->connections : &tally->failed, 1);
 			} else
 				ok = pump(c->out, &c->oi, c->in, ro, ri) && pump(c->in, &c->io, c->out, ri, ro);
 			if (!ok || (c->oi.shut && c->io.shut)) {
@@ -258,6 +265,7 @@ static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t n
 				if (server_ended(cs[j])) {
 					spare[nspare++] = cs[j];
 					conn_close(cs, &n, j);
+					atomic_fetch_add(&tally->dropped, 1);
 				}
 			if (n == OCI_INBOUND_CONNS)
 				continue;
@@ -268,6 +276,7 @@ static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t n
 			}
 			int in = connect_inside(ports[i]);
 			if (in < 0 || !nspare) {
+				atomic_fetch_add(&tally->failed, 1);
 				close(a);
 				if (in >= 0)
 					close(in);
@@ -280,11 +289,16 @@ static _Noreturn void relay_main(const int *lfd, const uint16_t *ports, size_t n
 	}
 }
 
-int oci_inbound_start(const struct oci_config *c, pid_t init, pid_t *relay, cordon_error *err)
+int oci_inbound_start(const struct oci_config *c, pid_t init, pid_t *relay, const struct oci_inbound_counts **counts,
+		      cordon_error *err)
 {
 	*relay = 0;
+	*counts = NULL;
 	if (!c->ninbound)
 		return 0;
+	struct oci_inbound_counts *k = mmap(NULL, sizeof(*k), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (k == MAP_FAILED)
+		return cordon_err_errno(err, WHERE ": the relay's counts");
 	int lfd[OCI_INBOUND_MAX];
 	size_t nl = 0;
 	char path[64];
@@ -319,7 +333,7 @@ int oci_inbound_start(const struct oci_config *c, pid_t init, pid_t *relay, cord
 		    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 			_exit(1);
 		signal(SIGPIPE, SIG_IGN);
-		relay_main(lfd, c->inbound, nl);
+		relay_main(lfd, c->inbound, nl, k);
 	}
 	for (size_t i = 0; i < nl; i++)
 		if (lfd[i] >= 0)
@@ -328,7 +342,23 @@ int oci_inbound_start(const struct oci_config *c, pid_t init, pid_t *relay, cord
 		close(pod);
 	if (inner >= 0)
 		close(inner);
-	if (rc == 0)
+	if (rc == 0) {
 		*relay = pid;
+		*counts = k;
+	} else
+		munmap(k, sizeof(*k));
 	return rc;
+}
+
+void oci_inbound_report(const struct oci_config *c, const struct oci_inbound_counts *k, struct run_report *net)
+{
+	if (!k)
+		return;
+	for (size_t i = 0; i < c->ninbound && i < sizeof(net->net.inbound.ports) / sizeof(net->net.inbound.ports[0]); i++)
+		net->net.inbound.ports[net->net.inbound.nports++] = c->inbound[i];
+	net->net.inbound.connections = k->connections;
+	net->net.inbound.dropped = k->dropped;
+	net->net.inbound.failed = k->failed;
+	net->net.inbound.full = k->full;
+	net->net.inbound.max_conns = OCI_INBOUND_CONNS;
 }

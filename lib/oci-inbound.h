@@ -19,6 +19,15 @@
 #define OCI_INBOUND_MAX 16  /* ports */
 #define OCI_INBOUND_CONNS 256 /* connections relayed at once; past that, accepts wait */
 
+/* What the relay did, counted by it in memory it shares with the
+ * supervisor, which puts them in the sandbox's report (network.inbound). */
+struct oci_inbound_counts {
+	_Atomic uint64_t connections; /* accepted and relayed */
+	_Atomic uint64_t dropped;     /* let go at the bound: the server had ended them, the client held them open */
+	_Atomic uint64_t failed;      /* accepted, not relayed: nothing listened at 127.0.0.1:PORT, no descriptor */
+	_Atomic uint64_t full;        /* times the bound was reached with none to drop: new ones waited in the backlog */
+};
+
 /* Parse c's run.cordon.inbound ("8080" or "8080,9090": ports 1-65535,
  * separated by commas or spaces) into c->inbound. Refused, one line naming
  * the annotation: a port malformed, out of range, repeated, more than
@@ -33,6 +42,11 @@ int oci_inbound_load(struct oci_config *c, cordon_error *err);
  * mapped, or IPv4 alone where the namespace has no IPv6), then a child
  * process (killed with its parent) relaying each connection to
  * 127.0.0.1:PORT in init's network namespace (/proc/INIT/ns/net, opened
- * here). *relay its pid; 0 where c has no inbound port. Errors name the
- * port (in use in the pod's namespace...). */
-int oci_inbound_start(const struct oci_config *c, pid_t init, pid_t *relay, cordon_error *err);
+ * here). *relay its pid, *counts what it did (shared with it, never
+ * freed: the supervisor's life); 0 and NULL where c has no inbound port.
+ * Errors name the port (in use in the pod's namespace...). */
+int oci_inbound_start(const struct oci_config *c, pid_t init, pid_t *relay, const struct oci_inbound_counts **counts,
+		      cordon_error *err);
+/* The relay's counts k (NULL: none) into the report's network.inbound. */
+struct run_report;
+void oci_inbound_report(const struct oci_config *c, const struct oci_inbound_counts *k, struct run_report *net);

@@ -728,7 +728,8 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 	/* a pod's inbound ports (oci-inbound.h): listened on in the pod's
 	 * network namespace (this process's), relayed into init's */
 	pid_t relay = 0;
-	if (oci_inbound_start(c, pid, &relay, &err) < 0)
+	const struct oci_inbound_counts *inbound = NULL;
+	if (oci_inbound_start(c, pid, &relay, &inbound, &err) < 0)
 		sup_fail(x, pid, &err);
 	struct oci_state st = {0};
 	fill_state(&st, c, x->o->id);
@@ -875,8 +876,9 @@ void oci_supervisor(struct oci_sup *x, pid_t xpid)
 	}
 	if (held_from)
 		notify_budget_held(&nb, mono_ns() - held_from);
-	/* the proxy's totals go into net */
+	/* the proxy's totals go into net, and the inbound relay's */
 	proxy_free(px);
+	oci_inbound_report(c, inbound, &net);
 	write_report(x->o->root, report_dfd, report_name, &st, c, &t0, st.started ? "exited" : "never-started", -1, ready, &obs_rep,
 		     had_listener ? &nb : NULL, net.net.enabled ? &net : NULL);
 	unlinkat(x->dirfd, "sup.sock", 0);

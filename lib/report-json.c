@@ -276,6 +276,21 @@ void report_write_network(jwriter *w, const struct run_report *r)
 		jw_key_uint(w, "uncounted", r->net.transparent.uncounted);
 		jw_obj_end(w);
 	}
+	if (r->net.inbound.nports) {
+		jw_key(w, "inbound");
+		jw_obj_begin(w);
+		jw_key(w, "ports");
+		jw_arr_begin(w);
+		for (size_t i = 0; i < r->net.inbound.nports; i++)
+			jw_uint(w, r->net.inbound.ports[i]);
+		jw_arr_end(w);
+		jw_key_uint(w, "connections", r->net.inbound.connections);
+		jw_key_uint(w, "max_connections", r->net.inbound.max_conns);
+		jw_key_uint(w, "dropped", r->net.inbound.dropped);
+		jw_key_uint(w, "failed", r->net.inbound.failed);
+		jw_key_uint(w, "full", r->net.inbound.full);
+		jw_obj_end(w);
+	}
 	jw_key(w, "endpoints");
 	jw_arr_begin(w);
 	for (size_t i = 0; i < r->net.nep; i++) {

@@ -196,6 +196,12 @@ struct run_report {
 			uint64_t handed_in, proxied, refused, failed, pending_max, over_limit;
 			uint64_t uncounted; /* handed in, bytes not read (sup-tally.h) */
 		} transparent;
+		/* A pod's inbound relay (cordon-oci, oci-inbound.h); nports 0: none. */
+		struct {
+			uint16_t ports[16];
+			size_t nports;
+			uint64_t connections, dropped, failed, full, max_conns;
+		} inbound;
 	} net;
 	/* Denials come from the supervisor loop and the observer thread. */
 	pthread_mutex_t denial_lock;

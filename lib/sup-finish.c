@@ -267,9 +267,13 @@ void sup_cleanup(struct sup *s)
 	/* Off the critical path: cgroups of supervisors that were SIGKILLed,
 	 * at most once a minute per user and cgroup (a run's own is removed
 	 * above), and their degraded runs' CA bundles in /tmp. */
-	if (reap_due(s->cgp.host.cgroup)) {
-		if (s->cgops)
-			cgroup_reap_stale(s->cgops, &s->cgp.host);
+	if (s->cgops && reap_due(s->cgp.host.cgroup)) {
+		cgroup_reap_stale(s->cgops, &s->cgp.host);
+		sup_degrade_ca_reap();
+	} else if (s->degraded) {
+		/* (a degraded run may have no cgroup: its look is its own, and a
+		 * run with none never reads /tmp, nor takes a cgroup run's
+		 * once-a-minute stamp) */
 		sup_degrade_ca_reap();
 	}
 	cgroup_prep_free(&s->cgp);

@@ -192,6 +192,17 @@ class NetworkTransparent(ReportObject):
 
 
 @dataclass
+class NetworkInbound(ReportObject):
+    """a pod's inbound relay (cordon-oci, run.cordon.inbound; docs/kubernetes.md); only with it"""
+    ports: List[int] = field(default_factory=list)
+    connections: Optional[int] = None
+    max_connections: Optional[int] = None
+    dropped: Optional[int] = None
+    failed: Optional[int] = None
+    full: Optional[int] = None
+
+
+@dataclass
 class NetworkEndpoint(ReportObject):
     target: Optional[str] = None
     connections: Optional[int] = None
@@ -222,6 +233,7 @@ class Network(ReportObject):
     proxy: Optional[str] = None
     dns: Optional[NetworkDns] = None  # optional
     transparent: Optional[NetworkTransparent] = None  # optional
+    inbound: Optional[NetworkInbound] = None  # optional
     connections: Optional[int] = None
     denied: Optional[int] = None
     bytes_up: Optional[int] = None
@@ -349,4 +361,4 @@ class Report(ReportBase):
     run: Optional[Run] = None  # optional
 
 
-__all__ = ["Verdicts", "Check", "Limit", "UsageNotifications", "Usage", "Denial", "File", "Changes", "Fix", "PrivilegeSweep", "ListCut", "TruncatedDenials", "Truncated", "Stream", "SecretExposure", "SecretScan", "Enforcement", "Grant", "NetworkDns", "NetworkTransparent", "NetworkEndpoint", "NetworkRequest", "NetworkInjected", "Network", "SessionPaused", "SessionFile", "Session", "ExecResultDenial", "ExecResultUsage", "ExecResult", "Run", "Report"]
+__all__ = ["Verdicts", "Check", "Limit", "UsageNotifications", "Usage", "Denial", "File", "Changes", "Fix", "PrivilegeSweep", "ListCut", "TruncatedDenials", "Truncated", "Stream", "SecretExposure", "SecretScan", "Enforcement", "Grant", "NetworkDns", "NetworkTransparent", "NetworkInbound", "NetworkEndpoint", "NetworkRequest", "NetworkInjected", "Network", "SessionPaused", "SessionFile", "Session", "ExecResultDenial", "ExecResultUsage", "ExecResult", "Run", "Report"]

@@ -322,6 +322,17 @@ test_cost_one_supervisor_thread() {
 	t_assert
 }
 
+# A run with no cgroup (CORDON_CGROUP=none) that is not degraded never
+# reads /tmp for degraded runs' leftover CA bundles: its look would be due
+# every time (no cgroup to key the once-a-minute stamp on).
+test_cost_no_cgroup_run_does_not_scan_tmp() {
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	(cd "$T_TMP" && CORDON_CGROUP=none traced -e trace=openat -o "$T_TMP/st" "$CORDON" run -- /bin/true) ||
+		fail "the run failed"
+	expect_eq "$(grep -c 'openat(AT_FDCWD, "/tmp", O_RDONLY|O_CLOEXEC|O_DIRECTORY)' "$T_TMP/st")" 0 "reads of /tmp"
+	t_assert
+}
+
 # The held state directory (cs-seal.c) takes no lock for the run's whole
 # life: the change-set registry's flock on the state directory is let go
 # when its update is done (a held dup kept it, one overlay run at a time on

@@ -672,12 +672,82 @@ for i in range(3):
 	t_assert
 }
 
+# The hand-off table (lib/sup-handoff.c: 64 connections to a read port
+# announced and not yet taken by the proxy) full: a connect past it is
+# refused at once and counted in network.transparent.over_limit. The proxy
+# is the supervisor's main thread: the test stops that thread alone
+# (PTRACE_SEIZE + PTRACE_INTERRUPT; the observer thread keeps answering
+# connects) while the run makes 100 nonblocking connects, then lets it go.
+# The run's refusals are the report's count (an announcement older than
+# 10 s may be taken over on a very slow host: hence no fixed number).
+test_hand_off_table_full_counted() {
+	need_resolv_file || return
+	serve http "$WS"
+	local sync="$T_TMP/sync"
+	mkdir "$sync"
+	cat >p.json <<JSON
+{"network": {"allow": [{"host": "scoped.test:$PORT", "methods": ["GET"], "paths": ["/pub/**"]}],
+             "transparent": true, "resolve": {"scoped.test": "127.0.0.1"}}}
+JSON
+	R="$T_TMP/r.json"
+	# direct: the run's writes to $sync are seen at once (overlay mode keeps them to the end)
+	"$CORDON" run --workspace-mode direct --report "$R" --ro "$BUILD" --rw "$sync" --policy p.json -- /usr/bin/python3 -c "
+import errno, os, socket, time
+a = socket.getaddrinfo('scoped.test', $PORT, socket.AF_INET, socket.SOCK_STREAM)[0][4]  # the resolver is the main thread's
+open('$sync/ready', 'w').close()
+end = time.monotonic() + 120
+while not os.path.exists('$sync/stopped') and not os.path.exists('$sync/skip') and time.monotonic() < end:
+    time.sleep(0.02)
+if os.path.exists('$sync/stopped'):
+    socks, refused = [], 0
+    for _ in range(100):
+        s = socket.socket(); s.setblocking(False)
+        r = s.connect_ex(a)
+        refused += r == errno.ECONNREFUSED
+        socks.append(s)
+    print('refused', refused)
+open('$sync/done', 'w').close()" >"$T_TMP/out" 2>"$T_TMP/err" &
+	local cpid=$!
+	local i
+	for i in $(seq 1200); do [ -e "$sync/ready" ] && break; sleep 0.05; done
+	# (a run that never got ready is waited for, and fails below)
+	[ -e "$sync/ready" ] && /usr/bin/python3 - "$cpid" "$sync" <<'PY' 2>"$T_TMP/tracer.err"
+import ctypes, os, sys, time
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
+pid = int(sys.argv[1])
+os.chdir(sys.argv[2])
+SEIZE, INTERRUPT, DETACH = 0x4206, 0x4207, 17
+if libc.ptrace(SEIZE, pid, None, None) != 0 or libc.ptrace(INTERRUPT, pid, None, None) != 0:
+    open('skip', 'w').close()
+    sys.exit('ptrace: ' + os.strerror(ctypes.get_errno()))
+os.waitpid(pid, 0x40000000)  # __WALL: the main thread alone is stopped
+open('stopped', 'w').close()
+end = time.monotonic() + 120
+while not os.path.exists('done') and time.monotonic() < end:
+    time.sleep(0.02)
+libc.ptrace(DETACH, pid, None, 0)
+PY
+	wait $cpid
+	RC=$?
+	stop $SRV
+	OUT=$(cat "$T_TMP/out")
+	keep_report "$R"
+	[ -e "$sync/skip" ] && { t_skip "cannot stop the supervisor's thread: $(cat "$T_TMP/tracer.err")"; return; }
+	expect_eq "$RC" 0 "run: $(cat "$T_TMP/err")"
+	expect_match "$OUT" '^refused [1-9][0-9]*$' "connects past the table refused at once: $(cat "$T_TMP/err" "$T_TMP/tracer.err")"
+	expect_eq "$(field '.network.transparent.over_limit')" "${OUT#refused }" \
+		"each refusal counted: $(field -c .network.transparent)"
+	expect_eq "$(field '.denials | length')" 0 "the bound is no denial"
+	t_assert
+}
+
 for t in test_clients_reach_pinned_names test_refused_at_once_and_named test_pending_connects_never_hold_the_rest \
 	test_read_ports_go_through_the_proxy test_injected_secret_on_the_transparent_path \
 	test_names_looked_up_as_the_proxy_does test_host_loopback_endpoint_and_the_runs_own \
 	test_host_loopback_endpoint_with_rules test_bytes_counted_on_the_direct_path \
 	test_one_decision_through_both_paths test_git_over_ssh_reaches_the_endpoint \
 	test_handed_in_socket_is_never_reused test_blocking_connect_to_a_read_port \
-	test_bytes_of_connections_the_run_left_open; do
+	test_bytes_of_connections_the_run_left_open test_hand_off_table_full_counted; do
 	t_run $t
 done

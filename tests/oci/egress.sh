@@ -19,6 +19,68 @@ with_policy() {
 
 setup_oci() { oci_setup t; }
 
+# The pod tests' fixture (docs/kubernetes.md): a network namespace of the
+# test's as the pod's (POD_NS, lo up), its sandbox (POD_SID) holding the
+# pod's egress, the containers of the pod, and the end of it all.
+# pod_net: 1 where the tools or the namespace are missing (skipped or
+# failed, said): `pod_net || return`.
+pod_net() {
+	command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null ||
+		{ t_skip "no ip, nsenter or unshare (iproute2, util-linux)"; return; }
+	POD_NS=$WS/podnet POD_SID=sb-$$-$RANDOM
+	touch "$POD_NS"
+	unshare --net="$POD_NS" true || { fail "unshare --net=$POD_NS"; t_assert; return; }
+	nsenter --net="$POD_NS" ip link set lo up
+}
+# pod_cri DIR ANN-JSON: the CRI annotations and the pod's network namespace by path
+pod_cri() {
+	jq --argjson a "$2" --arg ns "$POD_NS" \
+		'.annotations += $a | .linux.namespaces += [{type: "network", path: $ns}]' "$1/config.json" >"$1/c" &&
+		mv "$1/c" "$1/config.json"
+}
+# pod_sandbox POLICY [ANN-JSON]: the pod's sandbox (sleep 600, in $WS/sb)
+# with run.cordon.policy POLICY and ANN, created and started
+pod_sandbox() {
+	oci_bundle "$WS/sb" oci-egress "sh sleep" "" "" sleep 600
+	pod_cri "$WS/sb" "$(jq -cn --arg p "$1" --argjson x "${2:-"{}"}" \
+		'{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p} + $x')"
+	# (init has create's stdio: not a pipe the test waits on)
+	"$OCI" --root "$ROOT" create --bundle "$WS/sb" "$POD_SID" >/dev/null 2>"$T_TMP/err" </dev/null
+	expect_eq "$?" 0 "the sandbox's create: $(cat "$T_TMP/err")"
+	oci start "$POD_SID"
+	expect_eq "$RC" 0 "the sandbox's start: $ERR"
+}
+# pod_member ANN-JSON TOOLS ARGS...: a container of the pod ($ID in $B,
+# busybox's TOOLS) running ARGS, with ANN, created and started
+pod_member() {
+	local ann=$1 tools=$2
+	shift 2
+	oci_bundle "$B" oci-egress "$tools" "" "" "$@"
+	pod_cri "$B" "$(jq -cn --arg s "$POD_SID" --argjson x "$ann" \
+		'{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": $s} + $x')"
+	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" >/dev/null 2>"$T_TMP/err" </dev/null
+	expect_eq "$?" 0 "a container of the pod: $(cat "$T_TMP/err")"
+	oci start "$ID"
+}
+# pod_relay: the pid of the inbound relay listening on the pod's 8080 (ss)
+pod_relay() {
+	nsenter --net="$POD_NS" ss -Hltnp 'sport = :8080' | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2
+}
+# pod_end: the container and the sandbox killed, the sandbox's report
+# waited for, both deleted
+pod_end() {
+	oci kill "$ID" KILL
+	oci kill "$POD_SID" KILL
+	wait_for "$ROOT/reports/$POD_SID.json"
+	oci delete --force "$ID"
+	oci delete --force "$POD_SID"
+}
+# pod_net_end: the namespace let go; no container left
+pod_net_end() {
+	umount "$POD_NS"
+	expect_eq "$(ls -A "$ROOT" | grep -vx reports | tr '\n' ' ')" "" "no container left"
+}
+
 # has_line TEXT LINE WHAT: LINE is one of TEXT's lines (expect_match's grep
 # -E would take a newline in its pattern as a second, empty pattern)
 has_line() {
@@ -459,44 +521,28 @@ test_egress_secret_mounted() {
 # sandbox is not this runtime's, is refused.
 test_egress_pod_sandbox() {
 	setup_oci || return
-	command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null ||
-		{ t_skip "no ip, nsenter or unshare (iproute2, util-linux)"; return; }
-	local ns=$WS/podnet sid=sb-$$-$RANDOM
-	touch "$ns"
-	unshare --net="$ns" true || { fail "unshare --net=$ns"; t_assert; return; }
-	nsenter --net="$ns" ip link set lo up
+	pod_net || return
 	mkdir -p "$WS/pod" "$WS/host"
 	echo served-in-the-pod >"$WS/pod/index.html"
 	echo served-on-the-host >"$WS/host/index.html"
-	nsenter --net="$ns" "$BUSYBOX" httpd -f -p 127.0.0.1:8080 -h "$WS/pod" &
+	nsenter --net="$POD_NS" "$BUSYBOX" httpd -f -p 127.0.0.1:8080 -h "$WS/pod" &
 	local psrv=$!
 	serve http "$WS/host"
 	local hport=$PORT hsrv=$SRV
 	local pol="{\"network\": {\"allow\": [\"127.0.0.1:8080\", \"127.0.0.1:$hport\"]}}"
-	# cri ANN-JSON: the CRI annotations and the pod's network namespace by path
-	cri() {
-		jq --argjson a "$2" --arg ns "$ns" \
-			'.annotations += $a | .linux.namespaces += [{type: "network", path: $ns}]' "$1/config.json" >"$1/c" &&
-			mv "$1/c" "$1/config.json"
-	}
-	oci_bundle "$WS/sb" oci-egress "sh sleep" "" "" sleep 600
-	cri "$WS/sb" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p}')"
-	"$OCI" --root "$ROOT" create --bundle "$WS/sb" "$sid" >/dev/null 2>"$T_TMP/err" </dev/null
-	expect_eq "$?" 0 "the sandbox's create: $(cat "$T_TMP/err")"
-	oci start "$sid"
-	expect_eq "$RC" 0 "the sandbox's start: $ERR"
+	pod_sandbox "$pol"
 	local member
-	member=$(jq -cn --arg s "$sid" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": $s}')
+	member=$(jq -cn --arg s "$POD_SID" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": $s}')
 	bundle "$B" sh -c 'wget -q -O - http://127.0.0.1:8080/ || echo allowed-failed
 		wget -q -O - http://127.0.0.1:'"$hport"'/ 2>&1 || echo host-not-reached
 		wget -q -Y off -O - http://127.0.0.1:8080/ 2>/dev/null || echo no-direct-way
 		echo "$http_proxy"; readlink /proc/self/ns/net'
-	cri "$B" "$member"
+	pod_cri "$B" "$member"
 	"$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
 	expect_eq "$?" 0 "a container of the pod: $(cat "$T_TMP/err")"
 	local out spid
 	out=$(cat "$T_TMP/out")
-	spid=$("$OCI" --root "$ROOT" state "$sid" | jq -r .pid)
+	spid=$("$OCI" --root "$ROOT" state "$POD_SID" | jq -r .pid)
 	expect_eq "$(head -1 <<<"$out")" served-in-the-pod "the pod's server, through the sandbox's proxy"
 	has_line "$out" host-not-reached "the host's loopback is not the proxy's network"
 	expect_match "$out" '502' "the proxy's 502 for the host's port"
@@ -506,13 +552,13 @@ test_egress_pod_sandbox() {
 	[ "$(tail -1 <<<"$out")" != "$(readlink "/proc/$psrv/ns/net")" ] || fail "in the pod's network namespace"
 	# refused: a policy of its own; a policy whose sandbox is not this root's
 	bundle "$B" true
-	cri "$B" "$(jq -cn --argjson m "$member" '$m + {"run.cordon.policy": "{\"network\": {\"allow\": []}}"}')"
+	pod_cri "$B" "$(jq -cn --argjson m "$member" '$m + {"run.cordon.policy": "{\"network\": {\"allow\": []}}"}')"
 	oci create --bundle "$B" "$ID-2"
-	expect_match "$RC:$ERR" "^1:cordon-oci: create: annotation run.cordon.policy: differs from its sandbox $sid's" "a policy of its own"
+	expect_match "$RC:$ERR" "^1:cordon-oci: create: annotation run.cordon.policy: differs from its sandbox $POD_SID's" "a policy of its own"
 	bundle "$B" true
-	cri "$B" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": "gone", "run.cordon.policy": $p}')"
+	pod_cri "$B" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": "gone", "run.cordon.policy": $p}')"
 	oci create --bundle "$B" "$ID-3"
-	expect_match "$RC:$ERR" "^1:cordon-oci: create: annotation run.cordon.policy: this container joins the pod's network namespace $ns, and its sandbox gone is not" "a sandbox not this runtime's"
+	expect_match "$RC:$ERR" "^1:cordon-oci: create: annotation run.cordon.policy: this container joins the pod's network namespace $POD_NS, and its sandbox gone is not" "a sandbox not this runtime's"
 	# refused: a container of the pod on the host's network (no network
 	# namespace: a hostNetwork pod's) without the annotation, which would
 	# bypass the sandbox's egress
@@ -520,13 +566,12 @@ test_egress_pod_sandbox() {
 	jq --argjson a "$member" '.annotations += $a | .linux.namespaces |= map(select(.type != "network"))' \
 		"$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
 	oci create --bundle "$B" "$ID-5"
-	expect_match "$RC:$ERR" "^1:cordon-oci: create: linux.namespaces: this container has the host's network, and its sandbox $sid holds" \
+	expect_match "$RC:$ERR" "^1:cordon-oci: create: linux.namespaces: this container has the host's network, and its sandbox $POD_SID holds" \
 		"the host's network in a pod with egress"
-	oci kill "$sid" KILL
-	oci delete --force "$sid"
+	oci kill "$POD_SID" KILL
+	oci delete --force "$POD_SID"
 	stop "$psrv" "$hsrv"
-	umount "$ns"
-	expect_eq "$(ls -A "$ROOT" | grep -vx reports | tr '\n' ' ')" "" "no container left"
+	pod_net_end
 	t_assert
 }
 
@@ -543,60 +588,44 @@ test_egress_pod_sandbox() {
 # the runtime's root.
 test_egress_pod_secrets() {
 	setup_oci || return
-	command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null ||
-		{ t_skip "no ip, nsenter or unshare (iproute2, util-linux)"; return; }
 	command -v curl >/dev/null && command -v openssl >/dev/null || { t_skip "no curl or openssl"; return; }
-	local ns=$WS/podnet sid=sb-$$-$RANDOM
-	touch "$ns"
-	unshare --net="$ns" true || { fail "unshare --net=$ns"; t_assert; return; }
-	nsenter --net="$ns" ip link set lo up
-	TLS_NETNS=$ns serve_tls_pub
+	pod_net || return
+	TLS_NETNS=$POD_NS serve_tls_pub
 	local port=$PORT srv=$SRV
 	local pol="{\"network\": {\"allow\": [{\"host\": \"127.0.0.1:$port\", \"methods\": [\"GET\"]}], \"upstream_ca\": \"$T_TMP/ca.pem\"},
 	  \"secrets\": {\"TOKEN\": {\"env\": \"HOST_TOKEN\", \"inject\": {\"hosts\": [\"127.0.0.1:$port\"], \"placeholder\": \"ghp_\"}},
 	    \"API\": {\"env\": \"HOST_API\", \"mount\": \"/run/secrets/API\", \"inject\": {\"hosts\": [\"127.0.0.1:$port\"], \"placeholder\": \"api_\"}}}}"
-	cri() {
-		jq --argjson a "$2" --arg ns "$ns" \
-			'.annotations += $a | .linux.namespaces += [{type: "network", path: $ns}]' "$1/config.json" >"$1/c" &&
-			mv "$1/c" "$1/config.json"
-	}
-	oci_bundle "$WS/sb" oci-egress "sh sleep" "" "" sleep 600
-	cri "$WS/sb" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p}')"
-	HOST_TOKEN=$VALUE HOST_API=$VALUE-api "$OCI" --root "$ROOT" create --bundle "$WS/sb" "$sid" >/dev/null 2>"$T_TMP/err" </dev/null
-	expect_eq "$?" 0 "the sandbox's create: $(cat "$T_TMP/err")"
-	oci start "$sid"
-	expect_eq "$RC" 0 "the sandbox's start: $ERR"
+	HOST_TOKEN=$VALUE HOST_API=$VALUE-api pod_sandbox "$pol"
 	bundle_curl "$B" "echo \"token \$TOKEN\"; echo \"api \$(cat /run/secrets/API)\"; echo \"ca \$CURL_CA_BUNDLE\"
 		/usr/bin/curl -sS -D - -H \"Authorization: Bearer \$TOKEN\" https://127.0.0.1:$port/pub/a.txt
 		/usr/bin/curl -s -o /dev/null -w 'post %{http_code}\n' -X POST -d x https://127.0.0.1:$port/pub/a.txt"
-	cri "$B" "$(jq -cn --arg s "$sid" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": $s}')"
+	pod_cri "$B" "$(jq -cn --arg s "$POD_SID" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": $s}')"
 	env -u HOST_TOKEN -u HOST_API "$OCI" --root "$ROOT" run --bundle "$B" "$ID" </dev/null >"$T_TMP/out" 2>"$T_TMP/err"
 	expect_eq "$?" 0 "a container of the pod: $(cat "$T_TMP/err")"
 	local out ph
 	out=$(cat "$T_TMP/out")
 	ph=$(sed -n 's/^token //p' <<<"$out")
-	expect_eq "$ph" "$(awk '$1 == "TOKEN" {print $2}' "$ROOT/$sid/pod-secrets")" "the container's TOKEN: the sandbox's placeholder: $out $(cat "$T_TMP/err")"
+	expect_eq "$ph" "$(awk '$1 == "TOKEN" {print $2}' "$ROOT/$POD_SID/pod-secrets")" "the container's TOKEN: the sandbox's placeholder: $out $(cat "$T_TMP/err")"
 	expect_match "$ph" '^ghp_[0-9a-f]{32}$' "a placeholder"
-	expect_eq "$(sed -n 's/^api //p' <<<"$out")" "$(awk '$1 == "API" {print $2}' "$ROOT/$sid/pod-secrets")" "the file API: the sandbox's placeholder"
+	expect_eq "$(sed -n 's/^api //p' <<<"$out")" "$(awk '$1 == "API" {print $2}' "$ROOT/$POD_SID/pod-secrets")" "the file API: the sandbox's placeholder"
 	has_line "$out" "ca /run/cordon-ca/ca.pem" "the CA variable"
 	has_line "$out" pub "the request, over TLS the sandbox's proxy opened, verified with the bundle"
 	expect_match "$out" "X-Echo: Bearer $ph" "an echoed value comes back as the placeholder"
 	has_line "$out" "post 403" "the method the rule refuses: the proxy's 403"
 	[[ "$out" != *"$VALUE"* ]] || fail "the value reached the container"
 	expect_eq "$(grep -c -- "Bearer $VALUE" "$T_TMP/log")" 1 "the server got the value"
-	expect_eq "$(stat -c %a "$ROOT/$sid/pod-secrets" "$ROOT/$sid/pod-ca.pem" | tr '\n' ' ')" "600 600 " "the published files, root's alone"
-	oci kill "$sid" KILL
-	local rep=$ROOT/reports/$sid.json
+	expect_eq "$(stat -c %a "$ROOT/$POD_SID/pod-secrets" "$ROOT/$POD_SID/pod-ca.pem" | tr '\n' ' ')" "600 600 " "the published files, root's alone"
+	oci kill "$POD_SID" KILL
+	local rep=$ROOT/reports/$POD_SID.json
 	wait_for "$rep" || fail "no report at $rep"
 	expect_eq "$(jq -c '[.network.requests[] | [.method, .path, .status]]' "$rep")" \
 		'[["GET","/pub/a.txt",200],["POST","/pub/a.txt",403]]' "the sandbox's report: its proxy's requests"
 	expect_eq "$(jq -c '[.network.injected[] | [.secret, .count]]' "$rep")" '[["TOKEN",1]]' "the sandbox's report: the injection"
 	expect_match "$(jq -c '[.denials[] | select(.kind == "network") | .target]' "$rep")" "127.0.0.1:$port" "the refusal in the sandbox's denials"
-	oci delete --force "$sid"
+	oci delete --force "$POD_SID"
 	stop "$srv"
 	grep -rl -- "$VALUE" "$ROOT" "$T_TMP/err" && fail "the value under --root (reports, state) or create's output"
-	umount "$ns"
-	expect_eq "$(ls -A "$ROOT" | grep -vx reports | tr '\n' ' ')" "" "no container left"
+	pod_net_end
 	t_assert
 }
 
@@ -611,51 +640,30 @@ test_egress_pod_secrets() {
 # container that is not a pod's sandbox holding its egress.
 test_egress_pod_inbound() {
 	setup_oci || return
-	command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null ||
-		{ t_skip "no ip, nsenter or unshare (iproute2, util-linux)"; return; }
-	local ns=$WS/podnet sid=sb-$$-$RANDOM addr=10.99.0.2
-	touch "$ns"
-	unshare --net="$ns" true || { fail "unshare --net=$ns"; t_assert; return; }
-	nsenter --net="$ns" ip link set lo up
+	pod_net || return
+	local addr=10.99.0.2
 	# the pod's address: one end of a veth pair whose other end stays
 	# there, down (tests/oci/cri/cni-plugin's eth0): no packet leaves
-	nsenter --net="$ns" ip link add p0 type veth peer name p1 && nsenter --net="$ns" ip addr add "$addr/32" dev p0 &&
-		nsenter --net="$ns" ip link set p0 up || fail "the pod's address (a veth pair)"
+	nsenter --net="$POD_NS" ip link add p0 type veth peer name p1 && nsenter --net="$POD_NS" ip addr add "$addr/32" dev p0 &&
+		nsenter --net="$POD_NS" ip link set p0 up || fail "the pod's address (a veth pair)"
 	mkdir -p "$WS/pod"
 	echo served-in-the-pod >"$WS/pod/index.html"
-	nsenter --net="$ns" "$BUSYBOX" httpd -f -p 127.0.0.1:8081 -h "$WS/pod" &
+	nsenter --net="$POD_NS" "$BUSYBOX" httpd -f -p 127.0.0.1:8081 -h "$WS/pod" &
 	local psrv=$!
 	local pol='{"network": {"allow": ["127.0.0.1:8081"]}}'
-	cri() {
-		jq --argjson a "$2" --arg ns "$ns" \
-			'.annotations += $a | .linux.namespaces += [{type: "network", path: $ns}]' "$1/config.json" >"$1/c" &&
-			mv "$1/c" "$1/config.json"
-	}
-	oci_bundle "$WS/sb" oci-egress "sh sleep" "" "" sleep 600
-	cri "$WS/sb" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p, "run.cordon.inbound": "8080"}')"
-	# (init has create's stdio: not a pipe the test waits on)
-	"$OCI" --root "$ROOT" create --bundle "$WS/sb" "$sid" >/dev/null 2>"$T_TMP/err" </dev/null
-	expect_eq "$?" 0 "the sandbox's create: $(cat "$T_TMP/err")"
-	oci start "$sid"
-	expect_eq "$RC" 0 "the sandbox's start: $ERR"
-	local member
-	member=$(jq -cn --arg s "$sid" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": $s, "run.cordon.inbound": "8080"}')
-	oci_bundle "$B" oci-egress "sh mkdir echo httpd wget sleep" "" "" sh -c \
+	pod_sandbox "$pol" '{"run.cordon.inbound": "8080"}'
+	pod_member '{"run.cordon.inbound": "8080"}' "sh mkdir echo httpd wget sleep" sh -c \
 		'mkdir -p /tmp/a /tmp/b && echo served-by-the-container >/tmp/a/index.html && echo not-declared >/tmp/b/index.html &&
 		httpd -p 127.0.0.1:8082 -h /tmp/b && exec httpd -f -p 127.0.0.1:8080 -h /tmp/a'
-	cri "$B" "$member"
-	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" >/dev/null 2>"$T_TMP/err" </dev/null
-	expect_eq "$?" 0 "a container of the pod: $(cat "$T_TMP/err")"
-	oci start "$ID"
 	local out="" i
 	for i in $(seq 100); do # the container's server starting
-		out=$(nsenter --net="$ns" "$BUSYBOX" wget -q -O - http://127.0.0.1:8080/ 2>&1) && break
+		out=$(nsenter --net="$POD_NS" "$BUSYBOX" wget -q -O - http://127.0.0.1:8080/ 2>&1) && break
 		sleep 0.1
 	done
 	expect_eq "$out" served-by-the-container "the pod's loopback :8080, relayed to the container's server"
-	out=$(nsenter --net="$ns" "$BUSYBOX" wget -q -O - "http://$addr:8080/" 2>&1)
+	out=$(nsenter --net="$POD_NS" "$BUSYBOX" wget -q -O - "http://$addr:8080/" 2>&1)
 	expect_eq "$out" served-by-the-container "the pod's address :8080 (a Service's, a probe's)"
-	nsenter --net="$ns" "$BUSYBOX" wget -q -O - http://127.0.0.1:8082/ >/dev/null 2>&1 &&
+	nsenter --net="$POD_NS" "$BUSYBOX" wget -q -O - http://127.0.0.1:8082/ >/dev/null 2>&1 &&
 		fail "a port not declared reached the container"
 	# from inside: its own server, but neither the relay's listener nor the pod's server
 	oci exec "$ID" wget -q -Y off -O - http://127.0.0.1:8080/
@@ -668,22 +676,18 @@ test_egress_pod_inbound() {
 	# capability, no new privileges, and outside the pod's namespace
 	if command -v ss >/dev/null; then
 		local relay
-		relay=$(nsenter --net="$ns" ss -Hltnp 'sport = :8080' | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
+		relay=$(pod_relay)
 		expect_eq "$(awk '/^Uid:/ {print $2":"$3":"$4} /^CapEff:|^CapPrm:/ {print $2} /^NoNewPrivs:/ {print $2}' "/proc/$relay/status" | tr '\n' ' ')" \
 			"65534:65534:65534 0000000000000000 0000000000000000 1 " "the relay's identity (pid $relay)"
-		[ "$(readlink "/proc/$relay/ns/net")" != "$(readlink "$ns")" ] || fail "the relay stayed in the pod's namespace"
+		[ "$(readlink "/proc/$relay/ns/net")" != "$(readlink "$POD_NS")" ] || fail "the relay stayed in the pod's namespace"
 	fi
-	oci kill "$ID" KILL
-	oci kill "$sid" KILL
-	wait_for "$ROOT/reports/$sid.json"
-	oci delete --force "$ID"
-	oci delete --force "$sid"
-	nsenter --net="$ns" "$BUSYBOX" wget -q -O - http://127.0.0.1:8080/ >/dev/null 2>&1 &&
+	pod_end
+	nsenter --net="$POD_NS" "$BUSYBOX" wget -q -O - http://127.0.0.1:8080/ >/dev/null 2>&1 &&
 		fail "the relay outlived its sandbox"
 	# refused: the proxy's port; the annotation off a pod's sandbox with egress
 	oci_bundle "$WS/sb" oci-egress "sh sleep" "" "" sleep 600
-	cri "$WS/sb" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p, "run.cordon.inbound": "8080,3128"}')"
-	oci create --bundle "$WS/sb" "$sid-2"
+	pod_cri "$WS/sb" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p, "run.cordon.inbound": "8080,3128"}')"
+	oci create --bundle "$WS/sb" "$POD_SID-2"
 	expect_eq "$RC:$ERR" "1:cordon-oci: create: annotation run.cordon.inbound: 3128 is the egress proxy's port in the pod's containers' network namespace (the pod's address would reach the proxy)" "the proxy's port"
 	bundle "$B" true
 	jq '.annotations["run.cordon.inbound"] = "8080"' "$B/config.json" >"$B/c" && mv "$B/c" "$B/config.json"
@@ -691,8 +695,7 @@ test_egress_pod_inbound() {
 	oci create --bundle "$B" "$ID-2"
 	expect_match "$RC:$ERR" "^1:cordon-oci: create: annotation run.cordon.inbound: applies to a pod's sandbox container" "not a pod's sandbox"
 	stop "$psrv"
-	umount "$ns"
-	expect_eq "$(ls -A "$ROOT" | grep -vx reports | tr '\n' ' ')" "" "no container left"
+	pod_net_end
 	t_assert
 }
 
@@ -705,34 +708,16 @@ test_egress_pod_inbound() {
 # The relay sleeps: sampled, it is not running most of the time.
 test_egress_pod_inbound_no_spin() {
 	setup_oci || return
-	command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null && command -v ss >/dev/null ||
-		{ t_skip "no ip, nsenter, unshare or ss (iproute2, util-linux)"; return; }
-	local ns=$WS/podnet sid=sb-$$-$RANDOM
-	touch "$ns"
-	unshare --net="$ns" true || { fail "unshare --net=$ns"; t_assert; return; }
-	nsenter --net="$ns" ip link set lo up
+	command -v ss >/dev/null || { t_skip "no ss (iproute2)"; return; }
+	pod_net || return
 	local pol='{"network": {"allow": ["127.0.0.1:8081"]}}'
-	cri() {
-		jq --argjson a "$2" --arg ns "$ns" \
-			'.annotations += $a | .linux.namespaces += [{type: "network", path: $ns}]' "$1/config.json" >"$1/c" &&
-			mv "$1/c" "$1/config.json"
-	}
-	oci_bundle "$WS/sb" oci-egress "sh sleep" "" "" sleep 600
-	cri "$WS/sb" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p, "run.cordon.inbound": "8080"}')"
-	"$OCI" --root "$ROOT" create --bundle "$WS/sb" "$sid" >/dev/null 2>"$T_TMP/err" </dev/null
-	expect_eq "$?" 0 "the sandbox's create: $(cat "$T_TMP/err")"
-	oci start "$sid"
-	expect_eq "$RC" 0 "the sandbox's start: $ERR"
+	pod_sandbox "$pol" '{"run.cordon.inbound": "8080"}'
 	# the container's server accepts and never reads
-	oci_bundle "$B" oci-egress "sh nc sleep" "" "" nc -l -p 8080 -e sleep 600
-	cri "$B" "$(jq -cn --arg s "$sid" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": $s}')"
-	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" >/dev/null 2>"$T_TMP/err" </dev/null
-	expect_eq "$?" 0 "a container of the pod: $(cat "$T_TMP/err")"
-	oci start "$ID"
+	pod_member '{}' "sh nc sleep" nc -l -p 8080 -e sleep 600
 	local relay
-	relay=$(nsenter --net="$ns" ss -Hltnp 'sport = :8080' | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
+	relay=$(pod_relay)
 	[ -n "$relay" ] || fail "no relay listening on the pod's 8080"
-	nsenter --net="$ns" /usr/bin/python3 - >"$T_TMP/client" 2>&1 <<'PY'
+	nsenter --net="$POD_NS" /usr/bin/python3 - >"$T_TMP/client" 2>&1 <<'PY'
 import select, socket, struct, time
 s = None
 for _ in range(100):  # the container's server starting: the relay closes what it could not connect
@@ -764,14 +749,9 @@ PY
 		sleep 0.1
 	done
 	[ "$running" -lt 10 ] || fail "the relay runs $running of 20 samples: it spins"
-	oci kill "$ID" KILL
-	oci kill "$sid" KILL
-	wait_for "$ROOT/reports/$sid.json"
-	oci delete --force "$ID"
-	oci delete --force "$sid"
+	pod_end
 	[ -n "$relay" ] && [ -e "/proc/$relay" ] && fail "the relay outlived its sandbox"
-	umount "$ns"
-	expect_eq "$(ls -A "$ROOT" | grep -vx reports | tr '\n' ' ')" "" "no container left"
+	pod_net_end
 	t_assert
 }
 
@@ -783,34 +763,16 @@ PY
 # half-closed, waiting for the client's end) for ever stopped accepting:
 # no client came in again while that one held them, whatever the server's
 # timeouts. Full, it drops one whose server has ended: the next client is
-# served (here: its connection ends, as the server ends it).
+# served (here: its connection ends, as the server ends it), and the
+# sandbox's report counts it (network.inbound.dropped).
 test_egress_pod_inbound_full_of_ended() {
 	setup_oci || return
-	command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null ||
-		{ t_skip "no ip, nsenter or unshare (iproute2, util-linux)"; return; }
-	local ns=$WS/podnet sid=sb-$$-$RANDOM
-	touch "$ns"
-	unshare --net="$ns" true || { fail "unshare --net=$ns"; t_assert; return; }
-	nsenter --net="$ns" ip link set lo up
+	pod_net || return
 	local pol='{"network": {"allow": ["127.0.0.1:8081"]}}'
-	cri() {
-		jq --argjson a "$2" --arg ns "$ns" \
-			'.annotations += $a | .linux.namespaces += [{type: "network", path: $ns}]' "$1/config.json" >"$1/c" &&
-			mv "$1/c" "$1/config.json"
-	}
-	oci_bundle "$WS/sb" oci-egress "sh sleep" "" "" sleep 600
-	cri "$WS/sb" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p, "run.cordon.inbound": "8080"}')"
-	"$OCI" --root "$ROOT" create --bundle "$WS/sb" "$sid" >/dev/null 2>"$T_TMP/err" </dev/null
-	expect_eq "$?" 0 "the sandbox's create: $(cat "$T_TMP/err")"
-	oci start "$sid"
-	expect_eq "$RC" 0 "the sandbox's start: $ERR"
+	pod_sandbox "$pol" '{"run.cordon.inbound": "8080"}'
 	# the container's server closes every connection at once
-	oci_bundle "$B" oci-egress "sh nc true" "" "" nc -ll -p 8080 -e true
-	cri "$B" "$(jq -cn --arg s "$sid" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": $s}')"
-	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" >/dev/null 2>"$T_TMP/err" </dev/null
-	expect_eq "$?" 0 "a container of the pod: $(cat "$T_TMP/err")"
-	oci start "$ID"
-	nsenter --net="$ns" /usr/bin/python3 - >"$T_TMP/client" 2>&1 <<'PY'
+	pod_member '{}' "sh nc true" nc -ll -p 8080 -e true
+	nsenter --net="$POD_NS" /usr/bin/python3 - >"$T_TMP/client" 2>&1 <<'PY'
 import socket, time
 def ended(s, t):  # the relay passed the server's end (b"") within t seconds
     s.settimeout(t)
@@ -834,13 +796,57 @@ c = socket.create_connection(("127.0.0.1", 8080))
 print("next", "served" if ended(c, 60) else "never served")
 PY
 	expect_eq "$(tail -1 "$T_TMP/client")" "next served" "a client past 256 held ones the server ended: $(head -c 300 "$T_TMP/client")"
-	oci kill "$ID" KILL
-	oci kill "$sid" KILL
-	wait_for "$ROOT/reports/$sid.json"
-	oci delete --force "$ID"
-	oci delete --force "$sid"
-	umount "$ns"
-	expect_eq "$(ls -A "$ROOT" | grep -vx reports | tr '\n' ' ')" "" "no container left"
+	pod_end
+	# the report says what the relay let go at its bound
+	local in
+	in=$(jq -c '.network.inbound' "$ROOT/reports/$POD_SID.json")
+	expect_eq "$(jq -c '[.ports, .max_connections, .full]' <<<"$in")" '[[8080],256,0]' "the relay's bound in the report: $in"
+	[ "$(jq .dropped <<<"$in")" -ge 1 ] && [ "$(jq .connections <<<"$in")" -ge 257 ] ||
+		fail "the connection let go at the bound, counted: $in"
+	pod_net_end
+	t_assert
+}
+
+# The inbound relay full of live connections: the container's server holds
+# each of the 256 it carries (writes one byte, never ends); a client past
+# them waits in the listener's backlog, and the sandbox's report counts the
+# times the bound held new ones back (network.inbound.full).
+test_egress_pod_inbound_full_counted() {
+	setup_oci || return
+	pod_net || return
+	local pol='{"network": {"allow": ["127.0.0.1:8081"]}}'
+	pod_sandbox "$pol" '{"run.cordon.inbound": "8080"}'
+	pod_member '{}' "sh nc echo sleep" nc -ll -p 8080 -e sh -c 'echo x; exec sleep 600'
+	nsenter --net="$POD_NS" /usr/bin/python3 - >"$T_TMP/client" 2>&1 <<'PY'
+import socket, time
+def relayed(s, t):  # the server's byte came through the relay within t seconds
+    s.settimeout(t)
+    try:
+        return s.recv(1) == b"x"
+    except OSError:
+        return False
+for _ in range(300):  # the container's server starting
+    c = socket.create_connection(("127.0.0.1", 8080))
+    ok = relayed(c, 1)
+    c.close()
+    if ok:
+        break
+    time.sleep(0.1)
+held = []
+for i in range(256):  # the relay's 256 (the first one's place freed), each held open by the server
+    c = socket.create_connection(("127.0.0.1", 8080))
+    assert relayed(c, 60), "connection %d not relayed" % i
+    held.append(c)
+c = socket.create_connection(("127.0.0.1", 8080))
+print("next", "served" if relayed(c, 1) else "waits")
+PY
+	expect_eq "$(tail -1 "$T_TMP/client")" "next waits" "a client past 256 live ones: $(head -c 300 "$T_TMP/client")"
+	pod_end
+	local in
+	in=$(jq -c '.network.inbound' "$ROOT/reports/$POD_SID.json")
+	expect_eq "$(jq -c '[.max_connections, .full >= 1, .connections >= 257]' <<<"$in")" '[256,true,true]' \
+		"the bound held a client back, in the report: $in"
+	pod_net_end
 	t_assert
 }
 
@@ -852,32 +858,13 @@ PY
 # before it tries again: sampled, it is not running most of the time.
 test_egress_pod_inbound_no_fds_no_spin() {
 	setup_oci || return
-	command -v ip >/dev/null && command -v nsenter >/dev/null && command -v unshare >/dev/null &&
-		command -v ss >/dev/null && command -v prlimit >/dev/null ||
-		{ t_skip "no ip, nsenter, unshare, ss or prlimit (iproute2, util-linux)"; return; }
-	local ns=$WS/podnet sid=sb-$$-$RANDOM
-	touch "$ns"
-	unshare --net="$ns" true || { fail "unshare --net=$ns"; t_assert; return; }
-	nsenter --net="$ns" ip link set lo up
+	command -v ss >/dev/null && command -v prlimit >/dev/null || { t_skip "no ss or prlimit (iproute2, util-linux)"; return; }
+	pod_net || return
 	local pol='{"network": {"allow": ["127.0.0.1:8081"]}}'
-	cri() {
-		jq --argjson a "$2" --arg ns "$ns" \
-			'.annotations += $a | .linux.namespaces += [{type: "network", path: $ns}]' "$1/config.json" >"$1/c" &&
-			mv "$1/c" "$1/config.json"
-	}
-	oci_bundle "$WS/sb" oci-egress "sh sleep" "" "" sleep 600
-	cri "$WS/sb" "$(jq -cn --arg p "$pol" '{"io.kubernetes.cri-o.ContainerType": "sandbox", "run.cordon.policy": $p, "run.cordon.inbound": "8080"}')"
-	"$OCI" --root "$ROOT" create --bundle "$WS/sb" "$sid" >/dev/null 2>"$T_TMP/err" </dev/null
-	expect_eq "$?" 0 "the sandbox's create: $(cat "$T_TMP/err")"
-	oci start "$sid"
-	expect_eq "$RC" 0 "the sandbox's start: $ERR"
-	oci_bundle "$B" oci-egress "sh nc sleep" "" "" nc -ll -p 8080 -e sleep 600
-	cri "$B" "$(jq -cn --arg s "$sid" '{"io.kubernetes.cri-o.ContainerType": "container", "io.kubernetes.cri-o.SandboxID": $s}')"
-	"$OCI" --root "$ROOT" create --bundle "$B" "$ID" >/dev/null 2>"$T_TMP/err" </dev/null
-	expect_eq "$?" 0 "a container of the pod: $(cat "$T_TMP/err")"
-	oci start "$ID"
+	pod_sandbox "$pol" '{"run.cordon.inbound": "8080"}'
+	pod_member '{}' "sh nc sleep" nc -ll -p 8080 -e sleep 600
 	local relay
-	relay=$(nsenter --net="$ns" ss -Hltnp 'sport = :8080' | grep -o 'pid=[0-9]*' | head -1 | cut -d= -f2)
+	relay=$(pod_relay)
 	[ -n "$relay" ] || fail "no relay listening on the pod's 8080"
 	# room for one connection's two descriptors: the limit past the second free one
 	local fd free=()
@@ -886,7 +873,7 @@ test_egress_pod_inbound_no_fds_no_spin() {
 	# CAP_SYS_RESOURCE, as on some hosts, may not set another uid's limits)
 	setpriv --reuid 65534 --regid 65534 --clear-groups prlimit --pid "$relay" --nofile=$((free[1] + 1)): ||
 		fail "prlimit on the relay"
-	nsenter --net="$ns" /usr/bin/python3 - >"$T_TMP/client" 2>&1 <<'PY' &
+	nsenter --net="$POD_NS" /usr/bin/python3 - >"$T_TMP/client" 2>&1 <<'PY' &
 import socket, time
 s = None
 for _ in range(300):  # the container's server starting: the relay closes what it could not connect
@@ -914,13 +901,8 @@ PY
 	[ "$running" -lt 10 ] || fail "the relay runs $running of 20 samples: it spins"
 	kill "$cl" 2>/dev/null
 	wait "$cl" 2>/dev/null
-	oci kill "$ID" KILL
-	oci kill "$sid" KILL
-	wait_for "$ROOT/reports/$sid.json"
-	oci delete --force "$ID"
-	oci delete --force "$sid"
-	umount "$ns"
-	expect_eq "$(ls -A "$ROOT" | grep -vx reports | tr '\n' ' ')" "" "no container left"
+	pod_end
+	pod_net_end
 	t_assert
 }
 
