@@ -518,12 +518,45 @@ int cs_rm_layer(struct changeset *cs, const char *name)
 /* Remove DIR itself, and .cordon-changes[-UID] above it when that is
  * empty. The layers first, the control files last: a change set that
  * cannot be removed whole stays one cordon opens. */
+/* A layer as a run that changed nothing leaves it (overlayfs's work/work
+ * the only thing made in it), removed in five calls; anything else there
+ * fails one of them (ENOTEMPTY, ENOTDIR: rmdir follows no last link) and
+ * cs_rm_layer's walk removes what is left. The layer's directory is the
+ * set's (the run writes only below upper/ and work/), so no name on the way
+ * to what is removed here is one a run could have changed. */
+static int rm_layer_fast(struct changeset *cs, size_t i)
+{
+	static const struct {
+		const char *name;
+		int flags;
+	} parts[] = {{"upper", AT_REMOVEDIR}, {"work/work", AT_REMOVEDIR}, {"work", AT_REMOVEDIR}, {"host", 0}};
+	char p[64];
+	for (size_t k = 0; k < ARRAY_SIZE(parts); k++) {
+		snprintf(p, sizeof(p), "%zu/%s", i, parts[k].name);
+		if (unlinkat(cs->dirfd, p, parts[k].flags) < 0 && errno != ENOENT)
+			return -1;
+	}
+	snprintf(p, sizeof(p), "%zu", i);
+	return unlinkat(cs->dirfd, p, AT_REMOVEDIR);
+}
+
+/* The control files, then the set's directory (p: its parent): -1 when
+ * anything else is in it (cs_rm_at's walk then). */
+static int rm_top_fast(struct changeset *cs, int p, const char *name)
+{
+	static const char *const files[] = {"meta", "protect", "seal"};
+	for (size_t k = 0; k < ARRAY_SIZE(files); k++)
+		if (unlinkat(cs->dirfd, files[k], 0) < 0 && errno != ENOENT)
+			return -1;
+	return unlinkat(p, name, AT_REMOVEDIR);
+}
+
 int cs_remove_dir(struct changeset *cs, cordon_error *err)
 {
 	for (size_t i = 0; i < cs->nlayers; i++) {
 		char name[32];
 		snprintf(name, sizeof(name), "%zu", i);
-		if (cs_rm_layer(cs, name) < 0)
+		if (rm_layer_fast(cs, i) < 0 && cs_rm_layer(cs, name) < 0)
 			return cordon_err_errno(err, "remove %s/%s", cs->dir, name);
 	}
 	char parent[4096], *slash;
@@ -536,7 +569,7 @@ int cs_remove_dir(struct changeset *cs, cordon_error *err)
 	if (p < 0 || fstatat(p, slash + 1, &a, AT_SYMLINK_NOFOLLOW) < 0 || fstat(cs->dirfd, &b) < 0 ||
 	    a.st_ino != b.st_ino || a.st_dev != b.st_dev)
 		return cordon_err_errno(err, "%s: moved while in use", cs->dir);
-	if (cs_rm_at(p, slash + 1, 0) < 0)
+	if (rm_top_fast(cs, p, slash + 1) < 0 && cs_rm_at(p, slash + 1, 0) < 0)
 		return cordon_err_errno(err, "remove %s", cs->dir);
 	/* .cordon-changes[-UID] stays, empty: made once, it is listed and
 	 * masked in every run that starts later; made anew for each run, it

@@ -540,11 +540,14 @@ static int apply_in(struct changeset *cs, const struct changeset_apply_opts *o, 
 
 /* Is every layer's upper directory empty (the run changed nothing)? false
  * where one cannot be read: the apply then says why. */
+/* Is every layer's upper directory empty (one open and a read or two each:
+ * most runs change nothing, and this is on every overlay run's way out)? */
 static bool uppers_empty(const struct changeset *cs)
 {
 	for (size_t i = 0; i < cs->nlayers; i++) {
-		_cleanup_close_ int up = changeset_layer_fd(cs, i, "upper", NULL);
-		int u = up < 0 ? -1 : open_beneath(up, ".", O_RDONLY | O_DIRECTORY);
+		char name[32];
+		snprintf(name, sizeof(name), "%zu/upper", i);
+		int u = open_beneath(cs->dirfd, name, O_RDONLY | O_DIRECTORY);
 		if (u < 0)
 			return false;
 		_cleanup_dstream_ struct dstream *d = dstream_open(u);
@@ -563,10 +566,20 @@ static bool uppers_empty(const struct changeset *cs)
 	return true;
 }
 
+bool changeset_unchanged(const struct changeset *cs)
+{
+	return !changeset_interrupted(cs) && uppers_empty(cs);
+}
+
 int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, const struct changeset_held *held,
 		    cordon_error *err)
 {
 	static const struct changeset_apply_opts none = {0};
+	/* Nothing changed (most runs): nothing to journal, sync or hold back,
+	 * nor anything to allocate; the change set goes (an apply would end
+	 * the same way after four syncfs, a journal and its fsyncs). */
+	if (changeset_unchanged(cs))
+		return cs_remove_dir(cs, err) < 0 ? -1 : 1;
 	struct walk *w = calloc(1, sizeof(*w));
 	struct pending *q = calloc(PENDING_MAX, sizeof(*q));
 	size_t ns = o ? o->nselect : 0;
@@ -592,11 +605,6 @@ static int apply_in(struct changeset *cs, const struct changeset_apply_opts *o, 
 {
 	w->cs = cs;
 	bool resume = changeset_interrupted(cs);
-	/* Nothing changed (most runs): nothing to journal, sync or hold back;
-	 * the change set goes (an apply would end the same way after four
-	 * syncfs, a journal and its fsyncs). */
-	if (!resume && uppers_empty(cs))
-		return cs_remove_dir(cs, err) < 0 ? -1 : 1;
 	/* Backups of an earlier apply that ended with entries kept: no
 	 * journal names them any more, and this one's names would meet them. */
 	for (size_t i = 0; !resume && i < cs->nlayers; i++) {

@@ -16,3 +16,7 @@
  * or -1 with err set (the change set is kept). */
 int changeset_apply(struct changeset *cs, const struct changeset_apply_opts *o, const struct changeset_held *held,
 		    cordon_error *err);
+
+/* Did the run change nothing (every upper layer empty, no apply under
+ * way)? One open and a getdents or two per layer. */
+bool changeset_unchanged(const struct changeset *cs);

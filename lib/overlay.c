@@ -366,7 +366,12 @@ void overlay_finish(struct overlay_run *o, const cordon_policy *p, bool ok, cons
 	file_list_start(&rep->outputs);
 	struct changeset_held held = {&c->refused, &c->protected, &c->conflicts};
 	size_t steps = 0;
-	if (changeset_list(&o->cs, base, &rep->outputs, &held, &steps, &e) < 0) {
+	/* Most runs change nothing: an empty upper layer lists as nothing,
+	 * without the walk (O(changes)). */
+	bool unchanged = changeset_unchanged(&o->cs);
+	if (unchanged) {
+		/* outputs: started empty above, and that is all of it */
+	} else if (changeset_list(&o->cs, base, &rep->outputs, &held, &steps, &e) < 0) {
 		snprintf(c->reason, sizeof(c->reason), "the change set could not be listed: %s", e.msg);
 		/* outputs is not what the run changed: said, never an empty list. */
 		rep->outputs.truncated = true;
@@ -396,7 +401,9 @@ void overlay_finish(struct overlay_run *o, const cordon_policy *p, bool ok, cons
 		strv_free(&c->refused);
 		strv_free(&c->protected);
 		struct changeset_apply_opts ao = {.hold_conflicts = true, .crash_after = p->test_apply_crash_after};
-		if (changeset_apply(&o->cs, &ao, &held, &e) < 0) {
+		/* (nothing to apply: the change set goes, as an apply of it
+		 * would end) */
+		if ((unchanged ? changeset_discard(&o->cs, &e) : changeset_apply(&o->cs, &ao, &held, &e)) < 0) {
 			act = ONF_KEEP;
 			snprintf(c->reason, sizeof(c->reason), "the apply failed, the change set is kept (cordon apply completes it, cordon discard rolls it back): %s",
 				 e.msg);

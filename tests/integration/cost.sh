@@ -333,6 +333,26 @@ test_cost_no_cgroup_run_does_not_scan_tmp() {
 	t_assert
 }
 
+# An overlay run that changed nothing leaves O(1): its upper layer is looked
+# at once (not listed, then looked at again by the apply), and its change
+# set removed by name (rmdir, unlink: the generic walk opened each
+# directory, read it and answered EISDIR to an unlink first). A run that
+# changed something still lists and applies it.
+test_cost_unchanged_overlay_run_leaves_in_o1() {
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	mkdir -p "$T_TMP/ws1"
+	(cd "$T_TMP/ws1" && traced -e trace=openat2,unlinkat -o "$T_TMP/st" \
+		"$CORDON" run --report "$T_TMP/r.json" -- /bin/true) || fail "the run failed"
+	expect_eq "$(jq -r '.enforcement.workspace_mode + " " + .changes.state' "$T_TMP/r.json")" "overlay applied" "mode and state"
+	expect_eq "$(grep -c 'openat2(.*"0/upper"' "$T_TMP/st")" 1 "looks at the upper layer"
+	expect_eq "$(grep -c 'EISDIR' "$T_TMP/st")" 0 "unlinks answered EISDIR"
+	expect_eq "$(find "$T_TMP/.cordon-changes"* -mindepth 1 2>/dev/null | wc -l)" 0 "change sets left"
+	(cd "$T_TMP/ws1" && "$CORDON" run --report "$T_TMP/r2.json" -- /bin/sh -c 'echo x >f') || fail "the second run failed"
+	expect_eq "$(cat "$T_TMP/ws1/f" 2>/dev/null)" x "the second run's file applied"
+	expect_eq "$(jq -r '[.outputs[].path] | join(",")' "$T_TMP/r2.json")" f "its outputs"
+	t_assert
+}
+
 # The held state directory (cs-seal.c) takes no lock for the run's whole
 # life: the change-set registry's flock on the state directory is let go
 # when its update is done (a held dup kept it, one overlay run at a time on
