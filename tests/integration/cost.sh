@@ -3,6 +3,11 @@
 # figures), and the boundary that stays the same.
 . "$(dirname "$0")/../lib.sh"
 
+# The tests of an overlay run's own costs need an overlay workspace: below
+# /tmp where it has idmapped mounts, else /var/tmp (Debian 12's kernel has
+# none on tmpfs: there the default falls back to direct).
+overlay_workspaces '^test_cost_(no_tick_wait_before_clone|state_dir_not_locked_during_a_run|unchanged_overlay_run_leaves_in_o1)$' only
+
 # passwd's sources beside files (nsswitch.conf): an NSS enumeration would
 # load their modules.
 nss_passwd_modules() { sed -n 's/#.*//; s/^passwd:[[:space:]]*//p' /etc/nsswitch.conf 2>/dev/null | tr ' ' '\n' | grep -v -e '^files$' -e '^\[' -e '^$'; }
@@ -296,8 +301,8 @@ test_cost_state_dir_walked_once() {
 # supervisor sleeps for none before it clones init.
 test_cost_no_tick_wait_before_clone() {
 	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
-	mkdir -p "$T_TMP/ws"
-	(cd "$T_TMP/ws" && traced -e trace=clock_nanosleep,nanosleep,clone3 -o "$T_TMP/st" \
+	mkdir -p "$WS/ws"
+	(cd "$WS/ws" && traced -e trace=clock_nanosleep,nanosleep,clone3 -o "$T_TMP/st" \
 		"$CORDON" run --report "$T_TMP/r.json" -- /bin/true) || fail "the run failed"
 	expect_eq "$(jq -r .enforcement.workspace_mode "$T_TMP/r.json")" overlay "workspace mode"
 	local sup
@@ -340,15 +345,15 @@ test_cost_no_cgroup_run_does_not_scan_tmp() {
 # changed something still lists and applies it.
 test_cost_unchanged_overlay_run_leaves_in_o1() {
 	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
-	mkdir -p "$T_TMP/ws1"
-	(cd "$T_TMP/ws1" && traced -e trace=openat2,unlinkat -o "$T_TMP/st" \
+	mkdir -p "$WS/ws1"
+	(cd "$WS/ws1" && traced -e trace=openat2,unlinkat -o "$T_TMP/st" \
 		"$CORDON" run --report "$T_TMP/r.json" -- /bin/true) || fail "the run failed"
 	expect_eq "$(jq -r '.enforcement.workspace_mode + " " + .changes.state' "$T_TMP/r.json")" "overlay applied" "mode and state"
 	expect_eq "$(grep -c 'openat2(.*"0/upper"' "$T_TMP/st")" 1 "looks at the upper layer"
 	expect_eq "$(grep -c 'EISDIR' "$T_TMP/st")" 0 "unlinks answered EISDIR"
-	expect_eq "$(find "$T_TMP/.cordon-changes"* -mindepth 1 2>/dev/null | wc -l)" 0 "change sets left"
-	(cd "$T_TMP/ws1" && "$CORDON" run --report "$T_TMP/r2.json" -- /bin/sh -c 'echo x >f') || fail "the second run failed"
-	expect_eq "$(cat "$T_TMP/ws1/f" 2>/dev/null)" x "the second run's file applied"
+	expect_eq "$(find "$WS/.cordon-changes"* -mindepth 1 2>/dev/null | wc -l)" 0 "change sets left"
+	(cd "$WS/ws1" && "$CORDON" run --report "$T_TMP/r2.json" -- /bin/sh -c 'echo x >f') || fail "the second run failed"
+	expect_eq "$(cat "$WS/ws1/f" 2>/dev/null)" x "the second run's file applied"
 	expect_eq "$(jq -r '[.outputs[].path] | join(",")' "$T_TMP/r2.json")" f "its outputs"
 	t_assert
 }
