@@ -411,11 +411,17 @@ static int registry_read(int d, strv *out)
 	return rc;
 }
 
-/* Add top (canonical) to the list; a directory gone (ENOENT, ENOTDIR, or
- * no directory there) is dropped, the oldest past REGISTRY_MAX too; one
- * that cannot be looked at stays. Under the key directory's lock; written
- * beside and renamed. Best effort: a set not listed is still masked at the
- * top of a path. */
+/* Add top (canonical) to the list. A run in a new place adds one (a
+ * harness's task directory made for each run: every run), so an add looks
+ * at REGISTRY_CHECK of the entries, not all of them (up to REGISTRY_MAX
+ * lstats): the least recently looked at, at the head. One gone (ENOENT,
+ * ENOTDIR, or no directory there) is dropped; one still there goes to the
+ * end, as one added now (the list turns over: each is looked at again after
+ * about n / REGISTRY_CHECK adds); one that cannot be looked at stays where
+ * it is. Past REGISTRY_MAX the head goes. Under the key directory's lock;
+ * written beside and renamed. Best effort: a set not listed is still
+ * masked at the top of a path. */
+#define REGISTRY_CHECK 16
 void cs_registry_add(const char *top)
 {
 	char dir[4096];
@@ -423,7 +429,7 @@ void cs_registry_add(const char *top)
 	_cleanup_close_ int d = open_keydir(true, dir, &e);
 	if (d < 0 || flock(d, LOCK_EX) < 0)
 		return;
-	strv old = {0};
+	strv old = {0}, again = {0};
 	buf b = {0};
 	if (registry_read(d, &old) < 0 || strv_contains(&old, top)) {
 		/* Listed already (the directory is made again after each run
@@ -431,18 +437,28 @@ void cs_registry_add(const char *top)
 		strv_free(&old);
 		return;
 	}
-	/* Those gone first, then the oldest past the bound. */
-	size_t live = 0;
+	size_t live = 0, looked = old.n < REGISTRY_CHECK ? old.n : REGISTRY_CHECK;
 	for (size_t i = 0; i < old.n; i++) {
-		struct stat st;
-		if (lstat(old.v[i], &st) < 0 ? (errno == ENOENT || errno == ENOTDIR) : !S_ISDIR(st.st_mode)) {
-			free(old.v[i]);
-			continue;
+		char *p = old.v[i];
+		if (i < looked) {
+			struct stat st;
+			int r = lstat(p, &st);
+			if (r < 0 ? (errno == ENOENT || errno == ENOTDIR) : !S_ISDIR(st.st_mode)) {
+				free(p); /* gone */
+				continue;
+			}
+			if (r == 0 && strv_push(&again, p) == 0) {
+				free(p); /* there: to the end */
+				continue;
+			}
 		}
-		old.v[live++] = old.v[i];
+		old.v[live++] = p;
 	}
 	old.n = live;
-	for (size_t i = live + 1 > REGISTRY_MAX ? live + 1 - REGISTRY_MAX : 0; i < live; i++)
+	for (size_t i = 0; i < again.n; i++)
+		if (strv_push(&old, again.v[i]) < 0)
+			goto out;
+	for (size_t i = old.n + 1 > REGISTRY_MAX ? old.n + 1 - REGISTRY_MAX : 0; i < old.n; i++)
 		if (buf_append(&b, old.v[i], strlen(old.v[i]) + 1) < 0)
 			goto out;
 	if (buf_append(&b, top, strlen(top) + 1) < 0)
@@ -459,6 +475,7 @@ void cs_registry_add(const char *top)
 out:
 	buf_free(&b);
 	strv_free(&old);
+	strv_free(&again);
 }
 
 int changeset_registered(strv *out, cordon_error *err)

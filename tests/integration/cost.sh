@@ -6,7 +6,7 @@
 # The tests of an overlay run's own costs need an overlay workspace: below
 # /tmp where it has idmapped mounts, else /var/tmp (Debian 12's kernel has
 # none on tmpfs: there the default falls back to direct).
-overlay_workspaces '^test_cost_(no_tick_wait_before_clone|state_dir_not_locked_during_a_run|unchanged_overlay_run_leaves_in_o1)$' only
+overlay_workspaces '^test_cost_(no_tick_wait_before_clone|state_dir_not_locked_during_a_run|unchanged_overlay_run_leaves_in_o1|registry_add_looks_at_a_few)$' only
 
 # passwd's sources beside files (nsswitch.conf): an NSS enumeration would
 # load their modules.
@@ -355,6 +355,32 @@ test_cost_unchanged_overlay_run_leaves_in_o1() {
 	(cd "$WS/ws1" && "$CORDON" run --report "$T_TMP/r2.json" -- /bin/sh -c 'echo x >f') || fail "the second run failed"
 	expect_eq "$(cat "$WS/ws1/f" 2>/dev/null)" x "the second run's file applied"
 	expect_eq "$(jq -r '[.outputs[].path] | join(",")' "$T_TMP/r2.json")" f "its outputs"
+	t_assert
+}
+
+# A run in a new place (a harness's directory made for each task) lists
+# its change sets' directory beside the key: it looks at 16 of the listed
+# ones, not at all of them (up to 1,000). Those gone are dropped as the
+# list turns over; those there stay listed (and masked).
+test_cost_registry_add_looks_at_a_few() {
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	export CORDON_STATE_DIR="$T_TMP/sd"
+	mkdir -m 700 "$CORDON_STATE_DIR"
+	local i
+	for i in $(seq 40); do printf '%s\0' "$T_TMP/gone$i/.cordon-changes"; done >"$CORDON_STATE_DIR/sets"
+	for i in $(seq 40); do
+		mkdir -p "$T_TMP/k$i/.cordon-changes"
+		printf '%s\0' "$T_TMP/k$i/.cordon-changes"
+	done >>"$CORDON_STATE_DIR/sets"
+	chmod 600 "$CORDON_STATE_DIR/sets"
+	mkdir -p "$WS/p1/w"
+	(cd "$WS/p1/w" && traced -e trace=newfstatat,statx -o "$T_TMP/st" "$CORDON" run --workspace-mode review -- /bin/true) ||
+		fail "the run failed"
+	[ "$(tr '\0' '\n' <"$CORDON_STATE_DIR/sets" | grep -c "^$WS/p1/")" = 1 ] || { t_skip "no change set listed here (no overlay workspace?)"; return; }
+	expect_eq "$(grep -c "\"$T_TMP/\(gone\|k\)[0-9]*/" "$T_TMP/st")" 16 "listed ones looked at"
+	for i in 2 3 4 5 6; do mkdir -p "$WS/p$i/w" && (cd "$WS/p$i/w" && "$CORDON" run --workspace-mode review -- /bin/true) || fail "run $i"; done
+	expect_eq "$(tr '\0' '\n' <"$CORDON_STATE_DIR/sets" | grep -c "^$T_TMP/gone")" 0 "gone ones left in the list"
+	expect_eq "$(tr '\0' '\n' <"$CORDON_STATE_DIR/sets" | grep -c "^$T_TMP/k")" 40 "ones there left in the list"
 	t_assert
 }
 
