@@ -519,24 +519,29 @@ int cs_rm_layer(struct changeset *cs, const char *name)
  * empty. The layers first, the control files last: a change set that
  * cannot be removed whole stays one cordon opens. */
 /* A layer as a run that changed nothing leaves it (overlayfs's work/work
- * the only thing made in it), removed in five calls; anything else there
- * fails one of them (ENOTEMPTY, ENOTDIR: rmdir follows no last link) and
- * cs_rm_layer's walk removes what is left. The layer's directory is the
- * set's (the run writes only below upper/ and work/), so no name on the way
- * to what is removed here is one a run could have changed. */
+ * the only thing made in it), removed by name; anything else there fails
+ * one of the calls (ENOTEMPTY, ENOTDIR: rmdir follows no last link) and
+ * cs_rm_layer's walk removes what is left. The layer and its work/ are
+ * opened beneath, never through a link or a mount: a concurrent run of the
+ * same user that reaches the set (one that started before
+ * .cordon-changes was made: no mask covers it) may have put a link at 0
+ * or 0/work, and a removal by the path "0/work/work" or "0/host" followed
+ * it out of the set (outside review attack15). */
 static int rm_layer_fast(struct changeset *cs, size_t i)
 {
-	static const struct {
-		const char *name;
-		int flags;
-	} parts[] = {{"upper", AT_REMOVEDIR}, {"work/work", AT_REMOVEDIR}, {"work", AT_REMOVEDIR}, {"host", 0}};
-	char p[64];
-	for (size_t k = 0; k < ARRAY_SIZE(parts); k++) {
-		snprintf(p, sizeof(p), "%zu/%s", i, parts[k].name);
-		if (unlinkat(cs->dirfd, p, parts[k].flags) < 0 && errno != ENOENT)
-			return -1;
-	}
+	char p[32];
 	snprintf(p, sizeof(p), "%zu", i);
+	_cleanup_close_ int l = open_beneath(cs->dirfd, p, O_PATH | O_DIRECTORY);
+	if (l < 0 || (unlinkat(l, "upper", AT_REMOVEDIR) < 0 && errno != ENOENT))
+		return -1;
+	_cleanup_close_ int w = open_beneath(l, "work", O_PATH | O_DIRECTORY);
+	if (w < 0 && errno != ENOENT)
+		return -1;
+	if (w >= 0 && unlinkat(w, "work", AT_REMOVEDIR) < 0 && errno != ENOENT)
+		return -1;
+	if ((unlinkat(l, "work", AT_REMOVEDIR) < 0 && errno != ENOENT) ||
+	    (unlinkat(l, "host", 0) < 0 && errno != ENOENT))
+		return -1;
 	return unlinkat(cs->dirfd, p, AT_REMOVEDIR);
 }
 

@@ -1040,6 +1040,26 @@ test_deep_change_set_discarded() {
 	t_assert
 }
 
+# Outside review attack15: the fast removal of a change set that holds no
+# change (rm_layer_fast) named "0/work/work": a link put at 0/work (by a
+# concurrent run of the same user that reaches the set: one started before
+# .cordon-changes was made next to its workspace, which no mask covers) was
+# followed, and an empty directory "work" outside the set removed (by name,
+# "0/host" too where 0 itself is swapped). The walk removes the link alone.
+test_discard_follows_no_link_in_a_layer() {
+	ws_init || return
+	review_run 'true'
+	local d=$KEPT
+	expect_eq "$RC:$(field .changes.state)" "0:kept" "a review run that changed nothing: kept ($ERR)"
+	mkdir -p "$WS/victim/work" && echo v >"$WS/victim/host"
+	rmdir "$d/0/work/work" && rmdir "$d/0/work" && ln -s "$WS/victim" "$d/0/work" ||
+		{ fail "the layer's work directory not replaced"; t_assert; return; }
+	"$CORDON" discard "$d" || fail "discard: $("$CORDON" discard "$d" 2>&1)"
+	[ -e "$d" ] && fail "left: $(ls -A "$d" | head -3)"
+	expect_eq "$(cd "$WS/victim" && ls -A | tr '\n' ' ')" "host work " "nothing outside the change set removed"
+	t_assert
+}
+
 # Outside review 9 F2, direct mode: the directories pinned above protected
 # names are the host's own, writable: a run's chmod 0777 .git reached the
 # host at once. Their mode is put back after the run, and said.
@@ -1239,7 +1259,7 @@ for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_
 	test_forged_change_set_refused test_change_sets_and_their_key_never_granted test_change_set_key_not_in_the_runs_memory \
 	test_user_key_safe_through_links_and_first_use test_always_held_and_apply_by_id \
 	test_key_way_guarded test_listed_change_sets_fail_closed \
-	test_apply_adds_no_group_or_other_write test_unusable_key_refuses_every_run test_deep_change_set_discarded test_direct_pins_restored \
+	test_apply_adds_no_group_or_other_write test_unusable_key_refuses_every_run test_deep_change_set_discarded test_discard_follows_no_link_in_a_layer test_direct_pins_restored \
 	test_change_sets_made_during_a_run_stay_masked test_concurrent_direct_runs_leave_pins_tight \
 	test_apply_in_part test_ignore_list_and_a_host_git_status test_diff_taken_by_git_apply \
 	test_changes_diff_of_created_and_deleted_files test_changes_listing_past_a_deep_tree; do
