@@ -88,7 +88,8 @@ struct changeset_apply_opts {
 	bool hold_conflicts; /* not force: hold each such entry back (conflicts)
 			      * instead of refusing the whole apply */
 	bool include_protected; /* apply entries at protected paths too */
-	long crash_after;  /* test hook: SIGKILL itself after this many entries (0 = never) */
+	long crash_after;  /* test hook: SIGKILL itself after this many entries (0 = never; < 0: once
+			    * applied, before the set is removed) */
 	/* Only the entries at or below these paths or globs (changeset_selects;
 	 * relative to layer 0's host directory, or absolute); none: all. A
 	 * pattern that selects nothing refuses the apply (EINVAL, naming it),

@@ -686,8 +686,19 @@ static int apply_in(struct changeset *cs, const struct changeset_apply_opts *o, 
 	if (r < 0 || sync_all(cs, err) < 0)
 		return -1;
 	/* Done: nothing to roll back, nothing left but what was held back or
-	 * not selected (what was ignored goes with the change set). */
+	 * not selected (what was ignored goes with the change set). The
+	 * journal goes first, its removal on disk, before anything of the set
+	 * goes: a crash while the layers and their backups are removed would
+	 * leave a journal that a later discard replays, undoing the completed
+	 * apply in part (the created files removed, the replaced ones kept new:
+	 * their backups gone; outside review attack15). */
+	if (unlinkat(cs->dirfd, "journal", 0) < 0)
+		return cordon_err_errno(err, "remove %s/journal", cs->dir);
 	if (held_count(held) > held_before || w->left)
-		return unlinkat(cs->dirfd, "journal", 0) < 0 ? cordon_err_errno(err, "remove %s/journal", cs->dir) : 0;
+		return 0;
+	if (fsync(cs->dirfd) < 0)
+		return cordon_err_errno(err, "fsync %s", cs->dir);
+	if (o && o->crash_after < 0)
+		raise(SIGKILL); /* the test of a crash while the set is removed */
 	return cs_remove_dir(cs, err);
 }

@@ -143,6 +143,25 @@ test_interrupted_apply_completed_or_rolled_back() {
 	t_assert
 }
 
+# Outside review attack15: an apply that had completed, killed while its
+# change set was being removed, left its journal, and a later discard
+# replayed it: the files it created removed, those it replaced kept new
+# (their backups went with the layers): a completed apply undone in part,
+# silently. The journal goes first now; the set left is discarded as any.
+test_completed_apply_not_undone_by_a_later_discard() {
+	ws_init || return
+	review_run 'echo 1 >n1; echo mod >k; rm a'
+	local d=$KEPT after
+	"$CORDON" apply --test-apply-crash-after -1 "$d" 2>/dev/null
+	expect_eq "$?" 137 "the apply was killed before its change set was removed"
+	after=$(host_state)
+	expect_eq "$(cat n1 k | tr '\n' ' ')$([ -e a ] && echo a)" "1 mod " "all applied"
+	"$CORDON" discard "$d" >/dev/null 2>&1 || fail "the discard of what is left"
+	expect_eq "$(host_state)" "$after" "the host as the apply left it"
+	[ -e "$d" ] && fail "the change set left after the discard"
+	t_assert
+}
+
 test_concurrent_runs_have_their_own_change_sets() {
 	ws_init || return
 	"$CORDON" run --report "$T_TMP/r1" --ro "$BUILD" --workspace-mode review -- /bin/sh -c 'echo 1 >one; sleep 0.3' &
@@ -1249,7 +1268,7 @@ test_diff_taken_by_git_apply() {
 }
 
 for t in test_overlay_host_sees_nothing_until_the_end test_review_changes_apply_discard \
-	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back \
+	test_apply_refused_when_the_host_changed test_interrupted_apply_completed_or_rolled_back test_completed_apply_not_undone_by_a_later_discard \
 	test_concurrent_runs_have_their_own_change_sets test_special_files_and_setid_refused test_on_failure \
 	test_fallback_needs_allow_weaker test_overlay_is_the_default test_squatted_change_set_dir_said test_rw_file_makes_the_run_direct test_late_refusal_has_no_change_set test_overlay_paths_beyond_bounds_kept test_apply_steps_bounded test_workspace_below_a_private_directory test_evidence_in_review_mode test_explain_shows_the_mode test_non_root_overlay \
 	test_end_of_run_apply_keeps_host_changes test_changes_output_is_safe test_diff_dies_with_changes test_journal_names_never_read_as_records \
