@@ -22,7 +22,9 @@
 #include <unistd.h>
 #include "sup-degrade.h"
 #include "cleanup.h"
+#include "dirstream.h"
 #include "hostwhy.h"
+#include "ident.h"
 #include "landlock.h"
 #include "model-access.h"
 #include "mounts-prep.h"
@@ -537,34 +539,45 @@ void sup_degrade_ca_remove(struct sup *s)
 	s->ca_dir[0] = '\0';
 }
 
+/* Bounded whatever /tmp holds: entries read, and names of the pattern
+ * looked at (anyone may make such names there). */
+#define CA_REAP_SCAN_MAX 100000
+#define CA_REAP_NAMES_MAX 256
 void sup_degrade_ca_reap(void)
 {
-	_cleanup_close_ int tmp = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	DIR *d = tmp < 0 ? NULL : fdopendir(dup(tmp));
-	if (!d)
+	int t = open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	_cleanup_dstream_ struct dstream *d = t < 0 ? NULL : dstream_open(t);
+	if (!d) {
+		if (t >= 0)
+			close(t);
 		return;
+	}
+	int tmp = dstream_fd(d);
 	struct dirent *e;
-	while ((e = readdir(d))) {
+	size_t seen = 0, named = 0;
+	while (seen++ < CA_REAP_SCAN_MAX && named < CA_REAP_NAMES_MAX && (e = dstream_read(d))) {
 		int pid, end = 0;
 		unsigned long long start;
 		const char *rest = e->d_name + strlen(CA_DIR_NAME);
 		if (strncmp(e->d_name, CA_DIR_NAME, strlen(CA_DIR_NAME)) != 0 ||
 		    sscanf(rest, "%d-%llu-%n", &pid, &start, &end) != 2 || end <= 0 || strlen(rest + end) != 6 || pid <= 0)
 			continue;
-		/* Its supervisor alive (the same process: PID and start
-		 * time), or not ours: left alone. */
-		if (proc_start(pid) == start)
+		named++;
+		/* Not ours (one look, before any at /proc: names anyone may
+		 * make cost one call each), or its supervisor alive (the same
+		 * process: PID and start time): left alone. */
+		struct stat st;
+		if (fstatat(tmp, e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode) ||
+		    st.st_uid != ident_euid() || proc_start(pid) == start)
 			continue;
 		_cleanup_close_ int dd = openat(tmp, e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		struct stat st;
-		if (dd < 0 || fstat(dd, &st) < 0 || st.st_uid != geteuid())
+		if (dd < 0 || fstat(dd, &st) < 0 || st.st_uid != ident_euid())
 			continue;
 		/* Its file and then itself, nothing else (a directory someone
 		 * filled with more is not removed). */
 		unlinkat(dd, "ca.pem", 0);
 		unlinkat(tmp, e->d_name, AT_REMOVEDIR);
 	}
-	closedir(d);
 }
 
 void sup_degrade_why_failed(struct sup *s, cordon_error *err)

@@ -384,6 +384,25 @@ test_cost_registry_add_looks_at_a_few() {
 	t_assert
 }
 
+# The look for degraded runs' leftover CA bundles (/tmp/cordon-ca-PID-
+# START-XXXXXX, with the once-a-minute cgroup look) takes a name of the
+# pattern that is not cordon's user's in one call: anyone may make such
+# names in /tmp, and each looked at its PID's /proc entry first (outside
+# review attack15). Bounded in names and entries too.
+test_cost_ca_reap_passes_others_names_in_one_call() {
+	command -v strace >/dev/null || { t_skip "needs strace(1)"; return; }
+	[ "$(id -u)" = 0 ] || { t_skip "needs root (names of another user's made by hand)"; return; }
+	[ "$(cg_backend)" != none ] || { t_skip "no cgroup here: the look goes with the cgroups'"; return; }
+	export CORDON_STATE_DIR="$T_TMP/sd"
+	local i names=()
+	for i in $(seq 40); do names+=("/tmp/cordon-ca-$((4100000 + i))-1-x$(printf %05d $$ | tail -c 5)"); done
+	mkdir "${names[@]}" && chown 65534:65534 "${names[@]}" || fail "names made"
+	(cd "$T_TMP" && traced -e trace=openat,newfstatat -o "$T_TMP/st" "$CORDON" run -- /bin/true) || fail "the run failed"
+	expect_eq "$(grep -c '"/proc/41[0-9]*/stat"' "$T_TMP/st")" 0 "looks at /proc for names not cordon's user's"
+	rmdir "${names[@]}" 2>/dev/null
+	t_assert
+}
+
 # The held state directory (cs-seal.c) takes no lock for the run's whole
 # life: the change-set registry's flock on the state directory is let go
 # when its update is done (a held dup kept it, one overlay run at a time on
