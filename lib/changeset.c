@@ -515,9 +515,6 @@ int cs_rm_layer(struct changeset *cs, const char *name)
 	return 0;
 }
 
-/* Remove DIR itself, and .cordon-changes[-UID] above it when that is
- * empty. The layers first, the control files last: a change set that
- * cannot be removed whole stays one cordon opens. */
 /* A layer as a run that changed nothing leaves it (overlayfs's work/work
  * the only thing made in it), removed by name; anything else there fails
  * one of the calls (ENOTEMPTY, ENOTDIR: rmdir follows no last link) and
@@ -556,6 +553,9 @@ static int rm_top_fast(struct changeset *cs, int p, const char *name)
 	return unlinkat(p, name, AT_REMOVEDIR);
 }
 
+/* Remove DIR itself (.cordon-changes[-UID] above it stays). The layers
+ * first, the control files last: a change set that cannot be removed whole
+ * stays one cordon opens. */
 int cs_remove_dir(struct changeset *cs, cordon_error *err)
 {
 	for (size_t i = 0; i < cs->nlayers; i++) {

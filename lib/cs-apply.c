@@ -538,10 +538,10 @@ static size_t held_count(const struct changeset_held *h)
 static int apply_in(struct changeset *cs, const struct changeset_apply_opts *o, const struct changeset_held *held,
 		    struct walk *w, struct pending *q, cordon_error *err);
 
-/* Is every layer's upper directory empty (the run changed nothing)? false
- * where one cannot be read: the apply then says why. */
-/* Is every layer's upper directory empty (one open and a read or two each:
- * most runs change nothing, and this is on every overlay run's way out)? */
+/* Is every layer's upper directory empty (the run changed nothing)? One
+ * open and a read or two each: most runs change nothing, and this is on
+ * every overlay run's way out. false where one cannot be read: the apply
+ * then says why. */
 static bool uppers_empty(const struct changeset *cs)
 {
 	for (size_t i = 0; i < cs->nlayers; i++) {
