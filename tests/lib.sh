@@ -11,7 +11,7 @@ T_PASS=0
 T_FAIL=0
 T_SKIP=0
 T_CUR=""
-T_ERR=""
+T_ERR="" T_ERR_SHOWN=""
 
 fail() { T_ERR="${T_ERR}    $*"$'\n'; return 1; }
 
@@ -102,7 +102,12 @@ t_run() {
 	chmod 1777 "$state"
 	export XDG_STATE_HOME=$state
 	local ok=0
-	( cd "$ws" && WS="$ws" "$name" ) 2>/tmp/cordon-test-stderr.$$ >/tmp/cordon-test-out.$$ || ok=$?
+	# A test that returns early (`fork_of ... || return`) says why too:
+	# what fail gathered and t_assert never printed.
+	( cd "$ws" && WS="$ws" "$name"
+	  rc=$?
+	  [ "$rc" != 0 ] && [ "$rc" != "$T_SKIP_RC" ] && [ -z "$T_ERR_SHOWN" ] && printf '%s' "$T_ERR"
+	  exit "$rc" ) 2>/tmp/cordon-test-stderr.$$ >/tmp/cordon-test-out.$$ || ok=$?
 	if [ $ok = "$T_SKIP_RC" ]; then
 		T_SKIP=$((T_SKIP + 1))
 		echo "ok - $name # SKIP $(tail -1 /tmp/cordon-test-out.$$)"
@@ -234,6 +239,7 @@ landlock_abi() { python3 -c 'import ctypes; print(max(ctypes.CDLL(None).syscall(
 t_assert() {
 	if [ -n "$T_ERR" ]; then
 		printf '%s' "$T_ERR"
+		T_ERR_SHOWN=1
 		return 1
 	fi
 	return 0

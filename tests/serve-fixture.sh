@@ -17,7 +17,8 @@ start_server() {
 	"$CORDON" serve --socket "$SOCK" --state-dir "$STATE" "$@" 2>"$T_TMP/serve.log" &
 	serve_started $!
 	local i
-	for i in $(seq 1 200); do
+	# A hang guard (some 30 s; a loaded emulated guest is slow to start one).
+	for i in $(seq 1 600); do
 		[ -S "$SOCK" ] && return 0
 		kill -0 "$SRV" 2>/dev/null || break
 		sleep 0.05
