@@ -22,6 +22,14 @@
  * cannot make the supervisor hold more than that. */
 #define PIPE_MAX (1u << 20)
 #define PIPE_BUDGET (64u << 20)
+/* What growth and a connection's default start leave of it: the one-page
+ * pipes of every further connection MEM_BUDGET admits (at most some 300 at
+ * CONN_SOCK_MEM each, 8 KiB of pipes each). Without it, a connection that
+ * started at one page per pipe once growth had taken the budget went past
+ * it (by 8 KiB a connection; seen on Debian 12's kernel under emulation,
+ * where connections opened before their pipes grew). Past even that, a
+ * connection is refused (503). */
+#define PIPE_RESERVE (3u << 20)
 /* Every socket buffer of a relay is fixed as asked for (the kernel doubles
  * it and stops autotuning it): an upstream that sends while the run reads
  * nothing fills 2 x UP_RCVBUF of receive buffer, not the megabytes tcp_rmem

@@ -312,16 +312,24 @@ static void connected(struct proxy *px, size_t slot)
 		if (n > 0)
 			c->down_off = (size_t)n; /* the rest, if any, goes before the relayed bytes */
 	}
-	int cap = fcntl(c->cu[1], F_GETPIPE_SZ);
-	c->cu_cap = c->uc_cap = cap > 0 ? (size_t)cap : 65536;
-	if (px->pipe_bytes + c->cu_cap + c->uc_cap > PIPE_BUDGET) {
+	int cap = fcntl(c->cu[1], F_GETPIPE_SZ), cap2 = fcntl(c->uc[1], F_GETPIPE_SZ);
+	c->cu_cap = cap > 0 ? (size_t)cap : 65536;
+	c->uc_cap = cap2 > 0 ? (size_t)cap2 : 65536;
+	if (px->pipe_bytes + c->cu_cap + c->uc_cap > PIPE_BUDGET - PIPE_RESERVE) {
 		/* Pipes that grew earlier took the budget: this connection's start
-		 * at one page each (they grow once there is room again). */
+		 * at one page each, from the reserve (they grow once there is room
+		 * again). */
 		int a = fcntl(c->cu[1], F_SETPIPE_SZ, 4096), b = fcntl(c->uc[1], F_SETPIPE_SZ, 4096);
-		if (a > 0 && b > 0) {
+		if (a > 0)
 			c->cu_cap = (size_t)a;
+		if (b > 0)
 			c->uc_cap = (size_t)b;
-		}
+	}
+	if (px->pipe_bytes + c->cu_cap + c->uc_cap > PIPE_BUDGET) {
+		/* Not even that fits: the budget holds, the connection is refused. */
+		c->cu_cap = c->uc_cap = 0;
+		px_refuse(px, slot, "cordon: the proxy's pipes are at their budget", 1, 503);
+		return;
 	}
 	px->pipe_bytes += c->cu_cap + c->uc_cap;
 	px->mem += c->cu_cap + c->uc_cap;
@@ -354,7 +362,7 @@ struct way {
 static void grow_pipe(const struct way *w)
 {
 	size_t want = *w->cap * 4 > PIPE_MAX ? PIPE_MAX : *w->cap * 4;
-	if (want <= *w->cap || w->px->pipe_bytes - *w->cap + want > PIPE_BUDGET ||
+	if (want <= *w->cap || w->px->pipe_bytes - *w->cap + want > PIPE_BUDGET - PIPE_RESERVE ||
 	    w->px->mem - *w->cap + want > MEM_BUDGET)
 		return;
 	int got = fcntl(w->pipe_w, F_SETPIPE_SZ, (int)want);

@@ -226,43 +226,46 @@ print('ok', round(time.time() - t, 2) < 3)"
 test_proxy_buffers_are_bounded() {
 	# 100 streams that the run never reads: each would grow its pipe to
 	# 1 MiB (100 MiB pinned in the supervisor); the budget holds them to 64 MiB.
+	# Then, once those pipes have grown all they can, 100 more streams: each
+	# starts at one page a pipe, and the budget still holds (it was passed
+	# by 8 KiB a connection when growth had taken all of it).
 	# The proxy's pipes are those of which the supervisor holds both ends;
 	# the command's stdout and stderr (1 MiB each, sup-stream.c) are not in
 	# the budget, and counting them left 1 MiB between pass and fail.
 	serve big 32
 	# Direct mode: the run and the test speak through files of the
-	# workspace (ready, measured) while the run is alive.
+	# workspace (go, grown, ready, measured) while the run is alive.
 	"$BUILD/cordon" run --workspace-mode direct --report "$T_TMP/r.json" --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
 import os, socket, time
 open('waiting', 'w').close()
-for i in range(3000):
-    if os.path.exists('go'):
-        break
-    time.sleep(0.1)
+def wait_for(name):
+    for i in range(3000):
+        if os.path.exists(name):
+            break
+        time.sleep(0.1)
+wait_for('go')
 conns = []
-for i in range(100):
-    s = socket.create_connection(('127.0.0.1', 3128))
-    s.sendall(b'CONNECT 127.0.0.1:$PORT HTTP/1.1\r\n\r\n')
-    s.recv(39)
-    conns.append(s)
+def connect(n):
+    for i in range(n):
+        s = socket.create_connection(('127.0.0.1', 3128))
+        s.sendall(b'CONNECT 127.0.0.1:$PORT HTTP/1.1\r\n\r\n')
+        s.recv(39)
+        conns.append(s)
+connect(100)
+open('first', 'w').close()
+wait_for('grown')
+connect(100)
 open('ready', 'w').close()
 # Held until the test has measured (a run that ended mid-measurement let
 # other pipes grow into the budget its closed ones freed: counted twice).
-for i in range(300):
-    if os.path.exists('measured'):
-        break
-    time.sleep(0.1)" >/dev/null 2>&1 &
+wait_for('measured')" >/dev/null 2>&1 &
 	local sup=$!
 	# The supervisor's pipes before the run connects are not the proxy's
 	# (the proxy makes its pipes per connection): left out of the sum.
 	for _ in $(seq 3000); do [ -e waiting ] && break; sleep 0.1; done
 	local before
 	before=$(ls -l "/proc/$sup/fd" 2>/dev/null | grep -o 'pipe:\[[0-9]*\]' | sort -u | tr '\n' ' ')
-	touch go
-	for _ in $(seq 3000); do [ -e ready ] && break; sleep 0.1; done
-	sleep 1.5
-	local sizes
-	sizes=$(/usr/bin/python3 -c "
+	cat >"$T_TMP/pipes.py" <<'PY'
 import fcntl, os, sys
 d = '/proc/%s/fd' % sys.argv[1]
 before = set(sys.argv[2].split())
@@ -293,14 +296,31 @@ for link, fds in ends.items():
     pairs.append('%s:%s=%d' % (link[6:-1], '/'.join(sorted(fds, key=int)), sz >> 10))
 # What the first and last pairs were (by fd), for a failure's message: pipe:fds=KiB.
 pairs.sort(key=lambda p: int(p.split(':')[1].split('/')[0]))
-print(total, big >> 10, old, ' '.join(pairs[:6] + ['...'] + pairs[-6:]))" "$sup" "$before")
+print(total, big >> 10, old, len(pairs), ' '.join(pairs[:6] + ['...'] + pairs[-6:]))
+PY
+	touch go
+	for _ in $(seq 3000); do [ -e first ] && break; sleep 0.1; done
+	# Grown all they can: the sum the same in two looks a second apart.
+	local last="" now
+	for _ in $(seq 120); do
+		now=$(/usr/bin/python3 "$T_TMP/pipes.py" "$sup" "$before" | cut -d' ' -f1)
+		[ -n "$now" ] && [ "$now" = "$last" ] && break
+		last=$now
+		sleep 1
+	done
+	touch grown
+	for _ in $(seq 3000); do [ -e ready ] && break; sleep 0.1; done
+	sleep 1.5
+	local sizes
+	sizes=$(/usr/bin/python3 "$T_TMP/pipes.py" "$sup" "$before")
 	touch measured
 	wait $sup
 	stop $SRV
-	local total big old smallest
-	read -r total big old smallest <<<"$sizes"
+	local total big old npairs smallest
+	read -r total big old npairs smallest <<<"$sizes"
 	[ "${old:-0}" = 0 ] || echo "# pipe pairs the supervisor had before the run connected: $old bytes (left out)"
-	expect_eq "$([ -e ready ] && echo yes)" yes "the run opened its 100 connections"
+	expect_eq "$([ -e ready ] && echo yes)" yes "the run opened its 200 connections"
+	expect_eq "$npairs" 400 "two pipes for each of the 200 connections"
 	expect_eq "$big" 1024 "a stream that fills its pipe gets a 1 MiB pipe (largest: $big KiB)"
 	expect_eq "$([ "$total" -le $((64 << 20)) ] && echo within)" within "the proxy's pipes: $total bytes (budget 64 MiB; the first and last pairs, pipe:fds=KiB: $smallest)"
 	t_assert
