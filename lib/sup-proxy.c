@@ -302,16 +302,6 @@ static void connected(struct proxy *px, size_t slot)
 		px_refuse(px, slot, "cordon: out of pipes", 1, 502);
 		return;
 	}
-	/* The client waits for this answer before it sends anything: first. */
-	if (c->proto == PROTO_CONNECT)
-		buf_printf(&c->to_down, "HTTP/1.1 200 Connection established\r\n\r\n");
-	else if (c->proto == PROTO_SOCKS)
-		buf_append(&c->to_down, "\x05\x00\x00\x01\x00\x00\x00\x00\x00\x00", 10);
-	if (c->to_down.len) {
-		ssize_t n = send(c->cfd, c->to_down.p, c->to_down.len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n > 0)
-			c->down_off = (size_t)n; /* the rest, if any, goes before the relayed bytes */
-	}
 	int cap = fcntl(c->cu[1], F_GETPIPE_SZ), cap2 = fcntl(c->uc[1], F_GETPIPE_SZ);
 	c->cu_cap = cap > 0 ? (size_t)cap : 65536;
 	c->uc_cap = cap2 > 0 ? (size_t)cap2 : 65536;
@@ -328,6 +318,7 @@ static void connected(struct proxy *px, size_t slot)
 	if (px->pipe_bytes + c->cu_cap + c->uc_cap > PIPE_BUDGET) {
 		/* Not even that fits: the budget holds, the connection is refused. */
 		c->cu_cap = c->uc_cap = 0;
+		px->rep->net.over_limit++;
 		px_refuse(px, slot, "cordon: the proxy's pipes are at their budget", 1, 503);
 		return;
 	}
@@ -335,6 +326,18 @@ static void connected(struct proxy *px, size_t slot)
 	px->mem += c->cu_cap + c->uc_cap;
 	px->mem -= CONN_BASE_MEM - CONN_SOCK_MEM; /* the pipes' reservation */
 	c->sock_mem = CONN_SOCK_MEM;
+	/* The client waits for this answer before it sends anything: first,
+	 * and only once the relay is sure (a refusal above is its answer, not
+	 * bytes in a tunnel it was told is open). */
+	if (c->proto == PROTO_CONNECT)
+		buf_printf(&c->to_down, "HTTP/1.1 200 Connection established\r\n\r\n");
+	else if (c->proto == PROTO_SOCKS)
+		buf_append(&c->to_down, "\x05\x00\x00\x01\x00\x00\x00\x00\x00\x00", 10);
+	if (c->to_down.len) {
+		ssize_t n = send(c->cfd, c->to_down.p, c->to_down.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n > 0)
+			c->down_off = (size_t)n; /* the rest, if any, goes before the relayed bytes */
+	}
 	c->st = C_RELAY;
 	/* From here on both sockets are watched edge-triggered for both
 	 * directions, registered once: the relay pumps until the kernel says

@@ -326,6 +326,86 @@ PY
 	t_assert
 }
 
+# A connection the pipe budget cannot take is refused (503, or a SOCKS
+# failure) before it is told its tunnel is open, and counted. On a host
+# with 4 KiB pages the reserve (pxconn.h) is never used up; on one with
+# 64 KiB pages (arm64, ppc64le) a pipe starts at 1 MiB and a one-page pipe
+# is 64 KiB, and it is. Such a host's pipe sizes as the proxy sees them:
+# a preloaded fcntl that shows every pipe 16 times its size (and asks for
+# a 16th of what is asked). 30 connections take 60 MiB, 32 more a page a
+# pipe (the reserve), the rest are refused. Before, the refused heard
+# "200 Connection established" first, then the 503 inside the tunnel, and
+# the report counted nothing.
+test_proxy_pipe_budget_refusal_comes_first() {
+	command -v cc >/dev/null || { t_skip "needs cc (the 64 KiB-page shim)"; return; }
+	cat >"$T_TMP/pages64k.c" <<'C'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <stdarg.h>
+static int call(const char *name, int fd, int cmd, long arg)
+{
+	int (*real)(int, int, ...) = (int (*)(int, int, ...))dlsym(RTLD_NEXT, name);
+	if (cmd == F_GETPIPE_SZ || cmd == F_SETPIPE_SZ) {
+		int r = real(fd, cmd, cmd == F_SETPIPE_SZ ? (arg / 16 < 4096 ? 4096 : arg / 16) : 0);
+		return r > 0 ? r * 16 : r;
+	}
+	return real(fd, cmd, arg);
+}
+int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	va_start(ap, cmd);
+	long arg = va_arg(ap, long);
+	va_end(ap);
+	return call("fcntl64", fd, cmd, arg);
+}
+int fcntl(int fd, int cmd, ...)
+{
+	va_list ap;
+	va_start(ap, cmd);
+	long arg = va_arg(ap, long);
+	va_end(ap);
+	return call("fcntl", fd, cmd, arg);
+}
+C
+	cc -shared -fPIC -o "$T_TMP/pages64k.so" "$T_TMP/pages64k.c" -ldl 2>"$T_TMP/cc" || { fail "build the shim: $(cat "$T_TMP/cc")"; t_assert; return; }
+	serve hold
+	R="$T_TMP/r.json"
+	OUT=$(LD_PRELOAD="$T_TMP/pages64k.so" "$CORDON" run --report "$R" --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+import socket
+conns, first = [], {}
+def ask(req, n):
+    s = socket.create_connection(('127.0.0.1', 3128))
+    s.settimeout(30)
+    s.sendall(req)
+    got = b''
+    while len(got) < n:
+        d = s.recv(n - len(got))
+        if not d:
+            break
+        got += d
+    conns.append(s)
+    return got
+for i in range(70):
+    a = ask(b'CONNECT 127.0.0.1:$PORT HTTP/1.1\r\n\r\n', 12)
+    first[a] = first.get(a, 0) + 1
+print(sorted(first.items()))
+s = socket.create_connection(('127.0.0.1', 3128))
+s.settimeout(30)
+s.sendall(b'\x05\x01\x00')
+print(s.recv(2), end=' ')
+s.sendall(b'\x05\x01\x00\x01\x7f\x00\x00\x01' + ($PORT).to_bytes(2, 'big'))
+print(s.recv(2))" 2>"$T_TMP/err")
+	RC=$?
+	stop $SRV
+	keep_report "$R"
+	expect_eq "$OUT" "[(b'HTTP/1.1 200', 62), (b'HTTP/1.1 503', 8)]"$'\n'"b'\\x05\\x00' b'\\x05\\x01'" \
+		"62 relays fit (30 at 2 MiB, 32 at 128 KiB), the rest hear 503 (SOCKS: a failure) first: $(tail -3 "$T_TMP/err")"
+	expect_eq "$(field .network.over_limit)" 9 "the refusals counted"
+	t_assert
+}
+
 test_200_concurrent_connections() {
 	serve echo
 	cordon_run --net 127.0.0.1:$PORT --pids-limit 512 -- /usr/bin/python3 -c "
@@ -1069,7 +1149,8 @@ print(r.startswith(b'HTTP/1.1 200'), r if not r.startswith(b'HTTP/1.1 200') else
 for t in test_loopback_servers_inside_the_run test_localhost_rule_reaches_host test_explain_endpoints_agree_with_run test_unprivileged_user_all_layers test_http_clients_through_proxy test_git_over_http test_raw_socks5_client \
 	test_package_managers_through_proxy test_other_port_denied_at_once test_direct_connect_fails_and_is_reported test_no_net_means_nothing \
 	test_name_to_loopback_refused_wildcards_match test_literal_loopback_rule_reaches_host \
-	test_slow_and_stuck_clients_do_not_stall_others test_proxy_buffers_are_bounded test_200_concurrent_connections \
+	test_slow_and_stuck_clients_do_not_stall_others test_proxy_buffers_are_bounded test_proxy_pipe_budget_refusal_comes_first \
+	test_200_concurrent_connections \
 	test_explain_and_ceiling_for_endpoints test_dns_lookup_in_flight_when_run_ends test_many_connections_under_fd_limit \
 	test_proxy_socket_memory_is_bounded test_incomplete_and_malformed_requests_recorded test_bytes_up_counted_for_absolute_form \
 	test_forward_host_header_rewritten test_fd_soft_limit_raised_for_supervisor_only \
