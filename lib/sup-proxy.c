@@ -532,6 +532,14 @@ static void on_handoff(struct proxy *px)
 			close(fd);
 			continue;
 		}
+		/* The buffers an accepted socket has from the listening one
+		 * (proxy_listen): fixed, as CONN_SOCK_MEM counts them. Not the
+		 * hand-off listener's (the kernel's, autotuned: megabytes of
+		 * send buffer towards a run that reads nothing). */
+		int one = 1, sb = SOCK_BUF;
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sb, sizeof(sb));
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sb, sizeof(sb));
 		if (!name[0]) {
 			/* The degraded boundary's: a connection to the proxy
 			 * itself (sup-degrade-net.c), read as an accepted one. */
@@ -540,10 +548,6 @@ static void on_handoff(struct proxy *px)
 				on_request(px, slot);
 			continue;
 		}
-		int one = 1, sb = SOCK_BUF;
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sb, sizeof(sb));
-		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sb, sizeof(sb));
 		size_t slot = new_conn(px, fd, false);
 		if (slot == SIZE_MAX)
 			continue;

@@ -1001,4 +1001,78 @@ JSON
 	t_assert
 }
 
+# The degraded boundary's connects to the proxy come in through the
+# hand-off listener (sup-degrade-net.c): their sockets get the proxy's
+# fixed buffers as an accepted one does (pxconn.h). Before, they kept the
+# kernel's (autotuned: megabytes of send buffer towards a run that reads
+# nothing), outside the 896 KiB a relay counts in the 256 MiB budget.
+# Downloads the run never reads; the supervisor's sockets by ss -m.
+test_hosts_degraded_proxy_buffers_fixed() {
+	need_restrict || return
+	command -v ss >/dev/null || { t_skip "needs ss (iproute2)"; return; }
+	[ "$(landlock_abi)" -ge 4 ] || { t_skip "the degraded boundary keeps the proxy from Landlock ABI 4"; return; }
+	[ "$(id -u)" = 0 ] || [ "$(landlock_abi)" -ge 6 ] || { t_skip "an ordinary user's degraded run needs Landlock ABI 6"; return; }
+	serve big 16
+	local srv=$SRV
+	T_SERVERS+=("$srv")
+	trap stop_servers EXIT
+	mkdir -p "$T_TMP/ws-buf"
+	chmod 755 "$T_TMP"
+	chmod 777 "$T_TMP/ws-buf"
+	cd "$T_TMP/ws-buf" || return
+	"$RESTRICT" nouserns "$CORDON" run --workspace-mode direct --report "$T_TMP/buf.json" --allow-weaker namespaces \
+		--net "127.0.0.1:$PORT" --ro "$BUILD" -- /usr/bin/python3 -c "
+import os, socket, time
+conns = []
+for i in range(4):
+    s = socket.create_connection(('127.0.0.1', 3128))
+    s.sendall(b'CONNECT 127.0.0.1:$PORT HTTP/1.1\r\n\r\n')
+    s.recv(39)
+    conns.append(s)
+open('ready', 'w').close()
+for i in range(300):
+    if os.path.exists('measured'):
+        break
+    time.sleep(0.1)" >/dev/null 2>"$T_TMP/buf.err" &
+	local sup=$!
+	for _ in $(seq 300); do [ -e ready ] && break; sleep 0.1; done
+	sleep 1.5
+	local m
+	m=$(/usr/bin/python3 -c "
+import os, re, subprocess, sys
+d = '/proc/%s/fd' % sys.argv[1]
+inodes = set()
+for n in os.listdir(d):
+    try:
+        link = os.readlink(os.path.join(d, n))
+    except OSError:
+        continue
+    if link.startswith('socket:['):
+        inodes.add(link[8:-1])
+out = subprocess.run(['ss', '-tanmeH', 'state', 'established'], capture_output=True, text=True).stdout
+n = tb_max = held = 0
+for block in re.split(r'\n(?=\S)', out):
+    ino = re.search(r' ino:(\d+)', block)
+    mem = re.search(r'skmem:\(r(\d+),rb(\d+),t(\d+),tb(\d+),f\d+,w(\d+)', block)
+    if not ino or not mem or ino.group(1) not in inodes:
+        continue
+    r, rb, t, tb, w = map(int, mem.groups())
+    n += 1
+    tb_max = max(tb_max, tb)
+    held += r + t + w
+print(n, tb_max, held >> 10)" "$sup")
+	touch measured
+	wait $sup
+	local rc=$?
+	R=$T_TMP/buf.json
+	keep_report "$R"
+	local n tbmax held
+	read -r n tbmax held <<<"$m"
+	expect_eq "$rc" 0 "the degraded run ran ($(tail -3 "$T_TMP/buf.err"))"
+	expect_eq "$([ -e ready ] && echo yes)" yes "its 4 downloads were relayed"
+	[ "${n:-0}" -ge 8 ] || fail "the supervisor's relay sockets found: $n (4 to the run, 4 upstream)"
+	[ "${tbmax:-0}" -le 131072 ] || fail "largest send buffer of the supervisor's sockets: $tbmax (fixed at 2 x 64 KiB); $held KiB held"
+	t_assert
+}
+
 for t in $(declare -F | awk '{print $3}' | grep '^test_hosts_'); do t_run "$t"; done
