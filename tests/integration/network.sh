@@ -372,7 +372,7 @@ C
 	cc -shared -fPIC -o "$T_TMP/pages64k.so" "$T_TMP/pages64k.c" -ldl 2>"$T_TMP/cc" || { fail "build the shim: $(cat "$T_TMP/cc")"; t_assert; return; }
 	serve hold
 	R="$T_TMP/r.json"
-	OUT=$(LD_PRELOAD="$T_TMP/pages64k.so" "$CORDON" run --report "$R" --net 127.0.0.1:$PORT -- /usr/bin/python3 -c "
+	OUT=$(LD_PRELOAD="$T_TMP/pages64k.so" "$CORDON" run --report "$R" --net "127.0.0.1:$PORT" -- /usr/bin/python3 -c "
 import socket
 conns, first = [], {}
 def ask(req, n):
@@ -400,6 +400,7 @@ print(s.recv(2))" 2>"$T_TMP/err")
 	RC=$?
 	stop $SRV
 	keep_report "$R"
+	expect_eq "$RC" 0 "the run ended and cordon exited 0"
 	expect_eq "$OUT" "[(b'HTTP/1.1 200', 62), (b'HTTP/1.1 503', 8)]"$'\n'"b'\\x05\\x00' b'\\x05\\x01'" \
 		"62 relays fit (30 at 2 MiB, 32 at 128 KiB), the rest hear 503 (SOCKS: a failure) first: $(tail -3 "$T_TMP/err")"
 	expect_eq "$(field .network.over_limit)" 9 "the refusals counted"
