@@ -172,8 +172,14 @@ test_snapshot_routes() {
 rd() { api "http://cordon/v1/sessions/$1/files?path=$2" 2>/dev/null; }
 # fork_of SID [BODY]: a fork's id in $FID.
 fork_of() {
-	local out
-	out=$(api_code -X POST "http://cordon/v1/sessions/$1/fork" -d "${2:-}")
+	local out k
+	# 503 "try again" (the session's processes did not freeze in time: a
+	# loaded emulated guest) is retried, as a client would.
+	for k in 1 2 3; do
+		out=$(api_code -X POST "http://cordon/v1/sessions/$1/fork" -d "${2:-}")
+		[[ "$out" == *"try again"*503 ]] || break
+		echo "# fork: $out (try $k)"
+	done
 	if [[ "$out" == *"its workspace mode is direct"*409 ]]; then
 		t_skip "no overlay workspace for a session on this host"
 		return 1
