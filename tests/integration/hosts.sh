@@ -1038,36 +1038,15 @@ for i in range(300):
 	for _ in $(seq 300); do [ -e ready ] && break; sleep 0.1; done
 	sleep 1.5
 	local m
-	m=$(/usr/bin/python3 -c "
-import os, re, subprocess, sys
-d = '/proc/%s/fd' % sys.argv[1]
-inodes = set()
-for n in os.listdir(d):
-    try:
-        link = os.readlink(os.path.join(d, n))
-    except OSError:
-        continue
-    if link.startswith('socket:['):
-        inodes.add(link[8:-1])
-out = subprocess.run(['ss', '-tanmeH', 'state', 'established'], capture_output=True, text=True).stdout
-n = tb_max = held = 0
-for block in re.split(r'\n(?=\S)', out):
-    ino = re.search(r' ino:(\d+)', block)
-    mem = re.search(r'skmem:\(r(\d+),rb(\d+),t(\d+),tb(\d+),f\d+,w(\d+)', block)
-    if not ino or not mem or ino.group(1) not in inodes:
-        continue
-    r, rb, t, tb, w = map(int, mem.groups())
-    n += 1
-    tb_max = max(tb_max, tb)
-    held += r + t + w
-print(n, tb_max, held >> 10)" "$sup")
+	m=$(/usr/bin/python3 "$TOP/tests/sockmem.py" "$sup" established)
 	touch measured
 	wait $sup
 	local rc=$?
 	R=$T_TMP/buf.json
 	keep_report "$R"
 	local n tbmax held
-	read -r n tbmax held <<<"$m"
+	read -r n _ tbmax held _ <<<"$m"
+	held=$((held >> 10))
 	expect_eq "$rc" 0 "the degraded run ran ($(tail -3 "$T_TMP/buf.err"))"
 	expect_eq "$([ -e ready ] && echo yes)" yes "its 4 downloads were relayed"
 	[ "${n:-0}" -ge 8 ] || fail "the supervisor's relay sockets found: $n (4 to the run, 4 upstream)"

@@ -731,41 +731,13 @@ for i in range(300):   # held until the test has measured
 	for _ in $(seq 200); do [ -e ready ] && break; sleep 0.1; done
 	sleep 2
 	local m
-	m=$(/usr/bin/python3 -c "
-import fcntl, os, re, subprocess, sys
-d = '/proc/%s/fd' % sys.argv[1]
-inodes, pipes, seen = set(), 0, set()
-for n in os.listdir(d):
-    try:
-        link = os.readlink(os.path.join(d, n))
-    except OSError:
-        continue
-    if link.startswith('socket:['):
-        inodes.add(link[8:-1])
-    elif link.startswith('pipe:') and link not in seen:
-        seen.add(link)
-        try:
-            fd = os.open(os.path.join(d, n), os.O_RDONLY | os.O_NONBLOCK)
-            pipes += fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
-            os.close(fd)
-        except OSError:
-            pass
-out = subprocess.run(['ss', '-tanmeH'], capture_output=True, text=True).stdout
-n = rb_max = held = 0
-for block in re.split(r'\n(?=\S)', out):
-    ino = re.search(r' ino:(\d+)', block)
-    mem = re.search(r'skmem:\(r(\d+),rb(\d+),t(\d+),tb(\d+),f\d+,w(\d+)', block)
-    if not ino or not mem or ino.group(1) not in inodes:
-        continue
-    r, rb, t, tb, w = map(int, mem.groups())
-    n += 1
-    rb_max = max(rb_max, rb)
-    held += r + t + w
-print(n, rb_max, (held + pipes) >> 20)" "$sup")
+	m=$(/usr/bin/python3 "$TOP/tests/sockmem.py" "$sup")
 	touch measured
 	wait $sup
 	stop $SRV
-	read -r n rbmax total <<<"$m"
+	local n rbmax held pipes total
+	read -r n rbmax _ held pipes <<<"$m"
+	total=$(((held + pipes) >> 20))
 	R="$T_TMP/r.json"
 	keep_report "$R"
 	expect_eq "$([ -e ready ] && echo yes)" yes "the run opened its 450 downloads"
