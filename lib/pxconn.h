@@ -25,11 +25,10 @@
 /* What growth and a connection's default start leave of it: the one-page
  * pipes of every further connection MEM_BUDGET admits (with 61 MiB of
  * pipes counted, about 220 relays in all, 8 KiB of pipes each on 4 KiB
- * pages). Without it, a connection that
- * started at one page per pipe once growth had taken the budget went past
- * it (by 8 KiB a connection; seen on Debian 12's kernel under emulation,
- * where connections opened before their pipes grew). Past even that, a
- * connection is refused (503). */
+ * pages). Without it, a connection that started at one page per pipe once
+ * growth had taken the budget went past it (by 8 KiB a connection; seen on
+ * Debian 12's kernel under emulation, where connections opened before
+ * their pipes grew). Past even that, a connection is refused (503). */
 #define PIPE_RESERVE (3u << 20)
 /* Every socket buffer of a relay is fixed as asked for (the kernel doubles
  * it and stops autotuning it): an upstream that sends while the run reads

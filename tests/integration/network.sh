@@ -352,22 +352,18 @@ static int call(const char *name, int fd, int cmd, long arg)
 	}
 	return real(fd, cmd, arg);
 }
-int fcntl64(int fd, int cmd, ...)
-{
-	va_list ap;
-	va_start(ap, cmd);
-	long arg = va_arg(ap, long);
-	va_end(ap);
-	return call("fcntl64", fd, cmd, arg);
-}
-int fcntl(int fd, int cmd, ...)
-{
-	va_list ap;
-	va_start(ap, cmd);
-	long arg = va_arg(ap, long);
-	va_end(ap);
-	return call("fcntl", fd, cmd, arg);
-}
+/* glibc's fcntl and fcntl64: the same wrapper under each name. */
+#define WRAP(name)                                  \
+	int name(int fd, int cmd, ...)              \
+	{                                           \
+		va_list ap;                         \
+		va_start(ap, cmd);                  \
+		long arg = va_arg(ap, long);        \
+		va_end(ap);                         \
+		return call(#name, fd, cmd, arg);   \
+	}
+WRAP(fcntl)
+WRAP(fcntl64)
 C
 	cc -shared -fPIC -o "$T_TMP/pages64k.so" "$T_TMP/pages64k.c" -ldl 2>"$T_TMP/cc" || { fail "build the shim: $(cat "$T_TMP/cc")"; t_assert; return; }
 	serve hold
