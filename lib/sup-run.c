@@ -760,8 +760,14 @@ static int run_once(const cordon_policy *p, char *const argv[], struct run_repor
 		s.rep->net.transparent.over_limit = atomic_load(&s.obs.conn_counts.over_limit);
 		s.rep->net.transparent.pending_max = CONNECTOR_MAX;
 		if (atomic_load(&s.obs.violated) && s.pol->kill_on_violation && s.forced == ST_COUNT &&
-		    !s.setup_failed)
+		    !s.setup_failed) {
 			s.forced = ST_DENIED;
+			/* The violation was the command's: it ran, even when
+			 * the observer's kill reached init before init had said
+			 * so (MSG_EXEC_OK). Its outputs are collected. */
+			if (!s.exec_ok)
+				s.cmd_forked = true;
+		}
 	}
 	if (s.pid > 0) {
 		sup_finish_usage(&s);

@@ -178,6 +178,26 @@ test_on_violation_kill() {
 	t_assert
 }
 
+# A denial the instant the command starts: the observer's kill can reach
+# init before init has told the supervisor the command started
+# (MSG_EXEC_OK). The run was still killed for what its command did: SIGKILL
+# in the report, never null. One CPU for the run makes that order likely
+# (about one run in two before the fix).
+test_on_violation_kill_at_once() {
+	command -v taskset >/dev/null || { t_skip "needs taskset"; return; }
+	echo '{"on_violation": "kill"}' >p.json
+	local i sigs=""
+	for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+		R=$(mktemp "$T_TMP/report.XXXXXX")
+		taskset -c 0 "$CORDON" run --report "$R" --ro "$BUILD" --policy p.json --workspace-mode direct \
+			-- "$HOSTILE" mount-wait >/dev/null 2>&1
+		keep_report "$R"
+		sigs="$sigs $(field .status)/$(field .signal)"
+	done
+	expect_eq "$sigs" "$(printf ' denied/SIGKILL%.0s' 1 2 3 4 5 6 7 8 9 10 11 12)" "each run denied and killed"
+	t_assert
+}
+
 test_policy_syscall_adjustments() {
 	echo '{"syscalls": {"deny": ["uname"], "allow": ["personality"]}}' >p.json
 	cordon_run --policy p.json -- /bin/sh -c "uname; $HOSTILE personality"
@@ -212,7 +232,7 @@ for t in test_unshare_user test_clone_ns test_clone3_ns test_setns test_mount te
 	test_open_by_handle_at test_personality test_packet_socket test_x32_abi_killed \
 	test_i386_abi_killed test_threads_and_fork_allowed test_file_denials_outside_view \
 	test_file_denials_inside_view_quiet test_file_reports_can_be_turned_off test_landlock_missing_reported test_landlock_tcp_layer \
-	test_abstract_socket_outside_unreachable test_on_violation_kill test_policy_syscall_adjustments \
+	test_abstract_socket_outside_unreachable test_on_violation_kill test_on_violation_kill_at_once test_policy_syscall_adjustments \
 	test_ordinary_tools_work; do
 	t_run $t
 done

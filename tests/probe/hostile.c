@@ -94,6 +94,12 @@ int main(int argc, char **argv)
 		return result(access(arg, F_OK), arg);
 	if (!strcmp(a, "mount"))
 		return result(mount("none", "/tmp", "tmpfs", 0, NULL), "mount");
+	if (!strcmp(a, "mount-wait")) { /* a denial at once, then up to 60 s of waiting */
+		int r = mount("none", "/tmp", "tmpfs", 0, NULL);
+		for (int i = 0; i < 600; i++)
+			usleep(100000);
+		return result(r, "mount, and survived");
+	}
 	if (!strcmp(a, "unshare-user"))
 		return result(unshare(CLONE_NEWUSER), "unshare(CLONE_NEWUSER)");
 	if (!strcmp(a, "clone-ns")) { /* raw clone asking for a new user namespace */
