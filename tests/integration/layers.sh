@@ -186,8 +186,8 @@ test_on_violation_kill() {
 test_on_violation_kill_at_once() {
 	command -v taskset >/dev/null || { t_skip "needs taskset"; return; }
 	echo '{"on_violation": "kill"}' >p.json
-	local i sigs=""
-	for i in 1 2 3 4 5 6 7 8 9 10 11 12; do
+	local sigs=""
+	for _ in 1 2 3 4 5 6 7 8 9 10 11 12; do
 		R=$(mktemp "$T_TMP/report.XXXXXX")
 		taskset -c 0 "$CORDON" run --report "$R" --ro "$BUILD" --policy p.json --workspace-mode direct \
 			-- "$HOSTILE" mount-wait >/dev/null 2>&1
