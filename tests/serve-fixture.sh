@@ -41,8 +41,9 @@ start_tcp() {
 		--state-dir "$WS/state" "$@" 2>"$T_TMP/serve.log" &
 	serve_started $!
 	local i
-	for i in $(seq 1 200); do
-		curl -s "http://127.0.0.1:$PORT/" >/dev/null && return 0
+	# The same hang guard as start_server's (some 30 s).
+	for i in $(seq 1 600); do
+		curl -s --max-time 5 "http://127.0.0.1:$PORT/" >/dev/null && return 0
 		kill -0 "$SRV" 2>/dev/null || break
 		sleep 0.05
 	done
