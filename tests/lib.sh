@@ -119,6 +119,10 @@ t_run() {
 	else
 		T_FAIL=$((T_FAIL + 1))
 		echo "not ok - $name"
+		# Nothing said at all (killed from outside, or a helper that
+		# returned without fail): its status, and the signal it means.
+		[ -s /tmp/cordon-test-out.$$ ] || [ -s /tmp/cordon-test-stderr.$$ ] ||
+			echo "ended with status $ok and no message$([ "$ok" -gt 128 ] && echo " (signal $((ok - 128)))")" >/tmp/cordon-test-out.$$
 		sed 's/^/    /' /tmp/cordon-test-out.$$ | tail -20
 		sed 's/^/    # /' /tmp/cordon-test-stderr.$$ | tail -20
 		echo fail >>"$RESULTS"
