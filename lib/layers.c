@@ -243,6 +243,8 @@ int layers_materialize(int merged, int upper, int parent, int work, const char *
 		closedir(dir);
 	if (rc == 0 && upper_remove(parent, scratch, TREE_DEPTH, err) < 0)
 		rc = -1;
+	if (rc < 0)
+		upper_remove(parent, scratch, TREE_DEPTH, &(cordon_error){0});
 	return rc;
 }
 

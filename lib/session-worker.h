@@ -184,4 +184,16 @@ struct sx {
 	 * snapshot, waiting for the execs it ended. */
 	int restore_reply;
 	char restore_snap[24];
+	/* The session's directory, held LOCK_EX while the worker lives (a
+	 * restarted server waits for it before it sweeps the layers), and
+	 * its workspace's stack (layers.h: host paths, top first; none for
+	 * a session that is not a stacked fork). */
+	int sess_fd;
+	strv layers;
 };
+
+/* The session's lower tree, as its run's overlay has it below the upper
+ * layer: the workspace's directory, or (a stacked fork) a detached,
+ * read-only overlay of it over its layers (layers_merged). A directory
+ * fd, or -1 and err. */
+int sx_lower_open(const struct sx *s, cordon_error *err);
