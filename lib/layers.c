@@ -115,8 +115,10 @@ int layers_set_lowers(int fs, const int *lower, size_t n, const char *procfd, co
 	return r < 0 ? cordon_err_errno(err, "overlay: its %zu lower layers", n) : 0;
 }
 
-int layers_merged(int top, int layers_dir, const strv *names, cordon_error *err)
+int layers_merged(int top, int layers_dir, const strv *names, int *mnt_out, cordon_error *err)
 {
+	if (mnt_out)
+		*mnt_out = -1;
 	int fds[LAYERS_MAX + 1];
 	size_t n = 0;
 	int rc = 0;
@@ -151,6 +153,8 @@ int layers_merged(int top, int layers_dir, const strv *names, cordon_error *err)
 		root = mnt < 0 ? -1 : openat(mnt, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (root < 0)
 			rc = cordon_err_errno(err, "overlay of the stack: fsmount");
+		else if (mnt_out)
+			*mnt_out = TAKE_FD(mnt);
 	}
 	for (size_t i = first; i < n; i++)
 		close(fds[i]);

@@ -44,9 +44,11 @@ int layers_set_lowers(int fs, const int *lower, size_t n, const char *procfd, co
 
 /* A detached, read-only overlay of top (a directory fd, or -1) over the
  * layers names (top first) of the directory layers_dir (fd): the merged
- * tree, never attached; its fd (O_PATH-like: a mount's root, opened
- * O_DIRECTORY), or -1 and err. Needs CAP_SYS_ADMIN. */
-int layers_merged(int top, int layers_dir, const strv *names, cordon_error *err);
+ * tree, never attached; its root opened O_DIRECTORY, or -1 and err. With
+ * mnt: *mnt is the mount's own fd (fsmount's, O_PATH: what move_mount
+ * attaches; the mount is dissolved once it is closed, the tree still read
+ * through the other). Needs CAP_SYS_ADMIN. */
+int layers_merged(int top, int layers_dir, const strv *names, int *mnt, cordon_error *err);
 
 /* The end of a session with a stack: its workspace directory work (fd,
  * empty: a fork's) made whole, the merged tree merged (fd, layers_merged

@@ -129,7 +129,7 @@ static int stage(struct sx *s, const char *name, unsigned *code, char *why, size
 	_cleanup_close_ int dir = open(s->snap_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	_cleanup_close_ int snap = open(snapdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	cordon_error le = {0};
-	_cleanup_close_ int lower = sx_lower_open(s, &le);
+	_cleanup_close_ int lower = sx_lower_open(s, NULL, &le);
 	_cleanup_close_ int up = open_root(s->rep->live_upper, O_RDONLY | O_DIRECTORY);
 	struct stat us;
 	if (dir < 0 || snap < 0 || lower < 0 || up < 0 || fstat(up, &us) < 0) {

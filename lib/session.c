@@ -237,11 +237,30 @@ static void on_ctl(struct sx *s)
 				jw_key(&w, "layer");
 				jw_uint(&w, (uint64_t)layer);
 			}
+			/* A stacked fork's: its lower tree is the merged one (a
+			 * detached overlay, passed), which the reader mounts over
+			 * the workspace's host directory in a mount namespace of
+			 * its own (cordon changes --host-tree). */
+			cordon_error le = {0};
+			int wl = sx_workspace_layer(s);
+			int tree = -1, root = s->layers.n && wl >= 0 ? sx_lower_open(s, &tree, &le) : -1;
+			if (root >= 0)
+				close(root);
+			if (tree >= 0) {
+				jw_key(&w, "stack_layer");
+				jw_uint(&w, (uint64_t)wl);
+			}
 			jw_obj_end(&w);
-			if (jw_finish(&w) == 0)
+			if (s->layers.n && tree < 0)
+				sx_reply_error(reply, 500, "the session's lower tree: %s", le.msg);
+			else if (jw_finish(&w) == 0 && tree >= 0)
+				ipc_send(reply, w.out.p, strlen(w.out.p), &tree, 1, MSG_DONTWAIT);
+			else if (w.out.p)
 				sx_reply_json(reply, w.out.p);
 			else
 				sx_reply_error(reply, 500, "out of memory");
+			if (tree >= 0)
+				close(tree);
 			buf_free(&w.out);
 		}
 	} else if (strcmp(op, "exec_get") == 0 || strcmp(op, "signal") == 0) {
@@ -648,14 +667,14 @@ static int session_stack(struct sx *s, cordon_error *err)
 	return 0;
 }
 
-int sx_lower_open(const struct sx *s, cordon_error *err)
+int sx_lower_open(const struct sx *s, int *mnt, cordon_error *err)
 {
 	int top = open_root(s->ws, O_RDONLY | O_DIRECTORY);
 	if (top < 0)
 		return cordon_err_errno(err, "%s", s->ws);
 	if (!s->layers.n)
 		return top;
-	int m = layers_merged(top, AT_FDCWD, &s->layers, err);
+	int m = layers_merged(top, AT_FDCWD, &s->layers, mnt, err);
 	close(top);
 	return m;
 }

@@ -141,7 +141,7 @@ static void stack_whole(struct sup *s)
 	int rc = work < 0 ? cordon_err_errno(&e, "%s", s->plan.workspace) : 0;
 	if (rc == 0 && s->rep->live_upper[0] && upper < 0)
 		rc = cordon_err_errno(&e, "%s", s->rep->live_upper);
-	_cleanup_close_ int merged = rc == 0 ? layers_merged(work, AT_FDCWD, &s->pol->ws_layers, &e) : -1;
+	_cleanup_close_ int merged = rc == 0 ? layers_merged(work, AT_FDCWD, &s->pol->ws_layers, NULL, &e) : -1;
 	if (rc == 0 && merged < 0)
 		rc = -1;
 	if (rc == 0)
