@@ -551,11 +551,24 @@ static int seed_stacked(int dfd, const struct fork_seed *seed, const struct ucop
 		snprintf(msg, msz, "%s/layers: %s", S.state_dir, strerror(errno));
 		return -1;
 	}
-	strv names = {0};
+	strv names = {0}, up = {0};
 	cordon_error e = {0};
 	char name[ROUTE_ID_LEN + 1];
 	new_id(name, "l-");
-	int rc = strv_push(&names, name) < 0 ? cordon_oom(&e) : layers_read(pfd, &names, &e);
+	int rc = layers_read(pfd, &up, &e);
+	if (rc == 0 && up.n >= LAYERS_MAX) {
+		*code = 409;
+		snprintf(msg, msz, "session %s cannot be forked: its workspace is a stack of %zu layers, the most a fork's may have is %d (fork a session higher in its chain)",
+			 seed->parent, up.n, LAYERS_MAX);
+		strv_free(&up);
+		return -1;
+	}
+	if (rc == 0 && strv_push(&names, name) < 0)
+		rc = cordon_oom(&e);
+	for (size_t i = 0; rc == 0 && i < up.n; i++)
+		if (strv_push(&names, up.v[i]) < 0)
+			rc = cordon_oom(&e);
+	strv_free(&up);
 	/* The parent's directory, after its list: an end makes it whole
 	 * (its stack moved in) before it drops the list, so an empty one
 	 * means the list read is its whole lower tree. Not empty: a fork
@@ -563,13 +576,6 @@ static int seed_stacked(int dfd, const struct fork_seed *seed, const struct ucop
 	if (rc == 0 && !dir_empty(pfd, "work")) {
 		strv_free(&names);
 		return 1;
-	}
-	if (rc == 0 && names.n > LAYERS_MAX) {
-		*code = 409;
-		snprintf(msg, msz, "session %s cannot be forked: its workspace is a stack of %zu layers, and a fork's may have at most %d (fork a session higher in the chain)",
-			 seed->parent, names.n - 1, LAYERS_MAX);
-		strv_free(&names);
-		return -1;
 	}
 	struct ucopy_stat st;
 	if (rc == 0)

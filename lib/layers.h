@@ -34,7 +34,8 @@ int layers_read(int sdir, strv *out, cordon_error *err);
  * file renamed over it). */
 int layers_write(int sdir, const strv *names, cordon_error *err);
 
-/* Sets overlayfs's lower layers on the fs context fs (fsopen'd): the
+/* (CORDON_TEST_LOWERDIR_ONE in the environment: the one string always;
+ * tests only.) Sets overlayfs's lower layers on the fs context fs (fsopen'd): the
  * directories lower[0] (top) to lower[n-1], by descriptor; procfd is the
  * path of a /proc/self/fd the caller sees ("/proc/self/fd", or init's
  * "/newroot/proc/self/fd"). With "lowerdir+" where the kernel has it
