@@ -802,40 +802,13 @@ void layers_sweep_now(void)
 		fprintf(stderr, "cordon serve: the sweep of unlisted layers: %s\n", e.msg);
 }
 
-/* At the server's start: the workers of an earlier server may still be
- * ending (each holds its session's directory LOCK_EX; an end drops its
- * list once its workspace is whole): waited for, at most --worker-timeout
- * in all, before the sweep. In a thread of its own: the server serves
- * meanwhile (a fork made now holds the layers' lock as it lists its own). */
+/* At the server's start (after kept_sessions_init waited for the workers
+ * of an earlier server still ending: each drops its list once its
+ * workspace directory is whole): in a thread of its own, the server
+ * serving meanwhile (a fork made now holds the layers' lock as it lists
+ * its own). */
 static void *layers_start_main(void *unused)
 {
-	char p[PATH_MAX];
-	snprintf(p, sizeof(p), "%s/sessions", S.state_dir);
-	_cleanup_close_ int sd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int d = sd < 0 ? -1 : dup(sd);
-	DIR *dir = d < 0 ? NULL : fdopendir(d);
-	if (!dir) {
-		if (d >= 0)
-			close(d);
-		return NULL;
-	}
-	uint64_t end = mono_ns() + S.worker_ns;
-	struct dirent *de;
-	while ((de = readdir(dir))) {
-		if (de->d_name[0] == '.')
-			continue;
-		_cleanup_close_ int s = openat(sd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (s < 0 || faccessat(s, LAYERS_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
-			continue;
-		while (flock(s, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK && mono_ns() < end) {
-			struct timespec ts = {0, 50000000};
-			nanosleep(&ts, NULL);
-		}
-		/* (this server's own worker of it, if one came since: it holds
-		 * it LOCK_NB, and keeps its list) */
-		flock(s, LOCK_UN);
-	}
-	closedir(dir);
 	layers_sweep_now();
 	return NULL;
 }

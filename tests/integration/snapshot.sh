@@ -726,6 +726,36 @@ test_fork_stack_depth() {
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors test_fork_stack test_fork_stack_depth; do
+# Pitfall: a server restarted right after kill -9, while its sessions'
+# workers still end (each making its workspace whole, writing its report),
+# removed their directories (no report yet: "never started") and so a
+# fork's list, then its layers. The workers hold their session's directory
+# LOCK_EX; the new server waits for them before it judges the directories
+# and sweeps the layers: the fork's workspace directory is whole, its
+# report kept, and no layer is left.
+test_fork_stack_server_killed() {
+	stacked_or_skip || return 0
+	start_server || return 1
+	new_session || return 1
+	local a=$SID b k
+	expect_eq "$(run_in 'mkdir t; for i in $(seq 300); do echo $i >t/f$i; done')" ok "300 files"
+	fork_of "$a" || return
+	b=$FID
+	SID=$b
+	expect_eq "$(run_in 'echo b >b; rm t/f1')" ok "the fork's writes"
+	kill -KILL "$SRV"
+	wait "$SRV" 2>/dev/null
+	start_server || return 1
+	for k in $(seq 200); do [ -e "$STATE/sessions/$b/report.json" ] && [ -z "$(ls "$STATE/layers")" ] && break; sleep 0.05; done
+	expect_eq "$(cat "$STATE/sessions/$b/work/b" 2>&1; ls "$STATE/sessions/$b/work/t" 2>&1 | wc -l)" "b
+299" "the fork's workspace directory whole"
+	[ -s "$STATE/sessions/$b/report.json" ] || fail "its report kept"
+	expect_eq "$(ls "$STATE/layers" | wc -l)" 0 "its layer swept once its list went"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors test_fork_stack test_fork_stack_depth test_fork_stack_server_killed; do
 	t_run $t
 done
