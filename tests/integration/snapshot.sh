@@ -787,6 +787,40 @@ test_fork_stack_end_not_whole() {
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors test_fork_stack test_fork_stack_depth test_fork_stack_server_killed test_fork_stack_end_not_whole; do
+# Pitfall: a parent ending while a fork copies one of its snapshots. The
+# fork holds the parent's snapshots directory LOCK_SH for its copy, the
+# end's removal of the snapshots LOCK_EX: the fork is whole (every file)
+# or refused as the parent is gone (404, 410), never a 500 nor a copy
+# missing files.
+test_fork_while_parent_ends() {
+	start_server || return 1
+	local i a p out code n
+	for i in 1 2 3 4; do
+		new_session || return 1
+		a=$SID
+		expect_eq "$(run_in 'mkdir t; for i in $(seq 400); do echo $i >t/f$i; done')" ok "400 files ($i)"
+		snapshot_or_skip || return
+		p=$PID_
+		api -X DELETE "http://cordon/v1/sessions/$a" >/dev/null &
+		[ "$i" -gt 2 ] && sleep 0.0$i
+		out=$(api_code -X POST "http://cordon/v1/sessions/$a/fork" -d "{\"snapshot\":\"$p\"}")
+		wait $!
+		code=${out##* }
+		case $code in
+		201)
+			SID=$(printf '%s' "${out% 201}" | jq -r .id)
+			n=$(out_of 'ls t | wc -l')
+			expect_eq "$n" "400 " "the fork ($i) has every file"
+			api -X DELETE "http://cordon/v1/sessions/$SID" >/dev/null ;;
+		404|410) ;;
+		*) fail "a fork as its parent ends ($i): $out" ;;
+		esac
+	done
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors test_fork_stack test_fork_stack_depth test_fork_stack_server_killed test_fork_stack_end_not_whole test_fork_while_parent_ends; do
 	t_run $t
 done
