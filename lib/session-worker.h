@@ -192,8 +192,3 @@ struct sx {
 	strv layers;
 };
 
-/* The session's lower tree, as its run's overlay has it below the upper
- * layer: the workspace's directory, or (a stacked fork) a detached,
- * read-only overlay of it over its layers (layers_merged; mnt, if not
- * NULL: its mount's fd, else -1). A directory fd, or -1 and err. */
-int sx_lower_open(const struct sx *s, int *mnt, cordon_error *err);

@@ -667,18 +667,6 @@ static int session_stack(struct sx *s, cordon_error *err)
 	return 0;
 }
 
-int sx_lower_open(const struct sx *s, int *mnt, cordon_error *err)
-{
-	int top = open_root(s->ws, O_RDONLY | O_DIRECTORY);
-	if (top < 0)
-		return cordon_err_errno(err, "%s", s->ws);
-	if (!s->layers.n)
-		return top;
-	int m = layers_merged(top, AT_FDCWD, &s->layers, mnt, err);
-	close(top);
-	return m;
-}
-
 int session_worker_main(int ctl)
 {
 	struct sx s;
