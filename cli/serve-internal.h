@@ -171,7 +171,7 @@ struct fork_seed {
 /* The shared layers of stacked forks (layers.h) no session lists:
  * removed now (a worker reaped), or at the start once the earlier
  * server's workers have ended (a thread of its own). */
-void layers_sweep_now(void);
+void layers_sweep_now(bool wait);
 void layers_at_start(void);
 /* POST /v1/sessions (seed NULL), or a fork's (serve-fork.c). */
 enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_t uid, uint64_t t_req,

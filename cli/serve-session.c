@@ -789,8 +789,9 @@ enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_
 	return r;
 }
 
-/* The layers no session lists removed (layers.h). */
-void layers_sweep_now(void)
+/* The layers no session lists removed (layers.h); !wait: not while a
+ * fork is being made (a later end sweeps). */
+void layers_sweep_now(bool wait)
 {
 	char p[PATH_MAX];
 	snprintf(p, sizeof(p), "%s/layers", S.state_dir);
@@ -798,7 +799,7 @@ void layers_sweep_now(void)
 	snprintf(p, sizeof(p), "%s/sessions", S.state_dir);
 	_cleanup_close_ int sd = ld < 0 ? -1 : open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	cordon_error e = {0};
-	if (sd >= 0 && layers_sweep(ld, sd, &e) < 0)
+	if (sd >= 0 && layers_sweep(ld, sd, wait, &e) < 0)
 		fprintf(stderr, "cordon serve: the sweep of unlisted layers: %s\n", e.msg);
 }
 
@@ -809,7 +810,7 @@ void layers_sweep_now(void)
  * its own). */
 static void *layers_start_main(void *unused)
 {
-	layers_sweep_now();
+	layers_sweep_now(true);
 	return NULL;
 }
 

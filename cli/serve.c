@@ -100,8 +100,9 @@ static void reap_workers(void)
 	pthread_mutex_unlock(&S.lock);
 	kept_sessions_trim();
 	pthread_cond_broadcast(&S.pool_cond);
+	/* (the main loop: never waiting for a fork's copy) */
 	if (sweep)
-		layers_sweep_now();
+		layers_sweep_now(false);
 }
 
 static int live_workers(int sig)

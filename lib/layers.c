@@ -253,10 +253,10 @@ int layers_materialize(int merged, int upper, int parent, int work, const char *
 	return rc;
 }
 
-int layers_sweep(int layers_dir, int sessions_dir, cordon_error *err)
+int layers_sweep(int layers_dir, int sessions_dir, bool wait, cordon_error *err)
 {
-	if (flock(layers_dir, LOCK_EX) < 0)
-		return cordon_err_errno(err, "lock the layers");
+	if (flock(layers_dir, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0)
+		return !wait && errno == EWOULDBLOCK ? 0 : cordon_err_errno(err, "lock the layers");
 	strv listed = {0};
 	int rc = 0, removed = 0;
 	int d = dup(sessions_dir);

@@ -63,6 +63,7 @@ int layers_materialize(int merged, int upper, int parent, int work, const char *
 
 /* Removes every layer of layers_dir (fd) no session directory of
  * sessions_dir (fd) lists. Held LOCK_EX on layers_dir meanwhile (a fork
- * holds it LOCK_SH from its parent's list read to its own list written).
- * Returns the number removed, -1 and err. */
-int layers_sweep(int layers_dir, int sessions_dir, cordon_error *err);
+ * holds it LOCK_SH from its parent's list read to its own list written);
+ * !wait: nothing done (0) while a fork holds it. Returns the number
+ * removed, -1 and err. */
+int layers_sweep(int layers_dir, int sessions_dir, bool wait, cordon_error *err);
