@@ -657,7 +657,16 @@ test_fork_stack() {
 	expect_eq "$(cat "$STATE/sessions/$d/layers" | wc -l)" 3 "a fork at level 3 lists three layers"
 	expect_eq "$(tail -n 2 "$STATE/sessions/$d/layers" | tr '\n' ' ')" "$(cat "$STATE/sessions/$c/layers" | tr '\n' ' ')" "over its parent's stack"
 	SID=$d
+	local wpid n0 s0 i
+	wpid=$(pgrep -n -P "$SRV")
 	expect_eq "$(out_of 'cat a b c d/e/f r/s; [ -e k ] || echo no-k; [ -e r/r ] || echo no-r; [ -e d/n7 ] || echo no-n7; ls d | wc -l')" "two b c x s no-k no-r no-n7 50 " "every level seen"
+	# its merged lower tree, opened for each call: no descriptor kept
+	n0=$(ls "/proc/$wpid/fd" | wc -l)
+	s0=$(ls "/proc/$SRV/fd" | wc -l)
+	for i in 1 2 3; do
+		expect_eq "$(api "http://cordon/v1/sessions/$d/changes" | jq -c '[.changes[] | "\(.change) \(.path)"]')" '[]' "no change of its own yet ($i)"
+	done
+	expect_eq "$(ls "/proc/$wpid/fd" | wc -l) $(ls "/proc/$SRV/fd" | wc -l)" "$n0 $s0" "no descriptor left in the worker nor the server"
 	local sum
 	sum=$(layers_sum)
 	expect_eq "$(run_in 'ln d/e/f hl && chmod 600 d/e/f && touch -d 2001-01-01 a d && echo more >>c && mkdir -p q && rm d/n8')" ok "the fork writes over the layers' files"
