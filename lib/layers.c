@@ -8,7 +8,6 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 #include "cleanup.h"
 #include "layers.h"
@@ -18,7 +17,6 @@
 /* The end's copy and the removal of a layer: as deep as a fork's copy
  * may go (serve's FORK_MAX_DEPTH), and more. */
 #define TREE_DEPTH 1024
-#define PRUNE_DEPTH 512
 
 bool layer_name_valid(const char *s)
 {
@@ -162,64 +160,7 @@ int layers_merged(int top, int layers_dir, const strv *names, int *mnt_out, cord
 	return rc < 0 ? -1 : root;
 }
 
-static bool opaque(int dfd)
-{
-	char v[4];
-	return fgetxattr(dfd, "user.overlay.opaque", v, sizeof(v)) == 1 && v[0] == 'y';
-}
-
-/* What the run's upper layer holds goes from the copy: each name of
- * upper's directory, unless both are directories and upper's is not
- * opaque (then below it). upper is only listed and stat'd, a directory
- * opened one component at a time, no link followed. */
-static int prune(int upper, int copy, unsigned depth, cordon_error *err)
-{
-	if (depth > PRUNE_DEPTH)
-		return cordon_err(err, E2BIG, "the run's upper layer is deeper than %d levels", PRUNE_DEPTH);
-	int d = dup(upper);
-	DIR *dir = d < 0 ? NULL : fdopendir(d);
-	if (!dir) {
-		if (d >= 0)
-			close(d);
-		return cordon_err_errno(err, "list the run's upper layer");
-	}
-	int rc = 0;
-	struct dirent *de;
-	while (rc == 0 && (errno = 0, de = readdir(dir))) {
-		const char *nm = de->d_name;
-		if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0)
-			continue;
-		struct stat us, cs;
-		if (fstatat(copy, nm, &cs, AT_SYMLINK_NOFOLLOW) < 0) {
-			if (errno != ENOENT)
-				rc = cordon_err_errno(err, "stat %s", nm);
-			continue;
-		}
-		if (fstatat(upper, nm, &us, AT_SYMLINK_NOFOLLOW) < 0) {
-			if (errno != ENOENT) /* gone meanwhile: nothing of the run's there */
-				rc = cordon_err_errno(err, "stat %s in the run's upper layer", nm);
-			continue;
-		}
-		if (S_ISDIR(us.st_mode) && S_ISDIR(cs.st_mode)) {
-			_cleanup_close_ int u = openat(upper, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-			if (u >= 0 && !opaque(u)) {
-				_cleanup_close_ int c = openat(copy, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-				rc = c < 0 ? cordon_err_errno(err, "open %s", nm) : prune(u, c, depth + 1, err);
-				continue;
-			}
-		}
-		if (S_ISDIR(cs.st_mode))
-			rc = upper_remove(copy, nm, TREE_DEPTH, err);
-		else if (unlinkat(copy, nm, 0) < 0)
-			rc = cordon_err_errno(err, "remove %s", nm);
-	}
-	if (rc == 0 && errno)
-		rc = cordon_err_errno(err, "list the run's upper layer");
-	closedir(dir);
-	return rc;
-}
-
-int layers_materialize(int merged, int upper, int parent, int work, const char *scratch, cordon_error *err)
+int layers_materialize(int merged, int parent, int work, const char *scratch, cordon_error *err)
 {
 	struct ucopy_limits lim = {UINT64_MAX, UINT64_MAX, TREE_DEPTH, true, false, 0, 0};
 	struct ucopy_stat st;
@@ -228,8 +169,6 @@ int layers_materialize(int merged, int upper, int parent, int work, const char *
 		return cordon_err_wrap(err, "the workspace's layers");
 	_cleanup_close_ int s = openat(parent, scratch, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int rc = s < 0 ? cordon_err_errno(err, "open %s", scratch) : 0;
-	if (rc == 0 && upper >= 0)
-		rc = prune(upper, s, 0, err);
 	/* Into work, a top entry at a time (work is the workspace's
 	 * directory: the same inode before and after). */
 	int d = rc == 0 ? dup(s) : -1;

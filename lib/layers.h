@@ -53,13 +53,11 @@ int layers_merged(int top, int layers_dir, const strv *names, int *mnt, cordon_e
 
 /* The end of a session with a stack: its workspace directory work (fd,
  * empty: a fork's) made whole, the merged tree merged (fd, layers_merged
- * of work) copied into it, except what the run's upper layer upper (fd,
- * hostile; -1: none) holds (the entries it replaces or deletes, and what
- * is below a directory it makes anew), which its apply then brings:
- * nothing the apply writes was there before the run started. scratch is
- * a name in parent (work's parent directory, fd) for the copy on its way.
- * -1 and err (the workspace part-way) on failure. */
-int layers_materialize(int merged, int upper, int parent, int work, const char *scratch, cordon_error *err);
+ * of work) copied into it (whiteouts and overlay marks left out), by way
+ * of scratch, a name in parent (work's parent directory, fd), whose top
+ * entries are then moved in. -1 and err on failure (scratch removed; what
+ * was moved in stays). */
+int layers_materialize(int merged, int parent, int work, const char *scratch, cordon_error *err);
 
 /* Removes every layer of layers_dir (fd) no session directory of
  * sessions_dir (fd) lists. Held LOCK_EX on layers_dir meanwhile (a fork

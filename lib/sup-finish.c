@@ -14,6 +14,7 @@
 #include "ident.h"
 #include "sup-degrade-net.h"
 #include "sup-degrade.h"
+#include "clock.h"
 #include "layers.h"
 #include "snapshot.h"
 #include "cleanup.h"
@@ -118,11 +119,14 @@ static void tighten_protected(struct sup *s, const struct snapshot *before, cons
 
 /* A stacked workspace (a fork's, layers.h) at the end: its directory
  * (empty: the run wrote only to its upper layer) made whole, the stack's
- * tree copied in but for what the run's upper layer holds, before the
- * apply brings that. Then its list goes (its layers are removed once no
- * session lists them). Where it cannot be made whole, the list stays
- * (the workspace is the directory over its stack), and so does the
- * change set: kept, with the reason. */
+ * tree copied in, before the change set is applied (or kept) as for any
+ * run. The copy is the server's own (no one else writes in a session's
+ * directory): the apply now judges what changed on the host from after
+ * it (the change set's start stamp, in memory), else every file of the
+ * stack the run changed would be held back as a conflict. Then its list
+ * goes (its layers are removed once no session lists them). Where it
+ * cannot be made whole, the list stays (the workspace is the directory
+ * over its stack), and so does the change set: kept, with the reason. */
 static void stack_whole(struct sup *s)
 {
 	char parent[4096], *slash;
@@ -137,15 +141,14 @@ static void stack_whole(struct sup *s)
 	*slash = '\0';
 	_cleanup_close_ int pfd = open_root(parent, O_RDONLY | O_DIRECTORY);
 	_cleanup_close_ int work = pfd < 0 ? -1 : openat(pfd, slash + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	_cleanup_close_ int upper = s->rep->live_upper[0] ? open_root(s->rep->live_upper, O_RDONLY | O_DIRECTORY) : -1;
 	int rc = work < 0 ? cordon_err_errno(&e, "%s", s->plan.workspace) : 0;
-	if (rc == 0 && s->rep->live_upper[0] && upper < 0)
-		rc = cordon_err_errno(&e, "%s", s->rep->live_upper);
 	_cleanup_close_ int merged = rc == 0 ? layers_merged(work, AT_FDCWD, &s->pol->ws_layers, NULL, &e) : -1;
 	if (rc == 0 && merged < 0)
 		rc = -1;
 	if (rc == 0)
-		rc = layers_materialize(merged, upper, pfd, work, ".work-stack", &e);
+		rc = layers_materialize(merged, pfd, work, ".work-stack", &e);
+	if (rc == 0)
+		s->ovl.cs.started_ns = stamp_floor_ns();
 	if (rc == 0 && s->pol->ws_layers_list && unlink(s->pol->ws_layers_list) < 0 && errno != ENOENT)
 		rc = cordon_err_errno(&e, "%s", s->pol->ws_layers_list);
 	if (rc < 0)
