@@ -846,6 +846,33 @@ test_fork_while_parent_ends() {
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors test_fork_stack test_fork_stack_depth test_fork_stack_server_killed test_fork_stack_end_not_whole test_fork_while_parent_ends; do
+# A review-mode fork's end: its workspace directory whole, as the fork
+# started (its change set kept over it, not applied), so that a discard
+# leaves the parent's view and an apply (--force: the stack's files were
+# written at the end) brings the fork's changes.
+test_fork_stack_review() {
+	stacked_or_skip || return 0
+	start_server || return 1
+	new_session '{"policy":{"filesystem":{"workspace_mode":"review"}}}' || return 1
+	local a=$SID b w out dir
+	expect_eq "$(run_in 'echo one >a; echo k >k; mkdir d; echo x >d/x')" ok "the parent's files"
+	fork_of "$a" || return
+	b=$FID
+	SID=$b
+	expect_eq "$(run_in 'echo two >a; rm k; rm -r d; mkdir d; echo y >d/y; echo n >n')" ok "the fork's changes"
+	out=$(api -X DELETE "http://cordon/v1/sessions/$b")
+	expect_eq "$(printf '%s' "$out" | jq -r .changes.state)" kept "review: kept"
+	dir=$(printf '%s' "$out" | jq -r .changes.dir)
+	w=$STATE/sessions/$b/work
+	expect_eq "$(cat "$w/a" "$w/k" "$w/d/x" | tr '\n' ' ')" "one k x " "the workspace directory: the fork's start, whole"
+	"$CORDON" apply --force "$dir" >/dev/null || fail "apply --force $dir"
+	expect_eq "$(cat "$w/a" "$w/d/y" "$w/n" | tr '\n' ' '; [ -e "$w/k" ] || echo no-k; [ -e "$w/d/x" ] || echo no-x)" "two y n no-k
+no-x" "applied: the fork's changes"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors test_fork_stack test_fork_stack_depth test_fork_stack_server_killed test_fork_stack_end_not_whole test_fork_while_parent_ends test_fork_stack_review; do
 	t_run $t
 done
