@@ -8,6 +8,7 @@
 #include <sys/file.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include "cleanup.h"
 #include "layers.h"
@@ -79,23 +80,40 @@ int layers_write(int sdir, const strv *names, cordon_error *err)
 	return rc;
 }
 
-int layers_set_lowers(int fs, const int *lower, size_t n, const char *procfd, cordon_error *err)
+/* "lowerdir+" (Linux 6.8). Before 6.5 overlayfs takes its options as one
+ * legacy string parsed only at FSCONFIG_CMD_CREATE: fsconfig accepts any
+ * key there, so a refusal of "lowerdir+" cannot be seen before the create;
+ * the release tells. */
+static bool lowerdir_plus(void)
+{
+	struct utsname u;
+	unsigned maj = 0, min = 0;
+	if (getenv("CORDON_TEST_LOWERDIR_ONE") || uname(&u) < 0 || sscanf(u.release, "%u.%u", &maj, &min) != 2)
+		return false;
+	return maj > 6 || (maj == 6 && min >= 8);
+}
+
+int layers_create(int fs, const int *lower, size_t n, const char *procfd, cordon_error *err)
 {
 	char p[64];
-	/* (tests: the one string, as before Linux 6.8) */
-	bool plus = !getenv("CORDON_TEST_LOWERDIR_ONE");
+	bool plus = lowerdir_plus();
 	for (size_t i = 0; plus && i < n; i++) {
 		snprintf(p, sizeof(p), "%s/%d", procfd, lower[i]);
 		if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir+", p, 0) == 0)
 			continue;
 		if (i > 0 || errno != EINVAL)
 			return cordon_err_errno(err, "overlay: lower layer %zu", i);
-		plus = false; /* before Linux 6.8 */
+		plus = false; /* a kernel without it after all */
 	}
-	if (plus)
+	if (plus) {
+		if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+			return cordon_err_errno(err, "overlay of %zu lower layers: create", n);
 		return 0;
+	}
 	/* One string of at most 255 bytes: descriptor numbers, relative to
-	 * a cwd of procfd. */
+	 * a cwd of procfd, which stays the cwd until the create (before 6.5
+	 * the paths are looked up there, not at fsconfig), then the cwd is
+	 * what it was. */
 	char l[256];
 	size_t len = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -104,14 +122,17 @@ int layers_set_lowers(int fs, const int *lower, size_t n, const char *procfd, co
 			return cordon_err(err, E2BIG, "overlay: %zu lower layers do not fit in one option", n);
 		len += (size_t)w;
 	}
-	if (chdir(procfd) < 0)
+	_cleanup_close_ int back = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (back < 0 || chdir(procfd) < 0)
 		return cordon_err_errno(err, "overlay: chdir %s", procfd);
 	int r = fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", l, 0);
+	if (r == 0)
+		r = fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0);
 	int e = errno;
-	if (chdir("/") < 0 && r == 0)
-		return cordon_err_errno(err, "overlay: chdir /");
+	if (fchdir(back) < 0 && r == 0)
+		return cordon_err_errno(err, "overlay: back to the cwd");
 	errno = e;
-	return r < 0 ? cordon_err_errno(err, "overlay: its %zu lower layers", n) : 0;
+	return r < 0 ? cordon_err_errno(err, "overlay of its %zu lower layers: create", n) : 0;
 }
 
 int layers_merged(int top, int layers_dir, const strv *names, int *mnt_out, cordon_error *err)
@@ -136,16 +157,14 @@ int layers_merged(int top, int layers_dir, const strv *names, int *mnt_out, cord
 	_cleanup_close_ int fs = rc == 0 ? fsopen("overlay", FSOPEN_CLOEXEC) : -1;
 	if (rc == 0 && fs < 0)
 		rc = cordon_err_errno(err, "fsopen overlay");
-	if (rc == 0)
-		rc = layers_set_lowers(fs, fds, n, "/proc/self/fd", err);
 	/* userxattr: the layers' opaque marks are user.overlay.* (the run's
 	 * overlay writes them so in its user namespace). */
 	if (rc == 0 && (fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
 			fsconfig(fs, FSCONFIG_SET_STRING, "metacopy", "off", 0) < 0 ||
 			fsconfig(fs, FSCONFIG_SET_STRING, "index", "off", 0) < 0))
 		rc = cordon_err_errno(err, "overlay: its options");
-	if (rc == 0 && fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-		rc = cordon_err_errno(err, "overlay of the stack: create");
+	if (rc == 0)
+		rc = layers_create(fs, fds, n, "/proc/self/fd", err);
 	int root = -1;
 	if (rc == 0) {
 		_cleanup_close_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);

@@ -34,14 +34,16 @@ int layers_read(int sdir, strv *out, cordon_error *err);
  * file renamed over it). */
 int layers_write(int sdir, const strv *names, cordon_error *err);
 
-/* (CORDON_TEST_LOWERDIR_ONE in the environment: the one string always;
- * tests only.) Sets overlayfs's lower layers on the fs context fs (fsopen'd): the
- * directories lower[0] (top) to lower[n-1], by descriptor; procfd is the
- * path of a /proc/self/fd the caller sees ("/proc/self/fd", or init's
- * "/newroot/proc/self/fd"). With "lowerdir+" where the kernel has it
- * (6.8), else one "lowerdir" named relative to a cwd of procfd (the cwd is
- * "/" after it: only for a single-threaded caller). No allocation. */
-int layers_set_lowers(int fs, const int *lower, size_t n, const char *procfd, cordon_error *err);
+/* Sets overlayfs's lower layers on the fs context fs (fsopen'd, every
+ * other option set) and creates it (FSCONFIG_CMD_CREATE): the directories
+ * lower[0] (top) to lower[n-1], by descriptor; procfd is the path of a
+ * /proc/self/fd the caller sees ("/proc/self/fd", or init's
+ * "/newroot/proc/self/fd"). With "lowerdir+" from Linux 6.8, else one
+ * "lowerdir" named relative to a cwd of procfd until the create (the cwd
+ * is changed meanwhile, then put back: only for a caller no other thread
+ * of which uses it). No allocation. (CORDON_TEST_LOWERDIR_ONE in the
+ * environment: the one string always; tests only.) */
+int layers_create(int fs, const int *lower, size_t n, const char *procfd, cordon_error *err);
 
 /* A detached, read-only overlay of top (a directory fd, or -1) over the
  * layers names (top first) of the directory layers_dir (fd): the merged

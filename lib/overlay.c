@@ -340,22 +340,6 @@ int overlay_mount(int oldroot, int newroot, const char *path, const char *layer,
 	_cleanup_close_ int fs = fsopen("overlay", FSOPEN_CLOEXEC);
 	if (fs < 0)
 		return cordon_err_errno(err, "overlay %s: fsopen", path);
-	if (stack && nstack) {
-		/* The bind (the workspace's own directory) over its stack. */
-		int fds[LAYERS_MAX + 1];
-		size_t n = nstack > LAYERS_MAX ? LAYERS_MAX : nstack;
-		for (size_t i = 0; i <= n; i++)
-			fds[i] = -1;
-		fds[0] = lower;
-		int r = attach_stack(stack, n, fds + 1, err);
-		if (r == 0)
-			r = layers_set_lowers(fs, fds, n + 1, "/newroot/proc/self/fd", err);
-		for (size_t i = 1; i <= n; i++)
-			if (fds[i] >= 0)
-				close(fds[i]);
-		if (r < 0)
-			return cordon_err_wrap(err, "overlay %s", path);
-	}
 	/* userxattr: its marks (opaque directories) are user.overlay.*, as a
 	 * user namespace requires; no redirects (nofollow: a merged directory
 	 * renamed is copied by the renamer, EXDEV), no metacopy: every change
@@ -368,7 +352,22 @@ int overlay_mount(int oldroot, int newroot, const char *path, const char *layer,
 	    fsconfig(fs, FSCONFIG_SET_STRING, "metacopy", "off", 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "index", "off", 0) < 0)
 		return cordon_err_errno(err, "overlay %s: its options", path);
-	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+	if (stack && nstack) {
+		/* The bind (the workspace's own directory) over its stack. */
+		int fds[LAYERS_MAX + 1];
+		size_t n = nstack > LAYERS_MAX ? LAYERS_MAX : nstack;
+		for (size_t i = 0; i <= n; i++)
+			fds[i] = -1;
+		fds[0] = lower;
+		int r = attach_stack(stack, n, fds + 1, err);
+		if (r == 0)
+			r = layers_create(fs, fds, n + 1, "/newroot/proc/self/fd", err);
+		for (size_t i = 1; i <= n; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		if (r < 0)
+			return cordon_err_wrap(err, "overlay %s", path);
+	} else if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
 		return cordon_err_errno(err, "overlay %s: create (overlayfs in a user namespace needs Linux 5.11 and an upper filesystem with user xattrs)",
 					path);
 	_cleanup_close_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
