@@ -85,23 +85,28 @@ static int ent_cmp(const void *a, const void *b)
 }
 
 /* Waits for the worker of session directory name (in dfd) of a previous
- * server, if one still holds it, until deadline (CLOCK_MONOTONIC ns). */
-static void wait_worker(int dfd, const char *name, uint64_t deadline)
+ * server, if one still holds it, until deadline (CLOCK_MONOTONIC ns).
+ * true: it still holds it then (still ending). */
+static bool wait_worker(int dfd, const char *name, uint64_t deadline)
 {
 	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		return false;
+	bool held = false;
 	for (;;) {
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
 			break;
 		struct timespec now;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec >= deadline)
+		if ((uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec >= deadline) {
+			held = true;
 			break;
+		}
 		struct timespec ts = {0, 20000000};
 		nanosleep(&ts, NULL);
 	}
 	close(fd);
+	return held;
 }
 
 void kept_sessions_init(const char *state_dir, int keep, uint64_t wait_ns)
@@ -126,7 +131,11 @@ void kept_sessions_init(const char *state_dir, int keep, uint64_t wait_ns)
 			continue;
 		/* Its worker may still be ending (the previous server killed):
 		 * its report, its workspace made whole, come first. */
-		wait_worker(dirfd(d), e->d_name, deadline);
+		if (wait_worker(dirfd(d), e->d_name, deadline))
+			continue; /* still ending past the wait: left as it is, not
+				   * judged (a session with no report yet would be
+				   * taken for gone and removed under its worker);
+				   * a later start judges it */
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		if (n == cap) {

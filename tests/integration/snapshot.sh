@@ -783,6 +783,36 @@ test_fork_stack_server_killed() {
 	t_assert
 }
 
+# Outside review attack18: a restart whose wait for a previous server's
+# worker runs out (--worker-timeout) left that session's directory to be
+# judged with no report yet: taken for gone and removed under the worker
+# (a fork's whole workspace, its list, then its layers). The directory
+# of a worker still ending is left as it is. The worker here is stood for
+# by a holder of its directory's lock, the report not written yet.
+test_restart_leaves_a_still_ending_session() {
+	start_server || return 1
+	new_session || return 1
+	local a=$SID holder k
+	expect_eq "$(run_in 'echo kept >k')" ok "a write"
+	kill -KILL "$SRV"
+	wait "$SRV" 2>/dev/null
+	for k in $(seq 400); do [ -s "$STATE/sessions/$a/report.json" ] && flock -n "$STATE/sessions/$a" true && break; sleep 0.05; done
+	rm -f "$STATE/sessions/$a/report.json"
+	flock "$STATE/sessions/$a" sleep 30 &
+	holder=$!
+	for k in $(seq 100); do flock -n "$STATE/sessions/$a" true || break; sleep 0.05; done
+	rm -f "$SOCK" # (the killed server's: the new one's comes after its start's judgement)
+	start_server --worker-timeout 1s || return 1
+	for k in $(seq 40); do [ -e "$STATE/sessions/$a/work/k" ] || break; sleep 0.05; done
+	[ -d "$STATE/sessions/$a" ] || fail "the still-ending session's directory removed at the start"
+	expect_eq "$(cat "$STATE/sessions/$a/work/k" 2>&1)" kept "its workspace as it was"
+	kill "$holder" 2>/dev/null
+	wait "$holder" 2>/dev/null
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
 # Pitfall: an end that cannot make the fork's workspace directory whole
 # (here a read-only bind of it; a full disk alike) keeps its list, and so
 # its layers, while the session is kept (a sweep after it leaves them),
@@ -875,6 +905,6 @@ no-x" "applied: the fork's changes"
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors test_fork_stack test_fork_stack_depth test_fork_stack_server_killed test_fork_stack_end_not_whole test_fork_while_parent_ends test_fork_stack_review; do
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors test_fork_stack test_fork_stack_depth test_fork_stack_server_killed test_restart_leaves_a_still_ending_session test_fork_stack_end_not_whole test_fork_while_parent_ends test_fork_stack_review; do
 	t_run $t
 done
