@@ -50,9 +50,10 @@ for s in "$empty:empty workspace, $C changed files" "$big:$N-file workspace, $C 
 done
 
 # A level deeper: the big workspace (itself a fork) forked, C files
-# changed in that fork, which is then forked at a snapshot (a fork's
-# starting tree is its parent's lower tree copied, the snapshot's view
-# over it: O(tree) until forks stack their parents' layers).
+# changed in that fork, which is then forked at a snapshot (a server as
+# root stacks a fork's snapshot over its parent's layers: O(changes);
+# elsewhere its parent's lower tree is copied, the snapshot's view over
+# it: O(tree)).
 ff=$(api -X POST "http://cordon/v1/sessions/$big/fork" | id_of .id)
 sh_in "$ff" "cd t && i=0; while [ \$i -lt $C ]; do echo again >f\$((i+$C)); i=\$((i+1)); done"
 fsnap=$(api -X POST "http://cordon/v1/sessions/$ff/snapshots" | id_of .snapshot)

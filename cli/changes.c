@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -622,6 +624,38 @@ static int cmd_apply(struct changeset *cs, const struct selection *sel, bool for
 	return rc;
 }
 
+/* --host-tree LAYER FD (cordon serve's, for a stacked fork: docs/api.md
+ * "Fork"): the tree at descriptor FD (a detached overlay of the
+ * workspace's directory over its layers) mounted over the host directory
+ * of the change set's layer LAYER, in a mount namespace of this process's
+ * own: the listing and the diff read the session's lower tree there. */
+static int host_tree(struct changeset *cs, const char *layer, const char *fd, const char *verb)
+{
+	char *end;
+	unsigned long l = strtoul(layer, &end, 10);
+	bool ok = end != layer && !*end && l < cs->nlayers;
+	long f = ok ? strtol(fd, &end, 10) : -1;
+	ok = ok && end != fd && !*end && f >= 3 && f < 1024;
+	if (!ok) {
+		fprintf(stderr, "cordon %s: --host-tree %s %s: a layer of the change set and a descriptor are expected\n", verb,
+			layer, fd);
+		return -1;
+	}
+	/* A clone of it: the tree stays detached for the next reader. */
+	int t = -1;
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    (t = open_tree((int)f, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH)) < 0 ||
+	    move_mount(t, "", AT_FDCWD, cs->host[l], MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+		if (t >= 0)
+			close(t);
+		fprintf(stderr, "cordon %s: --host-tree: mount the lower tree over %s: %s\n", verb, cs->host[l], strerror(errno));
+		return -1;
+	}
+	close(t);
+	close((int)f);
+	return 0;
+}
+
 int cmd_changes(const char *verb, int argc, char **argv)
 {
 	if (cli_wants_help(argc, argv)) {
@@ -634,7 +668,7 @@ int cmd_changes(const char *verb, int argc, char **argv)
 	struct selection sel = {0};
 	strv pats = {0};
 	long crash_after = 0;
-	const char *snap_layer = NULL, *snap_upper = NULL;
+	const char *snap_layer = NULL, *snap_upper = NULL, *tree_layer = NULL, *tree_fd = NULL;
 	for (int i = 0; i < argc; i++) {
 		if (dashdash || argv[i][0] != '-') {
 			if (!dir)
@@ -657,6 +691,9 @@ int cmd_changes(const char *verb, int argc, char **argv)
 		else if (list && strcmp(argv[i], "--snapshot-upper") == 0 && i + 2 < argc) {
 			snap_layer = argv[++i];
 			snap_upper = argv[++i];
+		} else if (list && strcmp(argv[i], "--host-tree") == 0 && i + 2 < argc) {
+			tree_layer = argv[++i];
+			tree_fd = argv[++i];
 		}
 		else if (apply && strcmp(argv[i], "--no-ignore") == 0)
 			sel.all = true;
@@ -702,6 +739,11 @@ int cmd_changes(const char *verb, int argc, char **argv)
 		}
 		cs.only_layer = l;
 		snprintf(cs.upper_at, sizeof(cs.upper_at), "%s", snap_upper);
+	}
+	if (tree_fd && host_tree(&cs, tree_layer, tree_fd, verb) < 0) {
+		changeset_close(&cs);
+		strv_free(&pats);
+		return 2;
 	}
 	int rc = 0;
 	for (size_t i = 0; rc == 0 && i < pats.n; i++) {

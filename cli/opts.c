@@ -106,6 +106,8 @@ static const char changes_usage[] =
 	"  --all                   list what the ignore list leaves out too\n"
 	"  --snapshot-upper N DIR  list a session snapshot's (cordon serve): DIR, an upper layer,\n"
 	"                          read for the change set's layer N, the others left out\n"
+	"  --host-tree N FD        layer N's host directory read as the detached tree at fd FD\n"
+	"                          (cordon serve: a stacked fork's lower tree; root only)\n"
 	"  apply                   apply it to the host (completes an interrupted apply); refused\n"
 	"                          when a host file changed since the run started; says each entry\n"
 	"                          applied (created|modified|deleted PATH) and N applied, M held back,\n"

@@ -67,10 +67,10 @@ static bool path_is_the_servers(const char *dir)
  * rearranged from outside while the server reads it (a planted change set
  * naming /etc as its host tree), so it is read with the client's rights,
  * never the server's. */
-static pid_t spawn_as(const char *const *argv, int in, int out, int errfd, long as_uid, gid_t as_gid)
+static pid_t spawn_as(const char *const *argv, int fd3, int in, int out, int errfd, long as_uid, gid_t as_gid)
 {
 	if (as_uid < 0)
-		return spawn_self(argv, -1, "/", in, out, errfd);
+		return spawn_self(argv, fd3, "/", in, out, errfd);
 	pid_t pid = fork();
 	if (pid == 0) {
 		if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(errfd, 2) < 0 || chdir("/") < 0 ||
@@ -83,7 +83,7 @@ static pid_t spawn_as(const char *const *argv, int in, int out, int errfd, long 
 	return pid;
 }
 
-static int capture(const char *const *argv, size_t max, uint64_t deadline, buf *out, bool *cut, bool *late,
+static int capture(const char *const *argv, int fd3, size_t max, uint64_t deadline, buf *out, bool *cut, bool *late,
 		   char *why, size_t whysz, long as_uid, gid_t as_gid)
 {
 	*cut = *late = false;
@@ -97,7 +97,7 @@ static int capture(const char *const *argv, size_t max, uint64_t deadline, buf *
 		return -1;
 	}
 	int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	pid_t pid = nul >= 0 ? spawn_as(argv, nul, p[1], e[1], as_uid, as_gid) : -1;
+	pid_t pid = nul >= 0 ? spawn_as(argv, fd3, nul, p[1], e[1], as_uid, as_gid) : -1;
 	if (nul >= 0)
 		close(nul);
 	close(p[1]);
@@ -155,9 +155,10 @@ static int capture(const char *const *argv, size_t max, uint64_t deadline, buf *
  * directory, and "layer", the change set's layer it stands for): the
  * directory, or the error it gives (answered here). */
 static enum MHD_Result ask_dir(struct MHD_Connection *c, struct session_ent *se, const char *sid, const char *pid,
-			       char *dir, size_t dsz, char *upper, char *layer, bool *answered)
+			       char *dir, size_t dsz, char *upper, char *layer, bool *answered, int *tree, char *tree_layer)
 {
 	*answered = true;
+	*tree = -1;
 	char req[96];
 	if (pid)
 		snprintf(req, sizeof(req), "{\"op\":\"changes_dir\",\"snapshot\":\"%s\"}", pid);
@@ -174,9 +175,13 @@ static enum MHD_Result ask_dir(struct MHD_Connection *c, struct session_ent *se,
 	int fds[IPC_MAX_FDS], nfds = 0;
 	ssize_t n = b ? ipc_recv(reply, b, IPC_MAX_PACKET, fds, &nfds) : -1;
 	close(reply);
-	for (int i = 0; i < nfds; i++)
+	/* A stacked fork's lower tree (its "stack_layer"): kept. */
+	int got = nfds > 0 ? fds[0] : -1;
+	for (int i = 1; i < nfds; i++)
 		close(fds[i]);
 	if (n <= 0) {
+		if (got >= 0)
+			close(got);
 		free(b);
 		return send_error(c, 410, "the session has ended");
 	}
@@ -185,7 +190,12 @@ static enum MHD_Result ask_dir(struct MHD_Connection *c, struct session_ent *se,
 	free(b);
 	const jnode *err = j ? json_get(j, "error") : NULL, *code = j ? json_get(j, "code") : NULL,
 		    *d = j ? json_get(j, "dir") : NULL, *u = j ? json_get(j, "upper") : NULL,
-		    *l = j ? json_get(j, "layer") : NULL;
+		    *l = j ? json_get(j, "layer") : NULL, *sl = j ? json_get(j, "stack_layer") : NULL;
+	if (got >= 0 && sl && sl->type == J_NUM && sl->num >= 0 && sl->num <= 255) {
+		*tree = got;
+		snprintf(tree_layer, 8, "%u", (unsigned)sl->num);
+	} else if (got >= 0)
+		close(got);
 	enum MHD_Result r = MHD_YES;
 	if (err && err->str)
 		r = send_error(c, code && code->type == J_NUM ? (unsigned)code->num : 500, "%s", err->str);
@@ -209,11 +219,15 @@ static enum MHD_Result ask_dir(struct MHD_Connection *c, struct session_ent *se,
 enum MHD_Result session_changes(struct MHD_Connection *c, struct session_ent *se, const char *sid, const char *pid,
 				size_t diff_max)
 {
-	char dir[4096], upper[4096] = "", layer[8] = "";
+	char dir[4096], upper[4096] = "", layer[8] = "", tlayer[8] = "";
 	bool answered;
-	enum MHD_Result r = ask_dir(c, se, sid, pid, dir, sizeof(dir), upper, layer, &answered);
-	if (answered)
+	int tree = -1;
+	enum MHD_Result r = ask_dir(c, se, sid, pid, dir, sizeof(dir), upper, layer, &answered, &tree, tlayer);
+	if (answered) {
+		if (tree >= 0)
+			close(tree);
 		return r;
+	}
 	uint64_t deadline = mono_ns() + CHANGES_SECONDS * 1000000000ULL;
 	gid_t cgid = 0;
 	long as_uid = !path_is_the_servers(dir) && peer_run_as_client(se->owner, &cgid) ? (long)se->owner : -1;
@@ -222,8 +236,24 @@ enum MHD_Result session_changes(struct MHD_Connection *c, struct session_ent *se
 	char why[512];
 	/* A snapshot: its directory read for the workspace's layer (the
 	 * change set's other layers are not in a snapshot). */
-	const char *largv[] = {"cordon", "changes", dir, "--json", pid ? "--snapshot-upper" : NULL, layer, upper, NULL};
-	int st = capture(largv, LIST_MAX, deadline, &list, &lcut, &llate, why, sizeof(why), as_uid, cgid);
+	/* A stacked fork's lower tree (fd 3): mounted by the reader over the
+	 * workspace's layer's host directory, in its own mount namespace. */
+	const char *largv[12] = {"cordon", "changes", dir, "--json"}, *dargv[12] = {"cordon", "changes", dir, "--diff"};
+	size_t k = 4;
+	if (pid) {
+		largv[k] = dargv[k] = "--snapshot-upper";
+		largv[k + 1] = dargv[k + 1] = layer;
+		largv[k + 2] = dargv[k + 2] = upper;
+		k += 3;
+	}
+	if (tree >= 0) {
+		largv[k] = dargv[k] = "--host-tree";
+		largv[k + 1] = dargv[k + 1] = tlayer;
+		largv[k + 2] = dargv[k + 2] = "3";
+		k += 3;
+	}
+	largv[k] = dargv[k] = NULL;
+	int st = capture(largv, tree, LIST_MAX, deadline, &list, &lcut, &llate, why, sizeof(why), as_uid, cgid);
 	if (st != 0 && as_uid >= 0 && !lcut && !llate) {
 		r = send_error(c, 409, "the session's change set %s is in a directory its client can change, so the server reads it with the client's rights, which do not reach it (%s); its owner can read it with cordon changes",
 			       dir, why[0] ? why : "cordon changes failed");
@@ -234,8 +264,7 @@ enum MHD_Result session_changes(struct MHD_Connection *c, struct session_ent *se
 			       llate ? "it took too long" : lcut ? "its listing is too long" : why[0] ? why : "cordon changes failed");
 		goto out;
 	}
-	const char *dargv[] = {"cordon", "changes", dir, "--diff", pid ? "--snapshot-upper" : NULL, layer, upper, NULL};
-	st = capture(dargv, diff_max, deadline, &diff, &dcut, &dlate, why, sizeof(why), as_uid, cgid);
+	st = capture(dargv, tree, diff_max, deadline, &diff, &dcut, &dlate, why, sizeof(why), as_uid, cgid);
 	if (st != 0 && !dcut && !dlate) {
 		r = send_error(c, 500, "the session's change set's diff: %s", why[0] ? why : "cordon changes failed");
 		goto out;
@@ -274,6 +303,8 @@ enum MHD_Result session_changes(struct MHD_Connection *c, struct session_ent *se
 			       : send_error(c, 500, "out of memory");
 	buf_free(&w.out);
 out:
+	if (tree >= 0)
+		close(tree);
 	buf_free(&list);
 	buf_free(&diff);
 	return r;

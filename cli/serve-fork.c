@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <microhttpd.h>
@@ -121,7 +122,11 @@ enum MHD_Result fork_session(struct MHD_Connection *c, struct session_ent *se, c
 	char rel[64];
 	snprintf(rel, sizeof(rel), "snapshots/%s", pid);
 	jnode *req = read_request(sid);
-	struct fork_seed seed = {open_dir(sid, "work"), open_dir(sid, rel)};
+	/* The parent's snapshots held LOCK_SH for the copy: a removal of
+	 * the snapshot, or the parent's end, waits for it (LOCK_EX). */
+	struct fork_seed seed = {open_dir(sid, "work"), -1, open_dir(sid, "snapshots"), sid};
+	if (seed.snaps >= 0 && flock(seed.snaps, LOCK_SH) == 0)
+		seed.upper = open_dir(sid, rel);
 	enum MHD_Result r;
 	if (!req)
 		r = send_error(c, 409, "session %s cannot be forked: the request it was made by is not kept", sid);
@@ -135,6 +140,8 @@ enum MHD_Result fork_session(struct MHD_Connection *c, struct session_ent *se, c
 		close(seed.lower);
 	if (seed.upper >= 0)
 		close(seed.upper);
+	if (seed.snaps >= 0)
+		close(seed.snaps); /* its lock with it */
 	json_free(req);
 	if (taken)
 		delete_snapshot(se, sid, pid);

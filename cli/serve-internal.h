@@ -153,15 +153,26 @@ void *pool_main(void *unused);
 /* Sessions of clients (not ending, not warm, not one-shot); *mine: uid owner's. Under S.lock. */
 int count_sessions(uid_t owner, int *mine);
 /* A fork's workspace: its parent's lower tree and a snapshot of its upper
- * layer (directory fds), copied and applied before the worker starts. */
+ * layer (directory fds), before the worker starts: the snapshot copied as a
+ * new shared layer over the parent's stack (layers.h) where the server can
+ * mount it, else the lower tree copied and the snapshot applied over it.
+ * snaps: the parent's snapshots directory, held LOCK_SH by the caller for
+ * the copy (a snapshot's removal and the parent's end take it LOCK_EX):
+ * seed_workspace lets it go once the copy is made. parent: its id. */
 struct fork_seed {
-	int lower, upper;
+	int lower, upper, snaps;
+	const char *parent;
 };
 #define FORK_MAX_ENTRIES 400000
 #define FORK_MAX_DEPTH 258
 /* Its bytes of files without limits.snapshots in its policy (the default
  * snapshot budget, SX_SNAP_BUDGET_DEFAULT). */
 #define FORK_MAX_BYTES_DEFAULT (1ULL << 30)
+/* The shared layers of stacked forks (layers.h) no session lists:
+ * removed now (a worker reaped), or at the start once the earlier
+ * server's workers have ended (a thread of its own). */
+void layers_sweep_now(bool wait);
+void layers_at_start(void);
 /* POST /v1/sessions (seed NULL), or a fork's (serve-fork.c). */
 enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_t uid, uint64_t t_req,
 			       const struct fork_seed *seed);

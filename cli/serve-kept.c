@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include "serve-ipc.h"
 #include "serve-kept.h"
@@ -82,8 +84,36 @@ static int ent_cmp(const void *a, const void *b)
 	return x->t < y->t ? -1 : x->t > y->t ? 1 : strcmp(x->id, y->id);
 }
 
-void kept_sessions_init(const char *state_dir, int keep)
+/* Waits for the worker of session directory name (in dfd) of a previous
+ * server, if one still holds it, until deadline (CLOCK_MONOTONIC ns).
+ * true: it still holds it then (still ending). */
+static bool wait_worker(int dfd, const char *name, uint64_t deadline)
 {
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool held = false;
+	for (;;) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 || errno != EWOULDBLOCK)
+			break;
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((uint64_t)now.tv_sec * 1000000000ULL + (uint64_t)now.tv_nsec >= deadline) {
+			held = true;
+			break;
+		}
+		struct timespec ts = {0, 20000000};
+		nanosleep(&ts, NULL);
+	}
+	close(fd);
+	return held;
+}
+
+void kept_sessions_init(const char *state_dir, int keep, uint64_t wait_ns)
+{
+	struct timespec t0;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t deadline = (uint64_t)t0.tv_sec * 1000000000ULL + (uint64_t)t0.tv_nsec + wait_ns;
 	K.state = state_dir;
 	K.keep = keep;
 	char dir[PATH_MAX];
@@ -98,6 +128,15 @@ void kept_sessions_init(const char *state_dir, int keep)
 		struct stat st;
 		if (!route_id_valid(e->d_name, "s-") || fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
 		    !S_ISDIR(st.st_mode))
+			continue;
+		/* Its worker may still be ending (the previous server killed):
+		 * its report, its workspace made whole, come first. */
+		if (wait_worker(dirfd(d), e->d_name, deadline))
+			continue; /* still ending past the wait: left as it is, not
+				   * judged (a session with no report yet would be
+				   * taken for gone and removed under its worker);
+				   * a later start judges it */
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
 			continue;
 		if (n == cap) {
 			struct ent *nk = realloc(k, (cap = cap ? cap * 2 : 64) * sizeof(*k));

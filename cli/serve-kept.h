@@ -15,7 +15,10 @@ void serve_rm_tree(int parent, const char *name);
 
 /* At start: the ended sessions a previous server left, oldest first, with
  * the retention applied. */
-void kept_sessions_init(const char *state_dir, int keep);
+/* A previous server's session whose worker still ends (it holds its
+ * session's directory LOCK_EX until its report is written) is waited
+ * for, at most wait_ns in all, before it is judged. */
+void kept_sessions_init(const char *state_dir, int keep, uint64_t wait_ns);
 /* A session whose worker has exited: kept (if it left a report), the
  * oldest beyond the retention let go. Quick (no removal): callable under
  * the server's lock, so that the session is never neither running nor

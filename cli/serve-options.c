@@ -304,7 +304,7 @@ int serve_state_dirs(void)
 	load_kept_runs();
 		snprintf(sub, sizeof(sub), "%s/sessions", S.state_dir);
 	mkdir_p(sub, 0700);
-	kept_sessions_init(S.state_dir, S.keep_sessions);
+	kept_sessions_init(S.state_dir, S.keep_sessions, S.worker_ns);
 	if (S.warm > S.max_sessions)
 		return usage_err("--warm: more than --max-sessions", NULL);
 	return 0;

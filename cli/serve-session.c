@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -27,8 +28,10 @@
 #include <unistd.h>
 #include <microhttpd.h>
 #include "changeset.h"
+#include "cleanup.h"
 #include "error.h"
 #include "json.h"
+#include "layers.h"
 #include "policy.h"
 #include "pol-ceiling.h"
 #include "serve-ipc.h"
@@ -484,6 +487,118 @@ static uint64_t fork_max_bytes(const jnode *pol)
 	return parse_size(tmp, &n, &(cordon_error){0}) == 0 && n ? n : FORK_MAX_BYTES_DEFAULT;
 }
 
+/* A fork's directory that did not come to be: removed whole. */
+static void remove_session_dir(int dfd, const char *id)
+{
+	upper_remove(dfd, "work", FORK_MAX_DEPTH + 1, &(cordon_error){0});
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/sessions", S.state_dir);
+	int sfd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sfd >= 0) {
+		upper_remove(sfd, id, FORK_MAX_DEPTH + 1, &(cordon_error){0});
+		close(sfd);
+	}
+}
+
+/* Is the directory name in dfd empty (or absent)? */
+static bool dir_empty(int dfd, const char *name)
+{
+	int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return false;
+	}
+	struct dirent *de;
+	bool empty = true;
+	while (empty && (de = readdir(d)))
+		empty = strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0;
+	closedir(d);
+	return empty;
+}
+
+/* <state>/layers (made 0700), or -1. */
+static int layers_dir_open(void)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/layers", S.state_dir);
+	if (mkdir(p, 0700) < 0 && errno != EEXIST)
+		return -1;
+	return open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* A stacked fork (layers.h): the snapshot copied as a new layer (its
+ * whiteouts and opaque marks kept), listed over the parent's stack in the
+ * fork's directory dfd, whose `work` starts empty. The layers directory
+ * is held LOCK_SH from the parent's list read to the fork's written (the
+ * sweep takes it LOCK_EX). 1: not stacked (the parent's workspace
+ * directory is not empty: a fork made by copy), 0, or -1 with *code and
+ * msg. */
+static int seed_stacked(int dfd, const struct fork_seed *seed, const struct ucopy_limits *copy_lim, unsigned *code,
+			char *msg, size_t msz)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/sessions/%s", S.state_dir, seed->parent);
+	_cleanup_close_ int pfd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0) {
+		snprintf(msg, msz, "session %s: %s", seed->parent, strerror(errno));
+		return -1;
+	}
+	_cleanup_close_ int ld = layers_dir_open();
+	if (ld < 0 || flock(ld, LOCK_SH) < 0) {
+		snprintf(msg, msz, "%s/layers: %s", S.state_dir, strerror(errno));
+		return -1;
+	}
+	strv names = {0}, up = {0};
+	cordon_error e = {0};
+	char name[ROUTE_ID_LEN + 1];
+	new_id(name, "l-");
+	int rc = layers_read(pfd, &up, &e);
+	if (rc == 0 && up.n >= LAYERS_MAX) {
+		*code = 409;
+		snprintf(msg, msz, "session %s cannot be forked: its workspace is a stack of %zu layers, the most a fork's may have is %d (fork a session higher in its chain)",
+			 seed->parent, up.n, LAYERS_MAX);
+		strv_free(&up);
+		return -1;
+	}
+	if (rc == 0 && strv_push(&names, name) < 0)
+		rc = cordon_oom(&e);
+	for (size_t i = 0; rc == 0 && i < up.n; i++)
+		if (strv_push(&names, up.v[i]) < 0)
+			rc = cordon_oom(&e);
+	strv_free(&up);
+	/* The parent's directory, after its list: an end makes it whole
+	 * (its stack moved in) before it drops the list, so an empty one
+	 * means the list read is its whole lower tree. Not empty: a fork
+	 * made by copy, or an ended session; copied then. */
+	if (rc == 0 && !dir_empty(pfd, "work")) {
+		strv_free(&names);
+		return 1;
+	}
+	struct ucopy_stat st;
+	if (rc == 0)
+		rc = upper_copy(seed->upper, ld, name, copy_lim, &st, &e);
+	bool made = rc == 0;
+	if (rc == 0 && (mkdirat(dfd, "work", 0700) < 0 || fchownat(dfd, "work", copy_lim->uid, copy_lim->gid, AT_SYMLINK_NOFOLLOW) < 0))
+		rc = cordon_err_errno(&e, "work");
+	if (rc == 0)
+		rc = layers_write(dfd, &names, &e);
+	if (rc < 0 && made)
+		upper_remove(ld, name, FORK_MAX_DEPTH + 1, &(cordon_error){0});
+	strv_free(&names);
+	if (rc < 0) {
+		*code = e.code == UCOPY_OVER_BOUND ? 413 : e.code == UCOPY_OVER_BUDGET ? 507 : 500;
+		if (e.code == UCOPY_OVER_BUDGET)
+			snprintf(msg, msz, "the fork's workspace would take more than %llu bytes (its policy's limits.snapshots, the bound of a fork's starting copy): %s",
+				 (unsigned long long)copy_lim->max_bytes, e.msg);
+		else
+			snprintf(msg, msz, "the fork's workspace: %s", e.msg);
+	}
+	return rc;
+}
+
 /* A fork's workspace (serve-fork.c): the parent's lower tree copied, its
  * snapshot's view applied over it, before the worker starts; at most
  * fork_max_bytes of files (507 past it), nothing left of it on failure. */
@@ -511,6 +626,22 @@ static int seed_workspace(const char *id, uid_t owner, const struct fork_seed *s
 		lim.uid = owner;
 		lim.gid = cgid;
 	}
+	/* Stacked where the server mounts the stack (as root, for a session
+	 * of its own uid), else copied. */
+	if (geteuid() == 0 && lim.uid == 0 && seed->parent) {
+		struct ucopy_limits sl = lim;
+		sl.merged = false;
+		sl.own = true;
+		int r = seed_stacked(dfd, seed, &sl, code, msg, msz);
+		if (r <= 0) {
+			if (seed->snaps >= 0)
+				flock(seed->snaps, LOCK_UN);
+			if (r < 0)
+				remove_session_dir(dfd, id);
+			close(dfd);
+			return r;
+		}
+	}
 	struct ucopy_stat st;
 	cordon_error e = {0};
 	int rc = upper_copy(seed->lower, dfd, "work", &lim, &st, &e);
@@ -525,15 +656,10 @@ static int seed_workspace(const char *id, uid_t owner, const struct fork_seed *s
 	}
 	if (wfd >= 0)
 		close(wfd);
+	if (seed->snaps >= 0)
+		flock(seed->snaps, LOCK_UN);
 	if (rc < 0) {
-		upper_remove(dfd, "work", FORK_MAX_DEPTH + 1, &(cordon_error){0});
-		char p[PATH_MAX];
-		snprintf(p, sizeof(p), "%s/sessions", S.state_dir);
-		int sfd = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (sfd >= 0) {
-			upper_remove(sfd, id, FORK_MAX_DEPTH + 1, &(cordon_error){0});
-			close(sfd);
-		}
+		remove_session_dir(dfd, id);
 		*code = e.code == UCOPY_OVER_BOUND ? 413 : e.code == UCOPY_OVER_BUDGET ? 507 : 500;
 		if (e.code == UCOPY_OVER_BUDGET)
 			snprintf(msg, msz, "the fork's workspace would take more than %llu bytes (its policy's limits.snapshots, the bound of a fork's starting copy): %s",
@@ -661,4 +787,36 @@ enum MHD_Result create_session(struct MHD_Connection *c, const jnode *body, uid_
 	 * is reaped on SIGCHLD). */
 	close(reply);
 	return r;
+}
+
+/* The layers no session lists removed (layers.h); !wait: not while a
+ * fork is being made (a later end sweeps). */
+void layers_sweep_now(bool wait)
+{
+	char p[PATH_MAX];
+	snprintf(p, sizeof(p), "%s/layers", S.state_dir);
+	_cleanup_close_ int ld = open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	snprintf(p, sizeof(p), "%s/sessions", S.state_dir);
+	_cleanup_close_ int sd = ld < 0 ? -1 : open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	cordon_error e = {0};
+	if (sd >= 0 && layers_sweep(ld, sd, wait, &e) < 0)
+		fprintf(stderr, "cordon serve: the sweep of unlisted layers: %s\n", e.msg);
+}
+
+/* At the server's start (after kept_sessions_init waited for the workers
+ * of an earlier server still ending: each drops its list once its
+ * workspace directory is whole): in a thread of its own, the server
+ * serving meanwhile (a fork made now holds the layers' lock as it lists
+ * its own). */
+static void *layers_start_main(void *unused)
+{
+	layers_sweep_now(true);
+	return NULL;
+}
+
+void layers_at_start(void)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, layers_start_main, NULL) == 0)
+		pthread_detach(t);
 }

@@ -62,6 +62,7 @@ struct serve_state S = {.worker_ns = 120ULL * 1000000000ULL, .grace_ns = 20ULL *
  * the request threads). */
 static void reap_workers(void)
 {
+	bool sweep = false;
 	pthread_mutex_lock(&S.lock);
 	for (int i = 0; i < S.nslots; i++) {
 		struct session_ent *se = &S.ss[i];
@@ -89,6 +90,7 @@ static void reap_workers(void)
 			/* A client's session: kept (serve-kept.c). */
 			if (!se->warm && !se->oneshot)
 				kept_session_add(se->id);
+			sweep |= !se->warm;
 			se->id[0] = '\0';
 			pool_release_locked(se);
 			se->used = se->warm = se->warm_ready = se->oneshot = false;
@@ -98,6 +100,9 @@ static void reap_workers(void)
 	pthread_mutex_unlock(&S.lock);
 	kept_sessions_trim();
 	pthread_cond_broadcast(&S.pool_cond);
+	/* (the main loop: never waiting for a fork's copy) */
+	if (sweep)
+		layers_sweep_now(false);
 }
 
 static int live_workers(int sig)
@@ -334,6 +339,7 @@ int cmd_serve(int argc, char **argv)
 	struct MHD_Daemon *d = start_http(lfd);
 	if (!d)
 		return 1;
+	layers_at_start();
 	bool pool = S.warm > 0 && pthread_create(&S.pool_thread, NULL, pool_main, NULL) == 0;
 	if (S.warm > 0 && !pool)
 		fprintf(stderr, "cordon serve: the warm pool's thread did not start; sessions start cold\n");

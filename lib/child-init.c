@@ -113,6 +113,11 @@ static void wait_go2(const struct sandbox_spec *sp, int sock, int *filter, bool 
 			sp->overlay_trees[m.value] = fd >= 0 ? fd : OVERLAY_NONE;
 			continue;
 		}
+		if (m.type == MSG_LAYER && m.value >= 0 && (size_t)m.value < sp->nlayers && fd >= 0 &&
+		    sp->layer_fds[m.value] < 0) {
+			sp->layer_fds[m.value] = fd;
+			continue;
+		}
 		/* index nmounts: the check's files (run_plan.check_files) */
 		if (m.type != MSG_TREE || m.value < 0 || (size_t)m.value > sp->plan->nmounts || fd < 0 ||
 		    sp->tree_fds[m.value] >= 0)
@@ -166,6 +171,9 @@ static void view_and_namespaces(const struct sandbox_spec *sp, int sock, struct 
 	cordon_error scratch_note = {0};
 	mp.scratch_note = &scratch_note;
 	mp.overlay_subs = sp->overlay_subs;
+	mp.ws_layers = sp->layer_fds;
+	mp.nws_layers = sp->nlayers;
+	mp.ws_path = sp->plan->workspace;
 	setup_or_fail(sock, mounts_finish(mc, &mp, &e), &e);
 	/* Before the listener: the supervisor's observer learns of it first. */
 	if (scratch_note.msg[0] && sync_send(sock, MSG_CHECK_RO, scratch_note.code, &scratch_note, -1) < 0)
@@ -176,6 +184,9 @@ static void view_and_namespaces(const struct sandbox_spec *sp, int sock, struct 
 	for (size_t i = 0; sp->overlay_trees && i < sp->plan->nmounts; i++)
 		if (sp->overlay_trees[i] >= 0)
 			close(sp->overlay_trees[i]);
+	for (size_t i = 0; i < sp->nlayers; i++)
+		if (sp->layer_fds[i] >= 0)
+			close(sp->layer_fds[i]);
 	if (sethostname(CORDON_HOSTNAME, strlen(CORDON_HOSTNAME)) < 0)
 		setup_or_fail(sock, cordon_err_errno(&e, "sethostname"), &e);
 	setup_or_fail(sock, ns_loopback_up(&e), &e);

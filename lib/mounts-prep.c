@@ -100,6 +100,24 @@ int mounts_prepare_idmapped(const struct cordon_mount *m, size_t n, int userns_f
 	return 0;
 }
 
+int mounts_prepare_layer(const char *path, int userns_fd, cordon_error *err)
+{
+	_cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (root < 0)
+		return cordon_err_errno(err, "open /");
+	int t = clone_tree(root, path, false, "layer", err);
+	if (t < 0)
+		return -1;
+	struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_IDMAP,
+				  .userns_fd = (uint64_t)userns_fd};
+	if (mount_setattr(t, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0) {
+		int e = errno;
+		close(t);
+		return cordon_err(err, e, "idmapped mount of the workspace's layer %s", path);
+	}
+	return t;
+}
+
 struct chown_walk {
 	uid_t from_uid, to_uid;
 	gid_t from_gid, to_gid;

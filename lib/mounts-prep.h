@@ -22,6 +22,10 @@ void mount_steps_free(struct mount_steps *s);
  * the run's own host identity is sandbox_uid; ro binds are made read-only.
  * fds[i] = -1 for tmpfs. Needs host CAP_SYS_ADMIN; call only when cordon
  * runs as root. */
+/* A stacked workspace's shared layer (layers.h) at path: cloned, read-only,
+ * idmapped through userns_fd as the workspace's own tree is. Its fd, or -1
+ * and err. */
+int mounts_prepare_layer(const char *path, int userns_fd, cordon_error *err);
 int mounts_prepare_idmapped(const struct cordon_mount *m, size_t n, int userns_fd, int *fds,
 			    bool *no_idmap, cordon_error *err);
 /* Where a filesystem has no idmapped mounts (tmpfs before Linux 6.3, some

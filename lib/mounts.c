@@ -452,7 +452,9 @@ static int setup_task_mount(const struct model_entry *e, const struct mount_plan
 	if (r == 0 && e->kind == MK_RW_BIND && e->mount >= 0 && plan->overlay_dirs && plan->overlay_dirs[e->mount] &&
 	    !(plan->overlay_trees && plan->overlay_trees[e->mount] == OVERLAY_NONE))
 		r = overlay_mount(oldroot, newroot, e->path, plan->overlay_dirs[e->mount],
-				  plan->overlay_trees ? plan->overlay_trees[e->mount] : -1, (size_t)e->mount, err);
+				  plan->overlay_trees ? plan->overlay_trees[e->mount] : -1, (size_t)e->mount,
+				  plan->nws_layers && plan->ws_path && strcmp(e->path, plan->ws_path) == 0 ? plan->ws_layers : NULL,
+				  plan->nws_layers, err);
 	/* A task check's view of the change set, and its throwaway workspace
 	 * (overlay.h). */
 	const char *view =

@@ -63,6 +63,11 @@ struct mount_plan {
 	/* Per plan mount: a task check's view below a layer's path (overlay.h),
 	 * or NULL. */
 	const struct overlay_sub *overlay_subs;
+	/* The workspace's stack of shared lower layers (layers.h), top first:
+	 * detached trees under its overlay's lower one; the workspace's path. */
+	const int *ws_layers;
+	size_t nws_layers;
+	const char *ws_path;
 };
 
 /* Child side (in the new user + mount namespaces, with capabilities), in two

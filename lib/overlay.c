@@ -21,6 +21,7 @@
 #include "cs-seal.h"
 #include "cs-walk.h"
 #include "error.h"
+#include "layers.h"
 #include "model.h"
 #include "overlay.h"
 #include "plan.h"
@@ -297,8 +298,24 @@ static int attach_layer(int tree, size_t idx)
 	return open(at, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
+/* The stack's trees attached (as attach_layer) and opened into fds. */
+static int attach_stack(const int *stack, size_t n, int *fds, cordon_error *err)
+{
+	for (size_t i = 0; i < n; i++) {
+		char at[48];
+		snprintf(at, sizeof(at), "/.cordon-stack-%zu", i);
+		if (stack[i] < 0)
+			return cordon_err(err, EINVAL, "the workspace's layer %zu did not come", i);
+		if ((mkdir(at, 0700) < 0 && errno != EEXIST) ||
+		    move_mount(stack[i], "", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH) < 0 ||
+		    (fds[i] = open(at, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+			return cordon_err_errno(err, "the workspace's layer %zu", i);
+	}
+	return 0;
+}
+
 int overlay_mount(int oldroot, int newroot, const char *path, const char *layer, int tree, size_t idx,
-		  cordon_error *err)
+		  const int *stack, size_t nstack, cordon_error *err)
 {
 	_cleanup_close_ int lower = open_dir_below(newroot, path);
 	if (lower < 0)
@@ -327,7 +344,7 @@ int overlay_mount(int oldroot, int newroot, const char *path, const char *layer,
 	 * user namespace requires; no redirects (nofollow: a merged directory
 	 * renamed is copied by the renamer, EXDEV), no metacopy: every change
 	 * is whole in the upper layer. */
-	if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", l, 0) < 0 ||
+	if ((!(stack && nstack) && fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", l, 0) < 0) ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", u, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "workdir", w, 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
@@ -335,7 +352,22 @@ int overlay_mount(int oldroot, int newroot, const char *path, const char *layer,
 	    fsconfig(fs, FSCONFIG_SET_STRING, "metacopy", "off", 0) < 0 ||
 	    fsconfig(fs, FSCONFIG_SET_STRING, "index", "off", 0) < 0)
 		return cordon_err_errno(err, "overlay %s: its options", path);
-	if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+	if (stack && nstack) {
+		/* The bind (the workspace's own directory) over its stack. */
+		int fds[LAYERS_MAX + 1];
+		size_t n = nstack > LAYERS_MAX ? LAYERS_MAX : nstack;
+		for (size_t i = 0; i <= n; i++)
+			fds[i] = -1;
+		fds[0] = lower;
+		int r = attach_stack(stack, n, fds + 1, err);
+		if (r == 0)
+			r = layers_create(fs, fds, n + 1, "/newroot/proc/self/fd", err);
+		for (size_t i = 1; i <= n; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		if (r < 0)
+			return cordon_err_wrap(err, "overlay %s", path);
+	} else if (fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
 		return cordon_err_errno(err, "overlay %s: create (overlayfs in a user namespace needs Linux 5.11 and an upper filesystem with user xattrs)",
 					path);
 	_cleanup_close_ int mnt = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);

@@ -63,7 +63,10 @@ int overlay_prepare(struct overlay_run *o, const cordon_policy *p, const struct 
  * /.cordon-layer-IDX of init's base tmpfs), else the host path layer
  * opened below oldroot with no symlink followed. No allocation. */
 int overlay_mount(int oldroot, int newroot, const char *path, const char *layer, int tree, size_t idx,
-		  cordon_error *err);
+		  const int *stack, size_t nstack, cordon_error *err);
+/* stack (NULL: none): nstack detached trees (MSG_LAYER), the workspace's
+ * shared lower layers (layers.h) below the bind at path, top first; each
+ * attached at /.cordon-stack-N of init's base tmpfs. */
 /* As root, after clone: each layer's directory cloned (open_tree) and sent
  * to init as MSG_OVERLAY: init attaches it in its base tmpfs (the run never
  * sees that) and takes the layers from there. After overlay_fall_back_late,

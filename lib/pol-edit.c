@@ -92,6 +92,8 @@ void policy_free(cordon_policy *p)
 	strv_free(&p->devices);
 	strv_free(&p->protect);
 	strv_free(&p->unprotect);
+	strv_free(&p->ws_layers);
+	free(p->ws_layers_list);
 	free(p->check);
 	free(p->check_files);
 	free(p->check_cwd);

@@ -157,6 +157,13 @@ struct cordon_policy {
 	 * client_uid/gid (root's files below them are not the run's) and what
 	 * it makes belongs to the client, as if the client ran cordon itself. */
 	bool for_client;
+	/* cordon serve's stacked fork (never a policy key; layers.h): the host
+	 * directories of the workspace's shared lower layers, top first, under
+	 * its own directory: the run's overlay has them as lower layers. */
+	strv ws_layers;
+	/* and the file listing them, removed once the end has made the
+	 * workspace's directory whole (layers_materialize); NULL: none */
+	char *ws_layers_list;
 	uid_t client_uid;
 	gid_t client_gid;
 	/* The caller's options (include/cordon.h), borrowed for the length of

@@ -17,6 +17,9 @@ struct sandbox_spec {
 	char *const *overlay_dirs; /* per plan mount (mount_plan.overlay_dirs), or NULL */
 	int *overlay_trees;   /* per plan mount, filled from MSG_OVERLAY frames (as root) */
 	const struct overlay_sub *overlay_subs; /* mount_plan.overlay_subs, or NULL */
+	int *layer_fds;       /* the workspace's stack (policy ws_layers), filled from
+			       * MSG_LAYER frames; nlayers of them */
+	size_t nlayers;
 	char *const *argv;
 	char *const *envp;
 	struct rlimit_plan rl;

@@ -128,12 +128,16 @@ static int stage(struct sx *s, const char *name, unsigned *code, char *why, size
 	snprintf(snapdir, sizeof(snapdir), "%s/%s", s->snap_dir, s->restore_snap);
 	_cleanup_close_ int dir = open(s->snap_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	_cleanup_close_ int snap = open(snapdir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	_cleanup_close_ int lower = open_root(s->ws, O_RDONLY | O_DIRECTORY);
+	cordon_error le = {0};
+	_cleanup_close_ int lower = sx_lower_open(s, NULL, &le);
 	_cleanup_close_ int up = open_root(s->rep->live_upper, O_RDONLY | O_DIRECTORY);
 	struct stat us;
 	if (dir < 0 || snap < 0 || lower < 0 || up < 0 || fstat(up, &us) < 0) {
-		snprintf(why, wsz, "%s: %s", dir < 0 || snap < 0 ? snapdir : lower < 0 ? s->ws : s->rep->live_upper,
-			 strerror(errno));
+		if (lower < 0 && le.msg[0])
+			snprintf(why, wsz, "the session's lower tree: %s", le.msg);
+		else
+			snprintf(why, wsz, "%s: %s", dir < 0 || snap < 0 ? snapdir : lower < 0 ? s->ws : s->rep->live_upper,
+				 strerror(errno));
 		return -1;
 	}
 	upper_remove(dir, name, SX_SNAP_MAX_DEPTH + 2, &e);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -267,6 +268,9 @@ void sx_do_snapshot_delete(struct sx *s, const jnode *req, int reply)
 	}
 	cordon_error e = {0};
 	_cleanup_close_ int dir = snap_dir(s, false, &e);
+	/* A fork's copy of it (serve-fork.c, LOCK_SH) is whole first. */
+	if (dir >= 0)
+		flock(dir, LOCK_EX);
 	if (dir < 0 || upper_remove(dir, s->snaps[i].id, SX_SNAP_MAX_DEPTH + 1, &e) < 0) {
 		sx_reply_error(reply, 500, "snapshot %s: %s", s->snaps[i].id, e.msg);
 		return;
@@ -377,7 +381,14 @@ void sx_snaps_end(struct sx *s)
 	int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (pfd < 0)
 		return;
+	/* A fork's copy of one of them (serve-fork.c, LOCK_SH) is whole
+	 * first; the lock goes with the directory. */
+	int sd = open(s->snap_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (sd >= 0)
+		flock(sd, LOCK_EX);
 	upper_remove(pfd, slash + 1, SX_SNAP_MAX_DEPTH + 2, &(cordon_error){0});
+	if (sd >= 0)
+		close(sd);
 	close(pfd);
 	s->nsnaps = 0;
 	s->snap_bytes = 0;

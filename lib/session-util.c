@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
@@ -11,6 +12,8 @@
 #include <unistd.h>
 #include "session-util.h"
 #include "json.h"
+#include "layers.h"
+#include "snapshot.h"
 #include "redact-stream.h"
 #include "redact.h"
 #include "serve-ipc.h"
@@ -95,4 +98,16 @@ void sx_arm_idle(struct sx *s)
 char *sx_redact_cb(void *ctx, const char *str)
 {
 	return redact_string(ctx, str);
+}
+
+int sx_lower_open(const struct sx *s, int *mnt, cordon_error *err)
+{
+	int top = open_root(s->ws, O_RDONLY | O_DIRECTORY);
+	if (top < 0)
+		return cordon_err_errno(err, "%s", s->ws);
+	if (!s->layers.n)
+		return top;
+	int m = layers_merged(top, AT_FDCWD, &s->layers, mnt, err);
+	close(top);
+	return m;
 }

@@ -17,3 +17,8 @@ void sx_new_id(char *out, size_t sz, const char *prefix);
 void sx_arm_idle(struct sx *s);
 void sx_reply_error(int sock, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 char *sx_redact_cb(void *ctx, const char *str);
+/* The session's lower tree, as its run's overlay has it below the upper
+ * layer: the workspace's directory, or (a stacked fork) a detached,
+ * read-only overlay of it over its layers (layers_merged; mnt, if not
+ * NULL: its mount's fd, else -1). A directory fd, or -1 and err. */
+int sx_lower_open(const struct sx *s, int *mnt, cordon_error *err);

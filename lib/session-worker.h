@@ -184,4 +184,11 @@ struct sx {
 	 * snapshot, waiting for the execs it ended. */
 	int restore_reply;
 	char restore_snap[24];
+	/* The session's directory, held LOCK_EX while the worker lives (a
+	 * restarted server waits for it before it sweeps the layers), and
+	 * its workspace's stack (layers.h: host paths, top first; none for
+	 * a session that is not a stacked fork). */
+	int sess_fd;
+	strv layers;
 };
+

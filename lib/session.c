@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -37,6 +38,8 @@
 #include "error.h"
 #include "hash.h"
 #include "json.h"
+#include "layers.h"
+#include "snapshot.h"
 #include "pol-parse.h"
 #include "policy.h"
 #include "redact-stream.h"
@@ -234,11 +237,30 @@ static void on_ctl(struct sx *s)
 				jw_key(&w, "layer");
 				jw_uint(&w, (uint64_t)layer);
 			}
+			/* A stacked fork's: its lower tree is the merged one (a
+			 * detached overlay, passed), which the reader mounts over
+			 * the workspace's host directory in a mount namespace of
+			 * its own (cordon changes --host-tree). */
+			cordon_error le = {0};
+			int wl = sx_workspace_layer(s);
+			int tree = -1, root = s->layers.n && wl >= 0 ? sx_lower_open(s, &tree, &le) : -1;
+			if (root >= 0)
+				close(root);
+			if (tree >= 0) {
+				jw_key(&w, "stack_layer");
+				jw_uint(&w, (uint64_t)wl);
+			}
 			jw_obj_end(&w);
-			if (jw_finish(&w) == 0)
+			if (s->layers.n && tree < 0)
+				sx_reply_error(reply, 500, "the session's lower tree: %s", le.msg);
+			else if (jw_finish(&w) == 0 && tree >= 0)
+				ipc_send(reply, w.out.p, strlen(w.out.p), &tree, 1, MSG_DONTWAIT);
+			else if (w.out.p)
 				sx_reply_json(reply, w.out.p);
 			else
 				sx_reply_error(reply, 500, "out of memory");
+			if (tree >= 0)
+				close(tree);
 			buf_free(&w.out);
 		}
 	} else if (strcmp(op, "exec_get") == 0 || strcmp(op, "signal") == 0) {
@@ -553,6 +575,8 @@ static void sx_free(struct sx *s)
 	sx_close_fd(&s->pause_timer);
 	sx_close_fd(&s->create_reply);
 	sx_close_fd(&s->end_reply);
+	sx_close_fd(&s->sess_fd);
+	strv_free(&s->layers);
 }
 
 static int setup_policy(struct sx *s, const jnode *cfg, int polfd, cordon_error *err)
@@ -600,11 +624,55 @@ static int setup_policy(struct sx *s, const jnode *cfg, int polfd, cordon_error 
 	return 0;
 }
 
+/* The session's directory (its report's) held, and its stack of layers
+ * (layers.h) read into the policy: <state>/layers/<name>, the state
+ * directory two above the session's. */
+static int session_stack(struct sx *s, cordon_error *err)
+{
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s", s->report_path);
+	char *sl = strrchr(dir, '/');
+	if (!sl || sl == dir)
+		return 0;
+	*sl = '\0';
+	s->sess_fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (s->sess_fd < 0)
+		return cordon_err_errno(err, "%s", dir);
+	flock(s->sess_fd, LOCK_EX | LOCK_NB);
+	if (layers_read(s->sess_fd, &s->layers, err) < 0)
+		return cordon_err_wrap(err, "%s", dir);
+	if (!s->layers.n)
+		return 0;
+	char state[4096];
+	snprintf(state, sizeof(state), "%s", dir);
+	for (int k = 0; k < 2; k++) {
+		sl = strrchr(state, '/');
+		if (!sl || sl == state)
+			return cordon_err(err, EINVAL, "%s: no state directory above it", dir);
+		*sl = '\0';
+	}
+	for (size_t i = 0; i < s->layers.n; i++) {
+		char *p = NULL;
+		if (asprintf(&p, "%s/layers/%s", state, s->layers.v[i]) < 0)
+			return cordon_oom(err);
+		free(s->layers.v[i]);
+		s->layers.v[i] = p;
+		if (strv_push(&s->pol->ws_layers, p) < 0)
+			return cordon_oom(err);
+	}
+	if (asprintf(&s->pol->ws_layers_list, "%s/%s", dir, LAYERS_FILE) < 0) {
+		s->pol->ws_layers_list = NULL;
+		return cordon_oom(err);
+	}
+	return 0;
+}
+
 int session_worker_main(int ctl)
 {
 	struct sx s;
 	memset(&s, 0, sizeof(s));
 	s.ctl = ctl;
+	s.sess_fd = -1;
 	s.sock = s.epfd = s.idle = s.create_reply = s.end_reply = s.wall_timer = s.pause_timer = s.restore_reply = -1;
 	for (int i = 0; i < SX_SLOTS; i++)
 		s.slot_ex[i] = -1;
@@ -641,6 +709,14 @@ int session_worker_main(int ctl)
 		return 1;
 	}
 	snprintf(s.ws, sizeof(s.ws), "%s", ws->str);
+	if (session_stack(&s, &err) < 0) {
+		sx_reply_error(s.create_reply, 500, "%s", err.msg);
+		sx_close_fd(&polfd);
+		json_free(cfg);
+		policy_free(s.pol);
+		sx_free(&s);
+		return 1;
+	}
 	snprintf(s.cwd, sizeof(s.cwd), "%s", s.pol->cwd ? s.pol->cwd : ws->str);
 	sx_close_fd(&polfd);
 	json_free(cfg);

@@ -14,6 +14,9 @@
 #include "ident.h"
 #include "sup-degrade-net.h"
 #include "sup-degrade.h"
+#include "clock.h"
+#include "layers.h"
+#include "snapshot.h"
 #include "cleanup.h"
 #include "cs-seal.h"
 #include "hash.h"
@@ -114,6 +117,46 @@ static void tighten_protected(struct sup *s, const struct snapshot *before, cons
 	strv_free(&names);
 }
 
+/* A stacked workspace (a fork's, layers.h) at the end: its directory
+ * (empty: the run wrote only to its upper layer) made whole, the stack's
+ * tree copied in, before the change set is applied (or kept) as for any
+ * run. The copy is the server's own (no one else writes in a session's
+ * directory): the apply now judges what changed on the host from after
+ * it (the change set's start stamp, in memory), else every file of the
+ * stack the run changed would be held back as a conflict. Then its list
+ * goes (its layers are removed once no session lists them). Where it
+ * cannot be made whole, the list stays (the workspace is the directory
+ * over its stack), and so does the change set: kept, with the reason. */
+static void stack_whole(struct sup *s)
+{
+	char parent[4096], *slash;
+	cordon_error e = {0};
+	snprintf(parent, sizeof(parent), "%s", s->plan.workspace);
+	slash = strrchr(parent, '/');
+	if (!slash || slash == parent) {
+		snprintf(s->rep->changes.reason, sizeof(s->rep->changes.reason),
+			 "the workspace %s is a stack of layers with no directory above it: kept", s->plan.workspace);
+		return;
+	}
+	*slash = '\0';
+	_cleanup_close_ int pfd = open_root(parent, O_RDONLY | O_DIRECTORY);
+	_cleanup_close_ int work = pfd < 0 ? -1 : openat(pfd, slash + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int rc = work < 0 ? cordon_err_errno(&e, "%s", s->plan.workspace) : 0;
+	_cleanup_close_ int merged = rc == 0 ? layers_merged(work, AT_FDCWD, &s->pol->ws_layers, NULL, &e) : -1;
+	if (rc == 0 && merged < 0)
+		rc = -1;
+	if (rc == 0)
+		rc = layers_materialize(merged, pfd, work, ".work-stack", &e);
+	if (rc == 0)
+		s->ovl.cs.started_ns = stamp_floor_ns();
+	if (rc == 0 && s->pol->ws_layers_list && unlink(s->pol->ws_layers_list) < 0 && errno != ENOENT)
+		rc = cordon_err_errno(&e, "%s", s->pol->ws_layers_list);
+	if (rc < 0)
+		snprintf(s->rep->changes.reason, sizeof(s->rep->changes.reason),
+			 "the workspace's directory could not be made whole from its stack of layers, which it keeps (a fork's): kept, not applied: %s",
+			 e.msg);
+}
+
 static void collect_outputs(struct sup *s, bool apply)
 {
 	const char *roots[256];
@@ -123,6 +166,8 @@ static void collect_outputs(struct sup *s, bool apply)
 	int64_t since = s->before.taken_ns;
 	if (s->ovl.active) {
 		/* From the change set (O(changes)), applied, kept or discarded. */
+		if (s->pol->ws_layers.n)
+			stack_whole(s);
 		overlay_finish(&s->ovl, s->pol, apply, s->plan.workspace, s->rep);
 		since = s->ovl.cs.started_ns;
 	} else if (snapshot_take(&after, roots, n, &e) == 0) {
@@ -286,6 +331,7 @@ void sup_cleanup(struct sup *s)
 	}
 	snapshot_free(&s->before);
 	free(s->spec.overlay_trees);
+	free(s->spec.layer_fds);
 	overlay_free(&s->ovl);
 	overlay_view_free(&s->view);
 	sweep_free(&s->sweep);

@@ -348,6 +348,14 @@ static int prepare(struct sup *s, cordon_error *err)
 		return cordon_oom(err);
 	for (size_t i = 0; i <= s->plan.nmounts; i++)
 		s->spec.tree_fds[i] = -1;
+	if (p->ws_layers.n) {
+		s->spec.layer_fds = malloc(p->ws_layers.n * sizeof(int));
+		if (!s->spec.layer_fds)
+			return cordon_oom(err);
+		s->spec.nlayers = p->ws_layers.n;
+		for (size_t i = 0; i < p->ws_layers.n; i++)
+			s->spec.layer_fds[i] = -1;
+	}
 	s->spec.rl = s->plan.model.run.rl;
 	if (sup_degrade_layers(s, err) < 0 || prepare_filters(s, err) < 0 || sup_degrade_ca(s, err) < 0)
 		return -1;

@@ -43,6 +43,8 @@ int sup_send_idmapped_trees(struct sup *s, cordon_error *err)
 	}
 	if (!any_bind && !s->plan.check_files[0])
 		return 0;
+	if (!s->privileged && s->pol->ws_layers.n)
+		return cordon_err(err, EPERM, "the workspace is a stack of layers (a fork's): only a server running as root mounts it");
 	if (!s->privileged) {
 		if (any_rw)
 			s->rep->enf.workspace_ownership = "invoking-uid";
@@ -97,6 +99,18 @@ int sup_send_idmapped_trees(struct sup *s, cordon_error *err)
 		close(fds[i]);
 	}
 	free(fds);
+	/* A stacked fork's workspace: its shared layers, as its own tree. */
+	if (r == 0 && s->pol->ws_layers.n && (s->pol->for_client || !s->ovl.active))
+		r = cordon_err(err, EINVAL, "the workspace is a stack of layers (a fork's), which needs an overlay workspace of the server's own");
+	for (size_t i = 0; r == 0 && i < s->pol->ws_layers.n; i++) {
+		int t = mounts_prepare_layer(s->pol->ws_layers.v[i], userns, err);
+		if (t < 0)
+			r = -1;
+		else if (sync_send(s->sock, MSG_LAYER, (int32_t)i, NULL, t) < 0)
+			r = cordon_err_errno(err, "send the workspace's layer %s", s->pol->ws_layers.v[i]);
+		if (t >= 0)
+			close(t);
+	}
 	if (r == 0 && s->plan.check_files[0])
 		r = send_check_files(s, userns, err);
 	/* No idmapped mounts on this filesystem: a plain bind, and the invoking

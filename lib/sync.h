@@ -48,6 +48,8 @@ enum msg_type {
 			 * .value 0 = UDP, 1 = TCP listening (fd) */
 	MSG_DIAG_FD,    /* C->P: a checked NETLINK_SOCK_DIAG socket in the run's netns
 			 * (sockdiag.h), before MSG_LISTENER; none if it cannot be asked */
+	MSG_LAYER,      /* P->C, as root: lower layer .value of the workspace's stack
+			 * (policy ws_layers; an idmapped, read-only clone, fd) */
 };
 
 /* A received frame. */
