@@ -122,11 +122,18 @@ enum MHD_Result fork_session(struct MHD_Connection *c, struct session_ent *se, c
 	char rel[64];
 	snprintf(rel, sizeof(rel), "snapshots/%s", pid);
 	jnode *req = read_request(sid);
-	/* The parent's snapshots held LOCK_SH for the copy: a removal of
-	 * the snapshot, or the parent's end, waits for it (LOCK_EX). */
-	struct fork_seed seed = {open_dir(sid, "work"), -1, open_dir(sid, "snapshots"), sid};
-	if (seed.snaps >= 0 && flock(seed.snaps, LOCK_SH) == 0)
+	/* The snapshot's own directory held LOCK_SH for the copy: its
+	 * removal (a DELETE of it, the parent's end) waits for the copy
+	 * (LOCK_EX), a removal of another snapshot does not. Opened again
+	 * once held: a snapshot removed meanwhile is gone (404). */
+	struct fork_seed seed = {open_dir(sid, "work"), -1, open_dir(sid, rel), sid};
+	if (seed.snaps >= 0 && flock(seed.snaps, LOCK_SH) == 0) {
 		seed.upper = open_dir(sid, rel);
+		/* (tests: the copy held until the file named exists) */
+		const char *hold = getenv("CORDON_TEST_FORK_HOLD_FILE");
+		for (int i = 0; hold && i < 1200 && access(hold, F_OK) != 0; i++)
+			usleep(50000);
+	}
 	enum MHD_Result r;
 	if (!req)
 		r = send_error(c, 409, "session %s cannot be forked: the request it was made by is not kept", sid);

@@ -268,9 +268,12 @@ void sx_do_snapshot_delete(struct sx *s, const jnode *req, int reply)
 	}
 	cordon_error e = {0};
 	_cleanup_close_ int dir = snap_dir(s, false, &e);
-	/* A fork's copy of it (serve-fork.c, LOCK_SH) is whole first. */
-	if (dir >= 0)
-		flock(dir, LOCK_EX);
+	/* A fork's copy of it (serve-fork.c, LOCK_SH on the snapshot's own
+	 * directory) is whole first; a copy of another one is not waited
+	 * for. */
+	_cleanup_close_ int one = dir < 0 ? -1 : openat(dir, s->snaps[i].id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (one >= 0)
+		flock(one, LOCK_EX);
 	if (dir < 0 || upper_remove(dir, s->snaps[i].id, SX_SNAP_MAX_DEPTH + 1, &e) < 0) {
 		sx_reply_error(reply, 500, "snapshot %s: %s", s->snaps[i].id, e.msg);
 		return;
@@ -381,12 +384,22 @@ void sx_snaps_end(struct sx *s)
 	int pfd = open(parent, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (pfd < 0)
 		return;
-	/* A fork's copy of one of them (serve-fork.c, LOCK_SH) is whole
-	 * first; the lock goes with the directory. */
+	/* A fork's copy of one of them (serve-fork.c, LOCK_SH on that
+	 * snapshot's directory) is whole first: each held LOCK_EX until all
+	 * are removed (a fork that opened one before then finds it gone). */
+	int held[SX_SNAPS_MAX];
+	size_t nheld = 0;
 	int sd = open(s->snap_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (sd >= 0)
-		flock(sd, LOCK_EX);
+	for (size_t i = 0; sd >= 0 && i < s->nsnaps && nheld < SX_SNAPS_MAX; i++) {
+		int one = openat(sd, s->snaps[i].id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (one >= 0 && flock(one, LOCK_EX) == 0)
+			held[nheld++] = one;
+		else if (one >= 0)
+			close(one);
+	}
 	upper_remove(pfd, slash + 1, SX_SNAP_MAX_DEPTH + 2, &(cordon_error){0});
+	for (size_t i = 0; i < nheld; i++)
+		close(held[i]);
 	if (sd >= 0)
 		close(sd);
 	close(pfd);

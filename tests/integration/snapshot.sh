@@ -878,6 +878,38 @@ test_fork_while_parent_ends() {
 	t_assert
 }
 
+# Outside review attack18: a fork's copy of one snapshot held the whole
+# snapshots directory, so a DELETE of another snapshot froze the parent's
+# worker (its execs, its timers) for the length of the copy. The copy
+# holds its own snapshot's directory only. The copy is held here by a
+# test hook until the test lets it go.
+test_snapshot_delete_not_held_by_another_snapshots_fork() {
+	CORDON_TEST_FORK_HOLD_FILE=$T_TMP/release start_server || return 1
+	new_session || return 1
+	local a=$SID p q fpid k out
+	expect_eq "$(run_in 'echo one >a')" ok "a file"
+	snapshot_or_skip || return
+	p=$PID_
+	snapshot_or_skip || return
+	q=$PID_
+	api -X POST "http://cordon/v1/sessions/$a/fork" -d "{\"snapshot\":\"$p\"}" >"$T_TMP/fork" &
+	fpid=$!
+	for k in $(seq 400); do
+		flock -n -x "$STATE/sessions/$a/snapshots/$p" true && flock -n -x "$STATE/sessions/$a/snapshots" true || break
+		sleep 0.05
+	done
+	out=$(api_code --max-time 20 -X DELETE "http://cordon/v1/sessions/$a/snapshots/$q")
+	expect_match "$out" "\"deleted\": *\"$q\".* 200$" "the other snapshot deleted while the fork copies"
+	kill -0 "$fpid" 2>/dev/null || fail "the fork still copying then"
+	expect_eq "$(run_in 'cat a')" ok "the parent serves on"
+	touch "$T_TMP/release"
+	wait "$fpid"
+	expect_match "$(jq -r .id "$T_TMP/fork")" '^s-' "the fork made: $(cat "$T_TMP/fork")"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
 # A review-mode fork's end: its workspace directory whole, as the fork
 # started (its change set kept over it, not applied), so that a discard
 # leaves the parent's view and an apply (--force: the stack's files were
@@ -905,6 +937,6 @@ no-x" "applied: the fork's changes"
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors test_fork_stack test_fork_stack_depth test_fork_stack_server_killed test_restart_leaves_a_still_ending_session test_fork_stack_end_not_whole test_fork_while_parent_ends test_fork_stack_review; do
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors test_fork_stack test_fork_stack_depth test_fork_stack_server_killed test_restart_leaves_a_still_ending_session test_fork_stack_end_not_whole test_fork_while_parent_ends test_snapshot_delete_not_held_by_another_snapshots_fork test_fork_stack_review; do
 	t_run $t
 done
