@@ -114,25 +114,53 @@ int layers_create(int fs, const int *lower, size_t n, const char *procfd, cordon
 	 * a cwd of procfd, which stays the cwd until the create (before 6.5
 	 * the paths are looked up there, not at fsconfig), then the cwd is
 	 * what it was. */
+	if (n > LAYERS_MAX + 1)
+		return cordon_err(err, E2BIG, "overlay: %zu lower layers, more than %d", n, LAYERS_MAX + 1);
+	/* A caller holding a thousand descriptors or more: a layer's of four
+	 * digits is named by a copy below 1000 (64 numbers of 3 digits and
+	 * their colons fit). */
+	int num[LAYERS_MAX + 1], low[LAYERS_MAX + 1];
+	size_t nlow = 0;
+	int rc = 0;
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		num[i] = lower[i];
+		if (lower[i] <= 999)
+			continue;
+		int d = fcntl(lower[i], F_DUPFD_CLOEXEC, 3);
+		if (d >= 0 && d <= 999)
+			num[i] = low[nlow++] = d;
+		else {
+			if (d >= 0)
+				close(d);
+			rc = cordon_err(err, EMFILE, "overlay: no descriptor below 1000 to name lower layer %zu by", i);
+		}
+	}
 	char l[256];
 	size_t len = 0;
-	for (size_t i = 0; i < n; i++) {
-		int w = snprintf(l + len, sizeof(l) - len, "%s%d", i ? ":" : "", lower[i]);
+	for (size_t i = 0; rc == 0 && i < n; i++) {
+		int w = snprintf(l + len, sizeof(l) - len, "%s%d", i ? ":" : "", num[i]);
 		if (w < 0 || (size_t)w >= sizeof(l) - len)
-			return cordon_err(err, E2BIG, "overlay: %zu lower layers do not fit in one option", n);
-		len += (size_t)w;
+			rc = cordon_err(err, E2BIG, "overlay: %zu lower layers do not fit in one option", n);
+		else
+			len += (size_t)w;
 	}
-	_cleanup_close_ int back = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (back < 0 || chdir(procfd) < 0)
-		return cordon_err_errno(err, "overlay: chdir %s", procfd);
-	int r = fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", l, 0);
-	if (r == 0)
-		r = fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0);
-	int e = errno;
-	if (fchdir(back) < 0 && r == 0)
-		return cordon_err_errno(err, "overlay: back to the cwd");
-	errno = e;
-	return r < 0 ? cordon_err_errno(err, "overlay of its %zu lower layers: create", n) : 0;
+	_cleanup_close_ int back = rc == 0 ? open(".", O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (rc == 0 && (back < 0 || chdir(procfd) < 0))
+		rc = cordon_err_errno(err, "overlay: chdir %s", procfd);
+	if (rc == 0) {
+		int r = fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", l, 0);
+		if (r == 0)
+			r = fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0);
+		int e = errno;
+		if (fchdir(back) < 0 && r == 0)
+			rc = cordon_err_errno(err, "overlay: back to the cwd");
+		errno = e;
+		if (r < 0)
+			rc = cordon_err_errno(err, "overlay of its %zu lower layers: create", n);
+	}
+	for (size_t i = 0; i < nlow; i++)
+		close(low[i]);
+	return rc;
 }
 
 int layers_merged(int top, int layers_dir, const strv *names, int *mnt_out, cordon_error *err)
@@ -198,12 +226,25 @@ int layers_materialize(int merged, int parent, int work, const char *scratch, co
 		rc = cordon_err_errno(err, "list %s", scratch);
 	}
 	struct dirent *de;
-	while (rc == 0 && (errno = 0, de = readdir(dir)))
-		if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
-		    renameat2(s, de->d_name, work, de->d_name, RENAME_NOREPLACE) < 0)
+	strv moved = {0};
+	while (rc == 0 && (errno = 0, de = readdir(dir))) {
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (renameat2(s, de->d_name, work, de->d_name, RENAME_NOREPLACE) < 0)
 			rc = cordon_err_errno(err, "move %s into the workspace", de->d_name);
+		else if (strv_push(&moved, de->d_name) < 0) {
+			renameat2(work, de->d_name, s, de->d_name, RENAME_NOREPLACE);
+			rc = cordon_oom(err);
+		}
+	}
 	if (dir)
 		closedir(dir);
+	/* Cut short: what was moved goes back (outside review attack18), so
+	 * that the directory is as it was, not part of the stack's tree under
+	 * a kept change set. */
+	for (size_t i = 0; rc < 0 && i < moved.n; i++)
+		renameat2(work, moved.v[i], s, moved.v[i], RENAME_NOREPLACE);
+	strv_free(&moved);
 	if (rc == 0 && upper_remove(parent, scratch, TREE_DEPTH, err) < 0)
 		rc = -1;
 	if (rc < 0)

@@ -844,6 +844,32 @@ test_fork_stack_end_not_whole() {
 	t_assert
 }
 
+# Outside review attack18: an end cut short while it moves the stack's
+# tree into the workspace directory (here a name already there: a file
+# put in by hand) left the entries moved so far in it, a part of the tree
+# under a kept change set. They go back: the directory is as it was.
+test_fork_stack_end_cut_short_moves_back() {
+	stacked_or_skip || return 0
+	start_server || return 1
+	new_session || return 1
+	local a=$SID b w out
+	expect_eq "$(run_in 'for i in $(seq 40); do echo $i >e$i; done')" ok "40 entries"
+	fork_of "$a" || return
+	b=$FID
+	SID=$b
+	expect_eq "$(run_in 'echo two >new')" ok "the fork's write"
+	w=$STATE/sessions/$b/work
+	echo planted >"$w/e20"
+	out=$(api -X DELETE "http://cordon/v1/sessions/$b")
+	expect_eq "$(printf '%s' "$out" | jq -r .changes.state)" kept "its change set kept: $(printf '%s' "$out" | jq -c .changes)"
+	expect_eq "$(ls "$w" | tr '\n' ' ')" "e20 " "the workspace directory as it was"
+	expect_eq "$(wc -l <"$STATE/sessions/$b/layers")" 1 "its list stays"
+	[ ! -e "$STATE/sessions/$b/.work-stack" ] || fail "no copy left on its way"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
 # Pitfall: a parent ending while a fork copies one of its snapshots. The
 # fork holds the parent's snapshots directory LOCK_SH for its copy, the
 # end's removal of the snapshots LOCK_EX: the fork is whole (every file)
@@ -937,6 +963,6 @@ no-x" "applied: the fork's changes"
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors test_fork_stack test_fork_stack_depth test_fork_stack_server_killed test_restart_leaves_a_still_ending_session test_fork_stack_end_not_whole test_fork_while_parent_ends test_snapshot_delete_not_held_by_another_snapshots_fork test_fork_stack_review; do
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors test_fork_stack test_fork_stack_depth test_fork_stack_server_killed test_restart_leaves_a_still_ending_session test_fork_stack_end_not_whole test_fork_stack_end_cut_short_moves_back test_fork_while_parent_ends test_snapshot_delete_not_held_by_another_snapshots_fork test_fork_stack_review; do
 	t_run $t
 done
