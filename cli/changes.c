@@ -641,11 +641,17 @@ static int host_tree(struct changeset *cs, const char *layer, const char *fd, co
 			layer, fd);
 		return -1;
 	}
-	/* A clone of it: the tree stays detached for the next reader. */
+	/* A clone of it: the tree stays detached for the next reader. A
+	 * kernel that clones no detached mount (EINVAL: Debian 12's 6.1)
+	 * gets the tree itself (the worker makes one per call). */
 	int t = -1;
-	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-	    (t = open_tree((int)f, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH)) < 0 ||
-	    move_mount(t, "", AT_FDCWD, cs->host[l], MOVE_MOUNT_F_EMPTY_PATH) < 0) {
+	bool ns = unshare(CLONE_NEWNS) == 0 && mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0;
+	if (ns) {
+		t = open_tree((int)f, "", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+		if (t < 0 && errno == EINVAL)
+			t = dup((int)f);
+	}
+	if (!ns || t < 0 || move_mount(t, "", AT_FDCWD, cs->host[l], MOVE_MOUNT_F_EMPTY_PATH) < 0) {
 		if (t >= 0)
 			close(t);
 		fprintf(stderr, "cordon %s: --host-tree: mount the lower tree over %s: %s\n", verb, cs->host[l], strerror(errno));

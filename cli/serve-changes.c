@@ -264,6 +264,21 @@ enum MHD_Result session_changes(struct MHD_Connection *c, struct session_ent *se
 			       llate ? "it took too long" : lcut ? "its listing is too long" : why[0] ? why : "cordon changes failed");
 		goto out;
 	}
+	if (tree >= 0) {
+		/* A tree of its own for the diff's reader: a kernel that clones
+		 * no detached mount (Debian 12's 6.1) has the reader mount the
+		 * tree itself, which the listing's reader has taken. */
+		close(tree);
+		tree = -1;
+		char d2[4096], u2[4096] = "", l2[8] = "", t2[8] = "";
+		r = ask_dir(c, se, sid, pid, d2, sizeof(d2), u2, l2, &answered, &tree, t2);
+		if (answered)
+			goto out;
+		if (tree < 0 || strcmp(t2, tlayer) != 0) {
+			r = send_error(c, 500, "the session's change set's diff: the worker gave no lower tree");
+			goto out;
+		}
+	}
 	st = capture(dargv, tree, diff_max, deadline, &diff, &dcut, &dlate, why, sizeof(why), as_uid, cgid);
 	if (st != 0 && !dcut && !dlate) {
 		r = send_error(c, 500, "the session's change set's diff: %s", why[0] ? why : "cordon changes failed");
