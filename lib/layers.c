@@ -227,7 +227,7 @@ int layers_materialize(int merged, int parent, int work, const char *scratch, co
 	}
 	struct dirent *de;
 	strv moved = {0};
-	while (rc == 0 && (errno = 0, de = readdir(dir))) {
+	while (rc == 0 && dir && (errno = 0, de = readdir(dir))) {
 		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
 			continue;
 		if (renameat2(s, de->d_name, work, de->d_name, RENAME_NOREPLACE) < 0)
@@ -266,7 +266,7 @@ int layers_sweep(int layers_dir, int sessions_dir, bool wait, cordon_error *err)
 		rc = cordon_err_errno(err, "list the sessions");
 	}
 	struct dirent *de;
-	while (rc == 0 && (errno = 0, de = readdir(dir))) {
+	while (rc == 0 && dir && (errno = 0, de = readdir(dir))) {
 		if (de->d_name[0] == '.')
 			continue;
 		_cleanup_close_ int s = openat(sessions_dir, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -294,7 +294,7 @@ int layers_sweep(int layers_dir, int sessions_dir, bool wait, cordon_error *err)
 			close(d);
 		rc = cordon_err_errno(err, "list the layers");
 	}
-	while (rc == 0 && (errno = 0, de = readdir(dir))) {
+	while (rc == 0 && dir && (errno = 0, de = readdir(dir))) {
 		if (!layer_name_valid(de->d_name) || strv_contains(&listed, de->d_name))
 			continue;
 		if (upper_remove(layers_dir, de->d_name, TREE_DEPTH, err) < 0)
