@@ -529,6 +529,18 @@ static int layers_dir_open(void)
 	return open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
+/* A failed copy of a fork's starting tree as its answer: 413 past the
+ * entries' bound, 507 past the bytes' (max_bytes), else 500. */
+static void fork_copy_error(const cordon_error *e, uint64_t max_bytes, unsigned *code, char *msg, size_t msz)
+{
+	*code = e->code == UCOPY_OVER_BOUND ? 413 : e->code == UCOPY_OVER_BUDGET ? 507 : 500;
+	if (e->code == UCOPY_OVER_BUDGET)
+		snprintf(msg, msz, "the fork's workspace would take more than %llu bytes (its policy's limits.snapshots, the bound of a fork's starting copy): %s",
+			 (unsigned long long)max_bytes, e->msg);
+	else
+		snprintf(msg, msz, "the fork's workspace: %s", e->msg);
+}
+
 /* A stacked fork (layers.h): the snapshot copied as a new layer (its
  * whiteouts and opaque marks kept), listed over the parent's stack in the
  * fork's directory dfd, whose `work` starts empty. The layers directory
@@ -588,14 +600,8 @@ static int seed_stacked(int dfd, const struct fork_seed *seed, const struct ucop
 	if (rc < 0 && made)
 		upper_remove(ld, name, FORK_MAX_DEPTH + 1, &(cordon_error){0});
 	strv_free(&names);
-	if (rc < 0) {
-		*code = e.code == UCOPY_OVER_BOUND ? 413 : e.code == UCOPY_OVER_BUDGET ? 507 : 500;
-		if (e.code == UCOPY_OVER_BUDGET)
-			snprintf(msg, msz, "the fork's workspace would take more than %llu bytes (its policy's limits.snapshots, the bound of a fork's starting copy): %s",
-				 (unsigned long long)copy_lim->max_bytes, e.msg);
-		else
-			snprintf(msg, msz, "the fork's workspace: %s", e.msg);
-	}
+	if (rc < 0)
+		fork_copy_error(&e, copy_lim->max_bytes, code, msg, msz);
 	return rc;
 }
 
@@ -660,12 +666,7 @@ static int seed_workspace(const char *id, uid_t owner, const struct fork_seed *s
 		flock(seed->snaps, LOCK_UN);
 	if (rc < 0) {
 		remove_session_dir(dfd, id);
-		*code = e.code == UCOPY_OVER_BOUND ? 413 : e.code == UCOPY_OVER_BUDGET ? 507 : 500;
-		if (e.code == UCOPY_OVER_BUDGET)
-			snprintf(msg, msz, "the fork's workspace would take more than %llu bytes (its policy's limits.snapshots, the bound of a fork's starting copy): %s",
-				 (unsigned long long)max_bytes, e.msg);
-		else
-			snprintf(msg, msz, "the fork's workspace: %s", e.msg);
+		fork_copy_error(&e, max_bytes, code, msg, msz);
 	}
 	close(dfd);
 	return rc;
