@@ -945,7 +945,16 @@ test_hosts_degraded_leftover_processes_ended_by_the_next_look() {
 		fail "a process of the SIGKILLed supervisor's degraded run left behind after the next look"
 		kill -KILL "$left" 2>/dev/null
 	fi
-	case $cg in */cordon-*) [ -d "$cg" ] && fail "its cgroup $cg left behind" ;; esac
+	# The look's wait is bounded (one second for all it found): an exit
+	# that outlasts it (768 MiB to free on a loaded machine) leaves the
+	# empty cgroup to the next look, which removes it.
+	case $cg in */cordon-*)
+		if [ -d "$cg" ] && ! kill -0 "$left" 2>/dev/null; then
+			rm -f "$CORDON_STATE_DIR/cgroup-reaped"
+			"$CORDON" run -- /bin/true || fail "the look after"
+		fi
+		[ -d "$cg" ] && fail "its cgroup $cg left behind" ;;
+	esac
 	t_assert
 }
 
