@@ -66,13 +66,19 @@ static int write_protect(const struct changeset *cs, cordon_error *err)
 	return r;
 }
 
+static int write_meta_as(const struct changeset *cs, const char *name, cordon_error *err);
 static int write_meta(const struct changeset *cs, cordon_error *err)
+{
+	return write_meta_as(cs, "meta", err);
+}
+
+static int write_meta_as(const struct changeset *cs, const char *name, cordon_error *err)
 {
 	char meta[256];
 	int n = snprintf(meta, sizeof(meta), META_MAGIC "\nstarted %" PRId64 "\nowner %u %u\nrun %u %u\nlayers %zu\n",
 			 cs->started_ns, (unsigned)cs->uid, (unsigned)cs->gid, (unsigned)cs->run_uid,
 			 (unsigned)cs->run_gid, cs->nlayers);
-	return cs_write_file_at(cs->dirfd, "meta", meta, (size_t)n, err);
+	return cs_write_file_at(cs->dirfd, name, meta, (size_t)n, err);
 }
 
 static int create_layer(struct changeset *cs, size_t i, uid_t run_uid, gid_t run_gid, cordon_error *err)
@@ -421,6 +427,73 @@ int changeset_layer_fd(const struct changeset *cs, size_t i, const char *which, 
 bool changeset_interrupted(const struct changeset *cs)
 {
 	return faccessat(cs->dirfd, "journal", F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* One set's start moved: a new meta and seal written beside the old ones,
+ * then each renamed over its own (a crash between the two renames leaves
+ * a set whose seal no longer matches: refused, never misread). */
+static int restart_one(struct changeset *cs, int64_t started, cordon_error *err)
+{
+	int64_t was = cs->started_ns;
+	cs->started_ns = started;
+	(void)unlinkat(cs->dirfd, "meta.new", 0);
+	(void)unlinkat(cs->dirfd, "seal.new", 0);
+	int rc = 0;
+	if (write_meta_as(cs, "meta.new", err) < 0 || cs_write_seal_as(cs, "seal.new", err) < 0)
+		rc = -1;
+	else if (renameat(cs->dirfd, "meta.new", cs->dirfd, "meta") < 0 ||
+		 renameat(cs->dirfd, "seal.new", cs->dirfd, "seal") < 0)
+		rc = cordon_err_errno(err, "%s: its new start", cs->dir);
+	if (rc < 0) {
+		(void)unlinkat(cs->dirfd, "meta.new", 0);
+		(void)unlinkat(cs->dirfd, "seal.new", 0);
+		cs->started_ns = was;
+	}
+	return rc;
+}
+
+static bool same_hosts(const struct changeset *a, const struct changeset *b)
+{
+	if (a->nlayers != b->nlayers)
+		return false;
+	for (size_t i = 0; i < a->nlayers; i++)
+		if (strcmp(a->host[i], b->host[i]) != 0)
+			return false;
+	return true;
+}
+
+int changeset_restart(struct changeset *cs, int64_t started, cordon_error *err)
+{
+	int64_t was = cs->started_ns;
+	if (restart_one(cs, started, err) < 0)
+		return -1;
+	/* The sets derived from it (changeset_derive: beside it, its hosts
+	 * and start), one an apply of which is under way (a journal) left. */
+	char parent[4096];
+	snprintf(parent, sizeof(parent), "%s", cs->dir);
+	char *slash = strrchr(parent, '/');
+	if (!slash || slash == parent)
+		return 0;
+	*slash = '\0';
+	const char *own = slash + 1;
+	_cleanup_closedir_ DIR *d = opendir(parent);
+	struct dirent *e;
+	int n = 0, rc = 0;
+	while (d && (e = readdir(d)) && n++ < 4096) {
+		if (e->d_name[0] == '.' || strcmp(e->d_name, own) == 0 || e->d_type != DT_DIR)
+			continue;
+		char path[4400];
+		snprintf(path, sizeof(path), "%s/%s", parent, e->d_name);
+		struct changeset o;
+		cordon_error oe = {0};
+		if (changeset_open(&o, path, &oe) == 0 && o.started_ns == was && same_hosts(&o, cs) &&
+		    !changeset_interrupted(&o) && restart_one(&o, started, &oe) < 0 && rc == 0) {
+			*err = oe;
+			rc = -1;
+		}
+		changeset_close(&o);
+	}
+	return rc;
 }
 
 /* Held back by every apply, --include-protected too: a directory of change

@@ -141,6 +141,13 @@ struct ucopy_limits;
 struct ucopy_stat;
 int changeset_derive(struct changeset *cs, const struct changeset *src, size_t layer, int upper,
 		     const struct ucopy_limits *lim, struct ucopy_stat *st, cordon_error *err);
+/* The set starts anew at started (a stacked fork's workspace made whole at
+ * its end, sup-finish.c: what the copy wrote is no change since the start
+ * for an apply to hold back), its meta and seal written again; so do the
+ * sets derived from it (changeset_derive: beside it, with its hosts and
+ * start) that no apply has begun on. 0, or -1 with err set (the first
+ * failure; the others are still tried). */
+int changeset_restart(struct changeset *cs, int64_t started, cordon_error *err);
 /* Open an existing change set (its meta, layers and protected names): DIR
  * must be a directory of the caller's own (root too: its meta and host files
  * say where the apply writes), not writable by others, and sealed by this

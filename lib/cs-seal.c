@@ -575,6 +575,11 @@ int cs_seal_key_load(unsigned char key[32], cordon_error *err)
 
 int cs_write_seal(const struct changeset *cs, cordon_error *err)
 {
+	return cs_write_seal_as(cs, "seal", err);
+}
+
+int cs_write_seal_as(const struct changeset *cs, const char *name, cordon_error *err)
+{
 	unsigned char key[SEAL_KEY_LEN];
 	char hex[65];
 	if (cs->key_held)
@@ -583,7 +588,7 @@ int cs_write_seal(const struct changeset *cs, cordon_error *err)
 		return -1;
 	int r = seal_compute(cs, key, hex, err);
 	explicit_bzero(key, sizeof(key));
-	return r < 0 ? -1 : cs_write_file_at(cs->dirfd, "seal", hex, 64, err);
+	return r < 0 ? -1 : cs_write_file_at(cs->dirfd, name, hex, 64, err);
 }
 
 /* A change set that a run could have written (in a workspace it could

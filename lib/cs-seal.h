@@ -56,4 +56,6 @@ void cs_registry_add(const char *top);
 int cs_seal_key_load(unsigned char key[32], cordon_error *err);
 /* The seal, with the key the set holds (key_held) or the user's. */
 int cs_write_seal(const struct changeset *cs, cordon_error *err);
+/* The same, written as name (a new file) in the set's directory. */
+int cs_write_seal_as(const struct changeset *cs, const char *name, cordon_error *err);
 int cs_check_seal(const struct changeset *cs, cordon_error *err);

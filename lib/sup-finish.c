@@ -147,8 +147,17 @@ static void stack_whole(struct sup *s)
 		rc = -1;
 	if (rc == 0)
 		rc = layers_materialize(merged, pfd, work, ".work-stack", &e);
-	if (rc == 0)
-		s->ovl.cs.started_ns = stamp_floor_ns();
+	/* The start, in memory for the apply now and on disk for a set kept
+	 * (and those made from the session's snapshots), from after the copy. */
+	if (rc == 0) {
+		int64_t now = stamp_floor_ns();
+		if (changeset_restart(&s->ovl.cs, now, &(cordon_error){0}) < 0) {
+			/* (a set kept then holds its first start: an apply
+			 * holds the stack's files back, --force applies them) */
+			s->ovl.cs.started_ns = now;
+			sup_trace(s, "a change set's start not written past the stack's copy");
+		}
+	}
 	if (rc == 0 && s->pol->ws_layers_list && unlink(s->pol->ws_layers_list) < 0 && errno != ENOENT)
 		rc = cordon_err_errno(&e, "%s", s->pol->ws_layers_list);
 	if (rc < 0)

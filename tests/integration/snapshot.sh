@@ -955,7 +955,9 @@ test_fork_stack_review() {
 	dir=$(printf '%s' "$out" | jq -r .changes.dir)
 	w=$STATE/sessions/$b/work
 	expect_eq "$(cat "$w/a" "$w/k" "$w/d/x" | tr '\n' ' ')" "one k x " "the workspace directory: the fork's start, whole"
-	"$CORDON" apply --force "$dir" >/dev/null || fail "apply --force $dir"
+	# The set starts from after the stack's copy: the stack's files it
+	# changes are no conflicts (before, they were: --force applied them).
+	out=$("$CORDON" apply "$dir" 2>&1) || fail "apply $dir: $out"
 	expect_eq "$(cat "$w/a" "$w/d/y" "$w/n" | tr '\n' ' '; [ -e "$w/k" ] || echo no-k; [ -e "$w/d/x" ] || echo no-x)" "two y n no-k
 no-x" "applied: the fork's changes"
 	kill -TERM "$SRV"
@@ -963,6 +965,39 @@ no-x" "applied: the fork's changes"
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors test_fork_stack test_fork_stack_depth test_fork_stack_server_killed test_restart_leaves_a_still_ending_session test_fork_stack_end_not_whole test_fork_stack_end_cut_short_moves_back test_fork_while_parent_ends test_snapshot_delete_not_held_by_another_snapshots_fork test_fork_stack_review; do
+# A change set made from a stacked fork's snapshot lies over the fork's
+# starting tree, which its workspace directory holds from the session's
+# end: from then on it lists the stack's files it changes as modified and
+# applies them (its start moved past the stack's copy with the session's),
+# nothing that came after the snapshot.
+test_fork_stack_snapshot_changeset() {
+	stacked_or_skip || return 0
+	start_server || return 1
+	new_session '{"policy":{"filesystem":{"workspace_mode":"review"}}}' || return 1
+	local a=$SID b w out dir
+	expect_eq "$(run_in 'echo one >a; echo k >k; echo s >s')" ok "the parent's files"
+	fork_of "$a" || return
+	b=$FID
+	SID=$b
+	expect_eq "$(run_in 'echo two >a; rm k; echo n >n')" ok "the fork's changes"
+	snapshot_or_skip || return
+	out=$(api_code -X POST "http://cordon/v1/sessions/$b/snapshots/$PID_/changeset")
+	expect_match "$out" ' 201$' "the snapshot's change set: $out"
+	dir=$(printf '%s' "${out% 201}" | jq -r .dir)
+	expect_eq "$(run_in 'echo three >a; echo later >l; rm s')" ok "changes after the snapshot"
+	out=$(api -X DELETE "http://cordon/v1/sessions/$b")
+	expect_eq "$(printf '%s' "$out" | jq -r .changes.state)" kept "review: kept"
+	w=$STATE/sessions/$b/work
+	out=$("$CORDON" changes "$dir" 2>&1)
+	expect_match "$out" "^modified .* a$" "a file of the stack it changes: modified: $out"
+	out=$("$CORDON" apply "$dir" 2>&1) || fail "apply $dir: $out"
+	expect_eq "$(cat "$w/a" "$w/n" "$w/s" | tr '\n' ' '; [ -e "$w/k" ] || echo no-k; [ -e "$w/l" ] || echo no-l)" "two n s no-k
+no-l" "applied: the snapshot's changes, nothing after"
+	kill -TERM "$SRV"
+	wait "$SRV"
+	t_assert
+}
+
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors test_fork_stack test_fork_stack_depth test_fork_stack_server_killed test_restart_leaves_a_still_ending_session test_fork_stack_end_not_whole test_fork_stack_end_cut_short_moves_back test_fork_while_parent_ends test_snapshot_delete_not_held_by_another_snapshots_fork test_fork_stack_review test_fork_stack_snapshot_changeset; do
 	t_run $t
 done
