@@ -1,7 +1,7 @@
 /* cgroup v1: one directory in each of the memory, pids and cpuacct
- * hierarchies, under our own cgroup there. The memory attach waits for an RCU
- * grace period, which is why sup-run.c attaches while the child builds its mount
- * tree rather than before cloning it. */
+ * hierarchies, under our own cgroup there. An attach by PID (v1_attach,
+ * cgroup.procs) waits for an RCU grace period: a run's init joins by
+ * itself instead (sup-steps.c, sup_send_cgroup_join). */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>

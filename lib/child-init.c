@@ -4,7 +4,8 @@
  *                 capability set, so the new root's files belong to a mapped user
  *                 (creds_apply_init: the supervisor's creds_plan)
  *   mounts_begin  the view's system part, the first of the supervisor's mount
- *                 steps (meanwhile it attaches the cgroup and prepares
+ *                 steps (meanwhile it makes the cgroup, which init joins
+ *                 on v1 as it receives its files, and prepares
  *                 idmapped trees)
  *   sync 2 wait   trees received, cgroup attached, snapshot taken
  *   mounts_finish task mounts, pivot_root into the view
@@ -111,6 +112,17 @@ static void wait_go2(const struct sandbox_spec *sp, int sock, int *filter, bool 
 		    sp->overlay_trees[m.value] == -1) {
 			/* No fd: the run fell back to direct (overlay.h). */
 			sp->overlay_trees[m.value] = fd >= 0 ? fd : OVERLAY_NONE;
+			continue;
+		}
+		/* cgroup v1: into the run's cgroup (sup_send_cgroup_join), this
+		 * process's one thread moving itself. */
+		if (m.type == MSG_CGJOIN && fd >= 0) {
+			if (write(fd, "0", 1) != 1) {
+				cordon_error e = {0};
+				cordon_err_errno(&e, "join the run's cgroup (v1 hierarchy %d)", (int)m.value);
+				child_fail(sock, &e);
+			}
+			close(fd);
 			continue;
 		}
 		if (m.type == MSG_LAYER && m.value >= 0 && (size_t)m.value < sp->nlayers && fd >= 0 &&

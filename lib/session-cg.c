@@ -259,6 +259,16 @@ static void remove_slot(int slot)
 	G.made[slot] = false;
 }
 
+/* The file the agent writes "0" to, to move itself: on v1 "tasks", its
+ * one thread (a move by PID, or of a whole process through cgroup.procs,
+ * takes the kernel's threadgroup lock for writing, which waits for an RCU
+ * grace period: twice per exec); v2 has only cgroup.procs for a process
+ * outside a threaded subtree. */
+static const char *join_file(void)
+{
+	return G.v2 ? "cgroup.procs" : "tasks";
+}
+
 void sxcg_exec_begin(int sock, int slot)
 {
 	if (!G.on || slot < 0 || slot >= SX_SLOTS)
@@ -268,7 +278,7 @@ void sxcg_exec_begin(int sock, int slot)
 	if (!G.home_sent) {
 		/* Where the agent comes back to: the session's own cgroup. */
 		for (int i = 0; i < G.ndirs; i++) {
-			snprintf(p, sizeof(p), "%s/cgroup.procs", G.dirs[i]);
+			snprintf(p, sizeof(p), "%s/%s", G.dirs[i], join_file());
 			int fd = open(p, O_WRONLY | O_CLOEXEC);
 			if (fd < 0)
 				return; /* no exec cgroups: the exec is still ended by its groups */
@@ -296,7 +306,7 @@ void sxcg_exec_begin(int sock, int slot)
 	G.cpu0[slot] = cpu_of(slot);
 	for (int i = 0; i < G.ndirs; i++) {
 		slot_dir(i, slot, d, sizeof(d));
-		snprintf(p, sizeof(p), "%s/cgroup.procs", d);
+		snprintf(p, sizeof(p), "%s/%s", d, join_file());
 		int fd = open(p, O_WRONLY | O_CLOEXEC);
 		if (fd < 0)
 			return;

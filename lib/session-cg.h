@@ -3,8 +3,8 @@
  * every process it started, a double fork and setsid included. The
  * session's worker (the supervisor, outside the boundary) makes and ends
  * these cgroups; the agent (init, inside) only moves itself into an exec's
- * before it starts the exec's process and back after, through cgroup.procs
- * descriptors the worker opened (a write to cgroup.procs is checked with
+ * before it starts the exec's process and back after, through descriptors
+ * the worker opened (cgroup.procs on v2, "tasks" on v1: a move checked with
  * the credentials and cgroup namespace of the one who opened it). One
  * session per worker process: the state is this file's own. */
 #pragma once

@@ -21,7 +21,9 @@
  *               with one fd:
  *               sync 1 (P->C MSG_GO1): uid/gid maps are written; init starts
  *                   building the system part of the view.
- *               meanwhile P attaches the v1 cgroup (an RCU grace period),
+ *               meanwhile P makes the v1 cgroup, which init joins itself
+ *                   (MSG_CGJOIN + fd: its "tasks" file, to which init
+ *                   writes "0"; a move by PID waits for an RCU grace period),
  *                   prepares idmapped trees (sent as MSG_TREE + fd), names
  *                   the run's cgroup directories for its view (MSG_CGROUP),
  *                   sends the change set's layers in overlay mode as root
@@ -382,7 +384,11 @@ static int parent_setup(struct sup *s, cordon_error *err)
 	 * non-dumpable init's uid_map is not ours to write.) */
 	prctl(PR_SET_DUMPABLE, 0);
 	if (s->cgops && s->cgops != &cgroup_v2_ops) {
-		if (cgroup_setup(s, s->pid, err) < 0)
+		/* v1: made here, init moves itself in (sup_send_cgroup_join:
+		 * no grace period waited for); the degraded boundary's init
+		 * is moved by PID. */
+		if (cgroup_setup(s, s->degraded ? s->pid : 0, err) < 0 ||
+		    (!s->degraded && s->have_cg && sup_send_cgroup_join(s, err) < 0))
 			return -1;
 		sup_trace(s, "cgroup attached");
 	}

@@ -50,6 +50,8 @@ enum msg_type {
 			 * (sockdiag.h), before MSG_LISTENER; none if it cannot be asked */
 	MSG_LAYER,      /* P->C, as root: lower layer .value of the workspace's stack
 			 * (policy ws_layers; an idmapped, read-only clone, fd) */
+	MSG_CGJOIN,     /* P->C: "tasks" of the run's cgroup in v1 hierarchy .value
+			 * (fd, opened by the supervisor): init moves itself in */
 };
 
 /* A received frame. */
