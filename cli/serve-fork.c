@@ -95,6 +95,23 @@ enum MHD_Result fork_session(struct MHD_Connection *c, struct session_ent *se, c
 		json_free(body);
 		return send_error(c, 400, "snapshot: a snapshot's id (\"p-\" and 16 hex digits) is expected");
 	}
+	/* From the session's own workspace directory only (its lower tree,
+	 * which the fork copies or stacks over): not a host tree or an
+	 * image's, which the session's directory does not hold. */
+	jnode *ok = NULL;
+	if (worker_json(se, sid, "{\"op\":\"forkable\"}", &ok) < 0) {
+		json_free(body);
+		return send_error(c, 410, "the session has ended");
+	}
+	const jnode *oerr = json_get(ok, "error"), *ocode = json_get(ok, "code");
+	if (oerr) {
+		enum MHD_Result r = send_error(c, ocode && ocode->type == J_NUM ? (unsigned)ocode->num : 500,
+					       "session %s cannot be forked: %s", sid, oerr->str ? oerr->str : "?");
+		json_free(ok);
+		json_free(body);
+		return r;
+	}
+	json_free(ok);
 	char pid[ROUTE_ID_LEN + 1];
 	bool taken = false;
 	if (sn) {

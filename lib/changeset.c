@@ -117,7 +117,7 @@ int changeset_create(struct changeset *cs, const char *base, const char *const *
 	return create_at(cs, base, hosts, n, uid, gid, run_uid, run_gid, protect, 0, err);
 }
 
-int changeset_derive(struct changeset *cs, const struct changeset *src, size_t layer, int upper,
+int changeset_derive(struct changeset *cs, const struct changeset *src, size_t layer, int upper, bool pending,
 		     const struct ucopy_limits *lim, struct ucopy_stat *st, cordon_error *err)
 {
 	memset(cs, 0, sizeof(*cs));
@@ -154,6 +154,8 @@ int changeset_derive(struct changeset *cs, const struct changeset *src, size_t l
 		;
 	else if (geteuid() == 0 && fchownat(l, "upper", cs->run_uid, cs->run_gid, AT_SYMLINK_NOFOLLOW) < 0)
 		cordon_err_errno(err, "hand %s/%s/upper to the run's uid", cs->dir, name);
+	else if (pending && renameat(cs->dirfd, "seal", cs->dirfd, "pending") < 0)
+		cordon_err_errno(err, "%s: its seal set aside until the session's end", cs->dir);
 	else
 		rc = 0;
 	if (rc < 0) {
@@ -330,7 +332,14 @@ static int read_protect_in(struct changeset *cs, char *text, cordon_error *err)
 	return 0;
 }
 
+static int open_as(struct changeset *cs, const char *dir, const char *seal, cordon_error *err);
+
 int changeset_open(struct changeset *cs, const char *dir, cordon_error *err)
+{
+	return open_as(cs, dir, "seal", err);
+}
+
+static int open_as(struct changeset *cs, const char *dir, const char *seal, cordon_error *err)
 {
 	memset(cs, 0, sizeof(*cs));
 	if (changeset_keydir(cs->keydir, sizeof(cs->keydir)) < 0)
@@ -405,7 +414,7 @@ int changeset_open(struct changeset *cs, const char *dir, cordon_error *err)
 	}
 	if (read_protect(cs, err) < 0)
 		return -1;
-	return cs_check_seal(cs, err);
+	return cs_check_seal_as(cs, seal, err);
 }
 
 int changeset_layer_fd(const struct changeset *cs, size_t i, const char *which, cordon_error *err)
@@ -467,8 +476,9 @@ int changeset_restart(struct changeset *cs, int64_t started, cordon_error *err)
 	int64_t was = cs->started_ns;
 	if (restart_one(cs, started, err) < 0)
 		return -1;
-	/* The sets derived from it (changeset_derive: beside it, its hosts
-	 * and start), one an apply of which is under way (a journal) left. */
+	/* The sets derived from it that wait for this (changeset_derive,
+	 * pending: beside it, with its hosts and start, sealed under the name
+	 * "pending"): sealed now. No other set is touched. */
 	char parent[4096];
 	snprintf(parent, sizeof(parent), "%s", cs->dir);
 	char *slash = strrchr(parent, '/');
@@ -486,10 +496,13 @@ int changeset_restart(struct changeset *cs, int64_t started, cordon_error *err)
 		snprintf(path, sizeof(path), "%s/%s", parent, e->d_name);
 		struct changeset o;
 		cordon_error oe = {0};
-		if (changeset_open(&o, path, &oe) == 0 && o.started_ns == was && same_hosts(&o, cs) &&
-		    !changeset_interrupted(&o) && restart_one(&o, started, &oe) < 0 && rc == 0) {
-			*err = oe;
-			rc = -1;
+		if (open_as(&o, path, "pending", &oe) == 0 && o.started_ns == was && same_hosts(&o, cs)) {
+			if (restart_one(&o, started, &oe) == 0)
+				(void)unlinkat(o.dirfd, "pending", 0);
+			else if (rc == 0) {
+				*err = oe;
+				rc = -1;
+			}
 		}
 		changeset_close(&o);
 	}

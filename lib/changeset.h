@@ -136,17 +136,20 @@ int changeset_begin(struct changeset *cs, cordon_error *err);
  * protected names and start (an apply judges conflicts from the same
  * point), sealed; each layer's upper directory empty but layer's, a copy
  * (upper_copy, bounded by lim) of the directory upper: a session's
- * snapshot kept to apply (issue 38). On failure nothing of it is left. */
+ * snapshot kept to apply (issue 38). pending: its seal is kept under the
+ * name "pending" (changeset_open refuses it, EBUSY, saying why) until
+ * changeset_restart of src seals it: a stacked fork's, whose host tree
+ * holds the fork's start only from its end. On failure nothing of it is
+ * left. */
 struct ucopy_limits;
 struct ucopy_stat;
-int changeset_derive(struct changeset *cs, const struct changeset *src, size_t layer, int upper,
+int changeset_derive(struct changeset *cs, const struct changeset *src, size_t layer, int upper, bool pending,
 		     const struct ucopy_limits *lim, struct ucopy_stat *st, cordon_error *err);
 /* The set starts anew at started (a stacked fork's workspace made whole at
  * its end, sup-finish.c: what the copy wrote is no change since the start
  * for an apply to hold back), its meta and seal written again; so do the
- * sets derived from it (changeset_derive: beside it, with its hosts and
- * start) that no apply has begun on. 0, or -1 with err set (the first
- * failure; the others are still tried). */
+ * sets derived from it pending (changeset_derive), sealed then. 0, or -1
+ * with err set (the first failure; the others are still tried). */
 int changeset_restart(struct changeset *cs, int64_t started, cordon_error *err);
 /* Open an existing change set (its meta, layers and protected names): DIR
  * must be a directory of the caller's own (root too: its meta and host files

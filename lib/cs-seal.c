@@ -596,9 +596,17 @@ int cs_write_seal_as(const struct changeset *cs, const char *name, cordon_error 
  * user's cordon sealed, where it made it, is opened. */
 int cs_check_seal(const struct changeset *cs, cordon_error *err)
 {
+	return cs_check_seal_as(cs, "seal", err);
+}
+
+int cs_check_seal_as(const struct changeset *cs, const char *name, cordon_error *err)
+{
 	char want[65] = {0}, got[80] = {0};
 	unsigned char key[SEAL_KEY_LEN];
-	ssize_t n = cs_read_file_at(cs->dirfd, "seal", got, sizeof(got));
+	ssize_t n = cs_read_file_at(cs->dirfd, name, got, sizeof(got));
+	if (n < 0 && strcmp(name, "seal") == 0 && faccessat(cs->dirfd, "pending", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		return cordon_err(err, EBUSY, "%s: made from a snapshot of a stacked fork, it is sealed when that session ends (its workspace directory is whole from then on): list or apply it after",
+				  cs->dir);
 	if (n < 0)
 		return cordon_err(err, EPERM, "%s: no seal: not a change set your cordon made (or an older cordon's)",
 				  cs->dir);

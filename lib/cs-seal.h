@@ -59,3 +59,5 @@ int cs_write_seal(const struct changeset *cs, cordon_error *err);
 /* The same, written as name (a new file) in the set's directory. */
 int cs_write_seal_as(const struct changeset *cs, const char *name, cordon_error *err);
 int cs_check_seal(const struct changeset *cs, cordon_error *err);
+/* The same, of the file name (a pending set's, changeset_derive). */
+int cs_check_seal_as(const struct changeset *cs, const char *name, cordon_error *err);

@@ -142,6 +142,7 @@ struct run_report {
 	 * GET .../changes reads it); not part of the report's JSON. */
 	char live_changes[4096];
 	char live_upper[4096]; /* the workspace's upper directory in it ("": none) */
+	char live_workspace[4096]; /* the run's workspace (plan), its lower tree */
 	int live_init_pid;     /* the run's init (host pid), while it runs; 0: none */
 	enum task_verdict task;
 	bool check_ran;

@@ -221,6 +221,7 @@ void sx_do_restore(struct sx *s, const jnode *req, int reply)
 	while (id && id->str && i < s->nsnaps && strcmp(s->snaps[i].id, id->str) != 0)
 		i++;
 	bool files = false;
+	char why[4600];
 	for (size_t k = 0; k < sizeof(s->files) / sizeof(s->files[0]); k++)
 		files |= s->files[k].used;
 	if (!id || !id->str) {
@@ -235,6 +236,8 @@ void sx_do_restore(struct sx *s, const jnode *req, int reply)
 		sx_reply_error(reply, 409, "a files call is under way in the session: try again");
 	} else if (!s->rep || !s->rep->live_upper[0] || s->rep->live_init_pid <= 0) {
 		sx_reply_error(reply, 409, "the session's workspace has no change set to restore: its workspace mode is direct (overlay and review keep one)");
+	} else if (!sx_ws_own(s, why, sizeof(why))) {
+		sx_reply_error(reply, 409, "%s", why);
 	} else {
 		s->restore_reply = reply;
 		snprintf(s->restore_snap, sizeof(s->restore_snap), "%s", s->snaps[i].id);

@@ -333,7 +333,9 @@ void sx_do_snapshot_changeset(struct sx *s, const jnode *req, int reply)
 	 * read as hostile (upper_copy), bounded as a snapshot is. */
 	struct ucopy_limits lim = {emax - s->cs_entries, max - s->cs_bytes, SX_SNAP_MAX_DEPTH};
 	struct ucopy_stat st;
-	int rc = changeset_derive(&cs, &src, (size_t)layer, up, &lim, &st, &e);
+	/* A stacked fork's: sealed at its end (its workspace directory
+	 * holds its start from then on: sup-finish.c, stack_whole). */
+	int rc = changeset_derive(&cs, &src, (size_t)layer, up, s->layers.n > 0, &lim, &st, &e);
 	if (rc < 0) {
 		changeset_close(&src);
 		if (e.code == UCOPY_OVER_BUDGET)

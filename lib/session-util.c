@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -98,6 +99,17 @@ void sx_arm_idle(struct sx *s)
 char *sx_redact_cb(void *ctx, const char *str)
 {
 	return redact_string(ctx, str);
+}
+
+bool sx_ws_own(const struct sx *s, char *why, size_t wsz)
+{
+	struct stat a, b;
+	const char *w = s->rep ? s->rep->live_workspace : "";
+	if (w[0] && stat(w, &a) == 0 && stat(s->ws, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+		return true;
+	snprintf(why, wsz, "the session's workspace is %s, not a directory of its own (a host tree its cwd is in, or an image's): a restore and a fork need a session's own workspace (no root, no write path holding its cwd)",
+		 w[0] ? w : "none with a change set");
+	return false;
 }
 
 int sx_lower_open(const struct sx *s, int *mnt, cordon_error *err)

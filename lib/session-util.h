@@ -22,3 +22,7 @@ char *sx_redact_cb(void *ctx, const char *str);
  * read-only overlay of it over its layers (layers_merged; mnt, if not
  * NULL: its mount's fd, else -1). A directory fd, or -1 and err. */
 int sx_lower_open(const struct sx *s, int *mnt, cordon_error *err);
+/* Is the run's workspace the session's own directory (s->ws), which a
+ * restore rewrites and a fork starts from? Not a host tree (a cwd in a
+ * write path) nor an image's: false, with why (a 409's message). */
+bool sx_ws_own(const struct sx *s, char *why, size_t wsz);

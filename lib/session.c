@@ -209,6 +209,16 @@ static void on_ctl(struct sx *s)
 	} else if (strcmp(op, "exec") == 0) {
 		sx_do_exec(s, req, reply, extra);
 		reply = extra = -1;
+	} else if (strcmp(op, "forkable") == 0) {
+		/* (serve-fork.c, before a fork: it starts from the session's
+		 * own workspace directory) */
+		char why[4600];
+		if (!s->rep || !s->rep->live_upper[0])
+			sx_reply_error(reply, 409, "the session's workspace has no change set to fork from: its workspace mode is direct (overlay and review keep one)");
+		else if (!sx_ws_own(s, why, sizeof(why)))
+			sx_reply_error(reply, 409, "%s", why);
+		else
+			sx_reply_json(reply, "{}");
 	} else if (strcmp(op, "get") == 0) {
 		sx_do_get(s, reply);
 	} else if (strcmp(op, "changes_dir") == 0) {

@@ -127,6 +127,21 @@ static void tighten_protected(struct sup *s, const struct snapshot *before, cons
  * goes (its layers are removed once no session lists them). Where it
  * cannot be made whole, the list stays (the workspace is the directory
  * over its stack), and so does the change set: kept, with the reason. */
+/* Is work the session's own workspace directory, the one beside its list
+ * of layers? Only that one is made whole: never a host tree or an
+ * image's (serve-fork.c forks no session with such a workspace). */
+static bool beside_list(const struct sup *s, int work)
+{
+	char d[4200];
+	struct stat a, b;
+	const char *l = s->pol->ws_layers_list;
+	const char *sl = l ? strrchr(l, '/') : NULL;
+	if (!sl)
+		return false;
+	snprintf(d, sizeof(d), "%.*s/work", (int)(sl - l), l);
+	return stat(d, &a) == 0 && fstat(work, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
 static void stack_whole(struct sup *s)
 {
 	char parent[4096], *slash;
@@ -142,6 +157,8 @@ static void stack_whole(struct sup *s)
 	_cleanup_close_ int pfd = open_root(parent, O_RDONLY | O_DIRECTORY);
 	_cleanup_close_ int work = pfd < 0 ? -1 : openat(pfd, slash + 1, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	int rc = work < 0 ? cordon_err_errno(&e, "%s", s->plan.workspace) : 0;
+	if (rc == 0 && !beside_list(s, work))
+		rc = cordon_err(&e, EPERM, "%s is not the session's own workspace directory", s->plan.workspace);
 	_cleanup_close_ int merged = rc == 0 ? layers_merged(work, AT_FDCWD, &s->pol->ws_layers, NULL, &e) : -1;
 	if (rc == 0 && merged < 0)
 		rc = -1;

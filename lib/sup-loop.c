@@ -185,6 +185,7 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 		if (s->opts->hooks && s->ovl.active) {
 			snprintf(s->rep->live_changes, sizeof(s->rep->live_changes), "%s", s->ovl.cs.dir);
 			overlay_scan_root(&s->ovl, s->plan.workspace, s->rep->live_upper, sizeof(s->rep->live_upper));
+			snprintf(s->rep->live_workspace, sizeof(s->rep->live_workspace), "%s", s->plan.workspace);
 			s->rep->live_init_pid = s->pid;
 		}
 		if (s->opts->hooks)

@@ -965,6 +965,36 @@ no-x" "applied: the fork's changes"
 	t_assert
 }
 
+# Outside review attack19: a fork starts from the session's own workspace
+# directory, which a session whose workspace is a host tree (its cwd in a
+# write path) or an image's does not hold: such a fork started from the
+# wrong tree, and a stacked one's end wrote its parent's snapshot straight
+# into the host tree (past review and protected names). Refused (409), as
+# is a restore, which rewrote the wrong tree; a snapshot and its change set
+# go on.
+test_fork_of_a_host_tree_session_refused() {
+	start_server || return 1
+	local p=$WS/proj out
+	mkdir -p "$p"
+	printf 'orig\n' >"$p/k"
+	new_session "$(jq -cn --arg p "$p" '{policy: {cwd: $p, filesystem: {write: [$p], workspace_mode: "review"}}}')" || return 1
+	expect_eq "$(run_in 'echo changed >k; mkdir -p .git/hooks; echo x >.git/hooks/post-checkout; echo n >n')" ok "the changes"
+	snapshot_or_skip || return
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/fork")
+	expect_match "$out" "cannot be forked: the session's workspace is $p, not a directory of its own.* 409$" "a fork: $out"
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/fork" -d "{\"snapshot\":\"$PID_\"}")
+	expect_match "$out" "cannot be forked.* 409$" "a fork at a snapshot: $out"
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/restore" -d "{\"snapshot\":\"$PID_\"}")
+	expect_match "$out" "not a directory of its own.* 409$" "a restore: $out"
+	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots/$PID_/changeset")" ' 201$' "the snapshot's change set"
+	expect_eq "$(cat "$p/k"; ls -A "$p" | tr '\n' ' ')" "orig
+k " "the host tree untouched"
+	expect_eq "$(ls "$STATE/sessions" | wc -l)" 1 "no fork's directory left"
+	end_session "$SID"
+	stop_server
+	t_assert
+}
+
 # A change set made from a stacked fork's snapshot lies over the fork's
 # starting tree, which its workspace directory holds from the session's
 # end: from then on it lists the stack's files it changes as modified and
@@ -984,6 +1014,12 @@ test_fork_stack_snapshot_changeset() {
 	out=$(api_code -X POST "http://cordon/v1/sessions/$b/snapshots/$PID_/changeset")
 	expect_match "$out" ' 201$' "the snapshot's change set: $out"
 	dir=$(printf '%s' "${out% 201}" | jq -r .dir)
+	# Sealed at the session's end: before it, its host tree (the fork's
+	# workspace directory, a lower layer of the running overlay) holds
+	# nothing of the fork's start (attack19: an apply now broke the end).
+	out=$("$CORDON" apply "$dir" 2>&1) && fail "applied before the session's end: $out"
+	expect_match "$out" "sealed when that session ends" "why: $out"
+	expect_eq "$(ls -A "$STATE/sessions/$b/work")" "" "nothing applied"
 	expect_eq "$(run_in 'echo three >a; echo later >l; rm s')" ok "changes after the snapshot"
 	out=$(api -X DELETE "http://cordon/v1/sessions/$b")
 	expect_eq "$(printf '%s' "$out" | jq -r .changes.state)" kept "review: kept"
@@ -998,6 +1034,6 @@ no-l" "applied: the snapshot's changes, nothing after"
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors test_fork_stack test_fork_stack_depth test_fork_stack_server_killed test_restart_leaves_a_still_ending_session test_fork_stack_end_not_whole test_fork_stack_end_cut_short_moves_back test_fork_while_parent_ends test_snapshot_delete_not_held_by_another_snapshots_fork test_fork_stack_review test_fork_stack_snapshot_changeset; do
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors test_fork_stack test_fork_stack_depth test_fork_stack_server_killed test_restart_leaves_a_still_ending_session test_fork_stack_end_not_whole test_fork_stack_end_cut_short_moves_back test_fork_while_parent_ends test_snapshot_delete_not_held_by_another_snapshots_fork test_fork_stack_review test_fork_stack_snapshot_changeset test_fork_of_a_host_tree_session_refused; do
 	t_run $t
 done

@@ -18,6 +18,7 @@
 #include "changeset.h"
 #include "clock.h"
 #include "protect.h"
+#include "upper-copy.h"
 
 static char base[64], host[96];
 
@@ -814,6 +815,53 @@ static void test_stamp_floor_in_two_steps(void **st)
 	}
 }
 
+/* A stacked fork's change sets made from its snapshots wait for its end
+ * (changeset_derive, pending: not opened before, saying why), when
+ * changeset_restart of its own set seals them with its new start. Another
+ * set beside it, with the same start and hosts (another session's, made in
+ * the same tick), is never touched (outside review attack19). */
+static void test_restart_seals_pending_only(void **st)
+{
+	(void)st;
+	struct changeset a, b, c, o;
+	char upper[4200], snap[128], bdir[4096], cdir[4096];
+	cordon_error err = {0};
+	make_cs(&a, NULL, upper, sizeof(upper));
+	snprintf(snap, sizeof(snap), "%s/snap", base);
+	assert_int_equal(mkdir(snap, 0700), 0);
+	put(snap, "f", "x\n", 0644);
+	int up = open(snap, O_RDONLY | O_DIRECTORY);
+	assert_true(up >= 0);
+	struct ucopy_limits lim = {1000, 1 << 20, 16};
+	struct ucopy_stat us;
+	assert_int_equal(changeset_derive(&b, &a, 0, up, true, &lim, &us, &err), 0);
+	assert_int_equal(changeset_derive(&c, &a, 0, up, false, &lim, &us, &err), 0);
+	close(up);
+	snprintf(bdir, sizeof(bdir), "%s", b.dir);
+	snprintf(cdir, sizeof(cdir), "%s", c.dir);
+	changeset_close(&b);
+	changeset_close(&c);
+	int64_t was = a.started_ns;
+	assert_int_equal(changeset_open(&o, bdir, &err), -1);
+	assert_int_equal(err.code, EBUSY);
+	assert_non_null(strstr(err.msg, "sealed when that session ends"));
+	changeset_close(&o);
+	assert_int_equal(changeset_restart(&a, was + 1000, &err), 0);
+	assert_int_equal(changeset_open(&o, bdir, &err), 0);
+	assert_true(o.started_ns == was + 1000);
+	assert_false(exists(bdir, "pending"));
+	changeset_close(&o);
+	assert_int_equal(changeset_open(&o, cdir, &err), 0);
+	assert_true(o.started_ns == was);
+	changeset_close(&o);
+	char adir[4096];
+	snprintf(adir, sizeof(adir), "%s", a.dir);
+	changeset_close(&a);
+	assert_int_equal(changeset_open(&o, adir, &err), 0);
+	assert_true(o.started_ns == was + 1000);
+	changeset_close(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -834,6 +882,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_host_change_in_the_first_tick, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamp_floor_orders_file_stamps, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stamp_floor_in_two_steps, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_restart_seals_pending_only, setup, teardown),
 	};
 	return cmocka_run_group_tests_name("changeset", tests, NULL, NULL);
 }
