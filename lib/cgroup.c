@@ -321,7 +321,6 @@ int cgroup_prepare(struct cg_prep *cp, const char *force, bool need, bool weak_o
 		cp->no_hierarchy = true;
 		return -1;
 	}
-	cp->before_clone = cp->ops == &cgroup_v2_ops;
 	cp->rlimits_only = !cp->ops;
 	return 0;
 }

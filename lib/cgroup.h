@@ -53,12 +53,13 @@ const struct cgroup_ops *cgroup_detect_in(const char *force, const struct cg_hos
  * gets, and what happens without one. need: the model's limits need a
  * cgroup (memory, pids, CPU); weak_ok: the policy accepts per-process
  * rlimits instead (allow_weaker "cgroup"). The cgroup is made by
- * cgroup_start: v2 before clone (CLONE_INTO_CGROUP), v1 after it, while
- * init builds its view. Init's part (apply) is only the cgroup namespace. */
+ * cgroup_start before clone, so that init is cloned with the rlimit
+ * fallback where it cannot be made: v2 the run is born in it
+ * (CLONE_INTO_CGROUP), v1 init joins it after clone (sup-steps.c). Init's
+ * part is the join (v1) and the cgroup namespace. */
 struct cg_prep {
 	const struct cgroup_ops *ops; /* NULL: no cgroup */
 	bool need, weak_ok;
-	bool before_clone; /* v2 */
 	bool rlimits_only; /* no backend: init sets the rlimit fallback
 			    * (model_run.rl_nocg), decided before clone */
 	struct cg_host host; /* read once here, for cgroup_start and cgroup_reap_stale

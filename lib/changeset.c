@@ -154,8 +154,10 @@ int changeset_derive(struct changeset *cs, const struct changeset *src, size_t l
 		;
 	else if (geteuid() == 0 && fchownat(l, "upper", cs->run_uid, cs->run_gid, AT_SYMLINK_NOFOLLOW) < 0)
 		cordon_err_errno(err, "hand %s/%s/upper to the run's uid", cs->dir, name);
-	else if (pending && renameat(cs->dirfd, "seal", cs->dirfd, "pending") < 0)
+	else if (pending && unlinkat(cs->dirfd, "seal", 0) < 0)
 		cordon_err_errno(err, "%s: its seal set aside until the session's end", cs->dir);
+	else if (pending && cs_write_seal_as(cs, "pending", err) < 0)
+		;
 	else
 		rc = 0;
 	if (rc < 0) {
@@ -471,11 +473,25 @@ static bool same_hosts(const struct changeset *a, const struct changeset *b)
 	return true;
 }
 
+static int each_pending(struct changeset *cs, int64_t was, int64_t started, cordon_error *err);
+
 int changeset_restart(struct changeset *cs, int64_t started, cordon_error *err)
 {
 	int64_t was = cs->started_ns;
 	if (restart_one(cs, started, err) < 0)
 		return -1;
+	return each_pending(cs, was, started, err);
+}
+
+int changeset_orphan(struct changeset *cs, cordon_error *err)
+{
+	return each_pending(cs, cs->started_ns, 0, err);
+}
+
+/* Each set derived from cs pending (beside it, with its hosts and its
+ * start was): sealed with the start started, or (0) orphaned. */
+static int each_pending(struct changeset *cs, int64_t was, int64_t started, cordon_error *err)
+{
 	/* The sets derived from it that wait for this (changeset_derive,
 	 * pending: beside it, with its hosts and start, sealed under the name
 	 * "pending"): sealed now. No other set is touched. */
@@ -490,16 +506,20 @@ int changeset_restart(struct changeset *cs, int64_t started, cordon_error *err)
 	struct dirent *e;
 	int n = 0, rc = 0;
 	while (d && (e = readdir(d)) && n++ < 4096) {
-		if (e->d_name[0] == '.' || strcmp(e->d_name, own) == 0 || e->d_type != DT_DIR)
+		if (e->d_name[0] == '.' || strcmp(e->d_name, own) == 0 || (e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
 			continue;
 		char path[4400];
 		snprintf(path, sizeof(path), "%s/%s", parent, e->d_name);
 		struct changeset o;
 		cordon_error oe = {0};
 		if (open_as(&o, path, "pending", &oe) == 0 && o.started_ns == was && same_hosts(&o, cs)) {
-			if (restart_one(&o, started, &oe) == 0)
+			if (started == 0) {
+				/* (changeset_orphan: never to be sealed) */
+				if (renameat(o.dirfd, "pending", o.dirfd, "orphaned") < 0 && rc == 0)
+					rc = cordon_err_errno(err, "%s: orphaned", o.dir);
+			} else if (restart_one(&o, started, &oe) == 0) {
 				(void)unlinkat(o.dirfd, "pending", 0);
-			else if (rc == 0) {
+			} else if (rc == 0) {
 				*err = oe;
 				rc = -1;
 			}

@@ -151,6 +151,10 @@ int changeset_derive(struct changeset *cs, const struct changeset *src, size_t l
  * sets derived from it pending (changeset_derive), sealed then. 0, or -1
  * with err set (the first failure; the others are still tried). */
 int changeset_restart(struct changeset *cs, int64_t started, cordon_error *err);
+/* The sets derived from cs pending that will never be sealed (its stack
+ * could not be made whole at its end): marked "orphaned" instead, which
+ * changeset_open names. 0, or -1 and err. */
+int changeset_orphan(struct changeset *cs, cordon_error *err);
 /* Open an existing change set (its meta, layers and protected names): DIR
  * must be a directory of the caller's own (root too: its meta and host files
  * say where the apply writes), not writable by others, and sealed by this

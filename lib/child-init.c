@@ -7,11 +7,14 @@
  *                 steps (meanwhile it makes the cgroup, which init joins
  *                 on v1 as it receives its files, and prepares
  *                 idmapped trees)
- *   sync 2 wait   trees received, cgroup attached, snapshot taken
+ *   view wait     trees received, cgroup joined (v1), every input of the
+ *                 view here (MSG_VIEW)
  *   mounts_finish task mounts, pivot_root into the view
  *   hostname, lo, cgroup namespace (v1)
  *   nested userns U2 (ns.h): uid 1000 there, no capability over U1 (its
  *                 maps formatted by the supervisor: creds_enter_nested)
+ *   sync 2 wait   the seccomp program received, the snapshot taken or the
+ *                 change set's start stamped (meanwhile, the steps above)
  *   cwd, rlimits, setsid
  *   drop          uid/gid 1000, capabilities (all sets), securebits, no_new_privs
  *   Landlock      the view again, as a second layer (needs no_new_privs)
@@ -83,15 +86,16 @@ static void wait_go1(int sock)
 		_exit(1); /* the supervisor is gone */
 }
 
-/* Collect idmapped trees and the seccomp program until sync 2. */
-static void wait_go2(const struct sandbox_spec *sp, int sock, int *filter, bool *notify)
+/* Collect idmapped trees and the seccomp program until the message until
+ * (MSG_VIEW: the view's inputs are all here; MSG_GO2: sync 2). */
+static void wait_for(const struct sandbox_spec *sp, int sock, int *filter, bool *notify, uint32_t until)
 {
 	for (;;) {
 		struct msg m;
 		int fd;
 		if (sync_recv(sock, &m, &fd) <= 0)
 			_exit(1);
-		if (m.type == MSG_GO2)
+		if (m.type == until)
 			return;
 		if (m.type == MSG_FILTER && fd >= 0 && *filter < 0) {
 			*filter = fd;
@@ -275,11 +279,16 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	}
 	int filter = -1;
 	bool notify = false;
-	wait_go2(sp, sock, &filter, &notify); /* sync 2 */
-	if (sp->seccomp && filter < 0)
-		setup_or_fail(sock, cordon_err(&e, 0, "no seccomp filter arrived at sync 2"), &e);
+	/* The view is built as soon as its inputs are here, while the
+	 * supervisor finishes its steps for sync 2 (the seccomp program, the
+	 * change set's start or the snapshot): nothing of the run starts
+	 * before sync 2. */
+	wait_for(sp, sock, &filter, &notify, MSG_VIEW);
 	if (!sp->degraded)
 		view_and_namespaces(sp, sock, &mc);
+	wait_for(sp, sock, &filter, &notify, MSG_GO2); /* sync 2 */
+	if (sp->seccomp && filter < 0)
+		setup_or_fail(sock, cordon_err(&e, 0, "no seccomp filter arrived at sync 2"), &e);
 	if (chdir(sp->plan->cwd_in) < 0)
 		setup_or_fail(sock, cordon_err_errno(&e, "working directory %s", sp->plan->cwd_in), &e);
 	setup_or_fail(sock, creds_apply_rlimits(&sp->rl, &e), &e);

@@ -535,14 +535,18 @@ int changeset_key_ensure(cordon_error *err)
  * control files copied elsewhere, is no longer cordon's), its meta, each
  * layer's host directory and the protected names. Everything else in it
  * (the upper layers) is the run's, hostile and treated so. */
-static int seal_compute(const struct changeset *cs, const unsigned char key[SEAL_KEY_LEN], char hex[65],
-			cordon_error *err)
+/* name: the seal's file; "pending" (changeset_derive) seals a set waiting
+ * for its session's end, under another input than "seal": one renamed to
+ * the other does not match. */
+static int seal_compute(const struct changeset *cs, const char *name, const unsigned char key[SEAL_KEY_LEN],
+			char hex[65], cordon_error *err)
 {
 	char path[4096];
 	if (cs_dirfd_path(cs->dirfd, path, sizeof(path)) < 0)
 		return cordon_err_errno(err, "%s: its path", cs->dir);
 	buf b = {0};
-	int bad = buf_printf(&b, "cordon-changes seal 1\n%s", path) < 0 || buf_append(&b, "", 1) < 0 ||
+	const char *kind = strcmp(name, "seal") == 0 ? "" : " pending";
+	int bad = buf_printf(&b, "cordon-changes seal 1%s\n%s", kind, path) < 0 || buf_append(&b, "", 1) < 0 ||
 		  buf_printf(&b, "started %" PRId64 "\nowner %u %u\nrun %u %u\nlayers %zu\n", cs->started_ns,
 			     (unsigned)cs->uid, (unsigned)cs->gid, (unsigned)cs->run_uid, (unsigned)cs->run_gid,
 			     cs->nlayers) < 0;
@@ -586,7 +590,7 @@ int cs_write_seal_as(const struct changeset *cs, const char *name, cordon_error 
 		memcpy(key, cs->key, sizeof(key));
 	else if (seal_key(key, true, err) < 0)
 		return -1;
-	int r = seal_compute(cs, key, hex, err);
+	int r = seal_compute(cs, strcmp(name, "seal.new") == 0 ? "seal" : name, key, hex, err);
 	explicit_bzero(key, sizeof(key));
 	return r < 0 ? -1 : cs_write_file_at(cs->dirfd, name, hex, 64, err);
 }
@@ -607,12 +611,15 @@ int cs_check_seal_as(const struct changeset *cs, const char *name, cordon_error 
 	if (n < 0 && strcmp(name, "seal") == 0 && faccessat(cs->dirfd, "pending", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 		return cordon_err(err, EBUSY, "%s: made from a snapshot of a stacked fork, it is sealed when that session ends (its workspace directory is whole from then on): list or apply it after",
 				  cs->dir);
+	if (n < 0 && strcmp(name, "seal") == 0 && faccessat(cs->dirfd, "orphaned", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+		return cordon_err(err, EBUSY, "%s: made from a snapshot of a stacked fork whose workspace directory could not be made whole at its end: never sealed, it cannot be listed or applied (its host tree does not hold the fork's start); remove it",
+				  cs->dir);
 	if (n < 0)
 		return cordon_err(err, EPERM, "%s: no seal: not a change set your cordon made (or an older cordon's)",
 				  cs->dir);
 	if (seal_key(key, false, err) < 0)
 		return -1;
-	int r = seal_compute(cs, key, want, err);
+	int r = seal_compute(cs, name, key, want, err);
 	explicit_bzero(key, sizeof(key));
 	if (r < 0)
 		return -1;

@@ -252,6 +252,16 @@ int layers_materialize(int merged, int parent, int work, const char *scratch, co
 	return rc;
 }
 
+bool layers_own_workspace(const char *list, dev_t dev, ino_t ino)
+{
+	char d[4200];
+	struct stat st;
+	const char *sl = list ? strrchr(list, '/') : NULL;
+	if (!sl || snprintf(d, sizeof(d), "%.*s/work", (int)(sl - list), list) >= (int)sizeof(d))
+		return false;
+	return lstat(d, &st) == 0 && S_ISDIR(st.st_mode) && st.st_dev == dev && st.st_ino == ino;
+}
+
 int layers_sweep(int layers_dir, int sessions_dir, bool wait, cordon_error *err)
 {
 	if (flock(layers_dir, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0)

@@ -61,6 +61,13 @@ int layers_merged(int top, int layers_dir, const strv *names, int *mnt, cordon_e
  * was moved in stays). */
 int layers_materialize(int merged, int parent, int work, const char *scratch, cordon_error *err);
 
+/* Is the directory dev/ino the session's own workspace directory, "work"
+ * beside its list of layers (list: that file's path)? A stack is mounted
+ * over, and made whole into, only that one: never a host tree or an
+ * image's (a fork of a session with such a workspace is refused, and this
+ * holds where that check was raced). */
+bool layers_own_workspace(const char *list, dev_t dev, ino_t ino);
+
 /* Removes every layer of layers_dir (fd) no session directory of
  * sessions_dir (fd) lists. Held LOCK_EX on layers_dir meanwhile (a fork
  * holds it LOCK_SH from its parent's list read to its own list written);

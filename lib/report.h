@@ -143,6 +143,8 @@ struct run_report {
 	char live_changes[4096];
 	char live_upper[4096]; /* the workspace's upper directory in it ("": none) */
 	char live_workspace[4096]; /* the run's workspace (plan), its lower tree */
+	dev_t live_ws_dev;         /* its tree as mounted (0: not known) */
+	ino_t live_ws_ino;
 	int live_init_pid;     /* the run's init (host pid), while it runs; 0: none */
 	enum task_verdict task;
 	bool check_ran;

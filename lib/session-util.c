@@ -105,7 +105,12 @@ bool sx_ws_own(const struct sx *s, char *why, size_t wsz)
 {
 	struct stat a, b;
 	const char *w = s->rep ? s->rep->live_workspace : "";
-	if (w[0] && stat(w, &a) == 0 && stat(s->ws, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+	/* The tree mounted (a server as root sends it: sup-steps.c), else
+	 * what its name leads to now. */
+	bool known = w[0] && s->rep->live_ws_ino;
+	if (w[0] && (known || stat(w, &a) == 0) && lstat(s->ws, &b) == 0 &&
+	    (known ? s->rep->live_ws_dev == b.st_dev && s->rep->live_ws_ino == b.st_ino
+		   : a.st_dev == b.st_dev && a.st_ino == b.st_ino))
 		return true;
 	snprintf(why, wsz, "the session's workspace is %s, not a directory of its own (a host tree its cwd is in, or an image's): a restore and a fork need a session's own workspace (no root, no write path holding its cwd)",
 		 w[0] ? w : "none with a change set");

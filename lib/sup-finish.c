@@ -128,18 +128,11 @@ static void tighten_protected(struct sup *s, const struct snapshot *before, cons
  * cannot be made whole, the list stays (the workspace is the directory
  * over its stack), and so does the change set: kept, with the reason. */
 /* Is work the session's own workspace directory, the one beside its list
- * of layers? Only that one is made whole: never a host tree or an
- * image's (serve-fork.c forks no session with such a workspace). */
+ * of layers? Only that one is made whole. */
 static bool beside_list(const struct sup *s, int work)
 {
-	char d[4200];
-	struct stat a, b;
-	const char *l = s->pol->ws_layers_list;
-	const char *sl = l ? strrchr(l, '/') : NULL;
-	if (!sl)
-		return false;
-	snprintf(d, sizeof(d), "%.*s/work", (int)(sl - l), l);
-	return stat(d, &a) == 0 && fstat(work, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+	struct stat st;
+	return fstat(work, &st) == 0 && layers_own_workspace(s->pol->ws_layers_list, st.st_dev, st.st_ino);
 }
 
 static void stack_whole(struct sup *s)
@@ -177,10 +170,13 @@ static void stack_whole(struct sup *s)
 	}
 	if (rc == 0 && s->pol->ws_layers_list && unlink(s->pol->ws_layers_list) < 0 && errno != ENOENT)
 		rc = cordon_err_errno(&e, "%s", s->pol->ws_layers_list);
-	if (rc < 0)
+	if (rc < 0) {
 		snprintf(s->rep->changes.reason, sizeof(s->rep->changes.reason),
 			 "the workspace's directory could not be made whole from its stack of layers, which it keeps (a fork's): kept, not applied: %s",
 			 e.msg);
+		/* Those made from its snapshots say so, not "at its end". */
+		(void)changeset_orphan(&s->ovl.cs, &(cordon_error){0});
+	}
 }
 
 static void collect_outputs(struct sup *s, bool apply)

@@ -27,11 +27,14 @@
  *                   prepares idmapped trees (sent as MSG_TREE + fd), names
  *                   the run's cgroup directories for its view (MSG_CGROUP),
  *                   sends the change set's layers in overlay mode as root
- *                   (MSG_OVERLAY + fd), the seccomp program (MSG_FILTER)
+ *                   (MSG_OVERLAY + fd).
+ *               view (P->C MSG_VIEW): every input of the view sent; init
+ *                   builds it (mounts_finish, pivot_root, its namespaces)
+ *                   while P sends the seccomp program (MSG_FILTER),
  *                   snapshots the writable paths (direct mode) or stamps
  *                   the change set's start (overlay mode: changeset_begin).
- *               sync 2 (P->C MSG_GO2): init finishes the view and starts the
- *                   command.
+ *               sync 2 (P->C MSG_GO2): init drops its privileges, applies
+ *                   Landlock and seccomp and starts the command.
  *               C->P: MSG_ERROR (setup failed; the command never started),
  *                   MSG_CHECK_RO (a check's workspace stayed read-only),
  *                   MSG_LISTENER + fd, MSG_PROXY_FD + fd, MSG_PTY + fd (--pty:
@@ -361,15 +364,17 @@ static int prepare(struct sup *s, cordon_error *err)
 	s->spec.rl = s->plan.model.run.rl;
 	if (sup_degrade_layers(s, err) < 0 || prepare_filters(s, err) < 0 || sup_degrade_ca(s, err) < 0)
 		return -1;
-	if (s->cgp.before_clone && cgroup_setup(s, 0, err) < 0)
+	/* Made before clone (v1 too: init joins it after clone), so that
+	 * init is cloned with the rlimit fallback where none can be made
+	 * (cgroup_setup). Before, v1's was made after clone, and a failure
+	 * then left the run with neither (outside review attack20). */
+	if (s->cgops && cgroup_setup(s, 0, err) < 0)
 		return -1;
-	/* v1: created and attached after clone, while init builds its view. The
-	 * rlimit fallback must be known before clone (cgroup_prepare decided it). */
-	if (!s->cgp.before_clone) {
-		if (s->cgp.rlimits_only)
-			s->spec.rl = s->plan.model.run.rl_nocg;
-		s->spec.unshare_cgroupns = s->cgops != NULL && !s->degraded;
-	}
+	if (s->cgp.rlimits_only)
+		s->spec.rl = s->plan.model.run.rl_nocg;
+	/* v1: init joins after clone, then makes its cgroup namespace. */
+	if (s->cgops && s->cgops != &cgroup_v2_ops)
+		s->spec.unshare_cgroupns = !s->degraded;
 	return 0;
 }
 
@@ -383,12 +388,11 @@ static int parent_setup(struct sup *s, cordon_error *err)
 	 * (Not earlier when unprivileged: init inherits the flag, and a
 	 * non-dumpable init's uid_map is not ours to write.) */
 	prctl(PR_SET_DUMPABLE, 0);
-	if (s->cgops && s->cgops != &cgroup_v2_ops) {
-		/* v1: made here, init moves itself in (sup_send_cgroup_join:
-		 * no grace period waited for); the degraded boundary's init
-		 * is moved by PID. */
-		if (cgroup_setup(s, s->degraded ? s->pid : 0, err) < 0 ||
-		    (!s->degraded && s->have_cg && sup_send_cgroup_join(s, err) < 0))
+	if (s->have_cg && s->cgops != &cgroup_v2_ops) {
+		/* v1: init moves itself in (sup_send_cgroup_join: no grace
+		 * period waited for); the degraded boundary's init is moved by
+		 * PID. */
+		if (s->degraded ? s->cg.ops->attach(&s->cg, s->pid, err) < 0 : sup_send_cgroup_join(s, err) < 0)
 			return -1;
 		sup_trace(s, "cgroup attached");
 	}
@@ -399,6 +403,10 @@ static int parent_setup(struct sup *s, cordon_error *err)
 	    (s->privileged && overlay_send_layers(&s->ovl, s->sock, err) < 0) ||
 	    (s->privileged && overlay_send_view(&s->view, s->sock, err) < 0))
 		return -1;
+	/* Init builds the view from here, while the steps below are taken. */
+	if (sync_send(s->sock, MSG_VIEW, 0, NULL, -1) < 0)
+		return cordon_err_errno(err, "send the view's go");
+	sup_trace(s, "view's inputs sent");
 	if (s->spec.seccomp) {
 		/* Compiled here, while init builds its view, not before clone;
 		 * or, when an earlier run compiled the same, from the user's

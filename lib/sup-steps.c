@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include "sup-steps.h"
 #include "cgroup-v2.h"
+#include "layers.h"
 #include "mounts-prep.h"
 
 /* As root: a check's files are opened with the supervisor's credentials,
@@ -76,6 +77,25 @@ int sup_send_idmapped_trees(struct sup *s, cordon_error *err)
 			r = cordon_err(err, 0, "the workspace %s is no longer the current directory cordon was started in (a component was moved or replaced): refusing it",
 				       s->plan.workspace);
 	}
+	/* The workspace's tree as mounted: what a session's restore and fork
+	 * judge (sx_ws_own), and where a stack may be mounted (a fork's:
+	 * only over the session's own directory, whatever its name led to
+	 * when the fork was asked for; outside review attack20). */
+	bool ws_seen = false;
+	for (size_t i = 0; r == 0 && i < s->plan.nmounts; i++) {
+		struct stat st;
+		if (fds[i] < 0 || strcmp(s->plan.mounts[i].path, s->plan.workspace) != 0 || fstat(fds[i], &st) < 0)
+			continue;
+		ws_seen = true;
+		s->rep->live_ws_dev = st.st_dev;
+		s->rep->live_ws_ino = st.st_ino;
+		if (s->pol->ws_layers.n && !layers_own_workspace(s->pol->ws_layers_list, st.st_dev, st.st_ino))
+			r = cordon_err(err, EPERM, "the workspace is a stack of layers (a fork's), which only the session's own directory holds: %s is not it",
+				       s->plan.workspace);
+	}
+	if (r == 0 && s->pol->ws_layers.n && !ws_seen)
+		r = cordon_err(err, EPERM, "the workspace is a stack of layers (a fork's), which only the session's own directory holds: %s is not a tree of the run's",
+			       s->plan.workspace);
 	/* A serve client's overlay of a tree that is not its own: the upper
 	 * layer's root would be the run's, and root's apply would carry out
 	 * what the client may not (remove root's file from a sticky /tmp).

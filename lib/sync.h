@@ -52,6 +52,8 @@ enum msg_type {
 			 * (policy ws_layers; an idmapped, read-only clone, fd) */
 	MSG_CGJOIN,     /* P->C: "tasks" of the run's cgroup in v1 hierarchy .value
 			 * (fd, opened by the supervisor): init moves itself in */
+	MSG_VIEW,       /* P->C: every input of the view sent (trees, layers, the
+			 * cgroup's names): init builds it while P finishes sync 2 */
 };
 
 /* A received frame. */

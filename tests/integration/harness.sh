@@ -529,6 +529,34 @@ test_explain_agrees_with_run_for_an_ordinary_user() {
 	t_assert
 }
 
+# A run whose cgroup cannot be made (an ordinary user, no delegated
+# hierarchy) with allow_weaker "cgroup" gets the per-process fallback:
+# RLIMIT_AS for the memory limit, RLIMIT_NPROC for the pids limit. On v1 the
+# cgroup was made after clone, and init, already cloned, kept the limits
+# without the fallback: the run had neither (outside review attack20).
+test_cgroup_fallback_reaches_the_run() {
+	is_root || { skip "needs root to become an ordinary user"; return; }
+	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
+		{ skip "unprivileged user namespaces are disabled"; return; }
+	chmod 777 "$WS"
+	mkdir -p "$T_TMP/h"
+	chmod 777 "$T_TMP/h"
+	chmod 755 "$T_TMP"
+	echo '{"enforcement": {"allow_weaker": ["cgroup"]}}' >"$T_TMP/w.json"
+	chmod 644 "$T_TMP/w.json"
+	local out
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups env HOME="$T_TMP/h" "$CORDON" run --policy "$T_TMP/w.json" \
+		--workspace-mode direct --memory-limit 64M --pids-limit 5 -- sh -c 'grep -E "^Max (address space|processes)" /proc/self/limits' 2>&1)
+	if [[ "$out" != *"Max processes"* ]]; then
+		fail "the run: $out"
+		t_assert
+		return
+	fi
+	expect_match "$out" "Max processes +5 +5 " "the pids limit as RLIMIT_NPROC: $out"
+	expect_match "$out" "Max address space +67108864 +67108864 " "the memory limit as RLIMIT_AS: $out"
+	t_assert
+}
+
 test_check_runs_for_an_ordinary_user() {
 	is_root || { skip "needs root to become an ordinary user"; return; }
 	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
@@ -733,7 +761,7 @@ for t in test_check_denials_are_reported_and_count test_check_runs_in_a_0700_wor
 	test_planted_module_cannot_decide_the_check test_check_files_must_be_outside_writable_paths \
 	test_ro_below_a_0700_directory test_report_into_a_device_or_fifo_is_written_in_place \
 	test_report_through_a_planted_symlink_is_refused test_workspace_follows_the_declared_one \
-	test_no_implicit_workspace_in_system_or_home_roots test_explain_agrees_with_run_for_an_ordinary_user \
+	test_no_implicit_workspace_in_system_or_home_roots test_explain_agrees_with_run_for_an_ordinary_user test_cgroup_fallback_reaches_the_run \
 	test_check_files_are_checked_against_the_ceiling test_check_runs_for_an_ordinary_user \
 	test_check_cannot_be_fooled_by_links_into_its_view \
 	test_check_files_beside_the_policy_with_cwd_in_a_declared_path \

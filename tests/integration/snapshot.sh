@@ -828,10 +828,23 @@ test_fork_stack_end_not_whole() {
 	b=$FID
 	SID=$b
 	expect_eq "$(run_in 'echo two >a')" ok "the fork's write"
+	# A change set made from its snapshot, which the end cannot seal: it
+	# says so after the end (attack20: it said "sealed when that session
+	# ends" for good).
+	local dir=""
+	out=$(api_code -X POST "http://cordon/v1/sessions/$b/snapshots")
+	local p
+	p=$(printf '%s' "${out% 201}" | jq -r .snapshot 2>/dev/null)
+	out=$(api_code -X POST "http://cordon/v1/sessions/$b/snapshots/$p/changeset")
+	expect_match "$out" ' 201$' "a change set from its snapshot: $out"
+	dir=$(printf '%s' "${out% 201}" | jq -r .dir 2>/dev/null)
 	w=$STATE/sessions/$b/work
 	mount --bind "$w" "$w" && mount -o remount,bind,ro "$w" || { fail "a read-only bind of $w"; return 1; }
 	out=$(api -X DELETE "http://cordon/v1/sessions/$b")
 	umount "$w"
+	local ao
+	ao=$("$CORDON" apply "$dir" 2>&1) && fail "applied: $ao"
+	expect_match "$ao" "could not be made whole at its end: never sealed" "the snapshot's change set: $ao"
 	expect_eq "$(printf '%s' "$out" | jq -r .changes.state)" kept "its change set kept: $(printf '%s' "$out" | jq -c .changes)"
 	expect_match "$(printf '%s' "$out" | jq -r .changes.reason)" 'could not be made whole from its stack of layers' "the reason"
 	expect_eq "$(wc -l <"$STATE/sessions/$b/layers")" 1 "its list stays"
@@ -989,6 +1002,16 @@ test_fork_of_a_host_tree_session_refused() {
 	expect_match "$(api_code -X POST "http://cordon/v1/sessions/$SID/snapshots/$PID_/changeset")" ' 201$' "the snapshot's change set"
 	expect_eq "$(cat "$p/k"; ls -A "$p" | tr '\n' ' ')" "orig
 k " "the host tree untouched"
+	# Its name pointed at the session's own directory since (attack20): the
+	# tree the run has is judged, not what the name leads to now.
+	mv "$p" "$p.real"
+	ln -s "$STATE/sessions/$SID/work" "$p"
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/fork")
+	expect_match "$out" "cannot be forked.* 409$" "a fork, the name a link to its directory: $out"
+	out=$(api_code -X POST "http://cordon/v1/sessions/$SID/restore" -d "{\"snapshot\":\"$PID_\"}")
+	expect_match "$out" "not a directory of its own.* 409$" "a restore, the name a link to its directory: $out"
+	rm "$p"
+	mv "$p.real" "$p"
 	expect_eq "$(ls "$STATE/sessions" | wc -l)" 1 "no fork's directory left"
 	end_session "$SID"
 	stop_server

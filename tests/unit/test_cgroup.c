@@ -228,7 +228,6 @@ static void test_prepare_without_backend(void **st)
 	assert_int_equal(cgroup_prepare(&cp, "none", true, true, &e), 0);
 	assert_null(cp.ops);
 	assert_true(cp.rlimits_only);
-	assert_false(cp.before_clone);
 	assert_int_equal(cgroup_prepare(&cp, "none", false, false, &e), 0);
 	assert_true(cp.rlimits_only);
 	assert_int_equal(cgroup_prepare(&cp, "v3", false, true, &e), -1);

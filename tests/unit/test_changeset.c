@@ -846,6 +846,13 @@ static void test_restart_seals_pending_only(void **st)
 	assert_int_equal(err.code, EBUSY);
 	assert_non_null(strstr(err.msg, "sealed when that session ends"));
 	changeset_close(&o);
+	/* Its pending seal is no seal (attack20): renamed, it does not match. */
+	sh("cp %s/pending %s/seal", bdir, bdir);
+	assert_int_equal(changeset_open(&o, bdir, &err), -1);
+	assert_int_equal(err.code, EPERM);
+	assert_non_null(strstr(err.msg, "does not match"));
+	changeset_close(&o);
+	sh("rm %s/seal", bdir);
 	assert_int_equal(changeset_restart(&a, was + 1000, &err), 0);
 	assert_int_equal(changeset_open(&o, bdir, &err), 0);
 	assert_true(o.started_ns == was + 1000);
@@ -856,6 +863,16 @@ static void test_restart_seals_pending_only(void **st)
 	changeset_close(&o);
 	char adir[4096];
 	snprintf(adir, sizeof(adir), "%s", a.dir);
+	/* One more, orphaned (the stack not made whole): named so. */
+	up = open(snap, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(changeset_derive(&b, &a, 0, up, true, &lim, &us, &err), 0);
+	close(up);
+	snprintf(bdir, sizeof(bdir), "%s", b.dir);
+	changeset_close(&b);
+	assert_int_equal(changeset_orphan(&a, &err), 0);
+	assert_int_equal(changeset_open(&o, bdir, &err), -1);
+	assert_non_null(strstr(err.msg, "could not be made whole at its end"));
+	changeset_close(&o);
 	changeset_close(&a);
 	assert_int_equal(changeset_open(&o, adir, &err), 0);
 	assert_true(o.started_ns == was + 1000);
