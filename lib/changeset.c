@@ -109,12 +109,13 @@ static int create_layer(struct changeset *cs, size_t i, uid_t run_uid, gid_t run
 static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err);
 
 static int create_at(struct changeset *cs, const char *base, const char *const *hosts, size_t n, uid_t uid,
-		     gid_t gid, uid_t run_uid, gid_t run_gid, const strv *protect, int64_t started, cordon_error *err);
+		     gid_t gid, uid_t run_uid, gid_t run_gid, const strv *protect, int64_t started, const char *seal,
+		     cordon_error *err);
 
 int changeset_create(struct changeset *cs, const char *base, const char *const *hosts, size_t n, uid_t uid,
 		     gid_t gid, uid_t run_uid, gid_t run_gid, const strv *protect, cordon_error *err)
 {
-	return create_at(cs, base, hosts, n, uid, gid, run_uid, run_gid, protect, 0, err);
+	return create_at(cs, base, hosts, n, uid, gid, run_uid, run_gid, protect, 0, "seal", err);
 }
 
 int changeset_derive(struct changeset *cs, const struct changeset *src, size_t layer, int upper, bool pending,
@@ -134,7 +135,7 @@ int changeset_derive(struct changeset *cs, const struct changeset *src, size_t l
 		slash[slash == base ? 1 : 0] = '\0';
 	}
 	if (create_at(cs, base, (const char *const *)src->host, src->nlayers, src->uid, src->gid, src->run_uid,
-		      src->run_gid, &src->protect, src->started_ns, err) < 0) {
+		      src->run_gid, &src->protect, src->started_ns, pending ? "pending" : "seal", err) < 0) {
 		if (cs->dirfd >= 0)
 			cs_remove_dir(cs, &(cordon_error){0});
 		changeset_close(cs);
@@ -154,10 +155,6 @@ int changeset_derive(struct changeset *cs, const struct changeset *src, size_t l
 		;
 	else if (geteuid() == 0 && fchownat(l, "upper", cs->run_uid, cs->run_gid, AT_SYMLINK_NOFOLLOW) < 0)
 		cordon_err_errno(err, "hand %s/%s/upper to the run's uid", cs->dir, name);
-	else if (pending && unlinkat(cs->dirfd, "seal", 0) < 0)
-		cordon_err_errno(err, "%s: its seal set aside until the session's end", cs->dir);
-	else if (pending && cs_write_seal_as(cs, "pending", err) < 0)
-		;
 	else
 		rc = 0;
 	if (rc < 0) {
@@ -170,11 +167,14 @@ int changeset_derive(struct changeset *cs, const struct changeset *src, size_t l
 	return 0;
 }
 
-static int write_start(struct changeset *cs, cordon_error *err);
+static int write_start(struct changeset *cs, const char *seal, cordon_error *err);
 
-/* started: the run's start (0: changeset_begin stamps it). */
+/* started: the run's start (0: changeset_begin stamps it); seal: the name
+ * its seal is written as ("pending": changeset_derive's, which no open
+ * takes until changeset_restart; never a "seal" on the way). */
 static int create_at(struct changeset *cs, const char *base, const char *const *hosts, size_t n, uid_t uid,
-		     gid_t gid, uid_t run_uid, gid_t run_gid, const strv *protect, int64_t started, cordon_error *err)
+		     gid_t gid, uid_t run_uid, gid_t run_gid, const strv *protect, int64_t started, const char *seal,
+		     cordon_error *err)
 {
 	memset(cs, 0, sizeof(*cs));
 	cs->dirfd = -1;
@@ -218,13 +218,13 @@ static int create_at(struct changeset *cs, const char *base, const char *const *
 	}
 	cs->key_held = true;
 	/* A derived set's start is its source's: sealed now. */
-	return started ? write_start(cs, err) : 0;
+	return started ? write_start(cs, seal, err) : 0;
 }
 
 /* Meta and seal, with the start stamp set; the key let go either way. */
-static int write_start(struct changeset *cs, cordon_error *err)
+static int write_start(struct changeset *cs, const char *seal, cordon_error *err)
 {
-	int r = write_meta(cs, err) < 0 || cs_write_seal(cs, err) < 0 ? -1 : 0;
+	int r = write_meta(cs, err) < 0 || cs_write_seal_as(cs, seal, err) < 0 ? -1 : 0;
 	explicit_bzero(cs->key, sizeof(cs->key));
 	cs->key_held = false;
 	return r;
@@ -233,7 +233,7 @@ static int write_start(struct changeset *cs, cordon_error *err)
 int changeset_begin(struct changeset *cs, cordon_error *err)
 {
 	cs->started_ns = stamp_floor_after_ns(cs->made_ns);
-	return write_start(cs, err);
+	return write_start(cs, "seal", err);
 }
 
 static int make_dir(struct changeset *cs, int b, const char *base, uid_t run_uid, uid_t uid, cordon_error *err)

@@ -103,14 +103,13 @@ char *sx_redact_cb(void *ctx, const char *str)
 
 bool sx_ws_own(const struct sx *s, char *why, size_t wsz)
 {
-	struct stat a, b;
+	struct stat b;
 	const char *w = s->rep ? s->rep->live_workspace : "";
-	/* The tree mounted (a server as root sends it: sup-steps.c), else
-	 * what its name leads to now. */
-	bool known = w[0] && s->rep->live_ws_ino;
-	if (w[0] && (known || stat(w, &a) == 0) && lstat(s->ws, &b) == 0 &&
-	    (known ? s->rep->live_ws_dev == b.st_dev && s->rep->live_ws_ino == b.st_ino
-		   : a.st_dev == b.st_dev && a.st_ino == b.st_ino))
+	/* The tree the run has (sup-loop.c: as mounted, or the directory the
+	 * plan pinned), never what a name leads to now (attack20, attack21);
+	 * none known: not its own. */
+	if (w[0] && s->rep->live_ws_ino && lstat(s->ws, &b) == 0 && S_ISDIR(b.st_mode) &&
+	    s->rep->live_ws_dev == b.st_dev && s->rep->live_ws_ino == b.st_ino)
 		return true;
 	snprintf(why, wsz, "the session's workspace is %s, not a directory of its own (a host tree its cwd is in, or an image's): a restore and a fork need a session's own workspace (no root, no write path holding its cwd)",
 		 w[0] ? w : "none with a change set");

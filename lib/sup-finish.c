@@ -163,7 +163,9 @@ static void stack_whole(struct sup *s)
 		int64_t now = stamp_floor_ns();
 		if (changeset_restart(&s->ovl.cs, now, &(cordon_error){0}) < 0) {
 			/* (a set kept then holds its first start: an apply
-			 * holds the stack's files back, --force applies them) */
+			 * holds the stack's files back, --force applies them;
+			 * those made from its snapshots are never sealed) */
+			(void)changeset_orphan(&s->ovl.cs, &(cordon_error){0});
 			s->ovl.cs.started_ns = now;
 			sup_trace(s, "a change set's start not written past the stack's copy");
 		}

@@ -186,6 +186,13 @@ static void on_msg(struct sup *s, const struct msg *m, int fd)
 			snprintf(s->rep->live_changes, sizeof(s->rep->live_changes), "%s", s->ovl.cs.dir);
 			overlay_scan_root(&s->ovl, s->plan.workspace, s->rep->live_upper, sizeof(s->rep->live_upper));
 			snprintf(s->rep->live_workspace, sizeof(s->rep->live_workspace), "%s", s->plan.workspace);
+			/* Its tree: as mounted (sup-steps.c, as root), else the
+			 * current directory the plan pinned when it is that (a
+			 * session's own directory); else none known. */
+			if (!s->rep->live_ws_ino && s->plan.ws_ino) {
+				s->rep->live_ws_dev = s->plan.ws_dev;
+				s->rep->live_ws_ino = s->plan.ws_ino;
+			}
 			s->rep->live_init_pid = s->pid;
 		}
 		if (s->opts->hooks)

@@ -373,7 +373,7 @@ static int prepare(struct sup *s, cordon_error *err)
 	if (s->cgp.rlimits_only)
 		s->spec.rl = s->plan.model.run.rl_nocg;
 	/* v1: init joins after clone, then makes its cgroup namespace. */
-	if (s->cgops && s->cgops != &cgroup_v2_ops)
+	if (s->have_cg && s->cgops != &cgroup_v2_ops)
 		s->spec.unshare_cgroupns = !s->degraded;
 	return 0;
 }
@@ -403,6 +403,15 @@ static int parent_setup(struct sup *s, cordon_error *err)
 	    (s->privileged && overlay_send_layers(&s->ovl, s->sock, err) < 0) ||
 	    (s->privileged && overlay_send_view(&s->view, s->sock, err) < 0))
 		return -1;
+	/* What the writable roots hold now, before init makes its mount
+	 * points in them (mounts_finish): direct mode's snapshot, which its
+	 * outputs are judged against, and the pins the sweep restores. */
+	const char *roots[256];
+	size_t n = sup_writable_roots(s, roots, ARRAY_SIZE(roots));
+	if ((!s->ovl.active && snapshot_take(&s->before, roots, n, err) < 0) || sweep_pin(&s->sweep, roots, n, err) < 0 ||
+	    (!s->ovl.active && sup_keep_pins(s, err) < 0))
+		return -1;
+	sup_trace(s, "snapshot taken");
 	/* Init builds the view from here, while the steps below are taken. */
 	if (sync_send(s->sock, MSG_VIEW, 0, NULL, -1) < 0)
 		return cordon_err_errno(err, "send the view's go");
@@ -425,20 +434,36 @@ static int parent_setup(struct sup *s, cordon_error *err)
 			sup_trace(s, "seccomp filter stored in the cache");
 		}
 	}
-	const char *roots[256];
-	size_t n = sup_writable_roots(s, roots, ARRAY_SIZE(roots));
-	/* The whole-tree snapshot only in direct mode: an overlay's changes are
-	 * its upper layer. */
 	/* The change set's start stamp: after the work above, so that the
-	 * coarse clock's tick it may wait for has come by now. */
-	if ((s->ovl.active && overlay_begin(&s->ovl, err) < 0) ||
-	    (!s->ovl.active && snapshot_take(&s->before, roots, n, err) < 0) ||
-	    sweep_pin(&s->sweep, roots, n, err) < 0 || (!s->ovl.active && sup_keep_pins(s, err) < 0))
+	 * coarse clock's tick it may wait for has come by now (and init's
+	 * view is built meanwhile); before sync 2, so before any write of
+	 * the run's. */
+	if (s->ovl.active && overlay_begin(&s->ovl, err) < 0)
 		return -1;
-	sup_trace(s, "snapshot taken, sync 2 sent");
+	sup_trace(s, "change set begun, sync 2 sent");
 	if (sync_send(s->sock, MSG_GO2, 0, NULL, -1) < 0) /* sync 2 */
 		return cordon_err_errno(err, "sync 2");
 	return 0;
+}
+
+/* A send to init that failed because init is gone (it failed itself, as
+ * it builds its view meanwhile): its own MSG_ERROR, queued before it
+ * exited, is the reason, not the broken pipe. */
+static void init_error_queued(struct sup *s, cordon_error *err)
+{
+	for (int i = 0; i < 64; i++) {
+		struct pollfd p = {s->sock, POLLIN, 0};
+		struct msg m;
+		int fd = -1;
+		if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN) || sync_recv(s->sock, &m, &fd) <= 0)
+			return;
+		if (fd >= 0)
+			close(fd);
+		if (m.type == MSG_ERROR) {
+			*err = m.err;
+			return;
+		}
+	}
 }
 
 static int spawn_and_supervise(struct sup *s, cordon_error *err)
@@ -619,6 +644,8 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	} else {
 		sup_arm_timer(s->timer, SETUP_TIMEOUT_NS);
 		if (parent_setup(s, &e) < 0) {
+			if (e.code == EPIPE || e.code == ECONNRESET)
+				init_error_queued(s, &e);
 			sup_setup_error(s, &e);
 			sup_kill_run(s, ST_SETUP_ERROR);
 		}

@@ -161,6 +161,42 @@ test_init_dying_before_exec_is_a_setup_error() {
 	t_assert
 }
 
+# Init builds its view while the supervisor finishes sync 2 (MSG_VIEW): a
+# mount point it makes in a writable tree (direct mode) came after the
+# snapshot, or before it, by the timing: created by the run, it was not
+# always among the outputs (outside review attack21). The snapshot is
+# taken before init may make one.
+test_mount_point_made_in_the_workspace_is_an_output() {
+	echo x >"$T_TMP/src"
+	# (not below /tmp, which is the run's own)
+	local i w
+	w=$(mktemp -d /var/tmp/cordon-mp.XXXXXX)
+	for i in 1 2 3 4 5; do
+		rm -f "$w/hn"
+		R=$T_TMP/r.json
+		(cd "$w" && "$CORDON" run --report "$R" --workspace-mode direct --ro "$T_TMP/src:$w/hn" -- /bin/true) 2>"$T_TMP/err" ||
+			fail "run $i: $(cat "$T_TMP/err")"
+		expect_eq "$(jq -c '[.outputs[] | select(.path == "hn") | .change]' "$R")" '["created"]' "run $i: the mount point among the outputs"
+	done
+	rm -rf "$w"
+	t_assert
+}
+
+# An init that fails as it builds its view (a mount point below a file)
+# while the supervisor still sends: the run's reason is init's, not the
+# supervisor's broken pipe (outside review attack21: "sync 2: Connection
+# reset by peer").
+test_init_failure_during_the_view_names_its_cause() {
+	: >f
+	local i
+	for i in 1 2 3 4 5; do
+		R=$T_TMP/r.json
+		"$CORDON" run --report "$R" --tmpfs "$WS/f/sub" -- /bin/true 2>/dev/null && fail "run $i ran"
+		expect_match "$(field .reason)" "mount point $WS/f/sub: Not a directory" "run $i: the reason"
+	done
+	t_assert
+}
+
 # The supervisor's loop reads one of init's messages per wake-up; the rest
 # are drained when init is reaped. A fast command on a slow supervisor
 # leaves MSG_EXEC_OK unread until init has exited, which once set neither
@@ -198,6 +234,7 @@ test_start_runs_no_cpu_model_constructor() {
 }
 
 for t in test_start_runs_no_cpu_model_constructor test_exec_ok_read_late test_syscalls_deny_of_an_observed_call_is_enforced test_default_tmpfs_sizes_bounded test_traceme_does_not_end_the_run test_signaled_always_has_a_signal test_init_dying_before_exec_is_a_setup_error test_command_starts_with_no_signal_ignored test_terminal_is_never_the_runs \
-	test_stdin_from_file_and_pipe_still_reach_the_command; do
+	test_stdin_from_file_and_pipe_still_reach_the_command test_mount_point_made_in_the_workspace_is_an_output \
+	test_init_failure_during_the_view_names_its_cause; do
 	t_run $t
 done

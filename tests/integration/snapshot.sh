@@ -1018,6 +1018,47 @@ k " "the host tree untouched"
 	t_assert
 }
 
+# The same on a server not run as root (attack21): there the check judged
+# what the workspace's name led to when asked, and a link swapped in for it
+# (renameat2 RENAME_EXCHANGE in a loop) got a fork over the host tree. It
+# judges the directory the run's plan pinned, which a host tree is not.
+test_fork_of_a_host_tree_session_refused_by_a_server_not_root() {
+	[ "$(id -u)" = 0 ] || { t_skip "needs root to become an ordinary user"; return; }
+	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
+		{ t_skip "unprivileged user namespaces are disabled"; return; }
+	local d p out own host
+	d=$(mktemp -d /var/tmp/cordon-nr.XXXXXX)
+	p=$d/proj
+	mkdir -p "$p" "$d/h"
+	chown -R 65534:65534 "$d"
+	chmod 755 "$d"
+	nr() { setpriv --reuid 65534 --regid 65534 --clear-groups curl -sS --unix-socket "$d/s.sock" --max-time 60 -w ' %{http_code}' "$@" | tr -d '\n'; }
+	setpriv --reuid 65534 --regid 65534 --clear-groups env HOME="$d/h" "$CORDON" serve --socket "$d/s.sock" --state-dir "$d/state" 2>"$T_TMP/serve.log" &
+	serve_started $!
+	local i
+	for i in $(seq 1 600); do [ -S "$d/s.sock" ] && break; sleep 0.05; done
+	own=$(nr -X POST http://cordon/v1/sessions -d '{}')
+	own=$(printf '%s' "${own% 201}" | jq -r .id 2>/dev/null)
+	host=$(nr -X POST http://cordon/v1/sessions -d "$(jq -cn --arg p "$p" '{policy: {cwd: $p, filesystem: {write: [$p], workspace_mode: "review"}}}')")
+	host=$(printf '%s' "${host% 201}" | jq -r .id 2>/dev/null)
+	[[ "$own" == s-* && "$host" == s-* ]] || { fail "sessions: $own $host $(cat "$T_TMP/serve.log")"; rm -rf "$d"; t_assert; return; }
+	nr -X POST "http://cordon/v1/sessions/$host/exec" -d '{"argv":["sh","-c","echo x >k"]}' >/dev/null
+	out=$(nr -X POST "http://cordon/v1/sessions/$own/fork")
+	if [[ "$out" == *"its workspace mode is direct"*409 ]]; then
+		t_skip "no overlay workspace for a session of an ordinary user here"
+	else
+		expect_match "$out" ' 201$' "a fork of a session with its own workspace: $out"
+		out=$(nr -X POST "http://cordon/v1/sessions/$host/fork")
+		expect_match "$out" "cannot be forked: the session's workspace is $p, not a directory of its own.* 409$" "a fork of the host tree's: $out"
+		setpriv --reuid 65534 --regid 65534 --clear-groups sh -c "mv '$p' '$p.real' && ln -s '$d/state/sessions/$host/work' '$p'"
+		out=$(nr -X POST "http://cordon/v1/sessions/$host/fork")
+		expect_match "$out" "cannot be forked.* 409$" "its name a link to the session's directory: $out"
+	fi
+	stop_server
+	rm -rf "$d"
+	t_assert
+}
+
 # A change set made from a stacked fork's snapshot lies over the fork's
 # starting tree, which its workspace directory holds from the session's
 # end: from then on it lists the stack's files it changes as modified and
@@ -1057,6 +1098,6 @@ no-l" "applied: the snapshot's changes, nothing after"
 	t_assert
 }
 
-for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors test_fork_stack test_fork_stack_depth test_fork_stack_server_killed test_restart_leaves_a_still_ending_session test_fork_stack_end_not_whole test_fork_stack_end_cut_short_moves_back test_fork_while_parent_ends test_snapshot_delete_not_held_by_another_snapshots_fork test_fork_stack_review test_fork_stack_snapshot_changeset test_fork_of_a_host_tree_session_refused; do
+for t in test_snapshot_calls test_snapshot_while_running test_snapshot_budget test_snapshot_hostile test_snapshot_routes test_fork test_fork_while_running test_restore test_restore_as_an_exec_starts test_snapshot_entries_bounded_across_snapshots test_snapshot_deep_tree_few_descriptors test_restore_only_changes test_snapshot_changes test_fork_restore_byte_bound test_snapshot_changeset test_snapshot_changesets_entries_bounded test_restore_deep_tree_few_descriptors test_fork_stack test_fork_stack_depth test_fork_stack_server_killed test_restart_leaves_a_still_ending_session test_fork_stack_end_not_whole test_fork_stack_end_cut_short_moves_back test_fork_while_parent_ends test_snapshot_delete_not_held_by_another_snapshots_fork test_fork_stack_review test_fork_stack_snapshot_changeset test_fork_of_a_host_tree_session_refused test_fork_of_a_host_tree_session_refused_by_a_server_not_root; do
 	t_run $t
 done
