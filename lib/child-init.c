@@ -289,6 +289,11 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	wait_for(sp, sock, &filter, &notify, MSG_GO2); /* sync 2 */
 	if (sp->seccomp && filter < 0)
 		setup_or_fail(sock, cordon_err(&e, 0, "no seccomp filter arrived at sync 2"), &e);
+	/* Mapped now, before the run's rlimits (RLIMIT_AS is the command's:
+	 * init's own mapping could be refused under it). */
+	struct seccomp_plan prog = {0};
+	if (sp->seccomp)
+		setup_or_fail(sock, seccomp_map_fd(filter, notify, &prog, &e), &e);
 	if (chdir(sp->plan->cwd_in) < 0)
 		setup_or_fail(sock, cordon_err_errno(&e, "working directory %s", sp->plan->cwd_in), &e);
 	setup_or_fail(sock, creds_apply_rlimits(&sp->rl, &e), &e);
@@ -311,7 +316,8 @@ void sandbox_init_main(const struct sandbox_spec *sp, int sock, int outw, int er
 	setup_or_fail(sock, landlock_apply(sp->landlock, &e), &e);
 	if (sp->seccomp) {
 		int listener = -1;
-		setup_or_fail(sock, seccomp_apply_fd(filter, notify, &listener, &e), &e);
+		setup_or_fail(sock, seccomp_apply(&prog, &listener, &e), &e);
+		seccomp_unmap(&prog);
 		close(filter);
 		if (listener >= 0) {
 			if (sync_send(sock, MSG_LISTENER, 0, NULL, listener) < 0)

@@ -486,19 +486,38 @@ unsigned long seccomp_namespace_flags(void)
 	return all;
 }
 
-int seccomp_apply_fd(int memfd, bool notify, int *listener, cordon_error *err)
+int seccomp_map_fd(int memfd, bool notify, struct seccomp_plan *out, cordon_error *err)
 {
 	struct stat st;
+	memset(out, 0, sizeof(*out));
+	out->memfd = -1;
 	if (fstat(memfd, &st) < 0 || st.st_size <= 0 || st.st_size % (off_t)sizeof(struct sock_filter) ||
 	    st.st_size / (off_t)sizeof(struct sock_filter) > 65535)
 		return cordon_err(err, EINVAL, "seccomp: the filter received is malformed");
 	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, memfd, 0);
 	if (m == MAP_FAILED)
 		return cordon_err_errno(err, "seccomp: map the filter");
-	struct seccomp_plan sp = {m, (unsigned short)(st.st_size / (off_t)sizeof(struct sock_filter)), -1,
-				  notify, false};
+	out->insns = m;
+	out->len = (unsigned short)(st.st_size / (off_t)sizeof(struct sock_filter));
+	out->notify = notify;
+	return 0;
+}
+
+void seccomp_unmap(struct seccomp_plan *sp)
+{
+	if (sp->insns)
+		munmap(sp->insns, (size_t)sp->len * sizeof(struct sock_filter));
+	sp->insns = NULL;
+	sp->len = 0;
+}
+
+int seccomp_apply_fd(int memfd, bool notify, int *listener, cordon_error *err)
+{
+	struct seccomp_plan sp;
+	if (seccomp_map_fd(memfd, notify, &sp, err) < 0)
+		return -1;
 	int r = seccomp_apply(&sp, listener, err);
-	munmap(m, (size_t)st.st_size);
+	seccomp_unmap(&sp);
 	return r;
 }
 

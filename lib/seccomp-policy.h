@@ -103,6 +103,11 @@ int seccomp_apply(const struct seccomp_plan *sp, int *listener, cordon_error *er
 /* init: load the program from the sealed memfd the supervisor sent (mapped,
  * not copied: nothing is allocated in the child). */
 int seccomp_apply_fd(int memfd, bool notify, int *listener, cordon_error *err);
+/* The same in two steps: the program mapped into *out (before the run's
+ * rlimits: RLIMIT_AS is the command's, not init's), then seccomp_apply and
+ * seccomp_unmap. */
+int seccomp_map_fd(int memfd, bool notify, struct seccomp_plan *out, cordon_error *err);
+void seccomp_unmap(struct seccomp_plan *sp);
 
 /* Supervisor: a report target for a denied call, e.g. "unshare(CLONE_NEWUSER)",
  * "ioctl(TIOCSTI)", "socket(AF_PACKET)". */

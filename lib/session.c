@@ -173,8 +173,10 @@ static void on_ctl(struct sx *s)
 		sx_reply_error(reply, 409, "the session is not in the warm pool");
 	} else if (s->warm && !s->claimed && strcmp(op, "claim") != 0 && strcmp(op, "end") != 0) {
 		sx_reply_error(reply, 409, "the session is in the warm pool");
-	} else if (s->ending && strcmp(op, "end") != 0) {
-		/* Ended by its DELETE: 409 while it ends; by itself (a timeout):
+	} else if (s->ending && strcmp(op, "end") != 0 && strcmp(op, "forkable") != 0) {
+		/* (forkable is answered: a fork as the session ends is whole, or
+		 * refused by its snapshot's lock, serve-fork.c.)
+		 * Ended by its DELETE: 409 while it ends; by itself (a timeout):
 		 * it has ended for the client (410). */
 		bool deleted = s->end_reason && strcmp(s->end_reason, "deleted") == 0;
 		if (deleted)
