@@ -10,6 +10,13 @@ overlay_workspaces '^test_(review_check_sees_the_change_set|overlay_check_decide
 
 skip() { t_skip "$*"; }
 is_root() { [ "$(id -u)" = 0 ]; }
+# The tests that run cordon as uid 65534: root to become it, and user
+# namespaces it may make; else skipped, saying which is missing.
+ordinary_user_or_skip() {
+	is_root || { skip "needs root to become an ordinary user"; return; }
+	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
+		skip "unprivileged user namespaces are disabled"
+}
 
 # --- host devices, each verb's --help, the man page --------------------------
 
@@ -500,9 +507,7 @@ test_no_implicit_workspace_below_system_directories() {
 # --- explain agrees with run (issue 12, item 6) --------------------------------
 
 test_explain_agrees_with_run_for_an_ordinary_user() {
-	is_root || { skip "needs root to become an ordinary user"; return; }
-	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
-		{ skip "unprivileged user namespaces are disabled"; return; }
+	ordinary_user_or_skip || return
 	chmod 777 "$WS"
 	local as_user="setpriv --reuid=65534 --regid=65534 --clear-groups"
 	local erc=0 rrc=0
@@ -535,9 +540,7 @@ test_explain_agrees_with_run_for_an_ordinary_user() {
 # cgroup was made after clone, and init, already cloned, kept the limits
 # without the fallback: the run had neither (outside review attack20).
 test_cgroup_fallback_reaches_the_run() {
-	is_root || { skip "needs root to become an ordinary user"; return; }
-	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
-		{ skip "unprivileged user namespaces are disabled"; return; }
+	ordinary_user_or_skip || return
 	chmod 777 "$WS"
 	mkdir -p "$T_TMP/h"
 	chmod 777 "$T_TMP/h"
@@ -558,9 +561,7 @@ test_cgroup_fallback_reaches_the_run() {
 }
 
 test_check_runs_for_an_ordinary_user() {
-	is_root || { skip "needs root to become an ordinary user"; return; }
-	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
-		{ skip "unprivileged user namespaces are disabled"; return; }
+	ordinary_user_or_skip || return
 	chmod 777 "$WS"
 	mkdir -p "$T_TMP/c"
 	echo 'test "$(cat "$1")" = 42' >"$T_TMP/c/t.sh"
@@ -1000,9 +1001,7 @@ test_check_writes_vanish() {
 # An ordinary user gets the same throwaway view (overlay on a tmpfs in the
 # run's user namespace).
 test_check_scratch_for_an_ordinary_user() {
-	is_root || { skip "needs root to become an ordinary user"; return; }
-	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
-		{ skip "unprivileged user namespaces are disabled"; return; }
+	ordinary_user_or_skip || return
 	mkdir p && echo tracked >p/tracked.txt && chown -R 65534:65534 . && cd p || return 1
 	echo '{"enforcement": {"allow_weaker": ["cgroup"]}}' >"$WS/w.json"
 	local mode
@@ -1116,9 +1115,7 @@ test_check_sees_a_nested_workspace_made_anew() {
 }
 
 test_check_sees_a_nested_workspace_for_an_ordinary_user() {
-	is_root || { skip "needs root to become an ordinary user"; return; }
-	setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U true 2>/dev/null ||
-		{ skip "unprivileged user namespaces are disabled"; return; }
+	ordinary_user_or_skip || return
 	echo '{"cwd": "./top/ws", "filesystem": {"write": ["./top"]}, "enforcement": {"allow_weaker": ["cgroup"]}}' >p.json
 	local mode
 	for mode in review overlay; do

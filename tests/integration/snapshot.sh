@@ -617,7 +617,20 @@ out_of() {
 stacked_or_skip() {
 	[ "$(id -u)" = 0 ] && return 0
 	t_skip "forks stack their parents' layers only on a server run as root"
-	return 1
+}
+# stacked_fork BODY PARENT_CMD FORK_CMD: a server of the test's own, a
+# session made by BODY (its id in $A) with PARENT_CMD run in it, and its
+# fork ($FID, and $SID) with FORK_CMD run; the test's status (skipped, or
+# failed) where a step does not hold.
+stacked_fork() {
+	stacked_or_skip || return
+	start_server || return 1
+	new_session "$1" || return 1
+	A=$SID
+	expect_eq "$(run_in "$2")" ok "the parent's files"
+	fork_of "$A" || return
+	SID=$FID
+	expect_eq "$(run_in "$3")" ok "the fork's changes"
 }
 # layers_sum: every shared layer's entries (names, modes, sizes, times,
 # links) and their user.* attributes, hashed.
@@ -646,7 +659,7 @@ for d, ds, fs in sorted(os.walk(sys.argv[1])):
 # parent leaves its forks working; a fork's end makes its workspace
 # directory whole; layers go once no session lists them.
 test_fork_stack() {
-	stacked_or_skip || return 0
+	stacked_or_skip || return
 	start_server || return 1
 	new_session || return 1
 	local a=$SID b c d e
@@ -731,7 +744,7 @@ $(stat -c %i "$w/d/e/f")" "its deletions and its hard link"
 # sees every level. The deepest stack is refused from a session whose
 # list names 63 layers.
 test_fork_stack_depth() {
-	stacked_or_skip || return 0
+	stacked_or_skip || return
 	CORDON_TEST_LOWERDIR_ONE=1 start_server || return 1
 	new_session || return 1
 	expect_eq "$(run_in 'echo 0 >l0')" ok "level 0"
@@ -761,15 +774,8 @@ test_fork_stack_depth() {
 # and sweeps the layers: the fork's workspace directory is whole, its
 # report kept, and no layer is left.
 test_fork_stack_server_killed() {
-	stacked_or_skip || return 0
-	start_server || return 1
-	new_session || return 1
-	local a=$SID b k
-	expect_eq "$(run_in 'mkdir t; for i in $(seq 300); do echo $i >t/f$i; done')" ok "300 files"
-	fork_of "$a" || return
-	b=$FID
-	SID=$b
-	expect_eq "$(run_in 'echo b >b; rm t/f1')" ok "the fork's writes"
+	stacked_fork '{}' 'mkdir t; for i in $(seq 300); do echo $i >t/f$i; done' 'echo b >b; rm t/f1' || return
+	local a=$A b=$FID k
 	kill -KILL "$SRV"
 	wait "$SRV" 2>/dev/null
 	start_server || return 1
@@ -819,15 +825,8 @@ test_restart_leaves_a_still_ending_session() {
 # and its change set (not applied over a directory that is not whole),
 # the report saying why.
 test_fork_stack_end_not_whole() {
-	stacked_or_skip || return 0
-	start_server || return 1
-	new_session || return 1
-	local a=$SID b w out
-	expect_eq "$(run_in 'echo one >a; mkdir d; echo x >d/x')" ok "the parent's files"
-	fork_of "$a" || return
-	b=$FID
-	SID=$b
-	expect_eq "$(run_in 'echo two >a')" ok "the fork's write"
+	stacked_fork '{}' 'echo one >a; mkdir d; echo x >d/x' 'echo two >a' || return
+	local a=$A b=$FID w out
 	# A change set made from its snapshot, which the end cannot seal: it
 	# says so after the end (attack20: it said "sealed when that session
 	# ends" for good).
@@ -862,15 +861,8 @@ test_fork_stack_end_not_whole() {
 # put in by hand) left the entries moved so far in it, a part of the tree
 # under a kept change set. They go back: the directory is as it was.
 test_fork_stack_end_cut_short_moves_back() {
-	stacked_or_skip || return 0
-	start_server || return 1
-	new_session || return 1
-	local a=$SID b w out
-	expect_eq "$(run_in 'for i in $(seq 40); do echo $i >e$i; done')" ok "40 entries"
-	fork_of "$a" || return
-	b=$FID
-	SID=$b
-	expect_eq "$(run_in 'echo two >new')" ok "the fork's write"
+	stacked_fork '{}' 'for i in $(seq 40); do echo $i >e$i; done' 'echo two >new' || return
+	local a=$A b=$FID w out
 	w=$STATE/sessions/$b/work
 	echo planted >"$w/e20"
 	out=$(api -X DELETE "http://cordon/v1/sessions/$b")
@@ -954,15 +946,8 @@ test_snapshot_delete_not_held_by_another_snapshots_fork() {
 # leaves the parent's view and an apply (--force: the stack's files were
 # written at the end) brings the fork's changes.
 test_fork_stack_review() {
-	stacked_or_skip || return 0
-	start_server || return 1
-	new_session '{"policy":{"filesystem":{"workspace_mode":"review"}}}' || return 1
-	local a=$SID b w out dir
-	expect_eq "$(run_in 'echo one >a; echo k >k; mkdir d; echo x >d/x')" ok "the parent's files"
-	fork_of "$a" || return
-	b=$FID
-	SID=$b
-	expect_eq "$(run_in 'echo two >a; rm k; rm -r d; mkdir d; echo y >d/y; echo n >n')" ok "the fork's changes"
+	stacked_fork '{"policy":{"filesystem":{"workspace_mode":"review"}}}' 'echo one >a; echo k >k; mkdir d; echo x >d/x' 'echo two >a; rm k; rm -r d; mkdir d; echo y >d/y; echo n >n' || return
+	local a=$A b=$FID w out dir
 	out=$(api -X DELETE "http://cordon/v1/sessions/$b")
 	expect_eq "$(printf '%s' "$out" | jq -r .changes.state)" kept "review: kept"
 	dir=$(printf '%s' "$out" | jq -r .changes.dir)
@@ -1065,15 +1050,8 @@ test_fork_of_a_host_tree_session_refused_by_a_server_not_root() {
 # applies them (its start moved past the stack's copy with the session's),
 # nothing that came after the snapshot.
 test_fork_stack_snapshot_changeset() {
-	stacked_or_skip || return 0
-	start_server || return 1
-	new_session '{"policy":{"filesystem":{"workspace_mode":"review"}}}' || return 1
-	local a=$SID b w out dir
-	expect_eq "$(run_in 'echo one >a; echo k >k; echo s >s')" ok "the parent's files"
-	fork_of "$a" || return
-	b=$FID
-	SID=$b
-	expect_eq "$(run_in 'echo two >a; rm k; echo n >n')" ok "the fork's changes"
+	stacked_fork '{"policy":{"filesystem":{"workspace_mode":"review"}}}' 'echo one >a; echo k >k; echo s >s' 'echo two >a; rm k; echo n >n' || return
+	local a=$A b=$FID w out dir
 	snapshot_or_skip || return
 	out=$(api_code -X POST "http://cordon/v1/sessions/$b/snapshots/$PID_/changeset")
 	expect_match "$out" ' 201$' "the snapshot's change set: $out"
