@@ -446,26 +446,6 @@ static int parent_setup(struct sup *s, cordon_error *err)
 	return 0;
 }
 
-/* A send to init that failed because init is gone (it failed itself, as
- * it builds its view meanwhile): its own MSG_ERROR, queued before it
- * exited, is the reason, not the broken pipe. */
-static void init_error_queued(struct sup *s, cordon_error *err)
-{
-	for (int i = 0; i < 64; i++) {
-		struct pollfd p = {s->sock, POLLIN, 0};
-		struct msg m;
-		int fd = -1;
-		if (poll(&p, 1, 0) <= 0 || !(p.revents & POLLIN) || sync_recv(s->sock, &m, &fd) <= 0)
-			return;
-		if (fd >= 0)
-			close(fd);
-		if (m.type == MSG_ERROR) {
-			*err = m.err;
-			return;
-		}
-	}
-}
-
 static int spawn_and_supervise(struct sup *s, cordon_error *err)
 {
 	int sv[2] = {-1, -1}, po[2] = {-1, -1}, pe[2] = {-1, -1};
@@ -644,8 +624,6 @@ static int spawn_and_supervise(struct sup *s, cordon_error *err)
 	} else {
 		sup_arm_timer(s->timer, SETUP_TIMEOUT_NS);
 		if (parent_setup(s, &e) < 0) {
-			if (e.code == EPIPE || e.code == ECONNRESET)
-				init_error_queued(s, &e);
 			sup_setup_error(s, &e);
 			sup_kill_run(s, ST_SETUP_ERROR);
 		}

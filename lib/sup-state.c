@@ -38,12 +38,16 @@ void sup_setup_error(struct sup *s, const cordon_error *e)
 {
 	/* The first failure is the reason; later ones are consequences. One
 	 * of the run's view's steps (init's, or ours for it) where the view
-	 * cannot be had says why first (sup_degrade_why_failed). */
-	if (!s->setup_failed) {
+	 * cannot be had says why first (sup_degrade_why_failed). A send of
+	 * ours that broke because init had gone (EPIPE, ECONNRESET: init
+	 * builds its view as we send) gives way to init's own error, which
+	 * the loop drains after it. */
+	if (!s->setup_failed || s->setup_broken_pipe) {
 		cordon_error w = *e;
 		if (s->pid > 0)
 			sup_degrade_why_failed(s, &w);
 		snprintf(s->rep->reason, sizeof(s->rep->reason), "%s", w.msg);
+		s->setup_broken_pipe = !s->setup_failed && (e->code == EPIPE || e->code == ECONNRESET);
 	}
 	s->rep->status = ST_SETUP_ERROR;
 	s->setup_failed = true;

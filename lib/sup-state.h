@@ -100,6 +100,7 @@ struct sup {
 	struct out_stream out[2];
 	uint64_t out_hash; /* hash budget of each output stream */
 	bool exec_ok, got_exit, init_dead, setup_failed;
+	bool setup_broken_pipe; /* the reason is a send that broke because init had gone */
 	/* Init had forked the command when cordon killed the run, before its
 	 * MSG_EXEC_OK came (sup_kill_run): the command may have run. */
 	bool cmd_forked;
