@@ -68,23 +68,24 @@ int sup_send_idmapped_trees(struct sup *s, cordon_error *err)
 		return cordon_oom(err);
 	}
 	int r = mounts_prepare_idmapped(s->plan.mounts, s->plan.nmounts, userns, fds, no_idmap, err);
-	/* The workspace's tree is the directory cordon was started in, not what
-	 * its name leads to now (a concurrent run may have rearranged it). */
-	for (size_t i = 0; r == 0 && s->plan.ws_ino && i < s->plan.nmounts; i++) {
-		struct stat st;
-		if (fds[i] >= 0 && strcmp(s->plan.mounts[i].path, s->plan.workspace) == 0 &&
-		    (fstat(fds[i], &st) < 0 || st.st_dev != s->plan.ws_dev || st.st_ino != s->plan.ws_ino))
-			r = cordon_err(err, 0, "the workspace %s is no longer the current directory cordon was started in (a component was moved or replaced): refusing it",
-				       s->plan.workspace);
-	}
-	/* The workspace's tree as mounted: what a session's restore and fork
-	 * judge (sx_ws_own), and where a stack may be mounted (a fork's:
-	 * only over the session's own directory, whatever its name led to
-	 * when the fork was asked for; outside review attack20). */
+	/* The workspace's tree as mounted, fstat'd once: the directory cordon
+	 * was started in, not what its name leads to now (a concurrent run
+	 * may have rearranged it); what a session's restore and fork judge
+	 * (sx_ws_own); and where a stack may be mounted (a fork's: only over
+	 * the session's own directory, whatever its name led to when the
+	 * fork was asked for; outside review attack20). */
 	bool ws_seen = false;
 	for (size_t i = 0; r == 0 && i < s->plan.nmounts; i++) {
 		struct stat st;
-		if (fds[i] < 0 || strcmp(s->plan.mounts[i].path, s->plan.workspace) != 0 || fstat(fds[i], &st) < 0)
+		if (fds[i] < 0 || strcmp(s->plan.mounts[i].path, s->plan.workspace) != 0)
+			continue;
+		bool got = fstat(fds[i], &st) == 0;
+		if (s->plan.ws_ino && (!got || st.st_dev != s->plan.ws_dev || st.st_ino != s->plan.ws_ino)) {
+			r = cordon_err(err, 0, "the workspace %s is no longer the current directory cordon was started in (a component was moved or replaced): refusing it",
+				       s->plan.workspace);
+			break;
+		}
+		if (!got)
 			continue;
 		ws_seen = true;
 		s->rep->live_ws_dev = st.st_dev;
